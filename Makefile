@@ -1,0 +1,39 @@
+# Two commands for a fresh machine: `make demo` and `make test` (each creates .venv itself).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+SAMPLE := tests/data/journals/claude-code/entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl
+
+.PHONY: help demo test lint types unit golden bench clean
+
+help:  ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)  ## Export a bundled Claude Code journal to sample_traces/ and say how to open it
+	$(BIN)/agent-profiler export $(SAMPLE) -o sample_traces/claude-code-compaction.pftrace --force
+	@echo "Open it: drag sample_traces/claude-code-compaction.pftrace into https://ui.perfetto.dev"
+
+test: lint types unit  ## Lint, type-check and run the whole test suite
+
+lint: $(STAMP)  ## ruff lint and format check
+	$(BIN)/ruff check src tests scripts
+	$(BIN)/ruff format --check src tests scripts
+
+types: $(STAMP)  ## mypy --strict on the package
+	$(BIN)/mypy
+
+unit: $(STAMP)  ## pytest
+	$(BIN)/pytest -q
+
+golden: $(STAMP)  ## Rewrite the decoded-text goldens (review the diff like code)
+	$(BIN)/pytest -q tests/test_golden.py --update-golden
+
+clean:  ## Remove the virtual environment and caches
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,97 @@
+"""The harness adapters, in one explicit tuple. Adding a harness is one module
+plus one line here: an `Adapter` that detects its journals by content, groups
+files that form one session tree, and reads a group into model `Session`s."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_profiler.adapters import claude_code
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.model import Harness, Session
+
+
+@dataclass(frozen=True, slots=True)
+class SniffedFile:
+    path: Path
+    head: list[object]  # the first parsed records, for detection and grouping
+
+
+@dataclass(frozen=True, slots=True)
+class JournalGroup:
+    """Files read together: a main journal and the files attached to it
+    (subagents, compaction requests). `main` is None for orphan subagent files."""
+
+    harness: Harness
+    main: Path | None
+    extras: tuple[Path, ...] = ()
+    variant: str = ""  # e.g. "stream-json"
+
+    @property
+    def paths(self) -> tuple[Path, ...]:
+        return ((self.main,) if self.main else ()) + self.extras
+
+
+@dataclass(frozen=True, slots=True)
+class Adapter:
+    harness: Harness
+    detect: Callable[[list[object]], bool]
+    plan: Callable[[list[SniffedFile]], list[JournalGroup]]
+    read: Callable[[JournalGroup, Diagnostics], list[Session]]
+
+
+def _claude_plan(files: list[SniffedFile]) -> list[JournalGroup]:
+    groups: dict[str, tuple[Path | None, list[Path], str]] = {}
+    orphans: list[tuple[str, Path]] = []
+    order: list[str] = []
+    for file in files:
+        if claude_code.is_stream_json(file.head):
+            key = f"stream:{file.path}"
+            groups[key] = (file.path, [], "stream-json")
+            order.append(key)
+            continue
+        session_id, sidechain = _claude_identity(file.head)
+        if sidechain or file.path.name.startswith("agent-"):
+            orphans.append((session_id or str(file.path), file.path))
+            continue
+        key = session_id or str(file.path)
+        if key not in groups:
+            groups[key] = (file.path, list(claude_code.subagent_files(file.path)), "")
+            order.append(key)
+    for session_id, path in orphans:
+        if session_id in groups and groups[session_id][2] == "":
+            extras = groups[session_id][1]
+            if path not in extras:
+                extras.append(path)
+        else:
+            key = f"orphan:{path}"
+            groups[key] = (None, [path], "")
+            order.append(key)
+    return [
+        JournalGroup(Harness.CLAUDE_CODE, groups[k][0], tuple(groups[k][1]), groups[k][2])
+        for k in order
+    ]
+
+
+def _claude_identity(head: list[object]) -> tuple[str | None, bool]:
+    for value in head:
+        if isinstance(value, dict) and isinstance(value.get("sessionId"), str):
+            return value["sessionId"], bool(value.get("isSidechain"))
+    return None, False
+
+
+def _claude_read(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:
+    return claude_code.read_group(
+        group.main, list(group.extras), diagnostics, stream_json=group.variant == "stream-json"
+    )
+
+
+ADAPTERS: tuple[Adapter, ...] = (
+    Adapter(Harness.CLAUDE_CODE, claude_code.detect, _claude_plan, _claude_read),
+)
+
+
+def adapter_for(harness: Harness) -> Adapter | None:
+    return next((a for a in ADAPTERS if a.harness is harness), None)

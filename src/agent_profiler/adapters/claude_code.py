@@ -1,0 +1,818 @@
+"""Claude Code: transcripts (`~/.claude/projects/…/<session>.jsonl`) and `-p` stream-json.
+
+Owns everything Claude-specific (FORMATS.md §1–2): which records are requests,
+how usage is merged, what each content block is in context, compactions, and
+how subagent files link to the call that launched them. The shared pieces (the
+JSONL reader, `ContextLog`) do the rest.
+
+Format facts this module relies on, with the surprise each one holds:
+- one API response is several records sharing `message.id`; usage is repeated
+  on each and merged per field with max; the first record's thread is kept;
+  a response whose merged usage is all zero is not a request (§1.3, seed 001);
+- prompt size = input + cache_creation + cache_read; `output_tokens` is a
+  streaming snapshot and cannot be trusted (§1.4);
+- the system prompt, tool schemas and memory files are not in the transcript:
+  they become the inferred head item (§1.5);
+- a request's start is not recorded: it is the time of the record that
+  triggered it (the prompt or the last tool result before it) (§1.9).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agent_profiler.attribution import ContextLog, Observation
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.errors import JournalError
+from agent_profiler.jsonl import read_jsonl
+from agent_profiler.model import (
+    AnchorKind,
+    Category,
+    Compaction,
+    Harness,
+    Prompt,
+    Response,
+    Session,
+    SourceKind,
+    Stage,
+    ToolCall,
+    Usage,
+)
+
+HARNESS = Harness.CLAUDE_CODE
+PREVIEW_CHARS = 200
+SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
+# Every current Claude model has a 200k window unless a 1M beta is on, which the
+# transcript does not say; the trace labels this number as assumed.
+DEFAULT_WINDOW = 200_000
+_MS = 1_000_000
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+# Text that the harness (not the user) puts into user records, by leading tag.
+_OVERHEAD_TAGS = ("<system-reminder>", "<command-name>", "<command-message>", "<command-args>",
+                  "<local-command-caveat>", "[Request interrupted")
+_ENVIRONMENT_TAGS = ("<local-command-stdout>", "<local-command-stderr>", "<bash-input>",
+                     "<bash-stdout>", "<bash-stderr>", "<task-notification>", "<user-prompt-submit-hook>")
+_SKILL_PREFIX = "Base directory for this skill"
+_UUID_NAME = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+# --------------------------------------------------------------------------- detection
+
+
+def detect(values: list[object]) -> bool:
+    """True when the first records look like Claude Code (transcript or stream-json)."""
+    for value in values:
+        if not isinstance(value, dict):
+            continue
+        if "sessionId" in value and value.get("type") in {
+            "user", "assistant", "system", "progress", "summary", "file-history-snapshot",
+            "queue-operation", "attachment",
+        }:
+            return True
+        if value.get("type") == "system" and value.get("subtype") in {"init", "hook_started",
+                                                                      "hook_response"}:
+            return "session_id" in value
+        if value.get("type") in {"assistant", "user"} and "session_id" in value and isinstance(
+            value.get("message"), dict
+        ):
+            return True
+        if value.get("type") == "file-history-snapshot" or value.get("type") == "summary":
+            continue
+    return False
+
+
+def is_stream_json(values: list[object]) -> bool:
+    return any(isinstance(v, dict) and "session_id" in v and "sessionId" not in v for v in values)
+
+
+# --------------------------------------------------------------------------- small helpers
+
+
+def _ns(value: object) -> int | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    delta = moment - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1_000
+
+
+def _count(value: object) -> int:
+    """A token count from the journal: a non-negative integer, anything else is 0."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return 0
+
+
+def _text_of(content: object) -> tuple[int, int, str]:
+    """(chars, images, first text) of tool-result or message content as the model sees it."""
+    if isinstance(content, str):
+        return len(content), 0, content
+    chars = images = 0
+    first = ""
+    if isinstance(content, list):
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "text" and isinstance(block.get("text"), str):
+                chars += len(block["text"])
+                first = first or block["text"]
+            elif kind in {"image", "document"}:
+                images += 1
+    return chars, images, first
+
+
+def _classify_user_text(text: str, is_meta: bool) -> tuple[Category, str]:
+    stripped = text.lstrip()
+    if stripped.startswith(_SKILL_PREFIX):
+        return Category.SKILLS, "Skill body"
+    if stripped.startswith(_OVERHEAD_TAGS):
+        return Category.OVERHEAD, "Harness wrapper"
+    if stripped.startswith(_ENVIRONMENT_TAGS):
+        return Category.ENVIRONMENT, "Environment"
+    if is_meta:
+        # Slash-command bodies and other text the harness expands for the user.
+        return Category.SKILLS, "Command or skill body"
+    return Category.PROMPTS, "User prompt"
+
+
+def _preview(text: str) -> str:
+    return text[:PREVIEW_CHARS]
+
+
+# --------------------------------------------------------------------------- drafts
+
+
+@dataclass(slots=True)
+class _ResponseDraft:
+    id: str
+    start_ns: int
+    end_ns: int
+    model: str
+    prompt_id: str | None
+    observation: Observation
+    usage: dict[str, int] = field(default_factory=dict)
+    is_error: bool = False
+    stop_reason: str | None = None
+
+    def merge_usage(self, usage: object) -> None:
+        if not isinstance(usage, dict):
+            return
+        for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
+                    "output_tokens"):
+            value = _count(usage.get(key))
+            if value > self.usage.get(key, 0):
+                self.usage[key] = value
+
+    @property
+    def prompt_tokens(self) -> int:
+        u = self.usage
+        return (u.get("input_tokens", 0) + u.get("cache_creation_input_tokens", 0)
+                + u.get("cache_read_input_tokens", 0))
+
+    @property
+    def is_request(self) -> bool:
+        return any(self.usage.values())
+
+
+@dataclass(slots=True)
+class _ToolDraft:
+    call_id: str
+    name: str
+    start_ns: int
+    end_ns: int | None
+    response_id: str | None
+    prompt_id: str | None
+    arg_keys: tuple[str, ...]
+    arg_bytes: int
+    args_preview: tuple[tuple[str, str], ...]
+    is_error: bool = False
+    result_chars: int = 0
+    child_session: str | None = None
+
+
+@dataclass(slots=True)
+class _CompactionDraft:
+    id: str
+    start_ns: int
+    end_ns: int
+    kind: str
+    trigger: str | None
+    pre_tokens: int | None
+    post_tokens: int | None
+    observation: Observation
+    removed_items: int = 0
+    request: Response | None = None
+
+
+class SessionBuilder:
+    """Accumulates one Claude Code session (main thread or one subagent)."""
+
+    def __init__(self, session_id: str, source: str, diagnostics: Diagnostics) -> None:
+        self.session_id = session_id
+        self.sources: list[str] = [source]
+        self.diagnostics = diagnostics
+        self.log = ContextLog()
+        self.responses: dict[str, _ResponseDraft] = {}
+        self.tools: dict[str, _ToolDraft] = {}
+        self.prompts: list[Prompt] = []
+        self.compactions: list[_CompactionDraft] = []
+        self.models: list[str] = []
+        self.unmeasured: Counter[str] = Counter()
+        self.start_ns: int | None = None
+        self.end_ns: int | None = None
+        self.trigger_ns: int | None = None  # time of the record that will trigger the next request
+        self.current_prompt: str | None = None
+        self.pending_post: _CompactionDraft | None = None
+        self.version: str | None = None
+        self.project: str | None = None
+        self.window: int | None = None
+        self.window_source: str | None = None
+        self.parent_session: str | None = None
+        self.parent_call_id: str | None = None
+        self.agent_id: str | None = None
+        self.child_role: str | None = None
+        self.timing = "journal-timestamps"
+        self.agent_results: dict[str, str] = {}  # agentId → the call that launched it
+        self.facts: list[tuple[str, str]] = []
+        self.records = 0
+
+    # -- time -------------------------------------------------------------
+
+    def touch(self, ts: int) -> None:
+        self.start_ns = ts if self.start_ns is None else min(self.start_ns, ts)
+        self.end_ns = ts if self.end_ns is None else max(self.end_ns, ts)
+
+    # -- records ----------------------------------------------------------
+
+    def on_meta(self, record: dict[str, Any]) -> None:
+        version = record.get("version") or record.get("claude_code_version")
+        if isinstance(version, str) and not self.version:
+            self.version = version
+        cwd = record.get("cwd")
+        if isinstance(cwd, str) and not self.project:
+            self.project = cwd
+
+    def _flush_post_compaction(self) -> None:
+        if self.pending_post is not None:
+            self.log.observe(self.pending_post.observation)
+            self.pending_post = None
+
+    def on_user(self, record: dict[str, Any], ts: int) -> None:
+        message = record.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        uuid = str(record.get("uuid") or f"user@{ts}")
+        is_meta = bool(record.get("isMeta"))
+        if record.get("isCompactSummary") or record.get("isSynthetic") and self.pending_post:
+            chars, images, _ = _text_of(content)
+            self.unmeasured["image"] += images
+            self.log.add(f"summary:{uuid}", Category.SUMMARIES, chars, label="Compaction summary")
+            self._flush_post_compaction()
+            self.trigger_ns = ts
+            return
+        self._flush_post_compaction()
+        blocks: list[Any] = [content] if isinstance(content, str) else (
+            content if isinstance(content, list) else [])
+        new_prompt_text: str | None = None
+        prompt_chars = 0
+        for index, block in enumerate(blocks):
+            item_id = f"{uuid}:{index}"
+            if isinstance(block, str) or (isinstance(block, dict) and block.get("type") == "text"):
+                text = block if isinstance(block, str) else block.get("text")
+                if not isinstance(text, str):
+                    continue
+                category, label = _classify_user_text(text, is_meta)
+                source_id = ""
+                source_kind = SourceKind.NONE
+                if category is Category.SKILLS and isinstance(record.get("sourceToolUseID"), str):
+                    source_id, source_kind = record["sourceToolUseID"], SourceKind.TOOL
+                elif category is Category.PROMPTS:
+                    source_kind = SourceKind.PROMPT
+                    new_prompt_text = new_prompt_text or text
+                    prompt_chars += len(text)
+                self.log.add(item_id, category, len(text), label=label, source_id=source_id,
+                             source_kind=source_kind)
+            elif isinstance(block, dict) and block.get("type") == "tool_result":
+                self._on_tool_result(block, record, ts)
+            elif isinstance(block, dict) and block.get("type") in {"image", "document"}:
+                self.unmeasured[str(block.get("type"))] += 1
+        if new_prompt_text is not None:
+            prompt_id = uuid
+            source = "agent" if record.get("isSidechain") and record.get("parentUuid") is None \
+                else "user"
+            if self.parent_session is not None and not self.prompts:
+                source = "agent"
+            self.prompts.append(Prompt(prompt_id, ts, ts, prompt_chars, source,
+                                       _preview(new_prompt_text)))
+            self.current_prompt = prompt_id
+        self.trigger_ns = ts
+
+    def _on_tool_result(self, block: dict[str, Any], record: dict[str, Any], ts: int) -> None:
+        call_id = block.get("tool_use_id")
+        if not isinstance(call_id, str):
+            return
+        chars, images, _ = _text_of(block.get("content"))
+        self.unmeasured["image"] += images
+        self.log.add(f"result:{call_id}", Category.RESULTS, chars, label="Tool result",
+                     source_id=call_id, source_kind=SourceKind.TOOL)
+        tool = self.tools.get(call_id)
+        if tool is None:
+            self.diagnostics.skip("result-without-call")
+            return
+        tool.end_ns = max(ts, tool.start_ns)
+        tool.is_error = bool(block.get("is_error"))
+        tool.result_chars = chars
+        result = record.get("toolUseResult", record.get("tool_use_result"))
+        if isinstance(result, dict) and isinstance(result.get("agentId"), str):
+            self.agent_results[result["agentId"]] = call_id
+
+    def on_assistant(self, record: dict[str, Any], ts: int, line: int, path: str) -> None:
+        self._flush_post_compaction()
+        message = record.get("message")
+        if not isinstance(message, dict):
+            self.diagnostics.warn(path, line, "bad-shape", "assistant record without a message")
+            return
+        message_id = message.get("id") or record.get("requestId") or record.get("uuid")
+        message_id = str(message_id) if message_id else f"response@{line}"
+        model = message.get("model") if isinstance(message.get("model"), str) else ""
+        draft = self.responses.get(message_id)
+        if draft is None:
+            start = self.trigger_ns if self.trigger_ns is not None and self.trigger_ns <= ts else ts
+            observation = self.log.observe(Observation(
+                time_ns=start, anchor=AnchorKind.RESPONSE, anchor_id=message_id,
+                stage=Stage.TRANSCRIPT_OBSERVED, model=model or None))
+            draft = _ResponseDraft(message_id, start, ts, model, self.current_prompt, observation)
+            self.responses[message_id] = draft
+            if model and model != "<synthetic>" and model not in self.models:
+                self.models.append(model)
+        draft.end_ns = max(draft.end_ns, ts)
+        draft.merge_usage(message.get("usage"))
+        if record.get("isApiErrorMessage") or record.get("error"):
+            draft.is_error = True
+        if isinstance(message.get("stop_reason"), str):
+            draft.stop_reason = message["stop_reason"]
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else [content] if isinstance(content, str) \
+            else []
+        uuid = str(record.get("uuid") or f"{message_id}@{line}")
+        for index, block in enumerate(blocks):
+            item_id = f"{uuid}:{index}"
+            if isinstance(block, str):
+                self.log.add(item_id, Category.ASSISTANT, len(block), label="Assistant text",
+                             source_id=message_id, source_kind=SourceKind.RESPONSE)
+                continue
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "text" and isinstance(block.get("text"), str):
+                self.log.add(item_id, Category.ASSISTANT, len(block["text"]),
+                             label="Assistant text")
+            elif kind == "thinking" and isinstance(block.get("thinking"), str):
+                self.log.add(item_id, Category.ASSISTANT, len(block["thinking"]),
+                             label="Thinking")
+            elif kind == "redacted_thinking":
+                self.unmeasured["redacted-thinking"] += 1
+            elif kind in {"tool_use", "server_tool_use"}:
+                self._on_tool_use(block, draft, ts)
+
+    def _on_tool_use(self, block: dict[str, Any], draft: _ResponseDraft, ts: int) -> None:
+        call_id = block.get("id")
+        if not isinstance(call_id, str):
+            return
+        name = block.get("name") if isinstance(block.get("name"), str) else "tool"
+        arguments = block.get("input")
+        try:
+            encoded = orjson.dumps(arguments)
+        except TypeError:
+            encoded = b""
+        keys = tuple(str(k) for k in arguments) if isinstance(arguments, dict) else ()
+        preview = tuple(
+            (str(k), _preview(v if isinstance(v, str) else orjson.dumps(v).decode()))
+            for k, v in arguments.items()
+        ) if isinstance(arguments, dict) else ()
+        self.log.add(f"call:{call_id}", Category.ASSISTANT, len(name) + len(encoded),
+                     label="Tool arguments", source_id=call_id, source_kind=SourceKind.TOOL)
+        if call_id not in self.tools:
+            self.tools[call_id] = _ToolDraft(call_id, str(name), ts, None, draft.id,
+                                             draft.prompt_id, keys, len(encoded), preview)
+
+    def on_compact_boundary(self, record: dict[str, Any], ts: int) -> None:
+        self._flush_post_compaction()
+        meta = record.get("compactMetadata") or record.get("compact_metadata") or {}
+        meta = meta if isinstance(meta, dict) else {}
+        pre = meta.get("preTokens", meta.get("pre_tokens"))
+        post = meta.get("postTokens", meta.get("post_tokens"))
+        duration = meta.get("durationMs", meta.get("duration_ms"))
+        start = ts - _count(duration) * _MS if _count(duration) else (
+            self.end_ns if self.end_ns is not None and self.end_ns <= ts else ts)
+        compaction_id = str(record.get("uuid") or f"compaction@{ts}")
+        removed = self.log.clear()
+        observation = Observation(
+            time_ns=ts, anchor=AnchorKind.COMPACTION, anchor_id=compaction_id,
+            stage=Stage.POST_COMPACTION, model=None,
+            reported_tokens=_count(post) or None)
+        trigger = meta.get("trigger")
+        draft = _CompactionDraft(compaction_id, start, ts, "compaction",
+                                 trigger if isinstance(trigger, str) else None,
+                                 _count(pre) or None, _count(post) or None, observation, removed)
+        self.compactions.append(draft)
+        # The summary record usually follows: observe after it (see on_user).
+        self.pending_post = draft
+        self.trigger_ns = ts
+
+    def on_microcompact(self, record: dict[str, Any], ts: int) -> None:
+        self._flush_post_compaction()
+        meta = record.get("microcompactMetadata") or record.get("microcompact_metadata") or {}
+        meta = meta if isinstance(meta, dict) else {}
+        ids = meta.get("compactedToolIds") or meta.get("compacted_tool_ids") or []
+        removed = sum(
+            1 for call_id in ids if isinstance(call_id, str) and self.log.remove(f"result:{call_id}")
+        )
+        pre = _count(meta.get("preTokens", meta.get("pre_tokens"))) or None
+        saved = _count(meta.get("tokensSaved", meta.get("tokens_saved")))
+        post = pre - saved if pre is not None and saved and saved <= pre else None
+        compaction_id = str(record.get("uuid") or f"microcompaction@{ts}")
+        observation = self.log.observe(Observation(
+            time_ns=ts, anchor=AnchorKind.COMPACTION, anchor_id=compaction_id,
+            stage=Stage.POST_COMPACTION, reported_tokens=post))
+        trigger = meta.get("trigger")
+        self.compactions.append(_CompactionDraft(
+            compaction_id, ts, ts, "microcompaction", trigger if isinstance(trigger, str) else None,
+            pre, post, observation, removed))
+
+    # -- result -----------------------------------------------------------
+
+    def finish(self) -> Session | None:
+        self._flush_post_compaction()
+        if self.start_ns is None or self.end_ns is None:
+            return None
+        end = self.end_ns
+        window = self.window
+        window_source = self.window_source
+        requests = [d for d in self.responses.values() if d.is_request]
+        if window is None and any(m.startswith("claude-") for m in self.models):
+            window, window_source = DEFAULT_WINDOW, "assumed: Claude default window, not in journal"
+        for draft in self.responses.values():
+            draft.observation.window_tokens = window
+            if draft.is_request:
+                draft.observation.reported_tokens = draft.prompt_tokens
+            else:
+                draft.observation.dropped = True
+        for compaction in self.compactions:
+            compaction.observation.window_tokens = window
+        snapshots = self.log.replay()
+        responses = tuple(
+            Response(
+                id=d.id, start_ns=min(d.start_ns, d.end_ns), end_ns=d.end_ns, model=d.model,
+                usage=Usage(
+                    prompt_tokens=d.prompt_tokens,
+                    input_tokens=d.usage.get("input_tokens", 0),
+                    output_tokens=d.usage.get("output_tokens", 0),
+                    cache_read_tokens=d.usage.get("cache_read_input_tokens", 0),
+                    cache_write_tokens=d.usage.get("cache_creation_input_tokens", 0),
+                ),
+                prompt_id=d.prompt_id, is_error=d.is_error, stop_reason=d.stop_reason,
+                output_tokens_reliable=False,
+            )
+            for d in requests
+        )
+        tools = tuple(
+            ToolCall(
+                call_id=t.call_id, name=t.name, start_ns=t.start_ns,
+                end_ns=t.end_ns if t.end_ns is not None else max(end, t.start_ns),
+                response_id=t.response_id if t.response_id in {r.id for r in responses} else None,
+                prompt_id=t.prompt_id, is_error=t.is_error, incomplete=t.end_ns is None,
+                arg_keys=t.arg_keys, arg_bytes=t.arg_bytes, args_preview=t.args_preview,
+                result_chars=t.result_chars, child_session=t.child_session,
+            )
+            for t in self.tools.values()
+        )
+        prompts = tuple(self._prompt_ends(responses, tools))
+        compactions = tuple(
+            Compaction(id=c.id, start_ns=min(c.start_ns, c.end_ns), end_ns=c.end_ns, kind=c.kind,
+                       trigger=c.trigger, pre_tokens=c.pre_tokens, post_tokens=c.post_tokens,
+                       removed_items=c.removed_items, request=c.request)
+            for c in self.compactions
+        )
+        return Session(
+            harness=HARNESS, session_id=self.session_id, start_ns=self.start_ns, end_ns=end,
+            sources=tuple(self.sources), models=tuple(self.models), provider="anthropic",
+            window_tokens=window, window_source=window_source, project=self.project,
+            harness_version=self.version, parent_session=self.parent_session,
+            parent_call_id=self.parent_call_id, agent_id=self.agent_id,
+            child_role=self.child_role, timing=self.timing,
+            incomplete=any(t.incomplete for t in tools),
+            prompts=prompts, responses=responses, tool_calls=tools, compactions=compactions,
+            snapshots=tuple(snapshots), unmeasured=tuple(sorted(
+                (k, v) for k, v in self.unmeasured.items() if v)),
+            facts=tuple(self.facts),
+        )
+
+    def _prompt_ends(self, responses: Iterable[Response], tools: Iterable[ToolCall]
+                     ) -> Iterator[Prompt]:
+        ends: dict[str, int] = {}
+        for op in (*responses, *tools):
+            if op.prompt_id is not None:
+                ends[op.prompt_id] = max(ends.get(op.prompt_id, 0), op.end_ns)
+        for prompt in self.prompts:
+            end = max(ends.get(prompt.id, prompt.start_ns), prompt.start_ns)
+            yield Prompt(prompt.id, prompt.start_ns, end, prompt.chars, prompt.source,
+                         prompt.preview)
+
+
+# --------------------------------------------------------------------------- file readers
+
+
+class _Clock:
+    """Record times for one file; stream-json frames often carry none."""
+
+    def __init__(self, path: str, diagnostics: Diagnostics, synthetic: bool) -> None:
+        self.path = path
+        self.diagnostics = diagnostics
+        self.synthetic = synthetic
+        self.last: int | None = None
+        self.warned = False
+
+    def time(self, record: dict[str, Any], line: int) -> int:
+        ts = _ns(record.get("timestamp"))
+        if ts is None:
+            if not self.synthetic and not self.warned and "timestamp" in record:
+                self.warned = True
+                self.diagnostics.warn(self.path, line, "bad-timestamp",
+                                      "unreadable timestamp; using the previous record's time")
+            # Frames without a time are placed 1 ms after the previous one.
+            ts = (self.last + _MS) if self.last is not None else 0
+        self.last = ts
+        return ts
+
+
+def read_transcript(path: Path, diagnostics: Diagnostics, *, label: str | None = None
+                    ) -> dict[str, SessionBuilder]:
+    """Read one transcript file into builders keyed by thread: "" for the file's own
+    thread, agentId for sidechain records of another agent found in it."""
+    source = label or str(path)
+    builders: dict[str, SessionBuilder] = {}
+    clock = _Clock(source, diagnostics, synthetic=False)
+    main_key: str | None = None
+    for record in read_jsonl(path, diagnostics):
+        value = record.value
+        if not isinstance(value, dict):
+            diagnostics.warn(source, record.line, "bad-shape", "record is not a JSON object")
+            continue
+        kind = value.get("type")
+        if kind not in {"user", "assistant", "system"}:
+            diagnostics.skip(f"claude:{kind}" if isinstance(kind, str) else "claude:untyped")
+            continue
+        session_id = value.get("sessionId")
+        if not isinstance(session_id, str):
+            diagnostics.warn(source, record.line, "bad-shape", "record without sessionId")
+            continue
+        agent = value.get("agentId") if value.get("isSidechain") else None
+        key = agent if isinstance(agent, str) else ""
+        if main_key is None:
+            main_key = key
+        builder = builders.get(key)
+        if builder is None:
+            builder = SessionBuilder(
+                f"{session_id}/{key}" if key else session_id, source, diagnostics)
+            if key:
+                builder.parent_session = session_id
+                builder.agent_id = key
+                builder.child_role = "subagent"
+            builders[key] = builder
+        ts = clock.time(value, record.line)
+        builder.records += 1
+        diagnostics.records_used += 1
+        builder.touch(ts)
+        builder.on_meta(value)
+        if kind == "user":
+            builder.on_user(value, ts)
+        elif kind == "assistant":
+            builder.on_assistant(value, ts, record.line, source)
+        elif value.get("subtype") == "compact_boundary":
+            builder.on_compact_boundary(value, ts)
+        elif value.get("subtype") == "microcompact_boundary":
+            builder.on_microcompact(value, ts)
+        else:
+            diagnostics.skip(f"claude:system/{value.get('subtype')}")
+    return builders
+
+
+def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilder]:
+    """Read `claude -p --output-format stream-json` output: one session per
+    `system/init`, subagent frames (`parent_tool_use_id`) as child sessions."""
+    source = str(path)
+    runs: list[dict[str, SessionBuilder]] = []
+    run_has_init: list[bool] = []
+    clock = _Clock(source, diagnostics, synthetic=True)
+    saw_timestamp = False
+    for record in read_jsonl(path, diagnostics):
+        value = record.value
+        if not isinstance(value, dict):
+            diagnostics.warn(source, record.line, "bad-shape", "frame is not a JSON object")
+            continue
+        kind = value.get("type")
+        subtype = value.get("subtype")
+        session_id = value.get("session_id")
+        is_init = kind == "system" and subtype == "init"
+        # Several runs appended to one file: each `system/init` starts the next one
+        # (hook frames written before an init belong to the run it starts).
+        if not runs or (is_init and run_has_init[-1]):
+            runs.append({})
+            run_has_init.append(False)
+        run_has_init[-1] = run_has_init[-1] or is_init
+        run = runs[-1]
+        saw_timestamp = saw_timestamp or "timestamp" in value
+        ts = clock.time(value, record.line)
+        parent_call = value.get("parent_tool_use_id")
+        key = parent_call if isinstance(parent_call, str) else ""
+        builder = run.get("")
+        if builder is None:
+            builder = SessionBuilder(str(session_id or f"run-{len(runs)}"), source, diagnostics)
+            run[""] = builder
+        elif isinstance(session_id, str) and builder.session_id.startswith("run-"):
+            builder.session_id = session_id
+        if key:
+            child = run.get(key)
+            if child is None:
+                agent = value.get("agent_id")
+                child_id = f"{builder.session_id}/{agent if isinstance(agent, str) else key}"
+                child = SessionBuilder(child_id, source, diagnostics)
+                child.parent_session = builder.session_id
+                child.parent_call_id = key
+                child.agent_id = agent if isinstance(agent, str) else None
+                child.child_role = "subagent"
+                run[key] = child
+            builder = child
+        diagnostics.records_used += 1
+        builder.records += 1
+        builder.touch(ts)
+        builder.on_meta(value)
+        if is_init:
+            _on_init(builder, value)
+        elif kind == "user":
+            builder.on_user(value, ts)
+        elif kind == "assistant":
+            builder.on_assistant(value, ts, record.line, source)
+        elif kind == "system" and subtype == "compact_boundary":
+            builder.on_compact_boundary(value, ts)
+        elif kind == "result":
+            _on_result(builder, value)
+        else:
+            diagnostics.skip(f"claude-stream:{kind}/{subtype}" if subtype else f"claude-stream:{kind}")
+    builders: list[SessionBuilder] = []
+    for run in runs:
+        main = run.get("")
+        for key, builder in run.items():
+            if not saw_timestamp:
+                builder.timing = "frame-order: no timestamps in the journal, 1 ms per frame"
+            if key and main is not None:
+                tool = main.tools.get(key)
+                if tool is not None:
+                    tool.child_session = builder.session_id
+                if main.window is not None and builder.window is None:
+                    builder.window, builder.window_source = main.window, main.window_source
+            builders.append(builder)
+    return builders
+
+
+def _on_init(builder: SessionBuilder, frame: dict[str, Any]) -> None:
+    model = frame.get("model")
+    if isinstance(model, str) and model not in builder.models:
+        builder.models.append(model)
+    for key in ("tools", "skills", "agents", "slash_commands"):
+        values = frame.get(key)
+        if isinstance(values, list):
+            builder.facts.append((f"init_{key}", str(len(values))))
+    servers = frame.get("mcp_servers")
+    if isinstance(servers, list):
+        names = [s.get("name") for s in servers if isinstance(s, dict)]
+        builder.facts.append(("init_mcp_servers", ",".join(n for n in names if isinstance(n, str))))
+    plugins = frame.get("plugins")
+    if isinstance(plugins, list):
+        builder.facts.append(("init_plugins", str(len(plugins))))
+
+
+def _on_result(builder: SessionBuilder, frame: dict[str, Any]) -> None:
+    usage = frame.get("modelUsage")
+    if isinstance(usage, dict):
+        main_model = builder.models[0] if builder.models else None
+        windows = {m: _count(u.get("contextWindow")) for m, u in usage.items()
+                   if isinstance(u, dict)}
+        window = windows.get(main_model or "") or max(windows.values(), default=0)
+        if window:
+            builder.window, builder.window_source = window, "journal"
+    if isinstance(frame.get("subtype"), str):
+        builder.facts.append(("result", frame["subtype"]))
+
+
+# --------------------------------------------------------------------------- groups
+
+
+def subagent_files(main: Path) -> list[Path]:
+    """Files that belong to a main transcript: `<session>/subagents/**/agent-*.jsonl`."""
+    stem = main.name.removesuffix(".gz").removesuffix(".jsonl")
+    folder = main.parent / stem / "subagents"
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.rglob("agent-*.jsonl*") if p.is_file())
+
+
+def is_main_transcript_name(path: Path) -> bool:
+    stem = path.name.removesuffix(".gz").removesuffix(".jsonl")
+    return bool(_UUID_NAME.match(stem))
+
+
+def _sidecar_call(path: Path) -> str | None:
+    name = path.name.removesuffix(".gz").removesuffix(".jsonl")
+    meta = path.with_name(f"{name}.meta.json")
+    try:
+        data = orjson.loads(meta.read_bytes())
+    except (OSError, ValueError):
+        return None
+    call = data.get("toolUseId") if isinstance(data, dict) else None
+    return call if isinstance(call, str) else None
+
+
+def read_group(main: Path | None, extras: list[Path], diagnostics: Diagnostics,
+               stream_json: bool = False) -> list[Session]:
+    """Read a main journal and the subagent/compaction files attached to it."""
+    if stream_json:
+        assert main is not None
+        return [s for b in read_stream_json(main, diagnostics) if (s := b.finish()) is not None]
+    builders: dict[str, SessionBuilder] = {}
+    main_builder: SessionBuilder | None = None
+    if main is not None:
+        found = read_transcript(main, diagnostics)
+        for key, builder in found.items():
+            builders[builder.session_id] = builder
+            if key == "":
+                main_builder = builder
+    compaction_requests: list[SessionBuilder] = []
+    for path in extras:
+        try:
+            found = read_transcript(path, diagnostics)
+        except JournalError as error:
+            diagnostics.warn(error.path, error.line, "unreadable", error.message)
+            continue
+        call = _sidecar_call(path)
+        for builder in found.values():
+            if "acompact" in path.name or (builder.agent_id or "").startswith("acompact"):
+                compaction_requests.append(builder)
+                continue
+            if call and builder.parent_call_id is None:
+                builder.parent_call_id = call
+            if builder.session_id in builders:
+                builders[builder.session_id].sources.append(str(path))
+                continue
+            builders[builder.session_id] = builder
+    _link_subagents(builders)
+    if main_builder is not None:
+        for request in compaction_requests:
+            _attach_compaction_request(main_builder, request)
+    sessions = [s for b in builders.values() if (s := b.finish()) is not None]
+    return sessions
+
+
+def _link_subagents(builders: dict[str, SessionBuilder]) -> None:
+    by_parent_agents: dict[str, str] = {}
+    for builder in builders.values():
+        for agent_id, call_id in builder.agent_results.items():
+            by_parent_agents[f"{builder.session_id}/{agent_id}"] = call_id
+    for builder in builders.values():
+        if builder.parent_session is None:
+            continue
+        call = builder.parent_call_id or by_parent_agents.get(builder.session_id)
+        builder.parent_call_id = call
+        parent = builders.get(builder.parent_session)
+        if call and parent is not None and call in parent.tools:
+            parent.tools[call].child_session = builder.session_id
+
+
+def _attach_compaction_request(main: SessionBuilder, request: SessionBuilder) -> None:
+    """The `agent-acompact-*` file is the summarisation request of a compaction."""
+    session = request.finish()
+    if session is None or not session.responses or not main.compactions:
+        return
+    response = session.responses[-1]
+    nearest = min(main.compactions, key=lambda c: abs(c.end_ns - response.end_ns))
+    start = session.start_ns
+    nearest.request = Response(
+        id=response.id, start_ns=start, end_ns=response.end_ns, model=response.model,
+        usage=response.usage, output_tokens_reliable=False)
+    nearest.start_ns = min(nearest.start_ns, start)
+    main.sources.extend(request.sources)

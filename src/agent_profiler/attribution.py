@@ -1,0 +1,280 @@
+"""Context attribution shared by every harness: items, estimates, diffs, baselines.
+
+An adapter walks its journal in order and tells a `ContextLog` what entered the
+context (`add`), what left it (`remove`, `clear`), and where a composition was
+observed (`observe`). Because a request's reported usage is often complete only
+after its last record, the log is *replayed* once the journal has been read:
+`replay()` turns it into `ContextSnapshot`s whose `changes` are the diff between
+consecutive snapshots of the session.
+
+Rules that hold for every harness (SPEC §2–3):
+- text estimates are characters / 4, rounded up per item (`estimate_tokens`);
+- the first snapshot and every model change are baselines: their changes are
+  the whole item set, marked `baseline`, never counted as growth;
+- the head that a journal does not record (system prompt, tool schemas, ...)
+  may be inferred as `reported − estimated` at the first request that has a
+  reported size, as its own `unattributed` item with a label that says so; it
+  is held constant until a compaction (which may drop history from before the
+  journal started), then measured once more; nothing else is ever scaled;
+- a snapshot keeps at most 64 changes, largest |delta| first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from agent_profiler.model import (
+    AnchorKind,
+    Basis,
+    Category,
+    ChangeKind,
+    ContextChange,
+    ContextSnapshot,
+    Coverage,
+    Nanoseconds,
+    SourceKind,
+    Stage,
+    Tokens,
+)
+
+MAX_CHANGES = 64
+INFERRED_HEAD_ID = "inferred:head"
+INFERRED_HEAD_LABEL = (
+    "Inferred head: not in the journal (reported − estimated at the first request, "
+    "measured again after a compaction)"
+)
+
+
+def estimate_tokens(chars: int) -> Tokens:
+    """Characters / 4, rounded up (an estimate, not a tokenizer count)."""
+    return (chars + 3) // 4 if chars > 0 else 0
+
+
+@dataclass(slots=True)
+class Observation:
+    """A point where a composition was observed. Mutable until `replay()`:
+    adapters fill `reported_tokens` and `window_tokens` once usage is merged."""
+
+    time_ns: Nanoseconds
+    anchor: AnchorKind
+    anchor_id: str
+    stage: Stage
+    model: str | None = None
+    reported_tokens: Tokens | None = None
+    window_tokens: Tokens | None = None
+    effective_window_tokens: Tokens | None = None
+    compact_threshold_tokens: Tokens | None = None
+    dropped: bool = False  # the anchor turned out not to be a request: no snapshot
+
+
+@dataclass(slots=True)
+class _Item:
+    category: Category
+    chars: int
+    tokens: Tokens
+    label: str
+    source_id: str
+    source_kind: SourceKind
+
+
+@dataclass(frozen=True, slots=True)
+class _Add:
+    id: str
+    item: _Item
+
+
+@dataclass(frozen=True, slots=True)
+class _Remove:
+    id: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Clear:
+    keep_inferred_head: bool
+
+
+_Op = _Add | _Remove | _Clear | Observation
+
+
+class ContextLog:
+    """What entered and left one session's context, in journal order."""
+
+    def __init__(self) -> None:
+        self._ops: list[_Op] = []
+        self._present: set[str] = set()
+
+    def add(
+        self,
+        item_id: str,
+        category: Category,
+        chars: int,
+        *,
+        label: str = "",
+        source_id: str = "",
+        source_kind: SourceKind = SourceKind.NONE,
+        tokens: Tokens | None = None,
+    ) -> None:
+        """Add an item, or replace it if the id is already in context."""
+        estimate = estimate_tokens(chars) if tokens is None else tokens
+        item = _Item(category, chars, estimate, label, source_id, source_kind)
+        self._ops.append(_Add(item_id, item))
+        self._present.add(item_id)
+
+    def remove(self, item_id: str) -> bool:
+        """Remove an item; returns False (and records nothing) if it is not in context."""
+        if item_id not in self._present:
+            return False
+        self._present.discard(item_id)
+        self._ops.append(_Remove(item_id))
+        return True
+
+    def clear(self) -> int:
+        """Everything leaves the context except the inferred head (a compaction).
+        Returns how many items left."""
+        removed = len(self._present)
+        self._present.clear()
+        self._ops.append(_Clear(keep_inferred_head=True))
+        return removed
+
+    def __contains__(self, item_id: str) -> bool:
+        return item_id in self._present
+
+    def observe(self, observation: Observation) -> Observation:
+        self._ops.append(observation)
+        return observation
+
+    def replay(
+        self,
+        *,
+        basis: Basis = Basis.CHARS,
+        coverage: Coverage = Coverage.PARTIAL,
+        infer_head: bool = True,
+    ) -> list[ContextSnapshot]:
+        return _Replayer(basis, coverage, infer_head).run(self._ops)
+
+
+class _Replayer:
+    def __init__(self, basis: Basis, coverage: Coverage, infer_head: bool) -> None:
+        self.basis = basis
+        self.coverage = coverage
+        self.infer_head = infer_head
+        self.items: dict[str, _Item] = {}
+        self.totals: dict[Category, int] = dict.fromkeys(Category, 0)
+        # id → the item as of the previous snapshot (None: absent then), for ids touched since.
+        self.pending: dict[str, _Item | None] = {}
+        self.head_done = False
+        self.last_model: str | None = None
+        self.snapshots: list[ContextSnapshot] = []
+
+    def run(self, ops: Iterable[_Op]) -> list[ContextSnapshot]:
+        for op in ops:
+            if isinstance(op, _Add):
+                self._put(op.id, op.item)
+            elif isinstance(op, _Remove):
+                self._put(op.id, None)
+            elif isinstance(op, _Clear):
+                for item_id in [i for i in self.items if i != INFERRED_HEAD_ID]:
+                    self._put(item_id, None)
+                # What the first request left unexplained may include conversation from
+                # before the journal starts (a resumed session); a compaction drops that,
+                # so the head is measured again at the next reported request.
+                self.head_done = False
+            elif not op.dropped:
+                self._observe(op)
+        return self.snapshots
+
+    def _put(self, item_id: str, item: _Item | None) -> None:
+        old = self.items.get(item_id)
+        if item_id not in self.pending:
+            self.pending[item_id] = old
+        if old is not None:
+            self.totals[old.category] -= old.tokens
+        if item is None:
+            self.items.pop(item_id, None)
+        else:
+            self.items[item_id] = item
+            self.totals[item.category] += item.tokens
+
+    def _measure_head(self, reported: Tokens) -> None:
+        self.head_done = True
+        current = self.items.get(INFERRED_HEAD_ID)
+        known = sum(self.totals.values()) - (current.tokens if current else 0)
+        missing = reported - known
+        if missing > 0:
+            head = _Item(Category.UNATTRIBUTED, 0, missing, INFERRED_HEAD_LABEL, "",
+                         SourceKind.NONE)
+            self._put(INFERRED_HEAD_ID, head)
+        elif current is not None:
+            self._put(INFERRED_HEAD_ID, None)
+
+    def _observe(self, obs: Observation) -> None:
+        if self.infer_head and not self.head_done and obs.reported_tokens:
+            self._measure_head(obs.reported_tokens)
+        baseline = not self.snapshots or (
+            obs.model is not None and self.last_model is not None and obs.model != self.last_model
+        )
+        if obs.model is not None:
+            self.last_model = obs.model
+        changes = self._baseline_changes() if baseline else self._diff_changes()
+        self.pending.clear()
+        changes.sort(key=lambda c: (-abs(c.delta_tokens), c.id))
+        kept = tuple(changes[:MAX_CHANGES])
+        categories = tuple((c, t) for c, t in self.totals.items() if t > 0)
+        self.snapshots.append(
+            ContextSnapshot(
+                time_ns=obs.time_ns,
+                anchor=obs.anchor,
+                anchor_id=obs.anchor_id,
+                stage=obs.stage,
+                basis=self.basis,
+                coverage=self.coverage,
+                baseline=baseline,
+                categories=categories,
+                changes=kept,
+                omitted_changes=len(changes) - len(kept),
+                reported_tokens=obs.reported_tokens,
+                window_tokens=obs.window_tokens,
+                effective_window_tokens=obs.effective_window_tokens,
+                compact_threshold_tokens=obs.compact_threshold_tokens,
+                model=obs.model,
+            )
+        )
+
+    def _baseline_changes(self) -> list[ContextChange]:
+        return [
+            _change(item_id, item, ChangeKind.BASELINE, item.tokens, item.tokens)
+            for item_id, item in self.items.items()
+        ]
+
+    def _diff_changes(self) -> list[ContextChange]:
+        changes = []
+        for item_id, old in self.pending.items():
+            new = self.items.get(item_id)
+            if old is None and new is not None:
+                changes.append(_change(item_id, new, ChangeKind.ADDED, new.tokens, new.tokens))
+            elif old is not None and new is None:
+                changes.append(_change(item_id, old, ChangeKind.REMOVED, 0, -old.tokens))
+            elif old is not None and new is not None and (old.tokens, old.category) != (
+                new.tokens,
+                new.category,
+            ):
+                delta = new.tokens - old.tokens
+                changes.append(_change(item_id, new, ChangeKind.REPLACED, new.tokens, delta))
+        return changes
+
+
+def _change(
+    item_id: str, item: _Item, kind: ChangeKind, tokens: Tokens, delta: int
+) -> ContextChange:
+    return ContextChange(
+        id=item_id,
+        category=item.category,
+        change=kind,
+        tokens=tokens,
+        delta_tokens=delta,
+        chars=item.chars if item.chars else None,
+        label=item.label,
+        source_id=item.source_id,
+        source_kind=item.source_kind,
+    )

@@ -1,0 +1,193 @@
+"""The command line. The only module that knows about Typer, stdout/stderr and
+exit codes: 0 success, 1 some input could not be used (the output is still
+written for the rest), 2 usage error."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, ParamSpec, TypeVar
+
+import typer
+
+from agent_profiler import __version__
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.errors import AgentProfilerError, OutputError, UsageError
+from agent_profiler.loader import load
+from agent_profiler.model import Harness, Session
+from agent_profiler.writers import ContentMode, PerfettoWriter, TraceFacts
+
+EXIT_OK, EXIT_INPUT, EXIT_USAGE = 0, 1, 2
+PROGRESS_BYTES = 20 * 1024 * 1024  # show a progress bar from this input size on
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _errors_to_exit_codes(command: Callable[P, R]) -> Callable[P, R]:
+    """The package's root error becomes one line on stderr and an exit code."""
+
+    @functools.wraps(command)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return command(*args, **kwargs)
+        except UsageError as error:
+            typer.echo(f"error: {error}", err=True)
+            raise typer.Exit(EXIT_USAGE) from None
+        except AgentProfilerError as error:
+            typer.echo(f"error: {error}", err=True)
+            raise typer.Exit(EXIT_INPUT) from None
+
+    return wrapper
+
+
+app = typer.Typer(
+    add_completion=True,
+    pretty_exceptions_enable=False,
+    no_args_is_help=True,
+    help="Export coding-agent session journals as Perfetto traces of what filled the "
+    "model's context window, request by request. Offline: no network, no model calls.",
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"agent-profiler {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
+    """agent-profiler: context-window profiles of coding-agent sessions."""
+
+
+def _human_size(size: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024  # type: ignore[assignment]
+    raise AssertionError  # pragma: no cover
+
+
+def _default_output(journals: list[Path]) -> Path:
+    first = journals[0]
+    stem = first.name
+    for suffix in (".gz", ".jsonl", ".json", ".txt"):
+        stem = stem.removesuffix(suffix)
+    return Path(f"{stem or 'trace'}.pftrace")
+
+
+def write_atomically(path: Path, sessions: list[Session], writer: PerfettoWriter) -> int:
+    """Write to a temporary file beside the target and rename it into place, so an
+    interrupted export never leaves a partial trace or clobbers a good one."""
+    directory = path.parent if str(path.parent) else Path(".")
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
+                                             dir=directory)
+    except OSError as error:
+        raise OutputError(f"{path}: cannot write here ({error.strerror})") from error
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            writer.write(sessions, stream)
+        os.replace(temporary, path)
+    except BaseException as error:
+        Path(temporary).unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise OutputError(f"{path}: {error.strerror or error}") from error
+        raise
+    return path.stat().st_size
+
+
+@app.command()
+@_errors_to_exit_codes
+def export(
+    journals: Annotated[
+        list[Path],
+        typer.Argument(help="Journal files or directories (.jsonl, .jsonl.gz).", show_default=False),
+    ],
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Trace file to write (default: <journal>.pftrace)."),
+    ] = None,
+    harness: Annotated[
+        Harness | None,
+        typer.Option("--harness", help="Skip auto-detection and read every input as this harness."),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output.")] = False,
+    previews: Annotated[
+        bool,
+        typer.Option("--previews", help="Add length-capped prompt and argument previews "
+                     "(off by default so the trace is safe to attach to a bug report)."),
+    ] = False,
+) -> None:
+    """Export journals to one Perfetto trace (open it in https://ui.perfetto.dev).
+
+    The harness is detected from each file's content. A directory is searched
+    for journals; Claude Code subagent files are attached to their parent
+    session. Exit code 1 means some input could not be used (the trace still
+    holds everything that could).
+    """
+    target = output or _default_output(journals)
+    if target.exists() and not force:
+        raise UsageError(f"{target} exists; pass --force to overwrite it")
+    diagnostics = Diagnostics()
+    total = sum(p.stat().st_size for p in journals if p.is_file())
+    show_progress = len(journals) > 1 or total >= PROGRESS_BYTES or any(
+        p.is_dir() for p in journals)
+    if show_progress and sys.stderr.isatty():
+        with typer.progressbar(length=1, label="Reading journals", file=sys.stderr) as bar:
+            result = load(journals, diagnostics, harness=harness,
+                          progress=lambda group: bar.update(0))
+            bar.update(1)
+    else:
+        result = load(journals, diagnostics, harness=harness)
+    for failure in result.failures:
+        typer.echo(f"error: {failure}", err=True)
+    for line in diagnostics.summary_lines():
+        typer.echo(line, err=True)
+    if not result.sessions:
+        typer.echo("error: nothing to export (no readable sessions)", err=True)
+        raise typer.Exit(EXIT_INPUT)
+    facts = TraceFacts(
+        inputs=tuple(p.name for p in journals),
+        content=ContentMode.PREVIEWS if previews else ContentMode.NONE,
+    )
+    size = write_atomically(target, result.sessions, PerfettoWriter(facts))
+    sessions = result.sessions
+    subagents = sum(1 for s in sessions if s.is_subagent)
+    responses = sum(len(s.responses) for s in sessions)
+    compactions = sum(len(s.compactions) for s in sessions)
+    typer.echo(
+        f"wrote {target} ({_human_size(size)}): {len(sessions)} session(s)"
+        f" ({subagents} subagent), {responses} response(s), {compactions} compaction(s),"
+        f" {diagnostics.lines_read} line(s) read, {diagnostics.warning_total} warning(s)"
+    )
+    typer.echo(f"open it: drag {target} into https://ui.perfetto.dev", err=True)
+    if result.failures:
+        raise typer.Exit(EXIT_INPUT)
+
+
+def main() -> None:
+    """Console entry point. Typer prints usage errors itself (exit 2); anything
+    unexpected is a bug, reported in one line rather than a traceback."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        sys.exit(130)
+    except Exception as error:
+        typer.echo(
+            f"internal error: {type(error).__name__}: {error} (please report this with the "
+            "harness name and version)",
+            err=True,
+        )
+        sys.exit(70)

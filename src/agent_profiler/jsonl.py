@@ -1,0 +1,379 @@
+"""The one JSONL reader every journal adapter uses.
+
+This module owns everything between a journal file on disk and a parsed JSON
+value: opening (plain or gzip, told apart by magic bytes), deciding whether the
+file is a JSONL journal at all, splitting lines, decoding, and turning every
+per-line problem into a `Diagnostics` warning instead of an exception.
+
+What it promises:
+
+* Streaming: the file is read line by line from a binary file object, so memory
+  is bounded by the longest line, and a journal still being written (or a pipe)
+  yields records as they arrive.
+* Lines are split on `\\n` only. `str.splitlines` would also split on U+2028,
+  U+2029 and U+0085, which are legal inside JSON strings. A trailing `\\r` is
+  dropped (CRLF files); blank lines are skipped but keep their line numbers.
+* A file that is not a journal at all (UTF-16, binary, prose) raises
+  `JournalError` before anything is yielded. A journal with a few bad lines is
+  still a journal: each bad line is one warning and reading goes on.
+
+What a record *means* is left to the adapters: `Record.value` is whatever
+`orjson.loads` returned.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import BinaryIO, cast
+
+import orjson
+
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.errors import JournalError
+
+GZIP_MAGIC = b"\x1f\x8b"
+UTF8_BOM = b"\xef\xbb\xbf"
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # also the start of UTF-32 LE; same advice applies
+
+# How many non-blank lines may fail to parse before a file is judged "not a
+# journal". Generous on purpose: `claude -p` output with stderr merged in can
+# start with a few `[DEBUG]` lines before the first JSON frame.
+PROBE_LINES = 50
+
+# The head peeked at before reading lines, for the encoding and binary checks.
+HEAD_BYTES = 64 * 1024
+# A head at least this long without a newline, not starting like JSON, is one
+# enormous non-JSON line: refuse it rather than read it whole into memory.
+NO_NEWLINE_LIMIT = 8 * 1024
+
+UTF16_MESSAGE = "UTF-16 text; re-save as UTF-8 (e.g. PowerShell: Out-File -Encoding utf8)"
+NOT_JOURNAL_MESSAGE = "not a JSONL journal (first line is not JSON)"
+TRUNCATED_MESSAGE = (
+    "last line is incomplete (no newline at the end; the journal may still be being written)"
+)
+BAD_UTF8_MESSAGE = (
+    "invalid UTF-8 bytes replaced with U+FFFD (first occurrence; later ones not reported)"
+)
+
+# Everything a parse or a decompression may raise that means "bad input", not
+# "bug": orjson.JSONDecodeError is a ValueError; the other two are cheap insurance.
+_PARSE_ERRORS = (ValueError, RecursionError, OverflowError)
+# gzip.BadGzipFile is an OSError; a truncated stream raises EOFError; a corrupt
+# deflate block raises zlib.error.
+_READ_ERRORS = (OSError, EOFError, zlib.error)
+_JSON_OPENERS = (b"{", b"[")
+_REASON_LIMIT = 80
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One parsed line of a journal."""
+
+    line: int  # 1-based line number in the (decompressed) file
+    value: object  # whatever orjson.loads returned; adapters check the shape
+
+
+def read_jsonl(path: str | os.PathLike[str], diagnostics: Diagnostics) -> Iterator[Record]:
+    """Yield every parseable non-blank line of a journal, in file order.
+
+    Raises `JournalError` if the file cannot be opened, is UTF-16, or is not a
+    JSONL journal at all; being a generator, it raises on the first `next()`,
+    before any record is yielded. Every other problem is a warning
+    in `diagnostics` and costs at most one line: "not-json", "bad-utf8" (once per
+    file), "truncated-last-line", "bad-gzip" / "read-error" (reading stops, the
+    records read so far are kept).
+    """
+    name = os.fspath(path)
+    with _open(name) as stream:
+        for outcome in _Journal(name, stream).outcomes():
+            if outcome.counted:
+                diagnostics.lines_read += 1
+            if outcome.parsed:
+                yield Record(outcome.line or 0, outcome.value)
+            else:
+                diagnostics.warn(name, outcome.line, outcome.kind, outcome.message)
+
+
+def open_journal(path: str | os.PathLike[str]) -> BinaryIO:
+    """Open a journal for binary reading, decompressing it if it is gzip.
+
+    Gzip is recognised by its magic bytes, not the suffix: people rename files.
+    Raises `JournalError` when the file cannot be opened (missing, a directory,
+    permission denied).
+    """
+    # Both concrete types are binary file objects; typeshed just does not call
+    # GzipFile a BinaryIO.
+    return cast(BinaryIO, _open(os.fspath(path)))
+
+
+def sniff(path: str | os.PathLike[str], max_lines: int = 50) -> list[object]:
+    """The parsed values among the first `max_lines` non-blank lines, for auto-detection.
+
+    Bad lines are simply left out (never raises for them). Raises `JournalError`
+    for what `read_jsonl` would refuse (unreadable, UTF-16, not a journal) and for
+    a compressed stream so corrupt that not one value could be read.
+    """
+    name = os.fspath(path)
+    values: list[object] = []
+    seen = 0
+    with _open(name) as stream:
+        for outcome in _Journal(name, stream).outcomes():
+            if outcome.counted:
+                seen += 1
+                if seen > max_lines:
+                    break
+            if outcome.parsed:
+                values.append(outcome.value)
+            elif outcome.kind in {"bad-gzip", "read-error"} and not values:
+                raise JournalError(name, outcome.message)
+    return values
+
+
+# --- internals ---------------------------------------------------------------------------
+
+
+class _GzipJournal(gzip.GzipFile):
+    """A GzipFile that also closes the file it reads: `GzipFile(fileobj=...)` leaves
+    it open. Built on the already-open file so a pipe is not opened twice."""
+
+    def __init__(self, raw: io.BufferedReader[io.FileIO]) -> None:
+        super().__init__(fileobj=raw, mode="rb")
+        self._raw = raw
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._raw.close()
+
+
+def _open(name: str) -> io.BufferedReader[io.FileIO] | gzip.GzipFile:
+    try:
+        # A buffer as large as the head, so one peek sees the whole head.
+        raw = io.BufferedReader(io.FileIO(name, "rb"), buffer_size=HEAD_BYTES)
+    except OSError as error:
+        raise JournalError(name, f"cannot open: {_os_reason(error)}") from error
+    try:
+        # peek, not read+seek: a pipe (e.g. /dev/stdin) cannot seek.
+        if raw.peek(len(GZIP_MAGIC))[: len(GZIP_MAGIC)] == GZIP_MAGIC:
+            return _GzipJournal(raw)
+    except OSError as error:
+        raw.close()
+        raise JournalError(name, f"cannot read: {_os_reason(error)}") from error
+    return raw
+
+
+def _os_reason(error: OSError) -> str:
+    text = error.strerror or str(error) or type(error).__name__
+    return text[:1].lower() + text[1:]
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    """What became of one line (or of the file, for `counted=False` events)."""
+
+    line: int | None
+    parsed: bool
+    value: object = None
+    kind: str = ""  # the warning kind when not parsed
+    message: str = ""
+    counted: bool = True  # a non-blank line, for Diagnostics.lines_read
+
+    @property
+    def is_container(self) -> bool:
+        return self.parsed and isinstance(self.value, dict | list)
+
+
+class _Journal:
+    """One open journal: the head checks, then the stream of line outcomes."""
+
+    def __init__(self, name: str, stream: io.BufferedReader[io.FileIO] | gzip.GzipFile) -> None:
+        self.name = name
+        self.stream = stream
+        self.is_gzip = isinstance(stream, gzip.GzipFile)
+        self.head = b""
+        self.head_error: str | None = None
+        try:
+            self.head = stream.peek(HEAD_BYTES)[:HEAD_BYTES]
+        except _READ_ERRORS as error:
+            # Reported as the first (and only) outcome: a gzip stream that failed
+            # once is in no state to be read again.
+            self.head_error = self._read_error_message(error, 0)
+
+    def outcomes(self) -> Iterator[_Outcome]:
+        """The head checks, then the probe, then every line outcome in order."""
+        self._check_head()
+        lines = self._lines()
+        # Hold back outcomes (warnings included) until the file is known to be a
+        # journal, so a refused file leaves no stray warnings behind.
+        probe: list[_Outcome] = []
+        non_blank = 0
+        for outcome in lines:
+            probe.append(outcome)
+            if outcome.is_container:
+                break
+            if outcome.counted:
+                non_blank += 1
+                if non_blank >= PROBE_LINES:
+                    break
+        self._check_probe(probe)
+        yield from probe
+        yield from lines
+
+    def _check_head(self) -> None:
+        head = self.head
+        if head.startswith(UTF16_BOMS) or _looks_utf16(head):
+            raise JournalError(self.name, UTF16_MESSAGE)
+        nul = head.find(b"\x00")
+        if nul != -1:
+            # Raw NUL is never valid in JSON text: binary, unless complete JSON
+            # lines come first (a journal with a NUL-filled block after a crash).
+            complete = head[:nul].split(b"\n")[:-1]
+            if not any(
+                _parses_as_container(_clean(line, i == 0)) for i, line in enumerate(complete)
+            ):
+                raise JournalError(self.name, NOT_JOURNAL_MESSAGE, line=_first_non_blank(head, nul))
+        if b"\n" not in head and len(head) >= NO_NEWLINE_LIMIT:
+            start = head.removeprefix(UTF8_BOM).lstrip()[:1]
+            if start and start not in _JSON_OPENERS:
+                raise JournalError(self.name, NOT_JOURNAL_MESSAGE, line=1)
+
+    def _check_probe(self, probe: list[_Outcome]) -> None:
+        if any(o.is_container for o in probe):
+            return
+        counted = [o for o in probe if o.counted]
+        if not counted:
+            return  # empty, or unreadable from the start (that warning is in the probe)
+        if counted[-1].kind == "truncated-last-line":
+            return  # a journal whose first record is still being written
+        raise JournalError(self.name, NOT_JOURNAL_MESSAGE, line=counted[0].line)
+
+    def _lines(self) -> Iterator[_Outcome]:
+        if self.head_error is not None:
+            yield self._read_failure(self.head_error)
+            return
+        number = 0
+        warned_utf8 = False
+        # Iterating a binary file object splits on b"\n" only and reads one line
+        # at a time: the streaming and splitting rules in one.
+        raw_lines = iter(self.stream)
+        while True:
+            try:
+                raw = next(raw_lines)
+            except StopIteration:
+                return
+            except _READ_ERRORS as error:
+                yield self._read_failure(self._read_error_message(error, number))
+                return
+            number += 1
+            complete = raw.endswith(b"\n")
+            body = _clean(raw, number == 1)
+            if not body or body.isspace():
+                continue
+            try:
+                value = orjson.loads(body)
+            except _PARSE_ERRORS as error:
+                failure: BaseException = error
+            else:
+                yield _Outcome(number, True, value)
+                continue
+            text: bytes | str = body
+            if not body.isascii():
+                try:
+                    body.decode("utf-8")
+                except UnicodeDecodeError:
+                    # orjson refuses invalid UTF-8 outright, so replace the bad bytes
+                    # and parse again. One warning per file: a legacy-encoded file has
+                    # such bytes on many lines, and a warning each would drown the rest.
+                    if not warned_utf8:
+                        warned_utf8 = True
+                        yield _Outcome(
+                            number, False, kind="bad-utf8", message=BAD_UTF8_MESSAGE, counted=False
+                        )
+                    text = body.decode("utf-8", errors="replace")
+            if text is not body:
+                try:
+                    value = orjson.loads(text)
+                except _PARSE_ERRORS as error:
+                    failure = error
+                else:
+                    yield _Outcome(number, True, value)
+                    continue
+            # Only a cut-off *JSON* line is a record still being written; a last
+            # line of plain text (a crash message) is just not JSON.
+            if not complete and body.lstrip()[:1] in _JSON_OPENERS:
+                yield _Outcome(
+                    number,
+                    False,
+                    kind="truncated-last-line",
+                    message=TRUNCATED_MESSAGE,
+                )
+            else:
+                yield _Outcome(
+                    number,
+                    False,
+                    kind="not-json",
+                    message=f"not JSON ({_reason(failure)})",
+                )
+
+    def _read_error_message(self, error: BaseException, last_line: int) -> str:
+        what = "corrupt or truncated gzip stream" if self.is_gzip else "read error"
+        where = f"after line {last_line}" if last_line else "at the start"
+        return f"{what} {where} ({_reason(error)}); records before it are kept"
+
+    def _read_failure(self, message: str) -> _Outcome:
+        kind = "bad-gzip" if self.is_gzip else "read-error"
+        return _Outcome(None, False, kind=kind, message=message, counted=False)
+
+
+def _clean(raw: bytes, first: bool) -> bytes:
+    """The line without its `\\n`, a CRLF `\\r`, and (on line 1) a UTF-8 BOM."""
+    body = raw[:-1] if raw.endswith(b"\n") else raw
+    if body.endswith(b"\r"):
+        body = body[:-1]
+    if first:
+        body = body.removeprefix(UTF8_BOM)
+    return body
+
+
+def _parses_as_container(body: bytes) -> bool:
+    try:
+        return isinstance(orjson.loads(body), dict | list)
+    except _PARSE_ERRORS:
+        return False
+
+
+def _looks_utf16(head: bytes) -> bool:
+    """UTF-16 without a BOM: the first non-empty line has NUL in every other byte
+    (the high byte of ASCII characters) and something else in between."""
+    sample = next((part for part in head.split(b"\n", 8) if part), b"")[:256]
+    if len(sample) < 2:
+        return False
+    even, odd = sample[0::2], sample[1::2]
+    return (not odd.strip(b"\x00") and bool(even.strip(b"\x00"))) or (
+        not even.strip(b"\x00") and bool(odd.strip(b"\x00"))
+    )
+
+
+def _first_non_blank(head: bytes, end: int) -> int:
+    """1-based number of the first non-blank line starting before `end`."""
+    lines = head[:end].split(b"\n")
+    for index, line in enumerate(lines):
+        body = _clean(line, index == 0)
+        if body and not body.isspace():
+            return index + 1
+    return len(lines)
+
+
+def _reason(error: BaseException) -> str:
+    """A short reason for a warning: orjson's message and column, no doc dump."""
+    if isinstance(error, orjson.JSONDecodeError):
+        text = f"{error.msg} at column {error.colno}"
+    else:
+        text = str(error) or type(error).__name__
+    return text if len(text) <= _REASON_LIMIT else text[: _REASON_LIMIT - 1] + "…"

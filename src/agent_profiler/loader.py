@@ -1,0 +1,136 @@
+"""From command-line paths to model sessions: expand directories, detect each
+file's harness by content, group files into session trees, and read them.
+
+A file that cannot be used at all (unreadable, not a journal) is reported in
+`LoadResult.failures` and the others are still read (SPEC §6)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agent_profiler.adapters import ADAPTERS, JournalGroup, SniffedFile, adapter_for
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.errors import JournalError, UsageError
+from agent_profiler.jsonl import sniff
+from agent_profiler.model import Harness, Session
+
+JOURNAL_SUFFIXES = (".jsonl", ".jsonl.gz")
+
+
+@dataclass(slots=True)
+class LoadResult:
+    sessions: list[Session] = field(default_factory=list)
+    failures: list[JournalError] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+
+
+def expand(inputs: Iterable[Path]) -> tuple[list[Path], list[JournalError]]:
+    """Files named on the command line are taken as they are; directories are
+    walked (without following symlinked directories, so a loop cannot hang us)
+    for `*.jsonl` and `*.jsonl.gz`. Order is deterministic."""
+    files: list[Path] = []
+    failures: list[JournalError] = []
+    seen: set[Path] = set()
+    for path in inputs:
+        if path.is_dir():
+            found = []
+            for root, dirs, names in os.walk(path, followlinks=False):
+                dirs.sort()
+                found += [Path(root) / n for n in sorted(names) if n.endswith(JOURNAL_SUFFIXES)]
+            if not found:
+                failures.append(JournalError(str(path), "no journals (*.jsonl, *.jsonl.gz) found"))
+            candidates = found
+        elif path.exists():
+            candidates = [path]
+        else:
+            failures.append(JournalError(str(path), "no such file or directory"))
+            continue
+        for candidate in candidates:
+            key = candidate.resolve() if candidate.exists() else candidate
+            if key not in seen:
+                seen.add(key)
+                files.append(candidate)
+    return files, failures
+
+
+def plan(
+    files: list[Path], harness: Harness | None
+) -> tuple[list[JournalGroup], list[JournalError]]:
+    """Detect each file's harness and group the files of one session tree."""
+    by_harness: dict[Harness, list[SniffedFile]] = {}
+    failures: list[JournalError] = []
+    for path in files:
+        try:
+            head = sniff(path)
+        except JournalError as error:
+            failures.append(error)
+            continue
+        if not head:
+            failures.append(JournalError(str(path), "empty journal (no records)"))
+            continue
+        if harness is not None:
+            chosen: Harness | None = harness
+        else:
+            chosen = next((a.harness for a in ADAPTERS if a.detect(head)), None)
+        if chosen is None:
+            known = ", ".join(a.harness.value for a in ADAPTERS)
+            failures.append(JournalError(
+                str(path), f"not a journal of a supported harness ({known}); try --harness"))
+            continue
+        by_harness.setdefault(chosen, []).append(SniffedFile(path, head))
+    groups: list[JournalGroup] = []
+    for chosen, sniffed in by_harness.items():
+        adapter = adapter_for(chosen)
+        if adapter is None:
+            raise UsageError(f"no adapter for harness {chosen.value!r}")
+        groups += adapter.plan(sniffed)
+    return groups, failures
+
+
+def load(
+    inputs: Iterable[Path],
+    diagnostics: Diagnostics,
+    *,
+    harness: Harness | None = None,
+    progress: Callable[[JournalGroup], None] | None = None,
+) -> LoadResult:
+    result = LoadResult()
+    files, failures = expand(inputs)
+    result.failures += failures
+    groups, failures = plan(files, harness)
+    result.failures += failures
+    for group in groups:
+        adapter = adapter_for(group.harness)
+        assert adapter is not None
+        try:
+            sessions = adapter.read(group, diagnostics)
+        except JournalError as error:
+            result.failures.append(error)
+        else:
+            if not sessions:
+                where = group.main or group.extras[0]
+                result.failures.append(JournalError(str(where), "no session records found"))
+            result.sessions += sessions
+            result.files += group.paths
+        if progress is not None:
+            progress(group)
+    result.sessions = _unique_ids(result.sessions)
+    return result
+
+
+def _unique_ids(sessions: list[Session]) -> list[Session]:
+    """Session ids name tracks, so they must be unique in one trace: a repeated id
+    (the same session in two files, a resumed run) gets a `#2`, `#3` suffix."""
+    seen: dict[str, int] = {}
+    unique = []
+    for session in sessions:
+        count = seen.get(session.session_id, 0) + 1
+        seen[session.session_id] = count
+        if count > 1:
+            session = dataclasses.replace(session, session_id=f"{session.session_id}#{count}")
+        unique.append(session)
+    return unique

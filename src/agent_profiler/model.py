@@ -1,0 +1,269 @@
+"""The model: plain frozen data that every adapter produces and every writer reads.
+
+Adapters turn one harness's journal into `Session`s; writers turn sessions into
+files. Nothing here knows about a journal format or an output format. Times are
+absolute wall-clock (UNIX epoch) nanoseconds; token counts are integers.
+Wire names (`tokens`, `source_id`, `baseline/added/replaced/removed`) follow
+TRACE_CONTRACT §5 so that the writer never renames anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+Nanoseconds = int
+Tokens = int
+
+
+class Harness(StrEnum):
+    CLAUDE_CODE = "claude-code"
+    CODEX = "codex"
+    PI = "pi"
+    MUSE = "muse"
+
+    @property
+    def category_prefix(self) -> str:
+        """Slice category prefix that Agent Profiler's UI accepts (`claude.*`, ...)."""
+        return {"claude-code": "claude"}.get(self.value, self.value)
+
+    @property
+    def command(self) -> str:
+        """The harness's executable name, used as the Perfetto process name."""
+        return self.category_prefix
+
+    @property
+    def label(self) -> str:
+        return {
+            "claude-code": "Claude Code",
+            "codex": "Codex",
+            "pi": "Pi",
+            "muse": "Muse Code",
+        }[self.value]
+
+
+class Category(StrEnum):
+    """Exclusive context categories (SPEC §2), in the contract's fixed order."""
+
+    SYSTEM = "system"
+    RULES = "rules"
+    SKILLS = "skills"
+    TOOLS = "tools"
+    ENVIRONMENT = "environment"
+    PROMPTS = "prompts"
+    ASSISTANT = "assistant"
+    RESULTS = "results"
+    SUMMARIES = "summaries"
+    OVERHEAD = "overhead"
+    MESSAGES = "messages"
+    UNATTRIBUTED = "unattributed"
+
+    @property
+    def label(self) -> str:
+        """The exact `Context: <Label>` counter label (TRACE_CONTRACT §6)."""
+        return _CATEGORY_LABELS[self]
+
+
+_CATEGORY_LABELS = {
+    Category.SYSTEM: "System instructions",
+    Category.RULES: "Rules and memory",
+    Category.SKILLS: "Skills",
+    Category.TOOLS: "Tool definitions",
+    Category.ENVIRONMENT: "Environment",
+    Category.PROMPTS: "User prompts",
+    Category.ASSISTANT: "Assistant history",
+    Category.RESULTS: "Tool results",
+    Category.SUMMARIES: "Compaction summaries",
+    Category.OVERHEAD: "Harness overhead",
+    Category.MESSAGES: "Conversation",
+    Category.UNATTRIBUTED: "Unattributed",
+}
+
+
+class Stage(StrEnum):
+    REQUEST_INPUT = "request-input"
+    CAPTURE_START = "capture-start"
+    POST_COMPACTION = "post-compaction"
+    TRANSCRIPT_OBSERVED = "transcript-observed"
+
+
+class Basis(StrEnum):
+    NATIVE_SUMMARY = "native-summary"
+    NATIVE_BYTES = "native-bytes/4"
+    CHARS = "chars/4"
+
+
+class Coverage(StrEnum):
+    COMPLETE = "complete"
+    PARTIAL = "partial"
+
+
+class ChangeKind(StrEnum):
+    BASELINE = "baseline"
+    ADDED = "added"
+    REPLACED = "replaced"
+    REMOVED = "removed"
+
+
+class SourceKind(StrEnum):
+    TOOL = "tool"
+    PROMPT = "prompt"
+    RESPONSE = "response"
+    NONE = ""
+
+
+class AnchorKind(StrEnum):
+    """Which operation slice a context snapshot is annotated on."""
+
+    RESPONSE = "response"
+    COMPACTION = "compaction"
+    SESSION = "session"
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token usage of one model response as the journal reports it.
+
+    `prompt_tokens` is the request's whole input with cached tokens counted
+    once; each adapter computes it with its harness's formula (Claude: input +
+    cache_creation + cache_read; Codex: input already includes cached).
+    """
+
+    prompt_tokens: Tokens
+    input_tokens: Tokens = 0
+    output_tokens: Tokens = 0
+    cache_read_tokens: Tokens = 0
+    cache_write_tokens: Tokens = 0
+    reasoning_tokens: Tokens = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """A user turn (or a subagent's task prompt), from arrival to the end of its work."""
+
+    id: str
+    start_ns: Nanoseconds
+    end_ns: Nanoseconds
+    chars: int
+    source: str = "user"  # "user" or "agent" (a subagent's task)
+    preview: str = ""  # capped excerpt; writers include it only when asked
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """One model request/response (one message id), with its reported usage."""
+
+    id: str
+    start_ns: Nanoseconds
+    end_ns: Nanoseconds
+    model: str
+    usage: Usage
+    prompt_id: str | None = None
+    is_error: bool = False
+    stop_reason: str | None = None
+    output_tokens_reliable: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    call_id: str
+    name: str
+    start_ns: Nanoseconds
+    end_ns: Nanoseconds
+    response_id: str | None = None
+    prompt_id: str | None = None
+    is_error: bool = False
+    incomplete: bool = False  # no result was recorded
+    arg_keys: tuple[str, ...] = ()
+    arg_bytes: int = 0
+    args_preview: tuple[tuple[str, str], ...] = ()
+    result_chars: int = 0
+    child_session: str | None = None  # a subagent this call launched
+
+
+@dataclass(frozen=True, slots=True)
+class Compaction:
+    id: str
+    start_ns: Nanoseconds
+    end_ns: Nanoseconds
+    kind: str  # "compaction" (summarised) or "microcompaction" (old results cleared)
+    trigger: str | None = None
+    pre_tokens: Tokens | None = None
+    post_tokens: Tokens | None = None
+    removed_items: int = 0
+    request: Response | None = None  # the summarisation request, when recorded
+
+
+@dataclass(frozen=True, slots=True)
+class ContextChange:
+    id: str
+    category: Category
+    change: ChangeKind
+    tokens: Tokens  # the item's current estimate (0 once removed)
+    delta_tokens: int
+    chars: int | None = None
+    label: str = ""
+    source_id: str = ""  # the tool call id, when a tool put the item there
+    source_kind: SourceKind = SourceKind.NONE
+
+
+@dataclass(frozen=True, slots=True)
+class ContextSnapshot:
+    """One observed composition of a session's context (SPEC §2)."""
+
+    time_ns: Nanoseconds
+    anchor: AnchorKind
+    anchor_id: str  # id of the response / compaction it belongs to ("" for the session)
+    stage: Stage
+    basis: Basis
+    coverage: Coverage
+    baseline: bool
+    categories: tuple[tuple[Category, Tokens], ...]  # present categories only
+    changes: tuple[ContextChange, ...] = ()
+    omitted_changes: int = 0
+    reported_tokens: Tokens | None = None
+    window_tokens: Tokens | None = None
+    effective_window_tokens: Tokens | None = None
+    compact_threshold_tokens: Tokens | None = None
+    model: str | None = None
+    item_stage: str | None = None
+
+    @property
+    def estimated_tokens(self) -> Tokens:
+        return sum(tokens for _, tokens in self.categories)
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    harness: Harness
+    session_id: str
+    start_ns: Nanoseconds
+    end_ns: Nanoseconds
+    sources: tuple[str, ...]
+    models: tuple[str, ...] = ()
+    provider: str | None = None
+    window_tokens: Tokens | None = None
+    window_source: str | None = None  # "journal" or how it was inferred
+    project: str | None = None
+    harness_version: str | None = None
+    parent_session: str | None = None
+    parent_call_id: str | None = None
+    agent_id: str | None = None
+    child_role: str | None = None
+    timing: str = "journal-timestamps"
+    incomplete: bool = False
+    prompts: tuple[Prompt, ...] = ()
+    responses: tuple[Response, ...] = ()
+    tool_calls: tuple[ToolCall, ...] = ()
+    compactions: tuple[Compaction, ...] = ()
+    snapshots: tuple[ContextSnapshot, ...] = ()
+    unmeasured: tuple[tuple[str, int], ...] = ()  # what was seen but not estimated: kind → count
+    facts: tuple[tuple[str, str], ...] = field(default=())  # extra labelled facts
+
+    @property
+    def model(self) -> str | None:
+        return self.models[0] if self.models else None
+
+    @property
+    def is_subagent(self) -> bool:
+        return self.parent_session is not None

@@ -1,0 +1,774 @@
+"""Perfetto writer: model sessions → a protobuf TrackEvent trace.
+
+Owns the wire layout of TRACE_CONTRACT.md: one `agentprof.capture` track per
+session, the `profile (1)` slice, operation slices with `kind`, the token and
+`Context: <Label>` counters with their closing zeros, the typed `context`
+annotation, flows, and our "Largest additions" instants for ui.perfetto.dev.
+
+Everything here is deterministic: track and flow ids are FNV-1a-64 hashes of
+stable keys, events are sorted by (timestamp, rank, creation order), so the same
+sessions always give the same bytes. Track ids and lanes stay private to this
+module; the model knows nothing of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import IO, Any
+
+from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+from agent_profiler import __version__
+from agent_profiler.model import (
+    AnchorKind,
+    Category,
+    ContextChange,
+    ContextSnapshot,
+    Session,
+)
+
+CATEGORY_ESTIMATE_NOTE = (
+    "estimate: characters / 4 per journal item, rounded up; not a tokenizer count"
+)
+MAX_ADDITION_INSTANTS = 10
+SHARE_KEY = "llm.context.tokens"
+
+# Same-timestamp order (TRACE_CONTRACT §1): lowest rank first.
+R_CAPTURE_BEGIN, R_COUNTER_OPEN, R_SLICE_END, R_INSTANT, R_SLICE_BEGIN = 0, 1, 2, 3, 4
+R_ZERO_END, R_COUNTER, R_COUNTER_CLOSE, R_CAPTURE_END = 5, 6, 7, 8
+
+CLOCK_REALTIME = 1
+CLOCK_BOOTTIME = 6
+
+_COUNTER_DESCRIPTIONS = {
+    "Input tokens": "Cumulative input tokens as the journal reports them (usage.input_tokens).",
+    "Output tokens": "Cumulative output tokens as the journal reports them.",
+    "Context size": "Reported request input (cached tokens counted once) at each model request; "
+    "pre/post tokens around compactions.",
+    "Context window": "The model's context window at each request.",
+}
+
+
+class ContentMode(StrEnum):
+    NONE = "none"  # counts and identities only: safe to attach to a bug report
+    PREVIEWS = "previews"  # adds length-capped prompt and argument previews
+
+
+@dataclass(frozen=True, slots=True)
+class TraceFacts:
+    """Trace-level facts written on every `profile (1)` slice."""
+
+    inputs: tuple[str, ...] = ()
+    content: ContentMode = ContentMode.NONE
+
+
+def fnv1a64(text: str) -> int:
+    value = 0xCBF29CE484222325
+    for byte in text.encode():
+        value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return value or 1
+
+
+# --------------------------------------------------------------------------- specs
+
+
+@dataclass(slots=True)
+class _Slice:
+    track: str  # logical track name; lanes are assigned later
+    name: str
+    start: int
+    end: int
+    category: str
+    args: dict[str, Any]
+    flows: list[int] = field(default_factory=list)
+    instant: bool = False
+    track_uuid: int = 0
+
+
+@dataclass(slots=True)
+class _Counter:
+    name: str
+    parent: str  # "capture" or "context"
+    share: bool
+    description: str
+    samples: list[tuple[int, int, int]] = field(default_factory=list)  # ts, rank, value
+    uuid: int = 0
+
+
+class _SessionTracks:
+    """The slices, counters and tracks of one session before serialisation."""
+
+    def __init__(self, session: Session, parent_uuid: int | None, facts: TraceFacts) -> None:
+        self.session = session
+        self.key = session.session_id
+        self.prefix = session.harness.category_prefix
+        self.activity = f"{self.prefix}.activity"
+        self.metadata = f"{self.prefix}.metadata"
+        self.capture_uuid = fnv1a64(f"capture:{self.key}")
+        self.parent_uuid = parent_uuid
+        self.facts = facts
+        self.slices: list[_Slice] = []
+        self.counters: dict[str, _Counter] = {}
+        self.track_descriptors: list[pb.TrackDescriptor] = []
+        self.end = max(
+            [session.end_ns]
+            + [op.end_ns for op in (*session.responses, *session.tool_calls, *session.prompts)]
+            + [c.end_ns for c in session.compactions]
+            + [s.time_ns for s in session.snapshots]
+        )
+        self.start = min(
+            [session.start_ns]
+            + [op.start_ns for op in (*session.responses, *session.tool_calls, *session.prompts)]
+            + [c.start_ns for c in session.compactions]
+        )
+        self.prompt_slices: dict[str, _Slice] = {}
+        self.input_instants: list[_Slice] = []
+        self.response_slices: dict[str, _Slice] = {}
+        self.tool_slices: dict[str, _Slice] = {}
+
+    # -- helpers ----------------------------------------------------------
+
+    def uuid(self, key: str) -> int:
+        return fnv1a64(f"{self.key}:{key}")
+
+    def flow(self, source: _Slice, target: _Slice, key: str) -> None:
+        """A flow arrow from source to target; skipped if it would point back in time."""
+        if target.start < source.start:
+            return
+        flow_id = fnv1a64(f"{self.key}:flow:{key}")
+        source.flows.append(flow_id)
+        target.flows.append(flow_id)
+
+    def counter(self, name: str, parent: str = "capture", share: bool = False) -> _Counter:
+        if name not in self.counters:
+            description = _COUNTER_DESCRIPTIONS.get(name, "")
+            if parent == "context":
+                description = (
+                    f"Tokens of this context category at each observed snapshot ("
+                    f"{CATEGORY_ESTIMATE_NOTE}; native counts where the journal has them)."
+                )
+            self.counters[name] = _Counter(name, parent, share, description)
+        return self.counters[name]
+
+    # -- building ---------------------------------------------------------
+
+    def build(self) -> None:
+        session = self.session
+        self._profile()
+        self._prompts()
+        self._responses()
+        self._tools()
+        self._compactions()
+        self._configuration()
+        self._context_counters()
+        self._largest_additions()
+        for counter in self.counters.values():
+            counter.samples.append((self.end, R_COUNTER_CLOSE, 0))
+        del session
+
+    def _profile(self) -> None:
+        s = self.session
+        args: dict[str, Any] = {
+            "kind": "capture",
+            "schema_version": 1,
+            "capture_id": format(self.capture_uuid, "x"),
+            "session_id": s.session_id,
+            "harness": s.harness.value,
+            "provider": s.provider or "unknown",
+            "model": s.model or "unknown",
+        }
+        if s.window_tokens:
+            args["context_window_tokens"] = s.window_tokens
+            args["context_window_source"] = s.window_source or "journal"
+        if s.models[1:]:
+            args["models"] = list(s.models)
+        if s.harness_version:
+            args["harness_version"] = s.harness_version
+        args["recorder_version"] = f"agent-profiler {__version__}"
+        args["timing"] = s.timing
+        if s.parent_session:
+            args["parent_session"] = s.parent_session
+            args["child_role"] = s.child_role or "subagent"
+            if s.agent_id:
+                args["agent_id"] = s.agent_id
+            if s.parent_call_id:
+                args["parent_call_id"] = s.parent_call_id
+        args["label"] = _session_label(s)
+        args["session_labels"] = [s.harness.label] + (["subagent"] if s.parent_session else [])
+        if s.incomplete:
+            args["incomplete"] = True
+        args["exporter"] = f"agent-profiler {__version__}"
+        args["inputs"] = list(self.facts.inputs) or [_basename(p) for p in s.sources]
+        args["sources"] = [_basename(p) for p in s.sources]
+        args["estimation"] = (
+            "context categories: characters / 4 per journal item, rounded up (not tokenizer "
+            "counts); the head the journal lacks is one inferred item (first reported − first "
+            "estimated); reported sizes are never scaled"
+        )
+        args["content"] = self.facts.content.value
+        if s.unmeasured:
+            args["unmeasured"] = dict(s.unmeasured)
+        for key, value in s.facts:
+            args[key] = value
+        args["responses"] = len(s.responses)
+        self.slices.append(
+            _Slice("Session", "profile (1)", self.start, self.end, self.metadata, args)
+        )
+
+    def _prompts(self) -> None:
+        previews = self.facts.content is ContentMode.PREVIEWS
+        for prompt in self.session.prompts:
+            instant = _Slice(
+                "Inputs",
+                "prompt-input",
+                prompt.start_ns,
+                prompt.start_ns,
+                self.activity,
+                {"source": prompt.source, "timing": "journal-record-time"},
+                instant=True,
+            )
+            text = prompt.preview if previews else f"[{prompt.chars} chars; not included]"
+            args: dict[str, Any] = {
+                "kind": "prompt",
+                "text": text,
+                "length": prompt.chars,
+                "turn_id": prompt.id,
+                "source": prompt.source,
+            }
+            slice_ = _Slice("Prompts", "prompt", prompt.start_ns, prompt.end_ns, self.activity, args)
+            self.slices += [instant, slice_]
+            self.input_instants.append(instant)
+            self.prompt_slices[prompt.id] = slice_
+            self.flow(instant, slice_, f"input:{prompt.id}")
+
+    def _responses(self) -> None:
+        s = self.session
+        snapshots = {x.anchor_id: x for x in s.snapshots if x.anchor is AnchorKind.RESPONSE}
+        size = self.counter("Context size", share=True)
+        window = self.counter("Context window", share=True) if s.window_tokens else None
+        inputs = self.counter("Input tokens")
+        outputs = self.counter("Output tokens")
+        for counter in (size, window, inputs, outputs):
+            if counter is not None:
+                counter.samples.append((self.start, R_COUNTER_OPEN, 0))
+        total_in = total_out = 0
+        for response in sorted(s.responses, key=lambda r: (r.start_ns, r.end_ns, r.id)):
+            usage = response.usage
+            args: dict[str, Any] = {
+                "kind": "assistant-message",
+                "model": response.model,
+                "provider": s.provider or "unknown",
+                "input_tokens": usage.input_tokens,
+                "output_tokens": usage.output_tokens,
+                "cache_read_tokens": usage.cache_read_tokens,
+                "cache_write_tokens": usage.cache_write_tokens,
+                "context_tokens": usage.prompt_tokens,
+            }
+            if usage.reasoning_tokens:
+                args["reasoning_tokens"] = usage.reasoning_tokens
+            if s.window_tokens:
+                args["context_window_tokens"] = s.window_tokens
+            args["timing"] = "journal: triggering record → last record of the response"
+            args["is_error"] = response.is_error
+            if response.stop_reason:
+                args["stop_reason"] = response.stop_reason
+            if not response.output_tokens_reliable:
+                args["output_tokens_reliable"] = False
+            args["response_id"] = response.id
+            snapshot = snapshots.get(response.id)
+            if snapshot is not None:
+                args["context"] = _context_dict(snapshot, response.start_ns)
+            slice_ = _Slice(
+                "Responses", "response", response.start_ns, response.end_ns, self.activity, args
+            )
+            self.slices.append(slice_)
+            self.slices.append(
+                _Slice(
+                    "Turns", "turn", response.start_ns, response.end_ns, self.activity,
+                    {"kind": "turn"},
+                )
+            )
+            self.response_slices[response.id] = slice_
+            if response.prompt_id in self.prompt_slices:
+                self.flow(
+                    self.prompt_slices[response.prompt_id], slice_, f"prompt:{response.id}"
+                )
+            total_in += usage.input_tokens
+            total_out += usage.output_tokens
+            size.samples.append((response.start_ns, R_COUNTER, usage.prompt_tokens))
+            if window is not None and s.window_tokens:
+                window.samples.append((response.start_ns, R_COUNTER, s.window_tokens))
+            inputs.samples.append((response.end_ns, R_COUNTER, total_in))
+            outputs.samples.append((response.end_ns, R_COUNTER, total_out))
+
+    def _tools(self) -> None:
+        previews = self.facts.content is ContentMode.PREVIEWS
+        for call in sorted(self.session.tool_calls, key=lambda c: (c.start_ns, c.call_id)):
+            args: dict[str, Any] = {
+                "kind": "tool-execution",
+                "call_id": call.call_id,
+                "name": call.name,
+                "is_error": call.is_error,
+                "bytes": call.arg_bytes,
+                "keys": list(call.arg_keys),
+            }
+            if previews and call.args_preview:
+                args["args"] = dict(call.args_preview)
+            args["result_chars"] = call.result_chars
+            args["timing"] = "journal: call record → result record"
+            if call.incomplete:
+                args["incomplete"] = True
+            if call.child_session:
+                args["delegation"] = True
+                args["child_session"] = call.child_session
+            slice_ = _Slice("Tools", call.name, call.start_ns, call.end_ns, self.activity, args)
+            self.slices.append(slice_)
+            self.tool_slices[call.call_id] = slice_
+            if call.response_id in self.response_slices:
+                self.flow(
+                    self.response_slices[call.response_id], slice_, f"tool:{call.call_id}"
+                )
+
+    def _compactions(self) -> None:
+        snapshots = {x.anchor_id: x for x in self.session.snapshots
+                     if x.anchor is AnchorKind.COMPACTION}
+        size = self.counter("Context size", share=True)
+        for compaction in self.session.compactions:
+            args: dict[str, Any] = {"kind": "compaction", "compaction_kind": compaction.kind}
+            if compaction.trigger:
+                args["trigger"] = compaction.trigger
+            if compaction.pre_tokens is not None:
+                args["pre_tokens"] = compaction.pre_tokens
+                size.samples.append((compaction.start_ns, R_COUNTER, compaction.pre_tokens))
+            if compaction.post_tokens is not None:
+                args["post_tokens"] = compaction.post_tokens
+                size.samples.append((compaction.end_ns, R_COUNTER, compaction.post_tokens))
+            args["removed_items"] = compaction.removed_items
+            snapshot = snapshots.get(compaction.id)
+            if snapshot is not None:
+                args["context"] = _context_dict(snapshot, compaction.start_ns)
+            self.slices.append(
+                _Slice(
+                    "Compaction", compaction.kind, compaction.start_ns, compaction.end_ns,
+                    self.activity, args,
+                )
+            )
+            request = compaction.request
+            if request is not None:
+                usage = request.usage
+                self.slices.append(
+                    _Slice(
+                        "Compaction responses", "response", request.start_ns, request.end_ns,
+                        self.activity,
+                        {
+                            "kind": "compaction-response",
+                            "model": request.model,
+                            "input_tokens": usage.input_tokens,
+                            "output_tokens": usage.output_tokens,
+                            "cache_read_tokens": usage.cache_read_tokens,
+                            "cache_write_tokens": usage.cache_write_tokens,
+                            "context_tokens": usage.prompt_tokens,
+                        },
+                    )
+                )
+
+    def _configuration(self) -> None:
+        s = self.session
+        changes: list[tuple[int, str]] = []
+        for response in sorted(s.responses, key=lambda r: r.start_ns):
+            if response.model and (not changes or changes[-1][1] != response.model):
+                changes.append((response.start_ns, response.model))
+        for index, (start, model) in enumerate(changes):
+            end = changes[index + 1][0] if index + 1 < len(changes) else self.end
+            args: dict[str, Any] = {
+                "harness": s.harness.value,
+                "provider": s.provider or "unknown",
+                "model": model,
+            }
+            if s.window_tokens:
+                args["context_window_tokens"] = s.window_tokens
+            self.slices.append(_Slice("Configuration", "run-configuration", start, end,
+                                      self.metadata, args))
+
+    def _context_counters(self) -> None:
+        seen: list[Category] = []
+        for snapshot in sorted(self.session.snapshots, key=lambda x: x.time_ns):
+            present = dict(snapshot.categories)
+            for category in present:
+                if category not in seen:
+                    seen.append(category)
+            for category in seen:
+                counter = self.counter(f"Context: {category.label}", "context", share=True)
+                counter.samples.append((snapshot.time_ns, R_COUNTER, present.get(category, 0)))
+
+    def _largest_additions(self) -> None:
+        candidates: list[tuple[ContextChange, ContextSnapshot]] = []
+        for snapshot in self.session.snapshots:
+            if snapshot.baseline:
+                continue
+            for change in snapshot.changes:
+                if change.delta_tokens > 0 and change.source_id in self.tool_slices:
+                    candidates.append((change, snapshot))
+        candidates.sort(key=lambda cs: (-cs[0].delta_tokens, cs[1].time_ns, cs[0].id))
+        for rank, (change, snapshot) in enumerate(candidates[:MAX_ADDITION_INSTANTS], start=1):
+            tool = self.tool_slices[change.source_id]
+            # No `kind` and no `context` here: Agent Profiler's tables must skip these
+            # (TRACE_CONTRACT §9); they exist for ui.perfetto.dev's flow arrows.
+            instant = _Slice(
+                "Largest additions",
+                f"+{change.delta_tokens:,} tokens · {tool.name}",
+                snapshot.time_ns,
+                snapshot.time_ns,
+                "agentprof-additions",
+                {
+                    "rank": rank,
+                    "delta_tokens": change.delta_tokens,
+                    "tokens": change.tokens,
+                    "category": change.category.value,
+                    "item_id": change.id,
+                    "tool_call_id": change.source_id,
+                    "tool": tool.name,
+                    "estimate": CATEGORY_ESTIMATE_NOTE,
+                },
+                instant=True,
+            )
+            self.slices.append(instant)
+            self.flow(tool, instant, f"addition:{change.id}:{snapshot.time_ns}")
+
+    def link_child(self, call_id: str, child: _SessionTracks) -> None:
+        """Flow from the launching tool to the child's first prompt-input."""
+        tool = self.tool_slices.get(call_id)
+        if tool is None:
+            return
+        if not child.input_instants:
+            instant = _Slice(
+                "Inputs", "prompt-input", child.start, child.start, child.activity,
+                {"source": "agent", "timing": "session-start"}, instant=True,
+            )
+            child.slices.append(instant)
+            child.input_instants.append(instant)
+        target = child.input_instants[0]
+        if target.start < tool.start:
+            return
+        flow_id = fnv1a64(f"{self.key}:flow:child:{call_id}:{child.key}")
+        tool.flows.append(flow_id)
+        target.flows.append(flow_id)
+
+    # -- lanes and descriptors ----------------------------------------------
+
+    def assign_tracks(self) -> None:
+        """Give each slice a track: one lane per logical track unless slices overlap,
+        then first-fit lanes with the same name (merged BY_TRACK_NAME in the UI)."""
+        capture = pb.TrackDescriptor(uuid=self.capture_uuid, name="agentprof.capture")
+        capture.sibling_merge_behavior = pb.TrackDescriptor.SIBLING_MERGE_BEHAVIOR_NONE
+        if self.parent_uuid is not None:
+            capture.parent_uuid = self.parent_uuid
+        capture.description = _session_label(self.session)
+        self.track_descriptors.append(capture)
+        lanes: dict[str, list[int]] = {}
+        order = sorted(range(len(self.slices)),
+                       key=lambda i: (self.slices[i].start, -self.slices[i].end, i))
+        context_group = self.uuid("group:Context")
+        for index in order:
+            slice_ = self.slices[index]
+            if slice_.track == "Session":
+                slice_.track_uuid = self.uuid("Session:profile")
+                continue
+            ends = lanes.setdefault(slice_.track, [])
+            if slice_.instant:
+                # Instants never conflict: they all go on the first lane.
+                if not ends:
+                    ends.append(slice_.start)
+                lane = 0
+            else:
+                # A zero-length slice keeps its lane busy until ts + 1 (contract §1).
+                busy_until = slice_.end if slice_.end > slice_.start else slice_.start + 1
+                free = next((n for n, end in enumerate(ends) if end <= slice_.start), None)
+                if free is None:
+                    lane = len(ends)
+                    ends.append(busy_until)
+                else:
+                    lane = free
+                    ends[lane] = busy_until
+            slice_.track_uuid = self.uuid(f"{slice_.track}:{lane}")
+        # Descriptors: profile track first, then the logical tracks in a fixed order.
+        profile = pb.TrackDescriptor(uuid=self.uuid("Session:profile"), name="Session",
+                                     parent_uuid=self.capture_uuid)
+        self.track_descriptors.append(profile)
+        for name in _TRACK_ORDER:
+            if name == "Largest additions":
+                continue  # declared under the Context group below
+            for lane in range(len(lanes.get(name, []))):
+                track = pb.TrackDescriptor(uuid=self.uuid(f"{name}:{lane}"), name=name,
+                                           parent_uuid=self.capture_uuid)
+                track.sibling_merge_behavior = (
+                    pb.TrackDescriptor.SIBLING_MERGE_BEHAVIOR_BY_TRACK_NAME
+                )
+                self.track_descriptors.append(track)
+        for counter in self.counters.values():
+            if counter.parent == "capture":
+                self._counter_descriptor(counter, self.capture_uuid)
+        context_counters = [c for c in self.counters.values() if c.parent == "context"]
+        if context_counters or "Largest additions" in lanes:
+            group = pb.TrackDescriptor(uuid=context_group, name="Context",
+                                       parent_uuid=self.capture_uuid)
+            group.description = (
+                "Context composition by category (" + CATEGORY_ESTIMATE_NOTE + "). "
+                "'Context size' beside it is the reported request input."
+            )
+            self.track_descriptors.append(group)
+            for counter in context_counters:
+                self._counter_descriptor(counter, context_group)
+            if "Largest additions" in lanes:
+                track = pb.TrackDescriptor(uuid=self.uuid("Largest additions:0"),
+                                           name="Largest additions", parent_uuid=context_group)
+                track.description = (
+                    "The largest non-baseline additions to the context; each has a flow "
+                    "arrow from the tool call that caused it."
+                )
+                self.track_descriptors.append(track)
+
+    def _counter_descriptor(self, counter: _Counter, parent: int) -> None:
+        counter.uuid = self.uuid(f"counter:{counter.name}")
+        track = pb.TrackDescriptor(uuid=counter.uuid, name=counter.name, parent_uuid=parent)
+        track.counter.unit = pb.CounterDescriptor.UNIT_UNSPECIFIED
+        track.counter.unit_name = "tokens"
+        if counter.share:
+            track.counter.y_axis_share_key = SHARE_KEY
+        if counter.description:
+            track.description = counter.description
+        self.track_descriptors.append(track)
+
+    # -- events -------------------------------------------------------------
+
+    def events(self) -> Iterable[tuple[int, int, int, pb.TracePacket]]:
+        seq = 0
+        for slice_ in self.slices:
+            seq += 1
+            begin = pb.TracePacket(timestamp=slice_.start, timestamp_clock_id=CLOCK_REALTIME)
+            event = begin.track_event
+            event.track_uuid = slice_.track_uuid
+            event.categories.append(slice_.category)
+            event.name = slice_.name
+            for key, value in slice_.args.items():
+                _annotate(event.debug_annotations.add(), key, value)
+            event.flow_ids.extend(slice_.flows)
+            if slice_.instant:
+                event.type = pb.TrackEvent.TYPE_INSTANT
+                yield slice_.start, R_INSTANT, seq, begin
+                continue
+            event.type = pb.TrackEvent.TYPE_SLICE_BEGIN
+            is_profile = slice_.name.startswith("profile (")
+            yield slice_.start, R_CAPTURE_BEGIN if is_profile else R_SLICE_BEGIN, seq, begin
+            end = pb.TracePacket(timestamp=slice_.end, timestamp_clock_id=CLOCK_REALTIME)
+            end.track_event.type = pb.TrackEvent.TYPE_SLICE_END
+            end.track_event.track_uuid = slice_.track_uuid
+            if is_profile:
+                rank = R_CAPTURE_END
+            elif slice_.end == slice_.start:
+                rank = R_ZERO_END
+            else:
+                rank = R_SLICE_END
+            yield slice_.end, rank, seq, end
+        for counter in self.counters.values():
+            for ts, rank, value in counter.samples:
+                seq += 1
+                packet = pb.TracePacket(timestamp=ts, timestamp_clock_id=CLOCK_REALTIME)
+                event = packet.track_event
+                event.type = pb.TrackEvent.TYPE_COUNTER
+                event.track_uuid = counter.uuid
+                event.categories.append(self.activity)
+                event.counter_value = value
+                yield ts, rank, seq, packet
+
+
+_TRACK_ORDER = (
+    "Inputs",
+    "Prompts",
+    "Responses",
+    "Turns",
+    "Tools",
+    "Compaction",
+    "Compaction responses",
+    "Configuration",
+    "Largest additions",
+)
+
+
+def _basename(path: str) -> str:
+    return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+
+
+def _session_label(session: Session) -> str:
+    project = _basename(session.project) if session.project else ""
+    role = "subagent " if session.parent_session else ""
+    short = session.session_id
+    return f"{session.harness.label} {role}{short}" + (f" ({project})" if project else "")
+
+
+def _context_dict(snapshot: ContextSnapshot, slice_start: int) -> dict[str, Any]:
+    context: dict[str, Any] = {
+        "version": 1,
+        "stage": snapshot.stage.value,
+    }
+    if snapshot.item_stage:
+        context["item_stage"] = snapshot.item_stage
+    context["basis"] = snapshot.basis.value
+    context["coverage"] = snapshot.coverage.value
+    context["baseline"] = snapshot.baseline
+    context["categories"] = {c.value: t for c, t in snapshot.categories}
+    context["estimated_tokens"] = snapshot.estimated_tokens
+    for key in ("reported_tokens", "window_tokens", "effective_window_tokens",
+                "compact_threshold_tokens", "model"):
+        value = getattr(snapshot, key)
+        if value is not None:
+            context[key] = value
+    changes = []
+    for change in snapshot.changes:
+        entry: dict[str, Any] = {
+            "id": change.id,
+            "category": change.category.value,
+            "change": change.change.value,
+            "tokens": change.tokens,
+            "delta_tokens": change.delta_tokens,
+        }
+        if change.chars is not None:
+            entry["chars"] = change.chars
+        if change.label:
+            entry["label"] = change.label
+        entry["source_id"] = change.source_id
+        if change.source_kind:
+            entry["source_kind"] = change.source_kind.value
+        changes.append(entry)
+    context["changes"] = changes
+    context["omitted_changes"] = snapshot.omitted_changes
+    context["sample_offset_ns"] = max(0, snapshot.time_ns - slice_start)
+    return context
+
+
+def _annotate(annotation: pb.DebugAnnotation, name: str | None, value: Any) -> None:
+    """Typed debug annotation (TRACE_CONTRACT §4): uint for non-negative integers,
+    int for negative ones, double, bool, string, arrays and dicts."""
+    if name is not None:
+        annotation.name = name
+    if isinstance(value, bool):
+        annotation.bool_value = value
+    elif isinstance(value, int):
+        if value >= 0:
+            annotation.uint_value = value
+        else:
+            annotation.int_value = value
+    elif isinstance(value, float):
+        annotation.double_value = value
+    elif isinstance(value, str):
+        annotation.string_value = value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _annotate(annotation.dict_entries.add(), str(key), item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _annotate(annotation.array_values.add(), None, item)
+        if not value:
+            annotation.array_values.add().string_value = ""
+            del annotation.array_values[:]
+    else:
+        annotation.string_value = str(value)
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+class PerfettoWriter:
+    """Writes sessions as one Perfetto trace (binary protobuf)."""
+
+    name = "perfetto"
+    extension = ".pftrace"
+    binary = True
+
+    def __init__(self, facts: TraceFacts | None = None) -> None:
+        self.facts = facts or TraceFacts()
+
+    def write(self, sessions: Sequence[Session], stream: IO[bytes]) -> int:
+        """Write the trace; returns the number of packets."""
+        sessions = sorted(sessions, key=lambda s: (s.start_ns, s.session_id))
+        trace_key = ",".join(s.session_id for s in sessions)
+        sequence_id = (fnv1a64(f"{trace_key}:sequence") & 0xFFFFFFFF) or 1
+        by_id = {s.session_id: s for s in sessions}
+        # One process track per top-level session: its subagents' captures are siblings
+        # under it. Journals do not record the agent's real pid, so the pid is derived
+        # from the session id (stable); the process name is the harness command.
+        process_tracks: dict[str, int] = {}
+        built: dict[str, _SessionTracks] = {}
+        descriptors: list[pb.TrackDescriptor] = []
+        for session in sessions:
+            root = _root_of(session, by_id)
+            if root.session_id not in process_tracks:
+                uuid = fnv1a64(f"process:{root.session_id}")
+                process_tracks[root.session_id] = uuid
+                process = pb.TrackDescriptor(uuid=uuid)
+                process.process.pid = 10_000 + fnv1a64(f"pid:{root.session_id}") % 4_000_000
+                process.process.process_name = root.harness.command
+                process.process.process_labels.append(root.harness.label)
+                process.process.process_labels.append(_session_label(root))
+                descriptors.append(process)
+            tracks = _SessionTracks(session, process_tracks[root.session_id], self.facts)
+            tracks.build()
+            built[session.session_id] = tracks
+        for session in sessions:
+            for call in session.tool_calls:
+                if call.child_session in built:
+                    built[session.session_id].link_child(call.call_id, built[call.child_session])
+        events: list[tuple[int, int, int, int, pb.TracePacket]] = []
+        for order, session in enumerate(sessions):
+            tracks = built[session.session_id]
+            tracks.assign_tracks()
+            descriptors += tracks.track_descriptors
+            for ts, rank, seq, packet in tracks.events():
+                events.append((ts, rank, order, seq, packet))
+        events.sort(key=lambda e: e[:4])
+        first = min((e[0] for e in events), default=0)
+        packets = 0
+        clock = pb.TracePacket()
+        clock.clock_snapshot.primary_trace_clock = pb.BUILTIN_CLOCK_REALTIME
+        # Journals carry wall-clock time only; one snapshot relating REALTIME to
+        # BOOTTIME (same value) keeps Trace Processor free of clock-sync errors.
+        for clock_id in (CLOCK_REALTIME, CLOCK_BOOTTIME):
+            entry = clock.clock_snapshot.clocks.add()
+            entry.clock_id = clock_id
+            entry.timestamp = first
+        clock.trusted_packet_sequence_id = sequence_id
+        packets += _emit(stream, clock)
+        for descriptor in descriptors:
+            packet = pb.TracePacket(trusted_packet_sequence_id=sequence_id)
+            packet.track_descriptor.CopyFrom(descriptor)
+            packets += _emit(stream, packet)
+        for _, _, _, _, packet in events:
+            packet.trusted_packet_sequence_id = sequence_id
+            packets += _emit(stream, packet)
+        return packets
+
+
+def _root_of(session: Session, by_id: dict[str, Session]) -> Session:
+    seen = {session.session_id}
+    while session.parent_session in by_id and session.parent_session not in seen:
+        session = by_id[session.parent_session]  # type: ignore[index]
+        seen.add(session.session_id)
+    return session
+
+
+def _emit(stream: IO[bytes], packet: pb.TracePacket) -> int:
+    data = packet.SerializeToString()
+    # Field 1 (Trace.packet), wire type 2: a Trace is just its packets back to back.
+    stream.write(b"\x0a" + _varint(len(data)) + data)
+    return 1
