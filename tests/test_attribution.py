@@ -13,8 +13,14 @@ from agent_profiler.model import AnchorKind, Category, ChangeKind, SourceKind, S
 
 
 def _obs(time: int, reported: int | None = None, model: str | None = "m1") -> Observation:
-    return Observation(time, AnchorKind.RESPONSE, f"r{time}", Stage.TRANSCRIPT_OBSERVED,
-                       model=model, reported_tokens=reported)
+    return Observation(
+        time,
+        AnchorKind.RESPONSE,
+        f"r{time}",
+        Stage.TRANSCRIPT_OBSERVED,
+        model=model,
+        reported_tokens=reported,
+    )
 
 
 def test_estimate_is_chars_over_four_rounded_up() -> None:
@@ -53,11 +59,20 @@ def test_later_snapshots_diff_added_replaced_removed_and_never_rescale() -> None
     changes = {c.id: c for c in second.changes}
     assert set(changes) == {"a", "b", "c"}
     assert (changes["c"].change, changes["c"].delta_tokens, changes["c"].source_id) == (
-        ChangeKind.ADDED, 1000, "call2")
+        ChangeKind.ADDED,
+        1000,
+        "call2",
+    )
     assert (changes["b"].change, changes["b"].tokens, changes["b"].delta_tokens) == (
-        ChangeKind.REPLACED, 30, 10)
+        ChangeKind.REPLACED,
+        30,
+        10,
+    )
     assert (changes["a"].change, changes["a"].tokens, changes["a"].delta_tokens) == (
-        ChangeKind.REMOVED, 0, -100)
+        ChangeKind.REMOVED,
+        0,
+        -100,
+    )
     # sorted by |delta|, largest first
     assert [c.id for c in second.changes] == ["c", "a", "b"]
     # the head stays what it was at the first request; the new reported size is not

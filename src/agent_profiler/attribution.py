@@ -202,8 +202,9 @@ class _Replayer:
         known = sum(self.totals.values()) - (current.tokens if current else 0)
         missing = reported - known
         if missing > 0:
-            head = _Item(Category.UNATTRIBUTED, 0, missing, INFERRED_HEAD_LABEL, "",
-                         SourceKind.NONE)
+            head = _Item(
+                Category.UNATTRIBUTED, 0, missing, INFERRED_HEAD_LABEL, "", SourceKind.NONE
+            )
             self._put(INFERRED_HEAD_ID, head)
         elif current is not None:
             self._put(INFERRED_HEAD_ID, None)
@@ -255,9 +256,14 @@ class _Replayer:
                 changes.append(_change(item_id, new, ChangeKind.ADDED, new.tokens, new.tokens))
             elif old is not None and new is None:
                 changes.append(_change(item_id, old, ChangeKind.REMOVED, 0, -old.tokens))
-            elif old is not None and new is not None and (old.tokens, old.category) != (
-                new.tokens,
-                new.category,
+            elif (
+                old is not None
+                and new is not None
+                and (old.tokens, old.category)
+                != (
+                    new.tokens,
+                    new.category,
+                )
             ):
                 delta = new.tokens - old.tokens
                 changes.append(_change(item_id, new, ChangeKind.REPLACED, new.tokens, delta))

@@ -91,8 +91,7 @@ def write_atomically(path: Path, sessions: list[Session], writer: PerfettoWriter
     interrupted export never leaves a partial trace or clobbers a good one."""
     directory = path.parent if str(path.parent) else Path(".")
     try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
-                                             dir=directory)
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     except OSError as error:
         raise OutputError(f"{path}: cannot write here ({error.strerror})") from error
     try:
@@ -112,7 +111,9 @@ def write_atomically(path: Path, sessions: list[Session], writer: PerfettoWriter
 def export(
     journals: Annotated[
         list[Path],
-        typer.Argument(help="Journal files or directories (.jsonl, .jsonl.gz).", show_default=False),
+        typer.Argument(
+            help="Journal files or directories (.jsonl, .jsonl.gz).", show_default=False
+        ),
     ],
     output: Annotated[
         Path | None,
@@ -125,8 +126,11 @@ def export(
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output.")] = False,
     previews: Annotated[
         bool,
-        typer.Option("--previews", help="Add length-capped prompt and argument previews "
-                     "(off by default so the trace is safe to attach to a bug report)."),
+        typer.Option(
+            "--previews",
+            help="Add length-capped prompt and argument previews "
+            "(off by default so the trace is safe to attach to a bug report).",
+        ),
     ] = False,
 ) -> None:
     """Export journals to one Perfetto trace (open it in https://ui.perfetto.dev).
@@ -141,12 +145,14 @@ def export(
         raise UsageError(f"{target} exists; pass --force to overwrite it")
     diagnostics = Diagnostics()
     total = sum(p.stat().st_size for p in journals if p.is_file())
-    show_progress = len(journals) > 1 or total >= PROGRESS_BYTES or any(
-        p.is_dir() for p in journals)
+    show_progress = (
+        len(journals) > 1 or total >= PROGRESS_BYTES or any(p.is_dir() for p in journals)
+    )
     if show_progress and sys.stderr.isatty():
         with typer.progressbar(length=1, label="Reading journals", file=sys.stderr) as bar:
-            result = load(journals, diagnostics, harness=harness,
-                          progress=lambda group: bar.update(0))
+            result = load(
+                journals, diagnostics, harness=harness, progress=lambda group: bar.update(0)
+            )
             bar.update(1)
     else:
         result = load(journals, diagnostics, harness=harness)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True, slots=True)
-class Warning:  # noqa: A001 - the domain word; never used with the builtin in one module
+class Warning:
     path: str
     line: int | None
     kind: str  # short stable key, e.g. "not-json", "bad-utf8", "unknown-record"

@@ -78,8 +78,11 @@ def plan(
             chosen = next((a.harness for a in ADAPTERS if a.detect(head)), None)
         if chosen is None:
             known = ", ".join(a.harness.value for a in ADAPTERS)
-            failures.append(JournalError(
-                str(path), f"not a journal of a supported harness ({known}); try --harness"))
+            failures.append(
+                JournalError(
+                    str(path), f"not a journal of a supported harness ({known}); try --harness"
+                )
+            )
             continue
         by_harness.setdefault(chosen, []).append(SniffedFile(path, head))
     groups: list[JournalGroup] = []

@@ -57,10 +57,23 @@ _MS = 1_000_000
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 # Text that the harness (not the user) puts into user records, by leading tag.
-_OVERHEAD_TAGS = ("<system-reminder>", "<command-name>", "<command-message>", "<command-args>",
-                  "<local-command-caveat>", "[Request interrupted")
-_ENVIRONMENT_TAGS = ("<local-command-stdout>", "<local-command-stderr>", "<bash-input>",
-                     "<bash-stdout>", "<bash-stderr>", "<task-notification>", "<user-prompt-submit-hook>")
+_OVERHEAD_TAGS = (
+    "<system-reminder>",
+    "<command-name>",
+    "<command-message>",
+    "<command-args>",
+    "<local-command-caveat>",
+    "[Request interrupted",
+)
+_ENVIRONMENT_TAGS = (
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<task-notification>",
+    "<user-prompt-submit-hook>",
+)
 _SKILL_PREFIX = "Base directory for this skill"
 _UUID_NAME = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
@@ -74,15 +87,26 @@ def detect(values: list[object]) -> bool:
         if not isinstance(value, dict):
             continue
         if "sessionId" in value and value.get("type") in {
-            "user", "assistant", "system", "progress", "summary", "file-history-snapshot",
-            "queue-operation", "attachment",
+            "user",
+            "assistant",
+            "system",
+            "progress",
+            "summary",
+            "file-history-snapshot",
+            "queue-operation",
+            "attachment",
         }:
             return True
-        if value.get("type") == "system" and value.get("subtype") in {"init", "hook_started",
-                                                                      "hook_response"}:
+        if value.get("type") == "system" and value.get("subtype") in {
+            "init",
+            "hook_started",
+            "hook_response",
+        }:
             return "session_id" in value
-        if value.get("type") in {"assistant", "user"} and "session_id" in value and isinstance(
-            value.get("message"), dict
+        if (
+            value.get("type") in {"assistant", "user"}
+            and "session_id" in value
+            and isinstance(value.get("message"), dict)
         ):
             return True
         if value.get("type") == "file-history-snapshot" or value.get("type") == "summary":
@@ -172,8 +196,12 @@ class _ResponseDraft:
     def merge_usage(self, usage: object) -> None:
         if not isinstance(usage, dict):
             return
-        for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
-                    "output_tokens"):
+        for key in (
+            "input_tokens",
+            "cache_creation_input_tokens",
+            "cache_read_input_tokens",
+            "output_tokens",
+        ):
             value = _count(usage.get(key))
             if value > self.usage.get(key, 0):
                 self.usage[key] = value
@@ -181,8 +209,11 @@ class _ResponseDraft:
     @property
     def prompt_tokens(self) -> int:
         u = self.usage
-        return (u.get("input_tokens", 0) + u.get("cache_creation_input_tokens", 0)
-                + u.get("cache_read_input_tokens", 0))
+        return (
+            u.get("input_tokens", 0)
+            + u.get("cache_creation_input_tokens", 0)
+            + u.get("cache_read_input_tokens", 0)
+        )
 
     @property
     def is_request(self) -> bool:
@@ -277,7 +308,7 @@ class SessionBuilder:
         content = message.get("content") if isinstance(message, dict) else None
         uuid = str(record.get("uuid") or f"user@{ts}")
         is_meta = bool(record.get("isMeta"))
-        if record.get("isCompactSummary") or record.get("isSynthetic") and self.pending_post:
+        if record.get("isCompactSummary") or (record.get("isSynthetic") and self.pending_post):
             chars, images, _ = _text_of(content)
             self.unmeasured["image"] += images
             self.log.add(f"summary:{uuid}", Category.SUMMARIES, chars, label="Compaction summary")
@@ -285,8 +316,11 @@ class SessionBuilder:
             self.trigger_ns = ts
             return
         self._flush_post_compaction()
-        blocks: list[Any] = [content] if isinstance(content, str) else (
-            content if isinstance(content, list) else [])
+        blocks: list[Any] = (
+            [content]
+            if isinstance(content, str)
+            else (content if isinstance(content, list) else [])
+        )
         new_prompt_text: str | None = None
         prompt_chars = 0
         for index, block in enumerate(blocks):
@@ -304,20 +338,30 @@ class SessionBuilder:
                     source_kind = SourceKind.PROMPT
                     new_prompt_text = new_prompt_text or text
                     prompt_chars += len(text)
-                self.log.add(item_id, category, len(text), label=label, source_id=source_id,
-                             source_kind=source_kind)
+                self.log.add(
+                    item_id,
+                    category,
+                    len(text),
+                    label=label,
+                    source_id=source_id,
+                    source_kind=source_kind,
+                )
             elif isinstance(block, dict) and block.get("type") == "tool_result":
                 self._on_tool_result(block, record, ts)
             elif isinstance(block, dict) and block.get("type") in {"image", "document"}:
                 self.unmeasured[str(block.get("type"))] += 1
         if new_prompt_text is not None:
             prompt_id = uuid
-            source = "agent" if record.get("isSidechain") and record.get("parentUuid") is None \
+            source = (
+                "agent"
+                if record.get("isSidechain") and record.get("parentUuid") is None
                 else "user"
+            )
             if self.parent_session is not None and not self.prompts:
                 source = "agent"
-            self.prompts.append(Prompt(prompt_id, ts, ts, prompt_chars, source,
-                                       _preview(new_prompt_text)))
+            self.prompts.append(
+                Prompt(prompt_id, ts, ts, prompt_chars, source, _preview(new_prompt_text))
+            )
             self.current_prompt = prompt_id
         self.trigger_ns = ts
 
@@ -327,8 +371,14 @@ class SessionBuilder:
             return
         chars, images, _ = _text_of(block.get("content"))
         self.unmeasured["image"] += images
-        self.log.add(f"result:{call_id}", Category.RESULTS, chars, label="Tool result",
-                     source_id=call_id, source_kind=SourceKind.TOOL)
+        self.log.add(
+            f"result:{call_id}",
+            Category.RESULTS,
+            chars,
+            label="Tool result",
+            source_id=call_id,
+            source_kind=SourceKind.TOOL,
+        )
         tool = self.tools.get(call_id)
         if tool is None:
             self.diagnostics.skip("result-without-call")
@@ -348,13 +398,20 @@ class SessionBuilder:
             return
         message_id = message.get("id") or record.get("requestId") or record.get("uuid")
         message_id = str(message_id) if message_id else f"response@{line}"
-        model = message.get("model") if isinstance(message.get("model"), str) else ""
+        model = message.get("model")
+        model = model if isinstance(model, str) else ""
         draft = self.responses.get(message_id)
         if draft is None:
             start = self.trigger_ns if self.trigger_ns is not None and self.trigger_ns <= ts else ts
-            observation = self.log.observe(Observation(
-                time_ns=start, anchor=AnchorKind.RESPONSE, anchor_id=message_id,
-                stage=Stage.TRANSCRIPT_OBSERVED, model=model or None))
+            observation = self.log.observe(
+                Observation(
+                    time_ns=start,
+                    anchor=AnchorKind.RESPONSE,
+                    anchor_id=message_id,
+                    stage=Stage.TRANSCRIPT_OBSERVED,
+                    model=model or None,
+                )
+            )
             draft = _ResponseDraft(message_id, start, ts, model, self.current_prompt, observation)
             self.responses[message_id] = draft
             if model and model != "<synthetic>" and model not in self.models:
@@ -366,24 +423,31 @@ class SessionBuilder:
         if isinstance(message.get("stop_reason"), str):
             draft.stop_reason = message["stop_reason"]
         content = message.get("content")
-        blocks = content if isinstance(content, list) else [content] if isinstance(content, str) \
-            else []
+        blocks = (
+            content if isinstance(content, list) else [content] if isinstance(content, str) else []
+        )
         uuid = str(record.get("uuid") or f"{message_id}@{line}")
         for index, block in enumerate(blocks):
             item_id = f"{uuid}:{index}"
             if isinstance(block, str):
-                self.log.add(item_id, Category.ASSISTANT, len(block), label="Assistant text",
-                             source_id=message_id, source_kind=SourceKind.RESPONSE)
+                self.log.add(
+                    item_id,
+                    Category.ASSISTANT,
+                    len(block),
+                    label="Assistant text",
+                    source_id=message_id,
+                    source_kind=SourceKind.RESPONSE,
+                )
                 continue
             if not isinstance(block, dict):
                 continue
             kind = block.get("type")
             if kind == "text" and isinstance(block.get("text"), str):
-                self.log.add(item_id, Category.ASSISTANT, len(block["text"]),
-                             label="Assistant text")
+                self.log.add(
+                    item_id, Category.ASSISTANT, len(block["text"]), label="Assistant text"
+                )
             elif kind == "thinking" and isinstance(block.get("thinking"), str):
-                self.log.add(item_id, Category.ASSISTANT, len(block["thinking"]),
-                             label="Thinking")
+                self.log.add(item_id, Category.ASSISTANT, len(block["thinking"]), label="Thinking")
             elif kind == "redacted_thinking":
                 self.unmeasured["redacted-thinking"] += 1
             elif kind in {"tool_use", "server_tool_use"}:
@@ -393,22 +457,34 @@ class SessionBuilder:
         call_id = block.get("id")
         if not isinstance(call_id, str):
             return
-        name = block.get("name") if isinstance(block.get("name"), str) else "tool"
+        name = block.get("name")
+        name = name if isinstance(name, str) else "tool"
         arguments = block.get("input")
         try:
             encoded = orjson.dumps(arguments)
         except TypeError:
             encoded = b""
         keys = tuple(str(k) for k in arguments) if isinstance(arguments, dict) else ()
-        preview = tuple(
-            (str(k), _preview(v if isinstance(v, str) else orjson.dumps(v).decode()))
-            for k, v in arguments.items()
-        ) if isinstance(arguments, dict) else ()
-        self.log.add(f"call:{call_id}", Category.ASSISTANT, len(name) + len(encoded),
-                     label="Tool arguments", source_id=call_id, source_kind=SourceKind.TOOL)
+        preview = (
+            tuple(
+                (str(k), _preview(v if isinstance(v, str) else orjson.dumps(v).decode()))
+                for k, v in arguments.items()
+            )
+            if isinstance(arguments, dict)
+            else ()
+        )
+        self.log.add(
+            f"call:{call_id}",
+            Category.ASSISTANT,
+            len(name) + len(encoded),
+            label="Tool arguments",
+            source_id=call_id,
+            source_kind=SourceKind.TOOL,
+        )
         if call_id not in self.tools:
-            self.tools[call_id] = _ToolDraft(call_id, str(name), ts, None, draft.id,
-                                             draft.prompt_id, keys, len(encoded), preview)
+            self.tools[call_id] = _ToolDraft(
+                call_id, str(name), ts, None, draft.id, draft.prompt_id, keys, len(encoded), preview
+            )
 
     def on_compact_boundary(self, record: dict[str, Any], ts: int) -> None:
         self._flush_post_compaction()
@@ -417,18 +493,33 @@ class SessionBuilder:
         pre = meta.get("preTokens", meta.get("pre_tokens"))
         post = meta.get("postTokens", meta.get("post_tokens"))
         duration = meta.get("durationMs", meta.get("duration_ms"))
-        start = ts - _count(duration) * _MS if _count(duration) else (
-            self.end_ns if self.end_ns is not None and self.end_ns <= ts else ts)
+        start = (
+            ts - _count(duration) * _MS
+            if _count(duration)
+            else (self.end_ns if self.end_ns is not None and self.end_ns <= ts else ts)
+        )
         compaction_id = str(record.get("uuid") or f"compaction@{ts}")
         removed = self.log.clear()
         observation = Observation(
-            time_ns=ts, anchor=AnchorKind.COMPACTION, anchor_id=compaction_id,
-            stage=Stage.POST_COMPACTION, model=None,
-            reported_tokens=_count(post) or None)
+            time_ns=ts,
+            anchor=AnchorKind.COMPACTION,
+            anchor_id=compaction_id,
+            stage=Stage.POST_COMPACTION,
+            model=None,
+            reported_tokens=_count(post) or None,
+        )
         trigger = meta.get("trigger")
-        draft = _CompactionDraft(compaction_id, start, ts, "compaction",
-                                 trigger if isinstance(trigger, str) else None,
-                                 _count(pre) or None, _count(post) or None, observation, removed)
+        draft = _CompactionDraft(
+            compaction_id,
+            start,
+            ts,
+            "compaction",
+            trigger if isinstance(trigger, str) else None,
+            _count(pre) or None,
+            _count(post) or None,
+            observation,
+            removed,
+        )
         self.compactions.append(draft)
         # The summary record usually follows: observe after it (see on_user).
         self.pending_post = draft
@@ -440,19 +531,37 @@ class SessionBuilder:
         meta = meta if isinstance(meta, dict) else {}
         ids = meta.get("compactedToolIds") or meta.get("compacted_tool_ids") or []
         removed = sum(
-            1 for call_id in ids if isinstance(call_id, str) and self.log.remove(f"result:{call_id}")
+            1
+            for call_id in ids
+            if isinstance(call_id, str) and self.log.remove(f"result:{call_id}")
         )
         pre = _count(meta.get("preTokens", meta.get("pre_tokens"))) or None
         saved = _count(meta.get("tokensSaved", meta.get("tokens_saved")))
         post = pre - saved if pre is not None and saved and saved <= pre else None
         compaction_id = str(record.get("uuid") or f"microcompaction@{ts}")
-        observation = self.log.observe(Observation(
-            time_ns=ts, anchor=AnchorKind.COMPACTION, anchor_id=compaction_id,
-            stage=Stage.POST_COMPACTION, reported_tokens=post))
+        observation = self.log.observe(
+            Observation(
+                time_ns=ts,
+                anchor=AnchorKind.COMPACTION,
+                anchor_id=compaction_id,
+                stage=Stage.POST_COMPACTION,
+                reported_tokens=post,
+            )
+        )
         trigger = meta.get("trigger")
-        self.compactions.append(_CompactionDraft(
-            compaction_id, ts, ts, "microcompaction", trigger if isinstance(trigger, str) else None,
-            pre, post, observation, removed))
+        self.compactions.append(
+            _CompactionDraft(
+                compaction_id,
+                ts,
+                ts,
+                "microcompaction",
+                trigger if isinstance(trigger, str) else None,
+                pre,
+                post,
+                observation,
+                removed,
+            )
+        )
 
     # -- result -----------------------------------------------------------
 
@@ -477,7 +586,10 @@ class SessionBuilder:
         snapshots = self.log.replay()
         responses = tuple(
             Response(
-                id=d.id, start_ns=min(d.start_ns, d.end_ns), end_ns=d.end_ns, model=d.model,
+                id=d.id,
+                start_ns=min(d.start_ns, d.end_ns),
+                end_ns=d.end_ns,
+                model=d.model,
                 usage=Usage(
                     prompt_tokens=d.prompt_tokens,
                     input_tokens=d.usage.get("input_tokens", 0),
@@ -485,53 +597,87 @@ class SessionBuilder:
                     cache_read_tokens=d.usage.get("cache_read_input_tokens", 0),
                     cache_write_tokens=d.usage.get("cache_creation_input_tokens", 0),
                 ),
-                prompt_id=d.prompt_id, is_error=d.is_error, stop_reason=d.stop_reason,
+                prompt_id=d.prompt_id,
+                is_error=d.is_error,
+                stop_reason=d.stop_reason,
                 output_tokens_reliable=False,
             )
             for d in requests
         )
         tools = tuple(
             ToolCall(
-                call_id=t.call_id, name=t.name, start_ns=t.start_ns,
+                call_id=t.call_id,
+                name=t.name,
+                start_ns=t.start_ns,
                 end_ns=t.end_ns if t.end_ns is not None else max(end, t.start_ns),
                 response_id=t.response_id if t.response_id in {r.id for r in responses} else None,
-                prompt_id=t.prompt_id, is_error=t.is_error, incomplete=t.end_ns is None,
-                arg_keys=t.arg_keys, arg_bytes=t.arg_bytes, args_preview=t.args_preview,
-                result_chars=t.result_chars, child_session=t.child_session,
+                prompt_id=t.prompt_id,
+                is_error=t.is_error,
+                incomplete=t.end_ns is None,
+                arg_keys=t.arg_keys,
+                arg_bytes=t.arg_bytes,
+                args_preview=t.args_preview,
+                result_chars=t.result_chars,
+                child_session=t.child_session,
             )
             for t in self.tools.values()
         )
         prompts = tuple(self._prompt_ends(responses, tools))
         compactions = tuple(
-            Compaction(id=c.id, start_ns=min(c.start_ns, c.end_ns), end_ns=c.end_ns, kind=c.kind,
-                       trigger=c.trigger, pre_tokens=c.pre_tokens, post_tokens=c.post_tokens,
-                       removed_items=c.removed_items, request=c.request)
+            Compaction(
+                id=c.id,
+                start_ns=min(c.start_ns, c.end_ns),
+                end_ns=c.end_ns,
+                kind=c.kind,
+                trigger=c.trigger,
+                pre_tokens=c.pre_tokens,
+                post_tokens=c.post_tokens,
+                removed_items=c.removed_items,
+                request=c.request,
+            )
             for c in self.compactions
         )
         return Session(
-            harness=HARNESS, session_id=self.session_id, start_ns=self.start_ns, end_ns=end,
-            sources=tuple(self.sources), models=tuple(self.models), provider="anthropic",
-            window_tokens=window, window_source=window_source, project=self.project,
-            harness_version=self.version, parent_session=self.parent_session,
-            parent_call_id=self.parent_call_id, agent_id=self.agent_id,
-            child_role=self.child_role, timing=self.timing,
+            harness=HARNESS,
+            session_id=self.session_id,
+            start_ns=self.start_ns,
+            end_ns=end,
+            sources=tuple(self.sources),
+            models=tuple(self.models),
+            provider="anthropic",
+            window_tokens=window,
+            window_source=window_source,
+            project=self.project,
+            harness_version=self.version,
+            parent_session=self.parent_session,
+            parent_call_id=self.parent_call_id,
+            agent_id=self.agent_id,
+            child_role=self.child_role,
+            timing=self.timing,
             incomplete=any(t.incomplete for t in tools),
-            prompts=prompts, responses=responses, tool_calls=tools, compactions=compactions,
-            snapshots=tuple(snapshots), unmeasured=tuple(sorted(
-                (k, v) for k, v in self.unmeasured.items() if v)),
+            prompts=prompts,
+            responses=responses,
+            tool_calls=tools,
+            compactions=compactions,
+            snapshots=tuple(snapshots),
+            unmeasured=tuple(sorted((k, v) for k, v in self.unmeasured.items() if v)),
             facts=tuple(self.facts),
         )
 
-    def _prompt_ends(self, responses: Iterable[Response], tools: Iterable[ToolCall]
-                     ) -> Iterator[Prompt]:
+    def _prompt_ends(
+        self, responses: Iterable[Response], tools: Iterable[ToolCall]
+    ) -> Iterator[Prompt]:
         ends: dict[str, int] = {}
-        for op in (*responses, *tools):
-            if op.prompt_id is not None:
-                ends[op.prompt_id] = max(ends.get(op.prompt_id, 0), op.end_ns)
+        spans = [(r.prompt_id, r.end_ns) for r in responses]
+        spans += [(t.prompt_id, t.end_ns) for t in tools]
+        for prompt_id, end_ns in spans:
+            if prompt_id is not None:
+                ends[prompt_id] = max(ends.get(prompt_id, 0), end_ns)
         for prompt in self.prompts:
             end = max(ends.get(prompt.id, prompt.start_ns), prompt.start_ns)
-            yield Prompt(prompt.id, prompt.start_ns, end, prompt.chars, prompt.source,
-                         prompt.preview)
+            yield Prompt(
+                prompt.id, prompt.start_ns, end, prompt.chars, prompt.source, prompt.preview
+            )
 
 
 # --------------------------------------------------------------------------- file readers
@@ -552,16 +698,21 @@ class _Clock:
         if ts is None:
             if not self.synthetic and not self.warned and "timestamp" in record:
                 self.warned = True
-                self.diagnostics.warn(self.path, line, "bad-timestamp",
-                                      "unreadable timestamp; using the previous record's time")
+                self.diagnostics.warn(
+                    self.path,
+                    line,
+                    "bad-timestamp",
+                    "unreadable timestamp; using the previous record's time",
+                )
             # Frames without a time are placed 1 ms after the previous one.
             ts = (self.last + _MS) if self.last is not None else 0
         self.last = ts
         return ts
 
 
-def read_transcript(path: Path, diagnostics: Diagnostics, *, label: str | None = None
-                    ) -> dict[str, SessionBuilder]:
+def read_transcript(
+    path: Path, diagnostics: Diagnostics, *, label: str | None = None
+) -> dict[str, SessionBuilder]:
     """Read one transcript file into builders keyed by thread: "" for the file's own
     thread, agentId for sidechain records of another agent found in it."""
     source = label or str(path)
@@ -588,7 +739,8 @@ def read_transcript(path: Path, diagnostics: Diagnostics, *, label: str | None =
         builder = builders.get(key)
         if builder is None:
             builder = SessionBuilder(
-                f"{session_id}/{key}" if key else session_id, source, diagnostics)
+                f"{session_id}/{key}" if key else session_id, source, diagnostics
+            )
             if key:
                 builder.parent_session = session_id
                 builder.agent_id = key
@@ -673,7 +825,9 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilde
         elif kind == "result":
             _on_result(builder, value)
         else:
-            diagnostics.skip(f"claude-stream:{kind}/{subtype}" if subtype else f"claude-stream:{kind}")
+            diagnostics.skip(
+                f"claude-stream:{kind}/{subtype}" if subtype else f"claude-stream:{kind}"
+            )
     builders: list[SessionBuilder] = []
     for run in runs:
         main = run.get("")
@@ -711,8 +865,9 @@ def _on_result(builder: SessionBuilder, frame: dict[str, Any]) -> None:
     usage = frame.get("modelUsage")
     if isinstance(usage, dict):
         main_model = builder.models[0] if builder.models else None
-        windows = {m: _count(u.get("contextWindow")) for m, u in usage.items()
-                   if isinstance(u, dict)}
+        windows = {
+            m: _count(u.get("contextWindow")) for m, u in usage.items() if isinstance(u, dict)
+        }
         window = windows.get(main_model or "") or max(windows.values(), default=0)
         if window:
             builder.window, builder.window_source = window, "journal"
@@ -748,8 +903,9 @@ def _sidecar_call(path: Path) -> str | None:
     return call if isinstance(call, str) else None
 
 
-def read_group(main: Path | None, extras: list[Path], diagnostics: Diagnostics,
-               stream_json: bool = False) -> list[Session]:
+def read_group(
+    main: Path | None, extras: list[Path], diagnostics: Diagnostics, stream_json: bool = False
+) -> list[Session]:
     """Read a main journal and the subagent/compaction files attached to it."""
     if stream_json:
         assert main is not None
@@ -812,7 +968,12 @@ def _attach_compaction_request(main: SessionBuilder, request: SessionBuilder) ->
     nearest = min(main.compactions, key=lambda c: abs(c.end_ns - response.end_ns))
     start = session.start_ns
     nearest.request = Response(
-        id=response.id, start_ns=start, end_ns=response.end_ns, model=response.model,
-        usage=response.usage, output_tokens_reliable=False)
+        id=response.id,
+        start_ns=start,
+        end_ns=response.end_ns,
+        model=response.model,
+        usage=response.usage,
+        output_tokens_reliable=False,
+    )
     nearest.start_ns = min(nearest.start_ns, start)
     main.sources.extend(request.sources)

@@ -112,17 +112,16 @@ class _SessionTracks:
         self.slices: list[_Slice] = []
         self.counters: dict[str, _Counter] = {}
         self.track_descriptors: list[pb.TrackDescriptor] = []
-        self.end = max(
-            [session.end_ns]
-            + [op.end_ns for op in (*session.responses, *session.tool_calls, *session.prompts)]
-            + [c.end_ns for c in session.compactions]
-            + [s.time_ns for s in session.snapshots]
-        )
-        self.start = min(
-            [session.start_ns]
-            + [op.start_ns for op in (*session.responses, *session.tool_calls, *session.prompts)]
-            + [c.start_ns for c in session.compactions]
-        )
+        spans: list[tuple[int, int]] = [(session.start_ns, session.end_ns)]
+        spans += [(r.start_ns, r.end_ns) for r in session.responses]
+        spans += [(t.start_ns, t.end_ns) for t in session.tool_calls]
+        spans += [(p.start_ns, p.end_ns) for p in session.prompts]
+        spans += [(c.start_ns, c.end_ns) for c in session.compactions]
+        spans += [(x.time_ns, x.time_ns) for x in session.snapshots]
+        # The capture spans everything the session holds, so every counter's closing
+        # zero comes after its last sample.
+        self.start = min(start for start, _ in spans)
+        self.end = max(end for _, end in spans)
         self.prompt_slices: dict[str, _Slice] = {}
         self.input_instants: list[_Slice] = []
         self.response_slices: dict[str, _Slice] = {}
@@ -237,7 +236,9 @@ class _SessionTracks:
                 "turn_id": prompt.id,
                 "source": prompt.source,
             }
-            slice_ = _Slice("Prompts", "prompt", prompt.start_ns, prompt.end_ns, self.activity, args)
+            slice_ = _Slice(
+                "Prompts", "prompt", prompt.start_ns, prompt.end_ns, self.activity, args
+            )
             self.slices += [instant, slice_]
             self.input_instants.append(instant)
             self.prompt_slices[prompt.id] = slice_
@@ -286,15 +287,17 @@ class _SessionTracks:
             self.slices.append(slice_)
             self.slices.append(
                 _Slice(
-                    "Turns", "turn", response.start_ns, response.end_ns, self.activity,
+                    "Turns",
+                    "turn",
+                    response.start_ns,
+                    response.end_ns,
+                    self.activity,
                     {"kind": "turn"},
                 )
             )
             self.response_slices[response.id] = slice_
             if response.prompt_id in self.prompt_slices:
-                self.flow(
-                    self.prompt_slices[response.prompt_id], slice_, f"prompt:{response.id}"
-                )
+                self.flow(self.prompt_slices[response.prompt_id], slice_, f"prompt:{response.id}")
             total_in += usage.input_tokens
             total_out += usage.output_tokens
             size.samples.append((response.start_ns, R_COUNTER, usage.prompt_tokens))
@@ -327,13 +330,12 @@ class _SessionTracks:
             self.slices.append(slice_)
             self.tool_slices[call.call_id] = slice_
             if call.response_id in self.response_slices:
-                self.flow(
-                    self.response_slices[call.response_id], slice_, f"tool:{call.call_id}"
-                )
+                self.flow(self.response_slices[call.response_id], slice_, f"tool:{call.call_id}")
 
     def _compactions(self) -> None:
-        snapshots = {x.anchor_id: x for x in self.session.snapshots
-                     if x.anchor is AnchorKind.COMPACTION}
+        snapshots = {
+            x.anchor_id: x for x in self.session.snapshots if x.anchor is AnchorKind.COMPACTION
+        }
         size = self.counter("Context size", share=True)
         for compaction in self.session.compactions:
             args: dict[str, Any] = {"kind": "compaction", "compaction_kind": compaction.kind}
@@ -351,8 +353,12 @@ class _SessionTracks:
                 args["context"] = _context_dict(snapshot, compaction.start_ns)
             self.slices.append(
                 _Slice(
-                    "Compaction", compaction.kind, compaction.start_ns, compaction.end_ns,
-                    self.activity, args,
+                    "Compaction",
+                    compaction.kind,
+                    compaction.start_ns,
+                    compaction.end_ns,
+                    self.activity,
+                    args,
                 )
             )
             request = compaction.request
@@ -360,7 +366,10 @@ class _SessionTracks:
                 usage = request.usage
                 self.slices.append(
                     _Slice(
-                        "Compaction responses", "response", request.start_ns, request.end_ns,
+                        "Compaction responses",
+                        "response",
+                        request.start_ns,
+                        request.end_ns,
                         self.activity,
                         {
                             "kind": "compaction-response",
@@ -389,8 +398,9 @@ class _SessionTracks:
             }
             if s.window_tokens:
                 args["context_window_tokens"] = s.window_tokens
-            self.slices.append(_Slice("Configuration", "run-configuration", start, end,
-                                      self.metadata, args))
+            self.slices.append(
+                _Slice("Configuration", "run-configuration", start, end, self.metadata, args)
+            )
 
     def _context_counters(self) -> None:
         seen: list[Category] = []
@@ -444,8 +454,13 @@ class _SessionTracks:
             return
         if not child.input_instants:
             instant = _Slice(
-                "Inputs", "prompt-input", child.start, child.start, child.activity,
-                {"source": "agent", "timing": "session-start"}, instant=True,
+                "Inputs",
+                "prompt-input",
+                child.start,
+                child.start,
+                child.activity,
+                {"source": "agent", "timing": "session-start"},
+                instant=True,
             )
             child.slices.append(instant)
             child.input_instants.append(instant)
@@ -468,8 +483,9 @@ class _SessionTracks:
         capture.description = _session_label(self.session)
         self.track_descriptors.append(capture)
         lanes: dict[str, list[int]] = {}
-        order = sorted(range(len(self.slices)),
-                       key=lambda i: (self.slices[i].start, -self.slices[i].end, i))
+        order = sorted(
+            range(len(self.slices)), key=lambda i: (self.slices[i].start, -self.slices[i].end, i)
+        )
         context_group = self.uuid("group:Context")
         for index in order:
             slice_ = self.slices[index]
@@ -494,15 +510,17 @@ class _SessionTracks:
                     ends[lane] = busy_until
             slice_.track_uuid = self.uuid(f"{slice_.track}:{lane}")
         # Descriptors: profile track first, then the logical tracks in a fixed order.
-        profile = pb.TrackDescriptor(uuid=self.uuid("Session:profile"), name="Session",
-                                     parent_uuid=self.capture_uuid)
+        profile = pb.TrackDescriptor(
+            uuid=self.uuid("Session:profile"), name="Session", parent_uuid=self.capture_uuid
+        )
         self.track_descriptors.append(profile)
         for name in _TRACK_ORDER:
             if name == "Largest additions":
                 continue  # declared under the Context group below
             for lane in range(len(lanes.get(name, []))):
-                track = pb.TrackDescriptor(uuid=self.uuid(f"{name}:{lane}"), name=name,
-                                           parent_uuid=self.capture_uuid)
+                track = pb.TrackDescriptor(
+                    uuid=self.uuid(f"{name}:{lane}"), name=name, parent_uuid=self.capture_uuid
+                )
                 track.sibling_merge_behavior = (
                     pb.TrackDescriptor.SIBLING_MERGE_BEHAVIOR_BY_TRACK_NAME
                 )
@@ -512,8 +530,9 @@ class _SessionTracks:
                 self._counter_descriptor(counter, self.capture_uuid)
         context_counters = [c for c in self.counters.values() if c.parent == "context"]
         if context_counters or "Largest additions" in lanes:
-            group = pb.TrackDescriptor(uuid=context_group, name="Context",
-                                       parent_uuid=self.capture_uuid)
+            group = pb.TrackDescriptor(
+                uuid=context_group, name="Context", parent_uuid=self.capture_uuid
+            )
             group.description = (
                 "Context composition by category (" + CATEGORY_ESTIMATE_NOTE + "). "
                 "'Context size' beside it is the reported request input."
@@ -522,8 +541,11 @@ class _SessionTracks:
             for counter in context_counters:
                 self._counter_descriptor(counter, context_group)
             if "Largest additions" in lanes:
-                track = pb.TrackDescriptor(uuid=self.uuid("Largest additions:0"),
-                                           name="Largest additions", parent_uuid=context_group)
+                track = pb.TrackDescriptor(
+                    uuid=self.uuid("Largest additions:0"),
+                    name="Largest additions",
+                    parent_uuid=context_group,
+                )
                 track.description = (
                     "The largest non-baseline additions to the context; each has a flow "
                     "arrow from the tool call that caused it."
@@ -620,8 +642,13 @@ def _context_dict(snapshot: ContextSnapshot, slice_start: int) -> dict[str, Any]
     context["baseline"] = snapshot.baseline
     context["categories"] = {c.value: t for c, t in snapshot.categories}
     context["estimated_tokens"] = snapshot.estimated_tokens
-    for key in ("reported_tokens", "window_tokens", "effective_window_tokens",
-                "compact_threshold_tokens", "model"):
+    for key in (
+        "reported_tokens",
+        "window_tokens",
+        "effective_window_tokens",
+        "compact_threshold_tokens",
+        "model",
+    ):
         value = getattr(snapshot, key)
         if value is not None:
             context[key] = value
@@ -761,8 +788,11 @@ class PerfettoWriter:
 
 def _root_of(session: Session, by_id: dict[str, Session]) -> Session:
     seen = {session.session_id}
-    while session.parent_session in by_id and session.parent_session not in seen:
-        session = by_id[session.parent_session]  # type: ignore[index]
+    while session.parent_session is not None and session.parent_session not in seen:
+        parent = by_id.get(session.parent_session)
+        if parent is None:
+            break
+        session = parent
         seen.add(session.session_id)
     return session
 
