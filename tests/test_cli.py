@@ -1,0 +1,131 @@
+"""The command line, in-process: exit codes, the one-line report, errors on stderr,
+atomic output, and that a bad input costs only itself."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agent_profiler import __version__
+from agent_profiler.cli import app
+
+DATA = Path(__file__).parent / "data" / "journals" / "claude-code"
+SMALL = DATA / "handmade" / "small.jsonl"
+SPOTTER_DIR = DATA / "spotter-2.1.39-subagents-compaction"
+
+runner = CliRunner()
+
+
+def test_export_writes_the_trace_and_reports_in_one_line(tmp_path: Path) -> None:
+    out = tmp_path / "small.pftrace"
+    result = runner.invoke(app, ["export", str(SMALL), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert out.stat().st_size > 0
+    (report,) = [line for line in result.stdout.splitlines() if line.startswith("wrote")]
+    assert "1 session(s)" in report and "6 response(s)" in report
+    assert "2 compaction(s)" in report and "0 warning(s)" in report
+    assert not list(tmp_path.glob(".*.tmp"))  # the temporary file was renamed
+
+
+def test_existing_output_needs_force(tmp_path: Path) -> None:
+    out = tmp_path / "t.pftrace"
+    out.write_bytes(b"good trace")
+    result = runner.invoke(app, ["export", str(SMALL), "-o", str(out)])
+    assert result.exit_code == 2
+    assert "exists" in result.stderr and "--force" in result.stderr
+    assert out.read_bytes() == b"good trace"
+    assert runner.invoke(app, ["export", str(SMALL), "-o", str(out), "--force"]).exit_code == 0
+    assert out.read_bytes() != b"good trace"
+
+
+def test_one_bad_file_among_several_exits_1_and_keeps_the_rest(tmp_path: Path) -> None:
+    bad = tmp_path / "notes.jsonl"
+    bad.write_text("this is not a journal\nnor is this\n")
+    out = tmp_path / "t.pftrace"
+    result = runner.invoke(app, ["export", str(bad), str(SMALL), "-o", str(out)])
+    assert result.exit_code == 1
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [f"error: {bad}:1: not a JSONL journal (first line is not JSON)"]
+    assert out.exists() and "1 session(s)" in result.stdout
+
+
+def test_nothing_readable_exits_1_without_writing(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    out = tmp_path / "t.pftrace"
+    result = runner.invoke(
+        app, ["export", str(empty), str(tmp_path / "missing.jsonl"), "-o", str(out)]
+    )
+    assert result.exit_code == 1
+    assert "empty journal" in result.stderr and "no such file" in result.stderr
+    assert "nothing to export" in result.stderr
+    assert not out.exists()
+
+
+def test_bad_lines_are_summarised_with_path_and_line(tmp_path: Path) -> None:
+    journal = tmp_path / "j.jsonl"
+    text = SMALL.read_text().splitlines()
+    text.insert(3, "{not json")
+    text.insert(5, "[1, 2")
+    journal.write_text("\n".join(text) + "\n")
+    result = runner.invoke(app, ["export", str(journal), "-o", str(tmp_path / "t.pftrace")])
+    assert result.exit_code == 0
+    assert "2 warning(s) (not-json: 2)" in result.stderr
+    assert f"{journal}:4: not JSON" in result.stderr
+    assert f"{journal}:6: not JSON" in result.stderr
+
+
+def test_directory_export_attaches_subagents(tmp_path: Path) -> None:
+    out = tmp_path / "s.pftrace"
+    result = runner.invoke(app, ["export", str(SPOTTER_DIR), "-o", str(out)])
+    assert result.exit_code == 0
+    assert "2 session(s) (1 subagent), 155 response(s), 1 compaction(s)" in result.stdout
+
+
+def test_unknown_harness_is_a_usage_error() -> None:
+    result = runner.invoke(app, ["export", str(SMALL), "--harness", "nope"])
+    assert result.exit_code == 2
+
+
+def test_default_output_name_is_the_journal_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["export", str(SMALL)])
+    assert result.exit_code == 0
+    assert (tmp_path / "small.pftrace").exists()
+
+
+def test_python_dash_m_and_version() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_profiler", "--version"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0
+    assert done.stdout.strip() == f"agent-profiler {__version__}"
+
+
+def test_console_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agent_profiler",
+            "export",
+            str(tmp_path / "none.jsonl"),
+            "-o",
+            str(tmp_path / "x.pftrace"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert f"error: {tmp_path / 'none.jsonl'}: no such file or directory" in done.stderr
