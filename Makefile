@@ -17,8 +17,8 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)  ## Export a bundled Claude Code journal to sample_traces/ and say how to open it
+	mkdir -p sample_traces
 	$(BIN)/agent-profiler export $(SAMPLE) -o sample_traces/claude-code-compaction.pftrace --force
-	@echo "Open it: drag sample_traces/claude-code-compaction.pftrace into https://ui.perfetto.dev"
 
 test: lint types unit  ## Lint, type-check and run the whole test suite
 

@@ -15,6 +15,7 @@ from typing import Annotated, ParamSpec, TypeVar
 import typer
 
 from agent_profiler import __version__
+from agent_profiler.adapters import JournalGroup
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import AgentProfilerError, OutputError, UsageError
 from agent_profiler.loader import load
@@ -97,6 +98,10 @@ def write_atomically(path: Path, sessions: list[Session], writer: PerfettoWriter
     try:
         with os.fdopen(handle, "wb") as stream:
             writer.write(sessions, stream)
+        # mkstemp creates the file private (0600); give it the usual umask-based mode.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
         os.replace(temporary, path)
     except BaseException as error:
         Path(temporary).unlink(missing_ok=True)
@@ -104,6 +109,25 @@ def write_atomically(path: Path, sessions: list[Session], writer: PerfettoWriter
             raise OutputError(f"{path}: {error.strerror or error}") from error
         raise
     return path.stat().st_size
+
+
+def _progress_reporter(journals: list[Path]) -> Callable[[int, int, JournalGroup], None] | None:
+    """A one-line progress display on stderr (TTY only) when there is more than one
+    input, a directory, or a large file."""
+    sizes = [p.stat().st_size for p in journals if p.is_file()]
+    many = len(journals) > 1 or any(p.is_dir() for p in journals)
+    if not sys.stderr.isatty() or not (many or sum(sizes) >= PROGRESS_BYTES):
+        return None
+    if not many:
+        typer.echo(f"reading {journals[0]} ({_human_size(sum(sizes))})…", err=True)
+
+    def report(done: int, total: int, group: JournalGroup) -> None:
+        name = (group.main or group.extras[0]).name
+        end = "\n" if done == total else ""
+        sys.stderr.write(f"\r\033[Kreading journals: {done}/{total} {name[:60]}{end}")
+        sys.stderr.flush()
+
+    return report
 
 
 @app.command()
@@ -144,18 +168,7 @@ def export(
     if target.exists() and not force:
         raise UsageError(f"{target} exists; pass --force to overwrite it")
     diagnostics = Diagnostics()
-    total = sum(p.stat().st_size for p in journals if p.is_file())
-    show_progress = (
-        len(journals) > 1 or total >= PROGRESS_BYTES or any(p.is_dir() for p in journals)
-    )
-    if show_progress and sys.stderr.isatty():
-        with typer.progressbar(length=1, label="Reading journals", file=sys.stderr) as bar:
-            result = load(
-                journals, diagnostics, harness=harness, progress=lambda group: bar.update(0)
-            )
-            bar.update(1)
-    else:
-        result = load(journals, diagnostics, harness=harness)
+    result = load(journals, diagnostics, harness=harness, progress=_progress_reporter(journals))
     for failure in result.failures:
         typer.echo(f"error: {failure}", err=True)
     for line in diagnostics.summary_lines():

@@ -99,14 +99,15 @@ def load(
     diagnostics: Diagnostics,
     *,
     harness: Harness | None = None,
-    progress: Callable[[JournalGroup], None] | None = None,
+    progress: Callable[[int, int, JournalGroup], None] | None = None,
 ) -> LoadResult:
+    """Read every journal; `progress(done, total, group)` is called after each group."""
     result = LoadResult()
     files, failures = expand(inputs)
     result.failures += failures
     groups, failures = plan(files, harness)
     result.failures += failures
-    for group in groups:
+    for done, group in enumerate(groups, start=1):
         adapter = adapter_for(group.harness)
         assert adapter is not None
         try:
@@ -120,7 +121,7 @@ def load(
             result.sessions += sessions
             result.files += group.paths
         if progress is not None:
-            progress(group)
+            progress(done, len(groups), group)
     result.sessions = _unique_ids(result.sessions)
     return result
 
