@@ -293,7 +293,12 @@ def test_stream_json_with_stderr_lines_warns_per_line_and_keeps_the_frames() -> 
 
 def test_stream_json_init_only_file_is_a_session_without_requests() -> None:
     (session,), _ = read(STREAM_INIT_ONLY)
-    assert session.responses == () and session.snapshots == ()
+    assert session.responses == ()
+    # the SessionStart hook's additionalContext is all the context there is: one
+    # end-of-session snapshot, no reported size, no inferred head
+    (snapshot,) = session.snapshots
+    assert snapshot.anchor is AnchorKind.SESSION and snapshot.reported_tokens is None
+    assert set(dict(snapshot.categories)) == {Category.ENVIRONMENT}
 
 
 def test_appended_stream_json_runs_are_separate_sessions(tmp_path: Path) -> None:

@@ -252,6 +252,8 @@ class _Replayer:
         changes = []
         for item_id, old in self.pending.items():
             new = self.items.get(item_id)
+            if (old.tokens if old else 0) == 0 and (new.tokens if new else 0) == 0:
+                continue  # an empty item coming or going changes nothing
             if old is None and new is not None:
                 changes.append(_change(item_id, new, ChangeKind.ADDED, new.tokens, new.tokens))
             elif old is not None and new is None:

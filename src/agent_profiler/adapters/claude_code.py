@@ -486,6 +486,27 @@ class SessionBuilder:
                 call_id, str(name), ts, None, draft.id, draft.prompt_id, keys, len(encoded), preview
             )
 
+    def on_hook_context(self, record: dict[str, Any]) -> None:
+        """A SessionStart/UserPromptSubmit hook's `additionalContext` enters the context
+        (stream-json `system/hook_response`; transcript `attachment` records)."""
+        text: object = None
+        output = record.get("output")
+        if isinstance(output, str) and "additionalContext" in output:
+            try:
+                parsed = orjson.loads(output)
+            except ValueError:
+                parsed = None
+            specific = parsed.get("hookSpecificOutput") if isinstance(parsed, dict) else None
+            if isinstance(specific, dict):
+                text = specific.get("additionalContext")
+        attachment = record.get("attachment")
+        if isinstance(attachment, dict) and "context" in str(attachment.get("type", "")):
+            text = attachment.get("content")
+        chars, _, _ = _text_of(text)
+        if chars:
+            uuid = record.get("uuid") or record.get("hook_id") or f"hook@{self.records}"
+            self.log.add(f"hook:{uuid}", Category.ENVIRONMENT, chars, label="Hook context")
+
     def on_compact_boundary(self, record: dict[str, Any], ts: int) -> None:
         self._flush_post_compaction()
         meta = record.get("compactMetadata") or record.get("compact_metadata") or {}
@@ -583,6 +604,19 @@ class SessionBuilder:
                 draft.observation.dropped = True
         for compaction in self.compactions:
             compaction.observation.window_tokens = window
+        if not requests and not self.compactions:
+            # No request to anchor a snapshot on (an init-only run, a backend that
+            # reports zero usage): show what the transcript holds at the end.
+            self.log.observe(
+                Observation(
+                    time_ns=end,
+                    anchor=AnchorKind.SESSION,
+                    anchor_id="",
+                    stage=Stage.TRANSCRIPT_OBSERVED,
+                    model=self.models[0] if self.models else None,
+                    window_tokens=window,
+                )
+            )
         snapshots = self.log.replay()
         responses = tuple(
             Response(
@@ -725,7 +759,7 @@ def read_transcript(
             diagnostics.warn(source, record.line, "bad-shape", "record is not a JSON object")
             continue
         kind = value.get("type")
-        if kind not in {"user", "assistant", "system"}:
+        if kind not in {"user", "assistant", "system", "attachment"}:
             diagnostics.skip(f"claude:{kind}" if isinstance(kind, str) else "claude:untyped")
             continue
         session_id = value.get("sessionId")
@@ -759,6 +793,8 @@ def read_transcript(
             builder.on_compact_boundary(value, ts)
         elif value.get("subtype") == "microcompact_boundary":
             builder.on_microcompact(value, ts)
+        elif kind == "attachment":
+            builder.on_hook_context(value)
         else:
             diagnostics.skip(f"claude:system/{value.get('subtype')}")
     return builders
@@ -822,6 +858,8 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilde
             builder.on_assistant(value, ts, record.line, source)
         elif kind == "system" and subtype == "compact_boundary":
             builder.on_compact_boundary(value, ts)
+        elif kind == "system" and subtype == "hook_response":
+            builder.on_hook_context(value)
         elif kind == "result":
             _on_result(builder, value)
         else:
@@ -955,8 +993,14 @@ def _link_subagents(builders: dict[str, SessionBuilder]) -> None:
         call = builder.parent_call_id or by_parent_agents.get(builder.session_id)
         builder.parent_call_id = call
         parent = builders.get(builder.parent_session)
-        if call and parent is not None and call in parent.tools:
+        if parent is None:
+            continue
+        if call and call in parent.tools:
             parent.tools[call].child_session = builder.session_id
+        # Warmup sidechains run before the first main-thread record: the session
+        # began when its first agent did.
+        if builder.start_ns is not None and parent.start_ns is not None:
+            parent.start_ns = min(parent.start_ns, builder.start_ns)
 
 
 def _attach_compaction_request(main: SessionBuilder, request: SessionBuilder) -> None:

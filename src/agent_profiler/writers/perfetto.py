@@ -178,9 +178,11 @@ class _SessionTracks:
             "provider": s.provider or "unknown",
             "model": s.model or "unknown",
         }
-        if s.window_tokens:
-            args["context_window_tokens"] = s.window_tokens
-            args["context_window_source"] = s.window_source or "journal"
+        # 0 means "not known" (as on the Context window counter); the source says so.
+        args["context_window_tokens"] = s.window_tokens or 0
+        args["context_window_source"] = (
+            (s.window_source or "journal") if s.window_tokens else "unknown"
+        )
         if s.models[1:]:
             args["models"] = list(s.models)
         if s.harness_version:
@@ -212,6 +214,9 @@ class _SessionTracks:
         for key, value in s.facts:
             args[key] = value
         args["responses"] = len(s.responses)
+        for snapshot in s.snapshots:
+            if snapshot.anchor is AnchorKind.SESSION:
+                args["context"] = _context_dict(snapshot, self.start)
         self.slices.append(
             _Slice("Session", "profile (1)", self.start, self.end, self.metadata, args)
         )
