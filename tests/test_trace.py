@@ -207,7 +207,7 @@ def test_source_ids_link_to_tool_slices_and_additions_have_flows(spotter: TraceV
         tool = tools[instant.args["tool_call_id"]]
         (_shared,) = set(instant.flow_ids) & set(tool.flow_ids)
         assert tool.ts <= instant.ts
-        assert instant.name.endswith(tool.name)
+        assert f" · {tool.name} (" in instant.name
     best = max(
         (
             c

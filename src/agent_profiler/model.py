@@ -192,6 +192,7 @@ class Compaction:
     post_tokens: Tokens | None = None
     removed_items: int = 0
     request: Response | None = None  # the summarisation request, when recorded
+    timing: str = ""  # where start and end come from
 
 
 @dataclass(frozen=True, slots=True)

@@ -248,6 +248,7 @@ class _CompactionDraft:
     observation: Observation
     removed_items: int = 0
     request: Response | None = None
+    timing: str = "boundary record only"
 
 
 class SessionBuilder:
@@ -514,11 +515,11 @@ class SessionBuilder:
         pre = meta.get("preTokens", meta.get("pre_tokens"))
         post = meta.get("postTokens", meta.get("post_tokens"))
         duration = meta.get("durationMs", meta.get("duration_ms"))
-        start = (
-            ts - _count(duration) * _MS
-            if _count(duration)
-            else (self.end_ns if self.end_ns is not None and self.end_ns <= ts else ts)
-        )
+        # The boundary record is written when the compaction is done; its start is known
+        # only from durationMs (newer builds) or the summarisation request's own file.
+        # Without either the slice is zero-length rather than a guessed span.
+        start = ts - _count(duration) * _MS
+        timing = "compactMetadata.durationMs" if _count(duration) else "boundary record only"
         compaction_id = str(record.get("uuid") or f"compaction@{ts}")
         removed = self.log.clear()
         observation = Observation(
@@ -540,6 +541,7 @@ class SessionBuilder:
             _count(post) or None,
             observation,
             removed,
+            timing=timing,
         )
         self.compactions.append(draft)
         # The summary record usually follows: observe after it (see on_user).
@@ -667,6 +669,7 @@ class SessionBuilder:
                 pre_tokens=c.pre_tokens,
                 post_tokens=c.post_tokens,
                 removed_items=c.removed_items,
+                timing=c.timing,
                 request=c.request,
             )
             for c in self.compactions
@@ -1019,5 +1022,7 @@ def _attach_compaction_request(main: SessionBuilder, request: SessionBuilder) ->
         usage=response.usage,
         output_tokens_reliable=False,
     )
-    nearest.start_ns = min(nearest.start_ns, start)
+    if start < nearest.start_ns:
+        nearest.start_ns = start
+        nearest.timing = "summarisation request (agent-acompact file) → boundary record"
     main.sources.extend(request.sources)

@@ -205,8 +205,9 @@ class _SessionTracks:
         args["sources"] = [_basename(p) for p in s.sources]
         args["estimation"] = (
             "context categories: characters / 4 per journal item, rounded up (not tokenizer "
-            "counts); the head the journal lacks is one inferred item (first reported − first "
-            "estimated); reported sizes are never scaled"
+            "counts); the head the journal lacks is one inferred item (reported − estimated at "
+            "the first request, measured again after a compaction); reported sizes are never "
+            "scaled"
         )
         args["content"] = self.facts.content.value
         if s.unmeasured:
@@ -353,6 +354,8 @@ class _SessionTracks:
                 args["post_tokens"] = compaction.post_tokens
                 size.samples.append((compaction.end_ns, R_COUNTER, compaction.post_tokens))
             args["removed_items"] = compaction.removed_items
+            if compaction.timing:
+                args["timing"] = compaction.timing
             snapshot = snapshots.get(compaction.id)
             if snapshot is not None:
                 args["context"] = _context_dict(snapshot, compaction.start_ns)
@@ -433,7 +436,7 @@ class _SessionTracks:
             # (TRACE_CONTRACT §9); they exist for ui.perfetto.dev's flow arrows.
             instant = _Slice(
                 "Largest additions",
-                f"+{change.delta_tokens:,} tokens · {tool.name}",
+                f"+{change.delta_tokens:,} tokens · {tool.name} ({change.label or 'item'})",
                 snapshot.time_ns,
                 snapshot.time_ns,
                 "agentprof-additions",
