@@ -89,7 +89,10 @@ def plan(
     for chosen, sniffed in by_harness.items():
         adapter = adapter_for(chosen)
         if adapter is None:
-            raise UsageError(f"no adapter for harness {chosen.value!r}")
+            supported = ", ".join(a.harness.value for a in ADAPTERS)
+            raise UsageError(
+                f"harness {chosen.value!r} is not supported yet (supported: {supported})"
+            )
         groups += adapter.plan(sniffed)
     return groups, failures
 
