@@ -23,12 +23,12 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from agent_profiler.adapters.common import MS, Clock, preview, token_count
 from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
@@ -48,13 +48,10 @@ from agent_profiler.model import (
 )
 
 HARNESS = Harness.CLAUDE_CODE
-PREVIEW_CHARS = 200
 SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
 # Every current Claude model has a 200k window unless a 1M beta is on, which the
 # transcript does not say; the trace labels this number as assumed.
 DEFAULT_WINDOW = 200_000
-_MS = 1_000_000
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 # Text that the harness (not the user) puts into user records, by leading tag.
 _OVERHEAD_TAGS = (
@@ -121,26 +118,6 @@ def is_stream_json(values: list[object]) -> bool:
 # --------------------------------------------------------------------------- small helpers
 
 
-def _ns(value: object) -> int | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    delta = moment - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1_000
-
-
-def _count(value: object) -> int:
-    """A token count from the journal: a non-negative integer, anything else is 0."""
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    return 0
-
-
 def _text_of(content: object) -> tuple[int, int, str]:
     """(chars, images, first text) of tool-result or message content as the model sees it."""
     if isinstance(content, str):
@@ -174,10 +151,6 @@ def _classify_user_text(text: str, is_meta: bool) -> tuple[Category, str]:
     return Category.PROMPTS, "User prompt"
 
 
-def _preview(text: str) -> str:
-    return text[:PREVIEW_CHARS]
-
-
 # --------------------------------------------------------------------------- drafts
 
 
@@ -202,7 +175,7 @@ class _ResponseDraft:
             "cache_read_input_tokens",
             "output_tokens",
         ):
-            value = _count(usage.get(key))
+            value = token_count(usage.get(key))
             if value > self.usage.get(key, 0):
                 self.usage[key] = value
 
@@ -361,7 +334,7 @@ class SessionBuilder:
             if self.parent_session is not None and not self.prompts:
                 source = "agent"
             self.prompts.append(
-                Prompt(prompt_id, ts, ts, prompt_chars, source, _preview(new_prompt_text))
+                Prompt(prompt_id, ts, ts, prompt_chars, source, preview(new_prompt_text))
             )
             self.current_prompt = prompt_id
         self.trigger_ns = ts
@@ -466,9 +439,9 @@ class SessionBuilder:
         except TypeError:
             encoded = b""
         keys = tuple(str(k) for k in arguments) if isinstance(arguments, dict) else ()
-        preview = (
+        args_preview = (
             tuple(
-                (str(k), _preview(v if isinstance(v, str) else orjson.dumps(v).decode()))
+                (str(k), preview(v if isinstance(v, str) else orjson.dumps(v).decode()))
                 for k, v in arguments.items()
             )
             if isinstance(arguments, dict)
@@ -484,7 +457,15 @@ class SessionBuilder:
         )
         if call_id not in self.tools:
             self.tools[call_id] = _ToolDraft(
-                call_id, str(name), ts, None, draft.id, draft.prompt_id, keys, len(encoded), preview
+                call_id,
+                str(name),
+                ts,
+                None,
+                draft.id,
+                draft.prompt_id,
+                keys,
+                len(encoded),
+                args_preview,
             )
 
     def on_hook_context(self, record: dict[str, Any]) -> None:
@@ -518,8 +499,8 @@ class SessionBuilder:
         # The boundary record is written when the compaction is done; its start is known
         # only from durationMs (newer builds) or the summarisation request's own file.
         # Without either the slice is zero-length rather than a guessed span.
-        start = ts - _count(duration) * _MS
-        timing = "compactMetadata.durationMs" if _count(duration) else "boundary record only"
+        start = ts - token_count(duration) * MS
+        timing = "compactMetadata.durationMs" if token_count(duration) else "boundary record only"
         compaction_id = str(record.get("uuid") or f"compaction@{ts}")
         removed = self.log.clear()
         observation = Observation(
@@ -528,7 +509,7 @@ class SessionBuilder:
             anchor_id=compaction_id,
             stage=Stage.POST_COMPACTION,
             model=None,
-            reported_tokens=_count(post) or None,
+            reported_tokens=token_count(post) or None,
         )
         trigger = meta.get("trigger")
         draft = _CompactionDraft(
@@ -537,8 +518,8 @@ class SessionBuilder:
             ts,
             "compaction",
             trigger if isinstance(trigger, str) else None,
-            _count(pre) or None,
-            _count(post) or None,
+            token_count(pre) or None,
+            token_count(post) or None,
             observation,
             removed,
             timing=timing,
@@ -558,8 +539,8 @@ class SessionBuilder:
             for call_id in ids
             if isinstance(call_id, str) and self.log.remove(f"result:{call_id}")
         )
-        pre = _count(meta.get("preTokens", meta.get("pre_tokens"))) or None
-        saved = _count(meta.get("tokensSaved", meta.get("tokens_saved")))
+        pre = token_count(meta.get("preTokens", meta.get("pre_tokens"))) or None
+        saved = token_count(meta.get("tokensSaved", meta.get("tokens_saved")))
         post = pre - saved if pre is not None and saved and saved <= pre else None
         compaction_id = str(record.get("uuid") or f"microcompaction@{ts}")
         observation = self.log.observe(
@@ -720,33 +701,6 @@ class SessionBuilder:
 # --------------------------------------------------------------------------- file readers
 
 
-class _Clock:
-    """Record times for one file; stream-json frames often carry none."""
-
-    def __init__(self, path: str, diagnostics: Diagnostics, synthetic: bool) -> None:
-        self.path = path
-        self.diagnostics = diagnostics
-        self.synthetic = synthetic
-        self.last: int | None = None
-        self.warned = False
-
-    def time(self, record: dict[str, Any], line: int) -> int:
-        ts = _ns(record.get("timestamp"))
-        if ts is None:
-            if not self.synthetic and not self.warned and "timestamp" in record:
-                self.warned = True
-                self.diagnostics.warn(
-                    self.path,
-                    line,
-                    "bad-timestamp",
-                    "unreadable timestamp; using the previous record's time",
-                )
-            # Frames without a time are placed 1 ms after the previous one.
-            ts = (self.last + _MS) if self.last is not None else 0
-        self.last = ts
-        return ts
-
-
 def read_transcript(
     path: Path, diagnostics: Diagnostics, *, label: str | None = None
 ) -> dict[str, SessionBuilder]:
@@ -754,7 +708,7 @@ def read_transcript(
     thread, agentId for sidechain records of another agent found in it."""
     source = label or str(path)
     builders: dict[str, SessionBuilder] = {}
-    clock = _Clock(source, diagnostics, synthetic=False)
+    clock = Clock(source, diagnostics, expect_timestamps=True)
     main_key: str | None = None
     for record in read_jsonl(path, diagnostics):
         value = record.value
@@ -809,8 +763,7 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilde
     source = str(path)
     runs: list[dict[str, SessionBuilder]] = []
     run_has_init: list[bool] = []
-    clock = _Clock(source, diagnostics, synthetic=True)
-    saw_timestamp = False
+    clock = Clock(source, diagnostics, expect_timestamps=False)
     for record in read_jsonl(path, diagnostics):
         value = record.value
         if not isinstance(value, dict):
@@ -827,7 +780,6 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilde
             run_has_init.append(False)
         run_has_init[-1] = run_has_init[-1] or is_init
         run = runs[-1]
-        saw_timestamp = saw_timestamp or "timestamp" in value
         ts = clock.time(value, record.line)
         parent_call = value.get("parent_tool_use_id")
         key = parent_call if isinstance(parent_call, str) else ""
@@ -873,7 +825,7 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilde
     for run in runs:
         main = run.get("")
         for key, builder in run.items():
-            if not saw_timestamp:
+            if not clock.seen_timestamp:
                 builder.timing = "frame-order: no timestamps in the journal, 1 ms per frame"
             if key and main is not None:
                 tool = main.tools.get(key)
@@ -907,7 +859,7 @@ def _on_result(builder: SessionBuilder, frame: dict[str, Any]) -> None:
     if isinstance(usage, dict):
         main_model = builder.models[0] if builder.models else None
         windows = {
-            m: _count(u.get("contextWindow")) for m, u in usage.items() if isinstance(u, dict)
+            m: token_count(u.get("contextWindow")) for m, u in usage.items() if isinstance(u, dict)
         }
         window = windows.get(main_model or "") or max(windows.values(), default=0)
         if window:

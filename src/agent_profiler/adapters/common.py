@@ -1,0 +1,68 @@
+"""Small helpers every adapter shares: timestamps, token counts, previews, and the
+per-file clock that keeps going when a record has no readable time."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+
+from agent_profiler.diagnostics import Diagnostics
+
+PREVIEW_CHARS = 200
+MS = 1_000_000
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def timestamp_ns(value: object) -> int | None:
+    """ISO-8601 (with `Z` or an offset; naive means UTC) → epoch nanoseconds."""
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    delta = moment - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1_000
+
+
+def token_count(value: object) -> int:
+    """A token count from a journal: a non-negative integer; anything else counts as 0."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return 0
+
+
+def preview(text: str) -> str:
+    return text[:PREVIEW_CHARS]
+
+
+class Clock:
+    """Record times for one file. A record without a readable time is placed 1 ms
+    after the previous one; when times are expected, that costs one warning per file."""
+
+    def __init__(self, path: str, diagnostics: Diagnostics, *, expect_timestamps: bool) -> None:
+        self.path = path
+        self.diagnostics = diagnostics
+        self.expect_timestamps = expect_timestamps
+        self.last: int | None = None
+        self.seen_timestamp = False
+        self.warned = False
+
+    def time(self, record: Mapping[str, object], line: int) -> int:
+        ts = timestamp_ns(record.get("timestamp"))
+        if ts is None:
+            if self.expect_timestamps and not self.warned:
+                self.warned = True
+                self.diagnostics.warn(
+                    self.path,
+                    line,
+                    "bad-timestamp",
+                    "missing or unreadable timestamp; placed 1 ms after the previous record",
+                )
+            ts = (self.last + MS) if self.last is not None else 0
+        else:
+            self.seen_timestamp = True
+        self.last = ts
+        return ts
