@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conftest import GOLDEN
 
 SMALL = Path(__file__).parent / "data" / "journals" / "claude-code" / "handmade" / "small.jsonl"

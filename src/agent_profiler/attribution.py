@@ -91,7 +91,7 @@ class _Remove:
 
 @dataclass(frozen=True, slots=True)
 class _Clear:
-    keep_inferred_head: bool
+    keep: frozenset[Category]  # categories that stay (the inferred head always stays)
 
 
 _Op = _Add | _Remove | _Clear | Observation
@@ -102,7 +102,7 @@ class ContextLog:
 
     def __init__(self) -> None:
         self._ops: list[_Op] = []
-        self._present: set[str] = set()
+        self._present: dict[str, Category] = {}
 
     def add(
         self,
@@ -119,23 +119,24 @@ class ContextLog:
         estimate = estimate_tokens(chars) if tokens is None else tokens
         item = _Item(category, chars, estimate, label, source_id, source_kind)
         self._ops.append(_Add(item_id, item))
-        self._present.add(item_id)
+        self._present[item_id] = category
 
     def remove(self, item_id: str) -> bool:
         """Remove an item; returns False (and records nothing) if it is not in context."""
         if item_id not in self._present:
             return False
-        self._present.discard(item_id)
+        del self._present[item_id]
         self._ops.append(_Remove(item_id))
         return True
 
-    def clear(self) -> int:
-        """Everything leaves the context except the inferred head (a compaction).
-        Returns how many items left."""
-        removed = len(self._present)
-        self._present.clear()
-        self._ops.append(_Clear(keep_inferred_head=True))
-        return removed
+    def clear(self, keep: frozenset[Category] = frozenset()) -> int:
+        """A compaction: every item leaves the context except those of the `keep`
+        categories and the inferred head. Returns how many items left."""
+        leaving = [i for i, category in self._present.items() if category not in keep]
+        for item_id in leaving:
+            del self._present[item_id]
+        self._ops.append(_Clear(keep))
+        return len(leaving)
 
     def __contains__(self, item_id: str) -> bool:
         return item_id in self._present
@@ -174,7 +175,12 @@ class _Replayer:
             elif isinstance(op, _Remove):
                 self._put(op.id, None)
             elif isinstance(op, _Clear):
-                for item_id in [i for i in self.items if i != INFERRED_HEAD_ID]:
+                leaving = [
+                    item_id
+                    for item_id, item in self.items.items()
+                    if item_id != INFERRED_HEAD_ID and item.category not in op.keep
+                ]
+                for item_id in leaving:
                     self._put(item_id, None)
                 # What the first request left unexplained may include conversation from
                 # before the journal starts (a resumed session); a compaction drops that,

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_profiler.adapters import claude_code
+from agent_profiler.adapters import claude_code, codex
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.model import Harness, Session
 
@@ -88,8 +88,18 @@ def _claude_read(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]
     )
 
 
+def _codex_plan(files: list[SniffedFile]) -> list[JournalGroup]:
+    # One group: subagent rollouts link to their parent's spawn call only when read together.
+    return [JournalGroup(Harness.CODEX, None, tuple(f.path for f in files))]
+
+
+def _codex_read(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:
+    return codex.read_rollouts(list(group.paths), diagnostics)
+
+
 ADAPTERS: tuple[Adapter, ...] = (
     Adapter(Harness.CLAUDE_CODE, claude_code.detect, _claude_plan, _claude_read),
+    Adapter(Harness.CODEX, codex.detect, _codex_plan, _codex_read),
 )
 
 

@@ -1,0 +1,803 @@
+"""Codex CLI and Desktop rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`).
+
+Owns what is Codex-specific (FORMATS.md §3): the `{timestamp, type, payload}`
+envelope, which `response_item`s the model sees and which category each is,
+one request per `token_count`, compaction, and subagent rollouts.
+
+Format facts this module relies on, with the surprise each one holds:
+- `last_token_usage.input_tokens` already includes `cached_input_tokens`: the
+  request's prompt is `input_tokens`, never input + cached (§3.3);
+- Desktop 0.104 writes every `token_count` twice: a repeat has the same
+  `total_token_usage` and is one request; `info: null` is not a request;
+- the system prompt is recorded (`session_meta.base_instructions`), the tool
+  schemas are not: they become the inferred head item (§3.4);
+- `event_msg`s are UI events, not model input; only `response_item`s (and
+  `compacted.replacement_history`) are in context;
+- sanitised rollouts replace text by `[REDACTED_… len=N …]`: N characters are
+  estimated as usual and the item's label says the length came from a marker;
+- a request's start is not recorded: it is the time of the input that
+  triggered it (the user message or the last tool output before it) (§3.7).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agent_profiler.adapters.common import Clock, preview, token_count
+from agent_profiler.attribution import ContextLog, Observation
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.errors import JournalError
+from agent_profiler.jsonl import read_jsonl
+from agent_profiler.model import (
+    AnchorKind,
+    Category,
+    Compaction,
+    Harness,
+    Prompt,
+    Response,
+    Session,
+    SourceKind,
+    Stage,
+    ToolCall,
+    Usage,
+)
+
+HARNESS = Harness.CODEX
+_LINE_TYPES = frozenset({"session_meta", "response_item", "compacted", "turn_context", "event_msg"})
+# Newer line types that carry nothing the model sees (or nothing we read yet).
+_KNOWN_SKIPPED = frozenset(
+    {
+        "inter_agent_communication",
+        "inter_agent_communication_metadata",
+        "token_usage_record",
+        "world_state",
+        "retained_context",
+        "security_risk_score",
+        "realtime_item",
+    }
+)
+_REDACTED = re.compile(r"^\[REDACTED_[A-Z_]+ len=(\d+)\b")
+_OUTPUT_ITEMS = frozenset(
+    {"reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call"}
+)
+_CALL_ITEMS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
+_RESULT_ITEMS = frozenset(
+    {"function_call_output", "custom_tool_call_output", "local_shell_call_output"}
+)
+
+# Leading tags of harness-injected context blocks, by category (FORMATS §3.4).
+_TAGS: tuple[tuple[str, Category, str], ...] = (
+    ("<skills_instructions>", Category.SKILLS, "Skills listing"),
+    ("<plugins_instructions>", Category.SKILLS, "Plugins listing"),
+    ("# AGENTS.md instructions", Category.RULES, "AGENTS.md"),
+    ("<user_instructions>", Category.RULES, "User instructions"),
+    ("<INSTRUCTIONS>", Category.RULES, "Instructions"),
+    ("<permissions instructions>", Category.ENVIRONMENT, "Permissions"),
+    ("<environment_context>", Category.ENVIRONMENT, "Environment context"),
+    ("<collaboration_mode>", Category.ENVIRONMENT, "Collaboration mode"),
+    ("<turn_aborted>", Category.OVERHEAD, "Turn aborted"),
+    ("<user_shell_command>", Category.ENVIRONMENT, "Shell command"),
+)
+MUTATING_TOOLS = frozenset({"apply_patch", "exec_command", "shell", "local_shell", "write_stdin"})
+
+
+def detect(values: list[object]) -> bool:
+    """Codex rollouts: `{timestamp, type, payload}` lines, usually `session_meta` first."""
+    for value in values:
+        if not isinstance(value, dict):
+            continue
+        if (
+            value.get("type") in _LINE_TYPES
+            and isinstance(value.get("payload"), dict)
+            and ("timestamp" in value)
+        ):
+            return True
+    return False
+
+
+def measure(text: object) -> tuple[int, bool]:
+    """(characters, redacted?) of a text; a sanitiser marker counts as its stated length."""
+    if not isinstance(text, str):
+        return 0, False
+    match = _REDACTED.match(text)
+    if match:
+        return int(match.group(1)), True
+    return len(text), False
+
+
+def _parts_text(content: object) -> list[str]:
+    if isinstance(content, str):
+        return [content]
+    texts = []
+    if isinstance(content, list):
+        for part in content:
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                texts.append(part["text"])
+    return texts
+
+
+def _classify(role: str, text: str) -> tuple[Category, str]:
+    stripped = text.lstrip()
+    for tag, category, label in _TAGS:
+        if stripped.startswith(tag):
+            return category, label
+    if role == "developer" or role == "system":
+        return Category.SYSTEM, "Developer instructions"
+    if role == "assistant":
+        return Category.ASSISTANT, "Assistant text"
+    return Category.PROMPTS, "User prompt"
+
+
+def _output_text(output: object) -> str:
+    """Tool output as the model sees it. Older builds wrap it in a JSON string
+    `{"output": …, "metadata": {"exit_code": …}}`; that envelope is unwrapped."""
+    if isinstance(output, str):
+        if output.startswith('{"output"'):
+            try:
+                decoded = orjson.loads(output)
+            except ValueError:
+                return output
+            inner = decoded.get("output") if isinstance(decoded, dict) else None
+            if isinstance(inner, str):
+                return inner
+        return output
+    content = output.get("content") if isinstance(output, dict) else None
+    if isinstance(content, str):
+        return content
+    return "".join(_parts_text(output))
+
+
+def _exit_code(output: object) -> int | None:
+    if isinstance(output, str) and output.startswith('{"output"'):
+        try:
+            decoded = orjson.loads(output)
+        except ValueError:
+            return None
+        meta = decoded.get("metadata") if isinstance(decoded, dict) else None
+        code = meta.get("exit_code") if isinstance(meta, dict) else None
+        return code if isinstance(code, int) and not isinstance(code, bool) else None
+    if isinstance(output, str):
+        match = re.search(r"Process exited with code (-?\d+)", output[:400])
+        if match:
+            return int(match.group(1))
+    return None
+
+
+@dataclass(slots=True)
+class _Request:
+    id: str
+    start_ns: int
+    end_ns: int
+    observation: Observation
+    prompt_id: str | None
+    model: str
+    usage: Usage | None = None
+
+
+@dataclass(slots=True)
+class _Tool:
+    call_id: str
+    name: str
+    start_ns: int
+    request_id: str | None
+    prompt_id: str | None
+    arg_keys: tuple[str, ...]
+    arg_bytes: int
+    args_preview: tuple[tuple[str, str], ...]
+    end_ns: int | None = None
+    is_error: bool = False
+    result_chars: int = 0
+    child_session: str | None = None
+
+
+@dataclass(slots=True)
+class _Compaction:
+    id: str
+    start_ns: int
+    end_ns: int
+    pre_tokens: int | None
+    observation: Observation
+    removed: int
+    post_tokens: int | None = None
+
+
+@dataclass(slots=True)
+class RolloutBuilder:
+    """Accumulates one rollout file (one Codex thread)."""
+
+    path: str
+    diagnostics: Diagnostics
+    session_id: str = ""
+    log: ContextLog = field(default_factory=ContextLog)
+    requests: list[_Request] = field(default_factory=list)
+    tools: dict[str, _Tool] = field(default_factory=dict)
+    prompts: list[Prompt] = field(default_factory=list)
+    compactions: list[_Compaction] = field(default_factory=list)
+    unmeasured: Counter[str] = field(default_factory=Counter)
+    models: list[str] = field(default_factory=list)
+    model: str = ""
+    effort: str | None = None
+    provider: str | None = None
+    version: str | None = None
+    originator: str | None = None
+    project: str | None = None
+    window: int | None = None
+    parent_session: str | None = None
+    agent_role: str | None = None
+    start_ns: int | None = None
+    end_ns: int | None = None
+    trigger_ns: int | None = None
+    pending: _Request | None = None  # a request whose output items have started
+    last_total: tuple[int, ...] | None = None
+    current_prompt: str | None = None
+    prompt_sha: set[str] = field(default_factory=set)
+    item_index: int = 0
+    redacted_items: int = 0
+    searches: list[tuple[str, str]] = field(default_factory=list)  # (query, call id)
+    spawned: dict[str, str] = field(default_factory=dict)  # spawn call id → child thread id
+    facts: list[tuple[str, str]] = field(default_factory=list)
+
+    # -- helpers ------------------------------------------------------------
+
+    def next_id(self, prefix: str) -> str:
+        self.item_index += 1
+        return f"{prefix}:{self.item_index}"
+
+    def add_text(
+        self,
+        item_id: str,
+        category: Category,
+        text: object,
+        label: str,
+        source_id: str = "",
+        source_kind: SourceKind = SourceKind.NONE,
+    ) -> int:
+        chars, redacted = measure(text)
+        if redacted:
+            self.redacted_items += 1
+            label = f"{label} (length from a redaction marker)"
+        self.log.add(
+            item_id, category, chars, label=label, source_id=source_id, source_kind=source_kind
+        )
+        return chars
+
+    # -- lines --------------------------------------------------------------
+
+    def on_session_meta(self, payload: dict[str, Any]) -> None:
+        if isinstance(payload.get("id"), str) and not self.session_id:
+            self.session_id = payload["id"]
+        for key, attr in (
+            ("cli_version", "version"),
+            ("originator", "originator"),
+            ("cwd", "project"),
+            ("model_provider", "provider"),
+        ):
+            if isinstance(payload.get(key), str) and getattr(self, attr) is None:
+                setattr(self, attr, payload[key])
+        base = payload.get("base_instructions")
+        text = base.get("text") if isinstance(base, dict) else payload.get("instructions")
+        if isinstance(text, str) and text:
+            self.add_text("system:base_instructions", Category.SYSTEM, text, "Base instructions")
+        source = payload.get("source")
+        if isinstance(source, dict):
+            spawn = (
+                (source.get("subagent") or {}).get("thread_spawn")
+                if isinstance(source.get("subagent"), dict)
+                else None
+            )
+            if isinstance(spawn, dict):
+                parent = spawn.get("parent_thread_id")
+                if isinstance(parent, str):
+                    self.parent_session = parent
+                role = spawn.get("agent_role") or spawn.get("agent_nickname")
+                self.agent_role = role if isinstance(role, str) else "subagent"
+        elif isinstance(source, str):
+            self.facts.append(("source", source))
+
+    def on_turn_context(self, payload: dict[str, Any]) -> None:
+        model = payload.get("model")
+        if isinstance(model, str) and model:
+            self.model = model
+            if model not in self.models:
+                self.models.append(model)
+        effort = payload.get("effort")
+        if effort is None and isinstance(payload.get("collaboration_mode"), dict):
+            settings = payload["collaboration_mode"].get("settings")
+            effort = settings.get("reasoning_effort") if isinstance(settings, dict) else None
+        if isinstance(effort, str):
+            self.effort = effort
+
+    def on_response_item(self, item: dict[str, Any], ts: int, *, prefix: str = "item") -> None:
+        kind = item.get("type")
+        replayed = prefix != "item"  # an item of a compaction's replacement history
+        is_output = kind in _OUTPUT_ITEMS or (kind == "message" and item.get("role") == "assistant")
+        if is_output and not replayed:
+            self._start_request(ts)
+        if kind == "message":
+            role = str(item.get("role") or "user")
+            for index, text in enumerate(_parts_text(item.get("content"))):
+                category, label = _classify(role, text)
+                _, redacted = measure(text)
+                if redacted and role == "user":
+                    sha = re.search(r"sha=([0-9a-f]+)", text[:80])
+                    if sha and sha.group(1) in self.prompt_sha:
+                        category, label = Category.PROMPTS, "User prompt"
+                    else:
+                        # A redacted user-role block could be a prompt, AGENTS.md or an
+                        # environment block: the marker does not say which.
+                        category, label = Category.UNATTRIBUTED, "Redacted user-role block"
+                item_id = self.next_id(f"{prefix}-{role}") + f":{index}"
+                kind_of_source = (
+                    SourceKind.PROMPT
+                    if category is Category.PROMPTS
+                    else (SourceKind.RESPONSE if role == "assistant" else SourceKind.NONE)
+                )
+                self.add_text(item_id, category, text, label, source_kind=kind_of_source)
+            if role == "user" and prefix == "item":
+                self.trigger_ns = ts
+        elif kind == "reasoning":
+            summary = item.get("summary")
+            for index, text in enumerate(_parts_text(summary)):
+                self.add_text(
+                    self.next_id(f"{prefix}-reasoning") + f":{index}",
+                    Category.ASSISTANT,
+                    text,
+                    "Reasoning summary",
+                    source_kind=SourceKind.RESPONSE,
+                )
+            if item.get("encrypted_content"):
+                self.unmeasured["encrypted-reasoning"] += 1
+        elif kind in _CALL_ITEMS:
+            self._on_call(item, ts, prefix)
+        elif kind in _RESULT_ITEMS:
+            self._on_output(item, ts, prefix)
+        elif kind == "web_search_call":
+            action = item.get("action")
+            query = action.get("query") if isinstance(action, dict) else None
+            call_id = next((c for q, c in self.searches if q == query), "")
+            self.add_text(
+                self.next_id(f"{prefix}-search"),
+                Category.RESULTS,
+                orjson.dumps(action).decode() if action else "",
+                "Web search",
+                source_id=call_id,
+                source_kind=SourceKind.TOOL if call_id else SourceKind.NONE,
+            )
+        elif kind == "compaction":
+            self.unmeasured["encrypted-compaction-summary"] += 1
+        else:
+            self.diagnostics.skip(f"codex:response_item/{kind}")
+
+    def _start_request(self, ts: int) -> None:
+        if self.pending is not None:
+            return
+        start = self.trigger_ns if self.trigger_ns is not None and self.trigger_ns <= ts else ts
+        request_id = f"request-{len(self.requests) + 1}"
+        observation = self.log.observe(
+            Observation(
+                time_ns=start,
+                anchor=AnchorKind.RESPONSE,
+                anchor_id=request_id,
+                stage=Stage.TRANSCRIPT_OBSERVED,
+                model=self.model or None,
+            )
+        )
+        self.pending = _Request(request_id, start, ts, observation, self.current_prompt, self.model)
+
+    def _on_call(self, item: dict[str, Any], ts: int, prefix: str) -> None:
+        call_id = item.get("call_id") or item.get("id")
+        name = item.get("name") if isinstance(item.get("name"), str) else item.get("type")
+        arguments = item.get("arguments", item.get("input", item.get("action")))
+        text = (
+            arguments
+            if isinstance(arguments, str)
+            else (orjson.dumps(arguments).decode() if arguments is not None else "")
+        )
+        if not isinstance(call_id, str):
+            call_id = self.next_id("call")
+        self.add_text(
+            f"call:{call_id}",
+            Category.ASSISTANT,
+            f"{name}{text}",
+            "Tool arguments",
+            source_id=call_id,
+            source_kind=SourceKind.TOOL,
+        )
+        keys: tuple[str, ...] = ()
+        args_preview: tuple[tuple[str, str], ...] = ()
+        try:
+            decoded = orjson.loads(text) if item.get("type") == "function_call" else None
+        except ValueError:
+            decoded = None
+        if isinstance(decoded, dict):
+            keys = tuple(str(k) for k in decoded)
+            args_preview = tuple(
+                (str(k), preview(v if isinstance(v, str) else orjson.dumps(v).decode()))
+                for k, v in decoded.items()
+            )
+        elif text:
+            args_preview = (("input", preview(text)),)
+        if prefix == "item" and call_id not in self.tools:
+            request = self.pending
+            self.tools[call_id] = _Tool(
+                call_id,
+                str(name),
+                ts,
+                request.id if request else None,
+                self.current_prompt,
+                keys,
+                len(text.encode()),
+                args_preview,
+            )
+
+    def _on_output(self, item: dict[str, Any], ts: int, prefix: str) -> None:
+        call_id = item.get("call_id")
+        if not isinstance(call_id, str):
+            call_id = self.next_id("output")
+        output = item.get("output")
+        text = _output_text(output)
+        chars = self.add_text(
+            f"result:{call_id}",
+            Category.RESULTS,
+            text,
+            "Tool result",
+            source_id=call_id,
+            source_kind=SourceKind.TOOL,
+        )
+        if prefix != "item":
+            return
+        self.trigger_ns = ts
+        tool = self.tools.get(call_id)
+        if tool is None:
+            self.diagnostics.skip("codex:output-without-call")
+            return
+        tool.end_ns = max(ts, tool.start_ns)
+        tool.result_chars = chars
+        code = _exit_code(output)
+        if code is not None:
+            tool.is_error = code != 0
+
+    def on_event(self, payload: dict[str, Any], ts: int, line: int) -> None:
+        kind = payload.get("type")
+        if kind == "token_count":
+            self._on_token_count(payload, ts, line)
+        elif kind == "user_message":
+            message = payload.get("message")
+            chars, redacted = measure(message)
+            if redacted and isinstance(message, str):
+                sha = re.search(r"sha=([0-9a-f]+)", message[:80])
+                if sha:
+                    self.prompt_sha.add(sha.group(1))
+            prompt_id = f"turn-{len(self.prompts) + 1}"
+            self.prompts.append(
+                Prompt(
+                    prompt_id,
+                    ts,
+                    ts,
+                    chars,
+                    "user",
+                    "" if redacted or not isinstance(message, str) else preview(message),
+                )
+            )
+            self.current_prompt = prompt_id
+            self.trigger_ns = ts
+        elif kind == "task_started":
+            window = token_count(payload.get("model_context_window"))
+            if window:
+                self.window = window
+        elif kind == "exec_command_end":
+            tool = self.tools.get(str(payload.get("call_id")))
+            code = payload.get("exit_code")
+            if tool is not None and isinstance(code, int) and not isinstance(code, bool):
+                tool.is_error = code != 0
+        elif kind == "patch_apply_end":
+            tool = self.tools.get(str(payload.get("call_id")))
+            if tool is not None and isinstance(payload.get("success"), bool):
+                tool.is_error = not payload["success"]
+        elif kind == "web_search_end":
+            call_id = payload.get("call_id")
+            if isinstance(call_id, str):
+                action = payload.get("action")
+                query = payload.get("query") or (
+                    action.get("query") if isinstance(action, dict) else None
+                )
+                self.searches.append((str(query), call_id))
+                self._start_request(ts)
+                request = self.pending
+                self.tools.setdefault(
+                    call_id,
+                    _Tool(
+                        call_id,
+                        "web_search",
+                        ts,
+                        request.id if request else None,
+                        self.current_prompt,
+                        ("query",),
+                        len(str(query)),
+                        (("query", preview(str(query))),),
+                        end_ns=ts,
+                    ),
+                )
+        elif kind == "collab_agent_spawn_end":
+            call_id, child = payload.get("call_id"), payload.get("new_thread_id")
+            if isinstance(call_id, str) and isinstance(child, str):
+                self.spawned[call_id] = child
+        elif kind == "context_compacted":
+            pass  # the `compacted` line holds the facts
+        else:
+            self.diagnostics.skip(f"codex:event_msg/{kind}")
+
+    def _on_token_count(self, payload: dict[str, Any], ts: int, line: int) -> None:
+        info = payload.get("info")
+        if not isinstance(info, dict):
+            return  # rate limits only: not a request
+        total = info.get("total_token_usage")
+        last = info.get("last_token_usage")
+        if not isinstance(last, dict):
+            self.diagnostics.warn(
+                self.path, line, "bad-shape", "token_count without last_token_usage"
+            )
+            return
+        fingerprint = (
+            tuple(token_count(total.get(k)) for k in sorted(total))
+            if isinstance(total, dict)
+            else None
+        )
+        if fingerprint is not None and fingerprint == self.last_total:
+            return  # Desktop 0.104 writes each token_count twice
+        self.last_total = fingerprint
+        window = token_count(info.get("model_context_window"))
+        if window:
+            self.window = window
+        prompt = token_count(last.get("input_tokens"))
+        output = token_count(last.get("output_tokens"))
+        if not prompt and not output:
+            return  # all-zero usage (e.g. remote compaction): not a request
+        self._start_request(ts)
+        request = self.pending
+        assert request is not None
+        request.end_ns = ts
+        request.usage = Usage(
+            prompt_tokens=prompt,  # input_tokens already includes the cached part
+            input_tokens=prompt,
+            output_tokens=output,
+            cache_read_tokens=token_count(last.get("cached_input_tokens")),
+            cache_write_tokens=token_count(last.get("cache_write_input_tokens")),
+            reasoning_tokens=token_count(last.get("reasoning_output_tokens")),
+        )
+        request.observation.reported_tokens = prompt
+        self.requests.append(request)
+        self.pending = None
+        self.trigger_ns = ts
+        for compaction in self.compactions:
+            if compaction.post_tokens is None and compaction.end_ns <= request.start_ns:
+                compaction.post_tokens = prompt
+
+    def on_compacted(self, payload: dict[str, Any], ts: int) -> None:
+        if self.pending is not None:
+            self.pending.observation.dropped = True
+            self.pending = None
+        pre = (
+            self.requests[-1].usage.prompt_tokens
+            if self.requests and self.requests[-1].usage
+            else None
+        )
+        start = self.requests[-1].end_ns if self.requests else ts
+        compaction_id = f"compaction-{len(self.compactions) + 1}"
+        history = payload.get("replacement_history")
+        message = payload.get("message")
+        if isinstance(history, list):
+            # `replacement_history` is the entire new model-visible history; the base
+            # instructions are sent beside it and stay.
+            removed = self.log.clear(keep=frozenset({Category.SYSTEM}))
+            for item in history:
+                if isinstance(item, dict):
+                    self.on_response_item(item, ts, prefix=compaction_id)
+        else:
+            # Older builds record only the summary; Codex rebuilds the history from the
+            # initial context, the user's messages and the summary.
+            removed = self.log.clear(
+                keep=frozenset(
+                    {
+                        Category.SYSTEM,
+                        Category.RULES,
+                        Category.SKILLS,
+                        Category.ENVIRONMENT,
+                        Category.PROMPTS,
+                        Category.UNATTRIBUTED,
+                    }
+                )
+            )
+        if measure(message)[0] and not isinstance(history, list):
+            self.add_text(
+                f"summary:{compaction_id}", Category.SUMMARIES, message, "Compaction summary"
+            )
+        observation = self.log.observe(
+            Observation(
+                time_ns=ts,
+                anchor=AnchorKind.COMPACTION,
+                anchor_id=compaction_id,
+                stage=Stage.POST_COMPACTION,
+                model=self.model or None,
+            )
+        )
+        self.compactions.append(
+            _Compaction(compaction_id, min(start, ts), ts, pre, observation, removed)
+        )
+        self.trigger_ns = ts
+
+    # -- result -------------------------------------------------------------
+
+    def finish(self) -> Session | None:
+        if self.start_ns is None or self.end_ns is None:
+            return None
+        end = self.end_ns
+        if self.pending is not None:
+            self.pending.observation.dropped = True  # output began, no usage came
+        for request in self.requests:
+            request.observation.window_tokens = self.window
+        for compaction in self.compactions:
+            compaction.observation.window_tokens = self.window
+            compaction.observation.reported_tokens = compaction.post_tokens
+        snapshots = self.log.replay()
+        responses = tuple(
+            Response(
+                id=r.id,
+                start_ns=r.start_ns,
+                end_ns=max(r.end_ns, r.start_ns),
+                model=r.model,
+                usage=r.usage,
+                prompt_id=r.prompt_id,
+            )
+            for r in self.requests
+            if r.usage is not None
+        )
+        tools = tuple(
+            ToolCall(
+                call_id=t.call_id,
+                name=t.name,
+                start_ns=t.start_ns,
+                end_ns=t.end_ns if t.end_ns is not None else max(end, t.start_ns),
+                response_id=t.request_id if any(r.id == t.request_id for r in responses) else None,
+                prompt_id=t.prompt_id,
+                is_error=t.is_error,
+                incomplete=t.end_ns is None,
+                arg_keys=t.arg_keys,
+                arg_bytes=t.arg_bytes,
+                args_preview=t.args_preview,
+                result_chars=t.result_chars,
+                child_session=self.spawned.get(t.call_id),
+            )
+            for t in self.tools.values()
+        )
+        ends: dict[str, int] = {}
+        for prompt_id, op_end in [(r.prompt_id, r.end_ns) for r in responses] + [
+            (t.prompt_id, t.end_ns) for t in tools
+        ]:
+            if prompt_id is not None:
+                ends[prompt_id] = max(ends.get(prompt_id, 0), op_end)
+        prompts = tuple(
+            Prompt(
+                p.id,
+                p.start_ns,
+                max(ends.get(p.id, p.start_ns), p.start_ns),
+                p.chars,
+                "agent" if self.parent_session and index == 0 else p.source,
+                p.preview,
+            )
+            for index, p in enumerate(self.prompts)
+        )
+        compactions = tuple(
+            Compaction(
+                id=c.id,
+                start_ns=c.start_ns,
+                end_ns=c.end_ns,
+                kind="compaction",
+                pre_tokens=c.pre_tokens,
+                post_tokens=c.post_tokens,
+                removed_items=c.removed,
+                timing="previous request's end → compacted line",
+            )
+            for c in self.compactions
+        )
+        facts = list(self.facts)
+        if self.originator:
+            facts.append(("originator", self.originator))
+        if self.effort:
+            facts.append(("effort", self.effort))
+        if self.redacted_items:
+            facts.append(("redacted_items", str(self.redacted_items)))
+        return Session(
+            harness=HARNESS,
+            session_id=self.session_id or Path(self.path).stem,
+            start_ns=self.start_ns,
+            end_ns=end,
+            sources=(self.path,),
+            models=tuple(self.models),
+            provider=self.provider or "openai",
+            window_tokens=self.window,
+            window_source="journal" if self.window else None,
+            project=self.project,
+            harness_version=self.version,
+            parent_session=self.parent_session,
+            agent_id=None,
+            child_role=self.agent_role if self.parent_session else None,
+            incomplete=any(t.incomplete for t in tools) or self.pending is not None,
+            prompts=prompts,
+            responses=responses,
+            tool_calls=tools,
+            compactions=compactions,
+            snapshots=tuple(snapshots),
+            unmeasured=tuple(sorted((k, v) for k, v in self.unmeasured.items() if v)),
+            facts=tuple(facts),
+        )
+
+
+def read_rollout(path: Path, diagnostics: Diagnostics) -> RolloutBuilder:
+    source = str(path)
+    builder = RolloutBuilder(source, diagnostics)
+    clock = Clock(source, diagnostics, expect_timestamps=True)
+    for record in read_jsonl(path, diagnostics):
+        value = record.value
+        if not isinstance(value, dict):
+            diagnostics.warn(source, record.line, "bad-shape", "line is not a JSON object")
+            continue
+        kind = value.get("type")
+        payload = value.get("payload")
+        if kind in _KNOWN_SKIPPED:
+            diagnostics.skip(f"codex:{kind}")
+            continue
+        if kind not in _LINE_TYPES:
+            diagnostics.skip(f"codex:unknown/{kind}")
+            continue
+        if not isinstance(payload, dict):
+            diagnostics.warn(source, record.line, "bad-shape", f"{kind} line without a payload")
+            continue
+        ts = clock.time(value, record.line)
+        builder.start_ns = ts if builder.start_ns is None else min(builder.start_ns, ts)
+        builder.end_ns = ts if builder.end_ns is None else max(builder.end_ns, ts)
+        diagnostics.records_used += 1
+        if kind == "session_meta":
+            builder.on_session_meta(payload)
+        elif kind == "turn_context":
+            builder.on_turn_context(payload)
+        elif kind == "response_item":
+            builder.on_response_item(payload, ts)
+        elif kind == "event_msg":
+            builder.on_event(payload, ts, record.line)
+        else:
+            builder.on_compacted(payload, ts)
+    return builder
+
+
+def read_rollouts(paths: list[Path], diagnostics: Diagnostics) -> list[Session]:
+    """Read rollouts together so that a subagent rollout links to its parent's
+    `spawn_agent` call when both are given."""
+    builders: list[RolloutBuilder] = []
+    for path in paths:
+        try:
+            builders.append(read_rollout(path, diagnostics))
+        except JournalError as error:
+            diagnostics.warn(error.path, error.line, "unreadable", error.message)
+    by_id = {b.session_id: b for b in builders if b.session_id}
+    for builder in builders:
+        for child_id in builder.spawned.values():
+            child = by_id.get(child_id)
+            if child is not None and child.parent_session is None:
+                child.parent_session = builder.session_id
+    sessions = [s for b in builders if (s := b.finish()) is not None]
+    calls = {child: call for b in builders for call, child in b.spawned.items()}
+    return [
+        s if s.parent_session is None else _with_parent_call(s, calls.get(s.session_id))
+        for s in sessions
+    ]
+
+
+def _with_parent_call(session: Session, call_id: str | None) -> Session:
+    return replace(session, parent_call_id=call_id) if call_id else session
