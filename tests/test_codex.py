@@ -108,6 +108,11 @@ def test_cli_rollout_attribution() -> None:
     tools = {t.name for t in session.tool_calls}
     assert {"exec_command", "apply_patch", "web_search"} <= tools
     assert len([t for t in session.tool_calls if t.name != "web_search"]) == 99 + 3
+    # exec_command_end's duration is the execution span (the output came back after 1 s
+    # while the command ran for 5.09 s)
+    first = next(t for t in session.tool_calls if t.call_id == "call_Y2p6KmqwoTtpi6atpDPuxC5M")
+    assert first.end_ns - first.start_ns == 5_087_741_459
+    assert "exec_command_end" in first.timing
     patch = next(t for t in session.tool_calls if t.name == "apply_patch")
     assert patch.result_chars > 0 and not patch.is_error
     assert session.model == "gpt-5.5"  # from turn_context

@@ -179,6 +179,7 @@ class ToolCall:
     args_preview: tuple[tuple[str, str], ...] = ()
     result_chars: int = 0
     child_session: str | None = None  # a subagent this call launched
+    timing: str = ""  # where start and end come from, when not the call and result records
 
 
 @dataclass(frozen=True, slots=True)

@@ -194,6 +194,7 @@ class _Tool:
     is_error: bool = False
     result_chars: int = 0
     child_session: str | None = None
+    duration_ns: int | None = None  # exec_command_end's measured duration
 
 
 @dataclass(slots=True)
@@ -496,6 +497,13 @@ class RolloutBuilder:
             code = payload.get("exit_code")
             if tool is not None and isinstance(code, int) and not isinstance(code, bool):
                 tool.is_error = code != 0
+            duration = payload.get("duration")
+            if tool is not None and isinstance(duration, dict):
+                # The output may return while the command still runs (yield_time_ms);
+                # the command's own duration is the execution span.
+                tool.duration_ns = token_count(duration.get("secs")) * 1_000_000_000 + token_count(
+                    duration.get("nanos")
+                )
         elif kind == "patch_apply_end":
             tool = self.tools.get(str(payload.get("call_id")))
             if tool is not None and isinstance(payload.get("success"), bool):
@@ -737,6 +745,12 @@ class RolloutBuilder:
             unmeasured=tuple(sorted((k, v) for k, v in self.unmeasured.items() if v)),
             facts=tuple(facts),
         )
+
+
+def _tool_end(tool: _Tool, session_end: int) -> int:
+    if tool.duration_ns is not None:
+        return min(tool.start_ns + tool.duration_ns, max(session_end, tool.start_ns))
+    return tool.end_ns if tool.end_ns is not None else max(session_end, tool.start_ns)
 
 
 def read_rollout(path: Path, diagnostics: Diagnostics) -> RolloutBuilder:

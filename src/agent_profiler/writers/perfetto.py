@@ -326,7 +326,7 @@ class _SessionTracks:
             if previews and call.args_preview:
                 args["args"] = dict(call.args_preview)
             args["result_chars"] = call.result_chars
-            args["timing"] = "journal: call record → result record"
+            args["timing"] = call.timing or "journal: call record → result record"
             if call.incomplete:
                 args["incomplete"] = True
             if call.child_session:
