@@ -621,13 +621,14 @@ class SessionBuilder:
             )
             for d in requests
         )
+        response_ids = {r.id for r in responses}
         tools = tuple(
             ToolCall(
                 call_id=t.call_id,
                 name=t.name,
                 start_ns=t.start_ns,
                 end_ns=t.end_ns if t.end_ns is not None else max(end, t.start_ns),
-                response_id=t.response_id if t.response_id in {r.id for r in responses} else None,
+                response_id=t.response_id if t.response_id in response_ids else None,
                 prompt_id=t.prompt_id,
                 is_error=t.is_error,
                 incomplete=t.end_ns is None,

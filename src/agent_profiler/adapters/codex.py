@@ -666,13 +666,19 @@ class RolloutBuilder:
             for r in self.requests
             if r.usage is not None
         )
+        response_ids = {r.id for r in responses}
         tools = tuple(
             ToolCall(
                 call_id=t.call_id,
                 name=t.name,
                 start_ns=t.start_ns,
-                end_ns=t.end_ns if t.end_ns is not None else max(end, t.start_ns),
-                response_id=t.request_id if any(r.id == t.request_id for r in responses) else None,
+                end_ns=_tool_end(t, end),
+                timing=(
+                    "journal: call record + exec_command_end duration"
+                    if t.duration_ns is not None
+                    else ""
+                ),
+                response_id=t.request_id if t.request_id in response_ids else None,
                 prompt_id=t.prompt_id,
                 is_error=t.is_error,
                 incomplete=t.end_ns is None,
