@@ -9,7 +9,7 @@ from agent_profiler.attribution import (
     Observation,
     estimate_tokens,
 )
-from agent_profiler.model import AnchorKind, Category, ChangeKind, SourceKind, Stage
+from agent_profiler.model import AnchorKind, Basis, Category, ChangeKind, SourceKind, Stage
 
 
 def _obs(time: int, reported: int | None = None, model: str | None = "m1") -> Observation:
@@ -155,3 +155,25 @@ def test_head_is_measured_again_after_a_compaction() -> None:
     assert dict(after.categories) == {Category.SUMMARIES: 100, Category.UNATTRIBUTED: 2_000}
     head = next(c for c in after.changes if c.id == INFERRED_HEAD_ID)
     assert (head.change, head.delta_tokens) == (ChangeKind.REPLACED, -8_000)
+
+
+def test_native_categories_replace_item_totals_but_changes_stay_items() -> None:
+    log = ContextLog()
+    log.add("p", Category.PROMPTS, 40, source_kind=SourceKind.PROMPT)
+    native = ((Category.SYSTEM, 3000), (Category.TOOLS, 5000), (Category.PROMPTS, 12))
+    log.observe(
+        Observation(
+            1,
+            AnchorKind.RESPONSE,
+            "r1",
+            Stage.REQUEST_INPUT,
+            reported_tokens=9000,
+            native_categories=native,
+            basis=Basis.NATIVE_BYTES,
+            item_stage="transcript-observed",
+        )
+    )
+    (snap,) = log.replay()
+    assert dict(snap.categories) == dict(native)
+    assert snap.basis is Basis.NATIVE_BYTES and snap.item_stage == "transcript-observed"
+    assert [c.id for c in snap.changes] == ["p"]  # no inferred head beside native numbers

@@ -66,6 +66,13 @@ class Observation:
     effective_window_tokens: Tokens | None = None
     compact_threshold_tokens: Tokens | None = None
     dropped: bool = False  # the anchor turned out not to be a request: no snapshot
+    # A composition the journal states itself (Muse request lanes, Claude's /context):
+    # these become the snapshot's categories, while `changes` still come from the
+    # transcript items (`item_stage` says so). No head is inferred for it.
+    native_categories: tuple[tuple[Category, Tokens], ...] | None = None
+    basis: Basis | None = None
+    coverage: Coverage | None = None
+    item_stage: str | None = None
 
 
 @dataclass(slots=True)
@@ -216,7 +223,8 @@ class _Replayer:
             self._put(INFERRED_HEAD_ID, None)
 
     def _observe(self, obs: Observation) -> None:
-        if self.infer_head and not self.head_done and obs.reported_tokens:
+        native = obs.native_categories is not None
+        if self.infer_head and not self.head_done and obs.reported_tokens and not native:
             self._measure_head(obs.reported_tokens)
         baseline = not self.snapshots or (
             obs.model is not None and self.last_model is not None and obs.model != self.last_model
@@ -227,15 +235,19 @@ class _Replayer:
         self.pending.clear()
         changes.sort(key=lambda c: (-abs(c.delta_tokens), c.id))
         kept = tuple(changes[:MAX_CHANGES])
-        categories = tuple((c, t) for c, t in self.totals.items() if t > 0)
+        if obs.native_categories is not None:
+            categories = tuple((c, t) for c, t in obs.native_categories if t > 0)
+        else:
+            categories = tuple((c, t) for c, t in self.totals.items() if t > 0)
         self.snapshots.append(
             ContextSnapshot(
                 time_ns=obs.time_ns,
                 anchor=obs.anchor,
                 anchor_id=obs.anchor_id,
                 stage=obs.stage,
-                basis=self.basis,
-                coverage=self.coverage,
+                basis=obs.basis or self.basis,
+                coverage=obs.coverage or self.coverage,
+                item_stage=obs.item_stage,
                 baseline=baseline,
                 categories=categories,
                 changes=kept,
