@@ -177,6 +177,7 @@ class ToolCall:
     arg_keys: tuple[str, ...] = ()
     arg_bytes: int = 0
     args_preview: tuple[tuple[str, str], ...] = ()
+    args_digest: str = ""  # hash of the full arguments: equal digests = identical input
     result_chars: int = 0
     child_session: str | None = None  # a subagent this call launched
     timing: str = ""  # where start and end come from, when not the call and result records

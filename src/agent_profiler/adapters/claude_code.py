@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from agent_profiler.adapters.common import MS, Clock, preview, token_count
+from agent_profiler.adapters.common import MS, Clock, args_digest, preview, token_count
 from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
@@ -204,6 +204,7 @@ class _ToolDraft:
     arg_keys: tuple[str, ...]
     arg_bytes: int
     args_preview: tuple[tuple[str, str], ...]
+    args_digest: str = ""
     is_error: bool = False
     result_chars: int = 0
     child_session: str | None = None
@@ -466,6 +467,7 @@ class SessionBuilder:
                 keys,
                 len(encoded),
                 args_preview,
+                args_digest(arguments),
             )
 
     def on_hook_context(self, record: dict[str, Any]) -> None:
@@ -635,6 +637,7 @@ class SessionBuilder:
                 arg_keys=t.arg_keys,
                 arg_bytes=t.arg_bytes,
                 args_preview=t.args_preview,
+                args_digest=t.args_digest,
                 result_chars=t.result_chars,
                 child_session=t.child_session,
             )

@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from agent_profiler.adapters.common import Clock, preview, token_count
+from agent_profiler.adapters.common import Clock, args_digest, preview, token_count
 from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
@@ -84,7 +84,6 @@ _TAGS: tuple[tuple[str, Category, str], ...] = (
     ("<turn_aborted>", Category.OVERHEAD, "Turn aborted"),
     ("<user_shell_command>", Category.ENVIRONMENT, "Shell command"),
 )
-MUTATING_TOOLS = frozenset({"apply_patch", "exec_command", "shell", "local_shell", "write_stdin"})
 
 
 def detect(values: list[object]) -> bool:
@@ -190,6 +189,7 @@ class _Tool:
     arg_keys: tuple[str, ...]
     arg_bytes: int
     args_preview: tuple[tuple[str, str], ...]
+    args_digest: str = ""
     end_ns: int | None = None
     is_error: bool = False
     result_chars: int = 0
@@ -435,6 +435,7 @@ class RolloutBuilder:
                 keys,
                 len(text.encode()),
                 args_preview,
+                args_digest(decoded if decoded is not None else text),
             )
 
     def _on_output(self, item: dict[str, Any], ts: int, prefix: str) -> None:
@@ -685,6 +686,7 @@ class RolloutBuilder:
                 arg_keys=t.arg_keys,
                 arg_bytes=t.arg_bytes,
                 args_preview=t.args_preview,
+                args_digest=t.args_digest,
                 result_chars=t.result_chars,
                 child_session=self.spawned.get(t.call_id),
             )

@@ -3,8 +3,11 @@ per-file clock that keeps going when a record has no readable time."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from datetime import UTC, datetime
+
+import orjson
 
 from agent_profiler.diagnostics import Diagnostics
 
@@ -36,6 +39,16 @@ def token_count(value: object) -> int:
 
 def preview(text: str) -> str:
     return text[:PREVIEW_CHARS]
+
+
+def args_digest(arguments: object) -> str:
+    """A short stable hash of a tool call's full input (key order ignored), so that
+    identical calls can be recognised without keeping their bodies."""
+    try:
+        encoded = orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        encoded = repr(arguments).encode()
+    return hashlib.blake2b(encoded, digest_size=8).hexdigest()
 
 
 class Clock:
