@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, ParamSpec, TypeVar
 
+import orjson
 import typer
 
 from agent_profiler import __version__
@@ -20,6 +21,7 @@ from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import AgentProfilerError, OutputError, UsageError
 from agent_profiler.loader import load
 from agent_profiler.model import Harness, Session
+from agent_profiler.summary import render_calls, render_table, summarise_all
 from agent_profiler.writers import ContentMode, PerfettoWriter, TraceFacts
 
 EXIT_OK, EXIT_INPUT, EXIT_USAGE = 0, 1, 2
@@ -192,6 +194,62 @@ def export(
     )
     typer.echo(f"open it: drag {target} into https://ui.perfetto.dev", err=True)
     if result.failures:
+        raise typer.Exit(EXIT_INPUT)
+
+
+@app.command()
+@_errors_to_exit_codes
+def summary(
+    journals: Annotated[
+        list[Path],
+        typer.Argument(help="Journal files or directories.", show_default=False),
+    ],
+    window: Annotated[
+        int | None,
+        typer.Option(
+            "--window",
+            min=1,
+            help="Context window in tokens, for the fill column "
+            "when the journal does not state it (e.g. 200000).",
+        ),
+    ] = None,
+    calls: Annotated[
+        bool, typer.Option("--calls", help="Add the per-call series and every compaction.")
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print a JSON list, one object per session.")
+    ] = False,
+    harness: Annotated[
+        Harness | None,
+        typer.Option("--harness", help="Skip auto-detection and read every input as this harness."),
+    ] = None,
+) -> None:
+    """Compare sessions side by side: calls, first/peak/final prompt size, growth,
+    fill, compactions, tool calls, failures, repeats, result size and the largest
+    context categories at the end.
+
+    Subagents get their own rows, indented under their parent, and are never added
+    to the parent's numbers. An unreadable file is reported on stderr and the others
+    are still summarised (exit code 1 at the end).
+    """
+    diagnostics = Diagnostics()
+    result = load(journals, diagnostics, harness=harness, progress=_progress_reporter(journals))
+    for failure in result.failures:
+        typer.echo(f"error: {failure}", err=True)
+    for line in diagnostics.summary_lines():
+        typer.echo(line, err=True)
+    rows = summarise_all(result.sessions, window=window)
+    if as_json:
+        typer.echo(
+            orjson.dumps([row.to_json(calls) for row in rows], option=orjson.OPT_INDENT_2).decode()
+        )
+    elif rows:
+        typer.echo(render_table(rows))
+        if calls:
+            typer.echo(render_calls(rows))
+    if result.failures or not rows:
+        if not rows:
+            typer.echo("error: no readable sessions", err=True)
         raise typer.Exit(EXIT_INPUT)
 
 

@@ -1,0 +1,407 @@
+"""The comparison summary: one row of numbers per session, computed from the same
+model the trace is built from, and rendered as a terminal table or JSON.
+
+Definitions (seed 001's final commit, the peer command whose key names we keep):
+- a call is one model request (one message id, usage merged per field with max;
+  all-zero usage is not a call) — exactly the model's `Session.responses`;
+- first / peak / final are prompt sizes (reported request input); growth is
+  peak − first; fill is peak / window, when the window is known from the journal
+  or given with --window (an assumed window is not used);
+- a repeat is a call identical to an earlier one (same thread, tool and full
+  input) whose earlier twin did not fail; the record of earlier calls is cleared
+  after a call that can change the workspace;
+- result chars are the characters of tool results as the model sees them;
+- subagents are their own rows, never added to their parent's numbers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_profiler.model import AnchorKind, Category, Harness, Session
+
+# Calls that can change the workspace, per harness: after one, earlier identical
+# calls no longer count as repeats (a re-read after an edit is not waste).
+MUTATING_TOOLS: dict[Harness, frozenset[str]] = {
+    Harness.CLAUDE_CODE: frozenset({"Bash", "Edit", "MultiEdit", "NotebookEdit", "Write"}),
+    Harness.CODEX: frozenset(
+        {
+            "apply_patch",
+            "exec_command",
+            "shell",
+            "local_shell",
+            "local_shell_call",
+            "write_stdin",
+            "container.exec",
+        }
+    ),
+    Harness.PI: frozenset({"bash", "edit", "write"}),
+    Harness.MUSE: frozenset(
+        {"bash", "shell", "exec_command", "edit", "write", "apply_patch", "write_file", "edit_file"}
+    ),
+}
+LARGEST_RESULTS = 5
+BAR_WIDTH = 12
+# One letter per category for the composition bar (legend printed under the table).
+BAR_LETTERS = {
+    Category.SYSTEM: "S",
+    Category.RULES: "R",
+    Category.SKILLS: "K",
+    Category.TOOLS: "T",
+    Category.ENVIRONMENT: "E",
+    Category.PROMPTS: "P",
+    Category.ASSISTANT: "A",
+    Category.RESULTS: "X",
+    Category.SUMMARIES: "C",
+    Category.OVERHEAD: "O",
+    Category.MESSAGES: "M",
+    Category.UNATTRIBUTED: "?",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class CallRow:
+    index: int
+    response_id: str
+    prompt_tokens: int
+    new_tokens: int  # prompt − cache read: what the provider had not cached
+    output_tokens: int
+    largest_addition_tokens: int | None
+    largest_addition_tool: str | None
+
+
+@dataclass(slots=True)
+class SessionSummary:
+    session: str
+    harness: str
+    model: str | None
+    source: str
+    parent: str | None
+    calls: int
+    subagent_calls: int
+    first_prompt_tokens: int | None
+    peak_prompt_tokens: int | None
+    final_prompt_tokens: int | None
+    growth_tokens: int | None
+    window_tokens: int | None
+    peak_fill: float | None
+    compactions: int
+    tool_calls: int
+    failed_tool_calls: int
+    repeated_tool_calls: int
+    tool_result_chars: int
+    largest_tool_results: list[dict[str, Any]]
+    end_categories: dict[str, int]
+    per_call: list[CallRow] = field(default_factory=list)
+    compaction_events: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self, with_calls: bool) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "session": self.session,
+            "harness": self.harness,
+            "model": self.model,
+            "source": self.source,
+            "calls": self.calls,
+            "subagent_calls": self.subagent_calls,
+            "first_prompt_tokens": self.first_prompt_tokens,
+            "peak_prompt_tokens": self.peak_prompt_tokens,
+            "final_prompt_tokens": self.final_prompt_tokens,
+            "growth_tokens": self.growth_tokens,
+            "window_tokens": self.window_tokens,
+            "peak_fill": self.peak_fill,
+            "compactions": self.compactions,
+            "tool_calls": self.tool_calls,
+            "failed_tool_calls": self.failed_tool_calls,
+            "repeated_tool_calls": self.repeated_tool_calls,
+            "tool_result_chars": self.tool_result_chars,
+            "largest_tool_results": self.largest_tool_results,
+            "end_categories": self.end_categories,
+        }
+        if self.parent is not None:
+            data["parent"] = self.parent
+        if with_calls:
+            data["per_call"] = [
+                {
+                    "call": c.index,
+                    "response_id": c.response_id,
+                    "prompt_tokens": c.prompt_tokens,
+                    "new_tokens": c.new_tokens,
+                    "output_tokens": c.output_tokens,
+                    "largest_addition_tokens": c.largest_addition_tokens,
+                    "largest_addition_tool": c.largest_addition_tool,
+                }
+                for c in self.per_call
+            ]
+            data["compaction_events"] = self.compaction_events
+        return data
+
+
+def repeated_calls(session: Session) -> int:
+    """Identical (tool, full input) calls whose earlier twin did not fail, forgetting
+    earlier calls after one that can change the workspace."""
+    mutating = MUTATING_TOOLS.get(session.harness, frozenset())
+    earlier_failed: dict[tuple[str, str], bool] = {}
+    repeats = 0
+    for call in sorted(session.tool_calls, key=lambda c: (c.start_ns, c.call_id)):
+        key = (call.name, call.args_digest or repr(call.args_preview))
+        if key in earlier_failed and not earlier_failed[key]:
+            repeats += 1
+        earlier_failed[key] = call.is_error
+        if call.name in mutating:
+            earlier_failed.clear()
+    return repeats
+
+
+def summarise(
+    session: Session, *, window: int | None = None, children: Sequence[Session] = ()
+) -> SessionSummary:
+    prompts = [r.usage.prompt_tokens for r in session.responses]
+    known_window = window or (
+        session.window_tokens
+        if session.window_tokens and session.window_source == "journal"
+        else None
+    )
+    peak = max(prompts) if prompts else None
+    per_tool: dict[str, list[int]] = {}
+    for call in session.tool_calls:
+        per_tool.setdefault(call.name, []).append(call.result_chars)
+    ranked_tools = sorted(
+        ((name, sizes) for name, sizes in per_tool.items() if sum(sizes)),
+        key=lambda item: (-sum(item[1]), item[0]),
+    )[:LARGEST_RESULTS]
+    largest = [
+        {"tool": name, "calls": len(sizes), "chars": sum(sizes), "max_chars": max(sizes)}
+        for name, sizes in ranked_tools
+    ]
+    request_snapshots = [s for s in session.snapshots if s.anchor is AnchorKind.RESPONSE]
+    last = (
+        request_snapshots[-1]
+        if request_snapshots
+        else (session.snapshots[-1] if session.snapshots else None)
+    )
+    end_categories = {c.value: t for c, t in last.categories} if last else {}
+    summary = SessionSummary(
+        session=session.session_id,
+        harness=session.harness.value,
+        model=session.model,
+        source=", ".join(session.sources),
+        parent=session.parent_session,
+        calls=len(session.responses),
+        subagent_calls=sum(len(child.responses) for child in children),
+        first_prompt_tokens=prompts[0] if prompts else None,
+        peak_prompt_tokens=peak,
+        final_prompt_tokens=prompts[-1] if prompts else None,
+        growth_tokens=(peak - prompts[0]) if peak is not None else None,
+        window_tokens=known_window,
+        peak_fill=round(peak / known_window, 4) if peak is not None and known_window else None,
+        compactions=len(session.compactions),
+        tool_calls=len(session.tool_calls),
+        failed_tool_calls=sum(1 for c in session.tool_calls if c.is_error),
+        repeated_tool_calls=repeated_calls(session),
+        tool_result_chars=sum(c.result_chars for c in session.tool_calls),
+        largest_tool_results=largest,
+        end_categories=end_categories,
+    )
+    tools = {c.call_id: c.name for c in session.tool_calls}
+    snapshots = {s.anchor_id: s for s in request_snapshots}
+    for index, response in enumerate(session.responses, start=1):
+        snapshot = snapshots.get(response.id)
+        additions = [
+            c
+            for c in (snapshot.changes if snapshot and not snapshot.baseline else ())
+            if c.delta_tokens > 0
+        ]
+        biggest = max(additions, key=lambda c: c.delta_tokens, default=None)
+        summary.per_call.append(
+            CallRow(
+                index=index,
+                response_id=response.id,
+                prompt_tokens=response.usage.prompt_tokens,
+                new_tokens=max(0, response.usage.prompt_tokens - response.usage.cache_read_tokens),
+                output_tokens=response.usage.output_tokens,
+                largest_addition_tokens=biggest.delta_tokens if biggest else None,
+                largest_addition_tool=(
+                    tools.get(biggest.source_id, biggest.label or None) if biggest else None
+                ),
+            )
+        )
+    summary.compaction_events = [
+        {
+            "kind": c.kind,
+            "trigger": c.trigger,
+            "pre_tokens": c.pre_tokens,
+            "post_tokens": c.post_tokens,
+            "after_call": sum(1 for r in session.responses if r.end_ns <= c.start_ns),
+        }
+        for c in session.compactions
+    ]
+    return summary
+
+
+def summarise_all(
+    sessions: Sequence[Session], *, window: int | None = None
+) -> list[SessionSummary]:
+    """Rows in input order, each subagent right after its parent (or its own
+    row at the end when the parent is not among the inputs)."""
+    by_parent: dict[str, list[Session]] = {}
+    ids = {s.session_id for s in sessions}
+    for session in sessions:
+        parent = session.parent_session
+        if parent is not None and parent in ids:
+            by_parent.setdefault(parent, []).append(session)
+    rows: list[SessionSummary] = []
+
+    def visit(session: Session) -> None:
+        children = by_parent.get(session.session_id, [])
+        rows.append(summarise(session, window=window, children=children))
+        for child in children:
+            visit(child)
+
+    for session in sessions:
+        if session.parent_session not in ids:
+            visit(session)
+    return rows
+
+
+# --------------------------------------------------------------------------- rendering
+
+_TABLE_BREAKING = re.compile(r"[|\r\n\t\x00-\x1f\x7f]")
+
+
+def escape_cell(text: str) -> str:
+    """A name that would break the table (`|`, newlines, control characters) is escaped."""
+    return _TABLE_BREAKING.sub(
+        lambda m: "\\|" if m.group() == "|" else f"\\x{ord(m.group()):02x}", text
+    )
+
+
+def _number(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+def composition_bar(categories: dict[str, int], width: int = BAR_WIDTH) -> str:
+    """A fixed-width bar of letters, one per category, in proportion to its share."""
+    total = sum(categories.values())
+    if not total:
+        return "(none)"
+    ranked = sorted(categories.items(), key=lambda kv: (-kv[1], kv[0]))
+    cells = "".join(
+        BAR_LETTERS[Category(key)] * round(width * tokens / total) for key, tokens in ranked
+    )
+    # Rounding can leave the bar a cell short or long: the largest category absorbs it.
+    return cells[:width].ljust(width, BAR_LETTERS[Category(ranked[0][0])])
+
+
+def _top_categories(categories: dict[str, int]) -> str:
+    total = sum(categories.values())
+    if not total:
+        return "-"
+    ranked = sorted(categories.items(), key=lambda kv: (-kv[1], kv[0]))[:2]
+    return ", ".join(f"{Category(k).label} {100 * v / total:.0f}%" for k, v in ranked)
+
+
+COLUMNS = (
+    "session",
+    "harness",
+    "model",
+    "calls",
+    "first",
+    "peak",
+    "final",
+    "growth",
+    "fill",
+    "compact",
+    "tools",
+    "failed",
+    "repeat",
+    "result chars",
+    "end composition",
+    "top categories",
+)
+_NUMERIC = {
+    "calls",
+    "first",
+    "peak",
+    "final",
+    "growth",
+    "fill",
+    "compact",
+    "tools",
+    "failed",
+    "repeat",
+    "result chars",
+}
+
+
+def render_table(rows: Sequence[SessionSummary]) -> str:
+    """A plain-text table with right-aligned numbers (no colour: safe in pipes)."""
+    body: list[list[str]] = []
+    for row in rows:
+        name = escape_cell(row.session)
+        if row.parent is not None:
+            name = f"  └ {name}"
+        body.append(
+            [
+                name,
+                row.harness,
+                escape_cell(row.model or "-"),
+                _number(row.calls),
+                _number(row.first_prompt_tokens),
+                _number(row.peak_prompt_tokens),
+                _number(row.final_prompt_tokens),
+                _number(row.growth_tokens),
+                f"{100 * row.peak_fill:.0f}%" if row.peak_fill is not None else "-",
+                _number(row.compactions),
+                _number(row.tool_calls),
+                _number(row.failed_tool_calls),
+                _number(row.repeated_tool_calls),
+                _number(row.tool_result_chars),
+                composition_bar(row.end_categories) if row.end_categories else "(not recorded)",
+                _top_categories(row.end_categories),
+            ]
+        )
+    widths = [max(len(c), *(len(r[i]) for r in body)) for i, c in enumerate(COLUMNS)]
+
+    def line(cells: Sequence[str]) -> str:
+        return (
+            "| "
+            + " | ".join(
+                cell.rjust(widths[i]) if COLUMNS[i] in _NUMERIC else cell.ljust(widths[i])
+                for i, cell in enumerate(cells)
+            )
+            + " |"
+        )
+
+    out = [line(COLUMNS), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    out += [line(r) for r in body]
+    legend = " ".join(f"{letter}={c.label}" for c, letter in BAR_LETTERS.items())
+    out.append(f"end composition: {legend} (estimated shares of the last request's context)")
+    return "\n".join(out)
+
+
+def render_calls(rows: Sequence[SessionSummary]) -> str:
+    out: list[str] = []
+    for row in rows:
+        out.append(f"\n{escape_cell(row.session)}: per call")
+        out.append("| call | prompt | new | output | largest addition |")
+        out.append("|---:|---:|---:|---:|---|")
+        for call in row.per_call:
+            addition = (
+                f"+{call.largest_addition_tokens:,} {escape_cell(call.largest_addition_tool or '')}"
+                if call.largest_addition_tokens
+                else "-"
+            )
+            out.append(
+                f"| {call.index} | {call.prompt_tokens:,} | {call.new_tokens:,} | "
+                f"{call.output_tokens:,} | {addition} |"
+            )
+        for event in row.compaction_events:
+            out.append(
+                f"compaction after call {event['after_call']}: {event['kind']}, trigger "
+                f"{event['trigger'] or '-'}, {_number(event['pre_tokens'])} → "
+                f"{_number(event['post_tokens'])} tokens"
+            )
+    return "\n".join(out)
