@@ -17,10 +17,13 @@ import typer
 
 from agent_profiler import __version__
 from agent_profiler.adapters import JournalGroup
+from agent_profiler.adapters.common import timestamp_ns
 from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.discover import discover as find_journals
 from agent_profiler.errors import AgentProfilerError, OutputError, UsageError
 from agent_profiler.loader import load
 from agent_profiler.model import Harness, Session
+from agent_profiler.serve import serve_once
 from agent_profiler.summary import render_calls, render_table, summarise_all
 from agent_profiler.writers import ContentMode, PerfettoWriter, TraceFacts
 
@@ -158,6 +161,9 @@ def export(
             "(off by default so the trace is safe to attach to a bug report).",
         ),
     ] = False,
+    open_ui: Annotated[
+        bool, typer.Option("--open", help="Open the trace in ui.perfetto.dev when written.")
+    ] = False,
 ) -> None:
     """Export journals to one Perfetto trace (open it in https://ui.perfetto.dev).
 
@@ -192,7 +198,13 @@ def export(
         f" ({subagents} subagent), {responses} response(s), {compactions} compaction(s),"
         f" {diagnostics.lines_read} line(s) read, {diagnostics.warning_total} warning(s)"
     )
-    typer.echo(f"open it: drag {target} into https://ui.perfetto.dev", err=True)
+    if open_ui:
+        _open_in_ui(target, browser=True, timeout=300.0)
+    else:
+        typer.echo(
+            f"open it: agent-profiler open {target}  (or drag it into https://ui.perfetto.dev)",
+            err=True,
+        )
     if result.failures:
         raise typer.Exit(EXIT_INPUT)
 
@@ -251,6 +263,136 @@ def summary(
         if not rows:
             typer.echo("error: no readable sessions", err=True)
         raise typer.Exit(EXIT_INPUT)
+
+
+TRACE_SUFFIXES = (".pftrace", ".perfetto-trace", ".pb", ".trace")
+
+
+def _open_in_ui(trace: Path, *, browser: bool, timeout: float) -> None:
+    def ready(url: str) -> None:
+        if browser:
+            import webbrowser
+
+            typer.echo(f"opening {url}", err=True)
+            if not webbrowser.open(url):
+                typer.echo(f"no browser found: open {url} yourself", err=True)
+        else:
+            typer.echo(url)
+        typer.echo(
+            f"serving {trace.name} on 127.0.0.1:9001 until it is fetched "
+            f"(at most {timeout:.0f} s; Ctrl-C stops)",
+            err=True,
+        )
+
+    if not serve_once(trace, timeout_s=timeout, on_ready=ready):
+        typer.echo(f"not fetched within {timeout:.0f} s; stopped serving", err=True)
+        raise typer.Exit(EXIT_INPUT)
+    typer.echo("trace fetched by the UI; server stopped", err=True)
+
+
+@app.command("open")
+@_errors_to_exit_codes
+def open_(
+    inputs: Annotated[
+        list[Path],
+        typer.Argument(help="A trace (.pftrace), or journals to export first.", show_default=False),
+    ],
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Where to keep the trace exported from journals (default: a temporary file).",
+        ),
+    ] = None,
+    no_browser: Annotated[
+        bool, typer.Option("--no-browser", help="Print the URL instead of opening a browser.")
+    ] = False,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=1, help="Seconds to wait for the UI to fetch it.")
+    ] = 300.0,
+) -> None:
+    """Open a trace in ui.perfetto.dev in one command.
+
+    Journals are exported first. The trace is then served once on 127.0.0.1:9001
+    (the local address ui.perfetto.dev accepts) and the browser opens
+    https://ui.perfetto.dev/#!/?url=http://127.0.0.1:9001/<name>. Nothing is uploaded:
+    the UI runs in your browser and fetches the file from your machine.
+    """
+    if len(inputs) == 1 and _is_trace(inputs[0]):
+        _open_in_ui(inputs[0], browser=not no_browser, timeout=timeout)
+        return
+    with tempfile.TemporaryDirectory(prefix="agent-profiler-") as folder:
+        target = output or Path(folder) / _default_output(inputs).name
+        diagnostics = Diagnostics()
+        result = load(inputs, diagnostics, progress=_progress_reporter(inputs))
+        for failure in result.failures:
+            typer.echo(f"error: {failure}", err=True)
+        for line in diagnostics.summary_lines():
+            typer.echo(line, err=True)
+        if not result.sessions:
+            typer.echo("error: nothing to open (no readable sessions)", err=True)
+            raise typer.Exit(EXIT_INPUT)
+        write_atomically(target, result.sessions, PerfettoWriter())
+        _open_in_ui(target, browser=not no_browser, timeout=timeout)
+    if result.failures:
+        raise typer.Exit(EXIT_INPUT)
+
+
+def _is_trace(path: Path) -> bool:
+    if path.suffix in TRACE_SUFFIXES:
+        return True
+    try:
+        with path.open("rb") as handle:
+            first = handle.read(1)
+    except OSError:
+        return False
+    return first == b"\x0a"  # a Trace starts with field 1 (packet), length-delimited
+
+
+@app.command()
+@_errors_to_exit_codes
+def discover(
+    harness: Annotated[
+        Harness | None, typer.Option("--harness", help="Only this harness's journals.")
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since",
+            help="Only sessions started on or after this date (YYYY-MM-DD or an ISO time).",
+        ),
+    ] = None,
+    project: Annotated[
+        str | None, typer.Option("--project", help="Only projects whose path contains this.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list.")] = False,
+) -> None:
+    """List the agent journals on this machine, newest first.
+
+    Looks in each harness's default folders (~/.claude/projects, ~/.codex/sessions,
+    ~/.pi/agent/sessions, ~/.local/share/muse/sessions), honouring CLAUDE_CONFIG_DIR,
+    CODEX_HOME, PI_CODING_AGENT_DIR and XDG_DATA_HOME. Any listed path can be passed
+    to `export`, `summary` or `open`.
+    """
+    since_ns = None
+    if since is not None:
+        since_ns = timestamp_ns(since if "T" in since else f"{since}T00:00:00")
+        if since_ns is None:
+            raise UsageError(f"--since {since!r} is not a date (use YYYY-MM-DD)")
+    found = find_journals(harness=harness, since_ns=since_ns, project=project)
+    if as_json:
+        typer.echo(orjson.dumps([j.to_json() for j in found], option=orjson.OPT_INDENT_2).decode())
+        return
+    if not found:
+        typer.echo("no journals found", err=True)
+        return
+    for journal in found:
+        start = journal.to_json()["start"] or "-"
+        typer.echo(
+            f"{journal.harness.value:<11}  {start:<25}  {_human_size(journal.size):>9}  "
+            f"{journal.project or '-'}\n  {journal.path}"
+        )
 
 
 def main() -> None:
