@@ -85,6 +85,7 @@ class _Slice:
     flows: list[int] = field(default_factory=list)
     instant: bool = False
     track_uuid: int = 0
+    lane: int = 0
 
 
 @dataclass(slots=True)
@@ -516,6 +517,7 @@ class _SessionTracks:
                 else:
                     lane = free
                     ends[lane] = busy_until
+            slice_.lane = lane
             slice_.track_uuid = self.uuid(f"{slice_.track}:{lane}")
         # Descriptors: profile track first, then the logical tracks in a fixed order.
         profile = pb.TrackDescriptor(
@@ -736,38 +738,12 @@ class PerfettoWriter:
 
     def write(self, sessions: Sequence[Session], stream: IO[bytes]) -> int:
         """Write the trace; returns the number of packets."""
-        sessions = sorted(sessions, key=lambda s: (s.start_ns, s.session_id))
-        trace_key = ",".join(s.session_id for s in sessions)
+        layout = build_layout(sessions, self.facts)
+        trace_key = ",".join(t.session.session_id for t in layout.sessions)
         sequence_id = (fnv1a64(f"{trace_key}:sequence") & 0xFFFFFFFF) or 1
-        by_id = {s.session_id: s for s in sessions}
-        # One process track per top-level session: its subagents' captures are siblings
-        # under it. Journals do not record the agent's real pid, so the pid is derived
-        # from the session id (stable); the process name is the harness command.
-        process_tracks: dict[str, int] = {}
-        built: dict[str, _SessionTracks] = {}
-        descriptors: list[pb.TrackDescriptor] = []
-        for session in sessions:
-            root = _root_of(session, by_id)
-            if root.session_id not in process_tracks:
-                uuid = fnv1a64(f"process:{root.session_id}")
-                process_tracks[root.session_id] = uuid
-                process = pb.TrackDescriptor(uuid=uuid)
-                process.process.pid = 10_000 + fnv1a64(f"pid:{root.session_id}") % 4_000_000
-                process.process.process_name = root.harness.command
-                process.process.process_labels.append(root.harness.label)
-                process.process.process_labels.append(_session_label(root))
-                descriptors.append(process)
-            tracks = _SessionTracks(session, process_tracks[root.session_id], self.facts)
-            tracks.build()
-            built[session.session_id] = tracks
-        for session in sessions:
-            for call in session.tool_calls:
-                if call.child_session in built:
-                    built[session.session_id].link_child(call.call_id, built[call.child_session])
+        descriptors = list(layout.processes)
         events: list[tuple[int, int, int, int, pb.TracePacket]] = []
-        for order, session in enumerate(sessions):
-            tracks = built[session.session_id]
-            tracks.assign_tracks()
+        for order, tracks in enumerate(layout.sessions):
             descriptors += tracks.track_descriptors
             for ts, rank, seq, packet in tracks.events():
                 events.append((ts, rank, order, seq, packet))
@@ -792,6 +768,50 @@ class PerfettoWriter:
             packet.trusted_packet_sequence_id = sequence_id
             packets += _emit(stream, packet)
         return packets
+
+
+@dataclass(slots=True)
+class Layout:
+    """Everything a writer needs, in a fixed order: per session its slices (with
+    their lanes), counters and flows, plus one process track per top-level session."""
+
+    sessions: list[_SessionTracks]
+    processes: list[pb.TrackDescriptor]
+    roots: dict[str, str]  # session id → its top-level session id
+
+
+def build_layout(sessions: Sequence[Session], facts: TraceFacts) -> Layout:
+    ordered = sorted(sessions, key=lambda s: (s.start_ns, s.session_id))
+    by_id = {s.session_id: s for s in ordered}
+    # One process track per top-level session: its subagents' captures are siblings
+    # under it. Journals do not record the agent's real pid, so the pid is derived
+    # from the session id (stable); the process name is the harness command.
+    process_tracks: dict[str, int] = {}
+    processes: list[pb.TrackDescriptor] = []
+    roots: dict[str, str] = {}
+    built: dict[str, _SessionTracks] = {}
+    for session in ordered:
+        root = _root_of(session, by_id)
+        roots[session.session_id] = root.session_id
+        if root.session_id not in process_tracks:
+            uuid = fnv1a64(f"process:{root.session_id}")
+            process_tracks[root.session_id] = uuid
+            process = pb.TrackDescriptor(uuid=uuid)
+            process.process.pid = 10_000 + fnv1a64(f"pid:{root.session_id}") % 4_000_000
+            process.process.process_name = root.harness.command
+            process.process.process_labels.append(root.harness.label)
+            process.process.process_labels.append(_session_label(root))
+            processes.append(process)
+        tracks = _SessionTracks(session, process_tracks[root.session_id], facts)
+        tracks.build()
+        built[session.session_id] = tracks
+    for session in ordered:
+        for call in session.tool_calls:
+            if call.child_session in built:
+                built[session.session_id].link_child(call.call_id, built[call.child_session])
+    for tracks in built.values():
+        tracks.assign_tracks()
+    return Layout([built[s.session_id] for s in ordered], processes, roots)
 
 
 def _root_of(session: Session, by_id: dict[str, Session]) -> Session:
