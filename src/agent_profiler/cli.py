@@ -25,7 +25,7 @@ from agent_profiler.loader import load
 from agent_profiler.model import Harness, Session
 from agent_profiler.serve import serve_once
 from agent_profiler.summary import render_calls, render_table, summarise_all
-from agent_profiler.writers import ContentMode, PerfettoWriter, TraceFacts
+from agent_profiler.writers import ContentMode, PerfettoWriter, TraceFacts, Writer, writer_class
 
 EXIT_OK, EXIT_INPUT, EXIT_USAGE = 0, 1, 2
 PROGRESS_BYTES = 20 * 1024 * 1024  # show a progress bar from this input size on
@@ -84,15 +84,19 @@ def _human_size(size: int) -> str:
     raise AssertionError  # pragma: no cover
 
 
-def _default_output(journals: list[Path]) -> Path:
+def _stdout_is_terminal() -> bool:
+    return sys.stdout.isatty()
+
+
+def _default_output(journals: list[Path], extension: str = ".pftrace") -> Path:
     first = journals[0]
     stem = first.name
     for suffix in (".gz", ".jsonl", ".json", ".txt"):
         stem = stem.removesuffix(suffix)
-    return Path(f"{stem or 'trace'}.pftrace")
+    return Path(f"{stem or 'trace'}{extension}")
 
 
-def write_atomically(path: Path, sessions: list[Session], writer: PerfettoWriter) -> int:
+def write_atomically(path: Path, sessions: list[Session], writer: Writer) -> int:
     """Write to a temporary file beside the target and rename it into place, so an
     interrupted export never leaves a partial trace or clobbers a good one."""
     directory = path.parent if str(path.parent) else Path(".")
@@ -164,6 +168,14 @@ def export(
     open_ui: Annotated[
         bool, typer.Option("--open", help="Open the trace in ui.perfetto.dev when written.")
     ] = False,
+    format_name: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help="perfetto (protobuf) or json (Chrome Trace Event "
+            "Format); default: from the output name (.json → json), else perfetto.",
+        ),
+    ] = None,
 ) -> None:
     """Export journals to one Perfetto trace (open it in https://ui.perfetto.dev).
 
@@ -172,8 +184,15 @@ def export(
     session. Exit code 1 means some input could not be used (the trace still
     holds everything that could).
     """
-    target = output or _default_output(journals)
-    if target.exists() and not force:
+    writer = writer_class(format_name, output)
+    to_stdout = output is not None and str(output) == "-"
+    if to_stdout and writer.binary and _stdout_is_terminal():
+        raise UsageError(
+            "refusing to write a binary trace to a terminal: use -o FILE, redirect stdout, "
+            "or --format json"
+        )
+    target = output or _default_output(journals, writer.extension)
+    if not to_stdout and target.exists() and not force:
         raise UsageError(f"{target} exists; pass --force to overwrite it")
     diagnostics = Diagnostics()
     result = load(journals, diagnostics, harness=harness, progress=_progress_reporter(journals))
@@ -188,17 +207,26 @@ def export(
         inputs=tuple(p.name for p in journals),
         content=ContentMode.PREVIEWS if previews else ContentMode.NONE,
     )
-    size = write_atomically(target, result.sessions, PerfettoWriter(facts))
+    if to_stdout:
+        writer(facts).write(result.sessions, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+        size = 0
+    else:
+        size = write_atomically(target, result.sessions, writer(facts))
     sessions = result.sessions
     subagents = sum(1 for s in sessions if s.is_subagent)
     responses = sum(len(s.responses) for s in sessions)
     compactions = sum(len(s.compactions) for s in sessions)
+    where = "stdout" if to_stdout else f"{target} ({_human_size(size)})"
     typer.echo(
-        f"wrote {target} ({_human_size(size)}): {len(sessions)} session(s)"
+        f"wrote {where}: {len(sessions)} session(s)"
         f" ({subagents} subagent), {responses} response(s), {compactions} compaction(s),"
-        f" {diagnostics.lines_read} line(s) read, {diagnostics.warning_total} warning(s)"
+        f" {diagnostics.lines_read} line(s) read, {diagnostics.warning_total} warning(s)",
+        err=to_stdout,
     )
-    if open_ui:
+    if to_stdout:
+        pass
+    elif open_ui:
         _open_in_ui(target, browser=True, timeout=300.0)
     else:
         typer.echo(

@@ -83,6 +83,7 @@ class _Slice:
     category: str
     args: dict[str, Any]
     flows: list[int] = field(default_factory=list)
+    outgoing: set[int] = field(default_factory=set)  # flows that start here
     instant: bool = False
     track_uuid: int = 0
     lane: int = 0
@@ -139,6 +140,7 @@ class _SessionTracks:
             return
         flow_id = fnv1a64(f"{self.key}:flow:{key}")
         source.flows.append(flow_id)
+        source.outgoing.add(flow_id)
         target.flows.append(flow_id)
 
     def counter(self, name: str, parent: str = "capture", share: bool = False) -> _Counter:
@@ -478,6 +480,7 @@ class _SessionTracks:
             return
         flow_id = fnv1a64(f"{self.key}:flow:child:{call_id}:{child.key}")
         tool.flows.append(flow_id)
+        tool.outgoing.add(flow_id)
         target.flows.append(flow_id)
 
     # -- lanes and descriptors ----------------------------------------------

@@ -1,0 +1,135 @@
+"""Chrome Trace Event Format (JSON) writer, for tools that read only JSON.
+
+It serialises the same layout as the Perfetto writer (same slices, lanes,
+counters with their closing zeros, flows and arguments) as far as the format
+allows: each session is a process (`pid`), each track lane a thread (`tid`)
+named after the track, counters are `"C"` events of their session's process,
+flows are `"s"`/`"f"` pairs. What JSON cannot express: track nesting (the
+`Context` group, the capture hierarchy), counter units and shared y-axes, and
+typed annotations (all numbers become JSON numbers). Times are microseconds
+from the first event, with the wall-clock start in `metadata`, because absolute
+epoch microseconds with a nanosecond fraction exceed a double's precision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import IO, Any
+
+import orjson
+
+from agent_profiler import __version__
+from agent_profiler.model import Session
+from agent_profiler.writers.perfetto import TraceFacts, build_layout
+
+
+def _us(ns: int, origin: int) -> float:
+    return round((ns - origin) / 1000, 3)
+
+
+class ChromeJsonWriter:
+    """Writes sessions as one Chrome JSON trace (`{"traceEvents": [...]}`)."""
+
+    name = "json"
+    extension = ".json"
+    binary = False
+
+    def __init__(self, facts: TraceFacts | None = None) -> None:
+        self.facts = facts or TraceFacts()
+
+    def write(self, sessions: Sequence[Session], stream: IO[bytes]) -> int:
+        layout = build_layout(sessions, self.facts)
+        starts = [s.start for t in layout.sessions for s in t.slices]
+        starts += [
+            ts for t in layout.sessions for c in t.counters.values() for ts, _, _ in c.samples
+        ]
+        origin = min(starts, default=0)
+        events: list[dict[str, Any]] = []
+        for pid, tracks in enumerate(layout.sessions, start=1):
+            events.append(
+                {
+                    "ph": "M",
+                    "name": "process_name",
+                    "pid": pid,
+                    "tid": 0,
+                    "args": {"name": f"agentprof.capture {tracks.session.session_id}"},
+                }
+            )
+            events.append(
+                {
+                    "ph": "M",
+                    "name": "process_sort_index",
+                    "pid": pid,
+                    "tid": 0,
+                    "args": {"sort_index": pid},
+                }
+            )
+            threads: dict[tuple[str, int], int] = {}
+            for slice_ in tracks.slices:
+                key = (slice_.track, slice_.lane)
+                if key not in threads:
+                    threads[key] = len(threads) + 1
+                    events.append(
+                        {
+                            "ph": "M",
+                            "name": "thread_name",
+                            "pid": pid,
+                            "tid": threads[key],
+                            "args": {"name": slice_.track},
+                        }
+                    )
+            for slice_ in sorted(tracks.slices, key=lambda s: (s.start, -s.end, s.track)):
+                tid = threads[(slice_.track, slice_.lane)]
+                event: dict[str, Any] = {
+                    "name": slice_.name,
+                    "cat": slice_.category,
+                    "pid": pid,
+                    "tid": tid,
+                    "ts": _us(slice_.start, origin),
+                    "args": slice_.args,
+                }
+                if slice_.instant:
+                    event.update(ph="i", s="t")
+                else:
+                    event.update(ph="X", dur=round((slice_.end - slice_.start) / 1000, 3))
+                events.append(event)
+                for flow_id in slice_.flows:
+                    # The same id is on both ends; the earlier end starts the flow.
+                    events.append(
+                        {
+                            "ph": "s" if flow_id in slice_.outgoing else "f",
+                            "bp": "e",
+                            "id": format(flow_id, "x"),
+                            "name": "flow",
+                            "cat": slice_.category,
+                            "pid": pid,
+                            "tid": tid,
+                            "ts": _us(slice_.start, origin),
+                        }
+                    )
+            for counter in tracks.counters.values():
+                for ts, _, value in counter.samples:
+                    events.append(
+                        {
+                            "ph": "C",
+                            "name": counter.name,
+                            "cat": tracks.activity,
+                            "pid": pid,
+                            "tid": 0,
+                            "ts": _us(ts, origin),
+                            "args": {"tokens": value},
+                        }
+                    )
+        document = {
+            "traceEvents": events,
+            "displayTimeUnit": "ms",
+            "metadata": {
+                "exporter": f"agent-profiler {__version__}",
+                "start_unix_ns": origin,
+                "content": self.facts.content.value,
+                "inputs": list(self.facts.inputs),
+            },
+        }
+        data = orjson.dumps(document)
+        stream.write(data)
+        return len(events)
