@@ -276,6 +276,10 @@ def test_handmade_journal_rules() -> None:
 
 def test_stream_json_all_zero_usage_gives_no_requests_but_the_window() -> None:
     (session,), _ = read(STREAM_BG)
+    # only some frames carry a timestamp: the undated ones before the first dated one
+    # are placed just before it, not at the Unix epoch
+    assert session.start_ns > 1_767_225_600 * 10**9  # 2026-01-01
+    assert session.end_ns - session.start_ns < 3600 * 10**9
     assert session.responses == ()  # glm backend: every usage snapshot is zero
     assert session.window_tokens == 200_000 and session.window_source == "journal"
     assert session.model == "glm-5.1"
@@ -289,6 +293,8 @@ def test_stream_json_with_stderr_lines_warns_per_line_and_keeps_the_frames() -> 
     expected = independent_prompts(STREAM_GHAW)
     assert {r.id: r.usage.prompt_tokens for r in session.responses} == expected
     assert "frame-order" in session.timing
+    # no timestamps at all: the frames end at the file's modification time
+    assert 0 < STREAM_GHAW.stat().st_mtime_ns - session.end_ns < 10**9
 
 
 def test_stream_json_init_only_file_is_a_session_without_requests() -> None:

@@ -28,11 +28,18 @@ from typing import Any
 
 import orjson
 
-from agent_profiler.adapters.common import MS, Clock, args_digest, preview, token_count
+from agent_profiler.adapters.common import (
+    MS,
+    Clock,
+    args_digest,
+    clock_origin,
+    preview,
+    token_count,
+)
 from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
-from agent_profiler.jsonl import read_jsonl
+from agent_profiler.jsonl import read_jsonl, sniff
 from agent_profiler.model import (
     AnchorKind,
     Category,
@@ -712,7 +719,9 @@ def read_transcript(
     thread, agentId for sidechain records of another agent found in it."""
     source = label or str(path)
     builders: dict[str, SessionBuilder] = {}
-    clock = Clock(source, diagnostics, expect_timestamps=True)
+    clock = Clock(
+        source, diagnostics, expect_timestamps=True, origin_ns=clock_origin(sniff(path), path)
+    )
     main_key: str | None = None
     for record in read_jsonl(path, diagnostics):
         value = record.value
@@ -767,7 +776,10 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilde
     source = str(path)
     runs: list[dict[str, SessionBuilder]] = []
     run_has_init: list[bool] = []
-    clock = Clock(source, diagnostics, expect_timestamps=False)
+    # Frames carry a timestamp only in newer builds, sometimes only some of them:
+    # undated frames before the first dated one are placed just before it.
+    origin = clock_origin((r.value for r in read_jsonl(path, Diagnostics())), path)
+    clock = Clock(source, diagnostics, expect_timestamps=False, origin_ns=origin)
     for record in read_jsonl(path, diagnostics):
         value = record.value
         if not isinstance(value, dict):
@@ -830,7 +842,10 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilde
         main = run.get("")
         for key, builder in run.items():
             if not clock.seen_timestamp:
-                builder.timing = "frame-order: no timestamps in the journal, 1 ms per frame"
+                builder.timing = (
+                    "frame-order: no timestamps in the journal; 1 ms per frame, ending at "
+                    "the file's modification time"
+                )
             if key and main is not None:
                 tool = main.tools.get(key)
                 if tool is not None:

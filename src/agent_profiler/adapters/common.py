@@ -4,8 +4,9 @@ per-file clock that keeps going when a record has no readable time."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
+from pathlib import Path
 
 import orjson
 
@@ -27,7 +28,9 @@ def timestamp_ns(value: object) -> int | None:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     delta = moment - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1_000
+    ns = (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1_000
+    # Perfetto timestamps are unsigned 64-bit; before 1970 or past 2262 is unusable.
+    return ns if 0 <= ns < 2**63 else None
 
 
 def token_count(value: object) -> int:
@@ -55,10 +58,18 @@ class Clock:
     """Record times for one file. A record without a readable time is placed 1 ms
     after the previous one; when times are expected, that costs one warning per file."""
 
-    def __init__(self, path: str, diagnostics: Diagnostics, *, expect_timestamps: bool) -> None:
+    def __init__(
+        self,
+        path: str,
+        diagnostics: Diagnostics,
+        *,
+        expect_timestamps: bool,
+        origin_ns: int | None = None,
+    ) -> None:
         self.path = path
         self.diagnostics = diagnostics
         self.expect_timestamps = expect_timestamps
+        self.origin_ns = origin_ns  # where undated records before the first dated one go
         self.last: int | None = None
         self.seen_timestamp = False
         self.warned = False
@@ -74,8 +85,29 @@ class Clock:
                     "bad-timestamp",
                     "missing or unreadable timestamp; placed 1 ms after the previous record",
                 )
-            ts = (self.last + MS) if self.last is not None else 0
+            if self.last is not None:
+                ts = self.last + MS
+            else:
+                ts = self.origin_ns if self.origin_ns is not None else 0
         else:
             self.seen_timestamp = True
         self.last = ts
         return ts
+
+
+def clock_origin(values: Iterable[object], path: Path) -> int:
+    """Where records without a time that come before the first dated one are placed:
+    1 ms apart, ending 1 ms before the first timestamp. With no timestamp at all,
+    the records end at the file's modification time (when it was last written)."""
+    count = 0
+    for index, value in enumerate(values):
+        count = index + 1
+        if isinstance(value, dict):
+            ts = timestamp_ns(value.get("timestamp"))
+            if ts is not None:
+                return max(0, ts - index * MS)
+    try:
+        modified = path.stat().st_mtime_ns
+    except OSError:
+        modified = 0
+    return max(0, modified - count * MS)
