@@ -111,6 +111,9 @@ def test_spotter_session_subagent_and_compaction() -> None:
     assert compaction.request is not None
     assert compaction.request.usage.prompt_tokens == 3 + 2487 + 166_758
     assert compaction.start_ns <= compaction.request.start_ns < compaction.end_ns
+    # the request starts at its own trigger, not at the replayed reminders that open
+    # the acompact file 20 minutes earlier: the compaction took 87 s
+    assert 80 * 10**9 < compaction.end_ns - compaction.start_ns < 100 * 10**9
     post = [s for s in main.snapshots if s.stage is Stage.POST_COMPACTION]
     assert len(post) == 1 and post[0].anchor_id == compaction.id
     kinds = [c.change for c in post[0].changes]

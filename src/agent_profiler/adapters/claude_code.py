@@ -984,7 +984,8 @@ def _attach_compaction_request(main: SessionBuilder, request: SessionBuilder) ->
         return
     response = session.responses[-1]
     nearest = min(main.compactions, key=lambda c: abs(c.end_ns - response.end_ns))
-    start = session.start_ns
+    # The file replays old reminders first; the request starts at its own trigger.
+    start = response.start_ns
     nearest.request = Response(
         id=response.id,
         start_ns=start,

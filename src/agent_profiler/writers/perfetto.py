@@ -227,7 +227,7 @@ class _SessionTracks:
 
     def _prompts(self) -> None:
         previews = self.facts.content is ContentMode.PREVIEWS
-        for prompt in self.session.prompts:
+        for index, prompt in enumerate(self.session.prompts):
             instant = _Slice(
                 "Inputs",
                 "prompt-input",
@@ -250,8 +250,10 @@ class _SessionTracks:
             )
             self.slices += [instant, slice_]
             self.input_instants.append(instant)
-            self.prompt_slices[prompt.id] = slice_
-            self.flow(instant, slice_, f"input:{prompt.id}")
+            self.prompt_slices.setdefault(prompt.id, slice_)
+            # Keyed by position: two prompts may share an id in a damaged journal, and
+            # a flow id must sit on exactly two events.
+            self.flow(instant, slice_, f"input:{index}")
 
     def _responses(self) -> None:
         s = self.session
@@ -263,7 +265,18 @@ class _SessionTracks:
         for counter in (size, window, inputs, outputs):
             if counter is not None:
                 counter.samples.append((self.start, R_COUNTER_OPEN, 0))
+        # Cumulative usage at each response end, in end order (so it never goes down),
+        # compaction requests included: they consume tokens without being a turn.
+        finished = sorted(
+            [*s.responses, *(c.request for c in s.compactions if c.request is not None)],
+            key=lambda r: (r.end_ns, r.start_ns, r.id),
+        )
         total_in = total_out = 0
+        for finished_response in finished:
+            total_in += finished_response.usage.input_tokens
+            total_out += finished_response.usage.output_tokens
+            inputs.samples.append((finished_response.end_ns, R_COUNTER, total_in))
+            outputs.samples.append((finished_response.end_ns, R_COUNTER, total_out))
         for response in sorted(s.responses, key=lambda r: (r.start_ns, r.end_ns, r.id)):
             usage = response.usage
             args: dict[str, Any] = {
@@ -307,13 +320,9 @@ class _SessionTracks:
             self.response_slices[response.id] = slice_
             if response.prompt_id in self.prompt_slices:
                 self.flow(self.prompt_slices[response.prompt_id], slice_, f"prompt:{response.id}")
-            total_in += usage.input_tokens
-            total_out += usage.output_tokens
             size.samples.append((response.start_ns, R_COUNTER, usage.prompt_tokens))
             if window is not None and s.window_tokens:
                 window.samples.append((response.start_ns, R_COUNTER, s.window_tokens))
-            inputs.samples.append((response.end_ns, R_COUNTER, total_in))
-            outputs.samples.append((response.end_ns, R_COUNTER, total_out))
 
     def _tools(self) -> None:
         previews = self.facts.content is ContentMode.PREVIEWS
