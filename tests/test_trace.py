@@ -122,8 +122,7 @@ def test_responses_counters_and_end_zeros(spotter: TraceView) -> None:
     inputs = [v for _, v in spotter.counter_samples(main, "Input tokens")][:-1]
     assert inputs == sorted(inputs)  # cumulative
     compaction_requests = kinds(spotter, main, "compaction-response")
-    assert inputs[-1] == sum(
-        r.args["input_tokens"] for r in responses + compaction_requests)
+    assert inputs[-1] == sum(r.args["input_tokens"] for r in responses + compaction_requests)
 
 
 def test_context_counters_follow_snapshots(spotter: TraceView) -> None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -63,6 +64,12 @@ BAD_UTF8_MESSAGE = (
 # Everything a parse or a decompression may raise that means "bad input", not
 # "bug": orjson.JSONDecodeError is a ValueError; the other two are cheap insurance.
 _PARSE_ERRORS = (ValueError, RecursionError, OverflowError)
+# An escaped high surrogate not followed by an escaped low one, or a low one not
+# preceded by a high one (case-insensitive hex, as JSON allows).
+_LONE_SURROGATE = re.compile(
+    rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
 # gzip.BadGzipFile is an OSError; a truncated stream raises EOFError; a corrupt
 # deflate block raises zlib.error.
 _READ_ERRORS = (OSError, EOFError, zlib.error)
@@ -296,6 +303,11 @@ class _Journal:
                             number, False, kind="bad-utf8", message=BAD_UTF8_MESSAGE, counted=False
                         )
                     text = body.decode("utf-8", errors="replace")
+            if text is body and b"\\u" in body and _LONE_SURROGATE.search(body):
+                # JavaScript's JSON.stringify writes a split emoji (a cut tool output)
+                # as an escaped lone surrogate, which orjson rejects: replace it with
+                # U+FFFD rather than lose the whole record.
+                text = _LONE_SURROGATE.sub(rb"\\ufffd", body)
             if text is not body:
                 try:
                     value = orjson.loads(text)

@@ -117,10 +117,21 @@ def load(
             sessions = adapter.read(group, diagnostics)
         except JournalError as error:
             result.failures.append(error)
+        except Exception as error:  # a bug: lose this group, keep the others
+            result.failures.append(
+                JournalError(
+                    str(group.main or group.extras[0]),
+                    f"could not be read ({type(error).__name__}: {error}); please report this "
+                    "with the harness and its version",
+                )
+            )
         else:
             if not sessions:
+                # e.g. a Claude Code file holding only titles and file snapshots
                 where = group.main or group.extras[0]
-                result.failures.append(JournalError(str(where), "no session records found"))
+                diagnostics.warn(
+                    str(where), None, "no-session", "no session records (nothing to show)"
+                )
             result.sessions += sessions
             result.files += group.paths
         if progress is not None:

@@ -57,9 +57,12 @@ def _claude_plan(files: list[SniffedFile]) -> list[JournalGroup]:
             orphans.append((session_id or str(file.path), file.path))
             continue
         key = session_id or str(file.path)
-        if key not in groups:
-            groups[key] = (file.path, list(claude_code.subagent_files(file.path)), "")
-            order.append(key)
+        if key in groups:
+            # Another file with the same sessionId (a copy, a resumed session): read it
+            # too, as its own group; its subagents attach to the first one.
+            key = f"{key}@{file.path}"
+        groups[key] = (file.path, list(claude_code.subagent_files(file.path)), "")
+        order.append(key)
     for session_id, path in orphans:
         if session_id in groups and groups[session_id][2] == "":
             extras = groups[session_id][1]

@@ -33,7 +33,9 @@ from agent_profiler.adapters.common import (
     Clock,
     args_digest,
     clock_origin,
+    json_text,
     preview,
+    text_field,
     token_count,
 )
 from agent_profiler.attribution import ContextLog, Observation
@@ -55,6 +57,12 @@ from agent_profiler.model import (
 )
 
 HARNESS = Harness.CLAUDE_CODE
+_USAGE_KEYS = (
+    "input_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+    "output_tokens",
+)
 SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
 # Every current Claude model has a 200k window unless a 1M beta is on, which the
 # transcript does not say; the trace labels this number as assumed.
@@ -90,7 +98,7 @@ def detect(values: list[object]) -> bool:
     for value in values:
         if not isinstance(value, dict):
             continue
-        if "sessionId" in value and value.get("type") in {
+        if "sessionId" in value and text_field(value, "type") in {
             "user",
             "assistant",
             "system",
@@ -101,20 +109,22 @@ def detect(values: list[object]) -> bool:
             "attachment",
         }:
             return True
-        if value.get("type") == "system" and value.get("subtype") in {
+        if text_field(value, "type") == "system" and text_field(value, "subtype") in {
             "init",
             "hook_started",
             "hook_response",
         }:
             return "session_id" in value
         if (
-            value.get("type") in {"assistant", "user"}
+            text_field(value, "type") in {"assistant", "user"}
             and "session_id" in value
             and isinstance(value.get("message"), dict)
         ):
             return True
-        if value.get("type") == "file-history-snapshot" or value.get("type") == "summary":
-            continue
+        if text_field(value, "type") == "summary" and "leafUuid" in value:
+            return True
+        if text_field(value, "type") == "file-history-snapshot" and "snapshot" in value:
+            return True
     return False
 
 
@@ -135,7 +145,7 @@ def _text_of(content: object) -> tuple[int, int, str]:
         for block in content:
             if not isinstance(block, dict):
                 continue
-            kind = block.get("type")
+            kind = text_field(block, "type")
             if kind == "text" and isinstance(block.get("text"), str):
                 chars += len(block["text"])
                 first = first or block["text"]
@@ -176,12 +186,7 @@ class _ResponseDraft:
     def merge_usage(self, usage: object) -> None:
         if not isinstance(usage, dict):
             return
-        for key in (
-            "input_tokens",
-            "cache_creation_input_tokens",
-            "cache_read_input_tokens",
-            "output_tokens",
-        ):
+        for key in _USAGE_KEYS:
             value = token_count(usage.get(key))
             if value > self.usage.get(key, 0):
                 self.usage[key] = value
@@ -263,6 +268,7 @@ class SessionBuilder:
         self.agent_results: dict[str, str] = {}  # agentId → the call that launched it
         self.facts: list[tuple[str, str]] = []
         self.records = 0
+        self.warned_usage = False
 
     # -- time -------------------------------------------------------------
 
@@ -285,9 +291,13 @@ class SessionBuilder:
             self.log.observe(self.pending_post.observation)
             self.pending_post = None
 
-    def on_user(self, record: dict[str, Any], ts: int) -> None:
+    def on_user(self, record: dict[str, Any], ts: int, line: int | None = None) -> None:
         message = record.get("message")
         content = message.get("content") if isinstance(message, dict) else None
+        if content is None or not isinstance(content, str | list):
+            self.diagnostics.warn(
+                self.sources[0], line, "bad-shape", "user record without a readable message content"
+            )
         uuid = str(record.get("uuid") or f"user@{ts}")
         is_meta = bool(record.get("isMeta"))
         if record.get("isCompactSummary") or (record.get("isSynthetic") and self.pending_post):
@@ -307,7 +317,9 @@ class SessionBuilder:
         prompt_chars = 0
         for index, block in enumerate(blocks):
             item_id = f"{uuid}:{index}"
-            if isinstance(block, str) or (isinstance(block, dict) and block.get("type") == "text"):
+            if isinstance(block, str) or (
+                isinstance(block, dict) and text_field(block, "type") == "text"
+            ):
                 text = block if isinstance(block, str) else block.get("text")
                 if not isinstance(text, str):
                     continue
@@ -328,10 +340,10 @@ class SessionBuilder:
                     source_id=source_id,
                     source_kind=source_kind,
                 )
-            elif isinstance(block, dict) and block.get("type") == "tool_result":
+            elif isinstance(block, dict) and text_field(block, "type") == "tool_result":
                 self._on_tool_result(block, record, ts)
-            elif isinstance(block, dict) and block.get("type") in {"image", "document"}:
-                self.unmeasured[str(block.get("type"))] += 1
+            elif isinstance(block, dict) and text_field(block, "type") in {"image", "document"}:
+                self.unmeasured[str(text_field(block, "type"))] += 1
         if new_prompt_text is not None:
             prompt_id = uuid
             source = (
@@ -399,7 +411,22 @@ class SessionBuilder:
             if model and model != "<synthetic>" and model not in self.models:
                 self.models.append(model)
         draft.end_ns = max(draft.end_ns, ts)
-        draft.merge_usage(message.get("usage"))
+        usage = message.get("usage")
+        draft.merge_usage(usage)
+        if isinstance(usage, dict) and not self.warned_usage:
+            bad = [
+                k
+                for k in _USAGE_KEYS
+                if usage.get(k) is not None and token_count(usage.get(k)) != usage.get(k)
+            ]
+            if bad:
+                self.warned_usage = True
+                self.diagnostics.warn(
+                    path,
+                    line,
+                    "bad-usage",
+                    f"usage {', '.join(bad)} not a token count ({usage[bad[0]]!r}); counted as 0",
+                )
         if record.get("isApiErrorMessage") or record.get("error"):
             draft.is_error = True
         if isinstance(message.get("stop_reason"), str):
@@ -423,7 +450,7 @@ class SessionBuilder:
                 continue
             if not isinstance(block, dict):
                 continue
-            kind = block.get("type")
+            kind = text_field(block, "type")
             if kind == "text" and isinstance(block.get("text"), str):
                 self.log.add(
                     item_id, Category.ASSISTANT, len(block["text"]), label="Assistant text"
@@ -449,7 +476,7 @@ class SessionBuilder:
         keys = tuple(str(k) for k in arguments) if isinstance(arguments, dict) else ()
         args_preview = (
             tuple(
-                (str(k), preview(v if isinstance(v, str) else orjson.dumps(v).decode()))
+                (str(k), preview(v if isinstance(v, str) else json_text(v)))
                 for k, v in arguments.items()
             )
             if isinstance(arguments, dict)
@@ -543,6 +570,7 @@ class SessionBuilder:
         meta = record.get("microcompactMetadata") or record.get("microcompact_metadata") or {}
         meta = meta if isinstance(meta, dict) else {}
         ids = meta.get("compactedToolIds") or meta.get("compacted_tool_ids") or []
+        ids = ids if isinstance(ids, list) else []
         removed = sum(
             1
             for call_id in ids
@@ -728,7 +756,7 @@ def read_transcript(
         if not isinstance(value, dict):
             diagnostics.warn(source, record.line, "bad-shape", "record is not a JSON object")
             continue
-        kind = value.get("type")
+        kind = text_field(value, "type")
         if kind not in {"user", "assistant", "system", "attachment"}:
             diagnostics.skip(f"claude:{kind}" if isinstance(kind, str) else "claude:untyped")
             continue
@@ -756,12 +784,12 @@ def read_transcript(
         builder.touch(ts)
         builder.on_meta(value)
         if kind == "user":
-            builder.on_user(value, ts)
+            builder.on_user(value, ts, record.line)
         elif kind == "assistant":
             builder.on_assistant(value, ts, record.line, source)
-        elif value.get("subtype") == "compact_boundary":
+        elif text_field(value, "subtype") == "compact_boundary":
             builder.on_compact_boundary(value, ts)
-        elif value.get("subtype") == "microcompact_boundary":
+        elif text_field(value, "subtype") == "microcompact_boundary":
             builder.on_microcompact(value, ts)
         elif kind == "attachment":
             builder.on_hook_context(value)
@@ -770,12 +798,22 @@ def read_transcript(
     return builders
 
 
+@dataclass(slots=True)
+class _Run:
+    """One `claude -p` run inside a stream-json file."""
+
+    builders: dict[str, SessionBuilder] = field(default_factory=dict)  # thread → builder
+    owners: dict[str, str] = field(default_factory=dict)  # message id → its first thread
+    has_init: bool = False
+    has_result: bool = False
+
+
 def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilder]:
     """Read `claude -p --output-format stream-json` output: one session per
     `system/init`, subagent frames (`parent_tool_use_id`) as child sessions."""
     source = str(path)
-    runs: list[dict[str, SessionBuilder]] = []
-    run_has_init: list[bool] = []
+    runs: list[_Run] = []
+    used_ids: set[str] = set()
     # Frames carry a timestamp only in newer builds, sometimes only some of them:
     # undated frames before the first dated one are placed just before it.
     origin = clock_origin((r.value for r in read_jsonl(path, Diagnostics())), path)
@@ -785,37 +823,45 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilde
         if not isinstance(value, dict):
             diagnostics.warn(source, record.line, "bad-shape", "frame is not a JSON object")
             continue
-        kind = value.get("type")
-        subtype = value.get("subtype")
-        session_id = value.get("session_id")
+        kind = text_field(value, "type")
+        subtype = text_field(value, "subtype")
+        session_id = text_field(value, "session_id")
         is_init = kind == "system" and subtype == "init"
-        # Several runs appended to one file: each `system/init` starts the next one
-        # (hook frames written before an init belong to the run it starts).
-        if not runs or (is_init and run_has_init[-1]):
-            runs.append({})
-            run_has_init.append(False)
-        run_has_init[-1] = run_has_init[-1] or is_init
+        is_hook = kind == "system" and subtype in ("hook_started", "hook_response")
+        # Several runs appended to one file: each `system/init` starts the next one, and
+        # hook frames after a run's `result` already belong to the run that follows.
+        if not runs or (is_init and runs[-1].has_init) or (is_hook and runs[-1].has_result):
+            runs.append(_Run())
         run = runs[-1]
+        run.has_init = run.has_init or is_init
+        run.has_result = run.has_result or kind == "result"
         ts = clock.time(value, record.line)
+        main = run.builders.get("")
+        if main is None:
+            main = SessionBuilder(
+                _unique(session_id or f"run-{len(runs)}", used_ids), source, diagnostics
+            )
+            run.builders[""] = main
+        elif session_id and main.session_id.startswith("run-"):
+            used_ids.discard(main.session_id)
+            main.session_id = _unique(session_id, used_ids)
         parent_call = value.get("parent_tool_use_id")
         key = parent_call if isinstance(parent_call, str) else ""
-        builder = run.get("")
-        if builder is None:
-            builder = SessionBuilder(str(session_id or f"run-{len(runs)}"), source, diagnostics)
-            run[""] = builder
-        elif isinstance(session_id, str) and builder.session_id.startswith("run-"):
-            builder.session_id = session_id
+        message = value.get("message")
+        message_id = message.get("id") if isinstance(message, dict) else None
+        if kind == "assistant" and isinstance(message_id, str):
+            # One response per message id, on the thread of its first frame.
+            key = run.owners.setdefault(message_id, key)
+        builder = main
         if key:
-            child = run.get(key)
+            child = run.builders.get(key)
             if child is None:
                 agent = value.get("agent_id")
-                child_id = f"{builder.session_id}/{agent if isinstance(agent, str) else key}"
-                child = SessionBuilder(child_id, source, diagnostics)
-                child.parent_session = builder.session_id
+                child = SessionBuilder(key, source, diagnostics)
                 child.parent_call_id = key
                 child.agent_id = agent if isinstance(agent, str) else None
                 child.child_role = "subagent"
-                run[key] = child
+                run.builders[key] = child
             builder = child
         diagnostics.records_used += 1
         builder.records += 1
@@ -824,7 +870,7 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilde
         if is_init:
             _on_init(builder, value)
         elif kind == "user":
-            builder.on_user(value, ts)
+            builder.on_user(value, ts, record.line)
         elif kind == "assistant":
             builder.on_assistant(value, ts, record.line, source)
         elif kind == "system" and subtype == "compact_boundary":
@@ -839,21 +885,44 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilde
             )
     builders: list[SessionBuilder] = []
     for run in runs:
-        main = run.get("")
-        for key, builder in run.items():
+        main = run.builders[""]
+        for key, builder in run.builders.items():
             if not clock.seen_timestamp:
                 builder.timing = (
                     "frame-order: no timestamps in the journal; 1 ms per frame, ending at "
                     "the file's modification time"
                 )
-            if key and main is not None:
+            if key:
+                # Named once the run's own id is final (it may come after the first frame).
+                builder.session_id = f"{main.session_id}/{builder.agent_id or key}"
+                builder.parent_session = main.session_id
                 tool = main.tools.get(key)
                 if tool is not None:
                     tool.child_session = builder.session_id
                 if main.window is not None and builder.window is None:
                     builder.window, builder.window_source = main.window, main.window_source
+                _cover_child(main, builder)
             builders.append(builder)
     return builders
+
+
+def _cover_child(parent: SessionBuilder, child: SessionBuilder) -> None:
+    """A session lasts at least as long as its subagents: warmup sidechains run before
+    the first main-thread record, and a parent may log nothing while a child works."""
+    if child.start_ns is None or child.end_ns is None:
+        return
+    parent.touch(child.start_ns)
+    parent.touch(child.end_ns)
+
+
+def _unique(session_id: str, used: set[str]) -> str:
+    """Two runs of one file may share a session id (a resumed run): the second is `#2`."""
+    candidate, count = session_id, 1
+    while candidate in used:
+        count += 1
+        candidate = f"{session_id}#{count}"
+    used.add(candidate)
+    return candidate
 
 
 def _on_init(builder: SessionBuilder, frame: dict[str, Any]) -> None:
@@ -883,7 +952,7 @@ def _on_result(builder: SessionBuilder, frame: dict[str, Any]) -> None:
         window = windows.get(main_model or "") or max(windows.values(), default=0)
         if window:
             builder.window, builder.window_source = window, "journal"
-    if isinstance(frame.get("subtype"), str):
+    if isinstance(text_field(frame, "subtype"), str):
         builder.facts.append(("result", frame["subtype"]))
 
 
@@ -904,15 +973,21 @@ def is_main_transcript_name(path: Path) -> bool:
     return bool(_UUID_NAME.match(stem))
 
 
-def _sidecar_call(path: Path) -> str | None:
+def _sidecar(path: Path) -> tuple[str | None, str | None]:
+    """(spawning tool call, parent agent) from `agent-<id>.meta.json`, when present."""
     name = path.name.removesuffix(".gz").removesuffix(".jsonl")
     meta = path.with_name(f"{name}.meta.json")
     try:
         data = orjson.loads(meta.read_bytes())
     except (OSError, ValueError):
-        return None
-    call = data.get("toolUseId") if isinstance(data, dict) else None
-    return call if isinstance(call, str) else None
+        return None, None
+    if not isinstance(data, dict):
+        return None, None
+    call, parent = data.get("toolUseId"), data.get("parentAgentId")
+    return (
+        call if isinstance(call, str) else None,
+        parent if isinstance(parent, str) and parent else None,
+    )
 
 
 def read_group(
@@ -937,13 +1012,16 @@ def read_group(
         except JournalError as error:
             diagnostics.warn(error.path, error.line, "unreadable", error.message)
             continue
-        call = _sidecar_call(path)
+        call, parent_agent = _sidecar(path)
         for builder in found.values():
             if "acompact" in path.name or (builder.agent_id or "").startswith("acompact"):
                 compaction_requests.append(builder)
                 continue
             if call and builder.parent_call_id is None:
                 builder.parent_call_id = call
+            if parent_agent and builder.parent_session is not None:
+                # A nested agent: its parent is another subagent of the same session.
+                builder.parent_session = f"{builder.parent_session}/{parent_agent}"
             if builder.session_id in builders:
                 builders[builder.session_id].sources.append(str(path))
                 continue
@@ -971,10 +1049,7 @@ def _link_subagents(builders: dict[str, SessionBuilder]) -> None:
             continue
         if call and call in parent.tools:
             parent.tools[call].child_session = builder.session_id
-        # Warmup sidechains run before the first main-thread record: the session
-        # began when its first agent did.
-        if builder.start_ns is not None and parent.start_ns is not None:
-            parent.start_ns = min(parent.start_ns, builder.start_ns)
+        _cover_child(parent, builder)
 
 
 def _attach_compaction_request(main: SessionBuilder, request: SessionBuilder) -> None:

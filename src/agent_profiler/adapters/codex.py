@@ -29,7 +29,15 @@ from typing import Any
 
 import orjson
 
-from agent_profiler.adapters.common import Clock, args_digest, clock_origin, preview, token_count
+from agent_profiler.adapters.common import (
+    Clock,
+    args_digest,
+    clock_origin,
+    json_text,
+    preview,
+    text_field,
+    token_count,
+)
 from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
@@ -92,7 +100,7 @@ def detect(values: list[object]) -> bool:
         if not isinstance(value, dict):
             continue
         if (
-            value.get("type") in _LINE_TYPES
+            text_field(value, "type") in _LINE_TYPES
             and isinstance(value.get("payload"), dict)
             and ("timestamp" in value)
         ):
@@ -315,13 +323,15 @@ class RolloutBuilder:
             self.effort = effort
 
     def on_response_item(self, item: dict[str, Any], ts: int, *, prefix: str = "item") -> None:
-        kind = item.get("type")
+        kind = text_field(item, "type")
         replayed = prefix != "item"  # an item of a compaction's replacement history
-        is_output = kind in _OUTPUT_ITEMS or (kind == "message" and item.get("role") == "assistant")
+        is_output = kind in _OUTPUT_ITEMS or (
+            kind == "message" and text_field(item, "role") == "assistant"
+        )
         if is_output and not replayed:
             self._start_request(ts)
         if kind == "message":
-            role = str(item.get("role") or "user")
+            role = str(text_field(item, "role") or "user")
             for index, text in enumerate(_parts_text(item.get("content"))):
                 category, label = _classify(role, text)
                 _, redacted = measure(text)
@@ -365,7 +375,7 @@ class RolloutBuilder:
             self.add_text(
                 self.next_id(f"{prefix}-search"),
                 Category.RESULTS,
-                orjson.dumps(action).decode() if action else "",
+                json_text(action) if action else "",
                 "Web search",
                 source_id=call_id,
                 source_kind=SourceKind.TOOL if call_id else SourceKind.NONE,
@@ -393,12 +403,12 @@ class RolloutBuilder:
 
     def _on_call(self, item: dict[str, Any], ts: int, prefix: str) -> None:
         call_id = item.get("call_id") or item.get("id")
-        name = item.get("name") if isinstance(item.get("name"), str) else item.get("type")
+        name = item.get("name") if isinstance(item.get("name"), str) else text_field(item, "type")
         arguments = item.get("arguments", item.get("input", item.get("action")))
         text = (
             arguments
             if isinstance(arguments, str)
-            else (orjson.dumps(arguments).decode() if arguments is not None else "")
+            else (json_text(arguments) if arguments is not None else "")
         )
         if not isinstance(call_id, str):
             call_id = self.next_id("call")
@@ -413,13 +423,13 @@ class RolloutBuilder:
         keys: tuple[str, ...] = ()
         args_preview: tuple[tuple[str, str], ...] = ()
         try:
-            decoded = orjson.loads(text) if item.get("type") == "function_call" else None
+            decoded = orjson.loads(text) if text_field(item, "type") == "function_call" else None
         except ValueError:
             decoded = None
         if isinstance(decoded, dict):
             keys = tuple(str(k) for k in decoded)
             args_preview = tuple(
-                (str(k), preview(v if isinstance(v, str) else orjson.dumps(v).decode()))
+                (str(k), preview(v if isinstance(v, str) else json_text(v)))
                 for k, v in decoded.items()
             )
         elif text:
@@ -466,7 +476,7 @@ class RolloutBuilder:
             tool.is_error = code != 0
 
     def on_event(self, payload: dict[str, Any], ts: int, line: int) -> None:
-        kind = payload.get("type")
+        kind = text_field(payload, "type")
         if kind == "token_count":
             self._on_token_count(payload, ts, line)
         elif kind == "user_message":
@@ -772,7 +782,7 @@ def read_rollout(path: Path, diagnostics: Diagnostics) -> RolloutBuilder:
         if not isinstance(value, dict):
             diagnostics.warn(source, record.line, "bad-shape", "line is not a JSON object")
             continue
-        kind = value.get("type")
+        kind = text_field(value, "type")
         payload = value.get("payload")
         if kind in _KNOWN_SKIPPED:
             diagnostics.skip(f"codex:{kind}")

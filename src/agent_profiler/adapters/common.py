@@ -35,9 +35,27 @@ def timestamp_ns(value: object) -> int | None:
 
 def token_count(value: object) -> int:
     """A token count from a journal: a non-negative integer; anything else counts as 0."""
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+    # Beyond 10^15 a "token count" is damage, and would not fit a trace's integers.
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**15:
         return value
     return 0
+
+
+def json_text(value: object) -> str:
+    """Compact JSON of a journal value, for sizes and previews. orjson writes at
+    most 255 levels of nesting though it reads 1024; deeper values are measured
+    by their repr instead of failing the export."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return repr(value)
+
+
+def text_field(record: Mapping[str, object], key: str) -> str | None:
+    """A string field of a record, or None: a list or dict where a string belongs
+    (a damaged record) must not reach a set lookup or a format string."""
+    value = record.get(key)
+    return value if isinstance(value, str) else None
 
 
 def preview(text: str) -> str:

@@ -705,10 +705,12 @@ def _annotate(annotation: pb.DebugAnnotation, name: str | None, value: Any) -> N
     if isinstance(value, bool):
         annotation.bool_value = value
     elif isinstance(value, int):
-        if value >= 0:
+        if 0 <= value < 2**64:
             annotation.uint_value = value
-        else:
+        elif -(2**63) <= value < 0:
             annotation.int_value = value
+        else:
+            annotation.string_value = str(value)  # out of the wire's range
     elif isinstance(value, float):
         annotation.double_value = value
     elif isinstance(value, str):
