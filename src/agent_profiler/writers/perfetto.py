@@ -65,6 +65,7 @@ class TraceFacts:
 
 
 def fnv1a64(text: str) -> int:
+    """A stable 64-bit id for a key (FNV-1a-64, as Agent Profiler's writer uses)."""
     value = 0xCBF29CE484222325
     for byte in text.encode():
         value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
@@ -87,6 +88,16 @@ class _Slice:
     instant: bool = False
     track_uuid: int = 0
     lane: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Samples:
+    category: str
+    values: dict[int, int]  # counter track uuid → value
+
+
+_BEGIN, _END, _COUNTER = 0, 1, 2
+_Event = tuple[int, int, int, "_Slice | _Samples", int]
 
 
 @dataclass(slots=True)
@@ -587,45 +598,41 @@ class _SessionTracks:
 
     # -- events -------------------------------------------------------------
 
-    def events(self) -> Iterable[tuple[int, int, int, pb.TracePacket]]:
+    def events(self) -> Iterable[_Event]:
+        """The session's events as (timestamp, rank, order, what) — packets are built
+        at write time, in output order, so that names can be interned."""
         seq = 0
         for slice_ in self.slices:
             seq += 1
-            begin = pb.TracePacket(timestamp=slice_.start, timestamp_clock_id=CLOCK_REALTIME)
-            event = begin.track_event
-            event.track_uuid = slice_.track_uuid
-            event.categories.append(slice_.category)
-            event.name = slice_.name
-            for key, value in slice_.args.items():
-                _annotate(event.debug_annotations.add(), key, value)
-            event.flow_ids.extend(slice_.flows)
             if slice_.instant:
-                event.type = pb.TrackEvent.TYPE_INSTANT
-                yield slice_.start, R_INSTANT, seq, begin
+                yield slice_.start, R_INSTANT, seq, slice_, _BEGIN
                 continue
-            event.type = pb.TrackEvent.TYPE_SLICE_BEGIN
             is_profile = slice_.name.startswith("profile (")
-            yield slice_.start, R_CAPTURE_BEGIN if is_profile else R_SLICE_BEGIN, seq, begin
-            end = pb.TracePacket(timestamp=slice_.end, timestamp_clock_id=CLOCK_REALTIME)
-            end.track_event.type = pb.TrackEvent.TYPE_SLICE_END
-            end.track_event.track_uuid = slice_.track_uuid
+            yield (
+                slice_.start,
+                R_CAPTURE_BEGIN if is_profile else R_SLICE_BEGIN,
+                seq,
+                slice_,
+                _BEGIN,
+            )
             if is_profile:
                 rank = R_CAPTURE_END
             elif slice_.end == slice_.start:
                 rank = R_ZERO_END
             else:
                 rank = R_SLICE_END
-            yield slice_.end, rank, seq, end
+            yield slice_.end, rank, seq, slice_, _END
+        # Counter samples at the same time and rank travel in one packet: one counter
+        # as the event's own value, the others as extra counter values (this cuts
+        # the counters' share of the file by about 4x on a long session).
+        grouped: dict[tuple[int, int], list[tuple[int, int]]] = {}
         for counter in self.counters.values():
             for ts, rank, value in counter.samples:
-                seq += 1
-                packet = pb.TracePacket(timestamp=ts, timestamp_clock_id=CLOCK_REALTIME)
-                event = packet.track_event
-                event.type = pb.TrackEvent.TYPE_COUNTER
-                event.track_uuid = counter.uuid
-                event.categories.append(self.activity)
-                event.counter_value = value
-                yield ts, rank, seq, packet
+                grouped.setdefault((ts, rank), []).append((counter.uuid, value))
+        for (ts, rank), samples in grouped.items():
+            seq += 1
+            # Several samples of one counter at one time: the last one wins.
+            yield ts, rank, seq, _Samples(self.activity, dict(samples)), _COUNTER
 
 
 _TRACK_ORDER = (
@@ -697,37 +704,6 @@ def _context_dict(snapshot: ContextSnapshot, slice_start: int) -> dict[str, Any]
     return context
 
 
-def _annotate(annotation: pb.DebugAnnotation, name: str | None, value: Any) -> None:
-    """Typed debug annotation (TRACE_CONTRACT §4): uint for non-negative integers,
-    int for negative ones, double, bool, string, arrays and dicts."""
-    if name is not None:
-        annotation.name = name
-    if isinstance(value, bool):
-        annotation.bool_value = value
-    elif isinstance(value, int):
-        if 0 <= value < 2**64:
-            annotation.uint_value = value
-        elif -(2**63) <= value < 0:
-            annotation.int_value = value
-        else:
-            annotation.string_value = str(value)  # out of the wire's range
-    elif isinstance(value, float):
-        annotation.double_value = value
-    elif isinstance(value, str):
-        annotation.string_value = value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _annotate(annotation.dict_entries.add(), str(key), item)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            _annotate(annotation.array_values.add(), None, item)
-        if not value:
-            annotation.array_values.add().string_value = ""
-            del annotation.array_values[:]
-    else:
-        annotation.string_value = str(value)
-
-
 def _varint(value: int) -> bytes:
     out = bytearray()
     while True:
@@ -756,11 +732,11 @@ class PerfettoWriter:
         trace_key = ",".join(t.session.session_id for t in layout.sessions)
         sequence_id = (fnv1a64(f"{trace_key}:sequence") & 0xFFFFFFFF) or 1
         descriptors = list(layout.processes)
-        events: list[tuple[int, int, int, int, pb.TracePacket]] = []
+        events: list[tuple[int, int, int, int, _Slice | _Samples, int]] = []
         for order, tracks in enumerate(layout.sessions):
             descriptors += tracks.track_descriptors
-            for ts, rank, seq, packet in tracks.events():
-                events.append((ts, rank, order, seq, packet))
+            for ts, rank, seq, what, part in tracks.events():
+                events.append((ts, rank, order, seq, what, part))
         events.sort(key=lambda e: e[:4])
         first = min((e[0] for e in events), default=0)
         packets = 0
@@ -778,10 +754,129 @@ class PerfettoWriter:
             packet = pb.TracePacket(trusted_packet_sequence_id=sequence_id)
             packet.track_descriptor.CopyFrom(descriptor)
             packets += _emit(stream, packet)
-        for _, _, _, _, packet in events:
+        interner = _Interner()
+        for ts, _, _, _, what, part in events:
+            packet = interner.packet(ts, what, part)
             packet.trusted_packet_sequence_id = sequence_id
             packets += _emit(stream, packet)
         return packets
+
+
+class _Interner:
+    """Interning (HABIT deviation, TRACE_CONTRACT §1: their writer interns nothing).
+    Event names, categories, annotation names and repeated short string values are
+    written once per trace in `interned_data` and referred to by iid afterwards;
+    Trace Processor resolves them on import, so Agent Profiler's SQL sees the same
+    strings. It roughly halves the file on long sessions."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, int] = {}
+        self.categories: dict[str, int] = {}
+        self.annotation_names: dict[str, int] = {}
+        self.strings: dict[str, int] = {}
+        self.first = True
+
+    def packet(self, ts: int, what: _Slice | _Samples, part: int) -> pb.TracePacket:
+        packet = pb.TracePacket(timestamp=ts, timestamp_clock_id=CLOCK_REALTIME)
+        if self.first:
+            packet.sequence_flags = (
+                pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
+                | pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE
+            )
+            self.first = False
+        else:
+            packet.sequence_flags = pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE
+        event = packet.track_event
+        if isinstance(what, _Samples):
+            event.type = pb.TrackEvent.TYPE_COUNTER
+            (own, value), *extra = what.values.items()
+            event.track_uuid = own
+            event.counter_value = value
+            event.category_iids.append(self._iid(packet, self.categories, what.category))
+            for uuid, extra_value in extra:
+                event.extra_counter_track_uuids.append(uuid)
+                event.extra_counter_values.append(extra_value)
+            return packet
+        event.track_uuid = what.track_uuid
+        if part == _END:
+            event.type = pb.TrackEvent.TYPE_SLICE_END
+            return packet
+        event.type = pb.TrackEvent.TYPE_INSTANT if what.instant else pb.TrackEvent.TYPE_SLICE_BEGIN
+        event.category_iids.append(self._iid(packet, self.categories, what.category))
+        event.name_iid = self._iid(packet, self.names, what.name)
+        for key, value in what.args.items():
+            self._annotate(packet, event.debug_annotations.add(), key, value)
+        event.flow_ids.extend(what.flows)
+        return packet
+
+    def _iid(self, packet: pb.TracePacket, table: dict[str, int], text: str) -> int:
+        iid = table.get(text)
+        if iid is None:
+            iid = table[text] = len(table) + 1
+            interned = packet.interned_data
+            if table is self.names:
+                interned.event_names.add(iid=iid, name=text)
+            elif table is self.categories:
+                interned.event_categories.add(iid=iid, name=text)
+            elif table is self.annotation_names:
+                interned.debug_annotation_names.add(iid=iid, name=text)
+            else:
+                interned.debug_annotation_string_values.add(iid=iid, str=text.encode())
+        return iid
+
+    def _annotate(
+        self, packet: pb.TracePacket, annotation: pb.DebugAnnotation, name: str | None, value: Any
+    ) -> None:
+        """Typed debug annotation (TRACE_CONTRACT §4): uint for non-negative integers,
+        int for negative ones, double, bool, string, arrays and dicts."""
+        if name is not None:
+            annotation.name_iid = self._iid(packet, self.annotation_names, name)
+        if isinstance(value, bool):
+            annotation.bool_value = value
+        elif isinstance(value, int):
+            if 0 <= value < 2**64:
+                annotation.uint_value = value
+            elif -(2**63) <= value < 0:
+                annotation.int_value = value
+            else:
+                annotation.string_value = str(value)  # out of the wire's range
+        elif isinstance(value, float):
+            annotation.double_value = value
+        elif isinstance(value, str):
+            if name in _UNIQUE_STRING_KEYS or len(value) > 64:
+                annotation.string_value = value
+            else:
+                annotation.string_value_iid = self._iid(packet, self.strings, value)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                self._annotate(packet, annotation.dict_entries.add(), str(key), item)
+        elif isinstance(value, (list, tuple)):
+            # An empty list leaves the annotation with a name and no value (an empty array).
+            for item in value:
+                self._annotate(packet, annotation.array_values.add(), None, item)
+        else:
+            annotation.string_value = str(value)
+
+
+# Values that are ids (one per item, call or session) gain nothing from interning.
+_UNIQUE_STRING_KEYS = frozenset(
+    {
+        "id",
+        "source_id",
+        "call_id",
+        "response_id",
+        "turn_id",
+        "item_id",
+        "tool_call_id",
+        "session_id",
+        "capture_id",
+        "child_session",
+        "parent_session",
+        "parent_call_id",
+        "label",
+        "text",
+    }
+)
 
 
 @dataclass(slots=True)
