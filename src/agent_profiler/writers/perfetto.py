@@ -64,6 +64,21 @@ class TraceFacts:
     content: ContentMode = ContentMode.NONE
 
 
+class _TrackIds:
+    """Track uuids numbered 1, 2, 3 … in the (deterministic) order their keys are first
+    asked for (HABIT deviation: their writer hashes the key). A uuid is written on every
+    event, and a small one is 1–2 bytes instead of 10."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+
+    def get(self, key: str) -> int:
+        uuid = self.ids.get(key)
+        if uuid is None:
+            uuid = self.ids[key] = len(self.ids) + 1
+        return uuid
+
+
 def fnv1a64(text: str) -> int:
     """A stable 64-bit id for a key (FNV-1a-64, as Agent Profiler's writer uses)."""
     value = 0xCBF29CE484222325
@@ -113,13 +128,16 @@ class _Counter:
 class _SessionTracks:
     """The slices, counters and tracks of one session before serialisation."""
 
-    def __init__(self, session: Session, parent_uuid: int | None, facts: TraceFacts) -> None:
+    def __init__(
+        self, session: Session, parent_uuid: int | None, facts: TraceFacts, ids: _TrackIds
+    ) -> None:
         self.session = session
         self.key = session.session_id
+        self.ids = ids
         self.prefix = session.harness.category_prefix
         self.activity = f"{self.prefix}.activity"
         self.metadata = f"{self.prefix}.metadata"
-        self.capture_uuid = fnv1a64(f"capture:{self.key}")
+        self.capture_uuid = ids.get(f"capture:{self.key}")
         self.parent_uuid = parent_uuid
         self.facts = facts
         self.slices: list[_Slice] = []
@@ -143,7 +161,7 @@ class _SessionTracks:
     # -- helpers ----------------------------------------------------------
 
     def uuid(self, key: str) -> int:
-        return fnv1a64(f"{self.key}:{key}")
+        return self.ids.get(f"{self.key}:{key}")
 
     def flow(self, source: _Slice, target: _Slice, key: str) -> None:
         """A flow arrow from source to target; skipped if it would point back in time."""
@@ -627,7 +645,18 @@ class _SessionTracks:
         # the counters' share of the file by about 4x on a long session).
         grouped: dict[tuple[int, int], list[tuple[int, int]]] = {}
         for counter in self.counters.values():
-            for ts, rank, value in counter.samples:
+            previous: int | None = None
+            for ts, rank, value in sorted(counter.samples, key=lambda x: (x[0], x[1])):
+                # A counter is a step function: a repeated value adds nothing. Context
+                # size keeps every sample, one per request, as the UI reads it so, and
+                # every counter keeps its closing zero at the end of the recording.
+                if (
+                    value == previous
+                    and counter.name != "Context size"
+                    and (rank != R_COUNTER_CLOSE)
+                ):
+                    continue
+                previous = value
                 grouped.setdefault((ts, rank), []).append((counter.uuid, value))
         for (ts, rank), samples in grouped.items():
             seq += 1
@@ -730,7 +759,9 @@ class PerfettoWriter:
         """Write the trace; returns the number of packets."""
         layout = build_layout(sessions, self.facts)
         trace_key = ",".join(t.session.session_id for t in layout.sessions)
-        sequence_id = (fnv1a64(f"{trace_key}:sequence") & 0xFFFFFFFF) or 1
+        # Any non-zero id works for the one sequence (TRACE_CONTRACT §1); a value under
+        # 128 is one byte on each of tens of thousands of packets.
+        sequence_id = (fnv1a64(f"{trace_key}:sequence") & 0x7F) or 1
         descriptors = list(layout.processes)
         events: list[tuple[int, int, int, int, _Slice | _Samples, int]] = []
         for order, tracks in enumerate(layout.sessions):
@@ -777,12 +808,16 @@ class _Interner:
         self.first = True
 
     def packet(self, ts: int, what: _Slice | _Samples, part: int) -> pb.TracePacket:
-        packet = pb.TracePacket(timestamp=ts, timestamp_clock_id=CLOCK_REALTIME)
+        packet = pb.TracePacket(timestamp=ts)
         if self.first:
             packet.sequence_flags = (
                 pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
                 | pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE
             )
+            # Every event's timestamp is REALTIME: said once for the sequence (and on
+            # this packet itself, whatever order a reader applies defaults in).
+            packet.trace_packet_defaults.timestamp_clock_id = CLOCK_REALTIME
+            packet.timestamp_clock_id = CLOCK_REALTIME
             self.first = False
         else:
             packet.sequence_flags = pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE
@@ -895,6 +930,7 @@ def build_layout(sessions: Sequence[Session], facts: TraceFacts) -> Layout:
     # One process track per top-level session: its subagents' captures are siblings
     # under it. Journals do not record the agent's real pid, so the pid is derived
     # from the session id (stable); the process name is the harness command.
+    ids = _TrackIds()
     process_tracks: dict[str, int] = {}
     processes: list[pb.TrackDescriptor] = []
     roots: dict[str, str] = {}
@@ -903,7 +939,7 @@ def build_layout(sessions: Sequence[Session], facts: TraceFacts) -> Layout:
         root = _root_of(session, by_id)
         roots[session.session_id] = root.session_id
         if root.session_id not in process_tracks:
-            uuid = fnv1a64(f"process:{root.session_id}")
+            uuid = ids.get(f"process:{root.session_id}")
             process_tracks[root.session_id] = uuid
             process = pb.TrackDescriptor(uuid=uuid)
             process.process.pid = 10_000 + fnv1a64(f"pid:{root.session_id}") % 4_000_000
@@ -911,7 +947,7 @@ def build_layout(sessions: Sequence[Session], facts: TraceFacts) -> Layout:
             process.process.process_labels.append(root.harness.label)
             process.process.process_labels.append(_session_label(root))
             processes.append(process)
-        tracks = _SessionTracks(session, process_tracks[root.session_id], facts)
+        tracks = _SessionTracks(session, process_tracks[root.session_id], facts, ids)
         tracks.build()
         built[session.session_id] = tracks
     for session in ordered:
