@@ -28,6 +28,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -36,9 +37,13 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "journals"
 BENCH = ROOT / ".bench"
 SOURCES = {
-    "claude": DATA / "claude-code" / "spotter-2.1.39-subagents-compaction"
+    "claude": DATA
+    / "claude-code"
+    / "spotter-2.1.39-subagents-compaction"
     / "258c7280-ae70-4798-800f-63464d01a85d.jsonl.gz",
-    "codex": DATA / "codex" / "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl.gz",
+    "codex": DATA
+    / "codex"
+    / "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl.gz",
     "pi": DATA / "pi" / "pi-mono_large-session_v1.jsonl",
 }
 FLOOR = (
@@ -48,9 +53,11 @@ FLOOR = (
     "        if line.strip():\n"
     "            orjson.loads(line)\n"
 )
-_IDS = re.compile(rb'("(?:uuid|parentUuid|id|tool_use_id|call_id|requestId|leafUuid|messageId'
-                  rb'|sourceToolUseID|sourceToolAssistantUUID|toolUseID|parentToolUseID)":")'
-                  rb'([^"]+)"')
+_IDS = re.compile(
+    rb'("(?:uuid|parentUuid|id|tool_use_id|call_id|requestId|leafUuid|messageId'
+    rb'|sourceToolUseID|sourceToolAssistantUUID|toolUseID|parentToolUseID)":")'
+    rb'([^"]+)"'
+)
 _TIMESTAMP = re.compile(rb'"timestamp":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)"')
 
 
@@ -71,8 +78,10 @@ def build(kind: str, megabytes: int) -> Path:
     lines = [line for line in source.split(b"\n") if line.strip()]
     from datetime import datetime, timedelta
 
-    stamps = [datetime.fromisoformat(m.decode().replace("Z", "+00:00"))
-              for m in _TIMESTAMP.findall(source)]
+    stamps = [
+        datetime.fromisoformat(m.decode().replace("Z", "+00:00"))
+        for m in _TIMESTAMP.findall(source)
+    ]
     span = (max(stamps) - min(stamps)) + timedelta(minutes=1) if stamps else timedelta(hours=1)
     wanted = megabytes * 1024 * 1024
     written = 0
@@ -92,7 +101,9 @@ def build(kind: str, megabytes: int) -> Path:
                     continue  # one session_meta for the whole replay
                 if copy and kind == "pi" and b'"type":"session"' in line[:40]:
                     continue
-                line = _IDS.sub(lambda m: m.group(1) + m.group(2) + suffix + b'"', line)
+                line = _IDS.sub(
+                    lambda m, suffix=suffix: m.group(1) + m.group(2) + suffix + b'"', line
+                )
                 line = _TIMESTAMP.sub(stamp, line)
                 out.write(line + b"\n")
                 written += len(line) + 1
@@ -115,20 +126,25 @@ class Measure:
 
 def run_once(command: list[str]) -> tuple[float, float]:
     """Wall seconds and the process's own peak RSS (MB), via wait4."""
-    started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.perf_counter() - started
-    stderr = process.stderr.read().decode(errors="replace") if process.stderr else ""
-    process.stderr and process.stderr.close()
-    code = os.waitstatus_to_exitcode(status)
+    # stderr goes to a file: a pipe nobody reads while waiting fills up and blocks a
+    # chatty process forever.
+    with tempfile.TemporaryFile() as errors:
+        started = time.perf_counter()
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors)
+        _, status, usage = os.wait4(process.pid, 0)
+        elapsed = time.perf_counter() - started
+        errors.seek(0)
+        stderr = errors.read().decode(errors="replace")
+    process.returncode = os.waitstatus_to_exitcode(status)
+    code = process.returncode
     if code not in (0, 1):
         raise RuntimeError(f"{' '.join(command)} exited {code}: {stderr[-500:]}")
     return elapsed, usage.ru_maxrss / 1024
 
 
-def measure(name: str, command: list[str], journal: Path, runs: int,
-            output: Path | None = None) -> Measure:
+def measure(
+    name: str, command: list[str], journal: Path, runs: int, output: Path | None = None
+) -> Measure:
     run_once(command)  # warm-up (page cache, .pyc)
     times, peaks = [], []
     for _ in range(runs):
@@ -137,9 +153,15 @@ def measure(name: str, command: list[str], journal: Path, runs: int,
         peaks.append(peak)
     size = journal.stat().st_size
     share = output.stat().st_size / size if output is not None and output.exists() else None
-    return Measure(name, journal.name, round(size / 2**20, 1), round(statistics.median(times), 3),
-                   [round(t, 3) for t in times], round(max(peaks), 1),
-                   round(share, 4) if share is not None else None)
+    return Measure(
+        name,
+        journal.name,
+        round(size / 2**20, 1),
+        round(statistics.median(times), 3),
+        [round(t, 3) for t in times],
+        round(max(peaks), 1),
+        round(share, 4) if share is not None else None,
+    )
 
 
 def peer_command() -> list[str] | None:
@@ -147,8 +169,11 @@ def peer_command() -> list[str] | None:
     binary = venv / "bin" / "agent2perfetto"
     if not binary.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        done = subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "agent2perfetto"],
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            [str(venv / "bin" / "pip"), "install", "--quiet", "agent2perfetto"],
+            capture_output=True,
+            text=True,
+        )
         if done.returncode != 0:
             print(f"peer unavailable: {done.stderr.strip()[-200:]}", file=sys.stderr)
             return None
@@ -173,35 +198,52 @@ def main() -> int:
             journal = build(kind, megabytes)
             out = BENCH / f"{journal.stem}.pftrace"
             print(f"measuring {journal.name} …", file=sys.stderr)
-            floor = measure("floor", [sys.executable, "-c", FLOOR, str(journal)], journal,
-                            args.runs)
+            floor = measure(
+                "floor", [sys.executable, "-c", FLOOR, str(journal)], journal, args.runs
+            )
             rows = [floor]
-            rows.append(measure("export", [*tool, "export", str(journal), "-o", str(out),
-                                           "--force"], journal, args.runs, out))
-            rows.append(measure("summary", [*tool, "summary", str(journal), "--json"], journal,
-                                args.runs))
+            rows.append(
+                measure(
+                    "export",
+                    [*tool, "export", str(journal), "-o", str(out), "--force"],
+                    journal,
+                    args.runs,
+                    out,
+                )
+            )
+            rows.append(
+                measure("summary", [*tool, "summary", str(journal), "--json"], journal, args.runs)
+            )
             peer_row = None
             if peer is not None and kind in ("claude", "codex"):
                 peer_out = BENCH / f"{journal.stem}.peer.json"
-                peer_row = measure("peer agent2perfetto", [*peer, str(journal), "-o",
-                                                           str(peer_out)], journal, args.runs,
-                                   peer_out)
+                peer_row = measure(
+                    "peer agent2perfetto",
+                    [*peer, str(journal), "-o", str(peer_out)],
+                    journal,
+                    args.runs,
+                    peer_out,
+                )
                 rows.append(peer_row)
             for row in rows:
                 row.ratio_to_floor = round(row.seconds / floor.seconds, 2)
                 if peer_row is not None:
                     row.ratio_to_peer = round(row.seconds / peer_row.seconds, 3)
             results += rows
-    header = f"{'input':<22} {'MB':>6} {'what':<20} {'s':>8} {'×floor':>7} {'×peer':>7} " \
-             f"{'RSS MB':>7} {'out/in':>7}"
+    header = (
+        f"{'input':<22} {'MB':>6} {'what':<20} {'s':>8} {'×floor':>7} {'×peer':>7} "
+        f"{'RSS MB':>7} {'out/in':>7}"
+    )
     print(header)
     print("-" * len(header))
     for row in results:
-        print(f"{row.input:<22} {row.input_mb:>6} {row.name:<20} {row.seconds:>8.3f} "
-              f"{row.ratio_to_floor or 0:>7.2f} "
-              f"{(f'{row.ratio_to_peer:.3f}' if row.ratio_to_peer else '-'):>7} "
-              f"{row.peak_rss_mb:>7.1f} "
-              f"{(f'{100 * row.output_share:.1f}%' if row.output_share else '-'):>7}")
+        print(
+            f"{row.input:<22} {row.input_mb:>6} {row.name:<20} {row.seconds:>8.3f} "
+            f"{row.ratio_to_floor or 0:>7.2f} "
+            f"{(f'{row.ratio_to_peer:.3f}' if row.ratio_to_peer else '-'):>7} "
+            f"{row.peak_rss_mb:>7.1f} "
+            f"{(f'{100 * row.output_share:.1f}%' if row.output_share else '-'):>7}"
+        )
     BENCH.mkdir(exist_ok=True)
     (BENCH / "results.json").write_text(json.dumps([asdict(r) for r in results], indent=2))
     print(f"\n(written to {BENCH / 'results.json'})", file=sys.stderr)

@@ -237,6 +237,15 @@ class ContextSnapshot:
 
 
 @dataclass(frozen=True, slots=True)
+class Marker:
+    """A point-in-time fact on the timeline (a model or thinking-level change)."""
+
+    time_ns: Nanoseconds
+    kind: str  # e.g. "model_change", "thinking_level_change"
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
 class Session:
     harness: Harness
     session_id: str
@@ -261,6 +270,10 @@ class Session:
     compactions: tuple[Compaction, ...] = ()
     snapshots: tuple[ContextSnapshot, ...] = ()
     unmeasured: tuple[tuple[str, int], ...] = ()  # what was seen but not estimated: kind → count
+    # Requests that failed before any usage was reported (aborted, provider error): drawn
+    # as failed request spans, never as requests of size 0, and not counted as calls.
+    failed_requests: tuple[Response, ...] = ()
+    markers: tuple[Marker, ...] = ()
     facts: tuple[tuple[str, str], ...] = field(default=())  # extra labelled facts
 
     @property

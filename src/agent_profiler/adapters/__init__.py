@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_profiler.adapters import claude_code, codex
+from agent_profiler.adapters import claude_code, codex, pi
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.model import Harness, Session
 
@@ -103,6 +103,7 @@ def _codex_read(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:
 ADAPTERS: tuple[Adapter, ...] = (
     Adapter(Harness.CLAUDE_CODE, claude_code.detect, _claude_plan, _claude_read),
     Adapter(Harness.CODEX, codex.detect, _codex_plan, _codex_read),
+    Adapter(Harness.PI, pi.detect, pi.plan, pi.read),
 )
 
 

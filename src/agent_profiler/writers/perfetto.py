@@ -193,6 +193,8 @@ class _SessionTracks:
         self._tools()
         self._compactions()
         self._configuration()
+        self._failed_requests()
+        self._markers()
         self._context_counters()
         self._largest_additions()
         for counter in self.counters.values():
@@ -451,6 +453,44 @@ class _SessionTracks:
                 _Slice("Configuration", "run-configuration", start, end, self.metadata, args)
             )
 
+    def _failed_requests(self) -> None:
+        """Requests that failed before any usage came: spans with no size, so they never
+        read as a request of 0 tokens (TRACE_CONTRACT §4: request without completion)."""
+        for request in self.session.failed_requests:
+            args: dict[str, Any] = {
+                "kind": "provider-request",
+                "incomplete": True,
+                "is_error": True,
+                "reason": request.stop_reason or "error",
+                "model": request.model,
+                "response_id": request.id,
+            }
+            self.slices.append(
+                _Slice(
+                    "Requests",
+                    "request",
+                    request.start_ns,
+                    max(request.end_ns, request.start_ns),
+                    self.activity,
+                    args,
+                )
+            )
+
+    def _markers(self) -> None:
+        for marker in self.session.markers:
+            label = marker.kind.replace("_", " ")
+            self.slices.append(
+                _Slice(
+                    "Configuration",
+                    f"{label}: {marker.value}",
+                    marker.time_ns,
+                    marker.time_ns,
+                    self.activity,
+                    {"marker": marker.kind, "value": marker.value},
+                    instant=True,
+                )
+            )
+
     def _context_counters(self) -> None:
         seen: list[Category] = []
         for snapshot in sorted(self.session.snapshots, key=lambda x: x.time_ns):
@@ -668,6 +708,7 @@ _TRACK_ORDER = (
     "Inputs",
     "Prompts",
     "Responses",
+    "Requests",
     "Turns",
     "Tools",
     "Compaction",

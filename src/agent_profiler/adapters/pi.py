@@ -1,0 +1,918 @@
+"""Pi coding agent sessions (`~/.pi/agent/sessions/--<cwd>--/<ts>_<uuid>.jsonl`).
+
+Owns what is Pi-specific (FORMATS.md §4): the session header and its three
+versions, the entry tree, which entries the model sees and which category each
+is, one request per assistant message with usage, and compaction.
+
+Format facts this module relies on, with the surprise each one holds:
+- a session is a tree, not a list: entries link by `id`/`parentId` and the
+  branches the user left live on in the same file. The context of a request is
+  the path from its parent entry to the root (`buildSessionContext`); entries on
+  abandoned branches are not in it, even though they sit "above" it in the file;
+- version 1 has no ids: Pi migrates it on load (`migrateV1ToV2`): ids in file
+  order, parent = the previous entry, and a compaction's `firstKeptEntryIndex`
+  is an index into the parsed lines *counting the header*. Done the same way
+  here, in memory, with stable ids (`line-N`) instead of random ones;
+- after a compaction the context is its summary, then the entries from
+  `firstKeptEntryId` up to it, then the entries after it; only the latest
+  compaction on the path counts, and its summary is sent wrapped in a fixed
+  preamble, which is part of the prompt (`core/messages.ts`);
+- prompt size = input + cacheRead + cacheWrite (`input` is the uncached part
+  for every provider). Aborted and error responses usually have all-zero
+  usage: they are requests without a reported size, never requests of 0;
+- an aborted or error assistant message is not replayed to the model
+  (`transformMessages`), so its content is in no later context, and its tool
+  calls never ran (`agent-loop.ts` stops before executing them);
+- `custom` entries are not in context, `custom_message` entries (and the
+  `custom` message role, `hookMessage` in v2) are; a user `!` command
+  (`bashExecution`) is, unless `excludeFromContext` (`!!`);
+- the system prompt and the tool schemas are not stored: they become the
+  inferred head item;
+- times: an assistant `message.timestamp` (epoch ms) is taken when the request
+  starts, the entry's ISO `timestamp` when the finished message is appended;
+  a v1 header is written at the first save, after the first entries.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agent_profiler.adapters.common import (
+    MS,
+    Clock,
+    args_digest,
+    clock_origin,
+    json_text,
+    preview,
+    text_field,
+    token_count,
+)
+from agent_profiler.attribution import ContextLog, Observation
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.jsonl import read_jsonl, sniff
+from agent_profiler.model import (
+    AnchorKind,
+    Category,
+    Compaction,
+    Harness,
+    Marker,
+    Prompt,
+    Response,
+    Session,
+    SourceKind,
+    Stage,
+    ToolCall,
+    Usage,
+)
+
+if TYPE_CHECKING:
+    from agent_profiler.adapters import JournalGroup, SniffedFile
+
+HARNESS = Harness.PI
+CURRENT_VERSION = 3
+# How Pi wraps summaries when it sends them (core/messages.ts): part of the prompt.
+COMPACTION_PREFIX = (
+    "The conversation history before this point was compacted into the following summary:"
+    "\n\n<summary>\n"
+)
+COMPACTION_SUFFIX = "\n</summary>"
+BRANCH_PREFIX = (
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
+)
+BRANCH_SUFFIX = "</summary>"
+_FAILED_STOPS = frozenset({"error", "aborted"})
+# Entries that are understood and carry nothing the model sees.
+_NOT_IN_CONTEXT = frozenset({"custom", "label"})
+# A message's own epoch-ms time is used only when it is at most this long before
+# its entry was appended; anything else is a damaged value.
+_MAX_MESSAGE_LEAD_NS = 24 * 3600 * 1_000_000_000
+_MAX_LISTED_MODEL_CHANGES = 10
+
+
+def detect(values: list[object]) -> bool:
+    """Pi sessions open with a `{"type": "session", "id", ...}` header: `version` and
+    `cwd` since v2, `provider`/`modelId` in v1. Claude Code records carry
+    `sessionId`, Codex lines a `payload`: neither starts with such a header."""
+    first = values[0] if values else None
+    if not isinstance(first, dict) or text_field(first, "type") != "session":
+        return False
+    if "payload" in first or "sessionId" in first or text_field(first, "id") is None:
+        return False
+    version = first.get("version")
+    return (
+        (isinstance(version, int) and not isinstance(version, bool))
+        or text_field(first, "cwd") is not None
+        or (text_field(first, "provider") is not None and text_field(first, "modelId") is not None)
+    )
+
+
+def _epoch_ms(value: object) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 2**53:
+        return None
+    return int(value * MS)
+
+
+def _text_blocks(content: object) -> tuple[list[tuple[int, str]], int]:
+    """(block index, text) pairs of message content as the model sees it, and the
+    number of images in it (not estimated)."""
+    if isinstance(content, str):
+        return [(0, content)], 0
+    texts: list[tuple[int, str]] = []
+    images = 0
+    if isinstance(content, list):
+        for index, block in enumerate(content):
+            if not isinstance(block, dict):
+                continue
+            kind = text_field(block, "type")
+            text = text_field(block, "text")
+            if kind == "text" and text is not None:
+                texts.append((index, text))
+            elif kind == "image":
+                images += 1
+    return texts, images
+
+
+def bash_execution_text(message: dict[str, Any]) -> str:
+    """A user `!` command as Pi sends it (`bashExecutionToText`)."""
+    command = text_field(message, "command") or ""
+    output = text_field(message, "output") or ""
+    text = f"Ran `{command}`\n"
+    text += f"```\n{output}\n```" if output else "(no output)"
+    code = message.get("exitCode")
+    if message.get("cancelled"):
+        text += "\n\n(command cancelled)"
+    elif isinstance(code, int) and not isinstance(code, bool) and code != 0:
+        text += f"\n\nCommand exited with code {code}"
+    full_path = text_field(message, "fullOutputPath")
+    if message.get("truncated") and full_path:
+        text += f"\n\n[Output truncated. Full output: {full_path}]"
+    return text
+
+
+# --------------------------------------------------------------------------- the tree
+
+
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """One context item an entry contributes while it is in the context."""
+
+    id: str
+    category: Category
+    chars: int
+    label: str
+    source_id: str = ""
+    source_kind: SourceKind = SourceKind.NONE
+
+
+@dataclass(slots=True)
+class _Entry:
+    id: str
+    parent: str | None
+    kind: str
+    time_ns: int
+    parts: tuple[_Part, ...] = ()
+    first_kept: str | None = None  # compaction: where the history it keeps starts
+    prompt_id: str | None = None  # the nearest user prompt on its branch (itself for one)
+    thinking_level: str | None = None  # the level in force on its branch
+
+
+class _Branch:
+    """The active path of the session tree (root first) and which of its entries
+    the model sees, per `buildSessionContext`.
+
+    Moving to another leaf costs the part of the path that changes, plus the
+    entries between the old and the new compaction cut, not the whole path: a
+    session is read in time linear in its length, however many requests it has.
+    """
+
+    def __init__(self, entries: dict[str, _Entry]) -> None:
+        self.entries = entries
+        self.path: list[str] = []
+        self.position: dict[str, int] = {}
+        self.compactions: list[int] = []  # positions of the compaction entries on the path
+        self.cut = 0  # entries before this position were compacted away
+        self.visible: set[str] = set()
+
+    def move_to(self, leaf: str | None) -> tuple[list[str], list[str]]:
+        """Make the path end at `leaf` (None: empty); returns the entries that left
+        the context and those that entered it, each in path order."""
+        tail: list[str] = []
+        node = leaf
+        while node is not None and node not in self.position:
+            tail.append(node)
+            node = self.entries[node].parent
+        keep = self.position[node] + 1 if node is not None else 0
+        old_active = self.compactions[-1] if self.compactions else None
+        old_cut = min(self.cut, keep)
+        leaving = [e for e in self.path[keep:] if e in self.visible]
+        self.visible.difference_update(leaving)
+        for entry_id in self.path[keep:]:
+            del self.position[entry_id]
+        del self.path[keep:]
+        while self.compactions and self.compactions[-1] >= keep:
+            self.compactions.pop()
+        for entry_id in reversed(tail):
+            self.position[entry_id] = len(self.path)
+            if self.entries[entry_id].kind == "compaction":
+                self.compactions.append(len(self.path))
+            self.path.append(entry_id)
+        active = self.compactions[-1] if self.compactions else None
+        self.cut = self._cut(active)
+        # Only these positions can have changed: the new tail, the span between the
+        # old and the new cut, and the compactions whose summary came or went.
+        candidates = set(range(keep, len(self.path)))
+        candidates.update(range(min(old_cut, self.cut), max(old_cut, self.cut)))
+        candidates.update(p for p in (old_active, active) if p is not None and p < len(self.path))
+        entering: list[str] = []
+        for position in sorted(candidates):
+            entry_id = self.path[position]
+            wanted = self._wanted(position, active)
+            if wanted and entry_id not in self.visible:
+                self.visible.add(entry_id)
+                entering.append(entry_id)
+            elif not wanted and entry_id in self.visible:
+                self.visible.discard(entry_id)
+                leaving.append(entry_id)
+        return leaving, entering
+
+    def _cut(self, active: int | None) -> int:
+        if active is None:
+            return 0
+        first = self.entries[self.path[active]].first_kept
+        at = self.position.get(first) if first is not None else None
+        return at if at is not None and at < active else active
+
+    def _wanted(self, position: int, active: int | None) -> bool:
+        entry = self.entries[self.path[position]]
+        if not entry.parts:
+            return False
+        if entry.kind == "compaction":
+            return position == active  # only the latest compaction's summary is sent
+        return position >= self.cut
+
+
+# --------------------------------------------------------------------------- drafts
+
+
+@dataclass(slots=True)
+class _Tool:
+    call_id: str
+    name: str
+    start_ns: int
+    response_id: str | None
+    prompt_id: str | None
+    arg_keys: tuple[str, ...]
+    arg_bytes: int
+    args_preview: tuple[tuple[str, str], ...]
+    args_digest: str
+    from_failed_response: bool
+    end_ns: int | None = None
+    moved_on_ns: int | None = None  # the next entry after the call, when no result came
+    is_error: bool = False
+    result_chars: int = 0
+
+
+@dataclass(slots=True)
+class _Compaction:
+    id: str
+    start_ns: int
+    end_ns: int
+    pre_tokens: int | None
+    removed_items: int
+    trigger: str | None
+
+
+@dataclass(slots=True)
+class SessionBuilder:
+    """Accumulates one Pi session file."""
+
+    path: str
+    diagnostics: Diagnostics
+    log: ContextLog = field(default_factory=ContextLog)
+    entries: dict[str, _Entry] = field(default_factory=dict)
+    branch: _Branch = field(init=False)
+    line_ids: list[str | None] = field(default_factory=list)  # parsed line → entry id (v1)
+    version: int | None = None  # None until the header (or the first entry) is read
+    session_id: str = ""
+    project: str | None = None
+    header_model: str | None = None
+    header_provider: str | None = None
+    header_thinking_level: str | None = None
+    forked_from: str | None = None
+    name: str | None = None
+    last_entry: str | None = None  # in file order: a v1 entry's parent, and Pi's leaf
+    responses: list[Response] = field(default_factory=list)
+    # Requests that got no usage (aborted or failed before any came): not in
+    # `responses`, which all carry a reported size (see `finish`).
+    unmeasured_requests: list[Response] = field(default_factory=list)
+    tools: dict[str, _Tool] = field(default_factory=dict)
+    open_tools: list[_Tool] = field(default_factory=list)
+    prompts: list[Prompt] = field(default_factory=list)
+    compactions: list[_Compaction] = field(default_factory=list)
+    markers: list[Marker] = field(default_factory=list)
+    models: list[str] = field(default_factory=list)
+    providers: list[str] = field(default_factory=list)
+    requests_by_level: Counter[str] = field(default_factory=Counter)
+    unmeasured: Counter[str] = field(default_factory=Counter)
+    start_ns: int | None = None
+    end_ns: int | None = None
+
+    def __post_init__(self) -> None:
+        self.branch = _Branch(self.entries)
+
+    # -- helpers ------------------------------------------------------------
+
+    def touch(self, ts: int) -> None:
+        self.start_ns = ts if self.start_ns is None else min(self.start_ns, ts)
+        self.end_ns = ts if self.end_ns is None else max(self.end_ns, ts)
+
+    def warn(self, line: int, message: str) -> None:
+        self.diagnostics.warn(self.path, line, "bad-shape", message)
+
+    def _message_time(self, message: dict[str, Any], entry: _Entry) -> int:
+        """When the message was created (epoch ms), or else when it was appended."""
+        created = _epoch_ms(message.get("timestamp"))
+        if created is None or not 0 <= entry.time_ns - created <= _MAX_MESSAGE_LEAD_NS:
+            return entry.time_ns
+        self.touch(created)
+        return created
+
+    def _apply(self, leaving: list[str], entering: list[str]) -> None:
+        for entry_id in leaving:
+            for part in self.entries[entry_id].parts:
+                self.log.remove(part.id)
+        for entry_id in entering:
+            for part in self.entries[entry_id].parts:
+                self.log.add(
+                    part.id,
+                    part.category,
+                    part.chars,
+                    label=part.label,
+                    source_id=part.source_id,
+                    source_kind=part.source_kind,
+                )
+
+    # -- records ------------------------------------------------------------
+
+    def on_record(self, value: object, line: int, clock: Clock) -> None:
+        if not isinstance(value, dict):
+            self.line_ids.append(None)
+            self.warn(line, "line is not a JSON object")
+            return
+        kind = text_field(value, "type") or ""
+        if kind == "session":
+            self.line_ids.append(None)
+            self.touch(clock.time(value, line))
+            self.on_header(value, line)
+            return
+        if self.version is None:
+            self.version = CURRENT_VERSION if text_field(value, "id") else 1
+            self.warn(line, f"no session header before the first entry; read as v{self.version}")
+        ts = clock.time(value, line)
+        self.touch(ts)
+        entry = self._new_entry(value, kind, line, ts)
+        self.line_ids.append(entry.id)
+        self.diagnostics.records_used += 1
+        message = value.get("message")
+        role = text_field(message, "role") if isinstance(message, dict) else None
+        if role != "toolResult":
+            # The conversation moved on: a call still without a result got none.
+            for tool in self.open_tools:
+                tool.moved_on_ns = ts
+            self.open_tools.clear()
+        if kind == "message":
+            if isinstance(message, dict):
+                self.on_message(entry, message, role)
+            else:
+                self.warn(line, "message entry without a message")
+        elif kind == "compaction":
+            self.on_compaction(entry, value, line)
+        elif kind == "branch_summary":
+            summary = text_field(value, "summary")
+            if summary:
+                chars = len(BRANCH_PREFIX) + len(summary) + len(BRANCH_SUFFIX)
+                entry.parts = (
+                    _Part(f"{entry.id}:summary", Category.SUMMARIES, chars, "Branch summary"),
+                )
+        elif kind == "custom_message":
+            self._extension_message(entry, value)
+        elif kind == "model_change":
+            model = text_field(value, "modelId") or "?"
+            provider = text_field(value, "provider")
+            self.markers.append(
+                Marker(ts, "model_change", f"{provider}/{model}" if provider else model)
+            )
+        elif kind == "thinking_level_change":
+            level = text_field(value, "thinkingLevel") or "?"
+            entry.thinking_level = level
+            self.markers.append(Marker(ts, "thinking_level_change", level))
+        elif kind == "session_info":
+            self.name = text_field(value, "name") or self.name
+        elif kind in _NOT_IN_CONTEXT:
+            self.diagnostics.skip(f"pi:{kind}")
+        else:
+            self.diagnostics.skip(f"pi:unknown/{kind}")
+
+    def on_header(self, value: dict[str, Any], line: int) -> None:
+        if self.version is not None:
+            self.diagnostics.skip("pi:repeated-header")
+            return
+        version = value.get("version")
+        self.version = version if isinstance(version, int) and not isinstance(version, bool) else 1
+        if self.version > CURRENT_VERSION:
+            self.diagnostics.warn(
+                self.path,
+                line,
+                "unknown-version",
+                f"session version {self.version} is newer than {CURRENT_VERSION}; read as v3",
+            )
+        self.session_id = text_field(value, "id") or ""
+        self.project = text_field(value, "cwd")
+        self.header_model = text_field(value, "modelId")
+        self.header_provider = text_field(value, "provider")
+        self.header_thinking_level = text_field(value, "thinkingLevel")
+        # A fork names the file it came from (v3 `parentSession`, v1 `branchedFrom`).
+        # It is not a subagent, so it is a fact, not `Session.parent_session`.
+        parent = text_field(value, "parentSession") or text_field(value, "branchedFrom")
+        if parent:
+            self.forked_from = Path(parent).name
+
+    def _new_entry(self, value: dict[str, Any], kind: str, line: int, ts: int) -> _Entry:
+        """The entry with its id and parent; v1 entries get them the way Pi migrates."""
+        entry_id = f"line-{line}"
+        parent = self.last_entry
+        if self.version is not None and self.version >= 2:
+            raw_id = text_field(value, "id")
+            raw_parent = value.get("parentId")
+            if not raw_id:
+                self.warn(line, "entry without an id; linked to the previous entry")
+            elif raw_id in self.entries:
+                self.warn(line, f"entry id {raw_id!r} repeats; this one is read as {entry_id!r}")
+                parent = raw_parent if isinstance(raw_parent, str) else None
+            else:
+                entry_id = raw_id
+                parent = raw_parent if isinstance(raw_parent, str) else None
+            if parent is not None and parent not in self.entries:
+                # Pi appends a child after its parent, so this is damage: a root.
+                self.warn(line, f"parentId {parent!r} is not an earlier entry; read as a root")
+                parent = None
+        above = self.entries.get(parent) if parent is not None else None
+        entry = _Entry(
+            entry_id,
+            parent,
+            kind,
+            ts,
+            prompt_id=above.prompt_id if above else None,
+            thinking_level=above.thinking_level if above else self.header_thinking_level,
+        )
+        self.entries[entry_id] = entry
+        self.last_entry = entry_id
+        return entry
+
+    def on_message(self, entry: _Entry, message: dict[str, Any], role: str | None) -> None:
+        if role == "user":
+            self._on_user(entry, message)
+        elif role == "assistant":
+            self._on_assistant(entry, message)
+        elif role == "toolResult":
+            self._on_tool_result(entry, message)
+        elif role == "bashExecution":
+            if not message.get("excludeFromContext"):
+                chars = len(bash_execution_text(message))
+                entry.parts = (
+                    _Part(f"{entry.id}:bash", Category.RESULTS, chars, "User shell command (!)"),
+                )
+        elif role in {"custom", "hookMessage"}:
+            self._extension_message(entry, message)
+        else:
+            self.diagnostics.skip(f"pi:message/{role}")
+
+    def _on_user(self, entry: _Entry, message: dict[str, Any]) -> None:
+        texts, images = _text_blocks(message.get("content"))
+        self.unmeasured["image"] += images
+        entry.parts = tuple(
+            _Part(
+                f"{entry.id}:{index}",
+                Category.PROMPTS,
+                len(text),
+                "User prompt",
+                source_kind=SourceKind.PROMPT,
+            )
+            for index, text in texts
+        )
+        if texts or images:
+            start = self._message_time(message, entry)
+            chars = sum(len(text) for _, text in texts)
+            first = texts[0][1] if texts else ""
+            self.prompts.append(Prompt(entry.id, start, start, chars, "user", preview(first)))
+            entry.prompt_id = entry.id
+
+    def _extension_message(self, entry: _Entry, value: dict[str, Any]) -> None:
+        texts, images = _text_blocks(value.get("content"))
+        self.unmeasured["image"] += images
+        label = f"Extension message ({text_field(value, 'customType') or '?'})"
+        entry.parts = tuple(
+            _Part(f"{entry.id}:{index}", Category.ENVIRONMENT, len(text), label)
+            for index, text in texts
+        )
+
+    def _on_assistant(self, entry: _Entry, message: dict[str, Any]) -> None:
+        usage = message.get("usage")
+        if not isinstance(usage, dict):
+            usage = {}
+        fresh, cache_read, cache_write, output = (
+            token_count(usage.get(key)) for key in ("input", "cacheRead", "cacheWrite", "output")
+        )
+        prompt_tokens = fresh + cache_read + cache_write
+        stop = text_field(message, "stopReason")
+        failed = stop in _FAILED_STOPS
+        model = text_field(message, "model") or ""
+        start = self._message_time(message, entry)
+        response_id = entry.id
+        parts: list[_Part] = []
+        content = message.get("content")
+        for index, block in enumerate(content if isinstance(content, list) else []):
+            if not isinstance(block, dict):
+                continue
+            kind = text_field(block, "type")
+            item_id = f"{entry.id}:{index}"
+            if kind == "text" and text_field(block, "text") is not None:
+                text = block["text"]
+                parts.append(
+                    _Part(
+                        item_id,
+                        Category.ASSISTANT,
+                        len(text),
+                        "Assistant text",
+                        source_id=response_id,
+                        source_kind=SourceKind.RESPONSE,
+                    )
+                )
+            elif kind == "thinking":
+                thinking = text_field(block, "thinking") or ""
+                if block.get("redacted"):
+                    self.unmeasured["redacted-thinking"] += 1
+                elif thinking:
+                    parts.append(
+                        _Part(
+                            item_id,
+                            Category.ASSISTANT,
+                            len(thinking),
+                            "Thinking",
+                            source_id=response_id,
+                            source_kind=SourceKind.RESPONSE,
+                        )
+                    )
+                elif text_field(block, "thinkingSignature"):
+                    self.unmeasured["encrypted-reasoning"] += 1
+            elif kind == "toolCall":
+                part = self._on_tool_call(
+                    block, item_id, entry, response_id if prompt_tokens else None, failed
+                )
+                if part is not None:
+                    parts.append(part)
+        if not failed:
+            entry.parts = tuple(parts)  # Pi does not replay a failed message
+        response = Response(
+            id=response_id,
+            start_ns=min(start, entry.time_ns),
+            end_ns=entry.time_ns,
+            model=model,
+            usage=Usage(
+                prompt_tokens=prompt_tokens,
+                input_tokens=fresh,
+                output_tokens=output,
+                cache_read_tokens=cache_read,
+                cache_write_tokens=cache_write,
+            ),
+            prompt_id=entry.prompt_id,
+            is_error=failed,
+            stop_reason=stop,
+        )
+        if not prompt_tokens:
+            self.unmeasured_requests.append(response)
+            return
+        # The request was sent with the context of its parent's branch.
+        self._apply(*self.branch.move_to(entry.parent))
+        self.log.observe(
+            Observation(
+                time_ns=response.start_ns,
+                anchor=AnchorKind.RESPONSE,
+                anchor_id=response.id,
+                stage=Stage.TRANSCRIPT_OBSERVED,
+                model=model or None,
+                reported_tokens=prompt_tokens,
+            )
+        )
+        self.responses.append(response)
+        if model and model not in self.models:
+            self.models.append(model)
+        provider = text_field(message, "provider")
+        if provider and provider not in self.providers:
+            self.providers.append(provider)
+        self.requests_by_level[entry.thinking_level or "unknown"] += 1
+
+    def _on_tool_call(
+        self,
+        block: dict[str, Any],
+        item_id: str,
+        entry: _Entry,
+        response_id: str | None,
+        failed: bool,
+    ) -> _Part | None:
+        call_id = text_field(block, "id")
+        if not call_id:
+            return None
+        name = text_field(block, "name") or "tool"
+        arguments = block.get("arguments")
+        encoded = json_text(arguments)
+        if call_id not in self.tools:
+            tool = _Tool(
+                call_id,
+                name,
+                entry.time_ns,  # tools run once the whole message is in
+                response_id,
+                entry.prompt_id,
+                tuple(str(k) for k in arguments) if isinstance(arguments, dict) else (),
+                len(encoded.encode()),
+                tuple(
+                    (str(k), preview(v if isinstance(v, str) else json_text(v)))
+                    for k, v in arguments.items()
+                )
+                if isinstance(arguments, dict)
+                else (),
+                args_digest(arguments),
+                failed,
+            )
+            self.tools[call_id] = tool
+            self.open_tools.append(tool)
+        return _Part(
+            item_id,
+            Category.ASSISTANT,
+            len(name) + len(encoded),
+            "Tool arguments",
+            source_id=call_id,
+            source_kind=SourceKind.TOOL,
+        )
+
+    def _on_tool_result(self, entry: _Entry, message: dict[str, Any]) -> None:
+        call_id = text_field(message, "toolCallId") or ""
+        texts, images = _text_blocks(message.get("content"))
+        self.unmeasured["image"] += images
+        chars = sum(len(text) for _, text in texts)
+        entry.parts = (
+            _Part(
+                f"{entry.id}:result",
+                Category.RESULTS,
+                chars,
+                "Tool result",
+                source_id=call_id,
+                source_kind=SourceKind.TOOL if call_id else SourceKind.NONE,
+            ),
+        )
+        tool = self.tools.get(call_id)
+        if tool is None:
+            self.diagnostics.skip("pi:result-without-call")
+            return
+        tool.end_ns = max(self._message_time(message, entry), tool.start_ns)
+        tool.is_error = message.get("isError") is True
+        tool.result_chars = chars
+        if tool in self.open_tools:
+            self.open_tools.remove(tool)
+
+    def on_compaction(self, entry: _Entry, value: dict[str, Any], line: int) -> None:
+        summary = text_field(value, "summary") or ""
+        chars = len(COMPACTION_PREFIX) + len(summary) + len(COMPACTION_SUFFIX)
+        entry.parts = (
+            _Part(f"{entry.id}:summary", Category.SUMMARIES, chars, "Compaction summary"),
+        )
+        entry.first_kept = text_field(value, "firstKeptEntryId")
+        index = value.get("firstKeptEntryIndex")
+        if entry.first_kept is None and isinstance(index, int) and not isinstance(index, bool):
+            # v1: an index into the parsed lines, the header counting as line 0.
+            target = self.line_ids[index] if 0 <= index < len(self.line_ids) else None
+            if target is None:
+                self.warn(line, f"firstKeptEntryIndex {index} names no entry; nothing kept")
+            entry.first_kept = target
+        # Items leave one by one rather than through `ContextLog.clear()`, which would
+        # measure the inferred head again: a Pi journal holds the conversation from its
+        # first request on, so the head is the system prompt and tool schemas, which a
+        # compaction does not touch (measuring again would fold estimate error into it).
+        leaving, entering = self.branch.move_to(entry.id)
+        self._apply(leaving, entering)
+        removed = sum(len(self.entries[e].parts) for e in leaving)
+        self.log.observe(
+            Observation(
+                time_ns=entry.time_ns,
+                anchor=AnchorKind.COMPACTION,
+                anchor_id=entry.id,
+                stage=Stage.POST_COMPACTION,
+            )
+        )
+        above = self.entries.get(entry.parent) if entry.parent else None
+        start = min(above.time_ns, entry.time_ns) if above else entry.time_ns
+        self.compactions.append(
+            _Compaction(
+                entry.id,
+                start,
+                entry.time_ns,
+                token_count(value.get("tokensBefore")) or None,
+                removed,
+                "extension" if value.get("fromHook") is True else None,
+            )
+        )
+
+    # -- result -------------------------------------------------------------
+
+    def finish(self) -> Session | None:
+        if self.start_ns is None or self.end_ns is None:
+            return None
+        end = self.end_ns
+        if not self.responses and not self.compactions:
+            # No request to anchor a snapshot on: show what the final branch holds.
+            self._apply(*self.branch.move_to(self.last_entry))
+            self.log.observe(
+                Observation(
+                    time_ns=end,
+                    anchor=AnchorKind.SESSION,
+                    anchor_id="",
+                    stage=Stage.TRANSCRIPT_OBSERVED,
+                    model=self.header_model,
+                )
+            )
+        snapshots = self.log.replay()
+        response_ids = {r.id for r in self.responses}
+        tools: list[ToolCall] = []
+        not_run = 0
+        still_open = False  # a call without a result when the journal ends
+        for t in self.tools.values():
+            if t.end_ns is None and t.from_failed_response:
+                not_run += 1  # Pi executes no tool of an aborted or failed message
+                continue
+            if t.end_ns is not None:
+                tool_end, timing = t.end_ns, ""
+            elif t.moved_on_ns is not None:
+                tool_end, timing = t.moved_on_ns, "journal: call → next entry (no result)"
+            else:
+                tool_end, timing = end, "journal: call → end of journal (no result)"
+                still_open = True
+            tools.append(
+                ToolCall(
+                    call_id=t.call_id,
+                    name=t.name,
+                    start_ns=t.start_ns,
+                    end_ns=max(tool_end, t.start_ns),
+                    response_id=t.response_id if t.response_id in response_ids else None,
+                    prompt_id=t.prompt_id,
+                    is_error=t.is_error,
+                    incomplete=t.end_ns is None,
+                    arg_keys=t.arg_keys,
+                    arg_bytes=t.arg_bytes,
+                    args_preview=t.args_preview,
+                    args_digest=t.args_digest,
+                    result_chars=t.result_chars,
+                    timing=timing,
+                )
+            )
+        ends: dict[str, int] = {}
+        for prompt_id, op_end in [(r.prompt_id, r.end_ns) for r in self.responses] + [
+            (t.prompt_id, t.end_ns) for t in tools
+        ]:
+            if prompt_id is not None:
+                ends[prompt_id] = max(ends.get(prompt_id, 0), op_end)
+        prompts = tuple(
+            Prompt(
+                p.id,
+                p.start_ns,
+                max(ends.get(p.id, p.start_ns), p.start_ns),
+                p.chars,
+                p.source,
+                p.preview,
+            )
+            for p in self.prompts
+        )
+        compactions = tuple(
+            Compaction(
+                id=c.id,
+                start_ns=c.start_ns,
+                end_ns=c.end_ns,
+                kind="compaction",
+                trigger=c.trigger,
+                pre_tokens=c.pre_tokens,
+                removed_items=c.removed_items,
+                timing="previous entry → compaction entry",
+            )
+            for c in self.compactions
+        )
+        models = list(self.models)
+        if not models and self.header_model:
+            models.append(self.header_model)
+        return Session(
+            harness=HARNESS,
+            session_id=self.session_id or Path(self.path).name.split(".")[0],
+            start_ns=self.start_ns,
+            end_ns=end,
+            sources=(self.path,),
+            models=tuple(models),
+            provider=(self.providers[0] if self.providers else self.header_provider),
+            project=self.project,
+            incomplete=still_open,
+            prompts=prompts,
+            responses=tuple(self.responses),
+            tool_calls=tuple(tools),
+            compactions=compactions,
+            snapshots=tuple(snapshots),
+            unmeasured=tuple(sorted((k, v) for k, v in self.unmeasured.items() if v)),
+            facts=tuple(self._facts(not_run)),
+            failed_requests=tuple(self.unmeasured_requests),
+            markers=tuple(self.markers),
+        )
+
+    def _facts(self, not_run: int) -> list[tuple[str, str]]:
+        version = self.version or 1
+        facts = [
+            (
+                "session_version",
+                str(version) if version >= CURRENT_VERSION else f"{version} (migrated in memory)",
+            )
+        ]
+        if self.name:
+            facts.append(("session_name", self.name))
+        if self.forked_from:
+            facts.append(("forked_from", self.forked_from))
+        if len(self.providers) > 1:
+            facts.append(("providers", ", ".join(self.providers)))
+        changes = [m.value for m in self.markers if m.kind == "model_change"]
+        if changes:
+            listed = " → ".join(changes[:_MAX_LISTED_MODEL_CHANGES])
+            more = len(changes) - _MAX_LISTED_MODEL_CHANGES
+            facts.append(("model_changes", listed + (f" (+{more} more)" if more > 0 else "")))
+        if self.header_thinking_level:
+            facts.append(("thinking_level", self.header_thinking_level))
+        levels = sum(1 for m in self.markers if m.kind == "thinking_level_change")
+        if levels:
+            facts.append(("thinking_level_changes", str(levels)))
+        if self.requests_by_level:
+            facts.append(
+                (
+                    "requests_by_thinking_level",
+                    ", ".join(f"{k}: {n}" for k, n in self.requests_by_level.most_common()),
+                )
+            )
+        if self.unmeasured_requests:
+            stops = Counter(r.stop_reason or "none" for r in self.unmeasured_requests)
+            detail = ", ".join(f"{k}: {n}" for k, n in stops.most_common())
+            facts.append(("requests_without_usage", f"{len(self.unmeasured_requests)} ({detail})"))
+        if not_run:
+            facts.append(("tool_calls_not_run", str(not_run)))
+        off_branch = len(self.entries) - len(self._final_branch())
+        if off_branch:
+            facts.append(("entries_off_final_branch", str(off_branch)))
+        return facts
+
+    def _final_branch(self) -> set[str]:
+        """The entries on the path from the last entry (Pi's leaf on load) to the root."""
+        on_path: set[str] = set()
+        node = self.last_entry
+        while node is not None:
+            on_path.add(node)
+            node = self.entries[node].parent
+        return on_path
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def read_session(path: Path, diagnostics: Diagnostics) -> SessionBuilder:
+    source = str(path)
+    builder = SessionBuilder(source, diagnostics)
+    clock = Clock(
+        source, diagnostics, expect_timestamps=True, origin_ns=clock_origin(sniff(path), path)
+    )
+    for record in read_jsonl(path, diagnostics):
+        builder.on_record(record.value, record.line, clock)
+    return builder
+
+
+def read_sessions(paths: list[Path], diagnostics: Diagnostics) -> list[Session]:
+    sessions = []
+    for path in paths:
+        session = read_session(path, diagnostics).finish()
+        if session is not None:
+            sessions.append(session)
+    return sessions
+
+
+def plan(files: list[SniffedFile]) -> list[JournalGroup]:
+    """One group per file: Pi has no subagent files, and a fork is a session of its own."""
+    # Imported here: the adapters package imports this module before defining it.
+    from agent_profiler.adapters import JournalGroup
+
+    return [JournalGroup(HARNESS, f.path) for f in files]
+
+
+def read(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:
+    return read_sessions(list(group.paths), diagnostics)
