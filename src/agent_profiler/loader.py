@@ -67,7 +67,8 @@ def plan(
         try:
             head = sniff(path)
         except JournalError as error:
-            failures.append(error)
+            reason = next((why for a in ADAPTERS if a.explain and (why := a.explain(path))), None)
+            failures.append(JournalError(str(path), reason) if reason else error)
             continue
         if not head:
             failures.append(JournalError(str(path), "empty journal (no records)"))

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_profiler.adapters import claude_code, codex, pi
+from agent_profiler.adapters import claude_code, codex, muse, pi
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.model import Harness, Session
 
@@ -40,6 +40,8 @@ class Adapter:
     detect: Callable[[list[object]], bool]
     plan: Callable[[list[SniffedFile]], list[JournalGroup]]
     read: Callable[[JournalGroup, Diagnostics], list[Session]]
+    # Says what a file this harness knows, but cannot read, is (e.g. an export).
+    explain: Callable[[Path], str | None] | None = None
 
 
 def _claude_plan(files: list[SniffedFile]) -> list[JournalGroup]:
@@ -104,6 +106,7 @@ ADAPTERS: tuple[Adapter, ...] = (
     Adapter(Harness.CLAUDE_CODE, claude_code.detect, _claude_plan, _claude_read),
     Adapter(Harness.CODEX, codex.detect, _codex_plan, _codex_read),
     Adapter(Harness.PI, pi.detect, pi.plan, pi.read),
+    Adapter(Harness.MUSE, muse.detect, muse.plan, muse.read_group, muse.explain_rejected),
 )
 
 
