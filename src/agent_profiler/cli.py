@@ -168,6 +168,12 @@ def export(
     open_ui: Annotated[
         bool, typer.Option("--open", help="Open the trace in ui.perfetto.dev when written.")
     ] = False,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict", help="Exit 1 when any record was warned about (the trace is still written)."
+        ),
+    ] = False,
     format_name: Annotated[
         str | None,
         typer.Option(
@@ -206,6 +212,7 @@ def export(
     facts = TraceFacts(
         inputs=tuple(p.name for p in journals),
         content=ContentMode.PREVIEWS if previews else ContentMode.NONE,
+        accounting=diagnostics.accounting(),
     )
     if to_stdout:
         writer(facts).write(result.sessions, sys.stdout.buffer)
@@ -221,7 +228,8 @@ def export(
     typer.echo(
         f"wrote {where}: {len(sessions)} session(s)"
         f" ({subagents} subagent), {responses} response(s), {compactions} compaction(s),"
-        f" {diagnostics.lines_read} line(s) read, {diagnostics.warning_total} warning(s)",
+        f" {diagnostics.lines_read} line(s) read, {diagnostics.records_used} record(s) used,"
+        f" {diagnostics.skipped_total} skipped, {diagnostics.warning_total} warning(s)",
         err=to_stdout,
     )
     if to_stdout:
@@ -233,7 +241,7 @@ def export(
             f"open it: agent-profiler open {target}  (or drag it into https://ui.perfetto.dev)",
             err=True,
         )
-    if result.failures:
+    if result.failures or (strict and diagnostics.warning_total):
         raise typer.Exit(EXIT_INPUT)
 
 

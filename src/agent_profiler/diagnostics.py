@@ -30,8 +30,9 @@ class Diagnostics:
     warnings: list[Warning] = field(default_factory=list)
     warning_counts: Counter[str] = field(default_factory=Counter)
     skipped: Counter[str] = field(default_factory=Counter)
+    notes: Counter[str] = field(default_factory=Counter)
     lines_read: int = 0
-    records_used: int = 0
+    records_parsed: int = 0
 
     def warn(self, path: str, line: int | None, kind: str, message: str) -> None:
         self.warning_counts[kind] += 1
@@ -39,8 +40,33 @@ class Diagnostics:
             self.warnings.append(Warning(path, line, kind, message))
 
     def skip(self, kind: str) -> None:
-        """Count a record that is understood and deliberately not used."""
+        """Count a whole record that is understood and deliberately not used."""
         self.skipped[kind] += 1
+
+    def note(self, kind: str) -> None:
+        """Count something unusual inside a record that is still used (e.g. a tool
+        result whose call is not in the journal)."""
+        self.notes[kind] += 1
+
+    @property
+    def records_used(self) -> int:
+        """Parsed records not skipped: every non-blank line is used, skipped (by kind)
+        or warned about (not parseable)."""
+        return self.records_parsed - self.skipped_total
+
+    @property
+    def skipped_total(self) -> int:
+        return sum(self.skipped.values())
+
+    def accounting(self) -> tuple[tuple[str, object], ...]:
+        """The reading costs as trace metadata: every line is used, skipped on purpose
+        (by kind), or warned about (by kind)."""
+        return (
+            ("lines_read", self.lines_read),
+            ("records_used", self.records_used),
+            ("records_skipped", dict(sorted(self.skipped.items()))),
+            ("warnings", dict(sorted(self.warning_counts.items()))),
+        )
 
     @property
     def warning_total(self) -> int:

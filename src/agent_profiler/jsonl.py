@@ -101,6 +101,7 @@ def read_jsonl(path: str | os.PathLike[str], diagnostics: Diagnostics) -> Iterat
             if outcome.counted:
                 diagnostics.lines_read += 1
             if outcome.parsed:
+                diagnostics.records_parsed += 1
                 yield Record(outcome.line or 0, outcome.value)
             else:
                 diagnostics.warn(name, outcome.line, outcome.kind, outcome.message)

@@ -375,8 +375,7 @@ class SessionBuilder:
         )
         tool = self.tools.get(call_id)
         if tool is None:
-            self.diagnostics.skip("result-without-call")
-            return
+            return  # its call is not in this journal: the result still counts in context
         tool.end_ns = max(ts, tool.start_ns)
         tool.is_error = bool(block.get("is_error"))
         tool.result_chars = chars
@@ -780,7 +779,6 @@ def read_transcript(
             builders[key] = builder
         ts = clock.time(value, record.line)
         builder.records += 1
-        diagnostics.records_used += 1
         builder.touch(ts)
         builder.on_meta(value)
         if kind == "user":
@@ -863,7 +861,6 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilde
                 child.child_role = "subagent"
                 run.builders[key] = child
             builder = child
-        diagnostics.records_used += 1
         builder.records += 1
         builder.touch(ts)
         builder.on_meta(value)

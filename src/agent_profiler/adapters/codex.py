@@ -467,7 +467,7 @@ class RolloutBuilder:
         self.trigger_ns = ts
         tool = self.tools.get(call_id)
         if tool is None:
-            self.diagnostics.skip("codex:output-without-call")
+            self.diagnostics.note("codex:output-without-call")
             return
         tool.end_ns = max(ts, tool.start_ns)
         tool.result_chars = chars
@@ -796,7 +796,6 @@ def read_rollout(path: Path, diagnostics: Diagnostics) -> RolloutBuilder:
         ts = clock.time(value, record.line)
         builder.start_ns = ts if builder.start_ns is None else min(builder.start_ns, ts)
         builder.end_ns = ts if builder.end_ns is None else max(builder.end_ns, ts)
-        diagnostics.records_used += 1
         if kind == "session_meta":
             builder.on_session_meta(payload)
         elif kind == "turn_context":

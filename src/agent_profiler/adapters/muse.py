@@ -580,7 +580,6 @@ class JournalBuilder:
         ts = clock.time(_clock_view(envelope.get("recorded_at")), line)
         self.start_ns = ts if self.start_ns is None else min(self.start_ns, ts)
         self.end_ns = ts if self.end_ns is None else max(self.end_ns, ts)
-        self.diagnostics.records_used += 1
         payload_type = envelope["payload_type"]
         payload = envelope.get("payload")
         if not isinstance(payload, dict):
@@ -856,7 +855,7 @@ class JournalBuilder:
         )
         tool = self.tools.get(call_id) if call_id else None
         if tool is None:
-            self.diagnostics.skip("muse:result-without-call")
+            self.diagnostics.note("muse:result-without-call")
             return
         tool.end_ns = max(ts, tool.start_ns)
         tool.result_chars = len(text)

@@ -375,7 +375,6 @@ class SessionBuilder:
         self.touch(ts)
         entry = self._new_entry(value, kind, line, ts)
         self.line_ids.append(entry.id)
-        self.diagnostics.records_used += 1
         message = value.get("message")
         role = text_field(message, "role") if isinstance(message, dict) else None
         if role != "toolResult":
@@ -675,7 +674,7 @@ class SessionBuilder:
         )
         tool = self.tools.get(call_id)
         if tool is None:
-            self.diagnostics.skip("pi:result-without-call")
+            self.diagnostics.note("pi:result-without-call")
             return
         tool.end_ns = max(self._message_time(message, entry), tool.start_ns)
         tool.is_error = message.get("isError") is True

@@ -62,6 +62,8 @@ class TraceFacts:
 
     inputs: tuple[str, ...] = ()
     content: ContentMode = ContentMode.NONE
+    # What reading cost: lines read, records used, skipped by kind, warnings by kind.
+    accounting: tuple[tuple[str, object], ...] = ()
 
 
 class _TrackIds:
@@ -244,6 +246,8 @@ class _SessionTracks:
             "scaled"
         )
         args["content"] = self.facts.content.value
+        if self.facts.accounting:
+            args["accounting"] = dict(self.facts.accounting)
         if s.unmeasured:
             args["unmeasured"] = dict(s.unmeasured)
         for key, value in s.facts:
