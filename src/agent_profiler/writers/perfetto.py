@@ -13,6 +13,7 @@ module; the model knows nothing of them.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -82,11 +83,10 @@ class _TrackIds:
 
 
 def fnv1a64(text: str) -> int:
-    """A stable 64-bit id for a key (FNV-1a-64, as Agent Profiler's writer uses)."""
-    value = 0xCBF29CE484222325
-    for byte in text.encode():
-        value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return value or 1
+    """A stable 64-bit id for a key (flows, sequence, pid). Agent Profiler uses
+    FNV-1a-64 (HABIT); any stable hash serves, and BLAKE2b runs in C, which matters
+    for the tens of thousands of flows of a long session."""
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little") or 1
 
 
 # --------------------------------------------------------------------------- specs
@@ -225,6 +225,11 @@ class _SessionTracks:
             args["harness_version"] = s.harness_version
         args["recorder_version"] = f"agent-profiler {__version__}"
         args["timing"] = s.timing
+        # Said once here rather than on every response and tool slice.
+        args["response_timing"] = "journal: triggering record → last record of the response"
+        args["tool_timing"] = "journal: call record → result record"
+        if any(not r.output_tokens_reliable for r in s.responses):
+            args["output_tokens_reliable"] = False
         if s.parent_session:
             args["parent_session"] = s.parent_session
             args["child_role"] = s.child_role or "subagent"
@@ -328,12 +333,9 @@ class _SessionTracks:
                 args["reasoning_tokens"] = usage.reasoning_tokens
             if s.window_tokens:
                 args["context_window_tokens"] = s.window_tokens
-            args["timing"] = "journal: triggering record → last record of the response"
             args["is_error"] = response.is_error
             if response.stop_reason:
                 args["stop_reason"] = response.stop_reason
-            if not response.output_tokens_reliable:
-                args["output_tokens_reliable"] = False
             args["response_id"] = response.id
             snapshot = snapshots.get(response.id)
             if snapshot is not None:
@@ -373,7 +375,8 @@ class _SessionTracks:
             if previews and call.args_preview:
                 args["args"] = dict(call.args_preview)
             args["result_chars"] = call.result_chars
-            args["timing"] = call.timing or "journal: call record → result record"
+            if call.timing:  # the usual source is stated once, on profile (1)
+                args["timing"] = call.timing
             if call.incomplete:
                 args["incomplete"] = True
             if call.child_session:
@@ -773,8 +776,11 @@ def _context_dict(snapshot: ContextSnapshot, slice_start: int) -> dict[str, Any]
             entry["source_kind"] = change.source_kind.value
         changes.append(entry)
     context["changes"] = changes
-    context["omitted_changes"] = snapshot.omitted_changes
-    context["sample_offset_ns"] = max(0, snapshot.time_ns - slice_start)
+    # Both are optional with a default of 0 (TRACE_CONTRACT §5): written only when not 0.
+    if snapshot.omitted_changes:
+        context["omitted_changes"] = snapshot.omitted_changes
+    if snapshot.time_ns > slice_start:
+        context["sample_offset_ns"] = snapshot.time_ns - slice_start
     return context
 
 
