@@ -73,6 +73,7 @@ class Observation:
     basis: Basis | None = None
     coverage: Coverage | None = None
     item_stage: str | None = None
+    force_baseline: bool = False  # a new measurement (e.g. a native summary) starts here
 
 
 @dataclass(slots=True)
@@ -101,7 +102,12 @@ class _Clear:
     keep: frozenset[Category]  # categories that stay (the inferred head always stays)
 
 
-_Op = _Add | _Remove | _Clear | Observation
+@dataclass(frozen=True, slots=True)
+class _NativeHead:
+    items: tuple[tuple[str, _Item], ...]
+
+
+_Op = _Add | _Remove | _Clear | _NativeHead | Observation
 
 
 class ContextLog:
@@ -148,6 +154,18 @@ class ContextLog:
     def __contains__(self, item_id: str) -> bool:
         return item_id in self._present
 
+    def native_head(self, items: list[tuple[str, Category, Tokens, str]]) -> None:
+        """The head measured natively (Claude Code's `/context`): these items replace the
+        inferred head from here on, and no head is inferred any more."""
+        self._ops.append(
+            _NativeHead(
+                tuple(
+                    (item_id, _Item(category, 0, tokens, label, "", SourceKind.NONE))
+                    for item_id, category, tokens, label in items
+                )
+            )
+        )
+
     def observe(self, observation: Observation) -> Observation:
         self._ops.append(observation)
         return observation
@@ -172,6 +190,7 @@ class _Replayer:
         # id → the item as of the previous snapshot (None: absent then), for ids touched since.
         self.pending: dict[str, _Item | None] = {}
         self.head_done = False
+        self.native_ids: set[str] = set()  # head items measured natively
         self.last_model: str | None = None
         self.snapshots: list[ContextSnapshot] = []
 
@@ -185,14 +204,24 @@ class _Replayer:
                 leaving = [
                     item_id
                     for item_id, item in self.items.items()
-                    if item_id != INFERRED_HEAD_ID and item.category not in op.keep
+                    if item_id != INFERRED_HEAD_ID
+                    and item_id not in self.native_ids
+                    and item.category not in op.keep
                 ]
                 for item_id in leaving:
                     self._put(item_id, None)
                 # What the first request left unexplained may include conversation from
                 # before the journal starts (a resumed session); a compaction drops that,
                 # so the head is measured again at the next reported request.
-                self.head_done = False
+                self.head_done = bool(self.native_ids)
+            elif isinstance(op, _NativeHead):
+                for item_id in [INFERRED_HEAD_ID, *self.native_ids]:
+                    if item_id in self.items:
+                        self._put(item_id, None)
+                self.native_ids = {item_id for item_id, _ in op.items}
+                for item_id, item in op.items:
+                    self._put(item_id, item)
+                self.head_done = True  # measured, not inferred: never re-inferred
             elif not op.dropped:
                 self._observe(op)
         return self.snapshots
@@ -226,8 +255,14 @@ class _Replayer:
         native = obs.native_categories is not None
         if self.infer_head and not self.head_done and obs.reported_tokens and not native:
             self._measure_head(obs.reported_tokens)
-        baseline = not self.snapshots or (
-            obs.model is not None and self.last_model is not None and obs.model != self.last_model
+        baseline = (
+            not self.snapshots
+            or obs.force_baseline
+            or (
+                obs.model is not None
+                and self.last_model is not None
+                and obs.model != self.last_model
+            )
         )
         if obs.model is not None:
             self.last_model = obs.model

@@ -118,6 +118,7 @@ class AnchorKind(StrEnum):
     RESPONSE = "response"
     COMPACTION = "compaction"
     SESSION = "session"
+    NATIVE = "native"  # a harness's own context report (Claude Code's /context)
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,6 +44,7 @@ MUTATING_TOOLS: dict[Harness, frozenset[str]] = {
     ),
 }
 LARGEST_RESULTS = 5
+NATIVE_HEAD = (Category.SYSTEM, Category.TOOLS, Category.RULES, Category.SKILLS)
 BAR_WIDTH = 12
 # One letter per category for the composition bar (legend printed under the table).
 BAR_LETTERS = {
@@ -95,6 +96,7 @@ class SessionSummary:
     tool_result_chars: int
     largest_tool_results: list[dict[str, Any]]
     end_categories: dict[str, int]
+    native_head: dict[str, int] | None = None  # from the last /context run, when there is one
     per_call: list[CallRow] = field(default_factory=list)
     compaction_events: list[dict[str, Any]] = field(default_factory=list)
 
@@ -119,6 +121,7 @@ class SessionSummary:
             "tool_result_chars": self.tool_result_chars,
             "largest_tool_results": self.largest_tool_results,
             "end_categories": self.end_categories,
+            "native_head": self.native_head,
         }
         if self.parent is not None:
             data["parent"] = self.parent
@@ -183,6 +186,10 @@ def summarise(
         else (session.snapshots[-1] if session.snapshots else None)
     )
     end_categories = {c.value: t for c, t in last.categories} if last else {}
+    native = [s for s in session.snapshots if s.anchor is AnchorKind.NATIVE]
+    native_head = (
+        {c.value: t for c, t in native[-1].categories if c in NATIVE_HEAD} if native else None
+    )
     summary = SessionSummary(
         session=session.session_id,
         harness=session.harness.value,
@@ -204,6 +211,7 @@ def summarise(
         tool_result_chars=sum(c.result_chars for c in session.tool_calls),
         largest_tool_results=largest,
         end_categories=end_categories,
+        native_head=native_head,
     )
     tools = {c.call_id: c.name for c in session.tool_calls}
     snapshots = {s.anchor_id: s for s in request_snapshots}
@@ -379,6 +387,10 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
     out += [line(r) for r in body]
     legend = " ".join(f"{letter}={c.label}" for c, letter in BAR_LETTERS.items())
     out.append(f"end composition: {legend} (estimated shares of the last request's context)")
+    for row in rows:
+        if row.native_head:
+            split = ", ".join(f"{Category(k).label} {v:,}" for k, v in row.native_head.items())
+            out.append(f"{escape_cell(row.session)}: head measured by /context: {split} tokens")
     return "\n".join(out)
 
 

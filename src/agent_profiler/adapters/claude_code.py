@@ -36,16 +36,24 @@ from agent_profiler.adapters.common import (
     json_text,
     preview,
     text_field,
+    timestamp_ns,
     token_count,
 )
 from agent_profiler.attribution import ContextLog, Observation
+from agent_profiler.context_command import (
+    ContextCommandFailure,
+    ContextCommandTracker,
+    NativeSnapshot,
+)
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
 from agent_profiler.jsonl import read_jsonl, sniff
 from agent_profiler.model import (
     AnchorKind,
+    Basis,
     Category,
     Compaction,
+    Coverage,
     Harness,
     Prompt,
     Response,
@@ -57,6 +65,12 @@ from agent_profiler.model import (
 )
 
 HARNESS = Harness.CLAUDE_CODE
+# The head that /context measures and transcripts lack.
+NATIVE_HEAD = (Category.SYSTEM, Category.TOOLS, Category.RULES, Category.SKILLS)
+NATIVE_ITEM_STAGE = (
+    "head (system, tools, rules, skills) from the last /context run; conversation from "
+    "transcript items"
+)
 _USAGE_KEYS = (
     "input_tokens",
     "cache_creation_input_tokens",
@@ -269,6 +283,7 @@ class SessionBuilder:
         self.facts: list[tuple[str, str]] = []
         self.records = 0
         self.warned_usage = False
+        self.item_stage: str | None = None  # says which parts are native after a /context
 
     # -- time -------------------------------------------------------------
 
@@ -403,6 +418,7 @@ class SessionBuilder:
                     anchor_id=message_id,
                     stage=Stage.TRANSCRIPT_OBSERVED,
                     model=model or None,
+                    item_stage=self.item_stage,
                 )
             )
             draft = _ResponseDraft(message_id, start, ts, model, self.current_prompt, observation)
@@ -502,6 +518,49 @@ class SessionBuilder:
                 args_preview,
                 args_digest(arguments),
             )
+
+    def on_native_context(self, run: NativeSnapshot, fallback_ns: int) -> None:
+        """A `/context` run: Claude Code's own breakdown. It is a snapshot of its own
+        (basis native-summary, coverage complete, a new baseline), and from here on its
+        head categories replace the inferred head in the transcript-observed snapshots."""
+        self._flush_post_compaction()
+        ts = timestamp_ns(run.timestamp) or fallback_ns
+        self.touch(ts)
+        totals = dict(run.categories)
+        head: list[tuple[str, Category, int, str]] = []
+        for category in NATIVE_HEAD:
+            rows = [item for item in run.items if item.category is category]
+            head += [(item.id, category, item.tokens, item.label) for item in rows]
+            rest = totals.get(category, 0) - sum(item.tokens for item in rows)
+            if rest > 0:
+                head.append(
+                    (
+                        f"native:{category.value}",
+                        category,
+                        rest,
+                        f"{category.label} (from /context)",
+                    )
+                )
+        self.log.native_head(head)
+        self.log.observe(
+            Observation(
+                time_ns=ts,
+                anchor=AnchorKind.NATIVE,
+                anchor_id=f"context-command@{run.line}",
+                stage=Stage.TRANSCRIPT_OBSERVED,
+                reported_tokens=run.used_tokens,
+                window_tokens=run.window_tokens,
+                effective_window_tokens=run.effective_window_tokens,
+                native_categories=run.categories,
+                basis=Basis.NATIVE_SUMMARY,
+                coverage=Coverage.COMPLETE,
+                item_stage="native-summary",
+                force_baseline=True,
+            )
+        )
+        if self.window is None and run.window_tokens:
+            self.window, self.window_source = run.window_tokens, "journal (/context)"
+        self.item_stage = NATIVE_ITEM_STAGE
 
     def on_hook_context(self, record: dict[str, Any]) -> None:
         """A SessionStart/UserPromptSubmit hook's `additionalContext` enters the context
@@ -750,11 +809,23 @@ def read_transcript(
         source, diagnostics, expect_timestamps=True, origin_ns=clock_origin(sniff(path), path)
     )
     main_key: str | None = None
+    commands = ContextCommandTracker()
+
+    def native(results: list[NativeSnapshot | ContextCommandFailure]) -> None:
+        # /context is typed in the main thread: its runs belong to the file's own session.
+        owner = builders.get(main_key or "")
+        for result in results:
+            if isinstance(result, ContextCommandFailure):
+                diagnostics.warn(source, result.line, "context-command", result.reason)
+            elif owner is not None:
+                owner.on_native_context(result, clock.last or 0)
+
     for record in read_jsonl(path, diagnostics):
         value = record.value
         if not isinstance(value, dict):
             diagnostics.warn(source, record.line, "bad-shape", "record is not a JSON object")
             continue
+        native(commands.feed(value, record.line))
         kind = text_field(value, "type")
         if kind not in {"user", "assistant", "system", "attachment"}:
             diagnostics.skip(f"claude:{kind}" if isinstance(kind, str) else "claude:untyped")
@@ -793,6 +864,7 @@ def read_transcript(
             builder.on_hook_context(value)
         else:
             diagnostics.skip(f"claude:system/{value.get('subtype')}")
+    native(commands.finish())
     return builders
 
 

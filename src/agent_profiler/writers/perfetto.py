@@ -197,6 +197,7 @@ class _SessionTracks:
         self._configuration()
         self._failed_requests()
         self._markers()
+        self._native_reports()
         self._context_counters()
         self._largest_additions()
         for counter in self.counters.values():
@@ -483,6 +484,29 @@ class _SessionTracks:
                 )
             )
 
+    def _native_reports(self) -> None:
+        """The harness's own context reports (Claude Code's /context runs), each a
+        zero-length slice carrying its native snapshot."""
+        for snapshot in self.session.snapshots:
+            if snapshot.anchor is not AnchorKind.NATIVE:
+                continue
+            args: dict[str, Any] = {"kind": "context-command"}
+            if snapshot.reported_tokens is not None:
+                args["used_tokens"] = snapshot.reported_tokens
+            if snapshot.window_tokens:
+                args["context_window_tokens"] = snapshot.window_tokens
+            args["context"] = _context_dict(snapshot, snapshot.time_ns)
+            self.slices.append(
+                _Slice(
+                    "Context command",
+                    "/context",
+                    snapshot.time_ns,
+                    snapshot.time_ns,
+                    self.activity,
+                    args,
+                )
+            )
+
     def _markers(self) -> None:
         for marker in self.session.markers:
             label = marker.kind.replace("_", " ")
@@ -720,6 +744,7 @@ _TRACK_ORDER = (
     "Tools",
     "Compaction",
     "Compaction responses",
+    "Context command",
     "Configuration",
     "Largest additions",
 )
