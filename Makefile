@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SAMPLE := tests/data/journals/claude-code/entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl
 
-.PHONY: help demo test lint types unit golden bench clean
+.PHONY: help demo test lint types browser unit golden bench clean
 
 help:  ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -20,7 +20,7 @@ demo: $(STAMP)  ## Export a bundled Claude Code journal to sample_traces/ and sa
 	mkdir -p sample_traces
 	$(BIN)/agent-profiler export $(SAMPLE) -o sample_traces/claude-code-compaction.pftrace --force
 
-test: lint types unit  ## Lint, type-check and run the whole test suite
+test: lint types browser unit  ## Lint, type-check and run the whole test suite
 
 lint: $(STAMP)  ## ruff lint and format check
 	$(BIN)/ruff check src tests scripts
@@ -28,6 +28,12 @@ lint: $(STAMP)  ## ruff lint and format check
 
 types: $(STAMP)  ## mypy --strict on the package
 	$(BIN)/mypy
+
+browser:  ## Install Debian's chromium for the report's browser test (root only, best effort)
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" -eq 0 ] && \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	   --no-install-recommends chromium fonts-liberation >/dev/null) ; } || \
+	  echo "chromium not installed: the browser test of the report will be skipped"
 
 unit: $(STAMP)  ## pytest
 	$(BIN)/pytest -q
@@ -37,3 +43,6 @@ golden: $(STAMP)  ## Rewrite the decoded-text goldens (review the diff like code
 
 clean:  ## Remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+
+bench: $(STAMP)  ## Speed and memory against the floor and a peer, on large replayed journals
+	$(BIN)/python scripts/bench.py

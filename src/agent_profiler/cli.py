@@ -23,6 +23,7 @@ from agent_profiler.discover import discover as find_journals
 from agent_profiler.errors import AgentProfilerError, OutputError, UsageError
 from agent_profiler.loader import load
 from agent_profiler.model import Harness, Session
+from agent_profiler.report import DEFAULT_TITLE, HtmlReportWriter
 from agent_profiler.serve import serve_once
 from agent_profiler.summary import render_calls, render_table, summarise_all
 from agent_profiler.writers import ContentMode, PerfettoWriter, TraceFacts, Writer, writer_class
@@ -429,6 +430,65 @@ def discover(
             f"{journal.harness.value:<11}  {start:<25}  {_human_size(journal.size):>9}  "
             f"{journal.project or '-'}\n  {journal.path}"
         )
+
+
+@app.command()
+@_errors_to_exit_codes
+def report(
+    journals: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Journal files or directories (.jsonl, .jsonl.gz).", show_default=False
+        ),
+    ],
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="HTML file to write (default: <journal>.html)."),
+    ] = None,
+    title: Annotated[str, typer.Option("--title", help="The page's title.")] = DEFAULT_TITLE,
+    window: Annotated[
+        int | None,
+        typer.Option(
+            "--window",
+            min=1,
+            help="Context window in tokens, for the fill and the chart's window line "
+            "when the journal does not state it (e.g. 200000).",
+        ),
+    ] = None,
+    harness: Annotated[
+        Harness | None,
+        typer.Option("--harness", help="Skip auto-detection and read every input as this harness."),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output.")] = False,
+) -> None:
+    """Write one self-contained HTML page: an Overview of every session and, per session,
+    its context composition over time with the largest additions.
+
+    The page needs no network (no scripts, fonts or images are fetched), so it opens from
+    file://, can be attached to a bug report, and prints. Exit code 1 means some input
+    could not be used (the page still holds everything that could).
+    """
+    target = output or _default_output(journals, ".html")
+    if target.exists() and not force:
+        raise UsageError(f"{target} exists; pass --force to overwrite it")
+    diagnostics = Diagnostics()
+    result = load(journals, diagnostics, harness=harness, progress=_progress_reporter(journals))
+    for failure in result.failures:
+        typer.echo(f"error: {failure}", err=True)
+    for line in diagnostics.summary_lines():
+        typer.echo(line, err=True)
+    if not result.sessions:
+        typer.echo("error: nothing to report (no readable sessions)", err=True)
+        raise typer.Exit(EXIT_INPUT)
+    writer = HtmlReportWriter(title=title, window=window, inputs=[p.name for p in journals])
+    size = write_atomically(target, result.sessions, writer)
+    subagents = sum(1 for s in result.sessions if s.is_subagent)
+    typer.echo(
+        f"wrote {target} ({_human_size(size)}): {len(result.sessions)} session(s)"
+        f" ({subagents} subagent); open it in any browser"
+    )
+    if result.failures:
+        raise typer.Exit(EXIT_INPUT)
 
 
 def main() -> None:

@@ -1,0 +1,602 @@
+"""`agent_profiler.report`: the HTML report's numbers equal the model's and the trace's
+(the Perfetto writer run on the same sessions), the page is self-contained, large sessions
+are drawn downsampled while their tables keep every number, and headless Chromium renders
+it without a console message (skipped when `chromium` is not installed)."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import itertools
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.loader import load
+from agent_profiler.model import (
+    AnchorKind,
+    Basis,
+    Category,
+    ChangeKind,
+    Compaction,
+    ContextChange,
+    ContextSnapshot,
+    Coverage,
+    Harness,
+    Response,
+    Session,
+    SourceKind,
+    Stage,
+    ToolCall,
+    Usage,
+)
+from agent_profiler.report import (
+    LARGEST_ADDITIONS,
+    MAX_POINTS,
+    HtmlReportWriter,
+    context_size_samples,
+    downsample,
+    render_report,
+)
+from agent_profiler.summary import summarise_all
+from agent_profiler.writers import PerfettoWriter
+from test_claude_code import SMALL, SPOTTER_DIR, SPOTTER_ID
+from test_trace import capture_for
+from traceview import TraceView, load_trace
+
+CODEX = Path(__file__).parent / "data" / "journals" / "codex"
+CODEX_LONG = CODEX / "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl.gz"
+S = 1_000_000_000
+
+
+# --------------------------------------------------------------------------- a tiny DOM
+
+
+@dataclass(eq=False)
+class Node:
+    tag: str
+    attrs: dict[str, str]
+    children: list[Node] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+
+    def text(self) -> str:
+        return "".join(self.texts) + "".join(c.text() for c in self.children)
+
+    def walk(self) -> Iterator[Node]:
+        yield self
+        for child in self.children:
+            yield from child.walk()
+
+    def find(self, tag: str | None = None, **attrs: str) -> list[Node]:
+        """Descendants (and self) with this tag and attribute values (`class_` for class,
+        matching one of the classes; `data_key` for data-key)."""
+        wanted = {k.rstrip("_").replace("_", "-"): v for k, v in attrs.items()}
+        found = []
+        for node in self.walk():
+            if tag is not None and node.tag != tag:
+                continue
+            ok = True
+            for key, value in wanted.items():
+                have = node.attrs.get(key)
+                if key == "class":
+                    ok = ok and have is not None and value in have.split()
+                else:
+                    ok = ok and have == value
+            if ok:
+                found.append(node)
+        return found
+
+    def one(self, tag: str | None = None, **attrs: str) -> Node:
+        (node,) = self.find(tag, **attrs)
+        return node
+
+
+_VOID = {"meta", "br", "img", "input", "link", "hr", "col"}
+_SVG_LEAVES = {"rect", "path", "line", "circle", "stop"}
+
+
+class _Builder(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.root = Node("#document", {})
+        self.stack = [self.root]
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        node = Node(tag, {k: v or "" for k, v in attrs})
+        self.stack[-1].children.append(node)
+        if tag not in _VOID:
+            self.stack.append(node)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.stack[-1].children.append(Node(tag, {k: v or "" for k, v in attrs}))
+
+    def handle_endtag(self, tag: str) -> None:
+        for depth in range(len(self.stack) - 1, 0, -1):
+            if self.stack[depth].tag == tag:
+                del self.stack[depth:]
+                return
+
+    def handle_data(self, data: str) -> None:
+        self.stack[-1].texts.append(data)
+
+
+def parse(text: str) -> Node:
+    builder = _Builder()
+    builder.feed(text)
+    builder.close()
+    return builder.root
+
+
+def number(text: str) -> int | None:
+    """'+166,759' → 166759; '—' → None."""
+    digits = re.sub(r"[^\d]", "", text.split("(")[0])
+    return int(digits) if digits else None
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+def read(*paths: Path) -> list[Session]:
+    result = load(list(paths), Diagnostics())
+    assert result.failures == []
+    return result.sessions
+
+
+@pytest.fixture(scope="module")
+def spotter() -> list[Session]:
+    return read(SPOTTER_DIR)
+
+
+@pytest.fixture(scope="module")
+def spotter_page(spotter: list[Session]) -> Node:
+    return parse(render_report(spotter))
+
+
+@pytest.fixture(scope="module")
+def spotter_trace(spotter: list[Session]) -> TraceView:
+    stream = io.BytesIO()
+    PerfettoWriter().write(spotter, stream)
+    return load_trace(stream.getvalue())
+
+
+def overview_row(page: Node, session_id: str) -> Node:
+    return page.one("tr", data_session_id=session_id)
+
+
+def section(page: Node, session_id: str) -> Node:
+    return page.one("section", data_session_id=session_id)
+
+
+# --------------------------------------------------------------------------- overview numbers
+
+
+def test_overview_numbers_equal_the_model_and_summary(
+    spotter: list[Session], spotter_page: Node
+) -> None:
+    rows = {row.session: row for row in summarise_all(spotter)}
+    main, child = spotter
+    assert child.parent_session == main.session_id
+    for session in spotter:
+        row = overview_row(spotter_page, session.session_id)
+        cell = {td.attrs["data-key"]: td.text() for td in row.find("td") if "data-key" in td.attrs}
+        assert number(cell["responses"]) == len(session.responses)
+        peak = max(r.usage.prompt_tokens for r in session.responses)
+        assert number(cell["peak"]) == peak == rows[session.session_id].peak_prompt_tokens
+        assert number(cell["compactions"]) == len(session.compactions)
+        # Claude Code journals do not state the window: shown as assumed, no fill
+        assert number(cell["window"]) == 200_000 and "assumed" in cell["window"]
+        assert cell["fill"] == "—"
+        assert session.harness.label in row.text() and (session.model or "") in row.text()
+    subagents = overview_row(spotter_page, main.session_id).one(data_key="subagents")
+    assert subagents.texts == ["1"] and subagents.one("small").text() == "3 responses"
+    # the subagent is listed right after its parent, indented
+    ids = [
+        tr.attrs["data-session-id"]
+        for tr in spotter_page.one("table", class_="overview").find("tr")[1:]
+    ]
+    assert ids == [main.session_id, child.session_id]
+    assert "depth-1" in overview_row(spotter_page, child.session_id).attrs["class"]
+    assert (main.session_id, 166_759) == (SPOTTER_ID, rows[SPOTTER_ID].peak_prompt_tokens)
+
+
+def test_overview_bar_is_the_latest_composition(spotter: list[Session], spotter_page: Node) -> None:
+    note = spotter_page.one("section", id="overview").find("p")[0].text()
+    assert "not of the window" in note
+    for session in spotter:
+        last = [x for x in session.snapshots if x.anchor is AnchorKind.RESPONSE][-1]
+        segments = overview_row(spotter_page, session.session_id).find("rect", class_="segment")
+        shown = [(s.attrs["data-category"], s.one("title").text()) for s in segments]
+        expected = [(c, t) for c in Category for c2, t in last.categories if c2 is c]
+        assert [key for key, _ in shown] == [c.value for c, _ in expected]  # contract order
+        for (_, title), (category, tokens) in zip(shown, expected, strict=True):
+            assert title.startswith(f"{category.label}: {tokens:,} tokens (")
+        widths = sum(float(s.attrs["width"]) for s in segments)
+        assert widths == pytest.approx(270, abs=0.5)  # shares of the composition, not window
+
+
+def test_session_without_a_breakdown_is_not_recorded() -> None:
+    bare = Session(
+        harness=Harness.CODEX,
+        session_id="bare",
+        start_ns=10 * S,
+        end_ns=20 * S,
+        sources=("bare.jsonl",),
+        responses=(Response("r1", 11 * S, 12 * S, "m", Usage(prompt_tokens=1234)),),
+    )
+    page = parse(render_report([bare]))
+    row = overview_row(page, "bare")
+    assert row.one("td", class_="bar").text() == "not recorded"
+    assert number(row.one(data_key="peak").text()) == 1234
+    assert section(page, "bare").find("path", class_="size-line")
+    assert not section(page, "bare").find("path", class_="band")
+
+
+# --------------------------------------------------------------------------- context view
+
+
+def test_chart_series_are_the_traces_counters(
+    spotter: list[Session], spotter_page: Node, spotter_trace: TraceView
+) -> None:
+    main = spotter[0]
+    capture = capture_for(spotter_trace, SPOTTER_ID)
+    # The line is the trace's Context size counter minus its opening and closing zeros.
+    counter = spotter_trace.counter_samples(capture, "Context size")[1:-1]
+    assert [(t, int(v)) for t, v in counter] == context_size_samples(main)
+    # ... whose maximum includes the compaction's pre_tokens (167,094), while the Overview's
+    # peak is the largest response prompt, as `summary` reports it.
+    assert max(v for _, v in counter) == 167_094
+    responses = spotter_trace.slices_of_kind("assistant-message", capture)
+    peak = max(r.args["context_tokens"] for r in responses)
+    view = section(spotter_page, SPOTTER_ID)
+    assert number(view.one("dd", data_key="peak").text()) == peak == 166_759
+    assert f"peak Context size {peak:,}" in view.one("text", class_="peak").text()
+    # One band per category the trace has a `Context: <Label>` counter for, in contract order.
+    bands = [p.attrs["data-category"] for p in view.find("path", class_="band")]
+    labels = {t.name for t in spotter_trace.counter_tracks(capture)}
+    assert bands == [c.value for c in Category if f"Context: {c.label}" in labels]
+    assert view.find("line", class_="window-line")
+    (marker,) = view.find("g", class_="compaction")
+    assert "167,094 → — tokens" in marker.one("title").text()
+    assert not view.find("g", class_="model-change")
+
+
+def test_largest_additions_equal_the_snapshot_changes(
+    spotter: list[Session], spotter_page: Node, spotter_trace: TraceView
+) -> None:
+    main = spotter[0]
+    tools = {c.call_id: c.name for c in main.tool_calls}
+    expected = sorted(
+        (
+            (change.delta_tokens, tools.get(change.source_id), change.id)
+            for snapshot in main.snapshots
+            if not snapshot.baseline
+            for change in snapshot.changes
+            if change.delta_tokens > 0
+        ),
+        key=lambda e: -e[0],
+    )
+    table = section(spotter_page, SPOTTER_ID).one("table", class_="additions")
+    rows = table.find("tr")[1:]
+    assert len(rows) == LARGEST_ADDITIONS
+    shown = [
+        (
+            number(r.one(data_key="delta").text()),
+            None if r.one(data_key="tool").text() == "—" else r.one(data_key="tool").text(),
+            r.attrs["data-item"],
+        )
+        for r in rows
+    ]
+    assert [s[0] for s in shown] == [e[0] for e in expected[:LARGEST_ADDITIONS]]
+    assert set(shown) <= set(expected)
+    assert shown[0] == (6_417, "Write", "result:toolu_01J3LpNDRpSNxjChpcebSS5m")
+    assert f"of {len(expected):,} additions" in section(spotter_page, SPOTTER_ID).text()
+    # The trace's "Largest additions" instants are the tool-linked ones, in the same order.
+    capture = capture_for(spotter_trace, SPOTTER_ID)
+    instants = sorted(
+        (
+            s
+            for s in spotter_trace.slices_in_capture(capture)
+            if spotter_trace.tracks[s.track_uuid].name == "Largest additions"
+        ),
+        key=lambda s: s.args["rank"],
+    )
+    linked = [(d, t) for d, t, _ in shown if t is not None]
+    assert [(i.args["delta_tokens"], i.args["tool"]) for i in instants][: len(linked)] == linked[
+        : len(instants)
+    ]
+
+
+def test_compactions_table_and_estimation_words(spotter: list[Session], spotter_page: Node) -> None:
+    (compaction,) = spotter[0].compactions
+    view = section(spotter_page, SPOTTER_ID)
+    row = view.one("table", class_="compactions").find("tr")[1]
+    assert number(row.one(data_key="pre").text()) == compaction.pre_tokens == 167_094
+    assert row.one(data_key="post").text() == "—"  # not recorded by Claude Code
+    basis = view.one("p", class_="basis").text()
+    assert "characters ÷ 4" in basis and "the final request may differ" in basis
+    assert "Coverage: partial" in basis
+    last = spotter[0].snapshots[-1]
+    assert f"{last.estimated_tokens:,} of {last.reported_tokens:,} reported" in basis
+
+
+def test_every_snapshot_row_is_listed(spotter: list[Session], spotter_page: Node) -> None:
+    main = spotter[0]
+    table = section(spotter_page, SPOTTER_ID).one("table", class_="snapshots")
+    rows = table.find("tr")[1:]
+    assert len(rows) == len(main.snapshots) == 153
+    for tr, snapshot in zip(rows, sorted(main.snapshots, key=lambda x: x.time_ns), strict=True):
+        cells = tr.find("td")
+        assert number(cells[2].text()) == snapshot.reported_tokens
+        assert number(cells[3].text()) == snapshot.estimated_tokens
+
+
+def test_crowded_markers_and_a_window_far_above_the_data() -> None:
+    """Five compactions close together keep their labels apart; a 1M window over a 20k
+    session is named instead of drawn, so the chart is not a sliver."""
+    session = dataclasses.replace(
+        long_session(40),
+        window_tokens=1_000_000,
+        compactions=tuple(
+            Compaction(f"k{i}", (500 + 5 * i) * S, (501 + 5 * i) * S, "microcompaction")
+            for i in range(5)
+        ),
+    )
+    view = section(parse(render_report([session])), "long")
+    assert not view.find("line", class_="window-line")
+    assert "window 1,000,000" in view.one("text", class_="window-note").text()
+    labels = [g.find("text") for g in view.find("g", class_="compaction")]
+    assert len(labels) == 5 and labels[0][0].text() == "▼ compaction 1"
+    spans = sorted(
+        (float(t.attrs["x"]), float(t.attrs["x"]) + 6.6 * len(t.text()))
+        for found in labels
+        for t in found
+    )
+    assert all(a[1] < b[0] for a, b in itertools.pairwise(spans))
+
+
+# --------------------------------------------------------------------------- large sessions
+
+
+def long_session(count: int = 500) -> Session:
+    """`count` responses with a growing context, a compaction half way, a model change."""
+    responses, snapshots, calls = [], [], []
+    results = 0
+    for i in range(count):
+        start = (100 + 20 * i) * S
+        results = (1_000 if i == count // 2 else results) + 300 + (i % 7) * 100
+        categories = (
+            (Category.SYSTEM, 3_000),
+            (Category.TOOLS, 5_000),
+            (Category.RESULTS, results),
+        )
+        total = sum(t for _, t in categories)
+        calls.append(ToolCall(f"c{i}", "Read" if i % 2 else "Bash", start - 5 * S, start - 4 * S))
+        delta = 300 + (i % 7) * 100
+        change = ContextChange(
+            f"result:c{i}",
+            Category.RESULTS,
+            ChangeKind.ADDED,
+            delta,
+            delta,
+            None,
+            "Tool result",
+            f"c{i}",
+            SourceKind.TOOL,
+        )
+        model = "model-a" if i < 300 else "model-b"
+        responses.append(Response(f"r{i}", start, start + 3 * S, model, Usage(total + 2_000)))
+        snapshots.append(
+            ContextSnapshot(
+                start,
+                AnchorKind.RESPONSE,
+                f"r{i}",
+                Stage.REQUEST_INPUT,
+                Basis.CHARS,
+                Coverage.COMPLETE,
+                i in (0, 300),
+                categories,
+                (change,),
+                reported_tokens=total + 2_000,
+            )
+        )
+    half = responses[count // 2 - 1]
+    compaction = Compaction(
+        "k1",
+        half.end_ns + S,
+        half.end_ns + 5 * S,
+        "compaction",
+        "auto",
+        half.usage.prompt_tokens,
+        9_000,
+    )
+    return Session(
+        harness=Harness.CODEX,
+        session_id="long",
+        start_ns=90 * S,
+        end_ns=(100 + 20 * count) * S,
+        sources=("long.jsonl",),
+        models=("model-a", "model-b"),
+        window_tokens=400_000,
+        window_source="journal",
+        responses=tuple(responses),
+        tool_calls=tuple(calls),
+        compactions=(compaction,),
+        snapshots=tuple(snapshots),
+    )
+
+
+def test_a_500_response_session_is_drawn_downsampled_and_tabled_in_full() -> None:
+    session = long_session(500)
+    page = parse(render_report([session]))
+    view = section(page, "long")
+    # one horizontal step per drawn sample (bands: along the top, then back along the bottom)
+    line = view.one("path", class_="size-line").attrs["d"]
+    assert 100 < line.count("H") <= MAX_POINTS + 1
+    for band in view.find("path", class_="band"):
+        assert 100 < band.attrs["d"].count("H") <= 2 * (MAX_POINTS + 1)
+    assert len(view.one("g", class_="hover").find("rect")) <= MAX_POINTS
+    assert "drawn from" in view.one("figcaption").text()
+    assert len(view.one("table", class_="snapshots").find("tr")) - 1 == 500
+    additions = view.one("table", class_="additions")
+    assert f"of {500 - 2:,} additions" in view.text()  # the two baselines are not additions
+    assert [number(r.one(data_key="delta").text()) for r in additions.find("tr")[1:]] == [900] * 20
+    # window known from the journal: fill = peak / window
+    row = overview_row(page, "long")
+    peak = max(r.usage.prompt_tokens for r in session.responses)
+    assert number(row.one(data_key="peak").text()) == peak
+    assert row.one(data_key="fill").text() == f"{100 * peak / 400_000:.0f}%"
+    (change,) = view.find("g", class_="model-change")
+    assert "model → model-b" in change.text()
+    assert view.find("g", class_="compaction")
+
+
+def test_downsample_keeps_the_ends_and_the_extremes() -> None:
+    values = [i % 50 for i in range(5_000)]
+    values[1234] = 10_000
+    values[4321] = -5
+    keep = downsample(values, 400)
+    assert len(keep) <= 400 and keep == sorted(set(keep))
+    assert {0, 4_999, 1_234, 4_321} <= set(keep)
+    assert downsample(list(range(10)), 400) == list(range(10))
+
+
+# --------------------------------------------------------------------------- the page itself
+
+
+def test_page_is_self_contained_and_escaped() -> None:
+    hostile = Session(
+        harness=Harness.CLAUDE_CODE,
+        session_id='<script>alert("x")</script>',
+        start_ns=0,
+        end_ns=10 * S,
+        sources=("x.jsonl",),
+        models=("<img src=https://evil.example/x.png>",),
+    )
+    text = render_report([*read(SMALL), hostile], title="A & B")
+    assert "<script" not in text.lower() and "<img" not in text.lower()
+    assert "<title>A &amp; B</title>" in text
+    assert "default-src 'none'" in text  # the browser refuses any fetch
+    for link in re.findall(r'(?:href|src)="([^"]*)"', text):
+        assert link.startswith("#"), link
+    for target in re.findall(r"url\(([^)]*)\)", text):
+        assert target.startswith("#"), target
+    assert "@import" not in text and "<link" not in text
+
+
+def test_render_is_deterministic_and_the_writer_writes_it(spotter: list[Session]) -> None:
+    assert render_report(spotter) == render_report(spotter)
+    stream = io.BytesIO()
+    size = HtmlReportWriter().write(spotter, stream)
+    assert size == len(stream.getvalue()) and stream.getvalue().decode() == render_report(spotter)
+    assert parse(render_report([])).find("main")
+
+
+def test_every_corpus_journal_renders() -> None:
+    # Not `read`: a fixture someone adds that cannot be read is not this test's business.
+    sessions = load([SPOTTER_DIR.parent, CODEX], Diagnostics()).sessions
+    assert len(sessions) >= 10
+    page = parse(render_report(sessions))
+    for session in sessions:
+        overview_row(page, session.session_id)
+        section(page, session.session_id)
+    codex = parse(render_report(read(CODEX_LONG)))
+    row = codex.one("tr", class_="depth-0")
+    assert row.one(data_key="fill").text() == "81%"  # 209,950 / 258,400, window from the journal
+
+
+# --------------------------------------------------------------------------- a real browser
+
+CHROMIUM = shutil.which("chromium")
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="chromium is not installed (apt-get install -y chromium); .ci/run installs it",
+)
+
+
+def chromium(page: Path, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Headless Chromium on a file:// page, its console logged to stderr."""
+    assert CHROMIUM is not None
+    return subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            f"--user-data-dir={profile}",
+            "--enable-logging=stderr",
+            "--v=0",
+            *args,
+            page.resolve().as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+
+def console_lines(stderr: str) -> list[str]:
+    """Every console message (errors, CSP refusals, uncaught exceptions) is logged as
+    `…:CONSOLE…`; the page has no script, so any such line is a problem."""
+    return [line for line in stderr.splitlines() if ":CONSOLE" in line or "Uncaught" in line]
+
+
+@needs_chromium
+def test_console_check_sees_errors(tmp_path: Path) -> None:
+    """The no-console-message check below is not vacuous: a page that errors is caught."""
+    page = tmp_path / "broken.html"
+    page.write_text('<!DOCTYPE html><p>x</p><script>throw new Error("kaboom")</script>')
+    result = chromium(page, tmp_path / "profile", "--dump-dom")
+    assert result.returncode == 0, result.stderr
+    assert any("kaboom" in line for line in console_lines(result.stderr))
+
+
+@needs_chromium
+def test_report_renders_in_chromium(tmp_path: Path, spotter: list[Session]) -> None:
+    page = tmp_path / "report.html"
+    page.write_text(render_report(spotter), encoding="utf-8")
+    result = chromium(page, tmp_path / "profile", "--dump-dom")
+    assert result.returncode == 0, result.stderr
+    assert console_lines(result.stderr) == []
+    dom = parse(result.stdout)
+    for session in spotter:
+        overview_row(dom, session.session_id)
+        view = section(dom, session.session_id)
+        chart = view.one("svg", class_="chart")
+        assert chart.find("path", class_="band") and chart.find("path", class_="size-line")
+        assert all(p.attrs["d"].startswith("M") for p in chart.find("path", class_="band"))
+    # the screenshot is kept under pytest's tmp dir as an artefact (never committed)
+    shot = tmp_path / "report.png"
+    result = chromium(page, tmp_path / "profile", f"--screenshot={shot}", "--window-size=1400,2000")
+    assert result.returncode == 0, result.stderr
+    assert console_lines(result.stderr) == []
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 50_000
+
+
+def test_report_command_writes_the_page_and_needs_force(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from agent_profiler.cli import app
+
+    journal = (
+        Path(__file__).parent / "data" / "journals" / "claude-code" / "handmade" / "small.jsonl"
+    )
+    out = tmp_path / "r.html"
+    result = CliRunner().invoke(app, ["report", str(journal), "-o", str(out)])
+    assert result.exit_code == 0, result.output + result.stderr
+    page = out.read_text()
+    assert page.startswith("<!DOCTYPE html>") or page.lower().startswith("<!doctype html>")
+    assert "11111111-2222-4333-8444-555555555555" in page
+    again = CliRunner().invoke(app, ["report", str(journal), "-o", str(out)])
+    assert again.exit_code == 2 and "--force" in again.stderr
