@@ -437,6 +437,7 @@ class JournalBuilder:
     diagnostics: Diagnostics
     session_id: str | None = None
     log: ContextLog = field(default_factory=ContextLog)
+    in_frame: bool = False  # reading the children of a retained_frame line
     runs: dict[str, _Run] = field(default_factory=dict)
     requests: list[_Request] = field(default_factory=list)
     request_count: int = 0
@@ -528,6 +529,12 @@ class JournalBuilder:
 
     # -- lines -----------------------------------------------------------------------------
 
+    def _skip(self, kind: str) -> None:
+        if self.in_frame:
+            self.diagnostics.note(kind)
+        else:
+            self.diagnostics.skip(kind)
+
     def on_line(self, value: object, line: int, clock: Clock) -> None:
         if isinstance(value, list):
             if _is_event_list(value):
@@ -539,10 +546,12 @@ class JournalBuilder:
             return
         if "retained_marker" in value:
             self.counts["omitted_live_only"] += 1
-            self.diagnostics.skip("muse:retained_marker")
+            self._skip("muse:retained_marker")
             return
         if "retained_frame" in value:
-            self.diagnostics.skip("muse:retained_frame")
+            # The frame line is used through its children; what they skip is noted, not
+            # counted as skipped lines (the accounting is per line).
+            self.in_frame = True
             children = value.get("children")
             for child in children if isinstance(children, list) else []:
                 text = _dict(child).get("record_json")
@@ -556,13 +565,14 @@ class JournalBuilder:
                     self.diagnostics.warn(
                         self.path, line, "bad-shape", "retained_frame child is not an envelope"
                     )
+            self.in_frame = False
             return
         if isinstance(value.get("stream"), dict) and isinstance(value.get("payload_type"), str):
             self.on_envelope(value, line, clock)
             return
         if isinstance(value.get("kind"), str):
             self.bare_events += 1  # a payload.event without its envelope (an export)
-        self.diagnostics.skip("muse:non-envelope-line")
+        self._skip("muse:non-envelope-line")
 
     def on_envelope(self, envelope: dict[str, Any], line: int, clock: Clock) -> None:
         stream = envelope["stream"]
@@ -571,11 +581,11 @@ class JournalBuilder:
             if stream_kind == APPROVAL_STREAM:
                 raise _ApprovalReviewLog(self.path, APPROVAL_MESSAGE, line)
             if stream_kind != "session" or not isinstance(stream_id, str):
-                self.diagnostics.skip("muse:other-stream")
+                self._skip("muse:other-stream")
                 return
             self.session_id = stream_id
         elif stream_id != self.session_id:
-            self.diagnostics.skip("muse:other-stream")
+            self._skip("muse:other-stream")
             return
         ts = clock.time(_clock_view(envelope.get("recorded_at")), line)
         self.start_ns = ts if self.start_ns is None else min(self.start_ns, ts)
@@ -586,7 +596,7 @@ class JournalBuilder:
             self.diagnostics.warn(self.path, line, "bad-shape", f"{payload_type} without payload")
             return
         if payload_type == "runtime.session":
-            kind = payload.get("kind")
+            kind = _str(payload.get("kind"))
             if kind == "run":
                 self.on_run_event(payload, ts, line)
             elif kind == "task":
@@ -594,7 +604,7 @@ class JournalBuilder:
             elif kind == "approval":
                 self.on_approval(payload)
             else:
-                self.diagnostics.skip(f"muse:runtime.session/{kind}")
+                self._skip(f"muse:runtime.session/{kind}")
         elif payload_type == "runtime.session.metadata":
             self.on_metadata(_dict(payload.get("record")))
         elif payload_type == "run.model.configured":
@@ -613,7 +623,7 @@ class JournalBuilder:
         elif payload_type.startswith("tool_batch.effect."):
             self.on_tool_effect(payload_type, _dict(payload.get("record")), ts)
         else:
-            self.diagnostics.skip(f"muse:{payload_type}")
+            self._skip(f"muse:{payload_type}")
 
     def on_metadata(self, record: dict[str, Any]) -> None:
         self.project = _str(record.get("workspace_root")) or self.project
@@ -627,7 +637,7 @@ class JournalBuilder:
 
     def on_run_event(self, payload: dict[str, Any], ts: int, line: int) -> None:
         event = _dict(payload.get("event"))
-        kind = event.get("kind")
+        kind = _str(event.get("kind"))
         run_id = _str(payload.get("run_id")) or "run"
         run = self._run(run_id)
         if kind == "started":
@@ -647,7 +657,7 @@ class JournalBuilder:
         elif kind == "reasoning_committed":
             if event.get("encrypted_content"):
                 self.unmeasured["encrypted-reasoning"] += 1
-            self.diagnostics.skip("muse:run/reasoning_committed")  # output, not context (§5.8)
+            self._skip("muse:run/reasoning_committed")  # output, not context (§5.8)
         elif kind == "assistant_message_committed":
             message_text = event.get("text")
             item_id = _str(event.get("message_id")) or f"assistant:{ts}"
@@ -678,7 +688,7 @@ class JournalBuilder:
                     self.on_tool_result(result, ts)
         elif kind == "goal_usage_attribution":
             self.counts["goal_usage_attribution"] += 1  # a duplicate of model_completed
-            self.diagnostics.skip("muse:run/goal_usage_attribution")
+            self._skip("muse:run/goal_usage_attribution")
         elif kind == "model_completed":
             self.on_completed(run, event, ts, line)
         elif kind == "memory_reminder_child_session_linked":
@@ -687,7 +697,7 @@ class JournalBuilder:
             candidate = _str(event.get("candidate_id"))
             if candidate:
                 self.candidates[candidate] = event
-            self.diagnostics.skip("muse:run/context_compaction_candidate")
+            self._skip("muse:run/context_compaction_candidate")
         elif kind == "context_compaction_installed":
             self.on_compaction(run, event, ts)
         elif kind == "context_compaction_fallback":
@@ -703,7 +713,7 @@ class JournalBuilder:
         elif kind == "terminal":
             self.on_terminal(run, event, ts)
         else:
-            self.diagnostics.skip(f"muse:run/{kind}")
+            self._skip(f"muse:run/{kind}")
 
     def on_block(self, run_id: str, event: dict[str, Any]) -> None:
         block_id = _str(event.get("block_id")) or _str(event.get("source"))
@@ -758,7 +768,7 @@ class JournalBuilder:
 
     def on_trace(self, run: _Run, event: dict[str, Any], ts: int, line: int) -> None:
         if event.get("schema_version") != 2 or event.get("scope") != "full_request":
-            self.diagnostics.skip(
+            self._skip(
                 f"muse:model_input_trace/schema-{event.get('schema_version')}/{event.get('scope')}"
             )
             return
@@ -985,7 +995,7 @@ class JournalBuilder:
     def on_compaction(self, run: _Run, event: dict[str, Any], ts: int) -> None:
         install = _str(event.get("install_id")) or _str(event.get("candidate_id")) or str(ts)
         if install in self.installs:
-            self.diagnostics.skip("muse:duplicate-compaction")  # exports repeat records
+            self._skip("muse:duplicate-compaction")  # exports repeat records
             return
         self.installs.add(install)
         compaction_id = f"compaction-{len(self.compactions) + 1}"
@@ -1113,8 +1123,8 @@ class JournalBuilder:
 
     def on_task(self, payload: dict[str, Any], ts: int) -> None:
         event = _dict(payload.get("event"))
-        kind = event.get("kind")
-        self.diagnostics.skip(f"muse:task/{kind}")
+        kind = _str(event.get("kind"))
+        self._skip(f"muse:task/{kind}")
         task_id = _str(payload.get("task_id")) or _str(event.get("task_id"))
         if task_id is None:
             return
@@ -1150,7 +1160,7 @@ class JournalBuilder:
 
     def on_approval(self, payload: dict[str, Any]) -> None:
         event = _dict(payload.get("event"))
-        self.diagnostics.skip(f"muse:approval/{event.get('kind')}")
+        self._skip(f"muse:approval/{event.get('kind')}")
         if event.get("kind") == "automated_review_completed":
             usage = _dict(event.get("usage"))
             self.counts["approval_reviews"] += 1
@@ -1159,7 +1169,7 @@ class JournalBuilder:
 
     def on_subagent_control(self, payload: dict[str, Any]) -> None:
         """`subagent.control.*` (no real line seen; the layout under `record` is a guess)."""
-        self.diagnostics.skip("muse:subagent.control")
+        self._skip("muse:subagent.control")
         fields = {**payload, **_dict(payload.get("record")), **_dict(payload.get("event"))}
         call_id = _str(fields.get("dispatched_via_tool_call_id"))
         child = _str(fields.get("subagent_session_id")) or _str(fields.get("child_session_id"))
@@ -1173,7 +1183,7 @@ class JournalBuilder:
             self.children[child] = (self.subagent_ids[subagent], "subagent")
 
     def on_tool_effect(self, payload_type: str, record: dict[str, Any], ts: int) -> None:
-        self.diagnostics.skip(f"muse:{payload_type}")
+        self._skip(f"muse:{payload_type}")
         tool = self.tools.get(_str(record.get("call_id")) or "")
         if tool is None:
             return
