@@ -107,3 +107,31 @@ def test_strict_turns_warnings_into_exit_1(tmp_path: Path) -> None:
     assert runner.invoke(app, ["export", str(GHAW), "-o", str(out)]).exit_code == 0
     result = runner.invoke(app, ["export", str(GHAW), "-o", str(out), "--force", "--strict"])
     assert result.exit_code == 1 and out.exists()
+
+
+def test_an_interrupted_export_leaves_no_partial_trace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_profiler.writers import PerfettoWriter
+
+    out = tmp_path / "t.pftrace"
+    out.write_bytes(b"the good trace from before")
+
+    def interrupted(self: Any, sessions: Any, stream: Any) -> int:
+        stream.write(b"\x0a\x05half")
+        raise KeyboardInterrupt  # Ctrl-C halfway through writing
+
+    monkeypatch.setattr(PerfettoWriter, "write", interrupted)
+    result = runner.invoke(app, ["export", str(SPOTTER), "-o", str(out), "--force"])
+    assert result.exit_code != 0
+    assert out.read_bytes() == b"the good trace from before"
+    assert list(tmp_path.iterdir()) == [out]  # no temporary file left behind
+
+    def disk_full(self: Any, sessions: Any, stream: Any) -> int:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(PerfettoWriter, "write", disk_full)
+    result = runner.invoke(app, ["export", str(SPOTTER), "-o", str(out), "--force"])
+    assert result.exit_code == 1 and "No space left on device" in result.stderr
+    assert out.read_bytes() == b"the good trace from before"
+    assert list(tmp_path.iterdir()) == [out]
