@@ -21,7 +21,7 @@ from agent_profiler.adapters.common import timestamp_ns
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.discover import discover as find_journals
 from agent_profiler.errors import AgentProfilerError, OutputError, UsageError
-from agent_profiler.loader import load
+from agent_profiler.loader import LoadResult, load
 from agent_profiler.model import Harness, Session
 from agent_profiler.report import DEFAULT_TITLE, HtmlReportWriter
 from agent_profiler.serve import serve_once
@@ -121,6 +121,17 @@ def write_atomically(path: Path, sessions: list[Session], writer: Writer) -> int
     return path.stat().st_size
 
 
+def _load(journals: list[Path], harness: Harness | None) -> tuple[LoadResult, Diagnostics]:
+    """Read the journals; every unusable input and the warning summary go to stderr."""
+    diagnostics = Diagnostics()
+    result = load(journals, diagnostics, harness=harness, progress=_progress_reporter(journals))
+    for failure in result.failures:
+        typer.echo(f"error: {failure}", err=True)
+    for line in diagnostics.summary_lines():
+        typer.echo(line, err=True)
+    return result, diagnostics
+
+
 def _progress_reporter(journals: list[Path]) -> Callable[[int, int, JournalGroup], None] | None:
     """A one-line progress display on stderr (TTY only) when there is more than one
     input, a directory, or a large file."""
@@ -201,12 +212,7 @@ def export(
     target = output or _default_output(journals, writer.extension)
     if not to_stdout and target.exists() and not force:
         raise UsageError(f"{target} exists; pass --force to overwrite it")
-    diagnostics = Diagnostics()
-    result = load(journals, diagnostics, harness=harness, progress=_progress_reporter(journals))
-    for failure in result.failures:
-        typer.echo(f"error: {failure}", err=True)
-    for line in diagnostics.summary_lines():
-        typer.echo(line, err=True)
+    result, diagnostics = _load(journals, harness)
     if not result.sessions:
         typer.echo("error: nothing to export (no readable sessions)", err=True)
         raise typer.Exit(EXIT_INPUT)
@@ -281,12 +287,7 @@ def summary(
     to the parent's numbers. An unreadable file is reported on stderr and the others
     are still summarised (exit code 1 at the end).
     """
-    diagnostics = Diagnostics()
-    result = load(journals, diagnostics, harness=harness, progress=_progress_reporter(journals))
-    for failure in result.failures:
-        typer.echo(f"error: {failure}", err=True)
-    for line in diagnostics.summary_lines():
-        typer.echo(line, err=True)
+    result, _ = _load(journals, harness)
     rows = summarise_all(result.sessions, window=window)
     if as_json:
         typer.echo(
@@ -361,12 +362,7 @@ def open_(
         return
     with tempfile.TemporaryDirectory(prefix="agent-profiler-") as folder:
         target = output or Path(folder) / _default_output(inputs).name
-        diagnostics = Diagnostics()
-        result = load(inputs, diagnostics, progress=_progress_reporter(inputs))
-        for failure in result.failures:
-            typer.echo(f"error: {failure}", err=True)
-        for line in diagnostics.summary_lines():
-            typer.echo(line, err=True)
+        result, _ = _load(inputs, None)
         if not result.sessions:
             typer.echo("error: nothing to open (no readable sessions)", err=True)
             raise typer.Exit(EXIT_INPUT)
@@ -471,12 +467,7 @@ def report(
     target = output or _default_output(journals, ".html")
     if target.exists() and not force:
         raise UsageError(f"{target} exists; pass --force to overwrite it")
-    diagnostics = Diagnostics()
-    result = load(journals, diagnostics, harness=harness, progress=_progress_reporter(journals))
-    for failure in result.failures:
-        typer.echo(f"error: {failure}", err=True)
-    for line in diagnostics.summary_lines():
-        typer.echo(line, err=True)
+    result, _ = _load(journals, harness)
     if not result.sessions:
         typer.echo("error: nothing to report (no readable sessions)", err=True)
         raise typer.Exit(EXIT_INPUT)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ from agent_profiler.adapters.common import (
     text_field,
     timestamp_ns,
     token_count,
+    turn_ends,
 )
 from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.context_command import (
@@ -780,14 +781,9 @@ class SessionBuilder:
         )
 
     def _prompt_ends(
-        self, responses: Iterable[Response], tools: Iterable[ToolCall]
+        self, responses: tuple[Response, ...], tools: tuple[ToolCall, ...]
     ) -> Iterator[Prompt]:
-        ends: dict[str, int] = {}
-        spans = [(r.prompt_id, r.end_ns) for r in responses]
-        spans += [(t.prompt_id, t.end_ns) for t in tools]
-        for prompt_id, end_ns in spans:
-            if prompt_id is not None:
-                ends[prompt_id] = max(ends.get(prompt_id, 0), end_ns)
+        ends = turn_ends(responses, tools)
         for prompt in self.prompts:
             end = max(ends.get(prompt.id, prompt.start_ns), prompt.start_ns)
             yield Prompt(

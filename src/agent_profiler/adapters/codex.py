@@ -37,6 +37,7 @@ from agent_profiler.adapters.common import (
     preview,
     text_field,
     token_count,
+    turn_ends,
 )
 from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.diagnostics import Diagnostics
@@ -702,12 +703,7 @@ class RolloutBuilder:
             )
             for t in self.tools.values()
         )
-        ends: dict[str, int] = {}
-        for prompt_id, op_end in [(r.prompt_id, r.end_ns) for r in responses] + [
-            (t.prompt_id, t.end_ns) for t in tools
-        ]:
-            if prompt_id is not None:
-                ends[prompt_id] = max(ends.get(prompt_id, 0), op_end)
+        ends = turn_ends(responses, tools)
         prompts = tuple(
             Prompt(
                 p.id,

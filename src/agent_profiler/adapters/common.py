@@ -11,6 +11,7 @@ from pathlib import Path
 import orjson
 
 from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.model import Response, ToolCall
 
 PREVIEW_CHARS = 200
 MS = 1_000_000
@@ -49,6 +50,18 @@ def json_text(value: object) -> str:
         return orjson.dumps(value).decode()
     except TypeError:
         return repr(value)
+
+
+def turn_ends(responses: Iterable[Response], tools: Iterable[ToolCall]) -> dict[str, int]:
+    """A user turn lasts until the last response or tool call it started has ended:
+    prompt id → that end."""
+    ends: dict[str, int] = {}
+    for prompt_id, end in [(r.prompt_id, r.end_ns) for r in responses] + [
+        (t.prompt_id, t.end_ns) for t in tools
+    ]:
+        if prompt_id is not None:
+            ends[prompt_id] = max(ends.get(prompt_id, 0), end)
+    return ends
 
 
 def text_field(record: Mapping[str, object], key: str) -> str | None:

@@ -59,7 +59,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from agent_profiler.adapters.common import Clock, args_digest, preview, token_count
+from agent_profiler.adapters.common import Clock, args_digest, preview, token_count, turn_ends
 from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
@@ -1246,12 +1246,7 @@ class JournalBuilder:
         for tool in [*self.tools.values(), *self.reminders.values()]:
             fallback_end = run_ends.get(tool.prompt_id) if tool.prompt_id else None
             tools.append(_tool_call(tool, response_ids, spawned, fallback_end or end))
-        ends: dict[str, int] = {}
-        for prompt_id, op_end in [(r.prompt_id, r.end_ns) for r in responses] + [
-            (t.prompt_id, t.end_ns) for t in tools
-        ]:
-            if prompt_id is not None:
-                ends[prompt_id] = max(ends.get(prompt_id, 0), op_end)
+        ends = turn_ends(responses, tools)
         prompts = tuple(
             Prompt(
                 p.id,

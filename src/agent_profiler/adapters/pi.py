@@ -49,6 +49,7 @@ from agent_profiler.adapters.common import (
     preview,
     text_field,
     token_count,
+    turn_ends,
 )
 from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.diagnostics import Diagnostics
@@ -776,12 +777,7 @@ class SessionBuilder:
                     timing=timing,
                 )
             )
-        ends: dict[str, int] = {}
-        for prompt_id, op_end in [(r.prompt_id, r.end_ns) for r in self.responses] + [
-            (t.prompt_id, t.end_ns) for t in tools
-        ]:
-            if prompt_id is not None:
-                ends[prompt_id] = max(ends.get(prompt_id, 0), op_end)
+        ends = turn_ends(self.responses, tools)
         prompts = tuple(
             Prompt(
                 p.id,
