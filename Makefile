@@ -19,6 +19,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)  ## Export a bundled Claude Code journal to sample_traces/ and say how to open it
 	mkdir -p sample_traces
 	$(BIN)/agent-profiler export $(SAMPLE) -o sample_traces/claude-code-compaction.pftrace --force
+	@echo "(the command lives in .venv/bin: .venv/bin/agent-profiler open sample_traces/claude-code-compaction.pftrace)"
 
 test: lint types browser unit  ## Lint, type-check and run the whole test suite
 

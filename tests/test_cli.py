@@ -129,3 +129,36 @@ def test_console_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
     assert f"error: {tmp_path / 'none.jsonl'}: no such file or directory" in done.stderr
+
+
+def test_same_session_twice_keeps_each_copys_subagent_linked(tmp_path: Path) -> None:
+    from agent_profiler.diagnostics import Diagnostics
+    from agent_profiler.loader import load
+
+    copy = tmp_path / "copy"
+    import shutil
+
+    shutil.copytree(SPOTTER_DIR, copy)
+    sessions = {s.session_id: s for s in load([SPOTTER_DIR, copy], Diagnostics()).sessions}
+    main = "258c7280-ae70-4798-800f-63464d01a85d"
+    assert set(sessions) == {main, f"{main}/a881341", f"{main}#2", f"{main}/a881341#2"}
+    assert sessions[f"{main}/a881341#2"].parent_session == f"{main}#2"
+    launcher = next(t for t in sessions[f"{main}#2"].tool_calls if t.child_session)
+    assert launcher.child_session == f"{main}/a881341#2"
+
+
+def test_notes_for_ignored_files_skipped_kinds_and_orphan_subagents(tmp_path: Path) -> None:
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("not a journal")
+    (folder / "small.jsonl").write_bytes(SMALL.read_bytes())
+    result = runner.invoke(app, ["export", str(folder), "-o", str(tmp_path / "t.pftrace")])
+    assert result.exit_code == 0
+    assert "note: 1 other file(s) in the given folders are not *.jsonl" in result.stderr
+    assert "skipped on purpose (not model input): claude:summary 1" in result.stderr
+    agent = (
+        SPOTTER_DIR / "258c7280-ae70-4798-800f-63464d01a85d" / "subagents" / "agent-a881341.jsonl"
+    )
+    alone = runner.invoke(app, ["export", str(agent), "-o", str(tmp_path / "a.pftrace")])
+    assert alone.exit_code == 0
+    assert "1 warning(s) (parent-not-exported: 1)" in alone.stderr

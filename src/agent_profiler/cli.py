@@ -129,6 +129,12 @@ def _load(journals: list[Path], harness: Harness | None) -> tuple[LoadResult, Di
         typer.echo(f"error: {failure}", err=True)
     for line in diagnostics.summary_lines():
         typer.echo(line, err=True)
+    if result.ignored:
+        typer.echo(
+            f"note: {result.ignored} other file(s) in the given folders are not *.jsonl or "
+            "*.jsonl.gz and were not read (name a stream-json .txt file directly)",
+            err=True,
+        )
     return result, diagnostics
 
 
@@ -239,6 +245,11 @@ def export(
         f" {diagnostics.skipped_total} skipped, {diagnostics.warning_total} warning(s)",
         err=to_stdout,
     )
+    if diagnostics.skipped:
+        kinds = sorted(diagnostics.skipped.items(), key=lambda kv: (-kv[1], kv[0]))
+        listed = ", ".join(f"{kind} {count}" for kind, count in kinds[:6])
+        more = f", … {len(kinds) - 6} more kinds" if len(kinds) > 6 else ""
+        typer.echo(f"skipped on purpose (not model input): {listed}{more}", err=True)
     if to_stdout:
         pass
     elif open_ui:

@@ -66,14 +66,16 @@ def roots(env: Mapping[str, str] | None = None) -> dict[Harness, Path]:
 
 def _candidates(harness: Harness, root: Path) -> Iterator[Path]:
     if harness is Harness.CLAUDE_CODE:
-        yield from (
-            p for p in (root / "projects").glob("*/*.jsonl") if not p.name.startswith("agent-")
-        )
+        for pattern in ("*/*.jsonl", "*/*.jsonl.gz"):
+            yield from (
+                p for p in (root / "projects").glob(pattern) if not p.name.startswith("agent-")
+            )
     elif harness is Harness.CODEX:
         for folder in ("sessions", "archived_sessions"):
             yield from (root / folder).rglob("rollout-*.jsonl*")
     elif harness is Harness.PI:
-        yield from (root / "sessions").glob("*/*.jsonl")
+        for pattern in ("*/*.jsonl", "*/*.jsonl.gz"):
+            yield from (root / "sessions").glob(pattern)
     else:
         yield from (
             p for p in (root / "sessions").rglob("session.jsonl") if "subagent" not in p.parts

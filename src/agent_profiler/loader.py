@@ -19,6 +19,7 @@ from agent_profiler.jsonl import sniff
 from agent_profiler.model import Harness, Session
 
 JOURNAL_SUFFIXES = (".jsonl", ".jsonl.gz")
+SIDECAR_SUFFIXES = (".meta.json", ".md")  # read with their journal, or documentation
 
 
 @dataclass(slots=True)
@@ -26,14 +27,18 @@ class LoadResult:
     sessions: list[Session] = field(default_factory=list)
     failures: list[JournalError] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
+    groups: list[list[Session]] = field(default_factory=list)  # as read, before renaming
+    ignored: int = 0  # files in the given folders that are not *.jsonl / *.jsonl.gz
 
 
-def expand(inputs: Iterable[Path]) -> tuple[list[Path], list[JournalError]]:
+def expand(inputs: Iterable[Path]) -> tuple[list[Path], list[JournalError], int]:
     """Files named on the command line are taken as they are; directories are
     walked (without following symlinked directories, so a loop cannot hang us)
-    for `*.jsonl` and `*.jsonl.gz`. Order is deterministic."""
+    for `*.jsonl` and `*.jsonl.gz` (the number of other files is returned, so the
+    user can be told). Order is deterministic."""
     files: list[Path] = []
     failures: list[JournalError] = []
+    ignored = 0
     seen: set[Path] = set()
     for path in inputs:
         if path.is_dir():
@@ -41,6 +46,11 @@ def expand(inputs: Iterable[Path]) -> tuple[list[Path], list[JournalError]]:
             for root, dirs, names in os.walk(path, followlinks=False):
                 dirs.sort()
                 found += [Path(root) / n for n in sorted(names) if n.endswith(JOURNAL_SUFFIXES)]
+                ignored += sum(
+                    1
+                    for n in names
+                    if not n.endswith(JOURNAL_SUFFIXES) and not n.endswith(SIDECAR_SUFFIXES)
+                )
             if not found:
                 failures.append(JournalError(str(path), "no journals (*.jsonl, *.jsonl.gz) found"))
             candidates = found
@@ -54,7 +64,7 @@ def expand(inputs: Iterable[Path]) -> tuple[list[Path], list[JournalError]]:
             if key not in seen:
                 seen.add(key)
                 files.append(candidate)
-    return files, failures
+    return files, failures, ignored
 
 
 def plan(
@@ -107,7 +117,7 @@ def load(
 ) -> LoadResult:
     """Read every journal; `progress(done, total, group)` is called after each group."""
     result = LoadResult()
-    files, failures = expand(inputs)
+    files, failures, result.ignored = expand(inputs)
     result.failures += failures
     groups, failures = plan(files, harness)
     result.failures += failures
@@ -133,23 +143,55 @@ def load(
                 diagnostics.warn(
                     str(where), None, "no-session", "no session records (nothing to show)"
                 )
-            result.sessions += sessions
+            result.groups.append(sessions)
             result.files += group.paths
         if progress is not None:
             progress(done, len(groups), group)
-    result.sessions = _unique_ids(result.sessions)
+    result.sessions = _unique_ids(result.groups)
+    known = {s.session_id for s in result.sessions}
+    for session in result.sessions:
+        if session.parent_session is not None and session.parent_session not in known:
+            diagnostics.warn(
+                session.sources[0],
+                None,
+                "parent-not-exported",
+                f"subagent {session.session_id}: its parent session is not in this export "
+                "(pass the parent journal or its folder to link them)",
+            )
     return result
 
 
-def _unique_ids(sessions: list[Session]) -> list[Session]:
-    """Session ids name tracks, so they must be unique in one trace: a repeated id
-    (the same session in two files, a resumed run) gets a `#2`, `#3` suffix."""
+def _unique_ids(groups: list[list[Session]]) -> list[Session]:
+    """Session ids name tracks, so they must be unique in one trace: a repeated id (the
+    same session given twice, a resumed run) gets a `#2`, `#3` suffix, and so do the
+    links of the subagents read with it (their parent, the parent's launching call)."""
     seen: dict[str, int] = {}
-    unique = []
-    for session in sessions:
-        count = seen.get(session.session_id, 0) + 1
-        seen[session.session_id] = count
-        if count > 1:
-            session = dataclasses.replace(session, session_id=f"{session.session_id}#{count}")
-        unique.append(session)
+    unique: list[Session] = []
+    for group in groups:
+        renamed: dict[str, str] = {}
+        for session in group:
+            count = seen.get(session.session_id, 0) + 1
+            seen[session.session_id] = count
+            if count > 1:
+                renamed[session.session_id] = f"{session.session_id}#{count}"
+        for session in group:
+            if not renamed:
+                unique.append(session)
+                continue
+            calls = tuple(
+                dataclasses.replace(call, child_session=renamed[call.child_session])
+                if call.child_session in renamed
+                else call
+                for call in session.tool_calls
+            )
+            unique.append(
+                dataclasses.replace(
+                    session,
+                    session_id=renamed.get(session.session_id, session.session_id),
+                    parent_session=renamed.get(
+                        session.parent_session or "", session.parent_session
+                    ),
+                    tool_calls=calls,
+                )
+            )
     return unique
