@@ -59,6 +59,7 @@ _IDS = re.compile(
     rb'([^"]+)"'
 )
 _TIMESTAMP = re.compile(rb'"timestamp":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)"')
+_EPOCH_MS = re.compile(rb'"timestamp":(\d{13})\b')  # Pi's message.timestamp (epoch ms)
 
 
 def _read(path: Path) -> bytes:
@@ -105,6 +106,11 @@ def build(kind: str, megabytes: int) -> Path:
                     lambda m, suffix=suffix: m.group(1) + m.group(2) + suffix + b'"', line
                 )
                 line = _TIMESTAMP.sub(stamp, line)
+                shift_ms = int(shift.total_seconds() * 1000)
+                line = _EPOCH_MS.sub(
+                    lambda m, ms=shift_ms: b'"timestamp":' + str(int(m.group(1)) + ms).encode(),
+                    line,
+                )
                 out.write(line + b"\n")
                 written += len(line) + 1
             copy += 1

@@ -14,6 +14,7 @@ module; the model knows nothing of them.
 from __future__ import annotations
 
 import hashlib
+import heapq
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -115,6 +116,28 @@ class _Samples:
 
 _BEGIN, _END, _COUNTER = 0, 1, 2
 _Event = tuple[int, int, int, "_Slice | _Samples", int]
+
+
+class _Lanes:
+    """First-fit lanes of one logical track: a slice goes on the lowest-numbered lane
+    that is free at its start. Heaps keep this O(log n) per slice; a scan of every lane
+    was quadratic when thousands of requests overlap."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.busy: list[tuple[int, int]] = []  # (busy until, lane)
+        self.free: list[int] = []
+
+    def take(self, start: int, busy_until: int) -> int:
+        while self.busy and self.busy[0][0] <= start:
+            heapq.heappush(self.free, heapq.heappop(self.busy)[1])
+        if self.free:
+            lane = heapq.heappop(self.free)
+        else:
+            lane = self.count
+            self.count += 1
+        heapq.heappush(self.busy, (busy_until, lane))
+        return lane
 
 
 @dataclass(slots=True)
@@ -603,7 +626,7 @@ class _SessionTracks:
             capture.parent_uuid = self.parent_uuid
         capture.description = _session_label(self.session)
         self.track_descriptors.append(capture)
-        lanes: dict[str, list[int]] = {}
+        lanes: dict[str, _Lanes] = {}
         order = sorted(
             range(len(self.slices)), key=lambda i: (self.slices[i].start, -self.slices[i].end, i)
         )
@@ -613,22 +636,15 @@ class _SessionTracks:
             if slice_.track == "Session":
                 slice_.track_uuid = self.uuid("Session:profile")
                 continue
-            ends = lanes.setdefault(slice_.track, [])
+            track_lanes = lanes.setdefault(slice_.track, _Lanes())
             if slice_.instant:
                 # Instants never conflict: they all go on the first lane.
-                if not ends:
-                    ends.append(slice_.start)
+                track_lanes.count = max(track_lanes.count, 1)
                 lane = 0
             else:
                 # A zero-length slice keeps its lane busy until ts + 1 (contract §1).
                 busy_until = slice_.end if slice_.end > slice_.start else slice_.start + 1
-                free = next((n for n, end in enumerate(ends) if end <= slice_.start), None)
-                if free is None:
-                    lane = len(ends)
-                    ends.append(busy_until)
-                else:
-                    lane = free
-                    ends[lane] = busy_until
+                lane = track_lanes.take(slice_.start, busy_until)
             slice_.lane = lane
             slice_.track_uuid = self.uuid(f"{slice_.track}:{lane}")
         # Descriptors: profile track first, then the logical tracks in a fixed order.
@@ -639,7 +655,7 @@ class _SessionTracks:
         for name in _TRACK_ORDER:
             if name == "Largest additions":
                 continue  # declared under the Context group below
-            for lane in range(len(lanes.get(name, []))):
+            for lane in range(lanes[name].count if name in lanes else 0):
                 track = pb.TrackDescriptor(
                     uuid=self.uuid(f"{name}:{lane}"), name=name, parent_uuid=self.capture_uuid
                 )
