@@ -61,6 +61,18 @@ app = typer.Typer(
 )
 
 
+# Arguments and options shared by several commands.
+JournalsArgument = Annotated[
+    list[Path],
+    typer.Argument(help="Journal files or directories (.jsonl, .jsonl.gz).", show_default=False),
+]
+HarnessOption = Annotated[
+    Harness | None,
+    typer.Option("--harness", help="Skip auto-detection and read every input as this harness."),
+]
+ForceOption = Annotated[bool, typer.Option("--force", help="Overwrite an existing output.")]
+
+
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"agent-profiler {__version__}")
@@ -160,21 +172,13 @@ def _progress_reporter(journals: list[Path]) -> Callable[[int, int, JournalGroup
 @app.command()
 @_errors_to_exit_codes
 def export(
-    journals: Annotated[
-        list[Path],
-        typer.Argument(
-            help="Journal files or directories (.jsonl, .jsonl.gz).", show_default=False
-        ),
-    ],
+    journals: JournalsArgument,
     output: Annotated[
         Path | None,
         typer.Option("--output", "-o", help="Trace file to write (default: <journal>.pftrace)."),
     ] = None,
-    harness: Annotated[
-        Harness | None,
-        typer.Option("--harness", help="Skip auto-detection and read every input as this harness."),
-    ] = None,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output.")] = False,
+    harness: HarnessOption = None,
+    force: ForceOption = False,
     previews: Annotated[
         bool,
         typer.Option(
@@ -285,10 +289,7 @@ def summary(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print a JSON list, one object per session.")
     ] = False,
-    harness: Annotated[
-        Harness | None,
-        typer.Option("--harness", help="Skip auto-detection and read every input as this harness."),
-    ] = None,
+    harness: HarnessOption = None,
 ) -> None:
     """Compare sessions side by side: calls, first/peak/final prompt size, growth,
     fill, compactions, tool calls, failures, repeats, result size and the largest
@@ -442,12 +443,7 @@ def discover(
 @app.command()
 @_errors_to_exit_codes
 def report(
-    journals: Annotated[
-        list[Path],
-        typer.Argument(
-            help="Journal files or directories (.jsonl, .jsonl.gz).", show_default=False
-        ),
-    ],
+    journals: JournalsArgument,
     output: Annotated[
         Path | None,
         typer.Option("--output", "-o", help="HTML file to write (default: <journal>.html)."),
@@ -462,11 +458,8 @@ def report(
             "when the journal does not state it (e.g. 200000).",
         ),
     ] = None,
-    harness: Annotated[
-        Harness | None,
-        typer.Option("--harness", help="Skip auto-detection and read every input as this harness."),
-    ] = None,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output.")] = False,
+    harness: HarnessOption = None,
+    force: ForceOption = False,
 ) -> None:
     """Write one self-contained HTML page: an Overview of every session and, per session,
     its context composition over time with the largest additions.
