@@ -315,3 +315,11 @@ def test_composition_bar_is_fixed_width_and_proportional() -> None:
     assert composition_bar({"results": 75, "prompts": 25}) == "XXXXXXXXXPPP"
     assert len(composition_bar({"results": 1, "prompts": 1, "system": 1})) == 12
     assert composition_bar({}) == "(none)"
+
+
+def test_harness_started_children_are_not_tool_calls() -> None:
+    # GIVEN the real Muse 1.4.2 session: one model call, no tool call, four reminder
+    # children the harness started on its own (they are on the timeline, not calls)
+    muse = DATA.parent / "muse" / "hcn-1.4.2-R4684.1_meta_single-turn_retained-frame.session.jsonl"
+    (row,) = summary_json(muse)
+    assert (row["calls"], row["tool_calls"], row["repeated_tool_calls"]) == (1, 0, 0)

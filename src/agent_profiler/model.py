@@ -182,6 +182,9 @@ class ToolCall:
     result_chars: int = 0
     child_session: str | None = None  # a subagent this call launched
     timing: str = ""  # where start and end come from, when not the call and result records
+    # False for work the harness started on its own (Muse reminder children): shown on
+    # the timeline, but not a tool call the model made, so the summary does not count it.
+    by_model: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -148,7 +148,9 @@ def repeated_calls(session: Session) -> int:
     mutating = MUTATING_TOOLS.get(session.harness, frozenset())
     earlier_failed: dict[tuple[str, str], bool] = {}
     repeats = 0
-    for call in sorted(session.tool_calls, key=lambda c: (c.start_ns, c.call_id)):
+    for call in sorted(
+        (c for c in session.tool_calls if c.by_model), key=lambda c: (c.start_ns, c.call_id)
+    ):
         key = (call.name, call.args_digest or repr(call.args_preview))
         if key in earlier_failed and not earlier_failed[key]:
             repeats += 1
@@ -168,8 +170,10 @@ def summarise(
         else None
     )
     peak = max(prompts) if prompts else None
+    # Tool calls the model made; harness-started children (Muse reminders) are not calls.
+    calls = [c for c in session.tool_calls if c.by_model]
     per_tool: dict[str, list[int]] = {}
-    for call in session.tool_calls:
+    for call in calls:
         per_tool.setdefault(call.name, []).append(call.result_chars)
     ranked_tools = sorted(
         ((name, sizes) for name, sizes in per_tool.items() if sum(sizes)),
@@ -205,10 +209,10 @@ def summarise(
         window_tokens=known_window,
         peak_fill=round(peak / known_window, 4) if peak is not None and known_window else None,
         compactions=len(session.compactions),
-        tool_calls=len(session.tool_calls),
-        failed_tool_calls=sum(1 for c in session.tool_calls if c.is_error),
+        tool_calls=len(calls),
+        failed_tool_calls=sum(1 for c in calls if c.is_error),
         repeated_tool_calls=repeated_calls(session),
-        tool_result_chars=sum(c.result_chars for c in session.tool_calls),
+        tool_result_chars=sum(c.result_chars for c in calls),
         largest_tool_results=largest,
         end_categories=end_categories,
         native_head=native_head,

@@ -1374,6 +1374,7 @@ def _tool_call(
         result_chars=tool.result_chars,
         child_session=tool.child_session or spawned.get(tool.call_id),
         timing=timing,
+        by_model=not tool.reminder,
     )
 
 
