@@ -3,6 +3,7 @@ atomic output, and that a bad input costs only itself."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -162,3 +163,16 @@ def test_notes_for_ignored_files_skipped_kinds_and_orphan_subagents(tmp_path: Pa
     alone = runner.invoke(app, ["export", str(agent), "-o", str(tmp_path / "a.pftrace")])
     assert alone.exit_code == 0
     assert "1 warning(s) (parent-not-exported: 1)" in alone.stderr
+
+
+def test_a_json_document_is_named_for_what_it_is(tmp_path: Path) -> None:
+    gemini = tmp_path / "session.json"
+    gemini.write_text(json.dumps({"sessionId": "s", "projectHash": "ab", "messages": []}, indent=2))
+    other = tmp_path / "config.json"
+    other.write_text(json.dumps({"a": [1, 2]}, indent=2))
+    result = runner.invoke(
+        app, ["export", str(gemini), str(other), "-o", str(tmp_path / "t.pftrace")]
+    )
+    assert result.exit_code == 1
+    assert f"{gemini}: a Gemini CLI session (one JSON document)" in result.stderr
+    assert f"{other}: one JSON document, not a JSONL journal" in result.stderr

@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import orjson
+
 from agent_profiler.adapters import ADAPTERS, JournalGroup, SniffedFile, adapter_for
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError, UsageError
@@ -77,7 +79,9 @@ def plan(
         try:
             head = sniff(path)
         except JournalError as error:
-            reason = next((why for a in ADAPTERS if a.explain and (why := a.explain(path))), None)
+            reason = next(
+                (why for a in ADAPTERS if a.explain and (why := a.explain(path))), None
+            ) or _json_document(path)
             failures.append(JournalError(str(path), reason) if reason else error)
             continue
         if not head:
@@ -159,6 +163,19 @@ def load(
                 "(pass the parent journal or its folder to link them)",
             )
     return result
+
+
+def _json_document(path: Path) -> str | None:
+    """Name a pretty-printed JSON document (e.g. a Gemini CLI session) for what it is."""
+    try:
+        if path.stat().st_size > 64 * 1024 * 1024:
+            return None
+        value = orjson.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    if isinstance(value, dict) and "messages" in value and "projectHash" in value:
+        return "a Gemini CLI session (one JSON document); Gemini CLI is not supported yet"
+    return "one JSON document, not a JSONL journal (one JSON object per line)"
 
 
 def _unique_ids(groups: list[list[Session]]) -> list[Session]:
