@@ -572,3 +572,18 @@ def test_abandoned_reader_closes_its_file(tmp_path: Path) -> None:
     assert isinstance(records, Generator)
     records.close()
     gc.collect()
+
+
+def test_progress_reports_bytes_read_so_far(tmp_path: Path) -> None:
+    # GIVEN a 10,000-line journal and a progress callback
+    path = tmp_path / "big.jsonl"
+    path.write_bytes(b"".join(b'{"n": %d, "pad": "%s"}\n' % (i, b"x" * 50) for i in range(10_000)))
+    seen: list[tuple[int, int]] = []
+    diagnostics = Diagnostics(on_progress=lambda name, done, size: seen.append((done, size)))
+    # WHEN it is read
+    assert sum(1 for _ in read_jsonl(path, diagnostics)) == 10_000
+    # THEN the callback saw positions that only grow, within the file's size
+    assert len(seen) == 5
+    positions = [done for done, _ in seen]
+    assert positions == sorted(positions) and positions[0] > 0
+    assert all(size == path.stat().st_size and done <= size for done, size in seen)

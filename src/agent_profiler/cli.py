@@ -135,8 +135,10 @@ def write_atomically(path: Path, sessions: list[Session], writer: Writer) -> int
 
 def _load(journals: list[Path], harness: Harness | None) -> tuple[LoadResult, Diagnostics]:
     """Read the journals; every unusable input and the warning summary go to stderr."""
-    diagnostics = Diagnostics()
+    diagnostics = Diagnostics(on_progress=_byte_progress() if sys.stderr.isatty() else None)
     result = load(journals, diagnostics, harness=harness, progress=_progress_reporter(journals))
+    if diagnostics.on_progress is not None:
+        sys.stderr.write("\r\033[K")  # clear a progress line left below 100%
     for failure in result.failures:
         typer.echo(f"error: {failure}", err=True)
     for line in diagnostics.summary_lines():
@@ -150,6 +152,22 @@ def _load(journals: list[Path], harness: Harness | None) -> tuple[LoadResult, Di
     return result, diagnostics
 
 
+def _byte_progress() -> Callable[[str, int, int], None]:
+    """Progress inside one large file (TTY only): percent of its bytes read."""
+
+    def report(path: str, done: int, size: int) -> None:
+        if size < PROGRESS_BYTES:
+            return
+        name = Path(path).name[:50]
+        share = min(100, 100 * done // max(size, 1))
+        sys.stderr.write(f"\r\033[Kreading {name}: {share}% of {_human_size(size)}")
+        if share >= 100:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    return report
+
+
 def _progress_reporter(journals: list[Path]) -> Callable[[int, int, JournalGroup], None] | None:
     """A one-line progress display on stderr (TTY only) when there is more than one
     input, a directory, or a large file."""
@@ -158,7 +176,7 @@ def _progress_reporter(journals: list[Path]) -> Callable[[int, int, JournalGroup
     if not sys.stderr.isatty() or not (many or sum(sizes) >= PROGRESS_BYTES):
         return None
     if not many:
-        typer.echo(f"reading {journals[0]} ({_human_size(sum(sizes))})…", err=True)
+        return None  # one large file: _byte_progress shows how far into it reading is
 
     def report(done: int, total: int, group: JournalGroup) -> None:
         name = (group.main or group.extras[0]).name

@@ -7,6 +7,7 @@ run goes on. The CLI prints a count per kind plus the first few with `path:line`
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 
@@ -33,6 +34,8 @@ class Diagnostics:
     notes: Counter[str] = field(default_factory=Counter)
     lines_read: int = 0
     records_parsed: int = 0
+    # Called now and then while a file is read: (path, bytes read so far, file size).
+    on_progress: Callable[[str, int, int], None] | None = None
 
     def warn(self, path: str, line: int | None, kind: str, message: str) -> None:
         self.warning_counts[kind] += 1

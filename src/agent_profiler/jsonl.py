@@ -28,7 +28,7 @@ import io
 import os
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO, cast
 
@@ -97,14 +97,24 @@ def read_jsonl(path: str | os.PathLike[str], diagnostics: Diagnostics) -> Iterat
     """
     name = os.fspath(path)
     with _open(name) as stream:
+        position = _position_of(stream)
+        size = os.path.getsize(name) if diagnostics.on_progress is not None else 0
         for outcome in _Journal(name, stream).outcomes():
             if outcome.counted:
                 diagnostics.lines_read += 1
+                if diagnostics.on_progress is not None and diagnostics.lines_read % 2000 == 0:
+                    diagnostics.on_progress(name, position(), size)
             if outcome.parsed:
                 diagnostics.records_parsed += 1
                 yield Record(outcome.line or 0, outcome.value)
             else:
                 diagnostics.warn(name, outcome.line, outcome.kind, outcome.message)
+
+
+def _position_of(stream: io.BufferedReader[io.FileIO] | gzip.GzipFile) -> Callable[[], int]:
+    """How far into the file on disk reading has got (compressed bytes for gzip)."""
+    raw = stream._raw if isinstance(stream, _GzipJournal) else stream
+    return raw.tell
 
 
 def open_journal(path: str | os.PathLike[str]) -> BinaryIO:
