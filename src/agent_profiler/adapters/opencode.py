@@ -86,7 +86,9 @@ def role(path: Path) -> str:
     if name.startswith("opencode") and name.endswith(".db"):
         return "read"
     if "storage" in path.parts[:-1]:
-        return "read" if storage.kind_of(path) == "storage" else "member"
+        # By name only: a storage folder holds thousands of message and part files.
+        is_session = path.parent.parent.name == "session" and name.startswith("ses_")
+        return "read" if is_session and name.endswith(".json") else "member"
     if name.endswith((".json", ".json.gz")) and storage.kind_of(path) == "export":
         return "read"
     return ""

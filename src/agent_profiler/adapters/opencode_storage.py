@@ -3,15 +3,16 @@ the SQLite database (≥1.2), the JSON files under `storage/` (≤1.1.x, left on
 after the migration), and `opencode export <id>` documents. `opencode.py` maps
 the result onto the model; nothing here knows about requests or context.
 
-The database is the user's live one. It is opened read-only through a URI
-(`mode=ro`), so this process can never write or create it, and every query runs
-in one read transaction, so the three tables are read as one consistent snapshot
-while OpenCode keeps writing (WAL readers never block its writer). `immutable=1`
-(no locking at all) is used only as a fallback when a read-only open fails and
-there is no `-wal` or `-journal` beside the file: then nothing is in flight, and
-it is what lets a copy in a read-only folder (WAL mode needs to create `-shm`)
-be read. With a `-wal` present, immutable would silently miss the latest rows,
-so the error is reported instead.
+The database is the user's live one, and OpenCode keeps it in WAL mode. It is
+opened read-only through a URI (`mode=ro`), so this process never writes it, and
+all queries run in one read transaction: the three tables as of one moment while
+OpenCode keeps writing (WAL readers never block its writer). But a read-only WAL
+reader still *creates* `-wal` and `-shm` beside the file when they are missing
+(checked: it did so on a copied database). So when the database is in WAL mode
+and has no `-wal` file, nothing is in flight, and it is opened `immutable=1`
+instead: no locks, no files created, the same rows. A rollback-journal database
+(no WAL) creates nothing when read; it gets `mode=ro` and waits up to
+`LOCK_WAIT_S` for a writer's exclusive lock, then says the database is locked.
 """
 
 from __future__ import annotations
@@ -211,10 +212,23 @@ def _connect(path: Path, immutable: bool) -> sqlite3.Connection:
     return sqlite3.connect(uri, uri=True, timeout=LOCK_WAIT_S, isolation_level=None)
 
 
+def _quiescent_wal(path: Path) -> bool:
+    """A WAL-mode database (header bytes 18-19 = 2) with no `-wal` beside it."""
+    try:
+        with path.open("rb") as stream:
+            header = stream.read(100)
+    except OSError:
+        return False
+    in_wal_mode = header.startswith(SQLITE_MAGIC) and header[18:20] == b"\x02\x02"
+    return in_wal_mode and not Path(str(path) + "-wal").exists()
+
+
 def _open_db(path: Path) -> sqlite3.Connection:
     source = str(path)
+    if not path.is_file():
+        raise JournalError(source, "cannot open: not a file")
     try:
-        connection = _connect(path, immutable=False)
+        connection = _connect(path, immutable=_quiescent_wal(path))
         try:
             connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.Error:
@@ -229,15 +243,7 @@ def _open_db(path: Path) -> sqlite3.Connection:
                 f"database is locked by another process ({reason}); try again when OpenCode "
                 "is idle, or read `opencode export <session id>` output instead",
             ) from error
-        in_flight = [s for s in ("-wal", "-journal") if Path(source + s).exists()]
-        if in_flight or not path.is_file():
-            raise JournalError(source, f"cannot open the database read-only ({reason})") from error
-        try:
-            connection = _connect(path, immutable=True)
-            connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            return connection
-        except sqlite3.Error as retry:
-            raise JournalError(source, f"cannot open the database ({retry})") from retry
+        raise JournalError(source, f"cannot open the database read-only ({reason})") from error
     except sqlite3.DatabaseError as error:
         raise JournalError(source, f"not a SQLite database, or corrupt ({error})") from error
 
@@ -261,7 +267,8 @@ def read_db(path: Path, diagnostics: Diagnostics) -> list[StoredSession]:
         ).fetchall()
         connection.execute("COMMIT")
     except sqlite3.OperationalError as error:
-        raise JournalError(source, f"cannot read the database ({error})") from error
+        what = "is locked by another process" if "locked" in str(error) else "cannot be read"
+        raise JournalError(source, f"the database {what} ({error})") from error
     except sqlite3.DatabaseError as error:
         raise JournalError(source, f"the database is corrupt ({error})") from error
     finally:
