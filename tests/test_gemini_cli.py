@@ -17,6 +17,7 @@ from agent_profiler.adapters import gemini_cli
 from agent_profiler.cli import app
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.discover import discover
+from agent_profiler.loader import load
 from agent_profiler.model import Category, Harness
 from traceview import TraceView, load_trace
 
@@ -318,3 +319,12 @@ def test_summary_report_and_export_of_a_folder(tmp_path: Path, export_trace: Any
     report = runner.invoke(app, ["report", str(folder), "-o", str(tmp_path / "r.html")])
     assert report.exit_code == 0, report.stderr
     assert "Gemini CLI" in (tmp_path / "r.html").read_text()
+
+
+@needs_shared
+def test_a_folder_walk_finds_every_session_document() -> None:
+    # Copies named anything (entire-*.json) are recognised by content, not only session-*.json.
+    result = load([SHARED], Diagnostics())
+    assert not result.failures
+    assert len(result.sessions) == 14  # 15 files; the header-only one holds no session
+    assert {s.harness for s in result.sessions} == {Harness.GEMINI_CLI}

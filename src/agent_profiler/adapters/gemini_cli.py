@@ -126,7 +126,10 @@ def role(path: Path) -> str:
     if not name.endswith((".json", ".json.gz")):
         return ""
     in_chats = path.parent.name == "chats" and name.startswith("session-")
-    return "read" if in_chats or path.parent.parent.name == "chats" else ""
+    if in_chats or path.parent.parent.name == "chats":
+        return "read"
+    # Anywhere else (a copy, an `/export-session` file): by its header keys.
+    return "read" if claim(path) else ""
 
 
 # --------------------------------------------------------------------------- containers
