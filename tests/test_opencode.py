@@ -141,6 +141,8 @@ def test_corpus_subagent_link_compaction_and_additions(export_trace: Any) -> Non
         if change["delta_tokens"] > 0 and change["source_id"] in calls
     ]
     assert linked
+    categories = view.snapshots(captures[parent])[-1].args["context"]["categories"]
+    assert {"prompts", "assistant", "results", "unattributed"} <= set(categories)
 
     compacted = export_trace(SHARED / "session-bridge-1.4.3-compaction").view
     (compaction,) = compacted.slices_of_kind("compaction")

@@ -624,6 +624,14 @@ GEMINI_OPENCODE_CASES = [
         first_warning_line=2,
     ),
     Case(
+        "a Gemini CLI JSONL that lost its header line",
+        one("session-z.jsonl", GEMINI_JSONL.read_bytes().split(b"\n", 1)[1]),
+        0,
+        {"no-header": 1},
+        responses=5,
+        first_warning_line=1,
+    ),
+    Case(
         "a Gemini CLI document without messages",
         one("session-y.json", b'{\n  "sessionId": "s",\n  "projectHash": "ab"\n}\n'),
         1,

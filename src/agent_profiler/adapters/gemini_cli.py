@@ -98,10 +98,22 @@ def detect(values: list[object]) -> bool:
     """A JSONL recording's header line, or a one-line JSON document: `sessionId` and
     `projectHash` (no other harness format we know has `projectHash`)."""
     first = values[0] if values else None
-    return (
+    if (
         isinstance(first, dict)
         and text_field(first, "sessionId") is not None
         and text_field(first, "projectHash") is not None
+    ):
+        return True
+    # A log that lost its header line (seen when ~/.gemini moved while the CLI ran): a
+    # `$set` line, or a `gemini` record (no other harness has that type, nor a `uuid`-less
+    # user record with `thoughts`/`tokens`).
+    return any(
+        isinstance(value, dict)
+        and (
+            set(value) == {"$set"}
+            or (text_field(value, "type") == "gemini" and "sessionId" not in value)
+        )
+        for value in values[:20]
     )
 
 
@@ -193,9 +205,11 @@ def _load_jsonl(path: Path, diagnostics: Diagnostics) -> Recording | None:
         if recording is None:
             if "messages" in value and detect([value]):
                 return _from_document(path, value, "json (one line)")
-            if not detect([value]):
+            if not (text_field(value, "sessionId") and text_field(value, "projectHash")):
                 # The header line was lost (the file re-created while running): go on.
-                diagnostics.warn(source, record.line, "no-header", "no session header line")
+                diagnostics.warn(
+                    source, record.line, "no-header", "no session header line; id from the name"
+                )
                 recording = Recording(path, {}, container="jsonl")
             else:
                 recording = Recording(path, dict(value), container="jsonl")

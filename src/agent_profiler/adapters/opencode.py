@@ -86,9 +86,11 @@ def role(path: Path) -> str:
     if name.startswith("opencode") and name.endswith(".db"):
         return "read"
     if "storage" in path.parts[:-1]:
-        # By name only: a storage folder holds thousands of message and part files.
-        is_session = path.parent.parent.name == "session" and name.startswith("ses_")
-        return "read" if is_session and name.endswith(".json") else "member"
+        # By name: a storage folder holds thousands of message and part files.
+        at = len(path.parts) - 1 - path.parts[::-1].index("storage")
+        if (Path(*path.parts[: at + 1]) / "session").is_dir():
+            is_session = path.parent.parent.name == "session" and name.startswith("ses_")
+            return "read" if is_session and name.endswith(".json") else "member"
     if name.endswith((".json", ".json.gz")) and storage.kind_of(path) == "export":
         return "read"
     return ""

@@ -283,6 +283,8 @@ def read_db(path: Path, diagnostics: Diagnostics) -> list[StoredSession]:
         value = _row_json(data, source, diagnostics)
         session = by_id.get(str(session_id))
         if not isinstance(value, dict) or session is None:
+            if session is None:
+                diagnostics.note("opencode:message-of-unknown-session")
             continue
         raw_time = value.get("time")
         time: dict[str, Any] = raw_time if isinstance(raw_time, dict) else {}
