@@ -1,8 +1,9 @@
 """Gemini CLI chat recordings (`~/.gemini/tmp/<project>/chats/session-*.json[l]`).
 
-Owns what is Gemini-specific (FORMATS-gemini-opencode.md §1): the two containers,
-which records are requests, what each request's prompt held, compression, and
-how subagent recordings link to the call that ran them.
+Owns what is Gemini-specific (FORMATS-gemini-opencode.md §1): which records are
+requests, what each request's prompt held, compression, and how subagent
+recordings link to the call that ran them. The two containers are read and
+replayed by `gemini_recording`.
 
 Format facts this module relies on, with the surprise each one holds:
 - ≤0.38 a session is ONE pretty-printed JSON document, rewritten whole on every
@@ -38,15 +39,12 @@ Format facts this module relies on, with the surprise each one holds:
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import orjson
 
 from agent_profiler.adapters.common import (
     MS,
@@ -58,10 +56,16 @@ from agent_profiler.adapters.common import (
     token_count,
     turn_ends,
 )
+from agent_profiler.adapters.gemini_recording import (
+    HEADER_ID,
+    Recording,
+    is_header,
+    load_recording,
+    parts,
+    peek,
+)
 from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.errors import JournalError
-from agent_profiler.jsonl import open_journal, read_jsonl
 from agent_profiler.model import (
     AnchorKind,
     Category,
@@ -85,24 +89,17 @@ HARNESS = Harness.GEMINI_CLI
 # 1,048,576 for every current Gemini model, 256,000 for Gemma 4. Not in the journal.
 GEMINI_WINDOW = 1_048_576
 GEMMA_WINDOW = 256_000
-MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
 SESSION_CONTEXT = "<session_context>"
 _LOADED_CONTEXT = re.compile(r"<loaded_context>.*?</loaded_context>", re.DOTALL)
 # What a ≤0.35 subagent's first prompt starts with (codebase investigator, §1.9).
 _SUBAGENT_PROMPT = re.compile(r"^\s*Your task is to ")
 _COMPRESSED = re.compile(r"^Context compressed from (\d+)% to (\d+)%")
-_HEADER_ID = re.compile(rb'"sessionId"\s*:\s*"([^"\\]{1,200})"')
 
 
 def detect(values: list[object]) -> bool:
     """A JSONL recording's header line, or a one-line JSON document: `sessionId` and
     `projectHash` (no other harness format we know has `projectHash`)."""
-    first = values[0] if values else None
-    if (
-        isinstance(first, dict)
-        and text_field(first, "sessionId") is not None
-        and text_field(first, "projectHash") is not None
-    ):
+    if values and is_header(values[0]):
         return True
     # A log that lost its header line (seen when ~/.gemini moved while the CLI ran): a
     # `$set` line, or a `gemini` record (no other harness has that type, nor a `uuid`-less
@@ -117,18 +114,10 @@ def detect(values: list[object]) -> bool:
     )
 
 
-def _peek(path: Path, size: int = 4096) -> bytes:
-    try:
-        with open_journal(path) as stream:
-            return stream.read(size)
-    except (JournalError, OSError, EOFError, ValueError):
-        return b""
-
-
 def claim(path: Path) -> bool:
     """A pretty-printed session document (≤0.38, `/export-session`): refused by the
     JSONL sniff, recognised by its header keys near the top."""
-    head = _peek(path)
+    head = peek(path)
     return head.lstrip()[:1] == b"{" and b'"projectHash"' in head and b'"sessionId"' in head
 
 
@@ -144,204 +133,14 @@ def role(path: Path) -> str:
     return "read" if claim(path) else ""
 
 
-# --------------------------------------------------------------------------- containers
-
-
-@dataclass(slots=True)
-class Recording:
-    """One file, replayed: the header, the last version of each message, and the
-    order of events (a message first seen, a `$set.messages` checkpoint, a rewind)."""
-
-    path: Path
-    header: dict[str, Any]
-    messages: dict[str, dict[str, Any]] = field(default_factory=dict)
-    events: list[tuple[str, Any]] = field(default_factory=list)
-    container: str = "json"
-
-    @property
-    def session_id(self) -> str:
-        return text_field(self.header, "sessionId") or self.path.stem
-
-    @property
-    def kind(self) -> str | None:
-        return text_field(self.header, "kind")
-
-    def first_prompt(self) -> str:
-        for event, value in self.events:
-            record = self.messages.get(value) if event == "message" else None
-            if record is not None and text_field(record, "type") == "user":
-                return "".join(text for _, text, _ in _parts(record.get("content")))
-        return ""
-
-    def add(self, record: dict[str, Any], fallback_id: str) -> str:
-        message_id = text_field(record, "id") or fallback_id
-        if message_id not in self.messages:
-            self.events.append(("message", message_id))
-        self.messages[message_id] = record
-        return message_id
-
-
-def load_recording(path: Path, diagnostics: Diagnostics) -> Recording:
-    """Read one file of either container. Raises `JournalError` for a file that holds
-    no Gemini CLI session at all."""
-    head = _peek(path, 64)
-    if path.name.endswith((".jsonl", ".jsonl.gz")) or (
-        head.lstrip()[:1] == b"{" and b"\n" in head.strip() and head.strip()[1:2] != b"\n"
-    ):
-        recording = _load_jsonl(path, diagnostics)
-        if recording is not None:
-            return recording
-    return _load_document(path, diagnostics)
-
-
-def _load_jsonl(path: Path, diagnostics: Diagnostics) -> Recording | None:
-    source = str(path)
-    recording: Recording | None = None
-    for record in read_jsonl(path, diagnostics):
-        value = record.value
-        if not isinstance(value, dict):
-            diagnostics.warn(source, record.line, "bad-shape", "line is not a JSON object")
-            continue
-        if recording is None:
-            if "messages" in value and detect([value]):
-                return _from_document(path, value, "json (one line)")
-            if not (text_field(value, "sessionId") and text_field(value, "projectHash")):
-                # The header line was lost (the file re-created while running): go on.
-                diagnostics.warn(
-                    source, record.line, "no-header", "no session header line; id from the name"
-                )
-                recording = Recording(path, {}, container="jsonl")
-            else:
-                recording = Recording(path, dict(value), container="jsonl")
-                continue
-        if "$set" in value:
-            update = value["$set"]
-            if not isinstance(update, dict):
-                diagnostics.warn(source, record.line, "bad-shape", "$set is not an object")
-                continue
-            messages = update.get("messages")
-            if isinstance(messages, list):
-                ids = []
-                for index, message in enumerate(messages):
-                    if isinstance(message, dict):
-                        ids.append(recording.add(message, f"line-{record.line}.{index}"))
-                recording.events.append(("checkpoint", ids))
-            recording.header.update({k: v for k, v in update.items() if k != "messages"})
-        elif "$rewindTo" in value:
-            recording.events.append(("rewind", value["$rewindTo"]))
-        elif text_field(value, "type") is not None:
-            recording.add(value, f"line-{record.line}")
-        else:
-            diagnostics.skip("gemini-cli:unknown-line")
-    return recording
-
-
-def _load_document(path: Path, diagnostics: Diagnostics) -> Recording:
-    source = str(path)
-    try:
-        with open_journal(path) as stream:
-            data = stream.read(MAX_DOCUMENT_BYTES + 1)
-    except (OSError, EOFError, ValueError) as error:
-        raise JournalError(source, f"cannot read ({error})") from error
-    if len(data) > MAX_DOCUMENT_BYTES:
-        raise JournalError(source, "Gemini CLI session document over 512 MB; not read")
-    diagnostics.lines_read += 1
-    try:
-        value = orjson.loads(data.removeprefix(b"\xef\xbb\xbf"))
-    except (ValueError, RecursionError):
-        return _salvage(path, data, diagnostics)
-    if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
-        raise JournalError(source, "not a Gemini CLI session (no messages list)")
-    diagnostics.records_parsed += 1
-    return _from_document(path, value, "json")
-
-
-def _from_document(path: Path, value: dict[str, Any], container: str) -> Recording:
-    header = {k: v for k, v in value.items() if k != "messages"}
-    recording = Recording(path, header, container=container)
-    messages = value.get("messages")
-    for index, message in enumerate(messages if isinstance(messages, list) else []):
-        if isinstance(message, dict):
-            recording.add(message, f"message-{index}")
-    return recording
-
-
-def _salvage(path: Path, data: bytes, diagnostics: Diagnostics) -> Recording:
-    """A document cut short (copied while Gemini CLI rewrote it): keep the header
-    fields and every complete message before the cut."""
-    text = data.decode("utf-8", errors="replace")
-    start = text.find('"messages"')
-    bracket = text.find("[", start) if start != -1 else -1
-    if bracket == -1 or _HEADER_ID.search(data[:4096]) is None:
-        raise JournalError(str(path), "not a Gemini CLI session (damaged JSON document)")
-    header: dict[str, Any] = {}
-    for key in ("sessionId", "projectHash", "startTime", "lastUpdated", "kind"):
-        found = re.search(rf'"{key}"\s*:\s*"([^"\\]*)"', text[:start])
-        if found:
-            header[key] = found.group(1)
-    recording = Recording(path, header, container="json (cut short)")
-    decoder = json.JSONDecoder()
-    position = bracket + 1
-    kept = 0
-    while True:
-        while position < len(text) and text[position] in " \t\r\n,":
-            position += 1
-        try:
-            message, position = decoder.raw_decode(text, position)
-        except (ValueError, RecursionError):
-            break
-        if not isinstance(message, dict):
-            break
-        recording.add(message, f"message-{kept}")
-        kept += 1
-    diagnostics.records_parsed += 1
-    diagnostics.warn(
-        str(path),
-        None,
-        "truncated-document",
-        f"JSON document cut short or damaged; the first {kept} complete message(s) kept",
-    )
-    return recording
-
-
 # --------------------------------------------------------------------------- content
-
-
-def _parts(content: object) -> Iterator[tuple[str, str, str]]:
-    """(kind, text, call id) of message content: a string (user ≤0.27, model text) or
-    a list of Parts: `text`, `functionResponse` (≥0.44 synthetic turns), else media."""
-    if isinstance(content, str):
-        yield "text", content, ""
-        return
-    for part in content if isinstance(content, list) else []:
-        if not isinstance(part, dict):
-            continue
-        text = text_field(part, "text")
-        response = part.get("functionResponse")
-        if text is not None:
-            if not part.get("thought"):
-                yield "text", text, ""
-        elif isinstance(response, dict):
-            yield "result", _response_text(response), text_field(response, "id") or ""
-        else:
-            yield "media", "", ""
-
-
-def _response_text(function_response: dict[str, Any]) -> str:
-    """What a tool result sent back holds: its output (or error) string, else its JSON."""
-    response = function_response.get("response")
-    if isinstance(response, dict) and len(response) == 1:
-        only = next(iter(response.values()))
-        if isinstance(only, str):
-            return only
-    return json_text(response)
 
 
 def _result_text(result: object) -> tuple[str, int]:
     """Text of a call's embedded `result` Parts, and how many media parts it holds."""
     texts: list[str] = []
     media = 0
-    for kind, text, _ in _parts(result):
+    for kind, text, _ in parts(result):
         if kind == "media":
             media += 1
         else:
@@ -462,7 +261,7 @@ class SessionBuilder:
 
     def on_user(self, message_id: str, record: dict[str, Any], ts: int) -> None:
         texts: list[str] = []
-        for index, (kind, text, call_id) in enumerate(_parts(record.get("content"))):
+        for index, (kind, text, call_id) in enumerate(parts(record.get("content"))):
             item_id = f"{message_id}:{index}"
             if kind == "media":
                 self.unmeasured["media-part"] += 1
@@ -557,7 +356,7 @@ class SessionBuilder:
         else:
             reason = "no usage recorded (cancelled?)" if not tokens else "all-zero usage"
             self.failed.append(dataclasses.replace(response, stop_reason=reason))
-        content = "".join(text for kind, text, _ in _parts(record.get("content")) if kind == "text")
+        content = "".join(text for kind, text, _ in parts(record.get("content")) if kind == "text")
         if content:
             self.add(
                 message_id,
@@ -903,7 +702,7 @@ def _session_key(file: SniffedFile) -> str:
     first = file.head[0] if file.head else None
     if isinstance(first, dict) and text_field(first, "sessionId"):
         return str(first["sessionId"])
-    found = _HEADER_ID.search(_peek(path))
+    found = HEADER_ID.search(peek(path))
     return found.group(1).decode(errors="replace") if found else str(path)
 
 
@@ -940,6 +739,6 @@ def locate(env: Mapping[str, str]) -> Iterator[Located]:
             if name.endswith((".json", ".json.gz")) and name.split(".")[0] in stems:
                 continue
             path = folder / name
-            found = re.search(rb'"startTime"\s*:\s*"([^"]+)"', _peek(path, 2048))
+            found = re.search(rb'"startTime"\s*:\s*"([^"]+)"', peek(path, 2048))
             start = timestamp_ns(found.group(1).decode()) if found else None
             yield Located(path, _project(Recording(path, {})), start)
