@@ -184,7 +184,7 @@ def test_usage_semantics_input_includes_cached() -> None:
         tokens = raw[response.id]["tokens"]
         assert response.usage.prompt_tokens == tokens["input"]
         assert response.usage.cache_read_tokens == tokens["cached"] <= tokens["input"]
-        assert response.usage.output_tokens == tokens["output"]
+        assert response.usage.output_tokens == tokens["output"] + tokens["thoughts"]
         assert response.usage.reasoning_tokens == tokens["thoughts"]
     # One all-zero record: not a request, shown as a request without usage.
     assert [r.stop_reason for r in session.failed_requests] == ["all-zero usage"]

@@ -218,6 +218,8 @@ def test_usage_semantics_input_excludes_cache() -> None:
         assert response.usage.input_tokens == tokens["input"]
         assert response.usage.prompt_tokens == prompt_of(tokens)
         assert response.usage.reasoning_tokens == tokens["reasoning"]
+        # the whole completion: total − prompt (reasoning beside or inside output)
+        assert response.usage.output_tokens == tokens["total"] - prompt_of(tokens)
     assert session.parent_session == "ses_2bef27598ffe7m6Lx2BIiN92bh"
     assert session.prompts[0].source == "agent"
     assert all(t.end_ns >= t.start_ns for t in session.tool_calls)

@@ -329,7 +329,9 @@ class SessionBuilder:
             usage=Usage(
                 prompt_tokens=prompt,
                 input_tokens=prompt,  # Gemini's own meaning, as for Codex: cached included
-                output_tokens=output,
+                # Thinking is billed as output but not inside `output` (candidatesTokenCount):
+                # added, so output means the whole completion, as for the other harnesses.
+                output_tokens=output + thoughts,
                 cache_read_tokens=min(cached, prompt),
                 reasoning_tokens=thoughts,
             ),

@@ -118,13 +118,20 @@ def usage_of(tokens: object) -> Usage:
         token_count(cache.get("read")),
         token_count(cache.get("write")),
     )
+    output, reasoning = token_count(tokens.get("output")), token_count(tokens.get("reasoning"))
+    # The whole completion, as for the other harnesses. Most providers report `reasoning`
+    # beside `output`, some inside it; `total` (≥1.2) tells which: it is the sum of what
+    # was billed, so completion = total − prompt. Without `total`, beside is assumed.
+    total = token_count(tokens.get("total"))
+    prompt = fresh + read + write
+    completion = total - prompt if total >= prompt + output else output + reasoning
     return Usage(
-        prompt_tokens=fresh + read + write,
+        prompt_tokens=prompt,
         input_tokens=fresh,
-        output_tokens=token_count(tokens.get("output")),
+        output_tokens=completion,
         cache_read_tokens=read,
         cache_write_tokens=write,
-        reasoning_tokens=token_count(tokens.get("reasoning")),
+        reasoning_tokens=reasoning,
     )
 
 
