@@ -18,7 +18,7 @@ from agent_profiler.cli import app
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.discover import discover
 from agent_profiler.loader import load
-from agent_profiler.model import Category, Harness
+from agent_profiler.model import Category, Harness, Stage
 from traceview import TraceView, load_trace
 
 DATA = Path(__file__).parent / "data" / "journals" / "gemini-cli"
@@ -328,3 +328,37 @@ def test_a_folder_walk_finds_every_session_document() -> None:
     assert not result.failures
     assert len(result.sessions) == 14  # 15 files; the header-only one holds no session
     assert {s.harness for s in result.sessions} == {Harness.GEMINI_CLI}
+
+
+def test_history_sync_under_new_ids_is_not_a_compaction(tmp_path: Path) -> None:
+    # ≥0.44 history sync may re-write the same turns with hex ids: no new prompts, no
+    # requests without usage, no compaction; a shorter list with a <state_snapshot> is one.
+    def line(value: dict[str, Any]) -> str:
+        return json.dumps(value) + "\n"
+
+    user = {"id": "u1", "timestamp": "2026-01-01T00:00:01.000Z", "type": "user", "content": "hi"}
+    model = {
+        "id": "g1",
+        "timestamp": "2026-01-01T00:00:02.000Z",
+        "type": "gemini",
+        "content": "hello " * 50,
+        "model": "gemini-2.5-pro",
+        "tokens": {"input": 900, "output": 5, "cached": 0, "thoughts": 0, "tool": 0},
+    }
+    resync = [{**user, "id": "a" * 32}, {**model, "id": "b" * 32, "tokens": None}]
+    snapshot = {**user, "id": "c" * 32, "content": "<state_snapshot>" + "s" * 80}
+    path = tmp_path / "session-2026-01-01T00-00-s2.jsonl"
+    path.write_text(
+        line({"sessionId": "s2", "projectHash": "ab", "startTime": "2026-01-01T00:00:00Z"})
+        + line(user)
+        + line(model)
+        + line({"$set": {"messages": resync}})
+        + line({"$set": {"messages": [snapshot]}})
+    )
+    session = read_one(path)
+    assert len(session.prompts) == 1 and not session.failed_requests
+    assert [c.trigger for c in session.compactions] == ["history replaced ($set.messages)"]
+    after = session.snapshots[-1]
+    assert after.stage is Stage.POST_COMPACTION
+    # the summary replaces the conversation; the inferred head (system, tools) stays
+    assert dict(after.categories) == {Category.SUMMARIES: 24, Category.UNATTRIBUTED: 900 - 1}

@@ -90,6 +90,7 @@ HARNESS = Harness.GEMINI_CLI
 GEMINI_WINDOW = 1_048_576
 GEMMA_WINDOW = 256_000
 SESSION_CONTEXT = "<session_context>"
+STATE_SNAPSHOT = "<state_snapshot>"  # the compression summary turn (≥0.44 history)
 _LOADED_CONTEXT = re.compile(r"<loaded_context>.*?</loaded_context>", re.DOTALL)
 # What a ≤0.35 subagent's first prompt starts with (codebase investigator, §1.9).
 _SUBAGENT_PROMPT = re.compile(r"^\s*Your task is to ")
@@ -198,6 +199,9 @@ class SessionBuilder:
     start_ns: int | None = None
     end_ns: int | None = None
     prompt_source: str = "user"
+    # Inside a `$set.messages` checkpoint: its new turns are history (re-synced, or the
+    # compressed summary), not new prompts; only a record with usage is a request.
+    replaying: bool = False
 
     @property
     def path(self) -> str:
@@ -271,6 +275,10 @@ class SessionBuilder:
                     self.diagnostics.note("gemini-cli:synthetic-result-turn")
                 else:
                     self.add(message_id, item_id, Category.RESULTS, len(text), label="Tool result")
+            elif self.replaying and text.lstrip().startswith(STATE_SNAPSHOT):
+                self.add(
+                    message_id, item_id, Category.SUMMARIES, len(text), label="Compression summary"
+                )
             elif text.lstrip().startswith(SESSION_CONTEXT):
                 loaded = sum(len(m) for m in _LOADED_CONTEXT.findall(text))
                 self.add(
@@ -298,7 +306,7 @@ class SessionBuilder:
                     label="User prompt",
                     source_kind=SourceKind.PROMPT,
                 )
-        if texts:
+        if texts and not self.replaying:
             chars = sum(len(t) for t in texts)
             self.prompts.append(
                 Prompt(message_id, ts, ts, chars, self.prompt_source, preview(texts[0]))
@@ -355,7 +363,7 @@ class SessionBuilder:
                 self.models.append(model)
             if tool:
                 self.diagnostics.note("gemini-cli:tool-use-prompt-tokens")
-        else:
+        elif not self.replaying:
             reason = "no usage recorded (cancelled?)" if not tokens else "all-zero usage"
             self.failed.append(dataclasses.replace(response, stop_reason=reason))
         content = "".join(text for kind, text, _ in parts(record.get("content")) if kind == "text")
@@ -383,19 +391,10 @@ class SessionBuilder:
         result, media = _result_text(call.get("result"))
         self.unmeasured["media-part"] += media
         has_result = call.get("result") is not None
-        self.calls[call_id] = _Call(
-            call_id,
-            name,
-            ts,
-            max(end or ts, ts),
-            response,
-            self.prompt_id,
-            arguments,
-            text_field(call, "status"),
-            len(result),
-            text_field(call, "agentId"),
-            has_result,
-        )
+        if self.replaying and call_id in self.calls:
+            end = None  # a re-synced copy of a call already on the timeline
+        else:
+            self.calls[call_id] = self._call(call_id, name, ts, end, response, call, len(result))
         if end is not None:
             self.last_ns = max(self.last_ns or end, end)
             self.touch(end)
@@ -418,6 +417,30 @@ class SessionBuilder:
                 source_id=call_id,
                 source_kind=SourceKind.TOOL,
             )
+
+    def _call(
+        self,
+        call_id: str,
+        name: str,
+        ts: int,
+        end: int | None,
+        response: str | None,
+        call: dict[str, Any],
+        result_chars: int,
+    ) -> _Call:
+        return _Call(
+            call_id,
+            name,
+            ts,
+            max(end or ts, ts),
+            response,
+            self.prompt_id,
+            call.get("args"),
+            text_field(call, "status"),
+            result_chars,
+            text_field(call, "agentId"),
+            call.get("result") is not None,
+        )
 
     def on_info(self, message_id: str, record: dict[str, Any], ts: int) -> None:
         content = text_field(record, "content")
@@ -458,21 +481,32 @@ class SessionBuilder:
 
     def on_checkpoint(self, ids: list[str]) -> None:
         """`$set.messages`: the list becomes exactly `ids`. Ids seen before stay (no new
-        request); those missing leave the context (a compression if any did)."""
+        request); those missing leave the context. History sync may re-write the same
+        turns under new (hex) ids, so it is a compression only when the list shrank:
+        fewer new turns than turns that left."""
         keep = set(ids)
         leaving = [m for m in self.order if m not in keep]
         removed = self.drop(leaving)
         self.order = [m for m in self.order if m in keep]
         seen = set(self.order)
+        new = 0
+        self.replaying = True
         for message_id in ids:
             if message_id not in seen:
                 self.on_message(message_id)
                 seen.add(message_id)
-        if removed:
+                new += 1
+        self.replaying = False
+        if removed and new < len(leaving):
             ts = self.last_ns or 0
+            compaction_id = f"checkpoint:{len(self.compactions)}"
+            # The summary is in the new list: the head (system prompt, tools) is kept.
+            self.log.observe(
+                Observation(ts, AnchorKind.COMPACTION, compaction_id, Stage.POST_COMPACTION)
+            )
             self.compactions.append(
                 Compaction(
-                    id=f"checkpoint:{len(self.compactions)}",
+                    id=compaction_id,
                     start_ns=ts,
                     end_ns=ts,
                     kind="compaction",

@@ -68,9 +68,11 @@ class Recording:
                 return "".join(text for _, text, _ in parts(record.get("content")))
         return ""
 
-    def add(self, record: dict[str, Any], fallback_id: str) -> str:
+    def add(self, record: dict[str, Any], fallback_id: str, *, listed: bool = True) -> str:
+        """Keep the last version of a message; `listed` records where it was first seen
+        (a checkpoint's messages are placed by the checkpoint event instead)."""
         message_id = text_field(record, "id") or fallback_id
-        if message_id not in self.messages:
+        if listed and message_id not in self.messages:
             self.events.append(("message", message_id))
         self.messages[message_id] = record
         return message_id
@@ -119,7 +121,8 @@ def _load_jsonl(path: Path, diagnostics: Diagnostics) -> Recording | None:
                 ids = []
                 for index, message in enumerate(messages):
                     if isinstance(message, dict):
-                        ids.append(recording.add(message, f"line-{record.line}.{index}"))
+                        fallback = f"line-{record.line}.{index}"
+                        ids.append(recording.add(message, fallback, listed=False))
                 recording.events.append(("checkpoint", ids))
             recording.header.update({k: v for k, v in update.items() if k != "messages"})
         elif "$rewindTo" in value:
