@@ -174,5 +174,6 @@ def test_a_json_document_is_named_for_what_it_is(tmp_path: Path) -> None:
         app, ["export", str(gemini), str(other), "-o", str(tmp_path / "t.pftrace")]
     )
     assert result.exit_code == 1
-    assert f"{gemini}: a Gemini CLI session (one JSON document)" in result.stderr
+    # Gemini CLI documents are read now: an empty one has nothing to show.
+    assert f"{gemini}: no session records (nothing to show)" in result.stderr
     assert f"{other}: one JSON document, not a JSONL journal" in result.stderr

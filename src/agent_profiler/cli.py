@@ -434,9 +434,10 @@ def discover(
     """List the agent journals on this machine, newest first.
 
     Looks in each harness's default folders (~/.claude/projects, ~/.codex/sessions,
-    ~/.pi/agent/sessions, ~/.local/share/muse/sessions), honouring CLAUDE_CONFIG_DIR,
-    CODEX_HOME, PI_CODING_AGENT_DIR and XDG_DATA_HOME. Any listed path can be passed
-    to `export`, `summary` or `open`.
+    ~/.pi/agent/sessions, ~/.local/share/muse/sessions, ~/.gemini/tmp/*/chats,
+    ~/.local/share/opencode), honouring CLAUDE_CONFIG_DIR, CODEX_HOME,
+    PI_CODING_AGENT_DIR, GEMINI_CLI_HOME, OPENCODE_DB and XDG_DATA_HOME. Any listed
+    path can be passed to `export`, `summary` or `open`.
     """
     since_ns = None
     if since is not None:

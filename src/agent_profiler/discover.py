@@ -6,6 +6,7 @@ Folders (each honours its harness's environment variable):
   (and `archived_sessions/`)
 - Pi: `$PI_CODING_AGENT_DIR` or `~/.pi/agent` → `sessions/--<cwd>--/*.jsonl`
 - Muse Code: `${XDG_DATA_HOME:-~/.local/share}/muse/sessions/YYYY/MM/DD/<id>/session.jsonl`
+- harnesses whose adapter has `locate` (Gemini CLI, OpenCode): where that says
 
 Only the first records of each file are read (for its project and start time),
 so listing is cheap; paths found here can be passed straight to `export`.
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from agent_profiler.adapters import ADAPTERS
 from agent_profiler.adapters.common import timestamp_ns
 from agent_profiler.errors import JournalError
 from agent_profiler.jsonl import sniff
@@ -126,5 +128,29 @@ def discover(
             if project is not None and project.lower() not in (where or str(path)).lower():
                 continue
             found.append(FoundJournal(kind, path, where, start, stat.st_size, stat.st_mtime_ns))
+    for adapter in ADAPTERS:
+        if adapter.locate is None or (harness is not None and adapter.harness is not harness):
+            continue
+        for located in adapter.locate(os.environ if env is None else env):
+            try:
+                stat = located.path.stat()
+            except OSError:
+                continue
+            when = located.start_ns if located.start_ns is not None else stat.st_mtime_ns
+            if since_ns is not None and when < since_ns:
+                continue
+            where = located.project
+            if project is not None and project.lower() not in (where or str(located.path)).lower():
+                continue
+            found.append(
+                FoundJournal(
+                    adapter.harness,
+                    located.path,
+                    where,
+                    located.start_ns,
+                    stat.st_size,
+                    stat.st_mtime_ns,
+                )
+            )
     found.sort(key=lambda j: (-(j.start_ns or j.modified_ns), str(j.path)))
     return found

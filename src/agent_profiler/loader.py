@@ -47,12 +47,12 @@ def expand(inputs: Iterable[Path]) -> tuple[list[Path], list[JournalError], int]
             found = []
             for root, dirs, names in os.walk(path, followlinks=False):
                 dirs.sort()
-                found += [Path(root) / n for n in sorted(names) if n.endswith(JOURNAL_SUFFIXES)]
-                ignored += sum(
-                    1
-                    for n in names
-                    if not n.endswith(JOURNAL_SUFFIXES) and not n.endswith(SIDECAR_SUFFIXES)
-                )
+                for name in sorted(names):
+                    role = "read" if name.endswith(JOURNAL_SUFFIXES) else _role(Path(root) / name)
+                    if role == "read":
+                        found.append(Path(root) / name)
+                    elif not role and not name.endswith(SIDECAR_SUFFIXES):
+                        ignored += 1
             if not found:
                 failures.append(JournalError(str(path), "no journals (*.jsonl, *.jsonl.gz) found"))
             candidates = found
@@ -69,6 +69,12 @@ def expand(inputs: Iterable[Path]) -> tuple[list[Path], list[JournalError], int]
     return files, failures, ignored
 
 
+def _role(path: Path) -> str:
+    """What a non-JSONL file in a walked folder is to the adapters that read such files."""
+    roles = {a.role(path) for a in ADAPTERS if a.role is not None}
+    return "read" if "read" in roles else ("member" if "member" in roles else "")
+
+
 def plan(
     files: list[Path], harness: Harness | None
 ) -> tuple[list[JournalGroup], list[JournalError]]:
@@ -79,6 +85,10 @@ def plan(
         try:
             head = sniff(path)
         except JournalError as error:
+            claimed = [a.harness for a in ADAPTERS if a.claim is not None and a.claim(path)]
+            if claimed and (harness is None or harness in claimed):
+                by_harness.setdefault(harness or claimed[0], []).append(SniffedFile(path, []))
+                continue
             reason = next(
                 (why for a in ADAPTERS if a.explain and (why := a.explain(path))), None
             ) or _json_document(path)
@@ -166,15 +176,13 @@ def load(
 
 
 def _json_document(path: Path) -> str | None:
-    """Name a pretty-printed JSON document (e.g. a Gemini CLI session) for what it is."""
+    """Name a pretty-printed JSON document that no adapter claims for what it is."""
     try:
         if path.stat().st_size > 64 * 1024 * 1024:
             return None
-        value = orjson.loads(path.read_bytes())
+        orjson.loads(path.read_bytes())
     except (OSError, ValueError):
         return None
-    if isinstance(value, dict) and "messages" in value and "projectHash" in value:
-        return "a Gemini CLI session (one JSON document); Gemini CLI is not supported yet"
     return "one JSON document, not a JSONL journal (one JSON object per line)"
 
 

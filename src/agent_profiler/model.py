@@ -21,16 +21,24 @@ class Harness(StrEnum):
     CODEX = "codex"
     PI = "pi"
     MUSE = "muse"
+    GEMINI_CLI = "gemini-cli"
+    OPENCODE = "opencode"
 
     @property
     def category_prefix(self) -> str:
-        """Slice category prefix that Agent Profiler's UI accepts (`claude.*`, ...)."""
-        return {"claude-code": "claude"}.get(self.value, self.value)
+        """Slice category prefix that Agent Profiler's UI accepts (`claude.*`, ...).
+        Harnesses it does not know get `agentprof.*`, its accepted fallback
+        (TRACE_CONTRACT §3); their `harness` annotation still names them."""
+        return {
+            "claude-code": "claude",
+            "gemini-cli": "agentprof",
+            "opencode": "agentprof",
+        }.get(self.value, self.value)
 
     @property
     def command(self) -> str:
         """The harness's executable name, used as the Perfetto process name."""
-        return self.category_prefix
+        return {"claude-code": "claude", "gemini-cli": "gemini"}.get(self.value, self.value)
 
     @property
     def label(self) -> str:
@@ -39,6 +47,8 @@ class Harness(StrEnum):
             "codex": "Codex",
             "pi": "Pi",
             "muse": "Muse Code",
+            "gemini-cli": "Gemini CLI",
+            "opencode": "OpenCode",
         }[self.value]
 
 

@@ -42,6 +42,8 @@ MUTATING_TOOLS: dict[Harness, frozenset[str]] = {
     Harness.MUSE: frozenset(
         {"bash", "shell", "exec_command", "edit", "write", "apply_patch", "write_file", "edit_file"}
     ),
+    Harness.GEMINI_CLI: frozenset({"run_shell_command", "write_file", "replace", "edit"}),
+    Harness.OPENCODE: frozenset({"bash", "edit", "write", "patch", "apply_patch", "multiedit"}),
 }
 LARGEST_RESULTS = 5
 NATIVE_HEAD = (Category.SYSTEM, Category.TOOLS, Category.RULES, Category.SKILLS)

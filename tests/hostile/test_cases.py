@@ -440,3 +440,289 @@ def test_a_file_without_read_permission(tmp_path: Path, monkeypatch: Any) -> Non
     assert result.exit_code == 1
     assert f"error: {path}: cannot open" in result.stderr
     assert (tmp_path / "t.pftrace").exists()
+
+
+# --------------------------------------------------------------------------- Gemini CLI, OpenCode
+# A separate block (issue 18), so that edits to the table above and to this one do not collide.
+# The same checks as `test_hostile_case`; a database lock is held by a child process, reaped
+# after each case.
+
+import sqlite3  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+GEMINI = DATA / "gemini-cli" / "entire-ab-2b9748b105-0_session.json"  # 10 requests
+GEMINI_JSONL = (
+    DATA / "gemini-cli/tp-tutor-0.39.1-jsonl/anthonyguera/chats/"
+    "session-2026-04-24T23-16-c8b2cbd9.jsonl"
+)  # 5 requests
+OPENCODE = DATA / "opencode" / "ses_fd4c895f0ffe6gKgxHiEgiQCcd.export.json"  # 4 requests
+_HOLDERS: list[subprocess.Popen[bytes]] = []
+
+
+def gemini_with(change: Callable[[list[dict[str, Any]]], None]) -> bytes:
+    document = json.loads(GEMINI.read_text())
+    change(document["messages"])
+    return json.dumps(document, indent=2).encode()
+
+
+def odd_gemini_tokens(messages: list[dict[str, Any]]) -> None:
+    measured = [m for m in messages if m["type"] == "gemini" and m["tokens"]["input"]]
+    measured[0]["tokens"]["input"] = "12207"  # a string
+    measured[1]["tokens"] = [1, 2, 3]  # not an object
+    measured[2]["tokens"]["input"] = -5  # negative
+    measured[3]["tokens"]["input"] = 1e30  # a float beyond any count
+    del measured[4]["tokens"]
+
+
+def opencode_document(change: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """The @docs child export, made a root session (a dangling parent fails the checklist)."""
+    document = json.loads(OPENCODE.read_text())
+    del document["info"]["parentID"]
+    if change is not None:
+        change(document)
+    return document
+
+
+def opencode_json(change: Callable[[dict[str, Any]], None] | None = None) -> bytes:
+    return json.dumps(opencode_document(change), indent=2).encode()
+
+
+def unknown_parts(document: dict[str, Any]) -> None:
+    for index, message in enumerate(document["messages"]):
+        message["parts"].insert(0, {"id": f"prt_0future{index}", "type": "hologram", "x": 1})
+
+
+def odd_opencode_tokens(document: dict[str, Any]) -> None:
+    assistants = [m for m in document["messages"] if m["info"]["role"] == "assistant"]
+    finishes = [p for m in assistants for p in m["parts"] if p["type"] == "step-finish"]
+    finishes[0]["tokens"] = {"input": "9", "cache": "lots"}  # strings: no usage
+    finishes[1]["tokens"] = None
+    finishes[2]["tokens"]["cache"] = [1, 2]  # cache not an object: input alone counts
+
+
+def opencode_db(tmp: Path, *, wal: bool) -> Path:
+    """A small OpenCode-shaped database built from the export (the real schema's columns
+    that the adapter reads)."""
+    document = opencode_document()
+    path = tmp / "opencode.db"
+    connection = sqlite3.connect(path)
+    if wal:
+        connection.execute("PRAGMA journal_mode=WAL")
+    connection.executescript(
+        "CREATE TABLE session (id TEXT PRIMARY KEY, parent_id TEXT, directory TEXT, title TEXT,"
+        " version TEXT, agent TEXT, model TEXT, time_created INTEGER, time_updated INTEGER);"
+        "CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT, time_created INTEGER,"
+        " time_updated INTEGER, data TEXT);"
+        "CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT, session_id TEXT,"
+        " time_created INTEGER, time_updated INTEGER, data TEXT);"
+    )
+    info = document["info"]
+    connection.execute(
+        "INSERT INTO session VALUES (?, NULL, ?, ?, ?, NULL, NULL, ?, ?)",
+        (
+            info["id"],
+            info["directory"],
+            info["title"],
+            info["version"],
+            info["time"]["created"],
+            info["time"]["updated"],
+        ),
+    )
+    for message in document["messages"]:
+        m = message["info"]
+        connection.execute(
+            "INSERT INTO message VALUES (?, ?, ?, ?, ?)",
+            (m["id"], info["id"], m["time"]["created"], m["time"]["created"], json.dumps(m)),
+        )
+        for part in message["parts"]:
+            connection.execute(
+                "INSERT INTO part VALUES (?, ?, ?, 0, 0, ?)",
+                (part["id"], m["id"], info["id"], json.dumps(part)),
+            )
+    connection.commit()
+    connection.close()
+    return path
+
+
+def held_db(mode: str) -> Callable[[Path], list[Path]]:
+    """A database another process holds: `exclusive` (rollback journal, an EXCLUSIVE lock:
+    readers must wait) or `writing` (WAL, an uncommitted write: readers go on)."""
+
+    def build(tmp: Path) -> list[Path]:
+        path = opencode_db(tmp, wal=mode == "writing")
+        statement = (
+            "BEGIN EXCLUSIVE" if mode == "exclusive" else "BEGIN IMMEDIATE; DELETE FROM part"
+        )
+        holder = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import sqlite3, sys, time\n"
+                f"c = sqlite3.connect({str(path)!r}, isolation_level=None)\n"
+                f"c.executescript({statement!r})\n"
+                "print('ready', flush=True)\n"
+                "time.sleep(20)\n",
+            ],
+            stdout=subprocess.PIPE,
+        )
+        _HOLDERS.append(holder)
+        assert holder.stdout is not None and holder.stdout.readline() == b"ready\n"
+        return [path]
+
+    return build
+
+
+def corrupt_db(tmp: Path) -> list[Path]:
+    path = opencode_db(tmp, wal=False)
+    data = bytearray(path.read_bytes())
+    data[100:4096] = b"\xff" * (4096 - 100)  # the schema page: header intact, content gone
+    path.write_bytes(bytes(data))
+    return [path]
+
+
+def storage_without_parts(tmp: Path) -> list[Path]:
+    document = opencode_document()
+    export = tmp / "x.export.json"
+    export.write_text(json.dumps(document))
+    from test_opencode import as_storage
+
+    storage = as_storage(export, tmp)
+    export.unlink()
+    assistant = next(m for m in document["messages"] if m["info"]["role"] == "assistant")
+    for part in (storage / "part" / assistant["info"]["id"]).iterdir():
+        part.unlink()
+    return [storage]
+
+
+def storage_with_damaged_message(tmp: Path) -> list[Path]:
+    export = tmp / "x.export.json"
+    export.write_text(json.dumps(opencode_document()))
+    from test_opencode import as_storage
+
+    storage = as_storage(export, tmp)
+    export.unlink()
+    user = next(iter(sorted((storage / "message").rglob("msg_*.json"))))
+    user.write_text('{"id": "msg_cut", "role": "us')
+    return [storage]
+
+
+GEMINI_OPENCODE_CASES = [
+    Case(
+        "a Gemini CLI document cut short",
+        one("session-cut.json", GEMINI.read_bytes()[: len(GEMINI.read_bytes()) // 2]),
+        0,
+        {"truncated-document": 1},
+        responses=4,  # the complete gemini records in the first half, all-zero one aside
+    ),
+    Case(
+        "a Gemini CLI JSONL with a damaged line",
+        one("session-x.jsonl", GEMINI_JSONL.read_bytes().replace(b"\n", b"\n{damaged\n", 1)),
+        0,
+        {"not-json": 1},
+        responses=5,
+        first_warning_line=2,
+    ),
+    Case(
+        "a Gemini CLI JSONL that lost its header line",
+        one("session-z.jsonl", GEMINI_JSONL.read_bytes().split(b"\n", 1)[1]),
+        0,
+        {"no-header": 1},
+        responses=5,
+        first_warning_line=1,
+    ),
+    Case(
+        "a Gemini CLI document without messages",
+        one("session-y.json", b'{\n  "sessionId": "s",\n  "projectHash": "ab"\n}\n'),
+        1,
+        sessions=0,
+        stderr_has="not a Gemini CLI session",
+    ),
+    Case(
+        "odd Gemini CLI token shapes",
+        one("session-odd.json", gemini_with(odd_gemini_tokens)),
+        0,
+        responses=10 - 5,
+    ),
+    Case(
+        "an OpenCode export cut short",
+        one("ses_cut.export.json", opencode_json()[:5000]),
+        1,
+        {"not-json": 1},
+        sessions=0,
+        stderr_has="cut short or damaged",
+    ),
+    Case(
+        "unknown OpenCode part types",
+        one("ses_u.export.json", opencode_json(unknown_parts)),
+        0,
+        responses=4,
+    ),
+    Case(
+        "odd OpenCode token shapes",
+        one("ses_t.export.json", opencode_json(odd_opencode_tokens)),
+        0,
+        responses=4 - 2,
+    ),
+    Case(
+        "an OpenCode database locked by another process",
+        held_db("exclusive"),
+        1,
+        sessions=0,
+        stderr_has="locked by another process",
+    ),
+    Case(
+        "an OpenCode database another process is writing (WAL)",
+        held_db("writing"),
+        0,
+        responses=4,
+    ),
+    Case(
+        "a corrupt OpenCode database",
+        corrupt_db,
+        1,
+        sessions=0,
+        stderr_has="corrupt",
+    ),
+    Case(
+        "an OpenCode storage folder with missing part files",
+        storage_without_parts,
+        0,
+        {"missing-parts": 1},
+        responses=4,
+    ),
+    Case(
+        "an OpenCode storage folder with a damaged message file",
+        storage_with_damaged_message,
+        0,
+        {"not-json": 1},
+        responses=4,
+    ),
+    Case(
+        "every harness at once, Gemini CLI and OpenCode included",
+        lambda tmp: [
+            *copy(SMALL)(tmp),
+            *copy(CODEX)(tmp),
+            *copy(PI)(tmp),
+            *copy(MUSE)(tmp),
+            *copy(GEMINI)(tmp),
+            *one("ses_r.export.json", opencode_json())(tmp),
+        ],
+        0,
+        sessions=6,
+        responses=6 + 6 + 439 + 1 + 10 + 4,
+    ),
+]
+
+
+@pytest.mark.parametrize("case", GEMINI_OPENCODE_CASES, ids=[c.name for c in GEMINI_OPENCODE_CASES])
+def test_gemini_opencode_hostile_case(case: Case, tmp_path: Path) -> None:
+    try:
+        test_hostile_case(case, tmp_path)
+    finally:
+        while _HOLDERS:
+            holder = _HOLDERS.pop()
+            holder.kill()
+            holder.wait()
+            if holder.stdout is not None:
+                holder.stdout.close()

@@ -35,6 +35,8 @@ SOURCES = {
     / "rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl",
     Harness.PI: DATA / "pi" / "pi-mono_large-session_v1.jsonl",
     Harness.MUSE: DATA / "muse" / "hcn-1.4.2-R4684.1_meta_single-turn_retained-frame.session.jsonl",
+    Harness.GEMINI_CLI: DATA
+    / "gemini-cli/tp-tutor-0.39.1-jsonl/anthonyguera/chats/session-2026-04-24T23-16-c8b2cbd9.jsonl",
 }
 UNPARSED = ("not-json", "truncated-last-line")
 

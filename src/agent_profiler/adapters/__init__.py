@@ -1,14 +1,17 @@
 """The harness adapters, in one explicit tuple. Adding a harness is one module
 plus one line here: an `Adapter` that detects its journals by content, groups
-files that form one session tree, and reads a group into model `Session`s."""
+files that form one session tree, and reads a group into model `Session`s.
+Harnesses whose sessions are not JSONL (a JSON document, a database) also say
+which such files they read (`claim`, `role`), and each may say where its
+sessions live on this machine (`locate`, for `discover`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_profiler.adapters import claude_code, codex, muse, pi
+from agent_profiler.adapters import claude_code, codex, gemini_cli, muse, opencode, pi
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.model import Harness, Session
 
@@ -35,6 +38,15 @@ class JournalGroup:
 
 
 @dataclass(frozen=True, slots=True)
+class Located:
+    """A session file found on this machine, with what its first bytes tell."""
+
+    path: Path
+    project: str | None = None
+    start_ns: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Adapter:
     harness: Harness
     detect: Callable[[list[object]], bool]
@@ -42,6 +54,14 @@ class Adapter:
     read: Callable[[JournalGroup, Diagnostics], list[Session]]
     # Says what a file this harness knows, but cannot read, is (e.g. an export).
     explain: Callable[[Path], str | None] | None = None
+    # True for a file the JSONL sniff refuses that this harness reads (a JSON document,
+    # a SQLite database): it is planned for this harness without `detect`.
+    claim: Callable[[Path], bool] | None = None
+    # What a non-JSONL file met while walking a folder is to this harness: "read" (a
+    # session file), "member" (read through another file: a part, a -wal), or "".
+    role: Callable[[Path], str] | None = None
+    # The session files in this harness's default folders (environment → files).
+    locate: Callable[[Mapping[str, str]], Iterable[Located]] | None = None
 
 
 def _claude_plan(files: list[SniffedFile]) -> list[JournalGroup]:
@@ -107,6 +127,26 @@ ADAPTERS: tuple[Adapter, ...] = (
     Adapter(Harness.CODEX, codex.detect, _codex_plan, _codex_read),
     Adapter(Harness.PI, pi.detect, pi.plan, pi.read),
     Adapter(Harness.MUSE, muse.detect, muse.plan, muse.read_group, muse.explain_rejected),
+    Adapter(
+        Harness.GEMINI_CLI,
+        gemini_cli.detect,
+        gemini_cli.plan,
+        gemini_cli.read,
+        None,
+        gemini_cli.claim,
+        gemini_cli.role,
+        gemini_cli.locate,
+    ),
+    Adapter(
+        Harness.OPENCODE,
+        opencode.detect,
+        opencode.plan,
+        opencode.read,
+        None,
+        opencode.claim,
+        opencode.role,
+        opencode.locate,
+    ),
 )
 
 

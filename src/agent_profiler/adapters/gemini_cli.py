@@ -1,0 +1,780 @@
+"""Gemini CLI chat recordings (`~/.gemini/tmp/<project>/chats/session-*.json[l]`).
+
+Owns what is Gemini-specific (FORMATS-gemini-opencode.md §1): which records are
+requests, what each request's prompt held, compression, and how subagent
+recordings link to the call that ran them. The two containers are read and
+replayed by `gemini_recording`.
+
+Format facts this module relies on, with the surprise each one holds:
+- ≤0.38 a session is ONE pretty-printed JSON document, rewritten whole on every
+  change (so it is parsed whole, and a cut-off copy is salvaged message by
+  message); ≥0.39 it is an append log whose message lines repeat the same `id`
+  each time the message changes: the last version wins, in first-seen order;
+  `$set.messages` replaces the whole list (≥0.44 history sync), `$rewindTo`
+  drops a message and everything after it;
+- one request = one `gemini` record with `tokens`. `tokens.input` is the API's
+  `promptTokenCount`: the whole prompt, and it INCLUDES `tokens.cached`
+  (`cachedContentTokenCount`, a subset); `tokens.output` is the visible output
+  and `tokens.thoughts` the thinking, NOT inside `output`; `tokens.tool`
+  (`toolUsePromptTokenCount`) was 0 in every real file (§1.5). A record without
+  tokens (a cancelled request) or with all-zero tokens has no reported size;
+- tool results are embedded in the call (`toolCalls[].result`), and are what the
+  next request sends back; a call's `timestamp` is taken on completion, the
+  record's when the response ended, so a call runs from the one to the other;
+  from 0.44 the same results are repeated as synthetic `user` turns of
+  `functionResponse` parts, which are not prompts and are not counted twice;
+- thoughts are summaries and are stripped from history: not in later prompts;
+- never recorded: the system prompt and tool declarations (and ≤0.43 the
+  environment turn), so they are the inferred head; from 0.44 the environment
+  turn is the first user message `<session_context>…`;
+- compression is an `info` record (empty content in 0.18–0.32, "Context
+  compressed from X% to Y%." from 0.33) and the summary is not stored, so after
+  one the context is cleared and the head measured again (the summary is in it);
+- subagents: ≥0.37 `chats/<parentSessionId>/<agentId>.json[l]` (`kind:
+  "subagent"`), ≤0.35 a sibling file sharing the parent's `sessionId`; linked to
+  the launching call by `toolCalls[].agentId` (≥0.39) or else by the call whose
+  run contains the subagent's start.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agent_profiler.adapters.common import (
+    MS,
+    args_digest,
+    json_text,
+    preview,
+    text_field,
+    timestamp_ns,
+    token_count,
+    turn_ends,
+)
+from agent_profiler.adapters.gemini_recording import (
+    HEADER_ID,
+    Recording,
+    is_header,
+    load_recording,
+    parts,
+    peek,
+)
+from agent_profiler.attribution import ContextLog, Observation
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.model import (
+    AnchorKind,
+    Category,
+    Compaction,
+    Harness,
+    Marker,
+    Prompt,
+    Response,
+    Session,
+    SourceKind,
+    Stage,
+    ToolCall,
+    Usage,
+)
+
+if TYPE_CHECKING:
+    from agent_profiler.adapters import JournalGroup, Located, SniffedFile
+
+HARNESS = Harness.GEMINI_CLI
+# Gemini CLI's own `tokenLimit(model)` (packages/core/src/core/tokenLimits.ts @ HEAD):
+# 1,048,576 for every current Gemini model, 256,000 for Gemma 4. Not in the journal.
+GEMINI_WINDOW = 1_048_576
+GEMMA_WINDOW = 256_000
+SESSION_CONTEXT = "<session_context>"
+STATE_SNAPSHOT = "<state_snapshot>"  # the compression summary turn (≥0.44 history)
+_LOADED_CONTEXT = re.compile(r"<loaded_context>.*?</loaded_context>", re.DOTALL)
+# What a ≤0.35 subagent's first prompt starts with (codebase investigator, §1.9).
+_SUBAGENT_PROMPT = re.compile(r"^\s*Your task is to ")
+_COMPRESSED = re.compile(r"^Context compressed from (\d+)% to (\d+)%")
+
+
+def detect(values: list[object]) -> bool:
+    """A JSONL recording's header line, or a one-line JSON document: `sessionId` and
+    `projectHash` (no other harness format we know has `projectHash`)."""
+    if values and is_header(values[0]):
+        return True
+    # A log that lost its header line (seen when ~/.gemini moved while the CLI ran): a
+    # `$set` line, or a `gemini` record (no other harness has that type, nor a `uuid`-less
+    # user record with `thoughts`/`tokens`).
+    return any(
+        isinstance(value, dict)
+        and (
+            set(value) == {"$set"}
+            or (text_field(value, "type") == "gemini" and "sessionId" not in value)
+        )
+        for value in values[:20]
+    )
+
+
+def claim(path: Path) -> bool:
+    """A pretty-printed session document (≤0.38, `/export-session`): refused by the
+    JSONL sniff, recognised by its header keys near the top."""
+    head = peek(path)
+    return head.lstrip()[:1] == b"{" and b'"projectHash"' in head and b'"sessionId"' in head
+
+
+def role(path: Path) -> str:
+    """Session documents met while walking a folder (`.jsonl` ones are read anyway)."""
+    name = path.name
+    if not name.endswith((".json", ".json.gz")):
+        return ""
+    in_chats = path.parent.name == "chats" and name.startswith("session-")
+    if in_chats or path.parent.parent.name == "chats":
+        return "read"
+    # Anywhere else (a copy, an `/export-session` file): by its header keys.
+    return "read" if claim(path) else ""
+
+
+# --------------------------------------------------------------------------- content
+
+
+def _result_text(result: object) -> tuple[str, int]:
+    """Text of a call's embedded `result` Parts, and how many media parts it holds."""
+    texts: list[str] = []
+    media = 0
+    for kind, text, _ in parts(result):
+        if kind == "media":
+            media += 1
+        else:
+            texts.append(text)
+    return "\n".join(texts), media
+
+
+def window_for(model: str | None) -> tuple[int, str]:
+    name = (model or "").lower()
+    if name.startswith("gemma-4") or name.startswith("gemma4"):
+        return GEMMA_WINDOW, "model: Gemini CLI tokenLimit() for Gemma 4 (not in the journal)"
+    if name.startswith("gemini-"):
+        return GEMINI_WINDOW, "model: Gemini CLI tokenLimit() for Gemini models (not in journal)"
+    return GEMINI_WINDOW, "assumed: Gemini CLI's default window (model unknown, not in journal)"
+
+
+# --------------------------------------------------------------------------- mapping
+
+
+@dataclass(slots=True)
+class _Call:
+    call_id: str
+    name: str
+    start_ns: int
+    end_ns: int
+    response_id: str | None
+    prompt_id: str | None
+    arguments: object
+    status: str | None
+    result_chars: int
+    agent_id: str | None
+    has_result: bool
+
+
+@dataclass(slots=True)
+class SessionBuilder:
+    """Maps one replayed recording onto the model."""
+
+    recording: Recording
+    diagnostics: Diagnostics
+    log: ContextLog = field(default_factory=ContextLog)
+    items: dict[str, list[str]] = field(default_factory=dict)  # message id → its items
+    order: list[str] = field(default_factory=list)  # message ids in context order
+    responses: list[Response] = field(default_factory=list)
+    failed: list[Response] = field(default_factory=list)
+    calls: dict[str, _Call] = field(default_factory=dict)
+    prompts: list[Prompt] = field(default_factory=list)
+    compactions: list[Compaction] = field(default_factory=list)
+    markers: list[Marker] = field(default_factory=list)
+    models: list[str] = field(default_factory=list)
+    unmeasured: Counter[str] = field(default_factory=Counter)
+    prompt_id: str | None = None
+    last_ns: int | None = None
+    last_reported: int | None = None
+    start_ns: int | None = None
+    end_ns: int | None = None
+    prompt_source: str = "user"
+    # Inside a `$set.messages` checkpoint: its new turns are history (re-synced, or the
+    # compressed summary), not new prompts; only a record with usage is a request.
+    replaying: bool = False
+
+    @property
+    def path(self) -> str:
+        return str(self.recording.path)
+
+    def touch(self, ts: int) -> None:
+        self.start_ns = ts if self.start_ns is None else min(self.start_ns, ts)
+        self.end_ns = ts if self.end_ns is None else max(self.end_ns, ts)
+
+    def time(self, record: Mapping[str, Any]) -> int:
+        ts = timestamp_ns(record.get("timestamp"))
+        if ts is None:
+            ts = (self.last_ns + MS) if self.last_ns is not None else (self.start_ns or 0)
+            self.diagnostics.note("gemini-cli:message-without-timestamp")
+        return ts
+
+    def add(self, message_id: str, item_id: str, category: Category, chars: int, **kw: Any) -> None:
+        self.log.add(item_id, category, chars, **kw)
+        self.items.setdefault(message_id, []).append(item_id)
+
+    def drop(self, message_ids: Iterable[str]) -> int:
+        removed = 0
+        for message_id in message_ids:
+            for item_id in self.items.pop(message_id, []):
+                removed += self.log.remove(item_id)
+        return removed
+
+    # -- events --------------------------------------------------------------
+
+    def run(self) -> None:
+        header = self.recording.header
+        for key in ("startTime",):
+            ts = timestamp_ns(header.get(key))
+            if ts is not None:
+                self.touch(ts)
+        for event, value in self.recording.events:
+            if event == "message":
+                self.on_message(value)
+            elif event == "checkpoint":
+                self.on_checkpoint(value)
+            elif event == "rewind":
+                self.on_rewind(value)
+
+    def on_message(self, message_id: str) -> None:
+        record = self.recording.messages[message_id]
+        kind = text_field(record, "type") or ""
+        ts = self.time(record)
+        self.touch(ts)
+        self.order.append(message_id)
+        if kind == "user":
+            self.on_user(message_id, record, ts)
+        elif kind == "gemini":
+            self.on_gemini(message_id, record, ts)
+        elif kind == "info":
+            self.on_info(message_id, record, ts)
+        elif kind in {"warning", "error"}:
+            self.on_notice(message_id, kind, record, ts)
+        else:
+            self.diagnostics.skip(f"gemini-cli:unknown/{kind}")
+        self.last_ns = max(ts, self.last_ns or ts)
+
+    def on_user(self, message_id: str, record: dict[str, Any], ts: int) -> None:
+        texts: list[str] = []
+        for index, (kind, text, call_id) in enumerate(parts(record.get("content"))):
+            item_id = f"{message_id}:{index}"
+            if kind == "media":
+                self.unmeasured["media-part"] += 1
+            elif kind == "result":
+                # ≥0.44 repeats results as a user turn: the same bytes as the call's result.
+                if call_id in self.calls:
+                    self.diagnostics.note("gemini-cli:synthetic-result-turn")
+                else:
+                    self.add(message_id, item_id, Category.RESULTS, len(text), label="Tool result")
+            elif self.replaying and text.lstrip().startswith(STATE_SNAPSHOT):
+                self.add(
+                    message_id, item_id, Category.SUMMARIES, len(text), label="Compression summary"
+                )
+            elif text.lstrip().startswith(SESSION_CONTEXT):
+                loaded = sum(len(m) for m in _LOADED_CONTEXT.findall(text))
+                self.add(
+                    message_id,
+                    item_id,
+                    Category.ENVIRONMENT,
+                    len(text) - loaded,
+                    label="Session context (environment)",
+                )
+                if loaded:
+                    self.add(
+                        message_id,
+                        f"{item_id}:loaded",
+                        Category.RULES,
+                        loaded,
+                        label="Loaded context (GEMINI.md, extensions)",
+                    )
+            else:
+                texts.append(text)
+                self.add(
+                    message_id,
+                    item_id,
+                    Category.PROMPTS,
+                    len(text),
+                    label="User prompt",
+                    source_kind=SourceKind.PROMPT,
+                )
+        if texts and not self.replaying:
+            chars = sum(len(t) for t in texts)
+            self.prompts.append(
+                Prompt(message_id, ts, ts, chars, self.prompt_source, preview(texts[0]))
+            )
+            self.prompt_source = "user"
+            self.prompt_id = message_id
+
+    def on_gemini(self, message_id: str, record: dict[str, Any], ts: int) -> None:
+        model = text_field(record, "model") or ""
+        tokens = record.get("tokens")
+        tokens = tokens if isinstance(tokens, dict) else {}
+        # `input` is promptTokenCount: the whole prompt, cached tokens INCLUDED.
+        prompt, cached, output, thoughts, tool = (
+            token_count(tokens.get(k)) for k in ("input", "cached", "output", "thoughts", "tool")
+        )
+        start = self.last_ns if self.last_ns is not None and self.last_ns <= ts else ts
+        thought_times = [
+            t
+            for t in (timestamp_ns(th.get("timestamp")) for th in _dicts(record.get("thoughts")))
+            if t is not None
+        ]
+        start = min([start, *thought_times])
+        response = Response(
+            id=message_id,
+            start_ns=start,
+            end_ns=ts,
+            model=model,
+            usage=Usage(
+                prompt_tokens=prompt,
+                input_tokens=prompt,  # Gemini's own meaning, as for Codex: cached included
+                # Thinking is billed as output but not inside `output` (candidatesTokenCount):
+                # added, so output means the whole completion, as for the other harnesses.
+                output_tokens=output + thoughts,
+                cache_read_tokens=min(cached, prompt),
+                reasoning_tokens=thoughts,
+            ),
+            prompt_id=self.prompt_id,
+        )
+        if prompt:
+            self.log.observe(
+                Observation(
+                    time_ns=start,
+                    anchor=AnchorKind.RESPONSE,
+                    anchor_id=message_id,
+                    stage=Stage.REQUEST_INPUT,
+                    model=model or None,
+                    reported_tokens=prompt,
+                    window_tokens=window_for(model)[0],
+                )
+            )
+            self.responses.append(response)
+            self.last_reported = prompt
+            if model and model not in self.models:
+                self.models.append(model)
+            if tool:
+                self.diagnostics.note("gemini-cli:tool-use-prompt-tokens")
+        elif not self.replaying:
+            reason = "no usage recorded (cancelled?)" if not tokens else "all-zero usage"
+            self.failed.append(dataclasses.replace(response, stop_reason=reason))
+        content = "".join(text for kind, text, _ in parts(record.get("content")) if kind == "text")
+        if content:
+            self.add(
+                message_id,
+                f"{message_id}:text",
+                Category.ASSISTANT,
+                len(content),
+                label="Assistant text",
+                source_id=message_id,
+                source_kind=SourceKind.RESPONSE,
+            )
+        for index, call in enumerate(_dicts(record.get("toolCalls"))):
+            self.on_call(message_id, index, call, ts, message_id if prompt else None)
+
+    def on_call(
+        self, message_id: str, index: int, call: dict[str, Any], ts: int, response: str | None
+    ) -> None:
+        call_id = text_field(call, "id") or f"{message_id}:call{index}"
+        name = text_field(call, "name") or "tool"
+        arguments = call.get("args")
+        encoded = json_text(arguments)
+        end = timestamp_ns(call.get("timestamp"))
+        result, media = _result_text(call.get("result"))
+        self.unmeasured["media-part"] += media
+        has_result = call.get("result") is not None
+        if self.replaying and call_id in self.calls:
+            end = None  # a re-synced copy of a call already on the timeline
+        else:
+            self.calls[call_id] = self._call(call_id, name, ts, end, response, call, len(result))
+        if end is not None:
+            self.last_ns = max(self.last_ns or end, end)
+            self.touch(end)
+        self.add(
+            message_id,
+            f"call:{call_id}",
+            Category.ASSISTANT,
+            len(name) + len(encoded),
+            label="Tool arguments",
+            source_id=call_id,
+            source_kind=SourceKind.TOOL,
+        )
+        if has_result:
+            self.add(
+                message_id,
+                f"result:{call_id}",
+                Category.RESULTS,
+                len(result),
+                label="Tool result",
+                source_id=call_id,
+                source_kind=SourceKind.TOOL,
+            )
+
+    def _call(
+        self,
+        call_id: str,
+        name: str,
+        ts: int,
+        end: int | None,
+        response: str | None,
+        call: dict[str, Any],
+        result_chars: int,
+    ) -> _Call:
+        return _Call(
+            call_id,
+            name,
+            ts,
+            max(end or ts, ts),
+            response,
+            self.prompt_id,
+            call.get("args"),
+            text_field(call, "status"),
+            result_chars,
+            text_field(call, "agentId"),
+            call.get("result") is not None,
+        )
+
+    def on_info(self, message_id: str, record: dict[str, Any], ts: int) -> None:
+        content = text_field(record, "content")
+        compressed = _COMPRESSED.match(content or "")
+        if content == "" or compressed:
+            # The summary is not stored: clear, and let the next request measure the
+            # head again (it then holds the summary; the engine labels it inferred).
+            removed = self.log.clear()
+            self.items.clear()
+            self.log.observe(
+                Observation(ts, AnchorKind.COMPACTION, message_id, Stage.POST_COMPACTION)
+            )
+            self.compactions.append(
+                Compaction(
+                    id=message_id,
+                    start_ns=self.last_ns or ts,
+                    end_ns=ts,
+                    kind="compaction",
+                    trigger="auto" if compressed else None,
+                    pre_tokens=self.last_reported,
+                    removed_items=removed,
+                    timing="previous record → compression notice",
+                )
+            )
+        else:
+            self.markers.append(Marker(ts, "info", preview(content or "")))
+
+    def on_notice(self, message_id: str, kind: str, record: dict[str, Any], ts: int) -> None:
+        content = text_field(record, "content") or ""
+        self.markers.append(Marker(ts, kind, preview(content)))
+        if kind == "error" and "API Error" in content:
+            start = self.last_ns if self.last_ns is not None and self.last_ns <= ts else ts
+            self.failed.append(
+                Response(
+                    message_id, start, ts, "", Usage(0), self.prompt_id, True, preview(content)
+                )
+            )
+
+    def on_checkpoint(self, ids: list[str]) -> None:
+        """`$set.messages`: the list becomes exactly `ids`. Ids seen before stay (no new
+        request); those missing leave the context. History sync may re-write the same
+        turns under new (hex) ids, so it is a compression only when the list shrank:
+        fewer new turns than turns that left."""
+        keep = set(ids)
+        leaving = [m for m in self.order if m not in keep]
+        removed = self.drop(leaving)
+        self.order = [m for m in self.order if m in keep]
+        seen = set(self.order)
+        new = 0
+        self.replaying = True
+        for message_id in ids:
+            if message_id not in seen:
+                self.on_message(message_id)
+                seen.add(message_id)
+                new += 1
+        self.replaying = False
+        if removed and new < len(leaving):
+            ts = self.last_ns or 0
+            compaction_id = f"checkpoint:{len(self.compactions)}"
+            # The summary is in the new list: the head (system prompt, tools) is kept.
+            self.log.observe(
+                Observation(ts, AnchorKind.COMPACTION, compaction_id, Stage.POST_COMPACTION)
+            )
+            self.compactions.append(
+                Compaction(
+                    id=compaction_id,
+                    start_ns=ts,
+                    end_ns=ts,
+                    kind="compaction",
+                    trigger="history replaced ($set.messages)",
+                    pre_tokens=self.last_reported,
+                    removed_items=removed,
+                )
+            )
+
+    def on_rewind(self, target: object) -> None:
+        at = self.order.index(target) if isinstance(target, str) and target in self.order else 0
+        self.drop(self.order[at:])
+        del self.order[at:]
+        self.markers.append(Marker(self.last_ns or 0, "rewind", str(target)[:80]))
+
+    # -- result --------------------------------------------------------------
+
+    def finish(self) -> Session | None:
+        if self.start_ns is None or self.end_ns is None or not self.recording.events:
+            return None
+        end = self.end_ns
+        if not self.responses and not self.compactions:
+            self.log.observe(Observation(end, AnchorKind.SESSION, "", Stage.TRANSCRIPT_OBSERVED))
+        snapshots = self.log.replay()
+        tools = tuple(
+            ToolCall(
+                call_id=c.call_id,
+                name=c.name,
+                start_ns=c.start_ns,
+                end_ns=c.end_ns,
+                response_id=c.response_id,
+                prompt_id=c.prompt_id,
+                is_error=c.status in {"error", "cancelled"},
+                incomplete=not c.has_result,
+                arg_keys=tuple(str(k) for k in c.arguments)
+                if isinstance(c.arguments, dict)
+                else (),
+                arg_bytes=len(json_text(c.arguments).encode()),
+                args_preview=tuple(
+                    (str(k), preview(v if isinstance(v, str) else json_text(v)))
+                    for k, v in c.arguments.items()
+                )
+                if isinstance(c.arguments, dict)
+                else (),
+                args_digest=args_digest(c.arguments),
+                result_chars=c.result_chars,
+                timing="journal: response end → call completion",
+            )
+            for c in self.calls.values()
+        )
+        ends = turn_ends(self.responses, tools)
+        prompts = tuple(
+            dataclasses.replace(p, end_ns=max(ends.get(p.id, p.start_ns), p.start_ns))
+            for p in self.prompts
+        )
+        window, window_source = window_for(self.models[0] if self.models else None)
+        header = self.recording.header
+        facts = [("recording_format", self.recording.container)]
+        if text_field(header, "summary"):
+            facts.append(("session_summary", preview(header["summary"])))
+        if self.failed:
+            reasons = Counter(r.stop_reason or "none" for r in self.failed)
+            facts.append(
+                ("requests_without_usage", ", ".join(f"{k}: {n}" for k, n in reasons.most_common()))
+            )
+        return Session(
+            harness=HARNESS,
+            session_id=self.recording.session_id,
+            start_ns=self.start_ns,
+            end_ns=end,
+            sources=(self.path,),
+            models=tuple(self.models),
+            provider="google",
+            window_tokens=window,
+            window_source=window_source,
+            project=_project(self.recording),
+            prompts=prompts,
+            responses=tuple(self.responses),
+            tool_calls=tools,
+            compactions=tuple(self.compactions),
+            snapshots=tuple(snapshots),
+            unmeasured=tuple(sorted((k, v) for k, v in self.unmeasured.items() if v)),
+            failed_requests=tuple(self.failed),
+            markers=tuple(self.markers),
+            facts=tuple(facts),
+        )
+
+
+def _dicts(value: object) -> list[dict[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _project(recording: Recording) -> str | None:
+    """The project folder: `.project_root` in the project dir (≥0.29), else the
+    dir's name when it is a slug (≤0.28 it is a hash of the path: no use)."""
+    chats = next((p for p in recording.path.parents if p.name == "chats"), None)
+    if chats is None:
+        directories = recording.header.get("directories")
+        first = directories[0] if isinstance(directories, list) and directories else None
+        return first if isinstance(first, str) else None
+    marker = chats.parent / ".project_root"
+    try:
+        return marker.read_text(encoding="utf-8").strip() or None
+    except (OSError, UnicodeDecodeError):
+        name = chats.parent.name
+        return None if re.fullmatch(r"[0-9a-f]{64}", name) else name
+
+
+# --------------------------------------------------------------------------- trees
+
+
+def _is_subagent(recording: Recording) -> bool:
+    if recording.kind == "subagent":
+        return True
+    if recording.kind == "main":
+        return False
+    nested = recording.path.parent.parent.name == "chats"
+    return nested or bool(_SUBAGENT_PROMPT.match(recording.first_prompt()))
+
+
+def _parent_id(recording: Recording) -> str:
+    """≥0.37 the folder is named after the parent session; ≤0.35 the ids are shared."""
+    if recording.path.parent.parent.name == "chats":
+        return recording.path.parent.name
+    return recording.session_id
+
+
+def read_group(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:
+    """Read a session tree: main recordings and their subagents, linked to the calls
+    that launched them."""
+    recordings = [load_recording(path, diagnostics) for path in group.paths]
+    modern = {r.session_id for r in recordings if r.container == "jsonl" and not _is_subagent(r)}
+    mains: list[Session] = []
+    children: list[tuple[Recording, Session]] = []
+    agents: dict[str, dict[str, str]] = {}  # session id → agentId (≥0.39) → call id
+    for recording in recordings:
+        child = _is_subagent(recording)
+        if not child and recording.container != "jsonl" and recording.session_id in modern:
+            # A resumed legacy session is copied into a new .jsonl beside it (≥0.39).
+            diagnostics.note("gemini-cli:legacy-json-superseded")
+            continue
+        builder = SessionBuilder(recording, diagnostics)
+        if child:
+            builder.prompt_source = "agent"
+        builder.run()
+        session = builder.finish()
+        if session is None:
+            continue
+        if child:
+            children.append((recording, session))
+        else:
+            mains.append(session)
+            agents[session.session_id] = {
+                c.agent_id: c.call_id for c in builder.calls.values() if c.agent_id
+            }
+    return _with_links(mains, _link(mains, children, agents))
+
+
+def _link(
+    mains: list[Session],
+    children: list[tuple[Recording, Session]],
+    agents: dict[str, dict[str, str]],
+) -> list[Session]:
+    by_id = {s.session_id: s for s in mains}
+    taken: set[str] = set()
+    result = []
+    for recording, child in children:
+        parent_id = _parent_id(recording)
+        agent = (
+            recording.session_id
+            if recording.session_id != parent_id
+            else (recording.path.name.split(".")[0])
+        )
+        parent = by_id.get(parent_id)
+        call_id = None
+        if parent is not None:
+            call_id = agents.get(parent_id, {}).get(agent) or _launching_call(
+                parent, child.start_ns, taken
+            )
+            if call_id:
+                taken.add(call_id)
+        result.append(
+            dataclasses.replace(
+                child,
+                session_id=f"{parent_id}/{agent}",
+                parent_session=parent_id,
+                parent_call_id=call_id,
+                agent_id=agent,
+                child_role="subagent",
+            )
+        )
+    return result
+
+
+def _launching_call(parent: Session, start: int, taken: set[str]) -> str | None:
+    """Before `agentId` (≤0.38): the call still running when the subagent started (its
+    call is recorded on completion; 2 s of slack for the recorder's own start)."""
+    began = {r.id: r.start_ns for r in parent.responses}
+    around = [
+        c
+        for c in parent.tool_calls
+        if c.call_id not in taken
+        and min(c.start_ns, began.get(c.response_id or "", c.start_ns)) - 2_000 * MS
+        <= start
+        <= c.end_ns
+    ]
+    around.sort(key=lambda c: (c.end_ns - c.start_ns, c.call_id))
+    return around[0].call_id if around else None
+
+
+def _with_links(mains: list[Session], children: list[Session]) -> list[Session]:
+    launched = {c.parent_call_id: c.session_id for c in children if c.parent_call_id}
+    out = []
+    for session in mains:
+        calls = tuple(
+            dataclasses.replace(t, child_session=launched[t.call_id])
+            if t.call_id in launched
+            else t
+            for t in session.tool_calls
+        )
+        out.append(dataclasses.replace(session, tool_calls=calls))
+    return out + children
+
+
+def _session_key(file: SniffedFile) -> str:
+    path = file.path
+    if path.parent.parent.name == "chats":
+        return path.parent.name  # a nested subagent: its parent's session id
+    first = file.head[0] if file.head else None
+    if isinstance(first, dict) and text_field(first, "sessionId"):
+        return str(first["sessionId"])
+    found = HEADER_ID.search(peek(path))
+    return found.group(1).decode(errors="replace") if found else str(path)
+
+
+def plan(files: list[SniffedFile]) -> list[JournalGroup]:
+    """One group per session tree: a session's files (legacy and resumed copies,
+    ≤0.35 sibling subagents) and its nested subagent folder."""
+    from agent_profiler.adapters import JournalGroup
+
+    trees: dict[str, list[Path]] = {}
+    for file in files:
+        trees.setdefault(_session_key(file), []).append(file.path)
+    return [JournalGroup(HARNESS, None, tuple(paths)) for paths in trees.values()]
+
+
+def read(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:
+    return read_group(group, diagnostics)
+
+
+# --------------------------------------------------------------------------- discover
+
+
+def locate(env: Mapping[str, str]) -> Iterator[Located]:
+    """`$GEMINI_CLI_HOME/.gemini` (Gemini CLI's `homedir()` honours it), else
+    `~/.gemini`: main recordings under `tmp/<project>/chats/`; subagents are read
+    with them. A legacy `.json` with a `.jsonl` beside it for the same id is left out."""
+    from agent_profiler.adapters import Located
+
+    home = Path(env.get("GEMINI_CLI_HOME") or env.get("HOME") or Path.home())
+    chats = sorted((home / ".gemini" / "tmp").glob("*/chats"))
+    for folder in chats:
+        names = sorted(p.name for p in folder.glob("session-*.json*"))
+        stems = {n.split(".")[0] for n in names if n.endswith((".jsonl", ".jsonl.gz"))}
+        for name in names:
+            if name.endswith((".json", ".json.gz")) and name.split(".")[0] in stems:
+                continue
+            path = folder / name
+            found = re.search(rb'"startTime"\s*:\s*"([^"]+)"', peek(path, 2048))
+            start = timestamp_ns(found.group(1).decode()) if found else None
+            yield Located(path, _project(Recording(path, {})), start)

@@ -1,0 +1,232 @@
+"""Gemini CLI's two session containers, replayed into one shape (FORMATS-gemini-opencode.md
+§1.3): the ≤0.38 pretty-printed JSON document (rewritten whole on every change, so parsed
+whole, and a cut-off copy salvaged message by message) and the ≥0.39 JSONL append log (the
+last version of each message id wins, in first-seen order; `$set.messages` replaces the
+list; `$rewindTo` truncates it). `gemini_cli` maps the result onto the model."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agent_profiler.adapters.common import json_text, text_field
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.errors import JournalError
+from agent_profiler.jsonl import open_journal, read_jsonl
+
+MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
+HEADER_ID = re.compile(rb'"sessionId"\s*:\s*"([^"\\]{1,200})"')
+
+
+def is_header(value: object) -> bool:
+    """The header of a recording: `sessionId` and `projectHash` (no other format we
+    know has `projectHash`)."""
+    return (
+        isinstance(value, dict)
+        and text_field(value, "sessionId") is not None
+        and text_field(value, "projectHash") is not None
+    )
+
+
+def peek(path: Path, size: int = 4096) -> bytes:
+    try:
+        with open_journal(path) as stream:
+            return stream.read(size)
+    except (JournalError, OSError, EOFError, ValueError):
+        return b""
+
+
+@dataclass(slots=True)
+class Recording:
+    """One file, replayed: the header, the last version of each message, and the
+    order of events (a message first seen, a `$set.messages` checkpoint, a rewind)."""
+
+    path: Path
+    header: dict[str, Any]
+    messages: dict[str, dict[str, Any]] = field(default_factory=dict)
+    events: list[tuple[str, Any]] = field(default_factory=list)
+    container: str = "json"
+
+    @property
+    def session_id(self) -> str:
+        return text_field(self.header, "sessionId") or self.path.stem
+
+    @property
+    def kind(self) -> str | None:
+        return text_field(self.header, "kind")
+
+    def first_prompt(self) -> str:
+        for event, value in self.events:
+            record = self.messages.get(value) if event == "message" else None
+            if record is not None and text_field(record, "type") == "user":
+                return "".join(text for _, text, _ in parts(record.get("content")))
+        return ""
+
+    def add(self, record: dict[str, Any], fallback_id: str, *, listed: bool = True) -> str:
+        """Keep the last version of a message; `listed` records where it was first seen
+        (a checkpoint's messages are placed by the checkpoint event instead)."""
+        message_id = text_field(record, "id") or fallback_id
+        if listed and message_id not in self.messages:
+            self.events.append(("message", message_id))
+        self.messages[message_id] = record
+        return message_id
+
+
+def load_recording(path: Path, diagnostics: Diagnostics) -> Recording:
+    """Read one file of either container. Raises `JournalError` for a file that holds
+    no Gemini CLI session at all."""
+    head = peek(path, 64)
+    if path.name.endswith((".jsonl", ".jsonl.gz")) or (
+        head.lstrip()[:1] == b"{" and b"\n" in head.strip() and head.strip()[1:2] != b"\n"
+    ):
+        recording = _load_jsonl(path, diagnostics)
+        if recording is not None:
+            return recording
+    return _load_document(path, diagnostics)
+
+
+def _load_jsonl(path: Path, diagnostics: Diagnostics) -> Recording | None:
+    source = str(path)
+    recording: Recording | None = None
+    for record in read_jsonl(path, diagnostics):
+        value = record.value
+        if not isinstance(value, dict):
+            diagnostics.warn(source, record.line, "bad-shape", "line is not a JSON object")
+            continue
+        if recording is None:
+            if "messages" in value and is_header(value):
+                return _from_document(path, value, "json (one line)")
+            if not is_header(value):
+                # The header line was lost (the file re-created while running): go on.
+                diagnostics.warn(
+                    source, record.line, "no-header", "no session header line; id from the name"
+                )
+                recording = Recording(path, {}, container="jsonl")
+            else:
+                recording = Recording(path, dict(value), container="jsonl")
+                continue
+        if "$set" in value:
+            update = value["$set"]
+            if not isinstance(update, dict):
+                diagnostics.warn(source, record.line, "bad-shape", "$set is not an object")
+                continue
+            messages = update.get("messages")
+            if isinstance(messages, list):
+                ids = []
+                for index, message in enumerate(messages):
+                    if isinstance(message, dict):
+                        fallback = f"line-{record.line}.{index}"
+                        ids.append(recording.add(message, fallback, listed=False))
+                recording.events.append(("checkpoint", ids))
+            recording.header.update({k: v for k, v in update.items() if k != "messages"})
+        elif "$rewindTo" in value:
+            recording.events.append(("rewind", value["$rewindTo"]))
+        elif text_field(value, "type") is not None:
+            recording.add(value, f"line-{record.line}")
+        else:
+            diagnostics.skip("gemini-cli:unknown-line")
+    return recording
+
+
+def _load_document(path: Path, diagnostics: Diagnostics) -> Recording:
+    source = str(path)
+    try:
+        with open_journal(path) as stream:
+            data = stream.read(MAX_DOCUMENT_BYTES + 1)
+    except (OSError, EOFError, ValueError) as error:
+        raise JournalError(source, f"cannot read ({error})") from error
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise JournalError(source, "Gemini CLI session document over 512 MB; not read")
+    diagnostics.lines_read += 1
+    try:
+        value = orjson.loads(data.removeprefix(b"\xef\xbb\xbf"))
+    except (ValueError, RecursionError):
+        return _salvage(path, data, diagnostics)
+    if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
+        raise JournalError(source, "not a Gemini CLI session (no messages list)")
+    diagnostics.records_parsed += 1
+    return _from_document(path, value, "json")
+
+
+def _from_document(path: Path, value: dict[str, Any], container: str) -> Recording:
+    header = {k: v for k, v in value.items() if k != "messages"}
+    recording = Recording(path, header, container=container)
+    messages = value.get("messages")
+    for index, message in enumerate(messages if isinstance(messages, list) else []):
+        if isinstance(message, dict):
+            recording.add(message, f"message-{index}")
+    return recording
+
+
+def _salvage(path: Path, data: bytes, diagnostics: Diagnostics) -> Recording:
+    """A document cut short (copied while Gemini CLI rewrote it): keep the header
+    fields and every complete message before the cut."""
+    text = data.decode("utf-8", errors="replace")
+    start = text.find('"messages"')
+    bracket = text.find("[", start) if start != -1 else -1
+    if bracket == -1 or HEADER_ID.search(data[:4096]) is None:
+        raise JournalError(str(path), "not a Gemini CLI session (damaged JSON document)")
+    header: dict[str, Any] = {}
+    for key in ("sessionId", "projectHash", "startTime", "lastUpdated", "kind"):
+        found = re.search(rf'"{key}"\s*:\s*"([^"\\]*)"', text[:start])
+        if found:
+            header[key] = found.group(1)
+    recording = Recording(path, header, container="json (cut short)")
+    decoder = json.JSONDecoder()
+    position = bracket + 1
+    kept = 0
+    while True:
+        while position < len(text) and text[position] in " \t\r\n,":
+            position += 1
+        try:
+            message, position = decoder.raw_decode(text, position)
+        except (ValueError, RecursionError):
+            break
+        if not isinstance(message, dict):
+            break
+        recording.add(message, f"message-{kept}")
+        kept += 1
+    diagnostics.records_parsed += 1
+    diagnostics.warn(
+        str(path),
+        None,
+        "truncated-document",
+        f"JSON document cut short or damaged; the first {kept} complete message(s) kept",
+    )
+    return recording
+
+
+def parts(content: object) -> Iterator[tuple[str, str, str]]:
+    """(kind, text, call id) of message content: a string (user ≤0.27, model text) or
+    a list of Parts: `text`, `functionResponse` (≥0.44 synthetic turns), else media."""
+    if isinstance(content, str):
+        yield "text", content, ""
+        return
+    for part in content if isinstance(content, list) else []:
+        if not isinstance(part, dict):
+            continue
+        text = text_field(part, "text")
+        response = part.get("functionResponse")
+        if text is not None:
+            if not part.get("thought"):
+                yield "text", text, ""
+        elif isinstance(response, dict):
+            yield "result", _response_text(response), text_field(response, "id") or ""
+        else:
+            yield "media", "", ""
+
+
+def _response_text(function_response: dict[str, Any]) -> str:
+    """What a tool result sent back holds: its output (or error) string, else its JSON."""
+    response = function_response.get("response")
+    if isinstance(response, dict) and len(response) == 1:
+        only = next(iter(response.values()))
+        if isinstance(only, str):
+            return only
+    return json_text(response)

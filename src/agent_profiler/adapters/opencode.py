@@ -1,0 +1,629 @@
+"""OpenCode sessions (sst/opencode, `opencode.ai`): the SQLite database, the JSON
+storage folder and `opencode export` documents (read by `opencode_storage`),
+mapped onto the model here (FORMATS-gemini-opencode.md §2).
+
+Format facts this module relies on, with the surprise each one holds:
+- one request = one `step-start` … `step-finish` pair of an assistant message
+  (one per message in every real file; older SDKs allowed several), its usage in
+  the `step-finish` (equal to the message's `tokens` when there is one step);
+- `tokens.input` EXCLUDES the cache: the request's prompt is
+  `input + cache.read + cache.write`; `output` is the completion, `reasoning`
+  the thinking (inside `output` for some providers, beside it for others);
+- a tool part holds the call and its result (`state.input`, `state.output` or
+  `state.error`, `state.time.start/end` in epoch ms): the output is what the
+  model saw, and is in every later prompt;
+- compaction: a user message with a `compaction` part, then an assistant message
+  with `summary: true` (agent `compaction`) whose tokens are the summarisation
+  request; later prompts hold that summary and what follows it (from
+  `tail_start_id` on, when set). The old messages stay in storage;
+- a `task` call creates a child session (`parentID`); the call's
+  `state.metadata.sessionId` names it;
+- the system prompt and tool schemas are not stored (≥1.0.65): the inferred head;
+  `patch` and `snapshot` parts are file-state bookkeeping, not prompt content.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agent_profiler.adapters import opencode_storage as storage
+from agent_profiler.adapters.common import (
+    MS,
+    args_digest,
+    json_text,
+    preview,
+    text_field,
+    token_count,
+    turn_ends,
+)
+from agent_profiler.attribution import ContextLog, Observation
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.model import (
+    AnchorKind,
+    Category,
+    Compaction,
+    Harness,
+    Marker,
+    Prompt,
+    Response,
+    Session,
+    SourceKind,
+    Stage,
+    ToolCall,
+    Usage,
+)
+
+if TYPE_CHECKING:
+    from agent_profiler.adapters import JournalGroup, Located, SniffedFile
+
+HARNESS = Harness.OPENCODE
+_CONTEXT_PARTS = frozenset({"text", "reasoning", "tool", "file"})
+_BOOKKEEPING_PARTS = frozenset({"step-start", "step-finish", "snapshot", "patch"})
+
+
+def detect(values: list[object]) -> bool:
+    """A one-line `opencode export` document: `info` with a `ses_` id, `messages`."""
+    first = values[0] if values else None
+    if not isinstance(first, dict) or not isinstance(first.get("messages"), list):
+        return False
+    info = first.get("info")
+    return isinstance(info, dict) and (text_field(info, "id") or "").startswith("ses_")
+
+
+def claim(path: Path) -> bool:
+    return storage.kind_of(path) != ""
+
+
+def role(path: Path) -> str:
+    name = path.name
+    if name.startswith("opencode") and name.endswith((".db-wal", ".db-shm", ".db-journal")):
+        return "member"
+    if name.startswith("opencode") and name.endswith(".db"):
+        return "read"
+    if "storage" in path.parts[:-1]:
+        # By name: a storage folder holds thousands of message and part files.
+        at = len(path.parts) - 1 - path.parts[::-1].index("storage")
+        if (Path(*path.parts[: at + 1]) / "session").is_dir():
+            is_session = path.parent.parent.name == "session" and name.startswith("ses_")
+            return "read" if is_session and name.endswith(".json") else "member"
+    if name.endswith((".json", ".json.gz")) and storage.kind_of(path) == "export":
+        return "read"
+    return ""
+
+
+def _ns(value: object) -> int | None:
+    """Epoch milliseconds → nanoseconds (every OpenCode time is epoch ms)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 2**53:
+        return None
+    return int(value * MS)
+
+
+def _time(record: Mapping[str, Any], key: str) -> int | None:
+    time = record.get("time")
+    return _ns(time.get(key)) if isinstance(time, dict) else None
+
+
+def usage_of(tokens: object) -> Usage:
+    """`input` excludes the cache: the prompt is input + cache.read + cache.write."""
+    tokens = tokens if isinstance(tokens, dict) else {}
+    cache = tokens.get("cache")
+    cache = cache if isinstance(cache, dict) else {}
+    fresh, read, write = (
+        token_count(tokens.get("input")),
+        token_count(cache.get("read")),
+        token_count(cache.get("write")),
+    )
+    output, reasoning = token_count(tokens.get("output")), token_count(tokens.get("reasoning"))
+    # The whole completion, as for the other harnesses. Most providers report `reasoning`
+    # beside `output`, some inside it; `total` (≥1.2) tells which: it is the sum of what
+    # was billed, so completion = total − prompt. Without `total`, beside is assumed.
+    total = token_count(tokens.get("total"))
+    prompt = fresh + read + write
+    completion = total - prompt if total >= prompt + output else output + reasoning
+    return Usage(
+        prompt_tokens=prompt,
+        input_tokens=fresh,
+        output_tokens=completion,
+        cache_read_tokens=read,
+        cache_write_tokens=write,
+        reasoning_tokens=reasoning,
+    )
+
+
+@dataclass(slots=True)
+class _Pending:
+    """A compaction asked for (the user `compaction` part), until its summary comes."""
+
+    message_id: str
+    start_ns: int
+    auto: bool
+    tail_start: str | None
+
+
+@dataclass(slots=True)
+class SessionBuilder:
+    stored: storage.StoredSession
+    diagnostics: Diagnostics
+    log: ContextLog = field(default_factory=ContextLog)
+    items: dict[str, list[str]] = field(default_factory=dict)  # message id → its items
+    order: list[str] = field(default_factory=list)
+    responses: list[Response] = field(default_factory=list)
+    failed: list[Response] = field(default_factory=list)
+    tools: list[ToolCall] = field(default_factory=list)
+    prompts: list[Prompt] = field(default_factory=list)
+    compactions: list[Compaction] = field(default_factory=list)
+    markers: list[Marker] = field(default_factory=list)
+    models: list[str] = field(default_factory=list)
+    providers: list[str] = field(default_factory=list)
+    unmeasured: Counter[str] = field(default_factory=Counter)
+    pending: _Pending | None = None
+    prompt_id: str | None = None
+    last_ns: int | None = None
+    last_reported: int | None = None
+    start_ns: int | None = None
+    end_ns: int | None = None
+    patches: int = 0
+
+    @property
+    def is_child(self) -> bool:
+        return bool(text_field(self.stored.info, "parentID"))
+
+    def touch(self, ts: int | None) -> None:
+        if ts is None:
+            return
+        self.start_ns = ts if self.start_ns is None else min(self.start_ns, ts)
+        self.end_ns = ts if self.end_ns is None else max(self.end_ns, ts)
+        self.last_ns = ts if self.last_ns is None else max(self.last_ns, ts)
+
+    def add(self, message_id: str, item_id: str, category: Category, chars: int, **kw: Any) -> None:
+        self.log.add(item_id, category, chars, **kw)
+        self.items.setdefault(message_id, []).append(item_id)
+
+    def run(self) -> None:
+        self.touch(_time(self.stored.info, "created"))
+        for message, parts in self.stored.messages:
+            message_id = str(message.get("id"))
+            self.order.append(message_id)
+            created = _time(message, "created")
+            if created is None:
+                created = (self.last_ns + MS) if self.last_ns is not None else 0
+                self.diagnostics.note("opencode:message-without-time")
+            self.touch(created)
+            role = text_field(message, "role")
+            if role == "user":
+                self.on_user(message_id, message, parts, created)
+            elif role == "assistant":
+                self.on_assistant(message_id, message, parts, created)
+            else:
+                self.diagnostics.note(f"opencode:message/{role}")
+
+    # -- user ----------------------------------------------------------------
+
+    def on_user(
+        self, message_id: str, message: dict[str, Any], parts: list[dict[str, Any]], ts: int
+    ) -> None:
+        typed: list[str] = []
+        for part in parts:
+            kind = text_field(part, "type") or ""
+            item_id = f"{message_id}:{part.get('id')}"
+            if kind == "text":
+                text = text_field(part, "text") or ""
+                if part.get("ignored") is True:
+                    continue
+                if part.get("synthetic") is True:
+                    # Injected by OpenCode: an `@file` read, or the nudge after compaction.
+                    read = text.startswith("Called the ")
+                    self.add(
+                        message_id,
+                        item_id,
+                        Category.RESULTS if read else Category.OVERHEAD,
+                        len(text),
+                        label="Attached file" if read else "Harness message",
+                    )
+                else:
+                    typed.append(text)
+                    self.add(
+                        message_id,
+                        item_id,
+                        Category.PROMPTS,
+                        len(text),
+                        label="User prompt",
+                        source_kind=SourceKind.PROMPT,
+                    )
+            elif kind == "file":
+                self.unmeasured["file-part"] += 1
+            elif kind == "compaction":
+                tail = text_field(part, "tail_start_id")
+                self.pending = _Pending(message_id, ts, part.get("auto") is not False, tail)
+            elif kind in {"agent", "subtask"}:
+                self.diagnostics.note(f"opencode:part/{kind}")
+            elif kind not in _BOOKKEEPING_PARTS:
+                self.diagnostics.note(f"opencode:unknown-part/{kind}")
+        if typed:
+            source = "agent" if self.is_child and not self.prompts else "user"
+            chars = sum(len(t) for t in typed)
+            self.prompts.append(Prompt(message_id, ts, ts, chars, source, preview(typed[0])))
+            self.prompt_id = message_id
+
+    # -- assistant -----------------------------------------------------------
+
+    def on_assistant(
+        self, message_id: str, message: dict[str, Any], parts: list[dict[str, Any]], ts: int
+    ) -> None:
+        steps: list[list[dict[str, Any]]] = [[]]
+        for part in parts:
+            steps[-1].append(part)
+            if text_field(part, "type") == "step-finish":
+                steps.append([])
+        if not steps[-1] and len(steps) > 1:
+            steps.pop()
+        completed = _time(message, "completed")
+        model = text_field(message, "modelID") or ""
+        provider = text_field(message, "providerID")
+        error = message.get("error")
+        error_name = text_field(error, "name") if isinstance(error, dict) else None
+        summary = message.get("summary") is True or text_field(message, "agent") == "compaction"
+        start = ts
+        stepped = any(text_field(p, "type") == "step-finish" for p in parts)
+        for index, step in enumerate(steps):
+            finish = next((p for p in step if text_field(p, "type") == "step-finish"), None)
+            # The step's own usage; the message's only when it has no step-finish at all
+            # (aborted, or an old build): a trailing unfinished step has none.
+            if finish is not None:
+                usage = usage_of(finish.get("tokens"))
+            else:
+                usage = usage_of(None if stepped else message.get("tokens"))
+            last = index == len(steps) - 1
+            end = (completed if last and completed else None) or max(
+                [start, *(t for p in step for t in _part_times(p))]
+            )
+            response_id = message_id if len(steps) == 1 else f"{message_id}#{index + 1}"
+            response = Response(
+                id=response_id,
+                start_ns=start,
+                end_ns=max(end, start),
+                model=model,
+                usage=usage,
+                prompt_id=self.prompt_id,
+                is_error=error_name is not None and last,
+                stop_reason=(text_field(finish, "reason") if finish else None)
+                or (error_name if last else None),
+            )
+            measured = usage.prompt_tokens > 0
+            if measured and not summary:
+                self.log.observe(
+                    Observation(
+                        time_ns=start,
+                        anchor=AnchorKind.RESPONSE,
+                        anchor_id=response_id,
+                        stage=Stage.REQUEST_INPUT,
+                        model=model or None,
+                        reported_tokens=usage.prompt_tokens,
+                    )
+                )
+                self.responses.append(response)
+            elif not measured:
+                self.failed.append(response)
+            if measured:
+                self.last_reported = usage.prompt_tokens
+                if model and model not in self.models:
+                    self.models.append(model)
+                if provider and provider not in self.providers:
+                    self.providers.append(provider)
+            for part in step:
+                self.on_part(message_id, part, response_id if measured else None, summary)
+            self.touch(response.end_ns)
+            if summary and last:
+                self.on_summary(message_id, response if measured else None)
+            start = response.end_ns
+
+    def on_part(
+        self, message_id: str, part: dict[str, Any], response_id: str | None, summary: bool
+    ) -> None:
+        kind = text_field(part, "type") or ""
+        item_id = f"{message_id}:{part.get('id')}"
+        if kind == "text":
+            text = text_field(part, "text") or ""
+            category = Category.SUMMARIES if summary else Category.ASSISTANT
+            self.add(
+                message_id,
+                item_id,
+                category,
+                len(text),
+                label="Compaction summary" if summary else "Assistant text",
+                source_id=response_id or "",
+                source_kind=SourceKind.RESPONSE,
+            )
+        elif kind == "reasoning":
+            text = text_field(part, "text") or ""
+            if text and text != "REDACTED":
+                self.add(
+                    message_id,
+                    item_id,
+                    Category.ASSISTANT,
+                    len(text),
+                    label="Reasoning",
+                    source_id=response_id or "",
+                    source_kind=SourceKind.RESPONSE,
+                )
+            elif part.get("metadata"):
+                self.unmeasured["encrypted-reasoning"] += 1
+        elif kind == "tool":
+            self.on_tool(message_id, part, response_id)
+        elif kind == "file":
+            self.unmeasured["file-part"] += 1
+        elif kind == "patch":
+            self.patches += 1
+            files = part.get("files")
+            count = len(files) if isinstance(files, list) else 0
+            self.markers.append(Marker(self.last_ns or 0, "patch", f"{count} file(s)"))
+        elif kind == "retry":
+            self.markers.append(Marker(self.last_ns or 0, "retry", str(part.get("attempt"))))
+        elif kind not in _BOOKKEEPING_PARTS and kind not in {"agent", "subtask", "compaction"}:
+            self.diagnostics.note(f"opencode:unknown-part/{kind}")
+
+    def on_tool(self, message_id: str, part: dict[str, Any], response_id: str | None) -> None:
+        call_id = text_field(part, "callID") or str(part.get("id"))
+        name = text_field(part, "tool") or "tool"
+        state = part.get("state")
+        state = state if isinstance(state, dict) else {}
+        status = text_field(state, "status") or ""
+        arguments = state.get("input")
+        encoded = json_text(arguments)
+        output = state.get("output") if status == "completed" else state.get("error")
+        result = (
+            output if isinstance(output, str) else ("" if output is None else json_text(output))
+        )
+        start = _time(state, "start") or self.last_ns or 0
+        end = _time(state, "end") or start
+        self.touch(start)
+        self.touch(end)
+        metadata = state.get("metadata")
+        child = text_field(metadata, "sessionId") if isinstance(metadata, dict) else None
+        self.add(
+            message_id,
+            f"call:{call_id}",
+            Category.ASSISTANT,
+            len(name) + len(encoded),
+            label="Tool arguments",
+            source_id=call_id,
+            source_kind=SourceKind.TOOL,
+        )
+        if status in {"completed", "error"}:
+            self.add(
+                message_id,
+                f"result:{call_id}",
+                Category.RESULTS,
+                len(result),
+                label="Tool result",
+                source_id=call_id,
+                source_kind=SourceKind.TOOL,
+            )
+        self.tools.append(
+            ToolCall(
+                call_id=call_id,
+                name=name,
+                start_ns=start,
+                end_ns=max(end, start),
+                response_id=response_id,
+                prompt_id=self.prompt_id,
+                is_error=status == "error",
+                incomplete=status not in {"completed", "error"},
+                arg_keys=tuple(str(k) for k in arguments) if isinstance(arguments, dict) else (),
+                arg_bytes=len(encoded.encode()),
+                args_preview=tuple(
+                    (str(k), preview(v if isinstance(v, str) else json_text(v)))
+                    for k, v in arguments.items()
+                )
+                if isinstance(arguments, dict)
+                else (),
+                args_digest=args_digest(arguments),
+                result_chars=len(result),
+                child_session=child,
+            )
+        )
+
+    def on_summary(self, message_id: str, request: Response | None) -> None:
+        """The summary is in; older messages leave the prompt (the kept tail stays).
+        Items leave one by one rather than through `clear()`: the journal holds the
+        conversation from its first request, so the head (system prompt, tools) is
+        untouched by a compaction and is not measured again."""
+        pending = self.pending
+        self.pending = None
+        cut = self.order.index(pending.message_id) if pending else len(self.order) - 1
+        if pending and pending.tail_start in self.order:
+            cut = min(cut, self.order.index(pending.tail_start))
+        removed = 0
+        for old in self.order[:cut]:
+            for item_id in self.items.pop(old, []):
+                removed += self.log.remove(item_id)
+        end = request.end_ns if request else (self.last_ns or 0)
+        compaction_id = pending.message_id if pending else f"compaction:{message_id}"
+        self.log.observe(
+            Observation(end, AnchorKind.COMPACTION, compaction_id, Stage.POST_COMPACTION)
+        )
+        self.compactions.append(
+            Compaction(
+                id=compaction_id,
+                start_ns=pending.start_ns if pending else (request.start_ns if request else end),
+                end_ns=end,
+                kind="compaction",
+                trigger=("auto" if pending.auto else "manual") if pending else None,
+                pre_tokens=self.last_reported if request is None else None,
+                removed_items=removed,
+                request=request,
+                timing="compaction request → summary completed",
+            )
+        )
+
+    # -- result --------------------------------------------------------------
+
+    def finish(self) -> Session | None:
+        if self.start_ns is None or self.end_ns is None:
+            return None
+        if not self.responses and not self.compactions:
+            self.log.observe(
+                Observation(self.end_ns, AnchorKind.SESSION, "", Stage.TRANSCRIPT_OBSERVED)
+            )
+        snapshots = self.log.replay()
+        ends = turn_ends(self.responses, self.tools)
+        prompts = tuple(
+            dataclasses.replace(p, end_ns=max(ends.get(p.id, p.start_ns), p.start_ns))
+            for p in self.prompts
+        )
+        info = self.stored.info
+        facts = [("storage", self.stored.source)]
+        for key in ("title", "slug", "agent"):
+            if text_field(info, key):
+                facts.append((f"session_{key}", preview(info[key])))
+        if self.patches:
+            facts.append(("patch_parts", str(self.patches)))
+        if self.failed:
+            reasons = Counter(r.stop_reason or "no usage" for r in self.failed)
+            facts.append(
+                ("requests_without_usage", ", ".join(f"{k}: {n}" for k, n in reasons.most_common()))
+            )
+        return Session(
+            harness=HARNESS,
+            session_id=self.stored.id,
+            start_ns=self.start_ns,
+            end_ns=self.end_ns,
+            sources=(self.stored.source,),
+            models=tuple(self.models),
+            provider=self.providers[0] if self.providers else None,
+            project=text_field(info, "directory"),
+            harness_version=(text_field(info, "version") or "").removeprefix("v") or None,
+            parent_session=text_field(info, "parentID"),
+            child_role="subagent" if self.is_child else None,
+            incomplete=any(t.incomplete for t in self.tools),
+            prompts=prompts,
+            responses=tuple(self.responses),
+            tool_calls=tuple(self.tools),
+            compactions=tuple(self.compactions),
+            snapshots=tuple(snapshots),
+            unmeasured=tuple(sorted((k, v) for k, v in self.unmeasured.items() if v)),
+            failed_requests=tuple(self.failed),
+            markers=tuple(self.markers),
+            facts=tuple(facts),
+        )
+
+
+def _part_times(part: dict[str, Any]) -> Iterator[int]:
+    for holder in (part, part.get("state")):
+        if isinstance(holder, dict):
+            for key in ("start", "end"):
+                ts = _time(holder, key)
+                if ts is not None:
+                    yield ts
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def read_stored(paths: list[Path], diagnostics: Diagnostics) -> list[storage.StoredSession]:
+    """Every session the given files point at, each once: a database first (it is
+    the newer copy: the JSON storage is left on disk after the migration)."""
+    kinds = [(storage.kind_of(p) or "export", p) for p in paths]
+    rank = {"db": 0, "storage": 1, "export": 2}
+    kinds.sort(key=lambda kp: rank.get(kp[0], 3))
+    seen: set[str] = set()
+    result: list[storage.StoredSession] = []
+    roots: dict[Path, set[str]] = {}
+    for kind, path in kinds:
+        if kind == "storage":
+            root = storage.storage_root(path)
+            if root is not None:
+                roots.setdefault(root, set()).add(path.stem)
+            continue
+        found = (
+            storage.read_db(path, diagnostics)
+            if kind == "db"
+            else (storage.read_export(path, diagnostics))
+        )
+        result += _unseen(found, seen, diagnostics)
+    for root, wanted in roots.items():
+        result += _unseen(storage.read_storage(root, wanted, diagnostics), seen, diagnostics)
+    return result
+
+
+def _unseen(
+    found: list[storage.StoredSession], seen: set[str], diagnostics: Diagnostics
+) -> list[storage.StoredSession]:
+    kept = []
+    for session in found:
+        if session.id in seen:
+            diagnostics.note("opencode:session-read-twice")
+            continue
+        seen.add(session.id)
+        kept.append(session)
+    return kept
+
+
+def read_group(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:
+    sessions = []
+    for stored in read_stored(list(group.paths), diagnostics):
+        builder = SessionBuilder(stored, diagnostics)
+        builder.run()
+        session = builder.finish()
+        if session is not None:
+            sessions.append(session)
+    # Link each child to the `task` call that launched it (its metadata names the child).
+    launcher = {
+        t.child_session: t.call_id for s in sessions for t in s.tool_calls if t.child_session
+    }
+    known = {s.session_id for s in sessions}
+    linked = []
+    for session in sessions:
+        calls = tuple(
+            t
+            if t.child_session is None or t.child_session in known
+            else dataclasses.replace(t, child_session=None)
+            for t in session.tool_calls
+        )
+        linked.append(
+            dataclasses.replace(
+                session,
+                tool_calls=calls,
+                parent_call_id=launcher.get(session.session_id),
+            )
+        )
+    return linked
+
+
+def plan(files: list[SniffedFile]) -> list[JournalGroup]:
+    """One group: children link to their parent's `task` call only when read together."""
+    from agent_profiler.adapters import JournalGroup
+
+    return [JournalGroup(HARNESS, None, tuple(f.path for f in files))]
+
+
+def read(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:
+    return read_group(group, diagnostics)
+
+
+# --------------------------------------------------------------------------- discover
+
+
+def locate(env: Mapping[str, str]) -> Iterator[Located]:
+    """`$XDG_DATA_HOME/opencode` (default `~/.local/share/opencode`): the database(s)
+    `opencode*.db` (or `$OPENCODE_DB`), else the JSON storage's session files."""
+    from agent_profiler.adapters import Located
+
+    home = Path(env.get("HOME") or Path.home())
+    data = Path(env["XDG_DATA_HOME"]) if env.get("XDG_DATA_HOME") else home / ".local" / "share"
+    root = data / "opencode"
+    override = env.get("OPENCODE_DB")
+    databases = sorted(root.glob("opencode*.db"))
+    if override and override != ":memory:":
+        databases.append(Path(override) if Path(override).is_absolute() else root / override)
+    for database in dict.fromkeys(databases):
+        if database.is_file():
+            yield Located(database)
+    if not databases:
+        for path in storage.storage_sessions(root / "storage"):
+            yield Located(path)

@@ -1,0 +1,325 @@
+"""Reading OpenCode's three containers into one shape (FORMATS-gemini-opencode.md §2):
+the SQLite database (≥1.2), the JSON files under `storage/` (≤1.1.x, left on disk
+after the migration), and `opencode export <id>` documents. `opencode.py` maps
+the result onto the model; nothing here knows about requests or context.
+
+The database is the user's live one, and OpenCode keeps it in WAL mode. It is
+opened read-only through a URI (`mode=ro`), so this process never writes it, and
+all queries run in one read transaction: the three tables as of one moment while
+OpenCode keeps writing (WAL readers never block its writer). But a read-only WAL
+reader still *creates* `-wal` and `-shm` beside the file when they are missing
+(checked: it did so on a copied database). So when the database is in WAL mode
+and has no `-wal` file, nothing is in flight, and it is opened `immutable=1`
+instead: no locks, no files created, the same rows. A rollback-journal database
+(no WAL) creates nothing when read; it gets `mode=ro` and waits up to
+`LOCK_WAIT_S` for a writer's exclusive lock, then says the database is locked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import urllib.parse
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.errors import JournalError
+from agent_profiler.jsonl import open_journal
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+LOCK_WAIT_S = 2.0  # how long to wait for a writer's exclusive lock before giving up
+MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
+
+
+@dataclass(slots=True)
+class StoredSession:
+    """One session as stored: its info, and its messages (info with `id`) each with
+    its parts (with `id`), in time order."""
+
+    info: dict[str, Any]
+    source: str
+    messages: list[tuple[dict[str, Any], list[dict[str, Any]]]] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        value = self.info.get("id")
+        return value if isinstance(value, str) else ""
+
+
+def _peek(path: Path, size: int = 4096) -> bytes:
+    try:
+        with open_journal(path) as stream:
+            return stream.read(size)
+    except (JournalError, OSError, EOFError, ValueError):
+        return b""
+
+
+def kind_of(path: Path) -> str:
+    """ "db", "export", "storage" (a session file under storage/) or ""."""
+    head = _peek(path)
+    if head.startswith(SQLITE_MAGIC) or (
+        path.name.startswith("opencode") and path.name.endswith(".db")
+    ):
+        return "db"
+    if head.lstrip()[:1] != b"{":
+        return ""
+    if b'"info"' in head and b'"messages"' in head:
+        return "export"
+    if b'"ses_' in head and storage_root(path) is not None:
+        return "storage"
+    return ""
+
+
+def storage_root(path: Path) -> Path | None:
+    """The storage folder of a session file: `<root>/session/<project>/ses_*.json`
+    (≥0.4) or `<root>/session/info/ses_*.json` (early 0.x)."""
+    if path.parent.parent.name == "session" and path.name.startswith("ses_"):
+        return path.parent.parent.parent
+    return None
+
+
+def _load_json(path: Path, diagnostics: Diagnostics) -> Any:
+    try:
+        with open_journal(path) as stream:
+            data = stream.read(MAX_DOCUMENT_BYTES + 1)
+        if len(data) > MAX_DOCUMENT_BYTES:
+            raise JournalError(str(path), "JSON document over 512 MB; not read")
+        diagnostics.lines_read += 1
+        value = orjson.loads(data.removeprefix(b"\xef\xbb\xbf"))
+    except (OSError, EOFError) as error:
+        diagnostics.warn(str(path), None, "read-error", f"cannot read ({error})")
+        return None
+    except (ValueError, RecursionError) as error:
+        diagnostics.warn(str(path), None, "not-json", f"damaged JSON file ({str(error)[:60]})")
+        return None
+    diagnostics.records_parsed += 1
+    return value
+
+
+# --------------------------------------------------------------------------- export
+
+
+def read_export(path: Path, diagnostics: Diagnostics) -> list[StoredSession]:
+    value = _load_json(path, diagnostics)
+    if value is None:
+        raise JournalError(str(path), "OpenCode export is cut short or damaged; nothing read")
+    info = value.get("info") if isinstance(value, dict) else None
+    messages = value.get("messages") if isinstance(value, dict) else None
+    if not isinstance(info, dict) or not isinstance(messages, list):
+        raise JournalError(str(path), "not an OpenCode export (no info and messages)")
+    session = StoredSession(info, str(path))
+    for entry in messages:
+        message = entry.get("info") if isinstance(entry, dict) else None
+        parts = entry.get("parts") if isinstance(entry, dict) else None
+        if not isinstance(message, dict):
+            diagnostics.warn(str(path), None, "bad-shape", "export message without info")
+            continue
+        session.messages.append(
+            (message, [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else [])
+        )
+    return [session]
+
+
+# --------------------------------------------------------------------------- storage
+
+
+def _json_files(folder: Path) -> list[Path]:
+    try:
+        return sorted(p for p in folder.glob("*.json") if p.is_file())
+    except OSError:
+        return []
+
+
+def storage_sessions(root: Path) -> list[Path]:
+    return [
+        path
+        for folder in sorted((root / "session").glob("*"))
+        if folder.is_dir()
+        for path in _json_files(folder)
+        if path.name.startswith("ses_")
+    ]
+
+
+def read_storage(
+    root: Path, wanted: set[str] | None, diagnostics: Diagnostics
+) -> list[StoredSession]:
+    """Sessions of a storage folder: those named in `wanted` and their descendants
+    (subagent sessions), or all of them when `wanted` is None."""
+    infos: dict[str, tuple[dict[str, Any], Path]] = {}
+    for path in storage_sessions(root):
+        info = _load_json(path, diagnostics)
+        if isinstance(info, dict) and isinstance(info.get("id"), str):
+            infos[info["id"]] = (info, path)
+    chosen = set(infos) if wanted is None else set(wanted) & set(infos)
+    grew = True
+    while grew:  # add children of chosen sessions until nothing changes
+        extra = {i for i, (info, _) in infos.items() if info.get("parentID") in chosen} - chosen
+        chosen |= extra
+        grew = bool(extra)
+    sessions = []
+    for session_id in sorted(chosen):
+        info, path = infos[session_id]
+        session = StoredSession(info, str(path))
+        folders = [root / "message" / session_id, root / "session" / "message" / session_id]
+        message_files = [p for folder in folders for p in _json_files(folder)]
+        loaded = [(_load_json(p, diagnostics), p) for p in message_files]
+        messages = [(m, p) for m, p in loaded if isinstance(m, dict) and "id" in m]
+        messages.sort(key=lambda mp: (_created(mp[0]), str(mp[0]["id"])))
+        missing = 0
+        for message, _ in messages:
+            message_id = str(message["id"])
+            part_folders = [
+                root / "part" / message_id,
+                root / "session" / "part" / session_id / message_id,
+            ]
+            part_files = [p for folder in part_folders for p in _json_files(folder)]
+            parts = [v for v in (_load_json(p, diagnostics) for p in part_files)]
+            kept = sorted(
+                (p for p in parts if isinstance(p, dict)), key=lambda p: str(p.get("id", ""))
+            )
+            if not kept and message.get("role") == "assistant":
+                missing += 1
+            session.messages.append((message, kept))
+        if missing:
+            diagnostics.warn(
+                str(path),
+                None,
+                "missing-parts",
+                f"{missing} assistant message(s) have no part files (their content is unknown)",
+            )
+        sessions.append(session)
+    return sessions
+
+
+def _created(message: dict[str, Any]) -> int:
+    time = message.get("time")
+    created = time.get("created") if isinstance(time, dict) else None
+    return created if isinstance(created, int) and not isinstance(created, bool) else 0
+
+
+# --------------------------------------------------------------------------- database
+
+
+def _connect(path: Path, immutable: bool) -> sqlite3.Connection:
+    uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
+    if immutable:
+        uri += "&immutable=1"
+    return sqlite3.connect(uri, uri=True, timeout=LOCK_WAIT_S, isolation_level=None)
+
+
+def _quiescent_wal(path: Path) -> bool:
+    """A WAL-mode database (header bytes 18-19 = 2) with no `-wal` beside it."""
+    try:
+        with path.open("rb") as stream:
+            header = stream.read(100)
+    except OSError:
+        return False
+    in_wal_mode = header.startswith(SQLITE_MAGIC) and header[18:20] == b"\x02\x02"
+    return in_wal_mode and not Path(str(path) + "-wal").exists()
+
+
+def _open_db(path: Path) -> sqlite3.Connection:
+    source = str(path)
+    if not path.is_file():
+        raise JournalError(source, "cannot open: not a file")
+    try:
+        connection = _connect(path, immutable=_quiescent_wal(path))
+        try:
+            connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.Error:
+            connection.close()
+            raise
+        return connection
+    except sqlite3.OperationalError as error:
+        reason = str(error)
+        if "locked" in reason or "busy" in reason:
+            raise JournalError(
+                source,
+                f"database is locked by another process ({reason}); try again when OpenCode "
+                "is idle, or read `opencode export <session id>` output instead",
+            ) from error
+        raise JournalError(source, f"cannot open the database read-only ({reason})") from error
+    except sqlite3.DatabaseError as error:
+        raise JournalError(source, f"not a SQLite database, or corrupt ({error})") from error
+
+
+def read_db(path: Path, diagnostics: Diagnostics) -> list[StoredSession]:
+    source = str(path)
+    connection = _open_db(path)
+    try:
+        tables = {r[0] for r in connection.execute("SELECT name FROM sqlite_master")}
+        if not {"session", "message", "part"} <= tables:
+            raise JournalError(source, "not an OpenCode database (no session/message/part tables)")
+        # One read transaction: the three tables as of one moment, however OpenCode writes.
+        connection.execute("BEGIN")
+        sessions = list(_db_sessions(connection, source))
+        messages = connection.execute(
+            "SELECT id, session_id, time_created, data FROM message "
+            "ORDER BY session_id, time_created, id"
+        ).fetchall()
+        parts = connection.execute(
+            "SELECT id, message_id, data FROM part ORDER BY message_id, id"
+        ).fetchall()
+        connection.execute("COMMIT")
+    except sqlite3.OperationalError as error:
+        what = "is locked by another process" if "locked" in str(error) else "cannot be read"
+        raise JournalError(source, f"the database {what} ({error})") from error
+    except sqlite3.DatabaseError as error:
+        raise JournalError(source, f"the database is corrupt ({error})") from error
+    finally:
+        connection.close()
+    by_message: dict[str, list[dict[str, Any]]] = {}
+    for part_id, message_id, data in parts:
+        value = _row_json(data, source, diagnostics)
+        if isinstance(value, dict):
+            by_message.setdefault(str(message_id), []).append({**value, "id": part_id})
+    by_id = {s.id: s for s in sessions}
+    for message_id, session_id, created, data in messages:
+        value = _row_json(data, source, diagnostics)
+        session = by_id.get(str(session_id))
+        if not isinstance(value, dict) or session is None:
+            if session is None:
+                diagnostics.note("opencode:message-of-unknown-session")
+            continue
+        raw_time = value.get("time")
+        time: dict[str, Any] = raw_time if isinstance(raw_time, dict) else {}
+        message = {**value, "id": message_id, "time": {"created": created, **time}}
+        session.messages.append((message, by_message.get(str(message_id), [])))
+    return sessions
+
+
+def _db_sessions(connection: sqlite3.Connection, source: str) -> Iterator[StoredSession]:
+    cursor = connection.execute("SELECT * FROM session ORDER BY time_created, id")
+    names = [d[0] for d in cursor.description]
+    for row in cursor.fetchall():
+        record = dict(zip(names, row, strict=True))
+        info: dict[str, Any] = {
+            "id": record.get("id"),
+            "parentID": record.get("parent_id"),
+            "directory": record.get("directory"),
+            "title": record.get("title"),
+            "version": record.get("version"),
+            "agent": record.get("agent"),
+            "time": {"created": record.get("time_created"), "updated": record.get("time_updated")},
+        }
+        model = record.get("model")
+        if isinstance(model, str):
+            with contextlib.suppress(ValueError):
+                info["model"] = orjson.loads(model)
+        yield StoredSession(info, source)
+
+
+def _row_json(data: object, source: str, diagnostics: Diagnostics) -> Any:
+    diagnostics.lines_read += 1
+    try:
+        value = orjson.loads(data if isinstance(data, str | bytes) else b"")
+    except (ValueError, RecursionError):
+        diagnostics.warn(source, None, "not-json", "a database row's data is not JSON")
+        return None
+    diagnostics.records_parsed += 1
+    return value
