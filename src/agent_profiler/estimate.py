@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -114,6 +114,9 @@ class Estimator:
 
     basis: Basis
     ratios: Mapping[TextClass, float] | None = None
+    # Tokens every non-empty item costs beyond its text: the wrapper a request puts
+    # around a message, a tool call or a result (role markers, ids, block framing).
+    per_item: float = 0.0
     # Calibration probes measure the journal's items alone, without the inferred head.
     infer_head: bool = True
     note: str = field(default="characters / 4 per journal item, rounded up")
@@ -121,13 +124,18 @@ class Estimator:
     def text_tokens(self, text: str) -> Tokens:
         if self.ratios is None:
             return chars4(len(text))
-        return _ceil(sum(n / self.ratios[c] for c, n in classify(text).items()))
+        if not text:
+            return 0
+        ratios = self.ratios
+        return _ceil(sum(n / ratios[c] for c, n in classify(text).items()) + self.per_item)
 
     def chars_tokens(self, chars: int) -> Tokens:
         """Tokens of `chars` characters whose text is not known (unknown class)."""
         if self.ratios is None:
             return chars4(chars)
-        return _ceil(chars / self.ratios[TextClass.UNKNOWN]) if chars > 0 else 0
+        if chars <= 0:
+            return 0
+        return _ceil(chars / self.ratios[TextClass.UNKNOWN] + self.per_item)
 
 
 def chars4(chars: int) -> Tokens:
@@ -143,35 +151,42 @@ def _ceil(value: float) -> Tokens:
 CHARS4 = Estimator(Basis.CHARS)
 
 
-def load_calibration() -> dict[TextClass, float]:
-    """The shipped table (characters per token, per class)."""
+def load_calibration() -> tuple[dict[TextClass, float], float]:
+    """The shipped table: characters per token per class, and tokens per item."""
     raw = json.loads(resources.files("agent_profiler").joinpath(CALIBRATION_FILE).read_text())
-    return {TextClass(k): float(v) for k, v in raw["chars_per_token"].items()}
+    ratios = {TextClass(k): float(v) for k, v in raw["chars_per_token"].items()}
+    return ratios, float(raw.get("per_item_tokens", 0.0))
 
 
-def calibrated(ratios: Mapping[TextClass, float] | None = None) -> Estimator:
-    table = dict(ratios) if ratios is not None else load_calibration()
+def calibrated(
+    ratios: Mapping[TextClass, float] | None = None, per_item: float | None = None
+) -> Estimator:
+    """The calibrated estimator: the shipped table, or (for calibration) a given one."""
+    shipped, shipped_per_item = load_calibration() if ratios is None else ({}, 0.0)
+    table = dict(ratios) if ratios is not None else shipped
     missing = [c for c in TextClass if c not in table]
     if missing:
         raise ValueError(f"calibration table lacks {', '.join(missing)}")
     return Estimator(
         Basis.CALIBRATED,
         table,
+        per_item if per_item is not None else shipped_per_item,
         note="characters per content class ÷ that class's calibrated characters per token "
         f"({CALIBRATION_FILE}), rounded up per journal item",
     )
 
 
-ESTIMATORS = ("chars/4", "calibrated")
+class EstimateChoice(StrEnum):
+    """What `--estimate` accepts."""
+
+    CHARS4 = "chars/4"
+    CALIBRATED = "calibrated"
 
 
 def named(name: str) -> Estimator:
     """The estimator a command line names (`--estimate`)."""
-    if name == "chars/4":
-        return CHARS4
-    if name == "calibrated":
-        return calibrated()
-    raise ValueError(f"unknown estimator {name!r} (known: {', '.join(ESTIMATORS)})")
+    choice = EstimateChoice(name)
+    return CHARS4 if choice is EstimateChoice.CHARS4 else calibrated()
 
 
 _current: ContextVar[Estimator] = ContextVar("estimator", default=CHARS4)
@@ -213,3 +228,30 @@ def tool_call_text(name: str, arguments: object) -> str:
         return name + orjson.dumps(arguments).decode()
     except TypeError:  # nesting beyond orjson's limit (as `common.json_text` does)
         return name + repr(arguments)
+
+
+# What the trace says about its estimates, per basis (the profile slice, counters).
+CHARS4_NOTE = "estimate: characters / 4 per journal item, rounded up; not a tokenizer count"
+CALIBRATED_NOTE = (
+    "estimate: characters per content class (prose, code, JSON, CJK, other scripts, "
+    "base64-like runs) ÷ that class's calibrated characters per token (chars/calibrated-v1), "
+    "rounded up per journal item; not a tokenizer count"
+)
+CHARS4_ESTIMATION = (
+    "context categories: characters / 4 per journal item, rounded up (not tokenizer "
+    "counts); the head the journal lacks is one inferred item (reported − estimated at "
+    "the first request, measured again after a compaction); reported sizes are never "
+    "scaled"
+)
+CALIBRATED_ESTIMATION = (
+    "context categories: basis chars/calibrated-v1, characters per content class ÷ a fixed "
+    "per-class characters-per-token table shipped with agent-profiler (fitted on public "
+    "sessions' request deltas; not tokenizer counts), rounded up per journal item; the head "
+    "the journal lacks is one inferred item measured with the same estimator (reported − "
+    "estimated at the first request, measured again after a compaction); never scaled per "
+    "session or request"
+)
+
+
+def is_calibrated(bases: Iterable[Basis]) -> bool:
+    return Basis.CALIBRATED in set(bases)
