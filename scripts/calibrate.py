@@ -75,7 +75,7 @@ def _residual(point: _corpus.Point, x: Sequence[float]) -> float:
 
 
 def fit(
-    points: Sequence[_corpus.Point], per_item: bool = True
+    points: Sequence[_corpus.Point], per_item: bool = True, prior_chars: float = PRIOR_CHARS
 ) -> tuple[dict[TextClass, float], float]:
     """Characters per token per class and tokens per item, fitted on `points` (see the
     module's method); `per_item=False` fits the classes alone (for comparison)."""
@@ -88,8 +88,8 @@ def fit(
     typical = statistics.median([p.reported for p in points]) if points else 1.0
     prior = [
         (
-            tuple(PRIOR_CHARS if j == c else 0.0 for j in range(k)),
-            PRIOR_CHARS / PRIOR[cls],
+            tuple(prior_chars if j == c else 0.0 for j in range(k)),
+            prior_chars / PRIOR[cls],
             typical,
         )
         for c, cls in enumerate(classes)

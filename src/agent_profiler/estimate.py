@@ -51,7 +51,8 @@ _OPAQUE = re.compile(r"[A-Za-z0-9+/_\-]{40,}={0,2}")
 _HAS_DIGIT = re.compile(r"\d")
 _CJK = re.compile("[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0002fa1f]")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
-_SYMBOL = re.compile(r"[^A-Za-z0-9\s]")
+# ASCII punctuation only: accented or Cyrillic letters are letters, not symbols.
+_SYMBOL = re.compile(r"[!-/:-@\[-`{-~]")
 _JSON_KEY = re.compile(r'"[^"\n]{1,80}"\s*:')
 # Prose has a symbol now and then (punctuation); code and markup have many more.
 _CODE_SYMBOL_SHARE = 0.08

@@ -400,7 +400,7 @@ _NUMERIC = {
 def _error_cell(row: SessionSummary) -> str:
     if row.estimate_error_median is None or row.estimate_error_worst is None:
         return "-"
-    return f"{100 * row.estimate_error_median:.0f}% / {100 * row.estimate_error_worst:.0f}%"
+    return f"{100 * row.estimate_error_median:.1f}% / {100 * row.estimate_error_worst:.1f}%"
 
 
 def render_table(rows: Sequence[SessionSummary]) -> str:
