@@ -8,7 +8,8 @@ after its last record, the log is *replayed* once the journal has been read:
 consecutive snapshots of the session.
 
 Rules that hold for every harness (SPEC §2–3):
-- text estimates are characters / 4, rounded up per item (`estimate_tokens`);
+- text estimates are characters / 4, rounded up per item, unless the export chose
+  another estimator (`estimate.py`; the one shared function every adapter uses);
 - the first snapshot and every model change are baselines: their changes are
   the whole item set, marked `baseline`, never counted as growth;
 - the head that a journal does not record (system prompt, tool schemas, ...)
@@ -24,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from agent_profiler import estimate
 from agent_profiler.model import (
     AnchorKind,
     Basis,
@@ -46,9 +48,8 @@ INFERRED_HEAD_LABEL = (
 )
 
 
-def estimate_tokens(chars: int) -> Tokens:
-    """Characters / 4, rounded up (an estimate, not a tokenizer count)."""
-    return (chars + 3) // 4 if chars > 0 else 0
+# The contract's flat estimate, kept under its old name for callers and tests.
+estimate_tokens = estimate.chars4
 
 
 @dataclass(slots=True)
@@ -116,21 +117,30 @@ class ContextLog:
     def __init__(self) -> None:
         self._ops: list[_Op] = []
         self._present: dict[str, Category] = {}
+        # Chosen once per log, so every item of a session is measured the same way.
+        self.estimator = estimate.current()
 
     def add(
         self,
         item_id: str,
         category: Category,
-        chars: int,
+        size: int | str,
         *,
         label: str = "",
         source_id: str = "",
         source_kind: SourceKind = SourceKind.NONE,
         tokens: Tokens | None = None,
     ) -> None:
-        """Add an item, or replace it if the id is already in context."""
-        estimate = estimate_tokens(chars) if tokens is None else tokens
-        item = _Item(category, chars, estimate, label, source_id, source_kind)
+        """Add an item, or replace it if the id is already in context. `size` is the
+        item's text (preferred: the estimator can look at what it is) or, when only a
+        length is known (a redaction marker), its characters."""
+        if isinstance(size, str):
+            chars = len(size)
+            measured = self.estimator.text_tokens(size) if tokens is None else tokens
+        else:
+            chars = size
+            measured = self.estimator.chars_tokens(size) if tokens is None else tokens
+        item = _Item(category, chars, measured, label, source_id, source_kind)
         self._ops.append(_Add(item_id, item))
         self._present[item_id] = category
 
@@ -173,11 +183,14 @@ class ContextLog:
     def replay(
         self,
         *,
-        basis: Basis = Basis.CHARS,
+        basis: Basis | None = None,
         coverage: Coverage = Coverage.PARTIAL,
         infer_head: bool = True,
     ) -> list[ContextSnapshot]:
-        return _Replayer(basis, coverage, infer_head).run(self._ops)
+        """`basis` defaults to the estimator's (chars/4 unless the export chose another)."""
+        return _Replayer(
+            basis or self.estimator.basis, coverage, infer_head and self.estimator.infer_head
+        ).run(self._ops)
 
 
 class _Replayer:

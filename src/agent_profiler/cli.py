@@ -21,6 +21,7 @@ from agent_profiler.adapters.common import timestamp_ns
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.discover import discover as find_journals
 from agent_profiler.errors import AgentProfilerError, OutputError, UsageError
+from agent_profiler.estimate import EstimateChoice, named, use_estimator
 from agent_profiler.loader import LoadResult, load
 from agent_profiler.model import Harness, Session
 from agent_profiler.report import DEFAULT_TITLE, HtmlReportWriter
@@ -71,6 +72,15 @@ HarnessOption = Annotated[
     typer.Option("--harness", help="Skip auto-detection and read every input as this harness."),
 ]
 ForceOption = Annotated[bool, typer.Option("--force", help="Overwrite an existing output.")]
+EstimateOption = Annotated[
+    EstimateChoice,
+    typer.Option(
+        "--estimate",
+        help="How journal text becomes tokens: chars/4 (the trace contract's estimate) or "
+        "calibrated (per-content-class ratios fitted on real sessions; basis "
+        "chars/calibrated-v1). Never a tokenizer count; never scaled to the reported size.",
+    ),
+]
 
 
 def _version(value: bool) -> None:
@@ -222,6 +232,7 @@ def export(
             "Format); default: from the output name (.json → json), else perfetto.",
         ),
     ] = None,
+    estimate: EstimateOption = EstimateChoice.CHARS4,
 ) -> None:
     """Export journals to one Perfetto trace (open it in https://ui.perfetto.dev).
 
@@ -240,7 +251,8 @@ def export(
     target = output or _default_output(journals, writer.extension)
     if not to_stdout and target.exists() and not force:
         raise UsageError(f"{target} exists; pass --force to overwrite it")
-    result, diagnostics = _load(journals, harness)
+    with use_estimator(named(estimate)):
+        result, diagnostics = _load(journals, harness)
     if not result.sessions:
         typer.echo("error: nothing to export (no readable sessions)", err=True)
         raise typer.Exit(EXIT_INPUT)
@@ -308,6 +320,7 @@ def summary(
         bool, typer.Option("--json", help="Print a JSON list, one object per session.")
     ] = False,
     harness: HarnessOption = None,
+    estimate: EstimateOption = EstimateChoice.CHARS4,
 ) -> None:
     """Compare sessions side by side: calls, first/peak/final prompt size, growth,
     fill, compactions, tool calls, failures, repeats, result size and the largest
@@ -317,7 +330,8 @@ def summary(
     to the parent's numbers. An unreadable file is reported on stderr and the others
     are still summarised (exit code 1 at the end).
     """
-    result, _ = _load(journals, harness)
+    with use_estimator(named(estimate)):
+        result, _ = _load(journals, harness)
     rows = summarise_all(result.sessions, window=window)
     if as_json:
         typer.echo(
@@ -479,6 +493,7 @@ def report(
     ] = None,
     harness: HarnessOption = None,
     force: ForceOption = False,
+    estimate: EstimateOption = EstimateChoice.CHARS4,
 ) -> None:
     """Write one self-contained HTML page: an Overview of every session and, per session,
     its context composition over time with the largest additions.
@@ -490,7 +505,8 @@ def report(
     target = output or _default_output(journals, ".html")
     if target.exists() and not force:
         raise UsageError(f"{target} exists; pass --force to overwrite it")
-    result, _ = _load(journals, harness)
+    with use_estimator(named(estimate)):
+        result, _ = _load(journals, harness)
     if not result.sessions:
         typer.echo("error: nothing to report (no readable sessions)", err=True)
         raise typer.Exit(EXIT_INPUT)

@@ -101,6 +101,8 @@ class Basis(StrEnum):
     NATIVE_SUMMARY = "native-summary"
     NATIVE_BYTES = "native-bytes/4"
     CHARS = "chars/4"
+    # Our extension of the contract's list (docs/traces.md): per-content-class ratios.
+    CALIBRATED = "chars/calibrated-v1"
 
 
 class Coverage(StrEnum):

@@ -49,7 +49,7 @@ from agent_profiler.model import (
     Session,
     Stage,
 )
-from agent_profiler.summary import SessionSummary, summarise, summarise_all
+from agent_profiler.summary import SessionSummary, estimate_error, summarise, summarise_all
 
 DEFAULT_TITLE = "Agent Profiler report"
 MAX_POINTS = 400  # per drawn series; a 500-response session is drawn from ≤ 400 samples
@@ -93,6 +93,10 @@ PATTERNS: dict[Category, str] = {
 
 BASIS_WORDS = {
     Basis.CHARS: "text estimates, characters ÷ 4 per journal item, rounded up",
+    Basis.CALIBRATED: (
+        "text estimates, characters per content class ÷ that class's calibrated characters "
+        "per token, rounded up per journal item"
+    ),
     Basis.NATIVE_BYTES: "the harness's own request bytes ÷ 4 per category",
     Basis.NATIVE_SUMMARY: "the harness's own per-category counts",
 }
@@ -352,6 +356,12 @@ def estimation_words(session: Session) -> list[str]:
             f"{last.reported_tokens:,} reported tokens "
             f"({_pct(last.estimated_tokens / last.reported_tokens)}); the reported "
             "Context size is never scaled to match."
+        )
+    error = estimate_error(session)
+    if error.median is not None and error.worst is not None:
+        sentences.append(
+            f"Estimate error over {error.requests:,} requests after the first: median "
+            f"{_pct(error.median)}, worst {_pct(error.worst)} of the reported size."
         )
     if session.unmeasured:
         seen = ", ".join(f"{kind} × {count:,}" for kind, count in session.unmeasured)

@@ -11,12 +11,16 @@ Definitions (seed 001's final commit, the peer command whose key names we keep):
   input) whose earlier twin did not fail; the record of earlier calls is cleared
   after a call that can change the workspace;
 - result chars are the characters of tool results as the model sees them;
-- subagents are their own rows, never added to their parent's numbers.
+- subagents are their own rows, never added to their parent's numbers;
+- the estimate error of a session is |estimated − reported| / reported over its
+  request snapshots that have a reported size, after the first (where the inferred
+  head makes the two agree by construction): its median and its worst case.
 """
 
 from __future__ import annotations
 
 import re
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -99,6 +103,10 @@ class SessionSummary:
     largest_tool_results: list[dict[str, Any]]
     end_categories: dict[str, int]
     native_head: dict[str, int] | None = None  # from the last /context run, when there is one
+    estimate_basis: str | None = None  # the basis of the request snapshots ("chars/4", ...)
+    estimate_error_requests: int = 0  # requests the error is measured over
+    estimate_error_median: float | None = None
+    estimate_error_worst: float | None = None
     per_call: list[CallRow] = field(default_factory=list)
     compaction_events: list[dict[str, Any]] = field(default_factory=list)
 
@@ -124,6 +132,10 @@ class SessionSummary:
             "largest_tool_results": self.largest_tool_results,
             "end_categories": self.end_categories,
             "native_head": self.native_head,
+            "estimate_basis": self.estimate_basis,
+            "estimate_error_requests": self.estimate_error_requests,
+            "estimate_error_median": self.estimate_error_median,
+            "estimate_error_worst": self.estimate_error_worst,
         }
         if self.parent is not None:
             data["parent"] = self.parent
@@ -160,6 +172,36 @@ def repeated_calls(session: Session) -> int:
         if call.name in mutating:
             earlier_failed.clear()
     return repeats
+
+
+@dataclass(frozen=True, slots=True)
+class EstimateError:
+    basis: str | None
+    requests: int
+    median: float | None
+    worst: float | None
+
+
+def estimate_error(session: Session) -> EstimateError:
+    """How far the estimate is from the reported request input (see the module's
+    definitions); ratios rounded to 4 places so that JSON output is stable."""
+    measured = [
+        s
+        for s in session.snapshots
+        if s.anchor is AnchorKind.RESPONSE and s.reported_tokens and s.categories
+    ]
+    bases = sorted({s.basis.value for s in measured})
+    errors = [
+        abs(s.estimated_tokens - s.reported_tokens) / s.reported_tokens
+        for s in measured[1:]
+        if s.reported_tokens
+    ]
+    return EstimateError(
+        ", ".join(bases) or None,
+        len(errors),
+        round(statistics.median(errors), 4) if errors else None,
+        round(max(errors), 4) if errors else None,
+    )
 
 
 def summarise(
@@ -219,6 +261,11 @@ def summarise(
         end_categories=end_categories,
         native_head=native_head,
     )
+    error = estimate_error(session)
+    summary.estimate_basis = error.basis
+    summary.estimate_error_requests = error.requests
+    summary.estimate_error_median = error.median
+    summary.estimate_error_worst = error.worst
     tools = {c.call_id: c.name for c in session.tool_calls}
     snapshots = {s.anchor_id: s for s in request_snapshots}
     for index, response in enumerate(session.responses, start=1):
@@ -332,6 +379,7 @@ COLUMNS = (
     "failed",
     "repeat",
     "result chars",
+    "est. error",
     "end composition",
     "top categories",
 )
@@ -347,7 +395,14 @@ _NUMERIC = {
     "failed",
     "repeat",
     "result chars",
+    "est. error",
 }
+
+
+def _error_cell(row: SessionSummary) -> str:
+    if row.estimate_error_median is None or row.estimate_error_worst is None:
+        return "-"
+    return f"{100 * row.estimate_error_median:.1f}% / {100 * row.estimate_error_worst:.1f}%"
 
 
 def render_table(rows: Sequence[SessionSummary]) -> str:
@@ -373,6 +428,7 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
                 _number(row.failed_tool_calls),
                 _number(row.repeated_tool_calls),
                 _number(row.tool_result_chars),
+                _error_cell(row),
                 composition_bar(row.end_categories) if row.end_categories else "(not recorded)",
                 _top_categories(row.end_categories),
             ]
@@ -393,6 +449,11 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
     out += [line(r) for r in body]
     legend = " ".join(f"{letter}={c.label}" for c, letter in BAR_LETTERS.items())
     out.append(f"end composition: {legend} (estimated shares of the last request's context)")
+    bases = sorted({row.estimate_basis for row in rows if row.estimate_basis})
+    out.append(
+        "est. error: median / worst |estimated − reported| ÷ reported over requests after "
+        f"the first (estimate basis: {', '.join(bases) or '-'})"
+    )
     for row in rows:
         if row.native_head:
             split = ", ".join(f"{Category(k).label} {v:,}" for k, v in row.native_head.items())

@@ -48,6 +48,7 @@ from agent_profiler.context_command import (
 )
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
+from agent_profiler.estimate import tool_call_text
 from agent_profiler.jsonl import read_jsonl, sniff
 from agent_profiler.model import (
     AnchorKind,
@@ -150,23 +151,23 @@ def is_stream_json(values: list[object]) -> bool:
 # --------------------------------------------------------------------------- small helpers
 
 
-def _text_of(content: object) -> tuple[int, int, str]:
-    """(chars, images, first text) of tool-result or message content as the model sees it."""
+def _text_of(content: object) -> tuple[str, int]:
+    """(text, images) of tool-result or message content as the model sees it; the text
+    blocks joined, so that the estimator sees what they are."""
     if isinstance(content, str):
-        return len(content), 0, content
-    chars = images = 0
-    first = ""
+        return content, 0
+    texts: list[str] = []
+    images = 0
     if isinstance(content, list):
         for block in content:
             if not isinstance(block, dict):
                 continue
             kind = text_field(block, "type")
             if kind == "text" and isinstance(block.get("text"), str):
-                chars += len(block["text"])
-                first = first or block["text"]
+                texts.append(block["text"])
             elif kind in {"image", "document"}:
                 images += 1
-    return chars, images, first
+    return "".join(texts), images
 
 
 def _classify_user_text(text: str, is_meta: bool) -> tuple[Category, str]:
@@ -317,9 +318,9 @@ class SessionBuilder:
         uuid = str(record.get("uuid") or f"user@{ts}")
         is_meta = bool(record.get("isMeta"))
         if record.get("isCompactSummary") or (record.get("isSynthetic") and self.pending_post):
-            chars, images, _ = _text_of(content)
+            summary, images = _text_of(content)
             self.unmeasured["image"] += images
-            self.log.add(f"summary:{uuid}", Category.SUMMARIES, chars, label="Compaction summary")
+            self.log.add(f"summary:{uuid}", Category.SUMMARIES, summary, label="Compaction summary")
             self._flush_post_compaction()
             self.trigger_ns = ts
             return
@@ -351,7 +352,7 @@ class SessionBuilder:
                 self.log.add(
                     item_id,
                     category,
-                    len(text),
+                    text,
                     label=label,
                     source_id=source_id,
                     source_kind=source_kind,
@@ -379,12 +380,13 @@ class SessionBuilder:
         call_id = block.get("tool_use_id")
         if not isinstance(call_id, str):
             return
-        chars, images, _ = _text_of(block.get("content"))
+        text, images = _text_of(block.get("content"))
+        chars = len(text)
         self.unmeasured["image"] += images
         self.log.add(
             f"result:{call_id}",
             Category.RESULTS,
-            chars,
+            text,
             label="Tool result",
             source_id=call_id,
             source_kind=SourceKind.TOOL,
@@ -458,7 +460,7 @@ class SessionBuilder:
                 self.log.add(
                     item_id,
                     Category.ASSISTANT,
-                    len(block),
+                    block,
                     label="Assistant text",
                     source_id=message_id,
                     source_kind=SourceKind.RESPONSE,
@@ -468,11 +470,9 @@ class SessionBuilder:
                 continue
             kind = text_field(block, "type")
             if kind == "text" and isinstance(block.get("text"), str):
-                self.log.add(
-                    item_id, Category.ASSISTANT, len(block["text"]), label="Assistant text"
-                )
+                self.log.add(item_id, Category.ASSISTANT, block["text"], label="Assistant text")
             elif kind == "thinking" and isinstance(block.get("thinking"), str):
-                self.log.add(item_id, Category.ASSISTANT, len(block["thinking"]), label="Thinking")
+                self.log.add(item_id, Category.ASSISTANT, block["thinking"], label="Thinking")
             elif kind == "redacted_thinking":
                 self.unmeasured["redacted-thinking"] += 1
             elif kind in {"tool_use", "server_tool_use"}:
@@ -501,7 +501,7 @@ class SessionBuilder:
         self.log.add(
             f"call:{call_id}",
             Category.ASSISTANT,
-            len(name) + len(encoded),
+            tool_call_text(name, arguments),
             label="Tool arguments",
             source_id=call_id,
             source_kind=SourceKind.TOOL,
@@ -579,10 +579,10 @@ class SessionBuilder:
         attachment = record.get("attachment")
         if isinstance(attachment, dict) and "context" in str(attachment.get("type", "")):
             text = attachment.get("content")
-        chars, _, _ = _text_of(text)
-        if chars:
+        context, _ = _text_of(text)
+        if context:
             uuid = record.get("uuid") or record.get("hook_id") or f"hook@{self.records}"
-            self.log.add(f"hook:{uuid}", Category.ENVIRONMENT, chars, label="Hook context")
+            self.log.add(f"hook:{uuid}", Category.ENVIRONMENT, context, label="Hook context")
 
     def on_compact_boundary(self, record: dict[str, Any], ts: int) -> None:
         self._flush_post_compaction()

@@ -42,6 +42,7 @@ from agent_profiler.adapters.common import (
 from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
+from agent_profiler.estimate import tool_call_text
 from agent_profiler.jsonl import read_jsonl, sniff
 from agent_profiler.model import (
     AnchorKind,
@@ -272,8 +273,10 @@ class RolloutBuilder:
         if redacted:
             self.redacted_items += 1
             label = f"{label} (length from a redaction marker)"
+        # The text itself when there is one, so that the estimator can see what it is.
+        size: int | str = text if isinstance(text, str) and not redacted else chars
         self.log.add(
-            item_id, category, chars, label=label, source_id=source_id, source_kind=source_kind
+            item_id, category, size, label=label, source_id=source_id, source_kind=source_kind
         )
         return chars
 
@@ -416,7 +419,7 @@ class RolloutBuilder:
         self.add_text(
             f"call:{call_id}",
             Category.ASSISTANT,
-            f"{name}{text}",
+            tool_call_text(str(name), arguments),
             "Tool arguments",
             source_id=call_id,
             source_kind=SourceKind.TOOL,

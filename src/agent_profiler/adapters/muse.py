@@ -63,6 +63,7 @@ from agent_profiler.adapters.common import Clock, args_digest, preview, token_co
 from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
+from agent_profiler.estimate import text_tokens, tool_call_text
 from agent_profiler.jsonl import open_journal, read_jsonl
 from agent_profiler.model import (
     AnchorKind,
@@ -291,7 +292,7 @@ class _Block:
 class _PendingItem:
     item_id: str
     category: Category
-    chars: int
+    text: str  # kept until the item enters the context, for the estimator
     label: str
     source_id: str = ""
     source_kind: SourceKind = SourceKind.NONE
@@ -359,6 +360,7 @@ class _Prompt:
     chars: int
     preview: str
     end_ns: int | None = None
+    tokens: int = 0  # measured once: the prompt is added again after a compaction
 
 
 @dataclass(slots=True)
@@ -500,7 +502,7 @@ class JournalBuilder:
         self.log.add(
             item.item_id,
             item.category,
-            item.chars,
+            item.text,
             label=item.label,
             source_id=item.source_id,
             source_kind=item.source_kind,
@@ -511,6 +513,7 @@ class JournalBuilder:
             f"prompt:{prompt.id}",
             Category.PROMPTS,
             prompt.chars,
+            tokens=prompt.tokens,
             label="User prompt",
             source_kind=SourceKind.PROMPT,
         )
@@ -643,7 +646,9 @@ class JournalBuilder:
         if kind == "started":
             prompt = event.get("prompt")
             text = prompt if isinstance(prompt, str) else ""
-            self.prompts.append(_Prompt(run_id, ts, len(text), preview(text)))
+            self.prompts.append(
+                _Prompt(run_id, ts, len(text), preview(text), tokens=text_tokens(text))
+            )
             run.prompt_id = run_id
             self._add_prompt(self.prompts[-1])
         elif kind == "context_block_diagnostic":
@@ -666,7 +671,7 @@ class JournalBuilder:
                 _PendingItem(
                     item_id,
                     Category.ASSISTANT,
-                    len(message_text) if isinstance(message_text, str) else 0,
+                    message_text if isinstance(message_text, str) else "",
                     "Assistant history",
                     source_kind=SourceKind.RESPONSE,
                 ),
@@ -733,7 +738,7 @@ class JournalBuilder:
     def on_request_configured(self, event: dict[str, Any]) -> None:
         base = event.get("base_instructions")
         if isinstance(base, str) and base:
-            self.log.add("system:base_instructions", Category.SYSTEM, len(base), label="System")
+            self.log.add("system:base_instructions", Category.SYSTEM, base, label="System")
         toolset = _dict(event.get("toolset"))
         tools = toolset.get("active_tools")
         if isinstance(tools, list) and tools:
@@ -758,10 +763,14 @@ class JournalBuilder:
                 # The text was edited (trimmed) after Muse measured it: trust the diagnostic.
                 chars = known.text_bytes
                 label += " (length from context_block_diagnostic)"
-            self.log.add(f"context:{block_id}", category, chars, label=label)
+            # The text when it is what Muse measured (the estimator can see what it is).
+            size: int | str = (
+                text if isinstance(text, str) and chars == len(text) and not redacted else chars
+            )
+            self.log.add(f"context:{block_id}", category, size, label=label)
             if isinstance(text, str):
-                size = chars if redacted else _utf8_len(text)
-                blocks.append(_Block(block_id, _str(message.get("source")) or "", size, ""))
+                length = chars if redacted else _utf8_len(text)
+                blocks.append(_Block(block_id, _str(message.get("source")) or "", length, ""))
         if blocks:
             # Block sizes from the texts, for when no context_block_diagnostic was written.
             self.message_blocks = blocks
@@ -831,7 +840,7 @@ class JournalBuilder:
             _PendingItem(
                 f"call:{call_id}",
                 Category.ASSISTANT,
-                len(name) + len(text),
+                tool_call_text(name, text),
                 "Tool arguments",
                 call_id,
                 SourceKind.TOOL,
@@ -858,7 +867,7 @@ class JournalBuilder:
         self.log.add(
             item_id,
             Category.RESULTS,
-            len(text),
+            text,
             label="Tool result",
             source_id=call_id or "",
             source_kind=SourceKind.TOOL if call_id else SourceKind.NONE,
@@ -912,7 +921,7 @@ class JournalBuilder:
             model=model or None,
             reported_tokens=prompt or None,
             window_tokens=window,
-            basis=Basis.CHARS,
+            basis=self.log.estimator.basis,
             coverage=Coverage.PARTIAL,
             item_stage=FALLBACK_ITEM_STAGE,
         )
@@ -1023,14 +1032,14 @@ class JournalBuilder:
                     label = "Compaction summary" if summary else "Replayed user message"
                 else:
                     category, label = Category.MESSAGES, "Replayed developer message"
-                self.log.add(f"{compaction_id}:replay:{index}", category, len(text), label=label)
+                self.log.add(f"{compaction_id}:replay:{index}", category, text, label=label)
         else:
             summary_text = _dict(event.get("replacement")).get("text")
             if isinstance(summary_text, str) and summary_text:
                 self.log.add(
                     f"summary:{install}",
                     Category.SUMMARIES,
-                    len(summary_text),
+                    summary_text,
                     label="Compaction summary",
                 )
         previous = self.requests[-1].end_ns if self.requests else None
@@ -1082,7 +1091,7 @@ class JournalBuilder:
                 stage=Stage.POST_COMPACTION,
                 model=model or None,
                 window_tokens=MUSE_SPARK_WINDOW if model.startswith("muse-spark") else None,
-                basis=Basis.CHARS,
+                basis=self.log.estimator.basis,
                 coverage=Coverage.PARTIAL,
             )
         )
@@ -1224,9 +1233,7 @@ class JournalBuilder:
                 )
             )
         native = sum(1 for r in requests if r.native)
-        snapshots = self.log.replay(
-            basis=Basis.CHARS, coverage=Coverage.PARTIAL, infer_head=not native
-        )
+        snapshots = self.log.replay(coverage=Coverage.PARTIAL, infer_head=not native)
         responses = tuple(
             Response(
                 id=r.id,

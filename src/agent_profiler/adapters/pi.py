@@ -53,6 +53,7 @@ from agent_profiler.adapters.common import (
 )
 from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.estimate import text_tokens, tool_call_text
 from agent_profiler.jsonl import read_jsonl, sniff
 from agent_profiler.model import (
     AnchorKind,
@@ -163,9 +164,22 @@ class _Part:
     id: str
     category: Category
     chars: int
+    tokens: int  # measured once, when read: the entry may enter the context again later
     label: str
     source_id: str = ""
     source_kind: SourceKind = SourceKind.NONE
+
+
+def _part(
+    item_id: str,
+    category: Category,
+    text: str,
+    label: str,
+    source_id: str = "",
+    source_kind: SourceKind = SourceKind.NONE,
+) -> _Part:
+    """A part measured by the shared estimator; its text is not kept."""
+    return _Part(item_id, category, len(text), text_tokens(text), label, source_id, source_kind)
 
 
 @dataclass(slots=True)
@@ -351,6 +365,7 @@ class SessionBuilder:
                     part.id,
                     part.category,
                     part.chars,
+                    tokens=part.tokens,
                     label=part.label,
                     source_id=part.source_id,
                     source_kind=part.source_kind,
@@ -393,9 +408,9 @@ class SessionBuilder:
         elif kind == "branch_summary":
             summary = text_field(value, "summary")
             if summary:
-                chars = len(BRANCH_PREFIX) + len(summary) + len(BRANCH_SUFFIX)
+                text = BRANCH_PREFIX + summary + BRANCH_SUFFIX
                 entry.parts = (
-                    _Part(f"{entry.id}:summary", Category.SUMMARIES, chars, "Branch summary"),
+                    _part(f"{entry.id}:summary", Category.SUMMARIES, text, "Branch summary"),
                 )
         elif kind == "custom_message":
             self._extension_message(entry, value)
@@ -481,9 +496,9 @@ class SessionBuilder:
             self._on_tool_result(entry, message)
         elif role == "bashExecution":
             if not message.get("excludeFromContext"):
-                chars = len(bash_execution_text(message))
+                text = bash_execution_text(message)
                 entry.parts = (
-                    _Part(f"{entry.id}:bash", Category.RESULTS, chars, "User shell command (!)"),
+                    _part(f"{entry.id}:bash", Category.RESULTS, text, "User shell command (!)"),
                 )
         elif role in {"custom", "hookMessage"}:
             self._extension_message(entry, message)
@@ -494,10 +509,10 @@ class SessionBuilder:
         texts, images = _text_blocks(message.get("content"))
         self.unmeasured["image"] += images
         entry.parts = tuple(
-            _Part(
+            _part(
                 f"{entry.id}:{index}",
                 Category.PROMPTS,
-                len(text),
+                text,
                 "User prompt",
                 source_kind=SourceKind.PROMPT,
             )
@@ -515,8 +530,7 @@ class SessionBuilder:
         self.unmeasured["image"] += images
         label = f"Extension message ({text_field(value, 'customType') or '?'})"
         entry.parts = tuple(
-            _Part(f"{entry.id}:{index}", Category.ENVIRONMENT, len(text), label)
-            for index, text in texts
+            _part(f"{entry.id}:{index}", Category.ENVIRONMENT, text, label) for index, text in texts
         )
 
     def _on_assistant(self, entry: _Entry, message: dict[str, Any]) -> None:
@@ -542,10 +556,10 @@ class SessionBuilder:
             if kind == "text" and text_field(block, "text") is not None:
                 text = block["text"]
                 parts.append(
-                    _Part(
+                    _part(
                         item_id,
                         Category.ASSISTANT,
-                        len(text),
+                        text,
                         "Assistant text",
                         source_id=response_id,
                         source_kind=SourceKind.RESPONSE,
@@ -557,10 +571,10 @@ class SessionBuilder:
                     self.unmeasured["redacted-thinking"] += 1
                 elif thinking:
                     parts.append(
-                        _Part(
+                        _part(
                             item_id,
                             Category.ASSISTANT,
-                            len(thinking),
+                            thinking,
                             "Thinking",
                             source_id=response_id,
                             source_kind=SourceKind.RESPONSE,
@@ -649,10 +663,10 @@ class SessionBuilder:
             )
             self.tools[call_id] = tool
             self.open_tools.append(tool)
-        return _Part(
+        return _part(
             item_id,
             Category.ASSISTANT,
-            len(name) + len(encoded),
+            tool_call_text(name, arguments),
             "Tool arguments",
             source_id=call_id,
             source_kind=SourceKind.TOOL,
@@ -662,12 +676,13 @@ class SessionBuilder:
         call_id = text_field(message, "toolCallId") or ""
         texts, images = _text_blocks(message.get("content"))
         self.unmeasured["image"] += images
-        chars = sum(len(text) for _, text in texts)
+        joined = "".join(text for _, text in texts)
+        chars = len(joined)
         entry.parts = (
-            _Part(
+            _part(
                 f"{entry.id}:result",
                 Category.RESULTS,
-                chars,
+                joined,
                 "Tool result",
                 source_id=call_id,
                 source_kind=SourceKind.TOOL if call_id else SourceKind.NONE,
@@ -685,9 +700,9 @@ class SessionBuilder:
 
     def on_compaction(self, entry: _Entry, value: dict[str, Any], line: int) -> None:
         summary = text_field(value, "summary") or ""
-        chars = len(COMPACTION_PREFIX) + len(summary) + len(COMPACTION_SUFFIX)
+        text = COMPACTION_PREFIX + summary + COMPACTION_SUFFIX
         entry.parts = (
-            _Part(f"{entry.id}:summary", Category.SUMMARIES, chars, "Compaction summary"),
+            _part(f"{entry.id}:summary", Category.SUMMARIES, text, "Compaction summary"),
         )
         entry.first_kept = text_field(value, "firstKeptEntryId")
         index = value.get("firstKeptEntryIndex")

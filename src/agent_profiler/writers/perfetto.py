@@ -22,18 +22,17 @@ from typing import IO, Any
 
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
-from agent_profiler import __version__
+from agent_profiler import __version__, estimate
 from agent_profiler.model import (
     AnchorKind,
+    Basis,
     Category,
     ContextChange,
     ContextSnapshot,
     Session,
 )
 
-CATEGORY_ESTIMATE_NOTE = (
-    "estimate: characters / 4 per journal item, rounded up; not a tokenizer count"
-)
+CATEGORY_ESTIMATE_NOTE = estimate.CHARS4_NOTE
 MAX_ADDITION_INSTANTS = 10
 SHARE_KEY = "llm.context.tokens"
 
@@ -165,6 +164,12 @@ class _SessionTracks:
         self.capture_uuid = ids.get(f"capture:{self.key}")
         self.parent_uuid = parent_uuid
         self.facts = facts
+        # A calibrated export says so wherever the trace describes its estimates.
+        calibrated = estimate.is_calibrated(x.basis for x in session.snapshots)
+        self.estimate_note = estimate.CALIBRATED_NOTE if calibrated else CATEGORY_ESTIMATE_NOTE
+        self.estimation = (
+            estimate.CALIBRATED_ESTIMATION if calibrated else estimate.CHARS4_ESTIMATION
+        )
         self.slices: list[_Slice] = []
         self.counters: dict[str, _Counter] = {}
         self.track_descriptors: list[pb.TrackDescriptor] = []
@@ -203,7 +208,7 @@ class _SessionTracks:
             if parent == "context":
                 description = (
                     f"Tokens of this context category at each observed snapshot ("
-                    f"{CATEGORY_ESTIMATE_NOTE}; native counts where the journal has them)."
+                    f"{self.estimate_note}; native counts where the journal has them)."
                 )
             self.counters[name] = _Counter(name, parent, share, description)
         return self.counters[name]
@@ -268,12 +273,10 @@ class _SessionTracks:
         args["exporter"] = f"agent-profiler {__version__}"
         args["inputs"] = list(self.facts.inputs) or [_basename(p) for p in s.sources]
         args["sources"] = [_basename(p) for p in s.sources]
-        args["estimation"] = (
-            "context categories: characters / 4 per journal item, rounded up (not tokenizer "
-            "counts); the head the journal lacks is one inferred item (reported − estimated at "
-            "the first request, measured again after a compaction); reported sizes are never "
-            "scaled"
-        )
+        args["estimation"] = self.estimation
+        if self.estimation is not estimate.CHARS4_ESTIMATION:
+            # Only when not the contract's default, so default traces stay as they were.
+            args["estimate_basis"] = Basis.CALIBRATED.value
         args["content"] = self.facts.content.value
         if self.facts.accounting:
             args["accounting"] = dict(self.facts.accounting)
@@ -583,7 +586,7 @@ class _SessionTracks:
                     "item_id": change.id,
                     "tool_call_id": change.source_id,
                     "tool": tool.name,
-                    "estimate": CATEGORY_ESTIMATE_NOTE,
+                    "estimate": self.estimate_note,
                 },
                 instant=True,
             )
@@ -672,7 +675,7 @@ class _SessionTracks:
                 uuid=context_group, name="Context", parent_uuid=self.capture_uuid
             )
             group.description = (
-                "Context composition by category (" + CATEGORY_ESTIMATE_NOTE + "). "
+                "Context composition by category (" + self.estimate_note + "). "
                 "'Context size' beside it is the reported request input."
             )
             self.track_descriptors.append(group)

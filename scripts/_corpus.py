@@ -1,0 +1,138 @@
+"""What `calibrate.py` and `fidelity.py` share: the corpus's inputs, reading them with a
+chosen estimator, and the per-class character features of every request.
+
+An *input* is what one `agent-profiler` run would be given for one real journal: a
+file, or a folder whose files form one session tree (a Claude Code session and its
+subagents). Leave-one-out leaves a whole input out, so a subagent never helps calibrate
+the estimate of its own parent.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.estimate import Estimator, TextClass, use_estimator
+from agent_profiler.loader import load
+from agent_profiler.model import AnchorKind, Basis, ContextSnapshot, Session
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = Path(os.environ.get("AGENT_PROFILER_CORPUS", REPO.parent / "shared" / "corpus"))
+# The harnesses the tool reads today (Gemini CLI and OpenCode are not among them yet).
+HARNESSES = ("claude-code", "codex", "pi", "muse")
+MIN_REQUESTS = 5  # the target holds for sessions with at least this many requests
+# Snapshots whose categories the harness measured itself: no estimator is involved.
+NATIVE = {Basis.NATIVE_BYTES, Basis.NATIVE_SUMMARY}
+
+
+def corpus_inputs(corpus: Path = CORPUS) -> list[Path]:
+    """Every journal of the corpus, as one input per session tree, in a fixed order."""
+    inputs: list[Path] = []
+    for harness in HARNESSES:
+        root = corpus / harness
+        if not root.is_dir():
+            continue
+        for path in sorted(root.rglob("*")):
+            if path.name.endswith((".md",)) or path.is_dir():
+                continue
+            # A Claude Code session folder (session file + subagents/) is one input.
+            tree = next(
+                (p for p in path.parents if p.parent.name == "transcripts" and p.is_dir()), None
+            )
+            item = tree if tree is not None else path
+            if item not in inputs:
+                inputs.append(item)
+    return inputs
+
+
+def read(path: Path, estimator: Estimator) -> list[Session]:
+    with use_estimator(estimator):
+        result = load([path], Diagnostics())
+    return result.sessions
+
+
+def measured(session: Session) -> list[ContextSnapshot]:
+    """Request snapshots with a reported size whose categories come from the estimator."""
+    return [
+        s
+        for s in session.snapshots
+        if s.anchor is AnchorKind.RESPONSE and s.reported_tokens and s.basis not in NATIVE
+    ]
+
+
+def errors(session: Session) -> list[float]:
+    """|estimated − reported| / reported for the requests after the first (as `summary`)."""
+    snaps = [
+        s
+        for s in session.snapshots
+        if s.anchor is AnchorKind.RESPONSE and s.reported_tokens and s.categories
+    ]
+    return [
+        abs(s.estimated_tokens - s.reported_tokens) / s.reported_tokens
+        for s in snaps[1:]
+        if s.reported_tokens
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """One request after its segment's anchor: the growth of every class's characters
+    since the anchor, and the growth of the reported input over the same span."""
+
+    input: str
+    session: str
+    growth: tuple[float, ...]  # per TextClass, in TextClass order, then items
+    reported_growth: float
+    reported: float
+
+
+def probe(text_class: TextClass | None) -> Estimator:
+    """Counts the characters of one class exactly (one 'token' per character), or with
+    None the non-empty items (one 'token' each); never infers a head."""
+    ratios = {c: (1.0 if c is text_class else float("inf")) for c in TextClass}
+    per_item = 1.0 if text_class is None else 0.0
+    return Estimator(Basis.CHARS, ratios, per_item, infer_head=False, note="calibration probe")
+
+
+FEATURES: tuple[TextClass | None, ...] = (*TextClass, None)
+
+
+def points(path: Path) -> Iterator[Point]:
+    """The calibration points of one input (sessions without estimator snapshots give none).
+
+    The anchor is where the inferred head is measured: the session's first request with a
+    reported size, and again the first one after each compaction. Between an anchor and
+    a later request the head is constant, so the reported growth is the growth of the
+    journal's items: exactly what the table must explain."""
+    runs = [read(path, probe(c)) for c in FEATURES]
+    for index, session in enumerate(runs[0]):
+        per_class = [measured(run[index]) for run in runs]
+        snaps = per_class[0]
+        if not snaps:
+            continue
+        cuts = sorted(c.start_ns for c in session.compactions)
+        anchor = 0
+        for t in range(1, len(snaps)):
+            if any(snaps[t - 1].time_ns <= cut <= snaps[t].time_ns for cut in cuts):
+                anchor = t
+                continue
+            growth = tuple(
+                float(per_class[k][t].estimated_tokens - per_class[k][anchor].estimated_tokens)
+                for k in range(len(FEATURES))
+            )
+            reported = float(snaps[t].reported_tokens or 0)
+            yield Point(
+                path.name,
+                session.session_id,
+                growth,
+                reported - float(snaps[anchor].reported_tokens or 0),
+                reported,
+            )
+
+
+def summary(values: Sequence[float]) -> tuple[float | None, float | None]:
+    return (statistics.median(values), max(values)) if values else (None, None)

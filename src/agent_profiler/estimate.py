@@ -1,0 +1,258 @@
+"""The one place where a journal item's text becomes an estimated token count.
+
+Every adapter measures through `text_tokens` / `chars_tokens` (via
+`ContextLog.add`), so one choice of estimator holds for a whole export:
+
+- `chars/4` (the contract's default, SPEC §3): characters / 4, rounded up per item;
+- `chars/calibrated-v1` (opt-in, our extension of the contract's basis list): the
+  item's characters are split into content classes (prose, source code, JSON,
+  CJK, other scripts, base64-like runs) and each class is divided by its own
+  characters-per-token ratio from one fixed table shipped in the package
+  (`calibration.json`, written by `scripts/calibrate.py` from the corpus's own
+  request deltas), then rounded up per item. Never scaled per session or request.
+
+The estimator is chosen once per load (`use_estimator`), not per adapter, because a
+basis must be consistent within a session for snapshot diffs to stay valid.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from enum import StrEnum
+from importlib import resources
+
+import orjson
+
+from agent_profiler.model import Basis, Tokens
+
+CALIBRATION_FILE = "calibration.json"
+
+
+class TextClass(StrEnum):
+    """Content classes with visibly different characters-per-token ratios."""
+
+    PROSE = "prose"  # natural-language ASCII lines
+    CODE = "code"  # ASCII lines dense in symbols, or indented
+    JSON = "json"  # structured lines: `"key": value`, JSON documents
+    CJK = "cjk"  # Han, kana, Hangul, full-width forms: about one token per character
+    OTHER = "other"  # other non-ASCII characters (accents, Cyrillic, emoji, box drawing)
+    OPAQUE = "opaque"  # base64-like runs and long hashes: few characters per token
+    UNKNOWN = "unknown"  # only a length is known (a redaction marker, a byte count)
+
+
+# A run this long of the base64/hex alphabet with both letters and digits is data, not words.
+_OPAQUE = re.compile(r"[A-Za-z0-9+/_\-]{40,}={0,2}")
+_HAS_DIGIT = re.compile(r"\d")
+_CJK = re.compile("[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0002fa1f]")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+# ASCII punctuation only: accented or Cyrillic letters are letters, not symbols.
+_SYMBOL = re.compile(r"[!-/:-@\[-`{-~]")
+_JSON_KEY = re.compile(r'"[^"\n]{1,80}"\s*:')
+# Prose has a symbol now and then (punctuation); code and markup have many more.
+_CODE_SYMBOL_SHARE = 0.08
+
+
+def classify(text: str) -> dict[TextClass, int]:
+    """Characters of `text` per content class (they add up to `len(text)`).
+
+    Lines are the unit: a line is prose, code or JSON as a whole, because that is
+    how mixed tool output (a prose sentence, then a file listing) comes."""
+    counts: dict[TextClass, int] = {}
+    opaque = 0
+    if len(text) >= 40:
+
+        def take(match: re.Match[str]) -> str:
+            nonlocal opaque
+            run = match.group()
+            if _HAS_DIGIT.search(run) and not run.isdigit():
+                opaque += len(run)
+                return ""
+            return run  # a long word or identifier without digits stays text
+
+        text = _OPAQUE.sub(take, text)
+    if opaque:
+        counts[TextClass.OPAQUE] = opaque
+    if not text.isascii():
+        cjk = len(_CJK.findall(text))
+        other = len(_NON_ASCII.findall(text)) - cjk
+        if cjk:
+            counts[TextClass.CJK] = cjk
+        if other:
+            counts[TextClass.OTHER] = other
+    lines = text.split("\n")
+    last = len(lines) - 1
+    for index, line in enumerate(lines):
+        size = len(line) + (index < last)  # with its newline
+        if not line.isascii():
+            size -= len(_NON_ASCII.findall(line))
+        kind = _line_class(line)
+        counts[kind] = counts.get(kind, 0) + size
+    return {k: v for k, v in counts.items() if v > 0}
+
+
+def _line_class(line: str) -> TextClass:
+    stripped = line.strip()
+    if not stripped:
+        return TextClass.PROSE
+    if _JSON_KEY.search(stripped) or (stripped[0] in "{[" and '"' in stripped):
+        return TextClass.JSON
+    symbols = len(_SYMBOL.findall(stripped))
+    if line.startswith(("  ", "\t")) or symbols > _CODE_SYMBOL_SHARE * len(stripped):
+        return TextClass.CODE
+    return TextClass.PROSE
+
+
+@dataclass(frozen=True, slots=True)
+class Estimator:
+    """How text becomes tokens. `ratios` (characters per token, per class) is None for
+    the contract's flat characters / 4."""
+
+    basis: Basis
+    ratios: Mapping[TextClass, float] | None = None
+    # Tokens every non-empty item costs beyond its text: the wrapper a request puts
+    # around a message, a tool call or a result (role markers, ids, block framing).
+    per_item: float = 0.0
+    # Calibration probes measure the journal's items alone, without the inferred head.
+    infer_head: bool = True
+    note: str = field(default="characters / 4 per journal item, rounded up")
+
+    def text_tokens(self, text: str) -> Tokens:
+        if self.ratios is None:
+            return chars4(len(text))
+        if not text:
+            return 0
+        ratios = self.ratios
+        return _ceil(sum(n / ratios[c] for c, n in classify(text).items()) + self.per_item)
+
+    def chars_tokens(self, chars: int) -> Tokens:
+        """Tokens of `chars` characters whose text is not known (unknown class)."""
+        if self.ratios is None:
+            return chars4(chars)
+        if chars <= 0:
+            return 0
+        return _ceil(chars / self.ratios[TextClass.UNKNOWN] + self.per_item)
+
+
+def chars4(chars: int) -> Tokens:
+    """Characters / 4, rounded up (an estimate, not a tokenizer count)."""
+    return (chars + 3) // 4 if chars > 0 else 0
+
+
+def _ceil(value: float) -> Tokens:
+    # A float sum of exact quarters can land a hair above an integer: do not round it up.
+    return max(0, math.ceil(value - 1e-9))
+
+
+CHARS4 = Estimator(Basis.CHARS)
+
+
+def load_calibration() -> tuple[dict[TextClass, float], float]:
+    """The shipped table: characters per token per class, and tokens per item."""
+    raw = json.loads(resources.files("agent_profiler").joinpath(CALIBRATION_FILE).read_text())
+    ratios = {TextClass(k): float(v) for k, v in raw["chars_per_token"].items()}
+    return ratios, float(raw.get("per_item_tokens", 0.0))
+
+
+def calibrated(
+    ratios: Mapping[TextClass, float] | None = None, per_item: float | None = None
+) -> Estimator:
+    """The calibrated estimator: the shipped table, or (for calibration) a given one."""
+    shipped, shipped_per_item = load_calibration() if ratios is None else ({}, 0.0)
+    table = dict(ratios) if ratios is not None else shipped
+    missing = [c for c in TextClass if c not in table]
+    if missing:
+        raise ValueError(f"calibration table lacks {', '.join(missing)}")
+    return Estimator(
+        Basis.CALIBRATED,
+        table,
+        per_item if per_item is not None else shipped_per_item,
+        note="characters per content class ÷ that class's calibrated characters per token "
+        f"({CALIBRATION_FILE}), rounded up per journal item",
+    )
+
+
+class EstimateChoice(StrEnum):
+    """What `--estimate` accepts."""
+
+    CHARS4 = "chars/4"
+    CALIBRATED = "calibrated"
+
+
+def named(name: str) -> Estimator:
+    """The estimator a command line names (`--estimate`)."""
+    choice = EstimateChoice(name)
+    return CHARS4 if choice is EstimateChoice.CHARS4 else calibrated()
+
+
+_current: ContextVar[Estimator] = ContextVar("estimator", default=CHARS4)
+
+
+def current() -> Estimator:
+    return _current.get()
+
+
+@contextmanager
+def use_estimator(estimator: Estimator) -> Iterator[Estimator]:
+    """Every journal read inside this block is measured with `estimator`."""
+    token = _current.set(estimator)
+    try:
+        yield estimator
+    finally:
+        _current.reset(token)
+
+
+def text_tokens(text: str) -> Tokens:
+    """The estimated tokens of one journal item's text, with the current estimator."""
+    return _current.get().text_tokens(text)
+
+
+def chars_tokens(chars: int) -> Tokens:
+    return _current.get().chars_tokens(chars)
+
+
+def tool_call_text(name: str, arguments: object) -> str:
+    """What a tool call puts in the context, for sizing: its name and its arguments as
+    compact JSON (a string argument as it is). Characters, not UTF-8 bytes: the
+    contract's unit is characters, and a byte count would make the same call weigh
+    more in one harness than in another."""
+    if isinstance(arguments, str):
+        return name + arguments
+    if arguments is None:
+        return name
+    try:
+        return name + orjson.dumps(arguments).decode()
+    except TypeError:  # nesting beyond orjson's limit (as `common.json_text` does)
+        return name + repr(arguments)
+
+
+# What the trace says about its estimates, per basis (the profile slice, counters).
+CHARS4_NOTE = "estimate: characters / 4 per journal item, rounded up; not a tokenizer count"
+CALIBRATED_NOTE = (
+    "estimate: characters per content class (prose, code, JSON, CJK, other scripts, "
+    "base64-like runs) ÷ that class's calibrated characters per token (chars/calibrated-v1), "
+    "rounded up per journal item; not a tokenizer count"
+)
+CHARS4_ESTIMATION = (
+    "context categories: characters / 4 per journal item, rounded up (not tokenizer "
+    "counts); the head the journal lacks is one inferred item (reported − estimated at "
+    "the first request, measured again after a compaction); reported sizes are never "
+    "scaled"
+)
+CALIBRATED_ESTIMATION = (
+    "context categories: basis chars/calibrated-v1, characters per content class ÷ a fixed "
+    "per-class characters-per-token table shipped with agent-profiler (fitted on public "
+    "sessions' request deltas; not tokenizer counts), rounded up per journal item; the head "
+    "the journal lacks is one inferred item measured with the same estimator (reported − "
+    "estimated at the first request, measured again after a compaction); never scaled per "
+    "session or request"
+)
+
+
+def is_calibrated(bases: Iterable[Basis]) -> bool:
+    return Basis.CALIBRATED in set(bases)
