@@ -380,6 +380,12 @@ def test_no_counter_packet_carries_more_than_eight_extra_values(export_trace: An
     ]
     # THEN every packet stays within the importer's limit, and the split really happened
     assert max(extras) == 8
+    # AND no extra value of 0 comes before a non-zero one (v58.2 reads all extra values
+    # after a 0 as 0)
+    for packet in trace.packet:
+        values = list(packet.track_event.extra_counter_values)
+        assert values == sorted(values, key=lambda v: v == 0), values
+    assert any(0 in p.track_event.extra_counter_values for p in trace.packet)
     (capture,) = exported.view.captures()
     closing = [
         s for s in exported.view.samples if s.ts == exported.view.profile_of(capture.uuid).end

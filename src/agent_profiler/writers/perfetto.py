@@ -781,6 +781,11 @@ class _SessionTracks:
         for (ts, rank), samples in grouped.items():
             # Several samples of one counter at one time: the last one wins.
             values = list(dict(samples).items())
+            # Zeros last: Trace Processor v58.2 reads every extra counter value after an
+            # extra value of 0 as 0 too (values [1, 5, 0, 7] import as 1, 5, 0, 0), which
+            # wiped a category's first sample when another category was absent (0) at the
+            # same snapshot. Zeros after zeros lose nothing.
+            values.sort(key=lambda uuid_value: uuid_value[1] == 0)
             # Trace Processor drops a whole TrackEvent carrying more than 8 extra counter
             # values (stat track_event_extra_counter_exceeds_max): at most 1 + 8 counters
             # per packet, further packets at the same timestamp and rank.
