@@ -29,7 +29,7 @@ CODEX_LONG = (
     / "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl.gz"
 )
 
-pytestmark = pytest.mark.skipif(BINARY is None, reason=SKIP_REASON)
+needs_trace_processor = pytest.mark.skipif(BINARY is None, reason=SKIP_REASON)
 
 
 def recipes() -> list[tuple[str, str]]:
@@ -261,6 +261,7 @@ def test_every_recipe_has_a_checker() -> None:
     assert sorted(names[1:]) == sorted(CHECKS)
 
 
+@needs_trace_processor
 def test_the_recipes_give_the_trace_s_numbers(trace: Any) -> None:
     tp, view = trace
     (_, helper), *queries = recipes()
