@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SAMPLE := tests/data/journals/claude-code/entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl
 
-.PHONY: help demo test lint types browser unit golden bench clean
+.PHONY: help demo test lint types browser unit golden bench screenshots clean
 
 help:  ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -41,6 +41,9 @@ unit: $(STAMP)  ## pytest
 
 golden: $(STAMP)  ## Rewrite the decoded-text goldens (review the diff like code)
 	$(BIN)/pytest -q tests/test_golden.py --update-golden
+
+screenshots: $(STAMP)  ## Regenerate docs/img/ from the real Perfetto UI (needs ../shared/tools)
+	bash scripts/screenshots.sh
 
 clean:  ## Remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,5 +1,7 @@
 """Shared test helpers. Every trace the suite exports goes through `export_trace`, which
-decodes it with perfetto_trace_pb2 and runs TRACE_CONTRACT §8's checklist on it."""
+decodes it with perfetto_trace_pb2, runs TRACE_CONTRACT §8's checklist on it, and loads it
+into Perfetto's real importer (realtp.check_import: no import errors, every counter sample,
+slice and flow arrives, closing zeros last) when trace_processor_shell is available."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from typer.testing import CliRunner
 
 from agent_profiler.cli import app
 from contract import check_contract
+from realtp import check_import
 from traceview import TraceView, load_trace
 
 DATA = Path(__file__).parent / "data" / "journals"
@@ -49,6 +52,8 @@ def export_trace(tmp_path: Path):  # type: ignore[no-untyped-def]
         view = load_trace(out)
         problems = check_contract(view, require_addition=require_addition, strict=True)
         assert problems == [], "\n".join(problems)
+        imported = check_import(out, view)
+        assert imported == [], "\n".join(imported)
         return Exported(out, view, result.stdout, result.stderr, result.exit_code)
 
     return run

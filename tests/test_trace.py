@@ -361,3 +361,88 @@ def _no_profile() -> Any:
 
 def test_shared_paths_exist() -> None:
     assert DATA.is_dir() and os.access(DATA, os.R_OK)
+
+
+# ------------------------------------------------------------- what Trace Processor accepts
+
+
+def test_no_counter_packet_carries_more_than_eight_extra_values(export_trace: Any) -> None:
+    from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+    # GIVEN a session whose end resets 12 counters at one instant (it used to be one packet
+    # with 11 extra values, which Trace Processor drops whole)
+    exported = export_trace(ENTIRE_4B)
+    trace = pb.Trace.FromString(exported.path.read_bytes())
+    extras = [
+        len(p.track_event.extra_counter_values)
+        for p in trace.packet
+        if p.HasField("track_event") and p.track_event.type == pb.TrackEvent.TYPE_COUNTER
+    ]
+    # THEN every packet stays within the importer's limit, and the split really happened
+    assert max(extras) == 8
+    # AND no extra value of 0 comes before a non-zero one (v58.2 reads all extra values
+    # after a 0 as 0)
+    for packet in trace.packet:
+        values = list(packet.track_event.extra_counter_values)
+        assert values == sorted(values, key=lambda v: v == 0), values
+    assert any(0 in p.track_event.extra_counter_values for p in trace.packet)
+    (capture,) = exported.view.captures()
+    closing = [
+        s for s in exported.view.samples if s.ts == exported.view.profile_of(capture.uuid).end
+    ]
+    assert len(closing) == len(exported.view.counter_tracks(capture.uuid)) > 9
+
+
+def test_closing_zeros_come_strictly_after_every_other_sample(export_trace: Any) -> None:
+    # GIVEN sessions whose last response ends at the session's end (its cumulative sample
+    # sits there)
+    for journal in (SMALL, ENTIRE_4B, ENTIRE_51):
+        view = export_trace(journal, require_addition=False).view
+        for capture in view.captures():
+            profile = view.profile_of(capture.uuid)
+            assert profile is not None
+            for track in view.counter_tracks(capture.uuid):
+                samples = view.counters[track.uuid]
+                *body, (last_ts, last_value) = samples
+                # THEN the last sample is the 0, strictly later, at the end of profile (1)
+                assert last_value == 0 and last_ts == profile.end, track.name
+                assert all(ts < last_ts for ts, _ in body), track.name
+
+
+def test_tracks_are_ordered_like_the_session(export_trace: Any) -> None:
+    view = export_trace(SMALL).view
+    (capture,) = view.captures()
+    assert view.tracks[capture.uuid].child_ordering == "EXPLICIT"
+
+    def order(parent: int) -> list[str]:
+        children = sorted(
+            view.children_of(parent), key=lambda t: (t.sibling_order_rank or 0, t.order)
+        )
+        names = [t.name for t in children]
+        return [n for i, n in enumerate(names) if n not in names[:i]]  # lanes once
+
+    assert order(capture.uuid) == [
+        "Session",
+        "Inputs",
+        "Prompts",
+        "Responses",
+        "Turns",
+        "Tools",
+        "Compaction",
+        "Context size",
+        "Context window",
+        "Context",
+        "Input tokens",
+        "Output tokens",
+        "Configuration",
+    ]
+    (group,) = [t for t in view.children_of(capture.uuid) if t.name == "Context"]
+    assert view.tracks[group.uuid].child_ordering == "EXPLICIT"
+    assert order(group.uuid) == [
+        "Largest additions",
+        "Context: User prompts",
+        "Context: Assistant history",
+        "Context: Tool results",
+        "Context: Compaction summaries",
+        "Context: Unattributed",
+    ]

@@ -122,6 +122,10 @@ class Track:
     thread: ThreadInfo | None
     order: int
     packet_index: int
+    # Display order in ui.perfetto.dev: `child_ordering` of this track's children
+    # ("" when unset) and this track's `sibling_order_rank` (None when unset).
+    child_ordering: str = ""
+    sibling_order_rank: int | None = None
 
     @property
     def is_process(self) -> bool:
@@ -454,6 +458,14 @@ def _add_track(view: TraceView, desc: Any, index: int) -> None:
         thread=thread,
         order=len(view.tracks),
         packet_index=index,
+        child_ordering=(
+            pb.TrackDescriptor.ChildTracksOrdering.Name(desc.child_ordering)
+            if desc.HasField("child_ordering")
+            else ""
+        ),
+        sibling_order_rank=(
+            desc.sibling_order_rank if desc.HasField("sibling_order_rank") else None
+        ),
     )
     previous = view.tracks.get(desc.uuid)
     if previous is None:
@@ -819,6 +831,10 @@ def _describe_track(track: Track, ident: str, uuids: bool) -> str:
     if track.sibling_merge_behavior != "SIBLING_MERGE_BEHAVIOR_UNSPECIFIED":
         merge = track.sibling_merge_behavior.removeprefix("SIBLING_MERGE_BEHAVIOR_")
         parts.append(f"merge={merge}")
+    if track.child_ordering:
+        parts.append(f"children={track.child_ordering}")
+    if track.sibling_order_rank is not None:
+        parts.append(f"rank={track.sibling_order_rank}")
     if track.description:
         parts.append(f"description={json.dumps(track.description, ensure_ascii=False)}")
     if uuids:

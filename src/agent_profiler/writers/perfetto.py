@@ -35,6 +35,8 @@ from agent_profiler.model import (
 CATEGORY_ESTIMATE_NOTE = estimate.CHARS4_NOTE
 MAX_ADDITION_INSTANTS = 10
 SHARE_KEY = "llm.context.tokens"
+# Trace Processor (v58) accepts at most 8 `extra_counter_values` on one TrackEvent.
+MAX_EXTRA_COUNTERS = 8
 
 # Same-timestamp order (TRACE_CONTRACT §1): lowest rank first.
 R_CAPTURE_BEGIN, R_COUNTER_OPEN, R_SLICE_END, R_INSTANT, R_SLICE_BEGIN = 0, 1, 2, 3, 4
@@ -217,7 +219,7 @@ class _SessionTracks:
 
     def build(self) -> None:
         session = self.session
-        self._profile()
+        self._profile()  # first: self.slices[0]
         self._prompts()
         self._responses()
         self._tools()
@@ -228,6 +230,21 @@ class _SessionTracks:
         self._native_reports()
         self._context_counters()
         self._largest_additions()
+        # Every counter's last value is 0 at the session's end (TRACE_CONTRACT §6), and it
+        # must be the last sample in time too: Trace Processor orders a track's samples by
+        # timestamp only, so a closing zero sharing its timestamp with the last sample
+        # (cumulative usage at the final response's end, which is usually the session's
+        # end) reads as "the last value is N" to anyone ordering by ts. So when a sample
+        # sits at the end, the session ends 1 ns later: all counters still drop together,
+        # at the end of `profile (1)`, which still spans every sample of its capture
+        # (§3), and 1 ns is below anything a journal's clock resolves.
+        last_sample = max(
+            (ts for counter in self.counters.values() for ts, _, _ in counter.samples),
+            default=self.start,
+        )
+        if self.counters and last_sample >= self.end:
+            self.end = last_sample + 1
+            self.slices[0].end = self.end  # profile (1), built first
         for counter in self.counters.values():
             counter.samples.append((self.end, R_COUNTER_CLOSE, 0))
         del session
@@ -628,6 +645,7 @@ class _SessionTracks:
         if self.parent_uuid is not None:
             capture.parent_uuid = self.parent_uuid
         capture.description = _session_label(self.session)
+        capture.child_ordering = pb.TrackDescriptor.EXPLICIT
         self.track_descriptors.append(capture)
         lanes: dict[str, _Lanes] = {}
         order = sorted(
@@ -654,6 +672,7 @@ class _SessionTracks:
         profile = pb.TrackDescriptor(
             uuid=self.uuid("Session:profile"), name="Session", parent_uuid=self.capture_uuid
         )
+        profile.sibling_order_rank = _DISPLAY_RANK["Session"]
         self.track_descriptors.append(profile)
         for name in _TRACK_ORDER:
             if name == "Largest additions":
@@ -665,6 +684,7 @@ class _SessionTracks:
                 track.sibling_merge_behavior = (
                     pb.TrackDescriptor.SIBLING_MERGE_BEHAVIOR_BY_TRACK_NAME
                 )
+                track.sibling_order_rank = _DISPLAY_RANK[name]
                 self.track_descriptors.append(track)
         for counter in self.counters.values():
             if counter.parent == "capture":
@@ -678,6 +698,8 @@ class _SessionTracks:
                 "Context composition by category (" + self.estimate_note + "). "
                 "'Context size' beside it is the reported request input."
             )
+            group.sibling_order_rank = _DISPLAY_RANK["Context"]
+            group.child_ordering = pb.TrackDescriptor.EXPLICIT
             self.track_descriptors.append(group)
             for counter in context_counters:
                 self._counter_descriptor(counter, context_group)
@@ -691,6 +713,9 @@ class _SessionTracks:
                     "The largest non-baseline additions to the context; each has a flow "
                     "arrow from the tool call that caused it."
                 )
+                # First in the group: right below the Tools lanes' neighbours, so the
+                # arrows from the tool calls cross as few counters as possible.
+                track.sibling_order_rank = 0
                 self.track_descriptors.append(track)
 
     def _counter_descriptor(self, counter: _Counter, parent: int) -> None:
@@ -702,6 +727,14 @@ class _SessionTracks:
             track.counter.y_axis_share_key = SHARE_KEY
         if counter.description:
             track.description = counter.description
+        if counter.parent == "context":
+            # Categories in the contract's fixed order (the head of a request first, then
+            # the conversation, Unattributed last), the same in every session; they are
+            # still declared in order of first appearance (TRACE_CONTRACT §6).
+            label = counter.name.removeprefix("Context: ")
+            track.sibling_order_rank = 1 + _CATEGORY_RANK.get(label, len(_CATEGORY_RANK))
+        else:
+            track.sibling_order_rank = _DISPLAY_RANK[counter.name]
         self.track_descriptors.append(track)
 
     # -- events -------------------------------------------------------------
@@ -749,9 +782,20 @@ class _SessionTracks:
                 previous = value
                 grouped.setdefault((ts, rank), []).append((counter.uuid, value))
         for (ts, rank), samples in grouped.items():
-            seq += 1
             # Several samples of one counter at one time: the last one wins.
-            yield ts, rank, seq, _Samples(self.activity, dict(samples)), _COUNTER
+            values = list(dict(samples).items())
+            # Zeros last: Trace Processor v58.2 reads every extra counter value after an
+            # extra value of 0 as 0 too (values [1, 5, 0, 7] import as 1, 5, 0, 0), which
+            # wiped a category's first sample when another category was absent (0) at the
+            # same snapshot. Zeros after zeros lose nothing.
+            values.sort(key=lambda uuid_value: uuid_value[1] == 0)
+            # Trace Processor drops a whole TrackEvent carrying more than 8 extra counter
+            # values (stat track_event_extra_counter_exceeds_max): at most 1 + 8 counters
+            # per packet, further packets at the same timestamp and rank.
+            for first in range(0, len(values), 1 + MAX_EXTRA_COUNTERS):
+                seq += 1
+                chunk = dict(values[first : first + 1 + MAX_EXTRA_COUNTERS])
+                yield ts, rank, seq, _Samples(self.activity, chunk), _COUNTER
 
 
 _TRACK_ORDER = (
@@ -767,6 +811,34 @@ _TRACK_ORDER = (
     "Configuration",
     "Largest additions",
 )
+
+
+# What ui.perfetto.dev shows inside a capture, top to bottom (TrackDescriptor
+# `child_ordering = EXPLICIT` on the capture, `sibling_order_rank` on each child; the v58
+# UI sorts siblings by rank, and by name without it). It reads like the session: the span,
+# what came in, the model's work, the tools it ran, compactions; then the context it
+# cost (the reported size and its window, the composition group), then cumulative usage,
+# and the configuration lane, which rarely changes, last.
+_DISPLAY_ORDER = (
+    "Session",
+    "Inputs",
+    "Prompts",
+    "Responses",
+    "Requests",
+    "Turns",
+    "Tools",
+    "Compaction",
+    "Compaction responses",
+    "Context command",
+    "Context size",
+    "Context window",
+    "Context",
+    "Input tokens",
+    "Output tokens",
+    "Configuration",
+)
+_DISPLAY_RANK = {name: rank for rank, name in enumerate(_DISPLAY_ORDER)}
+_CATEGORY_RANK = {category.label: rank for rank, category in enumerate(Category)}
 
 
 def _basename(path: str) -> str:
