@@ -700,11 +700,15 @@ def _check_nesting(view: TraceView) -> Iterator[str]:
 
 def _check_subagents(view: TraceView) -> Iterator[str]:
     profiles: dict[str, Slice] = {}
+    capture_parent: dict[str, int | None] = {}  # session → the track its capture hangs off
+    family_size: dict[int | None, int] = {}  # that track → how many captures hang off it
     for capture in view.captures():
+        family_size[capture.parent_uuid] = family_size.get(capture.parent_uuid, 0) + 1
         profile = view.profile_of(capture.uuid)
         session = profile.args.get("session_id") if profile is not None else None
         if profile is not None and isinstance(session, str):
             profiles.setdefault(session, profile)
+            capture_parent.setdefault(session, capture.parent_uuid)
     for session, profile in profiles.items():
         parent_session = profile.args.get("parent_session")
         if not isinstance(parent_session, str) or not parent_session:
@@ -715,7 +719,12 @@ def _check_subagents(view: TraceView) -> Iterator[str]:
             continue
         parent = profiles.get(parent_session)
         if parent is None:
-            yield f"{at} parent_session {parent_session!r} is not a capture in this file"
+            # A subagent exported without its parent (one OpenCode or Gemini CLI child
+            # session file) is its own process's only capture: `parent_session` alone still
+            # marks it a subagent (§7), and the loader warns that the parent is missing.
+            # Beside other captures of its process it names a parent that should be there.
+            if family_size.get(capture_parent.get(session), 0) > 1:
+                yield f"{at} parent_session {parent_session!r} is not a capture in this file"
             continue
         # §7: links 2 and 3 need the child to start inside the parent's window.
         if not parent.ts <= profile.ts <= parent.end:

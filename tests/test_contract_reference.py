@@ -903,6 +903,14 @@ def test_subagent_parent_session_must_name_a_capture_in_the_file() -> None:
     assert_reported(check_contract(trace.view()), "subagent:", "'someone-else'", "not a capture")
 
 
+def test_a_subagent_exported_alone_may_name_a_parent_outside_the_file() -> None:
+    # GIVEN a trace whose only capture is a subagent (its parent journal was not passed)
+    trace = MiniTrace()
+    trace.session(1000, "child", 10_000, parent_session="not-exported")
+    # THEN parent_session alone marks it a subagent (§7): nothing to report
+    assert check_contract(trace.view()) == []
+
+
 def test_subagent_must_start_inside_its_parent() -> None:
     trace = mini()
     trace.session(2000, "child", 10_500, parent_session="root")

@@ -47,6 +47,8 @@ CORPUS_JOURNALS: dict[str, tuple[str, ...]] = {
     "codex": ("*/*.jsonl",),
     "pi": ("*.jsonl", "*.jsonl.gz"),
     "muse": ("*.jsonl", "*.json"),
+    "gemini-cli": ("*.json", "*/"),  # documents, and folders of JSONL logs / subagent chats
+    "opencode": ("*/",),  # export folders and a database folder
 }
 # Not a session journal: Muse's `muse export` event array (the CLI refuses it, by design).
 NOT_SESSIONS = frozenset({"hcn-1.1.1_compaction-records.export-events.json"})
@@ -64,7 +66,8 @@ def _fingerprint(entry: Path) -> str:
     digests = sorted(
         hashlib.sha256(_content(f)).hexdigest()
         for f in files
-        if f.is_file() and (f.name.endswith((".jsonl", ".jsonl.gz", ".json", ".txt")))
+        if f.is_file()
+        and (f.name.endswith((".jsonl", ".jsonl.gz", ".json", ".json.gz", ".txt", ".db")))
     )
     return hashlib.sha256("".join(digests).encode()).hexdigest()
 
@@ -230,10 +233,16 @@ def view_path(view: TraceView, uuid: int) -> tuple[int, tuple[str, ...]]:
 # --------------------------------------------------------------------------- the test
 
 
+def _estimated(snapshot: Any) -> int:
+    value = snapshot.typed("context", "estimated_tokens")
+    return int(value.value) if value is not None else 0
+
+
 def test_the_corpus_is_all_there() -> None:
     harnesses = Counter(name.split("/")[1] for name, _ in JOURNALS if name.startswith("corpus/"))
     assert harnesses["claude-code"] >= 28 and harnesses["codex"] == 4
     assert harnesses["pi"] == 2 and harnesses["muse"] == 2
+    assert harnesses["gemini-cli"] >= 9 and harnesses["opencode"] == 4
     assert any(name.startswith("data/") for name, _ in JOURNALS)  # handmade, synthetic
 
 
@@ -243,7 +252,12 @@ def test_perfetto_imports_what_the_writer_meant(
 ) -> None:
     case = exported[f"{name}:{mode}"]
     view = case.view
-    assert check_contract(view, require_addition=False, strict=True) == []
+    problems = check_contract(view, require_addition=False, strict=True)
+    if not any(_estimated(s) for s in view.snapshots()):
+        # Agent Profiler's example check (§8) presumes a session with content; a journal
+        # that holds only a notice (Gemini CLI's warning-only session) has one empty snapshot.
+        problems = [p for p in problems if not p.startswith("example:")]
+    assert problems == []
     got = case.imported.result(timeout=300)
 
     # No import error or data loss (the UI's red Trace Doctor icon).
