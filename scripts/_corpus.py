@@ -22,8 +22,13 @@ from agent_profiler.model import AnchorKind, Basis, ContextSnapshot, Session
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = Path(os.environ.get("AGENT_PROFILER_CORPUS", REPO.parent / "shared" / "corpus"))
-# The harnesses the tool reads today (Gemini CLI and OpenCode are not among them yet).
-HARNESSES = ("claude-code", "codex", "pi", "muse")
+# The harnesses the tool reads.
+HARNESSES = ("claude-code", "codex", "pi", "muse", "gemini-cli", "opencode")
+# Harnesses whose corpus keeps each source as one entry (a file, or a folder copied with its
+# layout: a Gemini CLI `chats/` folder with its subagents, an OpenCode parent export beside
+# its child's, a database): that entry is one input, so a subagent never helps calibrate the
+# estimate of its own parent.
+BY_ENTRY = ("gemini-cli", "opencode")
 MIN_REQUESTS = 5  # the target holds for sessions with at least this many requests
 # Snapshots whose categories the harness measured itself: no estimator is involved.
 NATIVE = {Basis.NATIVE_BYTES, Basis.NATIVE_SUMMARY}
@@ -43,6 +48,8 @@ def corpus_inputs(corpus: Path = CORPUS) -> list[Path]:
             tree = next(
                 (p for p in path.parents if p.parent.name == "transcripts" and p.is_dir()), None
             )
+            if harness in BY_ENTRY:
+                tree = root / path.relative_to(root).parts[0]
             item = tree if tree is not None else path
             if item not in inputs:
                 inputs.append(item)

@@ -3,7 +3,7 @@
     python scripts/fidelity.py
 
 Per session (every session the tool reads in `../shared/corpus/`: Claude Code, Codex,
-Pi, Muse Code): the requests with a reported size, then median and worst
+Pi, Muse Code, Gemini CLI, OpenCode): the requests with a reported size, then median and worst
 |estimated − reported| / reported over the requests after the first (the figure
 `agent-profiler summary` prints) for `chars/4` (the default) and for
 `--estimate calibrated` evaluated leave-one-input-out: the table used for a session

@@ -88,8 +88,8 @@ def test_shipped_table_pins_every_class() -> None:
     estimator = calibrated()
     assert estimator.basis is Basis.CALIBRATED
     got = [estimator.text_tokens(t) for t in (PROSE, CODE, JSON_LINE, CJK, CYRILLIC, BASE64)]
-    assert got == [55, 58, 56, 50, 49, 70]
-    assert estimator.chars_tokens(400) == 144  # a redaction marker's length: unknown class
+    assert got == [45, 55, 47, 45, 43, 60]
+    assert estimator.chars_tokens(400) == 141  # a redaction marker's length: unknown class
     assert estimator.text_tokens("") == 0 and estimator.chars_tokens(0) == 0
     for text in (PROSE, CODE, BASE64):
         expected = sum(n / ratios[c] for c, n in classify(text).items()) + per_item
@@ -140,7 +140,7 @@ def _summary(*args: str) -> dict[str, Any]:
 
 def test_summary_reports_the_estimate_error_of_a_real_session() -> None:
     """Claude Code 2.1.14 (entire-4b): 40 requests; chars/4 runs ~7% below the reported
-    input after the first request, the calibrated table ~2%."""
+    input after the first request, the calibrated table (fitted on every harness) ~5%."""
     before = _summary()
     after = _summary("--estimate", "calibrated")
     assert before["estimate_basis"] == "chars/4"
@@ -148,8 +148,8 @@ def test_summary_reports_the_estimate_error_of_a_real_session() -> None:
     assert before["estimate_error_requests"] == after["estimate_error_requests"] == 39
     assert before["estimate_error_median"] == pytest.approx(0.0746, abs=0.0005)
     assert before["estimate_error_worst"] == pytest.approx(0.1102, abs=0.0005)
-    assert after["estimate_error_median"] < 0.04
-    assert after["estimate_error_worst"] < 0.05
+    assert after["estimate_error_median"] < 0.05
+    assert after["estimate_error_worst"] < 0.06
     # Only the estimate changes, never the reported numbers.
     assert before["peak_prompt_tokens"] == after["peak_prompt_tokens"]
     table = runner.invoke(app, ["summary", str(ENTIRE_4B)]).stdout

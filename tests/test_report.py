@@ -361,6 +361,42 @@ def test_crowded_markers_and_a_window_far_above_the_data() -> None:
     assert all(a[1] < b[0] for a, b in itertools.pairwise(spans))
 
 
+@pytest.mark.parametrize(
+    ("source", "origin"),
+    [
+        ("model: Gemini CLI tokenLimit() for Gemini models (not in journal)", "model table"),
+        ("muse-spark model/list value (not in the journal)", "model table"),
+        ("assumed: Claude default window, not in journal", "assumed"),
+        (None, "assumed"),
+        ("journal (/context)", None),
+    ],
+)
+def test_the_window_says_where_it_came_from(source: str | None, origin: str | None) -> None:
+    """Only a window read from the journal goes unlabelled; one from the harness's own
+    per-model table (Gemini CLI's tokenLimit()) is not called assumed."""
+    session = dataclasses.replace(long_session(40), window_source=source)
+    page = parse(render_report([session]))
+    view = section(page, "long")
+    cell = overview_row(page, "long").one(data_key="window")
+    header = view.one("dd", data_key="window").text()
+    chart = view.one("text", class_="window-note").text()
+    if origin is None:
+        assert "(" not in header and "window 400,000:" in chart
+        assert [small.text() for small in cell.find("small")] in ([], ["journal"])
+    else:
+        assert header == f"400,000 ({origin})" and f"window 400,000 ({origin})" in chart
+        assert cell.one("small").text() == origin
+    assert number(header) == 400_000
+
+
+def test_a_gemini_window_from_the_model_table_is_not_assumed() -> None:
+    path = Path(__file__).parent / "data" / "journals" / "gemini-cli"
+    (session,) = load([path / "entire-ab-2b9748b105-0_session.json"], Diagnostics()).sessions
+    assert session.window_source and session.window_source.startswith("model:")
+    page = render_report([session])
+    assert "(model table)" in page and "assumed" not in page
+
+
 # --------------------------------------------------------------------------- large sessions
 
 

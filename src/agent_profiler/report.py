@@ -182,6 +182,22 @@ def _n(value: int | None) -> str:
     return "—" if value is None else f"{value:,}"
 
 
+def _window_origin(source: str | None) -> str:
+    """Where a session's window came from (its `window_source`), for labels: read from the
+    journal, taken from the harness's own per-model table (Gemini CLI's `tokenLimit()`,
+    Muse's model list), or assumed (a default, or no source at all)."""
+    if source and source.startswith("journal"):
+        return "journal"
+    if source and not source.startswith("assumed"):
+        return "model table"
+    return "assumed"
+
+
+def _window_note(session: Session) -> str:
+    origin = _window_origin(session.window_source)
+    return "" if origin == "journal" else f" ({origin})"
+
+
 def _pct(value: float) -> str:
     # A share that rounds to 0% but is not nothing says so.
     return "<1%" if 0 < value < 0.005 else f"{100 * value:.0f}%"
@@ -599,8 +615,9 @@ def context_chart(
             out.append(_band_label(category, xs, x_end, base, upper, frame))
             base = upper
     # Window, Context size, markers on top of the bands.
-    assumed = session.window_source not in (None, "journal") and window == session.window_tokens
-    label = f"window {window or 0:,}" + (" (assumed)" if assumed else "")
+    label = f"window {window or 0:,}" + (
+        _window_note(session) if window == session.window_tokens else ""
+    )
     taken: list[tuple[float, float]] = []  # label extents along the top, so none overlap
     if window and window_drawn:
         y = frame.y(window)
@@ -878,7 +895,7 @@ def _overview(
         elif session.window_tokens:
             window_cell = (
                 f'<span title="{_e(session.window_source or "")}">{session.window_tokens:,}'
-                '<small class="muted">assumed</small></span>'
+                f'<small class="muted">{_window_origin(session.window_source)}</small></span>'
             )
         else:
             window_cell = "unknown"
@@ -969,7 +986,11 @@ def _context_view(
     window_text = (
         _n(row.window_tokens)
         if row.window_tokens is not None
-        else (f"{session.window_tokens:,} (assumed)" if session.window_tokens else "unknown")
+        else (
+            f"{session.window_tokens:,}{_window_note(session)}"
+            if session.window_tokens
+            else "unknown"
+        )
     )
     out = [
         f'<section class="session" id="{anchor}" data-session-id="{_e(session.session_id)}">',

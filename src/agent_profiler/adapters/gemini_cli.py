@@ -66,6 +66,7 @@ from agent_profiler.adapters.gemini_recording import (
 )
 from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.estimate import tool_call_text
 from agent_profiler.model import (
     AnchorKind,
     Category,
@@ -218,8 +219,9 @@ class SessionBuilder:
             self.diagnostics.note("gemini-cli:message-without-timestamp")
         return ts
 
-    def add(self, message_id: str, item_id: str, category: Category, chars: int, **kw: Any) -> None:
-        self.log.add(item_id, category, chars, **kw)
+    def add(self, message_id: str, item_id: str, category: Category, text: str, **kw: Any) -> None:
+        # The text, not its length: the estimator looks at what an item is (estimate.py).
+        self.log.add(item_id, category, text, **kw)
         self.items.setdefault(message_id, []).append(item_id)
 
     def drop(self, message_ids: Iterable[str]) -> int:
@@ -274,18 +276,16 @@ class SessionBuilder:
                 if call_id in self.calls:
                     self.diagnostics.note("gemini-cli:synthetic-result-turn")
                 else:
-                    self.add(message_id, item_id, Category.RESULTS, len(text), label="Tool result")
+                    self.add(message_id, item_id, Category.RESULTS, text, label="Tool result")
             elif self.replaying and text.lstrip().startswith(STATE_SNAPSHOT):
-                self.add(
-                    message_id, item_id, Category.SUMMARIES, len(text), label="Compression summary"
-                )
+                self.add(message_id, item_id, Category.SUMMARIES, text, label="Compression summary")
             elif text.lstrip().startswith(SESSION_CONTEXT):
-                loaded = sum(len(m) for m in _LOADED_CONTEXT.findall(text))
+                loaded = "".join(_LOADED_CONTEXT.findall(text))
                 self.add(
                     message_id,
                     item_id,
                     Category.ENVIRONMENT,
-                    len(text) - loaded,
+                    _LOADED_CONTEXT.sub("", text),
                     label="Session context (environment)",
                 )
                 if loaded:
@@ -302,7 +302,7 @@ class SessionBuilder:
                     message_id,
                     item_id,
                     Category.PROMPTS,
-                    len(text),
+                    text,
                     label="User prompt",
                     source_kind=SourceKind.PROMPT,
                 )
@@ -372,7 +372,7 @@ class SessionBuilder:
                 message_id,
                 f"{message_id}:text",
                 Category.ASSISTANT,
-                len(content),
+                content,
                 label="Assistant text",
                 source_id=message_id,
                 source_kind=SourceKind.RESPONSE,
@@ -386,7 +386,6 @@ class SessionBuilder:
         call_id = text_field(call, "id") or f"{message_id}:call{index}"
         name = text_field(call, "name") or "tool"
         arguments = call.get("args")
-        encoded = json_text(arguments)
         end = timestamp_ns(call.get("timestamp"))
         result, media = _result_text(call.get("result"))
         self.unmeasured["media-part"] += media
@@ -402,7 +401,7 @@ class SessionBuilder:
             message_id,
             f"call:{call_id}",
             Category.ASSISTANT,
-            len(name) + len(encoded),
+            tool_call_text(name, arguments),
             label="Tool arguments",
             source_id=call_id,
             source_kind=SourceKind.TOOL,
@@ -412,7 +411,7 @@ class SessionBuilder:
                 message_id,
                 f"result:{call_id}",
                 Category.RESULTS,
-                len(result),
+                result,
                 label="Tool result",
                 source_id=call_id,
                 source_kind=SourceKind.TOOL,

@@ -43,6 +43,7 @@ from agent_profiler.adapters.common import (
 )
 from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.estimate import tool_call_text
 from agent_profiler.model import (
     AnchorKind,
     Category,
@@ -180,8 +181,9 @@ class SessionBuilder:
         self.end_ns = ts if self.end_ns is None else max(self.end_ns, ts)
         self.last_ns = ts if self.last_ns is None else max(self.last_ns, ts)
 
-    def add(self, message_id: str, item_id: str, category: Category, chars: int, **kw: Any) -> None:
-        self.log.add(item_id, category, chars, **kw)
+    def add(self, message_id: str, item_id: str, category: Category, text: str, **kw: Any) -> None:
+        # The text, not its length: the estimator looks at what an item is (estimate.py).
+        self.log.add(item_id, category, text, **kw)
         self.items.setdefault(message_id, []).append(item_id)
 
     def run(self) -> None:
@@ -222,7 +224,7 @@ class SessionBuilder:
                         message_id,
                         item_id,
                         Category.RESULTS if read else Category.OVERHEAD,
-                        len(text),
+                        text,
                         label="Attached file" if read else "Harness message",
                     )
                 else:
@@ -231,7 +233,7 @@ class SessionBuilder:
                         message_id,
                         item_id,
                         Category.PROMPTS,
-                        len(text),
+                        text,
                         label="User prompt",
                         source_kind=SourceKind.PROMPT,
                     )
@@ -334,7 +336,7 @@ class SessionBuilder:
                 message_id,
                 item_id,
                 category,
-                len(text),
+                text,
                 label="Compaction summary" if summary else "Assistant text",
                 source_id=response_id or "",
                 source_kind=SourceKind.RESPONSE,
@@ -346,7 +348,7 @@ class SessionBuilder:
                     message_id,
                     item_id,
                     Category.ASSISTANT,
-                    len(text),
+                    text,
                     label="Reasoning",
                     source_id=response_id or "",
                     source_kind=SourceKind.RESPONSE,
@@ -389,7 +391,7 @@ class SessionBuilder:
             message_id,
             f"call:{call_id}",
             Category.ASSISTANT,
-            len(name) + len(encoded),
+            tool_call_text(name, arguments),
             label="Tool arguments",
             source_id=call_id,
             source_kind=SourceKind.TOOL,
@@ -399,7 +401,7 @@ class SessionBuilder:
                 message_id,
                 f"result:{call_id}",
                 Category.RESULTS,
-                len(result),
+                result,
                 label="Tool result",
                 source_id=call_id,
                 source_kind=SourceKind.TOOL,
