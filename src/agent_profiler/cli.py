@@ -281,7 +281,7 @@ def export(
             f"open it: agent-profiler open {target}  (or drag it into https://ui.perfetto.dev)",
             err=True,
         )
-    if result.failures or (strict and diagnostics.warning_total):
+    if result.failures or diagnostics.damaged or (strict and diagnostics.warning_total):
         raise typer.Exit(EXIT_INPUT)
 
 
@@ -317,7 +317,7 @@ def summary(
     to the parent's numbers. An unreadable file is reported on stderr and the others
     are still summarised (exit code 1 at the end).
     """
-    result, _ = _load(journals, harness)
+    result, diagnostics = _load(journals, harness)
     rows = summarise_all(result.sessions, window=window)
     if as_json:
         typer.echo(
@@ -327,7 +327,7 @@ def summary(
         typer.echo(render_table(rows))
         if calls:
             typer.echo(render_calls(rows))
-    if result.failures or not rows:
+    if result.failures or diagnostics.damaged or not rows:
         if not rows:
             typer.echo("error: no readable sessions", err=True)
         raise typer.Exit(EXIT_INPUT)
@@ -489,7 +489,7 @@ def report(
     target = output or _default_output(journals, ".html")
     if target.exists() and not force:
         raise UsageError(f"{target} exists; pass --force to overwrite it")
-    result, _ = _load(journals, harness)
+    result, diagnostics = _load(journals, harness)
     if not result.sessions:
         typer.echo("error: nothing to report (no readable sessions)", err=True)
         raise typer.Exit(EXIT_INPUT)
@@ -500,7 +500,7 @@ def report(
         f"wrote {target} ({_human_size(size)}): {len(result.sessions)} session(s)"
         f" ({subagents} subagent); open it in any browser"
     )
-    if result.failures:
+    if result.failures or diagnostics.damaged:
         raise typer.Exit(EXIT_INPUT)
 
 

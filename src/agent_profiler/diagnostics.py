@@ -10,6 +10,10 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+# Warnings that mean the rest of a file was lost (not one line): the run goes on, but
+# its exit code says some input could not be used.
+DAMAGE_KINDS = frozenset({"bad-gzip", "read-error"})
+
 
 @dataclass(frozen=True, slots=True)
 class Warning:
@@ -70,6 +74,11 @@ class Diagnostics:
             ("records_skipped", dict(sorted(self.skipped.items()))),
             ("warnings", dict(sorted(self.warning_counts.items()))),
         )
+
+    @property
+    def damaged(self) -> int:
+        """Files whose reading stopped early (a cut or corrupt gzip, an I/O error)."""
+        return sum(self.warning_counts[kind] for kind in DAMAGE_KINDS)
 
     @property
     def warning_total(self) -> int:

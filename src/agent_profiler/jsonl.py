@@ -129,6 +129,21 @@ def open_journal(path: str | os.PathLike[str]) -> BinaryIO:
     return cast(BinaryIO, _open(os.fspath(path)))
 
 
+def read_head(path: str | os.PathLike[str], size: int = HEAD_BYTES) -> bytes:
+    """The first `size` bytes of a journal, decompressed if it is gzip, for an adapter
+    that must look at raw bytes (a JSON array is no JSONL). Raises `JournalError` for a
+    file that cannot be opened and for a compressed stream too damaged to give even
+    its head: a truncated or corrupt gzip raises `EOFError` or `zlib.error`, which are
+    neither `OSError` nor ours, and once escaped they ended the whole run."""
+    name = os.fspath(path)
+    with _open(name) as stream:
+        try:
+            return stream.read(size)
+        except _READ_ERRORS as error:
+            what = "corrupt or truncated gzip stream" if isinstance(stream, gzip.GzipFile) else ""
+            raise JournalError(name, f"{what or 'read error'} ({_reason(error)})") from error
+
+
 def sniff(path: str | os.PathLike[str], max_lines: int = 50) -> list[object]:
     """The parsed values among the first `max_lines` non-blank lines, for auto-detection.
 
@@ -346,8 +361,9 @@ class _Journal:
 
     def _read_error_message(self, error: BaseException, last_line: int) -> str:
         what = "corrupt or truncated gzip stream" if self.is_gzip else "read error"
-        where = f"after line {last_line}" if last_line else "at the start"
-        return f"{what} {where} ({_reason(error)}); records before it are kept"
+        if not last_line:
+            return f"{what} at the start ({_reason(error)}); nothing in it could be read"
+        return f"{what} after line {last_line} ({_reason(error)}); records before it are kept"
 
     def _read_failure(self, message: str) -> _Outcome:
         kind = "bad-gzip" if self.is_gzip else "read-error"
