@@ -180,19 +180,26 @@ def _json_document(path: Path) -> str | None:
 
 def _unique_ids(groups: list[list[Session]]) -> list[Session]:
     """Session ids name tracks, so they must be unique in one trace: a repeated id (the
-    same session given twice, a resumed run) gets a `#2`, `#3` suffix, and so do the
-    links of the subagents read with it (their parent, the parent's launching call)."""
+    same session given twice, a backup, a resumed run) gets a `#2`, `#3` suffix, and so do
+    the links of the subagents read with it (their parent, the parent's launching call).
+
+    The new id belongs to the session, not to its old id: one group may hold two files of
+    one session (Codex reads every rollout as one group), and renaming by id gave both
+    copies the same `#2`, so their tracks shared uuids."""
     seen: dict[str, int] = {}
     unique: list[Session] = []
     for group in groups:
-        renamed: dict[str, str] = {}
+        new_ids: list[str] = []
+        links: dict[str, str] = {}  # old id -> the id a link to it now means (first copy)
         for session in group:
             count = seen.get(session.session_id, 0) + 1
             seen[session.session_id] = count
-            if count > 1:
-                renamed[session.session_id] = f"{session.session_id}#{count}"
-        for session in group:
-            if not renamed:
+            new_id = session.session_id if count == 1 else f"{session.session_id}#{count}"
+            new_ids.append(new_id)
+            links.setdefault(session.session_id, new_id)
+        for session, new_id in zip(group, new_ids, strict=True):
+            renamed = {old: new for old, new in links.items() if old != new}
+            if new_id == session.session_id and not renamed:
                 unique.append(session)
                 continue
             calls = tuple(
@@ -204,7 +211,7 @@ def _unique_ids(groups: list[list[Session]]) -> list[Session]:
             unique.append(
                 dataclasses.replace(
                     session,
-                    session_id=renamed.get(session.session_id, session.session_id),
+                    session_id=new_id,
                     parent_session=renamed.get(
                         session.parent_session or "", session.parent_session
                     ),
