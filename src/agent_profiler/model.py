@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from agent_profiler.privacy import project_name
+
 Nanoseconds = int
 Tokens = int
 
@@ -260,7 +262,7 @@ class Session:
     provider: str | None = None
     window_tokens: Tokens | None = None
     window_source: str | None = None  # "journal" or how it was inferred
-    project: str | None = None
+    project: str | None = None  # the project's name, never its path (see __post_init__)
     harness_version: str | None = None
     parent_session: str | None = None
     parent_call_id: str | None = None
@@ -279,6 +281,12 @@ class Session:
     failed_requests: tuple[Response, ...] = ()
     markers: tuple[Marker, ...] = ()
     facts: tuple[tuple[str, str], ...] = field(default=())  # extra labelled facts
+
+    def __post_init__(self) -> None:
+        # Adapters hand over the journal's cwd; the model keeps only the project's name, so
+        # no writer (present or future) can put a path with a user name in a default output.
+        # Idempotent: `dataclasses.replace` runs it again on the name.
+        object.__setattr__(self, "project", project_name(self.project))
 
     @property
     def model(self) -> str | None:

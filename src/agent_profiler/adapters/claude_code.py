@@ -35,6 +35,7 @@ from agent_profiler.adapters.common import (
     clock_origin,
     json_text,
     preview,
+    private_path,
     text_field,
     timestamp_ns,
     token_count,
@@ -531,7 +532,9 @@ class SessionBuilder:
         head: list[tuple[str, Category, int, str]] = []
         for category in NATIVE_HEAD:
             rows = [item for item in run.items if item.category is category]
-            head += [(item.id, category, item.tokens, item.label) for item in rows]
+            for item in rows:
+                item_id, label = self._private_item(item.id, item.label)
+                head.append((item_id, category, item.tokens, label))
             rest = totals.get(category, 0) - sum(item.tokens for item in rows)
             if rest > 0:
                 head.append(
@@ -562,6 +565,15 @@ class SessionBuilder:
         if self.window is None and run.window_tokens:
             self.window, self.window_source = run.window_tokens, "journal (/context)"
         self.item_stage = NATIVE_ITEM_STAGE
+
+    def _private_item(self, item_id: str, label: str) -> tuple[str, str]:
+        """`/context` names memory files by absolute path (`/home/<user>/.claude/CLAUDE.md`):
+        shorten it in the id and the label, so no user name or cwd reaches the trace."""
+        kind, _, name = item_id.partition(":")
+        short = private_path(name, self.project)
+        if short == name:
+            return item_id, label
+        return f"{kind}:{short}", label.replace(name, short, 1)
 
     def on_hook_context(self, record: dict[str, Any]) -> None:
         """A SessionStart/UserPromptSubmit hook's `additionalContext` enters the context

@@ -12,6 +12,7 @@ import orjson
 
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.model import Response, ToolCall
+from agent_profiler.privacy import private_path as private_path  # re-exported for adapters
 
 PREVIEW_CHARS = 200
 MS = 1_000_000
