@@ -293,5 +293,11 @@ class Session:
         return self.models[0] if self.models else None
 
     @property
+    def clock(self) -> str:
+        """`journal` (times read from the records) or `synthetic` (a journal without times,
+        laid out from its own durations; the adapter says so in the `clock` fact)."""
+        return "synthetic" if ("clock", "synthetic") in self.facts else "journal"
+
+    @property
     def is_subagent(self) -> bool:
         return self.parent_session is not None

@@ -99,6 +99,7 @@ class SessionSummary:
     native_head: dict[str, int] | None = None  # from the last /context run, when there is one
     per_call: list[CallRow] = field(default_factory=list)
     compaction_events: list[dict[str, Any]] = field(default_factory=list)
+    clock: str = "journal"  # or "synthetic": no times in the journal (Session.clock)
 
     def to_json(self, with_calls: bool) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -122,6 +123,7 @@ class SessionSummary:
             "largest_tool_results": self.largest_tool_results,
             "end_categories": self.end_categories,
             "native_head": self.native_head,
+            "clock": self.clock,
         }
         if self.parent is not None:
             data["parent"] = self.parent
@@ -216,6 +218,7 @@ def summarise(
         largest_tool_results=largest,
         end_categories=end_categories,
         native_head=native_head,
+        clock=session.clock,
     )
     tools = {c.call_id: c.name for c in session.tool_calls}
     snapshots = {s.anchor_id: s for s in request_snapshots}
@@ -395,6 +398,12 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
         if row.native_head:
             split = ", ".join(f"{Category(k).label} {v:,}" for k, v in row.native_head.items())
             out.append(f"{escape_cell(row.session)}: head measured by /context: {split} tokens")
+    for row in rows:
+        if row.clock == "synthetic":
+            out.append(
+                f"{escape_cell(row.session)}: synthetic clock (the journal has no times; "
+                "laid out from its own durations)"
+            )
     return "\n".join(out)
 
 

@@ -19,6 +19,7 @@ Format facts this module relies on, with the surprise each one holds:
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -893,9 +894,19 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilde
     runs: list[_Run] = []
     used_ids: set[str] = set()
     # Frames carry a timestamp only in newer builds, sometimes only some of them:
-    # undated frames before the first dated one are placed just before it.
+    # undated frames before the first dated one are placed just before it. Without any
+    # timestamp the timeline is synthetic, spaced by the runs' own `result.duration_ms`.
+    synthetic = _synthetic_timeline(path)
     origin = clock_origin((r.value for r in read_jsonl(path, Diagnostics())), path)
-    clock = Clock(source, diagnostics, expect_timestamps=False, origin_ns=origin)
+    if synthetic is not None:
+        origin = max(0, origin - synthetic.total_ns)
+    clock = Clock(
+        source,
+        diagnostics,
+        expect_timestamps=False,
+        origin_ns=origin,
+        spacing=synthetic.step if synthetic is not None else None,
+    )
     for record in read_jsonl(path, diagnostics):
         value = record.value
         if not isinstance(value, dict):
@@ -965,9 +976,13 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilde
         main = run.builders[""]
         for key, builder in run.builders.items():
             if not clock.seen_timestamp:
+                # Said on the profile (`clock = synthetic`), in the summary and the report:
+                # these times are made up from durations, not read from the journal.
+                builder.facts.append(("clock", "synthetic"))
                 builder.timing = (
-                    "frame-order: no timestamps in the journal; 1 ms per frame, ending at "
-                    "the file's modification time"
+                    "synthetic: no timestamps in the journal; each run's frames are spaced "
+                    "evenly over its result.duration_ms (1 ms per frame without one), the "
+                    "last run ending at the file's modification time"
                 )
             if key:
                 # Named once the run's own id is final (it may come after the first frame).
@@ -981,6 +996,49 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilde
                 _cover_child(main, builder)
             builders.append(builder)
     return builders
+
+
+@dataclass(frozen=True, slots=True)
+class _SyntheticTimeline:
+    """Steps for a stream-json file without a single timestamp: each run (from one
+    `system/init` to the next) spreads its frames evenly over its `result.duration_ms`,
+    the only clock such a journal has. Per-turn timings are not written in stream-json."""
+
+    starts: tuple[int, ...]  # first line of each run
+    steps: tuple[int, ...]  # ns between two frames of that run
+    total_ns: int  # the whole synthetic timeline
+
+    def step(self, line: int) -> int:
+        index = bisect.bisect_right(self.starts, line) - 1
+        return self.steps[max(index, 0)] if self.steps else MS
+
+
+def _synthetic_timeline(path: Path) -> _SyntheticTimeline | None:
+    runs: list[list[int]] = []  # per run: [first line, frames, duration ms]
+    for record in read_jsonl(path, Diagnostics()):
+        value = record.value
+        if not isinstance(value, dict):
+            continue
+        if value.get("timestamp") is not None:
+            return None  # a real clock, however partial, is used instead
+        is_init = value.get("type") == "system" and value.get("subtype") == "init"
+        if not runs or (is_init and runs[-1][3]):  # as read_stream_json splits runs
+            runs.append([record.line, 0, 0, 0])
+        run = runs[-1]
+        run[1] += 1
+        run[3] = run[3] or int(is_init)
+        if value.get("type") == "result":
+            run[2] = token_count(value.get("duration_ms"))
+    if not runs:
+        return None
+    steps = tuple(
+        max(MS, duration * MS // max(frames - 1, 1)) if duration else MS
+        for _, frames, duration, _ in runs
+    )
+    total = sum(
+        step * max(frames - 1, 0) for step, (_, frames, _, _) in zip(steps, runs, strict=True)
+    )
+    return _SyntheticTimeline(tuple(r[0] for r in runs), steps, total)
 
 
 def _cover_child(parent: SessionBuilder, child: SessionBuilder) -> None:
