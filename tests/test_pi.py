@@ -448,7 +448,8 @@ def test_what_the_model_sees_of_each_entry(tmp_path: Path) -> None:
     assert categories[Category.ENVIRONMENT] == tokens("injected context")
     assert categories[Category.RESULTS] == tokens(pi.bash_execution_text(bash))  # once
     assert categories[Category.PROMPTS] == tokens("start")
-    assert diagnostics.skipped == Counter({"pi:custom": 1, "pi:label": 1, "pi:unknown/hologram": 1})
+    assert diagnostics.skipped == Counter({"pi:custom": 1, "pi:label": 1})
+    assert diagnostics.unrecognised == Counter({"pi:hologram": 1})  # not "skipped on purpose"
     assert dict(session.facts)["session_name"] == "My session"
 
 

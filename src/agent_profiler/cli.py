@@ -143,6 +143,12 @@ def _load(journals: list[Path], harness: Harness | None) -> tuple[LoadResult, Di
         typer.echo(f"error: {failure}", err=True)
     for line in diagnostics.summary_lines():
         typer.echo(line, err=True)
+    if diagnostics.unrecognised:
+        # Every command says so: these records were not read, which is not a choice.
+        kinds = sorted(diagnostics.unrecognised.items(), key=lambda kv: (-kv[1], kv[0]))
+        listed = ", ".join(f"{kind} {count}" for kind, count in kinds[:6])
+        more = f", … {len(kinds) - 6} more kinds" if len(kinds) > 6 else ""
+        typer.echo(f"not recognised (not read): {listed}{more}", err=True)
     if result.ignored:
         typer.echo(
             f"note: {result.ignored} other file(s) in the given folders are not *.jsonl or "

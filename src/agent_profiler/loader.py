@@ -141,6 +141,13 @@ def load(
                 )
             )
         else:
+            if harness is not None and not any(_holds_something(s) for s in sessions):
+                # A forced --harness that makes nothing of a file is a wrong guess, not an
+                # empty session: say so by name, and keep it out of the output.
+                result.failures += [_wrong_harness(path, harness) for path in group.paths]
+                if progress is not None:
+                    progress(done, len(groups), group)
+                continue
             if not sessions:
                 # e.g. a Claude Code file holding only titles and file snapshots
                 where = group.main or group.extras[0]
@@ -163,6 +170,31 @@ def load(
                 "(pass the parent journal or its folder to link them)",
             )
     return result
+
+
+def _holds_something(session: Session) -> bool:
+    return bool(
+        session.prompts
+        or session.responses
+        or session.tool_calls
+        or session.compactions
+        or any(snapshot.categories or snapshot.reported_tokens for snapshot in session.snapshots)
+        or session.failed_requests
+    )
+
+
+def _wrong_harness(path: Path, harness: Harness) -> JournalError:
+    try:
+        head = sniff(path)
+    except JournalError:
+        head = []
+    detected = next((a.harness for a in ADAPTERS if a.detect(head)), None)
+    hint = (
+        f"it looks like a {detected.value} journal; drop --harness"
+        if detected is not None and detected is not harness
+        else "is --harness right?"
+    )
+    return JournalError(str(path), f"nothing in it reads as {harness.value} ({hint})")
 
 
 def _json_document(path: Path) -> str | None:

@@ -807,6 +807,25 @@ class SessionBuilder:
 # --------------------------------------------------------------------------- file readers
 
 
+# Record types that are understood and hold no model input (FORMATS.md §1.2): skipped on
+# purpose. Any other type is reported as not recognised.
+_KNOWN_NOT_CONTEXT = frozenset(
+    {
+        "summary",
+        "file-history-snapshot",
+        "progress",
+        "queue-operation",
+        "pr-link",
+        "ai-title",
+        "custom-title",
+        "agent-setting",
+        "agent-name",
+        "last-prompt",
+        "tag",
+    }
+)
+
+
 def read_transcript(
     path: Path, diagnostics: Diagnostics, *, label: str | None = None
 ) -> dict[str, SessionBuilder]:
@@ -837,7 +856,10 @@ def read_transcript(
         native(commands.feed(value, record.line))
         kind = text_field(value, "type")
         if kind not in {"user", "assistant", "system", "attachment"}:
-            diagnostics.skip(f"claude:{kind}" if isinstance(kind, str) else "claude:untyped")
+            if kind in _KNOWN_NOT_CONTEXT:
+                diagnostics.skip(f"claude:{kind}")
+            else:
+                diagnostics.not_recognised(f"claude:{kind}" if kind else "claude:untyped")
             continue
         session_id = value.get("sessionId")
         if not isinstance(session_id, str):

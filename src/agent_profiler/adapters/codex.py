@@ -784,7 +784,7 @@ def read_rollout(path: Path, diagnostics: Diagnostics) -> RolloutBuilder:
             diagnostics.skip(f"codex:{kind}")
             continue
         if kind not in _LINE_TYPES:
-            diagnostics.skip(f"codex:unknown/{kind}")
+            diagnostics.not_recognised(f"codex:{kind}")
             continue
         if not isinstance(payload, dict):
             diagnostics.warn(source, record.line, "bad-shape", f"{kind} line without a payload")

@@ -414,7 +414,7 @@ class SessionBuilder:
         elif kind in _NOT_IN_CONTEXT:
             self.diagnostics.skip(f"pi:{kind}")
         else:
-            self.diagnostics.skip(f"pi:unknown/{kind}")
+            self.diagnostics.not_recognised(f"pi:{kind}")
 
     def on_header(self, value: dict[str, Any], line: int) -> None:
         if self.version is not None:
