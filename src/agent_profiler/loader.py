@@ -180,6 +180,7 @@ def _holds_something(session: Session) -> bool:
         or session.compactions
         or any(snapshot.categories or snapshot.reported_tokens for snapshot in session.snapshots)
         or session.failed_requests
+        or session.unmetered_responses
     )
 
 

@@ -165,6 +165,9 @@ class Response:
     is_error: bool = False
     stop_reason: str | None = None
     output_tokens_reliable: bool = True
+    # False when the journal wrote 0 in every usage field (some backends do): the request
+    # happened, but its size is unknown, and its zeros must not read as a size.
+    usage_known: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,6 +282,10 @@ class Session:
     # Requests that failed before any usage was reported (aborted, provider error): drawn
     # as failed request spans, never as requests of size 0, and not counted as calls.
     failed_requests: tuple[Response, ...] = ()
+    # Responses whose usage is all zero (a backend that writes 0 everywhere, e.g. GLM behind
+    # Claude Code): real model requests, drawn as response spans with `usage_known = false`,
+    # but not `calls` of the summary (peers skip them) and never a Context size.
+    unmetered_responses: tuple[Response, ...] = ()
     markers: tuple[Marker, ...] = ()
     facts: tuple[tuple[str, str], ...] = field(default=())  # extra labelled facts
 

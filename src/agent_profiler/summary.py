@@ -100,6 +100,8 @@ class SessionSummary:
     per_call: list[CallRow] = field(default_factory=list)
     compaction_events: list[dict[str, Any]] = field(default_factory=list)
     clock: str = "journal"  # or "synthetic": no times in the journal (Session.clock)
+    # Responses whose usage was all zero: requests, but not in `calls` (peer-compatible).
+    responses_without_usage: int = 0
 
     def to_json(self, with_calls: bool) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -124,6 +126,7 @@ class SessionSummary:
             "end_categories": self.end_categories,
             "native_head": self.native_head,
             "clock": self.clock,
+            "responses_without_usage": self.responses_without_usage,
         }
         if self.parent is not None:
             data["parent"] = self.parent
@@ -219,6 +222,7 @@ def summarise(
         end_categories=end_categories,
         native_head=native_head,
         clock=session.clock,
+        responses_without_usage=len(session.unmetered_responses),
     )
     tools = {c.call_id: c.name for c in session.tool_calls}
     snapshots = {s.anchor_id: s for s in request_snapshots}
@@ -399,6 +403,11 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
             split = ", ".join(f"{Category(k).label} {v:,}" for k, v in row.native_head.items())
             out.append(f"{escape_cell(row.session)}: head measured by /context: {split} tokens")
     for row in rows:
+        if row.responses_without_usage:
+            out.append(
+                f"{escape_cell(row.session)}: {row.responses_without_usage} response(s) without "
+                "usage (every usage field 0), not counted in calls"
+            )
         if row.clock == "synthetic":
             out.append(
                 f"{escape_cell(row.session)}: synthetic clock (the journal has no times; "

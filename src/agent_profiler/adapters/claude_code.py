@@ -730,7 +730,26 @@ class SessionBuilder:
             )
             for d in requests
         )
-        response_ids = {r.id for r in responses}
+        # SPEC §3 says an all-zero usage is "not a request"; issue 15 (newer) keeps it as a
+        # response span with its usage unknown, so a backend writing zeros still shows its
+        # requests. Claude Code's own `<synthetic>` replies (an API error) made no request.
+        unmetered = tuple(
+            Response(
+                id=d.id,
+                start_ns=min(d.start_ns, d.end_ns),
+                end_ns=d.end_ns,
+                model=d.model,
+                usage=Usage(prompt_tokens=0),
+                prompt_id=d.prompt_id,
+                is_error=d.is_error,
+                stop_reason=d.stop_reason,
+                output_tokens_reliable=False,
+                usage_known=False,
+            )
+            for d in self.responses.values()
+            if not d.is_request and d.model != "<synthetic>"
+        )
+        response_ids = {r.id for r in (*responses, *unmetered)}
         tools = tuple(
             ToolCall(
                 call_id=t.call_id,
@@ -786,6 +805,7 @@ class SessionBuilder:
             incomplete=any(t.incomplete for t in tools),
             prompts=prompts,
             responses=responses,
+            unmetered_responses=unmetered,
             tool_calls=tools,
             compactions=compactions,
             snapshots=tuple(snapshots),
