@@ -300,6 +300,11 @@ class Session:
         return self.models[0] if self.models else None
 
     @property
+    def window_from_journal(self) -> bool:
+        """The window was read from the journal (a `/context` header counts), not assumed."""
+        return bool(self.window_tokens) and (self.window_source or "journal").startswith("journal")
+
+    @property
     def clock(self) -> str:
         """`journal` (times read from the records) or `synthetic` (a journal without times,
         laid out from its own durations; the adapter says so in the `clock` fact)."""

@@ -589,7 +589,7 @@ def context_chart(
             out.append(_band_label(category, xs, x_end, base, upper, frame))
             base = upper
     # Window, Context size, markers on top of the bands.
-    assumed = session.window_source not in (None, "journal") and window == session.window_tokens
+    assumed = not session.window_from_journal and window == session.window_tokens
     label = f"window {window or 0:,}" + (" (assumed)" if assumed else "")
     taken: list[tuple[float, float]] = []  # label extents along the top, so none overlap
     if window and window_drawn:

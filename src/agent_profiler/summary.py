@@ -169,11 +169,7 @@ def summarise(
     session: Session, *, window: int | None = None, children: Sequence[Session] = ()
 ) -> SessionSummary:
     prompts = [r.usage.prompt_tokens for r in session.responses]
-    known_window = window or (
-        session.window_tokens
-        if session.window_tokens and session.window_source == "journal"
-        else None
-    )
+    known_window = window or (session.window_tokens if session.window_from_journal else None)
     peak = max(prompts) if prompts else None
     # Tool calls the model made; harness-started children (Muse reminders) are not calls.
     calls = [c for c in session.tool_calls if c.by_model]

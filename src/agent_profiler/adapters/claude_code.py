@@ -287,6 +287,7 @@ class SessionBuilder:
         self.records = 0
         self.warned_usage = False
         self.item_stage: str | None = None  # says which parts are native after a /context
+        self.native_runs = 0
 
     # -- time -------------------------------------------------------------
 
@@ -561,10 +562,16 @@ class SessionBuilder:
                 coverage=Coverage.COMPLETE,
                 item_stage="native-summary",
                 force_baseline=True,
+                model=run.model,
             )
         )
+        self.native_runs += 1
         if self.window is None and run.window_tokens:
             self.window, self.window_source = run.window_tokens, "journal (/context)"
+        if run.model and not self.models:
+            # A session holding only /context output has no assistant record to name its
+            # model; the /context header does.
+            self.models.append(run.model)
         self.item_stage = NATIVE_ITEM_STAGE
 
     def _private_item(self, item_id: str, label: str) -> tuple[str, str]:
@@ -696,9 +703,11 @@ class SessionBuilder:
                 draft.observation.dropped = True
         for compaction in self.compactions:
             compaction.observation.window_tokens = window
-        if not requests and not self.compactions:
+        if not requests and not self.compactions and not self.native_runs:
             # No request to anchor a snapshot on (an init-only run, a backend that
-            # reports zero usage): show what the transcript holds at the end.
+            # reports zero usage): show what the transcript holds at the end. After a
+            # /context run its complete native split is that picture: a second, partial
+            # estimate beside it would contradict it (Conversation 0, coverage twice).
             self.log.observe(
                 Observation(
                     time_ns=end,
