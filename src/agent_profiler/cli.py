@@ -29,6 +29,9 @@ from agent_profiler.summary import render_calls, render_table, summarise_all
 from agent_profiler.writers import ContentMode, PerfettoWriter, TraceFacts, Writer, writer_class
 
 EXIT_OK, EXIT_INPUT, EXIT_USAGE = 0, 1, 2
+# The reader of our stdout went away (`export -o - | head`): what a process killed by
+# SIGPIPE reports (128 + 13), as `cat big | head` does, so `set -o pipefail` sees it.
+EXIT_BROKEN_PIPE = 141
 PROGRESS_BYTES = 20 * 1024 * 1024  # show a progress bar from this input size on
 
 P = ParamSpec("P")
@@ -48,8 +51,22 @@ def _errors_to_exit_codes(command: Callable[P, R]) -> Callable[P, R]:
         except AgentProfilerError as error:
             typer.echo(f"error: {error}", err=True)
             raise typer.Exit(EXIT_INPUT) from None
+        except BrokenPipeError:
+            _quiet_stdout()
+            raise typer.Exit(EXIT_BROKEN_PIPE) from None
 
     return wrapper
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null: the interpreter flushes it at exit, and a flush into
+    the closed pipe would print "Exception ignored ... BrokenPipeError" after we are done."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real stdout (an in-process test runner)
+        pass
 
 
 app = typer.Typer(
@@ -340,6 +357,9 @@ def summary(
 
 
 TRACE_SUFFIXES = (".pftrace", ".perfetto-trace", ".pb", ".trace")
+# How a Chrome JSON trace (ours: `export --format json`) starts: an object whose first key is
+# `traceEvents`, or the bare array form other tools write.
+JSON_TRACE_HEADS = (b'{"traceEvents"', b'[{"')
 
 
 def _open_in_ui(trace: Path, *, browser: bool, timeout: float) -> None:
@@ -369,7 +389,11 @@ def _open_in_ui(trace: Path, *, browser: bool, timeout: float) -> None:
 def open_(
     inputs: Annotated[
         list[Path],
-        typer.Argument(help="A trace (.pftrace), or journals to export first.", show_default=False),
+        typer.Argument(
+            help="A trace this tool wrote (.pftrace, or .json from --format json), or "
+            "journals to export first.",
+            show_default=False,
+        ),
     ],
     output: Annotated[
         Path | None,
@@ -385,6 +409,7 @@ def open_(
     timeout: Annotated[
         float, typer.Option("--timeout", min=1, help="Seconds to wait for the UI to fetch it.")
     ] = 300.0,
+    harness: HarnessOption = None,
 ) -> None:
     """Open a trace in ui.perfetto.dev in one command.
 
@@ -398,7 +423,7 @@ def open_(
         return
     with tempfile.TemporaryDirectory(prefix="agent-profiler-") as folder:
         target = output or Path(folder) / _default_output(inputs).name
-        result, _ = _load(inputs, None)
+        result, _ = _load(inputs, harness)
         if not result.sessions:
             typer.echo("error: nothing to open (no readable sessions)", err=True)
             raise typer.Exit(EXIT_INPUT)
@@ -409,14 +434,21 @@ def open_(
 
 
 def _is_trace(path: Path) -> bool:
+    """Any trace this tool writes: Perfetto protobuf (by name or its first byte) or
+    Chrome JSON (by its head: a JSONL journal never starts with `{"traceEvents"`)."""
     if path.suffix in TRACE_SUFFIXES:
         return True
     try:
         with path.open("rb") as handle:
-            first = handle.read(1)
+            head = handle.read(4096)
     except OSError:
         return False
-    return first == b"\x0a"  # a Trace starts with field 1 (packet), length-delimited
+    if head[:1] == b"\x0a":  # a Trace starts with field 1 (packet), length-delimited
+        return True
+    text = head.lstrip().replace(b" ", b"")
+    return text.startswith(JSON_TRACE_HEADS[0]) or (
+        path.suffix == ".json" and text.startswith(JSON_TRACE_HEADS[1]) and b'"ph":' in text
+    )
 
 
 @app.command()
