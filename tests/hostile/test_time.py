@@ -73,6 +73,27 @@ def test_one_record_dated_far_away_does_not_stretch_its_session(
     assert f"{damaged}:{line}: timestamp" in stderr, stderr
 
 
+@pytest.mark.parametrize("harness", ["claude-code", "codex", "pi"])
+def test_a_lie_on_the_first_dated_record_does_not_become_the_start(
+    harness: str, tmp_path: Path, export_trace
+) -> None:  # type: ignore[no-untyped-def]
+    # GIVEN a real journal whose first dated record says 2099 (the head's other records agree
+    # with each other)
+    honest, _ = session_span_ns(export_trace, JOURNALS[harness])
+    lines = JOURNALS[harness].read_bytes().split(b"\n")
+    index = next(i for i, line in enumerate(lines) if b'"timestamp":"20' in line)
+    lines[index] = re.sub(
+        rb'"timestamp":"[^"]+"', b'"timestamp":"2099-06-01T00:00:00.000Z"', lines[index], count=1
+    )
+    damaged = tmp_path / JOURNALS[harness].name
+    damaged.write_bytes(b"\n".join(lines))
+    # WHEN exported
+    span, stderr = session_span_ns(export_trace, damaged)
+    # THEN the session is as long as it was, and line 1's lie is named
+    assert span <= honest + 1_000_000_000, (span, honest)
+    assert f"{damaged}:{index + 1}: timestamp 2099-06-01" in stderr, stderr
+
+
 def test_a_real_jump_is_followed(tmp_path: Path, export_trace) -> None:  # type: ignore[no-untyped-def]
     # GIVEN a session resumed two years later: every record after the middle moves together
     lines = JOURNALS["claude-code"].read_bytes().split(b"\n")

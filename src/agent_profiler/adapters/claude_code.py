@@ -34,6 +34,7 @@ from agent_profiler.adapters.common import (
     Clock,
     args_digest,
     clock_origin,
+    journal_clock,
     json_text,
     preview,
     private_path,
@@ -50,7 +51,7 @@ from agent_profiler.context_command import (
 )
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
-from agent_profiler.jsonl import read_jsonl, sniff
+from agent_profiler.jsonl import read_jsonl
 from agent_profiler.model import (
     AnchorKind,
     Basis,
@@ -862,9 +863,7 @@ def read_transcript(
     thread, agentId for sidechain records of another agent found in it."""
     source = label or str(path)
     builders: dict[str, SessionBuilder] = {}
-    clock = Clock(
-        source, diagnostics, expect_timestamps=True, origin_ns=clock_origin(sniff(path), path)
-    )
+    clock = journal_clock(path, diagnostics, source)
     main_key: str | None = None
     commands = ContextCommandTracker()
 

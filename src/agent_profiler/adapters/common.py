@@ -11,6 +11,7 @@ from pathlib import Path
 import orjson
 
 from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.jsonl import sniff
 from agent_profiler.model import Response, ToolCall
 from agent_profiler.privacy import private_path as private_path  # re-exported for adapters
 
@@ -124,6 +125,7 @@ class Clock:
         expect_timestamps: bool,
         origin_ns: int | None = None,
         spacing: Callable[[int], int] | None = None,
+        reference_ns: int | None = None,
     ) -> None:
         self.path = path
         self.diagnostics = diagnostics
@@ -134,6 +136,9 @@ class Clock:
         self.seen_timestamp = False
         self.warned = False
         self.outliers = 0
+        # What the first dated record is judged against: the median of the head's first
+        # three times (its neighbours), so a lie on line 1 (2099) is not the session's start.
+        self.reference_ns = reference_ns
         self._rejected: int | None = None  # the last outlier's own time, to spot a real jump
 
     def time(self, record: Mapping[str, object], line: int) -> int:
@@ -163,7 +168,7 @@ class Clock:
         return ts
 
     def _is_outlier(self, ts: int, line: int) -> bool:
-        previous = self.last if self.seen_timestamp else None
+        previous = self.last if self.seen_timestamp else self.reference_ns
         if ts >= EARLIEST_NS:
             if previous is None:
                 return False
@@ -175,6 +180,9 @@ class Clock:
         self.outliers += 1
         if previous is None:
             where = "before 2000, so not a real time"
+        elif not self.seen_timestamp:
+            days = (ts - previous) / _DAY_NS
+            where = f"{abs(days):,.0f} day(s) from the times around it"
         else:
             days = (ts - previous) / _DAY_NS
             where = (
@@ -189,11 +197,38 @@ class Clock:
         return True
 
 
+def _near(ts: int, reference_ns: int | None) -> bool:
+    """Within the outlier limits of the reference (always, without one)."""
+    return reference_ns is None or -BACKWARD_LIMIT_NS <= ts - reference_ns <= FORWARD_LIMIT_NS
+
+
 def record_time_text(ts: int) -> str:
     return datetime.fromtimestamp(ts / 1e9, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def clock_origin(values: Iterable[object], path: Path) -> int:
+def journal_clock(path: Path, diagnostics: Diagnostics, source: str | None = None) -> Clock:
+    """The clock of a journal whose records carry ISO `timestamp`s: undated records before
+    the first dated one go just before it, and the median of the first three times is what
+    a lying first record is judged against. Reads the head through the guarded reader."""
+    head = sniff(path)
+    dated = [
+        ts
+        for value in head
+        if isinstance(value, dict)
+        and (ts := timestamp_ns(value.get("timestamp"))) is not None
+        and is_plausible_time(ts)
+    ][:3]
+    reference = sorted(dated)[len(dated) // 2] if dated else None
+    return Clock(
+        source or str(path),
+        diagnostics,
+        expect_timestamps=True,
+        origin_ns=clock_origin(head, path, reference),
+        reference_ns=reference,
+    )
+
+
+def clock_origin(values: Iterable[object], path: Path, reference_ns: int | None = None) -> int:
     """Where records without a time that come before the first dated one are placed:
     1 ms apart, ending 1 ms before the first timestamp. With no timestamp at all,
     the records end at the file's modification time (when it was last written)."""
@@ -202,7 +237,7 @@ def clock_origin(values: Iterable[object], path: Path) -> int:
         count = index + 1
         if isinstance(value, dict):
             ts = timestamp_ns(value.get("timestamp"))
-            if ts is not None and is_plausible_time(ts):
+            if ts is not None and is_plausible_time(ts) and _near(ts, reference_ns):
                 return max(0, ts - index * MS)
     try:
         modified = path.stat().st_mtime_ns

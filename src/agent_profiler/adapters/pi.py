@@ -44,7 +44,7 @@ from agent_profiler.adapters.common import (
     MS,
     Clock,
     args_digest,
-    clock_origin,
+    journal_clock,
     json_text,
     preview,
     text_field,
@@ -53,7 +53,7 @@ from agent_profiler.adapters.common import (
 )
 from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.jsonl import read_jsonl, sniff
+from agent_profiler.jsonl import read_jsonl
 from agent_profiler.model import (
     AnchorKind,
     Category,
@@ -884,9 +884,7 @@ class SessionBuilder:
 def read_session(path: Path, diagnostics: Diagnostics) -> SessionBuilder:
     source = str(path)
     builder = SessionBuilder(source, diagnostics)
-    clock = Clock(
-        source, diagnostics, expect_timestamps=True, origin_ns=clock_origin(sniff(path), path)
-    )
+    clock = journal_clock(path, diagnostics, source)
     for record in read_jsonl(path, diagnostics):
         builder.on_record(record.value, record.line, clock)
     return builder
