@@ -16,12 +16,14 @@ Definitions (seed 001's final commit, the peer command whose key names we keep):
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from agent_profiler.model import AnchorKind, Category, Harness, Session
+from agent_profiler.privacy import private_path
 
 # Calls that can change the workspace, per harness: after one, earlier identical
 # calls no longer count as repeats (a re-read after an edit is not waste).
@@ -199,7 +201,9 @@ def summarise(
         session=session.session_id,
         harness=session.harness.value,
         model=session.model,
-        source=", ".join(session.sources),
+        # The path as the user may share it: relative to here, `~/…`, else the file name
+        # (a journal under ~/.claude/projects/ spells the user name twice).
+        source=", ".join(private_path(p, os.getcwd()) for p in session.sources),
         parent=session.parent_session,
         calls=len(session.responses),
         subagent_calls=sum(len(child.responses) for child in children),

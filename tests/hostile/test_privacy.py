@@ -153,3 +153,14 @@ def test_a_session_keeps_only_its_project_name(cwd: str, name: str) -> None:
 
     session = Session(Harness.CLAUDE_CODE, "s", 0, 1, ("j.jsonl",), project=cwd)
     assert session.project == name
+
+
+def test_the_summary_names_a_journal_under_home_without_the_user() -> None:
+    from agent_profiler.model import Harness, Session
+    from agent_profiler.summary import summarise
+
+    # GIVEN a session read from the usual place, ~/.claude/projects/<sanitized cwd>/
+    path = "/home/alice/.claude/projects/-home-alice-app/0f2c.jsonl"
+    session = Session(Harness.CLAUDE_CODE, "s", 0, 1, (path,))
+    # THEN the summary's source says where without the user name
+    assert summarise(session).source == "~/.claude/projects/…/0f2c.jsonl"
