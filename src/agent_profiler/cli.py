@@ -281,11 +281,14 @@ def export(
     sessions = result.sessions
     subagents = sum(1 for s in sessions if s.is_subagent)
     responses = sum(len(s.responses) for s in sessions)
+    unmetered = sum(len(s.unmetered_responses) for s in sessions)
     compactions = sum(len(s.compactions) for s in sessions)
     where = "stdout" if to_stdout else f"{target} ({_human_size(size)})"
     typer.echo(
         f"wrote {where}: {len(sessions)} session(s)"
-        f" ({subagents} subagent), {responses} response(s), {compactions} compaction(s),"
+        f" ({subagents} subagent), {responses} response(s)"
+        + (f" (+{unmetered} without usage)" if unmetered else "")
+        + f", {compactions} compaction(s),"
         f" {diagnostics.lines_read} line(s) read, {diagnostics.records_used} record(s) used,"
         f" {diagnostics.skipped_total} skipped, {diagnostics.warning_total} warning(s)",
         err=to_stdout,
