@@ -30,12 +30,12 @@ import re
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO, cast
+from typing import Any, BinaryIO, cast
 
 import orjson
 
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.errors import JournalError
+from agent_profiler.errors import DamagedJournalError, JournalError
 
 GZIP_MAGIC = b"\x1f\x8b"
 UTF8_BOM = b"\xef\xbb\xbf"
@@ -122,11 +122,12 @@ def open_journal(path: str | os.PathLike[str]) -> BinaryIO:
 
     Gzip is recognised by its magic bytes, not the suffix: people rename files.
     Raises `JournalError` when the file cannot be opened (missing, a directory,
-    permission denied).
+    permission denied). Reading the stream raises `DamagedJournalError` (a
+    `JournalError` and an `OSError`) for a damaged gzip, never `EOFError` or
+    `zlib.error`: this is the guarded reader for adapters that look at raw bytes.
     """
-    # Both concrete types are binary file objects; typeshed just does not call
-    # GzipFile a BinaryIO.
-    return cast(BinaryIO, _open(os.fspath(path)))
+    name = os.fspath(path)
+    return cast(BinaryIO, io.BufferedReader(_Guarded(name, _open(name)), HEAD_BYTES))
 
 
 def read_head(path: str | os.PathLike[str], size: int = HEAD_BYTES) -> bytes:
@@ -135,13 +136,8 @@ def read_head(path: str | os.PathLike[str], size: int = HEAD_BYTES) -> bytes:
     file that cannot be opened and for a compressed stream too damaged to give even
     its head: a truncated or corrupt gzip raises `EOFError` or `zlib.error`, which are
     neither `OSError` nor ours, and once escaped they ended the whole run."""
-    name = os.fspath(path)
-    with _open(name) as stream:
-        try:
-            return stream.read(size)
-        except _READ_ERRORS as error:
-            what = "corrupt or truncated gzip stream" if isinstance(stream, gzip.GzipFile) else ""
-            raise JournalError(name, f"{what or 'read error'} ({_reason(error)})") from error
+    with open_journal(path) as stream:
+        return stream.read(size)
 
 
 def sniff(path: str | os.PathLike[str], max_lines: int = 50) -> list[object]:
@@ -183,6 +179,35 @@ class _GzipJournal(gzip.GzipFile):
             super().close()
         finally:
             self._raw.close()
+
+
+class _Guarded(io.RawIOBase):
+    """A journal's bytes with every read failure turned into `DamagedJournalError`."""
+
+    def __init__(self, name: str, stream: io.BufferedReader[io.FileIO] | gzip.GzipFile) -> None:
+        super().__init__()
+        self.name = name
+        self.stream = stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        try:
+            return self.stream.readinto(buffer)
+        except _READ_ERRORS as error:
+            what = (
+                "corrupt or truncated gzip stream" if isinstance(self.stream, gzip.GzipFile) else ""
+            )
+            raise DamagedJournalError(
+                self.name, f"{what or 'read error'} ({_reason(error)})"
+            ) from error
+
+    def close(self) -> None:
+        try:
+            self.stream.close()
+        finally:
+            super().close()
 
 
 def _open(name: str) -> io.BufferedReader[io.FileIO] | gzip.GzipFile:

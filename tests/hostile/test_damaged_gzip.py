@@ -137,3 +137,23 @@ def test_sniffing_a_damaged_gzip_goes_through_the_guarded_reader(tmp_path: Path)
     with pytest.raises(JournalError, match="gzip"):
         read_head(bad)
     assert muse.explain_rejected(bad) is None
+
+
+@pytest.mark.parametrize("damage", DAMAGES, ids=list(DAMAGES))
+def test_raw_reads_of_a_damaged_gzip_raise_only_our_error(damage: str, tmp_path: Path) -> None:
+    # GIVEN a damaged copy, read raw by an adapter that sniffs bytes (an export array, a
+    # JSON document) through the guarded reader
+    from agent_profiler.errors import DamagedJournalError, JournalError
+    from agent_profiler.jsonl import open_journal
+
+    bad = tmp_path / "bad.jsonl.gz"
+    bad.write_bytes(DAMAGES[damage](CODEX_GZ.read_bytes()))
+    # WHEN it is read whole
+    try:
+        with open_journal(bad) as stream:
+            stream.read()
+    # THEN the only failure is ours, and it is also an OSError, so a sniffer's
+    # `except OSError` handles it as well as an `except JournalError`
+    except JournalError as error:
+        assert isinstance(error, OSError) and str(bad) in str(error)
+        assert isinstance(error, DamagedJournalError) or "cannot" in error.message
