@@ -301,8 +301,9 @@ class Session:
 
     @property
     def window_from_journal(self) -> bool:
-        """The window was read from the journal (a `/context` header counts), not assumed."""
-        return bool(self.window_tokens) and (self.window_source or "journal").startswith("journal")
+        """The window was read from the journal (a `/context` header counts), not assumed;
+        a window without a source is not known to be the journal's."""
+        return bool(self.window_tokens) and (self.window_source or "").startswith("journal")
 
     @property
     def clock(self) -> str:
