@@ -100,6 +100,7 @@ def check_contract(
     problems += _check_clocks(view)
     problems += _check_sequences(view)
     problems += _check_tracks(view)
+    problems += _check_track_identity(view)
     problems += _check_categories(view)
     problems += _check_profiles(view, strict=strict)
     problems += _check_operations(view, strict=strict)
@@ -260,6 +261,26 @@ def _check_tracks(view: TraceView) -> Iterator[str]:
             continue
         if view.capture_of(track.uuid) is None:
             yield f"track: {track.name!r} ({track.uuid}) is not below any {CAPTURE_TRACK_NAME!r}"
+
+
+def _check_track_identity(view: TraceView) -> Iterator[str]:
+    """Every track uuid is declared once and every event lands on a declared track.
+
+    The decoder keeps the first of two descriptors with one uuid when they agree, so two
+    sessions hashed to the same tracks (one session in two files, issue 15) would look like
+    one; count the descriptor packets instead. Our writer never re-emits a descriptor."""
+    declared = view.packet_kinds.count("track_descriptor")
+    if declared != len(view.tracks):
+        yield (
+            f"track: {declared} descriptors for {len(view.tracks)} uuids "
+            "(two sessions or tracks share a uuid)"
+        )
+    for slice_ in view.slices:
+        if slice_.track_uuid not in view.tracks:
+            yield f"track: {where(view, slice_)} is on undeclared track {slice_.track_uuid}"
+    undeclared = {s.track_uuid for s in view.samples} - view.tracks.keys()
+    for uuid in sorted(undeclared):
+        yield f"track: counter samples on undeclared track {uuid}"
 
 
 def _check_categories(view: TraceView) -> Iterator[str]:

@@ -77,7 +77,7 @@ def prompt_sizes(view: TraceView) -> list[tuple[Any, ...]]:
             s.args["model"],
         )
         for s in view.slices
-        if s.kind == "assistant-message"
+        if s.kind == "assistant-message" and "context_tokens" in s.args
     )
 
 

@@ -510,8 +510,10 @@ def test_open_journal_decompresses_and_closes_the_underlying_file(tmp_path: Path
     path = _write(tmp_path, _gzip([OK1]), "j.jsonl.gz")
     with open_journal(path) as stream:
         assert stream.read() == OK1 + b"\n"
-        assert isinstance(stream, gzip.GzipFile)
-        inner = stream.fileobj
+        # the guarded stream (issue 15.1) wraps the GzipFile, which wraps the file
+        gzipped = stream.raw.stream  # type: ignore[attr-defined]
+        assert isinstance(gzipped, gzip.GzipFile)
+        inner = gzipped.fileobj
     assert inner is not None and inner.closed
 
 

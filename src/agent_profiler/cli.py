@@ -30,6 +30,9 @@ from agent_profiler.summary import render_calls, render_table, summarise_all
 from agent_profiler.writers import ContentMode, PerfettoWriter, TraceFacts, Writer, writer_class
 
 EXIT_OK, EXIT_INPUT, EXIT_USAGE = 0, 1, 2
+# The reader of our stdout went away (`export -o - | head`): what a process killed by
+# SIGPIPE reports (128 + 13), as `cat big | head` does, so `set -o pipefail` sees it.
+EXIT_BROKEN_PIPE = 141
 PROGRESS_BYTES = 20 * 1024 * 1024  # show a progress bar from this input size on
 
 P = ParamSpec("P")
@@ -49,8 +52,22 @@ def _errors_to_exit_codes(command: Callable[P, R]) -> Callable[P, R]:
         except AgentProfilerError as error:
             typer.echo(f"error: {error}", err=True)
             raise typer.Exit(EXIT_INPUT) from None
+        except BrokenPipeError:
+            _quiet_stdout()
+            raise typer.Exit(EXIT_BROKEN_PIPE) from None
 
     return wrapper
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null: the interpreter flushes it at exit, and a flush into
+    the closed pipe would print "Exception ignored ... BrokenPipeError" after we are done."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real stdout (an in-process test runner)
+        pass
 
 
 app = typer.Typer(
@@ -153,6 +170,12 @@ def _load(journals: list[Path], harness: Harness | None) -> tuple[LoadResult, Di
         typer.echo(f"error: {failure}", err=True)
     for line in diagnostics.summary_lines():
         typer.echo(line, err=True)
+    if diagnostics.unrecognised:
+        # Every command says so: these records were not read, which is not a choice.
+        kinds = sorted(diagnostics.unrecognised.items(), key=lambda kv: (-kv[1], kv[0]))
+        listed = ", ".join(f"{kind} {count}" for kind, count in kinds[:6])
+        more = f", … {len(kinds) - 6} more kinds" if len(kinds) > 6 else ""
+        typer.echo(f"not recognised (not read): {listed}{more}", err=True)
     if result.ignored:
         typer.echo(
             f"note: {result.ignored} other file(s) in the given folders are not *.jsonl or "
@@ -270,11 +293,14 @@ def export(
     sessions = result.sessions
     subagents = sum(1 for s in sessions if s.is_subagent)
     responses = sum(len(s.responses) for s in sessions)
+    unmetered = sum(len(s.unmetered_responses) for s in sessions)
     compactions = sum(len(s.compactions) for s in sessions)
     where = "stdout" if to_stdout else f"{target} ({_human_size(size)})"
     typer.echo(
         f"wrote {where}: {len(sessions)} session(s)"
-        f" ({subagents} subagent), {responses} response(s), {compactions} compaction(s),"
+        f" ({subagents} subagent), {responses} response(s)"
+        + (f" (+{unmetered} without usage)" if unmetered else "")
+        + f", {compactions} compaction(s),"
         f" {diagnostics.lines_read} line(s) read, {diagnostics.records_used} record(s) used,"
         f" {diagnostics.skipped_total} skipped, {diagnostics.warning_total} warning(s)",
         err=to_stdout,
@@ -293,7 +319,7 @@ def export(
             f"open it: agent-profiler open {target}  (or drag it into https://ui.perfetto.dev)",
             err=True,
         )
-    if result.failures or (strict and diagnostics.warning_total):
+    if result.failures or diagnostics.damaged or (strict and diagnostics.warning_total):
         raise typer.Exit(EXIT_INPUT)
 
 
@@ -331,7 +357,7 @@ def summary(
     are still summarised (exit code 1 at the end).
     """
     with use_estimator(named(estimate)):
-        result, _ = _load(journals, harness)
+        result, diagnostics = _load(journals, harness)
     rows = summarise_all(result.sessions, window=window)
     if as_json:
         typer.echo(
@@ -341,13 +367,16 @@ def summary(
         typer.echo(render_table(rows))
         if calls:
             typer.echo(render_calls(rows))
-    if result.failures or not rows:
+    if result.failures or diagnostics.damaged or not rows:
         if not rows:
             typer.echo("error: no readable sessions", err=True)
         raise typer.Exit(EXIT_INPUT)
 
 
 TRACE_SUFFIXES = (".pftrace", ".perfetto-trace", ".pb", ".trace")
+# How a Chrome JSON trace (ours: `export --format json`) starts: an object whose first key is
+# `traceEvents`, or the bare array form other tools write.
+JSON_TRACE_HEADS = (b'{"traceEvents"', b'[{"')
 
 
 def _open_in_ui(trace: Path, *, browser: bool, timeout: float) -> None:
@@ -377,7 +406,11 @@ def _open_in_ui(trace: Path, *, browser: bool, timeout: float) -> None:
 def open_(
     inputs: Annotated[
         list[Path],
-        typer.Argument(help="A trace (.pftrace), or journals to export first.", show_default=False),
+        typer.Argument(
+            help="A trace this tool wrote (.pftrace, or .json from --format json), or "
+            "journals to export first.",
+            show_default=False,
+        ),
     ],
     output: Annotated[
         Path | None,
@@ -393,6 +426,7 @@ def open_(
     timeout: Annotated[
         float, typer.Option("--timeout", min=1, help="Seconds to wait for the UI to fetch it.")
     ] = 300.0,
+    harness: HarnessOption = None,
 ) -> None:
     """Open a trace in ui.perfetto.dev in one command.
 
@@ -406,7 +440,7 @@ def open_(
         return
     with tempfile.TemporaryDirectory(prefix="agent-profiler-") as folder:
         target = output or Path(folder) / _default_output(inputs).name
-        result, _ = _load(inputs, None)
+        result, _ = _load(inputs, harness)
         if not result.sessions:
             typer.echo("error: nothing to open (no readable sessions)", err=True)
             raise typer.Exit(EXIT_INPUT)
@@ -417,14 +451,21 @@ def open_(
 
 
 def _is_trace(path: Path) -> bool:
+    """Any trace this tool writes: Perfetto protobuf (by name or its first byte) or
+    Chrome JSON (by its head: a JSONL journal never starts with `{"traceEvents"`)."""
     if path.suffix in TRACE_SUFFIXES:
         return True
     try:
         with path.open("rb") as handle:
-            first = handle.read(1)
+            head = handle.read(4096)
     except OSError:
         return False
-    return first == b"\x0a"  # a Trace starts with field 1 (packet), length-delimited
+    if head[:1] == b"\x0a":  # a Trace starts with field 1 (packet), length-delimited
+        return True
+    text = head.lstrip().replace(b" ", b"")
+    return text.startswith(JSON_TRACE_HEADS[0]) or (
+        path.suffix == ".json" and text.startswith(JSON_TRACE_HEADS[1]) and b'"ph":' in text
+    )
 
 
 @app.command()
@@ -506,7 +547,7 @@ def report(
     if target.exists() and not force:
         raise UsageError(f"{target} exists; pass --force to overwrite it")
     with use_estimator(named(estimate)):
-        result, _ = _load(journals, harness)
+        result, diagnostics = _load(journals, harness)
     if not result.sessions:
         typer.echo("error: nothing to report (no readable sessions)", err=True)
         raise typer.Exit(EXIT_INPUT)
@@ -517,7 +558,7 @@ def report(
         f"wrote {target} ({_human_size(size)}): {len(result.sessions)} session(s)"
         f" ({subagents} subagent); open it in any browser"
     )
-    if result.failures:
+    if result.failures or diagnostics.damaged:
         raise typer.Exit(EXIT_INPUT)
 
 

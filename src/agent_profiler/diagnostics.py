@@ -10,6 +10,10 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+# Warnings that mean the rest of a file was lost (not one line): the run goes on, but
+# its exit code says some input could not be used.
+DAMAGE_KINDS = frozenset({"bad-gzip", "read-error"})
+
 
 @dataclass(frozen=True, slots=True)
 class Warning:
@@ -31,6 +35,9 @@ class Diagnostics:
     warnings: list[Warning] = field(default_factory=list)
     warning_counts: Counter[str] = field(default_factory=Counter)
     skipped: Counter[str] = field(default_factory=Counter)
+    # Records of a type the adapter does not know: not read, and never called "skipped on
+    # purpose" (a new harness version, or a file read with the wrong --harness).
+    unrecognised: Counter[str] = field(default_factory=Counter)
     notes: Counter[str] = field(default_factory=Counter)
     lines_read: int = 0
     records_parsed: int = 0
@@ -46,6 +53,10 @@ class Diagnostics:
         """Count a whole record that is understood and deliberately not used."""
         self.skipped[kind] += 1
 
+    def not_recognised(self, kind: str) -> None:
+        """Count a whole record of a type this adapter does not know (so it was not read)."""
+        self.unrecognised[kind] += 1
+
     def note(self, kind: str) -> None:
         """Count something unusual inside a record that is still used (e.g. a tool
         result whose call is not in the journal)."""
@@ -55,7 +66,11 @@ class Diagnostics:
     def records_used(self) -> int:
         """Parsed records not skipped: every non-blank line is used, skipped (by kind)
         or warned about (not parseable)."""
-        return self.records_parsed - self.skipped_total
+        return self.records_parsed - self.skipped_total - self.unrecognised_total
+
+    @property
+    def unrecognised_total(self) -> int:
+        return sum(self.unrecognised.values())
 
     @property
     def skipped_total(self) -> int:
@@ -64,12 +79,19 @@ class Diagnostics:
     def accounting(self) -> tuple[tuple[str, object], ...]:
         """The reading costs as trace metadata: every line is used, skipped on purpose
         (by kind), or warned about (by kind)."""
-        return (
+        facts: tuple[tuple[str, object], ...] = (
             ("lines_read", self.lines_read),
             ("records_used", self.records_used),
             ("records_skipped", dict(sorted(self.skipped.items()))),
-            ("warnings", dict(sorted(self.warning_counts.items()))),
         )
+        if self.unrecognised:
+            facts += (("records_not_recognised", dict(sorted(self.unrecognised.items()))),)
+        return (*facts, ("warnings", dict(sorted(self.warning_counts.items()))))
+
+    @property
+    def damaged(self) -> int:
+        """Files whose reading stopped early (a cut or corrupt gzip, an I/O error)."""
+        return sum(self.warning_counts[kind] for kind in DAMAGE_KINDS)
 
     @property
     def warning_total(self) -> int:

@@ -30,12 +30,12 @@ import re
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO, cast
+from typing import Any, BinaryIO, cast
 
 import orjson
 
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.errors import JournalError
+from agent_profiler.errors import DamagedJournalError, JournalError
 
 GZIP_MAGIC = b"\x1f\x8b"
 UTF8_BOM = b"\xef\xbb\xbf"
@@ -122,11 +122,22 @@ def open_journal(path: str | os.PathLike[str]) -> BinaryIO:
 
     Gzip is recognised by its magic bytes, not the suffix: people rename files.
     Raises `JournalError` when the file cannot be opened (missing, a directory,
-    permission denied).
+    permission denied). Reading the stream raises `DamagedJournalError` (a
+    `JournalError` and an `OSError`) for a damaged gzip, never `EOFError` or
+    `zlib.error`: this is the guarded reader for adapters that look at raw bytes.
     """
-    # Both concrete types are binary file objects; typeshed just does not call
-    # GzipFile a BinaryIO.
-    return cast(BinaryIO, _open(os.fspath(path)))
+    name = os.fspath(path)
+    return cast(BinaryIO, io.BufferedReader(_Guarded(name, _open(name)), HEAD_BYTES))
+
+
+def read_head(path: str | os.PathLike[str], size: int = HEAD_BYTES) -> bytes:
+    """The first `size` bytes of a journal, decompressed if it is gzip, for an adapter
+    that must look at raw bytes (a JSON array is no JSONL). Raises `JournalError` for a
+    file that cannot be opened and for a compressed stream too damaged to give even
+    its head: a truncated or corrupt gzip raises `EOFError` or `zlib.error`, which are
+    neither `OSError` nor ours, and once escaped they ended the whole run."""
+    with open_journal(path) as stream:
+        return stream.read(size)
 
 
 def sniff(path: str | os.PathLike[str], max_lines: int = 50) -> list[object]:
@@ -168,6 +179,35 @@ class _GzipJournal(gzip.GzipFile):
             super().close()
         finally:
             self._raw.close()
+
+
+class _Guarded(io.RawIOBase):
+    """A journal's bytes with every read failure turned into `DamagedJournalError`."""
+
+    def __init__(self, name: str, stream: io.BufferedReader[io.FileIO] | gzip.GzipFile) -> None:
+        super().__init__()
+        self.name = name
+        self.stream = stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        try:
+            return self.stream.readinto(buffer)
+        except _READ_ERRORS as error:
+            what = (
+                "corrupt or truncated gzip stream" if isinstance(self.stream, gzip.GzipFile) else ""
+            )
+            raise DamagedJournalError(
+                self.name, f"{what or 'read error'} ({_reason(error)})"
+            ) from error
+
+    def close(self) -> None:
+        try:
+            self.stream.close()
+        finally:
+            super().close()
 
 
 def _open(name: str) -> io.BufferedReader[io.FileIO] | gzip.GzipFile:
@@ -346,8 +386,9 @@ class _Journal:
 
     def _read_error_message(self, error: BaseException, last_line: int) -> str:
         what = "corrupt or truncated gzip stream" if self.is_gzip else "read error"
-        where = f"after line {last_line}" if last_line else "at the start"
-        return f"{what} {where} ({_reason(error)}); records before it are kept"
+        if not last_line:
+            return f"{what} at the start ({_reason(error)}); nothing in it could be read"
+        return f"{what} after line {last_line} ({_reason(error)}); records before it are kept"
 
     def _read_failure(self, message: str) -> _Outcome:
         kind = "bad-gzip" if self.is_gzip else "read-error"

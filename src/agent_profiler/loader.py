@@ -151,6 +151,13 @@ def load(
                 )
             )
         else:
+            if harness is not None and not any(_holds_something(s) for s in sessions):
+                # A forced --harness that makes nothing of a file is a wrong guess, not an
+                # empty session: say so by name, and keep it out of the output.
+                result.failures += [_wrong_harness(path, harness) for path in group.paths]
+                if progress is not None:
+                    progress(done, len(groups), group)
+                continue
             if not sessions:
                 # e.g. a Claude Code file holding only titles and file snapshots
                 where = group.main or group.extras[0]
@@ -175,6 +182,32 @@ def load(
     return result
 
 
+def _holds_something(session: Session) -> bool:
+    return bool(
+        session.prompts
+        or session.responses
+        or session.tool_calls
+        or session.compactions
+        or any(snapshot.categories or snapshot.reported_tokens for snapshot in session.snapshots)
+        or session.failed_requests
+        or session.unmetered_responses
+    )
+
+
+def _wrong_harness(path: Path, harness: Harness) -> JournalError:
+    try:
+        head = sniff(path)
+    except JournalError:
+        head = []
+    detected = next((a.harness for a in ADAPTERS if a.detect(head)), None)
+    hint = (
+        f"it looks like a {detected.value} journal; drop --harness"
+        if detected is not None and detected is not harness
+        else "is --harness right?"
+    )
+    return JournalError(str(path), f"nothing in it reads as {harness.value} ({hint})")
+
+
 def _json_document(path: Path) -> str | None:
     """Name a pretty-printed JSON document that no adapter claims for what it is."""
     try:
@@ -188,19 +221,26 @@ def _json_document(path: Path) -> str | None:
 
 def _unique_ids(groups: list[list[Session]]) -> list[Session]:
     """Session ids name tracks, so they must be unique in one trace: a repeated id (the
-    same session given twice, a resumed run) gets a `#2`, `#3` suffix, and so do the
-    links of the subagents read with it (their parent, the parent's launching call)."""
+    same session given twice, a backup, a resumed run) gets a `#2`, `#3` suffix, and so do
+    the links of the subagents read with it (their parent, the parent's launching call).
+
+    The new id belongs to the session, not to its old id: one group may hold two files of
+    one session (Codex reads every rollout as one group), and renaming by id gave both
+    copies the same `#2`, so their tracks shared uuids."""
     seen: dict[str, int] = {}
     unique: list[Session] = []
     for group in groups:
-        renamed: dict[str, str] = {}
+        new_ids: list[str] = []
+        links: dict[str, str] = {}  # old id -> the id a link to it now means (first copy)
         for session in group:
             count = seen.get(session.session_id, 0) + 1
             seen[session.session_id] = count
-            if count > 1:
-                renamed[session.session_id] = f"{session.session_id}#{count}"
-        for session in group:
-            if not renamed:
+            new_id = session.session_id if count == 1 else f"{session.session_id}#{count}"
+            new_ids.append(new_id)
+            links.setdefault(session.session_id, new_id)
+        for session, new_id in zip(group, new_ids, strict=True):
+            renamed = {old: new for old, new in links.items() if old != new}
+            if new_id == session.session_id and not renamed:
                 unique.append(session)
                 continue
             calls = tuple(
@@ -212,7 +252,7 @@ def _unique_ids(groups: list[list[Session]]) -> list[Session]:
             unique.append(
                 dataclasses.replace(
                     session,
-                    session_id=renamed.get(session.session_id, session.session_id),
+                    session_id=new_id,
                     parent_session=renamed.get(
                         session.parent_session or "", session.parent_session
                     ),

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from agent_profiler.privacy import project_name
+
 Nanoseconds = int
 Tokens = int
 
@@ -175,6 +177,9 @@ class Response:
     is_error: bool = False
     stop_reason: str | None = None
     output_tokens_reliable: bool = True
+    # False when the journal wrote 0 in every usage field (some backends do): the request
+    # happened, but its size is unknown, and its zeros must not read as a size.
+    usage_known: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,7 +277,7 @@ class Session:
     provider: str | None = None
     window_tokens: Tokens | None = None
     window_source: str | None = None  # "journal" or how it was inferred
-    project: str | None = None
+    project: str | None = None  # the project's name, never its path (see __post_init__)
     harness_version: str | None = None
     parent_session: str | None = None
     parent_call_id: str | None = None
@@ -289,12 +294,34 @@ class Session:
     # Requests that failed before any usage was reported (aborted, provider error): drawn
     # as failed request spans, never as requests of size 0, and not counted as calls.
     failed_requests: tuple[Response, ...] = ()
+    # Responses whose usage is all zero (a backend that writes 0 everywhere, e.g. GLM behind
+    # Claude Code): real model requests, drawn as response spans with `usage_known = false`,
+    # but not `calls` of the summary (peers skip them) and never a Context size.
+    unmetered_responses: tuple[Response, ...] = ()
     markers: tuple[Marker, ...] = ()
     facts: tuple[tuple[str, str], ...] = field(default=())  # extra labelled facts
+
+    def __post_init__(self) -> None:
+        # Adapters hand over the journal's cwd; the model keeps only the project's name, so
+        # no writer (present or future) can put a path with a user name in a default output.
+        # Idempotent: `dataclasses.replace` runs it again on the name.
+        object.__setattr__(self, "project", project_name(self.project))
 
     @property
     def model(self) -> str | None:
         return self.models[0] if self.models else None
+
+    @property
+    def window_from_journal(self) -> bool:
+        """The window was read from the journal (a `/context` header counts), not assumed;
+        a window without a source is not known to be the journal's."""
+        return bool(self.window_tokens) and (self.window_source or "").startswith("journal")
+
+    @property
+    def clock(self) -> str:
+        """`journal` (times read from the records) or `synthetic` (a journal without times,
+        laid out from its own durations; the adapter says so in the `clock` fact)."""
+        return "synthetic" if ("clock", "synthetic") in self.facts else "journal"
 
     @property
     def is_subagent(self) -> bool:

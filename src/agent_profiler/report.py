@@ -967,7 +967,11 @@ def _context_view(
     facts.append(", ".join(session.models) or "model unknown")
     if session.project:
         facts.append(f"project {_basename(session.project)}")
-    facts.append(f"started {_utc(t0)}")
+    if session.clock == "synthetic":
+        # No times in the journal: a start would be made up, the length comes from durations.
+        facts.append("synthetic clock (the journal has no times; laid out from its durations)")
+    else:
+        facts.append(f"started {_utc(t0)}")
     facts.append(f"lasted {_duration((t1 - t0) / 1e9)}")
     parent = ""
     if session.parent_session:

@@ -19,6 +19,7 @@ Definitions (seed 001's final commit, the peer command whose key names we keep):
 
 from __future__ import annotations
 
+import os
 import re
 import statistics
 from collections.abc import Sequence
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_profiler.model import AnchorKind, Category, Harness, Session
+from agent_profiler.privacy import private_path
 
 # Calls that can change the workspace, per harness: after one, earlier identical
 # calls no longer count as repeats (a re-read after an edit is not waste).
@@ -109,6 +111,9 @@ class SessionSummary:
     estimate_error_worst: float | None = None
     per_call: list[CallRow] = field(default_factory=list)
     compaction_events: list[dict[str, Any]] = field(default_factory=list)
+    clock: str = "journal"  # or "synthetic": no times in the journal (Session.clock)
+    # Responses whose usage was all zero: requests, but not in `calls` (peer-compatible).
+    responses_without_usage: int = 0
 
     def to_json(self, with_calls: bool) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -136,6 +141,8 @@ class SessionSummary:
             "estimate_error_requests": self.estimate_error_requests,
             "estimate_error_median": self.estimate_error_median,
             "estimate_error_worst": self.estimate_error_worst,
+            "clock": self.clock,
+            "responses_without_usage": self.responses_without_usage,
         }
         if self.parent is not None:
             data["parent"] = self.parent
@@ -208,11 +215,7 @@ def summarise(
     session: Session, *, window: int | None = None, children: Sequence[Session] = ()
 ) -> SessionSummary:
     prompts = [r.usage.prompt_tokens for r in session.responses]
-    known_window = window or (
-        session.window_tokens
-        if session.window_tokens and session.window_source == "journal"
-        else None
-    )
+    known_window = window or (session.window_tokens if session.window_from_journal else None)
     peak = max(prompts) if prompts else None
     # Tool calls the model made; harness-started children (Muse reminders) are not calls.
     calls = [c for c in session.tool_calls if c.by_model]
@@ -242,7 +245,9 @@ def summarise(
         session=session.session_id,
         harness=session.harness.value,
         model=session.model,
-        source=", ".join(session.sources),
+        # The path as the user may share it: relative to here, `~/…`, else the file name
+        # (a journal under ~/.claude/projects/ spells the user name twice).
+        source=", ".join(private_path(p, os.getcwd()) for p in session.sources),
         parent=session.parent_session,
         calls=len(session.responses),
         subagent_calls=sum(len(child.responses) for child in children),
@@ -260,6 +265,8 @@ def summarise(
         largest_tool_results=largest,
         end_categories=end_categories,
         native_head=native_head,
+        clock=session.clock,
+        responses_without_usage=len(session.unmetered_responses),
     )
     error = estimate_error(session)
     summary.estimate_basis = error.basis
@@ -458,6 +465,17 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
         if row.native_head:
             split = ", ".join(f"{Category(k).label} {v:,}" for k, v in row.native_head.items())
             out.append(f"{escape_cell(row.session)}: head measured by /context: {split} tokens")
+    for row in rows:
+        if row.responses_without_usage:
+            out.append(
+                f"{escape_cell(row.session)}: {row.responses_without_usage} response(s) without "
+                "usage (every usage field 0), not counted in calls"
+            )
+        if row.clock == "synthetic":
+            out.append(
+                f"{escape_cell(row.session)}: synthetic clock (the journal has no times; "
+                "laid out from its own durations)"
+            )
     return "\n".join(out)
 
 

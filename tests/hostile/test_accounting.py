@@ -28,7 +28,10 @@ def test_every_line_is_used_skipped_or_warned(journal: Path) -> None:
         pytest.skip(f"not a journal on its own: {result.failures[0]}")
     unparsed = sum(diagnostics.warning_counts[k] for k in UNPARSED)
     assert diagnostics.lines_read == (
-        diagnostics.records_used + diagnostics.skipped_total + unparsed
+        diagnostics.records_used
+        + diagnostics.skipped_total
+        + diagnostics.unrecognised_total
+        + unparsed
     )
     assert diagnostics.records_used > 0 or not result.sessions
 

@@ -112,7 +112,7 @@ def check(harness: Harness, data: bytes, tmp: Path) -> None:
         return  # the package's own error: a clear message, allowed
     unparsed = sum(diagnostics.warning_counts[k] for k in UNPARSED)
     assert diagnostics.lines_read == diagnostics.records_used + diagnostics.skipped_total + (
-        unparsed
+        unparsed + diagnostics.unrecognised_total
     )
     assert diagnostics.records_used >= 0
     for session in sessions:

@@ -19,6 +19,7 @@ Format facts this module relies on, with the surprise each one holds:
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -33,8 +34,10 @@ from agent_profiler.adapters.common import (
     Clock,
     args_digest,
     clock_origin,
+    journal_clock,
     json_text,
     preview,
+    private_path,
     text_field,
     timestamp_ns,
     token_count,
@@ -49,7 +52,7 @@ from agent_profiler.context_command import (
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
 from agent_profiler.estimate import tool_call_text
-from agent_profiler.jsonl import read_jsonl, sniff
+from agent_profiler.jsonl import read_jsonl
 from agent_profiler.model import (
     AnchorKind,
     Basis,
@@ -286,6 +289,7 @@ class SessionBuilder:
         self.records = 0
         self.warned_usage = False
         self.item_stage: str | None = None  # says which parts are native after a /context
+        self.native_runs = 0
 
     # -- time -------------------------------------------------------------
 
@@ -531,7 +535,9 @@ class SessionBuilder:
         head: list[tuple[str, Category, int, str]] = []
         for category in NATIVE_HEAD:
             rows = [item for item in run.items if item.category is category]
-            head += [(item.id, category, item.tokens, item.label) for item in rows]
+            for item in rows:
+                item_id, label = self._private_item(item.id, item.label)
+                head.append((item_id, category, item.tokens, label))
             rest = totals.get(category, 0) - sum(item.tokens for item in rows)
             if rest > 0:
                 head.append(
@@ -557,11 +563,26 @@ class SessionBuilder:
                 coverage=Coverage.COMPLETE,
                 item_stage="native-summary",
                 force_baseline=True,
+                model=run.model,
             )
         )
+        self.native_runs += 1
         if self.window is None and run.window_tokens:
             self.window, self.window_source = run.window_tokens, "journal (/context)"
+        if run.model and not self.models:
+            # A session holding only /context output has no assistant record to name its
+            # model; the /context header does.
+            self.models.append(run.model)
         self.item_stage = NATIVE_ITEM_STAGE
+
+    def _private_item(self, item_id: str, label: str) -> tuple[str, str]:
+        """`/context` names memory files by absolute path (`/home/<user>/.claude/CLAUDE.md`):
+        shorten it in the id and the label, so no user name or cwd reaches the trace."""
+        kind, _, name = item_id.partition(":")
+        short = private_path(name, self.project)
+        if short == name:
+            return item_id, label
+        return f"{kind}:{short}", label.replace(name, short, 1)
 
     def on_hook_context(self, record: dict[str, Any]) -> None:
         """A SessionStart/UserPromptSubmit hook's `additionalContext` enters the context
@@ -683,9 +704,11 @@ class SessionBuilder:
                 draft.observation.dropped = True
         for compaction in self.compactions:
             compaction.observation.window_tokens = window
-        if not requests and not self.compactions:
+        if not requests and not self.compactions and not self.native_runs:
             # No request to anchor a snapshot on (an init-only run, a backend that
-            # reports zero usage): show what the transcript holds at the end.
+            # reports zero usage): show what the transcript holds at the end. After a
+            # /context run its complete native split is that picture: a second, partial
+            # estimate beside it would contradict it (Conversation 0, coverage twice).
             self.log.observe(
                 Observation(
                     time_ns=end,
@@ -717,7 +740,26 @@ class SessionBuilder:
             )
             for d in requests
         )
-        response_ids = {r.id for r in responses}
+        # SPEC §3 says an all-zero usage is "not a request"; issue 15 (newer) keeps it as a
+        # response span with its usage unknown, so a backend writing zeros still shows its
+        # requests. Claude Code's own `<synthetic>` replies (an API error) made no request.
+        unmetered = tuple(
+            Response(
+                id=d.id,
+                start_ns=min(d.start_ns, d.end_ns),
+                end_ns=d.end_ns,
+                model=d.model,
+                usage=Usage(prompt_tokens=0),
+                prompt_id=d.prompt_id,
+                is_error=d.is_error,
+                stop_reason=d.stop_reason,
+                output_tokens_reliable=False,
+                usage_known=False,
+            )
+            for d in self.responses.values()
+            if not d.is_request and d.model != "<synthetic>"
+        )
+        response_ids = {r.id for r in (*responses, *unmetered)}
         tools = tuple(
             ToolCall(
                 call_id=t.call_id,
@@ -773,6 +815,7 @@ class SessionBuilder:
             incomplete=any(t.incomplete for t in tools),
             prompts=prompts,
             responses=responses,
+            unmetered_responses=unmetered,
             tool_calls=tools,
             compactions=compactions,
             snapshots=tuple(snapshots),
@@ -794,6 +837,25 @@ class SessionBuilder:
 # --------------------------------------------------------------------------- file readers
 
 
+# Record types that are understood and hold no model input (FORMATS.md §1.2): skipped on
+# purpose. Any other type is reported as not recognised.
+_KNOWN_NOT_CONTEXT = frozenset(
+    {
+        "summary",
+        "file-history-snapshot",
+        "progress",
+        "queue-operation",
+        "pr-link",
+        "ai-title",
+        "custom-title",
+        "agent-setting",
+        "agent-name",
+        "last-prompt",
+        "tag",
+    }
+)
+
+
 def read_transcript(
     path: Path, diagnostics: Diagnostics, *, label: str | None = None
 ) -> dict[str, SessionBuilder]:
@@ -801,9 +863,7 @@ def read_transcript(
     thread, agentId for sidechain records of another agent found in it."""
     source = label or str(path)
     builders: dict[str, SessionBuilder] = {}
-    clock = Clock(
-        source, diagnostics, expect_timestamps=True, origin_ns=clock_origin(sniff(path), path)
-    )
+    clock = journal_clock(path, diagnostics, source)
     main_key: str | None = None
     commands = ContextCommandTracker()
 
@@ -824,7 +884,10 @@ def read_transcript(
         native(commands.feed(value, record.line))
         kind = text_field(value, "type")
         if kind not in {"user", "assistant", "system", "attachment"}:
-            diagnostics.skip(f"claude:{kind}" if isinstance(kind, str) else "claude:untyped")
+            if kind in _KNOWN_NOT_CONTEXT:
+                diagnostics.skip(f"claude:{kind}")
+            else:
+                diagnostics.not_recognised(f"claude:{kind}" if kind else "claude:untyped")
             continue
         session_id = value.get("sessionId")
         if not isinstance(session_id, str):
@@ -881,9 +944,19 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilde
     runs: list[_Run] = []
     used_ids: set[str] = set()
     # Frames carry a timestamp only in newer builds, sometimes only some of them:
-    # undated frames before the first dated one are placed just before it.
+    # undated frames before the first dated one are placed just before it. Without any
+    # timestamp the timeline is synthetic, spaced by the runs' own `result.duration_ms`.
+    synthetic = _synthetic_timeline(path)
     origin = clock_origin((r.value for r in read_jsonl(path, Diagnostics())), path)
-    clock = Clock(source, diagnostics, expect_timestamps=False, origin_ns=origin)
+    if synthetic is not None:
+        origin = max(0, origin - synthetic.total_ns)
+    clock = Clock(
+        source,
+        diagnostics,
+        expect_timestamps=False,
+        origin_ns=origin,
+        spacing=synthetic.step if synthetic is not None else None,
+    )
     for record in read_jsonl(path, diagnostics):
         value = record.value
         if not isinstance(value, dict):
@@ -953,9 +1026,13 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilde
         main = run.builders[""]
         for key, builder in run.builders.items():
             if not clock.seen_timestamp:
+                # Said on the profile (`clock = synthetic`), in the summary and the report:
+                # these times are made up from durations, not read from the journal.
+                builder.facts.append(("clock", "synthetic"))
                 builder.timing = (
-                    "frame-order: no timestamps in the journal; 1 ms per frame, ending at "
-                    "the file's modification time"
+                    "synthetic: no timestamps in the journal; each run's frames are spaced "
+                    "evenly over its result.duration_ms (1 ms per frame without one), the "
+                    "last run ending at the file's modification time"
                 )
             if key:
                 # Named once the run's own id is final (it may come after the first frame).
@@ -969,6 +1046,49 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilde
                 _cover_child(main, builder)
             builders.append(builder)
     return builders
+
+
+@dataclass(frozen=True, slots=True)
+class _SyntheticTimeline:
+    """Steps for a stream-json file without a single timestamp: each run (from one
+    `system/init` to the next) spreads its frames evenly over its `result.duration_ms`,
+    the only clock such a journal has. Per-turn timings are not written in stream-json."""
+
+    starts: tuple[int, ...]  # first line of each run
+    steps: tuple[int, ...]  # ns between two frames of that run
+    total_ns: int  # the whole synthetic timeline
+
+    def step(self, line: int) -> int:
+        index = bisect.bisect_right(self.starts, line) - 1
+        return self.steps[max(index, 0)] if self.steps else MS
+
+
+def _synthetic_timeline(path: Path) -> _SyntheticTimeline | None:
+    runs: list[list[int]] = []  # per run: [first line, frames, duration ms]
+    for record in read_jsonl(path, Diagnostics()):
+        value = record.value
+        if not isinstance(value, dict):
+            continue
+        if value.get("timestamp") is not None:
+            return None  # a real clock, however partial, is used instead
+        is_init = value.get("type") == "system" and value.get("subtype") == "init"
+        if not runs or (is_init and runs[-1][3]):  # as read_stream_json splits runs
+            runs.append([record.line, 0, 0, 0])
+        run = runs[-1]
+        run[1] += 1
+        run[3] = run[3] or int(is_init)
+        if value.get("type") == "result":
+            run[2] = token_count(value.get("duration_ms"))
+    if not runs:
+        return None
+    steps = tuple(
+        max(MS, duration * MS // max(frames - 1, 1)) if duration else MS
+        for _, frames, duration, _ in runs
+    )
+    total = sum(
+        step * max(frames - 1, 0) for step, (_, frames, _, _) in zip(steps, runs, strict=True)
+    )
+    return _SyntheticTimeline(tuple(r[0] for r in runs), steps, total)
 
 
 def _cover_child(parent: SessionBuilder, child: SessionBuilder) -> None:

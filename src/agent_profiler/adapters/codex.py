@@ -30,9 +30,8 @@ from typing import Any
 import orjson
 
 from agent_profiler.adapters.common import (
-    Clock,
     args_digest,
-    clock_origin,
+    journal_clock,
     json_text,
     preview,
     text_field,
@@ -43,7 +42,7 @@ from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
 from agent_profiler.estimate import tool_call_text
-from agent_profiler.jsonl import read_jsonl, sniff
+from agent_profiler.jsonl import read_jsonl
 from agent_profiler.model import (
     AnchorKind,
     Category,
@@ -773,9 +772,7 @@ def _tool_end(tool: _Tool, session_end: int) -> int:
 def read_rollout(path: Path, diagnostics: Diagnostics) -> RolloutBuilder:
     source = str(path)
     builder = RolloutBuilder(source, diagnostics)
-    clock = Clock(
-        source, diagnostics, expect_timestamps=True, origin_ns=clock_origin(sniff(path), path)
-    )
+    clock = journal_clock(path, diagnostics, source)
     for record in read_jsonl(path, diagnostics):
         value = record.value
         if not isinstance(value, dict):
@@ -787,7 +784,7 @@ def read_rollout(path: Path, diagnostics: Diagnostics) -> RolloutBuilder:
             diagnostics.skip(f"codex:{kind}")
             continue
         if kind not in _LINE_TYPES:
-            diagnostics.skip(f"codex:unknown/{kind}")
+            diagnostics.not_recognised(f"codex:{kind}")
             continue
         if not isinstance(payload, dict):
             diagnostics.warn(source, record.line, "bad-shape", f"{kind} line without a payload")

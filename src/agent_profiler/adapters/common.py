@@ -4,14 +4,16 @@ per-file clock that keeps going when a record has no readable time."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
 
 from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.jsonl import sniff
 from agent_profiler.model import Response, ToolCall
+from agent_profiler.privacy import private_path as private_path  # re-exported for adapters
 
 PREVIEW_CHARS = 200
 MS = 1_000_000
@@ -85,9 +87,35 @@ def args_digest(arguments: object) -> str:
     return hashlib.blake2b(encoded, digest_size=8).hexdigest()
 
 
+# A record dated before this is damage (no coding agent wrote journals in the 1990s, and a
+# zeroed clock says 1970): never a session's start.
+EARLIEST_NS = 946_684_800 * 1_000_000_000  # 2000-01-01T00:00:00Z
+# How far one record may jump from the record before it and still be believed. Backwards by
+# more than a day is a clock that lies (records are appended in order; a few seconds back
+# is normal, e.g. Claude Code's /context markdown record); forwards by more than a year too
+# (a session resumed after a holiday is still believed).
+BACKWARD_LIMIT_NS = 86_400 * 1_000_000_000
+FORWARD_LIMIT_NS = 365 * 86_400 * 1_000_000_000
+_DAY_NS = 86_400 * 1_000_000_000
+
+
+def is_plausible_time(ts: int) -> bool:
+    return ts >= EARLIEST_NS
+
+
 class Clock:
     """Record times for one file. A record without a readable time is placed 1 ms
-    after the previous one; when times are expected, that costs one warning per file."""
+    after the previous one; when times are expected, that costs one warning per file.
+
+    A record dated far from its neighbours (the Unix epoch, years away, a day or more
+    backwards) would stretch its session over decades: it is warned about with its
+    `path:line` and placed 1 ms after the previous record instead. Two records in a row
+    that agree on the new time are a real jump (the machine's clock was changed, a session
+    resumed much later), and the clock follows them. This is the one outlier rule every
+    adapter uses.
+
+    `spacing(line)`, when given, is the step for an undated record in ns (a synthetic
+    timeline built from the journal's own durations) instead of 1 ms."""
 
     def __init__(
         self,
@@ -96,19 +124,32 @@ class Clock:
         *,
         expect_timestamps: bool,
         origin_ns: int | None = None,
+        spacing: Callable[[int], int] | None = None,
+        reference_ns: int | None = None,
     ) -> None:
         self.path = path
         self.diagnostics = diagnostics
         self.expect_timestamps = expect_timestamps
         self.origin_ns = origin_ns  # where undated records before the first dated one go
+        self.spacing = spacing
         self.last: int | None = None
         self.seen_timestamp = False
         self.warned = False
+        self.outliers = 0
+        # What the first dated record is judged against: the median of the head's first
+        # three times (its neighbours), so a lie on line 1 (2099) is not the session's start.
+        self.reference_ns = reference_ns
+        self._rejected: int | None = None  # the last outlier's own time, to spot a real jump
 
     def time(self, record: Mapping[str, object], line: int) -> int:
         ts = timestamp_ns(record.get("timestamp"))
+        outlier = ts is not None and self._is_outlier(ts, line)
+        if outlier:
+            ts = None
+        elif ts is not None:
+            self._rejected = None
         if ts is None:
-            if self.expect_timestamps and not self.warned:
+            if self.expect_timestamps and not self.warned and not outlier:
                 self.warned = True
                 self.diagnostics.warn(
                     self.path,
@@ -116,8 +157,9 @@ class Clock:
                     "bad-timestamp",
                     "missing or unreadable timestamp; placed 1 ms after the previous record",
                 )
+            step = self.spacing(line) if self.spacing is not None else MS
             if self.last is not None:
-                ts = self.last + MS
+                ts = self.last + step
             else:
                 ts = self.origin_ns if self.origin_ns is not None else 0
         else:
@@ -125,8 +167,68 @@ class Clock:
         self.last = ts
         return ts
 
+    def _is_outlier(self, ts: int, line: int) -> bool:
+        previous = self.last if self.seen_timestamp else self.reference_ns
+        if ts >= EARLIEST_NS:
+            if previous is None:
+                return False
+            if -BACKWARD_LIMIT_NS <= ts - previous <= FORWARD_LIMIT_NS:
+                return False
+            if self._rejected is not None and abs(ts - self._rejected) <= _DAY_NS:
+                return False  # the second record in a row at the new time: a real jump
+        self._rejected = ts
+        self.outliers += 1
+        if previous is None:
+            where = "before 2000, so not a real time"
+        elif not self.seen_timestamp:
+            days = (ts - previous) / _DAY_NS
+            where = f"{abs(days):,.0f} day(s) from the times around it"
+        else:
+            days = (ts - previous) / _DAY_NS
+            where = (
+                f"{abs(days):,.0f} day(s) {'after' if days > 0 else 'before'} the record before it"
+            )
+        self.diagnostics.warn(
+            self.path,
+            line,
+            "time-outlier",
+            f"timestamp {record_time_text(ts)} is {where}; placed just after that record",
+        )
+        return True
 
-def clock_origin(values: Iterable[object], path: Path) -> int:
+
+def _near(ts: int, reference_ns: int | None) -> bool:
+    """Within the outlier limits of the reference (always, without one)."""
+    return reference_ns is None or -BACKWARD_LIMIT_NS <= ts - reference_ns <= FORWARD_LIMIT_NS
+
+
+def record_time_text(ts: int) -> str:
+    return datetime.fromtimestamp(ts / 1e9, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def journal_clock(path: Path, diagnostics: Diagnostics, source: str | None = None) -> Clock:
+    """The clock of a journal whose records carry ISO `timestamp`s: undated records before
+    the first dated one go just before it, and the median of the first three times is what
+    a lying first record is judged against. Reads the head through the guarded reader."""
+    head = sniff(path)
+    dated = [
+        ts
+        for value in head
+        if isinstance(value, dict)
+        and (ts := timestamp_ns(value.get("timestamp"))) is not None
+        and is_plausible_time(ts)
+    ][:3]
+    reference = sorted(dated)[len(dated) // 2] if dated else None
+    return Clock(
+        source or str(path),
+        diagnostics,
+        expect_timestamps=True,
+        origin_ns=clock_origin(head, path, reference),
+        reference_ns=reference,
+    )
+
+
+def clock_origin(values: Iterable[object], path: Path, reference_ns: int | None = None) -> int:
     """Where records without a time that come before the first dated one are placed:
     1 ms apart, ending 1 ms before the first timestamp. With no timestamp at all,
     the records end at the file's modification time (when it was last written)."""
@@ -135,7 +237,7 @@ def clock_origin(values: Iterable[object], path: Path) -> int:
         count = index + 1
         if isinstance(value, dict):
             ts = timestamp_ns(value.get("timestamp"))
-            if ts is not None:
+            if ts is not None and is_plausible_time(ts) and _near(ts, reference_ns):
                 return max(0, ts - index * MS)
     try:
         modified = path.stat().st_mtime_ns

@@ -64,7 +64,7 @@ from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
 from agent_profiler.estimate import text_tokens, tool_call_text
-from agent_profiler.jsonl import open_journal, read_jsonl
+from agent_profiler.jsonl import read_head, read_jsonl
 from agent_profiler.model import (
     AnchorKind,
     Basis,
@@ -1440,9 +1440,9 @@ def lane_bytes(trace: _Trace, blocks: list[_Block]) -> tuple[dict[Category, int]
 
 def _starts_like_export(path: Path) -> bool:
     try:
-        with open_journal(path) as stream:
-            head = stream.read(64 * 1024)
-    except (JournalError, OSError):
+        # The guarded reader: a damaged gzip here is "not an export", never a crash.
+        head = read_head(path, 64 * 1024)
+    except JournalError:
         return False
     return head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"[") and b'"kind"' in head
 

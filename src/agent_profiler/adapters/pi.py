@@ -44,7 +44,7 @@ from agent_profiler.adapters.common import (
     MS,
     Clock,
     args_digest,
-    clock_origin,
+    journal_clock,
     json_text,
     preview,
     text_field,
@@ -54,7 +54,7 @@ from agent_profiler.adapters.common import (
 from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.estimate import text_tokens, tool_call_text
-from agent_profiler.jsonl import read_jsonl, sniff
+from agent_profiler.jsonl import read_jsonl
 from agent_profiler.model import (
     AnchorKind,
     Category,
@@ -429,7 +429,7 @@ class SessionBuilder:
         elif kind in _NOT_IN_CONTEXT:
             self.diagnostics.skip(f"pi:{kind}")
         else:
-            self.diagnostics.skip(f"pi:unknown/{kind}")
+            self.diagnostics.not_recognised(f"pi:{kind}")
 
     def on_header(self, value: dict[str, Any], line: int) -> None:
         if self.version is not None:
@@ -899,9 +899,7 @@ class SessionBuilder:
 def read_session(path: Path, diagnostics: Diagnostics) -> SessionBuilder:
     source = str(path)
     builder = SessionBuilder(source, diagnostics)
-    clock = Clock(
-        source, diagnostics, expect_timestamps=True, origin_ns=clock_origin(sniff(path), path)
-    )
+    clock = journal_clock(path, diagnostics, source)
     for record in read_jsonl(path, diagnostics):
         builder.on_record(record.value, record.line, clock)
     return builder

@@ -361,7 +361,8 @@ class _SessionTracks:
             total_out += finished_response.usage.output_tokens
             inputs.samples.append((finished_response.end_ns, R_COUNTER, total_in))
             outputs.samples.append((finished_response.end_ns, R_COUNTER, total_out))
-        for response in sorted(s.responses, key=lambda r: (r.start_ns, r.end_ns, r.id)):
+        every = [*s.responses, *s.unmetered_responses]
+        for response in sorted(every, key=lambda r: (r.start_ns, r.end_ns, r.id)):
             usage = response.usage
             args: dict[str, Any] = {
                 "kind": "assistant-message",
@@ -373,6 +374,9 @@ class _SessionTracks:
                 "cache_write_tokens": usage.cache_write_tokens,
                 "context_tokens": usage.prompt_tokens,
             }
+            if not response.usage_known:  # the contract's keys stay; the zeros are not a size
+                args["usage_known"] = False
+                del args["context_tokens"]
             if usage.reasoning_tokens:
                 args["reasoning_tokens"] = usage.reasoning_tokens
             if s.window_tokens:
@@ -401,7 +405,8 @@ class _SessionTracks:
             self.response_slices[response.id] = slice_
             if response.prompt_id in self.prompt_slices:
                 self.flow(self.prompt_slices[response.prompt_id], slice_, f"prompt:{response.id}")
-            size.samples.append((response.start_ns, R_COUNTER, usage.prompt_tokens))
+            if response.usage_known:
+                size.samples.append((response.start_ns, R_COUNTER, usage.prompt_tokens))
             if window is not None and s.window_tokens:
                 window.samples.append((response.start_ns, R_COUNTER, s.window_tokens))
 

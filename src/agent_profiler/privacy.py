@@ -1,0 +1,72 @@
+"""What a default (content-free) output may say about where a session ran.
+
+A default trace, summary or report is promised to be safe to attach to a bug report: no
+absolute path, home directory, user name or cwd. Journals are full of them (every Claude
+Code record carries `cwd`; `/context` lists memory files by absolute path), so every path
+that reaches the model goes through `private_path`, and the session's project through
+`project_name`. Pure string work: a journal written on Windows is read on Linux too.
+"""
+
+from __future__ import annotations
+
+import re
+
+# A home directory at the start of a path: POSIX, macOS, root, and Windows (either slash).
+_HOME_DIR = re.compile(
+    r"^(?:/home/[^/]+|/Users/[^/]+|/root|/var/home/[^/]+|[A-Za-z]:[\\/]+Users[\\/]+[^\\/]+)"
+    r"(?=[\\/]|$)",
+    re.IGNORECASE,
+)
+# `~/.claude/projects/<sanitized cwd>/…`: the folder name spells the cwd, user name included.
+_PROJECT_FOLDER = re.compile(r"([\\/]\.claude[\\/]projects[\\/])([^\\/]+)")
+
+
+def private_path(path: str, cwd: str | None = None) -> str:
+    """A path as a default (content-free) trace may show it: relative to the session's
+    cwd (`CLAUDE.md`, `../../CLAUDE.md` for an ancestor's), else `~/…` under a home
+    directory, else its basename when absolute. A default trace is promised to be safe to
+    attach, and absolute paths carry user names and project layouts (`/context` lists
+    every memory file by its absolute path)."""
+    parts = _SEPARATORS.split(path)
+    home = _HOME_DIR.match(path)
+    home_depth = len(_SEPARATORS.split(home.group(0))) if home else 1
+    if cwd and _is_absolute(path):
+        base = _SEPARATORS.split(cwd.rstrip("/\\"))
+        common = 0
+        for mine, theirs in zip(parts, base, strict=False):
+            if mine.lower() != theirs.lower():
+                break
+            common += 1
+        # Only within the project (deeper than the home folder or the drive): `../..` up
+        # to /home would spell the layout out again.
+        if common > home_depth and common < len(parts):
+            return "/".join([".."] * (len(base) - common) + parts[common:])
+    if home:
+        rest = _PROJECT_FOLDER.sub(r"\1…", path[home.end() :])
+        return "~" + rest.replace("\\", "/")
+    if _is_absolute(path):
+        return parts[-1] or path
+    return path
+
+
+_SEPARATORS = re.compile(r"[\\/]+")
+
+
+def _is_absolute(path: str) -> bool:
+    return path.startswith(("/", "\\")) or bool(re.match(r"^[A-Za-z]:[\\/]", path))
+
+
+def project_name(cwd: str | None) -> str | None:
+    """The name a session's project is shown by: the cwd's last folder. When the cwd is a
+    Claude Code project folder (`~/.claude/projects/-home-<user>-src-app`), what follows
+    the user name in it (`src-app`), since the folder name spells the whole cwd."""
+    if not cwd:
+        return cwd
+    home = _HOME_DIR.match(cwd)
+    folder = _PROJECT_FOLDER.search(cwd[home.end() :]) if home else None
+    if home and folder:
+        user = _SEPARATORS.split(home.group(0))[-1]
+        tail = re.split(f"-{re.escape(user)}-", folder.group(2), flags=re.IGNORECASE)[-1]
+        return tail if tail and tail.lower() != folder.group(2).lower() else "…"
+    name = private_path(cwd).rstrip("/")
+    return _SEPARATORS.split(name)[-1] or name

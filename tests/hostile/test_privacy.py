@@ -1,0 +1,166 @@
+"""Privacy of the default outputs (issue 15, point 3): without `--previews`, no absolute path,
+home directory, user name or cwd reaches a trace, a summary or a report, from any field of any
+harness's journal. Every journal of the shared corpus that the tool reads is exported in the
+default mode and scanned, and the cwd to look for is read from the raw journal here, not from
+the code under test."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agent_profiler.adapters.common import private_path
+from agent_profiler.cli import app
+
+CORPUS = Path("/work/shared/corpus")
+LOCAL = Path(__file__).resolve().parents[1] / "data" / "journals"
+ROOT = CORPUS if CORPUS.is_dir() else LOCAL
+HARNESSES = ("claude-code", "codex", "pi", "muse")
+# A home directory anywhere in the output, in any spelling a journal uses (JSON escapes a
+# backslash, so Windows paths may appear with two).
+HOME_SHAPES = re.compile(
+    rb"/home/[^/\s\"]+/|/Users/[^/\s\"]+/|[A-Za-z]:(?:\\\\|\\|/)+Users(?:\\\\|\\|/)+[^\\/\s\"]+"
+)
+USER_IN_PATH = re.compile(r"(?:/home/|/Users/|[A-Za-z]:[\\/]+Users[\\/]+)([^\\/\s\"]+)")
+CWD_KEYS = ("cwd", "workingDirectory", "working_directory")
+runner = CliRunner()
+
+
+def journals() -> Iterator[Path]:
+    """What a user would pass: each journal, and a session folder (with subagents) whole."""
+    for harness in HARNESSES:
+        folder = ROOT / harness
+        for path in sorted(folder.rglob("*")):
+            if not path.is_file() or not path.name.endswith((".jsonl", ".jsonl.gz", ".txt")):
+                continue
+            if "subagents" in path.parts or path.name.startswith("agent-"):
+                continue  # read with their parent, from its folder
+            yield path
+
+
+def raw_lines(path: Path) -> Iterator[object]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as stream:
+        for line in stream:
+            try:
+                yield json.loads(line)
+            except ValueError:
+                continue
+
+
+def strings_under(value: object, keys: tuple[str, ...]) -> Iterator[str]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in keys and isinstance(item, str):
+                yield item
+            else:
+                yield from strings_under(item, keys)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings_under(item, keys)
+
+
+def private_facts(path: Path) -> tuple[set[str], set[str]]:
+    """The journal's own cwds and the user names in its home paths, read from the raw file."""
+    cwds: set[str] = set()
+    users: set[str] = set()
+    for value in raw_lines(path):
+        cwds.update(c for c in strings_under(value, CWD_KEYS) if len(c) > 3)
+        users.update(USER_IN_PATH.findall(json.dumps(value, ensure_ascii=False)))
+    return cwds, users
+
+
+def spellings(text: str) -> set[bytes]:
+    """A string as raw bytes and as JSON or HTML would escape it."""
+    forms = {text, json.dumps(text)[1:-1], text.replace("\\", "\\\\")}
+    return {form.encode() for form in forms}
+
+
+def default_outputs(path: Path, tmp: Path) -> dict[str, bytes]:
+    # a session with subagent folders is passed as its folder, as a user would
+    inputs = [str(path.parent if (path.parent / path.name.split(".")[0]).is_dir() else path)]
+    outputs: dict[str, bytes] = {}
+    trace, page = tmp / "t.pftrace", tmp / "t.html"
+    runner.invoke(app, ["export", *inputs, "-o", str(trace), "--force"])
+    if trace.exists():
+        outputs["trace"] = trace.read_bytes()
+    summary = runner.invoke(app, ["summary", *inputs, "--json"])
+    outputs["summary"] = summary.stdout.encode()
+    runner.invoke(app, ["report", *inputs, "-o", str(page), "--force"])
+    if page.exists():
+        outputs["report"] = page.read_bytes()
+    return outputs
+
+
+@pytest.mark.parametrize("path", list(journals()), ids=lambda p: p.name[:60])
+def test_no_path_user_name_or_cwd_in_default_outputs(path: Path, tmp_path: Path) -> None:
+    # GIVEN a real journal and what it says about the machine it was written on
+    cwds, users = private_facts(path)
+    # WHEN it is exported, summarised and reported without --previews
+    outputs = default_outputs(path, tmp_path)
+    assert outputs.get("trace"), f"{path}: nothing exported"
+    for name, data in outputs.items():
+        # THEN no home directory, no cwd and no user name framed as a path segment
+        found = HOME_SHAPES.findall(data)
+        assert not found, f"{name} of {path.name}: {found[:3]}"
+        for cwd in cwds:
+            assert not any(form in data for form in spellings(cwd)), f"{name}: cwd {cwd}"
+        for user in users:
+            framed = [f"/{user}/", f"\\{user}\\", f"-{user}-"]
+            leaked = [f for f in framed if any(s in data for s in spellings(f))]
+            assert not leaked, f"{name} of {path.name}: user name {user!r} in {leaked}"
+
+
+@pytest.mark.parametrize(
+    ("path", "cwd", "shown"),
+    [
+        ("/home/moxa/.claude/CLAUDE.md", "/home/moxa/work/app", "~/.claude/CLAUDE.md"),
+        ("/Users/x/p/CLAUDE.md", "/Users/x/p", "CLAUDE.md"),
+        ("/Users/x/p/CLAUDE.md", "/Users/x/p/sub/dir", "../../CLAUDE.md"),
+        (r"C:\Users\danil\.claude\CLAUDE.md", r"d:\work", "~/.claude/CLAUDE.md"),
+        (r"d:\ClaudeWorkspace\CLAUDE.md", r"d:\ClaudeWorkspace", "CLAUDE.md"),
+        (
+            "/home/u/.claude/projects/-home-u-app/memory/MEMORY.md",
+            None,
+            "~/.claude/projects/…/memory/MEMORY.md",
+        ),
+        ("/etc/claude-code/CLAUDE.md", "/home/u/app", "CLAUDE.md"),
+        ("CLAUDE.md", "/home/u/app", "CLAUDE.md"),
+    ],
+)
+def test_private_path_shortening(path: str, cwd: str | None, shown: str) -> None:
+    assert private_path(path, cwd) == shown
+
+
+@pytest.mark.parametrize(
+    ("cwd", "name"),
+    [
+        ("/Users/pretor/Documents/PAI - TPOS", "PAI - TPOS"),
+        ("/home/u/.claude/projects/-home-u-src-app", "src-app"),
+        ("/home/moxa/.claude/projects/-home-moxa-sdc1-home-moxa-buildroot", "buildroot"),
+        ("/home/u", "~"),  # the home folder itself is named by the user: never shown
+        (r"d:\ClaudeWorkspace", "ClaudeWorkspace"),
+    ],
+)
+def test_a_session_keeps_only_its_project_name(cwd: str, name: str) -> None:
+    from agent_profiler.model import Harness, Session
+
+    session = Session(Harness.CLAUDE_CODE, "s", 0, 1, ("j.jsonl",), project=cwd)
+    assert session.project == name
+
+
+def test_the_summary_names_a_journal_under_home_without_the_user() -> None:
+    from agent_profiler.model import Harness, Session
+    from agent_profiler.summary import summarise
+
+    # GIVEN a session read from the usual place, ~/.claude/projects/<sanitized cwd>/
+    path = "/home/alice/.claude/projects/-home-alice-app/0f2c.jsonl"
+    session = Session(Harness.CLAUDE_CODE, "s", 0, 1, (path,))
+    # THEN the summary's source says where without the user name
+    assert summarise(session).source == "~/.claude/projects/…/0f2c.jsonl"

@@ -1,0 +1,78 @@
+"""A forced wrong `--harness` (issue 15, point 5): when it makes nothing of a file, every command
+says so by the file's name and exits 1, instead of writing an empty trace with exit 0. Records
+an adapter does not recognise are reported as not recognised, never as skipped on purpose."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agent_profiler.cli import app
+
+DATA = Path(__file__).parent / "data" / "journals"
+JOURNALS = {
+    "claude-code": DATA / "claude-code" / "handmade" / "small.jsonl",
+    "codex": next((DATA / "codex").glob("rollout-2026-02-23T20-34-25-*.jsonl")),
+    "pi": DATA / "pi" / "pi-mono_large-session_v1.jsonl",
+    "muse": DATA / "muse" / "hcn-1.4.2-R4684.1_meta_single-turn_retained-frame.session.jsonl",
+}
+WRONG = [(forced, actual) for forced in JOURNALS for actual in JOURNALS if forced != actual]
+runner = CliRunner()
+
+
+def invoke(command: str, paths: list[Path], harness: str, tmp: Path) -> tuple[int, str, str]:
+    args = [command, *map(str, paths), "--harness", harness]
+    if command == "export":
+        args += ["-o", str(tmp / "t.pftrace")]
+    elif command == "report":
+        args += ["-o", str(tmp / "t.html")]
+    else:
+        args.append("--json")
+    result = runner.invoke(app, args)
+    assert "Traceback" not in result.stderr
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.mark.parametrize("command", ["export", "summary", "report"])
+@pytest.mark.parametrize(("forced", "actual"), WRONG, ids=[f"{f}-on-{a}" for f, a in WRONG])
+def test_a_wrong_harness_is_an_error_naming_the_file(
+    command: str, forced: str, actual: str, tmp_path: Path
+) -> None:
+    # GIVEN a real journal of one harness, read as another
+    path = JOURNALS[actual]
+    # WHEN any command is forced to the wrong harness
+    code, _, stderr = invoke(command, [path], forced, tmp_path)
+    # THEN exit 1 and one error line naming the file and what it looks like
+    assert code == 1, stderr
+    errors = [line for line in stderr.splitlines() if line.startswith(f"error: {path}: ")]
+    assert len(errors) == 1, stderr
+    assert f"reads as {forced}" in errors[0] and f"looks like a {actual} journal" in errors[0]
+    assert not (tmp_path / "t.pftrace").exists() and not (tmp_path / "t.html").exists()
+
+
+def test_the_right_file_beside_the_wrong_one_is_still_exported(tmp_path: Path) -> None:
+    # GIVEN a Pi session and a Codex rollout, both read as Pi
+    code, stdout, stderr = invoke("summary", [JOURNALS["pi"], JOURNALS["codex"]], "pi", tmp_path)
+    # THEN the Codex file is an error, the Pi session is summarised, exit 1 at the end
+    assert code == 1
+    assert f"error: {JOURNALS['codex']}: nothing in it reads as pi" in stderr
+    assert [row["harness"] for row in json.loads(stdout)] == ["pi"]
+
+
+def test_records_of_an_unknown_type_are_not_called_skipped_on_purpose(tmp_path: Path) -> None:
+    # GIVEN a real Claude Code transcript with a record of a type no build writes (yet)
+    lines = JOURNALS["claude-code"].read_bytes().split(b"\n")
+    lines.insert(1, b'{"type":"hologram","sessionId":"11111111-2222-4333-8444-555555555555"}')
+    path = tmp_path / "future.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    # WHEN exported
+    result = runner.invoke(app, ["export", str(path), "-o", str(tmp_path / "t.pftrace")])
+    # THEN it is listed as not recognised, and the on-purpose list does not name it
+    assert result.exit_code == 0, result.stderr
+    lines_out = result.stderr.splitlines()
+    on_purpose = next(x for x in lines_out if x.startswith("skipped on purpose"))
+    assert "hologram" not in on_purpose
+    assert "not recognised (not read): claude:hologram 1" in result.stderr
