@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SAMPLE := tests/data/journals/claude-code/entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl
 
-.PHONY: help demo test lint types browser unit golden bench clean
+.PHONY: help demo test lint types browser unit golden bench clean mutation
 
 help:  ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -42,8 +42,14 @@ unit: $(STAMP)  ## pytest
 golden: $(STAMP)  ## Rewrite the decoded-text goldens (review the diff like code)
 	$(BIN)/pytest -q tests/test_golden.py --update-golden
 
+# Not part of `make test`: slow (about 2 s per mutant on 2 cores). MODULE=src/…/x.py for one
+# module, FRESH=1 to forget cached results after the tests changed.
+mutation: $(STAMP)  ## mutmut on attribution, writers, adapters; score per module
+	nice -n 10 $(BIN)/python scripts/mutation.py --max-children $(or $(JOBS),2) \
+	  $(if $(FRESH),--fresh) $(MODULE)
+
 clean:  ## Remove the virtual environment and caches
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache mutants
 
 bench: $(STAMP)  ## Speed and memory against the floor and a peer, on large replayed journals
 	$(BIN)/python scripts/bench.py
