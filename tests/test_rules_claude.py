@@ -1,0 +1,303 @@
+"""Every category rule of the Claude Code adapter, pinned on real corpus records (copies in
+tests/data/journals/claude-code). Each test names the record by file and line, reads what it
+holds with the json module, and asserts the exact category, size and estimate the adapter
+gives it. Rules with no example in the corpus (skill bodies, bash and task tags, interrupts)
+use a real record whose text is swapped for the tagged one. Also pinned: usage merged per field
+with max, compaction timing from `durationMs`, unfinished tool calls marked incomplete."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_profiler.model import Category, SourceKind
+from rules_spy import Added, by_id, excerpt, record, sessions, spy, write
+
+DATA = Path(__file__).parent / "data" / "journals" / "claude-code"
+E4B = DATA / "entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl"
+E51 = DATA / "entire-51-0c10bf7b7a-0_v2.0.76_parallel-task-subagents.jsonl"
+ACOMPACT = (
+    DATA
+    / "spotter-2.1.39-subagents-compaction"
+    / "258c7280-ae70-4798-800f-63464d01a85d"
+    / "subagents"
+    / "agent-acompact-fffbd0.jsonl"
+)
+STDERR = DATA / "context-command" / "smartagent-so-pai_v2.0.57_703e4528_stderr-then-stdout.jsonl"
+STREAM_BG = DATA / "trackgentic-mpa014m2_v2.1.143_bg-tasks-result.jsonl"
+
+P, OV, E, K, A, R, S = (
+    Category.PROMPTS,
+    Category.OVERHEAD,
+    Category.ENVIRONMENT,
+    Category.SKILLS,
+    Category.ASSISTANT,
+    Category.RESULTS,
+    Category.SUMMARIES,
+)
+
+
+def _user_text(value: dict[str, Any]) -> str:
+    content = value["message"]["content"]
+    text = content if isinstance(content, str) else content[0]["text"]
+    assert isinstance(text, str)
+    return text
+
+
+def _items_of(added: list[Added], uuid: str) -> list[Added]:
+    return [a for a in added if a.id.startswith(f"{uuid}:")]
+
+
+# (file, line, category, label, chars, tokens): user text as the harness wrote it.
+REAL_USER_TEXT = [
+    (E4B, 4, P, "User prompt", 11, 3),  # "commit this"
+    (E51, 7, K, "Command or skill body", 16100, 4025),  # isMeta: a /review command body
+    (E4B, 73, OV, "Harness wrapper", 245, 62),  # isMeta, but <local-command-caveat> first
+    (E4B, 74, OV, "Harness wrapper", 134, 34),  # <command-name>/compact
+    (E4B, 75, E, "Environment", 92, 23),  # <local-command-stdout>
+    (ACOMPACT, 1, OV, "Harness wrapper", 1606, 402),  # <system-reminder>, isMeta
+    (ACOMPACT, 2, OV, "Harness wrapper", 332, 83),  # <system-reminder>, isMeta
+    (STDERR, 2, E, "Environment", 635, 159),  # <local-command-stderr>
+]
+
+
+@pytest.mark.parametrize(
+    ("path", "line", "category", "label", "chars", "tokens"),
+    REAL_USER_TEXT,
+    ids=[f"{p.name[:12]}:{n}" for p, n, *_ in REAL_USER_TEXT],
+)
+def test_real_user_text_is_categorised_by_its_rule(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    path: Path,
+    line: int,
+    category: Category,
+    label: str,
+    chars: int,
+    tokens: int,
+) -> None:
+    value = record(path, line)
+    assert len(_user_text(value)) == chars  # the independent reading
+    added = spy(monkeypatch)
+    sessions(excerpt(tmp_path, path, [line]))
+    (item,) = _items_of(added, value["uuid"])
+    assert (item.category, item.label, item.chars, item.tokens) == (category, label, chars, tokens)
+    tool = value.get("sourceToolUseID") if category is K else None
+    expected_kind = SourceKind.PROMPT if category is P else SourceKind.NONE
+    assert (item.source_id, item.source_kind) == (
+        (tool, SourceKind.TOOL) if tool else ("", expected_kind)
+    )
+
+
+# Tagged text with no example in the corpus: line 4 of E4B ("commit this") with its text swapped.
+SWAPPED_TEXT = [
+    ("<system-reminder>\nThe TodoWrite tool hasn't been used.\n</system-reminder>", False, OV),
+    ("  \n<system-reminder>indented</system-reminder>", False, OV),
+    ("<command-message>review</command-message>", False, OV),
+    ("<command-args>--all</command-args>", False, OV),
+    ("[Request interrupted by user for tool use]", False, OV),
+    ("<bash-input>ls</bash-input>", False, E),
+    ("<bash-stdout>a.txt</bash-stdout>", False, E),
+    ("<bash-stderr>nope</bash-stderr>", False, E),
+    ("<task-notification>done</task-notification>", False, E),
+    ("<user-prompt-submit-hook>ok</user-prompt-submit-hook>", False, E),
+    ("Base directory for this skill: /skills/pdf\n\n# PDF", False, K),
+    ("Base directory for this skill: /skills/pdf", True, K),
+    ("<system-reminder>meta</system-reminder>", True, OV),
+    ("<local-command-stdout>meta</local-command-stdout>", True, E),
+    ("Expanded body of /deploy: run the pipeline", True, K),
+    ("<some-other-tag>typed by the user</some-other-tag>", False, P),
+    ("please look at <system-reminder> in the code", False, P),
+]
+
+
+@pytest.mark.parametrize(("text", "is_meta", "category"), SWAPPED_TEXT)
+def test_every_user_text_rule(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    text: str,
+    is_meta: bool,
+    category: Category,
+) -> None:
+    value = record(E4B, 4)
+    value["message"]["content"] = text
+    if is_meta:
+        value["isMeta"] = True
+    added = spy(monkeypatch)
+    (session,) = sessions(write(tmp_path, [value]))
+    (item,) = _items_of(added, value["uuid"])
+    assert item.category is category
+    assert (item.chars, item.tokens) == (len(text), -(-len(text) // 4))
+    # Only the user's own text is a prompt of the session.
+    assert [p.chars for p in session.prompts] == ([len(text)] if category is P else [])
+
+
+def test_a_skill_body_points_at_the_call_that_loaded_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    value = record(E4B, 4)
+    value["message"]["content"] = [{"type": "text", "text": "Base directory for this skill: /s"}]
+    value["sourceToolUseID"] = "toolu_skill"
+    added = spy(monkeypatch)
+    sessions(write(tmp_path, [value]))
+    (item,) = _items_of(added, value["uuid"])
+    assert (item.category, item.label, item.source_id, item.source_kind) == (
+        K,
+        "Skill body",
+        "toolu_skill",
+        SourceKind.TOOL,
+    )
+
+
+def test_assistant_thinking_text_tool_calls_and_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines 4–10 and 22 of E4B: a prompt, visible thinking, three Bash calls, a result,
+    the closing text. Thinking stays in Assistant history with its full length."""
+    added = spy(monkeypatch)
+    sessions(excerpt(tmp_path, E4B, [4, 5, 6, 7, 8, 9, 10, 22]))
+    items = by_id(added)
+    thinking = record(E4B, 5)["message"]["content"][0]["thinking"]
+    got = items[f"{record(E4B, 5)['uuid']}:0"]
+    assert (got.category, got.label, got.chars) == (A, "Thinking", len(thinking))
+    assert got.tokens == -(-len(thinking) // 4) > 0
+    text = record(E4B, 22)["message"]["content"][0]["text"]
+    got = items[f"{record(E4B, 22)['uuid']}:0"]
+    assert (got.category, got.label, got.chars) == (A, "Assistant text", len(text))
+    call = record(E4B, 6)["message"]["content"][0]
+    encoded = json.dumps(call["input"], separators=(",", ":"), ensure_ascii=False).encode()
+    got = items[f"call:{call['id']}"]
+    assert (got.category, got.label, got.source_id, got.source_kind) == (
+        A,
+        "Tool arguments",
+        call["id"],
+        SourceKind.TOOL,
+    )
+    assert got.chars == len("Bash") + len(encoded) == 69
+    for line in (9, 10):
+        block = record(E4B, line)["message"]["content"][0]
+        got = items[f"result:{block['tool_use_id']}"]
+        assert (got.category, got.label, got.source_kind) == (R, "Tool result", SourceKind.TOOL)
+        assert got.chars == len(block["content"])
+    assert sorted({a.category for a in added}) == sorted({P, A, R})
+
+
+def test_a_tool_call_without_a_result_is_incomplete(tmp_path: Path) -> None:
+    call_id = record(E4B, 6)["message"]["content"][0]["id"]
+    (open_session,) = sessions(excerpt(tmp_path, E4B, [4, 5, 6, 22], name="open.jsonl"))
+    (done_session,) = sessions(excerpt(tmp_path, E4B, [4, 5, 6, 10, 22], name="done.jsonl"))
+    (open_call,) = [t for t in open_session.tool_calls if t.call_id == call_id]
+    (done_call,) = [t for t in done_session.tool_calls if t.call_id == call_id]
+    assert open_call.incomplete is True
+    assert open_call.end_ns == open_session.end_ns  # runs to the end of what was recorded
+    assert done_call.incomplete is False
+    assert done_call.end_ns - done_call.start_ns == 1_000_000 * 1_223  # 01:41:13.986 → 15.209
+    assert done_call.result_chars == len(record(E4B, 10)["message"]["content"][0]["content"])
+
+
+def test_usage_is_merged_per_field_with_max(tmp_path: Path) -> None:
+    """One response (msg_01Xoo…) is four records; each field keeps its largest value, whatever
+    the order — not the last non-zero one."""
+    lines = [record(E4B, n) for n in (4, 5, 6, 7, 8)]
+    usages = [
+        {"input_tokens": 10, "cache_read_input_tokens": 142_439, "output_tokens": 8},
+        {"input_tokens": 3, "cache_creation_input_tokens": 5, "output_tokens": 120},
+        {"input_tokens": 0, "cache_read_input_tokens": 100_000, "output_tokens": 0},
+        {"input_tokens": 7, "cache_read_input_tokens": 0, "output_tokens": 40},
+    ]
+    for value, usage in zip(lines[1:], usages, strict=True):
+        value["message"]["usage"] = usage
+    (session,) = sessions(write(tmp_path, lines))
+    (response,) = session.responses
+    usage = response.usage
+    assert (usage.input_tokens, usage.cache_write_tokens, usage.cache_read_tokens) == (
+        10,
+        5,
+        142_439,
+    )
+    assert usage.output_tokens == 120
+    assert usage.prompt_tokens == 10 + 5 + 142_439
+    (snapshot,) = [s for s in session.snapshots if s.anchor_id == response.id]
+    assert snapshot.reported_tokens == 142_454
+
+
+def test_a_response_whose_usage_is_all_zero_is_not_a_request(tmp_path: Path) -> None:
+    lines = [record(E4B, n) for n in (4, 5, 6)]
+    for value in lines[1:]:
+        value["message"]["usage"] = {"input_tokens": 0, "output_tokens": 0}
+    (session,) = sessions(write(tmp_path, lines))
+    assert session.responses == ()
+    assert not [s for s in session.snapshots if s.anchor_id == "msg_01Xoo2GzARUu4weag5sCWRoF"]
+
+
+def _compaction_lines(duration_ms: int | None) -> list[dict[str, Any]]:
+    values = [record(E4B, n) for n in (4, 5, 6, 10, 22, 71, 72, 79, 80)]
+    if duration_ms is not None:
+        values[5]["compactMetadata"] = {**values[5]["compactMetadata"], "durationMs": duration_ms}
+    return values
+
+
+def test_compaction_timing_comes_from_duration_ms(tmp_path: Path) -> None:
+    (plain,) = sessions(write(tmp_path, _compaction_lines(None), name="plain.jsonl"))
+    (timed,) = sessions(write(tmp_path, _compaction_lines(42_250), name="timed.jsonl"))
+    (c_plain,) = plain.compactions
+    (c_timed,) = timed.compactions
+    # Line 71 has no durationMs: a zero-length slice at the boundary record, said so.
+    assert c_plain.end_ns == c_plain.start_ns
+    assert c_plain.timing == "boundary record only"
+    assert c_timed.end_ns == c_plain.end_ns
+    assert c_timed.end_ns - c_timed.start_ns == 42_250 * 1_000_000
+    assert c_timed.timing == "compactMetadata.durationMs"
+    assert (c_plain.trigger, c_plain.pre_tokens, c_plain.post_tokens) == ("manual", 153_739, None)
+    assert c_plain.kind == "compaction"
+
+
+def test_compaction_clears_history_and_the_summary_is_a_summary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    added = spy(monkeypatch)
+    (session,) = sessions(write(tmp_path, _compaction_lines(None)))
+    summary = record(E4B, 72)
+    got = by_id(added)[f"summary:{summary['uuid']}"]
+    assert (got.category, got.label, got.chars) == (
+        S,
+        "Compaction summary",
+        len(_user_text(summary)),
+    )
+    (compaction,) = session.compactions
+    # The prompt, the thinking, the call, its result and the closing text left the context.
+    assert compaction.removed_items == 5
+    post = [s for s in session.snapshots if s.anchor_id == compaction.id]
+    (snapshot,) = post
+    # History left; the inferred head (not in the journal) stays.
+    assert dict(snapshot.categories) == {S: got.tokens, Category.UNATTRIBUTED: 142_451}
+
+
+def test_hook_context_is_environment() -> None:
+    """stream-json line 2: a SessionStart hook's additionalContext enters the context."""
+    output = json.loads(record(STREAM_BG, 2)["output"])
+    text = output["hookSpecificOutput"]["additionalContext"]
+    added: list[Added] = []
+    with pytest.MonkeyPatch.context() as mp:
+        added = spy(mp)
+        sessions(STREAM_BG)
+    hooks = [a for a in added if a.id.startswith("hook:")]
+    assert [(a.category, a.label, a.chars) for a in hooks] == [(E, "Hook context", len(text))]
+
+
+def test_images_and_redacted_thinking_are_counted_not_estimated(tmp_path: Path) -> None:
+    prompt = record(E4B, 4)
+    prompt["message"]["content"] = [
+        {"type": "text", "text": "what is this"},
+        {"type": "image", "source": {"type": "base64", "data": "AAAA"}},
+    ]
+    answer = copy.deepcopy(record(E4B, 5))
+    answer["message"]["content"] = [{"type": "redacted_thinking", "data": "xyz"}]
+    (session,) = sessions(write(tmp_path, [prompt, answer]))
+    unmeasured = dict(session.unmeasured)
+    assert unmeasured.get("image") == 1
+    assert unmeasured.get("redacted-thinking") == 1
