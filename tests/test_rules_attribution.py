@@ -9,6 +9,7 @@ from agent_profiler.attribution import (
     INFERRED_HEAD_LABEL,
     ContextLog,
     Observation,
+    estimate_tokens,
 )
 from agent_profiler.model import (
     AnchorKind,
@@ -173,14 +174,15 @@ def test_a_snapshot_carries_what_was_observed() -> None:
             window_tokens=200_000,
             effective_window_tokens=180_000,
             compact_threshold_tokens=160_000,
-            native_categories=((SY, 300), (TO, 0), (PR, 200)),
+            native_categories=((SY, 300), (TO, 0), (PR, 200), (Category.OVERHEAD, 1)),
             basis=Basis.NATIVE_SUMMARY,
             coverage=Coverage.COMPLETE,
             item_stage="native",
         )
     )
     (snap,) = log.replay()
-    assert dict(snap.categories) == {SY: 300, PR: 200}  # zero categories are not listed
+    # Zero categories are not listed; a one-token category is.
+    assert dict(snap.categories) == {SY: 300, PR: 200, Category.OVERHEAD: 1}
     assert (snap.window_tokens, snap.effective_window_tokens, snap.compact_threshold_tokens) == (
         200_000,
         180_000,
@@ -193,3 +195,13 @@ def test_a_snapshot_carries_what_was_observed() -> None:
         "m1",
     )
     assert [c.id for c in snap.changes] == ["p"]  # no head inferred for a native composition
+
+
+def test_no_negative_estimates_and_no_invented_labels() -> None:
+    assert [estimate_tokens(n) for n in (-8, -1, 0, 3)] == [0, 0, 0, 1]
+    log = ContextLog()
+    log.add("p", PR, 40)  # no label given: none is made up
+    log.observe(_obs(1))
+    (snap,) = log.replay()
+    (change,) = snap.changes
+    assert (change.label, change.source_id, change.source_kind) == ("", "", SourceKind.NONE)
