@@ -301,3 +301,62 @@ def test_images_and_redacted_thinking_are_counted_not_estimated(tmp_path: Path) 
     unmeasured = dict(session.unmeasured)
     assert unmeasured.get("image") == 1
     assert unmeasured.get("redacted-thinking") == 1
+
+
+def test_stream_json_init_and_result_facts() -> None:
+    """bg-tasks stream-json: line 3's init lists tools, skills, agents and commands; line 46's
+    result gives the window from modelUsage (glm-5.1: 200,000), said to be from the journal."""
+    init = record(STREAM_BG, 3)
+    (session,) = [s for s in sessions(STREAM_BG) if s.parent_session is None]
+    facts = dict(session.facts)
+    for key in ("tools", "skills", "agents", "slash_commands"):
+        assert facts[f"init_{key}"] == str(len(init[key]))
+    assert facts["init_mcp_servers"] == ""
+    assert facts["init_plugins"] == "0"
+    assert facts["result"] == "success"
+    assert session.models[0] == init["model"] == "glm-5.1"
+    windows = {s.window_tokens for s in session.snapshots}
+    assert windows == {record(STREAM_BG, 46)["modelUsage"]["glm-5.1"]["contextWindow"]}
+
+
+def test_a_microcompaction_removes_the_named_results() -> None:
+    """handmade small.jsonl line 18: microcompactMetadata names the results it cleared."""
+    small = DATA / "handmade" / "small.jsonl"
+    meta = record(small, 18)["microcompactMetadata"]
+    (session,) = sessions(small)
+    (micro,) = [c for c in session.compactions if c.kind == "microcompaction"]
+    assert (micro.trigger, micro.pre_tokens) == ("auto", meta["preTokens"])
+    assert micro.post_tokens == meta["preTokens"] - meta["tokensSaved"]
+    assert micro.removed_items == len(meta["compactedToolIds"])
+    assert micro.start_ns == micro.end_ns
+    (snapshot,) = [s for s in session.snapshots if s.anchor_id == micro.id]
+    removed = {c.id for c in snapshot.changes if c.change.value == "removed"}
+    assert removed == {f"result:{i}" for i in meta["compactedToolIds"]}
+
+
+def test_errors_and_stop_reasons_of_responses(tmp_path: Path) -> None:
+    lines = [record(E4B, n) for n in (4, 5, 22)]
+    lines[2]["isApiErrorMessage"] = True
+    (session,) = sessions(write(tmp_path, lines))
+    by_message = {r.id: r for r in session.responses}
+    assert by_message[lines[1]["message"]["id"]].is_error is False
+    last = by_message[lines[2]["message"]["id"]]
+    assert last.is_error is True
+    assert last.stop_reason == lines[2]["message"]["stop_reason"]
+    assert all(r.output_tokens_reliable is False for r in session.responses)
+
+
+def test_hook_context_of_a_transcript_attachment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    attachment = {
+        **{k: record(E4B, 4)[k] for k in ("sessionId", "cwd", "version", "timestamp")},
+        "type": "attachment",
+        "uuid": "att-1",
+        "attachment": {"type": "hook_additional_context", "content": ["be careful", "twice"]},
+    }
+    attachment["attachment"]["content"] = "be careful with the database"
+    added = spy(monkeypatch)
+    sessions(write(tmp_path, [attachment, record(E4B, 4), record(E4B, 5)]))
+    got = by_id(added)["hook:att-1"]
+    assert (got.category, got.label, got.chars) == (E, "Hook context", 28)
