@@ -90,6 +90,11 @@ def main(argv: list[str]) -> int:
     modules = modules or DEFAULT
     rows = []
     for module in modules:
+        mutated = ROOT / "mutants" / module
+        if mutated.exists() and "mutmut" not in mutated.read_text():
+            # A run on another module left this one as a plain copy: mutmut would take it
+            # as up to date and find no mutants in it.
+            mutated.unlink()
         if fresh:
             forget(module)
         command = [sys.executable, __file__, "--max-children", str(max_children)]
@@ -98,9 +103,11 @@ def main(argv: list[str]) -> int:
             rows.append(f"{module}: no mutants (or mutmut failed)")
             continue
         killed, counted, pending, survivors = score(module)
-        percent = 100 * killed / counted if counted else 100.0
+        if not counted:
+            rows.append(f"{module}: not run ({pending} mutants)")
+            continue
         rows.append(
-            f"{module}: {percent:.1f}% ({killed}/{counted} killed"
+            f"{module}: {100 * killed / counted:.1f}% ({killed}/{counted} killed"
             + (f", {pending} not run" if pending else "")
             + ")"
         )
