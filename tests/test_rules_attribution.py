@@ -205,3 +205,11 @@ def test_no_negative_estimates_and_no_invented_labels() -> None:
     (snap,) = log.replay()
     (change,) = snap.changes
     assert (change.label, change.source_id, change.source_kind) == ("", "", SourceKind.NONE)
+
+
+def test_a_one_token_head_is_still_a_head() -> None:
+    log = ContextLog()
+    log.add("p", PR, 400)
+    log.observe(_obs(1, reported=101))
+    (snap,) = log.replay()
+    assert dict(snap.categories) == {PR: 100, UN: 1}
