@@ -74,6 +74,18 @@ def score(module: str) -> tuple[int, int, int, list[str]]:
     return killed, counted, counts.get(None, 0), survivors
 
 
+def diff(name: str) -> list[str]:
+    """The changed lines of a mutant (`mutmut show`), while mutants/ still holds its module."""
+    shown = subprocess.run(
+        [sys.executable, "-m", "mutmut", "show", name],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout
+    return [line for line in shown.splitlines() if line[:2] in ("- ", "+ ")]
+
+
 def main(argv: list[str]) -> int:
     max_children, fresh, modules = 2, False, []
     args = iter(argv)
@@ -113,6 +125,7 @@ def main(argv: list[str]) -> int:
         )
         for name in survivors:
             rows.append(f"    survived: {name}")
+            rows.extend(f"        {line}" for line in diff(name))
     print("\nmutation score per module")
     print("\n".join(rows))
     return 0

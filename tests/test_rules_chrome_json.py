@@ -84,9 +84,18 @@ def test_every_event_is_the_layout_in_microseconds() -> None:
                 assert event["dur"] == round((slice_.end - slice_.start) / 1000, 3)
         flows = [e for e in mine if e["ph"] in ("s", "f")]
         assert len(flows) == sum(len(s.flows) for s in tracks.slices)
-        for flow in flows:
-            assert (flow["bp"], flow["name"]) == ("e", "flow")
-            assert flow["tid"] in threads
+        # Each flow event follows its slice's event, on its thread, at its time.
+        previous: dict[str, Any] = {}
+        for event in mine:
+            if event["ph"] in ("X", "i"):
+                previous = event
+            elif event["ph"] in ("s", "f"):
+                assert (event["bp"], event["name"]) == ("e", "flow")
+                assert (event["tid"], event["ts"], event["cat"]) == (
+                    previous["tid"],
+                    previous["ts"],
+                    previous["cat"],
+                )
         outgoing = {format(f, "x") for s in tracks.slices for f in s.outgoing}
         assert {f["id"] for f in flows if f["ph"] == "s"} <= outgoing
         counters = [e for e in mine if e["ph"] == "C"]
@@ -104,3 +113,11 @@ def test_the_writer_says_what_it_is() -> None:
     document, _, _ = _write(TraceFacts())
     assert document["metadata"]["content"] == "none"
     assert document["metadata"]["inputs"] == []
+
+
+def test_no_sessions_is_an_empty_trace() -> None:
+    stream = io.BytesIO()
+    assert ChromeJsonWriter().write([], stream) == 0
+    document = json.loads(stream.getvalue())
+    assert document["traceEvents"] == []
+    assert document["metadata"]["start_unix_ns"] == 0
