@@ -5,9 +5,10 @@
 MODULE is a path such as src/agent_profiler/attribution.py (default: attribution.py, each
 writer, each adapter). Only that module's mutants are generated and run (mutmut's
 `only_mutate` is narrowed in-process), so a run on one module does not pay for the others.
-Results are cached in mutants/ by mutmut; `--fresh` forgets the module's results first (after
-the tests changed). The score is killed / (mutants − skipped); timeouts count as killed,
-"no tests" as not killed. Survivors are printed with `mutmut show NAME` to read them."""
+Verdicts are cached in mutants/ by mutmut; `--fresh` forgets the module's verdicts first
+(after the tests changed). Each module run first runs the whole suite once, to map tests to
+the module's functions. The score is killed / (mutants − skipped); timeouts count as killed,
+"no tests" as not killed. Each survivor is printed with its diff."""
 
 from __future__ import annotations
 
@@ -44,8 +45,7 @@ def meta_path(module: str) -> Path:
 
 
 def forget(module: str) -> None:
-    """Drop cached verdicts of `module` and the test↔function map (the tests changed)."""
-    (ROOT / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
+    """Drop cached verdicts of `module` (the tests changed)."""
     path = meta_path(module)
     if path.exists():
         data = json.loads(path.read_text())
@@ -107,6 +107,9 @@ def main(argv: list[str]) -> int:
             # A run on another module left this one as a plain copy: mutmut would take it
             # as up to date and find no mutants in it.
             mutated.unlink()
+        # mutmut keeps which tests reach which function only for the modules mutated when
+        # it collected them: collect again for this one (a run of the suite).
+        (ROOT / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
         if fresh:
             forget(module)
         command = [sys.executable, __file__, "--max-children", str(max_children)]
