@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from agent_profiler.model import Category, SourceKind
-from rules_spy import Added, by_id, excerpt, record, sessions, spy, write
+from rules_spy import Added, by_id, excerpt, raw_lines, record, sessions, spy, write
 
 DATA = Path(__file__).parent / "data" / "journals" / "claude-code"
 E4B = DATA / "entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl"
@@ -39,6 +39,12 @@ P, OV, E, K, A, R, S = (
     Category.RESULTS,
     Category.SUMMARIES,
 )
+
+
+def raw_line_ok(path: Path, line: int) -> bool:
+    """True when line `line` of `path` is a JSON object (not blank, not stderr noise)."""
+    text = raw_lines(path)[line - 1].strip()
+    return text.startswith("{")
 
 
 def _user_text(value: dict[str, Any]) -> str:
@@ -360,3 +366,97 @@ def test_hook_context_of_a_transcript_attachment(
     sessions(write(tmp_path, [attachment, record(E4B, 4), record(E4B, 5)]))
     got = by_id(added)["hook:att-1"]
     assert (got.category, got.label, got.chars) == (E, "Hook context", 28)
+
+
+CONTEXT_RUN = DATA / "context-command" / "simonw-cct-pr51_v2.1.2_44baca89.jsonl"
+
+
+def test_a_context_run_is_a_native_baseline_whose_head_replaces_the_inferred_one() -> None:
+    """Lines 1–2 of simonw-cct-pr51: `/context` and its screen (v2.1.2, 24k of 200k, autocompact
+    buffer leaving 155k). The head rows the screen lists are items; what a head category holds
+    beyond them is one `native:<category>` item."""
+    (session,) = sessions(CONTEXT_RUN)
+    assert (session.window_tokens, session.window_source) == (200_000, "journal (/context)")
+    native, after = session.snapshots
+    assert (native.anchor.value, native.anchor_id, native.item_stage) == (
+        "native",
+        "context-command@2",
+        "native-summary",
+    )
+    assert (native.window_tokens, native.effective_window_tokens, native.reported_tokens) == (
+        200_000,
+        155_000,
+        24_000,
+    )
+    assert native.baseline is True
+    tools = dict(native.categories)[Category.TOOLS]
+    listed = [c for c in native.changes if c.category is Category.TOOLS]
+    rest = {c.id: c.tokens for c in listed}.pop("native:tools")
+    assert rest == tools - sum(c.tokens for c in listed if c.id != "native:tools") == 15_632
+    by_id_ = {c.id: c for c in native.changes}
+    assert by_id_["native:tools"].label == f"{Category.TOOLS.label} (from /context)"
+    assert by_id_["native:system"].tokens == dict(native.categories)[Category.SYSTEM] == 2_900
+    # Afterwards the transcript's items sit beside the native head, not beside a guess.
+    assert not any(c is Category.UNATTRIBUTED for c, _ in after.categories)
+    assert dict(after.categories)[Category.TOOLS] == tools
+
+
+def test_main_transcript_names() -> None:
+    from agent_profiler.adapters.claude_code import is_main_transcript_name
+
+    uuid = "258c7280-ae70-4798-800f-63464d01a85d"
+    assert is_main_transcript_name(Path(f"{uuid}.jsonl"))
+    assert is_main_transcript_name(Path(f"/x/{uuid}.jsonl.gz"))
+    assert not is_main_transcript_name(Path(f"{uuid}.JSONL"))
+    assert not is_main_transcript_name(Path(f"{uuid}.jsonl.GZ"))
+    assert not is_main_transcript_name(Path("agent-a1b2c3.jsonl"))
+    assert not is_main_transcript_name(Path(f"{uuid}x.jsonl"))
+
+
+def test_the_window_of_a_stream_json_result(tmp_path: Path) -> None:
+    """Line 46's modelUsage: the main model's contextWindow, else the largest one."""
+    values = [record(STREAM_BG, n) for n in range(1, 47) if raw_line_ok(STREAM_BG, n)]
+    result = values[-1]
+    assert result["type"] == "result"
+    result["modelUsage"]["side-model"] = {"contextWindow": 1_000_000}
+    (main,) = [s for s in sessions(write(tmp_path, values)) if s.parent_session is None]
+    assert {s.window_tokens for s in main.snapshots} == {200_000}
+    del result["modelUsage"]["glm-5.1"]
+    other = tmp_path / "other"
+    other.mkdir()
+    (main,) = [s for s in sessions(write(other, values)) if s.parent_session is None]
+    assert {s.window_tokens for s in main.snapshots} == {1_000_000}
+    assert main.window_source == "journal"
+
+
+def test_init_lists_mcp_servers_and_the_model_once(tmp_path: Path) -> None:
+    values = [record(STREAM_BG, n) for n in range(1, 47) if raw_line_ok(STREAM_BG, n)]
+    init = next(v for v in values if v.get("subtype") == "init")
+    init["mcp_servers"] = [{"name": "github", "status": "connected"}, {"status": "x"}, "bad"]
+    init["plugins"] = [{"name": "p"}]
+    (main,) = [s for s in sessions(write(tmp_path, values)) if s.parent_session is None]
+    facts = dict(main.facts)
+    assert (facts["init_mcp_servers"], facts["init_plugins"]) == ("github", "1")
+    assert main.models.count("glm-5.1") == 1
+
+
+def test_snake_case_microcompaction_metadata(tmp_path: Path) -> None:
+    """The same microcompaction written with snake_case keys (as stream-json spells them)."""
+    small = DATA / "handmade" / "small.jsonl"
+    count = len(raw_lines(small))
+    values = [record(small, n) for n in range(1, count + 1) if raw_line_ok(small, n)]
+    boundary = next(v for v in values if v.get("subtype") == "microcompact_boundary")
+    meta = boundary.pop("microcompactMetadata")
+    boundary["microcompact_metadata"] = {
+        "trigger": meta["trigger"],
+        "pre_tokens": meta["preTokens"],
+        "tokens_saved": meta["tokensSaved"],
+        "compacted_tool_ids": meta["compactedToolIds"],
+    }
+    (session,) = sessions(write(tmp_path, values))
+    (micro,) = [c for c in session.compactions if c.kind == "microcompaction"]
+    assert (micro.pre_tokens, micro.post_tokens) == (
+        meta["preTokens"],
+        meta["preTokens"] - meta["tokensSaved"],
+    )
+    assert micro.removed_items == len(meta["compactedToolIds"])
