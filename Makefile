@@ -42,11 +42,11 @@ unit: $(STAMP)  ## pytest
 golden: $(STAMP)  ## Rewrite the decoded-text goldens (review the diff like code)
 	$(BIN)/pytest -q tests/test_golden.py --update-golden
 
-# Not part of `make test`: slow (about 2 s per mutant on 2 cores). MODULE=src/…/x.py for one
-# module, FRESH=1 to forget cached results after the tests changed.
+# Not part of `make test`: slow (2–4 mutants a second on 2 cores). MODULE=src/…/x.py for one
+# module, FRESH=1 to forget cached verdicts after the tests changed, SHOW=1 to print them only.
 mutation: $(STAMP)  ## mutmut on attribution, writers, adapters; score per module
 	nice -n 10 $(BIN)/python scripts/mutation.py --max-children $(or $(JOBS),2) \
-	  $(if $(FRESH),--fresh) $(MODULE)
+	  $(if $(FRESH),--fresh) $(if $(SHOW),--show) $(MODULE)
 
 clean:  ## Remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache mutants

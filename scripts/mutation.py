@@ -1,6 +1,6 @@
 """`make mutation`: mutmut on the core modules, one module at a time, with a score per module.
 
-    python scripts/mutation.py [--max-children N] [--fresh] [MODULE ...]
+    python scripts/mutation.py [--max-children N] [--fresh] [--show] [MODULE ...]
 
 MODULE is a path such as src/agent_profiler/attribution.py (default: attribution.py, each
 writer, each adapter). Only that module's mutants are generated and run (mutmut's
@@ -8,7 +8,8 @@ writer, each adapter). Only that module's mutants are generated and run (mutmut'
 Verdicts are cached in mutants/ by mutmut; `--fresh` forgets the module's verdicts first
 (after the tests changed). Each module run first runs the whole suite once, to map tests to
 the module's functions. The score is killed / (mutants − skipped); timeouts count as killed,
-"no tests" as not killed. Each survivor is printed with its diff."""
+"no tests" as not killed. Each survivor is printed with its diff; `--show` prints the cached
+scores and survivors without running anything."""
 
 from __future__ import annotations
 
@@ -74,26 +75,45 @@ def score(module: str) -> tuple[int, int, int, list[str]]:
     return killed, counted, counts.get(None, 0), survivors
 
 
-def diff(name: str) -> list[str]:
-    """The changed lines of a mutant (`mutmut show`), while mutants/ still holds its module."""
-    shown = subprocess.run(
-        [sys.executable, "-m", "mutmut", "show", name],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout
+_MUTATED: dict[str, str] = {}
+
+
+def diff(module: str, name: str) -> list[str]:
+    """The changed lines of a mutant, from mutmut's mutation of the module's source (done
+    here again, so it does not matter which module mutants/ holds now)."""
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+    from mutmut.mutation.file_mutation import mutate_file_contents
+
+    if module not in _MUTATED:
+        source = (ROOT / module).read_text()
+        _MUTATED[module] = mutate_file_contents(module, source).code
+    shown = get_diff_for_mutant(name, source=_MUTATED[module], path=module)
     return [line for line in shown.splitlines() if line[:2] in ("- ", "+ ")]
 
 
+def prepare(module: str, fresh: bool) -> None:
+    mutated = ROOT / "mutants" / module
+    if mutated.exists() and "mutmut" not in mutated.read_text():
+        # A run on another module left this one as a plain copy: mutmut would take it as
+        # up to date and find no mutants in it.
+        mutated.unlink()
+    # mutmut keeps which tests reach which function only for the modules mutated when it
+    # collected them: collect again for this one (a run of the suite).
+    (ROOT / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
+    if fresh:
+        forget(module)
+
+
 def main(argv: list[str]) -> int:
-    max_children, fresh, modules = 2, False, []
+    max_children, fresh, show, modules = 2, False, False, []
     args = iter(argv)
     for arg in args:
         if arg == "--max-children":
             max_children = int(next(args))
         elif arg == "--fresh":
             fresh = True
+        elif arg == "--show":
+            show = True
         elif arg == "--run-one":
             run_one(next(args), max_children)
             return 0
@@ -102,18 +122,10 @@ def main(argv: list[str]) -> int:
     modules = modules or DEFAULT
     rows = []
     for module in modules:
-        mutated = ROOT / "mutants" / module
-        if mutated.exists() and "mutmut" not in mutated.read_text():
-            # A run on another module left this one as a plain copy: mutmut would take it
-            # as up to date and find no mutants in it.
-            mutated.unlink()
-        # mutmut keeps which tests reach which function only for the modules mutated when
-        # it collected them: collect again for this one (a run of the suite).
-        (ROOT / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
-        if fresh:
-            forget(module)
-        command = [sys.executable, __file__, "--max-children", str(max_children)]
-        subprocess.run([*command, "--run-one", module], cwd=ROOT, check=False)
+        if not show:
+            prepare(module, fresh)
+            command = [sys.executable, __file__, "--max-children", str(max_children)]
+            subprocess.run([*command, "--run-one", module], cwd=ROOT, check=False)
         if not meta_path(module).exists():
             rows.append(f"{module}: no mutants (or mutmut failed)")
             continue
@@ -128,7 +140,7 @@ def main(argv: list[str]) -> int:
         )
         for name in survivors:
             rows.append(f"    survived: {name}")
-            rows.extend(f"        {line}" for line in diff(name))
+            rows.extend(f"        {line}" for line in diff(module, name))
     print("\nmutation score per module")
     print("\n".join(rows))
     return 0
