@@ -13,11 +13,13 @@ scores and survivors without running anything."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = [
@@ -75,20 +77,26 @@ def score(module: str) -> tuple[int, int, int, list[str]]:
     return killed, counted, counts.get(None, 0), survivors
 
 
-_MUTATED: dict[str, str] = {}
+_MUTATED: dict[str, Any] = {}
 
 
 def diff(module: str, name: str) -> list[str]:
     """The changed lines of a mutant, from mutmut's mutation of the module's source (done
     here again, so it does not matter which module mutants/ holds now)."""
-    from mutmut.mutation.diff_apply import get_diff_for_mutant
+    import libcst
+    from mutmut.mutation.diff_apply import read_mutant_function, read_original_function
     from mutmut.mutation.file_mutation import mutate_file_contents
 
     if module not in _MUTATED:
         source = (ROOT / module).read_text()
-        _MUTATED[module] = mutate_file_contents(module, source).code
-    shown = get_diff_for_mutant(name, source=_MUTATED[module], path=module)
-    return [line for line in shown.splitlines() if line[:2] in ("- ", "+ ")]
+        _MUTATED[module] = libcst.parse_module(mutate_file_contents(module, source).code)
+    tree = _MUTATED[module]
+    before, after = (
+        libcst.Module([f]).code.strip().splitlines()
+        for f in (read_original_function(tree, name), read_mutant_function(tree, name))
+    )
+    shown = difflib.unified_diff(before, after, lineterm="")
+    return [line for line in shown if line[:2] in ("- ", "+ ")]
 
 
 def prepare(module: str, fresh: bool) -> None:
