@@ -460,3 +460,37 @@ def test_snake_case_microcompaction_metadata(tmp_path: Path) -> None:
         meta["preTokens"] - meta["tokensSaved"],
     )
     assert micro.removed_items == len(meta["compactedToolIds"])
+
+
+def test_snake_case_compaction_metadata(tmp_path: Path) -> None:
+    """Line 71's boundary with stream-json's spelling (`compact_metadata`, `pre_tokens`,
+    `post_tokens`, `duration_ms`): the same compaction."""
+    values = _compaction_lines(None)
+    boundary = values[5]
+    meta = boundary.pop("compactMetadata")
+    boundary["compact_metadata"] = {
+        "trigger": meta["trigger"],
+        "pre_tokens": meta["preTokens"],
+        "post_tokens": 2_500,
+        "duration_ms": 1_500,
+    }
+    (session,) = sessions(write(tmp_path, values))
+    (compaction,) = session.compactions
+    assert (compaction.id, compaction.trigger) == (boundary["uuid"], "manual")
+    assert (compaction.pre_tokens, compaction.post_tokens) == (153_739, 2_500)
+    assert compaction.end_ns - compaction.start_ns == 1_500 * 1_000_000
+    assert compaction.timing == "compactMetadata.durationMs"
+    (snapshot,) = [s for s in session.snapshots if s.anchor_id == compaction.id]
+    assert snapshot.reported_tokens == 2_500
+
+
+def test_a_response_without_a_message_id(tmp_path: Path) -> None:
+    """Older records: the response is named by `requestId`, else by the record's uuid."""
+    prompt, first, second = record(E4B, 4), record(E4B, 5), record(E4B, 22)
+    del first["message"]["id"]
+    first["requestId"] = "req_1"
+    del second["message"]["id"]
+    second.pop("requestId", None)
+    (session,) = sessions(write(tmp_path, [prompt, first, second]))
+    assert [r.id for r in session.responses] == ["req_1", second["uuid"]]
+    assert [r.model for r in session.responses] == [first["message"]["model"]] * 2
