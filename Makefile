@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SAMPLE := tests/data/journals/claude-code/entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl
 
-.PHONY: help demo test lint types browser unit golden bench screenshots clean
+.PHONY: help demo test lint types browser unit golden bench screenshots clean mutation
 
 help:  ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -45,8 +45,14 @@ golden: $(STAMP)  ## Rewrite the decoded-text goldens (review the diff like code
 screenshots: $(STAMP)  ## Regenerate docs/img/ from the real Perfetto UI (needs ../shared/tools)
 	bash scripts/screenshots.sh
 
+# Not part of `make test`: slow (2–4 mutants a second on 2 cores). MODULE=src/…/x.py for one
+# module, FRESH=1 to forget cached verdicts after the tests changed, SHOW=1 to print them only.
+mutation: $(STAMP)  ## mutmut on attribution, writers, adapters; score per module
+	nice -n 10 $(BIN)/python scripts/mutation.py --max-children $(or $(JOBS),2) \
+	  $(if $(FRESH),--fresh) $(if $(SHOW),--show) $(MODULE)
+
 clean:  ## Remove the virtual environment and caches
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache mutants
 
 bench: $(STAMP)  ## Speed and memory against the floor and a peer, on large replayed journals
 	$(BIN)/python scripts/bench.py

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import shared_paths
 from agent_profiler.context_command import (
     ContextCommandFailure,
     ContextCommandTracker,
@@ -30,7 +31,7 @@ from agent_profiler.model import Category
 
 HERE = Path(__file__).parent
 COPIES = HERE / "data" / "journals" / "claude-code" / "context-command"
-CORPUS = HERE.resolve().parents[1] / "shared" / "corpus" / "claude-code" / "context-command"
+CORPUS = shared_paths.CORPUS / "claude-code" / "context-command"
 
 S, T, R, K, M = (
     Category.SYSTEM,

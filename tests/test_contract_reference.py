@@ -11,16 +11,16 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
+import shared_paths
 from contract import CONTEXT_LABELS, check_contract
 from traceview import TraceView, load_trace
 
-REFERENCE_DIR = Path("/work/shared/reference-traces")
+REFERENCE_DIR = shared_paths.SHARED / "reference-traces"
 REFERENCES = ("claude-coding", "codex-coding", "muse-coding")
 
 needs_references = pytest.mark.skipif(

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+import shared_paths
 from agent_profiler.model import Category
 from test_claude_code import (
     DATA,
@@ -30,7 +31,7 @@ from test_claude_code import (
 from traceview import Slice, TraceView
 
 LABELS = {c.label for c in Category}
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "claude-code"
+SHARED = shared_paths.CORPUS / "claude-code"
 
 
 def capture_for(view: TraceView, session_id: str) -> int:

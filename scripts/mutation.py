@@ -1,0 +1,158 @@
+"""`make mutation`: mutmut on the core modules, one module at a time, with a score per module.
+
+    python scripts/mutation.py [--max-children N] [--fresh] [--show] [MODULE ...]
+
+MODULE is a path such as src/agent_profiler/attribution.py (default: attribution.py, each
+writer, each adapter). Only that module's mutants are generated and run (mutmut's
+`only_mutate` is narrowed in-process), so a run on one module does not pay for the others.
+Verdicts are cached in mutants/ by mutmut; `--fresh` forgets the module's verdicts first
+(after the tests changed). Each module run first runs the whole suite once, to map tests to
+the module's functions. The score is killed / (mutants − skipped); timeouts count as killed,
+"no tests" as not killed. Each survivor is printed with its diff; `--show` prints the cached
+scores and survivors without running anything."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT = [
+    "src/agent_profiler/attribution.py",
+    "src/agent_profiler/writers/chrome_json.py",
+    "src/agent_profiler/writers/perfetto.py",
+    "src/agent_profiler/writers/__init__.py",
+    "src/agent_profiler/adapters/common.py",
+    "src/agent_profiler/adapters/__init__.py",
+    "src/agent_profiler/adapters/claude_code.py",
+    "src/agent_profiler/adapters/codex.py",
+    "src/agent_profiler/adapters/pi.py",
+    "src/agent_profiler/adapters/muse.py",
+]
+KILLED = {1, 3, 36, 37, -24, 24, 152, -9, -11}  # failed, type check, timeouts
+SKIPPED = {34}
+
+
+def dotted(module: str) -> str:
+    name = module.removeprefix("src/").removesuffix(".py").removesuffix("/__init__")
+    return name.replace("/", ".")
+
+
+def meta_path(module: str) -> Path:
+    return ROOT / "mutants" / f"{module}.meta"
+
+
+def forget(module: str) -> None:
+    """Drop cached verdicts of `module` (the tests changed)."""
+    path = meta_path(module)
+    if path.exists():
+        data = json.loads(path.read_text())
+        data["exit_code_by_key"] = dict.fromkeys(data["exit_code_by_key"])
+        path.write_text(json.dumps(data))
+
+
+def run_one(module: str, max_children: int) -> None:
+    """In this process: mutmut `run` with only_mutate narrowed to `module`."""
+    import mutmut.configuration as configuration
+    from mutmut.__main__ import cli
+
+    configuration.config().only_mutate = [module]
+    cli(["run", "--max-children", str(max_children), f"{dotted(module)}.*"])
+
+
+def score(module: str) -> tuple[int, int, int, list[str]]:
+    """(killed, counted, not run yet, survivors) from mutmut's results for `module`."""
+    data = json.loads(meta_path(module).read_text())
+    codes: dict[str, int | None] = data["exit_code_by_key"]
+    counts = Counter(codes.values())
+    killed = sum(n for code, n in counts.items() if code in KILLED)
+    counted = sum(n for code, n in counts.items() if code is not None and code not in SKIPPED)
+    survivors = sorted(k for k, code in codes.items() if code is not None and code not in KILLED)
+    survivors = [k for k in survivors if codes[k] not in SKIPPED]
+    return killed, counted, counts.get(None, 0), survivors
+
+
+_MUTATED: dict[str, Any] = {}
+
+
+def diff(module: str, name: str) -> list[str]:
+    """The changed lines of a mutant, from mutmut's mutation of the module's source (done
+    here again, so it does not matter which module mutants/ holds now)."""
+    import libcst
+    from mutmut.mutation.diff_apply import read_mutant_function, read_original_function
+    from mutmut.mutation.file_mutation import mutate_file_contents
+
+    if module not in _MUTATED:
+        source = (ROOT / module).read_text()
+        _MUTATED[module] = libcst.parse_module(mutate_file_contents(module, source).code)
+    tree = _MUTATED[module]
+    before, after = (
+        libcst.Module([f]).code.strip().splitlines()
+        for f in (read_original_function(tree, name), read_mutant_function(tree, name))
+    )
+    shown = difflib.unified_diff(before, after, lineterm="")
+    return [line for line in shown if line[:2] in ("- ", "+ ")]
+
+
+def prepare(module: str, fresh: bool) -> None:
+    mutated = ROOT / "mutants" / module
+    if mutated.exists() and "mutmut" not in mutated.read_text():
+        # A run on another module left this one as a plain copy: mutmut would take it as
+        # up to date and find no mutants in it.
+        mutated.unlink()
+    # mutmut keeps which tests reach which function only for the modules mutated when it
+    # collected them: collect again for this one (a run of the suite).
+    (ROOT / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
+    if fresh:
+        forget(module)
+
+
+def main(argv: list[str]) -> int:
+    max_children, fresh, show, modules = 2, False, False, []
+    args = iter(argv)
+    for arg in args:
+        if arg == "--max-children":
+            max_children = int(next(args))
+        elif arg == "--fresh":
+            fresh = True
+        elif arg == "--show":
+            show = True
+        elif arg == "--run-one":
+            run_one(next(args), max_children)
+            return 0
+        else:
+            modules.append(arg)
+    modules = modules or DEFAULT
+    rows = []
+    for module in modules:
+        if not show:
+            prepare(module, fresh)
+            command = [sys.executable, __file__, "--max-children", str(max_children)]
+            subprocess.run([*command, "--run-one", module], cwd=ROOT, check=False)
+        if not meta_path(module).exists():
+            rows.append(f"{module}: no mutants (or mutmut failed)")
+            continue
+        killed, counted, pending, survivors = score(module)
+        if not counted:
+            rows.append(f"{module}: not run ({pending} mutants)")
+            continue
+        rows.append(
+            f"{module}: {100 * killed / counted:.1f}% ({killed}/{counted} killed"
+            + (f", {pending} not run" if pending else "")
+            + ")"
+        )
+        for name in survivors:
+            rows.append(f"    survived: {name}")
+            rows.extend(f"        {line}" for line in diff(module, name))
+    print("\nmutation score per module")
+    print("\n".join(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,495 @@
+"""Every category rule of the Claude Code adapter, pinned on real corpus records (copies in
+tests/data/journals/claude-code). Each test names the record by file and line, reads what it
+holds with the json module, and asserts the exact category, size and estimate the adapter
+gives it. Rules with no example in the corpus (skill bodies, bash and task tags, interrupts)
+use a real record whose text is swapped for the tagged one. Also pinned: usage merged per field
+with max, compaction timing from `durationMs`, unfinished tool calls marked incomplete."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_profiler.model import Category, SourceKind
+from rules_spy import Added, by_id, excerpt, raw_lines, record, sessions, spy, write
+
+DATA = Path(__file__).parent / "data" / "journals" / "claude-code"
+E4B = DATA / "entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl"
+E51 = DATA / "entire-51-0c10bf7b7a-0_v2.0.76_parallel-task-subagents.jsonl"
+ACOMPACT = (
+    DATA
+    / "spotter-2.1.39-subagents-compaction"
+    / "258c7280-ae70-4798-800f-63464d01a85d"
+    / "subagents"
+    / "agent-acompact-fffbd0.jsonl"
+)
+STDERR = DATA / "context-command" / "smartagent-so-pai_v2.0.57_703e4528_stderr-then-stdout.jsonl"
+STREAM_BG = DATA / "trackgentic-mpa014m2_v2.1.143_bg-tasks-result.jsonl"
+
+P, OV, E, K, A, R, S = (
+    Category.PROMPTS,
+    Category.OVERHEAD,
+    Category.ENVIRONMENT,
+    Category.SKILLS,
+    Category.ASSISTANT,
+    Category.RESULTS,
+    Category.SUMMARIES,
+)
+
+
+def raw_line_ok(path: Path, line: int) -> bool:
+    """True when line `line` of `path` is a JSON object (not blank, not stderr noise)."""
+    text = raw_lines(path)[line - 1].strip()
+    return text.startswith("{")
+
+
+def _user_text(value: dict[str, Any]) -> str:
+    content = value["message"]["content"]
+    text = content if isinstance(content, str) else content[0]["text"]
+    assert isinstance(text, str)
+    return text
+
+
+def _items_of(added: list[Added], uuid: str) -> list[Added]:
+    return [a for a in added if a.id.startswith(f"{uuid}:")]
+
+
+# (file, line, category, label, chars, tokens): user text as the harness wrote it.
+REAL_USER_TEXT = [
+    (E4B, 4, P, "User prompt", 11, 3),  # "commit this"
+    (E51, 7, K, "Command or skill body", 16100, 4025),  # isMeta: a /review command body
+    (E4B, 73, OV, "Harness wrapper", 245, 62),  # isMeta, but <local-command-caveat> first
+    (E4B, 74, OV, "Harness wrapper", 134, 34),  # <command-name>/compact
+    (E4B, 75, E, "Environment", 92, 23),  # <local-command-stdout>
+    (ACOMPACT, 1, OV, "Harness wrapper", 1606, 402),  # <system-reminder>, isMeta
+    (ACOMPACT, 2, OV, "Harness wrapper", 332, 83),  # <system-reminder>, isMeta
+    (STDERR, 2, E, "Environment", 635, 159),  # <local-command-stderr>
+]
+
+
+@pytest.mark.parametrize(
+    ("path", "line", "category", "label", "chars", "tokens"),
+    REAL_USER_TEXT,
+    ids=[f"{p.name[:12]}:{n}" for p, n, *_ in REAL_USER_TEXT],
+)
+def test_real_user_text_is_categorised_by_its_rule(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    path: Path,
+    line: int,
+    category: Category,
+    label: str,
+    chars: int,
+    tokens: int,
+) -> None:
+    value = record(path, line)
+    assert len(_user_text(value)) == chars  # the independent reading
+    added = spy(monkeypatch)
+    sessions(excerpt(tmp_path, path, [line]))
+    (item,) = _items_of(added, value["uuid"])
+    assert (item.category, item.label, item.chars, item.tokens) == (category, label, chars, tokens)
+    tool = value.get("sourceToolUseID") if category is K else None
+    expected_kind = SourceKind.PROMPT if category is P else SourceKind.NONE
+    assert (item.source_id, item.source_kind) == (
+        (tool, SourceKind.TOOL) if tool else ("", expected_kind)
+    )
+
+
+# Tagged text with no example in the corpus: line 4 of E4B ("commit this") with its text swapped.
+SWAPPED_TEXT = [
+    ("<system-reminder>\nThe TodoWrite tool hasn't been used.\n</system-reminder>", False, OV),
+    ("  \n<system-reminder>indented</system-reminder>", False, OV),
+    ("<command-message>review</command-message>", False, OV),
+    ("<command-args>--all</command-args>", False, OV),
+    ("[Request interrupted by user for tool use]", False, OV),
+    ("<bash-input>ls</bash-input>", False, E),
+    ("<bash-stdout>a.txt</bash-stdout>", False, E),
+    ("<bash-stderr>nope</bash-stderr>", False, E),
+    ("<task-notification>done</task-notification>", False, E),
+    ("<user-prompt-submit-hook>ok</user-prompt-submit-hook>", False, E),
+    ("Base directory for this skill: /skills/pdf\n\n# PDF", False, K),
+    ("Base directory for this skill: /skills/pdf", True, K),
+    ("<system-reminder>meta</system-reminder>", True, OV),
+    ("<local-command-stdout>meta</local-command-stdout>", True, E),
+    ("Expanded body of /deploy: run the pipeline", True, K),
+    ("<some-other-tag>typed by the user</some-other-tag>", False, P),
+    ("please look at <system-reminder> in the code", False, P),
+]
+
+
+@pytest.mark.parametrize(("text", "is_meta", "category"), SWAPPED_TEXT)
+def test_every_user_text_rule(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    text: str,
+    is_meta: bool,
+    category: Category,
+) -> None:
+    value = record(E4B, 4)
+    value["message"]["content"] = text
+    if is_meta:
+        value["isMeta"] = True
+    added = spy(monkeypatch)
+    (session,) = sessions(write(tmp_path, [value]))
+    (item,) = _items_of(added, value["uuid"])
+    assert item.category is category
+    assert (item.chars, item.tokens) == (len(text), -(-len(text) // 4))
+    # Only the user's own text is a prompt of the session.
+    assert [p.chars for p in session.prompts] == ([len(text)] if category is P else [])
+
+
+def test_a_skill_body_points_at_the_call_that_loaded_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    value = record(E4B, 4)
+    value["message"]["content"] = [{"type": "text", "text": "Base directory for this skill: /s"}]
+    value["sourceToolUseID"] = "toolu_skill"
+    added = spy(monkeypatch)
+    sessions(write(tmp_path, [value]))
+    (item,) = _items_of(added, value["uuid"])
+    assert (item.category, item.label, item.source_id, item.source_kind) == (
+        K,
+        "Skill body",
+        "toolu_skill",
+        SourceKind.TOOL,
+    )
+
+
+def test_assistant_thinking_text_tool_calls_and_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines 4–10 and 22 of E4B: a prompt, visible thinking, three Bash calls, a result,
+    the closing text. Thinking stays in Assistant history with its full length."""
+    added = spy(monkeypatch)
+    sessions(excerpt(tmp_path, E4B, [4, 5, 6, 7, 8, 9, 10, 22]))
+    items = by_id(added)
+    thinking = record(E4B, 5)["message"]["content"][0]["thinking"]
+    got = items[f"{record(E4B, 5)['uuid']}:0"]
+    assert (got.category, got.label, got.chars) == (A, "Thinking", len(thinking))
+    assert got.tokens == -(-len(thinking) // 4) > 0
+    text = record(E4B, 22)["message"]["content"][0]["text"]
+    got = items[f"{record(E4B, 22)['uuid']}:0"]
+    assert (got.category, got.label, got.chars) == (A, "Assistant text", len(text))
+    call = record(E4B, 6)["message"]["content"][0]
+    encoded = json.dumps(call["input"], separators=(",", ":"), ensure_ascii=False).encode()
+    got = items[f"call:{call['id']}"]
+    assert (got.category, got.label, got.source_id, got.source_kind) == (
+        A,
+        "Tool arguments",
+        call["id"],
+        SourceKind.TOOL,
+    )
+    assert got.chars == len("Bash") + len(encoded) == 69
+    for line in (9, 10):
+        block = record(E4B, line)["message"]["content"][0]
+        got = items[f"result:{block['tool_use_id']}"]
+        assert (got.category, got.label, got.source_kind) == (R, "Tool result", SourceKind.TOOL)
+        assert got.chars == len(block["content"])
+    assert sorted({a.category for a in added}) == sorted({P, A, R})
+
+
+def test_a_tool_call_without_a_result_is_incomplete(tmp_path: Path) -> None:
+    call_id = record(E4B, 6)["message"]["content"][0]["id"]
+    (open_session,) = sessions(excerpt(tmp_path, E4B, [4, 5, 6, 22], name="open.jsonl"))
+    (done_session,) = sessions(excerpt(tmp_path, E4B, [4, 5, 6, 10, 22], name="done.jsonl"))
+    (open_call,) = [t for t in open_session.tool_calls if t.call_id == call_id]
+    (done_call,) = [t for t in done_session.tool_calls if t.call_id == call_id]
+    assert open_call.incomplete is True
+    assert open_call.end_ns == open_session.end_ns  # runs to the end of what was recorded
+    assert done_call.incomplete is False
+    assert done_call.end_ns - done_call.start_ns == 1_000_000 * 1_223  # 01:41:13.986 → 15.209
+    assert done_call.result_chars == len(record(E4B, 10)["message"]["content"][0]["content"])
+
+
+def test_usage_is_merged_per_field_with_max(tmp_path: Path) -> None:
+    """One response (msg_01Xoo…) is four records; each field keeps its largest value, whatever
+    the order — not the last non-zero one."""
+    lines = [record(E4B, n) for n in (4, 5, 6, 7, 8)]
+    usages = [
+        {"input_tokens": 10, "cache_read_input_tokens": 142_439, "output_tokens": 8},
+        {"input_tokens": 3, "cache_creation_input_tokens": 5, "output_tokens": 120},
+        {"input_tokens": 0, "cache_read_input_tokens": 100_000, "output_tokens": 0},
+        {"input_tokens": 7, "cache_read_input_tokens": 0, "output_tokens": 40},
+    ]
+    for value, usage in zip(lines[1:], usages, strict=True):
+        value["message"]["usage"] = usage
+    (session,) = sessions(write(tmp_path, lines))
+    (response,) = session.responses
+    usage = response.usage
+    assert (usage.input_tokens, usage.cache_write_tokens, usage.cache_read_tokens) == (
+        10,
+        5,
+        142_439,
+    )
+    assert usage.output_tokens == 120
+    assert usage.prompt_tokens == 10 + 5 + 142_439
+    (snapshot,) = [s for s in session.snapshots if s.anchor_id == response.id]
+    assert snapshot.reported_tokens == 142_454
+
+
+def test_a_response_whose_usage_is_all_zero_is_not_a_request(tmp_path: Path) -> None:
+    lines = [record(E4B, n) for n in (4, 5, 6)]
+    for value in lines[1:]:
+        value["message"]["usage"] = {"input_tokens": 0, "output_tokens": 0}
+    (session,) = sessions(write(tmp_path, lines))
+    assert session.responses == ()
+    assert not [s for s in session.snapshots if s.anchor_id == "msg_01Xoo2GzARUu4weag5sCWRoF"]
+
+
+def _compaction_lines(duration_ms: int | None) -> list[dict[str, Any]]:
+    values = [record(E4B, n) for n in (4, 5, 6, 10, 22, 71, 72, 79, 80)]
+    if duration_ms is not None:
+        values[5]["compactMetadata"] = {**values[5]["compactMetadata"], "durationMs": duration_ms}
+    return values
+
+
+def test_compaction_timing_comes_from_duration_ms(tmp_path: Path) -> None:
+    (plain,) = sessions(write(tmp_path, _compaction_lines(None), name="plain.jsonl"))
+    (timed,) = sessions(write(tmp_path, _compaction_lines(42_250), name="timed.jsonl"))
+    (c_plain,) = plain.compactions
+    (c_timed,) = timed.compactions
+    # Line 71 has no durationMs: a zero-length slice at the boundary record, said so.
+    assert c_plain.end_ns == c_plain.start_ns
+    assert c_plain.timing == "boundary record only"
+    assert c_timed.end_ns == c_plain.end_ns
+    assert c_timed.end_ns - c_timed.start_ns == 42_250 * 1_000_000
+    assert c_timed.timing == "compactMetadata.durationMs"
+    assert (c_plain.trigger, c_plain.pre_tokens, c_plain.post_tokens) == ("manual", 153_739, None)
+    assert c_plain.kind == "compaction"
+
+
+def test_compaction_clears_history_and_the_summary_is_a_summary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    added = spy(monkeypatch)
+    (session,) = sessions(write(tmp_path, _compaction_lines(None)))
+    summary = record(E4B, 72)
+    got = by_id(added)[f"summary:{summary['uuid']}"]
+    assert (got.category, got.label, got.chars) == (
+        S,
+        "Compaction summary",
+        len(_user_text(summary)),
+    )
+    (compaction,) = session.compactions
+    # The prompt, the thinking, the call, its result and the closing text left the context.
+    assert compaction.removed_items == 5
+    post = [s for s in session.snapshots if s.anchor_id == compaction.id]
+    (snapshot,) = post
+    # History left; the inferred head (not in the journal) stays.
+    assert dict(snapshot.categories) == {S: got.tokens, Category.UNATTRIBUTED: 142_451}
+
+
+def test_hook_context_is_environment() -> None:
+    """stream-json line 2: a SessionStart hook's additionalContext enters the context."""
+    output = json.loads(record(STREAM_BG, 2)["output"])
+    text = output["hookSpecificOutput"]["additionalContext"]
+    added: list[Added] = []
+    with pytest.MonkeyPatch.context() as mp:
+        added = spy(mp)
+        sessions(STREAM_BG)
+    hooks = [a for a in added if a.id.startswith("hook:")]
+    assert [(a.category, a.label, a.chars) for a in hooks] == [(E, "Hook context", len(text))]
+
+
+def test_images_and_redacted_thinking_are_counted_not_estimated(tmp_path: Path) -> None:
+    prompt = record(E4B, 4)
+    prompt["message"]["content"] = [
+        {"type": "text", "text": "what is this"},
+        {"type": "image", "source": {"type": "base64", "data": "AAAA"}},
+    ]
+    answer = copy.deepcopy(record(E4B, 5))
+    answer["message"]["content"] = [{"type": "redacted_thinking", "data": "xyz"}]
+    (session,) = sessions(write(tmp_path, [prompt, answer]))
+    unmeasured = dict(session.unmeasured)
+    assert unmeasured.get("image") == 1
+    assert unmeasured.get("redacted-thinking") == 1
+
+
+def test_stream_json_init_and_result_facts() -> None:
+    """bg-tasks stream-json: line 3's init lists tools, skills, agents and commands; line 46's
+    result gives the window from modelUsage (glm-5.1: 200,000), said to be from the journal."""
+    init = record(STREAM_BG, 3)
+    (session,) = [s for s in sessions(STREAM_BG) if s.parent_session is None]
+    facts = dict(session.facts)
+    for key in ("tools", "skills", "agents", "slash_commands"):
+        assert facts[f"init_{key}"] == str(len(init[key]))
+    assert facts["init_mcp_servers"] == ""
+    assert facts["init_plugins"] == "0"
+    assert facts["result"] == "success"
+    assert session.models[0] == init["model"] == "glm-5.1"
+    windows = {s.window_tokens for s in session.snapshots}
+    assert windows == {record(STREAM_BG, 46)["modelUsage"]["glm-5.1"]["contextWindow"]}
+
+
+def test_a_microcompaction_removes_the_named_results() -> None:
+    """handmade small.jsonl line 18: microcompactMetadata names the results it cleared."""
+    small = DATA / "handmade" / "small.jsonl"
+    meta = record(small, 18)["microcompactMetadata"]
+    (session,) = sessions(small)
+    (micro,) = [c for c in session.compactions if c.kind == "microcompaction"]
+    assert (micro.trigger, micro.pre_tokens) == ("auto", meta["preTokens"])
+    assert micro.post_tokens == meta["preTokens"] - meta["tokensSaved"]
+    assert micro.removed_items == len(meta["compactedToolIds"])
+    assert micro.start_ns == micro.end_ns
+    (snapshot,) = [s for s in session.snapshots if s.anchor_id == micro.id]
+    removed = {c.id for c in snapshot.changes if c.change.value == "removed"}
+    assert removed == {f"result:{i}" for i in meta["compactedToolIds"]}
+
+
+def test_errors_and_stop_reasons_of_responses(tmp_path: Path) -> None:
+    lines = [record(E4B, n) for n in (4, 5, 22)]
+    lines[2]["isApiErrorMessage"] = True
+    (session,) = sessions(write(tmp_path, lines))
+    by_message = {r.id: r for r in session.responses}
+    assert by_message[lines[1]["message"]["id"]].is_error is False
+    last = by_message[lines[2]["message"]["id"]]
+    assert last.is_error is True
+    assert last.stop_reason == lines[2]["message"]["stop_reason"]
+    assert all(r.output_tokens_reliable is False for r in session.responses)
+
+
+def test_hook_context_of_a_transcript_attachment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    attachment = {
+        **{k: record(E4B, 4)[k] for k in ("sessionId", "cwd", "version", "timestamp")},
+        "type": "attachment",
+        "uuid": "att-1",
+        "attachment": {"type": "hook_additional_context", "content": ["be careful", "twice"]},
+    }
+    attachment["attachment"]["content"] = "be careful with the database"
+    added = spy(monkeypatch)
+    sessions(write(tmp_path, [attachment, record(E4B, 4), record(E4B, 5)]))
+    got = by_id(added)["hook:att-1"]
+    assert (got.category, got.label, got.chars) == (E, "Hook context", 28)
+
+
+CONTEXT_RUN = DATA / "context-command" / "simonw-cct-pr51_v2.1.2_44baca89.jsonl"
+
+
+def test_a_context_run_is_a_native_baseline_whose_head_replaces_the_inferred_one() -> None:
+    """Lines 1–2 of simonw-cct-pr51: `/context` and its screen (v2.1.2, 24k of 200k, autocompact
+    buffer leaving 155k). The head rows the screen lists are items; what a head category holds
+    beyond them is one `native:<category>` item."""
+    (session,) = sessions(CONTEXT_RUN)
+    assert (session.window_tokens, session.window_source) == (200_000, "journal (/context)")
+    # The session holds only /context output: its one snapshot is the native one (issue 15.7:
+    # no partial end-of-session estimate beside it).
+    (native,) = session.snapshots
+    assert (native.anchor.value, native.anchor_id, native.item_stage) == (
+        "native",
+        "context-command@2",
+        "native-summary",
+    )
+    assert (native.window_tokens, native.effective_window_tokens, native.reported_tokens) == (
+        200_000,
+        155_000,
+        24_000,
+    )
+    assert native.baseline is True
+    tools = dict(native.categories)[Category.TOOLS]
+    listed = [c for c in native.changes if c.category is Category.TOOLS]
+    rest = {c.id: c.tokens for c in listed}.pop("native:tools")
+    assert rest == tools - sum(c.tokens for c in listed if c.id != "native:tools") == 15_632
+    by_id_ = {c.id: c for c in native.changes}
+    assert by_id_["native:tools"].label == f"{Category.TOOLS.label} (from /context)"
+    assert by_id_["native:system"].tokens == dict(native.categories)[Category.SYSTEM] == 2_900
+
+
+def test_main_transcript_names() -> None:
+    from agent_profiler.adapters.claude_code import is_main_transcript_name
+
+    uuid = "258c7280-ae70-4798-800f-63464d01a85d"
+    assert is_main_transcript_name(Path(f"{uuid}.jsonl"))
+    assert is_main_transcript_name(Path(f"/x/{uuid}.jsonl.gz"))
+    assert not is_main_transcript_name(Path(f"{uuid}.JSONL"))
+    assert not is_main_transcript_name(Path(f"{uuid}.jsonl.GZ"))
+    assert not is_main_transcript_name(Path("agent-a1b2c3.jsonl"))
+    assert not is_main_transcript_name(Path(f"{uuid}x.jsonl"))
+
+
+def test_the_window_of_a_stream_json_result(tmp_path: Path) -> None:
+    """Line 46's modelUsage: the main model's contextWindow, else the largest one."""
+    values = [record(STREAM_BG, n) for n in range(1, 47) if raw_line_ok(STREAM_BG, n)]
+    result = values[-1]
+    assert result["type"] == "result"
+    result["modelUsage"]["side-model"] = {"contextWindow": 1_000_000}
+    (main,) = [s for s in sessions(write(tmp_path, values)) if s.parent_session is None]
+    assert {s.window_tokens for s in main.snapshots} == {200_000}
+    del result["modelUsage"]["glm-5.1"]
+    other = tmp_path / "other"
+    other.mkdir()
+    (main,) = [s for s in sessions(write(other, values)) if s.parent_session is None]
+    assert {s.window_tokens for s in main.snapshots} == {1_000_000}
+    assert main.window_source == "journal"
+
+
+def test_init_lists_mcp_servers_and_the_model_once(tmp_path: Path) -> None:
+    values = [record(STREAM_BG, n) for n in range(1, 47) if raw_line_ok(STREAM_BG, n)]
+    init = next(v for v in values if v.get("subtype") == "init")
+    init["mcp_servers"] = [{"name": "github", "status": "connected"}, {"status": "x"}, "bad"]
+    init["plugins"] = [{"name": "p"}]
+    (main,) = [s for s in sessions(write(tmp_path, values)) if s.parent_session is None]
+    facts = dict(main.facts)
+    assert (facts["init_mcp_servers"], facts["init_plugins"]) == ("github", "1")
+    assert main.models.count("glm-5.1") == 1
+
+
+def test_snake_case_microcompaction_metadata(tmp_path: Path) -> None:
+    """The same microcompaction written with snake_case keys (as stream-json spells them)."""
+    small = DATA / "handmade" / "small.jsonl"
+    count = len(raw_lines(small))
+    values = [record(small, n) for n in range(1, count + 1) if raw_line_ok(small, n)]
+    boundary = next(v for v in values if v.get("subtype") == "microcompact_boundary")
+    meta = boundary.pop("microcompactMetadata")
+    boundary["microcompact_metadata"] = {
+        "trigger": meta["trigger"],
+        "pre_tokens": meta["preTokens"],
+        "tokens_saved": meta["tokensSaved"],
+        "compacted_tool_ids": meta["compactedToolIds"],
+    }
+    (session,) = sessions(write(tmp_path, values))
+    (micro,) = [c for c in session.compactions if c.kind == "microcompaction"]
+    assert (micro.pre_tokens, micro.post_tokens) == (
+        meta["preTokens"],
+        meta["preTokens"] - meta["tokensSaved"],
+    )
+    assert micro.removed_items == len(meta["compactedToolIds"])
+
+
+def test_snake_case_compaction_metadata(tmp_path: Path) -> None:
+    """Line 71's boundary with stream-json's spelling (`compact_metadata`, `pre_tokens`,
+    `post_tokens`, `duration_ms`): the same compaction."""
+    values = _compaction_lines(None)
+    boundary = values[5]
+    meta = boundary.pop("compactMetadata")
+    boundary["compact_metadata"] = {
+        "trigger": meta["trigger"],
+        "pre_tokens": meta["preTokens"],
+        "post_tokens": 2_500,
+        "duration_ms": 1_500,
+    }
+    (session,) = sessions(write(tmp_path, values))
+    (compaction,) = session.compactions
+    assert (compaction.id, compaction.trigger) == (boundary["uuid"], "manual")
+    assert (compaction.pre_tokens, compaction.post_tokens) == (153_739, 2_500)
+    assert compaction.end_ns - compaction.start_ns == 1_500 * 1_000_000
+    assert compaction.timing == "compactMetadata.durationMs"
+    (snapshot,) = [s for s in session.snapshots if s.anchor_id == compaction.id]
+    assert snapshot.reported_tokens == 2_500
+
+
+def test_a_response_without_a_message_id(tmp_path: Path) -> None:
+    """Older records: the response is named by `requestId`, else by the record's uuid."""
+    prompt, first, second = record(E4B, 4), record(E4B, 5), record(E4B, 22)
+    del first["message"]["id"]
+    first["requestId"] = "req_1"
+    del second["message"]["id"]
+    second.pop("requestId", None)
+    (session,) = sessions(write(tmp_path, [prompt, first, second]))
+    assert [r.id for r in session.responses] == ["req_1", second["uuid"]]
+    assert [r.model for r in session.responses] == [first["message"]["model"]] * 2

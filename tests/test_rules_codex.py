@@ -1,0 +1,284 @@
+"""Every category rule of the Codex adapter, pinned on real rollout records (copies in
+tests/data/journals/codex). Each test names the lines it uses and asserts the exact category,
+label, size and estimate of every item they add. Tags with no example in the corpus swap the
+text of a real record (line 6 of the 2026-05-11 rollout, "show tools")."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_profiler.model import Category, SourceKind
+from rules_spy import by_id, excerpt, raw_lines, record, sessions, spy, write
+
+DATA = Path(__file__).parent / "data" / "journals" / "codex"
+PLAIN = DATA / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl.gz"
+REDACTED = DATA / "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl.gz"
+
+SY, RU, SK, EN, OV, PR, AS, RE, UN, SU = (
+    Category.SYSTEM,
+    Category.RULES,
+    Category.SKILLS,
+    Category.ENVIRONMENT,
+    Category.OVERHEAD,
+    Category.PROMPTS,
+    Category.ASSISTANT,
+    Category.RESULTS,
+    Category.UNATTRIBUTED,
+    Category.SUMMARIES,
+)
+
+
+def _parts(path: Path, line: int) -> list[str]:
+    return [part["text"] for part in record(path, line)["payload"]["content"]]
+
+
+def _est(chars: int) -> int:
+    return -(-chars // 4)
+
+
+def test_base_instructions_are_system(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = record(PLAIN, 1)["payload"]["base_instructions"]["text"]
+    added = spy(monkeypatch)
+    sessions(excerpt(tmp_path, PLAIN, [1]))
+    got = by_id(added)["system:base_instructions"]
+    assert (got.category, got.label, got.chars, got.tokens) == (
+        SY,
+        "Base instructions",
+        len(text),
+        _est(len(text)),
+    )
+
+
+def test_the_injected_context_blocks_of_a_real_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines 3 (developer: permissions, collaboration mode, skills, plugins), 4 (user role:
+    AGENTS.md, environment context) and 6 (the typed prompt "show tools")."""
+    added = spy(monkeypatch)
+    sessions(excerpt(tmp_path, PLAIN, [1, 2, 3, 4, 5, 6, 7]))
+    items = [a for a in added if a.id.startswith("item-")]
+    texts = _parts(PLAIN, 3) + _parts(PLAIN, 4) + _parts(PLAIN, 6)
+    assert [(a.category, a.label) for a in items] == [
+        (EN, "Permissions"),
+        (EN, "Collaboration mode"),
+        (SK, "Skills listing"),
+        (SK, "Plugins listing"),
+        (RU, "AGENTS.md"),
+        (EN, "Environment context"),
+        (PR, "User prompt"),
+    ]
+    assert [(a.chars, a.tokens) for a in items] == [(len(t), _est(len(t))) for t in texts]
+    assert [a.chars for a in items] == [9143, 996, 11881, 2347, 1162, 207, 10]
+    assert [a.source_kind for a in items] == [SourceKind.NONE] * 6 + [SourceKind.PROMPT]
+
+
+SWAPPED = [
+    ("user", "<user_instructions>\nbe brief\n</user_instructions>", RU, "User instructions"),
+    ("user", "<INSTRUCTIONS>\nrules\n</INSTRUCTIONS>", RU, "Instructions"),
+    ("user", "<turn_aborted>\nby the user\n</turn_aborted>", OV, "Turn aborted"),
+    ("user", "<user_shell_command>ls</user_shell_command>", EN, "Shell command"),
+    ("user", "  \n<environment_context>x</environment_context>", EN, "Environment context"),
+    ("developer", "You are in plan mode.", SY, "Developer instructions"),
+    ("system", "System says hello", SY, "Developer instructions"),
+    ("developer", "<skills_instructions>x", SK, "Skills listing"),
+    ("assistant", "Here you go", AS, "Assistant text"),
+    ("user", "why does <environment_context> appear?", PR, "User prompt"),
+]
+
+
+@pytest.mark.parametrize(("role", "text", "category", "label"), SWAPPED)
+def test_every_message_rule(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    role: str,
+    text: str,
+    category: Category,
+    label: str,
+) -> None:
+    meta = record(PLAIN, 1)
+    meta["payload"].pop("base_instructions")
+    message = record(PLAIN, 6)
+    message["payload"]["role"] = role
+    message["payload"]["content"] = [{"type": "input_text", "text": text}]
+    added = spy(monkeypatch)
+    sessions(write(tmp_path, [meta, message]))
+    (got,) = added
+    assert (got.category, got.label, got.chars, got.tokens) == (
+        category,
+        label,
+        len(text),
+        _est(len(text)),
+    )
+    expected_kind = (
+        SourceKind.PROMPT
+        if category is PR
+        else SourceKind.RESPONSE
+        if role == "assistant"
+        else SourceKind.NONE
+    )
+    assert got.source_kind is expected_kind
+
+
+def test_calls_results_reasoning_and_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines 6–17: the prompt, encrypted reasoning (counted, not estimated), an exec_command
+    call, the token count, its output and the answer."""
+    added = spy(monkeypatch)
+    (session,) = sessions(excerpt(tmp_path, PLAIN, [1, 2, 5, 6, 7, 8, 9, 10, 11, 12, 16, 17]))
+    items = by_id(added)
+    call = record(PLAIN, 9)["payload"]
+    got = items[f"call:{call['call_id']}"]
+    assert (got.category, got.label, got.source_id, got.source_kind) == (
+        AS,
+        "Tool arguments",
+        call["call_id"],
+        SourceKind.TOOL,
+    )
+    assert got.chars == len("exec_command") + len(call["arguments"])
+    output = record(PLAIN, 11)["payload"]
+    got = items[f"result:{call['call_id']}"]
+    assert (got.category, got.label, got.chars) == (RE, "Tool result", len(output["output"]))
+    (answer,) = [a for a in added if a.id.startswith("item-assistant")]
+    assert (answer.category, answer.label, answer.chars) == (AS, "Assistant text", 783)
+    assert answer.source_kind is SourceKind.RESPONSE
+    assert dict(session.unmeasured) == {"encrypted-reasoning": 1}
+    # Line 10: the request's size is last_token_usage.input_tokens (cached part included).
+    (response,) = session.responses
+    assert (response.usage.prompt_tokens, response.usage.output_tokens) == (18_703, 167)
+    assert response.usage.reasoning_tokens == 62
+    (tool,) = session.tool_calls
+    assert (tool.name, tool.incomplete, tool.result_chars) == (
+        "exec_command",
+        False,
+        len(output["output"]),
+    )
+
+
+def test_a_call_without_output_is_incomplete(tmp_path: Path) -> None:
+    (session,) = sessions(excerpt(tmp_path, PLAIN, [1, 2, 5, 6, 7, 8, 9, 10]))
+    (tool,) = session.tool_calls
+    assert tool.incomplete is True
+    assert tool.end_ns == session.end_ns
+
+
+def test_a_custom_tool_output_is_unwrapped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lines 257/260: apply_patch's input is its argument; the output's JSON envelope
+    `{"output": …, "metadata": {"exit_code": 0}}` is not what the model reads."""
+    added = spy(monkeypatch)
+    (session,) = sessions(excerpt(tmp_path, PLAIN, [1, 2, 5, 6, 7, 257, 260]))
+    call = record(PLAIN, 257)["payload"]
+    envelope = json.loads(record(PLAIN, 260)["payload"]["output"])
+    items = by_id(added)
+    got = items[f"call:{call['call_id']}"]
+    assert (got.category, got.chars) == (AS, len("apply_patch") + len(call["input"]))
+    got = items[f"result:{call['call_id']}"]
+    assert (got.category, got.chars) == (RE, len(envelope["output"]))
+    (tool,) = session.tool_calls
+    assert (tool.name, tool.is_error, tool.incomplete) == ("apply_patch", False, False)
+
+
+def test_a_web_search_is_a_result_of_its_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    added = spy(monkeypatch)
+    sessions(excerpt(tmp_path, PLAIN, [1, 2, 5, 6, 7, 196, 197]))
+    action = record(PLAIN, 197)["payload"]["action"]
+    call_id = record(PLAIN, 196)["payload"]["call_id"]
+    (got,) = [a for a in added if a.label == "Web search"]
+    encoded = json.dumps(action, separators=(",", ":"), ensure_ascii=False)
+    assert (got.category, got.chars, got.source_id, got.source_kind) == (
+        RE,
+        len(encoded),
+        call_id,
+        SourceKind.TOOL,
+    )
+
+
+def test_redacted_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The redacted rollout: a marker's stated length is the size; a user-role block is a
+    prompt only when its sha is a user_message's, else it is unattributed."""
+    added = spy(monkeypatch)
+    sessions(excerpt(tmp_path, REDACTED, list(range(1, 17))))
+    items = [a for a in added if a.id.startswith("item-")]
+    by_line = [
+        (2, SY, "Developer instructions", 3642),
+        (3, SY, "Developer instructions", 6684),
+        (4, UN, "Redacted user-role block", 3021),
+        (5, UN, "Redacted user-role block", 112),
+        (6, SY, "Developer instructions", 3679),
+        (7, SY, "Developer instructions", 806),
+    ]
+    got = [(a.category, a.label, a.chars) for a in items[:6]]
+    assert got == [(c, f"{lab} (length from a redaction marker)", n) for _, c, lab, n in by_line]
+    reasoning = [a for a in added if a.label.startswith("Reasoning summary")]
+    assert [(a.category, a.chars) for a in reasoning] == [(AS, 32)]
+
+
+def test_a_redacted_prompt_known_by_its_sha(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Line 10's user_message has the sha of line 9's block: with the event first (as on
+    replay of a compaction), the block is the user's prompt."""
+    added = spy(monkeypatch)
+    sessions(excerpt(tmp_path, REDACTED, [1, 10, 9]))
+    (got,) = [a for a in added if a.id.startswith("item-user")]
+    assert (got.category, got.label, got.chars) == (
+        PR,
+        "User prompt (length from a redaction marker)",
+        32,
+    )
+
+
+def _compacted_line() -> int:
+    lines = raw_lines(REDACTED)
+    return next(n for n, text in enumerate(lines, 1) if '"type":"compacted"' in text)
+
+
+def test_compaction_with_replacement_history(monkeypatch: pytest.MonkeyPatch) -> None:
+    line = _compacted_line()
+    history: list[dict[str, Any]] = record(REDACTED, line)["payload"]["replacement_history"]
+    added = spy(monkeypatch)
+    (session,) = sessions(REDACTED)
+    (compaction,) = session.compactions
+    replayed = [a for a in added if a.id.startswith("compaction-1-")]
+    texts = [c for i in history for c in i.get("content") or [] if isinstance(c.get("text"), str)]
+    assert len(replayed) == len(texts) == 47
+    assert [a.chars for a in replayed] == [
+        int(c["text"].split("len=")[1].split()[0]) for c in texts
+    ]
+    (snapshot,) = [s for s in session.snapshots if s.anchor_id == compaction.id]
+    categories = dict(snapshot.categories)
+    # The history is what was replayed: no tool results; the assistant part is its messages.
+    assert RE not in categories
+    assert categories[AS] == sum(a.tokens for a in replayed if a.category is AS) == 9822
+    assert categories[SY] > 0  # the base and developer instructions stay
+    before = [r for r in session.responses if r.end_ns <= compaction.end_ns]
+    usage = before[-1].usage
+    assert usage is not None
+    assert compaction.pre_tokens == usage.prompt_tokens
+    assert compaction.start_ns == before[-1].end_ns
+
+
+def test_compaction_with_only_a_summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Older builds: `compacted` holds only the message; rules, prompts and environment stay."""
+    compacted = {
+        "timestamp": record(PLAIN, 17)["timestamp"],
+        "type": "compacted",
+        "payload": {"message": "Summary of the work so far"},
+    }
+    lines = [record(PLAIN, n) for n in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 16, 17)]
+    added = spy(monkeypatch)
+    (session,) = sessions(write(tmp_path, [*lines, compacted]))
+    (got,) = [a for a in added if a.id == "summary:compaction-1"]
+    assert (got.category, got.label, got.chars) == (SU, "Compaction summary", 26)
+    (compaction,) = session.compactions
+    assert compaction.pre_tokens == 18_703
+    assert compaction.removed_items == 3  # the call, its output, the answer
+    (snapshot,) = [s for s in session.snapshots if s.anchor_id == compaction.id]
+    assert AS not in dict(snapshot.categories)
+    assert {SY, RU, SK, EN, PR, SU} <= set(dict(snapshot.categories))
