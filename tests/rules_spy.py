@@ -33,9 +33,7 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> list[Added]:
     seen: list[Added] = []
     original = ContextLog.add
 
-    def add(
-        self: ContextLog, item_id: str, category: Category, size: int | str, **kw: Any
-    ) -> None:
+    def add(self: ContextLog, item_id: str, category: Category, size: int | str, **kw: Any) -> None:
         # Adapters hand over the item's text (or, when only a length is known, its characters).
         tokens = kw.get("tokens")
         chars = len(size) if isinstance(size, str) else size
