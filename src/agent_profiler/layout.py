@@ -582,15 +582,9 @@ class _SessionBuilder:
             )
             child.slices.append(instant)
             child.input_instants.append(instant)
-        target = child.input_instants[0]
-        if target.start < tool.start:
-            return
-        flow_id = stable_id64(f"{self.key}:flow:child:{call_id}:{child.key}")
-        tool.flows.append(flow_id)
-        tool.outgoing.add(flow_id)
-        target.flows.append(flow_id)
+        self.flow(tool, child.input_instants[0], f"child:{call_id}:{child.key}")
 
-    # -- lanes and descriptors ----------------------------------------------
+    # -- lanes and tracks ---------------------------------------------------
 
     def assign_tracks(self) -> None:
         """Give each slice a track: one lane per logical track unless slices overlap,
