@@ -39,7 +39,7 @@ browser:  ## Install Debian's chromium for the report's browser test (root only,
 unit: $(STAMP)  ## pytest
 	$(BIN)/pytest -q
 
-golden: $(STAMP)  ## Rewrite the decoded-text goldens (review the diff like code)
+golden: $(STAMP)  ## Rewrite tests/golden/ (decoded text, Chrome JSON; review the diff like code)
 	$(BIN)/pytest -q tests/test_golden.py --update-golden
 
 screenshots: $(STAMP)  ## Regenerate docs/img/ from the real Perfetto UI (needs ../shared/tools)

@@ -22,7 +22,7 @@ GOLDEN = Path(__file__).parent / "golden"
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
-        "--update-golden", action="store_true", help="rewrite tests/golden/*.txt from the code"
+        "--update-golden", action="store_true", help="rewrite tests/golden/ from the code"
     )
 
 

@@ -41,11 +41,11 @@ from agent_profiler.report import (
     LARGEST_ADDITIONS,
     MAX_POINTS,
     HtmlReportWriter,
-    context_size_samples,
     downsample,
     render_report,
 )
 from agent_profiler.summary import summarise_all
+from agent_profiler.views import context_size_series
 from agent_profiler.writers import PerfettoWriter
 from test_claude_code import SMALL, SPOTTER_DIR, SPOTTER_ID
 from test_trace import capture_for
@@ -248,7 +248,7 @@ def test_chart_series_are_the_traces_counters(
     capture = capture_for(spotter_trace, SPOTTER_ID)
     # The line is the trace's Context size counter minus its opening and closing zeros.
     counter = spotter_trace.counter_samples(capture, "Context size")[1:-1]
-    assert [(t, int(v)) for t, v in counter] == context_size_samples(main)
+    assert [(t, int(v)) for t, v in counter] == context_size_series(main)
     # ... whose maximum includes the compaction's pre_tokens (167,094), while the Overview's
     # peak is the largest response prompt, as `summary` reports it.
     assert max(v for _, v in counter) == 167_094

@@ -43,13 +43,20 @@ from agent_profiler.model import (
     AnchorKind,
     Basis,
     Category,
-    ContextChange,
     ContextSnapshot,
     Coverage,
     Session,
     Stage,
 )
 from agent_profiler.summary import SessionSummary, estimate_error, summarise, summarise_all
+from agent_profiler.views import (
+    basename,
+    context_size_series,
+    largest_additions,
+    model_runs,
+    session_label,
+    session_span,
+)
 
 DEFAULT_TITLE = "Agent Profiler report"
 MAX_POINTS = 400  # per drawn series; a 500-response session is drawn from ≤ 400 samples
@@ -239,64 +246,7 @@ def _utc(ns: int) -> str:
     return datetime.fromtimestamp(ns / 1e9, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def _basename(path: str) -> str:
-    return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
-
-
-def session_label(session: Session) -> str:
-    project = _basename(session.project) if session.project else ""
-    role = "subagent " if session.parent_session else ""
-    return f"{session.harness.label} {role}{session.session_id}" + (
-        f" ({project})" if project else ""
-    )
-
-
 # --------------------------------------------------------------------------- the numbers
-
-
-@dataclass(frozen=True, slots=True)
-class Addition:
-    """One non-baseline snapshot change that grew the context (the UI's Largest additions)."""
-
-    change: ContextChange
-    snapshot: ContextSnapshot
-    tool: str | None  # ToolCall.name of change.source_id, when a tool put the item there
-    at: str  # "request 12", "compaction 1", "session"
-
-
-def session_span(session: Session) -> tuple[int, int]:
-    """The session's time range as the trace's capture spans it (everything it holds)."""
-    spans: list[tuple[int, int]] = [(session.start_ns, session.end_ns)]
-    spans += [(r.start_ns, r.end_ns) for r in session.responses]
-    spans += [(t.start_ns, t.end_ns) for t in session.tool_calls]
-    spans += [(p.start_ns, p.end_ns) for p in session.prompts]
-    spans += [(c.start_ns, c.end_ns) for c in session.compactions]
-    spans += [(x.time_ns, x.time_ns) for x in session.snapshots]
-    return min(s for s, _ in spans), max(e for _, e in spans)
-
-
-def context_size_samples(session: Session) -> list[tuple[int, int]]:
-    """(time, tokens) of the trace's `Context size` counter, in time order: each
-    response's reported prompt tokens at its start, a compaction's pre_tokens at its
-    start and post_tokens at its end (writers/perfetto.py)."""
-    samples = [(r.start_ns, r.usage.prompt_tokens) for r in session.responses]
-    for compaction in session.compactions:
-        if compaction.pre_tokens is not None:
-            samples.append((compaction.start_ns, compaction.pre_tokens))
-        if compaction.post_tokens is not None:
-            samples.append((compaction.end_ns, compaction.post_tokens))
-    # A stable sort keeps a compaction's pre before its post at equal times.
-    return sorted(samples, key=lambda sample: sample[0])
-
-
-def model_changes(session: Session) -> list[tuple[int, str]]:
-    """(time, new model) where the responses' model changes (the first model is not a change),
-    as the trace's run-configuration slices split them."""
-    changes: list[tuple[int, str]] = []
-    for response in sorted(session.responses, key=lambda r: r.start_ns):
-        if response.model and (not changes or changes[-1][1] != response.model):
-            changes.append((response.start_ns, response.model))
-    return changes[1:]
 
 
 def ordered_snapshots(session: Session) -> list[ContextSnapshot]:
@@ -316,23 +266,6 @@ def snapshot_place(session: Session) -> dict[int, str]:
         else:
             places[id(snapshot)] = "session"
     return places
-
-
-def largest_additions(session: Session) -> list[Addition]:
-    """Every change of a non-baseline snapshot with a positive delta, largest first (ties
-    by time, then item id, as the trace orders its Largest additions), each with the
-    tool whose call id is its source_id (TRACE_CONTRACT §5)."""
-    tools = {call.call_id: call.name for call in session.tool_calls}
-    places = snapshot_place(session)
-    found = [
-        Addition(change, snapshot, tools.get(change.source_id), places[id(snapshot)])
-        for snapshot in session.snapshots
-        if not snapshot.baseline
-        for change in snapshot.changes
-        if change.delta_tokens > 0
-    ]
-    found.sort(key=lambda a: (-a.change.delta_tokens, a.snapshot.time_ns, a.change.id))
-    return found
 
 
 def latest_composition(row: SessionSummary) -> list[tuple[Category, int, float]]:
@@ -543,7 +476,7 @@ def context_chart(
     """The Context view's SVG, the categories it stacks and whether it draws the window line
     (for its legend)."""
     snapshots = ordered_snapshots(session)
-    sizes = context_size_samples(session)
+    sizes = context_size_series(session)
     t0, t1 = session_span(session)
     if t1 <= t0:
         t1 = t0 + 1_000_000_000
@@ -651,7 +584,7 @@ def context_chart(
             f'stroke="#b00020" stroke-width="1.5" stroke-dasharray="2 3"/>{label}</g>'
         )
     taken = []
-    for when, model in model_changes(session):
+    for when, model in model_runs(session)[1:]:  # the first model is not a change
         x = frame.x(when)
         label = _marker_label(x, frame.top + 10, (f"model → {model}", "model →"), taken)
         out.append(
@@ -887,7 +820,7 @@ def _overview(
             name = f"↳ {name}"
             project = '<small class="muted">subagent</small>'
         elif session.project:
-            project = f'<small class="muted">{_e(_basename(session.project))}</small>'
+            project = f'<small class="muted">{_e(basename(session.project))}</small>'
         else:
             project = ""
         if row.window_tokens is not None:
@@ -966,7 +899,7 @@ def _context_view(
     ]
     facts.append(", ".join(session.models) or "model unknown")
     if session.project:
-        facts.append(f"project {_basename(session.project)}")
+        facts.append(f"project {basename(session.project)}")
     if session.clock == "synthetic":
         # No times in the journal: a start would be made up, the length comes from durations.
         facts.append("synthetic clock (the journal has no times; laid out from its durations)")
@@ -1011,7 +944,7 @@ def _context_view(
         "</dl>",
     ]
     chart, stacked, window_drawn = context_chart(session, chart_window, places)
-    changes = model_changes(session)
+    changes = model_runs(session)[1:]
     key = legend(
         stacked,
         size=bool(session.responses),
@@ -1032,7 +965,7 @@ def _context_view(
         f"Hover the chart for the exact numbers of a snapshot{sampled}.</figcaption></figure>"
     )
     out.append('<p class="basis">' + " ".join(_e(s) for s in estimation_words(session)) + "</p>")
-    out.append(_additions_table(session, t0))
+    out.append(_additions_table(session, t0, places))
     out.append(_compactions_table(session, t0))
     if changes:
         out.append("<h3>Model changes</h3><ul>")
@@ -1043,7 +976,7 @@ def _context_view(
     return "".join(out)
 
 
-def _additions_table(session: Session, t0: int) -> str:
+def _additions_table(session: Session, t0: int, places: dict[int, str]) -> str:
     additions = largest_additions(session)
     head = "<h3>Largest additions</h3>"
     if not additions:
@@ -1063,9 +996,9 @@ def _additions_table(session: Session, t0: int) -> str:
         "</tr></thead><tbody>",
     ]
     for rank, addition in enumerate(shown, start=1):
-        change = addition.change
+        change = addition.change  # tool: the call whose id is change.source_id (views.py)
         tool = (
-            f'<span title="{_e(change.source_id)}">{_e(addition.tool)}</span>'
+            f'<span title="{_e(change.source_id)}">{_e(addition.tool.name)}</span>'
             if addition.tool
             else "—"
         )
@@ -1075,7 +1008,8 @@ def _additions_table(session: Session, t0: int) -> str:
             f'<td class="num">{_n(change.chars)}</td>'
             f"<td>{swatch(change.category, 10)} {_e(change.category.label)}</td>"
             f"<td>{_e(change.label or change.id)}</td>"
-            f'<td data-key="tool">{tool}</td><td class="at">{_e(addition.at)}</td>'
+            f'<td data-key="tool">{tool}</td>'
+            f'<td class="at">{_e(places[id(addition.snapshot)])}</td>'
             f'<td class="num">{_clock(addition.snapshot.time_ns - t0)}</td></tr>'
         )
     out.append("</tbody></table>")
@@ -1157,7 +1091,7 @@ def render_report(
         c for c in Category
     ]
     subagents = sum(1 for _, s in rows if s.is_subagent)
-    sources = list(inputs) or sorted({_basename(p) for _, s in rows for p in s.sources})
+    sources = list(inputs) or sorted({basename(p) for _, s in rows for p in s.sources})
     head = (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'

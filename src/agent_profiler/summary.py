@@ -28,6 +28,7 @@ from typing import Any
 
 from agent_profiler.model import AnchorKind, Category, Harness, Session
 from agent_profiler.privacy import private_path
+from agent_profiler.views import largest_addition_per_snapshot, largest_additions
 
 # Calls that can change the workspace, per harness: after one, earlier identical
 # calls no longer count as repeats (a re-read after an edit is not waste).
@@ -273,16 +274,14 @@ def summarise(
     summary.estimate_error_requests = error.requests
     summary.estimate_error_median = error.median
     summary.estimate_error_worst = error.worst
-    tools = {c.call_id: c.name for c in session.tool_calls}
     snapshots = {s.anchor_id: s for s in request_snapshots}
+    # A request's largest addition is the first of views.largest_additions at its
+    # snapshot: equal deltas are broken by item id, as in the trace and the report.
+    largest_at = largest_addition_per_snapshot(largest_additions(session))
     for index, response in enumerate(session.responses, start=1):
         snapshot = snapshots.get(response.id)
-        additions = [
-            c
-            for c in (snapshot.changes if snapshot and not snapshot.baseline else ())
-            if c.delta_tokens > 0
-        ]
-        biggest = max(additions, key=lambda c: c.delta_tokens, default=None)
+        addition = largest_at.get(id(snapshot)) if snapshot is not None else None
+        biggest = addition.change if addition else None
         summary.per_call.append(
             CallRow(
                 index=index,
@@ -292,7 +291,9 @@ def summarise(
                 output_tokens=response.usage.output_tokens,
                 largest_addition_tokens=biggest.delta_tokens if biggest else None,
                 largest_addition_tool=(
-                    tools.get(biggest.source_id, biggest.label or None) if biggest else None
+                    (addition.tool.name if addition.tool else biggest.label or None)
+                    if addition and biggest
+                    else None
                 ),
             )
         )

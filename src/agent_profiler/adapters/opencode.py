@@ -479,7 +479,8 @@ class SessionBuilder:
             for p in self.prompts
         )
         info = self.stored.info
-        facts = [("storage", self.stored.source)]
+        # The file name only: a default trace holds no absolute path (it names the user).
+        facts = [("storage", self.stored.source.replace("\\", "/").rsplit("/", 1)[-1])]
         for key in ("title", "slug", "agent"):
             if text_field(info, key):
                 facts.append((f"session_{key}", preview(info[key])))

@@ -1,7 +1,8 @@
-"""Chrome Trace Event Format (JSON) writer, for tools that read only JSON.
+"""Chrome Trace Event Format (JSON) writer, for tools that read only JSON: the layout
+(layout.py) as `{"traceEvents": [...]}`, one process per session, one thread per lane.
 
-It serialises the same layout as the Perfetto writer (same slices, lanes,
-counters with their closing zeros, flows and arguments) as far as the format
+It encodes the same layout as the Perfetto writer (layout.py: same slices, lanes,
+counter samples with their closing zeros, flows and arguments) as far as the format
 allows: each session is a process (`pid`), each track lane a thread (`tid`)
 named after the track, counters are `"C"` events of their session's process,
 flows are `"s"`/`"f"` pairs. What JSON cannot express: track nesting (the
@@ -19,8 +20,8 @@ from typing import IO, Any
 import orjson
 
 from agent_profiler import __version__
+from agent_profiler.layout import TraceFacts, build_layout
 from agent_profiler.model import Session
-from agent_profiler.writers.perfetto import TraceFacts, build_layout
 
 
 def _us(ns: int, origin: int) -> float:
@@ -40,9 +41,7 @@ class ChromeJsonWriter:
     def write(self, sessions: Sequence[Session], stream: IO[bytes]) -> int:
         layout = build_layout(sessions, self.facts)
         starts = [s.start for t in layout.sessions for s in t.slices]
-        starts += [
-            ts for t in layout.sessions for c in t.counters.values() for ts, _, _ in c.samples
-        ]
+        starts += [ts for t in layout.sessions for c in t.counters for ts, _, _ in c.samples]
         origin = min(starts, default=0)
         events: list[dict[str, Any]] = []
         for pid, tracks in enumerate(layout.sessions, start=1):
@@ -64,9 +63,10 @@ class ChromeJsonWriter:
                     "args": {"sort_index": pid},
                 }
             )
-            threads: dict[tuple[str, int], int] = {}
+            # One thread per track lane, numbered in the order of the slices.
+            threads: dict[int, int] = {}
             for slice_ in tracks.slices:
-                key = (slice_.track, slice_.lane)
+                key = slice_.track_uuid
                 if key not in threads:
                     threads[key] = len(threads) + 1
                     events.append(
@@ -79,7 +79,7 @@ class ChromeJsonWriter:
                         }
                     )
             for slice_ in sorted(tracks.slices, key=lambda s: (s.start, -s.end, s.track)):
-                tid = threads[(slice_.track, slice_.lane)]
+                tid = threads[slice_.track_uuid]
                 event: dict[str, Any] = {
                     "name": slice_.name,
                     "cat": slice_.category,
@@ -107,7 +107,7 @@ class ChromeJsonWriter:
                             "ts": _us(slice_.start, origin),
                         }
                     )
-            for counter in tracks.counters.values():
+            for counter in tracks.counters:
                 for ts, _, value in counter.samples:
                     events.append(
                         {

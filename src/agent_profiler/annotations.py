@@ -1,0 +1,257 @@
+"""The arguments each slice carries (TRACE_CONTRACT §4–5): the capture's facts on
+`profile (1)`, each kind's fields, and the typed `context` dict of a snapshot.
+
+Plain dicts of str, int, bool, list and dict, in the order the trace writes them;
+layout.py decides where the slices go, the writers how the values are encoded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from agent_profiler import __version__, estimate
+from agent_profiler.model import (
+    AnchorKind,
+    Basis,
+    Compaction,
+    ContextSnapshot,
+    Response,
+    Session,
+    ToolCall,
+)
+from agent_profiler.views import basename, session_label
+
+
+class ContentMode(StrEnum):
+    NONE = "none"  # counts and identities only: safe to attach to a bug report
+    PREVIEWS = "previews"  # adds length-capped prompt and argument previews
+
+
+@dataclass(frozen=True, slots=True)
+class TraceFacts:
+    """Trace-level facts written on every `profile (1)` slice."""
+
+    inputs: tuple[str, ...] = ()
+    content: ContentMode = ContentMode.NONE
+    # What reading cost: lines read, records used, skipped by kind, warnings by kind.
+    accounting: tuple[tuple[str, object], ...] = ()
+
+
+def profile_args(
+    s: Session, facts: TraceFacts, capture_id: int, start: int, estimation: str
+) -> dict[str, Any]:
+    """`profile (1)`: what the capture is, where it came from and how it was measured."""
+    args: dict[str, Any] = {
+        "kind": "capture",
+        "schema_version": 1,
+        "capture_id": format(capture_id, "x"),
+        "session_id": s.session_id,
+        "harness": s.harness.value,
+        "provider": s.provider or "unknown",
+        "model": s.model or "unknown",
+    }
+    # 0 means "not known" (as on the Context window counter); the source says so.
+    args["context_window_tokens"] = s.window_tokens or 0
+    args["context_window_source"] = (s.window_source or "journal") if s.window_tokens else "unknown"
+    if s.models[1:]:
+        args["models"] = list(s.models)
+    if s.harness_version:
+        args["harness_version"] = s.harness_version
+    args["recorder_version"] = f"agent-profiler {__version__}"
+    args["timing"] = s.timing
+    # Said once here rather than on every response and tool slice.
+    args["response_timing"] = "journal: triggering record → last record of the response"
+    args["tool_timing"] = "journal: call record → result record"
+    if any(not r.output_tokens_reliable for r in s.responses):
+        args["output_tokens_reliable"] = False
+    if s.parent_session:
+        args["parent_session"] = s.parent_session
+        args["child_role"] = s.child_role or "subagent"
+        if s.agent_id:
+            args["agent_id"] = s.agent_id
+        if s.parent_call_id:
+            args["parent_call_id"] = s.parent_call_id
+    args["label"] = session_label(s)
+    args["session_labels"] = [s.harness.label] + (["subagent"] if s.parent_session else [])
+    if s.incomplete:
+        args["incomplete"] = True
+    args["exporter"] = f"agent-profiler {__version__}"
+    args["inputs"] = list(facts.inputs) or [basename(p) for p in s.sources]
+    args["sources"] = [basename(p) for p in s.sources]
+    args["estimation"] = estimation
+    if estimation is not estimate.CHARS4_ESTIMATION:
+        # Only when not the contract's default, so default traces stay as they were.
+        args["estimate_basis"] = Basis.CALIBRATED.value
+    args["content"] = facts.content.value
+    if facts.accounting:
+        args["accounting"] = dict(facts.accounting)
+    if s.unmeasured:
+        args["unmeasured"] = dict(s.unmeasured)
+    for key, value in s.facts:
+        args[key] = value
+    args["responses"] = len(s.responses)
+    for snapshot in s.snapshots:
+        if snapshot.anchor is AnchorKind.SESSION:
+            args["context"] = context_dict(snapshot, start)
+    return args
+
+
+def response_args(
+    s: Session, response: Response, snapshot: ContextSnapshot | None
+) -> dict[str, Any]:
+    """A model response: its usage, its outcome and the context it was sent with."""
+    usage = response.usage
+    args: dict[str, Any] = {
+        "kind": "assistant-message",
+        "model": response.model,
+        "provider": s.provider or "unknown",
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cache_read_tokens": usage.cache_read_tokens,
+        "cache_write_tokens": usage.cache_write_tokens,
+        "context_tokens": usage.prompt_tokens,
+    }
+    if not response.usage_known:  # the contract's keys stay; the zeros are not a size
+        args["usage_known"] = False
+        del args["context_tokens"]
+    if usage.reasoning_tokens:
+        args["reasoning_tokens"] = usage.reasoning_tokens
+    if s.window_tokens:
+        args["context_window_tokens"] = s.window_tokens
+    args["is_error"] = response.is_error
+    if response.stop_reason:
+        args["stop_reason"] = response.stop_reason
+    args["response_id"] = response.id
+    if snapshot is not None:
+        args["context"] = context_dict(snapshot, response.start_ns)
+    return args
+
+
+def tool_args(call: ToolCall, previews: bool) -> dict[str, Any]:
+    """A tool execution: argument size and keys (values only with previews), result size."""
+    args: dict[str, Any] = {
+        "kind": "tool-execution",
+        "call_id": call.call_id,
+        "name": call.name,
+        "is_error": call.is_error,
+        "bytes": call.arg_bytes,
+        "keys": list(call.arg_keys),
+    }
+    if previews and call.args_preview:
+        args["args"] = dict(call.args_preview)
+    args["result_chars"] = call.result_chars
+    if call.timing:  # the usual source is stated once, on profile (1)
+        args["timing"] = call.timing
+    if call.incomplete:
+        args["incomplete"] = True
+    if call.child_session:
+        args["delegation"] = True
+        args["child_session"] = call.child_session
+    return args
+
+
+def compaction_args(compaction: Compaction, snapshot: ContextSnapshot | None) -> dict[str, Any]:
+    """A compaction: its trigger, the sizes before and after, and the context it left."""
+    args: dict[str, Any] = {"kind": "compaction", "compaction_kind": compaction.kind}
+    if compaction.trigger:
+        args["trigger"] = compaction.trigger
+    if compaction.pre_tokens is not None:
+        args["pre_tokens"] = compaction.pre_tokens
+    if compaction.post_tokens is not None:
+        args["post_tokens"] = compaction.post_tokens
+    args["removed_items"] = compaction.removed_items
+    if compaction.timing:
+        args["timing"] = compaction.timing
+    if snapshot is not None:
+        args["context"] = context_dict(snapshot, compaction.start_ns)
+    return args
+
+
+def compaction_response_args(request: Response) -> dict[str, Any]:
+    """The model request that wrote a compaction's summary: its usage."""
+    usage = request.usage
+    return {
+        "kind": "compaction-response",
+        "model": request.model,
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cache_read_tokens": usage.cache_read_tokens,
+        "cache_write_tokens": usage.cache_write_tokens,
+        "context_tokens": usage.prompt_tokens,
+    }
+
+
+def failed_request_args(request: Response) -> dict[str, Any]:
+    """A request that failed before any usage came (no size: never a request of 0 tokens)."""
+    return {
+        "kind": "provider-request",
+        "incomplete": True,
+        "is_error": True,
+        "reason": request.stop_reason or "error",
+        "model": request.model,
+        "response_id": request.id,
+    }
+
+
+def context_command_args(snapshot: ContextSnapshot) -> dict[str, Any]:
+    """The harness's own context report (Claude Code's /context) and its native snapshot."""
+    args: dict[str, Any] = {"kind": "context-command"}
+    if snapshot.reported_tokens is not None:
+        args["used_tokens"] = snapshot.reported_tokens
+    if snapshot.window_tokens:
+        args["context_window_tokens"] = snapshot.window_tokens
+    args["context"] = context_dict(snapshot, snapshot.time_ns)
+    return args
+
+
+def context_dict(snapshot: ContextSnapshot, slice_start: int) -> dict[str, Any]:
+    """The typed `context` annotation (TRACE_CONTRACT §5) of a snapshot on a slice that
+    starts at slice_start. One is written per request, so it is built as directly as
+    possible: a later writer may encode it straight to bytes."""
+    context: dict[str, Any] = {
+        "version": 1,
+        "stage": snapshot.stage.value,
+    }
+    if snapshot.item_stage:
+        context["item_stage"] = snapshot.item_stage
+    context["basis"] = snapshot.basis.value
+    context["coverage"] = snapshot.coverage.value
+    context["baseline"] = snapshot.baseline
+    context["categories"] = {c.value: t for c, t in snapshot.categories}
+    context["estimated_tokens"] = snapshot.estimated_tokens
+    for key in (
+        "reported_tokens",
+        "window_tokens",
+        "effective_window_tokens",
+        "compact_threshold_tokens",
+        "model",
+    ):
+        value = getattr(snapshot, key)
+        if value is not None:
+            context[key] = value
+    changes = []
+    for change in snapshot.changes:
+        entry: dict[str, Any] = {
+            "id": change.id,
+            "category": change.category.value,
+            "change": change.change.value,
+            "tokens": change.tokens,
+            "delta_tokens": change.delta_tokens,
+        }
+        if change.chars is not None:
+            entry["chars"] = change.chars
+        if change.label:
+            entry["label"] = change.label
+        entry["source_id"] = change.source_id
+        if change.source_kind:
+            entry["source_kind"] = change.source_kind.value
+        changes.append(entry)
+    context["changes"] = changes
+    # Both are optional with a default of 0 (TRACE_CONTRACT §5): written only when not 0.
+    if snapshot.omitted_changes:
+        context["omitted_changes"] = snapshot.omitted_changes
+    if snapshot.time_ns > slice_start:
+        context["sample_offset_ns"] = snapshot.time_ns - slice_start
+    return context

@@ -1,0 +1,129 @@
+"""Derived views of one session, computed from the model in one place: its label, its span,
+its Context size series, its model runs and its largest additions (layout, summary, report).
+
+Each fact has one definition here so that the trace, the summary table and the HTML report
+cannot disagree about it; they format these values, they do not re-derive them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agent_profiler.model import ContextChange, ContextSnapshot, Session, ToolCall
+
+
+def basename(path: str) -> str:
+    """The last component of a path written with / or \\ (journals come from any OS)."""
+    return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+
+
+def session_label(session: Session) -> str:
+    """`<Harness> [subagent ]<session id>[ (<project folder>)]`: the capture's description,
+    the process label and the report's heading."""
+    project = basename(session.project) if session.project else ""
+    role = "subagent " if session.parent_session else ""
+    return f"{session.harness.label} {role}{session.session_id}" + (
+        f" ({project})" if project else ""
+    )
+
+
+def session_span(session: Session) -> tuple[int, int]:
+    """(start, end) covering everything the session holds: its own span, every response,
+    tool call, prompt, compaction and snapshot (the capture spans this, so every counter's
+    closing zero comes after its last sample)."""
+    start, end = session.start_ns, session.end_ns
+    for items in (session.responses, session.tool_calls, session.prompts, session.compactions):
+        for item in items:
+            start = min(start, item.start_ns)
+            end = max(end, item.end_ns)
+    for snapshot in session.snapshots:
+        start = min(start, snapshot.time_ns)
+        end = max(end, snapshot.time_ns)
+    return start, end
+
+
+def context_size_series(session: Session) -> list[tuple[int, int]]:
+    """(time, tokens) of the `Context size` counter in time order, every sample kept: each
+    response's reported prompt tokens at its start (responses by start, end, id), then a
+    compaction's pre_tokens at its start and post_tokens at its end. The sort is stable, so
+    at equal times responses come first and a compaction's pre comes before its post."""
+    samples = [
+        (response.start_ns, response.usage.prompt_tokens)
+        for response in sorted(session.responses, key=lambda r: (r.start_ns, r.end_ns, r.id))
+    ]
+    for compaction in session.compactions:
+        if compaction.pre_tokens is not None:
+            samples.append((compaction.start_ns, compaction.pre_tokens))
+        if compaction.post_tokens is not None:
+            samples.append((compaction.end_ns, compaction.post_tokens))
+    samples.sort(key=lambda sample: sample[0])
+    return samples
+
+
+def model_runs(session: Session) -> list[tuple[int, str]]:
+    """(start, model) of each run of responses with the same model, in start order: the
+    first model first. The trace's run-configuration slices are these runs; the report's
+    model changes are every run but the first."""
+    runs: list[tuple[int, str]] = []
+    for response in sorted(session.responses, key=lambda r: r.start_ns):
+        if response.model and (not runs or runs[-1][1] != response.model):
+            runs.append((response.start_ns, response.model))
+    return runs
+
+
+def tools_by_call_id(session: Session) -> dict[str, ToolCall]:
+    """call id → its tool call. Calls are taken in (start, call id) order, so when a damaged
+    journal repeats a call id the latest call wins, as it does for the trace's tool slices."""
+    return {
+        call.call_id: call
+        for call in sorted(session.tool_calls, key=lambda c: (c.start_ns, c.call_id))
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Addition:
+    """One non-baseline snapshot change that grew the context."""
+
+    change: ContextChange
+    snapshot: ContextSnapshot
+    tool: ToolCall | None  # the tool call whose call id is change.source_id, if there is one
+
+
+def largest_additions(session: Session) -> list[Addition]:
+    """Every change of a non-baseline snapshot with a positive delta, largest first; ties by
+    snapshot time, then item id. One order for all readers: the summary's largest addition
+    of a request is the first of these at its snapshot, the report lists them all, and the
+    trace's Largest additions instants are the first ten that a tool call caused (an
+    instant exists to carry a flow arrow from its tool call; see layout.py)."""
+    tools = tools_by_call_id(session)
+    found = [
+        Addition(change, snapshot, tools.get(change.source_id))
+        for snapshot in session.snapshots
+        if not snapshot.baseline
+        for change in snapshot.changes
+        if change.delta_tokens > 0
+    ]
+    found.sort(key=lambda a: (-a.change.delta_tokens, a.snapshot.time_ns, a.change.id))
+    return found
+
+
+def largest_addition_per_snapshot(additions: list[Addition]) -> dict[int, Addition]:
+    """id(snapshot) → its largest addition, the first of `additions` (largest_additions order)
+    at that snapshot."""
+    first: dict[int, Addition] = {}
+    for addition in additions:
+        first.setdefault(id(addition.snapshot), addition)
+    return first
+
+
+__all__ = [
+    "Addition",
+    "basename",
+    "context_size_series",
+    "largest_addition_per_snapshot",
+    "largest_additions",
+    "model_runs",
+    "session_label",
+    "session_span",
+    "tools_by_call_id",
+]
