@@ -204,14 +204,19 @@ def estimate_error(session: Session) -> EstimateError:
     )
 
 
+def window_from_journal(session: Session) -> bool:
+    """Whether the session's window was read from its journal: `journal`, or a journal
+    source with a detail, such as Claude Code's `journal (/context)` (a window taken from a
+    model table or assumed is not a fill figure's denominator)."""
+    return (session.window_source or "").startswith("journal")
+
+
 def summarise(
     session: Session, *, window: int | None = None, children: Sequence[Session] = ()
 ) -> SessionSummary:
     prompts = [r.usage.prompt_tokens for r in session.responses]
     known_window = window or (
-        session.window_tokens
-        if session.window_tokens and session.window_source == "journal"
-        else None
+        session.window_tokens if session.window_tokens and window_from_journal(session) else None
     )
     peak = max(prompts) if prompts else None
     # Tool calls the model made; harness-started children (Muse reminders) are not calls.
