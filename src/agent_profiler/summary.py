@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_profiler.attribution import REDACTED_KIND
 from agent_profiler.model import AnchorKind, Category, Harness, Session
 
 # Calls that can change the workspace, per harness: after one, earlier identical
@@ -107,6 +108,9 @@ class SessionSummary:
     estimate_error_requests: int = 0  # requests the error is measured over
     estimate_error_median: float | None = None
     estimate_error_worst: float | None = None
+    # Bare `REDACTED` placeholders in what the journal carried to the model: it holds less
+    # text than was sent, so no estimator can agree with the reported size (0: none).
+    redacted_placeholders: int = 0
     per_call: list[CallRow] = field(default_factory=list)
     compaction_events: list[dict[str, Any]] = field(default_factory=list)
 
@@ -137,6 +141,8 @@ class SessionSummary:
             "estimate_error_median": self.estimate_error_median,
             "estimate_error_worst": self.estimate_error_worst,
         }
+        if self.redacted_placeholders:
+            data["redacted_placeholders"] = self.redacted_placeholders
         if self.parent is not None:
             data["parent"] = self.parent
         if with_calls:
@@ -271,6 +277,7 @@ def summarise(
     summary.estimate_error_requests = error.requests
     summary.estimate_error_median = error.median
     summary.estimate_error_worst = error.worst
+    summary.redacted_placeholders = dict(session.unmeasured).get(REDACTED_KIND, 0)
     tools = {c.call_id: c.name for c in session.tool_calls}
     snapshots = {s.anchor_id: s for s in request_snapshots}
     for index, response in enumerate(session.responses, start=1):
@@ -460,6 +467,12 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
         f"the first (estimate basis: {', '.join(bases) or '-'})"
     )
     for row in rows:
+        if row.redacted_placeholders:
+            out.append(
+                f"{escape_cell(row.session)}: journal redacted before publication "
+                f"({row.redacted_placeholders:,} `REDACTED` placeholders): it holds less text "
+                "than the model was sent, so the estimate error is not the estimator's alone"
+            )
         if row.native_head:
             split = ", ".join(f"{Category(k).label} {v:,}" for k, v in row.native_head.items())
             out.append(f"{escape_cell(row.session)}: head measured by /context: {split} tokens")
