@@ -216,8 +216,9 @@ def main(argv: list[str]) -> int:
     options = {"per_item": "--no-per-item" not in argv, "by_harness": "--shared-item" not in argv}
     table = fit(everything, **options)
     fitted = [p for p in everything if not p.redacted]
+    shape = "" if options["by_harness"] else " with one shared per-item cost (as -v1)"
     print(
-        f"{VERSION} fitted on {len(fitted)} requests from "
+        f"{VERSION}{shape} fitted on {len(fitted)} requests from "
         f"{len({p.input for p in fitted})} inputs (characters per token):"
     )
     for name in table.excluded:
