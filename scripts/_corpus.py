@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import os
 import statistics
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_profiler.attribution import REDACTED_KIND
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.estimate import Estimator, TextClass, use_estimator
 from agent_profiler.loader import load
@@ -95,6 +96,18 @@ class Point:
     growth: tuple[float, ...]  # per TextClass, in TextClass order, then items
     reported_growth: float
     reported: float
+    harness: str = ""  # whose framing the items have (the per-item cost is per harness)
+    # The session's journal was scrubbed before publication: more bare `REDACTED`
+    # placeholders than requests (`redacted_journal`). Its requests are not in the fit.
+    redacted: bool = False
+
+
+def redacted_journal(session: Session, requests: int) -> bool:
+    """A journal that holds much less than was sent: more `REDACTED` placeholders than it
+    has requests (a stray placeholder in a path, as in entire-4b's two, does not count).
+    Its reported growth includes text the journal lacks, so fitting it would teach the
+    table to inflate every other session; it stays in the fidelity table, labelled."""
+    return dict(session.unmeasured).get(REDACTED_KIND, 0) > requests
 
 
 def probe(text_class: TextClass | None) -> Estimator:
@@ -121,6 +134,7 @@ def points(path: Path) -> Iterator[Point]:
         snaps = per_class[0]
         if not snaps:
             continue
+        redacted = redacted_journal(session, len(snaps))
         cuts = sorted(c.start_ns for c in session.compactions)
         anchor = 0
         for t in range(1, len(snaps)):
@@ -138,7 +152,18 @@ def points(path: Path) -> Iterator[Point]:
                 growth,
                 reported - float(snaps[anchor].reported_tokens or 0),
                 reported,
+                session.harness.value,
+                redacted,
             )
+
+
+def inputs_per_harness(by_input: Mapping[Path, Sequence[Point]]) -> dict[str, int]:
+    """How many inputs of each harness have calibration points."""
+    counts: dict[str, set[str]] = {}
+    for points in by_input.values():
+        for p in points:
+            counts.setdefault(p.harness, set()).add(p.input)
+    return {h: len(counts[h]) for h in HARNESSES if h in counts}
 
 
 def summary(values: Sequence[float]) -> tuple[float | None, float | None]:

@@ -4,16 +4,25 @@ the corpus's own request deltas, and check it leave-one-input-out.
     python scripts/calibrate.py            # fit, evaluate, print; do not write
     python scripts/calibrate.py --write    # also write src/agent_profiler/calibration.json
 
-Method (the table is `chars/calibrated-v1`):
+    python scripts/calibrate.py --shared-item   # one per-item cost for all (as -v1)
+
+Method (the table is `chars/calibrated-v2`):
 - Between a session's head anchor (its first request with a reported size, or the
   first after a compaction) and any later request, the inferred head is constant, so
-  reported growth = Σ_class x_class · (growth of that class's characters), where
-  x = tokens per character. Every such request is one equation (`_corpus.points`).
+  reported growth = Σ_class x_class · (growth of that class's characters)
+  + y_harness · (growth of the non-empty items), where x = tokens per character and
+  y = the harness's framing tokens per item. Every such request is one equation
+  (`_corpus.points`).
+- The per-item cost is per harness (a harness's request serialisation is a property of
+  the harness, not of a session), but only for a harness with `MIN_HARNESS_INPUTS`
+  inputs in the fit; the others use one cost fitted on every harness (`-v1`'s), which
+  is also the shipped value for a harness the table does not name.
 - x is fitted by least absolute *relative* error (|error| / reported, the quantity
   `summary` reports), by iteratively reweighted least squares; each weighted least
-  squares step is a box-bounded quadratic solved by coordinate descent (7 unknowns:
-  no numpy needed). Each input weighs the same however many requests it has, so the
-  two long Pi sessions cannot drown the rest. Bounds: 0.5 to 8 characters per token.
+  squares step is a box-bounded quadratic solved by coordinate descent (7 class
+  unknowns and the per-item ones: no numpy needed). Each input weighs the same however
+  many requests it has, so the two long Pi sessions cannot drown the rest. Bounds: 0.5
+  to 8 characters per token.
 - A class with little evidence keeps a prior (pseudo-observations of `PRIOR_CHARS`
   characters at the prior ratio), e.g. CJK at about one character per token.
 Nothing is ever scaled per session or per request: the table is one fixed set of
@@ -27,12 +36,13 @@ import statistics
 import sys
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import _corpus
 import fidelity
-from agent_profiler.estimate import CALIBRATION_FILE, TextClass
+from agent_profiler.estimate import CALIBRATION_FILE, Estimator, TextClass, calibrated
 
-VERSION = "chars/calibrated-v1"
+VERSION = "chars/calibrated-v2"
 TABLE_PATH = _corpus.REPO / "src" / "agent_profiler" / CALIBRATION_FILE
 # Prior characters per token (typical BPE figures) for classes the corpus barely has.
 PRIOR = {
@@ -48,6 +58,10 @@ PRIOR_CHARS = 500000.0
 LOW, HIGH = 1 / 8, 2.0  # tokens per character: 8 … 0.5 characters per token
 ITEM_LOW, ITEM_HIGH = 0.0, 200.0  # tokens per item
 ROUNDS = 40
+# A harness gets a per-item cost of its own only when at least this many inputs (session
+# trees) show it: one input alone would let the cost fit that journal. In leave-one-out, a
+# harness with two inputs therefore falls back to the shared cost for both of them.
+MIN_HARNESS_INPUTS = 2
 
 
 def solve_box(
@@ -74,14 +88,33 @@ def _residual(point: _corpus.Point, x: Sequence[float]) -> float:
     return sum(g * v for g, v in zip(point.growth, x, strict=True)) - point.reported_growth
 
 
-def fit(
-    points: Sequence[_corpus.Point], per_item: bool = True, prior_chars: float = PRIOR_CHARS
-) -> tuple[dict[TextClass, float], float]:
-    """Characters per token per class and tokens per item, fitted on `points` (see the
-    module's method); `per_item=False` fits the classes alone (for comparison)."""
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A fitted table: characters per token per class, the all-harness per-item cost, and
+    the per-item cost of each harness with enough inputs (`MIN_HARNESS_INPUTS`)."""
+
+    ratios: dict[TextClass, float]
+    per_item: float
+    per_item_by_harness: dict[str, float] = field(default_factory=dict)
+    # Harnesses in the points with too few inputs for their own cost: they use `per_item`.
+    shared_for: tuple[str, ...] = ()
+    # Inputs left out of the fit: redacted journals (`_corpus.redacted_journal`).
+    excluded: tuple[str, ...] = ()
+
+    def estimator(self) -> Estimator:
+        return calibrated(self.ratios, self.per_item, self.per_item_by_harness)
+
+
+def _irls(
+    points: Sequence[_corpus.Point],
+    rows: Sequence[tuple[tuple[float, ...], float]],
+    bounds: Sequence[tuple[float, float]],
+    prior_chars: float,
+) -> list[float]:
+    """Least absolute relative error of `rows` (features, target), one per point, the
+    class columns first; see the module's method."""
     classes = list(TextClass)
-    k = len(_corpus.FEATURES)
-    bounds = [(LOW, HIGH)] * len(classes) + [(ITEM_LOW, ITEM_HIGH if per_item else 0.0)]
+    k = len(bounds)
     per_input: dict[str, int] = defaultdict(int)
     for p in points:
         per_input[p.input] += 1
@@ -99,16 +132,16 @@ def fit(
     for _ in range(ROUNDS):
         a = [[0.0] * k for _ in range(k)]
         b = [0.0] * k
-        rows = [
-            (p.growth, p.reported_growth, p.reported, w / per_input[p.input])
-            for p, w in zip(points, weights, strict=True)
+        weighted = [
+            (growth, target, p.reported, w / per_input[p.input])
+            for p, (growth, target), w in zip(points, rows, weights, strict=True)
         ]
-        rows += [(g, r, t, 1.0 / max(len(per_input), 1)) for g, r, t in prior]
-        for growth, reported_growth, reported, weight in rows:
+        weighted += [(g, r, t, 1.0 / max(len(per_input), 1)) for g, r, t in prior]
+        for growth, target, reported, weight in weighted:
             scale = weight / reported**2
             for i in range(k):
                 if growth[i]:
-                    b[i] += scale * growth[i] * reported_growth
+                    b[i] += scale * growth[i] * target
                     for j in range(k):
                         a[i][j] += scale * growth[i] * growth[j]
         x = solve_box(a, b, bounds)
@@ -117,13 +150,60 @@ def fit(
         weights = [
             1.0
             / max(
-                abs(sum(g * v for g, v in zip(p.growth, x, strict=True)) - p.reported_growth)
-                / p.reported,
+                abs(sum(g * v for g, v in zip(growth, x, strict=True)) - target) / p.reported,
                 0.002,
             )
-            for p in points
+            for p, (growth, target) in zip(points, rows, strict=True)
         ]
-    return {cls: round(1 / x[c], 3) for c, cls in enumerate(classes)}, round(x[-1], 3)
+    return x
+
+
+def fit(
+    points: Sequence[_corpus.Point],
+    per_item: bool = True,
+    prior_chars: float = PRIOR_CHARS,
+    by_harness: bool = True,
+) -> Table:
+    """The table fitted on `points` (see the module's method). First one per-item cost
+    for every harness (the value for a harness without enough evidence of its own); then,
+    with `by_harness`, the class ratios again with one per-item cost per harness that has
+    at least `MIN_HARNESS_INPUTS` inputs among the points, the others' items held at the
+    shared cost. `per_item=False` fits the classes alone (for comparison). Points of a
+    redacted journal are left out (and named in `Table.excluded`)."""
+    excluded = tuple(sorted({p.input for p in points if p.redacted}))
+    points = [p for p in points if not p.redacted]
+    n_classes = len(TextClass)
+    class_bounds = [(LOW, HIGH)] * n_classes
+    item_bounds = (ITEM_LOW, ITEM_HIGH if per_item else 0.0)
+    shared = _irls(
+        points,
+        [(p.growth, p.reported_growth) for p in points],
+        [*class_bounds, item_bounds],
+        prior_chars,
+    )
+    shared_item = round(shared[-1], 3)
+    inputs: dict[str, set[str]] = defaultdict(set)
+    for p in points:
+        inputs[p.harness].add(p.input)
+    own = sorted(h for h, found in inputs.items() if len(found) >= MIN_HARNESS_INPUTS)
+    fallback = tuple(sorted(h for h in inputs if h not in own))
+    if not (per_item and by_harness and own):
+        ratios = {cls: round(1 / shared[c], 3) for c, cls in enumerate(TextClass)}
+        return Table(ratios, shared_item, {}, fallback if per_item and by_harness else (), excluded)
+    rows = []
+    for p in points:
+        items = p.growth[-1]
+        columns = tuple(items if p.harness == h else 0.0 for h in own)
+        held = 0.0 if p.harness in own else shared_item * items
+        rows.append(((*p.growth[:-1], *columns), p.reported_growth - held))
+    x = _irls(points, rows, [*class_bounds, *[item_bounds] * len(own)], prior_chars)
+    return Table(
+        {cls: round(1 / x[c], 3) for c, cls in enumerate(TextClass)},
+        shared_item,
+        {h: round(x[n_classes + i], 3) for i, h in enumerate(own)},
+        fallback,
+        excluded,
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -133,29 +213,48 @@ def main(argv: list[str]) -> int:
         return 2
     by_input = {path: list(_corpus.points(path)) for path in inputs}
     everything = [p for pts in by_input.values() for p in pts]
-    table = fit(everything, per_item="--no-per-item" not in argv)
+    options = {"per_item": "--no-per-item" not in argv, "by_harness": "--shared-item" not in argv}
+    table = fit(everything, **options)
+    fitted = [p for p in everything if not p.redacted]
+    shape = "" if options["by_harness"] else " with one shared per-item cost (as -v1)"
     print(
-        f"{VERSION} fitted on {len(everything)} requests from "
-        f"{sum(1 for v in by_input.values() if v)} inputs (characters per token):"
+        f"{VERSION}{shape} fitted on {len(fitted)} requests from "
+        f"{len({p.input for p in fitted})} inputs (characters per token):"
     )
-    for cls, ratio in table[0].items():
-        evidence = sum(abs(p.growth[list(TextClass).index(cls)]) for p in everything)
+    for name in table.excluded:
+        left = sum(1 for p in everything if p.input == name)
+        print(
+            f"  left out of the fit: {name} ({left} requests): a redacted journal (more "
+            "`REDACTED` placeholders than requests, so it holds less than was sent)"
+        )
+    for cls, ratio in table.ratios.items():
+        evidence = sum(abs(p.growth[list(TextClass).index(cls)]) for p in fitted)
         print(f"  {cls.value:8} {ratio:6.2f}   (evidence: {evidence:,.0f} character-requests)")
-    print(f"  per item {table[1]:6.2f} tokens")
+    print(f"  per item {table.per_item:6.2f} tokens (every harness; the value for one not below)")
+    counts = _corpus.inputs_per_harness(
+        {k: [p for p in v if not p.redacted] for k, v in by_input.items()}
+    )
+    for harness, count in counts.items():
+        cost = table.per_item_by_harness.get(harness)
+        own = f"{cost:6.2f} tokens" if cost is not None else "  (the shared value)"
+        print(f"  per item, {harness:11} {own}   ({count} inputs with requests to fit)")
     print()
-    print(fidelity.table(inputs, by_input, per_item="--no-per-item" not in argv))
+    print(fidelity.table(inputs, by_input, **options))
     if "--write" in argv:
         TABLE_PATH.write_text(
             json.dumps(
                 {
                     "version": VERSION,
                     "method": "least absolute relative error on request growth since the "
-                    "head anchor, per-class tokens per character, bounded 0.5–8 chars/token "
-                    "(scripts/calibrate.py)",
-                    "inputs": [p.name for p in inputs if by_input[p]],
-                    "requests": len(everything),
-                    "chars_per_token": {cls.value: ratio for cls, ratio in table[0].items()},
-                    "per_item_tokens": table[1],
+                    "head anchor, per-class tokens per character, bounded 0.5–8 chars/token, "
+                    "plus tokens per item per harness with at least "
+                    f"{MIN_HARNESS_INPUTS} inputs (scripts/calibrate.py)",
+                    "inputs": [p.name for p in inputs if any(not x.redacted for x in by_input[p])],
+                    "left_out": list(table.excluded),
+                    "requests": len(fitted),
+                    "chars_per_token": {cls.value: ratio for cls, ratio in table.ratios.items()},
+                    "per_item_tokens": table.per_item,
+                    "per_item_tokens_by_harness": table.per_item_by_harness,
                 },
                 indent=2,
             )

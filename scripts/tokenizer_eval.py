@@ -19,7 +19,7 @@ from typing import Any
 
 import _corpus
 import calibrate
-from agent_profiler.estimate import CHARS4, Estimator, calibrated, chars4
+from agent_profiler.estimate import CHARS4, Estimator, chars4
 from agent_profiler.model import Basis
 
 try:
@@ -65,10 +65,11 @@ def main() -> int:
         if "codex" not in path.parts:
             continue
         training = [p for other, pts in by_input.items() if other != path for p in pts]
-        table, per_item = calibrate.fit(training)
+        table = calibrate.fit(training)
+        per_item = table.estimator().for_harness("codex").per_item
         estimators = (
             CHARS4,
-            calibrated(table, per_item),
+            table.estimator(),
             O200k(Basis.CHARS),
             O200k(Basis.CHARS, per_item=per_item),
         )

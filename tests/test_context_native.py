@@ -63,8 +63,8 @@ def test_a_failed_run_is_one_warning_and_no_snapshot() -> None:
     assert sum(1 for s in session.snapshots if s.anchor is AnchorKind.NATIVE) == 1
 
 
-def test_requests_after_a_run_use_the_native_head(tmp_path: Path) -> None:
-    # GIVEN a real /context excerpt (2.1.2) followed by a synthetic prompt and response
+def journal_after_a_run(tmp_path: Path) -> tuple[Path, NativeSnapshot, int]:
+    """A real /context excerpt (2.1.2) followed by a synthetic prompt and response."""
     source = FOLDER / "simonw-cct-pr51_v2.1.2_44baca89.jsonl"
     records = [json.loads(line) for line in source.read_text().splitlines()]
     session_id = records[0]["sessionId"]
@@ -99,6 +99,11 @@ def test_requests_after_a_run_use_the_native_head(tmp_path: Path) -> None:
     ]
     journal = tmp_path / "after.jsonl"
     journal.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return journal, run, reported
+
+
+def test_requests_after_a_run_use_the_native_head(tmp_path: Path) -> None:
+    journal, run, reported = journal_after_a_run(tmp_path)
     (session,) = load([journal], Diagnostics()).sessions
     native, request = [
         s for s in session.snapshots if s.anchor in (AnchorKind.NATIVE, AnchorKind.RESPONSE)
@@ -113,6 +118,18 @@ def test_requests_after_a_run_use_the_native_head(tmp_path: Path) -> None:
     assert all(c.id != INFERRED_HEAD_ID for s in session.snapshots for c in s.changes)
     assert request.reported_tokens == reported
     assert Category.PROMPTS in categories
+
+
+def test_a_window_read_by_context_gives_the_summary_a_fill(tmp_path: Path) -> None:
+    # The window /context printed is the journal's (`journal (/context)`), so the summary
+    # knows it and gives the peak's fill, as it does for a plain `journal` window.
+    journal, run, reported = journal_after_a_run(tmp_path)
+    (session,) = load([journal], Diagnostics()).sessions
+    assert session.window_source == "journal (/context)" and run.window_tokens
+    result = CliRunner().invoke(app, ["summary", "--json", str(journal)])
+    (row,) = json.loads(result.stdout)
+    assert row["window_tokens"] == run.window_tokens
+    assert row["peak_fill"] == round(reported / run.window_tokens, 4)
 
 
 def test_summary_shows_the_native_head_split() -> None:

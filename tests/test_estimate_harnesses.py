@@ -12,7 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from agent_profiler.cli import app
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.estimate import Estimator, TextClass, calibrated, tool_call_text, use_estimator
 from agent_profiler.loader import load
@@ -31,12 +33,14 @@ ARGS = {"file_path": "/src/geometry.py", "limit": 40}
 RESULT = '{"lines": 12, "path": "/src/geometry.py"}\n    return 3.14159 * r ** 2'
 
 
-def estimator() -> Estimator:
-    return calibrated(RATIOS, 0.0)
+def estimator(per_item_by_harness: dict[str, float] | None = None) -> Estimator:
+    return calibrated(RATIOS, 0.0, per_item_by_harness or {})
 
 
-def last_request(path: Path, harness: Harness) -> dict[Category, int]:
-    with use_estimator(estimator()):
+def last_request(
+    path: Path, harness: Harness, measure_with: Estimator | None = None
+) -> dict[Category, int]:
+    with use_estimator(measure_with or estimator()):
         result = load([path], Diagnostics())
     (session,) = result.sessions
     assert session.harness is harness
@@ -51,8 +55,8 @@ def requests(session: Session) -> list[ContextSnapshot]:
     return snaps
 
 
-def expected(calls: list[tuple[str, object]]) -> dict[Category, int]:
-    measure = estimator().text_tokens
+def expected(calls: list[tuple[str, object]], per_item: float = 0.0) -> dict[Category, int]:
+    measure = calibrated(RATIOS, per_item).text_tokens
     return {
         Category.PROMPTS: measure(PROMPT),
         Category.ASSISTANT: measure(ANSWER) + sum(measure(tool_call_text(n, a)) for n, a in calls),
@@ -209,3 +213,65 @@ def test_chars4_stays_characters_over_four(tmp_path: Path, make: Callable[[Path]
     snaps = requests(session)
     assert {s.basis for s in snaps} == {Basis.CHARS}
     assert dict(snaps[-1].categories)[Category.PROMPTS] == (len(PROMPT) + 3) // 4
+
+
+# Tokens of framing per item, different for each harness and for the shared value (0).
+COSTS = {"gemini-cli": 100.0, "opencode": 7.0, "claude-code": 55.0}
+
+
+@pytest.mark.parametrize(
+    ("make", "harness", "calls"),
+    [
+        (gemini_document, Harness.GEMINI_CLI, [("read_file", ARGS), ("list_directory", None)]),
+        (opencode_export, Harness.OPENCODE, [("read", ARGS)]),
+    ],
+)
+def test_each_harness_is_measured_with_its_own_per_item_cost(
+    tmp_path: Path, make: Callable[[Path], Path], harness: Harness, calls: list[tuple[str, object]]
+) -> None:
+    # The export's estimator is specialised to the journal's harness by the loader: every
+    # item costs that harness's framing, not the shared value (here 0) nor another's.
+    categories = last_request(make(tmp_path), harness, estimator(COSTS))
+    want = expected(calls, per_item=COSTS[harness.value])
+    assert want != expected(calls)  # the premise: the cost shows in every category
+    for category, tokens in want.items():
+        assert categories[category] == tokens, category
+
+
+def test_for_harness_picks_the_harness_cost_or_the_shared_one() -> None:
+    shared = calibrated(RATIOS, 3.0, COSTS)
+    assert shared.for_harness("opencode").per_item == 7.0
+    assert shared.for_harness("opencode").for_harness("gemini-cli").per_item == 100.0
+    assert shared.for_harness("muse") is shared  # a harness the table does not name
+    assert shared.for_harness("opencode").text_tokens(PROMPT) == shared.text_tokens(PROMPT) + 4
+
+
+def test_a_redacted_journal_is_labelled_not_fitted(tmp_path: Path) -> None:
+    # An Entire checkpoint replaces secret-looking strings with a bare `REDACTED`, here in
+    # the opaque reasoning Copilot round-trips and in a prompt: the journal holds less
+    # than was sent. It is labelled (unmeasured, summary); the estimates are unchanged.
+    path = opencode_export(tmp_path)
+    document = json.loads(path.read_text())
+    reasoning = {
+        "type": "reasoning",
+        "id": "p-r1",
+        "text": "Let me read the file.",
+        "metadata": {"copilot": {"reasoningOpaque": "REDACTED/REDACTED/xK8AE/REDACTED"}},
+    }
+    document["messages"][1]["parts"].insert(1, reasoning)
+    document["messages"][0]["parts"][0]["text"] = PROMPT + " token REDACTED [REDACTED_TEXT len=9]"
+    path.write_text(json.dumps(document))
+    (session,) = load([path], Diagnostics()).sessions
+    # Three in the opaque reasoning, one in the prompt; a sanitised marker with its
+    # length is measured by that length and is not a placeholder.
+    assert dict(session.unmeasured)["redacted-placeholder"] == 4
+    result = CliRunner().invoke(app, ["summary", "--json", str(path)])
+    (row,) = json.loads(result.stdout)
+    assert row["redacted_placeholders"] == 4
+    text = CliRunner().invoke(app, ["summary", str(path)]).stdout
+    assert "journal redacted before publication (4 `REDACTED` placeholders)" in text
+    # An unredacted journal says nothing about it.
+    (tmp_path / "clean").mkdir()
+    clean = opencode_export(tmp_path / "clean")
+    (row,) = json.loads(CliRunner().invoke(app, ["summary", "--json", str(clean)]).stdout)
+    assert "redacted_placeholders" not in row

@@ -22,7 +22,8 @@ Rules that hold for every harness (SPEC §2–3):
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from agent_profiler import estimate
@@ -50,6 +51,18 @@ INFERRED_HEAD_LABEL = (
 
 # The contract's flat estimate, kept under its old name for callers and tests.
 estimate_tokens = estimate.chars4
+
+# A journal scrubbed before publication (Entire checkpoints) replaces secret-looking strings
+# with a bare `REDACTED`, so it holds less text than the model was sent. Sanitised markers
+# that keep the length (`[REDACTED_TEXT len=N …]`) are measured by N and are not counted.
+REDACTED_WORD = "REDACTED"
+REDACTED_KIND = "redacted-placeholder"
+_REDACTED_PLACEHOLDER = re.compile(r"(?<![A-Za-z0-9_\[])REDACTED(?![A-Za-z0-9_])")
+
+
+def redacted_placeholders(text: str) -> int:
+    """How many bare `REDACTED` placeholders `text` holds."""
+    return len(_REDACTED_PLACEHOLDER.findall(text)) if REDACTED_WORD in text else 0
 
 
 @dataclass(slots=True)
@@ -119,6 +132,9 @@ class ContextLog:
         self._present: dict[str, Category] = {}
         # Chosen once per log, so every item of a session is measured the same way.
         self.estimator = estimate.current()
+        # Bare `REDACTED` placeholders in the items' text: text that was sent but replaced
+        # before the journal was published, which no estimator can see (`unmeasured`).
+        self.redacted_placeholders = 0
 
     def add(
         self,
@@ -137,6 +153,7 @@ class ContextLog:
         if isinstance(size, str):
             chars = len(size)
             measured = self.estimator.text_tokens(size) if tokens is None else tokens
+            self.redacted_placeholders += redacted_placeholders(size)
         else:
             chars = size
             measured = self.estimator.chars_tokens(size) if tokens is None else tokens
@@ -160,6 +177,14 @@ class ContextLog:
             del self._present[item_id]
         self._ops.append(_Clear(keep))
         return len(leaving)
+
+    def unmeasured(self, seen: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
+        """The session's `unmeasured` (kind → count): what the adapter saw but did not
+        estimate, and the redaction placeholders met in the items' text."""
+        counts = {k: v for k, v in seen.items() if v}
+        if self.redacted_placeholders:
+            counts[REDACTED_KIND] = counts.get(REDACTED_KIND, 0) + self.redacted_placeholders
+        return tuple(sorted(counts.items()))
 
     def __contains__(self, item_id: str) -> bool:
         return item_id in self._present

@@ -95,7 +95,7 @@ EstimateOption = Annotated[
         "--estimate",
         help="How journal text becomes tokens: chars/4 (the trace contract's estimate) or "
         "calibrated (per-content-class ratios fitted on real sessions; basis "
-        "chars/calibrated-v1). Never a tokenizer count; never scaled to the reported size.",
+        "chars/calibrated-v2). Never a tokenizer count; never scaled to the reported size.",
     ),
 ]
 

@@ -4,15 +4,20 @@ Every adapter measures through `text_tokens` / `chars_tokens` (via
 `ContextLog.add`), so one choice of estimator holds for a whole export:
 
 - `chars/4` (the contract's default, SPEC §3): characters / 4, rounded up per item;
-- `chars/calibrated-v1` (opt-in, our extension of the contract's basis list): the
+- `chars/calibrated-v2` (opt-in, our extension of the contract's basis list): the
   item's characters are split into content classes (prose, source code, JSON,
   CJK, other scripts, base64-like runs) and each class is divided by its own
   characters-per-token ratio from one fixed table shipped in the package
   (`calibration.json`, written by `scripts/calibrate.py` from the corpus's own
-  request deltas), then rounded up per item. Never scaled per session or request.
+  request deltas), plus a per-item framing cost that belongs to the *harness* (how
+  it serialises a message, a tool call, a result into the request: role markers,
+  ids, JSON wrappers), then rounded up per item. Never scaled per session or request.
+  (`-v1` was the same with one per-item cost shared by every harness.)
 
 The estimator is chosen once per load (`use_estimator`), not per adapter, because a
-basis must be consistent within a session for snapshot diffs to stay valid.
+basis must be consistent within a session for snapshot diffs to stay valid; the loader
+specialises it to each journal group's harness (`Estimator.for_harness`), so no adapter
+needs to know which table it is measured with.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from importlib import resources
 
@@ -121,6 +126,15 @@ class Estimator:
     # Calibration probes measure the journal's items alone, without the inferred head.
     infer_head: bool = True
     note: str = field(default="characters / 4 per journal item, rounded up")
+    # The per-item cost of each harness whose framing the table knows (harness → tokens
+    # per item); a harness not named here costs `per_item`, the all-harness value.
+    per_item_by_harness: Mapping[str, float] = field(default_factory=dict)
+
+    def for_harness(self, harness: str) -> Estimator:
+        """This estimator as it measures one harness's journal: its per-item cost is
+        that harness's (the loader calls this once per journal group)."""
+        cost = self.per_item_by_harness.get(harness)
+        return self if cost is None or cost == self.per_item else replace(self, per_item=cost)
 
     def text_tokens(self, text: str) -> Tokens:
         if self.ratios is None:
@@ -152,18 +166,24 @@ def _ceil(value: float) -> Tokens:
 CHARS4 = Estimator(Basis.CHARS)
 
 
-def load_calibration() -> tuple[dict[TextClass, float], float]:
-    """The shipped table: characters per token per class, and tokens per item."""
+def load_calibration() -> tuple[dict[TextClass, float], float, dict[str, float]]:
+    """The shipped table: characters per token per class, tokens per item (the value for
+    a harness the table does not name), and tokens per item per harness."""
     raw = json.loads(resources.files("agent_profiler").joinpath(CALIBRATION_FILE).read_text())
     ratios = {TextClass(k): float(v) for k, v in raw["chars_per_token"].items()}
-    return ratios, float(raw.get("per_item_tokens", 0.0))
+    by_harness = {str(k): float(v) for k, v in raw.get("per_item_tokens_by_harness", {}).items()}
+    return ratios, float(raw.get("per_item_tokens", 0.0)), by_harness
 
 
 def calibrated(
-    ratios: Mapping[TextClass, float] | None = None, per_item: float | None = None
+    ratios: Mapping[TextClass, float] | None = None,
+    per_item: float | None = None,
+    per_item_by_harness: Mapping[str, float] | None = None,
 ) -> Estimator:
     """The calibrated estimator: the shipped table, or (for calibration) a given one."""
-    shipped, shipped_per_item = load_calibration() if ratios is None else ({}, 0.0)
+    shipped, shipped_per_item, shipped_by_harness = (
+        load_calibration() if ratios is None else ({}, 0.0, {})
+    )
     table = dict(ratios) if ratios is not None else shipped
     missing = [c for c in TextClass if c not in table]
     if missing:
@@ -172,8 +192,12 @@ def calibrated(
         Basis.CALIBRATED,
         table,
         per_item if per_item is not None else shipped_per_item,
-        note="characters per content class ÷ that class's calibrated characters per token "
-        f"({CALIBRATION_FILE}), rounded up per journal item",
+        note="characters per content class ÷ that class's calibrated characters per token, "
+        f"plus the harness's per-item framing cost ({CALIBRATION_FILE}), rounded up per "
+        "journal item",
+        per_item_by_harness=dict(
+            per_item_by_harness if per_item_by_harness is not None else shipped_by_harness
+        ),
     )
 
 
@@ -235,8 +259,9 @@ def tool_call_text(name: str, arguments: object) -> str:
 CHARS4_NOTE = "estimate: characters / 4 per journal item, rounded up; not a tokenizer count"
 CALIBRATED_NOTE = (
     "estimate: characters per content class (prose, code, JSON, CJK, other scripts, "
-    "base64-like runs) ÷ that class's calibrated characters per token (chars/calibrated-v1), "
-    "rounded up per journal item; not a tokenizer count"
+    "base64-like runs) ÷ that class's calibrated characters per token, plus the harness's "
+    "per-item framing cost (chars/calibrated-v2), rounded up per journal item; not a "
+    "tokenizer count"
 )
 CHARS4_ESTIMATION = (
     "context categories: characters / 4 per journal item, rounded up (not tokenizer "
@@ -245,9 +270,10 @@ CHARS4_ESTIMATION = (
     "scaled"
 )
 CALIBRATED_ESTIMATION = (
-    "context categories: basis chars/calibrated-v1, characters per content class ÷ a fixed "
-    "per-class characters-per-token table shipped with agent-profiler (fitted on public "
-    "sessions' request deltas; not tokenizer counts), rounded up per journal item; the head "
+    "context categories: basis chars/calibrated-v2, characters per content class ÷ a fixed "
+    "per-class characters-per-token table shipped with agent-profiler, plus a fixed per-item "
+    "framing cost per harness (fitted on public sessions' request deltas; not tokenizer "
+    "counts), rounded up per journal item; the head "
     "the journal lacks is one inferred item measured with the same estimator (reported − "
     "estimated at the first request, measured again after a compaction); never scaled per "
     "session or request"

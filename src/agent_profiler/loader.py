@@ -14,6 +14,7 @@ from pathlib import Path
 
 import orjson
 
+from agent_profiler import estimate
 from agent_profiler.adapters import ADAPTERS, JournalGroup, SniffedFile, adapter_for
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError, UsageError
@@ -138,8 +139,11 @@ def load(
     for done, group in enumerate(groups, start=1):
         adapter = adapter_for(group.harness)
         assert adapter is not None
+        # The export's estimator, with this harness's framing cost (estimate.py): chosen
+        # here, once per group, so the adapters need not know it.
         try:
-            sessions = adapter.read(group, diagnostics)
+            with estimate.use_estimator(estimate.current().for_harness(group.harness.value)):
+                sessions = adapter.read(group, diagnostics)
         except JournalError as error:
             result.failures.append(error)
         except Exception as error:  # a bug: lose this group, keep the others

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_profiler.attribution import REDACTED_KIND
 from agent_profiler.model import AnchorKind, Category, Harness, Session
 from agent_profiler.privacy import private_path
 from agent_profiler.views import largest_addition_per_snapshot, largest_additions
@@ -110,6 +111,9 @@ class SessionSummary:
     estimate_error_requests: int = 0  # requests the error is measured over
     estimate_error_median: float | None = None
     estimate_error_worst: float | None = None
+    # Bare `REDACTED` placeholders in what the journal carried to the model: it holds less
+    # text than was sent, so no estimator can agree with the reported size (0: none).
+    redacted_placeholders: int = 0
     per_call: list[CallRow] = field(default_factory=list)
     compaction_events: list[dict[str, Any]] = field(default_factory=list)
     clock: str = "journal"  # or "synthetic": no times in the journal (Session.clock)
@@ -145,6 +149,8 @@ class SessionSummary:
             "clock": self.clock,
             "responses_without_usage": self.responses_without_usage,
         }
+        if self.redacted_placeholders:
+            data["redacted_placeholders"] = self.redacted_placeholders
         if self.parent is not None:
             data["parent"] = self.parent
         if with_calls:
@@ -274,6 +280,7 @@ def summarise(
     summary.estimate_error_requests = error.requests
     summary.estimate_error_median = error.median
     summary.estimate_error_worst = error.worst
+    summary.redacted_placeholders = dict(session.unmeasured).get(REDACTED_KIND, 0)
     snapshots = {s.anchor_id: s for s in request_snapshots}
     # A request's largest addition is the first of views.largest_additions at its
     # snapshot: equal deltas are broken by item id, as in the trace and the report.
@@ -463,6 +470,12 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
         f"the first (estimate basis: {', '.join(bases) or '-'})"
     )
     for row in rows:
+        if row.redacted_placeholders:
+            out.append(
+                f"{escape_cell(row.session)}: journal redacted before publication "
+                f"({row.redacted_placeholders:,} `REDACTED` placeholders): it holds less text "
+                "than the model was sent, so the estimate error is not the estimator's alone"
+            )
         if row.native_head:
             split = ", ".join(f"{Category(k).label} {v:,}" for k, v in row.native_head.items())
             out.append(f"{escape_cell(row.session)}: head measured by /context: {split} tokens")

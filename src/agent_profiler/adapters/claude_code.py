@@ -819,7 +819,7 @@ class SessionBuilder:
             tool_calls=tools,
             compactions=compactions,
             snapshots=tuple(snapshots),
-            unmeasured=tuple(sorted((k, v) for k, v in self.unmeasured.items() if v)),
+            unmeasured=self.log.unmeasured(self.unmeasured),
             facts=tuple(self.facts),
         )
 

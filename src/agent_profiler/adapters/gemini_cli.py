@@ -587,7 +587,7 @@ class SessionBuilder:
             tool_calls=tools,
             compactions=tuple(self.compactions),
             snapshots=tuple(snapshots),
-            unmeasured=tuple(sorted((k, v) for k, v in self.unmeasured.items() if v)),
+            unmeasured=self.log.unmeasured(self.unmeasured),
             failed_requests=tuple(self.failed),
             markers=tuple(self.markers),
             facts=tuple(facts),

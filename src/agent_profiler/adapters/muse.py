@@ -1310,7 +1310,7 @@ class JournalBuilder:
             tool_calls=tuple(tools),
             compactions=compactions,
             snapshots=tuple(snapshots),
-            unmeasured=tuple(sorted((k, v) for k, v in self.unmeasured.items() if v)),
+            unmeasured=self.log.unmeasured(self.unmeasured),
             facts=tuple(self._facts(native)),
         )
 

@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from agent_profiler.adapters import opencode_storage as storage
 from agent_profiler.adapters.common import (
     MS,
@@ -41,7 +43,7 @@ from agent_profiler.adapters.common import (
     token_count,
     turn_ends,
 )
-from agent_profiler.attribution import ContextLog, Observation
+from agent_profiler.attribution import ContextLog, Observation, redacted_placeholders
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.estimate import tool_call_text
 from agent_profiler.model import (
@@ -329,6 +331,15 @@ class SessionBuilder:
     ) -> None:
         kind = text_field(part, "type") or ""
         item_id = f"{message_id}:{part.get('id')}"
+        if part.get("metadata"):
+            # The opaque reasoning a provider round-trips (Copilot's `reasoningOpaque`) is
+            # not measured; a checkpoint scrubbed before publication (Entire) may have cut
+            # it with `REDACTED`: the journal then holds less than was sent (a label).
+            try:
+                metadata = orjson.dumps(part["metadata"], default=str).decode()
+            except TypeError:  # nesting beyond orjson's limit: nothing to label
+                metadata = ""
+            self.log.redacted_placeholders += redacted_placeholders(metadata)
         if kind == "text":
             text = text_field(part, "text") or ""
             category = Category.SUMMARIES if summary else Category.ASSISTANT
@@ -355,6 +366,8 @@ class SessionBuilder:
                 )
             elif part.get("metadata"):
                 self.unmeasured["encrypted-reasoning"] += 1
+            elif text:  # all of it replaced by a placeholder
+                self.log.redacted_placeholders += redacted_placeholders(text)
         elif kind == "tool":
             self.on_tool(message_id, part, response_id)
         elif kind == "file":
@@ -509,7 +522,7 @@ class SessionBuilder:
             tool_calls=tuple(self.tools),
             compactions=tuple(self.compactions),
             snapshots=tuple(snapshots),
-            unmeasured=tuple(sorted((k, v) for k, v in self.unmeasured.items() if v)),
+            unmeasured=self.log.unmeasured(self.unmeasured),
             failed_requests=tuple(self.failed),
             markers=tuple(self.markers),
             facts=tuple(facts),

@@ -835,7 +835,7 @@ class SessionBuilder:
             tool_calls=tuple(tools),
             compactions=compactions,
             snapshots=tuple(snapshots),
-            unmeasured=tuple(sorted((k, v) for k, v in self.unmeasured.items() if v)),
+            unmeasured=self.log.unmeasured(self.unmeasured),
             facts=tuple(self._facts(not_run)),
             failed_requests=tuple(self.unmeasured_requests),
             markers=tuple(self.markers),
