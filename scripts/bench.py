@@ -282,12 +282,23 @@ class Timing:
 
 
 def measure(command: list[str], runs: int) -> Timing:
-    times, peaks = [], []
+    return measure_together([command], runs)[0]
+
+
+def measure_together(commands: list[list[str]], runs: int) -> list[Timing]:
+    """Round-robin: each round runs every command once, so a floor, our export and the
+    peer see the same load on a shared machine (their ratio is what is compared)."""
+    times: list[list[float]] = [[] for _ in commands]
+    peaks: list[list[float]] = [[] for _ in commands]
     for _ in range(runs):
-        seconds, peak = run_once(command)
-        times.append(seconds)
-        peaks.append(peak)
-    return Timing(round(min(times), 3), [round(t, 3) for t in times], round(max(peaks), 1))
+        for index, command in enumerate(commands):
+            seconds, peak = run_once(command)
+            times[index].append(seconds)
+            peaks[index].append(peak)
+    return [
+        Timing(round(min(t), 3), [round(x, 3) for x in t], round(max(p), 1))
+        for t, p in zip(times, peaks, strict=True)
+    ]
 
 
 def peer_command(install: bool = True) -> list[str] | None:
@@ -325,6 +336,8 @@ class Row:
     max_rss_mb: float | None = None
     max_share: float | None = None
     runs: list[float] = field(default_factory=list)
+    floor_runs: list[float] = field(default_factory=list)
+    peer_runs: list[float] = field(default_factory=list)
 
     @property
     def floor_ratio(self) -> float:
@@ -415,26 +428,25 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[Row] = []
     flat: tuple[float, float] | None = None
 
-    def floor_of(*paths: Path) -> Timing:
-        return measure([sys.executable, "-c", FLOOR, *map(str, paths)], runs)
-
     def export_row(
         name: str, journal: Path, *, peer_ok: bool, **targets: float | None
     ) -> tuple[Row, Timing]:
         print(f"measuring {name} ({journal.name}) …", file=sys.stderr, flush=True)
         size = _size(journal)
         out = outputs / f"{journal.name}.pftrace"
-        floor = floor_of(journal)
-        ours = measure([*tool, "export", str(journal), "-o", str(out), "--force"], runs)
-        peer_timing = None
+        commands = [
+            [sys.executable, "-c", FLOOR, str(journal)],
+            [*tool, "export", str(journal), "-o", str(out), "--force"],
+        ]
         if peer is not None and peer_ok:
             if journal.is_dir():
                 files = sorted(str(p) for p in journal.rglob("*.jsonl"))
                 peer_out = Path(tempfile.mkdtemp(dir=outputs))
-                command = [sys.executable, "-c", PER_FILE, peer[0], str(peer_out), *files]
+                commands.append([sys.executable, "-c", PER_FILE, peer[0], str(peer_out), *files])
             else:
-                command = [*peer, str(journal), "-o", str(outputs / f"{journal.name}.json")]
-            peer_timing = measure(command, runs)
+                commands.append([*peer, str(journal), "-o", str(outputs / f"{journal.name}.json")])
+        floor, ours, *peer_timings = measure_together(commands, runs)
+        peer_timing = peer_timings[0] if peer_timings else None
         row = Row(
             name,
             size / MB,
@@ -445,6 +457,8 @@ def main(argv: list[str] | None = None) -> int:
             peer_seconds=peer_timing and peer_timing.seconds,
             peer_rss_mb=peer_timing and peer_timing.peak_rss_mb,
             runs=ours.runs,
+            floor_runs=floor.runs,
+            peer_runs=peer_timing.runs if peer_timing else [],
             **targets,  # type: ignore[arg-type]
         )
         rows.append(row)
@@ -505,9 +519,14 @@ def main(argv: list[str] | None = None) -> int:
         if "startup" in only:
             journal = build_one("claude", CLAUDE_ENTIRE, directory, 100 * 1024)
             print("measuring start-up …", file=sys.stderr, flush=True)
-            baseline = measure([sys.executable, "-c", "import orjson"], max(runs, 5))
             out = outputs / "startup.pftrace"
-            ours = measure([*tool, "export", str(journal), "-o", str(out), "--force"], max(runs, 5))
+            baseline, ours = measure_together(
+                [
+                    [sys.executable, "-c", "import orjson"],
+                    [*tool, "export", str(journal), "-o", str(out), "--force"],
+                ],
+                max(runs, 5),
+            )
             rows.append(
                 Row(
                     "start-up (100 KB export)",
@@ -522,8 +541,13 @@ def main(argv: list[str] | None = None) -> int:
             )
         if "summary" in only:
             print("measuring summary of the folder …", file=sys.stderr, flush=True)
-            floor = floor_of(folder)
-            ours = measure([*tool, "summary", str(folder), "--json"], runs)
+            floor, ours = measure_together(
+                [
+                    [sys.executable, "-c", FLOOR, str(folder)],
+                    [*tool, "summary", str(folder), "--json"],
+                ],
+                runs,
+            )
             rows.append(
                 Row(
                     f"summary, {count} sessions",
