@@ -54,5 +54,5 @@ mutation: $(STAMP)  ## mutmut on attribution, writers, adapters; score per modul
 clean:  ## Remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache mutants
 
-bench: $(STAMP)  ## Speed and memory against the floor and a peer, on large replayed journals
-	$(BIN)/python scripts/bench.py
+bench: $(STAMP)  ## Every row of the performance targets (BENCH_ARGS=--quick for a smoke test)
+	$(BIN)/python scripts/bench.py $(BENCH_ARGS)

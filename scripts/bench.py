@@ -1,21 +1,25 @@
-"""Speed and memory of agent-profiler against a floor and a peer, on large journals.
+"""Every row of issue 17's target table, measured in one run, with PASS/FAIL.
 
-    python scripts/bench.py [--runs 5] [--sizes claude=25,100 codex=50] [--no-peer]
+    python scripts/bench.py [--runs 3] [--quick] [--no-peer] [--only claude,codex,...]
 
-1. Builds large journals (cached in .bench/) by replaying real sessions from
-   tests/data with fresh ids and shifted times: Claude Code ≈ 25 MB and ≈ 100 MB
-   (the spotter transcript), Codex ≈ 50 MB (the Desktop rollout), Pi ≈ 50 MB when
-   the Pi adapter and its journals are present.
-2. Measures, each as a whole process, median of N runs after one warm-up:
-   - floor: read every line and orjson.loads it, nothing else;
-   - export: `agent-profiler export FILE -o OUT`;
-   - summary: `agent-profiler summary FILE --json`;
-   - peer: `agent2perfetto FILE -o OUT` (installed into .bench/peer-venv only).
-3. Prints seconds, ratio to the floor, ratio to the peer, peak RSS (of that
-   process, from wait4) and output size as a share of the input; writes the same
-   to .bench/results.json.
+Journals are built once (cached in .bench/, or .bench/quick/) by replaying real
+sessions from tests/data with fresh ids and shifted times:
+- claude: the spotter transcript replayed to ≈100 MB (and ≈25 MB: memory must stay
+  flat, peak RSS at 100 MB ≤ 1.3× the peak at 25 MB);
+- codex: the Desktop rollout replayed to ≈50 MB, each copy a separate session;
+- pi: the large pi-mono session replayed to ≈50 MB (its message times are epoch ms);
+- folder: 300 real-sized sessions (≈1–2 MB each, half Claude Code, half Codex), each
+  a corpus session with its own session id and fresh ids, one file each;
+- startup: a ≈100 KB Claude Code journal, against `python -c "import orjson"`;
+- summary: `agent-profiler summary --json` of the folder.
 
-Timings are wall-clock on whatever machine runs this; the ratios are the point.
+Each row's floor is reading every file and `orjson.loads` of every line, in one
+process. Timings are best of --runs, wall clock; peak RSS is of the whole process
+tree (sampled from /proc, and never below the direct child's own peak from wait4).
+The peer is agent2perfetto 0.2.2, installed into .bench/peer-venv; on the folder it
+is run once per file, as many at a time as there are cores. The machine is shared
+and timings are noisy: the ratios are the point. Results also go to
+.bench/results.json.
 """
 
 from __future__ import annotations
@@ -25,235 +29,557 @@ import gzip
 import json
 import os
 import re
-import statistics
+import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from dataclasses import asdict, dataclass
+import uuid
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "journals"
 BENCH = ROOT / ".bench"
-SOURCES = {
-    "claude": DATA
+PEER = "agent2perfetto==0.2.2"
+CLAUDE_SPOTTER = (
+    DATA
     / "claude-code"
     / "spotter-2.1.39-subagents-compaction"
-    / "258c7280-ae70-4798-800f-63464d01a85d.jsonl.gz",
-    "codex": DATA
-    / "codex"
-    / "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl.gz",
-    "pi": DATA / "pi" / "pi-mono_large-session_v1.jsonl",
-}
-FLOOR = (
-    "import sys, orjson\n"
-    "with open(sys.argv[1], 'rb') as f:\n"
-    "    for line in f:\n"
-    "        if line.strip():\n"
-    "            orjson.loads(line)\n"
+    / "258c7280-ae70-4798-800f-63464d01a85d.jsonl.gz"
 )
+CLAUDE_ENTIRE = DATA / "claude-code" / "entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl"
+CLAUDE_TASKS = DATA / "claude-code" / "entire-51-0c10bf7b7a-0_v2.0.76_parallel-task-subagents.jsonl"
+CODEX_DESKTOP = (
+    DATA / "codex" / "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl.gz"
+)
+CODEX_CLI = (
+    DATA / "codex" / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl.gz"
+)
+PI_LARGE = DATA / "pi" / "pi-mono_large-session_v1.jsonl"
+# The folder's sources, taken in turn: (kind, journal).
+FOLDER_SOURCES = [
+    ("claude", CLAUDE_SPOTTER),
+    ("codex", CODEX_DESKTOP),
+    ("claude", CLAUDE_ENTIRE),
+    ("codex", CODEX_CLI),
+    ("claude", CLAUDE_TASKS),
+    ("codex", CODEX_DESKTOP),
+]
+MB = 2**20
+
+FLOOR = (
+    "import os, sys, orjson\n"
+    "paths = []\n"
+    "for arg in sys.argv[1:]:\n"
+    "    if os.path.isdir(arg):\n"
+    "        for root, _, names in os.walk(arg):\n"
+    "            paths += [os.path.join(root, n) for n in names if n.endswith('.jsonl')]\n"
+    "    else:\n"
+    "        paths.append(arg)\n"
+    "for path in sorted(paths):\n"
+    "    with open(path, 'rb') as f:\n"
+    "        for line in f:\n"
+    "            if line.strip():\n"
+    "                orjson.loads(line)\n"
+)
+# One peer run per file, as many at a time as there are cores: argv = peer, outdir, files…
+PER_FILE = (
+    "import os, subprocess, sys\n"
+    "from concurrent.futures import ThreadPoolExecutor\n"
+    "peer, out, files = sys.argv[1], sys.argv[2], sys.argv[3:]\n"
+    "def one(index_path):\n"
+    "    index, path = index_path\n"
+    "    target = os.path.join(out, f'{index}.json')\n"
+    "    done = subprocess.run([peer, path, '-o', target], stdout=subprocess.DEVNULL,\n"
+    "                          stderr=subprocess.DEVNULL)\n"
+    "    return done.returncode\n"
+    "with ThreadPoolExecutor(os.cpu_count() or 1) as pool:\n"
+    "    codes = list(pool.map(one, enumerate(files)))\n"
+    "sys.exit(max(codes, default=0))\n"
+)
+
 _IDS = re.compile(
     rb'("(?:uuid|parentUuid|id|tool_use_id|call_id|requestId|leafUuid|messageId'
-    rb'|sourceToolUseID|sourceToolAssistantUUID|toolUseID|parentToolUseID)":")'
+    rb'|sourceToolUseID|sourceToolAssistantUUID|toolUseID|parentToolUseID|parentId)":")'
     rb'([^"]+)"'
 )
+_SESSION_ID = re.compile(rb'("sessionId":")([^"]+)"')
 _TIMESTAMP = re.compile(rb'"timestamp":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)"')
 _EPOCH_MS = re.compile(rb'"timestamp":(\d{13})\b')  # Pi's message.timestamp (epoch ms)
 
 
-def _read(path: Path) -> bytes:
+# --- journal builders -------------------------------------------------------------------
+
+
+def read_source(path: Path) -> bytes:
     data = path.read_bytes()
     return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
 
 
-def build(kind: str, megabytes: int) -> Path:
-    """Replay a real journal until it is `megabytes` long: every id gets a copy suffix
-    (so message ids, call ids and uuids stay unique) and every timestamp moves past
-    the previous copy, so the result reads as one long session."""
-    BENCH.mkdir(exist_ok=True)
-    target = BENCH / f"{kind}-{megabytes}mb.jsonl"
-    if target.exists():
-        return target
-    source = _read(SOURCES[kind])
-    lines = [line for line in source.split(b"\n") if line.strip()]
-    from datetime import datetime, timedelta
+def _moment(text: bytes) -> datetime:
+    return datetime.fromisoformat(text.decode().replace("Z", "+00:00"))
 
-    stamps = [
-        datetime.fromisoformat(m.decode().replace("Z", "+00:00"))
-        for m in _TIMESTAMP.findall(source)
-    ]
+
+def replay(
+    kind: str,
+    source: bytes,
+    target: Path,
+    nbytes: int,
+    *,
+    tag: str = "",
+    first_copy: int = 0,
+    session_id: str | None = None,
+) -> Path:
+    """Write `source` again and again to `target` until it is `nbytes` long (cut at a
+    line boundary, so a small target may hold part of one copy). Copy n gets ids with
+    the suffix `-{tag}r{n}` (message ids, call ids and uuids stay unique, also across
+    files with distinct tags) and its times (ISO and Pi's epoch ms) move past the copy
+    before it, so the result reads as one long session. Codex and Pi keep one session
+    header for the whole replay; `session_id` replaces Claude Code's sessionId."""
+    lines = [line for line in source.split(b"\n") if line.strip()]
+    stamps = [_moment(m) for m in _TIMESTAMP.findall(source)]
+    stamps += [datetime.fromtimestamp(int(m) / 1000, UTC) for m in _EPOCH_MS.findall(source)]
     span = (max(stamps) - min(stamps)) + timedelta(minutes=1) if stamps else timedelta(hours=1)
-    wanted = megabytes * 1024 * 1024
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".part")
     written = 0
-    copy = 0
-    with target.open("wb") as out:
-        while written < wanted:
+    copy = first_copy
+    with partial.open("wb") as out:
+        while written < nbytes:
             shift = span * copy
+            shift_ms = int(shift.total_seconds() * 1000)
 
             def stamp(match: re.Match[bytes], shift: timedelta = shift) -> bytes:
-                moment = datetime.fromisoformat(match.group(1).decode().replace("Z", "+00:00"))
-                text = (moment + shift).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-                return b'"timestamp":"' + text.encode() + b'"'
+                text = (_moment(match.group(1)) + shift).strftime("%Y-%m-%dT%H:%M:%S.%f")
+                return b'"timestamp":"' + text[:-3].encode() + b'Z"'
 
-            suffix = f"-r{copy}".encode()
+            def epoch(match: re.Match[bytes], ms: int = shift_ms) -> bytes:
+                return b'"timestamp":' + str(int(match.group(1)) + ms).encode()
+
+            suffix = f"-{tag}r{copy}".encode()
+
+            def fresh(match: re.Match[bytes], suffix: bytes = suffix) -> bytes:
+                return match.group(1) + match.group(2) + suffix + b'"'
+
             for index, line in enumerate(lines):
-                if copy and index == 0 and kind == "codex":
+                if copy > first_copy and index == 0 and kind == "codex":
                     continue  # one session_meta for the whole replay
-                if copy and kind == "pi" and b'"type":"session"' in line[:40]:
+                if copy > first_copy and kind == "pi" and b'"type":"session"' in line[:40]:
                     continue
-                line = _IDS.sub(
-                    lambda m, suffix=suffix: m.group(1) + m.group(2) + suffix + b'"', line
-                )
+                line = _IDS.sub(fresh, line)
+                if session_id is not None:
+                    line = _SESSION_ID.sub(b"\\1" + session_id.encode() + b'"', line)
                 line = _TIMESTAMP.sub(stamp, line)
-                shift_ms = int(shift.total_seconds() * 1000)
-                line = _EPOCH_MS.sub(
-                    lambda m, ms=shift_ms: b'"timestamp":' + str(int(m.group(1)) + ms).encode(),
-                    line,
-                )
+                line = _EPOCH_MS.sub(epoch, line)
                 out.write(line + b"\n")
                 written += len(line) + 1
+                if written >= nbytes:
+                    break
             copy += 1
+    partial.replace(target)
     return target
 
 
-@dataclass
-class Measure:
-    name: str
-    input: str
-    input_mb: float
-    seconds: float
-    runs: list[float]
-    peak_rss_mb: float
-    output_share: float | None
-    ratio_to_floor: float | None = None
-    ratio_to_peer: float | None = None
+def build_one(kind: str, source_path: Path, directory: Path, nbytes: int) -> Path:
+    """One long replayed journal, cached by kind and size."""
+    size = f"{nbytes // MB}mb" if nbytes >= MB else f"{nbytes // 1024}kb"
+    target = directory / f"{kind}-{size}.jsonl"
+    if not target.exists():
+        replay(kind, read_source(source_path), target, nbytes)
+    return target
+
+
+def folder_sizes(count: int, low: int, high: int) -> list[int]:
+    """Sizes spread evenly (and deterministically) between low and high."""
+    return [low + (high - low) * ((index * 7) % 11) // 10 for index in range(count)]
+
+
+def build_folder(directory: Path, count: int, low: int, high: int) -> Path:
+    """`count` sessions, one file each, in the layouts their harnesses use."""
+    marker = directory / ".complete"
+    if marker.exists():
+        return directory
+    shutil.rmtree(directory, ignore_errors=True)
+    sources = {path: read_source(path) for _, path in FOLDER_SOURCES}
+    for index, nbytes in enumerate(folder_sizes(count, low, high)):
+        kind, path = FOLDER_SOURCES[index % len(FOLDER_SOURCES)]
+        session = str(uuid.UUID(int=(0xB3 << 120) + index))
+        if kind == "claude":
+            target = directory / "claude" / f"{session}.jsonl"
+            replay(kind, sources[path], target, nbytes, tag=f"f{index}", session_id=session)
+        else:
+            target = directory / "codex" / f"rollout-2026-03-01T00-00-00-{session}.jsonl"
+            replay(kind, sources[path], target, nbytes, tag=f"f{index}")
+    marker.touch()
+    return directory
+
+
+# --- measuring --------------------------------------------------------------------------
+
+
+def _descendants(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        try:
+            for task in os.listdir(f"/proc/{current}/task"):
+                with open(f"/proc/{current}/task/{task}/children") as handle:
+                    todo += [int(child) for child in handle.read().split()]
+        except OSError:
+            continue
+    return found
+
+
+def _rss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            for line in handle:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
 
 
 def run_once(command: list[str]) -> tuple[float, float]:
-    """Wall seconds and the process's own peak RSS (MB), via wait4."""
-    # stderr goes to a file: a pipe nobody reads while waiting fills up and blocks a
-    # chatty process forever.
+    """Wall seconds and the peak RSS (MB) of the whole process tree."""
     with tempfile.TemporaryFile() as errors:
         started = time.perf_counter()
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors)
+        peak = [0]
+        done = threading.Event()
+
+        def sample() -> None:
+            while not done.is_set():
+                total = sum(_rss_kb(pid) for pid in _descendants(process.pid))
+                peak[0] = max(peak[0], total)
+                done.wait(0.02)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
         _, status, usage = os.wait4(process.pid, 0)
         elapsed = time.perf_counter() - started
+        done.set()
+        sampler.join()
         errors.seek(0)
         stderr = errors.read().decode(errors="replace")
-    process.returncode = os.waitstatus_to_exitcode(status)
-    code = process.returncode
+    code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1):
-        raise RuntimeError(f"{' '.join(command)} exited {code}: {stderr[-500:]}")
-    return elapsed, usage.ru_maxrss / 1024
+        raise RuntimeError(f"{' '.join(command[:4])} … exited {code}: {stderr[-500:]}")
+    return elapsed, max(peak[0], usage.ru_maxrss) / 1024
 
 
-def measure(
-    name: str, command: list[str], journal: Path, runs: int, output: Path | None = None
-) -> Measure:
-    run_once(command)  # warm-up (page cache, .pyc)
-    times, peaks = [], []
+@dataclass
+class Timing:
+    seconds: float  # best of the runs
+    runs: list[float]
+    peak_rss_mb: float  # highest of the runs
+
+
+def measure(command: list[str], runs: int) -> Timing:
+    return measure_together([command], runs)[0]
+
+
+def measure_together(commands: list[list[str]], runs: int) -> list[Timing]:
+    """Round-robin: each round runs every command once, so a floor, our export and the
+    peer see the same load on a shared machine (their ratio is what is compared)."""
+    times: list[list[float]] = [[] for _ in commands]
+    peaks: list[list[float]] = [[] for _ in commands]
     for _ in range(runs):
-        seconds, peak = run_once(command)
-        times.append(seconds)
-        peaks.append(peak)
-    size = journal.stat().st_size
-    share = output.stat().st_size / size if output is not None and output.exists() else None
-    return Measure(
-        name,
-        journal.name,
-        round(size / 2**20, 1),
-        round(statistics.median(times), 3),
-        [round(t, 3) for t in times],
-        round(max(peaks), 1),
-        round(share, 4) if share is not None else None,
-    )
+        for index, command in enumerate(commands):
+            seconds, peak = run_once(command)
+            times[index].append(seconds)
+            peaks[index].append(peak)
+    return [
+        Timing(round(min(t), 3), [round(x, 3) for x in t], round(max(p), 1))
+        for t, p in zip(times, peaks, strict=True)
+    ]
 
 
-def peer_command() -> list[str] | None:
+def peer_command(install: bool = True) -> list[str] | None:
     venv = BENCH / "peer-venv"
     binary = venv / "bin" / "agent2perfetto"
-    if not binary.exists():
+    if not binary.exists() and install:
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         done = subprocess.run(
-            [str(venv / "bin" / "pip"), "install", "--quiet", "agent2perfetto"],
+            [str(venv / "bin" / "pip"), "install", "--quiet", PEER],
             capture_output=True,
             text=True,
         )
         if done.returncode != 0:
             print(f"peer unavailable: {done.stderr.strip()[-200:]}", file=sys.stderr)
             return None
-    return [str(binary)]
+    return [str(binary)] if binary.exists() else None
 
 
-def main() -> int:
+# --- rows and verdicts ------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    name: str
+    input_mb: float
+    seconds: float
+    floor_seconds: float
+    peak_rss_mb: float
+    trace_share: float | None = None  # output bytes / input bytes
+    peer_seconds: float | None = None
+    peer_rss_mb: float | None = None
+    # targets (None: not a target of this row)
+    max_floor: float | None = None
+    min_speedup: float | None = None
+    max_rss_mb: float | None = None
+    max_share: float | None = None
+    runs: list[float] = field(default_factory=list)
+    floor_runs: list[float] = field(default_factory=list)
+    peer_runs: list[float] = field(default_factory=list)
+
+    @property
+    def floor_ratio(self) -> float:
+        return self.seconds / self.floor_seconds
+
+    @property
+    def speedup(self) -> float | None:
+        return None if self.peer_seconds is None else self.peer_seconds / self.seconds
+
+    def failures(self) -> list[str]:
+        failed = []
+        if self.max_floor is not None and self.floor_ratio > self.max_floor:
+            failed.append("floor")
+        speedup = self.speedup
+        if self.min_speedup is not None and speedup is not None and speedup < self.min_speedup:
+            failed.append("peer")
+        if self.max_rss_mb is not None and self.peak_rss_mb > self.max_rss_mb:
+            failed.append("rss")
+        if self.max_share is not None and (self.trace_share or 0) > self.max_share:
+            failed.append("size")
+        return failed
+
+
+def _target(value: float | None, template: str) -> str:
+    return "" if value is None else template.format(value)
+
+
+def table(rows: Iterable[Row], flat: tuple[float, float] | None) -> str:
+    header = (
+        f"{'row':<26} {'in MB':>7} {'ours s':>7} {'floor s':>7} {'×floor':>13} "
+        f"{'peer s':>7} {'×faster':>13} {'RSS MB':>13} {'trace':>12}  verdict"
+    )
+    lines = [header, "-" * len(header)]
+    for row in rows:
+        speed = row.speedup
+        failed = row.failures()
+        lines.append(
+            f"{row.name:<26} {row.input_mb:>7.1f} {row.seconds:>7.2f} {row.floor_seconds:>7.2f} "
+            f"{row.floor_ratio:>6.1f}"
+            f"{_target(row.max_floor, ' (≤{:g})'):<7} "
+            f"{'-' if row.peer_seconds is None else f'{row.peer_seconds:.2f}':>7} "
+            f"{'-' if speed is None else f'{speed:.2f}':>6}"
+            f"{_target(row.min_speedup, ' (≥{:g})'):<7} "
+            f"{row.peak_rss_mb:>6.0f}{_target(row.max_rss_mb, ' (≤{:g})'):<7} "
+            f"{'-' if row.trace_share is None else f'{100 * row.trace_share:.1f}%':>6}"
+            f"{_target(row.max_share and 100 * row.max_share, ' (≤{:g}%)'):<6}  "
+            f"{'PASS' if not failed else 'FAIL ' + ','.join(failed)}"
+        )
+    if flat is not None:
+        small, large = flat
+        ratio = large / small
+        verdict = "PASS" if ratio <= 1.3 else "FAIL"
+        lines.append(
+            f"{'memory flat (RSS big/small)':<26} peak {large:.0f} MB / {small:.0f} MB = "
+            f"{ratio:.2f} (≤1.3)  {verdict}"
+        )
+    return "\n".join(lines)
+
+
+# --- the run ----------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--sizes", nargs="*", default=["claude=25,100", "codex=50", "pi=50"])
+    parser.add_argument("--runs", type=int, default=None, help="best of N (default 3, quick 1)")
+    parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke test")
     parser.add_argument("--no-peer", action="store_true")
-    args = parser.parse_args()
+    parser.add_argument(
+        "--only",
+        default="claude,codex,pi,folder,startup,summary",
+        help="comma-separated rows to measure",
+    )
+    parser.add_argument("--dir", type=Path, default=None, help="where journals are built")
+    args = parser.parse_args(argv)
+    runs = args.runs or (1 if args.quick else 3)
+    only = set(args.only.split(","))
+    directory = args.dir or (BENCH / "quick" if args.quick else BENCH)
+    directory.mkdir(parents=True, exist_ok=True)
+    scale = {
+        "claude": (1, 4) if args.quick else (25, 100),
+        "codex": 2 if args.quick else 50,
+        "pi": 2 if args.quick else 50,
+        "folder": (6, 100 * 1024, 200 * 1024) if args.quick else (300, MB, 2 * MB),
+    }
     peer = None if args.no_peer else peer_command()
     tool = [sys.executable, "-m", "agent_profiler"]
-    results: list[Measure] = []
-    for spec in args.sizes:
-        kind, sizes = spec.split("=")
-        if not SOURCES[kind].exists():
-            print(f"skip {kind}: {SOURCES[kind]} not present", file=sys.stderr)
-            continue
-        for megabytes in (int(s) for s in sizes.split(",")):
-            journal = build(kind, megabytes)
-            out = BENCH / f"{journal.stem}.pftrace"
-            print(f"measuring {journal.name} …", file=sys.stderr)
-            floor = measure(
-                "floor", [sys.executable, "-c", FLOOR, str(journal)], journal, args.runs
-            )
-            rows = [floor]
-            rows.append(
-                measure(
-                    "export",
-                    [*tool, "export", str(journal), "-o", str(out), "--force"],
-                    journal,
-                    args.runs,
-                    out,
-                )
-            )
-            rows.append(
-                measure("summary", [*tool, "summary", str(journal), "--json"], journal, args.runs)
-            )
-            peer_row = None
-            if peer is not None and kind in ("claude", "codex"):
-                peer_out = BENCH / f"{journal.stem}.peer.json"
-                peer_row = measure(
-                    "peer agent2perfetto",
-                    [*peer, str(journal), "-o", str(peer_out)],
-                    journal,
-                    args.runs,
-                    peer_out,
-                )
-                rows.append(peer_row)
-            for row in rows:
-                row.ratio_to_floor = round(row.seconds / floor.seconds, 2)
-                if peer_row is not None:
-                    row.ratio_to_peer = round(row.seconds / peer_row.seconds, 3)
-            results += rows
-    header = (
-        f"{'input':<22} {'MB':>6} {'what':<20} {'s':>8} {'×floor':>7} {'×peer':>7} "
-        f"{'RSS MB':>7} {'out/in':>7}"
-    )
-    print(header)
-    print("-" * len(header))
-    for row in results:
-        print(
-            f"{row.input:<22} {row.input_mb:>6} {row.name:<20} {row.seconds:>8.3f} "
-            f"{row.ratio_to_floor or 0:>7.2f} "
-            f"{(f'{row.ratio_to_peer:.3f}' if row.ratio_to_peer else '-'):>7} "
-            f"{row.peak_rss_mb:>7.1f} "
-            f"{(f'{100 * row.output_share:.1f}%' if row.output_share else '-'):>7}"
+    outputs = Path(tempfile.mkdtemp(prefix="bench-", dir=directory))
+    rows: list[Row] = []
+    flat: tuple[float, float] | None = None
+
+    def export_row(
+        name: str, journal: Path, *, peer_ok: bool, **targets: float | None
+    ) -> tuple[Row, Timing]:
+        print(f"measuring {name} ({journal.name}) …", file=sys.stderr, flush=True)
+        size = _size(journal)
+        out = outputs / f"{journal.name}.pftrace"
+        commands = [
+            [sys.executable, "-c", FLOOR, str(journal)],
+            [*tool, "export", str(journal), "-o", str(out), "--force"],
+        ]
+        if peer is not None and peer_ok:
+            if journal.is_dir():
+                files = sorted(str(p) for p in journal.rglob("*.jsonl"))
+                peer_out = Path(tempfile.mkdtemp(dir=outputs))
+                commands.append([sys.executable, "-c", PER_FILE, peer[0], str(peer_out), *files])
+            else:
+                commands.append([*peer, str(journal), "-o", str(outputs / f"{journal.name}.json")])
+        floor, ours, *peer_timings = measure_together(commands, runs)
+        peer_timing = peer_timings[0] if peer_timings else None
+        row = Row(
+            name,
+            size / MB,
+            ours.seconds,
+            floor.seconds,
+            ours.peak_rss_mb,
+            trace_share=out.stat().st_size / size,
+            peer_seconds=peer_timing and peer_timing.seconds,
+            peer_rss_mb=peer_timing and peer_timing.peak_rss_mb,
+            runs=ours.runs,
+            floor_runs=floor.runs,
+            peer_runs=peer_timing.runs if peer_timing else [],
+            **targets,  # type: ignore[arg-type]
         )
-    BENCH.mkdir(exist_ok=True)
-    (BENCH / "results.json").write_text(json.dumps([asdict(r) for r in results], indent=2))
-    print(f"\n(written to {BENCH / 'results.json'})", file=sys.stderr)
+        rows.append(row)
+        return row, ours
+
+    try:
+        if "claude" in only:
+            small_mb, large_mb = scale["claude"]
+            small = build_one("claude", CLAUDE_SPOTTER, directory, small_mb * MB)
+            large = build_one("claude", CLAUDE_SPOTTER, directory, large_mb * MB)
+            big, _ = export_row(
+                f"Claude Code {large_mb} MB",
+                large,
+                peer_ok=True,
+                max_floor=3,
+                min_speedup=2,
+                max_rss_mb=100,
+                max_share=0.05,
+            )
+            little, _ = export_row(f"Claude Code {small_mb} MB", small, peer_ok=True)
+            flat = (little.peak_rss_mb, big.peak_rss_mb)
+        if "codex" in only:
+            codex_mb = scale["codex"]
+            journal = build_one("codex", CODEX_DESKTOP, directory, codex_mb * MB)
+            export_row(
+                f"Codex {codex_mb} MB",
+                journal,
+                peer_ok=True,
+                max_floor=4,
+                min_speedup=2,
+                max_rss_mb=100,
+                max_share=0.10,
+            )
+        if "pi" in only:
+            pi_mb = scale["pi"]
+            journal = build_one("pi", PI_LARGE, directory, pi_mb * MB)
+            export_row(
+                f"Pi {pi_mb} MB",
+                journal,
+                peer_ok=False,
+                max_floor=4,
+                max_rss_mb=100,
+                max_share=0.10,
+            )
+        count, low, high = scale["folder"]
+        folder = directory / f"folder-{count}"
+        if "folder" in only or "summary" in only:
+            build_folder(folder, count, low, high)
+        if "folder" in only:
+            export_row(
+                f"folder of {count} sessions",
+                folder,
+                peer_ok=True,
+                max_floor=2.5,
+                min_speedup=3,
+                max_rss_mb=150,
+            )
+        if "startup" in only:
+            journal = build_one("claude", CLAUDE_ENTIRE, directory, 100 * 1024)
+            print("measuring start-up …", file=sys.stderr, flush=True)
+            out = outputs / "startup.pftrace"
+            baseline, ours = measure_together(
+                [
+                    [sys.executable, "-c", "import orjson"],
+                    [*tool, "export", str(journal), "-o", str(out), "--force"],
+                ],
+                max(runs, 5),
+            )
+            rows.append(
+                Row(
+                    "start-up (100 KB export)",
+                    _size(journal) / MB,
+                    ours.seconds,
+                    baseline.seconds,
+                    ours.peak_rss_mb,
+                    trace_share=out.stat().st_size / _size(journal),
+                    max_floor=4,
+                    runs=ours.runs,
+                )
+            )
+        if "summary" in only:
+            print("measuring summary of the folder …", file=sys.stderr, flush=True)
+            floor, ours = measure_together(
+                [
+                    [sys.executable, "-c", FLOOR, str(folder)],
+                    [*tool, "summary", str(folder), "--json"],
+                ],
+                runs,
+            )
+            rows.append(
+                Row(
+                    f"summary, {count} sessions",
+                    _size(folder) / MB,
+                    ours.seconds,
+                    floor.seconds,
+                    ours.peak_rss_mb,
+                    max_floor=2,
+                    runs=ours.runs,
+                )
+            )
+    finally:
+        shutil.rmtree(outputs, ignore_errors=True)
+    print(table(rows, flat))
+    print(
+        f"\n(best of {runs}; wall clock on a shared machine, so compare ratios; "
+        f"peer: {'agent2perfetto 0.2.2' if peer else 'not run'})"
+    )
+    results = {
+        "runs": runs,
+        "quick": args.quick,
+        "rows": [asdict(row) | {"failures": row.failures()} for row in rows],
+        "memory_flat": flat,
+    }
+    (directory / "results.json").write_text(json.dumps(results, indent=2))
     return 0
+
+
+def _size(path: Path) -> int:
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*.jsonl"))
+    return path.stat().st_size
 
 
 if __name__ == "__main__":
