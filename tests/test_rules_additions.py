@@ -52,7 +52,7 @@ def test_report_largest_additions_skip_baselines(tmp_path: Path) -> None:
     deltas = [a.change.delta_tokens for a in additions]
     assert deltas == sorted(deltas, reverse=True)
     (result,) = [a for a in additions if a.change.id in after]
-    assert result.tool == "Bash"
+    assert result.tool is not None and result.tool.name == "Bash"
 
 
 def test_trace_largest_additions_skip_baselines(tmp_path: Path, export_trace: Any) -> None:

@@ -37,7 +37,7 @@ def test_every_event_is_the_layout_in_microseconds() -> None:
     events = document["traceEvents"]
     assert count == len(events)
     starts = [s.start for t in layout.sessions for s in t.slices]
-    starts += [ts for t in layout.sessions for c in t.counters.values() for ts, _, _ in c.samples]
+    starts += [ts for t in layout.sessions for c in t.counters for ts, _, _ in c.samples]
     origin = min(starts)
     assert document["metadata"] == {
         "exporter": f"agent-profiler {__version__}",
@@ -70,13 +70,13 @@ def test_every_event_is_the_layout_in_microseconds() -> None:
         slices = [e for e in mine if e["ph"] in ("X", "i")]
         expected = sorted(tracks.slices, key=lambda s: (s.start, -s.end, s.track))
         assert len(slices) == len(expected) > 0
-        lanes: dict[tuple[str, int], int] = {}
+        lanes: dict[tuple[str, int], int] = {}  # (track, lane's uuid) → tid
         for event, slice_ in zip(slices, expected, strict=True):
             assert (event["name"], event["cat"]) == (slice_.name, slice_.category)
             assert event["ts"] == round((slice_.start - origin) / 1000, 3)
             assert event["args"] == json.loads(json.dumps(slice_.args))
             assert threads[event["tid"]] == slice_.track
-            assert lanes.setdefault((slice_.track, slice_.lane), event["tid"]) == event["tid"]
+            assert lanes.setdefault((slice_.track, slice_.track_uuid), event["tid"]) == event["tid"]
             if slice_.instant:
                 assert (event["ph"], event["s"]) == ("i", "t") and "dur" not in event
             else:
@@ -99,7 +99,7 @@ def test_every_event_is_the_layout_in_microseconds() -> None:
         outgoing = {format(f, "x") for s in tracks.slices for f in s.outgoing}
         assert {f["id"] for f in flows if f["ph"] == "s"} <= outgoing
         counters = [e for e in mine if e["ph"] == "C"]
-        samples = [(c.name, ts, v) for c in tracks.counters.values() for ts, _, v in c.samples]
+        samples = [(c.name, ts, v) for c in tracks.counters for ts, _, v in c.samples]
         assert [(e["name"], e["ts"], e["args"]["tokens"]) for e in counters] == [
             (name, round((ts - origin) / 1000, 3), value) for name, ts, value in samples
         ]
