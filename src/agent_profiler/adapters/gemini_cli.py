@@ -262,7 +262,8 @@ class SessionBuilder:
         elif kind in {"warning", "error"}:
             self.on_notice(message_id, kind, record, ts)
         else:
-            self.diagnostics.skip(f"gemini-cli:unknown/{kind}")
+            # Not a type any Gemini CLI build is known to write: not read, which is no choice.
+            self.diagnostics.not_recognised(f"gemini-cli:{kind or 'untyped'}")
         self.last_ns = max(ts, self.last_ns or ts)
 
     def on_user(self, message_id: str, record: dict[str, Any], ts: int) -> None:

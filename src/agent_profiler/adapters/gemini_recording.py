@@ -130,7 +130,7 @@ def _load_jsonl(path: Path, diagnostics: Diagnostics) -> Recording | None:
         elif text_field(value, "type") is not None:
             recording.add(value, f"line-{record.line}")
         else:
-            diagnostics.skip("gemini-cli:unknown-line")
+            diagnostics.not_recognised("gemini-cli:untyped")
     return recording
 
 
@@ -150,7 +150,8 @@ def _load_document(path: Path, diagnostics: Diagnostics) -> Recording:
         return _salvage(path, data, diagnostics)
     if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
         raise JournalError(source, "not a Gemini CLI session (no messages list)")
-    diagnostics.records_parsed += 1
+    # Each message is a record (a line of the ≥0.39 log): one not recognised is one record.
+    diagnostics.records_parsed += max(1, len(value["messages"]))
     return _from_document(path, value, "json")
 
 
@@ -192,7 +193,7 @@ def _salvage(path: Path, data: bytes, diagnostics: Diagnostics) -> Recording:
             break
         recording.add(message, f"message-{kept}")
         kept += 1
-    diagnostics.records_parsed += 1
+    diagnostics.records_parsed += max(1, kept)
     diagnostics.warn(
         str(path),
         None,

@@ -202,7 +202,7 @@ class SessionBuilder:
             elif role == "assistant":
                 self.on_assistant(message_id, message, parts, created)
             else:
-                self.diagnostics.note(f"opencode:message/{role}")
+                self.diagnostics.not_recognised(f"opencode:message/{role}")
 
     # -- user ----------------------------------------------------------------
 
@@ -245,7 +245,7 @@ class SessionBuilder:
             elif kind in {"agent", "subtask"}:
                 self.diagnostics.note(f"opencode:part/{kind}")
             elif kind not in _BOOKKEEPING_PARTS:
-                self.diagnostics.note(f"opencode:unknown-part/{kind}")
+                self.diagnostics.not_recognised(f"opencode:part/{kind}")
         if typed:
             source = "agent" if self.is_child and not self.prompts else "user"
             chars = sum(len(t) for t in typed)
@@ -367,7 +367,7 @@ class SessionBuilder:
         elif kind == "retry":
             self.markers.append(Marker(self.last_ns or 0, "retry", str(part.get("attempt"))))
         elif kind not in _BOOKKEEPING_PARTS and kind not in {"agent", "subtask", "compaction"}:
-            self.diagnostics.note(f"opencode:unknown-part/{kind}")
+            self.diagnostics.not_recognised(f"opencode:part/{kind}")
 
     def on_tool(self, message_id: str, part: dict[str, Any], response_id: str | None) -> None:
         call_id = text_field(part, "callID") or str(part.get("id"))

@@ -113,6 +113,12 @@ def read_export(path: Path, diagnostics: Diagnostics) -> list[StoredSession]:
     if not isinstance(info, dict) or not isinstance(messages, list):
         raise JournalError(str(path), "not an OpenCode export (no info and messages)")
     session = StoredSession(info, str(path))
+    # Each message and part is a record (a row of the database): counted as such, so one
+    # not recognised is one record of many, as it is when read from the database.
+    diagnostics.records_parsed += sum(
+        1 + len(e["parts"]) if isinstance(e, dict) and isinstance(e.get("parts"), list) else 1
+        for e in messages
+    )
     for entry in messages:
         message = entry.get("info") if isinstance(entry, dict) else None
         parts = entry.get("parts") if isinstance(entry, dict) else None
