@@ -528,8 +528,11 @@ def _part_times(part: dict[str, Any]) -> Iterator[int]:
 
 
 def read_stored(paths: list[Path], diagnostics: Diagnostics) -> list[storage.StoredSession]:
-    """Every session the given files point at, each once: a database first (it is
-    the newer copy: the JSON storage is left on disk after the migration)."""
+    """Every session the given files point at: a database first. A session of the JSON
+    storage that a database holds too is left out (the storage is left on disk after the
+    migration; the database is the newer copy). Two exports or two databases holding one
+    session (a copy, a backup) are both read: the loader gives the copy its own id
+    (`#2`), as for every harness (issue 15.2)."""
     kinds = [(storage.kind_of(p) or "export", p) for p in paths]
     rank = {"db": 0, "storage": 1, "export": 2}
     kinds.sort(key=lambda kp: rank.get(kp[0], 3))
@@ -547,7 +550,8 @@ def read_stored(paths: list[Path], diagnostics: Diagnostics) -> list[storage.Sto
             if kind == "db"
             else (storage.read_export(path, diagnostics))
         )
-        result += _unseen(found, seen, diagnostics)
+        seen.update(session.id for session in found)
+        result += found
     for root, wanted in roots.items():
         result += _unseen(storage.read_storage(root, wanted, diagnostics), seen, diagnostics)
     return result
