@@ -188,6 +188,7 @@ class SessionBuilder:
     order: list[str] = field(default_factory=list)  # message ids in context order
     responses: list[Response] = field(default_factory=list)
     failed: list[Response] = field(default_factory=list)
+    unmetered: list[Response] = field(default_factory=list)  # all-zero `tokens`
     calls: dict[str, _Call] = field(default_factory=dict)
     prompts: list[Prompt] = field(default_factory=list)
     compactions: list[Compaction] = field(default_factory=list)
@@ -364,9 +365,16 @@ class SessionBuilder:
                 self.models.append(model)
             if tool:
                 self.diagnostics.note("gemini-cli:tool-use-prompt-tokens")
+        elif not self.replaying and tokens and not any(token_count(v) for v in tokens.values()):
+            # Every usage field 0: a request was made (its text and calls are here), its size
+            # is unknown (issue 15.6): a response span with usage unknown, not a failure.
+            self.unmetered.append(
+                dataclasses.replace(response, usage_known=False, output_tokens_reliable=False)
+            )
         elif not self.replaying:
-            reason = "no usage recorded (cancelled?)" if not tokens else "all-zero usage"
+            reason = "no usage recorded (cancelled?)" if not tokens else "usage unreadable"
             self.failed.append(dataclasses.replace(response, stop_reason=reason))
+        requested = bool(prompt) or any(r.id == message_id for r in self.unmetered)
         content = "".join(text for kind, text, _ in parts(record.get("content")) if kind == "text")
         if content:
             self.add(
@@ -379,7 +387,7 @@ class SessionBuilder:
                 source_kind=SourceKind.RESPONSE,
             )
         for index, call in enumerate(_dicts(record.get("toolCalls"))):
-            self.on_call(message_id, index, call, ts, message_id if prompt else None)
+            self.on_call(message_id, index, call, ts, message_id if requested else None)
 
     def on_call(
         self, message_id: str, index: int, call: dict[str, Any], ts: int, response: str | None
@@ -590,6 +598,7 @@ class SessionBuilder:
             snapshots=tuple(snapshots),
             unmeasured=tuple(sorted((k, v) for k, v in self.unmeasured.items() if v)),
             failed_requests=tuple(self.failed),
+            unmetered_responses=tuple(self.unmetered),
             markers=tuple(self.markers),
             facts=tuple(facts),
         )

@@ -155,6 +155,7 @@ class SessionBuilder:
     order: list[str] = field(default_factory=list)
     responses: list[Response] = field(default_factory=list)
     failed: list[Response] = field(default_factory=list)
+    unmetered: list[Response] = field(default_factory=list)  # a finished step, usage all 0
     tools: list[ToolCall] = field(default_factory=list)
     prompts: list[Prompt] = field(default_factory=list)
     compactions: list[Compaction] = field(default_factory=list)
@@ -297,7 +298,20 @@ class SessionBuilder:
                 or (error_name if last else None),
             )
             measured = usage.prompt_tokens > 0
-            if measured and not summary:
+            # A step that finished without error but with 0 in every usage field (some
+            # providers report none): a request whose size is unknown (issue 15.6), drawn as
+            # a response with usage unknown. An aborted or failed one stays a failed request.
+            unmetered = (
+                not measured
+                and finish is not None
+                and not response.is_error
+                and not (usage.output_tokens or usage.reasoning_tokens)
+            )
+            if unmetered and not summary:
+                self.unmetered.append(
+                    dataclasses.replace(response, usage_known=False, output_tokens_reliable=False)
+                )
+            elif measured and not summary:
                 self.log.observe(
                     Observation(
                         time_ns=start,
@@ -309,7 +323,7 @@ class SessionBuilder:
                     )
                 )
                 self.responses.append(response)
-            elif not measured:
+            elif not measured and not unmetered:
                 self.failed.append(response)
             if measured:
                 self.last_reported = usage.prompt_tokens
@@ -318,7 +332,8 @@ class SessionBuilder:
                 if provider and provider not in self.providers:
                     self.providers.append(provider)
             for part in step:
-                self.on_part(message_id, part, response_id if measured else None, summary)
+                requested = measured or (unmetered and not summary)
+                self.on_part(message_id, part, response_id if requested else None, summary)
             self.touch(response.end_ns)
             if summary and last:
                 self.on_summary(message_id, response if measured else None)
@@ -510,6 +525,7 @@ class SessionBuilder:
             snapshots=tuple(snapshots),
             unmeasured=tuple(sorted((k, v) for k, v in self.unmeasured.items() if v)),
             failed_requests=tuple(self.failed),
+            unmetered_responses=tuple(self.unmetered),
             markers=tuple(self.markers),
             facts=tuple(facts),
         )
