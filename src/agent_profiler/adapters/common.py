@@ -11,7 +11,8 @@ from pathlib import Path
 import orjson
 
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.jsonl import sniff
+from agent_profiler.errors import DamagedJournalError, JournalError
+from agent_profiler.jsonl import read_head, sniff
 from agent_profiler.model import Response, ToolCall
 from agent_profiler.privacy import private_path as private_path  # re-exported for adapters
 
@@ -75,6 +76,19 @@ def text_field(record: Mapping[str, object], key: str) -> str | None:
 
 def preview(text: str) -> str:
     return text[:PREVIEW_CHARS]
+
+
+def is_damaged_gzip(path: Path) -> bool:
+    """A gzip too damaged to give even its head. A folder walk judges a `.json.gz` by its
+    head (an OpenCode export, a Gemini CLI document); without one it would be passed over
+    in silence, so such a file is read, and the loader names it and its damage once."""
+    try:
+        read_head(path, 4096)
+    except DamagedJournalError:
+        return True
+    except JournalError:
+        return False
+    return False
 
 
 def args_digest(arguments: object) -> str:

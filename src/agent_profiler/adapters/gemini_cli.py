@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 from agent_profiler.adapters.common import (
     MS,
     args_digest,
+    is_damaged_gzip,
     json_text,
     preview,
     text_field,
@@ -131,8 +132,9 @@ def role(path: Path) -> str:
     in_chats = path.parent.name == "chats" and name.startswith("session-")
     if in_chats or path.parent.parent.name == "chats":
         return "read"
-    # Anywhere else (a copy, an `/export-session` file): by its header keys.
-    return "read" if claim(path) else ""
+    # Anywhere else (a copy, an `/export-session` file): by its header keys; a damaged
+    # gzip that has no readable head is read too, so its damage is reported (issue 15.1).
+    return "read" if claim(path) or (name.endswith(".gz") and is_damaged_gzip(path)) else ""
 
 
 # --------------------------------------------------------------------------- content

@@ -139,6 +139,8 @@ def _load_document(path: Path, diagnostics: Diagnostics) -> Recording:
     try:
         with open_journal(path) as stream:
             data = stream.read(MAX_DOCUMENT_BYTES + 1)
+    except JournalError:
+        raise  # a damaged gzip: the guarded reader's one line, naming the file
     except (OSError, EOFError, ValueError) as error:
         raise JournalError(source, f"cannot read ({error})") from error
     if len(data) > MAX_DOCUMENT_BYTES:

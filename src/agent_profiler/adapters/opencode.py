@@ -35,6 +35,7 @@ from agent_profiler.adapters import opencode_storage as storage
 from agent_profiler.adapters.common import (
     MS,
     args_digest,
+    is_damaged_gzip,
     json_text,
     preview,
     text_field,
@@ -94,7 +95,8 @@ def role(path: Path) -> str:
             return "read" if is_session and name.endswith(".json") else "member"
     if name.endswith((".json", ".json.gz")) and storage.kind_of(path) == "export":
         return "read"
-    return ""
+    # A gzipped export too damaged to show its head: read, so the damage is named (15.1).
+    return "read" if name.endswith(".json.gz") and is_damaged_gzip(path) else ""
 
 
 def _ns(value: object) -> int | None:
