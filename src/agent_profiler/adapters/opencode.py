@@ -496,7 +496,9 @@ class SessionBuilder:
             for p in self.prompts
         )
         info = self.stored.info
-        facts = [("storage", self.stored.source)]
+        # The file's name, not its path: ~/.local/share/opencode/… spells the user name, and
+        # a default trace is promised to hold no path (issue 15.3).
+        facts = [("storage", Path(self.stored.source).name)]
         for key in ("title", "slug", "agent"):
             if text_field(info, key):
                 facts.append((f"session_{key}", preview(info[key])))
