@@ -48,14 +48,17 @@ from typing import TYPE_CHECKING, Any
 
 from agent_profiler.adapters.common import (
     MS,
+    Clock,
     args_digest,
     is_damaged_gzip,
     json_text,
     preview,
+    reference_time,
     text_field,
     timestamp_ns,
     token_count,
     turn_ends,
+    within_limits,
 )
 from agent_profiler.adapters.gemini_recording import (
     HEADER_ID,
@@ -206,21 +209,48 @@ class SessionBuilder:
     # Inside a `$set.messages` checkpoint: its new turns are history (re-synced, or the
     # compressed summary), not new prompts; only a record with usage is a request.
     replaying: bool = False
+    clock: Clock | None = None  # the shared outlier rule, set up by run()
 
     @property
     def path(self) -> str:
         return str(self.recording.path)
 
+    def make_clock(self) -> Clock:
+        """The shared clock (issue 15.4): a message dated far from its neighbours is warned
+        about by line (JSONL) or by its index in `messages` (a document) and placed just
+        after the message before it. Judged against the median of the first three times."""
+        recording = self.recording
+        messages = [recording.messages[v] for e, v in recording.events if e == "message"]
+        reference = reference_time(timestamp_ns(m.get("timestamp")) for m in messages[:3])
+        start = timestamp_ns(recording.header.get("startTime"))
+        first = next(
+            (ts for m in messages if (ts := timestamp_ns(m.get("timestamp"))) is not None), None
+        )
+        origin = next(
+            (t for t in (start, first, reference) if t is not None and within_limits(t, reference)),
+            None,
+        )
+        document = recording.record_name(1) is not None
+        return Clock(
+            self.path,
+            self.diagnostics,
+            expect_timestamps=False,
+            origin_ns=origin,
+            reference_ns=reference,
+            record_name=(lambda line: recording.record_name(line) or "") if document else None,
+        )
+
     def touch(self, ts: int) -> None:
         self.start_ns = ts if self.start_ns is None else min(self.start_ns, ts)
         self.end_ns = ts if self.end_ns is None else max(self.end_ns, ts)
 
-    def time(self, record: Mapping[str, Any]) -> int:
+    def time(self, message_id: str, record: Mapping[str, Any]) -> int:
         ts = timestamp_ns(record.get("timestamp"))
         if ts is None:
-            ts = (self.last_ns + MS) if self.last_ns is not None else (self.start_ns or 0)
             self.diagnostics.note("gemini-cli:message-without-timestamp")
-        return ts
+        if self.clock is None:
+            self.clock = self.make_clock()
+        return self.clock.place(ts, self.recording.lines.get(message_id, 0))
 
     def add(self, message_id: str, item_id: str, category: Category, text: str, **kw: Any) -> None:
         # The text, not its length: the estimator looks at what an item is (estimate.py).
@@ -238,10 +268,10 @@ class SessionBuilder:
 
     def run(self) -> None:
         header = self.recording.header
-        for key in ("startTime",):
-            ts = timestamp_ns(header.get(key))
-            if ts is not None:
-                self.touch(ts)
+        self.clock = self.make_clock()
+        ts = timestamp_ns(header.get("startTime"))
+        if ts is not None and within_limits(ts, self.clock.reference_ns):
+            self.touch(ts)
         for event, value in self.recording.events:
             if event == "message":
                 self.on_message(value)
@@ -253,7 +283,7 @@ class SessionBuilder:
     def on_message(self, message_id: str) -> None:
         record = self.recording.messages[message_id]
         kind = text_field(record, "type") or ""
-        ts = self.time(record)
+        ts = self.time(message_id, record)
         self.touch(ts)
         self.order.append(message_id)
         if kind == "user":
@@ -330,7 +360,7 @@ class SessionBuilder:
         thought_times = [
             t
             for t in (timestamp_ns(th.get("timestamp")) for th in _dicts(record.get("thoughts")))
-            if t is not None
+            if t is not None and t <= ts and within_limits(ts, t)  # a lying one is left out
         ]
         start = min([start, *thought_times])
         response = Response(
@@ -398,6 +428,8 @@ class SessionBuilder:
         name = text_field(call, "name") or "tool"
         arguments = call.get("args")
         end = timestamp_ns(call.get("timestamp"))
+        if end is not None and not within_limits(end, ts):
+            end = None  # a completion dated far from its request: not believed (issue 15.4)
         result, media = _result_text(call.get("result"))
         self.unmeasured["media-part"] += media
         has_result = call.get("result") is not None

@@ -34,13 +34,16 @@ from typing import TYPE_CHECKING, Any
 from agent_profiler.adapters import opencode_storage as storage
 from agent_profiler.adapters.common import (
     MS,
+    Clock,
     args_digest,
     is_damaged_gzip,
     json_text,
     preview,
+    reference_time,
     text_field,
     token_count,
     turn_ends,
+    within_limits,
 )
 from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.diagnostics import Diagnostics
@@ -100,8 +103,9 @@ def role(path: Path) -> str:
 
 
 def _ns(value: object) -> int | None:
-    """Epoch milliseconds → nanoseconds (every OpenCode time is epoch ms)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 2**53:
+    """Epoch milliseconds → nanoseconds (every OpenCode time is epoch ms). A zeroed clock
+    (0) is a time, the Unix epoch: the outlier rule judges it (issue 15.4)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 2**53:
         return None
     return int(value * MS)
 
@@ -172,6 +176,13 @@ class SessionBuilder:
     start_ns: int | None = None
     end_ns: int | None = None
     patches: int = 0
+    clock: Clock | None = None  # the shared outlier rule for message times, set by run()
+    message_ns: int = 0  # the current message's time, as placed by the clock
+
+    def believed(self, ts: int | None) -> int | None:
+        """A part's or completion's time when the outlier rule would believe it beside its
+        message's; else None (a lie must not stretch the session, issue 15.4)."""
+        return ts if ts is not None and within_limits(ts, self.message_ns) else None
 
     @property
     def is_child(self) -> bool:
@@ -189,15 +200,36 @@ class SessionBuilder:
         self.log.add(item_id, category, text, **kw)
         self.items.setdefault(message_id, []).append(item_id)
 
+    def make_clock(self) -> Clock:
+        """The shared clock: a message created far from its neighbours is warned about by
+        its place in the session's messages (`messages[6] (msg_…)`: an export, a database
+        and the storage have no lines) and placed just after the message before it."""
+        messages = self.stored.messages
+        reference = reference_time(_time(m, "created") for m, _ in messages[:3])
+        created = _time(self.stored.info, "created")
+        origin = created if created is not None and within_limits(created, reference) else None
+        return Clock(
+            self.stored.source,
+            self.diagnostics,
+            expect_timestamps=False,
+            origin_ns=origin if origin is not None else reference,
+            reference_ns=reference,
+            record_name=lambda n: f"messages[{n - 1}] ({messages[n - 1][0].get('id')})",
+        )
+
     def run(self) -> None:
-        self.touch(_time(self.stored.info, "created"))
-        for message, parts in self.stored.messages:
+        self.clock = self.make_clock()
+        created = _time(self.stored.info, "created")
+        if created is not None and within_limits(created, self.clock.reference_ns):
+            self.touch(created)
+        for index, (message, parts) in enumerate(self.stored.messages):
             message_id = str(message.get("id"))
             self.order.append(message_id)
-            created = _time(message, "created")
-            if created is None:
-                created = (self.last_ns + MS) if self.last_ns is not None else 0
+            raw = _time(message, "created")
+            if raw is None:
                 self.diagnostics.note("opencode:message-without-time")
+            created = self.clock.place(raw, index + 1)
+            self.message_ns = created
             self.touch(created)
             role = text_field(message, "role")
             if role == "user":
@@ -267,7 +299,7 @@ class SessionBuilder:
                 steps.append([])
         if not steps[-1] and len(steps) > 1:
             steps.pop()
-        completed = _time(message, "completed")
+        completed = self.believed(_time(message, "completed"))
         model = text_field(message, "modelID") or ""
         provider = text_field(message, "providerID")
         error = message.get("error")
@@ -285,7 +317,7 @@ class SessionBuilder:
                 usage = usage_of(None if stepped else message.get("tokens"))
             last = index == len(steps) - 1
             end = (completed if last and completed else None) or max(
-                [start, *(t for p in step for t in _part_times(p))]
+                [start, *(t for p in step for t in _part_times(p) if self.believed(t))]
             )
             response_id = message_id if len(steps) == 1 else f"{message_id}#{index + 1}"
             response = Response(
@@ -398,8 +430,8 @@ class SessionBuilder:
         result = (
             output if isinstance(output, str) else ("" if output is None else json_text(output))
         )
-        start = _time(state, "start") or self.last_ns or 0
-        end = _time(state, "end") or start
+        start = self.believed(_time(state, "start")) or self.last_ns or 0
+        end = self.believed(_time(state, "end")) or start
         self.touch(start)
         self.touch(end)
         metadata = state.get("metadata")
