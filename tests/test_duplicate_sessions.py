@@ -85,3 +85,18 @@ def test_summary_rows_of_copies_are_told_apart(tmp_path: Path) -> None:
     rows = json.loads(result.stdout)
     ids = [row["session"] for row in rows]
     assert len(ids) == 2 * len(JOURNALS) and len(set(ids)) == len(ids), ids
+
+
+OPENCODE_DB = Path("/work/shared/corpus/opencode/monkeycode-v1.16.0-sqlite/opencode.db")
+
+
+@pytest.mark.skipif(not OPENCODE_DB.exists(), reason="needs the shared corpus")
+def test_two_copies_of_an_opencode_database(tmp_path: Path, export_trace) -> None:  # type: ignore[no-untyped-def]
+    # GIVEN a real OpenCode database and its backup (copied to tmp: the corpus copy is never
+    # opened where a reader could leave -wal/-shm files beside it)
+    paths = copies(OPENCODE_DB, tmp_path)
+    # WHEN both are exported together
+    ids = session_ids(export_trace(*paths, require_addition=False).view)
+    # THEN every session of the backup is there again, under its own id and tracks
+    assert len(ids) % 2 == 0 and len(set(ids)) == len(ids), ids
+    assert {i for i in ids if "#" not in i} == {i.split("#")[0] for i in ids}
