@@ -146,3 +146,20 @@ def test_opencode_parts_and_messages_of_an_unknown_type_are_not_recognised(
     on_purpose, unknown = _not_recognised_line(path, tmp_path)
     assert "hologram" not in on_purpose and "oracle" not in on_purpose
     assert "opencode:part/hologram 1" in unknown and "opencode:message/oracle 1" in unknown
+
+
+@pytest.mark.parametrize(
+    ("forced", "actual"),
+    [("claude-code", "gemini-cli"), ("opencode", "gemini-cli-jsonl"), ("gemini-cli", "opencode")],
+)
+def test_open_with_a_wrong_harness_names_the_file(
+    forced: str, actual: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_profiler import cli
+
+    served: list[Path] = []
+    monkeypatch.setattr(cli, "serve_once", lambda path, **_: served.append(path) or True)
+    path = JOURNALS[actual]
+    result = runner.invoke(app, ["open", str(path), "--harness", forced, "--no-browser"])
+    assert result.exit_code == 1 and not served
+    assert f"error: {path}: nothing in it reads as {forced}" in result.stderr
