@@ -21,6 +21,14 @@ JOURNALS = {
     / "rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl",
     "pi": DATA / "pi" / "pi-mono_large-session_v1.jsonl",
     "muse": DATA / "muse" / "hcn-1.4.2-R4684.1_meta_single-turn_retained-frame.session.jsonl",
+    "gemini-cli": DATA / "gemini-cli" / "entire-ab-2b9748b105-0_session.json",
+    "gemini-cli-jsonl": DATA
+    / "gemini-cli"
+    / "tp-tutor-0.39.1-jsonl"
+    / "anthonyguera"
+    / "chats"
+    / "session-2026-04-24T23-16-c8b2cbd9.jsonl",
+    "opencode": DATA / "opencode" / "ses_fd4c895f0ffe6gKgxHiEgiQCcd.export.json",
 }
 
 
@@ -76,4 +84,19 @@ def test_summary_rows_of_copies_are_told_apart(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     rows = json.loads(result.stdout)
     ids = [row["session"] for row in rows]
-    assert len(ids) == 8 and len(set(ids)) == 8, ids
+    assert len(ids) == 2 * len(JOURNALS) and len(set(ids)) == len(ids), ids
+
+
+OPENCODE_DB = Path("/work/shared/corpus/opencode/monkeycode-v1.16.0-sqlite/opencode.db")
+
+
+@pytest.mark.skipif(not OPENCODE_DB.exists(), reason="needs the shared corpus")
+def test_two_copies_of_an_opencode_database(tmp_path: Path, export_trace) -> None:  # type: ignore[no-untyped-def]
+    # GIVEN a real OpenCode database and its backup (copied to tmp: the corpus copy is never
+    # opened where a reader could leave -wal/-shm files beside it)
+    paths = copies(OPENCODE_DB, tmp_path)
+    # WHEN both are exported together
+    ids = session_ids(export_trace(*paths, require_addition=False).view)
+    # THEN every session of the backup is there again, under its own id and tracks
+    assert len(ids) % 2 == 0 and len(set(ids)) == len(ids), ids
+    assert {i for i in ids if "#" not in i} == {i.split("#")[0] for i in ids}

@@ -18,8 +18,27 @@ JOURNALS = {
     "codex": next((DATA / "codex").glob("rollout-2026-02-23T20-34-25-*.jsonl")),
     "pi": DATA / "pi" / "pi-mono_large-session_v1.jsonl",
     "muse": DATA / "muse" / "hcn-1.4.2-R4684.1_meta_single-turn_retained-frame.session.jsonl",
+    "gemini-cli": DATA / "gemini-cli" / "entire-ab-2b9748b105-0_session.json",
+    "gemini-cli-jsonl": DATA
+    / "gemini-cli"
+    / "tp-tutor-0.39.1-jsonl"
+    / "anthonyguera"
+    / "chats"
+    / "session-2026-04-24T23-16-c8b2cbd9.jsonl",
+    "opencode": DATA / "opencode" / "ses_2bef25635ffe8EzID0I1Oeymal.export.json",
 }
-WRONG = [(forced, actual) for forced in JOURNALS for actual in JOURNALS if forced != actual]
+# A Gemini CLI session is a JSON document (≤0.38) or a JSONL log (≥0.39): both are read as
+# other harnesses, and other harnesses' journals are read as Gemini CLI and OpenCode.
+HARNESSES = [name for name in JOURNALS if not name.endswith("-jsonl")]
+
+
+def harness_of(label: str) -> str:
+    return label.removesuffix("-jsonl")
+
+
+WRONG = [
+    (forced, actual) for forced in HARNESSES for actual in JOURNALS if forced != harness_of(actual)
+]
 runner = CliRunner()
 
 
@@ -49,7 +68,8 @@ def test_a_wrong_harness_is_an_error_naming_the_file(
     assert code == 1, stderr
     errors = [line for line in stderr.splitlines() if line.startswith(f"error: {path}: ")]
     assert len(errors) == 1, stderr
-    assert f"reads as {forced}" in errors[0] and f"looks like a {actual} journal" in errors[0]
+    looks = f"looks like a {harness_of(actual)} journal"
+    assert f"reads as {forced}" in errors[0] and looks in errors[0]
     assert not (tmp_path / "t.pftrace").exists() and not (tmp_path / "t.html").exists()
 
 
@@ -76,3 +96,70 @@ def test_records_of_an_unknown_type_are_not_called_skipped_on_purpose(tmp_path: 
     on_purpose = next(x for x in lines_out if x.startswith("skipped on purpose"))
     assert "hologram" not in on_purpose
     assert "not recognised (not read): claude:hologram 1" in result.stderr
+
+
+def _not_recognised_line(path: Path, tmp: Path) -> tuple[str, str]:
+    result = runner.invoke(app, ["export", str(path), "-o", str(tmp / "t.pftrace")])
+    assert result.exit_code == 0, result.stderr
+    lines_out = result.stderr.splitlines()
+    on_purpose = next((x for x in lines_out if x.startswith("skipped on purpose")), "")
+    unknown = next((x for x in lines_out if x.startswith("not recognised (not read)")), "")
+    return on_purpose, unknown
+
+
+def test_gemini_records_of_an_unknown_type_are_not_recognised(tmp_path: Path) -> None:
+    # GIVEN a real Gemini CLI log (≥0.39) with a message type and a line no build writes
+    lines = JOURNALS["gemini-cli-jsonl"].read_bytes().split(b"\n")
+    lines.insert(2, b'{"id":"h1","timestamp":"2026-04-24T23:16:30.000Z","type":"hologram"}')
+    lines.insert(3, b'{"hologram":true}')
+    path = tmp_path / "session-future.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    # WHEN exported
+    on_purpose, unknown = _not_recognised_line(path, tmp_path)
+    # THEN both are listed as not recognised, neither as skipped on purpose
+    assert "hologram" not in on_purpose and "untyped" not in on_purpose
+    assert "gemini-cli:hologram 1" in unknown and "gemini-cli:untyped 1" in unknown
+
+
+def test_gemini_document_messages_of_an_unknown_type_are_not_recognised(
+    tmp_path: Path,
+) -> None:
+    # GIVEN a real ≤0.38 session document with a message of an unknown type
+    document = json.loads(JOURNALS["gemini-cli"].read_text())
+    document["messages"].insert(1, {"id": "h1", "type": "hologram", "content": "?"})
+    path = tmp_path / "session.json"
+    path.write_text(json.dumps(document, indent=2))
+    on_purpose, unknown = _not_recognised_line(path, tmp_path)
+    assert "hologram" not in on_purpose
+    assert "gemini-cli:hologram 1" in unknown
+
+
+def test_opencode_parts_and_messages_of_an_unknown_type_are_not_recognised(
+    tmp_path: Path,
+) -> None:
+    # GIVEN a real OpenCode export with a part type and a message role no build writes
+    export = json.loads(JOURNALS["opencode"].read_text())
+    export["messages"][1]["parts"].append({"id": "prt_x", "type": "hologram"})
+    export["messages"].append({"info": {"id": "msg_x", "role": "oracle"}, "parts": []})
+    path = tmp_path / "ses_future.export.json"
+    path.write_text(json.dumps(export))
+    on_purpose, unknown = _not_recognised_line(path, tmp_path)
+    assert "hologram" not in on_purpose and "oracle" not in on_purpose
+    assert "opencode:part/hologram 1" in unknown and "opencode:message/oracle 1" in unknown
+
+
+@pytest.mark.parametrize(
+    ("forced", "actual"),
+    [("claude-code", "gemini-cli"), ("opencode", "gemini-cli-jsonl"), ("gemini-cli", "opencode")],
+)
+def test_open_with_a_wrong_harness_names_the_file(
+    forced: str, actual: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_profiler import cli
+
+    served: list[Path] = []
+    monkeypatch.setattr(cli, "serve_once", lambda path, **_: served.append(path) or True)
+    path = JOURNALS[actual]
+    result = runner.invoke(app, ["open", str(path), "--harness", forced, "--no-browser"])
+    assert result.exit_code == 1 and not served
+    assert f"error: {path}: nothing in it reads as {forced}" in result.stderr

@@ -3,6 +3,7 @@ lacks, and a closed pipe ends a command quietly (issue 15, point 8)."""
 
 from __future__ import annotations
 
+import gzip
 import re
 import subprocess
 import sys
@@ -72,6 +73,44 @@ def test_no_error_message_suggests_an_option_its_command_lacks(tmp_path: Path) -
         for line in result.stderr.splitlines():
             for option in re.findall(r"(?<![\w-])--[a-z][a-z-]*", line):
                 assert option in options, f"{name}: {line!r} suggests {option}"
+
+
+@pytest.mark.parametrize(
+    "journal",
+    [
+        DATA / "gemini-cli" / "entire-ab-2b9748b105-0_session.json",
+        DATA
+        / "gemini-cli"
+        / "tp-tutor-0.39.1-jsonl"
+        / "anthonyguera"
+        / "chats"
+        / "session-2026-04-24T23-16-c8b2cbd9.jsonl",
+        DATA / "opencode" / "ses_2bef25635ffe8EzID0I1Oeymal.export.json",
+        "opencode.export.json.gz",
+    ],
+    ids=["gemini-document", "gemini-jsonl", "opencode-export", "opencode-export-gz"],
+)
+def test_open_exports_gemini_and_opencode_journals(
+    journal: Path | str, tmp_path: Path, monkeypatch: Any
+) -> None:
+    # GIVEN a Gemini CLI session (a JSON document, a JSONL log) or an OpenCode export (a
+    # `.json` that is no trace, gzipped too)
+    if isinstance(journal, str):
+        source = DATA / "opencode" / "ses_2bef25635ffe8EzID0I1Oeymal.export.json"
+        journal = tmp_path / journal
+        journal.write_bytes(gzip.compress(source.read_bytes()))
+    served: list[Path] = []
+
+    def serve_once(path: Path, *, timeout_s: float, on_ready: Any) -> bool:
+        served.append(path)
+        return True
+
+    monkeypatch.setattr(cli, "serve_once", serve_once)
+    # WHEN it is opened
+    result = runner.invoke(app, ["open", str(journal), "--no-browser"])
+    # THEN it is exported first (not served as if it were a trace), and the trace is served
+    assert result.exit_code == 0, result.stderr
+    assert len(served) == 1 and served[0] != journal and served[0].suffix == ".pftrace"
 
 
 def test_open_reads_a_journal_as_a_forced_harness(tmp_path: Path, monkeypatch: Any) -> None:

@@ -92,6 +92,7 @@ def requests_in(view: TraceView) -> dict[str, Counter[int]]:
             s.args["context_tokens"]
             for kind in ("assistant-message", "compaction-response")
             for s in view.slices_of_kind(kind, capture.uuid)
+            if s.args.get("usage_known") is not False  # all-zero usage: tests/test_zero_usage.py
         )
         found[profile.args["session_id"]] = sizes
     return found

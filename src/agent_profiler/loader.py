@@ -90,6 +90,10 @@ def plan(
             if claimed and (harness is None or harness in claimed):
                 by_harness.setdefault(harness or claimed[0], []).append(SniffedFile(path, []))
                 continue
+            if claimed and harness is not None:
+                # A Gemini CLI document or an OpenCode export forced to another harness.
+                failures.append(_wrong_harness(path, harness))
+                continue
             reason = next(
                 (why for a in ADAPTERS if a.explain and (why := a.explain(path))), None
             ) or _json_document(path)
@@ -145,7 +149,13 @@ def load(
             with estimate.use_estimator(estimate.current().for_harness(group.harness.value)):
                 sessions = adapter.read(group, diagnostics)
         except JournalError as error:
-            result.failures.append(error)
+            others = [_detected(p) for p in group.paths] if harness is not None else []
+            if harness is not None and all(h not in {None, harness} for h in others):
+                # A forced --harness whose adapter refused another harness's file (the
+                # OpenCode export reader given a Claude Code transcript): a wrong guess.
+                result.failures += [_wrong_harness(p, harness) for p in group.paths]
+            else:
+                result.failures.append(error)
         except Exception as error:  # a bug: lose this group, keep the others
             result.failures.append(
                 JournalError(
@@ -198,12 +208,20 @@ def _holds_something(session: Session) -> bool:
     )
 
 
-def _wrong_harness(path: Path, harness: Harness) -> JournalError:
+def _detected(path: Path) -> Harness | None:
+    """The harness a file reads as without --harness: by its JSONL head, else by the
+    adapters that claim files the JSONL sniff refuses (a JSON document, a database)."""
     try:
         head = sniff(path)
     except JournalError:
         head = []
-    detected = next((a.harness for a in ADAPTERS if a.detect(head)), None)
+    return next((a.harness for a in ADAPTERS if a.detect(head)), None) or next(
+        (a.harness for a in ADAPTERS if a.claim is not None and a.claim(path)), None
+    )
+
+
+def _wrong_harness(path: Path, harness: Harness) -> JournalError:
+    detected = _detected(path)
     hint = (
         f"it looks like a {detected.value} journal; drop --harness"
         if detected is not None and detected is not harness

@@ -19,6 +19,9 @@ _HOME_DIR = re.compile(
 )
 # `~/.claude/projects/<sanitized cwd>/…`: the folder name spells the cwd, user name included.
 _PROJECT_FOLDER = re.compile(r"([\\/]\.claude[\\/]projects[\\/])([^\\/]+)")
+# Gemini CLI's `~/.gemini/tmp/<project>/chats/…`: the folder is the project's path hash
+# (≤0.28, `projectHash`) or its slug, which is the user name for a project at home.
+_CHATS_PROJECT = re.compile(r"(^|[\\/])[^\\/]+(?=[\\/]chats[\\/])")
 
 
 def private_path(path: str, cwd: str | None = None) -> str:
@@ -26,7 +29,12 @@ def private_path(path: str, cwd: str | None = None) -> str:
     cwd (`CLAUDE.md`, `../../CLAUDE.md` for an ancestor's), else `~/…` under a home
     directory, else its basename when absolute. A default trace is promised to be safe to
     attach, and absolute paths carry user names and project layouts (`/context` lists
-    every memory file by its absolute path)."""
+    every memory file by its absolute path). A Gemini CLI project folder (`<project>/chats/`)
+    is shown as `…` in every form."""
+    return _CHATS_PROJECT.sub(r"\1…", _shortened(path, cwd))
+
+
+def _shortened(path: str, cwd: str | None) -> str:
     parts = _SEPARATORS.split(path)
     home = _HOME_DIR.match(path)
     home_depth = len(_SEPARATORS.split(home.group(0))) if home else 1

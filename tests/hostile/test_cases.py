@@ -652,7 +652,7 @@ GEMINI_OPENCODE_CASES = [
         "an OpenCode export cut short",
         one("ses_cut.export.json", opencode_json()[:5000]),
         1,
-        {"not-json": 1},
+        {},  # one error line naming the file, no warning repeating it (issue 15.1)
         sessions=0,
         stderr_has="cut short or damaged",
     ),

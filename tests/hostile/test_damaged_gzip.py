@@ -8,6 +8,7 @@ BadGzipFile), not an exception we picked."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -24,11 +25,54 @@ CODEX_GZ = (
     DATA / "codex" / "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl.gz"
 )
 PI_GZ = DATA / "pi" / "pi-mono_before-compaction_v1.jsonl.gz"
+# Gemini CLI (a ≥0.39 JSONL log, a ≤0.38 JSON document) and OpenCode (`opencode export`
+# output, which users gzip) are gzipped here from real bundled sessions: the corpus has one
+# gzipped OpenCode export, used when it is there.
+GEMINI_JSONL = (
+    DATA
+    / "gemini-cli"
+    / "tp-tutor-0.39.1-jsonl"
+    / "anthonyguera"
+    / "chats"
+    / "session-2026-04-24T23-16-c8b2cbd9.jsonl"
+)
+GEMINI_DOCUMENT = DATA / "gemini-cli" / "entire-ab-2b9748b105-0_session.json"
+OPENCODE_EXPORT = DATA / "opencode" / "ses_fd4c895f0ffe6gKgxHiEgiQCcd.export.json"
+OPENCODE_CORPUS_GZ = Path(
+    "/work/shared/corpus/opencode/dhc-dashboard-1.18.21-task-subagent/"
+    "ses_fd4e13d58ffetoIsfha64XDWNj.export.json.gz"
+)
 GOOD = (
     DATA / "claude-code" / "handmade" / "small.jsonl",
     DATA / "pi" / "pi-mono_large-session_v1.jsonl",
 )
 runner = CliRunner()
+
+
+def gzipped(source: Path) -> tuple[str, bytes]:
+    """A real journal as its harness's gzipped file: (file name, compressed bytes)."""
+    if source == OPENCODE_EXPORT and OPENCODE_CORPUS_GZ.exists():
+        return OPENCODE_CORPUS_GZ.name, OPENCODE_CORPUS_GZ.read_bytes()
+    return source.name + ".gz", gzip.compress(source.read_bytes(), mtime=0)
+
+
+SOURCES = {
+    "codex": CODEX_GZ,
+    "pi": PI_GZ,
+    "gemini-jsonl": GEMINI_JSONL,
+    "gemini-document": GEMINI_DOCUMENT,
+    "opencode-export": OPENCODE_EXPORT,
+}
+
+
+def damaged_copy(source: Path, damage: str, folder: Path) -> Path:
+    if source.name.endswith(".gz"):
+        name, data = source.name, source.read_bytes()
+    else:
+        name, data = gzipped(source)
+    bad = folder / name
+    bad.write_bytes(DAMAGES[damage](data))
+    return bad
 
 
 def cut_at_start(data: bytes) -> bytes:
@@ -86,13 +130,12 @@ def sessions_in(command: str, out: Path) -> int:
 
 @pytest.mark.parametrize("command", COMMANDS)
 @pytest.mark.parametrize("damage", DAMAGES, ids=list(DAMAGES))
-@pytest.mark.parametrize("source", [CODEX_GZ, PI_GZ], ids=["codex", "pi"])
+@pytest.mark.parametrize("source", SOURCES.values(), ids=list(SOURCES))
 def test_a_damaged_gzip_among_good_files(
     command: str, damage: str, source: Path, tmp_path: Path
 ) -> None:
     # GIVEN a damaged copy of a real gzipped journal, named first, and two good journals
-    bad = tmp_path / source.name
-    bad.write_bytes(DAMAGES[damage](source.read_bytes()))
+    bad = damaged_copy(source, damage, tmp_path)
     # WHEN each command reads them as file arguments
     code, stderr, out = run(command, [bad, *GOOD], tmp_path)
     # THEN exit 1, one line names the damaged file, and the good journals are all there
@@ -107,18 +150,25 @@ def test_a_damaged_gzip_among_good_files(
 
 @pytest.mark.parametrize("command", COMMANDS)
 @pytest.mark.parametrize("damage", DAMAGES, ids=list(DAMAGES))
-def test_a_damaged_gzip_inside_a_folder(command: str, damage: str, tmp_path: Path) -> None:
-    # GIVEN a folder holding a damaged Codex rollout beside good journals
+@pytest.mark.parametrize(
+    "source",
+    [CODEX_GZ, GEMINI_JSONL, GEMINI_DOCUMENT, OPENCODE_EXPORT],
+    ids=["codex", "gemini-jsonl", "gemini-document", "opencode-export"],
+)
+def test_a_damaged_gzip_inside_a_folder(
+    command: str, damage: str, source: Path, tmp_path: Path
+) -> None:
+    # GIVEN a folder holding a damaged gzipped journal beside good journals
     folder = tmp_path / "journals"
     folder.mkdir()
-    (folder / CODEX_GZ.name).write_bytes(DAMAGES[damage](CODEX_GZ.read_bytes()))
+    bad = damaged_copy(source, damage, folder)
     for good in GOOD:
         (folder / good.name).write_bytes(good.read_bytes())
     # WHEN each command is given the folder
     code, stderr, out = run(command, [folder], tmp_path)
     # THEN the run finishes, names the damaged file once and keeps the good journals
     assert code == 1, stderr
-    assert sum(CODEX_GZ.name in line for line in stderr.splitlines()) == 1, stderr
+    assert sum(bad.name in line for line in stderr.splitlines()) == 1, stderr
     assert out.exists()
     if command != "report":
         assert sessions_in(command, out) >= len(GOOD)

@@ -6,9 +6,12 @@ the code under test."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import re
+import shutil
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,14 +24,26 @@ from agent_profiler.cli import app
 CORPUS = Path("/work/shared/corpus")
 LOCAL = Path(__file__).resolve().parents[1] / "data" / "journals"
 ROOT = CORPUS if CORPUS.is_dir() else LOCAL
-HARNESSES = ("claude-code", "codex", "pi", "muse")
+HARNESSES = ("claude-code", "codex", "pi", "muse", "gemini-cli", "opencode")
 # A home directory anywhere in the output, in any spelling a journal uses (JSON escapes a
 # backslash, so Windows paths may appear with two).
 HOME_SHAPES = re.compile(
     rb"/home/[^/\s\"]+/|/Users/[^/\s\"]+/|[A-Za-z]:(?:\\\\|\\|/)+Users(?:\\\\|\\|/)+[^\\/\s\"]+"
 )
 USER_IN_PATH = re.compile(r"(?:/home/|/Users/|[A-Za-z]:[\\/]+Users[\\/]+)([^\\/\s\"]+)")
-CWD_KEYS = ("cwd", "workingDirectory", "working_directory")
+CWD_KEYS = (
+    "cwd",
+    "workingDirectory",
+    "working_directory",
+    # Gemini CLI: the project's path hash and its workspace directories; OpenCode: the
+    # session's `directory` and each assistant message's `path.cwd` / `path.root`.
+    "projectHash",
+    "directories",
+    "directory",
+    "root",
+)
+# Session files of Gemini CLI (JSON documents) and OpenCode (exports, the database).
+DOCUMENT_SUFFIXES = (".json", ".json.gz", ".db")
 runner = CliRunner()
 
 
@@ -37,21 +52,52 @@ def journals() -> Iterator[Path]:
     for harness in HARNESSES:
         folder = ROOT / harness
         for path in sorted(folder.rglob("*")):
-            if not path.is_file() or not path.name.endswith((".jsonl", ".jsonl.gz", ".txt")):
+            suffixes = (".jsonl", ".jsonl.gz", ".txt")
+            if harness in {"gemini-cli", "opencode"}:
+                suffixes += DOCUMENT_SUFFIXES
+            if not path.is_file() or not path.name.endswith(suffixes):
                 continue
             if "subagents" in path.parts or path.name.startswith("agent-"):
                 continue  # read with their parent, from its folder
+            if path.parent.parent.name == "chats" or path.name == "logs.json":
+                continue  # a Gemini CLI subagent (read from its parent's folder); the prompt log
             yield path
 
 
 def raw_lines(path: Path) -> Iterator[object]:
+    if path.suffix == ".db":
+        yield from database_rows(path)
+        return
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rb") as stream:
-        for line in stream:
-            try:
-                yield json.loads(line)
-            except ValueError:
-                continue
+        data = stream.read()
+    if path.name.endswith((".json", ".json.gz")):
+        yield json.loads(data)  # a Gemini CLI session document, an OpenCode export
+        return
+    for line in data.split(b"\n"):
+        try:
+            yield json.loads(line)
+        except ValueError:
+            continue
+
+
+def database_rows(path: Path) -> Iterator[object]:
+    """Every row of an OpenCode database (a copy in tmp: see `default_outputs`), its JSON
+    `data` column parsed."""
+    connection = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    try:
+        for (table,) in connection.execute("SELECT name FROM sqlite_master WHERE type='table'"):
+            cursor = connection.execute(f'SELECT * FROM "{table}"')
+            names = [d[0] for d in cursor.description]
+            for row in cursor:
+                record = dict(zip(names, row, strict=True))
+                data = record.get("data")
+                if isinstance(data, str):
+                    with contextlib.suppress(ValueError):
+                        record["data"] = json.loads(data)
+                yield {k: v for k, v in record.items() if not isinstance(v, bytes)}
+    finally:
+        connection.close()
 
 
 def strings_under(value: object, keys: tuple[str, ...]) -> Iterator[str]:
@@ -59,6 +105,8 @@ def strings_under(value: object, keys: tuple[str, ...]) -> Iterator[str]:
         for key, item in value.items():
             if key in keys and isinstance(item, str):
                 yield item
+            elif key in keys and isinstance(item, list):
+                yield from (i for i in item if isinstance(i, str))
             else:
                 yield from strings_under(item, keys)
     elif isinstance(value, list):
@@ -83,11 +131,17 @@ def spellings(text: str) -> set[bytes]:
 
 
 def default_outputs(path: Path, tmp: Path) -> dict[str, bytes]:
+    """The default trace, summary and report (and, under "stderr", what export said)."""
     # a session with subagent folders is passed as its folder, as a user would
-    inputs = [str(path.parent if (path.parent / path.name.split(".")[0]).is_dir() else path)]
+    gemini_tree = path.parent.name == "chats" and any(p.is_dir() for p in path.parent.iterdir())
+    if gemini_tree or (path.parent / path.name.split(".")[0]).is_dir():
+        inputs = [str(path.parent)]
+    else:
+        inputs = [str(path)]
     outputs: dict[str, bytes] = {}
     trace, page = tmp / "t.pftrace", tmp / "t.html"
-    runner.invoke(app, ["export", *inputs, "-o", str(trace), "--force"])
+    exported = runner.invoke(app, ["export", *inputs, "-o", str(trace), "--force"])
+    outputs["stderr"] = exported.stderr.encode()
     if trace.exists():
         outputs["trace"] = trace.read_bytes()
     summary = runner.invoke(app, ["summary", *inputs, "--json"])
@@ -100,10 +154,19 @@ def default_outputs(path: Path, tmp: Path) -> dict[str, bytes]:
 
 @pytest.mark.parametrize("path", list(journals()), ids=lambda p: p.name[:60])
 def test_no_path_user_name_or_cwd_in_default_outputs(path: Path, tmp_path: Path) -> None:
+    if path.suffix == ".db":
+        # Never opened in the shared corpus (a reader may create -wal/-shm beside it).
+        copy = tmp_path / "db" / path.name
+        copy.parent.mkdir()
+        shutil.copyfile(path, copy)
+        path = copy
     # GIVEN a real journal and what it says about the machine it was written on
     cwds, users = private_facts(path)
     # WHEN it is exported, summarised and reported without --previews
     outputs = default_outputs(path, tmp_path)
+    stderr = outputs.pop("stderr")  # not an output: its warnings name the input as given
+    if not outputs.get("trace") and b"no session records" in stderr:
+        pytest.skip("nothing to show (a Gemini CLI log holding only its header)")
     assert outputs.get("trace"), f"{path}: nothing exported"
     for name, data in outputs.items():
         # THEN no home directory, no cwd and no user name framed as a path segment
@@ -131,6 +194,18 @@ def test_no_path_user_name_or_cwd_in_default_outputs(path: Path, tmp_path: Path)
             "~/.claude/projects/…/memory/MEMORY.md",
         ),
         ("/etc/claude-code/CLAUDE.md", "/home/u/app", "CLAUDE.md"),
+        # Gemini CLI's project folder is its path hash or slug (the user name at home)
+        (
+            "/home/alice/.gemini/tmp/alice/chats/session-1.json",
+            "/home/alice",
+            "~/.gemini/tmp/…/chats/session-1.json",
+        ),
+        (
+            "/Users/a/.gemini/tmp/0f3e9c2d/chats/01b2c62e/x.json",
+            None,
+            "~/.gemini/tmp/…/chats/01b2c62e/x.json",
+        ),
+        ("../corpus/jules/chats/session-1.json", None, "../corpus/…/chats/session-1.json"),
         ("CLAUDE.md", "/home/u/app", "CLAUDE.md"),
     ],
 )
@@ -164,3 +239,38 @@ def test_the_summary_names_a_journal_under_home_without_the_user() -> None:
     session = Session(Harness.CLAUDE_CODE, "s", 0, 1, (path,))
     # THEN the summary's source says where without the user name
     assert summarise(session).source == "~/.claude/projects/…/0f2c.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("source", "layout"),
+    [
+        (
+            LOCAL / "gemini-cli" / "entire-ab-2b9748b105-0_session.json",
+            ".gemini/tmp/alice/chats/session-2026-01-15T20-51-98b30b64.json",
+        ),
+        (
+            LOCAL / "opencode" / "ses_2bef25635ffe8EzID0I1Oeymal.export.json",
+            ".local/share/opencode/ses_2bef25635ffe8EzID0I1Oeymal.export.json",
+        ),
+    ],
+    ids=["gemini-cli", "opencode"],
+)
+def test_a_session_in_its_home_folder_leaves_no_user_name(
+    source: Path, layout: str, tmp_path: Path
+) -> None:
+    # GIVEN a real session where its harness keeps it, in the home of a user `alice` whose
+    # Gemini CLI project is her home folder (so its slug is her name too)
+    home = tmp_path / "home" / "alice"
+    path = home / layout
+    path.parent.mkdir(parents=True)
+    path.write_bytes(source.read_bytes())
+    # WHEN exported and reported by its absolute path, without --previews (the summary's
+    # source is relative to the cwd, here inside tmp: its home form is pinned above)
+    outputs = default_outputs(path, tmp_path)
+    outputs.pop("stderr")
+    outputs.pop("summary")
+    assert outputs.get("trace")
+    # THEN no output holds the path, the home folder or the user name framed in a path
+    for name, data in outputs.items():
+        assert b"/home/alice" not in data, name
+        assert not any(f in data for f in (b"/alice/", b"\\alice\\", b"alice/chats")), name

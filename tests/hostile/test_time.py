@@ -137,3 +137,67 @@ def test_a_journal_without_times_gets_a_synthetic_clock_from_its_durations(
 def test_a_journal_with_times_says_its_clock_is_the_journal(tmp_path: Path) -> None:
     summary = runner.invoke(app, ["summary", str(JOURNALS["codex"]), "--json"])
     assert json.loads(summary.stdout)[0]["clock"] == "journal"
+
+
+# Gemini CLI and OpenCode: a JSONL log is named by path:line like the others; a JSON document
+# (a Gemini CLI session, an OpenCode export) has no lines, so the warning names the record by
+# its place in the document's `messages` list: `path: messages[6]: timestamp …`.
+GEMINI_JSONL = (
+    DATA
+    / "gemini-cli"
+    / "tp-tutor-0.39.1-jsonl"
+    / "anthonyguera"
+    / "chats"
+    / "session-2026-04-24T23-16-c8b2cbd9.jsonl"
+)
+GEMINI_DOCUMENT = DATA / "gemini-cli" / "entire-ab-2b9748b105-0_session.json"
+OPENCODE_EXPORT = DATA / "opencode" / "ses_2bef25635ffe8EzID0I1Oeymal.export.json"
+
+
+def lie_in_a_document(source: Path, lie: str, tmp: Path) -> tuple[Path, str]:
+    """A copy whose middle message carries the lie; returns the copy and how the warning
+    must name that message."""
+    document = json.loads(source.read_text())
+    messages = document["messages"]
+    index = len(messages) // 2
+    iso, micros = LIES[lie]
+    if "info" in document:  # an OpenCode export: epoch milliseconds in info.time.created
+        messages[index]["info"]["time"]["created"] = micros // 1000
+        name = f"messages[{index}] ({messages[index]['info']['id']})"
+    else:
+        messages[index]["timestamp"] = iso
+        name = f"messages[{index}]"
+    target = tmp / source.name
+    target.write_text(json.dumps(document, indent=2))
+    return target, name
+
+
+@pytest.mark.parametrize("lie", LIES)
+@pytest.mark.parametrize(
+    "source", [GEMINI_DOCUMENT, OPENCODE_EXPORT], ids=["gemini-cli", "opencode"]
+)
+def test_a_document_message_dated_far_away_does_not_stretch_its_session(
+    source: Path, lie: str, tmp_path: Path, export_trace
+) -> None:  # type: ignore[no-untyped-def]
+    # GIVEN a real session document whose middle message is dated far from its neighbours
+    honest, _ = session_span_ns(export_trace, source)
+    damaged, name = lie_in_a_document(source, lie, tmp_path)
+    # WHEN it is exported
+    span, stderr = session_span_ns(export_trace, damaged)
+    # THEN the session lasts what it really lasted, and one warning names the message
+    assert span <= honest + 1_000_000_000, (span, honest)
+    assert "time-outlier: 1" in stderr, stderr
+    assert f"{damaged}: {name}: timestamp" in stderr, stderr
+
+
+@pytest.mark.parametrize("lie", LIES)
+def test_a_gemini_log_line_dated_far_away_does_not_stretch_its_session(
+    lie: str, tmp_path: Path, export_trace
+) -> None:  # type: ignore[no-untyped-def]
+    # GIVEN a real ≥0.39 Gemini CLI log whose middle message line lies (by path:line)
+    honest, _ = session_span_ns(export_trace, GEMINI_JSONL)
+    damaged, line = lie_in_the_middle(GEMINI_JSONL, "gemini-cli", lie, tmp_path)
+    span, stderr = session_span_ns(export_trace, damaged)
+    assert span <= honest + 1_000_000_000, (span, honest)
+    assert "time-outlier: 1" in stderr, stderr
+    assert f"{damaged}:{line}: timestamp" in stderr, stderr

@@ -11,7 +11,8 @@ from pathlib import Path
 import orjson
 
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.jsonl import sniff
+from agent_profiler.errors import DamagedJournalError, JournalError
+from agent_profiler.jsonl import read_head, sniff
 from agent_profiler.model import Response, ToolCall
 from agent_profiler.privacy import private_path as private_path  # re-exported for adapters
 
@@ -77,6 +78,19 @@ def preview(text: str) -> str:
     return text[:PREVIEW_CHARS]
 
 
+def is_damaged_gzip(path: Path) -> bool:
+    """A gzip too damaged to give even its head. A folder walk judges a `.json.gz` by its
+    head (an OpenCode export, a Gemini CLI document); without one it would be passed over
+    in silence, so such a file is read, and the loader names it and its damage once."""
+    try:
+        read_head(path, 4096)
+    except DamagedJournalError:
+        return True
+    except JournalError:
+        return False
+    return False
+
+
 def args_digest(arguments: object) -> str:
     """A short stable hash of a tool call's full input (key order ignored), so that
     identical calls can be recognised without keeping their bodies."""
@@ -115,7 +129,12 @@ class Clock:
     adapter uses.
 
     `spacing(line)`, when given, is the step for an undated record in ns (a synthetic
-    timeline built from the journal's own durations) instead of 1 ms."""
+    timeline built from the journal's own durations) instead of 1 ms.
+
+    `record_name(line)`, when given, names a record of a file that has no lines to number
+    (a JSON document's `messages[6]`, a database row): the warning then says
+    `path: messages[6]: …` instead of `path:line: …`. Adapters whose times are not ISO
+    `timestamp` fields hand them to `place` in nanoseconds."""
 
     def __init__(
         self,
@@ -126,6 +145,7 @@ class Clock:
         origin_ns: int | None = None,
         spacing: Callable[[int], int] | None = None,
         reference_ns: int | None = None,
+        record_name: Callable[[int], str] | None = None,
     ) -> None:
         self.path = path
         self.diagnostics = diagnostics
@@ -140,9 +160,13 @@ class Clock:
         # three times (its neighbours), so a lie on line 1 (2099) is not the session's start.
         self.reference_ns = reference_ns
         self._rejected: int | None = None  # the last outlier's own time, to spot a real jump
+        self.record_name = record_name
 
     def time(self, record: Mapping[str, object], line: int) -> int:
-        ts = timestamp_ns(record.get("timestamp"))
+        return self.place(timestamp_ns(record.get("timestamp")), line)
+
+    def place(self, ts: int | None, line: int) -> int:
+        """A record's time in ns (None: it has none) → where the session puts it."""
         outlier = ts is not None and self._is_outlier(ts, line)
         if outlier:
             ts = None
@@ -151,8 +175,7 @@ class Clock:
         if ts is None:
             if self.expect_timestamps and not self.warned and not outlier:
                 self.warned = True
-                self.diagnostics.warn(
-                    self.path,
+                self._warn(
                     line,
                     "bad-timestamp",
                     "missing or unreadable timestamp; placed 1 ms after the previous record",
@@ -188,13 +211,31 @@ class Clock:
             where = (
                 f"{abs(days):,.0f} day(s) {'after' if days > 0 else 'before'} the record before it"
             )
-        self.diagnostics.warn(
-            self.path,
+        self._warn(
             line,
             "time-outlier",
             f"timestamp {record_time_text(ts)} is {where}; placed just after that record",
         )
         return True
+
+    def _warn(self, line: int, kind: str, message: str) -> None:
+        if self.record_name is None:
+            self.diagnostics.warn(self.path, line, kind, message)
+        else:
+            self.diagnostics.warn(self.path, None, kind, f"{self.record_name(line)}: {message}")
+
+
+def reference_time(times: Iterable[int | None]) -> int | None:
+    """What a lying first record is judged against: the median of the first three
+    plausible times (its neighbours), so a lie on line 1 (2099) is not the start."""
+    dated = [ts for ts in times if ts is not None and is_plausible_time(ts)][:3]
+    return sorted(dated)[len(dated) // 2] if dated else None
+
+
+def within_limits(ts: int, reference_ns: int | None) -> bool:
+    """A time the outlier rule would believe beside `reference_ns` (a call's end beside
+    its request's start): within a day back and a year ahead, and after 2000."""
+    return is_plausible_time(ts) and _near(ts, reference_ns)
 
 
 def _near(ts: int, reference_ns: int | None) -> bool:
@@ -211,14 +252,9 @@ def journal_clock(path: Path, diagnostics: Diagnostics, source: str | None = Non
     the first dated one go just before it, and the median of the first three times is what
     a lying first record is judged against. Reads the head through the guarded reader."""
     head = sniff(path)
-    dated = [
-        ts
-        for value in head
-        if isinstance(value, dict)
-        and (ts := timestamp_ns(value.get("timestamp"))) is not None
-        and is_plausible_time(ts)
-    ][:3]
-    reference = sorted(dated)[len(dated) // 2] if dated else None
+    reference = reference_time(
+        timestamp_ns(value.get("timestamp")) for value in head if isinstance(value, dict)
+    )
     return Clock(
         source or str(path),
         diagnostics,

@@ -48,13 +48,17 @@ from typing import TYPE_CHECKING, Any
 
 from agent_profiler.adapters.common import (
     MS,
+    Clock,
     args_digest,
+    is_damaged_gzip,
     json_text,
     preview,
+    reference_time,
     text_field,
     timestamp_ns,
     token_count,
     turn_ends,
+    within_limits,
 )
 from agent_profiler.adapters.gemini_recording import (
     HEADER_ID,
@@ -131,8 +135,9 @@ def role(path: Path) -> str:
     in_chats = path.parent.name == "chats" and name.startswith("session-")
     if in_chats or path.parent.parent.name == "chats":
         return "read"
-    # Anywhere else (a copy, an `/export-session` file): by its header keys.
-    return "read" if claim(path) else ""
+    # Anywhere else (a copy, an `/export-session` file): by its header keys; a damaged
+    # gzip that has no readable head is read too, so its damage is reported (issue 15.1).
+    return "read" if claim(path) or (name.endswith(".gz") and is_damaged_gzip(path)) else ""
 
 
 # --------------------------------------------------------------------------- content
@@ -188,6 +193,7 @@ class SessionBuilder:
     order: list[str] = field(default_factory=list)  # message ids in context order
     responses: list[Response] = field(default_factory=list)
     failed: list[Response] = field(default_factory=list)
+    unmetered: list[Response] = field(default_factory=list)  # all-zero `tokens`
     calls: dict[str, _Call] = field(default_factory=dict)
     prompts: list[Prompt] = field(default_factory=list)
     compactions: list[Compaction] = field(default_factory=list)
@@ -203,21 +209,48 @@ class SessionBuilder:
     # Inside a `$set.messages` checkpoint: its new turns are history (re-synced, or the
     # compressed summary), not new prompts; only a record with usage is a request.
     replaying: bool = False
+    clock: Clock | None = None  # the shared outlier rule, set up by run()
 
     @property
     def path(self) -> str:
         return str(self.recording.path)
 
+    def make_clock(self) -> Clock:
+        """The shared clock (issue 15.4): a message dated far from its neighbours is warned
+        about by line (JSONL) or by its index in `messages` (a document) and placed just
+        after the message before it. Judged against the median of the first three times."""
+        recording = self.recording
+        messages = [recording.messages[v] for e, v in recording.events if e == "message"]
+        reference = reference_time(timestamp_ns(m.get("timestamp")) for m in messages[:3])
+        start = timestamp_ns(recording.header.get("startTime"))
+        first = next(
+            (ts for m in messages if (ts := timestamp_ns(m.get("timestamp"))) is not None), None
+        )
+        origin = next(
+            (t for t in (start, first, reference) if t is not None and within_limits(t, reference)),
+            None,
+        )
+        document = recording.record_name(1) is not None
+        return Clock(
+            self.path,
+            self.diagnostics,
+            expect_timestamps=False,
+            origin_ns=origin,
+            reference_ns=reference,
+            record_name=(lambda line: recording.record_name(line) or "") if document else None,
+        )
+
     def touch(self, ts: int) -> None:
         self.start_ns = ts if self.start_ns is None else min(self.start_ns, ts)
         self.end_ns = ts if self.end_ns is None else max(self.end_ns, ts)
 
-    def time(self, record: Mapping[str, Any]) -> int:
+    def time(self, message_id: str, record: Mapping[str, Any]) -> int:
         ts = timestamp_ns(record.get("timestamp"))
         if ts is None:
-            ts = (self.last_ns + MS) if self.last_ns is not None else (self.start_ns or 0)
             self.diagnostics.note("gemini-cli:message-without-timestamp")
-        return ts
+        if self.clock is None:
+            self.clock = self.make_clock()
+        return self.clock.place(ts, self.recording.lines.get(message_id, 0))
 
     def add(self, message_id: str, item_id: str, category: Category, text: str, **kw: Any) -> None:
         # The text, not its length: the estimator looks at what an item is (estimate.py).
@@ -235,10 +268,10 @@ class SessionBuilder:
 
     def run(self) -> None:
         header = self.recording.header
-        for key in ("startTime",):
-            ts = timestamp_ns(header.get(key))
-            if ts is not None:
-                self.touch(ts)
+        self.clock = self.make_clock()
+        ts = timestamp_ns(header.get("startTime"))
+        if ts is not None and within_limits(ts, self.clock.reference_ns):
+            self.touch(ts)
         for event, value in self.recording.events:
             if event == "message":
                 self.on_message(value)
@@ -250,7 +283,7 @@ class SessionBuilder:
     def on_message(self, message_id: str) -> None:
         record = self.recording.messages[message_id]
         kind = text_field(record, "type") or ""
-        ts = self.time(record)
+        ts = self.time(message_id, record)
         self.touch(ts)
         self.order.append(message_id)
         if kind == "user":
@@ -262,7 +295,8 @@ class SessionBuilder:
         elif kind in {"warning", "error"}:
             self.on_notice(message_id, kind, record, ts)
         else:
-            self.diagnostics.skip(f"gemini-cli:unknown/{kind}")
+            # Not a type any Gemini CLI build is known to write: not read, which is no choice.
+            self.diagnostics.not_recognised(f"gemini-cli:{kind or 'untyped'}")
         self.last_ns = max(ts, self.last_ns or ts)
 
     def on_user(self, message_id: str, record: dict[str, Any], ts: int) -> None:
@@ -326,7 +360,7 @@ class SessionBuilder:
         thought_times = [
             t
             for t in (timestamp_ns(th.get("timestamp")) for th in _dicts(record.get("thoughts")))
-            if t is not None
+            if t is not None and t <= ts and within_limits(ts, t)  # a lying one is left out
         ]
         start = min([start, *thought_times])
         response = Response(
@@ -363,9 +397,16 @@ class SessionBuilder:
                 self.models.append(model)
             if tool:
                 self.diagnostics.note("gemini-cli:tool-use-prompt-tokens")
+        elif not self.replaying and tokens and not any(token_count(v) for v in tokens.values()):
+            # Every usage field 0: a request was made (its text and calls are here), its size
+            # is unknown (issue 15.6): a response span with usage unknown, not a failure.
+            self.unmetered.append(
+                dataclasses.replace(response, usage_known=False, output_tokens_reliable=False)
+            )
         elif not self.replaying:
-            reason = "no usage recorded (cancelled?)" if not tokens else "all-zero usage"
+            reason = "no usage recorded (cancelled?)" if not tokens else "usage unreadable"
             self.failed.append(dataclasses.replace(response, stop_reason=reason))
+        requested = bool(prompt) or any(r.id == message_id for r in self.unmetered)
         content = "".join(text for kind, text, _ in parts(record.get("content")) if kind == "text")
         if content:
             self.add(
@@ -378,7 +419,7 @@ class SessionBuilder:
                 source_kind=SourceKind.RESPONSE,
             )
         for index, call in enumerate(_dicts(record.get("toolCalls"))):
-            self.on_call(message_id, index, call, ts, message_id if prompt else None)
+            self.on_call(message_id, index, call, ts, message_id if requested else None)
 
     def on_call(
         self, message_id: str, index: int, call: dict[str, Any], ts: int, response: str | None
@@ -387,6 +428,8 @@ class SessionBuilder:
         name = text_field(call, "name") or "tool"
         arguments = call.get("args")
         end = timestamp_ns(call.get("timestamp"))
+        if end is not None and not within_limits(end, ts):
+            end = None  # a completion dated far from its request: not believed (issue 15.4)
         result, media = _result_text(call.get("result"))
         self.unmeasured["media-part"] += media
         has_result = call.get("result") is not None
@@ -589,6 +632,7 @@ class SessionBuilder:
             snapshots=tuple(snapshots),
             unmeasured=self.log.unmeasured(self.unmeasured),
             failed_requests=tuple(self.failed),
+            unmetered_responses=tuple(self.unmetered),
             markers=tuple(self.markers),
             facts=tuple(facts),
         )

@@ -52,6 +52,9 @@ class Recording:
     messages: dict[str, dict[str, Any]] = field(default_factory=dict)
     events: list[tuple[str, Any]] = field(default_factory=list)
     container: str = "json"
+    # Where each message's last version is: its line (JSONL log) or 1 + its index in the
+    # document's `messages` list, for warnings that name one record.
+    lines: dict[str, int] = field(default_factory=dict)
 
     @property
     def session_id(self) -> str:
@@ -68,14 +71,22 @@ class Recording:
                 return "".join(text for _, text, _ in parts(record.get("content")))
         return ""
 
-    def add(self, record: dict[str, Any], fallback_id: str, *, listed: bool = True) -> str:
+    def add(
+        self, record: dict[str, Any], fallback_id: str, line: int, *, listed: bool = True
+    ) -> str:
         """Keep the last version of a message; `listed` records where it was first seen
         (a checkpoint's messages are placed by the checkpoint event instead)."""
         message_id = text_field(record, "id") or fallback_id
         if listed and message_id not in self.messages:
             self.events.append(("message", message_id))
         self.messages[message_id] = record
+        self.lines[message_id] = line
         return message_id
+
+    def record_name(self, line: int) -> str | None:
+        """How a warning names a message: None for a log (its `path:line` says it), else
+        its place in the document's `messages` list."""
+        return None if self.container == "jsonl" else f"messages[{line - 1}]"
 
 
 def load_recording(path: Path, diagnostics: Diagnostics) -> Recording:
@@ -122,15 +133,15 @@ def _load_jsonl(path: Path, diagnostics: Diagnostics) -> Recording | None:
                 for index, message in enumerate(messages):
                     if isinstance(message, dict):
                         fallback = f"line-{record.line}.{index}"
-                        ids.append(recording.add(message, fallback, listed=False))
+                        ids.append(recording.add(message, fallback, record.line, listed=False))
                 recording.events.append(("checkpoint", ids))
             recording.header.update({k: v for k, v in update.items() if k != "messages"})
         elif "$rewindTo" in value:
             recording.events.append(("rewind", value["$rewindTo"]))
         elif text_field(value, "type") is not None:
-            recording.add(value, f"line-{record.line}")
+            recording.add(value, f"line-{record.line}", record.line)
         else:
-            diagnostics.skip("gemini-cli:unknown-line")
+            diagnostics.not_recognised("gemini-cli:untyped")
     return recording
 
 
@@ -139,6 +150,8 @@ def _load_document(path: Path, diagnostics: Diagnostics) -> Recording:
     try:
         with open_journal(path) as stream:
             data = stream.read(MAX_DOCUMENT_BYTES + 1)
+    except JournalError:
+        raise  # a damaged gzip: the guarded reader's one line, naming the file
     except (OSError, EOFError, ValueError) as error:
         raise JournalError(source, f"cannot read ({error})") from error
     if len(data) > MAX_DOCUMENT_BYTES:
@@ -150,7 +163,8 @@ def _load_document(path: Path, diagnostics: Diagnostics) -> Recording:
         return _salvage(path, data, diagnostics)
     if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
         raise JournalError(source, "not a Gemini CLI session (no messages list)")
-    diagnostics.records_parsed += 1
+    # Each message is a record (a line of the ≥0.39 log): one not recognised is one record.
+    diagnostics.records_parsed += max(1, len(value["messages"]))
     return _from_document(path, value, "json")
 
 
@@ -160,7 +174,7 @@ def _from_document(path: Path, value: dict[str, Any], container: str) -> Recordi
     messages = value.get("messages")
     for index, message in enumerate(messages if isinstance(messages, list) else []):
         if isinstance(message, dict):
-            recording.add(message, f"message-{index}")
+            recording.add(message, f"message-{index}", index + 1)
     return recording
 
 
@@ -190,9 +204,9 @@ def _salvage(path: Path, data: bytes, diagnostics: Diagnostics) -> Recording:
             break
         if not isinstance(message, dict):
             break
-        recording.add(message, f"message-{kept}")
+        recording.add(message, f"message-{kept}", kept + 1)
         kept += 1
-    diagnostics.records_parsed += 1
+    diagnostics.records_parsed += max(1, kept)
     diagnostics.warn(
         str(path),
         None,

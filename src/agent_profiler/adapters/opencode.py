@@ -36,12 +36,16 @@ import orjson
 from agent_profiler.adapters import opencode_storage as storage
 from agent_profiler.adapters.common import (
     MS,
+    Clock,
     args_digest,
+    is_damaged_gzip,
     json_text,
     preview,
+    reference_time,
     text_field,
     token_count,
     turn_ends,
+    within_limits,
 )
 from agent_profiler.attribution import ContextLog, Observation, redacted_placeholders
 from agent_profiler.diagnostics import Diagnostics
@@ -96,12 +100,14 @@ def role(path: Path) -> str:
             return "read" if is_session and name.endswith(".json") else "member"
     if name.endswith((".json", ".json.gz")) and storage.kind_of(path) == "export":
         return "read"
-    return ""
+    # A gzipped export too damaged to show its head: read, so the damage is named (15.1).
+    return "read" if name.endswith(".json.gz") and is_damaged_gzip(path) else ""
 
 
 def _ns(value: object) -> int | None:
-    """Epoch milliseconds → nanoseconds (every OpenCode time is epoch ms)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 2**53:
+    """Epoch milliseconds → nanoseconds (every OpenCode time is epoch ms). A zeroed clock
+    (0) is a time, the Unix epoch: the outlier rule judges it (issue 15.4)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 2**53:
         return None
     return int(value * MS)
 
@@ -157,6 +163,7 @@ class SessionBuilder:
     order: list[str] = field(default_factory=list)
     responses: list[Response] = field(default_factory=list)
     failed: list[Response] = field(default_factory=list)
+    unmetered: list[Response] = field(default_factory=list)  # a finished step, usage all 0
     tools: list[ToolCall] = field(default_factory=list)
     prompts: list[Prompt] = field(default_factory=list)
     compactions: list[Compaction] = field(default_factory=list)
@@ -171,6 +178,13 @@ class SessionBuilder:
     start_ns: int | None = None
     end_ns: int | None = None
     patches: int = 0
+    clock: Clock | None = None  # the shared outlier rule for message times, set by run()
+    message_ns: int = 0  # the current message's time, as placed by the clock
+
+    def believed(self, ts: int | None) -> int | None:
+        """A part's or completion's time when the outlier rule would believe it beside its
+        message's; else None (a lie must not stretch the session, issue 15.4)."""
+        return ts if ts is not None and within_limits(ts, self.message_ns) else None
 
     @property
     def is_child(self) -> bool:
@@ -188,15 +202,36 @@ class SessionBuilder:
         self.log.add(item_id, category, text, **kw)
         self.items.setdefault(message_id, []).append(item_id)
 
+    def make_clock(self) -> Clock:
+        """The shared clock: a message created far from its neighbours is warned about by
+        its place in the session's messages (`messages[6] (msg_…)`: an export, a database
+        and the storage have no lines) and placed just after the message before it."""
+        messages = self.stored.messages
+        reference = reference_time(_time(m, "created") for m, _ in messages[:3])
+        created = _time(self.stored.info, "created")
+        origin = created if created is not None and within_limits(created, reference) else None
+        return Clock(
+            self.stored.source,
+            self.diagnostics,
+            expect_timestamps=False,
+            origin_ns=origin if origin is not None else reference,
+            reference_ns=reference,
+            record_name=lambda n: f"messages[{n - 1}] ({messages[n - 1][0].get('id')})",
+        )
+
     def run(self) -> None:
-        self.touch(_time(self.stored.info, "created"))
-        for message, parts in self.stored.messages:
+        self.clock = self.make_clock()
+        created = _time(self.stored.info, "created")
+        if created is not None and within_limits(created, self.clock.reference_ns):
+            self.touch(created)
+        for index, (message, parts) in enumerate(self.stored.messages):
             message_id = str(message.get("id"))
             self.order.append(message_id)
-            created = _time(message, "created")
-            if created is None:
-                created = (self.last_ns + MS) if self.last_ns is not None else 0
+            raw = _time(message, "created")
+            if raw is None:
                 self.diagnostics.note("opencode:message-without-time")
+            created = self.clock.place(raw, index + 1)
+            self.message_ns = created
             self.touch(created)
             role = text_field(message, "role")
             if role == "user":
@@ -204,7 +239,7 @@ class SessionBuilder:
             elif role == "assistant":
                 self.on_assistant(message_id, message, parts, created)
             else:
-                self.diagnostics.note(f"opencode:message/{role}")
+                self.diagnostics.not_recognised(f"opencode:message/{role}")
 
     # -- user ----------------------------------------------------------------
 
@@ -247,7 +282,7 @@ class SessionBuilder:
             elif kind in {"agent", "subtask"}:
                 self.diagnostics.note(f"opencode:part/{kind}")
             elif kind not in _BOOKKEEPING_PARTS:
-                self.diagnostics.note(f"opencode:unknown-part/{kind}")
+                self.diagnostics.not_recognised(f"opencode:part/{kind}")
         if typed:
             source = "agent" if self.is_child and not self.prompts else "user"
             chars = sum(len(t) for t in typed)
@@ -266,7 +301,7 @@ class SessionBuilder:
                 steps.append([])
         if not steps[-1] and len(steps) > 1:
             steps.pop()
-        completed = _time(message, "completed")
+        completed = self.believed(_time(message, "completed"))
         model = text_field(message, "modelID") or ""
         provider = text_field(message, "providerID")
         error = message.get("error")
@@ -284,7 +319,7 @@ class SessionBuilder:
                 usage = usage_of(None if stepped else message.get("tokens"))
             last = index == len(steps) - 1
             end = (completed if last and completed else None) or max(
-                [start, *(t for p in step for t in _part_times(p))]
+                [start, *(t for p in step for t in _part_times(p) if self.believed(t))]
             )
             response_id = message_id if len(steps) == 1 else f"{message_id}#{index + 1}"
             response = Response(
@@ -299,7 +334,20 @@ class SessionBuilder:
                 or (error_name if last else None),
             )
             measured = usage.prompt_tokens > 0
-            if measured and not summary:
+            # A step that finished without error but with 0 in every usage field (some
+            # providers report none): a request whose size is unknown (issue 15.6), drawn as
+            # a response with usage unknown. An aborted or failed one stays a failed request.
+            unmetered = (
+                not measured
+                and finish is not None
+                and not response.is_error
+                and not (usage.output_tokens or usage.reasoning_tokens)
+            )
+            if unmetered and not summary:
+                self.unmetered.append(
+                    dataclasses.replace(response, usage_known=False, output_tokens_reliable=False)
+                )
+            elif measured and not summary:
                 self.log.observe(
                     Observation(
                         time_ns=start,
@@ -311,7 +359,7 @@ class SessionBuilder:
                     )
                 )
                 self.responses.append(response)
-            elif not measured:
+            elif not measured and not unmetered:
                 self.failed.append(response)
             if measured:
                 self.last_reported = usage.prompt_tokens
@@ -320,7 +368,8 @@ class SessionBuilder:
                 if provider and provider not in self.providers:
                     self.providers.append(provider)
             for part in step:
-                self.on_part(message_id, part, response_id if measured else None, summary)
+                requested = measured or (unmetered and not summary)
+                self.on_part(message_id, part, response_id if requested else None, summary)
             self.touch(response.end_ns)
             if summary and last:
                 self.on_summary(message_id, response if measured else None)
@@ -380,7 +429,7 @@ class SessionBuilder:
         elif kind == "retry":
             self.markers.append(Marker(self.last_ns or 0, "retry", str(part.get("attempt"))))
         elif kind not in _BOOKKEEPING_PARTS and kind not in {"agent", "subtask", "compaction"}:
-            self.diagnostics.note(f"opencode:unknown-part/{kind}")
+            self.diagnostics.not_recognised(f"opencode:part/{kind}")
 
     def on_tool(self, message_id: str, part: dict[str, Any], response_id: str | None) -> None:
         call_id = text_field(part, "callID") or str(part.get("id"))
@@ -394,8 +443,8 @@ class SessionBuilder:
         result = (
             output if isinstance(output, str) else ("" if output is None else json_text(output))
         )
-        start = _time(state, "start") or self.last_ns or 0
-        end = _time(state, "end") or start
+        start = self.believed(_time(state, "start")) or self.last_ns or 0
+        end = self.believed(_time(state, "end")) or start
         self.touch(start)
         self.touch(end)
         metadata = state.get("metadata")
@@ -492,8 +541,9 @@ class SessionBuilder:
             for p in self.prompts
         )
         info = self.stored.info
-        # The file name only: a default trace holds no absolute path (it names the user).
-        facts = [("storage", self.stored.source.replace("\\", "/").rsplit("/", 1)[-1])]
+        # The file's name, not its path: ~/.local/share/opencode/… spells the user name, and
+        # a default trace is promised to hold no path (issue 15.3).
+        facts = [("storage", Path(self.stored.source).name)]
         for key in ("title", "slug", "agent"):
             if text_field(info, key):
                 facts.append((f"session_{key}", preview(info[key])))
@@ -524,6 +574,7 @@ class SessionBuilder:
             snapshots=tuple(snapshots),
             unmeasured=self.log.unmeasured(self.unmeasured),
             failed_requests=tuple(self.failed),
+            unmetered_responses=tuple(self.unmetered),
             markers=tuple(self.markers),
             facts=tuple(facts),
         )
@@ -542,8 +593,11 @@ def _part_times(part: dict[str, Any]) -> Iterator[int]:
 
 
 def read_stored(paths: list[Path], diagnostics: Diagnostics) -> list[storage.StoredSession]:
-    """Every session the given files point at, each once: a database first (it is
-    the newer copy: the JSON storage is left on disk after the migration)."""
+    """Every session the given files point at: a database first. A session of the JSON
+    storage that a database holds too is left out (the storage is left on disk after the
+    migration; the database is the newer copy). Two exports or two databases holding one
+    session (a copy, a backup) are both read: the loader gives the copy its own id
+    (`#2`), as for every harness (issue 15.2)."""
     kinds = [(storage.kind_of(p) or "export", p) for p in paths]
     rank = {"db": 0, "storage": 1, "export": 2}
     kinds.sort(key=lambda kp: rank.get(kp[0], 3))
@@ -561,7 +615,8 @@ def read_stored(paths: list[Path], diagnostics: Diagnostics) -> list[storage.Sto
             if kind == "db"
             else (storage.read_export(path, diagnostics))
         )
-        result += _unseen(found, seen, diagnostics)
+        seen.update(session.id for session in found)
+        result += found
     for root, wanted in roots.items():
         result += _unseen(storage.read_storage(root, wanted, diagnostics), seen, diagnostics)
     return result

@@ -83,7 +83,9 @@ def storage_root(path: Path) -> Path | None:
     return None
 
 
-def _load_json(path: Path, diagnostics: Diagnostics) -> Any:
+def _load_json(path: Path, diagnostics: Diagnostics, *, whole: bool = False) -> Any:
+    """A JSON file's value, or None with a warning. `whole` (an export: the file is the
+    session) raises instead, so a damaged export costs one line naming it, not two."""
     try:
         with open_journal(path) as stream:
             data = stream.read(MAX_DOCUMENT_BYTES + 1)
@@ -91,10 +93,21 @@ def _load_json(path: Path, diagnostics: Diagnostics) -> Any:
             raise JournalError(str(path), "JSON document over 512 MB; not read")
         diagnostics.lines_read += 1
         value = orjson.loads(data.removeprefix(b"\xef\xbb\xbf"))
+    except JournalError as error:
+        if whole:
+            raise  # the guarded reader's error (a damaged gzip), naming the file once
+        diagnostics.warn(str(path), None, "read-error", error.message)
+        return None
     except (OSError, EOFError) as error:
+        if whole:
+            raise JournalError(str(path), f"cannot read ({error})") from error
         diagnostics.warn(str(path), None, "read-error", f"cannot read ({error})")
         return None
     except (ValueError, RecursionError) as error:
+        if whole:
+            raise JournalError(
+                str(path), f"OpenCode export is cut short or damaged ({str(error)[:60]})"
+            ) from error
         diagnostics.warn(str(path), None, "not-json", f"damaged JSON file ({str(error)[:60]})")
         return None
     diagnostics.records_parsed += 1
@@ -105,14 +118,18 @@ def _load_json(path: Path, diagnostics: Diagnostics) -> Any:
 
 
 def read_export(path: Path, diagnostics: Diagnostics) -> list[StoredSession]:
-    value = _load_json(path, diagnostics)
-    if value is None:
-        raise JournalError(str(path), "OpenCode export is cut short or damaged; nothing read")
+    value = _load_json(path, diagnostics, whole=True)
     info = value.get("info") if isinstance(value, dict) else None
     messages = value.get("messages") if isinstance(value, dict) else None
     if not isinstance(info, dict) or not isinstance(messages, list):
         raise JournalError(str(path), "not an OpenCode export (no info and messages)")
     session = StoredSession(info, str(path))
+    # Each message and part is a record (a row of the database): counted as such, so one
+    # not recognised is one record of many, as it is when read from the database.
+    diagnostics.records_parsed += sum(
+        1 + len(e["parts"]) if isinstance(e, dict) and isinstance(e.get("parts"), list) else 1
+        for e in messages
+    )
     for entry in messages:
         message = entry.get("info") if isinstance(entry, dict) else None
         parts = entry.get("parts") if isinstance(entry, dict) else None
