@@ -39,6 +39,11 @@ class TraceFacts:
     accounting: tuple[tuple[str, object], ...] = ()
 
 
+# Session facts that are text written from the conversation (Gemini CLI's session summary,
+# OpenCode's session title): only with --previews, as prompts are.
+CONTENT_FACTS = frozenset({"session_summary", "session_title"})
+
+
 def profile_args(
     s: Session, facts: TraceFacts, capture_id: int, start: int, estimation: str
 ) -> dict[str, Any]:
@@ -89,7 +94,11 @@ def profile_args(
         args["accounting"] = dict(facts.accounting)
     if s.unmeasured:
         args["unmeasured"] = dict(s.unmeasured)
+    previews = facts.content is ContentMode.PREVIEWS
     for key, value in s.facts:
+        # A title or summary the harness wrote from the conversation is content, not a name.
+        if key in CONTENT_FACTS and not previews:
+            continue
         args[key] = value
     args["responses"] = len(s.responses)
     for snapshot in s.snapshots:

@@ -274,3 +274,32 @@ def test_a_session_in_its_home_folder_leaves_no_user_name(
     for name, data in outputs.items():
         assert b"/home/alice" not in data, name
         assert not any(f in data for f in (b"/alice/", b"\\alice\\", b"alice/chats")), name
+
+
+@pytest.mark.parametrize(
+    ("journal", "key", "shown"),
+    [
+        (
+            "opencode/ses_2bef25635ffe8EzID0I1Oeymal.export.json",
+            "session_title",
+            "Explore codebase for context (@explore subagent)",
+        ),
+        (
+            "gemini-cli/expenses-tracker-0.37.1-subagents/agunginsani/chats/"
+            "session-2026-04-12T01-18-01b2c62e.json",
+            "session_summary",
+            "Create a Telegram expense tracker using Apple Numbers.",
+        ),
+    ],
+)
+def test_a_title_written_from_the_conversation_is_content(
+    journal: str, key: str, shown: str, export_trace
+) -> None:  # type: ignore[no-untyped-def]
+    # GIVEN a session whose harness wrote a title or summary from the conversation
+    path = Path(__file__).parent.parent / "data" / "journals" / journal
+    # WHEN it is exported by default, and with --previews
+    plain = export_trace(path, require_addition=False)
+    previews = export_trace(path, args=("--previews",), require_addition=False)
+    # THEN only the previews trace carries it
+    assert not [s for s in plain.view.slices if key in s.args]
+    assert shown in [s.args.get(key) for s in previews.view.slices if s.name == "profile (1)"]
