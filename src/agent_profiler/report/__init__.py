@@ -38,7 +38,7 @@ from typing import IO
 
 from agent_profiler import __version__
 from agent_profiler.model import Session
-from agent_profiler.report.data import LARGEST_ADDITIONS, page
+from agent_profiler.report.data import LARGEST_ADDITIONS, page, session_data
 from agent_profiler.report.html import CSS, context_view, overview
 from agent_profiler.report.svg import MAX_POINTS, downsample, legend, pattern_defs
 from agent_profiler.report.text import _e, _listing
@@ -89,8 +89,7 @@ def render_report(
     for row, session in shown.rows:
         out.append(
             context_view(
-                row,
-                session,
+                session_data(row, session),
                 shown.anchors[session.session_id],
                 window,
                 shown.anchors,

@@ -16,12 +16,20 @@ from agent_profiler.model import (
     Category,
     ContextSnapshot,
     Coverage,
+    Response,
     Session,
     Stage,
 )
 from agent_profiler.report.text import _pct
 from agent_profiler.summary import SessionSummary, estimate_error, summarise, summarise_all
-from agent_profiler.views import basename
+from agent_profiler.views import (
+    Addition,
+    basename,
+    context_size_series,
+    largest_additions,
+    model_runs,
+    session_span,
+)
 
 LARGEST_ADDITIONS = 20  # rows of a session's Largest additions table
 
@@ -175,3 +183,45 @@ def page(sessions: Sequence[Session], window: int | None, inputs: Sequence[str] 
     ]
     sources = list(inputs) or sorted({basename(p) for _, s in rows for p in s.sources})
     return Page(rows, anchors, depths, kids, used, sources)
+
+
+def snapshot_categories(snapshots: Sequence[ContextSnapshot]) -> list[Category]:
+    """The categories any of `snapshots` holds, in contract order: the chart's bands and the
+    snapshot table's columns."""
+    return [c for c in Category if any(dict(x.categories).get(c) for x in snapshots)]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionData:
+    """What one session's Context view shows, each fact taken once from the model, its
+    summary row and `views` (the chart and the tables read these, they do not re-derive)."""
+
+    row: SessionSummary
+    session: Session
+    span: tuple[int, int]  # views.session_span
+    snapshots: list[ContextSnapshot]  # in time order
+    places: dict[int, str]  # snapshot_place
+    categories: list[Category]  # snapshot_categories of `snapshots`
+    sizes: list[tuple[int, int]]  # views.context_size_series
+    changes: list[tuple[int, str]]  # model changes: every views.model_runs run but the first
+    additions: list[Addition]  # views.largest_additions, all of them
+    peak: Response | None  # the first response whose prompt is the row's peak
+
+
+def session_data(row: SessionSummary, session: Session) -> SessionData:
+    snapshots = ordered_snapshots(session)
+    return SessionData(
+        row=row,
+        session=session,
+        span=session_span(session),
+        snapshots=snapshots,
+        places=snapshot_place(session),
+        categories=snapshot_categories(snapshots),
+        sizes=context_size_series(session),
+        changes=model_runs(session)[1:],
+        additions=largest_additions(session),
+        peak=next(
+            (r for r in session.responses if r.usage.prompt_tokens == row.peak_prompt_tokens),
+            None,
+        ),
+    )

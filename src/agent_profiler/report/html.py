@@ -6,16 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent_profiler.model import Category, Session
+from agent_profiler.model import Session
 from agent_profiler.report.data import (
     LARGEST_ADDITIONS,
     Page,
+    SessionData,
     estimation_words,
     latest_composition,
-    ordered_snapshots,
-    snapshot_place,
 )
-from agent_profiler.report.svg import composition_bar, context_chart, downsample, legend, swatch
+from agent_profiler.report.svg import composition_bar, context_chart, legend, swatch
 from agent_profiler.report.text import (
     _clock,
     _duration,
@@ -27,13 +26,9 @@ from agent_profiler.report.text import (
     _window_note,
     _window_origin,
 )
-from agent_profiler.summary import SessionSummary
 from agent_profiler.views import (
     basename,
-    largest_additions,
-    model_runs,
     session_label,
-    session_span,
 )
 
 CSS = """
@@ -131,7 +126,7 @@ def overview(shown: Page) -> str:
         elif session.window_tokens:
             window_cell = (
                 f'<span title="{_e(session.window_source or "")}">{session.window_tokens:,}'
-                f'<small class="muted">{_window_origin(session.window_source)}</small></span>'
+                f'<small class="muted">{_window_origin(session)}</small></span>'
             )
         else:
             window_cell = "unknown"
@@ -177,15 +172,16 @@ def _number(label: str, value: str, key: str) -> str:
 
 
 def context_view(
-    row: SessionSummary,
-    session: Session,
+    data: SessionData,
     anchor: str,
     window: int | None,
     anchors: dict[str, str],
     children: Sequence[Session],
 ) -> str:
-    places = snapshot_place(session)
-    t0, t1 = session_span(session)
+    """One session's section: its facts and numbers, the chart with its legend and caption,
+    the estimation sentences, then the additions, compactions, model changes and snapshots."""
+    row, session = data.row, data.session
+    t0, t1 = data.span
     label = session_label(session)
     facts = [
         session.harness.label + (f" {session.harness_version}" if session.harness_version else "")
@@ -236,41 +232,41 @@ def context_view(
         _number("Tool calls", f"{row.tool_calls:,}", "tool-calls"),
         "</dl>",
     ]
-    chart, stacked, window_drawn = context_chart(session, chart_window, places)
-    changes = model_runs(session)[1:]
+    chart = context_chart(data, chart_window)
+    changes = data.changes
     key = legend(
-        stacked,
+        data.categories,
         size=bool(session.responses),
-        window=window_drawn,
+        window=chart.window_drawn,
         compaction=bool(session.compactions),
         model=bool(changes),
     )
-    drawn = len(downsample([x.estimated_tokens for x in session.snapshots]))
+    drawn = chart.drawn
     sampled = (
         f"; drawn from {drawn} of {len(session.snapshots):,} snapshots (the tables list all)"
         if drawn < len(session.snapshots)
         else ""
     )
     out.append(
-        f'<figure>{chart}{key}<figcaption class="note">Bands: the estimated composition at '
+        f'<figure>{chart.svg}{key}<figcaption class="note">Bands: the estimated composition at '
         "each snapshot, stacked in the contract's category order (each value holds until the "
         "next snapshot). Line: the reported Context size at each request, as in the trace. "
         f"Hover the chart for the exact numbers of a snapshot{sampled}.</figcaption></figure>"
     )
     out.append('<p class="basis">' + " ".join(_e(s) for s in estimation_words(session)) + "</p>")
-    out.append(_additions_table(session, t0, places))
+    out.append(_additions_table(data, t0))
     out.append(_compactions_table(session, t0))
     if changes:
         out.append("<h3>Model changes</h3><ul>")
         out += [f"<li>{_clock(w - t0)}: model → {_e(m)}</li>" for w, m in changes]
         out.append("</ul>")
-    out.append(_snapshots_table(session, t0, places))
+    out.append(_snapshots_table(data, t0))
     out.append("</section>")
     return "".join(out)
 
 
-def _additions_table(session: Session, t0: int, places: dict[int, str]) -> str:
-    additions = largest_additions(session)
+def _additions_table(data: SessionData, t0: int) -> str:
+    additions, places = data.additions, data.places
     head = "<h3>Largest additions</h3>"
     if not additions:
         return head + (
@@ -332,11 +328,10 @@ def _compactions_table(session: Session, t0: int) -> str:
     return "".join(out)
 
 
-def _snapshots_table(session: Session, t0: int, places: dict[int, str]) -> str:
-    snapshots = ordered_snapshots(session)
+def _snapshots_table(data: SessionData, t0: int) -> str:
+    snapshots, places, present = data.snapshots, data.places, data.categories
     if not snapshots:
         return ""
-    present = [c for c in Category if any(dict(x.categories).get(c) for x in snapshots)]
     head = "".join(f'<th class="num">{_e(c.label)}</th>' for c in present)
     out = [
         f"<details><summary>Every snapshot ({len(snapshots):,}), in tokens</summary>",

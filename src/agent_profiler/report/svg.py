@@ -13,8 +13,8 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from agent_profiler.model import Category, ContextSnapshot, Session
-from agent_profiler.report.data import ordered_snapshots
+from agent_profiler.model import Category, ContextSnapshot
+from agent_profiler.report.data import SessionData
 from agent_profiler.report.text import (
     _clock,
     _duration,
@@ -25,7 +25,6 @@ from agent_profiler.report.text import (
     _utc,
     _window_note,
 )
-from agent_profiler.views import context_size_series, model_runs, session_span
 
 MAX_POINTS = 400  # per drawn series; a 500-response session is drawn from ≤ 400 samples
 
@@ -212,17 +211,24 @@ def _band_path(
     return top + "".join(back) + "Z"
 
 
-def context_chart(
-    session: Session, window: int | None, places: dict[int, str], limit: int = MAX_POINTS
-) -> tuple[str, list[Category], bool]:
-    """The Context view's SVG, the categories it stacks and whether it draws the window line
-    (for its legend)."""
-    snapshots = ordered_snapshots(session)
-    sizes = context_size_series(session)
-    t0, t1 = session_span(session)
+@dataclass(frozen=True, slots=True)
+class Chart:
+    """A Context view's chart: its SVG, whether it draws the window line (for the legend)
+    and how many snapshots it draws (for the caption)."""
+
+    svg: str
+    window_drawn: bool
+    drawn: int
+
+
+def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS) -> Chart:
+    """The Context view's SVG: `data.categories` stacked as bands, the Context size line,
+    the window, compactions, model changes and the peak marked, tooltips over the samples."""
+    session, snapshots, sizes, places = data.session, data.snapshots, data.sizes, data.places
+    t0, t1 = data.span
     if t1 <= t0:
         t1 = t0 + 1_000_000_000
-    stacked = [c for c in Category if any(dict(x.categories).get(c) for x in snapshots)]
+    stacked = data.categories
     totals = [x.estimated_tokens for x in snapshots]
     compactions = session.compactions
     data_top = max([*totals, *(v for _, v in sizes), 1])
@@ -326,7 +332,7 @@ def context_chart(
             f'stroke="#b00020" stroke-width="1.5" stroke-dasharray="2 3"/>{label}</g>'
         )
     taken = []
-    for when, model in model_runs(session)[1:]:  # the first model is not a change
+    for when, model in data.changes:
         x = frame.x(when)
         label = _marker_label(x, frame.top + 10, (f"model → {model}", "model →"), taken)
         out.append(
@@ -342,10 +348,10 @@ def context_chart(
             'stroke="#111" stroke-width="2" stroke-linejoin="round">'
             "<title>Context size (reported request input)</title></path>"
         )
-    if session.responses:
+    peak = data.peak
+    if peak is not None:
         # The peak marked is the Overview's (the largest response prompt), not a compaction's
         # pre_tokens, which the line also shows.
-        peak = max(session.responses, key=lambda r: r.usage.prompt_tokens)
         px, py = frame.x(peak.start_ns), frame.y(peak.usage.prompt_tokens)
         anchor = "end" if px > (frame.left + frame.right) / 2 else "start"
         dx = -6 if anchor == "end" else 6
@@ -359,19 +365,16 @@ def context_chart(
         f'<path d="M{_f(frame.left)},{_f(frame.top)}V{_f(frame.bottom)}H{_f(frame.right)}" '
         'fill="none" stroke="#333"/>'
     )
+    samples = downsample(totals, limit) if snapshots else []
     if snapshots:
-        out.append(
-            _hover_columns(
-                snapshots, keep_all=downsample(totals, limit), frame=frame, places=places, t1=t1
-            )
-        )
+        out.append(_hover_columns(snapshots, keep_all=samples, frame=frame, places=places, t1=t1))
     if not snapshots and not sizes:
         out.append(
             f'<text x="{_f((frame.left + frame.right) / 2)}" y="{_f(frame.bottom / 2)}" '
             'text-anchor="middle">nothing recorded to draw</text>'
         )
     out.append("</svg>")
-    return "".join(out), stacked, window_drawn
+    return Chart("".join(out), window_drawn, len(samples))
 
 
 def _marker_label(

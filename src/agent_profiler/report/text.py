@@ -20,19 +20,21 @@ def _n(value: int | None) -> str:
     return "—" if value is None else f"{value:,}"
 
 
-def _window_origin(source: str | None) -> str:
-    """Where a session's window came from (its `window_source`), for labels: read from the
-    journal, taken from the harness's own per-model table (Gemini CLI's `tokenLimit()`,
-    Muse's model list), or assumed (a default, or no source at all)."""
-    if source and source.startswith("journal"):
+def _window_origin(session: Session) -> str:
+    """Where a session's window came from, for labels (asked only when it has one): read
+    from the journal (`Session.window_from_journal`), taken from the harness's own per-model
+    table (Gemini CLI's `tokenLimit()`, Muse's model list), or assumed (a default, or no
+    source at all)."""
+    if session.window_from_journal:
         return "journal"
+    source = session.window_source
     if source and not source.startswith("assumed"):
         return "model table"
     return "assumed"
 
 
 def _window_note(session: Session) -> str:
-    origin = _window_origin(session.window_source)
+    origin = _window_origin(session)
     return "" if origin == "journal" else f" ({origin})"
 
 
