@@ -1,8 +1,9 @@
-"""What each session of the report shows, from the model, `summary` and `views` (no HTML):
-its row and nesting, latest composition, snapshot places and estimation sentences.
+"""What the report shows, from the model, `summary` and `views`, without HTML: the page's
+rows and nesting (`Page`), each Context view's facts (`SessionData`) and sentences.
 
 The page's sessions come in `summarise_all`'s order (subagents after their parent), so the
-report lists and numbers them as `agent-profiler summary` does.
+report lists and numbers them as `agent-profiler summary` does. svg.py and html.py format
+these values; they do not re-derive them.
 """
 
 from __future__ import annotations
