@@ -44,7 +44,9 @@ from agent_profiler.report import (
     downsample,
     render_report,
 )
-from agent_profiler.summary import summarise_all
+from agent_profiler.report.data import page, session_data
+from agent_profiler.report.svg import context_chart
+from agent_profiler.summary import summarise, summarise_all
 from agent_profiler.views import context_size_series
 from agent_profiler.writers import PerfettoWriter
 from test_claude_code import SMALL, SPOTTER_DIR, SPOTTER_ID
@@ -501,6 +503,70 @@ def test_downsample_keeps_the_ends_and_the_extremes() -> None:
     assert len(keep) <= 400 and keep == sorted(set(keep))
     assert {0, 4_999, 1_234, 4_321} <= set(keep)
     assert downsample(list(range(10)), 400) == list(range(10))
+
+
+def test_the_chart_and_tables_read_one_session_data() -> None:
+    """data.py takes each fact once (views, summary); the chart and its caption agree on the
+    samples drawn even when the model holds the snapshots out of time order."""
+    ordered = long_session(500)
+    shuffled = dataclasses.replace(ordered, snapshots=tuple(reversed(ordered.snapshots)))
+    row = summarise(shuffled)
+    data = session_data(row, shuffled)
+    assert [x.time_ns for x in data.snapshots] == sorted(x.time_ns for x in ordered.snapshots)
+    assert data.categories == [Category.SYSTEM, Category.TOOLS, Category.RESULTS]
+    assert data.sizes == context_size_series(shuffled)
+    assert [model for _, model in data.changes] == ["model-b"]
+    assert data.peak is not None and data.peak.usage.prompt_tokens == row.peak_prompt_tokens
+    assert data.peak == next(
+        r for r in shuffled.responses if r.usage.prompt_tokens == row.peak_prompt_tokens
+    )
+    chart = context_chart(data, None)
+    assert chart.drawn == len(downsample([x.estimated_tokens for x in data.snapshots]))
+    assert chart.drawn < 500 and chart == context_chart(session_data(row, ordered), None)
+    assert f"drawn from {chart.drawn} of 500 snapshots" in render_report([shuffled])
+
+
+def test_the_page_nests_subagents_and_keeps_a_parent_cycle() -> None:
+    """Rows in summarise_all's order, anchors numbered in it, depth counted along parents on
+    the page; sessions in a parent cycle (which summarise_all leaves out) still get rows."""
+
+    def session(session_id: str, parent: str | None) -> Session:
+        return Session(
+            harness=Harness.CODEX,
+            session_id=session_id,
+            start_ns=0,
+            end_ns=S,
+            sources=(f"{session_id}.jsonl",),
+            parent_session=parent,
+        )
+
+    sessions = [
+        session("x", "y"),
+        session("a", None),
+        session("y", "x"),
+        session("a/b", "a"),
+        session("a/b/c", "a/b"),
+    ]
+    shown = page(sessions, None)
+    assert [s.session_id for _, s in shown.rows] == ["a", "a/b", "a/b/c", "x", "y"]
+    assert shown.anchors == {
+        "a": "session-1",
+        "a/b": "session-2",
+        "a/b/c": "session-3",
+        "x": "session-4",
+        "y": "session-5",
+    }
+    assert [shown.depths[s] for s in ("a", "a/b", "a/b/c")] == [0, 1, 2]
+    assert {parent: [k.session_id for k in kids] for parent, kids in shown.kids.items()} == {
+        "a": ["a/b"],
+        "a/b": ["a/b/c"],
+        "x": ["y"],
+        "y": ["x"],
+    }
+    assert shown.subagents == 4  # journal file names, not paths:
+    assert shown.sources == ["a.jsonl", "b.jsonl", "c.jsonl", "x.jsonl", "y.jsonl"]
+    assert shown.categories == list(Category)  # no composition anywhere: the whole key
+    assert page(sessions, None, ["given"]).sources == ["given"]
 
 
 # --------------------------------------------------------------------------- the page itself

@@ -1,0 +1,135 @@
+"""`agent-profiler report`: one self-contained HTML page, an Overview and a Context view per
+session; this package's entry point assembles the page (`render_report`) and writes it.
+
+Its rooms: `data.py` computes what each session shows (rows, compositions, places,
+sentences; no HTML), `svg.py` draws the charts, `html.py` writes the stylesheet, tables and
+sections, `text.py` how numbers, times and untrusted text are written.
+
+Built from the same model as the trace (no second parser), and from the same
+numbers as `agent-profiler summary` (`summarise_all`), so the page, the summary
+and the trace never disagree (the peak is summary's: the largest response prompt;
+the trace's `Context size` counter also holds compactions' pre_tokens, which the
+chart's line shows):
+
+- Overview: one row per session (subagents indented under their parent) with
+  harness, model, responses, peak `Context size`, window, fill, compactions,
+  subagents and a horizontal bar of the latest recorded composition.
+- Context view: the composition over time as a stacked area chart (categories in
+  TRACE_CONTRACT §6 order, one colour and one pattern per category across the
+  page), the reported `Context size` as a line on the same axis (exactly the
+  trace's counter samples: each response's prompt tokens at its start, compaction
+  pre/post), the window as a dashed line (named instead when it is far above the
+  data), compactions and model changes marked;
+  then the largest additions, the compactions and every snapshot as tables.
+
+Charts are inline SVG drawn by `svg.py` rather than a vendored charting library:
+the drawing needs only rectangles, step paths and text, and a library would add
+JavaScript (and its licence) to a page that must open offline, print, and be
+safe to attach to a bug report. The page has no script at all, and its
+Content-Security-Policy forbids every fetch, so opening it cannot touch the
+network. Drawings are downsampled to at most `MAX_POINTS` points per series;
+tables always hold the exact numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import IO
+
+from agent_profiler import __version__
+from agent_profiler.model import Session
+from agent_profiler.report.data import LARGEST_ADDITIONS, page, session_data
+from agent_profiler.report.html import CSS, context_view, overview
+from agent_profiler.report.svg import MAX_POINTS, downsample, legend, pattern_defs
+from agent_profiler.report.text import _e, _listing
+from agent_profiler.views import largest_additions
+
+DEFAULT_TITLE = "Agent Profiler report"
+
+
+def render_report(
+    sessions: Sequence[Session],
+    *,
+    title: str = DEFAULT_TITLE,
+    window: int | None = None,
+    inputs: Sequence[str] = (),
+) -> str:
+    """The whole HTML document: an Overview of every session, then one Context view each.
+
+    `window` overrides the window for fill and the chart's window line (as `summary
+    --window` does); `inputs` are the names shown as the report's sources. Deterministic:
+    the same sessions always give the same text.
+    """
+    shown = page(sessions, window, inputs)
+    head = (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        # No fetch of any kind is allowed: the page must open offline and never call home.
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        "style-src 'unsafe-inline'; img-src data:\">"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<meta name="generator" content="agent-profiler {__version__}">'
+        f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
+    )
+    out = [
+        head,
+        pattern_defs(),
+        f"<header><h1>{_e(title)}</h1>",
+        f'<p class="muted">{len(shown.rows):,} session(s) ({shown.subagents} subagent) from '
+        f"{_e(_listing(shown.sources)) or 'no input'} · agent-profiler {__version__}. "
+        "Sizes are in tokens. Context size is the reported request input (cached tokens "
+        "counted once), the same series as the trace's Context size counter; the composition "
+        "by category is an estimate (see each session's basis).</p>",
+        # The Overview's session links are the table of contents.
+        "</header><main>",
+        overview(shown),
+        legend(shown.categories),
+        "</section>",
+    ]
+    for row, session in shown.rows:
+        out.append(
+            context_view(
+                session_data(row, session),
+                shown.anchors[session.session_id],
+                window,
+                shown.anchors,
+                shown.kids.get(session.session_id, []),
+            )
+        )
+    if not shown.rows:
+        out.append("<p>No sessions.</p>")
+    out.append("</main></body></html>\n")
+    return "".join(out)
+
+
+class HtmlReportWriter:
+    """`render_report` behind the `Writer` protocol, so the CLI's atomic write serves it."""
+
+    name = "html"
+    extension = ".html"
+    binary = False
+
+    def __init__(
+        self, *, title: str = DEFAULT_TITLE, window: int | None = None, inputs: Sequence[str] = ()
+    ) -> None:
+        self.title = title
+        self.window = window
+        self.inputs = tuple(inputs)
+
+    def write(self, sessions: Sequence[Session], stream: IO[bytes]) -> int:
+        data = render_report(
+            sessions, title=self.title, window=self.window, inputs=self.inputs
+        ).encode("utf-8")
+        stream.write(data)
+        return len(data)
+
+
+__all__ = [
+    "DEFAULT_TITLE",
+    "LARGEST_ADDITIONS",
+    "MAX_POINTS",
+    "HtmlReportWriter",
+    "downsample",
+    "largest_additions",  # views.largest_additions, imported from here by older tests
+    "render_report",
+]

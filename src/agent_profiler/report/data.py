@@ -1,0 +1,228 @@
+"""What the report shows, from the model, `summary` and `views`, without HTML: the page's
+rows and nesting (`Page`), each Context view's facts (`SessionData`) and sentences.
+
+The page's sessions come in `summarise_all`'s order (subagents after their parent), so the
+report lists and numbers them as `agent-profiler summary` does. svg.py and html.py format
+these values; they do not re-derive them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agent_profiler.model import (
+    AnchorKind,
+    Basis,
+    Category,
+    ContextSnapshot,
+    Coverage,
+    Response,
+    Session,
+    Stage,
+)
+from agent_profiler.report.text import _pct
+from agent_profiler.summary import SessionSummary, estimate_error, summarise, summarise_all
+from agent_profiler.views import (
+    Addition,
+    basename,
+    context_size_series,
+    largest_additions,
+    model_runs,
+    session_span,
+)
+
+LARGEST_ADDITIONS = 20  # rows of a session's Largest additions table
+
+BASIS_WORDS = {
+    Basis.CHARS: "text estimates, characters ÷ 4 per journal item, rounded up",
+    Basis.CALIBRATED: (
+        "text estimates, characters per content class ÷ that class's calibrated characters "
+        "per token, rounded up per journal item"
+    ),
+    Basis.NATIVE_BYTES: "the harness's own request bytes ÷ 4 per category",
+    Basis.NATIVE_SUMMARY: "the harness's own per-category counts",
+}
+ESTIMATE_CAVEAT = "These are not tokenizer counts: the final request may differ."
+COVERAGE_WORDS = {
+    Coverage.PARTIAL: "partial: the journal does not hold everything the model saw (typically "
+    "the system prompt and tool definitions); that part is shown as Unattributed, inferred as "
+    "reported − estimated at the first request and measured again after a compaction",
+    Coverage.COMPLETE: "complete: every item of the request is estimated",
+}
+STAGE_WORDS = {
+    Stage.REQUEST_INPUT: "the request as the harness sent it",
+    Stage.CAPTURE_START: "the context at the start of the capture",
+    Stage.TRANSCRIPT_OBSERVED: "the transcript the journal recorded, not the request itself",
+}
+
+
+def ordered_snapshots(session: Session) -> list[ContextSnapshot]:
+    return sorted(session.snapshots, key=lambda x: x.time_ns)
+
+
+def snapshot_place(session: Session) -> dict[int, str]:
+    """id(snapshot) → where it was taken, in words ("request 12", "compaction 1")."""
+    requests = {r.id: index for index, r in enumerate(session.responses, start=1)}
+    compactions = {c.id: index for index, c in enumerate(session.compactions, start=1)}
+    places: dict[int, str] = {}
+    for snapshot in session.snapshots:
+        if snapshot.anchor is AnchorKind.RESPONSE and snapshot.anchor_id in requests:
+            places[id(snapshot)] = f"request {requests[snapshot.anchor_id]}"
+        elif snapshot.anchor is AnchorKind.COMPACTION and snapshot.anchor_id in compactions:
+            places[id(snapshot)] = f"compaction {compactions[snapshot.anchor_id]}"
+        else:
+            places[id(snapshot)] = "session"
+    return places
+
+
+def latest_composition(row: SessionSummary) -> list[tuple[Category, int, float]]:
+    """(category, tokens, share of the measured composition) in contract order; shares of
+    the estimate's total, not of the window."""
+    total = sum(row.end_categories.values())
+    if not total:
+        return []
+    return [
+        (category, row.end_categories[category.value], row.end_categories[category.value] / total)
+        for category in Category
+        if row.end_categories.get(category.value)
+    ]
+
+
+def estimation_words(session: Session) -> list[str]:
+    """The estimation basis and coverage of the session's snapshots, in sentences."""
+    snapshots = session.snapshots
+    if not snapshots:
+        return ["No context composition was recorded for this session."]
+    sentences: list[str] = []
+    bases = sorted({x.basis for x in snapshots}, key=list(Basis).index)
+    sentences.append("Composition: " + "; ".join(BASIS_WORDS[b] for b in bases) + ".")
+    if any(b is not Basis.NATIVE_SUMMARY for b in bases):
+        sentences.append(ESTIMATE_CAVEAT)
+    stages = sorted({x.item_stage or x.stage.value for x in snapshots})
+    # Post-compaction snapshots say nothing about the source beyond "after a compaction".
+    described = [words for stage, words in STAGE_WORDS.items() if stage.value in stages]
+    if described:
+        sentences.append("Items are read from " + "; ".join(described) + ".")
+    coverages = sorted({x.coverage for x in snapshots}, key=list(Coverage).index)
+    sentences.append("Coverage: " + "; ".join(COVERAGE_WORDS[c] for c in coverages) + ".")
+    last = next((x for x in reversed(ordered_snapshots(session)) if x.reported_tokens), None)
+    if last is not None and last.reported_tokens:
+        sentences.append(
+            f"At the last request with both, the estimate is {last.estimated_tokens:,} of "
+            f"{last.reported_tokens:,} reported tokens "
+            f"({_pct(last.estimated_tokens / last.reported_tokens)}); the reported "
+            "Context size is never scaled to match."
+        )
+    error = estimate_error(session)
+    if error.median is not None and error.worst is not None:
+        sentences.append(
+            f"Estimate error over {error.requests:,} requests after the first: median "
+            f"{_pct(error.median)}, worst {_pct(error.worst)} of the reported size."
+        )
+    if session.unmeasured:
+        seen = ", ".join(f"{kind} × {count:,}" for kind, count in session.unmeasured)
+        sentences.append(f"Seen but not estimated: {seen}.")
+    return sentences
+
+
+def _depths(sessions: Sequence[Session]) -> dict[str, int]:
+    by_id = {s.session_id: s for s in sessions}
+    depths: dict[str, int] = {}
+    for session in sessions:
+        depth, parent, seen = 0, session.parent_session, {session.session_id}
+        while parent is not None and parent in by_id and parent not in seen:
+            seen.add(parent)
+            depth += 1
+            parent = by_id[parent].parent_session
+        depths[session.session_id] = depth
+    return depths
+
+
+def _rows(sessions: Sequence[Session], window: int | None) -> list[tuple[SessionSummary, Session]]:
+    """summarise_all's rows (subagents after their parent) paired with their sessions; a
+    session summarise_all leaves out (a parent cycle) still gets its own row."""
+    by_id: dict[str, Session] = {}
+    for session in sessions:
+        by_id.setdefault(session.session_id, session)
+    rows = [(row, by_id[row.session]) for row in summarise_all(sessions, window=window)]
+    covered = {row.session for row, _ in rows}
+    rows += [
+        (summarise(s, window=window), s) for s in by_id.values() if s.session_id not in covered
+    ]
+    return rows
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """The sessions of one report and how they relate: rows in page order, each session's
+    anchor (`session-<n>`) and nesting depth, the children found among them."""
+
+    rows: list[tuple[SessionSummary, Session]]
+    anchors: dict[str, str]  # session id → its Context view's id
+    depths: dict[str, int]  # session id → how many of its ancestors are on the page
+    kids: dict[str, list[Session]]  # parent id → its subagents on the page, in page order
+    categories: list[Category]  # those of any latest composition (all when there is none)
+    sources: list[str]  # the inputs' names, else the sessions' journal file names
+
+    @property
+    def subagents(self) -> int:
+        return sum(1 for _, s in self.rows if s.is_subagent)
+
+
+def page(sessions: Sequence[Session], window: int | None, inputs: Sequence[str] = ()) -> Page:
+    rows = _rows(sessions, window)
+    anchors = {session.session_id: f"session-{n}" for n, (_, session) in enumerate(rows, 1)}
+    depths = _depths([s for _, s in rows])
+    ids = set(anchors)
+    kids: dict[str, list[Session]] = {}
+    for _, session in rows:
+        if session.parent_session in ids and session.parent_session is not None:
+            kids.setdefault(session.parent_session, []).append(session)
+    used = [c for c in Category if any(c.value in row.end_categories for row, _ in rows)] or [
+        c for c in Category
+    ]
+    sources = list(inputs) or sorted({basename(p) for _, s in rows for p in s.sources})
+    return Page(rows, anchors, depths, kids, used, sources)
+
+
+def snapshot_categories(snapshots: Sequence[ContextSnapshot]) -> list[Category]:
+    """The categories any of `snapshots` holds, in contract order: the chart's bands and the
+    snapshot table's columns."""
+    return [c for c in Category if any(dict(x.categories).get(c) for x in snapshots)]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionData:
+    """What one session's Context view shows, each fact taken once from the model, its
+    summary row and `views` (the chart and the tables read these, they do not re-derive)."""
+
+    row: SessionSummary
+    session: Session
+    span: tuple[int, int]  # views.session_span
+    snapshots: list[ContextSnapshot]  # in time order
+    places: dict[int, str]  # snapshot_place
+    categories: list[Category]  # snapshot_categories of `snapshots`
+    sizes: list[tuple[int, int]]  # views.context_size_series
+    changes: list[tuple[int, str]]  # model changes: every views.model_runs run but the first
+    additions: list[Addition]  # views.largest_additions, all of them
+    peak: Response | None  # the first response whose prompt is the row's peak
+
+
+def session_data(row: SessionSummary, session: Session) -> SessionData:
+    snapshots = ordered_snapshots(session)
+    return SessionData(
+        row=row,
+        session=session,
+        span=session_span(session),
+        snapshots=snapshots,
+        places=snapshot_place(session),
+        categories=snapshot_categories(snapshots),
+        sizes=context_size_series(session),
+        changes=model_runs(session)[1:],
+        additions=largest_additions(session),
+        peak=next(
+            (r for r in session.responses if r.usage.prompt_tokens == row.peak_prompt_tokens),
+            None,
+        ),
+    )

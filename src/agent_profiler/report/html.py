@@ -1,0 +1,353 @@
+"""The report's HTML: its stylesheet, the Overview table and each session's Context view
+(facts, numbers, chart and legend, estimation sentences, additions, compactions, snapshots).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agent_profiler.model import Session
+from agent_profiler.report.data import (
+    LARGEST_ADDITIONS,
+    Page,
+    SessionData,
+    estimation_words,
+    latest_composition,
+)
+from agent_profiler.report.svg import composition_bar, context_chart, legend, swatch
+from agent_profiler.report.text import (
+    _clock,
+    _duration,
+    _e,
+    _n,
+    _pct,
+    _short_id,
+    _utc,
+    _window_note,
+    _window_origin,
+)
+from agent_profiler.views import (
+    basename,
+    session_label,
+)
+
+CSS = """
+:root { color-scheme: light; --ink: #1d1d1f; --muted: #5f6368; --rule: #d9d9de; }
+* { box-sizing: border-box; }
+body { margin: 0 auto; max-width: 1240px; padding: 24px 28px 64px; color: var(--ink);
+  font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; }
+h1 { font-size: 24px; margin: 0 0 4px; }
+h2 { font-size: 19px; margin: 40px 0 6px; padding-top: 12px; border-top: 2px solid var(--ink); }
+h3 { font-size: 15px; margin: 22px 0 6px; }
+p, li { max-width: 80ch; }
+.muted, .note { color: var(--muted); }
+.note { font-size: 13px; }
+a { color: #1a56a8; }
+h2 a.up { font-size: 13px; font-weight: normal; margin-left: 10px; }
+nav ul { display: flex; flex-wrap: wrap; gap: 4px 18px; padding: 0; list-style: none; }
+table { border-collapse: collapse; margin: 6px 0 10px; font-variant-numeric: tabular-nums; }
+th, td { padding: 4px 7px; border-bottom: 1px solid var(--rule); text-align: left;
+  vertical-align: top; }
+th { font-weight: 600; border-bottom: 1.5px solid var(--ink); font-size: 13px; }
+td.num, th.num { text-align: right; }
+td.num { white-space: nowrap; }
+td.at { white-space: nowrap; }
+td small { display: block; font-size: 12px; }
+small.model { overflow-wrap: anywhere; color: var(--muted); }
+td.id { overflow-wrap: anywhere; min-width: 17ch; }
+table.overview { width: 100%; }
+tr.depth-1 td.id { padding-left: 26px; }
+tr.depth-2 td.id { padding-left: 44px; }
+tr.depth-3 td.id { padding-left: 62px; }
+.overview td.bar { width: 270px; min-width: 220px; }
+.overview th { vertical-align: bottom; }
+.overview td.bar svg { display: block; width: 100%; height: auto; }
+.shares { font-size: 12px; color: var(--muted); }
+.numbers { display: flex; flex-wrap: wrap; gap: 6px 26px; margin: 8px 0; padding: 0; }
+.numbers div { display: flex; flex-direction: column; }
+.numbers dt { font-size: 12px; color: var(--muted); }
+.numbers dd { margin: 0; font-size: 17px; font-variant-numeric: tabular-nums; }
+figure { margin: 10px 0; }
+figure svg.chart { display: block; width: 100%; height: auto; }
+svg text { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif;
+  font-size: 11px; fill: var(--ink); }
+svg text.halo { paint-order: stroke; stroke: #fff; stroke-width: 3px; stroke-linejoin: round; }
+svg .hover rect { fill: transparent; }
+svg .hover rect:hover { fill: rgba(0, 0, 0, .06); }
+.legend { display: flex; flex-wrap: wrap; gap: 4px 16px; margin: 6px 0; padding: 0;
+  list-style: none; font-size: 13px; }
+.legend li { display: flex; align-items: center; gap: 6px; }
+.legend svg { flex: none; }
+details summary { cursor: pointer; }
+.defs { position: absolute; width: 0; height: 0; overflow: hidden; }
+@media print {
+  body { max-width: none; padding: 0; font-size: 11px; }
+  section.session { break-before: page; }
+  a { color: inherit; text-decoration: none; }
+}
+"""
+
+
+def overview(shown: Page) -> str:
+    """The Overview section's heading, note and table (render_report closes the section
+    after the legend)."""
+    rows, anchors, depths = shown.rows, shown.anchors, shown.depths
+    out = [
+        '<section id="overview"><h2>Overview</h2>',
+        '<p class="note">Each bar is the session\'s latest recorded composition by category '
+        "(at its last request): <strong>shares of the measured composition, not of the "
+        "window</strong>. Peak Context size is the largest reported request input (cached "
+        "tokens counted once); fill is peak ÷ window, given only when the journal states the "
+        "window (or one was given with --window).</p>",
+        '<table class="overview"><thead><tr><th>Session</th><th>Harness and model</th>'
+        '<th class="num">Responses</th><th class="num">Peak Context size</th>'
+        '<th class="num">Window</th><th class="num">Fill</th><th class="num">Compactions</th>'
+        '<th class="num">Subagents</th><th>Latest composition (share of estimate)</th>'
+        "</tr></thead><tbody>",
+    ]
+    for row, session in rows:
+        depth = min(depths.get(session.session_id, 0), 3)
+        name = session.session_id
+        parent = session.parent_session
+        if depth and parent and name.startswith(parent + "/"):
+            # A child id repeats its parent's; the indent already says whose it is.
+            name = "…/" + _short_id(name[len(parent) + 1 :])
+        else:
+            name = _short_id(name)
+        if depth:
+            name = f"↳ {name}"
+            project = '<small class="muted">subagent</small>'
+        elif session.project:
+            project = f'<small class="muted">{_e(basename(session.project))}</small>'
+        else:
+            project = ""
+        if row.window_tokens is not None:
+            window_cell = _n(row.window_tokens)
+        elif session.window_tokens:
+            window_cell = (
+                f'<span title="{_e(session.window_source or "")}">{session.window_tokens:,}'
+                f'<small class="muted">{_window_origin(session)}</small></span>'
+            )
+        else:
+            window_cell = "unknown"
+        fill = (
+            _pct(row.peak_fill)
+            if row.peak_fill is not None
+            else '<span class="muted" title="window not stated in the journal">—</span>'
+        )
+        parts = latest_composition(row)
+        if parts:
+            shares = " · ".join(
+                f"{c.label} {_pct(s)}" for c, _, s in sorted(parts, key=lambda p: -p[1])[:3]
+            )
+            bar = f'{composition_bar(parts)}<div class="shares">{_e(shares)}</div>'
+        else:
+            bar = '<span class="not-recorded">not recorded</span>'
+        count = len(shown.kids.get(session.session_id, ()))
+        subagents = (
+            f'{count}<small class="muted">{row.subagent_calls:,} responses</small>'
+            if count
+            else "—"
+        )
+        model = ", ".join(session.models) or "—"
+        out.append(
+            f'<tr class="depth-{depth}" data-session-id="{_e(session.session_id)}">'
+            f'<td class="id"><a href="#{anchors[session.session_id]}" '
+            f'title="{_e(session.session_id)}">{_e(name)}</a>{project}</td>'
+            f'<td>{_e(session.harness.label)}<small class="model">{_e(model)}</small></td>'
+            f'<td class="num" data-key="responses">{row.calls:,}</td>'
+            f'<td class="num" data-key="peak">{_n(row.peak_prompt_tokens)}</td>'
+            f'<td class="num" data-key="window">{window_cell}</td>'
+            f'<td class="num" data-key="fill">{fill}</td>'
+            f'<td class="num" data-key="compactions">{row.compactions:,}</td>'
+            f'<td class="num" data-key="subagents">{subagents}</td>'
+            f'<td class="bar">{bar}</td></tr>'
+        )
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _number(label: str, value: str, key: str) -> str:
+    return f'<div><dt>{_e(label)}</dt><dd data-key="{key}">{value}</dd></div>'
+
+
+def context_view(
+    data: SessionData,
+    anchor: str,
+    window: int | None,
+    anchors: dict[str, str],
+    children: Sequence[Session],
+) -> str:
+    """One session's section: its facts and numbers, the chart with its legend and caption,
+    the estimation sentences, then the additions, compactions, model changes and snapshots."""
+    row, session = data.row, data.session
+    t0, t1 = data.span
+    label = session_label(session)
+    facts = [
+        session.harness.label + (f" {session.harness_version}" if session.harness_version else "")
+    ]
+    facts.append(", ".join(session.models) or "model unknown")
+    if session.project:
+        facts.append(f"project {basename(session.project)}")
+    if session.clock == "synthetic":
+        # No times in the journal: a start would be made up, the length comes from durations.
+        facts.append("synthetic clock (the journal has no times; laid out from its durations)")
+    else:
+        facts.append(f"started {_utc(t0)}")
+    facts.append(f"lasted {_duration((t1 - t0) / 1e9)}")
+    parent = ""
+    if session.parent_session:
+        target = anchors.get(session.parent_session)
+        name = _e(session.parent_session)
+        parent = (
+            f' · subagent of <a href="#{target}">{name}</a>' if target else f" · subagent of {name}"
+        )
+    kids = ""
+    if children:
+        links = ", ".join(
+            f'<a href="#{anchors[c.session_id]}">{_e(c.session_id)}</a>' for c in children
+        )
+        kids = f" · subagents: {links}"
+    chart_window = window or session.window_tokens
+    window_text = (
+        _n(row.window_tokens)
+        if row.window_tokens is not None
+        else (
+            f"{session.window_tokens:,}{_window_note(session)}"
+            if session.window_tokens
+            else "unknown"
+        )
+    )
+    out = [
+        f'<section class="session" id="{anchor}" data-session-id="{_e(session.session_id)}">',
+        f'<h2>Context · {_e(label)} <a class="up" href="#overview">↑ Overview</a></h2>',
+        f'<p class="muted">{_e(" · ".join(facts))}{parent}{kids}</p>',
+        '<dl class="numbers">',
+        _number("Responses", f"{row.calls:,}", "responses"),
+        _number("Peak Context size (tokens)", _n(row.peak_prompt_tokens), "peak"),
+        _number("Final Context size (tokens)", _n(row.final_prompt_tokens), "final"),
+        _number("Window (tokens)", _e(window_text), "window"),
+        _number("Fill", _pct(row.peak_fill) if row.peak_fill is not None else "—", "fill"),
+        _number("Compactions", f"{row.compactions:,}", "compactions"),
+        _number("Tool calls", f"{row.tool_calls:,}", "tool-calls"),
+        "</dl>",
+    ]
+    chart = context_chart(data, chart_window)
+    changes = data.changes
+    key = legend(
+        data.categories,
+        size=bool(session.responses),
+        window=chart.window_drawn,
+        compaction=bool(session.compactions),
+        model=bool(changes),
+    )
+    drawn = chart.drawn
+    sampled = (
+        f"; drawn from {drawn} of {len(session.snapshots):,} snapshots (the tables list all)"
+        if drawn < len(session.snapshots)
+        else ""
+    )
+    out.append(
+        f'<figure>{chart.svg}{key}<figcaption class="note">Bands: the estimated composition at '
+        "each snapshot, stacked in the contract's category order (each value holds until the "
+        "next snapshot). Line: the reported Context size at each request, as in the trace. "
+        f"Hover the chart for the exact numbers of a snapshot{sampled}.</figcaption></figure>"
+    )
+    out.append('<p class="basis">' + " ".join(_e(s) for s in estimation_words(session)) + "</p>")
+    out.append(_additions_table(data, t0))
+    out.append(_compactions_table(session, t0))
+    if changes:
+        out.append("<h3>Model changes</h3><ul>")
+        out += [f"<li>{_clock(w - t0)}: model → {_e(m)}</li>" for w, m in changes]
+        out.append("</ul>")
+    out.append(_snapshots_table(data, t0))
+    out.append("</section>")
+    return "".join(out)
+
+
+def _additions_table(data: SessionData, t0: int) -> str:
+    additions, places = data.additions, data.places
+    head = "<h3>Largest additions</h3>"
+    if not additions:
+        return head + (
+            '<p class="note">No additions recorded after the first snapshot (the first '
+            "snapshot and those after a model change are baselines, never additions).</p>"
+        )
+    shown = additions[:LARGEST_ADDITIONS]
+    out = [
+        head,
+        f'<p class="note">The {len(shown)} largest of {len(additions):,} additions: items that '
+        "grew the context at a snapshot after the first (baselines excluded), with the tool "
+        "call that put each there.</p>",
+        '<table class="additions"><thead><tr><th class="num">#</th>'
+        '<th class="num">Added (tokens)</th><th class="num">Characters</th><th>Category</th>'
+        '<th>Item</th><th>Tool</th><th>At</th><th class="num">Time (h:mm:ss)</th>'
+        "</tr></thead><tbody>",
+    ]
+    for rank, addition in enumerate(shown, start=1):
+        change = addition.change  # tool: the call whose id is change.source_id (views.py)
+        tool = (
+            f'<span title="{_e(change.source_id)}">{_e(addition.tool.name)}</span>'
+            if addition.tool
+            else "—"
+        )
+        out.append(
+            f'<tr data-item="{_e(change.id)}"><td class="num">{rank}</td>'
+            f'<td class="num" data-key="delta">+{change.delta_tokens:,}</td>'
+            f'<td class="num">{_n(change.chars)}</td>'
+            f"<td>{swatch(change.category, 10)} {_e(change.category.label)}</td>"
+            f"<td>{_e(change.label or change.id)}</td>"
+            f'<td data-key="tool">{tool}</td>'
+            f'<td class="at">{_e(places[id(addition.snapshot)])}</td>'
+            f'<td class="num">{_clock(addition.snapshot.time_ns - t0)}</td></tr>'
+        )
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _compactions_table(session: Session, t0: int) -> str:
+    if not session.compactions:
+        return ""
+    out = [
+        "<h3>Compactions</h3>",
+        '<table class="compactions"><thead><tr><th class="num">#</th><th>Kind</th>'
+        '<th>Trigger</th><th class="num">Time (h:mm:ss)</th><th class="num">Took</th>'
+        '<th class="num">Before (tokens)</th><th class="num">After (tokens)</th>'
+        '<th class="num">Items removed</th></tr></thead><tbody>',
+    ]
+    for index, c in enumerate(session.compactions, start=1):
+        out.append(
+            f'<tr><td class="num">{index}</td><td>{_e(c.kind)}</td><td>{_e(c.trigger or "—")}'
+            f'</td><td class="num">{_clock(c.start_ns - t0)}</td>'
+            f'<td class="num">{_duration((c.end_ns - c.start_ns) / 1e9)}</td>'
+            f'<td class="num" data-key="pre">{_n(c.pre_tokens)}</td>'
+            f'<td class="num" data-key="post">{_n(c.post_tokens)}</td>'
+            f'<td class="num">{c.removed_items:,}</td></tr>'
+        )
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _snapshots_table(data: SessionData, t0: int) -> str:
+    snapshots, places, present = data.snapshots, data.places, data.categories
+    if not snapshots:
+        return ""
+    head = "".join(f'<th class="num">{_e(c.label)}</th>' for c in present)
+    out = [
+        f"<details><summary>Every snapshot ({len(snapshots):,}), in tokens</summary>",
+        '<table class="snapshots"><thead><tr><th class="num">Time (h:mm:ss)</th><th>At</th>'
+        '<th class="num">Context size (reported)</th><th class="num">Estimated</th>'
+        f"{head}</tr></thead><tbody>",
+    ]
+    for snapshot in snapshots:
+        values = dict(snapshot.categories)
+        cells = "".join(f'<td class="num">{_n(values.get(c))}</td>' for c in present)
+        baseline = " (baseline)" if snapshot.baseline else ""
+        out.append(
+            f'<tr><td class="num">{_clock(snapshot.time_ns - t0)}</td>'
+            f'<td class="at">{_e(places.get(id(snapshot), ""))}{baseline}</td>'
+            f'<td class="num">{_n(snapshot.reported_tokens)}</td>'
+            f'<td class="num">{snapshot.estimated_tokens:,}</td>{cells}</tr>'
+        )
+    out.append("</tbody></table></details>")
+    return "".join(out)

@@ -1,0 +1,503 @@
+"""The report's inline SVG: the category fills (colour + pattern), swatches, the Overview's
+composition bar, the Context view's chart (bands, lines, markers, tooltips) and its legend.
+
+Drawings are downsampled to at most `MAX_POINTS` points per series; tables (html.py) always
+hold the exact numbers.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from agent_profiler.model import Category, ContextSnapshot
+from agent_profiler.report.data import SessionData
+from agent_profiler.report.text import (
+    _clock,
+    _duration,
+    _e,
+    _n,
+    _pct,
+    _short_tokens,
+    _utc,
+    _window_note,
+)
+
+MAX_POINTS = 400  # per drawn series; a 500-response session is drawn from ≤ 400 samples
+
+# One colour and one pattern per category, used by every bar, band and legend of
+# the page. Patterns keep the categories apart in greyscale print and for readers
+# who do not see the colours apart; the hues are Tableau 10 (+2 light ones).
+COLOURS: dict[Category, str] = {
+    Category.SYSTEM: "#4e79a7",
+    Category.RULES: "#9c755f",
+    Category.SKILLS: "#edc948",
+    Category.TOOLS: "#76b7b2",
+    Category.ENVIRONMENT: "#59a14f",
+    Category.PROMPTS: "#e15759",
+    Category.ASSISTANT: "#b07aa1",
+    Category.RESULTS: "#f28e2b",
+    Category.SUMMARIES: "#8cd17d",
+    Category.OVERHEAD: "#a0cbe8",
+    Category.MESSAGES: "#ff9da7",
+    Category.UNATTRIBUTED: "#bab0ac",
+}
+_INK = 'stroke="#000" stroke-opacity=".45"'
+_DOT = 'fill="#000" fill-opacity=".45"'
+PATTERNS: dict[Category, str] = {
+    Category.SYSTEM: "",  # plain
+    Category.RULES: f'<path d="M-1,1 l2,-2 M0,8 l8,-8 M7,9 l2,-2" {_INK}/>',
+    Category.SKILLS: f'<circle cx="4" cy="4" r="1.3" {_DOT}/>',
+    Category.TOOLS: f'<path d="M0,4 h8" {_INK}/>',
+    Category.ENVIRONMENT: f'<path d="M4,0 v8" {_INK}/>',
+    Category.PROMPTS: f'<path d="M0,4 h8 M4,0 v8" {_INK}/>',
+    Category.ASSISTANT: f'<path d="M-1,7 l2,2 M0,0 l8,8 M7,-1 l2,2" {_INK}/>',
+    Category.RESULTS: (f'<path d="M0,0 l8,8 M8,0 l-8,8" {_INK} stroke-width=".6"/>'),
+    Category.SUMMARIES: f'<circle cx="4" cy="4" r="2.2" {_DOT}/>',
+    Category.OVERHEAD: f'<path d="M0,2 h3 M4,6 h3" {_INK}/>',
+    Category.MESSAGES: f'<path d="M0,8 l8,-8" {_INK} stroke-width="2"/>',
+    Category.UNATTRIBUTED: (
+        f'<circle cx="2" cy="2" r=".8" {_DOT}/><circle cx="6" cy="6" r=".8" {_DOT}/>'
+    ),
+}
+
+
+def downsample(values: Sequence[int], limit: int = MAX_POINTS) -> list[int]:
+    """Indices of the samples to draw: all of them up to `limit`, else the first, the last
+    and the lowest and highest of each of limit/2 − 1 equal runs, so peaks and the drops
+    of compactions survive. Only the drawing uses this; tables list every sample."""
+    count = len(values)
+    if count <= limit:
+        return list(range(count))
+    buckets = max(1, limit // 2 - 1)
+    keep = {0, count - 1}
+    for bucket in range(buckets):
+        lo = 1 + bucket * (count - 2) // buckets
+        hi = 1 + (bucket + 1) * (count - 2) // buckets
+        if lo >= hi:
+            continue
+        run = range(lo, hi)
+        keep.add(min(run, key=lambda i: values[i]))
+        keep.add(max(run, key=lambda i: values[i]))
+    return sorted(keep)
+
+
+def nice_step(span: float, ticks: int = 5) -> float:
+    """A 1/2/2.5/5 × 10^k step giving about `ticks` intervals over `span`."""
+    if span <= 0:
+        return 1.0
+    raw = span / ticks
+    magnitude = 10.0 ** int(f"{raw:e}".split("e")[1])
+    for factor in (1, 2, 2.5, 5, 10):
+        if raw <= factor * magnitude:
+            return float(factor * magnitude)
+    return 10 * magnitude  # pragma: no cover
+
+
+_TIME_STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600)
+
+
+def time_step(seconds: float, ticks: int = 8) -> int:
+    for step in _TIME_STEPS:
+        if seconds / step <= ticks:
+            return step
+    return 43200 * math.ceil(seconds / 43200 / ticks)
+
+
+def _f(value: float) -> str:
+    """SVG coordinates with one decimal and no trailing zeros (small files)."""
+    text = f"{value:.1f}"
+    return text[:-2] if text.endswith(".0") else text
+
+
+def swatch(category: Category, size: int = 14) -> str:
+    return (
+        f'<svg width="{size}" height="{size}" viewBox="0 0 {size} {size}" aria-hidden="true">'
+        f'<rect width="{size}" height="{size}" fill="url(#cat-{category.value})" '
+        'stroke="#333" stroke-width=".6"/></svg>'
+    )
+
+
+def pattern_defs() -> str:
+    """One hidden SVG holding each category's fill (colour + pattern), referenced by id
+    from every chart of the page."""
+    patterns = "".join(
+        f'<pattern id="cat-{c.value}" width="8" height="8" patternUnits="userSpaceOnUse">'
+        f'<rect width="8" height="8" fill="{COLOURS[c]}"/>{PATTERNS[c]}</pattern>'
+        for c in Category
+    )
+    return f'<svg class="defs" aria-hidden="true" focusable="false"><defs>{patterns}</defs></svg>'
+
+
+def composition_bar(parts: list[tuple[Category, int, float]], width: int = 270) -> str:
+    """The Overview's horizontal bar; a segment is labelled inside when there is room."""
+    height = 22
+    out = [
+        f'<svg class="composition" viewBox="0 0 {width} {height}" width="{width}" '
+        f'height="{height}" role="img" aria-label="latest composition">'
+    ]
+    x = 0.0
+    for category, tokens, share in parts:
+        w = share * width
+        out.append(
+            f'<rect class="segment" data-category="{category.value}" x="{_f(x)}" y="0" '
+            f'width="{_f(w)}" height="{height}" fill="url(#cat-{category.value})" '
+            f'stroke="#fff" stroke-width=".8"><title>{_e(category.label)}: {tokens:,} tokens '
+            f"({_pct(share)})</title></rect>"
+        )
+        label = f"{category.label} {_pct(share)}"
+        if w >= 6.2 * len(label) + 8:
+            text = label
+        elif w >= 30:
+            text = _pct(share)
+        else:
+            text = ""
+        if text:
+            out.append(
+                f'<text class="halo" x="{_f(x + w / 2)}" y="15" text-anchor="middle">'
+                f"{_e(text)}</text>"
+            )
+        x += w
+    out.append("</svg>")
+    return "".join(out)
+
+
+@dataclass(frozen=True, slots=True)
+class _Frame:
+    """The plot area of a chart and its mappings from (time, tokens) to SVG units."""
+
+    t0: int
+    t1: int
+    y_max: float
+    left: float = 62
+    right: float = 1036
+    top: float = 26
+    bottom: float = 336
+
+    def x(self, ns: int) -> float:
+        return self.left + (ns - self.t0) / max(1, self.t1 - self.t0) * (self.right - self.left)
+
+    def y(self, tokens: float) -> float:
+        return self.bottom - tokens / self.y_max * (self.bottom - self.top)
+
+
+def _step_path(points: Sequence[tuple[float, float]], x_end: float) -> str:
+    """A step line through (x, y) points, each value held until the next point (as a
+    counter holds its value), the last one until x_end."""
+    if not points:
+        return ""
+    parts = [f"M{_f(points[0][0])},{_f(points[0][1])}"]
+    for (_, y), (nx, ny) in itertools.pairwise(points):
+        parts.append(f"H{_f(nx)}")
+        if _f(ny) != _f(y):
+            parts.append(f"V{_f(ny)}")
+    parts.append(f"H{_f(x_end)}")
+    return "".join(parts)
+
+
+def _band_path(
+    xs: Sequence[float], lower: Sequence[float], upper: Sequence[float], x_end: float
+) -> str:
+    """A stacked step band: the upper edge left to right, the lower edge back."""
+    top = _step_path(list(zip(xs, upper, strict=True)), x_end)
+    back = [f"V{_f(lower[-1])}"]
+    for index in range(len(xs) - 1, -1, -1):
+        back.append(f"H{_f(xs[index])}")
+        if index and _f(lower[index - 1]) != _f(lower[index]):
+            back.append(f"V{_f(lower[index - 1])}")
+    return top + "".join(back) + "Z"
+
+
+@dataclass(frozen=True, slots=True)
+class Chart:
+    """A Context view's chart: its SVG, whether it draws the window line (for the legend)
+    and how many snapshots it draws (for the caption)."""
+
+    svg: str
+    window_drawn: bool
+    drawn: int
+
+
+def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS) -> Chart:
+    """The Context view's SVG: `data.categories` stacked as bands, the Context size line,
+    the window, compactions, model changes and the peak marked, tooltips over the samples."""
+    session, snapshots, sizes, places = data.session, data.snapshots, data.sizes, data.places
+    t0, t1 = data.span
+    if t1 <= t0:
+        t1 = t0 + 1_000_000_000
+    stacked = data.categories
+    totals = [x.estimated_tokens for x in snapshots]
+    compactions = session.compactions
+    data_top = max([*totals, *(v for _, v in sizes), 1])
+    # A window far above the data (a 1M-token window, a 20k-token session) would flatten
+    # the chart into a sliver: it is then named at the top instead of drawn.
+    window_drawn = bool(window) and (window or 0) <= 2.5 * data_top
+    y_top = max(data_top, window or 0) if window_drawn else data_top
+    step = max(1.0, nice_step(y_top * 1.04))
+    y_max = step * -(-y_top * 1.04 // step)
+    frame = _Frame(t0, t1, y_max)
+    width, height = 1100, 380
+    out = [
+        f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+        f'role="img" aria-label="Context composition over time: {_e(session.session_id)}">'
+    ]
+    # Grid and y axis.
+    for index in range(round(y_max / step) + 1):
+        tick = index * step
+        y = frame.y(tick)
+        out.append(
+            f'<line class="grid" x1="{_f(frame.left)}" x2="{_f(frame.right)}" y1="{_f(y)}" '
+            f'y2="{_f(y)}" stroke="#e3e3e8"/>'
+            f'<text x="{_f(frame.left - 6)}" y="{_f(y + 4)}" text-anchor="end">'
+            f"{_short_tokens(tick)}</text>"
+        )
+    out.append(
+        f'<text x="14" y="{_f((frame.top + frame.bottom) / 2)}" text-anchor="middle" '
+        f'transform="rotate(-90 14 {_f((frame.top + frame.bottom) / 2)})">tokens</text>'
+    )
+    # X axis: elapsed time since the session start.
+    seconds = (t1 - t0) / 1e9
+    every = time_step(seconds)
+    mark = 0
+    while mark <= seconds + 1e-9:
+        x = frame.x(t0 + mark * 1_000_000_000)
+        out.append(
+            f'<line x1="{_f(x)}" x2="{_f(x)}" y1="{_f(frame.bottom)}" '
+            f'y2="{_f(frame.bottom + 5)}" stroke="#333"/>'
+            f'<text x="{_f(x)}" y="{_f(frame.bottom + 18)}" text-anchor="middle">'
+            f"{_duration(mark)}</text>"
+        )
+        mark += every
+    out.append(
+        f'<text x="{_f((frame.left + frame.right) / 2)}" y="{height - 8}" '
+        f'text-anchor="middle">time since session start ({_e(_utc(t0))})</text>'
+    )
+    # Stacked composition, drawn from at most `limit` snapshots.
+    if snapshots:
+        keep = downsample(totals, limit)
+        drawn = [snapshots[i] for i in keep]
+        xs = [frame.x(x.time_ns) for x in drawn]
+        # A last snapshot taken at the session's very end would hold for no time at all:
+        # give it a few units of width so it is seen.
+        x_end = max(frame.x(t1), xs[-1] + 6)
+        base = [0] * len(drawn)
+        for category in stacked:
+            values = [dict(x.categories).get(category, 0) for x in drawn]
+            upper = [b + v for b, v in zip(base, values, strict=True)]
+            path = _band_path(xs, [frame.y(b) for b in base], [frame.y(u) for u in upper], x_end)
+            out.append(
+                f'<path class="band" data-category="{category.value}" d="{path}" '
+                f'fill="url(#cat-{category.value})" stroke="#fff" stroke-width=".5">'
+                f"<title>{_e(category.label)} (estimated)</title></path>"
+            )
+            out.append(_band_label(category, xs, x_end, base, upper, frame))
+            base = upper
+    # Window, Context size, markers on top of the bands.
+    label = f"window {window or 0:,}" + (
+        _window_note(session) if window == session.window_tokens else ""
+    )
+    taken: list[tuple[float, float]] = []  # label extents along the top, so none overlap
+    if window and window_drawn:
+        y = frame.y(window)
+        out.append(
+            f'<line class="window-line" x1="{_f(frame.left)}" x2="{_f(frame.right)}" '
+            f'y1="{_f(y)}" y2="{_f(y)}" stroke="#333" stroke-width="1.5" '
+            f'stroke-dasharray="7 5"><title>{_e(label)}</title></line>'
+            f'<text class="halo" x="{_f(frame.left + 6)}" y="{_f(y - 5)}">{_e(label)}</text>'
+        )
+    elif window:
+        # Top left, where compaction labels are rarest; they give way to it.
+        note = f"↑ {label}: far above this chart"
+        taken.append((frame.left, frame.left + 6.6 * len(note)))
+        out.append(
+            f'<text class="halo window-note" x="{_f(frame.left)}" y="{_f(frame.top - 6)}">'
+            f"{_e(note)}</text>"
+        )
+    for index, compaction in enumerate(compactions, start=1):
+        x0, x1 = frame.x(compaction.start_ns), frame.x(compaction.end_ns)
+        what = (
+            f"compaction {index}: {compaction.kind}"
+            + (f", {compaction.trigger}" if compaction.trigger else "")
+            + f", {_n(compaction.pre_tokens)} → {_n(compaction.post_tokens)} tokens"
+        )
+        label = _marker_label(x0, frame.top - 6, (f"▼ compaction {index}", f"▼{index}"), taken)
+        out.append(
+            f'<g class="marker compaction"><title>{_e(what)}</title>'
+            f'<rect x="{_f(x0)}" y="{_f(frame.top)}" width="{_f(max(x1 - x0, 0))}" '
+            f'height="{_f(frame.bottom - frame.top)}" fill="#000" fill-opacity=".07"/>'
+            f'<line x1="{_f(x0)}" x2="{_f(x0)}" y1="{_f(frame.top)}" y2="{_f(frame.bottom)}" '
+            f'stroke="#b00020" stroke-width="1.5" stroke-dasharray="2 3"/>{label}</g>'
+        )
+    taken = []
+    for when, model in data.changes:
+        x = frame.x(when)
+        label = _marker_label(x, frame.top + 10, (f"model → {model}", "model →"), taken)
+        out.append(
+            f'<g class="marker model-change"><title>model → {_e(model)}</title>'
+            f'<line x1="{_f(x)}" x2="{_f(x)}" y1="{_f(frame.top)}" y2="{_f(frame.bottom)}" '
+            f'stroke="#333" stroke-width="1.5" stroke-dasharray="8 3 2 3"/>{label}</g>'
+        )
+    if sizes:
+        keep = downsample([v for _, v in sizes], limit)
+        points = [(frame.x(sizes[i][0]), frame.y(sizes[i][1])) for i in keep]
+        out.append(
+            f'<path class="size-line" d="{_step_path(points, frame.x(t1))}" fill="none" '
+            'stroke="#111" stroke-width="2" stroke-linejoin="round">'
+            "<title>Context size (reported request input)</title></path>"
+        )
+    peak = data.peak
+    if peak is not None:
+        # The peak marked is the Overview's (the largest response prompt), not a compaction's
+        # pre_tokens, which the line also shows.
+        px, py = frame.x(peak.start_ns), frame.y(peak.usage.prompt_tokens)
+        anchor = "end" if px > (frame.left + frame.right) / 2 else "start"
+        dx = -6 if anchor == "end" else 6
+        out.append(
+            f'<circle cx="{_f(px)}" cy="{_f(py)}" r="3.5" fill="#111"/>'
+            f'<text class="halo peak" x="{_f(px + dx)}" y="{_f(py - 7)}" '
+            f'text-anchor="{anchor}">peak Context size {peak.usage.prompt_tokens:,}</text>'
+        )
+    # Axes last, so bands never hide them.
+    out.append(
+        f'<path d="M{_f(frame.left)},{_f(frame.top)}V{_f(frame.bottom)}H{_f(frame.right)}" '
+        'fill="none" stroke="#333"/>'
+    )
+    samples = downsample(totals, limit) if snapshots else []
+    if snapshots:
+        out.append(_hover_columns(snapshots, keep_all=samples, frame=frame, places=places, t1=t1))
+    if not snapshots and not sizes:
+        out.append(
+            f'<text x="{_f((frame.left + frame.right) / 2)}" y="{_f(frame.bottom / 2)}" '
+            'text-anchor="middle">nothing recorded to draw</text>'
+        )
+    out.append("</svg>")
+    return Chart("".join(out), window_drawn, len(samples))
+
+
+def _marker_label(
+    x: float, y: float, texts: tuple[str, ...], taken: list[tuple[float, float]]
+) -> str:
+    """The first of `texts` (long to short) that fits beside the marker at x without
+    overlapping an earlier label, or none (the marker's tooltip still names it)."""
+    for text in texts:
+        width = 6.6 * len(text)
+        # Right of the line, or left of it near the chart's right edge.
+        left = x + 3 if x + 3 + width <= 1096 else x - 3 - width
+        if all(left + width < start or left > end for start, end in taken):
+            taken.append((left, left + width))
+            return f'<text class="halo" x="{_f(left)}" y="{_f(y)}">{_e(text)}</text>'
+    return ""
+
+
+def _band_label(
+    category: Category,
+    xs: Sequence[float],
+    x_end: float,
+    lower: Sequence[int],
+    upper: Sequence[int],
+    frame: _Frame,
+) -> str:
+    """Name a band inside itself where the text fits best, when it fits at all: the chart
+    then reads without matching colours to the legend."""
+    text_width = 6.4 * len(category.label) + 6
+    if x_end - xs[0] < text_width:
+        return ""
+    ends = [*xs[1:], x_end]
+    bottoms = [frame.y(value) for value in lower]
+    tops = [frame.y(value) for value in upper]
+    best: tuple[float, float, float] | None = None  # room, x, y
+    for index in range(len(xs)):
+        centre = min(
+            max((xs[index] + ends[index]) / 2, xs[0] + text_width / 2),
+            min(x_end, frame.right) - text_width / 2,
+        )
+        left, right = centre - text_width / 2, centre + text_width / 2
+        # The steps under the text: xs and ends are sorted, so they are one run.
+        under = range(bisect.bisect_right(ends, left), bisect.bisect_left(xs, right))
+        if not under:
+            continue
+        # The room is what every step under the text leaves free inside the band.
+        floor = min(bottoms[i] for i in under)
+        ceiling = max(tops[i] for i in under)
+        room = floor - ceiling
+        if best is None or room > best[0] + 0.5:
+            best = (room, centre, (floor + ceiling) / 2 + 4)
+    if best is None or best[0] < 14:
+        return ""
+    return (
+        f'<text class="halo band-label" x="{_f(best[1])}" y="{_f(best[2])}" '
+        f'text-anchor="middle">{_e(category.label)}</text>'
+    )
+
+
+def _hover_columns(
+    snapshots: Sequence[ContextSnapshot],
+    keep_all: Sequence[int],
+    frame: _Frame,
+    places: dict[int, str],
+    t1: int,
+) -> str:
+    """Invisible columns over the drawn samples whose tooltips give the exact numbers."""
+    out = ['<g class="hover">']
+    for position, index in enumerate(keep_all):
+        snapshot = snapshots[index]
+        x0 = frame.x(snapshot.time_ns)
+        nxt = keep_all[position + 1] if position + 1 < len(keep_all) else None
+        x1 = frame.x(snapshots[nxt].time_ns) if nxt is not None else frame.x(t1)
+        if x1 - x0 < 0.5:
+            continue
+        lines = [f"{places.get(id(snapshot), '')} · {_clock(snapshot.time_ns - frame.t0)}"]
+        if snapshot.reported_tokens is not None:
+            lines.append(f"Context size {snapshot.reported_tokens:,} tokens (reported)")
+        lines.append(f"estimated {snapshot.estimated_tokens:,} tokens:")
+        present = dict(snapshot.categories)
+        lines += [f"  {c.label} {present[c]:,}" for c in Category if present.get(c)]
+        out.append(
+            f'<rect x="{_f(x0)}" y="{_f(frame.top)}" width="{_f(x1 - x0)}" '
+            f'height="{_f(frame.bottom - frame.top)}"><title>{_e(chr(10).join(lines))}'
+            "</title></rect>"
+        )
+    out.append("</g>")
+    return "".join(out)
+
+
+def legend(
+    categories: Iterable[Category],
+    *,
+    size: bool = False,
+    window: bool = False,
+    compaction: bool = False,
+    model: bool = False,
+) -> str:
+    """Swatches of the categories drawn, then the line styles the chart uses (only those)."""
+    items = [f"<li>{swatch(c)}<span>{_e(c.label)}</span></li>" for c in categories]
+    marks = [
+        (
+            size,
+            '<li><svg width="28" height="14" aria-hidden="true"><path d="M0,7H28" '
+            'stroke="#111" stroke-width="2"/></svg><span>Context size (reported)</span></li>',
+        ),
+        (
+            window,
+            '<li><svg width="28" height="14" aria-hidden="true"><path d="M0,7H28" '
+            'stroke="#333" stroke-width="1.5" stroke-dasharray="7 5"/></svg>'
+            "<span>window</span></li>",
+        ),
+        (
+            compaction,
+            '<li><svg width="14" height="14" aria-hidden="true"><path d="M7,0V14" '
+            'stroke="#b00020" stroke-width="1.5" stroke-dasharray="2 3"/></svg>'
+            "<span>compaction</span></li>",
+        ),
+        (
+            model,
+            '<li><svg width="14" height="14" aria-hidden="true"><path d="M7,0V14" '
+            'stroke="#333" stroke-width="1.5" stroke-dasharray="8 3 2 3"/></svg>'
+            "<span>model change</span></li>",
+        ),
+    ]
+    items += [item for wanted, item in marks if wanted]
+    return f'<ul class="legend">{"".join(items)}</ul>'
