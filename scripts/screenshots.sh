@@ -15,9 +15,13 @@ ADDITION="SELECT f.slice_in FROM flow f JOIN slice s ON s.id = f.slice_in \
 JOIN track t ON t.id = s.track_id WHERE t.name = 'Largest additions' ORDER BY s.ts, s.id LIMIT 1"
 SIZE=1000x560  # a small viewport keeps each picture well under 150 KB
 
-# shot.sh can lose a race with its own static server's log file on a busy machine
-# ("sed: can't read OUT.serve.log"); one retry is enough.
-shot() { bash "$UI/shot.sh" "$@" >/dev/null || bash "$UI/shot.sh" "$@" >/dev/null; }
+# shot.sh polls its static server's log for the port and fails ("sed: can't read
+# OUT.serve.log") when that starts before the server's redirect creates the file: create it
+# first (the redirect truncates it); one retry stays for anything else.
+shot() {
+  : >"${2%.png}.serve.log"
+  bash "$UI/shot.sh" "$@" >/dev/null || bash "$UI/shot.sh" "$@" >/dev/null
+}
 
 "$BIN/agent-profiler" export "$CLAUDE" -o "$TMP/claude.pftrace" >/dev/null 2>&1
 "$BIN/agent-profiler" export "$CODEX" -o "$TMP/codex.pftrace" >/dev/null 2>&1

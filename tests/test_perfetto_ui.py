@@ -108,9 +108,13 @@ def render(journal: Path, out: Path) -> tuple[TraceView, Path]:
     assert result.exit_code == 0, result.output
     png = out / "shot.png"
     for _attempt in range(2):
+        # shot.sh polls its static server's log (OUT.serve.log) for the port, and under set -e
+        # its sed fails the run if the polling starts before the background redirect creates
+        # the file ("sed: can't read OUT.serve.log"), which happens on a busy machine. The
+        # file existing beforehand closes that race (the redirect truncates it); one retry stays
+        # for anything else of the tool's.
+        png.with_suffix(".serve.log").touch()
         run = shot(trace, png)
-        # shot.sh can lose a race with its static server's log file on a busy machine
-        # (set -e, "sed: can't read OUT.serve.log"); that is the tool, not the trace.
         if "serve.log: No such file" not in run.stderr:
             break
     if run.returncode == 3:
