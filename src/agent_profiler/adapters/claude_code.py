@@ -22,7 +22,6 @@ from __future__ import annotations
 import bisect
 import re
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,16 +31,19 @@ import orjson
 from agent_profiler.adapters.common import (
     MS,
     Clock,
-    args_digest,
     clock_origin,
     journal_clock,
-    json_text,
     preview,
     private_path,
     text_field,
     timestamp_ns,
     token_count,
-    turn_ends,
+)
+from agent_profiler.adapters.drafts import (
+    CompactionDraft,
+    ToolArguments,
+    ToolDraft,
+    finish_prompts,
 )
 from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.context_command import (
@@ -57,7 +59,6 @@ from agent_profiler.model import (
     AnchorKind,
     Basis,
     Category,
-    Compaction,
     Coverage,
     Harness,
     Prompt,
@@ -65,7 +66,6 @@ from agent_profiler.model import (
     Session,
     SourceKind,
     Stage,
-    ToolCall,
     Usage,
 )
 
@@ -225,35 +225,8 @@ class _ResponseDraft:
 
 
 @dataclass(slots=True)
-class _ToolDraft:
-    call_id: str
-    name: str
-    start_ns: int
-    end_ns: int | None
-    response_id: str | None
-    prompt_id: str | None
-    arg_keys: tuple[str, ...]
-    arg_bytes: int
-    args_preview: tuple[tuple[str, str], ...]
-    args_digest: str = ""
-    is_error: bool = False
-    result_chars: int = 0
-    child_session: str | None = None
-
-
-@dataclass(slots=True)
-class _CompactionDraft:
-    id: str
-    start_ns: int
-    end_ns: int
-    kind: str
-    trigger: str | None
-    pre_tokens: int | None
-    post_tokens: int | None
-    observation: Observation
-    removed_items: int = 0
-    request: Response | None = None
-    timing: str = "boundary record only"
+class _CompactionDraft(CompactionDraft):
+    observation: Observation | None = None
 
 
 class SessionBuilder:
@@ -265,7 +238,7 @@ class SessionBuilder:
         self.diagnostics = diagnostics
         self.log = ContextLog()
         self.responses: dict[str, _ResponseDraft] = {}
-        self.tools: dict[str, _ToolDraft] = {}
+        self.tools: dict[str, ToolDraft] = {}
         self.prompts: list[Prompt] = []
         self.compactions: list[_CompactionDraft] = []
         self.models: list[str] = []
@@ -308,7 +281,7 @@ class SessionBuilder:
             self.project = cwd
 
     def _flush_post_compaction(self) -> None:
-        if self.pending_post is not None:
+        if self.pending_post is not None and self.pending_post.observation is not None:
             self.log.observe(self.pending_post.observation)
             self.pending_post = None
 
@@ -489,19 +462,6 @@ class SessionBuilder:
         name = block.get("name")
         name = name if isinstance(name, str) else "tool"
         arguments = block.get("input")
-        try:
-            encoded = orjson.dumps(arguments)
-        except TypeError:
-            encoded = b""
-        keys = tuple(str(k) for k in arguments) if isinstance(arguments, dict) else ()
-        args_preview = (
-            tuple(
-                (str(k), preview(v if isinstance(v, str) else json_text(v)))
-                for k, v in arguments.items()
-            )
-            if isinstance(arguments, dict)
-            else ()
-        )
         self.log.add(
             f"call:{call_id}",
             Category.ASSISTANT,
@@ -511,17 +471,8 @@ class SessionBuilder:
             source_kind=SourceKind.TOOL,
         )
         if call_id not in self.tools:
-            self.tools[call_id] = _ToolDraft(
-                call_id,
-                str(name),
-                ts,
-                None,
-                draft.id,
-                draft.prompt_id,
-                keys,
-                len(encoded),
-                args_preview,
-                args_digest(arguments),
+            self.tools[call_id] = ToolDraft(
+                call_id, name, ts, draft.id, draft.prompt_id, ToolArguments.of(arguments)
             )
 
     def on_native_context(self, run: NativeSnapshot, fallback_ns: int) -> None:
@@ -632,13 +583,12 @@ class SessionBuilder:
             compaction_id,
             start,
             ts,
-            "compaction",
-            trigger if isinstance(trigger, str) else None,
-            token_count(pre) or None,
-            token_count(post) or None,
-            observation,
-            removed,
+            trigger=trigger if isinstance(trigger, str) else None,
+            pre_tokens=token_count(pre) or None,
+            post_tokens=token_count(post) or None,
+            removed_items=removed,
             timing=timing,
+            observation=observation,
         )
         self.compactions.append(draft)
         # The summary record usually follows: observe after it (see on_user).
@@ -679,8 +629,9 @@ class SessionBuilder:
                 trigger if isinstance(trigger, str) else None,
                 pre,
                 post,
-                observation,
                 removed,
+                timing="boundary record only",
+                observation=observation,
             )
         )
 
@@ -703,7 +654,8 @@ class SessionBuilder:
             else:
                 draft.observation.dropped = True
         for compaction in self.compactions:
-            compaction.observation.window_tokens = window
+            if compaction.observation is not None:
+                compaction.observation.window_tokens = window
         if not requests and not self.compactions and not self.native_runs:
             # No request to anchor a snapshot on (an init-only run, a backend that
             # reports zero usage): show what the transcript holds at the end. After a
@@ -761,40 +713,11 @@ class SessionBuilder:
         )
         response_ids = {r.id for r in (*responses, *unmetered)}
         tools = tuple(
-            ToolCall(
-                call_id=t.call_id,
-                name=t.name,
-                start_ns=t.start_ns,
-                end_ns=t.end_ns if t.end_ns is not None else max(end, t.start_ns),
-                response_id=t.response_id if t.response_id in response_ids else None,
-                prompt_id=t.prompt_id,
-                is_error=t.is_error,
-                incomplete=t.end_ns is None,
-                arg_keys=t.arg_keys,
-                arg_bytes=t.arg_bytes,
-                args_preview=t.args_preview,
-                args_digest=t.args_digest,
-                result_chars=t.result_chars,
-                child_session=t.child_session,
-            )
+            t.finish(response_ids, t.end_ns if t.end_ns is not None else end)
             for t in self.tools.values()
         )
-        prompts = tuple(self._prompt_ends(responses, tools))
-        compactions = tuple(
-            Compaction(
-                id=c.id,
-                start_ns=min(c.start_ns, c.end_ns),
-                end_ns=c.end_ns,
-                kind=c.kind,
-                trigger=c.trigger,
-                pre_tokens=c.pre_tokens,
-                post_tokens=c.post_tokens,
-                removed_items=c.removed_items,
-                timing=c.timing,
-                request=c.request,
-            )
-            for c in self.compactions
-        )
+        prompts = finish_prompts(self.prompts, responses, tools)
+        compactions = tuple(c.finish() for c in self.compactions)
         return Session(
             harness=HARNESS,
             session_id=self.session_id,
@@ -822,16 +745,6 @@ class SessionBuilder:
             unmeasured=tuple(sorted((k, v) for k, v in self.unmeasured.items() if v)),
             facts=tuple(self.facts),
         )
-
-    def _prompt_ends(
-        self, responses: tuple[Response, ...], tools: tuple[ToolCall, ...]
-    ) -> Iterator[Prompt]:
-        ends = turn_ends(responses, tools)
-        for prompt in self.prompts:
-            end = max(ends.get(prompt.id, prompt.start_ns), prompt.start_ns)
-            yield Prompt(
-                prompt.id, prompt.start_ns, end, prompt.chars, prompt.source, prompt.preview
-            )
 
 
 # --------------------------------------------------------------------------- file readers

@@ -59,7 +59,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from agent_profiler.adapters.common import Clock, args_digest, preview, token_count, turn_ends
+from agent_profiler.adapters.common import Clock, json_text, preview, token_count
+from agent_profiler.adapters.drafts import CompactionDraft, ToolArguments, ToolDraft, finish_prompts
 from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
@@ -69,7 +70,6 @@ from agent_profiler.model import (
     AnchorKind,
     Basis,
     Category,
-    Compaction,
     Coverage,
     Harness,
     Prompt,
@@ -334,23 +334,10 @@ class _Run:
 
 
 @dataclass(slots=True)
-class _Tool:
-    call_id: str
-    name: str
-    start_ns: int
-    request_id: str | None
-    prompt_id: str | None
-    arg_keys: tuple[str, ...] = ()
-    arg_bytes: int = 0
-    args_preview: tuple[tuple[str, str], ...] = ()
-    args_digest: str = ""
-    end_ns: int | None = None
-    is_error: bool = False
-    result_chars: int = 0
+class _Tool(ToolDraft):
     exec_start_ns: int | None = None
     exec_end_ns: int | None = None
     reminder: bool = False
-    child_session: str | None = None
 
 
 @dataclass(slots=True)
@@ -364,18 +351,9 @@ class _Prompt:
 
 
 @dataclass(slots=True)
-class _Compaction:
-    id: str
-    start_ns: int
-    end_ns: int
-    trigger: str | None
-    observation: Observation
-    removed: int
-    request: Response | None
-    timing: str
-    requests_before: int  # how many requests completed before it
-    pre_tokens: int | None = None
-    post_tokens: int | None = None
+class _Compaction(CompactionDraft):
+    observation: Observation | None = None
+    requests_before: int = 0  # how many requests completed before it
 
 
 def _utf8_len(text: str) -> int:
@@ -819,28 +797,13 @@ class JournalBuilder:
         call_id = _str(call.get("call_id")) or _str(call.get("id")) or f"call@{ts}"
         name = _str(call.get("name")) or "tool"
         args = call.get("args", call.get("arguments"))
-        text = args if isinstance(args, str) else (orjson.dumps(args).decode() if args else "")
-        try:
-            decoded = orjson.loads(text) if isinstance(args, str) and text else args
-        except ValueError:
-            decoded = None
-        keys: tuple[str, ...] = ()
-        args_preview: tuple[tuple[str, str], ...] = ()
-        if isinstance(decoded, dict):
-            keys = tuple(str(k) for k in decoded)
-            args_preview = tuple(
-                (str(k), preview(v if isinstance(v, str) else orjson.dumps(v).decode()))
-                for k, v in decoded.items()
-            )
-        elif text:
-            args_preview = (("input", preview(text)),)
         request = run.open.id if run.open is not None else run.last_request
         self._output(
             run,
             _PendingItem(
                 f"call:{call_id}",
                 Category.ASSISTANT,
-                tool_call_text(name, text),
+                tool_call_text(name, args),
                 "Tool arguments",
                 call_id,
                 SourceKind.TOOL,
@@ -848,21 +811,13 @@ class JournalBuilder:
         )
         if call_id not in self.tools:
             self.tools[call_id] = _Tool(
-                call_id,
-                name,
-                ts,
-                request,
-                run.prompt_id,
-                keys,
-                len(text.encode()),
-                args_preview,
-                args_digest(decoded if decoded is not None else text),
+                call_id, name, ts, request, run.prompt_id, ToolArguments.of(args, decode=True)
             )
 
     def on_tool_result(self, result: dict[str, Any], ts: int) -> None:
         call_id = _str(result.get("tool_call_id")) or _str(result.get("call_id"))
         body = next((result[k] for k in ("text", "content", "output", "result") if k in result), "")
-        text = body if isinstance(body, str) else orjson.dumps(body).decode()
+        text = body if isinstance(body, str) else json_text(body)
         item_id = f"result:{call_id}" if call_id else f"result@{ts}"
         self.log.add(
             item_id,
@@ -1100,11 +1055,11 @@ class JournalBuilder:
                 compaction_id,
                 min(start, ts),
                 ts,
-                _str(event.get("trigger")),
-                observation,
-                removed,
-                request,
-                timing,
+                trigger=_str(event.get("trigger")),
+                removed_items=removed,
+                request=request,
+                timing=timing,
+                observation=observation,
                 requests_before=len(self.requests),
             )
         )
@@ -1219,7 +1174,8 @@ class JournalBuilder:
                 compaction.pre_tokens = requests[index - 1].usage.prompt_tokens
             if index < len(requests):
                 compaction.post_tokens = requests[index].usage.prompt_tokens
-            compaction.observation.reported_tokens = compaction.post_tokens
+            if compaction.observation is not None:
+                compaction.observation.reported_tokens = compaction.post_tokens
         if not requests and not self.compactions:
             # No request to anchor a snapshot on (zero usage, an excerpt): show what the
             # transcript holds at the end.
@@ -1253,33 +1209,17 @@ class JournalBuilder:
         for tool in [*self.tools.values(), *self.reminders.values()]:
             fallback_end = run_ends.get(tool.prompt_id) if tool.prompt_id else None
             tools.append(_tool_call(tool, response_ids, spawned, fallback_end or end))
-        ends = turn_ends(responses, tools)
-        prompts = tuple(
-            Prompt(
-                p.id,
-                p.start_ns,
-                max(run_ends.get(p.id) or 0, ends.get(p.id, p.start_ns), p.start_ns),
-                p.chars,
-                "agent" if parent is not None and index == 0 else "user",
-                p.preview,
-            )
-            for index, p in enumerate(self.prompts)
+        prompts = finish_prompts(
+            [
+                Prompt(p.id, p.start_ns, p.start_ns, p.chars, "user", p.preview)
+                for p in self.prompts
+            ],
+            responses,
+            tools,
+            first_from_agent=parent is not None,
+            ends_at_least=run_ends,
         )
-        compactions = tuple(
-            Compaction(
-                id=c.id,
-                start_ns=c.start_ns,
-                end_ns=c.end_ns,
-                kind="compaction",
-                trigger=c.trigger,
-                pre_tokens=c.pre_tokens,
-                post_tokens=c.post_tokens,
-                removed_items=c.removed,
-                request=c.request,
-                timing=c.timing,
-            )
-            for c in self.compactions
-        )
+        compactions = tuple(c.finish() for c in self.compactions)
         last = max(
             [end]
             + [r.end_ns for r in responses]
@@ -1365,22 +1305,13 @@ def _tool_call(
         end = tool.exec_end_ns
     if tool.reminder:
         timing = "journal: reminder child linked/started → task ended (a background child run)"
-    return ToolCall(
-        call_id=tool.call_id,
-        name=tool.name,
+    return tool.finish(
+        response_ids,
+        end if end is not None else fallback_end,
         start_ns=start,
-        end_ns=max(end if end is not None else fallback_end, start),
-        response_id=tool.request_id if tool.request_id in response_ids else None,
-        prompt_id=tool.prompt_id,
-        is_error=tool.is_error,
         incomplete=end is None,
-        arg_keys=tool.arg_keys,
-        arg_bytes=tool.arg_bytes,
-        args_preview=tool.args_preview,
-        args_digest=tool.args_digest,
-        result_chars=tool.result_chars,
-        child_session=tool.child_session or spawned.get(tool.call_id),
         timing=timing,
+        child_session=spawned.get(tool.call_id),
         by_model=not tool.reminder,
     )
 

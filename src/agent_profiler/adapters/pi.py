@@ -43,14 +43,12 @@ from typing import TYPE_CHECKING, Any
 from agent_profiler.adapters.common import (
     MS,
     Clock,
-    args_digest,
     journal_clock,
-    json_text,
     preview,
     text_field,
     token_count,
-    turn_ends,
 )
+from agent_profiler.adapters.drafts import CompactionDraft, ToolArguments, ToolDraft, finish_prompts
 from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.estimate import text_tokens, tool_call_text
@@ -58,7 +56,6 @@ from agent_profiler.jsonl import read_jsonl
 from agent_profiler.model import (
     AnchorKind,
     Category,
-    Compaction,
     Harness,
     Marker,
     Prompt,
@@ -273,31 +270,9 @@ class _Branch:
 
 
 @dataclass(slots=True)
-class _Tool:
-    call_id: str
-    name: str
-    start_ns: int
-    response_id: str | None
-    prompt_id: str | None
-    arg_keys: tuple[str, ...]
-    arg_bytes: int
-    args_preview: tuple[tuple[str, str], ...]
-    args_digest: str
-    from_failed_response: bool
-    end_ns: int | None = None
+class _Tool(ToolDraft):
+    from_failed_response: bool = False
     moved_on_ns: int | None = None  # the next entry after the call, when no result came
-    is_error: bool = False
-    result_chars: int = 0
-
-
-@dataclass(slots=True)
-class _Compaction:
-    id: str
-    start_ns: int
-    end_ns: int
-    pre_tokens: int | None
-    removed_items: int
-    trigger: str | None
 
 
 @dataclass(slots=True)
@@ -326,7 +301,7 @@ class SessionBuilder:
     tools: dict[str, _Tool] = field(default_factory=dict)
     open_tools: list[_Tool] = field(default_factory=list)
     prompts: list[Prompt] = field(default_factory=list)
-    compactions: list[_Compaction] = field(default_factory=list)
+    compactions: list[CompactionDraft] = field(default_factory=list)
     markers: list[Marker] = field(default_factory=list)
     models: list[str] = field(default_factory=list)
     providers: list[str] = field(default_factory=list)
@@ -642,7 +617,6 @@ class SessionBuilder:
             return None
         name = text_field(block, "name") or "tool"
         arguments = block.get("arguments")
-        encoded = json_text(arguments)
         if call_id not in self.tools:
             tool = _Tool(
                 call_id,
@@ -650,16 +624,8 @@ class SessionBuilder:
                 entry.time_ns,  # tools run once the whole message is in
                 response_id,
                 entry.prompt_id,
-                tuple(str(k) for k in arguments) if isinstance(arguments, dict) else (),
-                len(encoded.encode()),
-                tuple(
-                    (str(k), preview(v if isinstance(v, str) else json_text(v)))
-                    for k, v in arguments.items()
-                )
-                if isinstance(arguments, dict)
-                else (),
-                args_digest(arguments),
-                failed,
+                ToolArguments.of(arguments),
+                from_failed_response=failed,
             )
             self.tools[call_id] = tool
             self.open_tools.append(tool)
@@ -730,13 +696,14 @@ class SessionBuilder:
         above = self.entries.get(entry.parent) if entry.parent else None
         start = min(above.time_ns, entry.time_ns) if above else entry.time_ns
         self.compactions.append(
-            _Compaction(
+            CompactionDraft(
                 entry.id,
                 start,
                 entry.time_ns,
-                token_count(value.get("tokensBefore")) or None,
-                removed,
-                "extension" if value.get("fromHook") is True else None,
+                trigger="extension" if value.get("fromHook") is True else None,
+                pre_tokens=token_count(value.get("tokensBefore")) or None,
+                removed_items=removed,
+                timing="previous entry → compaction entry",
             )
         )
 
@@ -774,49 +741,9 @@ class SessionBuilder:
             else:
                 tool_end, timing = end, "journal: call → end of journal (no result)"
                 still_open = True
-            tools.append(
-                ToolCall(
-                    call_id=t.call_id,
-                    name=t.name,
-                    start_ns=t.start_ns,
-                    end_ns=max(tool_end, t.start_ns),
-                    response_id=t.response_id if t.response_id in response_ids else None,
-                    prompt_id=t.prompt_id,
-                    is_error=t.is_error,
-                    incomplete=t.end_ns is None,
-                    arg_keys=t.arg_keys,
-                    arg_bytes=t.arg_bytes,
-                    args_preview=t.args_preview,
-                    args_digest=t.args_digest,
-                    result_chars=t.result_chars,
-                    timing=timing,
-                )
-            )
-        ends = turn_ends(self.responses, tools)
-        prompts = tuple(
-            Prompt(
-                p.id,
-                p.start_ns,
-                max(ends.get(p.id, p.start_ns), p.start_ns),
-                p.chars,
-                p.source,
-                p.preview,
-            )
-            for p in self.prompts
-        )
-        compactions = tuple(
-            Compaction(
-                id=c.id,
-                start_ns=c.start_ns,
-                end_ns=c.end_ns,
-                kind="compaction",
-                trigger=c.trigger,
-                pre_tokens=c.pre_tokens,
-                removed_items=c.removed_items,
-                timing="previous entry → compaction entry",
-            )
-            for c in self.compactions
-        )
+            tools.append(t.finish(response_ids, tool_end, timing=timing))
+        prompts = finish_prompts(self.prompts, self.responses, tools)
+        compactions = tuple(c.finish() for c in self.compactions)
         models = list(self.models)
         if not models and self.header_model:
             models.append(self.header_model)
