@@ -64,18 +64,9 @@ class Adapter:
     locate: Callable[[Mapping[str, str]], Iterable[Located]] | None = None
 
 
-def _codex_plan(files: list[SniffedFile]) -> list[JournalGroup]:
-    # One group: subagent rollouts link to their parent's spawn call only when read together.
-    return [JournalGroup(Harness.CODEX, None, tuple(f.path for f in files))]
-
-
-def _codex_read(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:
-    return codex.read_rollouts(list(group.paths), diagnostics)
-
-
 ADAPTERS: tuple[Adapter, ...] = (
     Adapter(Harness.CLAUDE_CODE, claude_code.detect, claude_code.plan, claude_code.read),
-    Adapter(Harness.CODEX, codex.detect, _codex_plan, _codex_read),
+    Adapter(Harness.CODEX, codex.detect, codex.plan, codex.read),
     Adapter(Harness.PI, pi.detect, pi.plan, pi.read),
     Adapter(Harness.MUSE, muse.detect, muse.plan, muse.read_group, muse.explain_rejected),
     Adapter(

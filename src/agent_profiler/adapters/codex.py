@@ -25,7 +25,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -53,6 +53,9 @@ from agent_profiler.model import (
     Stage,
     Usage,
 )
+
+if TYPE_CHECKING:
+    from agent_profiler.adapters import JournalGroup, SniffedFile
 
 HARNESS = Harness.CODEX
 _LINE_TYPES = frozenset({"session_meta", "response_item", "compacted", "turn_context", "event_msg"})
@@ -762,3 +765,14 @@ def read_rollouts(paths: list[Path], diagnostics: Diagnostics) -> list[Session]:
 
 def _with_parent_call(session: Session, call_id: str | None) -> Session:
     return replace(session, parent_call_id=call_id) if call_id else session
+
+
+def plan(files: list[SniffedFile]) -> list[JournalGroup]:
+    """One group: subagent rollouts link to their parent's spawn call only when read together."""
+    from agent_profiler.adapters import JournalGroup
+
+    return [JournalGroup(HARNESS, None, tuple(f.path for f in files))]
+
+
+def read(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:
+    return read_rollouts(list(group.paths), diagnostics)
