@@ -1,8 +1,8 @@
 """Pi coding agent sessions (`~/.pi/agent/sessions/--<cwd>--/<ts>_<uuid>.jsonl`).
 
 Owns what is Pi-specific (FORMATS.md §4): the session header and its three
-versions, the entry tree, which entries the model sees and which category each
-is, one request per assistant message with usage, and compaction.
+versions, which category each entry is, one request per assistant message with
+usage, and compaction; the entry tree and its active branch live in `pi_tree`.
 
 Format facts this module relies on, with the surprise each one holds:
 - a session is a tree, not a list: entries link by `id`/`parentId` and the
@@ -49,9 +49,10 @@ from agent_profiler.adapters.common import (
     token_count,
 )
 from agent_profiler.adapters.drafts import CompactionDraft, ToolArguments, ToolDraft, finish_prompts
+from agent_profiler.adapters.pi_tree import Branch, Entry, Part, measured_part
 from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.estimate import text_tokens, tool_call_text
+from agent_profiler.estimate import tool_call_text
 from agent_profiler.jsonl import read_jsonl
 from agent_profiler.model import (
     AnchorKind,
@@ -151,121 +152,6 @@ def bash_execution_text(message: dict[str, Any]) -> str:
     return text
 
 
-# --------------------------------------------------------------------------- the tree
-
-
-@dataclass(frozen=True, slots=True)
-class _Part:
-    """One context item an entry contributes while it is in the context."""
-
-    id: str
-    category: Category
-    chars: int
-    tokens: int  # measured once, when read: the entry may enter the context again later
-    label: str
-    source_id: str = ""
-    source_kind: SourceKind = SourceKind.NONE
-
-
-def _part(
-    item_id: str,
-    category: Category,
-    text: str,
-    label: str,
-    source_id: str = "",
-    source_kind: SourceKind = SourceKind.NONE,
-) -> _Part:
-    """A part measured by the shared estimator; its text is not kept."""
-    return _Part(item_id, category, len(text), text_tokens(text), label, source_id, source_kind)
-
-
-@dataclass(slots=True)
-class _Entry:
-    id: str
-    parent: str | None
-    kind: str
-    time_ns: int
-    parts: tuple[_Part, ...] = ()
-    first_kept: str | None = None  # compaction: where the history it keeps starts
-    prompt_id: str | None = None  # the nearest user prompt on its branch (itself for one)
-    thinking_level: str | None = None  # the level in force on its branch
-
-
-class _Branch:
-    """The active path of the session tree (root first) and which of its entries
-    the model sees, per `buildSessionContext`.
-
-    Moving to another leaf costs the part of the path that changes, plus the
-    entries between the old and the new compaction cut, not the whole path: a
-    session is read in time linear in its length, however many requests it has.
-    """
-
-    def __init__(self, entries: dict[str, _Entry]) -> None:
-        self.entries = entries
-        self.path: list[str] = []
-        self.position: dict[str, int] = {}
-        self.compactions: list[int] = []  # positions of the compaction entries on the path
-        self.cut = 0  # entries before this position were compacted away
-        self.visible: set[str] = set()
-
-    def move_to(self, leaf: str | None) -> tuple[list[str], list[str]]:
-        """Make the path end at `leaf` (None: empty); returns the entries that left
-        the context and those that entered it, each in path order."""
-        tail: list[str] = []
-        node = leaf
-        while node is not None and node not in self.position:
-            tail.append(node)
-            node = self.entries[node].parent
-        keep = self.position[node] + 1 if node is not None else 0
-        old_active = self.compactions[-1] if self.compactions else None
-        old_cut = min(self.cut, keep)
-        leaving = [e for e in self.path[keep:] if e in self.visible]
-        self.visible.difference_update(leaving)
-        for entry_id in self.path[keep:]:
-            del self.position[entry_id]
-        del self.path[keep:]
-        while self.compactions and self.compactions[-1] >= keep:
-            self.compactions.pop()
-        for entry_id in reversed(tail):
-            self.position[entry_id] = len(self.path)
-            if self.entries[entry_id].kind == "compaction":
-                self.compactions.append(len(self.path))
-            self.path.append(entry_id)
-        active = self.compactions[-1] if self.compactions else None
-        self.cut = self._cut(active)
-        # Only these positions can have changed: the new tail, the span between the
-        # old and the new cut, and the compactions whose summary came or went.
-        candidates = set(range(keep, len(self.path)))
-        candidates.update(range(min(old_cut, self.cut), max(old_cut, self.cut)))
-        candidates.update(p for p in (old_active, active) if p is not None and p < len(self.path))
-        entering: list[str] = []
-        for position in sorted(candidates):
-            entry_id = self.path[position]
-            wanted = self._wanted(position, active)
-            if wanted and entry_id not in self.visible:
-                self.visible.add(entry_id)
-                entering.append(entry_id)
-            elif not wanted and entry_id in self.visible:
-                self.visible.discard(entry_id)
-                leaving.append(entry_id)
-        return leaving, entering
-
-    def _cut(self, active: int | None) -> int:
-        if active is None:
-            return 0
-        first = self.entries[self.path[active]].first_kept
-        at = self.position.get(first) if first is not None else None
-        return at if at is not None and at < active else active
-
-    def _wanted(self, position: int, active: int | None) -> bool:
-        entry = self.entries[self.path[position]]
-        if not entry.parts:
-            return False
-        if entry.kind == "compaction":
-            return position == active  # only the latest compaction's summary is sent
-        return position >= self.cut
-
-
 # --------------------------------------------------------------------------- drafts
 
 
@@ -282,8 +168,8 @@ class SessionBuilder:
     path: str
     diagnostics: Diagnostics
     log: ContextLog = field(default_factory=ContextLog)
-    entries: dict[str, _Entry] = field(default_factory=dict)
-    branch: _Branch = field(init=False)
+    entries: dict[str, Entry] = field(default_factory=dict)
+    branch: Branch = field(init=False)
     line_ids: list[str | None] = field(default_factory=list)  # parsed line → entry id (v1)
     version: int | None = None  # None until the header (or the first entry) is read
     session_id: str = ""
@@ -311,7 +197,7 @@ class SessionBuilder:
     end_ns: int | None = None
 
     def __post_init__(self) -> None:
-        self.branch = _Branch(self.entries)
+        self.branch = Branch(self.entries)
 
     # -- helpers ------------------------------------------------------------
 
@@ -322,7 +208,7 @@ class SessionBuilder:
     def warn(self, line: int, message: str) -> None:
         self.diagnostics.warn(self.path, line, "bad-shape", message)
 
-    def _message_time(self, message: dict[str, Any], entry: _Entry) -> int:
+    def _message_time(self, message: dict[str, Any], entry: Entry) -> int:
         """When the message was created (epoch ms), or else when it was appended."""
         created = _epoch_ms(message.get("timestamp"))
         if created is None or not 0 <= entry.time_ns - created <= _MAX_MESSAGE_LEAD_NS:
@@ -385,7 +271,9 @@ class SessionBuilder:
             if summary:
                 text = BRANCH_PREFIX + summary + BRANCH_SUFFIX
                 entry.parts = (
-                    _part(f"{entry.id}:summary", Category.SUMMARIES, text, "Branch summary"),
+                    measured_part(
+                        f"{entry.id}:summary", Category.SUMMARIES, text, "Branch summary"
+                    ),
                 )
         elif kind == "custom_message":
             self._extension_message(entry, value)
@@ -430,7 +318,7 @@ class SessionBuilder:
         if parent:
             self.forked_from = Path(parent).name
 
-    def _new_entry(self, value: dict[str, Any], kind: str, line: int, ts: int) -> _Entry:
+    def _new_entry(self, value: dict[str, Any], kind: str, line: int, ts: int) -> Entry:
         """The entry with its id and parent; v1 entries get them the way Pi migrates."""
         entry_id = f"line-{line}"
         parent = self.last_entry
@@ -450,7 +338,7 @@ class SessionBuilder:
                 self.warn(line, f"parentId {parent!r} is not an earlier entry; read as a root")
                 parent = None
         above = self.entries.get(parent) if parent is not None else None
-        entry = _Entry(
+        entry = Entry(
             entry_id,
             parent,
             kind,
@@ -462,7 +350,7 @@ class SessionBuilder:
         self.last_entry = entry_id
         return entry
 
-    def on_message(self, entry: _Entry, message: dict[str, Any], role: str | None) -> None:
+    def on_message(self, entry: Entry, message: dict[str, Any], role: str | None) -> None:
         if role == "user":
             self._on_user(entry, message)
         elif role == "assistant":
@@ -473,18 +361,20 @@ class SessionBuilder:
             if not message.get("excludeFromContext"):
                 text = bash_execution_text(message)
                 entry.parts = (
-                    _part(f"{entry.id}:bash", Category.RESULTS, text, "User shell command (!)"),
+                    measured_part(
+                        f"{entry.id}:bash", Category.RESULTS, text, "User shell command (!)"
+                    ),
                 )
         elif role in {"custom", "hookMessage"}:
             self._extension_message(entry, message)
         else:
             self.diagnostics.skip(f"pi:message/{role}")
 
-    def _on_user(self, entry: _Entry, message: dict[str, Any]) -> None:
+    def _on_user(self, entry: Entry, message: dict[str, Any]) -> None:
         texts, images = _text_blocks(message.get("content"))
         self.unmeasured["image"] += images
         entry.parts = tuple(
-            _part(
+            measured_part(
                 f"{entry.id}:{index}",
                 Category.PROMPTS,
                 text,
@@ -500,15 +390,16 @@ class SessionBuilder:
             self.prompts.append(Prompt(entry.id, start, start, chars, "user", preview(first)))
             entry.prompt_id = entry.id
 
-    def _extension_message(self, entry: _Entry, value: dict[str, Any]) -> None:
+    def _extension_message(self, entry: Entry, value: dict[str, Any]) -> None:
         texts, images = _text_blocks(value.get("content"))
         self.unmeasured["image"] += images
         label = f"Extension message ({text_field(value, 'customType') or '?'})"
         entry.parts = tuple(
-            _part(f"{entry.id}:{index}", Category.ENVIRONMENT, text, label) for index, text in texts
+            measured_part(f"{entry.id}:{index}", Category.ENVIRONMENT, text, label)
+            for index, text in texts
         )
 
-    def _on_assistant(self, entry: _Entry, message: dict[str, Any]) -> None:
+    def _on_assistant(self, entry: Entry, message: dict[str, Any]) -> None:
         usage = message.get("usage")
         if not isinstance(usage, dict):
             usage = {}
@@ -521,7 +412,7 @@ class SessionBuilder:
         model = text_field(message, "model") or ""
         start = self._message_time(message, entry)
         response_id = entry.id
-        parts: list[_Part] = []
+        parts: list[Part] = []
         content = message.get("content")
         for index, block in enumerate(content if isinstance(content, list) else []):
             if not isinstance(block, dict):
@@ -531,7 +422,7 @@ class SessionBuilder:
             if kind == "text" and text_field(block, "text") is not None:
                 text = block["text"]
                 parts.append(
-                    _part(
+                    measured_part(
                         item_id,
                         Category.ASSISTANT,
                         text,
@@ -546,7 +437,7 @@ class SessionBuilder:
                     self.unmeasured["redacted-thinking"] += 1
                 elif thinking:
                     parts.append(
-                        _part(
+                        measured_part(
                             item_id,
                             Category.ASSISTANT,
                             thinking,
@@ -608,10 +499,10 @@ class SessionBuilder:
         self,
         block: dict[str, Any],
         item_id: str,
-        entry: _Entry,
+        entry: Entry,
         response_id: str | None,
         failed: bool,
-    ) -> _Part | None:
+    ) -> Part | None:
         call_id = text_field(block, "id")
         if not call_id:
             return None
@@ -629,7 +520,7 @@ class SessionBuilder:
             )
             self.tools[call_id] = tool
             self.open_tools.append(tool)
-        return _part(
+        return measured_part(
             item_id,
             Category.ASSISTANT,
             tool_call_text(name, arguments),
@@ -638,14 +529,14 @@ class SessionBuilder:
             source_kind=SourceKind.TOOL,
         )
 
-    def _on_tool_result(self, entry: _Entry, message: dict[str, Any]) -> None:
+    def _on_tool_result(self, entry: Entry, message: dict[str, Any]) -> None:
         call_id = text_field(message, "toolCallId") or ""
         texts, images = _text_blocks(message.get("content"))
         self.unmeasured["image"] += images
         joined = "".join(text for _, text in texts)
         chars = len(joined)
         entry.parts = (
-            _part(
+            measured_part(
                 f"{entry.id}:result",
                 Category.RESULTS,
                 joined,
@@ -664,11 +555,11 @@ class SessionBuilder:
         if tool in self.open_tools:
             self.open_tools.remove(tool)
 
-    def on_compaction(self, entry: _Entry, value: dict[str, Any], line: int) -> None:
+    def on_compaction(self, entry: Entry, value: dict[str, Any], line: int) -> None:
         summary = text_field(value, "summary") or ""
         text = COMPACTION_PREFIX + summary + COMPACTION_SUFFIX
         entry.parts = (
-            _part(f"{entry.id}:summary", Category.SUMMARIES, text, "Compaction summary"),
+            measured_part(f"{entry.id}:summary", Category.SUMMARIES, text, "Compaction summary"),
         )
         entry.first_kept = text_field(value, "firstKeptEntryId")
         index = value.get("firstKeptEntryIndex")
