@@ -65,7 +65,7 @@ from agent_profiler.adapters.muse_journal import (
     SESSION_FILE,
     SUBAGENT_DIR,
     WINDOW_SOURCE,
-    ApprovalReviewLog,
+    ApprovalReviewLogError,
     JournalBuilder,
     _Tool,
     is_event_list,
@@ -367,7 +367,7 @@ def explain_rejected(path: Path) -> str | None:
 
 def read_journal(path: Path, diagnostics: Diagnostics) -> JournalBuilder:
     """Read one Muse log. Raises `JournalError` for a file that is no journal, for a
-    `muse export` array, and (`ApprovalReviewLog`) for an approval-review log."""
+    `muse export` array, and (`ApprovalReviewLogError`) for an approval-review log."""
     source = str(path)
     builder = JournalBuilder(source, diagnostics)
     clock = Clock(source, diagnostics, expect_timestamps=True)
@@ -395,9 +395,9 @@ def read_group(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:
         is_main = path == group.main
         try:
             if path.parent.name == APPROVAL_DIR:
-                raise ApprovalReviewLog(str(path), APPROVAL_MESSAGE)
+                raise ApprovalReviewLogError(str(path), APPROVAL_MESSAGE)
             builders.append(read_journal(path, diagnostics))
-        except ApprovalReviewLog as error:
+        except ApprovalReviewLogError as error:
             if is_main:
                 raise JournalError(error.path, error.message, error.line) from None
             diagnostics.skip("muse:approval-review-log")

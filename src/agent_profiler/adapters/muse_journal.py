@@ -87,7 +87,7 @@ def is_event_list(value: list[Any]) -> bool:
 # -- planning ---------------------------------------------------------------------------------
 
 
-class ApprovalReviewLog(JournalError):
+class ApprovalReviewLogError(JournalError):
     """The file is an approval-review log: refused as a main journal, skipped as an extra."""
 
 
@@ -326,7 +326,7 @@ class JournalBuilder:
         stream_id, stream_kind = stream.get("id"), stream.get("kind")
         if self.session_id is None:
             if stream_kind == APPROVAL_STREAM:
-                raise ApprovalReviewLog(self.path, APPROVAL_MESSAGE, line)
+                raise ApprovalReviewLogError(self.path, APPROVAL_MESSAGE, line)
             if stream_kind != "session" or not isinstance(stream_id, str):
                 self._skip("muse:other-stream")
                 return
