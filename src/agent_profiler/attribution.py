@@ -23,7 +23,8 @@ Rules that hold for every harness (SPEC §2–3):
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TypedDict, Unpack
 
 from agent_profiler import estimate
 from agent_profiler.model import (
@@ -52,10 +53,11 @@ INFERRED_HEAD_LABEL = (
 estimate_tokens = estimate.chars4
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Observation:
-    """A point where a composition was observed. Mutable until `replay()`:
-    adapters fill `reported_tokens` and `window_tokens` once usage is merged."""
+    """A point where a composition was observed. Never changed once made: what only the
+    end of a journal tells (a request's merged usage, the window, that it was no request)
+    is settled in the log (`ContextLog.settle`), which then holds a corrected copy."""
 
     time_ns: Nanoseconds
     anchor: AnchorKind
@@ -109,6 +111,21 @@ class _NativeHead:
 
 
 _Op = _Add | _Remove | _Clear | _NativeHead | Observation
+
+
+@dataclass(frozen=True, slots=True)
+class Logged:
+    """Where an observation stands in its log: the handle `ContextLog.settle` takes."""
+
+    index: int
+
+
+class Settled(TypedDict, total=False):
+    """The facts of an observation that may be settled after it was logged."""
+
+    reported_tokens: Tokens | None
+    window_tokens: Tokens | None
+    dropped: bool
 
 
 class ContextLog:
@@ -176,8 +193,26 @@ class ContextLog:
             )
         )
 
-    def observe(self, observation: Observation) -> Observation:
+    def observe(self, observation: Observation) -> Logged:
         self._ops.append(observation)
+        return Logged(len(self._ops) - 1)
+
+    def settle(self, logged: Logged, **facts: Unpack[Settled]) -> Observation:
+        """Settle what was not known when an observation was logged (its request's usage
+        is merged over several records; the window is known at the end; the anchor was
+        no request after all): the log's entry becomes a copy with `facts`."""
+        observation = self._ops[logged.index]
+        if not isinstance(observation, Observation):
+            raise TypeError(f"log entry {logged.index} is not an observation")
+        settled = replace(observation, **facts)
+        self._ops[logged.index] = settled
+        return settled
+
+    def observation(self, logged: Logged) -> Observation:
+        """The observation as the log holds it now."""
+        observation = self._ops[logged.index]
+        if not isinstance(observation, Observation):
+            raise TypeError(f"log entry {logged.index} is not an observation")
         return observation
 
     def replay(

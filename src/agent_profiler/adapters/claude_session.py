@@ -37,7 +37,7 @@ from agent_profiler.adapters.drafts import (
     ToolDraft,
     finish_prompts,
 )
-from agent_profiler.attribution import ContextLog, Observation
+from agent_profiler.attribution import ContextLog, Logged, Observation
 from agent_profiler.context_command import NATIVE_HEAD, NativeSnapshot
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.estimate import tool_call_text
@@ -137,7 +137,7 @@ class _ResponseDraft:
     end_ns: int
     model: str
     prompt_id: str | None
-    observation: Observation
+    observation: Logged
     usage: dict[str, int] = field(default_factory=dict)
     is_error: bool = False
     stop_reason: str | None = None
@@ -166,7 +166,7 @@ class _ResponseDraft:
 
 @dataclass(slots=True)
 class _CompactionDraft(CompactionDraft):
-    observation: Observation | None = None
+    observation: Logged | None = None
 
 
 class SessionBuilder:
@@ -187,7 +187,8 @@ class SessionBuilder:
         self.end_ns: int | None = None
         self.trigger_ns: int | None = None  # time of the record that will trigger the next request
         self.current_prompt: str | None = None
-        self.pending_post: _CompactionDraft | None = None
+        # A compaction whose observation waits for its summary record (see on_user).
+        self.pending_post: tuple[_CompactionDraft, Observation] | None = None
         self.version: str | None = None
         self.project: str | None = None
         self.window: int | None = None
@@ -229,8 +230,9 @@ class SessionBuilder:
             self.project = cwd
 
     def _flush_post_compaction(self) -> None:
-        if self.pending_post is not None and self.pending_post.observation is not None:
-            self.log.observe(self.pending_post.observation)
+        if self.pending_post is not None:
+            draft, observation = self.pending_post
+            draft.observation = self.log.observe(observation)
             self.pending_post = None
 
     def on_user(self, record: dict[str, Any], ts: int, line: int | None = None) -> None:
@@ -536,11 +538,10 @@ class SessionBuilder:
             post_tokens=token_count(post) or None,
             removed_items=removed,
             timing=timing,
-            observation=observation,
         )
         self.compactions.append(draft)
         # The summary record usually follows: observe after it (see on_user).
-        self.pending_post = draft
+        self.pending_post = (draft, observation)
         self.trigger_ns = ts
 
     def on_microcompact(self, record: dict[str, Any], ts: int) -> None:
@@ -596,14 +597,15 @@ class SessionBuilder:
         if window is None and any(m.startswith("claude-") for m in self.models):
             window, window_source = DEFAULT_WINDOW, "assumed: Claude default window, not in journal"
         for draft in self.responses.values():
-            draft.observation.window_tokens = window
             if draft.is_request:
-                draft.observation.reported_tokens = draft.prompt_tokens
+                self.log.settle(
+                    draft.observation, window_tokens=window, reported_tokens=draft.prompt_tokens
+                )
             else:
-                draft.observation.dropped = True
+                self.log.settle(draft.observation, window_tokens=window, dropped=True)
         for compaction in self.compactions:
             if compaction.observation is not None:
-                compaction.observation.window_tokens = window
+                self.log.settle(compaction.observation, window_tokens=window)
         if not requests and not self.compactions and not self.native_runs:
             # No request to anchor a snapshot on (an init-only run, a backend that
             # reports zero usage): show what the transcript holds at the end. After a

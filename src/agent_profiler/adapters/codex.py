@@ -37,7 +37,7 @@ from agent_profiler.adapters.common import (
     token_count,
 )
 from agent_profiler.adapters.drafts import CompactionDraft, ToolArguments, ToolDraft, finish_prompts
-from agent_profiler.attribution import ContextLog, Observation
+from agent_profiler.attribution import ContextLog, Logged, Observation
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
 from agent_profiler.estimate import tool_call_text
@@ -182,7 +182,7 @@ class _Request:
     id: str
     start_ns: int
     end_ns: int
-    observation: Observation
+    observation: Logged
     prompt_id: str | None
     model: str
     usage: Usage | None = None
@@ -195,7 +195,7 @@ class _Tool(ToolDraft):
 
 @dataclass(slots=True)
 class _Compaction(CompactionDraft):
-    observation: Observation | None = None
+    observation: Logged | None = None
 
 
 @dataclass(slots=True)
@@ -551,7 +551,7 @@ class RolloutBuilder:
             cache_write_tokens=token_count(last.get("cache_write_input_tokens")),
             reasoning_tokens=token_count(last.get("reasoning_output_tokens")),
         )
-        request.observation.reported_tokens = prompt
+        self.log.settle(request.observation, reported_tokens=prompt)
         self.requests.append(request)
         self.pending = None
         self.trigger_ns = ts
@@ -561,7 +561,7 @@ class RolloutBuilder:
 
     def on_compacted(self, payload: dict[str, Any], ts: int) -> None:
         if self.pending is not None:
-            self.pending.observation.dropped = True
+            self.log.settle(self.pending.observation, dropped=True)
             self.pending = None
         pre = (
             self.requests[-1].usage.prompt_tokens
@@ -627,13 +627,16 @@ class RolloutBuilder:
             return None
         end = self.end_ns
         if self.pending is not None:
-            self.pending.observation.dropped = True  # output began, no usage came
+            self.log.settle(self.pending.observation, dropped=True)  # output began, no usage came
         for request in self.requests:
-            request.observation.window_tokens = self.window
+            self.log.settle(request.observation, window_tokens=self.window)
         for compaction in self.compactions:
             if compaction.observation is not None:
-                compaction.observation.window_tokens = self.window
-                compaction.observation.reported_tokens = compaction.post_tokens
+                self.log.settle(
+                    compaction.observation,
+                    window_tokens=self.window,
+                    reported_tokens=compaction.post_tokens,
+                )
         snapshots = self.log.replay()
         responses = tuple(
             Response(

@@ -212,7 +212,7 @@ def finish_session(
         if index < len(requests):
             compaction.post_tokens = requests[index].usage.prompt_tokens
         if compaction.observation is not None:
-            compaction.observation.reported_tokens = compaction.post_tokens
+            journal.log.settle(compaction.observation, reported_tokens=compaction.post_tokens)
     if not requests and not journal.compactions:
         # No request to anchor a snapshot on (zero usage, an excerpt): show what the
         # transcript holds at the end.

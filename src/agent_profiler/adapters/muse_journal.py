@@ -22,7 +22,7 @@ from agent_profiler.adapters.muse_lanes import (
     native_split,
     parse_trace,
 )
-from agent_profiler.attribution import ContextLog, Observation
+from agent_profiler.attribution import ContextLog, Logged, Observation
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
 from agent_profiler.estimate import text_tokens, tool_call_text
@@ -155,7 +155,7 @@ class _Prompt:
 
 @dataclass(slots=True)
 class _Compaction(CompactionDraft):
-    observation: Observation | None = None
+    observation: Logged | None = None
     requests_before: int = 0  # how many requests completed before it
 
 
