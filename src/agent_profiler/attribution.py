@@ -53,6 +53,19 @@ INFERRED_HEAD_LABEL = (
 estimate_tokens = estimate.chars4
 
 
+class Facts(TypedDict, total=False):
+    """An observation's facts beyond its time, anchor and stage (see `Observation`)."""
+
+    model: str | None
+    reported_tokens: Tokens | None
+    window_tokens: Tokens | None
+    effective_window_tokens: Tokens | None
+    native_categories: tuple[tuple[Category, Tokens], ...] | None
+    basis: Basis | None
+    coverage: Coverage | None
+    item_stage: str | None
+
+
 @dataclass(frozen=True, slots=True)
 class Observation:
     """A point where a composition was observed. Never changed once made: what only the
@@ -77,6 +90,25 @@ class Observation:
     coverage: Coverage | None = None
     item_stage: str | None = None
     force_baseline: bool = False  # a new measurement (e.g. a native summary) starts here
+
+    # The three points every adapter observes at, named once (anchor and stage go together).
+
+    @classmethod
+    def request(cls, time_ns: Nanoseconds, request_id: str, **facts: Unpack[Facts]) -> Observation:
+        """At a request's start, from the transcript items before it."""
+        return cls(time_ns, AnchorKind.RESPONSE, request_id, Stage.TRANSCRIPT_OBSERVED, **facts)
+
+    @classmethod
+    def after_compaction(
+        cls, time_ns: Nanoseconds, compaction_id: str, **facts: Unpack[Facts]
+    ) -> Observation:
+        """Just after a compaction, from what it left in context."""
+        return cls(time_ns, AnchorKind.COMPACTION, compaction_id, Stage.POST_COMPACTION, **facts)
+
+    @classmethod
+    def session_end(cls, time_ns: Nanoseconds, **facts: Unpack[Facts]) -> Observation:
+        """No request to anchor a snapshot on: what the transcript holds at the end."""
+        return cls(time_ns, AnchorKind.SESSION, "", Stage.TRANSCRIPT_OBSERVED, **facts)
 
 
 @dataclass(slots=True)

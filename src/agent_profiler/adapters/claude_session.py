@@ -342,11 +342,9 @@ class SessionBuilder:
         if draft is None:
             start = self.trigger_ns if self.trigger_ns is not None and self.trigger_ns <= ts else ts
             observation = self.log.observe(
-                Observation(
-                    time_ns=start,
-                    anchor=AnchorKind.RESPONSE,
-                    anchor_id=message_id,
-                    stage=Stage.TRANSCRIPT_OBSERVED,
+                Observation.request(
+                    start,
+                    message_id,
                     model=model or None,
                     item_stage=self.item_stage,
                 )
@@ -520,12 +518,9 @@ class SessionBuilder:
         timing = "compactMetadata.durationMs" if token_count(duration) else "boundary record only"
         compaction_id = str(record.get("uuid") or f"compaction@{ts}")
         removed = self.log.clear()
-        observation = Observation(
-            time_ns=ts,
-            anchor=AnchorKind.COMPACTION,
-            anchor_id=compaction_id,
-            stage=Stage.POST_COMPACTION,
-            model=None,
+        observation = Observation.after_compaction(
+            ts,
+            compaction_id,
             reported_tokens=token_count(post) or None,
         )
         trigger = meta.get("trigger")
@@ -560,11 +555,9 @@ class SessionBuilder:
         post = pre - saved if pre is not None and saved and saved <= pre else None
         compaction_id = str(record.get("uuid") or f"microcompaction@{ts}")
         observation = self.log.observe(
-            Observation(
-                time_ns=ts,
-                anchor=AnchorKind.COMPACTION,
-                anchor_id=compaction_id,
-                stage=Stage.POST_COMPACTION,
+            Observation.after_compaction(
+                ts,
+                compaction_id,
                 reported_tokens=post,
             )
         )
@@ -612,11 +605,8 @@ class SessionBuilder:
             # /context run its complete native split is that picture: a second, partial
             # estimate beside it would contradict it (Conversation 0, coverage twice).
             self.log.observe(
-                Observation(
-                    time_ns=end,
-                    anchor=AnchorKind.SESSION,
-                    anchor_id="",
-                    stage=Stage.TRANSCRIPT_OBSERVED,
+                Observation.session_end(
+                    end,
                     model=self.models[0] if self.models else None,
                     window_tokens=window,
                 )

@@ -43,14 +43,12 @@ from agent_profiler.errors import JournalError
 from agent_profiler.estimate import tool_call_text
 from agent_profiler.jsonl import read_jsonl
 from agent_profiler.model import (
-    AnchorKind,
     Category,
     Harness,
     Prompt,
     Response,
     Session,
     SourceKind,
-    Stage,
     Usage,
 )
 
@@ -375,11 +373,9 @@ class RolloutBuilder:
         start = self.trigger_ns if self.trigger_ns is not None and self.trigger_ns <= ts else ts
         request_id = f"request-{len(self.requests) + 1}"
         observation = self.log.observe(
-            Observation(
-                time_ns=start,
-                anchor=AnchorKind.RESPONSE,
-                anchor_id=request_id,
-                stage=Stage.TRANSCRIPT_OBSERVED,
+            Observation.request(
+                start,
+                request_id,
                 model=self.model or None,
             )
         )
@@ -599,11 +595,9 @@ class RolloutBuilder:
                 f"summary:{compaction_id}", Category.SUMMARIES, message, "Compaction summary"
             )
         observation = self.log.observe(
-            Observation(
-                time_ns=ts,
-                anchor=AnchorKind.COMPACTION,
-                anchor_id=compaction_id,
-                stage=Stage.POST_COMPACTION,
+            Observation.after_compaction(
+                ts,
+                compaction_id,
                 model=self.model or None,
             )
         )

@@ -78,12 +78,10 @@ from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
 from agent_profiler.jsonl import read_head, read_jsonl
 from agent_profiler.model import (
-    AnchorKind,
     Coverage,
     Prompt,
     Response,
     Session,
-    Stage,
     ToolCall,
 )
 
@@ -217,11 +215,8 @@ def finish_session(
         # No request to anchor a snapshot on (zero usage, an excerpt): show what the
         # transcript holds at the end.
         journal.log.observe(
-            Observation(
-                time_ns=end,
-                anchor=AnchorKind.SESSION,
-                anchor_id="",
-                stage=Stage.TRANSCRIPT_OBSERVED,
+            Observation.session_end(
+                end,
                 model=journal.models[0] if journal.models else journal.default_model,
             )
         )

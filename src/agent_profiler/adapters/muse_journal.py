@@ -753,11 +753,9 @@ class JournalBuilder:
             )
         model = self._model(run.run_id)
         observation = self.log.observe(
-            Observation(
-                time_ns=ts,
-                anchor=AnchorKind.COMPACTION,
-                anchor_id=compaction_id,
-                stage=Stage.POST_COMPACTION,
+            Observation.after_compaction(
+                ts,
+                compaction_id,
                 model=model or None,
                 window_tokens=MUSE_SPARK_WINDOW if model.startswith("muse-spark") else None,
                 basis=self.log.estimator.basis,

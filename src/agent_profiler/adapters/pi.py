@@ -55,7 +55,6 @@ from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.estimate import tool_call_text
 from agent_profiler.jsonl import read_jsonl
 from agent_profiler.model import (
-    AnchorKind,
     Category,
     Harness,
     Marker,
@@ -63,7 +62,6 @@ from agent_profiler.model import (
     Response,
     Session,
     SourceKind,
-    Stage,
     ToolCall,
     Usage,
 )
@@ -478,11 +476,9 @@ class SessionBuilder:
         # The request was sent with the context of its parent's branch.
         self._apply(*self.branch.move_to(entry.parent))
         self.log.observe(
-            Observation(
-                time_ns=response.start_ns,
-                anchor=AnchorKind.RESPONSE,
-                anchor_id=response.id,
-                stage=Stage.TRANSCRIPT_OBSERVED,
+            Observation.request(
+                response.start_ns,
+                response.id,
                 model=model or None,
                 reported_tokens=prompt_tokens,
             )
@@ -577,11 +573,9 @@ class SessionBuilder:
         self._apply(leaving, entering)
         removed = sum(len(self.entries[e].parts) for e in leaving)
         self.log.observe(
-            Observation(
-                time_ns=entry.time_ns,
-                anchor=AnchorKind.COMPACTION,
-                anchor_id=entry.id,
-                stage=Stage.POST_COMPACTION,
+            Observation.after_compaction(
+                entry.time_ns,
+                entry.id,
             )
         )
         above = self.entries.get(entry.parent) if entry.parent else None
@@ -608,11 +602,8 @@ class SessionBuilder:
             # No request to anchor a snapshot on: show what the final branch holds.
             self._apply(*self.branch.move_to(self.last_entry))
             self.log.observe(
-                Observation(
-                    time_ns=end,
-                    anchor=AnchorKind.SESSION,
-                    anchor_id="",
-                    stage=Stage.TRANSCRIPT_OBSERVED,
+                Observation.session_end(
+                    end,
                     model=self.header_model,
                 )
             )
