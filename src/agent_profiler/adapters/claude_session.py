@@ -35,12 +35,12 @@ from agent_profiler.adapters.drafts import (
     CompactionDraft,
     ToolArguments,
     ToolDraft,
+    add_tool_call,
     finish_prompts,
 )
 from agent_profiler.attribution import ContextLog, Logged, Observation
 from agent_profiler.context_command import NATIVE_HEAD, NativeSnapshot
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.estimate import tool_call_text
 from agent_profiler.model import (
     AnchorKind,
     Basis,
@@ -410,14 +410,7 @@ class SessionBuilder:
         name = block.get("name")
         name = name if isinstance(name, str) else "tool"
         arguments = block.get("input")
-        self.log.add(
-            f"call:{call_id}",
-            Category.ASSISTANT,
-            tool_call_text(name, arguments),
-            label="Tool arguments",
-            source_id=call_id,
-            source_kind=SourceKind.TOOL,
-        )
+        add_tool_call(self.log, call_id, name, arguments)
         if call_id not in self.tools:
             self.tools[call_id] = ToolDraft(
                 call_id, name, ts, draft.id, draft.prompt_id, ToolArguments.of(arguments)

@@ -36,7 +36,13 @@ from agent_profiler.adapters.common import (
     text_field,
     token_count,
 )
-from agent_profiler.adapters.drafts import CompactionDraft, ToolArguments, ToolDraft, finish_prompts
+from agent_profiler.adapters.drafts import (
+    CompactionDraft,
+    RequestDraft,
+    ToolArguments,
+    ToolDraft,
+    finish_prompts,
+)
 from agent_profiler.attribution import ContextLog, Logged, Observation
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
@@ -46,7 +52,6 @@ from agent_profiler.model import (
     Category,
     Harness,
     Prompt,
-    Response,
     Session,
     SourceKind,
     Usage,
@@ -175,15 +180,9 @@ def _exit_code(output: object) -> int | None:
     return None
 
 
-@dataclass(slots=True)
-class _Request:
-    id: str
-    start_ns: int
-    end_ns: int
+@dataclass(slots=True, kw_only=True)
+class _Request(RequestDraft):
     observation: Logged
-    prompt_id: str | None
-    model: str
-    usage: Usage | None = None
 
 
 @dataclass(slots=True)
@@ -379,7 +378,14 @@ class RolloutBuilder:
                 model=self.model or None,
             )
         )
-        self.pending = _Request(request_id, start, ts, observation, self.current_prompt, self.model)
+        self.pending = _Request(
+            request_id,
+            start,
+            ts,
+            self.model,
+            prompt_id=self.current_prompt,
+            observation=observation,
+        )
 
     def _on_call(self, item: dict[str, Any], ts: int, prefix: str) -> None:
         call_id = item.get("call_id") or item.get("id")
@@ -632,18 +638,7 @@ class RolloutBuilder:
                     reported_tokens=compaction.post_tokens,
                 )
         snapshots = self.log.replay()
-        responses = tuple(
-            Response(
-                id=r.id,
-                start_ns=r.start_ns,
-                end_ns=max(r.end_ns, r.start_ns),
-                model=r.model,
-                usage=r.usage,
-                prompt_id=r.prompt_id,
-            )
-            for r in self.requests
-            if r.usage is not None
-        )
+        responses = tuple(r.finish() for r in self.requests if r.usage is not None)
         response_ids = {r.id for r in responses}
         tools = tuple(
             t.finish(

@@ -12,8 +12,9 @@ from dataclasses import dataclass, replace
 import orjson
 
 from agent_profiler.adapters.common import args_digest, json_text, preview, turn_ends
+from agent_profiler.attribution import ContextLog
 from agent_profiler.estimate import tool_call_text
-from agent_profiler.model import Compaction, Prompt, Response, ToolCall
+from agent_profiler.model import Category, Compaction, Prompt, Response, SourceKind, ToolCall, Usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +56,46 @@ class ToolArguments:
             len(text.encode()),
             args_digest(decoded if decoded is not None else text),
         )
+
+
+@dataclass(slots=True)
+class RequestDraft:
+    """A request while its journal is read: its end and its usage come with later records."""
+
+    id: str
+    start_ns: int
+    end_ns: int
+    model: str
+    usage: Usage | None = None
+    prompt_id: str | None = None
+    stop_reason: str | None = None
+
+    def finish(self, *, prompt_id: str | None = None) -> Response:
+        """The model's response; `prompt_id` when the turn is known only at the end."""
+        if self.usage is None:
+            raise ValueError(f"request {self.id} has no usage yet: it is not a response")
+        return Response(
+            id=self.id,
+            start_ns=self.start_ns,
+            end_ns=max(self.end_ns, self.start_ns),
+            model=self.model,
+            usage=self.usage,
+            prompt_id=prompt_id or self.prompt_id,
+            stop_reason=self.stop_reason,
+        )
+
+
+def add_tool_call(log: ContextLog, call_id: str, name: str, arguments: object) -> None:
+    """A tool call enters the context as one assistant item, `call:<id>`, measured as
+    `estimate.tool_call_text` says (for adapters that add items to the log directly)."""
+    log.add(
+        f"call:{call_id}",
+        Category.ASSISTANT,
+        tool_call_text(name, arguments),
+        label="Tool arguments",
+        source_id=call_id,
+        source_kind=SourceKind.TOOL,
+    )
 
 
 @dataclass(slots=True)

@@ -80,7 +80,6 @@ from agent_profiler.jsonl import read_head, read_jsonl
 from agent_profiler.model import (
     Coverage,
     Prompt,
-    Response,
     Session,
     ToolCall,
 )
@@ -203,12 +202,14 @@ def finish_session(
         journal.drop(run)  # output began, no usage came
     end = journal.end_ns
     requests = journal.requests
+    # A request is kept only once its usage is read (model_completed): never None here.
+    sizes = [r.usage.prompt_tokens if r.usage else None for r in requests]
     for compaction in journal.compactions:
         index = compaction.requests_before
         if index > 0:
-            compaction.pre_tokens = requests[index - 1].usage.prompt_tokens
+            compaction.pre_tokens = sizes[index - 1]
         if index < len(requests):
-            compaction.post_tokens = requests[index].usage.prompt_tokens
+            compaction.post_tokens = sizes[index]
         if compaction.observation is not None:
             journal.log.settle(compaction.observation, reported_tokens=compaction.post_tokens)
     if not requests and not journal.compactions:
@@ -223,15 +224,7 @@ def finish_session(
     native = sum(1 for r in requests if r.native)
     snapshots = journal.log.replay(coverage=Coverage.PARTIAL, infer_head=not native)
     responses = tuple(
-        Response(
-            id=r.id,
-            start_ns=r.start_ns,
-            end_ns=max(r.end_ns, r.start_ns),
-            model=r.model,
-            usage=r.usage,
-            prompt_id=journal.runs[r.run_id].prompt_id if r.run_id in journal.runs else None,
-            stop_reason=r.stop_reason,
-        )
+        r.finish(prompt_id=journal.runs[r.run_id].prompt_id if r.run_id in journal.runs else None)
         for r in requests
     )
     response_ids = {r.id for r in responses}

@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from agent_profiler.adapters.common import Clock, json_text, preview, token_count
-from agent_profiler.adapters.drafts import CompactionDraft, ToolArguments, ToolDraft
+from agent_profiler.adapters.drafts import CompactionDraft, RequestDraft, ToolArguments, ToolDraft
 from agent_profiler.adapters.muse_lanes import (
     Block,
     Trace,
@@ -114,16 +114,10 @@ class _Open:
     outputs: list[_PendingItem] = field(default_factory=list)
 
 
-@dataclass(slots=True)
-class _Request:
-    id: str
+@dataclass(slots=True, kw_only=True)
+class _Request(RequestDraft):
     run_id: str
-    start_ns: int
-    end_ns: int
-    model: str
-    usage: Usage
-    stop_reason: str | None
-    native: bool
+    native: bool  # its composition came from model_input_trace_recorded lanes
 
 
 @dataclass(slots=True)
@@ -630,7 +624,6 @@ class JournalBuilder:
         self.requests.append(
             _Request(
                 request.id,
-                run.run_id,
                 start,
                 ts,
                 model,
@@ -644,8 +637,9 @@ class JournalBuilder:
                     cache_write_tokens=token_count(usage.get("cache_write_tokens")),
                     reasoning_tokens=token_count(usage.get("reasoning_tokens")),
                 ),
-                _str(event.get("finish_reason")),
-                trace is not None,
+                stop_reason=_str(event.get("finish_reason")),
+                run_id=run.run_id,
+                native=trace is not None,
             )
         )
         run.last_request = request.id
