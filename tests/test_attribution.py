@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from agent_profiler.attribution import (
     INFERRED_HEAD_ID,
     MAX_CHANGES,
@@ -125,7 +127,7 @@ def test_dropped_observation_gives_no_snapshot_and_does_not_reset_the_diff() -> 
     log.add("a", Category.PROMPTS, 4)
     log.observe(_obs(1))
     log.add("b", Category.ASSISTANT, 4)
-    log.observe(_obs(2)).dropped = True
+    log.settle(log.observe(_obs(2)), dropped=True)
     log.observe(_obs(3))
     snaps = log.replay()
     assert [s.time_ns for s in snaps] == [1, 3]
@@ -177,3 +179,20 @@ def test_native_categories_replace_item_totals_but_changes_stay_items() -> None:
     assert dict(snap.categories) == dict(native)
     assert snap.basis is Basis.NATIVE_BYTES and snap.item_stage == "transcript-observed"
     assert [c.id for c in snap.changes] == ["p"]  # no inferred head beside native numbers
+
+
+def test_an_observation_is_never_changed_after_it_is_logged() -> None:
+    # GIVEN an observation logged before its request's usage is known
+    log = ContextLog()
+    log.add("a", Category.PROMPTS, "x" * 40)
+    made = _obs(1)
+    logged = log.observe(made)
+    # WHEN the usage is settled
+    settled = log.settle(logged, reported_tokens=100, window_tokens=1000)
+    # THEN the log holds a corrected copy, and the observation that was logged is unchanged
+    assert made.reported_tokens is None and made.window_tokens is None
+    assert log.observation(logged) is settled and settled.reported_tokens == 100
+    with pytest.raises(AttributeError):
+        made.dropped = True  # type: ignore[misc]
+    (snapshot,) = log.replay()
+    assert (snapshot.reported_tokens, snapshot.window_tokens) == (100, 1000)

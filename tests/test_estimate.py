@@ -144,9 +144,11 @@ def test_the_inferred_head_is_measured_with_the_same_estimator() -> None:
         with use_estimator(estimator):
             log = ContextLog()
         log.add("p", Category.PROMPTS, "y" * 400)
-        observation = Observation(0, AnchorKind.RESPONSE, "r1", Stage.TRANSCRIPT_OBSERVED)
-        observation.reported_tokens = 1000
-        log.observe(observation)
+        log.observe(
+            Observation(
+                0, AnchorKind.RESPONSE, "r1", Stage.TRANSCRIPT_OBSERVED, reported_tokens=1000
+            )
+        )
         (snapshot,) = log.replay()
         assert snapshot.estimated_tokens == 1000
         return dict(snapshot.categories)[Category.UNATTRIBUTED]

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TypedDict, Unpack
 
 from agent_profiler import estimate
 from agent_profiler.model import (
@@ -65,10 +66,24 @@ def redacted_placeholders(text: str) -> int:
     return len(_REDACTED_PLACEHOLDER.findall(text)) if REDACTED_WORD in text else 0
 
 
-@dataclass(slots=True)
+class Facts(TypedDict, total=False):
+    """An observation's facts beyond its time, anchor and stage (see `Observation`)."""
+
+    model: str | None
+    reported_tokens: Tokens | None
+    window_tokens: Tokens | None
+    effective_window_tokens: Tokens | None
+    native_categories: tuple[tuple[Category, Tokens], ...] | None
+    basis: Basis | None
+    coverage: Coverage | None
+    item_stage: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class Observation:
-    """A point where a composition was observed. Mutable until `replay()`:
-    adapters fill `reported_tokens` and `window_tokens` once usage is merged."""
+    """A point where a composition was observed. Never changed once made: what only the
+    end of a journal tells (a request's merged usage, the window, that it was no request)
+    is settled in the log (`ContextLog.settle`), which then holds a corrected copy."""
 
     time_ns: Nanoseconds
     anchor: AnchorKind
@@ -88,6 +103,25 @@ class Observation:
     coverage: Coverage | None = None
     item_stage: str | None = None
     force_baseline: bool = False  # a new measurement (e.g. a native summary) starts here
+
+    # The three points every adapter observes at, named once (anchor and stage go together).
+
+    @classmethod
+    def request(cls, time_ns: Nanoseconds, request_id: str, **facts: Unpack[Facts]) -> Observation:
+        """At a request's start, from the transcript items before it."""
+        return cls(time_ns, AnchorKind.RESPONSE, request_id, Stage.TRANSCRIPT_OBSERVED, **facts)
+
+    @classmethod
+    def after_compaction(
+        cls, time_ns: Nanoseconds, compaction_id: str, **facts: Unpack[Facts]
+    ) -> Observation:
+        """Just after a compaction, from what it left in context."""
+        return cls(time_ns, AnchorKind.COMPACTION, compaction_id, Stage.POST_COMPACTION, **facts)
+
+    @classmethod
+    def session_end(cls, time_ns: Nanoseconds, **facts: Unpack[Facts]) -> Observation:
+        """No request to anchor a snapshot on: what the transcript holds at the end."""
+        return cls(time_ns, AnchorKind.SESSION, "", Stage.TRANSCRIPT_OBSERVED, **facts)
 
 
 @dataclass(slots=True)
@@ -122,6 +156,21 @@ class _NativeHead:
 
 
 _Op = _Add | _Remove | _Clear | _NativeHead | Observation
+
+
+@dataclass(frozen=True, slots=True)
+class Logged:
+    """Where an observation stands in its log: the handle `ContextLog.settle` takes."""
+
+    index: int
+
+
+class Settled(TypedDict, total=False):
+    """The facts of an observation that may be settled after it was logged."""
+
+    reported_tokens: Tokens | None
+    window_tokens: Tokens | None
+    dropped: bool
 
 
 class ContextLog:
@@ -201,8 +250,26 @@ class ContextLog:
             )
         )
 
-    def observe(self, observation: Observation) -> Observation:
+    def observe(self, observation: Observation) -> Logged:
         self._ops.append(observation)
+        return Logged(len(self._ops) - 1)
+
+    def settle(self, logged: Logged, **facts: Unpack[Settled]) -> Observation:
+        """Settle what was not known when an observation was logged (its request's usage
+        is merged over several records; the window is known at the end; the anchor was
+        no request after all): the log's entry becomes a copy with `facts`."""
+        observation = self._ops[logged.index]
+        if not isinstance(observation, Observation):
+            raise TypeError(f"log entry {logged.index} is not an observation")
+        settled = replace(observation, **facts)
+        self._ops[logged.index] = settled
+        return settled
+
+    def observation(self, logged: Logged) -> Observation:
+        """The observation as the log holds it now."""
+        observation = self._ops[logged.index]
+        if not isinstance(observation, Observation):
+            raise TypeError(f"log entry {logged.index} is not an observation")
         return observation
 
     def replay(

@@ -58,6 +58,10 @@ from typing import Literal
 
 from agent_profiler.model import Category
 
+# The head a `/context` run measures and transcripts lack: the one definition (the Claude
+# Code adapter puts these in the native head; the summary reports them from the last run).
+NATIVE_HEAD = (Category.SYSTEM, Category.TOOLS, Category.RULES, Category.SKILLS)
+
 __all__ = [
     "ContextCommandFailure",
     "ContextCommandTracker",

@@ -1,11 +1,22 @@
-"""The package's errors, all in one place.
+"""The package's errors, all in one place: every error agent-profiler raises on purpose.
 
-    AgentProfilerError            root: the CLI turns it into one line on stderr
-    ├── UsageError                the command line asks for something impossible (exit 2)
-    ├── JournalError              a whole input cannot be used (not a journal, unreadable)
-    │   └── DamagedJournalError   reading stopped in the middle (a cut or corrupt gzip);
-    │                             also an OSError, so every `except OSError` handles it
-    └── OutputError               the trace cannot be written
+    AgentProfilerError              root: the CLI turns it into one line on stderr (exit 1)
+    ├── UsageError                  the command line asks for something impossible (exit 2)
+    ├── JournalError                a whole input cannot be used (not a journal, unreadable);
+    │   │                           carries `path` and `line`
+    │   ├── DamagedJournalError     reading stopped in the middle (a cut or corrupt gzip);
+    │   │                           also an OSError, so every `except OSError` handles it
+    │   └── muse_journal.ApprovalReviewLogError
+    │                               a Muse approval-review log, which is no session timeline:
+    │                               skipped beside its session, refused when named alone
+    ├── OutputError                 the trace cannot be written
+    └── ServeError                  `open` cannot serve the trace (port busy, file unreadable)
+
+Errors that never leave the package: `context_command.ContextParseError` (a ValueError:
+a `/context` text in a layout the parser does not know) is caught by the
+`ContextCommandTracker` and becomes a `context-command` warning on the transcript.
+`estimate.calibrated`'s ValueError (a table lacking a class) is a programming error of
+the scripts that pass their own calibration table.
 
 Problems that cost one record, not a whole file, are not errors: they are
 `Warning`s collected in `diagnostics.Diagnostics`, and reading goes on.
@@ -44,3 +55,7 @@ class DamagedJournalError(JournalError, OSError):
 
 class OutputError(AgentProfilerError):
     """The trace could not be written."""
+
+
+class ServeError(AgentProfilerError):
+    """The trace could not be served (port busy, file unreadable)."""

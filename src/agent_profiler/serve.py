@@ -18,15 +18,11 @@ import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 
-from agent_profiler.errors import AgentProfilerError
+from agent_profiler.errors import ServeError as ServeError  # its home is errors.py
 
 HOST = "127.0.0.1"
 PORT = 9001
 UI_ORIGIN = "https://ui.perfetto.dev"
-
-
-class ServeError(AgentProfilerError):
-    """The trace could not be served (port busy, file unreadable)."""
 
 
 def ui_url(name: str, port: int = PORT) -> str:

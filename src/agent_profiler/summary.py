@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_profiler.attribution import REDACTED_KIND
+from agent_profiler.context_command import NATIVE_HEAD
 from agent_profiler.model import AnchorKind, Category, Harness, Session
 from agent_profiler.privacy import private_path
 from agent_profiler.views import largest_addition_per_snapshot, largest_additions
@@ -54,7 +55,6 @@ MUTATING_TOOLS: dict[Harness, frozenset[str]] = {
     Harness.OPENCODE: frozenset({"bash", "edit", "write", "patch", "apply_patch", "multiedit"}),
 }
 LARGEST_RESULTS = 5
-NATIVE_HEAD = (Category.SYSTEM, Category.TOOLS, Category.RULES, Category.SKILLS)
 BAR_WIDTH = 12
 # One letter per category for the composition bar (legend printed under the table).
 BAR_LETTERS = {

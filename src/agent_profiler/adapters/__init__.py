@@ -64,67 +64,9 @@ class Adapter:
     locate: Callable[[Mapping[str, str]], Iterable[Located]] | None = None
 
 
-def _claude_plan(files: list[SniffedFile]) -> list[JournalGroup]:
-    groups: dict[str, tuple[Path | None, list[Path], str]] = {}
-    orphans: list[tuple[str, Path]] = []
-    order: list[str] = []
-    for file in files:
-        if claude_code.is_stream_json(file.head):
-            key = f"stream:{file.path}"
-            groups[key] = (file.path, [], "stream-json")
-            order.append(key)
-            continue
-        session_id, sidechain = _claude_identity(file.head)
-        if sidechain or file.path.name.startswith("agent-"):
-            orphans.append((session_id or str(file.path), file.path))
-            continue
-        key = session_id or str(file.path)
-        if key in groups:
-            # Another file with the same sessionId (a copy, a resumed session): read it
-            # too, as its own group; its subagents attach to the first one.
-            key = f"{key}@{file.path}"
-        groups[key] = (file.path, list(claude_code.subagent_files(file.path)), "")
-        order.append(key)
-    for session_id, path in orphans:
-        if session_id in groups and groups[session_id][2] == "":
-            extras = groups[session_id][1]
-            if path not in extras:
-                extras.append(path)
-        else:
-            key = f"orphan:{path}"
-            groups[key] = (None, [path], "")
-            order.append(key)
-    return [
-        JournalGroup(Harness.CLAUDE_CODE, groups[k][0], tuple(groups[k][1]), groups[k][2])
-        for k in order
-    ]
-
-
-def _claude_identity(head: list[object]) -> tuple[str | None, bool]:
-    for value in head:
-        if isinstance(value, dict) and isinstance(value.get("sessionId"), str):
-            return value["sessionId"], bool(value.get("isSidechain"))
-    return None, False
-
-
-def _claude_read(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:
-    return claude_code.read_group(
-        group.main, list(group.extras), diagnostics, stream_json=group.variant == "stream-json"
-    )
-
-
-def _codex_plan(files: list[SniffedFile]) -> list[JournalGroup]:
-    # One group: subagent rollouts link to their parent's spawn call only when read together.
-    return [JournalGroup(Harness.CODEX, None, tuple(f.path for f in files))]
-
-
-def _codex_read(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:
-    return codex.read_rollouts(list(group.paths), diagnostics)
-
-
 ADAPTERS: tuple[Adapter, ...] = (
-    Adapter(Harness.CLAUDE_CODE, claude_code.detect, _claude_plan, _claude_read),
-    Adapter(Harness.CODEX, codex.detect, _codex_plan, _codex_read),
+    Adapter(Harness.CLAUDE_CODE, claude_code.detect, claude_code.plan, claude_code.read),
+    Adapter(Harness.CODEX, codex.detect, codex.plan, codex.read),
     Adapter(Harness.PI, pi.detect, pi.plan, pi.read),
     Adapter(Harness.MUSE, muse.detect, muse.plan, muse.read_group, muse.explain_rejected),
     Adapter(

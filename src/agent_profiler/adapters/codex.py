@@ -25,37 +25,40 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from agent_profiler.adapters.common import (
-    args_digest,
     journal_clock,
     json_text,
     preview,
     text_field,
     token_count,
-    turn_ends,
 )
-from agent_profiler.attribution import ContextLog, Observation
+from agent_profiler.adapters.drafts import (
+    CompactionDraft,
+    RequestDraft,
+    ToolArguments,
+    ToolDraft,
+    finish_prompts,
+)
+from agent_profiler.attribution import ContextLog, Logged, Observation
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
 from agent_profiler.estimate import tool_call_text
 from agent_profiler.jsonl import read_jsonl
 from agent_profiler.model import (
-    AnchorKind,
     Category,
-    Compaction,
     Harness,
     Prompt,
-    Response,
     Session,
     SourceKind,
-    Stage,
-    ToolCall,
     Usage,
 )
+
+if TYPE_CHECKING:
+    from agent_profiler.adapters import JournalGroup, SniffedFile
 
 HARNESS = Harness.CODEX
 _LINE_TYPES = frozenset({"session_meta", "response_item", "compacted", "turn_context", "event_msg"})
@@ -177,44 +180,19 @@ def _exit_code(output: object) -> int | None:
     return None
 
 
-@dataclass(slots=True)
-class _Request:
-    id: str
-    start_ns: int
-    end_ns: int
-    observation: Observation
-    prompt_id: str | None
-    model: str
-    usage: Usage | None = None
+@dataclass(slots=True, kw_only=True)
+class _Request(RequestDraft):
+    observation: Logged
 
 
 @dataclass(slots=True)
-class _Tool:
-    call_id: str
-    name: str
-    start_ns: int
-    request_id: str | None
-    prompt_id: str | None
-    arg_keys: tuple[str, ...]
-    arg_bytes: int
-    args_preview: tuple[tuple[str, str], ...]
-    args_digest: str = ""
-    end_ns: int | None = None
-    is_error: bool = False
-    result_chars: int = 0
-    child_session: str | None = None
+class _Tool(ToolDraft):
     duration_ns: int | None = None  # exec_command_end's measured duration
 
 
 @dataclass(slots=True)
-class _Compaction:
-    id: str
-    start_ns: int
-    end_ns: int
-    pre_tokens: int | None
-    observation: Observation
-    removed: int
-    post_tokens: int | None = None
+class _Compaction(CompactionDraft):
+    observation: Logged | None = None
 
 
 @dataclass(slots=True)
@@ -394,25 +372,25 @@ class RolloutBuilder:
         start = self.trigger_ns if self.trigger_ns is not None and self.trigger_ns <= ts else ts
         request_id = f"request-{len(self.requests) + 1}"
         observation = self.log.observe(
-            Observation(
-                time_ns=start,
-                anchor=AnchorKind.RESPONSE,
-                anchor_id=request_id,
-                stage=Stage.TRANSCRIPT_OBSERVED,
+            Observation.request(
+                start,
+                request_id,
                 model=self.model or None,
             )
         )
-        self.pending = _Request(request_id, start, ts, observation, self.current_prompt, self.model)
+        self.pending = _Request(
+            request_id,
+            start,
+            ts,
+            self.model,
+            prompt_id=self.current_prompt,
+            observation=observation,
+        )
 
     def _on_call(self, item: dict[str, Any], ts: int, prefix: str) -> None:
         call_id = item.get("call_id") or item.get("id")
         name = item.get("name") if isinstance(item.get("name"), str) else text_field(item, "type")
         arguments = item.get("arguments", item.get("input", item.get("action")))
-        text = (
-            arguments
-            if isinstance(arguments, str)
-            else (json_text(arguments) if arguments is not None else "")
-        )
         if not isinstance(call_id, str):
             call_id = self.next_id("call")
         self.add_text(
@@ -423,20 +401,6 @@ class RolloutBuilder:
             source_id=call_id,
             source_kind=SourceKind.TOOL,
         )
-        keys: tuple[str, ...] = ()
-        args_preview: tuple[tuple[str, str], ...] = ()
-        try:
-            decoded = orjson.loads(text) if text_field(item, "type") == "function_call" else None
-        except ValueError:
-            decoded = None
-        if isinstance(decoded, dict):
-            keys = tuple(str(k) for k in decoded)
-            args_preview = tuple(
-                (str(k), preview(v if isinstance(v, str) else json_text(v)))
-                for k, v in decoded.items()
-            )
-        elif text:
-            args_preview = (("input", preview(text)),)
         if prefix == "item" and call_id not in self.tools:
             request = self.pending
             self.tools[call_id] = _Tool(
@@ -445,10 +409,8 @@ class RolloutBuilder:
                 ts,
                 request.id if request else None,
                 self.current_prompt,
-                keys,
-                len(text.encode()),
-                args_preview,
-                args_digest(decoded if decoded is not None else text),
+                # A function call's arguments are a JSON string; a custom tool's input is text.
+                ToolArguments.of(arguments, decode=text_field(item, "type") == "function_call"),
             )
 
     def _on_output(self, item: dict[str, Any], ts: int, prefix: str) -> None:
@@ -540,9 +502,7 @@ class RolloutBuilder:
                         ts,
                         request.id if request else None,
                         self.current_prompt,
-                        ("query",),
-                        len(str(query)),
-                        (("query", preview(str(query))),),
+                        ToolArguments.of({"query": str(query)}),
                         end_ns=ts,
                     ),
                 )
@@ -593,7 +553,7 @@ class RolloutBuilder:
             cache_write_tokens=token_count(last.get("cache_write_input_tokens")),
             reasoning_tokens=token_count(last.get("reasoning_output_tokens")),
         )
-        request.observation.reported_tokens = prompt
+        self.log.settle(request.observation, reported_tokens=prompt)
         self.requests.append(request)
         self.pending = None
         self.trigger_ns = ts
@@ -603,7 +563,7 @@ class RolloutBuilder:
 
     def on_compacted(self, payload: dict[str, Any], ts: int) -> None:
         if self.pending is not None:
-            self.pending.observation.dropped = True
+            self.log.settle(self.pending.observation, dropped=True)
             self.pending = None
         pre = (
             self.requests[-1].usage.prompt_tokens
@@ -641,16 +601,22 @@ class RolloutBuilder:
                 f"summary:{compaction_id}", Category.SUMMARIES, message, "Compaction summary"
             )
         observation = self.log.observe(
-            Observation(
-                time_ns=ts,
-                anchor=AnchorKind.COMPACTION,
-                anchor_id=compaction_id,
-                stage=Stage.POST_COMPACTION,
+            Observation.after_compaction(
+                ts,
+                compaction_id,
                 model=self.model or None,
             )
         )
         self.compactions.append(
-            _Compaction(compaction_id, min(start, ts), ts, pre, observation, removed)
+            _Compaction(
+                compaction_id,
+                min(start, ts),
+                ts,
+                pre_tokens=pre,
+                removed_items=removed,
+                timing="previous request's end → compacted line",
+                observation=observation,
+            )
         )
         self.trigger_ns = ts
 
@@ -661,75 +627,36 @@ class RolloutBuilder:
             return None
         end = self.end_ns
         if self.pending is not None:
-            self.pending.observation.dropped = True  # output began, no usage came
+            self.log.settle(self.pending.observation, dropped=True)  # output began, no usage came
         for request in self.requests:
-            request.observation.window_tokens = self.window
+            self.log.settle(request.observation, window_tokens=self.window)
         for compaction in self.compactions:
-            compaction.observation.window_tokens = self.window
-            compaction.observation.reported_tokens = compaction.post_tokens
+            if compaction.observation is not None:
+                self.log.settle(
+                    compaction.observation,
+                    window_tokens=self.window,
+                    reported_tokens=compaction.post_tokens,
+                )
         snapshots = self.log.replay()
-        responses = tuple(
-            Response(
-                id=r.id,
-                start_ns=r.start_ns,
-                end_ns=max(r.end_ns, r.start_ns),
-                model=r.model,
-                usage=r.usage,
-                prompt_id=r.prompt_id,
-            )
-            for r in self.requests
-            if r.usage is not None
-        )
+        responses = tuple(r.finish() for r in self.requests if r.usage is not None)
         response_ids = {r.id for r in responses}
         tools = tuple(
-            ToolCall(
-                call_id=t.call_id,
-                name=t.name,
-                start_ns=t.start_ns,
-                end_ns=_tool_end(t, end),
+            t.finish(
+                response_ids,
+                _tool_end(t, end),
                 timing=(
                     "journal: call record + exec_command_end duration"
                     if t.duration_ns is not None
                     else ""
                 ),
-                response_id=t.request_id if t.request_id in response_ids else None,
-                prompt_id=t.prompt_id,
-                is_error=t.is_error,
-                incomplete=t.end_ns is None,
-                arg_keys=t.arg_keys,
-                arg_bytes=t.arg_bytes,
-                args_preview=t.args_preview,
-                args_digest=t.args_digest,
-                result_chars=t.result_chars,
                 child_session=self.spawned.get(t.call_id),
             )
             for t in self.tools.values()
         )
-        ends = turn_ends(responses, tools)
-        prompts = tuple(
-            Prompt(
-                p.id,
-                p.start_ns,
-                max(ends.get(p.id, p.start_ns), p.start_ns),
-                p.chars,
-                "agent" if self.parent_session and index == 0 else p.source,
-                p.preview,
-            )
-            for index, p in enumerate(self.prompts)
+        prompts = finish_prompts(
+            self.prompts, responses, tools, first_from_agent=self.parent_session is not None
         )
-        compactions = tuple(
-            Compaction(
-                id=c.id,
-                start_ns=c.start_ns,
-                end_ns=c.end_ns,
-                kind="compaction",
-                pre_tokens=c.pre_tokens,
-                post_tokens=c.post_tokens,
-                removed_items=c.removed,
-                timing="previous request's end → compacted line",
-            )
-            for c in self.compactions
-        )
+        compactions = tuple(c.finish() for c in self.compactions)
         facts = list(self.facts)
         if self.originator:
             facts.append(("originator", self.originator))
@@ -830,3 +757,14 @@ def read_rollouts(paths: list[Path], diagnostics: Diagnostics) -> list[Session]:
 
 def _with_parent_call(session: Session, call_id: str | None) -> Session:
     return replace(session, parent_call_id=call_id) if call_id else session
+
+
+def plan(files: list[SniffedFile]) -> list[JournalGroup]:
+    """One group: subagent rollouts link to their parent's spawn call only when read together."""
+    from agent_profiler.adapters import JournalGroup
+
+    return [JournalGroup(HARNESS, None, tuple(f.path for f in files))]
+
+
+def read(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:
+    return read_rollouts(list(group.paths), diagnostics)

@@ -1,9 +1,9 @@
-"""Muse Code (Meta) session journals
-(`${XDG_DATA_HOME:-~/.local/share}/muse/sessions/YYYY/MM/DD/<id>/session.jsonl`).
+"""Muse Code (Meta): the adapter — detection, which logs form one session tree, sessions.
 
-Owns what is Muse-specific (FORMATS-muse.md): the envelope, the per-run event
-stream, one request per `model_completed`, the request's native byte lanes
-(`model_input_trace_recorded`), compaction, and reminder/subagent child logs.
+Owns grouping a session's logs (`…/muse/sessions/YYYY/MM/DD/<id>/session.jsonl`, its
+subagent and approval-review logs), linking children to parents, and finishing each
+session (FORMATS-muse.md §1, §6); one log's events are read by `muse_journal`, a
+request's byte lanes by `muse_lanes`.
 
 Format facts this module relies on, with the surprise each one holds:
 - line 1 is not an envelope but a `retained_frame` whose children are whole
@@ -50,103 +50,42 @@ a model call reporting zero tokens (`--provider echo`) is not a request.
 
 from __future__ import annotations
 
-import re
-from collections import Counter
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
-from agent_profiler.adapters.common import Clock, args_digest, preview, token_count, turn_ends
-from agent_profiler.attribution import ContextLog, Observation
+from agent_profiler.adapters.common import Clock
+from agent_profiler.adapters.drafts import finish_prompts
+from agent_profiler.adapters.muse_journal import (
+    APPROVAL_DIR,
+    APPROVAL_MESSAGE,
+    APPROVAL_STREAM,
+    EXPORT_MESSAGE,
+    HARNESS,
+    MUSE_SPARK_WINDOW,
+    SESSION_FILE,
+    SUBAGENT_DIR,
+    WINDOW_SOURCE,
+    ApprovalReviewLogError,
+    JournalBuilder,
+    _Tool,
+    is_event_list,
+)
+from agent_profiler.adapters.muse_journal import (
+    NOT_IN_LANES_ID as NOT_IN_LANES_ID,  # re-exported: the id tests and writers look for
+)
+from agent_profiler.attribution import Observation
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
-from agent_profiler.estimate import text_tokens, tool_call_text
 from agent_profiler.jsonl import read_head, read_jsonl
 from agent_profiler.model import (
-    AnchorKind,
-    Basis,
-    Category,
-    Compaction,
     Coverage,
-    Harness,
     Prompt,
-    Response,
     Session,
-    SourceKind,
-    Stage,
     ToolCall,
-    Usage,
 )
 
 if TYPE_CHECKING:
     from agent_profiler.adapters import JournalGroup, SniffedFile
-
-HARNESS = Harness.MUSE
-SESSION_FILE = "session.jsonl"
-APPROVAL_STREAM = "approval.review.runtime"
-APPROVAL_DIR = "approval-review"
-SUBAGENT_DIR = "subagent"
-NOT_IN_LANES_ID = "muse:not-in-lanes"
-NOT_IN_LANES_LABEL = (
-    "Not in the request lanes: tool schemas and request overhead "
-    "(reported input − Σ lane bytes/4; the lanes are not scaled)"
-)
-NATIVE_ITEM_STAGE = "transcript-observed"
-FALLBACK_ITEM_STAGE = "transcript-observed (no model_input_trace_recorded lanes: chars/4)"
-EXPORT_MESSAGE = (
-    "a JSON array of Muse event objects (`muse export` output), not a session.jsonl "
-    "journal: it has no envelopes, so no times, streams or usage; export the session's "
-    "session.jsonl instead"
-)
-APPROVAL_MESSAGE = (
-    "a Muse approval-review log (the automatic approval reviewer's own run, on a "
-    "synthetic clock), not a session timeline; export its session's session.jsonl"
-)
-# The context window `model/list` reports for every muse-spark model; the journal has none.
-MUSE_SPARK_WINDOW = 1_007_997
-WINDOW_SOURCE = "muse-spark model/list value (not in the journal)"
-_REDACTED = re.compile(r"^<redacted: .*, (\d+) chars>$", re.DOTALL)
-
-# Context blocks by id (or source), as the block kind says (FORMATS-muse §5.3). Harness
-# guidance blocks are the harness's own instructions: system. Unknown kinds: unattributed.
-_BLOCKS: dict[str, tuple[Category, str]] = {
-    "rules_file": (Category.RULES, "Rules file"),
-    "memory_snapshot": (Category.RULES, "Memory snapshot"),
-    "skills_catalog": (Category.SKILLS, "Skills catalog"),
-    "skills": (Category.SKILLS, "Skills catalog"),
-    "agent_definition_catalog": (Category.SKILLS, "Agent definitions catalog"),
-    "workspace_identity": (Category.ENVIRONMENT, "Workspace identity"),
-    "security_mode": (Category.ENVIRONMENT, "Security mode"),
-    "sandbox_policy": (Category.ENVIRONMENT, "Sandbox policy"),
-    "session_identity": (Category.ENVIRONMENT, "Session identity"),
-    "context_usage": (Category.ENVIRONMENT, "Context usage"),
-    "user_shell_command": (Category.ENVIRONMENT, "Shell command"),
-    "workflow_choice": (Category.SYSTEM, "Workflow guidance"),
-    "workflow_cookbook": (Category.SYSTEM, "Workflow cookbook"),
-    "subagent_delegation": (Category.SYSTEM, "Subagent delegation guidance"),
-    "meta_context_note": (Category.SYSTEM, "Muse core note"),
-    "step_budget": (Category.OVERHEAD, "Step budget"),
-    "file_mention": (Category.PROMPTS, "File mention"),
-    "user_steer": (Category.PROMPTS, "User steer"),
-    "subagent_result": (Category.RESULTS, "Subagent result"),
-    "background_task_terminal": (Category.RESULTS, "Background task result"),
-    "mcp_resource": (Category.RESULTS, "MCP resource"),
-}
-# Categories a compaction keeps: everything sent beside the history.
-_KEPT_BY_COMPACTION = frozenset(
-    {
-        Category.SYSTEM,
-        Category.RULES,
-        Category.SKILLS,
-        Category.TOOLS,
-        Category.ENVIRONMENT,
-        Category.OVERHEAD,
-        Category.UNATTRIBUTED,
-    }
-)
 
 
 def detect(values: list[object]) -> bool:
@@ -154,7 +93,7 @@ def detect(values: list[object]) -> bool:
     `retained_frame` / `retained_marker` lines. No `sessionId` (Claude), no
     `{timestamp, type, payload}` (Codex), no `{"type": "session"}` header (Pi)."""
     for value in values:
-        if isinstance(value, list) and _is_event_list(value):
+        if isinstance(value, list) and is_event_list(value):
             return True  # a one-line `muse export` array: read() explains why it is refused
         if not isinstance(value, dict) or "type" in value or "sessionId" in value:
             continue
@@ -167,16 +106,6 @@ def detect(values: list[object]) -> bool:
         ):
             return True
     return False
-
-
-def _is_event_list(value: list[Any]) -> bool:
-    return bool(value) and all(
-        isinstance(v, dict) and isinstance(v.get("kind"), str) and "payload_type" not in v
-        for v in value
-    )
-
-
-# -- planning ---------------------------------------------------------------------------------
 
 
 def plan(files: list[SniffedFile]) -> list[JournalGroup]:
@@ -260,1097 +189,128 @@ def _is_approval_review(path: Path, head: list[object]) -> bool:
 # -- the journal ------------------------------------------------------------------------------
 
 
-class _ApprovalReviewLog(JournalError):
-    """The file is an approval-review log: refused as a main journal, skipped as an extra."""
+# -- sessions -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _Lane:
-    lane: str
-    source: str
-    destination: str
-    bytes: int
-
-
-@dataclass(frozen=True, slots=True)
-class _Trace:
-    model_step: int | None
-    lanes: tuple[_Lane, ...]
-    total_bytes: int
-    omitted_bytes: int
-
-
-@dataclass(frozen=True, slots=True)
-class _Block:
-    block_id: str
-    source: str
-    text_bytes: int
-    lifecycle: str
-
-
-@dataclass(frozen=True, slots=True)
-class _PendingItem:
-    item_id: str
-    category: Category
-    text: str  # kept until the item enters the context, for the estimator
-    label: str
-    source_id: str = ""
-    source_kind: SourceKind = SourceKind.NONE
-
-
-@dataclass(slots=True)
-class _Open:
-    """A request whose input is known (trace, model task) but whose usage is not yet."""
-
-    id: str
-    run_id: str
-    opened_ns: int
-    trace: _Trace | None = None
-    task_id: str | None = None
-    first_status_ns: int | None = None
-    outputs: list[_PendingItem] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class _Request:
-    id: str
-    run_id: str
-    start_ns: int
-    end_ns: int
-    model: str
-    usage: Usage
-    stop_reason: str | None
-    native: bool
-
-
-@dataclass(slots=True)
-class _Run:
-    run_id: str
-    prompt_id: str | None = None
-    open: _Open | None = None
-    steps: int = 0
-    last_request: str | None = None
-    end_ns: int | None = None
-
-
-@dataclass(slots=True)
-class _Tool:
-    call_id: str
-    name: str
-    start_ns: int
-    request_id: str | None
-    prompt_id: str | None
-    arg_keys: tuple[str, ...] = ()
-    arg_bytes: int = 0
-    args_preview: tuple[tuple[str, str], ...] = ()
-    args_digest: str = ""
-    end_ns: int | None = None
-    is_error: bool = False
-    result_chars: int = 0
-    exec_start_ns: int | None = None
-    exec_end_ns: int | None = None
-    reminder: bool = False
-    child_session: str | None = None
-
-
-@dataclass(slots=True)
-class _Prompt:
-    id: str
-    start_ns: int
-    chars: int
-    preview: str
-    end_ns: int | None = None
-    tokens: int = 0  # measured once: the prompt is added again after a compaction
-
-
-@dataclass(slots=True)
-class _Compaction:
-    id: str
-    start_ns: int
-    end_ns: int
-    trigger: str | None
-    observation: Observation
-    removed: int
-    request: Response | None
-    timing: str
-    requests_before: int  # how many requests completed before it
-    pre_tokens: int | None = None
-    post_tokens: int | None = None
-
-
-def _utf8_len(text: str) -> int:
-    return len(text.encode("utf-8", "surrogatepass"))
-
-
-def _ceil4(count: int) -> int:
-    return (count + 3) // 4 if count > 0 else 0
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def _dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _clock_view(recorded_at: object) -> dict[str, object]:
-    """A record the shared `Clock` reads: `recorded_at` (µs) as an ISO timestamp."""
-    if isinstance(recorded_at, int) and not isinstance(recorded_at, bool) and recorded_at >= 0:
-        moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=recorded_at)
-        return {"timestamp": moment.isoformat()}
-    return {}
-
-
-def block_category(block_id: str, source: str = "") -> tuple[Category, str]:
-    """The category of a context block, as its kind (id, else source) says."""
-    for key in (block_id, source):
-        if key in _BLOCKS:
-            return _BLOCKS[key]
-    return Category.UNATTRIBUTED, f"Context block {block_id or source} (kind not known)"
-
-
-def lane_category(lane: _Lane) -> Category:
-    """A non-`context` lane's category (FORMATS-muse §5.5)."""
-    if lane.lane == "system_base":
-        return Category.SYSTEM
-    if lane.lane == "tool_specs":
-        return Category.TOOLS
-    if lane.lane == "tool_result":
-        return Category.RESULTS
-    if lane.lane == "provider_options":
-        return Category.OVERHEAD
-    if lane.lane == "history":
-        if "summary" in lane.source or "compaction" in lane.source:
-            return Category.SUMMARIES
-        if lane.destination.endswith("role:user") or lane.source == "current_user":
-            return Category.PROMPTS
-        if lane.destination.endswith("role:assistant"):
-            return Category.ASSISTANT
-        return Category.MESSAGES
-    return Category.UNATTRIBUTED
-
-
-@dataclass(slots=True)
-class JournalBuilder:
-    """Accumulates one Muse log (one session stream)."""
-
-    path: str
-    diagnostics: Diagnostics
-    session_id: str | None = None
-    log: ContextLog = field(default_factory=ContextLog)
-    in_frame: bool = False  # reading the children of a retained_frame line
-    runs: dict[str, _Run] = field(default_factory=dict)
-    requests: list[_Request] = field(default_factory=list)
-    request_count: int = 0
-    tools: dict[str, _Tool] = field(default_factory=dict)
-    prompts: list[_Prompt] = field(default_factory=list)
-    compactions: list[_Compaction] = field(default_factory=list)
-    blocks: dict[str, _Block] = field(default_factory=dict)
-    blocks_run: str | None = None
-    message_blocks: list[_Block] = field(default_factory=list)
-    run_models: dict[str, str] = field(default_factory=dict)
-    models: list[str] = field(default_factory=list)
-    default_model: str | None = None
-    provider: str | None = None
-    version: str | None = None
-    build: str | None = None
-    project: str | None = None
-    start_ns: int | None = None
-    end_ns: int | None = None
-    unmeasured: Counter[str] = field(default_factory=Counter)
-    counts: Counter[str] = field(default_factory=Counter)
-    facts: list[tuple[str, str]] = field(default_factory=list)
-    task_kinds: dict[str, str] = field(default_factory=dict)
-    tool_tasks: dict[str, str] = field(default_factory=dict)  # task id → call id
-    closed_tasks: set[str] = field(default_factory=set)
-    reminders: dict[str, _Tool] = field(default_factory=dict)  # task id → pseudo call
-    children: dict[str, tuple[str, str]] = field(default_factory=dict)  # child → (link, role)
-    subagent_ids: dict[str, str] = field(default_factory=dict)  # subagent id → spawn call
-    installs: set[str] = field(default_factory=set)
-    candidates: dict[str, dict[str, Any]] = field(default_factory=dict)
-    bare_events: int = 0
-    warned: set[str] = field(default_factory=set)
-
-    # -- helpers ---------------------------------------------------------------------------
-
-    def warn_once(self, line: int | None, kind: str, message: str) -> None:
-        if kind not in self.warned:
-            self.warned.add(kind)
-            self.diagnostics.warn(self.path, line, kind, message)
-
-    def _run(self, run_id: str) -> _Run:
-        run = self.runs.get(run_id)
-        if run is None:
-            run = self.runs[run_id] = _Run(run_id)
-        return run
-
-    def _open(self, run: _Run, ts: int) -> _Open:
-        if run.open is None:
-            self.request_count += 1
-            run.open = _Open(f"request-{self.request_count}", run.run_id, ts)
-        return run.open
-
-    def _output(self, run: _Run, item: _PendingItem) -> None:
-        """A response's output enters the context after its request's snapshot."""
-        if run.open is not None:
-            run.open.outputs.append(item)
-        else:
-            self._add(item)
-
-    def _add(self, item: _PendingItem) -> None:
-        self.log.add(
-            item.item_id,
-            item.category,
-            item.text,
-            label=item.label,
-            source_id=item.source_id,
-            source_kind=item.source_kind,
-        )
-
-    def _add_prompt(self, prompt: _Prompt) -> None:
-        self.log.add(
-            f"prompt:{prompt.id}",
-            Category.PROMPTS,
-            prompt.chars,
-            tokens=prompt.tokens,
-            label="User prompt",
-            source_kind=SourceKind.PROMPT,
-        )
-
-    def _drop(self, run: _Run) -> None:
-        """A request that never completed: no snapshot, its outputs still happened."""
-        if run.open is None:
-            return
-        for item in run.open.outputs:
-            self._add(item)
-        self.counts["requests-without-usage"] += 1
-        run.open = None
-
-    def _model(self, run_id: str, reported: object = None) -> str:
-        return _str(reported) or self.run_models.get(run_id) or self.default_model or ""
-
-    # -- lines -----------------------------------------------------------------------------
-
-    def _skip(self, kind: str) -> None:
-        if self.in_frame:
-            self.diagnostics.note(kind)
-        else:
-            self.diagnostics.skip(kind)
-
-    def on_line(self, value: object, line: int, clock: Clock) -> None:
-        if isinstance(value, list):
-            if _is_event_list(value):
-                raise JournalError(self.path, EXPORT_MESSAGE, line)
-            self.diagnostics.warn(self.path, line, "bad-shape", "line is a JSON array")
-            return
-        if not isinstance(value, dict):
-            self.diagnostics.warn(self.path, line, "bad-shape", "line is not a JSON object")
-            return
-        if "retained_marker" in value:
-            self.counts["omitted_live_only"] += 1
-            self._skip("muse:retained_marker")
-            return
-        if "retained_frame" in value:
-            # The frame line is used through its children; what they skip is noted, not
-            # counted as skipped lines (the accounting is per line).
-            self.in_frame = True
-            children = value.get("children")
-            for child in children if isinstance(children, list) else []:
-                text = _dict(child).get("record_json")
-                try:
-                    envelope = orjson.loads(text) if isinstance(text, str) else None
-                except ValueError:
-                    envelope = None
-                if isinstance(envelope, dict) and isinstance(envelope.get("stream"), dict):
-                    self.on_envelope(envelope, line, clock)
-                else:
-                    self.diagnostics.warn(
-                        self.path, line, "bad-shape", "retained_frame child is not an envelope"
-                    )
-            self.in_frame = False
-            return
-        if isinstance(value.get("stream"), dict) and isinstance(value.get("payload_type"), str):
-            self.on_envelope(value, line, clock)
-            return
-        if isinstance(value.get("kind"), str):
-            self.bare_events += 1  # a payload.event without its envelope (an export)
-        self._skip("muse:non-envelope-line")
-
-    def on_envelope(self, envelope: dict[str, Any], line: int, clock: Clock) -> None:
-        stream = envelope["stream"]
-        stream_id, stream_kind = stream.get("id"), stream.get("kind")
-        if self.session_id is None:
-            if stream_kind == APPROVAL_STREAM:
-                raise _ApprovalReviewLog(self.path, APPROVAL_MESSAGE, line)
-            if stream_kind != "session" or not isinstance(stream_id, str):
-                self._skip("muse:other-stream")
-                return
-            self.session_id = stream_id
-        elif stream_id != self.session_id:
-            self._skip("muse:other-stream")
-            return
-        ts = clock.time(_clock_view(envelope.get("recorded_at")), line)
-        self.start_ns = ts if self.start_ns is None else min(self.start_ns, ts)
-        self.end_ns = ts if self.end_ns is None else max(self.end_ns, ts)
-        payload_type = envelope["payload_type"]
-        payload = envelope.get("payload")
-        if not isinstance(payload, dict):
-            self.diagnostics.warn(self.path, line, "bad-shape", f"{payload_type} without payload")
-            return
-        if payload_type == "runtime.session":
-            kind = _str(payload.get("kind"))
-            if kind == "run":
-                self.on_run_event(payload, ts, line)
-            elif kind == "task":
-                self.on_task(payload, ts)
-            elif kind == "approval":
-                self.on_approval(payload)
-            else:
-                self._skip(f"muse:runtime.session/{kind}")
-        elif payload_type == "runtime.session.metadata":
-            self.on_metadata(_dict(payload.get("record")))
-        elif payload_type == "run.model.configured":
-            record = _dict(payload.get("record"))
-            run_id = _str(_dict(record.get("run_stream")).get("id")) or _str(
-                record.get("command_id")
-            )
-            model = _str(record.get("model_id"))
-            if run_id and model:
-                self.run_models[run_id] = model
-            self.provider = self.provider or _str(record.get("provider_id"))
-        elif payload_type == "runtime.session.route_facts":
-            self.project = self.project or _str(_dict(payload.get("record")).get("cwd"))
-        elif payload_type.startswith("subagent.control."):
-            self.on_subagent_control(payload)
-        elif payload_type.startswith("tool_batch.effect."):
-            self.on_tool_effect(payload_type, _dict(payload.get("record")), ts)
-        else:
-            self._skip(f"muse:{payload_type}")
-
-    def on_metadata(self, record: dict[str, Any]) -> None:
-        self.project = _str(record.get("workspace_root")) or self.project
-        self.provider = _str(record.get("provider_id")) or self.provider
-        self.default_model = _str(record.get("model_id")) or self.default_model
-        build = _dict(record.get("build"))
-        self.version = _str(build.get("semver")) or self.version
-        self.build = _str(build.get("sha")) or self.build
-
-    # -- run events ------------------------------------------------------------------------
-
-    def on_run_event(self, payload: dict[str, Any], ts: int, line: int) -> None:
-        event = _dict(payload.get("event"))
-        kind = _str(event.get("kind"))
-        run_id = _str(payload.get("run_id")) or "run"
-        run = self._run(run_id)
-        if kind == "started":
-            prompt = event.get("prompt")
-            text = prompt if isinstance(prompt, str) else ""
-            self.prompts.append(
-                _Prompt(run_id, ts, len(text), preview(text), tokens=text_tokens(text))
-            )
-            run.prompt_id = run_id
-            self._add_prompt(self.prompts[-1])
-        elif kind == "context_block_diagnostic":
-            self.on_block(run_id, event)
-        elif kind == "model_request_configured":
-            self.on_request_configured(event)
-        elif kind == "model_input_trace_recorded":
-            self.on_trace(run, event, ts, line)
-        elif kind == "model_response_created":
-            self._open(run, ts)
-        elif kind == "reasoning_committed":
-            if event.get("encrypted_content"):
-                self.unmeasured["encrypted-reasoning"] += 1
-            self._skip("muse:run/reasoning_committed")  # output, not context (§5.8)
-        elif kind == "assistant_message_committed":
-            message_text = event.get("text")
-            item_id = _str(event.get("message_id")) or f"assistant:{ts}"
-            self._output(
-                run,
-                _PendingItem(
-                    item_id,
-                    Category.ASSISTANT,
-                    message_text if isinstance(message_text, str) else "",
-                    "Assistant history",
-                    source_kind=SourceKind.RESPONSE,
-                ),
-            )
-        elif kind == "assistant_tool_calls_committed":
-            calls = event.get("tool_calls")
-            for call in calls if isinstance(calls, list) else []:
-                if isinstance(call, dict):
-                    self.on_tool_call(run, call, ts)
-        elif kind in {
-            "tool_result_batch_committed",
-            "tool_results_committed",
-            "tool_result_committed",
-            "tool_result",
-        }:
-            results = event.get("results")
-            for result in results if isinstance(results, list) else [event]:
-                if isinstance(result, dict):
-                    self.on_tool_result(result, ts)
-        elif kind == "goal_usage_attribution":
-            self.counts["goal_usage_attribution"] += 1  # a duplicate of model_completed
-            self._skip("muse:run/goal_usage_attribution")
-        elif kind == "model_completed":
-            self.on_completed(run, event, ts, line)
-        elif kind == "memory_reminder_child_session_linked":
-            self.on_reminder_linked(run_id, event, ts)
-        elif kind == "context_compaction_candidate":
-            candidate = _str(event.get("candidate_id"))
-            if candidate:
-                self.candidates[candidate] = event
-            self._skip("muse:run/context_compaction_candidate")
-        elif kind == "context_compaction_installed":
-            self.on_compaction(run, event, ts)
-        elif kind == "context_compaction_fallback":
-            self.counts["compaction_fallbacks"] += 1
-            self.facts.append(
-                (
-                    f"compaction_fallback_{self.counts['compaction_fallbacks']}",
-                    f"{event.get('reason')} (severity {event.get('severity')}, "
-                    f"can_continue {event.get('can_continue')}); summarizer "
-                    f"{_usage_text(_dict(event.get('summarizer_usage')))}",
-                )
-            )
-        elif kind == "terminal":
-            self.on_terminal(run, event, ts)
-        else:
-            self._skip(f"muse:run/{kind}")
-
-    def on_block(self, run_id: str, event: dict[str, Any]) -> None:
-        block_id = _str(event.get("block_id")) or _str(event.get("source"))
-        if block_id is None:
-            return
-        if self.blocks_run != run_id:
-            # A run states its blocks again: they replace the previous run's set.
-            self.blocks = {}
-            self.blocks_run = run_id
-        self.blocks[block_id] = _Block(
-            block_id,
-            _str(event.get("source")) or "",
-            token_count(event.get("text_bytes")),
-            _str(event.get("lifecycle")) or "",
-        )
-
-    def on_request_configured(self, event: dict[str, Any]) -> None:
-        base = event.get("base_instructions")
-        if isinstance(base, str) and base:
-            self.log.add("system:base_instructions", Category.SYSTEM, base, label="System")
-        toolset = _dict(event.get("toolset"))
-        tools = toolset.get("active_tools")
-        if isinstance(tools, list) and tools:
-            # Names only: the schemas are not in the journal (nor in the trace's lanes).
-            self.unmeasured["tool-schemas"] = len(tools)
-        messages = event.get("run_context_messages")
-        blocks: list[_Block] = []
-        for message in messages if isinstance(messages, list) else []:
-            message = _dict(message)
-            block_id = _str(message.get("id")) or _str(message.get("source")) or "block"
-            category, label = block_category(block_id, _str(message.get("source")) or "")
-            text = message.get("text")
-            chars = len(text) if isinstance(text, str) else 0
-            redacted = _REDACTED.match(text) if isinstance(text, str) else None
-            known = self.blocks.get(block_id)
-            if redacted:
-                chars = int(redacted.group(1))
-                label += " (length from a redaction marker)"
-            elif (
-                known is not None and isinstance(text, str) and _utf8_len(text) != known.text_bytes
-            ):
-                # The text was edited (trimmed) after Muse measured it: trust the diagnostic.
-                chars = known.text_bytes
-                label += " (length from context_block_diagnostic)"
-            # The text when it is what Muse measured (the estimator can see what it is).
-            size: int | str = (
-                text if isinstance(text, str) and chars == len(text) and not redacted else chars
-            )
-            self.log.add(f"context:{block_id}", category, size, label=label)
-            if isinstance(text, str):
-                length = chars if redacted else _utf8_len(text)
-                blocks.append(_Block(block_id, _str(message.get("source")) or "", length, ""))
-        if blocks:
-            # Block sizes from the texts, for when no context_block_diagnostic was written.
-            self.message_blocks = blocks
-
-    def on_trace(self, run: _Run, event: dict[str, Any], ts: int, line: int) -> None:
-        if event.get("schema_version") != 2 or event.get("scope") != "full_request":
-            self._skip(
-                f"muse:model_input_trace/schema-{event.get('schema_version')}/{event.get('scope')}"
-            )
-            return
-        bounded = _dict(event.get("bounded"))
-        aggregates = bounded.get("aggregates")
-        lanes = []
-        for aggregate in aggregates if isinstance(aggregates, list) else []:
-            aggregate = _dict(aggregate)
-            lanes.append(
-                _Lane(
-                    str(_dict(aggregate.get("logical_lane")).get("value") or ""),
-                    str(_dict(aggregate.get("source")).get("value") or ""),
-                    str(_dict(aggregate.get("provider_wire_destination")).get("value") or ""),
-                    token_count(aggregate.get("byte_count")),
-                )
-            )
-        if not lanes:
-            self.diagnostics.warn(
-                self.path, line, "bad-shape", "model_input_trace_recorded without aggregates"
-            )
-            return
-        step = event.get("model_step")
-        trace = _Trace(
-            step if isinstance(step, int) and not isinstance(step, bool) else None,
-            tuple(lanes),
-            token_count(bounded.get("total_lane_bytes")),
-            token_count(bounded.get("omitted_aggregate_lane_bytes")),
-        )
-        current = run.open
-        if current is not None and current.trace is not None:
-            if current.trace.model_step == trace.model_step:
-                self.counts["repeated_traces"] += 1  # a retry: the later trace stands
-                current.trace = trace
-                return
-            self._drop(run)  # the previous request never completed
-        self._open(run, ts).trace = trace
-
-    def on_tool_call(self, run: _Run, call: dict[str, Any], ts: int) -> None:
-        call_id = _str(call.get("call_id")) or _str(call.get("id")) or f"call@{ts}"
-        name = _str(call.get("name")) or "tool"
-        args = call.get("args", call.get("arguments"))
-        text = args if isinstance(args, str) else (orjson.dumps(args).decode() if args else "")
-        try:
-            decoded = orjson.loads(text) if isinstance(args, str) and text else args
-        except ValueError:
-            decoded = None
-        keys: tuple[str, ...] = ()
-        args_preview: tuple[tuple[str, str], ...] = ()
-        if isinstance(decoded, dict):
-            keys = tuple(str(k) for k in decoded)
-            args_preview = tuple(
-                (str(k), preview(v if isinstance(v, str) else orjson.dumps(v).decode()))
-                for k, v in decoded.items()
-            )
-        elif text:
-            args_preview = (("input", preview(text)),)
-        request = run.open.id if run.open is not None else run.last_request
-        self._output(
-            run,
-            _PendingItem(
-                f"call:{call_id}",
-                Category.ASSISTANT,
-                tool_call_text(name, text),
-                "Tool arguments",
-                call_id,
-                SourceKind.TOOL,
-            ),
-        )
-        if call_id not in self.tools:
-            self.tools[call_id] = _Tool(
-                call_id,
-                name,
-                ts,
-                request,
-                run.prompt_id,
-                keys,
-                len(text.encode()),
-                args_preview,
-                args_digest(decoded if decoded is not None else text),
-            )
-
-    def on_tool_result(self, result: dict[str, Any], ts: int) -> None:
-        call_id = _str(result.get("tool_call_id")) or _str(result.get("call_id"))
-        body = next((result[k] for k in ("text", "content", "output", "result") if k in result), "")
-        text = body if isinstance(body, str) else orjson.dumps(body).decode()
-        item_id = f"result:{call_id}" if call_id else f"result@{ts}"
-        self.log.add(
-            item_id,
-            Category.RESULTS,
-            text,
-            label="Tool result",
-            source_id=call_id or "",
-            source_kind=SourceKind.TOOL if call_id else SourceKind.NONE,
-        )
-        tool = self.tools.get(call_id) if call_id else None
-        if tool is None:
-            self.diagnostics.note("muse:result-without-call")
-            return
-        tool.end_ns = max(ts, tool.start_ns)
-        tool.result_chars = len(text)
-        tool.is_error = tool.is_error or _failed(text)
-
-    def on_completed(self, run: _Run, event: dict[str, Any], ts: int, line: int) -> None:
-        usage = _dict(event.get("usage"))
-        prompt = token_count(usage.get("input_tokens"))
-        output = token_count(usage.get("output_tokens"))
-        request = run.open or self._open(run, ts)
-        run.open = None
-        if request.task_id:
-            self.closed_tasks.add(request.task_id)
-        if not usage or not (prompt or output):
-            # The echo provider reports zeros: no size to show, so no request is invented.
-            self.counts["zero_usage_model_completed"] += 1
-            for item in request.outputs:
-                self._add(item)
-            return
-        duration = event.get("duration_ms")
-        if isinstance(duration, int) and not isinstance(duration, bool) and duration >= 0:
-            start = ts - duration * 1_000_000
-        else:
-            start = request.first_status_ns or request.opened_ns
-        start = min(start, ts)
-        model = self._model(run.run_id, event.get("model"))
-        if model and model not in self.models:
-            self.models.append(model)
-        trace = request.trace
-        if trace is not None and trace.model_step is not None and trace.model_step != run.steps:
-            self.warn_once(
-                line,
-                "muse-trace-step",
-                f"model_input_trace_recorded model_step {trace.model_step} paired with "
-                f"model_completed #{run.steps} of its run (records missing or a retry)",
-            )
-        run.steps += 1
-        window = MUSE_SPARK_WINDOW if model.startswith("muse-spark") else None
-        observation = Observation(
-            time_ns=start,
-            anchor=AnchorKind.RESPONSE,
-            anchor_id=request.id,
-            stage=Stage.TRANSCRIPT_OBSERVED,
-            model=model or None,
-            reported_tokens=prompt or None,
-            window_tokens=window,
-            basis=self.log.estimator.basis,
-            coverage=Coverage.PARTIAL,
-            item_stage=FALLBACK_ITEM_STAGE,
-        )
-        if trace is not None:
-            observation.stage = Stage.REQUEST_INPUT
-            observation.basis = Basis.NATIVE_BYTES
-            observation.item_stage = NATIVE_ITEM_STAGE
-            by_bytes, fits = lane_bytes(trace, list(self.blocks.values()) or self.message_blocks)
-            if not fits:
-                self.warn_once(
-                    line,
-                    "muse-blocks-exceed-context",
-                    "context blocks add up to more bytes than the request's context lane; "
-                    "that lane is shown unattributed",
-                )
-            tokens = {category: _ceil4(count) for category, count in by_bytes.items()}
-            not_in_lanes = prompt - sum(tokens.values())
-            if not_in_lanes > 0:
-                self.log.add(
-                    NOT_IN_LANES_ID,
-                    Category.UNATTRIBUTED,
-                    0,
-                    label=NOT_IN_LANES_LABEL,
-                    tokens=not_in_lanes,
-                )
-                tokens[Category.UNATTRIBUTED] = tokens.get(Category.UNATTRIBUTED, 0) + not_in_lanes
-            else:
-                self.log.remove(NOT_IN_LANES_ID)
-            observation.native_categories = tuple((c, tokens[c]) for c in Category if tokens.get(c))
-            # Complete only when the lanes account for the whole reported input.
-            observation.coverage = (
-                Coverage.COMPLETE if prompt and not_in_lanes <= 0 else Coverage.PARTIAL
-            )
-        self.log.observe(observation)
-        for item in request.outputs:
-            self._add(item)
-        self.requests.append(
-            _Request(
-                request.id,
-                run.run_id,
-                start,
-                ts,
-                model,
-                Usage(
-                    prompt_tokens=prompt,  # input_tokens already includes the cached part
-                    input_tokens=prompt,
-                    output_tokens=output,
-                    cache_read_tokens=token_count(
-                        usage.get("cache_read_tokens", usage.get("cached_tokens"))
-                    ),
-                    cache_write_tokens=token_count(usage.get("cache_write_tokens")),
-                    reasoning_tokens=token_count(usage.get("reasoning_tokens")),
-                ),
-                _str(event.get("finish_reason")),
-                trace is not None,
+def finish_session(
+    journal: JournalBuilder, parent: tuple[str, str | None, str] | None = None
+) -> Session | None:
+    """The session; `parent` = (parent session id, linking call or task id, role)."""
+    if journal.session_id is None or journal.start_ns is None or journal.end_ns is None:
+        return None
+    for run in journal.runs.values():
+        journal.drop(run)  # output began, no usage came
+    end = journal.end_ns
+    requests = journal.requests
+    # A request is kept only once its usage is read (model_completed): never None here.
+    sizes = [r.usage.prompt_tokens if r.usage else None for r in requests]
+    for compaction in journal.compactions:
+        index = compaction.requests_before
+        if index > 0:
+            compaction.pre_tokens = sizes[index - 1]
+        if index < len(requests):
+            compaction.post_tokens = sizes[index]
+        if compaction.observation is not None:
+            journal.log.settle(compaction.observation, reported_tokens=compaction.post_tokens)
+    if not requests and not journal.compactions:
+        # No request to anchor a snapshot on (zero usage, an excerpt): show what the
+        # transcript holds at the end.
+        journal.log.observe(
+            Observation.session_end(
+                end,
+                model=journal.models[0] if journal.models else journal.default_model,
             )
         )
-        run.last_request = request.id
+    native = sum(1 for r in requests if r.native)
+    snapshots = journal.log.replay(coverage=Coverage.PARTIAL, infer_head=not native)
+    responses = tuple(
+        r.finish(prompt_id=journal.runs[r.run_id].prompt_id if r.run_id in journal.runs else None)
+        for r in requests
+    )
+    response_ids = {r.id for r in responses}
+    spawned = {link: child for child, (link, _) in journal.children.items()}
+    run_ends = {run.prompt_id: run.end_ns for run in journal.runs.values() if run.prompt_id}
+    tools = []
+    for tool in [*journal.tools.values(), *journal.reminders.values()]:
+        fallback_end = run_ends.get(tool.prompt_id) if tool.prompt_id else None
+        tools.append(_tool_call(tool, response_ids, spawned, fallback_end or end))
+    prompts = finish_prompts(
+        [Prompt(p.id, p.start_ns, p.start_ns, p.chars, "user", p.preview) for p in journal.prompts],
+        responses,
+        tools,
+        first_from_agent=parent is not None,
+        ends_at_least=run_ends,
+    )
+    compactions = tuple(c.finish() for c in journal.compactions)
+    last = max(
+        [end]
+        + [r.end_ns for r in responses]
+        + [t.end_ns for t in tools]
+        + [p.end_ns for p in prompts]
+        + [c.end_ns for c in compactions]
+    )
+    window = MUSE_SPARK_WINDOW if any(m.startswith("muse-spark") for m in journal.models) else None
+    return Session(
+        harness=HARNESS,
+        session_id=journal.session_id,
+        start_ns=journal.start_ns,
+        end_ns=last,
+        sources=(journal.path,),
+        models=tuple(journal.models),
+        provider=journal.provider,
+        window_tokens=window,
+        window_source=WINDOW_SOURCE if window else None,
+        project=journal.project,
+        harness_version=journal.version,
+        parent_session=parent[0] if parent else None,
+        parent_call_id=parent[1] if parent else None,
+        child_role=parent[2] if parent else None,
+        incomplete=any(t.incomplete for t in tools if t.call_id in journal.tools)
+        or any(run.prompt_id and run.end_ns is None for run in journal.runs.values()),
+        prompts=prompts,
+        responses=responses,
+        tool_calls=tuple(tools),
+        compactions=compactions,
+        snapshots=tuple(snapshots),
+        unmeasured=journal.log.unmeasured(journal.unmeasured),
+        facts=tuple(_facts(journal, native)),
+    )
 
-    def on_reminder_linked(self, run_id: str, event: dict[str, Any], ts: int) -> None:
-        task_id = _str(event.get("task_id"))
-        child = _str(event.get("child_session_id"))
-        agent = _str(event.get("reminder_agent_id")) or "reminder"
-        self.counts["reminder_children"] += 1
-        if not _str(event.get("child_session_log_path")):
-            self.counts["reminder_children_without_log_path"] += 1
-        if child:
-            self.children[child] = (task_id or child, agent)
-        if task_id and task_id not in self.reminders:
-            self.reminders[task_id] = _Tool(
-                task_id,
-                agent,
-                ts,
-                None,
-                self.runs[run_id].prompt_id if run_id in self.runs else None,
-                reminder=True,
-                child_session=child,
-            )
 
-    def on_compaction(self, run: _Run, event: dict[str, Any], ts: int) -> None:
-        install = _str(event.get("install_id")) or _str(event.get("candidate_id")) or str(ts)
-        if install in self.installs:
-            self._skip("muse:duplicate-compaction")  # exports repeat records
-            return
-        self.installs.add(install)
-        compaction_id = f"compaction-{len(self.compactions) + 1}"
-        # The history before the summary leaves; what is sent beside it stays. Which items a
-        # `preserved_segment` keeps cannot be told (its sequence space is unverified).
-        current = next((p for p in self.prompts if p.id == run.prompt_id), None)
-        present = current is not None and f"prompt:{current.id}" in self.log
-        removed = self.log.clear(keep=_KEPT_BY_COMPACTION)
-        if current is not None:
-            # The turn being worked on is sent after the summary: its prompt stays.
-            self._add_prompt(current)
-            removed -= int(present)
-        replay = event.get("replay_model_messages")
-        if isinstance(replay, list) and replay:
-            for index, message in enumerate(replay):
-                message = _dict(message)
-                text = "".join(
-                    str(_dict(part).get("text") or "")
-                    for part in (message.get("content") or [])
-                    if isinstance(part, dict)
-                )
-                if message.get("role") == "user":
-                    summary = text.lstrip().lower().startswith("summary")
-                    category = Category.SUMMARIES if summary else Category.PROMPTS
-                    label = "Compaction summary" if summary else "Replayed user message"
-                else:
-                    category, label = Category.MESSAGES, "Replayed developer message"
-                self.log.add(f"{compaction_id}:replay:{index}", category, text, label=label)
-        else:
-            summary_text = _dict(event.get("replacement")).get("text")
-            if isinstance(summary_text, str) and summary_text:
-                self.log.add(
-                    f"summary:{install}",
-                    Category.SUMMARIES,
-                    summary_text,
-                    label="Compaction summary",
-                )
-        previous = self.requests[-1].end_ns if self.requests else None
-        start = previous if previous is not None and previous <= ts else ts
-        timing = "previous request's end → context_compaction_installed"
-        usage = _dict(event.get("summarizer_usage")) or self._summary_metrics(event)
-        request = None
-        if token_count(usage.get("input_tokens")) or token_count(usage.get("output_tokens")):
-            duration = usage.get("duration_ms")
-            request_start = ts
-            if isinstance(duration, int) and not isinstance(duration, bool) and duration >= 0:
-                request_start = start = ts - duration * 1_000_000
-                timing = "summarizer_usage.duration_ms before context_compaction_installed"
-            prompt = token_count(usage.get("input_tokens"))
-            request = Response(
-                id=f"{compaction_id}:summarizer",
-                start_ns=request_start,
-                end_ns=ts,
-                model=self._model(run.run_id),
-                usage=Usage(
-                    prompt_tokens=prompt,
-                    input_tokens=prompt,
-                    output_tokens=token_count(usage.get("output_tokens")),
-                    cache_read_tokens=token_count(
-                        usage.get("cache_read_tokens", usage.get("cached_tokens"))
-                    ),
-                    cache_write_tokens=token_count(usage.get("cache_write_tokens")),
-                    reasoning_tokens=token_count(usage.get("reasoning_tokens")),
-                ),
-            )
-        before = _dict(event.get("budget_before"))
-        after = _dict(event.get("budget_after")) or _dict(event.get("estimated_budget_after"))
-        if "estimated_prompt_tokens" in before or "estimated_prompt_tokens" in after:
-            source = _str(before.get("estimate_source")) or _str(after.get("estimate_source"))
-            self.facts.append(
-                (
-                    f"{compaction_id}_estimated_prompt_tokens",
-                    f"{before.get('estimated_prompt_tokens')} → "
-                    f"{after.get('estimated_prompt_tokens')} (Muse's own estimate, "
-                    f"{source or 'source not stated'}; not provider counts)",
-                )
-            )
-        model = self._model(run.run_id)
-        observation = self.log.observe(
-            Observation(
-                time_ns=ts,
-                anchor=AnchorKind.COMPACTION,
-                anchor_id=compaction_id,
-                stage=Stage.POST_COMPACTION,
-                model=model or None,
-                window_tokens=MUSE_SPARK_WINDOW if model.startswith("muse-spark") else None,
-                basis=self.log.estimator.basis,
-                coverage=Coverage.PARTIAL,
+def _facts(journal: JournalBuilder, native: int) -> list[tuple[str, str]]:
+    facts: list[tuple[str, str]] = []
+    if journal.build:
+        facts.append(("build", journal.build))
+    if journal.requests:
+        facts.append(
+            (
+                "native_lane_requests",
+                f"{native} of {len(journal.requests)} requests have model_input_trace_recorded "
+                "lanes (native-bytes/4); the others are transcript items (chars/4)",
             )
         )
-        self.compactions.append(
-            _Compaction(
-                compaction_id,
-                min(start, ts),
-                ts,
-                _str(event.get("trigger")),
-                observation,
-                removed,
-                request,
-                timing,
-                requests_before=len(self.requests),
+    notes = {
+        "omitted_live_only": "retained_marker lines (dropped live-only records)",
+        "goal_usage_attribution": "records not added: they repeat model_completed",
+        "zero_usage_model_completed": "model calls that reported no tokens: not requests",
+        "requests-without-usage": "requests that began but never completed",
+        "repeated_traces": "model_input_trace_recorded repeated for one step (retry)",
+        "reminder_children": "reminder child sessions linked",
+        "reminder_children_without_log_path": "reminder children with no log path",
+        "approval_reviews": "automatic approval reviews (their own logs; not read)",
+    }
+    for key, note in notes.items():
+        if journal.counts[key]:
+            facts.append((key, f"{journal.counts[key]} {note}"))
+    if journal.counts["approval_reviews"]:
+        facts.append(
+            (
+                "approval_review_tokens",
+                f"{journal.counts['approval_review_input_tokens']} in / "
+                f"{journal.counts['approval_review_output_tokens']} out (not this context)",
             )
         )
-
-    def _summary_metrics(self, event: dict[str, Any]) -> dict[str, Any]:
-        """The candidate's `summary_call_metrics` diagnostic (a JSON string), if any."""
-        candidate = self.candidates.get(_str(event.get("candidate_id")) or "", {})
-        diagnostics = candidate.get("diagnostics")
-        for diagnostic in diagnostics if isinstance(diagnostics, list) else []:
-            diagnostic = _dict(diagnostic)
-            if diagnostic.get("reason") == "summary_call_metrics":
-                try:
-                    return _dict(orjson.loads(str(diagnostic.get("message"))))
-                except ValueError:
-                    return {}
-        return {}
-
-    def on_terminal(self, run: _Run, event: dict[str, Any], ts: int) -> None:
-        self._drop(run)
-        run.end_ns = ts
-        outcome = _str(event.get("terminal")) or "unknown"
-        if outcome != "completed":
-            self.counts[f"runs_{outcome}"] += 1
-            self.facts.append((f"run_{outcome}", str(event.get("reason") or "")))
-
-    def on_task(self, payload: dict[str, Any], ts: int) -> None:
-        event = _dict(payload.get("event"))
-        kind = _str(event.get("kind"))
-        self._skip(f"muse:task/{kind}")
-        task_id = _str(payload.get("task_id")) or _str(event.get("task_id"))
-        if task_id is None:
-            return
-        if kind == "proposed":
-            self.task_kinds[task_id] = str(event.get("task_kind") or "")
-        elif kind == "side_effect_intent":
-            key = event.get("idempotency_key")
-            if isinstance(key, str) and key.startswith("tool:"):
-                self.tool_tasks[task_id] = key.removeprefix("tool:")
-        task_kind = self.task_kinds.get(task_id, "")
-        run_id = _str(payload.get("run_id"))
-        ended = kind in {"completed", "failed", "rejected", "cancelled"}
-        if task_kind.startswith("model."):
-            if run_id and task_id not in self.closed_tasks and kind in _REQUEST_TASK_EVENTS:
-                request = self._open(self._run(run_id), ts)
-                request.task_id = request.task_id or task_id
-                if kind == "status" and request.first_status_ns is None:
-                    request.first_status_ns = ts
-        elif task_id in self.reminders:
-            reminder = self.reminders[task_id]
-            if kind == "started":
-                reminder.start_ns = ts
-            elif ended:
-                reminder.end_ns = max(ts, reminder.start_ns)
-                reminder.is_error = kind != "completed"
-        elif task_id in self.tool_tasks:
-            tool = self.tools.get(self.tool_tasks[task_id])
-            if tool is not None and kind == "started":
-                tool.exec_start_ns = ts
-            elif tool is not None and ended:
-                tool.exec_end_ns = ts
-                tool.is_error = tool.is_error or kind != "completed"
-
-    def on_approval(self, payload: dict[str, Any]) -> None:
-        event = _dict(payload.get("event"))
-        self._skip(f"muse:approval/{event.get('kind')}")
-        if event.get("kind") == "automated_review_completed":
-            usage = _dict(event.get("usage"))
-            self.counts["approval_reviews"] += 1
-            self.counts["approval_review_input_tokens"] += token_count(usage.get("input_tokens"))
-            self.counts["approval_review_output_tokens"] += token_count(usage.get("output_tokens"))
-
-    def on_subagent_control(self, payload: dict[str, Any]) -> None:
-        """`subagent.control.*` (no real line seen; the layout under `record` is a guess)."""
-        self._skip("muse:subagent.control")
-        fields = {**payload, **_dict(payload.get("record")), **_dict(payload.get("event"))}
-        call_id = _str(fields.get("dispatched_via_tool_call_id"))
-        child = _str(fields.get("subagent_session_id")) or _str(fields.get("child_session_id"))
-        subagent = _str(fields.get("subagent_id"))
-        if call_id and child:
-            self.children[child] = (call_id, "subagent")
-            self.subagent_ids[child] = call_id
-            if subagent:
-                self.subagent_ids[subagent] = call_id
-        elif child and subagent and subagent in self.subagent_ids:
-            self.children[child] = (self.subagent_ids[subagent], "subagent")
-
-    def on_tool_effect(self, payload_type: str, record: dict[str, Any], ts: int) -> None:
-        self._skip(f"muse:{payload_type}")
-        tool = self.tools.get(_str(record.get("call_id")) or "")
-        if tool is None:
-            return
-        if payload_type.endswith(".started"):
-            tool.exec_start_ns = ts
-        elif payload_type.endswith(".terminal"):
-            tool.exec_end_ns = ts
-            if _dict(record.get("outcome")).get("kind") == "failed":
-                tool.is_error = True
-
-    # -- result ----------------------------------------------------------------------------
-
-    def finish(self, parent: tuple[str, str | None, str] | None = None) -> Session | None:
-        """The session; `parent` = (parent session id, linking call or task id, role)."""
-        if self.session_id is None or self.start_ns is None or self.end_ns is None:
-            return None
-        for run in self.runs.values():
-            self._drop(run)  # output began, no usage came
-        end = self.end_ns
-        requests = self.requests
-        for compaction in self.compactions:
-            index = compaction.requests_before
-            if index > 0:
-                compaction.pre_tokens = requests[index - 1].usage.prompt_tokens
-            if index < len(requests):
-                compaction.post_tokens = requests[index].usage.prompt_tokens
-            compaction.observation.reported_tokens = compaction.post_tokens
-        if not requests and not self.compactions:
-            # No request to anchor a snapshot on (zero usage, an excerpt): show what the
-            # transcript holds at the end.
-            self.log.observe(
-                Observation(
-                    time_ns=end,
-                    anchor=AnchorKind.SESSION,
-                    anchor_id="",
-                    stage=Stage.TRANSCRIPT_OBSERVED,
-                    model=self.models[0] if self.models else self.default_model,
-                )
-            )
-        native = sum(1 for r in requests if r.native)
-        snapshots = self.log.replay(coverage=Coverage.PARTIAL, infer_head=not native)
-        responses = tuple(
-            Response(
-                id=r.id,
-                start_ns=r.start_ns,
-                end_ns=max(r.end_ns, r.start_ns),
-                model=r.model,
-                usage=r.usage,
-                prompt_id=self.runs[r.run_id].prompt_id if r.run_id in self.runs else None,
-                stop_reason=r.stop_reason,
-            )
-            for r in requests
-        )
-        response_ids = {r.id for r in responses}
-        spawned = {link: child for child, (link, _) in self.children.items()}
-        run_ends = {run.prompt_id: run.end_ns for run in self.runs.values() if run.prompt_id}
-        tools = []
-        for tool in [*self.tools.values(), *self.reminders.values()]:
-            fallback_end = run_ends.get(tool.prompt_id) if tool.prompt_id else None
-            tools.append(_tool_call(tool, response_ids, spawned, fallback_end or end))
-        ends = turn_ends(responses, tools)
-        prompts = tuple(
-            Prompt(
-                p.id,
-                p.start_ns,
-                max(run_ends.get(p.id) or 0, ends.get(p.id, p.start_ns), p.start_ns),
-                p.chars,
-                "agent" if parent is not None and index == 0 else "user",
-                p.preview,
-            )
-            for index, p in enumerate(self.prompts)
-        )
-        compactions = tuple(
-            Compaction(
-                id=c.id,
-                start_ns=c.start_ns,
-                end_ns=c.end_ns,
-                kind="compaction",
-                trigger=c.trigger,
-                pre_tokens=c.pre_tokens,
-                post_tokens=c.post_tokens,
-                removed_items=c.removed,
-                request=c.request,
-                timing=c.timing,
-            )
-            for c in self.compactions
-        )
-        last = max(
-            [end]
-            + [r.end_ns for r in responses]
-            + [t.end_ns for t in tools]
-            + [p.end_ns for p in prompts]
-            + [c.end_ns for c in compactions]
-        )
-        window = MUSE_SPARK_WINDOW if any(m.startswith("muse-spark") for m in self.models) else None
-        return Session(
-            harness=HARNESS,
-            session_id=self.session_id,
-            start_ns=self.start_ns,
-            end_ns=last,
-            sources=(self.path,),
-            models=tuple(self.models),
-            provider=self.provider,
-            window_tokens=window,
-            window_source=WINDOW_SOURCE if window else None,
-            project=self.project,
-            harness_version=self.version,
-            parent_session=parent[0] if parent else None,
-            parent_call_id=parent[1] if parent else None,
-            child_role=parent[2] if parent else None,
-            incomplete=any(t.incomplete for t in tools if t.call_id in self.tools)
-            or any(run.prompt_id and run.end_ns is None for run in self.runs.values()),
-            prompts=prompts,
-            responses=responses,
-            tool_calls=tuple(tools),
-            compactions=compactions,
-            snapshots=tuple(snapshots),
-            unmeasured=self.log.unmeasured(self.unmeasured),
-            facts=tuple(self._facts(native)),
-        )
-
-    def _facts(self, native: int) -> list[tuple[str, str]]:
-        facts: list[tuple[str, str]] = []
-        if self.build:
-            facts.append(("build", self.build))
-        if self.requests:
-            facts.append(
-                (
-                    "native_lane_requests",
-                    f"{native} of {len(self.requests)} requests have model_input_trace_recorded "
-                    "lanes (native-bytes/4); the others are transcript items (chars/4)",
-                )
-            )
-        notes = {
-            "omitted_live_only": "retained_marker lines (dropped live-only records)",
-            "goal_usage_attribution": "records not added: they repeat model_completed",
-            "zero_usage_model_completed": "model calls that reported no tokens: not requests",
-            "requests-without-usage": "requests that began but never completed",
-            "repeated_traces": "model_input_trace_recorded repeated for one step (retry)",
-            "reminder_children": "reminder child sessions linked",
-            "reminder_children_without_log_path": "reminder children with no log path",
-            "approval_reviews": "automatic approval reviews (their own logs; not read)",
-        }
-        for key, note in notes.items():
-            if self.counts[key]:
-                facts.append((key, f"{self.counts[key]} {note}"))
-        if self.counts["approval_reviews"]:
-            facts.append(
-                (
-                    "approval_review_tokens",
-                    f"{self.counts['approval_review_input_tokens']} in / "
-                    f"{self.counts['approval_review_output_tokens']} out (not this context)",
-                )
-            )
-        return facts + self.facts
-
-
-_REQUEST_TASK_EVENTS = frozenset({"proposed", "started", "status"})
+    return facts + journal.facts
 
 
 def _tool_call(
@@ -1365,74 +325,15 @@ def _tool_call(
         end = tool.exec_end_ns
     if tool.reminder:
         timing = "journal: reminder child linked/started → task ended (a background child run)"
-    return ToolCall(
-        call_id=tool.call_id,
-        name=tool.name,
+    return tool.finish(
+        response_ids,
+        end if end is not None else fallback_end,
         start_ns=start,
-        end_ns=max(end if end is not None else fallback_end, start),
-        response_id=tool.request_id if tool.request_id in response_ids else None,
-        prompt_id=tool.prompt_id,
-        is_error=tool.is_error,
         incomplete=end is None,
-        arg_keys=tool.arg_keys,
-        arg_bytes=tool.arg_bytes,
-        args_preview=tool.args_preview,
-        args_digest=tool.args_digest,
-        result_chars=tool.result_chars,
-        child_session=tool.child_session or spawned.get(tool.call_id),
         timing=timing,
+        child_session=spawned.get(tool.call_id),
         by_model=not tool.reminder,
     )
-
-
-def _failed(text: str) -> bool:
-    """A tool result that says it failed: `tool failed: …`, or bash JSON with exit_code ≠ 0."""
-    if text.startswith("tool failed"):
-        return True
-    if text.startswith("{") and '"exit_code"' in text:
-        try:
-            decoded = orjson.loads(text)
-        except ValueError:
-            return False
-        code = decoded.get("exit_code") if isinstance(decoded, dict) else None
-        return isinstance(code, int) and not isinstance(code, bool) and code != 0
-    return False
-
-
-def _usage_text(usage: dict[str, Any]) -> str:
-    if not usage:
-        return "usage not recorded"
-    return (
-        f"{token_count(usage.get('input_tokens'))} in / "
-        f"{token_count(usage.get('output_tokens'))} out"
-    )
-
-
-def lane_bytes(trace: _Trace, blocks: list[_Block]) -> tuple[dict[Category, int], bool]:
-    """Bytes per category of one request's lanes (FORMATS-muse §5.5), and False when the
-    context blocks exceed the `context` lane (that lane is then unattributed).
-
-    The `context` lane is split by block (`text_bytes`); the bytes left over are the
-    glue that joins the blocks (overhead). Omitted aggregate bytes are unattributed.
-    """
-    by: Counter[Category] = Counter()
-    fits = True
-    for lane in trace.lanes:
-        if lane.lane != "context":
-            by[lane_category(lane)] += lane.bytes
-            continue
-        used = [b for b in blocks if b.lifecycle in {"", "session_start"}]
-        total = sum(b.text_bytes for b in used)
-        if used and total <= lane.bytes:
-            for block in used:
-                by[block_category(block.block_id, block.source)[0]] += block.text_bytes
-            by[Category.OVERHEAD] += lane.bytes - total
-        else:
-            fits = fits and not used
-            by[Category.UNATTRIBUTED] += lane.bytes
-    listed = sum(lane.bytes for lane in trace.lanes)
-    by[Category.UNATTRIBUTED] += max(trace.omitted_bytes, trace.total_bytes - listed)
-    return {category: by[category] for category in Category if by[category] > 0}, fits
 
 
 # -- reading ----------------------------------------------------------------------------------
@@ -1454,7 +355,7 @@ def explain_rejected(path: Path) -> str | None:
 
 def read_journal(path: Path, diagnostics: Diagnostics) -> JournalBuilder:
     """Read one Muse log. Raises `JournalError` for a file that is no journal, for a
-    `muse export` array, and (`_ApprovalReviewLog`) for an approval-review log."""
+    `muse export` array, and (`ApprovalReviewLogError`) for an approval-review log."""
     source = str(path)
     builder = JournalBuilder(source, diagnostics)
     clock = Clock(source, diagnostics, expect_timestamps=True)
@@ -1482,9 +383,9 @@ def read_group(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:
         is_main = path == group.main
         try:
             if path.parent.name == APPROVAL_DIR:
-                raise _ApprovalReviewLog(str(path), APPROVAL_MESSAGE)
+                raise ApprovalReviewLogError(str(path), APPROVAL_MESSAGE)
             builders.append(read_journal(path, diagnostics))
-        except _ApprovalReviewLog as error:
+        except ApprovalReviewLogError as error:
             if is_main:
                 raise JournalError(error.path, error.message, error.line) from None
             diagnostics.skip("muse:approval-review-log")
@@ -1509,7 +410,7 @@ def read_group(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:
                 owner = by_path.get(_key(parent_log))
                 parent_id = owner.session_id if owner and owner.session_id else None
                 parent = (parent_id or parent_log.parent.name, None, "subagent")
-        session = builder.finish(parent)
+        session = finish_session(builder, parent)
         if session is not None:
             sessions.append(session)
     return sessions

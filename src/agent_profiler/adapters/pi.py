@@ -1,8 +1,8 @@
 """Pi coding agent sessions (`~/.pi/agent/sessions/--<cwd>--/<ts>_<uuid>.jsonl`).
 
 Owns what is Pi-specific (FORMATS.md §4): the session header and its three
-versions, the entry tree, which entries the model sees and which category each
-is, one request per assistant message with usage, and compaction.
+versions, which category each entry is, one request per assistant message with
+usage, and compaction; the entry tree and its active branch live in `pi_tree`.
 
 Format facts this module relies on, with the surprise each one holds:
 - a session is a tree, not a list: entries link by `id`/`parentId` and the
@@ -43,29 +43,25 @@ from typing import TYPE_CHECKING, Any
 from agent_profiler.adapters.common import (
     MS,
     Clock,
-    args_digest,
     journal_clock,
-    json_text,
     preview,
     text_field,
     token_count,
-    turn_ends,
 )
+from agent_profiler.adapters.drafts import CompactionDraft, ToolArguments, ToolDraft, finish_prompts
+from agent_profiler.adapters.pi_tree import Branch, Entry, Part, measured_part
 from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.estimate import text_tokens, tool_call_text
+from agent_profiler.estimate import tool_call_text
 from agent_profiler.jsonl import read_jsonl
 from agent_profiler.model import (
-    AnchorKind,
     Category,
-    Compaction,
     Harness,
     Marker,
     Prompt,
     Response,
     Session,
     SourceKind,
-    Stage,
     ToolCall,
     Usage,
 )
@@ -154,150 +150,13 @@ def bash_execution_text(message: dict[str, Any]) -> str:
     return text
 
 
-# --------------------------------------------------------------------------- the tree
-
-
-@dataclass(frozen=True, slots=True)
-class _Part:
-    """One context item an entry contributes while it is in the context."""
-
-    id: str
-    category: Category
-    chars: int
-    tokens: int  # measured once, when read: the entry may enter the context again later
-    label: str
-    source_id: str = ""
-    source_kind: SourceKind = SourceKind.NONE
-
-
-def _part(
-    item_id: str,
-    category: Category,
-    text: str,
-    label: str,
-    source_id: str = "",
-    source_kind: SourceKind = SourceKind.NONE,
-) -> _Part:
-    """A part measured by the shared estimator; its text is not kept."""
-    return _Part(item_id, category, len(text), text_tokens(text), label, source_id, source_kind)
-
-
-@dataclass(slots=True)
-class _Entry:
-    id: str
-    parent: str | None
-    kind: str
-    time_ns: int
-    parts: tuple[_Part, ...] = ()
-    first_kept: str | None = None  # compaction: where the history it keeps starts
-    prompt_id: str | None = None  # the nearest user prompt on its branch (itself for one)
-    thinking_level: str | None = None  # the level in force on its branch
-
-
-class _Branch:
-    """The active path of the session tree (root first) and which of its entries
-    the model sees, per `buildSessionContext`.
-
-    Moving to another leaf costs the part of the path that changes, plus the
-    entries between the old and the new compaction cut, not the whole path: a
-    session is read in time linear in its length, however many requests it has.
-    """
-
-    def __init__(self, entries: dict[str, _Entry]) -> None:
-        self.entries = entries
-        self.path: list[str] = []
-        self.position: dict[str, int] = {}
-        self.compactions: list[int] = []  # positions of the compaction entries on the path
-        self.cut = 0  # entries before this position were compacted away
-        self.visible: set[str] = set()
-
-    def move_to(self, leaf: str | None) -> tuple[list[str], list[str]]:
-        """Make the path end at `leaf` (None: empty); returns the entries that left
-        the context and those that entered it, each in path order."""
-        tail: list[str] = []
-        node = leaf
-        while node is not None and node not in self.position:
-            tail.append(node)
-            node = self.entries[node].parent
-        keep = self.position[node] + 1 if node is not None else 0
-        old_active = self.compactions[-1] if self.compactions else None
-        old_cut = min(self.cut, keep)
-        leaving = [e for e in self.path[keep:] if e in self.visible]
-        self.visible.difference_update(leaving)
-        for entry_id in self.path[keep:]:
-            del self.position[entry_id]
-        del self.path[keep:]
-        while self.compactions and self.compactions[-1] >= keep:
-            self.compactions.pop()
-        for entry_id in reversed(tail):
-            self.position[entry_id] = len(self.path)
-            if self.entries[entry_id].kind == "compaction":
-                self.compactions.append(len(self.path))
-            self.path.append(entry_id)
-        active = self.compactions[-1] if self.compactions else None
-        self.cut = self._cut(active)
-        # Only these positions can have changed: the new tail, the span between the
-        # old and the new cut, and the compactions whose summary came or went.
-        candidates = set(range(keep, len(self.path)))
-        candidates.update(range(min(old_cut, self.cut), max(old_cut, self.cut)))
-        candidates.update(p for p in (old_active, active) if p is not None and p < len(self.path))
-        entering: list[str] = []
-        for position in sorted(candidates):
-            entry_id = self.path[position]
-            wanted = self._wanted(position, active)
-            if wanted and entry_id not in self.visible:
-                self.visible.add(entry_id)
-                entering.append(entry_id)
-            elif not wanted and entry_id in self.visible:
-                self.visible.discard(entry_id)
-                leaving.append(entry_id)
-        return leaving, entering
-
-    def _cut(self, active: int | None) -> int:
-        if active is None:
-            return 0
-        first = self.entries[self.path[active]].first_kept
-        at = self.position.get(first) if first is not None else None
-        return at if at is not None and at < active else active
-
-    def _wanted(self, position: int, active: int | None) -> bool:
-        entry = self.entries[self.path[position]]
-        if not entry.parts:
-            return False
-        if entry.kind == "compaction":
-            return position == active  # only the latest compaction's summary is sent
-        return position >= self.cut
-
-
 # --------------------------------------------------------------------------- drafts
 
 
 @dataclass(slots=True)
-class _Tool:
-    call_id: str
-    name: str
-    start_ns: int
-    response_id: str | None
-    prompt_id: str | None
-    arg_keys: tuple[str, ...]
-    arg_bytes: int
-    args_preview: tuple[tuple[str, str], ...]
-    args_digest: str
-    from_failed_response: bool
-    end_ns: int | None = None
+class _Tool(ToolDraft):
+    from_failed_response: bool = False
     moved_on_ns: int | None = None  # the next entry after the call, when no result came
-    is_error: bool = False
-    result_chars: int = 0
-
-
-@dataclass(slots=True)
-class _Compaction:
-    id: str
-    start_ns: int
-    end_ns: int
-    pre_tokens: int | None
-    removed_items: int
-    trigger: str | None
 
 
 @dataclass(slots=True)
@@ -307,8 +166,8 @@ class SessionBuilder:
     path: str
     diagnostics: Diagnostics
     log: ContextLog = field(default_factory=ContextLog)
-    entries: dict[str, _Entry] = field(default_factory=dict)
-    branch: _Branch = field(init=False)
+    entries: dict[str, Entry] = field(default_factory=dict)
+    branch: Branch = field(init=False)
     line_ids: list[str | None] = field(default_factory=list)  # parsed line → entry id (v1)
     version: int | None = None  # None until the header (or the first entry) is read
     session_id: str = ""
@@ -326,7 +185,7 @@ class SessionBuilder:
     tools: dict[str, _Tool] = field(default_factory=dict)
     open_tools: list[_Tool] = field(default_factory=list)
     prompts: list[Prompt] = field(default_factory=list)
-    compactions: list[_Compaction] = field(default_factory=list)
+    compactions: list[CompactionDraft] = field(default_factory=list)
     markers: list[Marker] = field(default_factory=list)
     models: list[str] = field(default_factory=list)
     providers: list[str] = field(default_factory=list)
@@ -336,7 +195,7 @@ class SessionBuilder:
     end_ns: int | None = None
 
     def __post_init__(self) -> None:
-        self.branch = _Branch(self.entries)
+        self.branch = Branch(self.entries)
 
     # -- helpers ------------------------------------------------------------
 
@@ -347,7 +206,7 @@ class SessionBuilder:
     def warn(self, line: int, message: str) -> None:
         self.diagnostics.warn(self.path, line, "bad-shape", message)
 
-    def _message_time(self, message: dict[str, Any], entry: _Entry) -> int:
+    def _message_time(self, message: dict[str, Any], entry: Entry) -> int:
         """When the message was created (epoch ms), or else when it was appended."""
         created = _epoch_ms(message.get("timestamp"))
         if created is None or not 0 <= entry.time_ns - created <= _MAX_MESSAGE_LEAD_NS:
@@ -410,7 +269,9 @@ class SessionBuilder:
             if summary:
                 text = BRANCH_PREFIX + summary + BRANCH_SUFFIX
                 entry.parts = (
-                    _part(f"{entry.id}:summary", Category.SUMMARIES, text, "Branch summary"),
+                    measured_part(
+                        f"{entry.id}:summary", Category.SUMMARIES, text, "Branch summary"
+                    ),
                 )
         elif kind == "custom_message":
             self._extension_message(entry, value)
@@ -455,7 +316,7 @@ class SessionBuilder:
         if parent:
             self.forked_from = Path(parent).name
 
-    def _new_entry(self, value: dict[str, Any], kind: str, line: int, ts: int) -> _Entry:
+    def _new_entry(self, value: dict[str, Any], kind: str, line: int, ts: int) -> Entry:
         """The entry with its id and parent; v1 entries get them the way Pi migrates."""
         entry_id = f"line-{line}"
         parent = self.last_entry
@@ -475,7 +336,7 @@ class SessionBuilder:
                 self.warn(line, f"parentId {parent!r} is not an earlier entry; read as a root")
                 parent = None
         above = self.entries.get(parent) if parent is not None else None
-        entry = _Entry(
+        entry = Entry(
             entry_id,
             parent,
             kind,
@@ -487,7 +348,7 @@ class SessionBuilder:
         self.last_entry = entry_id
         return entry
 
-    def on_message(self, entry: _Entry, message: dict[str, Any], role: str | None) -> None:
+    def on_message(self, entry: Entry, message: dict[str, Any], role: str | None) -> None:
         if role == "user":
             self._on_user(entry, message)
         elif role == "assistant":
@@ -498,18 +359,20 @@ class SessionBuilder:
             if not message.get("excludeFromContext"):
                 text = bash_execution_text(message)
                 entry.parts = (
-                    _part(f"{entry.id}:bash", Category.RESULTS, text, "User shell command (!)"),
+                    measured_part(
+                        f"{entry.id}:bash", Category.RESULTS, text, "User shell command (!)"
+                    ),
                 )
         elif role in {"custom", "hookMessage"}:
             self._extension_message(entry, message)
         else:
             self.diagnostics.skip(f"pi:message/{role}")
 
-    def _on_user(self, entry: _Entry, message: dict[str, Any]) -> None:
+    def _on_user(self, entry: Entry, message: dict[str, Any]) -> None:
         texts, images = _text_blocks(message.get("content"))
         self.unmeasured["image"] += images
         entry.parts = tuple(
-            _part(
+            measured_part(
                 f"{entry.id}:{index}",
                 Category.PROMPTS,
                 text,
@@ -525,15 +388,16 @@ class SessionBuilder:
             self.prompts.append(Prompt(entry.id, start, start, chars, "user", preview(first)))
             entry.prompt_id = entry.id
 
-    def _extension_message(self, entry: _Entry, value: dict[str, Any]) -> None:
+    def _extension_message(self, entry: Entry, value: dict[str, Any]) -> None:
         texts, images = _text_blocks(value.get("content"))
         self.unmeasured["image"] += images
         label = f"Extension message ({text_field(value, 'customType') or '?'})"
         entry.parts = tuple(
-            _part(f"{entry.id}:{index}", Category.ENVIRONMENT, text, label) for index, text in texts
+            measured_part(f"{entry.id}:{index}", Category.ENVIRONMENT, text, label)
+            for index, text in texts
         )
 
-    def _on_assistant(self, entry: _Entry, message: dict[str, Any]) -> None:
+    def _on_assistant(self, entry: Entry, message: dict[str, Any]) -> None:
         usage = message.get("usage")
         if not isinstance(usage, dict):
             usage = {}
@@ -546,7 +410,7 @@ class SessionBuilder:
         model = text_field(message, "model") or ""
         start = self._message_time(message, entry)
         response_id = entry.id
-        parts: list[_Part] = []
+        parts: list[Part] = []
         content = message.get("content")
         for index, block in enumerate(content if isinstance(content, list) else []):
             if not isinstance(block, dict):
@@ -556,7 +420,7 @@ class SessionBuilder:
             if kind == "text" and text_field(block, "text") is not None:
                 text = block["text"]
                 parts.append(
-                    _part(
+                    measured_part(
                         item_id,
                         Category.ASSISTANT,
                         text,
@@ -571,7 +435,7 @@ class SessionBuilder:
                     self.unmeasured["redacted-thinking"] += 1
                 elif thinking:
                     parts.append(
-                        _part(
+                        measured_part(
                             item_id,
                             Category.ASSISTANT,
                             thinking,
@@ -612,11 +476,9 @@ class SessionBuilder:
         # The request was sent with the context of its parent's branch.
         self._apply(*self.branch.move_to(entry.parent))
         self.log.observe(
-            Observation(
-                time_ns=response.start_ns,
-                anchor=AnchorKind.RESPONSE,
-                anchor_id=response.id,
-                stage=Stage.TRANSCRIPT_OBSERVED,
+            Observation.request(
+                response.start_ns,
+                response.id,
                 model=model or None,
                 reported_tokens=prompt_tokens,
             )
@@ -633,16 +495,15 @@ class SessionBuilder:
         self,
         block: dict[str, Any],
         item_id: str,
-        entry: _Entry,
+        entry: Entry,
         response_id: str | None,
         failed: bool,
-    ) -> _Part | None:
+    ) -> Part | None:
         call_id = text_field(block, "id")
         if not call_id:
             return None
         name = text_field(block, "name") or "tool"
         arguments = block.get("arguments")
-        encoded = json_text(arguments)
         if call_id not in self.tools:
             tool = _Tool(
                 call_id,
@@ -650,20 +511,12 @@ class SessionBuilder:
                 entry.time_ns,  # tools run once the whole message is in
                 response_id,
                 entry.prompt_id,
-                tuple(str(k) for k in arguments) if isinstance(arguments, dict) else (),
-                len(encoded.encode()),
-                tuple(
-                    (str(k), preview(v if isinstance(v, str) else json_text(v)))
-                    for k, v in arguments.items()
-                )
-                if isinstance(arguments, dict)
-                else (),
-                args_digest(arguments),
-                failed,
+                ToolArguments.of(arguments),
+                from_failed_response=failed,
             )
             self.tools[call_id] = tool
             self.open_tools.append(tool)
-        return _part(
+        return measured_part(
             item_id,
             Category.ASSISTANT,
             tool_call_text(name, arguments),
@@ -672,14 +525,14 @@ class SessionBuilder:
             source_kind=SourceKind.TOOL,
         )
 
-    def _on_tool_result(self, entry: _Entry, message: dict[str, Any]) -> None:
+    def _on_tool_result(self, entry: Entry, message: dict[str, Any]) -> None:
         call_id = text_field(message, "toolCallId") or ""
         texts, images = _text_blocks(message.get("content"))
         self.unmeasured["image"] += images
         joined = "".join(text for _, text in texts)
         chars = len(joined)
         entry.parts = (
-            _part(
+            measured_part(
                 f"{entry.id}:result",
                 Category.RESULTS,
                 joined,
@@ -698,11 +551,11 @@ class SessionBuilder:
         if tool in self.open_tools:
             self.open_tools.remove(tool)
 
-    def on_compaction(self, entry: _Entry, value: dict[str, Any], line: int) -> None:
+    def on_compaction(self, entry: Entry, value: dict[str, Any], line: int) -> None:
         summary = text_field(value, "summary") or ""
         text = COMPACTION_PREFIX + summary + COMPACTION_SUFFIX
         entry.parts = (
-            _part(f"{entry.id}:summary", Category.SUMMARIES, text, "Compaction summary"),
+            measured_part(f"{entry.id}:summary", Category.SUMMARIES, text, "Compaction summary"),
         )
         entry.first_kept = text_field(value, "firstKeptEntryId")
         index = value.get("firstKeptEntryIndex")
@@ -720,23 +573,22 @@ class SessionBuilder:
         self._apply(leaving, entering)
         removed = sum(len(self.entries[e].parts) for e in leaving)
         self.log.observe(
-            Observation(
-                time_ns=entry.time_ns,
-                anchor=AnchorKind.COMPACTION,
-                anchor_id=entry.id,
-                stage=Stage.POST_COMPACTION,
+            Observation.after_compaction(
+                entry.time_ns,
+                entry.id,
             )
         )
         above = self.entries.get(entry.parent) if entry.parent else None
         start = min(above.time_ns, entry.time_ns) if above else entry.time_ns
         self.compactions.append(
-            _Compaction(
+            CompactionDraft(
                 entry.id,
                 start,
                 entry.time_ns,
-                token_count(value.get("tokensBefore")) or None,
-                removed,
-                "extension" if value.get("fromHook") is True else None,
+                trigger="extension" if value.get("fromHook") is True else None,
+                pre_tokens=token_count(value.get("tokensBefore")) or None,
+                removed_items=removed,
+                timing="previous entry → compaction entry",
             )
         )
 
@@ -750,11 +602,8 @@ class SessionBuilder:
             # No request to anchor a snapshot on: show what the final branch holds.
             self._apply(*self.branch.move_to(self.last_entry))
             self.log.observe(
-                Observation(
-                    time_ns=end,
-                    anchor=AnchorKind.SESSION,
-                    anchor_id="",
-                    stage=Stage.TRANSCRIPT_OBSERVED,
+                Observation.session_end(
+                    end,
                     model=self.header_model,
                 )
             )
@@ -774,49 +623,9 @@ class SessionBuilder:
             else:
                 tool_end, timing = end, "journal: call → end of journal (no result)"
                 still_open = True
-            tools.append(
-                ToolCall(
-                    call_id=t.call_id,
-                    name=t.name,
-                    start_ns=t.start_ns,
-                    end_ns=max(tool_end, t.start_ns),
-                    response_id=t.response_id if t.response_id in response_ids else None,
-                    prompt_id=t.prompt_id,
-                    is_error=t.is_error,
-                    incomplete=t.end_ns is None,
-                    arg_keys=t.arg_keys,
-                    arg_bytes=t.arg_bytes,
-                    args_preview=t.args_preview,
-                    args_digest=t.args_digest,
-                    result_chars=t.result_chars,
-                    timing=timing,
-                )
-            )
-        ends = turn_ends(self.responses, tools)
-        prompts = tuple(
-            Prompt(
-                p.id,
-                p.start_ns,
-                max(ends.get(p.id, p.start_ns), p.start_ns),
-                p.chars,
-                p.source,
-                p.preview,
-            )
-            for p in self.prompts
-        )
-        compactions = tuple(
-            Compaction(
-                id=c.id,
-                start_ns=c.start_ns,
-                end_ns=c.end_ns,
-                kind="compaction",
-                trigger=c.trigger,
-                pre_tokens=c.pre_tokens,
-                removed_items=c.removed_items,
-                timing="previous entry → compaction entry",
-            )
-            for c in self.compactions
-        )
+            tools.append(t.finish(response_ids, tool_end, timing=timing))
+        prompts = finish_prompts(self.prompts, self.responses, tools)
+        compactions = tuple(c.finish() for c in self.compactions)
         models = list(self.models)
         if not models and self.header_model:
             models.append(self.header_model)

@@ -1,0 +1,680 @@
+"""Claude Code: what each transcript or stream-json record means for one session.
+
+Owns the `SessionBuilder` (one thread: main or subagent) and the Claude format facts
+(FORMATS.md §1): which records are requests, how usage merges, what each block is in context.
+
+Format facts this module relies on, with the surprise each one holds:
+- one API response is several records sharing `message.id`; usage is repeated
+  on each and merged per field with max; the first record's thread is kept;
+  a response whose merged usage is all zero is not a request (§1.3, seed 001);
+- prompt size = input + cache_creation + cache_read; `output_tokens` is a
+  streaming snapshot and cannot be trusted (§1.4);
+- the system prompt, tool schemas and memory files are not in the transcript:
+  they become the inferred head item (§1.5);
+- a request's start is not recorded: it is the time of the record that
+  triggered it (the prompt or the last tool result before it) (§1.9).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from agent_profiler.adapters.common import (
+    MS,
+    preview,
+    private_path,
+    text_field,
+    timestamp_ns,
+    token_count,
+)
+from agent_profiler.adapters.drafts import (
+    CompactionDraft,
+    ToolArguments,
+    ToolDraft,
+    add_tool_call,
+    finish_prompts,
+)
+from agent_profiler.attribution import ContextLog, Logged, Observation
+from agent_profiler.context_command import NATIVE_HEAD, NativeSnapshot
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.model import (
+    AnchorKind,
+    Basis,
+    Category,
+    Coverage,
+    Harness,
+    Prompt,
+    Response,
+    Session,
+    SourceKind,
+    Stage,
+    Usage,
+)
+
+HARNESS = Harness.CLAUDE_CODE
+NATIVE_ITEM_STAGE = (
+    "head (system, tools, rules, skills) from the last /context run; conversation from "
+    "transcript items"
+)
+_USAGE_KEYS = (
+    "input_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+    "output_tokens",
+)
+# Every current Claude model has a 200k window unless a 1M beta is on, which the
+# transcript does not say; the trace labels this number as assumed.
+DEFAULT_WINDOW = 200_000
+
+# Text that the harness (not the user) puts into user records, by leading tag.
+_OVERHEAD_TAGS = (
+    "<system-reminder>",
+    "<command-name>",
+    "<command-message>",
+    "<command-args>",
+    "<local-command-caveat>",
+    "[Request interrupted",
+)
+_ENVIRONMENT_TAGS = (
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<task-notification>",
+    "<user-prompt-submit-hook>",
+)
+_SKILL_PREFIX = "Base directory for this skill"
+
+
+# --------------------------------------------------------------------------- small helpers
+
+
+def _text_of(content: object) -> tuple[str, int]:
+    """(text, images) of tool-result or message content as the model sees it; the text
+    blocks joined, so that the estimator sees what they are."""
+    if isinstance(content, str):
+        return content, 0
+    texts: list[str] = []
+    images = 0
+    if isinstance(content, list):
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            kind = text_field(block, "type")
+            if kind == "text" and isinstance(block.get("text"), str):
+                texts.append(block["text"])
+            elif kind in {"image", "document"}:
+                images += 1
+    return "".join(texts), images
+
+
+def _classify_user_text(text: str, is_meta: bool) -> tuple[Category, str]:
+    stripped = text.lstrip()
+    if stripped.startswith(_SKILL_PREFIX):
+        return Category.SKILLS, "Skill body"
+    if stripped.startswith(_OVERHEAD_TAGS):
+        return Category.OVERHEAD, "Harness wrapper"
+    if stripped.startswith(_ENVIRONMENT_TAGS):
+        return Category.ENVIRONMENT, "Environment"
+    if is_meta:
+        # Slash-command bodies and other text the harness expands for the user.
+        return Category.SKILLS, "Command or skill body"
+    return Category.PROMPTS, "User prompt"
+
+
+# --------------------------------------------------------------------------- drafts
+
+
+@dataclass(slots=True)
+class _ResponseDraft:
+    id: str
+    start_ns: int
+    end_ns: int
+    model: str
+    prompt_id: str | None
+    observation: Logged
+    usage: dict[str, int] = field(default_factory=dict)
+    is_error: bool = False
+    stop_reason: str | None = None
+
+    def merge_usage(self, usage: object) -> None:
+        if not isinstance(usage, dict):
+            return
+        for key in _USAGE_KEYS:
+            value = token_count(usage.get(key))
+            if value > self.usage.get(key, 0):
+                self.usage[key] = value
+
+    @property
+    def prompt_tokens(self) -> int:
+        u = self.usage
+        return (
+            u.get("input_tokens", 0)
+            + u.get("cache_creation_input_tokens", 0)
+            + u.get("cache_read_input_tokens", 0)
+        )
+
+    @property
+    def is_request(self) -> bool:
+        return any(self.usage.values())
+
+
+@dataclass(slots=True)
+class _CompactionDraft(CompactionDraft):
+    observation: Logged | None = None
+
+
+class SessionBuilder:
+    """Accumulates one Claude Code session (main thread or one subagent)."""
+
+    def __init__(self, session_id: str, source: str, diagnostics: Diagnostics) -> None:
+        self.session_id = session_id
+        self.sources: list[str] = [source]
+        self.diagnostics = diagnostics
+        self.log = ContextLog()
+        self.responses: dict[str, _ResponseDraft] = {}
+        self.tools: dict[str, ToolDraft] = {}
+        self.prompts: list[Prompt] = []
+        self.compactions: list[_CompactionDraft] = []
+        self.models: list[str] = []
+        self.unmeasured: Counter[str] = Counter()
+        self.start_ns: int | None = None
+        self.end_ns: int | None = None
+        self.trigger_ns: int | None = None  # time of the record that will trigger the next request
+        self.current_prompt: str | None = None
+        # A compaction whose observation waits for its summary record (see on_user).
+        self.pending_post: tuple[_CompactionDraft, Observation] | None = None
+        self.version: str | None = None
+        self.project: str | None = None
+        self.window: int | None = None
+        self.window_source: str | None = None
+        self.parent_session: str | None = None
+        self.parent_call_id: str | None = None
+        self.agent_id: str | None = None
+        self.child_role: str | None = None
+        self.timing = "journal-timestamps"
+        self.agent_results: dict[str, str] = {}  # agentId → the call that launched it
+        self.facts: list[tuple[str, str]] = []
+        self.records = 0
+        self.warned_usage = False
+        self.item_stage: str | None = None  # says which parts are native after a /context
+        self.native_runs = 0
+
+    # -- time -------------------------------------------------------------
+
+    def touch(self, ts: int) -> None:
+        self.start_ns = ts if self.start_ns is None else min(self.start_ns, ts)
+        self.end_ns = ts if self.end_ns is None else max(self.end_ns, ts)
+
+    def cover(self, child: SessionBuilder) -> None:
+        """A session lasts at least as long as its subagents: warmup sidechains run before
+        the first main-thread record, and a parent may log nothing while a child works."""
+        if child.start_ns is None or child.end_ns is None:
+            return
+        self.touch(child.start_ns)
+        self.touch(child.end_ns)
+
+    # -- records ----------------------------------------------------------
+
+    def on_meta(self, record: dict[str, Any]) -> None:
+        version = record.get("version") or record.get("claude_code_version")
+        if isinstance(version, str) and not self.version:
+            self.version = version
+        cwd = record.get("cwd")
+        if isinstance(cwd, str) and not self.project:
+            self.project = cwd
+
+    def _flush_post_compaction(self) -> None:
+        if self.pending_post is not None:
+            draft, observation = self.pending_post
+            draft.observation = self.log.observe(observation)
+            self.pending_post = None
+
+    def on_user(self, record: dict[str, Any], ts: int, line: int | None = None) -> None:
+        message = record.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if content is None or not isinstance(content, str | list):
+            self.diagnostics.warn(
+                self.sources[0], line, "bad-shape", "user record without a readable message content"
+            )
+        uuid = str(record.get("uuid") or f"user@{ts}")
+        is_meta = bool(record.get("isMeta"))
+        if record.get("isCompactSummary") or (record.get("isSynthetic") and self.pending_post):
+            summary, images = _text_of(content)
+            self.unmeasured["image"] += images
+            self.log.add(f"summary:{uuid}", Category.SUMMARIES, summary, label="Compaction summary")
+            self._flush_post_compaction()
+            self.trigger_ns = ts
+            return
+        self._flush_post_compaction()
+        blocks: list[Any] = (
+            [content]
+            if isinstance(content, str)
+            else (content if isinstance(content, list) else [])
+        )
+        new_prompt_text: str | None = None
+        prompt_chars = 0
+        for index, block in enumerate(blocks):
+            item_id = f"{uuid}:{index}"
+            if isinstance(block, str) or (
+                isinstance(block, dict) and text_field(block, "type") == "text"
+            ):
+                text = block if isinstance(block, str) else block.get("text")
+                if not isinstance(text, str):
+                    continue
+                category, label = _classify_user_text(text, is_meta)
+                source_id = ""
+                source_kind = SourceKind.NONE
+                if category is Category.SKILLS and isinstance(record.get("sourceToolUseID"), str):
+                    source_id, source_kind = record["sourceToolUseID"], SourceKind.TOOL
+                elif category is Category.PROMPTS:
+                    source_kind = SourceKind.PROMPT
+                    new_prompt_text = new_prompt_text or text
+                    prompt_chars += len(text)
+                self.log.add(
+                    item_id,
+                    category,
+                    text,
+                    label=label,
+                    source_id=source_id,
+                    source_kind=source_kind,
+                )
+            elif isinstance(block, dict) and text_field(block, "type") == "tool_result":
+                self._on_tool_result(block, record, ts)
+            elif isinstance(block, dict) and text_field(block, "type") in {"image", "document"}:
+                self.unmeasured[str(text_field(block, "type"))] += 1
+        if new_prompt_text is not None:
+            prompt_id = uuid
+            source = (
+                "agent"
+                if record.get("isSidechain") and record.get("parentUuid") is None
+                else "user"
+            )
+            if self.parent_session is not None and not self.prompts:
+                source = "agent"
+            self.prompts.append(
+                Prompt(prompt_id, ts, ts, prompt_chars, source, preview(new_prompt_text))
+            )
+            self.current_prompt = prompt_id
+        self.trigger_ns = ts
+
+    def _on_tool_result(self, block: dict[str, Any], record: dict[str, Any], ts: int) -> None:
+        call_id = block.get("tool_use_id")
+        if not isinstance(call_id, str):
+            return
+        text, images = _text_of(block.get("content"))
+        chars = len(text)
+        self.unmeasured["image"] += images
+        self.log.add(
+            f"result:{call_id}",
+            Category.RESULTS,
+            text,
+            label="Tool result",
+            source_id=call_id,
+            source_kind=SourceKind.TOOL,
+        )
+        tool = self.tools.get(call_id)
+        if tool is None:
+            return  # its call is not in this journal: the result still counts in context
+        tool.end_ns = max(ts, tool.start_ns)
+        tool.is_error = bool(block.get("is_error"))
+        tool.result_chars = chars
+        result = record.get("toolUseResult", record.get("tool_use_result"))
+        if isinstance(result, dict) and isinstance(result.get("agentId"), str):
+            self.agent_results[result["agentId"]] = call_id
+
+    def on_assistant(self, record: dict[str, Any], ts: int, line: int, path: str) -> None:
+        self._flush_post_compaction()
+        message = record.get("message")
+        if not isinstance(message, dict):
+            self.diagnostics.warn(path, line, "bad-shape", "assistant record without a message")
+            return
+        message_id = message.get("id") or record.get("requestId") or record.get("uuid")
+        message_id = str(message_id) if message_id else f"response@{line}"
+        model = message.get("model")
+        model = model if isinstance(model, str) else ""
+        draft = self.responses.get(message_id)
+        if draft is None:
+            start = self.trigger_ns if self.trigger_ns is not None and self.trigger_ns <= ts else ts
+            observation = self.log.observe(
+                Observation.request(
+                    start,
+                    message_id,
+                    model=model or None,
+                    item_stage=self.item_stage,
+                )
+            )
+            draft = _ResponseDraft(message_id, start, ts, model, self.current_prompt, observation)
+            self.responses[message_id] = draft
+            if model and model != "<synthetic>" and model not in self.models:
+                self.models.append(model)
+        draft.end_ns = max(draft.end_ns, ts)
+        usage = message.get("usage")
+        draft.merge_usage(usage)
+        if isinstance(usage, dict) and not self.warned_usage:
+            bad = [
+                k
+                for k in _USAGE_KEYS
+                if usage.get(k) is not None and token_count(usage.get(k)) != usage.get(k)
+            ]
+            if bad:
+                self.warned_usage = True
+                self.diagnostics.warn(
+                    path,
+                    line,
+                    "bad-usage",
+                    f"usage {', '.join(bad)} not a token count ({usage[bad[0]]!r}); counted as 0",
+                )
+        if record.get("isApiErrorMessage") or record.get("error"):
+            draft.is_error = True
+        if isinstance(message.get("stop_reason"), str):
+            draft.stop_reason = message["stop_reason"]
+        content = message.get("content")
+        blocks = (
+            content if isinstance(content, list) else [content] if isinstance(content, str) else []
+        )
+        uuid = str(record.get("uuid") or f"{message_id}@{line}")
+        for index, block in enumerate(blocks):
+            item_id = f"{uuid}:{index}"
+            if isinstance(block, str):
+                self.log.add(
+                    item_id,
+                    Category.ASSISTANT,
+                    block,
+                    label="Assistant text",
+                    source_id=message_id,
+                    source_kind=SourceKind.RESPONSE,
+                )
+                continue
+            if not isinstance(block, dict):
+                continue
+            kind = text_field(block, "type")
+            if kind == "text" and isinstance(block.get("text"), str):
+                self.log.add(item_id, Category.ASSISTANT, block["text"], label="Assistant text")
+            elif kind == "thinking" and isinstance(block.get("thinking"), str):
+                self.log.add(item_id, Category.ASSISTANT, block["thinking"], label="Thinking")
+            elif kind == "redacted_thinking":
+                self.unmeasured["redacted-thinking"] += 1
+            elif kind in {"tool_use", "server_tool_use"}:
+                self._on_tool_use(block, draft, ts)
+
+    def _on_tool_use(self, block: dict[str, Any], draft: _ResponseDraft, ts: int) -> None:
+        call_id = block.get("id")
+        if not isinstance(call_id, str):
+            return
+        name = block.get("name")
+        name = name if isinstance(name, str) else "tool"
+        arguments = block.get("input")
+        add_tool_call(self.log, call_id, name, arguments)
+        if call_id not in self.tools:
+            self.tools[call_id] = ToolDraft(
+                call_id, name, ts, draft.id, draft.prompt_id, ToolArguments.of(arguments)
+            )
+
+    def on_native_context(self, run: NativeSnapshot, fallback_ns: int) -> None:
+        """A `/context` run: Claude Code's own breakdown. It is a snapshot of its own
+        (basis native-summary, coverage complete, a new baseline), and from here on its
+        head categories replace the inferred head in the transcript-observed snapshots."""
+        self._flush_post_compaction()
+        ts = timestamp_ns(run.timestamp) or fallback_ns
+        self.touch(ts)
+        totals = dict(run.categories)
+        head: list[tuple[str, Category, int, str]] = []
+        for category in NATIVE_HEAD:
+            rows = [item for item in run.items if item.category is category]
+            for item in rows:
+                item_id, label = self._private_item(item.id, item.label)
+                head.append((item_id, category, item.tokens, label))
+            rest = totals.get(category, 0) - sum(item.tokens for item in rows)
+            if rest > 0:
+                head.append(
+                    (
+                        f"native:{category.value}",
+                        category,
+                        rest,
+                        f"{category.label} (from /context)",
+                    )
+                )
+        self.log.native_head(head)
+        self.log.observe(
+            Observation(
+                time_ns=ts,
+                anchor=AnchorKind.NATIVE,
+                anchor_id=f"context-command@{run.line}",
+                stage=Stage.TRANSCRIPT_OBSERVED,
+                reported_tokens=run.used_tokens,
+                window_tokens=run.window_tokens,
+                effective_window_tokens=run.effective_window_tokens,
+                native_categories=run.categories,
+                basis=Basis.NATIVE_SUMMARY,
+                coverage=Coverage.COMPLETE,
+                item_stage="native-summary",
+                force_baseline=True,
+                model=run.model,
+            )
+        )
+        self.native_runs += 1
+        if self.window is None and run.window_tokens:
+            self.window, self.window_source = run.window_tokens, "journal (/context)"
+        if run.model and not self.models:
+            # A session holding only /context output has no assistant record to name its
+            # model; the /context header does.
+            self.models.append(run.model)
+        self.item_stage = NATIVE_ITEM_STAGE
+
+    def _private_item(self, item_id: str, label: str) -> tuple[str, str]:
+        """`/context` names memory files by absolute path (`/home/<user>/.claude/CLAUDE.md`):
+        shorten it in the id and the label, so no user name or cwd reaches the trace."""
+        kind, _, name = item_id.partition(":")
+        short = private_path(name, self.project)
+        if short == name:
+            return item_id, label
+        return f"{kind}:{short}", label.replace(name, short, 1)
+
+    def on_hook_context(self, record: dict[str, Any]) -> None:
+        """A SessionStart/UserPromptSubmit hook's `additionalContext` enters the context
+        (stream-json `system/hook_response`; transcript `attachment` records)."""
+        text: object = None
+        output = record.get("output")
+        if isinstance(output, str) and "additionalContext" in output:
+            try:
+                parsed = orjson.loads(output)
+            except ValueError:
+                parsed = None
+            specific = parsed.get("hookSpecificOutput") if isinstance(parsed, dict) else None
+            if isinstance(specific, dict):
+                text = specific.get("additionalContext")
+        attachment = record.get("attachment")
+        if isinstance(attachment, dict) and "context" in str(attachment.get("type", "")):
+            text = attachment.get("content")
+        context, _ = _text_of(text)
+        if context:
+            uuid = record.get("uuid") or record.get("hook_id") or f"hook@{self.records}"
+            self.log.add(f"hook:{uuid}", Category.ENVIRONMENT, context, label="Hook context")
+
+    def on_compact_boundary(self, record: dict[str, Any], ts: int) -> None:
+        self._flush_post_compaction()
+        meta = record.get("compactMetadata") or record.get("compact_metadata") or {}
+        meta = meta if isinstance(meta, dict) else {}
+        pre = meta.get("preTokens", meta.get("pre_tokens"))
+        post = meta.get("postTokens", meta.get("post_tokens"))
+        duration = meta.get("durationMs", meta.get("duration_ms"))
+        # The boundary record is written when the compaction is done; its start is known
+        # only from durationMs (newer builds) or the summarisation request's own file.
+        # Without either the slice is zero-length rather than a guessed span.
+        start = ts - token_count(duration) * MS
+        timing = "compactMetadata.durationMs" if token_count(duration) else "boundary record only"
+        compaction_id = str(record.get("uuid") or f"compaction@{ts}")
+        removed = self.log.clear()
+        observation = Observation.after_compaction(
+            ts,
+            compaction_id,
+            reported_tokens=token_count(post) or None,
+        )
+        trigger = meta.get("trigger")
+        draft = _CompactionDraft(
+            compaction_id,
+            start,
+            ts,
+            trigger=trigger if isinstance(trigger, str) else None,
+            pre_tokens=token_count(pre) or None,
+            post_tokens=token_count(post) or None,
+            removed_items=removed,
+            timing=timing,
+        )
+        self.compactions.append(draft)
+        # The summary record usually follows: observe after it (see on_user).
+        self.pending_post = (draft, observation)
+        self.trigger_ns = ts
+
+    def on_microcompact(self, record: dict[str, Any], ts: int) -> None:
+        self._flush_post_compaction()
+        meta = record.get("microcompactMetadata") or record.get("microcompact_metadata") or {}
+        meta = meta if isinstance(meta, dict) else {}
+        ids = meta.get("compactedToolIds") or meta.get("compacted_tool_ids") or []
+        ids = ids if isinstance(ids, list) else []
+        removed = sum(
+            1
+            for call_id in ids
+            if isinstance(call_id, str) and self.log.remove(f"result:{call_id}")
+        )
+        pre = token_count(meta.get("preTokens", meta.get("pre_tokens"))) or None
+        saved = token_count(meta.get("tokensSaved", meta.get("tokens_saved")))
+        post = pre - saved if pre is not None and saved and saved <= pre else None
+        compaction_id = str(record.get("uuid") or f"microcompaction@{ts}")
+        observation = self.log.observe(
+            Observation.after_compaction(
+                ts,
+                compaction_id,
+                reported_tokens=post,
+            )
+        )
+        trigger = meta.get("trigger")
+        self.compactions.append(
+            _CompactionDraft(
+                compaction_id,
+                ts,
+                ts,
+                "microcompaction",
+                trigger if isinstance(trigger, str) else None,
+                pre,
+                post,
+                removed,
+                timing="boundary record only",
+                observation=observation,
+            )
+        )
+
+    # -- result -----------------------------------------------------------
+
+    def finish(self) -> Session | None:
+        self._flush_post_compaction()
+        if self.start_ns is None or self.end_ns is None:
+            return None
+        end = self.end_ns
+        window = self.window
+        window_source = self.window_source
+        requests = [d for d in self.responses.values() if d.is_request]
+        if window is None and any(m.startswith("claude-") for m in self.models):
+            window, window_source = DEFAULT_WINDOW, "assumed: Claude default window, not in journal"
+        for draft in self.responses.values():
+            if draft.is_request:
+                self.log.settle(
+                    draft.observation, window_tokens=window, reported_tokens=draft.prompt_tokens
+                )
+            else:
+                self.log.settle(draft.observation, window_tokens=window, dropped=True)
+        for compaction in self.compactions:
+            if compaction.observation is not None:
+                self.log.settle(compaction.observation, window_tokens=window)
+        if not requests and not self.compactions and not self.native_runs:
+            # No request to anchor a snapshot on (an init-only run, a backend that
+            # reports zero usage): show what the transcript holds at the end. After a
+            # /context run its complete native split is that picture: a second, partial
+            # estimate beside it would contradict it (Conversation 0, coverage twice).
+            self.log.observe(
+                Observation.session_end(
+                    end,
+                    model=self.models[0] if self.models else None,
+                    window_tokens=window,
+                )
+            )
+        snapshots = self.log.replay()
+        responses = tuple(
+            Response(
+                id=d.id,
+                start_ns=min(d.start_ns, d.end_ns),
+                end_ns=d.end_ns,
+                model=d.model,
+                usage=Usage(
+                    prompt_tokens=d.prompt_tokens,
+                    input_tokens=d.usage.get("input_tokens", 0),
+                    output_tokens=d.usage.get("output_tokens", 0),
+                    cache_read_tokens=d.usage.get("cache_read_input_tokens", 0),
+                    cache_write_tokens=d.usage.get("cache_creation_input_tokens", 0),
+                ),
+                prompt_id=d.prompt_id,
+                is_error=d.is_error,
+                stop_reason=d.stop_reason,
+                output_tokens_reliable=False,
+            )
+            for d in requests
+        )
+        # SPEC §3 says an all-zero usage is "not a request"; issue 15 (newer) keeps it as a
+        # response span with its usage unknown, so a backend writing zeros still shows its
+        # requests. Claude Code's own `<synthetic>` replies (an API error) made no request.
+        unmetered = tuple(
+            Response(
+                id=d.id,
+                start_ns=min(d.start_ns, d.end_ns),
+                end_ns=d.end_ns,
+                model=d.model,
+                usage=Usage(prompt_tokens=0),
+                prompt_id=d.prompt_id,
+                is_error=d.is_error,
+                stop_reason=d.stop_reason,
+                output_tokens_reliable=False,
+                usage_known=False,
+            )
+            for d in self.responses.values()
+            if not d.is_request and d.model != "<synthetic>"
+        )
+        response_ids = {r.id for r in (*responses, *unmetered)}
+        tools = tuple(
+            t.finish(response_ids, t.end_ns if t.end_ns is not None else end)
+            for t in self.tools.values()
+        )
+        prompts = finish_prompts(self.prompts, responses, tools)
+        compactions = tuple(c.finish() for c in self.compactions)
+        return Session(
+            harness=HARNESS,
+            session_id=self.session_id,
+            start_ns=self.start_ns,
+            end_ns=end,
+            sources=tuple(self.sources),
+            models=tuple(self.models),
+            provider="anthropic",
+            window_tokens=window,
+            window_source=window_source,
+            project=self.project,
+            harness_version=self.version,
+            parent_session=self.parent_session,
+            parent_call_id=self.parent_call_id,
+            agent_id=self.agent_id,
+            child_role=self.child_role,
+            timing=self.timing,
+            incomplete=any(t.incomplete for t in tools),
+            prompts=prompts,
+            responses=responses,
+            unmetered_responses=unmetered,
+            tool_calls=tools,
+            compactions=compactions,
+            snapshots=tuple(snapshots),
+            unmeasured=self.log.unmeasured(self.unmeasured),
+            facts=tuple(self.facts),
+        )

@@ -1,0 +1,204 @@
+"""The drafts every adapter fills while it reads, and the one way each becomes model data.
+
+Owns how a tool call's arguments are measured (`ToolArguments`), the mutable tool-call
+and compaction drafts, and how prompts end (`finish_prompts`); adapters only decide times.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import orjson
+
+from agent_profiler.adapters.common import args_digest, json_text, preview, turn_ends
+from agent_profiler.attribution import ContextLog
+from agent_profiler.estimate import tool_call_text
+from agent_profiler.model import Category, Compaction, Prompt, Response, SourceKind, ToolCall, Usage
+
+
+@dataclass(frozen=True, slots=True)
+class ToolArguments:
+    """A tool call's input as every writer shows it: its keys, a capped preview per key,
+    its size in UTF-8 bytes and a digest of the whole input. The size is of the same text
+    `estimate.tool_call_text` measures in context (a string as it is, anything else as
+    compact JSON, guarded against nesting orjson cannot write), so the two never disagree."""
+
+    keys: tuple[str, ...] = ()
+    preview: tuple[tuple[str, str], ...] = ()
+    bytes: int = 0
+    digest: str = ""
+
+    @classmethod
+    def of(cls, arguments: object, *, decode: bool = False) -> ToolArguments:
+        """Measure `arguments`. With `decode`, a string argument is the JSON text of the
+        arguments (Codex function calls, Muse): its keys come from the decoded object."""
+        text = tool_call_text("", arguments)
+        decoded: object = arguments
+        if decode and isinstance(arguments, str):
+            try:
+                decoded = orjson.loads(arguments) if arguments else None
+            except ValueError:
+                decoded = None
+        keys: tuple[str, ...] = ()
+        previews: tuple[tuple[str, str], ...] = ()
+        if isinstance(decoded, dict):
+            keys = tuple(str(k) for k in decoded)
+            previews = tuple(
+                (str(k), preview(v if isinstance(v, str) else json_text(v)))
+                for k, v in decoded.items()
+            )
+        elif text:
+            previews = (("input", preview(text)),)
+        return cls(
+            keys,
+            previews,
+            len(text.encode()),
+            args_digest(decoded if decoded is not None else text),
+        )
+
+
+@dataclass(slots=True)
+class RequestDraft:
+    """A request while its journal is read: its end and its usage come with later records."""
+
+    id: str
+    start_ns: int
+    end_ns: int
+    model: str
+    usage: Usage | None = None
+    prompt_id: str | None = None
+    stop_reason: str | None = None
+
+    def finish(self, *, prompt_id: str | None = None) -> Response:
+        """The model's response; `prompt_id` when the turn is known only at the end."""
+        if self.usage is None:
+            raise ValueError(f"request {self.id} has no usage yet: it is not a response")
+        return Response(
+            id=self.id,
+            start_ns=self.start_ns,
+            end_ns=max(self.end_ns, self.start_ns),
+            model=self.model,
+            usage=self.usage,
+            prompt_id=prompt_id or self.prompt_id,
+            stop_reason=self.stop_reason,
+        )
+
+
+def add_tool_call(log: ContextLog, call_id: str, name: str, arguments: object) -> None:
+    """A tool call enters the context as one assistant item, `call:<id>`, measured as
+    `estimate.tool_call_text` says (for adapters that add items to the log directly)."""
+    log.add(
+        f"call:{call_id}",
+        Category.ASSISTANT,
+        tool_call_text(name, arguments),
+        label="Tool arguments",
+        source_id=call_id,
+        source_kind=SourceKind.TOOL,
+    )
+
+
+@dataclass(slots=True)
+class ToolDraft:
+    """A tool call while its journal is being read: the result (and with it the end, the
+    error flag and the result size) arrives later, or never."""
+
+    call_id: str
+    name: str
+    start_ns: int
+    response_id: str | None
+    prompt_id: str | None
+    arguments: ToolArguments = ToolArguments()
+    end_ns: int | None = None
+    is_error: bool = False
+    result_chars: int = 0
+    child_session: str | None = None
+
+    def finish(
+        self,
+        response_ids: Container[str],
+        end_ns: int,
+        *,
+        start_ns: int | None = None,
+        incomplete: bool | None = None,
+        timing: str = "",
+        child_session: str | None = None,
+        by_model: bool = True,
+    ) -> ToolCall:
+        """The model's call. `end_ns` is where it ends (the harness decides: its result,
+        a measured duration, the end of the journal); never before its start. A response
+        id that did not become a response (not a request) is not linked. `child_session`
+        is the subagent the harness linked elsewhere, when the draft names none."""
+        start = self.start_ns if start_ns is None else start_ns
+        return ToolCall(
+            call_id=self.call_id,
+            name=self.name,
+            start_ns=start,
+            end_ns=max(end_ns, start),
+            response_id=self.response_id if self.response_id in response_ids else None,
+            prompt_id=self.prompt_id,
+            is_error=self.is_error,
+            incomplete=self.end_ns is None if incomplete is None else incomplete,
+            arg_keys=self.arguments.keys,
+            arg_bytes=self.arguments.bytes,
+            args_preview=self.arguments.preview,
+            args_digest=self.arguments.digest,
+            result_chars=self.result_chars,
+            child_session=self.child_session or child_session,
+            timing=timing,
+            by_model=by_model,
+        )
+
+
+@dataclass(slots=True)
+class CompactionDraft:
+    """A compaction while its journal is being read: its start may move earlier once the
+    summarisation request is found, and its sizes may come with a later record."""
+
+    id: str
+    start_ns: int
+    end_ns: int
+    kind: str = "compaction"
+    trigger: str | None = None
+    pre_tokens: int | None = None
+    post_tokens: int | None = None
+    removed_items: int = 0
+    request: Response | None = None
+    timing: str = ""
+
+    def finish(self) -> Compaction:
+        return Compaction(
+            id=self.id,
+            start_ns=min(self.start_ns, self.end_ns),
+            end_ns=self.end_ns,
+            kind=self.kind,
+            trigger=self.trigger,
+            pre_tokens=self.pre_tokens,
+            post_tokens=self.post_tokens,
+            removed_items=self.removed_items,
+            timing=self.timing,
+            request=self.request,
+        )
+
+
+def finish_prompts(
+    prompts: Sequence[Prompt],
+    responses: Iterable[Response],
+    tools: Iterable[ToolCall],
+    *,
+    first_from_agent: bool = False,
+    ends_at_least: Mapping[str, int | None] | None = None,
+) -> tuple[Prompt, ...]:
+    """Each prompt lasts until the last response or tool call of its turn has ended (and at
+    least until `ends_at_least`, a harness's own record of the turn's end). A subagent's
+    first prompt is its task (`first_from_agent`): its source is the agent, not a user."""
+    ends = turn_ends(responses, tools)
+    floors = ends_at_least or {}
+    return tuple(
+        replace(
+            p,
+            end_ns=max(floors.get(p.id) or 0, ends.get(p.id, p.start_ns), p.start_ns),
+            source="agent" if first_from_agent and index == 0 else p.source,
+        )
+        for index, p in enumerate(prompts)
+    )

@@ -1,0 +1,124 @@
+"""Pi's session tree: entries linked by `parentId`, and which of them the model sees.
+
+Owns the active branch of a session (`buildSessionContext`: the path from a leaf to the
+root, cut at the latest compaction) and the context parts each entry contributes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agent_profiler.estimate import text_tokens
+from agent_profiler.model import Category, SourceKind
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One context item an entry contributes while it is in the context."""
+
+    id: str
+    category: Category
+    chars: int
+    tokens: int  # measured once, when read: the entry may enter the context again later
+    label: str
+    source_id: str = ""
+    source_kind: SourceKind = SourceKind.NONE
+
+
+def measured_part(
+    item_id: str,
+    category: Category,
+    text: str,
+    label: str,
+    source_id: str = "",
+    source_kind: SourceKind = SourceKind.NONE,
+) -> Part:
+    """A part measured by the shared estimator; its text is not kept."""
+    return Part(item_id, category, len(text), text_tokens(text), label, source_id, source_kind)
+
+
+@dataclass(slots=True)
+class Entry:
+    id: str
+    parent: str | None
+    kind: str
+    time_ns: int
+    parts: tuple[Part, ...] = ()
+    first_kept: str | None = None  # compaction: where the history it keeps starts
+    prompt_id: str | None = None  # the nearest user prompt on its branch (itself for one)
+    thinking_level: str | None = None  # the level in force on its branch
+
+
+class Branch:
+    """The active path of the session tree (root first) and which of its entries
+    the model sees, per `buildSessionContext`.
+
+    Moving to another leaf costs the part of the path that changes, plus the
+    entries between the old and the new compaction cut, not the whole path: a
+    session is read in time linear in its length, however many requests it has.
+    """
+
+    def __init__(self, entries: dict[str, Entry]) -> None:
+        self.entries = entries
+        self.path: list[str] = []
+        self.position: dict[str, int] = {}
+        self.compactions: list[int] = []  # positions of the compaction entries on the path
+        self.cut = 0  # entries before this position were compacted away
+        self.visible: set[str] = set()
+
+    def move_to(self, leaf: str | None) -> tuple[list[str], list[str]]:
+        """Make the path end at `leaf` (None: empty); returns the entries that left
+        the context and those that entered it, each in path order."""
+        tail: list[str] = []
+        node = leaf
+        while node is not None and node not in self.position:
+            tail.append(node)
+            node = self.entries[node].parent
+        keep = self.position[node] + 1 if node is not None else 0
+        old_active = self.compactions[-1] if self.compactions else None
+        old_cut = min(self.cut, keep)
+        leaving = [e for e in self.path[keep:] if e in self.visible]
+        self.visible.difference_update(leaving)
+        for entry_id in self.path[keep:]:
+            del self.position[entry_id]
+        del self.path[keep:]
+        while self.compactions and self.compactions[-1] >= keep:
+            self.compactions.pop()
+        for entry_id in reversed(tail):
+            self.position[entry_id] = len(self.path)
+            if self.entries[entry_id].kind == "compaction":
+                self.compactions.append(len(self.path))
+            self.path.append(entry_id)
+        active = self.compactions[-1] if self.compactions else None
+        self.cut = self._cut(active)
+        # Only these positions can have changed: the new tail, the span between the
+        # old and the new cut, and the compactions whose summary came or went.
+        candidates = set(range(keep, len(self.path)))
+        candidates.update(range(min(old_cut, self.cut), max(old_cut, self.cut)))
+        candidates.update(p for p in (old_active, active) if p is not None and p < len(self.path))
+        entering: list[str] = []
+        for position in sorted(candidates):
+            entry_id = self.path[position]
+            wanted = self._wanted(position, active)
+            if wanted and entry_id not in self.visible:
+                self.visible.add(entry_id)
+                entering.append(entry_id)
+            elif not wanted and entry_id in self.visible:
+                self.visible.discard(entry_id)
+                leaving.append(entry_id)
+        return leaving, entering
+
+    def _cut(self, active: int | None) -> int:
+        if active is None:
+            return 0
+        first = self.entries[self.path[active]].first_kept
+        at = self.position.get(first) if first is not None else None
+        return at if at is not None and at < active else active
+
+    def _wanted(self, position: int, active: int | None) -> bool:
+        entry = self.entries[self.path[position]]
+        if not entry.parts:
+            return False
+        if entry.kind == "compaction":
+            return position == active  # only the latest compaction's summary is sent
+        return position >= self.cut
