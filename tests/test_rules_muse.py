@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from agent_profiler.adapters.muse import _BLOCKS, _Lane, block_category, lane_category
+from agent_profiler.adapters.muse_lanes import BLOCKS, Lane, block_category, lane_category
 from agent_profiler.model import Basis, Category, Coverage, SourceKind
 from rules_spy import by_id, record, sessions, spy, write
 
@@ -73,7 +73,7 @@ def _event(line: int, path: Path = HCN) -> dict[str, Any]:
 def test_every_block_kind(block_id: str) -> None:
     assert block_category(block_id) == BLOCK_KINDS[block_id]
     assert block_category("unknown-id", block_id) == BLOCK_KINDS[block_id]  # by source
-    assert set(_BLOCKS) == set(BLOCK_KINDS)
+    assert set(BLOCKS) == set(BLOCK_KINDS)
 
 
 def test_an_unknown_block_is_unattributed() -> None:
@@ -101,7 +101,7 @@ LANES = [
 
 @pytest.mark.parametrize(("lane", "source", "destination", "category"), LANES)
 def test_every_lane_kind(lane: str, source: str, destination: str, category: Category) -> None:
-    assert lane_category(_Lane(lane, source, destination, 10)) is category
+    assert lane_category(Lane(lane, source, destination, 10)) is category
 
 
 def _diagnostic_bytes() -> dict[str, int]:
