@@ -400,18 +400,6 @@ def test_a_context_run_is_a_native_baseline_whose_head_replaces_the_inferred_one
     assert by_id_["native:system"].tokens == dict(native.categories)[Category.SYSTEM] == 2_900
 
 
-def test_main_transcript_names() -> None:
-    from agent_profiler.adapters.claude_code import is_main_transcript_name
-
-    uuid = "258c7280-ae70-4798-800f-63464d01a85d"
-    assert is_main_transcript_name(Path(f"{uuid}.jsonl"))
-    assert is_main_transcript_name(Path(f"/x/{uuid}.jsonl.gz"))
-    assert not is_main_transcript_name(Path(f"{uuid}.JSONL"))
-    assert not is_main_transcript_name(Path(f"{uuid}.jsonl.GZ"))
-    assert not is_main_transcript_name(Path("agent-a1b2c3.jsonl"))
-    assert not is_main_transcript_name(Path(f"{uuid}x.jsonl"))
-
-
 def test_the_window_of_a_stream_json_result(tmp_path: Path) -> None:
     """Line 46's modelUsage: the main model's contextWindow, else the largest one."""
     values = [record(STREAM_BG, n) for n in range(1, 47) if raw_line_ok(STREAM_BG, n)]
