@@ -25,7 +25,6 @@ Format facts this module relies on, with the surprise each one holds:
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,19 +36,17 @@ from agent_profiler.adapters import opencode_storage as storage
 from agent_profiler.adapters.common import (
     MS,
     Clock,
-    args_digest,
     is_damaged_gzip,
     json_text,
     preview,
     reference_time,
     text_field,
     token_count,
-    turn_ends,
     within_limits,
 )
-from agent_profiler.attribution import ContextLog, Observation, redacted_placeholders
+from agent_profiler.adapters.drafts import MessagesDraft, ToolArguments, ToolDraft
+from agent_profiler.attribution import Observation, redacted_placeholders
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.estimate import tool_call_text
 from agent_profiler.model import (
     AnchorKind,
     Category,
@@ -61,7 +58,6 @@ from agent_profiler.model import (
     Session,
     SourceKind,
     Stage,
-    ToolCall,
     Usage,
 )
 
@@ -155,28 +151,20 @@ class _Pending:
 
 
 @dataclass(slots=True)
-class SessionBuilder:
+class _Call(ToolDraft):
+    """`end_ns` is the part's end (its start while it runs); a call is complete once its
+    state is `completed` or `error`."""
+
+    finished: bool = False
+
+
+@dataclass(slots=True)
+class SessionBuilder(MessagesDraft):
     stored: storage.StoredSession
     diagnostics: Diagnostics
-    log: ContextLog = field(default_factory=ContextLog)
-    items: dict[str, list[str]] = field(default_factory=dict)  # message id → its items
-    order: list[str] = field(default_factory=list)
-    responses: list[Response] = field(default_factory=list)
-    failed: list[Response] = field(default_factory=list)
-    unmetered: list[Response] = field(default_factory=list)  # a finished step, usage all 0
-    tools: list[ToolCall] = field(default_factory=list)
-    prompts: list[Prompt] = field(default_factory=list)
-    compactions: list[Compaction] = field(default_factory=list)
-    markers: list[Marker] = field(default_factory=list)
-    models: list[str] = field(default_factory=list)
+    tools: list[_Call] = field(default_factory=list)
     providers: list[str] = field(default_factory=list)
-    unmeasured: Counter[str] = field(default_factory=Counter)
     pending: _Pending | None = None
-    prompt_id: str | None = None
-    last_ns: int | None = None
-    last_reported: int | None = None
-    start_ns: int | None = None
-    end_ns: int | None = None
     patches: int = 0
     clock: Clock | None = None  # the shared outlier rule for message times, set by run()
     message_ns: int = 0  # the current message's time, as placed by the clock
@@ -196,11 +184,6 @@ class SessionBuilder:
         self.start_ns = ts if self.start_ns is None else min(self.start_ns, ts)
         self.end_ns = ts if self.end_ns is None else max(self.end_ns, ts)
         self.last_ns = ts if self.last_ns is None else max(self.last_ns, ts)
-
-    def add(self, message_id: str, item_id: str, category: Category, text: str, **kw: Any) -> None:
-        # The text, not its length: the estimator looks at what an item is (estimate.py).
-        self.log.add(item_id, category, text, **kw)
-        self.items.setdefault(message_id, []).append(item_id)
 
     def make_clock(self) -> Clock:
         """The shared clock: a message created far from its neighbours is warned about by
@@ -266,14 +249,7 @@ class SessionBuilder:
                     )
                 else:
                     typed.append(text)
-                    self.add(
-                        message_id,
-                        item_id,
-                        Category.PROMPTS,
-                        text,
-                        label="User prompt",
-                        source_kind=SourceKind.PROMPT,
-                    )
+                    self.add_prompt(message_id, item_id, text)
             elif kind == "file":
                 self.unmeasured["file-part"] += 1
             elif kind == "compaction":
@@ -438,7 +414,6 @@ class SessionBuilder:
         state = state if isinstance(state, dict) else {}
         status = text_field(state, "status") or ""
         arguments = state.get("input")
-        encoded = json_text(arguments)
         output = state.get("output") if status == "completed" else state.get("error")
         result = (
             output if isinstance(output, str) else ("" if output is None else json_text(output))
@@ -449,46 +424,23 @@ class SessionBuilder:
         self.touch(end)
         metadata = state.get("metadata")
         child = text_field(metadata, "sessionId") if isinstance(metadata, dict) else None
-        self.add(
-            message_id,
-            f"call:{call_id}",
-            Category.ASSISTANT,
-            tool_call_text(name, arguments),
-            label="Tool arguments",
-            source_id=call_id,
-            source_kind=SourceKind.TOOL,
-        )
-        if status in {"completed", "error"}:
-            self.add(
-                message_id,
-                f"result:{call_id}",
-                Category.RESULTS,
-                result,
-                label="Tool result",
-                source_id=call_id,
-                source_kind=SourceKind.TOOL,
-            )
+        finished = status in {"completed", "error"}
+        self.add_tool_call(message_id, call_id, name, arguments)
+        if finished:
+            self.add_tool_result(message_id, call_id, result)
         self.tools.append(
-            ToolCall(
-                call_id=call_id,
-                name=name,
-                start_ns=start,
-                end_ns=max(end, start),
-                response_id=response_id,
-                prompt_id=self.prompt_id,
+            _Call(
+                call_id,
+                name,
+                start,
+                response_id,
+                self.prompt_id,
+                ToolArguments.of(arguments),
+                end_ns=end,
                 is_error=status == "error",
-                incomplete=status not in {"completed", "error"},
-                arg_keys=tuple(str(k) for k in arguments) if isinstance(arguments, dict) else (),
-                arg_bytes=len(encoded.encode()),
-                args_preview=tuple(
-                    (str(k), preview(v if isinstance(v, str) else json_text(v)))
-                    for k, v in arguments.items()
-                )
-                if isinstance(arguments, dict)
-                else (),
-                args_digest=args_digest(arguments),
                 result_chars=len(result),
                 child_session=child,
+                finished=finished,
             )
         )
 
@@ -502,10 +454,7 @@ class SessionBuilder:
         cut = self.order.index(pending.message_id) if pending else len(self.order) - 1
         if pending and pending.tail_start in self.order:
             cut = min(cut, self.order.index(pending.tail_start))
-        removed = 0
-        for old in self.order[:cut]:
-            for item_id in self.items.pop(old, []):
-                removed += self.log.remove(item_id)
+        removed = self.drop(self.order[:cut])
         end = request.end_ns if request else (self.last_ns or 0)
         compaction_id = pending.message_id if pending else f"compaction:{message_id}"
         self.log.observe(
@@ -530,15 +479,10 @@ class SessionBuilder:
     def finish(self) -> Session | None:
         if self.start_ns is None or self.end_ns is None:
             return None
-        if not self.responses and not self.compactions:
-            self.log.observe(
-                Observation(self.end_ns, AnchorKind.SESSION, "", Stage.TRANSCRIPT_OBSERVED)
-            )
-        snapshots = self.log.replay()
-        ends = turn_ends(self.responses, self.tools)
-        prompts = tuple(
-            dataclasses.replace(p, end_ns=max(ends.get(p.id, p.start_ns), p.start_ns))
-            for p in self.prompts
+        requested = self.requested()
+        tools = tuple(
+            c.finish(requested, c.end_ns or c.start_ns, incomplete=not c.finished)
+            for c in self.tools
         )
         info = self.stored.info
         # The file's name, not its path: ~/.local/share/opencode/… spells the user name, and
@@ -549,11 +493,7 @@ class SessionBuilder:
                 facts.append((f"session_{key}", preview(info[key])))
         if self.patches:
             facts.append(("patch_parts", str(self.patches)))
-        if self.failed:
-            reasons = Counter(r.stop_reason or "no usage" for r in self.failed)
-            facts.append(
-                ("requests_without_usage", ", ".join(f"{k}: {n}" for k, n in reasons.most_common()))
-            )
+        facts += self.failures(no_reason="no usage")
         return Session(
             harness=HARNESS,
             session_id=self.stored.id,
@@ -566,17 +506,9 @@ class SessionBuilder:
             harness_version=(text_field(info, "version") or "").removeprefix("v") or None,
             parent_session=text_field(info, "parentID"),
             child_role="subagent" if self.is_child else None,
-            incomplete=any(t.incomplete for t in self.tools),
-            prompts=prompts,
-            responses=tuple(self.responses),
-            tool_calls=tuple(self.tools),
-            compactions=tuple(self.compactions),
-            snapshots=tuple(snapshots),
-            unmeasured=self.log.unmeasured(self.unmeasured),
-            failed_requests=tuple(self.failed),
-            unmetered_responses=tuple(self.unmetered),
-            markers=tuple(self.markers),
+            incomplete=any(t.incomplete for t in tools),
             facts=tuple(facts),
+            **self.timeline(tools),
         )
 
 
