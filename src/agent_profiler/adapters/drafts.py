@@ -100,6 +100,20 @@ class RequestDraft:
         )
 
 
+def add_tool_result(log: ContextLog, call_id: str, text: str) -> str:
+    """A tool call's result enters the context as one item, `result:<id>`. Returns its id."""
+    item_id = f"result:{call_id}"
+    log.add(
+        item_id,
+        Category.RESULTS,
+        text,
+        label="Tool result",
+        source_id=call_id,
+        source_kind=SourceKind.TOOL,
+    )
+    return item_id
+
+
 def add_tool_call(log: ContextLog, call_id: str, name: str, arguments: object) -> str:
     """A tool call enters the context as one assistant item, `call:<id>`, measured as
     `estimate.tool_call_text` says. Returns the item's id."""
@@ -274,21 +288,64 @@ class MessagesDraft:
             source_kind=SourceKind.PROMPT,
         )
 
+    def add_response_text(
+        self,
+        message_id: str,
+        item_id: str,
+        text: str,
+        response_id: str,
+        *,
+        label: str = "Assistant text",
+        category: Category = Category.ASSISTANT,
+    ) -> None:
+        """Text the model wrote (its answer, its reasoning, a compaction's summary)."""
+        self.add(
+            message_id,
+            item_id,
+            category,
+            text,
+            label=label,
+            source_id=response_id,
+            source_kind=SourceKind.RESPONSE,
+        )
+
     def add_tool_call(self, message_id: str, call_id: str, name: str, arguments: object) -> None:
         self.items.setdefault(message_id, []).append(
             add_tool_call(self.log, call_id, name, arguments)
         )
 
     def add_tool_result(self, message_id: str, call_id: str, text: str) -> None:
-        self.add(
-            message_id,
-            f"result:{call_id}",
-            Category.RESULTS,
-            text,
-            label="Tool result",
-            source_id=call_id,
-            source_kind=SourceKind.TOOL,
+        self.items.setdefault(message_id, []).append(add_tool_result(self.log, call_id, text))
+
+    def start_turn(self, message_id: str, ts: int, texts: Sequence[str], source: str) -> None:
+        """A user message whose typed `texts` are a prompt: the turn that now runs."""
+        chars = sum(len(t) for t in texts)
+        self.prompts.append(Prompt(message_id, ts, ts, chars, source, preview(texts[0])))
+        self.prompt_id = message_id
+
+    def measured(self, response: Response, window_tokens: int | None = None) -> None:
+        """A request with a reported size: the context it sent is observed at its start."""
+        self.log.observe(
+            Observation(
+                time_ns=response.start_ns,
+                anchor=AnchorKind.RESPONSE,
+                anchor_id=response.id,
+                stage=Stage.REQUEST_INPUT,
+                model=response.model or None,
+                reported_tokens=response.usage.prompt_tokens,
+                window_tokens=window_tokens,
+            )
         )
+        self.responses.append(response)
+
+    def compacted(self, compaction: Compaction) -> None:
+        """A compaction is over: the context it left is observed at its end."""
+        self.log.observe(
+            Observation(
+                compaction.end_ns, AnchorKind.COMPACTION, compaction.id, Stage.POST_COMPACTION
+            )
+        )
+        self.compactions.append(compaction)
 
     def drop(self, message_ids: Iterable[str]) -> int:
         """The messages leave the context, and their items with them: how many left."""

@@ -65,21 +65,8 @@ from agent_profiler.adapters.gemini_recording import (
     parts,
     peek,
 )
-from agent_profiler.attribution import Observation
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.model import (
-    AnchorKind,
-    Category,
-    Compaction,
-    Harness,
-    Marker,
-    Prompt,
-    Response,
-    Session,
-    SourceKind,
-    Stage,
-    Usage,
-)
+from agent_profiler.model import Category, Compaction, Harness, Marker, Response, Session, Usage
 
 if TYPE_CHECKING:
     from agent_profiler.adapters import JournalGroup, Located, SniffedFile
@@ -295,12 +282,8 @@ class SessionBuilder(MessagesDraft):
                 texts.append(text)
                 self.add_prompt(message_id, item_id, text)
         if texts and not self.replaying:
-            chars = sum(len(t) for t in texts)
-            self.prompts.append(
-                Prompt(message_id, ts, ts, chars, self.prompt_source, preview(texts[0]))
-            )
+            self.start_turn(message_id, ts, texts, self.prompt_source)
             self.prompt_source = "user"
-            self.prompt_id = message_id
 
     def on_gemini(self, message_id: str, record: dict[str, Any], ts: int) -> None:
         model = text_field(record, "model") or ""
@@ -334,18 +317,7 @@ class SessionBuilder(MessagesDraft):
             prompt_id=self.prompt_id,
         )
         if prompt:
-            self.log.observe(
-                Observation(
-                    time_ns=start,
-                    anchor=AnchorKind.RESPONSE,
-                    anchor_id=message_id,
-                    stage=Stage.REQUEST_INPUT,
-                    model=model or None,
-                    reported_tokens=prompt,
-                    window_tokens=window_for(model)[0],
-                )
-            )
-            self.responses.append(response)
+            self.measured(response, window_for(model)[0])
             self.last_reported = prompt
             if model and model not in self.models:
                 self.models.append(model)
@@ -363,15 +335,7 @@ class SessionBuilder(MessagesDraft):
         requested = bool(prompt) or any(r.id == message_id for r in self.unmetered)
         content = "".join(text for kind, text, _ in parts(record.get("content")) if kind == "text")
         if content:
-            self.add(
-                message_id,
-                f"{message_id}:text",
-                Category.ASSISTANT,
-                content,
-                label="Assistant text",
-                source_id=message_id,
-                source_kind=SourceKind.RESPONSE,
-            )
+            self.add_response_text(message_id, f"{message_id}:text", content, message_id)
         for index, call in enumerate(_dicts(record.get("toolCalls"))):
             self.on_call(message_id, index, call, ts, message_id if requested else None)
 
@@ -430,10 +394,7 @@ class SessionBuilder(MessagesDraft):
             # head again (it then holds the summary; the engine labels it inferred).
             removed = self.log.clear()
             self.items.clear()
-            self.log.observe(
-                Observation(ts, AnchorKind.COMPACTION, message_id, Stage.POST_COMPACTION)
-            )
-            self.compactions.append(
+            self.compacted(
                 Compaction(
                     id=message_id,
                     start_ns=self.last_ns or ts,
@@ -481,10 +442,7 @@ class SessionBuilder(MessagesDraft):
             ts = self.last_ns or 0
             compaction_id = f"checkpoint:{len(self.compactions)}"
             # The summary is in the new list: the head (system prompt, tools) is kept.
-            self.log.observe(
-                Observation(ts, AnchorKind.COMPACTION, compaction_id, Stage.POST_COMPACTION)
-            )
-            self.compactions.append(
+            self.compacted(
                 Compaction(
                     id=compaction_id,
                     start_ns=ts,

@@ -45,21 +45,9 @@ from agent_profiler.adapters.common import (
     within_limits,
 )
 from agent_profiler.adapters.drafts import MessagesDraft, ToolArguments, ToolDraft
-from agent_profiler.attribution import Observation, redacted_placeholders
+from agent_profiler.attribution import redacted_placeholders
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.model import (
-    AnchorKind,
-    Category,
-    Compaction,
-    Harness,
-    Marker,
-    Prompt,
-    Response,
-    Session,
-    SourceKind,
-    Stage,
-    Usage,
-)
+from agent_profiler.model import Category, Compaction, Harness, Marker, Response, Session, Usage
 
 if TYPE_CHECKING:
     from agent_profiler.adapters import JournalGroup, Located, SniffedFile
@@ -260,10 +248,9 @@ class SessionBuilder(MessagesDraft):
             elif kind not in _BOOKKEEPING_PARTS:
                 self.diagnostics.not_recognised(f"opencode:part/{kind}")
         if typed:
-            source = "agent" if self.is_child and not self.prompts else "user"
-            chars = sum(len(t) for t in typed)
-            self.prompts.append(Prompt(message_id, ts, ts, chars, source, preview(typed[0])))
-            self.prompt_id = message_id
+            self.start_turn(
+                message_id, ts, typed, "agent" if self.is_child and not self.prompts else "user"
+            )
 
     # -- assistant -----------------------------------------------------------
 
@@ -324,17 +311,7 @@ class SessionBuilder(MessagesDraft):
                     dataclasses.replace(response, usage_known=False, output_tokens_reliable=False)
                 )
             elif measured and not summary:
-                self.log.observe(
-                    Observation(
-                        time_ns=start,
-                        anchor=AnchorKind.RESPONSE,
-                        anchor_id=response_id,
-                        stage=Stage.REQUEST_INPUT,
-                        model=model or None,
-                        reported_tokens=usage.prompt_tokens,
-                    )
-                )
-                self.responses.append(response)
+                self.measured(response)
             elif not measured and not unmetered:
                 self.failed.append(response)
             if measured:
@@ -367,27 +344,19 @@ class SessionBuilder(MessagesDraft):
             self.log.redacted_placeholders += redacted_placeholders(metadata)
         if kind == "text":
             text = text_field(part, "text") or ""
-            category = Category.SUMMARIES if summary else Category.ASSISTANT
-            self.add(
+            self.add_response_text(
                 message_id,
                 item_id,
-                category,
                 text,
+                response_id or "",
                 label="Compaction summary" if summary else "Assistant text",
-                source_id=response_id or "",
-                source_kind=SourceKind.RESPONSE,
+                category=Category.SUMMARIES if summary else Category.ASSISTANT,
             )
         elif kind == "reasoning":
             text = text_field(part, "text") or ""
             if text and text != "REDACTED":
-                self.add(
-                    message_id,
-                    item_id,
-                    Category.ASSISTANT,
-                    text,
-                    label="Reasoning",
-                    source_id=response_id or "",
-                    source_kind=SourceKind.RESPONSE,
+                self.add_response_text(
+                    message_id, item_id, text, response_id or "", label="Reasoning"
                 )
             elif part.get("metadata"):
                 self.unmeasured["encrypted-reasoning"] += 1
@@ -457,10 +426,7 @@ class SessionBuilder(MessagesDraft):
         removed = self.drop(self.order[:cut])
         end = request.end_ns if request else (self.last_ns or 0)
         compaction_id = pending.message_id if pending else f"compaction:{message_id}"
-        self.log.observe(
-            Observation(end, AnchorKind.COMPACTION, compaction_id, Stage.POST_COMPACTION)
-        )
-        self.compactions.append(
+        self.compacted(
             Compaction(
                 id=compaction_id,
                 start_ns=pending.start_ns if pending else (request.start_ns if request else end),
