@@ -398,20 +398,9 @@ COLUMNS = (
     "end composition",
     "top categories",
 )
-_NUMERIC = {
-    "calls",
-    "first",
-    "peak",
-    "final",
-    "growth",
-    "fill",
-    "compact",
-    "tools",
-    "failed",
-    "repeat",
-    "result chars",
-    "est. error",
-}
+# Left-aligned; every other column is a number, right-aligned (one list, not two to keep
+# in step when a column is added).
+_TEXT = frozenset({"session", "harness", "model", "end composition", "top categories"})
 
 
 def _error_cell(row: SessionSummary) -> str:
@@ -454,7 +443,7 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
         return (
             "| "
             + " | ".join(
-                cell.rjust(widths[i]) if COLUMNS[i] in _NUMERIC else cell.ljust(widths[i])
+                cell.ljust(widths[i]) if COLUMNS[i] in _TEXT else cell.rjust(widths[i])
                 for i, cell in enumerate(cells)
             )
             + " |"

@@ -36,6 +36,7 @@ from agent_profiler.adapters.drafts import (
     ToolArguments,
     ToolDraft,
     add_tool_call,
+    add_tool_result,
     finish_prompts,
 )
 from agent_profiler.attribution import ContextLog, Logged, Observation
@@ -310,14 +311,7 @@ class SessionBuilder:
         text, images = _text_of(block.get("content"))
         chars = len(text)
         self.unmeasured["image"] += images
-        self.log.add(
-            f"result:{call_id}",
-            Category.RESULTS,
-            text,
-            label="Tool result",
-            source_id=call_id,
-            source_kind=SourceKind.TOOL,
-        )
+        add_tool_result(self.log, call_id, text)
         tool = self.tools.get(call_id)
         if tool is None:
             return  # its call is not in this journal: the result still counts in context

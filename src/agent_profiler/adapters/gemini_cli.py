@@ -40,8 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,17 +48,15 @@ from typing import TYPE_CHECKING, Any
 from agent_profiler.adapters.common import (
     MS,
     Clock,
-    args_digest,
     is_damaged_gzip,
-    json_text,
     preview,
     reference_time,
     text_field,
     timestamp_ns,
     token_count,
-    turn_ends,
     within_limits,
 )
+from agent_profiler.adapters.drafts import MessagesDraft, ToolArguments, ToolDraft
 from agent_profiler.adapters.gemini_recording import (
     HEADER_ID,
     Recording,
@@ -68,23 +65,8 @@ from agent_profiler.adapters.gemini_recording import (
     parts,
     peek,
 )
-from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.estimate import tool_call_text
-from agent_profiler.model import (
-    AnchorKind,
-    Category,
-    Compaction,
-    Harness,
-    Marker,
-    Prompt,
-    Response,
-    Session,
-    SourceKind,
-    Stage,
-    ToolCall,
-    Usage,
-)
+from agent_profiler.model import Category, Compaction, Harness, Marker, Response, Session, Usage
 
 if TYPE_CHECKING:
     from agent_profiler.adapters import JournalGroup, Located, SniffedFile
@@ -168,43 +150,21 @@ def window_for(model: str | None) -> tuple[int, str]:
 
 
 @dataclass(slots=True)
-class _Call:
-    call_id: str
-    name: str
-    start_ns: int
-    end_ns: int
-    response_id: str | None
-    prompt_id: str | None
-    arguments: object
-    status: str | None
-    result_chars: int
-    agent_id: str | None
-    has_result: bool
+class _Call(ToolDraft):
+    """`end_ns` is when the call completed (its request's end when that is not recorded);
+    a call without an embedded result is incomplete."""
+
+    agent_id: str | None = None
+    has_result: bool = False
 
 
 @dataclass(slots=True)
-class SessionBuilder:
+class SessionBuilder(MessagesDraft):
     """Maps one replayed recording onto the model."""
 
     recording: Recording
     diagnostics: Diagnostics
-    log: ContextLog = field(default_factory=ContextLog)
-    items: dict[str, list[str]] = field(default_factory=dict)  # message id → its items
-    order: list[str] = field(default_factory=list)  # message ids in context order
-    responses: list[Response] = field(default_factory=list)
-    failed: list[Response] = field(default_factory=list)
-    unmetered: list[Response] = field(default_factory=list)  # all-zero `tokens`
     calls: dict[str, _Call] = field(default_factory=dict)
-    prompts: list[Prompt] = field(default_factory=list)
-    compactions: list[Compaction] = field(default_factory=list)
-    markers: list[Marker] = field(default_factory=list)
-    models: list[str] = field(default_factory=list)
-    unmeasured: Counter[str] = field(default_factory=Counter)
-    prompt_id: str | None = None
-    last_ns: int | None = None
-    last_reported: int | None = None
-    start_ns: int | None = None
-    end_ns: int | None = None
     prompt_source: str = "user"
     # Inside a `$set.messages` checkpoint: its new turns are history (re-synced, or the
     # compressed summary), not new prompts; only a record with usage is a request.
@@ -251,18 +211,6 @@ class SessionBuilder:
         if self.clock is None:
             self.clock = self.make_clock()
         return self.clock.place(ts, self.recording.lines.get(message_id, 0))
-
-    def add(self, message_id: str, item_id: str, category: Category, text: str, **kw: Any) -> None:
-        # The text, not its length: the estimator looks at what an item is (estimate.py).
-        self.log.add(item_id, category, text, **kw)
-        self.items.setdefault(message_id, []).append(item_id)
-
-    def drop(self, message_ids: Iterable[str]) -> int:
-        removed = 0
-        for message_id in message_ids:
-            for item_id in self.items.pop(message_id, []):
-                removed += self.log.remove(item_id)
-        return removed
 
     # -- events --------------------------------------------------------------
 
@@ -332,21 +280,10 @@ class SessionBuilder:
                     )
             else:
                 texts.append(text)
-                self.add(
-                    message_id,
-                    item_id,
-                    Category.PROMPTS,
-                    text,
-                    label="User prompt",
-                    source_kind=SourceKind.PROMPT,
-                )
+                self.add_prompt(message_id, item_id, text)
         if texts and not self.replaying:
-            chars = sum(len(t) for t in texts)
-            self.prompts.append(
-                Prompt(message_id, ts, ts, chars, self.prompt_source, preview(texts[0]))
-            )
+            self.start_turn(message_id, ts, texts, self.prompt_source)
             self.prompt_source = "user"
-            self.prompt_id = message_id
 
     def on_gemini(self, message_id: str, record: dict[str, Any], ts: int) -> None:
         model = text_field(record, "model") or ""
@@ -380,18 +317,7 @@ class SessionBuilder:
             prompt_id=self.prompt_id,
         )
         if prompt:
-            self.log.observe(
-                Observation(
-                    time_ns=start,
-                    anchor=AnchorKind.RESPONSE,
-                    anchor_id=message_id,
-                    stage=Stage.REQUEST_INPUT,
-                    model=model or None,
-                    reported_tokens=prompt,
-                    window_tokens=window_for(model)[0],
-                )
-            )
-            self.responses.append(response)
+            self.measured(response, window_for(model)[0])
             self.last_reported = prompt
             if model and model not in self.models:
                 self.models.append(model)
@@ -409,15 +335,7 @@ class SessionBuilder:
         requested = bool(prompt) or any(r.id == message_id for r in self.unmetered)
         content = "".join(text for kind, text, _ in parts(record.get("content")) if kind == "text")
         if content:
-            self.add(
-                message_id,
-                f"{message_id}:text",
-                Category.ASSISTANT,
-                content,
-                label="Assistant text",
-                source_id=message_id,
-                source_kind=SourceKind.RESPONSE,
-            )
+            self.add_response_text(message_id, f"{message_id}:text", content, message_id)
         for index, call in enumerate(_dicts(record.get("toolCalls"))):
             self.on_call(message_id, index, call, ts, message_id if requested else None)
 
@@ -440,25 +358,9 @@ class SessionBuilder:
         if end is not None:
             self.last_ns = max(self.last_ns or end, end)
             self.touch(end)
-        self.add(
-            message_id,
-            f"call:{call_id}",
-            Category.ASSISTANT,
-            tool_call_text(name, arguments),
-            label="Tool arguments",
-            source_id=call_id,
-            source_kind=SourceKind.TOOL,
-        )
+        self.add_tool_call(message_id, call_id, name, arguments)
         if has_result:
-            self.add(
-                message_id,
-                f"result:{call_id}",
-                Category.RESULTS,
-                result,
-                label="Tool result",
-                source_id=call_id,
-                source_kind=SourceKind.TOOL,
-            )
+            self.add_tool_result(message_id, call_id, result)
 
     def _call(
         self,
@@ -474,14 +376,14 @@ class SessionBuilder:
             call_id,
             name,
             ts,
-            max(end or ts, ts),
             response,
             self.prompt_id,
-            call.get("args"),
-            text_field(call, "status"),
-            result_chars,
-            text_field(call, "agentId"),
-            call.get("result") is not None,
+            ToolArguments.of(call.get("args")),
+            end_ns=max(end or ts, ts),
+            is_error=text_field(call, "status") in {"error", "cancelled"},
+            result_chars=result_chars,
+            agent_id=text_field(call, "agentId"),
+            has_result=call.get("result") is not None,
         )
 
     def on_info(self, message_id: str, record: dict[str, Any], ts: int) -> None:
@@ -492,10 +394,7 @@ class SessionBuilder:
             # head again (it then holds the summary; the engine labels it inferred).
             removed = self.log.clear()
             self.items.clear()
-            self.log.observe(
-                Observation(ts, AnchorKind.COMPACTION, message_id, Stage.POST_COMPACTION)
-            )
-            self.compactions.append(
+            self.compacted(
                 Compaction(
                     id=message_id,
                     start_ns=self.last_ns or ts,
@@ -543,10 +442,7 @@ class SessionBuilder:
             ts = self.last_ns or 0
             compaction_id = f"checkpoint:{len(self.compactions)}"
             # The summary is in the new list: the head (system prompt, tools) is kept.
-            self.log.observe(
-                Observation(ts, AnchorKind.COMPACTION, compaction_id, Stage.POST_COMPACTION)
-            )
-            self.compactions.append(
+            self.compacted(
                 Compaction(
                     id=compaction_id,
                     start_ns=ts,
@@ -569,72 +465,35 @@ class SessionBuilder:
     def finish(self) -> Session | None:
         if self.start_ns is None or self.end_ns is None or not self.recording.events:
             return None
-        end = self.end_ns
-        if not self.responses and not self.compactions:
-            self.log.observe(Observation(end, AnchorKind.SESSION, "", Stage.TRANSCRIPT_OBSERVED))
-        snapshots = self.log.replay()
+        requested = self.requested()
         tools = tuple(
-            ToolCall(
-                call_id=c.call_id,
-                name=c.name,
-                start_ns=c.start_ns,
-                end_ns=c.end_ns,
-                response_id=c.response_id,
-                prompt_id=c.prompt_id,
-                is_error=c.status in {"error", "cancelled"},
+            c.finish(
+                requested,
+                c.end_ns or c.start_ns,
                 incomplete=not c.has_result,
-                arg_keys=tuple(str(k) for k in c.arguments)
-                if isinstance(c.arguments, dict)
-                else (),
-                arg_bytes=len(json_text(c.arguments).encode()),
-                args_preview=tuple(
-                    (str(k), preview(v if isinstance(v, str) else json_text(v)))
-                    for k, v in c.arguments.items()
-                )
-                if isinstance(c.arguments, dict)
-                else (),
-                args_digest=args_digest(c.arguments),
-                result_chars=c.result_chars,
                 timing="journal: response end → call completion",
             )
             for c in self.calls.values()
-        )
-        ends = turn_ends(self.responses, tools)
-        prompts = tuple(
-            dataclasses.replace(p, end_ns=max(ends.get(p.id, p.start_ns), p.start_ns))
-            for p in self.prompts
         )
         window, window_source = window_for(self.models[0] if self.models else None)
         header = self.recording.header
         facts = [("recording_format", self.recording.container)]
         if text_field(header, "summary"):
             facts.append(("session_summary", preview(header["summary"])))
-        if self.failed:
-            reasons = Counter(r.stop_reason or "none" for r in self.failed)
-            facts.append(
-                ("requests_without_usage", ", ".join(f"{k}: {n}" for k, n in reasons.most_common()))
-            )
+        facts += self.failures(no_reason="none")
         return Session(
             harness=HARNESS,
             session_id=self.recording.session_id,
             start_ns=self.start_ns,
-            end_ns=end,
+            end_ns=self.end_ns,
             sources=(self.path,),
             models=tuple(self.models),
             provider="google",
             window_tokens=window,
             window_source=window_source,
             project=_project(self.recording),
-            prompts=prompts,
-            responses=tuple(self.responses),
-            tool_calls=tools,
-            compactions=tuple(self.compactions),
-            snapshots=tuple(snapshots),
-            unmeasured=self.log.unmeasured(self.unmeasured),
-            failed_requests=tuple(self.failed),
-            unmetered_responses=tuple(self.unmetered),
-            markers=tuple(self.markers),
             facts=tuple(facts),
+            **self.timeline(tools),
         )
 
 

@@ -25,7 +25,6 @@ Format facts this module relies on, with the surprise each one holds:
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,33 +36,18 @@ from agent_profiler.adapters import opencode_storage as storage
 from agent_profiler.adapters.common import (
     MS,
     Clock,
-    args_digest,
     is_damaged_gzip,
     json_text,
     preview,
     reference_time,
     text_field,
     token_count,
-    turn_ends,
     within_limits,
 )
-from agent_profiler.attribution import ContextLog, Observation, redacted_placeholders
+from agent_profiler.adapters.drafts import MessagesDraft, ToolArguments, ToolDraft
+from agent_profiler.attribution import redacted_placeholders
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.estimate import tool_call_text
-from agent_profiler.model import (
-    AnchorKind,
-    Category,
-    Compaction,
-    Harness,
-    Marker,
-    Prompt,
-    Response,
-    Session,
-    SourceKind,
-    Stage,
-    ToolCall,
-    Usage,
-)
+from agent_profiler.model import Category, Compaction, Harness, Marker, Response, Session, Usage
 
 if TYPE_CHECKING:
     from agent_profiler.adapters import JournalGroup, Located, SniffedFile
@@ -155,28 +139,20 @@ class _Pending:
 
 
 @dataclass(slots=True)
-class SessionBuilder:
+class _Call(ToolDraft):
+    """`end_ns` is the part's end (its start while it runs); a call is complete once its
+    state is `completed` or `error`."""
+
+    finished: bool = False
+
+
+@dataclass(slots=True)
+class SessionBuilder(MessagesDraft):
     stored: storage.StoredSession
     diagnostics: Diagnostics
-    log: ContextLog = field(default_factory=ContextLog)
-    items: dict[str, list[str]] = field(default_factory=dict)  # message id → its items
-    order: list[str] = field(default_factory=list)
-    responses: list[Response] = field(default_factory=list)
-    failed: list[Response] = field(default_factory=list)
-    unmetered: list[Response] = field(default_factory=list)  # a finished step, usage all 0
-    tools: list[ToolCall] = field(default_factory=list)
-    prompts: list[Prompt] = field(default_factory=list)
-    compactions: list[Compaction] = field(default_factory=list)
-    markers: list[Marker] = field(default_factory=list)
-    models: list[str] = field(default_factory=list)
+    tools: list[_Call] = field(default_factory=list)
     providers: list[str] = field(default_factory=list)
-    unmeasured: Counter[str] = field(default_factory=Counter)
     pending: _Pending | None = None
-    prompt_id: str | None = None
-    last_ns: int | None = None
-    last_reported: int | None = None
-    start_ns: int | None = None
-    end_ns: int | None = None
     patches: int = 0
     clock: Clock | None = None  # the shared outlier rule for message times, set by run()
     message_ns: int = 0  # the current message's time, as placed by the clock
@@ -196,11 +172,6 @@ class SessionBuilder:
         self.start_ns = ts if self.start_ns is None else min(self.start_ns, ts)
         self.end_ns = ts if self.end_ns is None else max(self.end_ns, ts)
         self.last_ns = ts if self.last_ns is None else max(self.last_ns, ts)
-
-    def add(self, message_id: str, item_id: str, category: Category, text: str, **kw: Any) -> None:
-        # The text, not its length: the estimator looks at what an item is (estimate.py).
-        self.log.add(item_id, category, text, **kw)
-        self.items.setdefault(message_id, []).append(item_id)
 
     def make_clock(self) -> Clock:
         """The shared clock: a message created far from its neighbours is warned about by
@@ -266,14 +237,7 @@ class SessionBuilder:
                     )
                 else:
                     typed.append(text)
-                    self.add(
-                        message_id,
-                        item_id,
-                        Category.PROMPTS,
-                        text,
-                        label="User prompt",
-                        source_kind=SourceKind.PROMPT,
-                    )
+                    self.add_prompt(message_id, item_id, text)
             elif kind == "file":
                 self.unmeasured["file-part"] += 1
             elif kind == "compaction":
@@ -284,10 +248,9 @@ class SessionBuilder:
             elif kind not in _BOOKKEEPING_PARTS:
                 self.diagnostics.not_recognised(f"opencode:part/{kind}")
         if typed:
-            source = "agent" if self.is_child and not self.prompts else "user"
-            chars = sum(len(t) for t in typed)
-            self.prompts.append(Prompt(message_id, ts, ts, chars, source, preview(typed[0])))
-            self.prompt_id = message_id
+            self.start_turn(
+                message_id, ts, typed, "agent" if self.is_child and not self.prompts else "user"
+            )
 
     # -- assistant -----------------------------------------------------------
 
@@ -348,17 +311,7 @@ class SessionBuilder:
                     dataclasses.replace(response, usage_known=False, output_tokens_reliable=False)
                 )
             elif measured and not summary:
-                self.log.observe(
-                    Observation(
-                        time_ns=start,
-                        anchor=AnchorKind.RESPONSE,
-                        anchor_id=response_id,
-                        stage=Stage.REQUEST_INPUT,
-                        model=model or None,
-                        reported_tokens=usage.prompt_tokens,
-                    )
-                )
-                self.responses.append(response)
+                self.measured(response)
             elif not measured and not unmetered:
                 self.failed.append(response)
             if measured:
@@ -391,27 +344,19 @@ class SessionBuilder:
             self.log.redacted_placeholders += redacted_placeholders(metadata)
         if kind == "text":
             text = text_field(part, "text") or ""
-            category = Category.SUMMARIES if summary else Category.ASSISTANT
-            self.add(
+            self.add_response_text(
                 message_id,
                 item_id,
-                category,
                 text,
+                response_id or "",
                 label="Compaction summary" if summary else "Assistant text",
-                source_id=response_id or "",
-                source_kind=SourceKind.RESPONSE,
+                category=Category.SUMMARIES if summary else Category.ASSISTANT,
             )
         elif kind == "reasoning":
             text = text_field(part, "text") or ""
             if text and text != "REDACTED":
-                self.add(
-                    message_id,
-                    item_id,
-                    Category.ASSISTANT,
-                    text,
-                    label="Reasoning",
-                    source_id=response_id or "",
-                    source_kind=SourceKind.RESPONSE,
+                self.add_response_text(
+                    message_id, item_id, text, response_id or "", label="Reasoning"
                 )
             elif part.get("metadata"):
                 self.unmeasured["encrypted-reasoning"] += 1
@@ -438,7 +383,6 @@ class SessionBuilder:
         state = state if isinstance(state, dict) else {}
         status = text_field(state, "status") or ""
         arguments = state.get("input")
-        encoded = json_text(arguments)
         output = state.get("output") if status == "completed" else state.get("error")
         result = (
             output if isinstance(output, str) else ("" if output is None else json_text(output))
@@ -449,46 +393,23 @@ class SessionBuilder:
         self.touch(end)
         metadata = state.get("metadata")
         child = text_field(metadata, "sessionId") if isinstance(metadata, dict) else None
-        self.add(
-            message_id,
-            f"call:{call_id}",
-            Category.ASSISTANT,
-            tool_call_text(name, arguments),
-            label="Tool arguments",
-            source_id=call_id,
-            source_kind=SourceKind.TOOL,
-        )
-        if status in {"completed", "error"}:
-            self.add(
-                message_id,
-                f"result:{call_id}",
-                Category.RESULTS,
-                result,
-                label="Tool result",
-                source_id=call_id,
-                source_kind=SourceKind.TOOL,
-            )
+        finished = status in {"completed", "error"}
+        self.add_tool_call(message_id, call_id, name, arguments)
+        if finished:
+            self.add_tool_result(message_id, call_id, result)
         self.tools.append(
-            ToolCall(
-                call_id=call_id,
-                name=name,
-                start_ns=start,
-                end_ns=max(end, start),
-                response_id=response_id,
-                prompt_id=self.prompt_id,
+            _Call(
+                call_id,
+                name,
+                start,
+                response_id,
+                self.prompt_id,
+                ToolArguments.of(arguments),
+                end_ns=end,
                 is_error=status == "error",
-                incomplete=status not in {"completed", "error"},
-                arg_keys=tuple(str(k) for k in arguments) if isinstance(arguments, dict) else (),
-                arg_bytes=len(encoded.encode()),
-                args_preview=tuple(
-                    (str(k), preview(v if isinstance(v, str) else json_text(v)))
-                    for k, v in arguments.items()
-                )
-                if isinstance(arguments, dict)
-                else (),
-                args_digest=args_digest(arguments),
                 result_chars=len(result),
                 child_session=child,
+                finished=finished,
             )
         )
 
@@ -502,16 +423,10 @@ class SessionBuilder:
         cut = self.order.index(pending.message_id) if pending else len(self.order) - 1
         if pending and pending.tail_start in self.order:
             cut = min(cut, self.order.index(pending.tail_start))
-        removed = 0
-        for old in self.order[:cut]:
-            for item_id in self.items.pop(old, []):
-                removed += self.log.remove(item_id)
+        removed = self.drop(self.order[:cut])
         end = request.end_ns if request else (self.last_ns or 0)
         compaction_id = pending.message_id if pending else f"compaction:{message_id}"
-        self.log.observe(
-            Observation(end, AnchorKind.COMPACTION, compaction_id, Stage.POST_COMPACTION)
-        )
-        self.compactions.append(
+        self.compacted(
             Compaction(
                 id=compaction_id,
                 start_ns=pending.start_ns if pending else (request.start_ns if request else end),
@@ -530,15 +445,10 @@ class SessionBuilder:
     def finish(self) -> Session | None:
         if self.start_ns is None or self.end_ns is None:
             return None
-        if not self.responses and not self.compactions:
-            self.log.observe(
-                Observation(self.end_ns, AnchorKind.SESSION, "", Stage.TRANSCRIPT_OBSERVED)
-            )
-        snapshots = self.log.replay()
-        ends = turn_ends(self.responses, self.tools)
-        prompts = tuple(
-            dataclasses.replace(p, end_ns=max(ends.get(p.id, p.start_ns), p.start_ns))
-            for p in self.prompts
+        requested = self.requested()
+        tools = tuple(
+            c.finish(requested, c.end_ns or c.start_ns, incomplete=not c.finished)
+            for c in self.tools
         )
         info = self.stored.info
         # The file's name, not its path: ~/.local/share/opencode/… spells the user name, and
@@ -549,11 +459,7 @@ class SessionBuilder:
                 facts.append((f"session_{key}", preview(info[key])))
         if self.patches:
             facts.append(("patch_parts", str(self.patches)))
-        if self.failed:
-            reasons = Counter(r.stop_reason or "no usage" for r in self.failed)
-            facts.append(
-                ("requests_without_usage", ", ".join(f"{k}: {n}" for k, n in reasons.most_common()))
-            )
+        facts += self.failures(no_reason="no usage")
         return Session(
             harness=HARNESS,
             session_id=self.stored.id,
@@ -566,17 +472,9 @@ class SessionBuilder:
             harness_version=(text_field(info, "version") or "").removeprefix("v") or None,
             parent_session=text_field(info, "parentID"),
             child_role="subagent" if self.is_child else None,
-            incomplete=any(t.incomplete for t in self.tools),
-            prompts=prompts,
-            responses=tuple(self.responses),
-            tool_calls=tuple(self.tools),
-            compactions=tuple(self.compactions),
-            snapshots=tuple(snapshots),
-            unmeasured=self.log.unmeasured(self.unmeasured),
-            failed_requests=tuple(self.failed),
-            unmetered_responses=tuple(self.unmetered),
-            markers=tuple(self.markers),
+            incomplete=any(t.incomplete for t in tools),
             facts=tuple(facts),
+            **self.timeline(tools),
         )
 
 
