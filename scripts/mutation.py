@@ -24,15 +24,29 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = [
     "src/agent_profiler/attribution.py",
+    # The writers: the format-neutral layout and slice arguments they encode, then the encoders.
+    "src/agent_profiler/layout.py",
+    "src/agent_profiler/annotations.py",
+    "src/agent_profiler/views.py",
     "src/agent_profiler/writers/chrome_json.py",
     "src/agent_profiler/writers/perfetto.py",
     "src/agent_profiler/writers/__init__.py",
     "src/agent_profiler/adapters/common.py",
+    "src/agent_profiler/adapters/drafts.py",
     "src/agent_profiler/adapters/__init__.py",
     "src/agent_profiler/adapters/claude_code.py",
+    "src/agent_profiler/adapters/claude_session.py",
+    "src/agent_profiler/adapters/claude_stream.py",
     "src/agent_profiler/adapters/codex.py",
     "src/agent_profiler/adapters/pi.py",
+    "src/agent_profiler/adapters/pi_tree.py",
     "src/agent_profiler/adapters/muse.py",
+    "src/agent_profiler/adapters/muse_journal.py",
+    "src/agent_profiler/adapters/muse_lanes.py",
+    "src/agent_profiler/adapters/gemini_cli.py",
+    "src/agent_profiler/adapters/gemini_recording.py",
+    "src/agent_profiler/adapters/opencode.py",
+    "src/agent_profiler/adapters/opencode_storage.py",
 ]
 KILLED = {1, 3, 36, 37, -24, 24, 152, -9, -11}  # failed, type check, timeouts
 SKIPPED = {34}

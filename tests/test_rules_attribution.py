@@ -7,6 +7,7 @@ from __future__ import annotations
 from agent_profiler.attribution import (
     INFERRED_HEAD_ID,
     INFERRED_HEAD_LABEL,
+    REDACTED_KIND,
     ContextLog,
     Observation,
     estimate_tokens,
@@ -213,3 +214,32 @@ def test_a_one_token_head_is_still_a_head() -> None:
     log.observe(_obs(1, reported=101))
     (snap,) = log.replay()
     assert dict(snap.categories) == {PR: 100, UN: 1}
+
+
+def test_a_token_count_given_with_the_text_wins_over_the_estimate() -> None:
+    # A native count (Muse's lanes, /context rows) is handed over beside the item's text.
+    log = ContextLog()
+    log.add("p", PR, "four", tokens=250)
+    log.observe(_obs(1))
+    (snapshot,) = log.replay(infer_head=False)
+    assert dict(snapshot.categories) == {PR: 250}
+    assert snapshot.changes[0].chars == 4
+
+
+def test_no_inferred_head_when_the_caller_says_so() -> None:
+    # A harness whose categories are native (Muse) replays without an inferred head even
+    # though the estimator infers one by default.
+    log = ContextLog()
+    log.add("p", PR, 400)
+    log.observe(_obs(1, reported=5_000))
+    assert log.estimator.infer_head
+    (snapshot,) = log.replay(infer_head=False)
+    assert dict(snapshot.categories) == {PR: 100}
+
+
+def test_redaction_placeholders_add_to_what_the_adapter_counted() -> None:
+    # OpenCode counts placeholders in part metadata; the log counts those in item text.
+    log = ContextLog()
+    log.add("p", PR, "a REDACTED b REDACTED c")
+    counted = dict(log.unmeasured({REDACTED_KIND: 3, "image": 1, "none": 0}))
+    assert counted == {REDACTED_KIND: 5, "image": 1}
