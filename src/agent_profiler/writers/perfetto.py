@@ -313,7 +313,6 @@ _UNIQUE_STRING_KEYS = frozenset(
         "child_session",
         "parent_session",
         "parent_call_id",
-        "label",
         "text",
     }
 )
