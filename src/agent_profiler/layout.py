@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import partial
 from typing import Any
 
 from agent_profiler import estimate
@@ -53,6 +54,8 @@ __all__ = [
     "Track",
     "TrackKind",
     "build_layout",
+    "iter_layout",
+    "ordered_sessions",
     "stable_id64",
 ]
 
@@ -124,22 +127,35 @@ class ProcessTrack:
     labels: tuple[str, ...]
 
 
+Args = dict[str, Any]
+
+
 @dataclass(slots=True)
 class LaidSlice:
     """A slice or (instant=True) an instant. build_layout fills it in; once it returns, no
     field changes. `track` is the logical track name; lanes of one name have their own
-    `track_uuid`. A flow id sits on exactly two slices; `outgoing` holds those starting here."""
+    `track_uuid`. A flow id sits on exactly two slices; `outgoing` holds those starting here.
+
+    `args_source` is the arguments or a function of the (frozen) model that builds them:
+    responses and tools carry the heavy ones (the `context` dict), which are built when a
+    writer reads `args` and dropped once encoded, so a layout holds ≈ 1/4 of the memory."""
 
     track: str
     name: str
     start: int
     end: int
     category: str
-    args: dict[str, Any]
+    args_source: Args | Callable[[], Args]
     flows: list[int] = field(default_factory=list)
     outgoing: set[int] = field(default_factory=set)
     instant: bool = False
     track_uuid: int = 0
+
+    @property
+    def args(self) -> Args:
+        """The slice's arguments (built anew on each read when they are lazy)."""
+        source = self.args_source
+        return source if isinstance(source, dict) else source()
 
 
 @dataclass(frozen=True, slots=True)
@@ -402,7 +418,7 @@ class _SessionBuilder:
         # Responses whose usage the journal left at zero are drawn too (usage unknown).
         every = [*s.responses, *s.unmetered_responses]
         for response in sorted(every, key=lambda r: (r.start_ns, r.end_ns, r.id)):
-            args = response_args(s, response, snapshots.get(response.id))
+            args = partial(response_args, s, response, snapshots.get(response.id))
             slice_ = LaidSlice(
                 "Responses", "response", response.start_ns, response.end_ns, self.activity, args
             )
@@ -426,7 +442,7 @@ class _SessionBuilder:
     def _tools(self) -> None:
         previews = self.facts.content is ContentMode.PREVIEWS
         for call in sorted(self.session.tool_calls, key=lambda c: (c.start_ns, c.call_id)):
-            args = tool_args(call, previews)
+            args = partial(tool_args, call, previews)
             slice_ = LaidSlice("Tools", call.name, call.start_ns, call.end_ns, self.activity, args)
             self.slices.append(slice_)
             self.tool_slices[call.call_id] = slice_
@@ -438,7 +454,7 @@ class _SessionBuilder:
             x.anchor_id: x for x in self.session.snapshots if x.anchor is AnchorKind.COMPACTION
         }
         for compaction in self.session.compactions:
-            args = compaction_args(compaction, snapshots.get(compaction.id))
+            args = partial(compaction_args, compaction, snapshots.get(compaction.id))
             self.slices.append(
                 LaidSlice(
                     "Compaction",
@@ -506,7 +522,7 @@ class _SessionBuilder:
                     snapshot.time_ns,
                     snapshot.time_ns,
                     self.activity,
-                    context_command_args(snapshot),
+                    partial(context_command_args, snapshot),
                 )
             )
 
@@ -567,24 +583,35 @@ class _SessionBuilder:
             self.slices.append(instant)
             self.flow(tool, instant, f"addition:{change.id}:{snapshot.time_ns}")
 
-    def link_child(self, call_id: str, child: _SessionBuilder) -> None:
-        """Flow from the launching tool to the child's first prompt-input."""
-        tool = self.tool_slices.get(call_id)
-        if tool is None:
+    def link_out(self, call_id: str, child: Session) -> None:
+        """The launching tool's end of the flow to a child's first prompt-input (the
+        child's builder adds the other end: sessions are laid out one at a time)."""
+        tool = self.tool_slices[call_id]
+        if _first_input_start(child) < tool.start:
             return
-        if not child.input_instants:
+        flow_id = stable_id64(f"{self.key}:flow:child:{call_id}:{child.session_id}")
+        tool.flows.append(flow_id)
+        tool.outgoing.add(flow_id)
+
+    def link_in(self, parent: Session, call_id: str, tool_start: int) -> None:
+        """The child's end of a flow from its launching tool (see link_out): its first
+        prompt-input, made at the session's start when it has none."""
+        if not self.input_instants:
             instant = LaidSlice(
                 "Inputs",
                 "prompt-input",
-                child.start,
-                child.start,
-                child.activity,
+                self.start,
+                self.start,
+                self.activity,
                 {"source": "agent", "timing": "session-start"},
                 instant=True,
             )
-            child.slices.append(instant)
-            child.input_instants.append(instant)
-        self.flow(tool, child.input_instants[0], f"child:{call_id}:{child.key}")
+            self.slices.append(instant)
+            self.input_instants.append(instant)
+        target = self.input_instants[0]
+        if target.start < tool_start:
+            return
+        target.flows.append(stable_id64(f"{parent.session_id}:flow:child:{call_id}:{self.key}"))
 
     # -- lanes and tracks ---------------------------------------------------
 
@@ -770,38 +797,79 @@ _CATEGORY_RANK = {category.label: rank for rank, category in enumerate(Category)
 def build_layout(sessions: Sequence[Session], facts: TraceFacts) -> Layout:
     """The layout of these sessions, ordered by (start, session id); a subagent whose
     launching tool call is in the set gets a flow from that call to its first input."""
-    ordered = sorted(sessions, key=lambda s: (s.start_ns, s.session_id))
+    processes: list[ProcessTrack] = []
+    laid: list[SessionLayout] = []
+    for process, session_layout in iter_layout(sessions, facts):
+        if process is not None:
+            processes.append(process)
+        laid.append(session_layout)
+    return Layout(tuple(processes), tuple(laid))
+
+
+def ordered_sessions(sessions: Sequence[Session]) -> list[Session]:
+    """The order sessions are laid out and written in: by (start, session id)."""
+    return sorted(sessions, key=lambda s: (s.start_ns, s.session_id))
+
+
+def iter_layout(
+    sessions: Sequence[Session], facts: TraceFacts
+) -> Iterator[tuple[ProcessTrack | None, SessionLayout]]:
+    """build_layout one session at a time, in its order: each session's layout with the
+    process track it opens (None when its root's process came before), so a writer can
+    encode a session and let it go before the next is laid out. Sessions are independent
+    but for the flow from a parent's launching tool to its child's first input, whose two
+    ends are worked out from the model alone (the child's first input and the tool's start)."""
+    ordered = ordered_sessions(sessions)
     by_id = {s.session_id: s for s in ordered}
+    # Parent → child links in the order a whole-trace pass would make them.
+    links_out: dict[str, list[tuple[str, Session]]] = {}
+    links_in: dict[str, list[tuple[Session, str, int]]] = {}
+    for session in ordered:
+        starts: dict[str, int] | None = None
+        for call in session.tool_calls:
+            child = by_id.get(call.child_session) if call.child_session else None
+            if child is None:
+                continue
+            if starts is None:
+                # The tool slice a call id names: the last of that id in start order.
+                starts = {
+                    c.call_id: c.start_ns
+                    for c in sorted(session.tool_calls, key=lambda c: (c.start_ns, c.call_id))
+                }
+            links_out.setdefault(session.session_id, []).append((call.call_id, child))
+            links_in.setdefault(child.session_id, []).append(
+                (session, call.call_id, starts[call.call_id])
+            )
     # One process track per top-level session: its subagents' captures are siblings
     # under it. Journals do not record the agent's real pid, so the pid is derived
     # from the session id (stable); the process name is the harness command.
     ids = _TrackIds()
     process_tracks: dict[str, int] = {}
-    processes: list[ProcessTrack] = []
-    built: dict[str, _SessionBuilder] = {}
     for session in ordered:
         root = _root_of(session, by_id)
+        process: ProcessTrack | None = None
         if root.session_id not in process_tracks:
             uuid = ids.get(f"process:{root.session_id}")
             process_tracks[root.session_id] = uuid
-            processes.append(
-                ProcessTrack(
-                    uuid,
-                    10_000 + stable_id64(f"pid:{root.session_id}") % 4_000_000,
-                    root.harness.command,
-                    (root.harness.label, session_label(root)),
-                )
+            process = ProcessTrack(
+                uuid,
+                10_000 + stable_id64(f"pid:{root.session_id}") % 4_000_000,
+                root.harness.command,
+                (root.harness.label, session_label(root)),
             )
         tracks = _SessionBuilder(session, process_tracks[root.session_id], facts, ids)
         tracks.build()
-        built[session.session_id] = tracks
-    for session in ordered:
-        for call in session.tool_calls:
-            if call.child_session in built:
-                built[session.session_id].link_child(call.call_id, built[call.child_session])
-    for tracks in built.values():
+        for call_id, child in links_out.get(session.session_id, ()):
+            tracks.link_out(call_id, child)
+        for parent, call_id, tool_start in links_in.get(session.session_id, ()):
+            tracks.link_in(parent, call_id, tool_start)
         tracks.assign_tracks()
-    return Layout(tuple(processes), tuple(built[s.session_id].finish() for s in ordered))
+        yield process, tracks.finish()
+
+
+def _first_input_start(session: Session) -> int:
+    """When a session's first prompt-input is: its first prompt, else its start."""
+    return session.prompts[0].start_ns if session.prompts else session_span(session)[0]
 
 
 def _root_of(session: Session, by_id: dict[str, Session]) -> Session:
