@@ -77,6 +77,10 @@ _COUNTER_DESCRIPTIONS = {
 }
 
 
+# One dict for every turn slice (a long session has thousands); writers only read args.
+_TURN_ARGS: dict[str, Any] = {"kind": "turn"}
+
+
 def stable_id64(text: str) -> int:
     """A stable, non-zero 64-bit id for a key (flows, sequence, pid): the first 8 bytes of
     its BLAKE2b digest, little-endian. Any stable hash serves; BLAKE2b runs in C, which
@@ -146,8 +150,10 @@ class LaidSlice:
     end: int
     category: str
     args_source: Args | Callable[[], Args]
-    flows: list[int] = field(default_factory=list)
-    outgoing: set[int] = field(default_factory=set)
+    # Tuples, not a list and a set: most slices have none, and an empty set is 216 bytes
+    # (a tenth of a long session's layout); a slice has at most a few flows.
+    flows: tuple[int, ...] = ()
+    outgoing: tuple[int, ...] = ()
     instant: bool = False
     track_uuid: int = 0
 
@@ -305,9 +311,9 @@ class _SessionBuilder:
         if target.start < source.start:
             return
         flow_id = stable_id64(f"{self.key}:flow:{key}")
-        source.flows.append(flow_id)
-        source.outgoing.add(flow_id)
-        target.flows.append(flow_id)
+        source.flows += (flow_id,)
+        source.outgoing += (flow_id,)
+        target.flows += (flow_id,)
 
     def counter(self, name: str, parent: str = "capture", share: bool = False) -> _Counter:
         if name not in self.counters:
@@ -430,7 +436,7 @@ class _SessionBuilder:
                     response.start_ns,
                     response.end_ns,
                     self.activity,
-                    {"kind": "turn"},
+                    _TURN_ARGS,
                 )
             )
             self.response_slices[response.id] = slice_
@@ -590,8 +596,8 @@ class _SessionBuilder:
         if _first_input_start(child) < tool.start:
             return
         flow_id = stable_id64(f"{self.key}:flow:child:{call_id}:{child.session_id}")
-        tool.flows.append(flow_id)
-        tool.outgoing.add(flow_id)
+        tool.flows += (flow_id,)
+        tool.outgoing += (flow_id,)
 
     def link_in(self, parent: Session, call_id: str, tool_start: int) -> None:
         """The child's end of a flow from its launching tool (see link_out): its first
@@ -611,7 +617,7 @@ class _SessionBuilder:
         target = self.input_instants[0]
         if target.start < tool_start:
             return
-        target.flows.append(stable_id64(f"{parent.session_id}:flow:child:{call_id}:{self.key}"))
+        target.flows += (stable_id64(f"{parent.session_id}:flow:child:{call_id}:{self.key}"),)
 
     # -- lanes and tracks ---------------------------------------------------
 
