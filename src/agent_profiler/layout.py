@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import itertools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -32,6 +33,7 @@ from agent_profiler.annotations import (
 from agent_profiler.model import (
     AnchorKind,
     Category,
+    ContextSnapshot,
     Session,
 )
 from agent_profiler.views import (
@@ -300,6 +302,15 @@ class _SessionBuilder:
         self.input_instants: list[LaidSlice] = []
         self.response_slices: dict[str, LaidSlice] = {}
         self.tool_slices: dict[str, LaidSlice] = {}
+        # Each snapshot's predecessor in time (by id: snapshots are frozen and may be equal),
+        # against which repeated optional `context` keys are left out; none for a snapshot
+        # that shares its time with the one before (a reader could not order the two).
+        in_time = sorted(session.snapshots, key=lambda x: x.time_ns)
+        self.previous: dict[int, ContextSnapshot] = {
+            id(after): before
+            for before, after in itertools.pairwise(in_time)
+            if before.time_ns < after.time_ns
+        }
 
     # -- helpers ----------------------------------------------------------
 
@@ -362,7 +373,7 @@ class _SessionBuilder:
 
     def _profile(self) -> None:
         args = profile_args(
-            self.session, self.facts, self.capture_uuid, self.start, self.estimation
+            self.session, self.facts, self.capture_uuid, self.start, self.estimation, self.previous
         )
         self.slices.append(
             LaidSlice("Session", "profile (1)", self.start, self.end, self.metadata, args)
@@ -424,7 +435,15 @@ class _SessionBuilder:
         # Responses whose usage the journal left at zero are drawn too (usage unknown).
         every = [*s.responses, *s.unmetered_responses]
         for response in sorted(every, key=lambda r: (r.start_ns, r.end_ns, r.id)):
-            args = partial(response_args, s, response, snapshots.get(response.id))
+            snapshot = snapshots.get(response.id)
+            args = partial(
+                response_args,
+                s,
+                response,
+                snapshot,
+                self.previous.get(id(snapshot)),
+                not self.response_slices,
+            )
             slice_ = LaidSlice(
                 "Responses", "response", response.start_ns, response.end_ns, self.activity, args
             )
@@ -460,7 +479,8 @@ class _SessionBuilder:
             x.anchor_id: x for x in self.session.snapshots if x.anchor is AnchorKind.COMPACTION
         }
         for compaction in self.session.compactions:
-            args = partial(compaction_args, compaction, snapshots.get(compaction.id))
+            snapshot = snapshots.get(compaction.id)
+            args = partial(compaction_args, compaction, snapshot, self.previous.get(id(snapshot)))
             self.slices.append(
                 LaidSlice(
                     "Compaction",
@@ -528,7 +548,7 @@ class _SessionBuilder:
                     snapshot.time_ns,
                     snapshot.time_ns,
                     self.activity,
-                    partial(context_command_args, snapshot),
+                    partial(context_command_args, snapshot, self.previous.get(id(snapshot))),
                 )
             )
 
