@@ -890,7 +890,12 @@ def iter_layout(
         for parent, call_id, tool_start in links_in.get(session.session_id, ()):
             tracks.link_in(parent, call_id, tool_start)
         tracks.assign_tracks()
-        yield process, tracks.finish()
+        laid = tracks.finish()
+        # The builder's tables (slices by id, raw counter samples) go before the writer
+        # encodes the session: the generator holds its locals while suspended.
+        del tracks
+        yield process, laid
+        del laid
 
 
 def _first_input_start(session: Session) -> int:
