@@ -177,3 +177,78 @@ def test_a_json_document_is_named_for_what_it_is(tmp_path: Path) -> None:
     # Gemini CLI documents are read now: an empty one has nothing to show.
     assert f"{gemini}: no session records (nothing to show)" in result.stderr
     assert f"{other}: one JSON document, not a JSONL journal" in result.stderr
+
+
+def test_the_report_title_default_is_the_report_s() -> None:
+    """cli says the report's default title itself so that it need not import report."""
+    from agent_profiler import cli, report
+
+    assert cli.REPORT_TITLE == report.DEFAULT_TITLE
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        ["a.jsonl", "--open"],
+        ["a.jsonl", "--harness", "nope"],
+        ["a.jsonl", "--estimate", "nope"],
+        ["a.jsonl", "-o"],
+        ["a.jsonl", "-o", "x", "-o", "y"],
+        ["a.jsonl", "--force", "--force"],
+        ["a.jsonl", "--"],
+        ["-o", "x.pftrace"],
+        [],
+    ],
+)
+def test_the_fast_export_path_leaves_what_it_does_not_know_to_typer(args: list[str]) -> None:
+    from agent_profiler.entry import _parse_export
+
+    assert _parse_export(args) is None
+
+
+def test_the_fast_export_path_parses_like_typer() -> None:
+    from agent_profiler.entry import _parse_export
+    from agent_profiler.estimate import EstimateChoice
+    from agent_profiler.model import Harness
+
+    got = _parse_export(
+        ["a.jsonl", "--output=t.json", "b", "--harness", "codex", "--force", "--format", "json"]
+    )
+    assert got == {
+        "journals": [Path("a.jsonl"), Path("b")],
+        "output": Path("t.json"),
+        "harness": Harness.CODEX,
+        "force": True,
+        "previews": False,
+        "strict": False,
+        "format_name": "json",
+        "estimate": EstimateChoice.CHARS4,
+    }
+
+
+def test_the_console_script_exports_without_typer_and_writes_the_same_bytes(
+    tmp_path: Path,
+) -> None:
+    # GIVEN a plain export run through the console script's entry point
+    fast = tmp_path / "fast.pftrace"
+    code = (
+        "import sys\n"
+        "from agent_profiler.entry import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as done:\n"
+        "    print('code', done.code, 'typer' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, "export", str(SMALL), "-o", str(fast), "--force"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    # THEN Typer was never imported, and the trace is the Typer command's, byte for byte
+    assert done.stdout.splitlines()[-1] == "code 0 False", done.stdout + done.stderr
+    assert done.stdout.startswith("wrote ")
+    slow = tmp_path / "slow.pftrace"
+    assert runner.invoke(app, ["export", str(SMALL), "-o", str(slow)]).exit_code == 0
+    assert fast.read_bytes() == slow.read_bytes()

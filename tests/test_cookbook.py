@@ -116,8 +116,9 @@ def all_additions(view: TraceView) -> list[tuple[Any, ...]]:
                         snapshot.ts,
                         change["delta_tokens"],
                         change["category"],
-                        change["source_id"],
-                        tools.get((session, change["source_id"])),
+                        # absent = "" = no link (TRACE_CONTRACT §5)
+                        change.get("source_id", ""),
+                        tools.get((session, change.get("source_id", ""))),
                     )
                 )
     return out

@@ -144,7 +144,7 @@ def test_corpus_categories_additions_and_subagent_links(export_trace: Any) -> No
         for snapshot in view.snapshots(parent)
         if not snapshot.args["context"]["baseline"]
         for change in snapshot.args["context"]["changes"]
-        if change["delta_tokens"] > 0 and change["source_id"] in calls
+        if change["delta_tokens"] > 0 and change.get("source_id", "") in calls
     ]
     assert linked and max(c["delta_tokens"] for c in linked) > 1_000
 

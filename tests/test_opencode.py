@@ -139,7 +139,7 @@ def test_corpus_subagent_link_compaction_and_additions(export_trace: Any) -> Non
         for snapshot in view.snapshots(captures[parent])
         if not snapshot.args["context"]["baseline"]
         for change in snapshot.args["context"]["changes"]
-        if change["delta_tokens"] > 0 and change["source_id"] in calls
+        if change["delta_tokens"] > 0 and change.get("source_id", "") in calls
     ]
     assert linked
     categories = view.snapshots(captures[parent])[-1].args["context"]["categories"]

@@ -201,7 +201,7 @@ def test_source_ids_link_to_tool_slices_and_additions_have_flows(spotter: TraceV
         for change in s.args["context"]["changes"]
         if change.get("source_kind") == "tool"
     ]
-    assert linked and all(c["source_id"] in tools for c in linked)
+    assert linked and all(c.get("source_id", "") in tools for c in linked)
     # "Largest additions": instants under the Context group, no kind/context, each the end
     # of a flow that starts on the tool slice named by the change's source_id
     additions = [
@@ -224,7 +224,7 @@ def test_source_ids_link_to_tool_slices_and_additions_have_flows(spotter: TraceV
             for s in spotter.snapshots(main)
             if not s.args["context"]["baseline"]
             for c in s.args["context"]["changes"]
-            if c["delta_tokens"] > 0 and c["source_id"] in tools
+            if c["delta_tokens"] > 0 and c.get("source_id", "") in tools
         ),
         key=lambda c: c["delta_tokens"],
     )

@@ -44,8 +44,23 @@ class TraceFacts:
 CONTENT_FACTS = frozenset({"session_summary", "session_title"})
 
 
+# `context` keys the contract marks optional that hold for many requests in a row: written
+# only when they differ from the session's previous snapshot (docs/traces.md).
+REPEATED_CONTEXT_KEYS = (
+    "window_tokens",
+    "effective_window_tokens",
+    "compact_threshold_tokens",
+    "model",
+)
+
+
 def profile_args(
-    s: Session, facts: TraceFacts, capture_id: int, start: int, estimation: str
+    s: Session,
+    facts: TraceFacts,
+    capture_id: int,
+    start: int,
+    estimation: str,
+    previous: dict[int, ContextSnapshot] | None = None,
 ) -> dict[str, Any]:
     """`profile (1)`: what the capture is, where it came from and how it was measured."""
     args: dict[str, Any] = {
@@ -103,12 +118,22 @@ def profile_args(
     args["responses"] = len(s.responses)
     for snapshot in s.snapshots:
         if snapshot.anchor is AnchorKind.SESSION:
-            args["context"] = context_dict(snapshot, start)
+            args["context"] = context_dict(snapshot, start, _before(previous, snapshot))
     return args
 
 
+def _before(
+    previous: dict[int, ContextSnapshot] | None, snapshot: ContextSnapshot
+) -> ContextSnapshot | None:
+    return None if previous is None else previous.get(id(snapshot))
+
+
 def response_args(
-    s: Session, response: Response, snapshot: ContextSnapshot | None
+    s: Session,
+    response: Response,
+    snapshot: ContextSnapshot | None,
+    previous: ContextSnapshot | None = None,
+    first: bool = True,
 ) -> dict[str, Any]:
     """A model response: its usage, its outcome and the context it was sent with."""
     usage = response.usage
@@ -127,14 +152,15 @@ def response_args(
         del args["context_tokens"]
     if usage.reasoning_tokens:
         args["reasoning_tokens"] = usage.reasoning_tokens
-    if s.window_tokens:
+    if s.window_tokens and first:
+        # The session's window (on profile (1) too): said on its first response only.
         args["context_window_tokens"] = s.window_tokens
     args["is_error"] = response.is_error
     if response.stop_reason:
         args["stop_reason"] = response.stop_reason
     args["response_id"] = response.id
     if snapshot is not None:
-        args["context"] = context_dict(snapshot, response.start_ns)
+        args["context"] = context_dict(snapshot, response.start_ns, previous)
     return args
 
 
@@ -161,7 +187,11 @@ def tool_args(call: ToolCall, previews: bool) -> dict[str, Any]:
     return args
 
 
-def compaction_args(compaction: Compaction, snapshot: ContextSnapshot | None) -> dict[str, Any]:
+def compaction_args(
+    compaction: Compaction,
+    snapshot: ContextSnapshot | None,
+    previous: ContextSnapshot | None = None,
+) -> dict[str, Any]:
     """A compaction: its trigger, the sizes before and after, and the context it left."""
     args: dict[str, Any] = {"kind": "compaction", "compaction_kind": compaction.kind}
     if compaction.trigger:
@@ -174,7 +204,7 @@ def compaction_args(compaction: Compaction, snapshot: ContextSnapshot | None) ->
     if compaction.timing:
         args["timing"] = compaction.timing
     if snapshot is not None:
-        args["context"] = context_dict(snapshot, compaction.start_ns)
+        args["context"] = context_dict(snapshot, compaction.start_ns, previous)
     return args
 
 
@@ -204,21 +234,26 @@ def failed_request_args(request: Response) -> dict[str, Any]:
     }
 
 
-def context_command_args(snapshot: ContextSnapshot) -> dict[str, Any]:
+def context_command_args(
+    snapshot: ContextSnapshot, previous: ContextSnapshot | None = None
+) -> dict[str, Any]:
     """The harness's own context report (Claude Code's /context) and its native snapshot."""
     args: dict[str, Any] = {"kind": "context-command"}
     if snapshot.reported_tokens is not None:
         args["used_tokens"] = snapshot.reported_tokens
     if snapshot.window_tokens:
         args["context_window_tokens"] = snapshot.window_tokens
-    args["context"] = context_dict(snapshot, snapshot.time_ns)
+    args["context"] = context_dict(snapshot, snapshot.time_ns, previous)
     return args
 
 
-def context_dict(snapshot: ContextSnapshot, slice_start: int) -> dict[str, Any]:
+def context_dict(
+    snapshot: ContextSnapshot, slice_start: int, previous: ContextSnapshot | None = None
+) -> dict[str, Any]:
     """The typed `context` annotation (TRACE_CONTRACT §5) of a snapshot on a slice that
     starts at slice_start. One is written per request, so it is built as directly as
-    possible: a later writer may encode it straight to bytes."""
+    possible: a later writer may encode it straight to bytes. `previous` is the session's
+    snapshot before this one in time: REPEATED_CONTEXT_KEYS equal to its are left out."""
     context: dict[str, Any] = {
         "version": 1,
         "stage": snapshot.stage.value,
@@ -230,15 +265,11 @@ def context_dict(snapshot: ContextSnapshot, slice_start: int) -> dict[str, Any]:
     context["baseline"] = snapshot.baseline
     context["categories"] = {c.value: t for c, t in snapshot.categories}
     context["estimated_tokens"] = snapshot.estimated_tokens
-    for key in (
-        "reported_tokens",
-        "window_tokens",
-        "effective_window_tokens",
-        "compact_threshold_tokens",
-        "model",
-    ):
+    if snapshot.reported_tokens is not None:
+        context["reported_tokens"] = snapshot.reported_tokens
+    for key in REPEATED_CONTEXT_KEYS:
         value = getattr(snapshot, key)
-        if value is not None:
+        if value is not None and (previous is None or getattr(previous, key) != value):
             context[key] = value
     changes = []
     for change in snapshot.changes:
@@ -253,7 +284,10 @@ def context_dict(snapshot: ContextSnapshot, slice_start: int) -> dict[str, Any]:
             entry["chars"] = change.chars
         if change.label:
             entry["label"] = change.label
-        entry["source_id"] = change.source_id
+        # Empty means "no link" (TRACE_CONTRACT §5), so an absent one reads the same and
+        # saves ≈ 4 bytes per change (most changes of a long session have none).
+        if change.source_id:
+            entry["source_id"] = change.source_id
         if change.source_kind:
             entry["source_kind"] = change.source_kind.value
         changes.append(entry)

@@ -5,35 +5,42 @@ written for the rest), 2 usage error."""
 from __future__ import annotations
 
 import functools
-import os
 import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, ParamSpec, TypeVar
+from typing import Annotated, Any, ParamSpec, TypeVar
 
 import orjson
 import typer
 
 from agent_profiler import __version__
-from agent_profiler.adapters import JournalGroup
 from agent_profiler.adapters.common import timestamp_ns
-from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.discover import discover as find_journals
-from agent_profiler.errors import AgentProfilerError, OutputError, UsageError
+from agent_profiler.errors import AgentProfilerError, UsageError
 from agent_profiler.estimate import EstimateChoice, named, use_estimator
-from agent_profiler.loader import LoadResult, load
-from agent_profiler.model import Harness, Session
-from agent_profiler.report import DEFAULT_TITLE, HtmlReportWriter
-from agent_profiler.serve import serve_once
-from agent_profiler.summary import render_calls, render_table, summarise_all
-from agent_profiler.writers import ContentMode, PerfettoWriter, TraceFacts, Writer, writer_class
+from agent_profiler.exporting import (
+    EXIT_BROKEN_PIPE,
+    EXIT_INPUT,
+    EXIT_OK,
+    EXIT_USAGE,
+    PROGRESS_BYTES,
+    _default_output,
+    _human_size,
+    _load,
+    quiet_stdout,
+    run_export,
+    write_atomically,
+)
+from agent_profiler.model import Harness
+from agent_profiler.writers import writer_class
 
-EXIT_OK, EXIT_INPUT, EXIT_USAGE = 0, 1, 2
-# The reader of our stdout went away (`export -o - | head`): what a process killed by
-# SIGPIPE reports (128 + 13), as `cat big | head` does, so `set -o pipefail` sees it.
-EXIT_BROKEN_PIPE = 141
-PROGRESS_BYTES = 20 * 1024 * 1024  # show a progress bar from this input size on
+__all__ = ["EXIT_INPUT", "EXIT_OK", "EXIT_USAGE", "PROGRESS_BYTES", "app", "main"]
+
+# `report`, `serve`, `summary` and the writers' modules are imported inside the commands
+# that use them: an export of a small journal is mostly start-up (issue 17).
+# report.DEFAULT_TITLE, said here so that `report --help` needs no import (a test checks).
+REPORT_TITLE = "Agent Profiler report"
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -53,21 +60,21 @@ def _errors_to_exit_codes(command: Callable[P, R]) -> Callable[P, R]:
             typer.echo(f"error: {error}", err=True)
             raise typer.Exit(EXIT_INPUT) from None
         except BrokenPipeError:
-            _quiet_stdout()
+            quiet_stdout()
             raise typer.Exit(EXIT_BROKEN_PIPE) from None
 
     return wrapper
 
 
-def _quiet_stdout() -> None:
-    """Point stdout at /dev/null: the interpreter flushes it at exit, and a flush into
-    the closed pipe would print "Exception ignored ... BrokenPipeError" after we are done."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):  # no real stdout (an in-process test runner)
-        pass
+def _stdout_is_terminal() -> bool:
+    return sys.stdout.isatty()
+
+
+def serve_once(trace: Path, **kwargs: Any) -> bool:
+    """serve.serve_once, imported when a trace is opened (http.server is ≈ 10 ms)."""
+    from agent_profiler.serve import serve_once as serve
+
+    return serve(trace, **kwargs)
 
 
 app = typer.Typer(
@@ -116,110 +123,6 @@ def _root(
     """agent-profiler: context-window profiles of coding-agent sessions."""
 
 
-def _human_size(size: int) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024  # type: ignore[assignment]
-    raise AssertionError  # pragma: no cover
-
-
-def _stdout_is_terminal() -> bool:
-    return sys.stdout.isatty()
-
-
-def _default_output(journals: list[Path], extension: str = ".pftrace") -> Path:
-    first = journals[0]
-    stem = first.name
-    for suffix in (".gz", ".jsonl", ".json", ".txt"):
-        stem = stem.removesuffix(suffix)
-    return Path(f"{stem or 'trace'}{extension}")
-
-
-def write_atomically(path: Path, sessions: list[Session], writer: Writer) -> int:
-    """Write to a temporary file beside the target and rename it into place, so an
-    interrupted export never leaves a partial trace or clobbers a good one."""
-    directory = path.parent if str(path.parent) else Path(".")
-    try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    except OSError as error:
-        raise OutputError(f"{path}: cannot write here ({error.strerror})") from error
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            writer.write(sessions, stream)
-        # mkstemp creates the file private (0600); give it the usual umask-based mode.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)
-        os.replace(temporary, path)
-    except BaseException as error:
-        Path(temporary).unlink(missing_ok=True)
-        if isinstance(error, OSError):
-            raise OutputError(f"{path}: {error.strerror or error}") from error
-        raise
-    return path.stat().st_size
-
-
-def _load(journals: list[Path], harness: Harness | None) -> tuple[LoadResult, Diagnostics]:
-    """Read the journals; every unusable input and the warning summary go to stderr."""
-    diagnostics = Diagnostics(on_progress=_byte_progress() if sys.stderr.isatty() else None)
-    result = load(journals, diagnostics, harness=harness, progress=_progress_reporter(journals))
-    if diagnostics.on_progress is not None:
-        sys.stderr.write("\r\033[K")  # clear a progress line left below 100%
-    for failure in result.failures:
-        typer.echo(f"error: {failure}", err=True)
-    for line in diagnostics.summary_lines():
-        typer.echo(line, err=True)
-    if diagnostics.unrecognised:
-        # Every command says so: these records were not read, which is not a choice.
-        kinds = sorted(diagnostics.unrecognised.items(), key=lambda kv: (-kv[1], kv[0]))
-        listed = ", ".join(f"{kind} {count}" for kind, count in kinds[:6])
-        more = f", … {len(kinds) - 6} more kinds" if len(kinds) > 6 else ""
-        typer.echo(f"not recognised (not read): {listed}{more}", err=True)
-    if result.ignored:
-        typer.echo(
-            f"note: {result.ignored} other file(s) in the given folders are not *.jsonl or "
-            "*.jsonl.gz and were not read (name a stream-json .txt file directly)",
-            err=True,
-        )
-    return result, diagnostics
-
-
-def _byte_progress() -> Callable[[str, int, int], None]:
-    """Progress inside one large file (TTY only): percent of its bytes read."""
-
-    def report(path: str, done: int, size: int) -> None:
-        if size < PROGRESS_BYTES:
-            return
-        name = Path(path).name[:50]
-        share = min(100, 100 * done // max(size, 1))
-        sys.stderr.write(f"\r\033[Kreading {name}: {share}% of {_human_size(size)}")
-        if share >= 100:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-    return report
-
-
-def _progress_reporter(journals: list[Path]) -> Callable[[int, int, JournalGroup], None] | None:
-    """A one-line progress display on stderr (TTY only) when there is more than one
-    input, a directory, or a large file."""
-    sizes = [p.stat().st_size for p in journals if p.is_file()]
-    many = len(journals) > 1 or any(p.is_dir() for p in journals)
-    if not sys.stderr.isatty() or not (many or sum(sizes) >= PROGRESS_BYTES):
-        return None
-    if not many:
-        return None  # one large file: _byte_progress shows how far into it reading is
-
-    def report(done: int, total: int, group: JournalGroup) -> None:
-        name = (group.main or group.extras[0]).name
-        end = "\n" if done == total else ""
-        sys.stderr.write(f"\r\033[Kreading journals: {done}/{total} {name[:60]}{end}")
-        sys.stderr.flush()
-
-    return report
-
-
 @app.command()
 @_errors_to_exit_codes
 def export(
@@ -264,63 +167,20 @@ def export(
     session. Exit code 1 means some input could not be used (the trace still
     holds everything that could).
     """
-    writer = writer_class(format_name, output)
-    to_stdout = output is not None and str(output) == "-"
-    if to_stdout and writer.binary and _stdout_is_terminal():
-        raise UsageError(
-            "refusing to write a binary trace to a terminal: use -o FILE, redirect stdout, "
-            "or --format json"
-        )
-    target = output or _default_output(journals, writer.extension)
-    if not to_stdout and target.exists() and not force:
-        raise UsageError(f"{target} exists; pass --force to overwrite it")
-    with use_estimator(named(estimate)):
-        result, diagnostics = _load(journals, harness)
-    if not result.sessions:
-        typer.echo("error: nothing to export (no readable sessions)", err=True)
-        raise typer.Exit(EXIT_INPUT)
-    facts = TraceFacts(
-        inputs=tuple(p.name for p in journals),
-        content=ContentMode.PREVIEWS if previews else ContentMode.NONE,
-        accounting=diagnostics.accounting(),
+    code = run_export(
+        journals,
+        output=output,
+        harness=harness,
+        force=force,
+        previews=previews,
+        strict=strict,
+        format_name=format_name,
+        estimate=estimate,
+        stdout_is_terminal=_stdout_is_terminal,
+        open_ui=_open_in_ui if open_ui else None,
     )
-    if to_stdout:
-        writer(facts).write(result.sessions, sys.stdout.buffer)
-        sys.stdout.buffer.flush()
-        size = 0
-    else:
-        size = write_atomically(target, result.sessions, writer(facts))
-    sessions = result.sessions
-    subagents = sum(1 for s in sessions if s.is_subagent)
-    responses = sum(len(s.responses) for s in sessions)
-    unmetered = sum(len(s.unmetered_responses) for s in sessions)
-    compactions = sum(len(s.compactions) for s in sessions)
-    where = "stdout" if to_stdout else f"{target} ({_human_size(size)})"
-    typer.echo(
-        f"wrote {where}: {len(sessions)} session(s)"
-        f" ({subagents} subagent), {responses} response(s)"
-        + (f" (+{unmetered} without usage)" if unmetered else "")
-        + f", {compactions} compaction(s),"
-        f" {diagnostics.lines_read} line(s) read, {diagnostics.records_used} record(s) used,"
-        f" {diagnostics.skipped_total} skipped, {diagnostics.warning_total} warning(s)",
-        err=to_stdout,
-    )
-    if diagnostics.skipped:
-        kinds = sorted(diagnostics.skipped.items(), key=lambda kv: (-kv[1], kv[0]))
-        listed = ", ".join(f"{kind} {count}" for kind, count in kinds[:6])
-        more = f", … {len(kinds) - 6} more kinds" if len(kinds) > 6 else ""
-        typer.echo(f"skipped on purpose (not model input): {listed}{more}", err=True)
-    if to_stdout:
-        pass
-    elif open_ui:
-        _open_in_ui(target, browser=True, timeout=300.0)
-    else:
-        typer.echo(
-            f"open it: agent-profiler open {target}  (or drag it into https://ui.perfetto.dev)",
-            err=True,
-        )
-    if result.failures or diagnostics.damaged or (strict and diagnostics.warning_total):
-        raise typer.Exit(EXIT_INPUT)
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command()
@@ -358,6 +218,8 @@ def summary(
     """
     with use_estimator(named(estimate)):
         result, diagnostics = _load(journals, harness)
+    from agent_profiler.summary import render_calls, render_table, summarise_all
+
     rows = summarise_all(result.sessions, window=window)
     if as_json:
         typer.echo(
@@ -444,7 +306,7 @@ def open_(
         if not result.sessions:
             typer.echo("error: nothing to open (no readable sessions)", err=True)
             raise typer.Exit(EXIT_INPUT)
-        write_atomically(target, result.sessions, PerfettoWriter())
+        write_atomically(target, result.sessions, writer_class("perfetto", None)())
         _open_in_ui(target, browser=not no_browser, timeout=timeout)
     if result.failures:
         raise typer.Exit(EXIT_INPUT)
@@ -522,7 +384,7 @@ def report(
         Path | None,
         typer.Option("--output", "-o", help="HTML file to write (default: <journal>.html)."),
     ] = None,
-    title: Annotated[str, typer.Option("--title", help="The page's title.")] = DEFAULT_TITLE,
+    title: Annotated[str, typer.Option("--title", help="The page's title.")] = REPORT_TITLE,
     window: Annotated[
         int | None,
         typer.Option(
@@ -551,6 +413,8 @@ def report(
     if not result.sessions:
         typer.echo("error: nothing to report (no readable sessions)", err=True)
         raise typer.Exit(EXIT_INPUT)
+    from agent_profiler.report import HtmlReportWriter
+
     writer = HtmlReportWriter(title=title, window=window, inputs=[p.name for p in journals])
     size = write_atomically(target, result.sessions, writer)
     subagents = sum(1 for s in result.sessions if s.is_subagent)

@@ -638,11 +638,17 @@ def _payload(record: Mapping[str, object]) -> str | None:
         content = message.get("content") if isinstance(message, Mapping) else None
     if isinstance(content, str):
         return content
-    # Not seen for these records, but harmless: a list made only of text blocks.
+    # Not seen for these records, but harmless: a list made only of text blocks. Every
+    # record passes here, most with a tool_use or tool_result block early in a long list:
+    # the first block that is not text ends it (this was 15% of reading a Claude journal).
     if isinstance(content, list) and content:
-        texts = [block.get("text") for block in content if isinstance(block, Mapping)]
-        if len(texts) == len(content) and all(isinstance(t, str) for t in texts):
-            return "".join(t for t in texts if isinstance(t, str))
+        texts: list[str] = []
+        for block in content:
+            text = block.get("text") if isinstance(block, Mapping) else None
+            if not isinstance(text, str):
+                return None
+            texts.append(text)
+        return "".join(texts)
     return None
 
 

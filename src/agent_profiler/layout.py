@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-from collections.abc import Iterator, Sequence
+import itertools
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import partial
 from typing import Any
 
 from agent_profiler import estimate
@@ -31,6 +33,7 @@ from agent_profiler.annotations import (
 from agent_profiler.model import (
     AnchorKind,
     Category,
+    ContextSnapshot,
     Session,
 )
 from agent_profiler.views import (
@@ -53,6 +56,8 @@ __all__ = [
     "Track",
     "TrackKind",
     "build_layout",
+    "iter_layout",
+    "ordered_sessions",
     "stable_id64",
 ]
 
@@ -72,6 +77,10 @@ _COUNTER_DESCRIPTIONS = {
     "pre/post tokens around compactions.",
     "Context window": "The model's context window at each request.",
 }
+
+
+# One dict for every turn slice (a long session has thousands); writers only read args.
+_TURN_ARGS: dict[str, Any] = {"kind": "turn"}
 
 
 def stable_id64(text: str) -> int:
@@ -124,22 +133,37 @@ class ProcessTrack:
     labels: tuple[str, ...]
 
 
+Args = dict[str, Any]
+
+
 @dataclass(slots=True)
 class LaidSlice:
     """A slice or (instant=True) an instant. build_layout fills it in; once it returns, no
     field changes. `track` is the logical track name; lanes of one name have their own
-    `track_uuid`. A flow id sits on exactly two slices; `outgoing` holds those starting here."""
+    `track_uuid`. A flow id sits on exactly two slices; `outgoing` holds those starting here.
+
+    `args_source` is the arguments or a function of the (frozen) model that builds them:
+    responses and tools carry the heavy ones (the `context` dict), which are built when a
+    writer reads `args` and dropped once encoded, so a layout holds ≈ 1/4 of the memory."""
 
     track: str
     name: str
     start: int
     end: int
     category: str
-    args: dict[str, Any]
-    flows: list[int] = field(default_factory=list)
-    outgoing: set[int] = field(default_factory=set)
+    args_source: Args | Callable[[], Args]
+    # Tuples, not a list and a set: most slices have none, and an empty set is 216 bytes
+    # (a tenth of a long session's layout); a slice has at most a few flows.
+    flows: tuple[int, ...] = ()
+    outgoing: tuple[int, ...] = ()
     instant: bool = False
     track_uuid: int = 0
+
+    @property
+    def args(self) -> Args:
+        """The slice's arguments (built anew on each read when they are lazy)."""
+        source = self.args_source
+        return source if isinstance(source, dict) else source()
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,6 +302,15 @@ class _SessionBuilder:
         self.input_instants: list[LaidSlice] = []
         self.response_slices: dict[str, LaidSlice] = {}
         self.tool_slices: dict[str, LaidSlice] = {}
+        # Each snapshot's predecessor in time (by id: snapshots are frozen and may be equal),
+        # against which repeated optional `context` keys are left out; none for a snapshot
+        # that shares its time with the one before (a reader could not order the two).
+        in_time = sorted(session.snapshots, key=lambda x: x.time_ns)
+        self.previous: dict[int, ContextSnapshot] = {
+            id(after): before
+            for before, after in itertools.pairwise(in_time)
+            if before.time_ns < after.time_ns
+        }
 
     # -- helpers ----------------------------------------------------------
 
@@ -289,9 +322,9 @@ class _SessionBuilder:
         if target.start < source.start:
             return
         flow_id = stable_id64(f"{self.key}:flow:{key}")
-        source.flows.append(flow_id)
-        source.outgoing.add(flow_id)
-        target.flows.append(flow_id)
+        source.flows += (flow_id,)
+        source.outgoing += (flow_id,)
+        target.flows += (flow_id,)
 
     def counter(self, name: str, parent: str = "capture", share: bool = False) -> _Counter:
         if name not in self.counters:
@@ -340,7 +373,7 @@ class _SessionBuilder:
 
     def _profile(self) -> None:
         args = profile_args(
-            self.session, self.facts, self.capture_uuid, self.start, self.estimation
+            self.session, self.facts, self.capture_uuid, self.start, self.estimation, self.previous
         )
         self.slices.append(
             LaidSlice("Session", "profile (1)", self.start, self.end, self.metadata, args)
@@ -402,7 +435,15 @@ class _SessionBuilder:
         # Responses whose usage the journal left at zero are drawn too (usage unknown).
         every = [*s.responses, *s.unmetered_responses]
         for response in sorted(every, key=lambda r: (r.start_ns, r.end_ns, r.id)):
-            args = response_args(s, response, snapshots.get(response.id))
+            snapshot = snapshots.get(response.id)
+            args = partial(
+                response_args,
+                s,
+                response,
+                snapshot,
+                self.previous.get(id(snapshot)),
+                not self.response_slices,
+            )
             slice_ = LaidSlice(
                 "Responses", "response", response.start_ns, response.end_ns, self.activity, args
             )
@@ -414,7 +455,7 @@ class _SessionBuilder:
                     response.start_ns,
                     response.end_ns,
                     self.activity,
-                    {"kind": "turn"},
+                    _TURN_ARGS,
                 )
             )
             self.response_slices[response.id] = slice_
@@ -426,7 +467,7 @@ class _SessionBuilder:
     def _tools(self) -> None:
         previews = self.facts.content is ContentMode.PREVIEWS
         for call in sorted(self.session.tool_calls, key=lambda c: (c.start_ns, c.call_id)):
-            args = tool_args(call, previews)
+            args = partial(tool_args, call, previews)
             slice_ = LaidSlice("Tools", call.name, call.start_ns, call.end_ns, self.activity, args)
             self.slices.append(slice_)
             self.tool_slices[call.call_id] = slice_
@@ -438,7 +479,8 @@ class _SessionBuilder:
             x.anchor_id: x for x in self.session.snapshots if x.anchor is AnchorKind.COMPACTION
         }
         for compaction in self.session.compactions:
-            args = compaction_args(compaction, snapshots.get(compaction.id))
+            snapshot = snapshots.get(compaction.id)
+            args = partial(compaction_args, compaction, snapshot, self.previous.get(id(snapshot)))
             self.slices.append(
                 LaidSlice(
                     "Compaction",
@@ -506,7 +548,7 @@ class _SessionBuilder:
                     snapshot.time_ns,
                     snapshot.time_ns,
                     self.activity,
-                    context_command_args(snapshot),
+                    partial(context_command_args, snapshot, self.previous.get(id(snapshot))),
                 )
             )
 
@@ -567,24 +609,35 @@ class _SessionBuilder:
             self.slices.append(instant)
             self.flow(tool, instant, f"addition:{change.id}:{snapshot.time_ns}")
 
-    def link_child(self, call_id: str, child: _SessionBuilder) -> None:
-        """Flow from the launching tool to the child's first prompt-input."""
-        tool = self.tool_slices.get(call_id)
-        if tool is None:
+    def link_out(self, call_id: str, child: Session) -> None:
+        """The launching tool's end of the flow to a child's first prompt-input (the
+        child's builder adds the other end: sessions are laid out one at a time)."""
+        tool = self.tool_slices[call_id]
+        if _first_input_start(child) < tool.start:
             return
-        if not child.input_instants:
+        flow_id = stable_id64(f"{self.key}:flow:child:{call_id}:{child.session_id}")
+        tool.flows += (flow_id,)
+        tool.outgoing += (flow_id,)
+
+    def link_in(self, parent: Session, call_id: str, tool_start: int) -> None:
+        """The child's end of a flow from its launching tool (see link_out): its first
+        prompt-input, made at the session's start when it has none."""
+        if not self.input_instants:
             instant = LaidSlice(
                 "Inputs",
                 "prompt-input",
-                child.start,
-                child.start,
-                child.activity,
+                self.start,
+                self.start,
+                self.activity,
                 {"source": "agent", "timing": "session-start"},
                 instant=True,
             )
-            child.slices.append(instant)
-            child.input_instants.append(instant)
-        self.flow(tool, child.input_instants[0], f"child:{call_id}:{child.key}")
+            self.slices.append(instant)
+            self.input_instants.append(instant)
+        target = self.input_instants[0]
+        if target.start < tool_start:
+            return
+        target.flows += (stable_id64(f"{parent.session_id}:flow:child:{call_id}:{self.key}"),)
 
     # -- lanes and tracks ---------------------------------------------------
 
@@ -770,38 +823,84 @@ _CATEGORY_RANK = {category.label: rank for rank, category in enumerate(Category)
 def build_layout(sessions: Sequence[Session], facts: TraceFacts) -> Layout:
     """The layout of these sessions, ordered by (start, session id); a subagent whose
     launching tool call is in the set gets a flow from that call to its first input."""
-    ordered = sorted(sessions, key=lambda s: (s.start_ns, s.session_id))
+    processes: list[ProcessTrack] = []
+    laid: list[SessionLayout] = []
+    for process, session_layout in iter_layout(sessions, facts):
+        if process is not None:
+            processes.append(process)
+        laid.append(session_layout)
+    return Layout(tuple(processes), tuple(laid))
+
+
+def ordered_sessions(sessions: Sequence[Session]) -> list[Session]:
+    """The order sessions are laid out and written in: by (start, session id)."""
+    return sorted(sessions, key=lambda s: (s.start_ns, s.session_id))
+
+
+def iter_layout(
+    sessions: Sequence[Session], facts: TraceFacts
+) -> Iterator[tuple[ProcessTrack | None, SessionLayout]]:
+    """build_layout one session at a time, in its order: each session's layout with the
+    process track it opens (None when its root's process came before), so a writer can
+    encode a session and let it go before the next is laid out. Sessions are independent
+    but for the flow from a parent's launching tool to its child's first input, whose two
+    ends are worked out from the model alone (the child's first input and the tool's start)."""
+    ordered = ordered_sessions(sessions)
     by_id = {s.session_id: s for s in ordered}
+    # Parent → child links in the order a whole-trace pass would make them.
+    links_out: dict[str, list[tuple[str, Session]]] = {}
+    links_in: dict[str, list[tuple[Session, str, int]]] = {}
+    for session in ordered:
+        starts: dict[str, int] | None = None
+        for call in session.tool_calls:
+            child = by_id.get(call.child_session) if call.child_session else None
+            if child is None:
+                continue
+            if starts is None:
+                # The tool slice a call id names: the last of that id in start order.
+                starts = {
+                    c.call_id: c.start_ns
+                    for c in sorted(session.tool_calls, key=lambda c: (c.start_ns, c.call_id))
+                }
+            links_out.setdefault(session.session_id, []).append((call.call_id, child))
+            links_in.setdefault(child.session_id, []).append(
+                (session, call.call_id, starts[call.call_id])
+            )
     # One process track per top-level session: its subagents' captures are siblings
     # under it. Journals do not record the agent's real pid, so the pid is derived
     # from the session id (stable); the process name is the harness command.
     ids = _TrackIds()
     process_tracks: dict[str, int] = {}
-    processes: list[ProcessTrack] = []
-    built: dict[str, _SessionBuilder] = {}
     for session in ordered:
         root = _root_of(session, by_id)
+        process: ProcessTrack | None = None
         if root.session_id not in process_tracks:
             uuid = ids.get(f"process:{root.session_id}")
             process_tracks[root.session_id] = uuid
-            processes.append(
-                ProcessTrack(
-                    uuid,
-                    10_000 + stable_id64(f"pid:{root.session_id}") % 4_000_000,
-                    root.harness.command,
-                    (root.harness.label, session_label(root)),
-                )
+            process = ProcessTrack(
+                uuid,
+                10_000 + stable_id64(f"pid:{root.session_id}") % 4_000_000,
+                root.harness.command,
+                (root.harness.label, session_label(root)),
             )
         tracks = _SessionBuilder(session, process_tracks[root.session_id], facts, ids)
         tracks.build()
-        built[session.session_id] = tracks
-    for session in ordered:
-        for call in session.tool_calls:
-            if call.child_session in built:
-                built[session.session_id].link_child(call.call_id, built[call.child_session])
-    for tracks in built.values():
+        for call_id, child in links_out.get(session.session_id, ()):
+            tracks.link_out(call_id, child)
+        for parent, call_id, tool_start in links_in.get(session.session_id, ()):
+            tracks.link_in(parent, call_id, tool_start)
         tracks.assign_tracks()
-    return Layout(tuple(processes), tuple(built[s.session_id].finish() for s in ordered))
+        laid = tracks.finish()
+        # The builder's tables (slices by id, raw counter samples) go before the writer
+        # encodes the session: the generator holds its locals while suspended.
+        del tracks
+        yield process, laid
+        del laid
+
+
+def _first_input_start(session: Session) -> int:
+    """When a session's first prompt-input is: its first prompt, else its start."""
+    return session.prompts[0].start_ns if session.prompts else session_span(session)[0]
 
 
 def _root_of(session: Session, by_id: dict[str, Session]) -> Session:

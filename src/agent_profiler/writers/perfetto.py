@@ -1,18 +1,29 @@
 """Perfetto writer: the layout (layout.py) encoded as a protobuf TrackEvent trace. It owns
 the wire: descriptors, the clock snapshot, interning, typed annotations, counter packets.
 
-Packets follow the layout's event order; counter samples at one (time, rank) share a packet,
-which is a Perfetto rule (≤ 8 extra counter values, zeros last), so it lives here.
+It streams: sessions are laid out and written one at a time (each session's descriptors,
+then its events), and a session's events are swept in (time, rank, order) order, begins
+from the slices sorted by start and ends from a heap of the open slices, so neither every
+session's layout nor a sorted list of every event is held. Trace Processor sorts events by
+time on import, so the sessions need not interleave in the file. Counter samples at one
+(time, rank) share a packet, which is a Perfetto rule (≤ 8 extra counter values, zeros
+last), so it lives here.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterator, Sequence
-from typing import IO, Any
-
-from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+from itertools import groupby
+from typing import IO, TYPE_CHECKING, Any
 
 from agent_profiler.layout import (
+    R_CAPTURE_BEGIN,
+    R_CAPTURE_END,
+    R_INSTANT,
+    R_SLICE_BEGIN,
+    R_SLICE_END,
+    R_ZERO_END,
     ContentMode,
     CounterSeries,
     LaidSlice,
@@ -23,11 +34,19 @@ from agent_profiler.layout import (
     Track,
     TrackKind,
     build_layout,
+    iter_layout,
+    ordered_sessions,
     stable_id64,
 )
 from agent_profiler.model import Session
+from agent_profiler.views import session_span
 
-__all__ = ["ContentMode", "PerfettoWriter", "TraceFacts"]
+if TYPE_CHECKING:  # the full schema's types, of which _trace_pb2 holds the part we set
+    from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+else:  # ≈ 1 ms to load instead of ≈ 25 (scripts/trace_schema.py)
+    from agent_profiler.writers import _trace_pb2 as pb
+
+__all__ = ["ContentMode", "PerfettoWriter", "TraceFacts", "build_layout"]
 
 # Trace Processor (v58) accepts at most 8 `extra_counter_values` on one TrackEvent.
 MAX_EXTRA_COUNTERS = 8
@@ -51,28 +70,69 @@ _Event = tuple[int, int, int, LaidSlice | _Samples, int]
 
 
 def _session_events(tracks: SessionLayout) -> Iterator[_Event]:
-    """(timestamp, rank, order, what, part) of one session: the layout's slice events,
-    then its counter samples grouped into packets."""
-    for ts, rank, order, slice_, is_end in tracks.slice_events():
-        yield ts, rank, order, slice_, _END if is_end else _BEGIN
-    seq = len(tracks.slices)
-    for ts, rank, values in _counter_packets(tracks.counters):
-        seq += 1
-        yield ts, rank, seq, _Samples(tracks.activity, values), _COUNTER
+    """(timestamp, rank, order, what, part) of one session in (timestamp, rank, order)
+    order: the layout's slice events merged with its counter packets. Slice and counter
+    ranks differ (TRACE_CONTRACT §1), so the two streams never tie."""
+    return heapq.merge(
+        _slice_sweep(tracks.slices),
+        _counter_packets(tracks.counters, tracks.activity, len(tracks.slices)),
+        key=lambda event: (event[0], event[1]),
+    )
+
+
+def _slice_sweep(slices: Sequence[LaidSlice]) -> Iterator[_Event]:
+    """Every slice begin, instant and slice end, ordered by (ts, rank, order); `order` is
+    the slice's position from 1. Begins come from the slices sorted by (start, rank); an
+    end always sorts after its own begin (a later time, or the same time and a higher
+    rank), so ends wait on a heap of the open slices until the next begin passes them."""
+    begins: list[tuple[int, int, int]] = []
+    for order, slice_ in enumerate(slices, start=1):
+        if slice_.instant:
+            rank = R_INSTANT
+        elif slice_.name.startswith("profile ("):
+            rank = R_CAPTURE_BEGIN
+        else:
+            rank = R_SLICE_BEGIN
+        begins.append((slice_.start, rank, order))
+    begins.sort()
+    open_ends: list[tuple[int, int, int]] = []
+    for begin in begins:
+        while open_ends and open_ends[0] < begin:
+            ts, rank, order = heapq.heappop(open_ends)
+            yield ts, rank, order, slices[order - 1], _END
+        ts, rank, order = begin
+        slice_ = slices[order - 1]
+        yield ts, rank, order, slice_, _BEGIN
+        if rank == R_INSTANT:
+            continue
+        if rank == R_CAPTURE_BEGIN:
+            end_rank = R_CAPTURE_END
+        elif slice_.end == slice_.start:
+            end_rank = R_ZERO_END
+        else:
+            end_rank = R_SLICE_END
+        heapq.heappush(open_ends, (slice_.end, end_rank, order))
+    while open_ends:
+        ts, rank, order = heapq.heappop(open_ends)
+        yield ts, rank, order, slices[order - 1], _END
+
+
+def _tagged(index: int, counter: CounterSeries) -> Iterator[tuple[int, int, int, int, int]]:
+    for ts, rank, value in counter.samples:
+        yield ts, rank, index, counter.track_uuid, value
 
 
 def _counter_packets(
-    counters: Sequence[CounterSeries],
-) -> list[tuple[int, int, dict[int, int]]]:
+    counters: Sequence[CounterSeries], category: str, seq: int
+) -> Iterator[_Event]:
     """Counter samples at the same time and rank travel in one packet: one counter as the
     event's own value, the others as extra counter values (this cuts the counters' share
-    of the file by about 4x on a long session)."""
-    grouped: dict[tuple[int, int], list[tuple[int, int]]] = {}
-    for counter in counters:
-        for ts, rank, value in counter.samples:
-            grouped.setdefault((ts, rank), []).append((counter.track_uuid, value))
-    packets: list[tuple[int, int, dict[int, int]]] = []
-    for (ts, rank), values in grouped.items():
+    of the file by about 4x on a long session). Each series is ordered by (ts, rank), so
+    they are merged rather than grouped in a table; within a packet, counters keep their
+    declaration order."""
+    merged = heapq.merge(*(_tagged(index, counter) for index, counter in enumerate(counters)))
+    for (ts, rank), group in groupby(merged, key=lambda sample: (sample[0], sample[1])):
+        values = [(uuid, value) for _, _, _, uuid, value in group]
         # Zeros last: Trace Processor v58.2 reads every extra counter value after an
         # extra value of 0 as 0 too (values [1, 5, 0, 7] import as 1, 5, 0, 0), which
         # wiped a category's first sample when another category was absent (0) at the
@@ -82,8 +142,9 @@ def _counter_packets(
         # values (stat track_event_extra_counter_exceeds_max): at most 1 + 8 counters
         # per packet, further packets at the same timestamp and rank.
         for first in range(0, len(values), 1 + MAX_EXTRA_COUNTERS):
-            packets.append((ts, rank, dict(values[first : first + 1 + MAX_EXTRA_COUNTERS])))
-    return packets
+            seq += 1
+            chunk = dict(values[first : first + 1 + MAX_EXTRA_COUNTERS])
+            yield ts, rank, seq, _Samples(category, chunk), _COUNTER
 
 
 _MERGE = {
@@ -145,20 +206,13 @@ class PerfettoWriter:
 
     def write(self, sessions: Sequence[Session], stream: IO[bytes]) -> int:
         """Write the trace; returns the number of packets."""
-        layout = build_layout(sessions, self.facts)
-        trace_key = ",".join(t.session.session_id for t in layout.sessions)
+        ordered = ordered_sessions(sessions)
+        trace_key = ",".join(s.session_id for s in ordered)
         # Any non-zero id works for the one sequence (TRACE_CONTRACT §1); a value under
         # 128 is one byte on each of tens of thousands of packets.
         sequence_id = (stable_id64(f"{trace_key}:sequence") & 0x7F) or 1
-        descriptors = [_process_descriptor(process) for process in layout.processes]
-        events: list[tuple[int, int, int, int, LaidSlice | _Samples, int]] = []
-        for order, tracks in enumerate(layout.sessions):
-            descriptors += [_track_descriptor(track) for track in tracks.tracks]
-            for ts, rank, seq, what, part in _session_events(tracks):
-                events.append((ts, rank, order, seq, what, part))
-        events.sort(key=lambda e: e[:4])
-        first = min((e[0] for e in events), default=0)
-        packets = 0
+        # Nothing in a session comes before its span's start (the capture starts there).
+        first = min((session_span(s)[0] for s in ordered), default=0)
         clock = pb.TracePacket()
         clock.clock_snapshot.primary_trace_clock = pb.BUILTIN_CLOCK_REALTIME
         # Journals carry wall-clock time only; one snapshot relating REALTIME to
@@ -168,16 +222,20 @@ class PerfettoWriter:
             entry.clock_id = clock_id
             entry.timestamp = first
         clock.trusted_packet_sequence_id = sequence_id
-        packets += _emit(stream, clock)
-        for descriptor in descriptors:
-            packet = pb.TracePacket(trusted_packet_sequence_id=sequence_id)
-            packet.track_descriptor.CopyFrom(descriptor)
-            packets += _emit(stream, packet)
+        packets = _emit(stream, clock)
         interner = _Interner()
-        for ts, _, _, _, what, part in events:
-            packet = interner.packet(ts, what, part)
-            packet.trusted_packet_sequence_id = sequence_id
-            packets += _emit(stream, packet)
+        for process, tracks in iter_layout(ordered, self.facts):
+            descriptors = [_track_descriptor(track) for track in tracks.tracks]
+            if process is not None:
+                descriptors.insert(0, _process_descriptor(process))
+            for descriptor in descriptors:
+                packet = pb.TracePacket(trusted_packet_sequence_id=sequence_id)
+                packet.track_descriptor.CopyFrom(descriptor)
+                packets += _emit(stream, packet)
+            for ts, _, _, what, part in _session_events(tracks):
+                packet = interner.packet(ts, what, part)
+                packet.trusted_packet_sequence_id = sequence_id
+                packets += _emit(stream, packet)
         return packets
 
 
@@ -313,7 +371,6 @@ _UNIQUE_STRING_KEYS = frozenset(
         "child_session",
         "parent_session",
         "parent_call_id",
-        "label",
         "text",
     }
 )

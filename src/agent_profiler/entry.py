@@ -1,0 +1,119 @@
+"""The console script: a plain `agent-profiler export FILE… [-o OUT] [flags]` runs without
+importing Typer (its import and the pydantic it loads are ≈ 60–70 ms, most of a small
+export's start-up); anything else — another command, --help, --open, shell completion, an
+option or a value this parser does not know — goes to the Typer app in cli.py, which
+then also reports the usage error. Both run exporting.run_export, so they behave alike.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+# Flags and options of `export` (cli.export) this parser takes; the rest goes to Typer.
+_FLAGS = {"--force": "force", "--previews": "previews", "--strict": "strict"}
+_OPTIONS = {
+    "-o": "output",
+    "--output": "output",
+    "--harness": "harness",
+    "--format": "format_name",
+    "--estimate": "estimate",
+}
+
+
+def _parse_export(argv: list[str]) -> dict[str, Any] | None:
+    """export's arguments from argv[1:], or None when Typer should parse them."""
+    from agent_profiler.estimate import EstimateChoice
+    from agent_profiler.model import Harness
+
+    values: dict[str, Any] = {}
+    journals: list[Path] = []
+    tokens = iter(argv)
+    for token in tokens:
+        if token in _FLAGS and _FLAGS[token] not in values:
+            values[_FLAGS[token]] = True
+            continue
+        name, equals, value = token.partition("=")
+        if name in _OPTIONS and name.startswith("--") and equals:
+            pass
+        elif token in _OPTIONS:
+            following = next(tokens, None)
+            if following is None:
+                return None
+            value = following
+        elif token.startswith("-") or not token:
+            return None  # --help, --open, --, a typo: Typer's to handle (or refuse)
+        else:
+            journals.append(Path(token))
+            continue
+        key = _OPTIONS[name if equals else token]
+        if key in values:
+            return None
+        values[key] = value
+    if not journals:
+        return None
+    harness = values.get("harness")
+    estimate = values.get("estimate", EstimateChoice.CHARS4.value)
+    if (harness is not None and harness not in {h.value for h in Harness}) or estimate not in {
+        e.value for e in EstimateChoice
+    }:
+        return None
+    output = values.get("output")
+    return {
+        "journals": journals,
+        "output": None if output is None else Path(output),
+        "harness": None if harness is None else Harness(harness),
+        "force": values.get("force", False),
+        "previews": values.get("previews", False),
+        "strict": values.get("strict", False),
+        "format_name": values.get("format_name"),
+        "estimate": EstimateChoice(estimate),
+    }
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    if argv[:1] == ["export"] and not any(k.endswith("_COMPLETE") for k in os.environ):
+        parsed = _parse_export(argv[1:])
+        if parsed is not None:
+            sys.exit(_fast_export(parsed))
+    from agent_profiler.cli import main as typer_main
+
+    typer_main()
+
+
+def _fast_export(parsed: dict[str, Any]) -> int:
+    """cli.export and cli.main's handling of errors, without Typer."""
+    from agent_profiler.errors import AgentProfilerError, UsageError
+    from agent_profiler.exporting import (
+        EXIT_BROKEN_PIPE,
+        EXIT_INPUT,
+        EXIT_USAGE,
+        echo,
+        quiet_stdout,
+        run_export,
+    )
+
+    try:
+        return run_export(**parsed, stdout_is_terminal=lambda: sys.stdout.isatty(), open_ui=None)
+    except UsageError as error:
+        echo(f"error: {error}", err=True)
+        return EXIT_USAGE
+    except AgentProfilerError as error:
+        echo(f"error: {error}", err=True)
+        return EXIT_INPUT
+    except BrokenPipeError:
+        quiet_stdout()
+        return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:
+        echo("interrupted", err=True)
+        return 130
+    except Exception as error:
+        echo(
+            f"internal error: {type(error).__name__}: {error} (please report this with the "
+            "harness name and version)",
+            err=True,
+        )
+        return 70
