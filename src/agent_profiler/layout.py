@@ -42,6 +42,7 @@ from agent_profiler.views import (
     model_runs,
     session_label,
     session_span,
+    snapshots_in_time_order,
 )
 
 __all__ = [
@@ -305,7 +306,7 @@ class _SessionBuilder:
         # Each snapshot's predecessor in time (by id: snapshots are frozen and may be equal),
         # against which repeated optional `context` keys are left out; none for a snapshot
         # that shares its time with the one before (a reader could not order the two).
-        in_time = sorted(session.snapshots, key=lambda x: x.time_ns)
+        in_time = snapshots_in_time_order(session)
         self.previous: dict[int, ContextSnapshot] = {
             id(after): before
             for before, after in itertools.pairwise(in_time)
@@ -569,7 +570,7 @@ class _SessionBuilder:
 
     def _context_counters(self) -> None:
         seen: list[Category] = []
-        for snapshot in sorted(self.session.snapshots, key=lambda x: x.time_ns):
+        for snapshot in snapshots_in_time_order(self.session):
             present = dict(snapshot.categories)
             for category in present:
                 if category not in seen:

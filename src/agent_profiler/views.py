@@ -27,6 +27,12 @@ def session_label(session: Session) -> str:
     )
 
 
+def snapshots_in_time_order(session: Session) -> list[ContextSnapshot]:
+    """The session's snapshots by time (stable: equal times keep the model's order), as the
+    counters, the report's chart and its tables walk them."""
+    return sorted(session.snapshots, key=lambda x: x.time_ns)
+
+
 def session_span(session: Session) -> tuple[int, int]:
     """(start, end) covering everything the session holds: its own span, every response,
     tool call, prompt, compaction and snapshot (the capture spans this, so every counter's

@@ -30,6 +30,7 @@ from agent_profiler.views import (
     largest_additions,
     model_runs,
     session_span,
+    snapshots_in_time_order,
 )
 
 LARGEST_ADDITIONS = 20  # rows of a session's Largest additions table
@@ -55,10 +56,6 @@ STAGE_WORDS = {
     Stage.CAPTURE_START: "the context at the start of the capture",
     Stage.TRANSCRIPT_OBSERVED: "the transcript the journal recorded, not the request itself",
 }
-
-
-def ordered_snapshots(session: Session) -> list[ContextSnapshot]:
-    return sorted(session.snapshots, key=lambda x: x.time_ns)
 
 
 def snapshot_place(session: Session) -> dict[int, str]:
@@ -106,7 +103,7 @@ def estimation_words(session: Session) -> list[str]:
         sentences.append("Items are read from " + "; ".join(described) + ".")
     coverages = sorted({x.coverage for x in snapshots}, key=list(Coverage).index)
     sentences.append("Coverage: " + "; ".join(COVERAGE_WORDS[c] for c in coverages) + ".")
-    last = next((x for x in reversed(ordered_snapshots(session)) if x.reported_tokens), None)
+    last = next((x for x in reversed(snapshots_in_time_order(session)) if x.reported_tokens), None)
     if last is not None and last.reported_tokens:
         sentences.append(
             f"At the last request with both, the estimate is {last.estimated_tokens:,} of "
@@ -210,7 +207,7 @@ class SessionData:
 
 
 def session_data(row: SessionSummary, session: Session) -> SessionData:
-    snapshots = ordered_snapshots(session)
+    snapshots = snapshots_in_time_order(session)
     return SessionData(
         row=row,
         session=session,
