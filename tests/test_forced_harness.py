@@ -11,21 +11,24 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_profiler.cli import app
+from samples import (
+    CLAUDE_SMALL,
+    CODEX_SMALL,
+    GEMINI_DOCUMENT,
+    GEMINI_JSONL,
+    MUSE_SINGLE_TURN,
+    OPENCODE_EXPLORE,
+    PI_LARGE,
+)
 
-DATA = Path(__file__).parent / "data" / "journals"
 JOURNALS = {
-    "claude-code": DATA / "claude-code" / "handmade" / "small.jsonl",
-    "codex": next((DATA / "codex").glob("rollout-2026-02-23T20-34-25-*.jsonl")),
-    "pi": DATA / "pi" / "pi-mono_large-session_v1.jsonl",
-    "muse": DATA / "muse" / "hcn-1.4.2-R4684.1_meta_single-turn_retained-frame.session.jsonl",
-    "gemini-cli": DATA / "gemini-cli" / "entire-ab-2b9748b105-0_session.json",
-    "gemini-cli-jsonl": DATA
-    / "gemini-cli"
-    / "tp-tutor-0.39.1-jsonl"
-    / "anthonyguera"
-    / "chats"
-    / "session-2026-04-24T23-16-c8b2cbd9.jsonl",
-    "opencode": DATA / "opencode" / "ses_2bef25635ffe8EzID0I1Oeymal.export.json",
+    "claude-code": CLAUDE_SMALL,
+    "codex": CODEX_SMALL,
+    "pi": PI_LARGE,
+    "muse": MUSE_SINGLE_TURN,
+    "gemini-cli": GEMINI_DOCUMENT,
+    "gemini-cli-jsonl": GEMINI_JSONL,
+    "opencode": OPENCODE_EXPLORE,
 }
 # A Gemini CLI session is a JSON document (≤0.38) or a JSONL log (≥0.39): both are read as
 # other harnesses, and other harnesses' journals are read as Gemini CLI and OpenCode.

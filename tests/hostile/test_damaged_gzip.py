@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from agent_profiler.cli import app
 from contract import check_contract
+from samples import GEMINI_DOCUMENT, GEMINI_JSONL, OPENCODE_EXPORT
 from traceview import load_trace
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "journals"
@@ -28,16 +29,6 @@ PI_GZ = DATA / "pi" / "pi-mono_before-compaction_v1.jsonl.gz"
 # Gemini CLI (a ≥0.39 JSONL log, a ≤0.38 JSON document) and OpenCode (`opencode export`
 # output, which users gzip) are gzipped here from real bundled sessions: the corpus has one
 # gzipped OpenCode export, used when it is there.
-GEMINI_JSONL = (
-    DATA
-    / "gemini-cli"
-    / "tp-tutor-0.39.1-jsonl"
-    / "anthonyguera"
-    / "chats"
-    / "session-2026-04-24T23-16-c8b2cbd9.jsonl"
-)
-GEMINI_DOCUMENT = DATA / "gemini-cli" / "entire-ab-2b9748b105-0_session.json"
-OPENCODE_EXPORT = DATA / "opencode" / "ses_fd4c895f0ffe6gKgxHiEgiQCcd.export.json"
 OPENCODE_CORPUS_GZ = Path(
     "/work/shared/corpus/opencode/dhc-dashboard-1.18.21-task-subagent/"
     "ses_fd4e13d58ffetoIsfha64XDWNj.export.json.gz"

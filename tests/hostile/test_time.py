@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_profiler.cli import app
+from samples import GEMINI_DOCUMENT, GEMINI_JSONL, OPENCODE_EXPLORE
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "journals"
 JOURNALS = {
@@ -142,16 +143,6 @@ def test_a_journal_with_times_says_its_clock_is_the_journal(tmp_path: Path) -> N
 # Gemini CLI and OpenCode: a JSONL log is named by path:line like the others; a JSON document
 # (a Gemini CLI session, an OpenCode export) has no lines, so the warning names the record by
 # its place in the document's `messages` list: `path: messages[6]: timestamp …`.
-GEMINI_JSONL = (
-    DATA
-    / "gemini-cli"
-    / "tp-tutor-0.39.1-jsonl"
-    / "anthonyguera"
-    / "chats"
-    / "session-2026-04-24T23-16-c8b2cbd9.jsonl"
-)
-GEMINI_DOCUMENT = DATA / "gemini-cli" / "entire-ab-2b9748b105-0_session.json"
-OPENCODE_EXPORT = DATA / "opencode" / "ses_2bef25635ffe8EzID0I1Oeymal.export.json"
 
 
 def lie_in_a_document(source: Path, lie: str, tmp: Path) -> tuple[Path, str]:
@@ -174,7 +165,7 @@ def lie_in_a_document(source: Path, lie: str, tmp: Path) -> tuple[Path, str]:
 
 @pytest.mark.parametrize("lie", LIES)
 @pytest.mark.parametrize(
-    "source", [GEMINI_DOCUMENT, OPENCODE_EXPORT], ids=["gemini-cli", "opencode"]
+    "source", [GEMINI_DOCUMENT, OPENCODE_EXPLORE], ids=["gemini-cli", "opencode"]
 )
 def test_a_document_message_dated_far_away_does_not_stretch_its_session(
     source: Path, lie: str, tmp_path: Path, export_trace
