@@ -1,6 +1,7 @@
 """`make mutation`: mutmut on the core modules, one module at a time, with a score per module.
 
-    python scripts/mutation.py [--max-children N] [--fresh] [--show] [MODULE ...]
+    python scripts/mutation.py [--max-children N] [--fresh] [--show] [--together]
+                               [--survivors] [MODULE ...]
 
 MODULE is a path such as src/agent_profiler/attribution.py (default: attribution.py, each
 writer, each adapter). Only that module's mutants are generated and run (mutmut's
@@ -9,7 +10,12 @@ Verdicts are cached in mutants/ by mutmut; `--fresh` forgets the module's verdic
 (after the tests changed). Each module run first runs the whole suite once, to map tests to
 the module's functions. The score is killed / (mutants − skipped); timeouts count as killed,
 "no tests" as not killed. Each survivor is printed with its diff; `--show` prints the cached
-scores and survivors without running anything."""
+scores and survivors without running anything.
+
+`--together` runs the given modules in one mutmut run (one pass of the suite to map tests,
+one clean run, then every mutant that has no verdict yet): cheaper than one run per module
+when many are measured. `--survivors` runs again only the survivors of the given modules
+(their other verdicts stand), after tests were added to kill them."""
 
 from __future__ import annotations
 
@@ -70,13 +76,14 @@ def forget(module: str) -> None:
         path.write_text(json.dumps(data))
 
 
-def run_one(module: str, max_children: int) -> None:
-    """In this process: mutmut `run` with only_mutate narrowed to `module`."""
+def run_one(modules: list[str], names: list[str], max_children: int) -> None:
+    """In this process: mutmut `run` with only_mutate narrowed to `modules`, on the mutants
+    `names` (patterns; none: every mutant of these modules without a verdict)."""
     import mutmut.configuration as configuration
     from mutmut.__main__ import cli
 
-    configuration.config().only_mutate = [module]
-    cli(["run", "--max-children", str(max_children), f"{dotted(module)}.*"])
+    configuration.config().only_mutate = modules
+    cli(["run", "--max-children", str(max_children), *names])
 
 
 def score(module: str) -> tuple[int, int, int, list[str]]:
@@ -127,7 +134,9 @@ def prepare(module: str, fresh: bool) -> None:
 
 
 def main(argv: list[str]) -> int:
-    max_children, fresh, show, modules = 2, False, False, []
+    max_children, fresh, show, together, again = 2, False, False, False, False
+    modules: list[str] = []
+    names: list[str] = []
     args = iter(argv)
     for arg in args:
         if arg == "--max-children":
@@ -136,18 +145,35 @@ def main(argv: list[str]) -> int:
             fresh = True
         elif arg == "--show":
             show = True
-        elif arg == "--run-one":
-            run_one(next(args), max_children)
-            return 0
+        elif arg == "--together":
+            together = True
+        elif arg == "--survivors":
+            again = True
+        elif arg == "--run":
+            modules = next(args).split(",")
+        elif arg == "--names":
+            names = next(args).split(",")
         else:
             modules.append(arg)
+    if "--run" in argv:
+        run_one(modules, [n for n in names if n], max_children)
+        return 0
     modules = modules or DEFAULT
+    command = [sys.executable, __file__, "--max-children", str(max_children)]
+    batches = [modules] if together or again else [[module] for module in modules]
+    for batch in batches if not show else []:
+        for module in batch:
+            prepare(module, fresh)
+        if again:
+            chosen = [n for m in batch if meta_path(m).exists() for n in score(m)[3]]
+            if not chosen:
+                continue
+        else:
+            chosen = [] if together else [f"{dotted(batch[0])}.*"]
+        run = ["--run", ",".join(batch), "--names", ",".join(chosen)]
+        subprocess.run([*command, *run], cwd=ROOT, check=False)
     rows = []
     for module in modules:
-        if not show:
-            prepare(module, fresh)
-            command = [sys.executable, __file__, "--max-children", str(max_children)]
-            subprocess.run([*command, "--run-one", module], cwd=ROOT, check=False)
         if not meta_path(module).exists():
             rows.append(f"{module}: no mutants (or mutmut failed)")
             continue
