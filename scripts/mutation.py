@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -54,8 +56,65 @@ DEFAULT = [
     "src/agent_profiler/adapters/opencode.py",
     "src/agent_profiler/adapters/opencode_storage.py",
 ]
+# The layout and the Perfetto encoder are reached by every test that exports anything, so a
+# surviving mutant of theirs would run the whole suite (over a minute each). They are measured
+# against the tests of traces instead, in a copy of the tree of their own (mutmut resets every
+# verdict when the test selection changes): each harness's trace tests, the rule tests, the
+# goldens, the contract, the two writers agreeing, privacy and accounting.
+WRITER_MODULES = {
+    "src/agent_profiler/layout.py",
+    "src/agent_profiler/annotations.py",
+    "src/agent_profiler/writers/perfetto.py",
+    "src/agent_profiler/writers/__init__.py",
+}
+WRITER_TESTS = [
+    "tests/test_trace.py",
+    "tests/test_golden.py",
+    "tests/test_writers_agree.py",
+    "tests/test_contract_reference.py",
+    "tests/test_chrome_json.py",
+    "tests/test_duplicate_sessions.py",
+    "tests/test_context_only.py",
+    "tests/test_context_native.py",
+    "tests/test_zero_usage.py",
+    "tests/test_claude_code.py",
+    "tests/test_codex.py",
+    "tests/test_pi.py",
+    "tests/test_muse.py",
+    "tests/test_gemini_cli.py",
+    "tests/test_opencode.py",
+    "tests/hostile/test_accounting.py",
+    "tests/hostile/test_privacy.py",
+]
 KILLED = {1, 3, 36, 37, -24, 24, 152, -9, -11}  # failed, type check, timeouts
 SKIPPED = {34}
+
+
+def suite_of(module: str) -> str:
+    return "writers" if module in WRITER_MODULES else ""
+
+
+def root_of(suite: str) -> Path:
+    """Where a suite's mutmut runs: the tree itself, or a copy of its files under .mutation/."""
+    return ROOT / ".mutation" / suite if suite else ROOT
+
+
+def sync(suite: str) -> None:
+    """Bring the suite's copy of the tree up to date (every file git knows or would add)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.split(b"\0")
+    target = root_of(suite)
+    for name in (n.decode() for n in listed if n):
+        source, copy = ROOT / name, target / name
+        if not source.is_file():
+            continue
+        if not copy.exists() or copy.read_bytes() != source.read_bytes():
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, copy)
 
 
 def dotted(module: str) -> str:
@@ -64,7 +123,7 @@ def dotted(module: str) -> str:
 
 
 def meta_path(module: str) -> Path:
-    return ROOT / "mutants" / f"{module}.meta"
+    return root_of(suite_of(module)) / "mutants" / f"{module}.meta"
 
 
 def forget(module: str) -> None:
@@ -82,7 +141,13 @@ def run_one(modules: list[str], names: list[str], max_children: int) -> None:
     import mutmut.configuration as configuration
     from mutmut.__main__ import cli
 
-    configuration.config().only_mutate = modules
+    config = configuration.config()
+    config.only_mutate = modules
+    if suite_of(modules[0]) == "writers":
+        tests = [t for t in WRITER_TESTS if Path(t).exists()]
+        config.pytest_add_cli_args_test_selection = tests + sorted(
+            str(p) for p in Path("tests").glob("test_rules_*.py")
+        )
     cli(["run", "--max-children", str(max_children), *names])
 
 
@@ -121,14 +186,14 @@ def diff(module: str, name: str) -> list[str]:
 
 
 def prepare(module: str, fresh: bool) -> None:
-    mutated = ROOT / "mutants" / module
+    mutated = root_of(suite_of(module)) / "mutants" / module
     if mutated.exists() and "mutmut" not in mutated.read_text():
         # A run on another module left this one as a plain copy: mutmut would take it as
         # up to date and find no mutants in it.
         mutated.unlink()
     # mutmut keeps which tests reach which function only for the modules mutated when it
     # collected them: collect again for this one (a run of the suite).
-    (ROOT / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
+    (root_of(suite_of(module)) / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
     if fresh:
         forget(module)
 
@@ -159,9 +224,20 @@ def main(argv: list[str]) -> int:
         run_one(modules, [n for n in names if n], max_children)
         return 0
     modules = modules or DEFAULT
-    command = [sys.executable, __file__, "--max-children", str(max_children)]
-    batches = [modules] if together or again else [[module] for module in modules]
+    command = [sys.executable, str(Path(__file__).resolve()), "--max-children", str(max_children)]
+    if together or again:  # one run per suite
+        suites = {suite_of(m) for m in modules}
+        batches = [[m for m in modules if suite_of(m) == s] for s in sorted(suites)]
+    else:
+        batches = [[module] for module in modules]
+    env = dict(os.environ)
+    shared = ROOT.parent / "shared"
+    if shared.is_dir():  # the copies under .mutation/ are not beside it
+        env.setdefault("AGENT_PROFILER_SHARED", str(shared))
     for batch in batches if not show else []:
+        suite = suite_of(batch[0])
+        if suite:
+            sync(suite)
         for module in batch:
             prepare(module, fresh)
         if again:
@@ -171,7 +247,7 @@ def main(argv: list[str]) -> int:
         else:
             chosen = [] if together else [f"{dotted(batch[0])}.*"]
         run = ["--run", ",".join(batch), "--names", ",".join(chosen)]
-        subprocess.run([*command, *run], cwd=ROOT, check=False)
+        subprocess.run([*command, *run], cwd=root_of(suite), env=env, check=False)
     rows = []
     for module in modules:
         if not meta_path(module).exists():
