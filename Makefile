@@ -47,11 +47,13 @@ screenshots: $(STAMP)  ## Regenerate docs/img/ from the real Perfetto UI (needs 
 
 # Not part of `make test`: slow (2–4 mutants a second on 2 cores). MODULE=src/…/x.py for one
 # module, FRESH=1 to forget cached verdicts after the tests changed, SHOW=1 to print them only,
-# TOGETHER=1 to run the modules in one mutmut run, SURVIVORS=1 to run only the survivors again.
+# TOGETHER=1 to run the modules in one mutmut run, SURVIVORS=1 to run only the survivors again,
+# SAMPLE=K to run one mutant in K.
 mutation: $(STAMP)  ## mutmut on attribution, writers, adapters; score per module
 	nice -n 10 $(BIN)/python scripts/mutation.py --max-children $(or $(JOBS),2) \
 	  $(if $(FRESH),--fresh) $(if $(SHOW),--show) \
-	  $(if $(TOGETHER),--together) $(if $(SURVIVORS),--survivors) $(MODULE)
+	  $(if $(TOGETHER),--together) $(if $(SURVIVORS),--survivors) \
+	  $(if $(SAMPLE),--sample $(SAMPLE)) $(MODULE)
 
 clean:  ## Remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache mutants
