@@ -48,7 +48,7 @@ screenshots: $(STAMP)  ## Regenerate docs/img/ from the real Perfetto UI (needs 
 # Not part of `make test`: slow (2–4 mutants a second on 2 cores). MODULE=src/…/x.py for one
 # module, FRESH=1 to forget cached verdicts after the tests changed, SHOW=1 to print them only,
 # TOGETHER=1 to run the modules in one mutmut run, SURVIVORS=1 to run only the survivors again,
-# SAMPLE=K to run one mutant in K.
+# SAMPLE=N to run about N mutants of each module (the same ones every run).
 mutation: $(STAMP)  ## mutmut on attribution, writers, adapters; score per module
 	nice -n 10 $(BIN)/python scripts/mutation.py --max-children $(or $(JOBS),2) \
 	  $(if $(FRESH),--fresh) $(if $(SHOW),--show) \

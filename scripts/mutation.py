@@ -1,7 +1,7 @@
 """`make mutation`: mutmut on the core modules, one module at a time, with a score per module.
 
     python scripts/mutation.py [--max-children N] [--fresh] [--show] [--together]
-                               [--survivors] [--sample K] [MODULE ...]
+                               [--survivors] [--sample N] [MODULE ...]
 
 MODULE is a path such as src/agent_profiler/attribution.py (default: attribution.py, each
 writer, each adapter). Only that module's mutants are generated and run (mutmut's
@@ -15,10 +15,10 @@ scores and survivors without running anything.
 `--together` runs the given modules in one mutmut run (one pass of the suite to map tests,
 one clean run, then every mutant that has no verdict yet): cheaper than one run per module
 when many are measured. `--survivors` runs again only the survivors of the given modules
-(their other verdicts stand), after tests were added to kill them. `--sample K` runs one
-mutant in K of each module (chosen by a hash of its name, the same every run): on two
-shared cores a run of all 15,000 mutants takes hours, and a 1-in-K sample's score is an
-estimate of the whole's, with the survivors of the sample listed."""
+(their other verdicts stand), after tests were added to kill them. `--sample N` runs about N
+mutants of each module (one in K, chosen by a hash of the name, the same every run): on
+two shared cores a run of all 15,000 mutants takes hours, and a sample's score is an
+estimate of the module's (±sqrt(p(1-p)/n)), with the sample's survivors listed."""
 
 from __future__ import annotations
 
@@ -156,10 +156,14 @@ def run_one(modules: list[str], names: list[str], max_children: int) -> None:
     cli(["run", "--max-children", str(max_children), *names])
 
 
-def score(module: str) -> tuple[int, int, int, list[str]]:
-    """(killed, counted, not run yet, survivors) from mutmut's results for `module`."""
+def score(module: str, sample: int = 0) -> tuple[int, int, int, list[str]]:
+    """(killed, counted, not run yet, survivors) from mutmut's results for `module`
+    (`sample`: of the mutants `sampled` draws only)."""
     data = json.loads(meta_path(module).read_text())
     codes: dict[str, int | None] = data["exit_code_by_key"]
+    if sample:
+        drawn = set(sampled(mutant_names(module), sample))
+        codes = {k: v for k, v in codes.items() if k in drawn}
     counts = Counter(codes.values())
     killed = sum(n for code, n in counts.items() if code in KILLED)
     counted = sum(n for code, n in counts.items() if code is not None and code not in SKIPPED)
@@ -199,9 +203,11 @@ def mutant_names(module: str) -> list[str]:
     return [f"{dotted(module)}.{name}" for name in found]
 
 
-def in_sample(name: str, sample: int) -> bool:
-    """One mutant in `sample`, chosen by a hash of its name: the same ones every run."""
-    return zlib.crc32(name.encode()) % sample == 0
+def sampled(names: list[str], about: int) -> list[str]:
+    """About `about` of a module's mutants: one in K = round(len / about), chosen by a hash
+    of the name, so every run (before and after new tests) draws the same ones."""
+    step = max(1, round(len(names) / about))
+    return [n for n in names if zlib.crc32(n.encode()) % step == 0]
 
 
 def prepare(module: str, fresh: bool) -> None:
@@ -218,7 +224,7 @@ def prepare(module: str, fresh: bool) -> None:
 
 
 def main(argv: list[str]) -> int:
-    max_children, fresh, show, together, again, sample = 2, False, False, False, False, 1
+    max_children, fresh, show, together, again, sample = 2, False, False, False, False, 0
     modules: list[str] = []
     names: list[str] = []
     args = iter(argv)
@@ -263,13 +269,13 @@ def main(argv: list[str]) -> int:
             prepare(module, fresh)
         if again:
             chosen = [n for m in batch if meta_path(m).exists() for n in score(m)[3]]
-        elif sample > 1:
-            chosen = [n for m in batch for n in mutant_names(m)]
+        elif sample:
+            chosen = [n for m in batch for n in sampled(mutant_names(m), sample)]
         else:
             chosen = [] if together else [f"{dotted(batch[0])}.*"]
-        if sample > 1:
-            chosen = [n for n in chosen if in_sample(n, sample)]
-        if (again or sample > 1) and not chosen:
+        if again and sample:
+            chosen = [n for m in batch for n in sampled(mutant_names(m), sample) if n in chosen]
+        if (again or sample) and not chosen:
             continue
         listed = root_of(suite) / "mutants" / "chosen.txt"
         listed.parent.mkdir(parents=True, exist_ok=True)
@@ -281,13 +287,15 @@ def main(argv: list[str]) -> int:
         if not meta_path(module).exists():
             rows.append(f"{module}: no mutants (or mutmut failed)")
             continue
-        killed, counted, pending, survivors = score(module)
+        killed, counted, pending, survivors = score(module, sample)
         if not counted:
             rows.append(f"{module}: not run ({pending} mutants)")
             continue
+        rate = killed / counted
         rows.append(
-            f"{module}: {100 * killed / counted:.1f}% ({killed}/{counted} killed"
+            f"{module}: {100 * rate:.1f}% ({killed}/{counted} killed"
             + (f", {pending} not run" if pending else "")
+            + (f"; a sample: ±{100 * (rate * (1 - rate) / counted) ** 0.5:.1f}%" if sample else "")
             + ")"
         )
         for name in survivors:
