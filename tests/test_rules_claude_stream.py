@@ -289,7 +289,7 @@ def test_a_result_whose_subtype_is_not_text_adds_no_result_fact(tmp_path: Path) 
 # --------------------------------------------------------------------------- subagent frames
 
 
-def _agent_stream(tmp_path: Path, **child: Any) -> list[Session]:
+def _agent_stream(tmp_path: Path, runs: int = 1, **child: Any) -> list[Session]:
     """Hand-made (the corpus has no stream-json subagent): gh-aw's run with its
     `mcp__safe_outputs__missing-tool` call turned into an Agent call whose frames carry
     `parent_tool_use_id`; the child's response is split over two frames, the second one
@@ -323,7 +323,7 @@ def _agent_stream(tmp_path: Path, **child: Any) -> list[Session]:
     return read(
         write_frames(
             tmp_path / "agent.jsonl",
-            [init, text, call, child_prompt, reply, tail, result, answer, end],
+            [init, text, call, child_prompt, reply, tail, result, answer, end] * runs,
         )
     )[0]
 
@@ -349,6 +349,22 @@ def test_subagent_frames_are_a_child_session_named_by_agent(tmp_path: Path) -> N
     # The child has no result of its own: it shares the run's window and lies inside it.
     assert (child.window_tokens, child.window_source) == (main.window_tokens, main.window_source)
     assert main.start_ns <= child.start_ns <= child.end_ns <= main.end_ns
+
+
+def test_the_subagent_of_a_resumed_run_belongs_to_that_run(tmp_path: Path) -> None:
+    """The hand-made agent run written twice with one session id (a resumed `-p` run): the
+    second run is `<id>#2` and its subagent is `<id>#2/a1b2`, a child of the second run and
+    of its own Agent call, not of the first run."""
+    main, child, main2, child2 = _agent_stream(tmp_path, runs=2, agent_id="a1b2")
+    assert [s.session_id for s in (main, child, main2, child2)] == [
+        GHAW_ID,
+        f"{GHAW_ID}/a1b2",
+        f"{GHAW_ID}#2",
+        f"{GHAW_ID}#2/a1b2",
+    ]
+    assert (child.parent_session, child2.parent_session) == (GHAW_ID, f"{GHAW_ID}#2")
+    assert main2.tool_calls[0].child_session == child2.session_id
+    assert main.tool_calls[0].child_session == child.session_id
 
 
 def test_subagent_frames_without_an_agent_id_are_named_by_the_call(tmp_path: Path) -> None:
