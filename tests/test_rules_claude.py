@@ -481,3 +481,206 @@ def test_a_response_without_a_message_id(tmp_path: Path) -> None:
     (session,) = sessions(write(tmp_path, [prompt, first, second]))
     assert [r.id for r in session.responses] == ["req_1", second["uuid"]]
     assert [r.model for r in session.responses] == [first["message"]["model"]] * 2
+
+
+# --------------------------------------------------------------------------- claude_code.py
+# Detection, which records are read, and which files form one session.
+
+LEGACY = DATA / "codemie-2.0.64-legacy-agent-files" / "-tmp-private"
+LEGACY_ID = "4c2ddfdc-b619-4525-8d03-1950fb1b0257"
+SPOTTER_DIR = DATA / "spotter-2.1.39-subagents-compaction"
+SPOTTER_ID = "258c7280-ae70-4798-800f-63464d01a85d"
+SUBAGENT = SPOTTER_DIR / SPOTTER_ID / "subagents" / "agent-a881341.jsonl"
+
+
+def _without(value: dict[str, Any], *keys: str) -> dict[str, Any]:
+    return {k: v for k, v in value.items() if k not in keys}
+
+
+# (record, what detection says): real first records of each kind, and the same records
+# edited so that only one rule of `detect` can recognise them.
+DETECTED = [
+    ("user", record(E4B, 4), True),
+    ("assistant", record(E4B, 5), True),
+    ("system/turn_duration", record(E4B, 2), True),
+    ("progress", record(E4B, 23), True),
+    ("queue-operation", record(E4B, 67), True),
+    ("summary, leafUuid only", record(E51, 1), True),
+    ("summary with sessionId", {**_without(record(E51, 1), "leafUuid"), "sessionId": "s"}, True),
+    ("file-history-snapshot", record(E51, 2), True),
+    (
+        "file-history-snapshot with sessionId",
+        {**_without(record(E51, 2), "snapshot"), "sessionId": "s"},
+        True,
+    ),
+    ("attachment", {**_without(record(E4B, 4), "message"), "type": "attachment"}, True),
+    ("stream init", record(STREAM_BG, 3), True),
+    ("stream hook_started", record(STREAM_BG, 1), True),
+    ("stream hook_response", record(STREAM_BG, 2), True),
+    ("stream init without session_id", _without(record(STREAM_BG, 3), "session_id"), False),
+    ("stream assistant", record(STREAM_BG, 4), True),
+    ("stream user", record(STREAM_BG, 8), True),
+    ("stream assistant, message not an object", {**record(STREAM_BG, 4), "message": "x"}, False),
+    ("stream result", record(STREAM_BG, 46), False),
+    ("summary without leafUuid or sessionId", _without(record(E51, 1), "leafUuid"), False),
+    ("snapshot without snapshot or sessionId", _without(record(E51, 2), "snapshot"), False),
+    ("pr-link with sessionId", {**record(E4B, 67), "type": "pr-link"}, False),
+]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"), [d[1:] for d in DETECTED], ids=[d[0] for d in DETECTED]
+)
+def test_which_first_records_say_claude_code(value: dict[str, Any], expected: bool) -> None:
+    from agent_profiler.adapters import claude_code
+
+    assert claude_code.detect([value]) is expected
+    # Values that are not objects (a JSON array line) are passed over, not taken as a no.
+    assert claude_code.detect([[1, 2], "text", value]) is expected
+
+
+def _typed(kind: str) -> dict[str, Any]:
+    """E4B line 23 (a real `progress` record) as another record type."""
+    return {**record(E4B, 23), "type": kind}
+
+
+def test_records_without_model_input_are_counted_as_skipped_by_kind(tmp_path: Path) -> None:
+    """E4B: every record not read is counted under its kind (independent count with json);
+    the types FORMATS.md §1.2 lists as holding no model input, absent from the corpus, are
+    made from line 23 with the type swapped."""
+    _, diagnostics = _load(E4B)
+    expected: dict[str, int] = {}
+    for line in range(1, len(raw_lines(E4B)) + 1):
+        if not raw_line_ok(E4B, line):
+            continue
+        value = record(E4B, line)
+        kind = value["type"]
+        if kind == "system" and value["subtype"] != "compact_boundary":
+            key = f"claude:system/{value['subtype']}"
+        elif kind in {"user", "assistant", "system"}:
+            continue
+        else:
+            key = f"claude:{kind}"
+        expected[key] = expected.get(key, 0) + 1
+    assert dict(diagnostics.skipped) == expected
+    assert expected["claude:progress"] == 68 and expected["claude:system/turn_duration"] == 3
+    assert dict(diagnostics.unrecognised) == {}
+    known = ["pr-link", "ai-title", "custom-title", "agent-setting", "agent-name"]
+    known += ["last-prompt", "tag", "summary", "file-history-snapshot", "queue-operation"]
+    values = [record(E4B, 4), *(_typed(k) for k in known), record(E4B, 5)]
+    _, diagnostics = _load(write(tmp_path, values))
+    assert dict(diagnostics.skipped) == {f"claude:{k}": 1 for k in known}
+    assert dict(diagnostics.unrecognised) == {}
+
+
+def test_records_of_an_unknown_type_are_not_recognised(tmp_path: Path) -> None:
+    """Line 23 as a type no build wrote yet, and without any type: not read, and counted as
+    not recognised (never as skipped on purpose)."""
+    values = [record(E4B, 4), _typed("brand-new"), _without(record(E4B, 23), "type")]
+    _, diagnostics = _load(write(tmp_path, [*values, record(E4B, 5)]))
+    assert dict(diagnostics.unrecognised) == {"claude:brand-new": 1, "claude:untyped": 1}
+    assert dict(diagnostics.skipped) == {}
+
+
+def test_bad_records_are_warned_about_with_their_line(tmp_path: Path) -> None:
+    """Line 2 is a JSON array, line 3 is E4B line 5 without its sessionId: both left out with
+    a warning that names the line; the prompt (line 1) and line 4 are read."""
+    path = tmp_path / "bad.jsonl"
+    lines = [
+        raw_lines(E4B)[3],
+        "[1, 2]",
+        json.dumps(_without(record(E4B, 5), "sessionId")),
+        raw_lines(E4B)[21],
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (session,), diagnostics = _load(path)
+    assert [(w.path, w.line, w.kind, w.message) for w in diagnostics.warnings] == [
+        (str(path), 2, "bad-shape", "record is not a JSON object"),
+        (str(path), 3, "bad-shape", "record without sessionId"),
+    ]
+    assert [r.id for r in session.responses] == [record(E4B, 22)["message"]["id"]]
+
+
+def _load(*paths: Path) -> tuple[list[Any], Any]:
+    from agent_profiler.diagnostics import Diagnostics
+    from agent_profiler.loader import load
+
+    diagnostics = Diagnostics()
+    result = load(list(paths), diagnostics)
+    assert result.failures == [], result.failures
+    return list(result.sessions), diagnostics
+
+
+def _ts(text: str) -> int:
+    from agent_profiler.adapters.common import timestamp_ns
+
+    value = timestamp_ns(text)
+    assert value is not None
+    return value
+
+
+def test_sidechain_records_inside_a_main_file_are_a_subagent(tmp_path: Path) -> None:
+    """codemie: the main transcript with agent-36541525's two sidechain records appended to
+    it (as older builds wrote them): a child session `<id>/36541525` of the main one."""
+    main_file = LEGACY / f"{LEGACY_ID}.jsonl"
+    agent_file = LEGACY / "agent-36541525.jsonl"
+    text = main_file.read_text(encoding="utf-8") + agent_file.read_text(encoding="utf-8")
+    path = tmp_path / f"{LEGACY_ID}.jsonl"
+    path.write_text(text, encoding="utf-8")
+    sessions_, _ = _load(path)
+    main, child = sessions_
+    assert (main.session_id, child.session_id) == (LEGACY_ID, f"{LEGACY_ID}/36541525")
+    assert (child.parent_session, child.agent_id, child.child_role) == (
+        LEGACY_ID,
+        "36541525",
+        "subagent",
+    )
+    assert main.parent_session is None and main.agent_id is None and main.child_role is None
+    assert [r.id for r in child.responses] == [record(agent_file, 2)["message"]["id"]]
+    assert child.prompts[0].source == "agent"
+    # A sidechain flag without a text agentId stays in the main thread.
+    values = [record(main_file, n) for n in (2, 3)]
+    values += [{**record(agent_file, n), "agentId": 5} for n in (1, 2)]
+    (only,), _ = _load(write(tmp_path, values, name="flat.jsonl"))
+    assert only.session_id == LEGACY_ID
+    assert len(only.responses) == 2
+
+
+def test_warmup_subagents_stretch_their_session(tmp_path: Path) -> None:
+    """codemie: the two warmup agents start at 19:37:37.157 (agent-50243ee8), before the
+    main file's first record (19:37:45.343), and agent-36541525 ends at 19:38:56.408, after
+    its last (19:38:31.216): the session covers them."""
+    sessions_, _ = _load(LEGACY)
+    main = next(s for s in sessions_ if s.session_id == LEGACY_ID)
+    assert record(LEGACY / f"{LEGACY_ID}.jsonl", 2)["timestamp"] == "2025-12-10T19:37:45.343Z"
+    assert (main.start_ns, main.end_ns) == (
+        _ts(record(LEGACY / "agent-50243ee8.jsonl", 1)["timestamp"]),
+        _ts(record(LEGACY / "agent-36541525.jsonl", 2)["timestamp"]),
+    )
+
+
+def test_a_subagent_file_given_alone_is_read_on_its_own(tmp_path: Path) -> None:
+    """agent-36541525.jsonl without its main transcript: its own session, still naming the
+    session it belongs to."""
+    (child,), _ = _load(LEGACY / "agent-36541525.jsonl")
+    assert child.session_id == f"{LEGACY_ID}/36541525"
+    assert child.parent_session == LEGACY_ID
+    assert child.parent_call_id is None
+
+
+def test_a_subagent_file_given_with_its_main_file_attaches_to_it() -> None:
+    """The codemie main file and one agent file named on the command line: one tree."""
+    sessions_, _ = _load(LEGACY / f"{LEGACY_ID}.jsonl", LEGACY / "agent-50243ee8.jsonl")
+    assert [s.session_id for s in sessions_] == [LEGACY_ID, f"{LEGACY_ID}/50243ee8"]
+    assert sessions_[1].parent_session == LEGACY_ID
+    assert sessions_[0].start_ns == _ts("2025-12-10T19:37:37.157Z")
+
+
+def test_two_files_of_one_session_are_both_read(tmp_path: Path) -> None:
+    """E4B copied twice (a backup beside the original): both are read, the second as `#2`."""
+    for name in ("a.jsonl", "b.jsonl"):
+        (tmp_path / name).write_bytes(E4B.read_bytes())
+    sessions_, _ = _load(tmp_path / "a.jsonl", tmp_path / "b.jsonl")
+    sid = record(E4B, 4)["sessionId"]
+    assert [s.session_id for s in sessions_] == [sid, f"{sid}#2"]
+    assert sessions_[0].responses == sessions_[1].responses
