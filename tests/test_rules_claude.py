@@ -550,10 +550,10 @@ def test_records_without_model_input_are_counted_as_skipped_by_kind(tmp_path: Pa
     made from line 23 with the type swapped."""
     _, diagnostics = _load(E4B)
     expected: dict[str, int] = {}
-    for line in range(1, len(raw_lines(E4B)) + 1):
-        if not raw_line_ok(E4B, line):
+    for text in raw_lines(E4B):
+        if not text.strip().startswith("{"):
             continue
-        value = record(E4B, line)
+        value = json.loads(text)
         kind = value["type"]
         if kind == "system" and value["subtype"] != "compact_boundary":
             key = f"claude:system/{value['subtype']}"
@@ -684,3 +684,158 @@ def test_two_files_of_one_session_are_both_read(tmp_path: Path) -> None:
     sid = record(E4B, 4)["sessionId"]
     assert [s.session_id for s in sessions_] == [sid, f"{sid}#2"]
     assert sessions_[0].responses == sessions_[1].responses
+
+
+def _spotter_copy(tmp_path: Path, main_edit: Any = None) -> Path:
+    """The spotter tree in tmp_path, its main transcript unpacked (and edited: a function of
+    the records' list) so that records can be added to it."""
+    import gzip
+    import shutil
+
+    folder = tmp_path / "spotter"
+    shutil.copytree(SPOTTER_DIR / SPOTTER_ID, folder / SPOTTER_ID)
+    with gzip.open(SPOTTER_DIR / f"{SPOTTER_ID}.jsonl.gz", "rt", encoding="utf-8") as handle:
+        lines = handle.read().splitlines()
+    if main_edit is not None:
+        lines = main_edit(lines)
+    (folder / f"{SPOTTER_ID}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+def _main_and_child(sessions_: list[Any]) -> tuple[Any, Any]:
+    found = {s.session_id: s for s in sessions_}
+    return found[SPOTTER_ID], found.get(f"{SPOTTER_ID}/a881341")
+
+
+ACOMPACT_REQUEST = "msg_01EmKCTGA88TYu4RzLxm2E5i"
+
+
+def test_the_compaction_request_file_times_its_compaction(tmp_path: Path) -> None:
+    """spotter: the boundary (main line 1256, 21:18:41.543) has no durationMs; the
+    agent-acompact file's response (line 4, 21:18:41.098) was triggered by its line 3
+    (21:17:14.555): that is when the compaction started. The request is the compaction's,
+    not a session of its own, and its file is a source of the main session."""
+    sessions_, _ = _load(_spotter_copy(tmp_path))
+    main, _child = _main_and_child(sessions_)
+    assert {s.session_id for s in sessions_} == {SPOTTER_ID, f"{SPOTTER_ID}/a881341"}
+    (compaction,) = main.compactions
+    request = compaction.request
+    assert request is not None
+    assert (request.id, request.model) == (
+        ACOMPACT_REQUEST,
+        record(ACOMPACT, 4)["message"]["model"],
+    )
+    assert (request.start_ns, request.end_ns) == (
+        _ts(record(ACOMPACT, 3)["timestamp"]),
+        _ts(record(ACOMPACT, 4)["timestamp"]),
+    )
+    assert request.output_tokens_reliable is False
+    assert (compaction.start_ns, compaction.end_ns) == (
+        request.start_ns,
+        _ts("2026-02-11T21:18:41.543Z"),
+    )
+    assert compaction.timing == "summarisation request (agent-acompact file) → boundary record"
+    acompact = str(tmp_path / "spotter" / SPOTTER_ID / "subagents" / ACOMPACT.name)
+    assert acompact in main.sources
+
+
+def test_a_compaction_request_goes_to_the_nearest_compaction(tmp_path: Path) -> None:
+    """spotter with a second boundary added at 21:40 (a copy of line 1256): the request
+    (ending 21:18:41.098) belongs to the real one, 0.4 s away, not to the new one."""
+
+    def add_boundary(lines: list[str]) -> list[str]:
+        second = json.loads(lines[1255])
+        second.update(uuid="second-boundary", timestamp="2026-02-11T21:40:00.000Z")
+        return [*lines[:1850], json.dumps(second), *lines[1850:]]
+
+    sessions_, _ = _load(_spotter_copy(tmp_path, add_boundary))
+    main, _ = _main_and_child(sessions_)
+    first, second = main.compactions
+    assert (first.id, second.id) == ("d46d6800-2f43-4360-ba84-c1de9c1ecbae", "second-boundary")
+    assert first.request is not None and first.request.id == ACOMPACT_REQUEST
+    assert second.request is None
+    assert second.start_ns == second.end_ns == _ts("2026-02-11T21:40:00.000Z")
+
+
+def test_a_compaction_request_without_a_compaction_is_left_out(tmp_path: Path) -> None:
+    """spotter without its boundary record (line 1256): the acompact file has nothing to
+    time; it is neither a session nor a source of the main one."""
+    sessions_, _ = _load(_spotter_copy(tmp_path, lambda lines: lines[:1255] + lines[1256:]))
+    main, _ = _main_and_child(sessions_)
+    assert main.compactions == ()
+    assert not [s for s in main.sources if "acompact" in s]
+    assert {s.session_id for s in sessions_} == {SPOTTER_ID, f"{SPOTTER_ID}/a881341"}
+
+
+def test_a_compaction_request_is_known_by_its_agent_id_too(tmp_path: Path) -> None:
+    """The acompact file renamed `agent-renamed.jsonl`: its records' agentId
+    (`acompact-fffbd0`) still says it is a compaction request."""
+    folder = _spotter_copy(tmp_path)
+    subagents = folder / SPOTTER_ID / "subagents"
+    (subagents / ACOMPACT.name).rename(subagents / "agent-renamed.jsonl")
+    sessions_, _ = _load(folder)
+    main, _ = _main_and_child(sessions_)
+    assert {s.session_id for s in sessions_} == {SPOTTER_ID, f"{SPOTTER_ID}/a881341"}
+    assert main.compactions[0].request is not None
+
+
+def _with_sidecar(tmp_path: Path, text: str) -> tuple[Any, Any]:
+    folder = _spotter_copy(tmp_path)
+    (folder / SPOTTER_ID / "subagents" / "agent-a881341.meta.json").write_text(text)
+    return _main_and_child(_load(folder)[0])
+
+
+LAUNCHER = "toolu_01VmaERAwhb19LGUwu9GenaK"  # main line 1480's Task call, toolUseResult.agentId
+
+
+def test_the_sidecar_names_the_launching_call_and_the_parent_agent(tmp_path: Path) -> None:
+    """Hand-made `agent-a881341.meta.json` (newer builds write one; the corpus has none):
+    its toolUseId is the launching call, its parentAgentId makes a nested agent."""
+    main, child = _with_sidecar(
+        tmp_path, json.dumps({"toolUseId": "toolu_sidecar", "parentAgentId": "aparent"})
+    )
+    assert child.parent_call_id == "toolu_sidecar"
+    assert child.parent_session == f"{SPOTTER_ID}/aparent"
+    # Its parent agent was not read: the main session's Task call is not linked to it.
+    launcher = next(t for t in main.tool_calls if t.call_id == LAUNCHER)
+    assert launcher.child_session is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{not json",
+        "[1, 2]",
+        json.dumps({"toolUseId": 7, "parentAgentId": ""}),
+        json.dumps({"parentAgentId": ["a"]}),
+    ],
+)
+def test_a_sidecar_without_usable_fields_changes_nothing(tmp_path: Path, text: str) -> None:
+    """The link then comes from the main file: line 1480's toolUseResult.agentId."""
+    main, child = _with_sidecar(tmp_path, text)
+    assert (child.parent_call_id, child.parent_session) == (LAUNCHER, SPOTTER_ID)
+    launcher = next(t for t in main.tool_calls if t.call_id == LAUNCHER)
+    assert launcher.child_session == child.session_id
+
+
+def test_an_unreadable_subagent_file_is_warned_about_and_the_rest_read(tmp_path: Path) -> None:
+    """A UTF-16 `agent-broken.jsonl` beside the spotter subagents: one warning, the rest read."""
+    folder = _spotter_copy(tmp_path)
+    broken = folder / SPOTTER_ID / "subagents" / "agent-broken.jsonl"
+    broken.write_bytes("{}\n".encode("utf-16"))
+    # Named by the main file alone, the subagent files are found by the adapter.
+    sessions_, diagnostics = _load(folder / f"{SPOTTER_ID}.jsonl")
+    assert {s.session_id for s in sessions_} == {SPOTTER_ID, f"{SPOTTER_ID}/a881341"}
+    assert [(w.path, w.line, w.kind) for w in diagnostics.warnings] == [
+        (str(broken), None, "unreadable")
+    ]
+
+
+def test_subagent_files_in_nested_folders_belong_to_the_session(tmp_path: Path) -> None:
+    """`<session>/subagents/**/agent-*.jsonl`: a subagent file one folder deeper is found."""
+    folder = _spotter_copy(tmp_path)
+    subagents = folder / SPOTTER_ID / "subagents"
+    (subagents / "deeper").mkdir()
+    (subagents / SUBAGENT.name).rename(subagents / "deeper" / SUBAGENT.name)
+    _main, child = _main_and_child(_load(folder / f"{SPOTTER_ID}.jsonl")[0])
+    assert child is not None and child.parent_call_id == LAUNCHER
