@@ -638,6 +638,17 @@ def test_sidechain_records_inside_a_main_file_are_a_subagent(tmp_path: Path) -> 
     assert main.parent_session is None and main.agent_id is None and main.child_role is None
     assert [r.id for r in child.responses] == [record(agent_file, 2)["message"]["id"]]
     assert child.prompts[0].source == "agent"
+    # The agent's own file read with it (the folder): the same thread, one session more
+    # source, not a second session.
+    (tmp_path / "with-file").mkdir()
+    path.rename(tmp_path / "with-file" / path.name)
+    (tmp_path / "with-file" / agent_file.name).write_bytes(agent_file.read_bytes())
+    main, child = _load(tmp_path / "with-file")[0]
+    assert child.session_id == f"{LEGACY_ID}/36541525"
+    assert child.sources == (
+        str(tmp_path / "with-file" / path.name),
+        str(tmp_path / "with-file" / agent_file.name),
+    )
     # A sidechain flag without a text agentId stays in the main thread.
     values = [record(main_file, n) for n in (2, 3)]
     values += [{**record(agent_file, n), "agentId": 5} for n in (1, 2)]
@@ -819,9 +830,10 @@ def test_a_sidecar_without_usable_fields_changes_nothing(tmp_path: Path, text: s
 
 
 def test_an_unreadable_subagent_file_is_warned_about_and_the_rest_read(tmp_path: Path) -> None:
-    """A UTF-16 `agent-broken.jsonl` beside the spotter subagents: one warning, the rest read."""
+    """A UTF-16 `agent-0broken.jsonl` beside the spotter subagents (sorted first): one
+    warning, and the files after it are still read."""
     folder = _spotter_copy(tmp_path)
-    broken = folder / SPOTTER_ID / "subagents" / "agent-broken.jsonl"
+    broken = folder / SPOTTER_ID / "subagents" / "agent-0broken.jsonl"
     broken.write_bytes("{}\n".encode("utf-16"))
     # Named by the main file alone, the subagent files are found by the adapter.
     sessions_, diagnostics = _load(folder / f"{SPOTTER_ID}.jsonl")
@@ -829,6 +841,8 @@ def test_an_unreadable_subagent_file_is_warned_about_and_the_rest_read(tmp_path:
     assert [(w.path, w.line, w.kind) for w in diagnostics.warnings] == [
         (str(broken), None, "unreadable")
     ]
+    main, _ = _main_and_child(sessions_)
+    assert main.compactions[0].request is not None
 
 
 def test_subagent_files_in_nested_folders_belong_to_the_session(tmp_path: Path) -> None:
@@ -839,3 +853,49 @@ def test_subagent_files_in_nested_folders_belong_to_the_session(tmp_path: Path) 
     (subagents / SUBAGENT.name).rename(subagents / "deeper" / SUBAGENT.name)
     _main, child = _main_and_child(_load(folder / f"{SPOTTER_ID}.jsonl")[0])
     assert child is not None and child.parent_call_id == LAUNCHER
+
+
+def test_a_compaction_request_file_alone_is_no_session() -> None:
+    """agent-acompact-fffbd0.jsonl given without its session: it is the request of a
+    compaction that is not there, not a session of its own."""
+    from agent_profiler.diagnostics import Diagnostics
+    from agent_profiler.loader import load
+
+    result = load([ACOMPACT], Diagnostics())
+    assert (result.sessions, result.failures) == ([], [])
+
+
+def test_a_stream_json_file_and_a_transcript_named_together(tmp_path: Path) -> None:
+    """bg-tasks (stream-json) named before E4B (a transcript): both are read."""
+    sessions_, _ = _load(STREAM_BG, E4B)
+    assert [s.session_id for s in sessions_] == [
+        record(STREAM_BG, 3)["session_id"],
+        record(E4B, 4)["sessionId"],
+    ]
+
+
+def test_a_sidechain_file_not_named_agent_is_still_a_subagent(tmp_path: Path) -> None:
+    """codemie's agent-50243ee8.jsonl renamed `warmup.jsonl` beside its main file: its
+    records are sidechains, so it is read with the main file, whose span it stretches
+    (it starts at 19:37:37.157, 8 s before the main file's first record)."""
+    main_file = LEGACY / f"{LEGACY_ID}.jsonl"
+    (tmp_path / main_file.name).write_bytes(main_file.read_bytes())
+    (tmp_path / "warmup.jsonl").write_bytes((LEGACY / "agent-50243ee8.jsonl").read_bytes())
+    main, child = _load(tmp_path)[0]
+    assert child.session_id == f"{LEGACY_ID}/50243ee8"
+    assert main.start_ns == child.start_ns == _ts("2025-12-10T19:37:37.157Z")
+
+
+def test_the_sidecar_of_a_compressed_subagent_file(tmp_path: Path) -> None:
+    """agent-a881341.jsonl gzipped (`agent-a881341.jsonl.gz`): its sidecar is still
+    `agent-a881341.meta.json` (hand-made)."""
+    import gzip
+
+    folder = _spotter_copy(tmp_path)
+    subagents = folder / SPOTTER_ID / "subagents"
+    plain = subagents / SUBAGENT.name
+    (subagents / f"{SUBAGENT.name}.gz").write_bytes(gzip.compress(plain.read_bytes()))
+    plain.unlink()
+    (subagents / "agent-a881341.meta.json").write_text(json.dumps({"toolUseId": "toolu_gz"}))
+    _main, child = _main_and_child(_load(folder / f"{SPOTTER_ID}.jsonl")[0])
+    assert child is not None and child.parent_call_id == "toolu_gz"
