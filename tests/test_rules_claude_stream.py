@@ -210,6 +210,8 @@ def test_frames_without_a_session_id_are_named_by_their_run(tmp_path: Path) -> N
 
 
 def test_a_frame_that_is_not_an_object_is_warned_about_with_its_line(tmp_path: Path) -> None:
+    """gh-aw with a JSON array as its third line: warned about, and not a frame of the
+    synthetic clock either (the six frames still share the run's 10,857 ms)."""
     values: list[Any] = frames(GHAW)
     values.insert(2, [1, 2])
     path = write_frames(tmp_path / "array.jsonl", values)
@@ -218,6 +220,7 @@ def test_a_frame_that_is_not_an_object_is_warned_about_with_its_line(tmp_path: P
         (str(path), 3, "bad-shape", "frame is not a JSON object")
     ]
     assert len(session.responses) == 2
+    assert session.end_ns - session.start_ns == 10_857 * MS
 
 
 def test_frames_not_read_are_counted_by_kind() -> None:
@@ -274,6 +277,41 @@ def test_the_main_model_of_a_result_without_a_context_window(tmp_path: Path) -> 
     # The init's model is the main one: its window, not the first listed.
     assert (session.window_tokens, session.window_source) == (1_000_000, "journal")
     assert {s.window_tokens for s in session.snapshots} == {1_000_000}
+
+
+def test_a_result_without_model_usage_entries_gives_no_window(tmp_path: Path) -> None:
+    """gh-aw's result with an empty modelUsage (and, apart, none at all): the window is the
+    assumed Claude default, not a number from the journal."""
+    for name, usage in (("empty", {}), ("none", None)):
+        values = frames(GHAW)
+        values[-1]["modelUsage"] = usage
+        (session,), _ = read(write_frames(tmp_path / f"{name}.jsonl", values))
+        assert (session.window_tokens, session.window_source) == (
+            200_000,
+            "assumed: Claude default window, not in journal",
+        )
+
+
+def test_a_compaction_inside_a_stream(tmp_path: Path) -> None:
+    """Hand-made (the corpus has no stream-json compaction): E4B line 71's boundary in
+    stream-json spelling (`compact_metadata`, `pre_tokens`) between gh-aw's two turns."""
+    values = frames(GHAW)
+    boundary = {
+        "type": "system",
+        "subtype": "compact_boundary",
+        "session_id": GHAW_ID,
+        "uuid": "boundary-1",
+        "compact_metadata": {"trigger": "auto", "pre_tokens": 153_739},
+    }
+    (session,), _ = read(
+        write_frames(tmp_path / "compact.jsonl", [*values[:4], boundary, *values[4:]])
+    )
+    (compaction,) = session.compactions
+    assert (compaction.id, compaction.trigger, compaction.pre_tokens) == (
+        "boundary-1",
+        "auto",
+        153_739,
+    )
 
 
 def test_a_result_whose_subtype_is_not_text_adds_no_result_fact(tmp_path: Path) -> None:
@@ -346,6 +384,7 @@ def test_subagent_frames_are_a_child_session_named_by_agent(tmp_path: Path) -> N
         "msg_011wmKmFC5t8MQjkYjcxYfMq",
     ]
     assert child.responses[0].usage.prompt_tokens == 1_000
+    assert child.clock == "synthetic" and child.timing == SYNTHETIC_TIMING
     # The child has no result of its own: it shares the run's window and lies inside it.
     assert (child.window_tokens, child.window_source) == (main.window_tokens, main.window_source)
     assert main.start_ns <= child.start_ns <= child.end_ns <= main.end_ns
@@ -373,6 +412,24 @@ def test_subagent_frames_without_an_agent_id_are_named_by_the_call(tmp_path: Pat
     assert child.session_id == f"{GHAW_ID}/{call_id}"
     assert child.agent_id is None
     assert main.tool_calls[0].child_session == child.session_id
+
+
+def test_a_run_lasts_as_long_as_its_subagent(tmp_path: Path) -> None:
+    """Hand-made: the subagent's frames come last (after the run's result): the run's
+    session still ends with them."""
+    values = frames(GHAW)
+    call_id = values[2]["message"]["content"][0]["id"]
+    late = {
+        "type": "assistant",
+        "session_id": GHAW_ID,
+        "uuid": "late",
+        "parent_tool_use_id": call_id,
+        "message": {"id": "msg_late", "content": [{"type": "text", "text": "late"}]},
+    }
+    main, child = read(write_frames(tmp_path / "late.jsonl", [*values, late]))[0]
+    # Seven frames: the last one 7 ms before the file's modification time.
+    assert child.end_ns == MTIME - 7 * MS
+    assert main.end_ns == child.end_ns
 
 
 def test_a_child_with_a_window_of_its_own_keeps_it(tmp_path: Path) -> None:
