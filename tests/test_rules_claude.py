@@ -751,21 +751,33 @@ def test_the_compaction_request_file_times_its_compaction(tmp_path: Path) -> Non
 
 
 def test_a_compaction_request_goes_to_the_nearest_compaction(tmp_path: Path) -> None:
-    """spotter with a second boundary added at 21:40 (a copy of line 1256): the request
-    (ending 21:18:41.098) belongs to the real one, 0.4 s away, not to the new one."""
+    """spotter with two boundaries added (copies of line 1256), one at 21:00 before it and
+    one at 21:40 after it: the request (ending 21:18:41.098) belongs to the real one, 0.4 s
+    away, not to either new one."""
 
-    def add_boundary(lines: list[str]) -> list[str]:
-        second = json.loads(lines[1255])
-        second.update(uuid="second-boundary", timestamp="2026-02-11T21:40:00.000Z")
-        return [*lines[:1850], json.dumps(second), *lines[1850:]]
+    def add_boundaries(lines: list[str]) -> list[str]:
+        early, late = json.loads(lines[1255]), json.loads(lines[1255])
+        early.update(uuid="early-boundary", timestamp="2026-02-11T21:00:00.000Z")
+        late.update(uuid="late-boundary", timestamp="2026-02-11T21:40:00.000Z")
+        return [
+            *lines[:1255],
+            json.dumps(early),
+            *lines[1255:1850],
+            json.dumps(late),
+            *lines[1850:],
+        ]
 
-    sessions_, _ = _load(_spotter_copy(tmp_path, add_boundary))
+    sessions_, _ = _load(_spotter_copy(tmp_path, add_boundaries))
     main, _ = _main_and_child(sessions_)
-    first, second = main.compactions
-    assert (first.id, second.id) == ("d46d6800-2f43-4360-ba84-c1de9c1ecbae", "second-boundary")
-    assert first.request is not None and first.request.id == ACOMPACT_REQUEST
-    assert second.request is None
-    assert second.start_ns == second.end_ns == _ts("2026-02-11T21:40:00.000Z")
+    early, real, late = main.compactions
+    assert (early.id, real.id, late.id) == (
+        "early-boundary",
+        "d46d6800-2f43-4360-ba84-c1de9c1ecbae",
+        "late-boundary",
+    )
+    assert real.request is not None and real.request.id == ACOMPACT_REQUEST
+    assert early.request is None and late.request is None
+    assert late.start_ns == late.end_ns == _ts("2026-02-11T21:40:00.000Z")
 
 
 def test_a_compaction_request_without_a_compaction_is_left_out(tmp_path: Path) -> None:

@@ -385,6 +385,9 @@ def test_subagent_frames_are_a_child_session_named_by_agent(tmp_path: Path) -> N
     ]
     assert child.responses[0].usage.prompt_tokens == 1_000
     assert child.clock == "synthetic" and child.timing == SYNTHETIC_TIMING
+    # Every frame of the thread is the child's: its prompt (frame 4) opens it.
+    assert [p.id for p in child.prompts] == ["child-user"]
+    assert child.start_ns == child.prompts[0].start_ns == main.start_ns + 3 * 10_857 * MS // 8
     # The child has no result of its own: it shares the run's window and lies inside it.
     assert (child.window_tokens, child.window_source) == (main.window_tokens, main.window_source)
     assert main.start_ns <= child.start_ns <= child.end_ns <= main.end_ns
@@ -456,16 +459,37 @@ def test_a_child_with_a_window_of_its_own_keeps_it(tmp_path: Path) -> None:
     assert dict(child.facts)["result"] == "success"
 
 
-@pytest.mark.parametrize("harness_frames", [INIT_ONLY])
-def test_an_init_only_run_holds_its_hook_context(harness_frames: Path) -> None:
+def test_an_init_only_run_holds_its_hook_context(tmp_path: Path) -> None:
     """init-only: the hook's additionalContext (line 2) is the whole context, as one
-    `hook:<uuid>` Environment item."""
-    hook = record(harness_frames, 2)
+    `hook:<uuid>` Environment item; the model is known from the init alone (glm-5.1). The
+    same hook frame without uuid and hook_id is named by its place in the run (frame 2)."""
+    hook = record(INIT_ONLY, 2)
     text = json.loads(hook["output"])["hookSpecificOutput"]["additionalContext"]
     with pytest.MonkeyPatch.context() as mp:
         added = spy(mp)
-        (session,), _ = read(harness_frames)
+        (session,), _ = read(INIT_ONLY)
     assert [(a.id, a.category, a.chars) for a in added] == [
         (f"hook:{hook['uuid']}", Category.ENVIRONMENT, len(text))
     ]
     assert session.session_id == hook["session_id"]
+    assert session.models == ("glm-5.1",) == (record(INIT_ONLY, 3)["model"],)
+    values = frames(INIT_ONLY)
+    values[1] = {k: v for k, v in values[1].items() if k not in {"uuid", "hook_id"}}
+    with pytest.MonkeyPatch.context() as mp:
+        added = spy(mp)
+        read(write_frames(tmp_path / "anonymous.jsonl", values))
+    assert [(a.id, a.chars) for a in added] == [("hook:hook@2", len(text))]
+
+
+def test_a_user_frame_without_readable_content_is_warned_about(tmp_path: Path) -> None:
+    """gh-aw's tool-result frame (line 4 of the frames) with its content removed: a warning
+    naming the file and line, as in a transcript."""
+    values = frames(GHAW)
+    values[3]["message"] = {"role": "user"}
+    path = write_frames(tmp_path / "nocontent.jsonl", values)
+    (session,), diagnostics = read(path)
+    assert [(w.path, w.line, w.kind, w.message) for w in diagnostics.warnings] == [
+        (str(path), 4, "bad-shape", "user record without a readable message content")
+    ]
+    (call,) = session.tool_calls
+    assert call.incomplete is True
