@@ -66,6 +66,8 @@ def test_a_failed_tool_result_marks_its_call_failed(tmp_path: Path) -> None:
     assert call.result_chars == len(content) == 97
     assert (call.start_ns, call.end_ns) == (ts(values[2]), ts(values[3]))
     assert call.incomplete is False
+    # A text result holds no image.
+    assert dict(session.unmeasured).get("image", 0) == 0
 
 
 def test_a_result_whose_call_is_not_in_the_journal_still_counts(
@@ -176,10 +178,10 @@ def test_a_prompt_of_several_text_blocks_is_one_prompt(
     first, second = "look at this comment", "and this one too"
     values[0]["message"]["content"] = [
         {"type": "text", "text": first},
+        {"type": "text", "text": None},
         {"type": "image", "source": {"type": "base64", "data": "AAAA"}},
         {"type": "text", "text": second},
         {"type": "document", "source": {}},
-        {"type": "text", "text": None},
     ]
     added = spy(monkeypatch)
     session, _ = load_one(write(tmp_path, values))
@@ -194,7 +196,7 @@ def test_a_prompt_of_several_text_blocks_is_one_prompt(
     items = [(a.id, a.category, a.chars, a.source_kind) for a in added if a.id.startswith(uuid)]
     assert items == [
         (f"{uuid}:0", Category.PROMPTS, len(first), SourceKind.PROMPT),
-        (f"{uuid}:2", Category.PROMPTS, len(second), SourceKind.PROMPT),
+        (f"{uuid}:3", Category.PROMPTS, len(second), SourceKind.PROMPT),
     ]
     assert dict(session.unmeasured) == {"image": 1, "document": 1}
 
