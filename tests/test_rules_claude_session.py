@@ -284,12 +284,16 @@ def test_an_assistant_record_without_a_message_is_warned_about(tmp_path: Path) -
 
 
 def test_a_response_without_any_id_is_named_by_its_line(tmp_path: Path) -> None:
+    """Line 22 without message id, requestId, uuid or model (edited)."""
     values = lines(4, 22)
     del values[1]["message"]["id"]
     values[1].pop("requestId", None)
     del values[1]["uuid"]
+    del values[1]["message"]["model"]
     session, _ = load_one(write(tmp_path, values))
-    assert [r.id for r in session.responses] == ["response@2"]
+    assert [(r.id, r.model) for r in session.responses] == [("response@2", "")]
+    # A response without a model names none.
+    assert session.models == ()
 
 
 def test_assistant_content_as_a_string_is_assistant_text_of_its_response(
@@ -377,6 +381,8 @@ def test_a_response_logged_before_its_trigger_starts_at_itself(tmp_path: Path) -
     session, _ = load_one(write(tmp_path, values))
     (response,) = session.responses
     assert response.start_ns == response.end_ns == ts(values[1])
+    (snapshot,) = [x for x in session.snapshots if x.anchor_id == response.id]
+    assert (snapshot.time_ns, snapshot.model) == (response.start_ns, values[1]["message"]["model"])
 
 
 @pytest.mark.parametrize(
