@@ -550,3 +550,61 @@ def test_a_session_without_requests_ends_with_a_snapshot_of_what_it_holds(tmp_pa
     assert snapshot.anchor is AnchorKind.SESSION
     assert (snapshot.time_ns, snapshot.window_tokens) == (ts(values[1]), 200_000)
     assert snapshot.model == values[1]["message"]["model"]
+
+
+# --------------------------------------------------------------------------- /context runs
+
+CONTEXT = DATA / "context-command"
+
+
+def _native_rules(path: Path) -> tuple[Session, list[list[tuple[str, int, str]]]]:
+    session, _ = load_one(path)
+    runs = [
+        [(c.id, c.tokens, c.label) for c in s.changes if c.category is Category.RULES]
+        for s in session.snapshots
+        if s.anchor is AnchorKind.NATIVE
+    ]
+    return session, runs
+
+
+def test_memory_files_of_a_context_run_are_named_without_the_home_folder() -> None:
+    """obra (v1.0.120): `/context` lists `/Users/testuser/.claude/CLAUDE.md` (2.6k of the 6k
+    rules): the item is `~/.claude/CLAUDE.md`, in its id and its label; the rest of the rules
+    row is one `native:rules` item. The session has no assistant record: its model and window
+    are the screen's."""
+    text = (CONTEXT / "obra-episodic-memory_v1.0.120_0fae0449.jsonl").read_text()
+    assert "/Users/testuser/.claude/CLAUDE.md" in text
+    session, runs = _native_rules(CONTEXT / "obra-episodic-memory_v1.0.120_0fae0449.jsonl")
+    assert runs == [
+        [
+            ("native:rules", 3_400, "Rules and memory (from /context)"),
+            ("rule:~/.claude/CLAUDE.md", 2_600, "~/.claude/CLAUDE.md (User)"),
+        ]
+    ]
+    assert session.models == ("claude-sonnet-4-20250514",)
+    assert (session.window_tokens, session.window_source) == (1_000_000, "journal (/context)")
+
+
+def test_every_run_of_context_is_a_native_snapshot_with_private_names() -> None:
+    """hannibal (v2.1.222): two `/context` runs (lines 2 and 5); the memory files under
+    `/home/moxa/.claude/` keep only `~/…`, and the project folder in the auto-memory path is
+    `…`; what the rules row holds beyond its files (31 tokens) is `native:rules`."""
+    path = CONTEXT / "hannibal8856-claude_backup_v2.1.222_5a198443_incl-queued.jsonl"
+    session, runs = _native_rules(path)
+    expected = [
+        ("rule:~/.claude/CLAUDE.md", 2_400, "~/.claude/CLAUDE.md (User)"),
+        (
+            "rule:~/.claude/projects/…/memory/MEMORY.md",
+            1_100,
+            "~/.claude/projects/…/memory/MEMORY.md (AutoMem)",
+        ),
+        ("rule:~/.claude/RTK.md", 369, "~/.claude/RTK.md (User)"),
+        ("native:rules", 31, "Rules and memory (from /context)"),
+    ]
+    assert runs == [expected, expected]
+    assert [s.anchor_id for s in session.snapshots if s.anchor is AnchorKind.NATIVE] == [
+        "context-command@2",
+        "context-command@5",
+    ]
+    shown = " ".join(f"{c.id} {c.label}" for s in session.snapshots for c in s.changes)
+    assert "/home/moxa" not in shown
