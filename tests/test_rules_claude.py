@@ -398,6 +398,13 @@ def test_a_context_run_is_a_native_baseline_whose_head_replaces_the_inferred_one
     by_id_ = {c.id: c for c in native.changes}
     assert by_id_["native:tools"].label == f"{Category.TOOLS.label} (from /context)"
     assert by_id_["native:system"].tokens == dict(native.categories)[Category.SYSTEM] == 2_900
+    # Rules (303) and skills (270) are wholly their listed items: no `native:` rest for them,
+    # not even an empty one.
+    assert sorted(c.id for c in native.changes if c.id.startswith("native:")) == [
+        "native:system",
+        "native:tools",
+    ]
+    assert all(c.tokens > 0 for c in native.changes)
 
 
 def test_the_window_of_a_stream_json_result(tmp_path: Path) -> None:
