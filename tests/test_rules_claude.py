@@ -398,6 +398,13 @@ def test_a_context_run_is_a_native_baseline_whose_head_replaces_the_inferred_one
     by_id_ = {c.id: c for c in native.changes}
     assert by_id_["native:tools"].label == f"{Category.TOOLS.label} (from /context)"
     assert by_id_["native:system"].tokens == dict(native.categories)[Category.SYSTEM] == 2_900
+    # Rules (303) and skills (270) are wholly their listed items: no `native:` rest for them,
+    # not even an empty one.
+    assert sorted(c.id for c in native.changes if c.id.startswith("native:")) == [
+        "native:system",
+        "native:tools",
+    ]
+    assert all(c.tokens > 0 for c in native.changes)
 
 
 def test_the_window_of_a_stream_json_result(tmp_path: Path) -> None:
@@ -481,3 +488,433 @@ def test_a_response_without_a_message_id(tmp_path: Path) -> None:
     (session,) = sessions(write(tmp_path, [prompt, first, second]))
     assert [r.id for r in session.responses] == ["req_1", second["uuid"]]
     assert [r.model for r in session.responses] == [first["message"]["model"]] * 2
+
+
+# --------------------------------------------------------------------------- claude_code.py
+# Detection, which records are read, and which files form one session.
+
+LEGACY = DATA / "codemie-2.0.64-legacy-agent-files" / "-tmp-private"
+LEGACY_ID = "4c2ddfdc-b619-4525-8d03-1950fb1b0257"
+SPOTTER_DIR = DATA / "spotter-2.1.39-subagents-compaction"
+SPOTTER_ID = "258c7280-ae70-4798-800f-63464d01a85d"
+SUBAGENT = SPOTTER_DIR / SPOTTER_ID / "subagents" / "agent-a881341.jsonl"
+
+
+def _without(value: dict[str, Any], *keys: str) -> dict[str, Any]:
+    return {k: v for k, v in value.items() if k not in keys}
+
+
+# (record, what detection says): real first records of each kind, and the same records
+# edited so that only one rule of `detect` can recognise them.
+DETECTED = [
+    ("user", record(E4B, 4), True),
+    ("assistant", record(E4B, 5), True),
+    ("system/turn_duration", record(E4B, 2), True),
+    ("progress", record(E4B, 23), True),
+    ("queue-operation", record(E4B, 67), True),
+    ("summary, leafUuid only", record(E51, 1), True),
+    ("summary with sessionId", {**_without(record(E51, 1), "leafUuid"), "sessionId": "s"}, True),
+    ("file-history-snapshot", record(E51, 2), True),
+    (
+        "file-history-snapshot with sessionId",
+        {**_without(record(E51, 2), "snapshot"), "sessionId": "s"},
+        True,
+    ),
+    ("attachment", {**_without(record(E4B, 4), "message"), "type": "attachment"}, True),
+    ("stream init", record(STREAM_BG, 3), True),
+    ("stream hook_started", record(STREAM_BG, 1), True),
+    ("stream hook_response", record(STREAM_BG, 2), True),
+    ("stream init without session_id", _without(record(STREAM_BG, 3), "session_id"), False),
+    ("stream assistant", record(STREAM_BG, 4), True),
+    ("stream user", record(STREAM_BG, 8), True),
+    ("stream assistant, message not an object", {**record(STREAM_BG, 4), "message": "x"}, False),
+    ("stream result", record(STREAM_BG, 46), False),
+    ("summary without leafUuid or sessionId", _without(record(E51, 1), "leafUuid"), False),
+    ("snapshot without snapshot or sessionId", _without(record(E51, 2), "snapshot"), False),
+    ("pr-link with sessionId", {**record(E4B, 67), "type": "pr-link"}, False),
+]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"), [d[1:] for d in DETECTED], ids=[d[0] for d in DETECTED]
+)
+def test_which_first_records_say_claude_code(value: dict[str, Any], expected: bool) -> None:
+    from agent_profiler.adapters import claude_code
+
+    assert claude_code.detect([value]) is expected
+    # Values that are not objects (a JSON array line) are passed over, not taken as a no.
+    assert claude_code.detect([[1, 2], "text", value]) is expected
+
+
+def _typed(kind: str) -> dict[str, Any]:
+    """E4B line 23 (a real `progress` record) as another record type."""
+    return {**record(E4B, 23), "type": kind}
+
+
+def test_records_without_model_input_are_counted_as_skipped_by_kind(tmp_path: Path) -> None:
+    """E4B: every record not read is counted under its kind (independent count with json);
+    the types FORMATS.md §1.2 lists as holding no model input, absent from the corpus, are
+    made from line 23 with the type swapped."""
+    _, diagnostics = _load(E4B)
+    expected: dict[str, int] = {}
+    for text in raw_lines(E4B):
+        if not text.strip().startswith("{"):
+            continue
+        value = json.loads(text)
+        kind = value["type"]
+        if kind == "system" and value["subtype"] != "compact_boundary":
+            key = f"claude:system/{value['subtype']}"
+        elif kind in {"user", "assistant", "system"}:
+            continue
+        else:
+            key = f"claude:{kind}"
+        expected[key] = expected.get(key, 0) + 1
+    assert dict(diagnostics.skipped) == expected
+    assert expected["claude:progress"] == 68 and expected["claude:system/turn_duration"] == 3
+    assert dict(diagnostics.unrecognised) == {}
+    known = ["pr-link", "ai-title", "custom-title", "agent-setting", "agent-name"]
+    known += ["last-prompt", "tag", "summary", "file-history-snapshot", "queue-operation"]
+    values = [record(E4B, 4), *(_typed(k) for k in known), record(E4B, 5)]
+    _, diagnostics = _load(write(tmp_path, values))
+    assert dict(diagnostics.skipped) == {f"claude:{k}": 1 for k in known}
+    assert dict(diagnostics.unrecognised) == {}
+
+
+def test_records_of_an_unknown_type_are_not_recognised(tmp_path: Path) -> None:
+    """Line 23 as a type no build wrote yet, and without any type: not read, and counted as
+    not recognised (never as skipped on purpose)."""
+    values = [record(E4B, 4), _typed("brand-new"), _without(record(E4B, 23), "type")]
+    _, diagnostics = _load(write(tmp_path, [*values, record(E4B, 5)]))
+    assert dict(diagnostics.unrecognised) == {"claude:brand-new": 1, "claude:untyped": 1}
+    assert dict(diagnostics.skipped) == {}
+
+
+def test_bad_records_are_warned_about_with_their_line(tmp_path: Path) -> None:
+    """Line 2 is a JSON array, line 3 is E4B line 5 without its sessionId: both left out with
+    a warning that names the line; the prompt (line 1) and line 4 are read."""
+    path = tmp_path / "bad.jsonl"
+    lines = [
+        raw_lines(E4B)[3],
+        "[1, 2]",
+        json.dumps(_without(record(E4B, 5), "sessionId")),
+        raw_lines(E4B)[21],
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (session,), diagnostics = _load(path)
+    assert [(w.path, w.line, w.kind, w.message) for w in diagnostics.warnings] == [
+        (str(path), 2, "bad-shape", "record is not a JSON object"),
+        (str(path), 3, "bad-shape", "record without sessionId"),
+    ]
+    assert [r.id for r in session.responses] == [record(E4B, 22)["message"]["id"]]
+
+
+def _load(*paths: Path) -> tuple[list[Any], Any]:
+    from agent_profiler.diagnostics import Diagnostics
+    from agent_profiler.loader import load
+
+    diagnostics = Diagnostics()
+    result = load(list(paths), diagnostics)
+    assert result.failures == [], result.failures
+    return list(result.sessions), diagnostics
+
+
+def _ts(text: str) -> int:
+    from agent_profiler.adapters.common import timestamp_ns
+
+    value = timestamp_ns(text)
+    assert value is not None
+    return value
+
+
+def test_sidechain_records_inside_a_main_file_are_a_subagent(tmp_path: Path) -> None:
+    """codemie: the main transcript with agent-36541525's two sidechain records appended to
+    it (as older builds wrote them): a child session `<id>/36541525` of the main one."""
+    main_file = LEGACY / f"{LEGACY_ID}.jsonl"
+    agent_file = LEGACY / "agent-36541525.jsonl"
+    text = main_file.read_text(encoding="utf-8") + agent_file.read_text(encoding="utf-8")
+    path = tmp_path / f"{LEGACY_ID}.jsonl"
+    path.write_text(text, encoding="utf-8")
+    sessions_, _ = _load(path)
+    main, child = sessions_
+    assert (main.session_id, child.session_id) == (LEGACY_ID, f"{LEGACY_ID}/36541525")
+    assert (child.parent_session, child.agent_id, child.child_role) == (
+        LEGACY_ID,
+        "36541525",
+        "subagent",
+    )
+    assert main.parent_session is None and main.agent_id is None and main.child_role is None
+    assert [r.id for r in child.responses] == [record(agent_file, 2)["message"]["id"]]
+    assert child.prompts[0].source == "agent"
+    # The agent's own file read with it (the folder): the same thread, one session more
+    # source, not a second session.
+    (tmp_path / "with-file").mkdir()
+    path.rename(tmp_path / "with-file" / path.name)
+    (tmp_path / "with-file" / agent_file.name).write_bytes(agent_file.read_bytes())
+    main, child = _load(tmp_path / "with-file")[0]
+    assert child.session_id == f"{LEGACY_ID}/36541525"
+    assert child.sources == (
+        str(tmp_path / "with-file" / path.name),
+        str(tmp_path / "with-file" / agent_file.name),
+    )
+    # A sidechain flag without a text agentId stays in the main thread.
+    values = [record(main_file, n) for n in (2, 3)]
+    values += [{**record(agent_file, n), "agentId": 5} for n in (1, 2)]
+    (only,), _ = _load(write(tmp_path, values, name="flat.jsonl"))
+    assert only.session_id == LEGACY_ID
+    assert len(only.responses) == 2
+
+
+def test_warmup_subagents_stretch_their_session(tmp_path: Path) -> None:
+    """codemie: the two warmup agents start at 19:37:37.157 (agent-50243ee8), before the
+    main file's first record (19:37:45.343), and agent-36541525 ends at 19:38:56.408, after
+    its last (19:38:31.216): the session covers them."""
+    sessions_, _ = _load(LEGACY)
+    main = next(s for s in sessions_ if s.session_id == LEGACY_ID)
+    assert record(LEGACY / f"{LEGACY_ID}.jsonl", 2)["timestamp"] == "2025-12-10T19:37:45.343Z"
+    assert (main.start_ns, main.end_ns) == (
+        _ts(record(LEGACY / "agent-50243ee8.jsonl", 1)["timestamp"]),
+        _ts(record(LEGACY / "agent-36541525.jsonl", 2)["timestamp"]),
+    )
+
+
+def test_a_subagent_file_given_alone_is_read_on_its_own(tmp_path: Path) -> None:
+    """agent-36541525.jsonl without its main transcript: its own session, still naming the
+    session it belongs to."""
+    (child,), _ = _load(LEGACY / "agent-36541525.jsonl")
+    assert child.session_id == f"{LEGACY_ID}/36541525"
+    assert child.parent_session == LEGACY_ID
+    assert child.parent_call_id is None
+
+
+def test_a_subagent_file_given_with_its_main_file_attaches_to_it() -> None:
+    """The codemie main file and one agent file named on the command line: one tree."""
+    sessions_, _ = _load(LEGACY / f"{LEGACY_ID}.jsonl", LEGACY / "agent-50243ee8.jsonl")
+    assert [s.session_id for s in sessions_] == [LEGACY_ID, f"{LEGACY_ID}/50243ee8"]
+    assert sessions_[1].parent_session == LEGACY_ID
+    assert sessions_[0].start_ns == _ts("2025-12-10T19:37:37.157Z")
+
+
+def test_two_files_of_one_session_are_both_read(tmp_path: Path) -> None:
+    """E4B copied twice (a backup beside the original): both are read, the second as `#2`."""
+    for name in ("a.jsonl", "b.jsonl"):
+        (tmp_path / name).write_bytes(E4B.read_bytes())
+    sessions_, _ = _load(tmp_path / "a.jsonl", tmp_path / "b.jsonl")
+    sid = record(E4B, 4)["sessionId"]
+    assert [s.session_id for s in sessions_] == [sid, f"{sid}#2"]
+    assert sessions_[0].responses == sessions_[1].responses
+
+
+def _spotter_copy(tmp_path: Path, main_edit: Any = None) -> Path:
+    """The spotter tree in tmp_path, its main transcript unpacked (and edited: a function of
+    the records' list) so that records can be added to it."""
+    import gzip
+    import shutil
+
+    folder = tmp_path / "spotter"
+    shutil.copytree(SPOTTER_DIR / SPOTTER_ID, folder / SPOTTER_ID)
+    with gzip.open(SPOTTER_DIR / f"{SPOTTER_ID}.jsonl.gz", "rt", encoding="utf-8") as handle:
+        lines = handle.read().splitlines()
+    if main_edit is not None:
+        lines = main_edit(lines)
+    (folder / f"{SPOTTER_ID}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+def _main_and_child(sessions_: list[Any]) -> tuple[Any, Any]:
+    found = {s.session_id: s for s in sessions_}
+    return found[SPOTTER_ID], found.get(f"{SPOTTER_ID}/a881341")
+
+
+ACOMPACT_REQUEST = "msg_01EmKCTGA88TYu4RzLxm2E5i"
+
+
+def test_the_compaction_request_file_times_its_compaction(tmp_path: Path) -> None:
+    """spotter: the boundary (main line 1256, 21:18:41.543) has no durationMs; the
+    agent-acompact file's response (line 4, 21:18:41.098) was triggered by its line 3
+    (21:17:14.555): that is when the compaction started. The request is the compaction's,
+    not a session of its own, and its file is a source of the main session."""
+    sessions_, _ = _load(_spotter_copy(tmp_path))
+    main, _child = _main_and_child(sessions_)
+    assert {s.session_id for s in sessions_} == {SPOTTER_ID, f"{SPOTTER_ID}/a881341"}
+    (compaction,) = main.compactions
+    request = compaction.request
+    assert request is not None
+    assert (request.id, request.model) == (
+        ACOMPACT_REQUEST,
+        record(ACOMPACT, 4)["message"]["model"],
+    )
+    assert (request.start_ns, request.end_ns) == (
+        _ts(record(ACOMPACT, 3)["timestamp"]),
+        _ts(record(ACOMPACT, 4)["timestamp"]),
+    )
+    assert request.output_tokens_reliable is False
+    assert (compaction.start_ns, compaction.end_ns) == (
+        request.start_ns,
+        _ts("2026-02-11T21:18:41.543Z"),
+    )
+    assert compaction.timing == "summarisation request (agent-acompact file) → boundary record"
+    acompact = str(tmp_path / "spotter" / SPOTTER_ID / "subagents" / ACOMPACT.name)
+    assert acompact in main.sources
+
+
+def test_a_compaction_request_goes_to_the_nearest_compaction(tmp_path: Path) -> None:
+    """spotter with two boundaries added (copies of line 1256), one at 21:00 before it and
+    one at 21:40 after it: the request (ending 21:18:41.098) belongs to the real one, 0.4 s
+    away, not to either new one."""
+
+    def add_boundaries(lines: list[str]) -> list[str]:
+        early, late = json.loads(lines[1255]), json.loads(lines[1255])
+        early.update(uuid="early-boundary", timestamp="2026-02-11T21:00:00.000Z")
+        late.update(uuid="late-boundary", timestamp="2026-02-11T21:40:00.000Z")
+        return [
+            *lines[:1255],
+            json.dumps(early),
+            *lines[1255:1850],
+            json.dumps(late),
+            *lines[1850:],
+        ]
+
+    sessions_, _ = _load(_spotter_copy(tmp_path, add_boundaries))
+    main, _ = _main_and_child(sessions_)
+    early, real, late = main.compactions
+    assert (early.id, real.id, late.id) == (
+        "early-boundary",
+        "d46d6800-2f43-4360-ba84-c1de9c1ecbae",
+        "late-boundary",
+    )
+    assert real.request is not None and real.request.id == ACOMPACT_REQUEST
+    assert early.request is None and late.request is None
+    assert late.start_ns == late.end_ns == _ts("2026-02-11T21:40:00.000Z")
+
+
+def test_a_compaction_request_without_a_compaction_is_left_out(tmp_path: Path) -> None:
+    """spotter without its boundary record (line 1256): the acompact file has nothing to
+    time; it is neither a session nor a source of the main one."""
+    sessions_, _ = _load(_spotter_copy(tmp_path, lambda lines: lines[:1255] + lines[1256:]))
+    main, _ = _main_and_child(sessions_)
+    assert main.compactions == ()
+    assert not [s for s in main.sources if "acompact" in s]
+    assert {s.session_id for s in sessions_} == {SPOTTER_ID, f"{SPOTTER_ID}/a881341"}
+
+
+def test_a_compaction_request_is_known_by_its_agent_id_too(tmp_path: Path) -> None:
+    """The acompact file renamed `agent-renamed.jsonl`: its records' agentId
+    (`acompact-fffbd0`) still says it is a compaction request."""
+    folder = _spotter_copy(tmp_path)
+    subagents = folder / SPOTTER_ID / "subagents"
+    (subagents / ACOMPACT.name).rename(subagents / "agent-renamed.jsonl")
+    sessions_, _ = _load(folder)
+    main, _ = _main_and_child(sessions_)
+    assert {s.session_id for s in sessions_} == {SPOTTER_ID, f"{SPOTTER_ID}/a881341"}
+    assert main.compactions[0].request is not None
+
+
+def _with_sidecar(tmp_path: Path, text: str) -> tuple[Any, Any]:
+    folder = _spotter_copy(tmp_path)
+    (folder / SPOTTER_ID / "subagents" / "agent-a881341.meta.json").write_text(text)
+    return _main_and_child(_load(folder)[0])
+
+
+LAUNCHER = "toolu_01VmaERAwhb19LGUwu9GenaK"  # main line 1480's Task call, toolUseResult.agentId
+
+
+def test_the_sidecar_names_the_launching_call_and_the_parent_agent(tmp_path: Path) -> None:
+    """Hand-made `agent-a881341.meta.json` (newer builds write one; the corpus has none):
+    its toolUseId is the launching call, its parentAgentId makes a nested agent."""
+    main, child = _with_sidecar(
+        tmp_path, json.dumps({"toolUseId": "toolu_sidecar", "parentAgentId": "aparent"})
+    )
+    assert child.parent_call_id == "toolu_sidecar"
+    assert child.parent_session == f"{SPOTTER_ID}/aparent"
+    # Its parent agent was not read: the main session's Task call is not linked to it.
+    launcher = next(t for t in main.tool_calls if t.call_id == LAUNCHER)
+    assert launcher.child_session is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{not json",
+        "[1, 2]",
+        json.dumps({"toolUseId": 7, "parentAgentId": ""}),
+        json.dumps({"parentAgentId": ["a"]}),
+    ],
+)
+def test_a_sidecar_without_usable_fields_changes_nothing(tmp_path: Path, text: str) -> None:
+    """The link then comes from the main file: line 1480's toolUseResult.agentId."""
+    main, child = _with_sidecar(tmp_path, text)
+    assert (child.parent_call_id, child.parent_session) == (LAUNCHER, SPOTTER_ID)
+    launcher = next(t for t in main.tool_calls if t.call_id == LAUNCHER)
+    assert launcher.child_session == child.session_id
+
+
+def test_an_unreadable_subagent_file_is_warned_about_and_the_rest_read(tmp_path: Path) -> None:
+    """A UTF-16 `agent-0broken.jsonl` beside the spotter subagents (sorted first): one
+    warning, and the files after it are still read."""
+    folder = _spotter_copy(tmp_path)
+    broken = folder / SPOTTER_ID / "subagents" / "agent-0broken.jsonl"
+    broken.write_bytes("{}\n".encode("utf-16"))
+    # Named by the main file alone, the subagent files are found by the adapter.
+    sessions_, diagnostics = _load(folder / f"{SPOTTER_ID}.jsonl")
+    assert {s.session_id for s in sessions_} == {SPOTTER_ID, f"{SPOTTER_ID}/a881341"}
+    assert [(w.path, w.line, w.kind) for w in diagnostics.warnings] == [
+        (str(broken), None, "unreadable")
+    ]
+    main, _ = _main_and_child(sessions_)
+    assert main.compactions[0].request is not None
+
+
+def test_subagent_files_in_nested_folders_belong_to_the_session(tmp_path: Path) -> None:
+    """`<session>/subagents/**/agent-*.jsonl`: a subagent file one folder deeper is found."""
+    folder = _spotter_copy(tmp_path)
+    subagents = folder / SPOTTER_ID / "subagents"
+    (subagents / "deeper").mkdir()
+    (subagents / SUBAGENT.name).rename(subagents / "deeper" / SUBAGENT.name)
+    _main, child = _main_and_child(_load(folder / f"{SPOTTER_ID}.jsonl")[0])
+    assert child is not None and child.parent_call_id == LAUNCHER
+
+
+def test_a_compaction_request_file_alone_is_no_session() -> None:
+    """agent-acompact-fffbd0.jsonl given without its session: it is the request of a
+    compaction that is not there, not a session of its own."""
+    from agent_profiler.diagnostics import Diagnostics
+    from agent_profiler.loader import load
+
+    result = load([ACOMPACT], Diagnostics())
+    assert (result.sessions, result.failures) == ([], [])
+
+
+def test_a_stream_json_file_and_a_transcript_named_together(tmp_path: Path) -> None:
+    """bg-tasks (stream-json) named before E4B (a transcript): both are read."""
+    sessions_, _ = _load(STREAM_BG, E4B)
+    assert [s.session_id for s in sessions_] == [
+        record(STREAM_BG, 3)["session_id"],
+        record(E4B, 4)["sessionId"],
+    ]
+
+
+def test_a_sidechain_file_not_named_agent_is_still_a_subagent(tmp_path: Path) -> None:
+    """codemie's agent-50243ee8.jsonl renamed `warmup.jsonl` beside its main file: its
+    records are sidechains, so it is read with the main file, whose span it stretches
+    (it starts at 19:37:37.157, 8 s before the main file's first record)."""
+    main_file = LEGACY / f"{LEGACY_ID}.jsonl"
+    (tmp_path / main_file.name).write_bytes(main_file.read_bytes())
+    (tmp_path / "warmup.jsonl").write_bytes((LEGACY / "agent-50243ee8.jsonl").read_bytes())
+    main, child = _load(tmp_path)[0]
+    assert child.session_id == f"{LEGACY_ID}/50243ee8"
+    assert main.start_ns == child.start_ns == _ts("2025-12-10T19:37:37.157Z")
+
+
+def test_the_sidecar_of_a_compressed_subagent_file(tmp_path: Path) -> None:
+    """agent-a881341.jsonl gzipped (`agent-a881341.jsonl.gz`): its sidecar is still
+    `agent-a881341.meta.json` (hand-made)."""
+    import gzip
+
+    folder = _spotter_copy(tmp_path)
+    subagents = folder / SPOTTER_ID / "subagents"
+    plain = subagents / SUBAGENT.name
+    (subagents / f"{SUBAGENT.name}.gz").write_bytes(gzip.compress(plain.read_bytes()))
+    plain.unlink()
+    (subagents / "agent-a881341.meta.json").write_text(json.dumps({"toolUseId": "toolu_gz"}))
+    _main, child = _main_and_child(_load(folder / f"{SPOTTER_ID}.jsonl")[0])
+    assert child is not None and child.parent_call_id == "toolu_gz"
