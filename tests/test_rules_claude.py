@@ -171,9 +171,19 @@ def test_assistant_thinking_text_tool_calls_and_results(
     got = items[f"{record(E4B, 5)['uuid']}:0"]
     assert (got.category, got.label, got.chars) == (A, "Thinking", len(thinking))
     assert got.tokens == -(-len(thinking) // 4) > 0
+    # Both are the response's own additions: linked to it by its message id, as a bare
+    # string block is (and as Codex and Pi link theirs).
+    assert (got.source_id, got.source_kind) == (
+        record(E4B, 5)["message"]["id"],
+        SourceKind.RESPONSE,
+    )
     text = record(E4B, 22)["message"]["content"][0]["text"]
     got = items[f"{record(E4B, 22)['uuid']}:0"]
     assert (got.category, got.label, got.chars) == (A, "Assistant text", len(text))
+    assert (got.source_id, got.source_kind) == (
+        record(E4B, 22)["message"]["id"],
+        SourceKind.RESPONSE,
+    )
     call = record(E4B, 6)["message"]["content"][0]
     encoded = json.dumps(call["input"], separators=(",", ":"), ensure_ascii=False).encode()
     got = items[f"call:{call['id']}"]

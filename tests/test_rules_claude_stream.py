@@ -385,8 +385,9 @@ def test_subagent_frames_are_a_child_session_named_by_agent(tmp_path: Path) -> N
     ]
     assert child.responses[0].usage.prompt_tokens == 1_000
     assert child.clock == "synthetic" and child.timing == SYNTHETIC_TIMING
-    # Every frame of the thread is the child's: its prompt (frame 4) opens it.
-    assert [p.id for p in child.prompts] == ["child-user"]
+    # Every frame of the thread is the child's: its prompt (frame 4) opens it, and it is
+    # the agent's task, not a prompt of the user's (the parent is known from the first frame).
+    assert [(p.id, p.source) for p in child.prompts] == [("child-user", "agent")]
     assert child.start_ns == child.prompts[0].start_ns == main.start_ns + 3 * 10_857 * MS // 8
     # The child has no result of its own: it shares the run's window and lies inside it.
     assert (child.window_tokens, child.window_source) == (main.window_tokens, main.window_source)

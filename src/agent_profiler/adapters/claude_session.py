@@ -388,10 +388,26 @@ class SessionBuilder:
             if not isinstance(block, dict):
                 continue
             kind = text_field(block, "type")
+            # The response's own text and thinking are its additions, linked to it as a
+            # bare-string block is (and as Codex and Pi link theirs).
             if kind == "text" and isinstance(block.get("text"), str):
-                self.log.add(item_id, Category.ASSISTANT, block["text"], label="Assistant text")
+                self.log.add(
+                    item_id,
+                    Category.ASSISTANT,
+                    block["text"],
+                    label="Assistant text",
+                    source_id=message_id,
+                    source_kind=SourceKind.RESPONSE,
+                )
             elif kind == "thinking" and isinstance(block.get("thinking"), str):
-                self.log.add(item_id, Category.ASSISTANT, block["thinking"], label="Thinking")
+                self.log.add(
+                    item_id,
+                    Category.ASSISTANT,
+                    block["thinking"],
+                    label="Thinking",
+                    source_id=message_id,
+                    source_kind=SourceKind.RESPONSE,
+                )
             elif kind == "redacted_thinking":
                 self.unmeasured["redacted-thinking"] += 1
             elif kind in {"tool_use", "server_tool_use"}:

@@ -90,6 +90,9 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilde
                 child.parent_call_id = key
                 child.agent_id = agent if isinstance(agent, str) else None
                 child.child_role = "subagent"
+                # Its parent is known from here (its first prompt is the agent's, not the
+                # user's); the final id is set once the run's own id is final, below.
+                child.parent_session = main.session_id
                 run.builders[key] = child
             builder = child
         builder.records += 1
