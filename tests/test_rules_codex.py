@@ -11,7 +11,10 @@ from typing import Any
 
 import pytest
 
-from agent_profiler.model import Category, SourceKind
+from agent_profiler.adapters.common import timestamp_ns
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.loader import load
+from agent_profiler.model import Category, Session, SourceKind
 from rules_spy import by_id, excerpt, raw_lines, record, sessions, spy, write
 
 DATA = Path(__file__).parent / "data" / "journals" / "codex"
@@ -282,3 +285,147 @@ def test_compaction_with_only_a_summary(tmp_path: Path, monkeypatch: pytest.Monk
     (snapshot,) = [s for s in session.snapshots if s.anchor_id == compaction.id]
     assert AS not in dict(snapshot.categories)
     assert {SY, RU, SK, EN, PR, SU} <= set(dict(snapshot.categories))
+
+
+# -- the session's identity, from session_meta and turn_context -------------------------------
+
+
+def _ns(iso: str) -> int:
+    value = timestamp_ns(iso)
+    assert value is not None
+    return value
+
+
+def _meta(**changes: Any) -> dict[str, Any]:
+    """Line 1 of the 2026-05-11 rollout without its 21k-character base instructions."""
+    meta = record(PLAIN, 1)
+    meta["payload"].pop("base_instructions")
+    meta["payload"].update(changes)
+    return {**meta, "payload": {k: v for k, v in meta["payload"].items() if v is not None}}
+
+
+def _load(path: Path) -> tuple[list[Session], Diagnostics]:
+    diagnostics = Diagnostics()
+    result = load([path], diagnostics)
+    assert result.failures == [], result.failures
+    return list(result.sessions), diagnostics
+
+
+def test_a_sessions_identity_is_its_first_session_meta(tmp_path: Path) -> None:
+    """Line 1, then a second session_meta naming another thread, folder, version and
+    provider (as a resumed rollout may): the first one names the session."""
+    second = _meta(
+        id="019e0000-0000-0000-0000-000000000000",
+        cwd="/elsewhere",
+        cli_version="9.9.9",
+        originator="codex_exec",
+        model_provider="azure",
+        source=None,
+    )
+    (session,) = sessions(write(tmp_path, [_meta(), second, record(PLAIN, 5), record(PLAIN, 6)]))
+    assert (session.session_id, session.project, session.harness_version, session.provider) == (
+        "019e1625-789d-76c0-80ab-3724b5ddb799",
+        "codemie-code",  # the folder's name: full paths are private unless asked for
+        "0.125.0",
+        "openai",
+    )
+    assert session.facts == (("source", "cli"), ("originator", "codex-tui"), ("effort", "medium"))
+    assert session.models == ("gpt-5.5",)
+    assert (session.parent_session, session.child_role) == (None, None)
+
+
+def test_a_rollout_without_ids_is_named_by_its_file(tmp_path: Path) -> None:
+    """A session_meta without id, folder, version, originator or provider (an edited line 1):
+    the file's stem names the session, the provider is OpenAI's, and no window is claimed."""
+    meta = _meta(id=None, cwd=None, cli_version=None, originator=None, model_provider=None)
+    path = write(tmp_path, [meta, record(PLAIN, 6)], name="rollout-x.jsonl")
+    (session,) = sessions(path)
+    assert (session.session_id, session.provider, session.project) == ("rollout-x", "openai", None)
+    assert (session.harness_version, session.window_tokens, session.window_source) == (
+        None,
+        None,
+        None,
+    )
+    assert session.facts == (("source", "cli"),)
+
+
+SPAWNS = [
+    ({"parent_thread_id": "p-1", "agent_role": "worker"}, "p-1", "worker"),
+    ({"parent_thread_id": "p-1", "agent_nickname": "Ada"}, "p-1", "Ada"),
+    (
+        {"parent_thread_id": "p-1", "agent_role": "explorer", "agent_nickname": "Ada"},
+        "p-1",
+        "explorer",
+    ),
+    ({"parent_thread_id": "p-1"}, "p-1", "subagent"),
+    ({"parent_thread_id": "p-1", "agent_role": 7}, "p-1", "subagent"),
+    ({"agent_role": "worker"}, None, None),
+    ({"parent_thread_id": 42, "agent_role": "worker"}, None, None),
+]
+
+
+@pytest.mark.parametrize(("spawn", "parent", "role"), SPAWNS)
+def test_a_subagent_rollout_names_its_parent_and_role(
+    tmp_path: Path, spawn: dict[str, Any], parent: str | None, role: str | None
+) -> None:
+    """Line 1 with a subagent `source` (FORMATS §3.6; the corpus has no subagent rollout):
+    the parent thread and the role (or nickname) come from `thread_spawn`. The first prompt
+    of a subagent is its task, from the agent."""
+    meta = _meta(source={"subagent": {"thread_spawn": {"depth": 1, **spawn}}})
+    (session,) = sessions(write(tmp_path, [meta, record(PLAIN, 6), record(PLAIN, 7)]))
+    assert (session.parent_session, session.child_role) == (parent, role)
+    assert session.facts == (("originator", "codex-tui"),)
+    assert [p.source for p in session.prompts] == ["agent" if parent else "user"]
+
+
+def test_a_source_that_is_not_a_spawn_is_not_a_subagent(tmp_path: Path) -> None:
+    """`source: {"subagent": "review"}` (a review subagent, no thread_spawn): no parent."""
+    meta = _meta(source={"subagent": "review"})
+    (session,) = sessions(write(tmp_path, [meta, record(PLAIN, 6)]))
+    assert (session.parent_session, session.child_role) == (None, None)
+    assert session.facts == (("originator", "codex-tui"),)
+
+
+def test_the_instructions_of_older_builds_are_the_system_prompt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before `base_instructions`, session_meta held `instructions` (a string); an empty one
+    adds nothing. With both, `base_instructions.text` is the prompt."""
+    added = spy(monkeypatch)
+    sessions(write(tmp_path, [_meta(instructions="You are Codex."), record(PLAIN, 6)], "a.jsonl"))
+    sessions(write(tmp_path, [_meta(instructions=""), record(PLAIN, 6)], "b.jsonl"))
+    both = _meta(instructions="old", base_instructions={"text": "new text"})
+    sessions(write(tmp_path, [both, record(PLAIN, 6)], "c.jsonl"))
+    system = [(a.id, a.chars, a.label) for a in added if a.category is SY]
+    assert system == [
+        ("system:base_instructions", 14, "Base instructions"),
+        ("system:base_instructions", 8, "Base instructions"),
+    ]
+
+
+def test_models_and_effort_come_from_turn_context(tmp_path: Path) -> None:
+    """Line 5 (gpt-5.5, effort medium), then the same with another model, then an empty model
+    and a turn without `effort` whose collaboration mode says `xhigh`: models are listed once
+    each in order, an empty one is ignored, and the last effort wins. Each request is
+    answered by the model of its turn."""
+    turn = record(PLAIN, 5)
+    other = json.loads(json.dumps(turn))
+    other["payload"]["model"] = "gpt-5.5-mini"
+    blank = json.loads(json.dumps(turn))
+    blank["payload"]["model"] = ""
+    blank["payload"].pop("effort")
+    blank["payload"]["collaboration_mode"]["settings"]["reasoning_effort"] = "xhigh"
+    lines = [_meta(), turn, record(PLAIN, 6), record(PLAIN, 7), record(PLAIN, 9)]
+    lines += [record(PLAIN, 10), other, turn, blank, record(PLAIN, 13), record(PLAIN, 14)]
+    (session,) = sessions(write(tmp_path, lines))
+    assert session.models == ("gpt-5.5", "gpt-5.5-mini")
+    assert [r.model for r in session.responses] == ["gpt-5.5", "gpt-5.5"]
+    assert dict(session.facts)["effort"] == "xhigh"
+
+
+def test_an_effort_that_is_not_text_is_not_a_fact(tmp_path: Path) -> None:
+    turn = record(PLAIN, 5)
+    turn["payload"]["effort"] = None
+    turn["payload"]["collaboration_mode"] = {"mode": "default", "settings": "high"}
+    (session,) = sessions(write(tmp_path, [_meta(), turn, record(PLAIN, 6)]))
+    assert "effort" not in dict(session.facts)
