@@ -429,3 +429,119 @@ def test_an_effort_that_is_not_text_is_not_a_fact(tmp_path: Path) -> None:
     turn["payload"]["collaboration_mode"] = {"mode": "default", "settings": "high"}
     (session,) = sessions(write(tmp_path, [_meta(), turn, record(PLAIN, 6)]))
     assert "effort" not in dict(session.facts)
+
+
+# -- requests: one per token_count, starting at the input that triggered it -------------------
+
+TURN = [1, 2, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18]  # the first turn, whole
+
+
+def _time(line: int) -> int:
+    return _ns(record(PLAIN, line)["timestamp"])
+
+
+def test_each_request_starts_at_the_input_that_triggered_it(tmp_path: Path) -> None:
+    """The first turn (lines 1–18): request 1 starts at the user_message (line 7), request 2
+    at the output of the call before it (line 11), request 3 at the output on line 15; each
+    ends at its token_count, with that record's last_token_usage as its usage."""
+    (session,) = sessions(excerpt(tmp_path, PLAIN, TURN))
+    got = [(r.id, r.start_ns, r.end_ns, r.prompt_id, r.model) for r in session.responses]
+    assert got == [
+        ("request-1", _time(7), _time(10), "turn-1", "gpt-5.5"),
+        ("request-2", _time(11), _time(14), "turn-1", "gpt-5.5"),
+        ("request-3", _time(15), _time(18), "turn-1", "gpt-5.5"),
+    ]
+    usage = session.responses[1].usage
+    assert (usage.prompt_tokens, usage.input_tokens, usage.output_tokens) == (18911, 18911, 37)
+    assert (usage.cache_read_tokens, usage.cache_write_tokens, usage.reasoning_tokens) == (
+        18304,
+        0,
+        0,
+    )
+    (prompt,) = session.prompts
+    assert (prompt.id, prompt.start_ns, prompt.end_ns, prompt.chars, prompt.preview) == (
+        "turn-1",
+        _time(7),
+        _time(18),
+        10,
+        "show tools",
+    )
+    assert (session.start_ns, session.end_ns) == (_time(1), _time(18))
+    assert (session.window_tokens, session.window_source) == (258_400, "journal")
+    assert session.incomplete is False
+
+
+def test_a_trigger_after_the_output_began_is_not_the_start(tmp_path: Path) -> None:
+    """Line 6's prompt dated 44 ms after the reasoning that answers it (line 8; the clock
+    allows small steps back): the request starts at its first output item, not after it."""
+    late = record(PLAIN, 6)
+    late["timestamp"] = "2026-05-11T08:27:21.600Z"
+    lines = [record(PLAIN, 1), record(PLAIN, 5), late] + [record(PLAIN, n) for n in (8, 9, 10)]
+    (session,) = sessions(write(tmp_path, lines))
+    (response,) = session.responses
+    assert (response.start_ns, response.end_ns) == (_time(8), _time(10))
+
+
+def test_the_cache_write_part_of_a_usage_is_read(tmp_path: Path) -> None:
+    """Line 10 with `cache_write_input_tokens` (newer builds; not in the corpus)."""
+    count = record(PLAIN, 10)
+    count["payload"]["info"]["last_token_usage"]["cache_write_input_tokens"] = 512
+    (session,) = sessions(write(tmp_path, [record(PLAIN, n) for n in (1, 6, 9)] + [count]))
+    (response,) = session.responses
+    assert (response.usage.cache_write_tokens, response.usage.reasoning_tokens) == (512, 62)
+
+
+def test_token_counts_that_are_not_requests(tmp_path: Path) -> None:
+    """Desktop line 12 (`info: null`, rate limits only), a repeat of line 10 (same
+    total_token_usage), an all-zero usage (remote compaction) and one without
+    last_token_usage (warned about with its line): only line 10 is a request."""
+    zero = record(PLAIN, 14)
+    zero["payload"]["info"]["last_token_usage"] = dict.fromkeys(
+        zero["payload"]["info"]["last_token_usage"], 0
+    )
+    broken = record(PLAIN, 18)
+    broken["payload"]["info"].pop("last_token_usage")
+    null = {**record(REDACTED, 12), "timestamp": record(PLAIN, 10)["timestamp"]}
+    lines = [record(PLAIN, n) for n in (1, 5, 6, 7, 9)]
+    lines += [null, record(PLAIN, 10), record(PLAIN, 10), zero, broken]
+    path = write(tmp_path, lines)
+    (session,), diagnostics = _load(path)
+    assert [r.usage.prompt_tokens for r in session.responses] == [18_703]
+    assert [(w.path, w.line, w.kind, w.message) for w in diagnostics.warnings] == [
+        (str(path), 10, "bad-shape", "token_count without last_token_usage")
+    ]
+
+
+def test_a_token_count_without_totals_is_never_a_repeat(tmp_path: Path) -> None:
+    """Line 10 twice without `total_token_usage`: nothing tells a repeat, so both count."""
+    count = record(PLAIN, 10)
+    count["payload"]["info"].pop("total_token_usage")
+    lines = [record(PLAIN, n) for n in (1, 6, 9)] + [count, record(PLAIN, 13), count]
+    (session,) = sessions(write(tmp_path, lines))
+    assert [r.usage.prompt_tokens for r in session.responses] == [18_703, 18_703]
+
+
+def test_the_window_is_the_last_one_reported(tmp_path: Path) -> None:
+    """task_started (line 2) says 258,400; a later token_count saying 400,000 wins; a
+    token_count or task_started with a window of 0 changes nothing."""
+    count = record(PLAIN, 14)
+    count["payload"]["info"]["model_context_window"] = 400_000
+    started = record(PLAIN, 20)
+    started["payload"]["model_context_window"] = 0
+    zero = record(PLAIN, 18)
+    zero["payload"]["info"]["model_context_window"] = 0
+    lines = [record(PLAIN, n) for n in (1, 2, 6, 9, 10, 13)] + [count, started, zero]
+    (session,) = sessions(write(tmp_path, lines))
+    assert session.window_tokens == 400_000
+    windows = [s.window_tokens for s in session.snapshots if s.anchor_id.startswith("request")]
+    assert windows == [400_000, 400_000, 400_000]
+    (only_started,) = sessions(excerpt(tmp_path, PLAIN, [1, 2, 6], "started.jsonl"))
+    assert (only_started.window_tokens, only_started.window_source) == (258_400, "journal")
+
+
+def test_output_without_usage_leaves_the_session_incomplete(tmp_path: Path) -> None:
+    """Lines 1–9: the reasoning and the call began a request, no token_count came."""
+    (session,) = sessions(excerpt(tmp_path, PLAIN, [1, 2, 5, 6, 7, 8, 9]))
+    assert (session.responses, session.incomplete) == ((), True)
+    (tool,) = session.tool_calls
+    assert (tool.response_id, tool.incomplete) == (None, True)
