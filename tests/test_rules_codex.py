@@ -545,3 +545,249 @@ def test_output_without_usage_leaves_the_session_incomplete(tmp_path: Path) -> N
     assert (session.responses, session.incomplete) == ((), True)
     (tool,) = session.tool_calls
     assert (tool.response_id, tool.incomplete) == (None, True)
+
+
+# -- tool calls and their results -------------------------------------------------------------
+
+
+def test_a_tool_call_lasts_its_measured_execution(tmp_path: Path) -> None:
+    """Lines 9–15: exec_command (line 9) returned its first output after 1 s (line 11), but
+    exec_command_end (line 12) says it ran 5.087741459 s; write_stdin (line 13) has no end
+    record and lasts until its output (line 15)."""
+    (session,) = sessions(excerpt(tmp_path, PLAIN, TURN))
+    first, second = session.tool_calls
+    call = record(PLAIN, 9)["payload"]
+    assert (first.call_id, first.name, first.start_ns, first.end_ns) == (
+        call["call_id"],
+        "exec_command",
+        _time(9),
+        _time(9) + 5_087_741_459,
+    )
+    assert (first.response_id, first.prompt_id, first.is_error, first.incomplete) == (
+        "request-1",
+        "turn-1",
+        False,
+        False,
+    )
+    assert first.timing == "journal: call record + exec_command_end duration"
+    assert first.arg_keys == tuple(json.loads(call["arguments"]))
+    assert first.result_chars == len(record(PLAIN, 11)["payload"]["output"])
+    assert (second.name, second.start_ns, second.end_ns, second.timing) == (
+        "write_stdin",
+        _time(13),
+        _time(15),
+        "",
+    )
+    assert (second.response_id, second.result_chars) == (
+        "request-2",
+        len(record(PLAIN, 15)["payload"]["output"]),
+    )
+
+
+def test_a_measured_duration_never_outlasts_the_session(tmp_path: Path) -> None:
+    """Line 12 with a 3-hour duration: the call ends with the session (line 12's time)."""
+    end = record(PLAIN, 12)
+    end["payload"]["duration"] = {"secs": 3 * 3600, "nanos": 0}
+    lines = [record(PLAIN, n) for n in (1, 6, 9, 10, 11)] + [end]
+    (session,) = sessions(write(tmp_path, lines))
+    (tool,) = session.tool_calls
+    assert (tool.start_ns, tool.end_ns) == (_time(9), _time(12))
+
+
+EXITS = [
+    ("Process exited with code 0", None, False),
+    ("Process exited with code 1", None, True),
+    ("Process exited with code -9", None, True),
+    ("Process exited with code 0", 2, True),  # exec_command_end's exit code wins
+    ("Process exited with code 3", 0, False),
+    ("Process exited with code 3", True, True),  # a boolean is not an exit code
+    ("Process running with session ID 48230", None, False),
+]
+
+
+@pytest.mark.parametrize(("said", "code", "error"), EXITS)
+def test_a_commands_exit_code_says_whether_it_failed(
+    tmp_path: Path, said: str, code: object, error: bool
+) -> None:
+    """Line 15's output says how the command exited (in its first 400 characters); a
+    following exec_command_end (line 12, edited) with an integer exit code says it too."""
+    output = record(PLAIN, 15)
+    output["payload"]["output"] = output["payload"]["output"].replace(
+        "Process exited with code 0", said
+    )
+    lines = [record(PLAIN, n) for n in (1, 6, 13, 14)] + [output]
+    if code is not None:
+        end = record(PLAIN, 12)
+        end["payload"].update(call_id=output["payload"]["call_id"], exit_code=code)
+        lines.append(end)
+    (session,) = sessions(write(tmp_path, lines))
+    (tool,) = session.tool_calls
+    assert tool.is_error is error
+
+
+def test_an_exit_code_past_the_first_400_characters_is_not_read(tmp_path: Path) -> None:
+    output = record(PLAIN, 15)
+    output["payload"]["output"] = "x" * 380 + "Process exited with code 1\n"
+    lines = [record(PLAIN, n) for n in (1, 6, 13, 14)] + [output]
+    (session,) = sessions(write(tmp_path, lines))
+    assert session.tool_calls[0].is_error is False
+
+
+ENVELOPES = [
+    ({"output": "done", "metadata": {"exit_code": 0}}, 4, False),
+    ({"output": "boom", "metadata": {"exit_code": 1}}, 4, True),
+    ({"output": "boom", "metadata": {"exit_code": True}}, 4, False),
+    ({"output": "boom", "metadata": "exit 1"}, 4, False),
+    ({"output": ["not", "text"], "metadata": {"exit_code": 1}}, None, True),
+]
+
+
+@pytest.mark.parametrize(("envelope", "chars", "error"), ENVELOPES)
+def test_the_json_envelope_of_an_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, envelope: Any, chars: int | None, error: bool
+) -> None:
+    """Line 260 (apply_patch's output, `{"output": …, "metadata": {"exit_code": 0}}`) with
+    other contents: the model reads the inner text; an inner value that is not text leaves
+    the envelope as it is; only an integer exit code says the call failed."""
+    output = record(PLAIN, 260)
+    output["payload"]["output"] = json.dumps(envelope, separators=(",", ":"))
+    lines = [record(PLAIN, n) for n in (1, 6, 257)] + [output]
+    added = spy(monkeypatch)
+    (session,) = sessions(write(tmp_path, lines))
+    (result,) = [a for a in added if a.id.startswith("result:")]
+    assert result.chars == (len(output["payload"]["output"]) if chars is None else chars)
+    assert session.tool_calls[0].is_error is error
+
+
+def test_an_output_that_only_looks_like_an_envelope_is_read_as_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Line 260's output cut short (not JSON) and a JSON list: measured whole, no exit code."""
+    cut = record(PLAIN, 260)
+    text = cut["payload"]["output"][:40]
+    cut["payload"]["output"] = text
+    lines = [record(PLAIN, n) for n in (1, 6, 257)] + [cut]
+    added = spy(monkeypatch)
+    (session,) = sessions(write(tmp_path, lines))
+    (result,) = [a for a in added if a.id.startswith("result:")]
+    assert (result.chars, session.tool_calls[0].is_error) == (40, False)
+
+
+OUTPUTS = [
+    ({"content": "plain content"}, 13),
+    ([{"type": "input_text", "text": "ab"}, {"type": "input_image", "image_url": "x"}, "z"], 2),
+    (None, 0),
+]
+
+
+@pytest.mark.parametrize(("output", "chars"), OUTPUTS)
+def test_an_output_that_is_not_a_string_is_measured_by_its_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, output: Any, chars: int
+) -> None:
+    """Line 11 with a structured output (`{"content": "…"}`, or a list of content parts as
+    newer builds write for images): its text parts are what the model reads; a result
+    without text is still a result, of 0 characters."""
+    result = record(PLAIN, 11)
+    result["payload"]["output"] = output
+    added = spy(monkeypatch)
+    (session,) = sessions(write(tmp_path, [record(PLAIN, n) for n in (1, 6, 9, 10)] + [result]))
+    (got,) = [a for a in added if a.id.startswith("result:")]
+    assert (got.id, got.category, got.label, got.chars) == (
+        f"result:{result['payload']['call_id']}",
+        RE,
+        "Tool result",
+        chars,
+    )
+    assert (session.tool_calls[0].result_chars, session.tool_calls[0].incomplete) == (chars, False)
+
+
+def test_calls_and_results_without_ids(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Line 9 without call_id and line 11 without call_id (damaged records): each still
+    enters the context under an id of its own, and the result, whose call is unknown, ends
+    no call (a note says so)."""
+    call = record(PLAIN, 9)
+    call["payload"].pop("call_id")
+    output = record(PLAIN, 11)
+    output["payload"].pop("call_id")
+    added = spy(monkeypatch)
+    lines = [record(PLAIN, n) for n in (1, 6)] + [call, record(PLAIN, 10), output]
+    (session,), diagnostics = _load(write(tmp_path, lines))
+    ids = [a.id for a in added if a.category in (AS, RE)]
+    assert ids == ["call:call:2", "result:output:3"]
+    (tool,) = session.tool_calls
+    assert (tool.call_id, tool.incomplete) == ("call:2", True)
+    assert dict(diagnostics.notes) == {"codex:output-without-call": 1}
+
+
+def test_a_local_shell_call_is_named_by_its_type(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Line 9 as a `local_shell_call` (older builds: no name, `id` for the call id, an
+    `action` for the arguments; FORMATS §3.4): it is a tool call named `local_shell_call`."""
+    call = record(PLAIN, 9)
+    action = {"type": "exec", "command": ["ls", "-la"]}
+    call["payload"] = {
+        "type": "local_shell_call",
+        "id": "ls_1",
+        "status": "completed",
+        "action": action,
+    }
+    output = record(PLAIN, 11)
+    output["payload"].update(type="local_shell_call_output", call_id="ls_1")
+    added = spy(monkeypatch)
+    lines = [record(PLAIN, n) for n in (1, 6)] + [call, record(PLAIN, 10), output]
+    (session,) = sessions(write(tmp_path, lines))
+    (tool,) = session.tool_calls
+    assert (tool.call_id, tool.name, tool.arg_keys, tool.incomplete) == (
+        "ls_1",
+        "local_shell_call",
+        ("type", "command"),
+        False,
+    )
+    text = "local_shell_call" + json.dumps(action, separators=(",", ":"))
+    assert by_id(added)["call:ls_1"].chars == len(text)
+    assert by_id(added)["result:ls_1"].chars == len(output["payload"]["output"])
+
+
+def test_a_repeated_call_is_one_tool_call(tmp_path: Path) -> None:
+    """Line 9 twice (a resumed rollout repeats it): one call, started by the first."""
+    repeat = {**record(PLAIN, 9), "timestamp": record(PLAIN, 10)["timestamp"]}
+    lines = [record(PLAIN, n) for n in (1, 6, 9)] + [repeat, record(PLAIN, 10), record(PLAIN, 11)]
+    (session,) = sessions(write(tmp_path, lines))
+    (tool,) = session.tool_calls
+    assert (tool.start_ns, tool.end_ns) == (_time(9), _time(11))
+
+
+def test_a_result_dated_before_its_call_ends_at_the_calls_start(tmp_path: Path) -> None:
+    early = {**record(PLAIN, 11), "timestamp": "2026-05-11T08:27:22.000Z"}
+    (session,) = sessions(write(tmp_path, [record(PLAIN, n) for n in (1, 6, 9, 10)] + [early]))
+    (tool,) = session.tool_calls
+    assert (tool.start_ns, tool.end_ns, tool.incomplete) == (_time(9), _time(9), False)
+
+
+def test_a_failed_patch_is_an_error(tmp_path: Path) -> None:
+    """Line 259's patch_apply_end says `success: false` (edited; the corpus's patches all
+    applied); a `success` that is not a boolean says nothing."""
+    failed = record(PLAIN, 259)
+    failed["payload"]["success"] = False
+    unsure = {**record(PLAIN, 259), "payload": {**record(PLAIN, 259)["payload"], "success": "no"}}
+    lines = [record(PLAIN, n) for n in (1, 6, 257)]
+    (bad,) = sessions(write(tmp_path, [*lines, failed], "bad.jsonl"))
+    (odd,) = sessions(write(tmp_path, [*lines, unsure], "odd.jsonl"))
+    assert (bad.tool_calls[0].is_error, odd.tool_calls[0].is_error) == (True, False)
+
+
+def test_end_records_of_unknown_calls_change_nothing(tmp_path: Path) -> None:
+    """exec_command_end (line 12) and patch_apply_end (line 259) naming calls this rollout
+    does not have: ignored."""
+    end = record(PLAIN, 12)
+    end["payload"]["exit_code"] = 1
+    lines = [record(PLAIN, n) for n in (1, 6, 13, 14, 15)] + [end, record(PLAIN, 259)]
+    (session,) = sessions(write(tmp_path, lines))
+    (tool,) = session.tool_calls
+    assert (tool.name, tool.is_error, tool.timing, tool.end_ns) == (
+        "write_stdin",
+        False,
+        "",
+        _time(15),
+    )
