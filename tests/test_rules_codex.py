@@ -791,3 +791,166 @@ def test_end_records_of_unknown_calls_change_nothing(tmp_path: Path) -> None:
         "",
         _time(15),
     )
+
+
+# -- what the model does not see, and records that are not what they should be ----------------
+
+
+def test_records_the_model_does_not_see_are_skipped_by_kind(tmp_path: Path) -> None:
+    """Real UI events (agent_message line 16, task_complete line 19), a newer line type
+    Codex writes beside the history (`world_state`), a response item this reader does not
+    know (`ghost_snapshot`) and context_compacted (whose facts are on the `compacted` line):
+    each is counted as skipped on purpose under its kind, context_compacted not at all."""
+    world = {"timestamp": record(PLAIN, 16)["timestamp"], "type": "world_state", "payload": {}}
+    ghost = record(PLAIN, 17)
+    ghost["payload"] = {"type": "ghost_snapshot", "ghost_commit": {"id": "abc"}}
+    compacted = record(PLAIN, 19)
+    compacted["payload"] = {"type": "context_compacted"}
+    lines = [record(PLAIN, n) for n in (1, 6, 16, 19)] + [world, ghost, compacted]
+    (session,), diagnostics = _load(write(tmp_path, lines))
+    assert dict(diagnostics.skipped) == {
+        "codex:event_msg/agent_message": 1,
+        "codex:event_msg/task_complete": 1,
+        "codex:world_state": 1,
+        "codex:response_item/ghost_snapshot": 1,
+    }
+    assert (dict(diagnostics.unrecognised), diagnostics.warning_total) == ({}, 0)
+    assert session.end_ns == _time(19)  # a skipped line type has no say in the session's span
+
+
+def test_lines_that_are_not_records_are_warned_about_by_line(tmp_path: Path) -> None:
+    """Line 6 as a JSON list, line 17 without its payload, a response_item whose payload is
+    a string: each is named by path:line and read no further."""
+    no_payload = {k: v for k, v in record(PLAIN, 17).items() if k != "payload"}
+    text_payload = {**record(PLAIN, 17), "payload": "message"}
+    path = tmp_path / "damaged.jsonl"
+    body = [json.dumps(record(PLAIN, 1)), json.dumps([record(PLAIN, 6)])]
+    body += [json.dumps(no_payload), json.dumps(text_payload), json.dumps(record(PLAIN, 6))]
+    path.write_text("\n".join(body) + "\n")
+    (session,), diagnostics = _load(path)
+    assert [(w.line, w.kind, w.message) for w in diagnostics.warnings] == [
+        (2, "bad-shape", "line is not a JSON object"),
+        (3, "bad-shape", "response_item line without a payload"),
+        (4, "bad-shape", "response_item line without a payload"),
+    ]
+    assert {w.path for w in diagnostics.warnings} == {str(path)}
+    assert [p.chars for p in session.prompts] == []  # line 5 is the prompt's item, not its event
+    assert session.end_ns == _time(6)
+
+
+def test_reasoning_summaries_are_assistant_text_and_encrypted_reasoning_is_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Line 14 of the redacted rollout: one summary part (a 32-character marker) and
+    encrypted content; line 8 of the plain one: no summary, encrypted content."""
+    added = spy(monkeypatch)
+    (session,) = sessions(excerpt(tmp_path, REDACTED, [1, 9, 14]))
+    (got,) = [a for a in added if a.category is AS]
+    assert (got.id, got.label, got.chars, got.source_kind) == (
+        "item-reasoning:2:0",
+        "Reasoning summary (length from a redaction marker)",
+        32,
+        SourceKind.RESPONSE,
+    )
+    assert dict(session.unmeasured) == {"encrypted-reasoning": 1}
+    assert dict(session.facts)["redacted_items"] == "3"  # base instructions, prompt, summary
+    reasoning = record(PLAIN, 8)
+    reasoning["payload"]["encrypted_content"] = ""
+    (plain,) = sessions(write(tmp_path, [record(PLAIN, 1), record(PLAIN, 6), reasoning]))
+    assert dict(plain.unmeasured) == {}
+
+
+def test_the_items_of_a_message_are_numbered_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines 3, 4 and 6: each part is an item `item-<role>:<n>:<part index>`, n counting
+    every item of the rollout; a message without a role (edited line 6) is the user's."""
+    anonymous = record(PLAIN, 6)
+    anonymous["payload"].pop("role")
+    added = spy(monkeypatch)
+    lines = [record(PLAIN, n) for n in (1, 3, 4, 6)] + [anonymous]
+    sessions(write(tmp_path, lines))
+    assert [a.id for a in added] == [
+        "system:base_instructions",
+        "item-developer:1:0",
+        "item-developer:2:1",
+        "item-developer:3:2",
+        "item-developer:4:3",
+        "item-user:5:0",
+        "item-user:6:1",
+        "item-user:7:0",
+        "item-user:8:0",
+    ]
+    assert (added[-1].category, added[-1].label, added[-1].chars) == (PR, "User prompt", 10)
+
+
+def test_message_parts_without_text_add_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Line 6 with an image part, a part whose text is not a string and a bare string part
+    beside its text part: only the text part enters (as the message's part 0); content
+    given as one string is one part; content that is neither adds nothing."""
+    parts = record(PLAIN, 6)
+    parts["payload"]["content"] = [
+        {"type": "input_image", "image_url": "data:…"},
+        {"type": "input_text", "text": None},
+        "stray",
+        {"type": "input_text", "text": "show tools"},
+    ]
+    whole = record(PLAIN, 6)
+    whole["payload"]["content"] = "show tools please"
+    empty = record(PLAIN, 6)
+    empty["payload"]["content"] = {"text": "not a list"}
+    added = spy(monkeypatch)
+    sessions(write(tmp_path, [_meta(), parts, whole, empty]))
+    assert [(a.id, a.chars) for a in added] == [("item-user:1:0", 10), ("item-user:2:0", 17)]
+
+
+def test_a_web_search_call_without_its_end_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Line 197 alone (no web_search_end before it) is a result of no call; without an
+    action it is an empty result. Neither is a tool call."""
+    bare = record(PLAIN, 197)
+    bare["payload"].pop("action")
+    added = spy(monkeypatch)
+    lines = [record(PLAIN, n) for n in (1, 6, 197)] + [bare]
+    (session,) = sessions(write(tmp_path, lines))
+    searches = [(a.id, a.category, a.chars, a.source_id, a.source_kind) for a in added[1:]]
+    action = json.dumps(record(PLAIN, 197)["payload"]["action"], separators=(",", ":"))
+    assert searches == [
+        ("item-user:1:0", PR, 10, "", SourceKind.PROMPT),
+        ("item-search:2", RE, len(action), "", SourceKind.NONE),
+        ("item-search:3", RE, 0, "", SourceKind.NONE),
+    ]
+    assert session.tool_calls == ()
+
+
+def test_a_web_search_is_a_tool_call_from_its_end_record(tmp_path: Path) -> None:
+    """Line 196 (web_search_end) opens a request and is a zero-length `web_search` call of
+    that request, its query as the argument; without `query` the action's query is used."""
+    end = record(PLAIN, 196)
+    query = end["payload"]["query"]
+    bare = json.loads(json.dumps(end))
+    bare["payload"].pop("query")
+    bare["payload"]["call_id"] = "ws_2"
+    lines = [record(PLAIN, n) for n in (1, 6)] + [end, record(PLAIN, 197), bare]
+    (session,) = sessions(write(tmp_path, lines))
+    first, second = session.tool_calls
+    assert (first.call_id, first.name, first.start_ns, first.end_ns) == (
+        end["payload"]["call_id"],
+        "web_search",
+        _time(196),
+        _time(196),
+    )
+    assert (first.arg_keys, first.args_preview, first.incomplete) == (
+        ("query",),
+        (("query", query),),
+        False,
+    )
+    assert (second.call_id, second.args_preview) == ("ws_2", (("query", query),))
+    assert session.responses == ()  # no token_count: the request it opened never came back
+    without_id = json.loads(json.dumps(end))
+    without_id["payload"].pop("call_id")
+    (none,) = sessions(write(tmp_path, [record(PLAIN, 1), without_id], "no-id.jsonl"))
+    assert none.tool_calls == ()
