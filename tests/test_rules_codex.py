@@ -954,3 +954,158 @@ def test_a_web_search_is_a_tool_call_from_its_end_record(tmp_path: Path) -> None
     without_id["payload"].pop("call_id")
     (none,) = sessions(write(tmp_path, [record(PLAIN, 1), without_id], "no-id.jsonl"))
     assert none.tool_calls == ()
+
+
+# -- prompts ----------------------------------------------------------------------------------
+
+
+def test_each_user_message_is_a_prompt(tmp_path: Path) -> None:
+    """Lines 7 and 23 (the two typed prompts), the redacted rollout's line 10 and a
+    user_message without text: prompts `turn-1…` at their times, with their sizes; a
+    redacted or missing message has no preview."""
+    redacted = {**record(REDACTED, 10), "timestamp": record(PLAIN, 20)["timestamp"]}
+    silent = {**record(PLAIN, 23), "timestamp": record(PLAIN, 24)["timestamp"]}
+    silent["payload"] = {**silent["payload"], "message": None}
+    lines = [record(PLAIN, n) for n in (1, 7, 23)] + [redacted, silent]
+    (session,) = sessions(write(tmp_path, lines))
+    got = [(p.id, p.start_ns, p.chars, p.source, p.preview) for p in session.prompts]
+    assert got == [
+        ("turn-1", _time(7), 10, "user", "show tools"),
+        (
+            "turn-2",
+            _time(23),
+            57,
+            "user",
+            "let's update the defailt context compart to 90 in env var",
+        ),
+        ("turn-3", _time(20), 32, "user", ""),
+        ("turn-4", _time(24), 0, "user", ""),
+    ]
+
+
+def test_a_prompts_preview_is_capped(tmp_path: Path) -> None:
+    long = record(PLAIN, 7)
+    long["payload"]["message"] = "x" * 500
+    (session,) = sessions(write(tmp_path, [record(PLAIN, 1), long]))
+    (prompt,) = session.prompts
+    assert (prompt.chars, prompt.preview) == (500, "x" * 200)
+
+
+def test_a_redacted_block_is_a_prompt_only_with_its_prompts_sha(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Redacted line 10 (user_message, sha 821fd802) then line 9 (its block): a prompt. The
+    same block after a user_message with another sha, or with no sha, is unattributed; a
+    redacted assistant block (line 16) stays the assistant's."""
+    other = record(REDACTED, 10)
+    other["payload"]["message"] = "[REDACTED_MESSAGE len=32 sha=0badf00d]"
+    nosha = record(REDACTED, 10)
+    nosha["payload"]["message"] = "[REDACTED_MESSAGE len=32]"
+    added = spy(monkeypatch)
+    for name, event in (("same", record(REDACTED, 10)), ("other", other), ("none", nosha)):
+        path = write(tmp_path, [record(REDACTED, 1), event, record(REDACTED, 9)], f"{name}.jsonl")
+        sessions(path)
+    sessions(excerpt(tmp_path, REDACTED, [1, 16], "answer.jsonl"))
+    blocks = [(a.category, a.label, a.source_kind) for a in added if a.id.startswith("item-")]
+    marker = " (length from a redaction marker)"
+    assert blocks == [
+        (PR, "User prompt" + marker, SourceKind.PROMPT),
+        (UN, "Redacted user-role block" + marker, SourceKind.NONE),
+        (UN, "Redacted user-role block" + marker, SourceKind.NONE),
+        (AS, "Assistant text" + marker, SourceKind.RESPONSE),
+    ]
+
+
+# -- compaction -------------------------------------------------------------------------------
+
+
+def test_a_compaction_drops_the_request_it_interrupted(tmp_path: Path) -> None:
+    """Lines 1–9 (the call began request 1, no token_count) then an older build's
+    `compacted` line: the interrupted request is no response, and the next token_count
+    (line 10, after the compaction) is request 1, starting at the compaction."""
+    compacted = {
+        "timestamp": "2026-05-11T08:27:22.600Z",
+        "type": "compacted",
+        "payload": {"message": "Summary so far"},
+    }
+    lines = [record(PLAIN, n) for n in (1, 2, 5, 6, 7, 8, 9)] + [compacted, record(PLAIN, 10)]
+    (session,) = sessions(write(tmp_path, lines))
+    (response,) = session.responses
+    compaction_end = _ns(compacted["timestamp"])
+    assert (response.id, response.start_ns, response.end_ns) == (
+        "request-1",
+        compaction_end,
+        _time(10),
+    )
+    (compaction,) = session.compactions
+    assert (compaction.id, compaction.start_ns, compaction.end_ns) == (
+        "compaction-1",
+        compaction_end,
+        compaction_end,
+    )
+    assert (compaction.pre_tokens, compaction.post_tokens) == (None, 18_703)
+    assert compaction.timing == "previous request's end → compacted line"
+    assert session.incomplete is True  # the call never got its output
+    (post,) = [s for s in session.snapshots if s.anchor_id == "compaction-1"]
+    assert (post.model, post.window_tokens, post.reported_tokens) == ("gpt-5.5", 258_400, 18_703)
+
+
+def test_a_compaction_without_a_summary_adds_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An older build's `compacted` line with an empty message: no summary item."""
+    compacted = {"timestamp": record(PLAIN, 19)["timestamp"], "type": "compacted", "payload": {}}
+    added = spy(monkeypatch)
+    (session,) = sessions(write(tmp_path, [record(PLAIN, n) for n in (1, 6, 9, 10)] + [compacted]))
+    assert [a.id for a in added if a.category is SU] == []
+    (compaction,) = session.compactions
+    assert (compaction.start_ns, compaction.end_ns, compaction.pre_tokens) == (
+        _time(10),
+        _time(19),
+        18_703,
+    )
+    assert compaction.removed_items == 1  # the call; base instructions and prompt stay
+
+
+def test_a_replacement_history_is_replayed_without_new_calls_or_requests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `compacted` line whose replacement history holds the first turn's items (lines 6,
+    9, 11, 17 and a stray string): they are the context again, under `compaction-1-…` ids,
+    but they are not a new request, call or trigger, and the message is not a summary."""
+    history = [record(PLAIN, n)["payload"] for n in (6, 9, 11, 17)]
+    compacted = {
+        "timestamp": record(PLAIN, 19)["timestamp"],
+        "type": "compacted",
+        "payload": {"message": "", "replacement_history": [*history, "stray"]},
+    }
+    added = spy(monkeypatch)
+    lines = [record(PLAIN, n) for n in (1, 5, 6, 7, 9, 10, 11, 12, 17, 18)] + [compacted]
+    lines += [record(PLAIN, n) for n in (20, 22, 23, 24, 27, 28)]
+    (session,) = sessions(write(tmp_path, lines))
+    call_id = history[1]["call_id"]
+    ids = [a.id for a in added]
+    start = ids.index("compaction-1-user:3:0")
+    assert [(a.id, a.category) for a in added[start : start + 4]] == [
+        ("compaction-1-user:3:0", PR),
+        (f"call:{call_id}", AS),
+        (f"result:{call_id}", RE),
+        ("compaction-1-assistant:4:0", AS),
+    ]
+    assert [r.id for r in session.responses] == ["request-1", "request-2", "request-3"]
+    # request 3 starts at line 23's prompt event, not at the replayed prompt
+    assert session.responses[2].start_ns == _time(23)
+    tool, _ = session.tool_calls
+    assert (tool.call_id, tool.start_ns, tool.end_ns) == (
+        call_id,
+        _time(9),
+        _time(9) + 5_087_741_459,
+    )
+    (compaction,) = session.compactions
+    assert (compaction.start_ns, compaction.end_ns) == (_time(18), _time(19))
+    assert (compaction.pre_tokens, compaction.post_tokens, compaction.removed_items) == (
+        20_292,
+        20_419,
+        4,
+    )
+    assert [a.id for a in added if a.category is SU] == []
