@@ -5,17 +5,21 @@ text of a real record (line 6 of the 2026-05-11 rollout, "show tools")."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agent_profiler.adapters import JournalGroup, codex
 from agent_profiler.adapters.common import timestamp_ns
 from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.jsonl import sniff
 from agent_profiler.loader import load
-from agent_profiler.model import Category, Session, SourceKind
+from agent_profiler.model import Category, Harness, Session, SourceKind
 from rules_spy import by_id, excerpt, raw_lines, record, sessions, spy, write
+from samples import CLAUDE_SMALL, CODEX_SMALL
 
 DATA = Path(__file__).parent / "data" / "journals" / "codex"
 PLAIN = DATA / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl.gz"
@@ -1109,3 +1113,93 @@ def test_a_replacement_history_is_replayed_without_new_calls_or_requests(
         4,
     )
     assert [a.id for a in added if a.category is SU] == []
+
+
+# -- detection, and rollouts read together ----------------------------------------------------
+
+
+def test_a_rollout_is_told_by_its_envelope() -> None:
+    """A head is Codex's when one of its objects is a `{timestamp, type, payload}` line of a
+    Codex line type with an object payload (line 1, after a stray non-object value)."""
+    meta = record(PLAIN, 1)
+    assert codex.detect([[1, 2], "text", meta]) is True
+    assert codex.detect([record(PLAIN, 17)]) is True
+    assert codex.detect([{k: v for k, v in meta.items() if k != "timestamp"}]) is False
+    assert codex.detect([{**meta, "payload": "session"}]) is False
+    assert codex.detect([{**meta, "type": "world_state"}]) is False
+    assert codex.detect([{**meta, "type": ["session_meta"]}]) is False
+    assert codex.detect([]) is False
+    assert codex.detect(sniff(CLAUDE_SMALL)) is False
+
+
+def test_unreadable_rollouts_are_warned_about_and_the_others_read(tmp_path: Path) -> None:
+    """A missing file and a gzip cut at its start, read with the small real rollout: each
+    is one `unreadable` warning naming its file; the real rollout is still a session."""
+    cut = tmp_path / "rollout-cut.jsonl.gz"
+    cut.write_bytes(gzip.compress(raw_lines(PLAIN)[0].encode())[:20])
+    missing = tmp_path / "rollout-missing.jsonl"
+    diagnostics = Diagnostics()
+    group = JournalGroup(Harness.CODEX, None, (missing, cut, CODEX_SMALL))
+    (session,) = codex.read(group, diagnostics)
+    assert session.session_id == "019c8bfe-ec25-79e0-97d7-bda6a9c575ff"
+    assert [(w.path, w.line, w.kind) for w in diagnostics.warnings] == [
+        (str(missing), None, "unreadable"),
+        (str(cut), None, "unreadable"),
+    ]
+
+
+def test_a_rollout_with_nothing_dated_is_no_session(tmp_path: Path) -> None:
+    """Only lines this reader skips (`world_state`, and a line without payload): no session."""
+    world = {"timestamp": record(PLAIN, 1)["timestamp"], "type": "world_state", "payload": {}}
+    empty = {"timestamp": record(PLAIN, 1)["timestamp"], "type": "session_meta"}
+    path = write(tmp_path, [world, empty])
+    assert codex.read(JournalGroup(Harness.CODEX, None, (path,)), Diagnostics()) == []
+
+
+def _spawn_lines(child: str) -> list[dict[str, Any]]:
+    """The 2026-05-11 rollout's first turn, whose line 9 call spawned `child` (edited: the
+    corpus has no subagent rollouts)."""
+    spawn = record(PLAIN, 9)
+    spawn["payload"].update(name="spawn_agent", arguments='{"message": "look"}')
+    end = {
+        "timestamp": record(PLAIN, 10)["timestamp"],
+        "type": "event_msg",
+        "payload": {
+            "type": "collab_agent_spawn_end",
+            "call_id": spawn["payload"]["call_id"],
+            "new_thread_id": child,
+        },
+    }
+    return [record(PLAIN, n) for n in (1, 6, 7)] + [spawn, end, record(PLAIN, 10)]
+
+
+def test_a_spawned_rollout_is_linked_to_its_parent_when_read_together(tmp_path: Path) -> None:
+    """The parent (above) and the redacted rollout's first lines as the child, whose own
+    session_meta names no parent (a Desktop rollout, `source: vscode`): read together, the
+    child is the parent's subagent, linked to the spawn call; read alone, it is not."""
+    child_id = record(REDACTED, 1)["payload"]["id"]
+    parent = write(tmp_path, _spawn_lines(child_id), "rollout-parent.jsonl")
+    child = excerpt(tmp_path, REDACTED, [1, 9, 10], "rollout-child.jsonl")
+    found = {s.session_id: s for s in sessions(parent, child)}
+    kid = found[child_id]
+    call_id = record(PLAIN, 9)["payload"]["call_id"]
+    assert (kid.parent_session, kid.parent_call_id) == (record(PLAIN, 1)["payload"]["id"], call_id)
+    (spawn,) = found[record(PLAIN, 1)["payload"]["id"]].tool_calls
+    assert (spawn.name, spawn.child_session) == ("spawn_agent", child_id)
+    (alone,) = sessions(child)
+    assert (alone.parent_session, alone.parent_call_id) == (None, None)
+
+
+def test_a_child_that_names_another_parent_keeps_it(tmp_path: Path) -> None:
+    """A child whose session_meta names its parent thread keeps that one, and is linked to
+    no call of a rollout that did not spawn it; a spawn record without ids links nothing."""
+    child_id = record(REDACTED, 1)["payload"]["id"]
+    lines = _spawn_lines(child_id)
+    lines[4]["payload"]["new_thread_id"] = None  # the spawn end lost its thread id
+    parent = write(tmp_path, lines, "rollout-parent.jsonl")
+    meta = record(REDACTED, 1)
+    meta["payload"]["source"] = {"subagent": {"thread_spawn": {"parent_thread_id": "p-0"}}}
+    child = write(tmp_path, [meta, record(REDACTED, 9)], "rollout-child.jsonl")
+    found = {s.session_id: s for s in sessions(parent, child)}
+    assert (found[child_id].parent_session, found[child_id].parent_call_id) == ("p-0", None)
+    assert found[record(PLAIN, 1)["payload"]["id"]].tool_calls[0].child_session is None
