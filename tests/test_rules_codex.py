@@ -15,6 +15,7 @@ import pytest
 from agent_profiler.adapters import JournalGroup, codex
 from agent_profiler.adapters.common import timestamp_ns
 from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.estimate import calibrated, use_estimator
 from agent_profiler.jsonl import sniff
 from agent_profiler.loader import load
 from agent_profiler.model import Category, Harness, Session, SourceKind
@@ -427,6 +428,14 @@ def test_models_and_effort_come_from_turn_context(tmp_path: Path) -> None:
     assert dict(session.facts)["effort"] == "xhigh"
 
 
+def test_a_turns_own_effort_wins_over_its_collaboration_mode(tmp_path: Path) -> None:
+    """Line 5 with `effort: high` while its collaboration mode says medium (edited)."""
+    turn = record(PLAIN, 5)
+    turn["payload"]["effort"] = "high"
+    (session,) = sessions(write(tmp_path, [_meta(), turn, record(PLAIN, 6)]))
+    assert dict(session.facts)["effort"] == "high"
+
+
 def test_an_effort_that_is_not_text_is_not_a_fact(tmp_path: Path) -> None:
     turn = record(PLAIN, 5)
     turn["payload"]["effort"] = None
@@ -473,6 +482,19 @@ def test_each_request_starts_at_the_input_that_triggered_it(tmp_path: Path) -> N
     assert (session.start_ns, session.end_ns) == (_time(1), _time(18))
     assert (session.window_tokens, session.window_source) == (258_400, "journal")
     assert session.incomplete is False
+    requests = [s for s in session.snapshots if s.anchor_id.startswith("request")]
+    assert [(s.anchor_id, s.time_ns, s.model, s.reported_tokens) for s in requests] == [
+        ("request-1", _time(7), "gpt-5.5", 18_703),
+        ("request-2", _time(11), "gpt-5.5", 18_911),
+        ("request-3", _time(15), "gpt-5.5", 20_292),
+    ]
+
+
+def test_a_request_before_any_turn_context_names_no_model(tmp_path: Path) -> None:
+    (session,) = sessions(excerpt(tmp_path, PLAIN, [1, 6, 7, 9, 10]))
+    (response,) = session.responses
+    (snapshot,) = [s for s in session.snapshots if s.anchor_id == "request-1"]
+    assert (response.model, snapshot.model, session.models) == ("", None, ())
 
 
 def test_a_trigger_after_the_output_began_is_not_the_start(tmp_path: Path) -> None:
@@ -484,6 +506,17 @@ def test_a_trigger_after_the_output_began_is_not_the_start(tmp_path: Path) -> No
     (session,) = sessions(write(tmp_path, lines))
     (response,) = session.responses
     assert (response.start_ns, response.end_ns) == (_time(8), _time(10))
+
+
+def test_without_a_prompt_event_the_users_message_is_the_trigger(tmp_path: Path) -> None:
+    """Lines 1, 5, 6, 8, 9, 10 (no user_message event, as in older builds): the request
+    starts at line 6's message; a developer message after it (line 3, dated between 6 and
+    8) is context, not the input that triggered the request."""
+    developer = {**record(PLAIN, 3), "timestamp": "2026-05-11T08:27:20.000Z"}
+    lines = [record(PLAIN, n) for n in (1, 5, 6)] + [developer]
+    lines += [record(PLAIN, n) for n in (8, 9, 10)]
+    (session,) = sessions(write(tmp_path, lines))
+    assert [(r.start_ns, r.end_ns) for r in session.responses] == [(_time(6), _time(10))]
 
 
 def test_the_cache_write_part_of_a_usage_is_read(tmp_path: Path) -> None:
@@ -514,6 +547,15 @@ def test_token_counts_that_are_not_requests(tmp_path: Path) -> None:
     assert [(w.path, w.line, w.kind, w.message) for w in diagnostics.warnings] == [
         (str(path), 10, "bad-shape", "token_count without last_token_usage")
     ]
+
+
+def test_a_request_without_output_is_still_a_request(tmp_path: Path) -> None:
+    """Line 10 with `output_tokens: 0` (an answer cut off before its first token)."""
+    count = record(PLAIN, 10)
+    count["payload"]["info"]["last_token_usage"]["output_tokens"] = 0
+    (session,) = sessions(write(tmp_path, [record(PLAIN, n) for n in (1, 6, 9)] + [count]))
+    (response,) = session.responses
+    assert (response.usage.prompt_tokens, response.usage.output_tokens) == (18_703, 0)
 
 
 def test_a_token_count_without_totals_is_never_a_repeat(tmp_path: Path) -> None:
@@ -604,7 +646,7 @@ EXITS = [
     ("Process exited with code -9", None, True),
     ("Process exited with code 0", 2, True),  # exec_command_end's exit code wins
     ("Process exited with code 3", 0, False),
-    ("Process exited with code 3", True, True),  # a boolean is not an exit code
+    ("Process exited with code 0", True, False),  # a boolean is not an exit code
     ("Process running with session ID 48230", None, False),
 ]
 
@@ -804,13 +846,15 @@ def test_records_the_model_does_not_see_are_skipped_by_kind(tmp_path: Path) -> N
     """Real UI events (agent_message line 16, task_complete line 19), a newer line type
     Codex writes beside the history (`world_state`), a response item this reader does not
     know (`ghost_snapshot`) and context_compacted (whose facts are on the `compacted` line):
-    each is counted as skipped on purpose under its kind, context_compacted not at all."""
+    each is counted as skipped on purpose under its kind, context_compacted not at all; an
+    unknown line type between them is counted as not recognised and reading goes on."""
     world = {"timestamp": record(PLAIN, 16)["timestamp"], "type": "world_state", "payload": {}}
+    future = {**world, "type": "future_line"}
     ghost = record(PLAIN, 17)
     ghost["payload"] = {"type": "ghost_snapshot", "ghost_commit": {"id": "abc"}}
     compacted = record(PLAIN, 19)
     compacted["payload"] = {"type": "context_compacted"}
-    lines = [record(PLAIN, n) for n in (1, 6, 16, 19)] + [world, ghost, compacted]
+    lines = [record(PLAIN, n) for n in (1, 6, 16, 19)] + [world, future, ghost, compacted]
     (session,), diagnostics = _load(write(tmp_path, lines))
     assert dict(diagnostics.skipped) == {
         "codex:event_msg/agent_message": 1,
@@ -818,7 +862,11 @@ def test_records_the_model_does_not_see_are_skipped_by_kind(tmp_path: Path) -> N
         "codex:world_state": 1,
         "codex:response_item/ghost_snapshot": 1,
     }
-    assert (dict(diagnostics.unrecognised), diagnostics.warning_total) == ({}, 0)
+    # a line type Codex does not write (yet) is not "skipped on purpose", and is no end
+    assert (dict(diagnostics.unrecognised), diagnostics.warning_total) == (
+        {"codex:future_line": 1},
+        0,
+    )
     assert session.end_ns == _time(19)  # a skipped line type has no say in the session's span
 
 
@@ -940,6 +988,8 @@ def test_a_web_search_is_a_tool_call_from_its_end_record(tmp_path: Path) -> None
     bare["payload"]["call_id"] = "ws_2"
     lines = [record(PLAIN, n) for n in (1, 6)] + [end, record(PLAIN, 197), bare]
     (session,) = sessions(write(tmp_path, lines))
+    (answered,) = sessions(write(tmp_path, [*lines, record(PLAIN, 10)], "answered.jsonl"))
+    assert [t.response_id for t in answered.tool_calls] == ["request-1", "request-1"]
     first, second = session.tool_calls
     assert (first.call_id, first.name, first.start_ns, first.end_ns) == (
         end["payload"]["call_id"],
@@ -958,6 +1008,10 @@ def test_a_web_search_is_a_tool_call_from_its_end_record(tmp_path: Path) -> None
     without_id["payload"].pop("call_id")
     (none,) = sessions(write(tmp_path, [record(PLAIN, 1), without_id], "no-id.jsonl"))
     assert none.tool_calls == ()
+    blank = json.loads(json.dumps(end))
+    blank["payload"] = {"type": "web_search_end", "call_id": "ws_3"}
+    (unnamed,) = sessions(write(tmp_path, [record(PLAIN, 1), blank], "blank.jsonl"))
+    assert [(t.call_id, t.name) for t in unnamed.tool_calls] == [("ws_3", "web_search")]
 
 
 # -- prompts ----------------------------------------------------------------------------------
@@ -1052,6 +1106,11 @@ def test_a_compaction_drops_the_request_it_interrupted(tmp_path: Path) -> None:
     assert session.incomplete is True  # the call never got its output
     (post,) = [s for s in session.snapshots if s.anchor_id == "compaction-1"]
     assert (post.model, post.window_tokens, post.reported_tokens) == ("gpt-5.5", 258_400, 18_703)
+    # the interrupted request is no snapshot: one per request, one for the compaction
+    assert [(s.anchor_id, s.time_ns) for s in session.snapshots] == [
+        ("compaction-1", compaction_end),
+        ("request-1", compaction_end),
+    ]
 
 
 def test_a_compaction_without_a_summary_adds_none(
@@ -1074,18 +1133,21 @@ def test_a_compaction_without_a_summary_adds_none(
 def test_a_replacement_history_is_replayed_without_new_calls_or_requests(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A `compacted` line whose replacement history holds the first turn's items (lines 6,
-    9, 11, 17 and a stray string): they are the context again, under `compaction-1-…` ids,
-    but they are not a new request, call or trigger, and the message is not a summary."""
+    """The first turn (lines 1–18 without line 15, so line 13's call has no output yet),
+    then a `compacted` line whose replacement history holds lines 6, 9, 11 and 17, a stray
+    string, line 30's call (never made in this rollout) and line 15 (the missing output):
+    they are the context again, under `compaction-1-…` ids, but they are no new request,
+    call, result or trigger, and the message beside them is not a summary."""
     history = [record(PLAIN, n)["payload"] for n in (6, 9, 11, 17)]
+    history += ["stray", record(PLAIN, 30)["payload"], record(PLAIN, 15)["payload"]]
     compacted = {
         "timestamp": record(PLAIN, 19)["timestamp"],
         "type": "compacted",
-        "payload": {"message": "", "replacement_history": [*history, "stray"]},
+        "payload": {"message": "Summary", "replacement_history": history},
     }
     added = spy(monkeypatch)
-    lines = [record(PLAIN, n) for n in (1, 5, 6, 7, 9, 10, 11, 12, 17, 18)] + [compacted]
-    lines += [record(PLAIN, n) for n in (20, 22, 23, 24, 27, 28)]
+    lines = [record(PLAIN, n) for n in (1, 5, 6, 7, 9, 10, 11, 12, 13, 14, 17, 18)]
+    lines += [compacted] + [record(PLAIN, n) for n in (20, 22, 23, 24, 27, 28)]
     (session,) = sessions(write(tmp_path, lines))
     call_id = history[1]["call_id"]
     ids = [a.id for a in added]
@@ -1096,21 +1158,21 @@ def test_a_replacement_history_is_replayed_without_new_calls_or_requests(
         (f"result:{call_id}", RE),
         ("compaction-1-assistant:4:0", AS),
     ]
-    assert [r.id for r in session.responses] == ["request-1", "request-2", "request-3"]
-    # request 3 starts at line 23's prompt event, not at the replayed prompt
-    assert session.responses[2].start_ns == _time(23)
-    tool, _ = session.tool_calls
-    assert (tool.call_id, tool.start_ns, tool.end_ns) == (
-        call_id,
-        _time(9),
-        _time(9) + 5_087_741_459,
-    )
+    assert [r.id for r in session.responses] == [f"request-{n}" for n in (1, 2, 3, 4)]
+    # request 4 starts at line 23's prompt event, not at the replayed prompt
+    assert session.responses[3].start_ns == _time(23)
+    assert [(t.call_id, t.start_ns, t.incomplete) for t in session.tool_calls] == [
+        (call_id, _time(9), False),
+        (record(PLAIN, 13)["payload"]["call_id"], _time(13), True),  # no output in the rollout
+        (record(PLAIN, 27)["payload"]["call_id"], _time(27), True),
+    ]
+    assert session.tool_calls[0].end_ns == _time(9) + 5_087_741_459
     (compaction,) = session.compactions
     assert (compaction.start_ns, compaction.end_ns) == (_time(18), _time(19))
     assert (compaction.pre_tokens, compaction.post_tokens, compaction.removed_items) == (
         20_292,
         20_419,
-        4,
+        5,  # everything but the base instructions: prompt, two calls, a result, the answer
     )
     assert [a.id for a in added if a.category is SU] == []
 
@@ -1188,6 +1250,20 @@ def test_a_spawned_rollout_is_linked_to_its_parent_when_read_together(tmp_path: 
     assert (spawn.name, spawn.child_session) == ("spawn_agent", child_id)
     (alone,) = sessions(child)
     assert (alone.parent_session, alone.parent_call_id) == (None, None)
+    (parent_alone,) = sessions(parent)
+    assert parent_alone.tool_calls[0].child_session == child_id
+
+
+def test_a_spawn_record_without_its_call_links_nothing(tmp_path: Path) -> None:
+    """The spawn end (above) without its call id: the child, read with its parent, is not
+    taken for a subagent."""
+    child_id = record(REDACTED, 1)["payload"]["id"]
+    lines = _spawn_lines(child_id)
+    lines[4]["payload"].pop("call_id")
+    parent = write(tmp_path, lines, "rollout-parent.jsonl")
+    child = excerpt(tmp_path, REDACTED, [1, 9, 10], "rollout-child.jsonl")
+    found = {s.session_id: s for s in sessions(parent, child)}
+    assert (found[child_id].parent_session, found[child_id].parent_call_id) == (None, None)
 
 
 def test_a_child_that_names_another_parent_keeps_it(tmp_path: Path) -> None:
@@ -1203,3 +1279,38 @@ def test_a_child_that_names_another_parent_keeps_it(tmp_path: Path) -> None:
     found = {s.session_id: s for s in sessions(parent, child)}
     assert (found[child_id].parent_session, found[child_id].parent_call_id) == ("p-0", None)
     assert found[record(PLAIN, 1)["payload"]["id"]].tool_calls[0].child_session is None
+
+
+def test_each_encrypted_compaction_item_is_counted(tmp_path: Path) -> None:
+    """A replacement history with two `compaction` items (encrypted summaries, FORMATS §3.4):
+    two unmeasured summaries."""
+    item = {"type": "compaction", "encrypted_content": "gAAAAB…"}
+    compacted = {
+        "timestamp": record(PLAIN, 19)["timestamp"],
+        "type": "compacted",
+        "payload": {"message": "", "replacement_history": [item, item]},
+    }
+    (session,) = sessions(write(tmp_path, [record(PLAIN, n) for n in (1, 6)] + [compacted]))
+    assert dict(session.unmeasured) == {"encrypted-compaction-summary": 2}
+
+
+def test_the_estimator_sees_the_text_but_only_the_length_of_a_redaction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the calibrated estimator (`--estimate calibrated`), line 15's output (a skill
+    file: markdown and code) is estimated from its text's content classes, and a redaction
+    marker of the same stated length only from its length."""
+    output = record(PLAIN, 15)
+    text = output["payload"]["output"]
+    redacted = json.loads(json.dumps(output))
+    redacted["payload"]["call_id"] = "call_redacted"
+    redacted["payload"]["output"] = f"[REDACTED_OUTPUT len={len(text)} sha=0123abcd]"
+    added = spy(monkeypatch)
+    estimator = calibrated()
+    with use_estimator(estimator):
+        sessions(write(tmp_path, [record(PLAIN, n) for n in (1, 6, 13)] + [output, redacted]))
+    plain, marker = [a for a in added if a.category is RE]
+    codex_estimator = estimator.for_harness("codex")
+    assert (plain.chars, plain.tokens) == (len(text), codex_estimator.text_tokens(text))
+    assert (marker.chars, marker.tokens) == (len(text), codex_estimator.chars_tokens(len(text)))
+    assert plain.tokens != marker.tokens
