@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_profiler.adapters import ADAPTERS, JournalGroup, SniffedFile, adapter_for
+from agent_profiler.adapters import ADAPTERS, JournalGroup, SniffedFile, _adapter, adapter_for
+from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.jsonl import sniff
 from agent_profiler.model import Harness
 from samples import CLAUDE_SMALL, CODEX_SMALL, GEMINI_DOCUMENT, PI_LARGE
@@ -87,3 +88,24 @@ def test_a_plan_groups_the_files_it_was_given(tmp_path: Path) -> None:
         GEMINI_DOCUMENT,
         tmp_path,
     )
+
+
+def test_a_registry_line_is_the_module_and_its_renamed_functions() -> None:
+    """The registry is built once, at import; a line built again (as a new harness's line
+    would be) gives an adapter for its harness whose functions call the module's own: the
+    renamed `read` of Muse's line is `muse.read_group`, the others keep their names."""
+    line = _adapter(Harness.MUSE, "muse", read="read_group", explain="explain_rejected")
+    assert line.harness is Harness.MUSE
+    assert [f.__qualname__ for f in (line.detect, line.plan, line.read, line.explain)] == [
+        "muse.detect",
+        "muse.plan",
+        "muse.read_group",
+        "muse.explain_rejected",
+    ]
+    assert (line.claim, line.role, line.locate) == (None, None, None)
+    codex = _adapter(Harness.CODEX, "codex")
+    head = sniff(CODEX_SMALL)
+    assert codex.detect(head) is True and line.detect(head) is False
+    (group,) = codex.plan([SniffedFile(CODEX_SMALL, head)])
+    (session,) = codex.read(group, Diagnostics())
+    assert session.session_id == "019c8bfe-ec25-79e0-97d7-bda6a9c575ff"
