@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -65,9 +66,16 @@ def test_times_a_trace_cannot_hold_are_none() -> None:
     assert timestamp_ns("2262-04-11T23:47:16.854776Z") is None
 
 
-def test_a_record_time_is_written_to_the_second() -> None:
-    assert record_time_text(START_NS) == "2026-05-11T08:27:17Z"
-    assert record_time_text(0) == "1970-01-01T00:00:00Z"
+def test_a_record_time_is_written_to_the_second_in_utc(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Warnings name a record's time in UTC, whatever the machine's time zone."""
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        assert record_time_text(START_NS) == "2026-05-11T08:27:17Z"
+        assert record_time_text(0) == "1970-01-01T00:00:00Z"
+    finally:
+        monkeypatch.undo()
+        time.tzset()
 
 
 # -- counts, texts, sizes, digests ------------------------------------------------------------
@@ -169,12 +177,16 @@ def _prompt_line(stamp: object) -> dict[str, Any]:
 
 def _placed(tmp_path: Path, stamps: list[object]) -> tuple[list[int], list[str], Path]:
     """Where the clock puts one user_message per stamp (`...`: no timestamp key), and the
-    warnings, as `path:line: message`."""
+    warnings, as `path:line: message` (a missing time is `bad-timestamp`, a far one
+    `time-outlier`)."""
     path = write(tmp_path, [_prompt_line(s) for s in stamps])
     diagnostics = Diagnostics()
     result = load([path], diagnostics)
     assert result.failures == []
     (session,) = result.sessions
+    for warning in diagnostics.warnings:
+        kind = "bad-timestamp" if "missing" in warning.message else "time-outlier"
+        assert warning.kind == kind, warning
     return [p.start_ns for p in session.prompts], [str(w) for w in diagnostics.warnings], path
 
 
@@ -329,7 +341,10 @@ def test_a_clock_with_its_own_spacing_and_record_names() -> None:
         "session.json: messages[2]: timestamp 1970-01-01T00:00:00Z is before 2000, so not a "
         "real time; placed just after that record",
     ]
-    assert [w.line for w in diagnostics.warnings] == [None, None]
+    assert [(w.line, w.kind) for w in diagnostics.warnings] == [
+        (None, "bad-timestamp"),
+        (None, "time-outlier"),
+    ]
 
 
 def test_a_clock_that_expects_no_times_does_not_warn() -> None:
@@ -341,7 +356,8 @@ def test_a_clock_that_expects_no_times_does_not_warn() -> None:
 
 def test_the_reference_is_the_median_of_the_first_three_plausible_times() -> None:
     t = [START_NS + n * MS for n in range(4)]
-    assert reference_time([t[3], t[1], t[2], t[0]]) == t[2]
+    assert reference_time([t[3], t[0], t[1], t[2]]) == t[1]  # of t3, t0, t1: a fourth is late
+    assert reference_time([t[2], t[0], t[1]]) == t[1]
     assert reference_time([None, 0, t[0], t[1]]) == t[1]  # of two, the later
     assert reference_time([t[0]]) == t[0]
     assert reference_time([None, 0]) is None
@@ -370,6 +386,7 @@ def test_the_origin_of_undated_records(tmp_path: Path) -> None:
     assert clock_origin([{}, {}], path) == START_NS - 2 * MS
     assert clock_origin([{}, {}], tmp_path / "missing.jsonl") == 0
     assert clock_origin([], path) == START_NS
+    assert clock_origin([], tmp_path / "missing.jsonl") == 0
 
 
 @pytest.mark.parametrize("stamp", ["2026-05-11T08:27:17.495Z", None])
