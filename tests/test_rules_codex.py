@@ -671,12 +671,17 @@ def test_a_commands_exit_code_says_whether_it_failed(
     assert tool.is_error is error
 
 
-def test_an_exit_code_past_the_first_400_characters_is_not_read(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("padding", "error"), [(374, True), (375, False)])
+def test_an_exit_code_is_read_from_the_first_400_characters(
+    tmp_path: Path, padding: int, error: bool
+) -> None:
+    """Line 15's output with the exit line pushed down: a code whose digit is the 400th
+    character is read; one character later it is not (the rest is the command's output)."""
     output = record(PLAIN, 15)
-    output["payload"]["output"] = "x" * 380 + "Process exited with code 1\n"
+    output["payload"]["output"] = "x" * padding + "Process exited with code 1\n"
     lines = [record(PLAIN, n) for n in (1, 6, 13, 14)] + [output]
     (session,) = sessions(write(tmp_path, lines))
-    assert session.tool_calls[0].is_error is False
+    assert session.tool_calls[0].is_error is error
 
 
 ENVELOPES = [
