@@ -497,6 +497,31 @@ def test_a_request_before_any_turn_context_names_no_model(tmp_path: Path) -> Non
     assert (response.model, snapshot.model, session.models) == ("", None, ())
 
 
+def test_a_requests_snapshot_is_the_context_before_its_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Request 3 of the first turn (line 17's answer, line 18's token count): its snapshot is
+    what the model was sent, the two calls and their results, not the answer it wrote."""
+    added = spy(monkeypatch)
+    (session,) = sessions(excerpt(tmp_path, PLAIN, TURN))
+    (snapshot,) = [s for s in session.snapshots if s.anchor_id == "request-3"]
+    sent = [a for a in added if a.category is AS and not a.id.startswith("item-assistant")]
+    assert [a.id for a in sent] == [
+        f"call:{record(PLAIN, n)['payload']['call_id']}" for n in (9, 13)
+    ]
+    assert dict(snapshot.categories)[AS] == sum(a.tokens for a in sent)
+
+
+def test_a_request_without_new_input_starts_where_the_last_one_ended(tmp_path: Path) -> None:
+    """Lines 1–10, then line 13's call and line 14's token count without line 11's output
+    between them (edited): the second request starts where the first ended (line 10)."""
+    (session,) = sessions(excerpt(tmp_path, PLAIN, [1, 5, 6, 7, 8, 9, 10, 13, 14]))
+    assert [(r.start_ns, r.end_ns) for r in session.responses] == [
+        (_time(7), _time(10)),
+        (_time(10), _time(14)),
+    ]
+
+
 def test_a_trigger_after_the_output_began_is_not_the_start(tmp_path: Path) -> None:
     """Line 6's prompt dated 44 ms after the reasoning that answers it (line 8; the clock
     allows small steps back): the request starts at its first output item, not after it."""
@@ -726,7 +751,15 @@ def test_an_output_that_only_looks_like_an_envelope_is_read_as_it_is(
 
 OUTPUTS = [
     ({"content": "plain content"}, 13),
-    ([{"type": "input_text", "text": "ab"}, {"type": "input_image", "image_url": "x"}, "z"], 2),
+    (
+        [
+            {"type": "input_text", "text": "ab"},
+            {"type": "input_image", "image_url": "x"},
+            "z",
+            {"type": "input_text", "text": "cd"},
+        ],
+        4,
+    ),
     (None, 0),
 ]
 
@@ -814,6 +847,8 @@ def test_a_result_dated_before_its_call_ends_at_the_calls_start(tmp_path: Path) 
     (session,) = sessions(write(tmp_path, [record(PLAIN, n) for n in (1, 6, 9, 10)] + [early]))
     (tool,) = session.tool_calls
     assert (tool.start_ns, tool.end_ns, tool.incomplete) == (_time(9), _time(9), False)
+    # the session ends at its latest record (line 10), not at its last one
+    assert session.end_ns == _time(10)
 
 
 def test_a_failed_patch_is_an_error(tmp_path: Path) -> None:
@@ -1213,6 +1248,8 @@ def test_unreadable_rollouts_are_warned_about_and_the_others_read(tmp_path: Path
         (str(missing), None, "unreadable"),
         (str(cut), None, "unreadable"),
     ]
+    assert diagnostics.warnings[0].message == "cannot open: no such file or directory"
+    assert diagnostics.warnings[1].message.startswith("corrupt or truncated gzip stream")
 
 
 def test_a_rollout_with_nothing_dated_is_no_session(tmp_path: Path) -> None:
