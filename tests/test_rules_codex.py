@@ -1019,17 +1019,19 @@ def test_a_web_search_call_without_its_end_record(
 
 
 def test_a_web_search_is_a_tool_call_from_its_end_record(tmp_path: Path) -> None:
-    """Line 196 (web_search_end) opens a request and is a zero-length `web_search` call of
-    that request, its query as the argument; without `query` the action's query is used."""
+    """Line 196 (web_search_end), after the prompt (lines 6, 7), opens a request and is a
+    zero-length `web_search` call of that request and turn, its query as the argument;
+    without `query` the action's query is used."""
     end = record(PLAIN, 196)
     query = end["payload"]["query"]
     bare = json.loads(json.dumps(end))
     bare["payload"].pop("query")
     bare["payload"]["call_id"] = "ws_2"
-    lines = [record(PLAIN, n) for n in (1, 6)] + [end, record(PLAIN, 197), bare]
+    lines = [record(PLAIN, n) for n in (1, 6, 7)] + [end, record(PLAIN, 197), bare]
     (session,) = sessions(write(tmp_path, lines))
     (answered,) = sessions(write(tmp_path, [*lines, record(PLAIN, 10)], "answered.jsonl"))
-    assert [t.response_id for t in answered.tool_calls] == ["request-1", "request-1"]
+    got = [(t.response_id, t.prompt_id) for t in answered.tool_calls]
+    assert got == [("request-1", "turn-1"), ("request-1", "turn-1")]
     first, second = session.tool_calls
     assert (first.call_id, first.name, first.start_ns, first.end_ns) == (
         end["payload"]["call_id"],
