@@ -1131,6 +1131,11 @@ def test_a_compaction_drops_the_request_it_interrupted(tmp_path: Path) -> None:
     lines = [record(PLAIN, n) for n in (1, 2, 5, 6, 7, 8, 9)] + [compacted, record(PLAIN, 10)]
     (session,) = sessions(write(tmp_path, lines))
     (response,) = session.responses
+    # a later request does not change what the compaction left (the first one after it)
+    (longer,) = sessions(
+        write(tmp_path, [*lines, *(record(PLAIN, n) for n in (11, 13, 14))], "l.jsonl")
+    )
+    assert [c.post_tokens for c in longer.compactions] == [18_703]
     compaction_end = _ns(compacted["timestamp"])
     assert (response.id, response.start_ns, response.end_ns) == (
         "request-1",
