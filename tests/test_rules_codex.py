@@ -327,7 +327,9 @@ def test_a_sessions_identity_is_its_first_session_meta(tmp_path: Path) -> None:
         model_provider="azure",
         source=None,
     )
-    (session,) = sessions(write(tmp_path, [_meta(), second, record(PLAIN, 5), record(PLAIN, 6)]))
+    path = write(tmp_path, [_meta(), second, record(PLAIN, 5), record(PLAIN, 6)])
+    (session,) = sessions(path)
+    assert session.sources == (str(path),)
     assert (session.session_id, session.project, session.harness_version, session.provider) == (
         "019e1625-789d-76c0-80ab-3724b5ddb799",
         "codemie-code",  # the folder's name: full paths are private unless asked for
@@ -614,6 +616,7 @@ def test_output_without_usage_leaves_the_session_incomplete(tmp_path: Path) -> N
     """Lines 1–9: the reasoning and the call began a request, no token_count came."""
     (session,) = sessions(excerpt(tmp_path, PLAIN, [1, 2, 5, 6, 7, 8, 9]))
     assert (session.responses, session.incomplete) == ((), True)
+    assert session.snapshots == ()  # a request never sized is no context observation
     (tool,) = session.tool_calls
     assert (tool.response_id, tool.incomplete) == (None, True)
 
