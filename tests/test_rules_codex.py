@@ -891,7 +891,7 @@ def test_records_the_model_does_not_see_are_skipped_by_kind(tmp_path: Path) -> N
     know (`ghost_snapshot`) and context_compacted (whose facts are on the `compacted` line):
     each is counted as skipped on purpose under its kind, context_compacted not at all; an
     unknown line type between them is counted as not recognised and reading goes on."""
-    world = {"timestamp": record(PLAIN, 16)["timestamp"], "type": "world_state", "payload": {}}
+    world = {"timestamp": record(PLAIN, 20)["timestamp"], "type": "world_state", "payload": {}}
     future = {**world, "type": "future_line"}
     ghost = record(PLAIN, 17)
     ghost["payload"] = {"type": "ghost_snapshot", "ghost_commit": {"id": "abc"}}
@@ -910,7 +910,8 @@ def test_records_the_model_does_not_see_are_skipped_by_kind(tmp_path: Path) -> N
         {"codex:future_line": 1},
         0,
     )
-    assert session.end_ns == _time(19)  # a skipped line type has no say in the session's span
+    # lines not read (world_state, future_line, dated line 20's time) do not end the session
+    assert session.end_ns == _time(19)
 
 
 def test_lines_that_are_not_records_are_warned_about_by_line(tmp_path: Path) -> None:
