@@ -1,0 +1,256 @@
+"""The Pi adapter's reading rules beyond the categories (tests/test_rules_pi.py): which files are
+Pi sessions, the header, times, damaged entries and the facts a session reports. Pinned on real
+v1 records of tests/data/journals/pi, edited where the corpus has no example (no real v3 file,
+image, plain-string content or extension record is known: the docstring says so)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_profiler.adapters import pi
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.model import Category, Session, SourceKind
+from rules_spy import by_id, excerpt, record, spy, write
+
+DATA = Path(__file__).parent / "data" / "journals" / "pi"
+LARGE = DATA / "pi-mono_large-session_v1.jsonl"
+COMPACTING = DATA / "pi-mono_before-compaction_v1.jsonl.gz"
+MS = 1_000_000
+
+
+def _read(path: Path) -> tuple[Session, pi.SessionBuilder, Diagnostics]:
+    diagnostics = Diagnostics()
+    builder = pi.read_session(path, diagnostics)
+    session = builder.finish()
+    assert session is not None
+    return session, builder, diagnostics
+
+
+def _warnings(diagnostics: Diagnostics) -> list[str]:
+    """Each warning as the user reads it: `path:line: message`, with the file's name only."""
+    return [f"{Path(w.path).name}:{w.line}: {w.message}" for w in diagnostics.warnings]
+
+
+def _header(**edits: Any) -> dict[str, Any]:
+    """The real v1 header of the large session (line 1), fields set or (None) removed."""
+    value = record(LARGE, 1)
+    for key, new in edits.items():
+        if new is None:
+            value.pop(key, None)
+        else:
+            value[key] = new
+    return value
+
+
+def _epoch_ms(iso_line: int) -> int:
+    """The entry time of a LARGE line, in epoch ms (its ISO `timestamp`)."""
+    from datetime import datetime
+
+    text = record(LARGE, iso_line)["timestamp"]
+    return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+# --------------------------------------------------------------------------- detection
+
+
+@pytest.mark.parametrize(
+    ("edits", "is_pi"),
+    [
+        ({}, True),  # the real v1 header: cwd, provider and modelId, no version
+        ({"provider": None, "modelId": None}, True),  # cwd alone
+        ({"cwd": None}, True),  # provider and modelId (an old v1 header)
+        ({"cwd": None, "modelId": None}, False),  # a provider alone is not enough
+        ({"cwd": None, "provider": None}, False),
+        ({"cwd": None, "provider": None, "modelId": None, "version": 3}, True),
+        ({"cwd": None, "provider": None, "modelId": None, "version": True}, False),
+        ({"cwd": None, "provider": None, "modelId": None, "version": "3"}, False),
+        ({"cwd": None, "provider": None, "modelId": None}, False),
+        ({"payload": {}}, False),  # a Codex line
+        ({"sessionId": "x"}, False),  # a Claude Code record
+        ({"id": None}, False),
+        ({"id": 7}, False),
+        ({"type": "message"}, False),
+        ({"type": "Session"}, False),
+    ],
+)
+def test_a_pi_session_opens_with_its_own_header(edits: dict[str, Any], is_pi: bool) -> None:
+    assert pi.detect([_header(**edits), record(LARGE, 2)]) is is_pi
+
+
+def test_only_the_first_record_can_be_the_header() -> None:
+    assert pi.detect([record(LARGE, 2), _header()]) is False
+    assert pi.detect([["session"], _header()]) is False
+    assert pi.detect([]) is False
+    assert pi.detect([_header()]) is True
+
+
+# --------------------------------------------------------------------------- times
+
+
+def _request_start(tmp_path: Path, timestamp: object) -> tuple[int, Session]:
+    """LARGE lines 1, 5, 6 with the message time of the request (line 6) replaced."""
+    edited = record(LARGE, 6)
+    if timestamp is None:
+        del edited["message"]["timestamp"]
+    else:
+        edited["message"]["timestamp"] = timestamp
+    (session, _, _) = _read(write(tmp_path, [record(LARGE, 1), record(LARGE, 5), edited]))
+    (response,) = session.responses
+    return response.start_ns, session
+
+
+def test_a_request_starts_when_its_message_was_created(tmp_path: Path) -> None:
+    """Line 6 was created at 1763681630793 ms and appended at 23:33:54.572 (3.8 s later)."""
+    start, session = _request_start(tmp_path, record(LARGE, 6)["message"]["timestamp"])
+    assert start == 1763681630793 * MS
+    (response,) = session.responses
+    assert response.end_ns == _epoch_ms(6) * MS
+    # the v1 header is written after the first entries: the session starts at the first
+    # message's own creation time (line 5, 1763681630791), before any ISO time
+    assert session.start_ns == 1763681630791 * MS
+    assert session.end_ns == _epoch_ms(6) * MS
+
+
+@pytest.mark.parametrize(
+    "damaged",
+    [None, "1763681630793", True, 0, -5, 2**53],
+    ids=["missing", "text", "bool", "zero", "negative", "too-large"],
+)
+def test_a_damaged_message_time_falls_back_to_the_entry_time(
+    tmp_path: Path, damaged: object
+) -> None:
+    start, _ = _request_start(tmp_path, damaged)
+    assert start == _epoch_ms(6) * MS
+
+
+def test_a_message_time_after_its_entry_or_a_day_before_is_not_used(tmp_path: Path) -> None:
+    appended = _epoch_ms(6)
+    assert _request_start(tmp_path, appended + 1)[0] == appended * MS  # after: damage
+    day = 24 * 3600 * 1000
+    assert _request_start(tmp_path, appended - day)[0] == (appended - day) * MS  # at the limit
+    assert _request_start(tmp_path, appended - day - 1)[0] == appended * MS
+    assert _request_start(tmp_path, appended)[0] == appended * MS  # no lead at all
+    start, _ = _request_start(tmp_path, float(appended - 1000))  # a float is fine
+    assert start == (appended - 1000) * MS
+
+
+# --------------------------------------------------------------------------- what enters
+
+
+def test_a_truncated_shell_command_names_its_full_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Line 1002 of the compacting session: `find .` cut at 51,199 characters, its full output
+    saved to a file the model is told about. With no request after it, the final branch is
+    what the session ends with."""
+    message = record(COMPACTING, 1002)["message"]
+    assert message["truncated"] is True
+    added = spy(monkeypatch)
+    session, _, _ = _read(excerpt(tmp_path, COMPACTING, [1, 1002]))
+    got = by_id(added)["line-2:bash"]
+    tail = (
+        "\n```\n\n[Output truncated. Full output: "
+        "/var/folders/49/l4171l3n219_xwq30fmyzr8w0000gn/T/pi-bash-a4cd2460b5b4e0be.log]"
+    )
+    assert pi.bash_execution_text(message) == "Ran `find .`\n```\n" + message["output"] + tail
+    assert (got.category, got.label, got.chars) == (
+        Category.RESULTS,
+        "User shell command (!)",
+        len("Ran `find .`\n```\n") + 51_199 + len(tail),
+    )
+    assert (got.source_id, got.source_kind) == ("", SourceKind.NONE)
+    (snapshot,) = session.snapshots
+    assert dict(snapshot.categories)[Category.RESULTS] == got.tokens == -(-got.chars // 4)
+
+
+@pytest.mark.parametrize(
+    ("edits", "text"),
+    [
+        ({}, "Ran `ls`\n```\na\nb\n```"),
+        ({"output": ""}, "Ran `ls`\n(no output)"),
+        ({"output": None}, "Ran `ls`\n(no output)"),
+        ({"command": None}, "Ran ``\n```\na\nb\n```"),
+        ({"exitCode": 2}, "Ran `ls`\n```\na\nb\n```\n\nCommand exited with code 2"),
+        ({"exitCode": -1}, "Ran `ls`\n```\na\nb\n```\n\nCommand exited with code -1"),
+        ({"exitCode": True}, "Ran `ls`\n```\na\nb\n```"),  # damage, not a code
+        ({"exitCode": "2"}, "Ran `ls`\n```\na\nb\n```"),
+        ({"cancelled": True, "exitCode": 130}, "Ran `ls`\n```\na\nb\n```\n\n(command cancelled)"),
+        ({"truncated": True}, "Ran `ls`\n```\na\nb\n```"),  # no path to name
+        ({"fullOutputPath": "/tmp/o.log"}, "Ran `ls`\n```\na\nb\n```"),  # not truncated
+        (
+            {"truncated": True, "fullOutputPath": "/tmp/o.log", "exitCode": 1},
+            "Ran `ls`\n```\na\nb\n```\n\nCommand exited with code 1"
+            "\n\n[Output truncated. Full output: /tmp/o.log]",
+        ),
+    ],
+)
+def test_a_shell_command_is_sent_as_pi_words_it(edits: dict[str, Any], text: str) -> None:
+    """Pi's `bashExecutionToText` on line 640 of the compacting session (`ls`, exit 0),
+    its output shortened to two lines and then edited: codes, cancel and truncation have no
+    real example in the corpus."""
+    message = record(COMPACTING, 640)["message"]
+    message["output"] = "a\nb"
+    for key, value in edits.items():
+        if value is None:
+            del message[key]
+        else:
+            message[key] = value
+    assert pi.bash_execution_text(message) == text
+
+
+def test_prompt_content_as_a_plain_string_or_with_images(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Line 5's prompt, edited: Pi's `UserMessage.content` may be a plain string, and a list
+    may hold images (counted, not estimated) and blocks the reader does not know (skipped,
+    the blocks after them still read). The corpus has neither."""
+    text = record(LARGE, 5)["message"]["content"][0]["text"]
+    plain = record(LARGE, 5)
+    plain["message"]["content"] = text
+    added = spy(monkeypatch)
+    session, _, _ = _read(write(tmp_path, [record(LARGE, 1), plain, record(LARGE, 6)]))
+    got = by_id(added)["line-2:0"]
+    assert (got.category, got.chars, got.label) == (Category.PROMPTS, len(text), "User prompt")
+    assert session.unmeasured == ()
+    (prompt,) = session.prompts
+    assert (prompt.id, prompt.chars, prompt.preview) == ("line-2", len(text), text[:200])
+    assert prompt.start_ns == 1763681630791 * MS  # the message's own time
+    mixed = record(LARGE, 5)
+    image = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
+    mixed["message"]["content"] = [
+        image,
+        "not a block",
+        {"type": "text"},
+        {"type": "text", "text": "look"},
+        image,
+        {"type": "text", "text": text},
+    ]
+    added.clear()
+    session, _, _ = _read(write(tmp_path, [record(LARGE, 1), mixed, record(LARGE, 6)]))
+    prompts = [a for a in added if a.id.startswith("line-2:")]
+    assert [(a.id, a.chars) for a in prompts] == [("line-2:3", 4), ("line-2:5", len(text))]
+    assert session.unmeasured == (("image", 2),)
+    (prompt,) = session.prompts
+    assert (prompt.chars, prompt.preview) == (4 + len(text), "look")
+
+
+def test_a_prompt_of_images_only_is_still_a_prompt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Line 5 with its text replaced by one image (hand-edited): the user asked something,
+    of 0 estimated characters; an empty prompt is no prompt at all."""
+    edited = record(LARGE, 5)
+    edited["message"]["content"] = [{"type": "image", "data": "iVBORw0KGgo="}]
+    added = spy(monkeypatch)
+    session, _, _ = _read(write(tmp_path, [record(LARGE, 1), edited, record(LARGE, 6)]))
+    assert not [a for a in added if a.id.startswith("line-2:")]
+    (prompt,) = session.prompts
+    assert (prompt.id, prompt.chars, prompt.preview) == ("line-2", 0, "")
+    assert session.unmeasured == (("image", 1),)
+    assert session.responses[0].prompt_id == "line-2"
+    edited["message"]["content"] = []
+    session, _, _ = _read(write(tmp_path, [record(LARGE, 1), edited, record(LARGE, 6)]))
+    assert session.prompts == () and session.responses[0].prompt_id is None
