@@ -5,6 +5,7 @@ image, plain-string content or extension record is known: the docstring says so)
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ import pytest
 
 from agent_profiler.adapters import pi
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.model import Category, Session, SourceKind
+from agent_profiler.model import AnchorKind, Category, Session, SourceKind
 from rules_spy import by_id, excerpt, record, spy, write
 
 DATA = Path(__file__).parent / "data" / "journals" / "pi"
@@ -254,3 +255,134 @@ def test_a_prompt_of_images_only_is_still_a_prompt(
     edited["message"]["content"] = []
     session, _, _ = _read(write(tmp_path, [record(LARGE, 1), edited, record(LARGE, 6)]))
     assert session.prompts == () and session.responses[0].prompt_id is None
+
+
+# --------------------------------------------------------------------------- the header
+
+
+def _v3(records: list[dict[str, Any]], version: object = 3) -> list[dict[str, Any]]:
+    """Real v1 records made v3 the way Pi migrates them (`migrateV1ToV2`): each entry gets an
+    id and its predecessor as parent, the header a version and no v1 model fields."""
+    header, *entries = (copy.deepcopy(r) for r in records)
+    header = {k: v for k, v in header.items() if k not in ("provider", "modelId")}
+    header["version"] = version
+    parent = None
+    for n, entry in enumerate(entries):
+        entry["id"], entry["parentId"] = f"e{n}", parent
+        parent = entry["id"]
+    return [header, *entries]
+
+
+def test_the_session_is_named_by_its_header(tmp_path: Path) -> None:
+    session, _, diagnostics = _read(excerpt(tmp_path, COMPACTING, [1, 359]))
+    facts = dict(session.facts)
+    # a fork names the file it came from, by its name only (the path holds a user name)
+    assert facts["forked_from"] == (
+        "2025-12-09T00-52-54-397Z_d97339c6-6c10-4827-846b-9ff1d9c3dc37.jsonl"
+    )
+    assert session.session_id == "ffae836b-9420-4060-ac13-7745215f90ff"
+    assert (session.project, facts["thinking_level"]) == ("pi-mono", "off")
+    assert facts["session_version"] == "1 (migrated in memory)"
+    assert diagnostics.warning_total == 0
+    # v3 calls the same link `parentSession`
+    header = record(COMPACTING, 1)
+    del header["branchedFrom"]
+    header["parentSession"] = "/home/u/.pi/agent/sessions/--w--/2026-01-01_abc.jsonl"
+    session, _, _ = _read(write(tmp_path, _v3([header, record(COMPACTING, 359)])))
+    facts = dict(session.facts)
+    assert facts["forked_from"] == "2026-01-01_abc.jsonl"
+    assert facts["session_version"] == "3"
+    assert "thinking_level" in facts and session.provider == "anthropic"
+
+
+@pytest.mark.parametrize(
+    ("version", "fact"),
+    [
+        (2, "2 (migrated in memory)"),
+        (True, "1 (migrated in memory)"),
+        ("3", "1 (migrated in memory)"),
+    ],
+)
+def test_an_older_or_damaged_version_is_migrated(
+    tmp_path: Path, version: object, fact: str
+) -> None:
+    session, _, diagnostics = _read(
+        write(tmp_path, _v3([record(LARGE, 1), record(LARGE, 5), record(LARGE, 6)], version))
+    )
+    assert dict(session.facts)["session_version"] == fact
+    assert diagnostics.warning_total == 0
+    assert [r.id for r in session.responses] == (["e1"] if version == 2 else ["line-3"])
+
+
+def test_a_newer_version_is_read_as_v3_with_a_warning(tmp_path: Path) -> None:
+    path = write(tmp_path, _v3([record(LARGE, 1), record(LARGE, 5), record(LARGE, 6)], 4))
+    session, _, diagnostics = _read(path)
+    assert [(w.kind, w.line) for w in diagnostics.warnings] == [("unknown-version", 1)]
+    assert _warnings(diagnostics) == [
+        "edited.jsonl:1: session version 4 is newer than 3; read as v3"
+    ]
+    assert dict(session.facts)["session_version"] == "4"
+    assert [r.id for r in session.responses] == ["e1"]  # ids read, not line numbers
+
+
+def test_a_second_header_is_skipped(tmp_path: Path) -> None:
+    """A header repeated in the middle of the file (hand-made: the real header again, another
+    id and a fork link): the first one names the session."""
+    other = record(LARGE, 1)
+    other.update(id="99999999-0000-4000-8000-000000000000", branchedFrom="/x/other.jsonl")
+    path = write(tmp_path, [record(LARGE, 1), record(LARGE, 5), other, record(LARGE, 6)])
+    session, _, diagnostics = _read(path)
+    assert diagnostics.skipped["pi:repeated-header"] == 1
+    assert session.session_id == "d703a1a9-1b7b-4fb1-b512-c9738b1fe617"
+    assert "forked_from" not in dict(session.facts)
+    assert diagnostics.warning_total == 0
+    assert [r.id for r in session.responses] == ["line-4"]
+
+
+def test_without_a_header_the_file_names_the_session(tmp_path: Path) -> None:
+    path = excerpt(tmp_path, LARGE, [5, 6], name="2025-11-20_abc.jsonl")
+    session, _, diagnostics = _read(path)
+    assert _warnings(diagnostics) == [
+        "2025-11-20_abc.jsonl:1: no session header before the first entry; read as v1"
+    ]
+    assert session.session_id == "2025-11-20_abc"
+    assert session.project is None and session.models == ("claude-sonnet-4-5",)
+    assert [r.id for r in session.responses] == ["line-2"]
+    assert dict(session.facts)["session_version"] == "1 (migrated in memory)"
+    # an entry with an id says v3
+    entries = _v3([record(LARGE, 1), record(LARGE, 5), record(LARGE, 6)])[1:]
+    session, _, diagnostics = _read(write(tmp_path, entries, name="v3.x.jsonl"))
+    assert _warnings(diagnostics) == [
+        "v3.x.jsonl:1: no session header before the first entry; read as v3"
+    ]
+    assert session.session_id == "v3" and [r.id for r in session.responses] == ["e1"]
+    assert dict(session.facts)["session_version"] == "3"
+
+
+def test_an_empty_file_is_no_session(tmp_path: Path) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_text("\n\n")
+    diagnostics = Diagnostics()
+    assert pi.read_session(path, diagnostics).finish() is None
+    assert pi.read_sessions([path, excerpt(tmp_path, LARGE, [1, 5, 6])], diagnostics)[
+        0
+    ].session_id == ("d703a1a9-1b7b-4fb1-b512-c9738b1fe617")
+    assert len(pi.read_sessions([path], diagnostics)) == 0
+
+
+def test_without_a_measured_request_the_header_model_and_final_branch_stand(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines 1–3 of the large session: a prompt and an aborted request without usage."""
+    added = spy(monkeypatch)
+    session, _, _ = _read(excerpt(tmp_path, LARGE, [1, 2, 3]))
+    assert session.responses == () and [r.id for r in session.failed_requests] == ["line-3"]
+    assert (session.models, session.provider) == (("claude-sonnet-4-5",), "anthropic")
+    (snapshot,) = session.snapshots
+    assert snapshot.anchor is AnchorKind.SESSION and snapshot.model == "claude-sonnet-4-5"
+    assert snapshot.time_ns == session.end_ns == _epoch_ms(1) * MS  # the header, written last
+    assert [a.id for a in added] == ["line-2:0"]  # the aborted message is not replayed
+    assert dict(snapshot.categories)[Category.PROMPTS] == 2  # "/mode"
+    facts = dict(session.facts)
+    assert facts["requests_without_usage"] == "1 (aborted: 1)"
+    assert "requests_by_thinking_level" not in facts and "providers" not in facts
