@@ -6,6 +6,7 @@ image, plain-string content or extension record is known: the docstring says so)
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import pytest
 from agent_profiler.adapters import pi
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.model import AnchorKind, Category, Session, SourceKind
-from rules_spy import by_id, excerpt, record, spy, write
+from rules_spy import by_id, excerpt, raw_lines, record, spy, write
 
 DATA = Path(__file__).parent / "data" / "journals" / "pi"
 LARGE = DATA / "pi-mono_large-session_v1.jsonl"
@@ -386,3 +387,99 @@ def test_without_a_measured_request_the_header_model_and_final_branch_stand(
     facts = dict(session.facts)
     assert facts["requests_without_usage"] == "1 (aborted: 1)"
     assert "requests_by_thinking_level" not in facts and "providers" not in facts
+
+
+# --------------------------------------------------------------------------- extension messages
+
+
+def test_an_extension_message_counts_its_images_with_the_prompts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hand-edited (the corpus has no extension record): line 5's prompt with one image, then
+    a `custom_message` entry without a `customType` holding two images and a text, then the
+    request of line 6."""
+    prompt = record(LARGE, 5)
+    prompt["message"]["content"].append({"type": "image", "data": "iVBORw0KGgo="})
+    image = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
+    injected = {
+        "type": "custom_message",
+        "timestamp": prompt["timestamp"],
+        "content": [image, {"type": "text", "text": "branch: main"}, image],
+        "display": False,
+    }
+    added = spy(monkeypatch)
+    session, _, _ = _read(write(tmp_path, [record(LARGE, 1), prompt, injected, record(LARGE, 6)]))
+    got = by_id(added)["line-3:1"]
+    assert (got.category, got.label, got.chars) == (
+        Category.ENVIRONMENT,
+        "Extension message (?)",
+        12,
+    )
+    assert session.unmeasured == (("image", 3),)
+    assert [p.id for p in session.prompts] == ["line-2"]  # an extension message is no prompt
+
+
+# --------------------------------------------------------------------------- damaged entries
+
+
+def test_damaged_lines_and_entries_warn_with_their_line(tmp_path: Path) -> None:
+    """Real records damaged by hand: a line that is not an object, a message entry without
+    its message; each warns once, and the session reads on."""
+    no_message = record(LARGE, 5)
+    del no_message["message"]
+    path = tmp_path / "damaged.jsonl"
+    lines = [raw_lines(LARGE)[0], "[1, 2]", json.dumps(no_message), *raw_lines(LARGE)[4:6]]
+    path.write_text("\n".join(lines) + "\n")
+    session, _, diagnostics = _read(path)
+    assert _warnings(diagnostics) == [
+        "damaged.jsonl:2: line is not a JSON object",
+        "damaged.jsonl:3: message entry without a message",
+    ]
+    assert [r.id for r in session.responses] == ["line-5"]
+    assert session.responses[0].prompt_id == "line-4"
+
+
+def test_damaged_tree_links_in_v3(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """LARGE lines 1, 2, 5, 6, 17 made v3, then damaged by hand: an entry without an id is
+    linked to the previous entry; a repeated id is read under its line's id with its own
+    parent; a parent that is no earlier entry makes a root; a parent that is not a string
+    is no parent."""
+    header, first, prompt, answer, final = _v3([record(LARGE, n) for n in (1, 2, 5, 6, 17)])
+    del prompt["id"]  # e1: linked to e0 (the first prompt)
+    answer["parentId"] = "e1"  # names the id the prompt lost: no earlier entry
+    final["id"] = "e0"  # repeats the first prompt's id
+    final["parentId"] = 7
+    path = write(tmp_path, [header, first, prompt, answer, final])
+    added = spy(monkeypatch)
+    session, builder, diagnostics = _read(path)
+    assert _warnings(diagnostics) == [
+        "edited.jsonl:3: entry without an id; linked to the previous entry",
+        "edited.jsonl:4: parentId 'e1' is not an earlier entry; read as a root",
+        "edited.jsonl:5: entry id 'e0' repeats; this one is read as 'line-5'",
+    ]
+    assert diagnostics.warning_counts == {"bad-shape": 3}
+    assert [(e.id, e.parent) for e in builder.entries.values()] == [
+        ("e0", None),
+        ("line-3", "e0"),
+        ("e2", None),
+        ("line-5", None),
+    ]
+    assert [r.id for r in session.responses] == ["e2", "line-5"]
+    # the root e2 holds no prompt: its request's context is empty of prompts
+    assert [r.prompt_id for r in session.responses] == [None, None]
+    assert not [a for a in added if a.category is Category.PROMPTS]
+    assert dict(session.facts)["entries_off_final_branch"] == "3"
+
+
+def test_a_repeated_id_keeps_its_own_parent(tmp_path: Path) -> None:
+    """LARGE lines 1, 5, 6, 17 made v3; line 17 repeats line 6's id but names line 5 as its
+    parent, which it is (hand-edited)."""
+    header, prompt, answer, final = _v3([record(LARGE, n) for n in (1, 5, 6, 17)])
+    final["id"], final["parentId"] = "e1", "e0"
+    session, builder, diagnostics = _read(write(tmp_path, [header, prompt, answer, final]))
+    assert builder.entries["line-4"].parent == "e0"
+    assert [r.prompt_id for r in session.responses] == ["e0", "e0"]
+    assert dict(session.facts)["entries_off_final_branch"] == "1"  # the first answer
+    assert _warnings(diagnostics) == [
+        "edited.jsonl:4: entry id 'e1' repeats; this one is read as 'line-4'"
+    ]
