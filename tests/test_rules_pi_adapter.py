@@ -483,3 +483,143 @@ def test_a_repeated_id_keeps_its_own_parent(tmp_path: Path) -> None:
     assert _warnings(diagnostics) == [
         "edited.jsonl:4: entry id 'e1' repeats; this one is read as 'line-4'"
     ]
+
+
+# --------------------------------------------------------------------------- assistant messages
+
+
+def test_thinking_the_model_cannot_read_is_counted_not_estimated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines 13–18 of the compacting session, the thinking of line 14 marked redacted and that
+    of line 16 emptied to its signature (Pi keeps both shapes; the corpus has neither): no
+    item for either, one count each. Thinking with neither text nor signature is nothing."""
+    redacted = record(COMPACTING, 14)
+    redacted["message"]["content"][0]["redacted"] = True
+    encrypted = record(COMPACTING, 16)
+    encrypted["message"]["content"][0]["thinking"] = ""
+    lines = [record(COMPACTING, n) for n in (1, 13)] + [redacted, record(COMPACTING, 15)]
+    lines += [encrypted] + [record(COMPACTING, n) for n in (17, 18)]
+    added = spy(monkeypatch)
+    session, _, _ = _read(write(tmp_path, lines))
+    ids = [a.id for a in added]
+    assert "line-3:0" not in ids and "line-5:0" not in ids
+    assert "line-3:1" in ids and "line-5:1" in ids  # the text and the call after them
+    assert session.unmeasured == (("encrypted-reasoning", 1), ("redacted-thinking", 1))
+    del encrypted["message"]["content"][0]["thinkingSignature"]
+    lines[4] = encrypted
+    added.clear()
+    session, _, _ = _read(write(tmp_path, lines))
+    assert "line-5:0" not in [a.id for a in added]
+    assert session.unmeasured == (("redacted-thinking", 1),)
+
+
+def test_blocks_that_are_not_text_or_calls_are_passed_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Line 6 of the large session with a string, a text block without text and a call
+    without an id put before its real blocks (hand-edited damage): each is skipped, and
+    the real text and three calls after them are still read."""
+    edited = record(LARGE, 6)
+    blocks = edited["message"]["content"]
+    edited["message"]["content"] = [
+        "junk",
+        {"type": "text", "text": None},
+        {"type": "toolCall", "name": "read", "arguments": {"path": "x"}},
+        *blocks,
+    ]
+    added = spy(monkeypatch)
+    session, _, _ = _read(
+        write(tmp_path, [record(LARGE, 1), record(LARGE, 5), edited, record(LARGE, 17)])
+    )
+    got = [(a.id, a.label) for a in added if a.id.startswith("line-3:")]
+    assert got == [
+        ("line-3:3", "Assistant text"),
+        ("line-3:4", "Tool arguments"),
+        ("line-3:5", "Tool arguments"),
+        ("line-3:6", "Tool arguments"),
+    ]
+    assert [t.call_id for t in session.tool_calls] == [b["id"] for b in blocks[1:]]
+
+
+def test_a_call_without_a_name_is_a_tool_call_named_tool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Line 19 of the large session (one `read` call), its name removed by hand, its result
+    and the request after it (line 21)."""
+    edited = record(LARGE, 19)
+    call = edited["message"]["content"][0]
+    del call["name"]
+    added = spy(monkeypatch)
+    session, _, _ = _read(
+        write(
+            tmp_path,
+            [record(LARGE, n) for n in (1, 18)] + [edited, record(LARGE, 20), record(LARGE, 21)],
+        )
+    )
+    got = by_id(added)["line-3:0"]
+    arguments = json.dumps(call["arguments"], separators=(",", ":"))
+    assert (got.chars, got.source_id, got.source_kind) == (
+        len("tool") + len(arguments),
+        call["id"],
+        SourceKind.TOOL,
+    )
+    tool = session.tool_calls[0]
+    assert (tool.name, tool.call_id, tool.response_id) == ("tool", call["id"], "line-3")
+    assert (tool.prompt_id, tool.arg_keys) == ("line-2", ("path",))
+
+
+def test_usage_that_is_damaged_counts_as_zero(tmp_path: Path) -> None:
+    """Line 6's usage damaged by hand: a negative or non-integer count is 0, and usage that is
+    not an object makes the request one without a reported size. Its calls then belong to no
+    measured response."""
+    edited = record(LARGE, 6)
+    edited["message"]["usage"].update(input=-3, cacheRead=True, cacheWrite="7", output=2.5)
+    lines = [record(LARGE, 1), record(LARGE, 5), edited, record(LARGE, 17)]
+    session, _, _ = _read(write(tmp_path, lines))
+    assert [r.id for r in session.failed_requests] == ["line-3"]
+    assert [r.id for r in session.responses] == ["line-4"]
+    assert {t.response_id for t in session.tool_calls} == {None}
+    edited["message"]["usage"] = [3, 0, 0, 0]
+    session, _, _ = _read(write(tmp_path, lines))
+    (failed,) = session.failed_requests
+    assert failed.usage.prompt_tokens == 0 and failed.stop_reason == "toolUse"
+    assert failed.is_error is False
+    assert dict(session.facts)["requests_without_usage"] == "1 (toolUse: 1)"
+    edited["message"]["usage"] = {"input": 3, "cacheRead": 4, "cacheWrite": 5, "output": 6}
+    session, _, _ = _read(write(tmp_path, lines))
+    usage = session.responses[0].usage
+    assert (usage.prompt_tokens, usage.input_tokens) == (12, 3)
+    assert (usage.cache_read_tokens, usage.cache_write_tokens, usage.output_tokens) == (4, 5, 6)
+
+
+def test_a_request_without_a_model_or_stop_reason(tmp_path: Path) -> None:
+    """Line 6 without `model`, `provider` and `stopReason` (hand-edited): still a measured
+    request, of no model; the session falls back on the header's model and provider."""
+    edited = record(LARGE, 6)
+    for key in ("model", "provider", "stopReason"):
+        del edited["message"][key]
+    session, _, _ = _read(write(tmp_path, [record(LARGE, 1), record(LARGE, 5), edited]))
+    (response,) = session.responses
+    assert (response.model, response.stop_reason, response.is_error) == ("", None, False)
+    assert (session.models, session.provider) == (("claude-sonnet-4-5",), "anthropic")
+    (snapshot,) = session.snapshots
+    assert snapshot.model is None
+    zero = record(LARGE, 3)
+    del zero["message"]["stopReason"]
+    session, _, _ = _read(write(tmp_path, [record(LARGE, 1), record(LARGE, 2), zero]))
+    assert dict(session.facts)["requests_without_usage"] == "1 (none: 1)"
+    assert session.failed_requests[0].is_error is False
+
+
+def test_two_providers_are_both_named(tmp_path: Path) -> None:
+    """Line 17 of the large session answered by another provider (hand-edited): the session's
+    provider is the first one, the fact lists both in order."""
+    edited = record(LARGE, 17)
+    edited["message"]["provider"] = "openai"
+    lines = [record(LARGE, n) for n in (1, 5, 6, 7, 8, 9)] + [edited]
+    session, _, _ = _read(write(tmp_path, lines))
+    assert session.provider == "anthropic"
+    assert dict(session.facts)["providers"] == "anthropic, openai"
+    session, _, _ = _read(write(tmp_path, [record(LARGE, n) for n in (1, 5, 6, 7, 8, 9, 17)]))
+    assert session.provider == "anthropic" and "providers" not in dict(session.facts)
