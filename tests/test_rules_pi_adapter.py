@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -47,12 +48,13 @@ def _header(**edits: Any) -> dict[str, Any]:
     return value
 
 
+def iso_ns(text: str) -> int:
+    return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000) * MS
+
+
 def _epoch_ms(iso_line: int) -> int:
     """The entry time of a LARGE line, in epoch ms (its ISO `timestamp`)."""
-    from datetime import datetime
-
-    text = record(LARGE, iso_line)["timestamp"]
-    return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
+    return iso_ns(record(LARGE, iso_line)["timestamp"]) // MS
 
 
 # --------------------------------------------------------------------------- detection
@@ -623,3 +625,161 @@ def test_two_providers_are_both_named(tmp_path: Path) -> None:
     assert dict(session.facts)["providers"] == "anthropic, openai"
     session, _, _ = _read(write(tmp_path, [record(LARGE, n) for n in (1, 5, 6, 7, 8, 9, 17)]))
     assert session.provider == "anthropic" and "providers" not in dict(session.facts)
+
+
+# --------------------------------------------------------------------------- tool results
+
+
+def test_a_failed_tool_result_is_an_error_call(tmp_path: Path) -> None:
+    """Lines 39–41 of the large session: the `read` of line 39 fails at line 40."""
+    assert record(LARGE, 40)["message"]["isError"] is True
+    session, _, _ = _read(excerpt(tmp_path, LARGE, [1, 34, 39, 40, 41]))
+    (tool, *_) = session.tool_calls
+    text = "".join(b["text"] for b in record(LARGE, 40)["message"]["content"])
+    assert (tool.call_id, tool.is_error, tool.incomplete) == (
+        "toolu_01XrQPnkjYXzpzFGYHBzU2vm",
+        True,
+        False,
+    )
+    assert tool.result_chars == len(text)
+    # from the call's message (all of it in) to the result's own creation time
+    assert (tool.start_ns, tool.end_ns) == (_epoch_ms(39) * MS, 1763683116857 * MS)
+    ok = record(LARGE, 40)
+    ok["message"]["isError"] = "yes"  # only `true` is an error
+    session, _, _ = _read(write(tmp_path, [record(LARGE, n) for n in (1, 34, 39)] + [ok]))
+    assert session.tool_calls[0].is_error is False
+
+
+def test_a_result_created_before_its_call_ends_with_the_call(tmp_path: Path) -> None:
+    """Line 40's result dated (hand-edited) before its call's entry was written: the call
+    lasts no time, rather than ending before it starts."""
+    early = record(LARGE, 40)
+    early["message"]["timestamp"] = _epoch_ms(39) - 500
+    session, _, _ = _read(write(tmp_path, [record(LARGE, n) for n in (1, 34, 39)] + [early]))
+    (tool,) = session.tool_calls
+    assert tool.start_ns == tool.end_ns == _epoch_ms(39) * MS
+
+
+def test_a_result_without_its_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Line 40 without line 39 (its call), then with its `toolCallId` removed: the result still
+    fills the context; it is noted, and names no tool when it has no id."""
+    added = spy(monkeypatch)
+    path = excerpt(tmp_path, LARGE, [1, 34, 40, 41])
+    diagnostics = Diagnostics()
+    session = pi.read_session(path, diagnostics).finish()
+    assert session is not None and diagnostics.notes == {"pi:result-without-call": 1}
+    got = by_id(added)["line-3:result"]
+    assert (got.category, got.source_id, got.source_kind) == (
+        Category.RESULTS,
+        "toolu_01XrQPnkjYXzpzFGYHBzU2vm",
+        SourceKind.TOOL,
+    )
+    assert [t.call_id for t in session.tool_calls] == [
+        b["id"] for b in record(LARGE, 41)["message"]["content"]
+    ]
+    anonymous = record(LARGE, 40)
+    del anonymous["message"]["toolCallId"]
+    image = {"type": "image", "data": "iVBORw0KGgo="}
+    anonymous["message"]["content"] += [image, image]
+    added.clear()
+    lines = [record(LARGE, 1), record(LARGE, 34), anonymous, record(LARGE, 41)]
+    session, _, diagnostics = _read(write(tmp_path, lines))
+    got = by_id(added)["line-3:result"]
+    assert (got.source_id, got.source_kind) == ("", SourceKind.NONE)
+    assert diagnostics.notes == {"pi:result-without-call": 1}
+    assert session.unmeasured == (("image", 2),)
+
+
+def test_a_call_still_open_when_the_conversation_moves_on(tmp_path: Path) -> None:
+    """Line 6's three calls, two results (lines 7, 8), then the next prompt (line 18): the
+    third call got no result; it ends when the next entry was written."""
+    session, _, _ = _read(excerpt(tmp_path, LARGE, [1, 5, 6, 7, 8, 18]))
+    calls = {t.call_id: t for t in session.tool_calls}
+    third = calls["toolu_016aKHTkjrTJcMds3wsEou2R"]
+    assert (third.incomplete, third.end_ns) == (True, _epoch_ms(18) * MS)
+    assert third.timing == "journal: call → next entry (no result)"
+    assert [t.incomplete for t in session.tool_calls] == [False, False, True]
+    assert session.incomplete is False
+
+
+# --------------------------------------------------------------------------- compaction
+
+SUMMARY_LINES = [1, 356, 357, 358, 359, 360]  # results, answers, then the compaction of line 360
+
+
+def _compaction(tmp_path: Path, **edits: Any) -> tuple[Session, Diagnostics]:
+    """Lines 356–360 of the compacting session; the compaction keeps from parsed entry 3
+    (line 358) unless edited (a field set, or removed with None)."""
+    value = record(COMPACTING, 360)
+    value["firstKeptEntryIndex"] = 3
+    for key, new in edits.items():
+        if new is None:
+            value.pop(key, None)
+        else:
+            value[key] = new
+    lines = [record(COMPACTING, n) for n in SUMMARY_LINES[:-1]] + [value]
+    session, _, diagnostics = _read(write(tmp_path, lines, name="compaction.jsonl"))
+    return session, diagnostics
+
+
+def test_a_compaction_keeps_from_its_first_kept_entry(tmp_path: Path) -> None:
+    session, diagnostics = _compaction(tmp_path)
+    assert diagnostics.warning_total == 0
+    (compaction,) = session.compactions
+    assert (compaction.id, compaction.trigger, compaction.pre_tokens) == ("line-6", None, 175_004)
+    # line 356's result and line 357's text and call left; 358 stayed, 359 came in
+    assert compaction.removed_items == 3
+    assert compaction.timing == "previous entry → compaction entry"
+    assert (compaction.start_ns, compaction.end_ns) == (
+        iso_ns(record(COMPACTING, 359)["timestamp"]),
+        iso_ns(record(COMPACTING, 360)["timestamp"]),
+    )
+    snapshot = session.snapshots[-1]
+    assert snapshot.anchor is AnchorKind.COMPACTION and snapshot.anchor_id == "line-6"
+    removed = sorted(c.id for c in snapshot.changes if c.change.value == "removed")
+    assert removed == ["line-2:result", "line-3:0", "line-3:1"]
+    summary = len(record(COMPACTING, 360)["summary"]) + 107
+    added = {c.id: c for c in snapshot.changes if c.change.value == "added"}
+    assert sorted(added) == ["line-5:0", "line-6:summary"]
+    assert added["line-6:summary"].chars == summary
+    assert added["line-6:summary"].category is Category.SUMMARIES
+
+
+def test_a_compaction_keeps_from_an_entry_id_in_v3(tmp_path: Path) -> None:
+    """The same lines made v3: `firstKeptEntryId` names the entry (e2, line 358) and wins
+    over an index."""
+    lines = _v3([record(COMPACTING, n) for n in SUMMARY_LINES])
+    lines[-1]["firstKeptEntryId"] = "e2"
+    lines[-1]["firstKeptEntryIndex"] = 1
+    session, _, diagnostics = _read(write(tmp_path, lines))
+    assert diagnostics.warning_total == 0
+    assert session.compactions[0].removed_items == 3
+
+
+@pytest.mark.parametrize("index", [99, 6, 0, -1])
+def test_a_first_kept_index_that_names_no_entry_keeps_nothing(tmp_path: Path, index: int) -> None:
+    """Index 0 is the header, 6 is one past the last line, 99 and -1 are outside the file."""
+    session, diagnostics = _compaction(tmp_path, firstKeptEntryIndex=index)
+    assert _warnings(diagnostics) == [
+        f"compaction.jsonl:6: firstKeptEntryIndex {index} names no entry; nothing kept"
+    ]
+    assert session.compactions[0].removed_items == 4  # 356, 357 (two), 358
+
+
+@pytest.mark.parametrize("index", [True, "3", None])
+def test_a_first_kept_index_that_is_not_a_number_is_none(tmp_path: Path, index: object) -> None:
+    session, diagnostics = _compaction(tmp_path, firstKeptEntryIndex=index)
+    assert diagnostics.warning_total == 0
+    assert session.compactions[0].removed_items == 4
+
+
+def test_a_compaction_by_an_extension_and_without_a_size(tmp_path: Path) -> None:
+    """Hand-edited: `fromHook` (a compaction an extension made), no `tokensBefore`, no
+    summary (Pi still sends its wrapping)."""
+    session, _ = _compaction(tmp_path, fromHook=True, tokensBefore=None, summary=None)
+    (compaction,) = session.compactions
+    assert (compaction.trigger, compaction.pre_tokens) == ("extension", None)
+    summary = next(c for c in session.snapshots[-1].changes if c.id == "line-6:summary")
+    assert summary.chars == 107
+    session, _ = _compaction(tmp_path, fromHook="true", tokensBefore=0)
+    assert (session.compactions[0].trigger, session.compactions[0].pre_tokens) == (None, None)
