@@ -783,3 +783,95 @@ def test_a_compaction_by_an_extension_and_without_a_size(tmp_path: Path) -> None
     assert summary.chars == 107
     session, _ = _compaction(tmp_path, fromHook="true", tokensBefore=0)
     assert (session.compactions[0].trigger, session.compactions[0].pre_tokens) == (None, None)
+
+
+# --------------------------------------------------------------------------- changes and facts
+
+
+def test_thinking_levels_are_marked_and_counted_per_request(tmp_path: Path) -> None:
+    """Lines 1–14 of the compacting session: three requests at the header's level "off",
+    four level changes within a second (minimal, low, medium, high), one request at "high"."""
+    session, builder, _ = _read(excerpt(tmp_path, COMPACTING, list(range(1, 15))))
+    levels = [(m.time_ns, m.value) for m in session.markers if m.kind == "thinking_level_change"]
+    assert levels == [
+        (iso_ns(record(COMPACTING, n)["timestamp"]), level)
+        for n, level in zip(range(9, 13), ["minimal", "low", "medium", "high"], strict=True)
+    ]
+    facts = dict(session.facts)
+    assert facts["thinking_level"] == "off"
+    assert facts["thinking_level_changes"] == "4"
+    assert facts["requests_by_thinking_level"] == "off: 3, high: 1"
+    assert builder.entries["line-14"].thinking_level == "high"
+    unset = record(COMPACTING, 12)
+    del unset["thinkingLevel"]
+    lines = [record(COMPACTING, n) for n in range(1, 12)]
+    lines += [unset, record(COMPACTING, 13), record(COMPACTING, 14)]
+    session, _, _ = _read(write(tmp_path, lines))
+    assert session.markers[-1].value == "?"
+    assert dict(session.facts)["requests_by_thinking_level"] == "off: 3, ?: 1"
+
+
+def test_without_a_header_level_a_request_is_at_an_unknown_level(tmp_path: Path) -> None:
+    header = record(LARGE, 1)
+    del header["thinkingLevel"]
+    session, _, _ = _read(write(tmp_path, [header, record(LARGE, 5), record(LARGE, 6)]))
+    facts = dict(session.facts)
+    assert facts["requests_by_thinking_level"] == "unknown: 1"
+    assert "thinking_level" not in facts and "thinking_level_changes" not in facts
+
+
+def test_model_changes_are_listed_up_to_ten(tmp_path: Path) -> None:
+    """The five real `model_change` entries of the compacting session (lines 711–715), in a
+    row, twice, then two more: the fact lists ten and counts the rest."""
+    changes = [711, 712, 713, 714, 715]
+    session, _, _ = _read(excerpt(tmp_path, COMPACTING, [1, *changes, *changes, 711, 712]))
+    names = [f"anthropic/{record(COMPACTING, n)['modelId']}" for n in changes]
+    assert [m.value for m in session.markers] == names + names + names[:2]
+    assert dict(session.facts)["model_changes"] == " → ".join(names + names) + " (+2 more)"
+    session, _, _ = _read(excerpt(tmp_path, COMPACTING, [1, *changes, *changes]))
+    assert dict(session.facts)["model_changes"] == " → ".join(names + names)
+    session, _, _ = _read(excerpt(tmp_path, COMPACTING, [1, *changes, *changes, 711]))
+    assert dict(session.facts)["model_changes"].endswith("anthropic/claude-opus-4-5 (+1 more)")
+
+
+def test_a_model_change_without_provider_or_model(tmp_path: Path) -> None:
+    """Line 4 of the large session (hand-edited): the marker names what is there."""
+    bare = record(LARGE, 4)
+    del bare["provider"]
+    unnamed = record(LARGE, 4)
+    del unnamed["modelId"]
+    session, _, _ = _read(write(tmp_path, [record(LARGE, 1), bare, unnamed]))
+    assert [(m.kind, m.value) for m in session.markers] == [
+        ("model_change", "claude-sonnet-4-5"),
+        ("model_change", "anthropic/?"),
+    ]
+    assert dict(session.facts)["model_changes"] == "claude-sonnet-4-5 → anthropic/?"
+
+
+def test_entries_the_reader_does_not_use(tmp_path: Path) -> None:
+    """Hand-made entries around real lines: a label and a `custom` entry are understood and
+    not sent; an unknown entry type and an unknown message role are counted apart; a session
+    name is the latest one given."""
+    stamp = record(LARGE, 5)["timestamp"]
+    odd_role = record(LARGE, 5)
+    odd_role["message"]["role"] = "narrator"
+    lines = [
+        record(LARGE, 1),
+        {"type": "session_info", "timestamp": stamp, "name": "Theme port"},
+        {"type": "label", "timestamp": stamp, "targetId": "x", "label": "start"},
+        {"type": "custom", "timestamp": stamp, "customType": "ext", "data": {"a": 1}},
+        {"type": "hologram", "timestamp": stamp},
+        {"timestamp": stamp},
+        odd_role,
+        {"type": "session_info", "timestamp": stamp},
+        {"type": "session_info", "timestamp": stamp, "name": 5},
+        record(LARGE, 5),
+        record(LARGE, 6),
+    ]
+    session, _, diagnostics = _read(write(tmp_path, lines))
+    assert diagnostics.skipped == {"pi:label": 1, "pi:custom": 1, "pi:message/narrator": 1}
+    assert diagnostics.unrecognised == {"pi:hologram": 1, "pi:": 1}
+    assert dict(session.facts)["session_name"] == "Theme port"
+    assert diagnostics.warning_total == 0
+    assert [p.id for p in session.prompts] == ["line-10"]
+    assert [r.id for r in session.responses] == ["line-11"]
