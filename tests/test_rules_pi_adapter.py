@@ -875,3 +875,19 @@ def test_entries_the_reader_does_not_use(tmp_path: Path) -> None:
     assert diagnostics.warning_total == 0
     assert [p.id for p in session.prompts] == ["line-10"]
     assert [r.id for r in session.responses] == ["line-11"]
+
+
+def test_requests_without_usage_are_counted_by_stop_reason(tmp_path: Path) -> None:
+    """The aborted request of line 3 twice, and once more as a provider error (hand-edited):
+    none of them has a size; the fact counts them by how they stopped, most first."""
+    failed = record(LARGE, 3)
+    failed["message"]["stopReason"] = "error"
+    lines = [record(LARGE, 1), record(LARGE, 2), record(LARGE, 3), failed, record(LARGE, 3)]
+    session, _, _ = _read(write(tmp_path, lines))
+    assert dict(session.facts)["requests_without_usage"] == "3 (aborted: 2, error: 1)"
+    assert [(r.id, r.is_error) for r in session.failed_requests] == [
+        ("line-3", True),
+        ("line-4", True),
+        ("line-5", True),
+    ]
+    assert session.responses == ()
