@@ -827,6 +827,8 @@ def test_model_changes_are_listed_up_to_ten(tmp_path: Path) -> None:
     session, _, _ = _read(excerpt(tmp_path, COMPACTING, [1, *changes, *changes, 711, 712]))
     names = [f"anthropic/{record(COMPACTING, n)['modelId']}" for n in changes]
     assert [m.value for m in session.markers] == names + names + names[:2]
+    assert session.markers[0].time_ns == iso_ns(record(COMPACTING, 711)["timestamp"])
+    assert session.markers[0].kind == "model_change"
     assert dict(session.facts)["model_changes"] == " → ".join(names + names) + " (+2 more)"
     session, _, _ = _read(excerpt(tmp_path, COMPACTING, [1, *changes, *changes]))
     assert dict(session.facts)["model_changes"] == " → ".join(names + names)
