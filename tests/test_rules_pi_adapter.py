@@ -326,6 +326,8 @@ def test_a_newer_version_is_read_as_v3_with_a_warning(tmp_path: Path) -> None:
     ]
     assert dict(session.facts)["session_version"] == "4"
     assert [r.id for r in session.responses] == ["e1"]  # ids read, not line numbers
+    current = write(tmp_path, _v3([record(LARGE, 1), record(LARGE, 5), record(LARGE, 6)], 3))
+    assert _read(current)[2].warnings == []  # v3 itself is no newer version
 
 
 def test_a_second_header_is_skipped(tmp_path: Path) -> None:
