@@ -15,6 +15,7 @@ import pytest
 
 from agent_profiler.adapters import pi
 from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.estimate import TextClass, calibrated, use_estimator
 from agent_profiler.model import AnchorKind, Category, Session, SourceKind
 from rules_spy import by_id, excerpt, raw_lines, record, spy, write
 
@@ -895,3 +896,24 @@ def test_requests_without_usage_are_counted_by_stop_reason(tmp_path: Path) -> No
         ("line-5", True),
     ]
     assert session.responses == ()
+
+
+def test_each_item_is_measured_from_its_text(tmp_path: Path) -> None:
+    """Lines 1, 5–9, 17 of the large session read with a calibrated estimator (prose 4, code
+    2, JSON 1 character per token; a bare length is worth nothing): every Pi item reaches the
+    context with the estimate of its own text, not of its length."""
+    ratios = {c: 1.0 for c in TextClass} | {
+        TextClass.PROSE: 4.0,
+        TextClass.CODE: 2.0,
+        TextClass.JSON: 1.0,
+        TextClass.UNKNOWN: float("inf"),
+    }
+    measure = calibrated(ratios, 0.0, {})
+    with use_estimator(measure):
+        session, _, _ = _read(excerpt(tmp_path, LARGE, [1, 5, 6, 7, 8, 9, 17]))
+    assert measure.chars_tokens(1_000) == 0
+    prompt = record(LARGE, 5)["message"]["content"][0]["text"]
+    results = [record(LARGE, n)["message"]["content"][0]["text"] for n in (7, 8, 9)]
+    categories = dict(session.snapshots[-1].categories)
+    assert categories[Category.PROMPTS] == measure.text_tokens(prompt) > 0
+    assert categories[Category.RESULTS] == sum(measure.text_tokens(r) for r in results)
