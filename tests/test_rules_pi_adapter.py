@@ -917,3 +917,16 @@ def test_each_item_is_measured_from_its_text(tmp_path: Path) -> None:
     categories = dict(session.snapshots[-1].categories)
     assert categories[Category.PROMPTS] == measure.text_tokens(prompt) > 0
     assert categories[Category.RESULTS] == sum(measure.text_tokens(r) for r in results)
+
+
+def test_a_compaction_with_nothing_before_it_lasts_no_time(tmp_path: Path) -> None:
+    """Line 360 of the compacting session as the first entry of a v3 file (hand-made: a
+    compaction with no previous entry to time it from) keeps nothing and ends where it
+    starts."""
+    header, compaction = _v3([record(COMPACTING, 1), record(COMPACTING, 360)])
+    del compaction["firstKeptEntryIndex"]  # v3 names the kept entry by id: here none
+    session, _, diagnostics = _read(write(tmp_path, [header, compaction]))
+    (got,) = session.compactions
+    end = iso_ns(record(COMPACTING, 360)["timestamp"])
+    assert (got.start_ns, got.end_ns, got.removed_items) == (end, end, 0)
+    assert diagnostics.warning_total == 0
