@@ -232,3 +232,31 @@ def test_compaction_summary_and_what_it_keeps(
     assert removed and all(int(c.id.split(":")[0].split("-")[1]) < kept_line for c in removed)
     assert compaction.removed_items >= len(removed)
     assert dict(snapshot.categories)[SU] == got.tokens
+
+
+def test_a_branch_summary_is_a_summary_in_pi_wrapping(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hand-made (the corpus has no `branch_summary`): lines 1, 5, 6 of the large session, then
+    a summary of the branch the user came back from, then the request of line 17. An empty
+    summary sends nothing."""
+    header, prompt, answer, final = (record(LARGE, n) for n in (1, 5, 6, 17))
+    summary = {
+        "type": "branch_summary",
+        "timestamp": answer["timestamp"],
+        "fromId": "gone",
+        "summary": "Tried theme.ts; reverted.",
+    }
+    added = spy(monkeypatch)
+    sessions(write(tmp_path, [header, prompt, answer, summary, final]))
+    got = by_id(added)["line-4:summary"]
+    wrapping = len(
+        "The following is a summary of a branch that this conversation came back from:"
+        "\n\n<summary>\n"
+    ) + len("</summary>")
+    assert (got.category, got.label, got.chars) == (SU, "Branch summary", wrapping + 25)
+    assert (got.source_id, got.source_kind) == ("", SourceKind.NONE)
+    summary["summary"] = ""
+    added.clear()
+    sessions(write(tmp_path, [header, prompt, answer, summary, final]))
+    assert not [a for a in added if a.id.startswith("line-4:")]
