@@ -1,0 +1,862 @@
+"""How one Muse Code log is read (`muse_journal`), pinned on the real 1.4.2 session (copy in
+tests/data/journals/muse; line N below is that file's line N) and on the real compaction
+events of `muse export` (hcn-1.1.1_compaction-records.export-events.json), spliced into it as
+the run events they are on disk. Records the corpus lacks (tool calls and results, tool
+effects, approvals, subagent control) are the real envelope of line 61 with an event of the
+shape FORMATS-muse.md documents; each test's docstring says which lines are edited or
+hand-made."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_profiler.adapters import muse
+from agent_profiler.adapters.muse_journal import (
+    APPROVAL_MESSAGE,
+    EXPORT_MESSAGE,
+    ApprovalReviewLogError,
+)
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.errors import JournalError
+from agent_profiler.model import Basis, Category, Coverage, Session, SourceKind, Stage
+from rules_spy import Added, by_id, raw_lines, spy
+
+DATA = Path(__file__).parent / "data" / "journals" / "muse"
+HCN = DATA / "hcn-1.4.2-R4684.1_meta_single-turn_retained-frame.session.jsonl"
+EXPORT = DATA / "hcn-1.1.1_compaction-records.export-events.json"
+SID = "01a10134-76a3-79f0-a7ed-bdad567bda19"
+RUN = "d0faab84-e05f-48ad-9c5d-5c6e85984779"
+MODEL_TASK = "01a10134-7a6e-75b1-a99b-b4d378a61acd"
+VALUES: list[dict[str, Any]] = [json.loads(t) for t in raw_lines(HCN) if t.strip()]
+assert len(VALUES) == 96
+
+
+def line(n: int) -> dict[str, Any]:
+    """A copy of the real record on line n."""
+    return copy.deepcopy(VALUES[n - 1])
+
+
+def at(n: int) -> int:
+    """Line n's `recorded_at` (µs) in ns."""
+    return int(VALUES[n - 1]["recorded_at"]) * 1_000
+
+
+def run_event(event: dict[str, Any], like: int = 61, shift_us: int = 1) -> dict[str, Any]:
+    """Line `like`'s envelope (a run event of the session's one run) carrying `event`,
+    recorded `shift_us` µs after it."""
+    value = line(like)
+    value["payload"] = {"kind": "run", "run_id": RUN, "event": event}
+    value["recorded_at"] += shift_us
+    return value
+
+
+def task_event(task_id: str, event: dict[str, Any], like: int = 61, shift_us: int = 1) -> Any:
+    value = line(like)
+    value["payload"] = {"kind": "task", "run_id": RUN, "task_id": task_id, "event": event}
+    value["recorded_at"] += shift_us
+    return value
+
+
+def edited(
+    changes: dict[int, Any] | None = None, after: dict[int, list[Any]] | None = None
+) -> list[Any]:
+    """The real session with line n replaced by changes[n] (None: dropped) and the records
+    after[n] inserted after it."""
+    out: list[Any] = []
+    for n, value in enumerate(VALUES, 1):
+        if n in (changes or {}):
+            if changes[n] is not None:  # type: ignore[index]
+                out.append(changes[n])  # type: ignore[index]
+        else:
+            out.append(copy.deepcopy(value))
+        out += (after or {}).get(n, [])
+    return out
+
+
+def write(tmp_path: Path, records: list[Any], texts: dict[int, str] | None = None) -> Path:
+    """records as a session.jsonl; texts[i] replaces the i-th line (1-based) verbatim."""
+    path = tmp_path / SID / "session.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    out = [json.dumps(r) for r in records]
+    for i, text in (texts or {}).items():
+        out[i - 1] = text
+    path.write_text("\n".join(out) + "\n", encoding="utf-8")
+    return path
+
+
+def read(path: Path) -> tuple[Session, Diagnostics]:
+    diagnostics = Diagnostics()
+    (session,) = muse.read_files([path], diagnostics)
+    return session, diagnostics
+
+
+def warnings(diagnostics: Diagnostics) -> list[tuple[int | None, str, str]]:
+    return [(w.line, w.kind, w.message) for w in diagnostics.warnings]
+
+
+def facts(session: Session) -> dict[str, str]:
+    return dict(session.facts)
+
+
+def item(added: list[Added], item_id: str) -> Added:
+    return by_id(added)[item_id]
+
+
+# -- lines and envelopes ----------------------------------------------------------------------
+
+
+def test_lines_that_are_no_envelope_are_warned_at_their_line(tmp_path: Path) -> None:
+    """After line 3: a JSON array that is not events, a JSON string, and a retained frame
+    whose children are no envelopes (bad JSON, an array, a stream that is not an object, not
+    an object at all): each a bad-shape warning at its line; the session is read as ever."""
+    frame = {
+        "retained_frame": "session_permission_transaction",
+        "children": [
+            {"child_index": 0, "record_json": "{not json"},
+            {"child_index": 1, "record_json": "[1, 2]"},
+            {"child_index": 2, "record_json": json.dumps({"stream": "session"})},
+            "not a child",
+        ],
+    }
+    path = write(tmp_path, edited(after={3: [[1, 2], "text", frame]}))
+    session, diagnostics = read(path)
+    child = "retained_frame child is not an envelope"
+    assert warnings(diagnostics) == [
+        (4, "bad-shape", "line is a JSON array"),
+        (5, "bad-shape", "line is not a JSON object"),
+        (6, "bad-shape", child),
+        (6, "bad-shape", child),
+        (6, "bad-shape", child),
+        (6, "bad-shape", child),
+    ]
+    assert {w.path for w in diagnostics.warnings} == {str(path)}
+    assert [r.usage.prompt_tokens for r in session.responses] == [31_979]
+
+
+def test_a_retained_frame_is_read_through_its_children(tmp_path: Path) -> None:
+    """Line 1's frame holds two permission envelopes: they start the session and what they
+    skip is noted, not counted as skipped lines; later skips are skipped lines (lines 4, 17,
+    95 are workspace_branch). A retained marker (hand-made after FORMATS-muse §2.3) is
+    counted and skipped."""
+    marker = {
+        "retained_marker": "omitted_live_only",
+        "schema_version": 1,
+        "stream": {"kind": "session", "id": SID},
+        "position": {"id": "m-1", "sequence": 15},
+    }
+    session, diagnostics = read(write(tmp_path, edited(after={58: [marker]})))
+    frame_child = json.loads(VALUES[0]["children"][0]["record_json"])
+    assert session.start_ns == frame_child["recorded_at"] * 1_000
+    assert session.session_id == SID
+    for kind in ("permission_format_declared", "permission_profile_committed"):
+        assert diagnostics.notes[f"muse:runtime.session.{kind}"] == 1
+        assert f"muse:runtime.session.{kind}" not in diagnostics.skipped
+    assert diagnostics.skipped["muse:session.workspace_branch.observed"] == 3
+    assert diagnostics.skipped["muse:retained_marker"] == 1
+    assert "muse:retained_marker" not in diagnostics.notes
+    assert (
+        facts(session)["omitted_live_only"] == "1 retained_marker lines (dropped live-only records)"
+    )
+    assert diagnostics.warning_total == 0
+
+
+def test_events_without_envelopes_are_an_export(tmp_path: Path) -> None:
+    """The payload.event objects of lines 22-64 written one a line, as a JSONL export would:
+    refused as an export. One such bare event inside the real session is only skipped."""
+    bare = [VALUES[n - 1]["payload"].get("event") for n in range(22, 65)]
+    bare = [e for e in bare if isinstance(e, dict) and "kind" in e]
+    assert len(bare) == 42
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in bare))
+    with pytest.raises(JournalError) as caught:
+        muse.read_journal(path, Diagnostics())
+    assert caught.value.message == EXPORT_MESSAGE
+    session, diagnostics = read(write(tmp_path, edited(after={61: [bare[-1]]})))
+    assert diagnostics.skipped["muse:non-envelope-line"] == 1
+    assert [r.usage.prompt_tokens for r in session.responses] == [31_979]
+
+
+def test_an_approval_review_stream_is_refused_at_its_first_envelope(tmp_path: Path) -> None:
+    """Line 2 with `stream.kind` edited to the approval reviewer's: as a log it is an
+    ApprovalReviewLogError at line 1; given as a session it is refused (a JournalError)."""
+    value = line(2)
+    value["stream"]["kind"] = "approval.review.runtime"
+    path = write(tmp_path, [value, line(3)])
+    with pytest.raises(ApprovalReviewLogError) as caught:
+        muse.read_journal(path, Diagnostics())
+    assert (caught.value.message, caught.value.line) == (APPROVAL_MESSAGE, 1)
+    with pytest.raises(JournalError) as refused:
+        muse.read_files([path], Diagnostics())
+    assert type(refused.value) is JournalError
+    assert (refused.value.message, refused.value.line) == (APPROVAL_MESSAGE, 1)
+
+
+def test_envelopes_of_other_streams_are_not_this_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before line 1: line 2 edited to a workflow stream, and to a session stream whose id is
+    not text: skipped, the session is the next one's. Line 61 edited to a mirrored stream:
+    skipped, its answer is not this session's."""
+    workflow = line(2)
+    workflow["stream"] = {"kind": "workflow", "id": "wf-1"}
+    numbered = line(2)
+    numbered["stream"] = {"kind": "session", "id": 7}
+    mirrored = line(61)
+    mirrored["stream"]["id"] = "01a10134-0000-0000-0000-000000000000"
+    records = [workflow, numbered, *edited({61: mirrored})]
+    added = spy(monkeypatch)
+    session, diagnostics = read(write(tmp_path, records))
+    assert session.session_id == SID
+    assert diagnostics.skipped["muse:other-stream"] == 3
+    assert "034155cd-276f-4325-b2cd-280695afd476" not in by_id(added)
+
+
+def test_an_envelope_without_payload_is_a_warning(tmp_path: Path) -> None:
+    """Line 61 with `payload` edited to a string: a warning at line 61, its answer is lost,
+    its time still counts."""
+    value = line(61)
+    value["payload"] = "not a payload"
+    value["recorded_at"] = VALUES[-1]["recorded_at"] + 5_000_000
+    session, diagnostics = read(write(tmp_path, edited({61: value})))
+    assert warnings(diagnostics) == [(61, "bad-shape", "runtime.session without payload")]
+    assert session.end_ns == value["recorded_at"] * 1_000
+
+
+def test_the_session_spans_its_earliest_and_latest_record(tmp_path: Path) -> None:
+    """Line 10 edited to 1 s before the frame's records and line 30 to 9 s after the last
+    line: the session starts and ends there, whatever the file order."""
+    early, late = line(10), line(30)
+    early["recorded_at"] = 1791021577918281 - 1_000_000
+    late["recorded_at"] = VALUES[-1]["recorded_at"] + 9_000_000
+    session, _ = read(write(tmp_path, edited({10: early, 30: late})))
+    assert (session.start_ns, session.end_ns) == (
+        early["recorded_at"] * 1_000,
+        late["recorded_at"] * 1_000,
+    )
+
+
+# -- metadata ---------------------------------------------------------------------------------
+
+
+WORKSPACE = VALUES[1]["payload"]["record"]["workspace_root"]
+assert WORKSPACE.endswith("/seven-workspace")  # a session keeps the project's name only
+
+
+def test_metadata_names_project_provider_version_and_build(tmp_path: Path) -> None:
+    """Lines 2 (metadata), 3 (route_facts) and 15 (run.model.configured) as written; then
+    line 3's cwd and line 15's provider edited: the metadata still wins."""
+    session, _ = read(HCN)
+    assert (session.project, session.provider, session.harness_version) == (
+        "seven-workspace",
+        "meta",
+        "1.4.2",
+    )
+    assert facts(session)["build"] == "b538db0a2c"
+    assert session.facts[0] == ("build", "b538db0a2c")
+    route, configured = line(3), line(15)
+    route["payload"]["record"]["cwd"] = "/elsewhere"
+    configured["payload"]["record"]["provider_id"] = "other"
+    session, _ = read(write(tmp_path, edited({3: route, 15: configured})))
+    assert (session.project, session.provider) == ("seven-workspace", "meta")
+
+
+def test_without_metadata_the_route_and_model_records_name_them(tmp_path: Path) -> None:
+    """Line 2's record emptied: the project is line 3's cwd, the provider line 15's, no
+    version, no build fact; the model still comes from line 64."""
+    route, configured = line(3), line(15)
+    route["payload"]["record"]["cwd"] = "/elsewhere"
+    configured["payload"]["record"]["provider_id"] = "other"
+    metadata = line(2)
+    metadata["payload"]["record"] = {"build": {"sha": "", "semver": None}}
+    session, _ = read(write(tmp_path, edited({2: metadata, 3: route, 15: configured})))
+    assert (session.project, session.provider, session.harness_version) == (
+        "elsewhere",
+        "other",
+        None,
+    )
+    assert "build" not in facts(session)
+    assert session.models == ("muse-spark-1.3-contributor",)
+
+
+@pytest.mark.parametrize(
+    ("completed", "configured", "metadata", "model"),
+    [
+        ("from-completed", "from-run", "from-metadata", "from-completed"),
+        (None, "from-run", "from-metadata", "from-run"),
+        (None, None, "from-metadata", "from-metadata"),
+        (None, None, None, None),
+    ],
+)
+def test_the_model_of_a_request(
+    tmp_path: Path, completed: str | None, configured: str | None, metadata: str | None, model: str
+) -> None:
+    """Line 64's `model`, else line 15's `model_id` for the run, else line 2's `model_id`;
+    none: no model, no window (only muse-spark models have the model/list window)."""
+    done, run_model, meta = line(64), line(15), line(2)
+    done["payload"]["event"]["model"] = completed
+    run_model["payload"]["record"]["model_id"] = configured
+    meta["payload"]["record"]["model_id"] = metadata
+    session, _ = read(write(tmp_path, edited({2: meta, 15: run_model, 64: done})))
+    (response,) = session.responses
+    assert response.model == (model or "")
+    assert session.models == ((model,) if model else ())
+    assert (session.window_tokens, session.window_source) == (None, None)
+    (snapshot,) = [s for s in session.snapshots if s.anchor_id == response.id]
+    assert snapshot.model == model and snapshot.window_tokens is None
+
+
+def test_a_run_model_is_keyed_by_its_run_stream_else_its_command(tmp_path: Path) -> None:
+    """Line 15 without `run_stream` (its `command_id` is the run id); then without either:
+    the metadata's model stands."""
+    done, run_model, meta = line(64), line(15), line(2)
+    del done["payload"]["event"]["model"]
+    meta["payload"]["record"]["model_id"] = "from-metadata"
+    run_model["payload"]["record"]["model_id"] = "from-run"
+    del run_model["payload"]["record"]["run_stream"]
+    session, _ = read(write(tmp_path, edited({2: meta, 15: run_model, 64: done})))
+    assert session.models == ("from-run",)
+    run_model["payload"]["record"]["command_id"] = None
+    session, _ = read(write(tmp_path, edited({2: meta, 15: run_model, 64: done})))
+    assert session.models == ("from-metadata",)
+
+
+# -- model calls ------------------------------------------------------------------------------
+
+
+def test_a_requests_usage_as_model_completed_reports_it(tmp_path: Path) -> None:
+    """Line 64 as written (cache keys 0, 38 reasoning); edited to cache_read 5 (over
+    cached_tokens 7), cache_write 3 and a finish reason; then without cache_read_tokens: the
+    cached_tokens stand in."""
+    session, _ = read(HCN)
+    (response,) = session.responses
+    usage = response.usage
+    assert (usage.prompt_tokens, usage.input_tokens, usage.output_tokens) == (31_979, 31_979, 49)
+    assert (usage.cache_read_tokens, usage.cache_write_tokens, usage.reasoning_tokens) == (0, 0, 38)
+    assert response.stop_reason is None and response.id == "request-1"
+    done = line(64)
+    event = done["payload"]["event"]
+    event["usage"].update(cache_read_tokens=5, cached_tokens=7, cache_write_tokens=3)
+    event["finish_reason"] = "tool_calls"
+    (response,) = read(write(tmp_path, edited({64: done})))[0].responses
+    assert (response.usage.cache_read_tokens, response.usage.cache_write_tokens) == (5, 3)
+    assert response.stop_reason == "tool_calls"
+    del event["usage"]["cache_read_tokens"]
+    (response,) = read(write(tmp_path, edited({64: done})))[0].responses
+    assert response.usage.cache_read_tokens == 7
+
+
+def test_a_call_that_reported_only_output_is_still_a_request(tmp_path: Path) -> None:
+    """Line 64 with input_tokens 0: a request of 49 output tokens, its size unknown."""
+    done = line(64)
+    done["payload"]["event"]["usage"]["input_tokens"] = 0
+    session, _ = read(write(tmp_path, edited({64: done})))
+    (response,) = session.responses
+    assert (response.usage.prompt_tokens, response.usage.output_tokens) == (0, 49)
+    (snapshot,) = [s for s in session.snapshots if s.anchor_id == response.id]
+    assert snapshot.reported_tokens is None and snapshot.coverage is Coverage.PARTIAL
+
+
+@pytest.mark.parametrize("usage", [None, {}, {"input_tokens": 0, "output_tokens": 0}])
+def test_a_call_without_usage_is_no_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, usage: Any
+) -> None:
+    """Line 64 without usage, or all zeros: no request, and the answer still enters the
+    context; the count is a fact."""
+    done = line(64)
+    done["payload"]["event"]["usage"] = usage
+    added = spy(monkeypatch)
+    session, _ = read(write(tmp_path, edited({64: done})))
+    assert session.responses == ()
+    assert facts(session)["zero_usage_model_completed"] == (
+        "1 model calls that reported no tokens: not requests"
+    )
+    assert item(added, "034155cd-276f-4325-b2cd-280695afd476").chars == 5
+    assert "native_lane_requests" not in facts(session)
+
+
+@pytest.mark.parametrize(
+    ("duration", "drop", "start_line"),
+    [
+        (True, (), 58),  # a boolean is no duration: the first model-task status
+        ("4838", (), 58),
+        (-1, (), 58),
+        (None, (58, 62), 51),  # no status either: when the request opened (its trace)
+    ],
+)
+def test_a_request_starts_at_its_first_status_without_a_duration(
+    tmp_path: Path, duration: Any, drop: tuple[int, ...], start_line: int
+) -> None:
+    """Line 64's `duration_ms` edited; lines 58/62 (the model task's statuses) dropped."""
+    done = line(64)
+    done["payload"]["event"]["duration_ms"] = duration
+    (response,) = read(write(tmp_path, edited({64: done, **dict.fromkeys(drop)})))[0].responses
+    assert (response.start_ns, response.end_ns) == (at(start_line), at(64))
+
+
+def test_a_duration_longer_than_the_journal_starts_the_request_there(tmp_path: Path) -> None:
+    """Line 64's duration edited to 0 ms: the request is an instant at line 64."""
+    done = line(64)
+    done["payload"]["event"]["duration_ms"] = 0
+    (response,) = read(write(tmp_path, edited({64: done})))[0].responses
+    assert (response.start_ns, response.end_ns) == (at(64), at(64))
+
+
+def test_a_status_after_completion_opens_no_request(tmp_path: Path) -> None:
+    """Line 65 (the model task's `completed`) edited to a `status`: the task is closed, so
+    no request is opened that never completes."""
+    late = line(65)
+    late["payload"]["event"]["kind"] = "status"
+    session, _ = read(write(tmp_path, edited({65: late})))
+    assert "requests-without-usage" not in facts(session)
+    assert [r.id for r in session.responses] == ["request-1"]
+    # the same status from a new model task does open one, and it never completes
+    other = task_event("task-2", {"kind": "proposed", "task_kind": "model.meta.response"}, 65)
+    status = task_event("task-2", {"kind": "status"}, 65, 2)
+    session, _ = read(write(tmp_path, edited(after={65: [other, status]})))
+    assert facts(session)["requests-without-usage"] == "1 requests that began but never completed"
+
+
+def test_trace_step_and_completion_count_disagree(tmp_path: Path) -> None:
+    """Line 51's model_step edited to 3 (line 64 is the run's call #0): one warning at the
+    completion's line."""
+    trace = line(51)
+    trace["payload"]["event"]["model_step"] = 3
+    _, diagnostics = read(write(tmp_path, edited({51: trace})))
+    assert warnings(diagnostics) == [
+        (
+            64,
+            "muse-trace-step",
+            "model_input_trace_recorded model_step 3 paired with model_completed #0 of its "
+            "run (records missing or a retry)",
+        )
+    ]
+
+
+def test_a_trace_repeated_for_one_step_is_a_retry(tmp_path: Path) -> None:
+    """Line 51 written twice, the second with 400 more prompt bytes: one request, the later
+    trace stands, the repeat is a fact."""
+    again = line(51)
+    lanes = again["payload"]["event"]["bounded"]["aggregates"]
+    lanes[2]["byte_count"] += 400
+    again["payload"]["event"]["bounded"]["total_lane_bytes"] += 400
+    session, _ = read(write(tmp_path, edited(after={51: [again]})))
+    (response,) = session.responses
+    (snapshot,) = [s for s in session.snapshots if s.anchor_id == response.id]
+    assert dict(snapshot.categories)[Category.PROMPTS] == (964 + 400 + 3) // 4
+    assert facts(session)["repeated_traces"] == (
+        "1 model_input_trace_recorded repeated for one step (retry)"
+    )
+    assert "requests-without-usage" not in facts(session)
+
+
+def test_a_trace_of_a_new_step_drops_the_request_that_never_completed(tmp_path: Path) -> None:
+    """Line 51 written again with model_step 1: the step-0 request never completed (a fact);
+    the completion pairs with step 1, its count says #0 (a warning)."""
+    again = line(51)
+    again["payload"]["event"]["model_step"] = 1
+    session, diagnostics = read(write(tmp_path, edited(after={51: [again]})))
+    assert [r.id for r in session.responses] == ["request-2"]
+    assert facts(session)["requests-without-usage"] == "1 requests that began but never completed"
+    assert [w.kind for w in diagnostics.warnings] == ["muse-trace-step"]
+
+
+@pytest.mark.parametrize(
+    ("schema", "scope", "skipped"),
+    [
+        (1, "full_request", "muse:model_input_trace/schema-1/full_request"),
+        (2, "bounded", "muse:model_input_trace/schema-2/bounded"),
+    ],
+)
+def test_traces_of_another_schema_are_skipped(
+    tmp_path: Path, schema: int, scope: str, skipped: str
+) -> None:
+    """Line 51's schema_version / scope edited: not read; the request falls back to items."""
+    trace = line(51)
+    trace["payload"]["event"].update(schema_version=schema, scope=scope)
+    session, diagnostics = read(write(tmp_path, edited({51: trace})))
+    assert diagnostics.skipped[skipped] == 1
+    (snapshot,) = [s for s in session.snapshots if s.anchor_id == "request-1"]
+    assert (snapshot.basis, snapshot.stage) == (Basis.CHARS, Stage.TRANSCRIPT_OBSERVED)
+    assert facts(session)["native_lane_requests"].startswith("0 of 1 requests")
+
+
+def test_a_trace_without_aggregates_is_a_warning(tmp_path: Path) -> None:
+    trace = line(51)
+    trace["payload"]["event"]["bounded"]["aggregates"] = []
+    session, diagnostics = read(write(tmp_path, edited({51: trace})))
+    assert warnings(diagnostics) == [
+        (51, "bad-shape", "model_input_trace_recorded without aggregates")
+    ]
+    (snapshot,) = [s for s in session.snapshots if s.anchor_id == "request-1"]
+    assert snapshot.basis is Basis.CHARS
+
+
+def test_lanes_holding_the_whole_input_need_no_residual(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Line 64's input_tokens edited to the lanes' 24,025 tokens: no not-in-lanes item, the
+    composition is complete."""
+    done = line(64)
+    done["payload"]["event"]["usage"]["input_tokens"] = 24_025
+    added = spy(monkeypatch)
+    session, _ = read(write(tmp_path, edited({64: done})))
+    assert muse.NOT_IN_LANES_ID not in by_id(added)
+    (snapshot,) = [s for s in session.snapshots if s.anchor_id == "request-1"]
+    assert (snapshot.coverage, snapshot.stage) == (Coverage.COMPLETE, Stage.REQUEST_INPUT)
+    assert snapshot.item_stage == "transcript-observed"
+    assert facts(session)["native_lane_requests"] == (
+        "1 of 1 requests have model_input_trace_recorded lanes (native-bytes/4); the others "
+        "are transcript items (chars/4)"
+    )
+
+
+def test_blocks_larger_than_the_context_lane_are_a_warning(tmp_path: Path) -> None:
+    """Line 51's context lane edited to 100 bytes, far less than lines 24-34's blocks: one
+    warning at the completion's line, the lane shown unattributed."""
+    trace = line(51)
+    trace["payload"]["event"]["bounded"]["aggregates"][1]["byte_count"] = 100
+    _, diagnostics = read(write(tmp_path, edited({51: trace})))
+    assert warnings(diagnostics) == [
+        (
+            64,
+            "muse-blocks-exceed-context",
+            "context blocks add up to more bytes than the request's context lane; that lane "
+            "is shown unattributed",
+        )
+    ]
+
+
+# -- what enters the context ------------------------------------------------------------------
+
+
+def test_the_prompt_and_instructions_of_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Line 22's prompt (a PROMPT item measured once), line 35's base instructions and its
+    31 active tool names (schemas unmeasured), line 60's encrypted reasoning (unmeasured)."""
+    added = spy(monkeypatch)
+    session, diagnostics = read(HCN)
+    prompt = VALUES[21]["payload"]["event"]["prompt"]
+    got = item(added, f"prompt:{RUN}")
+    assert (got.category, got.label, got.chars, got.source_kind) == (
+        Category.PROMPTS,
+        "User prompt",
+        len(prompt),
+        SourceKind.PROMPT,
+    )
+    (user,) = session.prompts
+    assert (user.id, user.start_ns, user.chars) == (RUN, at(22), len(prompt))
+    assert user.preview == prompt[: len(user.preview)] and user.preview
+    assert dict(session.unmeasured) == {"encrypted-reasoning": 1, "tool-schemas": 31}
+    assert diagnostics.skipped["muse:run/reasoning_committed"] == 1
+
+
+def test_reasoning_without_its_encrypted_blob_is_not_unmeasured(tmp_path: Path) -> None:
+    """Line 60 without `encrypted_content`; line 35 without tools: nothing unmeasured."""
+    reasoning, configured = line(60), line(35)
+    del reasoning["payload"]["event"]["encrypted_content"]
+    configured["payload"]["event"]["toolset"]["active_tools"] = []
+    session, _ = read(write(tmp_path, edited({35: configured, 60: reasoning})))
+    assert dict(session.unmeasured) == {}
+
+
+def test_a_prompt_that_is_not_text_is_empty(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Line 22's prompt edited to a list: an empty prompt, still a turn."""
+    started = line(22)
+    started["payload"]["event"]["prompt"] = ["not", "text"]
+    added = spy(monkeypatch)
+    session, _ = read(write(tmp_path, edited({22: started})))
+    assert (item(added, f"prompt:{RUN}").chars, session.prompts[0].chars) == (0, 0)
+
+
+def test_an_answer_without_id_or_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Line 61 without message_id and with a non-text `text`: an empty answer named by its
+    time."""
+    answer = line(61)
+    del answer["payload"]["event"]["message_id"]
+    answer["payload"]["event"]["text"] = None
+    added = spy(monkeypatch)
+    read(write(tmp_path, edited({61: answer})))
+    got = item(added, f"assistant:{at(61)}")
+    assert (got.category, got.label, got.chars, got.source_kind) == (
+        Category.ASSISTANT,
+        "Assistant history",
+        0,
+        SourceKind.RESPONSE,
+    )
+
+
+def test_goal_usage_attribution_repeats_the_completion() -> None:
+    """Line 63 repeats line 64's numbers: counted, skipped, never a second request."""
+    session, diagnostics = read(HCN)
+    assert diagnostics.skipped["muse:run/goal_usage_attribution"] == 1
+    assert facts(session)["goal_usage_attribution"] == (
+        "1 records not added: they repeat model_completed"
+    )
+    assert [r.usage.prompt_tokens for r in session.responses] == [31_979]
+
+
+def test_reminder_children_are_counted_and_shown(tmp_path: Path) -> None:
+    """Lines 41, 48, 78, 85 link four reminder children (two with a log path): each is a
+    span named after its agent from its task's start to its end."""
+    session, _ = read(HCN)
+    assert facts(session)["reminder_children"] == "4 reminder child sessions linked"
+    assert facts(session)["reminder_children_without_log_path"] == (
+        "2 reminder children with no log path"
+    )
+    tasks = {
+        VALUES[n - 1]["payload"]["event"]["task_id"]: VALUES[n - 1]["payload"]["event"]
+        for n in (41, 48, 78, 85)
+    }
+    ends = {}
+    for value in VALUES[1:]:
+        payload = value["payload"]
+        if payload.get("kind") == "task" and payload["event"]["kind"] == "completed":
+            ends[payload["task_id"]] = value["recorded_at"] * 1_000
+    for tool in session.tool_calls:
+        linked = tasks[tool.call_id]
+        assert tool.name == linked["reminder_agent_id"]
+        assert tool.child_session == linked["child_session_id"]
+        assert tool.end_ns == ends[tool.call_id]
+        assert not tool.is_error and not tool.incomplete
+    memory = next(t for t in session.tool_calls if t.name == "memory-reminder")
+    assert (memory.start_ns, memory.call_id) == (at(42), "01a10134-7a10-7ff3-939f-fdcd153999e5")
+
+
+def test_a_failed_or_unnamed_reminder(tmp_path: Path) -> None:
+    """Line 41 without reminder_agent_id, its task's completion (line 66) edited to failed;
+    line 48 without task_id (its child is still linked, no span)."""
+    first, second, ended = line(41), line(48), line(66)
+    del first["payload"]["event"]["reminder_agent_id"]
+    del second["payload"]["event"]["task_id"]
+    assert ended["payload"]["task_id"] == first["payload"]["event"]["task_id"]
+    ended["payload"]["event"]["kind"] = "failed"
+    session, _ = read(write(tmp_path, edited({41: first, 48: second, 66: ended})))
+    names = sorted(t.name for t in session.tool_calls)
+    assert names == ["goal-reminder", "reminder", "verify-reminder"]
+    unnamed = next(t for t in session.tool_calls if t.name == "reminder")
+    assert unnamed.is_error and unnamed.end_ns == at(66)
+    assert facts(session)["reminder_children"] == "4 reminder child sessions linked"
+
+
+def test_a_run_that_did_not_complete_is_a_fact(tmp_path: Path) -> None:
+    """Line 94's terminal edited to failed with a reason; then with no outcome or reason."""
+    end = line(94)
+    end["payload"]["event"].update(terminal="failed", reason="boom")
+    session, _ = read(write(tmp_path, edited({94: end})))
+    assert ("run_failed", "boom") in session.facts
+    end["payload"]["event"].update(terminal=None, reason=None)
+    session, _ = read(write(tmp_path, edited({94: end})))
+    assert ("run_unknown", "") in session.facts
+    session, _ = read(HCN)
+    assert not [k for k, _ in session.facts if k.startswith("run_")]
+
+
+def test_block_diagnostics_of_a_new_run_replace_the_old(tmp_path: Path) -> None:
+    """Lines 24-34 all moved to a second run id: the blocks of that run are the ones used;
+    then a diagnostic without block id falls back to its source, one with neither is
+    ignored."""
+    changes = {}
+    for n in range(24, 35):
+        value = line(n)
+        if n == 24:
+            value["payload"]["run_id"] = "other-run"
+        changes[n] = value
+    session, _ = read(write(tmp_path, edited(changes)))
+    (snapshot,) = [s for s in session.snapshots if s.anchor_id == "request-1"]
+    # run-1 restates ten blocks after other-run's one: rules_file's 10,317 bytes are glue
+    assert dict(snapshot.categories)[Category.RULES] == (313 + 3) // 4
+    assert dict(snapshot.categories)[Category.OVERHEAD] == (10_317 + 29 + 3) // 4
+
+
+# -- compaction (the real events of `muse export`) --------------------------------------------
+
+
+def _export() -> list[dict[str, Any]]:
+    value = json.loads(EXPORT.read_text())
+    assert isinstance(value, list)
+    return value
+
+
+def compaction_lines(*indexes: int, edit: dict[int, dict[str, Any]] | None = None) -> list[Any]:
+    """The export's events (by index) as run events after line 64, 1 ms apart."""
+    events = _export()
+    out = []
+    for k, index in enumerate(indexes, 1):
+        event = events[index]
+        event.update((edit or {}).get(index, {}))
+        out.append(run_event(event, like=64, shift_us=k * 1_000))
+    return out
+
+
+def test_a_compaction_as_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Export events 0-4 and the repeated 5-6 after line 64: candidate (rejected), fallback,
+    candidates, installed, and the export's repeat of the pair."""
+    records = edited(after={64: compaction_lines(0, 1, 2, 3, 4, 5, 6)})
+    added = spy(monkeypatch)
+    session, diagnostics = read(write(tmp_path, records))
+    events = _export()
+    installed_at = at(64) + 5_000_000
+    (compaction,) = session.compactions
+    assert (compaction.id, compaction.trigger, compaction.end_ns) == (
+        "compaction-1",
+        "soft_threshold_async",
+        installed_at,
+    )
+    assert diagnostics.skipped["muse:duplicate-compaction"] == 1
+    assert diagnostics.skipped["muse:run/context_compaction_candidate"] == 4
+    request = compaction.request
+    assert request is not None and request.id == "compaction-1:summarizer"
+    assert (request.start_ns, request.end_ns) == (installed_at - 11_547_000_000, installed_at)
+    assert compaction.start_ns == request.start_ns
+    assert (request.usage.prompt_tokens, request.usage.output_tokens) == (7_693, 1_177)
+    assert request.model == "muse-spark-1.3-contributor"
+    assert compaction.timing == "summarizer_usage.duration_ms before context_compaction_installed"
+    summary = item(added, "summary:install-39")
+    assert (summary.category, summary.label, summary.chars) == (
+        Category.SUMMARIES,
+        "Compaction summary",
+        len(events[4]["replacement"]["text"]),
+    )
+    # the history before it leaves (the answer), the turn's prompt stays
+    assert compaction.removed_items == 1
+    assert (compaction.pre_tokens, compaction.post_tokens) == (31_979, None)
+    assert facts(session)["compaction-1_estimated_prompt_tokens"] == (
+        "30359 → 22869 (Muse's own estimate, heuristic_estimate; not provider counts)"
+    )
+    assert facts(session)["compaction_fallback_1"] == (
+        "hard_threshold_failed (severity terminal, can_continue False); summarizer "
+        "7666 in / 1011 out"
+    )
+    (post,) = [s for s in session.snapshots if s.anchor_id == "compaction-1"]
+    assert post.stage is Stage.POST_COMPACTION and post.window_tokens == 1_007_997
+    assert post.model == "muse-spark-1.3-contributor"
+    categories = dict(post.categories)
+    assert Category.ASSISTANT not in categories and Category.PROMPTS in categories
+    assert categories[Category.SUMMARIES] == -(-len(events[4]["replacement"]["text"]) // 4)
+
+
+def test_a_compaction_without_summarizer_usage_reads_the_candidates_metrics(
+    tmp_path: Path,
+) -> None:
+    """Export event 4 without `summarizer_usage`, after candidate 3 (its candidate, with a
+    `summary_call_metrics` diagnostic): the summarizer's tokens come from that diagnostic;
+    with no duration the compaction starts at the previous request's end."""
+    records = edited(after={64: compaction_lines(3, 4, edit={4: {"summarizer_usage": None}})})
+    session, _ = read(write(tmp_path, records))
+    (compaction,) = session.compactions
+    request = compaction.request
+    assert request is not None
+    assert (request.usage.prompt_tokens, request.usage.output_tokens) == (7_693, 1_177)
+    assert request.usage.reasoning_tokens == 791
+    installed_at = at(64) + 2_000_000
+    assert (request.start_ns, request.end_ns) == (installed_at, installed_at)
+    assert (compaction.start_ns, compaction.end_ns) == (at(64), installed_at)
+    assert compaction.timing == "previous request's end → context_compaction_installed"
+
+
+@pytest.mark.parametrize(
+    "diagnostics",
+    [
+        None,
+        [],
+        [{"reason": "other", "message": "{}"}],
+        [{"reason": "summary_call_metrics", "message": "{not json"}],
+        [{"reason": "summary_call_metrics", "message": "[1]"}],
+    ],
+)
+def test_a_compaction_with_no_usage_anywhere_has_no_summarizer_request(
+    tmp_path: Path, diagnostics: Any
+) -> None:
+    """Candidate 3's diagnostics edited (none, other reasons, damaged metrics), event 4
+    without `summarizer_usage`: no summarizer request."""
+    records = edited(
+        after={
+            64: compaction_lines(
+                3, 4, edit={3: {"diagnostics": diagnostics}, 4: {"summarizer_usage": None}}
+            )
+        }
+    )
+    session, _ = read(write(tmp_path, records))
+    (compaction,) = session.compactions
+    assert compaction.request is None
+    assert compaction.start_ns == at(64)
+
+
+def test_an_install_is_named_by_its_id_candidate_or_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Event 4 twice: without install_id (named by candidate-10, the second a duplicate);
+    then without either id (named by its time, so both are kept)."""
+    records = edited(after={64: compaction_lines(4, 6, edit={4: {"install_id": None}})})
+    for value in records[64:66]:
+        value["payload"]["event"]["install_id"] = None
+    added = spy(monkeypatch)
+    session, diagnostics = read(write(tmp_path, records))
+    assert len(session.compactions) == 1 and "summary:candidate-10" in by_id(added)
+    for value in records[64:66]:
+        value["payload"]["event"]["candidate_id"] = None
+    session, diagnostics = read(write(tmp_path, records))
+    assert [c.id for c in session.compactions] == ["compaction-1", "compaction-2"]
+    assert f"summary:{at(64) + 1_000_000}" in by_id(added)
+    assert "muse:duplicate-compaction" not in diagnostics.skipped
+
+
+def test_replayed_messages_replace_the_summary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Event 4 with the 1.4.x `replay_model_messages` (hand-made after FORMATS-muse §5.18):
+    each message is its own item, the user message starting `summary` a summary."""
+    replay = [
+        {"role": "developer", "content": [{"kind": "text", "text": "dev "}, {"text": "note"}]},
+        {"role": "user", "content": [{"kind": "text", "text": "  Summary: the work so far"}]},
+        {"role": "user", "content": [{"kind": "text", "text": "next question"}, "x"]},
+        {"role": "user", "content": None},
+    ]
+    records = edited(after={64: compaction_lines(4, edit={4: {"replay_model_messages": replay}})})
+    added = spy(monkeypatch)
+    read(write(tmp_path, records))
+    items = by_id(added)
+    got = [(items[f"compaction-1:replay:{i}"]) for i in range(4)]
+    assert [(a.category, a.label, a.chars) for a in got] == [
+        (Category.MESSAGES, "Replayed developer message", 8),
+        (Category.SUMMARIES, "Compaction summary", 26),
+        (Category.PROMPTS, "Replayed user message", 13),
+        (Category.PROMPTS, "Replayed user message", 0),
+    ]
+    assert "summary:install-39" not in items
+
+
+def test_a_compaction_budget_without_after_or_source(tmp_path: Path) -> None:
+    """Event 4 with budget_after replaced by candidate 2's `estimated_budget_after` and no
+    estimate source; then with no budgets at all (no fact)."""
+    edit = {
+        "budget_before": {"estimated_prompt_tokens": 30359},
+        "budget_after": None,
+        "estimated_budget_after": {"estimated_prompt_tokens": 21000},
+    }
+    session, _ = read(write(tmp_path, edited(after={64: compaction_lines(4, edit={4: edit})})))
+    assert facts(session)["compaction-1_estimated_prompt_tokens"] == (
+        "30359 → 21000 (Muse's own estimate, source not stated; not provider counts)"
+    )
+    edit = {"budget_before": None, "budget_after": {"estimate_source": "x"}}
+    session, _ = read(write(tmp_path, edited(after={64: compaction_lines(4, edit={4: edit})})))
+    assert "compaction-1_estimated_prompt_tokens" not in facts(session)
+    edit = {"budget_before": None, "budget_after": {"estimated_prompt_tokens": 5}}
+    session, _ = read(write(tmp_path, edited(after={64: compaction_lines(4, edit={4: edit})})))
+    assert facts(session)["compaction-1_estimated_prompt_tokens"].startswith("None → 5 (")
+
+
+def test_a_fallback_without_summarizer_usage(tmp_path: Path) -> None:
+    """Export event 1 (a fallback) twice, without `summarizer_usage`: numbered facts."""
+    no_usage = {1: {"summarizer_usage": None}}
+    session, _ = read(write(tmp_path, edited(after={64: compaction_lines(1, 1, edit=no_usage)})))
+    assert facts(session)["compaction_fallback_2"] == (
+        "hard_threshold_failed (severity terminal, can_continue False); summarizer usage not "
+        "recorded"
+    )
