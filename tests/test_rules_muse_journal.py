@@ -860,3 +860,352 @@ def test_a_fallback_without_summarizer_usage(tmp_path: Path) -> None:
         "hard_threshold_failed (severity terminal, can_continue False); summarizer usage not "
         "recorded"
     )
+
+
+# -- tool calls and results (hand-made events in line 61's envelope) -------------------------
+
+
+def calls_event(*calls: Any) -> dict[str, Any]:
+    """FORMATS-muse §5.10: one record per response, `args` a JSON string."""
+    return {
+        "kind": "assistant_tool_calls_committed",
+        "message_id": "m-1",
+        "tool_calls": list(calls),
+    }
+
+
+def results_event(*results: Any, kind: str = "tool_result_batch_committed") -> dict[str, Any]:
+    return {"kind": kind, "batch_id": "m-1", "results": list(results)}
+
+
+def test_tool_calls_are_named_by_their_call_id_else_id_else_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After line 61 (hand-made): a call with `call_id`, one with only the provider `id` and
+    `arguments`, one with neither and no name, one that is no object; a second record
+    repeating the first call under another name. Each is an assistant item of name +
+    arguments (a repeat replaces the item); a call is one tool call, as first named."""
+    ts = at(61) + 1_000
+    records = edited(
+        after={
+            61: [
+                run_event(
+                    calls_event(
+                        {"call_id": "call_1", "id": "fc_1", "name": "bash", "args": '{"a": 1}'},
+                        {"id": "fc_2", "name": "read_file", "arguments": {"path": "x"}},
+                        {"call_id": "", "args": "{}"},
+                        "not a call",
+                    )
+                ),
+                run_event(calls_event({"call_id": "call_1", "name": "other"}), shift_us=2),
+                run_event({"kind": "assistant_tool_calls_committed", "tool_calls": "x"}),
+            ]
+        }
+    )
+    added = spy(monkeypatch)
+    session, _ = read(write(tmp_path, records))
+    items = by_id(added)
+    expect = {
+        "call:call_1": len("bash") + len('{"a": 1}'),
+        "call:fc_2": len("read_file") + len('{"path":"x"}'),
+        f"call:call@{ts}": len("tool") + len("{}"),
+    }
+    assert [a.chars for a in added if a.id == "call:call_1"] == [12, len("other")]
+    expect["call:call_1"] = len("other")
+    for item_id, chars in expect.items():
+        got = items[item_id]
+        assert (got.category, got.label, got.source_kind) == (
+            Category.ASSISTANT,
+            "Tool arguments",
+            SourceKind.TOOL,
+        ), item_id
+        assert (got.chars, got.source_id) == (chars, item_id.removeprefix("call:")), item_id
+    tools = {t.call_id: t for t in session.tool_calls if not t.call_id.startswith("01a1")}
+    assert sorted(tools) == ["call@" + str(ts), "call_1", "fc_2"]
+    assert (tools["call_1"].name, tools["fc_2"].name, tools[f"call@{ts}"].name) == (
+        "bash",
+        "read_file",
+        "tool",
+    )
+    assert tools["call_1"].arg_keys == ("a",) and tools["fc_2"].arg_keys == ("path",)
+    for tool in tools.values():
+        # the calls are outputs of the open request, their turn the run's prompt
+        assert (tool.response_id, tool.start_ns) == ("request-1", ts)
+        assert tool.incomplete  # no result came
+    assert session.incomplete
+
+
+def test_a_call_after_its_request_completed_belongs_to_it(tmp_path: Path) -> None:
+    """The 1.1.1 order (answer after model_completed): a call recorded after line 64 is the
+    last request's, and enters the context at once."""
+    records = edited(after={64: [run_event(calls_event({"call_id": "c", "name": "ls"}), 64)]})
+    session, _ = read(write(tmp_path, records))
+    (tool,) = [t for t in session.tool_calls if t.call_id == "c"]
+    assert tool.response_id == "request-1"
+    (snapshot,) = [s for s in session.snapshots if s.anchor_id == "request-1"]
+    assert "call:c" not in {c.id for c in snapshot.changes}
+
+
+@pytest.mark.parametrize(
+    "kind",
+    ["tool_result_batch_committed", "tool_results_committed", "tool_result_committed"],
+)
+def test_every_result_record_kind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """A call after line 61 and its result after line 64 (hand-made), under each name
+    FORMATS-muse §5.12 lists: a result item linked to its call; the call ends there."""
+    call = run_event(calls_event({"call_id": "c", "name": "ls", "args": "{}"}))
+    result = run_event(results_event({"tool_call_id": "c", "text": "a.py\n"}, kind=kind), 64, 9)
+    added = spy(monkeypatch)
+    session, _ = read(write(tmp_path, edited(after={61: [call], 64: [result]})))
+    got = item(added, "result:c")
+    assert (got.category, got.label, got.chars, got.source_id, got.source_kind) == (
+        Category.RESULTS,
+        "Tool result",
+        5,
+        "c",
+        SourceKind.TOOL,
+    )
+    (tool,) = [t for t in session.tool_calls if t.call_id == "c"]
+    assert (tool.end_ns, tool.result_chars, tool.is_error, tool.incomplete) == (
+        at(64) + 9_000,
+        5,
+        False,
+        False,
+    )
+
+
+def test_a_lone_result_record_and_its_body_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`tool_result{call_id, content|output|result}` (the older name, one result per record,
+    hand-made): the first body key present is the text; a body that is not text is its JSON;
+    no body is an empty result."""
+    calls = run_event(calls_event(*({"call_id": f"c{i}", "name": "x"} for i in range(5))))
+    bodies = [
+        {"content": "from content", "output": "not this"},
+        {"output": "from output", "result": "not this"},
+        {"result": {"rows": [1, 2]}},
+        {"text": "from text", "content": "not this"},
+        {},
+    ]
+    results = [
+        run_event({"kind": "tool_result", "call_id": f"c{i}", **body}, 64, 10 + i)
+        for i, body in enumerate(bodies)
+    ]
+    added = spy(monkeypatch)
+    session, _ = read(write(tmp_path, edited(after={61: [calls], 64: results})))
+    items = by_id(added)
+    assert [items[f"result:c{i}"].chars for i in range(5)] == [
+        len("from content"),
+        len("from output"),
+        len('{"rows":[1,2]}'),
+        len("from text"),
+        0,
+    ]
+    assert all(not t.incomplete for t in session.tool_calls if t.call_id.startswith("c"))
+
+
+def test_a_result_without_its_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Results (hand-made, after line 64) for a call the log does not have, and with no call
+    id at all: both enter the context, the latter named by its time and linked to nothing;
+    a result that is no object is ignored."""
+    records = edited(
+        after={
+            64: [
+                run_event(results_event({"tool_call_id": "gone", "text": "x"}, "no"), 64, 5),
+                run_event(results_event({"text": "yz"}), 64, 6),
+            ]
+        }
+    )
+    added = spy(monkeypatch)
+    _, diagnostics = read(write(tmp_path, records))
+    gone, anonymous = item(added, "result:gone"), item(added, f"result@{at(64) + 6_000}")
+    assert (gone.source_id, gone.source_kind, gone.chars) == ("gone", SourceKind.TOOL, 1)
+    assert (anonymous.source_id, anonymous.source_kind, anonymous.chars) == (
+        "",
+        SourceKind.NONE,
+        2,
+    )
+    assert diagnostics.notes["muse:result-without-call"] == 2
+    assert len([a for a in added if a.category is Category.RESULTS]) == 2
+
+
+def test_a_result_recorded_before_its_call_ends_when_it_started(tmp_path: Path) -> None:
+    """The result's envelope (hand-made) carries an earlier time than the call's."""
+    call = run_event(calls_event({"call_id": "c", "name": "ls"}), 61, 50)
+    result = run_event(results_event({"tool_call_id": "c", "text": "ok"}), 61, 60)
+    result["recorded_at"] -= 20
+    session, _ = read(write(tmp_path, edited(after={61: [call, result]})))
+    (tool,) = [t for t in session.tool_calls if t.call_id == "c"]
+    assert tool.end_ns == tool.start_ns == at(61) + 50_000
+
+
+@pytest.mark.parametrize(
+    ("text", "failed"),
+    [
+        ("tool failed: permission denied", True),
+        ('{"command": "npm test", "exit_code": 1, "output": "1 failing"}', True),
+        ('{"command": "npm test", "exit_code": 0, "output": "ok"}', False),
+        ('{"command": "x", "exit_code": true}', False),
+        ('{"command": "x", "exit_code": "1"}', False),
+        ('{"exit_code": 1', False),  # cut short: not JSON
+        ('["exit_code", 1]', False),
+        ('{"nested": {"exit_code": 1}}', False),
+        ("the tool failed", False),
+        (' {"exit_code": 1}', False),
+    ],
+)
+def test_a_result_that_says_it_failed(tmp_path: Path, text: str, failed: bool) -> None:
+    """FORMATS-muse §5.12: `tool failed: …`, or bash's JSON with a non-zero exit_code."""
+    call = run_event(calls_event({"call_id": "c", "name": "bash"}))
+    result = run_event(results_event({"tool_call_id": "c", "text": text}), 64, 5)
+    session, _ = read(write(tmp_path, edited(after={61: [call], 64: [result]})))
+    (tool,) = [t for t in session.tool_calls if t.call_id == "c"]
+    assert tool.is_error is failed
+
+
+def test_tool_tasks_and_effects_time_the_execution(tmp_path: Path) -> None:
+    """A call (after line 61) whose task (`side_effect_intent` with `tool:<call_id>`,
+    FORMATS-muse §5.6) starts and fails, and one bracketed by `tool_batch.effect.started` /
+    `.terminal` (§5.11); hand-made. The execution is the span; a failure is an error."""
+    call = run_event(
+        calls_event({"call_id": "c1", "name": "bash"}, {"call_id": "c2", "name": "ls"})
+    )
+
+    def effect(kind: str, shift: int, **record: Any) -> Any:
+        value = line(61)
+        value["payload_type"] = f"tool_batch.effect.{kind}"
+        value["payload"] = {"kind": "tool_batch_effect", "run_id": RUN, "record": record}
+        value["recorded_at"] += shift
+        return value
+
+    records = edited(
+        after={
+            61: [
+                call,
+                task_event("t1", {"kind": "side_effect_intent", "idempotency_key": "tool:c1"}),
+                task_event("t1", {"kind": "started"}, shift_us=100),
+                task_event("t1", {"kind": "failed"}, shift_us=300),
+                effect("started", 200, call_id="c2"),
+                effect("terminal", 700, call_id="c2", outcome={"kind": "failed"}),
+                effect("started", 200, call_id="unknown"),
+                task_event("t9", {"kind": "side_effect_intent", "idempotency_key": "model:x"}),
+                task_event("t9", {"kind": "started"}, shift_us=150),
+            ],
+            64: [
+                run_event(
+                    results_event(
+                        {"tool_call_id": "c1", "text": "ok"}, {"tool_call_id": "c2", "text": "ok"}
+                    ),
+                    64,
+                    5,
+                )
+            ],
+        }
+    )
+    session, diagnostics = read(write(tmp_path, records))
+    tools = {t.call_id: t for t in session.tool_calls}
+    base = at(61)
+    assert (tools["c1"].start_ns, tools["c1"].end_ns, tools["c1"].is_error) == (
+        base + 100_000,
+        base + 300_000,
+        True,
+    )
+    assert (tools["c2"].start_ns, tools["c2"].end_ns, tools["c2"].is_error) == (
+        base + 200_000,
+        base + 700_000,
+        True,
+    )
+    assert tools["c1"].timing == tools["c2"].timing == "journal: tool task/effect started → ended"
+    assert diagnostics.skipped["muse:tool_batch.effect.started"] == 2
+    assert diagnostics.skipped["muse:tool_batch.effect.terminal"] == 1
+    assert (
+        diagnostics.skipped["muse:task/side_effect_intent"] == 2 + 5
+    )  # + lines 40, 47, 56, 77, 84
+
+
+def test_a_tool_effect_that_completed_is_no_error(tmp_path: Path) -> None:
+    """As above, c2's terminal outcome `completed`, c1's task `completed`: no errors; an
+    effect ending before it started is an instant."""
+    call = run_event(calls_event({"call_id": "c1", "name": "bash"}))
+    value = line(61)
+    value["payload_type"] = "tool_batch.effect.terminal"
+    value["payload"] = {"record": {"call_id": "c1", "outcome": {"kind": "completed"}}}
+    started = copy.deepcopy(value)
+    started["payload_type"] = "tool_batch.effect.started"
+    started["recorded_at"] += 500
+    records = edited(after={61: [call, started, value]})
+    session, _ = read(write(tmp_path, records))
+    (tool,) = [t for t in session.tool_calls if t.call_id == "c1"]
+    assert (tool.start_ns, tool.end_ns, tool.is_error) == (at(61) + 500_000,) * 2 + (False,)
+    assert not tool.incomplete
+
+
+# -- approvals and subagent control (hand-made after FORMATS-muse §5.19, §6) ------------------
+
+
+def test_automated_approval_reviews_are_counted_not_added(tmp_path: Path) -> None:
+    def review(kind: str, usage: Any = None) -> Any:
+        value = line(61)
+        value["payload"] = {"kind": "approval", "event": {"kind": kind, "usage": usage}}
+        return value
+
+    records = edited(
+        after={
+            61: [
+                review("requested"),
+                review("automated_review_completed", {"input_tokens": 1_200, "output_tokens": 30}),
+                review("automated_review_completed", {"input_tokens": 300}),
+            ]
+        }
+    )
+    session, diagnostics = read(write(tmp_path, records))
+    assert facts(session)["approval_reviews"] == (
+        "2 automatic approval reviews (their own logs; not read)"
+    )
+    assert facts(session)["approval_review_tokens"] == "1500 in / 30 out (not this context)"
+    assert diagnostics.skipped["muse:approval/automated_review_completed"] == 2
+    assert diagnostics.skipped["muse:approval/requested"] == 1
+    assert [r.usage.prompt_tokens for r in session.responses] == [31_979]
+
+
+def test_a_spawned_subagent_is_linked_to_its_call(tmp_path: Path) -> None:
+    """`subagent.control.start_attested` names the spawn call; `child_session_bound` (by
+    subagent id) binds a second child to it; a bound child of an unknown subagent is not
+    linked."""
+    call = run_event(calls_event({"call_id": "call_spawn", "name": "subagent_spawn"}))
+
+    def control(kind: str, **fields: Any) -> Any:
+        value = line(61)
+        value["payload_type"] = f"subagent.control.{kind}"
+        value["payload"] = {"kind": "subagent_control", "record": fields}
+        return value
+
+    records = edited(
+        after={
+            61: [
+                call,
+                control(
+                    "start_attested",
+                    subagent_session_id="child-1",
+                    dispatched_via_tool_call_id="call_spawn",
+                    subagent_id="sub-1",
+                ),
+                control("child_session_bound", subagent_id="sub-1", child_session_id="child-2"),
+                control("child_session_bound", subagent_id="sub-9", child_session_id="child-9"),
+            ]
+        }
+    )
+    diagnostics = Diagnostics()
+    builder = muse.read_journal(write(tmp_path, records), diagnostics)
+    assert {k: v for k, v in builder.children.items() if k.startswith("child")} == {
+        "child-1": ("call_spawn", "subagent"),
+        "child-2": ("call_spawn", "subagent"),
+    }
+    assert diagnostics.skipped["muse:subagent.control"] == 3
+    session = muse.finish_session(builder)
+    assert session is not None
+    (tool,) = [t for t in session.tool_calls if t.call_id == "call_spawn"]
+    assert tool.child_session == "child-2"
