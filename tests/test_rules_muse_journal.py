@@ -1195,6 +1195,7 @@ def test_a_spawned_subagent_is_linked_to_its_call(tmp_path: Path) -> None:
                 ),
                 control("child_session_bound", subagent_id="sub-1", child_session_id="child-2"),
                 control("child_session_bound", subagent_id="sub-9", child_session_id="child-9"),
+                control("child_session_bound", subagent_id="sub-1"),
             ]
         }
     )
@@ -1204,8 +1205,481 @@ def test_a_spawned_subagent_is_linked_to_its_call(tmp_path: Path) -> None:
         "child-1": ("call_spawn", "subagent"),
         "child-2": ("call_spawn", "subagent"),
     }
-    assert diagnostics.skipped["muse:subagent.control"] == 3
+    assert diagnostics.skipped["muse:subagent.control"] == 4
     session = muse.finish_session(builder)
     assert session is not None
     (tool,) = [t for t in session.tool_calls if t.call_id == "call_spawn"]
     assert tool.child_session == "child-2"
+
+
+# -- more of each rule ------------------------------------------------------------------------
+
+
+def test_every_real_record_is_used_or_skipped_by_kind() -> None:
+    """The 1.4.2 session: each record not used is counted under its own kind (payload type,
+    run or task event), the frame's children only noted; nothing is warned about."""
+    _, diagnostics = read(HCN)
+    assert dict(diagnostics.skipped) == {
+        "muse:run/goal_usage_attribution": 1,
+        "muse:run/provider_request_options_configured": 1,
+        "muse:run/reasoning_committed": 1,
+        "muse:run/reminder_proposal": 4,
+        "muse:run/reminder_reconciler_outcome": 4,
+        "muse:run/resource_usage_sampled": 1,
+        "muse:run/skill_reminder_decision": 1,
+        "muse:run/task_stream_linked": 5,
+        "muse:runtime.command_intake.session_name.received": 1,
+        "muse:runtime.command_intake.settled": 1,
+        "muse:runtime.retained_fact": 1,
+        "muse:runtime.session.capture_selection": 1,
+        "muse:runtime.session.task": 6,
+        "muse:runtime.session/agent_tree_initialized": 1,
+        "muse:runtime.session/security_mode": 1,
+        "muse:runtime.user_intent.accepted": 1,
+        "muse:runtime.user_intent.materialized": 1,
+        "muse:session.end": 1,
+        "muse:session.name.changed": 1,
+        "muse:session.opened.observed": 1,
+        "muse:session.workspace_branch.observed": 3,
+        "muse:task/accepted": 5,
+        "muse:task/completed": 5,
+        "muse:task/proposed": 5,
+        "muse:task/scheduled": 5,
+        "muse:task/side_effect_intent": 5,
+        "muse:task/started": 5,
+        "muse:task/status": 2,
+    }
+    assert dict(diagnostics.notes) == {
+        "muse:runtime.session.permission_format_declared": 1,
+        "muse:runtime.session.permission_profile_committed": 1,
+    }
+    assert diagnostics.warning_total == 0
+
+
+def test_lines_that_look_like_envelopes_but_are_not(tmp_path: Path) -> None:
+    """After line 3: an empty JSON array (no events: not an export), line 61 without its
+    payload_type (not an envelope, not an event: skipped), two retained markers, a frame
+    without children (nothing to read, nothing wrong)."""
+    untyped = line(61)
+    del untyped["payload_type"]
+    marker = {"retained_marker": "omitted_live_only", "stream": {"kind": "session", "id": SID}}
+    frame = {"retained_frame": "session_permission_transaction", "children": None}
+    session, diagnostics = read(
+        write(tmp_path, edited(after={3: [[], untyped, marker, marker, frame]}))
+    )
+    assert warnings(diagnostics) == [(4, "bad-shape", "line is a JSON array")]
+    assert diagnostics.skipped["muse:non-envelope-line"] == 1
+    assert facts(session)["omitted_live_only"] == (
+        "2 retained_marker lines (dropped live-only records)"
+    )
+
+
+@pytest.mark.parametrize("recorded_at", [True, -5, "1791021583007471", None])
+def test_a_record_without_a_usable_time_follows_the_previous_one(
+    tmp_path: Path, recorded_at: Any
+) -> None:
+    """A tool call (hand-made) after line 61 whose `recorded_at` is not µs since the epoch:
+    one warning at its line; it is placed 1 ms after line 61."""
+    call = run_event(calls_event({"call_id": "c", "name": "ls"}))
+    call["recorded_at"] = recorded_at
+    session, diagnostics = read(write(tmp_path, edited(after={61: [call]})))
+    assert warnings(diagnostics) == [
+        (
+            62,
+            "bad-timestamp",
+            "missing or unreadable timestamp; placed 1 ms after the previous record",
+        )
+    ]
+    (tool,) = [t for t in session.tool_calls if t.call_id == "c"]
+    assert tool.start_ns == at(61) + 1_000_000
+
+
+def _second_call(step: int, shift_s: int, input_tokens: int = 31_979) -> list[Any]:
+    """Lines 51 and 64 again, `shift_s` seconds later, as the run's step `step`."""
+    trace, done = line(51), line(64)
+    trace["payload"]["event"]["model_step"] = step
+    trace["recorded_at"] = VALUES[63]["recorded_at"] + shift_s * 1_000_000
+    done["recorded_at"] = trace["recorded_at"] + 500_000
+    done["payload"]["event"]["usage"]["input_tokens"] = input_tokens
+    done["payload"]["event"]["duration_ms"] = 400
+    return [trace, done]
+
+
+def test_each_completion_of_a_run_is_a_request(tmp_path: Path) -> None:
+    """Lines 51/64 repeated as steps 1 and 2 after line 64: three requests, in order, each
+    of its own trace; no step warning; and a completion with nothing open before it (no
+    trace, no model task) is a request too."""
+    bare = line(64)
+    bare["recorded_at"] = VALUES[63]["recorded_at"] + 9_000_000
+    records = edited(after={64: [*_second_call(1, 1), *_second_call(2, 3), bare]})
+    session, diagnostics = read(write(tmp_path, records))
+    assert [r.id for r in session.responses] == [f"request-{n}" for n in range(1, 5)]
+    starts = [r.start_ns for r in session.responses]
+    assert starts[3] == bare["recorded_at"] * 1_000 - 4_838_000_000
+    assert starts[1] == (VALUES[63]["recorded_at"] + 1_500_000) * 1_000 - 400_000_000
+    assert diagnostics.warning_total == 0
+    assert facts(session)["native_lane_requests"].startswith("3 of 4 requests")
+    assert all(r.prompt_id == RUN for r in session.responses)
+
+
+def test_two_calls_without_usage_are_counted(tmp_path: Path) -> None:
+    """Line 64 with zero usage, twice (the echo provider's)."""
+    zero = line(64)
+    zero["payload"]["event"]["usage"] = {"input_tokens": 0, "output_tokens": 0}
+    session, _ = read(write(tmp_path, edited({64: zero}, after={64: [copy.deepcopy(zero)]})))
+    assert facts(session)["zero_usage_model_completed"] == (
+        "2 model calls that reported no tokens: not requests"
+    )
+
+
+def test_two_requests_that_never_completed_are_counted(tmp_path: Path) -> None:
+    """Line 51 three times with steps 1, 2, 3: two requests dropped before line 64's."""
+    extra = []
+    for step in (1, 2):
+        again = line(51)
+        again["payload"]["event"]["model_step"] = step
+        extra.append(again)
+    session, _ = read(write(tmp_path, edited(after={51: extra})))
+    assert facts(session)["requests-without-usage"] == "2 requests that began but never completed"
+    assert [r.id for r in session.responses] == ["request-3"]
+
+
+def test_the_residual_leaves_when_the_lanes_hold_the_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Line 64's 31,979 tokens leave 7,954 outside the lanes (an item of 0 characters and
+    that many tokens); a second call (lines 51/64 again) of 24,025 tokens removes it."""
+    added = spy(monkeypatch)
+    session, _ = read(write(tmp_path, edited(after={64: _second_call(1, 1, 24_025)})))
+    residual = [a for a in added if a.id == muse.NOT_IN_LANES_ID]
+    assert [(a.category, a.chars, a.tokens, a.label) for a in residual] == [
+        (
+            Category.UNATTRIBUTED,
+            0,
+            7_954,
+            "Not in the request lanes: tool schemas and request overhead (reported input − "
+            "Σ lane bytes/4; the lanes are not scaled)",
+        )
+    ]
+    second = next(s for s in session.snapshots if s.anchor_id == "request-2")
+    (gone,) = [c for c in second.changes if c.id == muse.NOT_IN_LANES_ID]
+    assert gone.change.value == "removed"
+    assert Category.UNATTRIBUTED not in dict(second.categories)
+    assert second.coverage is Coverage.COMPLETE
+
+
+def test_a_trace_without_a_step_is_not_checked(tmp_path: Path) -> None:
+    trace = line(51)
+    del trace["payload"]["event"]["model_step"]
+    _, diagnostics = read(write(tmp_path, edited({51: trace})))
+    assert diagnostics.warning_total == 0
+
+
+def test_the_request_snapshot_is_at_its_start_on_its_model(tmp_path: Path) -> None:
+    """Line 64: the snapshot is taken when the request started (duration before), for the
+    muse-spark model and its window, and belongs to the run's turn."""
+    session, _ = read(HCN)
+    (response,) = session.responses
+    (snapshot,) = session.snapshots
+    assert (snapshot.anchor_id, snapshot.time_ns) == (response.id, response.start_ns)
+    assert (snapshot.model, snapshot.window_tokens) == ("muse-spark-1.3-contributor", 1_007_997)
+    assert response.prompt_id == RUN
+
+
+def test_block_diagnostics_not_texts_split_the_context_lane(tmp_path: Path) -> None:
+    """Line 25 (workspace_identity) edited to 250 bytes (its text has 242): the lane split
+    uses the diagnostic. Lines 24-34 dropped: the texts' own sizes split it, the redacted
+    ones by their markers: skills_catalog's marker says 31,982 chars where line 27 measured
+    31,998 bytes, so skills get 16 bytes less and the glue 16 more."""
+    diagnostic = line(25)
+    diagnostic["payload"]["event"]["text_bytes"] = 250
+    session, _ = read(write(tmp_path, edited({25: diagnostic})))
+    categories = dict(session.snapshots[0].categories)
+    assert categories[Category.ENVIRONMENT] == -(-(250 + 479 + 688) // 4)
+    assert categories[Category.OVERHEAD] == -(-(29 - 8) // 4)
+    real = dict(read(HCN)[0].snapshots[0].categories)
+    session, _ = read(write(tmp_path, edited(dict.fromkeys(range(24, 35)))))
+    by_text = dict(session.snapshots[0].categories)
+    assert by_text == {
+        **real,
+        Category.SKILLS: -(-(31_982 + 238) // 4),
+        Category.OVERHEAD: -(-(29 + 16) // 4),
+    }
+
+
+def test_a_diagnostic_without_source_or_id(tmp_path: Path) -> None:
+    """Line 24 (rules_file, 10,317 B) without `source`: still that block. Without its
+    `block_id` too: named by nothing, ignored (its bytes are glue)."""
+    diagnostic = line(24)
+    del diagnostic["payload"]["event"]["source"]
+    session, _ = read(write(tmp_path, edited({24: diagnostic})))
+    assert dict(session.snapshots[0].categories)[Category.RULES] == -(-(10_317 + 313) // 4)
+    del diagnostic["payload"]["event"]["block_id"]
+    session, _ = read(write(tmp_path, edited({24: diagnostic})))
+    categories = dict(session.snapshots[0].categories)
+    assert categories[Category.RULES] == -(-313 // 4)
+    assert categories[Category.OVERHEAD] == -(-(10_317 + 29) // 4)
+
+
+def test_instructions_and_tools_that_are_not_lists_or_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Line 35 with `base_instructions` a list and `active_tools` a string: no system item,
+    no tool count; `run_context_messages` not a list: no context block."""
+    configured = line(35)
+    event = configured["payload"]["event"]
+    event["base_instructions"] = ["not", "text"]
+    event["toolset"]["active_tools"] = "abc"
+    event["run_context_messages"] = {"id": "rules_file"}
+    added = spy(monkeypatch)
+    session, _ = read(write(tmp_path, edited({35: configured})))
+    assert "system:base_instructions" not in by_id(added)
+    assert not [a for a in added if a.id.startswith("context:")]
+    assert dict(session.unmeasured) == {"encrypted-reasoning": 1}
+
+
+def test_each_encrypted_reasoning_is_unmeasured(tmp_path: Path) -> None:
+    session, _ = read(write(tmp_path, edited(after={60: [line(60)]})))
+    assert dict(session.unmeasured)["encrypted-reasoning"] == 2
+
+
+def test_a_run_event_without_run_id_is_the_default_run(tmp_path: Path) -> None:
+    """Line 22 (the run's start) without `run_id`: a turn of the run named `run`."""
+    started = line(22)
+    del started["payload"]["run_id"]
+    session, _ = read(write(tmp_path, edited({22: started})))
+    assert [p.id for p in session.prompts] == ["run"]
+
+
+def test_a_task_named_only_in_its_event(tmp_path: Path) -> None:
+    """Line 87 (the goal reminder's task completes) without the payload's `task_id`: the
+    event's id still ends the reminder there."""
+    ended = line(87)
+    del ended["payload"]["task_id"]
+    session, _ = read(write(tmp_path, edited({87: ended})))
+    goal = next(t for t in session.tool_calls if t.name == "goal-reminder")
+    assert goal.end_ns == at(87)
+
+
+@pytest.mark.parametrize("kind", ["rejected", "cancelled", "failed"])
+def test_a_reminder_task_that_did_not_complete_is_an_error(tmp_path: Path, kind: str) -> None:
+    """Line 66 (the memory reminder's task ends) edited to each unsuccessful end."""
+    ended = line(66)
+    ended["payload"]["event"]["kind"] = kind
+    session, _ = read(write(tmp_path, edited({66: ended})))
+    memory = next(t for t in session.tool_calls if t.name == "memory-reminder")
+    assert (memory.is_error, memory.end_ns, memory.incomplete) == (True, at(66), False)
+
+
+def test_a_reminder_ending_before_it_started_is_an_instant(tmp_path: Path) -> None:
+    """Line 66 moved before line 42 (the memory reminder's task start)."""
+    ended = line(66)
+    ended["recorded_at"] = VALUES[41]["recorded_at"] - 10
+    session, _ = read(write(tmp_path, edited({66: None}, after={42: [ended]})))
+    memory = next(t for t in session.tool_calls if t.name == "memory-reminder")
+    assert memory.end_ns == memory.start_ns == at(42)
+
+
+def test_tool_tasks_of_unknown_calls_and_keys(tmp_path: Path) -> None:
+    """Hand-made: a task for a call the log lacks (started, completed), one whose intent has
+    no key, and a call whose task completes (no error)."""
+    records = edited(
+        after={
+            61: [
+                run_event(calls_event({"call_id": "c1", "name": "bash"})),
+                task_event("t1", {"kind": "side_effect_intent", "idempotency_key": "tool:c1"}),
+                task_event("t1", {"kind": "started"}, shift_us=100),
+                task_event("t1", {"kind": "completed"}, shift_us=300),
+                task_event("t8", {"kind": "side_effect_intent", "idempotency_key": "tool:zzz"}),
+                task_event("t8", {"kind": "started"}, shift_us=100),
+                task_event("t8", {"kind": "completed"}, shift_us=300),
+                task_event("t7", {"kind": "side_effect_intent"}),
+                task_event("t7", {"kind": "started"}, shift_us=100),
+            ]
+        }
+    )
+    session, diagnostics = read(write(tmp_path, records))
+    (tool,) = [t for t in session.tool_calls if t.call_id == "c1"]
+    assert (tool.start_ns, tool.end_ns, tool.is_error) == (
+        at(61) + 100_000,
+        at(61) + 300_000,
+        False,
+    )
+    assert [t.call_id for t in session.tool_calls if not t.call_id.startswith("01a1")] == ["c1"]
+    assert diagnostics.warning_total == 0
+
+
+def test_a_tool_with_only_its_end_effect(tmp_path: Path) -> None:
+    """A call (hand-made) with no result and only a `tool_batch.effect.terminal`: it ends
+    there, complete."""
+    call = run_event(calls_event({"call_id": "c1", "name": "bash"}))
+    terminal = line(61)
+    terminal["payload_type"] = "tool_batch.effect.terminal"
+    terminal["payload"] = {"record": {"call_id": "c1"}}
+    terminal["recorded_at"] += 900
+    session, _ = read(write(tmp_path, edited(after={61: [call, terminal]})))
+    (tool,) = [t for t in session.tool_calls if t.call_id == "c1"]
+    assert (tool.start_ns, tool.end_ns, tool.incomplete, tool.timing) == (
+        at(61) + 1_000,
+        at(61) + 900_000,
+        False,
+        "",
+    )
+    assert not session.incomplete
+
+
+def test_a_tool_call_never_answered_ends_with_its_turn(tmp_path: Path) -> None:
+    """A call (hand-made) after line 61 with no result: it lasts until its run's terminal
+    (line 94), not the end of the log (line 96), and is incomplete; so is the session."""
+    call = run_event(calls_event({"call_id": "c1", "name": "bash"}))
+    session, _ = read(write(tmp_path, edited(after={61: [call]})))
+    (tool,) = [t for t in session.tool_calls if t.call_id == "c1"]
+    assert (tool.end_ns, tool.incomplete, tool.prompt_id) == (at(94), True, RUN)
+    assert session.incomplete is True
+    assert session.end_ns == at(96)
+
+
+def test_reminders_and_bare_runs_do_not_make_a_session_incomplete(tmp_path: Path) -> None:
+    """Line 87 (the goal reminder's end) dropped: that reminder is incomplete, the session is
+    not; a run event of another run (no prompt, no terminal) neither."""
+    other = run_event({"kind": "resource_usage_sampled"}, 61)
+    other["payload"]["run_id"] = "other-run"
+    session, _ = read(write(tmp_path, edited({87: None}, after={61: [other]})))
+    goal = next(t for t in session.tool_calls if t.name == "goal-reminder")
+    assert goal.incomplete is True
+    assert session.incomplete is False
+
+
+def test_a_compaction_before_the_first_request(tmp_path: Path) -> None:
+    """Export event 4 after line 22 (the turn's start): nothing before it, the request after
+    it is its post size (line 64's 31,979), reported on its snapshot."""
+    records = edited(after={22: [run_event(_export()[4], like=22, shift_us=1_000)]})
+    session, _ = read(write(tmp_path, records))
+    (compaction,) = session.compactions
+    assert (compaction.pre_tokens, compaction.post_tokens) == (None, 31_979)
+    (post,) = [s for s in session.snapshots if s.anchor_id == "compaction-1"]
+    assert post.reported_tokens == 31_979
+    assert compaction.removed_items == 0  # only the turn's prompt, which stays
+    assert compaction.start_ns == at(22) + 1_000_000 - 11_547_000_000
+
+
+def test_a_compaction_removes_the_whole_history(tmp_path: Path) -> None:
+    """A call and its result (hand-made) after line 61, export event 4 after line 64: the
+    answer, the call and the result leave (3), the turn's prompt stays."""
+    call = run_event(calls_event({"call_id": "c1", "name": "ls"}))
+    result = run_event(results_event({"tool_call_id": "c1", "text": "ok"}), shift_us=2)
+    records = edited(after={61: [call, result], 64: compaction_lines(4)})
+    (compaction,) = read(write(tmp_path, records))[0].compactions
+    assert compaction.removed_items == 3
+
+
+def test_a_compaction_outside_any_turn_keeps_no_prompt(tmp_path: Path) -> None:
+    """Export event 4 as a run event of a run that never started: the prompt leaves too, and
+    the model is the metadata's."""
+    (event,) = compaction_lines(4)
+    event["payload"]["run_id"] = "other-run"
+    session, _ = read(write(tmp_path, edited(after={64: [event]})))
+    (compaction,) = session.compactions
+    assert compaction.removed_items == 2
+    (post,) = [s for s in session.snapshots if s.anchor_id == "compaction-1"]
+    assert Category.PROMPTS not in dict(post.categories)
+    assert compaction.request is not None
+    assert compaction.request.model == "muse-spark-1.3-contributor"
+
+
+def test_a_compaction_on_another_model_has_no_window(tmp_path: Path) -> None:
+    """Line 2's model and line 15's edited to a non-muse-spark model, line 64 without model:
+    the post-compaction snapshot has no window."""
+    meta, configured, done = line(2), line(15), line(64)
+    meta["payload"]["record"]["model_id"] = "other-model"
+    configured["payload"]["record"]["model_id"] = "other-model"
+    del done["payload"]["event"]["model"]
+    records = edited({2: meta, 15: configured, 64: done}, after={64: compaction_lines(4)})
+    session, _ = read(write(tmp_path, records))
+    (post,) = [s for s in session.snapshots if s.anchor_id == "compaction-1"]
+    assert (post.model, post.window_tokens) == ("other-model", None)
+
+
+@pytest.mark.parametrize(
+    ("usage", "tokens"),
+    [
+        ({"output_tokens": 90}, (0, 90, 0, 0, 0)),
+        ({"input_tokens": 80}, (80, 0, 0, 0, 0)),
+        (
+            {
+                "input_tokens": 80,
+                "output_tokens": 9,
+                "cache_read_tokens": 3,
+                "cached_tokens": 4,
+                "cache_write_tokens": 2,
+                "reasoning_tokens": 5,
+            },
+            (80, 9, 3, 2, 5),
+        ),
+        ({"input_tokens": 80, "cached_tokens": 4}, (80, 0, 4, 0, 0)),
+    ],
+)
+def test_the_summarizer_request_is_what_its_usage_says(
+    tmp_path: Path, usage: dict[str, Any], tokens: tuple[int, ...]
+) -> None:
+    """Export event 4 with `summarizer_usage` edited (no duration: it starts at the
+    previous request's end... and the request itself is an instant at the install)."""
+    records = edited(after={64: compaction_lines(4, edit={4: {"summarizer_usage": usage}})})
+    (compaction,) = read(write(tmp_path, records))[0].compactions
+    request = compaction.request
+    assert request is not None
+    got = request.usage
+    assert (
+        got.input_tokens,
+        got.output_tokens,
+        got.cache_read_tokens,
+        got.cache_write_tokens,
+        got.reasoning_tokens,
+    ) == tokens
+    assert got.prompt_tokens == tokens[0]
+    assert request.start_ns == request.end_ns == at(64) + 1_000_000
+
+
+@pytest.mark.parametrize(
+    ("duration", "timed"), [(0, True), (True, False), (-1, False), ("9", False)]
+)
+def test_the_summarizer_duration(tmp_path: Path, duration: Any, timed: bool) -> None:
+    """Export event 4's `summarizer_usage.duration_ms` edited: 0 ms is a duration (an
+    instant at the install); a boolean, a negative or a text is none."""
+    usage = {"input_tokens": 7_693, "output_tokens": 1_177, "duration_ms": duration}
+    records = edited(after={64: compaction_lines(4, edit={4: {"summarizer_usage": usage}})})
+    (compaction,) = read(write(tmp_path, records))[0].compactions
+    installed = at(64) + 1_000_000
+    assert compaction.request is not None
+    assert compaction.request.start_ns == installed
+    if timed:
+        assert compaction.start_ns == installed
+        assert compaction.timing == (
+            "summarizer_usage.duration_ms before context_compaction_installed"
+        )
+    else:
+        assert compaction.start_ns == at(64)
+        assert compaction.timing == "previous request's end → context_compaction_installed"
+
+
+def test_a_budget_source_may_come_from_after(tmp_path: Path) -> None:
+    edit = {
+        "budget_before": {"estimated_prompt_tokens": 1},
+        "budget_after": {"estimated_prompt_tokens": 2, "estimate_source": "tokenizer_estimate"},
+    }
+    session, _ = read(write(tmp_path, edited(after={64: compaction_lines(4, edit={4: edit})})))
+    assert facts(session)["compaction-1_estimated_prompt_tokens"] == (
+        "1 → 2 (Muse's own estimate, tokenizer_estimate; not provider counts)"
+    )
+
+
+def test_replayed_messages_that_are_not_a_list(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Event 4 with `replay_model_messages` a string or empty: the replacement summary."""
+    for replay in ("not a list", []):
+        edit = {4: {"replay_model_messages": replay}}
+        added = spy(monkeypatch)
+        read(write(tmp_path, edited(after={64: compaction_lines(4, edit=edit)})))
+        assert "summary:install-39" in by_id(added)
+        assert not [a for a in added if ":replay:" in a.id]
