@@ -422,10 +422,10 @@ def test_the_export_array_is_refused_however_it_is_given(tmp_path: Path) -> None
     assert muse.explain_rejected(EXPORT) == muse.EXPORT_MESSAGE
     with pytest.raises(JournalError) as caught:
         muse.read_files([EXPORT], Diagnostics())
-    assert caught.value.message == muse.EXPORT_MESSAGE
+    assert (caught.value.path, caught.value.message) == (str(EXPORT), muse.EXPORT_MESSAGE)
     with pytest.raises(JournalError) as caught:
         muse.read_journal(EXPORT, Diagnostics())
-    assert caught.value.message == muse.EXPORT_MESSAGE
+    assert (caught.value.path, caught.value.message) == (str(EXPORT), muse.EXPORT_MESSAGE)
     padded = tmp_path / "padded.json"
     padded.write_bytes(b"\xef\xbb\xbf \t\r\n" + EXPORT.read_bytes())
     assert muse.explain_rejected(padded) == muse.EXPORT_MESSAGE

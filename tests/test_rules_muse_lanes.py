@@ -388,3 +388,14 @@ def test_every_real_block_in_the_session(block_id: str) -> None:
         assert block.size == text
         assert block.measured is not None
         assert block.measured.text_bytes == MEASURED[block_id][1] == utf8_len(text)
+
+
+def test_a_block_of_a_new_id_is_split_by_its_source() -> None:
+    """Line 27 edited: block id `skills_catalog_v2` (unknown), source `skills` (known): its
+    bytes are still skills."""
+    event = _event(27)
+    event["block_id"] = "skills_catalog_v2"
+    blocks = [b for b in _blocks() if b.block_id != "skills_catalog"]
+    blocks.append(Block.diagnosed("skills_catalog_v2", event))
+    by, fits = lane_bytes(_trace(), blocks)
+    assert (by[SK], fits) == (31_998 + 238, True)
