@@ -399,3 +399,14 @@ def test_a_block_of_a_new_id_is_split_by_its_source() -> None:
     blocks.append(Block.diagnosed("skills_catalog_v2", event))
     by, fits = lane_bytes(_trace(), blocks)
     assert (by[SK], fits) == (31_998 + 238, True)
+
+
+def test_a_context_message_of_a_new_id_is_known_by_its_source() -> None:
+    """Line 35's skills_catalog block with its id edited to `skills_catalog_v2`: the source
+    `skills` still says what it is."""
+    message = _messages()["skills_catalog"]
+    message["id"] = "skills_catalog_v2"
+    block = context_block(message, {})
+    assert (block.item_id, block.category) == ("context:skills_catalog_v2", SK)
+    assert block.label == "Skills catalog (length from a redaction marker)"
+    assert block.measured == Block("skills_catalog_v2", "skills", 31_982, "")
