@@ -489,3 +489,46 @@ def test_session_facts_in_order(tmp_path: Path) -> None:
         "reminder_children",
         "reminder_children_without_log_path",
     ]
+
+
+def test_a_session_with_requests_has_no_session_end_snapshot() -> None:
+    """The 1.4.2 session: one snapshot, its request's; none at the session's end."""
+    (session,) = sessions(HCN)
+    assert [(s.anchor, s.anchor_id) for s in session.snapshots] == [
+        (AnchorKind.RESPONSE, "request-1")
+    ]
+
+
+def test_a_session_with_only_a_compaction_has_no_session_end_snapshot(tmp_path: Path) -> None:
+    """The 1.4.2 session with line 64 reporting zero usage (no request) and the export's
+    installed compaction (event 4) after it: the compaction's snapshot is the only one."""
+    values = [json.loads(t) for t in raw_lines(HCN) if t.strip()]
+    done = copy.deepcopy(values[63])
+    done["payload"]["event"]["usage"] = {"input_tokens": 0, "output_tokens": 0}
+    installed = copy.deepcopy(values[63])
+    installed["payload"]["event"] = json.loads(EXPORT.read_text())[4]
+    installed["recorded_at"] += 1_000
+    edited = [*values[:63], done, installed, *values[64:]]
+    (session,) = sessions(write(tmp_path, edited, name="session.jsonl"))
+    assert session.responses == ()
+    assert [(s.anchor, s.anchor_id) for s in session.snapshots] == [
+        (AnchorKind.COMPACTION, "compaction-1")
+    ]
+    assert session.compactions[0].pre_tokens is None
+
+
+def test_a_subagent_log_names_its_parent_by_the_parents_log(tmp_path: Path) -> None:
+    """The 1.4.2 session in a folder not named after it, with an unlinked child log (the echo
+    excerpt): the child's parent is the session the parent log names; read alone, the
+    child can only name the folder."""
+    files = _tree(
+        tmp_path / "renamed",
+        {
+            "session.jsonl": HCN.read_text(),
+            "subagent/orphan/session.jsonl": _echo_as("orphan"),
+        },
+    )
+    found, _ = _read(files["session.jsonl"])
+    assert found["orphan"].parent_session == SID
+    alone, _ = _read(files["subagent/orphan/session.jsonl"])
+    assert alone["orphan"].parent_session == "renamed"
