@@ -630,6 +630,7 @@ def test_reminder_children_are_counted_and_shown(tmp_path: Path) -> None:
         assert tool.child_session == linked["child_session_id"]
         assert tool.end_ns == ends[tool.call_id]
         assert not tool.is_error and not tool.incomplete
+        assert tool.prompt_id == RUN  # the turn that started it
     memory = next(t for t in session.tool_calls if t.name == "memory-reminder")
     assert (memory.start_ns, memory.call_id) == (at(42), "01a10134-7a10-7ff3-939f-fdcd153999e5")
 
