@@ -1699,3 +1699,16 @@ def test_replayed_messages_that_are_not_a_list(
         read(write(tmp_path, edited(after={64: compaction_lines(4, edit=edit)})))
         assert "summary:install-39" in by_id(added)
         assert not [a for a in added if ":replay:" in a.id]
+
+
+def test_a_request_that_never_completed_still_answered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Line 64 (model_completed) dropped: no request, but line 61's answer was given and
+    enters the context when the run ends (line 94); the request is counted."""
+    added = spy(monkeypatch)
+    session, _ = read(write(tmp_path, edited({63: None, 64: None})))
+    assert session.responses == ()
+    got = item(added, "034155cd-276f-4325-b2cd-280695afd476")
+    assert (got.category, got.chars) == (Category.ASSISTANT, 5)
+    assert facts(session)["requests-without-usage"] == "1 requests that began but never completed"
