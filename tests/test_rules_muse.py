@@ -13,9 +13,13 @@ from typing import Any
 
 import pytest
 
+from agent_profiler.adapters import SniffedFile, muse
 from agent_profiler.adapters.muse_lanes import BLOCKS, Lane, block_category, lane_category
-from agent_profiler.model import Basis, Category, Coverage, SourceKind
-from rules_spy import by_id, record, sessions, spy, write
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.errors import JournalError
+from agent_profiler.jsonl import sniff
+from agent_profiler.model import AnchorKind, Basis, Category, Coverage, Harness, SourceKind
+from rules_spy import by_id, raw_lines, record, sessions, spy, write
 
 DATA = Path(__file__).parent / "data" / "journals" / "muse"
 HCN = DATA / "hcn-1.4.2-R4684.1_meta_single-turn_retained-frame.session.jsonl"
@@ -233,3 +237,298 @@ def test_tool_calls_and_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     (unfinished,) = sessions(write(other, open_call, name="session.jsonl"))
     (tool,) = [t for t in unfinished.tool_calls if t.call_id == "call-1"]
     assert tool.incomplete is True
+
+
+# -- the adapter: detection, session trees, finishing (muse.py) -------------------------------
+
+SID = "01a10134-76a3-79f0-a7ed-bdad567bda19"
+RUN = "d0faab84-e05f-48ad-9c5d-5c6e85984779"
+ECHO_SID = "01a0976a-39f3-7c82-9214-f6ff343a5d99"
+GOAL_TASK, GOAL_CHILD = (
+    "01a10134-8dab-7a23-a511-36613133cf0e",
+    "ce2a045b-f187-477b-9bd5-b3459e03274f",
+)
+EXPORT = DATA / "hcn-1.1.1_compaction-records.export-events.json"
+
+
+def _tree(root: Path, files: dict[str, str]) -> dict[str, Path]:
+    """Write `files` (relative path → text) under root; their paths by name."""
+    out = {}
+    for relative, text in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        out[relative] = path
+    return out
+
+
+def _echo_as(session_id: str) -> str:
+    """The real 1.1.1 excerpt with its session id replaced (a child log of that id)."""
+    return ECHO.read_text().replace(ECHO_SID, session_id)
+
+
+def _sniffed(*paths: Path) -> list[SniffedFile]:
+    return [SniffedFile(p, sniff(p)) for p in paths]
+
+
+def _read(*paths: Path) -> tuple[dict[str, Any], Diagnostics]:
+    diagnostics = Diagnostics()
+    return {s.session_id: s for s in muse.read_files(list(paths), diagnostics)}, diagnostics
+
+
+def test_detection_looks_past_other_harnesses_lines() -> None:
+    """Line 2 of the 1.4.2 session is an envelope; a head that starts with a Claude or Codex
+    line still is Muse's when an envelope follows; an envelope needs its stream object, a
+    text payload_type and a recorded_at; a list is Muse's only as an array of events."""
+    envelope = record(HCN, 2)
+    assert muse.detect([{"type": "user"}, {"sessionId": "s"}, envelope])
+    assert muse.detect([[], envelope])
+    assert not muse.detect([{**envelope, "type": "x"}])
+    assert not muse.detect([{**envelope, "sessionId": "x"}])
+    assert not muse.detect([{k: v for k, v in envelope.items() if k != "recorded_at"}])
+    assert not muse.detect([{**envelope, "stream": "session"}])
+    assert not muse.detect([{**envelope, "payload_type": 1}])
+    assert muse.detect([{"retained_marker": "omitted_live_only"}])
+    assert muse.detect([{"retained_frame": "session_permission_transaction"}])
+    assert muse.detect([[{"kind": "started"}]])
+    assert not muse.detect([[{"kind": "started", "payload_type": "x"}]])
+    assert not muse.detect([[{"kind": 1}]]) and not muse.detect([[1]]) and not muse.detect([])
+
+
+def test_a_session_tree_is_one_group(tmp_path: Path) -> None:
+    """The 1.4.2 session with its goal-reminder child (the echo excerpt as that child) and a
+    grandchild below it, plus an approval-review log: given all, or only the grandchild and
+    the main log, one group whose main is the session and whose extras are sorted."""
+    files = _tree(
+        tmp_path / SID,
+        {
+            "session.jsonl": HCN.read_text(),
+            f"subagent/{GOAL_CHILD}/session.jsonl": _echo_as(GOAL_CHILD),
+            f"subagent/{GOAL_CHILD}/subagent/g2/session.jsonl": _echo_as("g2"),
+            "approval-review/r1.jsonl": _echo_as("r1"),
+            "subagent/not-a-log/session.jsonl/keep": "",
+        },
+    )
+    main = files["session.jsonl"]
+    child = files[f"subagent/{GOAL_CHILD}/session.jsonl"]
+    grandchild = files[f"subagent/{GOAL_CHILD}/subagent/g2/session.jsonl"]
+    review = files["approval-review/r1.jsonl"]
+    (group,) = muse.plan(_sniffed(review, grandchild, main, child))
+    assert (group.harness, group.main) == (Harness.MUSE, main)
+    assert group.extras == tuple(sorted([child, grandchild, review]))
+    (group,) = muse.plan(_sniffed(grandchild, main))
+    assert group.main == main and group.extras == (child, grandchild)
+    # the child alone is its own tree (its subagent below it), the review alone is refused
+    (group,) = muse.plan(_sniffed(child))
+    assert (group.main, group.extras) == (child, (grandchild,))
+    (group,) = muse.plan(_sniffed(review))
+    assert (group.main, group.extras) == (review, ())
+    with pytest.raises(JournalError) as caught:
+        muse.read_group(group, Diagnostics())
+    assert caught.value.message == muse.APPROVAL_MESSAGE
+
+
+def test_an_approval_review_log_is_told_by_its_stream_too(tmp_path: Path) -> None:
+    """A log outside `approval-review/` whose first envelope is the reviewer's stream rides
+    along with its session; a head whose first envelope is a session is not one."""
+    reviewer = HCN.read_text().replace('"kind":"session"', '"kind":"approval.review.runtime"')
+    files = _tree(
+        tmp_path / SID,
+        {
+            "session.jsonl": HCN.read_text(),
+            "reviews/r1.jsonl": reviewer,
+            "reviews/copy.jsonl": HCN.read_text(),
+        },
+    )
+    main, review, copy_ = (
+        files[k] for k in ("session.jsonl", "reviews/r1.jsonl", "reviews/copy.jsonl")
+    )
+    (group,) = muse.plan(_sniffed(main, review))
+    assert group.extras == (review,)
+    # line 1's frame has no stream; the first envelope (a session's) decides: not a review
+    first, second = muse.plan(_sniffed(main, copy_))
+    assert (first.main, first.extras, second.main, second.extras) == (main, (), copy_, ())
+
+
+def test_reminder_child_logs_are_read_and_linked(tmp_path: Path) -> None:
+    """Line 78 links the goal-reminder child with a log path; that log (the echo excerpt as
+    the child) is read as a child session: its parent, the linking task, the agent as role,
+    its first prompt the agent's. A child log with no link is the folder's child."""
+    files = _tree(
+        tmp_path / SID,
+        {
+            "session.jsonl": HCN.read_text(),
+            f"subagent/{GOAL_CHILD}/session.jsonl": _echo_as(GOAL_CHILD),
+            "subagent/orphan/session.jsonl": _echo_as("orphan"),
+        },
+    )
+    found, diagnostics = _read(files["session.jsonl"])
+    assert set(found) == {SID, GOAL_CHILD, "orphan"}
+    goal = found[GOAL_CHILD]
+    assert (goal.parent_session, goal.parent_call_id, goal.child_role) == (
+        SID,
+        GOAL_TASK,
+        "goal-reminder",
+    )
+    assert goal.prompts[0].source == "agent"
+    orphan = found["orphan"]
+    assert (orphan.parent_session, orphan.parent_call_id, orphan.child_role) == (
+        SID,
+        None,
+        "subagent",
+    )
+    main = found[SID]
+    assert (main.parent_session, main.parent_call_id, main.child_role) == (None, None, None)
+    assert main.prompts[0].source == "user"
+    goal_call = next(t for t in main.tool_calls if t.call_id == GOAL_TASK)
+    assert goal_call.child_session == GOAL_CHILD and goal_call.by_model is False
+    assert goal_call.timing == (
+        "journal: reminder child linked/started → task ended (a background child run)"
+    )
+    assert diagnostics.warning_total == 0
+
+
+def test_a_child_without_its_parent_log_is_named_by_its_folder(tmp_path: Path) -> None:
+    """The goal child read alone (its parent's log is not there, or is unreadable): its
+    parent is the folder's session id."""
+    files = _tree(tmp_path / SID, {f"subagent/{GOAL_CHILD}/session.jsonl": _echo_as(GOAL_CHILD)})
+    found, _ = _read(files[f"subagent/{GOAL_CHILD}/session.jsonl"])
+    assert (found[GOAL_CHILD].parent_session, found[GOAL_CHILD].parent_call_id) == (SID, None)
+
+
+def test_an_unreadable_child_log_is_a_warning(tmp_path: Path) -> None:
+    """A child log that is the `muse export` array (real): warned as unreadable at its path,
+    the rest of the tree is read; an approval-review log beside it is skipped."""
+    files = _tree(
+        tmp_path / SID,
+        {
+            "session.jsonl": HCN.read_text(),
+            "subagent/x/session.jsonl": EXPORT.read_text(),
+            "approval-review/r1.jsonl": _echo_as("r1"),
+        },
+    )
+    found, diagnostics = _read(files["session.jsonl"], files["approval-review/r1.jsonl"])
+    assert set(found) == {SID}
+    assert [(w.path, w.line, w.kind) for w in diagnostics.warnings] == [
+        (str(files["subagent/x/session.jsonl"]), None, "unreadable")
+    ]
+    assert diagnostics.warnings[0].message == muse.EXPORT_MESSAGE
+    assert diagnostics.skipped["muse:approval-review-log"] == 1
+
+
+def test_the_export_array_is_refused_however_it_is_given(tmp_path: Path) -> None:
+    """The real export array: refused when read, planned or explained; behind a BOM and
+    blank lines too. A JSON array without `"kind"` is not explained as an export."""
+    assert muse.explain_rejected(EXPORT) == muse.EXPORT_MESSAGE
+    with pytest.raises(JournalError) as caught:
+        muse.read_files([EXPORT], Diagnostics())
+    assert (caught.value.path, caught.value.message) == (str(EXPORT), muse.EXPORT_MESSAGE)
+    with pytest.raises(JournalError) as caught:
+        muse.read_journal(EXPORT, Diagnostics())
+    assert (caught.value.path, caught.value.message) == (str(EXPORT), muse.EXPORT_MESSAGE)
+    padded = tmp_path / "padded.json"
+    padded.write_bytes(b"\xef\xbb\xbf \t\r\n" + EXPORT.read_bytes())
+    assert muse.explain_rejected(padded) == muse.EXPORT_MESSAGE
+    numbers = tmp_path / "numbers.json"
+    numbers.write_text("[1,\n2]\n")
+    assert muse.explain_rejected(numbers) is None
+    with pytest.raises(JournalError) as caught:
+        muse.read_journal(numbers, Diagnostics())
+    assert caught.value.message != muse.EXPORT_MESSAGE
+    assert muse.explain_rejected(HCN) is None
+    assert muse.explain_rejected(tmp_path / "missing.json") is None
+
+
+def test_a_log_with_no_envelope_of_its_own_is_no_session(tmp_path: Path) -> None:
+    """The 1.4.2 session's lines 2-3 edited to another stream kind (a workflow log): no
+    session; an empty file neither."""
+    lines = [json.loads(t) for t in raw_lines(HCN)[1:3]]
+    for value in lines:
+        value["stream"]["kind"] = "workflow"
+    path = write(tmp_path, lines, name="session.jsonl")
+    assert _read(path)[0] == {}
+    empty = tmp_path / "e" / "session.jsonl"
+    empty.parent.mkdir()
+    empty.write_text("")
+    assert muse.finish_session(muse.read_journal(empty, Diagnostics())) is None
+
+
+def test_the_echo_session_ends_with_what_its_transcript_holds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The 1.1.1 echo excerpt has no request: one session-end snapshot on the metadata's
+    model, with an inferred head (no lanes), at the session's end."""
+    (session,) = sessions(ECHO)
+    (snapshot,) = session.snapshots
+    assert snapshot.anchor is AnchorKind.SESSION
+    assert snapshot.time_ns == session.end_ns == record(ECHO, 16)["recorded_at"] * 1_000
+    meta = record(ECHO, 3)["payload"]["record"]
+    assert snapshot.model == meta.get("model_id")
+    assert session.incomplete is False
+
+
+def test_an_unfinished_run_is_an_incomplete_session(tmp_path: Path) -> None:
+    """The 1.4.2 session without line 94 (its run's terminal): incomplete, its prompt lasts
+    to the end of its last model call or reminder."""
+    values = [json.loads(t) for t in raw_lines(HCN) if t.strip()]
+    session_ended = [v for i, v in enumerate(values, 1) if i != 94]
+    (session,) = sessions(write(tmp_path, session_ended, name="session.jsonl"))
+    assert session.incomplete is True
+    (complete,) = sessions(HCN)
+    assert complete.incomplete is False
+    assert complete.prompts[0].end_ns == record(HCN, 94)["recorded_at"] * 1_000
+
+
+def test_session_facts_in_order(tmp_path: Path) -> None:
+    """The 1.4.2 session's facts, in the order they are shown."""
+    (session,) = sessions(HCN)
+    assert [k for k, _ in session.facts] == [
+        "build",
+        "native_lane_requests",
+        "goal_usage_attribution",
+        "reminder_children",
+        "reminder_children_without_log_path",
+    ]
+
+
+def test_a_session_with_requests_has_no_session_end_snapshot() -> None:
+    """The 1.4.2 session: one snapshot, its request's; none at the session's end."""
+    (session,) = sessions(HCN)
+    assert [(s.anchor, s.anchor_id) for s in session.snapshots] == [
+        (AnchorKind.RESPONSE, "request-1")
+    ]
+
+
+def test_a_session_with_only_a_compaction_has_no_session_end_snapshot(tmp_path: Path) -> None:
+    """The 1.4.2 session with line 64 reporting zero usage (no request) and the export's
+    installed compaction (event 4) after it: the compaction's snapshot is the only one."""
+    values = [json.loads(t) for t in raw_lines(HCN) if t.strip()]
+    done = copy.deepcopy(values[63])
+    done["payload"]["event"]["usage"] = {"input_tokens": 0, "output_tokens": 0}
+    installed = copy.deepcopy(values[63])
+    installed["payload"]["event"] = json.loads(EXPORT.read_text())[4]
+    installed["recorded_at"] += 1_000
+    edited = [*values[:63], done, installed, *values[64:]]
+    (session,) = sessions(write(tmp_path, edited, name="session.jsonl"))
+    assert session.responses == ()
+    assert [(s.anchor, s.anchor_id) for s in session.snapshots] == [
+        (AnchorKind.COMPACTION, "compaction-1")
+    ]
+    assert session.compactions[0].pre_tokens is None
+
+
+def test_a_subagent_log_names_its_parent_by_the_parents_log(tmp_path: Path) -> None:
+    """The 1.4.2 session in a folder not named after it, with an unlinked child log (the echo
+    excerpt): the child's parent is the session the parent log names; read alone, the
+    child can only name the folder."""
+    files = _tree(
+        tmp_path / "renamed",
+        {
+            "session.jsonl": HCN.read_text(),
+            "subagent/orphan/session.jsonl": _echo_as("orphan"),
+        },
+    )
+    found, _ = _read(files["session.jsonl"])
+    assert found["orphan"].parent_session == SID
+    alone, _ = _read(files["subagent/orphan/session.jsonl"])
+    assert alone["orphan"].parent_session == "renamed"
