@@ -1,0 +1,275 @@
+"""Every category rule of the Gemini CLI adapter, pinned on real recordings (copies in
+tests/data/journals/gemini-cli, the rest of the corpus in ../shared): a ≤0.38 JSON document
+(entire-ab, gemini-2.5-flash, embedded tool results, an all-zero `tokens` record), the 0.39.1
+JSONL log (tp-tutor, repeated ids, cancelled requests), the ≥0.44 `<session_context>` turn
+(damini-ai a2a) and the 0.37.1 nested subagents (expenses-tracker). Cases the corpus lacks
+(`functionResponse` user turns, media parts, `API Error` notices, compression notices, Gemma
+models, `agentId` links) are real records edited, and each test says so."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_profiler.adapters import gemini_cli
+from agent_profiler.adapters.common import preview, timestamp_ns
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.model import Category, Harness, SourceKind
+from rules_spy import by_id, excerpt, raw_lines, record, sessions, spy
+
+DATA = Path(__file__).parent / "data" / "journals" / "gemini-cli"
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "gemini-cli"
+needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=f"no shared corpus at {SHARED}")
+DOCUMENT = DATA / "entire-ab-2b9748b105-0_session.json"
+LOG = DATA / "tp-tutor-0.39.1-jsonl/anthonyguera/chats/session-2026-04-24T23-16-c8b2cbd9.jsonl"
+TREE = DATA / "expenses-tracker-0.37.1-subagents/agunginsani/chats"
+A2A = SHARED / "damini-ai-a2a-jsonl/m09-tapan/chats"
+CONTEXT_TURN = A2A / "session-2026-07-05T12-27-a2a-serv.jsonl"
+
+PR, AS, RE, EN, RU, SU = (
+    Category.PROMPTS,
+    Category.ASSISTANT,
+    Category.RESULTS,
+    Category.ENVIRONMENT,
+    Category.RULES,
+    Category.SUMMARIES,
+)
+
+
+def _doc(path: Path = DOCUMENT) -> dict[str, Any]:
+    value = json.loads(path.read_text(encoding="utf-8"))
+    assert isinstance(value, dict)
+    return value
+
+
+def _messages(path: Path = DOCUMENT) -> list[dict[str, Any]]:
+    messages = _doc(path)["messages"]
+    assert isinstance(messages, list)
+    return messages
+
+
+def document(
+    tmp_path: Path,
+    messages: list[dict[str, Any]],
+    source: Path = DOCUMENT,
+    name: str = "session-edited.json",
+    **header: Any,
+) -> Path:
+    """A pretty-printed session document: the real header of `source`, these messages."""
+    value = {k: v for k, v in _doc(source).items() if k != "messages"}
+    value.update(header)
+    value["messages"] = messages
+    out = tmp_path / name
+    out.write_text(json.dumps(value, indent=2), encoding="utf-8")
+    return out
+
+
+def ns(text: str) -> int:
+    value = timestamp_ns(text)
+    assert value is not None
+    return value
+
+
+def _output(call: dict[str, Any]) -> str:
+    output = call["result"][0]["functionResponse"]["response"]["output"]
+    assert isinstance(output, str)
+    return output
+
+
+def _compact(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+# --------------------------------------------------------------------------- items
+
+
+def test_prompt_answer_call_and_result_of_a_document(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """entire-ab: the typed prompt (string content), the first answer, its write_file call
+    and the call's embedded result, each its own item with its own source."""
+    messages = _messages()
+    added = spy(monkeypatch)
+    (session,) = sessions(document(tmp_path, messages[:3]))
+    items = by_id(added)
+    user, first = messages[0], messages[1]
+    got = items[f"{user['id']}:0"]
+    assert (got.category, got.label, got.chars, got.source_kind) == (
+        PR,
+        "User prompt",
+        len(user["content"]),
+        SourceKind.PROMPT,
+    )
+    got = items[f"{first['id']}:text"]
+    assert (got.category, got.label, got.chars) == (AS, "Assistant text", len(first["content"]))
+    assert (got.source_id, got.source_kind) == (first["id"], SourceKind.RESPONSE)
+    call = first["toolCalls"][0]
+    got = items[f"call:{call['id']}"]
+    assert (got.category, got.label, got.source_id, got.source_kind) == (
+        AS,
+        "Tool arguments",
+        call["id"],
+        SourceKind.TOOL,
+    )
+    assert got.chars == len(call["name"]) + len(_compact(call["args"]))
+    got = items[f"result:{call['id']}"]
+    assert (got.category, got.label, got.chars, got.source_id) == (
+        RE,
+        "Tool result",
+        len(_output(call)),
+        call["id"],
+    )
+    # Thought summaries are not history: no item for them.
+    assert not [a for a in added if "thought" in a.id.lower()]
+    # The prompt is the turn's: its size, its preview, its responses.
+    (prompt,) = session.prompts
+    assert (prompt.id, prompt.start_ns, prompt.chars, prompt.source) == (
+        user["id"],
+        ns(user["timestamp"]),
+        len(user["content"]),
+        "user",
+    )
+    assert prompt.preview == preview(user["content"])
+    assert [r.prompt_id for r in session.responses] == [user["id"], user["id"]]
+
+
+def test_a_request_runs_from_the_record_before_it_or_its_first_thought(tmp_path: Path) -> None:
+    """A `gemini` record is dated when the response ended; the request began at the record
+    before it, or at its first thought when that streamed in earlier (hand-moved here: in
+    the file the thoughts come after the user turn)."""
+    messages = _messages()
+    (session,) = sessions(document(tmp_path, messages[:3]))
+    first, second = session.responses
+    assert (first.start_ns, first.end_ns) == (
+        ns(messages[0]["timestamp"]),
+        ns(messages[1]["timestamp"]),
+    )
+    # The second request starts when the first call completed (the record before it ended
+    # earlier): the call's completion is the last thing the recording saw.
+    call_end = ns(messages[1]["toolCalls"][0]["timestamp"])
+    assert (second.start_ns, second.end_ns) == (call_end, ns(messages[2]["timestamp"]))
+    edited = copy.deepcopy(messages[:3])
+    early = "2026-01-15T20:51:48.000Z"  # before the user turn (20:51:48.582Z)
+    edited[1]["thoughts"][0]["timestamp"] = early
+    edited[2]["thoughts"] = [{"subject": "s", "timestamp": "2099-01-01T00:00:00Z"}]
+    (moved,) = sessions(document(tmp_path, edited, name="session-thought.json"))
+    assert moved.responses[0].start_ns == ns(early)
+    # A thought dated after its record (here 2099) is not believed.
+    assert moved.responses[1].start_ns == call_end
+
+
+def test_a_call_runs_from_its_response_to_its_completion(tmp_path: Path) -> None:
+    """entire-ab message 1: the call starts when its response ended and ends at its own
+    (completion) timestamp; it belongs to that response and that turn."""
+    messages = _messages()
+    (session,) = sessions(document(tmp_path, messages[:2]))
+    call = messages[1]["toolCalls"][0]
+    (tool,) = session.tool_calls
+    assert (tool.call_id, tool.name, tool.start_ns, tool.end_ns) == (
+        call["id"],
+        "write_file",
+        ns(messages[1]["timestamp"]),
+        ns(call["timestamp"]),
+    )
+    assert (tool.response_id, tool.prompt_id) == (messages[1]["id"], messages[0]["id"])
+    assert (tool.is_error, tool.incomplete, tool.result_chars) == (False, False, len(_output(call)))
+    assert tool.timing == "journal: response end → call completion"
+    assert tool.arg_keys == ("file_path", "content")
+    # The completion is the last thing recorded: the session ends there.
+    assert session.end_ns == ns(call["timestamp"])
+
+
+def test_a_call_without_result_id_or_name_and_one_that_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """entire-ab message 1's call edited: no `result` (never completed), no `id`, no
+    `name`, `status: error`; and a completion dated in 2099 that is not believed."""
+    messages = copy.deepcopy(_messages()[:2])
+    call = messages[1]["toolCalls"][0]
+    del call["result"], call["id"], call["name"]
+    call["status"] = "error"
+    call["timestamp"] = "2099-01-01T00:00:00.000Z"
+    added = spy(monkeypatch)
+    (session,) = sessions(document(tmp_path, messages))
+    (tool,) = session.tool_calls
+    call_id = f"{messages[1]['id']}:call0"
+    assert (tool.call_id, tool.name, tool.is_error, tool.incomplete, tool.result_chars) == (
+        call_id,
+        "tool",
+        True,
+        True,
+        0,
+    )
+    # The 2099 completion is not believed: the call ends with its response, and so does
+    # the session.
+    end = ns(messages[1]["timestamp"])
+    assert (tool.start_ns, tool.end_ns, session.end_ns) == (end, end, end)
+    ids = [a.id for a in added]
+    assert f"call:{call_id}" in ids and f"result:{call_id}" not in ids
+    assert by_id(added)[f"call:{call_id}"].chars == len("tool") + len(_compact(call["args"]))
+
+
+@pytest.mark.parametrize("status", ["cancelled", "error", "success"])
+def test_a_call_is_an_error_when_cancelled_or_failed(tmp_path: Path, status: str) -> None:
+    messages = copy.deepcopy(_messages()[:2])
+    messages[1]["toolCalls"][0]["status"] = status
+    (session,) = sessions(document(tmp_path, messages))
+    assert session.tool_calls[0].is_error is (status != "success")
+
+
+def test_an_all_zero_usage_record_is_a_request_of_unknown_size(tmp_path: Path) -> None:
+    """entire-ab message 6 (`tokens` all 0): a request was made (its call links to it), its
+    size is unknown; it is not a failure and not a measured response."""
+    messages = _messages()
+    zero = messages[6]
+    (session,) = sessions(document(tmp_path, messages[:7]))
+    (unmetered,) = session.unmetered_responses
+    assert (unmetered.id, unmetered.usage_known, unmetered.output_tokens_reliable) == (
+        zero["id"],
+        False,
+        False,
+    )
+    assert (unmetered.start_ns, unmetered.end_ns) == (
+        ns(messages[5]["timestamp"]),
+        ns(zero["timestamp"]),
+    )
+    assert zero["id"] not in {r.id for r in session.responses}
+    assert not session.failed_requests and "requests_without_usage" not in dict(session.facts)
+    tool = next(t for t in session.tool_calls if t.call_id == zero["toolCalls"][0]["id"])
+    assert tool.response_id == zero["id"]
+
+
+def test_a_record_without_tokens_is_a_failed_request(tmp_path: Path) -> None:
+    """tp-tutor lines 19 and 26: cancelled requests leave `gemini` records without
+    `tokens`; their cancelled calls ran but belong to no response."""
+    (session,) = sessions(LOG)
+    cancelled = [record(LOG, 19), record(LOG, 26)]
+    assert [(r.id, r.stop_reason) for r in session.failed_requests] == [
+        (m["id"], "no usage recorded (cancelled?)") for m in cancelled
+    ]
+    assert dict(session.facts)["requests_without_usage"] == "no usage recorded (cancelled?): 2"
+    assert dict(session.facts)["recording_format"] == "jsonl"
+    for message in cancelled:
+        call = message["toolCalls"][0]
+        tool = next(t for t in session.tool_calls if t.call_id == call["id"])
+        assert (tool.response_id, tool.is_error, tool.incomplete) == (None, True, False)
+        # Completed 1–2 ms before its record was written: it ends with the record.
+        assert tool.end_ns == ns(message["timestamp"]) > ns(call["timestamp"])
+
+
+def test_tokens_without_a_prompt_size_are_unreadable_usage(tmp_path: Path) -> None:
+    """entire-ab message 1 with `input` dropped (hand-edited: the corpus has none)."""
+    messages = copy.deepcopy(_messages()[:2])
+    del messages[1]["tokens"]["input"]
+    (session,) = sessions(document(tmp_path, messages))
+    assert [(r.id, r.stop_reason) for r in session.failed_requests] == [
+        (messages[1]["id"], "usage unreadable")
+    ]
+    assert session.responses == () and session.unmetered_responses == ()
+    assert dict(session.facts)["requests_without_usage"] == "usage unreadable: 1"
+    # No request: the call is not linked to it.
+    assert session.tool_calls[0].response_id is None
