@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 
 from agent_profiler.adapters import gemini_cli
-from agent_profiler.adapters.common import preview, timestamp_ns
+from agent_profiler.adapters.common import MS, preview, timestamp_ns
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.model import Category, Harness, SourceKind
-from rules_spy import by_id, excerpt, raw_lines, record, sessions, spy
+from agent_profiler.model import Category, Harness, Session, SourceKind
+from agent_profiler.loader import load
+from rules_spy import by_id, excerpt, raw_lines, record, sessions, spy, write
 
 DATA = Path(__file__).parent / "data" / "journals" / "gemini-cli"
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "gemini-cli"
@@ -66,6 +67,14 @@ def document(
     out = tmp_path / name
     out.write_text(json.dumps(value, indent=2), encoding="utf-8")
     return out
+
+
+def read(*paths: Path) -> tuple[list[Session], Diagnostics]:
+    """The sessions of `paths` and what reading them noted and warned."""
+    diagnostics = Diagnostics()
+    result = load(list(paths), diagnostics)
+    assert result.failures == [], result.failures
+    return list(result.sessions), diagnostics
 
 
 def ns(text: str) -> int:
@@ -273,3 +282,159 @@ def test_tokens_without_a_prompt_size_are_unreadable_usage(tmp_path: Path) -> No
     assert dict(session.facts)["requests_without_usage"] == "usage unreadable: 1"
     # No request: the call is not linked to it.
     assert session.tool_calls[0].response_id is None
+
+
+# --------------------------------------------------------------------------- user turns
+
+
+def _result_turn(call: dict[str, Any], message_id: str, **response: Any) -> dict[str, Any]:
+    """A ≥0.44 synthetic user turn repeating `call`'s result (the corpus has none: built
+    from the call's own `functionResponse` part, as ShtiyaOS's 0.45 files write it)."""
+    part = copy.deepcopy(call["result"][0])
+    if response:
+        part["functionResponse"]["response"] = response
+    return {
+        "id": message_id,
+        "timestamp": call["timestamp"],
+        "type": "user",
+        "content": [part],
+    }
+
+
+def test_a_repeated_result_turn_is_not_counted_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """entire-ab messages 0–2 with, after message 1, the synthetic user turn ≥0.44 writes
+    for its call's result: noted, no item, no prompt, no turn."""
+    messages = _messages()[:3]
+    call = messages[1]["toolCalls"][0]
+    turn = _result_turn(call, "synthetic-1")
+    added = spy(monkeypatch)
+    (session,), diagnostics = read(document(tmp_path, [*messages[:2], turn, messages[2]]))
+    assert diagnostics.notes["gemini-cli:synthetic-result-turn"] == 1
+    assert not [a for a in added if a.id.startswith("synthetic-1")]
+    assert [p.id for p in session.prompts] == [messages[0]["id"]]
+    assert [r.prompt_id for r in session.responses] == [messages[0]["id"]] * 2
+
+
+def test_a_result_turn_of_an_unknown_call_is_a_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same synthetic turn when its call is not in the recording (edited: the id of
+    the `functionResponse` changed): its text enters the context as a tool result, the
+    output string when the response holds only that, else the response's JSON."""
+    messages = _messages()[:3]
+    call = copy.deepcopy(messages[1]["toolCalls"][0])
+    call["result"][0]["functionResponse"]["id"] = "elsewhere"
+    alone = _result_turn(call, "synthetic-1")
+    both = _result_turn(call, "synthetic-2", output="done", error="partly")
+    added = spy(monkeypatch)
+    (session,), diagnostics = read(document(tmp_path, [messages[0], alone, both, messages[2]]))
+    items = by_id(added)
+    got = items["synthetic-1:0"]
+    assert (got.category, got.label, got.chars) == (RE, "Tool result", len(_output(call)))
+    got = items["synthetic-2:0"]
+    assert (got.category, got.label, got.chars) == (
+        RE,
+        "Tool result",
+        len('{"output":"done","error":"partly"}'),
+    )
+    assert diagnostics.notes["gemini-cli:synthetic-result-turn"] == 0
+    assert [p.id for p in session.prompts] == [messages[0]["id"]]
+
+
+def test_media_and_thought_parts_are_not_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """entire-ab messages 0–1 edited: an image part and a thought part beside the typed
+    text, a thought part beside the answer, an image in the call's result (the corpus has
+    none of them)."""
+    messages = copy.deepcopy(_messages()[:2])
+    messages[0]["content"] = [
+        {"text": "look at this"},
+        {"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}},
+        {"text": "hidden reasoning", "thought": True},
+        {"text": " please"},
+    ]
+    call = messages[1]["toolCalls"][0]
+    call["result"].append({"inlineData": {"mimeType": "image/png", "data": "AAAA"}})
+    messages[1]["content"] = [{"text": "visible"}, {"text": "thinking", "thought": True}]
+    added = spy(monkeypatch)
+    (session,) = sessions(document(tmp_path, messages))
+    user = messages[0]["id"]
+    assert [(a.id, a.chars) for a in added if a.id.startswith(user)] == [
+        (f"{user}:0", len("look at this")),
+        (f"{user}:2", len(" please")),  # a thought part is no part at all
+    ]
+    (prompt,) = session.prompts
+    assert (prompt.chars, prompt.preview) == (len("look at this please"), "look at this")
+    assert dict(session.unmeasured) == {"media-part": 2}
+    answer = by_id(added)[f"{messages[1]['id']}:text"]
+    assert answer.chars == len("visible")
+    # The media part of the result is counted, not measured: the result is its text.
+    assert by_id(added)[f"result:{call['id']}"].chars == len(_output(call))
+
+
+@needs_shared
+def test_the_session_context_turn_is_environment_and_its_loaded_context_rules(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """damini-ai 07-05 (≥0.44): the only turn is `<session_context>` with one
+    `<loaded_context>` (GEMINI.md of an extension): that block is Rules, the rest
+    Environment; neither is a prompt."""
+    line = record(CONTEXT_TURN, 2)
+    (turn,) = line["$set"]["messages"]
+    text = turn["content"][0]["text"]
+    start = text.index("<loaded_context>")
+    end = text.index("</loaded_context>") + len("</loaded_context>")
+    added = spy(monkeypatch)
+    (session,) = sessions(CONTEXT_TURN)
+    assert [(a.id, a.category, a.label, a.chars) for a in added] == [
+        (f"{turn['id']}:0", EN, "Session context (environment)", len(text) - (end - start)),
+        (f"{turn['id']}:0:loaded", RU, "Loaded context (GEMINI.md, extensions)", end - start),
+    ]
+    assert session.prompts == () and session.responses == ()
+    start = record(CONTEXT_TURN, 1)["startTime"]  # 1 ms before the turn
+    assert (session.session_id, session.start_ns) == ("a2a-server", ns(start))
+
+
+@needs_shared
+def test_a_session_context_without_loaded_context_is_all_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same turn with its `<loaded_context>` block cut out, as a plain (not
+    checkpointed) message line."""
+    header, line = record(CONTEXT_TURN, 1), record(CONTEXT_TURN, 2)
+    (turn,) = line["$set"]["messages"]
+    text = turn["content"][0]["text"]
+    start = text.index("<loaded_context>")
+    end = text.index("</loaded_context>") + len("</loaded_context>")
+    turn["content"][0]["text"] = "  " + text[:start] + text[end:]
+    added = spy(monkeypatch)
+    (session,) = sessions(write(tmp_path, [header, turn], name="session-a.jsonl"))
+    assert [(a.id, a.category, a.chars) for a in added] == [
+        (f"{turn['id']}:0", EN, 2 + len(text) - (end - start))
+    ]
+    assert session.prompts == ()
+
+
+def test_a_state_snapshot_is_a_summary_only_inside_a_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """≥0.44 compression writes `$set.messages` with a `<state_snapshot>` user turn (not in
+    the corpus: tp-tutor's line 2 edited); typed by the user it is just a prompt."""
+    header, user = record(LOG, 1), record(LOG, 2)
+    summary = "\n<state_snapshot>ok</state_snapshot>"
+    snapshot = {**user, "id": "snap", "content": [{"text": summary}]}
+    added = spy(monkeypatch)
+    (session,) = sessions(
+        write(tmp_path, [header, user, {"$set": {"messages": [snapshot]}}], name="session-c.jsonl")
+    )
+    got = by_id(added)["snap:0"]
+    assert (got.category, got.label, got.chars) == (SU, "Compression summary", len(summary))
+    assert [p.id for p in session.prompts] == [user["id"]]
+    added.clear()
+    (typed,) = sessions(write(tmp_path, [header, snapshot], name="session-t.jsonl"))
+    got = by_id(added)["snap:0"]
+    assert (got.category, got.label) == (PR, "User prompt")
+    assert [p.id for p in typed.prompts] == ["snap"]
