@@ -438,3 +438,93 @@ def test_a_state_snapshot_is_a_summary_only_inside_a_checkpoint(
     got = by_id(added)["snap:0"]
     assert (got.category, got.label) == (PR, "User prompt")
     assert [p.id for p in typed.prompts] == ["snap"]
+
+
+# --------------------------------------------------------------------------- notices
+
+
+@pytest.mark.parametrize(
+    ("content", "trigger"),
+    [("Context compressed from 68% to 3%.", "auto"), ("", None)],
+)
+def test_a_compression_notice_clears_the_context(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: str, trigger: str | None
+) -> None:
+    """entire-ab's `info` (message 5, an update notice) edited to the notice compression
+    writes (≥0.33 with its percentages, 0.18–0.32 empty): the summary is not stored, so
+    everything recorded before leaves the context; the next request measures it again."""
+    messages = copy.deepcopy(_messages()[:8])
+    notice = messages[5]
+    notice["content"] = content
+    added = spy(monkeypatch)
+    (session,) = sessions(document(tmp_path, messages))
+    later = next(i for i, a in enumerate(added) if messages[6]["toolCalls"][0]["id"] in a.id)
+    before = {a.id for a in added[:later]}
+    (compaction,) = session.compactions
+    assert (compaction.id, compaction.kind, compaction.trigger) == (
+        notice["id"],
+        "compaction",
+        trigger,
+    )
+    assert (compaction.start_ns, compaction.end_ns) == (
+        ns(messages[4]["timestamp"]),
+        ns(notice["timestamp"]),
+    )
+    assert (compaction.pre_tokens, compaction.removed_items) == (
+        messages[4]["tokens"]["input"],
+        len(before),
+    )
+    assert compaction.timing == "previous record → compression notice"
+    assert not [m for m in session.markers if m.kind == "info"]
+    after = next(s for s in session.snapshots if s.anchor_id == notice["id"])
+    # Only the inferred head (system prompt, tools) is left, as the first request saw it.
+    head = dict(session.snapshots[0].categories)[Category.UNATTRIBUTED]
+    assert (after.time_ns, after.categories) == (
+        ns(notice["timestamp"]),
+        ((Category.UNATTRIBUTED, head),),
+    )
+
+
+def test_other_notices_are_markers(tmp_path: Path) -> None:
+    """entire-ab's update notice, and tp-tutor's "Request cancelled." notices: markers
+    with their text, nothing more."""
+    messages = _messages()
+    (session,) = sessions(document(tmp_path, messages[:8]))
+    assert [(m.time_ns, m.kind, m.value) for m in session.markers] == [
+        (ns(messages[5]["timestamp"]), "info", preview(messages[5]["content"]))
+    ]
+    assert session.compactions == ()
+    (log,) = sessions(LOG)
+    cancelled = [m for m in log.markers if m.value == "Request cancelled."]
+    assert [m.time_ns for m in cancelled] == [ns(record(LOG, n)["timestamp"]) for n in (17, 24, 27)]
+
+
+@needs_shared
+def test_an_error_notice_is_a_marker_and_an_api_error_a_failed_request(tmp_path: Path) -> None:
+    """myflix 0.29.5 17-54: an `error` ("Automatic update failed…") and an `info`. Edited
+    to the `[API Error: …]` text Gemini CLI records when a request fails (not in the
+    corpus), the error is also a failed request from the record before it."""
+    path = SHARED / "myflix-0.29.5/jules/chats/session-2026-02-25T17-54-48c7bcc7.json"
+    messages = _messages(path)
+    error, info = messages
+    (session,) = sessions(path)
+    assert [(m.kind, m.value) for m in session.markers] == [
+        ("error", preview(error["content"])),
+        ("info", preview(info["content"])),
+    ]
+    assert session.failed_requests == () and session.responses == ()
+    api = "[API Error: Requested entity was not found.]"
+    edited = [info, {**error, "timestamp": "2026-02-25T17:56:00.000Z", "content": api}]
+    (failed,) = sessions(document(tmp_path, edited, source=path))
+    (request,) = failed.failed_requests
+    assert (request.id, request.start_ns, request.end_ns) == (
+        error["id"],
+        ns(info["timestamp"]),
+        ns("2026-02-25T17:56:00.000Z"),
+    )
+    assert (request.is_error, request.stop_reason, request.model) == (True, api, "")
+    assert request.usage.prompt_tokens == 0
+    assert dict(failed.facts)["requests_without_usage"] == f"{api}: 1"
+    # The first record of a session: it starts where it ends.
+    (first,) = sessions(document(tmp_path, [edited[1]], source=path, name="session-1.json"))
+    assert first.failed_requests[0].start_ns == ns("2026-02-25T17:56:00.000Z")
