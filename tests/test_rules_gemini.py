@@ -18,7 +18,7 @@ import pytest
 from agent_profiler.adapters import gemini_cli
 from agent_profiler.adapters.common import MS, preview, timestamp_ns
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.model import Category, Harness, Session, SourceKind
+from agent_profiler.model import Category, ChangeKind, Harness, Session, SourceKind
 from agent_profiler.loader import load
 from rules_spy import by_id, excerpt, raw_lines, record, sessions, spy, write
 
@@ -528,3 +528,69 @@ def test_an_error_notice_is_a_marker_and_an_api_error_a_failed_request(tmp_path:
     # The first record of a session: it starts where it ends.
     (first,) = sessions(document(tmp_path, [edited[1]], source=path, name="session-1.json"))
     assert first.failed_requests[0].start_ns == ns("2026-02-25T17:56:00.000Z")
+
+
+# --------------------------------------------------------------------------- the log
+
+
+FIRST_TURNS = [1, 2, 4, 6, 8, 10, 11]  # tp-tutor: two prompts, three requests, one call
+
+
+def test_the_last_version_of_a_message_wins_in_first_seen_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tp-tutor lines 8 and 10 are the same response (311877a9), written again once its
+    call was added: one response, with the call, placed where it was first seen."""
+    added = spy(monkeypatch)
+    (session,) = sessions(excerpt(tmp_path, LOG, FIRST_TURNS, name="session-x.jsonl"))
+    again = record(LOG, 10)
+    assert [r.id for r in session.responses] == [
+        record(LOG, 4)["id"],
+        again["id"],
+        record(LOG, 11)["id"],
+    ]
+    assert [t.call_id for t in session.tool_calls] == [again["toolCalls"][0]["id"]]
+    assert [a.id for a in added].count(f"{again['id']}:text") == 1
+    # The call ran from its response's end to its completion, and the next request
+    # started there.
+    done = ns(again["toolCalls"][0]["timestamp"])
+    assert session.tool_calls[0].end_ns == done == session.responses[2].start_ns
+
+
+def _rewound(tmp_path: Path, target: str) -> tuple[Session, dict[str, ChangeKind]]:
+    """tp-tutor's first turns, `/rewind` to `target` (the corpus has no `$rewindTo`), then
+    line 13's prompt and line 15's request: the session, and what that request saw change."""
+    path = excerpt(tmp_path, LOG, FIRST_TURNS, name=f"session-{target[:4]}.jsonl")
+    with path.open("a", encoding="utf-8") as out:
+        out.write(json.dumps({"$rewindTo": target}) + "\n")
+        out.write("\n".join(raw_lines(LOG)[n - 1] for n in (13, 15)) + "\n")
+    (session,) = sessions(path)
+    last = session.snapshots[-1]
+    assert last.anchor_id == record(LOG, 15)["id"]
+    return session, {c.id: c.change for c in last.changes}
+
+
+def test_a_rewind_drops_the_message_and_all_after_it(tmp_path: Path) -> None:
+    """Rewound to the second prompt (line 6): it, its answer, call and result leave the
+    context; the first turn stays. The rewind is a marker at the last record's time."""
+    call = record(LOG, 10)["toolCalls"][0]["id"]
+    target = record(LOG, 6)["id"]
+    session, changes = _rewound(tmp_path, target)
+    assert changes == {
+        f"{target}:0": ChangeKind.REMOVED,
+        f"{record(LOG, 8)['id']}:text": ChangeKind.REMOVED,
+        f"call:{call}": ChangeKind.REMOVED,
+        f"result:{call}": ChangeKind.REMOVED,
+        f"{record(LOG, 13)['id']}:0": ChangeKind.ADDED,
+    }
+    rewinds = [(m.time_ns, m.value) for m in session.markers if m.kind == "rewind"]
+    assert rewinds == [(ns(record(LOG, 11)["timestamp"]), target)]
+
+
+def test_a_rewind_to_an_unknown_message_drops_everything(tmp_path: Path) -> None:
+    target = "not-a-message-id" * 8
+    session, changes = _rewound(tmp_path, target)
+    assert [m.value for m in session.markers if m.kind == "rewind"] == [target[:80]]
+    removed = {k for k, v in changes.items() if v is ChangeKind.REMOVED}
+    assert {f"{record(LOG, 2)['id']}:0", f"{record(LOG, 4)['id']}:text"} <= removed
+    assert len(removed) == 6
