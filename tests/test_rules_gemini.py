@@ -594,3 +594,103 @@ def test_a_rewind_to_an_unknown_message_drops_everything(tmp_path: Path) -> None
     removed = {k for k, v in changes.items() if v is ChangeKind.REMOVED}
     assert {f"{record(LOG, 2)['id']}:0", f"{record(LOG, 4)['id']}:text"} <= removed
     assert len(removed) == 6
+
+
+def _checkpointed(tmp_path: Path, *updates: list[dict[str, Any]]) -> tuple[Session, Path]:
+    """tp-tutor's first turns, then one `$set.messages` per update (≥0.44; the corpus has
+    only damini-ai's first one), then line 13's prompt and line 15's request."""
+    path = excerpt(tmp_path, LOG, FIRST_TURNS, name=f"session-c{len(updates)}.jsonl")
+    with path.open("a", encoding="utf-8") as out:
+        for messages in updates:
+            out.write(json.dumps({"$set": {"messages": messages}}) + "\n")
+        out.write("\n".join(raw_lines(LOG)[n - 1] for n in (13, 15)) + "\n")
+    (session,) = sessions(path)
+    return session, path
+
+
+def test_a_shorter_history_is_a_compaction(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Compression ≥0.44: the list becomes the first prompt and a `<state_snapshot>`
+    turn (new): four messages left for one new, a compaction at the last record's time
+    (line 11), of everything the four held."""
+    first = record(LOG, 2)
+    snapshot = {**first, "id": "snap", "content": [{"text": "<state_snapshot>s</state_snapshot>"}]}
+    added = spy(monkeypatch)
+    session, _ = _checkpointed(tmp_path, [first, snapshot])
+    call = record(LOG, 10)["toolCalls"][0]["id"]
+    (compaction,) = session.compactions
+    done = ns(record(LOG, 11)["timestamp"])
+    assert (compaction.id, compaction.start_ns, compaction.end_ns) == ("checkpoint:0", done, done)
+    assert (compaction.kind, compaction.trigger, compaction.pre_tokens) == (
+        "compaction",
+        "history replaced ($set.messages)",
+        record(LOG, 11)["tokens"]["input"],
+    )
+    # Line 4's answer, line 6's prompt, line 10's answer, call and result, line 11's answer.
+    assert compaction.removed_items == 6
+    assert by_id(added)["snap:0"].category is SU
+    assert [a.id for a in added].count(f"{first['id']}:0") == 1  # kept, not added again
+    after = next(s for s in session.snapshots if s.anchor_id == "checkpoint:0")
+    assert after.time_ns == done
+    assert {c.id for c in after.changes if c.change is ChangeKind.REMOVED} == {
+        f"{record(LOG, 4)['id']}:text",
+        f"{record(LOG, 6)['id']}:0",
+        f"{record(LOG, 8)['id']}:text",
+        f"call:{call}",
+        f"result:{call}",
+    }  # line 11's answer was never sent: it left unseen
+    assert [p.id for p in session.prompts] == [
+        first["id"],
+        record(LOG, 6)["id"],
+        record(LOG, 13)["id"],
+    ]
+
+
+def test_new_turns_in_a_checkpoint_are_history_not_requests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `$set.messages` that keeps every turn and adds a user text, an all-zero and a
+    token-less response (edited copies of lines 2 and 4): their text is in the context,
+    but they are no prompt, no request of unknown size, no failed request."""
+    kept = [record(LOG, n) for n in (2, 4, 6, 10, 11)]
+    typed = {**record(LOG, 2), "id": "typed", "content": [{"text": "history text"}]}
+    zero = {**record(LOG, 4), "id": "zero", "tokens": dict.fromkeys(record(LOG, 4)["tokens"], 0)}
+    bare = {**record(LOG, 10), "id": "bare", "tokens": None}
+    bare["toolCalls"] = [{**bare["toolCalls"][0], "id": "resynced-call"}]
+    added = spy(monkeypatch)
+    session, _ = _checkpointed(tmp_path, [*kept, typed, zero, bare])
+    items = by_id(added)
+    assert (items["typed:0"].category, items["typed:0"].chars) == (PR, len("history text"))
+    assert (items["zero:text"].category, items["bare:text"].category) == (AS, AS)
+    assert "typed" not in {p.id for p in session.prompts}
+    assert session.failed_requests == () and session.unmetered_responses == ()
+    assert session.compactions == ()
+    # A call first met in a checkpoint is on the timeline, linked to no request.
+    assert [(t.call_id, t.response_id) for t in session.tool_calls] == [
+        (record(LOG, 10)["toolCalls"][0]["id"], record(LOG, 10)["id"]),
+        ("resynced-call", None),
+    ]
+    # The prompt after the checkpoint is a turn again.
+    assert session.prompts[-1].id == record(LOG, 13)["id"]
+
+
+def test_a_history_resync_under_new_ids_is_not_a_compaction(tmp_path: Path) -> None:
+    """The same turns written again under new ids (history sync), as many as left: no
+    compaction. A second, shorter list is the next compaction, `checkpoint:1`."""
+    lines = [record(LOG, n) for n in FIRST_TURNS[1:]]
+    resync = [{**m, "id": f"hex{i}", "tokens": None} for i, m in enumerate(lines)]
+    resync = [m for i, m in enumerate(resync) if i != 3]  # line 8: an older copy of line 10
+    session, _ = _checkpointed(tmp_path, resync)
+    assert session.compactions == ()
+    # The call of the copy of line 10 is the same call: still the original's.
+    call = record(LOG, 10)["toolCalls"][0]
+    (tool,) = session.tool_calls
+    assert (tool.call_id, tool.response_id, tool.end_ns) == (
+        call["id"],
+        record(LOG, 10)["id"],
+        ns(call["timestamp"]),
+    )
+    shorter = [resync[0]]
+    twice, _ = _checkpointed(tmp_path, [record(LOG, 2)], shorter)
+    assert [c.id for c in twice.compactions] == ["checkpoint:0"]
+    thrice, _ = _checkpointed(tmp_path, [record(LOG, 2), *resync[1:3]], [])
+    assert [c.id for c in thrice.compactions] == ["checkpoint:0", "checkpoint:1"]
