@@ -694,3 +694,129 @@ def test_a_history_resync_under_new_ids_is_not_a_compaction(tmp_path: Path) -> N
     assert [c.id for c in twice.compactions] == ["checkpoint:0"]
     thrice, _ = _checkpointed(tmp_path, [record(LOG, 2), *resync[1:3]], [])
     assert [c.id for c in thrice.compactions] == ["checkpoint:0", "checkpoint:1"]
+
+
+# --------------------------------------------------------------------------- session facts
+
+
+GEMINI_SOURCE = "model: Gemini CLI tokenLimit() for Gemini models (not in journal)"
+GEMMA_SOURCE = "model: Gemini CLI tokenLimit() for Gemma 4 (not in the journal)"
+ASSUMED = "assumed: Gemini CLI's default window (model unknown, not in journal)"
+
+
+@pytest.mark.parametrize(
+    ("model", "window", "source"),
+    [
+        ("gemini-2.5-flash", 1_048_576, GEMINI_SOURCE),
+        ("Gemma-4-27b-it", 256_000, GEMMA_SOURCE),
+        ("gemma4:e4b", 256_000, GEMMA_SOURCE),
+        ("auto-gemini-3", 1_048_576, ASSUMED),
+        ("", 1_048_576, ASSUMED),
+    ],
+)
+def test_the_window_is_gemini_cli_s_token_limit_for_the_first_model(
+    tmp_path: Path, model: str, window: int, source: str
+) -> None:
+    """entire-ab's first request with its model edited (the corpus has gemini-2.5-flash,
+    gemini-3-flash-preview, the router alias auto-gemini-3; no Gemma): the window is not in
+    the journal, it is Gemini CLI's own tokenLimit(model), on the session and each request."""
+    messages = copy.deepcopy(_messages()[:2])
+    messages[1]["model"] = model
+    (session,) = sessions(document(tmp_path, messages))
+    assert (session.window_tokens, session.window_source) == (window, source)
+    assert session.snapshots[0].window_tokens == window
+    assert session.models == ((model,) if model else ())
+    assert (session.provider, session.responses[0].model) == ("google", model)
+
+
+def test_models_are_listed_once_in_order_of_their_first_measured_request(tmp_path: Path) -> None:
+    """entire-ab's requests with models edited: flash, pro, flash; the all-zero request's
+    model (message 6) is not a measured one and is not listed."""
+    messages = copy.deepcopy(_messages()[:8])
+    for index, model in ((1, "gemini-2.5-flash"), (2, "gemini-2.5-pro"), (3, "gemini-2.5-flash")):
+        messages[index]["model"] = model
+    messages[4]["model"] = "gemini-2.5-flash"
+    messages[6]["model"] = "gemma-4-unmetered"
+    messages[7]["model"] = "gemini-2.5-pro"
+    (session,) = sessions(document(tmp_path, messages))
+    assert session.models == ("gemini-2.5-flash", "gemini-2.5-pro")
+    assert session.window_tokens == 1_048_576
+
+
+def test_the_session_facts_and_summary(tmp_path: Path) -> None:
+    """expenses-tracker's main session (0.37.1): `kind: main`, a `summary` in its header;
+    the session id is the header's, the project the folder's slug."""
+    path = TREE / "session-2026-04-12T01-18-01b2c62e.json"
+    header = _doc(path)
+    main = next(s for s in sessions(path) if s.parent_session is None)
+    assert main.session_id == header["sessionId"]
+    assert dict(main.facts)["recording_format"] == "json"
+    assert dict(main.facts)["session_summary"] == preview(header["summary"])
+    assert (main.harness, main.sources, main.project) == (
+        Harness.GEMINI_CLI,
+        (str(path),),
+        "agunginsani",
+    )
+    assert main.start_ns == ns(header["startTime"])
+    # A summary that is not text is left out; a header without an id takes the file's.
+    messages = _messages(path)[:3]
+    plain = document(tmp_path, messages, source=path, name="session-x.json", summary=["a"])
+    value = json.loads(plain.read_text())
+    value["sessionId"] = 7  # not text: the id comes from the name
+    plain.write_text(json.dumps(value, indent=2))
+    (session,) = sessions(plain)
+    assert "session_summary" not in dict(session.facts)
+    assert session.session_id == "session-x"
+
+
+@pytest.mark.parametrize(
+    ("folder", "marker", "project"),
+    [
+        ("myproject", "/home/someone/src/webapp\n", "webapp"),
+        ("myproject", "\n", None),
+        ("myproject", None, "myproject"),
+        ("a" * 64, None, None),
+        ("A" * 64, None, "A" * 64),
+    ],
+)
+def test_the_project_is_project_root_or_a_slug_folder(
+    tmp_path: Path, folder: str, marker: str | None, project: str | None
+) -> None:
+    """`.project_root` in the project folder (≥0.29), else the folder's name when it is a
+    slug (≤0.28 it is the sha256 of the path, lowercase hex: says nothing)."""
+    chats = tmp_path / ".gemini" / "tmp" / folder / "chats"
+    chats.mkdir(parents=True)
+    if marker is not None:
+        (chats.parent / ".project_root").write_text(marker, encoding="utf-8")
+    path = chats / DOCUMENT.name
+    path.write_bytes(DOCUMENT.read_bytes())
+    (session,) = sessions(path)
+    assert session.project == project
+
+
+def test_a_project_root_that_is_not_text_falls_back_to_the_folder(tmp_path: Path) -> None:
+    chats = tmp_path / "slug" / "chats"
+    chats.mkdir(parents=True)
+    (chats.parent / ".project_root").write_bytes(b"\xff\xfe/home/x")
+    path = chats / DOCUMENT.name
+    path.write_bytes(DOCUMENT.read_bytes())
+    assert sessions(path)[0].project == "slug"
+
+
+def test_outside_a_chats_folder_the_project_is_the_first_directory(tmp_path: Path) -> None:
+    """expenses-tracker's subagent shcg5o has `directories`; copied out of `chats/` the
+    first one names the project; without the list there is none."""
+    source = TREE / "01b2c62e-cba4-4088-8755-b240504efb70" / "shcg5o.json"
+    value = _doc(source)
+    copy_ = tmp_path / "shcg5o.json"
+    copy_.write_text(json.dumps(value, indent=2))
+    (session,) = sessions(copy_)
+    assert value["directories"][0] == "/Users/agunginsani"
+    assert session.project == "~"  # a home folder is not shown by name
+    value["directories"] = ["/work/webapp", "/work/other"]
+    copy_.write_text(json.dumps(value, indent=2))
+    assert sessions(copy_)[0].project == "webapp"
+    for directories in ("/home/x", [], [7]):
+        value["directories"] = directories
+        copy_.write_text(json.dumps(value, indent=2))
+        assert sessions(copy_)[0].project is None
