@@ -820,3 +820,173 @@ def test_outside_a_chats_folder_the_project_is_the_first_directory(tmp_path: Pat
         value["directories"] = directories
         copy_.write_text(json.dumps(value, indent=2))
         assert sessions(copy_)[0].project is None
+
+
+# --------------------------------------------------------------------------- subagents
+
+PARENT = "01b2c62e-cba4-4088-8755-b240504efb70"
+# FORMATS-gemini-opencode §1.9: which cli_help call ran which nested subagent (by time).
+LAUNCHED = {"shcg5o": "cli_help_1775960815673_0", "ngzcxj": "cli_help_1775961116366_0"}
+
+
+def _tree(tmp_path: Path, edit: Any = None) -> Path:
+    """A copy of the expenses-tracker tree; `edit(name, document)` may change a file."""
+    root = tmp_path / "agunginsani" / "chats"
+    for source in sorted(TREE.rglob("*.json")):
+        target = root / source.relative_to(TREE)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        value = _doc(source)
+        if edit is not None:
+            edit(source.stem, value)
+        target.write_text(json.dumps(value, indent=2), encoding="utf-8")
+    return root
+
+
+def _by_id(found: list[Session]) -> dict[str, Session]:
+    return {s.session_id: s for s in found}
+
+
+def test_nested_subagents_link_to_the_call_running_when_they_started() -> None:
+    """expenses-tracker 0.37.1: `chats/<parent id>/<agent id>.json`, no `agentId` yet: each
+    subagent belongs to the parent's cli_help call that was running when it started."""
+    found = _by_id(sessions(TREE))
+    parent = found[PARENT]
+    assert parent.parent_session is None and parent.agent_id is None
+    for agent, call_id in LAUNCHED.items():
+        child = found[f"{PARENT}/{agent}"]
+        assert (child.parent_session, child.parent_call_id, child.agent_id, child.child_role) == (
+            PARENT,
+            call_id,
+            agent,
+            "subagent",
+        )
+        # Its first prompt is the task the parent gave it.
+        assert child.prompts[0].source == "agent"
+        assert all(p.source == "user" for p in child.prompts[1:])
+    children = {t.call_id: t.child_session for t in parent.tool_calls if t.child_session}
+    assert children == {call: f"{PARENT}/{agent}" for agent, call in LAUNCHED.items()}
+    assert [p.source for p in parent.prompts] == ["user"] * len(parent.prompts)
+
+
+def test_agent_id_links_a_subagent_to_its_call_before_time_does(tmp_path: Path) -> None:
+    """≥0.39 calls carry `agentId`: edited in, swapped (shcg5o named by the later call),
+    the link follows the id, not the time."""
+
+    def swap(name: str, value: dict[str, Any]) -> None:
+        for message in value["messages"] if name.startswith("session-") else []:
+            for call in message.get("toolCalls", []):
+                if call["id"] == LAUNCHED["shcg5o"]:
+                    call["agentId"] = "ngzcxj"
+                elif call["id"] == LAUNCHED["ngzcxj"]:
+                    call["agentId"] = "shcg5o"
+
+    found = _by_id(sessions(_tree(tmp_path, swap)))
+    assert found[f"{PARENT}/shcg5o"].parent_call_id == LAUNCHED["ngzcxj"]
+    assert found[f"{PARENT}/ngzcxj"].parent_call_id == LAUNCHED["shcg5o"]
+
+
+def test_a_subagent_started_before_any_call_ran_is_not_linked(tmp_path: Path) -> None:
+    """shcg5o moved to start well before the parent's first request (edited): no running
+    call, so no link; ngzcxj keeps its own."""
+    early = "2026-04-12T01:00:00.000Z"
+
+    def move(name: str, value: dict[str, Any]) -> None:
+        if name == "shcg5o":
+            value["startTime"] = early
+            value["messages"][0]["timestamp"] = early
+
+    found = _by_id(sessions(_tree(tmp_path, move)))
+    assert found[f"{PARENT}/shcg5o"].parent_call_id is None
+    assert found[f"{PARENT}/ngzcxj"].parent_call_id == LAUNCHED["ngzcxj"]
+    parent = found[PARENT]
+    assert {t.call_id for t in parent.tool_calls if t.child_session} == {LAUNCHED["ngzcxj"]}
+
+
+def test_a_call_launches_one_subagent_only(tmp_path: Path) -> None:
+    """Both subagents edited to start inside the first cli_help call: the first one read
+    (ngzcxj) takes it; the other is left unlinked rather than sharing it."""
+    start = "2026-04-12T02:27:00.000Z"
+
+    def move(name: str, value: dict[str, Any]) -> None:
+        if name in LAUNCHED:
+            value["startTime"] = start
+            value["messages"][0]["timestamp"] = start
+
+    found = _by_id(sessions(_tree(tmp_path, move)))
+    links = {a: found[f"{PARENT}/{a}"].parent_call_id for a in LAUNCHED}
+    assert links == {"ngzcxj": LAUNCHED["shcg5o"], "shcg5o": None}
+
+
+SIBLING = SHARED / "myflix-0.29.5/jules/chats/session-2026-02-25T12-46-7740a707.json"
+
+
+@needs_shared
+def test_a_sibling_subagent_shares_its_parent_s_id(tmp_path: Path) -> None:
+    """≤0.35: the codebase investigator is written beside its parent with the parent's
+    `sessionId` and a task prompt ("Your task is to …"); myflix's parent was not published
+    (it holds credentials), so it stands alone, unlinked, named by its file."""
+    value = _doc(SIBLING)
+    (child,) = sessions(SIBLING)
+    stem = SIBLING.name.split(".")[0]
+    assert (child.session_id, child.parent_session, child.parent_call_id, child.agent_id) == (
+        f"{value['sessionId']}/{stem}",
+        value["sessionId"],
+        None,
+        stem,
+    )
+    assert child.prompts[0].source == "agent"
+    # Marked `kind: main` (≥0.31 headers say), the same file is a main session.
+    main = document(tmp_path, value["messages"], source=SIBLING, name=SIBLING.name, kind="main")
+    (alone,) = sessions(main)
+    assert (alone.session_id, alone.parent_session) == (value["sessionId"], None)
+    assert alone.prompts[0].source == "user"
+
+
+@needs_shared
+def test_a_sibling_subagent_links_to_the_parent_call_running_when_it_started(
+    tmp_path: Path,
+) -> None:
+    """The myflix investigator given entire-ab's session id and moved (edited) to start
+    during entire-ab's write_file call: both in one `chats/`, it is that call's subagent."""
+    parent_doc = _doc()
+    messages = copy.deepcopy(_doc(SIBLING)["messages"])
+    start = ns(parent_doc["messages"][1]["timestamp"])
+    for index, message in enumerate(messages):
+        message["timestamp"] = f"2026-01-15T20:51:{53 + index}.000Z"
+    chats = tmp_path / "jules" / "chats"
+    chats.mkdir(parents=True)
+    (chats / "session-2026-01-15T20-51-f7633853.json").write_bytes(DOCUMENT.read_bytes())
+    child_path = chats / "session-2026-01-15T20-52-f7633853.json"
+    sid = parent_doc["sessionId"]
+    document(
+        chats,
+        messages,
+        source=SIBLING,
+        name=child_path.name,
+        sessionId=sid,
+        startTime="2026-01-15T20:51:53.000Z",
+    )
+    found = _by_id(sessions(chats))
+    child = found[f"{sid}/session-2026-01-15T20-52-f7633853"]
+    call = parent_doc["messages"][1]["toolCalls"][0]["id"]
+    assert (child.parent_session, child.parent_call_id) == (sid, call)
+    assert child.start_ns > start
+    tool = next(t for t in found[sid].tool_calls if t.call_id == call)
+    assert tool.child_session == child.session_id
+
+
+def test_a_legacy_document_resumed_as_a_log_is_read_once(tmp_path: Path) -> None:
+    """≥0.39 resumes a ≤0.38 session into a `.jsonl` beside the `.json`, under the same
+    id: the log supersedes the document (here the tp-tutor log given entire-ab's id)."""
+    folder = tmp_path / "proj" / "chats"
+    folder.mkdir(parents=True)
+    legacy = folder / "session-2026-01-15T20-51-f7633853.json"
+    legacy.write_bytes(DOCUMENT.read_bytes())
+    lines = raw_lines(LOG)
+    header = json.loads(lines[0])
+    header["sessionId"] = _doc()["sessionId"]
+    log = folder / "session-2026-01-15T20-51-f7633853.jsonl"
+    log.write_text("\n".join([json.dumps(header), *lines[1:]]), encoding="utf-8")
+    (session,), diagnostics = read(legacy, log)
+    assert diagnostics.notes["gemini-cli:legacy-json-superseded"] == 1
+    assert (session.session_id, session.sources) == (header["sessionId"], (str(log),))
