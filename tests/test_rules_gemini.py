@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from agent_profiler.adapters import gemini_cli
-from agent_profiler.adapters.common import MS, preview, timestamp_ns
+from agent_profiler.adapters.common import preview, timestamp_ns
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.model import Category, ChangeKind, Harness, Session, SourceKind
 from agent_profiler.loader import load
+from agent_profiler.model import Category, ChangeKind, Harness, Session, SourceKind
 from rules_spy import by_id, excerpt, raw_lines, record, sessions, spy, write
 
 DATA = Path(__file__).parent / "data" / "journals" / "gemini-cli"
@@ -990,3 +990,159 @@ def test_a_legacy_document_resumed_as_a_log_is_read_once(tmp_path: Path) -> None
     (session,), diagnostics = read(legacy, log)
     assert diagnostics.notes["gemini-cli:legacy-json-superseded"] == 1
     assert (session.session_id, session.sources) == (header["sessionId"], (str(log),))
+
+
+# --------------------------------------------------------------------------- containers
+
+
+def _warnings(diagnostics: Diagnostics) -> list[tuple[str, int | None, str, str]]:
+    return [(Path(w.path).name, w.line, w.kind, w.message) for w in diagnostics.warnings]
+
+
+def test_log_lines_that_are_not_records_are_warned_by_line(tmp_path: Path) -> None:
+    """tp-tutor with, after line 4, a JSON array, a `$set` that is no object and a message
+    without an id (hand-made lines: no real log has them): warned by line or given the
+    line as id; `$set` fields other than messages update the header."""
+    lines = raw_lines(LOG)
+    message = {**record(LOG, 6)}
+    del message["id"]
+    extra = ["[1, 2]", json.dumps({"$set": ["x"]}), json.dumps(message)]
+    summary = json.dumps({"$set": {"summary": "Set up the terminal."}})
+    path = tmp_path / "session-l.jsonl"
+    path.write_text("\n".join([*lines[:4], *extra, summary, *lines[4:]]), encoding="utf-8")
+    (session,), diagnostics = read(path)
+    assert _warnings(diagnostics) == [
+        ("session-l.jsonl", 5, "bad-shape", "line is not a JSON object"),
+        ("session-l.jsonl", 6, "bad-shape", "$set is not an object"),
+    ]
+    assert "line-7" in {p.id for p in session.prompts}
+    assert dict(session.facts)["session_summary"] == "Set up the terminal."
+
+
+def test_a_log_without_its_header_line_is_read(tmp_path: Path) -> None:
+    """A 0.46 log re-created while the CLI ran lost its header (DingJun1028/esggo, not
+    copied): tp-tutor without line 1 is still read, its id from the file's name."""
+    path = tmp_path / "session-2026-04-24T23-16-c8b2cbd9.jsonl"
+    path.write_text("\n".join(raw_lines(LOG)[1:]), encoding="utf-8")
+    (session,), diagnostics = read(path)
+    assert _warnings(diagnostics) == [
+        (path.name, 2 - 1, "no-header", "no session header line; id from the name")
+    ]
+    assert session.session_id == path.stem
+    assert len(session.responses) == 5
+    assert dict(session.facts)["recording_format"] == "jsonl"
+
+
+def test_checkpoint_messages_without_ids_get_the_line_s(tmp_path: Path) -> None:
+    """damini-ai's `$set.messages` turn without its id, and a non-object beside it."""
+    header = json.loads(raw_lines(LOG)[0])
+    turn = {**record(LOG, 2)}
+    del turn["id"]
+    path = write(tmp_path, [header, {"$set": {"messages": ["x", turn]}}], name="session-i.jsonl")
+    added = []
+    (session,) = sessions(path)
+    snapshot = session.snapshots[-1]
+    assert [c.id for c in snapshot.changes] == ["line-2.1:0"]
+    assert added == []
+
+
+def test_a_one_line_document_is_a_document(tmp_path: Path) -> None:
+    """A legacy document written on one line (`JSON.stringify` without indent, which
+    ≥0.39's reader also accepts): entire-ab compacted onto one line."""
+    path = tmp_path / "session-one.jsonl"
+    path.write_text(json.dumps(_doc()), encoding="utf-8")
+    (session,), diagnostics = read(path)
+    assert dict(session.facts)["recording_format"] == "json (one line)"
+    assert len(session.responses) == 10 and diagnostics.warnings == []
+    # Named .json it is the document it is.
+    other = tmp_path / "session-one.json"
+    other.write_text(json.dumps(_doc()), encoding="utf-8")
+    (same,) = sessions(other)
+    assert dict(same.facts)["recording_format"] == "json"
+
+
+def test_a_log_named_json_is_read_as_a_log(tmp_path: Path) -> None:
+    """tp-tutor from line 3 on (its header lost: the first line is a short `$set`),
+    saved as `.json`: the lines are a log, not a document."""
+    path = tmp_path / "session-x.json"
+    path.write_text("\n".join(raw_lines(LOG)[2:]), encoding="utf-8")
+    (session,), diagnostics = read(path)
+    assert dict(session.facts)["recording_format"] == "jsonl"
+    assert [w.kind for w in diagnostics.warnings] == ["no-header"]
+    assert len(session.responses) == 5
+
+
+def _adapter_read(path: Path) -> tuple[list[Session], Diagnostics]:
+    """The adapter itself on one file, as the loader hands it a group (no sniffing)."""
+    from agent_profiler.adapters import SniffedFile
+
+    diagnostics = Diagnostics()
+    (group,) = gemini_cli.plan([SniffedFile(path, [])])
+    return gemini_cli.read(group, diagnostics), diagnostics
+
+
+def test_a_document_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    """entire-ab with a UTF-8 BOM (hand-made). Only the adapter reads it: the loader's
+    sniff refuses the file first (see /tmp/survivors/gemini.md, "bugs")."""
+    path = tmp_path / "session-bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + DOCUMENT.read_bytes())
+    (session,), diagnostics = _adapter_read(path)
+    assert len(session.responses) == 10
+    assert (diagnostics.lines_read, diagnostics.records_parsed) == (1, len(_messages()))
+
+
+def test_a_document_without_messages_is_not_a_session(tmp_path: Path) -> None:
+    value = {k: v for k, v in _doc().items() if k != "messages"}
+    value["messages"] = {"not": "a list"}
+    path = tmp_path / "session-bad.json"
+    path.write_text(json.dumps(value, indent=2), encoding="utf-8")
+    result = load([path], Diagnostics())
+    assert [str(e) for e in result.failures] == [
+        f"{path}: not a Gemini CLI session (no messages list)"
+    ]
+
+
+def test_a_cut_short_document_keeps_its_header_and_complete_messages(tmp_path: Path) -> None:
+    """entire-ab cut inside message 4 (copied while Gemini CLI rewrote it): the header
+    fields and messages 0–3 are kept, with one warning naming the file."""
+    data = DOCUMENT.read_bytes()
+    messages = _messages()
+    cut = data.index(messages[4]["id"].encode()) + 10
+    path = tmp_path / "session-cut.json"
+    path.write_bytes(data[:cut])
+    (session,), diagnostics = read(path)
+    assert _warnings(diagnostics) == [
+        (
+            path.name,
+            None,
+            "truncated-document",
+            "JSON document cut short or damaged; the first 4 complete message(s) kept",
+        )
+    ]
+    assert diagnostics.records_parsed == 4
+    header = _doc()
+    assert (session.session_id, session.start_ns) == (
+        header["sessionId"],
+        ns(header["startTime"]),
+    )
+    assert dict(session.facts)["recording_format"] == "json (cut short)"
+    assert [r.id for r in session.responses] == [m["id"] for m in messages[1:4]]
+
+
+def test_a_document_cut_before_its_messages_is_not_a_session(tmp_path: Path) -> None:
+    """Cut before its `messages`, or with a header whose id is no text (edited)."""
+    data = DOCUMENT.read_bytes()
+    value = _doc()
+    value["sessionId"] = 7
+    unnamed = json.dumps(value, indent=2).encode()
+    cuts = (
+        ("session-a.json", data[: data.index(b'"messages"')]),
+        ("session-b.json", unnamed[:-300]),
+    )
+    for name, cut in cuts:
+        path = tmp_path / name
+        path.write_bytes(cut)
+        result = load([path], Diagnostics())
+        assert [str(e) for e in result.failures] == [
+            f"{path}: not a Gemini CLI session (damaged JSON document)"
+        ], name
