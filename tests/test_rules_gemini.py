@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from agent_profiler.adapters import gemini_cli
-from agent_profiler.adapters.common import preview, timestamp_ns
+from agent_profiler.adapters.common import MS, preview, timestamp_ns
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.loader import load
 from agent_profiler.model import Category, ChangeKind, Harness, Session, SourceKind
@@ -1034,16 +1034,13 @@ def test_a_log_without_its_header_line_is_read(tmp_path: Path) -> None:
 
 
 def test_checkpoint_messages_without_ids_get_the_line_s(tmp_path: Path) -> None:
-    """damini-ai's `$set.messages` turn without its id, and a non-object beside it."""
+    """A `$set.messages` holding a non-object and tp-tutor's line 2 without its id."""
     header = json.loads(raw_lines(LOG)[0])
     turn = {**record(LOG, 2)}
     del turn["id"]
     path = write(tmp_path, [header, {"$set": {"messages": ["x", turn]}}], name="session-i.jsonl")
-    added = []
     (session,) = sessions(path)
-    snapshot = session.snapshots[-1]
-    assert [c.id for c in snapshot.changes] == ["line-2.1:0"]
-    assert added == []
+    assert [c.id for c in session.snapshots[-1].changes] == ["line-2.1:0"]
 
 
 def test_a_one_line_document_is_a_document(tmp_path: Path) -> None:
@@ -1146,3 +1143,75 @@ def test_a_document_cut_before_its_messages_is_not_a_session(tmp_path: Path) -> 
         assert [str(e) for e in result.failures] == [
             f"{path}: not a Gemini CLI session (damaged JSON document)"
         ], name
+
+
+# --------------------------------------------------------------------------- times
+
+
+def test_a_lying_timestamp_is_warned_by_its_place_in_the_document(tmp_path: Path) -> None:
+    """entire-ab's message 3 dated 2099 (edited): warned as `messages[3]` (a document has
+    no lines to number) and placed 1 ms after the record before it."""
+    messages = copy.deepcopy(_messages()[:5])
+    messages[3]["timestamp"] = "2099-01-01T00:00:00.000Z"
+    path = document(tmp_path, messages)
+    (session,), diagnostics = read(path)
+    ((name, line, kind, message),) = _warnings(diagnostics)
+    assert (name, line, kind) == (path.name, None, "time-outlier")
+    assert message.startswith("messages[3]: timestamp 2099-01-01T00:00:00Z is ")
+    response = next(r for r in session.responses if r.id == messages[3]["id"])
+    placed = ns(messages[2]["timestamp"]) + MS
+    # Placed by the records' clock, which does not see call completions: it starts where
+    # it ends, since the call before it completed later.
+    assert (response.start_ns, response.end_ns) == (placed, placed)
+    assert session.end_ns == ns(messages[4]["timestamp"])
+
+
+def test_a_lying_timestamp_in_a_log_is_warned_by_line(tmp_path: Path) -> None:
+    """tp-tutor's line 11 dated 1999 (edited)."""
+    lines = raw_lines(LOG)
+    edited = record(LOG, 11)
+    edited["timestamp"] = "1999-12-31T00:00:00.000Z"
+    lines[10] = json.dumps(edited)
+    path = tmp_path / "session-t.jsonl"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    (session,), diagnostics = read(path)
+    ((_, line, kind, message),) = _warnings(diagnostics)
+    assert (line, kind) == (11, "time-outlier")
+    assert message.startswith("timestamp 1999-12-31T00:00:00Z is ")
+    response = next(r for r in session.responses if r.id == edited["id"])
+    assert response.end_ns == ns(record(LOG, 10)["timestamp"]) + MS
+
+
+def test_a_message_without_a_time_is_placed_after_the_one_before(tmp_path: Path) -> None:
+    """entire-ab's message 2 without `timestamp` (edited): noted, not warned (Gemini CLI
+    always writes one), placed 1 ms after the last time seen (message 1's call)."""
+    messages = copy.deepcopy(_messages()[:4])
+    del messages[2]["timestamp"]
+    (session,), diagnostics = read(document(tmp_path, messages))
+    assert diagnostics.notes["gemini-cli:message-without-timestamp"] == 1
+    assert diagnostics.warnings == []
+    response = next(r for r in session.responses if r.id == messages[2]["id"])
+    # The clock follows records, not call completions: 1 ms after message 1.
+    assert response.end_ns == ns(messages[1]["timestamp"]) + MS
+
+
+def test_the_session_starts_at_the_header_s_start_time_when_it_is_believable(
+    tmp_path: Path,
+) -> None:
+    """entire-ab's `startTime` equals its first message's time; moved 1 s earlier it is
+    the session's start; in 2099 it is not believed and the first message is the start.
+    An undated first message is placed at the start time."""
+    messages = copy.deepcopy(_messages()[:3])
+    first = ns(messages[0]["timestamp"])
+    earlier = document(
+        tmp_path, messages, name="session-e.json", startTime="2026-01-15T20:51:47.582Z"
+    )
+    assert sessions(earlier)[0].start_ns == first - 1000 * MS
+    lying = document(tmp_path, messages, name="session-l.json", startTime="2099-01-01T00:00:00Z")
+    assert sessions(lying)[0].start_ns == first
+    del messages[0]["timestamp"]
+    undated = document(
+        tmp_path, messages, name="session-u.json", startTime="2026-01-15T20:51:47.582Z"
+    )
+    (session,) = sessions(undated)
+    assert (session.start_ns, session.prompts[0].start_ns) == (first - 1000 * MS,) * 2
