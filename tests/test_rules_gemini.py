@@ -9,6 +9,7 @@ models, `agentId` links) are real records edited, and each test says so."""
 from __future__ import annotations
 
 import copy
+import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -1215,3 +1216,145 @@ def test_the_session_starts_at_the_header_s_start_time_when_it_is_believable(
     )
     (session,) = sessions(undated)
     assert (session.start_ns, session.prompts[0].start_ns) == (first - 1000 * MS,) * 2
+
+
+# --------------------------------------------------------------------------- finding files
+
+
+def test_the_sniff_knows_a_header_a_set_line_or_a_gemini_record() -> None:
+    """tp-tutor's lines: the header (line 1), a `$set` (line 3) and a `gemini` record
+    (line 4) each say Gemini CLI; a user record (line 2) alone does not (other harnesses
+    have those), nor a `$set` with other keys, nor a `gemini` record past the 20th line."""
+    header, user, update, answer = (record(LOG, n) for n in (1, 2, 3, 4))
+    assert gemini_cli.detect([header]) and gemini_cli.detect([update])
+    assert gemini_cli.detect([user, answer])
+    assert not gemini_cli.detect([user])
+    assert not gemini_cli.detect([{**update, "id": "x"}])
+    assert not gemini_cli.detect([{**answer, "sessionId": "s"}])
+    assert not gemini_cli.detect([*[user] * 20, answer])
+    assert gemini_cli.detect([*[user] * 19, answer])
+    assert not gemini_cli.detect([{k: v for k, v in header.items() if k != "projectHash"}])
+    assert not gemini_cli.detect([{**header, "sessionId": 7}])
+    assert not gemini_cli.detect([])
+
+
+def test_a_document_is_claimed_by_its_header_keys(tmp_path: Path) -> None:
+    """entire-ab is claimed; so is it indented; not a JSON array, not a document whose
+    header keys are past the first 4 KiB (here after its messages: hand-made)."""
+    assert gemini_cli.claim(DOCUMENT)
+    spaced = tmp_path / "spaced.json"
+    spaced.write_bytes(b"\n  " + DOCUMENT.read_bytes())
+    assert gemini_cli.claim(spaced)
+    listed = tmp_path / "listed.json"
+    listed.write_text(json.dumps([_doc()]), encoding="utf-8")
+    assert not gemini_cli.claim(listed)
+    value = _doc()
+    late = tmp_path / "late.json"
+    late.write_text(json.dumps({"messages": value["messages"], **value}), encoding="utf-8")
+    assert not gemini_cli.claim(late)
+    no_hash = tmp_path / "no-hash.json"
+    no_hash.write_text(json.dumps({k: v for k, v in value.items() if k != "projectHash"}))
+    assert not gemini_cli.claim(no_hash)
+    assert not gemini_cli.claim(tmp_path / "missing.json")
+
+
+def test_a_folder_walk_reads_session_documents_by_place_or_content(tmp_path: Path) -> None:
+    """Which `.json` files a walk reads: `chats/session-*.json`, any in a nested subagent
+    folder, and elsewhere only those with a session header (or a damaged gzip)."""
+    chats = tmp_path / "chats"
+    nested = chats / "parent-id"
+    nested.mkdir(parents=True)
+    other = tmp_path / "notes.json"
+    other.write_text('{"a": 1}')
+    for path in (chats / "session-1.json", chats / "other.json", nested / "agent.json"):
+        path.write_text('{"a": 1}')
+    copy_ = tmp_path / "entire-copy.json"
+    copy_.write_bytes(DOCUMENT.read_bytes())
+    damaged = tmp_path / "broken.json.gz"
+    damaged.write_bytes(b"\x1f\x8b\x08\x00garbage")
+    plain_gz = tmp_path / "plain.json.gz"
+    plain_gz.write_bytes(gzip.compress(b'{"a": 1}'))
+    roles = {
+        p.name: gemini_cli.role(p)
+        for p in (
+            chats / "session-1.json",
+            chats / "other.json",
+            nested / "agent.json",
+            other,
+            copy_,
+            damaged,
+            plain_gz,
+            tmp_path / "session-1.jsonl",
+            chats / "session-1.txt",
+        )
+    }
+    assert roles == {
+        "session-1.json": "read",
+        "other.json": "",
+        "agent.json": "read",
+        "notes.json": "",
+        "entire-copy.json": "read",
+        "broken.json.gz": "read",
+        "plain.json.gz": "",
+        "session-1.jsonl": "",
+        "session-1.txt": "",
+    }
+
+
+def test_locate_lists_main_recordings_with_project_and_start(tmp_path: Path) -> None:
+    """`~/.gemini/tmp/<project>/chats/session-*` (or `$GEMINI_CLI_HOME/.gemini`), sorted;
+    a legacy `.json` beside the `.jsonl` it was resumed into is left out; the start time
+    comes from the file's head."""
+    home = tmp_path / "home"
+    chats = home / ".gemini" / "tmp" / "webapp" / "chats"
+    chats.mkdir(parents=True)
+    (chats.parent / ".project_root").write_text("/work/webapp\n")
+    other = home / ".gemini" / "tmp" / "a" / "chats"
+    other.mkdir(parents=True)
+    (other / "session-2026-04-24T23-16-c8b2cbd9.jsonl").write_bytes(LOG.read_bytes())
+    (chats / "session-2026-01-15T20-51-f7633853.json").write_bytes(DOCUMENT.read_bytes())
+    (chats / "session-2026-01-15T20-51-f7633853.jsonl.gz").write_bytes(
+        gzip.compress(LOG.read_bytes())
+    )
+    (chats / "session-2026-01-16T00-00-aaaaaaaa.json").write_bytes(DOCUMENT.read_bytes())
+    (chats / "session-2026-01-16T00-00-bbbbbbbb.json").write_text("{}")
+    (chats / "notes.json").write_bytes(DOCUMENT.read_bytes())
+    found = list(gemini_cli.locate({"HOME": str(home)}))
+    log_start = ns(record(LOG, 1)["startTime"])
+    assert [(p.path.relative_to(home).as_posix(), p.project, p.start_ns) for p in found] == [
+        (".gemini/tmp/a/chats/session-2026-04-24T23-16-c8b2cbd9.jsonl", "a", log_start),
+        (
+            ".gemini/tmp/webapp/chats/session-2026-01-15T20-51-f7633853.jsonl.gz",
+            "/work/webapp",
+            log_start,
+        ),
+        (
+            ".gemini/tmp/webapp/chats/session-2026-01-16T00-00-aaaaaaaa.json",
+            "/work/webapp",
+            ns(_doc()["startTime"]),
+        ),
+        (".gemini/tmp/webapp/chats/session-2026-01-16T00-00-bbbbbbbb.json", "/work/webapp", None),
+    ]
+    assert list(gemini_cli.locate({"GEMINI_CLI_HOME": str(tmp_path), "HOME": str(home)})) == []
+    assert len(list(gemini_cli.locate({"GEMINI_CLI_HOME": str(home), "HOME": "/nowhere"}))) == 4
+
+
+def test_files_of_one_session_tree_are_read_together(tmp_path: Path) -> None:
+    """The plan: a nested subagent goes with its parent's id (its folder), a log by its
+    header line, a document by the id in its head; a file with no id stands alone."""
+    from agent_profiler.adapters import SniffedFile
+
+    nested = TREE / PARENT / "ngzcxj.json"
+    main = TREE / "session-2026-04-12T01-18-01b2c62e.json"
+    lonely = tmp_path / "session-none.json"
+    lonely.write_text("{}")
+    files = [
+        SniffedFile(nested, []),
+        SniffedFile(LOG, [record(LOG, 1)]),
+        SniffedFile(main, []),
+        SniffedFile(DOCUMENT, [{"sessionId": 7}]),
+        SniffedFile(lonely, []),
+    ]
+    groups = gemini_cli.plan(files)
+    assert [g.paths for g in groups] == [(nested, main), (LOG,), (DOCUMENT,), (lonely,)]
+    assert {g.harness for g in groups} == {Harness.GEMINI_CLI}
