@@ -1358,3 +1358,37 @@ def test_files_of_one_session_tree_are_read_together(tmp_path: Path) -> None:
     groups = gemini_cli.plan(files)
     assert [g.paths for g in groups] == [(nested, main), (LOG,), (DOCUMENT,), (lonely,)]
     assert {g.harness for g in groups} == {Harness.GEMINI_CLI}
+
+
+# --------------------------------------------------------------------------- usage
+
+
+def test_usage_prompt_includes_cached_and_output_includes_thoughts(tmp_path: Path) -> None:
+    """entire-ab message 1: `input` is the whole prompt (cached included), the completion
+    is `output` + `thoughts`. Edited: `tool` tokens (0 in every real file) are noted, and
+    `cached` over `input` (never seen) is capped at the prompt."""
+    messages = copy.deepcopy(_messages()[:2])
+    tokens = messages[1]["tokens"]
+    (session,), diagnostics = read(document(tmp_path, messages))
+    (response,) = session.responses
+    usage = response.usage
+    assert (usage.prompt_tokens, usage.input_tokens, usage.cache_read_tokens) == (
+        tokens["input"],
+        tokens["input"],
+        tokens["cached"],
+    )
+    assert (usage.output_tokens, usage.reasoning_tokens) == (
+        tokens["output"] + tokens["thoughts"],
+        tokens["thoughts"],
+    )
+    assert (response.model, response.is_error, response.stop_reason) == (
+        messages[1]["model"],
+        False,
+        None,
+    )
+    assert session.snapshots[0].reported_tokens == tokens["input"]
+    assert diagnostics.notes["gemini-cli:tool-use-prompt-tokens"] == 0
+    tokens.update(tool=7, cached=tokens["input"] + 100)
+    (edited,), diagnostics = read(document(tmp_path, messages, name="session-tool.json"))
+    assert edited.responses[0].usage.cache_read_tokens == tokens["input"]
+    assert diagnostics.notes["gemini-cli:tool-use-prompt-tokens"] == 1
