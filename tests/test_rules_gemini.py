@@ -1392,3 +1392,121 @@ def test_usage_prompt_includes_cached_and_output_includes_thoughts(tmp_path: Pat
     (edited,), diagnostics = read(document(tmp_path, messages, name="session-tool.json"))
     assert edited.responses[0].usage.cache_read_tokens == tokens["input"]
     assert diagnostics.notes["gemini-cli:tool-use-prompt-tokens"] == 1
+
+
+def _cut_after(data: bytes, marker: bytes, extra: int = 0) -> bytes:
+    return data[: data.index(marker) + extra]
+
+
+def _salvaged(tmp_path: Path, data: bytes, name: str = "session-cut.json") -> Any:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return read(path)
+
+
+def test_a_cut_document_s_header_comes_from_before_its_messages(tmp_path: Path) -> None:
+    """entire-ab (its `startTime` moved 1 s earlier, `kind: main` and `directories` put in
+    the header and a task prompt typed: hand-made) cut inside message 4: the start time
+    and kind are kept, so the session starts at startTime and is no subagent despite the
+    prompt; the messages are the list after `"messages"`, not the first list met."""
+    messages = copy.deepcopy(_messages())
+    messages[0]["content"] = "Your task is to " + messages[0]["content"]
+    path = document(
+        tmp_path,
+        messages,
+        startTime="2026-01-15T20:51:47.582Z",
+        kind="main",
+        directories=["/work/webapp"],
+    )
+    data = path.read_bytes()
+    (session,), _ = _salvaged(tmp_path, _cut_after(data, messages[4]["id"].encode()))
+    assert session.start_ns == ns("2026-01-15T20:51:47.582Z")
+    assert (session.parent_session, session.prompts[0].source) == (None, "user")
+    assert [r.id for r in session.responses] == [m["id"] for m in messages[1:4]]
+
+
+@pytest.mark.parametrize(
+    ("name", "kept"),
+    [("pretty", 4), ("compact", 4), ("in-whitespace", 4), ("in-a-character", 5)],
+)
+def test_a_cut_document_keeps_every_complete_message(tmp_path: Path, name: str, kept: int) -> None:
+    """entire-ab cut short: pretty-printed (as written) inside message 4, compact (one
+    line, as ≥0.39 also accepts) inside message 4, in the whitespace after message 3,
+    and inside the "→" of message 5's notice (a cut UTF-8 character)."""
+    messages = _messages()
+    pretty = DOCUMENT.read_bytes()
+    compact = json.dumps(_doc(), ensure_ascii=False).encode()
+    cut = {
+        "pretty": _cut_after(pretty, messages[4]["id"].encode()),
+        "compact": _cut_after(compact, messages[4]["id"].encode()),
+        "in-whitespace": _cut_after(pretty, b'{\n      "id": "' + messages[4]["id"].encode()),
+        "in-a-character": _cut_after(pretty, "→".encode(), 1),
+    }[name]
+    if name == "compact":  # the loader's sniff takes a one-line file for a log: no records
+        path = tmp_path / "session-cut.json"
+        path.write_bytes(cut)
+        (session,), diagnostics = _adapter_read(path)
+    else:
+        (session,), diagnostics = _salvaged(tmp_path, cut)
+    assert [w.message for w in diagnostics.warnings] == [
+        f"JSON document cut short or damaged; the first {kept} complete message(s) kept"
+    ]
+    assert diagnostics.records_parsed == kept
+    requests = [m["id"] for m in messages[:kept] if m["type"] == "gemini"]
+    assert [r.id for r in session.responses] == requests
+
+
+def test_a_cut_document_names_its_messages_by_place(tmp_path: Path) -> None:
+    """entire-ab edited: message 3 without its id and dated 2099, message 2 holding a
+    call whose arguments have a `messages` key; then cut inside message 4. The message
+    without id is `message-3`, its warning says `messages[3]`, and the `messages` key of
+    the arguments does not fool the salvage."""
+    messages = copy.deepcopy(_messages())
+    del messages[3]["id"]
+    messages[3]["timestamp"] = "2099-01-01T00:00:00.000Z"
+    messages[2]["toolCalls"][0]["args"] = {"messages": ["a", "b"]}
+    data = document(tmp_path, messages).read_bytes()
+    (session,), diagnostics = _salvaged(tmp_path, _cut_after(data, messages[4]["id"].encode()))
+    assert [r.id for r in session.responses] == [messages[1]["id"], messages[2]["id"], "message-3"]
+    (outlier,) = [w for w in diagnostics.warnings if w.kind == "time-outlier"]
+    assert outlier.message.startswith("messages[3]: timestamp 2099-01-01T00:00:00Z is ")
+    (call,) = [t for t in session.tool_calls if t.call_id == messages[2]["toolCalls"][0]["id"]]
+    assert call.arg_keys == ("messages",)
+
+
+def test_a_cut_document_stops_at_a_list_item_that_is_no_message(tmp_path: Path) -> None:
+    """entire-ab with a string in its `messages` list after message 1 (hand-made), cut
+    inside message 4: messages 0 and 1 are kept."""
+    messages: list[Any] = copy.deepcopy(_messages())
+    messages.insert(2, "not a message")
+    data = document(tmp_path, messages).read_bytes()
+    (session,), diagnostics = _salvaged(tmp_path, _cut_after(data, messages[5]["id"].encode()))
+    assert [r.id for r in session.responses] == [messages[1]["id"]]
+    assert diagnostics.records_parsed == 2
+
+
+def test_a_cut_document_with_no_complete_message_counts_one_record(tmp_path: Path) -> None:
+    """Cut right after `"messages": [`, read with the whole entire-ab: no session from
+    the cut one, one record counted for it, beside the other's."""
+    data = DOCUMENT.read_bytes()
+    path = tmp_path / "session-empty.json"
+    path.write_bytes(_cut_after(data, b'"messages": [', len(b'"messages": [')))
+    found, diagnostics = read(DOCUMENT, path)
+    assert len(found) == 1
+    assert diagnostics.records_parsed == len(_messages()) + 1
+    assert [w.message for w in diagnostics.warnings] == [
+        "JSON document cut short or damaged; the first 0 complete message(s) kept"
+    ]
+
+
+def test_a_turn_listed_twice_in_a_checkpoint_counts_once(tmp_path: Path) -> None:
+    """History sync names turns by a hash of their content (≥0.44 hex ids), so two equal
+    turns may share an id (hand-made: the corpus has no such checkpoint). Here the list
+    keeps lines 2–6, drops lines 10–11, and adds one summary turn written twice: one new
+    turn for two that left, a compaction."""
+    first = record(LOG, 2)
+    snapshot = {**first, "id": "snap", "content": [{"text": "<state_snapshot>s</state_snapshot>"}]}
+    kept = [record(LOG, n) for n in (2, 4, 6)]
+    session, _ = _checkpointed(tmp_path, [*kept, snapshot, snapshot])
+    assert [c.id for c in session.compactions] == ["checkpoint:0"]
+    assert session.compactions[0].removed_items == 4  # line 10's text, call, result; line 11
