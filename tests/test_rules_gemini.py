@@ -1319,10 +1319,15 @@ def test_locate_lists_main_recordings_with_project_and_start(tmp_path: Path) -> 
     (chats / "session-2026-01-16T00-00-aaaaaaaa.json").write_bytes(DOCUMENT.read_bytes())
     (chats / "session-2026-01-16T00-00-bbbbbbbb.json").write_text("{}")
     (chats / "notes.json").write_bytes(DOCUMENT.read_bytes())
+    (other / "session-2026-04-25T00-00-cccccccc.json.gz").write_bytes(
+        gzip.compress(DOCUMENT.read_bytes())
+    )
+    (other / "session-2026-04-25T00-00-cccccccc.jsonl").write_bytes(LOG.read_bytes())
     found = list(gemini_cli.locate({"HOME": str(home)}))
     log_start = ns(record(LOG, 1)["startTime"])
     assert [(p.path.relative_to(home).as_posix(), p.project, p.start_ns) for p in found] == [
         (".gemini/tmp/a/chats/session-2026-04-24T23-16-c8b2cbd9.jsonl", "a", log_start),
+        (".gemini/tmp/a/chats/session-2026-04-25T00-00-cccccccc.jsonl", "a", log_start),
         (
             ".gemini/tmp/webapp/chats/session-2026-01-15T20-51-f7633853.jsonl.gz",
             "/work/webapp",
@@ -1336,7 +1341,7 @@ def test_locate_lists_main_recordings_with_project_and_start(tmp_path: Path) -> 
         (".gemini/tmp/webapp/chats/session-2026-01-16T00-00-bbbbbbbb.json", "/work/webapp", None),
     ]
     assert list(gemini_cli.locate({"GEMINI_CLI_HOME": str(tmp_path), "HOME": str(home)})) == []
-    assert len(list(gemini_cli.locate({"GEMINI_CLI_HOME": str(home), "HOME": "/nowhere"}))) == 4
+    assert len(list(gemini_cli.locate({"GEMINI_CLI_HOME": str(home), "HOME": "/nowhere"}))) == 5
 
 
 def test_files_of_one_session_tree_are_read_together(tmp_path: Path) -> None:
@@ -1510,3 +1515,26 @@ def test_a_turn_listed_twice_in_a_checkpoint_counts_once(tmp_path: Path) -> None
     session, _ = _checkpointed(tmp_path, [*kept, snapshot, snapshot])
     assert [c.id for c in session.compactions] == ["checkpoint:0"]
     assert session.compactions[0].removed_items == 4  # line 10's text, call, result; line 11
+
+
+def test_an_api_error_in_a_turn_is_that_turn_s_failed_request(tmp_path: Path) -> None:
+    """entire-ab's messages 0–1, then its `info` (message 5) edited into the `error` an
+    API failure records: a failed request of the turn, from the last thing recorded (the
+    call's completion) to the notice. An `error` without content is an empty marker."""
+    messages = copy.deepcopy(_messages())
+    api = "[API Error: Requested entity was not found.]"
+    error = {**messages[5], "type": "error", "content": api}
+    bare = {k: v for k, v in messages[5].items() if k != "content"}
+    bare.update(type="error", id="bare", timestamp="2026-01-15T20:52:18.000Z")
+    (session,) = sessions(document(tmp_path, [*messages[:2], error, bare]))
+    (request,) = session.failed_requests
+    assert (request.id, request.prompt_id, request.stop_reason) == (
+        error["id"],
+        messages[0]["id"],
+        api,
+    )
+    assert (request.start_ns, request.end_ns) == (
+        ns(messages[1]["toolCalls"][0]["timestamp"]),
+        ns(error["timestamp"]),
+    )
+    assert [(m.kind, m.value) for m in session.markers] == [("error", api), ("error", "")]
