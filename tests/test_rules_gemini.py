@@ -347,19 +347,25 @@ def test_a_result_turn_of_an_unknown_call_is_a_result(
 def test_media_and_thought_parts_are_not_text(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """entire-ab messages 0–1 edited: an image part and a thought part beside the typed
-    text, a thought part beside the answer, an image in the call's result (the corpus has
-    none of them)."""
+    """entire-ab messages 0–1 edited: two image parts and a thought part beside the typed
+    text, two text parts and a thought part in the answer, two images and a text part
+    beside the call's result (the corpus has none of them)."""
     messages = copy.deepcopy(_messages()[:2])
+    image = {"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}}
     messages[0]["content"] = [
         {"text": "look at this"},
-        {"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}},
+        image,
         {"text": "hidden reasoning", "thought": True},
         {"text": " please"},
+        image,
     ]
     call = messages[1]["toolCalls"][0]
-    call["result"].append({"inlineData": {"mimeType": "image/png", "data": "AAAA"}})
-    messages[1]["content"] = [{"text": "visible"}, {"text": "thinking", "thought": True}]
+    call["result"] += [image, {"text": "see the image"}, image]
+    messages[1]["content"] = [
+        {"text": "visible"},
+        {"text": "thinking", "thought": True},
+        {"text": " too"},
+    ]
     added = spy(monkeypatch)
     (session,) = sessions(document(tmp_path, messages))
     user = messages[0]["id"]
@@ -369,11 +375,14 @@ def test_media_and_thought_parts_are_not_text(
     ]
     (prompt,) = session.prompts
     assert (prompt.chars, prompt.preview) == (len("look at this please"), "look at this")
-    assert dict(session.unmeasured) == {"media-part": 2}
+    assert dict(session.unmeasured) == {"media-part": 4}
     answer = by_id(added)[f"{messages[1]['id']}:text"]
-    assert answer.chars == len("visible")
-    # The media part of the result is counted, not measured: the result is its text.
-    assert by_id(added)[f"result:{call['id']}"].chars == len(_output(call))
+    assert answer.chars == len("visible too")
+    # The media parts of the result are counted, not measured: the result is its text parts,
+    # one a line.
+    result = by_id(added)[f"result:{call['id']}"]
+    assert result.chars == len(_output(call)) + 1 + len("see the image")
+    assert session.tool_calls[0].result_chars == result.chars
 
 
 @needs_shared
@@ -1538,3 +1547,130 @@ def test_an_api_error_in_a_turn_is_that_turn_s_failed_request(tmp_path: Path) ->
         ns(error["timestamp"]),
     )
     assert [(m.kind, m.value) for m in session.markers] == [("error", api), ("error", "")]
+
+
+def test_a_lie_on_the_first_message_is_judged_against_its_neighbours(tmp_path: Path) -> None:
+    """entire-ab's first message (the prompt) dated 2099 (edited): judged against the
+    median of the first three times, it is warned about and placed at the start time."""
+    messages = copy.deepcopy(_messages()[:4])
+    messages[0]["timestamp"] = "2099-01-01T00:00:00.000Z"
+    (session,), diagnostics = read(document(tmp_path, messages))
+    ((_, line, kind, message),) = _warnings(diagnostics)
+    assert (line, kind) == (None, "time-outlier")
+    assert message.startswith("messages[0]: timestamp 2099-01-01T00:00:00Z is ")
+    assert message.endswith("day(s) from the times around it; placed just after that record")
+    start = ns(_doc()["startTime"])
+    assert (session.start_ns, session.prompts[0].start_ns) == (start, start)
+    assert session.end_ns == ns(messages[3]["toolCalls"][0]["timestamp"])
+
+
+def test_an_undated_first_message_is_placed_at_the_first_believable_time(
+    tmp_path: Path,
+) -> None:
+    """entire-ab's prompt without `timestamp` (edited): at the header's start time; with a
+    start time a year off (edited, believable as a date but not beside the messages), at
+    the first dated message; with no message dated at all, at the start time."""
+    messages = copy.deepcopy(_messages()[:4])
+    del messages[0]["timestamp"]
+    start = ns(_doc()["startTime"])
+    (session,) = sessions(document(tmp_path, messages, name="session-a.json"))
+    assert session.prompts[0].start_ns == start
+    off = document(tmp_path, messages, name="session-b.json", startTime="2025-01-01T00:00:00Z")
+    (session,) = sessions(off)
+    first = ns(messages[1]["timestamp"])
+    assert (session.prompts[0].start_ns, session.start_ns) == (first, first)
+    assert session.end_ns == ns(messages[3]["toolCalls"][0]["timestamp"])
+    for message in messages:
+        message.pop("timestamp", None)
+        for call in message.get("toolCalls", []):
+            call.pop("timestamp")
+        for thought in message.get("thoughts", []):
+            thought.pop("timestamp")
+    (undated,) = sessions(document(tmp_path, messages, name="session-c.json"))
+    assert [r.end_ns for r in undated.responses] == [start + MS, start + 2 * MS, start + 3 * MS]
+    assert (undated.start_ns, undated.end_ns) == (start, start + 3 * MS)
+
+
+def test_the_session_ends_at_the_last_thing_recorded(tmp_path: Path) -> None:
+    """entire-ab's messages 0–4 with message 4 undated (edited): placed 1 ms after message
+    3, before message 3's call completed; the session still ends at that completion."""
+    messages = copy.deepcopy(_messages()[:5])
+    del messages[4]["timestamp"]
+    (session,) = sessions(document(tmp_path, messages))
+    done = ns(messages[3]["toolCalls"][0]["timestamp"])
+    assert session.responses[-1].end_ns == ns(messages[3]["timestamp"]) + MS < done
+    assert session.end_ns == done
+
+
+def test_a_thought_far_from_its_response_or_undated_is_not_its_start(tmp_path: Path) -> None:
+    """entire-ab message 1's first thought dated 2020 (believable, but six years before its
+    response) and its second undated (edited): the request starts at the record before."""
+    messages = copy.deepcopy(_messages()[:2])
+    messages[1]["thoughts"][0]["timestamp"] = "2020-01-01T00:00:00.000Z"
+    del messages[1]["thoughts"][1]["timestamp"]
+    (session,) = sessions(document(tmp_path, messages))
+    assert session.responses[0].start_ns == ns(messages[0]["timestamp"])
+
+
+def test_a_message_without_a_type_is_not_recognised(tmp_path: Path) -> None:
+    """entire-ab's message 2 without `type` (edited): not read, counted as untyped; the
+    warning-only session's `warning` (real) is a marker."""
+    messages = copy.deepcopy(_messages()[:3])
+    del messages[2]["type"]
+    (session,), diagnostics = read(document(tmp_path, messages))
+    assert dict(diagnostics.unrecognised) == {"gemini-cli:untyped": 1}
+    assert [r.id for r in session.responses] == [messages[1]["id"]]
+    warning = DATA / "entire-ec-38b74f08e3-2_session-warning-only.json"
+    (only,), diagnostics = read(warning)
+    (notice,) = _messages(warning)
+    assert [(m.kind, m.value) for m in only.markers] == [("warning", preview(notice["content"]))]
+    assert not diagnostics.unrecognised
+
+
+def test_every_item_leaves_with_its_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Items of each kind of user turn go when their message goes: tp-tutor's prompt
+    (line 2), a synthetic result turn of an unknown call, line 4's answer, then a
+    checkpoint that keeps them and adds a `<session_context>` turn (with two
+    `<loaded_context>` blocks) and a `<state_snapshot>` turn; line 11's request; then
+    `/rewind` to the result turn, line 13's prompt and line 15's request (hand-made turns
+    around real lines: the corpus has no rewind, no result turn, one loaded block)."""
+    header, prompt = record(LOG, 1), record(LOG, 2)
+    result = {
+        **prompt,
+        "id": "result-turn",
+        "content": [
+            {"functionResponse": {"id": "gone", "name": "x", "response": {"output": "ok"}}}
+        ],
+    }
+    blocks = "<loaded_context>GEMINI.md one</loaded_context>\n<loaded_context>two</loaded_context>"
+    context = {
+        **prompt,
+        "id": "context",
+        "content": [{"text": f"<session_context>\nenv\n{blocks}\n</session_context>"}],
+    }
+    snapshot = {**prompt, "id": "snap", "content": [{"text": "<state_snapshot>s</state_snapshot>"}]}
+    lines = [
+        header,
+        prompt,
+        result,
+        record(LOG, 4),
+        {"$set": {"messages": [prompt, result, record(LOG, 4), context, snapshot]}},
+        record(LOG, 11),
+        {"$rewindTo": "result-turn"},
+        record(LOG, 13),
+        record(LOG, 15),
+    ]
+    added = spy(monkeypatch)
+    (session,) = sessions(write(tmp_path, lines, name="session-items.jsonl"))
+    loaded = by_id(added)["context:0:loaded"]
+    assert (loaded.category, loaded.chars) == (RU, len(blocks) - 1)  # both, without the \n
+    removed = {c.id for c in session.snapshots[-1].changes if c.change is ChangeKind.REMOVED}
+    assert removed == {
+        "result-turn:0",
+        f"{record(LOG, 4)['id']}:text",
+        "context:0",
+        "context:0:loaded",
+        "snap:0",
+    }
