@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import gzip
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -1674,3 +1675,128 @@ def test_every_item_leaves_with_its_message(
         "context:0:loaded",
         "snap:0",
     }
+
+
+def _shift(value: dict[str, Any], delta: int) -> None:
+    """Every time of a session document moved by `delta` ns."""
+
+    def moved(text: str) -> str:
+        return (
+            datetime.fromtimestamp((ns(text) + delta) / 1e9, tz=UTC)
+            .isoformat(timespec="milliseconds")
+            .replace("+00:00", "Z")
+        )
+
+    value["startTime"] = moved(value["startTime"])
+    for message in value["messages"]:
+        message["timestamp"] = moved(message["timestamp"])
+        for item in [*message.get("toolCalls", []), *message.get("thoughts", [])]:
+            if "timestamp" in item:
+                item["timestamp"] = moved(item["timestamp"])
+
+
+@pytest.mark.parametrize(
+    ("start", "linked"),
+    [
+        ("2026-04-12T02:26:53.000Z", True),  # after its request began, before the call
+        ("2026-04-12T02:26:50.183Z", True),  # exactly 2 s before its request began
+        ("2026-04-12T02:26:50.182Z", False),  # 1 ms earlier than that
+        ("2026-04-12T02:27:20.826Z", True),  # exactly when the call completed
+        ("2026-04-12T02:27:20.827Z", False),  # 1 ms after
+    ],
+)
+def test_a_subagent_belongs_to_the_call_whose_request_was_running(
+    tmp_path: Path, start: str, linked: bool
+) -> None:
+    """shcg5o's start moved (edited) around its cli_help call, whose request began at the
+    prompt before it (02:26:52.183, message 50) and which completed at 02:27:20.826: the
+    window runs from 2 s before the request to the completion, ends included."""
+
+    def move(name: str, value: dict[str, Any]) -> None:
+        if name == "shcg5o":
+            _shift(value, ns(start) - ns(value["startTime"]))
+
+    found = _by_id(sessions(_tree(tmp_path, move)))
+    child = found[f"{PARENT}/shcg5o"]
+    assert child.start_ns == ns(start)
+    assert child.parent_call_id == (LAUNCHED["shcg5o"] if linked else None)
+
+
+def test_of_two_running_calls_the_shortest_launched_the_subagent(tmp_path: Path) -> None:
+    """A long call added (edited) to message 49, running from before cli_help to 1 s after
+    it: both were running when shcg5o started; the shorter, cli_help, launched it."""
+
+    def add(name: str, value: dict[str, Any]) -> None:
+        if name.startswith("session-"):
+            long = copy.deepcopy(value["messages"][48]["toolCalls"][0])
+            long.update(id="run_shell_command_long", timestamp="2026-04-12T02:27:21.826Z")
+            value["messages"][49]["toolCalls"] = [long]
+
+    found = _by_id(sessions(_tree(tmp_path, add)))
+    assert found[f"{PARENT}/shcg5o"].parent_call_id == LAUNCHED["shcg5o"]
+    long = next(t for t in found[PARENT].tool_calls if t.call_id == "run_shell_command_long")
+    assert long.end_ns - long.start_ns > 100 * 1000 * MS and long.child_session is None
+
+
+def test_a_recording_is_a_subagent_by_kind_by_place_or_by_its_task(tmp_path: Path) -> None:
+    """ngzcxj edited: `kind: subagent` copied out of `chats/` with a plain first prompt (a
+    0.36 file: not nested yet) is a subagent; nested in `chats/<parent>/` without `kind`
+    and with a plain prompt it is one too; `kind: main` is never one."""
+    source = TREE / PARENT / "ngzcxj.json"
+    value = _doc(source)
+    value["messages"][0]["content"] = [{"text": "How do I install an extension?"}]
+    alone = tmp_path / "ngzcxj.json"
+    alone.write_text(json.dumps(value, indent=2))
+    (session,) = sessions(alone)
+    assert (session.session_id, session.parent_session, session.child_role) == (
+        "ngzcxj/ngzcxj",
+        "ngzcxj",
+        "subagent",
+    )
+    del value["kind"]
+    nested = tmp_path / "chats" / PARENT / "ngzcxj.json"
+    nested.parent.mkdir(parents=True)
+    nested.write_text(json.dumps(value, indent=2))
+    (session,) = sessions(nested)
+    assert (session.session_id, session.parent_session) == (f"{PARENT}/ngzcxj", PARENT)
+    value["kind"] = "main"
+    nested.write_text(json.dumps(value, indent=2))
+    (session,) = sessions(nested)
+    assert (session.session_id, session.parent_session) == ("ngzcxj", None)
+
+
+def test_a_superseded_document_does_not_stop_the_rest_of_its_tree(tmp_path: Path) -> None:
+    """The resumed pair of the legacy test, plus a ≤0.35 sibling subagent (entire-ab with
+    a task prompt, same id, a later minute: hand-made) read after the legacy document."""
+    folder = tmp_path / "proj" / "chats"
+    folder.mkdir(parents=True)
+    (folder / "session-2026-01-15T20-51-f7633853.json").write_bytes(DOCUMENT.read_bytes())
+    lines = raw_lines(LOG)
+    header = json.loads(lines[0])
+    header["sessionId"] = _doc()["sessionId"]
+    log = folder / "session-2026-01-15T20-51-f7633853.jsonl"
+    log.write_text("\n".join([json.dumps(header), *lines[1:]]), encoding="utf-8")
+    messages = copy.deepcopy(_messages()[:3])
+    messages[0]["content"] = "Your task is to " + messages[0]["content"]
+    document(folder, messages, name="session-2026-01-15T20-59-f7633853.json")
+    files = [
+        folder / "session-2026-01-15T20-51-f7633853.jsonl",
+        folder / "session-2026-01-15T20-51-f7633853.json",
+        folder / "session-2026-01-15T20-59-f7633853.json",
+    ]
+    from agent_profiler.adapters import JournalGroup
+
+    group = JournalGroup(Harness.GEMINI_CLI, None, tuple(files))
+    found = gemini_cli.read(group, Diagnostics())
+    sid = header["sessionId"]
+    assert sorted(s.session_id for s in found) == [sid, f"{sid}/session-2026-01-15T20-59-f7633853"]
+
+
+def test_an_info_notice_without_text_is_an_empty_marker(tmp_path: Path) -> None:
+    """entire-ab's `info` (message 5) without `content` (edited): not a compression
+    notice (that one has empty text), an empty marker."""
+    messages = copy.deepcopy(_messages()[:6])
+    del messages[5]["content"]
+    (session,) = sessions(document(tmp_path, messages))
+    assert [(m.kind, m.value) for m in session.markers] == [("info", "")]
+    assert session.compactions == ()
