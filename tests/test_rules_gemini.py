@@ -1017,7 +1017,7 @@ def test_log_lines_that_are_not_records_are_warned_by_line(tmp_path: Path) -> No
     lines = raw_lines(LOG)
     message = {**record(LOG, 6)}
     del message["id"]
-    extra = ["[1, 2]", json.dumps({"$set": ["x"]}), json.dumps(message)]
+    extra = ["[1, 2]", json.dumps({"$set": ["x"]}), json.dumps(message), '{"hologram": 1}']
     summary = json.dumps({"$set": {"summary": "Set up the terminal."}})
     path = tmp_path / "session-l.jsonl"
     path.write_text("\n".join([*lines[:4], *extra, summary, *lines[4:]]), encoding="utf-8")
@@ -1028,6 +1028,7 @@ def test_log_lines_that_are_not_records_are_warned_by_line(tmp_path: Path) -> No
     ]
     assert "line-7" in {p.id for p in session.prompts}
     assert dict(session.facts)["session_summary"] == "Set up the terminal."
+    assert dict(diagnostics.unrecognised) == {"gemini-cli:untyped": 1}
 
 
 def test_a_log_without_its_header_line_is_read(tmp_path: Path) -> None:
@@ -1363,15 +1364,18 @@ def test_files_of_one_session_tree_are_read_together(tmp_path: Path) -> None:
     main = TREE / "session-2026-04-12T01-18-01b2c62e.json"
     lonely = tmp_path / "session-none.json"
     lonely.write_text("{}")
+    other = tmp_path / "session-other.json"
+    other.write_text("{}")
     files = [
         SniffedFile(nested, []),
         SniffedFile(LOG, [record(LOG, 1)]),
         SniffedFile(main, []),
         SniffedFile(DOCUMENT, [{"sessionId": 7}]),
         SniffedFile(lonely, []),
+        SniffedFile(other, []),
     ]
     groups = gemini_cli.plan(files)
-    assert [g.paths for g in groups] == [(nested, main), (LOG,), (DOCUMENT,), (lonely,)]
+    assert [g.paths for g in groups] == [(nested, main), (LOG,), (DOCUMENT,), (lonely,), (other,)]
     assert {g.harness for g in groups} == {Harness.GEMINI_CLI}
 
 
@@ -1509,6 +1513,7 @@ def test_a_cut_document_with_no_complete_message_counts_one_record(tmp_path: Pat
     found, diagnostics = read(DOCUMENT, path)
     assert len(found) == 1
     assert diagnostics.records_parsed == len(_messages()) + 1
+    assert diagnostics.lines_read == 2  # a document is one "line"
     assert [w.message for w in diagnostics.warnings] == [
         "JSON document cut short or damaged; the first 0 complete message(s) kept"
     ]
@@ -1800,3 +1805,35 @@ def test_an_info_notice_without_text_is_an_empty_marker(tmp_path: Path) -> None:
     (session,) = sessions(document(tmp_path, messages))
     assert [(m.kind, m.value) for m in session.markers] == [("info", "")]
     assert session.compactions == ()
+
+
+def test_a_gzipped_log_is_read_as_a_log(tmp_path: Path) -> None:
+    path = tmp_path / "session-2026-04-24T23-16-c8b2cbd9.jsonl.gz"
+    path.write_bytes(gzip.compress(LOG.read_bytes()))
+    (session,), diagnostics = read(path)
+    assert dict(session.facts)["recording_format"] == "jsonl"
+    assert (len(session.responses), diagnostics.warnings) == (5, [])
+
+
+def test_a_checkpoint_message_is_warned_by_the_checkpoint_s_line(tmp_path: Path) -> None:
+    """tp-tutor's first turns, then a `$set.messages` (line 8) adding a turn dated 2099."""
+    late = {**record(LOG, 13), "id": "late", "timestamp": "2099-01-01T00:00:00.000Z"}
+    _, path = _checkpointed(tmp_path, [record(LOG, n) for n in (2, 4, 6, 10, 11)] + [late])
+    _, diagnostics = read(path)
+    assert [(w.line, w.kind) for w in diagnostics.warnings] == [
+        (len(FIRST_TURNS) + 1, "time-outlier")
+    ]
+
+
+def test_the_task_prompt_rule_reads_the_first_user_turn(tmp_path: Path) -> None:
+    """A ≤0.35 recording (no `kind`, not nested) is a subagent when its first *user* turn
+    is a task, whatever comes before it: entire-ab with its update notice moved first and
+    a task prompt (edited); and a log without `kind` whose first event is a checkpoint."""
+    messages = copy.deepcopy(_messages()[:6])
+    messages[0]["content"] = "Your task is to " + messages[0]["content"]
+    (session,) = sessions(document(tmp_path, [messages[5], *messages[:5]]))
+    assert session.parent_session == _doc()["sessionId"]
+    header = {k: v for k, v in record(LOG, 1).items() if k != "kind"}
+    lines = [header, {"$set": {"messages": [record(LOG, 2)]}}, record(LOG, 4)]
+    (plain,) = sessions(write(tmp_path, lines, name="session-k.jsonl"))
+    assert (plain.session_id, plain.parent_session) == (header["sessionId"], None)
