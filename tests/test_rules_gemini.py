@@ -348,14 +348,15 @@ def test_a_result_turn_of_an_unknown_call_is_a_result(
 def test_media_and_thought_parts_are_not_text(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """entire-ab messages 0–1 edited: two image parts and a thought part beside the typed
-    text, two text parts and a thought part in the answer, two images and a text part
+    """entire-ab messages 0–1 edited: two image parts, a thought part and a string that is
+    no Part beside the typed text, two text parts and a thought part in the answer, two images and a text part
     beside the call's result (the corpus has none of them)."""
     messages = copy.deepcopy(_messages()[:2])
     image = {"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}}
     messages[0]["content"] = [
         {"text": "look at this"},
         image,
+        "a stray string, no Part",
         {"text": "hidden reasoning", "thought": True},
         {"text": " please"},
         image,
@@ -1098,6 +1099,25 @@ def test_a_document_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
     (session,), diagnostics = _adapter_read(path)
     assert len(session.responses) == 10
     assert (diagnostics.lines_read, diagnostics.records_parsed) == (1, len(_messages()))
+    # Parsed whole, not salvaged.
+    assert (diagnostics.warnings, dict(session.facts)["recording_format"]) == ([], "json")
+
+
+def test_each_document_counts_its_messages_as_records(tmp_path: Path) -> None:
+    """entire-ab (13 messages) read with the warning-only session (1 message) and one
+    whose messages are no list in a one-line document (hand-made): one record each at
+    least, every document one line; a message without id is named by its place."""
+    warning = DATA / "entire-ec-38b74f08e3-2_session-warning-only.json"
+    nothing = tmp_path / "session-null.jsonl"
+    nothing.write_text(json.dumps({**_doc(), "messages": None}) + "\n", encoding="utf-8")
+    diagnostics = Diagnostics()
+    result = load([DOCUMENT, warning, nothing], diagnostics)
+    assert result.failures == [] and len(result.sessions) == 2
+    assert (diagnostics.lines_read, diagnostics.records_parsed) == (3, len(_messages()) + 1 + 1)
+    messages = copy.deepcopy(_messages()[:2])
+    del messages[0]["id"]
+    (session,) = sessions(document(tmp_path, messages))
+    assert [p.id for p in session.prompts] == ["message-0"]
 
 
 def test_a_document_without_messages_is_not_a_session(tmp_path: Path) -> None:
