@@ -349,8 +349,8 @@ def test_media_and_thought_parts_are_not_text(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """entire-ab messages 0–1 edited: two image parts, a thought part and a string that is
-    no Part beside the typed text, two text parts and a thought part in the answer, two images and a text part
-    beside the call's result (the corpus has none of them)."""
+    no Part beside the typed text, two text parts and a thought part in the answer, two
+    images and a text part beside the call's result (the corpus has none of them)."""
     messages = copy.deepcopy(_messages()[:2])
     image = {"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}}
     messages[0]["content"] = [
