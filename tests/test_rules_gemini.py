@@ -1857,3 +1857,30 @@ def test_the_task_prompt_rule_reads_the_first_user_turn(tmp_path: Path) -> None:
     lines = [header, {"$set": {"messages": [record(LOG, 2)]}}, record(LOG, 4)]
     (plain,) = sessions(write(tmp_path, lines, name="session-k.jsonl"))
     assert (plain.session_id, plain.parent_session) == (header["sessionId"], None)
+
+
+def test_a_recording_without_any_time_is_still_read(tmp_path: Path) -> None:
+    """entire-ab's messages 0–3 with every time and the header's `startTime` removed
+    (hand-made): nothing to place them by, so they are laid out 1 ms apart."""
+    messages = copy.deepcopy(_messages()[:4])
+    for message in messages:
+        del message["timestamp"]
+        for item in [*message.get("toolCalls", []), *message.get("thoughts", [])]:
+            item.pop("timestamp", None)
+    path = document(tmp_path, messages)
+    value = json.loads(path.read_text())
+    del value["startTime"]
+    path.write_text(json.dumps(value, indent=2))
+    (session,) = sessions(path)
+    assert [r.end_ns - session.start_ns for r in session.responses] == [MS, 2 * MS, 3 * MS]
+
+
+def test_a_recording_with_no_message_does_not_stop_its_tree(tmp_path: Path) -> None:
+    """The expenses-tracker tree plus a subagent file that holds only its header (as
+    damini-ai's 202-byte log does; here ngzcxj's header with no messages), read first:
+    it gives no session, the three others are all there."""
+    root = _tree(tmp_path)
+    header = {k: v for k, v in _doc(TREE / PARENT / "ngzcxj.json").items() if k != "messages"}
+    (root / PARENT / "aaaaaa.json").write_text(json.dumps({**header, "messages": []}, indent=2))
+    found = _by_id(sessions(root))
+    assert sorted(found) == [PARENT, f"{PARENT}/ngzcxj", f"{PARENT}/shcg5o"]
