@@ -784,3 +784,137 @@ def test_a_summary_whose_request_reported_nothing(tmp_path: Path) -> None:
     assert compaction.start_ns == msg(doc, 4)["time"]["created"] * MS
     # A summarisation step with zero usage is neither a request of the session nor failed.
     assert session.unmetered_responses == () and session.failed_requests == ()
+
+
+# --------------------------------------------------------------------------- steps and times
+
+
+def _two_steps(doc: dict[str, Any]) -> dict[str, Any]:
+    """The explore child's messages 1 and 2 as one message of two steps (older SDKs wrote
+    several step-start … step-finish pairs per message; the corpus has one per message)."""
+    first, second = doc["messages"][1], doc["messages"][2]
+    first["parts"] += second["parts"]
+    first["info"]["time"]["completed"] = second["info"]["time"]["completed"]
+    del doc["messages"][2]
+    return doc
+
+
+def test_each_step_of_a_message_is_a_request_of_its_own(tmp_path: Path) -> None:
+    doc = _two_steps(document(EXPLORE))
+    session, _ = read_one(tmp_path, doc)
+    message = msg(doc, 1)
+    one, two = session.responses[:2]
+    assert (one.id, two.id) == (f"{message['id']}#1", f"{message['id']}#2")
+    finishes = parts(doc, 1, "step-finish")
+    assert [one.usage, two.usage] == [opencode.usage_of(f["tokens"]) for f in finishes]
+    assert (one.usage.prompt_tokens, two.usage.prompt_tokens) == (5389, 7158)
+    assert [one.stop_reason, two.stop_reason] == ["tool-calls", "tool-calls"]
+    # The first step ends at its last part's time; the second starts there and ends at the
+    # message's completion.
+    assert one.start_ns == message["time"]["created"] * MS
+    assert one.end_ns == two.start_ns == 1774912913966 * MS
+    assert two.end_ns == message["time"]["completed"] * MS
+    calls = {t.call_id: t.response_id for t in session.tool_calls}
+    assert {calls[p["callID"]] for p in parts(doc, 1, "tool")[:6]} == {one.id}
+    assert {calls[p["callID"]] for p in parts(doc, 1, "tool")[6:]} == {two.id}
+
+
+def test_a_trailing_step_without_its_finish_is_a_failed_request(tmp_path: Path) -> None:
+    """The explore child's last message with a second step that never finished (a step-start
+    and its text, hand-added: OpenCode was stopped while it streamed)."""
+    doc = document(EXPLORE)
+    last = doc["messages"][3]
+    start, text = copy.deepcopy(last["parts"][0]), copy.deepcopy(last["parts"][1])
+    start["id"], text["id"] = "prt_zz1", "prt_zz2"
+    last["parts"] += [start, text]
+    session, _ = read_one(tmp_path, doc)
+    info = msg(doc, 3)
+    assert session.responses[-1].id == f"{info['id']}#1"
+    (failed,) = session.failed_requests
+    assert (failed.id, failed.is_error, failed.stop_reason) == (f"{info['id']}#2", False, None)
+    assert failed.usage.prompt_tokens == 0
+    assert failed.start_ns == session.responses[-1].end_ns
+    assert dict(session.facts)["requests_without_usage"] == "no usage: 1"
+    # An error on the message marks only its last step as failed, with the error's name.
+    info["error"] = {"name": "MessageAbortedError", "data": {"message": "Aborted"}}
+    session, _ = read_one(tmp_path, doc)
+    assert (session.responses[-1].is_error, session.responses[-1].stop_reason) == (False, "stop")
+    (failed,) = session.failed_requests
+    assert (failed.is_error, failed.stop_reason) == (True, "MessageAbortedError")
+
+
+def test_a_message_without_any_step_uses_the_message_usage(tmp_path: Path) -> None:
+    """An old build's message: no step-start/step-finish, usage only on the message (the
+    explore child's parts with the bookkeeping removed)."""
+    doc = document(EXPLORE)
+    for message in doc["messages"]:
+        message["parts"] = [
+            p for p in message["parts"] if p["type"] not in {"step-start", "step-finish"}
+        ]
+    session, _ = read_one(tmp_path, doc)
+    assert [r.id for r in session.responses] == [msg(doc, i)["id"] for i in (1, 2, 3)]
+    assert [r.usage for r in session.responses] == [
+        opencode.usage_of(msg(doc, i)["tokens"]) for i in (1, 2, 3)
+    ]
+    # No finish, no reason: the message's error name would be one, and it has none.
+    assert [r.stop_reason for r in session.responses] == [None, None, None]
+
+
+def test_a_message_without_time_is_noted_and_placed_after_the_one_before(tmp_path: Path) -> None:
+    doc = document(EXPLORE)
+    del msg(doc, 2)["time"]
+    session, diagnostics = read_one(tmp_path, doc)
+    assert diagnostics.notes["opencode:message-without-time"] == 1
+    second = session.responses[1]
+    assert second.id == msg(doc, 2)["id"]
+    # 1 ms after the message before it (the outlier rule's step), not at the epoch.
+    assert second.start_ns == msg(doc, 1)["time"]["created"] * MS + MS
+    assert session.start_ns == doc["info"]["time"]["created"] * MS
+
+
+def test_a_message_dated_far_away_is_warned_about_by_its_place(tmp_path: Path) -> None:
+    """The explore child's message 2 dated 2099 (hand-edited): warned as
+    `messages[2] (msg_…)` (an export has no lines) and placed after the message before."""
+    doc = document(EXPLORE)
+    msg(doc, 2)["time"]["created"] = 4_070_908_800_000
+    session, diagnostics = read_one(tmp_path, doc)
+    (warning,) = [w for w in diagnostics.warnings if w.kind != "parent-not-exported"]
+    assert warning.path == str(tmp_path / f"{doc['info']['id']}.export.json")
+    assert warning.line is None
+    assert f"messages[2] ({msg(doc, 2)['id']})" in warning.message
+    assert session.responses[1].start_ns == msg(doc, 1)["time"]["created"] * MS + MS
+    assert session.end_ns == msg(doc, 3)["time"]["completed"] * MS
+
+
+def test_a_session_created_far_from_its_messages_starts_with_them(tmp_path: Path) -> None:
+    """`info.time.created` zeroed (1970, hand-edited): not believed; the session starts at
+    its first message, and an unreadable time field counts as none."""
+    doc = document(EXPLORE)
+    doc["info"]["time"]["created"] = 0
+    session, _ = read_one(tmp_path, doc)
+    assert session.start_ns == msg(doc, 0)["time"]["created"] * MS
+    doc["info"]["time"] = "yesterday"
+    msg(doc, 0)["time"]["created"] = True  # a bool is no time
+    session, diagnostics = read_one(tmp_path, doc)
+    assert diagnostics.notes["opencode:message-without-time"] == 1
+    assert session.responses[0].start_ns == msg(doc, 1)["time"]["created"] * MS
+
+
+def test_a_session_with_no_message_and_no_time_is_not_a_session(tmp_path: Path) -> None:
+    doc = document(EXPLORE)
+    doc["messages"] = []
+    del doc["info"]["time"]
+    sessions, _ = read(write(tmp_path, doc))
+    assert sessions == []
+    doc["info"]["time"] = {"created": 1774912907722}
+    (session,), _ = read(write(tmp_path, doc))
+    assert session.start_ns == session.end_ns == 1774912907722 * MS
+    assert session.responses == () and len(session.snapshots) == 1
+
+
+def test_a_message_of_an_unknown_role_is_not_recognised(tmp_path: Path) -> None:
+    doc = document(EXPLORE)
+    msg(doc, 2)["role"] = "oracle"
+    session, diagnostics = read_one(tmp_path, doc)
+    assert diagnostics.unrecognised == {"opencode:message/oracle": 1}
+    assert [r.id for r in session.responses] == [msg(doc, i)["id"] for i in (1, 3)]
