@@ -918,3 +918,413 @@ def test_a_message_of_an_unknown_role_is_not_recognised(tmp_path: Path) -> None:
     session, diagnostics = read_one(tmp_path, doc)
     assert diagnostics.unrecognised == {"opencode:message/oracle": 1}
     assert [r.id for r in session.responses] == [msg(doc, i)["id"] for i in (1, 3)]
+
+
+# --------------------------------------------------------------------------- the session
+
+
+def test_the_session_facts_name_the_file_not_its_path(tmp_path: Path) -> None:
+    doc = document(DOCS)
+    session, _ = read_one(tmp_path, doc)
+    info = doc["info"]
+    facts = dict(session.facts)
+    assert facts["storage"] == "ses_fd4c895f0ffe6gKgxHiEgiQCcd.export.json"
+    assert (facts["session_title"], facts["session_slug"], facts["session_agent"]) == (
+        "React Email testing guidance (@docs subagent)",
+        "tidy-engine",
+        "docs",
+    )
+    assert "patch_parts" not in facts and "requests_without_usage" not in facts
+    assert (session.session_id, session.harness_version) == (info["id"], "1.18.21")
+    assert session.project == "worktree-silver-forest-5b5f"  # the folder, not the path
+    assert session.sources == (str(tmp_path / "ses_fd4c895f0ffe6gKgxHiEgiQCcd.export.json"),)
+    # A title that is not text is left out; a version spelled `v1.16.0` loses its `v`.
+    info["title"], info["version"] = ["a", "list"], "v1.16.0"
+    del info["slug"], info["directory"]
+    session, _ = read_one(tmp_path, doc)
+    assert [k for k, _ in session.facts] == ["storage", "session_agent"]
+    assert (session.harness_version, session.project) == ("1.16.0", None)
+    info["version"] = ""
+    session, _ = read_one(tmp_path, doc)
+    assert session.harness_version is None
+
+
+def test_a_long_title_is_cut_to_a_preview(tmp_path: Path) -> None:
+    doc = document(DOCS)
+    doc["info"]["title"] = "t" * 1000
+    session, _ = read_one(tmp_path, doc)
+    title = dict(session.facts)["session_title"]
+    assert 0 < len(title) < 1000 and set(title) == {"t"}
+
+
+def test_the_providers_and_models_of_a_session_in_order_once_each(tmp_path: Path) -> None:
+    """The explore child's requests, the second edited to another model and provider."""
+    doc = document(EXPLORE)
+    msg(doc, 2)["modelID"], msg(doc, 2)["providerID"] = "gpt-5", "openai"
+    session, _ = read_one(tmp_path, doc)
+    assert session.models == ("claude-opus-4.6", "gpt-5")
+    assert session.provider == "github-copilot"
+    assert [r.model for r in session.responses] == ["claude-opus-4.6", "gpt-5", "claude-opus-4.6"]
+    del msg(doc, 1)["modelID"]
+    session, _ = read_one(tmp_path, doc)
+    assert session.models == ("gpt-5", "claude-opus-4.6")
+    assert session.responses[0].model == ""
+
+
+# --------------------------------------------------------------------------- subagents
+
+
+def test_a_child_read_with_its_parent_is_linked_to_the_task_call(tmp_path: Path) -> None:
+    """The parent's messages 61–62 (the `task` call that launched the `@docs` child) and the
+    child's own export, read together; then the parent alone."""
+    if not PARENT.is_file():
+        pytest.skip("shared corpus absent")
+    parent_doc = cut(PARENT, [61, 62])
+    parent_path = write(tmp_path / "p", parent_doc)
+    child_path = tmp_path / "c" / DOCS.name
+    child_path.parent.mkdir()
+    shutil.copy(DOCS, child_path)
+    sessions, _ = read(parent_path, child_path)
+    by_session = {s.session_id: s for s in sessions}
+    parent, child = by_session[parent_doc["info"]["id"]], by_session[DOCS.name.split(".")[0]]
+    (task,) = [t for t in parent.tool_calls if t.name == "task"]
+    assert (task.call_id, task.child_session) == ("call_a3903eeb17654f9691117bcf", child.session_id)
+    assert (child.parent_call_id, child.parent_session) == (task.call_id, parent.session_id)
+    assert parent.parent_call_id is None and parent.child_role is None
+    (alone,), _ = read(parent_path)
+    (task,) = [t for t in alone.tool_calls if t.name == "task"]
+    assert task.child_session is None  # the child was not read: no dangling link
+    assert task.call_id == "call_a3903eeb17654f9691117bcf"
+
+
+# --------------------------------------------------------------------------- files
+
+
+def test_which_files_are_opencode_and_which_are_read(tmp_path: Path) -> None:
+    """`role`: a database is read and its `-wal`/`-shm`/`-journal` are its members; in a
+    storage folder only the session files are read; an export is read by its content."""
+    root = tmp_path / "opencode"
+    (root / "storage" / "session" / "proj").mkdir(parents=True)
+    (root / "storage" / "message" / "ses_x").mkdir(parents=True)
+    session_file = root / "storage" / "session" / "proj" / "ses_x.json"
+    session_file.write_text('{"id": "ses_x"}')
+    message_file = root / "storage" / "message" / "ses_x" / "msg_1.json"
+    message_file.write_text('{"id": "msg_1"}')
+    not_json = root / "storage" / "session" / "proj" / "ses_x.txt"
+    not_json.write_text("x")
+    database = root / "opencode.db"
+    shutil.copy(DATABASE, database) if DATABASE.is_file() else database.write_bytes(b"")
+    roles = {
+        database: "read",
+        root / "opencode.db-wal": "member",
+        root / "opencode.db-shm": "member",
+        root / "opencode.db-journal": "member",
+        root / "opencode-dev.db": "read",
+        root / "other.db-wal": "",
+        session_file: "read",
+        message_file: "member",
+        not_json: "member",
+        tmp_path / "plain.json": "",
+    }
+    (tmp_path / "plain.json").write_text('{"a": 1}')
+    for path, expected in roles.items():
+        assert opencode.role(path) == expected, path
+    export = shutil.copy(EXPLORE, tmp_path / "x.json")
+    assert opencode.role(Path(export)) == "read"
+    gz = tmp_path / "x.json.gz"
+    gz.write_bytes(gzip.compress(EXPLORE.read_bytes()))
+    assert opencode.role(gz) == "read"
+    (tmp_path / "broken.json.gz").write_bytes(b"\x1f\x8b\x08\x00garbage")
+    assert opencode.role(tmp_path / "broken.json.gz") == "read"  # named, not passed over
+    (tmp_path / "broken.json").write_bytes(b"\x1f\x8b\x08\x00garbage")
+    assert opencode.role(tmp_path / "broken.json") == ""
+    # A folder named storage without a session/ folder is not OpenCode's storage.
+    (tmp_path / "storage").mkdir()
+    (tmp_path / "storage" / "ses_y.json").write_text('{"id": "ses_y"}')
+    assert opencode.role(tmp_path / "storage" / "ses_y.json") == ""
+    assert opencode.claim(session_file) and opencode.claim(Path(export))
+    assert not opencode.claim(tmp_path / "plain.json")
+
+
+def test_an_export_is_detected_by_its_info_and_messages() -> None:
+    exported = json.loads(EXPLORE.read_text())
+    assert opencode.detect([exported])
+    assert opencode.detect([exported, {"other": 1}])
+    assert not opencode.detect([{"other": 1}, exported])
+    assert not opencode.detect([])
+    assert not opencode.detect([{**exported, "info": {**exported["info"], "id": "abc"}}])
+    assert not opencode.detect([{**exported, "info": {"id": 7}}])
+    assert not opencode.detect([{**exported, "info": "ses_x"}])
+    assert not opencode.detect([{**exported, "messages": {}}])
+    assert not opencode.detect([[exported]])
+
+
+def test_locate_finds_the_databases_else_the_storage(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    root = home / ".local" / "share" / "opencode"
+    storage_root = root / "storage"
+    (storage_root / "session" / "proj").mkdir(parents=True)
+    (storage_root / "session" / "proj" / "ses_b.json").write_text("{}")
+    (storage_root / "session" / "proj" / "ses_a.json").write_text("{}")
+    (storage_root / "session" / "proj" / "msg_a.json").write_text("{}")
+    (storage_root / "session" / "stray.json").write_text("{}")
+
+    def found(env: dict[str, str]) -> list[str]:
+        return [str(j.path.relative_to(tmp_path)) for j in opencode.locate(env)]
+
+    assert found({"HOME": str(home)}) == [
+        "home/.local/share/opencode/storage/session/proj/ses_a.json",
+        "home/.local/share/opencode/storage/session/proj/ses_b.json",
+    ]
+    (root / "opencode.db").write_bytes(b"")
+    (root / "opencode-beta.db").write_bytes(b"")
+    assert found({"HOME": str(home)}) == [
+        "home/.local/share/opencode/opencode-beta.db",
+        "home/.local/share/opencode/opencode.db",
+    ]
+    # $OPENCODE_DB: relative to the data folder, or absolute; once each; `:memory:` is none.
+    assert found({"HOME": str(home), "OPENCODE_DB": "opencode.db"})[-1].endswith("/opencode.db")
+    assert len(found({"HOME": str(home), "OPENCODE_DB": "opencode.db"})) == 2
+    other = tmp_path / "elsewhere.db"
+    other.write_bytes(b"")
+    assert found({"HOME": str(home), "OPENCODE_DB": str(other)})[-1] == "elsewhere.db"
+    assert len(found({"HOME": str(home), "OPENCODE_DB": ":memory:"})) == 2
+    # A named database that does not exist: none read, and the storage is not read either.
+    (root / "opencode.db").unlink()
+    (root / "opencode-beta.db").unlink()
+    assert found({"HOME": str(home), "OPENCODE_DB": str(tmp_path / "missing.db")}) == []
+    # $XDG_DATA_HOME replaces ~/.local/share.
+    data = tmp_path / "xdg" / "opencode" / "storage" / "session" / "p"
+    data.mkdir(parents=True)
+    (data / "ses_c.json").write_text("{}")
+    assert found({"HOME": str(home), "XDG_DATA_HOME": str(tmp_path / "xdg")}) == [
+        "xdg/opencode/storage/session/p/ses_c.json"
+    ]
+
+
+# --------------------------------------------------------------------------- export reader
+
+
+def test_an_export_counts_each_message_and_part_as_a_record(tmp_path: Path) -> None:
+    diagnostics = Diagnostics()
+    (stored,) = storage.read_export(EXPLORE, diagnostics)
+    doc = document(EXPLORE)
+    assert stored.id == doc["info"]["id"] and stored.source == str(EXPLORE)
+    assert [m["id"] for m, _ in stored.messages] == [msg(doc, i)["id"] for i in range(4)]
+    assert [len(p) for _, p in stored.messages] == [1, 9, 11, 3]
+    # The document (1), then each message and each part: 4 messages and 24 parts.
+    assert (diagnostics.lines_read, diagnostics.records_parsed) == (1, 1 + 4 + 24)
+    assert diagnostics.warnings == []
+
+
+def test_a_damaged_export_message_is_warned_about_and_the_rest_read(tmp_path: Path) -> None:
+    """Hand-damaged: a message without `info`, one whose parts are not a list, a part that
+    is not an object, and a byte-order mark before the document."""
+    doc = document(EXPLORE)
+    doc["messages"][1]["info"] = "gone"
+    doc["messages"][2]["parts"] = {"not": "a list"}
+    doc["messages"][3]["parts"].insert(0, "not a part")
+    path = tmp_path / "damaged.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(doc).encode())
+    diagnostics = Diagnostics()
+    (stored,) = storage.read_export(path, diagnostics)
+    assert [m["id"] for m, _ in stored.messages] == [msg(doc, i)["id"] for i in (0, 2, 3)]
+    assert [len(p) for _, p in stored.messages] == [1, 0, 3]
+    (warning,) = diagnostics.warnings
+    assert (warning.path, warning.line, warning.kind, warning.message) == (
+        str(path),
+        None,
+        "bad-shape",
+        "export message without info",
+    )
+    # 1 + (1 + 1) + (1 + 9) + 1 + (1 + 4): a message whose parts are no list is one record.
+    assert diagnostics.records_parsed == 1 + 2 + 10 + 1 + 5
+
+
+def test_a_file_that_is_no_export_fails_with_its_name(tmp_path: Path) -> None:
+    cases = {
+        "cut.json": (EXPLORE.read_bytes()[:5000], "OpenCode export is cut short or damaged ("),
+        "list.json": (b"[1, 2]", "not an OpenCode export (no info and messages)"),
+        "noinfo.json": (b'{"info": [], "messages": []}', "not an OpenCode export"),
+        "nomessages.json": (b'{"info": {}, "messages": {}}', "not an OpenCode export"),
+    }
+    for name, (data, message) in cases.items():
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(JournalError) as raised:
+            storage.read_export(tmp_path / name, Diagnostics())
+        assert raised.value.path == str(tmp_path / name)
+        assert raised.value.message.startswith(message), raised.value.message
+    gz = tmp_path / "cut.json.gz"
+    gz.write_bytes(gzip.compress(EXPLORE.read_bytes())[:3000])
+    with pytest.raises(JournalError) as raised:
+        storage.read_export(gz, Diagnostics())
+    assert raised.value.path == str(gz)
+    with pytest.raises(JournalError) as raised:
+        storage.read_export(tmp_path / "missing.json", Diagnostics())
+    assert raised.value.message == "cannot open: no such file or directory"
+
+
+def test_kind_of_a_file_by_its_head(tmp_path: Path) -> None:
+    export = Path(shutil.copy(EXPLORE, tmp_path / "anything.json"))
+    assert storage.kind_of(export) == "export"
+    assert storage.kind_of(DATABASE if DATABASE.is_file() else export) in {"db", "export"}
+    sqlite = tmp_path / "renamed.sqlite"
+    connection = sqlite3.connect(sqlite)
+    connection.execute("CREATE TABLE t (x)")
+    connection.commit()
+    connection.close()
+    assert storage.kind_of(sqlite) == "db"  # by its magic, whatever its name
+    assert storage.kind_of(tmp_path / "opencode.db") == "db"  # by its name, even absent
+    assert storage.kind_of(tmp_path / "opencodex.sqlite") == ""
+    session_file = tmp_path / "storage" / "session" / "proj" / "ses_a.json"
+    session_file.parent.mkdir(parents=True)
+    session_file.write_text('  {"id": "ses_a", "title": "t"}')
+    assert storage.kind_of(session_file) == "storage"
+    elsewhere = tmp_path / "ses_b.json"
+    elsewhere.write_text('{"id": "ses_b"}')
+    assert storage.kind_of(elsewhere) == ""  # not under <root>/session/<project>/
+    no_id = tmp_path / "storage" / "session" / "proj" / "ses_c.json"
+    no_id.write_text('{"id": "msg_c"}')
+    assert storage.kind_of(no_id) == ""
+    (tmp_path / "array.json").write_text('[{"info": 1, "messages": 2}]')
+    assert storage.kind_of(tmp_path / "array.json") == ""
+    assert storage.kind_of(tmp_path / "absent.json") == ""
+    assert storage.storage_root(session_file) == tmp_path / "storage"
+    assert storage.storage_root(tmp_path / "storage" / "session" / "proj" / "msg_a.json") is None
+
+
+# --------------------------------------------------------------------------- storage reader
+
+
+def lay_out(doc: dict[str, Any], root: Path, *, nested: bool = False) -> Path:
+    """The export as OpenCode ≤1.1 storage: `session/<project>/<ses>.json`, then
+    `message/<ses>/<msg>.json` and `part/<msg>/<prt>.json` (≥0.4) or, `nested`, under
+    `session/message/<ses>/` and `session/part/<ses>/<msg>/` (early 0.x)."""
+    info = doc["info"]
+    folder = root / "session" / "proj"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{info['id']}.json").write_text(json.dumps(info))
+    base = root / "session" if nested else root
+    for message in doc["messages"]:
+        m = message["info"]
+        where = base / "message" / info["id"]
+        where.mkdir(parents=True, exist_ok=True)
+        (where / f"{m['id']}.json").write_text(json.dumps(m))
+        for part in message["parts"]:
+            there = base / "part" / info["id"] / m["id"] if nested else base / "part" / m["id"]
+            there.mkdir(parents=True, exist_ok=True)
+            (there / f"{part['id']}.json").write_text(json.dumps(part))
+    return folder / f"{info['id']}.json"
+
+
+def test_the_storage_folder_holds_the_same_session_as_the_export(tmp_path: Path) -> None:
+    doc = document(EXPLORE)
+    for nested in (False, True):
+        root = tmp_path / f"storage{int(nested)}"
+        lay_out(doc, root, nested=nested)
+        diagnostics = Diagnostics()
+        (stored,) = storage.read_storage(root, None, diagnostics)
+        assert stored.info == doc["info"]
+        assert stored.source == str(root / "session" / "proj" / f"{doc['info']['id']}.json")
+        assert [m for m, _ in stored.messages] == [msg(doc, i) for i in range(4)]
+        for (_, got), message in zip(stored.messages, doc["messages"], strict=True):
+            assert got == sorted(message["parts"], key=lambda p: p["id"])
+        # One file per session, message and part: each a line read and a record parsed.
+        assert diagnostics.lines_read == diagnostics.records_parsed == 1 + 4 + 24
+        assert diagnostics.warnings == []
+
+
+def test_storage_messages_are_in_time_order_then_by_id(tmp_path: Path) -> None:
+    """File names do not order messages: their `time.created` does, then their id (edited:
+    message 2 created before message 1, message 3 at message 1's time, a bad time as 0)."""
+    doc = document(EXPLORE)
+    ids = [msg(doc, i)["id"] for i in range(4)]
+    msg(doc, 2)["time"]["created"] = msg(doc, 1)["time"]["created"] - 1
+    msg(doc, 3)["time"]["created"] = msg(doc, 1)["time"]["created"]
+    msg(doc, 0)["time"] = {"created": True}
+    lay_out(doc, tmp_path)
+    (stored,) = storage.read_storage(tmp_path, None, Diagnostics())
+    assert [m["id"] for m, _ in stored.messages] == [ids[0], ids[2], ids[1], ids[3]]
+    msg(doc, 0)["time"] = "never"
+    msg(doc, 3)["time"]["created"] = 1.5
+    lay_out(doc, tmp_path)
+    (stored,) = storage.read_storage(tmp_path, None, Diagnostics())
+    assert [m["id"] for m, _ in stored.messages] == [ids[0], ids[3], ids[2], ids[1]]
+
+
+def test_storage_reads_the_wanted_sessions_and_their_subagents(tmp_path: Path) -> None:
+    """The `@docs` child and the explore child laid out in one storage folder, with a
+    grandchild (a copy of the docs child whose parent is the docs child)."""
+    docs, explore = document(DOCS), document(EXPLORE)
+    grandchild = cut(DOCS, [0])
+    grandchild["info"] = {
+        **grandchild["info"],
+        "id": "ses_grandchild",
+        "parentID": docs["info"]["id"],
+    }
+    for doc in (docs, explore, grandchild):
+        lay_out(doc, tmp_path)
+    (tmp_path / "session" / "proj" / "ses_noid.json").write_text('{"title": "no id"}')
+    (tmp_path / "session" / "proj" / "ses_list.json").write_text("[1]")
+
+    def read_ids(wanted: set[str] | None) -> list[str]:
+        return [s.id for s in storage.read_storage(tmp_path, wanted, Diagnostics())]
+
+    # The parent of the docs child is not in the folder: only what was asked, and below.
+    assert read_ids({docs["info"]["id"]}) == [docs["info"]["id"], "ses_grandchild"]
+    assert read_ids({"ses_grandchild"}) == ["ses_grandchild"]
+    assert read_ids({"ses_absent"}) == []
+    assert read_ids(None) == sorted([docs["info"]["id"], explore["info"]["id"], "ses_grandchild"])
+    # A wanted session that is not in the folder brings none of its children.
+    assert read_ids({docs["info"]["parentID"]}) == []
+
+
+def test_a_damaged_storage_file_is_warned_about_and_the_rest_read(tmp_path: Path) -> None:
+    doc = document(EXPLORE)
+    session_file = lay_out(doc, tmp_path)
+    message_file = tmp_path / "message" / doc["info"]["id"] / f"{msg(doc, 2)['id']}.json"
+    message_file.write_text('{"id": "msg_cut", "role": ')
+    (tmp_path / "message" / doc["info"]["id"] / "msg_noid.json").write_text('{"role": "user"}')
+    part_file = (
+        tmp_path / "part" / msg(doc, 1)["id"] / f"{doc['messages'][1]['parts'][0]['id']}.json"
+    )
+    part_file.write_text("[]")
+    diagnostics = Diagnostics()
+    (stored,) = storage.read_storage(tmp_path, None, diagnostics)
+    assert [m["id"] for m, _ in stored.messages] == [msg(doc, i)["id"] for i in (0, 1, 3)]
+    assert len(stored.messages[1][1]) == 8  # the part that is no object is left out
+    (warning,) = diagnostics.warnings
+    assert (warning.path, warning.line, warning.kind) == (str(message_file), None, "not-json")
+    assert warning.message.startswith("damaged JSON file (")
+    assert diagnostics.lines_read == 1 + 5 + 24 - 11  # message 2's parts are not read
+    assert diagnostics.records_parsed == diagnostics.lines_read - 1
+    # An assistant message with no part files: its content is unknown, said once per session.
+    for part in (tmp_path / "part" / msg(doc, 3)["id"]).iterdir():
+        part.unlink()
+    for part in (tmp_path / "part" / msg(doc, 0)["id"]).iterdir():
+        part.unlink()  # a user message without parts: nothing to say
+    diagnostics = Diagnostics()
+    storage.read_storage(tmp_path, None, diagnostics)
+    missing = [w for w in diagnostics.warnings if w.kind == "missing-parts"]
+    assert [(w.path, w.line, w.message) for w in missing] == [
+        (
+            str(session_file),
+            None,
+            "1 assistant message(s) have no part files (their content is unknown)",
+        )
+    ]
+
+
+def test_a_storage_file_that_cannot_be_read_is_a_read_error(tmp_path: Path) -> None:
+    doc = document(EXPLORE)
+    lay_out(doc, tmp_path)
+    message_file = tmp_path / "message" / doc["info"]["id"] / f"{msg(doc, 3)['id']}.json"
+    message_file.unlink()
+    message_file.mkdir()  # a folder where the file was: not a file, not listed
+    gz = tmp_path / "message" / doc["info"]["id"] / "msg_zz.json"
+    gz.write_bytes(gzip.compress(b'{"id": "msg_zz"}')[:12])  # a gzip cut short, named .json
+    diagnostics = Diagnostics()
+    (stored,) = storage.read_storage(tmp_path, None, diagnostics)
+    assert [m["id"] for m, _ in stored.messages] == [msg(doc, i)["id"] for i in range(3)]
+    kinds = [(w.path, w.kind) for w in diagnostics.warnings]
+    assert kinds == [(str(gz), "read-error")]
