@@ -1328,3 +1328,226 @@ def test_a_storage_file_that_cannot_be_read_is_a_read_error(tmp_path: Path) -> N
     assert [m["id"] for m, _ in stored.messages] == [msg(doc, i)["id"] for i in range(3)]
     kinds = [(w.path, w.kind) for w in diagnostics.warnings]
     assert kinds == [(str(gz), "read-error")]
+
+
+# --------------------------------------------------------------------------- database reader
+
+
+@pytest.fixture
+def database(tmp_path: Path) -> Path:
+    """A copy of the real v1.16.0 database (WAL mode, no `-wal` beside it), in its own folder:
+    the corpus copy is never opened."""
+    if not DATABASE.is_file():
+        pytest.skip("shared corpus absent")
+    folder = tmp_path / "db"
+    folder.mkdir()
+    return Path(shutil.copy(DATABASE, folder / "opencode.db"))
+
+
+def edit_db(path: Path, *statements: tuple[str, tuple[Any, ...]]) -> None:
+    """Edit the copy, then leave it as OpenCode does when idle: WAL mode, no `-wal`."""
+    connection = sqlite3.connect(path)
+    for sql, args in statements:
+        connection.execute(sql, args)
+    connection.commit()
+    connection.close()
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
+
+
+SESSION_ID = "ses_04ca851f7ffevKrKMHW3RsPK1U"
+
+
+def test_the_database_session_row_reads_as_an_export_info(database: Path) -> None:
+    diagnostics = Diagnostics()
+    (stored,) = storage.read_db(database, diagnostics)
+    assert stored.info == {
+        "id": SESSION_ID,
+        "parentID": None,
+        "directory": "/workspace",
+        "title": "New session - 2026-07-30T14:04:55.689Z",
+        "version": "v1.16.0",
+        "agent": "build",
+        "time": {"created": 1785420295689, "updated": 1785420864454},
+        "model": {"id": "monkeycode-basic/deepseek-v4-flash", "providerID": "monkeycode-ai"},
+    }
+    assert stored.source == str(database)
+    # 35 message rows and 118 part rows, each a record; parts carry their row's id.
+    assert len(stored.messages) == 35
+    assert sum(len(p) for _, p in stored.messages) == 118
+    assert diagnostics.lines_read == diagnostics.records_parsed == 35 + 118
+    first, first_parts = stored.messages[0]
+    assert first["id"] == "msg_fb357c94400162LvgqZRiO662i"
+    assert first["time"] == {"created": 1785420302660}
+    assert [p["id"] for p in first_parts] == ["prt_fb357c948001zKs17bysmuZXKY"]
+    # Nothing was created beside the database (opened immutable: no `-wal`, no `-shm`).
+    assert sorted(p.name for p in database.parent.iterdir()) == ["opencode.db"]
+
+
+def test_the_database_session_through_the_adapter(database: Path) -> None:
+    (session,), diagnostics = read(database)
+    assert (session.session_id, session.harness_version, session.project) == (
+        SESSION_ID,
+        "1.16.0",
+        "workspace",
+    )
+    facts = dict(session.facts)
+    assert facts["storage"] == "opencode.db"
+    assert (facts["session_title"], facts["session_agent"]) == (
+        "New session - 2026-07-30T14:04:55.689Z",
+        "build",
+    )
+    assert "session_slug" not in facts  # the database's session row has no slug column read
+    assert (len(session.responses), len(session.tool_calls)) == (26, 21)
+    # The last message is still streaming: no step-finish, no usage, no reason.
+    (failed,) = session.failed_requests
+    assert (failed.id, failed.stop_reason) == ("msg_fb3605bba001tG5tf65f4Cy0Si", None)
+    assert facts["requests_without_usage"] == "no usage: 1"
+    assert session.incomplete is False and session.child_role is None
+
+
+def test_a_message_row_takes_its_time_from_its_column_unless_its_data_has_one(
+    database: Path,
+) -> None:
+    """Edited rows: the first message's data without `time` (the column's `time_created`
+    is its time); the second's data with a `time.created` other than its column (the data
+    wins, as it is what OpenCode shows)."""
+    first, second = "msg_fb357c94400162LvgqZRiO662i", "msg_fb357c9b0001vCeyfeGDJFOYFA"
+    edit_db(
+        database,
+        ("UPDATE message SET data = json_remove(data, '$.time') WHERE id = ?", (first,)),
+        (
+            "UPDATE message SET data = json_set(data, '$.time.created', 1785420302700) "
+            "WHERE id = ?",
+            (second,),
+        ),
+    )
+    (stored,) = storage.read_db(database, Diagnostics())
+    times = {m["id"]: m["time"] for m, _ in stored.messages}
+    assert times[first] == {"created": 1785420302660}
+    assert times[second]["created"] == 1785420302700
+    assert "completed" in times[second]
+
+
+def test_damaged_database_rows_are_warned_about_and_the_rest_read(database: Path) -> None:
+    """Edited rows: a part and a message whose data is not JSON, a message whose data is a
+    JSON list, a message of a session the database does not hold, a part as a BLOB."""
+    part, message = "prt_fb357c948001zKs17bysmuZXKY", "msg_fb357d33a001OUzp4KM421TL5K"
+    listed = "msg_fb357c9b0001vCeyfeGDJFOYFA"
+    edit_db(
+        database,
+        ("UPDATE part SET data = 'not json' WHERE id = ?", (part,)),
+        ("UPDATE message SET data = '{\"role\": ' WHERE id = ?", (message,)),
+        ("UPDATE message SET data = '[1]' WHERE id = ?", (listed,)),
+        (
+            "INSERT INTO message (id, session_id, time_created, time_updated, data) "
+            "VALUES ('msg_orphan', 'ses_elsewhere', 1, 1, '{}')",
+            (),
+        ),
+        (
+            "UPDATE part SET data = CAST(data AS BLOB) WHERE id = 'prt_fb357d1d3001ZL9o3ItX7tLJwY'",
+            (),
+        ),
+    )
+    diagnostics = Diagnostics()
+    (stored,) = storage.read_db(database, diagnostics)
+    ids = [m["id"] for m, _ in stored.messages]
+    assert len(ids) == 35 - 2 and message not in ids and listed not in ids
+    assert stored.messages[0][1] == []  # its only part was damaged
+    assert [(w.path, w.line, w.kind, w.message) for w in diagnostics.warnings] == [
+        (str(database), None, "not-json", "a database row's data is not JSON")
+    ] * 2
+    assert diagnostics.notes == {"opencode:message-of-unknown-session": 1}
+    assert diagnostics.lines_read == 36 + 118
+    assert diagnostics.records_parsed == 36 + 118 - 2
+
+
+def test_a_database_that_is_not_opencode_s_fails_with_its_reason(tmp_path: Path) -> None:
+    folder = tmp_path / "opencode.db"
+    folder.mkdir()
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"not a database at all" * 100)
+    other = tmp_path / "other.db"
+    connection = sqlite3.connect(other)
+    connection.execute("CREATE TABLE session (id)")
+    connection.execute("CREATE TABLE message (id)")
+    connection.commit()
+    connection.close()
+    cases = {
+        folder: "cannot open: not a file",
+        garbage: "not a SQLite database, or corrupt (file is not a database)",
+        other: "not an OpenCode database (no session/message/part tables)",
+    }
+    for path, message in cases.items():
+        with pytest.raises(JournalError) as raised:
+            storage.read_db(path, Diagnostics())
+        assert (raised.value.path, raised.value.message) == (str(path), message)
+
+
+def test_a_database_in_a_folder_with_uri_characters_is_read(tmp_path: Path) -> None:
+    """The database is opened through a `file:` URI: `?`, `#` and `%` in its path are
+    quoted, not taken for the URI's query or fragment."""
+    if not DATABASE.is_file():
+        pytest.skip("shared corpus absent")
+    folder = tmp_path / "a ?x=1 #frag %20"
+    folder.mkdir()
+    path = Path(shutil.copy(DATABASE, folder / "opencode.db"))
+    (stored,) = storage.read_db(path, Diagnostics())
+    assert stored.id == SESSION_ID
+    assert sorted(p.name for p in folder.iterdir()) == ["opencode.db"]
+
+
+def test_a_live_database_is_read_as_of_one_moment(database: Path) -> None:
+    """OpenCode running: a `-wal` beside the database (here an edit left uncheckpointed).
+    The database is opened read-only, not immutable, so the `-wal`'s rows are seen."""
+    writer = sqlite3.connect(database)
+    writer.execute("PRAGMA wal_autocheckpoint = 0")
+    writer.execute("UPDATE session SET title = 'renamed while running'")
+    writer.commit()
+    assert (database.parent / "opencode.db-wal").is_file()
+    assert storage._quiescent_wal(database) is False
+    (stored,) = storage.read_db(database, Diagnostics())
+    assert stored.info["title"] == "renamed while running"
+    writer.close()
+
+
+def test_the_quiescent_wal_test_reads_the_header(tmp_path: Path, database: Path) -> None:
+    """Header bytes 18–19 are 2, 2 in WAL mode; a rollback-journal database has 1, 1."""
+    assert storage._quiescent_wal(database) is True
+    rollback = tmp_path / "rollback.db"
+    shutil.copy(database, rollback)
+    connection = sqlite3.connect(rollback)
+    connection.execute("PRAGMA journal_mode = DELETE")
+    connection.close()
+    assert rollback.read_bytes()[18:20] == b"\x01\x01"
+    assert storage._quiescent_wal(rollback) is False
+    assert storage._quiescent_wal(tmp_path / "absent.db") is False
+    fake = tmp_path / "fake.db"
+    fake.write_bytes(b"SQLite format 4\x00" + b"\x00\x00\x02\x02" + b"\x00" * 80)
+    assert storage._quiescent_wal(fake) is False
+    # A rollback-journal database is read read-only, and nothing is created beside it.
+    (stored,) = storage.read_db(rollback, Diagnostics())
+    assert stored.id == SESSION_ID
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["db", "fake.db", "rollback.db"]
+
+
+def test_a_database_locked_by_a_writer_says_so(
+    tmp_path: Path, database: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rollback-journal database with a writer's exclusive lock (OpenCode ≤1.2 writing):
+    wait `LOCK_WAIT_S` (here shortened), then say it is locked and what to do."""
+    rollback = tmp_path / "rollback.db"
+    shutil.copy(database, rollback)
+    connection = sqlite3.connect(rollback, isolation_level=None)
+    connection.execute("PRAGMA journal_mode = DELETE")
+    connection.execute("BEGIN EXCLUSIVE")
+    monkeypatch.setattr(storage, "LOCK_WAIT_S", 0.05)
+    try:
+        with pytest.raises(JournalError) as raised:
+            storage.read_db(rollback, Diagnostics())
+    finally:
+        connection.close()
+    assert raised.value.path == str(rollback)
+    assert raised.value.message == (
+        "database is locked by another process (database is locked); try again when "
+        "OpenCode is idle, or read `opencode export <session id>` output instead"
+    )
