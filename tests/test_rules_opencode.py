@@ -1551,3 +1551,63 @@ def test_a_database_locked_by_a_writer_says_so(
         "database is locked by another process (database is locked); try again when "
         "OpenCode is idle, or read `opencode export <session id>` output instead"
     )
+
+
+# --------------------------------------------------------------------------- what is read
+
+
+def test_a_session_in_the_database_and_the_storage_is_read_from_the_database(
+    tmp_path: Path, database: Path
+) -> None:
+    """After the migration to SQLite (1.2) the JSON storage stays on disk: a session both
+    hold is read once, from the database, whichever order the files come in. Here the
+    storage holds the explore child's messages under the database session's id."""
+    doc = document(EXPLORE)
+    doc["info"]["id"] = SESSION_ID
+    del doc["info"]["parentID"]
+    moved = lay_out(doc, tmp_path / "storage")
+    other = document(DOCS)
+    kept = lay_out(other, tmp_path / "storage")
+    for order in ([moved, kept, database], [database, kept, moved]):
+        diagnostics = Diagnostics()
+        stored = opencode.read_stored(order, diagnostics)
+        assert [(s.id, s.source) for s in stored] == [
+            (SESSION_ID, str(database)),
+            (other["info"]["id"], str(kept)),
+        ]
+        assert diagnostics.notes == {"opencode:session-read-twice": 1}
+        assert len(stored[0].messages) == 35
+
+
+def test_two_copies_of_one_export_are_both_read(tmp_path: Path) -> None:
+    """A copy of an export (a backup) is a session of its own: the loader names it `#2`."""
+    first = Path(shutil.copy(EXPLORE, tmp_path / "a.export.json"))
+    second = Path(shutil.copy(EXPLORE, tmp_path / "b.export.json"))
+    diagnostics = Diagnostics()
+    stored = opencode.read_stored([second, first], diagnostics)
+    assert [s.source for s in stored] == [str(second), str(first)]
+    assert diagnostics.notes == {}
+    sessions, _ = read(first, second)
+    assert sorted(s.session_id for s in sessions) == [
+        "ses_2bef25635ffe8EzID0I1Oeymal",
+        "ses_2bef25635ffe8EzID0I1Oeymal#2",
+    ]
+
+
+def test_the_export_and_the_storage_of_one_session_are_read_once(tmp_path: Path) -> None:
+    """An export read beside the storage that holds the same session: the storage's copy
+    is the one left out (read last, it is the older container)."""
+    export = Path(shutil.copy(EXPLORE, tmp_path / "x.export.json"))
+    laid = lay_out(document(EXPLORE), tmp_path / "storage")
+    diagnostics = Diagnostics()
+    stored = opencode.read_stored([laid, export], diagnostics)
+    assert [s.source for s in stored] == [str(export)]
+    assert diagnostics.notes == {"opencode:session-read-twice": 1}
+    # Two session files of one storage folder: one reading of the folder, both sessions.
+    other = lay_out(document(DOCS), tmp_path / "storage")
+    diagnostics = Diagnostics()
+    stored = opencode.read_stored([other, laid], diagnostics)
+    assert sorted(s.id for s in stored) == sorted(
+        ["ses_2bef25635ffe8EzID0I1Oeymal", "ses_fd4c895f0ffe6gKgxHiEgiQCcd"]
+    )
+    assert diagnostics.lines_read == (1 + 4 + 24) + (1 + 5 + 20)  # session, messages, parts
