@@ -214,6 +214,28 @@ def test_ignored_text_is_not_in_the_prompt(tmp_path: Path, monkeypatch: pytest.M
     assert session.prompts == ()
     # With no prompt, the requests belong to no turn.
     assert {r.prompt_id for r in session.responses} == {None}
+    # An ignored part before the typed one: the typed text is still the prompt.
+    typed = copy.deepcopy(doc["messages"][0]["parts"][0])
+    del typed["ignored"]
+    typed["id"] = "prt_typed"
+    doc["messages"][0]["parts"].append(typed)
+    session, _ = read_one(tmp_path, doc)
+    assert [(p.id, p.chars) for p in session.prompts] == [(msg(doc, 0)["id"], 407)]
+
+
+def test_a_user_text_part_without_text_is_an_empty_prompt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hand-damaged: the prompt's `text` field removed, and a part with no `type` at all."""
+    doc = document(EXPLORE)
+    del doc["messages"][0]["parts"][0]["text"]
+    doc["messages"][0]["parts"].append({"id": "prt_untyped"})
+    added = spy(monkeypatch)
+    session, diagnostics = read_one(tmp_path, doc)
+    part_id = doc["messages"][0]["parts"][0]["id"]
+    assert item(added, f"{msg(doc, 0)['id']}:{part_id}")[:3] == (PR, "User prompt", 0)
+    assert [(p.id, p.chars) for p in session.prompts] == [(msg(doc, 0)["id"], 0)]
+    assert diagnostics.unrecognised == {"opencode:part/": 1}
 
 
 # --------------------------------------------------------------------------- usage
@@ -565,6 +587,21 @@ def test_synthetic_text_is_an_attached_file_or_a_harness_message(
     assert len(added) == 4
 
 
+def test_file_parts_are_seen_not_measured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parent's message 18 attaches two files (`file` parts): counted, not measured (the
+    text OpenCode makes of them comes as synthetic parts). An assistant `file` part
+    (hand-added: the corpus has none) counts the same."""
+    if not PARENT.is_file():
+        pytest.skip("shared corpus absent")
+    doc = cut(PARENT, [18, 19])
+    assert len(parts(doc, 0, "file")) == 2
+    doc["messages"][1]["parts"].insert(1, copy.deepcopy(parts(doc, 0, "file")[0]))
+    added = spy(monkeypatch)
+    session, _ = read_one(tmp_path, doc)
+    assert dict(session.unmeasured)["file-part"] == 3
+    assert not [a for a in added if a.id.endswith(parts(doc, 0, "file")[0]["id"])]
+
+
 def test_patch_parts_are_markers_and_a_fact(tmp_path: Path) -> None:
     """The compacting session's messages 8–10: two requests that edited `src/extension.ts`
     each end with a `patch` part (file-state bookkeeping, not prompt content), written after
@@ -614,11 +651,19 @@ def test_a_retry_part_is_a_marker_and_unknown_parts_are_named(tmp_path: Path) ->
     first.insert(1, {"type": "retry", "id": "prt_e", "attempt": 2})
     first.insert(2, {"type": "quasar", "id": "prt_f"})
     first.insert(3, {"type": "agent", "id": "prt_g"})
+    first.insert(4, {"type": "subtask", "id": "prt_h"})
+    first.insert(5, {"type": "compaction", "id": "prt_i"})
+    first.insert(6, {"id": "prt_j"})
     session, diagnostics = read_one(tmp_path, doc)
     (retry,) = [m for m in session.markers if m.kind == "retry"]
     assert (retry.value, retry.time_ns) == ("2", msg(doc, 1)["time"]["created"] * MS)
+    # In an assistant message, agent/subtask/compaction parts are OpenCode's own: silent.
     assert diagnostics.notes == {"opencode:part/agent": 1, "opencode:part/subtask": 1}
-    assert diagnostics.unrecognised == {"opencode:part/hologram": 1, "opencode:part/quasar": 1}
+    assert diagnostics.unrecognised == {
+        "opencode:part/hologram": 1,
+        "opencode:part/quasar": 1,
+        "opencode:part/": 1,
+    }
 
 
 def test_reasoning_without_text_is_encrypted_or_redacted(
@@ -629,8 +674,9 @@ def test_reasoning_without_text_is_encrypted_or_redacted(
     second with its text replaced by `REDACTED` (Entire's scrub: a placeholder, not
     measured; with metadata it counts as encrypted), the third with neither text nor metadata (nothing)."""
     doc = document(DOCS)
-    first, second, third = (parts(doc, i, "reasoning")[0] for i in (1, 2, 3))
-    first["text"] = ""
+    first, second, third, fourth = (parts(doc, i, "reasoning")[0] for i in (1, 2, 3, 4))
+    first["text"] = fourth["text"] = ""
+    doc["messages"][0]["parts"][0]["text"] += " key: REDACTED"
     second["text"] = "REDACTED"
     del second["metadata"]
     third["text"] = ""
@@ -641,23 +687,42 @@ def test_reasoning_without_text_is_encrypted_or_redacted(
     for index, part in ((1, first), (2, second), (3, third)):
         assert f"{msg(doc, index)['id']}:{part['id']}" not in ids
     unmeasured = dict(session.unmeasured)
-    assert unmeasured["encrypted-reasoning"] == 1
-    assert unmeasured["redacted-placeholder"] == 1
+    assert unmeasured["encrypted-reasoning"] == 2
+    # One in the prompt's text, one for the scrubbed reasoning.
+    assert unmeasured["redacted-placeholder"] == 2
+    # A reasoning part with no `text` field at all: nothing either.
+    del third["text"]
+    added.clear()
+    read_one(tmp_path, doc)
+    assert f"{msg(doc, 3)['id']}:{third['id']}" not in {a.id for a in added}
 
 
 def test_redacted_placeholders_in_part_metadata_are_counted(tmp_path: Path) -> None:
-    """The compacting session's first request: its reasoning part's `reasoningOpaque` was
-    cut by Entire's scrub with 11 `REDACTED` (the journal holds less than was sent); its two
-    tool results hold 11 more each."""
+    """The compacting session's first two requests: each of their parts (reasoning and
+    tool calls) carries the request's Copilot `reasoningOpaque`, cut by Entire's scrub with
+    11 `REDACTED` (first request) and 10 (second): the journal holds less than was sent."""
     if not COMPACTING.is_file():
         pytest.skip("shared corpus absent")
-    doc = cut(COMPACTING, [0, 1])
+    doc = cut(COMPACTING, [0, 1, 2])
     session, _ = read_one(tmp_path, doc)
-    assert dict(session.unmeasured)["redacted-placeholder"] == 11 + 11 + 11
+    assert dict(session.unmeasured)["redacted-placeholder"] == 3 * 11 + 3 * 10
     (reasoning,) = parts(doc, 1, "reasoning")
     reasoning["metadata"] = {"copilot": {"reasoningOpaque": "opaque"}}
     session, _ = read_one(tmp_path, doc)
-    assert dict(session.unmeasured)["redacted-placeholder"] == 11 + 11
+    assert dict(session.unmeasured)["redacted-placeholder"] == 2 * 11 + 3 * 10
+
+
+def test_metadata_nested_beyond_what_can_be_written_is_not_counted(tmp_path: Path) -> None:
+    """Hand-made: a reasoning part whose metadata nests 300 levels (orjson writes 255): no
+    placeholder count, and the session is still read."""
+    doc = document(DOCS)
+    deep: dict[str, Any] = {"reasoningOpaque": "REDACTED"}
+    for _ in range(300):
+        deep = {"x": deep}
+    parts(doc, 1, "reasoning")[0]["metadata"] = deep
+    session, _ = read_one(tmp_path, doc)
+    assert "redacted-placeholder" not in dict(session.unmeasured)
+    assert len(session.responses) == 4
 
 
 # --------------------------------------------------------------------------- compaction
