@@ -187,6 +187,8 @@ def test_a_main_session_prompt_is_from_the_user_and_a_second_one_too(
         ("msg_d410ffffffffSecondPrompt00", "user"),
     ]
     assert (session.parent_session, session.child_role) == (None, None)
+    # The session lasts until its last message, a prompt nothing answered yet.
+    assert session.end_ns == second["info"]["time"]["created"] * MS
 
 
 def test_a_child_session_prompt_after_its_task_is_from_the_user(tmp_path: Path) -> None:
@@ -358,6 +360,11 @@ def test_a_message_without_completion_ends_at_its_last_part(tmp_path: Path) -> N
     assert first.end_ns == max(times) * MS == 1774912913966 * MS
     # The next request starts at its own creation, not where this one ended.
     assert session.responses[1].start_ns == msg(doc, 2)["time"]["created"] * MS
+    # A call still running (a start, no end) at a later time: the request lasts until then.
+    running = parts(doc, 1, "tool")[-1]
+    running["state"] = {"status": "running", "input": {}, "time": {"start": 1774912913990}}
+    session, _ = read_one(tmp_path, doc)
+    assert session.responses[0].end_ns == 1774912913990 * MS
 
 
 def test_an_unbelievable_completion_or_part_time_does_not_stretch_the_request(
@@ -906,6 +913,10 @@ def test_a_trailing_step_without_its_finish_is_a_failed_request(tmp_path: Path) 
     assert (session.responses[-1].is_error, session.responses[-1].stop_reason) == (False, "stop")
     (failed,) = session.failed_requests
     assert (failed.is_error, failed.stop_reason) == (True, "MessageAbortedError")
+    # The first step's reason removed: it has none (the error is the last step's).
+    del last["parts"][2]["reason"]
+    session, _ = read_one(tmp_path, doc)
+    assert session.responses[-1].stop_reason is None
 
 
 def test_a_message_without_any_step_uses_the_message_usage(tmp_path: Path) -> None:
@@ -1034,6 +1045,10 @@ def test_the_providers_and_models_of_a_session_in_order_once_each(tmp_path: Path
     session, _ = read_one(tmp_path, doc)
     assert session.models == ("gpt-5", "claude-opus-4.6")
     assert session.responses[0].model == ""
+    # The first request names no provider: the session's is the first one named.
+    del msg(doc, 1)["providerID"]
+    session, _ = read_one(tmp_path, doc)
+    assert session.provider == "openai"
 
 
 # --------------------------------------------------------------------------- subagents
@@ -1676,3 +1691,173 @@ def test_the_export_and_the_storage_of_one_session_are_read_once(tmp_path: Path)
         ["ses_2bef25635ffe8EzID0I1Oeymal", "ses_fd4c895f0ffe6gKgxHiEgiQCcd"]
     )
     assert diagnostics.lines_read == (1 + 4 + 24) + (1 + 5 + 20)  # session, messages, parts
+
+
+# --------------------------------------------------------------------------- edge requests
+
+
+def test_an_aborted_message_without_any_part_is_still_a_failed_request(tmp_path: Path) -> None:
+    """The parent's message 60: aborted before any part was written."""
+    if not PARENT.is_file():
+        pytest.skip("shared corpus absent")
+    doc = cut(PARENT, [31, 60])
+    assert doc["messages"][1]["parts"] == []
+    session, _ = read_one(tmp_path, doc)
+    (failed,) = session.failed_requests
+    assert (failed.id, failed.is_error, failed.stop_reason) == (
+        msg(doc, 1)["id"],
+        True,
+        "MessageAbortedError",
+    )
+    assert failed.end_ns == msg(doc, 1)["time"]["completed"] * MS
+
+
+def test_the_parts_of_an_aborted_request_belong_to_no_response(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parent's message 15 (aborted) with a text part added beside its reasoning: the
+    model's text is in the context, but no response sent it."""
+    if not PARENT.is_file():
+        pytest.skip("shared corpus absent")
+    doc = cut(PARENT, [0, 14, 15])
+    (thinking,) = parts(doc, 2, "reasoning")
+    text = {**thinking, "type": "text", "id": "prt_added_text"}
+    doc["messages"][2]["parts"].insert(2, text)
+    added = spy(monkeypatch)
+    read_one(tmp_path, doc)
+    aborted = msg(doc, 2)["id"]
+    assert item(added, f"{aborted}:{thinking['id']}") == (
+        AS,
+        "Reasoning",
+        len(thinking["text"]),
+        "",
+        SourceKind.RESPONSE,
+    )
+    assert item(added, f"{aborted}:prt_added_text")[3] == ""
+
+
+def test_a_finished_step_with_output_but_no_prompt_is_a_failed_request(tmp_path: Path) -> None:
+    """The parent's message 95 (zero usage) edited to report 12 output tokens and no prompt:
+    a request that reported something is no unknown-size request; without a prompt size it
+    is a failed one. And a prompt of a single token is a measured request."""
+    if not PARENT.is_file():
+        pytest.skip("shared corpus absent")
+    doc = cut(PARENT, [74, 95])
+    (finish,) = parts(doc, 1, "step-finish")
+    finish["tokens"] = {**finish["tokens"], "output": 12}
+    session, _ = read_one(tmp_path, doc)
+    assert session.unmetered_responses == () and session.responses == ()
+    (failed,) = session.failed_requests
+    assert (failed.id, failed.stop_reason, failed.usage.output_tokens) == (
+        msg(doc, 1)["id"],
+        "unknown",
+        12,
+    )
+    finish["tokens"] = {**finish["tokens"], "output": 0, "reasoning": 3}
+    session, _ = read_one(tmp_path, doc)
+    assert [r.id for r in session.failed_requests] == [msg(doc, 1)["id"]]
+    finish["tokens"] = {**finish["tokens"], "input": 1}
+    session, _ = read_one(tmp_path, doc)
+    (response,) = session.responses
+    assert response.usage.prompt_tokens == 1 and session.failed_requests == ()
+
+
+def test_a_summary_is_known_by_either_of_its_flags(tmp_path: Path) -> None:
+    """The compacting session's summarisation message with only `summary: true` (agent
+    edited to `build`), then only the `compaction` agent (`summary` removed)."""
+    doc = _compacting(range(40, 48))
+    summarised = msg(doc, 5)
+    summarised["agent"] = "build"
+    session, _ = read_one(tmp_path, doc)
+    assert [c.request.id for c in session.compactions if c.request] == [summarised["id"]]
+    summarised["agent"] = "compaction"
+    del summarised["summary"]
+    session, _ = read_one(tmp_path, doc)
+    assert [c.request.id for c in session.compactions if c.request] == [summarised["id"]]
+    assert summarised["id"] not in [r.id for r in session.responses]
+    assert session.failed_requests == () and session.unmetered_responses == ()
+
+
+def test_what_the_compaction_request_message_holds_stays(tmp_path: Path) -> None:
+    """Hand-made: a typed line beside the `compaction` part (as `/compact focus on X` might
+    write): the message that asked stays in the prompt, only older ones leave."""
+    doc = _compacting(range(40, 48))
+    whole, _ = read_one(tmp_path, doc)
+    doc["messages"][4]["parts"].append({"type": "text", "id": "prt_focus", "text": "focus"})
+    session, _ = read_one(tmp_path, doc)
+    assert session.compactions[0].removed_items == whole.compactions[0].removed_items
+
+
+def test_an_unmeasured_summary_without_its_compaction_part_is_an_instant(tmp_path: Path) -> None:
+    """No compaction part and no usage on the summary (both hand-removed): the compaction
+    starts and ends where the summary message ends."""
+    doc = _compacting([40, 41, 45, 46, 47])
+    zero = {"input": 0, "output": 0, "reasoning": 0, "cache": {"write": 0, "read": 0}}
+    msg(doc, 2)["tokens"] = zero
+    parts(doc, 2, "step-finish")[0]["tokens"] = zero
+    session, _ = read_one(tmp_path, doc)
+    (compaction,) = session.compactions
+    assert compaction.request is None and compaction.trigger is None
+    assert compaction.start_ns == compaction.end_ns == msg(doc, 2)["time"]["completed"] * MS
+
+
+def test_a_call_outside_its_messages_times_widens_the_session(tmp_path: Path) -> None:
+    """Hand-edited, within the outlier limits: the first call started 2 s before the session
+    was created (a skewed clock), and a call of message 2 ended 60 s after the last
+    message completed. The session spans both."""
+    doc = document(EXPLORE)
+    first = parts(doc, 1, "tool")[0]
+    first["state"]["time"]["start"] = doc["info"]["time"]["created"] - 2000
+    late = parts(doc, 2, "tool")[0]
+    late["state"]["time"]["end"] = msg(doc, 3)["time"]["completed"] + 60_000
+    session, _ = read_one(tmp_path, doc)
+    assert session.start_ns == (doc["info"]["time"]["created"] - 2000) * MS
+    assert session.end_ns == (msg(doc, 3)["time"]["completed"] + 60_000) * MS
+
+
+def test_undated_first_message_is_placed_at_the_session_creation(tmp_path: Path) -> None:
+    """The explore child's prompt with its time removed: placed where the session was
+    created; with the creation zeroed too, at the median of the first messages' times; with
+    a creation 400 days before them (a real date, but not this session's), the same."""
+    doc = document(EXPLORE)
+    del msg(doc, 0)["time"]
+    session, diagnostics = read_one(tmp_path, doc)
+    assert session.prompts[0].start_ns == doc["info"]["time"]["created"] * MS
+    assert diagnostics.warning_counts == {"parent-not-exported": 1}  # no bad-timestamp
+    median = sorted(msg(doc, i)["time"]["created"] for i in (1, 2, 3))[1]
+    for created in (0, msg(doc, 1)["time"]["created"] - 400 * 86_400_000):
+        doc["info"]["time"]["created"] = created
+        session, _ = read_one(tmp_path, doc)
+        # (Which is after the first request started: see the report of issue 15.9.)
+        assert session.prompts[0].start_ns == median * MS
+
+
+def test_a_session_created_long_before_its_messages_starts_with_them(tmp_path: Path) -> None:
+    doc = document(EXPLORE)
+    doc["info"]["time"]["created"] = msg(doc, 0)["time"]["created"] - 400 * 86_400_000
+    session, _ = read_one(tmp_path, doc)
+    assert session.start_ns == msg(doc, 0)["time"]["created"] * MS
+
+
+def test_a_first_message_dated_far_away_is_judged_by_the_ones_after_it(tmp_path: Path) -> None:
+    doc = document(EXPLORE)
+    msg(doc, 0)["time"]["created"] = 4_070_908_800_000  # 2099
+    session, diagnostics = read_one(tmp_path, doc)
+    (warning,) = [w for w in diagnostics.warnings if w.kind == "time-outlier"]
+    assert f"messages[0] ({msg(doc, 0)['id']})" in warning.message
+    assert session.prompts[0].start_ns == doc["info"]["time"]["created"] * MS
+
+
+def test_message_times_that_are_no_epoch_milliseconds(tmp_path: Path) -> None:
+    """Hand-damaged times of message 2: 0 (a zeroed clock: a time, the epoch, which the
+    outlier rule rejects), 2**53 (beyond what a JSON number holds exactly: no time), and a
+    date string (no time)."""
+    doc = document(EXPLORE)
+    expected = {0: ("time-outlier", 0), 2**53: (None, 1), "2026-03-30T12:00:00Z": (None, 1)}
+    for value, (warned, noted) in expected.items():
+        msg(doc, 2)["time"]["created"] = value
+        session, diagnostics = read_one(tmp_path, doc)
+        kinds = set(diagnostics.warning_counts) - {"parent-not-exported"}
+        assert kinds == ({warned} if warned else set()), value
+        assert diagnostics.notes.get("opencode:message-without-time", 0) == noted, value
+        assert session.responses[1].start_ns == msg(doc, 1)["time"]["created"] * MS + MS
