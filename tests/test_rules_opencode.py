@@ -1083,7 +1083,7 @@ def test_a_child_read_with_its_parent_is_linked_to_the_task_call(tmp_path: Path)
 def test_which_files_are_opencode_and_which_are_read(tmp_path: Path) -> None:
     """`role`: a database is read and its `-wal`/`-shm`/`-journal` are its members; in a
     storage folder only the session files are read; an export is read by its content."""
-    root = tmp_path / "opencode"
+    root = tmp_path / "storage" / "opencode"  # a folder named storage above OpenCode's too
     (root / "storage" / "session" / "proj").mkdir(parents=True)
     (root / "storage" / "message" / "ses_x").mkdir(parents=True)
     session_file = root / "storage" / "session" / "proj" / "ses_x.json"
@@ -1101,6 +1101,10 @@ def test_which_files_are_opencode_and_which_are_read(tmp_path: Path) -> None:
         root / "opencode.db-journal": "member",
         root / "opencode-dev.db": "read",
         root / "other.db-wal": "",
+        root / "other.db": "",
+        root / "opencode-notes.txt": "",
+        root / "storage" / "migration.json": "member",
+        root / "storage" / "session" / "proj" / "notes.json": "member",
         session_file: "read",
         message_file: "member",
         not_json: "member",
@@ -1119,7 +1123,6 @@ def test_which_files_are_opencode_and_which_are_read(tmp_path: Path) -> None:
     (tmp_path / "broken.json").write_bytes(b"\x1f\x8b\x08\x00garbage")
     assert opencode.role(tmp_path / "broken.json") == ""
     # A folder named storage without a session/ folder is not OpenCode's storage.
-    (tmp_path / "storage").mkdir()
     (tmp_path / "storage" / "ses_y.json").write_text('{"id": "ses_y"}')
     assert opencode.role(tmp_path / "storage" / "ses_y.json") == ""
     assert opencode.claim(session_file) and opencode.claim(Path(export))
@@ -1266,6 +1269,8 @@ def test_kind_of_a_file_by_its_head(tmp_path: Path) -> None:
     no_id = tmp_path / "storage" / "session" / "proj" / "ses_c.json"
     no_id.write_text('{"id": "msg_c"}')
     assert storage.kind_of(no_id) == ""
+    (tmp_path / "info.json").write_text('{"info": {"id": "x"}, "other": []}')
+    assert storage.kind_of(tmp_path / "info.json") == ""  # an export has both keys
     (tmp_path / "array.json").write_text('[{"info": 1, "messages": 2}]')
     assert storage.kind_of(tmp_path / "array.json") == ""
     assert storage.kind_of(tmp_path / "absent.json") == ""
@@ -1325,11 +1330,34 @@ def test_storage_messages_are_in_time_order_then_by_id(tmp_path: Path) -> None:
     lay_out(doc, tmp_path)
     (stored,) = storage.read_storage(tmp_path, None, Diagnostics())
     assert [m["id"] for m, _ in stored.messages] == [ids[0], ids[2], ids[1], ids[3]]
-    msg(doc, 0)["time"] = "never"
-    msg(doc, 3)["time"]["created"] = 1.5
-    lay_out(doc, tmp_path)
+    # Times that are no integer count as 0 (a bool, a float, none): then the id decides.
+    for first, last in (({"created": True}, "never"), ({"created": 1.5}, {"created": 0})):
+        msg(doc, 0)["time"], msg(doc, 3)["time"] = first, last
+        lay_out(doc, tmp_path)
+        (stored,) = storage.read_storage(tmp_path, None, Diagnostics())
+        assert [m["id"] for m, _ in stored.messages] == [ids[0], ids[3], ids[2], ids[1]]
+
+
+def test_file_names_do_not_order_parts_or_messages(tmp_path: Path) -> None:
+    """Hand-laid storage whose file names run against the ids (OpenCode names each file by
+    its id; a copy or a tool may not): parts are in id order, messages of one time too."""
+    doc = document(EXPLORE)
+    msg(doc, 3)["time"]["created"] = msg(doc, 2)["time"]["created"]
+    sid = doc["info"]["id"]
+    (tmp_path / "session" / "p").mkdir(parents=True)
+    (tmp_path / "session" / "p" / f"{sid}.json").write_text(json.dumps(doc["info"]))
+    for n, message in enumerate(doc["messages"]):
+        folder = tmp_path / "message" / sid
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{9 - n}.json").write_text(json.dumps(message["info"]))
+        for k, part in enumerate(message["parts"]):
+            there = tmp_path / "part" / message["info"]["id"]
+            there.mkdir(parents=True, exist_ok=True)
+            (there / f"{99 - k:02}.json").write_text(json.dumps(part))
     (stored,) = storage.read_storage(tmp_path, None, Diagnostics())
-    assert [m["id"] for m, _ in stored.messages] == [ids[0], ids[3], ids[2], ids[1]]
+    assert [m["id"] for m, _ in stored.messages] == [msg(doc, i)["id"] for i in range(4)]
+    for (_, got), message in zip(stored.messages, doc["messages"], strict=True):
+        assert [p["id"] for p in got] == sorted(p["id"] for p in message["parts"])
 
 
 def test_storage_reads_the_wanted_sessions_and_their_subagents(tmp_path: Path) -> None:
@@ -1375,14 +1403,15 @@ def test_a_damaged_storage_file_is_warned_about_and_the_rest_read(tmp_path: Path
     assert len(stored.messages[1][1]) == 8  # the part that is no object is left out
     (warning,) = diagnostics.warnings
     assert (warning.path, warning.line, warning.kind) == (str(message_file), None, "not-json")
-    assert warning.message.startswith("damaged JSON file (")
+    assert warning.message == (
+        "damaged JSON file (unexpected end of data: line 1 column 27 (char 26))"
+    )
     assert diagnostics.lines_read == 1 + 5 + 24 - 11  # message 2's parts are not read
     assert diagnostics.records_parsed == diagnostics.lines_read - 1
     # An assistant message with no part files: its content is unknown, said once per session.
-    for part in (tmp_path / "part" / msg(doc, 3)["id"]).iterdir():
-        part.unlink()
-    for part in (tmp_path / "part" / msg(doc, 0)["id"]).iterdir():
-        part.unlink()  # a user message without parts: nothing to say
+    for index in (0, 1, 3):  # the user message without parts is nothing to say
+        for part in (tmp_path / "part" / msg(doc, index)["id"]).iterdir():
+            part.unlink()
     diagnostics = Diagnostics()
     storage.read_storage(tmp_path, None, diagnostics)
     missing = [w for w in diagnostics.warnings if w.kind == "missing-parts"]
@@ -1390,7 +1419,7 @@ def test_a_damaged_storage_file_is_warned_about_and_the_rest_read(tmp_path: Path
         (
             str(session_file),
             None,
-            "1 assistant message(s) have no part files (their content is unknown)",
+            "2 assistant message(s) have no part files (their content is unknown)",
         )
     ]
 
@@ -1406,8 +1435,15 @@ def test_a_storage_file_that_cannot_be_read_is_a_read_error(tmp_path: Path) -> N
     diagnostics = Diagnostics()
     (stored,) = storage.read_storage(tmp_path, None, diagnostics)
     assert [m["id"] for m, _ in stored.messages] == [msg(doc, i)["id"] for i in range(3)]
-    kinds = [(w.path, w.kind) for w in diagnostics.warnings]
-    assert kinds == [(str(gz), "read-error")]
+    assert [(w.path, w.line, w.kind, w.message) for w in diagnostics.warnings] == [
+        (
+            str(gz),
+            None,
+            "read-error",
+            "corrupt or truncated gzip stream (Compressed file ended before the "
+            "end-of-stream marker was reached)",
+        )
+    ]
 
 
 # --------------------------------------------------------------------------- database reader
