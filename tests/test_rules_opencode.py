@@ -1204,29 +1204,38 @@ def test_a_damaged_export_message_is_warned_about_and_the_rest_read(tmp_path: Pa
     """Hand-damaged: a message without `info`, one whose parts are not a list, a part that
     is not an object, and a byte-order mark before the document."""
     doc = document(EXPLORE)
+    ids = [msg(doc, i)["id"] for i in range(4)]
     doc["messages"][1]["info"] = "gone"
     doc["messages"][2]["parts"] = {"not": "a list"}
     doc["messages"][3]["parts"].insert(0, "not a part")
+    del doc["messages"][0]["parts"]
+    doc["messages"].insert(1, "not a message")
     path = tmp_path / "damaged.json"
     path.write_bytes(b"\xef\xbb\xbf" + json.dumps(doc).encode())
     diagnostics = Diagnostics()
     (stored,) = storage.read_export(path, diagnostics)
-    assert [m["id"] for m, _ in stored.messages] == [msg(doc, i)["id"] for i in (0, 2, 3)]
-    assert [len(p) for _, p in stored.messages] == [1, 0, 3]
-    (warning,) = diagnostics.warnings
-    assert (warning.path, warning.line, warning.kind, warning.message) == (
-        str(path),
-        None,
-        "bad-shape",
-        "export message without info",
-    )
-    # 1 + (1 + 1) + (1 + 9) + 1 + (1 + 4): a message whose parts are no list is one record.
-    assert diagnostics.records_parsed == 1 + 2 + 10 + 1 + 5
+    assert [m["id"] for m, _ in stored.messages] == [ids[0], ids[2], ids[3]]
+    assert [len(p) for _, p in stored.messages] == [0, 0, 3]
+    assert [(w.path, w.line, w.kind, w.message) for w in diagnostics.warnings] == [
+        (str(path), None, "bad-shape", "export message without info")
+    ] * 2
+    # 1 + 1 + 1 + (1 + 9) + 1 + (1 + 4): a message without a list of parts is one record.
+    assert diagnostics.records_parsed == 1 + 1 + 1 + 10 + 1 + 5
 
 
 def test_a_file_that_is_no_export_fails_with_its_name(tmp_path: Path) -> None:
     cases = {
-        "cut.json": (EXPLORE.read_bytes()[:5000], "OpenCode export is cut short or damaged ("),
+        "cut.json": (
+            EXPLORE.read_bytes()[:5000],
+            "OpenCode export is cut short or damaged (unexpected end of data: line 142 column "
+            "14 (char 5000))",
+        ),
+        # orjson's reason, cut to its first 60 characters.
+        "comma.json": (
+            b'{"info": {}, "messages": [' + b"\n" * 20000 + b"1" + b" " * 100000 + b",]}",
+            "OpenCode export is cut short or damaged (trailing comma is not allowed: line "
+            "20001 column 100002 (cha)",
+        ),
         "list.json": (b"[1, 2]", "not an OpenCode export (no info and messages)"),
         "noinfo.json": (b'{"info": [], "messages": []}', "not an OpenCode export"),
         "nomessages.json": (b'{"info": {}, "messages": {}}', "not an OpenCode export"),
@@ -1237,6 +1246,8 @@ def test_a_file_that_is_no_export_fails_with_its_name(tmp_path: Path) -> None:
             storage.read_export(tmp_path / name, Diagnostics())
         assert raised.value.path == str(tmp_path / name)
         assert raised.value.message.startswith(message), raised.value.message
+        if name in {"cut.json", "comma.json"}:
+            assert raised.value.message == message
     gz = tmp_path / "cut.json.gz"
     gz.write_bytes(gzip.compress(EXPLORE.read_bytes())[:3000])
     with pytest.raises(JournalError) as raised:
