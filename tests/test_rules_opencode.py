@@ -1176,6 +1176,13 @@ def test_locate_finds_the_databases_else_the_storage(tmp_path: Path) -> None:
     (root / "opencode.db").unlink()
     (root / "opencode-beta.db").unlink()
     assert found({"HOME": str(home), "OPENCODE_DB": str(tmp_path / "missing.db")}) == []
+    # `:memory:` names no file: the storage is read as if no database were set.
+    assert len(found({"HOME": str(home), "OPENCODE_DB": ":memory:"})) == 2
+    # A relative name the glob would not find (not `opencode*.db`): in the data folder.
+    (root / "custom.sqlite").write_bytes(b"")
+    assert found({"HOME": str(home), "OPENCODE_DB": "custom.sqlite"}) == [
+        "home/.local/share/opencode/custom.sqlite"
+    ]
     # $XDG_DATA_HOME replaces ~/.local/share.
     data = tmp_path / "xdg" / "opencode" / "storage" / "session" / "p"
     data.mkdir(parents=True)
@@ -1704,6 +1711,24 @@ def test_a_session_in_the_database_and_the_storage_is_read_from_the_database(
         ]
         assert diagnostics.notes == {"opencode:session-read-twice": 1}
         assert len(stored[0].messages) == 35
+    # Only the storage sessions pointed at (and their subagents) are read, not the folder.
+    stored = opencode.read_stored([kept], Diagnostics())
+    assert [s.id for s in stored] == [other["info"]["id"]]
+    # An export read with the database: the database's sessions come first.
+    export = Path(shutil.copy(EXPLORE, tmp_path / "x.export.json"))
+    stored = opencode.read_stored([export, database], Diagnostics())
+    assert [s.source for s in stored] == [str(database), str(export)]
+
+
+def test_two_storage_folders_holding_one_session_read_it_once(tmp_path: Path) -> None:
+    """A copy of the storage folder (a backup) read with the original: the session is read
+    from the folder named first, and the other copy is noted as read twice."""
+    first = lay_out(document(EXPLORE), tmp_path / "a" / "storage")
+    second = lay_out(document(EXPLORE), tmp_path / "b" / "storage")
+    diagnostics = Diagnostics()
+    stored = opencode.read_stored([second, first], diagnostics)
+    assert [s.source for s in stored] == [str(second)]
+    assert diagnostics.notes == {"opencode:session-read-twice": 1}
 
 
 def test_two_copies_of_one_export_are_both_read(tmp_path: Path) -> None:
