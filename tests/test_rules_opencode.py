@@ -13,6 +13,7 @@ import gzip
 import json
 import shutil
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -1675,11 +1676,13 @@ def test_a_database_locked_by_a_writer_says_so(
     connection.execute("PRAGMA journal_mode = DELETE")
     connection.execute("BEGIN EXCLUSIVE")
     monkeypatch.setattr(storage, "LOCK_WAIT_S", 0.05)
+    started = time.monotonic()
     try:
         with pytest.raises(JournalError) as raised:
             storage.read_db(rollback, Diagnostics())
     finally:
         connection.close()
+    assert time.monotonic() - started < 2.5  # LOCK_WAIT_S, not SQLite's default of 5 s
     assert raised.value.path == str(rollback)
     assert raised.value.message == (
         "database is locked by another process (database is locked); try again when "
@@ -1933,3 +1936,66 @@ def test_message_times_that_are_no_epoch_milliseconds(tmp_path: Path) -> None:
         assert kinds == ({warned} if warned else set()), value
         assert diagnostics.notes.get("opencode:message-without-time", 0) == noted, value
         assert session.responses[1].start_ns == msg(doc, 1)["time"]["created"] * MS + MS
+
+
+def test_a_database_left_with_its_wal_is_not_written(tmp_path: Path) -> None:
+    """OpenCode killed mid-session leaves a `-wal` that no process holds (here: a copy of a
+    live database and its `-wal`). It is read with the `-wal`'s rows, and neither file is
+    changed: opened read-only, the reader cannot checkpoint the `-wal` into the database."""
+    if not DATABASE.is_file():
+        pytest.skip("shared corpus absent")
+    live, left = tmp_path / "live", tmp_path / "left"
+    live.mkdir()
+    left.mkdir()
+    shutil.copy(DATABASE, live / "opencode.db")
+    writer = sqlite3.connect(live / "opencode.db")
+    writer.execute("PRAGMA wal_autocheckpoint = 0")
+    writer.execute("UPDATE session SET title = 'renamed before the crash'")
+    writer.commit()
+    for name in ("opencode.db", "opencode.db-wal"):
+        shutil.copy(live / name, left / name)
+    writer.close()
+    before = {p.name: p.read_bytes() for p in left.iterdir()}
+    (stored,) = storage.read_db(left / "opencode.db", Diagnostics())
+    assert stored.info["title"] == "renamed before the crash"
+    after = {p.name: p.read_bytes() for p in left.iterdir() if p.name != "opencode.db-shm"}
+    assert after == before
+
+
+def test_a_database_of_only_the_three_tables_is_read(tmp_path: Path, database: Path) -> None:
+    """The tables the reader needs and no others (a trimmed copy)."""
+    trimmed = tmp_path / "trimmed.db"
+    connection = sqlite3.connect(trimmed)
+    connection.execute("ATTACH ? AS src", (f"file:{database}?mode=ro&immutable=1",))
+    for table in ("session", "message", "part"):
+        connection.execute(f"CREATE TABLE {table} AS SELECT * FROM src.{table}")
+    connection.commit()
+    connection.execute("DETACH src")
+    connection.close()
+    (stored,) = storage.read_db(trimmed, Diagnostics())
+    assert (stored.id, len(stored.messages)) == (SESSION_ID, 35)
+
+
+def test_a_database_with_a_damaged_table_is_corrupt(tmp_path: Path, database: Path) -> None:
+    """A copy whose `message` table's root page is overwritten: the header and the schema
+    read, the rows do not."""
+    probe = sqlite3.connect(f"file:{database}?mode=ro&immutable=1", uri=True)
+    (root,) = probe.execute("SELECT rootpage FROM sqlite_master WHERE name = 'message'").fetchone()
+    (page,) = probe.execute("PRAGMA page_size").fetchone()
+    probe.close()
+    data = bytearray(database.read_bytes())
+    data[(root - 1) * page : root * page] = b"\xff" * page
+    damaged = tmp_path / "damaged.db"
+    damaged.write_bytes(bytes(data))
+    with pytest.raises(JournalError) as raised:
+        storage.read_db(damaged, Diagnostics())
+    assert (raised.value.path, raised.value.message) == (
+        str(damaged),
+        "the database is corrupt (database disk image is malformed)",
+    )
+
+
+def test_a_session_row_whose_model_is_not_json(database: Path) -> None:
+    edit_db(database, ("UPDATE session SET model = 'monkeycode-basic'", ()))
+    (stored,) = storage.read_db(database, Diagnostics())
+    assert "model" not in stored.info and stored.info["title"].startswith("New session")
