@@ -1381,7 +1381,7 @@ def test_file_names_do_not_order_parts_or_messages(tmp_path: Path) -> None:
 
 def test_storage_reads_the_wanted_sessions_and_their_subagents(tmp_path: Path) -> None:
     """The `@docs` child and the explore child laid out in one storage folder, with a
-    grandchild (a copy of the docs child whose parent is the docs child)."""
+    grandchild (a copy of the docs child whose parent is the docs child) and its child."""
     docs, explore = document(DOCS), document(EXPLORE)
     grandchild = cut(DOCS, [0])
     grandchild["info"] = {
@@ -1389,7 +1389,9 @@ def test_storage_reads_the_wanted_sessions_and_their_subagents(tmp_path: Path) -
         "id": "ses_grandchild",
         "parentID": docs["info"]["id"],
     }
-    for doc in (docs, explore, grandchild):
+    great = cut(DOCS, [0])
+    great["info"] = {**great["info"], "id": "ses_great", "parentID": "ses_grandchild"}
+    for doc in (docs, explore, grandchild, great):
         lay_out(doc, tmp_path)
     (tmp_path / "session" / "proj" / "ses_noid.json").write_text('{"title": "no id"}')
     (tmp_path / "session" / "proj" / "ses_list.json").write_text("[1]")
@@ -1398,10 +1400,12 @@ def test_storage_reads_the_wanted_sessions_and_their_subagents(tmp_path: Path) -
         return [s.id for s in storage.read_storage(tmp_path, wanted, Diagnostics())]
 
     # The parent of the docs child is not in the folder: only what was asked, and below.
-    assert read_ids({docs["info"]["id"]}) == [docs["info"]["id"], "ses_grandchild"]
-    assert read_ids({"ses_grandchild"}) == ["ses_grandchild"]
+    assert read_ids({docs["info"]["id"]}) == [docs["info"]["id"], "ses_grandchild", "ses_great"]
+    assert read_ids({"ses_grandchild"}) == ["ses_grandchild", "ses_great"]
     assert read_ids({"ses_absent"}) == []
-    assert read_ids(None) == sorted([docs["info"]["id"], explore["info"]["id"], "ses_grandchild"])
+    assert read_ids(None) == sorted(
+        [docs["info"]["id"], explore["info"]["id"], "ses_grandchild", "ses_great"]
+    )
     # A wanted session that is not in the folder brings none of its children.
     assert read_ids({docs["info"]["parentID"]}) == []
 
