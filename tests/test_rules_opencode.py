@@ -1126,6 +1126,11 @@ def test_which_files_are_opencode_and_which_are_read(tmp_path: Path) -> None:
     # A folder named storage without a session/ folder is not OpenCode's storage.
     (tmp_path / "storage" / "ses_y.json").write_text('{"id": "ses_y"}')
     assert opencode.role(tmp_path / "storage" / "ses_y.json") == ""
+    # A file at the top of a storage folder with no other `storage` above it: a member.
+    plain = tmp_path / "plain" / "storage"
+    (plain / "session").mkdir(parents=True)
+    (plain / "migration").write_text("2")
+    assert opencode.role(plain / "migration") == "member"
     assert opencode.claim(session_file) and opencode.claim(Path(export))
     assert not opencode.claim(tmp_path / "plain.json")
 
