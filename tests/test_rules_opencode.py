@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from agent_profiler.adapters import SniffedFile, opencode
+from agent_profiler.adapters import opencode
 from agent_profiler.adapters import opencode_storage as storage
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
@@ -680,7 +680,8 @@ def test_reasoning_without_text_is_encrypted_or_redacted(
     """The `@docs` child's reasoning parts carry provider metadata. Edited: the first with
     its text emptied (only the opaque metadata was kept: encrypted, not measured), the
     second with its text replaced by `REDACTED` (Entire's scrub: a placeholder, not
-    measured; with metadata it counts as encrypted), the third with neither text nor metadata (nothing)."""
+    measured; with metadata it counts as encrypted), the third with neither text nor
+    metadata (nothing)."""
     doc = document(DOCS)
     first, second, third, fourth = (parts(doc, i, "reasoning")[0] for i in (1, 2, 3, 4))
     first["text"] = fourth["text"] = ""
@@ -1528,7 +1529,7 @@ def test_the_database_session_row_reads_as_an_export_info(database: Path) -> Non
 
 
 def test_the_database_session_through_the_adapter(database: Path) -> None:
-    (session,), diagnostics = read(database)
+    (session,), _ = read(database)
     assert (session.session_id, session.harness_version, session.project) == (
         SESSION_ID,
         "1.16.0",
@@ -2008,3 +2009,22 @@ def test_a_session_row_whose_model_is_not_json(database: Path) -> None:
     edit_db(database, ("UPDATE session SET model = 'monkeycode-basic'", ()))
     (stored,) = storage.read_db(database, Diagnostics())
     assert "model" not in stored.info and stored.info["title"].startswith("New session")
+
+
+def test_a_database_child_session_row_names_its_parent(database: Path) -> None:
+    """A second session row, hand-added as a subagent of the real one (`parent_id`)."""
+    edit_db(
+        database,
+        (
+            "INSERT INTO session (id, project_id, parent_id, slug, directory, title, version, "
+            "time_created, time_updated) SELECT 'ses_child', project_id, id, slug, directory, "
+            "'child', version, time_created + 1, time_updated FROM session",
+            (),
+        ),
+    )
+    stored = {s.id: s for s in storage.read_db(database, Diagnostics())}
+    assert stored["ses_child"].info["parentID"] == SESSION_ID
+    assert stored[SESSION_ID].info["parentID"] is None
+    sessions, _ = read(database)
+    child = next(s for s in sessions if s.session_id == "ses_child")
+    assert (child.parent_session, child.child_role) == (SESSION_ID, "subagent")
