@@ -266,3 +266,41 @@ def test_short_strings_are_interned_once_and_ids_and_long_texts_are_inline() -> 
     event = second.track_event
     assert (event.name_iid, list(event.category_iids)) == (1, [1])
     assert [a.name_iid for a in event.debug_annotations] == [6, 1]
+
+
+def test_no_sessions_is_a_trace_of_one_clock_snapshot_at_zero() -> None:
+    stream = io.BytesIO()
+    assert PerfettoWriter().write([], stream) == 1
+    (clock,) = pb.Trace.FromString(stream.getvalue()).packet
+    assert [(c.clock_id, c.timestamp) for c in clock.clock_snapshot.clocks] == [(1, 0), (6, 0)]
+    assert 0 < clock.trusted_packet_sequence_id < 128
+
+
+def test_events_are_written_in_time_order_slices_and_counters_merged() -> None:
+    """Each session's events go out in (time, rank) order, counter packets between the
+    slices (Trace Processor sorts anyway; the file is a readable timeline too)."""
+    data, _, found = _export(SPOTTER)
+    packets = pb.Trace.FromString(data).packet
+    # descriptors of a session, then its events in time order; sessions one after another
+    runs: list[list[Any]] = [[]]
+    for packet in packets[1:]:
+        if packet.HasField("track_descriptor"):
+            if runs[-1]:
+                runs.append([])
+        else:
+            runs[-1].append(packet)
+    assert len(runs) == len(found) == 2
+    for events in runs:
+        times = [p.timestamp for p in events]
+        assert times == sorted(times)
+        types = {p.track_event.type for p in events}
+        assert pb.TrackEvent.TYPE_COUNTER in types and pb.TrackEvent.TYPE_SLICE_BEGIN in types
+        # equal times by rank: profile (1) begins first and ends last, after the closing
+        # zeros of the counters, which share its end time
+        first, *_, closing, last = events
+        assert first.track_event.type == pb.TrackEvent.TYPE_SLICE_BEGIN
+        assert last.track_event.type == pb.TrackEvent.TYPE_SLICE_END
+        assert last.track_event.track_uuid == first.track_event.track_uuid
+        assert closing.track_event.type == pb.TrackEvent.TYPE_COUNTER
+        assert closing.timestamp == last.timestamp
+        assert closing.track_event.counter_value == 0

@@ -1,0 +1,99 @@
+"""The arguments each slice carries (annotations.py), pinned on real journals: the
+compaction request's usage, a /context report's keys and the repeated `context` keys it
+leaves out, a failed request's reason, and `profile (1)`'s context without a table of
+previous snapshots. Exact values, read from the journals named in each test."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from agent_profiler.annotations import failed_request_args, profile_args
+from agent_profiler.estimate import CHARS4_ESTIMATION
+from agent_profiler.layout import TraceFacts, build_layout
+from rules_spy import sessions
+from samples import DATA, GEMINI_JSONL
+
+SPOTTER = DATA / "claude-code" / "spotter-2.1.39-subagents-compaction"
+CONTEXT_TWICE = (
+    DATA
+    / "claude-code"
+    / "context-command"
+    / "hannibal8856-claude_backup_v2.1.222_5a198443_incl-queued.jsonl"
+)
+INIT_ONLY = DATA / "claude-code" / "trackgentic-mp9r3tbb_v2.1.143_init-only-no-result.jsonl"
+
+
+def test_the_compaction_request_carries_its_usage() -> None:
+    """Spotter's /compact: the summarising request's usage as its journal reports it."""
+    layout = build_layout(sessions(SPOTTER), TraceFacts())
+    (request,) = [s for t in layout.sessions for s in t.slices if s.track == "Compaction responses"]
+    assert (request.name, request.start, request.end) == (
+        "response",
+        1_770_844_634_555_000_000,
+        1_770_844_721_098_000_000,
+    )
+    assert request.args == {
+        "kind": "compaction-response",
+        "model": "claude-opus-4-6",
+        "input_tokens": 3,
+        "output_tokens": 6,
+        "cache_read_tokens": 166_758,
+        "cache_write_tokens": 2_487,
+        "context_tokens": 169_248,
+    }
+
+
+def test_a_second_context_report_leaves_out_the_window_and_model_it_repeats() -> None:
+    """Two /context runs in one real session, both of claude-opus-5 with a 1M window: the
+    second's `context` does not say the window and the model again."""
+    layout = build_layout(sessions(CONTEXT_TWICE), TraceFacts())
+    first, second = [s for t in layout.sessions for s in t.slices if s.track == "Context command"]
+    assert (first.name, second.name) == ("/context", "/context")
+    heads = [{k: v for k, v in s.args.items() if k != "context"} for s in (first, second)]
+    assert heads == [
+        {"kind": "context-command", "used_tokens": used, "context_window_tokens": 1_000_000}
+        for used in (22_000, 368_000)
+    ]
+    before, after = first.args["context"], second.args["context"]
+    assert (before["window_tokens"], before["model"]) == (1_000_000, "claude-opus-5")
+    assert "window_tokens" not in after and "model" not in after
+    assert (before["reported_tokens"], after["reported_tokens"]) == (22_000, 368_000)
+    assert after["categories"] == {
+        "system": 5_600,
+        "rules": 3_900,
+        "skills": 4_100,
+        "tools": 9_455,
+        "messages": 345_100,
+    }
+
+
+def test_a_failed_request_without_a_reason_says_error() -> None:
+    """Gemini CLI's real failed request (no usage, `no usage recorded (cancelled?)`), and the
+    same request edited to have no reason at all."""
+    (session,) = sessions(GEMINI_JSONL)
+    request = session.failed_requests[0]
+    expected = {
+        "kind": "provider-request",
+        "incomplete": True,
+        "is_error": True,
+        "reason": "no usage recorded (cancelled?)",
+        "model": "gemini-3-flash-preview",
+        "response_id": "1c3235be-c211-4ece-a2e4-7143860f39fc",
+    }
+    assert failed_request_args(request) == expected
+    unexplained = dataclasses.replace(request, stop_reason=None)
+    assert failed_request_args(unexplained) == {**expected, "reason": "error"}
+
+
+def test_profile_args_without_previous_snapshots_still_write_the_session_context() -> None:
+    """An init-only stream-json run: its only snapshot is the session's, on `profile (1)`;
+    called without the table of previous snapshots, every repeated key is written."""
+    (session,) = sessions(INIT_ONLY)
+    args = profile_args(session, TraceFacts(), 1, session.start_ns, CHARS4_ESTIMATION)
+    context = args["context"]
+    assert context["model"] == "glm-5.1"
+    assert context["categories"] == {"environment": 3_878}
+    assert context["sample_offset_ns"] == 2_000_000
+    assert [(c["id"], c["change"], c["tokens"], c["chars"]) for c in context["changes"]] == [
+        ("hook:72b47ed7-e0ad-4277-9afe-90d45a84bc08", "baseline", 3_878, 15_511)
+    ]
