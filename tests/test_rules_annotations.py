@@ -6,9 +6,10 @@ previous snapshots. Exact values, read from the journals named in each test."""
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
-from agent_profiler.annotations import failed_request_args, profile_args
-from agent_profiler.estimate import CHARS4_ESTIMATION
+from agent_profiler.annotations import context_dict, failed_request_args, profile_args
+from agent_profiler.estimate import CALIBRATED_ESTIMATION, CHARS4_ESTIMATION
 from agent_profiler.layout import TraceFacts, build_layout
 from rules_spy import sessions
 from samples import DATA, GEMINI_JSONL
@@ -97,3 +98,74 @@ def test_profile_args_without_previous_snapshots_still_write_the_session_context
     assert [(c["id"], c["change"], c["tokens"], c["chars"]) for c in context["changes"]] == [
         ("hook:72b47ed7-e0ad-4277-9afe-90d45a84bc08", "baseline", 3_878, 15_511)
     ]
+
+
+CODEX_CUT = (
+    DATA / "codex" / "rollout-2026-02-23T13-19-38-019c8a70-dda7-7f33-98ea-f30553347322.jsonl"
+)
+GEMINI_WARNING_ONLY = DATA / "gemini-cli" / "entire-ec-38b74f08e3-2_session-warning-only.json"
+
+
+def _profile(session: Any, estimation: str = CHARS4_ESTIMATION) -> dict[str, Any]:
+    return profile_args(session, TraceFacts(), 1, session.start_ns, estimation, {})
+
+
+def test_a_session_cut_short_says_so_on_its_profile() -> None:
+    """Codex's rollout that stops before its tool result (the session is incomplete)."""
+    (cut,) = sessions(CODEX_CUT)
+    args = _profile(cut)
+    assert args["incomplete"] is True
+    assert (args["model"], args["context_window_source"]) == ("gpt-5.3-codex", "journal")
+    (whole, _) = sessions(SPOTTER)
+    assert "incomplete" not in _profile(whole)
+
+
+def test_a_session_without_a_model_says_unknown() -> None:
+    """Gemini CLI's warning-only session: no request, so no model; its window is assumed."""
+    (session,) = sessions(GEMINI_WARNING_ONLY)
+    args = _profile(session)
+    assert (args["provider"], args["model"]) == ("google", "unknown")
+    assert args["context_window_tokens"] == 1_048_576
+    assert args["context_window_source"] == (
+        "assumed: Gemini CLI's default window (model unknown, not in journal)"
+    )
+    assert args["responses"] == 0
+
+
+def test_a_window_or_a_child_role_nobody_explained_gets_the_default_word() -> None:
+    """Edited real sessions (spotter and its Task subagent): no adapter leaves a window
+    without its source or a subagent without its role, but the profile still reads."""
+    parent, child = sessions(SPOTTER)
+    assert _profile(parent)["context_window_source"] == (
+        "assumed: Claude default window, not in journal"
+    )
+    assert _profile(dataclasses.replace(parent, window_source=None))["context_window_source"] == (
+        "journal"
+    )
+    args = _profile(dataclasses.replace(child, child_role=None))
+    assert (args["parent_session"], args["child_role"], args["agent_id"]) == (
+        "258c7280-ae70-4798-800f-63464d01a85d",
+        "subagent",
+        "a881341",
+    )
+    assert args["parent_call_id"] == "toolu_01VmaERAwhb19LGUwu9GenaK"
+    assert args["session_labels"] == ["Claude Code", "subagent"]
+
+
+def test_a_calibrated_export_names_its_basis_and_the_default_does_not() -> None:
+    (session, _) = sessions(SPOTTER)
+    calibrated = _profile(session, CALIBRATED_ESTIMATION)
+    assert calibrated["estimation"] == CALIBRATED_ESTIMATION
+    assert calibrated["estimate_basis"] == "chars/calibrated-v2"
+    assert "estimate_basis" not in _profile(session)
+
+
+def test_a_context_with_more_changes_than_written_says_how_many_it_left_out() -> None:
+    """Spotter's compaction changes 320 items: the first 64 changes are written, 256 counted."""
+    (session, _) = sessions(SPOTTER)
+    (snapshot,) = [x for x in session.snapshots if x.omitted_changes]
+    context = context_dict(snapshot, snapshot.time_ns)
+    assert (len(context["changes"]), context["omitted_changes"]) == (64, 256)
+    assert "sample_offset_ns" not in context  # the snapshot is at the slice's start
+    later = context_dict(snapshot, snapshot.time_ns - 5)
+    assert later["sample_offset_ns"] == 5
