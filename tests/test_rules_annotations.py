@@ -8,7 +8,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from agent_profiler.annotations import context_dict, failed_request_args, profile_args
+from agent_profiler.annotations import (
+    context_dict,
+    failed_request_args,
+    profile_args,
+    response_args,
+    tool_args,
+)
 from agent_profiler.estimate import CALIBRATED_ESTIMATION, CHARS4_ESTIMATION
 from agent_profiler.layout import TraceFacts, build_layout
 from rules_spy import sessions
@@ -169,3 +175,41 @@ def test_a_context_with_more_changes_than_written_says_how_many_it_left_out() ->
     assert "sample_offset_ns" not in context  # the snapshot is at the slice's start
     later = context_dict(snapshot, snapshot.time_ns - 5)
     assert later["sample_offset_ns"] == 5
+
+
+def test_a_tool_call_without_its_result_is_incomplete_and_its_response_says_its_usage() -> None:
+    """Codex's rollout cut off while `exec_command` ran: no result was recorded."""
+    (cut,) = sessions(CODEX_CUT)
+    (call,) = cut.tool_calls
+    assert tool_args(call, previews=False) == {
+        "kind": "tool-execution",
+        "call_id": "call_UtYwHmwWekzvq83m8Rb9K8jJ",
+        "name": "exec_command",
+        "is_error": False,
+        "bytes": 41,
+        "keys": [],
+        "result_chars": 0,
+        "incomplete": True,
+    }
+    (response,) = cut.responses
+    expected = {
+        "kind": "assistant-message",
+        "model": "gpt-5.3-codex",
+        "provider": "openai",
+        "input_tokens": 34_469,
+        "output_tokens": 431,
+        "cache_read_tokens": 3_456,
+        "cache_write_tokens": 0,
+        "context_tokens": 34_469,
+        "reasoning_tokens": 264,
+        "context_window_tokens": 258_400,
+        "is_error": False,
+        "response_id": "request-1",
+    }
+    assert response_args(cut, response, None) == expected
+    # the window is said on the session's first response only
+    later = {k: v for k, v in expected.items() if k != "context_window_tokens"}
+    assert response_args(cut, response, None, first=False) == later
+    # edited: a session whose provider nobody recorded
+    unknown = dataclasses.replace(cut, provider=None)
+    assert response_args(unknown, response, None)["provider"] == "unknown"
