@@ -5,6 +5,7 @@ follow. Edited real records where the corpus lacks the case (said in each docstr
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from collections import defaultdict
@@ -233,3 +234,32 @@ def test_slice_events_are_the_order_the_perfetto_writer_sweeps() -> None:
         (R_SLICE_BEGIN, False),
         (R_ZERO_END, True),
     }
+
+
+def test_a_subagent_read_without_its_parent_opens_its_own_process() -> None:
+    """The spotter subagent's file alone: its parent is not in the set, so it is the root."""
+    agent = SPOTTER / SPOTTER_ID / "subagents" / "agent-a881341.jsonl"
+    layout = _layout(agent)
+    (laid,) = layout.sessions
+    assert laid.session.parent_session == SPOTTER_ID
+    assert layout.processes == (
+        ProcessTrack(
+            uuid=1,
+            pid=469_202,
+            name="claude",
+            labels=("Claude Code", f"Claude Code subagent {CHILD_ID} (spotter-gqc)"),
+        ),
+    )
+    (capture,) = [t for t in laid.tracks if t.uuid == laid.capture_uuid]
+    assert capture.parent == 1
+
+
+def test_sessions_naming_each_other_as_parent_still_lay_out() -> None:
+    """Edited real sessions (a damaged journal): spotter's session made the child of its own
+    subagent. Looking for the root stops at the loop: each gets a process, none hangs."""
+    parent, child = sessions(SPOTTER)
+    looped = dataclasses.replace(parent, parent_session=child.session_id)
+    layout = build_layout([looped, child], TraceFacts())
+    assert len(layout.sessions) == len(layout.processes) == 2
+    processes = {p.uuid for p in layout.processes}
+    assert {laid.tracks[0].parent for laid in layout.sessions} == processes
