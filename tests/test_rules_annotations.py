@@ -1,0 +1,215 @@
+"""The arguments each slice carries (annotations.py), pinned on real journals: the
+compaction request's usage, a /context report's keys and the repeated `context` keys it
+leaves out, a failed request's reason, and `profile (1)`'s context without a table of
+previous snapshots. Exact values, read from the journals named in each test."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from agent_profiler.annotations import (
+    context_dict,
+    failed_request_args,
+    profile_args,
+    response_args,
+    tool_args,
+)
+from agent_profiler.estimate import CALIBRATED_ESTIMATION, CHARS4_ESTIMATION
+from agent_profiler.layout import TraceFacts, build_layout
+from rules_spy import sessions
+from samples import DATA, GEMINI_JSONL
+
+SPOTTER = DATA / "claude-code" / "spotter-2.1.39-subagents-compaction"
+CONTEXT_TWICE = (
+    DATA
+    / "claude-code"
+    / "context-command"
+    / "hannibal8856-claude_backup_v2.1.222_5a198443_incl-queued.jsonl"
+)
+INIT_ONLY = DATA / "claude-code" / "trackgentic-mp9r3tbb_v2.1.143_init-only-no-result.jsonl"
+
+
+def test_the_compaction_request_carries_its_usage() -> None:
+    """Spotter's /compact: the summarising request's usage as its journal reports it."""
+    layout = build_layout(sessions(SPOTTER), TraceFacts())
+    (request,) = [s for t in layout.sessions for s in t.slices if s.track == "Compaction responses"]
+    assert (request.name, request.start, request.end) == (
+        "response",
+        1_770_844_634_555_000_000,
+        1_770_844_721_098_000_000,
+    )
+    assert request.args == {
+        "kind": "compaction-response",
+        "model": "claude-opus-4-6",
+        "input_tokens": 3,
+        "output_tokens": 6,
+        "cache_read_tokens": 166_758,
+        "cache_write_tokens": 2_487,
+        "context_tokens": 169_248,
+    }
+
+
+def test_a_second_context_report_leaves_out_the_window_and_model_it_repeats() -> None:
+    """Two /context runs in one real session, both of claude-opus-5 with a 1M window: the
+    second's `context` does not say the window and the model again."""
+    layout = build_layout(sessions(CONTEXT_TWICE), TraceFacts())
+    first, second = [s for t in layout.sessions for s in t.slices if s.track == "Context command"]
+    assert (first.name, second.name) == ("/context", "/context")
+    heads = [{k: v for k, v in s.args.items() if k != "context"} for s in (first, second)]
+    assert heads == [
+        {"kind": "context-command", "used_tokens": used, "context_window_tokens": 1_000_000}
+        for used in (22_000, 368_000)
+    ]
+    before, after = first.args["context"], second.args["context"]
+    assert (before["window_tokens"], before["model"]) == (1_000_000, "claude-opus-5")
+    assert "window_tokens" not in after and "model" not in after
+    assert (before["reported_tokens"], after["reported_tokens"]) == (22_000, 368_000)
+    assert after["categories"] == {
+        "system": 5_600,
+        "rules": 3_900,
+        "skills": 4_100,
+        "tools": 9_455,
+        "messages": 345_100,
+    }
+
+
+def test_a_failed_request_without_a_reason_says_error() -> None:
+    """Gemini CLI's real failed request (no usage, `no usage recorded (cancelled?)`), and the
+    same request edited to have no reason at all."""
+    (session,) = sessions(GEMINI_JSONL)
+    request = session.failed_requests[0]
+    expected = {
+        "kind": "provider-request",
+        "incomplete": True,
+        "is_error": True,
+        "reason": "no usage recorded (cancelled?)",
+        "model": "gemini-3-flash-preview",
+        "response_id": "1c3235be-c211-4ece-a2e4-7143860f39fc",
+    }
+    assert failed_request_args(request) == expected
+    unexplained = dataclasses.replace(request, stop_reason=None)
+    assert failed_request_args(unexplained) == {**expected, "reason": "error"}
+
+
+def test_profile_args_without_previous_snapshots_still_write_the_session_context() -> None:
+    """An init-only stream-json run: its only snapshot is the session's, on `profile (1)`;
+    called without the table of previous snapshots, every repeated key is written."""
+    (session,) = sessions(INIT_ONLY)
+    args = profile_args(session, TraceFacts(), 1, session.start_ns, CHARS4_ESTIMATION)
+    context = args["context"]
+    assert context["model"] == "glm-5.1"
+    assert context["categories"] == {"environment": 3_878}
+    assert context["sample_offset_ns"] == 2_000_000
+    assert [(c["id"], c["change"], c["tokens"], c["chars"]) for c in context["changes"]] == [
+        ("hook:72b47ed7-e0ad-4277-9afe-90d45a84bc08", "baseline", 3_878, 15_511)
+    ]
+
+
+CODEX_CUT = (
+    DATA / "codex" / "rollout-2026-02-23T13-19-38-019c8a70-dda7-7f33-98ea-f30553347322.jsonl"
+)
+GEMINI_WARNING_ONLY = DATA / "gemini-cli" / "entire-ec-38b74f08e3-2_session-warning-only.json"
+
+
+def _profile(session: Any, estimation: str = CHARS4_ESTIMATION) -> dict[str, Any]:
+    return profile_args(session, TraceFacts(), 1, session.start_ns, estimation, {})
+
+
+def test_a_session_cut_short_says_so_on_its_profile() -> None:
+    """Codex's rollout that stops before its tool result (the session is incomplete)."""
+    (cut,) = sessions(CODEX_CUT)
+    args = _profile(cut)
+    assert args["incomplete"] is True
+    assert (args["model"], args["context_window_source"]) == ("gpt-5.3-codex", "journal")
+    (whole, _) = sessions(SPOTTER)
+    assert "incomplete" not in _profile(whole)
+
+
+def test_a_session_without_a_model_says_unknown() -> None:
+    """Gemini CLI's warning-only session: no request, so no model; its window is assumed."""
+    (session,) = sessions(GEMINI_WARNING_ONLY)
+    args = _profile(session)
+    assert (args["provider"], args["model"]) == ("google", "unknown")
+    assert args["context_window_tokens"] == 1_048_576
+    assert args["context_window_source"] == (
+        "assumed: Gemini CLI's default window (model unknown, not in journal)"
+    )
+    assert args["responses"] == 0
+
+
+def test_a_window_or_a_child_role_nobody_explained_gets_the_default_word() -> None:
+    """Edited real sessions (spotter and its Task subagent): no adapter leaves a window
+    without its source or a subagent without its role, but the profile still reads."""
+    parent, child = sessions(SPOTTER)
+    assert _profile(parent)["context_window_source"] == (
+        "assumed: Claude default window, not in journal"
+    )
+    assert _profile(dataclasses.replace(parent, window_source=None))["context_window_source"] == (
+        "journal"
+    )
+    args = _profile(dataclasses.replace(child, child_role=None))
+    assert (args["parent_session"], args["child_role"], args["agent_id"]) == (
+        "258c7280-ae70-4798-800f-63464d01a85d",
+        "subagent",
+        "a881341",
+    )
+    assert args["parent_call_id"] == "toolu_01VmaERAwhb19LGUwu9GenaK"
+    assert args["session_labels"] == ["Claude Code", "subagent"]
+
+
+def test_a_calibrated_export_names_its_basis_and_the_default_does_not() -> None:
+    (session, _) = sessions(SPOTTER)
+    calibrated = _profile(session, CALIBRATED_ESTIMATION)
+    assert calibrated["estimation"] == CALIBRATED_ESTIMATION
+    assert calibrated["estimate_basis"] == "chars/calibrated-v2"
+    assert "estimate_basis" not in _profile(session)
+
+
+def test_a_context_with_more_changes_than_written_says_how_many_it_left_out() -> None:
+    """Spotter's compaction changes 320 items: the first 64 changes are written, 256 counted."""
+    (session, _) = sessions(SPOTTER)
+    (snapshot,) = [x for x in session.snapshots if x.omitted_changes]
+    context = context_dict(snapshot, snapshot.time_ns)
+    assert (len(context["changes"]), context["omitted_changes"]) == (64, 256)
+    assert "sample_offset_ns" not in context  # the snapshot is at the slice's start
+    later = context_dict(snapshot, snapshot.time_ns - 5)
+    assert later["sample_offset_ns"] == 5
+
+
+def test_a_tool_call_without_its_result_is_incomplete_and_its_response_says_its_usage() -> None:
+    """Codex's rollout cut off while `exec_command` ran: no result was recorded."""
+    (cut,) = sessions(CODEX_CUT)
+    (call,) = cut.tool_calls
+    assert tool_args(call, previews=False) == {
+        "kind": "tool-execution",
+        "call_id": "call_UtYwHmwWekzvq83m8Rb9K8jJ",
+        "name": "exec_command",
+        "is_error": False,
+        "bytes": 41,
+        "keys": [],
+        "result_chars": 0,
+        "incomplete": True,
+    }
+    (response,) = cut.responses
+    expected = {
+        "kind": "assistant-message",
+        "model": "gpt-5.3-codex",
+        "provider": "openai",
+        "input_tokens": 34_469,
+        "output_tokens": 431,
+        "cache_read_tokens": 3_456,
+        "cache_write_tokens": 0,
+        "context_tokens": 34_469,
+        "reasoning_tokens": 264,
+        "context_window_tokens": 258_400,
+        "is_error": False,
+        "response_id": "request-1",
+    }
+    assert response_args(cut, response, None) == expected
+    # the window is said on the session's first response only
+    later = {k: v for k, v in expected.items() if k != "context_window_tokens"}
+    assert response_args(cut, response, None, first=False) == later
+    # edited: a session whose provider nobody recorded
+    unknown = dataclasses.replace(cut, provider=None)
+    assert response_args(unknown, response, None)["provider"] == "unknown"

@@ -1,0 +1,265 @@
+"""The trace layout's rules (layout.py), pinned on real journals: one process per top-level
+session, the arrow from a launching tool call to its subagent's first input (and when there
+is none), flows with exactly one source and one target, and the event order both writers
+follow. Edited real records where the corpus lacks the case (said in each docstring)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from collections import defaultdict
+from pathlib import Path
+
+from agent_profiler.layout import (
+    R_CAPTURE_BEGIN,
+    R_CAPTURE_END,
+    R_INSTANT,
+    R_SLICE_BEGIN,
+    R_SLICE_END,
+    R_ZERO_END,
+    LaidSlice,
+    Layout,
+    ProcessTrack,
+    SessionLayout,
+    TraceFacts,
+    TrackKind,
+    build_layout,
+)
+from agent_profiler.writers.perfetto import _END, _slice_sweep
+from rules_spy import raw_lines, sessions
+from samples import CLAUDE_SMALL, DATA
+
+SPOTTER = DATA / "claude-code" / "spotter-2.1.39-subagents-compaction"
+SPOTTER_ID = "258c7280-ae70-4798-800f-63464d01a85d"
+CHILD_ID = f"{SPOTTER_ID}/a881341"
+TASK_CALL = "toolu_01VmaERAwhb19LGUwu9GenaK"
+TASK_START = 1_770_845_059_360_000_000  # 2026-02-11T21:24:19.360Z, the Task call's record
+GEMINI_SUBAGENTS = DATA / "gemini-cli" / "expenses-tracker-0.37.1-subagents"
+
+
+def _layout(*journals: Path) -> Layout:
+    return build_layout(sessions(*journals), TraceFacts())
+
+
+def _session(layout: Layout, session_id: str) -> SessionLayout:
+    (found,) = [t for t in layout.sessions if t.session.session_id == session_id]
+    return found
+
+
+def _spotter_with_child(tmp_path: Path, lines: list[str]) -> Layout:
+    """The spotter journal with its subagent agent-a881341.jsonl replaced by `lines`."""
+    copy = tmp_path / "spotter"
+    shutil.copytree(SPOTTER, copy)
+    agent = copy / SPOTTER_ID / "subagents" / "agent-a881341.jsonl"
+    agent.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return _layout(copy)
+
+
+def _child_lines() -> list[str]:
+    agent = SPOTTER / SPOTTER_ID / "subagents" / "agent-a881341.jsonl"
+    return [line for line in raw_lines(agent) if line]
+
+
+def _at(line: str, timestamp: str) -> str:
+    record = json.loads(line)
+    record["timestamp"] = timestamp
+    return json.dumps(record)
+
+
+def _task_and_inputs(layout: Layout) -> tuple[LaidSlice, list[LaidSlice]]:
+    parent, child = _session(layout, SPOTTER_ID), _session(layout, CHILD_ID)
+    (task,) = [s for s in parent.slices if s.track == "Tools" and s.name == "Task"]
+    inputs = [s for s in child.slices if s.track == "Inputs"]
+    return task, inputs
+
+
+def _flow_ends(layout: Layout) -> dict[int, list[tuple[LaidSlice, bool]]]:
+    """flow id → every (slice, starts here) that carries it, over all sessions."""
+    ends: dict[int, list[tuple[LaidSlice, bool]]] = defaultdict(list)
+    for laid in layout.sessions:
+        for slice_ in laid.slices:
+            for flow in slice_.flows:
+                ends[flow].append((slice_, flow in slice_.outgoing))
+            assert set(slice_.outgoing) <= set(slice_.flows)
+    return ends
+
+
+# --------------------------------------------------------------------------- processes
+
+
+def test_each_top_level_session_opens_one_process_its_subagents_share() -> None:
+    layout = _layout(SPOTTER)
+    # two captures (the session and its Task subagent), one process
+    assert len(layout.sessions) == 2
+    assert layout.processes == (
+        ProcessTrack(
+            uuid=1,
+            pid=1_187_147,  # derived from the session id: the same on every export
+            name="claude",
+            labels=("Claude Code", f"Claude Code {SPOTTER_ID} (spotter-gqc)"),
+        ),
+    )
+    for laid in layout.sessions:
+        (capture,) = [t for t in laid.tracks if t.uuid == laid.capture_uuid]
+        assert (capture.name, capture.kind, capture.parent) == (
+            "agentprof.capture",
+            TrackKind.GROUP,
+            1,
+        )
+
+
+# --------------------------------------------------------------------------- subagent arrows
+
+
+def test_the_task_call_points_at_its_subagents_first_prompt() -> None:
+    task, inputs = _task_and_inputs(_layout(SPOTTER))
+    (prompt_input,) = inputs
+    (child_flow,) = task.outgoing
+    assert child_flow in prompt_input.flows and child_flow not in prompt_input.outgoing
+    assert prompt_input.args == {"source": "agent", "timing": "journal-record-time"}
+
+
+def test_a_subagent_without_a_prompt_gets_an_input_at_its_start_for_the_arrow(
+    tmp_path: Path,
+) -> None:
+    """Edited real records: the spotter subagent without its first line (the task prompt)."""
+    layout = _spotter_with_child(tmp_path, _child_lines()[1:])
+    child = _session(layout, CHILD_ID)
+    assert child.session.prompts == ()
+    task, inputs = _task_and_inputs(layout)
+    # one input, made at the session's start (its first record, 21:24:21.302) for the arrow
+    (made,) = inputs
+    start = 1_770_845_061_302_000_000
+    assert (made.name, made.start, made.end, made.instant) == ("prompt-input", start, start, True)
+    assert made.category == "claude.activity"
+    assert made.args == {"source": "agent", "timing": "session-start"}
+    assert made in child.slices
+    (child_flow,) = task.outgoing
+    assert made.flows == (child_flow,) and made.outgoing == ()
+    # on the child's Inputs lane, declared under its capture
+    (lane,) = [t for t in child.tracks if t.uuid == made.track_uuid]
+    assert (lane.name, lane.kind, lane.parent) == ("Inputs", TrackKind.SLICE, child.capture_uuid)
+
+
+def test_a_subagent_whose_prompt_is_at_the_instant_of_its_task_still_gets_the_arrow(
+    tmp_path: Path,
+) -> None:
+    """Edited real record: the subagent's task prompt stamped at the Task call's own time
+    (it is 6 ms later in the journal); an arrow of zero length points forward, not back."""
+    lines = _child_lines()
+    layout = _spotter_with_child(tmp_path, [_at(lines[0], "2026-02-11T21:24:19.360Z"), *lines[1:]])
+    task, (prompt_input,) = _task_and_inputs(layout)
+    assert prompt_input.start == task.start == TASK_START
+    (child_flow,) = task.outgoing
+    assert child_flow in prompt_input.flows
+
+
+def test_no_arrow_points_back_to_a_task_that_started_after_its_subagent(tmp_path: Path) -> None:
+    """Edited real records: the subagent without its prompt and its first record stamped
+    before the Task call (a skewed clock): neither end of the arrow is drawn."""
+    lines = _child_lines()
+    layout = _spotter_with_child(tmp_path, [_at(lines[1], "2026-02-11T21:24:19.000Z"), *lines[2:]])
+    task, (made,) = _task_and_inputs(layout)
+    assert made.start < task.start
+    assert task.outgoing == () and made.flows == ()
+    assert all(len(ends) == 2 for ends in _flow_ends(layout).values())
+
+
+def test_the_arrow_starts_from_the_first_prompt_not_from_an_earlier_record(
+    tmp_path: Path,
+) -> None:
+    """Edited real record: the subagent's first response stamped before the Task call
+    while its prompt stays after it: the session starts early, its first input does not,
+    so the arrow is drawn, at both ends."""
+    lines = _child_lines()
+    layout = _spotter_with_child(
+        tmp_path, [lines[0], _at(lines[1], "2026-02-11T21:24:19.000Z"), *lines[2:]]
+    )
+    child = _session(layout, CHILD_ID)
+    task, (prompt_input,) = _task_and_inputs(layout)
+    assert child.session.start_ns < task.start < prompt_input.start
+    (child_flow,) = task.outgoing
+    assert child_flow in prompt_input.flows
+
+
+# --------------------------------------------------------------------------- flows
+
+
+def test_every_flow_has_one_source_and_one_later_target() -> None:
+    """Real journals whose launching tools also caused the largest additions (Gemini's
+    cli_help subagents): a tool keeps every arrow it starts."""
+    for journals in ((GEMINI_SUBAGENTS,), (SPOTTER,), (CLAUDE_SMALL,)):
+        layout = _layout(*journals)
+        ends = _flow_ends(layout)
+        assert ends
+        for flow, carried in ends.items():
+            assert len(carried) == 2, (journals, flow)
+            (source,) = [s for s, starts in carried if starts]
+            (target,) = [s for s, starts in carried if not starts]
+            assert source.start <= target.start
+    # the Gemini launching tools: the arrow to the child beside those to their additions
+    layout = _layout(GEMINI_SUBAGENTS)
+    parent = layout.sessions[0]
+    children = {t.session.session_id for t in layout.sessions[1:]}
+    assert len(children) == 2
+    launching = [
+        s for s in parent.slices if s.track == "Tools" and s.args.get("child_session") in children
+    ]
+    assert [len(s.outgoing) for s in launching] == [1, 2]
+
+
+def test_slice_events_are_the_order_the_perfetto_writer_sweeps() -> None:
+    """`SessionLayout.slice_events` (begins, instants, ends with their ranks) sorted by
+    (time, rank, order) is exactly the event stream the Perfetto writer writes."""
+    for journals in ((CLAUDE_SMALL,), (SPOTTER,)):
+        for laid in _layout(*journals).sessions:
+            events = sorted(laid.slice_events(), key=lambda e: e[:3])
+            swept = [
+                (ts, rank, order, what, part == _END)
+                for ts, rank, order, what, part in _slice_sweep(laid.slices)
+            ]
+            assert events == swept
+            instants = sum(s.instant for s in laid.slices)
+            assert len(events) == 2 * len(laid.slices) - instants
+            ranks = {(e[1], e[4]) for e in events}
+            assert (R_CAPTURE_BEGIN, False) in ranks and (R_CAPTURE_END, True) in ranks
+            assert (R_SLICE_BEGIN, False) in ranks and (R_SLICE_END, True) in ranks
+            assert (R_INSTANT, False) in ranks
+    # zero-length slices end at their own rank (Small's /compact is 0 ns long)
+    small = _layout(CLAUDE_SMALL).sessions[0]
+    zero = [s for s in small.slices if not s.instant and s.start == s.end]
+    assert zero
+    assert {(e[1], e[4]) for e in small.slice_events() if e[3] in zero} == {
+        (R_SLICE_BEGIN, False),
+        (R_ZERO_END, True),
+    }
+
+
+def test_a_subagent_read_without_its_parent_opens_its_own_process() -> None:
+    """The spotter subagent's file alone: its parent is not in the set, so it is the root."""
+    agent = SPOTTER / SPOTTER_ID / "subagents" / "agent-a881341.jsonl"
+    layout = _layout(agent)
+    (laid,) = layout.sessions
+    assert laid.session.parent_session == SPOTTER_ID
+    assert layout.processes == (
+        ProcessTrack(
+            uuid=1,
+            pid=469_202,
+            name="claude",
+            labels=("Claude Code", f"Claude Code subagent {CHILD_ID} (spotter-gqc)"),
+        ),
+    )
+    (capture,) = [t for t in laid.tracks if t.uuid == laid.capture_uuid]
+    assert capture.parent == 1
+
+
+def test_sessions_naming_each_other_as_parent_still_lay_out() -> None:
+    """Edited real sessions (a damaged journal): spotter's session made the child of its own
+    subagent. Looking for the root stops at the loop: each gets a process, none hangs."""
+    parent, child = sessions(SPOTTER)
+    looped = dataclasses.replace(parent, parent_session=child.session_id)
+    layout = build_layout([looped, child], TraceFacts())
+    assert len(layout.sessions) == len(layout.processes) == 2
+    processes = {p.uuid for p in layout.processes}
+    assert {laid.tracks[0].parent for laid in layout.sessions} == processes

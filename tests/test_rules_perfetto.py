@@ -1,0 +1,306 @@
+"""The Perfetto writer's wire rules (writers/perfetto.py) and the choice of writer
+(writers/__init__.py), pinned on the packets themselves: what the decoded goldens cannot
+see (interning, which wire type a value takes, how counter samples share a packet, the
+clock snapshot, the framing) is asserted on the raw protobuf of real exports."""
+
+from __future__ import annotations
+
+import enum
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+import agent_profiler.writers as writers
+from agent_profiler.errors import UsageError
+from agent_profiler.layout import LaidSlice
+from agent_profiler.model import Harness
+from agent_profiler.views import session_span
+from agent_profiler.writers import writer_class
+from agent_profiler.writers.chrome_json import ChromeJsonWriter
+from agent_profiler.writers.perfetto import PerfettoWriter, TraceFacts, _Interner
+from rules_spy import sessions
+from samples import DATA
+
+# --------------------------------------------------------------------------- writers/__init__
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        ("trace.pftrace", PerfettoWriter),
+        ("trace.perfetto-trace", PerfettoWriter),
+        ("trace.pb", PerfettoWriter),
+        ("trace.json", ChromeJsonWriter),
+        ("TRACE.JSON", ChromeJsonWriter),  # the suffix's case does not matter
+        ("Trace.PfTrace", PerfettoWriter),
+        ("trace.txt", PerfettoWriter),  # a name that says nothing: Perfetto
+    ],
+)
+def test_the_output_name_picks_the_writer(output: str, expected: type) -> None:
+    assert writer_class(None, Path(output)) is expected
+
+
+def test_without_a_name_or_format_the_writer_is_perfetto() -> None:
+    assert writer_class(None, None) is PerfettoWriter
+
+
+def test_the_format_option_wins_over_the_file_name() -> None:
+    assert writer_class("json", Path("trace.pftrace")) is ChromeJsonWriter
+    assert writer_class("perfetto", Path("trace.json")) is PerfettoWriter
+    assert writer_class("json", None) is ChromeJsonWriter
+
+
+def test_an_unknown_format_is_a_usage_error_listing_the_known_ones() -> None:
+    with pytest.raises(UsageError) as raised:
+        writer_class("svg", Path("trace.json"))
+    assert str(raised.value) == "unknown format 'svg' (known: perfetto, json)"
+
+
+def test_the_writers_module_names_its_writers_lazily() -> None:
+    assert (PerfettoWriter, ChromeJsonWriter) == writers.WRITERS
+    assert writers.PerfettoWriter is PerfettoWriter
+    assert writers.ChromeJsonWriter is ChromeJsonWriter
+    with pytest.raises(AttributeError) as raised:
+        _ = writers.SvgWriter  # type: ignore[attr-defined]
+    assert str(raised.value) == "module 'agent_profiler.writers' has no attribute 'SvgWriter'"
+
+
+# --------------------------------------------------------------------------- the wire
+
+SMALL = DATA / "claude-code" / "handmade" / "small.jsonl"
+SPOTTER = DATA / "claude-code" / "spotter-2.1.39-subagents-compaction"
+
+
+def _export(*journals: Path, facts: TraceFacts | None = None) -> tuple[bytes, int, list[Any]]:
+    """(the file's bytes, the packet count write returned, the sessions written)."""
+    found = sessions(*journals)
+    stream = io.BytesIO()
+    count = PerfettoWriter(facts).write(found, stream)
+    return stream.getvalue(), count, found
+
+
+def _frames(data: bytes) -> list[bytes]:
+    """The packets of a Trace as the bytes between the framing (tag 0x0a, varint length)."""
+    frames, at = [], 0
+    while at < len(data):
+        assert data[at] == 0x0A, at
+        at += 1
+        length = shift = 0
+        while True:
+            byte = data[at]
+            at += 1
+            length |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                break
+        frames.append(data[at : at + length])
+        at += length
+    assert at == len(data)
+    return frames
+
+
+def test_a_trace_is_its_packets_framed_back_to_back_and_counted() -> None:
+    data, count, _ = _export(SMALL)
+    frames = _frames(data)
+    trace = pb.Trace.FromString(data)
+    # write() says how many packets it wrote: one clock snapshot, descriptors, events
+    assert count == len(frames) == len(trace.packet) == 102
+    assert [pb.TracePacket.FromString(f) for f in frames] == list(trace.packet)
+    # lengths of one and of two varint bytes both occur (the context dicts are large)
+    assert min(map(len, frames)) < 2**7 <= 2**8 < max(map(len, frames))
+
+
+def test_the_clock_snapshot_relates_realtime_to_boottime_at_the_first_start() -> None:
+    # GIVEN two real sessions (a parent and its subagents): the earliest start is the trace's
+    data, _, found = _export(SPOTTER)
+    first = min(session_span(s)[0] for s in found)
+    clock, *rest = pb.Trace.FromString(data).packet
+    snapshot = clock.clock_snapshot
+    assert snapshot.primary_trace_clock == pb.BUILTIN_CLOCK_REALTIME
+    assert [(c.clock_id, c.timestamp) for c in snapshot.clocks] == [(1, first), (6, first)]
+    # one sequence for every packet, non-zero and one byte long on the wire
+    sequence = clock.trusted_packet_sequence_id
+    assert 0 < sequence < 128
+    assert {p.trusted_packet_sequence_id for p in rest} == {sequence}
+    # and no event is earlier than the snapshot
+    assert min(p.timestamp for p in rest if p.HasField("track_event")) == first
+
+
+def test_the_first_event_clears_the_incremental_state_and_sets_the_clock() -> None:
+    data, _, _ = _export(SMALL)
+    events = [p for p in pb.Trace.FromString(data).packet if p.HasField("track_event")]
+    first, *later = events
+    cleared = pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
+    needs = pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE
+    assert first.sequence_flags == cleared | needs
+    assert first.trace_packet_defaults.timestamp_clock_id == 1
+    assert first.timestamp_clock_id == 1
+    assert {p.sequence_flags for p in later} == {needs}
+    assert not any(p.HasField("trace_packet_defaults") for p in later)
+    assert not any(p.HasField("timestamp_clock_id") for p in later)
+
+
+def _wire(annotation: Any, strings: dict[int, str], names: dict[int, str]) -> Any:
+    """A debug annotation as (wire field, value); dicts and arrays decoded recursively."""
+    if annotation.dict_entries:
+        return {names[e.name_iid]: _wire(e, strings, names) for e in annotation.dict_entries}
+    if annotation.array_values:
+        return [_wire(item, strings, names) for item in annotation.array_values]
+    field = annotation.WhichOneof("value")
+    if field is None:
+        return None  # a name with no value: an empty dict or array
+    if field == "string_value_iid":
+        return ("interned", strings[annotation.string_value_iid])
+    return (field.removesuffix("_value"), getattr(annotation, field))
+
+
+def _encoded(args: dict[str, Any], interner: Any = None) -> tuple[dict[str, Any], Any]:
+    """Hand-made arguments on one slice, as the writer puts them on the wire: annotation
+    name → (wire field, value), and the packet (its interned_data)."""
+    interner = interner or _Interner()
+    slice_ = LaidSlice("Tools", "Read", 10, 20, "claude.activity", args)
+    packet = pb.TracePacket.FromString(
+        interner.packet(10, slice_, 0).SerializeToString()  # 0: a slice's begin
+    )
+    # every string interned so far (this packet defines only those new here)
+    strings = {iid: text for text, iid in interner.strings.items()}
+    names = {iid: name for name, iid in interner.annotation_names.items()}
+    wire = {
+        names[a.name_iid]: _wire(a, strings, names) for a in packet.track_event.debug_annotations
+    }
+    return wire, packet
+
+
+class _Level(enum.IntEnum):
+    HIGH = 3
+
+
+def test_integers_take_the_wire_type_of_their_sign_and_range() -> None:
+    """Hand-made values: no journal has a count beyond 64 bits, but a damaged one could."""
+    wire, _ = _encoded(
+        {
+            "zero": 0,
+            "top": 2**64 - 1,
+            "beyond": 2**64,
+            "minus_one": -1,
+            "bottom": -(2**63),
+            "below": -(2**63) - 1,
+        }
+    )
+    assert wire == {
+        "zero": ("uint", 0),
+        "top": ("uint", 2**64 - 1),
+        "beyond": ("string", str(2**64)),  # out of the wire's range: its digits
+        "minus_one": ("int", -1),
+        "bottom": ("int", -(2**63)),
+        "below": ("string", str(-(2**63) - 1)),
+    }
+
+
+def test_values_of_other_types_keep_their_meaning_on_the_wire() -> None:
+    """Hand-made values of the types a future argument may carry: enum members are their
+    value, a tuple is an array, a float a double, anything else its text."""
+    wire, _ = _encoded(
+        {
+            "harness": Harness.CODEX,  # a StrEnum member
+            "level": _Level.HIGH,  # an IntEnum member
+            "pair": ("a", 2),
+            "ratio": 0.25,
+            "yes": True,
+            "no": False,
+            "path": Path("a/b"),
+            "empty": [],
+            "nested": {"k": [1, {"x": -2}]},
+        }
+    )
+    assert wire == {
+        "harness": ("interned", "codex"),
+        "level": ("uint", 3),
+        "pair": [("interned", "a"), ("uint", 2)],
+        "ratio": ("double", 0.25),
+        "yes": ("bool", True),
+        "no": ("bool", False),
+        "path": ("string", "a/b"),
+        "empty": None,
+        "nested": {"k": [("uint", 1), {"x": ("int", -2)}]},
+    }
+
+
+def test_short_strings_are_interned_once_and_ids_and_long_texts_are_inline() -> None:
+    """Hand-made values at the boundary: a string of up to 64 characters is written once
+    in interned_data and referred to by iid; longer ones, and values that are ids, inline."""
+    interner = _Interner()
+    short, long = "s" * 64, "l" * 65
+    args = {"a": short, "b": long, "id": "x", "response_id": "r", "text": "t", "c": short}
+    wire, packet = _encoded(args, interner)
+    assert wire == {
+        "a": ("interned", short),
+        "b": ("string", long),
+        "id": ("string", "x"),
+        "response_id": ("string", "r"),
+        "text": ("string", "t"),
+        "c": ("interned", short),
+    }
+    data = packet.interned_data
+    assert [(e.iid, e.str) for e in data.debug_annotation_string_values] == [(1, short.encode())]
+    assert [(e.iid, e.name) for e in data.debug_annotation_names] == [
+        (1, "a"),
+        (2, "b"),
+        (3, "id"),
+        (4, "response_id"),
+        (5, "text"),
+        (6, "c"),
+    ]
+    assert [(e.iid, e.name) for e in data.event_names] == [(1, "Read")]
+    assert [(e.iid, e.name) for e in data.event_categories] == [(1, "claude.activity")]
+    # a second slice reuses every iid and defines nothing again
+    again, second = _encoded({"c": short, "a": "new"}, interner)
+    assert again == {"c": ("interned", short), "a": ("interned", "new")}
+    data = second.interned_data
+    assert [(e.iid, e.str) for e in data.debug_annotation_string_values] == [(2, b"new")]
+    assert list(data.debug_annotation_names) == list(data.event_names) == []
+    assert list(data.event_categories) == []
+    event = second.track_event
+    assert (event.name_iid, list(event.category_iids)) == (1, [1])
+    assert [a.name_iid for a in event.debug_annotations] == [6, 1]
+
+
+def test_no_sessions_is_a_trace_of_one_clock_snapshot_at_zero() -> None:
+    stream = io.BytesIO()
+    assert PerfettoWriter().write([], stream) == 1
+    (clock,) = pb.Trace.FromString(stream.getvalue()).packet
+    assert [(c.clock_id, c.timestamp) for c in clock.clock_snapshot.clocks] == [(1, 0), (6, 0)]
+    assert 0 < clock.trusted_packet_sequence_id < 128
+
+
+def test_events_are_written_in_time_order_slices_and_counters_merged() -> None:
+    """Each session's events go out in (time, rank) order, counter packets between the
+    slices (Trace Processor sorts anyway; the file is a readable timeline too)."""
+    data, _, found = _export(SPOTTER)
+    packets = pb.Trace.FromString(data).packet
+    # descriptors of a session, then its events in time order; sessions one after another
+    runs: list[list[Any]] = [[]]
+    for packet in packets[1:]:
+        if packet.HasField("track_descriptor"):
+            if runs[-1]:
+                runs.append([])
+        else:
+            runs[-1].append(packet)
+    assert len(runs) == len(found) == 2
+    for events in runs:
+        times = [p.timestamp for p in events]
+        assert times == sorted(times)
+        types = {p.track_event.type for p in events}
+        assert pb.TrackEvent.TYPE_COUNTER in types and pb.TrackEvent.TYPE_SLICE_BEGIN in types
+        # equal times by rank: profile (1) begins first and ends last, after the closing
+        # zeros of the counters, which share its end time
+        first, *_, closing, last = events
+        assert first.track_event.type == pb.TrackEvent.TYPE_SLICE_BEGIN
+        assert last.track_event.type == pb.TrackEvent.TYPE_SLICE_END
+        assert last.track_event.track_uuid == first.track_event.track_uuid
+        assert closing.track_event.type == pb.TrackEvent.TYPE_COUNTER
+        assert closing.timestamp == last.timestamp
+        assert closing.track_event.counter_value == 0
