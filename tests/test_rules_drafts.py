@@ -1,0 +1,167 @@
+"""The rules of the drafts every adapter fills (adapters/drafts.py), pinned on real records: the
+messages-own-their-items session of Gemini CLI and OpenCode (`MessagesDraft`: what leaves the
+context with a message, what a compaction observes, the failed-request fact), how a tool call's
+arguments are measured (`ToolArguments`) and how drafts become model data (`ToolDraft`,
+`RequestDraft`, `CompactionDraft`, `finish_prompts`).
+
+Records come from tests/data/journals and the shared corpus; where a case has no real example
+(a Gemini `$rewindTo`, an API error notice) the test says so and edits a real record."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_profiler.attribution import ContextLog, Observation
+from agent_profiler.model import AnchorKind, Category, Stage
+from rules_spy import raw_lines, record, sessions
+from shared_paths import CORPUS, SHARED_REASON
+
+DATA = Path(__file__).parent / "data" / "journals"
+TP_TUTOR = (
+    DATA
+    / "gemini-cli"
+    / "tp-tutor-0.39.1-jsonl"
+    / "anthonyguera"
+    / "chats"
+    / "session-2026-04-24T23-16-c8b2cbd9.jsonl"
+)
+WARNING_ONLY = DATA / "gemini-cli" / "entire-ec-38b74f08e3-2_session-warning-only.json"
+OC_COMPACTION = (
+    CORPUS
+    / "opencode"
+    / "session-bridge-1.4.3-compaction"
+    / "ses_277daa810ffePOBsdfS6gm8uA2.export.json"
+)
+needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=SHARED_REASON)
+
+
+def _log_events(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
+    """Every add, remove and observation of a ContextLog from now on, in order:
+    ("add", item id), ("remove", item id), ("observe", Observation)."""
+    events: list[tuple[str, Any]] = []
+    add, remove, observe = ContextLog.add, ContextLog.remove, ContextLog.observe
+
+    def spy_add(self: ContextLog, item_id: str, *args: Any, **kw: Any) -> None:
+        events.append(("add", item_id))
+        add(self, item_id, *args, **kw)
+
+    def spy_remove(self: ContextLog, item_id: str) -> int:
+        events.append(("remove", item_id))
+        return remove(self, item_id)
+
+    def spy_observe(self: ContextLog, observation: Observation) -> None:
+        events.append(("observe", observation))
+        observe(self, observation)
+
+    monkeypatch.setattr(ContextLog, "add", spy_add)
+    monkeypatch.setattr(ContextLog, "remove", spy_remove)
+    monkeypatch.setattr(ContextLog, "observe", spy_observe)
+    return events
+
+
+def _present(events: list[tuple[str, Any]]) -> set[str]:
+    items: set[str] = set()
+    for kind, value in events:
+        if kind == "add":
+            items.add(value)
+        elif kind == "remove":
+            items.discard(value)
+    return items
+
+
+def _lines(tmp_path: Path, path: Path, lines: list[int | dict[str, Any]]) -> Path:
+    """A JSONL journal of real lines of `path` (by number) and hand-made records (dicts)."""
+    raw = raw_lines(path)
+    out = tmp_path / path.name
+    texts = [raw[n - 1] if isinstance(n, int) else json.dumps(n) for n in lines]
+    out.write_text("\n".join(texts) + "\n", encoding="utf-8")
+    return out
+
+
+# --------------------------------------------------------------------------- MessagesDraft
+
+
+@needs_corpus
+def test_a_compaction_takes_every_earlier_message_with_its_tool_calls_and_results(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """OpenCode 1.4.3 (corpus): messages 0–43 precede the compaction request (message 44);
+    the summary (message 45) is all that stays. Every item of the earlier messages leaves,
+    their tool calls and results included, and `removed_items` counts each one."""
+    events = _log_events(monkeypatch)
+    (session,) = sessions(OC_COMPACTION)
+    (compaction,) = session.compactions
+    messages = json.loads(OC_COMPACTION.read_text(encoding="utf-8"))["messages"]
+    assert messages[44]["info"]["id"] == compaction.id
+    summary_id = messages[45]["info"]["id"]
+    at = next(
+        i
+        for i, (kind, value) in enumerate(events)
+        if kind == "observe" and value.anchor is AnchorKind.COMPACTION
+    )
+    observed = events[at][1]
+    assert (observed.anchor_id, observed.stage, observed.time_ns) == (
+        compaction.id,
+        Stage.POST_COMPACTION,
+        compaction.end_ns,
+    )
+    before = events[:at]
+    added = [i for kind, i in before if kind == "add" and not i.startswith(f"{summary_id}:")]
+    removed = [i for kind, i in before if kind == "remove"]
+    assert sorted(removed) == sorted(added)
+    assert compaction.removed_items == len(added) == 133
+    assert _present(before) == {i for kind, i in before if kind == "add"} - set(added)
+    assert all(i.startswith(f"{summary_id}:") for i in _present(before))
+    tools = [p for m in messages[:44] for p in m["parts"] if p["type"] == "tool"]
+    calls = {f"call:{p['callID']}" for p in tools}
+    results = {
+        f"result:{p['callID']}" for p in tools if p["state"]["status"] in {"completed", "error"}
+    }
+    assert len(calls) == len(results) == 47
+    assert calls | results <= set(removed)
+    # The context the compaction left: the summary, the summariser's reasoning, the head.
+    (after,) = [s for s in session.snapshots if s.stage is Stage.POST_COMPACTION]
+    assert (after.anchor, after.anchor_id) == (AnchorKind.COMPACTION, compaction.id)
+    assert [c for c, _ in after.categories] == [
+        Category.ASSISTANT,
+        Category.SUMMARIES,
+        Category.UNATTRIBUTED,
+    ]
+
+
+def test_a_rewind_takes_the_rewound_messages_items_out_a_notice_among_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Gemini CLI 0.39.1 (tp-tutor): lines 1–19, then `/rewind` to the prompt of line 13, then
+    the prompt and answer of lines 20 and 22. The `$rewindTo` record is hand-made (no real file
+    has one, FORMATS-gemini-opencode.md). Lines 13–19 leave the context: the prompt, the answer
+    text of line 15, the "Request cancelled." notice of line 17 (it owns no item) and the
+    cancelled call of line 19 with its result."""
+    events = _log_events(monkeypatch)
+    prompt, answer, notice, cancelled = (record(TP_TUTOR, n) for n in (13, 15, 17, 19))
+    path = _lines(tmp_path, TP_TUTOR, [*range(1, 20), {"$rewindTo": prompt["id"]}, 20, 22])
+    (session,) = sessions(path)
+    (call,) = cancelled["toolCalls"]
+    assert (notice["type"], cancelled["content"]) == ("info", "")
+    removed = [i for kind, i in events if kind == "remove"]
+    assert removed == [
+        f"{prompt['id']}:0",
+        f"{answer['id']}:text",
+        f"call:{call['id']}",
+        f"result:{call['id']}",
+    ]
+    # Nothing of them is sent with the next request (line 22), which sees the new prompt.
+    last = next(i for i, (kind, _) in enumerate(events) if kind == "remove")
+    (kind, observed) = events[-2]
+    assert (kind, observed.anchor_id) == ("observe", record(TP_TUTOR, 22)["id"])
+    assert _present(events[:-1]) == (
+        {i for kind, i in events[:last] if kind == "add"} - set(removed)
+    ) | {f"{record(TP_TUTOR, 20)['id']}:0"}
+    assert [(m.kind, m.value) for m in session.markers] == [
+        ("info", "Request cancelled."),
+        ("rewind", prompt["id"]),
+    ]
