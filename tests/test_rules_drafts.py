@@ -36,6 +36,8 @@ OC_COMPACTION = (
     / "session-bridge-1.4.3-compaction"
     / "ses_277daa810ffePOBsdfS6gm8uA2.export.json"
 )
+OPENCODE_EXPLORE = DATA / "opencode" / "ses_2bef25635ffe8EzID0I1Oeymal.export.json"
+MUSE_SINGLE_TURN = DATA / "muse" / "hcn-1.4.2-R4684.1_meta_single-turn_retained-frame.session.jsonl"
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=SHARED_REASON)
 
 
@@ -165,3 +167,82 @@ def test_a_rewind_takes_the_rewound_messages_items_out_a_notice_among_them(
         ("info", "Request cancelled."),
         ("rewind", prompt["id"]),
     ]
+
+
+def test_a_session_without_any_request_is_observed_once_at_its_end(tmp_path: Path) -> None:
+    """Gemini CLI 0.39.1 (tp-tutor) lines 1–3: the header and the user's "exit", answered by no
+    request. Its context is still shown: one snapshot at the session's end holding the prompt."""
+    (session,) = sessions(_lines(tmp_path, TP_TUTOR, [1, 2, 3]))
+    assert (session.responses, session.compactions) == ((), ())
+    (snapshot,) = session.snapshots
+    assert (snapshot.time_ns, snapshot.anchor, snapshot.anchor_id, snapshot.stage) == (
+        session.end_ns,
+        AnchorKind.SESSION,
+        "",
+        Stage.TRANSCRIPT_OBSERVED,
+    )
+    assert snapshot.categories == ((Category.PROMPTS, 1),)  # "exit": 4 characters
+
+
+def test_a_real_warning_only_document_is_one_empty_snapshot_at_its_end() -> None:
+    """Gemini CLI (entire, a single `warning` message): nothing was sent, nothing is in it."""
+    (session,) = sessions(WARNING_ONLY)
+    (snapshot,) = session.snapshots
+    assert (snapshot.time_ns, snapshot.anchor, snapshot.stage, snapshot.categories) == (
+        session.end_ns,
+        AnchorKind.SESSION,
+        Stage.TRANSCRIPT_OBSERVED,
+        (),
+    )
+
+
+def test_requests_without_usage_are_counted_per_reason_most_frequent_first(
+    tmp_path: Path,
+) -> None:
+    """Gemini CLI 0.39.1 (tp-tutor, whole file): two requests cancelled before any usage came
+    (lines 19, 26), and one API error: the info notice of line 24 edited into an `error`
+    notice (no real file has an API error), which is a failed request of its own."""
+    error = {**record(TP_TUTOR, 24), "type": "error"}
+    error["content"] = "[API Error: got status: 429 Too Many Requests.]"
+    lines: list[int | dict[str, Any]] = list(range(1, 31))
+    lines[23] = error
+    (session,) = sessions(_lines(tmp_path, TP_TUTOR, lines))
+    assert [(r.id, r.stop_reason) for r in session.failed_requests] == [
+        (record(TP_TUTOR, 19)["id"], "no usage recorded (cancelled?)"),
+        (error["id"], error["content"]),
+        (record(TP_TUTOR, 26)["id"], "no usage recorded (cancelled?)"),
+    ]
+    facts = dict(session.facts)
+    assert facts["requests_without_usage"] == (
+        "no usage recorded (cancelled?): 2, [API Error: got status: 429 Too Many Requests.]: 1"
+    )
+
+
+def test_a_session_whose_requests_all_got_usage_states_no_failure_fact() -> None:
+    (session,) = sessions(OPENCODE_EXPLORE)
+    assert session.failed_requests == ()
+    assert "requests_without_usage" not in dict(session.facts)
+
+
+def test_a_prompt_is_previewed_by_its_first_typed_text_capped_at_200_characters() -> None:
+    """OpenCode (session-bridge explore subagent): the task the agent was given, 407 characters;
+    its preview is the first 200, and the subagent's first prompt comes from the agent."""
+    messages = json.loads(OPENCODE_EXPLORE.read_text(encoding="utf-8"))["messages"]
+    (text,) = [p["text"] for p in messages[0]["parts"] if p["type"] == "text"]
+    (session,) = sessions(OPENCODE_EXPLORE)
+    first = session.prompts[0]
+    assert (first.id, first.chars, first.source) == (messages[0]["info"]["id"], 407, "agent")
+    assert len(text) == 407 and first.preview == text[:200]
+
+
+def test_a_muse_finish_reason_is_the_response_stop_reason(tmp_path: Path) -> None:
+    """Muse 1.4.2 (hcn single turn): the `model_completed` record of line 64, with the
+    `finish_reason` FORMATS-muse.md §5.14 documents added (no real journal carries one)."""
+    completed = record(MUSE_SINGLE_TURN, 64)
+    completed["payload"]["event"]["finish_reason"] = "tool_calls"
+    lines = len(raw_lines(MUSE_SINGLE_TURN)) - 1
+    edited = [n if n != 64 else completed for n in range(1, lines + 1)]
+    (session,) = sessions(_lines(tmp_path, MUSE_SINGLE_TURN, edited))
+    assert [r.stop_reason for r in session.responses] == ["tool_calls"]
+    (plain,) = sessions(MUSE_SINGLE_TURN)
+    assert [r.stop_reason for r in plain.responses] == [None]
