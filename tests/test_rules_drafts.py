@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from agent_profiler.adapters.common import args_digest
 from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.model import AnchorKind, Category, Stage
 from rules_spy import raw_lines, record, sessions
@@ -38,6 +39,9 @@ OC_COMPACTION = (
 )
 OPENCODE_EXPLORE = DATA / "opencode" / "ses_2bef25635ffe8EzID0I1Oeymal.export.json"
 MUSE_SINGLE_TURN = DATA / "muse" / "hcn-1.4.2-R4684.1_meta_single-turn_retained-frame.session.jsonl"
+CODEX_CODEMIE = (
+    DATA / "codex" / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl.gz"
+)
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=SHARED_REASON)
 
 
@@ -78,7 +82,7 @@ def _present(events: list[tuple[str, Any]]) -> set[str]:
 def _lines(tmp_path: Path, path: Path, lines: list[int | dict[str, Any]]) -> Path:
     """A JSONL journal of real lines of `path` (by number) and hand-made records (dicts)."""
     raw = raw_lines(path)
-    out = tmp_path / path.name
+    out = tmp_path / path.name.removesuffix(".gz")
     texts = [raw[n - 1] if isinstance(n, int) else json.dumps(n) for n in lines]
     out.write_text("\n".join(texts) + "\n", encoding="utf-8")
     return out
@@ -246,3 +250,51 @@ def test_a_muse_finish_reason_is_the_response_stop_reason(tmp_path: Path) -> Non
     assert [r.stop_reason for r in session.responses] == ["tool_calls"]
     (plain,) = sessions(MUSE_SINGLE_TURN)
     assert [r.stop_reason for r in plain.responses] == [None]
+
+
+# --------------------------------------------------------------------------- ToolArguments
+
+
+def test_tool_arguments_keys_previews_bytes_and_digest(tmp_path: Path) -> None:
+    """Codex 0.125 (codemie): lines 1–14 hold two function calls whose arguments are JSON text
+    (line 9: strings and numbers), lines 257–260 the `apply_patch` custom call, whose input is
+    plain text. Line 13's arguments are cut short (edited: a journal written to the middle of a
+    record) and line 253's emptied (edited: a call without arguments); no real file has either.
+    Every writer shows a call by these keys, previews, size and digest."""
+    exec_call = record(CODEX_CODEMIE, 9)["payload"]
+    cut = record(CODEX_CODEMIE, 13)
+    cut["payload"]["arguments"] = cut["payload"]["arguments"][:30]
+    empty = record(CODEX_CODEMIE, 253)
+    empty["payload"]["arguments"] = ""
+    patch = record(CODEX_CODEMIE, 257)["payload"]
+    lines: list[int | dict[str, Any]] = [*range(1, 13), cut, 14, empty, 254, 257, 258, 260]
+    (session,) = sessions(_lines(tmp_path, CODEX_CODEMIE, lines))
+    calls = {t.call_id: t for t in session.tool_calls}
+    # JSON arguments: the decoded object's keys; a string value as it is, any other as JSON.
+    got = calls[exec_call["call_id"]]
+    decoded = json.loads(exec_call["arguments"])
+    assert got.arg_keys == ("cmd", "workdir", "yield_time_ms", "max_output_tokens")
+    assert got.args_preview == (
+        ("cmd", decoded["cmd"]),
+        ("workdir", decoded["workdir"]),
+        ("yield_time_ms", "1000"),
+        ("max_output_tokens", "12000"),
+    )
+    assert got.arg_bytes == len(exec_call["arguments"].encode())
+    assert got.args_digest == args_digest(decoded)
+    # Text that is not JSON (a custom tool's input, cut-short arguments): one `input` preview,
+    # capped at 200 characters, and the digest of the text itself.
+    got = calls[patch["call_id"]]
+    assert (got.arg_keys, got.args_preview) == ((), (("input", patch["input"][:200]),))
+    assert (got.arg_bytes, got.args_digest) == (
+        len(patch["input"].encode()),
+        args_digest(patch["input"]),
+    )
+    text = cut["payload"]["arguments"]
+    got = calls[cut["payload"]["call_id"]]
+    assert (got.arg_keys, got.args_preview) == ((), (("input", text),))
+    assert (got.arg_bytes, got.args_digest) == (30, args_digest(text))
+    # No arguments at all: nothing to preview, nothing measured.
+    got = calls[empty["payload"]["call_id"]]
+    assert (got.arg_keys, got.args_preview, got.arg_bytes) == ((), (), 0)
+    assert len({t.args_digest for t in calls.values()}) == 4
