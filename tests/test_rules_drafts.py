@@ -18,7 +18,7 @@ import pytest
 from agent_profiler.adapters.common import args_digest
 from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.model import AnchorKind, Category, Stage
-from rules_spy import raw_lines, record, sessions
+from rules_spy import excerpt, raw_lines, record, sessions
 from shared_paths import CORPUS, SHARED_REASON
 
 DATA = Path(__file__).parent / "data" / "journals"
@@ -42,6 +42,7 @@ MUSE_SINGLE_TURN = DATA / "muse" / "hcn-1.4.2-R4684.1_meta_single-turn_retained-
 CODEX_CODEMIE = (
     DATA / "codex" / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl.gz"
 )
+PI_LARGE = DATA / "pi" / "pi-mono_large-session_v1.jsonl"
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=SHARED_REASON)
 
 
@@ -298,3 +299,22 @@ def test_tool_arguments_keys_previews_bytes_and_digest(tmp_path: Path) -> None:
     got = calls[empty["payload"]["call_id"]]
     assert (got.arg_keys, got.args_preview, got.arg_bytes) == ((), (), 0)
     assert len({t.args_digest for t in calls.values()}) == 4
+
+
+# --------------------------------------------------------------------------- ToolDraft, prompts
+
+
+def test_a_turn_lasts_until_its_last_tool_call_has_ended(tmp_path: Path) -> None:
+    """Pi (large v1 session) lines 1–7: the prompt of line 5, its answer (line 6) with three
+    tool calls, and the result of the first one only (line 7). The answer ends first; the turn
+    lasts until its calls end: the two without a result end with the journal (line 7)."""
+    (session,) = sessions(excerpt(tmp_path, PI_LARGE, [1, 2, 3, 4, 5, 6, 7]))
+    (response,) = session.responses
+    turn = session.prompts[1]
+    assert (turn.id, response.prompt_id) == ("line-5", "line-5")
+    assert {t.prompt_id for t in session.tool_calls} == {"line-5"}
+    ends = [t.end_ns for t in session.tool_calls]
+    assert [t.incomplete for t in session.tool_calls] == [False, True, True]
+    assert ends[0] == record(PI_LARGE, 7)["message"]["timestamp"] * 1_000_000
+    assert response.end_ns < ends[0] < ends[1] == ends[2] == session.end_ns
+    assert turn.end_ns == session.end_ns
