@@ -318,3 +318,44 @@ def test_a_turn_lasts_until_its_last_tool_call_has_ended(tmp_path: Path) -> None
     assert ends[0] == record(PI_LARGE, 7)["message"]["timestamp"] * 1_000_000
     assert response.end_ns < ends[0] < ends[1] == ends[2] == session.end_ns
     assert turn.end_ns == session.end_ns
+
+
+def test_a_call_whose_request_never_reported_usage_links_to_no_response(tmp_path: Path) -> None:
+    """Codex 0.125 (codemie) lines 1–9: the journal ends with a function call, before the
+    token count of its request (line 10). That request is no response, so the call links to
+    none; with line 10 it links to `request-1`, and it stays open either way."""
+    (cut,) = sessions(excerpt(tmp_path, CODEX_CODEMIE, list(range(1, 10))))
+    assert (cut.responses, cut.failed_requests, cut.unmetered_responses) == ((), (), ())
+    (call,) = cut.tool_calls
+    assert (call.call_id, call.response_id, call.incomplete) == (
+        record(CODEX_CODEMIE, 9)["payload"]["call_id"],
+        None,
+        True,
+    )
+    (whole,) = sessions(excerpt(tmp_path, CODEX_CODEMIE, list(range(1, 11)), name="whole.jsonl"))
+    assert [r.id for r in whole.responses] == ["request-1"]
+    assert [(t.response_id, t.incomplete) for t in whole.tool_calls] == [("request-1", True)]
+
+
+def test_a_tool_still_running_when_exported_is_incomplete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OpenCode (session-bridge explore subagent): message 2's last `read`, edited into the
+    `running` state an export taken mid-call holds (no real export has one): the call is
+    incomplete, ends where it started, and has no result in the context; the others finished."""
+    document = json.loads(OPENCODE_EXPLORE.read_text(encoding="utf-8"))
+    part = [p for p in document["messages"][2]["parts"] if p["type"] == "tool"][-1]
+    state = part["state"]
+    part["state"] = {"status": "running", "input": state["input"], "time": state["time"]}
+    del part["state"]["time"]["end"]
+    path = tmp_path / OPENCODE_EXPLORE.name
+    path.write_text(json.dumps(document), encoding="utf-8")
+    events = _log_events(monkeypatch)
+    (session,) = sessions(path)
+    calls = {t.call_id: t for t in session.tool_calls}
+    running = calls.pop(part["callID"])
+    assert (running.incomplete, running.result_chars) == (True, 0)
+    assert running.end_ns == running.start_ns == state["time"]["start"] * 1_000_000
+    assert len(calls) == 13 and not any(t.incomplete for t in calls.values())
+    added = {i for kind, i in events if kind == "add"}
+    assert f"call:{part['callID']}" in added and f"result:{part['callID']}" not in added
