@@ -318,6 +318,7 @@ def test_a_turn_lasts_until_its_last_tool_call_has_ended(tmp_path: Path) -> None
     assert ends[0] == record(PI_LARGE, 7)["message"]["timestamp"] * 1_000_000
     assert response.end_ns < ends[0] < ends[1] == ends[2] == session.end_ns
     assert turn.end_ns == session.end_ns
+    assert [p.source for p in session.prompts] == ["user", "user"]  # a main session's: typed
 
 
 def test_a_call_whose_request_never_reported_usage_links_to_no_response(tmp_path: Path) -> None:
@@ -359,3 +360,17 @@ def test_a_tool_still_running_when_exported_is_incomplete(
     assert len(calls) == 13 and not any(t.incomplete for t in calls.values())
     added = {i for kind, i in events if kind == "add"}
     assert f"call:{part['callID']}" in added and f"result:{part['callID']}" not in added
+
+
+def test_a_muse_turn_lasts_until_its_run_ends_past_its_last_call() -> None:
+    """Muse 1.4.2 (hcn single turn): the run's `terminal` record (line 94) comes after the
+    response and the last of its four tool calls have ended: the turn ends there."""
+    terminal = record(MUSE_SINGLE_TURN, 94)
+    assert terminal["payload"]["event"]["kind"] == "terminal"
+    (session,) = sessions(MUSE_SINGLE_TURN)
+    (turn,) = session.prompts
+    assert turn.id == terminal["payload"]["run_id"]
+    last = max([*(r.end_ns for r in session.responses), *(t.end_ns for t in session.tool_calls)])
+    assert {t.prompt_id for t in session.tool_calls} == {turn.id}
+    assert last < turn.end_ns == terminal["recorded_at"] * 1_000
+    assert turn.source == "user"
