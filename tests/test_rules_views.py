@@ -1,0 +1,67 @@
+"""The derived views of a session (views.py) that the trace, the summary and the report share,
+pinned on real sessions: how a path is named, and the edge cases of the span, the Context size
+series, the model runs and the largest additions that the whole-trace tests do not reach."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_profiler.views import basename, largest_addition_per_snapshot, largest_additions
+from rules_spy import record, sessions
+from samples import DATA
+from shared_paths import CORPUS, SHARED_REASON
+
+CODEX = DATA / "codex" / "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl.gz"
+# A Claude Code session recorded on Windows (its records' cwd is `C:\Users\danil\.claude`).
+WINDOWS = (
+    CORPUS
+    / "claude-code"
+    / "context-command"
+    / "aueidog-claude_v2.1.4_2b2a4297_markdown-in-user-record.jsonl"
+)
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=SHARED_REASON)
+def test_a_path_written_on_any_os_is_named_by_its_last_component() -> None:
+    """Journals come from any OS: the trace's `sources`, the report's inputs and the project
+    label name a path by its last folder or file. The Windows path is a real record's cwd; the
+    trailing separators (a folder as typed) and the folder ending in X are hand-made."""
+    cwd = record(WINDOWS, 1)["cwd"]
+    assert cwd == "C:\\Users\\danil\\.claude"
+    assert basename(cwd) == ".claude"
+    assert basename(cwd + "\\") == ".claude"
+    assert basename(str(WINDOWS)) == WINDOWS.name
+    assert basename(str(WINDOWS.parent) + "/") == "context-command"
+    assert basename("/home/dev/LaTeX") == "LaTeX"
+    assert basename("LaTeX") == "LaTeX"  # a project name is already a last component
+
+
+def test_largest_additions_list_every_growth_largest_first_then_by_time_and_id() -> None:
+    """Codex 0.104 (localpush, 1,309 growths after the first request): every change that grew
+    the context outside a baseline is an addition, a 1-token one too (three short user
+    messages, the smallest, in time order); the report lists them all in this order and the
+    summary takes the first of each request."""
+    (session,) = sessions(CODEX)
+    additions = largest_additions(session)
+    grown = [
+        (c.id, s.time_ns)
+        for s in session.snapshots
+        if not s.baseline
+        for c in s.changes
+        if c.delta_tokens > 0
+    ]
+    assert len(additions) == len(grown) == 1309
+    assert sorted((a.change.id, a.snapshot.time_ns) for a in additions) == sorted(grown)
+    assert not [a for a in additions if a.snapshot.baseline]
+    keys = [(-a.change.delta_tokens, a.snapshot.time_ns, a.change.id) for a in additions]
+    assert keys == sorted(keys)
+    assert [(a.change.id, a.change.delta_tokens) for a in additions[-3:]] == [
+        ("item-user:260:0", 1),
+        ("item-user:295:0", 1),
+        ("item-user:598:0", 1),
+    ]
+    assert additions[0].change.delta_tokens > additions[1].change.delta_tokens
+    firsts = largest_addition_per_snapshot(additions)
+    for snapshot in session.snapshots:
+        mine = [a for a in additions if a.snapshot is snapshot]
+        assert firsts.get(id(snapshot)) == (mine[0] if mine else None)
