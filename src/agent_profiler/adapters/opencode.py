@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 HARNESS = Harness.OPENCODE
 _CONTEXT_PARTS = frozenset({"text", "reasoning", "tool", "file"})
 _BOOKKEEPING_PARTS = frozenset({"step-start", "step-finish", "snapshot", "patch"})
+_TRAILING_BOOKKEEPING = frozenset({"snapshot", "patch"})
 
 
 def detect(values: list[object]) -> bool:
@@ -262,8 +263,13 @@ class SessionBuilder(MessagesDraft):
             steps[-1].append(part)
             if text_field(part, "type") == "step-finish":
                 steps.append([])
-        if not steps[-1] and len(steps) > 1:
-            steps.pop()
+        # What follows the last step-finish without a step-start of its own is that step's
+        # bookkeeping (OpenCode writes the step's `patch` after its finish), not a new,
+        # unfinished request.
+        if len(steps) > 1 and all(
+            text_field(p, "type") in _TRAILING_BOOKKEEPING for p in steps[-1]
+        ):
+            steps[-2].extend(steps.pop())
         completed = self.believed(_time(message, "completed"))
         model = text_field(message, "modelID") or ""
         provider = text_field(message, "providerID")
