@@ -608,6 +608,26 @@ def test_a_rewind_to_an_unknown_message_drops_everything(tmp_path: Path) -> None
     assert len(removed) == 6
 
 
+def test_a_rewind_before_any_message_is_placed_at_the_session_start(
+    tmp_path: Path, export_trace: Any
+) -> None:
+    """A `$rewindTo` right after the header (hand-placed: the corpus has no `$rewindTo`) has
+    no moment of its own yet: its marker is at the session's start, not at 1970, and the
+    trace meets the contract."""
+    lines = raw_lines(LOG)
+    path = tmp_path / "session-early-rewind.jsonl"
+    rest = "\n".join(lines[n - 1] for n in FIRST_TURNS[1:])
+    path.write_text(
+        f"{lines[FIRST_TURNS[0] - 1]}\n{json.dumps({'$rewindTo': 'nothing-yet'})}\n{rest}\n",
+        encoding="utf-8",
+    )
+    (session,) = sessions(path)
+    rewinds = [(m.time_ns, m.value) for m in session.markers if m.kind == "rewind"]
+    assert rewinds == [(session.start_ns, "nothing-yet")]
+    assert session.start_ns > 0
+    export_trace(path, require_addition=False)
+
+
 def _checkpointed(tmp_path: Path, *updates: list[dict[str, Any]]) -> tuple[Session, Path]:
     """tp-tutor's first turns, then one `$set.messages` per update (≥0.44; the corpus has
     only damini-ai's first one), then line 13's prompt and line 15's request."""

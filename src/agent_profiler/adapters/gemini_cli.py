@@ -458,6 +458,7 @@ class SessionBuilder(MessagesDraft):
         at = self.order.index(target) if isinstance(target, str) and target in self.order else 0
         self.drop(self.order[at:])
         del self.order[at:]
+        # Before any dated record there is no moment yet: `finish` places it at the start.
         self.markers.append(Marker(self.last_ns or 0, "rewind", str(target)[:80]))
 
     # -- result --------------------------------------------------------------
@@ -465,6 +466,8 @@ class SessionBuilder(MessagesDraft):
     def finish(self) -> Session | None:
         if self.start_ns is None or self.end_ns is None or not self.recording.events:
             return None
+        start = self.start_ns
+        self.markers = [m if m.time_ns else Marker(start, m.kind, m.value) for m in self.markers]
         requested = self.requested()
         tools = tuple(
             c.finish(
