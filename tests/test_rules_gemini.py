@@ -1904,3 +1904,33 @@ def test_a_recording_with_no_message_does_not_stop_its_tree(tmp_path: Path) -> N
     (root / PARENT / "aaaaaa.json").write_text(json.dumps({**header, "messages": []}, indent=2))
     found = _by_id(sessions(root))
     assert sorted(found) == [PARENT, f"{PARENT}/ngzcxj", f"{PARENT}/shcg5o"]
+
+
+def test_a_log_named_like_a_document_is_read_as_a_log(tmp_path: Path) -> None:
+    """The real tp-tutor JSONL log copied under a `.json` name (a user's rename): its first
+    line, a 200-odd byte header, is a whole object, so it is read as the log it is, the same
+    session as under its own name."""
+    chats = tmp_path / "chats"
+    chats.mkdir()
+    renamed = chats / "session-renamed.json"
+    renamed.write_bytes(LOG.read_bytes())
+    assert len(raw_lines(LOG)[0]) > 64
+    (as_log,) = sessions(LOG)
+    (as_json,) = sessions(renamed)
+    assert (as_json.session_id, len(as_json.responses), len(as_json.prompts)) == (
+        as_log.session_id,
+        len(as_log.responses),
+        len(as_log.prompts),
+    )
+    assert as_json.snapshots[-1].categories == as_log.snapshots[-1].categories
+
+
+def test_a_document_with_a_byte_order_mark_is_still_a_gemini_document(tmp_path: Path) -> None:
+    """The real ≤0.38 document with a UTF-8 BOM in front (an editor's save): claimed and
+    read as without it."""
+    marked = tmp_path / "exported.json"
+    marked.write_bytes(b"\xef\xbb\xbf" + DOCUMENT.read_bytes())
+    (plain,) = sessions(DOCUMENT)
+    (bom,) = sessions(marked)
+    assert (bom.session_id, len(bom.responses)) == (plain.session_id, len(plain.responses))
+    assert bom.snapshots[-1].categories == plain.snapshots[-1].categories

@@ -58,6 +58,7 @@ from agent_profiler.adapters.common import (
 )
 from agent_profiler.adapters.drafts import MessagesDraft, ToolArguments, ToolDraft
 from agent_profiler.adapters.gemini_recording import (
+    BOM,
     HEADER_ID,
     Recording,
     is_header,
@@ -105,7 +106,7 @@ def detect(values: list[object]) -> bool:
 def claim(path: Path) -> bool:
     """A pretty-printed session document (≤0.38, `/export-session`): refused by the
     JSONL sniff, recognised by its header keys near the top."""
-    head = peek(path)
+    head = peek(path).removeprefix(BOM)  # the document reader strips a BOM too
     return head.lstrip()[:1] == b"{" and b'"projectHash"' in head and b'"sessionId"' in head
 
 

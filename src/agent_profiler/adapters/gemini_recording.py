@@ -92,14 +92,27 @@ class Recording:
 def load_recording(path: Path, diagnostics: Diagnostics) -> Recording:
     """Read one file of either container. Raises `JournalError` for a file that holds
     no Gemini CLI session at all."""
-    head = peek(path, 64)
-    if path.name.endswith((".jsonl", ".jsonl.gz")) or (
-        head.lstrip()[:1] == b"{" and b"\n" in head.strip() and head.strip()[1:2] != b"\n"
-    ):
+    if path.name.endswith((".jsonl", ".jsonl.gz")) or _is_jsonl(peek(path, 64 * 1024)):
         recording = _load_jsonl(path, diagnostics)
         if recording is not None:
             return recording
     return _load_document(path, diagnostics)
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+def _is_jsonl(head: bytes) -> bool:
+    """A log (one object per line) under another name: its first line is a whole JSON
+    object (a header is about 210 bytes), where a pretty-printed document's first line is
+    only its opening brace."""
+    line, newline, _ = head.removeprefix(BOM).lstrip().partition(b"\n")
+    if not newline or line[:1] != b"{":
+        return False
+    try:
+        return isinstance(orjson.loads(line), dict)
+    except orjson.JSONDecodeError:
+        return False
 
 
 def _load_jsonl(path: Path, diagnostics: Diagnostics) -> Recording | None:
