@@ -341,6 +341,13 @@ def test_a_sessions_identity_is_its_first_session_meta(tmp_path: Path) -> None:
     assert (session.parent_session, session.child_role) == (None, None)
 
 
+def test_a_repeated_session_meta_states_its_source_once(tmp_path: Path) -> None:
+    """Line 1 twice (a resumed rollout writes its session_meta again): one `source` fact."""
+    path = write(tmp_path, [_meta(), _meta(), record(PLAIN, 5), record(PLAIN, 6)])
+    (session,) = sessions(path)
+    assert [value for key, value in session.facts if key == "source"] == ["cli"]
+
+
 def test_a_rollout_without_ids_is_named_by_its_file(tmp_path: Path) -> None:
     """A session_meta without id, folder, version, originator or provider (an edited line 1):
     the file's stem names the session, the provider is OpenAI's, and no window is claimed."""
@@ -1058,6 +1065,8 @@ def test_a_web_search_is_a_tool_call_from_its_end_record(tmp_path: Path) -> None
     blank["payload"] = {"type": "web_search_end", "call_id": "ws_3"}
     (unnamed,) = sessions(write(tmp_path, [record(PLAIN, 1), blank], "blank.jsonl"))
     assert [(t.call_id, t.name) for t in unnamed.tool_calls] == [("ws_3", "web_search")]
+    # No query given is no query, not the text "None".
+    assert unnamed.tool_calls[0].args_preview == ()
 
 
 # -- prompts ----------------------------------------------------------------------------------

@@ -287,8 +287,8 @@ class RolloutBuilder:
                     self.parent_session = parent
                 role = spawn.get("agent_role") or spawn.get("agent_nickname")
                 self.agent_role = role if isinstance(role, str) else "subagent"
-        elif isinstance(source, str):
-            self.facts.append(("source", source))
+        elif isinstance(source, str) and not any(key == "source" for key, _ in self.facts):
+            self.facts.append(("source", source))  # once, however many session_meta lines
 
     def on_turn_context(self, payload: dict[str, Any]) -> None:
         model = payload.get("model")
@@ -491,7 +491,8 @@ class RolloutBuilder:
                 query = payload.get("query") or (
                     action.get("query") if isinstance(action, dict) else None
                 )
-                self.searches.append((str(query), call_id))
+                query = query if isinstance(query, str) else ""  # none given: no text
+                self.searches.append((query, call_id))
                 self._start_request(ts)
                 request = self.pending
                 self.tools.setdefault(
@@ -502,7 +503,7 @@ class RolloutBuilder:
                         ts,
                         request.id if request else None,
                         self.current_prompt,
-                        ToolArguments.of({"query": str(query)}),
+                        ToolArguments.of({"query": query} if query else {}),
                         end_ns=ts,
                     ),
                 )
