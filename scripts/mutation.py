@@ -258,6 +258,12 @@ def main(argv: list[str]) -> int:
     else:
         batches = [[module] for module in modules]
     env = dict(os.environ)
+    # pytest's temporary folders, its own: pytest removes all but the newest few under
+    # $TMPDIR/pytest-of-<user>, and another pytest run on the machine (a `make test`)
+    # could take a mutant's tmp_path away mid-test, which would count as a kill.
+    private = ROOT / ".mutation" / "tmp"
+    private.mkdir(parents=True, exist_ok=True)
+    env["TMPDIR"] = str(private)
     shared = ROOT.parent / "shared"
     if shared.is_dir():  # the copies under .mutation/ are not beside it
         env.setdefault("AGENT_PROFILER_SHARED", str(shared))
