@@ -453,9 +453,7 @@ def test_a_log_with_no_envelope_of_its_own_is_no_session(tmp_path: Path) -> None
     assert muse.finish_session(muse.read_journal(empty, Diagnostics())) is None
 
 
-def test_the_echo_session_ends_with_what_its_transcript_holds(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_the_echo_session_ends_with_what_its_transcript_holds() -> None:
     """The 1.1.1 echo excerpt has no request: one session-end snapshot on the metadata's
     model, with an inferred head (no lanes), at the session's end."""
     (session,) = sessions(ECHO)
@@ -464,6 +462,7 @@ def test_the_echo_session_ends_with_what_its_transcript_holds(
     assert snapshot.time_ns == session.end_ns == record(ECHO, 16)["recorded_at"] * 1_000
     meta = record(ECHO, 3)["payload"]["record"]
     assert snapshot.model == meta.get("model_id")
+    assert snapshot.coverage is Coverage.PARTIAL  # the transcript, not the request
     assert session.incomplete is False
 
 

@@ -1712,3 +1712,18 @@ def test_a_request_that_never_completed_still_answered(
     got = item(added, "034155cd-276f-4325-b2cd-280695afd476")
     assert (got.category, got.chars) == (Category.ASSISTANT, 5)
     assert facts(session)["requests-without-usage"] == "1 requests that began but never completed"
+
+
+def test_a_compaction_before_any_request_without_usage_is_an_instant(tmp_path: Path) -> None:
+    """Export event 4 without `summarizer_usage` after line 22: no previous request and no
+    duration, so it starts where it was installed."""
+    event = _export()[4]
+    event["summarizer_usage"] = None
+    records = edited(after={22: [run_event(event, like=22, shift_us=1_000)]})
+    (compaction,) = read(write(tmp_path, records))[0].compactions
+    installed = at(22) + 1_000_000
+    assert (compaction.start_ns, compaction.end_ns, compaction.request) == (
+        installed,
+        installed,
+        None,
+    )
