@@ -736,8 +736,8 @@ def test_metadata_nested_beyond_what_can_be_written_is_not_counted(tmp_path: Pat
 
 
 def _compacting(indices: list[int] | range) -> dict[str, Any]:
-    """Messages of the compacting session, without their `patch` parts (which would split
-    their request in two: see the xfail above)."""
+    """Messages of the compacting session, without their `patch` parts (a step's bookkeeping
+    after its finish: `test_a_patch_after_the_step_finish_belongs_to_the_one_request`)."""
     if not COMPACTING.is_file():
         pytest.skip("shared corpus absent")
     doc = cut(COMPACTING, indices)
