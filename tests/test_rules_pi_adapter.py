@@ -16,7 +16,7 @@ import pytest
 from agent_profiler.adapters import pi
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.estimate import TextClass, calibrated, use_estimator
-from agent_profiler.model import AnchorKind, Category, Session, SourceKind
+from agent_profiler.model import AnchorKind, Category, Harness, Session, SourceKind
 from rules_spy import by_id, excerpt, raw_lines, record, spy, write
 
 DATA = Path(__file__).parent / "data" / "journals" / "pi"
@@ -111,6 +111,8 @@ def test_a_request_starts_when_its_message_was_created(tmp_path: Path) -> None:
     """Line 6 was created at 1763681630793 ms and appended at 23:33:54.572 (3.8 s later)."""
     start, session = _request_start(tmp_path, record(LARGE, 6)["message"]["timestamp"])
     assert start == 1763681630793 * MS
+    assert (session.harness, session.sources) == (Harness.PI, (str(tmp_path / "edited.jsonl"),))
+    assert session.models == ("claude-sonnet-4-5",)  # the header's model is not added again
     (response,) = session.responses
     assert response.end_ns == _epoch_ms(6) * MS
     # the v1 header is written after the first entries: the session starts at the first
@@ -665,7 +667,8 @@ def test_a_result_created_before_its_call_ends_with_the_call(tmp_path: Path) -> 
 
 def test_a_result_without_its_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Line 40 without line 39 (its call), then with its `toolCallId` removed: the result still
-    fills the context; it is noted, and names no tool when it has no id."""
+    fills the context; it is noted, and names no tool when it has no id. The id-less one is
+    hand-edited further: a second text block and two images, one more image in the prompt."""
     added = spy(monkeypatch)
     path = excerpt(tmp_path, LARGE, [1, 34, 40, 41])
     diagnostics = Diagnostics()
@@ -683,14 +686,18 @@ def test_a_result_without_its_call(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     anonymous = record(LARGE, 40)
     del anonymous["message"]["toolCallId"]
     image = {"type": "image", "data": "iVBORw0KGgo="}
-    anonymous["message"]["content"] += [image, image]
+    text = anonymous["message"]["content"][0]["text"]
+    anonymous["message"]["content"] += [image, {"type": "text", "text": "tail"}, image]
+    prompt = record(LARGE, 34)
+    prompt["message"]["content"].append(image)
     added.clear()
-    lines = [record(LARGE, 1), record(LARGE, 34), anonymous, record(LARGE, 41)]
+    lines = [record(LARGE, 1), prompt, anonymous, record(LARGE, 41)]
     session, _, diagnostics = _read(write(tmp_path, lines))
     got = by_id(added)["line-3:result"]
     assert (got.source_id, got.source_kind) == ("", SourceKind.NONE)
+    assert got.chars == len(text) + 4  # the text blocks, joined as they are
     assert diagnostics.notes == {"pi:result-without-call": 1}
-    assert session.unmeasured == (("image", 2),)
+    assert session.unmeasured == (("image", 3),)  # the prompt's and the result's
 
 
 def test_a_call_still_open_when_the_conversation_moves_on(tmp_path: Path) -> None:
