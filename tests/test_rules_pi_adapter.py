@@ -937,3 +937,17 @@ def test_a_compaction_with_nothing_before_it_lasts_no_time(tmp_path: Path) -> No
     end = iso_ns(record(COMPACTING, 360)["timestamp"])
     assert (got.start_ns, got.end_ns, got.removed_items) == (end, end, 0)
     assert diagnostics.warning_total == 0
+
+
+def test_a_result_after_another_entry_still_ends_its_call(tmp_path: Path) -> None:
+    """Line 6's three calls and their results (lines 7–9), a `label` entry put between the
+    calls and the results (hand-made; Pi appends labels at any time): each call still ends
+    at its own result, not at the label, and a result that comes twice ends it once."""
+    label = {"type": "label", "timestamp": record(LARGE, 7)["timestamp"], "label": "x"}
+    lines = [record(LARGE, n) for n in (1, 5, 6)] + [label]
+    lines += [record(LARGE, n) for n in (7, 8, 9, 9, 10)]
+    session, _, diagnostics = _read(write(tmp_path, lines))
+    ends = [t.end_ns for t in session.tool_calls[:3]]
+    assert ends == [n * MS for n in (1763681634574, 1763681634577, 1763681634589)]
+    assert [t.incomplete for t in session.tool_calls[:3]] == [False, False, False]
+    assert diagnostics.skipped["pi:label"] == 1
