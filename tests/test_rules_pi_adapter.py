@@ -951,3 +951,17 @@ def test_a_result_after_another_entry_still_ends_its_call(tmp_path: Path) -> Non
     assert ends == [n * MS for n in (1763681634574, 1763681634577, 1763681634589)]
     assert [t.incomplete for t in session.tool_calls[:3]] == [False, False, False]
     assert diagnostics.skipped["pi:label"] == 1
+
+
+def test_without_a_header_index_0_is_the_first_entry(tmp_path: Path) -> None:
+    """Lines 356–360 of the compacting session without their header, the compaction keeping
+    from index 0 (hand-edited): with no header to count, index 0 is the first entry, so the
+    compaction keeps everything."""
+    value = record(COMPACTING, 360)
+    value["firstKeptEntryIndex"] = 0
+    lines = [record(COMPACTING, n) for n in SUMMARY_LINES[1:-1]] + [value]
+    session, _, diagnostics = _read(write(tmp_path, lines, name="headless.jsonl"))
+    assert _warnings(diagnostics) == [
+        "headless.jsonl:1: no session header before the first entry; read as v1"
+    ]
+    assert session.compactions[0].removed_items == 0
