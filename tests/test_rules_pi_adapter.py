@@ -16,7 +16,7 @@ import pytest
 from agent_profiler.adapters import pi
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.estimate import TextClass, calibrated, use_estimator
-from agent_profiler.model import AnchorKind, Category, Session, SourceKind
+from agent_profiler.model import AnchorKind, Category, Harness, Session, SourceKind
 from rules_spy import by_id, excerpt, raw_lines, record, spy, write
 
 DATA = Path(__file__).parent / "data" / "journals" / "pi"
@@ -111,6 +111,8 @@ def test_a_request_starts_when_its_message_was_created(tmp_path: Path) -> None:
     """Line 6 was created at 1763681630793 ms and appended at 23:33:54.572 (3.8 s later)."""
     start, session = _request_start(tmp_path, record(LARGE, 6)["message"]["timestamp"])
     assert start == 1763681630793 * MS
+    assert (session.harness, session.sources) == (Harness.PI, (str(tmp_path / "edited.jsonl"),))
+    assert session.models == ("claude-sonnet-4-5",)  # the header's model is not added again
     (response,) = session.responses
     assert response.end_ns == _epoch_ms(6) * MS
     # the v1 header is written after the first entries: the session starts at the first
@@ -665,7 +667,8 @@ def test_a_result_created_before_its_call_ends_with_the_call(tmp_path: Path) -> 
 
 def test_a_result_without_its_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Line 40 without line 39 (its call), then with its `toolCallId` removed: the result still
-    fills the context; it is noted, and names no tool when it has no id."""
+    fills the context; it is noted, and names no tool when it has no id. The id-less one is
+    hand-edited further: a second text block and two images, one more image in the prompt."""
     added = spy(monkeypatch)
     path = excerpt(tmp_path, LARGE, [1, 34, 40, 41])
     diagnostics = Diagnostics()
@@ -683,14 +686,18 @@ def test_a_result_without_its_call(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     anonymous = record(LARGE, 40)
     del anonymous["message"]["toolCallId"]
     image = {"type": "image", "data": "iVBORw0KGgo="}
-    anonymous["message"]["content"] += [image, image]
+    text = anonymous["message"]["content"][0]["text"]
+    anonymous["message"]["content"] += [image, {"type": "text", "text": "tail"}, image]
+    prompt = record(LARGE, 34)
+    prompt["message"]["content"].append(image)
     added.clear()
-    lines = [record(LARGE, 1), record(LARGE, 34), anonymous, record(LARGE, 41)]
+    lines = [record(LARGE, 1), prompt, anonymous, record(LARGE, 41)]
     session, _, diagnostics = _read(write(tmp_path, lines))
     got = by_id(added)["line-3:result"]
     assert (got.source_id, got.source_kind) == ("", SourceKind.NONE)
+    assert got.chars == len(text) + 4  # the text blocks, joined as they are
     assert diagnostics.notes == {"pi:result-without-call": 1}
-    assert session.unmeasured == (("image", 2),)
+    assert session.unmeasured == (("image", 3),)  # the prompt's and the result's
 
 
 def test_a_call_still_open_when_the_conversation_moves_on(tmp_path: Path) -> None:
@@ -930,3 +937,31 @@ def test_a_compaction_with_nothing_before_it_lasts_no_time(tmp_path: Path) -> No
     end = iso_ns(record(COMPACTING, 360)["timestamp"])
     assert (got.start_ns, got.end_ns, got.removed_items) == (end, end, 0)
     assert diagnostics.warning_total == 0
+
+
+def test_a_result_after_another_entry_still_ends_its_call(tmp_path: Path) -> None:
+    """Line 6's three calls and their results (lines 7–9), a `label` entry put between the
+    calls and the results (hand-made; Pi appends labels at any time): each call still ends
+    at its own result, not at the label, and a result that comes twice ends it once."""
+    label = {"type": "label", "timestamp": record(LARGE, 7)["timestamp"], "label": "x"}
+    lines = [record(LARGE, n) for n in (1, 5, 6)] + [label]
+    lines += [record(LARGE, n) for n in (7, 8, 9, 9, 10)]
+    session, _, diagnostics = _read(write(tmp_path, lines))
+    ends = [t.end_ns for t in session.tool_calls[:3]]
+    assert ends == [n * MS for n in (1763681634574, 1763681634577, 1763681634589)]
+    assert [t.incomplete for t in session.tool_calls[:3]] == [False, False, False]
+    assert diagnostics.skipped["pi:label"] == 1
+
+
+def test_without_a_header_index_0_is_the_first_entry(tmp_path: Path) -> None:
+    """Lines 356–360 of the compacting session without their header, the compaction keeping
+    from index 0 (hand-edited): with no header to count, index 0 is the first entry, so the
+    compaction keeps everything."""
+    value = record(COMPACTING, 360)
+    value["firstKeptEntryIndex"] = 0
+    lines = [record(COMPACTING, n) for n in SUMMARY_LINES[1:-1]] + [value]
+    session, _, diagnostics = _read(write(tmp_path, lines, name="headless.jsonl"))
+    assert _warnings(diagnostics) == [
+        "headless.jsonl:1: no session header before the first entry; read as v1"
+    ]
+    assert session.compactions[0].removed_items == 0
