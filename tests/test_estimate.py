@@ -28,10 +28,11 @@ from agent_profiler.estimate import (
     use_estimator,
 )
 from agent_profiler.model import AnchorKind, Basis, Category, Stage
+from shared_paths import CORPUS
 from test_claude_code import ENTIRE_4B
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared" / "corpus"
+SHARED = CORPUS
 runner = CliRunner()
 
 # One small item per class, written by hand.

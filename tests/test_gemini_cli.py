@@ -19,10 +19,11 @@ from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.discover import discover
 from agent_profiler.loader import load
 from agent_profiler.model import Category, Harness, Stage
+from shared_paths import CORPUS
 from traceview import TraceView, load_trace
 
 DATA = Path(__file__).parent / "data" / "journals" / "gemini-cli"
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "gemini-cli"
+SHARED = CORPUS / "gemini-cli"
 needs_shared = pytest.mark.skipif(
     not SHARED.is_dir(), reason=f"shared corpus not found at {SHARED} (outside the repository)"
 )

@@ -21,12 +21,13 @@ from agent_profiler.cli import app
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.discover import discover
 from agent_profiler.model import Harness
+from shared_paths import CORPUS
 from traceview import TraceView, load_trace
 
 DATA = Path(__file__).parent / "data" / "journals" / "opencode"
 EXPLORE = DATA / "ses_2bef25635ffe8EzID0I1Oeymal.export.json"
 DOCS_CHILD = DATA / "ses_fd4c895f0ffe6gKgxHiEgiQCcd.export.json"
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "opencode"
+SHARED = CORPUS / "opencode"
 needs_shared = pytest.mark.skipif(
     not SHARED.is_dir(), reason=f"shared corpus not found at {SHARED} (outside the repository)"
 )

@@ -23,9 +23,10 @@ from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.loader import load
 from agent_profiler.model import Category, ChangeKind, Harness, Session, SourceKind
 from rules_spy import by_id, excerpt, raw_lines, record, sessions, spy, write
+from shared_paths import CORPUS
 
 DATA = Path(__file__).parent / "data" / "journals" / "gemini-cli"
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "gemini-cli"
+SHARED = CORPUS / "gemini-cli"
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=f"no shared corpus at {SHARED}")
 DOCUMENT = DATA / "entire-ab-2b9748b105-0_session.json"
 LOG = DATA / "tp-tutor-0.39.1-jsonl/anthonyguera/chats/session-2026-04-24T23-16-c8b2cbd9.jsonl"

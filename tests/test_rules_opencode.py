@@ -26,12 +26,13 @@ from agent_profiler.errors import JournalError
 from agent_profiler.loader import load
 from agent_profiler.model import Category, Session, SourceKind
 from rules_spy import Added, by_id, spy
+from shared_paths import CORPUS as SHARED_CORPUS
 
 HERE = Path(__file__).parent
 DATA = HERE / "data" / "journals" / "opencode"
 EXPLORE = DATA / "ses_2bef25635ffe8EzID0I1Oeymal.export.json"  # 1.3.7 `@explore` child
 DOCS = DATA / "ses_fd4c895f0ffe6gKgxHiEgiQCcd.export.json"  # 1.18.21 `@docs` child
-CORPUS = HERE.resolve().parent.parent / "shared" / "corpus" / "opencode"
+CORPUS = SHARED_CORPUS / "opencode"
 COMPACTING = (
     CORPUS / "session-bridge-1.4.3-compaction" / "ses_277daa810ffePOBsdfS6gm8uA2.export.json"
 )
