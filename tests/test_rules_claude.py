@@ -928,3 +928,27 @@ def test_the_sidecar_of_a_compressed_subagent_file(tmp_path: Path) -> None:
     (subagents / "agent-a881341.meta.json").write_text(json.dumps({"toolUseId": "toolu_gz"}))
     _main, child = _main_and_child(_load(folder / f"{SPOTTER_ID}.jsonl")[0])
     assert child is not None and child.parent_call_id == "toolu_gz"
+
+
+def test_the_request_after_a_compaction_summary_starts_at_the_summary(tmp_path: Path) -> None:
+    """E4B up to its compaction (the boundary, line 71; the summary record, line 72), then
+    the next answer (line 80) with the user records between left out: that request was
+    triggered by the summary record, so it starts at the summary's time, not at the answer's."""
+    path = excerpt(tmp_path, E4B, [*range(1, 73), 80])
+    (session,) = sessions(path)
+    answer = record(E4B, 80)["message"]["id"]
+    (response,) = [r for r in session.responses if r.id == answer]
+    assert response.start_ns == _ts(record(E4B, 72)["timestamp"])
+    assert response.start_ns < _ts(record(E4B, 80)["timestamp"])
+
+
+def test_a_transcript_record_with_a_snake_case_session_id_is_still_a_transcript() -> None:
+    """A transcript's first record also carrying `session_id` (hand-made: a hook's input
+    copied in) is still a transcript: stream-json frames have `session_id` and never
+    `sessionId`."""
+    from agent_profiler.adapters.claude_code import is_stream_json
+
+    first = record(E4B, 1)
+    assert "sessionId" in first
+    assert not is_stream_json([{**first, "session_id": first["sessionId"]}])
+    assert is_stream_json([{"type": "system", "subtype": "init", "session_id": "s"}])

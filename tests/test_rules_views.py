@@ -65,3 +65,28 @@ def test_largest_additions_list_every_growth_largest_first_then_by_time_and_id()
     for snapshot in session.snapshots:
         mine = [a for a in additions if a.snapshot is snapshot]
         assert firsts.get(id(snapshot)) == (mine[0] if mine else None)
+
+
+def test_a_change_that_did_not_grow_is_no_addition() -> None:
+    """Codex 0.104 with one hand-made change added to a later snapshot: an item whose size
+    stayed the same (a category moved, delta 0) is not an addition, however it ranks."""
+    import dataclasses
+
+    from agent_profiler.model import ChangeKind, ContextChange
+
+    (session,) = sessions(CODEX)
+    index, snapshot = next(
+        (i, s) for i, s in enumerate(session.snapshots) if not s.baseline and s.changes
+    )
+    still = ContextChange(
+        id="still",
+        category=snapshot.changes[0].category,
+        change=ChangeKind.REPLACED,
+        tokens=10**9,
+        delta_tokens=0,
+    )
+    edited = dataclasses.replace(snapshot, changes=(still, *snapshot.changes))
+    snapshots = (*session.snapshots[:index], edited, *session.snapshots[index + 1 :])
+    found = largest_additions(dataclasses.replace(session, snapshots=snapshots))
+    assert "still" not in {a.change.id for a in found}
+    assert len(found) == len(largest_additions(session))
