@@ -1935,3 +1935,20 @@ def test_a_document_with_a_byte_order_mark_is_still_a_gemini_document(tmp_path: 
     (bom,) = sessions(marked)
     assert (bom.session_id, len(bom.responses)) == (plain.session_id, len(plain.responses))
     assert bom.snapshots[-1].categories == plain.snapshots[-1].categories
+
+
+def test_a_document_over_the_size_limit_is_one_error_naming_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The real ≤0.38 document, with the 512 MB limit lowered below its size (a real one
+    that large is not kept in the repository): one failure naming the file and the limit."""
+    from agent_profiler.adapters import gemini_recording
+    from agent_profiler.diagnostics import Diagnostics
+    from agent_profiler.loader import load
+
+    monkeypatch.setattr(gemini_recording, "MAX_DOCUMENT_BYTES", 1_000)
+    result = load([DOCUMENT], Diagnostics())
+    assert result.sessions == []
+    assert [(f.path, f.message) for f in result.failures] == [
+        (str(DOCUMENT), "Gemini CLI session document over 512 MB; not read")
+    ]

@@ -2027,3 +2027,20 @@ def test_a_database_child_session_row_names_its_parent(database: Path) -> None:
     sessions, _ = read(database)
     child = next(s for s in sessions if s.session_id == "ses_child")
     assert (child.parent_session, child.child_role) == (SESSION_ID, "subagent")
+
+
+def test_an_export_over_the_size_limit_is_one_error_naming_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The real 1.18.21 export, with the 512 MB limit lowered below its size (a real one that
+    large is not kept in the repository): one failure naming the file and the limit."""
+    from agent_profiler.adapters import opencode_storage
+    from agent_profiler.diagnostics import Diagnostics
+    from agent_profiler.loader import load
+
+    monkeypatch.setattr(opencode_storage, "MAX_DOCUMENT_BYTES", 1_000)
+    result = load([DOCS], Diagnostics())
+    assert result.sessions == []
+    assert [(f.path, f.message) for f in result.failures] == [
+        (str(DOCS), "JSON document over 512 MB; not read")
+    ]
