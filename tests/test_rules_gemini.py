@@ -1952,3 +1952,38 @@ def test_a_document_over_the_size_limit_is_one_error_naming_it(
     assert [(f.path, f.message) for f in result.failures] == [
         (str(DOCUMENT), "Gemini CLI session document over 512 MB; not read")
     ]
+
+
+def test_an_io_error_while_reading_a_document_is_one_error_naming_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The real ≤0.38 document, its read failing half way (hand-made: a disk or network
+    share going away): one failure naming the file and the cause, no traceback."""
+    import contextlib
+    from collections.abc import Iterator
+
+    from agent_profiler.adapters import gemini_recording
+    from agent_profiler.diagnostics import Diagnostics
+    from agent_profiler.loader import load
+
+    class Failing:
+        def read(self, size: int = -1) -> bytes:
+            raise OSError(5, "Input/output error")
+
+    real = gemini_recording.open_journal
+    calls = iter(range(10**6))
+
+    @contextlib.contextmanager
+    def opened(path: Any) -> Iterator[Any]:
+        if next(calls) == 0:  # the sniff's peek reads the head as usual
+            with real(path) as stream:
+                yield stream
+        else:
+            yield Failing()
+
+    monkeypatch.setattr(gemini_recording, "open_journal", opened)
+    result = load([DOCUMENT], Diagnostics())
+    assert result.sessions == []
+    assert [(f.path, f.message) for f in result.failures] == [
+        (str(DOCUMENT), "cannot read ([Errno 5] Input/output error)")
+    ]

@@ -200,7 +200,7 @@ def _salvage(path: Path, data: bytes, diagnostics: Diagnostics) -> Recording:
     if bracket == -1 or HEADER_ID.search(data[:4096]) is None:
         raise JournalError(str(path), "not a Gemini CLI session (damaged JSON document)")
     header: dict[str, Any] = {}
-    for key in ("sessionId", "projectHash", "startTime", "lastUpdated", "kind"):
+    for key in ("sessionId", "projectHash", "startTime", "kind"):  # the ones read
         found = re.search(rf'"{key}"\s*:\s*"([^"\\]*)"', text[:start])
         if found:
             header[key] = found.group(1)
