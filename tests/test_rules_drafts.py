@@ -19,17 +19,10 @@ from agent_profiler.adapters.common import args_digest
 from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.model import AnchorKind, Category, Stage
 from rules_spy import excerpt, raw_lines, record, sessions
+from samples import DATA, GEMINI_JSONL, MUSE_SINGLE_TURN, OPENCODE_EXPLORE
 from shared_paths import CORPUS, SHARED_REASON
 
-DATA = Path(__file__).parent / "data" / "journals"
-TP_TUTOR = (
-    DATA
-    / "gemini-cli"
-    / "tp-tutor-0.39.1-jsonl"
-    / "anthonyguera"
-    / "chats"
-    / "session-2026-04-24T23-16-c8b2cbd9.jsonl"
-)
+TP_TUTOR = GEMINI_JSONL
 WARNING_ONLY = DATA / "gemini-cli" / "entire-ec-38b74f08e3-2_session-warning-only.json"
 OC_COMPACTION = (
     CORPUS
@@ -37,8 +30,6 @@ OC_COMPACTION = (
     / "session-bridge-1.4.3-compaction"
     / "ses_277daa810ffePOBsdfS6gm8uA2.export.json"
 )
-OPENCODE_EXPLORE = DATA / "opencode" / "ses_2bef25635ffe8EzID0I1Oeymal.export.json"
-MUSE_SINGLE_TURN = DATA / "muse" / "hcn-1.4.2-R4684.1_meta_single-turn_retained-frame.session.jsonl"
 CODEX_CODEMIE = (
     DATA / "codex" / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl.gz"
 )
