@@ -89,6 +89,8 @@ _ENVIRONMENT_TAGS = (
     "<task-notification>",
     "<user-prompt-submit-hook>",
 )
+# An assistant message's blocks that are the answer itself: (the key of its text, its label).
+_ANSWER_BLOCKS = {"text": ("text", "Assistant text"), "thinking": ("thinking", "Thinking")}
 _SKILL_PREFIX = "Base directory for this skill"
 
 
@@ -375,36 +377,21 @@ class SessionBuilder:
         uuid = str(record.get("uuid") or f"{message_id}@{line}")
         for index, block in enumerate(blocks):
             item_id = f"{uuid}:{index}"
+            # The response's own text and thinking are its additions, linked to it (as
+            # Codex and Pi link theirs); a bare string is a text block.
             if isinstance(block, str):
-                self.log.add(
-                    item_id,
-                    Category.ASSISTANT,
-                    block,
-                    label="Assistant text",
-                    source_id=message_id,
-                    source_kind=SourceKind.RESPONSE,
-                )
-                continue
+                block = {"type": "text", "text": block}
             if not isinstance(block, dict):
                 continue
             kind = text_field(block, "type")
-            # The response's own text and thinking are its additions, linked to it as a
-            # bare-string block is (and as Codex and Pi link theirs).
-            if kind == "text" and isinstance(block.get("text"), str):
+            answer = _ANSWER_BLOCKS.get(kind or "")
+            if answer is not None and isinstance(block.get(answer[0]), str):
+                key, label = answer
                 self.log.add(
                     item_id,
                     Category.ASSISTANT,
-                    block["text"],
-                    label="Assistant text",
-                    source_id=message_id,
-                    source_kind=SourceKind.RESPONSE,
-                )
-            elif kind == "thinking" and isinstance(block.get("thinking"), str):
-                self.log.add(
-                    item_id,
-                    Category.ASSISTANT,
-                    block["thinking"],
-                    label="Thinking",
+                    block[key],
+                    label=label,
                     source_id=message_id,
                     source_kind=SourceKind.RESPONSE,
                 )
