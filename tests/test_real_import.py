@@ -52,7 +52,11 @@ CORPUS_JOURNALS: dict[str, tuple[str, ...]] = {
 }
 # Not a session journal: Muse's `muse export` event array (the CLI refuses it, by design).
 NOT_SESSIONS = frozenset({"hcn-1.1.1_compaction-records.export-events.json"})
-MODES: dict[str, tuple[str, ...]] = {"default": (), "previews": ("--previews",)}
+MODES: dict[str, tuple[str, ...]] = {
+    "default": (),
+    "previews": ("--previews",),
+    "two-processes": ("--jobs", "2"),
+}
 WORKERS = 6  # TraceProcessors starting at once (each mostly waits for its server)
 
 
@@ -92,7 +96,14 @@ def journals() -> list[tuple[str, Path]]:
 
 
 JOURNALS = journals()
-CASES = [(name, path, mode) for name, path in JOURNALS for mode in MODES]
+CASES = [
+    (name, path, mode) for name, path in JOURNALS for mode in ("default", "previews")
+] + [
+    # Every small journal of every harness in one trace: many journal groups, read by two
+    # worker processes, each group's uuids in its own block and its interning begun afresh
+    # (pipeline.py): what the importer resolves must still be what each group meant.
+    ("data/every-harness", DATA, "two-processes")
+]
 
 pytestmark = [
     pytest.mark.skipif(BINARY is None, reason=SKIP_REASON),

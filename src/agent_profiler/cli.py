@@ -28,12 +28,13 @@ from agent_profiler.exporting import (
     _default_output,
     _human_size,
     _load,
+    export_perfetto,
     quiet_stdout,
     run_export,
     write_atomically,
 )
 from agent_profiler.model import Harness
-from agent_profiler.writers import writer_class
+from agent_profiler.writers import TraceFacts
 
 __all__ = ["EXIT_INPUT", "EXIT_OK", "EXIT_USAGE", "PROGRESS_BYTES", "app", "main"]
 
@@ -159,6 +160,17 @@ def export(
         ),
     ] = None,
     estimate: EstimateOption = EstimateChoice.CHARS4,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=1,
+            help="Processes that read the journals (default: every core when there are "
+            "several session trees and ≥ 4 MB of input). The trace is the same bytes "
+            "whatever the number.",
+        ),
+    ] = None,
 ) -> None:
     """Export journals to one Perfetto trace (open it in https://ui.perfetto.dev).
 
@@ -178,6 +190,7 @@ def export(
         estimate=estimate,
         stdout_is_terminal=_stdout_is_terminal,
         open_ui=_open_in_ui if open_ui else None,
+        jobs=jobs,
     )
     if code:
         raise typer.Exit(code)
@@ -302,11 +315,18 @@ def open_(
         return
     with tempfile.TemporaryDirectory(prefix="agent-profiler-") as folder:
         target = output or Path(folder) / _default_output(inputs).name
-        result, _ = _load(inputs, harness)
-        if not result.sessions:
+        outcome = export_perfetto(
+            inputs,
+            target,
+            harness=harness,
+            estimate=EstimateChoice.CHARS4,
+            facts=TraceFacts(inputs=tuple(p.name for p in inputs)),
+            jobs=None,
+        )
+        if outcome is None:
             typer.echo("error: nothing to open (no readable sessions)", err=True)
             raise typer.Exit(EXIT_INPUT)
-        write_atomically(target, result.sessions, writer_class("perfetto", None)())
+        result = outcome[0]
         _open_in_ui(target, browser=not no_browser, timeout=timeout)
     if result.failures:
         raise typer.Exit(EXIT_INPUT)
@@ -416,7 +436,7 @@ def report(
     from agent_profiler.report import HtmlReportWriter
 
     writer = HtmlReportWriter(title=title, window=window, inputs=[p.name for p in journals])
-    size = write_atomically(target, result.sessions, writer)
+    size = write_atomically(target, lambda stream: writer.write(result.sessions, stream))
     subagents = sum(1 for s in result.sessions if s.is_subagent)
     typer.echo(
         f"wrote {target} ({_human_size(size)}): {len(result.sessions)} session(s)"

@@ -62,6 +62,18 @@ class Diagnostics:
         result whose call is not in the journal)."""
         self.notes[kind] += 1
 
+    def absorb(self, other: Diagnostics) -> None:
+        """Add what `other` counted (a journal group read on its own) after this one's."""
+        room = self.keep_first - len(self.warnings)
+        if room > 0:
+            self.warnings += other.warnings[:room]
+        self.warning_counts.update(other.warning_counts)
+        self.skipped.update(other.skipped)
+        self.unrecognised.update(other.unrecognised)
+        self.notes.update(other.notes)
+        self.lines_read += other.lines_read
+        self.records_parsed += other.records_parsed
+
     @property
     def records_used(self) -> int:
         """Parsed records not skipped: every non-blank line is used, skipped (by kind)

@@ -20,6 +20,8 @@ _OPTIONS = {
     "--harness": "harness",
     "--format": "format_name",
     "--estimate": "estimate",
+    "--jobs": "jobs",
+    "-j": "jobs",
 }
 
 
@@ -60,6 +62,11 @@ def _parse_export(argv: list[str]) -> dict[str, Any] | None:
         e.value for e in EstimateChoice
     }:
         return None
+    jobs = values.get("jobs")
+    if jobs is not None:
+        if not jobs.isdigit() or int(jobs) < 1:
+            return None  # Typer says what is wrong with it
+        jobs = int(jobs)
     output = values.get("output")
     return {
         "journals": journals,
@@ -70,6 +77,7 @@ def _parse_export(argv: list[str]) -> dict[str, Any] | None:
         "strict": values.get("strict", False),
         "format_name": values.get("format_name"),
         "estimate": EstimateChoice(estimate),
+        "jobs": jobs,
     }
 
 

@@ -6,16 +6,20 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
+from typing import IO
 
 from agent_profiler.adapters import JournalGroup
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import OutputError, UsageError
 from agent_profiler.estimate import EstimateChoice, named, use_estimator
 from agent_profiler.loader import LoadResult, load
-from agent_profiler.model import Harness, Session
-from agent_profiler.writers import ContentMode, TraceFacts, Writer, writer_class
+from agent_profiler.model import Harness
+from agent_profiler.pipeline import SessionCounts, write_joined
+from agent_profiler.writers import ContentMode, TraceFacts, writer_class
 
 EXIT_OK, EXIT_INPUT, EXIT_USAGE = 0, 1, 2
 # The reader of our stdout went away (`export -o - | head`): what a process killed by
@@ -72,9 +76,9 @@ def _mkstemp(directory: Path, prefix: str) -> tuple[int, str]:
     raise FileExistsError(f"no free temporary name in {directory}")
 
 
-def write_atomically(path: Path, sessions: list[Session], writer: Writer) -> int:
-    """Write to a temporary file beside the target and rename it into place, so an
-    interrupted export never leaves a partial trace or clobbers a good one."""
+def write_atomically(path: Path, fill: Callable[[IO[bytes]], object]) -> int:
+    """Write to a temporary file beside the target (`fill(stream)`) and rename it into
+    place, so an interrupted export never leaves a partial trace or clobbers a good one."""
     directory = path.parent if str(path.parent) else Path(".")
     try:
         handle, temporary = _mkstemp(directory, f".{path.name}.")
@@ -82,7 +86,7 @@ def write_atomically(path: Path, sessions: list[Session], writer: Writer) -> int
         raise OutputError(f"{path}: cannot write here ({error.strerror})") from error
     try:
         with os.fdopen(handle, "wb") as stream:
-            writer.write(sessions, stream)
+            fill(stream)
         # mkstemp creates the file private (0600); give it the usual umask-based mode.
         umask = os.umask(0)
         os.umask(umask)
@@ -96,10 +100,38 @@ def write_atomically(path: Path, sessions: list[Session], writer: Writer) -> int
     return path.stat().st_size
 
 
+@contextmanager
+def _spool(target: Path | None) -> Iterator[IO[bytes]]:
+    """A private temporary file for the packets of a trace being read (pipeline.py),
+    beside the target (same disk) or, for stdout, in the temporary folder; always removed."""
+    if target is None:
+        import tempfile
+
+        with tempfile.TemporaryFile() as stream:
+            yield stream
+        return
+    directory = target.parent if str(target.parent) else Path(".")
+    try:
+        handle, name = _mkstemp(directory, f".{target.name}.packets.")
+    except OSError as error:
+        raise OutputError(f"{target}: cannot write here ({error.strerror})") from error
+    try:
+        with os.fdopen(handle, "w+b") as stream:
+            yield stream
+    finally:
+        Path(name).unlink(missing_ok=True)
+
+
 def _load(journals: list[Path], harness: Harness | None) -> tuple[LoadResult, Diagnostics]:
     """Read the journals; every unusable input and the warning summary go to stderr."""
     diagnostics = Diagnostics(on_progress=_byte_progress() if sys.stderr.isatty() else None)
     result = load(journals, diagnostics, harness=harness, progress=_progress_reporter(journals))
+    _tell_reading(result, diagnostics)
+    return result, diagnostics
+
+
+def _tell_reading(result: LoadResult, diagnostics: Diagnostics) -> None:
+    """What reading could not use, on stderr: failures, warnings, unknown records."""
     if diagnostics.on_progress is not None:
         sys.stderr.write("\r\033[K")  # clear a progress line left below 100%
     for failure in result.failures:
@@ -118,7 +150,45 @@ def _load(journals: list[Path], harness: Harness | None) -> tuple[LoadResult, Di
             "*.jsonl.gz and were not read (name a stream-json .txt file directly)",
             err=True,
         )
-    return result, diagnostics
+
+
+def _read_groups(
+    journals: list[Path],
+    harness: Harness | None,
+    estimate: EstimateChoice,
+    facts: TraceFacts,
+    jobs: int | None,
+    spool: IO[bytes],
+) -> tuple[LoadResult, Diagnostics, SessionCounts, int | None]:
+    """Read every journal group (in worker processes when there are several and enough
+    input, pipeline.py), their packets into `spool`: what was read, the warnings of
+    all groups, the counts of what was read, and where the clock snapshot goes."""
+    from agent_profiler.loader import plan_inputs, warn_missing_parents
+    from agent_profiler.pipeline import GroupTask, jobs_for, read_all
+
+    result = LoadResult()
+    with use_estimator(named(estimate)):
+        groups = plan_inputs(journals, harness, result)
+    diagnostics = Diagnostics(on_progress=_byte_progress() if sys.stderr.isatty() else None)
+    tasks = [GroupTask(i, group, harness, estimate, facts) for i, group in enumerate(groups)]
+    traces, first = read_all(
+        tasks,
+        jobs_for(jobs, groups),
+        spool,
+        on_progress=diagnostics.on_progress,
+        progress=_progress_reporter(journals),
+    )
+    counts = SessionCounts()
+    links: list[tuple[str, str | None, str]] = []
+    for trace in traces:
+        result.failures += trace.failures
+        result.files += trace.paths
+        diagnostics.absorb(trace.diagnostics)
+        counts.add(trace.counts)
+        links += trace.links
+    warn_missing_parents(links, diagnostics)
+    _tell_reading(result, diagnostics)
+    return result, diagnostics, counts, first
 
 
 def _byte_progress() -> Callable[[str, int, int], None]:
@@ -156,6 +226,36 @@ def _progress_reporter(journals: list[Path]) -> Callable[[int, int, JournalGroup
     return report
 
 
+def export_perfetto(
+    journals: list[Path],
+    target: Path | None,
+    *,
+    harness: Harness | None,
+    estimate: EstimateChoice,
+    facts: TraceFacts,
+    jobs: int | None,
+) -> tuple[LoadResult, Diagnostics, SessionCounts, int] | None:
+    """Read the journals and write their Perfetto trace to `target` (atomically) or, when
+    it is None, to stdout: what was read, the warnings, the counts and the size written
+    (0 on stdout). None, and nothing written, when no session could be read."""
+    with _spool(target) as spool:
+        result, diagnostics, counts, first = _read_groups(
+            journals, harness, estimate, facts, jobs, spool
+        )
+        if not counts.sessions or first is None:
+            return None
+        start = first
+
+        def fill(stream: IO[bytes]) -> None:
+            write_joined(stream, start, spool)
+
+        if target is None:
+            fill(sys.stdout.buffer)
+            sys.stdout.buffer.flush()
+            return result, diagnostics, counts, 0
+        return result, diagnostics, counts, write_atomically(target, fill)
+
+
 def run_export(
     journals: list[Path],
     *,
@@ -168,6 +268,7 @@ def run_export(
     estimate: EstimateChoice,
     stdout_is_terminal: Callable[[], bool],
     open_ui: Callable[..., None] | None,
+    jobs: int | None = None,
 ) -> int:
     """`agent-profiler export`; returns the exit code (errors are raised)."""
     writer = writer_class(format_name, output)
@@ -180,33 +281,44 @@ def run_export(
     target = output or _default_output(journals, writer.extension)
     if not to_stdout and target.exists() and not force:
         raise UsageError(f"{target} exists; pass --force to overwrite it")
-    with use_estimator(named(estimate)):
-        result, diagnostics = _load(journals, harness)
-    if not result.sessions:
-        echo("error: nothing to export (no readable sessions)", err=True)
-        return EXIT_INPUT
     facts = TraceFacts(
         inputs=tuple(p.name for p in journals),
         content=ContentMode.PREVIEWS if previews else ContentMode.NONE,
-        accounting=diagnostics.accounting(),
     )
-    if to_stdout:
-        writer(facts).write(result.sessions, sys.stdout.buffer)
-        sys.stdout.buffer.flush()
-        size = 0
+    if writer.name == "perfetto":
+        outcome = export_perfetto(
+            journals,
+            None if to_stdout else target,
+            harness=harness,
+            estimate=estimate,
+            facts=facts,
+            jobs=jobs,
+        )
+        if outcome is None:
+            echo("error: nothing to export (no readable sessions)", err=True)
+            return EXIT_INPUT
+        result, diagnostics, counts, size = outcome
     else:
-        size = write_atomically(target, result.sessions, writer(facts))
-    sessions = result.sessions
-    subagents = sum(1 for s in sessions if s.is_subagent)
-    responses = sum(len(s.responses) for s in sessions)
-    unmetered = sum(len(s.unmetered_responses) for s in sessions)
-    compactions = sum(len(s.compactions) for s in sessions)
+        with use_estimator(named(estimate)):
+            result, diagnostics = _load(journals, harness)
+        if not result.sessions:
+            echo("error: nothing to export (no readable sessions)", err=True)
+            return EXIT_INPUT
+        counts = SessionCounts.of(result.sessions)
+        facts = replace(facts, accounting=diagnostics.accounting())
+        sessions = result.sessions
+        if to_stdout:
+            writer(facts).write(sessions, sys.stdout.buffer)
+            sys.stdout.buffer.flush()
+            size = 0
+        else:
+            size = write_atomically(target, lambda stream: writer(facts).write(sessions, stream))
     where = "stdout" if to_stdout else f"{target} ({_human_size(size)})"
     echo(
-        f"wrote {where}: {len(sessions)} session(s)"
-        f" ({subagents} subagent), {responses} response(s)"
-        + (f" (+{unmetered} without usage)" if unmetered else "")
-        + f", {compactions} compaction(s),"
+        f"wrote {where}: {counts.sessions} session(s)"
+        f" ({counts.subagents} subagent), {counts.responses} response(s)"
+        + (f" (+{counts.unmetered} without usage)" if counts.unmetered else "")
+        + f", {counts.compactions} compaction(s),"
         f" {diagnostics.lines_read} line(s) read, {diagnostics.records_used} record(s) used,"
         f" {diagnostics.skipped_total} skipped, {diagnostics.warning_total} warning(s)",
         err=to_stdout,

@@ -225,18 +225,27 @@ class Layout:
 # --------------------------------------------------------------------------- building
 
 
-class _TrackIds:
-    """Track uuids numbered 1, 2, 3 … in the (deterministic) order their keys are first
-    asked for, rather than hashed: a uuid is written on every event, and a small one is
-    1–2 bytes instead of 10."""
+# Track uuids of the journal group numbered `group` start at `group * UUID_BLOCK + 1`, so
+# groups can be laid out apart (in worker processes) and their uuids never meet. A single
+# group (one journal, one session tree) keeps the small uuids 1, 2, 3 …
+UUID_BLOCK = 1 << 20
 
-    def __init__(self) -> None:
+
+class _TrackIds:
+    """Track uuids numbered base + 1, base + 2 … in the (deterministic) order their keys
+    are first asked for, rather than hashed: a uuid is written on every event, and a small
+    one is 1–3 bytes instead of 10."""
+
+    def __init__(self, group: int = 0) -> None:
         self.ids: dict[str, int] = {}
+        self.base = group * UUID_BLOCK
 
     def get(self, key: str) -> int:
         uuid = self.ids.get(key)
         if uuid is None:
-            uuid = self.ids[key] = len(self.ids) + 1
+            if len(self.ids) + 1 >= UUID_BLOCK:
+                raise OverflowError(f"more than {UUID_BLOCK - 1} tracks in one journal group")
+            uuid = self.ids[key] = self.base + len(self.ids) + 1
         return uuid
 
 
@@ -839,13 +848,14 @@ def ordered_sessions(sessions: Sequence[Session]) -> list[Session]:
 
 
 def iter_layout(
-    sessions: Sequence[Session], facts: TraceFacts
+    sessions: Sequence[Session], facts: TraceFacts, group: int = 0
 ) -> Iterator[tuple[ProcessTrack | None, SessionLayout]]:
     """build_layout one session at a time, in its order: each session's layout with the
     process track it opens (None when its root's process came before), so a writer can
     encode a session and let it go before the next is laid out. Sessions are independent
     but for the flow from a parent's launching tool to its child's first input, whose two
-    ends are worked out from the model alone (the child's first input and the tool's start)."""
+    ends are worked out from the model alone (the child's first input and the tool's start).
+    `group` picks the block of track uuids (UUID_BLOCK) these sessions are numbered in."""
     ordered = ordered_sessions(sessions)
     by_id = {s.session_id: s for s in ordered}
     # Parent → child links in the order a whole-trace pass would make them.
@@ -870,7 +880,7 @@ def iter_layout(
     # One process track per top-level session: its subagents' captures are siblings
     # under it. Journals do not record the agent's real pid, so the pid is derived
     # from the session id (stable); the process name is the harness command.
-    ids = _TrackIds()
+    ids = _TrackIds(group)
     process_tracks: dict[str, int] = {}
     for session in ordered:
         root = _root_of(session, by_id)

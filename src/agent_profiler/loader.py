@@ -30,7 +30,6 @@ class LoadResult:
     sessions: list[Session] = field(default_factory=list)
     failures: list[JournalError] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
-    groups: list[list[Session]] = field(default_factory=list)  # as read, before renaming
     ignored: int = 0  # files in the given folders that are not *.jsonl / *.jsonl.gz
 
 
@@ -127,6 +126,68 @@ def plan(
     return groups, failures
 
 
+@dataclass(slots=True)
+class GroupRead:
+    """One journal group, read: its sessions (ids made unique against the groups read
+    before it), what could not be used, and the ids as the journals spelled them."""
+
+    sessions: list[Session]
+    failures: list[JournalError]
+    paths: tuple[Path, ...] = ()  # the files read; empty when the group was not used
+    journal_ids: tuple[str, ...] = ()  # session ids before renaming, in reading order
+
+
+def read_group(
+    group: JournalGroup,
+    diagnostics: Diagnostics,
+    seen: dict[str, int],
+    *,
+    harness: Harness | None = None,
+) -> GroupRead:
+    """Read one group with its adapter. `seen` counts the session ids of the groups read
+    before (a repeated id is renamed, `_rename`) and is updated. A group depends on nothing
+    else, so groups can be read apart and in any process."""
+    adapter = adapter_for(group.harness)
+    assert adapter is not None
+    # The export's estimator, with this harness's framing cost (estimate.py): chosen
+    # here, once per group, so the adapters need not know it.
+    try:
+        with estimate.use_estimator(estimate.current().for_harness(group.harness.value)):
+            sessions = adapter.read(group, diagnostics)
+    except JournalError as error:
+        others = [_detected(p) for p in group.paths] if harness is not None else []
+        if harness is not None and all(h not in {None, harness} for h in others):
+            # A forced --harness whose adapter refused another harness's file (the
+            # OpenCode export reader given a Claude Code transcript): a wrong guess.
+            return GroupRead([], [_wrong_harness(p, harness) for p in group.paths])
+        return GroupRead([], [error])
+    except Exception as error:  # a bug: lose this group, keep the others
+        return GroupRead(
+            [],
+            [
+                JournalError(
+                    str(group.main or group.extras[0]),
+                    f"could not be read ({type(error).__name__}: {error}); please report this "
+                    "with the harness and its version",
+                )
+            ],
+        )
+    if harness is not None and not any(_holds_something(s) for s in sessions):
+        # A forced --harness that makes nothing of a file is a wrong guess, not an
+        # empty session: say so by name, and keep it out of the output.
+        return GroupRead([], [_wrong_harness(path, harness) for path in group.paths])
+    if not sessions:
+        # e.g. a Claude Code file holding only titles and file snapshots
+        diagnostics.warn(
+            str(group.main or group.extras[0]),
+            None,
+            "no-session",
+            "no session records (nothing to show)",
+        )
+    journal_ids = tuple(s.session_id for s in sessions)
+    return GroupRead(_rename(sessions, seen), [], group.paths, journal_ids)
+
+
 def load(
     inputs: Iterable[Path],
     diagnostics: Diagnostics,
@@ -136,64 +197,52 @@ def load(
 ) -> LoadResult:
     """Read every journal; `progress(done, total, group)` is called after each group."""
     result = LoadResult()
+    groups = plan_inputs(inputs, harness, result)
+    seen: dict[str, int] = {}
+    for done, group in enumerate(groups, start=1):
+        read = read_group(group, diagnostics, seen, harness=harness)
+        result.failures += read.failures
+        if read.paths:
+            result.sessions += read.sessions
+            result.files += read.paths
+        if progress is not None:
+            progress(done, len(groups), group)
+    warn_missing_parents(
+        [
+            (s.session_id, s.parent_session, s.sources[0] if s.sources else "")
+            for s in result.sessions
+        ],
+        diagnostics,
+    )
+    return result
+
+
+def plan_inputs(
+    inputs: Iterable[Path], harness: Harness | None, result: LoadResult
+) -> list[JournalGroup]:
+    """The journal groups of these inputs; what cannot be read goes to `result.failures`."""
     files, failures, result.ignored = expand(inputs)
     result.failures += failures
     groups, failures = plan(files, harness)
     result.failures += failures
-    for done, group in enumerate(groups, start=1):
-        adapter = adapter_for(group.harness)
-        assert adapter is not None
-        # The export's estimator, with this harness's framing cost (estimate.py): chosen
-        # here, once per group, so the adapters need not know it.
-        try:
-            with estimate.use_estimator(estimate.current().for_harness(group.harness.value)):
-                sessions = adapter.read(group, diagnostics)
-        except JournalError as error:
-            others = [_detected(p) for p in group.paths] if harness is not None else []
-            if harness is not None and all(h not in {None, harness} for h in others):
-                # A forced --harness whose adapter refused another harness's file (the
-                # OpenCode export reader given a Claude Code transcript): a wrong guess.
-                result.failures += [_wrong_harness(p, harness) for p in group.paths]
-            else:
-                result.failures.append(error)
-        except Exception as error:  # a bug: lose this group, keep the others
-            result.failures.append(
-                JournalError(
-                    str(group.main or group.extras[0]),
-                    f"could not be read ({type(error).__name__}: {error}); please report this "
-                    "with the harness and its version",
-                )
-            )
-        else:
-            if harness is not None and not any(_holds_something(s) for s in sessions):
-                # A forced --harness that makes nothing of a file is a wrong guess, not an
-                # empty session: say so by name, and keep it out of the output.
-                result.failures += [_wrong_harness(path, harness) for path in group.paths]
-                if progress is not None:
-                    progress(done, len(groups), group)
-                continue
-            if not sessions:
-                # e.g. a Claude Code file holding only titles and file snapshots
-                where = group.main or group.extras[0]
-                diagnostics.warn(
-                    str(where), None, "no-session", "no session records (nothing to show)"
-                )
-            result.groups.append(sessions)
-            result.files += group.paths
-        if progress is not None:
-            progress(done, len(groups), group)
-    result.sessions = _unique_ids(result.groups)
-    known = {s.session_id for s in result.sessions}
-    for session in result.sessions:
-        if session.parent_session is not None and session.parent_session not in known:
+    return groups
+
+
+def warn_missing_parents(
+    links: Iterable[tuple[str, str | None, str]], diagnostics: Diagnostics
+) -> None:
+    """A subagent whose parent is not in the export: (session id, parent id, source)."""
+    links = list(links)
+    known = {session_id for session_id, _, _ in links}
+    for session_id, parent, source in links:
+        if parent is not None and parent not in known:
             diagnostics.warn(
-                session.sources[0],
+                source,
                 None,
                 "parent-not-exported",
-                f"subagent {session.session_id}: its parent session is not in this export "
+                f"subagent {session_id}: its parent session is not in this export "
                 "(pass the parent journal or its folder to link them)",
             )
-    return result
 
 
 def _holds_something(session: Session) -> bool:
@@ -241,44 +290,41 @@ def _json_document(path: Path) -> str | None:
     return "one JSON document, not a JSONL journal (one JSON object per line)"
 
 
-def _unique_ids(groups: list[list[Session]]) -> list[Session]:
+def _rename(group: list[Session], seen: dict[str, int]) -> list[Session]:
     """Session ids name tracks, so they must be unique in one trace: a repeated id (the
     same session given twice, a backup, a resumed run) gets a `#2`, `#3` suffix, and so do
     the links of the subagents read with it (their parent, the parent's launching call).
+    `seen` counts the ids of the groups before this one and is updated.
 
     The new id belongs to the session, not to its old id: one group may hold two files of
-    one session (Codex reads every rollout as one group), and renaming by id gave both
-    copies the same `#2`, so their tracks shared uuids."""
-    seen: dict[str, int] = {}
+    one session (Codex reads a rollout and its copy as one group), and renaming by id gave
+    both copies the same `#2`, so their tracks shared uuids."""
     unique: list[Session] = []
-    for group in groups:
-        new_ids: list[str] = []
-        links: dict[str, str] = {}  # old id -> the id a link to it now means (first copy)
-        for session in group:
-            count = seen.get(session.session_id, 0) + 1
-            seen[session.session_id] = count
-            new_id = session.session_id if count == 1 else f"{session.session_id}#{count}"
-            new_ids.append(new_id)
-            links.setdefault(session.session_id, new_id)
-        for session, new_id in zip(group, new_ids, strict=True):
-            renamed = {old: new for old, new in links.items() if old != new}
-            if new_id == session.session_id and not renamed:
-                unique.append(session)
-                continue
-            calls = tuple(
-                dataclasses.replace(call, child_session=renamed[call.child_session])
-                if call.child_session in renamed
-                else call
-                for call in session.tool_calls
+    new_ids: list[str] = []
+    links: dict[str, str] = {}  # old id -> the id a link to it now means (first copy)
+    for session in group:
+        count = seen.get(session.session_id, 0) + 1
+        seen[session.session_id] = count
+        new_id = session.session_id if count == 1 else f"{session.session_id}#{count}"
+        new_ids.append(new_id)
+        links.setdefault(session.session_id, new_id)
+    renamed = {old: new for old, new in links.items() if old != new}
+    for session, new_id in zip(group, new_ids, strict=True):
+        if new_id == session.session_id and not renamed:
+            unique.append(session)
+            continue
+        calls = tuple(
+            dataclasses.replace(call, child_session=renamed[call.child_session])
+            if call.child_session in renamed
+            else call
+            for call in session.tool_calls
+        )
+        unique.append(
+            dataclasses.replace(
+                session,
+                session_id=new_id,
+                parent_session=renamed.get(session.parent_session or "", session.parent_session),
+                tool_calls=calls,
             )
-            unique.append(
-                dataclasses.replace(
-                    session,
-                    session_id=new_id,
-                    parent_session=renamed.get(
-                        session.parent_session or "", session.parent_session
-                    ),
-                    tool_calls=calls,
-                )
-            )
+        )
     return unique

@@ -36,7 +36,6 @@ from agent_profiler.layout import (
     build_layout,
     iter_layout,
     ordered_sessions,
-    stable_id64,
 )
 from agent_profiler.model import Session
 from agent_profiler.views import session_span
@@ -194,8 +193,38 @@ def _varint(value: int) -> bytes:
             return bytes(out)
 
 
+# The one packet sequence (TRACE_CONTRACT §1: any non-zero id): fixed, so journal groups
+# encoded apart (in worker processes) share it; under 128, one byte on every packet.
+SEQUENCE_ID = 1
+
+
+def trace_start(sessions: Sequence[Session]) -> int | None:
+    """Where the clock snapshot is taken: nothing in a session comes before its span's
+    start (the capture starts there). None for no sessions."""
+    return min((session_span(s)[0] for s in sessions), default=None)
+
+
+def write_clock(stream: IO[bytes], first: int) -> int:
+    """The trace's first packet: one snapshot relating REALTIME to BOOTTIME (same value).
+    Journals carry wall-clock time only; the pair keeps Trace Processor free of
+    clock-sync errors (TRACE_CONTRACT §1)."""
+    clock = pb.TracePacket()
+    clock.clock_snapshot.primary_trace_clock = pb.BUILTIN_CLOCK_REALTIME
+    for clock_id in (CLOCK_REALTIME, CLOCK_BOOTTIME):
+        entry = clock.clock_snapshot.clocks.add()
+        entry.clock_id = clock_id
+        entry.timestamp = first
+    clock.trusted_packet_sequence_id = SEQUENCE_ID
+    return _emit(stream, clock)
+
+
 class PerfettoWriter:
-    """Writes sessions as one Perfetto trace (binary protobuf)."""
+    """Writes sessions as one Perfetto trace (binary protobuf).
+
+    A trace is the clock snapshot, then one block of packets per journal group (a session
+    tree read together): its track descriptors and events, uuids in the group's block
+    (layout.UUID_BLOCK), interning begun afresh. So a group's packets depend on that group
+    alone, and groups encoded in worker processes join into the bytes one process writes."""
 
     name = "perfetto"
     extension = ".pftrace"
@@ -205,36 +234,26 @@ class PerfettoWriter:
         self.facts = facts or TraceFacts()
 
     def write(self, sessions: Sequence[Session], stream: IO[bytes]) -> int:
-        """Write the trace; returns the number of packets."""
-        ordered = ordered_sessions(sessions)
-        trace_key = ",".join(s.session_id for s in ordered)
-        # Any non-zero id works for the one sequence (TRACE_CONTRACT §1); a value under
-        # 128 is one byte on each of tens of thousands of packets.
-        sequence_id = (stable_id64(f"{trace_key}:sequence") & 0x7F) or 1
-        # Nothing in a session comes before its span's start (the capture starts there).
-        first = min((session_span(s)[0] for s in ordered), default=0)
-        clock = pb.TracePacket()
-        clock.clock_snapshot.primary_trace_clock = pb.BUILTIN_CLOCK_REALTIME
-        # Journals carry wall-clock time only; one snapshot relating REALTIME to
-        # BOOTTIME (same value) keeps Trace Processor free of clock-sync errors.
-        for clock_id in (CLOCK_REALTIME, CLOCK_BOOTTIME):
-            entry = clock.clock_snapshot.clocks.add()
-            entry.clock_id = clock_id
-            entry.timestamp = first
-        clock.trusted_packet_sequence_id = sequence_id
-        packets = _emit(stream, clock)
+        """Write the trace of these sessions as one group; returns the number of packets."""
+        first = trace_start(sessions)
+        packets = write_clock(stream, 0 if first is None else first)
+        return packets + self.write_group(sessions, stream, 0)
+
+    def write_group(self, sessions: Sequence[Session], stream: IO[bytes], group: int) -> int:
+        """One group's packets (everything but the clock snapshot); returns their number."""
+        packets = 0
         interner = _Interner()
-        for process, tracks in iter_layout(ordered, self.facts):
+        for process, tracks in iter_layout(ordered_sessions(sessions), self.facts, group):
             descriptors = [_track_descriptor(track) for track in tracks.tracks]
             if process is not None:
                 descriptors.insert(0, _process_descriptor(process))
             for descriptor in descriptors:
-                packet = pb.TracePacket(trusted_packet_sequence_id=sequence_id)
+                packet = pb.TracePacket(trusted_packet_sequence_id=SEQUENCE_ID)
                 packet.track_descriptor.CopyFrom(descriptor)
                 packets += _emit(stream, packet)
             for ts, _, _, what, part in _session_events(tracks):
                 packet = interner.packet(ts, what, part)
-                packet.trusted_packet_sequence_id = sequence_id
+                packet.trusted_packet_sequence_id = SEQUENCE_ID
                 packets += _emit(stream, packet)
         return packets
 
@@ -242,7 +261,8 @@ class PerfettoWriter:
 class _Interner:
     """Interning (HABIT deviation, TRACE_CONTRACT §1: their writer interns nothing).
     Event names, categories, annotation names and repeated short string values are
-    written once per trace in `interned_data` and referred to by iid afterwards;
+    written once per journal group in `interned_data` (its first event clears what the
+    sequence had interned before) and referred to by iid afterwards;
     Trace Processor resolves them on import, so Agent Profiler's SQL sees the same
     strings. It roughly halves the file on long sessions."""
 
