@@ -2,7 +2,8 @@
 
 Owns what is Codex-specific (FORMATS.md §3): the `{timestamp, type, payload}`
 envelope, which `response_item`s the model sees and which category each is,
-one request per `token_count`, compaction, and subagent rollouts.
+one request per `token_count`, compaction, and subagent rollouts (read in one group
+with their parent: one group per session tree, so that trees can be read in parallel).
 
 Format facts this module relies on, with the surprise each one holds:
 - `last_token_usage.input_tokens` already includes `cached_input_tokens`: the
@@ -195,6 +196,15 @@ class _Compaction(CompactionDraft):
     observation: Logged | None = None
 
 
+def _thread_spawn(source: object) -> dict[str, Any] | None:
+    """`session_meta.source.subagent.thread_spawn`, the object by which a spawned child's
+    rollout names its parent (`parent_thread_id`) and role (FORMATS §3.6); None when
+    `source` is anything else (a string such as "cli", `{"subagent": "review"}`)."""
+    subagent = source.get("subagent") if isinstance(source, dict) else None
+    spawn = subagent.get("thread_spawn") if isinstance(subagent, dict) else None
+    return spawn if isinstance(spawn, dict) else None
+
+
 @dataclass(slots=True)
 class RolloutBuilder:
     """Accumulates one rollout file (one Codex thread)."""
@@ -275,18 +285,13 @@ class RolloutBuilder:
         if isinstance(text, str) and text:
             self.add_text("system:base_instructions", Category.SYSTEM, text, "Base instructions")
         source = payload.get("source")
-        if isinstance(source, dict):
-            spawn = (
-                (source.get("subagent") or {}).get("thread_spawn")
-                if isinstance(source.get("subagent"), dict)
-                else None
-            )
-            if isinstance(spawn, dict):
-                parent = spawn.get("parent_thread_id")
-                if isinstance(parent, str):
-                    self.parent_session = parent
-                role = spawn.get("agent_role") or spawn.get("agent_nickname")
-                self.agent_role = role if isinstance(role, str) else "subagent"
+        spawn = _thread_spawn(source)
+        if spawn is not None:
+            parent = spawn.get("parent_thread_id")
+            if isinstance(parent, str):
+                self.parent_session = parent
+            role = spawn.get("agent_role") or spawn.get("agent_nickname")
+            self.agent_role = role if isinstance(role, str) else "subagent"
         elif isinstance(source, str) and not any(key == "source" for key, _ in self.facts):
             self.facts.append(("source", source))  # once, however many session_meta lines
 
@@ -760,11 +765,63 @@ def _with_parent_call(session: Session, call_id: str | None) -> Session:
     return replace(session, parent_call_id=call_id) if call_id else session
 
 
+def _thread_links(head: list[object]) -> list[str]:
+    """The thread ids a rollout's head ties it to, read as `RolloutBuilder` reads them: its
+    own (the first `session_meta.id`), then its parent (`thread_spawn.parent_thread_id`)
+    and the children whose `collab_agent_spawn_end` it holds. Nothing when no session_meta
+    of the head has an id: such a rollout is named by its file and linked to no other."""
+    own: str | None = None
+    links: list[str] = []
+    for value in head:
+        if not isinstance(value, dict) or not isinstance(value.get("payload"), dict):
+            continue
+        payload, kind = value["payload"], value.get("type")
+        if kind == "session_meta":
+            if own is None and isinstance(payload.get("id"), str) and payload["id"]:
+                own = payload["id"]
+            spawn = _thread_spawn(payload.get("source"))
+            parent = spawn.get("parent_thread_id") if spawn is not None else None
+            if isinstance(parent, str) and parent:
+                links.append(parent)
+        elif kind == "event_msg" and payload.get("type") == "collab_agent_spawn_end":
+            call_id, child = payload.get("call_id"), payload.get("new_thread_id")
+            if isinstance(call_id, str) and isinstance(child, str) and child:
+                links.append(child)
+    return [own, *links] if own is not None else []
+
+
 def plan(files: list[SniffedFile]) -> list[JournalGroup]:
-    """One group: subagent rollouts link to their parent's spawn call only when read together."""
+    """One group per session tree, so that independent trees can be read in parallel.
+
+    A subagent links to its parent's spawn call only when both are read in one group, and
+    a child's own `session_meta` names its parent (`source.subagent.thread_spawn.
+    parent_thread_id`, FORMATS §3.6), so the trees are found from the sniffed heads alone:
+    rollouts are in one group when they share a session id (a copy, a resumed session:
+    the loader renames the second), when one names the other as its parent, or when one's
+    head holds the spawn of the other (a child that does not name its parent), and
+    transitively (a grandchild joins its grandparent). A spawn recorded after the head,
+    of a child that does not name its parent, is not seen: the two are read apart and
+    not linked. A rollout without a session id in its head is a group of its own.
+    Groups come in the order of their first file, files in their given order."""
     from agent_profiler.adapters import JournalGroup
 
-    return [JournalGroup(HARNESS, None, tuple(f.path for f in files))]
+    root = list(range(len(files)))  # union-find over the files; a set's root is its first
+
+    def find(index: int) -> int:
+        while root[index] != index:
+            root[index] = root[root[index]]
+            index = root[index]
+        return index
+
+    first: dict[str, int] = {}  # thread id -> the first file tied to it
+    for index, file in enumerate(files):
+        for thread in _thread_links(file.head):
+            a, b = find(index), find(first.setdefault(thread, index))
+            root[max(a, b)] = min(a, b)
+    trees: dict[int, list[Path]] = {}
+    for index, file in enumerate(files):
+        trees.setdefault(find(index), []).append(file.path)
+    return [JournalGroup(HARNESS, None, tuple(paths)) for paths in trees.values()]
 
 
 def read(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:
