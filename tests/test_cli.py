@@ -196,6 +196,8 @@ def test_the_report_title_default_is_the_report_s() -> None:
         ["a.jsonl", "-o"],
         ["a.jsonl", "-o", "x", "-o", "y"],
         ["a.jsonl", "--force", "--force"],
+        ["a.jsonl", "--jobs", "0"],
+        ["a.jsonl", "-j", "two"],
         ["a.jsonl", "--"],
         ["-o", "x.pftrace"],
         [],
@@ -224,7 +226,10 @@ def test_the_fast_export_path_parses_like_typer() -> None:
         "strict": False,
         "format_name": "json",
         "estimate": EstimateChoice.CHARS4,
+        "jobs": None,
     }
+    assert _parse_export(["a.jsonl", "-j", "3"])["jobs"] == 3  # type: ignore[index]
+    assert _parse_export(["a.jsonl", "--jobs=2"])["jobs"] == 2  # type: ignore[index]
 
 
 def test_the_console_script_exports_without_typer_and_writes_the_same_bytes(

@@ -239,9 +239,12 @@ def export_perfetto(
     it is None, to stdout: what was read, the warnings, the counts and the size written
     (0 on stdout). None, and nothing written, when no session could be read."""
     with _spool(target) as spool:
-        result, diagnostics, counts, first = _read_groups(
-            journals, harness, estimate, facts, jobs, spool
-        )
+        try:
+            result, diagnostics, counts, first = _read_groups(
+                journals, harness, estimate, facts, jobs, spool
+            )
+        except OSError as error:  # the spool beside the target: a full disk, a lost mount
+            raise OutputError(f"{target or 'stdout'}: {error.strerror or error}") from error
         if not counts.sessions or first is None:
             return None
         start = first

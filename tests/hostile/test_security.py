@@ -117,20 +117,20 @@ def test_an_interrupted_export_leaves_no_partial_trace(
     out = tmp_path / "t.pftrace"
     out.write_bytes(b"the good trace from before")
 
-    def interrupted(self: Any, sessions: Any, stream: Any) -> int:
+    def interrupted(self: Any, sessions: Any, stream: Any, group: int) -> int:
         stream.write(b"\x0a\x05half")
         raise KeyboardInterrupt  # Ctrl-C halfway through writing
 
-    monkeypatch.setattr(PerfettoWriter, "write", interrupted)
+    monkeypatch.setattr(PerfettoWriter, "write_group", interrupted)
     result = runner.invoke(app, ["export", str(SPOTTER), "-o", str(out), "--force"])
     assert result.exit_code != 0
     assert out.read_bytes() == b"the good trace from before"
     assert list(tmp_path.iterdir()) == [out]  # no temporary file left behind
 
-    def disk_full(self: Any, sessions: Any, stream: Any) -> int:
+    def disk_full(self: Any, sessions: Any, stream: Any, group: int) -> int:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(PerfettoWriter, "write", disk_full)
+    monkeypatch.setattr(PerfettoWriter, "write_group", disk_full)
     result = runner.invoke(app, ["export", str(SPOTTER), "-o", str(out), "--force"])
     assert result.exit_code == 1 and "No space left on device" in result.stderr
     assert out.read_bytes() == b"the good trace from before"

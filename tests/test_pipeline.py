@@ -1,0 +1,156 @@
+"""Journal groups read and encoded apart (pipeline.py): the trace is the same bytes in one
+process and in several, each group's track uuids sit in its own block, interning starts
+afresh per group, ids repeated across groups are renamed as one process would, and each
+capture's accounting is its own group's reading."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from agent_profiler.adapters import JournalGroup
+from agent_profiler.cli import app
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.layout import UUID_BLOCK
+from agent_profiler.loader import LoadResult, load, plan_inputs
+from agent_profiler.model import Harness
+from agent_profiler.pipeline import PARALLEL_MIN_BYTES, jobs_for
+from tests.samples import CLAUDE_SMALL, CODEX_SMALL, DATA, PI_LARGE
+from tests.traceview import load_trace
+
+runner = CliRunner()
+
+
+def _export(tmp_path: Path, name: str, *args: str) -> bytes:
+    """The trace's bytes (not checked: the test checks one of each pair it compares)."""
+    out = tmp_path / name
+    result = runner.invoke(app, ["export", *args, "-o", str(out)])
+    assert result.exit_code in (0, 1), result.output + result.stderr
+    return out.read_bytes()
+
+
+def test_every_harness_in_one_trace_is_the_same_bytes_with_one_process_or_two(
+    tmp_path: Path, export_trace: Any
+) -> None:
+    one = _export(tmp_path, "one.pftrace", str(DATA), "--jobs", "1")
+    two = export_trace(DATA, args=("--jobs", "2"))  # contract, real importer
+    assert one == two.path.read_bytes()
+    view = load_trace(one)
+    groups = plan_inputs([DATA], None, LoadResult())
+    assert len(groups) > 10
+    # Every group's captures are in its block; the first group keeps the small uuids.
+    blocks = {uuid // UUID_BLOCK for uuid in view.tracks}
+    assert blocks == set(range(len(groups))) - {
+        i for i, g in enumerate(groups) if not load(list(g.paths), Diagnostics()).sessions
+    }
+    assert min(view.tracks) == 1
+
+
+def test_a_session_given_twice_in_two_groups_is_renamed_the_same_way_by_workers(
+    tmp_path: Path, export_trace: Any
+) -> None:
+    # GIVEN the same Claude Code session twice (a copy is a group of its own) and a Codex
+    # rollout between them: three groups, the third repeating the first's session id
+    folder = tmp_path / "in"
+    folder.mkdir()
+    shutil.copy(CLAUDE_SMALL, folder / "a.jsonl")
+    shutil.copy(CODEX_SMALL, folder / "b.jsonl")
+    copy = tmp_path / "copy" / "c.jsonl"
+    copy.parent.mkdir()
+    shutil.copy(CLAUDE_SMALL, copy)
+    inputs = [str(folder / "a.jsonl"), str(folder / "b.jsonl"), str(copy)]
+    # WHEN exported by one process and by two (a worker reads the copy without knowing
+    # the first group's ids: the parent reads it again, renamed)
+    one = _export(tmp_path, "one.pftrace", *inputs, "--jobs", "1")
+    two = export_trace(*map(Path, inputs), args=("--jobs", "2"))
+    # THEN the bytes agree and the copy is `#2`
+    assert one == two.path.read_bytes()
+    view = two.view
+    ids = sorted(
+        str(profile.args["session_id"])
+        for capture in view.captures()
+        if (profile := view.profile_of(capture.uuid)) is not None
+    )
+    assert len(ids) == 3 and ids.count(ids[0]) == 1
+    copies = [i for i in ids if i.endswith("#2")]
+    assert len(copies) == 1 and copies[0].removesuffix("#2") in ids
+    assert len(plan_inputs(map(Path, inputs), None, LoadResult())) == 3
+
+
+def test_each_capture_carries_the_accounting_of_its_own_group(tmp_path: Path) -> None:
+    trace = _export(tmp_path, "t.pftrace", str(CLAUDE_SMALL), str(CODEX_SMALL), "--jobs", "2")
+    view = load_trace(trace)
+    lines = {}
+    for capture in view.captures():
+        profile = view.profile_of(capture.uuid)
+        assert profile is not None
+        lines[str(profile.args["harness"])] = profile.args["accounting"]["lines_read"]
+    assert lines == {
+        "claude-code": sum(1 for line in CLAUDE_SMALL.read_bytes().splitlines() if line.strip()),
+        "codex": sum(1 for line in CODEX_SMALL.read_bytes().splitlines() if line.strip()),
+    }
+
+
+def test_interning_starts_afresh_in_each_group(tmp_path: Path) -> None:
+    from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+    trace = pb.Trace.FromString(
+        _export(tmp_path, "t.pftrace", str(CLAUDE_SMALL), str(CODEX_SMALL), "--jobs", "2")
+    )
+    cleared = [
+        p.track_event.track_uuid // UUID_BLOCK
+        for p in trace.packet
+        if p.sequence_flags & pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
+    ]
+    assert cleared == [0, 1]
+    assert {p.trusted_packet_sequence_id for p in trace.packet} == {1}
+    # The clock snapshot comes first, at the earliest event of either group.
+    assert trace.packet[0].HasField("clock_snapshot")
+    first_event = min(p.timestamp for p in trace.packet if p.HasField("track_event"))
+    assert trace.packet[0].clock_snapshot.clocks[0].timestamp == first_event
+
+
+def test_jobs_default_to_every_core_only_for_several_groups_of_enough_input(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    big = tmp_path / "big.jsonl"
+    big.write_bytes(b"x" * (PARALLEL_MIN_BYTES // 2 + 1))
+    small = JournalGroup(Harness.CODEX, None, (CODEX_SMALL,))
+    half = JournalGroup(Harness.CODEX, None, (big,))
+    monkeypatch.setattr("os.process_cpu_count", lambda: 8, raising=False)
+    monkeypatch.setattr("os.cpu_count", lambda: 8)
+    assert jobs_for(None, [half]) == 1  # one group: nothing to share
+    assert jobs_for(None, [small, small]) == 1  # too little input to pay for a pool
+    assert jobs_for(None, [half, half, small]) == 3  # as many as there are groups
+    assert jobs_for(None, [half] * 12) == 8  # every core
+    assert jobs_for(4, [small, small]) == 2  # --jobs, never more than the groups
+    assert jobs_for(1, [half] * 12) == 1
+
+
+def test_warnings_of_groups_read_apart_add_up_in_the_groups_order() -> None:
+    first, second = Diagnostics(keep_first=3), Diagnostics()
+    for line in (1, 2):
+        first.warn("a.jsonl", line, "not-json", "bad")
+    for line in (7, 8, 9):
+        second.warn("b.jsonl", line, "bad-utf8", "bad")
+    second.skip("progress")
+    second.lines_read, second.records_parsed = 10, 9
+    first.absorb(second)
+    assert [(w.path, w.line) for w in first.warnings] == [
+        ("a.jsonl", 1),
+        ("a.jsonl", 2),
+        ("b.jsonl", 7),
+    ]
+    assert first.warning_counts == {"not-json": 2, "bad-utf8": 3}
+    assert (first.skipped["progress"], first.lines_read, first.records_parsed) == (1, 10, 9)
+
+
+def test_a_large_pi_session_and_a_codex_rollout_export_alike_in_workers(tmp_path: Path) -> None:
+    inputs = [str(PI_LARGE), str(CODEX_SMALL), str(CLAUDE_SMALL)]
+    assert _export(tmp_path, "a.pftrace", *inputs, "-j", "1") == _export(
+        tmp_path, "b.pftrace", *inputs, "-j", "3"
+    )
