@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.samples import CLAUDE_SMALL, CODEX_SMALL, DATA, PI_LARGE
+from tests.traceview import load_trace
 from typer.testing import CliRunner
 
 from agent_profiler.adapters import JournalGroup
@@ -19,8 +21,6 @@ from agent_profiler.layout import UUID_BLOCK
 from agent_profiler.loader import LoadResult, load, plan_inputs
 from agent_profiler.model import Harness
 from agent_profiler.pipeline import PARALLEL_MIN_BYTES, jobs_for
-from tests.samples import CLAUDE_SMALL, CODEX_SMALL, DATA, PI_LARGE
-from tests.traceview import load_trace
 
 runner = CliRunner()
 
@@ -154,3 +154,20 @@ def test_a_large_pi_session_and_a_codex_rollout_export_alike_in_workers(tmp_path
     assert _export(tmp_path, "a.pftrace", *inputs, "-j", "1") == _export(
         tmp_path, "b.pftrace", *inputs, "-j", "3"
     )
+
+
+def test_summary_rows_read_by_workers_are_the_rows_of_the_whole_model() -> None:
+    import orjson
+
+    from agent_profiler.summary import summarise_all
+
+    # GIVEN every small journal of every harness (subagents among them)
+    whole = summarise_all(load([DATA], Diagnostics()).sessions)
+    expected = [row.to_json(False) for row in whole]
+    assert any(row.parent for row in whole)
+    for jobs in ("1", "2"):
+        # WHEN summarised group by group, in this process and in two workers
+        result = runner.invoke(app, ["summary", "--json", "--jobs", jobs, str(DATA)])
+        assert result.exit_code == 0, result.stderr
+        # THEN the rows and their order are those of the whole model
+        assert orjson.loads(result.stdout) == orjson.loads(orjson.dumps(expected))

@@ -96,9 +96,7 @@ def journals() -> list[tuple[str, Path]]:
 
 
 JOURNALS = journals()
-CASES = [
-    (name, path, mode) for name, path in JOURNALS for mode in ("default", "previews")
-] + [
+CASES = [(name, path, mode) for name, path in JOURNALS for mode in ("default", "previews")] + [
     # Every small journal of every harness in one trace: many journal groups, read by two
     # worker processes, each group's uuids in its own block and its interning begun afresh
     # (pipeline.py): what the importer resolves must still be what each group meant.

@@ -30,6 +30,7 @@ from agent_profiler.exporting import (
     _load,
     export_perfetto,
     quiet_stdout,
+    read_groups,
     run_export,
     write_atomically,
 )
@@ -97,6 +98,16 @@ HarnessOption = Annotated[
     typer.Option("--harness", help="Skip auto-detection and read every input as this harness."),
 ]
 ForceOption = Annotated[bool, typer.Option("--force", help="Overwrite an existing output.")]
+JobsOption = Annotated[
+    int | None,
+    typer.Option(
+        "--jobs",
+        "-j",
+        min=1,
+        help="Processes that read the journals (default: every core when there are several "
+        "session trees and ≥ 4 MB of input). The output is the same whatever the number.",
+    ),
+]
 EstimateOption = Annotated[
     EstimateChoice,
     typer.Option(
@@ -160,17 +171,7 @@ def export(
         ),
     ] = None,
     estimate: EstimateOption = EstimateChoice.CHARS4,
-    jobs: Annotated[
-        int | None,
-        typer.Option(
-            "--jobs",
-            "-j",
-            min=1,
-            help="Processes that read the journals (default: every core when there are "
-            "several session trees and ≥ 4 MB of input). The trace is the same bytes "
-            "whatever the number.",
-        ),
-    ] = None,
+    jobs: JobsOption = None,
 ) -> None:
     """Export journals to one Perfetto trace (open it in https://ui.perfetto.dev).
 
@@ -220,6 +221,7 @@ def summary(
     ] = False,
     harness: HarnessOption = None,
     estimate: EstimateOption = EstimateChoice.CHARS4,
+    jobs: JobsOption = None,
 ) -> None:
     """Compare sessions side by side: calls, first/peak/final prompt size, growth,
     fill, compactions, tool calls, failures, repeats, result size and the largest
@@ -229,11 +231,13 @@ def summary(
     to the parent's numbers. An unreadable file is reported on stderr and the others
     are still summarised (exit code 1 at the end).
     """
-    with use_estimator(named(estimate)):
-        result, diagnostics = _load(journals, harness)
-    from agent_profiler.summary import render_calls, render_table, summarise_all
+    from agent_profiler.pipeline import SummariseRows
+    from agent_profiler.summary import render_calls, render_table
 
-    rows = summarise_all(result.sessions, window=window)
+    result, diagnostics, outcomes = read_groups(
+        journals, harness, estimate, SummariseRows(window), jobs
+    )
+    rows = [row for outcome in outcomes for row in outcome.value]
     if as_json:
         typer.echo(
             orjson.dumps([row.to_json(calls) for row in rows], option=orjson.OPT_INDENT_2).decode()

@@ -18,7 +18,7 @@ from agent_profiler.errors import OutputError, UsageError
 from agent_profiler.estimate import EstimateChoice, named, use_estimator
 from agent_profiler.loader import LoadResult, load
 from agent_profiler.model import Harness
-from agent_profiler.pipeline import SessionCounts, write_joined
+from agent_profiler.pipeline import EncodeTrace, GroupOutcome, SessionCounts, T, Use, write_joined
 from agent_profiler.writers import ContentMode, TraceFacts, writer_class
 
 EXIT_OK, EXIT_INPUT, EXIT_USAGE = 0, 1, 2
@@ -152,43 +152,43 @@ def _tell_reading(result: LoadResult, diagnostics: Diagnostics) -> None:
         )
 
 
-def _read_groups(
+def read_groups(
     journals: list[Path],
     harness: Harness | None,
     estimate: EstimateChoice,
-    facts: TraceFacts,
+    use: Use[T],
     jobs: int | None,
-    spool: IO[bytes],
-) -> tuple[LoadResult, Diagnostics, SessionCounts, int | None]:
-    """Read every journal group (in worker processes when there are several and enough
-    input, pipeline.py), their packets into `spool`: what was read, the warnings of
-    all groups, the counts of what was read, and where the clock snapshot goes."""
+    out: IO[bytes] | None = None,
+) -> tuple[LoadResult, Diagnostics, list[GroupOutcome[T]]]:
+    """Read every journal group and `use` it (pipeline.py: in worker processes when there
+    are several and enough input); what could not be used goes to stderr. Returns what
+    was read, the warnings of all groups, and each group's outcome in order."""
     from agent_profiler.loader import plan_inputs, warn_missing_parents
-    from agent_profiler.pipeline import GroupTask, jobs_for, read_all
+    from agent_profiler.pipeline import GroupTask, jobs_for, run_groups
 
     result = LoadResult()
-    with use_estimator(named(estimate)):
-        groups = plan_inputs(journals, harness, result)
+    groups = plan_inputs(journals, harness, result)
     diagnostics = Diagnostics(on_progress=_byte_progress() if sys.stderr.isatty() else None)
-    tasks = [GroupTask(i, group, harness, estimate, facts) for i, group in enumerate(groups)]
-    traces, first = read_all(
-        tasks,
-        jobs_for(jobs, groups),
-        spool,
-        on_progress=diagnostics.on_progress,
-        progress=_progress_reporter(journals),
+    tasks = [GroupTask(i, group, harness, estimate) for i, group in enumerate(groups)]
+    outcomes = list(
+        run_groups(
+            tasks,
+            use,
+            jobs_for(jobs, groups),
+            out,
+            on_progress=diagnostics.on_progress,
+            progress=_progress_reporter(journals),
+        )
     )
-    counts = SessionCounts()
     links: list[tuple[str, str | None, str]] = []
-    for trace in traces:
-        result.failures += trace.failures
-        result.files += trace.paths
-        diagnostics.absorb(trace.diagnostics)
-        counts.add(trace.counts)
-        links += trace.links
+    for outcome in outcomes:
+        result.failures += outcome.failures
+        result.files += outcome.paths
+        diagnostics.absorb(outcome.diagnostics)
+        links += outcome.links
     warn_missing_parents(links, diagnostics)
     _tell_reading(result, diagnostics)
-    return result, diagnostics, counts, first
+    return result, diagnostics, outcomes
 
 
 def _byte_progress() -> Callable[[str, int, int], None]:
@@ -240,11 +240,15 @@ def export_perfetto(
     (0 on stdout). None, and nothing written, when no session could be read."""
     with _spool(target) as spool:
         try:
-            result, diagnostics, counts, first = _read_groups(
-                journals, harness, estimate, facts, jobs, spool
+            result, diagnostics, outcomes = read_groups(
+                journals, harness, estimate, EncodeTrace(facts), jobs, spool
             )
         except OSError as error:  # the spool beside the target: a full disk, a lost mount
             raise OutputError(f"{target or 'stdout'}: {error.strerror or error}") from error
+        counts = SessionCounts()
+        for outcome in outcomes:
+            counts.add(outcome.counts)
+        first = min((o.first for o in outcomes if o.first is not None), default=None)
         if not counts.sessions or first is None:
             return None
         start = first

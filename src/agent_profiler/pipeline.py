@@ -16,12 +16,13 @@ warning, once every group's links are known).
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO
+from typing import IO, Any, Generic, Protocol, TypeVar
 
 from agent_profiler.adapters import JournalGroup
 from agent_profiler.diagnostics import Diagnostics
@@ -34,15 +35,30 @@ from agent_profiler.writers import TraceFacts
 # Below this much input a worker pool (≈ 30–60 ms to fork and feed) costs more than it saves.
 PARALLEL_MIN_BYTES = 4 * 1024 * 1024
 COPY_CHUNK = 1 << 20
+T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 
 
 @dataclass(frozen=True, slots=True)
 class GroupTask:
-    index: int  # the group's place in loader.plan's order: its uuid block
+    index: int  # the group's place in loader.plan's order (its uuid block in a trace)
     group: JournalGroup
     harness: Harness | None
     estimate: EstimateChoice
-    facts: TraceFacts  # without accounting: each group's capture carries its own
+
+
+class Use(Protocol[T_co]):
+    """What is made of a group once read: called with its sessions (ids made unique),
+    its warnings, the task, and where a value that is bytes goes in this process (None in
+    a worker: the value is sent back)."""
+
+    def __call__(
+        self,
+        sessions: list[Session],
+        diagnostics: Diagnostics,
+        task: GroupTask,
+        out: IO[bytes] | None,
+    ) -> T_co: ...
 
 
 @dataclass(slots=True)
@@ -74,8 +90,8 @@ class SessionCounts:
 
 
 @dataclass(slots=True)
-class GroupTrace:
-    """One group, read and encoded: everything the parent needs of it."""
+class GroupOutcome(Generic[T]):
+    """One group, read and used: everything the parent needs of it."""
 
     index: int
     failures: list[JournalError]
@@ -83,32 +99,29 @@ class GroupTrace:
     journal_ids: tuple[str, ...]  # before renaming: the parent checks them for repeats
     links: list[tuple[str, str | None, str]]  # (session id, parent id, first source)
     counts: SessionCounts
-    first: int | None  # the earliest session start, for the clock snapshot
+    first: int | None  # the earliest session start (a trace's clock snapshot)
     diagnostics: Diagnostics
-    data: bytes = b""  # the group's packets (PerfettoWriter.write_group), from a worker
+    value: T
 
 
-def encode_group(
+def run_group(
     task: GroupTask,
+    use: Use[T],
     seen: dict[str, int] | None = None,
     out: IO[bytes] | None = None,
     on_progress: Callable[[str, int, int], None] | None = None,
-) -> GroupTrace:
-    """Read one group and encode its packets, into `out` or else into the result's `data`.
-    `seen`: the session ids of the groups before it, updated (a worker knows none: the
-    parent checks what it sends back)."""
-    from agent_profiler.writers.perfetto import PerfettoWriter, trace_start
+) -> GroupOutcome[T]:
+    """Read one group and `use` it. `seen`: the session ids of the groups before it,
+    updated (a worker knows none: the parent checks what it sends back)."""
+    from agent_profiler.views import session_span
 
     diagnostics = Diagnostics(on_progress=on_progress)
     with use_estimator(named(task.estimate)):
         read = read_group(
             task.group, diagnostics, {} if seen is None else seen, harness=task.harness
         )
-    buffer = io.BytesIO() if out is None else None
-    if read.sessions:
-        facts = replace(task.facts, accounting=diagnostics.accounting())
-        PerfettoWriter(facts).write_group(read.sessions, buffer or out, task.index)  # type: ignore[arg-type]
-    return GroupTrace(
+        value = use(read.sessions, diagnostics, task, out)
+    return GroupOutcome(
         task.index,
         read.failures,
         read.paths,
@@ -118,14 +131,14 @@ def encode_group(
             for s in read.sessions
         ],
         SessionCounts.of(read.sessions),
-        trace_start(read.sessions),
+        min((session_span(s)[0] for s in read.sessions), default=None),
         diagnostics,
-        b"" if buffer is None else buffer.getvalue(),
+        value,
     )
 
 
-def _worker(task: GroupTask) -> GroupTrace:
-    return encode_group(task)
+def _in_worker(use: Use[T], task: GroupTask) -> GroupOutcome[T]:
+    return run_group(task, use)
 
 
 def jobs_for(requested: int | None, groups: Sequence[JournalGroup]) -> int:
@@ -146,64 +159,109 @@ def jobs_for(requested: int | None, groups: Sequence[JournalGroup]) -> int:
     return max(1, min(cores or 1, len(groups)))
 
 
-def _traces(
+def run_groups(
     tasks: Sequence[GroupTask],
+    use: Use[T],
     jobs: int,
-    spool: IO[bytes],
-    on_progress: Callable[[str, int, int], None] | None,
-) -> Iterator[GroupTrace]:
-    """Every group's trace in the tasks' order, its packets appended to `spool`, session
-    ids made unique across groups: in this process (jobs = 1) or in `jobs` workers."""
+    out: IO[bytes] | None = None,
+    *,
+    on_progress: Callable[[str, int, int], None] | None = None,
+    progress: Callable[[int, int, JournalGroup], None] | None = None,
+) -> Iterator[GroupOutcome[T]]:
+    """Every group read and used, in the tasks' order, session ids made unique across
+    groups: in this process (jobs = 1) or in `jobs` workers. `out` is handed to `use` in
+    this process; a worker's bytes are written to it here, in order."""
     seen: dict[str, int] = {}
+    done = 0
+
+    def step(outcome: GroupOutcome[T]) -> GroupOutcome[T]:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, len(tasks), tasks[done - 1].group)
+        return outcome
+
     if jobs <= 1:
         for task in tasks:
-            yield encode_group(task, seen, spool, on_progress)
+            yield step(run_group(task, use, seen, out, on_progress))
         return
     import multiprocessing
 
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
     with context.Pool(jobs) as pool:
-        for task, trace in zip(tasks, pool.imap(_worker, tasks, chunksize=1), strict=True):
-            if any(session_id in seen for session_id in trace.journal_ids):
+        sent = pool.imap(functools.partial(_in_worker, use), tasks, chunksize=1)
+        for task, outcome in zip(tasks, sent, strict=True):
+            if any(session_id in seen for session_id in outcome.journal_ids):
                 # An id an earlier group already used (the same session given twice):
                 # read the group again here, renamed as one process would have.
-                yield encode_group(task, seen, spool)
+                yield step(run_group(task, use, seen, out))
                 continue
-            for session_id in trace.journal_ids:
+            for session_id in outcome.journal_ids:
                 seen[session_id] = seen.get(session_id, 0) + 1
-            spool.write(trace.data)
-            trace.data = b""
-            yield trace
+            if out is not None and isinstance(outcome.value, bytes):
+                out.write(outcome.value)
+                outcome.value = b""  # type: ignore[assignment]
+            yield step(outcome)
 
 
-def read_all(
-    tasks: Sequence[GroupTask],
-    jobs: int,
-    spool: IO[bytes],
-    *,
-    on_progress: Callable[[str, int, int], None] | None = None,
-    progress: Callable[[int, int, JournalGroup], None] | None = None,
-) -> tuple[list[GroupTrace], int | None]:
-    """Read and encode every group, their packets into `spool` (a temporary file) in the
-    groups' order: each group's trace without its packets, and the earliest start of all
-    (the clock snapshot, which comes first in the trace, is taken there)."""
-    done: list[GroupTrace] = []
-    first: int | None = None
-    for trace in _traces(tasks, jobs, spool, on_progress if jobs <= 1 else None):
-        if trace.first is not None:
-            first = trace.first if first is None else min(first, trace.first)
-        done.append(trace)
-        if progress is not None:
-            progress(len(done), len(tasks), tasks[len(done) - 1].group)
-    return done, first
+# --------------------------------------------------------------------------- export
+
+
+@dataclass(frozen=True, slots=True)
+class EncodeTrace:
+    """A group's Perfetto packets (PerfettoWriter.write_group), its captures carrying the
+    accounting of its own reading; into `out` in this process, else sent back as bytes."""
+
+    facts: TraceFacts
+
+    def __call__(
+        self,
+        sessions: list[Session],
+        diagnostics: Diagnostics,
+        task: GroupTask,
+        out: IO[bytes] | None,
+    ) -> bytes:
+        from agent_profiler.writers.perfetto import PerfettoWriter
+
+        if not sessions:
+            return b""
+        writer = PerfettoWriter(replace(self.facts, accounting=diagnostics.accounting()))
+        if out is not None:
+            writer.write_group(sessions, out, task.index)
+            return b""
+        buffer = io.BytesIO()
+        writer.write_group(sessions, buffer, task.index)
+        return buffer.getvalue()
 
 
 def write_joined(stream: IO[bytes], first: int, spool: IO[bytes]) -> None:
-    """The trace: the clock snapshot, then the spooled packets of every group."""
+    """The trace: the clock snapshot, then the spooled packets of every group (which
+    waited, since the snapshot comes first and is taken at the earliest start of all)."""
     from agent_profiler.writers.perfetto import write_clock
 
     write_clock(stream, first)
     spool.seek(0)
     while chunk := spool.read(COPY_CHUNK):
         stream.write(chunk)
+
+
+# --------------------------------------------------------------------------- summary
+
+
+@dataclass(frozen=True, slots=True)
+class SummariseRows:
+    """A group's summary rows (summary.summarise_all: a subagent's parent is in its group)."""
+
+    window: int | None
+
+    def __call__(
+        self,
+        sessions: list[Session],
+        diagnostics: Diagnostics,
+        task: GroupTask,
+        out: IO[bytes] | None,
+    ) -> list[Any]:
+        from agent_profiler.summary import summarise_all
+
+        return summarise_all(sessions, window=self.window)
