@@ -171,3 +171,29 @@ def test_summary_rows_read_by_workers_are_the_rows_of_the_whole_model() -> None:
         assert result.exit_code == 0, result.stderr
         # THEN the rows and their order are those of the whole model
         assert orjson.loads(result.stdout) == orjson.loads(orjson.dumps(expected))
+
+
+def test_plans_group_slimmed_heads_as_they_group_whole_ones(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agent_profiler import loader
+    from tests.shared_paths import CORPUS
+
+    roots = [DATA] + ([CORPUS] if CORPUS.is_dir() else [])
+    slimmed = plan_inputs(roots, None, LoadResult())
+    monkeypatch.setattr(loader, "_slim_head", lambda head: head)
+    assert plan_inputs(roots, None, LoadResult()) == slimmed
+    assert len(slimmed) > 20
+
+
+def test_a_slimmed_head_keeps_small_facts_at_any_depth_and_drops_text() -> None:
+    from agent_profiler.loader import _slim_head
+
+    deep = {"payload": {"source": {"subagent": {"thread_spawn": {"parent_thread_id": "p"}}}}}
+    record = {"type": "x", "n": 3, "ok": True, "none": None, "text": "t" * 257, "list": [1], **deep}
+    assert _slim_head([record, [1, 2], "a"]) == [
+        {"type": "x", "n": 3, "ok": True, "none": None, **deep},
+        None,
+        None,
+    ]
+    assert _slim_head([{"short": "t" * 256}]) == [{"short": "t" * 256}]

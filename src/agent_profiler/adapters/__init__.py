@@ -20,7 +20,9 @@ from agent_profiler.model import Harness, Session
 @dataclass(frozen=True, slots=True)
 class SniffedFile:
     path: Path
-    head: list[object]  # the first parsed records, for detection and grouping
+    # The first parsed records, slimmed for grouping (loader._slim_head): ids, types and
+    # small objects are there; strings over 256 characters and lists are not.
+    head: list[object]
 
 
 @dataclass(frozen=True, slots=True)
