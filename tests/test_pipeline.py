@@ -176,8 +176,9 @@ def test_summary_rows_read_by_workers_are_the_rows_of_the_whole_model() -> None:
 def test_plans_group_slimmed_heads_as_they_group_whole_ones(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from agent_profiler import loader
     from tests.shared_paths import CORPUS
+
+    from agent_profiler import loader
 
     roots = [DATA] + ([CORPUS] if CORPUS.is_dir() else [])
     slimmed = plan_inputs(roots, None, LoadResult())
