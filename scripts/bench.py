@@ -6,7 +6,8 @@ Journals are built once (cached in .bench/, or .bench/quick/) by replaying real
 sessions from tests/data with fresh ids and shifted times:
 - claude: the spotter transcript replayed to ≈100 MB (and ≈25 MB: memory must stay
   flat, peak RSS at 100 MB ≤ 1.3× the peak at 25 MB);
-- codex: the Desktop rollout replayed to ≈50 MB, each copy a separate session;
+- codex: the Desktop rollout replayed as 50 sessions of 1 MB, a rollout file each (the
+  issue's row, "many sessions"), and replayed to one ≈50 MB session;
 - pi: the large pi-mono session replayed to ≈50 MB (its message times are epoch ms);
 - folder: 300 real-sized sessions (≈1–2 MB each, half Claude Code, half Codex), each
   a corpus session with its own session id and fresh ids, one file each;
@@ -191,6 +192,22 @@ def build_one(kind: str, source_path: Path, directory: Path, nbytes: int) -> Pat
     if not target.exists():
         replay(kind, read_source(source_path), target, nbytes)
     return target
+
+
+def build_sessions(kind: str, source_path: Path, directory: Path, count: int, nbytes: int) -> Path:
+    """`count` sessions of `nbytes` each, one rollout file each (fresh ids per file)."""
+    folder = directory / f"{kind}-{count}x{nbytes // MB}mb"
+    marker = folder / ".complete"
+    if marker.exists():
+        return folder
+    shutil.rmtree(folder, ignore_errors=True)
+    source = read_source(source_path)
+    for index in range(count):
+        session = str(uuid.UUID(int=(0xC5 << 120) + index))
+        target = folder / f"rollout-2026-03-01T00-00-00-{session}.jsonl"
+        replay(kind, source, target, nbytes, tag=f"s{index}")
+    marker.touch()
+    return folder
 
 
 def folder_sizes(count: int, low: int, high: int) -> list[int]:
@@ -496,9 +513,20 @@ def main(argv: list[str] | None = None) -> int:
             flat = (little.peak_rss_mb, big.peak_rss_mb)
         if "codex" in only:
             codex_mb = scale["codex"]
+            # The issue's row: many sessions, a rollout file each (as Codex writes them).
+            sessions = build_sessions("codex", CODEX_DESKTOP, directory, codex_mb, MB)
+            export_row(
+                f"Codex {codex_mb} MB, {codex_mb} sessions",
+                sessions,
+                peer_ok=True,
+                max_floor=4,
+                min_speedup=2,
+                max_rss_mb=100,
+                max_share=0.10,
+            )
             journal = build_one("codex", CODEX_DESKTOP, directory, codex_mb * MB)
             export_row(
-                f"Codex {codex_mb} MB",
+                f"Codex {codex_mb} MB, one session",
                 journal,
                 peer_ok=True,
                 max_floor=4,
