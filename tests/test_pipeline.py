@@ -48,6 +48,13 @@ def test_every_harness_in_one_trace_is_the_same_bytes_with_one_process_or_two(
         i for i, g in enumerate(groups) if not load(list(g.paths), Diagnostics()).sessions
     }
     assert min(view.tracks) == 1
+    # The clock snapshot, first, is at the earliest event of all groups (their subagents
+    # included): every group reports its own earliest session start.
+    from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+    packets = pb.Trace.FromString(one).packet
+    events = [p.timestamp for p in packets if p.HasField("track_event")]
+    assert packets[0].clock_snapshot.clocks[0].timestamp == min(events)
 
 
 def test_a_session_given_twice_in_two_groups_is_renamed_the_same_way_by_workers(
@@ -125,6 +132,7 @@ def test_jobs_default_to_every_core_only_for_several_groups_of_enough_input(
     monkeypatch.setattr("os.cpu_count", lambda: 8)
     assert jobs_for(None, [half]) == 1  # one group: nothing to share
     assert jobs_for(None, [small, small]) == 1  # too little input to pay for a pool
+    assert jobs_for(None, [half, half]) == 2  # two groups are enough to share
     assert jobs_for(None, [half, half, small]) == 3  # as many as there are groups
     assert jobs_for(None, [half] * 12) == 8  # every core
     assert jobs_for(4, [small, small]) == 2  # --jobs, never more than the groups
@@ -198,3 +206,19 @@ def test_a_slimmed_head_keeps_small_facts_at_any_depth_and_drops_text() -> None:
         None,
     ]
     assert _slim_head([{"short": "t" * 256}]) == [{"short": "t" * 256}]
+
+
+def test_the_clock_is_taken_at_the_earliest_session_of_a_tree_not_its_last(
+    tmp_path: Path,
+) -> None:
+    from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+    # GIVEN a Claude Code session whose subagents start after it (one group, many sessions)
+    spotter = DATA / "claude-code" / "spotter-2.1.39-subagents-compaction"
+    journal = next(spotter.glob("*.jsonl.gz"))
+    packets = pb.Trace.FromString(_export(tmp_path, "t.pftrace", str(journal))).packet
+    starts = sorted({p.timestamp for p in packets if p.HasField("track_event")})
+    assert len(load([journal], Diagnostics()).sessions) > 1
+    # THEN the clock snapshot is at its very first event
+    assert packets[0].clock_snapshot.clocks[0].timestamp == starts[0]
+
