@@ -10,8 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.samples import CLAUDE_SMALL, CODEX_SMALL, DATA, PI_LARGE
-from tests.traceview import load_trace
 from typer.testing import CliRunner
 
 from agent_profiler.adapters import JournalGroup
@@ -21,6 +19,8 @@ from agent_profiler.layout import UUID_BLOCK
 from agent_profiler.loader import LoadResult, load, plan_inputs
 from agent_profiler.model import Harness
 from agent_profiler.pipeline import PARALLEL_MIN_BYTES, jobs_for
+from samples import CLAUDE_SMALL, CODEX_SMALL, DATA, PI_LARGE
+from traceview import load_trace
 
 runner = CliRunner()
 
@@ -184,9 +184,8 @@ def test_summary_rows_read_by_workers_are_the_rows_of_the_whole_model() -> None:
 def test_plans_group_slimmed_heads_as_they_group_whole_ones(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from tests.shared_paths import CORPUS
-
     from agent_profiler import loader
+    from shared_paths import CORPUS
 
     roots = [DATA] + ([CORPUS] if CORPUS.is_dir() else [])
     slimmed = plan_inputs(roots, None, LoadResult())
@@ -221,4 +220,3 @@ def test_the_clock_is_taken_at_the_earliest_session_of_a_tree_not_its_last(
     assert len(load([journal], Diagnostics()).sessions) > 1
     # THEN the clock snapshot is at its very first event
     assert packets[0].clock_snapshot.clocks[0].timestamp == starts[0]
-
