@@ -2,4 +2,5 @@
 
 from agent_profiler.entry import main
 
-main()
+if __name__ == "__main__":  # not when a worker process imports it (multiprocessing)
+    main()

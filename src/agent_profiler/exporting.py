@@ -178,6 +178,7 @@ def read_groups(
             out,
             on_progress=diagnostics.on_progress,
             progress=_progress_reporter(journals),
+            notice=lambda message: echo(message, err=True),
         )
     )
     links: list[tuple[str, str | None, str]] = []

@@ -16,9 +16,9 @@ warning, once every group's links are known).
 from __future__ import annotations
 
 import contextlib
-import functools
 import io
 import os
+import signal
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -167,6 +167,7 @@ def run_groups(
     *,
     on_progress: Callable[[str, int, int], None] | None = None,
     progress: Callable[[int, int, JournalGroup], None] | None = None,
+    notice: Callable[[str], None] | None = None,
 ) -> Iterator[GroupOutcome[T]]:
     """Every group read and used, in the tasks' order, session ids made unique across
     groups: in this process (jobs = 1) or in `jobs` workers. `out` is handed to `use` in
@@ -186,12 +187,36 @@ def run_groups(
             yield step(run_group(task, use, seen, out, on_progress))
         return
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    with context.Pool(jobs) as pool:
-        sent = pool.imap(functools.partial(_in_worker, use), tasks, chunksize=1)
-        for task, outcome in zip(tasks, sent, strict=True):
+    # spawn: a fresh interpreter per worker, the same on every platform, holding none of
+    # the parent's heap (nor its threads, which fork would copy mid-state).
+    pool = ProcessPoolExecutor(
+        jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_signals
+    )
+    try:
+        # Workers start with Ctrl-C ignored (a worker interrupted while its interpreter
+        # starts prints a fatal error), then leave at once on it (_worker_signals).
+        before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            futures = [pool.submit(_in_worker, use, task) for task in tasks]
+        finally:
+            signal.signal(signal.SIGINT, before)
+        for index, (task, future) in enumerate(zip(tasks, futures, strict=True)):
+            try:
+                outcome = future.result()
+            except BrokenProcessPool:
+                # A worker was killed (out of memory, a signal): what it and the others
+                # had not sent back is read here; the output is the same.
+                if notice is not None:
+                    notice(
+                        "note: a worker process stopped before it was done; reading the "
+                        f"remaining {len(tasks) - index} journal group(s) in this process"
+                    )
+                for rest in tasks[index:]:
+                    yield step(run_group(rest, use, seen, out))
+                return
             if any(session_id in seen for session_id in outcome.journal_ids):
                 # An id an earlier group already used (the same session given twice):
                 # read the group again here, renamed as one process would have.
@@ -203,6 +228,14 @@ def run_groups(
                 out.write(outcome.value)
                 outcome.value = b""  # type: ignore[assignment]
             yield step(outcome)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _worker_signals() -> None:
+    """Ctrl-C reaches every process of the terminal's group: a worker leaves at once and
+    without a traceback, and the parent, which gets it too, says it was interrupted."""
+    signal.signal(signal.SIGINT, lambda *_: os._exit(130))
 
 
 # --------------------------------------------------------------------------- export
