@@ -76,14 +76,19 @@ def _mkstemp(directory: Path, prefix: str) -> tuple[int, str]:
     raise FileExistsError(f"no free temporary name in {directory}")
 
 
+def _beside(path: Path, kind: str) -> tuple[int, str]:
+    """A new private temporary file in `path`'s folder (`.<name>.<kind><pid>-<random>.tmp`)."""
+    directory = path.parent if str(path.parent) else Path(".")
+    try:
+        return _mkstemp(directory, f".{path.name}.{kind}")
+    except OSError as error:
+        raise OutputError(f"{path}: cannot write here ({error.strerror})") from error
+
+
 def write_atomically(path: Path, fill: Callable[[IO[bytes]], object]) -> int:
     """Write to a temporary file beside the target (`fill(stream)`) and rename it into
     place, so an interrupted export never leaves a partial trace or clobbers a good one."""
-    directory = path.parent if str(path.parent) else Path(".")
-    try:
-        handle, temporary = _mkstemp(directory, f".{path.name}.")
-    except OSError as error:
-        raise OutputError(f"{path}: cannot write here ({error.strerror})") from error
+    handle, temporary = _beside(path, "")
     try:
         with os.fdopen(handle, "wb") as stream:
             fill(stream)
@@ -110,11 +115,7 @@ def _spool(target: Path | None) -> Iterator[IO[bytes]]:
         with tempfile.TemporaryFile() as stream:
             yield stream
         return
-    directory = target.parent if str(target.parent) else Path(".")
-    try:
-        handle, name = _mkstemp(directory, f".{target.name}.packets.")
-    except OSError as error:
-        raise OutputError(f"{target}: cannot write here ({error.strerror})") from error
+    handle, name = _beside(target, "packets.")
     try:
         with os.fdopen(handle, "w+b") as stream:
             yield stream
