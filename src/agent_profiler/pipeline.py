@@ -19,6 +19,7 @@ import contextlib
 import io
 import os
 import signal
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -32,7 +33,8 @@ from agent_profiler.loader import read_group
 from agent_profiler.model import Harness, Session
 from agent_profiler.writers import TraceFacts
 
-# Below this much input a worker pool (≈ 30–60 ms to fork and feed) costs more than it saves.
+# Below this much input, worker processes (each a new interpreter that imports the package:
+# ≈ 0.1–0.2 s) cost more than they save.
 PARALLEL_MIN_BYTES = 4 * 1024 * 1024
 COPY_CHUNK = 1 << 20
 T = TypeVar("T")
@@ -198,11 +200,15 @@ def run_groups(
     try:
         # Workers start with Ctrl-C ignored (a worker interrupted while its interpreter
         # starts prints a fatal error), then leave at once on it (_worker_signals).
-        before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        # (Signals can be set from the main thread only: a caller on another thread
+        # keeps Python's default.)
+        main = threading.current_thread() is threading.main_thread()
+        before = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
         try:
             futures = [pool.submit(_in_worker, use, task) for task in tasks]
         finally:
-            signal.signal(signal.SIGINT, before)
+            if main:
+                signal.signal(signal.SIGINT, before)
         for index, (task, future) in enumerate(zip(tasks, futures, strict=True)):
             try:
                 outcome = future.result()
