@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from typer.testing import CliRunner
@@ -220,3 +220,149 @@ def test_the_clock_is_taken_at_the_earliest_session_of_a_tree_not_its_last(
     assert len(load([journal], Diagnostics()).sessions) > 1
     # THEN the clock snapshot is at its very first event
     assert packets[0].clock_snapshot.clocks[0].timestamp == starts[0]
+
+
+# --------------------------------------------------------------------------- the pool path
+# Worker processes import the package afresh, so a test cannot see inside them; these run the
+# pool path with threads in their place (the same submit, result and broken-pool protocol).
+
+
+class _ThreadPool:
+    """concurrent.futures.ProcessPoolExecutor's interface on threads; `broken_at` makes the
+    result of that task (by submission order) and every later one raise BrokenProcessPool."""
+
+    created: ClassVar[list[int]] = []
+    broken_at: ClassVar[int | None] = None
+
+    def __init__(self, jobs: int, **_: object) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        type(self).created.append(jobs)
+        self.pool = ThreadPoolExecutor(jobs)
+        self.submitted = 0
+
+    def submit(self, fn: Any, *args: Any) -> Any:
+        from concurrent.futures import Future
+        from concurrent.futures.process import BrokenProcessPool
+
+        index, self.submitted = self.submitted, self.submitted + 1
+        if self.broken_at is not None and index >= self.broken_at:
+            future: Future[Any] = Future()
+            future.set_exception(BrokenProcessPool("a worker died"))
+            return future
+        return self.pool.submit(fn, *args)
+
+    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=cancel_futures)
+
+
+@pytest.fixture
+def thread_pool(monkeypatch: pytest.MonkeyPatch) -> type[_ThreadPool]:
+    import concurrent.futures
+
+    _ThreadPool.created, _ThreadPool.broken_at = [], None
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", _ThreadPool)
+    return _ThreadPool
+
+
+def _outcomes(jobs: int, notes: list[str] | None = None) -> list[Any]:
+    import io
+
+    from agent_profiler.estimate import EstimateChoice
+    from agent_profiler.pipeline import EncodeTrace, GroupTask, run_groups
+    from agent_profiler.writers import TraceFacts
+
+    groups = plan_inputs([DATA], None, LoadResult())
+    tasks = [GroupTask(i, g, None, EstimateChoice.CHARS4) for i, g in enumerate(groups)]
+    out = io.BytesIO()
+    seen: list[tuple[int, int, JournalGroup]] = []
+    outcomes = list(
+        run_groups(
+            tasks,
+            EncodeTrace(TraceFacts()),
+            jobs,
+            out,
+            progress=lambda done, total, group: seen.append((done, total, group)),
+            notice=None if notes is None else notes.append,
+        )
+    )
+    # Progress: once per group, in order, naming each group.
+    assert seen == [(i + 1, len(groups), g) for i, g in enumerate(groups)]
+    return [out.getvalue(), [(o.index, o.journal_ids, o.counts) for o in outcomes]]
+
+
+def test_the_pool_path_yields_what_one_process_does(thread_pool: type[_ThreadPool]) -> None:
+    alone = _outcomes(1)
+    assert thread_pool.created == []
+    assert _outcomes(2) == alone
+    assert thread_pool.created == [2]
+
+
+def test_a_broken_pool_is_finished_in_this_process_with_a_note(
+    thread_pool: type[_ThreadPool],
+) -> None:
+    alone = _outcomes(1)
+    thread_pool.broken_at = 5
+    notes: list[str] = []
+    assert _outcomes(2, notes) == alone
+    total = len(plan_inputs([DATA], None, LoadResult()))
+    assert notes == [
+        "note: a worker process stopped before it was done; reading the remaining "
+        f"{total - 5} journal group(s) in this process"
+    ]
+
+
+def test_the_wrote_line_counts_every_group(tmp_path: Path) -> None:
+    # GIVEN every harness's journals, many groups (unmetered responses and subagents among them)
+    sessions = load([DATA], Diagnostics()).sessions
+    responses = sum(len(s.responses) for s in sessions)
+    unmetered = sum(len(s.unmetered_responses) for s in sessions)
+    subagents = sum(1 for s in sessions if s.is_subagent)
+    compactions = sum(len(s.compactions) for s in sessions)
+    assert unmetered and subagents and compactions
+    for jobs in ("1", "2"):
+        result = runner.invoke(app, ["export", str(DATA), "-j", jobs, "-o", str(tmp_path / jobs)])
+        # THEN the closing line adds up every group
+        assert (
+            f": {len(sessions)} session(s) ({subagents} subagent), {responses} response(s) "
+            f"(+{unmetered} without usage), {compactions} compaction(s),"
+        ) in result.stdout
+
+
+def test_a_renamed_copy_keeps_its_subagents_linked_to_it(tmp_path: Path) -> None:
+    # GIVEN a Claude Code session with subagents, and a copy of it (its subagents too)
+    spotter = DATA / "claude-code" / "spotter-2.1.39-subagents-compaction"
+    copy = tmp_path / "copy"
+    shutil.copytree(spotter, copy)
+    first, second = (next(folder.glob("*.jsonl.gz")) for folder in (spotter, copy))
+    # WHEN both are read (two groups)
+    sessions = load([first, second], Diagnostics()).sessions
+    ids = {s.session_id for s in sessions}
+    main = next(s for s in sessions if not s.is_subagent and not s.session_id.endswith("#2"))
+    renamed = next(s for s in sessions if s.session_id == f"{main.session_id}#2")
+    # THEN the copy's subagents name the copy as their parent, and the copy's launching
+    # calls name the copy's subagents
+    children = [s for s in sessions if s.parent_session == renamed.session_id]
+    originals = [s for s in sessions if s.parent_session == main.session_id]
+    assert children and len(children) == len(originals)
+    launched = {c.child_session for c in renamed.tool_calls if c.child_session}
+    assert launched and launched <= ids
+    assert launched == {c.session_id for c in children} & launched
+    assert not launched & {c.child_session for c in main.tool_calls}
+
+
+def test_renaming_a_group_leaves_links_to_sessions_it_did_not_rename() -> None:
+    import dataclasses
+
+    from agent_profiler.loader import _rename
+
+    first, other = load([CLAUDE_SMALL, CODEX_SMALL], Diagnostics()).sessions
+    # GIVEN a group whose first session repeats an earlier group's id, and a subagent whose
+    # parent is a session of another, unrenamed group
+    child = dataclasses.replace(other, parent_session="an-earlier-parent")
+    seen = {first.session_id: 1}
+    renamed = _rename([first, child], seen)
+    # THEN only the repeated id changes; the subagent's link to its parent stays
+    assert [s.session_id for s in renamed] == [f"{first.session_id}#2", other.session_id]
+    assert renamed[1].parent_session == "an-earlier-parent"
+    assert seen == {first.session_id: 2, other.session_id: 1}
