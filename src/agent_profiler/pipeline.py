@@ -33,8 +33,8 @@ from agent_profiler.loader import read_group
 from agent_profiler.model import Harness, Session
 from agent_profiler.writers import TraceFacts
 
-# Below this much input, worker processes (each a new interpreter that imports the package:
-# ≈ 0.1–0.2 s) cost more than they save.
+# Below this much input, starting worker processes and sending back their packets costs
+# more than the second core saves.
 PARALLEL_MIN_BYTES = 4 * 1024 * 1024
 COPY_CHUNK = 1 << 20
 T = TypeVar("T")
@@ -192,10 +192,8 @@ def run_groups(
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    # spawn: a fresh interpreter per worker, the same on every platform, holding none of
-    # the parent's heap (nor its threads, which fork would copy mid-state).
     pool = ProcessPoolExecutor(
-        jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_signals
+        jobs, mp_context=multiprocessing.get_context(_start_method()), initializer=_worker_signals
     )
     try:
         # Workers start with Ctrl-C ignored (a worker interrupted while its interpreter
@@ -236,6 +234,18 @@ def run_groups(
             yield step(outcome)
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _start_method() -> str:
+    """fork where there is one and this process has no other thread (the command line):
+    a worker starts in milliseconds, sharing the imported package; otherwise spawn, a
+    fresh interpreter that imports it (≈ 0.1–0.2 s), since forking a process with threads
+    copies whatever state they were in."""
+    import multiprocessing
+
+    if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
+        return "fork"
+    return "spawn"
 
 
 def _worker_signals() -> None:
