@@ -10,6 +10,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -38,14 +40,31 @@ def _workers(pid: int) -> list[int]:
     return workers
 
 
-def _start(args: list[str], cwd: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
+def _default_sigint() -> None:
+    # As a terminal starts a job: a suite run in the background (`make test &`, CI) has
+    # SIGINT ignored, and a child would inherit that.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@contextmanager
+def _started(args: list[str], cwd: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """The tool in a process group of its own, as a terminal's job is; killed and its
+    pipes closed whatever the test found."""
+    process = subprocess.Popen(
         [sys.executable, "-m", "agent_profiler", *args],
         cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        start_new_session=True,  # its own process group, as a terminal's job is
+        start_new_session=True,
+        preexec_fn=_default_sigint,
     )
+    with process:
+        try:
+            yield process
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
 
 
 def _catches_sigint(pid: int) -> bool:
@@ -67,7 +86,8 @@ def _wait_for_workers(process: subprocess.Popen[bytes], count: int) -> list[int]
         if len(workers) >= count and all(map(_catches_sigint, [process.pid, *workers])):
             return workers
         time.sleep(0.002)
-    raise AssertionError("the export started no worker processes")
+    state = {pid: _catches_sigint(pid) for pid in [process.pid, *_workers(process.pid)]}
+    raise AssertionError(f"no {count} workers answering Ctrl-C (pid: catches SIGINT): {state}")
 
 
 def _many_groups(tmp_path: Path, copies: int = 8) -> Path:
@@ -81,25 +101,25 @@ def _many_groups(tmp_path: Path, copies: int = 8) -> Path:
 def test_a_killed_worker_costs_nothing_but_time(tmp_path: Path) -> None:
     folder = _many_groups(tmp_path)
     # GIVEN an export read by two workers, one of which is killed (as the OOM killer would)
-    process = _start(["export", str(folder), "-j", "2", "-o", "killed.pftrace"], tmp_path)
-    os.kill(_wait_for_workers(process, 2)[0], signal.SIGKILL)
-    _, stderr = process.communicate(timeout=120)
+    with _started(["export", str(folder), "-j", "2", "-o", "killed.pftrace"], tmp_path) as process:
+        os.kill(_wait_for_workers(process, 2)[0], signal.SIGKILL)
+        _, stderr = process.communicate(timeout=120)
     # THEN it still succeeds, says so, and writes what one process writes
     assert process.returncode == 0, stderr.decode()
     assert b"note: a worker process stopped before it was done" in stderr
-    single = _start(["export", str(folder), "-j", "1", "-o", "single.pftrace"], tmp_path)
-    single.communicate(timeout=120)
+    with _started(["export", str(folder), "-j", "1", "-o", "single.pftrace"], tmp_path) as single:
+        single.communicate(timeout=120)
     assert (tmp_path / "killed.pftrace").read_bytes() == (tmp_path / "single.pftrace").read_bytes()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "killed.pftrace", "single.pftrace"]
 
 
 def test_ctrl_c_stops_every_process_with_one_line(tmp_path: Path) -> None:
     # GIVEN an export of every harness's journals by two workers
-    process = _start(["export", str(DATA), "-j", "2", "-o", "t.pftrace"], tmp_path)
-    workers = _wait_for_workers(process, 2)
-    # WHEN the terminal sends SIGINT to the whole job
-    os.killpg(process.pid, signal.SIGINT)
-    _, stderr = process.communicate(timeout=60)
+    with _started(["export", str(DATA), "-j", "2", "-o", "t.pftrace"], tmp_path) as process:
+        workers = _wait_for_workers(process, 2)
+        # WHEN the terminal sends SIGINT to the whole job
+        os.killpg(process.pid, signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
     # THEN one line, exit 130, no worker left running and no file left behind
     assert process.returncode == 130
     assert stderr.decode().strip() == "interrupted"

@@ -192,15 +192,19 @@ def run_groups(
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
+    # Signals can be set from the main thread only: a caller on another thread keeps them.
+    main = threading.current_thread() is threading.main_thread()
+    # A process started with Ctrl-C ignored (`nohup … &`) keeps its workers ignoring it too.
+    ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
     pool = ProcessPoolExecutor(
-        jobs, mp_context=multiprocessing.get_context(_start_method()), initializer=_worker_signals
+        jobs,
+        mp_context=multiprocessing.get_context(_start_method()),
+        initializer=_worker_signals,
+        initargs=(ignored,),
     )
     try:
         # Workers start with Ctrl-C ignored (a worker interrupted while its interpreter
         # starts prints a fatal error), then leave at once on it (_worker_signals).
-        # (Signals can be set from the main thread only: a caller on another thread
-        # keeps Python's default.)
-        main = threading.current_thread() is threading.main_thread()
         before = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
         try:
             futures = [pool.submit(_in_worker, use, task) for task in tasks]
@@ -248,10 +252,12 @@ def _start_method() -> str:
     return "spawn"
 
 
-def _worker_signals() -> None:
+def _worker_signals(ignored: bool) -> None:
     """Ctrl-C reaches every process of the terminal's group: a worker leaves at once and
-    without a traceback, and the parent, which gets it too, says it was interrupted."""
-    signal.signal(signal.SIGINT, lambda *_: os._exit(130))
+    without a traceback, and the parent, which gets it too, says it was interrupted
+    (unless the parent itself ignores it: then so does the worker)."""
+    if not ignored:
+        signal.signal(signal.SIGINT, lambda *_: os._exit(130))
 
 
 # --------------------------------------------------------------------------- export
