@@ -29,8 +29,7 @@ import os
 import re
 import zlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import Any, BinaryIO, cast
+from typing import Any, BinaryIO, NamedTuple, cast
 
 import orjson
 
@@ -77,9 +76,10 @@ _JSON_OPENERS = (b"{", b"[")
 _REASON_LIMIT = 80
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
-    """One parsed line of a journal."""
+class Record(NamedTuple):
+    """One parsed line of a journal. (A named tuple, not a frozen dataclass: one is made
+    for every line, and a frozen dataclass's __init__ cost as much as the line's
+    orjson.loads.)"""
 
     line: int  # 1-based line number in the (decompressed) file
     value: object  # whatever orjson.loads returned; adapters check the shape
@@ -231,9 +231,9 @@ def _os_reason(error: OSError) -> str:
     return text[:1].lower() + text[1:]
 
 
-@dataclass(frozen=True, slots=True)
-class _Outcome:
-    """What became of one line (or of the file, for `counted=False` events)."""
+class _Outcome(NamedTuple):
+    """What became of one line (or of the file, for `counted=False` events); a named tuple
+    for the same reason as Record."""
 
     line: int | None
     parsed: bool
