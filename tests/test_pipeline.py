@@ -5,9 +5,11 @@ capture's accounting is its own group's reading."""
 
 from __future__ import annotations
 
+import os
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -223,54 +225,40 @@ def test_the_clock_is_taken_at_the_earliest_session_of_a_tree_not_its_last(
 
 
 # --------------------------------------------------------------------------- the pool path
-# Worker processes import the package afresh, so a test cannot see inside them; these run the
-# pool path with threads in their place (the same submit, result and broken-pool protocol).
+# Run in this process with real workers (forked, so they run this process's code, mutants
+# included, when pytest has no other thread; spawned otherwise).
 
 
-class _ThreadPool:
-    """concurrent.futures.ProcessPoolExecutor's interface on threads; `broken_at` makes the
-    result of that task (by submission order) and every later one raise BrokenProcessPool."""
+@dataclass(frozen=True)
+class _Pid:
+    """A `Use` that says which process read the group."""
 
-    created: ClassVar[list[int]] = []
-    broken_at: ClassVar[int | None] = None
-
-    def __init__(self, jobs: int, **_: object) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        type(self).created.append(jobs)
-        self.pool = ThreadPoolExecutor(jobs)
-        self.submitted = 0
-
-    def submit(self, fn: Any, *args: Any) -> Any:
-        from concurrent.futures import Future
-        from concurrent.futures.process import BrokenProcessPool
-
-        index, self.submitted = self.submitted, self.submitted + 1
-        if self.broken_at is not None and index >= self.broken_at:
-            future: Future[Any] = Future()
-            future.set_exception(BrokenProcessPool("a worker died"))
-            return future
-        return self.pool.submit(fn, *args)
-
-    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
-        self.pool.shutdown(wait=True, cancel_futures=cancel_futures)
+    def __call__(self, sessions: Any, diagnostics: Any, task: Any, out: Any) -> int:
+        return os.getpid()
 
 
-@pytest.fixture
-def thread_pool(monkeypatch: pytest.MonkeyPatch) -> type[_ThreadPool]:
-    import concurrent.futures
+@dataclass(frozen=True)
+class _DiesAt:
+    """EncodeTrace, except that a worker reading group `index` dies on it (as the OOM
+    killer would end it); the parent, reading it again, does not."""
 
-    _ThreadPool.created, _ThreadPool.broken_at = [], None
-    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", _ThreadPool)
-    return _ThreadPool
+    index: int
+    parent: int
+
+    def __call__(self, sessions: Any, diagnostics: Any, task: Any, out: Any) -> bytes:
+        from agent_profiler.pipeline import EncodeTrace
+        from agent_profiler.writers import TraceFacts
+
+        if task.index == self.index and os.getpid() != self.parent:
+            os._exit(9)
+        return EncodeTrace(TraceFacts())(sessions, diagnostics, task, out)
 
 
-def _outcomes(jobs: int, notes: list[str] | None = None) -> list[Any]:
+def _run(use: Any, jobs: int, notes: list[str] | None = None) -> tuple[bytes, list[Any]]:
     import io
 
     from agent_profiler.estimate import EstimateChoice
-    from agent_profiler.pipeline import EncodeTrace, GroupTask, run_groups
-    from agent_profiler.writers import TraceFacts
+    from agent_profiler.pipeline import GroupTask, run_groups
 
     groups = plan_inputs([DATA], None, LoadResult())
     tasks = [GroupTask(i, g, None, EstimateChoice.CHARS4) for i, g in enumerate(groups)]
@@ -279,7 +267,7 @@ def _outcomes(jobs: int, notes: list[str] | None = None) -> list[Any]:
     outcomes = list(
         run_groups(
             tasks,
-            EncodeTrace(TraceFacts()),
+            use,
             jobs,
             out,
             progress=lambda done, total, group: seen.append((done, total, group)),
@@ -288,28 +276,55 @@ def _outcomes(jobs: int, notes: list[str] | None = None) -> list[Any]:
     )
     # Progress: once per group, in order, naming each group.
     assert seen == [(i + 1, len(groups), g) for i, g in enumerate(groups)]
-    return [out.getvalue(), [(o.index, o.journal_ids, o.counts) for o in outcomes]]
+    return out.getvalue(), outcomes
 
 
-def test_the_pool_path_yields_what_one_process_does(thread_pool: type[_ThreadPool]) -> None:
-    alone = _outcomes(1)
-    assert thread_pool.created == []
-    assert _outcomes(2) == alone
-    assert thread_pool.created == [2]
+def test_workers_read_the_groups_and_the_parent_gets_them_in_order() -> None:
+    from agent_profiler.pipeline import EncodeTrace
+    from agent_profiler.writers import TraceFacts
+
+    # One process and two give the same packets and the same outcomes, in order...
+    alone, first = _run(EncodeTrace(TraceFacts()), 1)
+    together, second = _run(EncodeTrace(TraceFacts()), 2)
+    assert together == alone and len(alone) > 1_000_000
+
+    def facts(outcomes: list[Any]) -> list[Any]:
+        return [(o.index, o.journal_ids, o.counts, o.first, o.links, o.paths) for o in outcomes]
+
+    assert facts(second) == facts(first)
+    # ... and with two, the groups were read by two other processes.
+    _, pids = _run(_Pid(), 2)
+    # (the parent reads the groups that repeat an earlier group's session id itself)
+    readers = {outcome.value for outcome in pids} - {os.getpid()}
+    assert len(readers) == 2
+    _, pids = _run(_Pid(), 1)
+    assert {outcome.value for outcome in pids} == {os.getpid()}
 
 
-def test_a_broken_pool_is_finished_in_this_process_with_a_note(
-    thread_pool: type[_ThreadPool],
-) -> None:
-    alone = _outcomes(1)
-    thread_pool.broken_at = 5
+def test_a_worker_that_dies_costs_only_time() -> None:
+    from agent_profiler.pipeline import EncodeTrace
+    from agent_profiler.writers import TraceFacts
+
+    alone, first = _run(EncodeTrace(TraceFacts()), 1)
     notes: list[str] = []
-    assert _outcomes(2, notes) == alone
-    total = len(plan_inputs([DATA], None, LoadResult()))
+    together, second = _run(_DiesAt(5, os.getpid()), 2, notes)
+    assert together == alone
+    assert [o.index for o in second] == [o.index for o in first]
     assert notes == [
-        "note: a worker process stopped before it was done; reading the remaining "
-        f"{total - 5} journal group(s) in this process"
+        "note: a worker process stopped before it was done; the journal groups not read "
+        "yet are read in this process"
     ]
+
+
+@dataclass(frozen=True)
+class _Fails:
+    def __call__(self, sessions: Any, diagnostics: Any, task: Any, out: Any) -> None:
+        raise ValueError(f"bug reading group {task.index}")
+
+
+def test_an_error_in_a_worker_is_raised_in_the_parent() -> None:
+    with pytest.raises(ValueError, match="bug reading group"):
+        _run(_Fails(), 2)
 
 
 def test_the_wrote_line_counts_every_group(tmp_path: Path) -> None:
@@ -366,3 +381,16 @@ def test_renaming_a_group_leaves_links_to_sessions_it_did_not_rename() -> None:
     assert [s.session_id for s in renamed] == [f"{first.session_id}#2", other.session_id]
     assert renamed[1].parent_session == "an-earlier-parent"
     assert seen == {first.session_id: 2, other.session_id: 1}
+
+
+def test_workers_are_forked_only_from_a_process_without_other_threads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import threading
+
+    from agent_profiler import pipeline
+
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    assert pipeline._start_method() == "fork"
+    monkeypatch.setattr(threading, "active_count", lambda: 2)
+    assert pipeline._start_method() == "spawn"

@@ -67,15 +67,16 @@ def _started(args: list[str], cwd: Path) -> Iterator[subprocess.Popen[bytes]]:
             process.communicate()
 
 
-def _catches_sigint(pid: int) -> bool:
-    """Whether `pid` has a handler for SIGINT now (/proc's SigCgt mask): a worker once its
-    initializer ran, the parent once it stopped ignoring Ctrl-C while starting workers."""
+def _catches_sigint(pid: int, signum: int = signal.SIGINT) -> bool:
+    """Whether `pid` has a handler for the signal now (/proc's SigCgt mask): a worker once
+    its initializer ran, the parent once it stopped ignoring Ctrl-C while starting workers
+    (or, for SIGTERM, once the console script set its handler)."""
     try:
         status = Path(f"/proc/{pid}/status").read_text()
     except OSError:
         return False
     caught = next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:"))
-    return bool(int(caught, 16) & (1 << (signal.SIGINT - 1)))
+    return bool(int(caught, 16) & (1 << (signum - 1)))
 
 
 def _wait_for_workers(process: subprocess.Popen[bytes], count: int) -> list[int]:
@@ -126,3 +127,48 @@ def test_ctrl_c_stops_every_process_with_one_line(tmp_path: Path) -> None:
     time.sleep(0.2)
     assert not [w for w in workers if Path(f"/proc/{w}").exists()]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_sigterm_to_the_export_alone_stops_its_workers_and_leaves_no_file(
+    tmp_path: Path,
+) -> None:
+    folder = _many_groups(tmp_path)
+    for jobs in ("2", "1"):
+        out = tmp_path / "out"
+        out.mkdir()
+        # GIVEN an export under way (with two workers, then in one process)
+        with _started(["export", str(folder), "-j", jobs, "-o", "out/t.pftrace"], tmp_path) as p:
+            workers = _wait_for_workers(p, 2) if jobs == "2" else []
+            while not _catches_sigint(p.pid, signal.SIGTERM) and p.poll() is None:
+                time.sleep(0.002)
+            time.sleep(0.2)  # into the reading
+            # WHEN only the parent gets SIGTERM (`timeout`, a CI runner, `kill`)
+            os.kill(p.pid, signal.SIGTERM)
+            p.communicate(timeout=60)
+        # THEN it exits as a terminated process does, its workers with it, nothing left
+        assert p.returncode == 143
+        time.sleep(0.2)
+        assert not [w for w in workers if Path(f"/proc/{w}").exists()]
+        assert list(out.iterdir()) == []
+        out.rmdir()
+
+
+def test_sigterm_stops_workers_in_the_middle_of_a_long_group(tmp_path: Path) -> None:
+    # GIVEN two long groups (a Pi session replayed 40 times: ≈ 3 s each to read)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name in ("a", "b"):
+        (folder / f"{name}.jsonl").write_bytes(PI_LARGE.read_bytes() * 40)
+    out = tmp_path / "out"
+    out.mkdir()
+    with _started(["export", str(folder), "-j", "2", "-o", "out/t.pftrace"], tmp_path) as p:
+        _wait_for_workers(p, 2)
+        time.sleep(0.3)  # both workers inside their group
+        # WHEN the parent alone is terminated
+        sent = time.monotonic()
+        os.kill(p.pid, signal.SIGTERM)
+        p.communicate(timeout=60)
+        # THEN it does not wait for the groups under way: the workers are stopped
+        assert time.monotonic() - sent < 1.5
+    assert p.returncode == 143
+    assert list(out.iterdir()) == []

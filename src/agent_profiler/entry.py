@@ -8,6 +8,7 @@ then also reports the usage error. Both run exporting.run_export, so they behave
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -81,7 +82,17 @@ def _parse_export(argv: list[str]) -> dict[str, Any] | None:
     }
 
 
+EXIT_TERMINATED = 143  # 128 + SIGTERM, as a process killed by it reports
+
+
+def _terminate(signum: int, frame: object) -> None:
+    # SIGTERM (`timeout`, a CI runner, `kill`) unwinds like Ctrl-C does: temporary files are
+    # removed and worker processes stopped on the way out, instead of being left behind.
+    raise SystemExit(EXIT_TERMINATED)
+
+
 def main() -> None:
+    signal.signal(signal.SIGTERM, _terminate)
     argv = sys.argv[1:]
     if argv[:1] == ["export"] and not any(k.endswith("_COMPLETE") for k in os.environ):
         parsed = _parse_export(argv[1:])

@@ -139,10 +139,6 @@ def run_group(
     )
 
 
-def _in_worker(use: Use[T], task: GroupTask) -> GroupOutcome[T]:
-    return run_group(task, use)
-
-
 def jobs_for(requested: int | None, groups: Sequence[JournalGroup]) -> int:
     """How many processes read the groups: `--jobs`, else every core when there is enough
     input to pay for the pool."""
@@ -188,43 +184,22 @@ def run_groups(
         for task in tasks:
             yield step(run_group(task, use, seen, out, on_progress))
         return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
-
-    # Signals can be set from the main thread only: a caller on another thread keeps them.
-    main = threading.current_thread() is threading.main_thread()
-    # A process started with Ctrl-C ignored (`nohup … &`) keeps its workers ignoring it too.
-    ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
-    pool = ProcessPoolExecutor(
-        jobs,
-        mp_context=multiprocessing.get_context(_start_method()),
-        initializer=_worker_signals,
-        initargs=(ignored,),
-    )
+    workers = _Workers(use, jobs)
     try:
-        # Workers start with Ctrl-C ignored (a worker interrupted while its interpreter
-        # starts prints a fatal error), then leave at once on it (_worker_signals).
-        before = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
-        try:
-            futures = [pool.submit(_in_worker, use, task) for task in tasks]
-        finally:
-            if main:
-                signal.signal(signal.SIGINT, before)
-        for index, (task, future) in enumerate(zip(tasks, futures, strict=True)):
-            try:
-                outcome = future.result()
-            except BrokenProcessPool:
-                # A worker was killed (out of memory, a signal): what it and the others
-                # had not sent back is read here; the output is the same.
-                if notice is not None:
+        noted = False
+        for index, outcome in workers.outcomes(tasks):
+            task = tasks[index]
+            if outcome is None:
+                # A worker was killed (out of memory, a signal): the groups no worker
+                # brought back are read here; the output is the same.
+                if not noted and notice is not None:
                     notice(
-                        "note: a worker process stopped before it was done; reading the "
-                        f"remaining {len(tasks) - index} journal group(s) in this process"
+                        "note: a worker process stopped before it was done; the journal "
+                        "groups not read yet are read in this process"
                     )
-                for rest in tasks[index:]:
-                    yield step(run_group(rest, use, seen, out))
-                return
+                noted = True
+                yield step(run_group(task, use, seen, out))
+                continue
             if any(session_id in seen for session_id in outcome.journal_ids):
                 # An id an earlier group already used (the same session given twice):
                 # read the group again here, renamed as one process would have.
@@ -237,7 +212,112 @@ def run_groups(
                 outcome.value = b""  # type: ignore[assignment]
             yield step(outcome)
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        workers.close()
+
+
+@dataclass(frozen=True, slots=True)
+class _Failure:
+    """What a worker sends back when reading a group raised (a bug): the parent raises it."""
+
+    error: BaseException
+
+
+class _Workers(Generic[T]):
+    """`jobs` worker processes, each with a pipe of its own, handed one group at a time.
+
+    No threads: nothing is left to join when a run ends early (concurrent.futures' pool
+    joined a manager thread stuck reading the half-sent result of a worker it had just
+    terminated, and hung). A worker that dies is an end of file on its pipe, never half a
+    message, since no other process holds the worker's end."""
+
+    def __init__(self, use: Use[T], jobs: int) -> None:
+        import multiprocessing
+
+        context: Any = multiprocessing.get_context(_start_method())
+        # A process started with Ctrl-C ignored (`nohup … &`) keeps its workers ignoring it.
+        ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        # Workers start with Ctrl-C ignored (a worker interrupted while its interpreter
+        # starts prints a fatal error), then leave at once on it (_serve). Signals can be
+        # set from the main thread only: a caller on another thread keeps them.
+        main = threading.current_thread() is threading.main_thread()
+        before = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+        self.workers: list[tuple[Any, Any]] = []
+        try:
+            for _ in range(jobs):
+                mine, theirs = context.Pipe()
+                process = context.Process(target=_serve, args=(theirs, use, ignored), daemon=True)
+                process.start()
+                theirs.close()
+                self.workers.append((process, mine))
+        finally:
+            if main:
+                signal.signal(signal.SIGINT, before)
+
+    def outcomes(self, tasks: Sequence[GroupTask]) -> Iterator[tuple[int, GroupOutcome[T] | None]]:
+        """(index, outcome) for every task, in the tasks' order; None for every task not
+        brought back once a worker died (the caller reads those itself)."""
+        from multiprocessing.connection import wait
+
+        queue = iter(range(len(tasks)))
+        busy: dict[Any, int] = {}
+        ready: dict[int, GroupOutcome[T]] = {}
+
+        def give(connection: Any) -> None:
+            index = next(queue, None)
+            connection.send(None if index is None else tasks[index])
+            if index is not None:
+                busy[connection] = index
+
+        for _, connection in self.workers:
+            give(connection)
+        wanted = 0
+        while wanted < len(tasks):
+            if wanted in ready:
+                yield wanted, ready.pop(wanted)
+                wanted += 1
+                continue
+            answered: list[Any] = wait(list(busy))
+            for connection in answered:
+                try:
+                    answer = connection.recv()
+                except (EOFError, OSError):
+                    self.close()
+                    for index in range(wanted, len(tasks)):
+                        yield index, ready.pop(index, None)
+                    return
+                index = busy.pop(connection)
+                if isinstance(answer, _Failure):
+                    raise answer.error
+                ready[index] = answer
+                give(connection)
+
+    def close(self) -> None:
+        """Stop every worker now (idle ones have been told to leave already)."""
+        for process, connection in self.workers:
+            if process.is_alive():
+                process.terminate()
+            connection.close()
+        for process, _ in self.workers:
+            process.join(timeout=5)
+        self.workers = []
+
+
+def _serve(connection: Any, use: Use[T], ignored: bool) -> None:
+    """A worker's life: read the groups it is handed until told to stop (None) or until
+    the parent is gone (end of file), sending back each group's outcome."""
+    _worker_signals(ignored)
+    while True:
+        try:
+            task = connection.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        try:
+            answer: GroupOutcome[T] | _Failure = run_group(task, use)
+        except Exception as error:
+            answer = _Failure(error)
+        connection.send(answer)
 
 
 def _start_method() -> str:
@@ -258,6 +338,9 @@ def _worker_signals(ignored: bool) -> None:
     (unless the parent itself ignores it: then so does the worker)."""
     if not ignored:
         signal.signal(signal.SIGINT, lambda *_: os._exit(130))
+    # A forked worker inherits the parent's SIGTERM handler (entry.py); the parent's
+    # `terminate()` must end it at once.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 # --------------------------------------------------------------------------- export
