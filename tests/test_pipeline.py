@@ -390,7 +390,11 @@ def test_workers_are_forked_only_from_a_process_without_other_threads(
 
     from agent_profiler import pipeline
 
+    monkeypatch.setattr(pipeline.sys, "platform", "linux")
     monkeypatch.setattr(threading, "active_count", lambda: 1)
     assert pipeline._start_method() == "fork"
     monkeypatch.setattr(threading, "active_count", lambda: 2)
+    assert pipeline._start_method() == "spawn"
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    monkeypatch.setattr(pipeline.sys, "platform", "darwin")
     assert pipeline._start_method() == "spawn"

@@ -19,6 +19,7 @@ import contextlib
 import io
 import os
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -321,13 +322,12 @@ def _serve(connection: Any, use: Use[T], ignored: bool) -> None:
 
 
 def _start_method() -> str:
-    """fork where there is one and this process has no other thread (the command line):
-    a worker starts in milliseconds, sharing the imported package; otherwise spawn, a
-    fresh interpreter that imports it (≈ 0.1–0.2 s), since forking a process with threads
-    copies whatever state they were in."""
-    import multiprocessing
-
-    if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
+    """fork on Linux when this process has no other thread (the command line): a worker
+    starts in milliseconds, sharing the imported package. Otherwise spawn, a fresh
+    interpreter that imports it (≈ 0.1–0.2 s): forking a process with threads copies
+    whatever state they were in, and macOS's system libraries are not fork-safe (Python's
+    own default there is spawn)."""
+    if sys.platform.startswith("linux") and threading.active_count() == 1:
         return "fork"
     return "spawn"
 
