@@ -1,11 +1,12 @@
-"""Journal groups read and encoded one at a time, in this process or in worker processes.
+"""Journal groups read and used one at a time, in this process or in worker processes.
 
 A journal group (a session tree read together, loader.plan) depends on nothing outside
 itself once it is read, and the Perfetto writer encodes each group on its own (its uuid
 block, interning begun afresh: writers/perfetto.py). So `export` of many journals can read
-and encode groups in parallel, each worker sending back only the group's packets and a few
-counts — never the model, whose pickling costs as much as reading it — and the parent
-joins them in the groups' order: the bytes are those one process writes.
+and encode groups in parallel, and `summary` summarise them, each worker sending back only
+the group's packets or rows and a few counts — never the model, whose pickling costs as much
+as reading it — and the parent joins them in the groups' order: the bytes are those one
+process writes. A worker that dies costs only time (`_Workers`).
 
 Two things cross groups, and the parent settles both: a session id seen in an earlier
 group (the copy is renamed `#2`: a worker that read such a group without knowing is
