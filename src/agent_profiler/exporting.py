@@ -164,7 +164,7 @@ def read_groups(
     """Read every journal group and `use` it (pipeline.py: in worker processes when there
     are several and enough input); what could not be used goes to stderr. Returns what
     was read, the warnings of all groups, and each group's outcome in order."""
-    from agent_profiler.loader import plan_inputs, warn_missing_parents
+    from agent_profiler.loader import Link, plan_inputs, warn_missing_parents
     from agent_profiler.pipeline import GroupTask, jobs_for, run_groups
 
     result = LoadResult()
@@ -182,7 +182,7 @@ def read_groups(
             notice=lambda message: echo(message, err=True),
         )
     )
-    links: list[tuple[str, str | None, str]] = []
+    links: list[Link] = []
     for outcome in outcomes:
         result.failures += outcome.failures
         result.files += outcome.paths

@@ -235,13 +235,7 @@ def load(
             result.files += read.paths
         if progress is not None:
             progress(done, len(groups), group)
-    warn_missing_parents(
-        [
-            (s.session_id, s.parent_session, s.sources[0] if s.sources else "")
-            for s in result.sessions
-        ],
-        diagnostics,
-    )
+    warn_missing_parents(parent_links(result.sessions), diagnostics)
     return result
 
 
@@ -256,9 +250,15 @@ def plan_inputs(
     return groups
 
 
-def warn_missing_parents(
-    links: Iterable[tuple[str, str | None, str]], diagnostics: Diagnostics
-) -> None:
+Link = tuple[str, str | None, str]  # (session id, parent id, the session's first source)
+
+
+def parent_links(sessions: Iterable[Session]) -> list[Link]:
+    """What warn_missing_parents needs of each session (small: a worker sends it back)."""
+    return [(s.session_id, s.parent_session, s.sources[0] if s.sources else "") for s in sessions]
+
+
+def warn_missing_parents(links: Iterable[Link], diagnostics: Diagnostics) -> None:
     """A subagent whose parent is not in the export: (session id, parent id, source)."""
     links = list(links)
     known = {session_id for session_id, _, _ in links}

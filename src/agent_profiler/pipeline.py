@@ -31,7 +31,7 @@ from agent_profiler.adapters import JournalGroup
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
 from agent_profiler.estimate import EstimateChoice, named, use_estimator
-from agent_profiler.loader import read_group
+from agent_profiler.loader import Link, parent_links, read_group
 from agent_profiler.model import Harness, Session
 from agent_profiler.writers import TraceFacts
 
@@ -101,7 +101,7 @@ class GroupOutcome(Generic[T]):
     failures: list[JournalError]
     paths: tuple[Path, ...]
     journal_ids: tuple[str, ...]  # before renaming: the parent checks them for repeats
-    links: list[tuple[str, str | None, str]]  # (session id, parent id, first source)
+    links: list[Link]  # for the parent's warning about subagents without their parent
     counts: SessionCounts
     first: int | None  # the earliest session start (a trace's clock snapshot)
     diagnostics: Diagnostics
@@ -130,10 +130,7 @@ def run_group(
         read.failures,
         read.paths,
         read.journal_ids,
-        [
-            (s.session_id, s.parent_session, s.sources[0] if s.sources else "")
-            for s in read.sessions
-        ],
+        parent_links(read.sessions),
         SessionCounts.of(read.sessions),
         min((session_span(s)[0] for s in read.sessions), default=None),
         diagnostics,
