@@ -47,8 +47,10 @@ def registered(monkeypatch: pytest.MonkeyPatch) -> None:
 def read(path: Path) -> tuple[Session, pi.SessionBuilder, Diagnostics]:
     diagnostics = Diagnostics()
     builder = pi.read_session(path, diagnostics)
+    tree = dict(builder.entries)
     session = builder.finish()
-    assert session is not None
+    assert session is not None and not builder.entries  # finish lets the tree go
+    builder.entries = tree  # as it stood when the journal was read, for the tests
     return session, builder, diagnostics
 
 

@@ -5,7 +5,7 @@ context (`add`), what left it (`remove`, `clear`), and where a composition was
 observed (`observe`). Because a request's reported usage is often complete only
 after its last record, the log is *replayed* once the journal has been read:
 `replay()` turns it into `ContextSnapshot`s whose `changes` are the diff between
-consecutive snapshots of the session.
+consecutive snapshots of the session (once: the log hands its entries over).
 
 Rules that hold for every harness (SPEC §2–3):
 - text estimates are characters / 4, rounded up per item, unless the export chose
@@ -23,7 +23,7 @@ Rules that hold for every harness (SPEC §2–3):
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TypedDict, Unpack
 
@@ -43,6 +43,7 @@ from agent_profiler.model import (
 )
 
 MAX_CHANGES = 64
+Categories = tuple[tuple[Category, Tokens], ...]
 INFERRED_HEAD_ID = "inferred:head"
 INFERRED_HEAD_LABEL = (
     "Inferred head: not in the journal (reported − estimated at the first request, "
@@ -178,6 +179,7 @@ class ContextLog:
 
     def __init__(self) -> None:
         self._ops: list[_Op] = []
+        self._replayed = False
         self._present: dict[str, Category] = {}
         # Chosen once per log, so every item of a session is measured the same way.
         self.estimator = estimate.current()
@@ -280,9 +282,14 @@ class ContextLog:
         infer_head: bool = True,
     ) -> list[ContextSnapshot]:
         """`basis` defaults to the estimator's (chars/4 unless the export chose another)."""
+        if self._replayed:
+            raise RuntimeError("a ContextLog is replayed once: its entries went to the replay")
+        self._replayed = True
+        ops, self._ops = self._ops, []
+        ops.reverse()
         return _Replayer(
             basis or self.estimator.basis, coverage, infer_head and self.estimator.infer_head
-        ).run(self._ops)
+        ).run(ops)
 
 
 class _Replayer:
@@ -299,8 +306,11 @@ class _Replayer:
         self.last_model: str | None = None
         self.snapshots: list[ContextSnapshot] = []
 
-    def run(self, ops: Iterable[_Op]) -> list[ContextSnapshot]:
-        for op in ops:
+    def run(self, ops: list[_Op]) -> list[ContextSnapshot]:
+        """Replay `ops`, given last first: each is popped as it is replayed, so the log
+        shrinks while the snapshots grow (a long session held both at once)."""
+        while ops:
+            op = ops.pop()
             if isinstance(op, _Add):
                 self._put(op.id, op.item)
             elif isinstance(op, _Remove):
@@ -376,9 +386,9 @@ class _Replayer:
         changes.sort(key=lambda c: (-abs(c.delta_tokens), c.id))
         kept = tuple(changes[:MAX_CHANGES])
         if obs.native_categories is not None:
-            categories = tuple((c, t) for c, t in obs.native_categories if t > 0)
+            categories = self._shared(tuple((c, t) for c, t in obs.native_categories if t > 0))
         else:
-            categories = tuple((c, t) for c, t in self.totals.items() if t > 0)
+            categories = self._shared(tuple((c, t) for c, t in self.totals.items() if t > 0))
         self.snapshots.append(
             ContextSnapshot(
                 time_ns=obs.time_ns,
@@ -399,6 +409,16 @@ class _Replayer:
                 model=obs.model,
             )
         )
+
+    def _shared(self, categories: Categories) -> Categories:
+        """`categories`, made of the objects the previous snapshot holds where they are
+        equal: between two requests most totals do not move, and a long session's
+        snapshots held one (category, tokens) pair each otherwise (a sixth of a Pi model)."""
+        previous = self.snapshots[-1].categories if self.snapshots else ()
+        if categories == previous:
+            return previous
+        pairs = {pair: pair for pair in previous}
+        return tuple(pairs.get(pair, pair) for pair in categories)
 
     def _baseline_changes(self) -> list[ContextChange]:
         return [

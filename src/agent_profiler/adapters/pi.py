@@ -64,6 +64,7 @@ from agent_profiler.model import (
     SourceKind,
     ToolCall,
     Usage,
+    shared,
 )
 
 if TYPE_CHECKING:
@@ -339,7 +340,7 @@ class SessionBuilder:
         entry = Entry(
             entry_id,
             parent,
-            kind,
+            shared(kind),
             ts,
             prompt_id=above.prompt_id if above else None,
             thinking_level=above.thinking_level if above else self.header_thinking_level,
@@ -607,7 +608,6 @@ class SessionBuilder:
                     model=self.header_model,
                 )
             )
-        snapshots = self.log.replay()
         response_ids = {r.id for r in self.responses}
         tools: list[ToolCall] = []
         not_run = 0
@@ -626,6 +626,12 @@ class SessionBuilder:
             tools.append(t.finish(response_ids, tool_end, timing=timing))
         prompts = finish_prompts(self.prompts, self.responses, tools)
         compactions = tuple(c.finish() for c in self.compactions)
+        facts = tuple(self._facts(not_run))
+        # The entry tree has served (facts were its last reader): it goes before the
+        # replay builds the snapshots, so a long session never holds both at once.
+        self.entries.clear()
+        self.branch = Branch(self.entries)
+        snapshots = self.log.replay()
         models = list(self.models)
         if not models and self.header_model:
             models.append(self.header_model)
@@ -645,7 +651,7 @@ class SessionBuilder:
             compactions=compactions,
             snapshots=tuple(snapshots),
             unmeasured=self.log.unmeasured(self.unmeasured),
-            facts=tuple(self._facts(not_run)),
+            facts=facts,
             failed_requests=tuple(self.unmeasured_requests),
             markers=tuple(self.markers),
         )
