@@ -308,6 +308,7 @@ class _SessionBuilder:
         # The capture spans everything the session holds, so every counter's closing
         # zero comes after its last sample.
         self.start, self.end = session_span(session)
+        self.latest_sample = self.start  # the latest counter sample, dropped ones included
         self.prompt_slices: dict[str, LaidSlice] = {}
         self.input_instants: list[LaidSlice] = []
         self.response_slices: dict[str, LaidSlice] = {}
@@ -374,6 +375,8 @@ class _SessionBuilder:
             (ts for counter in self.counters.values() for ts, _, _ in counter.samples),
             default=self.start,
         )
+        if self.counters:
+            last_sample = max(last_sample, self.latest_sample)
         if self.counters and last_sample >= self.end:
             self.end = last_sample + 1
             self.slices[0].end = self.end  # profile (1), built first
@@ -578,15 +581,25 @@ class _SessionBuilder:
             )
 
     def _context_counters(self) -> None:
-        seen: list[Category] = []
+        """A sample per category present so far at each snapshot, in time order, except one
+        that repeats the counter's previous sample: `_series` would drop it (these are the
+        only samples of the Context counters before the closing 0, in its order), and a
+        long session's repeats were most of its layout while it was built. The latest
+        time stays known (`latest_sample`), since the session's end depends on it."""
+        counters: dict[Category, _Counter] = {}
         for snapshot in snapshots_in_time_order(self.session):
             present = dict(snapshot.categories)
             for category in present:
-                if category not in seen:
-                    seen.append(category)
-            for category in seen:
-                counter = self.counter(f"Context: {category.label}", "context", share=True)
-                counter.samples.append((snapshot.time_ns, R_COUNTER, present.get(category, 0)))
+                if category not in counters:
+                    counters[category] = self.counter(
+                        f"Context: {category.label}", "context", share=True
+                    )
+            for category, counter in counters.items():
+                value = present.get(category, 0)
+                samples = counter.samples
+                if not samples or samples[-1][2] != value:
+                    samples.append((snapshot.time_ns, R_COUNTER, value))
+            self.latest_sample = max(self.latest_sample, snapshot.time_ns)
 
     def _largest_additions(self) -> None:
         # Only additions a tool call caused, at most ten: an instant here exists to carry a
@@ -781,18 +794,27 @@ def _series(counter: _Counter) -> CounterSeries:
     nothing, so it is dropped. Context size keeps every sample, one per request, as the UI
     reads it so, and every counter keeps its closing zero at the end of the recording.
     Several samples of one counter at one (ts, rank): the last one wins, in the place of
-    the first."""
-    kept: dict[tuple[int, int], int] = {}
+    the first. The series is made of the samples' own tuples, and the counter lets go of
+    its list: a long session's counters are never held twice."""
+    samples, counter.samples = counter.samples, []
+    samples.sort(key=_sample_key)  # stable: samples at one (ts, rank) keep their order
+    kept: list[tuple[int, int, int]] = []
     previous: int | None = None
     keep_repeats = counter.name == "Context size"
-    for ts, rank, value in sorted(counter.samples, key=lambda x: (x[0], x[1])):
-        if value == previous and not keep_repeats and rank != R_COUNTER_CLOSE:
+    for sample in samples:
+        value = sample[2]
+        if value == previous and not keep_repeats and sample[1] != R_COUNTER_CLOSE:
             continue
         previous = value
-        kept[(ts, rank)] = value
-    return CounterSeries(
-        counter.uuid, counter.name, tuple((ts, rank, value) for (ts, rank), value in kept.items())
-    )
+        if kept and kept[-1][:2] == sample[:2]:
+            kept[-1] = sample  # equal keys sit together once sorted
+        else:
+            kept.append(sample)
+    return CounterSeries(counter.uuid, counter.name, tuple(kept))
+
+
+def _sample_key(sample: tuple[int, int, int]) -> tuple[int, int]:
+    return sample[0], sample[1]
 
 
 # What ui.perfetto.dev shows inside a capture, top to bottom (TrackDescriptor
