@@ -9,6 +9,7 @@ TRACE_CONTRACT §5 so that the writer never renames anything.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -135,6 +136,13 @@ class AnchorKind(StrEnum):
     NATIVE = "native"  # a harness's own context report (Claude Code's /context)
 
 
+def shared(text: str) -> str:
+    """One object for every copy of a value that repeats across a session (a model name,
+    a stop reason, a tool name): a record's JSON gives each copy an object of its own, and
+    a long session held hundreds of thousands of them."""
+    return sys.intern(text) if type(text) is str else text
+
+
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Token usage of one model response as the journal reports it.
@@ -181,6 +189,12 @@ class Response:
     # happened, but its size is unknown, and its zeros must not read as a size.
     usage_known: bool = True
 
+    def __post_init__(self) -> None:
+        # Each record's copy of a value is an object of its own: one per value instead.
+        object.__setattr__(self, "model", shared(self.model))
+        if self.stop_reason is not None:
+            object.__setattr__(self, "stop_reason", shared(self.stop_reason))
+
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
@@ -202,6 +216,9 @@ class ToolCall:
     # False for work the harness started on its own (Muse reminder children): shown on
     # the timeline, but not a tool call the model made, so the summary does not count it.
     by_model: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", shared(self.name))
 
 
 @dataclass(frozen=True, slots=True)

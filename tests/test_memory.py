@@ -1,0 +1,162 @@
+"""What a long session holds while it is read and laid out (issue 17, memory): each rule
+here keeps one copy of something a 50 MB journal held twice. The traces they make are the
+same bytes as before (the goldens and the bench's byte checks say so); these tests pin
+the sharing and the letting go themselves, which no output shows."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_profiler.attribution import ContextLog, Observation
+from agent_profiler.layout import (
+    R_COUNTER,
+    R_COUNTER_CLOSE,
+    R_COUNTER_OPEN,
+    TraceFacts,
+    _Counter,
+    _series,
+    _SessionBuilder,
+    _TrackIds,
+    build_layout,
+)
+from agent_profiler.model import (
+    AnchorKind,
+    Basis,
+    Category,
+    ContextSnapshot,
+    Coverage,
+    Harness,
+    Response,
+    Session,
+    Stage,
+    ToolCall,
+    Usage,
+)
+
+S = 1_000_000_000
+T0 = 1_770_000_000 * S
+
+
+def _request(log: ContextLog, at: int, request_id: str) -> None:
+    log.observe(Observation.request(at, request_id, model="m", reported_tokens=None))
+
+
+def test_a_log_is_replayed_once_and_hands_its_entries_over() -> None:
+    log = ContextLog()
+    log.add("p1", Category.PROMPTS, "a prompt of some length")
+    _request(log, T0, "r1")
+    (snapshot,) = log.replay()
+    assert dict(snapshot.categories)[Category.PROMPTS] > 0
+    # a second replay would see an empty log and say nothing: it is refused instead
+    with pytest.raises(RuntimeError, match="replayed once"):
+        log.replay()
+
+
+def test_totals_that_did_not_move_are_the_previous_snapshots_objects() -> None:
+    log = ContextLog()
+    log.add("p1", Category.PROMPTS, "a prompt " * 20)
+    _request(log, T0, "r1")
+    _request(log, T0 + S, "r2")  # nothing changed
+    log.add("t1", Category.RESULTS, "a tool result " * 30)
+    _request(log, T0 + 2 * S, "r3")  # only the results moved
+    first, same, grown = log.replay()
+    assert same.categories is first.categories
+    (prompts,) = [p for p in grown.categories if p[0] is Category.PROMPTS]
+    assert prompts is first.categories[0]
+    # the values are what they would be unshared
+    assert dict(grown.categories) == {
+        Category.PROMPTS: dict(first.categories)[Category.PROMPTS],
+        Category.RESULTS: (len("a tool result " * 30) + 3) // 4,
+    }
+
+
+def test_a_series_is_made_of_its_samples_and_the_counter_lets_them_go() -> None:
+    samples = [
+        (5 * S, R_COUNTER, 7),
+        (1 * S, R_COUNTER_OPEN, 0),
+        (2 * S, R_COUNTER, 3),
+        (3 * S, R_COUNTER, 3),  # a repeat: dropped
+        (4 * S, R_COUNTER, 4),
+        (4 * S, R_COUNTER, 9),  # same (ts, rank): the last wins, in the place of the first
+        (6 * S, R_COUNTER, 0),
+        (7 * S, R_COUNTER_CLOSE, 0),  # the closing zero stays even when it repeats
+    ]
+    counter = _Counter("Context: Tool results", "context", True, "", list(samples))
+    series = _series(counter)
+    assert series.samples == (
+        (1 * S, R_COUNTER_OPEN, 0),
+        (2 * S, R_COUNTER, 3),
+        (4 * S, R_COUNTER, 9),
+        (5 * S, R_COUNTER, 7),
+        (6 * S, R_COUNTER, 0),
+        (7 * S, R_COUNTER_CLOSE, 0),
+    )
+    assert all(any(kept is given for given in samples) for kept in series.samples)
+    assert counter.samples == []
+    # Context size keeps its repeats (one sample per request, as the UI reads it)
+    size = _series(
+        _Counter("Context size", "capture", True, "", [(1, R_COUNTER, 5), (2, R_COUNTER, 5)])
+    )
+    assert len(size.samples) == 2
+
+
+def _snapshot(at: int, tokens: int) -> ContextSnapshot:
+    return ContextSnapshot(
+        at,
+        AnchorKind.SESSION,
+        "",
+        Stage.TRANSCRIPT_OBSERVED,
+        Basis.CHARS,
+        Coverage.PARTIAL,
+        at == T0,
+        ((Category.PROMPTS, tokens),),
+    )
+
+
+def _session_ending_on_a_repeat() -> Session:
+    end = T0 + 10 * S
+    return Session(
+        harness=Harness.PI,
+        session_id="repeat",
+        start_ns=T0,
+        end_ns=end,
+        sources=("x.jsonl",),
+        snapshots=(_snapshot(T0, 40), _snapshot(T0 + 5 * S, 40), _snapshot(end, 40)),
+    )
+
+
+def test_context_counters_drop_repeats_as_they_are_built() -> None:
+    session = _session_ending_on_a_repeat()
+    builder = _SessionBuilder(session, None, TraceFacts(), _TrackIds())
+    builder.build()
+    counter = builder.counters["Context: User prompts"]
+    # the first sample and the closing zero: the two repeats were never held
+    assert counter.samples == [(T0, R_COUNTER, 40), (session.end_ns + 1, R_COUNTER_CLOSE, 0)]
+
+
+def test_a_dropped_repeat_at_the_session_end_still_moves_the_end_past_it() -> None:
+    # GIVEN a snapshot at the session's last instant that repeats the one before
+    session = _session_ending_on_a_repeat()
+    (laid,) = build_layout([session], TraceFacts()).sessions
+    profile = laid.slices[0]
+    # THEN the capture ends 1 ns later, as when the repeat was held until the series
+    # dropped it: the session's span does not depend on when a repeat is dropped
+    assert profile.name == "profile (1)" and profile.end == session.end_ns + 1
+    (prompts,) = [c for c in laid.counters if c.name == "Context: User prompts"]
+    assert prompts.samples == ((T0, R_COUNTER, 40), (session.end_ns + 1, R_COUNTER_CLOSE, 0))
+
+
+def test_repeated_names_are_one_object() -> None:
+    # JSON gives every record's copy of a string an object of its own
+    model, name, stop = (
+        "".join(["gpt-", "5"]),
+        "".join(["re", "ad"]),
+        "".join(["end_", "turn"]),
+    )
+    again = ("".join(["gpt", "-5"]), "".join(["rea", "d"]), "".join(["end", "_turn"]))
+    assert model is not again[0]
+    first = Response("r1", T0, T0 + S, model, Usage(10), stop_reason=stop)
+    second = Response("r2", T0, T0 + S, again[0], Usage(10), stop_reason=again[2])
+    assert first.model is second.model and first.stop_reason is second.stop_reason
+    calls = [ToolCall(f"c{i}", text, T0, T0 + S) for i, text in enumerate((name, again[1]))]
+    assert calls[0].name is calls[1].name == "read"
