@@ -38,7 +38,7 @@ KEEP: dict[str, tuple[str, ...]] = {
         "trace_packet_defaults",
     ),
     "ClockSnapshot": ("clocks", "primary_trace_clock"),
-    "ClockSnapshot.Clock": ("clock_id", "timestamp"),
+    "ClockSnapshot.Clock": ("clock_id", "timestamp", "is_incremental"),
     "TracePacketDefaults": ("timestamp_clock_id",),
     "TrackEvent": (
         "category_iids",

@@ -52,11 +52,10 @@ def test_every_harness_in_one_trace_is_the_same_bytes_with_one_process_or_two(
     assert min(view.tracks) == 1
     # The clock snapshot, first, is at the earliest event of all groups (their subagents
     # included): every group reports its own earliest session start.
-    from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
-
-    packets = pb.Trace.FromString(one).packet
-    events = [p.timestamp for p in packets if p.HasField("track_event")]
-    assert packets[0].clock_snapshot.clocks[0].timestamp == min(events)
+    assert view.clock_snapshots[0].packet_index == 0
+    assert view.clock_snapshots[0].clocks[1] == min(view.event_times)
+    # Each group writes on a sequence of its own (its interning and delta clocks)
+    assert view.sequence_ids == {block + 1 for block in blocks}
 
 
 def test_a_session_given_twice_in_two_groups_is_renamed_the_same_way_by_workers(
@@ -116,11 +115,17 @@ def test_interning_starts_afresh_in_each_group(tmp_path: Path) -> None:
         if p.sequence_flags & pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
     ]
     assert cleared == [0, 1]
-    assert {p.trusted_packet_sequence_id for p in trace.packet} == {1}
+    # each group on a sequence of its own, where its interning starts
+    assert [
+        p.trusted_packet_sequence_id
+        for p in trace.packet
+        if p.sequence_flags & pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
+    ] == [1, 2]
+    assert {p.trusted_packet_sequence_id for p in trace.packet} == {1, 2}
     # The clock snapshot comes first, at the earliest event of either group.
     assert trace.packet[0].HasField("clock_snapshot")
-    first_event = min(p.timestamp for p in trace.packet if p.HasField("track_event"))
-    assert trace.packet[0].clock_snapshot.clocks[0].timestamp == first_event
+    view = load_trace(trace)
+    assert trace.packet[0].clock_snapshot.clocks[0].timestamp == min(view.event_times)
 
 
 def test_jobs_default_to_every_core_only_for_several_groups_of_enough_input(
@@ -212,16 +217,14 @@ def test_a_slimmed_head_keeps_small_facts_at_any_depth_and_drops_text() -> None:
 def test_the_clock_is_taken_at_the_earliest_session_of_a_tree_not_its_last(
     tmp_path: Path,
 ) -> None:
-    from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
-
     # GIVEN a Claude Code session whose subagents start after it (one group, many sessions)
     spotter = DATA / "claude-code" / "spotter-2.1.39-subagents-compaction"
     journal = next(spotter.glob("*.jsonl.gz"))
-    packets = pb.Trace.FromString(_export(tmp_path, "t.pftrace", str(journal))).packet
-    starts = sorted({p.timestamp for p in packets if p.HasField("track_event")})
+    view = load_trace(_export(tmp_path, "t.pftrace", str(journal)))
     assert len(load([journal], Diagnostics()).sessions) > 1
     # THEN the clock snapshot is at its very first event
-    assert packets[0].clock_snapshot.clocks[0].timestamp == starts[0]
+    assert view.clock_snapshots[0].packet_index == 0
+    assert view.clock_snapshots[0].clocks[1] == min(view.event_times)
 
 
 # --------------------------------------------------------------------------- the pool path

@@ -23,6 +23,7 @@ from agent_profiler.writers.chrome_json import ChromeJsonWriter
 from agent_profiler.writers.perfetto import PerfettoWriter, TraceFacts, _Interner
 from rules_spy import sessions
 from samples import DATA
+from traceview import load_trace
 
 # --------------------------------------------------------------------------- writers/__init__
 
@@ -106,8 +107,9 @@ def test_a_trace_is_its_packets_framed_back_to_back_and_counted() -> None:
     data, count, _ = _export(SMALL)
     frames = _frames(data)
     trace = pb.Trace.FromString(data)
-    # write() says how many packets it wrote: one clock snapshot, descriptors, events
-    assert count == len(frames) == len(trace.packet) == 102
+    # write() says how many packets it wrote: the clock snapshot, the group's delta clock
+    # starting (one session: no other), descriptors, events
+    assert count == len(frames) == len(trace.packet) == 103
     assert [pb.TracePacket.FromString(f) for f in frames] == list(trace.packet)
     # lengths of one and of two varint bytes both occur (the context dicts are large)
     assert min(map(len, frames)) < 2**7 <= 2**8 < max(map(len, frames))
@@ -121,12 +123,12 @@ def test_the_clock_snapshot_relates_realtime_to_boottime_at_the_first_start() ->
     snapshot = clock.clock_snapshot
     assert snapshot.primary_trace_clock == pb.BUILTIN_CLOCK_REALTIME
     assert [(c.clock_id, c.timestamp) for c in snapshot.clocks] == [(1, first), (6, first)]
-    # one sequence for every packet, non-zero and one byte long on the wire
+    # one journal group: one sequence for every packet, non-zero and one byte on the wire
     sequence = clock.trusted_packet_sequence_id
     assert 0 < sequence < 128
     assert {p.trusted_packet_sequence_id for p in rest} == {sequence}
     # and no event is earlier than the snapshot
-    assert min(p.timestamp for p in rest if p.HasField("track_event")) == first
+    assert min(load_trace(data).event_times) == first
 
 
 def test_the_first_event_clears_the_incremental_state_and_sets_the_clock() -> None:
@@ -136,11 +138,126 @@ def test_the_first_event_clears_the_incremental_state_and_sets_the_clock() -> No
     cleared = pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
     needs = pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE
     assert first.sequence_flags == cleared | needs
-    assert first.trace_packet_defaults.timestamp_clock_id == 1
-    assert first.timestamp_clock_id == 1
+    assert first.trace_packet_defaults.timestamp_clock_id == 64
+    assert first.timestamp_clock_id == 64
     assert {p.sequence_flags for p in later} == {needs}
     assert not any(p.HasField("trace_packet_defaults") for p in later)
     assert not any(p.HasField("timestamp_clock_id") for p in later)
+
+
+def _times(packets: list[Any]) -> list[int]:
+    """Every track event's time, worked out from the raw packets: a snapshot starts a
+    clock at its value, and each event on that clock adds its delta."""
+    clocks: dict[int, int] = {}
+    clock, times = None, []
+    for packet in packets:
+        if packet.HasField("clock_snapshot"):
+            clocks |= {c.clock_id: c.timestamp for c in packet.clock_snapshot.clocks}
+        elif packet.HasField("track_event"):
+            clock = packet.timestamp_clock_id if packet.HasField("timestamp_clock_id") else clock
+            if clock == 1:
+                times.append(packet.timestamp)
+            else:
+                assert clock is not None
+                clocks[clock] += packet.timestamp
+                times.append(clocks[clock])
+    return times
+
+
+def _layout_times(found: list[Any]) -> list[int]:
+    """The times the writer was given (the layout's events, session by session)."""
+    from agent_profiler.layout import iter_layout, ordered_sessions
+    from agent_profiler.writers.perfetto import _session_events
+
+    return [
+        event[0]
+        for _, tracks in iter_layout(ordered_sessions(found), TraceFacts())
+        for event in _session_events(tracks)
+    ]
+
+
+def test_event_times_are_deltas_on_a_clock_the_group_starts_at_its_first_event() -> None:
+    data, _, found = _export(SMALL)
+    packets = list(pb.Trace.FromString(data).packet)
+    # THEN the second packet is the clock starting: incremental, tied to REALTIME (and so
+    # to BOOTTIME) at the first event's time, on the group's sequence
+    start = next(p for p in packets[1:] if p.HasField("clock_snapshot"))
+    first_event = next(p for p in packets if p.HasField("track_event"))
+    assert packets.index(start) < packets.index(first_event)
+    clocks = [(c.clock_id, c.timestamp, c.is_incremental) for c in start.clock_snapshot.clocks]
+    t0 = _layout_times(found)[0]
+    assert clocks == [(64, t0, True), (1, t0, False), (6, t0, False)]
+    assert start.clock_snapshot.primary_trace_clock == pb.BUILTIN_CLOCK_REALTIME
+    assert start.trusted_packet_sequence_id == first_event.trusted_packet_sequence_id == 1
+    # AND every event's delta adds up to the time the layout gave it
+    assert _times(packets) == _layout_times(found)
+    assert first_event.timestamp == 0 and first_event.HasField("timestamp")
+    # AND an absolute time (10 bytes) is nowhere: every delta is smaller than a day
+    assert max(p.timestamp for p in packets if p.HasField("track_event")) < 86_400 * 10**9
+
+
+def test_a_session_starting_before_the_last_event_starts_the_next_clock() -> None:
+    # GIVEN a parent and its subagent in one group: the subagent starts inside its parent
+    data, _, found = _export(SPOTTER)
+    packets = list(pb.Trace.FromString(data).packet)
+    starts = [p for p in packets[1:] if p.HasField("clock_snapshot")]
+    # THEN each start is a clock of its own (a clock's snapshots must never go back)
+    ids = [s.clock_snapshot.clocks[0].clock_id for s in starts]
+    assert ids == [64, 65]
+    assert all(s.clock_snapshot.clocks[0].is_incremental for s in starts)
+    # AND the event after each start names its clock, for itself and as the default
+    for start in starts:
+        event = packets[packets.index(start) + 1]
+        clock_id = start.clock_snapshot.clocks[0].clock_id
+        assert (event.timestamp_clock_id, event.trace_packet_defaults.timestamp_clock_id) == (
+            clock_id,
+            clock_id,
+        )
+    assert _times(packets) == _layout_times(found)
+    # AND the second start goes back in time (before the event written just before it),
+    # which is why it is a new clock
+    events = [p for p in packets if p.HasField("track_event")]
+    after = events.index(packets[packets.index(starts[1]) + 1])
+    times = _times(packets)
+    assert starts[1].clock_snapshot.clocks[0].timestamp == times[after] < times[after - 1]
+
+
+def test_a_group_past_its_last_clock_id_writes_absolute_realtime(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import agent_profiler.writers.perfetto as perfetto
+
+    # GIVEN only one clock id for a group whose second session starts earlier
+    monkeypatch.setattr(perfetto, "DELTA_CLOCK_IDS", range(64, 65))
+    data, _, found = _export(SPOTTER)
+    packets = list(pb.Trace.FromString(data).packet)
+    # THEN one clock starts, and from the event that would have needed another, events
+    # carry absolute REALTIME times (said on that event and as the default)
+    assert len([p for p in packets if p.HasField("clock_snapshot")]) == 2
+    switch = next(p for p in packets if p.HasField("track_event") and p.timestamp_clock_id == 1)
+    assert switch.trace_packet_defaults.timestamp_clock_id == 1
+    after = packets[packets.index(switch) :]
+    assert all(p.timestamp > 10**18 for p in after if p.HasField("track_event"))
+    assert _times(packets) == _layout_times(found)
+
+
+def test_the_real_importer_reads_deltas_and_the_absolute_fallback_as_the_times_meant(
+    monkeypatch: pytest.MonkeyPatch, export_trace: Any
+) -> None:
+    import agent_profiler.writers.perfetto as perfetto
+
+    # export_trace checks the contract and that Trace Processor holds every slice, flow
+    # and counter sample at the time the decoded trace says (and import stats are clean)
+    deltas = export_trace(SPOTTER, require_addition=False).view
+    monkeypatch.setattr(perfetto, "DELTA_CLOCK_IDS", range(64, 65))
+    fallback = export_trace(SPOTTER, require_addition=False).view
+    assert fallback.event_clock_ids.keys() == {1, 64} and deltas.event_clock_ids.keys() == {
+        64,
+        65,
+    }
+    assert [(s.ts, s.dur, s.name) for s in fallback.slices] == [
+        (s.ts, s.dur, s.name) for s in deltas.slices
+    ]
 
 
 def _wire(annotation: Any, strings: dict[int, str], names: dict[int, str]) -> Any:
@@ -163,7 +280,7 @@ def _encoded(args: dict[str, Any], interner: Any = None) -> tuple[dict[str, Any]
     interner = interner or _Interner()
     slice_ = LaidSlice("Tools", "Read", 10, 20, "claude.activity", args)
     packet = pb.TracePacket.FromString(
-        interner.packet(10, slice_, 0).SerializeToString()  # 0: a slice's begin
+        interner.packet(slice_, 0).SerializeToString()  # 0: a slice's begin
     )
     # every string interned so far (this packet defines only those new here)
     strings = {iid: text for text, iid in interner.strings.items()}
@@ -287,12 +404,12 @@ def test_events_are_written_in_time_order_slices_and_counters_merged() -> None:
         if packet.HasField("track_descriptor"):
             if runs[-1]:
                 runs.append([])
-        else:
+        elif packet.HasField("track_event"):
             runs[-1].append(packet)
     assert len(runs) == len(found) == 2
     for events in runs:
-        times = [p.timestamp for p in events]
-        assert times == sorted(times)
+        # every event's time is a delta from the one before (no clock goes back)
+        assert all(p.timestamp >= 0 for p in events)
         types = {p.track_event.type for p in events}
         assert pb.TrackEvent.TYPE_COUNTER in types and pb.TrackEvent.TYPE_SLICE_BEGIN in types
         # equal times by rank: profile (1) begins first and ends last, after the closing
@@ -302,5 +419,5 @@ def test_events_are_written_in_time_order_slices_and_counters_merged() -> None:
         assert last.track_event.type == pb.TrackEvent.TYPE_SLICE_END
         assert last.track_event.track_uuid == first.track_event.track_uuid
         assert closing.track_event.type == pb.TrackEvent.TYPE_COUNTER
-        assert closing.timestamp == last.timestamp
+        assert last.timestamp == 0  # the same time as the closing zero before it
         assert closing.track_event.counter_value == 0

@@ -9,8 +9,10 @@ The decoder follows Trace Processor where it matters for tests: events are order
 (stable for equal timestamps, i.e. file order breaks ties) before BEGIN/END matching, interned
 names (`name_iid`, `category_iids`, debug annotation `name_iid` / `string_value_iid`) are resolved
 per `trusted_packet_sequence_id` and reset when incremental state is cleared, and
-`trace_packet_defaults` supply a missing `track_uuid` / clock id. Anything it cannot make sense of
-goes to `TraceView.decode_problems` instead of raising.
+`trace_packet_defaults` supply a missing `track_uuid` / clock id, and a timestamp on a clock a
+snapshot declared incremental is a delta from the sequence's last one on that clock, made
+absolute through the REALTIME value of that snapshot. Anything it cannot make sense of goes to
+`TraceView.decode_problems` instead of raising.
 
 `TraceView.to_text()` renders a deterministic dump for golden files: tracks as a tree with short
 ids (`t0`, `t1`, … in declaration order), then every event in order with its arguments (sorted
@@ -206,6 +208,7 @@ class ClockSnapshot:
     clocks: dict[int, int]
     primary_trace_clock: str
     packet_index: int
+    incremental: frozenset[int] = frozenset()  # clocks whose packet timestamps are deltas
 
 
 @dataclass(slots=True)
@@ -222,6 +225,10 @@ class TraceView:
     counters: dict[int, list[tuple[int, float]]] = field(default_factory=dict)
     flows: dict[int, list[Slice]] = field(default_factory=dict)
     event_clock_ids: dict[int, int] = field(default_factory=dict)
+    # Incremental clocks some snapshot ties to REALTIME (an event on one is on REALTIME).
+    realtime_delta_clocks: set[int] = field(default_factory=set)
+    track_sequences: dict[int, set[int]] = field(default_factory=dict)  # uuid → its events
+    event_times: list[int] = field(default_factory=list)  # every track event's, resolved
     uses_interning: bool = False
     decode_problems: list[str] = field(default_factory=list)
 
@@ -349,6 +356,7 @@ class _Event:
     ts: int
     packet_index: int
     clock_id: int
+    sequence: int
     event: Any  # pb.TrackEvent
     track_uuid: int | None
     name: str
@@ -371,6 +379,8 @@ def load_trace(source: str | Path | bytes | Any) -> TraceView:
 def _decode(trace: Any) -> TraceView:
     view = TraceView(packets=len(trace.packet))
     states: dict[int, _SequenceState] = defaultdict(_SequenceState)
+    # (sequence, incremental clock) → [its last value, REALTIME minus its value]
+    deltas: dict[tuple[int, int], list[int]] = {}
     events: list[_Event] = []
     for index, packet in enumerate(trace.packet):
         data_field = packet.WhichOneof("data")
@@ -387,12 +397,20 @@ def _decode(trace: Any) -> TraceView:
                     if snap.HasField("primary_trace_clock")
                     else "",
                     packet_index=index,
+                    incremental=frozenset(c.clock_id for c in snap.clocks if c.is_incremental),
                 )
             )
+            realtime = next((c.timestamp for c in snap.clocks if c.clock_id == 1), None)
+            for clock in snap.clocks:
+                if clock.is_incremental:
+                    offset = 0 if realtime is None else realtime - clock.timestamp
+                    deltas[(seq_id, clock.clock_id)] = [clock.timestamp, offset]
+                    if realtime is not None:
+                        view.realtime_delta_clocks.add(clock.clock_id)
         elif data_field == "track_descriptor":
             _add_track(view, packet.track_descriptor, index)
         elif data_field == "track_event":
-            events.append(_resolve_event(view, packet, index, state))
+            events.append(_resolve_event(view, packet, index, state, deltas))
     _build_events(view, events)
     return view
 
@@ -484,7 +502,13 @@ def _add_track(view: TraceView, desc: Any, index: int) -> None:
         )
 
 
-def _resolve_event(view: TraceView, packet: Any, index: int, state: _SequenceState) -> _Event:
+def _resolve_event(
+    view: TraceView,
+    packet: Any,
+    index: int,
+    state: _SequenceState,
+    deltas: dict[tuple[int, int], list[int]],
+) -> _Event:
     event = packet.track_event
     if packet.HasField("timestamp_clock_id"):
         clock_id = packet.timestamp_clock_id
@@ -492,6 +516,16 @@ def _resolve_event(view: TraceView, packet: Any, index: int, state: _SequenceSta
         clock_id = state.default_clock_id
     else:
         clock_id = DEFAULT_CLOCK_ID
+    ts = packet.timestamp
+    delta = deltas.get((packet.trusted_packet_sequence_id, clock_id))
+    if delta is not None:
+        delta[0] += ts
+        ts = delta[0] + delta[1]
+    elif 64 <= clock_id < 128:
+        view.decode_problems.append(
+            f"packet {index}: clock {clock_id} is sequence-scoped, and no snapshot on the "
+            "sequence defined it"
+        )
     if event.HasField("track_uuid"):
         track_uuid: int | None = event.track_uuid
     else:
@@ -532,9 +566,10 @@ def _resolve_event(view: TraceView, packet: Any, index: int, state: _SequenceSta
     if not packet.HasField("timestamp"):
         view.decode_problems.append(f"packet {index}: track event without timestamp")
     return _Event(
-        ts=packet.timestamp,
+        ts=ts,
         packet_index=index,
         clock_id=clock_id,
+        sequence=packet.trusted_packet_sequence_id,
         event=event,
         track_uuid=track_uuid,
         name=name,
@@ -592,6 +627,9 @@ def _build_events(view: TraceView, events: list[_Event]) -> None:
     for order, record in enumerate(events):
         event = record.event
         view.event_clock_ids[record.clock_id] = view.event_clock_ids.get(record.clock_id, 0) + 1
+        view.event_times.append(record.ts)
+        if record.track_uuid is not None:
+            view.track_sequences.setdefault(record.track_uuid, set()).add(record.sequence)
         where = f"packet {record.packet_index}"
         if record.track_uuid is None:
             view.decode_problems.append(f"{where}: track event without track_uuid")
@@ -763,7 +801,9 @@ def _render(view: TraceView, *, uuids: bool, absolute_ts: bool) -> Iterator[str]
     yield f"interning: {'yes' if view.uses_interning else 'no'}"
     for snap in view.clock_snapshots:
         clocks = " ".join(
-            f"{CLOCK_NAMES.get(cid, str(cid))}={ts}" for cid, ts in sorted(snap.clocks.items())
+            f"{CLOCK_NAMES.get(cid, str(cid))}{'(incremental)' if cid in snap.incremental else ''}"
+            f"={ts}"
+            for cid, ts in sorted(snap.clocks.items())
         )
         yield f"clock_snapshot primary={snap.primary_trace_clock or '-'} {clocks}"
     yield "tracks:"

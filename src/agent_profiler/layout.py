@@ -3,8 +3,8 @@ arguments and flows, de-duplicated counter series and the order of events (TRACE
 
 Both writers encode this and nothing else (writers/perfetto.py as protobuf,
 writers/chrome_json.py as JSON), so they show the same slices and the same counter samples.
-Track uuids are small numbers, 1, 2, 3 … in the order their keys are first asked for; flow ids,
-the pid and the sequence id are `stable_id64` hashes of stable keys. Same sessions, same layout.
+Track uuids are small numbers, 1, 2, 3 … in the order their keys are first asked for; flow ids
+and the pid are `stable_id64` hashes of stable keys. Same sessions, same layout.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """Perfetto writer: the layout (layout.py) encoded as a protobuf TrackEvent trace. It owns
-the wire: descriptors, the clock snapshot, interning, typed annotations, counter packets.
+the wire: descriptors, the clock snapshots, delta timestamps, interning, typed annotations,
+counter packets.
 
 It streams: sessions are laid out and written one at a time (each session's descriptors,
 then its events), and a session's events are swept in (time, rank, order) order, begins
@@ -52,6 +53,9 @@ MAX_EXTRA_COUNTERS = 8
 
 CLOCK_REALTIME = 1
 CLOCK_BOOTTIME = 6
+# Sequence-scoped clock ids (Perfetto: 64–127), on which event timestamps are deltas
+# (_DeltaClock; TRACE_CONTRACT §1 deviation, docs/traces.md).
+DELTA_CLOCK_IDS = range(64, 128)
 
 
 class _Samples:
@@ -193,15 +197,64 @@ def _varint(value: int) -> bytes:
             return bytes(out)
 
 
-# The one packet sequence (TRACE_CONTRACT §1: any non-zero id): fixed, so journal groups
-# encoded apart (in worker processes) share it; under 128, one byte on every packet.
-SEQUENCE_ID = 1
+def sequence_of(group: int) -> int:
+    """The packet sequence of journal group `group` (TRACE_CONTRACT §1 deviation: one per
+    group, docs/traces.md). A group's interning and its delta clocks live on its sequence,
+    so its packets depend on the group alone; under 127 groups, one byte on every packet."""
+    return group + 1
 
 
 def trace_start(sessions: Sequence[Session]) -> int | None:
     """Where the clock snapshot is taken: nothing in a session comes before its span's
     start (the capture starts there). None for no sessions."""
     return min((session_span(s)[0] for s in sessions), default=None)
+
+
+class _DeltaClock:
+    """Event timestamps as deltas on incremental clocks of the group's sequence: an
+    absolute time is 10 bytes on every event, a delta 2–6.
+
+    The group's first event starts clock 64 with a clock snapshot tying it to REALTIME;
+    when a session of the group starts before the last event written (a subagent runs
+    inside its parent), the next clock id starts there, since a clock's snapshots must not
+    go back (Trace Processor then drops the events it cannot place: measured). Past the
+    last id the group's events carry absolute REALTIME times, as before deltas."""
+
+    def __init__(self, sequence: int) -> None:
+        self.sequence = sequence
+        self.clock_ids = iter(DELTA_CLOCK_IDS)
+        self.last: int | None = None  # None: no clock started yet
+        self.absolute = False
+
+    def stamp(self, packet: pb.TracePacket, ts: int) -> pb.TracePacket | None:
+        """Set the packet's time; returns the clock snapshot to write before it, if any."""
+        if self.absolute:
+            packet.timestamp = ts
+            return None
+        if self.last is not None and ts >= self.last:
+            packet.timestamp = ts - self.last
+            self.last = ts
+            return None
+        clock_id = next(self.clock_ids, None)
+        if clock_id is None:
+            self.absolute = True
+            clock_id, ts_on_clock = CLOCK_REALTIME, ts
+        else:
+            self.last, ts_on_clock = ts, 0
+        # Said on this packet (Trace Processor applies defaults to the packets after it)
+        # and as the sequence's default for the packets that follow.
+        packet.timestamp = ts_on_clock
+        packet.timestamp_clock_id = clock_id
+        packet.trace_packet_defaults.timestamp_clock_id = clock_id
+        if self.absolute:
+            return None
+        snapshot = pb.TracePacket(trusted_packet_sequence_id=self.sequence)
+        clocks = snapshot.clock_snapshot
+        clocks.primary_trace_clock = pb.BUILTIN_CLOCK_REALTIME
+        clocks.clocks.add(clock_id=clock_id, timestamp=ts, is_incremental=True)
+        clocks.clocks.add(clock_id=CLOCK_REALTIME, timestamp=ts)
+        clocks.clocks.add(clock_id=CLOCK_BOOTTIME, timestamp=ts)
+        return snapshot
 
 
 def write_clock(stream: IO[bytes], first: int) -> int:
@@ -214,7 +267,7 @@ def write_clock(stream: IO[bytes], first: int) -> int:
         entry = clock.clock_snapshot.clocks.add()
         entry.clock_id = clock_id
         entry.timestamp = first
-    clock.trusted_packet_sequence_id = SEQUENCE_ID
+    clock.trusted_packet_sequence_id = sequence_of(0)
     return _emit(stream, clock)
 
 
@@ -222,9 +275,10 @@ class PerfettoWriter:
     """Writes sessions as one Perfetto trace (binary protobuf).
 
     A trace is the clock snapshot, then one block of packets per journal group (a session
-    tree read together): its track descriptors and events, uuids in the group's block
-    (layout.UUID_BLOCK), interning begun afresh. So a group's packets depend on that group
-    alone, and groups encoded in worker processes join into the bytes one process writes."""
+    tree read together) on a sequence of its own: its track descriptors and events, uuids
+    in the group's block (layout.UUID_BLOCK), interning and delta clocks begun afresh. So a
+    group's packets depend on that group alone, and groups encoded in worker processes join
+    into the bytes one process writes."""
 
     name = "perfetto"
     extension = ".pftrace"
@@ -242,18 +296,23 @@ class PerfettoWriter:
     def write_group(self, sessions: Sequence[Session], stream: IO[bytes], group: int) -> int:
         """One group's packets (everything but the clock snapshot); returns their number."""
         packets = 0
+        sequence = sequence_of(group)
         interner = _Interner()
+        clock = _DeltaClock(sequence)
         for process, tracks in iter_layout(ordered_sessions(sessions), self.facts, group):
             descriptors = [_track_descriptor(track) for track in tracks.tracks]
             if process is not None:
                 descriptors.insert(0, _process_descriptor(process))
             for descriptor in descriptors:
-                packet = pb.TracePacket(trusted_packet_sequence_id=SEQUENCE_ID)
+                packet = pb.TracePacket(trusted_packet_sequence_id=sequence)
                 packet.track_descriptor.CopyFrom(descriptor)
                 packets += _emit(stream, packet)
             for ts, _, _, what, part in _session_events(tracks):
-                packet = interner.packet(ts, what, part)
-                packet.trusted_packet_sequence_id = SEQUENCE_ID
+                packet = interner.packet(what, part)
+                packet.trusted_packet_sequence_id = sequence
+                snapshot = clock.stamp(packet, ts)
+                if snapshot is not None:
+                    packets += _emit(stream, snapshot)
                 packets += _emit(stream, packet)
         return packets
 
@@ -261,8 +320,8 @@ class PerfettoWriter:
 class _Interner:
     """Interning (HABIT deviation, TRACE_CONTRACT §1: their writer interns nothing).
     Event names, categories, annotation names and repeated short string values are
-    written once per journal group in `interned_data` (its first event clears what the
-    sequence had interned before) and referred to by iid afterwards;
+    written once per journal group in `interned_data` (on the group's own sequence, whose
+    first event says the state starts there) and referred to by iid afterwards;
     Trace Processor resolves them on import, so Agent Profiler's SQL sees the same
     strings. It roughly halves the file on long sessions."""
 
@@ -273,17 +332,14 @@ class _Interner:
         self.strings: dict[str, int] = {}
         self.first = True
 
-    def packet(self, ts: int, what: LaidSlice | _Samples, part: int) -> pb.TracePacket:
-        packet = pb.TracePacket(timestamp=ts)
+    def packet(self, what: LaidSlice | _Samples, part: int) -> pb.TracePacket:
+        """The event's packet, without its time (_DeltaClock.stamp sets it)."""
+        packet = pb.TracePacket()
         if self.first:
             packet.sequence_flags = (
                 pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
                 | pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE
             )
-            # Every event's timestamp is REALTIME: said once for the sequence (and on
-            # this packet itself, whatever order a reader applies defaults in).
-            packet.trace_packet_defaults.timestamp_clock_id = CLOCK_REALTIME
-            packet.timestamp_clock_id = CLOCK_REALTIME
             self.first = False
         else:
             packet.sequence_flags = pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE
