@@ -394,7 +394,7 @@ def test_aborted_and_error_responses(tmp_path: Path) -> None:
     (capture,) = view.captures()
     sizes = [v for _, v in view.counter_samples(capture.uuid, "Context size")[1:-1]]
     assert sizes == [3_000, 3_050]
-    errors = [s for s in view.slices_of_kind("assistant-message") if s.args["is_error"]]
+    errors = [s for s in view.slices_of_kind("assistant-message") if s.args.get("is_error")]
     assert len(errors) == 1
 
 

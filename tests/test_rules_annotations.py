@@ -203,13 +203,56 @@ def test_a_tool_call_without_its_result_is_incomplete_and_its_response_says_its_
         "context_tokens": 34_469,
         "reasoning_tokens": 264,
         "context_window_tokens": 258_400,
-        "is_error": False,
         "response_id": "request-1",
     }
+    # `is_error` is said only when true (a HABIT key on responses: absent reads false)
     assert response_args(cut, response, None) == expected
+    failed = dataclasses.replace(response, is_error=True)
+    assert response_args(cut, failed, None)["is_error"] is True
     # the window is said on the session's first response only
     later = {k: v for k, v in expected.items() if k != "context_window_tokens"}
     assert response_args(cut, response, None, first=False) == later
     # edited: a session whose provider nobody recorded
     unknown = dataclasses.replace(cut, provider=None)
     assert response_args(unknown, response, None)["provider"] == "unknown"
+
+
+def test_a_change_linked_to_a_tool_of_the_capture_leaves_out_what_the_link_says() -> None:
+    """Spotter: its tool results and arguments are changes linked to the calls' slices."""
+    (session, _) = sessions(SPOTTER)
+    calls = frozenset(c.call_id for c in session.tool_calls)
+    snapshot = next(
+        x
+        for x in session.snapshots
+        if not x.baseline
+        and {c.label for c in x.changes if c.source_id in calls}
+        >= {"Tool result", "Tool arguments"}
+    )
+    unlinked = context_dict(snapshot, snapshot.time_ns)["changes"]
+    linked = context_dict(snapshot, snapshot.time_ns, None, calls)["changes"]
+    assert len(linked) == len(unlinked)
+    for change, full, written in zip(snapshot.changes, unlinked, linked, strict=True):
+        if change.source_id in calls and change.source_kind.value == "tool":
+            # THEN a change a tool slice of the capture caused says so by its source_id
+            # alone: no `source_kind` (it is `tool`), no default label (the UI names the tool)
+            assert written == {k: v for k, v in full.items() if k not in ("source_kind", "label")}
+            assert full["label"] in ("Tool result", "Tool arguments")
+        else:
+            assert written == full
+    # AND a call id the capture has no slice for keeps both: the UI shows the label then
+    (one,) = [c for c in snapshot.changes if c.source_id in calls][:1]
+    elsewhere = context_dict(snapshot, snapshot.time_ns, None, calls - {one.source_id})
+    kept = [c for c in elsewhere["changes"] if c.get("source_id") == one.source_id]
+    assert kept and all(c["source_kind"] == "tool" and "label" in c for c in kept)
+
+
+def test_a_linked_change_keeps_a_label_that_is_not_its_categorys_default() -> None:
+    (session, _) = sessions(SPOTTER)
+    calls = frozenset(c.call_id for c in session.tool_calls)
+    snapshot = next(x for x in session.snapshots if any(c.source_id in calls for c in x.changes))
+    change = next(c for c in snapshot.changes if c.source_id in calls)
+    renamed = dataclasses.replace(
+        snapshot, changes=(dataclasses.replace(change, label="Subagent report"),)
+    )
+    (written,) = context_dict(renamed, renamed.time_ns, None, calls)["changes"]
+    assert written["label"] == "Subagent report" and "source_kind" not in written

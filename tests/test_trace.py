@@ -194,14 +194,20 @@ def test_source_ids_link_to_tool_slices_and_additions_have_flows(spotter: TraceV
     main = capture_for(spotter, SPOTTER_ID)
     tools = {t.args["call_id"]: t for t in kinds(spotter, main, "tool-execution")}
     assert all(isinstance(t.args["is_error"], bool) for t in tools.values())
-    linked = [
+    sourced = [
         change
         for s in spotter.snapshots(main)
         if not s.args["context"]["baseline"]
         for change in s.args["context"]["changes"]
-        if change.get("source_kind") == "tool"
+        if "source_id" in change
     ]
-    assert linked and all(c.get("source_id", "") in tools for c in linked)
+    linked = [c for c in sourced if c["source_id"] in tools]
+    # a change a tool slice caused names the call; the link says the rest: no
+    # `source_kind` (it is `tool`) and no default label (the UI shows the tool instead)
+    assert linked and all("source_kind" not in c for c in linked)
+    assert not any(c.get("label") in ("Tool result", "Tool arguments") for c in linked)
+    # and a change that still says `tool` names no tool slice of the capture
+    assert all(c["source_id"] not in tools for c in sourced if c.get("source_kind") == "tool")
     # "Largest additions": instants under the Context group, no kind/context, each the end
     # of a flow that starts on the tool slice named by the change's source_id
     additions = [

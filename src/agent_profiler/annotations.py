@@ -7,6 +7,7 @@ layout.py decides where the slices go, the writers how the values are encoded.
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -15,10 +16,12 @@ from agent_profiler import __version__, estimate
 from agent_profiler.model import (
     AnchorKind,
     Basis,
+    Category,
     Compaction,
     ContextSnapshot,
     Response,
     Session,
+    SourceKind,
     ToolCall,
 )
 from agent_profiler.views import basename, session_label
@@ -53,6 +56,12 @@ REPEATED_CONTEXT_KEYS = (
     "model",
 )
 
+# The label of an item a tool call put in context, by its category: the one the adapters
+# give the call's result and its arguments. Left out of a change linked to a tool slice of
+# the capture, where the UI names the tool instead (TRACE_CONTRACT §5: "shown when no tool
+# matched"); any other label stays.
+TOOL_LABELS = {Category.RESULTS: "Tool result", Category.ASSISTANT: "Tool arguments"}
+
 
 def profile_args(
     s: Session,
@@ -61,6 +70,7 @@ def profile_args(
     start: int,
     estimation: str,
     previous: dict[int, ContextSnapshot] | None = None,
+    calls: Container[str] = frozenset(),
 ) -> dict[str, Any]:
     """`profile (1)`: what the capture is, where it came from and how it was measured."""
     args: dict[str, Any] = {
@@ -118,7 +128,7 @@ def profile_args(
     args["responses"] = len(s.responses)
     for snapshot in s.snapshots:
         if snapshot.anchor is AnchorKind.SESSION:
-            args["context"] = context_dict(snapshot, start, _before(previous, snapshot))
+            args["context"] = context_dict(snapshot, start, _before(previous, snapshot), calls)
     return args
 
 
@@ -134,6 +144,7 @@ def response_args(
     snapshot: ContextSnapshot | None,
     previous: ContextSnapshot | None = None,
     first: bool = True,
+    calls: Container[str] = frozenset(),
 ) -> dict[str, Any]:
     """A model response: its usage, its outcome and the context it was sent with."""
     usage = response.usage
@@ -155,12 +166,13 @@ def response_args(
     if s.window_tokens and first:
         # The session's window (on profile (1) too): said on its first response only.
         args["context_window_tokens"] = s.window_tokens
-    args["is_error"] = response.is_error
+    if response.is_error:  # absent: false (a HABIT key on responses, TRACE_CONTRACT §4)
+        args["is_error"] = True
     if response.stop_reason:
         args["stop_reason"] = response.stop_reason
     args["response_id"] = response.id
     if snapshot is not None:
-        args["context"] = context_dict(snapshot, response.start_ns, previous)
+        args["context"] = context_dict(snapshot, response.start_ns, previous, calls)
     return args
 
 
@@ -191,6 +203,7 @@ def compaction_args(
     compaction: Compaction,
     snapshot: ContextSnapshot | None,
     previous: ContextSnapshot | None = None,
+    calls: Container[str] = frozenset(),
 ) -> dict[str, Any]:
     """A compaction: its trigger, the sizes before and after, and the context it left."""
     args: dict[str, Any] = {"kind": "compaction", "compaction_kind": compaction.kind}
@@ -204,7 +217,7 @@ def compaction_args(
     if compaction.timing:
         args["timing"] = compaction.timing
     if snapshot is not None:
-        args["context"] = context_dict(snapshot, compaction.start_ns, previous)
+        args["context"] = context_dict(snapshot, compaction.start_ns, previous, calls)
     return args
 
 
@@ -235,7 +248,9 @@ def failed_request_args(request: Response) -> dict[str, Any]:
 
 
 def context_command_args(
-    snapshot: ContextSnapshot, previous: ContextSnapshot | None = None
+    snapshot: ContextSnapshot,
+    previous: ContextSnapshot | None = None,
+    calls: Container[str] = frozenset(),
 ) -> dict[str, Any]:
     """The harness's own context report (Claude Code's /context) and its native snapshot."""
     args: dict[str, Any] = {"kind": "context-command"}
@@ -243,17 +258,23 @@ def context_command_args(
         args["used_tokens"] = snapshot.reported_tokens
     if snapshot.window_tokens:
         args["context_window_tokens"] = snapshot.window_tokens
-    args["context"] = context_dict(snapshot, snapshot.time_ns, previous)
+    args["context"] = context_dict(snapshot, snapshot.time_ns, previous, calls)
     return args
 
 
 def context_dict(
-    snapshot: ContextSnapshot, slice_start: int, previous: ContextSnapshot | None = None
+    snapshot: ContextSnapshot,
+    slice_start: int,
+    previous: ContextSnapshot | None = None,
+    calls: Container[str] = frozenset(),
 ) -> dict[str, Any]:
     """The typed `context` annotation (TRACE_CONTRACT §5) of a snapshot on a slice that
     starts at slice_start. One is written per request, so it is built as directly as
     possible: a later writer may encode it straight to bytes. `previous` is the session's
-    snapshot before this one in time: REPEATED_CONTEXT_KEYS equal to its are left out."""
+    snapshot before this one in time: REPEATED_CONTEXT_KEYS equal to its are left out.
+    `calls` are the call ids of the capture's tool slices: a change a tool of the capture
+    put there leaves out its `source_kind` (it is `tool`) and a label that is the default
+    for its category (TOOL_LABELS), which Agent Profiler shows only when no tool matched."""
     context: dict[str, Any] = {
         "version": 1,
         "stage": snapshot.stage.value,
@@ -282,13 +303,14 @@ def context_dict(
         }
         if change.chars is not None:
             entry["chars"] = change.chars
-        if change.label:
+        linked = change.source_kind is SourceKind.TOOL and change.source_id in calls
+        if change.label and not (linked and change.label == TOOL_LABELS.get(change.category)):
             entry["label"] = change.label
         # Empty means "no link" (TRACE_CONTRACT §5), so an absent one reads the same and
         # saves ≈ 4 bytes per change (most changes of a long session have none).
         if change.source_id:
             entry["source_id"] = change.source_id
-        if change.source_kind:
+        if change.source_kind and not linked:
             entry["source_kind"] = change.source_kind.value
         changes.append(entry)
     context["changes"] = changes

@@ -313,6 +313,9 @@ class _SessionBuilder:
         self.input_instants: list[LaidSlice] = []
         self.response_slices: dict[str, LaidSlice] = {}
         self.tool_slices: dict[str, LaidSlice] = {}
+        # The call ids of the capture's tool slices (one per tool call): the changes they
+        # caused link to them, which lets `context` leave out what the link already says.
+        self.call_ids = frozenset(call.call_id for call in session.tool_calls)
         # Each snapshot's predecessor in time (by id: snapshots are frozen and may be equal),
         # against which repeated optional `context` keys are left out; none for a snapshot
         # that shares its time with the one before (a reader could not order the two).
@@ -386,7 +389,13 @@ class _SessionBuilder:
 
     def _profile(self) -> None:
         args = profile_args(
-            self.session, self.facts, self.capture_uuid, self.start, self.estimation, self.previous
+            self.session,
+            self.facts,
+            self.capture_uuid,
+            self.start,
+            self.estimation,
+            self.previous,
+            self.call_ids,
         )
         self.slices.append(
             LaidSlice("Session", "profile (1)", self.start, self.end, self.metadata, args)
@@ -456,6 +465,7 @@ class _SessionBuilder:
                 snapshot,
                 self.previous.get(id(snapshot)),
                 not self.response_slices,
+                self.call_ids,
             )
             slice_ = LaidSlice(
                 "Responses", "response", response.start_ns, response.end_ns, self.activity, args
@@ -493,7 +503,13 @@ class _SessionBuilder:
         }
         for compaction in self.session.compactions:
             snapshot = snapshots.get(compaction.id)
-            args = partial(compaction_args, compaction, snapshot, self.previous.get(id(snapshot)))
+            args = partial(
+                compaction_args,
+                compaction,
+                snapshot,
+                self.previous.get(id(snapshot)),
+                self.call_ids,
+            )
             self.slices.append(
                 LaidSlice(
                     "Compaction",
@@ -561,7 +577,12 @@ class _SessionBuilder:
                     snapshot.time_ns,
                     snapshot.time_ns,
                     self.activity,
-                    partial(context_command_args, snapshot, self.previous.get(id(snapshot))),
+                    partial(
+                        context_command_args,
+                        snapshot,
+                        self.previous.get(id(snapshot)),
+                        self.call_ids,
+                    ),
                 )
             )
 
