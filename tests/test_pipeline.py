@@ -401,3 +401,50 @@ def test_workers_are_forked_only_from_a_process_without_other_threads(
     monkeypatch.setattr(threading, "active_count", lambda: 1)
     monkeypatch.setattr(pipeline.sys, "platform", "darwin")
     assert pipeline._start_method() == "spawn"
+
+
+@dataclass(frozen=True)
+class _CountPreviews:
+    """A Use that sends back how many of the group's tool calls kept argument previews."""
+
+    def __call__(self, sessions: Any, diagnostics: Any, task: Any, out: Any) -> tuple[int, int]:
+        calls = [c for s in sessions for c in s.tool_calls]
+        return len(calls), sum(1 for c in calls if c.args_preview)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_reading_keeps_argument_previews_only_for_a_trace_that_shows_them(jobs: int) -> None:
+    from agent_profiler.estimate import EstimateChoice
+    from agent_profiler.pipeline import GroupTask, run_groups
+
+    groups = plan_inputs([CLAUDE_SMALL, CODEX_SMALL], None, LoadResult())
+
+    def counts(previews: bool) -> tuple[int, int]:
+        tasks = [
+            GroupTask(i, g, None, EstimateChoice.CHARS4, previews) for i, g in enumerate(groups)
+        ]
+        values = [o.value for o in run_groups(tasks, _CountPreviews(), jobs, None)]
+        return sum(v[0] for v in values), sum(v[1] for v in values)
+
+    # GIVEN journals whose tool calls have arguments
+    (calls, kept), (same_calls, none) = counts(True), counts(False)
+    # THEN a reading for --previews keeps them, any other keeps none (in workers too)
+    assert calls == same_calls > 0 and kept > 0 and none == 0
+
+
+def test_export_reads_argument_previews_only_with_previews(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import agent_profiler.pipeline as pipeline
+
+    asked: list[bool] = []
+    run_group = pipeline.run_group
+
+    def spy(task: Any, *args: Any, **kwargs: Any) -> Any:
+        asked.append(task.previews)
+        return run_group(task, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "run_group", spy)
+    _export(tmp_path, "a.pftrace", str(CLAUDE_SMALL), "--jobs", "1")
+    _export(tmp_path, "b.pftrace", str(CLAUDE_SMALL), "--jobs", "1", "--previews")
+    assert asked == [False, True]

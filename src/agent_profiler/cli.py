@@ -235,7 +235,7 @@ def summary(
     from agent_profiler.summary import render_calls, render_table
 
     result, diagnostics, outcomes = read_groups(
-        journals, harness, estimate, SummariseRows(window), jobs
+        journals, harness, estimate, SummariseRows(window), jobs, previews=False
     )
     rows = [row for outcome in outcomes for row in outcome.value]
     if as_json:
@@ -432,7 +432,9 @@ def report(
     target = output or _default_output(journals, ".html")
     if target.exists() and not force:
         raise UsageError(f"{target} exists; pass --force to overwrite it")
-    with use_estimator(named(estimate)):
+    from agent_profiler.adapters.drafts import argument_previews
+
+    with use_estimator(named(estimate)), argument_previews(False):  # the page shows none
         result, diagnostics = _load(journals, harness)
     if not result.sessions:
         typer.echo("error: nothing to report (no readable sessions)", err=True)

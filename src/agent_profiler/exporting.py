@@ -160,17 +160,20 @@ def read_groups(
     use: Use[T],
     jobs: int | None,
     out: IO[bytes] | None = None,
+    *,
+    previews: bool,
 ) -> tuple[LoadResult, Diagnostics, list[GroupOutcome[T]]]:
     """Read every journal group and `use` it (pipeline.py: in worker processes when there
     are several and enough input); what could not be used goes to stderr. Returns what
-    was read, the warnings of all groups, and each group's outcome in order."""
+    was read, the warnings of all groups, and each group's outcome in order. `previews`:
+    whether tool calls keep their argument previews (only a --previews trace shows them)."""
     from agent_profiler.loader import Link, plan_inputs, warn_missing_parents
     from agent_profiler.pipeline import GroupTask, jobs_for, run_groups
 
     result = LoadResult()
     groups = plan_inputs(journals, harness, result)
     diagnostics = Diagnostics(on_progress=_byte_progress() if sys.stderr.isatty() else None)
-    tasks = [GroupTask(i, group, harness, estimate) for i, group in enumerate(groups)]
+    tasks = [GroupTask(i, group, harness, estimate, previews) for i, group in enumerate(groups)]
     outcomes = list(
         run_groups(
             tasks,
@@ -243,7 +246,13 @@ def export_perfetto(
     with _spool(target) as spool:
         try:
             result, diagnostics, outcomes = read_groups(
-                journals, harness, estimate, EncodeTrace(facts), jobs, spool
+                journals,
+                harness,
+                estimate,
+                EncodeTrace(facts),
+                jobs,
+                spool,
+                previews=facts.content is ContentMode.PREVIEWS,
             )
         except OSError as error:  # the spool beside the target: a full disk, a lost mount
             raise OutputError(f"{target or 'stdout'}: {error.strerror or error}") from error
@@ -308,7 +317,9 @@ def run_export(
             return EXIT_INPUT
         result, diagnostics, counts, size = outcome
     else:
-        with use_estimator(named(estimate)):
+        from agent_profiler.adapters.drafts import argument_previews
+
+        with use_estimator(named(estimate)), argument_previews(previews):
             result, diagnostics = _load(journals, harness)
         if not result.sessions:
             echo("error: nothing to export (no readable sessions)", err=True)

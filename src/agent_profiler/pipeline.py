@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import IO, Any, Generic, Protocol, TypeVar
 
 from agent_profiler.adapters import JournalGroup
+from agent_profiler.adapters.drafts import argument_previews
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
 from agent_profiler.estimate import EstimateChoice, named, use_estimator
@@ -49,6 +50,7 @@ class GroupTask:
     group: JournalGroup
     harness: Harness | None
     estimate: EstimateChoice
+    previews: bool = True  # keep tool calls' argument previews (a trace with --previews)
 
 
 class Use(Protocol[T_co]):
@@ -120,7 +122,7 @@ def run_group(
     from agent_profiler.views import session_span
 
     diagnostics = Diagnostics(on_progress=on_progress)
-    with use_estimator(named(task.estimate)):
+    with use_estimator(named(task.estimate)), argument_previews(task.previews):
         read = read_group(
             task.group, diagnostics, {} if seen is None else seen, harness=task.harness
         )

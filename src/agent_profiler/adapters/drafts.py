@@ -8,7 +8,9 @@ own their context items (`MessagesDraft`); adapters only decide times.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any, TypedDict
 
@@ -30,6 +32,21 @@ from agent_profiler.model import (
     ToolCall,
     Usage,
 )
+
+# Whether the journals read now keep their calls' argument previews: only a trace written
+# with --previews shows them, and a long session's model held them in a sixth of its
+# memory otherwise (a 100 MB Claude Code journal: 3.2 of 18 MB).
+_argument_previews: ContextVar[bool] = ContextVar("argument_previews", default=True)
+
+
+@contextmanager
+def argument_previews(keep: bool) -> Iterator[None]:
+    """Inside this block, tool calls keep argument previews only when `keep`."""
+    token = _argument_previews.set(keep)
+    try:
+        yield
+    finally:
+        _argument_previews.reset(token)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,13 +74,15 @@ class ToolArguments:
                 decoded = None
         keys: tuple[str, ...] = ()
         previews: tuple[tuple[str, str], ...] = ()
+        keep = _argument_previews.get()
         if isinstance(decoded, dict):
             keys = tuple(str(k) for k in decoded)
-            previews = tuple(
-                (str(k), preview(v if isinstance(v, str) else json_text(v)))
-                for k, v in decoded.items()
-            )
-        elif text:
+            if keep:
+                previews = tuple(
+                    (str(k), preview(v if isinstance(v, str) else json_text(v)))
+                    for k, v in decoded.items()
+                )
+        elif text and keep:
             previews = (("input", preview(text)),)
         return cls(
             keys,
