@@ -90,6 +90,7 @@ WRITER_TESTS = [
     "tests/test_opencode.py",
     "tests/hostile/test_accounting.py",
     "tests/hostile/test_privacy.py",
+    "tests/test_memory.py",
 ]
 KILLED = {1, 3, 36, 37, -24, 24, 152, -9, -11}  # failed, type check, timeouts
 SKIPPED = {34}

@@ -256,3 +256,38 @@ def test_a_linked_change_keeps_a_label_that_is_not_its_categorys_default() -> No
     )
     (written,) = context_dict(renamed, renamed.time_ns, None, calls)["changes"]
     assert written["label"] == "Subagent report" and "source_kind" not in written
+
+
+def test_a_session_whose_model_changed_lists_its_models_on_its_profile() -> None:
+    (whole, _) = sessions(SPOTTER)
+    assert "models" not in _profile(whole)  # one model: `model` says it
+    changed = dataclasses.replace(whole, models=("claude-opus-4-6", "claude-sonnet-4-5"))
+    args = _profile(changed)
+    assert (args["model"], args["models"]) == (
+        "claude-opus-4-6",
+        ["claude-opus-4-6", "claude-sonnet-4-5"],
+    )
+
+
+def test_a_context_report_and_a_compaction_leave_out_what_a_tool_link_says() -> None:
+    """Spotter's compaction snapshot, on a /context report's slice and on the compaction's:
+    both write their `context` as a request does, given the capture's call ids."""
+    from agent_profiler.annotations import compaction_args, context_command_args
+
+    (session, _) = sessions(SPOTTER)
+    calls = frozenset(c.call_id for c in session.tool_calls)
+    (compaction,) = [c for c in session.compactions if c.kind == "compaction"][:1]
+    snapshot = next(x for x in session.snapshots if any(c.source_id in calls for c in x.changes))
+    # and on profile (1), which carries a session's snapshot (a session without requests)
+    from agent_profiler.model import AnchorKind
+
+    at_session = dataclasses.replace(snapshot, anchor=AnchorKind.SESSION, anchor_id="")
+    alone = dataclasses.replace(session, snapshots=(at_session,))
+    profile = profile_args(alone, TraceFacts(), 1, alone.start_ns, CHARS4_ESTIMATION, {}, calls)
+    for args in (
+        context_command_args(snapshot, None, calls),
+        compaction_args(compaction, snapshot, None, calls),
+        profile,
+    ):
+        linked = [c for c in args["context"]["changes"] if c.get("source_id") in calls]
+        assert linked and all("source_kind" not in c for c in linked)

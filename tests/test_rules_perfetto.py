@@ -393,6 +393,13 @@ def test_no_sessions_is_a_trace_of_one_clock_snapshot_at_zero() -> None:
     assert 0 < clock.trusted_packet_sequence_id < 128
 
 
+def test_counter_events_carry_the_sessions_activity_category() -> None:
+    # TRACE_CONTRACT §3: `<harness>.activity` for every slice but profile (1), instant and
+    # counter event; the counters' packets are made apart from the slices'
+    view = load_trace(_export(SMALL)[0])
+    assert view.samples and {s.categories for s in view.samples} == {("claude.activity",)}
+
+
 def test_events_are_written_in_time_order_slices_and_counters_merged() -> None:
     """Each session's events go out in (time, rank) order, counter packets between the
     slices (Trace Processor sorts anyway; the file is a readable timeline too)."""
