@@ -291,3 +291,12 @@ def test_a_context_report_and_a_compaction_leave_out_what_a_tool_link_says() -> 
     ):
         linked = [c for c in args["context"]["changes"] if c.get("source_id") in calls]
         assert linked and all("source_kind" not in c for c in linked)
+
+
+def test_a_capture_lists_at_most_eight_of_the_commands_inputs_and_says_how_many() -> None:
+    (session, _) = sessions(SPOTTER)
+    names = tuple(f"rollout-{i}.jsonl" for i in range(12))
+    args = profile_args(session, TraceFacts(inputs=names), 1, session.start_ns, CHARS4_ESTIMATION)
+    assert (args["inputs"], args["inputs_total"]) == (list(names[:8]), 12)
+    few = profile_args(session, TraceFacts(inputs=names[:8]), 1, 0, CHARS4_ESTIMATION)
+    assert few["inputs"] == list(names[:8]) and "inputs_total" not in few

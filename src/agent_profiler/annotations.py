@@ -47,6 +47,11 @@ class TraceFacts:
 CONTENT_FACTS = frozenset({"session_summary", "session_title"})
 
 
+# The command's inputs are said on every capture: listed up to this many, with their number
+# beyond it, so an export of N journal files named one by one (a shell glob) does not write
+# N names N times (300 files: ≈ 6 MB of names).
+MAX_LISTED_INPUTS = 8
+
 # `context` keys the contract marks optional that hold for many requests in a row: written
 # only when they differ from the session's previous snapshot (docs/traces.md).
 REPEATED_CONTEXT_KEYS = (
@@ -108,7 +113,10 @@ def profile_args(
     if s.incomplete:
         args["incomplete"] = True
     args["exporter"] = f"agent-profiler {__version__}"
-    args["inputs"] = list(facts.inputs) or [basename(p) for p in s.sources]
+    inputs = list(facts.inputs) or [basename(p) for p in s.sources]
+    args["inputs"] = inputs[:MAX_LISTED_INPUTS]
+    if len(inputs) > MAX_LISTED_INPUTS:
+        args["inputs_total"] = len(inputs)
     args["sources"] = [basename(p) for p in s.sources]
     args["estimation"] = estimation
     if estimation is not estimate.CHARS4_ESTIMATION:
