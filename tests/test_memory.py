@@ -160,3 +160,29 @@ def test_repeated_names_are_one_object() -> None:
     assert first.model is second.model and first.stop_reason is second.stop_reason
     calls = [ToolCall(f"c{i}", text, T0, T0 + S) for i, text in enumerate((name, again[1]))]
     assert calls[0].name is calls[1].name == "read"
+
+
+def test_a_snapshot_without_categories_at_the_end_does_not_move_it() -> None:
+    # GIVEN a session whose only snapshot, at its last instant, holds nothing: no Context
+    # counter gets a sample, so nothing sits at the end but the closing zeros
+    end = T0 + 10 * S
+    empty = ContextSnapshot(
+        end,
+        AnchorKind.SESSION,
+        "",
+        Stage.TRANSCRIPT_OBSERVED,
+        Basis.CHARS,
+        Coverage.PARTIAL,
+        True,
+        (),
+    )
+    session = Session(
+        harness=Harness.PI,
+        session_id="empty",
+        start_ns=T0,
+        end_ns=end,
+        sources=("x.jsonl",),
+        snapshots=(empty,),
+    )
+    (laid,) = build_layout([session], TraceFacts()).sessions
+    assert laid.slices[0].end == end

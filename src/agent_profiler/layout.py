@@ -308,7 +308,6 @@ class _SessionBuilder:
         # The capture spans everything the session holds, so every counter's closing
         # zero comes after its last sample.
         self.start, self.end = session_span(session)
-        self.latest_sample = self.start  # the latest counter sample, dropped ones included
         self.prompt_slices: dict[str, LaidSlice] = {}
         self.input_instants: list[LaidSlice] = []
         self.response_slices: dict[str, LaidSlice] = {}
@@ -364,7 +363,7 @@ class _SessionBuilder:
         self._failed_requests()
         self._markers()
         self._native_reports()
-        self._context_counters()
+        latest_context = self._context_counters()
         self._largest_additions()
         # Every counter's last value is 0 at the session's end (TRACE_CONTRACT §6), and it
         # must be the last sample in time too: Trace Processor orders a track's samples by
@@ -378,8 +377,8 @@ class _SessionBuilder:
             (ts for counter in self.counters.values() for ts, _, _ in counter.samples),
             default=self.start,
         )
-        if self.counters:
-            last_sample = max(last_sample, self.latest_sample)
+        if latest_context is not None:  # its repeats were dropped, not its time
+            last_sample = max(last_sample, latest_context)
         if self.counters and last_sample >= self.end:
             self.end = last_sample + 1
             self.slices[0].end = self.end  # profile (1), built first
@@ -601,13 +600,15 @@ class _SessionBuilder:
                 )
             )
 
-    def _context_counters(self) -> None:
+    def _context_counters(self) -> int | None:
         """A sample per category present so far at each snapshot, in time order, except one
         that repeats the counter's previous sample: `_series` would drop it (these are the
         only samples of the Context counters before the closing 0, in its order), and a
-        long session's repeats were most of its layout while it was built. The latest
-        time stays known (`latest_sample`), since the session's end depends on it."""
+        long session's repeats were most of its layout while it was built. Returns the time
+        of the last snapshot sampled (None: none was), since the session's end depends on
+        it whether or not its samples were kept."""
         counters: dict[Category, _Counter] = {}
+        latest: int | None = None
         for snapshot in snapshots_in_time_order(self.session):
             present = dict(snapshot.categories)
             for category in present:
@@ -620,7 +621,9 @@ class _SessionBuilder:
                 samples = counter.samples
                 if not samples or samples[-1][2] != value:
                     samples.append((snapshot.time_ns, R_COUNTER, value))
-            self.latest_sample = max(self.latest_sample, snapshot.time_ns)
+            if counters:
+                latest = snapshot.time_ns  # in time order: the latest so far
+        return latest
 
     def _largest_additions(self) -> None:
         # Only additions a tool call caused, at most ten: an instant here exists to carry a

@@ -236,18 +236,16 @@ class _DeltaClock:
             self.last = ts
             return None
         clock_id = next(self.clock_ids, None)
+        self.absolute = clock_id is None
+        # The clock is said on this packet (Trace Processor applies defaults to the
+        # packets after it) and as the sequence's default for the packets that follow.
+        packet.timestamp_clock_id = CLOCK_REALTIME if clock_id is None else clock_id
+        packet.trace_packet_defaults.timestamp_clock_id = packet.timestamp_clock_id
         if clock_id is None:
-            self.absolute = True
-            clock_id, ts_on_clock = CLOCK_REALTIME, ts
-        else:
-            self.last, ts_on_clock = ts, 0
-        # Said on this packet (Trace Processor applies defaults to the packets after it)
-        # and as the sequence's default for the packets that follow.
-        packet.timestamp = ts_on_clock
-        packet.timestamp_clock_id = clock_id
-        packet.trace_packet_defaults.timestamp_clock_id = clock_id
-        if self.absolute:
+            packet.timestamp = ts
             return None
+        self.last = ts
+        packet.timestamp = 0  # the snapshot below starts the clock at `ts`
         snapshot = pb.TracePacket(trusted_packet_sequence_id=self.sequence)
         clocks = snapshot.clock_snapshot
         clocks.primary_trace_clock = pb.BUILTIN_CLOCK_REALTIME
