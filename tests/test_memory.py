@@ -5,6 +5,8 @@ the sharing and the letting go themselves, which no output shows."""
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from agent_profiler.attribution import ContextLog, Observation
@@ -12,12 +14,14 @@ from agent_profiler.layout import (
     R_COUNTER,
     R_COUNTER_CLOSE,
     R_COUNTER_OPEN,
+    LaidSlice,
     TraceFacts,
     _Counter,
     _series,
     _SessionBuilder,
     _TrackIds,
     build_layout,
+    iter_layout,
 )
 from agent_profiler.model import (
     AnchorKind,
@@ -32,6 +36,7 @@ from agent_profiler.model import (
     ToolCall,
     Usage,
 )
+from agent_profiler.writers.perfetto import _session_events
 
 S = 1_000_000_000
 T0 = 1_770_000_000 * S
@@ -186,3 +191,55 @@ def test_a_snapshot_without_categories_at_the_end_does_not_move_it() -> None:
     )
     (laid,) = build_layout([session], TraceFacts()).sessions
     assert laid.slices[0].end == end
+
+
+def _long_session(requests: int) -> Session:
+    """`requests` responses one after another, each with one tool call inside it."""
+    responses = tuple(
+        Response(f"r{i}", T0 + 10 * i * S, T0 + (10 * i + 9) * S, "m", Usage(100 + i))
+        for i in range(requests)
+    )
+    calls = tuple(
+        ToolCall(f"c{i}", "read", T0 + (10 * i + 2) * S, T0 + (10 * i + 5) * S, response_id=f"r{i}")
+        for i in range(requests)
+    )
+    return Session(
+        harness=Harness.PI,
+        session_id="long",
+        start_ns=T0,
+        end_ns=T0 + 10 * requests * S,
+        sources=("x.jsonl",),
+        responses=responses,
+        tool_calls=calls,
+    )
+
+
+def _live_slices() -> int:
+    gc.collect()
+    return sum(1 for thing in gc.get_objects() if type(thing) is LaidSlice)
+
+
+def test_the_writer_holds_a_slice_from_its_begin_to_its_end_only() -> None:
+    # GIVEN a session of 2,000 requests (6,002 slices: a response, its turn and its tool
+    # call each, the capture and the model's run)
+    session = _long_session(2_000)
+    ((_, plan),) = iter_layout([session], TraceFacts())
+    assert plan.slice_count == 3 * 2_000 + 2
+    before = _live_slices()
+    # WHEN the Perfetto writer has swept half of the session's events
+    events = _session_events(plan)
+    for _ in range(plan.slice_count):
+        next(events)
+    # THEN it holds the few slices still open (the capture, the run, a response and its
+    # turn), not
+    # the thousands before them, nor those to come: they are made as the sweep reaches them
+    assert _live_slices() - before <= 8
+    rest = sum(1 for _ in events)
+    assert rest > plan.slice_count  # the sweep was in its middle
+
+
+def test_a_laid_out_session_keeps_every_slice() -> None:
+    # The JSON writer and build_layout keep the slices: the same plan, made and kept.
+    before = _live_slices()
+    (laid,) = build_layout([_long_session(500)], TraceFacts()).sessions
+    assert _live_slices() - before == len(laid.slices) == 3 * 500 + 2

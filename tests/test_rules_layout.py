@@ -24,7 +24,10 @@ from agent_profiler.layout import (
     SessionLayout,
     TraceFacts,
     TrackKind,
+    begin_events,
     build_layout,
+    iter_layout,
+    ordered_sessions,
 )
 from agent_profiler.writers.perfetto import _END, _slice_sweep
 from rules_spy import raw_lines, sessions
@@ -217,7 +220,9 @@ def test_slice_events_are_the_order_the_perfetto_writer_sweeps() -> None:
             events = sorted(laid.slice_events(), key=lambda e: e[:3])
             swept = [
                 (ts, rank, order, what, part == _END)
-                for ts, rank, order, what, part in _slice_sweep(laid.slices)
+                for ts, rank, order, what, part in _slice_sweep(
+                    sorted(begin_events(laid.slices), key=lambda e: e[:3])
+                )
             ]
             assert events == swept
             instants = sum(s.instant for s in laid.slices)
@@ -263,3 +268,40 @@ def test_sessions_naming_each_other_as_parent_still_lay_out() -> None:
     assert len(layout.sessions) == len(layout.processes) == 2
     processes = {p.uuid for p in layout.processes}
     assert {laid.tracks[0].parent for laid in layout.sessions} == processes
+
+
+def test_a_plan_makes_the_slices_it_lays_out_and_sweeps_them_in_order() -> None:
+    """The Perfetto writer sweeps `SessionPlan.begins()` as the slices are made; the JSON
+    writer and build_layout keep `slices()`. Both are the same slices: the begins are
+    the kept slices' begins in (time, rank, order) order, `order` their place in the
+    layout, and `slice_count` says how many there are before any is made."""
+    for journals in ((CLAUDE_SMALL,), (SPOTTER,), (GEMINI_SUBAGENTS,)):
+        found = sessions(*journals)
+        for (_, plan), laid in zip(
+            iter_layout(ordered_sessions(found), TraceFacts()),
+            _layout(*journals).sessions,
+            strict=True,
+        ):
+            kept = list(plan.slices())
+            assert len(kept) == plan.slice_count == len(laid.slices) > 1
+            swept = [(ts, rank, order, _shape(s)) for ts, rank, order, s in plan.begins()]
+            assert swept == sorted(
+                ((ts, rank, order, _shape(s)) for ts, rank, order, s in begin_events(kept)),
+                key=lambda e: e[:3],
+            )
+            assert [_shape(s) for s in kept] == [_shape(s) for s in laid.slices]
+
+
+def _shape(slice_: LaidSlice) -> tuple[object, ...]:
+    """A slice as plain values (slices are made afresh by each reading of a plan)."""
+    return (
+        slice_.track,
+        slice_.name,
+        slice_.start,
+        slice_.end,
+        slice_.track_uuid,
+        slice_.flows,
+        slice_.outgoing,
+        slice_.instant,
+        json.dumps(slice_.args, sort_keys=True, default=str),
+    )

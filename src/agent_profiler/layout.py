@@ -5,6 +5,11 @@ Both writers encode this and nothing else (writers/perfetto.py as protobuf,
 writers/chrome_json.py as JSON), so they show the same slices and the same counter samples.
 Track uuids are small numbers, 1, 2, 3 … in the order their keys are first asked for; flow ids
 and the pid are `stable_id64` hashes of stable keys. Same sessions, same layout.
+
+A session is planned, not laid out whole (`SessionPlan`): its lanes, uuids, counters and
+the model relations its flows draw are worked out first, and its slices are made by blocks
+(one per kind, in layout order) when a writer reads them. The Perfetto writer sweeps them
+as they are made, holding a slice from its begin to its end; build_layout keeps them.
 """
 
 from __future__ import annotations
@@ -12,7 +17,8 @@ from __future__ import annotations
 import hashlib
 import heapq
 import itertools
-from collections.abc import Callable, Iterator, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import partial
@@ -34,7 +40,9 @@ from agent_profiler.model import (
     AnchorKind,
     Category,
     ContextSnapshot,
+    Response,
     Session,
+    ToolCall,
 )
 from agent_profiler.views import (
     context_size_series,
@@ -53,9 +61,11 @@ __all__ = [
     "Merge",
     "ProcessTrack",
     "SessionLayout",
+    "SessionPlan",
     "TraceFacts",
     "Track",
     "TrackKind",
+    "begin_events",
     "build_layout",
     "iter_layout",
     "ordered_sessions",
@@ -192,25 +202,85 @@ class SessionLayout:
     def slice_events(self) -> Iterator[tuple[int, int, int, LaidSlice, bool]]:
         """(timestamp, rank, order, slice, is_end) for every slice begin, instant and
         slice end; `order` is the slice's position, which breaks ties of (ts, rank)."""
-        for order, slice_ in enumerate(self.slices, start=1):
-            if slice_.instant:
-                yield slice_.start, R_INSTANT, order, slice_, False
-                continue
-            is_profile = slice_.name.startswith("profile (")
-            yield (
-                slice_.start,
-                R_CAPTURE_BEGIN if is_profile else R_SLICE_BEGIN,
-                order,
-                slice_,
-                False,
-            )
-            if is_profile:
-                rank = R_CAPTURE_END
-            elif slice_.end == slice_.start:
-                rank = R_ZERO_END
+        for ts, rank, order, slice_ in begin_events(self.slices):
+            yield ts, rank, order, slice_, False
+            if rank != R_INSTANT:
+                yield slice_.end, end_rank(slice_), order, slice_, True
+
+
+@dataclass(frozen=True, slots=True)
+class SessionPlan:
+    """One session's tracks and counter series, and its slices as blocks that make them
+    when read: `slices()` in layout order, `begins()` in the order a writer sweeps them.
+    A long session's slices are made one at a time, so neither is held whole."""
+
+    session: Session
+    activity: str  # the category of its activity slices and counters
+    capture_uuid: int
+    tracks: tuple[Track, ...]
+    counters: tuple[CounterSeries, ...]
+    blocks: tuple[_Block, ...]
+
+    @property
+    def slice_count(self) -> int:
+        return sum(block.count for block in self.blocks)
+
+    def slices(self) -> Iterator[LaidSlice]:
+        """Every slice, in layout order (a SessionLayout's `slices`)."""
+        for block in self.blocks:
+            yield from block.make()
+
+    def begins(self) -> Iterator[tuple[int, int, int, LaidSlice]]:
+        """(start, begin rank, order, slice) of every slice, ordered so; `order` is the
+        slice's position in `slices()` from 1. Blocks made in that order already (the
+        long ones: prompts, responses, tools) are merged as they are made; the others,
+        short, are sorted."""
+        streams: list[Iterator[tuple[int, int, int, LaidSlice]]] = []
+        loose: list[tuple[int, int, int, LaidSlice]] = []
+        offset = 0
+        for block in self.blocks:
+            if block.ordered:
+                streams.append(begin_events(block.make(), offset))
             else:
-                rank = R_SLICE_END
-            yield slice_.end, rank, order, slice_, True
+                loose += begin_events(block.make(), offset)
+            offset += block.count
+        loose.sort()  # (start, rank, order) are unique: no two slices are compared
+        streams.append(iter(loose))
+        return heapq.merge(*streams)
+
+    def laid_out(self) -> SessionLayout:
+        """The plan with its slices made and kept."""
+        return SessionLayout(
+            self.session,
+            self.activity,
+            self.capture_uuid,
+            self.tracks,
+            tuple(self.slices()),
+            self.counters,
+        )
+
+
+def begin_rank(slice_: LaidSlice) -> int:
+    """Where a slice's begin (or instant) goes among events of the same time (§1)."""
+    if slice_.instant:
+        return R_INSTANT
+    return R_CAPTURE_BEGIN if slice_.name.startswith("profile (") else R_SLICE_BEGIN
+
+
+def end_rank(slice_: LaidSlice) -> int:
+    """Where a slice's end goes among events of the same time (§1)."""
+    if slice_.name.startswith("profile ("):
+        return R_CAPTURE_END
+    return R_ZERO_END if slice_.end == slice_.start else R_SLICE_END
+
+
+def begin_events(
+    slices: Iterable[LaidSlice], offset: int = 0
+) -> Iterator[tuple[int, int, int, LaidSlice]]:
+    """(start, begin rank, order, slice) of `slices`, in their order; order counts from
+    `offset` + 1."""
+    for order, slice_ in enumerate(slices, start=offset + 1):
+        yield slice_.start, begin_rank(slice_), order, slice_
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,8 +351,20 @@ class _Counter:
     uuid: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class _Block:
+    """A run of one session's slices in their layout order, made afresh by each reading
+    (`make`): the Perfetto writer sweeps them as they are made, so a long session's slices
+    are never all held (SessionPlan.begins); build_layout keeps them (SessionLayout)."""
+
+    count: int
+    make: Callable[[], Iterator[LaidSlice]]
+    ordered: bool = False  # made in (start, begin rank) order already
+
+
 class _SessionBuilder:
-    """Builds one session's slices, counters and tracks; `finish` freezes them."""
+    """Plans one session's slices, counters and tracks (`build`, the links, then
+    `assign_tracks`); `finish` hands over the plan, whose blocks make the slices."""
 
     def __init__(
         self, session: Session, parent_uuid: int | None, facts: TraceFacts, ids: _TrackIds
@@ -302,16 +384,15 @@ class _SessionBuilder:
         self.estimation = (
             estimate.CALIBRATED_ESTIMATION if calibrated else estimate.CHARS4_ESTIMATION
         )
-        self.slices: list[LaidSlice] = []
+        self.blocks: list[_Block] = []
         self.counters: dict[str, _Counter] = {}
         self.tracks: list[Track] = []
         # The capture spans everything the session holds, so every counter's closing
         # zero comes after its last sample.
         self.start, self.end = session_span(session)
-        self.prompt_slices: dict[str, LaidSlice] = {}
-        self.input_instants: list[LaidSlice] = []
-        self.response_slices: dict[str, LaidSlice] = {}
-        self.tool_slices: dict[str, LaidSlice] = {}
+        # The last model run ends where the session's span does, before `build` may move
+        # the end 1 ns past a counter's last sample.
+        self.runs_end = self.end
         # The call ids of the capture's tool slices (one per tool call): the changes they
         # caused link to them, which lets `context` leave out what the link already says.
         self.call_ids = frozenset(call.call_id for call in session.tool_calls)
@@ -324,20 +405,64 @@ class _SessionBuilder:
             for before, after in itertools.pairwise(in_time)
             if before.time_ns < after.time_ns
         }
+        # The model's items in the order their slices are laid out.
+        self.responses = sorted(
+            [*session.responses, *session.unmetered_responses],
+            key=lambda r: (r.start_ns, r.end_ns, r.id),
+        )
+        self.calls = sorted(session.tool_calls, key=lambda c: (c.start_ns, c.call_id))
+        self.runs = model_runs(session)
+        self.natives = [x for x in session.snapshots if x.anchor is AnchorKind.NATIVE]
+        # Flows, as the relations of the model that they draw: worked out here, their ids
+        # made with the slices. A prompt id names its first prompt; a response id its last
+        # response, and a call id its last tool call (the slice a later one replaced).
+        self.first_prompt: dict[str, int] = {}
+        for index, prompt in enumerate(session.prompts):
+            self.first_prompt.setdefault(prompt.id, index)
+        self.last_response = {response.id: index for index, response in enumerate(self.responses)}
+        self.prompt_responses: dict[int, list[str]] = {}  # prompt index → response ids
+        for response in self.responses:
+            source = self._prompt_of(response)
+            if source is not None:
+                self.prompt_responses.setdefault(source, []).append(response.id)
+        self.response_calls: dict[int, list[str]] = {}  # response index → call ids
+        for call in self.calls:
+            caller = self._response_of(call)
+            if caller is not None:
+                self.response_calls.setdefault(caller, []).append(call.call_id)
+        self.call_flows: dict[int, tuple[int, ...]] = {}  # call index → flows starting there
+        self.additions: list[LaidSlice] = []
+        self.child_flows: tuple[int, ...] = ()  # flows from a parent's tool to the first input
+        self.session_input = False  # no prompt: the first input is made at the start
+        # Filled by assign_tracks: each slice's lane, per track and per block item.
+        self.lanes: dict[str, array[int]] = {}
+        self.lane_uuids: dict[str, list[int]] = {}
 
     # -- helpers ----------------------------------------------------------
 
     def uuid(self, key: str) -> int:
         return self.ids.get(f"{self.key}:{key}")
 
-    def flow(self, source: LaidSlice, target: LaidSlice, key: str) -> None:
-        """A flow arrow from source to target; skipped if it would point back in time."""
-        if target.start < source.start:
-            return
-        flow_id = stable_id64(f"{self.key}:flow:{key}")
-        source.flows += (flow_id,)
-        source.outgoing += (flow_id,)
-        target.flows += (flow_id,)
+    def flow_id(self, key: str) -> int:
+        return stable_id64(f"{self.key}:flow:{key}")
+
+    def _prompt_of(self, response: Response) -> int | None:
+        """The prompt slice a response's flow starts from, if there is one to draw: a
+        flow never points back in time."""
+        index = self.first_prompt.get(response.prompt_id) if response.prompt_id else None
+        if index is None or response.start_ns < self.session.prompts[index].start_ns:
+            return None
+        return index
+
+    def _response_of(self, call: ToolCall) -> int | None:
+        index = self.last_response.get(call.response_id) if call.response_id else None
+        if index is None or call.start_ns < self.responses[index].start_ns:
+            return None
+        return index
+
+    def _last_calls(self, call_ids: set[str]) -> dict[str, int]:
+        """call id → the index of its (last) tool slice, for these ids."""
+        return {call.call_id: i for i, call in enumerate(self.calls) if call.call_id in call_ids}
 
     def counter(self, name: str, parent: str = "capture", share: bool = False) -> _Counter:
         if name not in self.counters:
@@ -354,17 +479,28 @@ class _SessionBuilder:
 
     def build(self) -> None:
         session = self.session
-        self._profile()  # first: self.slices[0]
-        self._prompts()
-        self._responses()
-        self._tools()
-        self._compactions()
-        self._configuration()
-        self._failed_requests()
-        self._markers()
-        self._native_reports()
+        prompts = session.prompts
+        requests = sum(1 for c in session.compactions if c.request is not None)
+        self.blocks += [
+            _Block(1, self._profile, ordered=True),
+            _Block(
+                2 * len(prompts),
+                self._prompts,
+                # (instant, prompt) pairs are in (start, rank) order when starts increase
+                ordered=all(a.start_ns < b.start_ns for a, b in itertools.pairwise(prompts)),
+            ),
+            _Block(2 * len(self.responses), self._responses, ordered=True),
+            _Block(len(self.calls), self._tools, ordered=True),
+            _Block(len(session.compactions) + requests, self._compactions),
+            _Block(len(self.runs), self._configuration),
+            _Block(len(session.failed_requests), self._failed_requests),
+            _Block(len(session.markers), self._markers),
+            _Block(len(self.natives), self._native_reports),
+        ]
+        self._response_counters()
         latest_context = self._context_counters()
         self._largest_additions()
+        self.blocks.append(_Block(len(self.additions), lambda: iter(self.additions)))
         # Every counter's last value is 0 at the session's end (TRACE_CONTRACT §6), and it
         # must be the last sample in time too: Trace Processor orders a track's samples by
         # timestamp only, so a closing zero sharing its timestamp with the last sample
@@ -380,13 +516,11 @@ class _SessionBuilder:
         if latest_context is not None:  # its repeats were dropped, not its time
             last_sample = max(last_sample, latest_context)
         if self.counters and last_sample >= self.end:
-            self.end = last_sample + 1
-            self.slices[0].end = self.end  # profile (1), built first
+            self.end = last_sample + 1  # profile (1) is made with it
         for counter in self.counters.values():
             counter.samples.append((self.end, R_COUNTER_CLOSE, 0))
-        del session
 
-    def _profile(self) -> None:
+    def _profile(self) -> Iterator[LaidSlice]:
         args = profile_args(
             self.session,
             self.facts,
@@ -396,21 +530,35 @@ class _SessionBuilder:
             self.previous,
             self.call_ids,
         )
-        self.slices.append(
-            LaidSlice("Session", "profile (1)", self.start, self.end, self.metadata, args)
+        yield LaidSlice(
+            "Session",
+            "profile (1)",
+            self.start,
+            self.end,
+            self.metadata,
+            args,
+            track_uuid=self.lane_uuids["Session"][0],
         )
 
-    def _prompts(self) -> None:
+    def _prompts(self) -> Iterator[LaidSlice]:
         previews = self.facts.content is ContentMode.PREVIEWS
+        inputs = self._lanes_of("Inputs")[1][0]
+        lanes, uuids = self._lanes_of("Prompts")
         for index, prompt in enumerate(self.session.prompts):
-            instant = LaidSlice(
+            # Keyed by position: two prompts may share an id in a damaged journal, and
+            # a flow id must sit on exactly two events.
+            arrival = self.flow_id(f"input:{index}")
+            yield LaidSlice(
                 "Inputs",
                 "prompt-input",
                 prompt.start_ns,
                 prompt.start_ns,
                 self.activity,
                 {"source": prompt.source, "timing": "journal-record-time"},
+                flows=(arrival, *self.child_flows) if index == 0 else (arrival,),
+                outgoing=(arrival,),
                 instant=True,
+                track_uuid=inputs,
             )
             text = prompt.preview if previews else f"[{prompt.chars} chars; not included]"
             args: dict[str, Any] = {
@@ -420,19 +568,21 @@ class _SessionBuilder:
                 "turn_id": prompt.id,
                 "source": prompt.source,
             }
-            slice_ = LaidSlice(
-                "Prompts", "prompt", prompt.start_ns, prompt.end_ns, self.activity, args
+            out = tuple(self.flow_id(f"prompt:{r}") for r in self.prompt_responses.get(index, ()))
+            yield LaidSlice(
+                "Prompts",
+                "prompt",
+                prompt.start_ns,
+                prompt.end_ns,
+                self.activity,
+                args,
+                flows=(arrival, *out),
+                outgoing=out,
+                track_uuid=uuids[lanes[index]],
             )
-            self.slices += [instant, slice_]
-            self.input_instants.append(instant)
-            self.prompt_slices.setdefault(prompt.id, slice_)
-            # Keyed by position: two prompts may share an id in a damaged journal, and
-            # a flow id must sit on exactly two events.
-            self.flow(instant, slice_, f"input:{index}")
 
-    def _responses(self) -> None:
+    def _response_counters(self) -> None:
         s = self.session
-        snapshots = {x.anchor_id: x for x in s.snapshots if x.anchor is AnchorKind.RESPONSE}
         size = self.counter("Context size", share=True)
         window = self.counter("Context window", share=True) if s.window_tokens else None
         inputs = self.counter("Input tokens")
@@ -453,9 +603,16 @@ class _SessionBuilder:
             total_out += finished_response.usage.output_tokens
             inputs.samples.append((finished_response.end_ns, R_COUNTER, total_in))
             outputs.samples.append((finished_response.end_ns, R_COUNTER, total_out))
-        # Responses whose usage the journal left at zero are drawn too (usage unknown).
-        every = [*s.responses, *s.unmetered_responses]
-        for response in sorted(every, key=lambda r: (r.start_ns, r.end_ns, r.id)):
+        if window is not None and s.window_tokens:
+            # Responses whose usage the journal left at zero are drawn too (usage unknown).
+            window.samples += [(r.start_ns, R_COUNTER, s.window_tokens) for r in self.responses]
+
+    def _responses(self) -> Iterator[LaidSlice]:
+        s = self.session
+        snapshots = {x.anchor_id: x for x in s.snapshots if x.anchor is AnchorKind.RESPONSE}
+        lanes, responses = self._lanes_of("Responses")
+        turn_lanes, turns = self._lanes_of("Turns")
+        for index, response in enumerate(self.responses):
             snapshot = snapshots.get(response.id)
             args = partial(
                 response_args,
@@ -463,44 +620,65 @@ class _SessionBuilder:
                 response,
                 snapshot,
                 self.previous.get(id(snapshot)),
-                not self.response_slices,
+                index == 0,
                 self.call_ids,
             )
-            slice_ = LaidSlice(
-                "Responses", "response", response.start_ns, response.end_ns, self.activity, args
+            arrival = (
+                ()
+                if self._prompt_of(response) is None
+                else (self.flow_id(f"prompt:{response.id}"),)
             )
-            self.slices.append(slice_)
-            self.slices.append(
-                LaidSlice(
-                    "Turns",
-                    "turn",
-                    response.start_ns,
-                    response.end_ns,
-                    self.activity,
-                    _TURN_ARGS,
-                )
+            out = tuple(self.flow_id(f"tool:{c}") for c in self.response_calls.get(index, ()))
+            lane = lanes[index]
+            yield LaidSlice(
+                "Responses",
+                "response",
+                response.start_ns,
+                response.end_ns,
+                self.activity,
+                args,
+                flows=arrival + out,
+                outgoing=out,
+                track_uuid=responses[lane],
             )
-            self.response_slices[response.id] = slice_
-            if response.prompt_id in self.prompt_slices:
-                self.flow(self.prompt_slices[response.prompt_id], slice_, f"prompt:{response.id}")
-            if window is not None and s.window_tokens:
-                window.samples.append((response.start_ns, R_COUNTER, s.window_tokens))
+            yield LaidSlice(
+                "Turns",
+                "turn",
+                response.start_ns,
+                response.end_ns,
+                self.activity,
+                _TURN_ARGS,
+                track_uuid=turns[turn_lanes[index]],
+            )
 
-    def _tools(self) -> None:
+    def _tools(self) -> Iterator[LaidSlice]:
         previews = self.facts.content is ContentMode.PREVIEWS
-        for call in sorted(self.session.tool_calls, key=lambda c: (c.start_ns, c.call_id)):
-            args = partial(tool_args, call, previews)
-            slice_ = LaidSlice("Tools", call.name, call.start_ns, call.end_ns, self.activity, args)
-            self.slices.append(slice_)
-            self.tool_slices[call.call_id] = slice_
-            if call.response_id in self.response_slices:
-                self.flow(self.response_slices[call.response_id], slice_, f"tool:{call.call_id}")
+        lanes, uuids = self._lanes_of("Tools")
+        for index, call in enumerate(self.calls):
+            arrival = (
+                () if self._response_of(call) is None else (self.flow_id(f"tool:{call.call_id}"),)
+            )
+            out = self.call_flows.get(index, ())
+            yield LaidSlice(
+                "Tools",
+                call.name,
+                call.start_ns,
+                call.end_ns,
+                self.activity,
+                partial(tool_args, call, previews),
+                flows=arrival + out,
+                outgoing=out,
+                track_uuid=uuids[lanes[index]],
+            )
 
-    def _compactions(self) -> None:
+    def _compactions(self) -> Iterator[LaidSlice]:
         snapshots = {
             x.anchor_id: x for x in self.session.snapshots if x.anchor is AnchorKind.COMPACTION
         }
-        for compaction in self.session.compactions:
+        lanes, uuids = self._lanes_of("Compaction")
+        request_lanes, request_uuids = self._lanes_of("Compaction responses")
+        requests = 0
+        for index, compaction in enumerate(self.session.compactions):
             snapshot = snapshots.get(compaction.id)
             args = partial(
                 compaction_args,
@@ -509,34 +687,33 @@ class _SessionBuilder:
                 self.previous.get(id(snapshot)),
                 self.call_ids,
             )
-            self.slices.append(
-                LaidSlice(
-                    "Compaction",
-                    compaction.kind,
-                    compaction.start_ns,
-                    compaction.end_ns,
-                    self.activity,
-                    args,
-                )
+            yield LaidSlice(
+                "Compaction",
+                compaction.kind,
+                compaction.start_ns,
+                compaction.end_ns,
+                self.activity,
+                args,
+                track_uuid=uuids[lanes[index]],
             )
             request = compaction.request
             if request is not None:
-                self.slices.append(
-                    LaidSlice(
-                        "Compaction responses",
-                        "response",
-                        request.start_ns,
-                        request.end_ns,
-                        self.activity,
-                        compaction_response_args(request),
-                    )
+                yield LaidSlice(
+                    "Compaction responses",
+                    "response",
+                    request.start_ns,
+                    request.end_ns,
+                    self.activity,
+                    compaction_response_args(request),
+                    track_uuid=request_uuids[request_lanes[requests]],
                 )
+                requests += 1
 
-    def _configuration(self) -> None:
+    def _configuration(self) -> Iterator[LaidSlice]:
         s = self.session
-        changes = model_runs(s)
-        for index, (start, model) in enumerate(changes):
-            end = changes[index + 1][0] if index + 1 < len(changes) else self.end
+        lanes, uuids = self._lanes_of("Configuration")
+        for index, (start, model) in enumerate(self.runs):
+            end = self.runs[index + 1][0] if index + 1 < len(self.runs) else self.runs_end
             args: dict[str, Any] = {
                 "harness": s.harness.value,
                 "provider": s.provider or "unknown",
@@ -544,60 +721,64 @@ class _SessionBuilder:
             }
             if s.window_tokens:
                 args["context_window_tokens"] = s.window_tokens
-            self.slices.append(
-                LaidSlice("Configuration", "run-configuration", start, end, self.metadata, args)
+            yield LaidSlice(
+                "Configuration",
+                "run-configuration",
+                start,
+                end,
+                self.metadata,
+                args,
+                track_uuid=uuids[lanes[index]],
             )
 
-    def _failed_requests(self) -> None:
+    def _failed_requests(self) -> Iterator[LaidSlice]:
         """Requests that failed before any usage came: spans with no size, so they never
         read as a request of 0 tokens (TRACE_CONTRACT §4: request without completion)."""
-        for request in self.session.failed_requests:
-            self.slices.append(
-                LaidSlice(
-                    "Requests",
-                    "request",
-                    request.start_ns,
-                    max(request.end_ns, request.start_ns),
-                    self.activity,
-                    failed_request_args(request),
-                )
+        lanes, uuids = self._lanes_of("Requests")
+        for index, request in enumerate(self.session.failed_requests):
+            yield LaidSlice(
+                "Requests",
+                "request",
+                request.start_ns,
+                max(request.end_ns, request.start_ns),
+                self.activity,
+                failed_request_args(request),
+                track_uuid=uuids[lanes[index]],
             )
 
-    def _native_reports(self) -> None:
+    def _native_reports(self) -> Iterator[LaidSlice]:
         """The harness's own context reports (Claude Code's /context runs), each a
         zero-length slice carrying its native snapshot."""
-        for snapshot in self.session.snapshots:
-            if snapshot.anchor is not AnchorKind.NATIVE:
-                continue
-            self.slices.append(
-                LaidSlice(
-                    "Context command",
-                    "/context",
-                    snapshot.time_ns,
-                    snapshot.time_ns,
-                    self.activity,
-                    partial(
-                        context_command_args,
-                        snapshot,
-                        self.previous.get(id(snapshot)),
-                        self.call_ids,
-                    ),
-                )
+        lanes, uuids = self._lanes_of("Context command")
+        for index, snapshot in enumerate(self.natives):
+            yield LaidSlice(
+                "Context command",
+                "/context",
+                snapshot.time_ns,
+                snapshot.time_ns,
+                self.activity,
+                partial(
+                    context_command_args,
+                    snapshot,
+                    self.previous.get(id(snapshot)),
+                    self.call_ids,
+                ),
+                track_uuid=uuids[lanes[index]],
             )
 
-    def _markers(self) -> None:
+    def _markers(self) -> Iterator[LaidSlice]:
+        uuid = self._lanes_of("Configuration")[1][0]
         for marker in self.session.markers:
             label = marker.kind.replace("_", " ")
-            self.slices.append(
-                LaidSlice(
-                    "Configuration",
-                    f"{label}: {marker.value}",
-                    marker.time_ns,
-                    marker.time_ns,
-                    self.activity,
-                    {"marker": marker.kind, "value": marker.value},
-                    instant=True,
-                )
+            yield LaidSlice(
+                "Configuration",
+                f"{label}: {marker.value}",
+                marker.time_ns,
+                marker.time_ns,
+                self.activity,
+                {"marker": marker.kind, "value": marker.value},
+                instant=True,
+                track_uuid=uuid,
             )
 
     def _context_counters(self) -> int | None:
@@ -630,9 +811,12 @@ class _SessionBuilder:
         # flow arrow from its tool call, and ten arrows are what a reader can follow. The
         # report lists every addition, the summary the largest of each request (views.py).
         caused = [a for a in largest_additions(self.session) if a.tool is not None]
-        for rank, addition in enumerate(caused[:MAX_ADDITION_INSTANTS], start=1):
+        caused = caused[:MAX_ADDITION_INSTANTS]
+        last_call = self._last_calls({a.change.source_id for a in caused})
+        for rank, addition in enumerate(caused, start=1):
             change, snapshot = addition.change, addition.snapshot
-            tool = self.tool_slices[change.source_id]
+            index = last_call[change.source_id]
+            tool = self.calls[index]
             # No `kind` and no `context` here: Agent Profiler's tables must skip these
             # (TRACE_CONTRACT §9); they exist for ui.perfetto.dev's flow arrows.
             instant = LaidSlice(
@@ -653,44 +837,100 @@ class _SessionBuilder:
                 },
                 instant=True,
             )
-            self.slices.append(instant)
-            self.flow(tool, instant, f"addition:{change.id}:{snapshot.time_ns}")
+            if instant.start >= tool.start_ns:  # a flow never points back in time
+                flow_id = self.flow_id(f"addition:{change.id}:{snapshot.time_ns}")
+                self.call_flows[index] = (*self.call_flows.get(index, ()), flow_id)
+                instant.flows = (flow_id,)
+            self.additions.append(instant)
 
-    def link_out(self, call_id: str, child: Session) -> None:
-        """The launching tool's end of the flow to a child's first prompt-input (the
-        child's builder adds the other end: sessions are laid out one at a time)."""
-        tool = self.tool_slices[call_id]
-        if _first_input_start(child) < tool.start:
-            return
-        flow_id = stable_id64(f"{self.key}:flow:child:{call_id}:{child.session_id}")
-        tool.flows += (flow_id,)
-        tool.outgoing += (flow_id,)
+    def link_out(self, links: Sequence[tuple[str, Session]]) -> None:
+        """The launching tools' ends of the flows to their children's first prompt-input
+        (each child's builder adds the other end: sessions are laid out one at a time)."""
+        last_call = self._last_calls({call_id for call_id, _ in links})
+        for call_id, child in links:
+            index = last_call[call_id]
+            if _first_input_start(child) < self.calls[index].start_ns:
+                continue
+            flow_id = stable_id64(f"{self.key}:flow:child:{call_id}:{child.session_id}")
+            self.call_flows[index] = (*self.call_flows.get(index, ()), flow_id)
 
     def link_in(self, parent: Session, call_id: str, tool_start: int) -> None:
         """The child's end of a flow from its launching tool (see link_out): its first
         prompt-input, made at the session's start when it has none."""
-        if not self.input_instants:
-            instant = LaidSlice(
-                "Inputs",
-                "prompt-input",
-                self.start,
-                self.start,
-                self.activity,
-                {"source": "agent", "timing": "session-start"},
-                instant=True,
-            )
-            self.slices.append(instant)
-            self.input_instants.append(instant)
-        target = self.input_instants[0]
-        if target.start < tool_start:
+        if not self.session.prompts and not self.session_input:
+            self.session_input = True
+            self.blocks.append(_Block(1, self._session_input))
+        start = self.session.prompts[0].start_ns if self.session.prompts else self.start
+        if start < tool_start:
             return
-        target.flows += (stable_id64(f"{parent.session_id}:flow:child:{call_id}:{self.key}"),)
+        self.child_flows += (stable_id64(f"{parent.session_id}:flow:child:{call_id}:{self.key}"),)
+
+    def _session_input(self) -> Iterator[LaidSlice]:
+        yield LaidSlice(
+            "Inputs",
+            "prompt-input",
+            self.start,
+            self.start,
+            self.activity,
+            {"source": "agent", "timing": "session-start"},
+            flows=self.child_flows,
+            instant=True,
+            track_uuid=self._lanes_of("Inputs")[1][0],
+        )
 
     # -- lanes and tracks ---------------------------------------------------
 
+    def _places(self) -> dict[str, list[tuple[int, int, int, bool]]]:
+        """Every slice but the capture's, by track: (start, end, position, instant) in the
+        order its block makes them (position: its place in the layout, from 0)."""
+        offsets = list(itertools.accumulate((b.count for b in self.blocks), initial=0))
+        session = self.session
+        places: dict[str, list[tuple[int, int, int, bool]]] = {}
+
+        def add(track: str, start: int, end: int, position: int, instant: bool = False) -> None:
+            places.setdefault(track, []).append((start, end, position, instant))
+
+        for i, prompt in enumerate(session.prompts):
+            add("Inputs", prompt.start_ns, prompt.start_ns, offsets[1] + 2 * i, True)
+            add("Prompts", prompt.start_ns, prompt.end_ns, offsets[1] + 2 * i + 1)
+        for i, response in enumerate(self.responses):
+            add("Responses", response.start_ns, response.end_ns, offsets[2] + 2 * i)
+            add("Turns", response.start_ns, response.end_ns, offsets[2] + 2 * i + 1)
+        for i, call in enumerate(self.calls):
+            add("Tools", call.start_ns, call.end_ns, offsets[3] + i)
+        position = offsets[4]
+        for compaction in session.compactions:
+            add("Compaction", compaction.start_ns, compaction.end_ns, position)
+            position += 1
+            if compaction.request is not None:
+                request = compaction.request
+                add("Compaction responses", request.start_ns, request.end_ns, position)
+                position += 1
+        for i, (start, _) in enumerate(self.runs):
+            end = self.runs[i + 1][0] if i + 1 < len(self.runs) else self.runs_end
+            add("Configuration", start, end, offsets[5] + i)
+        for i, request in enumerate(session.failed_requests):
+            end = max(request.end_ns, request.start_ns)
+            add("Requests", request.start_ns, end, offsets[6] + i)
+        for i, marker in enumerate(session.markers):
+            add("Configuration", marker.time_ns, marker.time_ns, offsets[7] + i, True)
+        for i, snapshot in enumerate(self.natives):
+            add("Context command", snapshot.time_ns, snapshot.time_ns, offsets[8] + i)
+        for i, addition in enumerate(self.additions):
+            add("Largest additions", addition.start, addition.start, offsets[9] + i, True)
+        if self.session_input:
+            add("Inputs", self.start, self.start, offsets[10], True)
+        return places
+
+    def _lanes_of(self, track: str) -> tuple[array[int], list[int]]:
+        """The lane of each slice of `track` (in its block's order) and each lane's uuid."""
+        return self.lanes.get(track, _NO_LANES), self.lane_uuids.get(track, [0])
+
     def assign_tracks(self) -> None:
         """Give each slice a track: one lane per logical track unless slices overlap,
-        then first-fit lanes with the same name (merged by name in the UI)."""
+        then first-fit lanes with the same name (merged by name in the UI). Slices take
+        their lanes in (start, longest first, layout order), and a lane's track uuid is
+        numbered at the first slice that takes it."""
         self.tracks.append(
             Track(
                 self.capture_uuid,
@@ -702,30 +942,22 @@ class _SessionBuilder:
                 description=session_label(self.session),
             )
         )
-        lanes: dict[str, _Lanes] = {}
-        order = sorted(
-            range(len(self.slices)), key=lambda i: (self.slices[i].start, -self.slices[i].end, i)
-        )
         context_group = self.uuid("group:Context")
-        for index in order:
-            slice_ = self.slices[index]
-            if slice_.track == "Session":
-                slice_.track_uuid = self.uuid("Session:profile")
-                continue
-            track_lanes = lanes.setdefault(slice_.track, _Lanes())
-            if slice_.instant:
-                # Instants never conflict: they all go on the first lane.
-                track_lanes.count = max(track_lanes.count, 1)
-                lane = 0
-            else:
-                # A zero-length slice keeps its lane busy until ts + 1 (contract §1).
-                busy_until = slice_.end if slice_.end > slice_.start else slice_.start + 1
-                lane = track_lanes.take(slice_.start, busy_until)
-            slice_.track_uuid = self.uuid(f"{slice_.track}:{lane}")
+        first = [((self.start, -self.end, 0), "Session", 0)]
+        counts: dict[str, int] = {}
+        for track, places in self._places().items():
+            lanes, firsts, counts[track] = _first_fit(places)
+            self.lanes[track] = lanes
+            first += [(key, track, lane) for lane, key in firsts.items()]
+        first.sort()
+        for _, track, lane in first:
+            key = "Session:profile" if track == "Session" else f"{track}:{lane}"
+            uuids = self.lane_uuids.setdefault(track, [0] * counts.get(track, 1))
+            uuids[lane] = self.uuid(key)
         # Tracks: profile track first, then the logical tracks in a fixed order.
         self.tracks.append(
             Track(
-                self.uuid("Session:profile"),
+                self.lane_uuids["Session"][0],
                 "Session",
                 TrackKind.SLICE,
                 parent=self.capture_uuid,
@@ -733,10 +965,10 @@ class _SessionBuilder:
             )
         )
         for name in _SLICE_TRACKS:
-            for lane in range(lanes[name].count if name in lanes else 0):
+            for lane in range(counts.get(name, 0)):
                 self.tracks.append(
                     Track(
-                        self.uuid(f"{name}:{lane}"),
+                        self.lane_uuids[name][lane],
                         name,
                         TrackKind.SLICE,
                         parent=self.capture_uuid,
@@ -748,7 +980,7 @@ class _SessionBuilder:
             if counter.parent == "capture":
                 self._counter_track(counter, self.capture_uuid)
         context_counters = [c for c in self.counters.values() if c.parent == "context"]
-        if context_counters or "Largest additions" in lanes:
+        if context_counters or self.additions:
             self.tracks.append(
                 Track(
                     context_group,
@@ -763,10 +995,10 @@ class _SessionBuilder:
             )
             for counter in context_counters:
                 self._counter_track(counter, context_group)
-            if "Largest additions" in lanes:
+            if self.additions:
                 self.tracks.append(
                     Track(
-                        self.uuid("Largest additions:0"),
+                        self.lane_uuids["Largest additions"][0],
                         "Largest additions",
                         TrackKind.SLICE,
                         parent=context_group,
@@ -777,6 +1009,8 @@ class _SessionBuilder:
                         "each has a flow arrow from the tool call that caused it.",
                     )
                 )
+        for instant in self.additions:
+            instant.track_uuid = self.lane_uuids["Largest additions"][0]
 
     def _counter_track(self, counter: _Counter, parent: int) -> None:
         counter.uuid = self.uuid(f"counter:{counter.name}")
@@ -801,16 +1035,50 @@ class _SessionBuilder:
             )
         )
 
-    def finish(self) -> SessionLayout:
-        """The session's layout; counter samples become step-function series here."""
-        return SessionLayout(
+    def finish(self) -> SessionPlan:
+        """The session's plan; counter samples become step-function series here. The
+        plan's blocks are the builder's methods: the builder lets go of them, so the two
+        are not a cycle that only the garbage collector frees."""
+        blocks, self.blocks = tuple(self.blocks), []
+        return SessionPlan(
             self.session,
             self.activity,
             self.capture_uuid,
             tuple(self.tracks),
-            tuple(self.slices),
             tuple(_series(counter) for counter in self.counters.values()),
+            blocks,
         )
+
+
+_NO_LANES: array[int] = array("I")
+
+
+def _first_fit(
+    places: list[tuple[int, int, int, bool]],
+) -> tuple[array[int], dict[int, tuple[int, int, int]], int]:
+    """First-fit lanes of one logical track's slices, taken in (start, -end, position)
+    order: each slice's lane (in `places`' order), each lane's first (start, -end,
+    position), and the number of lanes. Instants never conflict: they all go on the
+    first lane, which they make exist."""
+    lanes = _Lanes()
+    lane_of = array("I", bytes(4 * len(places)))
+    firsts: dict[int, tuple[int, int, int]] = {}
+    for i in sorted(range(len(places)), key=lambda i: _lane_key(places[i])):
+        start, end, position, instant = places[i]
+        if instant:
+            lanes.count = max(lanes.count, 1)
+            lane = 0
+        else:
+            # A zero-length slice keeps its lane busy until ts + 1 (contract §1).
+            lane = lanes.take(start, end if end > start else start + 1)
+        lane_of[i] = lane
+        if lane not in firsts:
+            firsts[lane] = (start, -end, position)
+    return lane_of, firsts, lanes.count
+
+
+def _lane_key(place: tuple[int, int, int, bool]) -> tuple[int, int, int]:
+    return place[0], -place[1], place[2]
 
 
 def _series(counter: _Counter) -> CounterSeries:
@@ -881,10 +1149,10 @@ def build_layout(sessions: Sequence[Session], facts: TraceFacts) -> Layout:
     launching tool call is in the set gets a flow from that call to its first input."""
     processes: list[ProcessTrack] = []
     laid: list[SessionLayout] = []
-    for process, session_layout in iter_layout(sessions, facts):
+    for process, plan in iter_layout(sessions, facts):
         if process is not None:
             processes.append(process)
-        laid.append(session_layout)
+        laid.append(plan.laid_out())
     return Layout(tuple(processes), tuple(laid))
 
 
@@ -895,10 +1163,11 @@ def ordered_sessions(sessions: Sequence[Session]) -> list[Session]:
 
 def iter_layout(
     sessions: Sequence[Session], facts: TraceFacts, group: int = 0
-) -> Iterator[tuple[ProcessTrack | None, SessionLayout]]:
-    """build_layout one session at a time, in its order: each session's layout with the
+) -> Iterator[tuple[ProcessTrack | None, SessionPlan]]:
+    """The sessions' plans one at a time, in their order: each session's plan with the
     process track it opens (None when its root's process came before), so a writer can
-    encode a session and let it go before the next is laid out. Sessions are independent
+    encode a session and let it go before the next is planned (build_layout keeps each
+    plan's slices). Sessions are independent
     but for the flow from a parent's launching tool to its child's first input, whose two
     ends are worked out from the model alone (the child's first input and the tool's start).
     `group` picks the block of track uuids (UUID_BLOCK) these sessions are numbered in."""
@@ -942,17 +1211,16 @@ def iter_layout(
             )
         tracks = _SessionBuilder(session, process_tracks[root.session_id], facts, ids)
         tracks.build()
-        for call_id, child in links_out.get(session.session_id, ()):
-            tracks.link_out(call_id, child)
+        tracks.link_out(links_out.get(session.session_id, []))
         for parent, call_id, tool_start in links_in.get(session.session_id, ()):
             tracks.link_in(parent, call_id, tool_start)
         tracks.assign_tracks()
-        laid = tracks.finish()
-        # The builder's tables (slices by id, raw counter samples) go before the writer
-        # encodes the session: the generator holds its locals while suspended.
+        plan = tracks.finish()
+        # The plan's blocks hold the builder (they are its methods) while it is read; the
+        # generator holds its locals while suspended, so neither outlives its session.
         del tracks
-        yield process, laid
-        del laid
+        yield process, plan
+        del plan
 
 
 def _first_input_start(session: Session) -> int:

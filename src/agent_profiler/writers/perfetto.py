@@ -2,10 +2,12 @@
 the wire: descriptors, the clock snapshots, delta timestamps, interning, typed annotations,
 counter packets.
 
-It streams: sessions are laid out and written one at a time (each session's descriptors,
-then its events), and a session's events are swept in (time, rank, order) order, begins
-from the slices sorted by start and ends from a heap of the open slices, so neither every
-session's layout nor a sorted list of every event is held. Trace Processor sorts events by
+It streams: sessions are planned and written one at a time (each session's descriptors,
+then its events), and a session's events are swept in (time, rank, order) order: begins
+as the plan makes its slices (layout.SessionPlan.begins), ends from a heap of the open
+slices, so a slice is held from its begin to its end and no session's slices are all
+held at once. Track descriptors must come first: Trace Processor drops a counter's
+samples written before its descriptor (measured). Trace Processor sorts events by
 time on import, so the sessions need not interleave in the file. Counter samples at one
 (time, rank) share a packet, which is a Perfetto rule (≤ 8 extra counter values, zeros
 last), so it lives here.
@@ -14,27 +16,23 @@ last), so it lives here.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import groupby
 from typing import IO, TYPE_CHECKING, Any
 
 from agent_profiler.layout import (
-    R_CAPTURE_BEGIN,
-    R_CAPTURE_END,
     R_INSTANT,
-    R_SLICE_BEGIN,
-    R_SLICE_END,
-    R_ZERO_END,
     ContentMode,
     CounterSeries,
     LaidSlice,
     Merge,
     ProcessTrack,
-    SessionLayout,
+    SessionPlan,
     TraceFacts,
     Track,
     TrackKind,
     build_layout,
+    end_rank,
     iter_layout,
     ordered_sessions,
 )
@@ -72,52 +70,35 @@ _BEGIN, _END, _COUNTER = 0, 1, 2
 _Event = tuple[int, int, int, LaidSlice | _Samples, int]
 
 
-def _session_events(tracks: SessionLayout) -> Iterator[_Event]:
+def _session_events(plan: SessionPlan) -> Iterator[_Event]:
     """(timestamp, rank, order, what, part) of one session in (timestamp, rank, order)
-    order: the layout's slice events merged with its counter packets. Slice and counter
+    order: the plan's slice events merged with its counter packets. Slice and counter
     ranks differ (TRACE_CONTRACT §1), so the two streams never tie."""
     return heapq.merge(
-        _slice_sweep(tracks.slices),
-        _counter_packets(tracks.counters, tracks.activity, len(tracks.slices)),
+        _slice_sweep(plan.begins()),
+        _counter_packets(plan.counters, plan.activity, plan.slice_count),
         key=lambda event: (event[0], event[1]),
     )
 
 
-def _slice_sweep(slices: Sequence[LaidSlice]) -> Iterator[_Event]:
-    """Every slice begin, instant and slice end, ordered by (ts, rank, order); `order` is
-    the slice's position from 1. Begins come from the slices sorted by (start, rank); an
-    end always sorts after its own begin (a later time, or the same time and a higher
-    rank), so ends wait on a heap of the open slices until the next begin passes them."""
-    begins: list[tuple[int, int, int]] = []
-    for order, slice_ in enumerate(slices, start=1):
-        if slice_.instant:
-            rank = R_INSTANT
-        elif slice_.name.startswith("profile ("):
-            rank = R_CAPTURE_BEGIN
-        else:
-            rank = R_SLICE_BEGIN
-        begins.append((slice_.start, rank, order))
-    begins.sort()
-    open_ends: list[tuple[int, int, int]] = []
+def _slice_sweep(begins: Iterable[tuple[int, int, int, LaidSlice]]) -> Iterator[_Event]:
+    """Every slice begin, instant and slice end, ordered by (ts, rank, order), from the
+    begins in that order (SessionPlan.begins, layout.begin_events). An end always sorts
+    after its own begin (a later time, or the same time and a higher rank), so ends wait
+    on a heap of the open slices until the next begin passes them: a slice is held from
+    its begin to its end, no longer."""
+    open_ends: list[tuple[int, int, int, LaidSlice]] = []
     for begin in begins:
         while open_ends and open_ends[0] < begin:
-            ts, rank, order = heapq.heappop(open_ends)
-            yield ts, rank, order, slices[order - 1], _END
-        ts, rank, order = begin
-        slice_ = slices[order - 1]
+            ts, rank, order, ended = heapq.heappop(open_ends)
+            yield ts, rank, order, ended, _END
+        ts, rank, order, slice_ = begin
         yield ts, rank, order, slice_, _BEGIN
-        if rank == R_INSTANT:
-            continue
-        if rank == R_CAPTURE_BEGIN:
-            end_rank = R_CAPTURE_END
-        elif slice_.end == slice_.start:
-            end_rank = R_ZERO_END
-        else:
-            end_rank = R_SLICE_END
-        heapq.heappush(open_ends, (slice_.end, end_rank, order))
+        if rank != R_INSTANT:
+            heapq.heappush(open_ends, (slice_.end, end_rank(slice_), order, slice_))
     while open_ends:
-        ts, rank, order = heapq.heappop(open_ends)
-        yield ts, rank, order, slices[order - 1], _END
+        ts, rank, order, ended = heapq.heappop(open_ends)
+        yield ts, rank, order, ended, _END
 
 
 def _tagged(index: int, counter: CounterSeries) -> Iterator[tuple[int, int, int, int, int]]:
