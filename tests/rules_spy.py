@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agent_profiler.attribution import ContextLog
+from agent_profiler.attribution import ContextLog, Item
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.loader import load
 from agent_profiler.model import Category, Harness, Session, SourceKind
@@ -29,33 +29,26 @@ class Added:
 
 
 def spy(monkeypatch: pytest.MonkeyPatch) -> list[Added]:
-    """Every `ContextLog.add` from now on, in order, with the estimate it was given."""
+    """Every item entering a `ContextLog` from now on, in order, with its estimate: what
+    `add` measured, or what an adapter measured before and hands over to `enter` (Pi)."""
     seen: list[Added] = []
-    original = ContextLog.add
+    original = ContextLog.enter
 
-    def add(self: ContextLog, item_id: str, category: Category, size: int | str, **kw: Any) -> None:
-        # Adapters hand over the item's text (or, when only a length is known, its characters).
-        tokens = kw.get("tokens")
-        chars = len(size) if isinstance(size, str) else size
-        measured = (
-            self.estimator.text_tokens(size)
-            if isinstance(size, str)
-            else self.estimator.chars_tokens(size)
-        )
+    def enter(self: ContextLog, item: Item) -> None:
         seen.append(
             Added(
-                item_id,
-                category,
-                chars,
-                measured if tokens is None else tokens,
-                kw.get("label", ""),
-                kw.get("source_id", ""),
-                kw.get("source_kind", SourceKind.NONE),
+                item.id,
+                item.category,
+                item.chars,
+                item.tokens,
+                item.label,
+                item.source_id,
+                item.source_kind,
             )
         )
-        original(self, item_id, category, size, **kw)
+        original(self, item)
 
-    monkeypatch.setattr(ContextLog, "add", add)
+    monkeypatch.setattr(ContextLog, "enter", enter)
     return seen
 
 

@@ -125,20 +125,20 @@ class Observation:
         return cls(time_ns, AnchorKind.SESSION, "", Stage.TRANSCRIPT_OBSERVED, **facts)
 
 
-@dataclass(slots=True)
-class _Item:
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One item of context, measured: the log's entry for it entering (or replacing the
+    item of its id). An adapter that keeps its items to put them in again (Pi's entries,
+    which enter and leave as the branch moves) hands the same object to `enter` each
+    time, so a long session holds one per item."""
+
+    id: str
     category: Category
     chars: int
     tokens: Tokens
     label: str
-    source_id: str
-    source_kind: SourceKind
-
-
-@dataclass(frozen=True, slots=True)
-class _Add:
-    id: str
-    item: _Item
+    source_id: str = ""
+    source_kind: SourceKind = SourceKind.NONE
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,10 +153,10 @@ class _Clear:
 
 @dataclass(frozen=True, slots=True)
 class _NativeHead:
-    items: tuple[tuple[str, _Item], ...]
+    items: tuple[Item, ...]
 
 
-_Op = _Add | _Remove | _Clear | _NativeHead | Observation
+_Op = Item | _Remove | _Clear | _NativeHead | Observation
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,9 +208,12 @@ class ContextLog:
         else:
             chars = size
             measured = self.estimator.chars_tokens(size) if tokens is None else tokens
-        item = _Item(category, chars, measured, label, source_id, source_kind)
-        self._ops.append(_Add(item_id, item))
-        self._present[item_id] = category
+        self.enter(Item(item_id, category, chars, measured, label, source_id, source_kind))
+
+    def enter(self, item: Item) -> None:
+        """Add an item measured before (see `Item`), or replace the item of its id."""
+        self._ops.append(item)
+        self._present[item.id] = item.category
 
     def remove(self, item_id: str) -> bool:
         """Remove an item; returns False (and records nothing) if it is not in context."""
@@ -246,7 +249,7 @@ class ContextLog:
         self._ops.append(
             _NativeHead(
                 tuple(
-                    (item_id, _Item(category, 0, tokens, label, "", SourceKind.NONE))
+                    Item(item_id, category, 0, tokens, label)
                     for item_id, category, tokens, label in items
                 )
             )
@@ -297,10 +300,10 @@ class _Replayer:
         self.basis = basis
         self.coverage = coverage
         self.infer_head = infer_head
-        self.items: dict[str, _Item] = {}
+        self.items: dict[str, Item] = {}
         self.totals: dict[Category, int] = dict.fromkeys(Category, 0)
         # id → the item as of the previous snapshot (None: absent then), for ids touched since.
-        self.pending: dict[str, _Item | None] = {}
+        self.pending: dict[str, Item | None] = {}
         self.head_done = False
         self.native_ids: set[str] = set()  # head items measured natively
         self.last_model: str | None = None
@@ -311,8 +314,8 @@ class _Replayer:
         shrinks while the snapshots grow (a long session held both at once)."""
         while ops:
             op = ops.pop()
-            if isinstance(op, _Add):
-                self._put(op.id, op.item)
+            if isinstance(op, Item):
+                self._put(op.id, op)
             elif isinstance(op, _Remove):
                 self._put(op.id, None)
             elif isinstance(op, _Clear):
@@ -333,15 +336,15 @@ class _Replayer:
                 for item_id in [INFERRED_HEAD_ID, *self.native_ids]:
                     if item_id in self.items:
                         self._put(item_id, None)
-                self.native_ids = {item_id for item_id, _ in op.items}
-                for item_id, item in op.items:
-                    self._put(item_id, item)
+                self.native_ids = {item.id for item in op.items}
+                for item in op.items:
+                    self._put(item.id, item)
                 self.head_done = True  # measured, not inferred: never re-inferred
             elif not op.dropped:
                 self._observe(op)
         return self.snapshots
 
-    def _put(self, item_id: str, item: _Item | None) -> None:
+    def _put(self, item_id: str, item: Item | None) -> None:
         old = self.items.get(item_id)
         if item_id not in self.pending:
             self.pending[item_id] = old
@@ -359,9 +362,7 @@ class _Replayer:
         known = sum(self.totals.values()) - (current.tokens if current else 0)
         missing = reported - known
         if missing > 0:
-            head = _Item(
-                Category.UNATTRIBUTED, 0, missing, INFERRED_HEAD_LABEL, "", SourceKind.NONE
-            )
+            head = Item(INFERRED_HEAD_ID, Category.UNATTRIBUTED, 0, missing, INFERRED_HEAD_LABEL)
             self._put(INFERRED_HEAD_ID, head)
         elif current is not None:
             self._put(INFERRED_HEAD_ID, None)
@@ -451,7 +452,7 @@ class _Replayer:
 
 
 def _change(
-    item_id: str, item: _Item, kind: ChangeKind, tokens: Tokens, delta: int
+    item_id: str, item: Item, kind: ChangeKind, tokens: Tokens, delta: int
 ) -> ContextChange:
     return ContextChange(
         id=item_id,

@@ -49,8 +49,8 @@ from agent_profiler.adapters.common import (
     token_count,
 )
 from agent_profiler.adapters.drafts import CompactionDraft, ToolArguments, ToolDraft, finish_prompts
-from agent_profiler.adapters.pi_tree import Branch, Entry, Part, measured_part
-from agent_profiler.attribution import ContextLog, Observation
+from agent_profiler.adapters.pi_tree import Branch, Entry, measured_part
+from agent_profiler.attribution import ContextLog, Item, Observation
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.estimate import tool_call_text
 from agent_profiler.jsonl import read_jsonl
@@ -221,15 +221,7 @@ class SessionBuilder:
                 self.log.remove(part.id)
         for entry_id in entering:
             for part in self.entries[entry_id].parts:
-                self.log.add(
-                    part.id,
-                    part.category,
-                    part.chars,
-                    tokens=part.tokens,
-                    label=part.label,
-                    source_id=part.source_id,
-                    source_kind=part.source_kind,
-                )
+                self.log.enter(part)
 
     # -- records ------------------------------------------------------------
 
@@ -411,7 +403,7 @@ class SessionBuilder:
         model = text_field(message, "model") or ""
         start = self._message_time(message, entry)
         response_id = entry.id
-        parts: list[Part] = []
+        parts: list[Item] = []
         content = message.get("content")
         for index, block in enumerate(content if isinstance(content, list) else []):
             if not isinstance(block, dict):
@@ -499,7 +491,7 @@ class SessionBuilder:
         entry: Entry,
         response_id: str | None,
         failed: bool,
-    ) -> Part | None:
+    ) -> Item | None:
         call_id = text_field(block, "id")
         if not call_id:
             return None

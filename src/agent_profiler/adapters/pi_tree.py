@@ -8,21 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from agent_profiler.attribution import Item
 from agent_profiler.estimate import text_tokens
 from agent_profiler.model import Category, SourceKind
-
-
-@dataclass(frozen=True, slots=True)
-class Part:
-    """One context item an entry contributes while it is in the context."""
-
-    id: str
-    category: Category
-    chars: int
-    tokens: int  # measured once, when read: the entry may enter the context again later
-    label: str
-    source_id: str = ""
-    source_kind: SourceKind = SourceKind.NONE
 
 
 def measured_part(
@@ -32,9 +20,10 @@ def measured_part(
     label: str,
     source_id: str = "",
     source_kind: SourceKind = SourceKind.NONE,
-) -> Part:
-    """A part measured by the shared estimator; its text is not kept."""
-    return Part(item_id, category, len(text), text_tokens(text), label, source_id, source_kind)
+) -> Item:
+    """A part measured by the shared estimator; its text is not kept. The same object
+    enters the context log each time its entry is on the branch (`ContextLog.enter`)."""
+    return Item(item_id, category, len(text), text_tokens(text), label, source_id, source_kind)
 
 
 @dataclass(slots=True)
@@ -43,7 +32,7 @@ class Entry:
     parent: str | None
     kind: str
     time_ns: int
-    parts: tuple[Part, ...] = ()
+    parts: tuple[Item, ...] = ()  # what it contributes while in the context
     first_kept: str | None = None  # compaction: where the history it keeps starts
     prompt_id: str | None = None  # the nearest user prompt on its branch (itself for one)
     thinking_level: str | None = None  # the level in force on its branch
