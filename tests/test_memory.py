@@ -6,6 +6,7 @@ the sharing and the letting go themselves, which no output shows."""
 from __future__ import annotations
 
 import gc
+import io
 
 import pytest
 
@@ -16,9 +17,8 @@ from agent_profiler.layout import (
     R_COUNTER_OPEN,
     LaidSlice,
     TraceFacts,
-    _Counter,
-    _series,
     _SessionBuilder,
+    _steps,
     _TrackIds,
     build_layout,
     iter_layout,
@@ -36,7 +36,7 @@ from agent_profiler.model import (
     ToolCall,
     Usage,
 )
-from agent_profiler.writers.perfetto import _session_events
+from agent_profiler.writers.perfetto import PerfettoWriter, _session_events
 
 S = 1_000_000_000
 T0 = 1_770_000_000 * S
@@ -75,34 +75,32 @@ def test_totals_that_did_not_move_are_the_previous_snapshots_objects() -> None:
     }
 
 
-def test_a_series_is_made_of_its_samples_and_the_counter_lets_them_go() -> None:
+def test_a_series_is_a_step_function_of_samples_given_in_order() -> None:
     samples = [
-        (5 * S, R_COUNTER, 7),
         (1 * S, R_COUNTER_OPEN, 0),
         (2 * S, R_COUNTER, 3),
         (3 * S, R_COUNTER, 3),  # a repeat: dropped
         (4 * S, R_COUNTER, 4),
         (4 * S, R_COUNTER, 9),  # same (ts, rank): the last wins, in the place of the first
+        (5 * S, R_COUNTER, 7),
         (6 * S, R_COUNTER, 0),
         (7 * S, R_COUNTER_CLOSE, 0),  # the closing zero stays even when it repeats
     ]
-    counter = _Counter("Context: Tool results", "context", True, "", list(samples))
-    series = _series(counter)
-    assert series.samples == (
+    assert list(_steps(samples, keep_repeats=False)) == [
         (1 * S, R_COUNTER_OPEN, 0),
         (2 * S, R_COUNTER, 3),
         (4 * S, R_COUNTER, 9),
         (5 * S, R_COUNTER, 7),
         (6 * S, R_COUNTER, 0),
         (7 * S, R_COUNTER_CLOSE, 0),
-    )
-    assert all(any(kept is given for given in samples) for kept in series.samples)
-    assert counter.samples == []
+    ]
     # Context size keeps its repeats (one sample per request, as the UI reads it)
-    size = _series(
-        _Counter("Context size", "capture", True, "", [(1, R_COUNTER, 5), (2, R_COUNTER, 5)])
-    )
-    assert len(size.samples) == 2
+    assert len(list(_steps([(1, R_COUNTER, 5), (2, R_COUNTER, 5)], keep_repeats=True))) == 2
+    # samples are made as the series is read, never sorted: out of order is a bug, said
+    with pytest.raises(ValueError, match="out of"):
+        list(_steps([(2, R_COUNTER, 5), (1, R_COUNTER, 6)], keep_repeats=True))
+    with pytest.raises(ValueError, match="out of"):
+        list(_steps([(2, R_COUNTER_CLOSE, 0), (2, R_COUNTER, 6)], keep_repeats=True))
 
 
 def _snapshot(at: int, tokens: int) -> ContextSnapshot:
@@ -135,8 +133,12 @@ def test_context_counters_drop_repeats_as_they_are_built() -> None:
     builder = _SessionBuilder(session, None, TraceFacts(), _TrackIds())
     builder.build()
     counter = builder.counters["Context: User prompts"]
-    # the first sample and the closing zero: the two repeats were never held
-    assert counter.samples == [(T0, R_COUNTER, 40), (session.end_ns + 1, R_COUNTER_CLOSE, 0)]
+    # the first sample only (the closing zero is added as the series is read): the two
+    # repeats were never held
+    assert list(counter.made()) == [(T0, R_COUNTER, 40)]
+    builder.assign_tracks()
+    series = {c.name: c for c in builder.finish().counters}["Context: User prompts"]
+    assert list(series.samples) == [(T0, R_COUNTER, 40), (session.end_ns + 1, R_COUNTER_CLOSE, 0)]
 
 
 def test_a_dropped_repeat_at_the_session_end_still_moves_the_end_past_it() -> None:
@@ -243,3 +245,16 @@ def test_a_laid_out_session_keeps_every_slice() -> None:
     before = _live_slices()
     (laid,) = build_layout([_long_session(500)], TraceFacts()).sessions
     assert _live_slices() - before == len(laid.slices) == 3 * 500 + 2
+
+
+def test_a_written_session_leaves_nothing_for_the_garbage_collector() -> None:
+    # A plan's blocks and counter samples are its builder's methods: were the builder to
+    # keep them too, every session would stay in memory until a collection found the cycle.
+    gc.collect()
+    gc.disable()
+    try:
+        PerfettoWriter().write([_long_session(50)], io.BytesIO())
+        left = [thing for thing in gc.get_objects() if type(thing) in (_SessionBuilder, LaidSlice)]
+    finally:
+        gc.enable()
+    assert left == []

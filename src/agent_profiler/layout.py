@@ -19,7 +19,7 @@ import heapq
 import itertools
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from functools import partial
 from typing import Any
@@ -40,12 +40,12 @@ from agent_profiler.model import (
     AnchorKind,
     Category,
     ContextSnapshot,
+    Prompt,
     Response,
     Session,
-    ToolCall,
 )
 from agent_profiler.views import (
-    context_size_series,
+    iter_context_size,
     largest_additions,
     model_runs,
     session_label,
@@ -145,6 +145,8 @@ class ProcessTrack:
 
 
 Args = dict[str, Any]
+Sample = tuple[int, int, int]  # a counter's (timestamp, rank, value)
+Place = tuple[int, int, int, bool]  # a slice's (start, end, position, instant), for its lane
 
 
 @dataclass(slots=True)
@@ -181,11 +183,25 @@ class LaidSlice:
 class CounterSeries:
     """The samples of one counter track as (timestamp, rank, value), ordered by (timestamp,
     rank): a step function with repeated values dropped (Context size keeps every sample,
-    one per request), at most one value per (timestamp, rank), the closing 0 last."""
+    one per request), at most one value per (timestamp, rank), the closing 0 last. A
+    plan's series make their samples each time they are read; a SessionLayout's are a
+    tuple."""
 
     track_uuid: int
     name: str
-    samples: tuple[tuple[int, int, int], ...]
+    samples: Iterable[Sample]
+
+
+class _Remade:
+    """An iterable made afresh by each reading (a plan's counter samples)."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable[[], Iterator[Sample]]) -> None:
+        self.make = make
+
+    def __iter__(self) -> Iterator[Sample]:
+        return self.make()
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,7 +272,7 @@ class SessionPlan:
             self.capture_uuid,
             self.tracks,
             tuple(self.slices()),
-            self.counters,
+            tuple(CounterSeries(c.track_uuid, c.name, tuple(c.samples)) for c in self.counters),
         )
 
 
@@ -341,14 +357,58 @@ class _Lanes:
         return lane
 
 
+def _no_samples() -> Iterator[Sample]:
+    return iter(())
+
+
 @dataclass(slots=True)
 class _Counter:
     name: str
     parent: str  # "capture" or "context"
     share: bool
     description: str
-    samples: list[tuple[int, int, int]] = field(default_factory=list)  # ts, rank, value
+    # Its samples before the closing zero, in (ts, rank) order, made when read: from the
+    # model, or from the few values kept (a Context counter's changes, in two arrays).
+    made: Callable[[], Iterator[Sample]] = _no_samples
     uuid: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Links:
+    """Which items of one list (sources) link to which of another (targets), in arrays:
+    each target's source (-1: none) and each source's targets, in their order."""
+
+    source_of: array[int]
+    starts: array[int]  # source i's targets are targets[starts[i]:starts[i + 1]]
+    targets: array[int]
+
+    @classmethod
+    def of(cls, sources: int, source_of: Iterable[int]) -> _Links:
+        of = array("q", source_of)
+        counts = array("q", bytes(8 * (sources + 1)))
+        for source in of:
+            if source >= 0:
+                counts[source + 1] += 1
+        starts = array("q", itertools.accumulate(counts))
+        targets = array("q", bytes(8 * starts[-1]))
+        filled = starts[:-1]
+        for target, source in enumerate(of):
+            if source >= 0:
+                targets[filled[source]] = target
+                filled[source] += 1
+        return cls(of, starts, targets)
+
+    def targets_of(self, source: int) -> array[int]:
+        return self.targets[self.starts[source] : self.starts[source + 1]]
+
+
+def _linked(
+    index: dict[str, int], key: str | None, start: int, sources: Sequence[Response | Prompt]
+) -> int:
+    """The source a flow to an item starting at `start` comes from (-1: none): the one
+    `key` names, unless it starts later (a flow never points back in time)."""
+    found = index.get(key, -1) if key else -1
+    return -1 if found < 0 or start < sources[found].start_ns else found
 
 
 @dataclass(frozen=True, slots=True)
@@ -396,15 +456,17 @@ class _SessionBuilder:
         # The call ids of the capture's tool slices (one per tool call): the changes they
         # caused link to them, which lets `context` leave out what the link already says.
         self.call_ids = frozenset(call.call_id for call in session.tool_calls)
-        # Each snapshot's predecessor in time (by id: snapshots are frozen and may be equal),
-        # against which repeated optional `context` keys are left out; none for a snapshot
-        # that shares its time with the one before (a reader could not order the two).
-        in_time = snapshots_in_time_order(session)
-        self.previous: dict[int, ContextSnapshot] = {
-            id(after): before
-            for before, after in itertools.pairwise(in_time)
-            if before.time_ns < after.time_ns
-        }
+        # Each snapshot's predecessor in time, by position in `session.snapshots` (-1:
+        # none; snapshots are frozen and may be equal), against which repeated optional
+        # `context` keys are left out; none for a snapshot that shares its time with the
+        # one before (a reader could not order the two). Stable: as snapshots_in_time_order.
+        snapshots = session.snapshots
+        in_time = sorted(range(len(snapshots)), key=lambda i: snapshots[i].time_ns)
+        self.before = array("q", itertools.repeat(-1, len(snapshots)))
+        for before, after in itertools.pairwise(in_time):
+            if snapshots[before].time_ns < snapshots[after].time_ns:
+                self.before[after] = before
+        del in_time
         # The model's items in the order their slices are laid out.
         self.responses = sorted(
             [*session.responses, *session.unmetered_responses],
@@ -412,24 +474,25 @@ class _SessionBuilder:
         )
         self.calls = sorted(session.tool_calls, key=lambda c: (c.start_ns, c.call_id))
         self.runs = model_runs(session)
-        self.natives = [x for x in session.snapshots if x.anchor is AnchorKind.NATIVE]
+        self.natives = [i for i, x in enumerate(snapshots) if x.anchor is AnchorKind.NATIVE]
         # Flows, as the relations of the model that they draw: worked out here, their ids
         # made with the slices. A prompt id names its first prompt; a response id its last
         # response, and a call id its last tool call (the slice a later one replaced).
-        self.first_prompt: dict[str, int] = {}
+        first_prompt: dict[str, int] = {}
         for index, prompt in enumerate(session.prompts):
-            self.first_prompt.setdefault(prompt.id, index)
-        self.last_response = {response.id: index for index, response in enumerate(self.responses)}
-        self.prompt_responses: dict[int, list[str]] = {}  # prompt index → response ids
-        for response in self.responses:
-            source = self._prompt_of(response)
-            if source is not None:
-                self.prompt_responses.setdefault(source, []).append(response.id)
-        self.response_calls: dict[int, list[str]] = {}  # response index → call ids
-        for call in self.calls:
-            caller = self._response_of(call)
-            if caller is not None:
-                self.response_calls.setdefault(caller, []).append(call.call_id)
+            first_prompt.setdefault(prompt.id, index)
+        self.prompt_links = _Links.of(  # prompt → its responses
+            len(session.prompts),
+            (
+                _linked(first_prompt, r.prompt_id, r.start_ns, session.prompts)
+                for r in self.responses
+            ),
+        )
+        last_response = {response.id: index for index, response in enumerate(self.responses)}
+        self.call_links = _Links.of(  # response → its tool calls
+            len(self.responses),
+            (_linked(last_response, c.response_id, c.start_ns, self.responses) for c in self.calls),
+        )
         self.call_flows: dict[int, tuple[int, ...]] = {}  # call index → flows starting there
         self.additions: list[LaidSlice] = []
         self.child_flows: tuple[int, ...] = ()  # flows from a parent's tool to the first input
@@ -443,22 +506,17 @@ class _SessionBuilder:
     def uuid(self, key: str) -> int:
         return self.ids.get(f"{self.key}:{key}")
 
+    def previous(self, position: int | None) -> ContextSnapshot | None:
+        """The snapshot before the one at `position` in time (see `before`)."""
+        found = -1 if position is None else self.before[position]
+        return self.session.snapshots[found] if found >= 0 else None
+
+    def anchored(self, anchor: AnchorKind) -> dict[str, int]:
+        """anchor id → the position of its (last) snapshot of that anchor kind."""
+        return {x.anchor_id: i for i, x in enumerate(self.session.snapshots) if x.anchor is anchor}
+
     def flow_id(self, key: str) -> int:
         return stable_id64(f"{self.key}:flow:{key}")
-
-    def _prompt_of(self, response: Response) -> int | None:
-        """The prompt slice a response's flow starts from, if there is one to draw: a
-        flow never points back in time."""
-        index = self.first_prompt.get(response.prompt_id) if response.prompt_id else None
-        if index is None or response.start_ns < self.session.prompts[index].start_ns:
-            return None
-        return index
-
-    def _response_of(self, call: ToolCall) -> int | None:
-        index = self.last_response.get(call.response_id) if call.response_id else None
-        if index is None or call.start_ns < self.responses[index].start_ns:
-            return None
-        return index
 
     def _last_calls(self, call_ids: set[str]) -> dict[str, int]:
         """call id → the index of its (last) tool slice, for these ids."""
@@ -492,12 +550,22 @@ class _SessionBuilder:
             _Block(2 * len(self.responses), self._responses, ordered=True),
             _Block(len(self.calls), self._tools, ordered=True),
             _Block(len(session.compactions) + requests, self._compactions),
-            _Block(len(self.runs), self._configuration),
-            _Block(len(session.failed_requests), self._failed_requests),
-            _Block(len(session.markers), self._markers),
-            _Block(len(self.natives), self._native_reports),
+            _Block(len(self.runs), self._configuration, _rising(s for s, _ in self.runs)),
+            _Block(
+                len(session.failed_requests),
+                self._failed_requests,
+                _rising(r.start_ns for r in session.failed_requests),
+            ),
+            _Block(
+                len(session.markers), self._markers, _rising(m.time_ns for m in session.markers)
+            ),
+            _Block(
+                len(self.natives),
+                self._native_reports,
+                _rising(self.session.snapshots[i].time_ns for i in self.natives),
+            ),
         ]
-        self._response_counters()
+        last_sample = self._response_counters()
         latest_context = self._context_counters()
         self._largest_additions()
         self.blocks.append(_Block(len(self.additions), lambda: iter(self.additions)))
@@ -509,16 +577,10 @@ class _SessionBuilder:
         # sits at the end, the session ends 1 ns later: all counters still drop together,
         # at the end of `profile (1)`, which still spans every sample of its capture
         # (§3), and 1 ns is below anything a journal's clock resolves.
-        last_sample = max(
-            (ts for counter in self.counters.values() for ts, _, _ in counter.samples),
-            default=self.start,
-        )
         if latest_context is not None:  # its repeats were dropped, not its time
             last_sample = max(last_sample, latest_context)
         if self.counters and last_sample >= self.end:
-            self.end = last_sample + 1  # profile (1) is made with it
-        for counter in self.counters.values():
-            counter.samples.append((self.end, R_COUNTER_CLOSE, 0))
+            self.end = last_sample + 1  # profile (1) and the closing zeros are made with it
 
     def _profile(self) -> Iterator[LaidSlice]:
         args = profile_args(
@@ -527,7 +589,12 @@ class _SessionBuilder:
             self.capture_uuid,
             self.start,
             self.estimation,
-            self.previous,
+            {
+                id(snapshot): previous
+                for i, snapshot in enumerate(self.session.snapshots)
+                if snapshot.anchor is AnchorKind.SESSION
+                and (previous := self.previous(i)) is not None
+            },
             self.call_ids,
         )
         yield LaidSlice(
@@ -568,7 +635,10 @@ class _SessionBuilder:
                 "turn_id": prompt.id,
                 "source": prompt.source,
             }
-            out = tuple(self.flow_id(f"prompt:{r}") for r in self.prompt_responses.get(index, ()))
+            out = tuple(
+                self.flow_id(f"prompt:{self.responses[j].id}")
+                for j in self.prompt_links.targets_of(index)
+            )
             yield LaidSlice(
                 "Prompts",
                 "prompt",
@@ -581,54 +651,74 @@ class _SessionBuilder:
                 track_uuid=uuids[lanes[index]],
             )
 
-    def _response_counters(self) -> None:
+    def _response_counters(self) -> int:
+        """The counters of the requests, made from the model when read. Returns the time
+        of their last sample (the session's start when there is none)."""
         s = self.session
-        size = self.counter("Context size", share=True)
-        window = self.counter("Context window", share=True) if s.window_tokens else None
-        inputs = self.counter("Input tokens")
-        outputs = self.counter("Output tokens")
-        for counter in (size, window, inputs, outputs):
-            if counter is not None:
-                counter.samples.append((self.start, R_COUNTER_OPEN, 0))
-        size.samples += [(ts, R_COUNTER, tokens) for ts, tokens in context_size_series(s)]
+        self.counter("Context size", share=True).made = self._size_samples
+        if s.window_tokens:
+            self.counter("Context window", share=True).made = self._window_samples
+        self.counter("Input tokens").made = partial(self._usage_samples, output=False)
+        self.counter("Output tokens").made = partial(self._usage_samples, output=True)
         # Cumulative usage at each response end, in end order (so it never goes down),
         # compaction requests included: they consume tokens without being a turn.
-        finished = sorted(
+        self.finished = sorted(
             [*s.responses, *(c.request for c in s.compactions if c.request is not None)],
             key=lambda r: (r.end_ns, r.start_ns, r.id),
         )
-        total_in = total_out = 0
-        for finished_response in finished:
-            total_in += finished_response.usage.input_tokens
-            total_out += finished_response.usage.output_tokens
-            inputs.samples.append((finished_response.end_ns, R_COUNTER, total_in))
-            outputs.samples.append((finished_response.end_ns, R_COUNTER, total_out))
-        if window is not None and s.window_tokens:
-            # Responses whose usage the journal left at zero are drawn too (usage unknown).
-            window.samples += [(r.start_ns, R_COUNTER, s.window_tokens) for r in self.responses]
+        last = self.start  # each opens with a 0 there
+        for ts, _ in iter_context_size(s):
+            last = max(last, ts)
+        if s.window_tokens and self.responses:
+            last = max(last, self.responses[-1].start_ns)
+        if self.finished:
+            last = max(last, self.finished[-1].end_ns)
+        return last
+
+    def _size_samples(self) -> Iterator[Sample]:
+        yield self.start, R_COUNTER_OPEN, 0
+        for ts, tokens in iter_context_size(self.session):
+            yield ts, R_COUNTER, tokens
+
+    def _window_samples(self) -> Iterator[Sample]:
+        # Responses whose usage the journal left at zero are drawn too (usage unknown).
+        yield self.start, R_COUNTER_OPEN, 0
+        window = self.session.window_tokens or 0
+        for response in self.responses:
+            yield response.start_ns, R_COUNTER, window
+
+    def _usage_samples(self, output: bool) -> Iterator[Sample]:
+        yield self.start, R_COUNTER_OPEN, 0
+        total = 0
+        for response in self.finished:
+            total += response.usage.output_tokens if output else response.usage.input_tokens
+            yield response.end_ns, R_COUNTER, total
 
     def _responses(self) -> Iterator[LaidSlice]:
         s = self.session
-        snapshots = {x.anchor_id: x for x in s.snapshots if x.anchor is AnchorKind.RESPONSE}
+        snapshots = self.anchored(AnchorKind.RESPONSE)
         lanes, responses = self._lanes_of("Responses")
         turn_lanes, turns = self._lanes_of("Turns")
         for index, response in enumerate(self.responses):
-            snapshot = snapshots.get(response.id)
+            position = snapshots.get(response.id)
             args = partial(
                 response_args,
                 s,
                 response,
-                snapshot,
-                self.previous.get(id(snapshot)),
+                None if position is None else s.snapshots[position],
+                self.previous(position),
                 index == 0,
                 self.call_ids,
             )
             arrival = (
-                ()
-                if self._prompt_of(response) is None
-                else (self.flow_id(f"prompt:{response.id}"),)
+                (self.flow_id(f"prompt:{response.id}"),)
+                if self.prompt_links.source_of[index] >= 0
+                else ()
             )
-            out = tuple(self.flow_id(f"tool:{c}") for c in self.response_calls.get(index, ()))
+            out = tuple(
+                self.flow_id(f"tool:{self.calls[k].call_id}")
+                for k in self.call_links.targets_of(index)
+            )
             lane = lanes[index]
             yield LaidSlice(
                 "Responses",
@@ -655,9 +745,8 @@ class _SessionBuilder:
         previews = self.facts.content is ContentMode.PREVIEWS
         lanes, uuids = self._lanes_of("Tools")
         for index, call in enumerate(self.calls):
-            arrival = (
-                () if self._response_of(call) is None else (self.flow_id(f"tool:{call.call_id}"),)
-            )
+            linked = self.call_links.source_of[index] >= 0
+            arrival = (self.flow_id(f"tool:{call.call_id}"),) if linked else ()
             out = self.call_flows.get(index, ())
             yield LaidSlice(
                 "Tools",
@@ -672,19 +761,17 @@ class _SessionBuilder:
             )
 
     def _compactions(self) -> Iterator[LaidSlice]:
-        snapshots = {
-            x.anchor_id: x for x in self.session.snapshots if x.anchor is AnchorKind.COMPACTION
-        }
+        snapshots = self.anchored(AnchorKind.COMPACTION)
         lanes, uuids = self._lanes_of("Compaction")
         request_lanes, request_uuids = self._lanes_of("Compaction responses")
         requests = 0
         for index, compaction in enumerate(self.session.compactions):
-            snapshot = snapshots.get(compaction.id)
+            position = snapshots.get(compaction.id)
             args = partial(
                 compaction_args,
                 compaction,
-                snapshot,
-                self.previous.get(id(snapshot)),
+                None if position is None else self.session.snapshots[position],
+                self.previous(position),
                 self.call_ids,
             )
             yield LaidSlice(
@@ -713,7 +800,7 @@ class _SessionBuilder:
         s = self.session
         lanes, uuids = self._lanes_of("Configuration")
         for index, (start, model) in enumerate(self.runs):
-            end = self.runs[index + 1][0] if index + 1 < len(self.runs) else self.runs_end
+            end = self._run_end(index)
             args: dict[str, Any] = {
                 "harness": s.harness.value,
                 "provider": s.provider or "unknown",
@@ -730,6 +817,10 @@ class _SessionBuilder:
                 args,
                 track_uuid=uuids[lanes[index]],
             )
+
+    def _run_end(self, index: int) -> int:
+        """A model run lasts until the next one starts, the last one to the span's end."""
+        return self.runs[index + 1][0] if index + 1 < len(self.runs) else self.runs_end
 
     def _failed_requests(self) -> Iterator[LaidSlice]:
         """Requests that failed before any usage came: spans with no size, so they never
@@ -750,7 +841,8 @@ class _SessionBuilder:
         """The harness's own context reports (Claude Code's /context runs), each a
         zero-length slice carrying its native snapshot."""
         lanes, uuids = self._lanes_of("Context command")
-        for index, snapshot in enumerate(self.natives):
+        for index, position in enumerate(self.natives):
+            snapshot = self.session.snapshots[position]
             yield LaidSlice(
                 "Context command",
                 "/context",
@@ -760,7 +852,7 @@ class _SessionBuilder:
                 partial(
                     context_command_args,
                     snapshot,
-                    self.previous.get(id(snapshot)),
+                    self.previous(position),
                     self.call_ids,
                 ),
                 track_uuid=uuids[lanes[index]],
@@ -783,26 +875,27 @@ class _SessionBuilder:
 
     def _context_counters(self) -> int | None:
         """A sample per category present so far at each snapshot, in time order, except one
-        that repeats the counter's previous sample: `_series` would drop it (these are the
-        only samples of the Context counters before the closing 0, in its order), and a
-        long session's repeats were most of its layout while it was built. Returns the time
-        of the last snapshot sampled (None: none was), since the session's end depends on
-        it whether or not its samples were kept."""
-        counters: dict[Category, _Counter] = {}
+        that repeats the counter's previous sample (a step function would drop it): only
+        the changes are kept, as a time and a value in two arrays, and the samples are
+        made from them when read. Returns the time of the last snapshot sampled (None:
+        none was), since the session's end depends on it whether or not its samples were
+        kept."""
+        kept: dict[Category, tuple[array[int], array[int]]] = {}
         latest: int | None = None
         for snapshot in snapshots_in_time_order(self.session):
             present = dict(snapshot.categories)
             for category in present:
-                if category not in counters:
-                    counters[category] = self.counter(
-                        f"Context: {category.label}", "context", share=True
-                    )
-            for category, counter in counters.items():
+                if category not in kept:
+                    counter = self.counter(f"Context: {category.label}", "context", share=True)
+                    times, values = array("q"), array("q")
+                    counter.made = partial(_kept_samples, times, values)
+                    kept[category] = times, values
+            for category, (times, values) in kept.items():
                 value = present.get(category, 0)
-                samples = counter.samples
-                if not samples or samples[-1][2] != value:
-                    samples.append((snapshot.time_ns, R_COUNTER, value))
-            if counters:
+                if not values or values[-1] != value:
+                    times.append(snapshot.time_ns)
+                    values.append(value)
+            if kept:
                 latest = snapshot.time_ns  # in time order: the latest so far
         return latest
 
@@ -880,47 +973,81 @@ class _SessionBuilder:
 
     # -- lanes and tracks ---------------------------------------------------
 
-    def _places(self) -> dict[str, list[tuple[int, int, int, bool]]]:
-        """Every slice but the capture's, by track: (start, end, position, instant) in the
-        order its block makes them (position: its place in the layout, from 0)."""
+    def _places(self) -> Iterator[tuple[str, list[Place]]]:
+        """Every slice but the capture's, one track at a time: (start, end, position,
+        instant) in the order its blocks make them (position: its place in the layout,
+        from 0). One track's list is made at a time: a long session's are not all held."""
         offsets = list(itertools.accumulate((b.count for b in self.blocks), initial=0))
         session = self.session
-        places: dict[str, list[tuple[int, int, int, bool]]] = {}
-
-        def add(track: str, start: int, end: int, position: int, instant: bool = False) -> None:
-            places.setdefault(track, []).append((start, end, position, instant))
-
-        for i, prompt in enumerate(session.prompts):
-            add("Inputs", prompt.start_ns, prompt.start_ns, offsets[1] + 2 * i, True)
-            add("Prompts", prompt.start_ns, prompt.end_ns, offsets[1] + 2 * i + 1)
-        for i, response in enumerate(self.responses):
-            add("Responses", response.start_ns, response.end_ns, offsets[2] + 2 * i)
-            add("Turns", response.start_ns, response.end_ns, offsets[2] + 2 * i + 1)
-        for i, call in enumerate(self.calls):
-            add("Tools", call.start_ns, call.end_ns, offsets[3] + i)
+        inputs: list[Place] = [
+            (p.start_ns, p.start_ns, offsets[1] + 2 * i, True)
+            for i, p in enumerate(session.prompts)
+        ]
+        if self.session_input:
+            inputs.append((self.start, self.start, offsets[10], True))
+        yield "Inputs", inputs
+        yield (
+            "Prompts",
+            [
+                (p.start_ns, p.end_ns, offsets[1] + 2 * i + 1, False)
+                for i, p in enumerate(session.prompts)
+            ],
+        )
+        for track, first in (("Responses", offsets[2]), ("Turns", offsets[2] + 1)):
+            yield (
+                track,
+                [
+                    (r.start_ns, r.end_ns, first + 2 * i, False)
+                    for i, r in enumerate(self.responses)
+                ],
+            )
+        yield (
+            "Tools",
+            [(c.start_ns, c.end_ns, offsets[3] + i, False) for i, c in enumerate(self.calls)],
+        )
+        compactions: list[Place] = []
+        requests: list[Place] = []
         position = offsets[4]
         for compaction in session.compactions:
-            add("Compaction", compaction.start_ns, compaction.end_ns, position)
+            compactions.append((compaction.start_ns, compaction.end_ns, position, False))
             position += 1
             if compaction.request is not None:
                 request = compaction.request
-                add("Compaction responses", request.start_ns, request.end_ns, position)
+                requests.append((request.start_ns, request.end_ns, position, False))
                 position += 1
-        for i, (start, _) in enumerate(self.runs):
-            end = self.runs[i + 1][0] if i + 1 < len(self.runs) else self.runs_end
-            add("Configuration", start, end, offsets[5] + i)
-        for i, request in enumerate(session.failed_requests):
-            end = max(request.end_ns, request.start_ns)
-            add("Requests", request.start_ns, end, offsets[6] + i)
-        for i, marker in enumerate(session.markers):
-            add("Configuration", marker.time_ns, marker.time_ns, offsets[7] + i, True)
-        for i, snapshot in enumerate(self.natives):
-            add("Context command", snapshot.time_ns, snapshot.time_ns, offsets[8] + i)
-        for i, addition in enumerate(self.additions):
-            add("Largest additions", addition.start, addition.start, offsets[9] + i, True)
-        if self.session_input:
-            add("Inputs", self.start, self.start, offsets[10], True)
-        return places
+        yield "Compaction", compactions
+        yield "Compaction responses", requests
+        yield (
+            "Configuration",
+            [
+                *(
+                    (start, self._run_end(i), offsets[5] + i, False)
+                    for i, (start, _) in enumerate(self.runs)
+                ),
+                *(
+                    (m.time_ns, m.time_ns, offsets[7] + i, True)
+                    for i, m in enumerate(session.markers)
+                ),
+            ],
+        )
+        yield (
+            "Requests",
+            [
+                (r.start_ns, max(r.end_ns, r.start_ns), offsets[6] + i, False)
+                for i, r in enumerate(session.failed_requests)
+            ],
+        )
+        yield (
+            "Context command",
+            [
+                (session.snapshots[p].time_ns, session.snapshots[p].time_ns, offsets[8] + i, False)
+                for i, p in enumerate(self.natives)
+            ],
+        )
+        yield (
+            "Largest additions",
+            [(a.start, a.start, offsets[9] + i, True) for i, a in enumerate(self.additions)],
+        )
 
     def _lanes_of(self, track: str) -> tuple[array[int], list[int]]:
         """The lane of each slice of `track` (in its block's order) and each lane's uuid."""
@@ -945,7 +1072,9 @@ class _SessionBuilder:
         context_group = self.uuid("group:Context")
         first = [((self.start, -self.end, 0), "Session", 0)]
         counts: dict[str, int] = {}
-        for track, places in self._places().items():
+        for track, places in self._places():
+            if not places:
+                continue
             lanes, firsts, counts[track] = _first_fit(places)
             self.lanes[track] = lanes
             first += [(key, track, lane) for lane, key in firsts.items()]
@@ -1035,17 +1164,29 @@ class _SessionBuilder:
             )
         )
 
+    def _series(self, counter: _Counter) -> CounterSeries:
+        """A counter's series: its samples and the closing zero at the session's end, as
+        a step function (`_steps`), made when read."""
+        keep_repeats = counter.name == "Context size"
+        closing = ((self.end, R_COUNTER_CLOSE, 0),)
+
+        def samples() -> Iterator[Sample]:
+            return _steps(itertools.chain(counter.made(), closing), keep_repeats)
+
+        return CounterSeries(counter.uuid, counter.name, _Remade(samples))
+
     def finish(self) -> SessionPlan:
-        """The session's plan; counter samples become step-function series here. The
-        plan's blocks are the builder's methods: the builder lets go of them, so the two
-        are not a cycle that only the garbage collector frees."""
+        """The session's plan; counters become step-function series here. The plan's
+        blocks and samples are the builder's methods: the builder lets go of them, so the
+        two are not a cycle that only the garbage collector frees."""
         blocks, self.blocks = tuple(self.blocks), []
+        counters, self.counters = self.counters, {}  # their samples are its methods too
         return SessionPlan(
             self.session,
             self.activity,
             self.capture_uuid,
             tuple(self.tracks),
-            tuple(_series(counter) for counter in self.counters.values()),
+            tuple(self._series(counter) for counter in counters.values()),
             blocks,
         )
 
@@ -1053,9 +1194,7 @@ class _SessionBuilder:
 _NO_LANES: array[int] = array("I")
 
 
-def _first_fit(
-    places: list[tuple[int, int, int, bool]],
-) -> tuple[array[int], dict[int, tuple[int, int, int]], int]:
+def _first_fit(places: list[Place]) -> tuple[array[int], dict[int, tuple[int, int, int]], int]:
     """First-fit lanes of one logical track's slices, taken in (start, -end, position)
     order: each slice's lane (in `places`' order), each lane's first (start, -end,
     position), and the number of lanes. Instants never conflict: they all go on the
@@ -1077,36 +1216,50 @@ def _first_fit(
     return lane_of, firsts, lanes.count
 
 
-def _lane_key(place: tuple[int, int, int, bool]) -> tuple[int, int, int]:
+def _rising(times: Iterable[int]) -> bool:
+    """Times never going back: a block of slices of one begin rank made in this order is
+    in (start, rank, order) order already."""
+    previous = None
+    for ts in times:
+        if previous is not None and ts < previous:
+            return False
+        previous = ts
+    return True
+
+
+def _lane_key(place: Place) -> tuple[int, int, int]:
     return place[0], -place[1], place[2]
 
 
-def _series(counter: _Counter) -> CounterSeries:
-    """A counter's samples ordered by (ts, rank), as a step function: a repeated value adds
-    nothing, so it is dropped. Context size keeps every sample, one per request, as the UI
-    reads it so, and every counter keeps its closing zero at the end of the recording.
-    Several samples of one counter at one (ts, rank): the last one wins, in the place of
-    the first. The series is made of the samples' own tuples, and the counter lets go of
-    its list: a long session's counters are never held twice."""
-    samples, counter.samples = counter.samples, []
-    samples.sort(key=_sample_key)  # stable: samples at one (ts, rank) keep their order
-    kept: list[tuple[int, int, int]] = []
+def _steps(samples: Iterable[Sample], keep_repeats: bool) -> Iterator[Sample]:
+    """A counter's samples, given in (ts, rank) order, as a step function: a repeated
+    value adds nothing, so it is dropped. Context size keeps every sample
+    (`keep_repeats`), one per request, as the UI reads it so, and every counter keeps its
+    closing zero at the end of the recording. Several samples of one counter at one (ts,
+    rank): the last one wins, in the place of the first."""
+    pending: Sample | None = None  # the last sample kept, given out once the next comes
     previous: int | None = None
-    keep_repeats = counter.name == "Context size"
+    last_ts = last_rank = -1
     for sample in samples:
-        value = sample[2]
-        if value == previous and not keep_repeats and sample[1] != R_COUNTER_CLOSE:
+        ts, rank, value = sample
+        if ts < last_ts or (ts == last_ts and rank < last_rank):
+            raise ValueError(f"counter samples out of (ts, rank) order at {ts}")
+        last_ts, last_rank = ts, rank
+        if value == previous and not keep_repeats and rank != R_COUNTER_CLOSE:
             continue
         previous = value
-        if kept and kept[-1][:2] == sample[:2]:
-            kept[-1] = sample  # equal keys sit together once sorted
-        else:
-            kept.append(sample)
-    return CounterSeries(counter.uuid, counter.name, tuple(kept))
+        if pending is not None and pending[0] == ts and pending[1] == rank:
+            pending = sample
+            continue
+        if pending is not None:
+            yield pending
+        pending = sample
+    if pending is not None:
+        yield pending
 
 
-def _sample_key(sample: tuple[int, int, int]) -> tuple[int, int]:
-    return sample[0], sample[1]
+def _kept_samples(times: array[int], values: array[int]) -> Iterator[Sample]:
+    return zip(times, itertools.repeat(R_COUNTER), values, strict=False)
 
 
 # What ui.perfetto.dev shows inside a capture, top to bottom (TrackDescriptor

@@ -7,6 +7,8 @@ cannot disagree about it; they format these values, they do not re-derive them.
 
 from __future__ import annotations
 
+import heapq
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from agent_profiler.model import ContextChange, ContextSnapshot, Session, ToolCall
@@ -51,19 +53,29 @@ def session_span(session: Session) -> tuple[int, int]:
 def context_size_series(session: Session) -> list[tuple[int, int]]:
     """(time, tokens) of the `Context size` counter in time order, every sample kept: each
     response's reported prompt tokens at its start (responses by start, end, id), then a
-    compaction's pre_tokens at its start and post_tokens at its end. The sort is stable, so
-    at equal times responses come first and a compaction's pre comes before its post."""
-    samples = [
-        (response.start_ns, response.usage.prompt_tokens)
-        for response in sorted(session.responses, key=lambda r: (r.start_ns, r.end_ns, r.id))
-    ]
+    compaction's pre_tokens at its start and post_tokens at its end. At equal times
+    responses come first and a compaction's pre comes before its post."""
+    return list(iter_context_size(session))
+
+
+def iter_context_size(session: Session) -> Iterator[tuple[int, int]]:
+    """context_size_series made as it is read (the trace's counter is swept, not held):
+    the responses' samples, in start order already, merged with the compactions' sorted
+    ones. heapq.merge is stable, so this is the stable sort of the two lists joined."""
+    responses = sorted(session.responses, key=lambda r: (r.start_ns, r.end_ns, r.id))
+    compactions: list[tuple[int, int]] = []
     for compaction in session.compactions:
         if compaction.pre_tokens is not None:
-            samples.append((compaction.start_ns, compaction.pre_tokens))
+            compactions.append((compaction.start_ns, compaction.pre_tokens))
         if compaction.post_tokens is not None:
-            samples.append((compaction.end_ns, compaction.post_tokens))
-    samples.sort(key=lambda sample: sample[0])
-    return samples
+            compactions.append((compaction.end_ns, compaction.post_tokens))
+    compactions.sort(key=_time)
+    made = ((response.start_ns, response.usage.prompt_tokens) for response in responses)
+    return heapq.merge(made, compactions, key=_time)
+
+
+def _time(sample: tuple[int, int]) -> int:
+    return sample[0]
 
 
 def model_runs(session: Session) -> list[tuple[int, str]]:
@@ -126,6 +138,7 @@ __all__ = [
     "Addition",
     "basename",
     "context_size_series",
+    "iter_context_size",
     "largest_addition_per_snapshot",
     "largest_additions",
     "model_runs",
