@@ -258,3 +258,27 @@ def test_a_written_session_leaves_nothing_for_the_garbage_collector() -> None:
     finally:
         gc.enable()
     assert left == []
+
+
+def test_a_pi_session_holds_one_string_per_call_id_and_model() -> None:
+    # JSON gives the call's id and its result's toolCallId an object each, and every
+    # request's model too: the result's context item and the snapshot share the call's
+    # and the response's objects
+    from agent_profiler.diagnostics import Diagnostics
+    from agent_profiler.loader import load
+    from samples import PI_LARGE
+
+    (session,) = load([PI_LARGE], Diagnostics()).sessions
+    calls = {call.call_id: call.call_id for call in session.tool_calls}
+    results = [
+        change
+        for snapshot in session.snapshots
+        for change in snapshot.changes
+        if change.id.endswith(":result") and change.source_id in calls
+    ]
+    assert len(results) > 100
+    assert all(change.source_id is calls[change.source_id] for change in results)
+    models = {response.model for response in session.responses}
+    assert len(models) == 1 and len(session.snapshots) > 100
+    (model,) = models
+    assert all(s.model is model for s in session.snapshots if s.model is not None)

@@ -35,7 +35,7 @@ Format facts this module relies on, with the surprise each one holds:
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -472,7 +472,7 @@ class SessionBuilder:
             Observation.request(
                 response.start_ns,
                 response.id,
-                model=model or None,
+                model=response.model or None,  # the one object of that name (model.shared)
                 reported_tokens=prompt_tokens,
             )
         )
@@ -520,6 +520,9 @@ class SessionBuilder:
 
     def _on_tool_result(self, entry: Entry, message: dict[str, Any]) -> None:
         call_id = text_field(message, "toolCallId") or ""
+        tool = self.tools.get(call_id)
+        if tool is not None:
+            call_id = tool.call_id  # one string for the call and its result's part
         texts, images = _text_blocks(message.get("content"))
         self.unmeasured["image"] += images
         joined = "".join(text for _, text in texts)
@@ -534,7 +537,6 @@ class SessionBuilder:
                 source_kind=SourceKind.TOOL if call_id else SourceKind.NONE,
             ),
         )
-        tool = self.tools.get(call_id)
         if tool is None:
             self.diagnostics.note("pi:result-without-call")
             return
@@ -600,13 +602,21 @@ class SessionBuilder:
                     model=self.header_model,
                 )
             )
+        # Pi executes no tool of an aborted or failed message.
+        not_run = sum(1 for t in self.tools.values() if t.end_ns is None and t.from_failed_response)
+        facts = tuple(self._facts(not_run))
+        # The entry tree has served (facts were its last reader): it goes before the
+        # session's calls and snapshots are made, so a long session never holds both.
+        self.entries.clear()
+        self.branch = Branch(self.entries)
         response_ids = {r.id for r in self.responses}
         tools: list[ToolCall] = []
-        not_run = 0
         still_open = False  # a call without a result when the journal ends
-        for t in self.tools.values():
+        drafts = deque(self.tools.values())
+        self.tools.clear()
+        while drafts:
+            t = drafts.popleft()  # each draft goes once its call is made
             if t.end_ns is None and t.from_failed_response:
-                not_run += 1  # Pi executes no tool of an aborted or failed message
                 continue
             if t.end_ns is not None:
                 tool_end, timing = t.end_ns, ""
@@ -616,13 +626,9 @@ class SessionBuilder:
                 tool_end, timing = end, "journal: call → end of journal (no result)"
                 still_open = True
             tools.append(t.finish(response_ids, tool_end, timing=timing))
+        self.open_tools.clear()
         prompts = finish_prompts(self.prompts, self.responses, tools)
         compactions = tuple(c.finish() for c in self.compactions)
-        facts = tuple(self._facts(not_run))
-        # The entry tree has served (facts were its last reader): it goes before the
-        # replay builds the snapshots, so a long session never holds both at once.
-        self.entries.clear()
-        self.branch = Branch(self.entries)
         snapshots = self.log.replay()
         models = list(self.models)
         if not models and self.header_model:

@@ -36,6 +36,11 @@ class Entry:
     first_kept: str | None = None  # compaction: where the history it keeps starts
     prompt_id: str | None = None  # the nearest user prompt on its branch (itself for one)
     thinking_level: str | None = None  # the level in force on its branch
+    # Where the active path has it (-1: not on it) and whether the model sees it: the
+    # Branch's own state, kept on the entry rather than in a dict and a set beside the
+    # tree (a long session's tree held both for every entry).
+    position: int = -1
+    visible: bool = False
 
 
 class Branch:
@@ -49,33 +54,36 @@ class Branch:
 
     def __init__(self, entries: dict[str, Entry]) -> None:
         self.entries = entries
-        self.path: list[str] = []
-        self.position: dict[str, int] = {}
+        self.path: list[str] = []  # an entry on it has its `position` here
         self.compactions: list[int] = []  # positions of the compaction entries on the path
         self.cut = 0  # entries before this position were compacted away
-        self.visible: set[str] = set()
 
     def move_to(self, leaf: str | None) -> tuple[list[str], list[str]]:
         """Make the path end at `leaf` (None: empty); returns the entries that left
         the context and those that entered it, each in path order."""
+        entries = self.entries
         tail: list[str] = []
         node = leaf
-        while node is not None and node not in self.position:
+        while node is not None and entries[node].position < 0:
             tail.append(node)
-            node = self.entries[node].parent
-        keep = self.position[node] + 1 if node is not None else 0
+            node = entries[node].parent
+        keep = entries[node].position + 1 if node is not None else 0
         old_active = self.compactions[-1] if self.compactions else None
         old_cut = min(self.cut, keep)
-        leaving = [e for e in self.path[keep:] if e in self.visible]
-        self.visible.difference_update(leaving)
+        leaving: list[str] = []
         for entry_id in self.path[keep:]:
-            del self.position[entry_id]
+            off = entries[entry_id]
+            if off.visible:
+                off.visible = False
+                leaving.append(entry_id)
+            off.position = -1
         del self.path[keep:]
         while self.compactions and self.compactions[-1] >= keep:
             self.compactions.pop()
         for entry_id in reversed(tail):
-            self.position[entry_id] = len(self.path)
-            if self.entries[entry_id].kind == "compaction":
+            entry = entries[entry_id]
+            entry.position = len(self.path)
+            if entry.kind == "compaction":
                 self.compactions.append(len(self.path))
             self.path.append(entry_id)
         active = self.compactions[-1] if self.compactions else None
@@ -88,12 +96,13 @@ class Branch:
         entering: list[str] = []
         for position in sorted(candidates):
             entry_id = self.path[position]
+            entry = entries[entry_id]
             wanted = self._wanted(position, active)
-            if wanted and entry_id not in self.visible:
-                self.visible.add(entry_id)
+            if wanted and not entry.visible:
+                entry.visible = True
                 entering.append(entry_id)
-            elif not wanted and entry_id in self.visible:
-                self.visible.discard(entry_id)
+            elif not wanted and entry.visible:
+                entry.visible = False
                 leaving.append(entry_id)
         return leaving, entering
 
@@ -101,8 +110,9 @@ class Branch:
         if active is None:
             return 0
         first = self.entries[self.path[active]].first_kept
-        at = self.position.get(first) if first is not None else None
-        return at if at is not None and at < active else active
+        kept = self.entries.get(first) if first is not None else None
+        at = kept.position if kept is not None else -1
+        return at if 0 <= at < active else active
 
     def _wanted(self, position: int, active: int | None) -> bool:
         entry = self.entries[self.path[position]]
