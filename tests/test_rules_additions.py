@@ -71,3 +71,19 @@ def test_trace_largest_additions_skip_baselines(tmp_path: Path, export_trace: An
     expected = [a.change.id for a in largest_additions(session) if a.tool is not None]
     assert items == expected[:10]
     assert [s.args["rank"] for s in instants] == list(range(1, len(items) + 1))
+
+
+def test_the_traces_additions_are_the_first_ten_a_tool_caused() -> None:
+    """The trace's Largest additions instants (views.largest_tool_additions, made without
+    an Addition per change) are the first ten of largest_additions that a tool call caused,
+    in that order: on real journals with many additions, and ties of size among them."""
+    from agent_profiler.views import largest_tool_additions
+    from samples import PI_LARGE
+
+    for journal in (E4B, PI_LARGE, DATA / "spotter-2.1.39-subagents-compaction"):
+        for session in sessions(journal):
+            every = largest_additions(session)
+            caused = [a for a in every if a.tool is not None]
+            assert len(caused) > 10 or session.parent_session is not None
+            for limit in (1, 10, len(caused) + 1):
+                assert largest_tool_additions(session, limit) == caused[:limit]

@@ -46,7 +46,7 @@ from agent_profiler.model import (
 )
 from agent_profiler.views import (
     iter_context_size,
-    largest_additions,
+    largest_tool_additions,
     model_runs,
     session_label,
     session_span,
@@ -903,8 +903,7 @@ class _SessionBuilder:
         # Only additions a tool call caused, at most ten: an instant here exists to carry a
         # flow arrow from its tool call, and ten arrows are what a reader can follow. The
         # report lists every addition, the summary the largest of each request (views.py).
-        caused = [a for a in largest_additions(self.session) if a.tool is not None]
-        caused = caused[:MAX_ADDITION_INSTANTS]
+        caused = largest_tool_additions(self.session, MAX_ADDITION_INSTANTS)
         last_call = self._last_calls({a.change.source_id for a in caused})
         for rank, addition in enumerate(caused, start=1):
             change, snapshot = addition.change, addition.snapshot

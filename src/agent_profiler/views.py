@@ -121,8 +121,27 @@ def largest_additions(session: Session) -> list[Addition]:
         for change in snapshot.changes
         if change.delta_tokens > 0
     ]
-    found.sort(key=lambda a: (-a.change.delta_tokens, a.snapshot.time_ns, a.change.id))
+    found.sort(key=_addition_order)
     return found
+
+
+def largest_tool_additions(session: Session, limit: int) -> list[Addition]:
+    """The first `limit` of largest_additions that a tool call caused (the trace's
+    Largest additions instants), without making an Addition of every change: a long
+    session has one per result it read."""
+    tools = tools_by_call_id(session)
+    caused = (
+        Addition(change, snapshot, tools[change.source_id])
+        for snapshot in session.snapshots
+        if not snapshot.baseline
+        for change in snapshot.changes
+        if change.delta_tokens > 0 and change.source_id in tools
+    )
+    return heapq.nsmallest(limit, caused, key=_addition_order)  # = sorted(…)[:limit]
+
+
+def _addition_order(addition: Addition) -> tuple[int, int, str]:
+    return -addition.change.delta_tokens, addition.snapshot.time_ns, addition.change.id
 
 
 def largest_addition_per_snapshot(additions: list[Addition]) -> dict[int, Addition]:
@@ -141,6 +160,7 @@ __all__ = [
     "iter_context_size",
     "largest_addition_per_snapshot",
     "largest_additions",
+    "largest_tool_additions",
     "model_runs",
     "session_label",
     "session_span",
