@@ -282,3 +282,15 @@ def test_a_pi_session_holds_one_string_per_call_id_and_model() -> None:
     assert len(models) == 1 and len(session.snapshots) > 100
     (model,) = models
     assert all(s.model is model for s in session.snapshots if s.model is not None)
+
+
+def test_an_observation_holds_the_one_object_of_its_model_name() -> None:
+    model, again = "".join(["claude-", "opus"]), "".join(["claude", "-opus"])
+    assert model is not again
+    first = Observation.request(T0, "r1", model=model)
+    second = Observation.request(T0, "r2", model=again)
+    assert first.model is second.model == "claude-opus"
+    log = ContextLog()
+    settled = log.settle(log.observe(second), window_tokens=10)  # a settled copy keeps it
+    assert settled.model is first.model
+    assert Observation.request(T0, "r3").model is None

@@ -40,6 +40,7 @@ from agent_profiler.model import (
     SourceKind,
     Stage,
     Tokens,
+    shared,
 )
 
 MAX_CHANGES = 64
@@ -104,6 +105,12 @@ class Observation:
     coverage: Coverage | None = None
     item_stage: str | None = None
     force_baseline: bool = False  # a new measurement (e.g. a native summary) starts here
+
+    def __post_init__(self) -> None:
+        # One object per model name, as in the model's responses (model.shared): each
+        # record's copy is an object of its own, and every snapshot keeps it.
+        if self.model is not None:
+            object.__setattr__(self, "model", shared(self.model))
 
     # The three points every adapter observes at, named once (anchor and stage go together).
 

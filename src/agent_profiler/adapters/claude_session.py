@@ -310,11 +310,13 @@ class SessionBuilder:
         call_id = block.get("tool_use_id")
         if not isinstance(call_id, str):
             return
+        tool = self.tools.get(call_id)
+        if tool is not None:
+            call_id = tool.call_id  # one string for the call and its result's item
         text, images = _text_of(block.get("content"))
         chars = len(text)
         self.unmeasured["image"] += images
         add_tool_result(self.log, call_id, text)
-        tool = self.tools.get(call_id)
         if tool is None:
             return  # its call is not in this journal: the result still counts in context
         tool.end_ns = max(ts, tool.start_ns)
