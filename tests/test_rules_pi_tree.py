@@ -69,3 +69,41 @@ def test_each_part_is_measured_from_its_text_not_its_length(
     assert categories[Category.ASSISTANT] == sum(
         measure(texts[i]) for i in texts if i.startswith("line-6:")
     )
+
+
+def test_moving_the_leaf_costs_what_changes_not_the_path_behind_the_cut(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A session of 3,000 entries after a compaction that keeps 100: each new entry moves
+    the leaf one step, and a step looks at the new entry and the compactions, not at the
+    entries before the cut again (a long session is read in time linear in its length)."""
+    from agent_profiler.adapters.pi_tree import Branch, Entry, measured_part
+
+    entries: dict[str, Entry] = {}
+    branch = Branch(entries)
+    looked = 0
+    wanted = Branch._wanted
+
+    def counted(self: Branch, position: int, active: int | None) -> bool:
+        nonlocal looked
+        looked += 1
+        return wanted(self, position, active)
+
+    monkeypatch.setattr(Branch, "_wanted", counted)
+    parent: str | None = None
+    for n in range(3_500):
+        entry_id = f"e{n}"
+        kind = "compaction" if n == 500 else "message"
+        part = measured_part(f"{entry_id}:0", Category.PROMPTS, "some text", "Prompt")
+        entry = Entry(entry_id, parent, kind, n, parts=(part,))
+        if kind == "compaction":
+            entry.first_kept = "e400"
+        entries[entry_id] = entry
+        leaving, entering = branch.move_to(entry_id)
+        if n == 500:  # the compaction: what came before the kept entries leaves
+            assert len(leaving) == 400 and entering == [entry_id]
+        elif n > 500:
+            assert (leaving, entering) == ([], [entry_id])
+        parent = entry_id
+    assert branch.cut == 400
+    assert looked < 4 * 3_500  # each step: its entry and the compaction; not the 400 before

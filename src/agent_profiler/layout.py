@@ -609,7 +609,7 @@ class _SessionBuilder:
 
     def _prompts(self) -> Iterator[LaidSlice]:
         previews = self.facts.content is ContentMode.PREVIEWS
-        inputs = self._lanes_of("Inputs")[1][0]
+        inputs = self._lanes_of("Inputs")[1]  # instants: all on the first lane
         lanes, uuids = self._lanes_of("Prompts")
         for index, prompt in enumerate(self.session.prompts):
             # Keyed by position: two prompts may share an id in a damaged journal, and
@@ -625,7 +625,7 @@ class _SessionBuilder:
                 flows=(arrival, *self.child_flows) if index == 0 else (arrival,),
                 outgoing=(arrival,),
                 instant=True,
-                track_uuid=inputs,
+                track_uuid=inputs[0],
             )
             text = prompt.preview if previews else f"[{prompt.chars} chars; not included]"
             args: dict[str, Any] = {
@@ -859,7 +859,7 @@ class _SessionBuilder:
             )
 
     def _markers(self) -> Iterator[LaidSlice]:
-        uuid = self._lanes_of("Configuration")[1][0]
+        uuids = self._lanes_of("Configuration")[1]  # instants: all on the first lane
         for marker in self.session.markers:
             label = marker.kind.replace("_", " ")
             yield LaidSlice(
@@ -870,7 +870,7 @@ class _SessionBuilder:
                 self.activity,
                 {"marker": marker.kind, "value": marker.value},
                 instant=True,
-                track_uuid=uuid,
+                track_uuid=uuids[0],
             )
 
     def _context_counters(self) -> int | None:
@@ -1050,7 +1050,7 @@ class _SessionBuilder:
 
     def _lanes_of(self, track: str) -> tuple[array[int], list[int]]:
         """The lane of each slice of `track` (in its block's order) and each lane's uuid."""
-        return self.lanes.get(track, _NO_LANES), self.lane_uuids.get(track, [0])
+        return self.lanes.get(track, _NO_LANES), self.lane_uuids.get(track, [])
 
     def assign_tracks(self) -> None:
         """Give each slice a track: one lane per logical track unless slices overlap,
