@@ -23,7 +23,7 @@ Rules that hold for every harness (SPEC §2–3):
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TypedDict, Unpack
 
@@ -315,6 +315,7 @@ class _Replayer:
         self.native_ids: set[str] = set()  # head items measured natively
         self.last_model: str | None = None
         self.snapshots: list[ContextSnapshot] = []
+        self.pairs: dict[Category, tuple[Category, Tokens]] = {}  # each category's latest
 
     def run(self, ops: list[_Op]) -> list[ContextSnapshot]:
         """Replay `ops`, given last first: each is popped as it is replayed, so the log
@@ -394,9 +395,9 @@ class _Replayer:
         changes.sort(key=lambda c: (-abs(c.delta_tokens), c.id))
         kept = tuple(changes[:MAX_CHANGES])
         if obs.native_categories is not None:
-            categories = self._shared(tuple((c, t) for c, t in obs.native_categories if t > 0))
+            categories = self._shared(obs.native_categories)
         else:
-            categories = self._shared(tuple((c, t) for c, t in self.totals.items() if t > 0))
+            categories = self._shared(self.totals.items())
         self.snapshots.append(
             ContextSnapshot(
                 time_ns=obs.time_ns,
@@ -418,15 +419,22 @@ class _Replayer:
             )
         )
 
-    def _shared(self, categories: Categories) -> Categories:
-        """`categories`, made of the objects the previous snapshot holds where they are
-        equal: between two requests most totals do not move, and a long session's
-        snapshots held one (category, tokens) pair each otherwise (a sixth of a Pi model)."""
-        previous = self.snapshots[-1].categories if self.snapshots else ()
-        if categories == previous:
-            return previous
-        pairs = {pair: pair for pair in previous}
-        return tuple(pairs.get(pair, pair) for pair in categories)
+    def _shared(self, totals: Iterable[tuple[Category, Tokens]]) -> Categories:
+        """The categories present (tokens > 0), made of the (category, tokens) pairs held
+        already where they are equal, and the previous snapshot's tuple itself when nothing
+        moved: between two requests most totals do not move, and a long session's snapshots
+        held one pair each otherwise (a sixth of a Pi model)."""
+        pairs = self.pairs
+        present = []
+        for category, tokens in totals:
+            if tokens > 0:
+                pair = pairs.get(category)
+                if pair is None or pair[1] != tokens:
+                    pair = pairs[category] = (category, tokens)
+                present.append(pair)
+        categories = tuple(present)
+        previous = self.snapshots[-1].categories if self.snapshots else None
+        return previous if previous == categories else categories  # compared by identity first
 
     def _baseline_changes(self) -> list[ContextChange]:
         return [
