@@ -417,6 +417,7 @@ class _Block:
     (`make`): the Perfetto writer sweeps them as they are made, so a long session's slices
     are never all held (SessionPlan.begins); build_layout keeps them (SessionLayout)."""
 
+    kind: str  # which slices: their place in the layout is found by it (`_places`)
     count: int
     make: Callable[[], Iterator[LaidSlice]]
     ordered: bool = False  # made in (start, begin rank) order already
@@ -540,26 +541,32 @@ class _SessionBuilder:
         prompts = session.prompts
         requests = sum(1 for c in session.compactions if c.request is not None)
         self.blocks += [
-            _Block(1, self._profile, ordered=True),
+            _Block("capture", 1, self._profile, ordered=True),
             _Block(
+                "prompts",
                 2 * len(prompts),
                 self._prompts,
                 # (instant, prompt) pairs are in (start, rank) order when starts increase
                 ordered=all(a.start_ns < b.start_ns for a, b in itertools.pairwise(prompts)),
             ),
-            _Block(2 * len(self.responses), self._responses, ordered=True),
-            _Block(len(self.calls), self._tools, ordered=True),
-            _Block(len(session.compactions) + requests, self._compactions),
-            _Block(len(self.runs), self._configuration, _rising(s for s, _ in self.runs)),
+            _Block("responses", 2 * len(self.responses), self._responses, ordered=True),
+            _Block("tools", len(self.calls), self._tools, ordered=True),
+            _Block("compactions", len(session.compactions) + requests, self._compactions),
+            _Block("runs", len(self.runs), self._configuration, _rising(s for s, _ in self.runs)),
             _Block(
+                "failed",
                 len(session.failed_requests),
                 self._failed_requests,
                 _rising(r.start_ns for r in session.failed_requests),
             ),
             _Block(
-                len(session.markers), self._markers, _rising(m.time_ns for m in session.markers)
+                "markers",
+                len(session.markers),
+                self._markers,
+                _rising(m.time_ns for m in session.markers),
             ),
             _Block(
+                "natives",
                 len(self.natives),
                 self._native_reports,
                 _rising(self.session.snapshots[i].time_ns for i in self.natives),
@@ -568,7 +575,7 @@ class _SessionBuilder:
         last_sample = self._response_counters()
         latest_context = self._context_counters()
         self._largest_additions()
-        self.blocks.append(_Block(len(self.additions), lambda: iter(self.additions)))
+        self.blocks.append(_Block("additions", len(self.additions), lambda: iter(self.additions)))
         # Every counter's last value is 0 at the session's end (TRACE_CONTRACT §6), and it
         # must be the last sample in time too: Trace Processor orders a track's samples by
         # timestamp only, so a closing zero sharing its timestamp with the last sample
@@ -951,7 +958,7 @@ class _SessionBuilder:
         prompt-input, made at the session's start when it has none."""
         if not self.session.prompts and not self.session_input:
             self.session_input = True
-            self.blocks.append(_Block(1, self._session_input))
+            self.blocks.append(_Block("session input", 1, self._session_input))
         start = self.session.prompts[0].start_ns if self.session.prompts else self.start
         if start < tool_start:
             return
@@ -976,23 +983,27 @@ class _SessionBuilder:
         """Every slice but the capture's, one track at a time: (start, end, position,
         instant) in the order its blocks make them (position: its place in the layout,
         from 0). One track's list is made at a time: a long session's are not all held."""
-        offsets = list(itertools.accumulate((b.count for b in self.blocks), initial=0))
+        at: dict[str, int] = {}  # block kind → its first slice's place in the layout
+        offset = 0
+        for block in self.blocks:
+            at[block.kind] = offset
+            offset += block.count
         session = self.session
         inputs: list[Place] = [
-            (p.start_ns, p.start_ns, offsets[1] + 2 * i, True)
+            (p.start_ns, p.start_ns, at["prompts"] + 2 * i, True)
             for i, p in enumerate(session.prompts)
         ]
         if self.session_input:
-            inputs.append((self.start, self.start, offsets[10], True))
+            inputs.append((self.start, self.start, at["session input"], True))
         yield "Inputs", inputs
         yield (
             "Prompts",
             [
-                (p.start_ns, p.end_ns, offsets[1] + 2 * i + 1, False)
+                (p.start_ns, p.end_ns, at["prompts"] + 2 * i + 1, False)
                 for i, p in enumerate(session.prompts)
             ],
         )
-        for track, first in (("Responses", offsets[2]), ("Turns", offsets[2] + 1)):
+        for track, first in (("Responses", at["responses"]), ("Turns", at["responses"] + 1)):
             yield (
                 track,
                 [
@@ -1002,11 +1013,11 @@ class _SessionBuilder:
             )
         yield (
             "Tools",
-            [(c.start_ns, c.end_ns, offsets[3] + i, False) for i, c in enumerate(self.calls)],
+            [(c.start_ns, c.end_ns, at["tools"] + i, False) for i, c in enumerate(self.calls)],
         )
         compactions: list[Place] = []
         requests: list[Place] = []
-        position = offsets[4]
+        position = at["compactions"]
         for compaction in session.compactions:
             compactions.append((compaction.start_ns, compaction.end_ns, position, False))
             position += 1
@@ -1020,11 +1031,11 @@ class _SessionBuilder:
             "Configuration",
             [
                 *(
-                    (start, self._run_end(i), offsets[5] + i, False)
+                    (start, self._run_end(i), at["runs"] + i, False)
                     for i, (start, _) in enumerate(self.runs)
                 ),
                 *(
-                    (m.time_ns, m.time_ns, offsets[7] + i, True)
+                    (m.time_ns, m.time_ns, at["markers"] + i, True)
                     for i, m in enumerate(session.markers)
                 ),
             ],
@@ -1032,20 +1043,25 @@ class _SessionBuilder:
         yield (
             "Requests",
             [
-                (r.start_ns, max(r.end_ns, r.start_ns), offsets[6] + i, False)
+                (r.start_ns, max(r.end_ns, r.start_ns), at["failed"] + i, False)
                 for i, r in enumerate(session.failed_requests)
             ],
         )
         yield (
             "Context command",
             [
-                (session.snapshots[p].time_ns, session.snapshots[p].time_ns, offsets[8] + i, False)
+                (
+                    session.snapshots[p].time_ns,
+                    session.snapshots[p].time_ns,
+                    at["natives"] + i,
+                    False,
+                )
                 for i, p in enumerate(self.natives)
             ],
         )
         yield (
             "Largest additions",
-            [(a.start, a.start, offsets[9] + i, True) for i, a in enumerate(self.additions)],
+            [(a.start, a.start, at["additions"] + i, True) for i, a in enumerate(self.additions)],
         )
 
     def _lanes_of(self, track: str) -> tuple[array[int], list[int]]:
