@@ -17,7 +17,7 @@ Format facts this module relies on, with the surprise each one holds:
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +53,7 @@ from agent_profiler.model import (
     Session,
     SourceKind,
     Stage,
+    ToolCall,
     Usage,
 )
 
@@ -604,50 +605,63 @@ class SessionBuilder:
                 )
             )
         snapshots = self.log.replay()
-        responses = tuple(
-            Response(
-                id=d.id,
-                start_ns=min(d.start_ns, d.end_ns),
-                end_ns=d.end_ns,
-                model=d.model,
-                usage=Usage(
-                    prompt_tokens=d.prompt_tokens,
-                    input_tokens=d.usage.get("input_tokens", 0),
-                    output_tokens=d.usage.get("output_tokens", 0),
-                    cache_read_tokens=d.usage.get("cache_read_input_tokens", 0),
-                    cache_write_tokens=d.usage.get("cache_creation_input_tokens", 0),
-                ),
-                prompt_id=d.prompt_id,
-                is_error=d.is_error,
-                stop_reason=d.stop_reason,
-                output_tokens_reliable=False,
-            )
-            for d in requests
-        )
-        # SPEC §3 says an all-zero usage is "not a request"; issue 15 (newer) keeps it as a
-        # response span with its usage unknown, so a backend writing zeros still shows its
-        # requests. Claude Code's own `<synthetic>` replies (an API error) made no request.
-        unmetered = tuple(
-            Response(
-                id=d.id,
-                start_ns=min(d.start_ns, d.end_ns),
-                end_ns=d.end_ns,
-                model=d.model,
-                usage=Usage(prompt_tokens=0),
-                prompt_id=d.prompt_id,
-                is_error=d.is_error,
-                stop_reason=d.stop_reason,
-                output_tokens_reliable=False,
-                usage_known=False,
-            )
-            for d in self.responses.values()
-            if not d.is_request and d.model != "<synthetic>"
-        )
+        # Each draft goes as its response or call is made: a long session's drafts and
+        # its finished model were held at once, the peak of its reading.
+        drafts = deque(self.responses.values())
+        self.responses.clear()
+        metered: list[Response] = []
+        unmetered: list[Response] = []
+        while drafts:
+            d = drafts.popleft()
+            if d.is_request:
+                metered.append(
+                    Response(
+                        id=d.id,
+                        start_ns=min(d.start_ns, d.end_ns),
+                        end_ns=d.end_ns,
+                        model=d.model,
+                        usage=Usage(
+                            prompt_tokens=d.prompt_tokens,
+                            input_tokens=d.usage.get("input_tokens", 0),
+                            output_tokens=d.usage.get("output_tokens", 0),
+                            cache_read_tokens=d.usage.get("cache_read_input_tokens", 0),
+                            cache_write_tokens=d.usage.get("cache_creation_input_tokens", 0),
+                        ),
+                        prompt_id=d.prompt_id,
+                        is_error=d.is_error,
+                        stop_reason=d.stop_reason,
+                        output_tokens_reliable=False,
+                    )
+                )
+            elif d.model != "<synthetic>":
+                # SPEC §3 says an all-zero usage is "not a request"; issue 15 (newer) keeps
+                # it as a response span with its usage unknown, so a backend writing zeros
+                # still shows its requests. Claude Code's own `<synthetic>` replies (an API
+                # error) made no request.
+                unmetered.append(
+                    Response(
+                        id=d.id,
+                        start_ns=min(d.start_ns, d.end_ns),
+                        end_ns=d.end_ns,
+                        model=d.model,
+                        usage=Usage(prompt_tokens=0),
+                        prompt_id=d.prompt_id,
+                        is_error=d.is_error,
+                        stop_reason=d.stop_reason,
+                        output_tokens_reliable=False,
+                        usage_known=False,
+                    )
+                )
+        del requests
+        responses = tuple(metered)
         response_ids = {r.id for r in (*responses, *unmetered)}
-        tools = tuple(
-            t.finish(response_ids, t.end_ns if t.end_ns is not None else end)
-            for t in self.tools.values()
-        )
+        calls = deque(self.tools.values())
+        self.tools.clear()
+        made: list[ToolCall] = []
+        while calls:
+            t = calls.popleft()
+            made.append(t.finish(response_ids, t.end_ns if t.end_ns is not None else end))
+        tools = tuple(made)
         prompts = finish_prompts(self.prompts, responses, tools)
         compactions = tuple(c.finish() for c in self.compactions)
         return Session(
@@ -670,7 +684,7 @@ class SessionBuilder:
             incomplete=any(t.incomplete for t in tools),
             prompts=prompts,
             responses=responses,
-            unmetered_responses=unmetered,
+            unmetered_responses=tuple(unmetered),
             tool_calls=tools,
             compactions=compactions,
             snapshots=tuple(snapshots),
