@@ -294,3 +294,24 @@ def test_an_observation_holds_the_one_object_of_its_model_name() -> None:
     settled = log.settle(log.observe(second), window_tokens=10)  # a settled copy keeps it
     assert settled.model is first.model
     assert Observation.request(T0, "r3").model is None
+
+
+def test_a_redacted_codex_rollout_holds_one_copy_of_each_marker_label() -> None:
+    # A scrubbed rollout has an item measured from its redaction marker per redacted
+    # record; each used to carry a label string of its own
+    from agent_profiler.diagnostics import Diagnostics
+    from agent_profiler.loader import load
+    from samples import DATA
+
+    rollout = (
+        DATA / "codex" / "rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl"
+    )
+    (session,) = load([rollout], Diagnostics()).sessions
+    labels: dict[str, list[str]] = {}
+    for snapshot in session.snapshots:
+        for change in snapshot.changes:
+            if change.label.endswith("(length from a redaction marker)"):
+                labels.setdefault(change.label, []).append(change.label)
+    copies = [label for same in labels.values() for label in same]
+    assert len(copies) > len(labels) >= 1
+    assert all(label is labels[label][0] for label in copies)

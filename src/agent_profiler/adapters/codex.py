@@ -22,8 +22,9 @@ Format facts this module relies on, with the surprise each one holds:
 
 from __future__ import annotations
 
+import functools
 import re
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,8 +54,10 @@ from agent_profiler.model import (
     Category,
     Harness,
     Prompt,
+    Response,
     Session,
     SourceKind,
+    ToolCall,
     Usage,
 )
 
@@ -259,7 +262,7 @@ class RolloutBuilder:
         chars, redacted = measure(text)
         if redacted:
             self.redacted_items += 1
-            label = f"{label} (length from a redaction marker)"
+            label = _redacted_label(label)
         # The text itself when there is one, so that the estimator can see what it is.
         size: int | str = text if isinstance(text, str) and not redacted else chars
         self.log.add(
@@ -644,21 +647,33 @@ class RolloutBuilder:
                     reported_tokens=compaction.post_tokens,
                 )
         snapshots = self.log.replay()
-        responses = tuple(r.finish() for r in self.requests if r.usage is not None)
+        # Each draft goes as its response or call is made: a long session's drafts and its
+        # finished model were held at once, the peak of its reading.
+        requests = deque(self.requests)
+        self.requests.clear()
+        made: list[Response] = []
+        while requests:
+            request = requests.popleft()
+            if request.usage is not None:
+                made.append(request.finish())
+        responses = tuple(made)
         response_ids = {r.id for r in responses}
-        tools = tuple(
-            t.finish(
-                response_ids,
-                _tool_end(t, end),
-                timing=(
-                    "journal: call record + exec_command_end duration"
-                    if t.duration_ns is not None
-                    else ""
-                ),
-                child_session=self.spawned.get(t.call_id),
+        drafts = deque(self.tools.values())
+        self.tools.clear()
+        calls: list[ToolCall] = []
+        while drafts:
+            t = drafts.popleft()
+            measured = t.duration_ns is not None
+            timing = "journal: call record + exec_command_end duration" if measured else ""
+            calls.append(
+                t.finish(
+                    response_ids,
+                    _tool_end(t, end),
+                    timing=timing,
+                    child_session=self.spawned.get(t.call_id),
+                )
             )
-            for t in self.tools.values()
-        )
+        tools = tuple(calls)
         prompts = finish_prompts(
             self.prompts, responses, tools, first_from_agent=self.parent_session is not None
         )
@@ -694,6 +709,13 @@ class RolloutBuilder:
             unmeasured=self.log.unmeasured(self.unmeasured),
             facts=tuple(facts),
         )
+
+
+@functools.cache
+def _redacted_label(label: str) -> str:
+    """One object per label (a few constants): a redacted rollout has tens of thousands of
+    such items, and each held a copy of its label."""
+    return f"{label} (length from a redaction marker)"
 
 
 def _tool_end(tool: _Tool, session_end: int) -> int:
