@@ -167,6 +167,29 @@ class _ResponseDraft:
     def is_request(self) -> bool:
         return any(self.usage.values())
 
+    def finish(self) -> Response:
+        """The response: its usage merged over its records, or, when every field of it was
+        0 (no request by SPEC §3), unknown."""
+        u = self.usage
+        return Response(
+            id=self.id,
+            start_ns=min(self.start_ns, self.end_ns),
+            end_ns=self.end_ns,
+            model=self.model,
+            usage=Usage(
+                prompt_tokens=self.prompt_tokens,
+                input_tokens=u.get("input_tokens", 0),
+                output_tokens=u.get("output_tokens", 0),
+                cache_read_tokens=u.get("cache_read_input_tokens", 0),
+                cache_write_tokens=u.get("cache_creation_input_tokens", 0),
+            ),
+            prompt_id=self.prompt_id,
+            is_error=self.is_error,
+            stop_reason=self.stop_reason,
+            output_tokens_reliable=False,
+            usage_known=self.is_request,
+        )
+
 
 @dataclass(slots=True)
 class _CompactionDraft(CompactionDraft):
@@ -614,44 +637,13 @@ class SessionBuilder:
         while drafts:
             d = drafts.popleft()
             if d.is_request:
-                metered.append(
-                    Response(
-                        id=d.id,
-                        start_ns=min(d.start_ns, d.end_ns),
-                        end_ns=d.end_ns,
-                        model=d.model,
-                        usage=Usage(
-                            prompt_tokens=d.prompt_tokens,
-                            input_tokens=d.usage.get("input_tokens", 0),
-                            output_tokens=d.usage.get("output_tokens", 0),
-                            cache_read_tokens=d.usage.get("cache_read_input_tokens", 0),
-                            cache_write_tokens=d.usage.get("cache_creation_input_tokens", 0),
-                        ),
-                        prompt_id=d.prompt_id,
-                        is_error=d.is_error,
-                        stop_reason=d.stop_reason,
-                        output_tokens_reliable=False,
-                    )
-                )
+                metered.append(d.finish())
             elif d.model != "<synthetic>":
                 # SPEC §3 says an all-zero usage is "not a request"; issue 15 (newer) keeps
                 # it as a response span with its usage unknown, so a backend writing zeros
                 # still shows its requests. Claude Code's own `<synthetic>` replies (an API
                 # error) made no request.
-                unmetered.append(
-                    Response(
-                        id=d.id,
-                        start_ns=min(d.start_ns, d.end_ns),
-                        end_ns=d.end_ns,
-                        model=d.model,
-                        usage=Usage(prompt_tokens=0),
-                        prompt_id=d.prompt_id,
-                        is_error=d.is_error,
-                        stop_reason=d.stop_reason,
-                        output_tokens_reliable=False,
-                        usage_known=False,
-                    )
-                )
+                unmetered.append(d.finish())
         del requests
         responses = tuple(metered)
         response_ids = {r.id for r in (*responses, *unmetered)}
