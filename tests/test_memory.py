@@ -315,3 +315,28 @@ def test_a_redacted_codex_rollout_holds_one_copy_of_each_marker_label() -> None:
     copies = [label for same in labels.values() for label in same]
     assert len(copies) > len(labels) >= 1
     assert all(label is labels[label][0] for label in copies)
+
+
+def test_drafts_are_handed_over_once_in_order_and_let_go_as_they_are_taken() -> None:
+    import weakref
+
+    from agent_profiler.adapters.drafts import handed_over
+
+    class Draft:
+        pass
+
+    drafts = {name: Draft() for name in "abc"}
+    order = [drafts["b"], drafts["c"]]
+    first = weakref.ref(drafts["a"])
+    taken = handed_over(drafts)
+    assert next(taken) is first()
+    assert drafts == {}  # the adapter's table holds none of them any more
+    rest = [next(taken)]
+    gc.collect()
+    assert first() is None  # the draft before went once the next was taken
+    rest += taken
+    assert rest == order
+    listed = [Draft(), Draft()]
+    kept = list(listed)
+    assert list(handed_over(listed)) == kept  # a list of drafts: the same, in order
+    assert listed == []

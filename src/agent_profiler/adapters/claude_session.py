@@ -17,7 +17,7 @@ Format facts this module relies on, with the surprise each one holds:
 
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +38,7 @@ from agent_profiler.adapters.drafts import (
     add_tool_call,
     add_tool_result,
     finish_prompts,
+    handed_over,
 )
 from agent_profiler.attribution import ContextLog, Logged, Observation
 from agent_profiler.context_command import NATIVE_HEAD, NativeSnapshot
@@ -53,7 +54,6 @@ from agent_profiler.model import (
     Session,
     SourceKind,
     Stage,
-    ToolCall,
     Usage,
 )
 
@@ -628,14 +628,10 @@ class SessionBuilder:
                 )
             )
         snapshots = self.log.replay()
-        # Each draft goes as its response or call is made: a long session's drafts and
-        # its finished model were held at once, the peak of its reading.
-        drafts = deque(self.responses.values())
-        self.responses.clear()
         metered: list[Response] = []
         unmetered: list[Response] = []
-        while drafts:
-            d = drafts.popleft()
+        del requests  # drafts: each goes as its response is made
+        for d in handed_over(self.responses):
             if d.is_request:
                 metered.append(d.finish())
             elif d.model != "<synthetic>":
@@ -644,16 +640,12 @@ class SessionBuilder:
                 # still shows its requests. Claude Code's own `<synthetic>` replies (an API
                 # error) made no request.
                 unmetered.append(d.finish())
-        del requests
         responses = tuple(metered)
         response_ids = {r.id for r in (*responses, *unmetered)}
-        calls = deque(self.tools.values())
-        self.tools.clear()
-        made: list[ToolCall] = []
-        while calls:
-            t = calls.popleft()
-            made.append(t.finish(response_ids, t.end_ns if t.end_ns is not None else end))
-        tools = tuple(made)
+        tools = tuple(
+            t.finish(response_ids, t.end_ns if t.end_ns is not None else end)
+            for t in handed_over(self.tools)
+        )
         prompts = finish_prompts(self.prompts, responses, tools)
         compactions = tuple(c.finish() for c in self.compactions)
         return Session(

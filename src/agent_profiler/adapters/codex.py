@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections import Counter, deque
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,6 +44,7 @@ from agent_profiler.adapters.drafts import (
     ToolArguments,
     ToolDraft,
     finish_prompts,
+    handed_over,
 )
 from agent_profiler.attribution import ContextLog, Logged, Observation
 from agent_profiler.diagnostics import Diagnostics
@@ -54,10 +55,8 @@ from agent_profiler.model import (
     Category,
     Harness,
     Prompt,
-    Response,
     Session,
     SourceKind,
-    ToolCall,
     Usage,
 )
 
@@ -647,33 +646,21 @@ class RolloutBuilder:
                     reported_tokens=compaction.post_tokens,
                 )
         snapshots = self.log.replay()
-        # Each draft goes as its response or call is made: a long session's drafts and its
-        # finished model were held at once, the peak of its reading.
-        requests = deque(self.requests)
-        self.requests.clear()
-        made: list[Response] = []
-        while requests:
-            request = requests.popleft()
-            if request.usage is not None:
-                made.append(request.finish())
-        responses = tuple(made)
+        responses = tuple(r.finish() for r in handed_over(self.requests) if r.usage is not None)
         response_ids = {r.id for r in responses}
-        drafts = deque(self.tools.values())
-        self.tools.clear()
-        calls: list[ToolCall] = []
-        while drafts:
-            t = drafts.popleft()
-            measured = t.duration_ns is not None
-            timing = "journal: call record + exec_command_end duration" if measured else ""
-            calls.append(
-                t.finish(
-                    response_ids,
-                    _tool_end(t, end),
-                    timing=timing,
-                    child_session=self.spawned.get(t.call_id),
-                )
+        tools = tuple(
+            t.finish(
+                response_ids,
+                _tool_end(t, end),
+                timing=(
+                    "journal: call record + exec_command_end duration"
+                    if t.duration_ns is not None
+                    else ""
+                ),
+                child_session=self.spawned.get(t.call_id),
             )
-        tools = tuple(calls)
+            for t in handed_over(self.tools)
+        )
         prompts = finish_prompts(
             self.prompts, responses, tools, first_from_agent=self.parent_session is not None
         )

@@ -7,12 +7,12 @@ own their context items (`MessagesDraft`); adapters only decide times.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
+from collections import Counter, deque
+from collections.abc import Container, Iterable, Iterator, Mapping, MutableSequence, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
-from typing import Any, TypedDict
+from typing import Any, TypedDict, TypeVar
 
 import orjson
 
@@ -32,6 +32,19 @@ from agent_profiler.model import (
     ToolCall,
     Usage,
 )
+
+D = TypeVar("D")
+
+
+def handed_over(drafts: dict[Any, D] | MutableSequence[D]) -> Iterator[D]:
+    """Each of an adapter's drafts once, in order, the container emptied first and each
+    draft let go as the next is taken: a long session's drafts and the model made from
+    them were all held at once, the peak of its reading."""
+    queue = deque(drafts.values() if isinstance(drafts, dict) else drafts)
+    drafts.clear()
+    while queue:
+        yield queue.popleft()
+
 
 # Whether the journals read now keep their calls' argument previews: only a trace written
 # with --previews shows them, and a long session's model held them in a sixth of its

@@ -35,7 +35,7 @@ Format facts this module relies on, with the surprise each one holds:
 
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,7 +48,13 @@ from agent_profiler.adapters.common import (
     text_field,
     token_count,
 )
-from agent_profiler.adapters.drafts import CompactionDraft, ToolArguments, ToolDraft, finish_prompts
+from agent_profiler.adapters.drafts import (
+    CompactionDraft,
+    ToolArguments,
+    ToolDraft,
+    finish_prompts,
+    handed_over,
+)
 from agent_profiler.adapters.pi_tree import Branch, Entry, measured_part
 from agent_profiler.attribution import ContextLog, Item, Observation
 from agent_profiler.diagnostics import Diagnostics
@@ -612,10 +618,7 @@ class SessionBuilder:
         response_ids = {r.id for r in self.responses}
         tools: list[ToolCall] = []
         still_open = False  # a call without a result when the journal ends
-        drafts = deque(self.tools.values())
-        self.tools.clear()
-        while drafts:
-            t = drafts.popleft()  # each draft goes once its call is made
+        for t in handed_over(self.tools):  # each draft goes once its call is made
             if t.end_ns is None and t.from_failed_response:
                 continue
             if t.end_ns is not None:
