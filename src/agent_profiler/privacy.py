@@ -53,7 +53,9 @@ def _shortened(path: str, cwd: str | None) -> str:
         rest = _PROJECT_FOLDER.sub(r"\1…", path[home.end() :])
         return "~" + rest.replace("\\", "/")
     if _is_absolute(path):
-        return parts[-1] or path
+        # The last name, also of a folder written with a separator at its end (`/srv/x/`):
+        # only a bare root (`/`, `D:\\`) has none, and shows nothing about anyone.
+        return next((part for part in reversed(parts) if part), path)
     return path
 
 
@@ -76,5 +78,5 @@ def project_name(cwd: str | None) -> str | None:
         user = _SEPARATORS.split(home.group(0))[-1]
         tail = re.split(f"-{re.escape(user)}-", folder.group(2), flags=re.IGNORECASE)[-1]
         return tail if tail and tail.lower() != folder.group(2).lower() else "…"
-    name = private_path(cwd).rstrip("/")
+    name = private_path(cwd).rstrip("/\\")
     return _SEPARATORS.split(name)[-1] or name

@@ -207,6 +207,14 @@ def test_no_path_user_name_or_cwd_in_default_outputs(path: Path, tmp_path: Path)
         ),
         ("../corpus/jules/chats/session-1.json", None, "../corpus/…/chats/session-1.json"),
         ("CLAUDE.md", "/home/u/app", "CLAUDE.md"),
+        # A folder written with its separator at the end is still shown by its last name
+        # (it was shown whole), and a cwd written so is still the project's folder.
+        ("/srv/alice/app/", None, "app"),
+        ("D:\\work\\alice\\", None, "alice"),
+        ("/home/u/app/src/x.py", "/home/u/app/", "src/x.py"),
+        (r"d:\work\app\CLAUDE.md", "d:\\work\\app\\", "CLAUDE.md"),
+        # Outside any home folder a parent within the same tree is still relative.
+        ("/srv/CLAUDE.md", "/srv/app", "../CLAUDE.md"),
     ],
 )
 def test_private_path_shortening(path: str, cwd: str | None, shown: str) -> None:
@@ -221,6 +229,10 @@ def test_private_path_shortening(path: str, cwd: str | None, shown: str) -> None
         ("/home/moxa/.claude/projects/-home-moxa-sdc1-home-moxa-buildroot", "buildroot"),
         ("/home/u", "~"),  # the home folder itself is named by the user: never shown
         (r"d:\ClaudeWorkspace", "ClaudeWorkspace"),
+        # The project folder of the home folder itself spells only the user name.
+        ("/home/alice/.claude/projects/-home-alice", "…"),
+        ("/home/u/BOX/", "BOX"),
+        ("D:\\work\\alice\\", "alice"),  # it was the whole path
     ],
 )
 def test_a_session_keeps_only_its_project_name(cwd: str, name: str) -> None:
