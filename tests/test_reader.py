@@ -134,6 +134,18 @@ def test_bad_utf8_on_a_line_that_is_not_json_either(tmp_path: Path) -> None:
     records, diagnostics = _read(path)
     assert [r.line for r in records] == [1, 3]
     assert _warnings(diagnostics) == [(2, "bad-utf8"), (2, "not-json")]
+    # The reason is the parser's, for the line as read again with the bad byte replaced.
+    try:
+        orjson.loads("garb\ufffdage")
+    except orjson.JSONDecodeError as error:
+        reason = f"{error.msg} at column {error.colno}"
+    assert diagnostics.warnings[1].message == f"not JSON ({reason})"
+
+
+def test_a_long_reason_is_cut_to_the_limit_with_an_ellipsis() -> None:
+    reason = jsonl._reason(OSError("x" * 200))
+    assert len(reason) == jsonl._REASON_LIMIT and reason == "x" * 79 + "…"
+    assert jsonl._reason(OSError("x" * 80)) == "x" * 80
 
 
 @pytest.mark.parametrize(
@@ -353,6 +365,17 @@ def test_binary_file_is_refused(tmp_path: Path) -> None:
         sniff(path)
 
 
+def test_nul_before_any_record_is_refused_naming_its_line(tmp_path: Path) -> None:
+    # GIVEN NUL bytes on line 3, after a line holding only a BOM and a blank line, and good
+    # records after them (and more NUL): what comes first decides
+    path = _write(tmp_path, jsonl.UTF8_BOM + b"\n\n\x00\x00\n" + OK1 + b"\n\x00\n")
+    # WHEN read, THEN refused as binary, at the first line that is not blank
+    with pytest.raises(JournalError) as caught:
+        _read(path)
+    assert caught.value.message == NOT_JOURNAL_MESSAGE
+    assert caught.value.line == 3
+
+
 def test_nul_block_after_good_records_is_a_journal_with_a_warning(tmp_path: Path) -> None:
     # GIVEN a journal after a crash: a NUL-filled block after two good records
     path = _write(tmp_path, OK1 + b"\n" + OK2 + b"\n" + b"\x00" * 4096 + b"\n" + OK1 + b"\n")
@@ -442,6 +465,8 @@ def test_gzip_magic_then_garbage_is_a_warning_in_read_and_an_error_in_sniff(
     assert records == []
     assert _warnings(diagnostics) == [(None, "bad-gzip")]
     assert str(diagnostics.warnings[0]).startswith(f"{path}: corrupt or truncated gzip stream")
+    assert "at the start" in diagnostics.warnings[0].message
+    assert diagnostics.warnings[0].message.endswith("nothing in it could be read")
     # AND sniff, which must say why a file is unusable, raises
     with pytest.raises(JournalError, match="gzip"):
         sniff(path)
