@@ -545,6 +545,16 @@ def test_open_journal_decompresses_and_closes_the_underlying_file(tmp_path: Path
 # --- sniff -------------------------------------------------------------------------------
 
 
+def test_peek_gives_the_decompressed_head_or_nothing(tmp_path: Path) -> None:
+    path = _write(tmp_path, _gzip([OK1, OK2]), "j.jsonl.gz")
+    assert jsonl.peek(path, 5) == OK1[:5]
+    assert jsonl.peek(path) == OK1 + b"\n" + OK2 + b"\n"
+    # A file a sniffer cannot read is not of its format: no bytes, no error.
+    assert jsonl.peek(tmp_path / "missing.json") == b""
+    assert jsonl.peek(tmp_path) == b""
+    assert jsonl.peek(_write(tmp_path, b"\x1f\x8bgarbage", "bad.gz")) == b""
+
+
 def test_sniff_returns_parsed_values_of_the_first_non_blank_lines(tmp_path: Path) -> None:
     # GIVEN a bad line, blank lines and 10 records
     body = b"[DEBUG] x\n\n" + b"".join(orjson.dumps({"i": i}) + b"\n" for i in range(10))

@@ -140,6 +140,15 @@ def read_head(path: str | os.PathLike[str], size: int = HEAD_BYTES) -> bytes:
         return stream.read(size)
 
 
+def peek(path: str | os.PathLike[str], size: int = 4096) -> bytes:
+    """The first `size` bytes of a file, decompressed if it is gzip, or b"" when it cannot
+    give them: for a sniffer, to which a file it cannot read is not of its format."""
+    try:
+        return read_head(path, size)
+    except (JournalError, OSError, EOFError, ValueError):
+        return b""
+
+
 def sniff(path: str | os.PathLike[str], max_lines: int = 50) -> list[object]:
     """The parsed values among the first `max_lines` non-blank lines, for auto-detection.
 

@@ -64,9 +64,9 @@ from agent_profiler.adapters.gemini_recording import (
     is_header,
     load_recording,
     parts,
-    peek,
 )
 from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.jsonl import peek
 from agent_profiler.model import Category, Compaction, Harness, Marker, Response, Session, Usage
 
 if TYPE_CHECKING:

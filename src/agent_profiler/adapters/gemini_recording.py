@@ -18,7 +18,7 @@ import orjson
 from agent_profiler.adapters.common import json_text, text_field
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
-from agent_profiler.jsonl import open_journal, read_jsonl
+from agent_profiler.jsonl import open_journal, peek, read_jsonl
 
 MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
 HEADER_ID = re.compile(rb'"sessionId"\s*:\s*"([^"\\]{1,200})"')
@@ -32,14 +32,6 @@ def is_header(value: object) -> bool:
         and text_field(value, "sessionId") is not None
         and text_field(value, "projectHash") is not None
     )
-
-
-def peek(path: Path, size: int = 4096) -> bytes:
-    try:
-        with open_journal(path) as stream:
-            return stream.read(size)
-    except (JournalError, OSError, EOFError, ValueError):
-        return b""
 
 
 @dataclass(slots=True)

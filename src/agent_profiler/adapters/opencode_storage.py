@@ -29,7 +29,7 @@ import orjson
 
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
-from agent_profiler.jsonl import open_journal
+from agent_profiler.jsonl import open_journal, peek
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 LOCK_WAIT_S = 2.0  # how long to wait for a writer's exclusive lock before giving up
@@ -51,17 +51,9 @@ class StoredSession:
         return value if isinstance(value, str) else ""
 
 
-def _peek(path: Path, size: int = 4096) -> bytes:
-    try:
-        with open_journal(path) as stream:
-            return stream.read(size)
-    except (JournalError, OSError, EOFError, ValueError):
-        return b""
-
-
 def kind_of(path: Path) -> str:
     """ "db", "export", "storage" (a session file under storage/) or ""."""
-    head = _peek(path)
+    head = peek(path)
     if head.startswith(SQLITE_MAGIC) or (
         path.name.startswith("opencode") and path.name.endswith(".db")
     ):
