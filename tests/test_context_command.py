@@ -547,6 +547,21 @@ def test_a_command_without_output_is_reported_at_the_end() -> None:
     assert results == [ContextCommandFailure(1, "/context gave no output record")]
 
 
+def test_a_command_that_printed_nothing_is_reported_at_its_output() -> None:
+    command, output = records(SIMONW)
+    output["message"] = {
+        "role": "user",
+        "content": "<local-command-stdout> \n</local-command-stdout>",
+    }
+    assert track([command, output]) == [ContextCommandFailure(2, "/context printed nothing")]
+
+
+def test_a_command_without_a_uuid_is_reported_at_its_line() -> None:
+    command, output = records(SIMONW)
+    del command["uuid"]
+    assert track([output, command]) == [ContextCommandFailure(2, "/context command without a uuid")]
+
+
 def test_a_command_answered_by_something_else_is_reported() -> None:
     command, output = records(SIMONW)
     output["message"] = {"role": "user", "content": "[Request interrupted by user]"}
@@ -714,17 +729,19 @@ def test_the_three_header_forms() -> None:
 
 
 @pytest.mark.parametrize(
-    "header",
+    ("header", "near"),
     [
-        ["Opus 5", "claude opus 5", "38k/200k tokens (19%)"],  # a model id with spaces
-        ["one", "two", "three", "38k/200k tokens (19%)"],  # too many lines above the totals
-        ["Opus 5", "claude-opus-5 · 38k/200k tokens (19%)"],  # inline header after a line
-        ["38k/200k tokens (19%)"],  # totals without a model line
+        (["Opus 5", "claude opus 5", "38k/200k tokens (19%)"], 2),  # a model id with spaces
+        (["one", "two", "three", "38k/200k tokens (19%)"], 2),  # too many lines above totals
+        (["Opus 5", "claude-opus-5 · 38k/200k tokens (19%)"], 1),  # inline after a line
+        (["38k/200k tokens (19%)"], 0),  # totals without a model line
     ],
 )
-def test_header_forms_we_do_not_know(header: list[str]) -> None:
-    with pytest.raises(ContextParseError):
+def test_header_forms_we_do_not_know(header: list[str], near: int) -> None:
+    """Refused at the line that cannot be a header (`near`), not at a later one."""
+    with pytest.raises(ContextParseError) as caught:
         parse_screen(" Context Usage\n" + _grid([*header, "", *PLAIN_ROWS[3:]]))
+    assert str(caught.value) == f"unknown header near {header[near]!r}"
 
 
 def test_a_screen_printed_twice_is_read_once_from_the_last_frame() -> None:
@@ -753,6 +770,17 @@ def test_escape_codes_do_not_matter() -> None:
     assert coloured == plain
 
 
+def test_operating_system_commands_do_not_matter() -> None:
+    # A title and a hyperlink (OSC 0 and OSC 8, ended by BEL and by ST), as a terminal
+    # library may print them around a row.
+    plain = _grid(PLAIN_ROWS)
+    linked = plain.replace(
+        "Messages", f"{ESC}]8;;file:///tmp/x{ESC}\\Messages{ESC}]8;;{ESC}\\"
+    ).replace("Skills", f"{ESC}]0;claude{chr(7)}Skills")
+    assert linked != plain
+    assert parse_screen(" Context Usage\n" + linked) == parse_screen(" Context Usage\n" + plain)
+
+
 def test_an_unknown_escape_sequence_is_refused() -> None:
     text = " Context Usage\n" + _grid(PLAIN_ROWS).replace("Messages", f"{ESC}PMessages")
     with pytest.raises(ContextParseError):
@@ -773,6 +801,8 @@ def test_old_detail_items_with_their_origin_after_the_name() -> None:
 
 def test_detail_sections_groups_wraps_and_unknown_headings() -> None:
     details = [
+        "",
+        "└ stray: 10 tokens",  # an item under no heading at all: not counted
         "",
         "Memory files · /memory",
         "└ User (/a/CLAUDE.md): 63 tokens",
@@ -866,6 +896,26 @@ def test_markdown_rows_items_and_deferred_tools() -> None:
     assert set(items) == {"rule:/home/u/.claude/CLAUDE.md", "skill:adr", "skill:review"}
     assert items["skill:adr"].tokens == 120 and items["skill:adr"].label == "adr (User, Project)"
     assert items["skill:review"].category is K
+
+
+def test_a_skill_listed_twice_without_its_source_says_how_many_times() -> None:
+    text = MARKDOWN.replace("| adr | User | ~100 |", "| adr |  | ~100 |")
+    items = {
+        item.id: item
+        for item in parse_markdown(text.replace("| adr | Project |", "| adr |  |")).items
+    }
+    assert items["skill:adr"].label == "adr ×2" and items["skill:adr"].tokens == 120
+    items = {item.id: item for item in parse_markdown(text).items}
+    assert items["skill:adr"].label == "adr (Project) ×2"
+    # Listed once, a skill is its name.
+    assert items["skill:review"].label == "review (Built-in)"
+
+
+def test_an_unknown_markdown_line_is_named() -> None:
+    text = MARKDOWN.replace("**Tokens:** 12.5k / 1m (1%)", "**Tokens:** 12.5k of 1m")
+    with pytest.raises(ContextParseError) as caught:
+        parse_markdown(text)
+    assert str(caught.value) == "unknown line '**Tokens:** 12.5k of 1m'"
 
 
 def test_markdown_categories_heading_of_214() -> None:
