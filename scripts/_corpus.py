@@ -115,7 +115,7 @@ def probe(text_class: TextClass | None) -> Estimator:
     None the non-empty items (one 'token' each); never infers a head."""
     ratios = {c: (1.0 if c is text_class else float("inf")) for c in TextClass}
     per_item = 1.0 if text_class is None else 0.0
-    return Estimator(Basis.CHARS, ratios, per_item, infer_head=False, note="calibration probe")
+    return Estimator(Basis.CHARS, ratios, per_item, infer_head=False)
 
 
 FEATURES: tuple[TextClass | None, ...] = (*TextClass, None)

@@ -69,6 +69,15 @@ def test_mixed_text_is_split_by_line_and_adds_up() -> None:
     assert counts[TextClass.JSON] == 50  # its line and its newline
     # A long word without digits is not base64, and a long number is not either.
     assert TextClass.OPAQUE not in classify("a" * 80 + " " + "7" * 80)
+    # A run counts from 40 characters, also when it is the whole text.
+    assert classify("a1" * 20) == {TextClass.OPAQUE: 40}
+    assert TextClass.OPAQUE not in classify("a1" * 19 + "a")
+
+
+def test_a_calibration_table_must_name_every_class() -> None:
+    with pytest.raises(ValueError) as caught:
+        calibrated({TextClass.PROSE: 4.0, TextClass.CODE: 3.0})
+    assert str(caught.value) == "calibration table lacks json, cjk, other, opaque, unknown"
 
 
 def test_default_is_characters_over_four_rounded_up_per_item() -> None:

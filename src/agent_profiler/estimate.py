@@ -123,7 +123,6 @@ class Estimator:
     per_item: float = 0.0
     # Calibration probes measure the journal's items alone, without the inferred head.
     infer_head: bool = True
-    note: str = field(default="characters / 4 per journal item, rounded up")
     # The per-item cost of each harness whose framing the table knows (harness → tokens
     # per item); a harness not named here costs `per_item`, the all-harness value.
     per_item_by_harness: Mapping[str, float] = field(default_factory=dict)
@@ -172,9 +171,10 @@ def load_calibration() -> tuple[dict[TextClass, float], float, dict[str, float]]
     from importlib import resources
 
     raw = orjson.loads(resources.files("agent_profiler").joinpath(CALIBRATION_FILE).read_bytes())
+    # scripts/calibrate.py writes all three keys.
     ratios = {TextClass(k): float(v) for k, v in raw["chars_per_token"].items()}
-    by_harness = {str(k): float(v) for k, v in raw.get("per_item_tokens_by_harness", {}).items()}
-    return ratios, float(raw.get("per_item_tokens", 0.0)), by_harness
+    by_harness = {str(k): float(v) for k, v in raw["per_item_tokens_by_harness"].items()}
+    return ratios, float(raw["per_item_tokens"]), by_harness
 
 
 def calibrated(
@@ -194,9 +194,6 @@ def calibrated(
         Basis.CALIBRATED,
         table,
         per_item if per_item is not None else shipped_per_item,
-        note="characters per content class ÷ that class's calibrated characters per token, "
-        f"plus the harness's per-item framing cost ({CALIBRATION_FILE}), rounded up per "
-        "journal item",
         per_item_by_harness=dict(
             per_item_by_harness if per_item_by_harness is not None else shipped_by_harness
         ),
