@@ -323,3 +323,59 @@ def test_harness_started_children_are_not_tool_calls() -> None:
     muse = DATA.parent / "muse" / "hcn-1.4.2-R4684.1_meta_single-turn_retained-frame.session.jsonl"
     (row,) = summary_json(muse)
     assert (row["calls"], row["tool_calls"], row["repeated_tool_calls"]) == (1, 0, 0)
+
+
+def test_per_call_rows_are_numbered_from_one_in_json_and_text() -> None:
+    (row,) = summary_json(SMALL, args=("--calls",))
+    calls = row["per_call"]
+    assert [c["call"] for c in calls] == [1, 2, 3, 4, 5, 6]
+    assert set(calls[0]) == {
+        "call",
+        "response_id",
+        "prompt_tokens",
+        "new_tokens",
+        "output_tokens",
+        "largest_addition_tokens",
+        "largest_addition_tool",
+    }
+    assert calls[0]["response_id"] == "msg_A"
+    text = runner.invoke(app, ["summary", "--calls", str(SMALL)]).stdout.splitlines()
+    at = text.index("| call | prompt | new | output | largest addition |")
+    assert text[at - 1] == f"{row['session']}: per call"
+    assert text[at + 1] == "|---:|---:|---:|---:|---|"
+    second = calls[1]
+    assert text[at + 3] == (
+        f"| 2 | {second['prompt_tokens']:,} | {second['new_tokens']:,} | "
+        f"{second['output_tokens']:,} | +{second['largest_addition_tokens']:,} Read |"
+    )
+
+
+def test_largest_tool_results_come_largest_first() -> None:
+    (row, *_) = summary_json(ENTIRE_51)
+    ranked = row["largest_tool_results"]
+    assert [r["tool"] for r in ranked] == ["Task", "Bash", "Read", "Edit", "TodoWrite"]
+    assert [r["chars"] for r in ranked] == sorted((r["chars"] for r in ranked), reverse=True)
+    assert ranked[0] == {"tool": "Task", "calls": 6, "chars": 32_498, "max_chars": 6_595}
+
+
+def test_the_end_composition_is_the_last_request_not_a_later_compaction(tmp_path: Path) -> None:
+    # GIVEN SMALL cut right after its compaction boundary: the last snapshot is the
+    # compaction's (2,100 tokens), after the last request's (17,474)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("".join(json.dumps(record) + "\n" for record in lines(SMALL)[:12]))
+    (row,) = summary_json(cut)
+    assert sum(row["end_categories"].values()) == 17_474
+    assert row["end_categories"]["unattributed"] == 14_995
+
+
+def test_a_session_without_snapshots_says_not_recorded_and_no_clock_note() -> None:
+    from agent_profiler.model import Harness, Session
+    from agent_profiler.summary import render_table, summarise
+
+    table = render_table([summarise(Session(Harness.CLAUDE_CODE, "s-1", 0, 1, ("j.jsonl",)))])
+    assert "(not recorded)" in table.splitlines()[2]
+    assert "synthetic clock" not in table
+    synthetic = runner.invoke(app, ["summary", str(STREAM_INIT_ONLY)]).stdout
+    assert synthetic.splitlines()[-1].endswith(
+        ": synthetic clock (the journal has no times; laid out from its own durations)"
+    )

@@ -326,7 +326,7 @@ def summarise_all(
     ids = {s.session_id for s in sessions}
     for session in sessions:
         parent = session.parent_session
-        if parent is not None and parent in ids:
+        if parent in ids:  # (None is in no set of ids)
             by_parent.setdefault(parent, []).append(session)
     rows: list[SessionSummary] = []
 
