@@ -36,8 +36,8 @@ class LoadResult:
 def expand(inputs: Iterable[Path]) -> tuple[list[Path], list[JournalError], int]:
     """Files named on the command line are taken as they are; directories are
     walked (without following symlinked directories, so a loop cannot hang us)
-    for `*.jsonl` and `*.jsonl.gz` (the number of other files is returned, so the
-    user can be told). Order is deterministic."""
+    for `*.jsonl` and `*.jsonl.gz` (the number of other files that are not hidden is
+    returned, so the user can be told). Order is deterministic."""
     files: list[Path] = []
     failures: list[JournalError] = []
     ignored = 0
@@ -52,7 +52,9 @@ def expand(inputs: Iterable[Path]) -> tuple[list[Path], list[JournalError], int]
                     if role == "read":
                         found.append(Path(root) / name)
                     elif not role and not name.endswith(SIDECAR_SUFFIXES):
-                        ignored += 1
+                        # Hidden files are no one's journals (.DS_Store, an editor's swap
+                        # file, this export's own temporary file when it writes in here).
+                        ignored += not name.startswith(".")
             if not found:
                 failures.append(JournalError(str(path), "no journals (*.jsonl, *.jsonl.gz) found"))
             candidates = found
