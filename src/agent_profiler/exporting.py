@@ -4,9 +4,10 @@ for a plain `export`, which never imports Typer) both run it, so they behave ali
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -73,7 +74,8 @@ def _mkstemp(directory: Path, prefix: str) -> tuple[int, str]:
             return os.open(name, flags, 0o600), name
         except FileExistsError:
             continue
-    raise FileExistsError(f"no free temporary name in {directory}")
+    # With its errno, so that strerror (what _beside reports) is this sentence.
+    raise FileExistsError(errno.EEXIST, f"no free temporary name in {directory}")
 
 
 def _beside(path: Path, kind: str) -> tuple[int, str]:
@@ -131,6 +133,14 @@ def _load(journals: list[Path], harness: Harness | None) -> tuple[LoadResult, Di
     return result, diagnostics
 
 
+def _kinds(counts: Mapping[str, int], shown: int = 6) -> str:
+    """`kind count, …`: the most frequent first (then by name), `shown` at most, then how
+    many kinds more."""
+    kinds = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    listed = ", ".join(f"{kind} {count}" for kind, count in kinds[:shown])
+    return listed + (f", … {len(kinds) - shown} more kinds" if len(kinds) > shown else "")
+
+
 def _tell_reading(result: LoadResult, diagnostics: Diagnostics) -> None:
     """What reading could not use, on stderr: failures, warnings, unknown records."""
     if diagnostics.on_progress is not None:
@@ -141,10 +151,7 @@ def _tell_reading(result: LoadResult, diagnostics: Diagnostics) -> None:
         echo(line, err=True)
     if diagnostics.unrecognised:
         # Every command says so: these records were not read, which is not a choice.
-        kinds = sorted(diagnostics.unrecognised.items(), key=lambda kv: (-kv[1], kv[0]))
-        listed = ", ".join(f"{kind} {count}" for kind, count in kinds[:6])
-        more = f", … {len(kinds) - 6} more kinds" if len(kinds) > 6 else ""
-        echo(f"not recognised (not read): {listed}{more}", err=True)
+        echo(f"not recognised (not read): {_kinds(diagnostics.unrecognised)}", err=True)
     if result.ignored:
         echo(
             f"note: {result.ignored} other file(s) in the given folders are not *.jsonl or "
@@ -213,14 +220,12 @@ def _byte_progress() -> Callable[[str, int, int], None]:
 
 
 def _progress_reporter(journals: list[Path]) -> Callable[[int, int, JournalGroup], None] | None:
-    """A one-line progress display on stderr (TTY only) when there is more than one
-    input, a directory, or a large file."""
-    sizes = [p.stat().st_size for p in journals if p.is_file()]
+    """A one-line progress display on stderr (TTY only), journal group by group, when
+    there is more than one input or a directory. Inside one large file `_byte_progress`
+    shows how far reading is."""
     many = len(journals) > 1 or any(p.is_dir() for p in journals)
-    if not sys.stderr.isatty() or not (many or sum(sizes) >= PROGRESS_BYTES):
+    if not many or not sys.stderr.isatty():
         return None
-    if not many:
-        return None  # one large file: _byte_progress shows how far into it reading is
 
     def report(done: int, total: int, group: JournalGroup) -> None:
         name = (group.main or group.extras[0]).name
@@ -344,10 +349,7 @@ def run_export(
         err=to_stdout,
     )
     if diagnostics.skipped:
-        kinds = sorted(diagnostics.skipped.items(), key=lambda kv: (-kv[1], kv[0]))
-        listed = ", ".join(f"{kind} {count}" for kind, count in kinds[:6])
-        more = f", … {len(kinds) - 6} more kinds" if len(kinds) > 6 else ""
-        echo(f"skipped on purpose (not model input): {listed}{more}", err=True)
+        echo(f"skipped on purpose (not model input): {_kinds(diagnostics.skipped)}", err=True)
     if to_stdout:
         pass
     elif open_ui is not None:
