@@ -54,6 +54,10 @@ def test_serves_once_with_the_cors_header_then_stops(tmp_path: Path) -> None:
 
     def client(url: str) -> None:
         base = local_url(url)
+        # The UI's preflight (a fetch from another origin may send one) does not end serving.
+        preflight = urllib.request.Request(base, method="OPTIONS")
+        with urllib.request.urlopen(preflight, timeout=5) as response:
+            results.append((response.status, dict(response.headers)))
         results.append(fetch(base.rsplit("/", 1)[0] + "/other.pftrace"))  # not the trace
         results.append(fetch(base))
 
@@ -64,11 +68,17 @@ def test_serves_once_with_the_cors_header_then_stops(tmp_path: Path) -> None:
 
     assert serve_once(trace, port=0, timeout_s=10, on_ready=ready) is True
     threads[0].join(5)
-    url, (missing, _, _), (status, headers, body) = results
+    url, (allowed, preflight), (missing, missing_headers, _), (status, headers, body) = results
     assert url.startswith("https://ui.perfetto.dev/#!/?url=http://127.0.0.1:")
-    assert missing == 404
+    assert allowed == 204
+    assert preflight["Access-Control-Allow-Origin"] == "https://ui.perfetto.dev"
+    assert preflight["Access-Control-Allow-Methods"] == "GET, OPTIONS"
+    assert preflight["Access-Control-Allow-Headers"] == "*"
+    assert missing == 404 and missing_headers["Content-Length"] == "0"
     assert status == 200 and body == trace.read_bytes()
     assert headers["Access-Control-Allow-Origin"] == "https://ui.perfetto.dev"
+    assert headers["Content-Type"] == "application/octet-stream"
+    assert headers["Content-Length"] == str(len(body)) and headers["Cache-Control"] == "no-cache"
     with pytest.raises(OSError):  # the server is gone after one fetch
         urllib.request.urlopen(local_url(url), timeout=2)
 

@@ -346,7 +346,9 @@ def _is_trace(path: Path) -> bool:
             head = handle.read(4096)
     except OSError:
         return False
-    if head[:1] == b"\x0a":  # a Trace starts with field 1 (packet), length-delimited
+    # A Trace starts with field 1 (packet), length-delimited: 0x0a, which is also the line
+    # feed a journal may start with. The packets' varints hold control bytes; text does not.
+    if head[:1] == b"\x0a" and any(byte < 0x20 and byte not in b"\t\n\r" for byte in head):
         return True
     text = head.lstrip().replace(b" ", b"")
     return text.startswith(JSON_TRACE_HEADS[0]) or (
