@@ -61,8 +61,6 @@ def _clock(ns: int) -> str:
 def _duration(seconds: float) -> str:
     """Elapsed time in words (axis ticks, headers): 0, 30 s, 5 min, 1 h 30 min."""
     whole = round(seconds)
-    if whole == 0:
-        return "0"
     hours, rest = divmod(whole, 3600)
     minutes, secs = divmod(rest, 60)
     parts = []

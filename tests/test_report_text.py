@@ -1,0 +1,114 @@
+"""The report's formatting of numbers, times, dates, ids and untrusted text."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from agent_profiler.model import Category, shared
+from agent_profiler.report.text import (
+    _clock,
+    _duration,
+    _e,
+    _pct,
+    _short_id,
+    _short_tokens,
+    _utc,
+)
+
+S = 1_000_000_000
+
+
+@pytest.mark.parametrize(
+    ("ns", "shown"),
+    [
+        (-5 * S, "0:00:00"),
+        (0, "0:00:00"),
+        (59 * S + S // 2, "0:00:59"),
+        (3599 * S, "0:59:59"),
+        (3600 * S, "1:00:00"),
+        (90_061 * S, "25:01:01"),
+    ],
+)
+def test_elapsed_clock(ns: int, shown: str) -> None:
+    assert _clock(ns) == shown
+
+
+@pytest.mark.parametrize(
+    ("seconds", "shown"),
+    [
+        (0, "0"),
+        (0.4, "0"),
+        (1, "1 s"),
+        (59, "59 s"),
+        (60, "1 min"),
+        (61, "1 min 1 s"),
+        (3600, "1 h"),
+        (3661, "1 h 1 min"),
+        (5400, "1 h 30 min"),
+        (7200.2, "2 h"),
+    ],
+)
+def test_elapsed_in_words(seconds: float, shown: str) -> None:
+    assert _duration(seconds) == shown
+
+
+def test_untrusted_text_is_escaped_for_attributes_too() -> None:
+    assert _e('<a href="x">\'&') == "&lt;a href=&quot;x&quot;&gt;&#x27;&amp;"
+    assert _e(12) == "12"
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (0, "0%"),
+        (0.001, "<1%"),
+        (0.004999, "<1%"),
+        (0.005, "0%"),
+        (0.0051, "1%"),
+        (0.25, "25%"),
+        (1.5, "150%"),
+    ],
+)
+def test_shares(value: float, shown: str) -> None:
+    assert _pct(value) == shown
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (0, "0"),
+        (500, "500"),
+        (999, "999"),
+        (1_000, "1k"),
+        (50_000, "50k"),
+        (1_000_000, "1M"),
+        (1_500_000, "1.5M"),
+    ],
+)
+def test_axis_token_labels(value: float, shown: str) -> None:
+    assert _short_tokens(value) == shown
+
+
+def test_dates_are_utc_whatever_the_machine_s_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", "Asia/Kolkata")  # +05:30, no summer time
+    time.tzset()
+    try:
+        assert _utc(0) == "1970-01-01 00:00:00 UTC"
+        assert _utc(1_767_225_599 * S + S // 2) == "2025-12-31 23:59:59 UTC"
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
+def test_long_ids_are_shortened_like_a_git_hash() -> None:
+    assert _short_id("0123456789abcdef") == "0123456789abcdef"  # 16: kept
+    assert _short_id("0123456789abcdef0") == "01234567…"
+    assert _short_id("258c7280-ae70-4798-800f-63464d01a85d") == "258c7280…"
+
+
+def test_shared_text_is_one_object_and_other_strings_stay_as_they_are() -> None:
+    text = "".join(["claude-", "opus"])
+    assert shared(text) is shared("claude-opus")
+    assert shared(Category.RESULTS) is Category.RESULTS  # a str subclass: not interned
