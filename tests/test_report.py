@@ -11,6 +11,7 @@ import itertools
 import re
 import shutil
 import subprocess
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
@@ -759,3 +760,125 @@ def test_report_command_writes_the_page_and_needs_force(tmp_path: Path) -> None:
     assert "11111111-2222-4333-8444-555555555555" in page
     again = CliRunner().invoke(app, ["report", str(journal), "-o", str(out)])
     assert again.exit_code == 2 and "--force" in again.stderr
+
+
+# --------------------------------------------------------------------------- chart geometry
+
+
+def _svg(chart_svg: str) -> ET.Element:
+    return ET.fromstring(chart_svg)  # well-formed, or this raises
+
+
+def test_a_band_goes_along_its_top_then_back_along_its_bottom() -> None:
+    from agent_profiler.report.svg import _band_path
+
+    # Upper 1 → 2 → 6 and lower 0 → 0 → 5, held until 30: back from the end along the lower
+    # edge, stepping down to 0 where it rose to 5 (at x 20), then home.
+    assert _band_path([0, 10, 20], [0, 0, 5], [1, 2, 6], 30) == "M0,1H10V2H20V6H30V5H20V0H10H0Z"
+    assert _band_path([0, 10, 20], [0, 3, 3], [1, 4, 6], 30) == "M0,1H10V4H20V6H30V3H20H10V0H0Z"
+
+
+def test_every_label_of_a_chart_is_inside_it(spotter: list[Session]) -> None:
+    for session in (spotter[0], long_session(500), dataclasses.replace(spotter[0], snapshots=())):
+        row = summarise(session)
+        root = _svg(context_chart(session_data(row, session), 200_000).svg)
+        width, height = float(root.get("width")), float(root.get("height"))
+        texts = [t for t in root.iter() if t.tag.endswith("text")]
+        assert texts
+        for text in texts:
+            x, y = float(text.get("x")), float(text.get("y"))
+            assert 0 <= x <= width and 0 <= y <= height, (text.text, x, y)
+        (axis,) = [t for t in texts if t.text == "tokens"]
+        assert float(axis.get("y")) == (26 + 336) / 2  # the middle of the plot's height
+        assert axis.get("transform") == f"rotate(-90 14 {(26 + 336) // 2})"
+
+
+def test_a_model_change_is_labelled_with_the_new_model() -> None:
+    session = long_session(500)  # model-a, then model-b from response 300
+    root = _svg(context_chart(session_data(summarise(session), session), None).svg)
+    labels = [t.text for t in root.iter() if t.tag.endswith("text")]
+    assert "model → model-b" in labels
+
+
+def test_nothing_to_draw_is_said_in_the_chart() -> None:
+    empty = Session(Harness.CODEX, "e", 0, S, ("e.jsonl",))
+    root = _svg(context_chart(session_data(summarise(empty), empty), None).svg)
+    *_, said = [t for t in root.iter() if t.tag.endswith("text")]
+    assert (said.text, said.attrib.keys()) == (
+        "nothing recorded to draw",
+        {"x", "y", "text-anchor"},
+    )
+    assert said.get("text-anchor") == "middle"
+
+
+def test_the_peak_is_labelled_on_the_side_of_the_chart_it_is_not_near(
+    spotter: list[Session],
+) -> None:
+    late = long_session(500)  # growing: its peak is near the right edge
+    early = dataclasses.replace(
+        late, responses=(dataclasses.replace(late.responses[0], usage=Usage(10**6)),)
+    )
+    for session, anchor in ((late, "end"), (early, "start")):
+        root = _svg(context_chart(session_data(summarise(session), session), None).svg)
+        (dot,) = [c for c in root.iter() if c.tag.endswith("circle")]
+        (label,) = [t for t in root.iter() if t.get("class") == "halo peak"]
+        assert label.get("text-anchor") == anchor
+        dx = float(label.get("x")) - float(dot.get("cx"))
+        assert dx == (-6 if anchor == "end" else 6)
+
+
+def test_hover_columns_skip_only_the_samples_too_close_to_see() -> None:
+    from agent_profiler.report.svg import _Frame, _hover_columns
+
+    session = long_session(3)
+    first, second, third = session.snapshots
+    # The first two a nanosecond apart: the first column would be too narrow to hover.
+    close = dataclasses.replace(second, time_ns=first.time_ns + 1)
+    frame = _Frame(first.time_ns, third.time_ns + 10 * S, 20_000)
+    snapshots = [first, close, third]
+    places = {id(x): f"request {n}" for n, x in enumerate(snapshots, 1)}
+    svg = _hover_columns(snapshots, [0, 1, 2], frame, places, third.time_ns + 10 * S)
+    root = _svg(svg)
+    titles = [r.find("title").text for r in root if r.tag == "rect"]
+    assert [t.split(" · ")[0] for t in titles] == ["request 2", "request 3"]
+    assert titles[1].split("\n") == [
+        "request 3 · 0:00:40",
+        f"Context size {third.reported_tokens:,} tokens (reported)",
+        f"estimated {third.estimated_tokens:,} tokens:",
+        "  System instructions 3,000",
+        "  Tool definitions 5,000",
+        f"  Tool results {dict(third.categories)[Category.RESULTS]:,}",
+    ]
+
+
+def test_axis_steps() -> None:
+    from agent_profiler.report.svg import nice_step, time_step
+
+    spans = [0, 5, 7, 12, 24, 45, 450, 2_000_000]
+    assert [nice_step(span) for span in spans] == [1.0, 1.0, 2.0, 2.5, 5.0, 10.0, 100.0, 500_000.0]
+    # Elapsed time: the table's steps, then whole half days.
+    assert [time_step(s) for s in (8, 9, 3600, 8 * 21600)] == [1, 2, 600, 21600]
+    assert time_step(8 * 21600 + 1) == 43200 and time_step(864_000) == 3 * 43200
+
+
+def test_the_legend_lists_the_categories_then_only_the_lines_drawn() -> None:
+    from agent_profiler.report.svg import legend
+
+    def spans(html: str) -> list[str | None]:
+        return [x.text for x in ET.fromstring(html).iter("span")]
+
+    every = legend([Category.RESULTS], size=True, window=True, compaction=True, model=True)
+    root = ET.fromstring(every)
+    assert not (root.text or "").strip() and not any((li.tail or "").strip() for li in root)
+    assert spans(every) == [
+        "Tool results",
+        "Context size (reported)",
+        "window",
+        "compaction",
+        "model change",
+    ]
+    assert spans(legend([Category.RESULTS, Category.TOOLS], window=True)) == [
+        "Tool results",
+        "Tool definitions",
+        "window",
+    ]
