@@ -3,10 +3,12 @@ atomic output, and that a bad input costs only itself."""
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -198,6 +200,7 @@ def test_the_report_title_default_is_the_report_s() -> None:
         ["a.jsonl", "--force", "--force"],
         ["a.jsonl", "--jobs", "0"],
         ["a.jsonl", "-j", "two"],
+        ["a.jsonl", "-j", "\u00b3"],  # a digit to str.isdigit(), not to int(): was a traceback
         ["a.jsonl", "--"],
         ["-o", "x.pftrace"],
         [],
@@ -257,3 +260,86 @@ def test_the_console_script_exports_without_typer_and_writes_the_same_bytes(
     slow = tmp_path / "slow.pftrace"
     assert runner.invoke(app, ["export", str(SMALL), "-o", str(slow)]).exit_code == 0
     assert fast.read_bytes() == slow.read_bytes()
+
+
+# Tokens an `export` command line is made of: journals (one spelled like a value), every
+# option and flag the fast parser knows in both spellings, with values Typer takes and values
+# it refuses (a digit that is not ASCII, a zero, an empty value), and words only Typer knows.
+_ARGV_TOKENS = [
+    "a.jsonl",
+    "dir/b",
+    "codex",
+    "-o",
+    "--output",
+    "--output=t.json",
+    "--output=",
+    "x.pftrace",
+    "",
+    "--harness",
+    "--harness=pi",
+    "--harness=nope",
+    "--estimate",
+    "--estimate=calibrated",
+    "calibrated",
+    "--format",
+    "--format=json",
+    "json",
+    "--jobs",
+    "-j",
+    "--jobs=2",
+    "--jobs=\u0661",  # ARABIC-INDIC DIGIT ONE: str.isdigit() says yes, Typer says no
+    "--jobs=\u00b3",  # SUPERSCRIPT THREE: str.isdigit() says yes, int() raises
+    "--jobs=0",
+    "07",
+    "\u0663",
+    "--force",
+    "--previews",
+    "--strict",
+    "--open",
+    "--",
+]
+
+
+@functools.cache
+def _typer_group() -> Any:
+    import typer
+
+    return typer.main.get_command(app)
+
+
+def _typer_parse(argv: list[str]) -> dict[str, object] | None:
+    """What Typer makes of `export ARGV`: its parameters, or None when it refuses them."""
+    group = _typer_group()
+    parent = group.make_context("agent-profiler", ["export", *argv])
+    export = group.get_command(parent, "export")  # type: ignore[attr-defined]
+    assert export is not None
+    try:
+        return dict(export.make_context("export", list(argv), parent=parent).params)
+    except Exception:  # its usage errors (the classes are Typer's private copy of Click's)
+        return None
+
+
+def test_the_fast_export_path_takes_only_what_typer_takes_and_reads_it_the_same() -> None:
+    """Every command line of up to two tokens after a journal, and one in 7 of three,
+    that the fast parser takes, Typer takes too, with the same values: the fast path may
+    leave a line to Typer, but never reads one differently or accepts one Typer refuses."""
+    import itertools
+
+    from agent_profiler.entry import _parse_export
+
+    taken = 0
+    lines = itertools.chain(
+        *(itertools.product(_ARGV_TOKENS, repeat=n) for n in range(3)),
+        itertools.islice(itertools.product(_ARGV_TOKENS, repeat=3), 0, None, 7),
+    )
+    for tail in lines:
+        argv = ["a.jsonl", *tail]
+        fast = _parse_export(argv)
+        if fast is None:
+            continue
+        taken += 1
+        typer_values = _typer_parse(argv)
+        assert typer_values is not None, f"Typer refuses {argv!r}, the fast path took it"
+        assert typer_values.pop("open_ui") is False
+        assert fast == typer_values, argv
+    assert taken > 300  # the fast path was exercised, not just left to Typer

@@ -65,7 +65,8 @@ def _parse_export(argv: list[str]) -> dict[str, Any] | None:
         return None
     jobs = values.get("jobs")
     if jobs is not None:
-        if not jobs.isdigit() or int(jobs) < 1:
+        # ASCII digits only: str.isdigit() also takes "١" and "³", which Typer refuses.
+        if not (jobs.isascii() and jobs.isdigit()) or int(jobs) < 1:
             return None  # Typer says what is wrong with it
         jobs = int(jobs)
     output = values.get("output")
