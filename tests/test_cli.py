@@ -233,6 +233,9 @@ def test_the_fast_export_path_parses_like_typer() -> None:
     }
     assert _parse_export(["a.jsonl", "-j", "3"])["jobs"] == 3  # type: ignore[index]
     assert _parse_export(["a.jsonl", "--jobs=2"])["jobs"] == 2  # type: ignore[index]
+    assert _parse_export(["a.jsonl", "-j", "1"])["jobs"] == 1  # type: ignore[index]
+    # A value may hold "=": the option's name ends at the first one.
+    assert _parse_export(["a.jsonl", "--output=a=b.json"])["output"] == Path("a=b.json")  # type: ignore[index]
 
 
 def test_the_console_script_exports_without_typer_and_writes_the_same_bytes(

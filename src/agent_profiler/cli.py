@@ -20,7 +20,6 @@ from agent_profiler.discover import discover as find_journals
 from agent_profiler.errors import AgentProfilerError, UsageError
 from agent_profiler.estimate import EstimateChoice, named, use_estimator
 from agent_profiler.exporting import (
-    EXIT_BROKEN_PIPE,
     EXIT_INPUT,
     EXIT_OK,
     EXIT_USAGE,
@@ -29,7 +28,7 @@ from agent_profiler.exporting import (
     _human_size,
     _load,
     export_perfetto,
-    quiet_stdout,
+    failure,
     read_groups,
     run_export,
     write_atomically,
@@ -49,21 +48,15 @@ R = TypeVar("R")
 
 
 def _errors_to_exit_codes(command: Callable[P, R]) -> Callable[P, R]:
-    """The package's root error becomes one line on stderr and an exit code."""
+    """The package's root error (and a closed stdout) becomes one line on stderr and an
+    exit code (`failure`); the rest is left to `main`."""
 
     @functools.wraps(command)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return command(*args, **kwargs)
-        except UsageError as error:
-            typer.echo(f"error: {error}", err=True)
-            raise typer.Exit(EXIT_USAGE) from None
-        except AgentProfilerError as error:
-            typer.echo(f"error: {error}", err=True)
-            raise typer.Exit(EXIT_INPUT) from None
-        except BrokenPipeError:
-            quiet_stdout()
-            raise typer.Exit(EXIT_BROKEN_PIPE) from None
+        except (AgentProfilerError, BrokenPipeError) as error:
+            raise typer.Exit(failure(error)) from None
 
     return wrapper
 
@@ -459,13 +452,5 @@ def main() -> None:
     unexpected is a bug, reported in one line rather than a traceback."""
     try:
         app()
-    except KeyboardInterrupt:
-        typer.echo("interrupted", err=True)
-        sys.exit(130)
-    except Exception as error:
-        typer.echo(
-            f"internal error: {type(error).__name__}: {error} (please report this with the "
-            "harness name and version)",
-            err=True,
-        )
-        sys.exit(70)
+    except (Exception, KeyboardInterrupt) as error:
+        sys.exit(failure(error))

@@ -51,7 +51,7 @@ def _parse_export(argv: list[str]) -> dict[str, Any] | None:
         else:
             journals.append(Path(token))
             continue
-        key = _OPTIONS[name if equals else token]
+        key = _OPTIONS[name]  # `name` is the token itself when it holds no "="
         if key in values:
             return None
         values[key] = value
@@ -105,35 +105,10 @@ def main() -> None:
 
 
 def _fast_export(parsed: dict[str, Any]) -> int:
-    """cli.export and cli.main's handling of errors, without Typer."""
-    from agent_profiler.errors import AgentProfilerError, UsageError
-    from agent_profiler.exporting import (
-        EXIT_BROKEN_PIPE,
-        EXIT_INPUT,
-        EXIT_USAGE,
-        echo,
-        quiet_stdout,
-        run_export,
-    )
+    """cli.export without Typer; it ends as the Typer app's commands do (`failure`)."""
+    from agent_profiler.exporting import failure, run_export
 
     try:
         return run_export(**parsed, stdout_is_terminal=lambda: sys.stdout.isatty(), open_ui=None)
-    except UsageError as error:
-        echo(f"error: {error}", err=True)
-        return EXIT_USAGE
-    except AgentProfilerError as error:
-        echo(f"error: {error}", err=True)
-        return EXIT_INPUT
-    except BrokenPipeError:
-        quiet_stdout()
-        return EXIT_BROKEN_PIPE
-    except KeyboardInterrupt:
-        echo("interrupted", err=True)
-        return 130
-    except Exception as error:
-        echo(
-            f"internal error: {type(error).__name__}: {error} (please report this with the "
-            "harness name and version)",
-            err=True,
-        )
-        return 70
+    except (Exception, KeyboardInterrupt) as error:
+        return failure(error)

@@ -15,7 +15,7 @@ from typing import IO
 
 from agent_profiler.adapters import JournalGroup
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.errors import OutputError, UsageError
+from agent_profiler.errors import AgentProfilerError, OutputError, UsageError
 from agent_profiler.estimate import EstimateChoice, named, use_estimator
 from agent_profiler.loader import LoadResult, load
 from agent_profiler.model import Harness
@@ -26,6 +26,8 @@ EXIT_OK, EXIT_INPUT, EXIT_USAGE = 0, 1, 2
 # The reader of our stdout went away (`export -o - | head`): what a process killed by
 # SIGPIPE reports (128 + 13), as `cat big | head` does, so `set -o pipefail` sees it.
 EXIT_BROKEN_PIPE = 141
+EXIT_INTERRUPTED = 130  # 128 + SIGINT: Ctrl-C
+EXIT_INTERNAL = 70  # EX_SOFTWARE: a bug of ours, reported in one line
 PROGRESS_BYTES = 20 * 1024 * 1024  # show a progress bar from this input size on
 
 
@@ -34,6 +36,30 @@ def echo(message: str, err: bool = False) -> None:
     stream = sys.stderr if err else sys.stdout
     stream.write(message + "\n")
     stream.flush()
+
+
+def failure(error: BaseException) -> int:
+    """What a command that raised `error` ends in: one line on stderr (never a traceback)
+    and its exit code. Both entry points (entry.py's fast export and the Typer app) end
+    their commands here, so they say the same."""
+    if isinstance(error, UsageError):
+        echo(f"error: {error}", err=True)
+        return EXIT_USAGE
+    if isinstance(error, AgentProfilerError):
+        echo(f"error: {error}", err=True)
+        return EXIT_INPUT
+    if isinstance(error, BrokenPipeError):
+        quiet_stdout()
+        return EXIT_BROKEN_PIPE
+    if isinstance(error, KeyboardInterrupt):
+        echo("interrupted", err=True)
+        return EXIT_INTERRUPTED
+    echo(
+        f"internal error: {type(error).__name__}: {error} (please report this with the "
+        "harness name and version)",
+        err=True,
+    )
+    return EXIT_INTERNAL
 
 
 def _human_size(size: int) -> str:
