@@ -4,11 +4,17 @@ failures of inputs that are not journals, and the warning for a subagent without
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
+import pytest
+
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.loader import expand, load, plan, warn_missing_parents
+from agent_profiler.loader import LoadResult, expand, load, plan, warn_missing_parents
 from samples import CLAUDE_SMALL, DATA
 
 
@@ -23,7 +29,7 @@ def test_a_folder_walk_reads_journals_counts_other_files_and_skips_members(
     (tmp_path / "a.meta.json").write_text("{}")
     (tmp_path / "opencode.db").write_bytes(b"")
     (tmp_path / "opencode.db-wal").write_bytes(b"")
-    files, failures, ignored = expand([tmp_path])
+    files, failures, ignored, _ = expand([tmp_path])
     assert [f.name for f in files] == ["a.jsonl", "opencode.db"]
     assert failures == []
     assert ignored == 2  # notes.txt and image.png: the sidecar and the member are not others
@@ -33,7 +39,7 @@ def test_inputs_that_are_not_journals_fail_by_name(tmp_path: Path) -> None:
     missing = tmp_path / "gone.jsonl"
     empty_folder = tmp_path / "empty"
     empty_folder.mkdir()
-    files, failures, _ = expand([missing, empty_folder])
+    files, failures, _, _ = expand([missing, empty_folder])
     assert files == []
     assert [(f.path, f.message) for f in failures] == [
         (str(missing), "no such file or directory"),
@@ -75,3 +81,57 @@ def test_load_reads_every_group_and_names_what_it_could_not(tmp_path: Path) -> N
         "SOURCES.md"
     }
     assert [f.path for f in result.failures] == [str(bad)]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_pipe_named_as_an_input_is_read_whole_from_a_copy(tmp_path: Path) -> None:
+    """A pipe gives its bytes once, and a journal is opened more than once (sniffed, then
+    read): `export <(zcat x.jsonl.gz)` read nothing ("no session records"). It is now
+    copied once to a temporary file, and read as the file it came from is."""
+    # GIVEN a named pipe that a writer fills with a Claude Code journal
+    fifo = tmp_path / "journal-pipe"
+    os.mkfifo(fifo)
+    writer = threading.Thread(
+        target=lambda: fifo.write_bytes(CLAUDE_SMALL.read_bytes()), daemon=True
+    )
+    writer.start()
+    # WHEN it is loaded (in a thread: read twice, a pipe blocks the second open for good)
+    results: list[LoadResult] = []
+    reader = threading.Thread(target=lambda: results.append(load([fifo], Diagnostics())))
+    reader.daemon = True
+    reader.start()
+    reader.join(timeout=30)
+    assert not reader.is_alive(), "reading the pipe hung: it was opened a second time"
+    (result,) = results
+    # THEN it holds what the journal holds, read from a copy that keeps the pipe's name
+    (copy,) = result.files
+    assert result.copies == [(str(fifo), copy)]
+    assert copy.name == "journal-pipe" and copy.read_bytes() == CLAUDE_SMALL.read_bytes()
+    from_file = load([CLAUDE_SMALL], Diagnostics())
+    assert [len(s.responses) for s in result.sessions] == [6]
+    assert [s.responses for s in result.sessions] == [s.responses for s in from_file.sessions]
+    assert [s.snapshots for s in result.sessions] == [s.snapshots for s in from_file.sessions]
+
+
+def test_stdin_as_an_input_is_read_and_its_copy_removed_at_the_end(tmp_path: Path) -> None:
+    # GIVEN `cat journal | agent-profiler export /dev/stdin`, with its own temporary folder
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    out = tmp_path / "t.pftrace"
+    run = subprocess.run(
+        [sys.executable, "-m", "agent_profiler", "export", "/dev/stdin", "-o", str(out)],
+        input=CLAUDE_SMALL.read_bytes(),
+        capture_output=True,
+        env={**os.environ, "TMPDIR": str(temporary)},
+        timeout=60,
+    )
+    # THEN the trace holds the session, the user is told where the bytes were read from,
+    # and the copy is gone
+    assert run.returncode == 0, run.stderr
+    assert b"1 session(s)" in run.stdout and b"6 response(s)" in run.stdout
+    assert run.stderr.decode().startswith(
+        "note: /dev/stdin is not a regular file (a pipe?): read from a copy, "
+        f"{temporary}/agent-profiler-"
+    )
+    assert out.stat().st_size > 0
+    assert list(temporary.iterdir()) == []

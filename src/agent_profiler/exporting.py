@@ -171,6 +171,8 @@ def _tell_reading(result: LoadResult, diagnostics: Diagnostics) -> None:
     """What reading could not use, on stderr: failures, warnings, unknown records."""
     if diagnostics.on_progress is not None:
         sys.stderr.write("\r\033[K")  # clear a progress line left below 100%
+    for given, copy in result.copies:
+        echo(f"note: {given} is not a regular file (a pipe?): read from a copy, {copy}", err=True)
     for failure in result.failures:
         echo(f"error: {failure}", err=True)
     for line in diagnostics.summary_lines():

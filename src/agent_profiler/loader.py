@@ -6,11 +6,16 @@ A file that cannot be used at all (unreadable, not a journal) is reported in
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import os
+import shutil
+import stat
+import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import orjson
 
@@ -31,16 +36,27 @@ class LoadResult:
     failures: list[JournalError] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
     ignored: int = 0  # files in the given folders that are not *.jsonl / *.jsonl.gz
+    copies: list[tuple[str, Path]] = field(default_factory=list)  # see Expanded
 
 
-def expand(inputs: Iterable[Path]) -> tuple[list[Path], list[JournalError], int]:
-    """Files named on the command line are taken as they are; directories are
-    walked (without following symlinked directories, so a loop cannot hang us)
-    for `*.jsonl` and `*.jsonl.gz` (the number of other files that are not hidden is
-    returned, so the user can be told). Order is deterministic."""
+class Expanded(NamedTuple):
+    files: list[Path]
+    failures: list[JournalError]
+    ignored: int  # files in the given folders that are not journals (and not hidden)
+    # (name given, its copy) for each named input that is no regular file (a pipe): it is
+    # read from a temporary copy, which the messages about it name.
+    copies: list[tuple[str, Path]]
+
+
+def expand(inputs: Iterable[Path]) -> Expanded:
+    """Files named on the command line are taken as they are (a pipe through a copy,
+    `_copy_of`); directories are walked (without following symlinked directories, so a
+    loop cannot hang us) for `*.jsonl` and `*.jsonl.gz` (the number of other files that
+    are not hidden is returned, so the user can be told). Order is deterministic."""
     files: list[Path] = []
     failures: list[JournalError] = []
     ignored = 0
+    copies: list[tuple[str, Path]] = []
     seen: set[Path] = set()
     for path in inputs:
         if path.is_dir():
@@ -59,7 +75,16 @@ def expand(inputs: Iterable[Path]) -> tuple[list[Path], list[JournalError], int]
                 failures.append(JournalError(str(path), "no journals (*.jsonl, *.jsonl.gz) found"))
             candidates = found
         elif path.exists():
-            candidates = [path]
+            if _regular(path):
+                candidates = [path]
+            else:
+                try:
+                    copy = _copy_of(path, len(copies))
+                except JournalError as error:
+                    failures.append(error)
+                    continue
+                copies.append((str(path), copy))
+                candidates = [copy]
         else:
             failures.append(JournalError(str(path), "no such file or directory"))
             continue
@@ -68,7 +93,42 @@ def expand(inputs: Iterable[Path]) -> tuple[list[Path], list[JournalError], int]
             if key not in seen:
                 seen.add(key)
                 files.append(candidate)
-    return files, failures, ignored
+    return Expanded(files, failures, ignored, copies)
+
+
+def _regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        return True  # let the reader say what is wrong with it
+
+
+_copies_folder: Path | None = None
+
+
+def _remove_copies(folder: Path, owner: int) -> None:
+    if os.getpid() == owner:  # not in a forked child that exits the normal way
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _copy_of(path: Path, index: int) -> Path:
+    """A regular file holding what `path` gives once. A named input that is no regular
+    file — a pipe (`<(zcat x.jsonl.gz)`, `/dev/stdin`), a character device — yields its
+    bytes once, and a journal is opened more than once (sniffed, then read), so it was
+    read as empty. The copy lives in a temporary folder removed when the process ends,
+    and keeps the input's name (a journal's format is told by its content)."""
+    global _copies_folder
+    if _copies_folder is None:
+        _copies_folder = Path(tempfile.mkdtemp(prefix="agent-profiler-"))
+        atexit.register(_remove_copies, _copies_folder, os.getpid())
+    copy = _copies_folder / str(index) / (path.name or "input")
+    copy.parent.mkdir()
+    try:
+        with path.open("rb") as source, copy.open("wb") as target:
+            shutil.copyfileobj(source, target, 1 << 20)
+    except OSError as error:
+        raise JournalError(str(path), f"cannot read: {error.strerror or error}") from error
+    return copy
 
 
 def _role(path: Path) -> str:
@@ -245,8 +305,9 @@ def plan_inputs(
     inputs: Iterable[Path], harness: Harness | None, result: LoadResult
 ) -> list[JournalGroup]:
     """The journal groups of these inputs; what cannot be read goes to `result.failures`."""
-    files, failures, result.ignored = expand(inputs)
+    files, failures, result.ignored, copies = expand(inputs)
     result.failures += failures
+    result.copies += copies
     groups, failures = plan(files, harness)
     result.failures += failures
     return groups
