@@ -2,12 +2,14 @@
 writer, as text: a change of what a user sees shows up here as a readable diff.
 
 The Perfetto goldens are the decoded text of the trace (tests/traceview.py); the Chrome JSON
-golden is the document as canonical pretty JSON (sorted keys, one-space indent). After an
+golden is the document as canonical pretty JSON (sorted keys, one-space indent); the HTML
+report's golden is the text a reader sees (charts left out: tests/test_report.py has them). After an
 intended change run `make golden` (pytest --update-golden) and review the diff like code."""
 
 from __future__ import annotations
 
 import json
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ from agent_profiler.cli import app
 from conftest import DATA, GOLDEN
 
 SMALL = DATA / "claude-code" / "handmade" / "small.jsonl"
+SPOTTER = DATA / "claude-code" / "spotter-2.1.39-subagents-compaction"
 CODEX = DATA / "codex" / "rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl"
 PI = DATA / "pi" / "pi-mono_large-session_v1_first-25-lines.jsonl"
 MUSE = DATA / "muse" / "hcn-1.4.2-R4684.1_meta_single-turn_retained-frame.session.jsonl"
@@ -65,3 +68,90 @@ def test_golden_chrome_json(tmp_path: Path, request: pytest.FixtureRequest) -> N
     document = json.loads(out.read_bytes())
     text = json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
     _check(request, text, "chrome-json-claude-code-small.json")
+
+
+class _VisibleText(HTMLParser):
+    """An HTML page as the lines a reader sees: a line per block (paragraph, heading, table
+    row, list item), cells joined by ` | `, a cell's second line after a space, each link's
+    target and each tooltip after its text as `[→#…]` and `[title: …]`; SVG, styles and
+    scripts left out."""
+
+    BLOCKS = frozenset(
+        [
+            "p",
+            "h1",
+            "h2",
+            "h3",
+            "tr",
+            "li",
+            "div",
+            "section",
+            "table",
+            "ul",
+            "details",
+            "summary",
+            "dl",
+            "figure",
+            "nav",
+            "thead",
+            "tbody",
+        ]
+    )
+    CELLS = frozenset({"td", "th", "dt", "dd"})
+    HIDDEN = frozenset({"svg", "style", "script"})
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+        self.words: list[str] = []
+        self.hidden = 0
+
+    def _end_line(self) -> None:
+        line = " ".join("".join(self.words).split())
+        if line:
+            self.lines.append(line)
+        self.words = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self.HIDDEN:
+            self.hidden += 1
+        if self.hidden:
+            return
+        if tag in self.BLOCKS:
+            self._end_line()
+        elif tag in self.CELLS and self.words:
+            self.words.append(" | ")
+        elif tag in {"small", "br"}:  # a line of its own in the page (td small: a block)
+            self.words.append(" ")
+        found = dict(attrs)
+        if found.get("title"):
+            self.words.append(f" [title: {found['title']}] ")
+        if tag == "a" and found.get("href"):
+            self.words.append(f" [→{found['href']}] ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.HIDDEN:
+            self.hidden -= 1
+        elif not self.hidden and tag in self.BLOCKS:
+            self._end_line()
+
+    def handle_data(self, data: str) -> None:
+        if not self.hidden:
+            self.words.append(data)
+
+
+def visible_text(page: str) -> str:
+    reader = _VisibleText()
+    reader.feed(page)
+    reader.close()
+    reader._end_line()
+    return "\n".join(reader.lines) + "\n"
+
+
+def test_golden_report_text(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    # GIVEN a real Claude Code session with a subagent and a compaction
+    out = tmp_path / "report.html"
+    result = CliRunner().invoke(app, ["report", str(SPOTTER), "-o", str(out)])
+    assert result.exit_code == 0, result.output + result.stderr
+    # THEN what the report says (its tables, numbers, links and notes) equals the golden
+    _check(request, visible_text(out.read_text(encoding="utf-8")), "report-claude-code-spotter.txt")
