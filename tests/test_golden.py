@@ -148,10 +148,30 @@ def visible_text(page: str) -> str:
     return "\n".join(reader.lines) + "\n"
 
 
-def test_golden_report_text(tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    # GIVEN a real Claude Code session with a subagent and a compaction
+REPORT_GOLDENS = [
+    # a real Claude Code session with a subagent and a compaction
+    ([SPOTTER], "report-claude-code-spotter.txt"),
+    # a window the journal states (Codex), a synthetic clock (stream-json without times),
+    # a session without a model (Muse's echo provider), Gemini CLI's document
+    (
+        [
+            CODEX,
+            DATA / "claude-code" / "gh-aw_sample_claude_log_new_format.txt",
+            DATA / "muse" / "codeburn-1.1.1-R2514.1_echo-provider_excerpt.session.jsonl",
+            GEMINI,
+        ],
+        "report-four-harness-cases.txt",
+    ),
+]
+
+
+@pytest.mark.parametrize(("journals", "golden"), REPORT_GOLDENS, ids=[g for _, g in REPORT_GOLDENS])
+def test_golden_report_text(
+    tmp_path: Path, request: pytest.FixtureRequest, journals: list[Path], golden: str
+) -> None:
+    # GIVEN real journals WHEN reported as HTML
     out = tmp_path / "report.html"
-    result = CliRunner().invoke(app, ["report", str(SPOTTER), "-o", str(out)])
+    result = CliRunner().invoke(app, ["report", *map(str, journals), "-o", str(out)])
     assert result.exit_code == 0, result.output + result.stderr
     # THEN what the report says (its tables, numbers, links and notes) equals the golden
-    _check(request, visible_text(out.read_text(encoding="utf-8")), "report-claude-code-spotter.txt")
+    _check(request, visible_text(out.read_text(encoding="utf-8")), golden)
