@@ -270,6 +270,7 @@ def test_the_console_script_exports_without_typer_and_writes_the_same_bytes(
 # it refuses (a digit that is not ASCII, a zero, an empty value), and words only Typer knows.
 _ARGV_TOKENS = [
     "a.jsonl",
+    "-",  # standard input (as a journal) or stdout (as -o's value)
     "dir/b",
     "codex",
     "-o",

@@ -130,8 +130,26 @@ def test_stdin_as_an_input_is_read_and_its_copy_removed_at_the_end(tmp_path: Pat
     assert run.returncode == 0, run.stderr
     assert b"1 session(s)" in run.stdout and b"6 response(s)" in run.stdout
     assert run.stderr.decode().startswith(
-        "note: /dev/stdin is not a regular file (a pipe?): read from a copy, "
-        f"{temporary}/agent-profiler-"
+        f"note: /dev/stdin is read once, so it was copied to {temporary}/agent-profiler-"
     )
     assert out.stat().st_size > 0
     assert list(temporary.iterdir()) == []
+
+
+def test_a_dash_reads_standard_input_once_into_a_trace_named_after_it(tmp_path: Path) -> None:
+    # GIVEN `cat journal | agent-profiler export - -` (the dash twice), run in an empty folder
+    run = subprocess.run(
+        [sys.executable, "-m", "agent_profiler", "export", "-", "-"],
+        input=CLAUDE_SMALL.read_bytes(),
+        capture_output=True,
+        cwd=tmp_path,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        timeout=60,
+    )
+    # THEN standard input is read once (the second dash adds nothing), the trace is named
+    # after it, and the copy is gone
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith(b"wrote stdin.pftrace (") and b" 1 session(s) " in run.stdout
+    (note,) = [line for line in run.stderr.decode().splitlines() if "copied" in line]
+    assert note.startswith("note: standard input is read once, so it was copied to ")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["stdin.pftrace"]

@@ -46,6 +46,9 @@ def _parse_export(argv: list[str]) -> dict[str, Any] | None:
             if following is None:
                 return None
             value = following
+        elif token == "-":
+            journals.append(Path(token))  # standard input
+            continue
         elif token.startswith("-") or not token:
             return None  # --help, --open, --, a typo: Typer's to handle (or refuse)
         else:

@@ -17,7 +17,7 @@ from agent_profiler.adapters import JournalGroup
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import AgentProfilerError, OutputError, UsageError
 from agent_profiler.estimate import EstimateChoice, named, use_estimator
-from agent_profiler.loader import LoadResult, load
+from agent_profiler.loader import STDIN, LoadResult, load
 from agent_profiler.model import Harness
 from agent_profiler.pipeline import EncodeTrace, GroupOutcome, SessionCounts, T, Use, write_joined
 from agent_profiler.writers import ContentMode, TraceFacts, writer_class
@@ -83,7 +83,7 @@ def quiet_stdout() -> None:
 
 def _default_output(journals: list[Path], extension: str = ".pftrace") -> Path:
     first = journals[0]
-    stem = first.name
+    stem = "stdin" if str(first) == STDIN else first.name
     for suffix in (".gz", ".jsonl", ".json", ".txt"):
         stem = stem.removesuffix(suffix)
     return Path(f"{stem or 'trace'}{extension}")
@@ -172,7 +172,7 @@ def _tell_reading(result: LoadResult, diagnostics: Diagnostics) -> None:
     if diagnostics.on_progress is not None:
         sys.stderr.write("\r\033[K")  # clear a progress line left below 100%
     for given, copy in result.copies:
-        echo(f"note: {given} is not a regular file (a pipe?): read from a copy, {copy}", err=True)
+        echo(f"note: {given} is read once, so it was copied to {copy}", err=True)
     for failure in result.failures:
         echo(f"error: {failure}", err=True)
     for line in diagnostics.summary_lines():

@@ -11,6 +11,7 @@ import dataclasses
 import os
 import shutil
 import stat
+import sys
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from agent_profiler.jsonl import sniff
 from agent_profiler.model import Harness, Session
 
 JOURNAL_SUFFIXES = (".jsonl", ".jsonl.gz")
+STDIN = "-"  # the input name that reads standard input
 SIDECAR_SUFFIXES = (".meta.json", ".md")  # read with their journal, or documentation
 
 
@@ -49,17 +51,30 @@ class Expanded(NamedTuple):
 
 
 def expand(inputs: Iterable[Path]) -> Expanded:
-    """Files named on the command line are taken as they are (a pipe through a copy,
-    `_copy_of`); directories are walked (without following symlinked directories, so a
-    loop cannot hang us) for `*.jsonl` and `*.jsonl.gz` (the number of other files that
-    are not hidden is returned, so the user can be told). Order is deterministic."""
+    """Files named on the command line are taken as they are (a pipe, and `-` for
+    standard input, through a copy: `_copy_of`); directories are walked (without following
+    symlinked directories, so a loop cannot hang us) for `*.jsonl` and `*.jsonl.gz` (the
+    number of other files that are not hidden is returned, so the user can be told). Order
+    is deterministic."""
     files: list[Path] = []
     failures: list[JournalError] = []
     ignored = 0
     copies: list[tuple[str, Path]] = []
     seen: set[Path] = set()
+    streams: set[str] = set()
     for path in inputs:
-        if path.is_dir():
+        if str(path) == STDIN or _stream(path):
+            if str(path) in streams:
+                continue  # what it gave was read the first time
+            streams.add(str(path))
+            try:
+                copy = _copy_of(path, len(copies))
+            except JournalError as error:
+                failures.append(error)
+                continue
+            copies.append(("standard input" if str(path) == STDIN else str(path), copy))
+            candidates = [copy]
+        elif path.is_dir():
             found = []
             for root, dirs, names in os.walk(path, followlinks=False):
                 dirs.sort()
@@ -75,16 +90,7 @@ def expand(inputs: Iterable[Path]) -> Expanded:
                 failures.append(JournalError(str(path), "no journals (*.jsonl, *.jsonl.gz) found"))
             candidates = found
         elif path.exists():
-            if _regular(path):
-                candidates = [path]
-            else:
-                try:
-                    copy = _copy_of(path, len(copies))
-                except JournalError as error:
-                    failures.append(error)
-                    continue
-                copies.append((str(path), copy))
-                candidates = [copy]
+            candidates = [path]
         else:
             failures.append(JournalError(str(path), "no such file or directory"))
             continue
@@ -96,11 +102,13 @@ def expand(inputs: Iterable[Path]) -> Expanded:
     return Expanded(files, failures, ignored, copies)
 
 
-def _regular(path: Path) -> bool:
+def _stream(path: Path) -> bool:
+    """A named input that exists and is neither a folder nor a regular file (a pipe)."""
     try:
-        return stat.S_ISREG(path.stat().st_mode)
+        mode = path.stat().st_mode
     except OSError:
-        return True  # let the reader say what is wrong with it
+        return False  # missing or unreadable: the reader says which
+    return not stat.S_ISDIR(mode) and not stat.S_ISREG(mode)
 
 
 _copies_folder: Path | None = None
@@ -112,19 +120,24 @@ def _remove_copies(folder: Path, owner: int) -> None:
 
 
 def _copy_of(path: Path, index: int) -> Path:
-    """A regular file holding what `path` gives once. A named input that is no regular
-    file — a pipe (`<(zcat x.jsonl.gz)`, `/dev/stdin`), a character device — yields its
-    bytes once, and a journal is opened more than once (sniffed, then read), so it was
-    read as empty. The copy lives in a temporary folder removed when the process ends,
-    and keeps the input's name (a journal's format is told by its content)."""
+    """A regular file holding what `path` gives once (`-`: standard input). A named input
+    that is no regular file — a pipe (`<(zcat x.jsonl.gz)`, `/dev/stdin`), a character
+    device — yields its bytes once, and a journal is opened more than once (sniffed, then
+    read), so it was read as empty. The copy lives in a temporary folder removed when the
+    process ends, and keeps the input's name (a journal's format is told by its
+    content)."""
     global _copies_folder
     if _copies_folder is None:
         _copies_folder = Path(tempfile.mkdtemp(prefix="agent-profiler-"))
         atexit.register(_remove_copies, _copies_folder, os.getpid())
-    copy = _copies_folder / str(index) / (path.name or "input")
+    stdin = str(path) == STDIN
+    copy = _copies_folder / str(index) / ("stdin" if stdin else path.name or "input")
     copy.parent.mkdir()
     try:
-        with path.open("rb") as source, copy.open("wb") as target:
+        with (
+            sys.stdin.buffer if stdin else path.open("rb") as source,
+            copy.open("wb") as target,
+        ):
             shutil.copyfileobj(source, target, 1 << 20)
     except OSError as error:
         raise JournalError(str(path), f"cannot read: {error.strerror or error}") from error
