@@ -152,4 +152,5 @@ def test_a_dash_reads_standard_input_once_into_a_trace_named_after_it(tmp_path: 
     assert run.stdout.startswith(b"wrote stdin.pftrace (") and b" 1 session(s) " in run.stdout
     (note,) = [line for line in run.stderr.decode().splitlines() if "copied" in line]
     assert note.startswith("note: standard input is read once, so it was copied to ")
+    assert note.endswith("/stdin")  # the copy is named after what it holds, not `-`
     assert sorted(p.name for p in tmp_path.iterdir()) == ["stdin.pftrace"]
