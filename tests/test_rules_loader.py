@@ -4,6 +4,7 @@ failures of inputs that are not journals, and the warning for a subagent without
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import subprocess
@@ -15,7 +16,7 @@ import pytest
 
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.loader import LoadResult, expand, load, plan, warn_missing_parents
-from samples import CLAUDE_SMALL, DATA
+from samples import CLAUDE_SMALL, CODEX_SMALL, DATA
 
 
 def test_a_folder_walk_reads_journals_counts_other_files_and_skips_members(
@@ -114,24 +115,28 @@ def test_a_pipe_named_as_an_input_is_read_whole_from_a_copy(tmp_path: Path) -> N
 
 
 def test_stdin_as_an_input_is_read_and_its_copy_removed_at_the_end(tmp_path: Path) -> None:
-    # GIVEN `cat journal | agent-profiler export /dev/stdin`, with its own temporary folder
+    # GIVEN `cat journal | agent-profiler export /dev/stdin`, the journal ending in a bad
+    # line, with its own temporary folder
     temporary = tmp_path / "tmp"
     temporary.mkdir()
     out = tmp_path / "t.pftrace"
     run = subprocess.run(
         [sys.executable, "-m", "agent_profiler", "export", "/dev/stdin", "-o", str(out)],
-        input=CLAUDE_SMALL.read_bytes(),
+        input=CLAUDE_SMALL.read_bytes() + b"{bad\n",
         capture_output=True,
         env={**os.environ, "TMPDIR": str(temporary)},
         timeout=60,
     )
-    # THEN the trace holds the session, the user is told where the bytes were read from,
-    # and the copy is gone
+    # THEN the trace holds the session, the warning names the input as the user did (not
+    # its copy), and the copy is gone
     assert run.returncode == 0, run.stderr
     assert b"1 session(s)" in run.stdout and b"6 response(s)" in run.stdout
-    assert run.stderr.decode().startswith(
-        f"note: /dev/stdin is read once, so it was copied to {temporary}/agent-profiler-"
+    warnings = run.stderr.decode().splitlines()
+    assert (
+        "  /dev/stdin:21: not JSON (unexpected character, expected a string key at column 2)"
+        in (warnings)
     )
+    assert not any(str(temporary) in line for line in warnings)
     assert out.stat().st_size > 0
     assert list(temporary.iterdir()) == []
 
@@ -140,17 +145,57 @@ def test_a_dash_reads_standard_input_once_into_a_trace_named_after_it(tmp_path: 
     # GIVEN `cat journal | agent-profiler export - -` (the dash twice), run in an empty folder
     run = subprocess.run(
         [sys.executable, "-m", "agent_profiler", "export", "-", "-"],
-        input=CLAUDE_SMALL.read_bytes(),
+        input=CLAUDE_SMALL.read_bytes() + b"{bad\n",
         capture_output=True,
         cwd=tmp_path,
         env={**os.environ, "TMPDIR": str(tmp_path)},
         timeout=60,
     )
     # THEN standard input is read once (the second dash adds nothing), the trace is named
-    # after it, and the copy is gone
+    # after it, its warning says `<stdin>`, and the copy is gone
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith(b"wrote stdin.pftrace (") and b" 1 session(s) " in run.stdout
-    (note,) = [line for line in run.stderr.decode().splitlines() if "copied" in line]
-    assert note.startswith("note: standard input is read once, so it was copied to ")
-    assert note.endswith("/stdin")  # the copy is named after what it holds, not `-`
+    assert b"  <stdin>:21: not JSON" in run.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["stdin.pftrace"]
+
+
+def test_a_dash_twice_is_one_copy_of_standard_input_named_stdin(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(CLAUDE_SMALL.read_bytes())))
+    files, failures, _, copies = expand([Path("-"), Path("-")])
+    (copy,) = files
+    assert failures == [] and copies == [("<stdin>", copy)]
+    assert copy.name == "stdin" and copy.read_bytes() == CLAUDE_SMALL.read_bytes()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_two_pipes_of_one_name_are_two_copies(tmp_path: Path) -> None:
+    # GIVEN two named pipes called `pipe`, in two folders, giving different journals
+    given = {}
+    for folder, source in (("a", CLAUDE_SMALL), ("b", CODEX_SMALL)):
+        (tmp_path / folder).mkdir()
+        fifo = tmp_path / folder / "pipe"
+        os.mkfifo(fifo)
+        given[fifo] = source.read_bytes()
+        threading.Thread(target=fifo.write_bytes, args=(given[fifo],), daemon=True).start()
+    # WHEN both are expanded THEN each has a copy of its own, holding what it gave
+    files, failures, _, copies = expand(list(given))
+    assert failures == [] and [given_name for given_name, _ in copies] == list(map(str, given))
+    assert [f.read_bytes() for f in files] == list(given.values())
+
+
+def test_what_is_not_a_journal_on_standard_input_is_named_stdin(tmp_path: Path) -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "agent_profiler", "export", "-", "-o", str(tmp_path / "t")],
+        input=b"hello\n",
+        capture_output=True,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        timeout=60,
+    )
+    assert run.returncode == 1
+    assert run.stderr.decode().splitlines() == [
+        "error: <stdin>:1: not a JSONL journal (first line is not JSON)",
+        "error: nothing to export (no readable sessions)",
+    ]
+    assert list(tmp_path.iterdir()) == []

@@ -171,12 +171,17 @@ def _tell_reading(result: LoadResult, diagnostics: Diagnostics) -> None:
     """What reading could not use, on stderr: failures, warnings, unknown records."""
     if diagnostics.on_progress is not None:
         sys.stderr.write("\r\033[K")  # clear a progress line left below 100%
-    for given, copy in result.copies:
-        echo(f"note: {given} is read once, so it was copied to {copy}", err=True)
+
+    def as_given(line: str) -> str:
+        """The line with each piped journal named as the user named it, not by its copy."""
+        for given, copy in result.copies:
+            line = line.replace(str(copy), given)
+        return line
+
     for failure in result.failures:
-        echo(f"error: {failure}", err=True)
+        echo(as_given(f"error: {failure}"), err=True)
     for line in diagnostics.summary_lines():
-        echo(line, err=True)
+        echo(as_given(line), err=True)
     if diagnostics.unrecognised:
         # Every command says so: these records were not read, which is not a choice.
         echo(f"not recognised (not read): {_kinds(diagnostics.unrecognised)}", err=True)

@@ -45,8 +45,8 @@ class Expanded(NamedTuple):
     files: list[Path]
     failures: list[JournalError]
     ignored: int  # files in the given folders that are not journals (and not hidden)
-    # (name given, its copy) for each named input that is no regular file (a pipe): it is
-    # read from a temporary copy, which the messages about it name.
+    # (name given, its copy) for each input that can be read only once (a pipe, `-`): it is
+    # read from a temporary copy, and the messages about it say the name given (`<stdin>`).
     copies: list[tuple[str, Path]]
 
 
@@ -68,11 +68,11 @@ def expand(inputs: Iterable[Path]) -> Expanded:
                 continue  # what it gave was read the first time
             streams.add(str(path))
             try:
-                copy = _copy_of(path, len(copies))
+                copy = _copy_of(path)
             except JournalError as error:
                 failures.append(error)
                 continue
-            copies.append(("standard input" if str(path) == STDIN else str(path), copy))
+            copies.append(("<stdin>" if str(path) == STDIN else str(path), copy))
             candidates = [copy]
         elif path.is_dir():
             found = []
@@ -119,20 +119,22 @@ def _remove_copies(folder: Path, owner: int) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _copy_of(path: Path, index: int) -> Path:
+def _copy_of(path: Path) -> Path:
     """A regular file holding what `path` gives once (`-`: standard input). A named input
     that is no regular file — a pipe (`<(zcat x.jsonl.gz)`, `/dev/stdin`), a character
     device — yields its bytes once, and a journal is opened more than once (sniffed, then
     read), so it was read as empty. The copy lives in a temporary folder removed when the
     process ends, and keeps the input's name (a journal's format is told by its
-    content)."""
+    content); what is said about it names the input (exporting._tell_reading)."""
     global _copies_folder
     if _copies_folder is None:
         _copies_folder = Path(tempfile.mkdtemp(prefix="agent-profiler-"))
         atexit.register(_remove_copies, _copies_folder, os.getpid())
     stdin = str(path) == STDIN
-    copy = _copies_folder / str(index) / ("stdin" if stdin else path.name or "input")
-    copy.parent.mkdir()
+    # A folder of its own per copy: names repeat (every `-` is `stdin`), and a process
+    # may load more than once (a library user, the tests).
+    folder = Path(tempfile.mkdtemp(dir=_copies_folder))
+    copy = folder / ("stdin" if stdin else path.name or "input")
     try:
         with (
             sys.stdin.buffer if stdin else path.open("rb") as source,
