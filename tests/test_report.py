@@ -768,6 +768,23 @@ def test_report_command_writes_the_page_and_needs_force(tmp_path: Path) -> None:
     assert again.exit_code == 2 and "--force" in again.stderr
 
 
+def test_a_report_of_standard_input_says_it_is_from_stdin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from agent_profiler.cli import app
+
+    journal = (
+        Path(__file__).parent / "data" / "journals" / "claude-code" / "handmade" / "small.jsonl"
+    )
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["report", "-"], input=journal.read_bytes())
+    assert result.exit_code == 0, result.output + result.stderr
+    page = (tmp_path / "stdin.html").read_text()
+    assert "1 session(s) (0 subagent) from &lt;stdin&gt; ·" in page
+
+
 # --------------------------------------------------------------------------- chart geometry
 
 

@@ -33,6 +33,7 @@ from agent_profiler.exporting import (
     run_export,
     write_atomically,
 )
+from agent_profiler.loader import STDIN
 from agent_profiler.model import Harness
 from agent_profiler.writers import TraceFacts
 
@@ -436,7 +437,8 @@ def report(
         raise typer.Exit(EXIT_INPUT)
     from agent_profiler.report import HtmlReportWriter
 
-    writer = HtmlReportWriter(title=title, window=window, inputs=[p.name for p in journals])
+    inputs = ["<stdin>" if str(p) == STDIN else p.name for p in journals]
+    writer = HtmlReportWriter(title=title, window=window, inputs=inputs)
     size = write_atomically(target, lambda stream: writer.write(result.sessions, stream))
     subagents = sum(1 for s in result.sessions if s.is_subagent)
     typer.echo(
