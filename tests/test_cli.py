@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -347,3 +350,58 @@ def test_the_fast_export_path_takes_only_what_typer_takes_and_reads_it_the_same(
         assert typer_values.pop("open_ui") is False
         assert fast == typer_values, argv
     assert taken > 300  # the fast path was exercised, not just left to Typer
+
+
+def _drain(fifo: Path, into: list[bytes]) -> threading.Thread:
+    """A reader at the other end of a named pipe, keeping what it read."""
+    reader = threading.Thread(target=lambda: into.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    return reader
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+@pytest.mark.parametrize("command", [["export"], ["export", "--format", "json"], ["report"]])
+def test_a_pipe_or_device_as_the_output_is_written_in_place(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """`-o /dev/null` replaced /dev/null itself with a regular file (as root: the write to
+    a temporary file beside it, then a rename over it). A pipe or a device is now written
+    in place, without --force, and stays what it was. (A named pipe stands in for
+    /dev/null here: the same path through the code, and no harm if it broke again.)"""
+    fifo = tmp_path / "out"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = _drain(fifo, got)
+    result = runner.invoke(app, [*command, str(SMALL), "-o", str(fifo)])
+    reader.join(timeout=30)
+    assert result.exit_code == 0, result.output + result.stderr
+    assert stat.S_ISFIFO(fifo.stat().st_mode)  # still the pipe
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no temporary file left
+    (written,) = got
+    (line,) = [line for line in result.stdout.splitlines() if line.startswith("wrote")]
+    assert line.startswith(f"wrote {fifo} (") and len(written) > 1000
+    assert "open it" not in result.output + result.stderr  # nothing to open afterwards
+    if command == ["export"]:
+        assert written[:1] == b"\x0a"  # a TracePacket, as to a file
+
+
+def test_a_folder_as_the_output_is_refused_by_name(tmp_path: Path) -> None:
+    for command, written in (("export", "small.pftrace"), ("report", "small.html")):
+        result = runner.invoke(app, [command, str(SMALL), "-o", str(tmp_path)])
+        assert result.exit_code == 2
+        assert result.stderr == (
+            f"error: {tmp_path} is a folder: name the file to write, e.g. -o {tmp_path / written}\n"
+        )
+        assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_open_needs_a_trace_file(tmp_path: Path) -> None:
+    fifo = tmp_path / "out"
+    os.mkfifo(fifo)
+    for output in (str(fifo), "-"):
+        result = runner.invoke(app, ["export", str(SMALL), "-o", output, "--open"])
+        assert result.exit_code == 2
+        assert result.stderr == (
+            f"error: --open needs a trace file, and {output} is a pipe or a device\n"
+        )

@@ -27,13 +27,14 @@ from agent_profiler.exporting import (
     _default_output,
     _human_size,
     _load,
+    check_target,
     export_perfetto,
     failure,
     read_groups,
     run_export,
     write_atomically,
 )
-from agent_profiler.loader import STDIN
+from agent_profiler.loader import STDIN, is_stream
 from agent_profiler.model import Harness
 from agent_profiler.writers import TraceFacts
 
@@ -426,8 +427,7 @@ def report(
     could not be used (the page still holds everything that could).
     """
     target = output or _default_output(journals, ".html")
-    if target.exists() and not force:
-        raise UsageError(f"{target} exists; pass --force to overwrite it")
+    check_target(target, force, journals, ".html")
     from agent_profiler.adapters.drafts import argument_previews
 
     with use_estimator(named(estimate)), argument_previews(False):  # the page shows none
@@ -443,7 +443,7 @@ def report(
     subagents = sum(1 for s in result.sessions if s.is_subagent)
     typer.echo(
         f"wrote {target} ({_human_size(size)}): {len(result.sessions)} session(s)"
-        f" ({subagents} subagent); open it in any browser"
+        f" ({subagents} subagent)" + ("" if is_stream(target) else "; open it in any browser")
     )
     if result.failures or diagnostics.damaged:
         raise typer.Exit(EXIT_INPUT)

@@ -11,13 +11,13 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 from agent_profiler.adapters import JournalGroup
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import AgentProfilerError, OutputError, UsageError
 from agent_profiler.estimate import EstimateChoice, named, use_estimator
-from agent_profiler.loader import STDIN, LoadResult, load
+from agent_profiler.loader import STDIN, LoadResult, is_stream, load
 from agent_profiler.model import Harness
 from agent_profiler.pipeline import EncodeTrace, GroupOutcome, SessionCounts, T, Use, write_joined
 from agent_profiler.writers import ContentMode, TraceFacts, writer_class
@@ -113,9 +113,45 @@ def _beside(path: Path, kind: str) -> tuple[int, str]:
         raise OutputError(f"{path}: cannot write here ({error.strerror})") from error
 
 
+def check_target(target: Path, force: bool, journals: list[Path], extension: str) -> None:
+    """Refuse an output that would overwrite a file without --force, or that is a folder.
+    A pipe or a device (`/dev/null`) is written in place, with or without --force."""
+    if target.is_dir():
+        suggested = target / _default_output(journals, extension)
+        raise UsageError(f"{target} is a folder: name the file to write, e.g. -o {suggested}")
+    if target.exists() and not is_stream(target) and not force:
+        raise UsageError(f"{target} exists; pass --force to overwrite it")
+
+
+class _Counted:
+    """A stream that counts the bytes written through it (a pipe or a device has no size
+    to ask for afterwards)."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.stream = stream
+        self.size = 0
+
+    def write(self, data: bytes) -> int:
+        self.size += len(data)
+        return self.stream.write(data)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.stream, name)
+
+
 def write_atomically(path: Path, fill: Callable[[IO[bytes]], object]) -> int:
     """Write to a temporary file beside the target (`fill(stream)`) and rename it into
-    place, so an interrupted export never leaves a partial trace or clobbers a good one."""
+    place, so an interrupted export never leaves a partial trace or clobbers a good one.
+    A target that is a pipe or a device (`-o /dev/null`, `-o >(gzip > t.gz)`) is written
+    in place: renaming a file over it would replace the device itself."""
+    if is_stream(path):
+        try:
+            with path.open("wb") as stream:
+                counted = _Counted(stream)
+                fill(cast(IO[bytes], counted))
+        except OSError as error:
+            raise OutputError(f"{path}: {error.strerror or error}") from error
+        return counted.size
     handle, temporary = _beside(path, "")
     try:
         with os.fdopen(handle, "wb") as stream:
@@ -136,8 +172,9 @@ def write_atomically(path: Path, fill: Callable[[IO[bytes]], object]) -> int:
 @contextmanager
 def _spool(target: Path | None) -> Iterator[IO[bytes]]:
     """A private temporary file for the packets of a trace being read (pipeline.py),
-    beside the target (same disk) or, for stdout, in the temporary folder; always removed."""
-    if target is None:
+    beside the target (same disk) or, for stdout or a pipe, in the temporary folder; always
+    removed."""
+    if target is None or is_stream(target):  # stdout, a pipe, a device: nothing beside it
         import tempfile
 
         with tempfile.TemporaryFile() as stream:
@@ -335,8 +372,11 @@ def run_export(
             "or --format json"
         )
     target = output or _default_output(journals, writer.extension)
-    if not to_stdout and target.exists() and not force:
-        raise UsageError(f"{target} exists; pass --force to overwrite it")
+    streamed = to_stdout or is_stream(target)  # nothing to open afterwards
+    if not to_stdout:
+        check_target(target, force, journals, writer.extension)
+    if streamed and open_ui is not None:
+        raise UsageError(f"--open needs a trace file, and {target} is a pipe or a device")
     facts = TraceFacts(
         inputs=tuple(p.name for p in journals),
         content=ContentMode.PREVIEWS if previews else ContentMode.NONE,
@@ -383,7 +423,7 @@ def run_export(
     )
     if diagnostics.skipped:
         echo(f"skipped on purpose (not model input): {_kinds(diagnostics.skipped)}", err=True)
-    if to_stdout:
+    if streamed:
         pass
     elif open_ui is not None:
         open_ui(target, browser=True, timeout=300.0)

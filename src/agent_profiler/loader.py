@@ -63,7 +63,7 @@ def expand(inputs: Iterable[Path]) -> Expanded:
     seen: set[Path] = set()
     streams: set[str] = set()
     for path in inputs:
-        if str(path) == STDIN or _stream(path):
+        if str(path) == STDIN or is_stream(path):
             if str(path) in streams:
                 continue  # what it gave was read the first time
             streams.add(str(path))
@@ -102,8 +102,9 @@ def expand(inputs: Iterable[Path]) -> Expanded:
     return Expanded(files, failures, ignored, copies)
 
 
-def _stream(path: Path) -> bool:
-    """A named input that exists and is neither a folder nor a regular file (a pipe)."""
+def is_stream(path: Path) -> bool:
+    """A path that exists and is neither a folder nor a regular file: a pipe, a device
+    (`/dev/stdin`, `/dev/null`), a socket. Read or written once, in order, in place."""
     try:
         mode = path.stat().st_mode
     except OSError:
