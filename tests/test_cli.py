@@ -405,3 +405,29 @@ def test_open_needs_a_trace_file(tmp_path: Path) -> None:
         assert result.stderr == (
             f"error: --open needs a trace file, and {output} is a pipe or a device\n"
         )
+
+
+def test_a_journal_being_read_is_never_the_output_even_with_force(tmp_path: Path) -> None:
+    """`export x.jsonl -o x.jsonl --force` wrote the trace over the journal: the one copy
+    of the session, gone. A journal the command reads (named, or found in a named folder)
+    is refused as its output, --force or not; other files in that folder are not."""
+    journal = tmp_path / "a.jsonl"
+    journal.write_bytes(SMALL.read_bytes())
+    for command, inputs, output in (
+        ("export", [journal], journal),
+        ("export", [tmp_path], journal),
+        ("export", [tmp_path], tmp_path / ".." / tmp_path.name / "a.jsonl"),
+        ("report", [journal], journal),
+    ):
+        result = runner.invoke(app, [command, *map(str, inputs), "-o", str(output), "--force"])
+        assert result.exit_code == 2, (command, inputs, output)
+        assert result.stderr == (
+            f"error: {output} is a journal this reads: write the trace somewhere else\n"
+        )
+        assert journal.read_bytes() == SMALL.read_bytes()
+    # a file in the folder that is not a journal may still be overwritten with --force
+    other = tmp_path / "old.pftrace"
+    other.write_bytes(b"an older trace")
+    result = runner.invoke(app, ["export", str(tmp_path), "-o", str(other), "--force"])
+    assert result.exit_code == 0, result.output + result.stderr
+    assert other.read_bytes()[:1] == b"\x0a"

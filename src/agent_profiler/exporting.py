@@ -17,7 +17,7 @@ from agent_profiler.adapters import JournalGroup
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import AgentProfilerError, OutputError, UsageError
 from agent_profiler.estimate import EstimateChoice, named, use_estimator
-from agent_profiler.loader import STDIN, LoadResult, is_stream, load
+from agent_profiler.loader import STDIN, LoadResult, is_stream, load, reads
 from agent_profiler.model import Harness
 from agent_profiler.pipeline import EncodeTrace, GroupOutcome, SessionCounts, T, Use, write_joined
 from agent_profiler.writers import ContentMode, TraceFacts, writer_class
@@ -114,11 +114,14 @@ def _beside(path: Path, kind: str) -> tuple[int, str]:
 
 
 def check_target(target: Path, force: bool, journals: list[Path], extension: str) -> None:
-    """Refuse an output that would overwrite a file without --force, or that is a folder.
-    A pipe or a device (`/dev/null`) is written in place, with or without --force."""
+    """Refuse an output that is a folder, a journal being read (even with --force: a
+    journal cannot be made again), or a file, without --force. A pipe or a device
+    (`/dev/null`) is written in place, with or without --force."""
     if target.is_dir():
         suggested = target / _default_output(journals, extension)
         raise UsageError(f"{target} is a folder: name the file to write, e.g. -o {suggested}")
+    if target.exists() and not is_stream(target) and reads(journals, target):
+        raise UsageError(f"{target} is a journal this reads: write the trace somewhere else")
     if target.exists() and not is_stream(target) and not force:
         raise UsageError(f"{target} exists; pass --force to overwrite it")
 

@@ -147,6 +147,29 @@ def _copy_of(path: Path) -> Path:
     return copy
 
 
+def reads(inputs: Iterable[Path], path: Path) -> bool:
+    """Whether reading `inputs` reads the existing file `path`: it is one of them, or lies
+    in a folder among them and the walk takes it (or a member of it, like a database's
+    write-ahead log). An export must never write its trace over a journal it reads."""
+    try:
+        target = path.resolve(strict=True)
+    except OSError:
+        return False
+    for given in inputs:
+        if str(given) == STDIN:
+            continue
+        try:
+            source = given.resolve(strict=True)
+        except OSError:
+            continue
+        if source == target:
+            return True
+        walked = source.is_dir() and target.is_relative_to(source)
+        if walked and (target.name.endswith(JOURNAL_SUFFIXES) or bool(_role(target))):
+            return True
+    return False
+
+
 def _role(path: Path) -> str:
     """What a non-JSONL file in a walked folder is to the adapters that read such files."""
     roles = {a.role(path) for a in ADAPTERS if a.role is not None}
