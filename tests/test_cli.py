@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -431,3 +432,22 @@ def test_a_journal_being_read_is_never_the_output_even_with_force(tmp_path: Path
     result = runner.invoke(app, ["export", str(tmp_path), "-o", str(other), "--force"])
     assert result.exit_code == 0, result.output + result.stderr
     assert other.read_bytes()[:1] == b"\x0a"
+
+
+@pytest.mark.parametrize("command", [["export"], ["export", "--format", "json"], ["report"]])
+def test_a_subagent_file_read_with_its_session_is_never_the_output(
+    tmp_path: Path, command: list[str]
+) -> None:
+    # GIVEN a Claude Code session whose subagent file is found beside it (not named)
+    shutil.copytree(SPOTTER_DIR, tmp_path / "s")
+    (main,) = (tmp_path / "s").glob("*.jsonl*")
+    (subagent,) = (tmp_path / "s").rglob("agent-a881341.jsonl")
+    before = subagent.read_bytes()
+    # WHEN it is named as the output, with --force
+    result = runner.invoke(app, [*command, str(main), "-o", str(subagent), "--force"])
+    # THEN it is refused after reading, and the subagent's journal is as it was
+    assert result.exit_code == 2, result.output + result.stderr
+    assert result.stderr.endswith(
+        f"error: {subagent} is a journal this reads: write the trace somewhere else\n"
+    )
+    assert subagent.read_bytes() == before

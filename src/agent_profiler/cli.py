@@ -31,6 +31,7 @@ from agent_profiler.exporting import (
     export_perfetto,
     failure,
     read_groups,
+    refuse_read_files,
     run_export,
     write_atomically,
 )
@@ -439,6 +440,7 @@ def report(
 
     inputs = ["<stdin>" if str(p) == STDIN else p.name for p in journals]
     writer = HtmlReportWriter(title=title, window=window, inputs=inputs)
+    refuse_read_files(target, result.files)
     size = write_atomically(target, lambda stream: writer.write(result.sessions, stream))
     subagents = sum(1 for s in result.sessions if s.is_subagent)
     typer.echo(

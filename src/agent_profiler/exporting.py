@@ -126,6 +126,21 @@ def check_target(target: Path, force: bool, journals: list[Path], extension: str
         raise UsageError(f"{target} exists; pass --force to overwrite it")
 
 
+def refuse_read_files(target: Path, files: list[Path]) -> None:
+    """Refuse, after reading, to write over a file that was read: check_target knows the
+    inputs as named, and this also the files an adapter found beside them (a Claude Code
+    session's subagent files)."""
+    if not target.exists() or is_stream(target):
+        return
+    for read in files:
+        try:
+            same = os.path.samefile(target, read)
+        except OSError:
+            continue
+        if same:
+            raise UsageError(f"{target} is a journal this reads: write the trace somewhere else")
+
+
 class _Counted:
     """A stream that counts the bytes written through it (a pipe or a device has no size
     to ask for afterwards)."""
@@ -349,6 +364,7 @@ def export_perfetto(
             fill(sys.stdout.buffer)
             sys.stdout.buffer.flush()
             return result, diagnostics, counts, 0
+        refuse_read_files(target, result.files)
         return result, diagnostics, counts, write_atomically(target, fill)
 
 
@@ -413,6 +429,7 @@ def run_export(
             sys.stdout.buffer.flush()
             size = 0
         else:
+            refuse_read_files(target, result.files)
             size = write_atomically(target, lambda stream: writer(facts).write(sessions, stream))
     where = "stdout" if to_stdout else f"{target} ({_human_size(size)})"
     echo(
