@@ -120,9 +120,11 @@ def check_target(target: Path, force: bool, journals: list[Path], extension: str
     if target.is_dir():
         suggested = target / _default_output(journals, extension)
         raise UsageError(f"{target} is a folder: name the file to write, e.g. -o {suggested}")
-    if target.exists() and not is_stream(target) and reads(journals, target):
-        raise UsageError(f"{target} is a journal this reads: write the trace somewhere else")
-    if target.exists() and not is_stream(target) and not force:
+    if not target.exists() or is_stream(target):
+        return
+    if reads(journals, target):
+        raise _journal_as_output(target)
+    if not force:
         raise UsageError(f"{target} exists; pass --force to overwrite it")
 
 
@@ -134,11 +136,14 @@ def refuse_read_files(target: Path, files: list[Path]) -> None:
         return
     for read in files:
         try:
-            same = os.path.samefile(target, read)
+            if os.path.samefile(target, read):
+                raise _journal_as_output(target)
         except OSError:
             continue
-        if same:
-            raise UsageError(f"{target} is a journal this reads: write the trace somewhere else")
+
+
+def _journal_as_output(target: Path) -> UsageError:
+    return UsageError(f"{target} is a journal this reads: write the trace somewhere else")
 
 
 class _Counted:

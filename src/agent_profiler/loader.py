@@ -63,23 +63,24 @@ def expand(inputs: Iterable[Path]) -> Expanded:
     seen: set[Path] = set()
     streams: set[str] = set()
     for path in inputs:
-        if str(path) == STDIN or is_stream(path):
-            if str(path) in streams:
+        name = str(path)
+        if name == STDIN or is_stream(path):
+            if name in streams:
                 continue  # what it gave was read the first time
-            streams.add(str(path))
+            streams.add(name)
             try:
                 copy = _copy_of(path)
             except JournalError as error:
                 failures.append(error)
                 continue
-            copies.append(("<stdin>" if str(path) == STDIN else str(path), copy))
+            copies.append(("<stdin>" if name == STDIN else name, copy))
             candidates = [copy]
         elif path.is_dir():
             found = []
             for root, dirs, names in os.walk(path, followlinks=False):
                 dirs.sort()
                 for name in sorted(names):
-                    role = "read" if name.endswith(JOURNAL_SUFFIXES) else _role(Path(root) / name)
+                    role = _walk_role(Path(root) / name)
                     if role == "read":
                         found.append(Path(root) / name)
                     elif not role and not name.endswith(SIDECAR_SUFFIXES):
@@ -164,10 +165,15 @@ def reads(inputs: Iterable[Path], path: Path) -> bool:
             continue
         if source == target:
             return True
-        walked = source.is_dir() and target.is_relative_to(source)
-        if walked and (target.name.endswith(JOURNAL_SUFFIXES) or bool(_role(target))):
+        if source.is_dir() and target.is_relative_to(source) and _walk_role(target):
             return True
     return False
+
+
+def _walk_role(path: Path) -> str:
+    """What a folder walk makes of a file: "read" (a journal), "member" (read with one, as
+    a database's write-ahead log) or "" (not read)."""
+    return "read" if path.name.endswith(JOURNAL_SUFFIXES) else _role(path)
 
 
 def _role(path: Path) -> str:
