@@ -1,4 +1,4 @@
-"""`/context` runs read back from Claude Code transcripts (agent_profiler.context_command).
+"""`/context` runs read back from Claude Code transcripts (agent_profiler.adapters.claude_context).
 
 The expected numbers below were read off each corpus file by eye (a dump of its records with
 the escape codes shown), not produced by the module: every value names the record line and the
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import shared_paths
-from agent_profiler.context_command import (
+from agent_profiler.adapters.claude_context import (
     ContextCommandFailure,
     ContextCommandTracker,
     ContextParseError,

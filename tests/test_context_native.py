@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from agent_profiler.adapters.claude_context import ContextCommandTracker, NativeSnapshot
 from agent_profiler.attribution import INFERRED_HEAD_ID
 from agent_profiler.cli import app
-from agent_profiler.context_command import ContextCommandTracker, NativeSnapshot
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.loader import load
 from agent_profiler.model import AnchorKind, Basis, Category, Coverage

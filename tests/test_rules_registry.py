@@ -23,17 +23,19 @@ def test_every_harness_has_one_adapter_whose_functions_are_named_by_their_module
     """A lazy function is named `module.function` (what a traceback or a profile shows), and a
     registry line's renamed functions (Muse's `read_group`) are the ones called."""
     assert [a.harness for a in ADAPTERS] == list(Harness)
-    default = {"explain": None, "claim": None, "role": None, "locate": None}
+    default = {"explain": None, "claim": None, "role": None}
     assert _names(Harness.CLAUDE_CODE) == {
         "detect": "claude_code.detect",
         "plan": "claude_code.plan",
         "read": "claude_code.read",
+        "locate": "claude_code.locate",
         **default,
     }
     assert _names(Harness.CODEX) == {
         "detect": "codex.detect",
         "plan": "codex.plan",
         "read": "codex.read",
+        "locate": "codex.locate",
         **default,
     }
     assert _names(Harness.MUSE) == {
@@ -43,7 +45,7 @@ def test_every_harness_has_one_adapter_whose_functions_are_named_by_their_module
         "explain": "muse.explain_rejected",
         "claim": None,
         "role": None,
-        "locate": None,
+        "locate": "muse.locate",
     }
     for harness, module in ((Harness.GEMINI_CLI, "gemini_cli"), (Harness.OPENCODE, "opencode")):
         assert _names(harness) == {
@@ -102,10 +104,43 @@ def test_a_registry_line_is_the_module_and_its_renamed_functions() -> None:
         "muse.read_group",
         "muse.explain_rejected",
     ]
-    assert (line.claim, line.role, line.locate) == (None, None, None)
+    assert (line.claim, line.role) == (None, None)
+    assert line.locate.__qualname__ == "muse.locate"
     codex = _adapter(Harness.CODEX, "codex")
     head = sniff(CODEX_SMALL)
     assert codex.detect(head) is True and line.detect(head) is False
     (group,) = codex.plan([SniffedFile(CODEX_SMALL, head)])
     (session,) = codex.read(group, Diagnostics())
     assert session.session_id == "019c8bfe-ec25-79e0-97d7-bda6a9c575ff"
+
+
+def test_every_harness_says_where_its_journals_live_what_edits_and_its_native_parsers(
+    tmp_path: Path,
+) -> None:
+    """Harness knowledge lives in the adapters: each one says where its sessions live
+    (`locate`, an empty listing for an empty home), which of its tools change the workspace
+    (a non-empty set: summary's repeated calls depend on it) and which of its own
+    composition records it parses (Claude Code's `/context`, Muse's request lanes)."""
+    empty = {"HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data")}
+    native = {}
+    for adapter in ADAPTERS:
+        assert list(adapter.locate(empty)) == [], adapter.harness
+        tools = adapter.mutating_tools
+        assert isinstance(tools, frozenset) and tools, adapter.harness
+        assert all(isinstance(t, str) and t for t in tools)
+        native[adapter.harness] = adapter.native_composition
+    assert native == {
+        Harness.CLAUDE_CODE: ("/context",),
+        Harness.CODEX: (),
+        Harness.PI: (),
+        Harness.MUSE: ("request lanes",),
+        Harness.GEMINI_CLI: (),
+        Harness.OPENCODE: (),
+    }
+    # What summary's repeated-call rule forgets after, per harness (one tool each, pinned).
+    by_harness = {a.harness: a.mutating_tools for a in ADAPTERS}
+    assert (
+        "Edit" in by_harness[Harness.CLAUDE_CODE] and "Read" not in by_harness[Harness.CLAUDE_CODE]
+    )
+    assert "apply_patch" in by_harness[Harness.CODEX]
+    assert "run_shell_command" in by_harness[Harness.GEMINI_CLI]

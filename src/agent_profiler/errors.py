@@ -12,7 +12,7 @@
     ├── OutputError                 the trace cannot be written
     └── ServeError                  `open` cannot serve the trace (port busy, file unreadable)
 
-Errors that never leave the package: `context_command.ContextParseError` (a ValueError:
+Errors that never leave the package: `adapters.claude_context.ContextParseError` (a ValueError:
 a `/context` text in a layout the parser does not know) is caught by the
 `ContextCommandTracker` and becomes a `context-command` warning on the transcript.
 `estimate.calibrated`'s ValueError (a table lacking a class) is a programming error of

@@ -26,34 +26,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_profiler.adapters import adapter_for
+from agent_profiler.adapters.claude_context import NATIVE_HEAD
 from agent_profiler.attribution import REDACTED_KIND
-from agent_profiler.context_command import NATIVE_HEAD
-from agent_profiler.model import AnchorKind, Category, Harness, Session
+from agent_profiler.model import AnchorKind, Category, Session
 from agent_profiler.privacy import private_path
 from agent_profiler.views import largest_addition_per_snapshot, largest_additions
 
 # Calls that can change the workspace, per harness: after one, earlier identical
 # calls no longer count as repeats (a re-read after an edit is not waste).
-MUTATING_TOOLS: dict[Harness, frozenset[str]] = {
-    Harness.CLAUDE_CODE: frozenset({"Bash", "Edit", "MultiEdit", "NotebookEdit", "Write"}),
-    Harness.CODEX: frozenset(
-        {
-            "apply_patch",
-            "exec_command",
-            "shell",
-            "local_shell",
-            "local_shell_call",
-            "write_stdin",
-            "container.exec",
-        }
-    ),
-    Harness.PI: frozenset({"bash", "edit", "write"}),
-    Harness.MUSE: frozenset(
-        {"bash", "shell", "exec_command", "edit", "write", "apply_patch", "write_file", "edit_file"}
-    ),
-    Harness.GEMINI_CLI: frozenset({"run_shell_command", "write_file", "replace", "edit"}),
-    Harness.OPENCODE: frozenset({"bash", "edit", "write", "patch", "apply_patch", "multiedit"}),
-}
 LARGEST_RESULTS = 5
 BAR_WIDTH = 12
 # One letter per category for the composition bar (legend printed under the table).
@@ -173,7 +154,8 @@ class SessionSummary:
 def repeated_calls(session: Session) -> int:
     """Identical (tool, full input) calls whose earlier twin did not fail, forgetting
     earlier calls after one that can change the workspace."""
-    mutating = MUTATING_TOOLS.get(session.harness, frozenset())
+    adapter = adapter_for(session.harness)
+    mutating = adapter.mutating_tools if adapter is not None else frozenset()
     earlier_failed: dict[tuple[str, str], bool] = {}
     repeats = 0
     for call in sorted(

@@ -2,8 +2,14 @@
 plus one line here: an `Adapter` that detects its journals by content, groups
 files that form one session tree, and reads a group into model `Session`s.
 Harnesses whose sessions are not JSONL (a JSON document, a database) also say
-which such files they read (`claim`, `role`), and each may say where its
-sessions live on this machine (`locate`, for `discover`)."""
+which such files they read (`claim`, `role`).
+
+Everything that is one harness's knowledge lives in its module, and every adapter
+answers the same questions: where its sessions live on this machine (`locate`, for
+`discover`, which only loops over the adapters), which of its tools change the
+workspace (`MUTATING_TOOLS`, for `summary`'s repeated calls) and which of its own
+composition records it parses (`NATIVE_COMPOSITION`: Claude Code's `/context` screens,
+Muse's request lanes; empty for a harness that reports totals only)."""
 
 from __future__ import annotations
 
@@ -55,6 +61,8 @@ class Adapter:
     detect: Callable[[list[object]], bool]
     plan: Callable[[list[SniffedFile]], list[JournalGroup]]
     read: Callable[[JournalGroup, Diagnostics], list[Session]]
+    # The session files in this harness's default folders (environment → files).
+    locate: Callable[[Mapping[str, str]], Iterable[Located]]
     # Says what a file this harness knows, but cannot read, is (e.g. an export).
     explain: Callable[[Path], str | None] | None = None
     # True for a file the JSONL sniff refuses that this harness reads (a JSON document,
@@ -63,8 +71,23 @@ class Adapter:
     # What a non-JSONL file met while walking a folder is to this harness: "read" (a
     # session file), "member" (read through another file: a part, a -wal), or "".
     role: Callable[[Path], str] | None = None
-    # The session files in this harness's default folders (environment → files).
-    locate: Callable[[Mapping[str, str]], Iterable[Located]] | None = None
+    module: str = ""  # adapters/<module>.py, which holds the harness's constants
+
+    def _constant(self, name: str) -> Any:
+        return getattr(import_module(f"{__name__}.{self.module}"), name)
+
+    @property
+    def mutating_tools(self) -> frozenset[str]:
+        """The tools that can change the workspace (a repeated call after one of these is
+        not a repeat): the module's `MUTATING_TOOLS`."""
+        tools: frozenset[str] = self._constant("MUTATING_TOOLS")
+        return tools
+
+    @property
+    def native_composition(self) -> tuple[str, ...]:
+        """The harness's own composition records this adapter parses (none: totals only)."""
+        names: tuple[str, ...] = self._constant("NATIVE_COMPOSITION")
+        return names
 
 
 def _adapter(harness: Harness, module: str, **names: str) -> Adapter:
@@ -80,8 +103,9 @@ def _adapter(harness: Harness, module: str, **names: str) -> Adapter:
         call.__qualname__ = f"{module}.{name}"
         return call
 
-    functions = {"detect": "detect", "plan": "plan", "read": "read", **names}
-    return Adapter(harness, **{field: lazy(name) for field, name in functions.items()})
+    functions = {"detect": "detect", "plan": "plan", "read": "read", "locate": "locate", **names}
+    lazies = {field: lazy(name) for field, name in functions.items()}
+    return Adapter(harness, module=module, **lazies)
 
 
 # One line per harness: its module, and any function not under its default name.
@@ -90,8 +114,8 @@ ADAPTERS: tuple[Adapter, ...] = (
     _adapter(Harness.CODEX, "codex"),
     _adapter(Harness.PI, "pi"),
     _adapter(Harness.MUSE, "muse", read="read_group", explain="explain_rejected"),
-    _adapter(Harness.GEMINI_CLI, "gemini_cli", claim="claim", role="role", locate="locate"),
-    _adapter(Harness.OPENCODE, "opencode", claim="claim", role="role", locate="locate"),
+    _adapter(Harness.GEMINI_CLI, "gemini_cli", claim="claim", role="role"),
+    _adapter(Harness.OPENCODE, "opencode", claim="claim", role="role"),
 )
 
 

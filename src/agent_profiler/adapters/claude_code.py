@@ -12,21 +12,23 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from agent_profiler.adapters.claude_session import SessionBuilder
-from agent_profiler.adapters.claude_stream import read_stream_json
-from agent_profiler.adapters.common import journal_clock, text_field
-from agent_profiler.context_command import (
+from agent_profiler.adapters.claude_context import (
     ContextCommandFailure,
     ContextCommandTracker,
     NativeSnapshot,
 )
+from agent_profiler.adapters.claude_session import SessionBuilder
+from agent_profiler.adapters.claude_stream import read_stream_json
+from agent_profiler.adapters.common import journal_clock, text_field
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
 from agent_profiler.jsonl import read_jsonl
 from agent_profiler.model import Harness, Response, Session
 
 if TYPE_CHECKING:
-    from agent_profiler.adapters import JournalGroup, SniffedFile
+    from collections.abc import Iterator, Mapping
+
+    from agent_profiler.adapters import JournalGroup, Located, SniffedFile
 
 HARNESS = Harness.CLAUDE_CODE
 
@@ -331,3 +333,26 @@ def _attach_compaction_request(main: SessionBuilder, request: SessionBuilder) ->
         nearest.start_ns = start
         nearest.timing = "summarisation request (agent-acompact file) → boundary record"
     main.sources.extend(request.sources)
+
+
+# --------------------------------------------------------------------------- discover
+
+# Tools that can change the workspace: a repeated call after one of these is not a repeat.
+MUTATING_TOOLS = frozenset({"Bash", "Edit", "MultiEdit", "NotebookEdit", "Write"})
+# Claude Code's own composition screens, parsed where a session holds them.
+NATIVE_COMPOSITION = ("/context",)
+
+
+def locate(env: Mapping[str, str]) -> Iterator[Located]:
+    """`$CLAUDE_CONFIG_DIR`, else `~/.claude`: `projects/<project>/<session>.jsonl`. Subagent
+    files are read with their session, so they are not listed on their own."""
+    from agent_profiler.adapters import locating
+
+    root = locating.folder(env, "CLAUDE_CONFIG_DIR", ".claude") / "projects"
+    paths = (
+        p
+        for pattern in ("*/*.jsonl", "*/*.jsonl.gz")
+        for p in root.glob(pattern)
+        if not p.name.startswith("agent-")
+    )
+    yield from locating.jsonl_sessions(paths)

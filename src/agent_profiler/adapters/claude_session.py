@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from agent_profiler.adapters.claude_context import NATIVE_HEAD, NativeSnapshot
 from agent_profiler.adapters.common import (
     MS,
     preview,
@@ -41,7 +42,6 @@ from agent_profiler.adapters.drafts import (
     handed_over,
 )
 from agent_profiler.attribution import ContextLog, Logged, Observation
-from agent_profiler.context_command import NATIVE_HEAD, NativeSnapshot
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.model import (
     AnchorKind,

@@ -61,7 +61,9 @@ from agent_profiler.model import (
 )
 
 if TYPE_CHECKING:
-    from agent_profiler.adapters import JournalGroup, SniffedFile
+    from collections.abc import Iterator, Mapping
+
+    from agent_profiler.adapters import JournalGroup, Located, SniffedFile
 
 HARNESS = Harness.CODEX
 _LINE_TYPES = frozenset({"session_meta", "response_item", "compacted", "turn_context", "event_msg"})
@@ -835,3 +837,34 @@ def plan(files: list[SniffedFile]) -> list[JournalGroup]:
 
 def read(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:
     return read_rollouts(list(group.paths), diagnostics)
+
+
+# --------------------------------------------------------------------------- discover
+
+# Tools that can change the workspace: a repeated call after one of these is not a repeat.
+MUTATING_TOOLS = frozenset(
+    {
+        "apply_patch",
+        "exec_command",
+        "shell",
+        "local_shell",
+        "local_shell_call",
+        "write_stdin",
+        "container.exec",
+    }
+)
+NATIVE_COMPOSITION: tuple[str, ...] = ()  # a rollout reports totals only
+
+
+def locate(env: Mapping[str, str]) -> Iterator[Located]:
+    """`$CODEX_HOME`, else `~/.codex`: `sessions/YYYY/MM/DD/rollout-*.jsonl` and
+    `archived_sessions/`."""
+    from agent_profiler.adapters import locating
+
+    root = locating.folder(env, "CODEX_HOME", ".codex")
+    paths = (
+        p
+        for sub in ("sessions", "archived_sessions")
+        for p in (root / sub).rglob("rollout-*.jsonl*")
+    )
+    yield from locating.jsonl_sessions(paths)

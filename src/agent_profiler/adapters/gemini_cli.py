@@ -684,3 +684,8 @@ def locate(env: Mapping[str, str]) -> Iterator[Located]:
             found = re.search(rb'"startTime"\s*:\s*"([^"]+)"', peek(path, 2048))
             start = timestamp_ns(found.group(1).decode()) if found else None
             yield Located(path, _project(Recording(path, {})), start)
+
+
+# Tools that can change the workspace: a repeated call after one of these is not a repeat.
+MUTATING_TOOLS = frozenset({"run_shell_command", "write_file", "replace", "edit"})
+NATIVE_COMPOSITION: tuple[str, ...] = ()  # Gemini CLI reports totals only

@@ -85,7 +85,9 @@ from agent_profiler.model import (
 )
 
 if TYPE_CHECKING:
-    from agent_profiler.adapters import JournalGroup, SniffedFile
+    from collections.abc import Iterator, Mapping
+
+    from agent_profiler.adapters import JournalGroup, Located, SniffedFile
 
 
 def detect(values: list[object]) -> bool:
@@ -432,3 +434,23 @@ def read_files(paths: list[Path], diagnostics: Diagnostics) -> list[Session]:
             raise
     groups = plan(sniffed)
     return [session for group in groups for session in read_group(group, diagnostics)]
+
+
+# --------------------------------------------------------------------------- discover
+
+# Tools that can change the workspace: a repeated call after one of these is not a repeat.
+MUTATING_TOOLS = frozenset(
+    {"bash", "shell", "exec_command", "edit", "write", "apply_patch", "write_file", "edit_file"}
+)
+# A request's lanes (muse_lanes.py): the harness's own split of what it sent.
+NATIVE_COMPOSITION = ("request lanes",)
+
+
+def locate(env: Mapping[str, str]) -> Iterator[Located]:
+    """`${XDG_DATA_HOME:-~/.local/share}/muse/sessions/YYYY/MM/DD/<id>/session.jsonl`;
+    subagent logs are read with their session."""
+    from agent_profiler.adapters import locating
+
+    root = locating.data_home(env) / "muse" / "sessions"
+    paths = (p for p in root.rglob("session.jsonl") if "subagent" not in p.parts)
+    yield from locating.jsonl_sessions(paths)

@@ -602,3 +602,8 @@ def locate(env: Mapping[str, str]) -> Iterator[Located]:
     if not databases:
         for path in storage.storage_sessions(root / "storage"):
             yield Located(path)
+
+
+# Tools that can change the workspace: a repeated call after one of these is not a repeat.
+MUTATING_TOOLS = frozenset({"bash", "edit", "write", "patch", "apply_patch", "multiedit"})
+NATIVE_COMPOSITION: tuple[str, ...] = ()  # OpenCode reports totals only

@@ -74,7 +74,9 @@ from agent_profiler.model import (
 )
 
 if TYPE_CHECKING:
-    from agent_profiler.adapters import JournalGroup, SniffedFile
+    from collections.abc import Iterator, Mapping
+
+    from agent_profiler.adapters import JournalGroup, Located, SniffedFile
 
 HARNESS = Harness.PI
 CURRENT_VERSION = 3
@@ -740,3 +742,19 @@ def plan(files: list[SniffedFile]) -> list[JournalGroup]:
 
 def read(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:
     return read_sessions(list(group.paths), diagnostics)
+
+
+# --------------------------------------------------------------------------- discover
+
+# Tools that can change the workspace: a repeated call after one of these is not a repeat.
+MUTATING_TOOLS = frozenset({"bash", "edit", "write"})
+NATIVE_COMPOSITION: tuple[str, ...] = ()  # Pi reports totals only
+
+
+def locate(env: Mapping[str, str]) -> Iterator[Located]:
+    """`$PI_CODING_AGENT_DIR`, else `~/.pi/agent`: `sessions/--<cwd>--/*.jsonl`."""
+    from agent_profiler.adapters import locating
+
+    root = locating.folder(env, "PI_CODING_AGENT_DIR", ".pi", "agent") / "sessions"
+    paths = (p for pattern in ("*/*.jsonl", "*/*.jsonl.gz") for p in root.glob(pattern))
+    yield from locating.jsonl_sessions(paths)
