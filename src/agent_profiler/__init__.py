@@ -15,9 +15,6 @@ change between versions. Reading and writing, in the order a program uses them:
 - the errors of `errors.py`, rooted at `AgentProfilerError` (its docstring draws the tree).
 """
 
-__version__ = "0.1.0"
-
-# Imported after __version__: the writers read it while this module is being initialised.
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import (
     AgentProfilerError,
@@ -30,6 +27,7 @@ from agent_profiler.errors import (
 from agent_profiler.estimate import named, use_estimator
 from agent_profiler.loader import LoadResult, load
 from agent_profiler.model import Harness, Session
+from agent_profiler.version import __version__
 from agent_profiler.writers import ChromeJsonWriter, PerfettoWriter, writer_class
 
 __all__ = [

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from agent_profiler import __version__, estimate
+from agent_profiler import estimate
 from agent_profiler.model import (
     AnchorKind,
     Basis,
@@ -24,6 +24,7 @@ from agent_profiler.model import (
     SourceKind,
     ToolCall,
 )
+from agent_profiler.version import __version__
 from agent_profiler.views import basename, session_label
 
 

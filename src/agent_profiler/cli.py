@@ -14,7 +14,6 @@ from typing import Annotated, Any, ParamSpec, TypeVar
 import orjson
 import typer
 
-from agent_profiler import __version__
 from agent_profiler.adapters.common import timestamp_ns
 from agent_profiler.discover import discover as find_journals
 from agent_profiler.errors import AgentProfilerError, UsageError
@@ -37,6 +36,7 @@ from agent_profiler.exporting import (
 )
 from agent_profiler.loader import STDIN, is_stream
 from agent_profiler.model import Harness
+from agent_profiler.version import __version__
 from agent_profiler.writers import TraceFacts
 
 __all__ = ["EXIT_INPUT", "EXIT_OK", "EXIT_USAGE", "PROGRESS_BYTES", "app", "main"]

@@ -171,14 +171,14 @@ def repeated_calls(session: Session) -> int:
 
 
 @dataclass(frozen=True, slots=True)
-class EstimateError:
+class EstimateFidelity:
     basis: str | None
     requests: int
     median: float | None
     worst: float | None
 
 
-def estimate_error(session: Session) -> EstimateError:
+def estimate_error(session: Session) -> EstimateFidelity:
     """How far the estimate is from the reported request input (see the module's
     definitions); ratios rounded to 4 places so that JSON output is stable."""
     measured = [
@@ -192,7 +192,7 @@ def estimate_error(session: Session) -> EstimateError:
         for s in measured[1:]
         if s.reported_tokens
     ]
-    return EstimateError(
+    return EstimateFidelity(
         ", ".join(bases) or None,
         len(errors),
         round(statistics.median(errors), 4) if errors else None,

@@ -36,12 +36,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import IO
 
-from agent_profiler import __version__
 from agent_profiler.model import Session
 from agent_profiler.report.data import LARGEST_ADDITIONS, page, session_data
 from agent_profiler.report.html import CSS, context_view, overview
 from agent_profiler.report.svg import MAX_POINTS, downsample, legend, pattern_defs
 from agent_profiler.report.text import _e, _listing
+from agent_profiler.version import __version__
 from agent_profiler.views import largest_additions
 
 DEFAULT_TITLE = "Agent Profiler report"

@@ -19,9 +19,9 @@ from typing import IO, Any
 
 import orjson
 
-from agent_profiler import __version__
 from agent_profiler.layout import TraceFacts, build_layout
 from agent_profiler.model import Session
+from agent_profiler.version import __version__
 
 
 def _us(ns: int, origin: int) -> float:
