@@ -9,8 +9,8 @@ from agent_profiler.attribution import (
     MAX_CHANGES,
     ContextLog,
     Observation,
-    estimate_tokens,
 )
+from agent_profiler.estimate import chars4
 from agent_profiler.model import AnchorKind, Basis, Category, ChangeKind, SourceKind, Stage
 
 
@@ -26,7 +26,7 @@ def _obs(time: int, reported: int | None = None, model: str | None = "m1") -> Ob
 
 
 def test_estimate_is_chars_over_four_rounded_up() -> None:
-    assert [estimate_tokens(n) for n in (0, 1, 4, 5, 8, 9)] == [0, 1, 1, 2, 2, 3]
+    assert [chars4(n) for n in (0, 1, 4, 5, 8, 9)] == [0, 1, 1, 2, 2, 3]
 
 
 def test_first_snapshot_is_a_baseline_with_the_inferred_head() -> None:

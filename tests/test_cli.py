@@ -192,6 +192,20 @@ def test_the_report_title_default_is_the_report_s() -> None:
     assert cli.REPORT_TITLE == report.DEFAULT_TITLE
 
 
+def _flat(parsed: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The fast parser's values as Typer's parameters: its ReadOptions spread out."""
+    if parsed is None:
+        return None
+    options = parsed.pop("options")
+    return {
+        **parsed,
+        "harness": options.harness,
+        "estimate": options.estimate,
+        "previews": options.previews,
+        "jobs": options.jobs,
+    }
+
+
 @pytest.mark.parametrize(
     "args",
     [
@@ -221,8 +235,10 @@ def test_the_fast_export_path_parses_like_typer() -> None:
     from agent_profiler.estimate import EstimateChoice
     from agent_profiler.model import Harness
 
-    got = _parse_export(
-        ["a.jsonl", "--output=t.json", "b", "--harness", "codex", "--force", "--format", "json"]
+    got = _flat(
+        _parse_export(
+            ["a.jsonl", "--output=t.json", "b", "--harness", "codex", "--force", "--format", "json"]
+        )
     )
     assert got == {
         "journals": [Path("a.jsonl"), Path("b")],
@@ -235,9 +251,9 @@ def test_the_fast_export_path_parses_like_typer() -> None:
         "estimate": EstimateChoice.CHARS4,
         "jobs": None,
     }
-    assert _parse_export(["a.jsonl", "-j", "3"])["jobs"] == 3  # type: ignore[index]
-    assert _parse_export(["a.jsonl", "--jobs=2"])["jobs"] == 2  # type: ignore[index]
-    assert _parse_export(["a.jsonl", "-j", "1"])["jobs"] == 1  # type: ignore[index]
+    assert _parse_export(["a.jsonl", "-j", "3"])["options"].jobs == 3  # type: ignore[index]
+    assert _parse_export(["a.jsonl", "--jobs=2"])["options"].jobs == 2  # type: ignore[index]
+    assert _parse_export(["a.jsonl", "-j", "1"])["options"].jobs == 1  # type: ignore[index]
     # A value may hold "=": the option's name ends at the first one.
     assert _parse_export(["a.jsonl", "--output=a=b.json"])["output"] == Path("a=b.json")  # type: ignore[index]
 
@@ -342,7 +358,7 @@ def test_the_fast_export_path_takes_only_what_typer_takes_and_reads_it_the_same(
     )
     for tail in lines:
         argv = ["a.jsonl", *tail]
-        fast = _parse_export(argv)
+        fast = _flat(_parse_export(argv))
         if fast is None:
             continue
         taken += 1
@@ -423,7 +439,7 @@ def test_a_journal_being_read_is_never_the_output_even_with_force(tmp_path: Path
         result = runner.invoke(app, [command, *map(str, inputs), "-o", str(output), "--force"])
         assert result.exit_code == 2, (command, inputs, output)
         assert result.stderr == (
-            f"error: {output} is a journal this reads: write the trace somewhere else\n"
+            f"error: {output} is a journal this reads: write the output somewhere else\n"
         )
         assert journal.read_bytes() == SMALL.read_bytes()
     # a file in the folder that is not a journal may still be overwritten with --force
@@ -448,6 +464,6 @@ def test_a_subagent_file_read_with_its_session_is_never_the_output(
     # THEN it is refused after reading, and the subagent's journal is as it was
     assert result.exit_code == 2, result.output + result.stderr
     assert result.stderr.endswith(
-        f"error: {subagent} is a journal this reads: write the trace somewhere else\n"
+        f"error: {subagent} is a journal this reads: write the output somewhere else\n"
     )
     assert subagent.read_bytes() == before

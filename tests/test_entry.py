@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_profiler import entry, exporting
+from agent_profiler import console, entry, exporting
 
 SMALL = Path(__file__).parent / "data" / "journals" / "claude-code" / "handmade" / "small.jsonl"
 
@@ -141,7 +141,7 @@ def test_sigterm_unwinds_as_exit_143(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("SIGTERM did not stop the export")
 
     monkeypatch.setattr(exporting, "run_export", terminated)
-    assert run_main(monkeypatch, "export", str(SMALL)) == entry.EXIT_TERMINATED == 143
+    assert run_main(monkeypatch, "export", str(SMALL)) == console.EXIT_TERMINATED == 143
 
 
 def test_another_command_goes_to_typer_even_when_its_arguments_would_parse_as_an_export(

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agent_profiler import exporting
+from agent_profiler import console, outputs
 from agent_profiler.adapters import JournalGroup
 from agent_profiler.cli import app
 from agent_profiler.errors import OutputError
@@ -141,15 +141,15 @@ def test_progress_is_shown_on_a_terminal_for_several_journals_or_a_folder(
 ) -> None:
     big = tmp_path / "big.jsonl"
     with big.open("wb") as handle:  # sparse: large on disk by its size alone
-        handle.truncate(exporting.PROGRESS_BYTES + 1)
+        handle.truncate(console.PROGRESS_BYTES + 1)
     monkeypatch.setattr("sys.stderr", io.StringIO())  # not a terminal: never
-    assert exporting._progress_reporter([SMALL, CODEX]) is None
+    assert console.group_progress([SMALL, CODEX]) is None
     terminal = _Terminal()
     monkeypatch.setattr("sys.stderr", terminal)
-    assert exporting._progress_reporter([SMALL]) is None
-    assert exporting._progress_reporter([big]) is None  # _byte_progress shows that one
-    assert exporting._progress_reporter([tmp_path]) is not None
-    report = exporting._progress_reporter([SMALL, CODEX])
+    assert console.group_progress([SMALL]) is None
+    assert console.group_progress([big]) is None  # byte_progress shows that one
+    assert console.group_progress([tmp_path]) is not None
+    report = console.group_progress([SMALL, CODEX])
     assert report is not None
     report(1, 2, JournalGroup(Harness.CLAUDE_CODE, SMALL))
     report(2, 2, JournalGroup(Harness.CLAUDE_CODE, None, (CODEX,)))  # an orphan's group
@@ -162,11 +162,11 @@ def test_progress_is_shown_on_a_terminal_for_several_journals_or_a_folder(
 def test_progress_inside_one_large_file(monkeypatch: pytest.MonkeyPatch) -> None:
     terminal = _Terminal()
     monkeypatch.setattr("sys.stderr", terminal)
-    report = exporting._byte_progress()
-    report("/x/small.jsonl", 10, exporting.PROGRESS_BYTES - 1)  # small: nothing
+    report = console.byte_progress()
+    report("/x/small.jsonl", 10, console.PROGRESS_BYTES - 1)  # small: nothing
     assert terminal.getvalue() == ""
     name = "n" * 60 + ".jsonl"
-    size = 3 * exporting.PROGRESS_BYTES  # 60 MB
+    size = 3 * console.PROGRESS_BYTES  # 60 MB
     report(f"/x/{name}", size // 4, size)
     report(f"/x/{name}", size, size)
     assert terminal.getvalue() == (
@@ -176,7 +176,7 @@ def test_progress_inside_one_large_file(monkeypatch: pytest.MonkeyPatch) -> None
 
 def test_human_sizes() -> None:
     sizes = [0, 1023, 1024, 1536 * 1024, 5 * 1024**3, 5 * 1024**4]
-    assert [exporting._human_size(s) for s in sizes] == [
+    assert [console.human_size(s) for s in sizes] == [
         "0 B",
         "1023 B",
         "1.0 KB",
@@ -194,7 +194,7 @@ def test_no_free_temporary_name_is_a_clear_output_error(
 
     monkeypatch.setattr(os, "open", taken)
     with pytest.raises(OutputError) as caught:
-        exporting._beside(tmp_path / "t.pftrace", "out")
+        outputs.beside(tmp_path / "t.pftrace", "out")
     assert str(caught.value) == (
         f"{tmp_path / 't.pftrace'}: cannot write here (no free temporary name in {tmp_path})"
     )

@@ -69,7 +69,7 @@ BLOCK_CATEGORY = {
     "meta_context_note": "system",
     "future_block": "unattributed",
 }
-ADAPTER = Adapter(Harness.MUSE, muse.detect, muse.plan, muse.read_group)
+ADAPTER = Adapter(Harness.MUSE, muse.detect, muse.plan, muse.read_group, muse.locate)
 
 
 # -- an independent reading -------------------------------------------------------------------

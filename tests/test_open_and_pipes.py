@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from agent_profiler import cli, exporting
+from agent_profiler import cli, console
 from agent_profiler.cli import app
 
 DATA = Path(__file__).parent / "data" / "journals"
@@ -150,4 +150,4 @@ def test_a_closed_pipe_ends_quietly(args: list[str]) -> None:
     # shell's code for a broken pipe (128 + SIGPIPE)
     assert "Traceback" not in stderr and "Exception ignored" not in stderr, stderr
     assert "wrote stdout" not in stderr
-    assert code == exporting.EXIT_BROKEN_PIPE == 141, (code, stderr)
+    assert code == console.EXIT_BROKEN_PIPE == 141, (code, stderr)

@@ -39,7 +39,7 @@ CORPUS = [LARGE, COMPACTED]
 def registered(monkeypatch: pytest.MonkeyPatch) -> None:
     """The Pi adapter in the loader's tuple (a no-op once it is registered there)."""
     if adapters.adapter_for(Harness.PI) is None:
-        extended = (*adapters.ADAPTERS, Adapter(Harness.PI, pi.detect, pi.plan, pi.read))
+        extended = (*adapters.ADAPTERS, Adapter(Harness.PI, pi.detect, pi.plan, pi.read, pi.locate))
         monkeypatch.setattr(adapters, "ADAPTERS", extended)
         monkeypatch.setattr(loader, "ADAPTERS", extended)
 

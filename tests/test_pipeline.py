@@ -260,11 +260,11 @@ class _DiesAt:
 def _run(use: Any, jobs: int, notes: list[str] | None = None) -> tuple[bytes, list[Any]]:
     import io
 
-    from agent_profiler.estimate import EstimateChoice
+    from agent_profiler.options import ReadOptions
     from agent_profiler.pipeline import GroupTask, run_groups
 
     groups = plan_inputs([DATA], None, LoadResult())
-    tasks = [GroupTask(i, g, None, EstimateChoice.CHARS4) for i, g in enumerate(groups)]
+    tasks = [GroupTask(i, g, ReadOptions()) for i, g in enumerate(groups)]
     out = io.BytesIO()
     seen: list[tuple[int, int, JournalGroup]] = []
     outcomes = list(
@@ -414,15 +414,13 @@ class _CountPreviews:
 
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_a_reading_keeps_argument_previews_only_for_a_trace_that_shows_them(jobs: int) -> None:
-    from agent_profiler.estimate import EstimateChoice
+    from agent_profiler.options import ReadOptions
     from agent_profiler.pipeline import GroupTask, run_groups
 
     groups = plan_inputs([CLAUDE_SMALL, CODEX_SMALL], None, LoadResult())
 
     def counts(previews: bool) -> tuple[int, int]:
-        tasks = [
-            GroupTask(i, g, None, EstimateChoice.CHARS4, previews) for i, g in enumerate(groups)
-        ]
+        tasks = [GroupTask(i, g, ReadOptions(previews=previews)) for i, g in enumerate(groups)]
         values = [o.value for o in run_groups(tasks, _CountPreviews(), jobs, None)]
         return sum(v[0] for v in values), sum(v[1] for v in values)
 
@@ -441,7 +439,7 @@ def test_export_reads_argument_previews_only_with_previews(
     run_group = pipeline.run_group
 
     def spy(task: Any, *args: Any, **kwargs: Any) -> Any:
-        asked.append(task.previews)
+        asked.append(task.options.previews)
         return run_group(task, *args, **kwargs)
 
     monkeypatch.setattr(pipeline, "run_group", spy)

@@ -47,7 +47,7 @@ from agent_profiler.report import (
 )
 from agent_profiler.report.data import page, session_data
 from agent_profiler.report.svg import context_chart
-from agent_profiler.report.text import _clock
+from agent_profiler.report.text import clock_text
 from agent_profiler.summary import summarise, summarise_all
 from agent_profiler.views import context_size_series
 from agent_profiler.writers import PerfettoWriter
@@ -553,7 +553,7 @@ def test_a_500_response_session_is_drawn_downsampled_and_tabled_in_full() -> Non
     # and listed under its heading, at its time since the session's start
     assert "Model changes" in [h.text() for h in view.find("h3")]
     switch = min(r.start_ns for r in session.responses if r.model == "model-b")
-    clock = _clock(switch - session.start_ns)
+    clock = clock_text(switch - session.start_ns)
     assert f"{clock}: model → model-b" in [li.text() for li in view.find("li")]
 
 

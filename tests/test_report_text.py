@@ -8,13 +8,13 @@ import pytest
 
 from agent_profiler.model import Category, shared
 from agent_profiler.report.text import (
-    _clock,
-    _duration,
-    _e,
-    _pct,
-    _short_id,
-    _short_tokens,
-    _utc,
+    clock_text,
+    duration,
+    esc,
+    percent,
+    short_id,
+    short_tokens,
+    utc,
 )
 
 S = 1_000_000_000
@@ -32,7 +32,7 @@ S = 1_000_000_000
     ],
 )
 def test_elapsed_clock(ns: int, shown: str) -> None:
-    assert _clock(ns) == shown
+    assert clock_text(ns) == shown
 
 
 @pytest.mark.parametrize(
@@ -51,12 +51,12 @@ def test_elapsed_clock(ns: int, shown: str) -> None:
     ],
 )
 def test_elapsed_in_words(seconds: float, shown: str) -> None:
-    assert _duration(seconds) == shown
+    assert duration(seconds) == shown
 
 
 def test_untrusted_text_is_escaped_for_attributes_too() -> None:
-    assert _e('<a href="x">\'&') == "&lt;a href=&quot;x&quot;&gt;&#x27;&amp;"
-    assert _e(12) == "12"
+    assert esc('<a href="x">\'&') == "&lt;a href=&quot;x&quot;&gt;&#x27;&amp;"
+    assert esc(12) == "12"
 
 
 @pytest.mark.parametrize(
@@ -72,7 +72,7 @@ def test_untrusted_text_is_escaped_for_attributes_too() -> None:
     ],
 )
 def test_shares(value: float, shown: str) -> None:
-    assert _pct(value) == shown
+    assert percent(value) == shown
 
 
 @pytest.mark.parametrize(
@@ -88,24 +88,24 @@ def test_shares(value: float, shown: str) -> None:
     ],
 )
 def test_axis_token_labels(value: float, shown: str) -> None:
-    assert _short_tokens(value) == shown
+    assert short_tokens(value) == shown
 
 
 def test_dates_are_utc_whatever_the_machine_s_zone(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TZ", "Asia/Kolkata")  # +05:30, no summer time
     time.tzset()
     try:
-        assert _utc(0) == "1970-01-01 00:00:00 UTC"
-        assert _utc(1_767_225_599 * S + S // 2) == "2025-12-31 23:59:59 UTC"
+        assert utc(0) == "1970-01-01 00:00:00 UTC"
+        assert utc(1_767_225_599 * S + S // 2) == "2025-12-31 23:59:59 UTC"
     finally:
         monkeypatch.undo()
         time.tzset()
 
 
 def test_long_ids_are_shortened_like_a_git_hash() -> None:
-    assert _short_id("0123456789abcdef") == "0123456789abcdef"  # 16: kept
-    assert _short_id("0123456789abcdef0") == "01234567…"
-    assert _short_id("258c7280-ae70-4798-800f-63464d01a85d") == "258c7280…"
+    assert short_id("0123456789abcdef") == "0123456789abcdef"  # 16: kept
+    assert short_id("0123456789abcdef0") == "01234567…"
+    assert short_id("258c7280-ae70-4798-800f-63464d01a85d") == "258c7280…"
 
 
 def test_shared_text_is_one_object_and_other_strings_stay_as_they_are() -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agent_profiler.report import largest_additions
+from agent_profiler.views import largest_additions
 from rules_spy import record, sessions, write
 
 DATA = Path(__file__).parent / "data" / "journals" / "claude-code"

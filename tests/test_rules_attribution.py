@@ -10,8 +10,8 @@ from agent_profiler.attribution import (
     REDACTED_KIND,
     ContextLog,
     Observation,
-    estimate_tokens,
 )
+from agent_profiler.estimate import chars4
 from agent_profiler.model import (
     AnchorKind,
     Basis,
@@ -199,7 +199,7 @@ def test_a_snapshot_carries_what_was_observed() -> None:
 
 
 def test_no_negative_estimates_and_no_invented_labels() -> None:
-    assert [estimate_tokens(n) for n in (-8, -1, 0, 3)] == [0, 0, 0, 1]
+    assert [chars4(n) for n in (-8, -1, 0, 3)] == [0, 0, 0, 1]
     log = ContextLog()
     log.add("p", PR, 40)  # no label given: none is made up
     log.observe(_obs(1))

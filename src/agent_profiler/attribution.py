@@ -52,9 +52,6 @@ INFERRED_HEAD_LABEL = (
 )
 
 
-# The contract's flat estimate, kept under its old name for callers and tests.
-estimate_tokens = estimate.chars4
-
 # A journal scrubbed before publication (Entire checkpoints) replaces secret-looking strings
 # with a bare `REDACTED`, so it holds less text than the model was sent. Sanitised markers
 # that keep the length (`[REDACTED_TEXT len=N …]`) are measured by N and are not counted.

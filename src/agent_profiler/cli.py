@@ -14,28 +14,23 @@ from typing import Annotated, Any, ParamSpec, TypeVar
 import orjson
 import typer
 
+from agent_profiler import options as spec
 from agent_profiler.adapters.common import timestamp_ns
-from agent_profiler.discover import discover as find_journals
-from agent_profiler.errors import AgentProfilerError, UsageError
-from agent_profiler.estimate import EstimateChoice, named, use_estimator
-from agent_profiler.exporting import (
+from agent_profiler.console import (
     EXIT_INPUT,
     EXIT_OK,
     EXIT_USAGE,
     PROGRESS_BYTES,
-    _default_output,
-    _human_size,
-    _load,
-    check_target,
-    export_perfetto,
     failure,
-    read_groups,
-    refuse_read_files,
-    run_export,
-    write_atomically,
+    human_size,
 )
-from agent_profiler.loader import STDIN, is_stream
+from agent_profiler.discover import discover as find_journals
+from agent_profiler.errors import AgentProfilerError, UsageError
+from agent_profiler.estimate import EstimateChoice
+from agent_profiler.exporting import export_perfetto, read_groups, run_export, run_report
 from agent_profiler.model import Harness
+from agent_profiler.options import ReadOptions
+from agent_profiler.outputs import default_output
 from agent_profiler.version import __version__
 from agent_profiler.writers import TraceFacts
 
@@ -84,35 +79,24 @@ app = typer.Typer(
 )
 
 
-# Arguments and options shared by several commands.
+def option(declared: spec.Spec, **settings: Any) -> Any:
+    """The Typer option of a declared one (options.py): its flags and help, unless a
+    command says it differently."""
+    settings.setdefault("help", declared.help)
+    return typer.Option(*declared.flags, **settings)
+
+
+# Arguments and options shared by several commands (declared in options.py).
 JournalsArgument = Annotated[
     list[Path],
     typer.Argument(help="Journal files or directories (.jsonl, .jsonl.gz).", show_default=False),
 ]
-HarnessOption = Annotated[
-    Harness | None,
-    typer.Option("--harness", help="Skip auto-detection and read every input as this harness."),
-]
-ForceOption = Annotated[bool, typer.Option("--force", help="Overwrite an existing output.")]
-JobsOption = Annotated[
-    int | None,
-    typer.Option(
-        "--jobs",
-        "-j",
-        min=1,
-        help="Processes that read the journals (default: every core when there are several "
-        "session trees and ≥ 4 MB of input). The output is the same whatever the number.",
-    ),
-]
-EstimateOption = Annotated[
-    EstimateChoice,
-    typer.Option(
-        "--estimate",
-        help="How journal text becomes tokens: chars/4 (the trace contract's estimate) or "
-        "calibrated (per-content-class ratios fitted on real sessions; basis "
-        "chars/calibrated-v2). Never a tokenizer count; never scaled to the reported size.",
-    ),
-]
+HarnessOption = Annotated[Harness | None, option(spec.HARNESS)]
+ForceOption = Annotated[bool, option(spec.FORCE)]
+JobsOption = Annotated[int | None, option(spec.JOBS, min=1)]
+EstimateOption = Annotated[EstimateChoice, option(spec.ESTIMATE)]
+PreviewsOption = Annotated[bool, option(spec.PREVIEWS)]
+WindowOption = Annotated[int | None, option(spec.WINDOW, min=1)]
 
 
 def _version(value: bool) -> None:
@@ -137,35 +121,14 @@ def export(
     journals: JournalsArgument,
     output: Annotated[
         Path | None,
-        typer.Option("--output", "-o", help="Trace file to write (default: <journal>.pftrace)."),
+        option(spec.OUTPUT, help="Trace file to write (default: <journal>.pftrace; - for stdout)."),
     ] = None,
     harness: HarnessOption = None,
     force: ForceOption = False,
-    previews: Annotated[
-        bool,
-        typer.Option(
-            "--previews",
-            help="Add length-capped prompt and argument previews "
-            "(off by default so the trace is safe to attach to a bug report).",
-        ),
-    ] = False,
-    open_ui: Annotated[
-        bool, typer.Option("--open", help="Open the trace in ui.perfetto.dev when written.")
-    ] = False,
-    strict: Annotated[
-        bool,
-        typer.Option(
-            "--strict", help="Exit 1 when any record was warned about (the trace is still written)."
-        ),
-    ] = False,
-    format_name: Annotated[
-        str | None,
-        typer.Option(
-            "--format",
-            help="perfetto (protobuf) or json (Chrome Trace Event "
-            "Format); default: from the output name (.json → json), else perfetto.",
-        ),
-    ] = None,
+    previews: PreviewsOption = False,
+    open_ui: Annotated[bool, option(spec.OPEN)] = False,
+    strict: Annotated[bool, option(spec.STRICT)] = False,
+    format_name: Annotated[str | None, option(spec.FORMAT)] = None,
     estimate: EstimateOption = EstimateChoice.CHARS4,
     jobs: JobsOption = None,
 ) -> None:
@@ -179,15 +142,12 @@ def export(
     code = run_export(
         journals,
         output=output,
-        harness=harness,
+        options=ReadOptions(harness, estimate, previews, jobs),
         force=force,
-        previews=previews,
         strict=strict,
         format_name=format_name,
-        estimate=estimate,
         stdout_is_terminal=_stdout_is_terminal,
         open_ui=_open_in_ui if open_ui else None,
-        jobs=jobs,
     )
     if code:
         raise typer.Exit(code)
@@ -200,15 +160,7 @@ def summary(
         list[Path],
         typer.Argument(help="Journal files or directories.", show_default=False),
     ],
-    window: Annotated[
-        int | None,
-        typer.Option(
-            "--window",
-            min=1,
-            help="Context window in tokens, for the fill column "
-            "when the journal does not state it (e.g. 200000).",
-        ),
-    ] = None,
+    window: WindowOption = None,
     calls: Annotated[
         bool, typer.Option("--calls", help="Add the per-call series and every compaction.")
     ] = False,
@@ -231,7 +183,7 @@ def summary(
     from agent_profiler.summary import render_calls, render_table
 
     result, diagnostics, outcomes = read_groups(
-        journals, harness, estimate, SummariseRows(window), jobs, previews=False
+        journals, ReadOptions(harness, estimate, False, jobs), SummariseRows(window)
     )
     rows = [row for outcome in outcomes for row in outcome.value]
     if as_json:
@@ -314,14 +266,12 @@ def open_(
         _open_in_ui(inputs[0], browser=not no_browser, timeout=timeout)
         return
     with tempfile.TemporaryDirectory(prefix="agent-profiler-") as folder:
-        target = output or Path(folder) / _default_output(inputs).name
+        target = output or Path(folder) / default_output(inputs).name
         outcome = export_perfetto(
             inputs,
             target,
-            harness=harness,
-            estimate=EstimateChoice.CHARS4,
-            facts=TraceFacts(inputs=tuple(p.name for p in inputs)),
-            jobs=None,
+            ReadOptions(harness),
+            TraceFacts(inputs=tuple(p.name for p in inputs)),
         )
         if outcome is None:
             typer.echo("error: nothing to open (no readable sessions)", err=True)
@@ -393,7 +343,7 @@ def discover(
     for journal in found:
         start = journal.to_json()["start"] or "-"
         typer.echo(
-            f"{journal.harness.value:<11}  {start:<25}  {_human_size(journal.size):>9}  "
+            f"{journal.harness.value:<11}  {start:<25}  {human_size(journal.size):>9}  "
             f"{journal.project or '-'}\n  {journal.path}"
         )
 
@@ -409,11 +359,11 @@ def report(
     title: Annotated[str, typer.Option("--title", help="The page's title.")] = REPORT_TITLE,
     window: Annotated[
         int | None,
-        typer.Option(
-            "--window",
+        option(
+            spec.WINDOW,
             min=1,
-            help="Context window in tokens, for the fill and the chart's window line "
-            "when the journal does not state it (e.g. 200000).",
+            help="Context window in tokens, for the fill and the chart's window line when "
+            "the journal does not state it (e.g. 200000).",
         ),
     ] = None,
     harness: HarnessOption = None,
@@ -427,28 +377,16 @@ def report(
     file://, can be attached to a bug report, and prints. Exit code 1 means some input
     could not be used (the page still holds everything that could).
     """
-    target = output or _default_output(journals, ".html")
-    check_target(target, force, journals, ".html")
-    from agent_profiler.adapters.drafts import argument_previews
-
-    with use_estimator(named(estimate)), argument_previews(False):  # the page shows none
-        result, diagnostics = _load(journals, harness)
-    if not result.sessions:
-        typer.echo("error: nothing to report (no readable sessions)", err=True)
-        raise typer.Exit(EXIT_INPUT)
-    from agent_profiler.report import HtmlReportWriter
-
-    inputs = ["<stdin>" if str(p) == STDIN else p.name for p in journals]
-    writer = HtmlReportWriter(title=title, window=window, inputs=inputs)
-    refuse_read_files(target, result.files)
-    size = write_atomically(target, lambda stream: writer.write(result.sessions, stream))
-    subagents = sum(1 for s in result.sessions if s.is_subagent)
-    typer.echo(
-        f"wrote {target} ({_human_size(size)}): {len(result.sessions)} session(s)"
-        f" ({subagents} subagent)" + ("" if is_stream(target) else "; open it in any browser")
+    code = run_report(
+        journals,
+        output=output,
+        options=ReadOptions(harness, estimate),  # the page shows no previews
+        force=force,
+        title=title,
+        window=window,
     )
-    if result.failures or diagnostics.damaged:
-        raise typer.Exit(EXIT_INPUT)
+    if code:
+        raise typer.Exit(code)
 
 
 def main() -> None:

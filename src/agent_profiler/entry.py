@@ -2,7 +2,8 @@
 importing Typer (its import and the pydantic it loads are ≈ 60–70 ms, most of a small
 export's start-up); anything else — another command, --help, --open, shell completion, an
 option or a value this parser does not know — goes to the Typer app in cli.py, which
-then also reports the usage error. Both run exporting.run_export, so they behave alike.
+then also reports the usage error. Both run exporting.run_export, so they behave alike,
+and both take the flags declared once in options.py.
 """
 
 from __future__ import annotations
@@ -13,17 +14,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-# Flags and options of `export` (cli.export) this parser takes; the rest goes to Typer.
-_FLAGS = {"--force": "force", "--previews": "previews", "--strict": "strict"}
-_OPTIONS = {
-    "-o": "output",
-    "--output": "output",
-    "--harness": "harness",
-    "--format": "format_name",
-    "--estimate": "estimate",
-    "--jobs": "jobs",
-    "-j": "jobs",
-}
+
+def _flags() -> tuple[dict[str, str], dict[str, str]]:
+    """export's switches and valued options that this parser takes, by flag (options.py)."""
+    from agent_profiler.options import FAST_EXPORT
+
+    switches = {f: key for key, d in FAST_EXPORT.items() if d.flag for f in d.flags}
+    valued = {f: key for key, d in FAST_EXPORT.items() if not d.flag for f in d.flags}
+    return switches, valued
 
 
 def _parse_export(argv: list[str]) -> dict[str, Any] | None:
@@ -31,17 +29,18 @@ def _parse_export(argv: list[str]) -> dict[str, Any] | None:
     from agent_profiler.estimate import EstimateChoice
     from agent_profiler.model import Harness
 
+    switches, valued = _flags()
     values: dict[str, Any] = {}
     journals: list[Path] = []
     tokens = iter(argv)
     for token in tokens:
-        if token in _FLAGS and _FLAGS[token] not in values:
-            values[_FLAGS[token]] = True
+        if token in switches and switches[token] not in values:
+            values[switches[token]] = True
             continue
         name, equals, value = token.partition("=")
-        if name in _OPTIONS and name.startswith("--") and equals:
+        if name in valued and name.startswith("--") and equals:
             pass
-        elif token in _OPTIONS:
+        elif token in valued:
             following = next(tokens, None)
             if following is None:
                 return None
@@ -54,7 +53,7 @@ def _parse_export(argv: list[str]) -> dict[str, Any] | None:
         else:
             journals.append(Path(token))
             continue
-        key = _OPTIONS[name]  # `name` is the token itself when it holds no "="
+        key = valued[name]  # `name` is the token itself when it holds no "="
         if key in values:
             return None
         values[key] = value
@@ -72,26 +71,29 @@ def _parse_export(argv: list[str]) -> dict[str, Any] | None:
         if not (jobs.isascii() and jobs.isdigit()) or int(jobs) < 1:
             return None  # Typer says what is wrong with it
         jobs = int(jobs)
+    from agent_profiler.options import ReadOptions
+
     output = values.get("output")
     return {
         "journals": journals,
         "output": None if output is None else Path(output),
-        "harness": None if harness is None else Harness(harness),
+        "options": ReadOptions(
+            None if harness is None else Harness(harness),
+            EstimateChoice(estimate),
+            values.get("previews", False),
+            jobs,
+        ),
         "force": values.get("force", False),
-        "previews": values.get("previews", False),
         "strict": values.get("strict", False),
         "format_name": values.get("format_name"),
-        "estimate": EstimateChoice(estimate),
-        "jobs": jobs,
     }
-
-
-EXIT_TERMINATED = 143  # 128 + SIGTERM, as a process killed by it reports
 
 
 def _terminate(signum: int, frame: object) -> None:
     # SIGTERM (`timeout`, a CI runner, `kill`) unwinds like Ctrl-C does: temporary files are
     # removed and worker processes stopped on the way out, instead of being left behind.
+    from agent_profiler.console import EXIT_TERMINATED
+
     raise SystemExit(EXIT_TERMINATED)
 
 
@@ -109,7 +111,8 @@ def main() -> None:
 
 def _fast_export(parsed: dict[str, Any]) -> int:
     """cli.export without Typer; it ends as the Typer app's commands do (`failure`)."""
-    from agent_profiler.exporting import failure, run_export
+    from agent_profiler.console import failure
+    from agent_profiler.exporting import run_export
 
     try:
         return run_export(**parsed, stdout_is_terminal=lambda: sys.stdout.isatty(), open_ui=None)

@@ -28,12 +28,11 @@ from pathlib import Path
 from typing import IO, Any, Generic, Protocol, TypeVar
 
 from agent_profiler.adapters import JournalGroup
-from agent_profiler.adapters.drafts import argument_previews
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
-from agent_profiler.estimate import EstimateChoice, named, use_estimator
 from agent_profiler.loader import Link, parent_links, read_group
-from agent_profiler.model import Harness, Session
+from agent_profiler.model import Session
+from agent_profiler.options import ReadOptions
 from agent_profiler.writers import TraceFacts
 
 # Below this much input, starting worker processes and sending back their packets costs
@@ -48,9 +47,7 @@ T_co = TypeVar("T_co", covariant=True)
 class GroupTask:
     index: int  # the group's place in loader.plan's order (its uuid block in a trace)
     group: JournalGroup
-    harness: Harness | None
-    estimate: EstimateChoice
-    previews: bool = True  # keep tool calls' argument previews (a trace with --previews)
+    options: ReadOptions  # what reading depends on besides the journal, the same for all
 
 
 class Use(Protocol[T_co]):
@@ -122,9 +119,9 @@ def run_group(
     from agent_profiler.views import session_span
 
     diagnostics = Diagnostics(on_progress=on_progress)
-    with use_estimator(named(task.estimate)), argument_previews(task.previews):
+    with task.options.applied():
         read = read_group(
-            task.group, diagnostics, {} if seen is None else seen, harness=task.harness
+            task.group, diagnostics, {} if seen is None else seen, harness=task.options.harness
         )
         value = use(read.sessions, diagnostics, task, out)
     return GroupOutcome(

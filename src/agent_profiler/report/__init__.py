@@ -40,9 +40,8 @@ from agent_profiler.model import Session
 from agent_profiler.report.data import LARGEST_ADDITIONS, page, session_data
 from agent_profiler.report.html import CSS, context_view, overview
 from agent_profiler.report.svg import MAX_POINTS, downsample, legend, pattern_defs
-from agent_profiler.report.text import _e, _listing
+from agent_profiler.report.text import esc, listing
 from agent_profiler.version import __version__
-from agent_profiler.views import largest_additions
 
 DEFAULT_TITLE = "Agent Profiler report"
 
@@ -69,14 +68,14 @@ def render_report(
         "style-src 'unsafe-inline'; img-src data:\">"
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f'<meta name="generator" content="agent-profiler {__version__}">'
-        f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
+        f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
     )
     out = [
         head,
         pattern_defs(),
-        f"<header><h1>{_e(title)}</h1>",
+        f"<header><h1>{esc(title)}</h1>",
         f'<p class="muted">{len(shown.rows):,} session(s) ({shown.subagents} subagent) from '
-        f"{_e(_listing(shown.sources)) or 'no input'} · agent-profiler {__version__}. "
+        f"{esc(listing(shown.sources)) or 'no input'} · agent-profiler {__version__}. "
         "Sizes are in tokens. Context size is the reported request input (cached tokens "
         "counted once), the same series as the trace's Context size counter; the composition "
         "by category is an estimate (see each session's basis).</p>",
@@ -130,6 +129,5 @@ __all__ = [
     "MAX_POINTS",
     "HtmlReportWriter",
     "downsample",
-    "largest_additions",  # views.largest_additions, imported from here by older tests
     "render_report",
 ]

@@ -21,7 +21,7 @@ from agent_profiler.model import (
     Session,
     Stage,
 )
-from agent_profiler.report.text import _pct
+from agent_profiler.report.text import percent
 from agent_profiler.summary import SessionSummary, estimate_error, summarise, summarise_all
 from agent_profiler.views import (
     Addition,
@@ -108,14 +108,14 @@ def estimation_words(session: Session) -> list[str]:
         sentences.append(
             f"At the last request with both, the estimate is {last.estimated_tokens:,} of "
             f"{last.reported_tokens:,} reported tokens "
-            f"({_pct(last.estimated_tokens / last.reported_tokens)}); the reported "
+            f"({percent(last.estimated_tokens / last.reported_tokens)}); the reported "
             "Context size is never scaled to match."
         )
     error = estimate_error(session)
     if error.median is not None and error.worst is not None:
         sentences.append(
             f"Estimate error over {error.requests:,} requests after the first: median "
-            f"{_pct(error.median)}, worst {_pct(error.worst)} of the reported size."
+            f"{percent(error.median)}, worst {percent(error.worst)} of the reported size."
         )
     if session.unmeasured:
         seen = ", ".join(f"{kind} × {count:,}" for kind, count in session.unmeasured)

@@ -16,15 +16,15 @@ from agent_profiler.report.data import (
 )
 from agent_profiler.report.svg import composition_bar, context_chart, legend, swatch
 from agent_profiler.report.text import (
-    _clock,
-    _duration,
-    _e,
-    _n,
-    _pct,
-    _short_id,
-    _utc,
-    _window_note,
-    _window_origin,
+    clock_text,
+    duration,
+    esc,
+    number,
+    percent,
+    short_id,
+    utc,
+    window_note,
+    window_origin,
 )
 from agent_profiler.views import (
     basename,
@@ -111,36 +111,36 @@ def overview(shown: Page) -> str:
         parent = session.parent_session
         if depth and parent and name.startswith(parent + "/"):
             # A child id repeats its parent's; the indent already says whose it is.
-            name = "…/" + _short_id(name[len(parent) + 1 :])
+            name = "…/" + short_id(name[len(parent) + 1 :])
         else:
-            name = _short_id(name)
+            name = short_id(name)
         if depth:
             name = f"↳ {name}"
             project = '<small class="muted">subagent</small>'
         elif session.project:
-            project = f'<small class="muted">{_e(basename(session.project))}</small>'
+            project = f'<small class="muted">{esc(basename(session.project))}</small>'
         else:
             project = ""
         if row.window_tokens is not None:
-            window_cell = _n(row.window_tokens)
+            window_cell = number(row.window_tokens)
         elif session.window_tokens:
             window_cell = (
-                f'<span title="{_e(session.window_source or "")}">{session.window_tokens:,}'
-                f'<small class="muted">{_window_origin(session)}</small></span>'
+                f'<span title="{esc(session.window_source or "")}">{session.window_tokens:,}'
+                f'<small class="muted">{window_origin(session)}</small></span>'
             )
         else:
             window_cell = "unknown"
         fill = (
-            _pct(row.peak_fill)
+            percent(row.peak_fill)
             if row.peak_fill is not None
             else '<span class="muted" title="window not stated in the journal">—</span>'
         )
         parts = latest_composition(row)
         if parts:
             shares = " · ".join(
-                f"{c.label} {_pct(s)}" for c, _, s in sorted(parts, key=lambda p: -p[1])[:3]
+                f"{c.label} {percent(s)}" for c, _, s in sorted(parts, key=lambda p: -p[1])[:3]
             )
-            bar = f'{composition_bar(parts)}<div class="shares">{_e(shares)}</div>'
+            bar = f'{composition_bar(parts)}<div class="shares">{esc(shares)}</div>'
         else:
             bar = '<span class="not-recorded">not recorded</span>'
         count = len(shown.kids.get(session.session_id, ()))
@@ -151,12 +151,12 @@ def overview(shown: Page) -> str:
         )
         model = ", ".join(session.models) or "—"
         out.append(
-            f'<tr class="depth-{depth}" data-session-id="{_e(session.session_id)}">'
+            f'<tr class="depth-{depth}" data-session-id="{esc(session.session_id)}">'
             f'<td class="id"><a href="#{anchors[session.session_id]}" '
-            f'title="{_e(session.session_id)}">{_e(name)}</a>{project}</td>'
-            f'<td>{_e(session.harness.label)}<small class="model">{_e(model)}</small></td>'
+            f'title="{esc(session.session_id)}">{esc(name)}</a>{project}</td>'
+            f'<td>{esc(session.harness.label)}<small class="model">{esc(model)}</small></td>'
             f'<td class="num" data-key="responses">{row.calls:,}</td>'
-            f'<td class="num" data-key="peak">{_n(row.peak_prompt_tokens)}</td>'
+            f'<td class="num" data-key="peak">{number(row.peak_prompt_tokens)}</td>'
             f'<td class="num" data-key="window">{window_cell}</td>'
             f'<td class="num" data-key="fill">{fill}</td>'
             f'<td class="num" data-key="compactions">{row.compactions:,}</td>'
@@ -168,7 +168,7 @@ def overview(shown: Page) -> str:
 
 
 def _number(label: str, value: str, key: str) -> str:
-    return f'<div><dt>{_e(label)}</dt><dd data-key="{key}">{value}</dd></div>'
+    return f'<div><dt>{esc(label)}</dt><dd data-key="{key}">{value}</dd></div>'
 
 
 def context_view(
@@ -193,41 +193,41 @@ def context_view(
         # No times in the journal: a start would be made up, the length comes from durations.
         facts.append("synthetic clock (the journal has no times; laid out from its durations)")
     else:
-        facts.append(f"started {_utc(t0)}")
-    facts.append(f"lasted {_duration((t1 - t0) / 1e9)}")
+        facts.append(f"started {utc(t0)}")
+    facts.append(f"lasted {duration((t1 - t0) / 1e9)}")
     parent = ""
     if session.parent_session:
         target = anchors.get(session.parent_session)
-        name = _e(session.parent_session)
+        name = esc(session.parent_session)
         parent = (
             f' · subagent of <a href="#{target}">{name}</a>' if target else f" · subagent of {name}"
         )
     kids = ""
     if children:
         links = ", ".join(
-            f'<a href="#{anchors[c.session_id]}">{_e(c.session_id)}</a>' for c in children
+            f'<a href="#{anchors[c.session_id]}">{esc(c.session_id)}</a>' for c in children
         )
         kids = f" · subagents: {links}"
     chart_window = window or session.window_tokens
     window_text = (
-        _n(row.window_tokens)
+        number(row.window_tokens)
         if row.window_tokens is not None
         else (
-            f"{session.window_tokens:,}{_window_note(session)}"
+            f"{session.window_tokens:,}{window_note(session)}"
             if session.window_tokens
             else "unknown"
         )
     )
     out = [
-        f'<section class="session" id="{anchor}" data-session-id="{_e(session.session_id)}">',
-        f'<h2>Context · {_e(label)} <a class="up" href="#overview">↑ Overview</a></h2>',
-        f'<p class="muted">{_e(" · ".join(facts))}{parent}{kids}</p>',
+        f'<section class="session" id="{anchor}" data-session-id="{esc(session.session_id)}">',
+        f'<h2>Context · {esc(label)} <a class="up" href="#overview">↑ Overview</a></h2>',
+        f'<p class="muted">{esc(" · ".join(facts))}{parent}{kids}</p>',
         '<dl class="numbers">',
         _number("Responses", f"{row.calls:,}", "responses"),
-        _number("Peak Context size (tokens)", _n(row.peak_prompt_tokens), "peak"),
-        _number("Final Context size (tokens)", _n(row.final_prompt_tokens), "final"),
-        _number("Window (tokens)", _e(window_text), "window"),
-        _number("Fill", _pct(row.peak_fill) if row.peak_fill is not None else "—", "fill"),
+        _number("Peak Context size (tokens)", number(row.peak_prompt_tokens), "peak"),
+        _number("Final Context size (tokens)", number(row.final_prompt_tokens), "final"),
+        _number("Window (tokens)", esc(window_text), "window"),
+        _number("Fill", percent(row.peak_fill) if row.peak_fill is not None else "—", "fill"),
         _number("Compactions", f"{row.compactions:,}", "compactions"),
         _number("Tool calls", f"{row.tool_calls:,}", "tool-calls"),
         "</dl>",
@@ -253,12 +253,12 @@ def context_view(
         "next snapshot). Line: the reported Context size at each request, as in the trace. "
         f"Hover the chart for the exact numbers of a snapshot{sampled}.</figcaption></figure>"
     )
-    out.append('<p class="basis">' + " ".join(_e(s) for s in estimation_words(session)) + "</p>")
+    out.append('<p class="basis">' + " ".join(esc(s) for s in estimation_words(session)) + "</p>")
     out.append(_additions_table(data, t0))
     out.append(_compactions_table(session, t0))
     if changes:
         out.append("<h3>Model changes</h3><ul>")
-        out += [f"<li>{_clock(w - t0)}: model → {_e(m)}</li>" for w, m in changes]
+        out += [f"<li>{clock_text(w - t0)}: model → {esc(m)}</li>" for w, m in changes]
         out.append("</ul>")
     out.append(_snapshots_table(data, t0))
     out.append("</section>")
@@ -287,19 +287,19 @@ def _additions_table(data: SessionData, t0: int) -> str:
     for rank, addition in enumerate(shown, start=1):
         change = addition.change  # tool: the call whose id is change.source_id (views.py)
         tool = (
-            f'<span title="{_e(change.source_id)}">{_e(addition.tool.name)}</span>'
+            f'<span title="{esc(change.source_id)}">{esc(addition.tool.name)}</span>'
             if addition.tool
             else "—"
         )
         out.append(
-            f'<tr data-item="{_e(change.id)}"><td class="num">{rank}</td>'
+            f'<tr data-item="{esc(change.id)}"><td class="num">{rank}</td>'
             f'<td class="num" data-key="delta">+{change.delta_tokens:,}</td>'
-            f'<td class="num">{_n(change.chars)}</td>'
-            f"<td>{swatch(change.category, 10)} {_e(change.category.label)}</td>"
-            f"<td>{_e(change.label or change.id)}</td>"
+            f'<td class="num">{number(change.chars)}</td>'
+            f"<td>{swatch(change.category, 10)} {esc(change.category.label)}</td>"
+            f"<td>{esc(change.label or change.id)}</td>"
             f'<td data-key="tool">{tool}</td>'
-            f'<td class="at">{_e(places[id(addition.snapshot)])}</td>'
-            f'<td class="num">{_clock(addition.snapshot.time_ns - t0)}</td></tr>'
+            f'<td class="at">{esc(places[id(addition.snapshot)])}</td>'
+            f'<td class="num">{clock_text(addition.snapshot.time_ns - t0)}</td></tr>'
         )
     out.append("</tbody></table>")
     return "".join(out)
@@ -317,11 +317,11 @@ def _compactions_table(session: Session, t0: int) -> str:
     ]
     for index, c in enumerate(session.compactions, start=1):
         out.append(
-            f'<tr><td class="num">{index}</td><td>{_e(c.kind)}</td><td>{_e(c.trigger or "—")}'
-            f'</td><td class="num">{_clock(c.start_ns - t0)}</td>'
-            f'<td class="num">{_duration((c.end_ns - c.start_ns) / 1e9)}</td>'
-            f'<td class="num" data-key="pre">{_n(c.pre_tokens)}</td>'
-            f'<td class="num" data-key="post">{_n(c.post_tokens)}</td>'
+            f'<tr><td class="num">{index}</td><td>{esc(c.kind)}</td><td>{esc(c.trigger or "—")}'
+            f'</td><td class="num">{clock_text(c.start_ns - t0)}</td>'
+            f'<td class="num">{duration((c.end_ns - c.start_ns) / 1e9)}</td>'
+            f'<td class="num" data-key="pre">{number(c.pre_tokens)}</td>'
+            f'<td class="num" data-key="post">{number(c.post_tokens)}</td>'
             f'<td class="num">{c.removed_items:,}</td></tr>'
         )
     out.append("</tbody></table>")
@@ -332,7 +332,7 @@ def _snapshots_table(data: SessionData, t0: int) -> str:
     snapshots, places, present = data.snapshots, data.places, data.categories
     if not snapshots:
         return ""
-    head = "".join(f'<th class="num">{_e(c.label)}</th>' for c in present)
+    head = "".join(f'<th class="num">{esc(c.label)}</th>' for c in present)
     out = [
         f"<details><summary>Every snapshot ({len(snapshots):,}), in tokens</summary>",
         '<table class="snapshots"><thead><tr><th class="num">Time (h:mm:ss)</th><th>At</th>'
@@ -341,12 +341,12 @@ def _snapshots_table(data: SessionData, t0: int) -> str:
     ]
     for snapshot in snapshots:
         values = dict(snapshot.categories)
-        cells = "".join(f'<td class="num">{_n(values.get(c))}</td>' for c in present)
+        cells = "".join(f'<td class="num">{number(values.get(c))}</td>' for c in present)
         baseline = " (baseline)" if snapshot.baseline else ""
         out.append(
-            f'<tr><td class="num">{_clock(snapshot.time_ns - t0)}</td>'
-            f'<td class="at">{_e(places.get(id(snapshot), ""))}{baseline}</td>'
-            f'<td class="num">{_n(snapshot.reported_tokens)}</td>'
+            f'<tr><td class="num">{clock_text(snapshot.time_ns - t0)}</td>'
+            f'<td class="at">{esc(places.get(id(snapshot), ""))}{baseline}</td>'
+            f'<td class="num">{number(snapshot.reported_tokens)}</td>'
             f'<td class="num">{snapshot.estimated_tokens:,}</td>{cells}</tr>'
         )
     out.append("</tbody></table></details>")

@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from agent_profiler.model import Category, ContextSnapshot
 from agent_profiler.report.data import SessionData
 from agent_profiler.report.text import (
-    _clock,
-    _duration,
-    _e,
-    _n,
-    _pct,
-    _short_tokens,
-    _utc,
-    _window_note,
+    clock_text,
+    duration,
+    esc,
+    number,
+    percent,
+    short_tokens,
+    utc,
+    window_note,
 )
 
 MAX_POINTS = 400  # per drawn series; a 500-response session is drawn from ≤ 400 samples
@@ -145,20 +145,20 @@ def composition_bar(parts: list[tuple[Category, int, float]], width: int = 270) 
         out.append(
             f'<rect class="segment" data-category="{category.value}" x="{_f(x)}" y="0" '
             f'width="{_f(w)}" height="{height}" fill="url(#cat-{category.value})" '
-            f'stroke="#fff" stroke-width=".8"><title>{_e(category.label)}: {tokens:,} tokens '
-            f"({_pct(share)})</title></rect>"
+            f'stroke="#fff" stroke-width=".8"><title>{esc(category.label)}: {tokens:,} tokens '
+            f"({percent(share)})</title></rect>"
         )
-        label = f"{category.label} {_pct(share)}"
+        label = f"{category.label} {percent(share)}"
         if w >= 6.2 * len(label) + 8:
             text = label
         elif w >= 30:
-            text = _pct(share)
+            text = percent(share)
         else:
             text = ""
         if text:
             out.append(
                 f'<text class="halo" x="{_f(x + w / 2)}" y="15" text-anchor="middle">'
-                f"{_e(text)}</text>"
+                f"{esc(text)}</text>"
             )
         x += w
     out.append("</svg>")
@@ -242,7 +242,7 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
     width, height = 1100, 380
     out = [
         f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
-        f'role="img" aria-label="Context composition over time: {_e(session.session_id)}">'
+        f'role="img" aria-label="Context composition over time: {esc(session.session_id)}">'
     ]
     # Grid and y axis.
     for index in range(round(y_max / step) + 1):
@@ -252,7 +252,7 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
             f'<line class="grid" x1="{_f(frame.left)}" x2="{_f(frame.right)}" y1="{_f(y)}" '
             f'y2="{_f(y)}" stroke="#e3e3e8"/>'
             f'<text x="{_f(frame.left - 6)}" y="{_f(y + 4)}" text-anchor="end">'
-            f"{_short_tokens(tick)}</text>"
+            f"{short_tokens(tick)}</text>"
         )
     out.append(
         f'<text x="14" y="{_f((frame.top + frame.bottom) / 2)}" text-anchor="middle" '
@@ -268,12 +268,12 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
             f'<line x1="{_f(x)}" x2="{_f(x)}" y1="{_f(frame.bottom)}" '
             f'y2="{_f(frame.bottom + 5)}" stroke="#333"/>'
             f'<text x="{_f(x)}" y="{_f(frame.bottom + 18)}" text-anchor="middle">'
-            f"{_duration(mark)}</text>"
+            f"{duration(mark)}</text>"
         )
         mark += every
     out.append(
         f'<text x="{_f((frame.left + frame.right) / 2)}" y="{height - 8}" '
-        f'text-anchor="middle">time since session start ({_e(_utc(t0))})</text>'
+        f'text-anchor="middle">time since session start ({esc(utc(t0))})</text>'
     )
     # Stacked composition, drawn from at most `limit` snapshots.
     if snapshots:
@@ -291,13 +291,13 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
             out.append(
                 f'<path class="band" data-category="{category.value}" d="{path}" '
                 f'fill="url(#cat-{category.value})" stroke="#fff" stroke-width=".5">'
-                f"<title>{_e(category.label)} (estimated)</title></path>"
+                f"<title>{esc(category.label)} (estimated)</title></path>"
             )
             out.append(_band_label(category, xs, x_end, base, upper, frame))
             base = upper
     # Window, Context size, markers on top of the bands.
     label = f"window {window or 0:,}" + (
-        _window_note(session) if window == session.window_tokens else ""
+        window_note(session) if window == session.window_tokens else ""
     )
     taken: list[tuple[float, float]] = []  # label extents along the top, so none overlap
     if window and window_drawn:
@@ -305,8 +305,8 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
         out.append(
             f'<line class="window-line" x1="{_f(frame.left)}" x2="{_f(frame.right)}" '
             f'y1="{_f(y)}" y2="{_f(y)}" stroke="#333" stroke-width="1.5" '
-            f'stroke-dasharray="7 5"><title>{_e(label)}</title></line>'
-            f'<text class="halo" x="{_f(frame.left + 6)}" y="{_f(y - 5)}">{_e(label)}</text>'
+            f'stroke-dasharray="7 5"><title>{esc(label)}</title></line>'
+            f'<text class="halo" x="{_f(frame.left + 6)}" y="{_f(y - 5)}">{esc(label)}</text>'
         )
     elif window:
         # Top left, where compaction labels are rarest; they give way to it.
@@ -314,18 +314,18 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
         taken.append((frame.left, frame.left + 6.6 * len(note)))
         out.append(
             f'<text class="halo window-note" x="{_f(frame.left)}" y="{_f(frame.top - 6)}">'
-            f"{_e(note)}</text>"
+            f"{esc(note)}</text>"
         )
     for index, compaction in enumerate(compactions, start=1):
         x0, x1 = frame.x(compaction.start_ns), frame.x(compaction.end_ns)
         what = (
             f"compaction {index}: {compaction.kind}"
             + (f", {compaction.trigger}" if compaction.trigger else "")
-            + f", {_n(compaction.pre_tokens)} → {_n(compaction.post_tokens)} tokens"
+            + f", {number(compaction.pre_tokens)} → {number(compaction.post_tokens)} tokens"
         )
         label = _marker_label(x0, frame.top - 6, (f"▼ compaction {index}", f"▼{index}"), taken)
         out.append(
-            f'<g class="marker compaction"><title>{_e(what)}</title>'
+            f'<g class="marker compaction"><title>{esc(what)}</title>'
             f'<rect x="{_f(x0)}" y="{_f(frame.top)}" width="{_f(max(x1 - x0, 0))}" '
             f'height="{_f(frame.bottom - frame.top)}" fill="#000" fill-opacity=".07"/>'
             f'<line x1="{_f(x0)}" x2="{_f(x0)}" y1="{_f(frame.top)}" y2="{_f(frame.bottom)}" '
@@ -336,7 +336,7 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
         x = frame.x(when)
         label = _marker_label(x, frame.top + 10, (f"model → {model}", "model →"), taken)
         out.append(
-            f'<g class="marker model-change"><title>model → {_e(model)}</title>'
+            f'<g class="marker model-change"><title>model → {esc(model)}</title>'
             f'<line x1="{_f(x)}" x2="{_f(x)}" y1="{_f(frame.top)}" y2="{_f(frame.bottom)}" '
             f'stroke="#333" stroke-width="1.5" stroke-dasharray="8 3 2 3"/>{label}</g>'
         )
@@ -388,7 +388,7 @@ def _marker_label(
         left = x + 3 if x + 3 + width <= 1096 else x - 3 - width
         if all(left + width < start or left > end for start, end in taken):
             taken.append((left, left + width))
-            return f'<text class="halo" x="{_f(left)}" y="{_f(y)}">{_e(text)}</text>'
+            return f'<text class="halo" x="{_f(left)}" y="{_f(y)}">{esc(text)}</text>'
     return ""
 
 
@@ -429,7 +429,7 @@ def _band_label(
         return ""
     return (
         f'<text class="halo band-label" x="{_f(best[1])}" y="{_f(best[2])}" '
-        f'text-anchor="middle">{_e(category.label)}</text>'
+        f'text-anchor="middle">{esc(category.label)}</text>'
     )
 
 
@@ -449,7 +449,7 @@ def _hover_columns(
         x1 = frame.x(snapshots[nxt].time_ns) if nxt is not None else frame.x(t1)
         if x1 - x0 < 0.5:
             continue
-        lines = [f"{places.get(id(snapshot), '')} · {_clock(snapshot.time_ns - frame.t0)}"]
+        lines = [f"{places.get(id(snapshot), '')} · {clock_text(snapshot.time_ns - frame.t0)}"]
         if snapshot.reported_tokens is not None:
             lines.append(f"Context size {snapshot.reported_tokens:,} tokens (reported)")
         lines.append(f"estimated {snapshot.estimated_tokens:,} tokens:")
@@ -457,7 +457,7 @@ def _hover_columns(
         lines += [f"  {c.label} {present[c]:,}" for c in Category if present.get(c)]
         out.append(
             f'<rect x="{_f(x0)}" y="{_f(frame.top)}" width="{_f(x1 - x0)}" '
-            f'height="{_f(frame.bottom - frame.top)}"><title>{_e(chr(10).join(lines))}'
+            f'height="{_f(frame.bottom - frame.top)}"><title>{esc(chr(10).join(lines))}'
             "</title></rect>"
         )
     out.append("</g>")
@@ -473,7 +473,7 @@ def legend(
     model: bool = False,
 ) -> str:
     """Swatches of the categories drawn, then the line styles the chart uses (only those)."""
-    items = [f"<li>{swatch(c)}<span>{_e(c.label)}</span></li>" for c in categories]
+    items = [f"<li>{swatch(c)}<span>{esc(c.label)}</span></li>" for c in categories]
     marks = [
         (
             size,

@@ -11,16 +11,16 @@ from datetime import UTC, datetime
 from agent_profiler.model import Session
 
 
-def _e(text: object) -> str:
+def esc(text: object) -> str:
     """Escape for text and attributes alike: journals are untrusted input."""
     return html.escape(str(text), quote=True)
 
 
-def _n(value: int | None) -> str:
+def number(value: int | None) -> str:
     return "—" if value is None else f"{value:,}"
 
 
-def _window_origin(session: Session) -> str:
+def window_origin(session: Session) -> str:
     """Where a session's window came from, for labels (asked only when it has one): read
     from the journal (`Session.window_from_journal`), taken from the harness's own per-model
     table (Gemini CLI's `tokenLimit()`, Muse's model list), or assumed (a default, or no
@@ -33,17 +33,17 @@ def _window_origin(session: Session) -> str:
     return "assumed"
 
 
-def _window_note(session: Session) -> str:
-    origin = _window_origin(session)
+def window_note(session: Session) -> str:
+    origin = window_origin(session)
     return "" if origin == "journal" else f" ({origin})"
 
 
-def _pct(value: float) -> str:
+def percent(value: float) -> str:
     # A share that rounds to 0% but is not nothing says so.
     return "<1%" if 0 < value < 0.005 else f"{100 * value:.0f}%"
 
 
-def _short_tokens(value: float) -> str:
+def short_tokens(value: float) -> str:
     """Axis tick labels: 0, 500, 50k, 1.5M."""
     if value >= 1_000_000:
         return f"{value / 1_000_000:g}M"
@@ -52,13 +52,13 @@ def _short_tokens(value: float) -> str:
     return f"{value:g}"
 
 
-def _clock(ns: int) -> str:
+def clock_text(ns: int) -> str:
     """Elapsed time as h:mm:ss (tables)."""
     seconds = max(0, ns) // 1_000_000_000
     return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
     """Elapsed time in words (axis ticks, headers): 0, 30 s, 5 min, 1 h 30 min."""
     whole = round(seconds)
     hours, rest = divmod(whole, 3600)
@@ -73,15 +73,15 @@ def _duration(seconds: float) -> str:
     return " ".join(parts) or "0"
 
 
-def _utc(ns: int) -> str:
+def utc(ns: int) -> str:
     return datetime.fromtimestamp(ns / 1e9, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def _listing(names: Sequence[str], limit: int = 6) -> str:
+def listing(names: Sequence[str], limit: int = 6) -> str:
     shown = ", ".join(names[:limit])
     return shown + (f" and {len(names) - limit:,} more" if len(names) > limit else "")
 
 
-def _short_id(session_id: str, limit: int = 16) -> str:
+def short_id(session_id: str, limit: int = 16) -> str:
     """A long id (a UUID) shortened like a git hash; the full id stays in the title."""
     return session_id if len(session_id) <= limit else session_id[:8] + "…"

@@ -35,6 +35,7 @@ class Writer(Protocol):
     name: str
     extension: str
     binary: bool
+    by_group: bool  # encodes each journal group on its own (else: every session at once)
 
     def write(self, sessions: Sequence[Session], stream: IO[bytes]) -> int: ...
 

@@ -34,6 +34,7 @@ class ChromeJsonWriter:
     name = "json"
     extension = ".json"
     binary = False
+    by_group = False  # one JSON document: it takes every session at once
 
     def __init__(self, facts: TraceFacts | None = None) -> None:
         self.facts = facts or TraceFacts()

@@ -262,6 +262,9 @@ class PerfettoWriter:
     name = "perfetto"
     extension = ".pftrace"
     binary = True
+    # Encodes each journal group on its own (pipeline.EncodeTrace), so an export can read
+    # groups in worker processes and never hold every session at once.
+    by_group = True
 
     def __init__(self, facts: TraceFacts | None = None) -> None:
         self.facts = facts or TraceFacts()

@@ -1,0 +1,146 @@
+"""The console: what a command says on stdout and stderr, its progress display, and the
+exit code it ends in. Every command, under Typer (cli.py) or the console script's fast
+export (entry.py), speaks through here, so they say the same things the same way."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agent_profiler.errors import AgentProfilerError, UsageError
+
+if TYPE_CHECKING:
+    from agent_profiler.adapters import JournalGroup
+    from agent_profiler.diagnostics import Diagnostics
+    from agent_profiler.loader import LoadResult
+
+EXIT_OK, EXIT_INPUT, EXIT_USAGE = 0, 1, 2
+# The reader of our stdout went away (`export -o - | head`): what a process killed by
+# SIGPIPE reports (128 + 13), as `cat big | head` does, so `set -o pipefail` sees it.
+EXIT_BROKEN_PIPE = 141
+EXIT_INTERRUPTED = 130  # 128 + SIGINT: Ctrl-C
+EXIT_TERMINATED = 143  # 128 + SIGTERM, as a process killed by it reports
+EXIT_INTERNAL = 70  # EX_SOFTWARE: a bug of ours, reported in one line
+PROGRESS_BYTES = 20 * 1024 * 1024  # show a progress bar from this input size on
+
+
+def echo(message: str, err: bool = False) -> None:
+    """One line on stdout or stderr, flushed (what typer.echo does for plain text)."""
+    stream = sys.stderr if err else sys.stdout
+    stream.write(message + "\n")
+    stream.flush()
+
+
+def failure(error: BaseException) -> int:
+    """What a command that raised `error` ends in: one line on stderr (never a traceback)
+    and its exit code. Both entry points (entry.py's fast export and the Typer app) end
+    their commands here, so they say the same."""
+    if isinstance(error, UsageError):
+        echo(f"error: {error}", err=True)
+        return EXIT_USAGE
+    if isinstance(error, AgentProfilerError):
+        echo(f"error: {error}", err=True)
+        return EXIT_INPUT
+    if isinstance(error, BrokenPipeError):
+        quiet_stdout()
+        return EXIT_BROKEN_PIPE
+    if isinstance(error, KeyboardInterrupt):
+        echo("interrupted", err=True)
+        return EXIT_INTERRUPTED
+    echo(
+        f"internal error: {type(error).__name__}: {error} (please report this with the "
+        "harness name and version)",
+        err=True,
+    )
+    return EXIT_INTERNAL
+
+
+def quiet_stdout() -> None:
+    """Point stdout at /dev/null: the interpreter flushes it at exit, and a flush into
+    the closed pipe would print "Exception ignored ... BrokenPipeError" after we are done."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real stdout (an in-process test runner)
+        pass
+
+
+def human_size(size: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024  # type: ignore[assignment]
+    raise AssertionError  # pragma: no cover
+
+
+def kinds(counts: Mapping[str, int], shown: int = 6) -> str:
+    """`kind count, …`: the most frequent first (then by name), `shown` at most, then how
+    many kinds more."""
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    listed = ", ".join(f"{kind} {count}" for kind, count in ranked[:shown])
+    return listed + (f", … {len(ranked) - shown} more kinds" if len(ranked) > shown else "")
+
+
+def tell_reading(result: LoadResult, diagnostics: Diagnostics) -> None:
+    """What reading could not use, on stderr: failures, warnings, unknown records."""
+    if diagnostics.on_progress is not None:
+        sys.stderr.write("\r\033[K")  # clear a progress line left below 100%
+
+    def as_given(line: str) -> str:
+        """The line with each piped journal named as the user named it, not by its copy."""
+        for given, copy in result.copies:
+            line = line.replace(str(copy), given)
+        return line
+
+    for failed in result.failures:
+        echo(as_given(f"error: {failed}"), err=True)
+    for line in diagnostics.summary_lines():
+        echo(as_given(line), err=True)
+    if diagnostics.unrecognised:
+        # Every command says so: these records were not read, which is not a choice.
+        echo(f"not recognised (not read): {kinds(diagnostics.unrecognised)}", err=True)
+    if result.ignored:
+        echo(
+            f"note: {result.ignored} other file(s) in the given folders are not *.jsonl or "
+            "*.jsonl.gz and were not read (name a stream-json .txt file directly)",
+            err=True,
+        )
+
+
+def byte_progress() -> Callable[[str, int, int], None] | None:
+    """Progress inside one large file (on a terminal only): percent of its bytes read."""
+    if not sys.stderr.isatty():
+        return None
+
+    def report(path: str, done: int, size: int) -> None:
+        if size < PROGRESS_BYTES:
+            return
+        name = Path(path).name[:50]
+        share = min(100, 100 * done // max(size, 1))
+        sys.stderr.write(f"\r\033[Kreading {name}: {share}% of {human_size(size)}")
+        if share >= 100:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    return report
+
+
+def group_progress(journals: list[Path]) -> Callable[[int, int, JournalGroup], None] | None:
+    """A one-line progress display on stderr (on a terminal only), journal group by group,
+    when there is more than one input or a directory. Inside one large file
+    `byte_progress` shows how far reading is."""
+    many = len(journals) > 1 or any(p.is_dir() for p in journals)
+    if not many or not sys.stderr.isatty():
+        return None
+
+    def report(done: int, total: int, group: JournalGroup) -> None:
+        name = (group.main or group.extras[0]).name
+        end = "\n" if done == total else ""
+        sys.stderr.write(f"\r\033[Kreading journals: {done}/{total} {name[:60]}{end}")
+        sys.stderr.flush()
+
+    return report

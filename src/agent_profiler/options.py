@@ -1,0 +1,101 @@
+"""The options the commands share, declared once, and the read options that travel with
+each journal group.
+
+`ReadOptions` is what reading a journal depends on besides the journal: the harness forced
+with --harness, the estimator (--estimate), whether tool calls keep their argument previews
+(only a --previews trace shows them) and the number of reading processes (--jobs). It is
+frozen and picklable: a worker process gets it with its group (`pipeline.GroupTask`), and
+`applied()` is the one place where it takes effect for the adapters.
+
+`Spec` declares a command-line option once: its flags and help. cli.py builds the Typer
+options from the specs, and entry.py's fast `export` parser takes its flags from the same
+specs (it must not import Typer), so a flag renamed here is renamed in both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from agent_profiler.estimate import EstimateChoice
+from agent_profiler.model import Harness
+
+
+@dataclass(frozen=True, slots=True)
+class ReadOptions:
+    harness: Harness | None = None
+    estimate: EstimateChoice = EstimateChoice.CHARS4
+    previews: bool = False  # keep tool calls' argument previews (a trace with --previews)
+    jobs: int | None = None  # reading processes; None: one per core when it pays
+
+    @contextmanager
+    def applied(self) -> Iterator[None]:
+        """Read journals inside this block with these options: their text measured with
+        the chosen estimator, their tool calls' previews kept or not."""
+        from agent_profiler.adapters.drafts import argument_previews
+        from agent_profiler.estimate import named, use_estimator
+
+        with use_estimator(named(self.estimate)), argument_previews(self.previews):
+            yield
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    """One option: its flags (long first) and its help; `flag` for a switch."""
+
+    flags: tuple[str, ...]
+    help: str
+    flag: bool = False
+
+
+OUTPUT = Spec(
+    ("--output", "-o"), "File to write (default: <first journal>.<extension>; - for stdout)."
+)
+HARNESS = Spec(("--harness",), "Skip auto-detection and read every input as this harness.")
+FORCE = Spec(("--force",), "Overwrite an existing output.", flag=True)
+PREVIEWS = Spec(
+    ("--previews",),
+    "Add length-capped prompt and argument previews (off by default, so the output is safe "
+    "to attach to a bug report).",
+    flag=True,
+)
+STRICT = Spec(
+    ("--strict",),
+    "Exit 1 when any record was warned about (the output is still written).",
+    flag=True,
+)
+FORMAT = Spec(
+    ("--format",),
+    "perfetto (protobuf) or json (Chrome Trace Event Format); default: from the output "
+    "name (.json gives json), else perfetto.",
+)
+ESTIMATE = Spec(
+    ("--estimate",),
+    "How journal text becomes tokens: chars/4 (the trace contract's estimate) or calibrated "
+    "(per-content-class ratios fitted on real sessions; basis chars/calibrated-v2). Never a "
+    "tokenizer count; never scaled to the reported size.",
+)
+JOBS = Spec(
+    ("--jobs", "-j"),
+    "Processes that read the journals (default: every core when there are several session "
+    "trees and at least 4 MB of input). The output is the same whatever the number.",
+)
+OPEN = Spec(("--open",), "Open the trace in ui.perfetto.dev when written.", flag=True)
+WINDOW = Spec(
+    ("--window",),
+    "Context window in tokens, for the fill when the journal does not state it (e.g. 200000).",
+)
+
+# What the console script's fast `export` takes without Typer (entry.py); anything else on
+# its command line (--open, --help, a typo) is left to Typer.
+FAST_EXPORT: dict[str, Spec] = {
+    "output": OUTPUT,
+    "harness": HARNESS,
+    "force": FORCE,
+    "previews": PREVIEWS,
+    "strict": STRICT,
+    "format_name": FORMAT,
+    "estimate": ESTIMATE,
+    "jobs": JOBS,
+}

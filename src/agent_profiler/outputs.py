@@ -1,0 +1,164 @@
+"""Where a command's one output goes: the target's checks (a folder, a journal being read,
+an existing file without --force), atomic writing (a temporary file beside it, renamed into
+place), pipes and devices written in place, stdout, and the spool a trace's packets wait in
+until the last group is read. Every command that writes a file (export, report, and the
+others) goes through `deliver`."""
+
+from __future__ import annotations
+
+import errno
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, cast
+
+from agent_profiler.errors import OutputError, UsageError
+from agent_profiler.loader import STDIN, is_stream, reads
+
+TO_STDOUT = "-"
+
+
+def default_output(journals: list[Path], extension: str = ".pftrace") -> Path:
+    """`<first journal's name>.<extension>` in the current folder (`stdin…` for `-`)."""
+    first = journals[0]
+    stem = "stdin" if str(first) == STDIN else first.name
+    for suffix in (".gz", ".jsonl", ".json", ".txt"):
+        stem = stem.removesuffix(suffix)
+    return Path(f"{stem or 'trace'}{extension}")
+
+
+def _mkstemp(directory: Path, prefix: str) -> tuple[int, str]:
+    """tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=directory) without importing
+    tempfile (with shutil and random, ≈ 8 ms of start-up): a new file, private (0600),
+    opened exclusively, under a name no other process picks."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        name = os.path.join(directory, f"{prefix}{os.getpid()}-{os.urandom(6).hex()}.tmp")
+        try:
+            return os.open(name, flags, 0o600), name
+        except FileExistsError:
+            continue
+    # With its errno, so that strerror (what beside reports) is this sentence.
+    raise FileExistsError(errno.EEXIST, f"no free temporary name in {directory}")
+
+
+def beside(path: Path, kind: str) -> tuple[int, str]:
+    """A new private temporary file in `path`'s folder (`.<name>.<kind><pid>-<random>.tmp`)."""
+    directory = path.parent if str(path.parent) else Path(".")
+    try:
+        return _mkstemp(directory, f".{path.name}.{kind}")
+    except OSError as error:
+        raise OutputError(f"{path}: cannot write here ({error.strerror})") from error
+
+
+def check_target(target: Path, force: bool, journals: list[Path], extension: str) -> None:
+    """Refuse an output that is a folder, a journal being read (even with --force: a
+    journal cannot be made again), or a file, without --force. A pipe or a device
+    (`/dev/null`) is written in place, with or without --force."""
+    if target.is_dir():
+        suggested = target / default_output(journals, extension)
+        raise UsageError(f"{target} is a folder: name the file to write, e.g. -o {suggested}")
+    if not target.exists() or is_stream(target):
+        return
+    if reads(journals, target):
+        raise _journal_as_output(target)
+    if not force:
+        raise UsageError(f"{target} exists; pass --force to overwrite it")
+
+
+def refuse_read_files(target: Path, files: list[Path]) -> None:
+    """Refuse, after reading, to write over a file that was read: check_target knows the
+    inputs as named, and this also the files an adapter found beside them (a Claude Code
+    session's subagent files)."""
+    if not target.exists() or is_stream(target):
+        return
+    for read in files:
+        try:
+            if os.path.samefile(target, read):
+                raise _journal_as_output(target)
+        except OSError:
+            continue
+
+
+def _journal_as_output(target: Path) -> UsageError:
+    return UsageError(f"{target} is a journal this reads: write the output somewhere else")
+
+
+class _Counted:
+    """A stream that counts the bytes written through it (a pipe or a device has no size
+    to ask for afterwards)."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.stream = stream
+        self.size = 0
+
+    def write(self, data: bytes) -> int:
+        self.size += len(data)
+        return self.stream.write(data)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.stream, name)
+
+
+def write_atomically(path: Path, fill: Callable[[IO[bytes]], object]) -> int:
+    """Write to a temporary file beside the target (`fill(stream)`) and rename it into
+    place, so an interrupted command never leaves a partial output or clobbers a good one.
+    A target that is a pipe or a device (`-o /dev/null`, `-o >(gzip > t.gz)`) is written
+    in place: renaming a file over it would replace the device itself. Returns the size."""
+    if is_stream(path):
+        try:
+            with path.open("wb") as stream:
+                counted = _Counted(stream)
+                fill(cast(IO[bytes], counted))
+        except OSError as error:
+            raise OutputError(f"{path}: {error.strerror or error}") from error
+        return counted.size
+    handle, temporary = beside(path, "")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            fill(stream)
+        # mkstemp creates the file private (0600); give it the usual umask-based mode.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
+        os.replace(temporary, path)
+    except BaseException as error:
+        Path(temporary).unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise OutputError(f"{path}: {error.strerror or error}") from error
+        raise
+    return path.stat().st_size
+
+
+def deliver(
+    target: Path | None, fill: Callable[[IO[bytes]], object], read_files: list[Path]
+) -> int:
+    """Write one output: to stdout when `target` is None (size 0: not measured), else
+    atomically to `target`, after refusing a target that is one of the files read."""
+    if target is None:
+        fill(sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+        return 0
+    refuse_read_files(target, read_files)
+    return write_atomically(target, fill)
+
+
+@contextmanager
+def spool(target: Path | None) -> Iterator[IO[bytes]]:
+    """A private temporary file for the packets of a trace being read (pipeline.py),
+    beside the target (same disk) or, for stdout or a pipe, in the temporary folder; always
+    removed."""
+    if target is None or is_stream(target):  # stdout, a pipe, a device: nothing beside it
+        import tempfile
+
+        with tempfile.TemporaryFile() as stream:
+            yield stream
+        return
+    handle, name = beside(target, "packets.")
+    try:
+        with os.fdopen(handle, "w+b") as stream:
+            yield stream
+    finally:
+        Path(name).unlink(missing_ok=True)
