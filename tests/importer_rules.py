@@ -122,10 +122,18 @@ def problems(trace: bytes | Path | Any) -> list[str]:
 def check_import_rules(trace: bytes | Path | Any) -> list[Finding]:
     """What the importer would record for `trace`: raw bytes, a path, or an already parsed
     `perfetto_trace_pb2.Trace` (traceview.load_trace hands over the one it decoded)."""
+    return replay(trace).findings
+
+
+def replay(trace: bytes | Path | Any) -> _Importer:
+    """The replayed import itself: its findings, and the track events it kept (`events`,
+    with their trace times) for tests of the bookkeeping."""
+    importer = _Importer()
     if isinstance(trace, pb.Trace):
-        return _Importer().run_parsed(trace)
-    data = trace.read_bytes() if isinstance(trace, Path) else trace
-    return _Importer().run(data)
+        importer.run_parsed(trace)
+    else:
+        importer.run(trace.read_bytes() if isinstance(trace, Path) else trace)
+    return importer
 
 
 # ---------------------------------------------------------------------------------------------
@@ -793,6 +801,9 @@ class _Importer:
                     "interned_event_name_missing", f"{at}: name_iid {event.name_iid} unknown"
                 )
             return name
+        # A name that is set, even to "", is a name: containers/string_pool.h L206-220 gives
+        # the null id only to a string without data, so an END named "" closes only a slice
+        # named "" (common/slice_tracker.cc L284-290).
         return event.name if event.HasField("name") else None
 
     def _category(self, event: Any, state: _Sequence, at: str) -> str | None:
