@@ -342,7 +342,7 @@ class _Importer:
         if not final:
             # L339-347: incremental_state_cleared or SEQ_INCREMENTAL_STATE_CLEARED resets the
             # sequence (HandleIncrementalStateCleared, L580-592); previous_packet_dropped
-            # otherwise marks it invalid until the next clear (L600-608).
+            # otherwise marks it invalid until the next clear (L624-635).
             if packet.incremental_state_cleared or packet.sequence_flags & _CLEARED:
                 if not has_sequence:
                     self.report("incremental_state_cleared_missing_sequence_id", at)
@@ -468,7 +468,7 @@ class _Importer:
         """The packet's trace time (TimestampTokenizeAndPushToSorter, L455-545), or None when
         it is deferred or dropped."""
         if not packet.HasField("timestamp"):
-            # L538-540: a packet without a timestamp takes the latest one seen.
+            # L527-530: a packet without a timestamp takes the latest one seen.
             return self.latest_ts
         ts = packet.timestamp
         clock_id = packet.timestamp_clock_id
