@@ -25,6 +25,7 @@ the rules, restated. docs/importer-rules.md lists them with the same citations.
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections import defaultdict
 from collections.abc import Iterable
@@ -93,6 +94,7 @@ MAX_SLICE_DEPTH = 512
 # (importers/proto/proto_trace_reader.cc L727, L521).
 SEQUENCE_CLOCKS = range(64, 128)
 CLOCK_BOOTTIME = 6
+_RENAMED = re.compile(r"[.\[\]]")
 
 _CLEARED = pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
 _NEEDS = pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE
@@ -247,6 +249,7 @@ class _Importer:
         self.deferred: list[tuple[int, Any]] = []
         self.latest_ts = 0
         self.paths: dict[tuple[Any, Any], list[tuple[Any, Any, Any]] | None] = {}
+        self.names_seen: set[str] = set()
 
     def report(self, name: str, detail: str) -> None:
         if name in STATS:
@@ -824,30 +827,30 @@ class _Importer:
         # util/proto_to_args_parser.cc L851-868 (ParseDebugAnnotationName) and L959-964: an
         # unknown name or string iid, or no name, is a parse error that loses the argument
         # (counted as track_event_parser_errors, track_event_event_importer.h L1392-1398);
-        # '.', '[' and ']' in a name become '_'. Array items have no names.
+        # '.', '[' and ']' in a name become '_' (noted once per name). Array items have no
+        # names. This runs for every argument of every event: kept lean.
         if named:
-            name: str | None
-            if annotation.name_iid:
-                name = state.interned["debug_annotation_names"].get(annotation.name_iid)
+            iid = annotation.name_iid
+            if iid:
+                name = state.interned["debug_annotation_names"].get(iid)
                 if name is None:
-                    self.report(
-                        "track_event_parser_errors",
-                        f"{at}: debug annotation name_iid {annotation.name_iid} unknown",
-                    )
+                    detail = f"{at}: debug annotation name_iid {iid} unknown"
+                    self.report("track_event_parser_errors", detail)
                     return
             elif annotation.HasField("name"):
                 name = annotation.name
             else:
                 self.report("track_event_parser_errors", f"{at}: debug annotation without name")
                 return
-            if any(c in name for c in ".[]"):
-                self.report("annotation_name_renamed", f"{at}: annotation {name!r}")
-        if annotation.HasField("string_value_iid") and (
-            annotation.string_value_iid not in state.interned["debug_annotation_string_values"]
-        ):
+            if name not in self.names_seen:
+                self.names_seen.add(name)
+                if _RENAMED.search(name):
+                    self.report("annotation_name_renamed", f"{at}: annotation {name!r}")
+        iid = annotation.string_value_iid
+        if iid and iid not in state.interned["debug_annotation_string_values"]:
             self.report(
                 "track_event_parser_errors",
-                f"{at}: debug annotation string_value_iid {annotation.string_value_iid} unknown",
+                f"{at}: debug annotation string_value_iid {iid} unknown",
             )
         for entry in annotation.dict_entries:
             self._annotation(entry, state, at, named=True)
