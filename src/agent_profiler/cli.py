@@ -77,6 +77,7 @@ def serve_once(trace: Path, **kwargs: Any) -> bool:
 
 app = typer.Typer(
     add_completion=True,
+    rich_markup_mode=None,
     pretty_exceptions_enable=False,
     no_args_is_help=True,
     help="Export coding-agent session journals as Perfetto traces of what filled the "
@@ -87,7 +88,11 @@ app = typer.Typer(
 # Arguments and options shared by several commands.
 JournalsArgument = Annotated[
     list[Path],
-    typer.Argument(help="Journal files or directories (.jsonl, .jsonl.gz).", show_default=False),
+    typer.Argument(
+        help="Journal files or directories (.jsonl, .jsonl.gz).",
+        show_default=False,
+        metavar="JOURNAL",
+    ),
 ]
 HarnessOption = Annotated[
     Harness | None,
@@ -100,6 +105,7 @@ JobsOption = Annotated[
         "--jobs",
         "-j",
         min=1,
+        metavar="N",
         help="Processes that read the journals (default: every core when there are several "
         "session trees and ≥ 4 MB of input). The output is the same whatever the number.",
     ),
@@ -131,13 +137,18 @@ def _root(
     """agent-profiler: context-window profiles of coding-agent sessions."""
 
 
-@app.command()
+@app.command(short_help="Export journals to one Perfetto trace.")
 @_errors_to_exit_codes
 def export(
     journals: JournalsArgument,
     output: Annotated[
         Path | None,
-        typer.Option("--output", "-o", help="Trace file to write (default: <journal>.pftrace)."),
+        typer.Option(
+            "--output",
+            "-o",
+            metavar="FILE",
+            help="Trace file to write (default: <journal>.pftrace).",
+        ),
     ] = None,
     harness: HarnessOption = None,
     force: ForceOption = False,
@@ -162,6 +173,7 @@ def export(
         str | None,
         typer.Option(
             "--format",
+            metavar="FORMAT",
             help="perfetto (protobuf) or json (Chrome Trace Event "
             "Format); default: from the output name (.json → json), else perfetto.",
         ),
@@ -193,18 +205,21 @@ def export(
         raise typer.Exit(code)
 
 
-@app.command()
+@app.command(short_help="Compare sessions side by side, one row each.")
 @_errors_to_exit_codes
 def summary(
     journals: Annotated[
         list[Path],
-        typer.Argument(help="Journal files or directories.", show_default=False),
+        typer.Argument(
+            help="Journal files or directories.", show_default=False, metavar="JOURNAL..."
+        ),
     ],
     window: Annotated[
         int | None,
         typer.Option(
             "--window",
             min=1,
+            metavar="TOKENS",
             help="Context window in tokens, for the fill column "
             "when the journal does not state it (e.g. 200000).",
         ),
@@ -285,6 +300,7 @@ def open_(
             help="A trace this tool wrote (.pftrace, or .json from --format json), or "
             "journals to export first.",
             show_default=False,
+            metavar="TRACE_OR_JOURNAL",
         ),
     ],
     output: Annotated[
@@ -292,6 +308,7 @@ def open_(
         typer.Option(
             "--output",
             "-o",
+            metavar="FILE",
             help="Where to keep the trace exported from journals (default: a temporary file).",
         ),
     ] = None,
@@ -299,7 +316,10 @@ def open_(
         bool, typer.Option("--no-browser", help="Print the URL instead of opening a browser.")
     ] = False,
     timeout: Annotated[
-        float, typer.Option("--timeout", min=1, help="Seconds to wait for the UI to fetch it.")
+        float,
+        typer.Option(
+            "--timeout", min=1, metavar="SECONDS", help="Seconds to wait for the UI to fetch it."
+        ),
     ] = 300.0,
     harness: HarnessOption = None,
 ) -> None:
@@ -362,11 +382,13 @@ def discover(
         str | None,
         typer.Option(
             "--since",
+            metavar="DATE",
             help="Only sessions started on or after this date (YYYY-MM-DD or an ISO time).",
         ),
     ] = None,
     project: Annotated[
-        str | None, typer.Option("--project", help="Only projects whose path contains this.")
+        str | None,
+        typer.Option("--project", metavar="TEXT", help="Only projects whose path contains this."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list.")] = False,
 ) -> None:
@@ -398,20 +420,25 @@ def discover(
         )
 
 
-@app.command()
+@app.command(short_help="Write one self-contained HTML page of the sessions.")
 @_errors_to_exit_codes
 def report(
     journals: JournalsArgument,
     output: Annotated[
         Path | None,
-        typer.Option("--output", "-o", help="HTML file to write (default: <journal>.html)."),
+        typer.Option(
+            "--output", "-o", metavar="FILE", help="HTML file to write (default: <journal>.html)."
+        ),
     ] = None,
-    title: Annotated[str, typer.Option("--title", help="The page's title.")] = REPORT_TITLE,
+    title: Annotated[
+        str, typer.Option("--title", metavar="TEXT", help="The page's title.")
+    ] = REPORT_TITLE,
     window: Annotated[
         int | None,
         typer.Option(
             "--window",
             min=1,
+            metavar="TOKENS",
             help="Context window in tokens, for the fill and the chart's window line "
             "when the journal does not state it (e.g. 200000).",
         ),
