@@ -552,6 +552,7 @@ def _export(tmp_path: Path, *journals: Path) -> bytes:
     return out.read_bytes()
 
 
+@pytest.mark.slow  # exports every bundled journal
 @pytest.mark.parametrize("harness", sorted(p.name for p in DATA.iterdir() if p.is_dir()), ids=str)
 def test_every_bundled_journal_of_a_harness_imports_cleanly(harness: str, tmp_path: Path) -> None:
     data = _export(tmp_path, DATA / harness)
