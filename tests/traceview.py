@@ -21,6 +21,7 @@ keys, typed values), timestamps relative to the first event, flow ids renumbered
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import defaultdict
@@ -372,6 +373,7 @@ class _Event:
 
 def load_trace(source: str | Path | bytes | Any) -> TraceView:
     """Decode a trace from a path, raw bytes or an already parsed `perfetto_trace_pb2.Trace`."""
+    data = None
     if isinstance(source, pb.Trace):
         trace = source
     else:
@@ -379,7 +381,7 @@ def load_trace(source: str | Path | bytes | Any) -> TraceView:
         trace = pb.Trace()
         trace.ParseFromString(data)
     view = _decode(trace)
-    view.import_findings = check_import_rules(trace)
+    view.import_findings = _import_findings(trace, data)
     problems = [str(f) for f in view.import_findings if f.severity != "note"]
     if problems:
         IMPORT_PROBLEMS.append((_describe(source), problems))
@@ -390,6 +392,21 @@ def load_trace(source: str | Path | bytes | Any) -> TraceView:
 # (what was decoded, its problems). A test that decodes broken traces on purpose is marked
 # `importer_broken` and the fixture lets them be.
 IMPORT_PROBLEMS: list[tuple[str, list[str]]] = []
+
+
+# The suite decodes the same bytes many times (the bundled journals, exported by many tests):
+# the importer rules' verdict on them is kept, by digest, for the test session.
+_FINDINGS_BY_DIGEST: dict[bytes, list[Finding]] = {}
+
+
+def _import_findings(trace: Any, data: bytes | None) -> list[Finding]:
+    if data is None:
+        return check_import_rules(trace)
+    digest = hashlib.blake2b(data, digest_size=16).digest()
+    found = _FINDINGS_BY_DIGEST.get(digest)
+    if found is None:
+        found = _FINDINGS_BY_DIGEST[digest] = check_import_rules(trace)
+    return list(found)
 
 
 def _describe(source: Any) -> str:
