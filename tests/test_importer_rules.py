@@ -583,3 +583,21 @@ def test_a_writer_that_packs_too_many_extra_values_is_caught(
     data = _export(tmp_path, DATA / "claude-code")
     # THEN the importer check says Perfetto would drop those counter events
     assert names(data).get("track_event_extra_counter_exceeds_max", 0) > 0
+
+
+def test_every_decoded_trace_is_checked_and_its_problems_reported() -> None:
+    # GIVEN a trace Perfetto would drop a counter event of
+    from contract import check_contract
+    from traceview import IMPORT_PROBLEMS, load_trace
+
+    trace = with_counters(10)
+    trace.counter(0, 10, 5, [(uuid, 1) for uuid in range(11, 20)])
+    IMPORT_PROBLEMS.clear()
+    # WHEN any test decodes it
+    view = load_trace(trace.bytes())
+    # THEN conftest's fixture will see it (this module is marked importer_broken) and the
+    # contract checklist lists it too
+    (_, found), *_ = IMPORT_PROBLEMS
+    assert any("track_event_extra_counter_exceeds_max" in line for line in found)
+    assert any(line.startswith("importer: ") for line in check_contract(view))
+    IMPORT_PROBLEMS.clear()
