@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SAMPLE := tests/data/journals/claude-code/entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl
 
-.PHONY: help demo test lint types browser unit golden bench screenshots clean mutation
+.PHONY: help demo test check lint types browser unit golden bench screenshots clean mutation
 
 help:  ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -21,7 +21,11 @@ demo: $(STAMP)  ## Export a bundled Claude Code journal to sample_traces/ and sa
 	$(BIN)/agent-profiler export $(SAMPLE) -o sample_traces/claude-code-compaction.pftrace --force
 	@echo "(the command lives in .venv/bin: .venv/bin/agent-profiler open sample_traces/claude-code-compaction.pftrace)"
 
-test: lint types browser unit  ## Lint, type-check and run the whole test suite
+test: lint types unit  ## Lint, type-check and run the whole test suite (installs nothing outside .venv)
+
+check: $(STAMP)  ## Quick edit-test loop: ruff, then the tests not marked slow (stops at the first failure)
+	$(BIN)/ruff check src tests scripts
+	$(BIN)/pytest -q -x -m 'not slow'
 
 lint: $(STAMP)  ## ruff lint and format check
 	$(BIN)/ruff check src tests scripts
@@ -30,7 +34,7 @@ lint: $(STAMP)  ## ruff lint and format check
 types: $(STAMP)  ## mypy --strict on the package
 	$(BIN)/mypy
 
-browser:  ## Install Debian's chromium for the report's browser test (root only, best effort)
+browser:  ## apt-get Debian's chromium for the report's browser test (root only, best effort; not in `make test`)
 	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" -eq 0 ] && \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 	   --no-install-recommends chromium fonts-liberation >/dev/null) ; } || \

@@ -1,7 +1,12 @@
 """Shared test helpers. Every trace the suite exports goes through `export_trace`, which
 decodes it with perfetto_trace_pb2, runs TRACE_CONTRACT §8's checklist on it, and loads it
 into Perfetto's real importer (realtp.check_import: no import errors, every counter sample,
-slice and flow arrives, closing zeros last) when trace_processor_shell is available."""
+slice and flow arrives, closing zeros last) when trace_processor_shell is available.
+
+Without the binary, Perfetto's importer rules still apply: every trace any test decodes
+(traceview.load_trace) is run through importer_rules.py, and `_importer_rules` below fails
+the test if one would lose or change data on import (tests decoding broken traces on
+purpose are marked `importer_broken`)."""
 
 from __future__ import annotations
 
@@ -14,7 +19,7 @@ from typer.testing import CliRunner
 from agent_profiler.cli import app
 from contract import check_contract
 from realtp import check_import
-from traceview import TraceView, load_trace
+from traceview import IMPORT_PROBLEMS, TraceView, load_trace
 
 DATA = Path(__file__).parent / "data" / "journals"
 GOLDEN = Path(__file__).parent / "golden"
@@ -24,6 +29,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--update-golden", action="store_true", help="rewrite tests/golden/ from the code"
     )
+
+
+@pytest.fixture(autouse=True)
+def _importer_rules(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """Fail a test any of whose decoded traces Perfetto's importer would record a problem
+    for (importer_rules.py), unless the test is marked `importer_broken`."""
+    IMPORT_PROBLEMS.clear()
+    yield
+    found = list(IMPORT_PROBLEMS)
+    IMPORT_PROBLEMS.clear()
+    if found and request.node.get_closest_marker("importer_broken") is None:
+        lines = []
+        for source, problems in found:
+            lines += [f"{source}: {problem}" for problem in problems[:10]]
+            if len(problems) > 10:
+                lines.append(f"{source}: … {len(problems) - 10} more")
+        pytest.fail("Perfetto's importer rules (tests/importer_rules.py):\n" + "\n".join(lines))
 
 
 @dataclass

@@ -97,6 +97,8 @@ def check_contract(
     `run-configuration` slice, and `is_error` on every tool slice even when the outcome is unknown.
     """
     problems: list[str] = [f"decode: {problem}" for problem in view.decode_problems]
+    # Perfetto's importer rules (importer_rules.py), for views decoded from bytes.
+    problems += [f"importer: {f}" for f in view.import_findings if f.severity != "note"]
     problems += _check_clocks(view)
     problems += _check_sequences(view)
     problems += _check_tracks(view)

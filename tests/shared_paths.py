@@ -10,6 +10,8 @@ import os
 from pathlib import Path
 
 _REPO = Path(__file__).resolve().parents[1]
+REPO = _REPO  # the repository's root
+TESTS = _REPO / "tests"  # this folder, wherever a test module sits below it
 
 
 def shared_dir() -> Path:

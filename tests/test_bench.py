@@ -12,6 +12,8 @@ from pathlib import Path
 import orjson
 import pytest
 
+pytestmark = pytest.mark.slow  # runs the benchmark script: `make check` leaves it out
+
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "bench.py"
 
 

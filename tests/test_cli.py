@@ -343,6 +343,7 @@ def _typer_parse(argv: list[str]) -> dict[str, object] | None:
         return None
 
 
+@pytest.mark.slow  # exports every bundled journal twice
 def test_the_fast_export_path_takes_only_what_typer_takes_and_reads_it_the_same() -> None:
     """Every command line of up to two tokens after a journal, and one in 7 of three,
     that the fast parser takes, Typer takes too, with the same values: the fast path may

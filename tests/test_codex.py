@@ -379,6 +379,7 @@ def test_codex_and_claude_files_are_told_apart_by_content(tmp_path: Path) -> Non
     assert sorted(s.harness.value for s in sessions) == ["claude-code", "codex"]
 
 
+@pytest.mark.slow  # every Codex journal of the corpus
 def test_codex_traces_meet_the_contract(export_trace: Any) -> None:
     exported = export_trace(*ALL)
     view = exported.view

@@ -8,6 +8,7 @@ import dataclasses
 import json
 import math
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -250,30 +251,61 @@ def _synthetic(per_item: dict[str, float], inputs: dict[str, int]) -> list[Any]:
     return points
 
 
-def test_the_solver_recovers_known_ratios() -> None:
+Fit = Callable[..., Any]
+
+
+@pytest.fixture(scope="session")
+def fit() -> Fit:
+    """`calibrate.fit`, each distinct fit computed once per test session: a fit is pure
+    Python (2-5 s each on 2 cores), and the tests below ask for some of them twice."""
+    import calibrate
+
+    fitted: dict[tuple[Any, ...], Any] = {}
+
+    def run(points: Sequence[Any], **options: Any) -> Any:
+        key = (tuple(points), tuple(sorted(options.items())))
+        if key not in fitted:
+            fitted[key] = calibrate.fit(points, **options)
+        return fitted[key]
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def corpus_points() -> list[Any]:
+    """Every calibration point of the shared corpus, read once per test session (the corpus
+    is read once per character class: ~10 s idle)."""
+    import _corpus
+
+    if not SHARED.is_dir():
+        pytest.skip(f"needs the shared corpus at {SHARED}")
+    return [p for path in _corpus.corpus_inputs(SHARED) for p in _corpus.points(path)]
+
+
+@pytest.mark.slow
+def test_the_solver_recovers_known_ratios(fit: Fit) -> None:
     import calibrate
 
     # One harness at 20 tokens per item: the fit must find the truth (the prior is
     # negligible here), as the shared and as the harness's own cost.
-    table = calibrate.fit(_synthetic({"codex": 20.0}, {"codex": 3}), prior_chars=0.0)
+    table = fit(_synthetic({"codex": 20.0}, {"codex": 3}), prior_chars=0.0)
     assert table.ratios[TextClass.CODE] == pytest.approx(3.0, rel=0.01)
     assert table.ratios[TextClass.PROSE] == pytest.approx(5.0, rel=0.01)
     assert table.per_item == pytest.approx(20.0, rel=0.01)
     assert table.per_item_by_harness["codex"] == pytest.approx(20.0, rel=0.01)
     # With the prior, a class the points never show keeps its prior ratio, and the
     # classes they do show move away from their priors (3.2 and 4.2) towards the truth.
-    shrunk = calibrate.fit(_synthetic({"codex": 20.0}, {"codex": 3}))
+    shrunk = fit(_synthetic({"codex": 20.0}, {"codex": 3}))
     assert shrunk.ratios[TextClass.CJK] == pytest.approx(calibrate.PRIOR[TextClass.CJK], rel=0.01)
     assert shrunk.ratios[TextClass.CODE] < calibrate.PRIOR[TextClass.CODE]
 
 
-def test_the_per_item_cost_is_fitted_per_harness() -> None:
-    import calibrate
-
+@pytest.mark.slow
+def test_the_per_item_cost_is_fitted_per_harness(fit: Fit) -> None:
     # Two harnesses frame their items differently (40 and 10 tokens): each gets its own
     # cost, and the shared value lies between them.
     two = _synthetic({"claude-code": 40.0, "gemini-cli": 10.0}, {"claude-code": 2, "gemini-cli": 3})
-    table = calibrate.fit(two, prior_chars=0.0)
+    table = fit(two, prior_chars=0.0)
     assert table.per_item_by_harness["claude-code"] == pytest.approx(40.0, rel=0.01)
     assert table.per_item_by_harness["gemini-cli"] == pytest.approx(10.0, rel=0.01)
     assert table.ratios[TextClass.CODE] == pytest.approx(3.0, rel=0.01)
@@ -281,28 +313,25 @@ def test_the_per_item_cost_is_fitted_per_harness() -> None:
     # A harness seen in one input only keeps the shared cost (its own would be fitted to
     # that one journal).
     points = two + _synthetic({"pi": 25.0}, {"pi": 1})
-    table = calibrate.fit(points, prior_chars=0.0)
+    table = fit(points, prior_chars=0.0)
     assert "pi" not in table.per_item_by_harness and table.shared_for == ("pi",)
     assert set(table.per_item_by_harness) == {"claude-code", "gemini-cli"}
     # --shared-item: one cost for all, as chars/calibrated-v1 had.
-    assert calibrate.fit(points, prior_chars=0.0, by_harness=False).per_item_by_harness == {}
+    assert fit(points, prior_chars=0.0, by_harness=False).per_item_by_harness == {}
     # A redacted journal's requests are not fitted, and the table says so.
     redacted = [dataclasses.replace(p, redacted=True) for p in points if p.input == "pi0"]
     kept = [p for p in points if p.input != "pi0"]
-    again = calibrate.fit(kept + redacted, prior_chars=0.0)
+    again = fit(kept + redacted, prior_chars=0.0)
     assert again.excluded == ("pi0",) and again == dataclasses.replace(
-        calibrate.fit(kept, prior_chars=0.0), excluded=("pi0",)
+        fit(kept, prior_chars=0.0), excluded=("pi0",)
     )
 
 
-@pytest.mark.skipif(not SHARED.is_dir(), reason=f"needs the shared corpus at {SHARED}")
-def test_the_shipped_table_is_what_the_script_fits_on_the_corpus() -> None:
-    import _corpus
-    import calibrate
-
-    inputs = _corpus.corpus_inputs(SHARED)
-    points = [p for path in inputs for p in _corpus.points(path)]
-    table = calibrate.fit(points)
+@pytest.mark.slow
+def test_the_shipped_table_is_what_the_script_fits_on_the_corpus(
+    fit: Fit, corpus_points: list[Any]
+) -> None:
+    table = fit(corpus_points)
     shipped, shipped_per_item, shipped_by_harness = load_calibration()
     assert table.ratios == pytest.approx(shipped, abs=0.002)
     assert table.per_item == pytest.approx(shipped_per_item, abs=0.002)

@@ -94,6 +94,7 @@ def own_id(path: Path) -> str:
 # --------------------------------------------------------------------------- corpus
 
 
+@pytest.mark.slow  # corpus-wide
 @needs_shared
 def test_every_corpus_session_has_one_response_per_reported_request(
     export_trace: Any, tmp_path: Path
@@ -120,6 +121,7 @@ def test_every_corpus_session_has_one_response_per_reported_request(
     assert "Traceback" not in exported.stderr
 
 
+@pytest.mark.slow  # corpus-wide
 @needs_shared
 def test_corpus_categories_additions_and_subagent_links(export_trace: Any) -> None:
     view = export_trace(*[p for p in sessions_in(SHARED) if p.name != ORPHAN]).view

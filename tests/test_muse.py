@@ -302,6 +302,7 @@ def test_the_compaction_export_is_refused_with_a_clear_message(tmp_path: Path) -
     assert caught.value.line == 1
 
 
+@pytest.mark.slow  # corpus-wide
 def test_corpus_traces_meet_the_contract() -> None:
     sessions, _ = read(R142, ECHO)
     assert contract_problems(sessions, require_addition=False) == []

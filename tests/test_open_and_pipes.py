@@ -121,6 +121,7 @@ def test_open_reads_a_journal_as_a_forced_harness(tmp_path: Path, monkeypatch: A
     assert result.exit_code == 0, result.stderr
 
 
+@pytest.mark.slow  # a subprocess per case
 @pytest.mark.parametrize(
     "args",
     [

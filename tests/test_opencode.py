@@ -102,6 +102,7 @@ def requests_in(view: TraceView) -> dict[str, Counter[int]]:
 # --------------------------------------------------------------------------- corpus
 
 
+@pytest.mark.slow  # corpus-wide
 @needs_shared
 def test_every_corpus_session_has_one_response_per_reported_request(
     export_trace: Any, tmp_path: Path

@@ -61,6 +61,7 @@ CAPTURE_ORDER = (
 
 pytestmark = [
     pytest.mark.ui,
+    pytest.mark.slow,
     pytest.mark.skipif(not SHOT.is_file(), reason=f"Perfetto UI tools not found at {SHOT}"),
     pytest.mark.skipif(BINARY is None, reason=SKIP_REASON),
     pytest.mark.skipif(

@@ -181,6 +181,7 @@ def test_model_changes_in_the_corpus() -> None:
     assert session.snapshots[0].baseline and session.models == ("claude-opus-4-5",)
 
 
+@pytest.mark.slow  # corpus-wide
 def test_corpus_traces_meet_the_contract(registered: None, export_trace: Any) -> None:
     exported = export_trace(*CORPUS)
     view = exported.view

@@ -24,6 +24,8 @@ from agent_profiler.pipeline import PARALLEL_MIN_BYTES, jobs_for
 from samples import CLAUDE_SMALL, CODEX_SMALL, DATA, PI_LARGE
 from traceview import load_trace
 
+pytestmark = pytest.mark.slow  # worker processes: `make check` leaves it out
+
 runner = CliRunner()
 
 

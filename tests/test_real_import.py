@@ -104,6 +104,7 @@ CASES = [(name, path, mode) for name, path in JOURNALS for mode in ("default", "
 ]
 
 pytestmark = [
+    pytest.mark.slow,  # the real importer on the whole corpus
     pytest.mark.skipif(BINARY is None, reason=SKIP_REASON),
     pytest.mark.skipif(
         not CORPUS.is_dir(), reason=f"shared corpus not beside the repository ({CORPUS})"

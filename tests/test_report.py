@@ -664,6 +664,7 @@ def test_render_is_deterministic_and_the_writer_writes_it(spotter: list[Session]
     assert parse(render_report([])).find("main")
 
 
+@pytest.mark.slow  # corpus-wide
 def test_every_corpus_journal_renders() -> None:
     # Not `read`: a fixture someone adds that cannot be read is not this test's business.
     sessions = load([SPOTTER_DIR.parent, CODEX], Diagnostics()).sessions
@@ -682,7 +683,7 @@ def test_every_corpus_journal_renders() -> None:
 CHROMIUM = shutil.which("chromium")
 needs_chromium = pytest.mark.skipif(
     CHROMIUM is None,
-    reason="chromium is not installed (apt-get install -y chromium); .ci/run installs it",
+    reason="chromium is not installed (run `make browser` as root, or apt-get install chromium)",
 )
 
 

@@ -7,6 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # a fresh interpreter per test: `make check` leaves it out
+
 DATA = Path(__file__).parent / "data" / "journals"
 PROBE = """
 import sys

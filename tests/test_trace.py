@@ -345,6 +345,7 @@ def test_sessions_without_requests_still_show_their_transcript(export_trace: Any
     assert profile.args["context_window_tokens"] == 200_000
 
 
+@pytest.mark.slow  # corpus-wide
 @pytest.mark.skipif(not SHARED.is_dir(), reason="shared corpus not beside the repository")
 def test_every_claude_code_file_of_the_shared_corpus(export_trace: Any) -> None:
     files = sorted(

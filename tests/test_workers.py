@@ -18,9 +18,12 @@ import pytest
 
 from samples import DATA, PI_LARGE
 
-pytestmark = pytest.mark.skipif(
-    not Path("/proc/self/status").exists(), reason="needs /proc to find the worker processes"
-)
+pytestmark = [
+    pytest.mark.slow,  # worker processes and signals: `make check` leaves them out
+    pytest.mark.skipif(
+        not Path("/proc/self/status").exists(), reason="needs /proc to find the worker processes"
+    ),
+]
 
 
 def _workers(pid: int) -> list[int]:

@@ -21,6 +21,7 @@ keys, typed values), timestamps relative to the first event, flow ids renumbered
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import defaultdict
@@ -30,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+from importer_rules import Finding, check_import_rules
 
 CAPTURE_TRACK_NAME = "agentprof.capture"
 PROFILE_NAME_RE = re.compile(r"^profile \([0-9]*\)$")
@@ -231,6 +234,9 @@ class TraceView:
     event_times: list[int] = field(default_factory=list)  # every track event's, resolved
     uses_interning: bool = False
     decode_problems: list[str] = field(default_factory=list)
+    # What Perfetto's importer would record for these bytes (importer_rules.py): every
+    # decoded trace is checked, whoever decodes it (conftest's importer_rules fixture).
+    import_findings: list[Finding] = field(default_factory=list)
 
     # -- tracks ---------------------------------------------------------------------------
 
@@ -367,13 +373,48 @@ class _Event:
 
 def load_trace(source: str | Path | bytes | Any) -> TraceView:
     """Decode a trace from a path, raw bytes or an already parsed `perfetto_trace_pb2.Trace`."""
+    data = None
     if isinstance(source, pb.Trace):
         trace = source
     else:
         data = source if isinstance(source, bytes) else Path(source).read_bytes()
         trace = pb.Trace()
         trace.ParseFromString(data)
-    return _decode(trace)
+    view = _decode(trace)
+    view.import_findings = _import_findings(trace, data)
+    problems = [str(f) for f in view.import_findings if f.severity != "note"]
+    if problems:
+        IMPORT_PROBLEMS.append((_describe(source), problems))
+    return view
+
+
+# Traces decoded with importer problems, since conftest's autouse fixture last cleared it:
+# (what was decoded, its problems). A test that decodes broken traces on purpose is marked
+# `importer_broken` and the fixture lets them be.
+IMPORT_PROBLEMS: list[tuple[str, list[str]]] = []
+
+
+# The suite decodes the same bytes many times (the bundled journals, exported by many tests):
+# the importer rules' verdict on them is kept, by digest, for the test session.
+_FINDINGS_BY_DIGEST: dict[bytes, list[Finding]] = {}
+
+
+def _import_findings(trace: Any, data: bytes | None) -> list[Finding]:
+    if data is None:
+        return check_import_rules(trace)
+    digest = hashlib.blake2b(data, digest_size=16).digest()
+    found = _FINDINGS_BY_DIGEST.get(digest)
+    if found is None:
+        found = _FINDINGS_BY_DIGEST[digest] = check_import_rules(trace)
+    return list(found)
+
+
+def _describe(source: Any) -> str:
+    if isinstance(source, (str, Path)):
+        return str(source)
+    if isinstance(source, bytes):
+        return f"{len(source)} bytes"
+    return "a parsed trace"
 
 
 def _decode(trace: Any) -> TraceView:

@@ -72,6 +72,7 @@ def serve_once(trace: Path, **kwargs: Any) -> bool:
 
 app = typer.Typer(
     add_completion=True,
+    rich_markup_mode=None,
     pretty_exceptions_enable=False,
     no_args_is_help=True,
     help="Export coding-agent session journals as Perfetto traces of what filled the "
@@ -83,13 +84,19 @@ def option(declared: spec.Spec, **settings: Any) -> Any:
     """The Typer option of a declared one (options.py): its flags and help, unless a
     command says it differently."""
     settings.setdefault("help", declared.help)
+    if declared.metavar is not None:
+        settings.setdefault("metavar", declared.metavar)
     return typer.Option(*declared.flags, **settings)
 
 
 # Arguments and options shared by several commands (declared in options.py).
 JournalsArgument = Annotated[
     list[Path],
-    typer.Argument(help="Journal files or directories (.jsonl, .jsonl.gz).", show_default=False),
+    typer.Argument(
+        help="Journal files or directories (.jsonl, .jsonl.gz).",
+        show_default=False,
+        metavar="JOURNAL",
+    ),
 ]
 HarnessOption = Annotated[Harness | None, option(spec.HARNESS)]
 ForceOption = Annotated[bool, option(spec.FORCE)]
@@ -115,7 +122,7 @@ def _root(
     """agent-profiler: context-window profiles of coding-agent sessions."""
 
 
-@app.command()
+@app.command(short_help="Export journals to one Perfetto trace.")
 @_errors_to_exit_codes
 def export(
     journals: JournalsArgument,
@@ -153,12 +160,14 @@ def export(
         raise typer.Exit(code)
 
 
-@app.command()
+@app.command(short_help="Compare sessions side by side, one row each.")
 @_errors_to_exit_codes
 def summary(
     journals: Annotated[
         list[Path],
-        typer.Argument(help="Journal files or directories.", show_default=False),
+        typer.Argument(
+            help="Journal files or directories.", show_default=False, metavar="JOURNAL..."
+        ),
     ],
     window: WindowOption = None,
     calls: Annotated[
@@ -237,6 +246,7 @@ def open_(
             help="A trace this tool wrote (.pftrace, or .json from --format json), or "
             "journals to export first.",
             show_default=False,
+            metavar="TRACE_OR_JOURNAL",
         ),
     ],
     output: Annotated[
@@ -244,6 +254,7 @@ def open_(
         typer.Option(
             "--output",
             "-o",
+            metavar="FILE",
             help="Where to keep the trace exported from journals (default: a temporary file).",
         ),
     ] = None,
@@ -251,7 +262,10 @@ def open_(
         bool, typer.Option("--no-browser", help="Print the URL instead of opening a browser.")
     ] = False,
     timeout: Annotated[
-        float, typer.Option("--timeout", min=1, help="Seconds to wait for the UI to fetch it.")
+        float,
+        typer.Option(
+            "--timeout", min=1, metavar="SECONDS", help="Seconds to wait for the UI to fetch it."
+        ),
     ] = 300.0,
     harness: HarnessOption = None,
 ) -> None:
@@ -312,11 +326,13 @@ def discover(
         str | None,
         typer.Option(
             "--since",
+            metavar="DATE",
             help="Only sessions started on or after this date (YYYY-MM-DD or an ISO time).",
         ),
     ] = None,
     project: Annotated[
-        str | None, typer.Option("--project", help="Only projects whose path contains this.")
+        str | None,
+        typer.Option("--project", metavar="TEXT", help="Only projects whose path contains this."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list.")] = False,
 ) -> None:
@@ -348,15 +364,19 @@ def discover(
         )
 
 
-@app.command()
+@app.command(short_help="Write one self-contained HTML page of the sessions.")
 @_errors_to_exit_codes
 def report(
     journals: JournalsArgument,
     output: Annotated[
         Path | None,
-        typer.Option("--output", "-o", help="HTML file to write (default: <journal>.html)."),
+        typer.Option(
+            "--output", "-o", metavar="FILE", help="HTML file to write (default: <journal>.html)."
+        ),
     ] = None,
-    title: Annotated[str, typer.Option("--title", help="The page's title.")] = REPORT_TITLE,
+    title: Annotated[
+        str, typer.Option("--title", metavar="TEXT", help="The page's title.")
+    ] = REPORT_TITLE,
     window: Annotated[
         int | None,
         option(

@@ -42,11 +42,13 @@ class ReadOptions:
 
 @dataclass(frozen=True, slots=True)
 class Spec:
-    """One option: its flags (long first) and its help; `flag` for a switch."""
+    """One option: its flags (long first), its help, the name of its value in --help
+    (`metavar`); `flag` for a switch."""
 
     flags: tuple[str, ...]
     help: str
     flag: bool = False
+    metavar: str | None = None
 
 
 OUTPUT = Spec(
@@ -69,6 +71,7 @@ FORMAT = Spec(
     ("--format",),
     "perfetto (protobuf) or json (Chrome Trace Event Format); default: from the output "
     "name (.json gives json), else perfetto.",
+    metavar="FORMAT",
 )
 ESTIMATE = Spec(
     ("--estimate",),
@@ -80,11 +83,13 @@ JOBS = Spec(
     ("--jobs", "-j"),
     "Processes that read the journals (default: every core when there are several session "
     "trees and at least 4 MB of input). The output is the same whatever the number.",
+    metavar="N",
 )
 OPEN = Spec(("--open",), "Open the trace in ui.perfetto.dev when written.", flag=True)
 WINDOW = Spec(
     ("--window",),
     "Context window in tokens, for the fill when the journal does not state it (e.g. 200000).",
+    metavar="TOKENS",
 )
 
 # What the console script's fast `export` takes without Typer (entry.py); anything else on

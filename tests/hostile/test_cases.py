@@ -719,6 +719,7 @@ GEMINI_OPENCODE_CASES = [
 ]
 
 
+@pytest.mark.slow  # a database locked by another process; every harness at once
 @pytest.mark.parametrize("case", GEMINI_OPENCODE_CASES, ids=[c.name for c in GEMINI_OPENCODE_CASES])
 def test_gemini_opencode_hostile_case(case: Case, tmp_path: Path) -> None:
     try:

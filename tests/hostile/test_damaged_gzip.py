@@ -21,6 +21,8 @@ from contract import check_contract
 from samples import GEMINI_DOCUMENT, GEMINI_JSONL, OPENCODE_EXPORT
 from traceview import load_trace
 
+pytestmark = pytest.mark.slow  # an export per damaged file (35 cases): `make check` leaves it out
+
 DATA = Path(__file__).resolve().parents[1] / "data" / "journals"
 CODEX_GZ = (
     DATA / "codex" / "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl.gz"

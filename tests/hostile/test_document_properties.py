@@ -21,6 +21,8 @@ from agent_profiler.errors import AgentProfilerError
 from agent_profiler.model import Harness
 from agent_profiler.writers import PerfettoWriter
 
+pytestmark = pytest.mark.slow  # property tests on generated documents: not in `make check`
+
 DATA = Path(__file__).resolve().parents[1] / "data" / "journals"
 DOCUMENTS = {
     Harness.GEMINI_CLI: DATA / "gemini-cli" / "entire-ab-2b9748b105-0_session.json",

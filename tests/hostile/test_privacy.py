@@ -152,6 +152,7 @@ def default_outputs(path: Path, tmp: Path) -> dict[str, bytes]:
     return outputs
 
 
+@pytest.mark.slow  # every output of every harness's journals
 @pytest.mark.parametrize("path", list(journals()), ids=lambda p: p.name[:60])
 def test_no_path_user_name_or_cwd_in_default_outputs(path: Path, tmp_path: Path) -> None:
     if path.suffix == ".db":

@@ -27,6 +27,8 @@ from agent_profiler.jsonl import sniff
 from agent_profiler.model import Harness
 from agent_profiler.writers import PerfettoWriter
 
+pytestmark = pytest.mark.slow  # property tests on generated journals: not in `make check`
+
 DATA = Path(__file__).resolve().parents[1] / "data" / "journals"
 SOURCES = {
     Harness.CLAUDE_CODE: DATA / "claude-code" / "handmade" / "small.jsonl",

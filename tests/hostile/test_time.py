@@ -17,6 +17,8 @@ from typer.testing import CliRunner
 from agent_profiler.cli import app
 from samples import GEMINI_DOCUMENT, GEMINI_JSONL, OPENCODE_EXPLORE
 
+pytestmark = pytest.mark.slow  # many exports of far-dated journals: `make check` leaves it out
+
 DATA = Path(__file__).resolve().parents[1] / "data" / "journals"
 JOURNALS = {
     "claude-code": DATA / "claude-code" / "handmade" / "small.jsonl",
