@@ -23,12 +23,16 @@ end-of-session context composition (an estimate: see `estimate.py`), as the arti
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
+import json
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-import datetime as dt
 from datetime import UTC, datetime
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 from agent_profiler.model import AnchorKind, Category, Session
@@ -61,6 +65,7 @@ _PRICE_KEYS = {
     "output": ("output_mtok",),
 }
 MTOK = 1_000_000
+_0 = Decimal(0)
 
 
 class PricesUnavailable(Exception):
@@ -129,7 +134,10 @@ def by_writer(by_category: Mapping[str, float]) -> dict[str, float]:
     out = dict.fromkeys(WRITERS, 0.0)
     for category, value in by_category.items():
         out[WRITER_OF[Category(category)]] += value
-    return {k: v for k, v in out.items() if v}
+    return {k: round(v, 6) for k, v in out.items() if v}
+
+
+Price = tuple[Decimal, tuple[tuple[int, Decimal], ...]]  # base, (above input size, price)
 
 
 @dataclass(slots=True)
@@ -138,39 +146,84 @@ class ModelPrices:
 
     model: str  # the table's model id (the journal's name may be a dated variant)
     provider: str
-    prices: dict[str, Any]  # component → Decimal or the table's tiered price
+    prices: dict[str, Price]  # component → its price (tiered by the request's input)
 
     def usd(self, component: str, tokens: int, request_input: int) -> Decimal:
-        from genai_prices.types import calc_unit_price
-
-        return calc_unit_price(self.prices.get(component), tokens, request_input, MTOK)
+        """The table's rule for a tiered price: the price of the highest tier whose start
+        the request's whole input exceeds, else the base."""
+        price = self.prices.get(component)
+        if price is None or not tokens:
+            return _0
+        base, tiers = price
+        rate = next((p for start, p in reversed(tiers) if request_input > start), base)
+        return rate * tokens / MTOK
 
     def thresholds(self) -> list[int]:
         """Input sizes above which a tiered price changes (empty when none is tiered)."""
-        return sorted(
-            {tier.start for price in self.prices.values() for tier in getattr(price, "tiers", ())}
+        return sorted({start for _, tiers in self.prices.values() for start, _ in tiers})
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "provider": self.provider,
+            "prices": {
+                c: [str(base), [[start, str(p)] for start, p in tiers]]
+                for c, (base, tiers) in self.prices.items()
+            },
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ModelPrices:
+        return cls(
+            data["model"],
+            data["provider"],
+            {
+                c: (Decimal(base), tuple((int(s), Decimal(p)) for s, p in tiers))
+                for c, (base, tiers) in data["prices"].items()
+            },
         )
 
 
 class PriceTable:
-    """The bundled genai-prices table, looked up by the journal's model name."""
+    """The bundled genai-prices table, looked up by the journal's model name.
 
-    def __init__(self) -> None:
+    `cache`: a JSON file keeping the prices looked up (per model and day) and the table's
+    date, for this version of the package: a second `fleet` need not import the table
+    (≈ 0.5 s with pydantic)."""
+
+    def __init__(self, cache: Path | None = None) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
         try:
-            import genai_prices
-            from genai_prices import data_snapshot
-        except ImportError as error:  # pragma: no cover - a dependency, but say it plainly
+            self.version = version(PRICE_PACKAGE)
+        except PackageNotFoundError as error:
             raise PricesUnavailable(
                 f"the price table ({PRICE_PACKAGE}) is not installed: pip install {PRICE_PACKAGE}"
             ) from error
-        self.version = str(genai_prices.__version__)
-        self._snapshot = data_snapshot.get_snapshot()
-        self._cache: dict[tuple[str, str | None, dt.date], ModelPrices | None] = {}
+        self._snapshot: Any = None
+        self._cache_path = cache
+        self._found: dict[str, dict[str, Any] | None] = {}
         self._date: str | None = None
+        self._dirty = False
+        if cache is not None and cache.exists():
+            try:
+                stored = json.loads(cache.read_text())
+            except (OSError, ValueError):
+                stored = {}
+            if stored.get("table") == self.name:
+                self._found = stored.get("prices", {})
+                self._date = stored.get("date")
 
     @property
     def name(self) -> str:
         return f"{PRICE_PACKAGE} {self.version}"
+
+    def _table(self) -> Any:
+        if self._snapshot is None:
+            from genai_prices import data_snapshot
+
+            self._snapshot = data_snapshot.get_snapshot()
+        return self._snapshot
 
     @property
     def date(self) -> str:
@@ -179,31 +232,48 @@ class PriceTable:
         single date; this is the most recent one it vouches for."""
         if self._date is None:
             today = datetime.now(UTC).date().isoformat()
-            found = [d for d in _dates(self._snapshot.providers) if d <= today]
+            found = [d for d in _dates(self._table().providers) if d <= today]
             self._date = max(found, default="unknown")
+            self._dirty = True
         return self._date
 
     def lookup(self, model: str, when_ns: int, provider: str | None = None) -> ModelPrices | None:
         day = datetime.fromtimestamp(when_ns / 1e9, UTC).date() if when_ns > 0 else dt.date.today()
-        key = (model, provider, day)
-        if key not in self._cache:
-            self._cache[key] = self._find(model, day, provider)
-        return self._cache[key]
+        key = f"{model}|{day.isoformat()}"
+        if key not in self._found:
+            found = self._find(model, day)
+            self._found[key] = found.to_json() if found else None
+            self._dirty = True
+        stored = self._found[key]
+        return ModelPrices.from_json(stored) if stored else None
 
-    def _find(self, model: str, day: dt.date, provider: str | None) -> ModelPrices | None:
+    def save(self) -> None:
+        """Write the cache, when there is one and it learnt something (best effort)."""
+        if self._cache_path is None or not self._dirty:
+            return
+        data = {"table": self.name, "date": self.date, "prices": self._found}
+        with contextlib.suppress(OSError):
+            temporary = self._cache_path.with_name(f".{self._cache_path.name}.{os.getpid()}")
+            temporary.write_text(json.dumps(data))
+            os.replace(temporary, self._cache_path)
+
+    def _find(self, model: str, day: dt.date) -> ModelPrices | None:
         if not model:
             return None
         try:
-            found_provider, info = self._snapshot.find_provider_model(model, None, None, None)
+            found_provider, info = self._table().find_provider_model(model, None, None, None)
         except LookupError:
             return None
         moment = datetime(day.year, day.month, day.day, 12, tzinfo=UTC)
         listed = info.get_prices(moment)
-        prices: dict[str, Any] = {}
+        prices: dict[str, Price] = {}
         for component, keys in _PRICE_KEYS.items():
             price = next((p for k in keys if (p := getattr(listed, k, None)) is not None), None)
-            if price is not None:
-                prices[component] = price
+            if isinstance(price, Decimal):
+                prices[component] = (price, ())
+            elif price is not None:  # the table's tiered price
+                tiers = tuple((int(t.start), Decimal(t.price)) for t in price.tiers)
+                prices[component] = (Decimal(price.base), tiers)
         if "input" not in prices or "output" not in prices:
             return None  # a model priced by other units (per request, per image)
         return ModelPrices(info.id, found_provider.id, prices)
@@ -221,9 +291,6 @@ def _dates(providers: Iterable[Any]) -> Iterable[str]:
                 start = getattr(conditional.constraint, "start_date", None)
                 if start is not None:
                     yield str(start)[:10]
-
-
-_0 = Decimal(0)
 
 
 @dataclass(slots=True)

@@ -44,9 +44,15 @@ MANIFEST = "manifest.json"
 FORMAT = 1
 
 
-def file_key(path: Path) -> str:
-    """A journal's key in the manifest: a hash of its resolved path (no path is kept)."""
-    return hashlib.blake2b(str(path.resolve()).encode(), digest_size=12).hexdigest()
+def file_key(path: Path, folders: dict[Path, Path] | None = None) -> str:
+    """A journal's key in the manifest: a hash of its path with its folder resolved (no
+    path is kept). `folders` caches the folders resolved (one system call per folder,
+    not per journal)."""
+    folders = {} if folders is None else folders
+    parent = folders.get(path.parent)
+    if parent is None:
+        parent = folders[path.parent] = path.parent.resolve()
+    return hashlib.blake2b(str(parent / path.name).encode(), digest_size=12).hexdigest()
 
 
 def content_hash(path: Path) -> str:
@@ -155,8 +161,11 @@ def collect(
         expanded = expand(inputs)
         result.failures += expanded.failures
         files: dict[str, Path] = {}
+        folders: dict[Path, Path] = {}
+        keys: dict[Path, str] = {}
         for path in expanded.files:
-            files.setdefault(file_key(path), path)
+            keys[path] = file_key(path, folders)
+            files.setdefault(keys[path], path)
         result.journals = len(files)
         result.missing = sum(1 for key in old["files"] if key not in files)
         entries: dict[str, dict[str, Any]] = dict(old["files"])
@@ -187,11 +196,11 @@ def collect(
         groups, failures = plan(paths, harness)
         result.failures += failures
         for failed in failures:
-            key = file_key(Path(failed.path))
+            key = keys.get(Path(failed.path)) or file_key(Path(failed.path), folders)
             if key in entries:
                 entries[key]["group"] = None
         _write_version(target, old, entries, groups, stale, result, harness, estimate, jobs,
-                       notice, after_rows)  # fmt: skip
+                       notice, after_rows, keys)  # fmt: skip
     return result
 
 
@@ -235,15 +244,19 @@ def _write_version(
     jobs: int | None,
     notice: Callable[[str], None] | None,
     after_rows: Callable[[], None] | None,
+    keys: dict[Path, str],
 ) -> None:
     from agent_profiler.pipeline import GroupTask, jobs_for, run_groups
+
+    def key_of(path: Path) -> str:
+        return keys.get(path) or file_key(path)
 
     version = old["version"] + 1
     batch = old["batch"] + 1
     building = target / "versions" / f".building-{version}-{os.getpid()}"
     staging = building / ".staging"
     staging.mkdir(parents=True)
-    group_ids = {i: file_key(g.main or g.extras[0]) for i, g in enumerate(groups)}
+    group_ids = {i: key_of(g.main or g.extras[0]) for i, g in enumerate(groups)}
     tasks = [GroupTask(i, g, harness, estimate, False) for i, g in enumerate(groups)]
     result.jobs = jobs_for(jobs, groups)
     manifest_groups: dict[str, Any] = {
@@ -255,8 +268,8 @@ def _write_version(
         group = groups[outcome.index]
         group_id = group_ids[outcome.index]
         result.failures += outcome.failures
-        keys = [file_key(p) for p in group.paths]
-        for key in keys:
+        members = [key_of(p) for p in group.paths]
+        for key in members:
             if key in entries:
                 entries[key]["group"] = group_id if outcome.paths else None
         if not outcome.paths:
@@ -266,7 +279,7 @@ def _write_version(
             result.rows[name] += count
         manifest_groups[group_id] = {
             "batch": batch,
-            "files": keys,
+            "files": members,
             "stem": _stem(group),
             "sessions": outcome.value["sessions"],
         }
@@ -277,6 +290,9 @@ def _write_version(
     connection = duckdb.connect(":memory:")
     try:
         connection.execute("SET preserve_insertion_order = false")
+        # Bounded: the collect's peak memory stays that of reading the journals.
+        connection.execute("SET memory_limit = '160MB'")
+        connection.execute(f"SET temp_directory = '{_sql(building / '.spill')}'")
         old_root = current_dir(target)
         for table in TABLES:
             _link_or_filter(connection, old_root / table, building / table, old, dropped)
