@@ -391,3 +391,23 @@ def test_export_and_summary_do_not_import_duckdb_or_the_price_table(tmp_path: Pa
             [sys.executable, "-c", probe, *command], capture_output=True, text=True, check=True
         )
         assert "LOADED []" in run.stdout, (command, run.stdout[-300:])
+
+
+def test_a_new_subagent_file_is_read_with_its_known_session(tmp_path: Path) -> None:
+    source = Path(__file__).parent / "data" / "journals" / "claude-code"
+    source = source / "spotter-2.1.39-subagents-compaction"
+    main = "258c7280-ae70-4798-800f-63464d01a85d"
+    journals = tmp_path / "project"
+    journals.mkdir()
+    shutil.copy(source / f"{main}.jsonl.gz", journals)
+    dataset = tmp_path / "ds"
+    collect([journals], dataset)
+    assert [s["session_id"] for s in _table(dataset, "sessions")] == [main]
+    # WHEN the session's subagent files appear later
+    shutil.copytree(source / main, journals / main)
+    again = collect([journals], dataset)
+    # THEN its group is read again with them: the subagent is linked, the parent not doubled
+    assert again.new == 2 and again.groups_read == 1
+    sessions = {s["session_id"]: s for s in _table(dataset, "sessions")}
+    assert sorted(sessions) == [main, f"{main}/a881341"]
+    assert sessions[f"{main}/a881341"]["parent_session"] == main
