@@ -411,3 +411,29 @@ def test_a_new_subagent_file_is_read_with_its_known_session(tmp_path: Path) -> N
     sessions = {s["session_id"]: s for s in _table(dataset, "sessions")}
     assert sorted(sessions) == [main, f"{main}/a881341"]
     assert sessions[f"{main}/a881341"]["parent_session"] == main
+
+
+def test_many_collects_merge_a_partitions_files_and_still_drop_stale_rows(
+    tmp_path: Path,
+) -> None:
+    from agent_profiler.dataset.collect import MERGE_AT
+
+    journals = _journals(tmp_path)
+    dataset = tmp_path / "ds"
+    base = HANDMADE.read_text()
+    collect([journals], dataset)
+    for index in range(MERGE_AT + 1):  # one new session per collect: one file each
+        session = f"99999999-1111-4222-8333-{index:012d}"
+        (journals / f"s{index}.jsonl").write_text(base.replace(SESSION_ID, session))
+        collect([journals], dataset)
+    part = dataset / "current" / "sessions" / "harness=claude-code" / "month=2026-01"
+    files = sorted(p.name for p in part.glob("*.parquet"))
+    assert len(files) <= 2 and any("_m" in name for name in files)
+    assert len(_table(dataset, "sessions")) == MERGE_AT + 2
+    # a change to the first session (now inside the merged file) replaces its rows
+    journal = journals / HANDMADE.name
+    journal.write_text(base.replace("Done: the notes", "Done now: the notes"))
+    changed = collect([journals], dataset)
+    assert changed.changed == 1
+    ids = [s["session_id"] for s in _table(dataset, "sessions")]
+    assert len(ids) == len(set(ids)) == MERGE_AT + 2

@@ -41,6 +41,7 @@ from agent_profiler.model import Harness, Session
 from . import PARTITIONS, SCHEMA, TABLES
 
 MANIFEST = "manifest.json"
+MERGE_AT = 16  # files in one partition (one per collect) before they are merged into one
 FORMAT = 1
 
 
@@ -295,7 +296,7 @@ def _write_version(
         connection.execute(f"SET temp_directory = '{_sql(building / '.spill')}'")
         old_root = current_dir(target)
         for table in TABLES:
-            _link_or_filter(connection, old_root / table, building / table, old, dropped)
+            _link_or_filter(connection, old_root / table, building / table, old, dropped, batch)
             _write_table(connection, staging, building, table, batch)
     finally:
         connection.close()
@@ -324,30 +325,50 @@ def _write_version(
 
 
 def _link_or_filter(
-    connection: Any, source: Path, destination: Path, old: dict[str, Any], dropped: set[str]
+    connection: Any,
+    source: Path,
+    destination: Path,
+    old: dict[str, Any],
+    dropped: set[str],
+    batch: int,
 ) -> None:
     """Carry the previous version's files of one table into the new one: hard links for
-    batches that hold no dropped group, a filtered copy for those that do."""
+    batches that hold no dropped group, a filtered copy for those that do. A partition
+    that has gathered more than MERGE_AT files (one per collect) is merged into one file
+    (`…m.parquet`, which may hold any batch's groups, so it is filtered whenever a group
+    is dropped)."""
     if not source.exists():
         return
     touched = {old["groups"][g]["batch"] for g in dropped if g in old["groups"]}
+    ids = ", ".join(f"'{g}'" for g in sorted(dropped)) or "''"
+    partitions: dict[Path, list[Path]] = {}
     for path in sorted(source.rglob("*.parquet")):
-        relative = path.relative_to(source)
-        target = destination / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if _batch_of(path) not in touched:
-            os.link(path, target)
+        partitions.setdefault(path.parent, []).append(path)
+    for folder, paths in partitions.items():
+        target_folder = destination / folder.relative_to(source)
+        target_folder.mkdir(parents=True, exist_ok=True)
+        if len(paths) > MERGE_AT:
+            merged = target_folder / f"b{batch:06d}_m.parquet"
+            _copy_without(connection, paths, merged, ids)
             continue
-        ids = ", ".join(f"'{g}'" for g in sorted(dropped))
-        rewritten = target.with_name(f"{path.stem}r.parquet")
-        connection.execute(
-            f"COPY (SELECT * FROM read_parquet('{_sql(path)}', hive_partitioning = false) "
-            f"WHERE group_id NOT IN ({ids})) TO '{_sql(rewritten)}' (FORMAT parquet)"
-        )
-        if not connection.execute(
-            f"SELECT count(*) FROM read_parquet('{_sql(rewritten)}')"
-        ).fetchone()[0]:
-            rewritten.unlink()
+        for path in paths:
+            target = target_folder / path.name
+            if _batch_of(path) not in touched and not (dropped and "_m" in path.stem):
+                os.link(path, target)
+            else:
+                _copy_without(connection, [path], target.with_name(f"{path.stem}r.parquet"), ids)
+
+
+def _copy_without(connection: Any, paths: list[Path], target: Path, ids: str) -> None:
+    """The rows of `paths` but those of the dropped groups, into `target` (none: no file)."""
+    files = "[" + ", ".join(f"'{_sql(p)}'" for p in paths) + "]"
+    connection.execute(
+        f"COPY (SELECT * FROM read_parquet({files}, hive_partitioning = false, "
+        f"union_by_name = true) WHERE group_id NOT IN ({ids})) TO '{_sql(target)}' "
+        "(FORMAT parquet)"
+    )
+    if not connection.execute(f"SELECT count(*) FROM read_parquet('{_sql(target)}')").fetchone()[0]:
+        target.unlink()
 
 
 def _batch_of(path: Path) -> int:
