@@ -156,8 +156,12 @@ def collect(
         raise OutputError(f"{target}: {error.strerror or error}") from error
     result = CollectResult()
     with _locked(target):
-        for leftover in (target / "versions").glob(".building-*"):
-            shutil.rmtree(leftover, ignore_errors=True)
+        # What an interrupted collect left: a version being built, or one made and not
+        # (or no longer) current.
+        live = current_dir(target).resolve() if current_dir(target).is_symlink() else None
+        for leftover in (target / "versions").iterdir():
+            if leftover.resolve() != live:
+                shutil.rmtree(leftover, ignore_errors=True)
         old = read_manifest(target)
         expanded = expand(inputs)
         result.failures += expanded.failures

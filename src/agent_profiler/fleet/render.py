@@ -105,13 +105,19 @@ td.num, th.num { text-align: right; }
 .note { color: #5f6368; font-size: 13px; max-width: 80ch; }
 svg text { font: 12px system-ui, sans-serif; }
 pre { background: #f6f6f8; padding: 10px; }
+svg.defs { position: absolute; width: 0; height: 0; }
 """
 
 
 def render_html(data: Mapping[str, Any], title: str, split: Mapping[str, Any] | None) -> str:
+    from agent_profiler.report.svg import pattern_defs
+
     parts = [
         "<!doctype html><html lang=en><meta charset=utf-8>",
-        f"<title>{_e(title)}</title><style>{CSS}</style><h1>{_e(title)}</h1>",
+        # No fetch of any kind: the page opens offline and never calls home (as the report).
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        "style-src 'unsafe-inline'; img-src data:\">",
+        f"<title>{_e(title)}</title><style>{CSS}</style>{pattern_defs()}<h1>{_e(title)}</h1>",
     ]
     parts += _sections(data)
     if split is not None:
@@ -134,7 +140,8 @@ def _sections(data: Mapping[str, Any], level: int = 2) -> list[str]:
     out.append(
         _hbar(
             [(Category(k).label, v) for k, v in who["by_category"].items()],
-            {Category(k).label: _colour(k) for k in who["by_category"]},
+            # the report's fill of each category (its colour and pattern: svg.pattern_defs)
+            {Category(k).label: f"url(#cat-{k})" for k in who["by_category"]},
         )
     )
     out.append(
@@ -195,12 +202,6 @@ def _weight(entry: Mapping[str, Any]) -> float:
     return float(entry.get("token_requests", entry.get("result_tokens")) or 0)
 
 
-def _colour(category: str) -> str:
-    from agent_profiler.report.svg import COLOURS
-
-    return COLOURS[Category(category)]
-
-
 def _hbar(
     items: Sequence[tuple[str, float]], colours: Mapping[str, str], absolute: bool = False
 ) -> str:
@@ -217,7 +218,7 @@ def _hbar(
         svg.append(
             f'<text x="0" y="{y + 14}">{_e(str(label)[:34])}</text>'
             f'<rect x="250" y="{y + 2}" width="{w:.1f}" height="{row - 5}" '
-            f'fill="{colours.get(label, "#76b7b2")}"><title>{_e(label)}: {text}</title></rect>'
+            f'fill="{colours.get(label, "#76b7b2")}"><title>{_e(label)}: {_e(text)}</title></rect>'
             f'<text x="{250 + w + 4:.1f}" y="{y + 14}">{_e(text)}</text>'
         )
     svg.append("</svg>")
