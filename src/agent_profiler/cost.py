@@ -311,7 +311,8 @@ class Receipt:
 
     def add_request(self, row: RequestTokens, prices: ModelPrices | None) -> None:
         if prices is None:
-            self.unpriced[row.model or "(no model)"] = self.unpriced.get(row.model, 0) + 1
+            name = row.model or "(no model)"
+            self.unpriced[name] = self.unpriced.get(name, 0) + 1
             return
         self.models.setdefault(row.model, f"{prices.provider}/{prices.model}")
         self.add_counts(prices, row.prompt, _counts(row))

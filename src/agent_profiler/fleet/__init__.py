@@ -354,7 +354,8 @@ def _cost(c: Any, table: PriceTable) -> dict[str, Any]:
     for model, day, tier, count, *sums in rows:
         prices = priced.get((model, day))
         if prices is None:
-            receipt.unpriced[model or "(no model)"] = receipt.unpriced.get(model, 0) + count
+            name = model or "(no model)"
+            receipt.unpriced[name] = receipt.unpriced.get(name, 0) + count
             continue
         receipt.models.setdefault(model, f"{prices.provider}/{prices.model}")
         counts = dict(
