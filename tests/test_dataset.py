@@ -437,3 +437,16 @@ def test_many_collects_merge_a_partitions_files_and_still_drop_stale_rows(
     assert changed.changed == 1
     ids = [s["session_id"] for s in _table(dataset, "sessions")]
     assert len(ids) == len(set(ids)) == MERGE_AT + 2
+
+
+def test_fleet_html_escapes_names_from_journals(tmp_path: Path) -> None:
+    journals = tmp_path / "journals"
+    journals.mkdir()
+    hostile = HANDMADE.read_text().replace('"name":"Bash"', '"name":"<img src=x onerror=alert(1)>"')
+    (journals / "h.jsonl").write_text(hostile)
+    dataset = tmp_path / "ds"
+    collect([journals], dataset)
+    page = tmp_path / "f.html"
+    assert runner.invoke(app, ["fleet", str(dataset), "--html", str(page)]).exit_code == 0
+    html = page.read_text()
+    assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html

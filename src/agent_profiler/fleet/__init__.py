@@ -108,8 +108,8 @@ def figures(
         f"WITH main AS (SELECT group_id, session_id FROM sessions WHERE parent_session IS NULL "
         f"AND {' AND '.join(where)}) "
         "SELECT s.group_id, s.session_id, s.parent_session IS NULL AS is_main FROM sessions s "
-        "WHERE (s.group_id, s.session_id) IN (SELECT * FROM main) "
-        "OR (s.group_id, s.parent_session) IN (SELECT * FROM main)",
+        "JOIN main m ON s.group_id = m.group_id "
+        "AND coalesce(s.parent_session, s.session_id) = m.session_id",
         args,
     )
     return {
