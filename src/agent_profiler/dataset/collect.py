@@ -45,15 +45,16 @@ MERGE_AT = 16  # files in one partition (one per collect) before they are merged
 FORMAT = 1
 
 
-def file_key(path: Path, folders: dict[Path, Path] | None = None) -> str:
+def file_key(path: Path, folders: dict[str, str] | None = None) -> str:
     """A journal's key in the manifest: a hash of its path with its folder resolved (no
     path is kept). `folders` caches the folders resolved (one system call per folder,
     not per journal)."""
     folders = {} if folders is None else folders
-    parent = folders.get(path.parent)
+    folder, name = os.path.split(path)
+    parent = folders.get(folder)
     if parent is None:
-        parent = folders[path.parent] = path.parent.resolve()
-    return hashlib.blake2b(str(parent / path.name).encode(), digest_size=12).hexdigest()
+        parent = folders[folder] = str(Path(folder or ".").resolve())
+    return hashlib.blake2b(os.path.join(parent, name).encode(), digest_size=12).hexdigest()
 
 
 def content_hash(path: Path) -> str:
@@ -166,7 +167,7 @@ def collect(
         expanded = expand(inputs)
         result.failures += expanded.failures
         files: dict[str, Path] = {}
-        folders: dict[Path, Path] = {}
+        folders: dict[str, str] = {}
         keys: dict[Path, str] = {}
         for path in expanded.files:
             keys[path] = file_key(path, folders)
@@ -176,7 +177,7 @@ def collect(
         entries: dict[str, dict[str, Any]] = dict(old["files"])
         fresh: list[str] = []
         for key, path in files.items():
-            stat = path.stat()
+            stat = os.stat(path)
             known = old["files"].get(key)
             if known and (known["size"], known["mtime_ns"]) == (stat.st_size, stat.st_mtime_ns):
                 result.unchanged += 1
