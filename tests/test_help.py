@@ -45,7 +45,7 @@ def early_breaks(text: str, width: int) -> list[str]:
 
 def test_every_command_is_listed_with_a_whole_sentence() -> None:
     top = render()
-    assert COMMANDS == ["discover", "export", "open", "report", "summary"]
+    assert COMMANDS == ["collect", "discover", "export", "fleet", "open", "report", "summary"]
     for command in COMMANDS:
         (row,) = [line for line in top.splitlines() if line.strip().startswith(command + " ")]
         assert row.rstrip().endswith(".") and "..." not in row, row

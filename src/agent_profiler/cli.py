@@ -179,6 +179,12 @@ def summary(
     harness: HarnessOption = None,
     estimate: EstimateOption = EstimateChoice.CHARS4,
     jobs: JobsOption = None,
+    cost: Annotated[
+        bool,
+        typer.Option(
+            "--cost", help="Add each session's receipt at list prices (genai-prices, offline)."
+        ),
+    ] = False,
 ) -> None:
     """Compare sessions side by side: calls, first/peak/final prompt size, growth,
     fill, compactions, tool calls, failures, repeats, result size and the largest
@@ -192,7 +198,7 @@ def summary(
     from agent_profiler.summary import render_calls, render_table
 
     result, diagnostics, outcomes = read_groups(
-        journals, ReadOptions(harness, estimate, False, jobs), SummariseRows(window)
+        journals, ReadOptions(harness, estimate, False, jobs), SummariseRows(window, cost)
     )
     rows = [row for outcome in outcomes for row in outcome.value]
     if as_json:
@@ -203,10 +209,92 @@ def summary(
         typer.echo(render_table(rows))
         if calls:
             typer.echo(render_calls(rows))
+        if cost:
+            from agent_profiler.cost import render_receipt
+
+            for row in rows:
+                if row.cost is not None:
+                    typer.echo("\n" + render_receipt(row.session, row.cost))
     if result.failures or diagnostics.damaged or not rows:
         if not rows:
             typer.echo("error: no readable sessions", err=True)
         raise typer.Exit(EXIT_INPUT)
+
+
+@app.command(short_help="Collect journals into a Parquet dataset, incrementally.")
+@_errors_to_exit_codes
+def collect(
+    journals: JournalsArgument,
+    to: Annotated[
+        Path,
+        typer.Option(
+            "--to", help="The dataset's folder (created when absent).", show_default=False
+        ),
+    ],
+    harness: HarnessOption = None,
+    estimate: EstimateOption = EstimateChoice.CHARS4,
+    jobs: JobsOption = None,
+) -> None:
+    """Collect journals into a dataset of Parquet tables (sessions, requests, request ×
+    category, context items, tool calls, compactions) for `fleet` or any Parquet engine.
+
+    Incremental: a second run reads only journals that are new or changed, and says so.
+    Atomic: an interrupted collect leaves the dataset as it was. Holds counts, ids, names
+    and safe labels only (docs/dataset.md).
+    """
+    from agent_profiler.fleet.command import run_collect
+
+    code = run_collect(
+        journals, to, options=ReadOptions(harness, estimate, False, jobs), echo=typer.echo
+    )
+    if code:
+        raise typer.Exit(code)
+
+
+@app.command(short_help="The article's figures and the cost over a collected dataset.")
+@_errors_to_exit_codes
+def fleet(
+    directory: Annotated[
+        Path, typer.Argument(help="A dataset folder written by `collect`.", show_default=False)
+    ],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
+    html: Annotated[
+        Path | None, typer.Option("--html", help="Write an HTML page with plots here.")
+    ] = None,
+    split: Annotated[
+        str | None,
+        typer.Option("--split", help="Also compare sessions started before / from this date."),
+    ] = None,
+    harness: Annotated[str | None, typer.Option("--harness", help="Only this harness.")] = None,
+    project: Annotated[str | None, typer.Option("--project", help="Only this project.")] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", help="Only sessions whose main model is this.")
+    ] = None,
+    cost: Annotated[
+        bool, typer.Option("--cost/--no-cost", help="Price the requests (genai-prices).")
+    ] = True,
+) -> None:
+    """The article's figures over your sessions: who wrote the end-of-session context,
+    context by turn, compactions, tool results by tool, the largest recurring sources and
+    what the context cost."""
+    from agent_profiler.fleet.command import run_fleet
+    from agent_profiler.outputs import write_atomically
+
+    def write(target: Path, text: str) -> int:
+        return write_atomically(target, lambda stream: stream.write(text.encode()))
+
+    run_fleet(
+        directory,
+        as_json=as_json,
+        html=html,
+        split=split,
+        harness=harness,
+        project=project,
+        model=model,
+        cost=cost,
+        echo=typer.echo,
+        write=write,
+    )
 
 
 TRACE_SUFFIXES = (".pftrace", ".perfetto-trace", ".pb", ".trace")
@@ -389,6 +477,10 @@ def report(
     harness: HarnessOption = None,
     force: ForceOption = False,
     estimate: EstimateOption = EstimateChoice.CHARS4,
+    cost: Annotated[
+        bool,
+        typer.Option("--cost", help="Add each session's receipt at list prices (genai-prices)."),
+    ] = False,
 ) -> None:
     """Write one self-contained HTML page: an Overview of every session and, per session,
     its context composition over time with the largest additions.
@@ -404,6 +496,7 @@ def report(
         force=force,
         title=title,
         window=window,
+        cost=cost,
     )
     if code:
         raise typer.Exit(code)

@@ -207,8 +207,10 @@ def run_report(
     force: bool,
     title: str,
     window: int | None,
+    cost: bool = False,
 ) -> int:
-    """`agent-profiler report`; returns the exit code (errors are raised)."""
+    """`agent-profiler report`; returns the exit code (errors are raised). `cost`: each
+    session's receipt at list prices."""
     target = output or default_output(journals, ".html")
     check_target(target, force, journals, ".html")
     result, diagnostics = load_sessions(journals, options)
@@ -218,7 +220,7 @@ def run_report(
     from agent_profiler.report import HtmlReportWriter
 
     inputs = ["<stdin>" if str(p) == STDIN else p.name for p in journals]
-    writer = HtmlReportWriter(title=title, window=window, inputs=inputs)
+    writer = HtmlReportWriter(title=title, window=window, inputs=inputs, cost=cost)
     sessions = result.sessions
     size = deliver(target, lambda stream: writer.write(sessions, stream), result.files)
     subagents = sum(1 for s in sessions if s.is_subagent)

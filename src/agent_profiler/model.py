@@ -158,6 +158,9 @@ class Usage:
     cache_read_tokens: Tokens = 0
     cache_write_tokens: Tokens = 0
     reasoning_tokens: Tokens = 0
+    # Of cache_write_tokens, those written for one hour (Claude Code's
+    # usage.cache_creation.ephemeral_1h_input_tokens), priced higher than the 5-minute rest.
+    cache_write_1h_tokens: Tokens = 0
 
 
 @dataclass(frozen=True, slots=True)

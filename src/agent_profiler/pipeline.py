@@ -389,6 +389,7 @@ class SummariseRows:
     """A group's summary rows (summary.summarise_all: a subagent's parent is in its group)."""
 
     window: int | None
+    cost: bool = False  # add each session's receipt (summary --cost)
 
     def __call__(
         self,
@@ -399,4 +400,4 @@ class SummariseRows:
     ) -> list[Any]:
         from agent_profiler.summary import summarise_all
 
-        return summarise_all(sessions, window=self.window)
+        return summarise_all(sessions, window=self.window, cost=self.cost)

@@ -100,6 +100,7 @@ class SessionSummary:
     clock: str = "journal"  # or "synthetic": no times in the journal (Session.clock)
     # Responses whose usage was all zero: requests, but not in `calls` (peer-compatible).
     responses_without_usage: int = 0
+    cost: dict[str, Any] | None = None  # the session's receipt (summary --cost; cost.py)
 
     def to_json(self, with_calls: bool) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -132,6 +133,8 @@ class SessionSummary:
         }
         if self.redacted_placeholders:
             data["redacted_placeholders"] = self.redacted_placeholders
+        if self.cost is not None:
+            data["cost"] = self.cost
         if self.parent is not None:
             data["parent"] = self.parent
         if with_calls:
@@ -300,7 +303,7 @@ def summarise(
 
 
 def summarise_all(
-    sessions: Sequence[Session], *, window: int | None = None
+    sessions: Sequence[Session], *, window: int | None = None, cost: bool = False
 ) -> list[SessionSummary]:
     """Rows in input order, each subagent right after its parent (or its own
     row at the end when the parent is not among the inputs)."""
@@ -321,6 +324,14 @@ def summarise_all(
     for session in sessions:
         if session.parent_session not in ids:
             visit(session)
+    if cost:
+        from agent_profiler.cost import PriceTable, session_receipt
+
+        table = PriceTable()
+        receipts = {id(s): session_receipt(s, table).to_json(table) for s in sessions}
+        by_id = {s.session_id: id(s) for s in sessions}
+        for row in rows:
+            row.cost = receipts[by_id[row.session]]
     return rows
 
 

@@ -68,6 +68,7 @@ _USAGE_KEYS = (
     "cache_read_input_tokens",
     "output_tokens",
 )
+_WRITE_1H = "cache_creation_1h"  # not a journal key: usage.cache_creation's 1-hour part
 # Every current Claude model has a 200k window unless a 1M beta is on, which the
 # transcript does not say; the trace labels this number as assumed.
 DEFAULT_WINDOW = 200_000
@@ -153,6 +154,11 @@ class _ResponseDraft:
             value = token_count(usage.get(key))
             if value > self.usage.get(key, 0):
                 self.usage[key] = value
+        # The 1-hour share of the cache writes (prices differ from the 5-minute ones).
+        split = usage.get("cache_creation")
+        hour = token_count(split.get("ephemeral_1h_input_tokens")) if isinstance(split, dict) else 0
+        if hour > self.usage.get(_WRITE_1H, 0):
+            self.usage[_WRITE_1H] = hour
 
     @property
     def prompt_tokens(self) -> int:
@@ -165,7 +171,7 @@ class _ResponseDraft:
 
     @property
     def is_request(self) -> bool:
-        return any(self.usage.values())
+        return any(self.usage.get(key) for key in _USAGE_KEYS)
 
     def finish(self) -> Response:
         """The response: its usage merged over its records, or, when every field of it was
@@ -182,6 +188,9 @@ class _ResponseDraft:
                 output_tokens=u.get("output_tokens", 0),
                 cache_read_tokens=u.get("cache_read_input_tokens", 0),
                 cache_write_tokens=u.get("cache_creation_input_tokens", 0),
+                cache_write_1h_tokens=min(
+                    u.get(_WRITE_1H, 0), u.get("cache_creation_input_tokens", 0)
+                ),
             ),
             prompt_id=self.prompt_id,
             is_error=self.is_error,

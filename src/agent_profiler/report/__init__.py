@@ -52,6 +52,7 @@ def render_report(
     title: str = DEFAULT_TITLE,
     window: int | None = None,
     inputs: Sequence[str] = (),
+    cost: bool = False,
 ) -> str:
     """The whole HTML document: an Overview of every session, then one Context view each.
 
@@ -85,6 +86,11 @@ def render_report(
         legend(shown.categories),
         "</section>",
     ]
+    table = None
+    if cost:  # `report --cost`: the price table is imported only when asked for
+        from agent_profiler.cost import PriceTable
+
+        table = PriceTable()
     for row, session in shown.rows:
         out.append(
             context_view(
@@ -95,6 +101,12 @@ def render_report(
                 shown.kids.get(session.session_id, []),
             )
         )
+        if table is not None:
+            from agent_profiler.cost import session_receipt
+            from agent_profiler.report.receipt import receipt_section
+
+            receipt = session_receipt(session, table).to_json(table)
+            out.append(receipt_section(shown.anchors[session.session_id], receipt))
     if not shown.rows:
         out.append("<p>No sessions.</p>")
     out.append("</main></body></html>\n")
@@ -109,15 +121,21 @@ class HtmlReportWriter:
     binary = False
 
     def __init__(
-        self, *, title: str = DEFAULT_TITLE, window: int | None = None, inputs: Sequence[str] = ()
+        self,
+        *,
+        title: str = DEFAULT_TITLE,
+        window: int | None = None,
+        inputs: Sequence[str] = (),
+        cost: bool = False,
     ) -> None:
         self.title = title
         self.window = window
         self.inputs = tuple(inputs)
+        self.cost = cost
 
     def write(self, sessions: Sequence[Session], stream: IO[bytes]) -> int:
         data = render_report(
-            sessions, title=self.title, window=self.window, inputs=self.inputs
+            sessions, title=self.title, window=self.window, inputs=self.inputs, cost=self.cost
         ).encode("utf-8")
         stream.write(data)
         return len(data)

@@ -1,0 +1,451 @@
+"""What the context cost: a receipt per session (and totals over many), at list prices.
+
+Prices come from `genai-prices` (pydantic/genai-prices, MIT), a table of providers'
+list prices shipped inside the package and read offline: it is imported only when a
+receipt is asked for (`summary --cost`, `report`, `fleet`), never at start-up. A model the
+table does not know is said by name, with its requests; nothing is guessed for it.
+
+Two receipts, both from the usage the journal reports:
+
+- **billed**: each request priced as the provider bills it at list price: uncached input
+  at the input price, cache reads at the cache-read price, cache writes at the 5-minute or
+  the 1-hour write price (Claude Code records the split in
+  `usage.cache_creation.ephemeral_{5m,1h}_input_tokens`), output at the output price.
+  Tiered prices (over 200K input) are chosen by the request's whole input.
+- **every cache hit** (the article's hypothetical): each request's context is taken to be
+  the previous request's, read from the cache, plus what it grew by, written to the cache
+  once (5-minute write price); a request smaller than the one before (a compaction, a
+  rewritten prefix) writes its whole context anew. Output as billed. Not what was paid.
+
+"Written once" is split by category (and by writer) in the shares of the session's
+end-of-session context composition (an estimate: see `estimate.py`), as the article does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from agent_profiler.model import AnchorKind, Category, Session
+
+PRICE_PACKAGE = "genai-prices"
+# Who wrote each category of the context (the article's four writers, and what none of
+# them can be said to have written).
+WRITER_OF = {
+    Category.RESULTS: "tool results",
+    Category.ASSISTANT: "the model",
+    Category.SUMMARIES: "the model",
+    Category.PROMPTS: "the user",
+    Category.SYSTEM: "code + disk",
+    Category.RULES: "code + disk",
+    Category.SKILLS: "code + disk",
+    Category.TOOLS: "code + disk",
+    Category.ENVIRONMENT: "code + disk",
+    Category.OVERHEAD: "code + disk",
+    Category.MESSAGES: "unattributed",
+    Category.UNATTRIBUTED: "unattributed",
+}
+WRITERS = ("tool results", "the model", "the user", "code + disk", "unattributed")
+# The components a request's usage is split into, and the table's price key of each.
+COMPONENTS = ("input", "cache_read", "cache_write_5m", "cache_write_1h", "output")
+_PRICE_KEYS = {
+    "input": ("input_mtok",),
+    "cache_read": ("cache_read_mtok", "input_mtok"),  # no cache price: billed as input
+    "cache_write_5m": ("cache_write_5m_mtok", "cache_write_mtok", "input_mtok"),
+    "cache_write_1h": ("cache_write_1h_mtok", "cache_write_mtok", "input_mtok"),
+    "output": ("output_mtok",),
+}
+MTOK = 1_000_000
+_0 = Decimal(0)
+
+
+class PricesUnavailable(Exception):
+    """The price table package is not installed."""
+
+
+@dataclass(frozen=True, slots=True)
+class RequestTokens:
+    """One request's usage split into priced components (all ≥ 0)."""
+
+    model: str
+    time_ns: int
+    input: int
+    cache_read: int
+    cache_write_5m: int
+    cache_write_1h: int
+    output: int
+    # The every-cache-hit split of the same request's context.
+    hit_written: int
+    hit_reread: int
+
+    @property
+    def prompt(self) -> int:
+        return self.input + self.cache_read + self.cache_write_5m + self.cache_write_1h
+
+
+def request_tokens(session: Session) -> list[RequestTokens]:
+    """Every metered response of the session, in start order, split into components."""
+    rows: list[RequestTokens] = []
+    previous = 0
+    for response in sorted(session.responses, key=lambda r: (r.start_ns, r.end_ns, r.id)):
+        usage = response.usage
+        prompt = usage.prompt_tokens
+        read = min(usage.cache_read_tokens, prompt)
+        write = min(usage.cache_write_tokens, prompt - read)
+        hour = min(usage.cache_write_1h_tokens, write)
+        written = prompt - previous if prompt >= previous else prompt
+        rows.append(
+            RequestTokens(
+                model=response.model,
+                time_ns=response.start_ns,
+                input=prompt - read - write,
+                cache_read=read,
+                cache_write_5m=write - hour,
+                cache_write_1h=hour,
+                output=usage.output_tokens,
+                hit_written=written,
+                hit_reread=prompt - written,
+            )
+        )
+        previous = prompt
+    return rows
+
+
+def end_shares(session: Session) -> dict[str, float]:
+    """category → share of the session's last request's estimated context (sums to 1)."""
+    requests = [s for s in session.snapshots if s.anchor is AnchorKind.RESPONSE and s.categories]
+    if not requests:
+        return {}
+    last = max(requests, key=lambda s: s.time_ns)
+    total = sum(tokens for _, tokens in last.categories)
+    return {c.value: t / total for c, t in last.categories if t} if total else {}
+
+
+def by_writer(by_category: Mapping[str, float]) -> dict[str, float]:
+    out = dict.fromkeys(WRITERS, 0.0)
+    for category, value in by_category.items():
+        out[WRITER_OF[Category(category)]] += value
+    return {k: round(v, 6) for k, v in out.items() if v}
+
+
+Price = tuple[Decimal, tuple[tuple[int, Decimal], ...]]  # base, (above input size, price)
+
+
+@dataclass(slots=True)
+class ModelPrices:
+    """One model's list prices (USD per million tokens, per component) at one date."""
+
+    model: str  # the table's model id (the journal's name may be a dated variant)
+    provider: str
+    prices: dict[str, Price]  # component → its price (tiered by the request's input)
+
+    def usd(self, component: str, tokens: int, request_input: int) -> Decimal:
+        """The table's rule for a tiered price: the price of the highest tier whose start
+        the request's whole input exceeds, else the base."""
+        price = self.prices.get(component)
+        if price is None or not tokens:
+            return _0
+        base, tiers = price
+        rate = next((p for start, p in reversed(tiers) if request_input > start), base)
+        return rate * tokens / MTOK
+
+    def thresholds(self) -> list[int]:
+        """Input sizes above which a tiered price changes (empty when none is tiered)."""
+        return sorted({start for _, tiers in self.prices.values() for start, _ in tiers})
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "provider": self.provider,
+            "prices": {
+                c: [str(base), [[start, str(p)] for start, p in tiers]]
+                for c, (base, tiers) in self.prices.items()
+            },
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ModelPrices:
+        return cls(
+            data["model"],
+            data["provider"],
+            {
+                c: (Decimal(base), tuple((int(s), Decimal(p)) for s, p in tiers))
+                for c, (base, tiers) in data["prices"].items()
+            },
+        )
+
+
+class PriceTable:
+    """The bundled genai-prices table, looked up by the journal's model name.
+
+    `cache`: a JSON file keeping the prices looked up (per model and day) and the table's
+    date, for this version of the package: a second `fleet` need not import the table
+    (≈ 0.5 s with pydantic)."""
+
+    def __init__(self, cache: Path | None = None) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            self.version = version(PRICE_PACKAGE)
+        except PackageNotFoundError as error:
+            raise PricesUnavailable(
+                f"the price table ({PRICE_PACKAGE}) is not installed: pip install {PRICE_PACKAGE}"
+            ) from error
+        self._snapshot: Any = None
+        self._cache_path = cache
+        self._found: dict[str, dict[str, Any] | None] = {}
+        self._date: str | None = None
+        self._dirty = False
+        if cache is not None and cache.exists():
+            try:
+                stored = json.loads(cache.read_text())
+            except (OSError, ValueError):
+                stored = {}
+            if stored.get("table") == self.name:
+                self._found = stored.get("prices", {})
+                self._date = stored.get("date")
+
+    @property
+    def name(self) -> str:
+        return f"{PRICE_PACKAGE} {self.version}"
+
+    def _table(self) -> Any:
+        if self._snapshot is None:
+            from genai_prices import data_snapshot
+
+            self._snapshot = data_snapshot.get_snapshot()
+        return self._snapshot
+
+    @property
+    def date(self) -> str:
+        """The table's date: the newest date its maintainers wrote into it (a price
+        change or a `checked` note) that is not in the future. The package states no
+        single date; this is the most recent one it vouches for."""
+        if self._date is None:
+            today = datetime.now(UTC).date().isoformat()
+            found = [d for d in _dates(self._table().providers) if d <= today]
+            self._date = max(found, default="unknown")
+            self._dirty = True
+        return self._date
+
+    def lookup(self, model: str, when_ns: int, provider: str | None = None) -> ModelPrices | None:
+        day = datetime.fromtimestamp(when_ns / 1e9, UTC).date() if when_ns > 0 else dt.date.today()
+        key = f"{model}|{day.isoformat()}"
+        if key not in self._found:
+            found = self._find(model, day)
+            self._found[key] = found.to_json() if found else None
+            self._dirty = True
+        stored = self._found[key]
+        return ModelPrices.from_json(stored) if stored else None
+
+    def save(self) -> None:
+        """Write the cache, when there is one and it learnt something (best effort)."""
+        if self._cache_path is None or not self._dirty:
+            return
+        data = {"table": self.name, "date": self.date, "prices": self._found}
+        with contextlib.suppress(OSError):
+            temporary = self._cache_path.with_name(f".{self._cache_path.name}.{os.getpid()}")
+            temporary.write_text(json.dumps(data))
+            os.replace(temporary, self._cache_path)
+
+    def _find(self, model: str, day: dt.date) -> ModelPrices | None:
+        if not model:
+            return None
+        try:
+            found_provider, info = self._table().find_provider_model(model, None, None, None)
+        except LookupError:
+            return None
+        moment = datetime(day.year, day.month, day.day, 12, tzinfo=UTC)
+        listed = info.get_prices(moment)
+        prices: dict[str, Price] = {}
+        for component, keys in _PRICE_KEYS.items():
+            price = next((p for k in keys if (p := getattr(listed, k, None)) is not None), None)
+            if isinstance(price, Decimal):
+                prices[component] = (price, ())
+            elif price is not None:  # the table's tiered price
+                tiers = tuple((int(t.start), Decimal(t.price)) for t in price.tiers)
+                prices[component] = (Decimal(price.base), tiers)
+        if "input" not in prices or "output" not in prices:
+            return None  # a model priced by other units (per request, per image)
+        return ModelPrices(info.id, found_provider.id, prices)
+
+
+def _dates(providers: Iterable[Any]) -> Iterable[str]:
+    pattern = re.compile(r"\b(20\d\d-[01]\d-[0-3]\d)\b")
+    for provider in providers:
+        for text in (getattr(provider, "price_comments", None) or "",):
+            yield from pattern.findall(text)
+        for model in getattr(provider, "models", ()):
+            yield from pattern.findall(getattr(model, "price_comments", None) or "")
+            prices = model.prices if isinstance(model.prices, list) else []
+            for conditional in prices:
+                start = getattr(conditional.constraint, "start_date", None)
+                if start is not None:
+                    yield str(start)[:10]
+
+
+@dataclass(slots=True)
+class Receipt:
+    """USD and tokens per line of both receipts, for one session or many."""
+
+    billed_usd: dict[str, Decimal] = field(default_factory=lambda: dict.fromkeys(COMPONENTS, _0))
+    billed_tokens: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COMPONENTS, 0))
+    hit_usd: dict[str, Decimal] = field(
+        default_factory=lambda: {"written_once": _0, "re_read": _0, "output": _0}
+    )
+    hit_tokens: dict[str, int] = field(
+        default_factory=lambda: {"written_once": 0, "re_read": 0, "output": 0}
+    )
+    shares: dict[str, float] = field(default_factory=dict)  # end composition, for the split
+    unpriced: dict[str, int] = field(default_factory=dict)  # model → requests not priced
+    models: dict[str, str] = field(default_factory=dict)  # journal's model → table's id
+
+    def add_request(self, row: RequestTokens, prices: ModelPrices | None) -> None:
+        if prices is None:
+            name = row.model or "(no model)"
+            self.unpriced[name] = self.unpriced.get(name, 0) + 1
+            return
+        self.models.setdefault(row.model, f"{prices.provider}/{prices.model}")
+        self.add_counts(prices, row.prompt, _counts(row))
+
+    def add_counts(
+        self, prices: ModelPrices, request_input: int, counts: Mapping[str, int]
+    ) -> None:
+        """Priced token counts summed over requests whose input falls in one price tier
+        (`request_input`: any input size of that tier)."""
+        for component in COMPONENTS:
+            tokens = counts[component]
+            self.billed_tokens[component] += tokens
+            self.billed_usd[component] += prices.usd(component, tokens, request_input)
+        for line, component in (
+            ("written_once", "cache_write_5m"),
+            ("re_read", "cache_read"),
+            ("output", "output"),
+        ):
+            tokens = counts[f"hit_{line}"]
+            self.hit_tokens[line] += tokens
+            self.hit_usd[line] += prices.usd(component, tokens, request_input)
+
+    def to_json(self, table: PriceTable) -> dict[str, Any]:
+        billed_written = (
+            self.billed_usd["input"]
+            + self.billed_usd["cache_write_5m"]
+            + self.billed_usd["cache_write_1h"]
+        )
+        return {
+            "prices": {"table": table.name, "date": table.date, "currency": "USD"},
+            "models": dict(sorted(self.models.items())),
+            "unpriced_models": [
+                {"model": m, "requests": n} for m, n in sorted(self.unpriced.items())
+            ],
+            "complete": not self.unpriced,
+            "billed": {
+                **{
+                    c: {"tokens": self.billed_tokens[c], "usd": _usd(self.billed_usd[c])}
+                    for c in COMPONENTS
+                },
+                "written_once_by_category": _split(billed_written, self.shares),
+                "written_once_by_writer": by_writer(_split(billed_written, self.shares)),
+                "total_usd": _usd(sum(self.billed_usd.values(), _0)),
+            },
+            "every_cache_hit": {
+                **{
+                    line: {"tokens": self.hit_tokens[line], "usd": _usd(self.hit_usd[line])}
+                    for line in self.hit_usd
+                },
+                "written_once_by_category": _split(self.hit_usd["written_once"], self.shares),
+                "written_once_by_writer": by_writer(
+                    _split(self.hit_usd["written_once"], self.shares)
+                ),
+                "total_usd": _usd(sum(self.hit_usd.values(), _0)),
+            },
+            "split_by": "end-of-session context composition (estimated shares)",
+        }
+
+
+def _counts(row: RequestTokens) -> dict[str, int]:
+    return {
+        "input": row.input,
+        "cache_read": row.cache_read,
+        "cache_write_5m": row.cache_write_5m,
+        "cache_write_1h": row.cache_write_1h,
+        "output": row.output,
+        "hit_written_once": row.hit_written,
+        "hit_re_read": row.hit_reread,
+        "hit_output": row.output,
+    }
+
+
+def _usd(value: Decimal) -> float:
+    return round(float(value), 6)
+
+
+def _split(total: Decimal, shares: Mapping[str, float]) -> dict[str, float]:
+    return {k: _usd(total * Decimal(v)) for k, v in sorted(shares.items(), key=lambda kv: -kv[1])}
+
+
+def session_receipt(session: Session, table: PriceTable) -> Receipt:
+    receipt = Receipt(shares=end_shares(session))
+    for row in request_tokens(session):
+        receipt.add_request(row, table.lookup(row.model, row.time_ns, session.provider))
+    return receipt
+
+
+def render_receipt(name: str, data: Mapping[str, Any]) -> str:
+    """A till receipt of one session (or a fleet) as text."""
+    billed, hit = data["billed"], data["every_cache_hit"]
+    lines = [f"{name}: what the context cost ({data['prices']['table']}, {data['prices']['date']})"]
+    lines.append("  as billed, at list price, from the reported usage:")
+    labels = {
+        "input": "uncached input",
+        "cache_write_5m": "cache writes, 5 min",
+        "cache_write_1h": "cache writes, 1 hour",
+        "cache_read": "re-read (cache reads)",
+        "output": "model output",
+    }
+    for component, label in labels.items():
+        line = billed[component]
+        lines.append(f"    {label:<24}{line['tokens']:>14,} tok  ${line['usd']:>10.4f}")
+    lines.append(f"    {'total':<42}  ${billed['total_usd']:>10.4f}")
+    lines.append("  every cache hit (hypothetical, not what was paid):")
+    for writer, usd in hit["written_once_by_writer"].items():
+        label = f"written once, {writer}"
+        lines.append(f"    {label:<42}  ${usd:>10.4f}")
+    for line_name, label in (("re_read", "re-read, every turn"), ("output", "model output")):
+        line = hit[line_name]
+        lines.append(f"    {label:<24}{line['tokens']:>14,} tok  ${line['usd']:>10.4f}")
+    lines.append(f"    {'total':<42}  ${hit['total_usd']:>10.4f}")
+    for entry in data["unpriced_models"]:
+        lines.append(
+            f"  no price for {entry['model']} ({entry['requests']} request(s)): not in the "
+            "table, left out of the totals"
+        )
+    if data["models"]:
+        lines.append("  priced as: " + ", ".join(f"{k} → {v}" for k, v in data["models"].items()))
+    return "\n".join(lines)
+
+
+__all__ = [
+    "COMPONENTS",
+    "WRITERS",
+    "WRITER_OF",
+    "ModelPrices",
+    "PriceTable",
+    "PricesUnavailable",
+    "Receipt",
+    "RequestTokens",
+    "by_writer",
+    "end_shares",
+    "render_receipt",
+    "request_tokens",
+    "session_receipt",
+]

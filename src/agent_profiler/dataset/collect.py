@@ -1,0 +1,402 @@
+"""`collect PATH… --to DIR`: journals into the dataset's Parquet tables, incrementally,
+in parallel, atomically.
+
+- Incremental: `manifest.json` (in each version) keeps, per journal, a key (a hash of its
+  resolved path: the dataset holds no path), its size, mtime and a BLAKE2b hash of its
+  bytes, and the journal group it was read in. A journal whose size and mtime are
+  unchanged is not read; one whose size or mtime moved but whose bytes hash the same is
+  not read either. A journal group is read again when one of its files changed (its old
+  rows are dropped from the batch files that held them) or when a new file belongs to it
+  (a new subagent of a known session). Journals no longer found are kept: the dataset is
+  an archive (Claude Code deletes transcripts after 30 days).
+- Parallel: groups are read by pipeline.run_groups (worker processes per core); each
+  worker appends its groups' rows to JSON-lines files of its own, which DuckDB reads and
+  writes as Parquet, Hive-partitioned by harness and month.
+- Atomic: the next version is built in `versions/.building-…` (unchanged batch files
+  hard-linked, new ones written), renamed into place, and `current` is swapped to it in
+  one rename. An interrupted collect leaves `current` as it was; its leftovers are removed
+  by the next collect. One collect at a time (a lock file).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from agent_profiler.adapters import JournalGroup
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.errors import JournalError, OutputError
+from agent_profiler.model import Session
+from agent_profiler.options import ReadOptions
+
+from . import PARTITIONS, SCHEMA, TABLES
+
+MANIFEST = "manifest.json"
+MERGE_AT = 16  # files in one partition (one per collect) before they are merged into one
+FORMAT = 1
+
+
+def file_key(path: Path, folders: dict[str, str] | None = None) -> str:
+    """A journal's key in the manifest: a hash of its path with its folder resolved (no
+    path is kept). `folders` caches the folders resolved (one system call per folder,
+    not per journal)."""
+    folders = {} if folders is None else folders
+    folder, name = os.path.split(path)
+    parent = folders.get(folder)
+    if parent is None:
+        parent = folders[folder] = str(Path(folder or ".").resolve())
+    return hashlib.blake2b(os.path.join(parent, name).encode(), digest_size=12).hexdigest()
+
+
+def content_hash(path: Path) -> str:
+    digest = hashlib.blake2b(digest_size=16)
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class WriteRows:
+    """A group's rows appended to `<table>-<pid>.jsonl` in the staging folder (one file per
+    process and table, so nothing interleaves); sends back only counts."""
+
+    staging: str
+    group_ids: dict[int, str]  # task index → group id
+
+    def __call__(
+        self,
+        sessions: list[Session],
+        diagnostics: Diagnostics,
+        task: Any,
+        out: IO[bytes] | None,
+    ) -> dict[str, int]:
+        from .rows import session_rows
+
+        group_id = self.group_ids[task.index]
+        tables: dict[str, list[bytes]] = {name: [] for name in TABLES}
+        for session in sessions:
+            for name, rows in session_rows(session, group_id).items():
+                tables[name] += [orjson.dumps(row) for row in rows]
+        counts = {}
+        for name, lines in tables.items():
+            counts[name] = len(lines)
+            if lines:
+                target = Path(self.staging) / f"{name}-{os.getpid()}.jsonl"
+                with target.open("ab") as handle:
+                    handle.write(b"\n".join(lines) + b"\n")
+        return counts
+
+
+@dataclass(slots=True)
+class CollectResult:
+    journals: int = 0
+    new: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    missing: int = 0  # in the manifest, not found under the given paths (kept)
+    groups_read: int = 0
+    rows: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TABLES, 0))
+    failures: list[JournalError] = field(default_factory=list)
+    version: int | None = None  # the version written (None: nothing to do)
+    jobs: int = 1
+    sessions_total: int = 0
+
+
+def current_dir(target: Path) -> Path:
+    return target / "current"
+
+
+def read_manifest(target: Path) -> dict[str, Any]:
+    path = current_dir(target) / MANIFEST
+    if not path.exists():
+        return {"format": FORMAT, "version": 0, "batch": 0, "files": {}, "groups": {}}
+    manifest: dict[str, Any] = orjson.loads(path.read_bytes())
+    if manifest.get("format") != FORMAT:
+        raise OutputError(f"{target}: a dataset of another format; collect into a new folder")
+    return manifest
+
+
+@contextlib.contextmanager
+def _locked(target: Path) -> Iterator[None]:
+    with (target / ".lock").open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as error:
+            raise OutputError(f"{target}: another collect is writing this dataset") from error
+        yield
+
+
+def collect(
+    inputs: list[Path],
+    target: Path,
+    *,
+    options: ReadOptions | None = None,
+    notice: Callable[[str], None] | None = None,
+    after_rows: Callable[[], None] | None = None,
+) -> CollectResult:
+    """Collect `inputs` into the dataset at `target` (created when absent).
+    `after_rows`: called once the rows are staged (the tests interrupt a collect there)."""
+    from agent_profiler.loader import expand, plan
+
+    options = options or ReadOptions()
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        (target / "versions").mkdir(exist_ok=True)
+    except OSError as error:
+        raise OutputError(f"{target}: {error.strerror or error}") from error
+    result = CollectResult()
+    with _locked(target):
+        # What an interrupted collect left: a version being built, or one made and not
+        # (or no longer) current.
+        live = current_dir(target).resolve() if current_dir(target).is_symlink() else None
+        for leftover in (target / "versions").iterdir():
+            if leftover.resolve() != live:
+                shutil.rmtree(leftover, ignore_errors=True)
+        old = read_manifest(target)
+        expanded = expand(inputs)
+        result.failures += expanded.failures
+        files: dict[str, Path] = {}
+        folders: dict[str, str] = {}
+        keys: dict[Path, str] = {}
+        for path in expanded.files:
+            keys[path] = file_key(path, folders)
+            files.setdefault(keys[path], path)
+        result.journals = len(files)
+        result.missing = sum(1 for key in old["files"] if key not in files)
+        entries: dict[str, dict[str, Any]] = dict(old["files"])
+        fresh: list[str] = []
+        for key, path in files.items():
+            stat = os.stat(path)
+            known = old["files"].get(key)
+            if known and (known["size"], known["mtime_ns"]) == (stat.st_size, stat.st_mtime_ns):
+                result.unchanged += 1
+                continue
+            digest = content_hash(path)
+            if known and known.get("hash") == digest:
+                entries[key] = known | {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+                result.unchanged += 1
+                continue
+            result.changed += known is not None
+            result.new += known is None
+            entries[key] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "hash": digest}
+            fresh.append(key)
+        stale = _affected_groups(old, fresh, files)
+        if not fresh and not stale:
+            result.sessions_total = sum(g.get("sessions", 0) for g in old["groups"].values())
+            return result
+        to_plan = set(fresh)
+        for group_id in stale:
+            to_plan.update(k for k in old["groups"][group_id]["files"] if k in files)
+        paths = [files[k] for k in files if k in to_plan]
+        groups, failures = plan(paths, options.harness)
+        result.failures += failures
+        for failed in failures:
+            key = keys.get(Path(failed.path)) or file_key(Path(failed.path), folders)
+            if key in entries:
+                entries[key]["group"] = None
+        _write_version(target, old, entries, groups, stale, result, options,
+                       notice, after_rows, keys)  # fmt: skip
+    return result
+
+
+def _affected_groups(old: dict[str, Any], fresh: list[str], files: dict[str, Path]) -> set[str]:
+    """Old groups to read again: one of their files changed, or a new file belongs with
+    them (its path holds the group's main journal's name: a Claude Code session's
+    `<id>/subagents/…`)."""
+    groups: set[str] = set()
+    stems: dict[str, str] = {}
+    for group_id, group in old["groups"].items():
+        if group.get("stem"):
+            stems[group["stem"]] = group_id
+    for key in fresh:
+        group_id = old["files"].get(key, {}).get("group")
+        if group_id:
+            groups.add(group_id)
+        elif key not in old["files"]:
+            for part in files[key].parts[:-1]:
+                if part in stems:
+                    groups.add(stems[part])
+    return {g for g in groups if g in old["groups"]}
+
+
+def _stem(group: JournalGroup) -> str:
+    main = group.main or group.extras[0]
+    name = main.name
+    for suffix in (".jsonl.gz", ".jsonl", ".json"):
+        name = name.removesuffix(suffix)
+    return name
+
+
+def _write_version(
+    target: Path,
+    old: dict[str, Any],
+    entries: dict[str, dict[str, Any]],
+    groups: list[JournalGroup],
+    stale: set[str],
+    result: CollectResult,
+    options: ReadOptions,
+    notice: Callable[[str], None] | None,
+    after_rows: Callable[[], None] | None,
+    keys: dict[Path, str],
+) -> None:
+    from agent_profiler.pipeline import GroupTask, jobs_for, run_groups
+
+    def key_of(path: Path) -> str:
+        return keys.get(path) or file_key(path)
+
+    version = old["version"] + 1
+    batch = old["batch"] + 1
+    building = target / "versions" / f".building-{version}-{os.getpid()}"
+    staging = building / ".staging"
+    staging.mkdir(parents=True)
+    group_ids = {i: key_of(g.main or g.extras[0]) for i, g in enumerate(groups)}
+    tasks = [GroupTask(i, g, options) for i, g in enumerate(groups)]
+    result.jobs = jobs_for(options.jobs, groups)
+    manifest_groups: dict[str, Any] = {
+        k: v for k, v in old["groups"].items() if k not in stale and k not in group_ids.values()
+    }
+    dropped = {k for k in old["groups"] if k not in manifest_groups}
+    for outcome in run_groups(tasks, WriteRows(str(staging), group_ids), result.jobs,
+                              notice=notice):  # fmt: skip
+        group = groups[outcome.index]
+        group_id = group_ids[outcome.index]
+        result.failures += outcome.failures
+        members = [key_of(p) for p in group.paths]
+        for key in members:
+            if key in entries:
+                entries[key]["group"] = group_id if outcome.paths else None
+        if not outcome.paths:
+            continue
+        result.groups_read += 1
+        for name, count in outcome.value.items():
+            result.rows[name] += count
+        manifest_groups[group_id] = {
+            "batch": batch,
+            "files": members,
+            "stem": _stem(group),
+            "sessions": outcome.value["sessions"],
+        }
+    if after_rows is not None:
+        after_rows()
+    import duckdb
+
+    connection = duckdb.connect(":memory:")
+    try:
+        connection.execute("SET preserve_insertion_order = false")
+        # Bounded: the collect's peak memory stays that of reading the journals.
+        connection.execute("SET memory_limit = '160MB'")
+        connection.execute(f"SET temp_directory = '{_sql(building / '.spill')}'")
+        old_root = current_dir(target)
+        for table in TABLES:
+            _link_or_filter(connection, old_root / table, building / table, old, dropped, batch)
+            _write_table(connection, staging, building, table, batch)
+    finally:
+        connection.close()
+    shutil.rmtree(staging)
+    manifest = {
+        "format": FORMAT,
+        "version": version,
+        "batch": batch,
+        "files": entries,
+        "groups": manifest_groups,
+    }
+    (building / MANIFEST).write_bytes(orjson.dumps(manifest))
+    final = target / "versions" / f"{version:06d}"
+    if final.exists():  # a version renamed into place but never made current
+        shutil.rmtree(final)
+    os.rename(building, final)
+    link = target / f".current-{os.getpid()}"
+    link.unlink(missing_ok=True)
+    link.symlink_to(Path("versions") / final.name)
+    previous = old_root.resolve() if old_root.is_symlink() else None
+    os.replace(link, old_root)
+    if previous is not None and previous != final.resolve():
+        shutil.rmtree(previous, ignore_errors=True)
+    result.version = version
+    result.sessions_total = sum(g.get("sessions", 0) for g in manifest_groups.values())
+
+
+def _link_or_filter(
+    connection: Any,
+    source: Path,
+    destination: Path,
+    old: dict[str, Any],
+    dropped: set[str],
+    batch: int,
+) -> None:
+    """Carry the previous version's files of one table into the new one: hard links for
+    batches that hold no dropped group, a filtered copy for those that do. A partition
+    that has gathered more than MERGE_AT files (one per collect) is merged into one file
+    (`…m.parquet`, which may hold any batch's groups, so it is filtered whenever a group
+    is dropped)."""
+    if not source.exists():
+        return
+    touched = {old["groups"][g]["batch"] for g in dropped if g in old["groups"]}
+    ids = ", ".join(f"'{g}'" for g in sorted(dropped)) or "''"
+    partitions: dict[Path, list[Path]] = {}
+    for path in sorted(source.rglob("*.parquet")):
+        partitions.setdefault(path.parent, []).append(path)
+    for folder, paths in partitions.items():
+        target_folder = destination / folder.relative_to(source)
+        target_folder.mkdir(parents=True, exist_ok=True)
+        if len(paths) > MERGE_AT:
+            merged = target_folder / f"b{batch:06d}_m.parquet"
+            _copy_without(connection, paths, merged, ids)
+            continue
+        for path in paths:
+            target = target_folder / path.name
+            if _batch_of(path) not in touched and not (dropped and "_m" in path.stem):
+                os.link(path, target)
+            else:
+                _copy_without(connection, [path], target.with_name(f"{path.stem}r.parquet"), ids)
+
+
+def _copy_without(connection: Any, paths: list[Path], target: Path, ids: str) -> None:
+    """The rows of `paths` but those of the dropped groups, into `target` (none: no file)."""
+    files = "[" + ", ".join(f"'{_sql(p)}'" for p in paths) + "]"
+    connection.execute(
+        f"COPY (SELECT * FROM read_parquet({files}, hive_partitioning = false, "
+        f"union_by_name = true) WHERE group_id NOT IN ({ids})) TO '{_sql(target)}' "
+        "(FORMAT parquet)"
+    )
+    if not connection.execute(f"SELECT count(*) FROM read_parquet('{_sql(target)}')").fetchone()[0]:
+        target.unlink()
+
+
+def _batch_of(path: Path) -> int:
+    """`b000003_0.parquet`, `b000003_0r.parquet` → 3."""
+    return int(path.name[1:7])
+
+
+def _write_table(connection: Any, staging: Path, building: Path, table: str, batch: int) -> None:
+    sources = sorted(staging.glob(f"{table}-*.jsonl"))
+    if not sources:
+        return
+    columns = "{" + ", ".join(f"'{name}': '{kind}'" for name, kind in SCHEMA[table]) + "}"
+    files = "[" + ", ".join(f"'{_sql(p)}'" for p in sources) + "]"
+    order = "session_id, turn" if any(n == "turn" for n, _ in SCHEMA[table]) else "session_id"
+    out = staging / f"out-{table}"
+    connection.execute(
+        f"COPY (SELECT * FROM read_json({files}, columns = {columns}, "
+        f"format = 'newline_delimited') ORDER BY {order}) TO '{_sql(out)}' "
+        f"(FORMAT parquet, PARTITION_BY ({', '.join(PARTITIONS)}), "
+        f"FILENAME_PATTERN 'b{batch:06d}_{{i}}')"
+    )
+    for path in out.rglob("*.parquet"):
+        destination = building / table / path.relative_to(out)
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        os.rename(path, destination)
+
+
+def _sql(path: Path) -> str:
+    return str(path).replace("'", "''")

@@ -1,0 +1,388 @@
+"""`fleet DIR`: the article's figures over the sessions of a dataset (`collect`), by DuckDB.
+
+Definitions (docs/dataset.md says them too):
+- sessions are main sessions; subagents are counted apart and enter only the tool results,
+  the recurring sources and the cost (they are requests someone paid for);
+- who wrote the end-of-session context: the mean, over sessions with at least
+  `MIN_TURNS` requests, of each category's share of the last request's estimated context;
+  writers group the categories (cost.WRITER_OF);
+- context by turn: the median and p90 of the reported input of every session's n-th
+  request, and how many sessions had an n-th request (compaction resets included);
+- tool results by tool: characters as the journal holds them, tokens as estimated when
+  each result entered the context;
+- recurring sources: MCP servers (tool names `mcp__<server>__…`), skills and rule files
+  (context items), tools; weighed by tokens × requests they stayed resident for;
+- cost: cost.py's two receipts over every request, priced by model, day and price tier.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from agent_profiler.cost import COMPONENTS, WRITER_OF, PriceTable, Receipt, by_writer
+from agent_profiler.dataset import SCHEMA, TABLES
+from agent_profiler.errors import UsageError
+from agent_profiler.model import Category
+
+MIN_TURNS = 5
+TURNS = (1, 2, 5, 10, 20, 50, 100, 200, 500)
+TOP = 15
+KEYS = (
+    "sessions",
+    "requests",
+    "who_wrote",
+    "context_by_turn",
+    "compactions",
+    "tool_results",
+    "sources",
+    "cost",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    harness: str | None = None
+    project: str | None = None
+    model: str | None = None
+
+    def describe(self) -> dict[str, str]:
+        return {k: v for k, v in (("harness", self.harness), ("project", self.project),
+                                  ("model", self.model)) if v}  # fmt: skip
+
+
+def open_dataset(directory: Path) -> Any:
+    """A DuckDB connection with one view per table of the dataset's current version."""
+    import duckdb
+
+    root = directory / "current"
+    if not (root / "manifest.json").exists():
+        raise UsageError(
+            f"{directory}: no dataset here (make one with `collect … --to {directory}`)"
+        )
+    connection = duckdb.connect(":memory:")
+    connection.execute("SET threads = 2")
+    for table in TABLES:
+        if any((root / table).rglob("*.parquet")):
+            glob = str(root / table / "**" / "*.parquet").replace("'", "''")
+            connection.execute(
+                f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{glob}', "
+                "hive_partitioning = true, union_by_name = true)"
+            )
+        else:
+            columns = ", ".join(f"CAST(NULL AS {kind}) AS {name}" for name, kind in SCHEMA[table])
+            connection.execute(f"CREATE VIEW {table} AS SELECT {columns} WHERE false")
+    return connection
+
+
+def figures(
+    connection: Any,
+    filters: Filters,
+    prices: PriceTable | None,
+    *,
+    since_ns: int | None = None,
+    until_ns: int | None = None,
+) -> dict[str, Any]:
+    """Every figure of the sessions that pass the filters (start in [since, until))."""
+    where = ["true"]
+    args: list[Any] = []
+    for column, value in (
+        ("harness", filters.harness),
+        ("project", filters.project),
+        ("model", filters.model),
+    ):
+        if value:
+            where.append(f"{column} = ?")
+            args.append(value)
+    if since_ns is not None:
+        where.append("start_ns >= ?")
+        args.append(since_ns)
+    if until_ns is not None:
+        where.append("start_ns < ?")
+        args.append(until_ns)
+    # Subagents go with their main session: filtered by its harness, project, model, date.
+    connection.execute(
+        "CREATE OR REPLACE TEMP TABLE picked AS "
+        f"WITH main AS (SELECT group_id, session_id FROM sessions WHERE parent_session IS NULL "
+        f"AND {' AND '.join(where)}) "
+        "SELECT s.group_id, s.session_id, s.parent_session IS NULL AS is_main FROM sessions s "
+        "JOIN main m ON s.group_id = m.group_id "
+        "AND coalesce(s.parent_session, s.session_id) = m.session_id",
+        args,
+    )
+    return {
+        "sessions": _sessions(connection),
+        "requests": _requests(connection),
+        "who_wrote": _who_wrote(connection),
+        "context_by_turn": _by_turn(connection),
+        "compactions": _compactions(connection),
+        "tool_results": _tool_results(connection),
+        "sources": _sources(connection),
+        "cost": _cost(connection, prices) if prices is not None else None,
+    }
+
+
+def _rows(connection: Any, sql: str, args: list[Any] | None = None) -> list[tuple[Any, ...]]:
+    rows: list[tuple[Any, ...]] = connection.execute(sql, args or []).fetchall()
+    return rows
+
+
+_MAIN = "JOIN picked p USING (group_id, session_id) WHERE p.is_main"
+_ALL = "JOIN picked p USING (group_id, session_id) WHERE true"
+
+
+def _sessions(c: Any) -> dict[str, Any]:
+    (main, subagents, first, last, projects) = _rows(
+        c,
+        f"SELECT count(*) FILTER (p.is_main), count(*) FILTER (NOT p.is_main), "
+        f"min(start_ns) FILTER (p.is_main), max(start_ns) FILTER (p.is_main), "
+        f"count(DISTINCT project) FROM sessions {_ALL}",
+    )[0]
+    harnesses = dict(
+        _rows(c, f"SELECT harness, count(*) FROM sessions {_MAIN} GROUP BY 1 ORDER BY 2 DESC, 1")
+    )
+    models = dict(
+        _rows(
+            c,
+            f"SELECT coalesce(model, '(none)'), count(*) FROM sessions {_MAIN} "
+            f"GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT {TOP}",
+        )
+    )
+    return {
+        "count": main,
+        "subagents": subagents,
+        "first_start": _day(first),
+        "last_start": _day(last),
+        "projects": projects,
+        "by_harness": harnesses,
+        "by_model": models,
+    }
+
+
+def _day(ns: int | None) -> str | None:
+    if ns is None:
+        return None
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(ns / 1e9, UTC).date().isoformat()
+
+
+def _requests(c: Any) -> dict[str, Any]:
+    count, median, p90 = _rows(
+        c,
+        f"SELECT sum(requests), quantile_cont(requests, 0.5), quantile_cont(requests, 0.9) "
+        f"FROM sessions {_MAIN}",
+    )[0]
+    with_sub = _rows(c, f"SELECT count(*) FROM requests {_ALL}")[0][0]
+    return {
+        "count": int(count or 0),
+        "with_subagents": with_sub,
+        "per_session_median": median,
+        "per_session_p90": p90,
+    }
+
+
+def _who_wrote(c: Any) -> dict[str, Any]:
+    rows = _rows(
+        c,
+        f"""
+        WITH last AS (
+          SELECT rc.group_id, rc.session_id, rc.category, rc.tokens
+          FROM request_categories rc {_MAIN} AND rc.is_last),
+        measured AS (
+          SELECT l.* FROM last l JOIN sessions s USING (group_id, session_id)
+          WHERE s.requests >= {MIN_TURNS}),
+        shares AS (
+          SELECT group_id, session_id, category,
+                 tokens / sum(tokens) OVER (PARTITION BY group_id, session_id) AS share
+          FROM measured)
+        SELECT category, sum(share), (SELECT count(DISTINCT (group_id, session_id)) FROM shares)
+        FROM shares GROUP BY category""",
+    )
+    count = rows[0][2] if rows else 0
+    by_category = {
+        category: round(total / count, 4)
+        for category, total, _ in sorted(rows, key=lambda r: -r[1])
+        if count
+    }
+    return {
+        "sessions": count,
+        "min_turns": MIN_TURNS,
+        "basis": "mean share of the last request's estimated context",
+        "by_writer": {k: round(v, 4) for k, v in by_writer(by_category).items()},
+        "by_category": by_category,
+    }
+
+
+def _by_turn(c: Any) -> list[dict[str, Any]]:
+    turns = ", ".join(str(t) for t in TURNS)
+    rows = _rows(
+        c,
+        f"SELECT turn, quantile_cont(prompt_tokens, 0.5), quantile_cont(prompt_tokens, 0.9), "
+        f"count(*) FROM requests r {_MAIN} AND r.turn IN ({turns}) GROUP BY turn ORDER BY turn",
+    )
+    return [
+        {"turn": turn, "p50": round(p50), "p90": round(p90), "sessions_alive": alive}
+        for turn, p50, p90, alive in rows
+    ]
+
+
+def _compactions(c: Any) -> dict[str, Any]:
+    total, sessions_with, sessions = _rows(
+        c,
+        f"SELECT sum(compactions), count(*) FILTER (compactions > 0), count(*) "
+        f"FROM sessions {_MAIN}",
+    )[0]
+    spread = _rows(
+        c,
+        f"SELECT least(compactions, 5), count(*) FROM sessions {_MAIN} GROUP BY 1 ORDER BY 1",
+    )
+    kinds = dict(
+        _rows(c, f"SELECT kind, count(*) FROM compactions {_MAIN} GROUP BY 1 ORDER BY 2 DESC, 1")
+    )
+    return {
+        "total": int(total or 0),
+        "sessions_with": sessions_with,
+        "sessions": sessions,
+        "per_session": {("5+" if n == 5 else str(n)): count for n, count in spread},
+        "by_kind": kinds,
+    }
+
+
+def _tool_results(c: Any) -> dict[str, Any]:
+    rows = _rows(
+        c,
+        f"SELECT tool, count(*), sum(result_chars), sum(coalesce(result_tokens, 0)), "
+        f"count(DISTINCT (group_id, session_id)) FROM tool_calls {_ALL} GROUP BY tool",
+    )
+    chars = sum(r[2] or 0 for r in rows)
+    tokens = sum(r[3] or 0 for r in rows)
+    ranked = sorted(rows, key=lambda r: (-(r[2] or 0), r[0]))
+    tools = [
+        {
+            "tool": tool,
+            "calls": calls,
+            "sessions": sessions,
+            "chars": int(c_ or 0),
+            "share_chars": round((c_ or 0) / chars, 4) if chars else None,
+            "tokens": int(t or 0),
+            "share_tokens": round((t or 0) / tokens, 4) if tokens else None,
+        }
+        for tool, calls, c_, t, sessions in ranked[:TOP]
+    ]
+    return {
+        "calls": sum(r[1] for r in rows),
+        "chars": int(chars),
+        "tokens": int(tokens),
+        "tokens_basis": "estimated when each result entered the context",
+        "by_tool": tools,
+        "other_tools": max(0, len(rows) - TOP),
+    }
+
+
+def _sources(c: Any) -> dict[str, Any]:
+    weight = "sum(tokens * requests_resident)"
+
+    def items(category: str) -> list[dict[str, Any]]:
+        return [
+            {"name": label, "sessions": n, "tokens_mean": round(mean), "token_requests": int(w)}
+            for label, n, mean, w in _rows(
+                c,
+                f"SELECT coalesce(label, item_id), count(DISTINCT (group_id, session_id)), "
+                f"avg(tokens), {weight} FROM context_items {_ALL} AND category = ? "
+                f"GROUP BY 1 ORDER BY 4 DESC, 1 LIMIT {TOP}",
+                [category],
+            )
+        ]
+
+    servers = [
+        {"name": name, "sessions": n, "calls": calls, "result_tokens": int(t or 0)}
+        for name, n, calls, t in _rows(
+            c,
+            f"SELECT mcp_server, count(DISTINCT (group_id, session_id)), count(*), "
+            f"sum(result_tokens) FROM tool_calls {_ALL} AND mcp_server IS NOT NULL "
+            f"GROUP BY 1 ORDER BY 4 DESC NULLS LAST, 3 DESC, 1 LIMIT {TOP}",
+        )
+    ]
+    tools = [
+        {"name": name, "sessions": n, "token_requests": int(w or 0)}
+        for name, n, w in _rows(
+            c,
+            f"SELECT tool, count(DISTINCT (group_id, session_id)), {weight} "
+            f"FROM context_items {_ALL} AND tool IS NOT NULL "
+            f"GROUP BY 1 ORDER BY 3 DESC, 1 LIMIT {TOP}",
+        )
+    ]
+    return {
+        "weight": "tokens × requests resident (what re-reading it cost in input)",
+        "mcp_servers": servers,
+        "skills": items(Category.SKILLS.value),
+        "rule_files": items(Category.RULES.value),
+        "tools": tools,
+    }
+
+
+def _cost(c: Any, table: PriceTable) -> dict[str, Any]:
+    """Both receipts over every picked request (subagents' too), priced per (model, day,
+    price tier): a tiered price is chosen by each request's whole input."""
+    days = _rows(
+        c,
+        f"SELECT DISTINCT coalesce(model, ''), min(start_ns) FROM requests {_ALL} "
+        "GROUP BY 1, CAST(start_ns // 86400000000000 AS BIGINT)",
+    )
+    priced = {(m, ns // 86_400_000_000_000): table.lookup(m, ns) for m, ns in days}
+    thresholds = sorted({t for p in priced.values() if p for t in p.thresholds()})
+    bucket = " + ".join(f"(prompt_tokens > {t})::INT" for t in thresholds) or "0"
+    columns = (
+        "input_tokens",
+        "cache_read_tokens",
+        "cache_write_5m_tokens",
+        "cache_write_1h_tokens",
+        "output_tokens",
+        "hit_written_tokens",
+        "hit_reread_tokens",
+    )
+    rows = _rows(
+        c,
+        f"SELECT coalesce(model, ''), CAST(start_ns // 86400000000000 AS BIGINT), {bucket}, "
+        f"count(*), {', '.join(f'sum({col})' for col in columns)} FROM requests {_ALL} "
+        "GROUP BY 1, 2, 3",
+    )
+    receipt = Receipt(shares=_pooled_shares(c))
+    for model, day, tier, count, *sums in rows:
+        prices = priced.get((model, day))
+        if prices is None:
+            name = model or "(no model)"
+            receipt.unpriced[name] = receipt.unpriced.get(name, 0) + count
+            continue
+        receipt.models.setdefault(model, f"{prices.provider}/{prices.model}")
+        counts = dict(
+            zip((*COMPONENTS, "hit_written_once", "hit_re_read"), map(int, sums), strict=True)
+        )
+        counts["hit_output"] = counts["output"]
+        receipt.add_counts(prices, thresholds[tier - 1] + 1 if tier else 0, counts)
+    data = receipt.to_json(table)
+    data["split_by"] = "mean end-of-session context composition of the sessions (estimated)"
+    data["requests_priced"] = sum(r[3] for r in rows) - sum(receipt.unpriced.values())
+    return data
+
+
+def _pooled_shares(c: Any) -> dict[str, float]:
+    """The mean end-of-session composition of every picked session (any length)."""
+    rows = _rows(
+        c,
+        f"""
+        WITH shares AS (
+          SELECT group_id, session_id, category,
+                 tokens / sum(tokens) OVER (PARTITION BY group_id, session_id) AS share
+          FROM request_categories rc {_ALL} AND rc.is_last)
+        SELECT category, sum(share) / (SELECT count(DISTINCT (group_id, session_id)) FROM shares)
+        FROM shares GROUP BY 1""",
+    )
+    return {category: float(share) for category, share in rows if category in _CATEGORIES}
+
+
+_CATEGORIES = {c.value for c in WRITER_OF}
+__all__ = ["KEYS", "Decimal", "Filters", "figures", "open_dataset"]

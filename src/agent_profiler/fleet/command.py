@@ -1,0 +1,116 @@
+"""The bodies of `collect` and `fleet` (cli.py registers them): what they print and the
+exit code. DuckDB and the price table are imported here, by these commands only."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agent_profiler.errors import UsageError
+from agent_profiler.options import ReadOptions
+
+Echo = Callable[..., None]
+PRICES_CACHE = "prices-cache.json"  # in the dataset's folder: see cost.PriceTable
+
+
+def run_collect(
+    journals: list[Path],
+    target: Path,
+    *,
+    options: ReadOptions,
+    echo: Echo,
+) -> int:
+    from agent_profiler.dataset.collect import collect
+    from agent_profiler.loader import reads
+
+    if reads(journals, target) or any(
+        target.resolve().is_relative_to(p.resolve()) for p in journals if p.is_dir()
+    ):
+        raise UsageError(f"--to {target}: the dataset must not be inside the journals it reads")
+    result = collect(
+        journals,
+        target,
+        options=options,
+        notice=lambda line: echo(line, err=True),
+    )
+    for failure in result.failures:
+        echo(f"error: {failure}", err=True)
+    seen = (
+        f"{result.journals:,} journal(s): {result.new:,} new, {result.changed:,} changed, "
+        f"{result.unchanged:,} unchanged (not read)"
+    )
+    if result.missing:
+        seen += f"; {result.missing:,} collected before and not found now (kept)"
+    if result.version is None:
+        echo(f"{target}: nothing new or changed; {seen}; {result.sessions_total:,} session(s)")
+    else:
+        rows = ", ".join(f"{name} {count:,}" for name, count in result.rows.items())
+        echo(
+            f"{target}: version {result.version}; {seen}; read {result.groups_read:,} journal "
+            f"group(s) in {result.jobs} process(es); rows added: {rows}; "
+            f"{result.sessions_total:,} session(s) in the dataset"
+        )
+    return 1 if result.failures else 0
+
+
+def run_fleet(
+    directory: Path,
+    *,
+    as_json: bool,
+    html: Path | None,
+    split: str | None,
+    harness: str | None,
+    project: str | None,
+    model: str | None,
+    cost: bool,
+    echo: Echo,
+    write: Callable[[Path, str], int],
+) -> int:
+    from agent_profiler.cost import PriceTable
+
+    from . import Filters, figures, open_dataset
+    from .render import render_html, render_text
+
+    split_ns = _split_ns(split) if split else None
+    connection = open_dataset(directory)
+    prices = PriceTable(directory / PRICES_CACHE) if cost else None
+    filters = Filters(harness, project, model)
+    try:
+        data: dict[str, Any] = figures(connection, filters, prices)
+        split_data: dict[str, Any] | None = None
+        if split_ns is not None:
+            split_data = {
+                "date": split,
+                "before": figures(connection, filters, prices, until_ns=split_ns),
+                "after": figures(connection, filters, prices, since_ns=split_ns),
+            }
+    finally:
+        connection.close()
+    if prices is not None:
+        prices.save()
+    data["filters"] = filters.describe()
+    if split_data is not None:
+        data["split"] = split_data
+    if html is not None:
+        size = write(html, render_html(data, f"Agent Profiler fleet: {directory.name}", split_data))
+        echo(f"wrote {html} ({size:,} bytes); open it in any browser", err=as_json)
+    if as_json:
+        echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+    elif html is None:
+        echo(render_text(data, f"fleet {directory.name}"))
+        if split_data is not None:
+            for side in ("before", "after"):
+                echo("\n" + render_text(split_data[side], f"{side} {split}"))
+    return 0
+
+
+def _split_ns(text: str) -> int:
+    from agent_profiler.adapters.common import timestamp_ns
+
+    value = timestamp_ns(text if "T" in text else f"{text}T00:00:00")
+    if value is None:
+        raise UsageError(f"--split {text!r} is not a date (use YYYY-MM-DD)")
+    return value

@@ -1,0 +1,266 @@
+"""The fleet's figures as a terminal page and as one self-contained HTML page with plots
+(inline SVG, no scripts, no network), drawn with the report's category fills."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agent_profiler.cost import WRITER_OF, render_receipt
+from agent_profiler.model import Category
+from agent_profiler.report.text import esc, percent, short_tokens
+
+WRITER_COLOURS = {
+    "tool results": "#f28e2b",
+    "the model": "#b07aa1",
+    "the user": "#e15759",
+    "code + disk": "#4e79a7",
+    "unattributed": "#bab0ac",
+}
+
+
+def _k(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value / 1000:.1f}K" if value >= 1000 else f"{value:.0f}"
+
+
+def render_text(data: Mapping[str, Any], title: str = "fleet") -> str:
+    s, r = data["sessions"], data["requests"]
+    out = [
+        f"{title}: {s['count']:,} session(s) (+{s['subagents']:,} subagent), "
+        f"{r['count']:,} requests, {s['first_start'] or '-'} … {s['last_start'] or '-'}",
+        "  by harness: " + ", ".join(f"{k} {v}" for k, v in s["by_harness"].items()),
+    ]
+    who = data["who_wrote"]
+    out.append(
+        f"\nwho wrote the end-of-session context (mean over {who['sessions']} session(s) "
+        f"with ≥ {who['min_turns']} requests; estimated):"
+    )
+    for writer, share in who["by_writer"].items():
+        out.append(f"  {writer:<14} {100 * share:5.1f}%")
+    out.append(
+        "  by category: "
+        + ", ".join(f"{Category(k).label} {100 * v:.1f}%" for k, v in who["by_category"].items())
+    )
+    out.append("\ncontext by turn (reported input):")
+    out.append("  turn        p50        p90   sessions alive")
+    for row in data["context_by_turn"]:
+        out.append(
+            f"  {row['turn']:>4} {_k(row['p50']):>10} {_k(row['p90']):>10} "
+            f"{row['sessions_alive']:>16,}"
+        )
+    comp = data["compactions"]
+    out.append(
+        f"\ncompactions: {comp['total']} in {comp['sessions_with']} of {comp['sessions']} "
+        "session(s); per session: "
+        + ", ".join(f"{n}: {count}" for n, count in comp["per_session"].items())
+    )
+    tools = data["tool_results"]
+    out.append(
+        f"\ntool results by tool ({tools['calls']:,} calls, {tools['chars']:,} chars, "
+        f"{tools['tokens']:,} tokens {tools['tokens_basis']}):"
+    )
+    out.append(f"  {'tool':<40} {'calls':>7} {'chars':>8} {'tokens':>8}")
+    for row in tools["by_tool"]:
+        out.append(
+            f"  {row['tool'][:40]:<40} {row['calls']:>7,} {_share(row['share_chars']):>8} "
+            f"{_share(row['share_tokens']):>8}"
+        )
+    sources = data["sources"]
+    out.append(f"\nlargest recurring sources (weight: {sources['weight']}):")
+    for key, label in (
+        ("mcp_servers", "MCP servers"),
+        ("skills", "skills"),
+        ("rule_files", "rule files"),
+        ("tools", "tools"),
+    ):
+        entries = sources[key][:5]
+        if entries:
+            out.append(f"  {label}: " + "; ".join(_source(e) for e in entries))
+    if data.get("cost"):
+        out.append("\n" + render_receipt("the fleet", data["cost"]))
+    return "\n".join(out)
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def _source(entry: Mapping[str, Any]) -> str:
+    weight = entry.get("token_requests", entry.get("result_tokens"))
+    return f"{entry['name']} ({entry['sessions']} session(s), {_k(weight)})"
+
+
+# --------------------------------------------------------------------------- HTML
+
+CSS = """
+body { margin: 0 auto; max-width: 1100px; padding: 24px; color: #1d1d1f;
+  font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
+h1 { font-size: 24px; } h2 { font-size: 18px; margin-top: 36px;
+  border-top: 2px solid #1d1d1f; padding-top: 10px; }
+table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
+th, td { padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: left; }
+td.num, th.num { text-align: right; }
+.note { color: #5f6368; font-size: 13px; max-width: 80ch; }
+svg text { font: 12px system-ui, sans-serif; }
+pre { background: #f6f6f8; padding: 10px; }
+svg.defs { position: absolute; width: 0; height: 0; }
+"""
+
+
+def render_html(data: Mapping[str, Any], title: str, split: Mapping[str, Any] | None) -> str:
+    from agent_profiler.report.svg import pattern_defs
+
+    parts = [
+        "<!doctype html><html lang=en><meta charset=utf-8>",
+        # No fetch of any kind: the page opens offline and never calls home (as the report).
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        "style-src 'unsafe-inline'; img-src data:\">",
+        f"<title>{esc(title)}</title><style>{CSS}</style>{pattern_defs()}<h1>{esc(title)}</h1>",
+    ]
+    parts += _sections(data)
+    if split is not None:
+        for side in ("before", "after"):
+            parts.append(f"<h2>{side.title()} {esc(split['date'])}</h2>")
+            parts += _sections(split[side], level=3)
+    return "\n".join(parts) + "\n</html>\n"
+
+
+def _sections(data: Mapping[str, Any], level: int = 2) -> list[str]:
+    s, h = data["sessions"], f"h{level}"
+    out = [
+        f"<p>{s['count']:,} session(s) and {s['subagents']:,} subagent(s), "
+        f"{data['requests']['count']:,} requests, {esc(s['first_start'] or '-')} to "
+        f"{esc(s['last_start'] or '-')}.</p>"
+    ]
+    who = data["who_wrote"]
+    out.append(f"<{h}>Who wrote the end-of-session context</{h}>")
+    out.append(_hbar(list(who["by_writer"].items()), WRITER_COLOURS))
+    out.append(
+        _hbar(
+            [(Category(k).label, v) for k, v in who["by_category"].items()],
+            # the report's fill of each category (its colour and pattern: svg.pattern_defs)
+            {Category(k).label: f"url(#cat-{k})" for k in who["by_category"]},
+        )
+    )
+    out.append(
+        f"<p class=note>Mean share of the last request's estimated context over "
+        f"{who['sessions']} session(s) with at least {who['min_turns']} requests.</p>"
+    )
+    out.append(f"<{h}>Context by turn</{h}>")
+    out.append(_columns(data["context_by_turn"]))
+    out.append(
+        "<p class=note>Bars: median reported input at that request; tick: p90; under each "
+        "bar the sessions still alive.</p>"
+    )
+    comp = data["compactions"]
+    out.append(f"<{h}>Compactions</{h}>")
+    out.append(
+        f"<p>{comp['total']} compaction(s) in {comp['sessions_with']} of {comp['sessions']} "
+        "session(s).</p>"
+    )
+    out.append(_hbar([(f"{n} per session", v) for n, v in comp["per_session"].items()], {}))
+    tools = data["tool_results"]
+    out.append(f"<{h}>Tool results by tool</{h}>")
+    out.append(
+        _table(
+            ("tool", "calls", "sessions", "chars", "share of chars", "tokens", "share of tokens"),
+            [
+                (
+                    r["tool"],
+                    r["calls"],
+                    r["sessions"],
+                    r["chars"],
+                    _share(r["share_chars"]),
+                    r["tokens"],
+                    _share(r["share_tokens"]),
+                )
+                for r in tools["by_tool"]
+            ],
+        )
+    )
+    sources = data["sources"]
+    out.append(f"<{h}>Largest recurring sources</{h}>")
+    out.append(f"<p class=note>Weight: {esc(sources['weight'])}.</p>")
+    for key, label in (
+        ("mcp_servers", "MCP servers"),
+        ("skills", "Skills"),
+        ("rule_files", "Rule files"),
+        ("tools", "Tools"),
+    ):
+        if sources[key]:
+            out.append(f"<h4>{label}</h4>")
+            out.append(_hbar([(e["name"], _weight(e)) for e in sources[key][:10]], {}, True))
+    if data.get("cost"):
+        out.append(f"<{h}>What the context cost</{h}>")
+        out.append(f"<pre>{esc(render_receipt('the fleet', data['cost']))}</pre>")
+    return out
+
+
+def _weight(entry: Mapping[str, Any]) -> float:
+    return float(entry.get("token_requests", entry.get("result_tokens")) or 0)
+
+
+def _hbar(
+    items: Sequence[tuple[str, float]], colours: Mapping[str, str], absolute: bool = False
+) -> str:
+    """One horizontal bar per item (shares, or absolute values scaled to the largest)."""
+    if not items:
+        return "<p class=note>(none)</p>"
+    top = max(v for _, v in items) or 1
+    width, row = 640, 20
+    svg = [f'<svg width="{width + 260}" height="{row * len(items) + 4}" role="img">']
+    for index, (label, value) in enumerate(items):
+        y = index * row + 2
+        w = (value / top if absolute else value) * width
+        text = short_tokens(value) if absolute else percent(value)
+        svg.append(
+            f'<text x="0" y="{y + 14}">{esc(str(label)[:34])}</text>'
+            f'<rect x="250" y="{y + 2}" width="{w:.1f}" height="{row - 5}" '
+            f'fill="{colours.get(label, "#76b7b2")}">'
+            f"<title>{esc(label)}: {esc(text)}</title></rect>"
+            f'<text x="{250 + w + 4:.1f}" y="{y + 14}">{esc(text)}</text>'
+        )
+    svg.append("</svg>")
+    return "".join(svg)
+
+
+def _columns(rows: Sequence[Mapping[str, Any]]) -> str:
+    if not rows:
+        return "<p class=note>(no requests)</p>"
+    top = max(r["p90"] for r in rows) or 1
+    height, col = 220, 80
+    svg = [f'<svg width="{col * len(rows) + 20}" height="{height + 50}" role="img">']
+    for index, r in enumerate(rows):
+        x = 10 + index * col
+        h50 = r["p50"] / top * height
+        h90 = r["p90"] / top * height
+        svg.append(
+            f'<rect x="{x}" y="{height - h50:.1f}" width="{col - 20}" height="{h50:.1f}" '
+            f'fill="#4e79a7"><title>turn {r["turn"]}: p50 {r["p50"]:,}, p90 {r["p90"]:,}'
+            "</title></rect>"
+            f'<line x1="{x}" x2="{x + col - 20}" y1="{height - h90:.1f}" y2="{height - h90:.1f}" '
+            'stroke="#1d1d1f" stroke-dasharray="3 2"/>'
+            f'<text x="{x}" y="{height - h50 - 4:.1f}">{_k(r["p50"])}</text>'
+            f'<text x="{x}" y="{height + 16}">turn {r["turn"]}</text>'
+            f'<text x="{x}" y="{height + 32}">{r["sessions_alive"]:,} alive</text>'
+        )
+    svg.append("</svg>")
+    return "".join(svg)
+
+
+def _table(head: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    cells = "".join(f"<th>{esc(h)}</th>" for h in head)
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f"<td class=num>{v:,}</td>" if isinstance(v, int) else f"<td>{esc(v)}</td>" for v in row
+        )
+        + "</tr>"
+        for row in rows
+    )
+    return f"<table><tr>{cells}</tr>{body}</table>"
+
+
+__all__ = ["WRITER_OF", "render_html", "render_text"]

@@ -1,0 +1,60 @@
+"""The report's receipt of one session (`report --cost`): both receipts of cost.py as
+two small tables, with the price table's name and date and any model without a price."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from agent_profiler.report.text import esc
+
+_BILLED = (
+    ("input", "uncached input"),
+    ("cache_write_5m", "cache writes, 5 minutes"),
+    ("cache_write_1h", "cache writes, 1 hour"),
+    ("cache_read", "re-read (cache reads)"),
+    ("output", "model output"),
+)
+
+
+def _usd(value: float) -> str:
+    return f"${value:,.4f}"
+
+
+def receipt_section(anchor: str, data: Mapping[str, Any]) -> str:
+    billed, hit = data["billed"], data["every_cache_hit"]
+    rows = "".join(
+        f'<tr><td>{label}</td><td class="num">{billed[key]["tokens"]:,}</td>'
+        f'<td class="num">{_usd(billed[key]["usd"])}</td></tr>'
+        for key, label in _BILLED
+    )
+    hit_rows = "".join(
+        f'<tr><td>written once, {esc(writer)}</td><td class="num"></td>'
+        f'<td class="num">{_usd(usd)}</td></tr>'
+        for writer, usd in hit["written_once_by_writer"].items()
+    ) + "".join(
+        f'<tr><td>{label}</td><td class="num">{hit[key]["tokens"]:,}</td>'
+        f'<td class="num">{_usd(hit[key]["usd"])}</td></tr>'
+        for key, label in (("re_read", "re-read, every turn"), ("output", "model output"))
+    )
+    missing = "".join(
+        f"<li>No price for {esc(m['model'])} ({m['requests']:,} request(s)): not in the "
+        "table, left out of the totals.</li>"
+        for m in data["unpriced_models"]
+    )
+    prices = data["prices"]
+    head = '<tr><th></th><th class="num">tokens</th><th class="num">USD</th></tr>'
+    return (
+        f'<section class="receipt" id="{esc(anchor)}-cost"><h3>What the context cost</h3>'
+        f'<p class="note">List prices from {esc(prices["table"])} (table of '
+        f"{esc(prices['date'])}), applied to the usage the journal reports. "
+        "“Written once” is split in the shares of the end-of-session composition "
+        "(estimated).</p>"
+        f"<h4>As billed</h4><table>{head}{rows}<tr><th>total</th><td></td>"
+        f'<th class="num">{_usd(billed["total_usd"])}</th></tr></table>'
+        "<h4>Every cache hit (hypothetical, not what was paid)</h4>"
+        f"<table>{head}{hit_rows}<tr><th>total</th><td></td>"
+        f'<th class="num">{_usd(hit["total_usd"])}</th></tr></table>'
+        + (f"<ul>{missing}</ul>" if missing else "")
+        + "</section>"
+    )
