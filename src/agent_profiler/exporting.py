@@ -219,11 +219,17 @@ def _load(journals: list[Path], harness: Harness | None) -> tuple[LoadResult, Di
     return result, diagnostics
 
 
-def _kinds(counts: Mapping[str, int], shown: int = 6) -> str:
+def _kinds(
+    counts: Mapping[str, int], shown: int = 6, where: Mapping[str, str] | None = None
+) -> str:
     """`kind count, …`: the most frequent first (then by name), `shown` at most, then how
-    many kinds more."""
+    many kinds more; with `where`, each kind's first `path:line` when known."""
     kinds = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    listed = ", ".join(f"{kind} {count}" for kind, count in kinds[:shown])
+    first = where or {}
+    listed = ", ".join(
+        f"{kind} {count}" + (f" (first at {first[kind]})" if kind in first else "")
+        for kind, count in kinds[:shown]
+    )
     return listed + (f", … {len(kinds) - shown} more kinds" if len(kinds) > shown else "")
 
 
@@ -244,7 +250,8 @@ def _tell_reading(result: LoadResult, diagnostics: Diagnostics) -> None:
         echo(as_given(line), err=True)
     if diagnostics.unrecognised:
         # Every command says so: these records were not read, which is not a choice.
-        echo(f"not recognised (not read): {_kinds(diagnostics.unrecognised)}", err=True)
+        listed = _kinds(diagnostics.unrecognised, where=diagnostics.unrecognised_at)
+        echo(as_given(f"not recognised (not read): {listed}"), err=True)
     if result.ignored:
         echo(
             f"note: {result.ignored} other file(s) in the given folders are not *.jsonl or "

@@ -64,27 +64,180 @@ if TYPE_CHECKING:
     from agent_profiler.adapters import JournalGroup, SniffedFile
 
 HARNESS = Harness.CODEX
-_LINE_TYPES = frozenset({"session_meta", "response_item", "compacted", "turn_context", "event_msg"})
-# Newer line types that carry nothing the model sees (or nothing we read yet).
-_KNOWN_SKIPPED = frozenset(
-    {
-        "inter_agent_communication",
-        "inter_agent_communication_metadata",
-        "token_usage_record",
-        "world_state",
-        "retained_context",
-        "security_risk_score",
-        "realtime_item",
-    }
-)
+# Every record type this adapter knows, each either read (into which category, and why) or
+# skipped on purpose (why it is not model input). A type outside these tables is reported
+# as "not recognised (not read)" with its first path:line, never as skipped on purpose
+# (issue 28: format drift must be loud). Sources: the corpus (FORMATS §3) and openai/codex
+# `codex-rs/protocol` (`RolloutItem`, `ResponseItem`, `EventMsg`, and which of them a rollout
+# persists). `tests/test_record_tables.py` reads every corpus journal against them.
+READ, SKIPPED = "read", "skipped on purpose"
+LINE_TYPES: dict[str, tuple[str, str]] = {
+    "session_meta": (READ, "base instructions → System instructions; id, version, project"),
+    "turn_context": (READ, "the model (and its effort) in use from here on; not model input"),
+    "response_item": (READ, "the model-visible history: see RESPONSE_ITEM_TYPES"),
+    "compacted": (READ, "a compaction: the summary or the new history replaces the context"),
+    "event_msg": (READ, "UI and telemetry events: see EVENT_MSG_TYPES"),
+    "inter_agent_communication": (SKIPPED, "a message between agent threads, not this model's"),
+    "inter_agent_communication_metadata": (SKIPPED, "its delivery metadata"),
+    "token_usage_record": (SKIPPED, "usage bookkeeping; requests are read from token_count"),
+    "world_state": (SKIPPED, "the harness's own state snapshot"),
+    "retained_context": (SKIPPED, "what a compaction kept, repeated in the compacted line"),
+    "security_risk_score": (SKIPPED, "a safety score of a turn"),
+    "realtime_item": (SKIPPED, "a realtime (voice) conversation item"),
+}
+RESPONSE_ITEM_TYPES: dict[str, tuple[str, str]] = {
+    "message": (
+        READ,
+        "developer/system → System instructions; user → User prompts; assistant → Assistant "
+        "history; a block with a known leading tag → its category (Rules, Skills, Environment…)",
+    ),
+    "agent_message": (READ, "assistant text → Assistant history"),
+    "reasoning": (
+        READ,
+        "summary text → Assistant history; encrypted content → sized from "
+        "token_count's reasoning_output_tokens while it stays in the context",
+    ),
+    "function_call": (READ, "a tool call; its name and arguments → Assistant history"),
+    "custom_tool_call": (READ, "a tool call (apply_patch…); its input → Assistant history"),
+    "local_shell_call": (READ, "a tool call (older builds); its action → Assistant history"),
+    "tool_search_call": (READ, "a tool call (client-side tool search) → Assistant history"),
+    "function_call_output": (READ, "a tool's output → Tool results"),
+    "custom_tool_call_output": (READ, "a tool's output → Tool results"),
+    "local_shell_call_output": (READ, "a tool's output → Tool results"),
+    "tool_search_output": (READ, "the tool definitions the search loaded → Tool definitions"),
+    "web_search_call": (READ, "a server-side web search; its action → Tool results"),
+    "image_generation_call": (READ, "a generated image: listed as unmeasured"),
+    "compaction": (READ, "a remote compaction's encrypted summary: listed as unmeasured"),
+    "compaction_summary": (READ, "older name of compaction: listed as unmeasured"),
+    "context_compaction": (READ, "a compaction's encrypted summary: listed as unmeasured"),
+    "ghost_snapshot": (SKIPPED, "a git snapshot the harness keeps for undo; never sent"),
+    "compaction_trigger": (SKIPPED, "a request control; not a durable item, never sent"),
+}
+# `event_msg`s are UI and telemetry events: the model sees the `response_item`s. A few
+# carry facts that are read (a request's usage, the prompt as typed, a tool's outcome).
+_UI_EVENT = "a UI or telemetry event; what the model sees is the response_item"
+EVENT_MSG_TYPES: dict[str, tuple[str, str]] = {
+    "token_count": (READ, "one request: last_token_usage (input, output, reasoning) and window"),
+    "user_message": (READ, "a user prompt as typed: the prompt span (its text is a message)"),
+    "task_started": (READ, "a turn starts: its model_context_window"),
+    "turn_started": (READ, "newer name of task_started"),
+    "exec_command_end": (READ, "a command's exit code and duration (the tool span)"),
+    "patch_apply_end": (READ, "whether apply_patch succeeded (the tool span)"),
+    "web_search_end": (READ, "a web search: a tool call (its query)"),
+    "collab_agent_spawn_end": (READ, "a spawned subagent's thread id (links the child)"),
+    "context_compacted": (READ, "a compaction's notice; its facts come from the compacted line"),
+    **{
+        kind: (SKIPPED, _UI_EVENT)
+        for kind in (
+            "task_complete",
+            "turn_complete",
+            "turn_aborted",
+            "agent_message",
+            "agent_reasoning",
+            "agent_reasoning_raw_content",
+            "agent_reasoning_section_break",
+            "entered_review_mode",
+            "exited_review_mode",
+            "mcp_tool_call_begin",
+            "mcp_tool_call_end",
+            "exec_command_begin",
+            "exec_command_output_delta",
+            "exec_approval_request",
+            "apply_patch_approval_request",
+            "patch_apply_begin",
+            "patch_apply_updated",
+            "web_search_begin",
+            "image_generation_begin",
+            "image_generation_end",
+            "view_image_tool_call",
+            "collab_agent_spawn_begin",
+            "collab_agent_interaction_begin",
+            "collab_agent_interaction_end",
+            "collab_waiting_begin",
+            "collab_waiting_end",
+            "collab_close_begin",
+            "collab_close_end",
+            "collab_resume_begin",
+            "collab_resume_end",
+            "sub_agent_activity",
+            "dynamic_tool_call_request",
+            "dynamic_tool_call_response",
+            "thread_goal_updated",
+            "thread_rolled_back",
+            "thread_settings_applied",
+            "thread_name_updated",
+            "item_started",
+            "item_completed",
+            "plan_update",
+            "plan_delta",
+            "turn_diff",
+            "stream_error",
+            "error",
+            "warning",
+            "guardian_assessment",
+            "guardian_warning",
+            "model_reroute",
+            "model_verification",
+            "turn_moderation_metadata",
+            "safety_buffering",
+            "managed_account_selected",
+            "session_configured",
+            "environment_connected",
+            "environment_disconnected",
+            "mcp_startup_update",
+            "mcp_startup_complete",
+            "mcp_list_tools_response",
+            "list_custom_prompts_response",
+            "get_history_entry_response",
+            "background_event",
+            "shutdown_complete",
+            "deprecation_notice",
+            "hook_started",
+            "hook_completed",
+            "terminal_interaction",
+            "request_permissions",
+            "request_user_input",
+            "elicitation_request",
+            "agent_message_delta",
+            "agent_message_content_delta",
+            "agent_reasoning_delta",
+            "agent_reasoning_raw_content_delta",
+            "reasoning_content_delta",
+            "reasoning_raw_content_delta",
+            "raw_response_item",
+            "raw_response_completed",
+            "realtime_conversation_started",
+            "realtime_conversation_sdp",
+            "realtime_conversation_realtime",
+            "realtime_conversation_closed",
+            "realtime_conversation_list_voices_response",
+            "undo_started",
+            "undo_completed",
+        )
+    },
+}
+_LINE_TYPES = frozenset(k for k, (how, _) in LINE_TYPES.items() if how == READ)
+_KNOWN_SKIPPED = frozenset(k for k, (how, _) in LINE_TYPES.items() if how == SKIPPED)
 _REDACTED = re.compile(r"^\[REDACTED_[A-Z_]+ len=(\d+)\b")
 _OUTPUT_ITEMS = frozenset(
-    {"reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call"}
+    {
+        "reasoning",
+        "function_call",
+        "custom_tool_call",
+        "local_shell_call",
+        "tool_search_call",
+        "web_search_call",
+        "image_generation_call",
+        "agent_message",
+    }
 )
-_CALL_ITEMS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
+_CALL_ITEMS = frozenset(
+    {"function_call", "custom_tool_call", "local_shell_call", "tool_search_call"}
+)
 _RESULT_ITEMS = frozenset(
     {"function_call_output", "custom_tool_call_output", "local_shell_call_output"}
 )
+_ENCRYPTED_SUMMARIES = frozenset({"compaction", "compaction_summary", "context_compaction"})
 
 # Leading tags of harness-injected context blocks, by category (FORMATS §3.4).
 _TAGS: tuple[tuple[str, Category, str], ...] = (
@@ -310,7 +463,9 @@ class RolloutBuilder:
         if isinstance(effort, str):
             self.effort = effort
 
-    def on_response_item(self, item: dict[str, Any], ts: int, *, prefix: str = "item") -> None:
+    def on_response_item(
+        self, item: dict[str, Any], ts: int, *, prefix: str = "item", line: int | None = None
+    ) -> None:
         kind = text_field(item, "type")
         replayed = prefix != "item"  # an item of a compaction's replacement history
         is_output = kind in _OUTPUT_ITEMS or (
@@ -352,10 +507,22 @@ class RolloutBuilder:
                 )
             if item.get("encrypted_content"):
                 self.unmeasured["encrypted-reasoning"] += 1
+        elif kind == "agent_message":
+            for index, text in enumerate(_parts_text(item.get("content"))):
+                self.add_text(
+                    self.next_id(f"{prefix}-assistant") + f":{index}",
+                    Category.ASSISTANT,
+                    text,
+                    "Assistant text",
+                    source_kind=SourceKind.RESPONSE,
+                )
         elif kind in _CALL_ITEMS:
             self._on_call(item, ts, prefix)
         elif kind in _RESULT_ITEMS:
             self._on_output(item, ts, prefix)
+        elif kind == "tool_search_output":
+            # Client-side tool search: the definitions it found join the model's tools.
+            self._on_output(item, ts, prefix, definitions=True)
         elif kind == "web_search_call":
             action = item.get("action")
             query = action.get("query") if isinstance(action, dict) else None
@@ -368,10 +535,14 @@ class RolloutBuilder:
                 source_id=call_id,
                 source_kind=SourceKind.TOOL if call_id else SourceKind.NONE,
             )
-        elif kind == "compaction":
+        elif kind in _ENCRYPTED_SUMMARIES:
             self.unmeasured["encrypted-compaction-summary"] += 1
-        else:
+        elif kind == "image_generation_call":
+            self.unmeasured["generated-image"] += 1
+        elif RESPONSE_ITEM_TYPES.get(kind, (READ, ""))[0] == SKIPPED:
             self.diagnostics.skip(f"codex:response_item/{kind}")
+        else:
+            self.diagnostics.not_recognised(f"codex:response_item/{kind}", self.path, line)
 
     def _start_request(self, ts: int) -> None:
         if self.pending is not None:
@@ -396,7 +567,12 @@ class RolloutBuilder:
 
     def _on_call(self, item: dict[str, Any], ts: int, prefix: str) -> None:
         call_id = item.get("call_id") or item.get("id")
-        name = item.get("name") if isinstance(item.get("name"), str) else text_field(item, "type")
+        kind = text_field(item, "type")
+        name = (
+            item["name"]
+            if isinstance(item.get("name"), str)
+            else ("tool_search" if kind == "tool_search_call" else kind)
+        )
         arguments = item.get("arguments", item.get("input", item.get("action")))
         if not isinstance(call_id, str):
             call_id = self.next_id("call")
@@ -417,20 +593,22 @@ class RolloutBuilder:
                 request.id if request else None,
                 self.current_prompt,
                 # A function call's arguments are a JSON string; a custom tool's input is text.
-                ToolArguments.of(arguments, decode=text_field(item, "type") == "function_call"),
+                ToolArguments.of(arguments, decode=kind == "function_call"),
             )
 
-    def _on_output(self, item: dict[str, Any], ts: int, prefix: str) -> None:
+    def _on_output(
+        self, item: dict[str, Any], ts: int, prefix: str, *, definitions: bool = False
+    ) -> None:
         call_id = item.get("call_id")
         if not isinstance(call_id, str):
             call_id = self.next_id("output")
         output = item.get("output")
-        text = _output_text(output)
+        text = json_text(item.get("tools") or []) if definitions else _output_text(output)
         chars = self.add_text(
             f"result:{call_id}",
-            Category.RESULTS,
+            Category.TOOLS if definitions else Category.RESULTS,
             text,
-            "Tool result",
+            "Tool definitions (tool search)" if definitions else "Tool result",
             source_id=call_id,
             source_kind=SourceKind.TOOL,
         )
@@ -471,7 +649,7 @@ class RolloutBuilder:
             )
             self.current_prompt = prompt_id
             self.trigger_ns = ts
-        elif kind == "task_started":
+        elif kind in ("task_started", "turn_started"):
             window = token_count(payload.get("model_context_window"))
             if window:
                 self.window = window
@@ -520,8 +698,10 @@ class RolloutBuilder:
                 self.spawned[call_id] = child
         elif kind == "context_compacted":
             pass  # the `compacted` line holds the facts
-        else:
+        elif kind in EVENT_MSG_TYPES:
             self.diagnostics.skip(f"codex:event_msg/{kind}")
+        else:
+            self.diagnostics.not_recognised(f"codex:event_msg/{kind}", self.path, line)
 
     def _on_token_count(self, payload: dict[str, Any], ts: int, line: int) -> None:
         info = payload.get("info")
@@ -569,7 +749,7 @@ class RolloutBuilder:
             if compaction.post_tokens is None and compaction.end_ns <= request.start_ns:
                 compaction.post_tokens = prompt
 
-    def on_compacted(self, payload: dict[str, Any], ts: int) -> None:
+    def on_compacted(self, payload: dict[str, Any], ts: int, line: int | None = None) -> None:
         if self.pending is not None:
             self.log.settle(self.pending.observation, dropped=True)
             self.pending = None
@@ -588,7 +768,7 @@ class RolloutBuilder:
             removed = self.log.clear(keep=frozenset({Category.SYSTEM}))
             for item in history:
                 if isinstance(item, dict):
-                    self.on_response_item(item, ts, prefix=compaction_id)
+                    self.on_response_item(item, ts, prefix=compaction_id, line=line)
         else:
             # Older builds record only the summary; Codex rebuilds the history from the
             # initial context, the user's messages and the summary.
@@ -726,7 +906,7 @@ def read_rollout(path: Path, diagnostics: Diagnostics) -> RolloutBuilder:
             diagnostics.skip(f"codex:{kind}")
             continue
         if kind not in _LINE_TYPES:
-            diagnostics.not_recognised(f"codex:{kind}")
+            diagnostics.not_recognised(f"codex:{kind}", source, record.line)
             continue
         if not isinstance(payload, dict):
             diagnostics.warn(source, record.line, "bad-shape", f"{kind} line without a payload")
@@ -739,11 +919,11 @@ def read_rollout(path: Path, diagnostics: Diagnostics) -> RolloutBuilder:
         elif kind == "turn_context":
             builder.on_turn_context(payload)
         elif kind == "response_item":
-            builder.on_response_item(payload, ts)
+            builder.on_response_item(payload, ts, line=record.line)
         elif kind == "event_msg":
             builder.on_event(payload, ts, record.line)
         else:
-            builder.on_compacted(payload, ts)
+            builder.on_compacted(payload, ts, record.line)
     return builder
 
 
