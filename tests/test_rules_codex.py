@@ -601,9 +601,10 @@ def test_a_token_count_without_totals_is_never_a_repeat(tmp_path: Path) -> None:
     assert [r.usage.prompt_tokens for r in session.responses] == [18_703, 18_703]
 
 
-def test_the_window_is_the_last_one_reported(tmp_path: Path) -> None:
-    """task_started (line 2) says 258,400; a later token_count saying 400,000 wins; a
-    token_count or task_started with a window of 0 changes nothing."""
+def test_each_request_has_the_window_reported_with_it(tmp_path: Path) -> None:
+    """task_started (line 2) says 258,400: the first request's window; a later token_count
+    saying 400,000 is the window from that request on (a model switch changes the window,
+    issue 28) and the session's last one; a window of 0 changes nothing."""
     count = record(PLAIN, 14)
     count["payload"]["info"]["model_context_window"] = 400_000
     started = record(PLAIN, 20)
@@ -614,7 +615,7 @@ def test_the_window_is_the_last_one_reported(tmp_path: Path) -> None:
     (session,) = sessions(write(tmp_path, lines))
     assert session.window_tokens == 400_000
     windows = [s.window_tokens for s in session.snapshots if s.anchor_id.startswith("request")]
-    assert windows == [400_000, 400_000, 400_000]
+    assert windows == [258_400, 400_000, 400_000]
     (only_started,) = sessions(excerpt(tmp_path, PLAIN, [1, 2, 6], "started.jsonl"))
     assert (only_started.window_tokens, only_started.window_source) == (258_400, "journal")
 

@@ -339,6 +339,7 @@ def _exit_code(output: object) -> int | None:
 @dataclass(slots=True, kw_only=True)
 class _Request(RequestDraft):
     observation: Logged
+    window: int | None = None  # the window reported with this request (its model's)
 
 
 @dataclass(slots=True)
@@ -349,6 +350,7 @@ class _Tool(ToolDraft):
 @dataclass(slots=True)
 class _Compaction(CompactionDraft):
     observation: Logged | None = None
+    window: int | None = None
 
 
 def _thread_spawn(source: object) -> dict[str, Any] | None:
@@ -539,7 +541,7 @@ class RolloutBuilder:
             self.unmeasured["encrypted-compaction-summary"] += 1
         elif kind == "image_generation_call":
             self.unmeasured["generated-image"] += 1
-        elif RESPONSE_ITEM_TYPES.get(kind, (READ, ""))[0] == SKIPPED:
+        elif RESPONSE_ITEM_TYPES.get(kind or "", (READ, ""))[0] == SKIPPED:
             self.diagnostics.skip(f"codex:response_item/{kind}")
         else:
             self.diagnostics.not_recognised(f"codex:response_item/{kind}", self.path, line)
@@ -733,6 +735,7 @@ class RolloutBuilder:
         request = self.pending
         assert request is not None
         request.end_ns = ts
+        request.window = self.window
         request.usage = Usage(
             prompt_tokens=prompt,  # input_tokens already includes the cached part
             input_tokens=prompt,
@@ -804,6 +807,7 @@ class RolloutBuilder:
                 removed_items=removed,
                 timing="previous request's end → compacted line",
                 observation=observation,
+                window=self.window,
             )
         )
         self.trigger_ns = ts
@@ -816,13 +820,15 @@ class RolloutBuilder:
         end = self.end_ns
         if self.pending is not None:
             self.log.settle(self.pending.observation, dropped=True)  # output began, no usage came
+        # Each request against the window reported with it: a session that switches models
+        # (gpt-5.3-codex-spark, 121,600, then gpt-5.5, 258,400) changes windows too.
         for request in self.requests:
-            self.log.settle(request.observation, window_tokens=self.window)
+            self.log.settle(request.observation, window_tokens=request.window or self.window)
         for compaction in self.compactions:
             if compaction.observation is not None:
                 self.log.settle(
                     compaction.observation,
-                    window_tokens=self.window,
+                    window_tokens=compaction.window or self.window,
                     reported_tokens=compaction.post_tokens,
                 )
         snapshots = self.log.replay()

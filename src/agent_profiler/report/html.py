@@ -149,7 +149,12 @@ def overview(shown: Page) -> str:
             if count
             else "—"
         )
-        model = ", ".join(session.models) or "—"
+        # Every model in order with the requests it served (window and fill follow it).
+        model = (
+            ", ".join(f"{m} ×{n:,}" + (f" (window {w:,})" if w else "") for m, n, w in row.models)
+            if len(row.models) > 1
+            else ", ".join(session.models) or "—"
+        )
         out.append(
             f'<tr class="depth-{depth}" data-session-id="{_e(session.session_id)}">'
             f'<td class="id"><a href="#{anchors[session.session_id]}" '
