@@ -673,5 +673,6 @@ class SessionBuilder:
             compactions=compactions,
             snapshots=tuple(snapshots),
             unmeasured=self.log.unmeasured(self.unmeasured),
+            estimate_methods=self.log.estimate_methods,
             facts=tuple(self.facts),
         )
