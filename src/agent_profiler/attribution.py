@@ -254,7 +254,9 @@ class ContextLog:
         self._methods[method] = self._methods.get(method, 0) + 1
         return Logged(len(self._ops) - 1)
 
-    def settle_evidence(self, logged: Logged, tokens: Tokens | None, unmeasured: str) -> None:
+    def settle_evidence(
+        self, logged: Logged, tokens: Tokens | None, unmeasured: str = "hidden-content"
+    ) -> None:
         """The size of an item added by `add_evidence`, known now; None: the journal did not
         give it after all (a streaming snapshot, not the final usage): the item stays at 0,
         without a method, and is counted under `unmeasured` as `unmeasured` (its kind)."""
