@@ -97,8 +97,8 @@ def test_a_result_made_of_blocks_counts_its_text_and_its_images(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Line 93's result content as blocks (edited; the corpus has no image result): the text
-    blocks joined are the result, an image and a document are counted, not estimated, and
-    what is not a block is passed over."""
+    blocks joined are the result, an image whose data is no image and a document are counted
+    (`unmeasured`, each by its kind), not estimated, and what is not a block is passed over."""
     values = lines(79, 91, 92, 93)
     block = values[3]["message"]["content"][0]
     block["content"] = [
@@ -114,7 +114,7 @@ def test_a_result_made_of_blocks_counts_its_text_and_its_images(
     got = by_id(added)[f"result:{FAILED_CALL}"]
     assert got.chars == len("first part, second part")
     assert session.tool_calls[0].result_chars == len("first part, second part")
-    assert dict(session.unmeasured)["image"] == 2
+    assert dict(session.unmeasured) == {"image": 1, "document": 1}
 
 
 def test_a_result_without_a_call_id_is_left_out(

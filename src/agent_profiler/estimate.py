@@ -254,6 +254,30 @@ def tool_call_text(name: str, arguments: object) -> str:
         return name + repr(arguments)
 
 
+# Items whose size is not estimated from their text but comes from a number the journal
+# reports for that item (its "evidence"): the method's name → what it means. Each such item
+# names its method in its label and in its `context` change (`method`), and `profile (1)`
+# lists the methods a session used (`estimate_methods`). Not scaling: the number is the
+# item's own (ContextLog.add_evidence).
+OUTPUT_MINUS_VISIBLE = "output-tokens-minus-visible"
+IMAGE_PIXELS = "image-pixels"
+EVIDENCE_METHODS = {
+    OUTPUT_MINUS_VISIBLE: (
+        "hidden thinking (signature only or redacted): the response's final reported "
+        "output_tokens minus the estimate of its visible output (text, tool-call arguments)"
+    ),
+    IMAGE_PIXELS: (
+        "an image: width × height / 750 after resizing to the provider's long-edge and "
+        "megapixel limits (Anthropic's documented formula), from the pixel size the journal holds"
+    ),
+}
+
+
+def evidence_label(label: str, method: str) -> str:
+    """The label of an item sized from evidence: it names its method."""
+    return f"{label} (estimate: {method})"
+
+
 # What the trace says about its estimates, per basis (the profile slice, counters).
 CHARS4_NOTE = "estimate: characters / 4 per journal item, rounded up; not a tokenizer count"
 CALIBRATED_NOTE = (
