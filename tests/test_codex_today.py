@@ -18,7 +18,7 @@ import pytest
 
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.loader import load
-from agent_profiler.model import AnchorKind, Category, Session
+from agent_profiler.model import AnchorKind, Category, ChangeKind, Session
 from agent_profiler.summary import summarise
 from shared_paths import CORPUS, SHARED_REASON
 
@@ -267,3 +267,61 @@ def test_a_model_switch_in_a_hand_made_rollout(tmp_path: Path) -> None:
     assert row.models == [("small", 1, 100_000), ("large", 2, 400_000)]
     assert (row.model, row.window_tokens) == ("large", 400_000)
     assert row.peak_fill == 0.5  # 50,000 of small's 100,000; never 70,000 of 100,000
+
+
+def _reasoning_count(second: int, prompt: int, reasoning: int, total: int) -> dict[str, Any]:
+    line = _count(second, prompt, 258_400, total)
+    line["payload"]["info"]["last_token_usage"]["reasoning_output_tokens"] = reasoning
+    return line
+
+
+def _user(second: int, text: str) -> list[dict[str, Any]]:
+    message = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+    return [
+        _line(second, "response_item", message),
+        _line(second, "event_msg", {"type": "user_message", "message": text}),
+    ]
+
+
+def test_hidden_reasoning_is_sized_from_reasoning_output_tokens_until_the_next_prompt(
+    tmp_path: Path,
+) -> None:
+    """A reasoning item without its text (encrypted, or stripped before publication) is
+    its request's reasoning_output_tokens, in the context from the next request until the
+    next user prompt; one whose request never reported usage is unmeasured."""
+    encrypted = {"type": "reasoning", "summary": [], "encrypted_content": "gAAAA"}
+    stripped = {"type": "reasoning", "summary": []}  # published without its content
+    call = {"type": "function_call", "name": "ls", "arguments": "{}", "call_id": "c1"}
+    output = {"type": "function_call_output", "call_id": "c1", "output": "a"}
+    path = _rollout(
+        tmp_path,
+        [
+            _line(2, "response_item", stripped),
+            _line(2, "response_item", call),
+            _reasoning_count(2, 1000, 500, 1000),  # request 1 reasoned 500 tokens
+            _line(3, "response_item", output),
+            _line(3, "response_item", encrypted),
+            _line(3, "response_item", {**call, "call_id": "c2"}),
+            _reasoning_count(3, 1520, 300, 2520),  # request 2 holds request 1's 500
+            _line(4, "response_item", {**output, "call_id": "c2"}),
+            *_user(5, "next"),
+            _reasoning_count(6, 1100, 0, 3620),  # a new prompt: the turn's reasoning left
+            _line(7, "response_item", encrypted),  # no usage ever came for this one
+        ],
+    )
+    session, _ = _read(path)
+    present: dict[str, int] = {}
+    hidden = []
+    for snapshot in session.snapshots:
+        for change in snapshot.changes:
+            if change.method and change.change is ChangeKind.REMOVED:
+                present.pop(change.id, None)
+            elif change.method:
+                present[change.id] = change.tokens
+        if snapshot.anchor is AnchorKind.RESPONSE:
+            hidden.append(sum(present.values()))
+    assert hidden == [0, 500, 0]
+    assert session.estimate_methods == ("reasoning-output-tokens",)
+    assert dict(session.unmeasured) == {"encrypted-reasoning": 1}
+    labels = {c.label for s in session.snapshots for c in s.changes if c.method}
+    assert labels == {"Reasoning (not in the journal) (estimate: reasoning-output-tokens)"}

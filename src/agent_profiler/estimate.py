@@ -261,7 +261,12 @@ def tool_call_text(name: str, arguments: object) -> str:
 # item's own (ContextLog.add_evidence).
 OUTPUT_MINUS_VISIBLE = "output-tokens-minus-visible"
 IMAGE_PIXELS = "image-pixels"
+REASONING_OUTPUT_TOKENS = "reasoning-output-tokens"
 EVIDENCE_METHODS = {
+    REASONING_OUTPUT_TOKENS: (
+        "encrypted reasoning (Codex): the request's reported reasoning_output_tokens, in the "
+        "context from the next request until the next user prompt"
+    ),
     OUTPUT_MINUS_VISIBLE: (
         "hidden thinking (signature only or redacted): the response's final reported "
         "output_tokens minus the estimate of its visible output (text, tool-call arguments)"

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from agent_profiler import estimate
 from agent_profiler.adapters.common import (
     journal_clock,
     json_text,
@@ -395,6 +396,10 @@ class RolloutBuilder:
     item_index: int = 0
     redacted_items: int = 0
     searches: list[tuple[str, str]] = field(default_factory=list)  # (query, call id)
+    # Encrypted reasoning of the pending request, sized when its token_count comes; then of
+    # the turn, which leaves the context at the next user prompt (docs/estimates.md).
+    reasoning_pending: list[tuple[Logged, str]] = field(default_factory=list)
+    reasoning_in_turn: list[str] = field(default_factory=list)
     spawned: dict[str, str] = field(default_factory=dict)  # spawn call id → child thread id
     facts: list[tuple[str, str]] = field(default_factory=list)
 
@@ -498,8 +503,7 @@ class RolloutBuilder:
             if role == "user" and prefix == "item":
                 self.trigger_ns = ts
         elif kind == "reasoning":
-            summary = item.get("summary")
-            for index, text in enumerate(_parts_text(summary)):
+            for index, text in enumerate(_parts_text(item.get("summary"))):
                 self.add_text(
                     self.next_id(f"{prefix}-reasoning") + f":{index}",
                     Category.ASSISTANT,
@@ -507,8 +511,19 @@ class RolloutBuilder:
                     "Reasoning summary",
                     source_kind=SourceKind.RESPONSE,
                 )
-            if item.get("encrypted_content"):
-                self.unmeasured["encrypted-reasoning"] += 1
+            raw = _parts_text(item.get("content"))  # raw reasoning text (open models)
+            for index, text in enumerate(raw):
+                self.add_text(
+                    self.next_id(f"{prefix}-reasoning-text") + f":{index}",
+                    Category.ASSISTANT,
+                    text,
+                    "Reasoning",
+                    source_kind=SourceKind.RESPONSE,
+                )
+            if not raw and not replayed:
+                self._hidden_reasoning(encrypted=bool(item.get("encrypted_content")))
+            elif not raw and item.get("encrypted_content"):
+                self.unmeasured["encrypted-reasoning"] += 1  # replayed: no usage tells its size
         elif kind == "agent_message":
             for index, text in enumerate(_parts_text(item.get("content"))):
                 self.add_text(
@@ -651,6 +666,7 @@ class RolloutBuilder:
             )
             self.current_prompt = prompt_id
             self.trigger_ns = ts
+            self._end_turn_reasoning()
         elif kind in ("task_started", "turn_started"):
             window = token_count(payload.get("model_context_window"))
             if window:
@@ -745,6 +761,7 @@ class RolloutBuilder:
             reasoning_tokens=token_count(last.get("reasoning_output_tokens")),
         )
         self.log.settle(request.observation, reported_tokens=prompt)
+        self._settle_reasoning(token_count(last.get("reasoning_output_tokens")))
         self.requests.append(request)
         self.pending = None
         self.trigger_ns = ts
@@ -752,10 +769,47 @@ class RolloutBuilder:
             if compaction.post_tokens is None and compaction.end_ns <= request.start_ns:
                 compaction.post_tokens = prompt
 
+    def _hidden_reasoning(self, *, encrypted: bool) -> None:
+        """A reasoning item whose text is not in the journal (encrypted, or stripped by
+        whoever published it): sized from its request's reasoning_output_tokens when the
+        token_count comes. The corpus shows that it stays in the context until the next
+        user prompt (docs/estimates.md, Codex reasoning)."""
+        item_id = self.next_id("reasoning-hidden")
+        handle = self.log.add_evidence(
+            item_id,
+            Category.ASSISTANT,
+            0,
+            method=estimate.REASONING_OUTPUT_TOKENS,
+            label="Reasoning (encrypted)" if encrypted else "Reasoning (not in the journal)",
+            source_kind=SourceKind.RESPONSE,
+        )
+        kind = "encrypted-reasoning" if encrypted else "hidden-reasoning"
+        self.reasoning_pending.append((handle, kind))
+        self.reasoning_in_turn.append(item_id)
+
+    def _settle_reasoning(self, tokens: int | None) -> None:
+        """The pending request's encrypted reasoning: all of its reasoning_output_tokens on
+        the first item (one item per response in every corpus journal), 0 on any other;
+        None: no usage came for the request, so its size is unknown (`unmeasured`)."""
+        for index, (handle, kind) in enumerate(self.reasoning_pending):
+            size = None if tokens is None else (tokens if index == 0 else 0)
+            self.log.settle_evidence(handle, size, kind)
+        self.reasoning_pending.clear()
+
+    def _end_turn_reasoning(self) -> None:
+        """A user prompt: the previous turn's encrypted reasoning leaves the context (the
+        API keeps reasoning items only since the last user message; measured in the corpus:
+        the next request's input falls by that turn's reasoning_output_tokens)."""
+        for item_id in self.reasoning_in_turn:
+            self.log.remove(item_id)
+        self.reasoning_in_turn.clear()
+
     def on_compacted(self, payload: dict[str, Any], ts: int, line: int | None = None) -> None:
         if self.pending is not None:
             self.log.settle(self.pending.observation, dropped=True)
             self.pending = None
+        self._settle_reasoning(None)
+        self.reasoning_in_turn.clear()  # the compaction clears them with the rest
         pre = (
             self.requests[-1].usage.prompt_tokens
             if self.requests and self.requests[-1].usage
@@ -820,6 +874,7 @@ class RolloutBuilder:
         end = self.end_ns
         if self.pending is not None:
             self.log.settle(self.pending.observation, dropped=True)  # output began, no usage came
+        self._settle_reasoning(None)
         # Each request against the window reported with it: a session that switches models
         # (gpt-5.3-codex-spark, 121,600, then gpt-5.5, 258,400) changes windows too.
         for request in self.requests:
@@ -880,6 +935,7 @@ class RolloutBuilder:
             compactions=compactions,
             snapshots=tuple(snapshots),
             unmeasured=self.log.unmeasured(self.unmeasured),
+            estimate_methods=self.log.estimate_methods,
             facts=tuple(facts),
         )
 
