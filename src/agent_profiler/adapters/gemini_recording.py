@@ -234,6 +234,7 @@ PART_KINDS: dict[str, tuple[str, str]] = {
     "executableCode": (READ, "code the model ran: listed as unmeasured (media-part)"),
     "codeExecutionResult": (READ, "its result: listed as unmeasured (media-part)"),
     "videoMetadata": (READ, "a video's metadata: listed as unmeasured (media-part)"),
+    "thoughtSignature": (READ, "a thought's signature alone: listed as unmeasured (media-part)"),
 }
 MEDIA_PART_KEYS = frozenset(
     {"inlineData", "fileData", "functionCall", "executableCode", "codeExecutionResult"}
