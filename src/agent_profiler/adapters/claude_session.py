@@ -543,7 +543,7 @@ class SessionBuilder:
                     source_id=message_id,
                     source_kind=SourceKind.RESPONSE,
                 )
-                draft.visible += self.log.estimator.text_tokens(block[key])
+                draft.visible += self.log.estimator.visible_tokens(block[key])
             elif kind in {"tool_use", "server_tool_use"}:
                 self._on_tool_use(block, draft, ts)
 
@@ -555,7 +555,7 @@ class SessionBuilder:
         name = name if isinstance(name, str) else "tool"
         arguments = block.get("input")
         add_tool_call(self.log, call_id, name, arguments)
-        draft.visible += self.log.estimator.text_tokens(tool_call_text(name, arguments))
+        draft.visible += self.log.estimator.visible_tokens(tool_call_text(name, arguments))
         if call_id not in self.tools:
             self.tools[call_id] = ToolDraft(
                 call_id, name, ts, draft.id, draft.prompt_id, ToolArguments.of(arguments)
