@@ -5,6 +5,7 @@ its text's estimate. Each names its method in its label, its `context` change an
 from __future__ import annotations
 
 import base64
+import dataclasses
 import struct
 import zlib
 
@@ -149,3 +150,19 @@ def test_anthropic_formula_scales_down_to_the_documented_limits() -> None:
     # a very wide one: the long edge limit (1568) binds first
     assert images.anthropic_image_tokens(4000, 100) == pytest.approx(1568 * 39 / 750, abs=1)
     assert images.anthropic_image_tokens(0, 10) == 0
+
+
+@pytest.mark.parametrize(("mode", "total"), [("on", 10 + 500), ("off", 10), ("only", 500)])
+def test_calibration_probes_split_text_from_evidence(mode: str, total: int) -> None:
+    """scripts/_corpus.py fits the table on text alone (`off`) and takes the evidence as a
+    fixed part of the growth (`only`); an export counts both (`on`)."""
+    from agent_profiler.estimate import CHARS4, use_estimator
+
+    with use_estimator(dataclasses.replace(CHARS4, evidence=mode)):
+        log = ContextLog()
+    log.add("p", Category.PROMPTS, "x" * 40)
+    log.add_evidence("i", Category.RESULTS, 500, method=estimate.IMAGE_PIXELS, label="Image")
+    log.observe(_obs(1))
+    (snap,) = log.replay()
+    assert snap.estimated_tokens == total
+    assert log.estimator.visible_tokens("x" * 40) == 10  # chars/4 in every mode

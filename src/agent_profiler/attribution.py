@@ -244,7 +244,7 @@ class ContextLog:
                 item_id,
                 category,
                 0,
-                max(0, tokens),
+                self._evidence(tokens),
                 estimate.evidence_label(label, method),
                 source_id,
                 source_kind,
@@ -264,12 +264,16 @@ class ContextLog:
         if not isinstance(item, Item) or not item.method:
             raise TypeError(f"log entry {logged.index} is not an item sized from evidence")
         if tokens is not None:
-            self._ops[logged.index] = replace(item, tokens=max(0, tokens))
+            self._ops[logged.index] = replace(item, tokens=self._evidence(tokens))
             return
         self._methods[item.method] -= 1
         self._unmeasured[unmeasured] = self._unmeasured.get(unmeasured, 0) + 1
         bare = item.label.removesuffix(estimate.evidence_label("", item.method))
         self._ops[logged.index] = replace(item, tokens=0, method="", label=f"{bare} (unmeasured)")
+
+    def _evidence(self, tokens: Tokens) -> Tokens:
+        # A calibration probe that measures text alone counts evidence as 0 (estimate.py).
+        return 0 if self.estimator.evidence == "off" else max(0, tokens)
 
     @property
     def estimate_methods(self) -> tuple[str, ...]:

@@ -38,7 +38,7 @@ class Diagnostics:
     # Records of a type the adapter does not know: not read, and never called "skipped on
     # purpose" (a new harness version, or a file read with the wrong --harness).
     unrecognised: Counter[str] = field(default_factory=Counter)
-    # Where each not-recognised kind was first seen (`path:line`), when the adapter said.
+    # Where each kind not recognised was first met (`path:line`), to show the user one.
     unrecognised_at: dict[str, str] = field(default_factory=dict)
     notes: Counter[str] = field(default_factory=Counter)
     lines_read: int = 0
@@ -56,8 +56,8 @@ class Diagnostics:
         self.skipped[kind] += 1
 
     def not_recognised(self, kind: str, path: str | None = None, line: int | None = None) -> None:
-        """Count a whole record of a type this adapter does not know (so it was not read);
-        with `path` (and `line`), the first such record of each kind is remembered."""
+        """Count a whole record of a type this adapter does not know (so it was not read),
+        and remember where the first of its kind is (`path:line`, when given)."""
         self.unrecognised[kind] += 1
         if path is not None and kind not in self.unrecognised_at:
             self.unrecognised_at[kind] = f"{path}:{line}" if line is not None else path

@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from typing import Literal
 
 import orjson
 
@@ -126,6 +127,15 @@ class Estimator:
     # The per-item cost of each harness whose framing the table knows (harness → tokens
     # per item); a harness not named here costs `per_item`, the all-harness value.
     per_item_by_harness: Mapping[str, float] = field(default_factory=dict)
+    # Items sized from evidence (ContextLog.add_evidence) for calibration probes: "on" (as
+    # exported), "off" (they count 0: a probe measures text only), "only" (text counts 0;
+    # the evidence is sized as with chars/4: the fixed offset the table must not explain).
+    evidence: Literal["on", "off", "only"] = "on"
+
+    def visible_tokens(self, text: str) -> Tokens:
+        """The estimate of a response's visible output that hidden content is measured
+        against (output_tokens − this): chars/4 when only the evidence is measured."""
+        return chars4(len(text)) if self.evidence == "only" else self.text_tokens(text)
 
     def for_harness(self, harness: str) -> Estimator:
         """This estimator as it measures one harness's journal: its per-item cost is
@@ -134,6 +144,8 @@ class Estimator:
         return self if cost is None or cost == self.per_item else replace(self, per_item=cost)
 
     def text_tokens(self, text: str) -> Tokens:
+        if self.evidence == "only":
+            return 0
         if self.ratios is None:
             return chars4(len(text))
         if not text:
@@ -143,6 +155,8 @@ class Estimator:
 
     def chars_tokens(self, chars: int) -> Tokens:
         """Tokens of `chars` characters whose text is not known (unknown class)."""
+        if self.evidence == "only":
+            return 0
         if self.ratios is None:
             return chars4(chars)
         if chars <= 0:

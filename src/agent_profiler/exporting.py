@@ -219,17 +219,11 @@ def _load(journals: list[Path], harness: Harness | None) -> tuple[LoadResult, Di
     return result, diagnostics
 
 
-def _kinds(
-    counts: Mapping[str, int], shown: int = 6, where: Mapping[str, str] | None = None
-) -> str:
+def _kinds(counts: Mapping[str, int], shown: int = 6) -> str:
     """`kind count, …`: the most frequent first (then by name), `shown` at most, then how
-    many kinds more; with `where`, each kind's first `path:line` when known."""
+    many kinds more."""
     kinds = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    first = where or {}
-    listed = ", ".join(
-        f"{kind} {count}" + (f" (first at {first[kind]})" if kind in first else "")
-        for kind, count in kinds[:shown]
-    )
+    listed = ", ".join(f"{kind} {count}" for kind, count in kinds[:shown])
     return listed + (f", … {len(kinds) - shown} more kinds" if len(kinds) > shown else "")
 
 
@@ -250,8 +244,12 @@ def _tell_reading(result: LoadResult, diagnostics: Diagnostics) -> None:
         echo(as_given(line), err=True)
     if diagnostics.unrecognised:
         # Every command says so: these records were not read, which is not a choice.
-        listed = _kinds(diagnostics.unrecognised, where=diagnostics.unrecognised_at)
-        echo(as_given(f"not recognised (not read): {listed}"), err=True)
+        echo(f"not recognised (not read): {_kinds(diagnostics.unrecognised)}", err=True)
+        # Where the first record of each kind listed is, so the user can look at one.
+        counts = diagnostics.unrecognised
+        for kind in sorted(counts, key=lambda k: (-counts[k], k))[:6]:
+            if kind in diagnostics.unrecognised_at:
+                echo(as_given(f"  first {kind}: {diagnostics.unrecognised_at[kind]}"), err=True)
     if result.ignored:
         echo(
             f"note: {result.ignored} other file(s) in the given folders are not *.jsonl or "

@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 
 from agent_profiler import estimate, images
+from agent_profiler.adapters.claude_records import ATTACHMENT_TYPES
 from agent_profiler.adapters.common import (
     MS,
     preview,
@@ -95,6 +96,20 @@ _ENVIRONMENT_TAGS = (
 # An assistant message's blocks that are the answer itself: (the key of its text, its label).
 _ANSWER_BLOCKS = {"text": ("text", "Assistant text"), "thinking": ("thinking", "Thinking")}
 _SKILL_PREFIX = "Base directory for this skill"
+_ATTACHMENT_LABELS = {
+    "skill_listing": "Skill listing",
+    "deferred_tools_delta": "Deferred tools listed",
+    "agent_listing_delta": "Agent types listed",
+    "task_reminder": "Task reminder",
+    "edited_text_file": "File changed outside the agent",
+    "file": "Attached file",
+    "compact_file_reference": "File named after a compaction",
+    "invoked_skills": "Skills invoked before a compaction",
+    "date_change": "Date change",
+    "hook_success": "Hook context",
+    "hook_additional_context": "Hook context",
+    "hook_blocking_error": "Hook blocking error",
+}
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -126,6 +141,47 @@ def _image_size(block: dict[str, Any]) -> tuple[int, int] | None:
         return None
     data = source.get("data")
     return images.base64_dimensions(data) if isinstance(data, str) else None
+
+
+def _attachment_text(kind: str, attachment: dict[str, Any]) -> str:
+    """The text an attachment puts in context, as far as the journal holds it."""
+    if kind == "deferred_tools_delta":
+        return _lines(attachment.get("addedNames"))
+    if kind == "agent_listing_delta":
+        return _lines(attachment.get("addedLines"))
+    if kind == "edited_text_file":
+        return _string(attachment.get("snippet"))
+    if kind == "compact_file_reference":
+        return _string(attachment.get("filename"))
+    if kind == "date_change":
+        return _string(attachment.get("newDate"))
+    if kind == "hook_blocking_error":
+        error = attachment.get("blockingError")
+        if isinstance(error, dict):
+            return _string(error.get("blockingError"))
+        return _string(error) or _text_of(attachment.get("content"))[0]
+    if kind == "invoked_skills":
+        skills = attachment.get("skills")
+        if isinstance(skills, list):
+            return "\n".join(_string(s.get("content")) for s in skills if isinstance(s, dict))
+        return ""
+    content = attachment.get("content")
+    if kind == "file" and isinstance(content, dict):
+        inner = content.get("file")
+        if isinstance(inner, dict) and isinstance(inner.get("content"), str):
+            return str(inner["content"])
+        return _string(content.get("content"))
+    if kind == "task_reminder" and isinstance(content, list):
+        return orjson.dumps(content).decode()
+    return _text_of(content)[0]
+
+
+def _lines(value: object) -> str:
+    return "\n".join(v for v in value if isinstance(v, str)) if isinstance(value, list) else ""
+
+
+def _string(value: object) -> str:
+    return value if isinstance(value, str) else ""
 
 
 def _classify_user_text(text: str, is_meta: bool) -> tuple[Category, str]:
@@ -487,7 +543,7 @@ class SessionBuilder:
                     source_id=message_id,
                     source_kind=SourceKind.RESPONSE,
                 )
-                draft.visible += self.log.estimator.text_tokens(block[key])
+                draft.visible += self.log.estimator.visible_tokens(block[key])
             elif kind in {"tool_use", "server_tool_use"}:
                 self._on_tool_use(block, draft, ts)
 
@@ -499,7 +555,7 @@ class SessionBuilder:
         name = name if isinstance(name, str) else "tool"
         arguments = block.get("input")
         add_tool_call(self.log, call_id, name, arguments)
-        draft.visible += self.log.estimator.text_tokens(tool_call_text(name, arguments))
+        draft.visible += self.log.estimator.visible_tokens(tool_call_text(name, arguments))
         if call_id not in self.tools:
             self.tools[call_id] = ToolDraft(
                 call_id, name, ts, draft.id, draft.prompt_id, ToolArguments.of(arguments)
@@ -564,6 +620,56 @@ class SessionBuilder:
         if short == name:
             return item_id, label
         return f"{kind}:{short}", label.replace(name, short, 1)
+
+    def on_attachment(self, record: dict[str, Any], ts: int, line: int) -> None:
+        """An `attachment` record: what the harness adds to the next request, by its type
+        (claude_records.ATTACHMENT_TYPES says what each is and why)."""
+        self._flush_post_compaction()
+        attachment = record.get("attachment")
+        attachment = attachment if isinstance(attachment, dict) else {}
+        kind = text_field(attachment, "type") or "untyped"
+        known = ATTACHMENT_TYPES.get(kind)
+        if known is None:
+            self.diagnostics.not_recognised(f"claude:attachment/{kind}", self.sources[0], line)
+            return
+        if not known.read or known.category is None:
+            self.diagnostics.skip(f"claude:attachment/{kind}")
+            return
+        uuid = str(record.get("uuid") or f"attachment@{line}")
+        item_id = f"hook:{uuid}" if kind.startswith("hook_") else f"attachment:{uuid}"
+        if kind == "queued_command":
+            self._on_queued(attachment, uuid, ts)
+            return
+        if kind == "task_reminder" and not attachment.get("content"):
+            # The reminder's own text is the harness's and is not written.
+            self.unmeasured["task-reminder-text"] += 1
+            return
+        text = _attachment_text(kind, attachment)
+        if text:
+            label = _ATTACHMENT_LABELS.get(kind, kind.replace("_", " ").capitalize())
+            self.log.add(item_id, known.category, text, label=label)
+
+    def _on_queued(self, attachment: dict[str, Any], uuid: str, ts: int) -> None:
+        """A message typed while the agent was busy, delivered with the next request: a
+        prompt (`commandMode: prompt`) is the user's and starts a prompt span; anything else
+        (a background task's `<task-notification>`) is classified as user text is."""
+        text, _ = _text_of(attachment.get("prompt"))
+        if not text:
+            return
+        mode = attachment.get("commandMode")
+        category, label = (
+            (Category.PROMPTS, "User prompt (queued)")
+            if mode == "prompt"
+            else _classify_user_text(text, False)
+        )
+        item_id = f"queued:{uuid}"
+        if category is Category.PROMPTS:
+            self.log.add(item_id, category, text, label=label, source_kind=SourceKind.PROMPT)
+            source = "agent" if self.parent_session is not None and not self.prompts else "user"
+            self.prompts.append(Prompt(uuid, ts, ts, len(text), source, preview(text)))
+            self.current_prompt = uuid
+        else:
+            self.log.add(item_id, category, text, label=label)
 
     def on_hook_context(self, record: dict[str, Any]) -> None:
         """A SessionStart/UserPromptSubmit hook's `additionalContext` enters the context
