@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ import pytest
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.loader import load
 from agent_profiler.model import AnchorKind, Category, ChangeKind, Session
+from agent_profiler.report import render_report
 from agent_profiler.summary import summarise
 from shared_paths import CORPUS, SHARED_REASON
 
@@ -121,6 +123,13 @@ def test_a_model_switch_names_every_model_with_its_requests_and_window() -> None
         if s.anchor is AnchorKind.RESPONSE
     }
     assert pairs == {("gpt-5.3-codex-spark", 121_600), ("gpt-5.5", 258_400)}
+    html = render_report([session])
+    assert "gpt-5.3-codex-spark ×9 (window 121,600), gpt-5.5 ×123 (window 258,400)" in html
+    assert "gpt-5.3-codex-spark (9 requests, window 121,600), gpt-5.5 (123 requests" in html
+    # the chart's window line steps from spark's window up to gpt-5.5's: one path, one V
+    (line,) = re.findall(r'<path class="window-line" d="([^"]+)"', html)
+    assert line.count("V") == 1 and line.startswith("M")
+    assert render_report([session], window=200_000).count('<path class="window-line"') == 0
     fills = [
         r.usage.prompt_tokens / (121_600 if "spark" in r.model else 258_400)
         for r in session.responses

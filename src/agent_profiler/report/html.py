@@ -191,7 +191,14 @@ def context_view(
     facts = [
         session.harness.label + (f" {session.harness_version}" if session.harness_version else "")
     ]
-    facts.append(", ".join(session.models) or "model unknown")
+    facts.append(
+        ", ".join(
+            f"{m} ({n:,} request{'s' if n != 1 else ''}" + (f", window {w:,})" if w else ")")
+            for m, n, w in row.models
+        )
+        if len(row.models) > 1
+        else ", ".join(session.models) or "model unknown"
+    )
     if session.project:
         facts.append(f"project {basename(session.project)}")
     if session.clock == "synthetic":
