@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.estimate import calibrated, use_estimator
 from agent_profiler.loader import load
 from agent_profiler.model import AnchorKind, Category, ChangeKind, Session
 from agent_profiler.report import render_report
@@ -336,3 +337,17 @@ def test_hidden_reasoning_is_sized_from_reasoning_output_tokens_until_the_next_p
     assert dict(session.unmeasured) == {"encrypted-reasoning": 1}
     labels = {c.label for s in session.snapshots for c in s.changes if c.method}
     assert labels == {"Reasoning (not in the journal) (estimate: reasoning-output-tokens)"}
+
+
+@pytest.mark.skipif(not AGENTV.is_dir(), reason=SHARED_REASON)
+@pytest.mark.parametrize("path", [V140, V141], ids=["0.140", "0.141"])
+def test_the_targets_hold_on_the_new_codex_journals(path: Path) -> None:
+    """Issue 28, point 5: median error after the first request ≤ 15% with chars/4 and ≤ 10%
+    with the shipped calibrated table (leave-one-out figures: scripts/fidelity.py)."""
+    session, _ = _read(path)
+    assert summarise(session).estimate_error_median is not None
+    assert summarise(session).estimate_error_median <= 0.15
+    with use_estimator(calibrated()):
+        calibrated_session, _ = _read(path)
+    median = summarise(calibrated_session).estimate_error_median
+    assert median is not None and median <= 0.10
