@@ -21,6 +21,7 @@ from agent_profiler import estimate, images
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.loader import load
 from agent_profiler.model import AnchorKind, Category, ContextSnapshot, Session
+from agent_profiler.report.data import estimation_words
 from shared_paths import CORPUS, SHARED_REASON
 
 TRANSCRIPTS = CORPUS / "claude-code" / "transcripts"
@@ -89,6 +90,9 @@ def test_screenshots_are_sized_from_their_pixels_and_the_request_grows_by_that()
     assert all(abs(tokens - growth) <= 40 for tokens, growth in found), found
     assert "image-pixels" in session.estimate_methods
     assert "image" not in dict(session.unmeasured)
+    # the HTML report says so in its estimation sentences
+    (said,) = [w for w in estimation_words(session) if w.startswith("Sized from a number")]
+    assert "image-pixels; output-tokens-minus-visible" in said
 
 
 # --------------------------------------------------------------------------- hand-made
