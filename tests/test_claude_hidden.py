@@ -234,3 +234,31 @@ def test_pasted_images_are_prompts_sized_by_pixels_documents_stay_unmeasured(
     assert dict(session.unmeasured) == {"document": 1, "image": 1}
     assert session.estimate_methods == ("image-pixels",)
     assert len(session.prompts) == 2
+
+
+def test_attachments_and_images_of_the_wrong_shape_cost_nothing_but_themselves(
+    tmp_path: Path,
+) -> None:
+    """Every known attachment type with fields of the wrong type, an attachment that is not
+    an object, and image data that is no image: read without a traceback, nothing added
+    from them, the session still there."""
+    from agent_profiler.adapters.claude_records import ATTACHMENT_TYPES
+
+    odd: list[Any] = [None, 42, ["x", 1], {"a": 1}]
+    records: list[dict[str, Any]] = [_user("u1", 1, "go")]
+    for n, kind in enumerate(sorted(ATTACHMENT_TYPES)):
+        fields = dict.fromkeys(
+            ("content", "prompt", "addedNames", "addedLines", "snippet", "skills", "filename"),
+            odd[n % len(odd)],
+        )
+        records.append(
+            _record("attachment", f"x{n}", 2, attachment={"type": kind, "commandMode": 7, **fields})
+        )
+    records.append(_record("attachment", "y", 2, attachment="not an object"))
+    bad_image = {"type": "image", "source": {"type": "base64", "data": "/9j/" + "A" * 30}}
+    records.append(_user("u2", 3, [{"type": "text", "text": "see"}, bad_image]))
+    records.append(_assistant("a1", 4, "m1", [{"type": "text", "text": "ok"}], 2, "end_turn"))
+    session = _one(_write(tmp_path, records))
+    assert len(session.responses) == 1
+    assert dict(session.unmeasured)["image"] == 1
+    assert session.estimate_methods == ()
