@@ -21,6 +21,7 @@ from agent_profiler import estimate, images
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.loader import load
 from agent_profiler.model import AnchorKind, Category, ContextSnapshot, Session
+from agent_profiler.report.data import estimation_words
 from shared_paths import CORPUS, SHARED_REASON
 
 TRANSCRIPTS = CORPUS / "claude-code" / "transcripts"
@@ -89,6 +90,9 @@ def test_screenshots_are_sized_from_their_pixels_and_the_request_grows_by_that()
     assert all(abs(tokens - growth) <= 40 for tokens, growth in found), found
     assert "image-pixels" in session.estimate_methods
     assert "image" not in dict(session.unmeasured)
+    # the HTML report says so in its estimation sentences
+    (said,) = [w for w in estimation_words(session) if w.startswith("Sized from a number")]
+    assert "image-pixels; output-tokens-minus-visible" in said
 
 
 # --------------------------------------------------------------------------- hand-made
@@ -230,3 +234,31 @@ def test_pasted_images_are_prompts_sized_by_pixels_documents_stay_unmeasured(
     assert dict(session.unmeasured) == {"document": 1, "image": 1}
     assert session.estimate_methods == ("image-pixels",)
     assert len(session.prompts) == 2
+
+
+def test_attachments_and_images_of_the_wrong_shape_cost_nothing_but_themselves(
+    tmp_path: Path,
+) -> None:
+    """Every known attachment type with fields of the wrong type, an attachment that is not
+    an object, and image data that is no image: read without a traceback, nothing added
+    from them, the session still there."""
+    from agent_profiler.adapters.claude_records import ATTACHMENT_TYPES
+
+    odd: list[Any] = [None, 42, ["x", 1], {"a": 1}]
+    records: list[dict[str, Any]] = [_user("u1", 1, "go")]
+    for n, kind in enumerate(sorted(ATTACHMENT_TYPES)):
+        fields = dict.fromkeys(
+            ("content", "prompt", "addedNames", "addedLines", "snippet", "skills", "filename"),
+            odd[n % len(odd)],
+        )
+        records.append(
+            _record("attachment", f"x{n}", 2, attachment={"type": kind, "commandMode": 7, **fields})
+        )
+    records.append(_record("attachment", "y", 2, attachment="not an object"))
+    bad_image = {"type": "image", "source": {"type": "base64", "data": "/9j/" + "A" * 30}}
+    records.append(_user("u2", 3, [{"type": "text", "text": "see"}, bad_image]))
+    records.append(_assistant("a1", 4, "m1", [{"type": "text", "text": "ok"}], 2, "end_turn"))
+    session = _one(_write(tmp_path, records))
+    assert len(session.responses) == 1
+    assert dict(session.unmeasured)["image"] == 1
+    assert session.estimate_methods == ()

@@ -171,3 +171,13 @@ def test_counts_equal_an_independent_count_of_the_raw_journal(
         "tool_calls": kinds["tool-execution"],
         "prompts": kinds["prompt"],
     } == raw
+    # the trace names how hidden content was sized: on the capture and on each such change
+    (profile,) = [s for s in exported.view.slices if s.name == "profile (1)"]
+    assert set(profile.args["estimate_methods"]) == {"image-pixels", "output-tokens-minus-visible"}
+    methods = {
+        change["method"]
+        for s in exported.view.slices
+        for change in (s.args.get("context") or {}).get("changes", [])
+        if "method" in change
+    }
+    assert methods == {"image-pixels", "output-tokens-minus-visible"}

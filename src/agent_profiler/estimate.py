@@ -61,6 +61,7 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _REPEATED_NON_ASCII = re.compile(r"([^\x00-\x7f])\1{3,}")
 # ASCII punctuation only: accented or Cyrillic letters are letters, not symbols.
 _SYMBOL = re.compile(r"[!-/:-@\[-`{-~]")
+_NUMBERED = re.compile(r"\s*\d{1,6}(?:\t|→)")
 _JSON_KEY = re.compile(r'"[^"\n]{1,80}"\s*:')
 # Prose has a symbol now and then (punctuation); code and markup have many more.
 _CODE_SYMBOL_SHARE = 0.08
@@ -110,6 +111,10 @@ def _line_class(line: str) -> TextClass:
     stripped = line.strip()
     if not stripped:
         return TextClass.PROSE
+    if _NUMBERED.match(line):
+        # A file read with line numbers (`cat -n`, Claude Code's Read): a listing line,
+        # source code even where it holds a comment in words.
+        return TextClass.CODE
     if _JSON_KEY.search(stripped) or (stripped[0] in "{[" and '"' in stripped):
         return TextClass.JSON
     symbols = len(_SYMBOL.findall(stripped))

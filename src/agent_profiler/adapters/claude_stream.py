@@ -112,7 +112,7 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilde
         elif kind == "result":
             _on_result(builder, value)
         else:
-            name = f"{kind}/{subtype}" if kind == "system" else str(kind)
+            name = f"{kind}/{subtype}" if kind == "system" else (kind or "untyped")
             if name in STREAM_TYPES:
                 diagnostics.skip(f"claude-stream:{name}")
             else:

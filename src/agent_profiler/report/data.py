@@ -118,6 +118,12 @@ def estimation_words(session: Session) -> list[str]:
             f"Estimate error over {error.requests:,} requests after the first: median "
             f"{_pct(error.median)}, worst {_pct(error.worst)} of the reported size."
         )
+    if session.estimate_methods:
+        sentences.append(
+            "Sized from a number the journal reports for the item, not from text: "
+            + "; ".join(session.estimate_methods)
+            + " (docs/estimates.md)."
+        )
     if session.unmeasured:
         seen = ", ".join(f"{kind} × {count:,}" for kind, count in session.unmeasured)
         sentences.append(f"Seen but not estimated: {seen}.")
