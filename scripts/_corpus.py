@@ -89,7 +89,8 @@ def errors(session: Session) -> list[float]:
 @dataclass(frozen=True, slots=True)
 class Point:
     """One request after its segment's anchor: the growth of every class's characters
-    since the anchor, and the growth of the reported input over the same span."""
+    since the anchor, and the growth of the reported input over the same span less that
+    of the items sized from evidence (a fixed part the table does not explain)."""
 
     input: str
     session: str
@@ -115,7 +116,12 @@ def probe(text_class: TextClass | None) -> Estimator:
     None the non-empty items (one 'token' each); never infers a head."""
     ratios = {c: (1.0 if c is text_class else float("inf")) for c in TextClass}
     per_item = 1.0 if text_class is None else 0.0
-    return Estimator(Basis.CHARS, ratios, per_item, infer_head=False)
+    return Estimator(Basis.CHARS, ratios, per_item, infer_head=False, evidence="off")
+
+
+# Only the items sized from evidence (hidden thinking, images: ContextLog.add_evidence),
+# text counting 0: their growth is a fixed part of the reported growth, not the table's.
+EVIDENCE = Estimator(Basis.CHARS, infer_head=False, evidence="only")
 
 
 FEATURES: tuple[TextClass | None, ...] = (*TextClass, None)
@@ -129,8 +135,10 @@ def points(path: Path) -> Iterator[Point]:
     a later request the head is constant, so the reported growth is the growth of the
     journal's items: exactly what the table must explain."""
     runs = [read(path, probe(c)) for c in FEATURES]
+    evidence_runs = read(path, EVIDENCE)
     for index, session in enumerate(runs[0]):
         per_class = [measured(run[index]) for run in runs]
+        evidence = measured(evidence_runs[index])
         snaps = per_class[0]
         if not snaps:
             continue
@@ -146,11 +154,12 @@ def points(path: Path) -> Iterator[Point]:
                 for k in range(len(FEATURES))
             )
             reported = float(snaps[t].reported_tokens or 0)
+            fixed = evidence[t].estimated_tokens - evidence[anchor].estimated_tokens
             yield Point(
                 path.name,
                 session.session_id,
                 growth,
-                reported - float(snaps[anchor].reported_tokens or 0),
+                reported - float(snaps[anchor].reported_tokens or 0) - fixed,
                 reported,
                 session.harness.value,
                 redacted,

@@ -104,7 +104,19 @@ def test_cli_rollout_attribution() -> None:
     head = next(c for c in first.changes if c.id == INFERRED_HEAD_ID)
     assert head.category is Category.UNATTRIBUTED and first.reported_tokens == 18_703
     assert first.estimated_tokens == 18_703
-    assert dict(session.unmeasured)["encrypted-reasoning"] == 25
+    # the 25 encrypted reasoning items are sized from their requests' reasoning_output_tokens
+    # (issue 28), so none is unmeasured any more
+    assert "encrypted-reasoning" not in dict(session.unmeasured)
+    assert session.estimate_methods == ("reasoning-output-tokens",)
+    reported = {r.usage.reasoning_tokens for r in session.responses}
+    hidden = [
+        c
+        for s in session.snapshots
+        for c in s.changes
+        if c.method == "reasoning-output-tokens" and c.change is ChangeKind.ADDED
+    ]
+    assert hidden and all(c.label.startswith("Reasoning (encrypted)") for c in hidden)
+    assert {c.tokens for c in hidden} <= reported - {0}
     tools = {t.name for t in session.tool_calls}
     assert {"exec_command", "apply_patch", "web_search"} <= tools
     assert len([t for t in session.tool_calls if t.name != "web_search"]) == 99 + 3

@@ -102,12 +102,20 @@ def test_records_of_an_unknown_type_are_not_called_skipped_on_purpose(tmp_path: 
 
 
 def _not_recognised_line(path: Path, tmp: Path) -> tuple[str, str]:
+    on_purpose, unknown, _ = _not_recognised_lines(path, tmp)
+    return on_purpose, unknown
+
+
+def _not_recognised_lines(path: Path, tmp: Path) -> tuple[str, str, list[str]]:
+    """The on-purpose line, the not-recognised line and the `  first <kind>: <where>`
+    lines after it (issue 28: where the first record of each unknown kind is)."""
     result = runner.invoke(app, ["export", str(path), "-o", str(tmp / "t.pftrace")])
     assert result.exit_code == 0, result.stderr
     lines_out = result.stderr.splitlines()
     on_purpose = next((x for x in lines_out if x.startswith("skipped on purpose")), "")
     unknown = next((x for x in lines_out if x.startswith("not recognised (not read)")), "")
-    return on_purpose, unknown
+    firsts = [x for x in lines_out if x.startswith("  first ")]
+    return on_purpose, unknown, firsts
 
 
 def test_gemini_records_of_an_unknown_type_are_not_recognised(tmp_path: Path) -> None:
@@ -115,13 +123,23 @@ def test_gemini_records_of_an_unknown_type_are_not_recognised(tmp_path: Path) ->
     lines = JOURNALS["gemini-cli-jsonl"].read_bytes().split(b"\n")
     lines.insert(2, b'{"id":"h1","timestamp":"2026-04-24T23:16:30.000Z","type":"hologram"}')
     lines.insert(3, b'{"hologram":true}')
+    lines.insert(
+        4,
+        b'{"id":"h2","timestamp":"2026-04-24T23:16:31.000Z","type":"user",'
+        b'"content":[{"text":"hi"},{"hologramPart":{"a":1}}]}',
+    )
     path = tmp_path / "session-future.jsonl"
     path.write_bytes(b"\n".join(lines))
     # WHEN exported
-    on_purpose, unknown = _not_recognised_line(path, tmp_path)
-    # THEN both are listed as not recognised, neither as skipped on purpose
+    on_purpose, unknown, firsts = _not_recognised_lines(path, tmp_path)
+    # THEN all are listed as not recognised, none as skipped on purpose, each with the
+    # line of its first record
     assert "hologram" not in on_purpose and "untyped" not in on_purpose
     assert "gemini-cli:hologram 1" in unknown and "gemini-cli:untyped 1" in unknown
+    assert "gemini-cli:part/hologramPart 1" in unknown
+    assert f"  first gemini-cli:hologram: {path}:3" in firsts
+    assert f"  first gemini-cli:untyped: {path}:4" in firsts
+    assert f"  first gemini-cli:part/hologramPart: {path}:5" in firsts
 
 
 def test_gemini_document_messages_of_an_unknown_type_are_not_recognised(
@@ -132,9 +150,11 @@ def test_gemini_document_messages_of_an_unknown_type_are_not_recognised(
     document["messages"].insert(1, {"id": "h1", "type": "hologram", "content": "?"})
     path = tmp_path / "session.json"
     path.write_text(json.dumps(document, indent=2))
-    on_purpose, unknown = _not_recognised_line(path, tmp_path)
+    on_purpose, unknown, firsts = _not_recognised_lines(path, tmp_path)
     assert "hologram" not in on_purpose
     assert "gemini-cli:hologram 1" in unknown
+    # a document has no lines per message: the file and the message's place in it
+    assert firsts == [f"  first gemini-cli:hologram: {path} (messages[1])"]
 
 
 def test_opencode_parts_and_messages_of_an_unknown_type_are_not_recognised(
@@ -146,9 +166,12 @@ def test_opencode_parts_and_messages_of_an_unknown_type_are_not_recognised(
     export["messages"].append({"info": {"id": "msg_x", "role": "oracle"}, "parts": []})
     path = tmp_path / "ses_future.export.json"
     path.write_text(json.dumps(export))
-    on_purpose, unknown = _not_recognised_line(path, tmp_path)
+    on_purpose, unknown, firsts = _not_recognised_lines(path, tmp_path)
     assert "hologram" not in on_purpose and "oracle" not in on_purpose
     assert "opencode:part/hologram 1" in unknown and "opencode:message/oracle 1" in unknown
+    message = export["messages"][1]["info"]["id"]
+    assert f"  first opencode:part/hologram: {path} (message {message})" in firsts
+    assert f"  first opencode:message/oracle: {path} (message msg_x)" in firsts
 
 
 @pytest.mark.parametrize(

@@ -305,7 +305,11 @@ def test_hook_context_is_environment() -> None:
     assert [(a.category, a.label, a.chars) for a in hooks] == [(E, "Hook context", len(text))]
 
 
-def test_images_and_redacted_thinking_are_counted_not_estimated(tmp_path: Path) -> None:
+def test_undecodable_images_and_snapshot_redacted_thinking_are_counted_not_estimated(
+    tmp_path: Path,
+) -> None:
+    """An image whose data is no image, and redacted thinking in a 2.1.14 response (its usage
+    a streaming snapshot, no stop_reason): both `unmeasured`, by kind."""
     prompt = record(E4B, 4)
     prompt["message"]["content"] = [
         {"type": "text", "text": "what is this"},
@@ -316,7 +320,7 @@ def test_images_and_redacted_thinking_are_counted_not_estimated(tmp_path: Path) 
     (session,) = sessions(write(tmp_path, [prompt, answer]))
     unmeasured = dict(session.unmeasured)
     assert unmeasured.get("image") == 1
-    assert unmeasured.get("redacted-thinking") == 1
+    assert unmeasured.get("thinking-not-in-journal") == 1
 
 
 def test_stream_json_init_and_result_facts() -> None:

@@ -97,8 +97,8 @@ def test_a_result_made_of_blocks_counts_its_text_and_its_images(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Line 93's result content as blocks (edited; the corpus has no image result): the text
-    blocks joined are the result, an image and a document are counted, not estimated, and
-    what is not a block is passed over."""
+    blocks joined are the result, an image whose data is no image and a document are counted
+    (`unmeasured`, each by its kind), not estimated, and what is not a block is passed over."""
     values = lines(79, 91, 92, 93)
     block = values[3]["message"]["content"][0]
     block["content"] = [
@@ -114,7 +114,7 @@ def test_a_result_made_of_blocks_counts_its_text_and_its_images(
     got = by_id(added)[f"result:{FAILED_CALL}"]
     assert got.chars == len("first part, second part")
     assert session.tool_calls[0].result_chars == len("first part, second part")
-    assert dict(session.unmeasured)["image"] == 2
+    assert dict(session.unmeasured) == {"image": 1, "document": 1}
 
 
 def test_a_result_without_a_call_id_is_left_out(
@@ -424,26 +424,37 @@ def _attachment(**fields: Any) -> dict[str, Any]:
     return {**base, "type": "attachment", **fields}
 
 
-def test_hook_context_needs_additional_context(
+def test_attachments_are_read_by_their_type_and_an_unknown_one_is_not_recognised(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A hook_response whose output is not JSON, or has no hookSpecificOutput, and an
-    attachment that is not a context one, add nothing; a context attachment without a uuid
-    is named by the hook's id, else by the record count."""
+    """Records without an `attachment` object (a stream-json hook output pasted in) add
+    nothing; an @-mentioned `file` is a result; a type the table does not know is `not
+    recognised` with its path:line, never skipped on purpose; a hook's additionalContext
+    without a uuid is named by its line."""
     added = spy(monkeypatch)
-    hook = record(STREAM_BG, 2)
     records = [
-        _attachment(uuid="a1", attachment={"type": "file", "content": "not context"}),
+        _attachment(uuid="a1", attachment={"type": "file", "content": "file text"}),
         _attachment(uuid="a2", output='{"additionalContext": broken'),
         _attachment(uuid="a3", output=json.dumps({"additionalContext": "x"})),
-        _attachment(hook_id=hook["hook_id"], attachment={"type": "hook_context", "content": "c"}),
+        _attachment(uuid="a4", attachment={"type": "hook_context", "content": "c"}),
         _attachment(attachment={"type": "hook_additional_context", "content": "no id"}),
         record(E4B, 4),
         record(E4B, 5),
     ]
-    load_one(write(tmp_path, records))
-    hooks = [(a.id, a.chars) for a in added if a.id.startswith("hook:")]
-    assert hooks == [(f"hook:{hook['hook_id']}", 1), ("hook:hook@5", 5)]
+    path = write(tmp_path, records)
+    _, diagnostics = load_one(path)
+    got = [
+        (a.id, a.category, a.chars) for a in added if a.id.split(":")[0] in {"hook", "attachment"}
+    ]
+    assert got == [
+        ("attachment:a1", Category.RESULTS, len("file text")),
+        ("hook:attachment@5", Category.ENVIRONMENT, len("no id")),
+    ]
+    assert diagnostics.unrecognised == {
+        "claude:attachment/hook_context": 1,
+        "claude:attachment/untyped": 2,
+    }
+    assert diagnostics.unrecognised_at["claude:attachment/hook_context"] == f"{path}:4"
 
 
 # --------------------------------------------------------------------------- compactions

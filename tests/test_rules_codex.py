@@ -134,8 +134,8 @@ def test_every_message_rule(
 def test_calls_results_reasoning_and_answers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Lines 6–17: the prompt, encrypted reasoning (counted, not estimated), an exec_command
-    call, the token count, its output and the answer."""
+    """Lines 6–17: the prompt, encrypted reasoning (sized from reasoning_output_tokens), an
+    exec_command call, the token count, its output and the answer."""
     added = spy(monkeypatch)
     (session,) = sessions(excerpt(tmp_path, PLAIN, [1, 2, 5, 6, 7, 8, 9, 10, 11, 12, 16, 17]))
     items = by_id(added)
@@ -154,7 +154,11 @@ def test_calls_results_reasoning_and_answers(
     (answer,) = [a for a in added if a.id.startswith("item-assistant")]
     assert (answer.category, answer.label, answer.chars) == (AS, "Assistant text", 783)
     assert answer.source_kind is SourceKind.RESPONSE
-    assert dict(session.unmeasured) == {"encrypted-reasoning": 1}
+    # line 8's encrypted reasoning: sized from line 10's reasoning_output_tokens (62)
+    assert dict(session.unmeasured) == {}
+    hidden = items["reasoning-hidden:2"]
+    assert hidden.label == "Reasoning (encrypted) (estimate: reasoning-output-tokens)"
+    assert session.estimate_methods == ("reasoning-output-tokens",)
     # Line 10: the request's size is last_token_usage.input_tokens (cached part included).
     (response,) = session.responses
     assert (response.usage.prompt_tokens, response.usage.output_tokens) == (18_703, 167)
@@ -286,7 +290,8 @@ def test_compaction_with_only_a_summary(tmp_path: Path, monkeypatch: pytest.Monk
     assert (got.category, got.label, got.chars) == (SU, "Compaction summary", 26)
     (compaction,) = session.compactions
     assert compaction.pre_tokens == 18_703
-    assert compaction.removed_items == 3  # the call, its output, the answer
+    # the call, its output, the answer and the turn's encrypted reasoning
+    assert compaction.removed_items == 4
     (snapshot,) = [s for s in session.snapshots if s.anchor_id == compaction.id]
     assert AS not in dict(snapshot.categories)
     assert {SY, RU, SK, EN, PR, SU} <= set(dict(snapshot.categories))
@@ -516,9 +521,10 @@ def test_a_requests_snapshot_is_the_context_before_its_answer(
     (snapshot,) = [s for s in session.snapshots if s.anchor_id == "request-3"]
     sent = [a for a in added if a.category is AS and not a.id.startswith("item-assistant")]
     assert [a.id for a in sent] == [
-        f"call:{record(PLAIN, n)['payload']['call_id']}" for n in (9, 13)
+        "reasoning-hidden:2",  # line 8's encrypted reasoning: request 1's 62 reasoning tokens
+        *(f"call:{record(PLAIN, n)['payload']['call_id']}" for n in (9, 13)),
     ]
-    assert dict(snapshot.categories)[AS] == sum(a.tokens for a in sent)
+    assert dict(snapshot.categories)[AS] == sum(a.tokens for a in sent) + 62
 
 
 def test_a_request_without_new_input_starts_where_the_last_one_ended(tmp_path: Path) -> None:
@@ -601,9 +607,10 @@ def test_a_token_count_without_totals_is_never_a_repeat(tmp_path: Path) -> None:
     assert [r.usage.prompt_tokens for r in session.responses] == [18_703, 18_703]
 
 
-def test_the_window_is_the_last_one_reported(tmp_path: Path) -> None:
-    """task_started (line 2) says 258,400; a later token_count saying 400,000 wins; a
-    token_count or task_started with a window of 0 changes nothing."""
+def test_each_request_has_the_window_reported_with_it(tmp_path: Path) -> None:
+    """task_started (line 2) says 258,400: the first request's window; a later token_count
+    saying 400,000 is the window from that request on (a model switch changes the window,
+    issue 28) and the session's last one; a window of 0 changes nothing."""
     count = record(PLAIN, 14)
     count["payload"]["info"]["model_context_window"] = 400_000
     started = record(PLAIN, 20)
@@ -614,7 +621,7 @@ def test_the_window_is_the_last_one_reported(tmp_path: Path) -> None:
     (session,) = sessions(write(tmp_path, lines))
     assert session.window_tokens == 400_000
     windows = [s.window_tokens for s in session.snapshots if s.anchor_id.startswith("request")]
-    assert windows == [400_000, 400_000, 400_000]
+    assert windows == [258_400, 400_000, 400_000]
     (only_started,) = sessions(excerpt(tmp_path, PLAIN, [1, 2, 6], "started.jsonl"))
     assert (only_started.window_tokens, only_started.window_source) == (258_400, "journal")
 
@@ -948,7 +955,7 @@ def test_reasoning_summaries_are_assistant_text_and_encrypted_reasoning_is_count
     encrypted content; line 8 of the plain one: no summary, encrypted content."""
     added = spy(monkeypatch)
     (session,) = sessions(excerpt(tmp_path, REDACTED, [1, 9, 14]))
-    (got,) = [a for a in added if a.category is AS]
+    (got,) = [a for a in added if a.category is AS and not a.id.startswith("reasoning-hidden")]
     assert (got.id, got.label, got.chars, got.source_kind) == (
         "item-reasoning:2:0",
         "Reasoning summary (length from a redaction marker)",
@@ -957,10 +964,12 @@ def test_reasoning_summaries_are_assistant_text_and_encrypted_reasoning_is_count
     )
     assert dict(session.unmeasured) == {"encrypted-reasoning": 1}
     assert dict(session.facts)["redacted_items"] == "3"  # base instructions, prompt, summary
+    # no token_count followed: the encrypted reasoning's size is unknown (unmeasured); a
+    # reasoning item without its content (stripped) is hidden reasoning, likewise
     reasoning = record(PLAIN, 8)
     reasoning["payload"]["encrypted_content"] = ""
     (plain,) = sessions(write(tmp_path, [record(PLAIN, 1), record(PLAIN, 6), reasoning]))
-    assert dict(plain.unmeasured) == {}
+    assert dict(plain.unmeasured) == {"hidden-reasoning": 1}
 
 
 def test_the_items_of_a_message_are_numbered_in_order(

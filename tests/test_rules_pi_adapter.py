@@ -882,9 +882,16 @@ def test_entries_the_reader_does_not_use(tmp_path: Path) -> None:
         record(LARGE, 5),
         record(LARGE, 6),
     ]
-    session, _, diagnostics = _read(write(tmp_path, lines))
-    assert diagnostics.skipped == {"pi:label": 1, "pi:custom": 1, "pi:message/narrator": 1}
-    assert diagnostics.unrecognised == {"pi:hologram": 1, "pi:": 1}
+    path = write(tmp_path, lines)
+    session, _, diagnostics = _read(path)
+    # a role no Pi writes is not recognised, never skipped on purpose (issue 28)
+    assert diagnostics.skipped == {"pi:label": 1, "pi:custom": 1}
+    assert diagnostics.unrecognised == {"pi:hologram": 1, "pi:": 1, "pi:message/narrator": 1}
+    assert diagnostics.unrecognised_at == {
+        "pi:hologram": f"{path}:5",
+        "pi:": f"{path}:6",
+        "pi:message/narrator": f"{path}:7",
+    }
     assert dict(session.facts)["session_name"] == "Theme port"
     assert diagnostics.warning_total == 0
     assert [p.id for p in session.prompts] == ["line-10"]

@@ -37,7 +37,8 @@ def test_a_path_written_on_any_os_is_named_by_its_last_component() -> None:
 
 
 def test_largest_additions_list_every_growth_largest_first_then_by_time_and_id() -> None:
-    """Codex 0.104 (localpush, 1,309 growths after the first request): every change that grew
+    """Codex 0.104 (localpush, 1,498 growths after the first request, 189 of them encrypted
+    reasoning sized from reasoning_output_tokens, issue 28): every change that grew
     the context outside a baseline is an addition, a 1-token one too (three short user
     messages, the smallest, in time order); the report lists them all in this order and the
     summary takes the first of each request."""
@@ -50,15 +51,16 @@ def test_largest_additions_list_every_growth_largest_first_then_by_time_and_id()
         for c in s.changes
         if c.delta_tokens > 0
     ]
-    assert len(additions) == len(grown) == 1309
+    assert len(additions) == len(grown) == 1498
+    assert sum(a.change.id.startswith("reasoning-hidden") for a in additions) == 189
     assert sorted((a.change.id, a.snapshot.time_ns) for a in additions) == sorted(grown)
     assert not [a for a in additions if a.snapshot.baseline]
     keys = [(-a.change.delta_tokens, a.snapshot.time_ns, a.change.id) for a in additions]
     assert keys == sorted(keys)
     assert [(a.change.id, a.change.delta_tokens) for a in additions[-3:]] == [
-        ("item-user:260:0", 1),
-        ("item-user:295:0", 1),
-        ("item-user:598:0", 1),
+        ("item-user:370:0", 1),
+        ("item-user:420:0", 1),
+        ("item-user:811:0", 1),
     ]
     assert additions[0].change.delta_tokens > additions[1].change.delta_tokens
     firsts = largest_addition_per_snapshot(additions)

@@ -128,6 +128,11 @@ def profile_args(
         args["accounting"] = dict(facts.accounting)
     if s.unmeasured:
         args["unmeasured"] = dict(s.unmeasured)
+    if s.estimate_methods:
+        # Items sized from a number the journal reports for them, not from text: how.
+        args["estimate_methods"] = {
+            m: estimate.EVIDENCE_METHODS.get(m, m) for m in s.estimate_methods
+        }
     previews = facts.content is ContentMode.PREVIEWS
     for key, value in s.facts:
         # A title or summary the harness wrote from the conversation is content, not a name.
@@ -321,6 +326,8 @@ def context_dict(
             entry["source_id"] = change.source_id
         if change.source_kind and not linked:
             entry["source_kind"] = change.source_kind.value
+        if change.method:
+            entry["method"] = change.method
         changes.append(entry)
     context["changes"] = changes
     # Both are optional with a default of 0 (TRACE_CONTRACT §5): written only when not 0.

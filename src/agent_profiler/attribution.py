@@ -143,6 +143,7 @@ class Item:
     label: str
     source_id: str = ""
     source_kind: SourceKind = SourceKind.NONE
+    method: str = ""  # an item sized from evidence: how (estimate.EVIDENCE_METHODS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +191,10 @@ class ContextLog:
         # Bare `REDACTED` placeholders in the items' text: text that was sent but replaced
         # before the journal was published, which no estimator can see (`unmeasured`).
         self.redacted_placeholders = 0
+        # Items sized from evidence, per method (only those with a size), and the ones whose
+        # evidence did not come (kind → count, reported as `unmeasured`).
+        self._methods: dict[str, int] = {}
+        self._unmeasured: dict[str, int] = {}
 
     def add(
         self,
@@ -213,6 +218,64 @@ class ContextLog:
             chars = size
             measured = self.estimator.chars_tokens(size) if tokens is None else tokens
         self.enter(Item(item_id, category, chars, measured, label, source_id, source_kind))
+
+    def add_evidence(
+        self,
+        item_id: str,
+        category: Category,
+        tokens: Tokens,
+        *,
+        method: str,
+        label: str,
+        source_id: str = "",
+        source_kind: SourceKind = SourceKind.NONE,
+    ) -> Logged:
+        """Add an item whose size is not its text's estimate but a number the journal
+        reports for this item (hidden thinking from its response's output tokens, an image
+        from its pixels): `method` names how (estimate.EVIDENCE_METHODS). The item's label
+        and its `context` change say the method, and `profile (1)` lists the methods used.
+        When the number comes later (a response's usage is final only at its last record),
+        add it with 0 and settle it (`settle_evidence`) with the handle returned."""
+        self.enter(
+            Item(
+                item_id,
+                category,
+                0,
+                self._evidence(tokens),
+                estimate.evidence_label(label, method),
+                source_id,
+                source_kind,
+                method,
+            )
+        )
+        self._methods[method] = self._methods.get(method, 0) + 1
+        return Logged(len(self._ops) - 1)
+
+    def settle_evidence(
+        self, logged: Logged, tokens: Tokens | None, unmeasured: str = "hidden-content"
+    ) -> None:
+        """The size of an item added by `add_evidence`, known now; None: the journal did not
+        give it after all (a streaming snapshot, not the final usage): the item stays at 0,
+        without a method, and is counted under `unmeasured` as `unmeasured` (its kind)."""
+        item = self._ops[logged.index]
+        if not isinstance(item, Item) or not item.method:
+            raise TypeError(f"log entry {logged.index} is not an item sized from evidence")
+        if tokens is not None:
+            self._ops[logged.index] = replace(item, tokens=self._evidence(tokens))
+            return
+        self._methods[item.method] -= 1
+        self._unmeasured[unmeasured] = self._unmeasured.get(unmeasured, 0) + 1
+        bare = item.label.removesuffix(estimate.evidence_label("", item.method))
+        self._ops[logged.index] = replace(item, tokens=0, method="", label=f"{bare} (unmeasured)")
+
+    def _evidence(self, tokens: Tokens) -> Tokens:
+        # A calibration probe that measures text alone counts evidence as 0 (estimate.py).
+        return 0 if self.estimator.evidence == "off" else max(0, tokens)
+
+    @property
+    def estimate_methods(self) -> tuple[str, ...]:
+        """The methods of the items sized from evidence (for `Session.estimate_methods`)."""
+        return tuple(sorted(m for m, n in self._methods.items() if n > 0))
 
     def enter(self, item: Item) -> None:
         """Add an item measured before (see `Item`), or replace the item of its id."""
@@ -240,6 +303,8 @@ class ContextLog:
         """The session's `unmeasured` (kind → count): what the adapter saw but did not
         estimate, and the redaction placeholders met in the items' text."""
         counts = {k: v for k, v in seen.items() if v}
+        for kind, count in self._unmeasured.items():
+            counts[kind] = counts.get(kind, 0) + count
         if self.redacted_placeholders:
             counts[REDACTED_KIND] = counts.get(REDACTED_KIND, 0) + self.redacted_placeholders
         return tuple(sorted(counts.items()))
@@ -476,4 +541,5 @@ def _change(
         label=item.label,
         source_id=item.source_id,
         source_kind=item.source_kind,
+        method=item.method,
     )

@@ -103,6 +103,11 @@ def tell_reading(result: LoadResult, diagnostics: Diagnostics) -> None:
     if diagnostics.unrecognised:
         # Every command says so: these records were not read, which is not a choice.
         echo(f"not recognised (not read): {kinds(diagnostics.unrecognised)}", err=True)
+        # Where the first record of each kind listed is, so the user can look at one.
+        counts = diagnostics.unrecognised
+        for kind in sorted(counts, key=lambda k: (-counts[k], k))[:6]:
+            if kind in diagnostics.unrecognised_at:
+                echo(as_given(f"  first {kind}: {diagnostics.unrecognised_at[kind]}"), err=True)
     if result.ignored:
         echo(
             f"note: {result.ignored} other file(s) in the given folders are not *.jsonl or "

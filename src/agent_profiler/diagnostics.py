@@ -38,6 +38,8 @@ class Diagnostics:
     # Records of a type the adapter does not know: not read, and never called "skipped on
     # purpose" (a new harness version, or a file read with the wrong --harness).
     unrecognised: Counter[str] = field(default_factory=Counter)
+    # Where each kind not recognised was first met (`path:line`), to show the user one.
+    unrecognised_at: dict[str, str] = field(default_factory=dict)
     notes: Counter[str] = field(default_factory=Counter)
     lines_read: int = 0
     records_parsed: int = 0
@@ -53,9 +55,12 @@ class Diagnostics:
         """Count a whole record that is understood and deliberately not used."""
         self.skipped[kind] += 1
 
-    def not_recognised(self, kind: str) -> None:
-        """Count a whole record of a type this adapter does not know (so it was not read)."""
+    def not_recognised(self, kind: str, path: str | None = None, line: int | None = None) -> None:
+        """Count a whole record of a type this adapter does not know (so it was not read),
+        and remember where the first of its kind is (`path:line`, when given)."""
         self.unrecognised[kind] += 1
+        if path is not None and kind not in self.unrecognised_at:
+            self.unrecognised_at[kind] = f"{path}:{line}" if line is not None else path
 
     def note(self, kind: str) -> None:
         """Count something unusual inside a record that is still used (e.g. a tool
@@ -70,6 +75,8 @@ class Diagnostics:
         self.warning_counts.update(other.warning_counts)
         self.skipped.update(other.skipped)
         self.unrecognised.update(other.unrecognised)
+        for kind, where in other.unrecognised_at.items():
+            self.unrecognised_at.setdefault(kind, where)
         self.notes.update(other.notes)
         self.lines_read += other.lines_read
         self.records_parsed += other.records_parsed

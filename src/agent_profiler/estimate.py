@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from typing import Literal
 
 import orjson
 
@@ -54,8 +55,13 @@ _OPAQUE = re.compile(r"[A-Za-z0-9+/_\-]{40,}={0,2}")
 _HAS_DIGIT = re.compile(r"\d")
 _CJK = re.compile("[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0002fa1f]")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
+# A run of one repeated non-ASCII character (a rule line: ─────, ═════): tokenizers merge
+# such runs as they merge `-----`, so they are counted with their line, not as `other`
+# (a Codex 0.141 session had 14,940 `─` and was over-estimated by 6,500 tokens).
+_REPEATED_NON_ASCII = re.compile(r"([^\x00-\x7f])\1{3,}")
 # ASCII punctuation only: accented or Cyrillic letters are letters, not symbols.
 _SYMBOL = re.compile(r"[!-/:-@\[-`{-~]")
+_NUMBERED = re.compile(r"\s*\d{1,6}(?:\t|→)")
 _JSON_KEY = re.compile(r'"[^"\n]{1,80}"\s*:')
 # Prose has a symbol now and then (punctuation); code and markup have many more.
 _CODE_SYMBOL_SHARE = 0.08
@@ -82,6 +88,8 @@ def classify(text: str) -> dict[TextClass, int]:
     if opaque:
         counts[TextClass.OPAQUE] = opaque
     if not text.isascii():
+        text = _REPEATED_NON_ASCII.sub(lambda m: "-" * len(m.group()), text)
+    if not text.isascii():
         cjk = len(_CJK.findall(text))
         other = len(_NON_ASCII.findall(text)) - cjk
         if cjk:
@@ -103,6 +111,10 @@ def _line_class(line: str) -> TextClass:
     stripped = line.strip()
     if not stripped:
         return TextClass.PROSE
+    if _NUMBERED.match(line):
+        # A file read with line numbers (`cat -n`, Claude Code's Read): a listing line,
+        # source code even where it holds a comment in words.
+        return TextClass.CODE
     if _JSON_KEY.search(stripped) or (stripped[0] in "{[" and '"' in stripped):
         return TextClass.JSON
     symbols = len(_SYMBOL.findall(stripped))
@@ -126,6 +138,15 @@ class Estimator:
     # The per-item cost of each harness whose framing the table knows (harness → tokens
     # per item); a harness not named here costs `per_item`, the all-harness value.
     per_item_by_harness: Mapping[str, float] = field(default_factory=dict)
+    # Items sized from evidence (ContextLog.add_evidence) for calibration probes: "on" (as
+    # exported), "off" (they count 0: a probe measures text only), "only" (text counts 0;
+    # the evidence is sized as with chars/4: the fixed offset the table must not explain).
+    evidence: Literal["on", "off", "only"] = "on"
+
+    def visible_tokens(self, text: str) -> Tokens:
+        """The estimate of a response's visible output that hidden content is measured
+        against (output_tokens − this): chars/4 when only the evidence is measured."""
+        return chars4(len(text)) if self.evidence == "only" else self.text_tokens(text)
 
     def for_harness(self, harness: str) -> Estimator:
         """This estimator as it measures one harness's journal: its per-item cost is
@@ -134,6 +155,8 @@ class Estimator:
         return self if cost is None or cost == self.per_item else replace(self, per_item=cost)
 
     def text_tokens(self, text: str) -> Tokens:
+        if self.evidence == "only":
+            return 0
         if self.ratios is None:
             return chars4(len(text))
         if not text:
@@ -143,6 +166,8 @@ class Estimator:
 
     def chars_tokens(self, chars: int) -> Tokens:
         """Tokens of `chars` characters whose text is not known (unknown class)."""
+        if self.evidence == "only":
+            return 0
         if self.ratios is None:
             return chars4(chars)
         if chars <= 0:
@@ -252,6 +277,35 @@ def tool_call_text(name: str, arguments: object) -> str:
         return name + orjson.dumps(arguments).decode()
     except TypeError:  # nesting beyond orjson's limit (as `common.json_text` does)
         return name + repr(arguments)
+
+
+# Items whose size is not estimated from their text but comes from a number the journal
+# reports for that item (its "evidence"): the method's name → what it means. Each such item
+# names its method in its label and in its `context` change (`method`), and `profile (1)`
+# lists the methods a session used (`estimate_methods`). Not scaling: the number is the
+# item's own (ContextLog.add_evidence).
+OUTPUT_MINUS_VISIBLE = "output-tokens-minus-visible"
+IMAGE_PIXELS = "image-pixels"
+REASONING_OUTPUT_TOKENS = "reasoning-output-tokens"
+EVIDENCE_METHODS = {
+    REASONING_OUTPUT_TOKENS: (
+        "encrypted reasoning (Codex): the request's reported reasoning_output_tokens, in the "
+        "context from the next request until the next user prompt"
+    ),
+    OUTPUT_MINUS_VISIBLE: (
+        "hidden thinking (signature only or redacted): the response's final reported "
+        "output_tokens minus the estimate of its visible output (text, tool-call arguments)"
+    ),
+    IMAGE_PIXELS: (
+        "an image: width × height / 750 after resizing to the provider's long-edge and "
+        "megapixel limits (Anthropic's documented formula), from the pixel size the journal holds"
+    ),
+}
+
+
+def evidence_label(label: str, method: str) -> str:
+    """The label of an item sized from evidence: it names its method."""
+    return f"{label} (estimate: {method})"
 
 
 # What the trace says about its estimates, per basis (the profile slice, counters).

@@ -249,6 +249,8 @@ class ContextChange:
     label: str = ""
     source_id: str = ""  # the tool call id, when a tool put the item there
     source_kind: SourceKind = SourceKind.NONE
+    # How an item sized from evidence was measured (estimate.EVIDENCE_METHODS); "" for text.
+    method: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,6 +313,8 @@ class Session:
     compactions: tuple[Compaction, ...] = ()
     snapshots: tuple[ContextSnapshot, ...] = ()
     unmeasured: tuple[tuple[str, int], ...] = ()  # what was seen but not estimated: kind → count
+    # Methods of the items sized from evidence, not text (estimate.EVIDENCE_METHODS), sorted.
+    estimate_methods: tuple[str, ...] = ()
     # Requests that failed before any usage was reported (aborted, provider error): drawn
     # as failed request spans, never as requests of size 0, and not counted as calls.
     failed_requests: tuple[Response, ...] = ()

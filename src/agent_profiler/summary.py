@@ -31,7 +31,12 @@ from agent_profiler.adapters.claude_context import NATIVE_HEAD
 from agent_profiler.attribution import REDACTED_KIND
 from agent_profiler.model import AnchorKind, Category, Session
 from agent_profiler.privacy import private_path
-from agent_profiler.views import largest_addition_per_snapshot, largest_additions
+from agent_profiler.views import (
+    largest_addition_per_snapshot,
+    largest_additions,
+    model_requests,
+    request_windows,
+)
 
 # Calls that can change the workspace, per harness: after one, earlier identical
 # calls no longer count as repeats (a re-read after an edit is not waste).
@@ -101,12 +106,18 @@ class SessionSummary:
     # Responses whose usage was all zero: requests, but not in `calls` (peer-compatible).
     responses_without_usage: int = 0
     cost: dict[str, Any] | None = None  # the session's receipt (summary --cost; cost.py)
+    # Every model in the order it first served a request: (model, requests, its window).
+    models: list[tuple[str, int, int | None]] = field(default_factory=list)
 
     def to_json(self, with_calls: bool) -> dict[str, Any]:
         data: dict[str, Any] = {
             "session": self.session,
             "harness": self.harness,
             "model": self.model,
+            "models": [
+                {"model": model, "requests": requests, "window_tokens": window}
+                for model, requests, window in self.models
+            ],
             "source": self.source,
             "calls": self.calls,
             "subagent_calls": self.subagent_calls,
@@ -207,7 +218,22 @@ def summarise(
     session: Session, *, window: int | None = None, children: Sequence[Session] = ()
 ) -> SessionSummary:
     prompts = [r.usage.prompt_tokens for r in session.responses]
-    known_window = window or (session.window_tokens if session.window_from_journal else None)
+    models = model_requests(session)
+    # The model that served most requests (the first of equals); its own window, so that
+    # the row never pairs one model with another's window (a session that switched models).
+    most = max(models, key=lambda m: m[1]) if models else None
+    known_window = window or (
+        (most[2] if most and most[2] else session.window_tokens)
+        if session.window_from_journal
+        else None
+    )
+    # Fill follows the model in use: each request against the window reported with it.
+    windows = {} if window else request_windows(session)
+    fills = [
+        r.usage.prompt_tokens / size
+        for r in session.responses
+        if (size := windows.get(r.id) or known_window)
+    ]
     peak = max(prompts) if prompts else None
     # Tool calls the model made; harness-started children (Muse reminders) are not calls.
     calls = [c for c in session.tool_calls if c.by_model]
@@ -236,7 +262,8 @@ def summarise(
     summary = SessionSummary(
         session=session.session_id,
         harness=session.harness.value,
-        model=session.model,
+        model=most[0] if most else session.model,
+        models=models,
         # The path as the user may share it: relative to here, `~/…`, else the file name
         # (a journal under ~/.claude/projects/ spells the user name twice).
         source=", ".join(private_path(p, os.getcwd()) for p in session.sources),
@@ -248,7 +275,7 @@ def summarise(
         final_prompt_tokens=prompts[-1] if prompts else None,
         growth_tokens=(peak - prompts[0]) if peak is not None else None,
         window_tokens=known_window,
-        peak_fill=round(peak / known_window, 4) if peak is not None and known_window else None,
+        peak_fill=round(max(fills), 4) if fills else None,
         compactions=len(session.compactions),
         tool_calls=len(calls),
         failed_tool_calls=sum(1 for c in calls if c.is_error),
@@ -462,6 +489,13 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
             split = ", ".join(f"{Category(k).label} {v:,}" for k, v in row.native_head.items())
             out.append(f"{escape_cell(row.session)}: head measured by /context: {split} tokens")
     for row in rows:
+        if len(row.models) > 1:
+            served = ", ".join(
+                f"{escape_cell(m)} {n:,} request{'s' if n != 1 else ''}"
+                + (f" (window {w:,})" if w else "")
+                for m, n, w in row.models
+            )
+            out.append(f"{escape_cell(row.session)}: models in order: {served}")
         if row.responses_without_usage:
             out.append(
                 f"{escape_cell(row.session)}: {row.responses_without_usage} response(s) without "

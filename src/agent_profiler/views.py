@@ -11,7 +11,7 @@ import heapq
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from agent_profiler.model import ContextChange, ContextSnapshot, Session, ToolCall
+from agent_profiler.model import AnchorKind, ContextChange, ContextSnapshot, Session, ToolCall
 
 
 def basename(path: str) -> str:
@@ -89,6 +89,36 @@ def model_runs(session: Session) -> list[tuple[int, str]]:
     return runs
 
 
+def model_requests(session: Session) -> list[tuple[str, int, int | None]]:
+    """(model, requests it served, its window) for every model of the session, in the
+    order each first served a request. The window is the one the journal reported at that
+    model's last request (None when the journal states none): a window follows the model
+    in use, so a session that switched models never pairs one model with another's."""
+    windows = request_windows(session)
+    served: dict[str, list[int]] = {}
+    window_of: dict[str, int | None] = {}
+    for response in sorted(session.responses, key=lambda r: r.start_ns):
+        if not response.model:
+            continue
+        served.setdefault(response.model, []).append(1)
+        window = windows.get(response.id)
+        if window:
+            window_of[response.model] = window
+    return [(model, len(hits), window_of.get(model)) for model, hits in served.items()]
+
+
+def request_windows(session: Session) -> dict[str, int]:
+    """response id → the window the journal reported at that request (the model in use's):
+    empty when the window is not the journal's."""
+    if not session.window_from_journal:
+        return {}
+    return {
+        s.anchor_id: s.window_tokens
+        for s in session.snapshots
+        if s.anchor is AnchorKind.RESPONSE and s.window_tokens
+    }
+
+
 def tools_by_call_id(session: Session) -> dict[str, ToolCall]:
     """call id → its tool call. Calls are taken in (start, call id) order, so when a damaged
     journal repeats a call id the latest call wins, as it does for the trace's tool slices."""
@@ -161,7 +191,9 @@ __all__ = [
     "largest_addition_per_snapshot",
     "largest_additions",
     "largest_tool_additions",
+    "model_requests",
     "model_runs",
+    "request_windows",
     "session_label",
     "session_span",
     "tools_by_call_id",

@@ -17,6 +17,7 @@ from agent_profiler.adapters.claude_context import (
     ContextCommandTracker,
     NativeSnapshot,
 )
+from agent_profiler.adapters.claude_records import RECORD_TYPES, SYSTEM_SUBTYPES
 from agent_profiler.adapters.claude_session import SessionBuilder
 from agent_profiler.adapters.claude_stream import read_stream_json
 from agent_profiler.adapters.common import journal_clock, text_field
@@ -78,25 +79,6 @@ def is_stream_json(values: list[object]) -> bool:
 # --------------------------------------------------------------------------- file readers
 
 
-# Record types that are understood and hold no model input (FORMATS.md §1.2): skipped on
-# purpose. Any other type is reported as not recognised.
-_KNOWN_NOT_CONTEXT = frozenset(
-    {
-        "summary",
-        "file-history-snapshot",
-        "progress",
-        "queue-operation",
-        "pr-link",
-        "ai-title",
-        "custom-title",
-        "agent-setting",
-        "agent-name",
-        "last-prompt",
-        "tag",
-    }
-)
-
-
 def read_transcript(
     path: Path, diagnostics: Diagnostics, *, label: str | None = None
 ) -> dict[str, SessionBuilder]:
@@ -124,11 +106,13 @@ def read_transcript(
             continue
         native(commands.feed(value, record.line))
         kind = text_field(value, "type")
-        if kind not in {"user", "assistant", "system", "attachment"}:
-            if kind in _KNOWN_NOT_CONTEXT:
-                diagnostics.skip(f"claude:{kind}")
-            else:
-                diagnostics.not_recognised(f"claude:{kind}" if kind else "claude:untyped")
+        known = RECORD_TYPES.get(kind or "")
+        if known is None:
+            name = f"claude:{kind}" if kind else "claude:untyped"
+            diagnostics.not_recognised(name, source, record.line)
+            continue
+        if not known.read:
+            diagnostics.skip(f"claude:{kind}")
             continue
         session_id = value.get("sessionId")
         if not isinstance(session_id, str):
@@ -156,14 +140,18 @@ def read_transcript(
             builder.on_user(value, ts, record.line)
         elif kind == "assistant":
             builder.on_assistant(value, ts, record.line, source)
-        elif text_field(value, "subtype") == "compact_boundary":
-            builder.on_compact_boundary(value, ts)
-        elif text_field(value, "subtype") == "microcompact_boundary":
-            builder.on_microcompact(value, ts)
         elif kind == "attachment":
-            builder.on_hook_context(value)
+            builder.on_attachment(value, ts, record.line)
         else:
-            diagnostics.skip(f"claude:system/{value.get('subtype')}")
+            subtype = text_field(value, "subtype")
+            if subtype == "compact_boundary":
+                builder.on_compact_boundary(value, ts)
+            elif subtype == "microcompact_boundary":
+                builder.on_microcompact(value, ts)
+            elif subtype in SYSTEM_SUBTYPES:
+                diagnostics.skip(f"claude:system/{subtype}")
+            else:
+                diagnostics.not_recognised(f"claude:system/{subtype}", source, record.line)
     native(commands.finish())
     return builders
 

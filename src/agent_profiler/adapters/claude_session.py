@@ -23,7 +23,9 @@ from typing import Any
 
 import orjson
 
+from agent_profiler import estimate, images
 from agent_profiler.adapters.claude_context import NATIVE_HEAD, NativeSnapshot
+from agent_profiler.adapters.claude_records import ATTACHMENT_TYPES
 from agent_profiler.adapters.common import (
     MS,
     preview,
@@ -43,6 +45,7 @@ from agent_profiler.adapters.drafts import (
 )
 from agent_profiler.attribution import ContextLog, Logged, Observation
 from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.estimate import tool_call_text
 from agent_profiler.model import (
     AnchorKind,
     Basis,
@@ -94,18 +97,32 @@ _ENVIRONMENT_TAGS = (
 # An assistant message's blocks that are the answer itself: (the key of its text, its label).
 _ANSWER_BLOCKS = {"text": ("text", "Assistant text"), "thinking": ("thinking", "Thinking")}
 _SKILL_PREFIX = "Base directory for this skill"
+_ATTACHMENT_LABELS = {
+    "skill_listing": "Skill listing",
+    "deferred_tools_delta": "Deferred tools listed",
+    "agent_listing_delta": "Agent types listed",
+    "task_reminder": "Task reminder",
+    "edited_text_file": "File changed outside the agent",
+    "file": "Attached file",
+    "compact_file_reference": "File named after a compaction",
+    "invoked_skills": "Skills invoked before a compaction",
+    "date_change": "Date change",
+    "hook_success": "Hook context",
+    "hook_additional_context": "Hook context",
+    "hook_blocking_error": "Hook blocking error",
+}
 
 
 # --------------------------------------------------------------------------- small helpers
 
 
-def _text_of(content: object) -> tuple[str, int]:
-    """(text, images) of tool-result or message content as the model sees it; the text
-    blocks joined, so that the estimator sees what they are."""
+def _text_of(content: object) -> tuple[str, list[dict[str, Any]]]:
+    """(text, image and document blocks) of tool-result or message content as the model
+    sees it; the text blocks joined, so that the estimator sees what they are."""
     if isinstance(content, str):
-        return content, 0
+        return content, []
     texts: list[str] = []
-    images = 0
+    media: list[dict[str, Any]] = []
     if isinstance(content, list):
         for block in content:
             if not isinstance(block, dict):
@@ -114,8 +131,58 @@ def _text_of(content: object) -> tuple[str, int]:
             if kind == "text" and isinstance(block.get("text"), str):
                 texts.append(block["text"])
             elif kind in {"image", "document"}:
-                images += 1
-    return "".join(texts), images
+                media.append(block)
+    return "".join(texts), media
+
+
+def _image_size(block: dict[str, Any]) -> tuple[int, int] | None:
+    """An image block's pixel size, from its base64 data's header."""
+    source = block.get("source")
+    if text_field(block, "type") != "image" or not isinstance(source, dict):
+        return None
+    data = source.get("data")
+    return images.base64_dimensions(data) if isinstance(data, str) else None
+
+
+def _attachment_text(kind: str, attachment: dict[str, Any]) -> str:
+    """The text an attachment puts in context, as far as the journal holds it."""
+    if kind == "deferred_tools_delta":
+        return _lines(attachment.get("addedNames"))
+    if kind == "agent_listing_delta":
+        return _lines(attachment.get("addedLines"))
+    if kind == "edited_text_file":
+        return _string(attachment.get("snippet"))
+    if kind == "compact_file_reference":
+        return _string(attachment.get("filename"))
+    if kind == "date_change":
+        return _string(attachment.get("newDate"))
+    if kind == "hook_blocking_error":
+        error = attachment.get("blockingError")
+        if isinstance(error, dict):
+            return _string(error.get("blockingError"))
+        return _string(error) or _text_of(attachment.get("content"))[0]
+    if kind == "invoked_skills":
+        skills = attachment.get("skills")
+        if isinstance(skills, list):
+            return "\n".join(_string(s.get("content")) for s in skills if isinstance(s, dict))
+        return ""
+    content = attachment.get("content")
+    if kind == "file" and isinstance(content, dict):
+        inner = content.get("file")
+        if isinstance(inner, dict) and isinstance(inner.get("content"), str):
+            return str(inner["content"])
+        return _string(content.get("content"))
+    if kind == "task_reminder" and isinstance(content, list):
+        return orjson.dumps(content).decode()
+    return _text_of(content)[0]
+
+
+def _lines(value: object) -> str:
+    return "\n".join(v for v in value if isinstance(v, str)) if isinstance(value, list) else ""
+
+
+def _string(value: object) -> str:
+    return value if isinstance(value, str) else ""
 
 
 def _classify_user_text(text: str, is_meta: bool) -> tuple[Category, str]:
@@ -146,6 +213,10 @@ class _ResponseDraft:
     usage: dict[str, int] = field(default_factory=dict)
     is_error: bool = False
     stop_reason: str | None = None
+    # Hidden thinking (signature only, redacted): items sized at `finish` from the final
+    # output_tokens minus the estimate of the visible output (`visible`).
+    hidden: list[Logged] = field(default_factory=list)
+    visible: int = 0
 
     def merge_usage(self, usage: object) -> None:
         if not isinstance(usage, dict):
@@ -235,6 +306,7 @@ class SessionBuilder:
         self.child_role: str | None = None
         self.timing = "journal-timestamps"
         self.agent_results: dict[str, str] = {}  # agentId → the call that launched it
+        self.result_media: dict[str, list[str]] = {}  # call id → its result's image items
         self.facts: list[tuple[str, str]] = []
         self.records = 0
         self.warned_usage = False
@@ -281,9 +353,9 @@ class SessionBuilder:
         uuid = str(record.get("uuid") or f"user@{ts}")
         is_meta = bool(record.get("isMeta"))
         if record.get("isCompactSummary") or (record.get("isSynthetic") and self.pending_post):
-            summary, images = _text_of(content)
-            self.unmeasured["image"] += images
+            summary, media = _text_of(content)
             self.log.add(f"summary:{uuid}", Category.SUMMARIES, summary, label="Compaction summary")
+            self._add_media(f"summary:{uuid}", media, Category.SUMMARIES)
             self._flush_post_compaction()
             self.trigger_ns = ts
             return
@@ -323,7 +395,8 @@ class SessionBuilder:
             elif isinstance(block, dict) and text_field(block, "type") == "tool_result":
                 self._on_tool_result(block, record, ts)
             elif isinstance(block, dict) and text_field(block, "type") in {"image", "document"}:
-                self.unmeasured[str(text_field(block, "type"))] += 1
+                # A pasted image or document: the user's, sent with the prompt.
+                self._add_media(item_id, [block], Category.PROMPTS, source_kind=SourceKind.PROMPT)
         if new_prompt_text is not None:
             prompt_id = uuid
             source = (
@@ -339,6 +412,36 @@ class SessionBuilder:
             self.current_prompt = prompt_id
         self.trigger_ns = ts
 
+    def _add_media(
+        self,
+        owner: str,
+        blocks: list[dict[str, Any]],
+        category: Category,
+        source_id: str = "",
+        source_kind: SourceKind = SourceKind.NONE,
+    ) -> list[str]:
+        """Images are sized from their pixels (Anthropic's formula, `images.py`) when the
+        journal holds their data; a document, or an image without readable data, is
+        `unmeasured`. Returns the items' ids (they leave with their tool result)."""
+        added = []
+        for index, block in enumerate(blocks):
+            size = _image_size(block)
+            if size is None:
+                self.unmeasured[str(text_field(block, "type"))] += 1
+                continue
+            item_id = f"{owner}:image:{index}"
+            self.log.add_evidence(
+                item_id,
+                category,
+                images.anthropic_image_tokens(*size),
+                method=estimate.IMAGE_PIXELS,
+                label=f"Image {size[0]}×{size[1]}",
+                source_id=source_id,
+                source_kind=source_kind,
+            )
+            added.append(item_id)
+        return added
+
     def _on_tool_result(self, block: dict[str, Any], record: dict[str, Any], ts: int) -> None:
         call_id = block.get("tool_use_id")
         if not isinstance(call_id, str):
@@ -346,10 +449,12 @@ class SessionBuilder:
         tool = self.tools.get(call_id)
         if tool is not None:
             call_id = tool.call_id  # one string for the call and its result's item
-        text, images = _text_of(block.get("content"))
+        text, media = _text_of(block.get("content"))
         chars = len(text)
-        self.unmeasured["image"] += images
         add_tool_result(self.log, call_id, text)
+        self.result_media[call_id] = self._add_media(
+            f"result:{call_id}", media, Category.RESULTS, call_id, SourceKind.TOOL
+        )
         if tool is None:
             return  # its call is not in this journal: the result still counts in context
         tool.end_ns = max(ts, tool.start_ns)
@@ -420,7 +525,24 @@ class SessionBuilder:
                 continue
             kind = text_field(block, "type")
             answer = _ANSWER_BLOCKS.get(kind or "")
-            if answer is not None and isinstance(block.get(answer[0]), str):
+            if kind == "redacted_thinking" or (
+                kind == "thinking" and not block.get("thinking") and block.get("signature")
+            ):
+                # The thinking was sent back but its text is not in the journal (2.1.16x
+                # writes `"thinking": ""` with a signature): its size is the response's.
+                label = "Redacted thinking" if kind == "redacted_thinking" else "Thinking"
+                draft.hidden.append(
+                    self.log.add_evidence(
+                        item_id,
+                        Category.ASSISTANT,
+                        0,
+                        method=estimate.OUTPUT_MINUS_VISIBLE,
+                        label=f"{label} (not in the journal)",
+                        source_id=message_id,
+                        source_kind=SourceKind.RESPONSE,
+                    )
+                )
+            elif answer is not None and isinstance(block.get(answer[0]), str):
                 key, label = answer
                 self.log.add(
                     item_id,
@@ -430,8 +552,7 @@ class SessionBuilder:
                     source_id=message_id,
                     source_kind=SourceKind.RESPONSE,
                 )
-            elif kind == "redacted_thinking":
-                self.unmeasured["redacted-thinking"] += 1
+                draft.visible += self.log.estimator.visible_tokens(block[key])
             elif kind in {"tool_use", "server_tool_use"}:
                 self._on_tool_use(block, draft, ts)
 
@@ -443,6 +564,7 @@ class SessionBuilder:
         name = name if isinstance(name, str) else "tool"
         arguments = block.get("input")
         add_tool_call(self.log, call_id, name, arguments)
+        draft.visible += self.log.estimator.visible_tokens(tool_call_text(name, arguments))
         if call_id not in self.tools:
             self.tools[call_id] = ToolDraft(
                 call_id, name, ts, draft.id, draft.prompt_id, ToolArguments.of(arguments)
@@ -508,6 +630,56 @@ class SessionBuilder:
             return item_id, label
         return f"{kind}:{short}", label.replace(name, short, 1)
 
+    def on_attachment(self, record: dict[str, Any], ts: int, line: int) -> None:
+        """An `attachment` record: what the harness adds to the next request, by its type
+        (claude_records.ATTACHMENT_TYPES says what each is and why)."""
+        self._flush_post_compaction()
+        attachment = record.get("attachment")
+        attachment = attachment if isinstance(attachment, dict) else {}
+        kind = text_field(attachment, "type") or "untyped"
+        known = ATTACHMENT_TYPES.get(kind)
+        if known is None:
+            self.diagnostics.not_recognised(f"claude:attachment/{kind}", self.sources[0], line)
+            return
+        if not known.read or known.category is None:
+            self.diagnostics.skip(f"claude:attachment/{kind}")
+            return
+        uuid = str(record.get("uuid") or f"attachment@{line}")
+        item_id = f"hook:{uuid}" if kind.startswith("hook_") else f"attachment:{uuid}"
+        if kind == "queued_command":
+            self._on_queued(attachment, uuid, ts)
+            return
+        if kind == "task_reminder" and not attachment.get("content"):
+            # The reminder's own text is the harness's and is not written.
+            self.unmeasured["task-reminder-text"] += 1
+            return
+        text = _attachment_text(kind, attachment)
+        if text:
+            label = _ATTACHMENT_LABELS.get(kind, kind.replace("_", " ").capitalize())
+            self.log.add(item_id, known.category, text, label=label)
+
+    def _on_queued(self, attachment: dict[str, Any], uuid: str, ts: int) -> None:
+        """A message typed while the agent was busy, delivered with the next request: a
+        prompt (`commandMode: prompt`) is the user's and starts a prompt span; anything else
+        (a background task's `<task-notification>`) is classified as user text is."""
+        text, _ = _text_of(attachment.get("prompt"))
+        if not text:
+            return
+        mode = attachment.get("commandMode")
+        category, label = (
+            (Category.PROMPTS, "User prompt (queued)")
+            if mode == "prompt"
+            else _classify_user_text(text, False)
+        )
+        item_id = f"queued:{uuid}"
+        if category is Category.PROMPTS:
+            self.log.add(item_id, category, text, label=label, source_kind=SourceKind.PROMPT)
+            source = "agent" if self.parent_session is not None and not self.prompts else "user"
+            self.prompts.append(Prompt(uuid, ts, ts, len(text), source, preview(text)))
+            self.current_prompt = uuid
+        else:
+            self.log.add(item_id, category, text, label=label)
+
     def on_hook_context(self, record: dict[str, Any]) -> None:
         """A SessionStart/UserPromptSubmit hook's `additionalContext` enters the context
         (stream-json `system/hook_response`; transcript `attachment` records)."""
@@ -570,11 +742,12 @@ class SessionBuilder:
         meta = meta if isinstance(meta, dict) else {}
         ids = meta.get("compactedToolIds") or meta.get("compacted_tool_ids") or []
         ids = ids if isinstance(ids, list) else []
-        removed = sum(
-            1
-            for call_id in ids
-            if isinstance(call_id, str) and self.log.remove(f"result:{call_id}")
-        )
+        removed = 0
+        for call_id in ids:
+            if isinstance(call_id, str) and self.log.remove(f"result:{call_id}"):
+                removed += 1
+                for item_id in self.result_media.pop(call_id, ()):
+                    self.log.remove(item_id)
         pre = token_count(meta.get("preTokens", meta.get("pre_tokens"))) or None
         saved = token_count(meta.get("tokensSaved", meta.get("tokens_saved")))
         post = pre - saved if pre is not None and saved and saved <= pre else None
@@ -602,6 +775,24 @@ class SessionBuilder:
             )
         )
 
+    def _settle_hidden(self, draft: _ResponseDraft) -> None:
+        """Hidden thinking is what the response's output held beyond its visible blocks:
+        `output_tokens` − the estimate of its text and tool-call arguments, when that usage
+        is final. A record with a `stop_reason` carries the final usage (2.1.16x writes it
+        on every record of the response); older builds wrote a streaming snapshot (≤ 12
+        output tokens in the 2.1.14 corpus journal, no stop_reason): then `unmeasured`."""
+        if not draft.hidden:
+            return
+        output = draft.usage.get("output_tokens", 0)
+        if draft.stop_reason is None or not output:
+            for handle in draft.hidden:
+                self.log.settle_evidence(handle, None, "thinking-not-in-journal")
+            return
+        hidden = max(0, output - draft.visible)
+        share, rest = divmod(hidden, len(draft.hidden))
+        for index, handle in enumerate(draft.hidden):
+            self.log.settle_evidence(handle, share + (rest if index == 0 else 0))
+
     # -- result -----------------------------------------------------------
 
     def finish(self) -> Session | None:
@@ -621,6 +812,8 @@ class SessionBuilder:
                 )
             else:
                 self.log.settle(draft.observation, window_tokens=window, dropped=True)
+        for draft in self.responses.values():
+            self._settle_hidden(draft)
         for compaction in self.compactions:
             if compaction.observation is not None:
                 self.log.settle(compaction.observation, window_tokens=window)
@@ -682,5 +875,6 @@ class SessionBuilder:
             compactions=compactions,
             snapshots=tuple(snapshots),
             unmeasured=self.log.unmeasured(self.unmeasured),
+            estimate_methods=self.log.estimate_methods,
             facts=tuple(self.facts),
         )

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent_profiler.adapters.claude_records import STREAM_TYPES
 from agent_profiler.adapters.claude_session import SessionBuilder
 from agent_profiler.adapters.common import MS, Clock, clock_origin, text_field, token_count
 from agent_profiler.diagnostics import Diagnostics
@@ -111,9 +112,11 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilde
         elif kind == "result":
             _on_result(builder, value)
         else:
-            diagnostics.skip(
-                f"claude-stream:{kind}/{subtype}" if subtype else f"claude-stream:{kind}"
-            )
+            name = f"{kind}/{subtype}" if kind == "system" else (kind or "untyped")
+            if name in STREAM_TYPES:
+                diagnostics.skip(f"claude-stream:{name}")
+            else:
+                diagnostics.not_recognised(f"claude-stream:{name}", source, record.line)
     builders: list[SessionBuilder] = []
     for run in runs:
         main = run.builders[""]

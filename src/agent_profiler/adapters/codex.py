@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from agent_profiler import estimate
 from agent_profiler.adapters.common import (
     journal_clock,
     json_text,
@@ -66,27 +67,180 @@ if TYPE_CHECKING:
     from agent_profiler.adapters import JournalGroup, Located, SniffedFile
 
 HARNESS = Harness.CODEX
-_LINE_TYPES = frozenset({"session_meta", "response_item", "compacted", "turn_context", "event_msg"})
-# Newer line types that carry nothing the model sees (or nothing we read yet).
-_KNOWN_SKIPPED = frozenset(
-    {
-        "inter_agent_communication",
-        "inter_agent_communication_metadata",
-        "token_usage_record",
-        "world_state",
-        "retained_context",
-        "security_risk_score",
-        "realtime_item",
-    }
-)
+# Every record type this adapter knows, each either read (into which category, and why) or
+# skipped on purpose (why it is not model input). A type outside these tables is reported
+# as "not recognised (not read)" with its first path:line, never as skipped on purpose
+# (issue 28: format drift must be loud). Sources: the corpus (FORMATS §3) and openai/codex
+# `codex-rs/protocol` (`RolloutItem`, `ResponseItem`, `EventMsg`, and which of them a rollout
+# persists). `tests/test_record_tables.py` reads every corpus journal against them.
+READ, SKIPPED = "read", "skipped on purpose"
+LINE_TYPES: dict[str, tuple[str, str]] = {
+    "session_meta": (READ, "base instructions → System instructions; id, version, project"),
+    "turn_context": (READ, "the model (and its effort) in use from here on; not model input"),
+    "response_item": (READ, "the model-visible history: see RESPONSE_ITEM_TYPES"),
+    "compacted": (READ, "a compaction: the summary or the new history replaces the context"),
+    "event_msg": (READ, "UI and telemetry events: see EVENT_MSG_TYPES"),
+    "inter_agent_communication": (SKIPPED, "a message between agent threads, not this model's"),
+    "inter_agent_communication_metadata": (SKIPPED, "its delivery metadata"),
+    "token_usage_record": (SKIPPED, "usage bookkeeping; requests are read from token_count"),
+    "world_state": (SKIPPED, "the harness's own state snapshot"),
+    "retained_context": (SKIPPED, "what a compaction kept, repeated in the compacted line"),
+    "security_risk_score": (SKIPPED, "a safety score of a turn"),
+    "realtime_item": (SKIPPED, "a realtime (voice) conversation item"),
+}
+RESPONSE_ITEM_TYPES: dict[str, tuple[str, str]] = {
+    "message": (
+        READ,
+        "developer/system → System instructions; user → User prompts; assistant → Assistant "
+        "history; a block with a known leading tag → its category (Rules, Skills, Environment…)",
+    ),
+    "agent_message": (READ, "assistant text → Assistant history"),
+    "reasoning": (
+        READ,
+        "summary text → Assistant history; encrypted content → sized from "
+        "token_count's reasoning_output_tokens while it stays in the context",
+    ),
+    "function_call": (READ, "a tool call; its name and arguments → Assistant history"),
+    "custom_tool_call": (READ, "a tool call (apply_patch…); its input → Assistant history"),
+    "local_shell_call": (READ, "a tool call (older builds); its action → Assistant history"),
+    "tool_search_call": (READ, "a tool call (client-side tool search) → Assistant history"),
+    "function_call_output": (READ, "a tool's output → Tool results"),
+    "custom_tool_call_output": (READ, "a tool's output → Tool results"),
+    "local_shell_call_output": (READ, "a tool's output → Tool results"),
+    "tool_search_output": (READ, "the tool definitions the search loaded → Tool definitions"),
+    "web_search_call": (READ, "a server-side web search; its action → Tool results"),
+    "image_generation_call": (READ, "a generated image: listed as unmeasured"),
+    "compaction": (READ, "a remote compaction's encrypted summary: listed as unmeasured"),
+    "compaction_summary": (READ, "older name of compaction: listed as unmeasured"),
+    "context_compaction": (READ, "a compaction's encrypted summary: listed as unmeasured"),
+    "ghost_snapshot": (SKIPPED, "a git snapshot the harness keeps for undo; never sent"),
+    "compaction_trigger": (SKIPPED, "a request control; not a durable item, never sent"),
+}
+# `event_msg`s are UI and telemetry events: the model sees the `response_item`s. A few
+# carry facts that are read (a request's usage, the prompt as typed, a tool's outcome).
+_UI_EVENT = "a UI or telemetry event; what the model sees is the response_item"
+EVENT_MSG_TYPES: dict[str, tuple[str, str]] = {
+    "token_count": (READ, "one request: last_token_usage (input, output, reasoning) and window"),
+    "user_message": (READ, "a user prompt as typed: the prompt span (its text is a message)"),
+    "task_started": (READ, "a turn starts: its model_context_window"),
+    "turn_started": (READ, "newer name of task_started"),
+    "exec_command_end": (READ, "a command's exit code and duration (the tool span)"),
+    "patch_apply_end": (READ, "whether apply_patch succeeded (the tool span)"),
+    "web_search_end": (READ, "a web search: a tool call (its query)"),
+    "collab_agent_spawn_end": (READ, "a spawned subagent's thread id (links the child)"),
+    "context_compacted": (READ, "a compaction's notice; its facts come from the compacted line"),
+    **{
+        kind: (SKIPPED, _UI_EVENT)
+        for kind in (
+            "task_complete",
+            "turn_complete",
+            "turn_aborted",
+            "agent_message",
+            "agent_reasoning",
+            "agent_reasoning_raw_content",
+            "agent_reasoning_section_break",
+            "entered_review_mode",
+            "exited_review_mode",
+            "mcp_tool_call_begin",
+            "mcp_tool_call_end",
+            "exec_command_begin",
+            "exec_command_output_delta",
+            "exec_approval_request",
+            "apply_patch_approval_request",
+            "patch_apply_begin",
+            "patch_apply_updated",
+            "web_search_begin",
+            "image_generation_begin",
+            "image_generation_end",
+            "view_image_tool_call",
+            "collab_agent_spawn_begin",
+            "collab_agent_interaction_begin",
+            "collab_agent_interaction_end",
+            "collab_waiting_begin",
+            "collab_waiting_end",
+            "collab_close_begin",
+            "collab_close_end",
+            "collab_resume_begin",
+            "collab_resume_end",
+            "sub_agent_activity",
+            "dynamic_tool_call_request",
+            "dynamic_tool_call_response",
+            "thread_goal_updated",
+            "thread_rolled_back",
+            "thread_settings_applied",
+            "thread_name_updated",
+            "item_started",
+            "item_completed",
+            "plan_update",
+            "plan_delta",
+            "turn_diff",
+            "stream_error",
+            "error",
+            "warning",
+            "guardian_assessment",
+            "guardian_warning",
+            "model_reroute",
+            "model_verification",
+            "turn_moderation_metadata",
+            "safety_buffering",
+            "managed_account_selected",
+            "session_configured",
+            "environment_connected",
+            "environment_disconnected",
+            "mcp_startup_update",
+            "mcp_startup_complete",
+            "mcp_list_tools_response",
+            "list_custom_prompts_response",
+            "get_history_entry_response",
+            "background_event",
+            "shutdown_complete",
+            "deprecation_notice",
+            "hook_started",
+            "hook_completed",
+            "terminal_interaction",
+            "request_permissions",
+            "request_user_input",
+            "elicitation_request",
+            "agent_message_delta",
+            "agent_message_content_delta",
+            "agent_reasoning_delta",
+            "agent_reasoning_raw_content_delta",
+            "reasoning_content_delta",
+            "reasoning_raw_content_delta",
+            "raw_response_item",
+            "raw_response_completed",
+            "realtime_conversation_started",
+            "realtime_conversation_sdp",
+            "realtime_conversation_realtime",
+            "realtime_conversation_closed",
+            "realtime_conversation_list_voices_response",
+            "undo_started",
+            "undo_completed",
+        )
+    },
+}
+_LINE_TYPES = frozenset(k for k, (how, _) in LINE_TYPES.items() if how == READ)
+_KNOWN_SKIPPED = frozenset(k for k, (how, _) in LINE_TYPES.items() if how == SKIPPED)
 _REDACTED = re.compile(r"^\[REDACTED_[A-Z_]+ len=(\d+)\b")
 _OUTPUT_ITEMS = frozenset(
-    {"reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call"}
+    {
+        "reasoning",
+        "function_call",
+        "custom_tool_call",
+        "local_shell_call",
+        "tool_search_call",
+        "web_search_call",
+        "image_generation_call",
+        "agent_message",
+    }
 )
-_CALL_ITEMS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
+_CALL_ITEMS = frozenset(
+    {"function_call", "custom_tool_call", "local_shell_call", "tool_search_call"}
+)
 _RESULT_ITEMS = frozenset(
     {"function_call_output", "custom_tool_call_output", "local_shell_call_output"}
 )
+_ENCRYPTED_SUMMARIES = frozenset({"compaction", "compaction_summary", "context_compaction"})
 
 # Leading tags of harness-injected context blocks, by category (FORMATS §3.4).
 _TAGS: tuple[tuple[str, Category, str], ...] = (
@@ -188,6 +342,7 @@ def _exit_code(output: object) -> int | None:
 @dataclass(slots=True, kw_only=True)
 class _Request(RequestDraft):
     observation: Logged
+    window: int | None = None  # the window reported with this request (its model's)
 
 
 @dataclass(slots=True)
@@ -198,6 +353,7 @@ class _Tool(ToolDraft):
 @dataclass(slots=True)
 class _Compaction(CompactionDraft):
     observation: Logged | None = None
+    window: int | None = None
 
 
 def _thread_spawn(source: object) -> dict[str, Any] | None:
@@ -242,6 +398,10 @@ class RolloutBuilder:
     item_index: int = 0
     redacted_items: int = 0
     searches: list[tuple[str, str]] = field(default_factory=list)  # (query, call id)
+    # Encrypted reasoning of the pending request, sized when its token_count comes; then of
+    # the turn, which leaves the context at the next user prompt (docs/estimates.md).
+    reasoning_pending: list[tuple[Logged, str]] = field(default_factory=list)
+    reasoning_in_turn: list[str] = field(default_factory=list)
     spawned: dict[str, str] = field(default_factory=dict)  # spawn call id → child thread id
     facts: list[tuple[str, str]] = field(default_factory=list)
 
@@ -312,7 +472,9 @@ class RolloutBuilder:
         if isinstance(effort, str):
             self.effort = effort
 
-    def on_response_item(self, item: dict[str, Any], ts: int, *, prefix: str = "item") -> None:
+    def on_response_item(
+        self, item: dict[str, Any], ts: int, *, prefix: str = "item", line: int | None = None
+    ) -> None:
         kind = text_field(item, "type")
         replayed = prefix != "item"  # an item of a compaction's replacement history
         is_output = kind in _OUTPUT_ITEMS or (
@@ -343,8 +505,7 @@ class RolloutBuilder:
             if role == "user" and prefix == "item":
                 self.trigger_ns = ts
         elif kind == "reasoning":
-            summary = item.get("summary")
-            for index, text in enumerate(_parts_text(summary)):
+            for index, text in enumerate(_parts_text(item.get("summary"))):
                 self.add_text(
                     self.next_id(f"{prefix}-reasoning") + f":{index}",
                     Category.ASSISTANT,
@@ -352,12 +513,35 @@ class RolloutBuilder:
                     "Reasoning summary",
                     source_kind=SourceKind.RESPONSE,
                 )
-            if item.get("encrypted_content"):
-                self.unmeasured["encrypted-reasoning"] += 1
+            raw = _parts_text(item.get("content"))  # raw reasoning text (open models)
+            for index, text in enumerate(raw):
+                self.add_text(
+                    self.next_id(f"{prefix}-reasoning-text") + f":{index}",
+                    Category.ASSISTANT,
+                    text,
+                    "Reasoning",
+                    source_kind=SourceKind.RESPONSE,
+                )
+            if not raw and not replayed:
+                self._hidden_reasoning(encrypted=bool(item.get("encrypted_content")))
+            elif not raw and item.get("encrypted_content"):
+                self.unmeasured["encrypted-reasoning"] += 1  # replayed: no usage tells its size
+        elif kind == "agent_message":
+            for index, text in enumerate(_parts_text(item.get("content"))):
+                self.add_text(
+                    self.next_id(f"{prefix}-assistant") + f":{index}",
+                    Category.ASSISTANT,
+                    text,
+                    "Assistant text",
+                    source_kind=SourceKind.RESPONSE,
+                )
         elif kind in _CALL_ITEMS:
             self._on_call(item, ts, prefix)
         elif kind in _RESULT_ITEMS:
             self._on_output(item, ts, prefix)
+        elif kind == "tool_search_output":
+            # Client-side tool search: the definitions it found join the model's tools.
+            self._on_output(item, ts, prefix, definitions=True)
         elif kind == "web_search_call":
             action = item.get("action")
             query = action.get("query") if isinstance(action, dict) else None
@@ -370,10 +554,14 @@ class RolloutBuilder:
                 source_id=call_id,
                 source_kind=SourceKind.TOOL if call_id else SourceKind.NONE,
             )
-        elif kind == "compaction":
+        elif kind in _ENCRYPTED_SUMMARIES:
             self.unmeasured["encrypted-compaction-summary"] += 1
-        else:
+        elif kind == "image_generation_call":
+            self.unmeasured["generated-image"] += 1
+        elif RESPONSE_ITEM_TYPES.get(kind or "", (READ, ""))[0] == SKIPPED:
             self.diagnostics.skip(f"codex:response_item/{kind}")
+        else:
+            self.diagnostics.not_recognised(f"codex:response_item/{kind}", self.path, line)
 
     def _start_request(self, ts: int) -> None:
         if self.pending is not None:
@@ -398,7 +586,12 @@ class RolloutBuilder:
 
     def _on_call(self, item: dict[str, Any], ts: int, prefix: str) -> None:
         call_id = item.get("call_id") or item.get("id")
-        name = item.get("name") if isinstance(item.get("name"), str) else text_field(item, "type")
+        kind = text_field(item, "type")
+        name = (
+            item["name"]
+            if isinstance(item.get("name"), str)
+            else ("tool_search" if kind == "tool_search_call" else kind)
+        )
         arguments = item.get("arguments", item.get("input", item.get("action")))
         if not isinstance(call_id, str):
             call_id = self.next_id("call")
@@ -419,20 +612,22 @@ class RolloutBuilder:
                 request.id if request else None,
                 self.current_prompt,
                 # A function call's arguments are a JSON string; a custom tool's input is text.
-                ToolArguments.of(arguments, decode=text_field(item, "type") == "function_call"),
+                ToolArguments.of(arguments, decode=kind == "function_call"),
             )
 
-    def _on_output(self, item: dict[str, Any], ts: int, prefix: str) -> None:
+    def _on_output(
+        self, item: dict[str, Any], ts: int, prefix: str, *, definitions: bool = False
+    ) -> None:
         call_id = item.get("call_id")
         if not isinstance(call_id, str):
             call_id = self.next_id("output")
         output = item.get("output")
-        text = _output_text(output)
+        text = json_text(item.get("tools") or []) if definitions else _output_text(output)
         chars = self.add_text(
             f"result:{call_id}",
-            Category.RESULTS,
+            Category.TOOLS if definitions else Category.RESULTS,
             text,
-            "Tool result",
+            "Tool definitions (tool search)" if definitions else "Tool result",
             source_id=call_id,
             source_kind=SourceKind.TOOL,
         )
@@ -473,7 +668,8 @@ class RolloutBuilder:
             )
             self.current_prompt = prompt_id
             self.trigger_ns = ts
-        elif kind == "task_started":
+            self._end_turn_reasoning()
+        elif kind in ("task_started", "turn_started"):
             window = token_count(payload.get("model_context_window"))
             if window:
                 self.window = window
@@ -522,8 +718,10 @@ class RolloutBuilder:
                 self.spawned[call_id] = child
         elif kind == "context_compacted":
             pass  # the `compacted` line holds the facts
-        else:
+        elif kind in EVENT_MSG_TYPES:
             self.diagnostics.skip(f"codex:event_msg/{kind}")
+        else:
+            self.diagnostics.not_recognised(f"codex:event_msg/{kind}", self.path, line)
 
     def _on_token_count(self, payload: dict[str, Any], ts: int, line: int) -> None:
         info = payload.get("info")
@@ -555,6 +753,7 @@ class RolloutBuilder:
         request = self.pending
         assert request is not None
         request.end_ns = ts
+        request.window = self.window
         request.usage = Usage(
             prompt_tokens=prompt,  # input_tokens already includes the cached part
             input_tokens=prompt,
@@ -564,6 +763,7 @@ class RolloutBuilder:
             reasoning_tokens=token_count(last.get("reasoning_output_tokens")),
         )
         self.log.settle(request.observation, reported_tokens=prompt)
+        self._settle_reasoning(token_count(last.get("reasoning_output_tokens")))
         self.requests.append(request)
         self.pending = None
         self.trigger_ns = ts
@@ -571,10 +771,47 @@ class RolloutBuilder:
             if compaction.post_tokens is None and compaction.end_ns <= request.start_ns:
                 compaction.post_tokens = prompt
 
-    def on_compacted(self, payload: dict[str, Any], ts: int) -> None:
+    def _hidden_reasoning(self, *, encrypted: bool) -> None:
+        """A reasoning item whose text is not in the journal (encrypted, or stripped by
+        whoever published it): sized from its request's reasoning_output_tokens when the
+        token_count comes. The corpus shows that it stays in the context until the next
+        user prompt (docs/estimates.md, Codex reasoning)."""
+        item_id = self.next_id("reasoning-hidden")
+        handle = self.log.add_evidence(
+            item_id,
+            Category.ASSISTANT,
+            0,
+            method=estimate.REASONING_OUTPUT_TOKENS,
+            label="Reasoning (encrypted)" if encrypted else "Reasoning (not in the journal)",
+            source_kind=SourceKind.RESPONSE,
+        )
+        kind = "encrypted-reasoning" if encrypted else "hidden-reasoning"
+        self.reasoning_pending.append((handle, kind))
+        self.reasoning_in_turn.append(item_id)
+
+    def _settle_reasoning(self, tokens: int | None) -> None:
+        """The pending request's encrypted reasoning: all of its reasoning_output_tokens on
+        the first item (one item per response in every corpus journal), 0 on any other;
+        None: no usage came for the request, so its size is unknown (`unmeasured`)."""
+        for index, (handle, kind) in enumerate(self.reasoning_pending):
+            size = None if tokens is None else (tokens if index == 0 else 0)
+            self.log.settle_evidence(handle, size, kind)
+        self.reasoning_pending.clear()
+
+    def _end_turn_reasoning(self) -> None:
+        """A user prompt: the previous turn's encrypted reasoning leaves the context (the
+        API keeps reasoning items only since the last user message; measured in the corpus:
+        the next request's input falls by that turn's reasoning_output_tokens)."""
+        for item_id in self.reasoning_in_turn:
+            self.log.remove(item_id)
+        self.reasoning_in_turn.clear()
+
+    def on_compacted(self, payload: dict[str, Any], ts: int, line: int | None = None) -> None:
         if self.pending is not None:
             self.log.settle(self.pending.observation, dropped=True)
             self.pending = None
+        self._settle_reasoning(None)
+        self.reasoning_in_turn.clear()  # the compaction clears them with the rest
         pre = (
             self.requests[-1].usage.prompt_tokens
             if self.requests and self.requests[-1].usage
@@ -590,7 +827,7 @@ class RolloutBuilder:
             removed = self.log.clear(keep=frozenset({Category.SYSTEM}))
             for item in history:
                 if isinstance(item, dict):
-                    self.on_response_item(item, ts, prefix=compaction_id)
+                    self.on_response_item(item, ts, prefix=compaction_id, line=line)
         else:
             # Older builds record only the summary; Codex rebuilds the history from the
             # initial context, the user's messages and the summary.
@@ -626,6 +863,7 @@ class RolloutBuilder:
                 removed_items=removed,
                 timing="previous request's end → compacted line",
                 observation=observation,
+                window=self.window,
             )
         )
         self.trigger_ns = ts
@@ -638,13 +876,16 @@ class RolloutBuilder:
         end = self.end_ns
         if self.pending is not None:
             self.log.settle(self.pending.observation, dropped=True)  # output began, no usage came
+        self._settle_reasoning(None)
+        # Each request against the window reported with it: a session that switches models
+        # (gpt-5.3-codex-spark, 121,600, then gpt-5.5, 258,400) changes windows too.
         for request in self.requests:
-            self.log.settle(request.observation, window_tokens=self.window)
+            self.log.settle(request.observation, window_tokens=request.window or self.window)
         for compaction in self.compactions:
             if compaction.observation is not None:
                 self.log.settle(
                     compaction.observation,
-                    window_tokens=self.window,
+                    window_tokens=compaction.window or self.window,
                     reported_tokens=compaction.post_tokens,
                 )
         snapshots = self.log.replay()
@@ -696,6 +937,7 @@ class RolloutBuilder:
             compactions=compactions,
             snapshots=tuple(snapshots),
             unmeasured=self.log.unmeasured(self.unmeasured),
+            estimate_methods=self.log.estimate_methods,
             facts=tuple(facts),
         )
 
@@ -728,7 +970,7 @@ def read_rollout(path: Path, diagnostics: Diagnostics) -> RolloutBuilder:
             diagnostics.skip(f"codex:{kind}")
             continue
         if kind not in _LINE_TYPES:
-            diagnostics.not_recognised(f"codex:{kind}")
+            diagnostics.not_recognised(f"codex:{kind}", source, record.line)
             continue
         if not isinstance(payload, dict):
             diagnostics.warn(source, record.line, "bad-shape", f"{kind} line without a payload")
@@ -741,11 +983,11 @@ def read_rollout(path: Path, diagnostics: Diagnostics) -> RolloutBuilder:
         elif kind == "turn_context":
             builder.on_turn_context(payload)
         elif kind == "response_item":
-            builder.on_response_item(payload, ts)
+            builder.on_response_item(payload, ts, line=record.line)
         elif kind == "event_msg":
             builder.on_event(payload, ts, record.line)
         else:
-            builder.on_compacted(payload, ts)
+            builder.on_compacted(payload, ts, record.line)
     return builder
 
 

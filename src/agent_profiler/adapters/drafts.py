@@ -276,6 +276,7 @@ class Timeline(TypedDict):
     compactions: tuple[Compaction, ...]
     snapshots: tuple[ContextSnapshot, ...]
     unmeasured: tuple[tuple[str, int], ...]
+    estimate_methods: tuple[str, ...]
     failed_requests: tuple[Response, ...]
     unmetered_responses: tuple[Response, ...]
     markers: tuple[Marker, ...]
@@ -417,6 +418,7 @@ class MessagesDraft:
             compactions=tuple(self.compactions),
             snapshots=tuple(self.log.replay()),
             unmeasured=self.log.unmeasured(self.unmeasured),
+            estimate_methods=self.log.estimate_methods,
             failed_requests=tuple(self.failed),
             unmetered_responses=tuple(self.unmetered),
             markers=tuple(self.markers),

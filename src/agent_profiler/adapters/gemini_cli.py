@@ -77,6 +77,16 @@ HARNESS = Harness.GEMINI_CLI
 # 1,048,576 for every current Gemini model, 256,000 for Gemma 4. Not in the journal.
 GEMINI_WINDOW = 1_048_576
 GEMMA_WINDOW = 256_000
+# Every message type a Gemini CLI recording is known to hold, read (into which category,
+# and why) or skipped; another type is "not recognised (not read)" with its first place
+# (issue 28). Parts of a message's content: gemini_recording.PART_KINDS.
+MESSAGE_TYPES: dict[str, tuple[str, str]] = {
+    "user": ("read", "text → User prompts; session context → Environment and Rules; results"),
+    "gemini": ("read", "text and tool calls → Assistant history; tokens: a request"),
+    "info": ("read", "a CLI notice (not model input): a marker, e.g. request cancelled"),
+    "warning": ("read", "a CLI warning (not model input): a marker"),
+    "error": ("read", "a CLI error (not model input): a marker, an API error a failed request"),
+}
 SESSION_CONTEXT = "<session_context>"
 STATE_SNAPSHOT = "<state_snapshot>"  # the compression summary turn (≥0.44 history)
 _LOADED_CONTEXT = re.compile(r"<loaded_context>.*?</loaded_context>", re.DOTALL)
@@ -131,7 +141,7 @@ def _result_text(result: object) -> tuple[str, int]:
     texts: list[str] = []
     media = 0
     for kind, text, _ in parts(result):
-        if kind == "media":
+        if kind in ("media", "unknown"):
             media += 1
         else:
             texts.append(text)
@@ -175,6 +185,13 @@ class SessionBuilder(MessagesDraft):
     @property
     def path(self) -> str:
         return str(self.recording.path)
+
+    def where(self, message_id: str) -> tuple[str, int | None]:
+        """A message's place for a diagnostic: its line in a JSONL log; in a JSON document,
+        the file named with the message's place in its `messages` list."""
+        line = self.recording.lines.get(message_id)
+        name = self.recording.record_name(line) if line is not None else None
+        return (f"{self.path} ({name})", None) if name else (self.path, line)
 
     def make_clock(self) -> Clock:
         """The shared clock (issue 15.4): a message dated far from its neighbours is warned
@@ -241,11 +258,13 @@ class SessionBuilder(MessagesDraft):
             self.on_gemini(message_id, record, ts)
         elif kind == "info":
             self.on_info(message_id, record, ts)
-        elif kind in {"warning", "error"}:
+        elif kind in MESSAGE_TYPES:  # warning, error
             self.on_notice(message_id, kind, record, ts)
         else:
             # Not a type any Gemini CLI build is known to write: not read, which is no choice.
-            self.diagnostics.not_recognised(f"gemini-cli:{kind or 'untyped'}")
+            self.diagnostics.not_recognised(
+                f"gemini-cli:{kind or 'untyped'}", *self.where(message_id)
+            )
         self.last_ns = max(ts, self.last_ns or ts)
 
     def on_user(self, message_id: str, record: dict[str, Any], ts: int) -> None:
@@ -254,6 +273,8 @@ class SessionBuilder(MessagesDraft):
             item_id = f"{message_id}:{index}"
             if kind == "media":
                 self.unmeasured["media-part"] += 1
+            elif kind == "unknown":
+                self.diagnostics.not_recognised(f"gemini-cli:part/{text}", *self.where(message_id))
             elif kind == "result":
                 # ≥0.44 repeats results as a user turn: the same bytes as the call's result.
                 if call_id in self.calls:

@@ -146,7 +146,7 @@ def _load_jsonl(path: Path, diagnostics: Diagnostics) -> Recording | None:
         elif text_field(value, "type") is not None:
             recording.add(value, f"line-{record.line}", record.line)
         else:
-            diagnostics.not_recognised("gemini-cli:untyped")
+            diagnostics.not_recognised("gemini-cli:untyped", source, record.line)
     return recording
 
 
@@ -221,6 +221,27 @@ def _salvage(path: Path, data: bytes, diagnostics: Diagnostics) -> Recording:
     return recording
 
 
+# Every Part a message's `content` is known to hold (Gemini API `Part`), read or skipped on
+# purpose; a Part with none of these keys is "not recognised (not read)" (issue 28).
+READ, SKIPPED = "read", "skipped on purpose"
+PART_KINDS: dict[str, tuple[str, str]] = {
+    "text": (READ, "a user's text → User prompts (or context blocks); model text → Assistant"),
+    "thought": (SKIPPED, "a text part marked `thought`: the model's thinking, not re-sent"),
+    "functionResponse": (READ, "a tool result sent back → Tool results"),
+    "inlineData": (READ, "an image or file inline: listed as unmeasured (media-part)"),
+    "fileData": (READ, "a file by URI: listed as unmeasured (media-part)"),
+    "functionCall": (READ, "a call; the message's toolCalls[] holds it (unmeasured here)"),
+    "executableCode": (READ, "code the model ran: listed as unmeasured (media-part)"),
+    "codeExecutionResult": (READ, "its result: listed as unmeasured (media-part)"),
+    "videoMetadata": (READ, "a video's metadata: listed as unmeasured (media-part)"),
+    "thoughtSignature": (READ, "a thought's signature alone: listed as unmeasured (media-part)"),
+}
+MEDIA_PART_KEYS = frozenset(
+    {"inlineData", "fileData", "functionCall", "executableCode", "codeExecutionResult"}
+    | {"videoMetadata", "thoughtSignature"}
+)
+
+
 def parts(content: object) -> Iterator[tuple[str, str, str]]:
     """(kind, text, call id) of message content: a string (user ≤0.27, model text) or
     a list of Parts: `text`, `functionResponse` (≥0.44 synthetic turns), else media."""
@@ -237,8 +258,11 @@ def parts(content: object) -> Iterator[tuple[str, str, str]]:
                 yield "text", text, ""
         elif isinstance(response, dict):
             yield "result", _response_text(response), text_field(response, "id") or ""
-        else:
+        elif any(key in part for key in MEDIA_PART_KEYS):
             yield "media", "", ""
+        else:
+            # No key any Gemini Part is known to have: its keys name it in the warning.
+            yield "unknown", "+".join(sorted(str(k) for k in part)) or "empty", ""
 
 
 def _response_text(function_response: dict[str, Any]) -> str:

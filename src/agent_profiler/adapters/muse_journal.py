@@ -48,6 +48,84 @@ NOT_IN_LANES_LABEL = (
     "Not in the request lanes: tool schemas and request overhead "
     "(reported input − Σ lane bytes/4; the lanes are not scaled)"
 )
+# Every event this adapter knows, read (into which category, and why) or skipped on purpose
+# (why it is not model input); anything else is "not recognised (not read)" with its first
+# path:line (issue 28). FORMATS-muse.md §3–5 names them (a parser must not fail on others).
+READ, SKIPPED = "read", "skipped on purpose"
+_FACT = "a runtime fact or UI event, not model input"
+PAYLOAD_TYPES: dict[str, tuple[str, str]] = {
+    "runtime.session": (READ, "run, task and approval events: see RUNTIME_SESSION_KINDS"),
+    "runtime.session.metadata": (READ, "workspace, provider, default model, build version"),
+    "run.model.configured": (READ, "the model of a run"),
+    "runtime.session.route_facts": (READ, "the working directory"),
+    **{
+        kind: (SKIPPED, _FACT)
+        for kind in (
+            "runtime.session.task",
+            "runtime.session.capture_selection",
+            "runtime.retained_fact",
+            "runtime.user_intent.accepted",  # the prompt is read from the run's `started`
+            "runtime.user_intent.materialized",
+            "runtime.model_reconfigure.completed",
+            "session.end",
+            "session.name.changed",
+            "session.opened.observed",
+            "session.workspace_branch.observed",
+            "session.resumed",
+            "session.login.completed",
+            "session.startup_phases.observed",
+            "user_shell.command",
+            "user_shell.result",
+        )
+    },
+}
+# Families named by their prefix (each member is the same kind of record).
+PAYLOAD_FAMILIES: dict[str, tuple[str, str]] = {
+    "subagent.control.": (READ, "a subagent's start: links the child session to its call"),
+    "tool_batch.effect.": (READ, "a tool's execution start and end (the tool span)"),
+    "runtime.command_intake.": (SKIPPED, _FACT),
+    "runtime.session.permission_": (SKIPPED, "the permission profile, not model input"),
+    "session.fork.": (SKIPPED, _FACT),
+    "session.payment_gate.": (SKIPPED, _FACT),
+    "context.compact.manual.": (SKIPPED, "a manual compaction's UI steps; the run holds it"),
+    "reminder.cleanup_effect.": (SKIPPED, _FACT),
+}
+RUNTIME_SESSION_KINDS: dict[str, tuple[str, str]] = {
+    "run": (READ, "the conversation and its measurements: see RUN_EVENT_KINDS"),
+    "task": (READ, "a task's lifecycle: request and tool timing (the line is not context)"),
+    "approval": (READ, "an approval decision (the line is not context)"),
+    "security_mode": (SKIPPED, _FACT),
+    "agent_tree_initialized": (SKIPPED, _FACT),
+}
+RUN_EVENT_KINDS: dict[str, tuple[str, str]] = {
+    "started": (READ, "the user's prompt → User prompts"),
+    "context_block_diagnostic": (READ, "a context block's size and source (native lanes)"),
+    "model_request_configured": (READ, "system prompt and context blocks of a request"),
+    "model_input_trace_recorded": (READ, "the request's byte composition (native lanes)"),
+    "model_response_created": (READ, "a request's response starts"),
+    "assistant_message_committed": (READ, "assistant text → Assistant history"),
+    "assistant_tool_calls_committed": (READ, "tool calls → Assistant history"),
+    "tool_result_batch_committed": (READ, "tool results → Tool results"),
+    "tool_results_committed": (READ, "tool results → Tool results"),
+    "tool_result_committed": (READ, "a tool result → Tool results"),
+    "tool_result": (READ, "a tool result → Tool results"),
+    "model_completed": (READ, "a request's usage and model"),
+    "memory_reminder_child_session_linked": (READ, "a reminder child session's link"),
+    "context_compaction_installed": (READ, "a compaction: its summary replaces the context"),
+    "context_compaction_fallback": (READ, "a compaction that fell back: a fact"),
+    "terminal": (READ, "the end of a turn"),
+    "reasoning_committed": (SKIPPED, "the model's reasoning: output, not re-sent (§5.8)"),
+    "goal_usage_attribution": (SKIPPED, "a repeat of model_completed's usage"),
+    "context_compaction_candidate": (SKIPPED, "a compaction candidate (the installed one is read)"),
+    "provider_request_options_configured": (SKIPPED, "the option keys a request is sent with"),
+    "task_stream_linked": (SKIPPED, "links a task stream to the run; not model input"),
+    "reminder_proposal": (SKIPPED, "a reminder agent's proposal; its child session holds it"),
+    "reminder_reconciler_outcome": (SKIPPED, "a reminder decision; not model input"),
+    "skill_reminder_decision": (SKIPPED, "a skill reminder decision; not model input"),
+    "resource_usage_sampled": (SKIPPED, "CPU and memory samples"),
+}
+
+
 NATIVE_ITEM_STAGE = "transcript-observed"
 FALLBACK_ITEM_STAGE = "transcript-observed (no model_input_trace_recorded lanes: chars/4)"
 EXPORT_MESSAGE = (
@@ -276,6 +354,14 @@ class JournalBuilder:
         else:
             self.diagnostics.skip(kind)
 
+    def _unknown(self, kind: str, line: int) -> None:
+        """An event no Muse build is known to write: not read, which is no choice. Inside
+        a retained frame the line itself is used, so the child is a note."""
+        if self.in_frame:
+            self.diagnostics.note(f"{kind} (not recognised)")
+        else:
+            self.diagnostics.not_recognised(kind, self.path, line)
+
     def on_line(self, value: object, line: int, clock: Clock) -> None:
         if isinstance(value, list):
             if is_event_list(value):
@@ -344,8 +430,10 @@ class JournalBuilder:
                 self.on_task(payload, ts)
             elif kind == "approval":
                 self.on_approval(payload)
-            else:
+            elif kind in RUNTIME_SESSION_KINDS:
                 self._skip(f"muse:runtime.session/{kind}")
+            else:
+                self._unknown(f"muse:runtime.session/{kind}", line)
         elif payload_type == "runtime.session.metadata":
             self.on_metadata(_dict(payload.get("record")))
         elif payload_type == "run.model.configured":
@@ -363,8 +451,12 @@ class JournalBuilder:
             self.on_subagent_control(payload)
         elif payload_type.startswith("tool_batch.effect."):
             self.on_tool_effect(payload_type, _dict(payload.get("record")), ts)
-        else:
+        elif payload_type in PAYLOAD_TYPES or any(
+            payload_type.startswith(prefix) for prefix in PAYLOAD_FAMILIES
+        ):
             self._skip(f"muse:{payload_type}")
+        else:
+            self._unknown(f"muse:{payload_type}", line)
 
     def on_metadata(self, record: dict[str, Any]) -> None:
         self.project = _str(record.get("workspace_root")) or self.project
@@ -455,8 +547,10 @@ class JournalBuilder:
             )
         elif kind == "terminal":
             self.on_terminal(run, event, ts)
-        else:
+        elif kind in RUN_EVENT_KINDS:
             self._skip(f"muse:run/{kind}")
+        else:
+            self._unknown(f"muse:run/{kind}", line)
 
     def on_block(self, run_id: str, event: dict[str, Any]) -> None:
         block_id = _str(event.get("block_id")) or _str(event.get("source"))

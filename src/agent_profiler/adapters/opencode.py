@@ -53,6 +53,32 @@ if TYPE_CHECKING:
     from agent_profiler.adapters import JournalGroup, Located, SniffedFile
 
 HARNESS = Harness.OPENCODE
+# Every message role and part type this adapter knows, read (into which category, and why)
+# or skipped on purpose (why not model input); anything else is "not recognised (not
+# read)" with the first message it was met in (issue 28). Source: OpenCode `MessageV2`.
+READ, SKIPPED = "read", "skipped on purpose"
+MESSAGE_ROLES: dict[str, tuple[str, str]] = {
+    "user": (READ, "its parts: the prompt, attached files, compaction requests"),
+    "assistant": (READ, "its parts: text, reasoning, tool calls; tokens: a request per step"),
+}
+PART_TYPES: dict[str, tuple[str, str]] = {
+    "text": (
+        READ,
+        "user → User prompts (synthetic: attached file or harness message); "
+        "assistant → Assistant history",
+    ),
+    "reasoning": (READ, "reasoning text → Assistant history; opaque: listed as unmeasured"),
+    "tool": (READ, "a tool call (arguments → Assistant) and its output → Tool results"),
+    "file": (READ, "an attached file or image: listed as unmeasured (file-part)"),
+    "compaction": (READ, "a compaction request: the next summary replaces the context"),
+    "patch": (READ, "the files a step changed: a marker (not model input)"),
+    "retry": (READ, "a retried request: a marker (not model input)"),
+    "agent": (READ, "an @agent mention: noted; the prompt text holds it"),
+    "subtask": (READ, "a subtask request: noted; the child session holds its work"),
+    "step-start": (READ, "a step (one request) starts"),
+    "step-finish": (READ, "a step ends: its tokens are the request's usage"),
+    "snapshot": (SKIPPED, "a file-tree snapshot id for undo, never sent"),
+}
 _CONTEXT_PARTS = frozenset({"text", "reasoning", "tool", "file"})
 _BOOKKEEPING_PARTS = frozenset({"step-start", "step-finish", "snapshot", "patch"})
 _TRAILING_BOOKKEEPING = frozenset({"snapshot", "patch"})
@@ -211,7 +237,11 @@ class SessionBuilder(MessagesDraft):
             elif role == "assistant":
                 self.on_assistant(message_id, message, parts, created)
             else:
-                self.diagnostics.not_recognised(f"opencode:message/{role}")
+                self.diagnostics.not_recognised(f"opencode:message/{role}", self.where(message_id))
+
+    def where(self, message_id: str) -> str:
+        """A message's place for a diagnostic: the database or export, and the message."""
+        return f"{self.stored.source} (message {message_id})"
 
     # -- user ----------------------------------------------------------------
 
@@ -247,7 +277,7 @@ class SessionBuilder(MessagesDraft):
             elif kind in {"agent", "subtask"}:
                 self.diagnostics.note(f"opencode:part/{kind}")
             elif kind not in _BOOKKEEPING_PARTS:
-                self.diagnostics.not_recognised(f"opencode:part/{kind}")
+                self.diagnostics.not_recognised(f"opencode:part/{kind}", self.where(message_id))
         if typed:
             self.start_turn(
                 message_id, ts, typed, "agent" if self.is_child and not self.prompts else "user"
@@ -380,7 +410,7 @@ class SessionBuilder(MessagesDraft):
         elif kind == "retry":
             self.markers.append(Marker(self.last_ns or 0, "retry", str(part.get("attempt"))))
         elif kind not in _BOOKKEEPING_PARTS and kind not in {"agent", "subtask", "compaction"}:
-            self.diagnostics.not_recognised(f"opencode:part/{kind}")
+            self.diagnostics.not_recognised(f"opencode:part/{kind}", self.where(message_id))
 
     def on_tool(self, message_id: str, part: dict[str, Any], response_id: str | None) -> None:
         call_id = text_field(part, "callID") or str(part.get("id"))

@@ -91,8 +91,33 @@ BRANCH_PREFIX = (
 )
 BRANCH_SUFFIX = "</summary>"
 _FAILED_STOPS = frozenset({"error", "aborted"})
+# Every entry type and message role this adapter knows, each read (into which category,
+# and why) or skipped on purpose (why it is not model input); anything else is "not
+# recognised (not read)" with its first path:line (issue 28). Source: pi-mono
+# `packages/coding-agent/docs/session.md`, `src/core/messages.ts` (convertToLlm), corpus.
+READ, SKIPPED = "read", "skipped on purpose"
+ENTRY_TYPES: dict[str, tuple[str, str]] = {
+    "session": (READ, "the header: id, version, cwd (v1: model and thinking level)"),
+    "message": (READ, "a message of the conversation: see MESSAGE_ROLES"),
+    "compaction": (READ, "its summary → Compaction summaries; earlier entries leave"),
+    "branch_summary": (READ, "the summary of an abandoned branch → Compaction summaries"),
+    "custom_message": (READ, "an extension's message sent to the model → Environment"),
+    "model_change": (READ, "a model change marker (not model input)"),
+    "thinking_level_change": (READ, "a thinking-level marker (not model input)"),
+    "session_info": (READ, "the session's name (not model input)"),
+    "custom": (SKIPPED, "an extension's private state, never sent to the model"),
+    "label": (SKIPPED, "a user's bookmark on an entry, never sent to the model"),
+}
+MESSAGE_ROLES: dict[str, tuple[str, str]] = {
+    "user": (READ, "text → User prompts; images listed as unmeasured"),
+    "assistant": (READ, "text, thinking, tool calls → Assistant history; usage: a request"),
+    "toolResult": (READ, "a tool's output → Tool results"),
+    "bashExecution": (READ, "a user `!` command and its output → Tool results"),
+    "custom": (READ, "an extension's message → Environment"),
+    "hookMessage": (READ, "older name of custom → Environment"),
+}
 # Entries that are understood and carry nothing the model sees.
-_NOT_IN_CONTEXT = frozenset({"custom", "label"})
+_NOT_IN_CONTEXT = frozenset(k for k, (how, _) in ENTRY_TYPES.items() if how == SKIPPED)
 # A message's own epoch-ms time is used only when it is at most this long before
 # its entry was appended; anything else is a damaged value.
 _MAX_MESSAGE_LEAD_NS = 24 * 3600 * 1_000_000_000
@@ -260,7 +285,7 @@ class SessionBuilder:
             self.open_tools.clear()
         if kind == "message":
             if isinstance(message, dict):
-                self.on_message(entry, message, role)
+                self.on_message(entry, message, role, line)
             else:
                 self.warn(line, "message entry without a message")
         elif kind == "compaction":
@@ -291,7 +316,7 @@ class SessionBuilder:
         elif kind in _NOT_IN_CONTEXT:
             self.diagnostics.skip(f"pi:{kind}")
         else:
-            self.diagnostics.not_recognised(f"pi:{kind}")
+            self.diagnostics.not_recognised(f"pi:{kind}", self.path, line)
 
     def on_header(self, value: dict[str, Any], line: int) -> None:
         if self.version is not None:
@@ -349,7 +374,9 @@ class SessionBuilder:
         self.last_entry = entry_id
         return entry
 
-    def on_message(self, entry: Entry, message: dict[str, Any], role: str | None) -> None:
+    def on_message(
+        self, entry: Entry, message: dict[str, Any], role: str | None, line: int | None = None
+    ) -> None:
         if role == "user":
             self._on_user(entry, message)
         elif role == "assistant":
@@ -367,7 +394,8 @@ class SessionBuilder:
         elif role in {"custom", "hookMessage"}:
             self._extension_message(entry, message)
         else:
-            self.diagnostics.skip(f"pi:message/{role}")
+            # A role no Pi build is known to write: not read, which is no choice.
+            self.diagnostics.not_recognised(f"pi:message/{role}", self.path, line)
 
     def _on_user(self, entry: Entry, message: dict[str, Any]) -> None:
         texts, images = _text_blocks(message.get("content"))

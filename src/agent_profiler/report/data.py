@@ -29,6 +29,7 @@ from agent_profiler.views import (
     context_size_series,
     largest_additions,
     model_runs,
+    request_windows,
     session_span,
     snapshots_in_time_order,
 )
@@ -117,6 +118,12 @@ def estimation_words(session: Session) -> list[str]:
             f"Estimate error over {error.requests:,} requests after the first: median "
             f"{percent(error.median)}, worst {percent(error.worst)} of the reported size."
         )
+    if session.estimate_methods:
+        sentences.append(
+            "Sized from a number the journal reports for the item, not from text: "
+            + "; ".join(session.estimate_methods)
+            + " (docs/estimates.md)."
+        )
     if session.unmeasured:
         seen = ", ".join(f"{kind} × {count:,}" for kind, count in session.unmeasured)
         sentences.append(f"Seen but not estimated: {seen}.")
@@ -204,6 +211,8 @@ class SessionData:
     changes: list[tuple[int, str]]  # model changes: every views.model_runs run but the first
     additions: list[Addition]  # views.largest_additions, all of them
     peak: Response | None  # the first response whose prompt is the row's peak
+    # (time, window) where the journal's window changed (a model switch): the chart steps
+    windows: tuple[tuple[int, int], ...] = ()
 
 
 def session_data(row: SessionSummary, session: Session) -> SessionData:
@@ -222,4 +231,16 @@ def session_data(row: SessionSummary, session: Session) -> SessionData:
             (r for r in session.responses if r.usage.prompt_tokens == row.peak_prompt_tokens),
             None,
         ),
+        windows=_window_steps(session),
     )
+
+
+def _window_steps(session: Session) -> tuple[tuple[int, int], ...]:
+    """(request start, window) at each request whose window differs from the one before."""
+    windows = request_windows(session)
+    steps: list[tuple[int, int]] = []
+    for response in sorted(session.responses, key=lambda r: r.start_ns):
+        window = windows.get(response.id)
+        if window and (not steps or steps[-1][1] != window):
+            steps.append((response.start_ns, window))
+    return tuple(steps)

@@ -149,7 +149,12 @@ def overview(shown: Page) -> str:
             if count
             else "—"
         )
-        model = ", ".join(session.models) or "—"
+        # Every model in order with the requests it served (window and fill follow it).
+        model = (
+            ", ".join(f"{m} ×{n:,}" + (f" (window {w:,})" if w else "") for m, n, w in row.models)
+            if len(row.models) > 1
+            else ", ".join(session.models) or "—"
+        )
         out.append(
             f'<tr class="depth-{depth}" data-session-id="{esc(session.session_id)}">'
             f'<td class="id"><a href="#{anchors[session.session_id]}" '
@@ -186,7 +191,14 @@ def context_view(
     facts = [
         session.harness.label + (f" {session.harness_version}" if session.harness_version else "")
     ]
-    facts.append(", ".join(session.models) or "model unknown")
+    facts.append(
+        ", ".join(
+            f"{m} ({n:,} request{'s' if n != 1 else ''}" + (f", window {w:,})" if w else ")")
+            for m, n, w in row.models
+        )
+        if len(row.models) > 1
+        else ", ".join(session.models) or "model unknown"
+    )
     if session.project:
         facts.append(f"project {basename(session.project)}")
     if session.clock == "synthetic":

@@ -234,6 +234,10 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
     data_top = max([*totals, *(v for _, v in sizes), 1])
     # A window far above the data (a 1M-token window, a 20k-token session) would flatten
     # the chart into a sliver: it is then named at the top instead of drawn.
+    # The window follows the model in use: a step at each change (unless --window is given).
+    steps = data.windows if len(data.windows) > 1 and window == session.window_tokens else ()
+    if steps:
+        window = max(w for _, w in steps)
     window_drawn = bool(window) and (window or 0) <= 2.5 * data_top
     y_top = max(data_top, window or 0) if window_drawn else data_top
     step = max(1.0, nice_step(y_top * 1.04))
@@ -300,7 +304,24 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
         window_note(session) if window == session.window_tokens else ""
     )
     taken: list[tuple[float, float]] = []  # label extents along the top, so none overlap
-    if window and window_drawn:
+    if steps and window_drawn:
+        ends = [*(frame.x(t) for t, _ in steps[1:]), frame.right]
+        path = f"M{_f(frame.left)},{_f(frame.y(steps[0][1]))}"
+        for x_end, following in zip(ends, [*steps[1:], None], strict=True):
+            path += f" H{_f(x_end)}" + (f" V{_f(frame.y(following[1]))}" if following else "")
+        title = ", then ".join(f"window {w:,}" for _, w in steps)
+        out.append(
+            f'<path class="window-line" d="{path}" fill="none" stroke="#333" stroke-width="1.5" '
+            f'stroke-dasharray="7 5"><title>{esc(title)}</title></path>'
+        )
+        for (t, w), x_end in zip(steps, ends, strict=True):
+            x = frame.left if t == steps[0][0] else frame.x(t)
+            if x_end - x > 90:  # room for the label on its own segment
+                out.append(
+                    f'<text class="halo" x="{_f(x + 6)}" y="{_f(frame.y(w) - 5)}">'
+                    f"{esc(f'window {w:,}')}</text>"
+                )
+    elif window and window_drawn:
         y = frame.y(window)
         out.append(
             f'<line class="window-line" x1="{_f(frame.left)}" x2="{_f(frame.right)}" '

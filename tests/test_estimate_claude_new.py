@@ -1,0 +1,72 @@
+"""Issue 28.5 on the corpus's Claude Code ≥ 2.1.16x sessions (planetfall 2.1.179 and
+2.1.165; GPL-3.0, read from ../shared, skipped when absent): the median estimate error after
+the first request, from `summary --json`, for the default chars/4 and `--estimate
+calibrated`.
+
+What holds today is pinned (hidden thinking, images and attachments, and numbered file
+listings counted as code, took it from 51% / 51% (chars/4) and 40% / 34% (calibrated) to the
+numbers below). The issue's targets (≤ 15% and ≤ 10%): the one met (2.1.165 calibrated) is a
+plain assertion; the others are strict expected failures with the reason: the remaining error
+is dense JavaScript at ≈ 2.1 characters per token (docs/estimates.md), which chars/4 cannot
+see and one shared calibrated table sees only in part. When a change meets one, its test
+fails and must become a plain assertion."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agent_profiler.cli import app
+from shared_paths import CORPUS, SHARED_REASON
+
+TRANSCRIPTS = CORPUS / "claude-code" / "transcripts"
+P179 = TRANSCRIPTS / "planetfall-39648afe5b-4_v2.1.179_queued-commands.jsonl"
+P165 = TRANSCRIPTS / "planetfall-68d6759acfe5-1_v2.1.165_api-errors_images.jsonl.gz"
+pytestmark = pytest.mark.skipif(not P179.exists() or not P165.exists(), reason=SHARED_REASON)
+
+# Pinned today (median after the first request): a regression guard just above each.
+TODAY = {
+    ("2.1.179", "chars/4"): 0.25,
+    ("2.1.165", "chars/4"): 0.23,
+    ("2.1.179", "calibrated"): 0.14,
+    ("2.1.165", "calibrated"): 0.095,
+}
+TARGET = {"chars/4": 0.15, "calibrated": 0.10}
+CASES = [(P179, "2.1.179"), (P165, "2.1.165")]
+
+
+def _median(path: Path, estimate: str) -> float:
+    result = CliRunner().invoke(app, ["summary", "--json", "--estimate", estimate, str(path)])
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.stdout)
+    assert row["estimate_error_requests"] >= 5  # the target is for sessions of ≥ 5 requests
+    return float(row["estimate_error_median"])
+
+
+@pytest.mark.parametrize("estimate", ["chars/4", "calibrated"])
+@pytest.mark.parametrize(("path", "version"), CASES)
+def test_median_error_is_held_where_it_is_today(path: Path, version: str, estimate: str) -> None:
+    assert _median(path, estimate) <= TODAY[(version, estimate)]
+
+
+MISSES = pytest.mark.xfail(
+    strict=True,
+    reason="dense code at ≈ 2.1 chars/token on claude-opus-4-8 (docs/estimates.md): "
+    "issue 28.5's target is not met yet",
+)
+
+
+@pytest.mark.parametrize(
+    ("path", "estimate"),
+    [
+        pytest.param(P179, "chars/4", marks=MISSES, id="2.1.179-chars/4"),
+        pytest.param(P165, "chars/4", marks=MISSES, id="2.1.165-chars/4"),
+        pytest.param(P179, "calibrated", marks=MISSES, id="2.1.179-calibrated"),
+        pytest.param(P165, "calibrated", id="2.1.165-calibrated"),
+    ],
+)
+def test_issue_28_targets(path: Path, estimate: str) -> None:
+    assert _median(path, estimate) <= TARGET[estimate]
