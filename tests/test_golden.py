@@ -20,6 +20,7 @@ from agent_profiler.cli import app
 from conftest import DATA, GOLDEN
 
 SMALL = DATA / "claude-code" / "handmade" / "small.jsonl"
+HIDDEN = DATA / "claude-code" / "handmade" / "hidden.jsonl"
 SPOTTER = DATA / "claude-code" / "spotter-2.1.39-subagents-compaction"
 CODEX = DATA / "codex" / "rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl"
 PI = DATA / "pi" / "pi-mono_large-session_v1_first-25-lines.jsonl"
@@ -29,6 +30,7 @@ OPENCODE = DATA / "opencode" / "ses_2bef25635ffe8EzID0I1Oeymal.export.json"
 
 PERFETTO_GOLDENS = [
     (SMALL, "claude-code-small.txt"),
+    (HIDDEN, "claude-code-hidden.txt"),
     (CODEX, "codex-rollout-20-34-25.txt"),
     (PI, "pi-large-session-first-25-lines.txt"),
     (MUSE, "muse-hcn-single-turn.txt"),
