@@ -75,10 +75,20 @@ def spotter(tmp_path_factory: pytest.TempPathFactory) -> Any:
 def test_capture_tree_and_profile(spotter: TraceView) -> None:
     captures = spotter.captures()
     assert len(captures) == 2
-    process_tracks = [t for t in spotter.tracks.values() if t.process is not None]
-    assert len(process_tracks) == 1 and process_tracks[0].process is not None
-    assert process_tracks[0].process.name == "claude"
-    assert all(c.parent_uuid == process_tracks[0].uuid for c in captures)
+    # no process (its made-up pid would name it): the root, the session's group, and the
+    # subagent's group inside it, each capture first in its own group
+    assert not [t for t in spotter.tracks.values() if t.process is not None]
+    (root,) = [t for t in spotter.tracks.values() if t.parent_uuid is None]
+    assert root.name == "agent-profiler · 2 sessions (1 subagent), by start time"
+    groups = [spotter.tracks[c.parent_uuid] for c in captures if c.parent_uuid]
+    assert [g.name for g in groups] == [
+        "Claude Code 258c7280 · spotter-gqc · claude-opus-4-6",
+        "Subagent a881341 of 258c7280 via Task …9GenaK · claude-sonnet-4-5-20250929",
+    ]
+    assert (groups[0].parent_uuid, groups[1].parent_uuid) == (root.uuid, groups[0].uuid)
+    assert [g.child_ordering for g in (root, *groups)] == ["EXPLICIT"] * 3
+    assert [c.sibling_order_rank for c in captures] == [0, 0]
+    assert groups[1].sibling_order_rank == 1
     assert all(c.sibling_merge_behavior == "SIBLING_MERGE_BEHAVIOR_NONE" for c in captures)
     main = capture_for(spotter, SPOTTER_ID)
     profile = spotter.profile_of(main)
@@ -99,7 +109,7 @@ def test_capture_tree_and_profile(spotter: TraceView) -> None:
     assert "chars" in args["estimation"] or "characters" in args["estimation"]
     # every track of the session hangs below its capture
     for track in spotter.tracks.values():
-        if track.process is None:
+        if track.uuid not in {root.uuid, *(g.uuid for g in groups)}:
             assert spotter.capture_of(track.uuid) is not None, track.name
 
 

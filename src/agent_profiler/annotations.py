@@ -7,7 +7,7 @@ layout.py decides where the slices go, the writers how the values are encoded.
 
 from __future__ import annotations
 
-from collections.abc import Container
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -40,6 +40,60 @@ class TraceFacts:
     content: ContentMode = ContentMode.NONE
     # What reading cost: lines read, records used, skipped by kind, warnings by kind.
     accounting: tuple[tuple[str, object], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TraceHeader:
+    """Trace-level facts, written once per trace: the root track's name and the trace
+    attributes Trace Processor shows in its `metadata` table (docs/traces.md)."""
+
+    sessions: int = 0
+    subagents: int = 0
+    harnesses: tuple[str, ...] = ()
+    estimate_basis: str = "chars/4"
+    aligned: bool = False
+
+    @classmethod
+    def of(cls, sessions: Sequence[Session], aligned: bool = False) -> TraceHeader:
+        calibrated = estimate.is_calibrated(x.basis for s in sessions for x in s.snapshots)
+        return cls(
+            len(sessions),
+            sum(1 for s in sessions if s.is_subagent),
+            tuple(sorted({s.harness.value for s in sessions})),
+            "chars/calibrated-v2" if calibrated else "chars/4",
+            aligned or any(s.shifted_ns for s in sessions),
+        )
+
+    def joined(self, other: TraceHeader) -> TraceHeader:
+        """The facts of two sets of sessions together (journal groups read apart)."""
+        if not other.sessions:
+            return self
+        if not self.sessions:
+            return other
+        bases = {self.estimate_basis, other.estimate_basis}
+        return TraceHeader(
+            self.sessions + other.sessions,
+            self.subagents + other.subagents,
+            tuple(sorted({*self.harnesses, *other.harnesses})),
+            "chars/calibrated-v2" if "chars/calibrated-v2" in bases else "chars/4",
+            self.aligned or other.aligned,
+        )
+
+    def root_name(self) -> str:
+        count = f"{self.sessions} session" + ("" if self.sessions == 1 else "s")
+        if self.subagents:
+            count += f" ({self.subagents} subagent" + ("" if self.subagents == 1 else "s") + ")"
+        order = "aligned at their start" if self.aligned else "by start time"
+        return f"agent-profiler · {count}, {order}"
+
+    def attributes(self) -> dict[str, str]:
+        """`trace_attribute.<key>` rows of Trace Processor's `metadata` table."""
+        return {
+            "agent_profiler_version": __version__,
+            "harnesses": ",".join(self.harnesses),
+            "estimate_basis": self.estimate_basis,
+            "clock": "aligned-start" if self.aligned else "wall-clock",
+        }
 
 
 # Session facts that are text written from the conversation (Gemini CLI's session summary,

@@ -363,7 +363,7 @@ def export_perfetto(
         start = first
 
         def fill(stream: IO[bytes]) -> None:
-            write_joined(stream, start, spool)
+            write_joined(stream, start, spool, counts.header)
 
         if target is None:
             fill(sys.stdout.buffer)

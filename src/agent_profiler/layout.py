@@ -28,6 +28,7 @@ from agent_profiler import estimate
 from agent_profiler.annotations import (
     ContentMode,
     TraceFacts,
+    TraceHeader,
     compaction_args,
     compaction_response_args,
     context_command_args,
@@ -50,19 +51,21 @@ from agent_profiler.views import (
     model_runs,
     session_label,
     session_span,
+    session_title,
     snapshots_in_time_order,
 )
 
 __all__ = [
+    "TRACE_ROOT_UUID",
     "ContentMode",
     "CounterSeries",
     "LaidSlice",
     "Layout",
     "Merge",
-    "ProcessTrack",
     "SessionLayout",
     "SessionPlan",
     "TraceFacts",
+    "TraceHeader",
     "Track",
     "TrackKind",
     "begin_events",
@@ -70,6 +73,8 @@ __all__ = [
     "iter_layout",
     "ordered_sessions",
     "stable_id64",
+    "start_rank",
+    "trace_root",
 ]
 
 CATEGORY_ESTIMATE_NOTE = estimate.CHARS4_NOTE
@@ -134,14 +139,40 @@ class Track:
     share_key: str = ""  # counters sharing one y axis
 
 
-@dataclass(frozen=True, slots=True)
-class ProcessTrack:
-    """One process per top-level session; its subagents' captures are children of it."""
+# The trace's one root track (docs/traces.md, "Sessions in the track tree"): every
+# top-level session's group is its child. Written once per trace by the trace-level writer
+# (TraceHeader), beside the clock snapshot; a hash, so that it meets no group's uuid block.
+TRACE_ROOT_UUID = stable_id64("agent-profiler:trace-root")
+# sibling_order_rank is an int32: a top-level session's rank is its real start in seconds
+# from this epoch (2020-01-01 UTC), which every journal group works out alone.
+_RANK_EPOCH_S = 1_577_836_800
 
-    uuid: int
-    pid: int
-    name: str
-    labels: tuple[str, ...]
+
+def start_rank(start_ns: int) -> int:
+    """A top-level session's place among the trace root's children: its real start, in
+    seconds from 2020 (clamped to an int32), so groups laid out apart still agree."""
+    seconds = start_ns // 1_000_000_000 - _RANK_EPOCH_S
+    return max(-(2**31), min(2**31 - 1, seconds))
+
+
+def trace_root(header: TraceHeader) -> Track:
+    """The trace's root track: what the trace holds, in order of the sessions' real start."""
+    return Track(
+        TRACE_ROOT_UUID,
+        header.root_name(),
+        TrackKind.GROUP,
+        explicit_child_order=True,
+        merge=Merge.NONE,
+        description=(
+            "Sessions in order of their real start, each followed by its subagents. "
+            + (
+                "Clock aligned (--align start): every session starts at the same "
+                "origin; its real start is on its profile (1) slice (real_start)."
+                if header.aligned
+                else "Times are the journals' wall-clock times."
+            )
+        ),
+    )
 
 
 Args = dict[str, Any]
@@ -301,10 +332,10 @@ def begin_events(
 
 @dataclass(frozen=True, slots=True)
 class Layout:
-    """Everything a writer encodes: one process track per top-level session, then each
-    session's layout, sessions ordered by (start, session id)."""
+    """Everything a writer encodes: each session's group track (named for the session),
+    then each session's layout, in ordered_sessions' order."""
 
-    processes: tuple[ProcessTrack, ...]
+    groups: tuple[Track, ...]
     sessions: tuple[SessionLayout, ...]
 
 
@@ -1079,6 +1110,7 @@ class _SessionBuilder:
                 "agentprof.capture",
                 TrackKind.GROUP,
                 parent=self.parent_uuid,
+                order_rank=0,  # first in its session's group, before its subagents
                 explicit_child_order=True,
                 merge=Merge.NONE,
                 description=session_label(self.session),
@@ -1313,32 +1345,60 @@ _CATEGORY_RANK = {category.label: rank for rank, category in enumerate(Category)
 
 
 def build_layout(sessions: Sequence[Session], facts: TraceFacts) -> Layout:
-    """The layout of these sessions, ordered by (start, session id); a subagent whose
+    """The layout of these sessions, in ordered_sessions' order; a subagent whose
     launching tool call is in the set gets a flow from that call to its first input."""
-    processes: list[ProcessTrack] = []
+    groups: list[Track] = []
     laid: list[SessionLayout] = []
-    for process, plan in iter_layout(sessions, facts):
-        if process is not None:
-            processes.append(process)
+    for group, plan in iter_layout(sessions, facts):
+        groups.append(group)
         laid.append(plan.laid_out())
-    return Layout(tuple(processes), tuple(laid))
+    return Layout(tuple(groups), tuple(laid))
 
 
 def ordered_sessions(sessions: Sequence[Session]) -> list[Session]:
-    """The order sessions are laid out and written in: by (start, session id)."""
-    return sorted(sessions, key=lambda s: (s.start_ns, s.session_id))
+    """The order sessions are laid out and written in: top-level sessions by (start,
+    session id), each followed by its subagents in the same order (theirs after each)."""
+    by_id = {s.session_id: s for s in sessions}
+    children: dict[str, list[Session]] = {}
+    roots: list[Session] = []
+    for session in sessions:
+        parent = session.parent_session
+        if parent is not None and parent in by_id and parent != session.session_id:
+            children.setdefault(parent, []).append(session)
+        else:
+            roots.append(session)
+    order: list[Session] = []
+    seen: set[int] = set()
+
+    def visit(session: Session) -> None:
+        if id(session) in seen:  # a damaged journal's cycle of parents
+            return
+        seen.add(id(session))
+        order.append(session)
+        for child in sorted(children.get(session.session_id, ()), key=_start_key):
+            visit(child)
+
+    for root in sorted(roots, key=_start_key):
+        visit(root)
+    # Sessions only reachable through a cycle of parents: by (start, id) at the end.
+    order += sorted((s for s in sessions if id(s) not in seen), key=_start_key)
+    return order
+
+
+def _start_key(session: Session) -> tuple[int, str]:
+    return session.start_ns, session.session_id
 
 
 def iter_layout(
     sessions: Sequence[Session], facts: TraceFacts, group: int = 0
-) -> Iterator[tuple[ProcessTrack | None, SessionPlan]]:
-    """The sessions' plans one at a time, in their order: each session's plan with the
-    process track it opens (None when its root's process came before), so a writer can
-    encode a session and let it go before the next is planned (build_layout keeps each
-    plan's slices). Sessions are independent
-    but for the flow from a parent's launching tool to its child's first input, whose two
-    ends are worked out from the model alone (the child's first input and the tool's start).
-    `group` picks the block of track uuids (UUID_BLOCK) these sessions are numbered in."""
+) -> Iterator[tuple[Track, SessionPlan]]:
+    """The sessions' plans one at a time, in their order: each session's plan with its
+    group track (declared before the plan's tracks), so a writer can encode a session and
+    let it go before the next is planned (build_layout keeps each plan's slices). Sessions
+    are independent but for the flow from a parent's launching tool to its child's first
+    input, whose two ends are worked out from the model alone (the child's first input and
+    the tool's start). `group` picks the block of track uuids (UUID_BLOCK) these sessions
+    are numbered in."""
     ordered = ordered_sessions(sessions)
     by_id = {s.session_id: s for s in ordered}
     # Parent → child links in the order a whole-trace pass would make them.
@@ -1360,48 +1420,47 @@ def iter_layout(
             links_in.setdefault(child.session_id, []).append(
                 (session, call.call_id, starts[call.call_id])
             )
-    # One process track per top-level session: its subagents' captures are siblings
-    # under it. Journals do not record the agent's real pid, so the pid is derived
-    # from the session id (stable); the process name is the harness command.
+    # No process track: journals do not record the agent's pid, and the UI names a process
+    # `<name> <pid>` (docs/traces.md). Each session has a group track named for it: a
+    # top-level one under the trace's root (ranked by its real start), a subagent's under
+    # its parent's group (after the parent's capture, in start order).
     ids = _TrackIds(group)
-    process_tracks: dict[str, int] = {}
+    child_rank: dict[str, int] = {}
     for session in ordered:
-        root = _root_of(session, by_id)
-        process: ProcessTrack | None = None
-        if root.session_id not in process_tracks:
-            uuid = ids.get(f"process:{root.session_id}")
-            process_tracks[root.session_id] = uuid
-            process = ProcessTrack(
-                uuid,
-                10_000 + stable_id64(f"pid:{root.session_id}") % 4_000_000,
-                root.harness.command,
-                (root.harness.label, session_label(root)),
-            )
-        tracks = _SessionBuilder(session, process_tracks[root.session_id], facts, ids)
+        parent = by_id.get(session.parent_session) if session.parent_session else None
+        if parent is session:
+            parent = None
+        if parent is None:
+            parent_uuid, rank = TRACE_ROOT_UUID, start_rank(session.start_ns - session.shifted_ns)
+        else:
+            parent_uuid = ids.get(f"session:{parent.session_id}")
+            rank = child_rank[parent.session_id] = child_rank.get(parent.session_id, 0) + 1
+        title = session_title(session, parent)
+        group_track = Track(
+            ids.get(f"session:{session.session_id}"),
+            title,
+            TrackKind.GROUP,
+            parent=parent_uuid,
+            order_rank=rank,
+            explicit_child_order=True,
+            merge=Merge.NONE,
+            description=f"{session_label(session)}: its capture (agentprof.capture), then "
+            "its subagents in start order.",
+        )
+        tracks = _SessionBuilder(session, group_track.uuid, facts, ids)
         tracks.build()
         tracks.link_out(links_out.get(session.session_id, []))
-        for parent, call_id, tool_start in links_in.get(session.session_id, ()):
-            tracks.link_in(parent, call_id, tool_start)
+        for parent_session, call_id, tool_start in links_in.get(session.session_id, ()):
+            tracks.link_in(parent_session, call_id, tool_start)
         tracks.assign_tracks()
         plan = tracks.finish()
         # The plan's blocks hold the builder (they are its methods) while it is read; the
         # generator holds its locals while suspended, so neither outlives its session.
         del tracks
-        yield process, plan
+        yield group_track, plan
         del plan
 
 
 def _first_input_start(session: Session) -> int:
     """When a session's first prompt-input is: its first prompt, else its start."""
     return session.prompts[0].start_ns if session.prompts else session_span(session)[0]
-
-
-def _root_of(session: Session, by_id: dict[str, Session]) -> Session:
-    seen = {session.session_id}
-    while session.parent_session is not None and session.parent_session not in seen:
-        parent = by_id.get(session.parent_session)
-        if parent is None:
-            break
-        session = parent
-        seen.add(session.session_id)
-    return session

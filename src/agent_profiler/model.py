@@ -317,6 +317,9 @@ class Session:
     unmetered_responses: tuple[Response, ...] = ()
     markers: tuple[Marker, ...] = ()
     facts: tuple[tuple[str, str], ...] = field(default=())  # extra labelled facts
+    # How far `export --align start` moved the session's times (0: its real times); its
+    # real start is start_ns - shifted_ns.
+    shifted_ns: int = 0
 
     def __post_init__(self) -> None:
         # Adapters hand over the journal's cwd; the model keeps only the project's name, so

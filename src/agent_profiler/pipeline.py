@@ -23,12 +23,13 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, Generic, Protocol, TypeVar
 
 from agent_profiler.adapters import JournalGroup
 from agent_profiler.adapters.drafts import argument_previews
+from agent_profiler.annotations import TraceHeader
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
 from agent_profiler.estimate import EstimateChoice, named, use_estimator
@@ -76,6 +77,8 @@ class SessionCounts:
     responses: int = 0
     unmetered: int = 0
     compactions: int = 0
+    # The trace-level facts (layout.TraceHeader) the parent writes once per trace.
+    header: TraceHeader = field(default_factory=TraceHeader)
 
     def add(self, other: SessionCounts) -> None:
         self.sessions += other.sessions
@@ -83,6 +86,7 @@ class SessionCounts:
         self.responses += other.responses
         self.unmetered += other.unmetered
         self.compactions += other.compactions
+        self.header = self.header.joined(other.header)
 
     @classmethod
     def of(cls, sessions: Sequence[Session]) -> SessionCounts:
@@ -92,6 +96,7 @@ class SessionCounts:
             sum(len(s.responses) for s in sessions),
             sum(len(s.unmetered_responses) for s in sessions),
             sum(len(s.compactions) for s in sessions),
+            TraceHeader.of(sessions),
         )
 
 
@@ -373,12 +378,15 @@ class EncodeTrace:
         return buffer.getvalue()
 
 
-def write_joined(stream: IO[bytes], first: int, spool: IO[bytes]) -> None:
-    """The trace: the clock snapshot, then the spooled packets of every group (which
-    waited, since the snapshot comes first and is taken at the earliest start of all)."""
+def write_joined(
+    stream: IO[bytes], first: int, spool: IO[bytes], header: TraceHeader | None = None
+) -> None:
+    """The trace: the clock snapshot and the trace-level facts, then the spooled packets
+    of every group (which waited, since the snapshot comes first and is taken at the
+    earliest start of all)."""
     from agent_profiler.writers.perfetto import write_clock
 
-    write_clock(stream, first)
+    write_clock(stream, first, header)
     spool.seek(0)
     while chunk := spool.read(COPY_CHUNK):
         stream.write(chunk)

@@ -8,6 +8,7 @@ cannot disagree about it; they format these values, they do not re-derive them.
 from __future__ import annotations
 
 import heapq
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -27,6 +28,66 @@ def session_label(session: Session) -> str:
     return f"{session.harness.label} {role}{session.session_id}" + (
         f" ({project})" if project else ""
     )
+
+
+_UUID = re.compile(
+    r"^[0-9a-f]{8}-[0-9a-f]{4}-([0-9a-f])[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$", re.IGNORECASE
+)
+
+
+def short_id(session_id: str) -> str:
+    """A session id short enough for a track name: its last `/` part (a Claude Code
+    subagent's agent id), a UUID's first 8 hex digits, or its last 8 for a time-ordered
+    UUID (version 7: its first digits are the time, shared by sessions started together);
+    an id of up to 12 characters whole, a longer one's last 8."""
+    tail = session_id.rsplit("/", 1)[-1] or session_id
+    found = _UUID.match(tail)
+    if found:
+        return tail[-8:] if found.group(1) == "7" else tail[:8]
+    return tail if len(tail) <= 12 else tail[-8:]
+
+
+def launching_call(session: Session, parent: Session | None) -> ToolCall | None:
+    """The parent's tool call that launched a subagent (its `child_session`, else the
+    subagent's `parent_call_id`), the last of that id in start order."""
+    if parent is None:
+        return None
+    found = None
+    for call in sorted(parent.tool_calls, key=lambda c: (c.start_ns, c.call_id)):
+        if call.child_session == session.session_id or (
+            session.parent_call_id is not None and call.call_id == session.parent_call_id
+        ):
+            found = call
+    return found
+
+
+def session_title(session: Session, parent: Session | None = None) -> str:
+    """The name a session's track group is shown by in ui.perfetto.dev, readable without a
+    hover: `<Harness> <short id> · <project> · <model>`; a subagent's says whose it is and
+    through which call: `Subagent <short id> of <parent's short id> via <tool> <…call id> ·
+    <model>` (docs/traces.md, "Sessions in the track tree")."""
+    model = session.model or ""
+    if session.parent_session is None:
+        parts = [f"{session.harness.label} {short_id(session.session_id)}"]
+        if session.project:
+            parts.append(session.project)
+    else:
+        head = f"Subagent {short_id(session.session_id)}"
+        role = session.child_role or ""
+        if role and role != "subagent":
+            head += f" ({role})"
+        head += f" of {short_id(session.parent_session)}"
+        call = launching_call(session, parent)
+        if call is not None:
+            head += f" via {call.name} …{call.call_id[-6:]}"
+        elif session.parent_call_id:
+            head += f" via …{session.parent_call_id[-6:]}"
+        parts = [head]
+        if session.project and parent is not None and parent.project != session.project:
+            parts.append(session.project)
+    if model:
+        parts.append(model)
+    return " · ".join(parts)
 
 
 def snapshots_in_time_order(session: Session) -> list[ContextSnapshot]:
@@ -161,8 +222,11 @@ __all__ = [
     "largest_addition_per_snapshot",
     "largest_additions",
     "largest_tool_additions",
+    "launching_call",
     "model_runs",
     "session_label",
     "session_span",
+    "session_title",
+    "short_id",
     "tools_by_call_id",
 ]
