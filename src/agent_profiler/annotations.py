@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Container, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
@@ -166,6 +167,12 @@ def profile_args(
     args["session_labels"] = [s.harness.label] + (["subagent"] if s.parent_session else [])
     if s.incomplete:
         args["incomplete"] = True
+    if s.shifted_ns:
+        # export --align start moved the session: where it really started (align.py).
+        real = s.start_ns - s.shifted_ns
+        args["clock_alignment"] = "start"
+        args["real_start"] = _iso(real)
+        args["real_start_ns"] = real
     args["exporter"] = f"agent-profiler {__version__}"
     inputs = list(facts.inputs) or [basename(p) for p in s.sources]
     args["inputs"] = inputs[:MAX_LISTED_INPUTS]
@@ -192,6 +199,12 @@ def profile_args(
         if snapshot.anchor is AnchorKind.SESSION:
             args["context"] = context_dict(snapshot, start, _before(previous, snapshot), calls)
     return args
+
+
+def _iso(ns: int) -> str:
+    """A UTC time with milliseconds: `2026-02-11T21:24:19.360Z`."""
+    moment = datetime.fromtimestamp(ns // 1_000_000 / 1000, tz=UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ns // 1_000_000 % 1000:03d}Z"
 
 
 def _before(

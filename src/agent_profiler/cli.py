@@ -16,6 +16,7 @@ import typer
 
 from agent_profiler import __version__
 from agent_profiler.adapters.common import timestamp_ns
+from agent_profiler.align import AlignChoice
 from agent_profiler.discover import discover as find_journals
 from agent_profiler.errors import AgentProfilerError, UsageError
 from agent_profiler.estimate import EstimateChoice, named, use_estimator
@@ -168,6 +169,15 @@ def export(
     ] = None,
     estimate: EstimateOption = EstimateChoice.CHARS4,
     jobs: JobsOption = None,
+    align: Annotated[
+        AlignChoice | None,
+        typer.Option(
+            "--align",
+            help="start: lay every session (with its subagents) out from one origin, to "
+            "compare sessions side by side; each keeps its real start in profile (1). "
+            "Default: real time.",
+        ),
+    ] = None,
 ) -> None:
     """Export journals to one Perfetto trace (open it in https://ui.perfetto.dev).
 
@@ -188,6 +198,7 @@ def export(
         stdout_is_terminal=_stdout_is_terminal,
         open_ui=_open_in_ui if open_ui else None,
         jobs=jobs,
+        align=None if align is None else align.value,
     )
     if code:
         raise typer.Exit(code)

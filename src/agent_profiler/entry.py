@@ -23,6 +23,7 @@ _OPTIONS = {
     "--estimate": "estimate",
     "--jobs": "jobs",
     "-j": "jobs",
+    "--align": "align",
 }
 
 
@@ -66,6 +67,8 @@ def _parse_export(argv: list[str]) -> dict[str, Any] | None:
         e.value for e in EstimateChoice
     }:
         return None
+    if values.get("align", "start") != "start":
+        return None  # Typer says what is wrong with it
     jobs = values.get("jobs")
     if jobs is not None:
         # ASCII digits only: str.isdigit() also takes "١" and "³", which Typer refuses.
@@ -83,6 +86,7 @@ def _parse_export(argv: list[str]) -> dict[str, Any] | None:
         "format_name": values.get("format_name"),
         "estimate": EstimateChoice(estimate),
         "jobs": jobs,
+        "align": values.get("align"),
     }
 
 

@@ -262,6 +262,7 @@ def read_groups(
     out: IO[bytes] | None = None,
     *,
     previews: bool,
+    align: bool = False,
 ) -> tuple[LoadResult, Diagnostics, list[GroupOutcome[T]]]:
     """Read every journal group and `use` it (pipeline.py: in worker processes when there
     are several and enough input); what could not be used goes to stderr. Returns what
@@ -273,7 +274,9 @@ def read_groups(
     result = LoadResult()
     groups = plan_inputs(journals, harness, result)
     diagnostics = Diagnostics(on_progress=_byte_progress() if sys.stderr.isatty() else None)
-    tasks = [GroupTask(i, group, harness, estimate, previews) for i, group in enumerate(groups)]
+    tasks = [
+        GroupTask(i, group, harness, estimate, previews, align) for i, group in enumerate(groups)
+    ]
     outcomes = list(
         run_groups(
             tasks,
@@ -337,6 +340,7 @@ def export_perfetto(
     estimate: EstimateChoice,
     facts: TraceFacts,
     jobs: int | None,
+    align: bool = False,
 ) -> tuple[LoadResult, Diagnostics, SessionCounts, int] | None:
     """Read the journals and write their Perfetto trace to `target` (atomically) or, when
     it is None, to stdout: what was read, the warnings, the counts and the size written
@@ -351,6 +355,7 @@ def export_perfetto(
                 jobs,
                 spool,
                 previews=facts.content is ContentMode.PREVIEWS,
+                align=align,
             )
         except OSError as error:  # the spool beside the target: a full disk, a lost mount
             raise OutputError(f"{target or 'stdout'}: {error.strerror or error}") from error
@@ -386,8 +391,12 @@ def run_export(
     stdout_is_terminal: Callable[[], bool],
     open_ui: Callable[..., None] | None,
     jobs: int | None = None,
+    align: str | None = None,
 ) -> int:
-    """`agent-profiler export`; returns the exit code (errors are raised)."""
+    """`agent-profiler export`; returns the exit code (errors are raised). `align`:
+    "start" lays every session tree out from one origin (align.py), None keeps real time."""
+    if align not in (None, "start"):
+        raise UsageError(f"--align takes 'start', not {align!r}")
     writer = writer_class(format_name, output)
     to_stdout = output is not None and str(output) == "-"
     if to_stdout and writer.binary and stdout_is_terminal():
@@ -413,6 +422,7 @@ def run_export(
             estimate=estimate,
             facts=facts,
             jobs=jobs,
+            align=align == "start",
         )
         if outcome is None:
             echo("error: nothing to export (no readable sessions)", err=True)
@@ -429,6 +439,10 @@ def run_export(
         counts = SessionCounts.of(result.sessions)
         facts = replace(facts, accounting=diagnostics.accounting())
         sessions = result.sessions
+        if align == "start":
+            from agent_profiler.align import align_start
+
+            sessions = align_start(sessions)
         if to_stdout:
             writer(facts).write(sessions, sys.stdout.buffer)
             sys.stdout.buffer.flush()

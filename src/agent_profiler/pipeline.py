@@ -52,6 +52,7 @@ class GroupTask:
     harness: Harness | None
     estimate: EstimateChoice
     previews: bool = True  # keep tool calls' argument previews (a trace with --previews)
+    align: bool = False  # export --align start: each session tree moved to one origin
 
 
 class Use(Protocol[T_co]):
@@ -131,6 +132,10 @@ def run_group(
         read = read_group(
             task.group, diagnostics, {} if seen is None else seen, harness=task.harness
         )
+        if task.align:
+            from agent_profiler.align import align_start
+
+            read = replace(read, sessions=align_start(read.sessions))
         value = use(read.sessions, diagnostics, task, out)
     return GroupOutcome(
         task.index,
