@@ -135,7 +135,7 @@ def test_responses_counters_and_end_zeros(spotter: TraceView) -> None:
     for track in spotter.counter_tracks(main):
         samples = spotter.counters[track.uuid]
         assert samples[-1] == (end, 0), track.name
-        assert track.unit_name == "tokens"
+        assert track.unit_name == ("%" if track.name == "Context fill" else "tokens")
     inputs = [v for _, v in spotter.counter_samples(main, "Input tokens")][:-1]
     assert inputs == sorted(inputs)  # cumulative
     compaction_requests = kinds(spotter, main, "compaction-response")
@@ -453,6 +453,7 @@ def test_tracks_are_ordered_like_the_session(export_trace: Any) -> None:
         "Tools",
         "Compaction",
         "Context size",
+        "Context fill",
         "Context window",
         "Context",
         "Input tokens",
@@ -469,3 +470,31 @@ def test_tracks_are_ordered_like_the_session(export_trace: Any) -> None:
         "Context: Compaction summaries",
         "Context: Unattributed",
     ]
+
+
+def test_context_size_has_an_axis_of_its_own_and_a_fill_percentage(spotter: TraceView) -> None:
+    """Issue 29: the window must not flatten the context (a 41k-token context on a 1M
+    window was one pixel tall). The window has no share key, so the UI gives it its own
+    axis; `Context fill` is the size as a percentage of the window, rounded up; the
+    category counters keep the contract's share key."""
+    main = capture_for(spotter, SPOTTER_ID)
+    tracks = {t.name: t for t in spotter.counter_tracks(main)}
+    assert tracks["Context size"].y_axis_share_key == "llm.context.tokens"
+    assert tracks["Context window"].y_axis_share_key == ""
+    assert tracks["Context fill"].y_axis_share_key == ""
+    categories = [t for t in spotter.tracks.values() if t.name.startswith("Context: ")]
+    assert categories and all(t.y_axis_share_key == "llm.context.tokens" for t in categories)
+    window = dict(spotter.counter_samples(main, "Context window"))
+    fill = spotter.counter_samples(main, "Context fill")
+    size = spotter.counter_samples(main, "Context size")
+    assert len(fill) > 10
+    # a step function of the size: at each size sample, the fill is ceil(100 × size / window)
+    kept = dict(fill)
+    value = 0
+    for ts, tokens in size[1:-1]:
+        expected = -(-int(tokens) * 100 // 200_000)
+        if ts in kept:
+            value = kept[ts]
+        assert value == expected, ts
+    assert max(window.values()) == 200_000
+    assert max(kept.values()) == -(-max(int(v) for _, v in size) * 100 // 200_000) > 50

@@ -63,7 +63,8 @@ def _json_series(document: dict[str, object]) -> Series:
     series: Series = {}
     for event in (e for e in events if e["ph"] == "C"):
         key = (sessions[event["pid"]], event["name"])
-        series.setdefault(key, []).append((event["ts"], event["args"]["tokens"]))
+        (value,) = event["args"].values()  # named by the counter's unit
+        series.setdefault(key, []).append((event["ts"], value))
     return series
 
 

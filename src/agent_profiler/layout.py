@@ -91,8 +91,14 @@ _COUNTER_DESCRIPTIONS = {
     "Output tokens": "Cumulative output tokens as the journal reports them.",
     "Context size": "Reported request input (cached tokens counted once) at each model request; "
     "pre/post tokens around compactions.",
-    "Context window": "The model's context window at each request.",
+    "Context window": "The model's context window at each request (an axis of its own, so a "
+    "small context on a large window is not flattened).",
+    "Context fill": "Context size as a percentage of the window at each request (rounded up, "
+    "so any context reads at least 1%).",
 }
+# Counters that are not token counts (TRACE_CONTRACT §6 asks `tokens` only of the
+# capture's Input/Output/Context size and the `Context: *` categories).
+_COUNTER_UNITS = {"Context fill": "%"}
 
 
 # One dict for every turn slice (a long session has thousands); writers only read args.
@@ -695,7 +701,10 @@ class _SessionBuilder:
         s = self.session
         self.counter("Context size", share=True).made = self._size_samples
         if s.window_tokens:
-            self.counter("Context window", share=True).made = self._window_samples
+            # Its own y axis (no share key): on a 1M-token window a 40k-token context
+            # drawn on the window's scale is one pixel tall (issue 29).
+            self.counter("Context window").made = self._window_samples
+            self.counter("Context fill").made = self._fill_samples
         self.counter("Input tokens").made = partial(self._usage_samples, output=False)
         self.counter("Output tokens").made = partial(self._usage_samples, output=True)
         # Cumulative usage at each response end, in end order (so it never goes down),
@@ -717,6 +726,12 @@ class _SessionBuilder:
         yield self.start, R_COUNTER_OPEN, 0
         for ts, tokens in iter_context_size(self.session):
             yield ts, R_COUNTER, tokens
+
+    def _fill_samples(self) -> Iterator[Sample]:
+        yield self.start, R_COUNTER_OPEN, 0
+        window = self.session.window_tokens or 1
+        for ts, tokens in iter_context_size(self.session):
+            yield ts, R_COUNTER, -(-tokens * 100 // window)  # rounded up
 
     def _window_samples(self) -> Iterator[Sample]:
         # Responses whose usage the journal left at zero are drawn too (usage unknown).
@@ -1206,7 +1221,7 @@ class _SessionBuilder:
                 parent=parent,
                 order_rank=rank,
                 description=counter.description,
-                counter_unit=COUNTER_UNIT,
+                counter_unit=_COUNTER_UNITS.get(counter.name, COUNTER_UNIT),
                 share_key=SHARE_KEY if counter.share else "",
             )
         )
@@ -1327,6 +1342,7 @@ _DISPLAY_ORDER = (
     "Compaction responses",
     "Context command",
     "Context size",
+    "Context fill",
     "Context window",
     "Context",
     "Input tokens",

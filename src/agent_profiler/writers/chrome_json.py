@@ -110,7 +110,10 @@ class ChromeJsonWriter:
                             "ts": _us(slice_.start, origin),
                         }
                     )
+            units = {t.uuid: t.counter_unit for t in tracks.tracks}
             for counter in tracks.counters:
+                # The value is named by its unit: `tokens`, or `%` (Context fill).
+                unit = units.get(counter.track_uuid) or "tokens"
                 for ts, _, value in counter.samples:
                     events.append(
                         {
@@ -120,7 +123,7 @@ class ChromeJsonWriter:
                             "pid": pid,
                             "tid": 0,
                             "ts": _us(ts, origin),
-                            "args": {"tokens": value},
+                            "args": {unit: value},
                         }
                     )
         document = {
