@@ -267,7 +267,9 @@ def test_chart_series_are_the_traces_counters(
     assert bands == [c.value for c in Category if f"Context: {c.label}" in labels]
     assert view.find("line", class_="window-line")
     (marker,) = view.find("g", class_="compaction")
-    assert "167,094 → — tokens" in marker.one("title").text()
+    assert (
+        "167,094 → 33,960 tokens (after: the first request after it)" in marker.one("title").text()
+    )
     assert not view.find("g", class_="model-change")
 
 
@@ -322,7 +324,8 @@ def test_compactions_table_and_estimation_words(spotter: list[Session], spotter_
     view = section(spotter_page, SPOTTER_ID)
     row = view.one("table", class_="compactions").find("tr")[1]
     assert number(row.one(data_key="pre").text()) == compaction.pre_tokens == 167_094
-    assert row.one(data_key="post").text() == "—"  # not recorded by Claude Code
+    # not recorded by Claude Code: the first request after it, labelled so
+    assert row.one(data_key="post").text() == "33,960 (first request after)"
     basis = view.one("p", class_="basis").text()
     assert "characters ÷ 4" in basis and "the final request may differ" in basis
     assert "Coverage: partial" in basis

@@ -25,7 +25,7 @@ from agent_profiler.model import (
     SourceKind,
     ToolCall,
 )
-from agent_profiler.views import basename, session_label
+from agent_profiler.views import AfterCompaction, basename, session_label
 
 
 class ContentMode(StrEnum):
@@ -279,15 +279,18 @@ def compaction_args(
     snapshot: ContextSnapshot | None,
     previous: ContextSnapshot | None = None,
     calls: Container[str] = frozenset(),
+    after: AfterCompaction | None = None,
 ) -> dict[str, Any]:
-    """A compaction: its trigger, the sizes before and after, and the context it left."""
+    """A compaction: its trigger, the sizes before and after (with where the size after
+    comes from: views.compactions_after), and the context it left."""
     args: dict[str, Any] = {"kind": "compaction", "compaction_kind": compaction.kind}
     if compaction.trigger:
         args["trigger"] = compaction.trigger
     if compaction.pre_tokens is not None:
         args["pre_tokens"] = compaction.pre_tokens
-    if compaction.post_tokens is not None:
-        args["post_tokens"] = compaction.post_tokens
+    if after is not None:
+        args["post_tokens"] = after.tokens
+        args["post_tokens_source"] = after.source
     args["removed_items"] = compaction.removed_items
     if compaction.timing:
         args["timing"] = compaction.timing

@@ -46,6 +46,7 @@ from agent_profiler.model import (
     Session,
 )
 from agent_profiler.views import (
+    compactions_after,
     iter_context_size,
     largest_tool_additions,
     model_runs,
@@ -818,6 +819,7 @@ class _SessionBuilder:
         lanes, uuids = self._lanes_of("Compaction")
         request_lanes, request_uuids = self._lanes_of("Compaction responses")
         requests = 0
+        after = compactions_after(self.session)
         for index, compaction in enumerate(self.session.compactions):
             position = snapshots.get(compaction.id)
             args = partial(
@@ -826,6 +828,7 @@ class _SessionBuilder:
                 None if position is None else self.session.snapshots[position],
                 self.previous(position),
                 self.call_ids,
+                after[index],
             )
             yield LaidSlice(
                 "Compaction",

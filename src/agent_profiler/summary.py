@@ -30,7 +30,11 @@ from agent_profiler.attribution import REDACTED_KIND
 from agent_profiler.context_command import NATIVE_HEAD
 from agent_profiler.model import AnchorKind, Category, Harness, Session
 from agent_profiler.privacy import private_path
-from agent_profiler.views import largest_addition_per_snapshot, largest_additions
+from agent_profiler.views import (
+    compactions_after,
+    largest_addition_per_snapshot,
+    largest_additions,
+)
 
 # Calls that can change the workspace, per harness: after one, earlier identical
 # calls no longer count as repeats (a re-read after an edit is not waste).
@@ -309,10 +313,11 @@ def summarise(
             "kind": c.kind,
             "trigger": c.trigger,
             "pre_tokens": c.pre_tokens,
-            "post_tokens": c.post_tokens,
+            "post_tokens": None if after is None else after.tokens,
+            "post_tokens_source": None if after is None else after.source,
             "after_call": sum(1 for r in session.responses if r.end_ns <= c.start_ns),
         }
-        for c in session.compactions
+        for c, after in zip(session.compactions, compactions_after(session), strict=True)
     ]
     return summary
 
@@ -503,5 +508,10 @@ def render_calls(rows: Sequence[SessionSummary]) -> str:
                 f"compaction after call {event['after_call']}: {event['kind']}, trigger "
                 f"{event['trigger'] or '-'}, {_number(event['pre_tokens'])} → "
                 f"{_number(event['post_tokens'])} tokens"
+                + (
+                    " (after: first request after it)"
+                    if event.get("post_tokens_source") == "next-request"
+                    else ""
+                )
             )
     return "\n".join(out)

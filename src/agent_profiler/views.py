@@ -7,6 +7,7 @@ cannot disagree about it; they format these values, they do not re-derive them.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import re
 from collections.abc import Iterator
@@ -114,9 +115,47 @@ def session_span(session: Session) -> tuple[int, int]:
 def context_size_series(session: Session) -> list[tuple[int, int]]:
     """(time, tokens) of the `Context size` counter in time order, every sample kept: each
     response's reported prompt tokens at its start (responses by start, end, id), then a
-    compaction's pre_tokens at its start and post_tokens at its end. At equal times
+    compaction's pre_tokens at its start and its size after (compactions_after) at its
+    end. At equal times
     responses come first and a compaction's pre comes before its post."""
     return list(iter_context_size(session))
+
+
+# Where a compaction's size after it comes from (`post_tokens_source`).
+POST_FROM_HARNESS = "harness"  # the harness's own figure (Claude Code `postTokens`, …)
+POST_FROM_NEXT_REQUEST = "next-request"  # the first reported request after it
+
+
+@dataclass(frozen=True, slots=True)
+class AfterCompaction:
+    """A compaction's size after it and where that number comes from."""
+
+    tokens: int
+    source: str  # POST_FROM_HARNESS or POST_FROM_NEXT_REQUEST
+    request_start: int | None = None  # when the first request after it started
+
+
+def compactions_after(session: Session) -> list[AfterCompaction | None]:
+    """Each compaction's size after it (in `session.compactions` order): the harness's
+    own figure where it records one, else the reported size of the first request that
+    started at or after the compaction's end (None: neither). A figure equal to that
+    request's size is said to be the request's (an adapter may have copied it there)."""
+    starts = sorted((r.start_ns, r.end_ns, r.id, r.usage.prompt_tokens) for r in session.responses)
+    times = [start for start, *_ in starts]
+    found: list[AfterCompaction | None] = []
+    for compaction in session.compactions:
+        index = bisect.bisect_left(times, compaction.end_ns)
+        following = starts[index][3] if index < len(starts) else None
+        start = starts[index][0] if index < len(starts) else None
+        if compaction.post_tokens is not None:
+            same = following is not None and following == compaction.post_tokens
+            source = POST_FROM_NEXT_REQUEST if same else POST_FROM_HARNESS
+            found.append(AfterCompaction(compaction.post_tokens, source, start))
+        elif following is not None:
+            found.append(AfterCompaction(following, POST_FROM_NEXT_REQUEST, start))
+        else:
+            found.append(None)
+    return found
 
 
 def iter_context_size(session: Session) -> Iterator[tuple[int, int]]:
@@ -125,11 +164,15 @@ def iter_context_size(session: Session) -> Iterator[tuple[int, int]]:
     ones. heapq.merge is stable, so this is the stable sort of the two lists joined."""
     responses = sorted(session.responses, key=lambda r: (r.start_ns, r.end_ns, r.id))
     compactions: list[tuple[int, int]] = []
-    for compaction in session.compactions:
+    for compaction, after in zip(session.compactions, compactions_after(session), strict=True):
         if compaction.pre_tokens is not None:
             compactions.append((compaction.start_ns, compaction.pre_tokens))
-        if compaction.post_tokens is not None:
-            compactions.append((compaction.end_ns, compaction.post_tokens))
+        # The size after, at the compaction's end; not when it is the size of a request
+        # starting right then, whose own sample says it (one sample per time).
+        if after is not None and not (
+            after.request_start == compaction.end_ns and after.source == POST_FROM_NEXT_REQUEST
+        ):
+            compactions.append((compaction.end_ns, after.tokens))
     compactions.sort(key=_time)
     made = ((response.start_ns, response.usage.prompt_tokens) for response in responses)
     return heapq.merge(made, compactions, key=_time)
@@ -215,8 +258,12 @@ def largest_addition_per_snapshot(additions: list[Addition]) -> dict[int, Additi
 
 
 __all__ = [
+    "POST_FROM_HARNESS",
+    "POST_FROM_NEXT_REQUEST",
     "Addition",
+    "AfterCompaction",
     "basename",
+    "compactions_after",
     "context_size_series",
     "iter_context_size",
     "largest_addition_per_snapshot",

@@ -27,7 +27,9 @@ from agent_profiler.report.text import (
     _window_origin,
 )
 from agent_profiler.views import (
+    POST_FROM_NEXT_REQUEST,
     basename,
+    compactions_after,
     session_label,
 )
 
@@ -315,13 +317,18 @@ def _compactions_table(session: Session, t0: int) -> str:
         '<th class="num">Before (tokens)</th><th class="num">After (tokens)</th>'
         '<th class="num">Items removed</th></tr></thead><tbody>',
     ]
+    afters = compactions_after(session)
     for index, c in enumerate(session.compactions, start=1):
+        after = afters[index - 1]
+        post = "—" if after is None else f"{after.tokens:,}"
+        if after is not None and after.source == POST_FROM_NEXT_REQUEST:
+            post += ' <span class="note">(first request after)</span>'
         out.append(
             f'<tr><td class="num">{index}</td><td>{_e(c.kind)}</td><td>{_e(c.trigger or "—")}'
             f'</td><td class="num">{_clock(c.start_ns - t0)}</td>'
             f'<td class="num">{_duration((c.end_ns - c.start_ns) / 1e9)}</td>'
             f'<td class="num" data-key="pre">{_n(c.pre_tokens)}</td>'
-            f'<td class="num" data-key="post">{_n(c.post_tokens)}</td>'
+            f'<td class="num" data-key="post">{post}</td>'
             f'<td class="num">{c.removed_items:,}</td></tr>'
         )
     out.append("</tbody></table>")

@@ -25,6 +25,7 @@ from agent_profiler.report.text import (
     _utc,
     _window_note,
 )
+from agent_profiler.views import compactions_after
 
 MAX_POINTS = 400  # per drawn series; a 500-response session is drawn from ≤ 400 samples
 
@@ -231,6 +232,7 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
     stacked = data.categories
     totals = [x.estimated_tokens for x in snapshots]
     compactions = session.compactions
+    afters = compactions_after(session)
     data_top = max([*totals, *(v for _, v in sizes), 1])
     # A window far above the data (a 1M-token window, a 20k-token session) would flatten
     # the chart into a sliver: it is then named at the top instead of drawn.
@@ -318,10 +320,17 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
         )
     for index, compaction in enumerate(compactions, start=1):
         x0, x1 = frame.x(compaction.start_ns), frame.x(compaction.end_ns)
+        after = afters[index - 1]
+        post = compaction.post_tokens if after is None else after.tokens
         what = (
             f"compaction {index}: {compaction.kind}"
             + (f", {compaction.trigger}" if compaction.trigger else "")
-            + f", {_n(compaction.pre_tokens)} → {_n(compaction.post_tokens)} tokens"
+            + f", {_n(compaction.pre_tokens)} → {_n(post)} tokens"
+            + (
+                " (after: the first request after it)"
+                if after and after.source != "harness"
+                else ""
+            )
         )
         label = _marker_label(x0, frame.top - 6, (f"▼ compaction {index}", f"▼{index}"), taken)
         out.append(
