@@ -31,9 +31,13 @@ from agent_profiler.context_command import NATIVE_HEAD
 from agent_profiler.model import AnchorKind, Category, Harness, Session
 from agent_profiler.privacy import private_path
 from agent_profiler.views import (
+    HEAD_HINT,
+    HEAD_LABEL,
+    category_label,
     compactions_after,
     largest_addition_per_snapshot,
     largest_additions,
+    unattributed_is_head,
 )
 
 # Calls that can change the workspace, per harness: after one, earlier identical
@@ -123,6 +127,9 @@ class SessionSummary:
     clock: str = "journal"  # or "synthetic": no times in the journal (Session.clock)
     # Responses whose usage was all zero: requests, but not in `calls` (peer-compatible).
     responses_without_usage: int = 0
+    # The Unattributed category is the inferred head (system prompt and tool schemas, not in
+    # the journal: views.unattributed_is_head), named so in the table.
+    inferred_head: bool = False
 
     def to_json(self, with_calls: bool) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -152,6 +159,7 @@ class SessionSummary:
             "estimate_error_worst": self.estimate_error_worst,
             "clock": self.clock,
             "responses_without_usage": self.responses_without_usage,
+            "inferred_head": self.inferred_head,
         }
         if self.redacted_placeholders:
             data["redacted_placeholders"] = self.redacted_placeholders
@@ -275,6 +283,7 @@ def summarise(
         tool_result_chars=sum(c.result_chars for c in calls),
         largest_tool_results=largest,
         end_categories=end_categories,
+        inferred_head=unattributed_is_head(session),
         native_head=native_head,
         clock=session.clock,
         responses_without_usage=len(session.unmetered_responses),
@@ -376,12 +385,14 @@ def composition_bar(categories: dict[str, int], width: int = BAR_WIDTH) -> str:
     return cells[:width].ljust(width, BAR_LETTERS[Category(ranked[0][0])])
 
 
-def _top_categories(categories: dict[str, int]) -> str:
+def _top_categories(categories: dict[str, int], head: bool = False) -> str:
     total = sum(categories.values())
     if not total:
         return "-"
     ranked = sorted(categories.items(), key=lambda kv: (-kv[1], kv[0]))[:2]
-    return ", ".join(f"{Category(k).label} {100 * v / total:.0f}%" for k, v in ranked)
+    return ", ".join(
+        f"{category_label(Category(k), head)} {100 * v / total:.0f}%" for k, v in ranked
+    )
 
 
 COLUMNS = (
@@ -439,7 +450,7 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
                 _number(row.tool_result_chars),
                 _error_cell(row),
                 composition_bar(row.end_categories) if row.end_categories else "(not recorded)",
-                _top_categories(row.end_categories),
+                _top_categories(row.end_categories, row.inferred_head),
             ]
         )
     widths = [max(len(c), *(len(r[i]) for r in body)) for i, c in enumerate(COLUMNS)]
@@ -463,6 +474,17 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
         "est. error: median / worst |estimated − reported| ÷ reported over requests after "
         f"the first (estimate basis: {', '.join(bases) or '-'})"
     )
+    heads = [row for row in rows if row.inferred_head]
+    if heads:
+        hint = (
+            f"; for Claude Code, {HEAD_HINT}"
+            if any(r.harness == "claude-code" for r in heads)
+            else ""
+        )
+        out.append(
+            f"?: {HEAD_LABEL.lower()} (not in the journal: reported − estimated at the first "
+            f"request) where a session's Unattributed is only that{hint}"
+        )
     for row in rows:
         if row.redacted_placeholders:
             out.append(

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from agent_profiler.model import ContextChange, ContextSnapshot, Session, ToolCall
+from agent_profiler.model import Category, ContextChange, ContextSnapshot, Session, ToolCall
 
 
 def basename(path: str) -> str:
@@ -89,6 +89,34 @@ def session_title(session: Session, parent: Session | None = None) -> str:
     if model:
         parts.append(model)
     return " · ".join(parts)
+
+
+# The inferred head (attribution.INFERRED_HEAD_ID) is what the journal does not hold at the
+# first request: in every harness, the system prompt and the tool schemas. Its counter keeps
+# the contract's `Context: Unattributed` label; the summary and the report name it for
+# what it is (issue 29).
+INFERRED_HEAD_ID = "inferred:head"
+HEAD_LABEL = "System prompt and tool schemas, inferred"
+HEAD_HINT = "one /context run in the session makes it exact"
+
+
+def unattributed_is_head(session: Session) -> bool:
+    """Whether the session's Unattributed category is its inferred head and nothing else
+    (every Unattributed item any snapshot changed is the head)."""
+    seen = False
+    for snapshot in session.snapshots:
+        for change in snapshot.changes:
+            if change.category is Category.UNATTRIBUTED:
+                if change.id != INFERRED_HEAD_ID:
+                    return False
+                seen = True
+    return seen
+
+
+def category_label(category: Category, head: bool) -> str:
+    """A category's name in the summary and the report: Unattributed is named for what it
+    is when it is the inferred head (`head`: unattributed_is_head)."""
+    return HEAD_LABEL if head and category is Category.UNATTRIBUTED else category.label
 
 
 def snapshots_in_time_order(session: Session) -> list[ContextSnapshot]:
@@ -258,11 +286,15 @@ def largest_addition_per_snapshot(additions: list[Addition]) -> dict[int, Additi
 
 
 __all__ = [
+    "HEAD_HINT",
+    "HEAD_LABEL",
+    "INFERRED_HEAD_ID",
     "POST_FROM_HARNESS",
     "POST_FROM_NEXT_REQUEST",
     "Addition",
     "AfterCompaction",
     "basename",
+    "category_label",
     "compactions_after",
     "context_size_series",
     "iter_context_size",
@@ -276,4 +308,5 @@ __all__ = [
     "session_title",
     "short_id",
     "tools_by_call_id",
+    "unattributed_is_head",
 ]

@@ -29,6 +29,7 @@ from agent_profiler.report.text import (
 from agent_profiler.views import (
     POST_FROM_NEXT_REQUEST,
     basename,
+    category_label,
     compactions_after,
     session_label,
 )
@@ -140,9 +141,13 @@ def overview(shown: Page) -> str:
         parts = latest_composition(row)
         if parts:
             shares = " · ".join(
-                f"{c.label} {_pct(s)}" for c, _, s in sorted(parts, key=lambda p: -p[1])[:3]
+                f"{category_label(c, row.inferred_head)} {_pct(s)}"
+                for c, _, s in sorted(parts, key=lambda p: -p[1])[:3]
             )
-            bar = f'{composition_bar(parts)}<div class="shares">{_e(shares)}</div>'
+            bar = (
+                f"{composition_bar(parts, head=row.inferred_head)}"
+                f'<div class="shares">{_e(shares)}</div>'
+            )
         else:
             bar = '<span class="not-recorded">not recorded</span>'
         count = len(shown.kids.get(session.session_id, ()))
@@ -242,6 +247,7 @@ def context_view(
         window=chart.window_drawn,
         compaction=bool(session.compactions),
         model=bool(changes),
+        head=data.row.inferred_head,
     )
     drawn = chart.drawn
     sampled = (
@@ -297,7 +303,8 @@ def _additions_table(data: SessionData, t0: int) -> str:
             f'<tr data-item="{_e(change.id)}"><td class="num">{rank}</td>'
             f'<td class="num" data-key="delta">+{change.delta_tokens:,}</td>'
             f'<td class="num">{_n(change.chars)}</td>'
-            f"<td>{swatch(change.category, 10)} {_e(change.category.label)}</td>"
+            f"<td>{swatch(change.category, 10)} "
+            f"{_e(category_label(change.category, data.row.inferred_head))}</td>"
             f"<td>{_e(change.label or change.id)}</td>"
             f'<td data-key="tool">{tool}</td>'
             f'<td class="at">{_e(places[id(addition.snapshot)])}</td>'
@@ -339,7 +346,8 @@ def _snapshots_table(data: SessionData, t0: int) -> str:
     snapshots, places, present = data.snapshots, data.places, data.categories
     if not snapshots:
         return ""
-    head = "".join(f'<th class="num">{_e(c.label)}</th>' for c in present)
+    named = data.row.inferred_head
+    head = "".join(f'<th class="num">{_e(category_label(c, named))}</th>' for c in present)
     out = [
         f"<details><summary>Every snapshot ({len(snapshots):,}), in tokens</summary>",
         '<table class="snapshots"><thead><tr><th class="num">Time (h:mm:ss)</th><th>At</th>'

@@ -25,7 +25,7 @@ from agent_profiler.report.text import (
     _utc,
     _window_note,
 )
-from agent_profiler.views import compactions_after
+from agent_profiler.views import category_label, compactions_after
 
 MAX_POINTS = 400  # per drawn series; a 500-response session is drawn from ≤ 400 samples
 
@@ -133,7 +133,9 @@ def pattern_defs() -> str:
     return f'<svg class="defs" aria-hidden="true" focusable="false"><defs>{patterns}</defs></svg>'
 
 
-def composition_bar(parts: list[tuple[Category, int, float]], width: int = 270) -> str:
+def composition_bar(
+    parts: list[tuple[Category, int, float]], width: int = 270, head: bool = False
+) -> str:
     """The Overview's horizontal bar; a segment is labelled inside when there is room."""
     height = 22
     out = [
@@ -146,10 +148,10 @@ def composition_bar(parts: list[tuple[Category, int, float]], width: int = 270) 
         out.append(
             f'<rect class="segment" data-category="{category.value}" x="{_f(x)}" y="0" '
             f'width="{_f(w)}" height="{height}" fill="url(#cat-{category.value})" '
-            f'stroke="#fff" stroke-width=".8"><title>{_e(category.label)}: {tokens:,} tokens '
-            f"({_pct(share)})</title></rect>"
+            f'stroke="#fff" stroke-width=".8"><title>{_e(category_label(category, head))}: '
+            f"{tokens:,} tokens ({_pct(share)})</title></rect>"
         )
-        label = f"{category.label} {_pct(share)}"
+        label = f"{category_label(category, head)} {_pct(share)}"
         if w >= 6.2 * len(label) + 8:
             text = label
         elif w >= 30:
@@ -293,9 +295,20 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
             out.append(
                 f'<path class="band" data-category="{category.value}" d="{path}" '
                 f'fill="url(#cat-{category.value})" stroke="#fff" stroke-width=".5">'
-                f"<title>{_e(category.label)} (estimated)</title></path>"
+                f"<title>{_e(category_label(category, data.row.inferred_head))} (estimated)"
+                "</title></path>"
             )
-            out.append(_band_label(category, xs, x_end, base, upper, frame))
+            out.append(
+                _band_label(
+                    category,
+                    xs,
+                    x_end,
+                    base,
+                    upper,
+                    frame,
+                    category_label(category, data.row.inferred_head),
+                )
+            )
             base = upper
     # Window, Context size, markers on top of the bands.
     label = f"window {window or 0:,}" + (
@@ -408,10 +421,12 @@ def _band_label(
     lower: Sequence[int],
     upper: Sequence[int],
     frame: _Frame,
+    name: str = "",
 ) -> str:
     """Name a band inside itself where the text fits best, when it fits at all: the chart
     then reads without matching colours to the legend."""
-    text_width = 6.4 * len(category.label) + 6
+    name = name or category.label
+    text_width = 6.4 * len(name) + 6
     if x_end - xs[0] < text_width:
         return ""
     ends = [*xs[1:], x_end]
@@ -438,7 +453,7 @@ def _band_label(
         return ""
     return (
         f'<text class="halo band-label" x="{_f(best[1])}" y="{_f(best[2])}" '
-        f'text-anchor="middle">{_e(category.label)}</text>'
+        f'text-anchor="middle">{_e(name)}</text>'
     )
 
 
@@ -480,9 +495,11 @@ def legend(
     window: bool = False,
     compaction: bool = False,
     model: bool = False,
+    head: bool = False,
 ) -> str:
-    """Swatches of the categories drawn, then the line styles the chart uses (only those)."""
-    items = [f"<li>{swatch(c)}<span>{_e(c.label)}</span></li>" for c in categories]
+    """Swatches of the categories drawn, then the line styles the chart uses (only those);
+    `head`: Unattributed is the inferred head (views.category_label)."""
+    items = [f"<li>{swatch(c)}<span>{_e(category_label(c, head))}</span></li>" for c in categories]
     marks = [
         (
             size,
