@@ -25,6 +25,7 @@ from agent_profiler.model import (
     SourceKind,
     ToolCall,
 )
+from agent_profiler.targets import shown
 from agent_profiler.views import AfterCompaction, basename, session_label
 
 
@@ -39,6 +40,8 @@ class TraceFacts:
 
     inputs: tuple[str, ...] = ()
     content: ContentMode = ContentMode.NONE
+    # --redact: no tool targets (a file relative to the cwd, a program, a host) either.
+    redact: bool = False
     # What reading cost: lines read, records used, skipped by kind, warnings by kind.
     accounting: tuple[tuple[str, object], ...] = ()
 
@@ -184,6 +187,8 @@ def profile_args(
         # Only when not the contract's default, so default traces stay as they were.
         args["estimate_basis"] = Basis.CALIBRATED.value
     args["content"] = facts.content.value
+    if facts.redact:
+        args["redacted"] = "tool targets"
     if facts.accounting:
         args["accounting"] = dict(facts.accounting)
     if s.unmeasured:
@@ -251,8 +256,9 @@ def response_args(
     return args
 
 
-def tool_args(call: ToolCall, previews: bool) -> dict[str, Any]:
-    """A tool execution: argument size and keys (values only with previews), result size."""
+def tool_args(call: ToolCall, previews: bool, targets: bool = True) -> dict[str, Any]:
+    """A tool execution: argument size and keys (values only with previews), what it acted
+    on (`target`, `target_kind`: targets.py; not with --redact), result size."""
     args: dict[str, Any] = {
         "kind": "tool-execution",
         "call_id": call.call_id,
@@ -261,6 +267,10 @@ def tool_args(call: ToolCall, previews: bool) -> dict[str, Any]:
         "bytes": call.arg_bytes,
         "keys": list(call.arg_keys),
     }
+    kind, value = shown(call.target)
+    if targets and value:
+        args["target"] = value
+        args["target_kind"] = kind
     if previews and call.args_preview:
         args["args"] = dict(call.args_preview)
     args["result_chars"] = call.result_chars

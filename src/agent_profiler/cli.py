@@ -38,7 +38,7 @@ from agent_profiler.exporting import (
 )
 from agent_profiler.loader import STDIN, is_stream
 from agent_profiler.model import Harness
-from agent_profiler.writers import TraceFacts
+from agent_profiler.writers import ContentMode, TraceFacts
 
 __all__ = ["EXIT_INPUT", "EXIT_OK", "EXIT_USAGE", "PROGRESS_BYTES", "app", "main"]
 
@@ -105,6 +105,22 @@ JobsOption = Annotated[
         "session trees and ≥ 4 MB of input). The output is the same whatever the number.",
     ),
 ]
+PreviewsOption = Annotated[
+    bool,
+    typer.Option(
+        "--previews",
+        help="Add length-capped prompt and argument previews "
+        "(off by default so the output is safe to attach to a bug report).",
+    ),
+]
+RedactOption = Annotated[
+    bool,
+    typer.Option(
+        "--redact",
+        help="Leave out what each tool call acted on too (a file relative to the project, "
+        "a program, a host), which a default output shows.",
+    ),
+]
 EstimateOption = Annotated[
     EstimateChoice,
     typer.Option(
@@ -169,6 +185,7 @@ def export(
     ] = None,
     estimate: EstimateOption = EstimateChoice.CHARS4,
     jobs: JobsOption = None,
+    redact: RedactOption = False,
     align: Annotated[
         AlignChoice | None,
         typer.Option(
@@ -199,6 +216,7 @@ def export(
         open_ui=_open_in_ui if open_ui else None,
         jobs=jobs,
         align=None if align is None else align.value,
+        redact=redact,
     )
     if code:
         raise typer.Exit(code)
@@ -313,6 +331,8 @@ def open_(
         float, typer.Option("--timeout", min=1, help="Seconds to wait for the UI to fetch it.")
     ] = 300.0,
     harness: HarnessOption = None,
+    previews: PreviewsOption = False,
+    redact: RedactOption = False,
 ) -> None:
     """Open a trace in ui.perfetto.dev in one command.
 
@@ -331,7 +351,11 @@ def open_(
             target,
             harness=harness,
             estimate=EstimateChoice.CHARS4,
-            facts=TraceFacts(inputs=tuple(p.name for p in inputs)),
+            facts=TraceFacts(
+                inputs=tuple(p.name for p in inputs),
+                content=ContentMode.PREVIEWS if previews else ContentMode.NONE,
+                redact=redact,
+            ),
             jobs=None,
         )
         if outcome is None:
@@ -430,6 +454,8 @@ def report(
     harness: HarnessOption = None,
     force: ForceOption = False,
     estimate: EstimateOption = EstimateChoice.CHARS4,
+    previews: PreviewsOption = False,
+    redact: RedactOption = False,
 ) -> None:
     """Write one self-contained HTML page: an Overview of every session and, per session,
     its context composition over time with the largest additions.
@@ -442,11 +468,17 @@ def report(
     check_target(target, force, journals, ".html")
     from agent_profiler.adapters.drafts import argument_previews
 
-    with use_estimator(named(estimate)), argument_previews(False):  # the page shows none
+    # Argument previews are kept only for a page made with --previews (its additions table
+    # shows them); tool targets unless --redact.
+    with use_estimator(named(estimate)), argument_previews(previews):
         result, diagnostics = _load(journals, harness)
     if not result.sessions:
         typer.echo("error: nothing to report (no readable sessions)", err=True)
         raise typer.Exit(EXIT_INPUT)
+    if redact:
+        from agent_profiler.targets import without_targets
+
+        result.sessions = without_targets(result.sessions)
     from agent_profiler.report import HtmlReportWriter
 
     inputs = ["<stdin>" if str(p) == STDIN else p.name for p in journals]

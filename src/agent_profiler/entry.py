@@ -14,7 +14,12 @@ from pathlib import Path
 from typing import Any
 
 # Flags and options of `export` (cli.export) this parser takes; the rest goes to Typer.
-_FLAGS = {"--force": "force", "--previews": "previews", "--strict": "strict"}
+_FLAGS = {
+    "--force": "force",
+    "--previews": "previews",
+    "--strict": "strict",
+    "--redact": "redact",
+}
 _OPTIONS = {
     "-o": "output",
     "--output": "output",
@@ -87,6 +92,7 @@ def _parse_export(argv: list[str]) -> dict[str, Any] | None:
         "estimate": EstimateChoice(estimate),
         "jobs": jobs,
         "align": values.get("align"),
+        "redact": values.get("redact", False),
     }
 
 

@@ -392,6 +392,7 @@ def run_export(
     open_ui: Callable[..., None] | None,
     jobs: int | None = None,
     align: str | None = None,
+    redact: bool = False,
 ) -> int:
     """`agent-profiler export`; returns the exit code (errors are raised). `align`:
     "start" lays every session tree out from one origin (align.py), None keeps real time."""
@@ -413,6 +414,7 @@ def run_export(
     facts = TraceFacts(
         inputs=tuple(p.name for p in journals),
         content=ContentMode.PREVIEWS if previews else ContentMode.NONE,
+        redact=redact,
     )
     if writer.name == "perfetto":
         outcome = export_perfetto(

@@ -45,6 +45,7 @@ from agent_profiler.model import (
     Response,
     Session,
 )
+from agent_profiler.targets import shown
 from agent_profiler.views import (
     compactions_after,
     iter_context_size,
@@ -808,7 +809,7 @@ class _SessionBuilder:
                 call.start_ns,
                 call.end_ns,
                 self.activity,
-                partial(tool_args, call, previews),
+                partial(tool_args, call, previews, not self.facts.redact),
                 flows=arrival + out,
                 outgoing=out,
                 track_uuid=uuids[lanes[index]],
@@ -966,10 +967,14 @@ class _SessionBuilder:
             index = last_call[change.source_id]
             tool = self.calls[index]
             # No `kind` and no `context` here: Agent Profiler's tables must skip these
-            # (TRACE_CONTRACT §9); they exist for ui.perfetto.dev's flow arrows.
+            # (TRACE_CONTRACT §9); they exist for ui.perfetto.dev's flow arrows. The tool's
+            # target says what caused the addition (not with --redact).
+            _, target = shown(tool.target) if not self.facts.redact else ("", "")
+            what = f"{tool.name} {target}" if target else tool.name
+            extra = {"target": target} if target else {}
             instant = LaidSlice(
                 "Largest additions",
-                f"+{change.delta_tokens:,} tokens · {tool.name} ({change.label or 'item'})",
+                f"+{change.delta_tokens:,} tokens · {what} ({change.label or 'item'})",
                 snapshot.time_ns,
                 snapshot.time_ns,
                 "agentprof-additions",
@@ -981,6 +986,7 @@ class _SessionBuilder:
                     "item_id": change.id,
                     "tool_call_id": change.source_id,
                     "tool": tool.name,
+                    **extra,
                     "estimate": self.estimate_note,
                 },
                 instant=True,

@@ -26,6 +26,7 @@ from agent_profiler.report.text import (
     _window_note,
     _window_origin,
 )
+from agent_profiler.targets import shown as shown_target
 from agent_profiler.views import (
     POST_FROM_NEXT_REQUEST,
     basename,
@@ -294,11 +295,20 @@ def _additions_table(data: SessionData, t0: int) -> str:
     ]
     for rank, addition in enumerate(shown, start=1):
         change = addition.change  # tool: the call whose id is change.source_id (views.py)
-        tool = (
-            f'<span title="{_e(change.source_id)}">{_e(addition.tool.name)}</span>'
-            if addition.tool
-            else "—"
-        )
+        call = addition.tool
+        if call is None:
+            tool = "—"
+        else:
+            # What the call acted on (targets.py), and its arguments only when the page
+            # was made with --previews (they are in the model only then).
+            _, target = shown_target(call.target)
+            tool = f'<span title="{_e(change.source_id)}">{_e(call.name)}</span>' + (
+                f' <code class="target">{_e(target)}</code>' if target else ""
+            )
+            if call.args_preview:
+                text = "; ".join(f"{k}: {v}" for k, v in call.args_preview)
+                tool += f'<div class="args muted">{_e(text)}</div>'
+
         out.append(
             f'<tr data-item="{_e(change.id)}"><td class="num">{rank}</td>'
             f'<td class="num" data-key="delta">+{change.delta_tokens:,}</td>'
