@@ -235,6 +235,7 @@ def test_the_fast_export_path_parses_like_typer() -> None:
         "estimate": EstimateChoice.CHARS4,
         "jobs": None,
         "align": None,
+        "redact": False,
     }
     assert _parse_export(["a.jsonl", "-j", "3"])["jobs"] == 3  # type: ignore[index]
     assert _parse_export(["a.jsonl", "--jobs=2"])["jobs"] == 2  # type: ignore[index]

@@ -283,7 +283,8 @@ def test_largest_additions_equal_the_snapshot_changes(
     spotter: list[Session], spotter_page: Node, spotter_trace: TraceView
 ) -> None:
     main = spotter[0]
-    tools = {c.call_id: c.name for c in main.tool_calls}
+    # The tool column names the call and what it acted on (issue 29: targets.py).
+    tools = {c.call_id: f"{c.name} {c.target.partition(':')[2]}".strip() for c in main.tool_calls}
     expected = sorted(
         (
             (change.delta_tokens, tools.get(change.source_id), change.id)
@@ -297,17 +298,24 @@ def test_largest_additions_equal_the_snapshot_changes(
     table = section(spotter_page, SPOTTER_ID).one("table", class_="additions")
     rows = table.find("tr")[1:]
     assert len(rows) == LARGEST_ADDITIONS
+
+    def tool_of(row: Node) -> str | None:
+        cell = row.one(data_key="tool")
+        if cell.text() == "—":
+            return None
+        names = [n.text() for n in cell.find("span")] + [n.text() for n in cell.find("code")]
+        return " ".join(names)
+
     shown = [
-        (
-            number(r.one(data_key="delta").text()),
-            None if r.one(data_key="tool").text() == "—" else r.one(data_key="tool").text(),
-            r.attrs["data-item"],
-        )
-        for r in rows
+        (number(r.one(data_key="delta").text()), tool_of(r), r.attrs["data-item"]) for r in rows
     ]
     assert [s[0] for s in shown] == [e[0] for e in expected[:LARGEST_ADDITIONS]]
     assert set(shown) <= set(expected)
-    assert shown[0] == (6_417, "Write", "result:toolu_01J3LpNDRpSNxjChpcebSS5m")
+    assert shown[0] == (
+        6_417,
+        "Write lib/spotter_web/live/session_live.ex",
+        "result:toolu_01J3LpNDRpSNxjChpcebSS5m",
+    )
     assert f"of {len(expected):,} additions" in section(spotter_page, SPOTTER_ID).text()
     # The trace's "Largest additions" instants are the tool-linked ones, in the same order.
     capture = capture_for(spotter_trace, SPOTTER_ID)
@@ -320,9 +328,11 @@ def test_largest_additions_equal_the_snapshot_changes(
         key=lambda s: s.args["rank"],
     )
     linked = [(d, t) for d, t, _ in shown if t is not None]
-    assert [(i.args["delta_tokens"], i.args["tool"]) for i in instants][: len(linked)] == linked[
-        : len(instants)
+    named = [
+        (i.args["delta_tokens"], " ".join(filter(None, (i.args["tool"], i.args.get("target")))))
+        for i in instants
     ]
+    assert named[: len(linked)] == linked[: len(instants)]
 
 
 def test_compactions_table_and_estimation_words(spotter: list[Session], spotter_page: Node) -> None:

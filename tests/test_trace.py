@@ -233,7 +233,10 @@ def test_source_ids_link_to_tool_slices_and_additions_have_flows(spotter: TraceV
         tool = tools[instant.args["tool_call_id"]]
         (_shared,) = set(instant.flow_ids) & set(tool.flow_ids)
         assert tool.ts <= instant.ts
-        assert f" · {tool.name} (" in instant.name
+        # named with the call and what it acted on (issue 29)
+        target = tool.args.get("target")
+        what = f"{tool.name} {target}" if target else tool.name
+        assert f" · {what} (" in instant.name
     best = max(
         (
             c

@@ -482,7 +482,7 @@ def report(
     from agent_profiler.report import HtmlReportWriter
 
     inputs = ["<stdin>" if str(p) == STDIN else p.name for p in journals]
-    writer = HtmlReportWriter(title=title, window=window, inputs=inputs)
+    writer = HtmlReportWriter(title=title, window=window, inputs=inputs, previews=previews)
     refuse_read_files(target, result.files)
     size = write_atomically(target, lambda stream: writer.write(result.sessions, stream))
     subagents = sum(1 for s in result.sessions if s.is_subagent)

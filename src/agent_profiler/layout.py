@@ -4,7 +4,7 @@ arguments and flows, de-duplicated counter series and the order of events (TRACE
 Both writers encode this and nothing else (writers/perfetto.py as protobuf,
 writers/chrome_json.py as JSON), so they show the same slices and the same counter samples.
 Track uuids are small numbers, 1, 2, 3 … in the order their keys are first asked for; flow ids
-and the pid are `stable_id64` hashes of stable keys. Same sessions, same layout.
+are `stable_id64` hashes of stable keys, the trace root's uuid too. Same sessions, same layout.
 
 A session is planned, not laid out whole (`SessionPlan`): its lanes, uuids, counters and
 the model relations its flows draw are worked out first, and its slices are made by blocks
@@ -108,7 +108,7 @@ _TURN_ARGS: dict[str, Any] = {"kind": "turn"}
 
 
 def stable_id64(text: str) -> int:
-    """A stable, non-zero 64-bit id for a key (flows, sequence, pid): the first 8 bytes of
+    """A stable, non-zero 64-bit id for a key (flows, the trace root): the first 8 bytes of
     its BLAKE2b digest, little-endian. Any stable hash serves; BLAKE2b runs in C, which
     matters for the tens of thousands of flows of a long session."""
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little") or 1
