@@ -1382,7 +1382,8 @@ def build_layout(sessions: Sequence[Session], facts: TraceFacts) -> Layout:
 
 def ordered_sessions(sessions: Sequence[Session]) -> list[Session]:
     """The order sessions are laid out and written in: top-level sessions by (start,
-    session id), each followed by its subagents in the same order (theirs after each)."""
+    session id), each followed by its subagents in the same order (theirs after each).
+    A start is the session's span's (views.session_span: its capture's start)."""
     by_id = {s.session_id: s for s in sessions}
     children: dict[str, list[Session]] = {}
     roots: list[Session] = []
@@ -1411,7 +1412,8 @@ def ordered_sessions(sessions: Sequence[Session]) -> list[Session]:
 
 
 def _start_key(session: Session) -> tuple[int, str]:
-    return session.start_ns, session.session_id
+    """Where a session starts as the trace shows it (its capture's start), then its id."""
+    return session_span(session)[0], session.session_id
 
 
 def iter_layout(
@@ -1456,7 +1458,8 @@ def iter_layout(
         if parent is session:
             parent = None
         if parent is None:
-            parent_uuid, rank = TRACE_ROOT_UUID, start_rank(session.start_ns - session.shifted_ns)
+            real_start = session_span(session)[0] - session.shifted_ns  # profile (1)'s start
+            parent_uuid, rank = TRACE_ROOT_UUID, start_rank(real_start)
         else:
             parent_uuid = ids.get(f"session:{parent.session_id}")
             rank = child_rank[parent.session_id] = child_rank.get(parent.session_id, 0) + 1
