@@ -261,10 +261,21 @@ def _check_tracks(view: TraceView) -> Iterator[str]:
                     f"capture: {format(capture.uuid, 'x')} is nested in capture "
                     f"{format(ancestor.uuid, 'x')} but declared before it"
                 )
+    # Tracks above the captures (ours: the trace's root and each session's group track,
+    # docs/traces.md) hold no events: nothing is outside a session.
+    grouping = {
+        ancestor.uuid
+        for capture in captures
+        for ancestor in view.ancestors(capture.uuid)[1:]
+        if ancestor.name != CAPTURE_TRACK_NAME
+    }
+    busy = {s.track_uuid for s in view.slices} | {s.track_uuid for s in view.samples}
+    for uuid in sorted(grouping & busy):
+        yield f"track: {view.tracks[uuid].name!r} above a capture holds events"
     for track in view.tracks.values():
         if track.parent_uuid is not None and track.parent_uuid not in view.tracks:
             yield f"track: {track.name!r} ({track.uuid}) has undeclared parent {track.parent_uuid}"
-        if track.is_process or track.name == CAPTURE_TRACK_NAME:
+        if track.is_process or track.name == CAPTURE_TRACK_NAME or track.uuid in grouping:
             continue
         if view.capture_of(track.uuid) is None:
             yield f"track: {track.name!r} ({track.uuid}) is not below any {CAPTURE_TRACK_NAME!r}"
@@ -731,12 +742,16 @@ def _check_subagents(view: TraceView) -> Iterator[str]:
     capture_parent: dict[str, int | None] = {}  # session → the track its capture hangs off
     family_size: dict[int | None, int] = {}  # that track → how many captures hang off it
     for capture in view.captures():
-        family_size[capture.parent_uuid] = family_size.get(capture.parent_uuid, 0) + 1
+        # The family is the tree under the capture's topmost ancestor below the trace's
+        # root (a top-level session's group), or under its parent when that is a process.
+        chain = view.ancestors(capture.uuid)
+        top = chain[-2].uuid if len(chain) > 2 else capture.parent_uuid
+        family_size[top] = family_size.get(top, 0) + 1
         profile = view.profile_of(capture.uuid)
         session = profile.args.get("session_id") if profile is not None else None
         if profile is not None and isinstance(session, str):
             profiles.setdefault(session, profile)
-            capture_parent.setdefault(session, capture.parent_uuid)
+            capture_parent.setdefault(session, top)
     for session, profile in profiles.items():
         parent_session = profile.args.get("parent_session")
         if not isinstance(parent_session, str) or not parent_session:

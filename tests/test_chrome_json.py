@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from agent_profiler import cli
 from agent_profiler.cli import app
+from agent_profiler.layout import TRACE_ROOT_UUID
 from traceview import load_trace
 
 DATA = Path(__file__).parent / "data" / "journals"
@@ -43,7 +44,9 @@ def test_json_has_the_same_slices_counters_and_flows(tmp_path: Path) -> None:
     # counters: one series per (session, name), ending at 0, same sample count
     series: dict[tuple[int, str], list[float]] = {}
     for event in (e for e in events if e["ph"] == "C"):
-        series.setdefault((event["pid"], event["name"]), []).append(event["args"]["tokens"])
+        series.setdefault((event["pid"], event["name"]), []).append(
+            next(iter(event["args"].values()))
+        )
     assert len(series) == sum(1 for t in view.tracks.values() if t.is_counter)
     assert all(values[-1] == 0 for values in series.values())
     # flows: every id has one start and one finish, start not after finish
@@ -53,9 +56,11 @@ def test_json_has_the_same_slices_counters_and_flows(tmp_path: Path) -> None:
         ends[event["id"]][event["ph"]] = event["ts"]
     assert len(ends) == len(view.flows)
     assert all(set(pair) == {"s", "f"} and pair["s"] <= pair["f"] for pair in ends.values())
-    # two sessions: two processes, named after their capture
+    # two sessions: two processes, named as the Perfetto trace names their groups
     names = [e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"]
-    assert len(names) == 2 and all(n.startswith("agentprof.capture ") for n in names)
+    groups = [view.tracks[c.parent_uuid].name for c in view.captures() if c.parent_uuid]
+    assert view.tracks[TRACE_ROOT_UUID].name.startswith("agent-profiler · 2 sessions")
+    assert len(names) == 2 and names == groups
 
 
 def test_format_follows_the_name_or_the_option(tmp_path: Path) -> None:

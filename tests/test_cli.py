@@ -194,6 +194,8 @@ def test_the_report_title_default_is_the_report_s() -> None:
 
 def _flat(parsed: dict[str, Any] | None) -> dict[str, Any] | None:
     """The fast parser's values as Typer's parameters: its ReadOptions spread out."""
+    from agent_profiler.align import AlignChoice
+
     if parsed is None:
         return None
     options = parsed.pop("options")
@@ -203,6 +205,7 @@ def _flat(parsed: dict[str, Any] | None) -> dict[str, Any] | None:
         "estimate": options.estimate,
         "previews": options.previews,
         "jobs": options.jobs,
+        "align": AlignChoice.START if options.align else None,
     }
 
 
@@ -250,6 +253,8 @@ def test_the_fast_export_path_parses_like_typer() -> None:
         "format_name": "json",
         "estimate": EstimateChoice.CHARS4,
         "jobs": None,
+        "align": None,
+        "redact": False,
     }
     assert _parse_export(["a.jsonl", "-j", "3"])["options"].jobs == 3  # type: ignore[index]
     assert _parse_export(["a.jsonl", "--jobs=2"])["options"].jobs == 2  # type: ignore[index]

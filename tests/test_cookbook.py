@@ -134,6 +134,7 @@ def compactions(view: TraceView) -> list[tuple[Any, ...]]:
             s.args.get("trigger"),
             s.args.get("pre_tokens"),
             s.args.get("post_tokens"),
+            s.args.get("post_tokens_source"),
             s.args.get("removed_items"),
             (s.args.get("context") or {}).get("omitted_changes"),
         )
@@ -150,6 +151,26 @@ def tools_by_result(view: TraceView) -> dict[str, tuple[int, int, int, int]]:
         chars = [s.args["result_chars"] for s in mine]
         out[name] = (len(mine), sum(chars), max(chars), sum(bool(s.args["is_error"]) for s in mine))
     return out
+
+
+def targets(view: TraceView) -> list[tuple[Any, ...]]:
+    calls = [s for s in view.slices if s.kind == "tool-execution" and "target" in s.args]
+    groups: dict[tuple[str, str], list[int]] = {}
+    for s in calls:
+        groups.setdefault((s.args["target_kind"], s.args["target"]), []).append(
+            s.args["result_chars"]
+        )
+    rows = [(k, t, len(v), sum(v)) for (k, t), v in groups.items()]
+    return sorted(rows, key=lambda r: (-r[3], r[0], r[1]))[:20]
+
+
+def session_groups(view: TraceView) -> list[tuple[Any, ...]]:
+    out = []
+    for capture in view.captures():
+        profile = view.profile_of(capture.uuid)
+        assert profile is not None and capture.parent_uuid is not None
+        out.append((view.tracks[capture.parent_uuid].name, profile.args["session_id"]))
+    return sorted(out, key=lambda r: r[1])
 
 
 def subagents(view: TraceView) -> list[tuple[Any, ...]]:
@@ -221,6 +242,22 @@ def check_subagents(got: list[dict[str, Any]], view: TraceView) -> None:
     assert sorted(tuple(r.values()) for r in got) == subagents(view)
 
 
+def check_targets(got: list[dict[str, Any]], view: TraceView) -> None:
+    assert [tuple(r.values()) for r in got] == targets(view)
+    assert got  # both traces have tool calls with targets
+
+
+def check_trace_facts(got: list[dict[str, Any]], view: TraceView) -> None:
+    assert {r["name"]: r["str_value"] for r in got} == {
+        f"trace_attribute.{k}": v for k, v in view.attributes.items()
+    }
+    assert len(got) == 4
+
+
+def check_session_groups(got: list[dict[str, Any]], view: TraceView) -> None:
+    assert [tuple(r.values()) for r in got] == session_groups(view)
+
+
 def check_category(got: list[dict[str, Any]], view: TraceView) -> None:
     assert Counter((r["name"], r["ts"], r["value"]) for r in got) == category_samples(view)
     assert [r["ts"] for r in got] == sorted(r["ts"] for r in got)
@@ -233,6 +270,9 @@ CHECKS: dict[str, Callable[[list[dict[str, Any]], TraceView], None]] = {
     "Compactions and what they removed #1": check_compactions,
     "Tool calls by result size #1": check_tools,
     "Subagent totals #1": check_subagents,
+    "What the tools acted on #1": check_targets,
+    "The trace's own facts #1": check_trace_facts,
+    "Sessions in the track tree #1": check_session_groups,
     "A category over time (and the reported size beside it) #1": check_category,
 }
 

@@ -52,6 +52,7 @@ CAPTURE_ORDER = (
     "Compaction responses",
     "Context command",
     "Context size",
+    "Context fill",
     "Context window",
     "Context",
     "Input tokens",
@@ -150,8 +151,9 @@ def shot(trace: Path, png: Path) -> subprocess.CompletedProcess[str]:
 def test_the_ui_shows_what_the_model_holds(journal: Path, tmp_path: Path) -> None:
     view, png = render(journal, tmp_path)
     (capture,) = view.captures()
-    process = view.tracks[capture.parent_uuid] if capture.parent_uuid else None
-    assert process is not None and process.process is not None
+    group = view.tracks[capture.parent_uuid] if capture.parent_uuid else None
+    assert group is not None and group.process is None and group.parent_uuid is not None
+    root = view.tracks[group.parent_uuid]
 
     # The log: the trace imported cleanly, so no red Trace Doctor icon and no error tab.
     log = png.with_suffix(".log").read_text()
@@ -159,13 +161,13 @@ def test_the_ui_shows_what_the_model_holds(journal: Path, tmp_path: Path) -> Non
     assert "import errors / data loss" not in log and "loadingErrors" not in log
     assert "pageerror" not in log
 
-    # The track tree on load: process → agentprof.capture → the session's tracks, in order.
+    # The track tree on load (issue 29): the trace's root → the session's group, named for
+    # it (no pid) → agentprof.capture → the session's tracks, in order.
     nodes = parse_tree(png.with_suffix(".tracks.txt").read_text())
-    (top,) = [
-        i for i, n in enumerate(nodes) if n.depth == 0 and n.name.startswith(process.process.name)
-    ]
-    assert str(process.process.pid) in nodes[top].name
-    (capture_node,) = children(nodes, top)
+    (top,) = [i for i, n in enumerate(nodes) if n.depth == 0 and n.name == root.name]
+    (session_node,) = children(nodes, top)
+    assert session_node.name == group.name
+    (capture_node,) = children(nodes, nodes.index(session_node))
     assert capture_node.name == "agentprof.capture"
     index = nodes.index(capture_node)
     shown = [n.name for n in children(nodes, index)]

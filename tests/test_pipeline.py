@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from agent_profiler.adapters import JournalGroup
 from agent_profiler.cli import app
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.layout import UUID_BLOCK
+from agent_profiler.layout import TRACE_ROOT_UUID, UUID_BLOCK
 from agent_profiler.loader import LoadResult, load, plan_inputs
 from agent_profiler.model import Harness
 from agent_profiler.pipeline import PARALLEL_MIN_BYTES, jobs_for
@@ -47,7 +47,7 @@ def test_every_harness_in_one_trace_is_the_same_bytes_with_one_process_or_two(
     groups = plan_inputs([DATA], None, LoadResult())
     assert len(groups) > 10
     # Every group's captures are in its block; the first group keeps the small uuids.
-    blocks = {uuid // UUID_BLOCK for uuid in view.tracks}
+    blocks = {uuid // UUID_BLOCK for uuid in view.tracks if uuid != TRACE_ROOT_UUID}
     assert blocks == set(range(len(groups))) - {
         i for i, g in enumerate(groups) if not load(list(g.paths), Diagnostics()).sessions
     }
@@ -58,6 +58,27 @@ def test_every_harness_in_one_trace_is_the_same_bytes_with_one_process_or_two(
     assert view.clock_snapshots[0].clocks[1] == min(view.event_times)
     # Each group writes on a sequence of its own (its interning and delta clocks)
     assert view.sequence_ids == {block + 1 for block in blocks}
+    # The trace-level facts the parent writes once join every group's (issue 29): the
+    # root counts every capture, the harnesses are every profile's.
+    captures = view.captures()
+    subagents = sum(
+        1
+        for c in captures
+        if "parent_session" in view.profile_of(c.uuid).args  # type: ignore[union-attr]
+    )
+    root = view.tracks[TRACE_ROOT_UUID]
+    assert root.name == (
+        f"agent-profiler · {len(captures)} sessions ({subagents} subagents), by start time"
+    )
+    harnesses = {view.profile_of(c.uuid).args["harness"] for c in captures}  # type: ignore[union-attr]
+    assert view.attributes["harnesses"] == ",".join(sorted(harnesses))
+    # Top-level sessions in the order of their real start
+    tops = sorted(view.children_of(TRACE_ROOT_UUID), key=lambda t: t.sibling_order_rank or 0)
+    starts = []
+    for group in tops:
+        (capture,) = [t for t in view.children_of(group.uuid) if t.name == "agentprof.capture"]
+        starts.append(view.profile_of(capture.uuid).ts)  # type: ignore[union-attr]
+    assert [s // 10**9 for s in starts] == sorted(s // 10**9 for s in starts)
 
 
 def test_a_session_given_twice_in_two_groups_is_renamed_the_same_way_by_workers(

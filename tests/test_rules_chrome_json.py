@@ -40,6 +40,10 @@ def test_every_event_is_the_layout_in_microseconds() -> None:
     starts += [ts for t in layout.sessions for c in t.counters for ts, _, _ in c.samples]
     origin = min(starts)
     assert document["metadata"] == {
+        "trace_attribute.agent_profiler_version": __version__,
+        "trace_attribute.harnesses": "claude-code",
+        "trace_attribute.estimate_basis": "chars/4",
+        "trace_attribute.clock": "wall-clock",
         "exporter": f"agent-profiler {__version__}",
         "start_unix_ns": origin,
         "content": "previews",
@@ -47,15 +51,15 @@ def test_every_event_is_the_layout_in_microseconds() -> None:
     }
     assert document["displayTimeUnit"] == "ms"
     assert min(e["ts"] for e in events if "ts" in e) == 0.0
-    for pid, tracks in enumerate(layout.sessions, start=1):
+    for pid, (group, tracks) in enumerate(zip(layout.groups, layout.sessions, strict=True), 1):
         mine = [e for e in events if e["pid"] == pid]
         meta = [e for e in mine if e["ph"] == "M"]
-        assert meta[0] == {
+        assert meta[0] == {  # named as the Perfetto trace names the session's group
             "ph": "M",
             "name": "process_name",
             "pid": pid,
             "tid": 0,
-            "args": {"name": f"agentprof.capture {tracks.session.session_id}"},
+            "args": {"name": group.name},
         }
         assert meta[1] == {
             "ph": "M",
@@ -100,9 +104,10 @@ def test_every_event_is_the_layout_in_microseconds() -> None:
         assert {f["id"] for f in flows if f["ph"] == "s"} <= outgoing
         counters = [e for e in mine if e["ph"] == "C"]
         samples = [(c.name, ts, v) for c in tracks.counters for ts, _, v in c.samples]
-        assert [(e["name"], e["ts"], e["args"]["tokens"]) for e in counters] == [
-            (name, round((ts - origin) / 1000, 3), value) for name, ts, value in samples
-        ]
+        units = {"Context fill": "%"}
+        assert [
+            (e["name"], e["ts"], e["args"][units.get(e["name"], "tokens")]) for e in counters
+        ] == [(name, round((ts - origin) / 1000, 3), value) for name, ts, value in samples]
         assert all((e["cat"], e["tid"]) == (tracks.activity, 0) for e in counters)
 
 

@@ -18,9 +18,9 @@ from agent_profiler.layout import (
     R_SLICE_BEGIN,
     R_SLICE_END,
     R_ZERO_END,
+    TRACE_ROOT_UUID,
     LaidSlice,
     Layout,
-    ProcessTrack,
     SessionLayout,
     TraceFacts,
     TrackKind,
@@ -28,6 +28,7 @@ from agent_profiler.layout import (
     build_layout,
     iter_layout,
     ordered_sessions,
+    start_rank,
 )
 from agent_profiler.writers.perfetto import _END, _slice_sweep
 from rules_spy import raw_lines, sessions
@@ -91,25 +92,51 @@ def _flow_ends(layout: Layout) -> dict[int, list[tuple[LaidSlice, bool]]]:
 # --------------------------------------------------------------------------- processes
 
 
-def test_each_top_level_session_opens_one_process_its_subagents_share() -> None:
+def test_each_session_has_a_group_named_for_it_and_its_subagents_hang_from_the_parents() -> None:
+    """No process (a made-up pid would be its name in the UI): the session's group track is
+    named harness, short id, project and model; the subagent's says whose it is and through
+    which call, and sits in its parent's group after the parent's capture."""
     layout = _layout(SPOTTER)
-    # two captures (the session and its Task subagent), one process
     assert len(layout.sessions) == 2
-    assert layout.processes == (
-        ProcessTrack(
-            uuid=1,
-            pid=1_187_147,  # derived from the session id: the same on every export
-            name="claude",
-            labels=("Claude Code", f"Claude Code {SPOTTER_ID} (spotter-gqc)"),
-        ),
+    parent, child = layout.groups
+    assert parent.name == "Claude Code 258c7280 · spotter-gqc · claude-opus-4-6"
+    assert (parent.parent, parent.kind, parent.explicit_child_order) == (
+        TRACE_ROOT_UUID,
+        TrackKind.GROUP,
+        True,
     )
-    for laid in layout.sessions:
+    assert parent.order_rank == start_rank(layout.sessions[0].session.start_ns)
+    call = next(c for c in layout.sessions[0].session.tool_calls if c.child_session)
+    assert child.name == (
+        f"Subagent a881341 of 258c7280 via {call.name} …{call.call_id[-6:]}"
+        " · claude-sonnet-4-5-20250929"
+    )
+    assert (child.parent, child.order_rank) == (parent.uuid, 1)
+    for group, laid in zip(layout.groups, layout.sessions, strict=True):
         (capture,) = [t for t in laid.tracks if t.uuid == laid.capture_uuid]
-        assert (capture.name, capture.kind, capture.parent) == (
+        assert (capture.name, capture.kind, capture.parent, capture.order_rank) == (
             "agentprof.capture",
             TrackKind.GROUP,
-            1,
+            group.uuid,
+            0,
         )
+
+
+def test_sessions_are_laid_out_by_start_each_parent_followed_by_its_subagents() -> None:
+    """Two trees given in the wrong order, a subagent of the later one starting before the
+    earlier one ends: the order is earlier root, later root, its subagent."""
+    parent, child = sessions(SPOTTER)
+    (small,) = sessions(CLAUDE_SMALL)
+    later = dataclasses.replace(small, start_ns=parent.start_ns - 10**9, end_ns=parent.start_ns - 1)
+    order = ordered_sessions([child, parent, later])
+    assert [s.session_id for s in order] == [
+        later.session_id,
+        parent.session_id,
+        child.session_id,
+    ]
+    layout = build_layout([child, parent, later], TraceFacts())
+    ranks = [g.order_rank for g in layout.groups if g.parent == TRACE_ROOT_UUID]
+    assert ranks == sorted(ranks) and len(ranks) == 2
 
 
 # --------------------------------------------------------------------------- subagent arrows
@@ -241,33 +268,29 @@ def test_slice_events_are_the_order_the_perfetto_writer_sweeps() -> None:
     }
 
 
-def test_a_subagent_read_without_its_parent_opens_its_own_process() -> None:
-    """The spotter subagent's file alone: its parent is not in the set, so it is the root."""
+def test_a_subagent_read_without_its_parent_is_a_top_level_session() -> None:
+    """The spotter subagent's file alone: its parent is not in the set, so its group hangs
+    from the trace's root, still named a subagent of its parent."""
     agent = SPOTTER / SPOTTER_ID / "subagents" / "agent-a881341.jsonl"
     layout = _layout(agent)
     (laid,) = layout.sessions
     assert laid.session.parent_session == SPOTTER_ID
-    assert layout.processes == (
-        ProcessTrack(
-            uuid=1,
-            pid=469_202,
-            name="claude",
-            labels=("Claude Code", f"Claude Code subagent {CHILD_ID} (spotter-gqc)"),
-        ),
-    )
+    (group,) = layout.groups
+    assert group.parent == TRACE_ROOT_UUID
+    assert group.name.startswith("Subagent a881341 of 258c7280")
     (capture,) = [t for t in laid.tracks if t.uuid == laid.capture_uuid]
-    assert capture.parent == 1
+    assert capture.parent == group.uuid
 
 
 def test_sessions_naming_each_other_as_parent_still_lay_out() -> None:
     """Edited real sessions (a damaged journal): spotter's session made the child of its own
-    subagent. Looking for the root stops at the loop: each gets a process, none hangs."""
+    subagent. The loop has no root: both are still laid out, each in a group of its own."""
     parent, child = sessions(SPOTTER)
     looped = dataclasses.replace(parent, parent_session=child.session_id)
     layout = build_layout([looped, child], TraceFacts())
-    assert len(layout.sessions) == len(layout.processes) == 2
-    processes = {p.uuid for p in layout.processes}
-    assert {laid.tracks[0].parent for laid in layout.sessions} == processes
+    assert len(layout.sessions) == len(layout.groups) == 2
+    groups = {g.uuid for g in layout.groups}
+    assert {laid.tracks[0].parent for laid in layout.sessions} == groups
 
 
 def test_a_plan_makes_the_slices_it_lays_out_and_sweeps_them_in_order() -> None:

@@ -107,9 +107,10 @@ def test_a_trace_is_its_packets_framed_back_to_back_and_counted() -> None:
     data, count, _ = _export(SMALL)
     frames = _frames(data)
     trace = pb.Trace.FromString(data)
-    # write() says how many packets it wrote: the clock snapshot, the group's delta clock
-    # starting (one session: no other), descriptors, events
-    assert count == len(frames) == len(trace.packet) == 103
+    # write() says how many packets it wrote: the clock snapshot, the trace attributes and
+    # the root track, the group's delta clock starting (one session: no other),
+    # descriptors, events
+    assert count == len(frames) == len(trace.packet) == 107  # + Context fill descriptor, samples
     assert [pb.TracePacket.FromString(f) for f in frames] == list(trace.packet)
     # lengths of one and of two varint bytes both occur (the context dicts are large)
     assert min(map(len, frames)) < 2**7 <= 2**8 < max(map(len, frames))

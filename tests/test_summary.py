@@ -222,6 +222,7 @@ def test_calls_option_gives_the_series_and_compactions() -> None:
             "trigger": "manual",
             "pre_tokens": 18_300,
             "post_tokens": 2_100,
+            "post_tokens_source": "harness",
             "after_call": 3,
         },
         {
@@ -229,6 +230,7 @@ def test_calls_option_gives_the_series_and_compactions() -> None:
             "trigger": "auto",
             "pre_tokens": 12_131,
             "post_tokens": 11_906,
+            "post_tokens_source": "harness",
             "after_call": 5,
         },
     ]

@@ -75,10 +75,20 @@ def spotter(tmp_path_factory: pytest.TempPathFactory) -> Any:
 def test_capture_tree_and_profile(spotter: TraceView) -> None:
     captures = spotter.captures()
     assert len(captures) == 2
-    process_tracks = [t for t in spotter.tracks.values() if t.process is not None]
-    assert len(process_tracks) == 1 and process_tracks[0].process is not None
-    assert process_tracks[0].process.name == "claude"
-    assert all(c.parent_uuid == process_tracks[0].uuid for c in captures)
+    # no process (its made-up pid would name it): the root, the session's group, and the
+    # subagent's group inside it, each capture first in its own group
+    assert not [t for t in spotter.tracks.values() if t.process is not None]
+    (root,) = [t for t in spotter.tracks.values() if t.parent_uuid is None]
+    assert root.name == "agent-profiler · 2 sessions (1 subagent), by start time"
+    groups = [spotter.tracks[c.parent_uuid] for c in captures if c.parent_uuid]
+    assert [g.name for g in groups] == [
+        "Claude Code 258c7280 · spotter-gqc · claude-opus-4-6",
+        "Subagent a881341 of 258c7280 via Task …9GenaK · claude-sonnet-4-5-20250929",
+    ]
+    assert (groups[0].parent_uuid, groups[1].parent_uuid) == (root.uuid, groups[0].uuid)
+    assert [g.child_ordering for g in (root, *groups)] == ["EXPLICIT"] * 3
+    assert [c.sibling_order_rank for c in captures] == [0, 0]
+    assert groups[1].sibling_order_rank == 1
     assert all(c.sibling_merge_behavior == "SIBLING_MERGE_BEHAVIOR_NONE" for c in captures)
     main = capture_for(spotter, SPOTTER_ID)
     profile = spotter.profile_of(main)
@@ -99,7 +109,7 @@ def test_capture_tree_and_profile(spotter: TraceView) -> None:
     assert "chars" in args["estimation"] or "characters" in args["estimation"]
     # every track of the session hangs below its capture
     for track in spotter.tracks.values():
-        if track.process is None:
+        if track.uuid not in {root.uuid, *(g.uuid for g in groups)}:
             assert spotter.capture_of(track.uuid) is not None, track.name
 
 
@@ -125,7 +135,7 @@ def test_responses_counters_and_end_zeros(spotter: TraceView) -> None:
     for track in spotter.counter_tracks(main):
         samples = spotter.counters[track.uuid]
         assert samples[-1] == (end, 0), track.name
-        assert track.unit_name == "tokens"
+        assert track.unit_name == ("%" if track.name == "Context fill" else "tokens")
     inputs = [v for _, v in spotter.counter_samples(main, "Input tokens")][:-1]
     assert inputs == sorted(inputs)  # cumulative
     compaction_requests = kinds(spotter, main, "compaction-response")
@@ -223,7 +233,10 @@ def test_source_ids_link_to_tool_slices_and_additions_have_flows(spotter: TraceV
         tool = tools[instant.args["tool_call_id"]]
         (_shared,) = set(instant.flow_ids) & set(tool.flow_ids)
         assert tool.ts <= instant.ts
-        assert f" · {tool.name} (" in instant.name
+        # named with the call and what it acted on (issue 29)
+        target = tool.args.get("target")
+        what = f"{tool.name} {target}" if target else tool.name
+        assert f" · {what} (" in instant.name
     best = max(
         (
             c
@@ -444,6 +457,7 @@ def test_tracks_are_ordered_like_the_session(export_trace: Any) -> None:
         "Tools",
         "Compaction",
         "Context size",
+        "Context fill",
         "Context window",
         "Context",
         "Input tokens",
@@ -460,3 +474,31 @@ def test_tracks_are_ordered_like_the_session(export_trace: Any) -> None:
         "Context: Compaction summaries",
         "Context: Unattributed",
     ]
+
+
+def test_context_size_has_an_axis_of_its_own_and_a_fill_percentage(spotter: TraceView) -> None:
+    """Issue 29: the window must not flatten the context (a 41k-token context on a 1M
+    window was one pixel tall). The window has no share key, so the UI gives it its own
+    axis; `Context fill` is the size as a percentage of the window, rounded up; the
+    category counters keep the contract's share key."""
+    main = capture_for(spotter, SPOTTER_ID)
+    tracks = {t.name: t for t in spotter.counter_tracks(main)}
+    assert tracks["Context size"].y_axis_share_key == "llm.context.tokens"
+    assert tracks["Context window"].y_axis_share_key == ""
+    assert tracks["Context fill"].y_axis_share_key == ""
+    categories = [t for t in spotter.tracks.values() if t.name.startswith("Context: ")]
+    assert categories and all(t.y_axis_share_key == "llm.context.tokens" for t in categories)
+    window = dict(spotter.counter_samples(main, "Context window"))
+    fill = spotter.counter_samples(main, "Context fill")
+    size = spotter.counter_samples(main, "Context size")
+    assert len(fill) > 10
+    # a step function of the size: at each size sample, the fill is ceil(100 × size / window)
+    kept = dict(fill)
+    value = 0
+    for ts, tokens in size[1:-1]:
+        expected = -(-int(tokens) * 100 // 200_000)
+        if ts in kept:
+            value = kept[ts]
+        assert value == expected, ts
+    assert max(window.values()) == 200_000
+    assert max(kept.values()) == -(-max(int(v) for _, v in size) * 100 // 200_000) > 50

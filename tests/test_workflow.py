@@ -37,7 +37,8 @@ def fetch(url: str) -> tuple[int, dict[str, str], bytes]:
 
 
 def local_url(ui: str) -> str:
-    return ui.split("url=", 1)[1]
+    """The trace's address in the UI's URL (startup commands follow it after `&`)."""
+    return ui.split("url=", 1)[1].split("&", 1)[0]
 
 
 def test_ui_url_is_perfettos_recipe() -> None:
@@ -132,7 +133,8 @@ def test_open_exports_a_journal_then_serves_it(monkeypatch: pytest.MonkeyPatch) 
     result = runner.invoke(app, ["open", "--no-browser", "--timeout", "10", str(SMALL)])
     assert result.exit_code == 0, result.output + result.stderr
     assert result.stdout.strip().startswith("https://ui.perfetto.dev/#!/?url=http://127.0.0.1:")
-    assert result.stdout.strip().endswith("/small.pftrace")
+    assert local_url(result.stdout.strip()).endswith("/small.pftrace")
+    assert "&startupCommands=" in result.stdout  # the first view set up (issue 29)
     assert "fetched" in result.stderr
     (body,) = fetched
     assert body[:1] == b"\x0a" and len(body) > 1000
@@ -145,7 +147,7 @@ def test_open_a_trace_and_export_open(monkeypatch: pytest.MonkeyPatch, tmp_path:
     monkeypatch.setattr("webbrowser.open", lambda url: opened.append(url) or True)
     result = runner.invoke(app, ["export", str(SMALL), "-o", str(out), "--open"])
     assert result.exit_code == 0, result.output + result.stderr
-    assert opened and opened[0].endswith("/x.pftrace")
+    assert opened and local_url(opened[0]).endswith("/x.pftrace")
     result = runner.invoke(app, ["open", "--no-browser", str(out)])
     assert result.exit_code == 0
     assert fetched == [out.read_bytes(), out.read_bytes()]

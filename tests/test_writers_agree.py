@@ -42,7 +42,7 @@ def _perfetto_series(path: Path, origin: int) -> Series:
     for capture in view.captures():
         profile = view.profile_of(capture.uuid)
         assert profile is not None
-        session = str(profile.args["session_id"])
+        session = view.tracks[capture.parent_uuid].name if capture.parent_uuid else ""
         for track in view.counter_tracks(capture.uuid):
             # in microseconds from the trace's start, as the JSON writes them
             series[(session, track.name)] = [
@@ -56,14 +56,15 @@ def _json_series(document: dict[str, object]) -> Series:
     events = document["traceEvents"]
     assert isinstance(events, list)
     sessions = {
-        e["pid"]: e["args"]["name"].removeprefix("agentprof.capture ")
+        e["pid"]: e["args"]["name"]
         for e in events
         if e["ph"] == "M" and e["name"] == "process_name"
     }
     series: Series = {}
     for event in (e for e in events if e["ph"] == "C"):
         key = (sessions[event["pid"]], event["name"])
-        series.setdefault(key, []).append((event["ts"], event["args"]["tokens"]))
+        (value,) = event["args"].values()  # named by the counter's unit
+        series.setdefault(key, []).append((event["ts"], value))
     return series
 
 

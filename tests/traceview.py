@@ -222,6 +222,9 @@ class TraceView:
     packet_kinds: list[str] = field(default_factory=list)
     sequence_ids: set[int] = field(default_factory=set)
     clock_snapshots: list[ClockSnapshot] = field(default_factory=list)
+    # Trace attributes (TracePacket.trace_attributes): Trace Processor's `metadata` rows
+    # `trace_attribute.<key>`; one packet of them per trace is ours.
+    attributes: dict[str, str | int] = field(default_factory=dict)
     tracks: dict[int, Track] = field(default_factory=dict)
     slices: list[Slice] = field(default_factory=list)
     samples: list[CounterSample] = field(default_factory=list)
@@ -429,6 +432,10 @@ def _decode(trace: Any) -> TraceView:
         seq_id = packet.trusted_packet_sequence_id
         view.sequence_ids.add(seq_id)
         state = _update_sequence_state(states, packet, seq_id, view)
+        if data_field == "trace_attributes":
+            for attribute in packet.trace_attributes.attribute:
+                value = attribute.WhichOneof("value")
+                view.attributes[attribute.key] = getattr(attribute, value) if value else ""
         if data_field == "clock_snapshot":
             snap = packet.clock_snapshot
             view.clock_snapshots.append(
@@ -847,6 +854,8 @@ def _render(view: TraceView, *, uuids: bool, absolute_ts: bool) -> Iterator[str]
             for cid, ts in sorted(snap.clocks.items())
         )
         yield f"clock_snapshot primary={snap.primary_trace_clock or '-'} {clocks}"
+    for key, value in view.attributes.items():
+        yield f"trace_attribute.{key} = {value!r}"
     yield "tracks:"
     roots = [t for t in view.tracks.values() if t.parent_uuid not in view.tracks]
     seen: set[int] = set()

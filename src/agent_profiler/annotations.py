@@ -7,8 +7,9 @@ layout.py decides where the slices go, the writers how the values are encoded.
 
 from __future__ import annotations
 
-from collections.abc import Container
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
@@ -24,8 +25,9 @@ from agent_profiler.model import (
     SourceKind,
     ToolCall,
 )
+from agent_profiler.targets import shown
 from agent_profiler.version import __version__
-from agent_profiler.views import basename, session_label
+from agent_profiler.views import AfterCompaction, basename, session_label
 
 
 class ContentMode(StrEnum):
@@ -39,8 +41,64 @@ class TraceFacts:
 
     inputs: tuple[str, ...] = ()
     content: ContentMode = ContentMode.NONE
+    # --redact: no tool targets (a file relative to the cwd, a program, a host) either.
+    redact: bool = False
     # What reading cost: lines read, records used, skipped by kind, warnings by kind.
     accounting: tuple[tuple[str, object], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TraceHeader:
+    """Trace-level facts, written once per trace: the root track's name and the trace
+    attributes Trace Processor shows in its `metadata` table (docs/traces.md)."""
+
+    sessions: int = 0
+    subagents: int = 0
+    harnesses: tuple[str, ...] = ()
+    estimate_basis: str = "chars/4"
+    aligned: bool = False
+
+    @classmethod
+    def of(cls, sessions: Sequence[Session], aligned: bool = False) -> TraceHeader:
+        calibrated = estimate.is_calibrated(x.basis for s in sessions for x in s.snapshots)
+        return cls(
+            len(sessions),
+            sum(1 for s in sessions if s.is_subagent),
+            tuple(sorted({s.harness.value for s in sessions})),
+            "chars/calibrated-v2" if calibrated else "chars/4",
+            aligned or any(s.shifted_ns for s in sessions),
+        )
+
+    def joined(self, other: TraceHeader) -> TraceHeader:
+        """The facts of two sets of sessions together (journal groups read apart)."""
+        if not other.sessions:
+            return self
+        if not self.sessions:
+            return other
+        bases = {self.estimate_basis, other.estimate_basis}
+        return TraceHeader(
+            self.sessions + other.sessions,
+            self.subagents + other.subagents,
+            tuple(sorted({*self.harnesses, *other.harnesses})),
+            "chars/calibrated-v2" if "chars/calibrated-v2" in bases else "chars/4",
+            self.aligned or other.aligned,
+        )
+
+    def root_name(self) -> str:
+        count = f"{self.sessions} session" + ("" if self.sessions == 1 else "s")
+        if self.subagents:
+            count += f" ({self.subagents} subagent" + ("" if self.subagents == 1 else "s") + ")"
+        order = "aligned at their start" if self.aligned else "by start time"
+        return f"agent-profiler · {count}, {order}"
+
+    def attributes(self) -> dict[str, str]:
+        """`trace_attribute.<key>` rows of Trace Processor's `metadata` table."""
+        return {
+            "agent_profiler_version": __version__,
+            "harnesses": ",".join(self.harnesses),
+            "estimate_basis": self.estimate_basis,
+            "clock": "aligned-start" if self.aligned else "wall-clock",
+        }
 
 
 # Session facts that are text written from the conversation (Gemini CLI's session summary,
@@ -113,6 +171,12 @@ def profile_args(
     args["session_labels"] = [s.harness.label] + (["subagent"] if s.parent_session else [])
     if s.incomplete:
         args["incomplete"] = True
+    if s.shifted_ns:
+        # export --align start moved the session: where it really started (align.py).
+        real = s.start_ns - s.shifted_ns
+        args["clock_alignment"] = "start"
+        args["real_start"] = _iso(real)
+        args["real_start_ns"] = real
     args["exporter"] = f"agent-profiler {__version__}"
     inputs = list(facts.inputs) or [basename(p) for p in s.sources]
     args["inputs"] = inputs[:MAX_LISTED_INPUTS]
@@ -124,6 +188,8 @@ def profile_args(
         # Only when not the contract's default, so default traces stay as they were.
         args["estimate_basis"] = Basis.CALIBRATED.value
     args["content"] = facts.content.value
+    if facts.redact:
+        args["redacted"] = "tool targets"
     if facts.accounting:
         args["accounting"] = dict(facts.accounting)
     if s.unmeasured:
@@ -144,6 +210,12 @@ def profile_args(
         if snapshot.anchor is AnchorKind.SESSION:
             args["context"] = context_dict(snapshot, start, _before(previous, snapshot), calls)
     return args
+
+
+def _iso(ns: int) -> str:
+    """A UTC time with milliseconds: `2026-02-11T21:24:19.360Z`."""
+    moment = datetime.fromtimestamp(ns // 1_000_000 / 1000, tz=UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ns // 1_000_000 % 1000:03d}Z"
 
 
 def _before(
@@ -190,8 +262,9 @@ def response_args(
     return args
 
 
-def tool_args(call: ToolCall, previews: bool) -> dict[str, Any]:
-    """A tool execution: argument size and keys (values only with previews), result size."""
+def tool_args(call: ToolCall, previews: bool, targets: bool = True) -> dict[str, Any]:
+    """A tool execution: argument size and keys (values only with previews), what it acted
+    on (`target`, `target_kind`: targets.py; not with --redact), result size."""
     args: dict[str, Any] = {
         "kind": "tool-execution",
         "call_id": call.call_id,
@@ -200,6 +273,10 @@ def tool_args(call: ToolCall, previews: bool) -> dict[str, Any]:
         "bytes": call.arg_bytes,
         "keys": list(call.arg_keys),
     }
+    kind, value = shown(call.target)
+    if targets and value:
+        args["target"] = value
+        args["target_kind"] = kind
     if previews and call.args_preview:
         args["args"] = dict(call.args_preview)
     args["result_chars"] = call.result_chars
@@ -218,15 +295,18 @@ def compaction_args(
     snapshot: ContextSnapshot | None,
     previous: ContextSnapshot | None = None,
     calls: Container[str] = frozenset(),
+    after: AfterCompaction | None = None,
 ) -> dict[str, Any]:
-    """A compaction: its trigger, the sizes before and after, and the context it left."""
+    """A compaction: its trigger, the sizes before and after (with where the size after
+    comes from: views.compactions_after), and the context it left."""
     args: dict[str, Any] = {"kind": "compaction", "compaction_kind": compaction.kind}
     if compaction.trigger:
         args["trigger"] = compaction.trigger
     if compaction.pre_tokens is not None:
         args["pre_tokens"] = compaction.pre_tokens
-    if compaction.post_tokens is not None:
-        args["post_tokens"] = compaction.post_tokens
+    if after is not None:
+        args["post_tokens"] = after.tokens
+        args["post_tokens_source"] = after.source
     args["removed_items"] = compaction.removed_items
     if compaction.timing:
         args["timing"] = compaction.timing

@@ -16,6 +16,7 @@ import typer
 
 from agent_profiler import options as spec
 from agent_profiler.adapters.common import timestamp_ns
+from agent_profiler.align import AlignChoice
 from agent_profiler.console import (
     EXIT_INPUT,
     EXIT_OK,
@@ -32,7 +33,7 @@ from agent_profiler.model import Harness
 from agent_profiler.options import ReadOptions
 from agent_profiler.outputs import default_output
 from agent_profiler.version import __version__
-from agent_profiler.writers import TraceFacts
+from agent_profiler.writers import ContentMode, TraceFacts
 
 __all__ = ["EXIT_INPUT", "EXIT_OK", "EXIT_USAGE", "PROGRESS_BYTES", "app", "main"]
 
@@ -104,6 +105,7 @@ JobsOption = Annotated[int | None, option(spec.JOBS, min=1)]
 EstimateOption = Annotated[EstimateChoice, option(spec.ESTIMATE)]
 PreviewsOption = Annotated[bool, option(spec.PREVIEWS)]
 WindowOption = Annotated[int | None, option(spec.WINDOW, min=1)]
+RedactOption = Annotated[bool, option(spec.REDACT)]
 
 
 def _version(value: bool) -> None:
@@ -138,6 +140,8 @@ def export(
     format_name: Annotated[str | None, option(spec.FORMAT)] = None,
     estimate: EstimateOption = EstimateChoice.CHARS4,
     jobs: JobsOption = None,
+    redact: RedactOption = False,
+    align: Annotated[AlignChoice | None, option(spec.ALIGN)] = None,
 ) -> None:
     """Export journals to one Perfetto trace (open it in https://ui.perfetto.dev).
 
@@ -149,12 +153,13 @@ def export(
     code = run_export(
         journals,
         output=output,
-        options=ReadOptions(harness, estimate, previews, jobs),
+        options=ReadOptions(harness, estimate, previews, jobs, align is AlignChoice.START),
         force=force,
         strict=strict,
         format_name=format_name,
         stdout_is_terminal=_stdout_is_terminal,
         open_ui=_open_in_ui if open_ui else None,
+        redact=redact,
     )
     if code:
         raise typer.Exit(code)
@@ -356,6 +361,8 @@ def open_(
         ),
     ] = 300.0,
     harness: HarnessOption = None,
+    previews: PreviewsOption = False,
+    redact: RedactOption = False,
 ) -> None:
     """Open a trace in ui.perfetto.dev in one command.
 
@@ -372,8 +379,12 @@ def open_(
         outcome = export_perfetto(
             inputs,
             target,
-            ReadOptions(harness),
-            TraceFacts(inputs=tuple(p.name for p in inputs)),
+            ReadOptions(harness, previews=previews),
+            TraceFacts(
+                inputs=tuple(p.name for p in inputs),
+                content=ContentMode.PREVIEWS if previews else ContentMode.NONE,
+                redact=redact,
+            ),
         )
         if outcome is None:
             typer.echo("error: nothing to open (no readable sessions)", err=True)
@@ -481,6 +492,8 @@ def report(
         bool,
         typer.Option("--cost", help="Add each session's receipt at list prices (genai-prices)."),
     ] = False,
+    previews: PreviewsOption = False,
+    redact: RedactOption = False,
 ) -> None:
     """Write one self-contained HTML page: an Overview of every session and, per session,
     its context composition over time with the largest additions.
@@ -492,11 +505,14 @@ def report(
     code = run_report(
         journals,
         output=output,
-        options=ReadOptions(harness, estimate),  # the page shows no previews
+        # Argument previews are kept only for a page made with --previews (its additions
+        # table shows them); tool targets unless --redact.
+        options=ReadOptions(harness, estimate, previews),
         force=force,
         title=title,
         window=window,
         cost=cost,
+        redact=redact,
     )
     if code:
         raise typer.Exit(code)

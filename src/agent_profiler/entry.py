@@ -65,6 +65,8 @@ def _parse_export(argv: list[str]) -> dict[str, Any] | None:
         e.value for e in EstimateChoice
     }:
         return None
+    if values.get("align", "start") != "start":
+        return None  # Typer says what is wrong with it
     jobs = values.get("jobs")
     if jobs is not None:
         # ASCII digits only: str.isdigit() also takes "١" and "³", which Typer refuses.
@@ -82,8 +84,10 @@ def _parse_export(argv: list[str]) -> dict[str, Any] | None:
             EstimateChoice(estimate),
             values.get("previews", False),
             jobs,
+            values.get("align") == "start",
         ),
         "force": values.get("force", False),
+        "redact": values.get("redact", False),
         "strict": values.get("strict", False),
         "format_name": values.get("format_name"),
     }

@@ -44,6 +44,10 @@ def load_sessions(journals: list[Path], options: ReadOptions) -> tuple[LoadResul
             harness=options.harness,
             progress=console.group_progress(journals),
         )
+    if options.align:
+        from agent_profiler.align import align_start
+
+        result.sessions = align_start(result.sessions)
     console.tell_reading(result, diagnostics)
     return result, diagnostics
 
@@ -108,7 +112,9 @@ def export_perfetto(
         if not counts.sessions or first is None:
             return None
         start = first
-        size = deliver(target, lambda stream: write_joined(stream, start, packets), result.files)
+        size = deliver(
+            target, lambda stream: write_joined(stream, start, packets, counts.header), result.files
+        )
         return result, diagnostics, counts, size
 
 
@@ -140,8 +146,11 @@ def run_export(
     format_name: str | None,
     stdout_is_terminal: Callable[[], bool],
     open_ui: Callable[..., None] | None,
+    redact: bool = False,
 ) -> int:
-    """`agent-profiler export`; returns the exit code (errors are raised)."""
+    """`agent-profiler export`; returns the exit code (errors are raised). `redact`: leave
+    out each tool call's target too. `options.align`: every session tree laid out from one
+    origin (align.py) instead of real time."""
     writer = writer_class(format_name, output)
     to_stdout = output is not None and str(output) == TO_STDOUT
     if to_stdout and writer.binary and stdout_is_terminal():
@@ -158,6 +167,7 @@ def run_export(
     facts = TraceFacts(
         inputs=tuple(p.name for p in journals),
         content=ContentMode.PREVIEWS if options.previews else ContentMode.NONE,
+        redact=redact,
     )
     destination = None if to_stdout else target
     # A writer that encodes group by group streams them (worker processes, a spool);
@@ -208,20 +218,27 @@ def run_report(
     title: str,
     window: int | None,
     cost: bool = False,
+    redact: bool = False,
 ) -> int:
     """`agent-profiler report`; returns the exit code (errors are raised). `cost`: each
-    session's receipt at list prices."""
+    session's receipt at list prices; `redact`: leave out each tool call's target too."""
     target = output or default_output(journals, ".html")
     check_target(target, force, journals, ".html")
     result, diagnostics = load_sessions(journals, options)
     if not result.sessions:
         echo("error: nothing to report (no readable sessions)", err=True)
         return EXIT_INPUT
+    sessions = result.sessions
+    if redact:
+        from agent_profiler.targets import without_targets
+
+        sessions = without_targets(sessions)
     from agent_profiler.report import HtmlReportWriter
 
     inputs = ["<stdin>" if str(p) == STDIN else p.name for p in journals]
-    writer = HtmlReportWriter(title=title, window=window, inputs=inputs, cost=cost)
-    sessions = result.sessions
+    writer = HtmlReportWriter(
+        title=title, window=window, inputs=inputs, cost=cost, previews=options.previews
+    )
     size = deliver(target, lambda stream: writer.write(sessions, stream), result.files)
     subagents = sum(1 for s in sessions if s.is_subagent)
     echo(

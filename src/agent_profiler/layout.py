@@ -4,7 +4,7 @@ arguments and flows, de-duplicated counter series and the order of events (TRACE
 Both writers encode this and nothing else (writers/perfetto.py as protobuf,
 writers/chrome_json.py as JSON), so they show the same slices and the same counter samples.
 Track uuids are small numbers, 1, 2, 3 … in the order their keys are first asked for; flow ids
-and the pid are `stable_id64` hashes of stable keys. Same sessions, same layout.
+are `stable_id64` hashes of stable keys, the trace root's uuid too. Same sessions, same layout.
 
 A session is planned, not laid out whole (`SessionPlan`): its lanes, uuids, counters and
 the model relations its flows draw are worked out first, and its slices are made by blocks
@@ -28,6 +28,7 @@ from agent_profiler import estimate
 from agent_profiler.annotations import (
     ContentMode,
     TraceFacts,
+    TraceHeader,
     compaction_args,
     compaction_response_args,
     context_command_args,
@@ -44,25 +45,29 @@ from agent_profiler.model import (
     Response,
     Session,
 )
+from agent_profiler.targets import shown
 from agent_profiler.views import (
+    compactions_after,
     iter_context_size,
     largest_tool_additions,
     model_runs,
     session_label,
     session_span,
+    session_title,
     snapshots_in_time_order,
 )
 
 __all__ = [
+    "TRACE_ROOT_UUID",
     "ContentMode",
     "CounterSeries",
     "LaidSlice",
     "Layout",
     "Merge",
-    "ProcessTrack",
     "SessionLayout",
     "SessionPlan",
     "TraceFacts",
+    "TraceHeader",
     "Track",
     "TrackKind",
     "begin_events",
@@ -70,6 +75,8 @@ __all__ = [
     "iter_layout",
     "ordered_sessions",
     "stable_id64",
+    "start_rank",
+    "trace_root",
 ]
 
 CATEGORY_ESTIMATE_NOTE = estimate.CHARS4_NOTE
@@ -86,8 +93,14 @@ _COUNTER_DESCRIPTIONS = {
     "Output tokens": "Cumulative output tokens as the journal reports them.",
     "Context size": "Reported request input (cached tokens counted once) at each model request; "
     "pre/post tokens around compactions.",
-    "Context window": "The model's context window at each request.",
+    "Context window": "The model's context window at each request (an axis of its own, so a "
+    "small context on a large window is not flattened).",
+    "Context fill": "Context size as a percentage of the window at each request (rounded up, "
+    "so any context reads at least 1%).",
 }
+# Counters that are not token counts (TRACE_CONTRACT §6 asks `tokens` only of the
+# capture's Input/Output/Context size and the `Context: *` categories).
+_COUNTER_UNITS = {"Context fill": "%"}
 
 
 # One dict for every turn slice (a long session has thousands); writers only read args.
@@ -95,7 +108,7 @@ _TURN_ARGS: dict[str, Any] = {"kind": "turn"}
 
 
 def stable_id64(text: str) -> int:
-    """A stable, non-zero 64-bit id for a key (flows, sequence, pid): the first 8 bytes of
+    """A stable, non-zero 64-bit id for a key (flows, the trace root): the first 8 bytes of
     its BLAKE2b digest, little-endian. Any stable hash serves; BLAKE2b runs in C, which
     matters for the tens of thousands of flows of a long session."""
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little") or 1
@@ -134,14 +147,40 @@ class Track:
     share_key: str = ""  # counters sharing one y axis
 
 
-@dataclass(frozen=True, slots=True)
-class ProcessTrack:
-    """One process per top-level session; its subagents' captures are children of it."""
+# The trace's one root track (docs/traces.md, "Sessions in the track tree"): every
+# top-level session's group is its child. Written once per trace by the trace-level writer
+# (TraceHeader), beside the clock snapshot; a hash, so that it meets no group's uuid block.
+TRACE_ROOT_UUID = stable_id64("agent-profiler:trace-root")
+# sibling_order_rank is an int32: a top-level session's rank is its real start in seconds
+# from this epoch (2020-01-01 UTC), which every journal group works out alone.
+_RANK_EPOCH_S = 1_577_836_800
 
-    uuid: int
-    pid: int
-    name: str
-    labels: tuple[str, ...]
+
+def start_rank(start_ns: int) -> int:
+    """A top-level session's place among the trace root's children: its real start, in
+    seconds from 2020 (clamped to an int32), so groups laid out apart still agree."""
+    seconds = start_ns // 1_000_000_000 - _RANK_EPOCH_S
+    return max(-(2**31), min(2**31 - 1, seconds))
+
+
+def trace_root(header: TraceHeader) -> Track:
+    """The trace's root track: what the trace holds, in order of the sessions' real start."""
+    return Track(
+        TRACE_ROOT_UUID,
+        header.root_name(),
+        TrackKind.GROUP,
+        explicit_child_order=True,
+        merge=Merge.NONE,
+        description=(
+            "Sessions in order of their real start, each followed by its subagents. "
+            + (
+                "Clock aligned (--align start): every session starts at the same "
+                "origin; its real start is on its profile (1) slice (real_start)."
+                if header.aligned
+                else "Times are the journals' wall-clock times."
+            )
+        ),
+    )
 
 
 Args = dict[str, Any]
@@ -301,10 +340,10 @@ def begin_events(
 
 @dataclass(frozen=True, slots=True)
 class Layout:
-    """Everything a writer encodes: one process track per top-level session, then each
-    session's layout, sessions ordered by (start, session id)."""
+    """Everything a writer encodes: each session's group track (named for the session),
+    then each session's layout, in ordered_sessions' order."""
 
-    processes: tuple[ProcessTrack, ...]
+    groups: tuple[Track, ...]
     sessions: tuple[SessionLayout, ...]
 
 
@@ -664,7 +703,10 @@ class _SessionBuilder:
         s = self.session
         self.counter("Context size", share=True).made = self._size_samples
         if s.window_tokens:
-            self.counter("Context window", share=True).made = self._window_samples
+            # Its own y axis (no share key): on a 1M-token window a 40k-token context
+            # drawn on the window's scale is one pixel tall (issue 29).
+            self.counter("Context window").made = self._window_samples
+            self.counter("Context fill").made = self._fill_samples
         self.counter("Input tokens").made = partial(self._usage_samples, output=False)
         self.counter("Output tokens").made = partial(self._usage_samples, output=True)
         # Cumulative usage at each response end, in end order (so it never goes down),
@@ -686,6 +728,12 @@ class _SessionBuilder:
         yield self.start, R_COUNTER_OPEN, 0
         for ts, tokens in iter_context_size(self.session):
             yield ts, R_COUNTER, tokens
+
+    def _fill_samples(self) -> Iterator[Sample]:
+        yield self.start, R_COUNTER_OPEN, 0
+        window = self.session.window_tokens or 1
+        for ts, tokens in iter_context_size(self.session):
+            yield ts, R_COUNTER, -(-tokens * 100 // window)  # rounded up
 
     def _window_samples(self) -> Iterator[Sample]:
         # Responses whose usage the journal left at zero are drawn too (usage unknown).
@@ -761,7 +809,7 @@ class _SessionBuilder:
                 call.start_ns,
                 call.end_ns,
                 self.activity,
-                partial(tool_args, call, previews),
+                partial(tool_args, call, previews, not self.facts.redact),
                 flows=arrival + out,
                 outgoing=out,
                 track_uuid=uuids[lanes[index]],
@@ -772,6 +820,7 @@ class _SessionBuilder:
         lanes, uuids = self._lanes_of("Compaction")
         request_lanes, request_uuids = self._lanes_of("Compaction responses")
         requests = 0
+        after = compactions_after(self.session)
         for index, compaction in enumerate(self.session.compactions):
             position = snapshots.get(compaction.id)
             args = partial(
@@ -780,6 +829,7 @@ class _SessionBuilder:
                 None if position is None else self.session.snapshots[position],
                 self.previous(position),
                 self.call_ids,
+                after[index],
             )
             yield LaidSlice(
                 "Compaction",
@@ -917,10 +967,14 @@ class _SessionBuilder:
             index = last_call[change.source_id]
             tool = self.calls[index]
             # No `kind` and no `context` here: Agent Profiler's tables must skip these
-            # (TRACE_CONTRACT §9); they exist for ui.perfetto.dev's flow arrows.
+            # (TRACE_CONTRACT §9); they exist for ui.perfetto.dev's flow arrows. The tool's
+            # target says what caused the addition (not with --redact).
+            _, target = shown(tool.target) if not self.facts.redact else ("", "")
+            what = f"{tool.name} {target}" if target else tool.name
+            extra = {"target": target} if target else {}
             instant = LaidSlice(
                 "Largest additions",
-                f"+{change.delta_tokens:,} tokens · {tool.name} ({change.label or 'item'})",
+                f"+{change.delta_tokens:,} tokens · {what} ({change.label or 'item'})",
                 snapshot.time_ns,
                 snapshot.time_ns,
                 "agentprof-additions",
@@ -932,6 +986,7 @@ class _SessionBuilder:
                     "item_id": change.id,
                     "tool_call_id": change.source_id,
                     "tool": tool.name,
+                    **extra,
                     "estimate": self.estimate_note,
                 },
                 instant=True,
@@ -1079,6 +1134,7 @@ class _SessionBuilder:
                 "agentprof.capture",
                 TrackKind.GROUP,
                 parent=self.parent_uuid,
+                order_rank=0,  # first in its session's group, before its subagents
                 explicit_child_order=True,
                 merge=Merge.NONE,
                 description=session_label(self.session),
@@ -1174,7 +1230,7 @@ class _SessionBuilder:
                 parent=parent,
                 order_rank=rank,
                 description=counter.description,
-                counter_unit=COUNTER_UNIT,
+                counter_unit=_COUNTER_UNITS.get(counter.name, COUNTER_UNIT),
                 share_key=SHARE_KEY if counter.share else "",
             )
         )
@@ -1295,6 +1351,7 @@ _DISPLAY_ORDER = (
     "Compaction responses",
     "Context command",
     "Context size",
+    "Context fill",
     "Context window",
     "Context",
     "Input tokens",
@@ -1313,32 +1370,62 @@ _CATEGORY_RANK = {category.label: rank for rank, category in enumerate(Category)
 
 
 def build_layout(sessions: Sequence[Session], facts: TraceFacts) -> Layout:
-    """The layout of these sessions, ordered by (start, session id); a subagent whose
+    """The layout of these sessions, in ordered_sessions' order; a subagent whose
     launching tool call is in the set gets a flow from that call to its first input."""
-    processes: list[ProcessTrack] = []
+    groups: list[Track] = []
     laid: list[SessionLayout] = []
-    for process, plan in iter_layout(sessions, facts):
-        if process is not None:
-            processes.append(process)
+    for group, plan in iter_layout(sessions, facts):
+        groups.append(group)
         laid.append(plan.laid_out())
-    return Layout(tuple(processes), tuple(laid))
+    return Layout(tuple(groups), tuple(laid))
 
 
 def ordered_sessions(sessions: Sequence[Session]) -> list[Session]:
-    """The order sessions are laid out and written in: by (start, session id)."""
-    return sorted(sessions, key=lambda s: (s.start_ns, s.session_id))
+    """The order sessions are laid out and written in: top-level sessions by (start,
+    session id), each followed by its subagents in the same order (theirs after each).
+    A start is the session's span's (views.session_span: its capture's start)."""
+    by_id = {s.session_id: s for s in sessions}
+    children: dict[str, list[Session]] = {}
+    roots: list[Session] = []
+    for session in sessions:
+        parent = session.parent_session
+        if parent is not None and parent in by_id and parent != session.session_id:
+            children.setdefault(parent, []).append(session)
+        else:
+            roots.append(session)
+    order: list[Session] = []
+    seen: set[int] = set()
+
+    def visit(session: Session) -> None:
+        if id(session) in seen:  # a damaged journal's cycle of parents
+            return
+        seen.add(id(session))
+        order.append(session)
+        for child in sorted(children.get(session.session_id, ()), key=_start_key):
+            visit(child)
+
+    for root in sorted(roots, key=_start_key):
+        visit(root)
+    # Sessions only reachable through a cycle of parents: by (start, id) at the end.
+    order += sorted((s for s in sessions if id(s) not in seen), key=_start_key)
+    return order
+
+
+def _start_key(session: Session) -> tuple[int, str]:
+    """Where a session starts as the trace shows it (its capture's start), then its id."""
+    return session_span(session)[0], session.session_id
 
 
 def iter_layout(
     sessions: Sequence[Session], facts: TraceFacts, group: int = 0
-) -> Iterator[tuple[ProcessTrack | None, SessionPlan]]:
-    """The sessions' plans one at a time, in their order: each session's plan with the
-    process track it opens (None when its root's process came before), so a writer can
-    encode a session and let it go before the next is planned (build_layout keeps each
-    plan's slices). Sessions are independent
-    but for the flow from a parent's launching tool to its child's first input, whose two
-    ends are worked out from the model alone (the child's first input and the tool's start).
-    `group` picks the block of track uuids (UUID_BLOCK) these sessions are numbered in."""
+) -> Iterator[tuple[Track, SessionPlan]]:
+    """The sessions' plans one at a time, in their order: each session's plan with its
+    group track (declared before the plan's tracks), so a writer can encode a session and
+    let it go before the next is planned (build_layout keeps each plan's slices). Sessions
+    are independent but for the flow from a parent's launching tool to its child's first
+    input, whose two ends are worked out from the model alone (the child's first input and
+    the tool's start). `group` picks the block of track uuids (UUID_BLOCK) these sessions
+    are numbered in."""
     ordered = ordered_sessions(sessions)
     by_id = {s.session_id: s for s in ordered}
     # Parent → child links in the order a whole-trace pass would make them.
@@ -1360,48 +1447,48 @@ def iter_layout(
             links_in.setdefault(child.session_id, []).append(
                 (session, call.call_id, starts[call.call_id])
             )
-    # One process track per top-level session: its subagents' captures are siblings
-    # under it. Journals do not record the agent's real pid, so the pid is derived
-    # from the session id (stable); the process name is the harness command.
+    # No process track: journals do not record the agent's pid, and the UI names a process
+    # `<name> <pid>` (docs/traces.md). Each session has a group track named for it: a
+    # top-level one under the trace's root (ranked by its real start), a subagent's under
+    # its parent's group (after the parent's capture, in start order).
     ids = _TrackIds(group)
-    process_tracks: dict[str, int] = {}
+    child_rank: dict[str, int] = {}
     for session in ordered:
-        root = _root_of(session, by_id)
-        process: ProcessTrack | None = None
-        if root.session_id not in process_tracks:
-            uuid = ids.get(f"process:{root.session_id}")
-            process_tracks[root.session_id] = uuid
-            process = ProcessTrack(
-                uuid,
-                10_000 + stable_id64(f"pid:{root.session_id}") % 4_000_000,
-                root.harness.command,
-                (root.harness.label, session_label(root)),
-            )
-        tracks = _SessionBuilder(session, process_tracks[root.session_id], facts, ids)
+        parent = by_id.get(session.parent_session) if session.parent_session else None
+        if parent is session:
+            parent = None
+        if parent is None:
+            real_start = session_span(session)[0] - session.shifted_ns  # profile (1)'s start
+            parent_uuid, rank = TRACE_ROOT_UUID, start_rank(real_start)
+        else:
+            parent_uuid = ids.get(f"session:{parent.session_id}")
+            rank = child_rank[parent.session_id] = child_rank.get(parent.session_id, 0) + 1
+        title = session_title(session, parent)
+        group_track = Track(
+            ids.get(f"session:{session.session_id}"),
+            title,
+            TrackKind.GROUP,
+            parent=parent_uuid,
+            order_rank=rank,
+            explicit_child_order=True,
+            merge=Merge.NONE,
+            description=f"{session_label(session)}: its capture (agentprof.capture), then "
+            "its subagents in start order.",
+        )
+        tracks = _SessionBuilder(session, group_track.uuid, facts, ids)
         tracks.build()
         tracks.link_out(links_out.get(session.session_id, []))
-        for parent, call_id, tool_start in links_in.get(session.session_id, ()):
-            tracks.link_in(parent, call_id, tool_start)
+        for parent_session, call_id, tool_start in links_in.get(session.session_id, ()):
+            tracks.link_in(parent_session, call_id, tool_start)
         tracks.assign_tracks()
         plan = tracks.finish()
         # The plan's blocks hold the builder (they are its methods) while it is read; the
         # generator holds its locals while suspended, so neither outlives its session.
         del tracks
-        yield process, plan
+        yield group_track, plan
         del plan
 
 
 def _first_input_start(session: Session) -> int:
     """When a session's first prompt-input is: its first prompt, else its start."""
     return session.prompts[0].start_ns if session.prompts else session_span(session)[0]
-
-
-def _root_of(session: Session, by_id: dict[str, Session]) -> Session:
-    seen = {session.session_id}
-    while session.parent_session is not None and session.parent_session not in seen:
-        parent = by_id.get(session.parent_session)
-        if parent is None:
-            break
-        session = parent
-        seen.add(session.session_id)
-    return session

@@ -10,10 +10,11 @@ TRACE_CONTRACT §5 so that the writer never renames anything.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from agent_profiler.privacy import project_name
+from agent_profiler.targets import safe_target
 
 Nanoseconds = int
 Tokens = int
@@ -213,6 +214,9 @@ class ToolCall:
     arg_bytes: int = 0
     args_preview: tuple[tuple[str, str], ...] = ()
     args_digest: str = ""  # hash of the full arguments: equal digests = identical input
+    # What the call acted on (targets.py): `path:<relative path or file name>`,
+    # `program:<name>` or `host:<name>`; its Session makes a path safe (never absolute).
+    target: str = ""
     result_chars: int = 0
     child_session: str | None = None  # a subagent this call launched
     timing: str = ""  # where start and end come from, when not the call and result records
@@ -324,11 +328,28 @@ class Session:
     unmetered_responses: tuple[Response, ...] = ()
     markers: tuple[Marker, ...] = ()
     facts: tuple[tuple[str, str], ...] = field(default=())  # extra labelled facts
+    # How far `export --align start` moved the session's times (0: its real times); its
+    # real start is start_ns - shifted_ns.
+    shifted_ns: int = 0
 
     def __post_init__(self) -> None:
         # Adapters hand over the journal's cwd; the model keeps only the project's name, so
         # no writer (present or future) can put a path with a user name in a default output.
         # Idempotent: `dataclasses.replace` runs it again on the name.
+        if any(call.target.startswith("path:") for call in self.tool_calls):
+            # Tool targets are read before the cwd is known: made safe here, with it.
+            cwd = self.project
+            object.__setattr__(
+                self,
+                "tool_calls",
+                tuple(
+                    call
+                    if not call.target.startswith("path:")
+                    or call.target == (safe := safe_target(call.target, cwd))
+                    else replace(call, target=safe)
+                    for call in self.tool_calls
+                ),
+            )
         object.__setattr__(self, "project", project_name(self.project))
 
     @property

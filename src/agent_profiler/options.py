@@ -3,7 +3,8 @@ each journal group.
 
 `ReadOptions` is what reading a journal depends on besides the journal: the harness forced
 with --harness, the estimator (--estimate), whether tool calls keep their argument previews
-(only a --previews trace shows them) and the number of reading processes (--jobs). It is
+(only a --previews trace shows them), the number of reading processes (--jobs), and whether
+the sessions read are moved to one origin (--align start). It is
 frozen and picklable: a worker process gets it with its group (`pipeline.GroupTask`), and
 `applied()` is the one place where it takes effect for the adapters.
 
@@ -28,6 +29,8 @@ class ReadOptions:
     estimate: EstimateChoice = EstimateChoice.CHARS4
     previews: bool = False  # keep tool calls' argument previews (a trace with --previews)
     jobs: int | None = None  # reading processes; None: one per core when it pays
+    # export --align start: each session tree, once read, moved to one origin (align.py)
+    align: bool = False
 
     @contextmanager
     def applied(self) -> Iterator[None]:
@@ -85,6 +88,17 @@ JOBS = Spec(
     "trees and at least 4 MB of input). The output is the same whatever the number.",
     metavar="N",
 )
+REDACT = Spec(
+    ("--redact",),
+    "Leave out what each tool call acted on too (a file relative to the project, a program, "
+    "a host), which a default output shows.",
+    flag=True,
+)
+ALIGN = Spec(
+    ("--align",),
+    "start: lay every session (with its subagents) out from one origin, to compare sessions "
+    "side by side; each keeps its real start in profile (1). Default: real time.",
+)
 OPEN = Spec(("--open",), "Open the trace in ui.perfetto.dev when written.", flag=True)
 WINDOW = Spec(
     ("--window",),
@@ -103,4 +117,6 @@ FAST_EXPORT: dict[str, Spec] = {
     "format_name": FORMAT,
     "estimate": ESTIMATE,
     "jobs": JOBS,
+    "redact": REDACT,
+    "align": ALIGN,
 }

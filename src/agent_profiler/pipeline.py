@@ -23,11 +23,12 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, Generic, Protocol, TypeVar
 
 from agent_profiler.adapters import JournalGroup
+from agent_profiler.annotations import TraceHeader
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
 from agent_profiler.loader import Link, parent_links, read_group
@@ -73,6 +74,8 @@ class SessionCounts:
     responses: int = 0
     unmetered: int = 0
     compactions: int = 0
+    # The trace-level facts (layout.TraceHeader) the parent writes once per trace.
+    header: TraceHeader = field(default_factory=TraceHeader)
 
     def add(self, other: SessionCounts) -> None:
         self.sessions += other.sessions
@@ -80,6 +83,7 @@ class SessionCounts:
         self.responses += other.responses
         self.unmetered += other.unmetered
         self.compactions += other.compactions
+        self.header = self.header.joined(other.header)
 
     @classmethod
     def of(cls, sessions: Sequence[Session]) -> SessionCounts:
@@ -89,6 +93,7 @@ class SessionCounts:
             sum(len(s.responses) for s in sessions),
             sum(len(s.unmetered_responses) for s in sessions),
             sum(len(s.compactions) for s in sessions),
+            TraceHeader.of(sessions),
         )
 
 
@@ -123,6 +128,10 @@ def run_group(
         read = read_group(
             task.group, diagnostics, {} if seen is None else seen, harness=task.options.harness
         )
+        if task.options.align:
+            from agent_profiler.align import align_start
+
+            read = replace(read, sessions=align_start(read.sessions))
         value = use(read.sessions, diagnostics, task, out)
     return GroupOutcome(
         task.index,
@@ -370,12 +379,15 @@ class EncodeTrace:
         return buffer.getvalue()
 
 
-def write_joined(stream: IO[bytes], first: int, spool: IO[bytes]) -> None:
-    """The trace: the clock snapshot, then the spooled packets of every group (which
-    waited, since the snapshot comes first and is taken at the earliest start of all)."""
+def write_joined(
+    stream: IO[bytes], first: int, spool: IO[bytes], header: TraceHeader | None = None
+) -> None:
+    """The trace: the clock snapshot and the trace-level facts, then the spooled packets
+    of every group (which waited, since the snapshot comes first and is taken at the
+    earliest start of all)."""
     from agent_profiler.writers.perfetto import write_clock
 
-    write_clock(stream, first)
+    write_clock(stream, first, header)
     spool.seek(0)
     while chunk := spool.read(COPY_CHUNK):
         stream.write(chunk)

@@ -13,21 +13,137 @@ from __future__ import annotations
 
 import errno
 import http.server
+import json
 import time
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
 
 from agent_profiler.errors import ServeError as ServeError  # its home is errors.py
+
+if TYPE_CHECKING:  # the full schema's types; _trace_pb2 holds the part we use
+    from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+else:
+    from agent_profiler.writers import _trace_pb2 as pb
 
 HOST = "127.0.0.1"
 PORT = 9001
 UI_ORIGIN = "https://ui.perfetto.dev"
 
 
-def ui_url(name: str, port: int = PORT) -> str:
+# Commands the UI runs after loading the trace (`startupCommands` in the URL, a JSON
+# array: Perfetto's docs/visualization/deep-linking-to-perfetto-ui.md). The UI runs only
+# ids on its allow-list (ui/src/core/startup_command_allowlist.ts); we use these.
+ALLOWED_STARTUP_COMMANDS = frozenset(
+    {
+        "dev.perfetto.ExpandTracksByRegex",
+        "dev.perfetto.PinTracksByRegex",
+    }
+)
+_TRACK_DESCRIPTOR_TAG = b"\xe2\x03"  # TracePacket field 60 (track_descriptor), length-delimited
+_CAPTURE = "agentprof.capture"
+
+
+def ui_url(name: str, port: int = PORT, commands: Sequence[dict[str, Any]] = ()) -> str:
+    """The UI's address that fetches `name` from the local server, with its startup
+    commands (only allow-listed ones: anything else is refused here)."""
     quoted = urllib.parse.quote(name)
-    return f"{UI_ORIGIN}/#!/?url=http://{HOST}:{port}/{quoted}"
+    url = f"{UI_ORIGIN}/#!/?url=http://{HOST}:{port}/{quoted}"
+    for command in commands:
+        if command.get("id") not in ALLOWED_STARTUP_COMMANDS:
+            raise ValueError(f"startup command {command.get('id')!r} is not allow-listed")
+    if commands:
+        encoded = json.dumps(list(commands), ensure_ascii=False, separators=(",", ":"))
+        # The UI reads the route's query with URL(): '+' would read as a space.
+        url += "&startupCommands=" + urllib.parse.quote(encoded, safe="")
+    return url
+
+
+def _js_escape(text: str) -> str:
+    """`text` as a JavaScript RegExp matching it literally (no flags)."""
+    return "".join("\\" + c if c in r"\^$.|?*+()[]{}/" else c for c in text)
+
+
+def startup_commands(trace: Path) -> list[dict[str, Any]]:
+    """What makes the first view of one of our Perfetto traces useful: the trace's root,
+    the first session's group, its capture and its Context group expanded, its Context
+    size pinned. Names are matched by their path in the track tree (`A > B`, as the UI
+    joins TrackNode.fullPath). Empty for a trace that is not ours (or a JSON trace)."""
+    root: tuple[int, str] | None = None
+    tracks: dict[int, tuple[str, int | None, int]] = {}  # uuid → name, parent, rank
+    try:
+        with trace.open("rb") as stream:
+            for packet in _packets(stream):
+                if _TRACK_DESCRIPTOR_TAG not in packet[:16]:
+                    continue
+                descriptor = pb.TracePacket.FromString(packet).track_descriptor
+                parent = descriptor.parent_uuid if descriptor.HasField("parent_uuid") else None
+                tracks[descriptor.uuid] = (descriptor.name, parent, descriptor.sibling_order_rank)
+                if parent is None and descriptor.name.startswith("agent-profiler · "):
+                    root = (descriptor.uuid, descriptor.name)
+    except (OSError, ValueError):
+        return []
+    if root is None:
+        return []
+    sessions = sorted(
+        (rank, uuid, name) for uuid, (name, parent, rank) in tracks.items() if parent == root[0]
+    )
+    if not sessions:
+        return []
+    first = sessions[0]
+    path = [root[1], first[2]]
+    capture = next((u for u, (n, p, _) in tracks.items() if p == first[1] and n == _CAPTURE), None)
+
+    def at(*names: str) -> str:
+        return "^" + " > ".join(_js_escape(n) for n in names) + "$"
+
+    commands: list[dict[str, Any]] = [
+        {"id": "dev.perfetto.ExpandTracksByRegex", "args": [at(*path[:1]), "path"]},
+        {"id": "dev.perfetto.ExpandTracksByRegex", "args": [at(*path), "path"]},
+    ]
+    if capture is not None:
+        names = {n for n, p, _ in tracks.values() if p == capture}
+        commands.append(
+            {"id": "dev.perfetto.ExpandTracksByRegex", "args": [at(*path, _CAPTURE), "path"]}
+        )
+        if "Context" in names:
+            commands.append(
+                {
+                    "id": "dev.perfetto.ExpandTracksByRegex",
+                    "args": [at(*path, _CAPTURE, "Context"), "path"],
+                }
+            )
+        if "Context size" in names:
+            commands.append(
+                {
+                    "id": "dev.perfetto.PinTracksByRegex",
+                    "args": [at(*path, _CAPTURE, "Context size"), "path"],
+                }
+            )
+    return commands
+
+
+def _packets(stream: IO[bytes]) -> Iterator[bytes]:
+    """The packets of a `Trace` (field 1, length-delimited, back to back), read lazily;
+    stops at the first frame that is not a packet."""
+    while True:
+        tag = stream.read(1)
+        if tag != b"\x0a":
+            return
+        length, shift = 0, 0
+        while True:
+            byte = stream.read(1)
+            if not byte:
+                return
+            length |= (byte[0] & 0x7F) << shift
+            shift += 7
+            if not byte[0] & 0x80:
+                break
+        data = stream.read(length)
+        if len(data) < length:
+            return
+        yield data
 
 
 def serve_once(
@@ -87,7 +203,7 @@ def serve_once(
     with server:
         server.timeout = 0.5
         if on_ready is not None:
-            on_ready(ui_url(name, server.server_address[1]))
+            on_ready(ui_url(name, server.server_address[1], startup_commands(trace)))
         deadline = time.monotonic() + timeout_s
         while not served and time.monotonic() < deadline:
             server.handle_request()

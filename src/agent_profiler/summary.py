@@ -32,10 +32,15 @@ from agent_profiler.attribution import REDACTED_KIND
 from agent_profiler.model import AnchorKind, Category, Session
 from agent_profiler.privacy import private_path
 from agent_profiler.views import (
+    HEAD_HINT,
+    HEAD_LABEL,
+    category_label,
+    compactions_after,
     largest_addition_per_snapshot,
     largest_additions,
     model_requests,
     request_windows,
+    unattributed_is_head,
 )
 
 # Calls that can change the workspace, per harness: after one, earlier identical
@@ -108,6 +113,9 @@ class SessionSummary:
     cost: dict[str, Any] | None = None  # the session's receipt (summary --cost; cost.py)
     # Every model in the order it first served a request: (model, requests, its window).
     models: list[tuple[str, int, int | None]] = field(default_factory=list)
+    # The Unattributed category is the inferred head (system prompt and tool schemas, not in
+    # the journal: views.unattributed_is_head), named so in the table.
+    inferred_head: bool = False
 
     def to_json(self, with_calls: bool) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -141,6 +149,7 @@ class SessionSummary:
             "estimate_error_worst": self.estimate_error_worst,
             "clock": self.clock,
             "responses_without_usage": self.responses_without_usage,
+            "inferred_head": self.inferred_head,
         }
         if self.redacted_placeholders:
             data["redacted_placeholders"] = self.redacted_placeholders
@@ -283,6 +292,7 @@ def summarise(
         tool_result_chars=sum(c.result_chars for c in calls),
         largest_tool_results=largest,
         end_categories=end_categories,
+        inferred_head=unattributed_is_head(session),
         native_head=native_head,
         clock=session.clock,
         responses_without_usage=len(session.unmetered_responses),
@@ -321,10 +331,11 @@ def summarise(
             "kind": c.kind,
             "trigger": c.trigger,
             "pre_tokens": c.pre_tokens,
-            "post_tokens": c.post_tokens,
+            "post_tokens": None if after is None else after.tokens,
+            "post_tokens_source": None if after is None else after.source,
             "after_call": sum(1 for r in session.responses if r.end_ns <= c.start_ns),
         }
-        for c in session.compactions
+        for c, after in zip(session.compactions, compactions_after(session), strict=True)
     ]
     return summary
 
@@ -391,12 +402,14 @@ def composition_bar(categories: dict[str, int], width: int = BAR_WIDTH) -> str:
     return cells[:width].ljust(width, BAR_LETTERS[Category(ranked[0][0])])
 
 
-def _top_categories(categories: dict[str, int]) -> str:
+def _top_categories(categories: dict[str, int], head: bool = False) -> str:
     total = sum(categories.values())
     if not total:
         return "-"
     ranked = sorted(categories.items(), key=lambda kv: (-kv[1], kv[0]))[:2]
-    return ", ".join(f"{Category(k).label} {100 * v / total:.0f}%" for k, v in ranked)
+    return ", ".join(
+        f"{category_label(Category(k), head)} {100 * v / total:.0f}%" for k, v in ranked
+    )
 
 
 COLUMNS = (
@@ -454,7 +467,7 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
                 _number(row.tool_result_chars),
                 _error_cell(row),
                 composition_bar(row.end_categories) if row.end_categories else "(not recorded)",
-                _top_categories(row.end_categories),
+                _top_categories(row.end_categories, row.inferred_head),
             ]
         )
     widths = [max(len(c), *(len(r[i]) for r in body)) for i, c in enumerate(COLUMNS)]
@@ -478,6 +491,17 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
         "est. error: median / worst |estimated − reported| ÷ reported over requests after "
         f"the first (estimate basis: {', '.join(bases) or '-'})"
     )
+    heads = [row for row in rows if row.inferred_head]
+    if heads:
+        hint = (
+            f"; for Claude Code, {HEAD_HINT}"
+            if any(r.harness == "claude-code" for r in heads)
+            else ""
+        )
+        out.append(
+            f"?: {HEAD_LABEL.lower()} (not in the journal: reported − estimated at the first "
+            f"request) where a session's Unattributed is only that{hint}"
+        )
     for row in rows:
         if row.redacted_placeholders:
             out.append(
@@ -530,5 +554,10 @@ def render_calls(rows: Sequence[SessionSummary]) -> str:
                 f"compaction after call {event['after_call']}: {event['kind']}, trigger "
                 f"{event['trigger'] or '-'}, {_number(event['pre_tokens'])} → "
                 f"{_number(event['post_tokens'])} tokens"
+                + (
+                    " (after: first request after it)"
+                    if event.get("post_tokens_source") == "next-request"
+                    else ""
+                )
             )
     return "\n".join(out)

@@ -7,11 +7,20 @@ cannot disagree about it; they format these values, they do not re-derive them.
 
 from __future__ import annotations
 
+import bisect
 import heapq
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from agent_profiler.model import AnchorKind, ContextChange, ContextSnapshot, Session, ToolCall
+from agent_profiler.model import (
+    AnchorKind,
+    Category,
+    ContextChange,
+    ContextSnapshot,
+    Session,
+    ToolCall,
+)
 
 
 def basename(path: str) -> str:
@@ -27,6 +36,94 @@ def session_label(session: Session) -> str:
     return f"{session.harness.label} {role}{session.session_id}" + (
         f" ({project})" if project else ""
     )
+
+
+_UUID = re.compile(
+    r"^[0-9a-f]{8}-[0-9a-f]{4}-([0-9a-f])[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$", re.IGNORECASE
+)
+
+
+def short_id(session_id: str) -> str:
+    """A session id short enough for a track name: its last `/` part (a Claude Code
+    subagent's agent id), a UUID's first 8 hex digits, or its last 8 for a time-ordered
+    UUID (version 7: its first digits are the time, shared by sessions started together);
+    an id of up to 12 characters whole, a longer one's last 8."""
+    tail = session_id.rsplit("/", 1)[-1] or session_id
+    found = _UUID.match(tail)
+    if found:
+        return tail[-8:] if found.group(1) == "7" else tail[:8]
+    return tail if len(tail) <= 12 else tail[-8:]
+
+
+def launching_call(session: Session, parent: Session | None) -> ToolCall | None:
+    """The parent's tool call that launched a subagent (its `child_session`, else the
+    subagent's `parent_call_id`), the last of that id in start order."""
+    if parent is None:
+        return None
+    found = None
+    for call in sorted(parent.tool_calls, key=lambda c: (c.start_ns, c.call_id)):
+        if call.child_session == session.session_id or (
+            session.parent_call_id is not None and call.call_id == session.parent_call_id
+        ):
+            found = call
+    return found
+
+
+def session_title(session: Session, parent: Session | None = None) -> str:
+    """The name a session's track group is shown by in ui.perfetto.dev, readable without a
+    hover: `<Harness> <short id> · <project> · <model>`; a subagent's says whose it is and
+    through which call: `Subagent <short id> of <parent's short id> via <tool> <…call id> ·
+    <model>` (docs/traces.md, "Sessions in the track tree")."""
+    model = session.model or ""
+    if session.parent_session is None:
+        parts = [f"{session.harness.label} {short_id(session.session_id)}"]
+        if session.project:
+            parts.append(session.project)
+    else:
+        head = f"Subagent {short_id(session.session_id)}"
+        role = session.child_role or ""
+        if role and role != "subagent":
+            head += f" ({role})"
+        head += f" of {short_id(session.parent_session)}"
+        call = launching_call(session, parent)
+        if call is not None:
+            head += f" via {call.name} …{call.call_id[-6:]}"
+        elif session.parent_call_id:
+            head += f" via …{session.parent_call_id[-6:]}"
+        parts = [head]
+        if session.project and parent is not None and parent.project != session.project:
+            parts.append(session.project)
+    if model:
+        parts.append(model)
+    return " · ".join(parts)
+
+
+# The inferred head (attribution.INFERRED_HEAD_ID) is what the journal does not hold at the
+# first request: in every harness, the system prompt and the tool schemas. Its counter keeps
+# the contract's `Context: Unattributed` label; the summary and the report name it for
+# what it is (issue 29).
+INFERRED_HEAD_ID = "inferred:head"
+HEAD_LABEL = "System prompt and tool schemas, inferred"
+HEAD_HINT = "one /context run in the session makes it exact"
+
+
+def unattributed_is_head(session: Session) -> bool:
+    """Whether the session's Unattributed category is its inferred head and nothing else
+    (every Unattributed item any snapshot changed is the head)."""
+    seen = False
+    for snapshot in session.snapshots:
+        for change in snapshot.changes:
+            if change.category is Category.UNATTRIBUTED:
+                if change.id != INFERRED_HEAD_ID:
+                    return False
+                seen = True
+    return seen
+
+
+def category_label(category: Category, head: bool) -> str:
+    """A category's name in the summary and the report: Unattributed is named for what it
+    is when it is the inferred head (`head`: unattributed_is_head)."""
+    return HEAD_LABEL if head and category is Category.UNATTRIBUTED else category.label
 
 
 def snapshots_in_time_order(session: Session) -> list[ContextSnapshot]:
@@ -53,9 +150,47 @@ def session_span(session: Session) -> tuple[int, int]:
 def context_size_series(session: Session) -> list[tuple[int, int]]:
     """(time, tokens) of the `Context size` counter in time order, every sample kept: each
     response's reported prompt tokens at its start (responses by start, end, id), then a
-    compaction's pre_tokens at its start and post_tokens at its end. At equal times
+    compaction's pre_tokens at its start and its size after (compactions_after) at its
+    end. At equal times
     responses come first and a compaction's pre comes before its post."""
     return list(iter_context_size(session))
+
+
+# Where a compaction's size after it comes from (`post_tokens_source`).
+POST_FROM_HARNESS = "harness"  # the harness's own figure (Claude Code `postTokens`, …)
+POST_FROM_NEXT_REQUEST = "next-request"  # the first reported request after it
+
+
+@dataclass(frozen=True, slots=True)
+class AfterCompaction:
+    """A compaction's size after it and where that number comes from."""
+
+    tokens: int
+    source: str  # POST_FROM_HARNESS or POST_FROM_NEXT_REQUEST
+    request_start: int | None = None  # when the first request after it started
+
+
+def compactions_after(session: Session) -> list[AfterCompaction | None]:
+    """Each compaction's size after it (in `session.compactions` order): the harness's
+    own figure where it records one, else the reported size of the first request that
+    started at or after the compaction's end (None: neither). A figure equal to that
+    request's size is said to be the request's (an adapter may have copied it there)."""
+    starts = sorted((r.start_ns, r.end_ns, r.id, r.usage.prompt_tokens) for r in session.responses)
+    times = [start for start, *_ in starts]
+    found: list[AfterCompaction | None] = []
+    for compaction in session.compactions:
+        index = bisect.bisect_left(times, compaction.end_ns)
+        following = starts[index][3] if index < len(starts) else None
+        start = starts[index][0] if index < len(starts) else None
+        if compaction.post_tokens is not None:
+            same = following is not None and following == compaction.post_tokens
+            source = POST_FROM_NEXT_REQUEST if same else POST_FROM_HARNESS
+            found.append(AfterCompaction(compaction.post_tokens, source, start))
+        elif following is not None:
+            found.append(AfterCompaction(following, POST_FROM_NEXT_REQUEST, start))
+        else:
+            found.append(None)
+    return found
 
 
 def iter_context_size(session: Session) -> Iterator[tuple[int, int]]:
@@ -64,11 +199,15 @@ def iter_context_size(session: Session) -> Iterator[tuple[int, int]]:
     ones. heapq.merge is stable, so this is the stable sort of the two lists joined."""
     responses = sorted(session.responses, key=lambda r: (r.start_ns, r.end_ns, r.id))
     compactions: list[tuple[int, int]] = []
-    for compaction in session.compactions:
+    for compaction, after in zip(session.compactions, compactions_after(session), strict=True):
         if compaction.pre_tokens is not None:
             compactions.append((compaction.start_ns, compaction.pre_tokens))
-        if compaction.post_tokens is not None:
-            compactions.append((compaction.end_ns, compaction.post_tokens))
+        # The size after, at the compaction's end; not when it is the size of a request
+        # starting right then, whose own sample says it (one sample per time).
+        if after is not None and not (
+            after.request_start == compaction.end_ns and after.source == POST_FROM_NEXT_REQUEST
+        ):
+            compactions.append((compaction.end_ns, after.tokens))
     compactions.sort(key=_time)
     made = ((response.start_ns, response.usage.prompt_tokens) for response in responses)
     return heapq.merge(made, compactions, key=_time)
@@ -184,17 +323,29 @@ def largest_addition_per_snapshot(additions: list[Addition]) -> dict[int, Additi
 
 
 __all__ = [
+    "HEAD_HINT",
+    "HEAD_LABEL",
+    "INFERRED_HEAD_ID",
+    "POST_FROM_HARNESS",
+    "POST_FROM_NEXT_REQUEST",
     "Addition",
+    "AfterCompaction",
     "basename",
+    "category_label",
+    "compactions_after",
     "context_size_series",
     "iter_context_size",
     "largest_addition_per_snapshot",
     "largest_additions",
     "largest_tool_additions",
+    "launching_call",
     "model_requests",
     "model_runs",
     "request_windows",
     "session_label",
     "session_span",
+    "session_title",
+    "short_id",
     "tools_by_call_id",
+    "unattributed_is_head",
 ]

@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 
 from agent_profiler.adapters.common import private_path
 from agent_profiler.cli import app
+from traceview import load_trace
 
 CORPUS = Path("/work/shared/corpus")
 LOCAL = Path(__file__).resolve().parents[1] / "data" / "journals"
@@ -169,6 +170,18 @@ def test_no_path_user_name_or_cwd_in_default_outputs(path: Path, tmp_path: Path)
     if not outputs.get("trace") and b"no session records" in stderr:
         pytest.skip("nothing to show (a Gemini CLI log holding only its header)")
     assert outputs.get("trace"), f"{path}: nothing exported"
+    # THEN every tool target (issue 29) is a relative path inside the project, a file name,
+    # a program or a host: never absolute, home-relative, upward, or a user name
+    view = load_trace(outputs["trace"])
+    for slice_ in view.slices:
+        target = slice_.args.get("target")
+        if target is None:
+            continue
+        assert isinstance(target, str) and target, slice_.name
+        assert not target.startswith(("/", "\\", "~")), f"{path.name}: target {target!r}"
+        assert not re.match(r"[A-Za-z]:", target), f"{path.name}: target {target!r}"
+        assert ".." not in re.split(r"[\\/]", target), f"{path.name}: target {target!r}"
+        assert not set(re.split(r"[\\/]", target)) & users, f"{path.name}: {target!r}"
     for name, data in outputs.items():
         # THEN no home directory, no cwd and no user name framed as a path segment
         found = HOME_SHAPES.findall(data)

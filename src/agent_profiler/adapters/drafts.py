@@ -32,6 +32,7 @@ from agent_profiler.model import (
     ToolCall,
     Usage,
 )
+from agent_profiler.targets import raw_target
 
 D = TypeVar("D")
 
@@ -73,6 +74,7 @@ class ToolArguments:
     preview: tuple[tuple[str, str], ...] = ()
     bytes: int = 0
     digest: str = ""
+    target: str = ""  # targets.raw_target: what the call acts on, made safe by its Session
 
     @classmethod
     def of(cls, arguments: object, *, decode: bool = False) -> ToolArguments:
@@ -102,6 +104,7 @@ class ToolArguments:
             previews,
             len(text.encode()),
             args_digest(decoded if decoded is not None else text),
+            raw_target(decoded),
         )
 
 
@@ -206,6 +209,7 @@ class ToolDraft:
             arg_bytes=self.arguments.bytes,
             args_preview=self.arguments.preview,
             args_digest=self.arguments.digest,
+            target=self.arguments.target,
             result_chars=self.result_chars,
             child_session=self.child_session or child_session,
             timing=timing,

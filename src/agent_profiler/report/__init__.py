@@ -33,6 +33,7 @@ tables always hold the exact numbers.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import IO
 
@@ -53,13 +54,17 @@ def render_report(
     window: int | None = None,
     inputs: Sequence[str] = (),
     cost: bool = False,
+    previews: bool = False,
 ) -> str:
     """The whole HTML document: an Overview of every session, then one Context view each.
+    Tool calls' argument previews are shown only with `previews` (report --previews).
 
     `window` overrides the window for fill and the chart's window line (as `summary
     --window` does); `inputs` are the names shown as the report's sources. Deterministic:
     the same sessions always give the same text.
     """
+    if not previews:
+        sessions = _without_previews(sessions)
     shown = page(sessions, window, inputs)
     head = (
         "<!DOCTYPE html>\n"
@@ -113,6 +118,21 @@ def render_report(
     return "".join(out)
 
 
+def _without_previews(sessions: Sequence[Session]) -> list[Session]:
+    return [
+        dataclasses.replace(
+            s,
+            tool_calls=tuple(
+                dataclasses.replace(c, args_preview=()) if c.args_preview else c
+                for c in s.tool_calls
+            ),
+        )
+        if any(c.args_preview for c in s.tool_calls)
+        else s
+        for s in sessions
+    ]
+
+
 class HtmlReportWriter:
     """`render_report` behind the `Writer` protocol, so the CLI's atomic write serves it."""
 
@@ -127,15 +147,22 @@ class HtmlReportWriter:
         window: int | None = None,
         inputs: Sequence[str] = (),
         cost: bool = False,
+        previews: bool = False,
     ) -> None:
         self.title = title
         self.window = window
         self.inputs = tuple(inputs)
         self.cost = cost
+        self.previews = previews
 
     def write(self, sessions: Sequence[Session], stream: IO[bytes]) -> int:
         data = render_report(
-            sessions, title=self.title, window=self.window, inputs=self.inputs, cost=self.cost
+            sessions,
+            title=self.title,
+            window=self.window,
+            inputs=self.inputs,
+            cost=self.cost,
+            previews=self.previews,
         ).encode("utf-8")
         stream.write(data)
         return len(data)

@@ -17,6 +17,7 @@ from agent_profiler.model import (
     Category,
     ContextSnapshot,
     Coverage,
+    Harness,
     Response,
     Session,
     Stage,
@@ -24,6 +25,8 @@ from agent_profiler.model import (
 from agent_profiler.report.text import percent
 from agent_profiler.summary import SessionSummary, estimate_error, summarise, summarise_all
 from agent_profiler.views import (
+    HEAD_HINT,
+    HEAD_LABEL,
     Addition,
     basename,
     context_size_series,
@@ -32,6 +35,7 @@ from agent_profiler.views import (
     request_windows,
     session_span,
     snapshots_in_time_order,
+    unattributed_is_head,
 )
 
 LARGEST_ADDITIONS = 20  # rows of a session's Largest additions table
@@ -104,6 +108,12 @@ def estimation_words(session: Session) -> list[str]:
         sentences.append("Items are read from " + "; ".join(described) + ".")
     coverages = sorted({x.coverage for x in snapshots}, key=list(Coverage).index)
     sentences.append("Coverage: " + "; ".join(COVERAGE_WORDS[c] for c in coverages) + ".")
+    if unattributed_is_head(session):
+        hint = f"; {HEAD_HINT}" if session.harness is Harness.CLAUDE_CODE else ""
+        sentences.append(
+            f"Unattributed here is the {HEAD_LABEL.lower()} (not in the journal: "
+            f"reported − estimated at the first request), named so below{hint}."
+        )
     last = next((x for x in reversed(snapshots_in_time_order(session)) if x.reported_tokens), None)
     if last is not None and last.reported_tokens:
         sentences.append(

@@ -26,8 +26,12 @@ from agent_profiler.report.text import (
     window_note,
     window_origin,
 )
+from agent_profiler.targets import shown as shown_target
 from agent_profiler.views import (
+    POST_FROM_NEXT_REQUEST,
     basename,
+    category_label,
+    compactions_after,
     session_label,
 )
 
@@ -138,9 +142,13 @@ def overview(shown: Page) -> str:
         parts = latest_composition(row)
         if parts:
             shares = " · ".join(
-                f"{c.label} {percent(s)}" for c, _, s in sorted(parts, key=lambda p: -p[1])[:3]
+                f"{category_label(c, row.inferred_head)} {percent(s)}"
+                for c, _, s in sorted(parts, key=lambda p: -p[1])[:3]
             )
-            bar = f'{composition_bar(parts)}<div class="shares">{esc(shares)}</div>'
+            bar = (
+                f"{composition_bar(parts, head=row.inferred_head)}"
+                f'<div class="shares">{esc(shares)}</div>'
+            )
         else:
             bar = '<span class="not-recorded">not recorded</span>'
         count = len(shown.kids.get(session.session_id, ()))
@@ -252,6 +260,7 @@ def context_view(
         window=chart.window_drawn,
         compaction=bool(session.compactions),
         model=bool(changes),
+        head=data.row.inferred_head,
     )
     drawn = chart.drawn
     sampled = (
@@ -298,16 +307,26 @@ def _additions_table(data: SessionData, t0: int) -> str:
     ]
     for rank, addition in enumerate(shown, start=1):
         change = addition.change  # tool: the call whose id is change.source_id (views.py)
-        tool = (
-            f'<span title="{esc(change.source_id)}">{esc(addition.tool.name)}</span>'
-            if addition.tool
-            else "—"
-        )
+        call = addition.tool
+        if call is None:
+            tool = "—"
+        else:
+            # What the call acted on (targets.py), and its arguments only when the page
+            # was made with --previews (they are in the model only then).
+            _, target = shown_target(call.target)
+            tool = f'<span title="{esc(change.source_id)}">{esc(call.name)}</span>' + (
+                f' <code class="target">{esc(target)}</code>' if target else ""
+            )
+            if call.args_preview:
+                text = "; ".join(f"{k}: {v}" for k, v in call.args_preview)
+                tool += f'<div class="args muted">{esc(text)}</div>'
+
         out.append(
             f'<tr data-item="{esc(change.id)}"><td class="num">{rank}</td>'
             f'<td class="num" data-key="delta">+{change.delta_tokens:,}</td>'
             f'<td class="num">{number(change.chars)}</td>'
-            f"<td>{swatch(change.category, 10)} {esc(change.category.label)}</td>"
+            f"<td>{swatch(change.category, 10)} "
+            f"{esc(category_label(change.category, data.row.inferred_head))}</td>"
             f"<td>{esc(change.label or change.id)}</td>"
             f'<td data-key="tool">{tool}</td>'
             f'<td class="at">{esc(places[id(addition.snapshot)])}</td>'
@@ -327,13 +346,18 @@ def _compactions_table(session: Session, t0: int) -> str:
         '<th class="num">Before (tokens)</th><th class="num">After (tokens)</th>'
         '<th class="num">Items removed</th></tr></thead><tbody>',
     ]
+    afters = compactions_after(session)
     for index, c in enumerate(session.compactions, start=1):
+        after = afters[index - 1]
+        post = "—" if after is None else f"{after.tokens:,}"
+        if after is not None and after.source == POST_FROM_NEXT_REQUEST:
+            post += ' <span class="note">(first request after)</span>'
         out.append(
             f'<tr><td class="num">{index}</td><td>{esc(c.kind)}</td><td>{esc(c.trigger or "—")}'
             f'</td><td class="num">{clock_text(c.start_ns - t0)}</td>'
             f'<td class="num">{duration((c.end_ns - c.start_ns) / 1e9)}</td>'
             f'<td class="num" data-key="pre">{number(c.pre_tokens)}</td>'
-            f'<td class="num" data-key="post">{number(c.post_tokens)}</td>'
+            f'<td class="num" data-key="post">{post}</td>'
             f'<td class="num">{c.removed_items:,}</td></tr>'
         )
     out.append("</tbody></table>")
@@ -344,7 +368,8 @@ def _snapshots_table(data: SessionData, t0: int) -> str:
     snapshots, places, present = data.snapshots, data.places, data.categories
     if not snapshots:
         return ""
-    head = "".join(f'<th class="num">{esc(c.label)}</th>' for c in present)
+    named = data.row.inferred_head
+    head = "".join(f'<th class="num">{esc(category_label(c, named))}</th>' for c in present)
     out = [
         f"<details><summary>Every snapshot ({len(snapshots):,}), in tokens</summary>",
         '<table class="snapshots"><thead><tr><th class="num">Time (h:mm:ss)</th><th>At</th>'

@@ -25,6 +25,7 @@ from agent_profiler.report.text import (
     utc,
     window_note,
 )
+from agent_profiler.views import category_label, compactions_after
 
 MAX_POINTS = 400  # per drawn series; a 500-response session is drawn from ≤ 400 samples
 
@@ -132,7 +133,9 @@ def pattern_defs() -> str:
     return f'<svg class="defs" aria-hidden="true" focusable="false"><defs>{patterns}</defs></svg>'
 
 
-def composition_bar(parts: list[tuple[Category, int, float]], width: int = 270) -> str:
+def composition_bar(
+    parts: list[tuple[Category, int, float]], width: int = 270, head: bool = False
+) -> str:
     """The Overview's horizontal bar; a segment is labelled inside when there is room."""
     height = 22
     out = [
@@ -145,10 +148,10 @@ def composition_bar(parts: list[tuple[Category, int, float]], width: int = 270) 
         out.append(
             f'<rect class="segment" data-category="{category.value}" x="{_f(x)}" y="0" '
             f'width="{_f(w)}" height="{height}" fill="url(#cat-{category.value})" '
-            f'stroke="#fff" stroke-width=".8"><title>{esc(category.label)}: {tokens:,} tokens '
-            f"({percent(share)})</title></rect>"
+            f'stroke="#fff" stroke-width=".8"><title>{esc(category_label(category, head))}: '
+            f"{tokens:,} tokens ({percent(share)})</title></rect>"
         )
-        label = f"{category.label} {percent(share)}"
+        label = f"{category_label(category, head)} {percent(share)}"
         if w >= 6.2 * len(label) + 8:
             text = label
         elif w >= 30:
@@ -231,6 +234,7 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
     stacked = data.categories
     totals = [x.estimated_tokens for x in snapshots]
     compactions = session.compactions
+    afters = compactions_after(session)
     data_top = max([*totals, *(v for _, v in sizes), 1])
     # A window far above the data (a 1M-token window, a 20k-token session) would flatten
     # the chart into a sliver: it is then named at the top instead of drawn.
@@ -295,9 +299,20 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
             out.append(
                 f'<path class="band" data-category="{category.value}" d="{path}" '
                 f'fill="url(#cat-{category.value})" stroke="#fff" stroke-width=".5">'
-                f"<title>{esc(category.label)} (estimated)</title></path>"
+                f"<title>{esc(category_label(category, data.row.inferred_head))} (estimated)"
+                "</title></path>"
             )
-            out.append(_band_label(category, xs, x_end, base, upper, frame))
+            out.append(
+                _band_label(
+                    category,
+                    xs,
+                    x_end,
+                    base,
+                    upper,
+                    frame,
+                    category_label(category, data.row.inferred_head),
+                )
+            )
             base = upper
     # Window, Context size, markers on top of the bands.
     label = f"window {window or 0:,}" + (
@@ -339,10 +354,17 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
         )
     for index, compaction in enumerate(compactions, start=1):
         x0, x1 = frame.x(compaction.start_ns), frame.x(compaction.end_ns)
+        after = afters[index - 1]
+        post = compaction.post_tokens if after is None else after.tokens
         what = (
             f"compaction {index}: {compaction.kind}"
             + (f", {compaction.trigger}" if compaction.trigger else "")
-            + f", {number(compaction.pre_tokens)} → {number(compaction.post_tokens)} tokens"
+            + f", {number(compaction.pre_tokens)} → {number(post)} tokens"
+            + (
+                " (after: the first request after it)"
+                if after and after.source != "harness"
+                else ""
+            )
         )
         label = _marker_label(x0, frame.top - 6, (f"▼ compaction {index}", f"▼{index}"), taken)
         out.append(
@@ -420,10 +442,12 @@ def _band_label(
     lower: Sequence[int],
     upper: Sequence[int],
     frame: _Frame,
+    name: str = "",
 ) -> str:
     """Name a band inside itself where the text fits best, when it fits at all: the chart
     then reads without matching colours to the legend."""
-    text_width = 6.4 * len(category.label) + 6
+    name = name or category.label
+    text_width = 6.4 * len(name) + 6
     if x_end - xs[0] < text_width:
         return ""
     ends = [*xs[1:], x_end]
@@ -450,7 +474,7 @@ def _band_label(
         return ""
     return (
         f'<text class="halo band-label" x="{_f(best[1])}" y="{_f(best[2])}" '
-        f'text-anchor="middle">{esc(category.label)}</text>'
+        f'text-anchor="middle">{esc(name)}</text>'
     )
 
 
@@ -492,9 +516,11 @@ def legend(
     window: bool = False,
     compaction: bool = False,
     model: bool = False,
+    head: bool = False,
 ) -> str:
-    """Swatches of the categories drawn, then the line styles the chart uses (only those)."""
-    items = [f"<li>{swatch(c)}<span>{esc(c.label)}</span></li>" for c in categories]
+    """Swatches of the categories drawn, then the line styles the chart uses (only those);
+    `head`: Unattributed is the inferred head (views.category_label)."""
+    items = [f"<li>{swatch(c)}<span>{esc(category_label(c, head))}</span></li>" for c in categories]
     marks = [
         (
             size,

@@ -3,7 +3,8 @@
 
 It encodes the same layout as the Perfetto writer (layout.py: same slices, lanes,
 counter samples with their closing zeros, flows and arguments) as far as the format
-allows: each session is a process (`pid`), each track lane a thread (`tid`)
+allows: each session is a process (`pid`, named as the Perfetto trace names its
+group, in the same order), each track lane a thread (`tid`)
 named after the track, counters are `"C"` events of their session's process,
 flows are `"s"`/`"f"` pairs. What JSON cannot express: track nesting (the
 `Context` group, the capture hierarchy), counter units and shared y-axes, and
@@ -19,7 +20,7 @@ from typing import IO, Any
 
 import orjson
 
-from agent_profiler.layout import TraceFacts, build_layout
+from agent_profiler.layout import TraceFacts, TraceHeader, build_layout
 from agent_profiler.model import Session
 from agent_profiler.version import __version__
 
@@ -45,14 +46,16 @@ class ChromeJsonWriter:
         starts += [ts for t in layout.sessions for c in t.counters for ts, _, _ in c.samples]
         origin = min(starts, default=0)
         events: list[dict[str, Any]] = []
-        for pid, tracks in enumerate(layout.sessions, start=1):
+        for pid, (group, tracks) in enumerate(zip(layout.groups, layout.sessions, strict=True), 1):
+            # The session's name as the Perfetto trace's group shows it; JSON has no nesting,
+            # so sessions are processes in the trace's order (each parent, then its subagents).
             events.append(
                 {
                     "ph": "M",
                     "name": "process_name",
                     "pid": pid,
                     "tid": 0,
-                    "args": {"name": f"agentprof.capture {tracks.session.session_id}"},
+                    "args": {"name": group.name},
                 }
             )
             events.append(
@@ -108,7 +111,10 @@ class ChromeJsonWriter:
                             "ts": _us(slice_.start, origin),
                         }
                     )
+            units = {t.uuid: t.counter_unit for t in tracks.tracks}
             for counter in tracks.counters:
+                # The value is named by its unit: `tokens`, or `%` (Context fill).
+                unit = units.get(counter.track_uuid) or "tokens"
                 for ts, _, value in counter.samples:
                     events.append(
                         {
@@ -118,13 +124,19 @@ class ChromeJsonWriter:
                             "pid": pid,
                             "tid": 0,
                             "ts": _us(ts, origin),
-                            "args": {"tokens": value},
+                            "args": {unit: value},
                         }
                     )
         document = {
             "traceEvents": events,
             "displayTimeUnit": "ms",
             "metadata": {
+                **{
+                    f"trace_attribute.{k}": v
+                    for k, v in TraceHeader.of([t.session for t in layout.sessions])
+                    .attributes()
+                    .items()
+                },
                 "exporter": f"agent-profiler {__version__}",
                 "start_unix_ns": origin,
                 "content": self.facts.content.value,

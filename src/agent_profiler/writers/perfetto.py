@@ -26,15 +26,16 @@ from agent_profiler.layout import (
     CounterSeries,
     LaidSlice,
     Merge,
-    ProcessTrack,
     SessionPlan,
     TraceFacts,
+    TraceHeader,
     Track,
     TrackKind,
     build_layout,
     end_rank,
     iter_layout,
     ordered_sessions,
+    trace_root,
 )
 from agent_profiler.model import Session
 from agent_profiler.views import session_span
@@ -158,14 +159,6 @@ def _track_descriptor(track: Track) -> pb.TrackDescriptor:
     return descriptor
 
 
-def _process_descriptor(process: ProcessTrack) -> pb.TrackDescriptor:
-    descriptor = pb.TrackDescriptor(uuid=process.uuid)
-    descriptor.process.pid = process.pid
-    descriptor.process.process_name = process.name
-    descriptor.process.process_labels.extend(process.labels)
-    return descriptor
-
-
 def _varint(value: int) -> bytes:
     out = bytearray()
     while True:
@@ -236,10 +229,10 @@ class _DeltaClock:
         return snapshot
 
 
-def write_clock(stream: IO[bytes], first: int) -> int:
-    """The trace's first packet: one snapshot relating REALTIME to BOOTTIME (same value).
-    Journals carry wall-clock time only; the pair keeps Trace Processor free of
-    clock-sync errors (TRACE_CONTRACT §1)."""
+def write_clock(stream: IO[bytes], first: int, header: TraceHeader | None = None) -> int:
+    """The trace's first packets: one snapshot relating REALTIME to BOOTTIME (same value),
+    then the trace-level facts (`write_header`). Journals carry wall-clock time only; the
+    pair keeps Trace Processor free of clock-sync errors (TRACE_CONTRACT §1)."""
     clock = pb.TracePacket()
     clock.clock_snapshot.primary_trace_clock = pb.BUILTIN_CLOCK_REALTIME
     for clock_id in (CLOCK_REALTIME, CLOCK_BOOTTIME):
@@ -247,7 +240,22 @@ def write_clock(stream: IO[bytes], first: int) -> int:
         entry.clock_id = clock_id
         entry.timestamp = first
     clock.trusted_packet_sequence_id = sequence_of(0)
-    return _emit(stream, clock)
+    packets = _emit(stream, clock)
+    if header is not None and header.sessions:
+        packets += write_header(stream, header)
+    return packets
+
+
+def write_header(stream: IO[bytes], header: TraceHeader) -> int:
+    """Once per trace: the trace attributes, which Trace Processor (v58+) puts in its
+    `metadata` table as `trace_attribute.<key>` (ProtoTraceReader::HandleTraceAttributes),
+    and the root track every top-level session's group hangs from."""
+    attributes = pb.TracePacket(trusted_packet_sequence_id=sequence_of(0))
+    for key, value in header.attributes().items():
+        attributes.trace_attributes.attribute.add(key=key, string_value=value)
+    root = pb.TracePacket(trusted_packet_sequence_id=sequence_of(0))
+    root.track_descriptor.CopyFrom(_track_descriptor(trace_root(header)))
+    return _emit(stream, attributes) + _emit(stream, root)
 
 
 class PerfettoWriter:
@@ -272,7 +280,7 @@ class PerfettoWriter:
     def write(self, sessions: Sequence[Session], stream: IO[bytes]) -> int:
         """Write the trace of these sessions as one group; returns the number of packets."""
         first = trace_start(sessions)
-        packets = write_clock(stream, 0 if first is None else first)
+        packets = write_clock(stream, 0 if first is None else first, TraceHeader.of(sessions))
         return packets + self.write_group(sessions, stream, 0)
 
     def write_group(self, sessions: Sequence[Session], stream: IO[bytes], group: int) -> int:
@@ -281,10 +289,8 @@ class PerfettoWriter:
         sequence = sequence_of(group)
         interner = _Interner()
         clock = _DeltaClock(sequence)
-        for process, tracks in iter_layout(ordered_sessions(sessions), self.facts, group):
-            descriptors = [_track_descriptor(track) for track in tracks.tracks]
-            if process is not None:
-                descriptors.insert(0, _process_descriptor(process))
+        for session_group, tracks in iter_layout(ordered_sessions(sessions), self.facts, group):
+            descriptors = [_track_descriptor(track) for track in (session_group, *tracks.tracks)]
             for descriptor in descriptors:
                 packet = pb.TracePacket(trusted_packet_sequence_id=sequence)
                 packet.track_descriptor.CopyFrom(descriptor)

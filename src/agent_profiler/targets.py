@@ -1,0 +1,147 @@
+"""What a tool call acted on, safe for a default output (issue 29): the file it read or
+wrote, relative to the session's cwd (its name alone when outside it), the program a
+shell command ran, or the host of a URL it fetched. Never an argument's body, an absolute
+path, a home directory or a user name.
+
+Two steps, because a tool call is read before its session's cwd is known: `raw_target`
+(drafts.ToolArguments.of) keeps the kind and the value (a path as written; a program
+name or a host, already safe), and `safe_target` (model.Session, which has the cwd)
+turns a path into its shown form. The model never keeps a raw path past its session.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import shlex
+import urllib.parse
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # model imports this module
+    from agent_profiler.model import Session
+
+# Argument keys naming what a call acts on, in the order they are looked for (the
+# harnesses' own names: Claude Code `file_path`, `notebook_path`; Gemini CLI
+# `absolute_path`, `dir_path`; OpenCode `filePath`; Pi and Grep/Glob `path`; …).
+PATH_KEYS = (
+    "file_path",
+    "filePath",
+    "notebook_path",
+    "absolute_path",
+    "target_file",
+    "path",
+    "file",
+    "filename",
+    "dir_path",
+    "directory",
+)
+COMMAND_KEYS = ("command", "cmd")
+URL_KEYS = ("url", "uri")
+# Shells whose script is the program's argument (`bash -lc "git status"`, Codex's argv).
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "fish", "pwsh", "powershell", "cmd", "cmd.exe"})
+_SEPARATORS = re.compile(r"[\\/]+")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_WRAPPERS = frozenset({"sudo", "env", "time", "nohup", "exec", "command"})
+
+PATH, PROGRAM, HOST = "path", "program", "host"
+
+
+def raw_target(arguments: object) -> str:
+    """`<kind>:<value>` of what a call's arguments act on ("" when none says): a path as
+    written (made safe by safe_target), a shell command's program name, a URL's host."""
+    if not isinstance(arguments, Mapping):
+        return ""
+    for key in PATH_KEYS:
+        value = arguments.get(key)
+        if isinstance(value, str) and value.strip():
+            return f"{PATH}:{value.strip()}"
+    for key in COMMAND_KEYS:
+        program = program_name(arguments.get(key))
+        if program:
+            return f"{PROGRAM}:{program}"
+    for key in URL_KEYS:
+        value = arguments.get(key)
+        host = urllib.parse.urlsplit(value).hostname if isinstance(value, str) else None
+        if host:
+            return f"{HOST}:{host}"
+    return ""
+
+
+def program_name(command: object) -> str:
+    """The program a shell command runs first, by its name alone (`/usr/bin/git` → `git`):
+    environment assignments and wrappers (`sudo`, `env`) skipped, a shell's `-c` script
+    looked into. "" when there is none."""
+    if isinstance(command, list):
+        words = [w for w in command if isinstance(w, str)]
+        if len(words) >= 3 and _name(words[0]) in _SHELLS and words[1].startswith(("-", "/")):
+            return program_name(words[2])
+        return _first_program(words)
+    if isinstance(command, str):
+        try:
+            words = shlex.split(command, comments=False, posix=True)
+        except ValueError:  # unbalanced quotes: plain words are enough for the first one
+            words = command.split()
+        return _first_program(words)
+    return ""
+
+
+def _first_program(words: list[str]) -> str:
+    for word in words:
+        if _ASSIGNMENT.match(word) or _name(word) in _WRAPPERS or word.startswith("-"):
+            continue
+        name = _name(word)
+        # A name, not a fragment of shell syntax or text (`(`, `{`, `"…`).
+        return name if re.fullmatch(r"[\w.+@-]{1,64}", name) else ""
+    return ""
+
+
+def _name(word: str) -> str:
+    return next((part for part in reversed(_SEPARATORS.split(word)) if part), "")
+
+
+def safe_target(raw: str, cwd: str | None) -> str:
+    """A raw target's shown form: a path relative to `cwd` when inside it, else its file
+    name; a relative path with no way up (`..`) or home (`~`) as written; a program or a
+    host as it is. Idempotent: a shown form is its own shown form."""
+    kind, _, value = raw.partition(":")
+    if kind != PATH:
+        return raw if kind in (PROGRAM, HOST) else ""
+    parts = [p for p in _SEPARATORS.split(value) if p not in ("", ".")]
+    absolute = value.startswith(("/", "\\")) or bool(re.match(r"^[A-Za-z]:[\\/]", value))
+    if absolute and cwd and _is_path(cwd):
+        base = [p for p in _SEPARATORS.split(cwd) if p not in ("", ".")]
+        if [p.lower() for p in parts[: len(base)]] == [p.lower() for p in base]:
+            inside = parts[len(base) :]
+            return f"{PATH}:{'/'.join(inside) or '.'}"
+    if absolute or value.startswith("~") or ".." in parts:
+        return f"{PATH}:{parts[-1] if parts else '.'}"
+    return f"{PATH}:{'/'.join(parts) or '.'}"
+
+
+def _is_path(cwd: str) -> bool:
+    return cwd.startswith(("/", "\\")) or bool(re.match(r"^[A-Za-z]:[\\/]", cwd))
+
+
+def shown(target: str) -> tuple[str, str]:
+    """(kind, value) of a safe target, ("", "") for none."""
+    kind, _, value = target.partition(":")
+    return (kind, value) if value else ("", "")
+
+
+def without_targets(sessions: Sequence[Session]) -> list[Session]:
+    """The sessions with no tool targets (`--redact` for outputs made from the model)."""
+    return [
+        dataclasses.replace(
+            s,
+            tool_calls=tuple(
+                dataclasses.replace(c, target="") if c.target else c for c in s.tool_calls
+            ),
+        )
+        if any(c.target for c in s.tool_calls)
+        else s
+        for s in sessions
+    ]
+
+
+__all__ = ["program_name", "raw_target", "safe_target", "shown", "without_targets"]

@@ -1,0 +1,81 @@
+"""`open` passes Perfetto startup commands in its URL (issue 29): the first session's group,
+capture and Context group expanded, its Context size pinned, and only commands on the UI's
+allow-list (ui/src/core/startup_command_allowlist.ts). The URL is decoded as the UI does
+(URL().searchParams, then JSON.parse) and each path regex is matched against the tracks'
+paths in a real exported trace (names joined with " > ", as TrackNode.fullPath is)."""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_profiler.serve import ALLOWED_STARTUP_COMMANDS, startup_commands, ui_url
+from samples import DATA
+from traceview import TraceView
+
+SPOTTER = DATA / "claude-code" / "spotter-2.1.39-subagents-compaction"
+CODEX = DATA / "codex"
+
+
+def _paths(view: TraceView) -> dict[int, str]:
+    return {
+        uuid: " > ".join(t.name for t in reversed(view.ancestors(uuid))) for uuid in view.tracks
+    }
+
+
+def _commands_of(url: str) -> list[dict[str, Any]]:
+    query = urllib.parse.urlsplit(url.split("#!", 1)[1]).query
+    (encoded,) = urllib.parse.parse_qs(query)["startupCommands"]
+    commands = json.loads(encoded)
+    assert isinstance(commands, list)
+    return commands
+
+
+def test_the_url_expands_the_first_session_and_pins_its_context_size(export_trace: Any) -> None:
+    exported = export_trace(CODEX, SPOTTER)
+    view = exported.view
+    url = ui_url(exported.path.name, 9001, startup_commands(exported.path))
+    assert url.startswith("https://ui.perfetto.dev/#!/?url=http://127.0.0.1:9001/")
+    assert "+" not in url.split("startupCommands=", 1)[1]  # URL() would read it as a space
+    commands = _commands_of(url)
+    assert {c["id"] for c in commands} <= ALLOWED_STARTUP_COMMANDS
+    paths = _paths(view)
+    # the first session: the root's child with the lowest rank (its real start)
+    root = next(t for t in view.tracks.values() if t.parent_uuid is None)
+    first = min(view.children_of(root.uuid), key=lambda t: t.sibling_order_rank or 0)
+    starts = {
+        view.profile_of(c.uuid).ts  # type: ignore[union-attr]
+        for c in view.captures()
+        if view.tracks[c.parent_uuid].parent_uuid == root.uuid  # type: ignore[index]
+    }
+    (capture,) = [t for t in view.children_of(first.uuid) if t.name == "agentprof.capture"]
+    assert view.profile_of(capture.uuid).ts == min(starts)  # type: ignore[union-attr]
+    context = next(t for t in view.children_of(capture.uuid) if t.name == "Context")
+    size = next(t for t in view.children_of(capture.uuid) if t.name == "Context size")
+    matched: dict[str, set[int]] = {}
+    for command in commands:
+        pattern, mode = command["args"]
+        assert mode == "path"
+        found = {uuid for uuid, path in paths.items() if re.search(pattern, path)}
+        matched.setdefault(command["id"], set()).update(found)
+    assert matched["dev.perfetto.ExpandTracksByRegex"] == {
+        root.uuid,
+        first.uuid,
+        capture.uuid,
+        context.uuid,
+    }
+    assert matched["dev.perfetto.PinTracksByRegex"] == {size.uuid}
+
+
+def test_no_commands_for_a_trace_that_is_not_ours_and_no_others_allowed(tmp_path: Path) -> None:
+    other = tmp_path / "x.pftrace"
+    other.write_bytes(b"\x0a\x02\x50\x01")
+    assert startup_commands(other) == []
+    assert ui_url("x.pftrace") == "https://ui.perfetto.dev/#!/?url=http://127.0.0.1:9001/x.pftrace"
+    with pytest.raises(ValueError, match="not allow-listed"):
+        ui_url("x.pftrace", 9001, [{"id": "dev.perfetto.RunQuery", "args": ["select 1"]}])

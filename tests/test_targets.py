@@ -1,0 +1,134 @@
+"""What caused an addition, safe by default (issue 29): a tool call's target is a path
+relative to the session's cwd (its file name when outside), a shell command's program
+name or a URL's host — never a body, an absolute path, a home folder or a user name. The
+tool slice and its Largest additions instant carry it; `--redact` leaves it out; `open`
+and `report` take `--previews` like `export`."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from agent_profiler.cli import app
+from agent_profiler.model import Harness, Session, ToolCall
+from agent_profiler.targets import program_name, raw_target, safe_target
+from samples import DATA
+
+SPOTTER = DATA / "claude-code" / "spotter-2.1.39-subagents-compaction"
+PI = DATA / "pi" / "pi-mono_before-compaction_v1.jsonl.gz"
+runner = CliRunner()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "cwd", "shown"),
+    [
+        ({"file_path": "/home/alice/app/src/x.py"}, "/home/alice/app", "path:src/x.py"),
+        ({"file_path": "/home/alice/other/secret.txt"}, "/home/alice/app", "path:secret.txt"),
+        ({"filePath": "/Users/bob/app/README.md"}, "/Users/bob/app", "path:README.md"),
+        ({"path": "src/lib"}, "/home/alice/app", "path:src/lib"),
+        ({"path": "../alice/x.md"}, "/home/alice/app", "path:x.md"),
+        ({"path": "~/notes/todo.md"}, "/home/alice/app", "path:todo.md"),
+        ({"absolute_path": r"C:\Users\dan\proj\a.ts"}, r"c:\users\dan\proj", "path:a.ts"),
+        ({"file_path": "/home/alice/app/src/x.py"}, None, "path:x.py"),
+        ({"command": "cd /home/alice/app && git status"}, None, "program:cd"),
+        ({"command": "FOO=1 sudo /usr/bin/python3 -m pytest -q"}, None, "program:python3"),
+        ({"cmd": ["bash", "-lc", "rg --files /home/alice"]}, None, "program:rg"),
+        ({"cmd": "echo 'unbalanced"}, None, "program:echo"),
+        ({"command": "'(' weird"}, None, ""),
+        ({"url": "https://user:pw@docs.example.com:8443/a?q=alice"}, None, "host:docs.example.com"),
+        ({"pattern": "/home/alice/.*"}, None, ""),
+        ("plain text input", None, ""),
+    ],
+)
+def test_targets_are_safe(arguments: object, cwd: str | None, shown: str) -> None:
+    raw = raw_target(arguments)
+    assert safe_target(raw, cwd) == shown
+    assert safe_target(shown, "app") == shown  # idempotent, as Session re-runs it
+    assert "alice" not in shown and "/home" not in shown and "~" not in shown
+
+
+def test_program_name_of_a_shell_script_argv() -> None:
+    assert program_name(["/bin/zsh", "-c", "npm test"]) == "npm"
+    assert program_name(["git", "log"]) == "git"
+    assert program_name(None) == ""
+
+
+def test_a_session_keeps_only_safe_targets() -> None:
+    call = ToolCall("c1", "Read", 0, 1, target="path:/home/alice/app/src/main.rs")
+    session = Session(
+        Harness.CLAUDE_CODE, "s", 0, 1, ("j.jsonl",), project="/home/alice/app", tool_calls=(call,)
+    )
+    (kept,) = session.tool_calls
+    assert kept.target == "path:src/main.rs" and session.project == "app"
+
+
+def _tools(view: Any) -> list[Any]:
+    return [s for s in view.slices if s.kind == "tool-execution"]
+
+
+def test_tool_slices_and_additions_carry_their_target(export_trace: Any) -> None:
+    view = export_trace(SPOTTER).view
+    tools = _tools(view)
+    targets = [s.args["target"] for s in tools if "target" in s.args]
+    assert len(targets) > 0.8 * len(tools)
+    kinds = {s.args["target_kind"] for s in tools if "target" in s.args}
+    assert kinds <= {"path", "program", "host"} and {"path", "program"} <= kinds
+    for target in targets:
+        assert not target.startswith(("/", "~")) and not re.match(r"[A-Za-z]:", target)
+        assert ".." not in target.split("/")
+    reads = [s for s in tools if s.name == "Read" and "target" in s.args]
+    assert reads and all(s.args["target_kind"] == "path" for s in reads)
+    bash = [s for s in tools if s.name == "Bash" and "target" in s.args]
+    assert bash and all(re.fullmatch(r"[\w.+@-]+", s.args["target"]) for s in bash)
+    additions = [s for s in view.slices if s.category == "agentprof-additions"]
+    by_call = {s.args["call_id"]: s for s in tools}
+    with_target = [a for a in additions if "target" in a.args]
+    assert with_target
+    for instant in with_target:
+        tool = by_call[instant.args["tool_call_id"]]
+        assert instant.args["target"] == tool.args["target"]
+        assert f"{tool.name} {tool.args['target']} (" in instant.name
+
+
+def test_redact_leaves_targets_out(export_trace: Any) -> None:
+    view = export_trace(PI, args=("--redact",)).view
+    assert _tools(view)
+    assert not any("target" in s.args for s in view.slices)
+    profiles = [s for s in view.slices if s.name == "profile (1)"]
+    assert all(p.args["redacted"] == "tool targets" for p in profiles)
+
+
+def test_report_shows_targets_and_takes_previews_and_redact(tmp_path: Path) -> None:
+    page = tmp_path / "r.html"
+    assert runner.invoke(app, ["report", str(PI), "-o", str(page)]).exit_code == 0
+    plain = page.read_text()
+    assert '<code class="target">' in plain and 'class="args' not in plain
+    result = runner.invoke(app, ["report", str(PI), "-o", str(page), "--force", "--previews"])
+    assert result.exit_code == 0, result.output
+    assert 'class="args muted"' in page.read_text()
+    result = runner.invoke(app, ["report", str(PI), "-o", str(page), "--force", "--redact"])
+    assert result.exit_code == 0
+    assert '<code class="target">' not in page.read_text()
+
+
+def test_open_takes_previews_and_redact(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent_profiler import cli
+    from traceview import load_trace
+
+    seen: list[Any] = []
+
+    def serve(path: Path, **_: Any) -> bool:
+        seen.append(load_trace(path.read_bytes()))
+        return True
+
+    monkeypatch.setattr(cli, "serve_once", serve)
+    args = ["open", "--no-browser", str(PI)]
+    assert runner.invoke(app, [*args, "--previews"]).exit_code == 0
+    assert runner.invoke(app, [*args, "--redact"]).exit_code == 0
+    previews, redacted = seen
+    assert any("args" in s.args for s in _tools(previews))
+    assert not any("target" in s.args for s in _tools(redacted))
