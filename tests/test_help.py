@@ -55,6 +55,10 @@ def test_every_command_is_listed_with_a_whole_sentence() -> None:
 def test_help_reads_cleanly(command: str) -> None:
     text = render(*([command] if command else []))
     assert "<bool>" not in text
+    # an option's value is named for what it is (FILE, DIR, N, TOKENS), not by its type
+    options = [line for line in text.splitlines() if line.lstrip().startswith("-")]
+    typed = {"<path>", "<integer>", "<text>", "<str>", "<float>"}
+    assert [line for line in options if typed & set(line.split())] == []
     assert early_breaks(text, WIDTH) == []
     # the docstring's own paragraphs survive as paragraphs, rewrapped
     assert "\n\n" in text

@@ -233,7 +233,10 @@ def collect(
     to: Annotated[
         Path,
         typer.Option(
-            "--to", help="The dataset's folder (created when absent).", show_default=False
+            "--to",
+            metavar="DIR",
+            help="The dataset's folder (created when absent).",
+            show_default=False,
         ),
     ],
     harness: HarnessOption = None,
@@ -260,20 +263,33 @@ def collect(
 @_errors_to_exit_codes
 def fleet(
     directory: Annotated[
-        Path, typer.Argument(help="A dataset folder written by `collect`.", show_default=False)
+        Path,
+        typer.Argument(
+            help="A dataset folder written by `collect`.", show_default=False, metavar="DIR"
+        ),
     ],
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
     html: Annotated[
-        Path | None, typer.Option("--html", help="Write an HTML page with plots here.")
+        Path | None,
+        typer.Option("--html", metavar="FILE", help="Write an HTML page with plots here."),
     ] = None,
     split: Annotated[
         str | None,
-        typer.Option("--split", help="Also compare sessions started before / from this date."),
+        typer.Option(
+            "--split",
+            metavar="DATE",
+            help="Also compare sessions started before / from this date.",
+        ),
     ] = None,
-    harness: Annotated[str | None, typer.Option("--harness", help="Only this harness.")] = None,
-    project: Annotated[str | None, typer.Option("--project", help="Only this project.")] = None,
+    harness: Annotated[
+        str | None, typer.Option("--harness", metavar="NAME", help="Only this harness.")
+    ] = None,
+    project: Annotated[
+        str | None, typer.Option("--project", metavar="NAME", help="Only this project.")
+    ] = None,
     model: Annotated[
-        str | None, typer.Option("--model", help="Only sessions whose main model is this.")
+        str | None,
+        typer.Option("--model", metavar="NAME", help="Only sessions whose main model is this."),
     ] = None,
     cost: Annotated[
         bool, typer.Option("--cost/--no-cost", help="Price the requests (genai-prices).")

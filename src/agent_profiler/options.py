@@ -55,7 +55,9 @@ class Spec:
 
 
 OUTPUT = Spec(
-    ("--output", "-o"), "File to write (default: <first journal>.<extension>; - for stdout)."
+    ("--output", "-o"),
+    "File to write (default: <first journal>.<extension>; - for stdout).",
+    metavar="FILE",
 )
 HARNESS = Spec(("--harness",), "Skip auto-detection and read every input as this harness.")
 FORCE = Spec(("--force",), "Overwrite an existing output.", flag=True)
