@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import types
 
+import pytest
+
 import agent_profiler
 import agent_profiler.adapters as adapters
 import agent_profiler.errors as errors
@@ -34,17 +36,40 @@ PUBLIC = [
 
 
 def test_all_is_the_public_surface() -> None:
-    # GIVEN the package's namespace, without its submodules
+    # GIVEN every public name, each asked for (they are imported on first use, PEP 562)
+    for name in agent_profiler.__all__:
+        assert getattr(agent_profiler, name) is not None
+    # WHEN the package's namespace is read, without its submodules
     members = [
         name
         for name, value in vars(agent_profiler).items()
         if (not name.startswith("_") or name == "__version__")
         and not isinstance(value, types.ModuleType)
     ]
-    # THEN `__all__` lists exactly those names, and no other
+    # THEN `__all__` lists exactly those names, and no other; dir() shows them; anything
+    # else is an AttributeError, as on any module
     assert sorted(agent_profiler.__all__) == sorted(members) == sorted(PUBLIC)
-    for name in agent_profiler.__all__:
-        assert getattr(agent_profiler, name) is not None
+    assert set(PUBLIC) <= set(dir(agent_profiler))
+    with pytest.raises(AttributeError):
+        _ = agent_profiler.not_a_public_name  # type: ignore[attr-defined]
+
+
+def test_the_package_imports_none_of_its_modules_until_asked() -> None:
+    """Initialising the package (which every submodule import does) costs only the version:
+    a command that needs few of the public names does not import them all."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, agent_profiler\n"
+        "print(sorted(m for m in sys.modules if m.startswith('agent_profiler')))\n"
+        "agent_profiler.load\n"
+        "print('agent_profiler.loader' in sys.modules)"
+    )
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    first, second = run.stdout.splitlines()
+    assert first == "['agent_profiler', 'agent_profiler.version']"
+    assert second == "True"
 
 
 def test_every_error_is_under_the_root() -> None:

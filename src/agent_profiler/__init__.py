@@ -15,20 +15,47 @@ change between versions. Reading and writing, in the order a program uses them:
 - the errors of `errors.py`, rooted at `AgentProfilerError` (its docstring draws the tree).
 """
 
-from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.errors import (
-    AgentProfilerError,
-    DamagedJournalError,
-    JournalError,
-    OutputError,
-    ServeError,
-    UsageError,
-)
-from agent_profiler.estimate import named, use_estimator
-from agent_profiler.loader import LoadResult, load
-from agent_profiler.model import Harness, Session
+import importlib as _importlib
+import typing as _typing
+
 from agent_profiler.version import __version__
-from agent_profiler.writers import ChromeJsonWriter, PerfettoWriter, writer_class
+
+if _typing.TYPE_CHECKING:
+    from agent_profiler.diagnostics import Diagnostics
+    from agent_profiler.errors import (
+        AgentProfilerError,
+        DamagedJournalError,
+        JournalError,
+        OutputError,
+        ServeError,
+        UsageError,
+    )
+    from agent_profiler.estimate import named, use_estimator
+    from agent_profiler.loader import LoadResult, load
+    from agent_profiler.model import Harness, Session
+    from agent_profiler.writers import ChromeJsonWriter, PerfettoWriter, writer_class
+
+# Each public name and the module it lives in. They are imported when first asked for
+# (PEP 562), so a command that needs few of them (`fleet`, a plain `export`) does not pay
+# for all: importing any submodule initialises this package first.
+_HOMES = {
+    "AgentProfilerError": "errors",
+    "ChromeJsonWriter": "writers",
+    "DamagedJournalError": "errors",
+    "Diagnostics": "diagnostics",
+    "Harness": "model",
+    "JournalError": "errors",
+    "LoadResult": "loader",
+    "OutputError": "errors",
+    "PerfettoWriter": "writers",
+    "ServeError": "errors",
+    "Session": "model",
+    "UsageError": "errors",
+    "load": "loader",
+    "named": "estimate",
+    "use_estimator": "estimate",
+    "writer_class": "writers",
+}
 
 __all__ = [
     "AgentProfilerError",
@@ -49,3 +76,16 @@ __all__ = [
     "use_estimator",
     "writer_class",
 ]
+
+
+def __getattr__(name: str) -> _typing.Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value  # asked once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
