@@ -5,7 +5,7 @@ encodes, with only the fields it sets, cut from perfetto's full trace schema.
 
 Importing the whole schema (860 messages) costs ≈ 25 ms of every export's start-up; this
 module loads in ≈ 1 ms. Field numbers and types are the schema's own, so the bytes on the
-wire are the same (tests/test_trace_schema.py encodes with both and compares). It lives
+wire are the same (tests/writers/test_trace_schema.py encodes with both and compares). It lives
 in its own descriptor pool under its own package, so the full schema can be loaded beside
 it (the tests decode with it). Re-run after a writer starts setting another field.
 """

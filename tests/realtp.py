@@ -32,9 +32,9 @@ import pytest
 
 from traceview import TraceView
 
-# Trace processors are started from a thread pool (tests/test_real_import.py). CPython 3.11's
-# vfork path failed there twice on a loaded machine ("OSError: [Errno 14] Bad address" from
-# the child's exec); plain fork + exec costs microseconds and has not failed.
+# Trace processors are started from a thread pool (tests/perfetto_tools/test_real_import.py).
+# CPython 3.11's vfork path failed there twice on a loaded machine ("OSError: [Errno 14] Bad
+# address" from the child's exec); plain fork + exec costs microseconds and has not failed.
 subprocess._USE_VFORK = False  # type: ignore[attr-defined]
 
 ENV = "AGENT_PROFILER_TRACE_PROCESSOR"

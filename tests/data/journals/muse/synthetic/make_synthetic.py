@@ -1,4 +1,4 @@
-"""Writes the SYNTHETIC Muse Code journals used by tests/test_muse.py.
+"""Writes the SYNTHETIC Muse Code journals used by tests/adapters/muse/test_muse.py.
 
 Run from this folder: python make_synthetic.py. Nothing here is Muse output: the
 records follow the shapes documented in FORMATS-muse.md (§2 lines, §4 order of one

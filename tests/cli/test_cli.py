@@ -1,0 +1,476 @@
+"""The command line, in-process: exit codes, the one-line report, errors on stderr,
+atomic output, and that a bad input costs only itself."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from agent_profiler import __version__
+from agent_profiler.cli import app
+from shared_paths import TESTS
+
+DATA = TESTS / "data" / "journals" / "claude-code"
+SMALL = DATA / "handmade" / "small.jsonl"
+SPOTTER_DIR = DATA / "spotter-2.1.39-subagents-compaction"
+
+runner = CliRunner()
+
+
+def test_export_writes_the_trace_and_reports_in_one_line(tmp_path: Path) -> None:
+    out = tmp_path / "small.pftrace"
+    result = runner.invoke(app, ["export", str(SMALL), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert out.stat().st_size > 0
+    (report,) = [line for line in result.stdout.splitlines() if line.startswith("wrote")]
+    assert "1 session(s)" in report and "6 response(s)" in report
+    assert "2 compaction(s)" in report and "0 warning(s)" in report
+    assert not list(tmp_path.glob(".*.tmp"))  # the temporary file was renamed
+
+
+def test_existing_output_needs_force(tmp_path: Path) -> None:
+    out = tmp_path / "t.pftrace"
+    out.write_bytes(b"good trace")
+    result = runner.invoke(app, ["export", str(SMALL), "-o", str(out)])
+    assert result.exit_code == 2
+    assert "exists" in result.stderr and "--force" in result.stderr
+    assert out.read_bytes() == b"good trace"
+    assert runner.invoke(app, ["export", str(SMALL), "-o", str(out), "--force"]).exit_code == 0
+    assert out.read_bytes() != b"good trace"
+
+
+def test_one_bad_file_among_several_exits_1_and_keeps_the_rest(tmp_path: Path) -> None:
+    bad = tmp_path / "notes.jsonl"
+    bad.write_text("this is not a journal\nnor is this\n")
+    out = tmp_path / "t.pftrace"
+    result = runner.invoke(app, ["export", str(bad), str(SMALL), "-o", str(out)])
+    assert result.exit_code == 1
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [f"error: {bad}:1: not a JSONL journal (first line is not JSON)"]
+    assert out.exists() and "1 session(s)" in result.stdout
+
+
+def test_nothing_readable_exits_1_without_writing(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    out = tmp_path / "t.pftrace"
+    result = runner.invoke(
+        app, ["export", str(empty), str(tmp_path / "missing.jsonl"), "-o", str(out)]
+    )
+    assert result.exit_code == 1
+    assert "empty journal" in result.stderr and "no such file" in result.stderr
+    assert "nothing to export" in result.stderr
+    assert not out.exists()
+
+
+def test_bad_lines_are_summarised_with_path_and_line(tmp_path: Path) -> None:
+    journal = tmp_path / "j.jsonl"
+    text = SMALL.read_text().splitlines()
+    text.insert(3, "{not json")
+    text.insert(5, "[1, 2")
+    journal.write_text("\n".join(text) + "\n")
+    result = runner.invoke(app, ["export", str(journal), "-o", str(tmp_path / "t.pftrace")])
+    assert result.exit_code == 0
+    assert "2 warning(s) (not-json: 2)" in result.stderr
+    assert f"{journal}:4: not JSON" in result.stderr
+    assert f"{journal}:6: not JSON" in result.stderr
+
+
+def test_directory_export_attaches_subagents(tmp_path: Path) -> None:
+    out = tmp_path / "s.pftrace"
+    result = runner.invoke(app, ["export", str(SPOTTER_DIR), "-o", str(out)])
+    assert result.exit_code == 0
+    assert "2 session(s) (1 subagent), 155 response(s), 1 compaction(s)" in result.stdout
+
+
+def test_unknown_harness_is_a_usage_error() -> None:
+    result = runner.invoke(app, ["export", str(SMALL), "--harness", "nope"])
+    assert result.exit_code == 2
+
+
+def test_default_output_name_is_the_journal_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["export", str(SMALL)])
+    assert result.exit_code == 0
+    assert (tmp_path / "small.pftrace").exists()
+
+
+def test_python_dash_m_and_version() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_profiler", "--version"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0
+    assert done.stdout.strip() == f"agent-profiler {__version__}"
+
+
+def test_console_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agent_profiler",
+            "export",
+            str(tmp_path / "none.jsonl"),
+            "-o",
+            str(tmp_path / "x.pftrace"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert f"error: {tmp_path / 'none.jsonl'}: no such file or directory" in done.stderr
+
+
+def test_same_session_twice_keeps_each_copys_subagent_linked(tmp_path: Path) -> None:
+    from agent_profiler.diagnostics import Diagnostics
+    from agent_profiler.loader import load
+
+    copy = tmp_path / "copy"
+    import shutil
+
+    shutil.copytree(SPOTTER_DIR, copy)
+    sessions = {s.session_id: s for s in load([SPOTTER_DIR, copy], Diagnostics()).sessions}
+    main = "258c7280-ae70-4798-800f-63464d01a85d"
+    assert set(sessions) == {main, f"{main}/a881341", f"{main}#2", f"{main}/a881341#2"}
+    assert sessions[f"{main}/a881341#2"].parent_session == f"{main}#2"
+    launcher = next(t for t in sessions[f"{main}#2"].tool_calls if t.child_session)
+    assert launcher.child_session == f"{main}/a881341#2"
+
+
+def test_notes_for_ignored_files_skipped_kinds_and_orphan_subagents(tmp_path: Path) -> None:
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("not a journal")
+    (folder / "small.jsonl").write_bytes(SMALL.read_bytes())
+    result = runner.invoke(app, ["export", str(folder), "-o", str(tmp_path / "t.pftrace")])
+    assert result.exit_code == 0
+    assert "note: 1 other file(s) in the given folders are not *.jsonl" in result.stderr
+    assert "skipped on purpose (not model input): claude:summary 1" in result.stderr
+    agent = (
+        SPOTTER_DIR / "258c7280-ae70-4798-800f-63464d01a85d" / "subagents" / "agent-a881341.jsonl"
+    )
+    alone = runner.invoke(app, ["export", str(agent), "-o", str(tmp_path / "a.pftrace")])
+    assert alone.exit_code == 0
+    assert "1 warning(s) (parent-not-exported: 1)" in alone.stderr
+
+
+def test_a_json_document_is_named_for_what_it_is(tmp_path: Path) -> None:
+    gemini = tmp_path / "session.json"
+    gemini.write_text(json.dumps({"sessionId": "s", "projectHash": "ab", "messages": []}, indent=2))
+    other = tmp_path / "config.json"
+    other.write_text(json.dumps({"a": [1, 2]}, indent=2))
+    result = runner.invoke(
+        app, ["export", str(gemini), str(other), "-o", str(tmp_path / "t.pftrace")]
+    )
+    assert result.exit_code == 1
+    # Gemini CLI documents are read now: an empty one has nothing to show.
+    assert f"{gemini}: no session records (nothing to show)" in result.stderr
+    assert f"{other}: one JSON document, not a JSONL journal" in result.stderr
+
+
+def test_the_report_title_default_is_the_report_s() -> None:
+    """cli says the report's default title itself so that it need not import report."""
+    from agent_profiler import cli, report
+
+    assert cli.REPORT_TITLE == report.DEFAULT_TITLE
+
+
+def _flat(parsed: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The fast parser's values as Typer's parameters: its ReadOptions spread out."""
+    from agent_profiler.align import AlignChoice
+
+    if parsed is None:
+        return None
+    options = parsed.pop("options")
+    return {
+        **parsed,
+        "harness": options.harness,
+        "estimate": options.estimate,
+        "previews": options.previews,
+        "jobs": options.jobs,
+        "align": AlignChoice.START if options.align else None,
+    }
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        ["a.jsonl", "--open"],
+        ["a.jsonl", "--harness", "nope"],
+        ["a.jsonl", "--estimate", "nope"],
+        ["a.jsonl", "-o"],
+        ["a.jsonl", "-o", "x", "-o", "y"],
+        ["a.jsonl", "--force", "--force"],
+        ["a.jsonl", "--jobs", "0"],
+        ["a.jsonl", "-j", "two"],
+        ["a.jsonl", "-j", "\u00b3"],  # a digit to str.isdigit(), not to int(): was a traceback
+        ["a.jsonl", "--"],
+        ["-o", "x.pftrace"],
+        [],
+    ],
+)
+def test_the_fast_export_path_leaves_what_it_does_not_know_to_typer(args: list[str]) -> None:
+    from agent_profiler.entry import _parse_export
+
+    assert _parse_export(args) is None
+
+
+def test_the_fast_export_path_parses_like_typer() -> None:
+    from agent_profiler.entry import _parse_export
+    from agent_profiler.estimate import EstimateChoice
+    from agent_profiler.model import Harness
+
+    got = _flat(
+        _parse_export(
+            ["a.jsonl", "--output=t.json", "b", "--harness", "codex", "--force", "--format", "json"]
+        )
+    )
+    assert got == {
+        "journals": [Path("a.jsonl"), Path("b")],
+        "output": Path("t.json"),
+        "harness": Harness.CODEX,
+        "force": True,
+        "previews": False,
+        "strict": False,
+        "format_name": "json",
+        "estimate": EstimateChoice.CHARS4,
+        "jobs": None,
+        "align": None,
+        "redact": False,
+    }
+    assert _parse_export(["a.jsonl", "-j", "3"])["options"].jobs == 3  # type: ignore[index]
+    assert _parse_export(["a.jsonl", "--jobs=2"])["options"].jobs == 2  # type: ignore[index]
+    assert _parse_export(["a.jsonl", "-j", "1"])["options"].jobs == 1  # type: ignore[index]
+    # A value may hold "=": the option's name ends at the first one.
+    assert _parse_export(["a.jsonl", "--output=a=b.json"])["output"] == Path("a=b.json")  # type: ignore[index]
+
+
+def test_the_console_script_exports_without_typer_and_writes_the_same_bytes(
+    tmp_path: Path,
+) -> None:
+    # GIVEN a plain export run through the console script's entry point
+    fast = tmp_path / "fast.pftrace"
+    code = (
+        "import sys\n"
+        "from agent_profiler.entry import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as done:\n"
+        "    print('code', done.code, 'typer' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, "export", str(SMALL), "-o", str(fast), "--force"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    # THEN Typer was never imported, and the trace is the Typer command's, byte for byte
+    assert done.stdout.splitlines()[-1] == "code 0 False", done.stdout + done.stderr
+    assert done.stdout.startswith("wrote ")
+    slow = tmp_path / "slow.pftrace"
+    assert runner.invoke(app, ["export", str(SMALL), "-o", str(slow)]).exit_code == 0
+    assert fast.read_bytes() == slow.read_bytes()
+
+
+# Tokens an `export` command line is made of: journals (one spelled like a value), every
+# option and flag the fast parser knows in both spellings, with values Typer takes and values
+# it refuses (a digit that is not ASCII, a zero, an empty value), and words only Typer knows.
+_ARGV_TOKENS = [
+    "a.jsonl",
+    "-",  # standard input (as a journal) or stdout (as -o's value)
+    "dir/b",
+    "codex",
+    "-o",
+    "--output",
+    "--output=t.json",
+    "--output=",
+    "x.pftrace",
+    "",
+    "--harness",
+    "--harness=pi",
+    "--harness=nope",
+    "--estimate",
+    "--estimate=calibrated",
+    "calibrated",
+    "--format",
+    "--format=json",
+    "json",
+    "--jobs",
+    "-j",
+    "--jobs=2",
+    "--jobs=\u0661",  # ARABIC-INDIC DIGIT ONE: str.isdigit() says yes, Typer says no
+    "--jobs=\u00b3",  # SUPERSCRIPT THREE: str.isdigit() says yes, int() raises
+    "--jobs=0",
+    "07",
+    "\u0663",
+    "--force",
+    "--previews",
+    "--strict",
+    "--open",
+    "--",
+]
+
+
+@functools.cache
+def _typer_group() -> Any:
+    import typer
+
+    return typer.main.get_command(app)
+
+
+def _typer_parse(argv: list[str]) -> dict[str, object] | None:
+    """What Typer makes of `export ARGV`: its parameters, or None when it refuses them."""
+    group = _typer_group()
+    parent = group.make_context("agent-profiler", ["export", *argv])
+    export = group.get_command(parent, "export")  # type: ignore[attr-defined]
+    assert export is not None
+    try:
+        return dict(export.make_context("export", list(argv), parent=parent).params)
+    except Exception:  # its usage errors (the classes are Typer's private copy of Click's)
+        return None
+
+
+@pytest.mark.slow  # exports every bundled journal twice
+def test_the_fast_export_path_takes_only_what_typer_takes_and_reads_it_the_same() -> None:
+    """Every command line of up to two tokens after a journal, and one in 7 of three,
+    that the fast parser takes, Typer takes too, with the same values: the fast path may
+    leave a line to Typer, but never reads one differently or accepts one Typer refuses."""
+    import itertools
+
+    from agent_profiler.entry import _parse_export
+
+    taken = 0
+    lines = itertools.chain(
+        *(itertools.product(_ARGV_TOKENS, repeat=n) for n in range(3)),
+        itertools.islice(itertools.product(_ARGV_TOKENS, repeat=3), 0, None, 7),
+    )
+    for tail in lines:
+        argv = ["a.jsonl", *tail]
+        fast = _flat(_parse_export(argv))
+        if fast is None:
+            continue
+        taken += 1
+        typer_values = _typer_parse(argv)
+        assert typer_values is not None, f"Typer refuses {argv!r}, the fast path took it"
+        assert typer_values.pop("open_ui") is False
+        assert fast == typer_values, argv
+    assert taken > 300  # the fast path was exercised, not just left to Typer
+
+
+def _drain(fifo: Path, into: list[bytes]) -> threading.Thread:
+    """A reader at the other end of a named pipe, keeping what it read."""
+    reader = threading.Thread(target=lambda: into.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    return reader
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+@pytest.mark.parametrize("command", [["export"], ["export", "--format", "json"], ["report"]])
+def test_a_pipe_or_device_as_the_output_is_written_in_place(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """`-o /dev/null` replaced /dev/null itself with a regular file (as root: the write to
+    a temporary file beside it, then a rename over it). A pipe or a device is now written
+    in place, without --force, and stays what it was. (A named pipe stands in for
+    /dev/null here: the same path through the code, and no harm if it broke again.)"""
+    fifo = tmp_path / "out"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = _drain(fifo, got)
+    result = runner.invoke(app, [*command, str(SMALL), "-o", str(fifo)])
+    reader.join(timeout=30)
+    assert result.exit_code == 0, result.output + result.stderr
+    assert stat.S_ISFIFO(fifo.stat().st_mode)  # still the pipe
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no temporary file left
+    (written,) = got
+    (line,) = [line for line in result.stdout.splitlines() if line.startswith("wrote")]
+    assert line.startswith(f"wrote {fifo} (") and len(written) > 1000
+    assert "open it" not in result.output + result.stderr  # nothing to open afterwards
+    if command == ["export"]:
+        assert written[:1] == b"\x0a"  # a TracePacket, as to a file
+
+
+def test_a_folder_as_the_output_is_refused_by_name(tmp_path: Path) -> None:
+    for command, written in (("export", "small.pftrace"), ("report", "small.html")):
+        result = runner.invoke(app, [command, str(SMALL), "-o", str(tmp_path)])
+        assert result.exit_code == 2
+        assert result.stderr == (
+            f"error: {tmp_path} is a folder: name the file to write, e.g. -o {tmp_path / written}\n"
+        )
+        assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_open_needs_a_trace_file(tmp_path: Path) -> None:
+    fifo = tmp_path / "out"
+    os.mkfifo(fifo)
+    for output in (str(fifo), "-"):
+        result = runner.invoke(app, ["export", str(SMALL), "-o", output, "--open"])
+        assert result.exit_code == 2
+        assert result.stderr == (
+            f"error: --open needs a trace file, and {output} is a pipe or a device\n"
+        )
+
+
+def test_a_journal_being_read_is_never_the_output_even_with_force(tmp_path: Path) -> None:
+    """`export x.jsonl -o x.jsonl --force` wrote the trace over the journal: the one copy
+    of the session, gone. A journal the command reads (named, or found in a named folder)
+    is refused as its output, --force or not; other files in that folder are not."""
+    journal = tmp_path / "a.jsonl"
+    journal.write_bytes(SMALL.read_bytes())
+    for command, inputs, output in (
+        ("export", [journal], journal),
+        ("export", [tmp_path], journal),
+        ("export", [tmp_path], tmp_path / ".." / tmp_path.name / "a.jsonl"),
+        ("report", [journal], journal),
+    ):
+        result = runner.invoke(app, [command, *map(str, inputs), "-o", str(output), "--force"])
+        assert result.exit_code == 2, (command, inputs, output)
+        assert result.stderr == (
+            f"error: {output} is a journal this reads: write the output somewhere else\n"
+        )
+        assert journal.read_bytes() == SMALL.read_bytes()
+    # a file in the folder that is not a journal may still be overwritten with --force
+    other = tmp_path / "old.pftrace"
+    other.write_bytes(b"an older trace")
+    result = runner.invoke(app, ["export", str(tmp_path), "-o", str(other), "--force"])
+    assert result.exit_code == 0, result.output + result.stderr
+    assert other.read_bytes()[:1] == b"\x0a"
+
+
+@pytest.mark.parametrize("command", [["export"], ["export", "--format", "json"], ["report"]])
+def test_a_subagent_file_read_with_its_session_is_never_the_output(
+    tmp_path: Path, command: list[str]
+) -> None:
+    # GIVEN a Claude Code session whose subagent file is found beside it (not named)
+    shutil.copytree(SPOTTER_DIR, tmp_path / "s")
+    (main,) = (tmp_path / "s").glob("*.jsonl*")
+    (subagent,) = (tmp_path / "s").rglob("agent-a881341.jsonl")
+    before = subagent.read_bytes()
+    # WHEN it is named as the output, with --force
+    result = runner.invoke(app, [*command, str(main), "-o", str(subagent), "--force"])
+    # THEN it is refused after reading, and the subagent's journal is as it was
+    assert result.exit_code == 2, result.output + result.stderr
+    assert result.stderr.endswith(
+        f"error: {subagent} is a journal this reads: write the output somewhere else\n"
+    )
+    assert subagent.read_bytes() == before

@@ -1,0 +1,126 @@
+"""What `open` says and where, which files it takes for traces, and how the console entry
+point ends on Ctrl-C and on a bug (in-process: the server is faked, no socket, no browser)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agent_profiler import cli
+from agent_profiler.cli import app
+from shared_paths import TESTS
+
+SMALL = TESTS / "data" / "journals" / "claude-code" / "handmade" / "small.jsonl"
+URL = "https://ui.perfetto.dev/#!/?url=http://127.0.0.1:9001/t.pftrace"
+runner = CliRunner()
+
+
+def _serve(monkeypatch: pytest.MonkeyPatch, fetched: bool) -> list[float]:
+    timeouts: list[float] = []
+
+    def fake(trace: Path, *, timeout_s: float, on_ready: Callable[[str], None]) -> bool:
+        timeouts.append(timeout_s)
+        on_ready(URL)
+        return fetched
+
+    monkeypatch.setattr(cli, "serve_once", fake)
+    return timeouts
+
+
+@pytest.fixture
+def trace(tmp_path: Path) -> Path:
+    out = tmp_path / "t.pftrace"
+    assert runner.invoke(app, ["export", str(SMALL), "-o", str(out)]).exit_code == 0
+    return out
+
+
+SERVING = "serving t.pftrace on 127.0.0.1:9001 until it is fetched (at most 300 s; Ctrl-C stops)"
+
+
+@pytest.mark.parametrize("found", [True, False])
+def test_open_says_on_stderr_what_it_does(
+    monkeypatch: pytest.MonkeyPatch, trace: Path, found: bool
+) -> None:
+    timeouts = _serve(monkeypatch, fetched=True)
+    opened: list[str] = []
+    monkeypatch.setattr("webbrowser.open", lambda url: opened.append(url) or found)
+    result = runner.invoke(app, ["open", str(trace)])
+    assert result.exit_code == 0 and result.stdout == "" and opened == [URL]
+    assert timeouts == [300.0]
+    assert result.stderr.splitlines() == [
+        f"opening {URL}",
+        *([] if found else [f"no browser found: open {URL} yourself"]),
+        SERVING,
+        "trace fetched by the UI; server stopped",
+    ]
+
+
+def test_without_a_browser_the_url_is_the_output(
+    monkeypatch: pytest.MonkeyPatch, trace: Path
+) -> None:
+    _serve(monkeypatch, fetched=True)
+    monkeypatch.setattr("webbrowser.open", lambda url: pytest.fail("no browser was asked for"))
+    result = runner.invoke(app, ["open", "--no-browser", str(trace)])
+    assert result.exit_code == 0 and result.stdout == f"{URL}\n"
+
+
+def test_a_trace_not_fetched_in_time_is_an_error(
+    monkeypatch: pytest.MonkeyPatch, trace: Path
+) -> None:
+    timeouts = _serve(monkeypatch, fetched=False)
+    result = runner.invoke(app, ["open", "--no-browser", "--timeout", "7", str(trace)])
+    assert result.exit_code == cli.EXIT_INPUT and timeouts == [7.0]
+    assert result.stderr.splitlines()[-1] == "not fetched within 7 s; stopped serving"
+    assert "fetched by the UI" not in result.stderr
+
+
+def test_which_files_are_traces(tmp_path: Path, trace: Path) -> None:
+    def named(name: str, data: bytes) -> Path:
+        path = tmp_path / name
+        path.write_bytes(data)
+        return path
+
+    chrome = json.dumps([{"ph": "X", "name": "a", "ts": 0}]).encode()
+    assert cli._is_trace(trace)
+    assert cli._is_trace(named("t.bin", trace.read_bytes()))  # by its first byte
+    assert cli._is_trace(named("t.data", b'  {"traceEvents": []}'))  # by its head
+    assert cli._is_trace(named("array.json", b"\n " + chrome))
+    # An array of objects is a trace only named .json and only with a phase in its head:
+    assert not cli._is_trace(named("array.jsonl", chrome))
+    assert not cli._is_trace(named("objects.json", b'[{"a": 1}]'))
+    assert not cli._is_trace(named("late.json", b'[{"a": "' + b"x" * 5000 + b'", "ph": "X"}]'))
+    assert not cli._is_trace(SMALL)
+    # A journal that starts with a blank line is no packet (it was served as a trace).
+    assert not cli._is_trace(named("blank-first.jsonl", b"\n" + SMALL.read_bytes()))
+    assert not cli._is_trace(named("blank-first", b"\n\r\n\t" + SMALL.read_bytes()))
+    assert not cli._is_trace(tmp_path / "missing.data")
+
+
+def test_ctrl_c_and_a_bug_end_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    def broken() -> None:
+        raise ValueError("boom")
+
+    for fake, code, said in (
+        (interrupted, 130, "interrupted"),
+        (
+            broken,
+            70,
+            "internal error: ValueError: boom (please report this with the harness name "
+            "and version)",
+        ),
+    ):
+        monkeypatch.setattr(cli, "app", fake)
+        with pytest.raises(SystemExit) as caught:
+            cli.main()
+        assert caught.value.code == code
+        out, err = capsys.readouterr()
+        assert (out, err) == ("", said + "\n")

@@ -1,0 +1,171 @@
+"""The console script's own path (entry.py), in-process: a plain `export` runs without Typer
+and must end as the Typer app does — the same one line on stderr and the same exit code for
+each kind of failure — and every other command line must reach Typer."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from agent_profiler import console, entry, exporting
+from shared_paths import TESTS
+
+SMALL = TESTS / "data" / "journals" / "claude-code" / "handmade" / "small.jsonl"
+
+
+@pytest.fixture(autouse=True)
+def _keep_sigterm() -> Iterator[None]:
+    """entry.main installs a SIGTERM handler; the test process gets its own back."""
+    before = signal.getsignal(signal.SIGTERM)
+    yield
+    signal.signal(signal.SIGTERM, before)
+
+
+def run_main(monkeypatch: pytest.MonkeyPatch, *argv: str) -> int:
+    monkeypatch.setattr(sys, "argv", ["agent-profiler", *argv])
+    with pytest.raises(SystemExit) as ended:
+        entry.main()
+    code = ended.value.code
+    assert isinstance(code, int)
+    return code
+
+
+def failing_with(monkeypatch: pytest.MonkeyPatch, make: Callable[[], BaseException]) -> None:
+    def run_export(**_: object) -> int:
+        raise make()
+
+    monkeypatch.setattr(exporting, "run_export", run_export)
+
+
+def test_a_plain_export_runs_without_typer_and_writes_the_trace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def no_typer() -> None:
+        raise AssertionError("a plain export reached Typer")
+
+    monkeypatch.setattr("agent_profiler.cli.main", no_typer)
+    out = tmp_path / "t.pftrace"
+    assert run_main(monkeypatch, "export", str(SMALL), "-o", str(out)) == 0
+    assert out.stat().st_size > 0
+    said = capsys.readouterr()
+    assert said.out.startswith(f"wrote {out} (") and "error" not in said.err
+
+
+def test_a_missing_journal_is_named_and_exits_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "missing.jsonl"
+    assert run_main(monkeypatch, "export", str(missing), "-o", str(tmp_path / "t.pftrace")) == 1
+    said = capsys.readouterr()
+    assert said.out == ""
+    assert said.err.splitlines() == [
+        f"error: {missing}: no such file or directory",
+        "error: nothing to export (no readable sessions)",
+    ]
+    assert not list(tmp_path.iterdir())
+
+
+def test_an_output_that_cannot_be_written_is_one_line_and_exit_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "missing-folder" / "t.pftrace"
+    assert run_main(monkeypatch, "export", str(SMALL), "-o", str(out)) == 1
+    said = capsys.readouterr()
+    assert said.out == ""
+    assert said.err == f"error: {out}: cannot write here (No such file or directory)\n"
+
+
+def test_an_existing_output_is_a_usage_error_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "t.pftrace"
+    out.write_bytes(b"keep me")
+    assert run_main(monkeypatch, "export", str(SMALL), "-o", str(out)) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("error: ") and "--force" in line
+    assert out.read_bytes() == b"keep me"
+
+
+def test_a_binary_trace_is_not_written_to_a_terminal(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    assert run_main(monkeypatch, "export", str(SMALL), "-o", "-") == 2
+    said = capsys.readouterr()
+    assert said.out == ""
+    assert said.err == (
+        "error: refusing to write a binary trace to a terminal: use -o FILE, redirect "
+        "stdout, or --format json\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("make", "code", "said"),
+    [
+        (KeyboardInterrupt, 130, "interrupted"),
+        (
+            lambda: ValueError("boom"),
+            70,
+            "internal error: ValueError: boom (please report this with the harness name "
+            "and version)",
+        ),
+    ],
+)
+def test_ctrl_c_and_a_bug_end_in_the_same_line_as_on_the_typer_path(
+    make: Callable[[], BaseException],
+    code: int,
+    said: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    failing_with(monkeypatch, make)
+    assert run_main(monkeypatch, "export", str(SMALL)) == code
+    assert capsys.readouterr() == ("", said + "\n")
+
+
+def test_a_closed_stdout_ends_quietly_with_141(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    failing_with(monkeypatch, BrokenPipeError)
+    assert run_main(monkeypatch, "export", str(SMALL), "-o", "-") == 141
+    assert capsys.readouterr() == ("", "")
+
+
+def test_sigterm_unwinds_as_exit_143(monkeypatch: pytest.MonkeyPatch) -> None:
+    def terminated(**_: object) -> int:
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise AssertionError("SIGTERM did not stop the export")
+
+    monkeypatch.setattr(exporting, "run_export", terminated)
+    assert run_main(monkeypatch, "export", str(SMALL)) == console.EXIT_TERMINATED == 143
+
+
+def test_another_command_goes_to_typer_even_when_its_arguments_would_parse_as_an_export(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)  # an export would write small.pftrace here
+    assert run_main(monkeypatch, "summary", str(SMALL)) == 0
+    said = capsys.readouterr()
+    assert said.out.startswith("| session ") and "wrote" not in said.err
+    assert not list(tmp_path.iterdir())
+
+
+def test_shell_completion_goes_to_typer_even_for_an_export_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a completion variable set (Typer's `_<PROG>_COMPLETE`), Typer answers: the fast
+    path must not export. (Typer names the variable after the running program, which is
+    pytest here, so the test stands Typer's entry in for it.)"""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("_AGENT_PROFILER_COMPLETE", "complete_bash")
+    reached: list[list[str]] = []
+    monkeypatch.setattr("agent_profiler.cli.main", lambda: reached.append(sys.argv[1:]))
+    monkeypatch.setattr(sys, "argv", ["agent-profiler", "export", str(SMALL)])
+    entry.main()
+    assert reached == [["export", str(SMALL)]]
+    assert not list(tmp_path.iterdir())  # nothing exported

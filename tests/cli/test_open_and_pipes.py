@@ -1,0 +1,155 @@
+"""`open` accepts any trace this tool writes, no error message suggests an option its command
+lacks, and a closed pipe ends a command quietly (issue 15, point 8)."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from agent_profiler import cli, console
+from agent_profiler.cli import app
+from shared_paths import TESTS
+
+DATA = TESTS / "data" / "journals"
+SMALL = DATA / "claude-code" / "handmade" / "small.jsonl"
+PI = DATA / "pi" / "pi-mono_large-session_v1.jsonl"
+runner = CliRunner()
+
+
+@pytest.mark.parametrize("name", ["t.pftrace", "t.json", "t.trace.json", "renamed.bin"])
+def test_open_serves_every_trace_export_writes(name: str, tmp_path: Path, monkeypatch: Any) -> None:
+    # GIVEN a trace written by export, Perfetto or Chrome JSON (a renamed one too)
+    fmt = "json" if "json" in name else "perfetto"
+    trace = tmp_path / name
+    made = runner.invoke(app, ["export", str(SMALL), "-o", str(trace), "--format", fmt])
+    assert made.exit_code == 0, made.stderr
+    if name == "renamed.bin":
+        json_trace = tmp_path / "j.json"
+        runner.invoke(app, ["export", str(SMALL), "-o", str(json_trace)])
+        trace.write_bytes(json_trace.read_bytes())
+    served: list[Path] = []
+
+    def serve_once(path: Path, *, timeout_s: float, on_ready: Any) -> bool:
+        served.append(path)
+        on_ready(f"https://ui.perfetto.dev/#!/?url=http://127.0.0.1:9001/{path.name}")
+        return True
+
+    monkeypatch.setattr(cli, "serve_once", serve_once)
+    # WHEN it is opened
+    result = runner.invoke(app, ["open", str(trace), "--no-browser"])
+    # THEN it is served as it is, not read as a journal
+    assert result.exit_code == 0, result.stderr
+    assert served == [trace]
+    assert "not a journal" not in result.stderr
+
+
+def test_no_error_message_suggests_an_option_its_command_lacks(tmp_path: Path) -> None:
+    # GIVEN inputs that make each command suggest something (an unknown JSONL, an
+    # existing output)
+    odd = tmp_path / "odd.jsonl"
+    odd.write_text('{"hello": "world"}\n')
+    existing = tmp_path / "exists.pftrace"
+    existing.write_bytes(b"x")
+    runs = {
+        "export": ["export", str(odd), "-o", str(tmp_path / "a.pftrace")],
+        "summary": ["summary", str(odd)],
+        "report": ["report", str(odd), "-o", str(tmp_path / "a.html")],
+        "open": ["open", str(odd), "--no-browser", "--timeout", "1"],
+        "export-exists": ["export", str(SMALL), "-o", str(existing)],
+        "report-exists": ["report", str(SMALL), "-o", str(existing)],
+        "discover": ["discover", "--since", "yesterday"],
+    }
+    for name, args in runs.items():
+        result = runner.invoke(app, args)
+        command = args[0]
+        options = runner.invoke(app, [command, "--help"]).stdout
+        # THEN every --option an error line names is one of that command's options
+        for line in result.stderr.splitlines():
+            for option in re.findall(r"(?<![\w-])--[a-z][a-z-]*", line):
+                assert option in options, f"{name}: {line!r} suggests {option}"
+
+
+@pytest.mark.parametrize(
+    "journal",
+    [
+        DATA / "gemini-cli" / "entire-ab-2b9748b105-0_session.json",
+        DATA
+        / "gemini-cli"
+        / "tp-tutor-0.39.1-jsonl"
+        / "anthonyguera"
+        / "chats"
+        / "session-2026-04-24T23-16-c8b2cbd9.jsonl",
+        DATA / "opencode" / "ses_2bef25635ffe8EzID0I1Oeymal.export.json",
+        "opencode.export.json.gz",
+    ],
+    ids=["gemini-document", "gemini-jsonl", "opencode-export", "opencode-export-gz"],
+)
+def test_open_exports_gemini_and_opencode_journals(
+    journal: Path | str, tmp_path: Path, monkeypatch: Any
+) -> None:
+    # GIVEN a Gemini CLI session (a JSON document, a JSONL log) or an OpenCode export (a
+    # `.json` that is no trace, gzipped too)
+    if isinstance(journal, str):
+        source = DATA / "opencode" / "ses_2bef25635ffe8EzID0I1Oeymal.export.json"
+        journal = tmp_path / journal
+        journal.write_bytes(gzip.compress(source.read_bytes()))
+    served: list[Path] = []
+
+    def serve_once(path: Path, *, timeout_s: float, on_ready: Any) -> bool:
+        served.append(path)
+        return True
+
+    monkeypatch.setattr(cli, "serve_once", serve_once)
+    # WHEN it is opened
+    result = runner.invoke(app, ["open", str(journal), "--no-browser"])
+    # THEN it is exported first (not served as if it were a trace), and the trace is served
+    assert result.exit_code == 0, result.stderr
+    assert len(served) == 1 and served[0] != journal and served[0].suffix == ".pftrace"
+
+
+def test_open_reads_a_journal_as_a_forced_harness(tmp_path: Path, monkeypatch: Any) -> None:
+    # `try --harness` in the loader's message must hold for `open` too
+    monkeypatch.setattr(cli, "serve_once", lambda path, **_: True)
+    result = runner.invoke(app, ["open", str(PI), "--harness", "pi", "--no-browser"])
+    assert result.exit_code == 0, result.stderr
+
+
+@pytest.mark.slow  # a subprocess per case
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["export", str(PI), str(SMALL), "-o", "-"],
+        ["export", str(PI), str(SMALL), "-o", "-", "--format", "json"],
+        ["summary", str(PI), str(SMALL), "--calls"],
+    ],
+    ids=["perfetto", "json", "summary"],
+)
+def test_a_closed_pipe_ends_quietly(args: list[str]) -> None:
+    # GIVEN a reader that is gone before anything is written (`| head -c 0`), and stdout
+    # buffered as in a user's shell (PYTHONUNBUFFERED, set on some CI runners, would hide
+    # the interpreter's last flush into the closed pipe: "Exception ignored", exit 120)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agent_profiler", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()
+    stderr = process.stderr.read().decode()
+    process.stderr.close()
+    code = process.wait(timeout=120)
+    # THEN no traceback, no "Exception ignored", no report of a trace written, and the
+    # shell's code for a broken pipe (128 + SIGPIPE)
+    assert "Traceback" not in stderr and "Exception ignored" not in stderr, stderr
+    assert "wrote stdout" not in stderr
+    assert code == console.EXIT_BROKEN_PIPE == 141, (code, stderr)

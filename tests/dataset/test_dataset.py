@@ -1,0 +1,452 @@
+"""The dataset (issue 31): `collect` writes Parquet tables any engine reads, incrementally and
+atomically, with nothing private in them; `fleet` answers the article's figures over them;
+the receipts price the reported usage with the bundled price table."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from agent_profiler.cli import app
+from agent_profiler.dataset import SCHEMA, TABLES
+from agent_profiler.dataset.collect import collect, read_manifest
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.fleet import KEYS
+from agent_profiler.loader import load
+from shared_paths import CORPUS, SHARED_REASON, TESTS
+
+duckdb = pytest.importorskip("duckdb")
+genai_prices = pytest.importorskip("genai_prices")
+
+HANDMADE = TESTS / "data" / "dataset" / "claude-cost-split.jsonl"
+SESSION_ID = "0d5e7a7a-1111-4222-8333-444455556666"
+# What the hand-made journal holds that no dataset may: its user, paths, tool results' text.
+PRIVATE = ("alice", "secretproj/", "/home/", "TOP-SECRET", "SECRET-SEARCH", "SECRET-TODO")
+runner = CliRunner()
+
+
+def _journals(tmp_path: Path) -> Path:
+    folder = tmp_path / "journals"
+    folder.mkdir()
+    shutil.copy(HANDMADE, folder / HANDMADE.name)
+    return folder
+
+
+def _table(dataset: Path, table: str) -> list[dict[str, Any]]:
+    glob = str(dataset / "current" / table / "**" / "*.parquet")
+    if not list((dataset / "current" / table).rglob("*.parquet")):
+        return []  # a table without rows has no files (no compaction, say)
+    connection = duckdb.connect()
+    try:
+        cursor = connection.execute(
+            f"SELECT * FROM read_parquet('{glob}', hive_partitioning = true)"
+        )
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    finally:
+        connection.close()
+
+
+def _fleet(dataset: Path, *options: str) -> dict[str, Any]:
+    result = runner.invoke(app, ["fleet", str(dataset), "--json", *options])
+    assert result.exit_code == 0, result.output
+    data: dict[str, Any] = orjson.loads(result.stdout)
+    return data
+
+
+def _strings(dataset: Path) -> list[str]:
+    """Every text value of every table, and the manifest's bytes."""
+    found = [(dataset / "current" / "manifest.json").read_text()]
+    for table in TABLES:
+        for row in _table(dataset, table):
+            found += [value for value in row.values() if isinstance(value, str)]
+    return found
+
+
+def _assert_private(dataset: Path, extra: tuple[str, ...] = ()) -> None:
+    strings = _strings(dataset)
+    for marker in PRIVATE + extra:
+        assert not [s for s in strings if marker in s], marker
+    absolute = re.compile(r"(^|[\s\"'=(])(/home/|/Users/|/root/|[A-Za-z]:\\\\Users)")
+    assert not [s for s in strings if absolute.search(s)]
+
+
+# --------------------------------------------------------------------------- cost
+
+
+def test_billed_receipt_equals_the_price_tables_own_calculator() -> None:
+    # GIVEN a hand-made session whose cache writes are split into 5-minute and 1-hour parts
+    from agent_profiler.cost import PriceTable, session_receipt
+
+    (session,) = load([HANDMADE], Diagnostics()).sessions
+    assert [r.usage.cache_write_1h_tokens for r in session.responses] == [600, 0, 0]
+    table = PriceTable()
+    # WHEN it is priced
+    receipt = session_receipt(session, table).to_json(table)
+    # THEN each request costs what genai-prices' own calculator says for its usage
+    expected = sum(
+        (
+            genai_prices.calc_price(
+                genai_prices.Usage(
+                    input_tokens=r.usage.prompt_tokens,
+                    cache_read_tokens=r.usage.cache_read_tokens,
+                    cache_write_tokens=r.usage.cache_write_tokens,
+                    cache_write_1h_tokens=r.usage.cache_write_1h_tokens,
+                    output_tokens=r.usage.output_tokens,
+                ),
+                r.model,
+            ).total_price
+            for r in session.responses
+        ),
+        Decimal(0),
+    )
+    billed = receipt["billed"]
+    assert billed["total_usd"] == pytest.approx(float(expected), abs=1e-6)
+    # and the 1-hour writes are priced at the table's 1-hour price, not the 5-minute one
+    prices = table.lookup("claude-sonnet-4-5", session.responses[0].start_ns)
+    assert prices is not None
+    hour, five = prices.prices["cache_write_1h"][0], prices.prices["cache_write_5m"][0]
+    assert hour != five
+    assert billed["cache_write_1h"] == {"tokens": 600, "usd": float(hour * 600 / 1_000_000)}
+    assert billed["cache_write_5m"]["tokens"] == 400 + 200
+    assert receipt["complete"] and receipt["unpriced_models"] == []
+    assert receipt["prices"]["table"].startswith("genai-prices ")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d", receipt["prices"]["date"])
+
+
+def test_every_cache_hit_rereads_the_previous_request_and_writes_the_growth() -> None:
+    from agent_profiler.cost import PriceTable, session_receipt
+
+    (session,) = load([HANDMADE], Diagnostics()).sessions
+    table = PriceTable()
+    hit = session_receipt(session, table).to_json(table)["every_cache_hit"]
+    prompts = [r.usage.prompt_tokens for r in session.responses]  # 1010, 1205, 1302
+    assert hit["written_once"]["tokens"] == prompts[-1]  # it only grew: written once in all
+    assert hit["re_read"]["tokens"] == prompts[0] + prompts[1]
+    assert sum(hit["written_once_by_writer"].values()) == pytest.approx(
+        hit["written_once"]["usd"], abs=1e-5
+    )
+
+
+def test_a_model_without_a_price_is_named_and_not_guessed(tmp_path: Path) -> None:
+    journal = tmp_path / "unknown.jsonl"
+    journal.write_text(HANDMADE.read_text().replace("claude-sonnet-4-5", "no-such-model-zz9"))
+    result = runner.invoke(app, ["summary", str(journal), "--json", "--cost"])
+    assert result.exit_code == 0, result.output
+    (row,) = orjson.loads(result.stdout)
+    cost = row["cost"]
+    assert cost["unpriced_models"] == [{"model": "no-such-model-zz9", "requests": 3}]
+    assert not cost["complete"]
+    assert cost["billed"]["total_usd"] == 0
+    text = runner.invoke(app, ["summary", str(journal), "--cost"]).stdout
+    assert "no price for no-such-model-zz9 (3 request(s))" in text
+
+
+def test_summary_json_has_no_cost_unless_asked() -> None:
+    plain = orjson.loads(runner.invoke(app, ["summary", str(HANDMADE), "--json"]).stdout)
+    assert "cost" not in plain[0]
+    priced = orjson.loads(runner.invoke(app, ["summary", str(HANDMADE), "--json", "--cost"]).stdout)
+    assert set(priced[0]["cost"]) >= {"prices", "billed", "every_cache_hit", "unpriced_models"}
+
+
+def test_report_cost_adds_a_receipt_per_session(tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    result = runner.invoke(app, ["report", str(HANDMADE), "-o", str(out), "--cost"])
+    assert result.exit_code == 0, result.output
+    page = out.read_text()
+    assert page.count('class="receipt"') == 1
+    assert "cache writes, 1 hour" in page and "Every cache hit" in page
+    assert "genai-prices" in page
+
+
+# --------------------------------------------------------------------------- collect
+
+
+def test_collect_writes_hive_partitioned_tables_with_the_schema(tmp_path: Path) -> None:
+    dataset = tmp_path / "ds"
+    result = runner.invoke(app, ["collect", str(_journals(tmp_path)), "--to", str(dataset)])
+    assert result.exit_code == 0, result.output
+    assert "1 new, 0 changed" in result.stdout
+    sessions = _table(dataset, "sessions")
+    assert [(s["session_id"], s["harness"], s["month"]) for s in sessions] == [
+        (SESSION_ID, "claude-code", "2026-01")
+    ]
+    # partition folders any Parquet engine reads as columns
+    (part,) = (dataset / "current" / "sessions").glob("harness=*/month=*")
+    assert part.parts[-2:] == ("harness=claude-code", "month=2026-01")
+    for table in ("sessions", "requests", "request_categories", "context_items", "tool_calls"):
+        rows = _table(dataset, table)
+        assert rows, table
+        assert set(rows[0]) == {name for name, _ in SCHEMA[table]}, table
+    requests = _table(dataset, "requests")
+    assert sorted(r["cache_write_1h_tokens"] for r in requests) == [0, 0, 600]
+    calls = {c["tool"]: c for c in _table(dataset, "tool_calls")}
+    assert calls["mcp__docs__search"]["mcp_server"] == "docs"
+    assert calls["Read"]["result_tokens"] > 0
+    items = _table(dataset, "context_items")
+    read = next(i for i in items if i["call_id"] == "toolu_read")
+    # the Read's result stayed in context from request 2 to the last (3)
+    assert (read["first_turn"], read["last_turn"], read["requests_resident"]) == (2, 3, 2)
+    _assert_private(dataset)
+
+
+def test_a_second_collect_reads_only_new_or_changed_journals(tmp_path: Path) -> None:
+    journals = _journals(tmp_path)
+    dataset = tmp_path / "ds"
+    first = collect([journals], dataset)
+    assert (first.new, first.version) == (1, 1)
+    again = collect([journals], dataset)
+    assert (again.unchanged, again.groups_read, again.version) == (1, 0, None)
+    # touched but the same bytes: not read
+    journal = journals / HANDMADE.name
+    os.utime(journal, ns=(1, 1))
+    touched = collect([journals], dataset)
+    assert (touched.unchanged, touched.version) == (1, None)
+    # grown (a fourth request): read again, its old rows replaced, not added to
+    record = orjson.loads(journal.read_text().splitlines()[-1])
+    record["uuid"], record["parentUuid"] = "a4", "a3"
+    record["message"]["id"], record["timestamp"] = "msg_4", "2026-01-05T10:00:20.000Z"
+    with journal.open("a") as handle:
+        handle.write(orjson.dumps(record).decode() + "\n")
+    changed = collect([journals], dataset)
+    assert (changed.changed, changed.groups_read, changed.version) == (1, 1, 2)
+    assert [s["requests"] for s in _table(dataset, "sessions")] == [4]
+    assert len(_table(dataset, "requests")) == 4
+    # a new journal: read alone, the first one's files kept (hard links)
+    other = journals / "other.jsonl"
+    other.write_text(
+        journal.read_text().replace(SESSION_ID, "99999999-1111-4222-8333-444455556666")
+    )
+    added = collect([journals], dataset)
+    assert (added.new, added.unchanged, added.groups_read) == (1, 1, 1)
+    assert len(_table(dataset, "sessions")) == 2
+    # the CLI says what it read
+    said = runner.invoke(app, ["collect", str(journals), "--to", str(dataset)]).stdout
+    assert "nothing new or changed" in said and "2 unchanged (not read)" in said
+
+
+def test_journals_gone_from_the_folder_stay_in_the_dataset(tmp_path: Path) -> None:
+    journals = _journals(tmp_path)
+    dataset = tmp_path / "ds"
+    collect([journals], dataset)
+    empty = tmp_path / "elsewhere"
+    empty.mkdir()
+    shutil.copy(HANDMADE, empty / "x.jsonl")
+    (journals / HANDMADE.name).unlink()
+    result = collect([empty], dataset)
+    assert result.missing == 1
+    assert len(_table(dataset, "sessions")) == 2  # the archive keeps what it had
+
+
+def test_an_interrupted_collect_leaves_the_dataset_as_it_was(tmp_path: Path) -> None:
+    journals = _journals(tmp_path)
+    dataset = tmp_path / "ds"
+    collect([journals], dataset)
+    before = read_manifest(dataset)
+    before_rows = _table(dataset, "requests")
+    (journals / "other.jsonl").write_text(
+        HANDMADE.read_text().replace(SESSION_ID, "99999999-1111-4222-8333-444455556666")
+    )
+
+    def interrupt() -> None:
+        raise KeyboardInterrupt
+
+    # WHEN a collect is interrupted after its rows were staged, before the tables exist
+    with pytest.raises(KeyboardInterrupt):
+        collect([journals], dataset, after_rows=interrupt)
+    # THEN the current version is untouched and the fleet reads it as before
+    assert read_manifest(dataset) == before
+    assert _table(dataset, "requests") == before_rows
+    assert _fleet(dataset)["sessions"]["count"] == 1
+    # and the next collect removes the leftovers and does the work
+    done = collect([journals], dataset)
+    assert done.new == 1 and done.version == 2
+    assert not list((dataset / "versions").glob(".building-*"))
+    assert [p.name for p in (dataset / "versions").iterdir()] == ["000002"]
+
+
+def test_collect_of_no_journal_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("this is not json\n")
+    result = runner.invoke(app, ["collect", str(bad), "--to", str(tmp_path / "ds")])
+    assert result.exit_code == 1
+    assert "Traceback" not in result.output
+    assert f"error: {bad}" in result.output
+
+
+def test_fleet_of_a_folder_without_a_dataset_is_a_usage_error(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["fleet", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "no dataset here" in result.output and "Traceback" not in result.output
+
+
+# --------------------------------------------------------------------------- fleet
+
+
+def test_fleet_json_keys_and_figures_on_the_handmade_session(tmp_path: Path) -> None:
+    dataset = tmp_path / "ds"
+    collect([_journals(tmp_path)], dataset)
+    data = _fleet(dataset)
+    assert set(KEYS) <= set(data)
+    assert {"sessions", "requests", "who_wrote", "context_by_turn", "compactions",
+            "tool_results", "cost"} <= set(data)  # fmt: skip
+    assert data["sessions"]["count"] == 1 and data["requests"]["count"] == 3
+    assert data["context_by_turn"][0] == {
+        "turn": 1,
+        "p50": 1010,
+        "p90": 1010,
+        "sessions_alive": 1,
+    }
+    tools = {t["tool"]: t for t in data["tool_results"]["by_tool"]}
+    assert set(tools) == {"Read", "mcp__docs__search", "Bash"}
+    assert sum(t["share_chars"] for t in tools.values()) == pytest.approx(1, abs=1e-3)
+    assert data["sources"]["mcp_servers"][0]["name"] == "docs"
+    # the fleet's receipt over one session is that session's receipt
+    summary = orjson.loads(
+        runner.invoke(app, ["summary", str(HANDMADE), "--json", "--cost"]).stdout
+    )
+    assert data["cost"]["billed"]["total_usd"] == pytest.approx(
+        summary[0]["cost"]["billed"]["total_usd"], abs=1e-6
+    )
+    assert data["cost"]["billed"]["cache_write_1h"]["tokens"] == 600
+    # who wrote: the session has 3 requests, fewer than the 5 the mean asks for
+    assert data["who_wrote"]["sessions"] == 0
+
+
+def test_fleet_filters_split_and_html(tmp_path: Path) -> None:
+    journals = _journals(tmp_path)
+    later = HANDMADE.read_text().replace(SESSION_ID, "99999999-1111-4222-8333-444455556666")
+    (journals / "later.jsonl").write_text(later.replace("2026-01-05T", "2026-03-05T"))
+    dataset = tmp_path / "ds"
+    collect([journals], dataset)
+    assert _fleet(dataset)["sessions"]["count"] == 2
+    assert _fleet(dataset, "--harness", "codex")["sessions"]["count"] == 0
+    assert _fleet(dataset, "--project", "secretproj")["sessions"]["count"] == 2
+    assert _fleet(dataset, "--model", "claude-sonnet-4-5")["sessions"]["count"] == 2
+    split = _fleet(dataset, "--split", "2026-02-01")["split"]
+    assert (split["before"]["sessions"]["count"], split["after"]["sessions"]["count"]) == (1, 1)
+    page = tmp_path / "fleet.html"
+    result = runner.invoke(
+        app, ["fleet", str(dataset), "--html", str(page), "--split", "2026-02-01"]
+    )
+    assert result.exit_code == 0, result.output
+    html = page.read_text()
+    assert html.count("<svg") >= 4 and "Who wrote the end-of-session context" in html
+    assert "Before 2026-02-01" in html and "What the context cost" in html
+    text = runner.invoke(app, ["fleet", str(dataset)]).stdout
+    assert "context by turn" in text and "tool results by tool" in text
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=SHARED_REASON)
+def test_collect_and_fleet_on_corpus_sessions(tmp_path: Path) -> None:
+    dataset = tmp_path / "ds"
+    folders = [CORPUS / h for h in ("claude-code", "codex", "pi", "gemini-cli", "muse")]
+    result = runner.invoke(
+        app, ["collect", *map(str, folders), "--to", str(dataset), "--jobs", "2"]
+    )
+    assert "Traceback" not in result.output
+    sessions = _table(dataset, "sessions")
+    assert {s["harness"] for s in sessions} >= {"claude-code", "codex", "pi"}
+    data = _fleet(dataset)
+    assert data["sessions"]["count"] > 10
+    assert data["requests"]["count"] == sum(
+        s["requests"] for s in sessions if s["parent_session"] is None
+    )
+    assert data["tool_results"]["by_tool"] and data["context_by_turn"][0]["turn"] == 1
+    assert data["compactions"]["total"] == sum(
+        s["compactions"] for s in sessions if s["parent_session"] is None
+    )
+    assert data["cost"]["billed"]["total_usd"] > 0
+    # no user name or home path from the corpus's cwd fields reached the dataset
+    _assert_private(dataset, extra=())
+    # a second collect reads nothing
+    again = runner.invoke(app, ["collect", *map(str, folders), "--to", str(dataset)])
+    assert "nothing new or changed" in again.stdout
+
+
+def test_export_and_summary_do_not_import_duckdb_or_the_price_table(tmp_path: Path) -> None:
+    probe = (
+        "import sys\n"
+        "from agent_profiler.cli import main\n"
+        "sys.argv = ['agent-profiler', *sys.argv[1:]]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('LOADED', sorted(m for m in sys.modules if m.startswith(('duckdb', 'genai'))))\n"
+    )
+    for command in (
+        ["export", str(HANDMADE), "-o", str(tmp_path / "t.pftrace")],
+        ["summary", str(HANDMADE)],
+        ["report", str(HANDMADE), "-o", str(tmp_path / "r.html")],
+    ):
+        run = subprocess.run(
+            [sys.executable, "-c", probe, *command], capture_output=True, text=True, check=True
+        )
+        assert "LOADED []" in run.stdout, (command, run.stdout[-300:])
+
+
+def test_a_new_subagent_file_is_read_with_its_known_session(tmp_path: Path) -> None:
+    source = TESTS / "data" / "journals" / "claude-code"
+    source = source / "spotter-2.1.39-subagents-compaction"
+    main = "258c7280-ae70-4798-800f-63464d01a85d"
+    journals = tmp_path / "project"
+    journals.mkdir()
+    shutil.copy(source / f"{main}.jsonl.gz", journals)
+    dataset = tmp_path / "ds"
+    collect([journals], dataset)
+    assert [s["session_id"] for s in _table(dataset, "sessions")] == [main]
+    # WHEN the session's subagent files appear later
+    shutil.copytree(source / main, journals / main)
+    again = collect([journals], dataset)
+    # THEN its group is read again with them: the subagent is linked, the parent not doubled
+    assert again.new == 2 and again.groups_read == 1
+    sessions = {s["session_id"]: s for s in _table(dataset, "sessions")}
+    assert sorted(sessions) == [main, f"{main}/a881341"]
+    assert sessions[f"{main}/a881341"]["parent_session"] == main
+
+
+def test_many_collects_merge_a_partitions_files_and_still_drop_stale_rows(
+    tmp_path: Path,
+) -> None:
+    from agent_profiler.dataset.collect import MERGE_AT
+
+    journals = _journals(tmp_path)
+    dataset = tmp_path / "ds"
+    base = HANDMADE.read_text()
+    collect([journals], dataset)
+    for index in range(MERGE_AT + 1):  # one new session per collect: one file each
+        session = f"99999999-1111-4222-8333-{index:012d}"
+        (journals / f"s{index}.jsonl").write_text(base.replace(SESSION_ID, session))
+        collect([journals], dataset)
+    part = dataset / "current" / "sessions" / "harness=claude-code" / "month=2026-01"
+    files = sorted(p.name for p in part.glob("*.parquet"))
+    assert len(files) <= 2 and any("_m" in name for name in files)
+    assert len(_table(dataset, "sessions")) == MERGE_AT + 2
+    # a change to the first session (now inside the merged file) replaces its rows
+    journal = journals / HANDMADE.name
+    journal.write_text(base.replace("Done: the notes", "Done now: the notes"))
+    changed = collect([journals], dataset)
+    assert changed.changed == 1
+    ids = [s["session_id"] for s in _table(dataset, "sessions")]
+    assert len(ids) == len(set(ids)) == MERGE_AT + 2
+
+
+def test_fleet_html_escapes_names_from_journals(tmp_path: Path) -> None:
+    journals = tmp_path / "journals"
+    journals.mkdir()
+    hostile = HANDMADE.read_text().replace('"name":"Bash"', '"name":"<img src=x onerror=alert(1)>"')
+    (journals / "h.jsonl").write_text(hostile)
+    dataset = tmp_path / "ds"
+    collect([journals], dataset)
+    page = tmp_path / "f.html"
+    assert runner.invoke(app, ["fleet", str(dataset), "--html", str(page)]).exit_code == 0
+    html = page.read_text()
+    assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html

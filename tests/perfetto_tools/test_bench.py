@@ -1,0 +1,88 @@
+"""scripts/bench.py must keep working: its journal builders make valid journals with
+fresh ids and shifted times, and its verdicts follow the targets. (The whole bench
+takes too long for the suite; `bench.py --quick --no-peer` is its smoke test.)"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from shared_paths import REPO
+
+pytestmark = pytest.mark.slow  # runs the benchmark script: `make check` leaves it out
+
+SCRIPT = REPO / "scripts" / "bench.py"
+
+
+@pytest.fixture(scope="module")
+def bench():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("bench", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _records(path: Path) -> list[dict[str, object]]:
+    return [orjson.loads(line) for line in path.read_bytes().splitlines()]
+
+
+def test_replayed_claude_journal_has_fresh_ids_and_later_times(bench, tmp_path: Path) -> None:
+    source = bench.read_source(bench.CLAUDE_TASKS)
+    target = bench.replay("claude", source, tmp_path / "c.jsonl", 2 * len(source) + 1)
+    records = _records(target)
+    original = [orjson.loads(line) for line in source.splitlines() if line.strip()]
+    assert len(records) >= 2 * len(original)
+    uuids = [r["uuid"] for r in records if "uuid" in r]
+    assert len(uuids) == len(set(uuids))
+    first, second = records[: len(original)], records[len(original) : 2 * len(original)]
+    assert [r.get("type") for r in first] == [r.get("type") for r in second]
+    first_times = [r["timestamp"] for r in first if "timestamp" in r]
+    assert min(r["timestamp"] for r in second if "timestamp" in r) > max(first_times)
+
+
+def test_replayed_pi_journal_shifts_epoch_ms_and_keeps_one_header(bench, tmp_path: Path) -> None:
+    source = bench.read_source(bench.PI_LARGE)
+    target = bench.replay("pi", source, tmp_path / "p.jsonl", 3 * len(source))
+    records = _records(target)
+    assert sum(1 for r in records if r.get("type") == "session") == 1
+    copy = sum(1 for line in source.splitlines() if line.strip())
+
+    def epochs(part: list[dict[str, object]]) -> list[int]:
+        messages = [r["message"] for r in part if isinstance(r.get("message"), dict)]
+        return [m["timestamp"] for m in messages if isinstance(m.get("timestamp"), int)]
+
+    assert epochs(records[:copy]) and min(epochs(records[copy:])) > max(epochs(records[:copy]))
+    ids = [r["id"] for r in records if "id" in r]
+    assert len(ids) == len(set(ids))
+
+
+def test_folder_sessions_are_distinct_and_sized(bench, tmp_path: Path) -> None:
+    folder = bench.build_folder(tmp_path / "folder", 4, 50_000, 100_000)
+    files = sorted(folder.rglob("*.jsonl"))
+    assert len(files) == 4
+    assert all(50_000 <= f.stat().st_size < 150_000 for f in files)
+    claude = [f for f in files if f.parent.name == "claude"]
+    sessions = {r["sessionId"] for f in claude for r in _records(f) if "sessionId" in r}
+    assert sessions == {f.stem for f in claude}
+    codex_ids = [
+        r["payload"]["id"] for f in files if f.parent.name == "codex" for r in _records(f)[:1]
+    ]
+    assert len(codex_ids) == len(set(codex_ids)) == 2
+    assert all(re.search(r"-f\d+r0$", i) for i in codex_ids)
+
+
+def test_verdicts_follow_the_targets(bench) -> None:
+    row = bench.Row("x", 100, 3.0, 1.0, 90, trace_share=0.04, peer_seconds=6.0, max_floor=3)
+    row.min_speedup, row.max_rss_mb, row.max_share = 2, 100, 0.05
+    assert row.failures() == []
+    row.seconds, row.peak_rss_mb = 4.0, 120
+    assert row.failures() == ["floor", "peer", "rss"]
+    text = bench.table([row], (50.0, 70.0))
+    assert "FAIL floor,peer,rss" in text and "1.40 (≤1.3)  FAIL" in text

@@ -1,0 +1,383 @@
+"""`agent-profiler summary`: seed 001's edge cases, the JSON shape, and numbers on real
+journals checked against an independent reading with the json module."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_claude_code import (
+    DATA,
+    ENTIRE_51,
+    SMALL,
+    SPOTTER_DIR,
+    SPOTTER_ID,
+    STREAM_GHAW,
+    STREAM_INIT_ONLY,
+    independent_prompts,
+    lines,
+)
+from test_codex import CLI as CODEX_CLI
+from test_codex import independent_usage
+from typer.testing import CliRunner
+
+from agent_profiler.cli import app
+from agent_profiler.summary import composition_bar, escape_cell
+
+runner = CliRunner()
+SHARED_KEYS = (
+    "calls",
+    "subagent_calls",
+    "first_prompt_tokens",
+    "peak_prompt_tokens",
+    "final_prompt_tokens",
+    "growth_tokens",
+    "peak_fill",
+    "compactions",
+    "tool_calls",
+    "failed_tool_calls",
+    "repeated_tool_calls",
+    "tool_result_chars",
+    "largest_tool_results",
+)
+
+
+def summary_json(*paths: Path, args: tuple[str, ...] = (), exit_code: int = 0) -> Any:
+    result = runner.invoke(app, ["summary", "--json", *args, *map(str, paths)])
+    assert result.exit_code == exit_code, result.output + result.stderr
+    return json.loads(result.stdout)
+
+
+def transcript(path: Path, records: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def _assistant(
+    mid: str, usage: dict[str, int], content: list[dict[str, Any]], ts: str, session: str = "s-1"
+) -> dict[str, Any]:
+    return {
+        "type": "assistant",
+        "sessionId": session,
+        "uuid": f"{mid}-{ts}",
+        "timestamp": f"2026-01-01T10:00:{ts}Z",
+        "message": {"id": mid, "model": "claude-x", "usage": usage, "content": content},
+    }
+
+
+def _result(
+    call: str, ts: str, *, error: bool = False, text: str = "ok", session: str = "s-1"
+) -> dict[str, Any]:
+    return {
+        "type": "user",
+        "sessionId": session,
+        "uuid": f"r-{call}",
+        "timestamp": f"2026-01-01T10:00:{ts}Z",
+        "message": {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": call, "content": text, "is_error": error}
+            ],
+        },
+    }
+
+
+def _call(call: str, name: str, arguments: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"type": "tool_use", "id": call, "name": name, "input": arguments}]
+
+
+U = {"input_tokens": 1, "cache_read_input_tokens": 100, "output_tokens": 1}
+
+
+def test_json_is_always_a_list_with_the_peer_keys() -> None:
+    (row,) = summary_json(SMALL)
+    for key in (
+        *SHARED_KEYS,
+        "session",
+        "harness",
+        "model",
+        "source",
+        "window_tokens",
+        "end_categories",
+    ):
+        assert key in row
+    assert "parent" not in row and "per_call" not in row
+    assert (row["calls"], row["first_prompt_tokens"], row["peak_prompt_tokens"]) == (
+        6,
+        15_003,
+        18_209,
+    )
+    assert row["growth_tokens"] == 18_209 - 15_003
+    assert row["final_prompt_tokens"] == 11_913
+    assert (row["compactions"], row["tool_calls"], row["failed_tool_calls"]) == (2, 4, 1)
+
+
+def test_retry_after_failure_and_read_edit_read_are_not_repeats(tmp_path: Path) -> None:
+    journal = transcript(
+        tmp_path / "s.jsonl",
+        [
+            _assistant("m1", U, _call("c1", "Read", {"file_path": "/a"}), "01"),
+            _result("c1", "02", error=True, text="no such file"),
+            _assistant("m2", U, _call("c2", "Read", {"file_path": "/a"}), "03"),  # retry: fine
+            _result("c2", "04"),
+            _assistant("m3", U, _call("c3", "Read", {"file_path": "/a"}), "05"),  # a repeat
+            _result("c3", "06"),
+            _assistant("m4", U, _call("c4", "Edit", {"file_path": "/a", "x": 1}), "07"),
+            _result("c4", "08"),
+            _assistant("m5", U, _call("c5", "Read", {"file_path": "/a"}), "09"),  # after an edit
+            _result("c5", "10"),
+            _assistant("m6", U, _call("c6", "Grep", {"pattern": "a"}), "11"),
+            _result("c6", "12"),
+            _assistant("m7", U, _call("c7", "Grep", {"pattern": "b"}), "13"),  # other input
+            _result("c7", "14"),
+        ],
+    )
+    (row,) = summary_json(journal)
+    assert row["tool_calls"] == 7 and row["failed_tool_calls"] == 1
+    assert row["repeated_tool_calls"] == 1
+
+
+def test_pipe_in_names_is_escaped_and_the_table_keeps_its_columns(tmp_path: Path) -> None:
+    journal = transcript(
+        tmp_path / "a|b.jsonl",
+        [
+            _assistant("m1", U, [{"type": "text", "text": "hi"}], "01", session="x|y"),
+        ],
+    )
+    result = runner.invoke(app, ["summary", str(journal)])
+    assert result.exit_code == 0, result.output
+    header, _, row, *_ = result.stdout.splitlines()
+    assert "x\\|y" in row
+    assert row.count(" | ") == header.count(" | ")
+    assert escape_cell("a|b\nc") == "a\\|b\\x0ac"
+
+
+def test_init_only_and_assistant_only_files(tmp_path: Path) -> None:
+    assistant_only = transcript(
+        tmp_path / "assistant.jsonl",
+        [
+            {
+                "type": "assistant",
+                "session_id": "s-9",
+                "parent_tool_use_id": None,
+                "message": {
+                    "id": "m1",
+                    "model": "claude-x",
+                    "usage": U,
+                    "content": [{"type": "text", "text": "hello"}],
+                },
+            },
+        ],
+    )
+    rows = summary_json(STREAM_INIT_ONLY, assistant_only)
+    assert [r["calls"] for r in rows] == [0, 1]
+    assert rows[0]["first_prompt_tokens"] is None and rows[0]["peak_fill"] is None
+    assert rows[1]["first_prompt_tokens"] == 101
+
+
+def test_one_bad_file_among_several(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b"\x00\x01binary")
+    result = runner.invoke(app, ["summary", str(SMALL), str(bad), str(ENTIRE_51)])
+    assert result.exit_code == 1
+    assert result.stderr.count("error:") == 1 and str(bad) in result.stderr
+    assert "11111111-2222-4333-8444-555555555555" in result.stdout
+    assert "9667a07f-c677-4f9d-9b21-da366e5add6a" in result.stdout
+
+
+def test_subagents_are_rows_of_their_own_under_the_parent() -> None:
+    rows = summary_json(SPOTTER_DIR)
+    assert [r["session"] for r in rows] == [SPOTTER_ID, f"{SPOTTER_ID}/a881341"]
+    parent, child = rows
+    assert child["parent"] == SPOTTER_ID and parent["subagent_calls"] == child["calls"] == 3
+    assert parent["calls"] == len(independent_prompts(SPOTTER_DIR / f"{SPOTTER_ID}.jsonl.gz"))
+    result = runner.invoke(app, ["summary", str(SPOTTER_DIR)])
+    assert f"  └ {SPOTTER_ID}/a881341" in result.stdout
+
+
+def test_window_option_gives_the_fill() -> None:
+    (row,) = summary_json(SMALL)
+    assert row["peak_fill"] is None and row["window_tokens"] is None  # assumed, not known
+    (row,) = summary_json(SMALL, args=("--window", "100000"))
+    assert row["window_tokens"] == 100_000 and row["peak_fill"] == 0.1821
+
+
+def test_calls_option_gives_the_series_and_compactions() -> None:
+    (row,) = summary_json(SMALL, args=("--calls",))
+    assert [c["prompt_tokens"] for c in row["per_call"]] == [
+        15_003,
+        18_007,
+        18_209,
+        11_805,
+        12_111,
+        11_913,
+    ]
+    assert row["per_call"][1]["largest_addition_tool"] == "Read"
+    assert row["per_call"][1]["new_tokens"] == 18_007 - 15_003
+    assert row["compaction_events"] == [
+        {
+            "kind": "compaction",
+            "trigger": "manual",
+            "pre_tokens": 18_300,
+            "post_tokens": 2_100,
+            "post_tokens_source": "harness",
+            "after_call": 3,
+        },
+        {
+            "kind": "microcompaction",
+            "trigger": "auto",
+            "pre_tokens": 12_131,
+            "post_tokens": 11_906,
+            "post_tokens_source": "harness",
+            "after_call": 5,
+        },
+    ]
+    text = runner.invoke(app, ["summary", "--calls", str(SMALL)]).stdout
+    assert "compaction after call 3: compaction, trigger manual, 18,300 → 2,100 tokens" in text
+
+
+def peer_numbers(path: Path) -> dict[str, Any]:
+    """The peer's definitions (seed 001), written independently of our adapter."""
+    calls: dict[str, dict[str, int]] = {}
+    tool_calls = failed = result_chars = 0
+    for record in lines(path):
+        if record.get("parent_tool_use_id"):
+            continue
+        message = record.get("message") or {}
+        if record.get("type") == "assistant":
+            usage = message.get("usage") or {}
+            merged = calls.setdefault(message["id"], {})
+            for key in (
+                "input_tokens",
+                "cache_creation_input_tokens",
+                "cache_read_input_tokens",
+                "output_tokens",
+            ):
+                merged[key] = max(merged.get(key, 0), usage.get(key) or 0)
+            tool_calls += sum(
+                1 for b in message.get("content") or [] if b.get("type") == "tool_use"
+            )
+        elif record.get("type") == "user" and isinstance(message.get("content"), list):
+            for block in message["content"]:
+                if block.get("type") == "tool_result":
+                    failed += bool(block.get("is_error"))
+                    content = block.get("content")
+                    result_chars += (
+                        len(content)
+                        if isinstance(content, str)
+                        else sum(
+                            len(b.get("text", "")) for b in content or [] if b.get("type") == "text"
+                        )
+                    )
+    prompts = [
+        u["input_tokens"] + u["cache_creation_input_tokens"] + u["cache_read_input_tokens"]
+        for u in calls.values()
+        if any(u.values())
+    ]
+    return {
+        "calls": len(prompts),
+        "first_prompt_tokens": prompts[0],
+        "peak_prompt_tokens": max(prompts),
+        "final_prompt_tokens": prompts[-1],
+        "growth_tokens": max(prompts) - prompts[0],
+        "tool_calls": tool_calls,
+        "failed_tool_calls": failed,
+        "tool_result_chars": result_chars,
+    }
+
+
+def test_stream_json_numbers_match_the_peer_definitions() -> None:
+    (row,) = summary_json(STREAM_GHAW)
+    assert {k: row[k] for k in peer_numbers(STREAM_GHAW)} == peer_numbers(STREAM_GHAW)
+
+
+@pytest.mark.parametrize(
+    "path", [ENTIRE_51, DATA / "entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl"]
+)
+def test_transcript_numbers_match_an_independent_count(path: Path) -> None:
+    (row,) = summary_json(path)
+    assert {k: row[k] for k in peer_numbers(path)} == peer_numbers(path)
+
+
+def test_codex_numbers_match_an_independent_count() -> None:
+    (row,) = summary_json(CODEX_CLI)
+    prompts = [p for p, _ in independent_usage(CODEX_CLI)]
+    assert (row["calls"], row["first_prompt_tokens"], row["peak_prompt_tokens"]) == (
+        len(prompts),
+        prompts[0],
+        max(prompts),
+    )
+    assert row["window_tokens"] == 258_400
+    assert row["peak_fill"] == round(max(prompts) / 258_400, 4)
+
+
+def test_composition_bar_is_fixed_width_and_proportional() -> None:
+    assert composition_bar({"results": 75, "prompts": 25}) == "XXXXXXXXXPPP"
+    assert len(composition_bar({"results": 1, "prompts": 1, "system": 1})) == 12
+    assert composition_bar({}) == "(none)"
+
+
+def test_harness_started_children_are_not_tool_calls() -> None:
+    # GIVEN the real Muse 1.4.2 session: one model call, no tool call, four reminder
+    # children the harness started on its own (they are on the timeline, not calls)
+    muse = DATA.parent / "muse" / "hcn-1.4.2-R4684.1_meta_single-turn_retained-frame.session.jsonl"
+    (row,) = summary_json(muse)
+    assert (row["calls"], row["tool_calls"], row["repeated_tool_calls"]) == (1, 0, 0)
+
+
+def test_per_call_rows_are_numbered_from_one_in_json_and_text() -> None:
+    (row,) = summary_json(SMALL, args=("--calls",))
+    calls = row["per_call"]
+    assert [c["call"] for c in calls] == [1, 2, 3, 4, 5, 6]
+    assert set(calls[0]) == {
+        "call",
+        "response_id",
+        "prompt_tokens",
+        "new_tokens",
+        "output_tokens",
+        "largest_addition_tokens",
+        "largest_addition_tool",
+    }
+    assert calls[0]["response_id"] == "msg_A"
+    text = runner.invoke(app, ["summary", "--calls", str(SMALL)]).stdout.splitlines()
+    at = text.index("| call | prompt | new | output | largest addition |")
+    assert text[at - 1] == f"{row['session']}: per call"
+    assert text[at + 1] == "|---:|---:|---:|---:|---|"
+    second = calls[1]
+    assert text[at + 3] == (
+        f"| 2 | {second['prompt_tokens']:,} | {second['new_tokens']:,} | "
+        f"{second['output_tokens']:,} | +{second['largest_addition_tokens']:,} Read |"
+    )
+
+
+def test_largest_tool_results_come_largest_first() -> None:
+    (row, *_) = summary_json(ENTIRE_51)
+    ranked = row["largest_tool_results"]
+    assert [r["tool"] for r in ranked] == ["Task", "Bash", "Read", "Edit", "TodoWrite"]
+    assert [r["chars"] for r in ranked] == sorted((r["chars"] for r in ranked), reverse=True)
+    assert ranked[0] == {"tool": "Task", "calls": 6, "chars": 32_498, "max_chars": 6_595}
+
+
+def test_the_end_composition_is_the_last_request_not_a_later_compaction(tmp_path: Path) -> None:
+    # GIVEN SMALL cut right after its compaction boundary: the last snapshot is the
+    # compaction's (2,100 tokens), after the last request's (17,474)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("".join(json.dumps(record) + "\n" for record in lines(SMALL)[:12]))
+    (row,) = summary_json(cut)
+    assert sum(row["end_categories"].values()) == 17_474
+    assert row["end_categories"]["unattributed"] == 14_995
+
+
+def test_a_session_without_snapshots_says_not_recorded_and_no_clock_note() -> None:
+    from agent_profiler.model import Harness, Session
+    from agent_profiler.summary import render_table, summarise
+
+    table = render_table([summarise(Session(Harness.CLAUDE_CODE, "s-1", 0, 1, ("j.jsonl",)))])
+    assert "(not recorded)" in table.splitlines()[2]
+    assert "synthetic clock" not in table
+    synthetic = runner.invoke(app, ["summary", str(STREAM_INIT_ONLY)]).stdout
+    assert synthetic.splitlines()[-1].endswith(
+        ": synthetic clock (the journal has no times; laid out from its own durations)"
+    )

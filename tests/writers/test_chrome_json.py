@@ -1,0 +1,87 @@
+"""`export --format json`: the Chrome Trace Event Format carries the same slices,
+counters (with closing zeros), flows and arguments as the Perfetto trace."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from agent_profiler import cli
+from agent_profiler.cli import app
+from agent_profiler.layout import TRACE_ROOT_UUID
+from shared_paths import TESTS
+from traceview import load_trace
+
+DATA = TESTS / "data" / "journals"
+SMALL = DATA / "claude-code" / "handmade" / "small.jsonl"
+SPOTTER = DATA / "claude-code" / "spotter-2.1.39-subagents-compaction"
+runner = CliRunner()
+
+
+def export(tmp_path: Path, name: str, *args: str, journal: Path = SMALL) -> Path:
+    out = tmp_path / name
+    result = runner.invoke(app, ["export", str(journal), "-o", str(out), *args])
+    assert result.exit_code == 0, result.output + result.stderr
+    return out
+
+
+def test_json_has_the_same_slices_counters_and_flows(tmp_path: Path) -> None:
+    events: list[dict[str, Any]] = json.loads(
+        export(tmp_path, "t.json", journal=SPOTTER).read_text()
+    )["traceEvents"]
+    view = load_trace(export(tmp_path, "t.pftrace", journal=SPOTTER))
+    slices = [e for e in events if e["ph"] in ("X", "i")]
+    assert len(slices) == len(view.slices)
+    assert Counter(e["name"] for e in slices) == Counter(s.name for s in view.slices)
+    kinds = Counter(e["args"].get("kind") for e in slices)
+    assert kinds == Counter(s.args.get("kind") for s in view.slices)
+    responses = [e for e in slices if e["args"].get("kind") == "assistant-message"]
+    assert all(e["args"]["context"]["version"] == 1 for e in responses)
+    # counters: one series per (session, name), ending at 0, same sample count
+    series: dict[tuple[int, str], list[float]] = {}
+    for event in (e for e in events if e["ph"] == "C"):
+        series.setdefault((event["pid"], event["name"]), []).append(
+            next(iter(event["args"].values()))
+        )
+    assert len(series) == sum(1 for t in view.tracks.values() if t.is_counter)
+    assert all(values[-1] == 0 for values in series.values())
+    # flows: every id has one start and one finish, start not after finish
+    ends: dict[str, dict[str, float]] = {}
+    for event in (e for e in events if e["ph"] in ("s", "f")):
+        assert event["ph"] not in ends.setdefault(event["id"], {})
+        ends[event["id"]][event["ph"]] = event["ts"]
+    assert len(ends) == len(view.flows)
+    assert all(set(pair) == {"s", "f"} and pair["s"] <= pair["f"] for pair in ends.values())
+    # two sessions: two processes, named as the Perfetto trace names their groups
+    names = [e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"]
+    groups = [view.tracks[c.parent_uuid].name for c in view.captures() if c.parent_uuid]
+    assert view.tracks[TRACE_ROOT_UUID].name.startswith("agent-profiler · 2 sessions")
+    assert len(names) == 2 and names == groups
+
+
+def test_format_follows_the_name_or_the_option(tmp_path: Path) -> None:
+    assert export(tmp_path, "a.json").read_bytes()[:1] == b"{"
+    assert export(tmp_path, "b.pftrace").read_bytes()[:1] == b"\x0a"
+    assert export(tmp_path, "c.trace", "--format", "json").read_bytes()[:1] == b"{"
+    result = runner.invoke(app, ["export", str(SMALL), "--format", "svg"])
+    assert result.exit_code == 2 and "unknown format 'svg'" in result.stderr
+
+
+def test_binary_to_a_terminal_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cli, "_stdout_is_terminal", lambda: True)
+    result = runner.invoke(app, ["export", str(SMALL), "-o", "-"])
+    assert result.exit_code == 2 and "binary trace to a terminal" in result.stderr
+    result = runner.invoke(app, ["export", str(SMALL), "-o", "-", "--format", "json"])
+    assert result.exit_code == 0 and json.loads(result.stdout)["traceEvents"]
+
+
+def test_stdout_when_piped() -> None:
+    result = runner.invoke(app, ["export", str(SMALL), "-o", "-"])
+    assert result.exit_code == 0
+    assert result.stdout_bytes[:1] == b"\x0a"
+    assert "wrote stdout" in result.stderr
