@@ -59,6 +59,7 @@ DEFAULT = [
     "src/agent_profiler/adapters/gemini_cli.py",
     "src/agent_profiler/adapters/gemini_recording.py",
     "src/agent_profiler/adapters/opencode.py",
+    "src/agent_profiler/adapters/opencode_session.py",
     "src/agent_profiler/adapters/opencode_storage.py",
 ]
 # The layout and the Perfetto encoder are reached by every test that exports anything, so a

@@ -19,7 +19,14 @@ from typing import Any
 
 import pytest
 
-from agent_profiler.adapters import codex, gemini_cli, gemini_recording, muse_journal, opencode, pi
+from agent_profiler.adapters import (
+    codex,
+    gemini_cli,
+    gemini_recording,
+    muse_journal,
+    opencode_session,
+    pi,
+)
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.loader import load
 from shared_paths import CORPUS, SHARED_REASON
@@ -166,7 +173,7 @@ HARNESSES = {
     "codex": (_codex, codex),
     "pi": (_pi, pi),
     "gemini-cli": (_gemini, gemini_cli),
-    "opencode": (_opencode, opencode),
+    "opencode": (_opencode, opencode_session),
     "muse": (_muse, muse_journal),
 }
 TABLE_OWNER = {"PART_KINDS": gemini_recording}
