@@ -58,6 +58,7 @@ DEFAULT = [
     "src/agent_profiler/adapters/muse_lanes.py",
     "src/agent_profiler/adapters/gemini_cli.py",
     "src/agent_profiler/adapters/gemini_recording.py",
+    "src/agent_profiler/adapters/gemini_session.py",
     "src/agent_profiler/adapters/opencode.py",
     "src/agent_profiler/adapters/opencode_session.py",
     "src/agent_profiler/adapters/opencode_storage.py",

@@ -21,8 +21,8 @@ import pytest
 
 from agent_profiler.adapters import (
     codex,
-    gemini_cli,
     gemini_recording,
+    gemini_session,
     muse_journal,
     opencode_session,
     pi,
@@ -172,7 +172,7 @@ def _muse(path: Path) -> Found:
 HARNESSES = {
     "codex": (_codex, codex),
     "pi": (_pi, pi),
-    "gemini-cli": (_gemini, gemini_cli),
+    "gemini-cli": (_gemini, gemini_session),
     "opencode": (_opencode, opencode_session),
     "muse": (_muse, muse_journal),
 }
