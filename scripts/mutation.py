@@ -52,6 +52,8 @@ DEFAULT = [
     "src/agent_profiler/adapters/claude_stream.py",
     "src/agent_profiler/adapters/codex.py",
     "src/agent_profiler/adapters/pi.py",
+    "src/agent_profiler/adapters/pi_messages.py",
+    "src/agent_profiler/adapters/pi_records.py",
     "src/agent_profiler/adapters/pi_tree.py",
     "src/agent_profiler/adapters/muse.py",
     "src/agent_profiler/adapters/muse_journal.py",

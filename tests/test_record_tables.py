@@ -25,7 +25,7 @@ from agent_profiler.adapters import (
     gemini_session,
     muse_journal,
     opencode_session,
-    pi,
+    pi_records,
 )
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.loader import load
@@ -171,7 +171,7 @@ def _muse(path: Path) -> Found:
 
 HARNESSES = {
     "codex": (_codex, codex),
-    "pi": (_pi, pi),
+    "pi": (_pi, pi_records),
     "gemini-cli": (_gemini, gemini_session),
     "opencode": (_opencode, opencode_session),
     "muse": (_muse, muse_journal),

@@ -44,12 +44,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agent_profiler.adapters.common import (
-    MS,
-    is_damaged_gzip,
-    text_field,
-    timestamp_ns,
-)
+from agent_profiler.adapters.common import MS, is_damaged_gzip, text_field, timestamp_ns
 from agent_profiler.adapters.gemini_recording import (
     BOM,
     HEADER_ID,

@@ -14,7 +14,7 @@ import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agent_profiler.adapters.common import (
     Clock,
@@ -26,16 +26,9 @@ from agent_profiler.adapters.common import (
     within_limits,
 )
 from agent_profiler.adapters.drafts import MessagesDraft, ToolArguments, ToolDraft
-from agent_profiler.adapters.gemini_recording import (
-    Recording,
-    parts,
-)
+from agent_profiler.adapters.gemini_recording import Recording, parts
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.model import Category, Compaction, Harness, Marker, Response, Session, Usage
-
-if TYPE_CHECKING:
-    pass
-
 
 HARNESS = Harness.GEMINI_CLI
 # Gemini CLI's own `tokenLimit(model)` (packages/core/src/core/tokenLimits.ts @ HEAD):

@@ -30,10 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent_profiler.adapters import opencode_storage as storage
-from agent_profiler.adapters.common import (
-    is_damaged_gzip,
-    text_field,
-)
+from agent_profiler.adapters.common import is_damaged_gzip, text_field
 from agent_profiler.adapters.opencode_session import HARNESS, SessionBuilder
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.model import Session
