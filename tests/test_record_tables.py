@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from agent_profiler.adapters import (
-    codex,
+    codex_records,
     gemini_recording,
     gemini_session,
     muse_journal,
@@ -170,7 +170,7 @@ def _muse(path: Path) -> Found:
 
 
 HARNESSES = {
-    "codex": (_codex, codex),
+    "codex": (_codex, codex_records),
     "pi": (_pi, pi_records),
     "gemini-cli": (_gemini, gemini_session),
     "opencode": (_opencode, opencode_session),
