@@ -23,7 +23,7 @@ from agent_profiler.adapters import (
     codex_records,
     gemini_recording,
     gemini_session,
-    muse_journal,
+    muse_records,
     opencode_session,
     pi_records,
 )
@@ -143,7 +143,7 @@ def _opencode(path: Path) -> Found:
 
 def _muse_payload(table: str, payload_type: str, payload: dict[str, Any]) -> Found:
     if payload_type != "runtime.session":
-        if any(payload_type.startswith(p) for p in muse_journal.PAYLOAD_FAMILIES):
+        if any(payload_type.startswith(p) for p in muse_records.PAYLOAD_FAMILIES):
             return []
         return [(table, payload_type)]
     kind = payload.get("kind")
@@ -174,7 +174,7 @@ HARNESSES = {
     "pi": (_pi, pi_records),
     "gemini-cli": (_gemini, gemini_session),
     "opencode": (_opencode, opencode_session),
-    "muse": (_muse, muse_journal),
+    "muse": (_muse, muse_records),
 }
 TABLE_OWNER = {"PART_KINDS": gemini_recording}
 CASES = [(harness, path) for harness in HARNESSES for path in _files(harness)]
