@@ -3,9 +3,10 @@
 Owns what is Gemini-specific (FORMATS-gemini-opencode.md §1): which records are
 requests, what each request's prompt held, compression, and how subagent
 recordings link to the call that ran them. The two containers are read and
-replayed by `gemini_recording`.
+replayed by `gemini_recording`, and one recording is mapped onto the model by
+`gemini_session`; this module detects, groups and links.
 
-Format facts this module relies on, with the surprise each one holds:
+Format facts these modules rely on, with the surprise each one holds:
 - ≤0.38 a session is ONE pretty-printed JSON document, rewritten whole on every
   change (so it is parsed whole, and a cut-off copy is salvaged message by
   message); ≥0.39 it is an append log whose message lines repeat the same `id`

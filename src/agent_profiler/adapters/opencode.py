@@ -1,8 +1,10 @@
 """OpenCode sessions (sst/opencode, `opencode.ai`): the SQLite database, the JSON
 storage folder and `opencode export` documents (read by `opencode_storage`),
-mapped onto the model here (FORMATS-gemini-opencode.md §2).
+mapped onto the model by `opencode_session` (FORMATS-gemini-opencode.md §2); this
+module detects the files, chooses which stored sessions are read together and links
+children to their `task` calls.
 
-Format facts this module relies on, with the surprise each one holds:
+Format facts these modules rely on, with the surprise each one holds:
 - one request = one `step-start` … `step-finish` pair of an assistant message
   (one per message in every real file; older SDKs allowed several), its usage in
   the `step-finish` (equal to the message's `tokens` when there is one step);

@@ -2,9 +2,11 @@
 
 Owns what is Pi-specific (FORMATS.md §4): the session header and its three
 versions, which category each entry is, one request per assistant message with
-usage, and compaction; the entry tree and its active branch live in `pi_tree`.
+usage, and compaction; the entry tree and its active branch live in `pi_tree`,
+the record tables and message text in `pi_records`, what each message does in
+`pi_messages`.
 
-Format facts this module relies on, with the surprise each one holds:
+Format facts these modules rely on, with the surprise each one holds:
 - a session is a tree, not a list: entries link by `id`/`parentId` and the
   branches the user left live on in the same file. The context of a request is
   the path from its parent entry to the root (`buildSessionContext`); entries on
