@@ -19,7 +19,14 @@ from typing import Any
 
 import pytest
 
-from agent_profiler.adapters import codex, gemini_cli, gemini_recording, muse_journal, opencode, pi
+from agent_profiler.adapters import (
+    codex_records,
+    gemini_recording,
+    gemini_session,
+    muse_records,
+    opencode_session,
+    pi_records,
+)
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.loader import load
 from shared_paths import CORPUS, SHARED_REASON
@@ -136,7 +143,7 @@ def _opencode(path: Path) -> Found:
 
 def _muse_payload(table: str, payload_type: str, payload: dict[str, Any]) -> Found:
     if payload_type != "runtime.session":
-        if any(payload_type.startswith(p) for p in muse_journal.PAYLOAD_FAMILIES):
+        if any(payload_type.startswith(p) for p in muse_records.PAYLOAD_FAMILIES):
             return []
         return [(table, payload_type)]
     kind = payload.get("kind")
@@ -163,11 +170,11 @@ def _muse(path: Path) -> Found:
 
 
 HARNESSES = {
-    "codex": (_codex, codex),
-    "pi": (_pi, pi),
-    "gemini-cli": (_gemini, gemini_cli),
-    "opencode": (_opencode, opencode),
-    "muse": (_muse, muse_journal),
+    "codex": (_codex, codex_records),
+    "pi": (_pi, pi_records),
+    "gemini-cli": (_gemini, gemini_session),
+    "opencode": (_opencode, opencode_session),
+    "muse": (_muse, muse_records),
 }
 TABLE_OWNER = {"PART_KINDS": gemini_recording}
 CASES = [(harness, path) for harness in HARNESSES for path in _files(harness)]

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 import orjson
 
+from agent_profiler.adapters.claude_compaction import on_compact_boundary, on_microcompact
+from agent_profiler.adapters.claude_content import on_attachment
 from agent_profiler.adapters.claude_context import (
     ContextCommandFailure,
     ContextCommandTracker,
@@ -141,13 +143,13 @@ def read_transcript(
         elif kind == "assistant":
             builder.on_assistant(value, ts, record.line, source)
         elif kind == "attachment":
-            builder.on_attachment(value, ts, record.line)
+            on_attachment(builder, value, ts, record.line)
         else:
             subtype = text_field(value, "subtype")
             if subtype == "compact_boundary":
-                builder.on_compact_boundary(value, ts)
+                on_compact_boundary(builder, value, ts)
             elif subtype == "microcompact_boundary":
-                builder.on_microcompact(value, ts)
+                on_microcompact(builder, value, ts)
             elif subtype in SYSTEM_SUBTYPES:
                 diagnostics.skip(f"claude:system/{subtype}")
             else:

@@ -2,8 +2,10 @@
 
 Owns the `SessionBuilder` (one thread: main or subagent) and the Claude format facts
 (FORMATS.md §1): which records are requests, how usage merges, what each block is in context.
+A response's usage arithmetic is in `claude_response`, record content, user-text classes
+and attachments in `claude_content`, compactions in `claude_compaction`.
 
-Format facts this module relies on, with the surprise each one holds:
+Format facts these modules rely on, with the surprise each one holds:
 - one API response is several records sharing `message.id`; usage is repeated
   on each and merged per field with max; the first record's thread is kept;
   a response whose merged usage is all zero is not a request (§1.3, seed 001);
@@ -18,16 +20,19 @@ Format facts this module relies on, with the surprise each one holds:
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from agent_profiler import estimate, images
+from agent_profiler.adapters.claude_compaction import ObservedCompaction
+from agent_profiler.adapters.claude_content import (
+    ANSWER_BLOCKS,
+    classify_user_text,
+    image_size,
+    text_of,
+)
 from agent_profiler.adapters.claude_context import NATIVE_HEAD, NativeSnapshot
-from agent_profiler.adapters.claude_records import ATTACHMENT_TYPES
+from agent_profiler.adapters.claude_response import USAGE_KEYS, ResponseDraft
 from agent_profiler.adapters.common import (
-    MS,
     preview,
     private_path,
     text_field,
@@ -35,7 +40,6 @@ from agent_profiler.adapters.common import (
     token_count,
 )
 from agent_profiler.adapters.drafts import (
-    CompactionDraft,
     ToolArguments,
     ToolDraft,
     add_tool_call,
@@ -43,7 +47,7 @@ from agent_profiler.adapters.drafts import (
     finish_prompts,
     handed_over,
 )
-from agent_profiler.attribution import ContextLog, Logged, Observation
+from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.estimate import tool_call_text
 from agent_profiler.model import (
@@ -57,7 +61,6 @@ from agent_profiler.model import (
     Session,
     SourceKind,
     Stage,
-    Usage,
 )
 
 HARNESS = Harness.CLAUDE_CODE
@@ -65,215 +68,9 @@ NATIVE_ITEM_STAGE = (
     "head (system, tools, rules, skills) from the last /context run; conversation from "
     "transcript items"
 )
-_USAGE_KEYS = (
-    "input_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
-    "output_tokens",
-)
-_WRITE_1H = "cache_creation_1h"  # not a journal key: usage.cache_creation's 1-hour part
 # Every current Claude model has a 200k window unless a 1M beta is on, which the
 # transcript does not say; the trace labels this number as assumed.
 DEFAULT_WINDOW = 200_000
-
-# Text that the harness (not the user) puts into user records, by leading tag.
-_OVERHEAD_TAGS = (
-    "<system-reminder>",
-    "<command-name>",
-    "<command-message>",
-    "<command-args>",
-    "<local-command-caveat>",
-    "[Request interrupted",
-)
-_ENVIRONMENT_TAGS = (
-    "<local-command-stdout>",
-    "<local-command-stderr>",
-    "<bash-input>",
-    "<bash-stdout>",
-    "<bash-stderr>",
-    "<task-notification>",
-    "<user-prompt-submit-hook>",
-)
-# An assistant message's blocks that are the answer itself: (the key of its text, its label).
-_ANSWER_BLOCKS = {"text": ("text", "Assistant text"), "thinking": ("thinking", "Thinking")}
-_SKILL_PREFIX = "Base directory for this skill"
-_ATTACHMENT_LABELS = {
-    "skill_listing": "Skill listing",
-    "deferred_tools_delta": "Deferred tools listed",
-    "agent_listing_delta": "Agent types listed",
-    "task_reminder": "Task reminder",
-    "edited_text_file": "File changed outside the agent",
-    "file": "Attached file",
-    "compact_file_reference": "File named after a compaction",
-    "invoked_skills": "Skills invoked before a compaction",
-    "date_change": "Date change",
-    "hook_success": "Hook context",
-    "hook_additional_context": "Hook context",
-    "hook_blocking_error": "Hook blocking error",
-}
-
-
-# --------------------------------------------------------------------------- small helpers
-
-
-def _text_of(content: object) -> tuple[str, list[dict[str, Any]]]:
-    """(text, image and document blocks) of tool-result or message content as the model
-    sees it; the text blocks joined, so that the estimator sees what they are."""
-    if isinstance(content, str):
-        return content, []
-    texts: list[str] = []
-    media: list[dict[str, Any]] = []
-    if isinstance(content, list):
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            kind = text_field(block, "type")
-            if kind == "text" and isinstance(block.get("text"), str):
-                texts.append(block["text"])
-            elif kind in {"image", "document"}:
-                media.append(block)
-    return "".join(texts), media
-
-
-def _image_size(block: dict[str, Any]) -> tuple[int, int] | None:
-    """An image block's pixel size, from its base64 data's header."""
-    source = block.get("source")
-    if text_field(block, "type") != "image" or not isinstance(source, dict):
-        return None
-    data = source.get("data")
-    return images.base64_dimensions(data) if isinstance(data, str) else None
-
-
-def _attachment_text(kind: str, attachment: dict[str, Any]) -> str:
-    """The text an attachment puts in context, as far as the journal holds it."""
-    if kind == "deferred_tools_delta":
-        return _lines(attachment.get("addedNames"))
-    if kind == "agent_listing_delta":
-        return _lines(attachment.get("addedLines"))
-    if kind == "edited_text_file":
-        return _string(attachment.get("snippet"))
-    if kind == "compact_file_reference":
-        return _string(attachment.get("filename"))
-    if kind == "date_change":
-        return _string(attachment.get("newDate"))
-    if kind == "hook_blocking_error":
-        error = attachment.get("blockingError")
-        if isinstance(error, dict):
-            return _string(error.get("blockingError"))
-        return _string(error) or _text_of(attachment.get("content"))[0]
-    if kind == "invoked_skills":
-        skills = attachment.get("skills")
-        if isinstance(skills, list):
-            return "\n".join(_string(s.get("content")) for s in skills if isinstance(s, dict))
-        return ""
-    content = attachment.get("content")
-    if kind == "file" and isinstance(content, dict):
-        inner = content.get("file")
-        if isinstance(inner, dict) and isinstance(inner.get("content"), str):
-            return str(inner["content"])
-        return _string(content.get("content"))
-    if kind == "task_reminder" and isinstance(content, list):
-        return orjson.dumps(content).decode()
-    return _text_of(content)[0]
-
-
-def _lines(value: object) -> str:
-    return "\n".join(v for v in value if isinstance(v, str)) if isinstance(value, list) else ""
-
-
-def _string(value: object) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _classify_user_text(text: str, is_meta: bool) -> tuple[Category, str]:
-    stripped = text.lstrip()
-    if stripped.startswith(_SKILL_PREFIX):
-        return Category.SKILLS, "Skill body"
-    if stripped.startswith(_OVERHEAD_TAGS):
-        return Category.OVERHEAD, "Harness wrapper"
-    if stripped.startswith(_ENVIRONMENT_TAGS):
-        return Category.ENVIRONMENT, "Environment"
-    if is_meta:
-        # Slash-command bodies and other text the harness expands for the user.
-        return Category.SKILLS, "Command or skill body"
-    return Category.PROMPTS, "User prompt"
-
-
-# --------------------------------------------------------------------------- drafts
-
-
-@dataclass(slots=True)
-class _ResponseDraft:
-    id: str
-    start_ns: int
-    end_ns: int
-    model: str
-    prompt_id: str | None
-    observation: Logged
-    usage: dict[str, int] = field(default_factory=dict)
-    is_error: bool = False
-    stop_reason: str | None = None
-    # Hidden thinking (signature only, redacted): items sized at `finish` from the final
-    # output_tokens minus the estimate of the visible output (`visible`).
-    hidden: list[Logged] = field(default_factory=list)
-    visible: int = 0
-
-    def merge_usage(self, usage: object) -> None:
-        if not isinstance(usage, dict):
-            return
-        for key in _USAGE_KEYS:
-            value = token_count(usage.get(key))
-            if value > self.usage.get(key, 0):
-                self.usage[key] = value
-        # The 1-hour share of the cache writes (prices differ from the 5-minute ones).
-        split = usage.get("cache_creation")
-        hour = token_count(split.get("ephemeral_1h_input_tokens")) if isinstance(split, dict) else 0
-        if hour > self.usage.get(_WRITE_1H, 0):
-            self.usage[_WRITE_1H] = hour
-
-    @property
-    def prompt_tokens(self) -> int:
-        u = self.usage
-        return (
-            u.get("input_tokens", 0)
-            + u.get("cache_creation_input_tokens", 0)
-            + u.get("cache_read_input_tokens", 0)
-        )
-
-    @property
-    def is_request(self) -> bool:
-        return any(self.usage.get(key) for key in _USAGE_KEYS)
-
-    def finish(self) -> Response:
-        """The response: its usage merged over its records, or, when every field of it was
-        0 (no request by SPEC §3), unknown."""
-        u = self.usage
-        return Response(
-            id=self.id,
-            start_ns=min(self.start_ns, self.end_ns),
-            end_ns=self.end_ns,
-            model=self.model,
-            usage=Usage(
-                prompt_tokens=self.prompt_tokens,
-                input_tokens=u.get("input_tokens", 0),
-                output_tokens=u.get("output_tokens", 0),
-                cache_read_tokens=u.get("cache_read_input_tokens", 0),
-                cache_write_tokens=u.get("cache_creation_input_tokens", 0),
-                cache_write_1h_tokens=min(
-                    u.get(_WRITE_1H, 0), u.get("cache_creation_input_tokens", 0)
-                ),
-            ),
-            prompt_id=self.prompt_id,
-            is_error=self.is_error,
-            stop_reason=self.stop_reason,
-            output_tokens_reliable=False,
-            usage_known=self.is_request,
-        )
-
-
-@dataclass(slots=True)
-class _CompactionDraft(CompactionDraft):
-    observation: Logged | None = None
 
 
 class SessionBuilder:
@@ -284,10 +81,10 @@ class SessionBuilder:
         self.sources: list[str] = [source]
         self.diagnostics = diagnostics
         self.log = ContextLog()
-        self.responses: dict[str, _ResponseDraft] = {}
+        self.responses: dict[str, ResponseDraft] = {}
         self.tools: dict[str, ToolDraft] = {}
         self.prompts: list[Prompt] = []
-        self.compactions: list[_CompactionDraft] = []
+        self.compactions: list[ObservedCompaction] = []
         self.models: list[str] = []
         self.unmeasured: Counter[str] = Counter()
         self.start_ns: int | None = None
@@ -295,7 +92,7 @@ class SessionBuilder:
         self.trigger_ns: int | None = None  # time of the record that will trigger the next request
         self.current_prompt: str | None = None
         # A compaction whose observation waits for its summary record (see on_user).
-        self.pending_post: tuple[_CompactionDraft, Observation] | None = None
+        self.pending_post: tuple[ObservedCompaction, Observation] | None = None
         self.version: str | None = None
         self.project: str | None = None
         self.window: int | None = None
@@ -337,7 +134,7 @@ class SessionBuilder:
         if isinstance(cwd, str) and not self.project:
             self.project = cwd
 
-    def _flush_post_compaction(self) -> None:
+    def flush_post_compaction(self) -> None:
         if self.pending_post is not None:
             draft, observation = self.pending_post
             draft.observation = self.log.observe(observation)
@@ -353,13 +150,13 @@ class SessionBuilder:
         uuid = str(record.get("uuid") or f"user@{ts}")
         is_meta = bool(record.get("isMeta"))
         if record.get("isCompactSummary") or (record.get("isSynthetic") and self.pending_post):
-            summary, media = _text_of(content)
+            summary, media = text_of(content)
             self.log.add(f"summary:{uuid}", Category.SUMMARIES, summary, label="Compaction summary")
             self._add_media(f"summary:{uuid}", media, Category.SUMMARIES)
-            self._flush_post_compaction()
+            self.flush_post_compaction()
             self.trigger_ns = ts
             return
-        self._flush_post_compaction()
+        self.flush_post_compaction()
         blocks: list[Any] = (
             [content]
             if isinstance(content, str)
@@ -375,7 +172,7 @@ class SessionBuilder:
                 text = block if isinstance(block, str) else block.get("text")
                 if not isinstance(text, str):
                     continue
-                category, label = _classify_user_text(text, is_meta)
+                category, label = classify_user_text(text, is_meta)
                 source_id = ""
                 source_kind = SourceKind.NONE
                 if category is Category.SKILLS and isinstance(record.get("sourceToolUseID"), str):
@@ -425,7 +222,7 @@ class SessionBuilder:
         `unmeasured`. Returns the items' ids (they leave with their tool result)."""
         added = []
         for index, block in enumerate(blocks):
-            size = _image_size(block)
+            size = image_size(block)
             if size is None:
                 self.unmeasured[str(text_field(block, "type"))] += 1
                 continue
@@ -449,7 +246,7 @@ class SessionBuilder:
         tool = self.tools.get(call_id)
         if tool is not None:
             call_id = tool.call_id  # one string for the call and its result's item
-        text, media = _text_of(block.get("content"))
+        text, media = text_of(block.get("content"))
         chars = len(text)
         add_tool_result(self.log, call_id, text)
         self.result_media[call_id] = self._add_media(
@@ -465,7 +262,7 @@ class SessionBuilder:
             self.agent_results[result["agentId"]] = call_id
 
     def on_assistant(self, record: dict[str, Any], ts: int, line: int, path: str) -> None:
-        self._flush_post_compaction()
+        self.flush_post_compaction()
         message = record.get("message")
         if not isinstance(message, dict):
             self.diagnostics.warn(path, line, "bad-shape", "assistant record without a message")
@@ -485,7 +282,7 @@ class SessionBuilder:
                     item_stage=self.item_stage,
                 )
             )
-            draft = _ResponseDraft(message_id, start, ts, model, self.current_prompt, observation)
+            draft = ResponseDraft(message_id, start, ts, model, self.current_prompt, observation)
             self.responses[message_id] = draft
             if model and model != "<synthetic>" and model not in self.models:
                 self.models.append(model)
@@ -495,7 +292,7 @@ class SessionBuilder:
         if isinstance(usage, dict) and not self.warned_usage:
             bad = [
                 k
-                for k in _USAGE_KEYS
+                for k in USAGE_KEYS
                 if usage.get(k) is not None and token_count(usage.get(k)) != usage.get(k)
             ]
             if bad:
@@ -524,7 +321,7 @@ class SessionBuilder:
             if not isinstance(block, dict):
                 continue
             kind = text_field(block, "type")
-            answer = _ANSWER_BLOCKS.get(kind or "")
+            answer = ANSWER_BLOCKS.get(kind or "")
             if kind == "redacted_thinking" or (
                 kind == "thinking" and not block.get("thinking") and block.get("signature")
             ):
@@ -556,7 +353,7 @@ class SessionBuilder:
             elif kind in {"tool_use", "server_tool_use"}:
                 self._on_tool_use(block, draft, ts)
 
-    def _on_tool_use(self, block: dict[str, Any], draft: _ResponseDraft, ts: int) -> None:
+    def _on_tool_use(self, block: dict[str, Any], draft: ResponseDraft, ts: int) -> None:
         call_id = block.get("id")
         if not isinstance(call_id, str):
             return
@@ -574,7 +371,7 @@ class SessionBuilder:
         """A `/context` run: Claude Code's own breakdown. It is a snapshot of its own
         (basis native-summary, coverage complete, a new baseline), and from here on its
         head categories replace the inferred head in the transcript-observed snapshots."""
-        self._flush_post_compaction()
+        self.flush_post_compaction()
         ts = timestamp_ns(run.timestamp) or fallback_ns
         self.touch(ts)
         totals = dict(run.categories)
@@ -630,152 +427,7 @@ class SessionBuilder:
             return item_id, label
         return f"{kind}:{short}", label.replace(name, short, 1)
 
-    def on_attachment(self, record: dict[str, Any], ts: int, line: int) -> None:
-        """An `attachment` record: what the harness adds to the next request, by its type
-        (claude_records.ATTACHMENT_TYPES says what each is and why)."""
-        self._flush_post_compaction()
-        attachment = record.get("attachment")
-        attachment = attachment if isinstance(attachment, dict) else {}
-        kind = text_field(attachment, "type") or "untyped"
-        known = ATTACHMENT_TYPES.get(kind)
-        if known is None:
-            self.diagnostics.not_recognised(f"claude:attachment/{kind}", self.sources[0], line)
-            return
-        if not known.read or known.category is None:
-            self.diagnostics.skip(f"claude:attachment/{kind}")
-            return
-        uuid = str(record.get("uuid") or f"attachment@{line}")
-        item_id = f"hook:{uuid}" if kind.startswith("hook_") else f"attachment:{uuid}"
-        if kind == "queued_command":
-            self._on_queued(attachment, uuid, ts)
-            return
-        if kind == "task_reminder" and not attachment.get("content"):
-            # The reminder's own text is the harness's and is not written.
-            self.unmeasured["task-reminder-text"] += 1
-            return
-        text = _attachment_text(kind, attachment)
-        if text:
-            label = _ATTACHMENT_LABELS.get(kind, kind.replace("_", " ").capitalize())
-            self.log.add(item_id, known.category, text, label=label)
-
-    def _on_queued(self, attachment: dict[str, Any], uuid: str, ts: int) -> None:
-        """A message typed while the agent was busy, delivered with the next request: a
-        prompt (`commandMode: prompt`) is the user's and starts a prompt span; anything else
-        (a background task's `<task-notification>`) is classified as user text is."""
-        text, _ = _text_of(attachment.get("prompt"))
-        if not text:
-            return
-        mode = attachment.get("commandMode")
-        category, label = (
-            (Category.PROMPTS, "User prompt (queued)")
-            if mode == "prompt"
-            else _classify_user_text(text, False)
-        )
-        item_id = f"queued:{uuid}"
-        if category is Category.PROMPTS:
-            self.log.add(item_id, category, text, label=label, source_kind=SourceKind.PROMPT)
-            source = "agent" if self.parent_session is not None and not self.prompts else "user"
-            self.prompts.append(Prompt(uuid, ts, ts, len(text), source, preview(text)))
-            self.current_prompt = uuid
-        else:
-            self.log.add(item_id, category, text, label=label)
-
-    def on_hook_context(self, record: dict[str, Any]) -> None:
-        """A SessionStart/UserPromptSubmit hook's `additionalContext` enters the context
-        (stream-json `system/hook_response`; transcript `attachment` records)."""
-        text: object = None
-        output = record.get("output")
-        if isinstance(output, str) and "additionalContext" in output:
-            try:
-                parsed = orjson.loads(output)
-            except ValueError:
-                parsed = None
-            specific = parsed.get("hookSpecificOutput") if isinstance(parsed, dict) else None
-            if isinstance(specific, dict):
-                text = specific.get("additionalContext")
-        attachment = record.get("attachment")
-        if isinstance(attachment, dict) and "context" in str(attachment.get("type", "")):
-            text = attachment.get("content")
-        context, _ = _text_of(text)
-        if context:
-            uuid = record.get("uuid") or record.get("hook_id") or f"hook@{self.records}"
-            self.log.add(f"hook:{uuid}", Category.ENVIRONMENT, context, label="Hook context")
-
-    def on_compact_boundary(self, record: dict[str, Any], ts: int) -> None:
-        self._flush_post_compaction()
-        meta = record.get("compactMetadata") or record.get("compact_metadata") or {}
-        meta = meta if isinstance(meta, dict) else {}
-        pre = meta.get("preTokens", meta.get("pre_tokens"))
-        post = meta.get("postTokens", meta.get("post_tokens"))
-        duration = meta.get("durationMs", meta.get("duration_ms"))
-        # The boundary record is written when the compaction is done; its start is known
-        # only from durationMs (newer builds) or the summarisation request's own file.
-        # Without either the slice is zero-length rather than a guessed span.
-        start = ts - token_count(duration) * MS
-        timing = "compactMetadata.durationMs" if token_count(duration) else "boundary record only"
-        compaction_id = str(record.get("uuid") or f"compaction@{ts}")
-        removed = self.log.clear()
-        observation = Observation.after_compaction(
-            ts,
-            compaction_id,
-            reported_tokens=token_count(post) or None,
-        )
-        trigger = meta.get("trigger")
-        draft = _CompactionDraft(
-            compaction_id,
-            start,
-            ts,
-            trigger=trigger if isinstance(trigger, str) else None,
-            pre_tokens=token_count(pre) or None,
-            post_tokens=token_count(post) or None,
-            removed_items=removed,
-            timing=timing,
-        )
-        self.compactions.append(draft)
-        # The summary record usually follows: observe after it (see on_user).
-        self.pending_post = (draft, observation)
-        self.trigger_ns = ts
-
-    def on_microcompact(self, record: dict[str, Any], ts: int) -> None:
-        self._flush_post_compaction()
-        meta = record.get("microcompactMetadata") or record.get("microcompact_metadata") or {}
-        meta = meta if isinstance(meta, dict) else {}
-        ids = meta.get("compactedToolIds") or meta.get("compacted_tool_ids") or []
-        ids = ids if isinstance(ids, list) else []
-        removed = 0
-        for call_id in ids:
-            if isinstance(call_id, str) and self.log.remove(f"result:{call_id}"):
-                removed += 1
-                for item_id in self.result_media.pop(call_id, ()):
-                    self.log.remove(item_id)
-        pre = token_count(meta.get("preTokens", meta.get("pre_tokens"))) or None
-        saved = token_count(meta.get("tokensSaved", meta.get("tokens_saved")))
-        post = pre - saved if pre is not None and saved and saved <= pre else None
-        compaction_id = str(record.get("uuid") or f"microcompaction@{ts}")
-        observation = self.log.observe(
-            Observation.after_compaction(
-                ts,
-                compaction_id,
-                reported_tokens=post,
-            )
-        )
-        trigger = meta.get("trigger")
-        self.compactions.append(
-            _CompactionDraft(
-                compaction_id,
-                ts,
-                ts,
-                "microcompaction",
-                trigger if isinstance(trigger, str) else None,
-                pre,
-                post,
-                removed,
-                timing="boundary record only",
-                observation=observation,
-            )
-        )
-
-    def _settle_hidden(self, draft: _ResponseDraft) -> None:
+    def _settle_hidden(self, draft: ResponseDraft) -> None:
         """Hidden thinking is what the response's output held beyond its visible blocks:
         `output_tokens` − the estimate of its text and tool-call arguments, when that usage
         is final. A record with a `stop_reason` carries the final usage (2.1.16x writes it
@@ -796,7 +448,7 @@ class SessionBuilder:
     # -- result -----------------------------------------------------------
 
     def finish(self) -> Session | None:
-        self._flush_post_compaction()
+        self.flush_post_compaction()
         if self.start_ns is None or self.end_ns is None:
             return None
         end = self.end_ns

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent_profiler.adapters.claude_compaction import on_compact_boundary
+from agent_profiler.adapters.claude_content import on_hook_context
 from agent_profiler.adapters.claude_records import STREAM_TYPES
 from agent_profiler.adapters.claude_session import SessionBuilder
 from agent_profiler.adapters.common import MS, Clock, clock_origin, text_field, token_count
@@ -106,9 +108,9 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilde
         elif kind == "assistant":
             builder.on_assistant(value, ts, record.line, source)
         elif kind == "system" and subtype == "compact_boundary":
-            builder.on_compact_boundary(value, ts)
+            on_compact_boundary(builder, value, ts)
         elif kind == "system" and subtype == "hook_response":
-            builder.on_hook_context(value)
+            on_hook_context(builder, value)
         elif kind == "result":
             _on_result(builder, value)
         else:

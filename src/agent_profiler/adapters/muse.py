@@ -55,34 +55,31 @@ from typing import TYPE_CHECKING, Any
 
 from agent_profiler.adapters.common import Clock
 from agent_profiler.adapters.drafts import finish_prompts
+from agent_profiler.adapters.muse_drafts import Tool
 from agent_profiler.adapters.muse_journal import (
-    APPROVAL_DIR,
     APPROVAL_MESSAGE,
-    APPROVAL_STREAM,
     EXPORT_MESSAGE,
+    ApprovalReviewLogError,
+    JournalBuilder,
+    is_event_list,
+)
+from agent_profiler.adapters.muse_records import (
+    APPROVAL_DIR,
+    APPROVAL_STREAM,
     HARNESS,
     MUSE_SPARK_WINDOW,
     SESSION_FILE,
     SUBAGENT_DIR,
     WINDOW_SOURCE,
-    ApprovalReviewLogError,
-    JournalBuilder,
-    _Tool,
-    is_event_list,
 )
-from agent_profiler.adapters.muse_journal import (
+from agent_profiler.adapters.muse_records import (
     NOT_IN_LANES_ID as NOT_IN_LANES_ID,  # re-exported: the id tests and writers look for
 )
 from agent_profiler.attribution import Observation
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
 from agent_profiler.jsonl import read_head, read_jsonl
-from agent_profiler.model import (
-    Coverage,
-    Prompt,
-    Session,
-    ToolCall,
-)
+from agent_profiler.model import Coverage, Prompt, Session, ToolCall
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
@@ -316,7 +313,7 @@ def _facts(journal: JournalBuilder, native: int) -> list[tuple[str, str]]:
 
 
 def _tool_call(
-    tool: _Tool, response_ids: set[str], spawned: dict[str, str], fallback_end: int
+    tool: Tool, response_ids: set[str], spawned: dict[str, str], fallback_end: int
 ) -> ToolCall:
     timing = ""
     start, end = tool.start_ns, tool.end_ns

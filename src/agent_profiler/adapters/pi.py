@@ -2,9 +2,11 @@
 
 Owns what is Pi-specific (FORMATS.md §4): the session header and its three
 versions, which category each entry is, one request per assistant message with
-usage, and compaction; the entry tree and its active branch live in `pi_tree`.
+usage, and compaction; the entry tree and its active branch live in `pi_tree`,
+the record tables and message text in `pi_records`, what each message does in
+`pi_messages`.
 
-Format facts this module relies on, with the surprise each one holds:
+Format facts these modules rely on, with the surprise each one holds:
 - a session is a tree, not a list: entries link by `id`/`parentId` and the
   branches the user left live on in the same file. The context of a request is
   the path from its parent entry to the root (`buildSessionContext`); entries on
@@ -40,25 +42,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent_profiler.adapters.common import (
-    MS,
-    Clock,
-    journal_clock,
-    preview,
-    text_field,
-    token_count,
-)
-from agent_profiler.adapters.drafts import (
-    CompactionDraft,
-    ToolArguments,
-    ToolDraft,
-    finish_prompts,
-    handed_over,
+from agent_profiler.adapters.common import Clock, journal_clock, text_field, token_count
+from agent_profiler.adapters.drafts import CompactionDraft, finish_prompts, handed_over
+from agent_profiler.adapters.pi_messages import Tool, extension_message, on_message
+from agent_profiler.adapters.pi_records import (
+    BRANCH_PREFIX,
+    BRANCH_SUFFIX,
+    COMPACTION_PREFIX,
+    COMPACTION_SUFFIX,
+    CURRENT_VERSION,
+    ENTRY_TYPES,
+    SKIPPED,
+    epoch_ms,
 )
 from agent_profiler.adapters.pi_tree import Branch, Entry, measured_part
-from agent_profiler.attribution import ContextLog, Item, Observation
+from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.estimate import tool_call_text
 from agent_profiler.jsonl import read_jsonl
 from agent_profiler.model import (
     Category,
@@ -67,9 +66,7 @@ from agent_profiler.model import (
     Prompt,
     Response,
     Session,
-    SourceKind,
     ToolCall,
-    Usage,
     shared,
 )
 
@@ -79,43 +76,6 @@ if TYPE_CHECKING:
     from agent_profiler.adapters import JournalGroup, Located, SniffedFile
 
 HARNESS = Harness.PI
-CURRENT_VERSION = 3
-# How Pi wraps summaries when it sends them (core/messages.ts): part of the prompt.
-COMPACTION_PREFIX = (
-    "The conversation history before this point was compacted into the following summary:"
-    "\n\n<summary>\n"
-)
-COMPACTION_SUFFIX = "\n</summary>"
-BRANCH_PREFIX = (
-    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
-)
-BRANCH_SUFFIX = "</summary>"
-_FAILED_STOPS = frozenset({"error", "aborted"})
-# Every entry type and message role this adapter knows, each read (into which category,
-# and why) or skipped on purpose (why it is not model input); anything else is "not
-# recognised (not read)" with its first path:line (issue 28). Source: pi-mono
-# `packages/coding-agent/docs/session.md`, `src/core/messages.ts` (convertToLlm), corpus.
-READ, SKIPPED = "read", "skipped on purpose"
-ENTRY_TYPES: dict[str, tuple[str, str]] = {
-    "session": (READ, "the header: id, version, cwd (v1: model and thinking level)"),
-    "message": (READ, "a message of the conversation: see MESSAGE_ROLES"),
-    "compaction": (READ, "its summary → Compaction summaries; earlier entries leave"),
-    "branch_summary": (READ, "the summary of an abandoned branch → Compaction summaries"),
-    "custom_message": (READ, "an extension's message sent to the model → Environment"),
-    "model_change": (READ, "a model change marker (not model input)"),
-    "thinking_level_change": (READ, "a thinking-level marker (not model input)"),
-    "session_info": (READ, "the session's name (not model input)"),
-    "custom": (SKIPPED, "an extension's private state, never sent to the model"),
-    "label": (SKIPPED, "a user's bookmark on an entry, never sent to the model"),
-}
-MESSAGE_ROLES: dict[str, tuple[str, str]] = {
-    "user": (READ, "text → User prompts; images listed as unmeasured"),
-    "assistant": (READ, "text, thinking, tool calls → Assistant history; usage: a request"),
-    "toolResult": (READ, "a tool's output → Tool results"),
-    "bashExecution": (READ, "a user `!` command and its output → Tool results"),
-    "custom": (READ, "an extension's message → Environment"),
-    "hookMessage": (READ, "older name of custom → Environment"),
-}
 # Entries that are understood and carry nothing the model sees.
 _NOT_IN_CONTEXT = frozenset(k for k, (how, _) in ENTRY_TYPES.items() if how == SKIPPED)
 # A message's own epoch-ms time is used only when it is at most this long before
@@ -141,58 +101,6 @@ def detect(values: list[object]) -> bool:
     )
 
 
-def _epoch_ms(value: object) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 2**53:
-        return None
-    return int(value * MS)
-
-
-def _text_blocks(content: object) -> tuple[list[tuple[int, str]], int]:
-    """(block index, text) pairs of message content as the model sees it, and the
-    number of images in it (not estimated)."""
-    if isinstance(content, str):
-        return [(0, content)], 0
-    texts: list[tuple[int, str]] = []
-    images = 0
-    if isinstance(content, list):
-        for index, block in enumerate(content):
-            if not isinstance(block, dict):
-                continue
-            kind = text_field(block, "type")
-            text = text_field(block, "text")
-            if kind == "text" and text is not None:
-                texts.append((index, text))
-            elif kind == "image":
-                images += 1
-    return texts, images
-
-
-def bash_execution_text(message: dict[str, Any]) -> str:
-    """A user `!` command as Pi sends it (`bashExecutionToText`)."""
-    command = text_field(message, "command") or ""
-    output = text_field(message, "output") or ""
-    text = f"Ran `{command}`\n"
-    text += f"```\n{output}\n```" if output else "(no output)"
-    code = message.get("exitCode")
-    if message.get("cancelled"):
-        text += "\n\n(command cancelled)"
-    elif isinstance(code, int) and not isinstance(code, bool) and code != 0:
-        text += f"\n\nCommand exited with code {code}"
-    full_path = text_field(message, "fullOutputPath")
-    if message.get("truncated") and full_path:
-        text += f"\n\n[Output truncated. Full output: {full_path}]"
-    return text
-
-
-# --------------------------------------------------------------------------- drafts
-
-
-@dataclass(slots=True)
-class _Tool(ToolDraft):
-    from_failed_response: bool = False
-    moved_on_ns: int | None = None  # the next entry after the call, when no result came
-
-
 @dataclass(slots=True)
 class SessionBuilder:
     """Accumulates one Pi session file."""
@@ -216,8 +124,8 @@ class SessionBuilder:
     # Requests that got no usage (aborted or failed before any came): not in
     # `responses`, which all carry a reported size (see `finish`).
     unmeasured_requests: list[Response] = field(default_factory=list)
-    tools: dict[str, _Tool] = field(default_factory=dict)
-    open_tools: list[_Tool] = field(default_factory=list)
+    tools: dict[str, Tool] = field(default_factory=dict)
+    open_tools: list[Tool] = field(default_factory=list)
     prompts: list[Prompt] = field(default_factory=list)
     compactions: list[CompactionDraft] = field(default_factory=list)
     markers: list[Marker] = field(default_factory=list)
@@ -240,15 +148,15 @@ class SessionBuilder:
     def warn(self, line: int, message: str) -> None:
         self.diagnostics.warn(self.path, line, "bad-shape", message)
 
-    def _message_time(self, message: dict[str, Any], entry: Entry) -> int:
+    def message_time(self, message: dict[str, Any], entry: Entry) -> int:
         """When the message was created (epoch ms), or else when it was appended."""
-        created = _epoch_ms(message.get("timestamp"))
+        created = epoch_ms(message.get("timestamp"))
         if created is None or not 0 <= entry.time_ns - created <= _MAX_MESSAGE_LEAD_NS:
             return entry.time_ns
         self.touch(created)
         return created
 
-    def _apply(self, leaving: list[str], entering: list[str]) -> None:
+    def apply(self, leaving: list[str], entering: list[str]) -> None:
         for entry_id in leaving:
             for part in self.entries[entry_id].parts:
                 self.log.remove(part.id)
@@ -285,7 +193,7 @@ class SessionBuilder:
             self.open_tools.clear()
         if kind == "message":
             if isinstance(message, dict):
-                self.on_message(entry, message, role, line)
+                on_message(self, entry, message, role, line)
             else:
                 self.warn(line, "message entry without a message")
         elif kind == "compaction":
@@ -300,7 +208,7 @@ class SessionBuilder:
                     ),
                 )
         elif kind == "custom_message":
-            self._extension_message(entry, value)
+            extension_message(self, entry, value)
         elif kind == "model_change":
             model = text_field(value, "modelId") or "?"
             provider = text_field(value, "provider")
@@ -374,214 +282,6 @@ class SessionBuilder:
         self.last_entry = entry_id
         return entry
 
-    def on_message(
-        self, entry: Entry, message: dict[str, Any], role: str | None, line: int | None = None
-    ) -> None:
-        if role == "user":
-            self._on_user(entry, message)
-        elif role == "assistant":
-            self._on_assistant(entry, message)
-        elif role == "toolResult":
-            self._on_tool_result(entry, message)
-        elif role == "bashExecution":
-            if not message.get("excludeFromContext"):
-                text = bash_execution_text(message)
-                entry.parts = (
-                    measured_part(
-                        f"{entry.id}:bash", Category.RESULTS, text, "User shell command (!)"
-                    ),
-                )
-        elif role in {"custom", "hookMessage"}:
-            self._extension_message(entry, message)
-        else:
-            # A role no Pi build is known to write: not read, which is no choice.
-            self.diagnostics.not_recognised(f"pi:message/{role}", self.path, line)
-
-    def _on_user(self, entry: Entry, message: dict[str, Any]) -> None:
-        texts, images = _text_blocks(message.get("content"))
-        self.unmeasured["image"] += images
-        entry.parts = tuple(
-            measured_part(
-                f"{entry.id}:{index}",
-                Category.PROMPTS,
-                text,
-                "User prompt",
-                source_kind=SourceKind.PROMPT,
-            )
-            for index, text in texts
-        )
-        if texts or images:
-            start = self._message_time(message, entry)
-            chars = sum(len(text) for _, text in texts)
-            first = texts[0][1] if texts else ""
-            self.prompts.append(Prompt(entry.id, start, start, chars, "user", preview(first)))
-            entry.prompt_id = entry.id
-
-    def _extension_message(self, entry: Entry, value: dict[str, Any]) -> None:
-        texts, images = _text_blocks(value.get("content"))
-        self.unmeasured["image"] += images
-        label = f"Extension message ({text_field(value, 'customType') or '?'})"
-        entry.parts = tuple(
-            measured_part(f"{entry.id}:{index}", Category.ENVIRONMENT, text, label)
-            for index, text in texts
-        )
-
-    def _on_assistant(self, entry: Entry, message: dict[str, Any]) -> None:
-        usage = message.get("usage")
-        if not isinstance(usage, dict):
-            usage = {}
-        fresh, cache_read, cache_write, output = (
-            token_count(usage.get(key)) for key in ("input", "cacheRead", "cacheWrite", "output")
-        )
-        prompt_tokens = fresh + cache_read + cache_write
-        stop = text_field(message, "stopReason")
-        failed = stop in _FAILED_STOPS
-        model = text_field(message, "model") or ""
-        start = self._message_time(message, entry)
-        response_id = entry.id
-        parts: list[Item] = []
-        content = message.get("content")
-        for index, block in enumerate(content if isinstance(content, list) else []):
-            if not isinstance(block, dict):
-                continue
-            kind = text_field(block, "type")
-            item_id = f"{entry.id}:{index}"
-            if kind == "text" and text_field(block, "text") is not None:
-                text = block["text"]
-                parts.append(
-                    measured_part(
-                        item_id,
-                        Category.ASSISTANT,
-                        text,
-                        "Assistant text",
-                        source_id=response_id,
-                        source_kind=SourceKind.RESPONSE,
-                    )
-                )
-            elif kind == "thinking":
-                thinking = text_field(block, "thinking") or ""
-                if block.get("redacted"):
-                    self.unmeasured["redacted-thinking"] += 1
-                elif thinking:
-                    parts.append(
-                        measured_part(
-                            item_id,
-                            Category.ASSISTANT,
-                            thinking,
-                            "Thinking",
-                            source_id=response_id,
-                            source_kind=SourceKind.RESPONSE,
-                        )
-                    )
-                elif text_field(block, "thinkingSignature"):
-                    self.unmeasured["encrypted-reasoning"] += 1
-            elif kind == "toolCall":
-                part = self._on_tool_call(
-                    block, item_id, entry, response_id if prompt_tokens else None, failed
-                )
-                if part is not None:
-                    parts.append(part)
-        if not failed:
-            entry.parts = tuple(parts)  # Pi does not replay a failed message
-        response = Response(
-            id=response_id,
-            start_ns=min(start, entry.time_ns),
-            end_ns=entry.time_ns,
-            model=model,
-            usage=Usage(
-                prompt_tokens=prompt_tokens,
-                input_tokens=fresh,
-                output_tokens=output,
-                cache_read_tokens=cache_read,
-                cache_write_tokens=cache_write,
-            ),
-            prompt_id=entry.prompt_id,
-            is_error=failed,
-            stop_reason=stop,
-        )
-        if not prompt_tokens:
-            self.unmeasured_requests.append(response)
-            return
-        # The request was sent with the context of its parent's branch.
-        self._apply(*self.branch.move_to(entry.parent))
-        self.log.observe(
-            Observation.request(
-                response.start_ns,
-                response.id,
-                model=response.model or None,  # the one object of that name (model.shared)
-                reported_tokens=prompt_tokens,
-            )
-        )
-        self.responses.append(response)
-        if model and model not in self.models:
-            self.models.append(model)
-        provider = text_field(message, "provider")
-        if provider and provider not in self.providers:
-            self.providers.append(provider)
-        self.requests_by_level[entry.thinking_level or "unknown"] += 1
-
-    def _on_tool_call(
-        self,
-        block: dict[str, Any],
-        item_id: str,
-        entry: Entry,
-        response_id: str | None,
-        failed: bool,
-    ) -> Item | None:
-        call_id = text_field(block, "id")
-        if not call_id:
-            return None
-        name = text_field(block, "name") or "tool"
-        arguments = block.get("arguments")
-        if call_id not in self.tools:
-            tool = _Tool(
-                call_id,
-                name,
-                entry.time_ns,  # tools run once the whole message is in
-                response_id,
-                entry.prompt_id,
-                ToolArguments.of(arguments),
-                from_failed_response=failed,
-            )
-            self.tools[call_id] = tool
-            self.open_tools.append(tool)
-        return measured_part(
-            item_id,
-            Category.ASSISTANT,
-            tool_call_text(name, arguments),
-            "Tool arguments",
-            source_id=call_id,
-            source_kind=SourceKind.TOOL,
-        )
-
-    def _on_tool_result(self, entry: Entry, message: dict[str, Any]) -> None:
-        call_id = text_field(message, "toolCallId") or ""
-        tool = self.tools.get(call_id)
-        if tool is not None:
-            call_id = tool.call_id  # one string for the call and its result's part
-        texts, images = _text_blocks(message.get("content"))
-        self.unmeasured["image"] += images
-        joined = "".join(text for _, text in texts)
-        chars = len(joined)
-        entry.parts = (
-            measured_part(
-                f"{entry.id}:result",
-                Category.RESULTS,
-                joined,
-                "Tool result",
-                source_id=call_id,
-                source_kind=SourceKind.TOOL if call_id else SourceKind.NONE,
-            ),
-        )
-        if tool is None:
-            self.diagnostics.note("pi:result-without-call")
-            return
-        tool.end_ns = max(self._message_time(message, entry), tool.start_ns)
-        tool.is_error = message.get("isError") is True
-        tool.result_chars = chars
-        if tool in self.open_tools:
-            self.open_tools.remove(tool)
-
     def on_compaction(self, entry: Entry, value: dict[str, Any], line: int) -> None:
         summary = text_field(value, "summary") or ""
         text = COMPACTION_PREFIX + summary + COMPACTION_SUFFIX
@@ -601,7 +301,7 @@ class SessionBuilder:
         # first request on, so the head is the system prompt and tool schemas, which a
         # compaction does not touch (measuring again would fold estimate error into it).
         leaving, entering = self.branch.move_to(entry.id)
-        self._apply(leaving, entering)
+        self.apply(leaving, entering)
         removed = sum(len(self.entries[e].parts) for e in leaving)
         self.log.observe(
             Observation.after_compaction(
@@ -631,7 +331,7 @@ class SessionBuilder:
         end = self.end_ns
         if not self.responses and not self.compactions:
             # No request to anchor a snapshot on: show what the final branch holds.
-            self._apply(*self.branch.move_to(self.last_entry))
+            self.apply(*self.branch.move_to(self.last_entry))
             self.log.observe(
                 Observation.session_end(
                     end,

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agent_profiler.adapters.codex import measure
+from agent_profiler.adapters.codex_records import measure
 from agent_profiler.attribution import INFERRED_HEAD_ID
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.loader import load

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from agent_profiler.adapters import opencode
+from agent_profiler.adapters import opencode, opencode_session
 from agent_profiler.adapters import opencode_storage as storage
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
@@ -259,7 +259,7 @@ def test_the_prompt_is_input_plus_cache_read_plus_cache_write_and_reasoning_is_b
         "reasoning": 0,
         "cache": {"write": 0, "read": 4953},
     }
-    usage = opencode.usage_of(tokens)
+    usage = opencode_session.usage_of(tokens)
     assert (usage.prompt_tokens, usage.input_tokens, usage.cache_read_tokens) == (
         10128 + 4953,
         10128,
@@ -272,7 +272,7 @@ def test_the_prompt_is_input_plus_cache_read_plus_cache_write_and_reasoning_is_b
         "total": 17268 + 300 + 40,
         "cache": {"write": 300, "read": 4953},
     }
-    usage = opencode.usage_of(edited)
+    usage = opencode_session.usage_of(edited)
     assert (usage.prompt_tokens, usage.cache_write_tokens, usage.reasoning_tokens) == (
         10128 + 4953 + 300,
         300,
@@ -287,10 +287,10 @@ def test_reasoning_inside_output_is_not_counted_twice() -> None:
     tokens = msg(document(PARENT), 1)["tokens"] if PARENT.is_file() else None
     tokens = tokens or {"total": 17944, "input": 17802, "output": 124, "reasoning": 18}
     tokens = {**tokens, "total": 17802 + 124}
-    usage = opencode.usage_of(tokens)
+    usage = opencode_session.usage_of(tokens)
     assert (usage.prompt_tokens, usage.output_tokens, usage.reasoning_tokens) == (17802, 124, 18)
     # A total that is less than prompt + output is no sum of them: reasoning is beside.
-    usage = opencode.usage_of({**tokens, "total": 17802 + 123})
+    usage = opencode_session.usage_of({**tokens, "total": 17802 + 123})
     assert usage.output_tokens == 124 + 18
 
 
@@ -298,7 +298,7 @@ def test_without_total_reasoning_is_assumed_beside_output() -> None:
     """Builds before 1.2 write no `total` (the database's v1.16.0 rows all have one; this is
     a real 1.18.21 record with `total` removed)."""
     tokens = {"input": 1800, "output": 229, "reasoning": 45, "cache": {"write": 7, "read": 17792}}
-    usage = opencode.usage_of(tokens)
+    usage = opencode_session.usage_of(tokens)
     assert (usage.prompt_tokens, usage.output_tokens, usage.reasoning_tokens) == (
         1800 + 17792 + 7,
         229 + 45,
@@ -314,11 +314,13 @@ def test_without_total_reasoning_is_assumed_beside_output() -> None:
 def test_damaged_usage_counts_as_nothing_reported() -> None:
     """Hand-damaged `tokens`: not an object, a `cache` that is not one, counts of the wrong
     type. What is not a count is 0, and the rest is still read."""
-    assert opencode.usage_of(None).prompt_tokens == 0
-    assert opencode.usage_of([1, 2]).output_tokens == 0
-    usage = opencode.usage_of({"input": 5, "output": 3, "cache": [1, 2], "reasoning": "9"})
+    assert opencode_session.usage_of(None).prompt_tokens == 0
+    assert opencode_session.usage_of([1, 2]).output_tokens == 0
+    usage = opencode_session.usage_of({"input": 5, "output": 3, "cache": [1, 2], "reasoning": "9"})
     assert (usage.prompt_tokens, usage.output_tokens, usage.reasoning_tokens) == (5, 3, 0)
-    usage = opencode.usage_of({"input": True, "output": 2, "cache": {"read": 4, "write": None}})
+    usage = opencode_session.usage_of(
+        {"input": True, "output": 2, "cache": {"read": 4, "write": None}}
+    )
     assert (usage.prompt_tokens, usage.input_tokens, usage.cache_read_tokens) == (4, 0, 4)
 
 
@@ -337,7 +339,7 @@ def test_each_assistant_message_is_one_request_from_its_creation_to_its_completi
         assert response.end_ns == info["time"]["completed"] * MS
         assert (response.model, response.is_error) == ("claude-opus-4.6", False)
         assert response.stop_reason == info["finish"]
-        assert response.usage == opencode.usage_of(info["tokens"])
+        assert response.usage == opencode_session.usage_of(info["tokens"])
     assert [r.stop_reason for r in session.responses] == ["tool-calls", "tool-calls", "stop"]
     assert (session.models, session.provider) == (("claude-opus-4.6",), "github-copilot")
     # The session starts when it was created (3 ms before its first message was written).
@@ -852,7 +854,7 @@ def test_a_summary_whose_request_reported_nothing(tmp_path: Path) -> None:
     session, _ = read_one(tmp_path, doc)
     (compaction,) = session.compactions
     assert compaction.request is None
-    assert compaction.pre_tokens == opencode.usage_of(msg(doc, 3)["tokens"]).prompt_tokens
+    assert compaction.pre_tokens == opencode_session.usage_of(msg(doc, 3)["tokens"]).prompt_tokens
     # It ends at the latest time seen: the summary message's completion.
     assert compaction.end_ns == msg(doc, 5)["time"]["completed"] * MS
     assert compaction.start_ns == msg(doc, 4)["time"]["created"] * MS
@@ -880,7 +882,7 @@ def test_each_step_of_a_message_is_a_request_of_its_own(tmp_path: Path) -> None:
     one, two = session.responses[:2]
     assert (one.id, two.id) == (f"{message['id']}#1", f"{message['id']}#2")
     finishes = parts(doc, 1, "step-finish")
-    assert [one.usage, two.usage] == [opencode.usage_of(f["tokens"]) for f in finishes]
+    assert [one.usage, two.usage] == [opencode_session.usage_of(f["tokens"]) for f in finishes]
     assert (one.usage.prompt_tokens, two.usage.prompt_tokens) == (5389, 7158)
     assert [one.stop_reason, two.stop_reason] == ["tool-calls", "tool-calls"]
     # The first step ends at its last part's time; the second starts there and ends at the
@@ -932,7 +934,7 @@ def test_a_message_without_any_step_uses_the_message_usage(tmp_path: Path) -> No
     session, _ = read_one(tmp_path, doc)
     assert [r.id for r in session.responses] == [msg(doc, i)["id"] for i in (1, 2, 3)]
     assert [r.usage for r in session.responses] == [
-        opencode.usage_of(msg(doc, i)["tokens"]) for i in (1, 2, 3)
+        opencode_session.usage_of(msg(doc, i)["tokens"]) for i in (1, 2, 3)
     ]
     # No finish, no reason: the message's error name would be one, and it has none.
     assert [r.stop_reason for r in session.responses] == [None, None, None]

@@ -20,7 +20,7 @@ import pytest
 
 import agent_profiler.adapters as adapters
 import agent_profiler.loader as loader
-from agent_profiler.adapters import Adapter, claude_code, codex, pi
+from agent_profiler.adapters import Adapter, claude_code, codex, pi, pi_records
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.jsonl import sniff
 from agent_profiler.loader import load
@@ -155,7 +155,7 @@ def test_two_compactions_with_tokens_before_and_removals() -> None:
         # everything that left comes before the first kept entry (an index counting the header)
         first_kept_line = record["firstKeptEntryIndex"] + 1
         assert all(int(c.id.split(":")[0].removeprefix("line-")) < first_kept_line for c in removed)
-        summary = pi.COMPACTION_PREFIX + record["summary"] + pi.COMPACTION_SUFFIX
+        summary = pi_records.COMPACTION_PREFIX + record["summary"] + pi_records.COMPACTION_SUFFIX
         assert dict(post.categories)[Category.SUMMARIES] == tokens(summary)
         assert compaction.start_ns < compaction.end_ns == iso_ns(record["timestamp"])
     # only the latest compaction's summary is sent: the second one replaces the first
@@ -320,7 +320,7 @@ def test_abandoned_branch_is_not_in_the_context(tmp_path: Path) -> None:
     # THEN the abandoned branch's prompt, call and result left, the summary came in
     assert Category.RESULTS not in categories
     assert categories[Category.SUMMARIES] == tokens(
-        pi.BRANCH_PREFIX + "Read big.txt: 40k of x." + pi.BRANCH_SUFFIX
+        pi_records.BRANCH_PREFIX + "Read big.txt: 40k of x." + pi_records.BRANCH_SUFFIX
     )
     assert categories[Category.PROMPTS] == tokens("look at the repo") + tokens(
         "never mind, list files"
@@ -360,7 +360,7 @@ def test_v1_is_migrated_like_pi_does(tmp_path: Path) -> None:
     assert categories[Category.PROMPTS] == tokens("second question") + tokens("third question")
     assert categories[Category.ASSISTANT] == tokens("second answer")
     assert categories[Category.SUMMARIES] == tokens(
-        pi.COMPACTION_PREFIX + "They asked twice." + pi.COMPACTION_SUFFIX
+        pi_records.COMPACTION_PREFIX + "They asked twice." + pi_records.COMPACTION_SUFFIX
     )
     # the project name, not the cwd (the model never holds a path with a user name)
     assert session.project == "work" and dict(session.facts)["thinking_level"] == "off"
@@ -450,7 +450,7 @@ def test_what_the_model_sees_of_each_entry(tmp_path: Path) -> None:
     session, _, diagnostics = read(j.write(tmp_path / "kinds.jsonl"))
     categories = dict(snapshot_of(session, a1).categories)
     assert categories[Category.ENVIRONMENT] == tokens("injected context")
-    assert categories[Category.RESULTS] == tokens(pi.bash_execution_text(bash))  # once
+    assert categories[Category.RESULTS] == tokens(pi_records.bash_execution_text(bash))  # once
     assert categories[Category.PROMPTS] == tokens("start")
     assert diagnostics.skipped == Counter({"pi:custom": 1, "pi:label": 1})
     assert diagnostics.unrecognised == Counter({"pi:hologram": 1})  # not "skipped on purpose"
@@ -525,10 +525,12 @@ def naive_context(entries: list[dict[str, Any]], leaf: str | None) -> Counter[Ca
     for index, entry in enumerate(sent):
         if entry["type"] == "compaction":
             if index == 0:  # the summary of the latest compaction
-                text = pi.COMPACTION_PREFIX + entry["summary"] + pi.COMPACTION_SUFFIX
+                text = (
+                    pi_records.COMPACTION_PREFIX + entry["summary"] + pi_records.COMPACTION_SUFFIX
+                )
                 totals[Category.SUMMARIES] += tokens(text)
         elif entry["type"] == "branch_summary":
-            text = pi.BRANCH_PREFIX + entry["summary"] + pi.BRANCH_SUFFIX
+            text = pi_records.BRANCH_PREFIX + entry["summary"] + pi_records.BRANCH_SUFFIX
             totals[Category.SUMMARIES] += tokens(text)
         elif entry["type"] == "message":
             message = entry["message"]

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from agent_profiler.adapters import pi
+from agent_profiler.adapters import pi, pi_records
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.estimate import TextClass, calibrated, use_estimator
 from agent_profiler.model import AnchorKind, Category, Harness, Session, SourceKind
@@ -165,7 +165,9 @@ def test_a_truncated_shell_command_names_its_full_output(
         "\n```\n\n[Output truncated. Full output: "
         "/var/folders/49/l4171l3n219_xwq30fmyzr8w0000gn/T/pi-bash-a4cd2460b5b4e0be.log]"
     )
-    assert pi.bash_execution_text(message) == "Ran `find .`\n```\n" + message["output"] + tail
+    assert (
+        pi_records.bash_execution_text(message) == "Ran `find .`\n```\n" + message["output"] + tail
+    )
     assert (got.category, got.label, got.chars) == (
         Category.RESULTS,
         "User shell command (!)",
@@ -208,7 +210,7 @@ def test_a_shell_command_is_sent_as_pi_words_it(edits: dict[str, Any], text: str
             del message[key]
         else:
             message[key] = value
-    assert pi.bash_execution_text(message) == text
+    assert pi_records.bash_execution_text(message) == text
 
 
 def test_prompt_content_as_a_plain_string_or_with_images(

@@ -1,0 +1,92 @@
+"""One Claude Code API response as it is read: its records share `message.id`, and its
+usage is merged over them per field with max (the first record's thread kept); a response
+whose merged usage is all zero is not a request (FORMATS.md §1.3–1.4). The draft also
+carries the hidden-thinking items sized when the response's final usage is known.
+
+Separate from `claude_session.py`, which makes and finishes these drafts: this is the
+usage arithmetic of one response, with no knowledge of the session around it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agent_profiler.adapters.common import token_count
+from agent_profiler.attribution import Logged
+from agent_profiler.model import Response, Usage
+
+USAGE_KEYS = (
+    "input_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+    "output_tokens",
+)
+_WRITE_1H = "cache_creation_1h"  # not a journal key: usage.cache_creation's 1-hour part
+
+
+@dataclass(slots=True)
+class ResponseDraft:
+    id: str
+    start_ns: int
+    end_ns: int
+    model: str
+    prompt_id: str | None
+    observation: Logged
+    usage: dict[str, int] = field(default_factory=dict)
+    is_error: bool = False
+    stop_reason: str | None = None
+    # Hidden thinking (signature only, redacted): items sized at `finish` from the final
+    # output_tokens minus the estimate of the visible output (`visible`).
+    hidden: list[Logged] = field(default_factory=list)
+    visible: int = 0
+
+    def merge_usage(self, usage: object) -> None:
+        if not isinstance(usage, dict):
+            return
+        for key in USAGE_KEYS:
+            value = token_count(usage.get(key))
+            if value > self.usage.get(key, 0):
+                self.usage[key] = value
+        # The 1-hour share of the cache writes (prices differ from the 5-minute ones).
+        split = usage.get("cache_creation")
+        hour = token_count(split.get("ephemeral_1h_input_tokens")) if isinstance(split, dict) else 0
+        if hour > self.usage.get(_WRITE_1H, 0):
+            self.usage[_WRITE_1H] = hour
+
+    @property
+    def prompt_tokens(self) -> int:
+        u = self.usage
+        return (
+            u.get("input_tokens", 0)
+            + u.get("cache_creation_input_tokens", 0)
+            + u.get("cache_read_input_tokens", 0)
+        )
+
+    @property
+    def is_request(self) -> bool:
+        return any(self.usage.get(key) for key in USAGE_KEYS)
+
+    def finish(self) -> Response:
+        """The response: its usage merged over its records, or, when every field of it was
+        0 (no request by SPEC §3), unknown."""
+        u = self.usage
+        return Response(
+            id=self.id,
+            start_ns=min(self.start_ns, self.end_ns),
+            end_ns=self.end_ns,
+            model=self.model,
+            usage=Usage(
+                prompt_tokens=self.prompt_tokens,
+                input_tokens=u.get("input_tokens", 0),
+                output_tokens=u.get("output_tokens", 0),
+                cache_read_tokens=u.get("cache_read_input_tokens", 0),
+                cache_write_tokens=u.get("cache_creation_input_tokens", 0),
+                cache_write_1h_tokens=min(
+                    u.get(_WRITE_1H, 0), u.get("cache_creation_input_tokens", 0)
+                ),
+            ),
+            prompt_id=self.prompt_id,
+            is_error=self.is_error,
+            stop_reason=self.stop_reason,
+            output_tokens_reliable=False,
+            usage_known=self.is_request,
+        )

@@ -1,0 +1,149 @@
+"""What a Codex `event_msg` line does to the rollout being read (`RolloutBuilder`): a
+`token_count` is one request and its usage (a repeated one is not), a `user_message` is a
+prompt, and command, patch, web-search and spawn ends complete the tool calls; any other
+event type is skipped on purpose or not recognised (`EVENT_MSG_TYPES`).
+
+Separate from `codex_rollout.py`, which holds the state and the model-visible items: these
+events are the UI's record of the turn, never model input, and they change the builder
+only through its public fields and methods."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from agent_profiler.adapters.codex_records import EVENT_MSG_TYPES, measure
+from agent_profiler.adapters.codex_rollout import Tool
+from agent_profiler.adapters.common import preview, text_field, token_count
+from agent_profiler.adapters.drafts import ToolArguments
+from agent_profiler.model import Prompt, Usage
+
+if TYPE_CHECKING:
+    from agent_profiler.adapters.codex_rollout import RolloutBuilder
+
+
+def on_event(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int) -> None:
+    kind = text_field(payload, "type")
+    if kind == "token_count":
+        on_token_count(builder, payload, ts, line)
+    elif kind == "user_message":
+        message = payload.get("message")
+        chars, redacted = measure(message)
+        if redacted and isinstance(message, str):
+            sha = re.search(r"sha=([0-9a-f]+)", message[:80])
+            if sha:
+                builder.prompt_sha.add(sha.group(1))
+        prompt_id = f"turn-{len(builder.prompts) + 1}"
+        builder.prompts.append(
+            Prompt(
+                prompt_id,
+                ts,
+                ts,
+                chars,
+                "user",
+                "" if redacted or not isinstance(message, str) else preview(message),
+            )
+        )
+        builder.current_prompt = prompt_id
+        builder.trigger_ns = ts
+        builder.end_turn_reasoning()
+    elif kind in ("task_started", "turn_started"):
+        window = token_count(payload.get("model_context_window"))
+        if window:
+            builder.window = window
+    elif kind == "exec_command_end":
+        tool = builder.tools.get(str(payload.get("call_id")))
+        code = payload.get("exit_code")
+        if tool is not None and isinstance(code, int) and not isinstance(code, bool):
+            tool.is_error = code != 0
+        duration = payload.get("duration")
+        if tool is not None and isinstance(duration, dict):
+            # The output may return while the command still runs (yield_time_ms);
+            # the command's own duration is the execution span.
+            tool.duration_ns = token_count(duration.get("secs")) * 1_000_000_000 + token_count(
+                duration.get("nanos")
+            )
+    elif kind == "patch_apply_end":
+        tool = builder.tools.get(str(payload.get("call_id")))
+        if tool is not None and isinstance(payload.get("success"), bool):
+            tool.is_error = not payload["success"]
+    elif kind == "web_search_end":
+        call_id = payload.get("call_id")
+        if isinstance(call_id, str):
+            action = payload.get("action")
+            query = payload.get("query") or (
+                action.get("query") if isinstance(action, dict) else None
+            )
+            query = query if isinstance(query, str) else ""  # none given: no text
+            builder.searches.append((query, call_id))
+            builder.start_request(ts)
+            request = builder.pending
+            builder.tools.setdefault(
+                call_id,
+                Tool(
+                    call_id,
+                    "web_search",
+                    ts,
+                    request.id if request else None,
+                    builder.current_prompt,
+                    ToolArguments.of({"query": query} if query else {}),
+                    end_ns=ts,
+                ),
+            )
+    elif kind == "collab_agent_spawn_end":
+        call_id, child = payload.get("call_id"), payload.get("new_thread_id")
+        if isinstance(call_id, str) and isinstance(child, str):
+            builder.spawned[call_id] = child
+    elif kind == "context_compacted":
+        pass  # the `compacted` line holds the facts
+    elif kind in EVENT_MSG_TYPES:
+        builder.diagnostics.skip(f"codex:event_msg/{kind}")
+    else:
+        builder.diagnostics.not_recognised(f"codex:event_msg/{kind}", builder.path, line)
+
+
+def on_token_count(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int) -> None:
+    info = payload.get("info")
+    if not isinstance(info, dict):
+        return  # rate limits only: not a request
+    total = info.get("total_token_usage")
+    last = info.get("last_token_usage")
+    if not isinstance(last, dict):
+        builder.diagnostics.warn(
+            builder.path, line, "bad-shape", "token_count without last_token_usage"
+        )
+        return
+    fingerprint = (
+        tuple(token_count(total.get(k)) for k in sorted(total)) if isinstance(total, dict) else None
+    )
+    if fingerprint is not None and fingerprint == builder.last_total:
+        return  # Desktop 0.104 writes each token_count twice
+    builder.last_total = fingerprint
+    window = token_count(info.get("model_context_window"))
+    if window:
+        builder.window = window
+    prompt = token_count(last.get("input_tokens"))
+    output = token_count(last.get("output_tokens"))
+    if not prompt and not output:
+        return  # all-zero usage (e.g. remote compaction): not a request
+    builder.start_request(ts)
+    request = builder.pending
+    assert request is not None
+    request.end_ns = ts
+    request.window = builder.window
+    request.usage = Usage(
+        prompt_tokens=prompt,  # input_tokens already includes the cached part
+        input_tokens=prompt,
+        output_tokens=output,
+        cache_read_tokens=token_count(last.get("cached_input_tokens")),
+        cache_write_tokens=token_count(last.get("cache_write_input_tokens")),
+        reasoning_tokens=token_count(last.get("reasoning_output_tokens")),
+    )
+    builder.log.settle(request.observation, reported_tokens=prompt)
+    builder.settle_reasoning(token_count(last.get("reasoning_output_tokens")))
+    builder.requests.append(request)
+    builder.pending = None
+    builder.trigger_ns = ts
+    for compaction in builder.compactions:
+        if compaction.post_tokens is None and compaction.end_ns <= request.start_ns:
+            compaction.post_tokens = prompt

@@ -1,0 +1,274 @@
+"""Codex's record tables and what a response item's parts say: every rollout line type,
+`response_item` type and `event_msg` type (read, into which category, or skipped on
+purpose), the item families the builder tells apart (output, call, result items), the
+leading tags of harness-injected context, and the helpers that turn an item's content into
+text: its length (a sanitiser's `[REDACTED_… len=N]` marker counts as N), its category, a
+tool's output and exit code (FORMATS.md §3).
+
+Separate from the rollout builder (`codex_rollout.py`) and the line dispatch (`codex.py`):
+these are facts of the format, read by both and by `tests/test_record_tables.py`."""
+
+from __future__ import annotations
+
+import re
+
+import orjson
+
+from agent_profiler.model import Category
+
+# Every record type this adapter knows, each either read (into which category, and why) or
+# skipped on purpose (why it is not model input). A type outside these tables is reported
+# as "not recognised (not read)" with its first path:line, never as skipped on purpose
+# (issue 28: format drift must be loud). Sources: the corpus (FORMATS §3) and openai/codex
+# `codex-rs/protocol` (`RolloutItem`, `ResponseItem`, `EventMsg`, and which of them a rollout
+# persists). `tests/test_record_tables.py` reads every corpus journal against them.
+READ, SKIPPED = "read", "skipped on purpose"
+LINE_TYPES: dict[str, tuple[str, str]] = {
+    "session_meta": (READ, "base instructions → System instructions; id, version, project"),
+    "turn_context": (READ, "the model (and its effort) in use from here on; not model input"),
+    "response_item": (READ, "the model-visible history: see RESPONSE_ITEM_TYPES"),
+    "compacted": (READ, "a compaction: the summary or the new history replaces the context"),
+    "event_msg": (READ, "UI and telemetry events: see EVENT_MSG_TYPES"),
+    "inter_agent_communication": (SKIPPED, "a message between agent threads, not this model's"),
+    "inter_agent_communication_metadata": (SKIPPED, "its delivery metadata"),
+    "token_usage_record": (SKIPPED, "usage bookkeeping; requests are read from token_count"),
+    "world_state": (SKIPPED, "the harness's own state snapshot"),
+    "retained_context": (SKIPPED, "what a compaction kept, repeated in the compacted line"),
+    "security_risk_score": (SKIPPED, "a safety score of a turn"),
+    "realtime_item": (SKIPPED, "a realtime (voice) conversation item"),
+}
+RESPONSE_ITEM_TYPES: dict[str, tuple[str, str]] = {
+    "message": (
+        READ,
+        "developer/system → System instructions; user → User prompts; assistant → Assistant "
+        "history; a block with a known leading tag → its category (Rules, Skills, Environment…)",
+    ),
+    "agent_message": (READ, "assistant text → Assistant history"),
+    "reasoning": (
+        READ,
+        "summary text → Assistant history; encrypted content → sized from "
+        "token_count's reasoning_output_tokens while it stays in the context",
+    ),
+    "function_call": (READ, "a tool call; its name and arguments → Assistant history"),
+    "custom_tool_call": (READ, "a tool call (apply_patch…); its input → Assistant history"),
+    "local_shell_call": (READ, "a tool call (older builds); its action → Assistant history"),
+    "tool_search_call": (READ, "a tool call (client-side tool search) → Assistant history"),
+    "function_call_output": (READ, "a tool's output → Tool results"),
+    "custom_tool_call_output": (READ, "a tool's output → Tool results"),
+    "local_shell_call_output": (READ, "a tool's output → Tool results"),
+    "tool_search_output": (READ, "the tool definitions the search loaded → Tool definitions"),
+    "web_search_call": (READ, "a server-side web search; its action → Tool results"),
+    "image_generation_call": (READ, "a generated image: listed as unmeasured"),
+    "compaction": (READ, "a remote compaction's encrypted summary: listed as unmeasured"),
+    "compaction_summary": (READ, "older name of compaction: listed as unmeasured"),
+    "context_compaction": (READ, "a compaction's encrypted summary: listed as unmeasured"),
+    "ghost_snapshot": (SKIPPED, "a git snapshot the harness keeps for undo; never sent"),
+    "compaction_trigger": (SKIPPED, "a request control; not a durable item, never sent"),
+}
+# `event_msg`s are UI and telemetry events: the model sees the `response_item`s. A few
+# carry facts that are read (a request's usage, the prompt as typed, a tool's outcome).
+_UI_EVENT = "a UI or telemetry event; what the model sees is the response_item"
+EVENT_MSG_TYPES: dict[str, tuple[str, str]] = {
+    "token_count": (READ, "one request: last_token_usage (input, output, reasoning) and window"),
+    "user_message": (READ, "a user prompt as typed: the prompt span (its text is a message)"),
+    "task_started": (READ, "a turn starts: its model_context_window"),
+    "turn_started": (READ, "newer name of task_started"),
+    "exec_command_end": (READ, "a command's exit code and duration (the tool span)"),
+    "patch_apply_end": (READ, "whether apply_patch succeeded (the tool span)"),
+    "web_search_end": (READ, "a web search: a tool call (its query)"),
+    "collab_agent_spawn_end": (READ, "a spawned subagent's thread id (links the child)"),
+    "context_compacted": (READ, "a compaction's notice; its facts come from the compacted line"),
+    **{
+        kind: (SKIPPED, _UI_EVENT)
+        for kind in (
+            "task_complete",
+            "turn_complete",
+            "turn_aborted",
+            "agent_message",
+            "agent_reasoning",
+            "agent_reasoning_raw_content",
+            "agent_reasoning_section_break",
+            "entered_review_mode",
+            "exited_review_mode",
+            "mcp_tool_call_begin",
+            "mcp_tool_call_end",
+            "exec_command_begin",
+            "exec_command_output_delta",
+            "exec_approval_request",
+            "apply_patch_approval_request",
+            "patch_apply_begin",
+            "patch_apply_updated",
+            "web_search_begin",
+            "image_generation_begin",
+            "image_generation_end",
+            "view_image_tool_call",
+            "collab_agent_spawn_begin",
+            "collab_agent_interaction_begin",
+            "collab_agent_interaction_end",
+            "collab_waiting_begin",
+            "collab_waiting_end",
+            "collab_close_begin",
+            "collab_close_end",
+            "collab_resume_begin",
+            "collab_resume_end",
+            "sub_agent_activity",
+            "dynamic_tool_call_request",
+            "dynamic_tool_call_response",
+            "thread_goal_updated",
+            "thread_rolled_back",
+            "thread_settings_applied",
+            "thread_name_updated",
+            "item_started",
+            "item_completed",
+            "plan_update",
+            "plan_delta",
+            "turn_diff",
+            "stream_error",
+            "error",
+            "warning",
+            "guardian_assessment",
+            "guardian_warning",
+            "model_reroute",
+            "model_verification",
+            "turn_moderation_metadata",
+            "safety_buffering",
+            "managed_account_selected",
+            "session_configured",
+            "environment_connected",
+            "environment_disconnected",
+            "mcp_startup_update",
+            "mcp_startup_complete",
+            "mcp_list_tools_response",
+            "list_custom_prompts_response",
+            "get_history_entry_response",
+            "background_event",
+            "shutdown_complete",
+            "deprecation_notice",
+            "hook_started",
+            "hook_completed",
+            "terminal_interaction",
+            "request_permissions",
+            "request_user_input",
+            "elicitation_request",
+            "agent_message_delta",
+            "agent_message_content_delta",
+            "agent_reasoning_delta",
+            "agent_reasoning_raw_content_delta",
+            "reasoning_content_delta",
+            "reasoning_raw_content_delta",
+            "raw_response_item",
+            "raw_response_completed",
+            "realtime_conversation_started",
+            "realtime_conversation_sdp",
+            "realtime_conversation_realtime",
+            "realtime_conversation_closed",
+            "realtime_conversation_list_voices_response",
+            "undo_started",
+            "undo_completed",
+        )
+    },
+}
+READ_LINE_TYPES = frozenset(k for k, (how, _) in LINE_TYPES.items() if how == READ)
+SKIPPED_LINE_TYPES = frozenset(k for k, (how, _) in LINE_TYPES.items() if how == SKIPPED)
+_REDACTED = re.compile(r"^\[REDACTED_[A-Z_]+ len=(\d+)\b")
+OUTPUT_ITEMS = frozenset(
+    {
+        "reasoning",
+        "function_call",
+        "custom_tool_call",
+        "local_shell_call",
+        "tool_search_call",
+        "web_search_call",
+        "image_generation_call",
+        "agent_message",
+    }
+)
+CALL_ITEMS = frozenset(
+    {"function_call", "custom_tool_call", "local_shell_call", "tool_search_call"}
+)
+RESULT_ITEMS = frozenset(
+    {"function_call_output", "custom_tool_call_output", "local_shell_call_output"}
+)
+ENCRYPTED_SUMMARIES = frozenset({"compaction", "compaction_summary", "context_compaction"})
+
+# Leading tags of harness-injected context blocks, by category (FORMATS §3.4).
+_TAGS: tuple[tuple[str, Category, str], ...] = (
+    ("<skills_instructions>", Category.SKILLS, "Skills listing"),
+    ("<plugins_instructions>", Category.SKILLS, "Plugins listing"),
+    ("# AGENTS.md instructions", Category.RULES, "AGENTS.md"),
+    ("<user_instructions>", Category.RULES, "User instructions"),
+    ("<INSTRUCTIONS>", Category.RULES, "Instructions"),
+    ("<permissions instructions>", Category.ENVIRONMENT, "Permissions"),
+    ("<environment_context>", Category.ENVIRONMENT, "Environment context"),
+    ("<collaboration_mode>", Category.ENVIRONMENT, "Collaboration mode"),
+    ("<turn_aborted>", Category.OVERHEAD, "Turn aborted"),
+    ("<user_shell_command>", Category.ENVIRONMENT, "Shell command"),
+)
+
+
+def measure(text: object) -> tuple[int, bool]:
+    """(characters, redacted?) of a text; a sanitiser marker counts as its stated length."""
+    if not isinstance(text, str):
+        return 0, False
+    match = _REDACTED.match(text)
+    if match:
+        return int(match.group(1)), True
+    return len(text), False
+
+
+def parts_text(content: object) -> list[str]:
+    if isinstance(content, str):
+        return [content]
+    texts = []
+    if isinstance(content, list):
+        for part in content:
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                texts.append(part["text"])
+    return texts
+
+
+def classify(role: str, text: str) -> tuple[Category, str]:
+    stripped = text.lstrip()
+    for tag, category, label in _TAGS:
+        if stripped.startswith(tag):
+            return category, label
+    if role == "developer" or role == "system":
+        return Category.SYSTEM, "Developer instructions"
+    if role == "assistant":
+        return Category.ASSISTANT, "Assistant text"
+    return Category.PROMPTS, "User prompt"
+
+
+def output_text(output: object) -> str:
+    """Tool output as the model sees it. Older builds wrap it in a JSON string
+    `{"output": …, "metadata": {"exit_code": …}}`; that envelope is unwrapped."""
+    if isinstance(output, str):
+        if output.startswith('{"output"'):
+            try:
+                decoded = orjson.loads(output)
+            except ValueError:
+                return output
+            inner = decoded.get("output") if isinstance(decoded, dict) else None
+            if isinstance(inner, str):
+                return inner
+        return output
+    content = output.get("content") if isinstance(output, dict) else None
+    if isinstance(content, str):
+        return content
+    return "".join(parts_text(output))
+
+
+def exit_code(output: object) -> int | None:
+    if isinstance(output, str) and output.startswith('{"output"'):
+        try:
+            decoded = orjson.loads(output)
+        except ValueError:
+            return None
+        meta = decoded.get("metadata") if isinstance(decoded, dict) else None
+        code = meta.get("exit_code") if isinstance(meta, dict) else None
+        return code if isinstance(code, int) and not isinstance(code, bool) else None
+    if isinstance(output, str):
+        match = re.search(r"Process exited with code (-?\d+)", output[:400])
+        if match:
+            return int(match.group(1))
+    return None

@@ -1,0 +1,537 @@
+"""One Codex rollout (one thread) read into a model `Session`: the `RolloutBuilder`, which
+keeps the thread's context log, requests, tool calls, prompts and compactions; what each
+`session_meta`, `turn_context`, `response_item` and `compacted` line does to it; the
+encrypted reasoning sized from its request's usage; and the finished `Session`.
+
+Separate from `codex.py`, which detects rollouts, dispatches each line of a file and groups
+a thread with its spawned threads (`plan`, `read`, `locate`), and from `codex_events.py`,
+the `event_msg` lines (UI events: the usage, the user's messages, command ends)."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent_profiler import estimate
+from agent_profiler.adapters.codex_records import (
+    CALL_ITEMS,
+    ENCRYPTED_SUMMARIES,
+    OUTPUT_ITEMS,
+    READ,
+    RESPONSE_ITEM_TYPES,
+    RESULT_ITEMS,
+    SKIPPED,
+    classify,
+    exit_code,
+    measure,
+    output_text,
+    parts_text,
+)
+from agent_profiler.adapters.common import json_text, text_field
+from agent_profiler.adapters.drafts import (
+    CompactionDraft,
+    RequestDraft,
+    ToolArguments,
+    ToolDraft,
+    finish_prompts,
+    handed_over,
+)
+from agent_profiler.attribution import ContextLog, Logged, Observation
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.estimate import tool_call_text
+from agent_profiler.model import Category, Harness, Prompt, Session, SourceKind
+
+HARNESS = Harness.CODEX
+
+
+@dataclass(slots=True, kw_only=True)
+class _Request(RequestDraft):
+    observation: Logged
+    window: int | None = None  # the window reported with this request (its model's)
+
+
+@dataclass(slots=True)
+class Tool(ToolDraft):
+    duration_ns: int | None = None  # exec_command_end's measured duration
+
+
+@dataclass(slots=True)
+class _Compaction(CompactionDraft):
+    observation: Logged | None = None
+    window: int | None = None
+
+
+def thread_spawn(source: object) -> dict[str, Any] | None:
+    """`session_meta.source.subagent.thread_spawn`, the object by which a spawned child's
+    rollout names its parent (`parent_thread_id`) and role (FORMATS §3.6); None when
+    `source` is anything else (a string such as "cli", `{"subagent": "review"}`)."""
+    subagent = source.get("subagent") if isinstance(source, dict) else None
+    spawn = subagent.get("thread_spawn") if isinstance(subagent, dict) else None
+    return spawn if isinstance(spawn, dict) else None
+
+
+@dataclass(slots=True)
+class RolloutBuilder:
+    """Accumulates one rollout file (one Codex thread)."""
+
+    path: str
+    diagnostics: Diagnostics
+    session_id: str = ""
+    log: ContextLog = field(default_factory=ContextLog)
+    requests: list[_Request] = field(default_factory=list)
+    tools: dict[str, Tool] = field(default_factory=dict)
+    prompts: list[Prompt] = field(default_factory=list)
+    compactions: list[_Compaction] = field(default_factory=list)
+    unmeasured: Counter[str] = field(default_factory=Counter)
+    models: list[str] = field(default_factory=list)
+    model: str = ""
+    effort: str | None = None
+    provider: str | None = None
+    version: str | None = None
+    originator: str | None = None
+    project: str | None = None
+    window: int | None = None
+    parent_session: str | None = None
+    agent_role: str | None = None
+    start_ns: int | None = None
+    end_ns: int | None = None
+    trigger_ns: int | None = None
+    pending: _Request | None = None  # a request whose output items have started
+    last_total: tuple[int, ...] | None = None
+    current_prompt: str | None = None
+    prompt_sha: set[str] = field(default_factory=set)
+    item_index: int = 0
+    redacted_items: int = 0
+    searches: list[tuple[str, str]] = field(default_factory=list)  # (query, call id)
+    # Encrypted reasoning of the pending request, sized when its token_count comes; then of
+    # the turn, which leaves the context at the next user prompt (docs/estimates.md).
+    reasoning_pending: list[tuple[Logged, str]] = field(default_factory=list)
+    reasoning_in_turn: list[str] = field(default_factory=list)
+    spawned: dict[str, str] = field(default_factory=dict)  # spawn call id → child thread id
+    facts: list[tuple[str, str]] = field(default_factory=list)
+
+    # -- helpers ------------------------------------------------------------
+
+    def next_id(self, prefix: str) -> str:
+        self.item_index += 1
+        return f"{prefix}:{self.item_index}"
+
+    def add_text(
+        self,
+        item_id: str,
+        category: Category,
+        text: object,
+        label: str,
+        source_id: str = "",
+        source_kind: SourceKind = SourceKind.NONE,
+    ) -> int:
+        chars, redacted = measure(text)
+        if redacted:
+            self.redacted_items += 1
+            label = _redacted_label(label)
+        # The text itself when there is one, so that the estimator can see what it is.
+        size: int | str = text if isinstance(text, str) and not redacted else chars
+        self.log.add(
+            item_id, category, size, label=label, source_id=source_id, source_kind=source_kind
+        )
+        return chars
+
+    # -- lines --------------------------------------------------------------
+
+    def on_session_meta(self, payload: dict[str, Any]) -> None:
+        if isinstance(payload.get("id"), str) and not self.session_id:
+            self.session_id = payload["id"]
+        for key, attr in (
+            ("cli_version", "version"),
+            ("originator", "originator"),
+            ("cwd", "project"),
+            ("model_provider", "provider"),
+        ):
+            if isinstance(payload.get(key), str) and getattr(self, attr) is None:
+                setattr(self, attr, payload[key])
+        base = payload.get("base_instructions")
+        text = base.get("text") if isinstance(base, dict) else payload.get("instructions")
+        if isinstance(text, str) and text:
+            self.add_text("system:base_instructions", Category.SYSTEM, text, "Base instructions")
+        source = payload.get("source")
+        spawn = thread_spawn(source)
+        if spawn is not None:
+            parent = spawn.get("parent_thread_id")
+            if isinstance(parent, str):
+                self.parent_session = parent
+            role = spawn.get("agent_role") or spawn.get("agent_nickname")
+            self.agent_role = role if isinstance(role, str) else "subagent"
+        elif isinstance(source, str) and not any(key == "source" for key, _ in self.facts):
+            self.facts.append(("source", source))  # once, however many session_meta lines
+
+    def on_turn_context(self, payload: dict[str, Any]) -> None:
+        model = payload.get("model")
+        if isinstance(model, str) and model:
+            self.model = model
+            if model not in self.models:
+                self.models.append(model)
+        effort = payload.get("effort")
+        if effort is None and isinstance(payload.get("collaboration_mode"), dict):
+            settings = payload["collaboration_mode"].get("settings")
+            effort = settings.get("reasoning_effort") if isinstance(settings, dict) else None
+        if isinstance(effort, str):
+            self.effort = effort
+
+    def on_response_item(
+        self, item: dict[str, Any], ts: int, *, prefix: str = "item", line: int | None = None
+    ) -> None:
+        kind = text_field(item, "type")
+        replayed = prefix != "item"  # an item of a compaction's replacement history
+        is_output = kind in OUTPUT_ITEMS or (
+            kind == "message" and text_field(item, "role") == "assistant"
+        )
+        if is_output and not replayed:
+            self.start_request(ts)
+        if kind == "message":
+            role = str(text_field(item, "role") or "user")
+            for index, text in enumerate(parts_text(item.get("content"))):
+                category, label = classify(role, text)
+                _, redacted = measure(text)
+                if redacted and role == "user":
+                    sha = re.search(r"sha=([0-9a-f]+)", text[:80])
+                    if sha and sha.group(1) in self.prompt_sha:
+                        category, label = Category.PROMPTS, "User prompt"
+                    else:
+                        # A redacted user-role block could be a prompt, AGENTS.md or an
+                        # environment block: the marker does not say which.
+                        category, label = Category.UNATTRIBUTED, "Redacted user-role block"
+                item_id = self.next_id(f"{prefix}-{role}") + f":{index}"
+                kind_of_source = (
+                    SourceKind.PROMPT
+                    if category is Category.PROMPTS
+                    else (SourceKind.RESPONSE if role == "assistant" else SourceKind.NONE)
+                )
+                self.add_text(item_id, category, text, label, source_kind=kind_of_source)
+            if role == "user" and prefix == "item":
+                self.trigger_ns = ts
+        elif kind == "reasoning":
+            for index, text in enumerate(parts_text(item.get("summary"))):
+                self.add_text(
+                    self.next_id(f"{prefix}-reasoning") + f":{index}",
+                    Category.ASSISTANT,
+                    text,
+                    "Reasoning summary",
+                    source_kind=SourceKind.RESPONSE,
+                )
+            raw = parts_text(item.get("content"))  # raw reasoning text (open models)
+            for index, text in enumerate(raw):
+                self.add_text(
+                    self.next_id(f"{prefix}-reasoning-text") + f":{index}",
+                    Category.ASSISTANT,
+                    text,
+                    "Reasoning",
+                    source_kind=SourceKind.RESPONSE,
+                )
+            if not raw and not replayed:
+                self.hidden_reasoning(encrypted=bool(item.get("encrypted_content")))
+            elif not raw and item.get("encrypted_content"):
+                self.unmeasured["encrypted-reasoning"] += 1  # replayed: no usage tells its size
+        elif kind == "agent_message":
+            for index, text in enumerate(parts_text(item.get("content"))):
+                self.add_text(
+                    self.next_id(f"{prefix}-assistant") + f":{index}",
+                    Category.ASSISTANT,
+                    text,
+                    "Assistant text",
+                    source_kind=SourceKind.RESPONSE,
+                )
+        elif kind in CALL_ITEMS:
+            self._on_call(item, ts, prefix)
+        elif kind in RESULT_ITEMS:
+            self._on_output(item, ts, prefix)
+        elif kind == "tool_search_output":
+            # Client-side tool search: the definitions it found join the model's tools.
+            self._on_output(item, ts, prefix, definitions=True)
+        elif kind == "web_search_call":
+            action = item.get("action")
+            query = action.get("query") if isinstance(action, dict) else None
+            call_id = next((c for q, c in self.searches if q == query), "")
+            self.add_text(
+                self.next_id(f"{prefix}-search"),
+                Category.RESULTS,
+                json_text(action) if action else "",
+                "Web search",
+                source_id=call_id,
+                source_kind=SourceKind.TOOL if call_id else SourceKind.NONE,
+            )
+        elif kind in ENCRYPTED_SUMMARIES:
+            self.unmeasured["encrypted-compaction-summary"] += 1
+        elif kind == "image_generation_call":
+            self.unmeasured["generated-image"] += 1
+        elif RESPONSE_ITEM_TYPES.get(kind or "", (READ, ""))[0] == SKIPPED:
+            self.diagnostics.skip(f"codex:response_item/{kind}")
+        else:
+            self.diagnostics.not_recognised(f"codex:response_item/{kind}", self.path, line)
+
+    def start_request(self, ts: int) -> None:
+        if self.pending is not None:
+            return
+        start = self.trigger_ns if self.trigger_ns is not None and self.trigger_ns <= ts else ts
+        request_id = f"request-{len(self.requests) + 1}"
+        observation = self.log.observe(
+            Observation.request(
+                start,
+                request_id,
+                model=self.model or None,
+            )
+        )
+        self.pending = _Request(
+            request_id,
+            start,
+            ts,
+            self.model,
+            prompt_id=self.current_prompt,
+            observation=observation,
+        )
+
+    def _on_call(self, item: dict[str, Any], ts: int, prefix: str) -> None:
+        call_id = item.get("call_id") or item.get("id")
+        kind = text_field(item, "type")
+        name = (
+            item["name"]
+            if isinstance(item.get("name"), str)
+            else ("tool_search" if kind == "tool_search_call" else kind)
+        )
+        arguments = item.get("arguments", item.get("input", item.get("action")))
+        if not isinstance(call_id, str):
+            call_id = self.next_id("call")
+        self.add_text(
+            f"call:{call_id}",
+            Category.ASSISTANT,
+            tool_call_text(str(name), arguments),
+            "Tool arguments",
+            source_id=call_id,
+            source_kind=SourceKind.TOOL,
+        )
+        if prefix == "item" and call_id not in self.tools:
+            request = self.pending
+            self.tools[call_id] = Tool(
+                call_id,
+                str(name),
+                ts,
+                request.id if request else None,
+                self.current_prompt,
+                # A function call's arguments are a JSON string; a custom tool's input is text.
+                ToolArguments.of(arguments, decode=kind == "function_call"),
+            )
+
+    def _on_output(
+        self, item: dict[str, Any], ts: int, prefix: str, *, definitions: bool = False
+    ) -> None:
+        call_id = item.get("call_id")
+        if not isinstance(call_id, str):
+            call_id = self.next_id("output")
+        output = item.get("output")
+        text = json_text(item.get("tools") or []) if definitions else output_text(output)
+        chars = self.add_text(
+            f"result:{call_id}",
+            Category.TOOLS if definitions else Category.RESULTS,
+            text,
+            "Tool definitions (tool search)" if definitions else "Tool result",
+            source_id=call_id,
+            source_kind=SourceKind.TOOL,
+        )
+        if prefix != "item":
+            return
+        self.trigger_ns = ts
+        tool = self.tools.get(call_id)
+        if tool is None:
+            self.diagnostics.note("codex:output-without-call")
+            return
+        tool.end_ns = max(ts, tool.start_ns)
+        tool.result_chars = chars
+        code = exit_code(output)
+        if code is not None:
+            tool.is_error = code != 0
+
+    def hidden_reasoning(self, *, encrypted: bool) -> None:
+        """A reasoning item whose text is not in the journal (encrypted, or stripped by
+        whoever published it): sized from its request's reasoning_output_tokens when the
+        token_count comes. The corpus shows that it stays in the context until the next
+        user prompt (docs/estimates.md, Codex reasoning)."""
+        item_id = self.next_id("reasoning-hidden")
+        handle = self.log.add_evidence(
+            item_id,
+            Category.ASSISTANT,
+            0,
+            method=estimate.REASONING_OUTPUT_TOKENS,
+            label="Reasoning (encrypted)" if encrypted else "Reasoning (not in the journal)",
+            source_kind=SourceKind.RESPONSE,
+        )
+        kind = "encrypted-reasoning" if encrypted else "hidden-reasoning"
+        self.reasoning_pending.append((handle, kind))
+        self.reasoning_in_turn.append(item_id)
+
+    def settle_reasoning(self, tokens: int | None) -> None:
+        """The pending request's encrypted reasoning: all of its reasoning_output_tokens on
+        the first item (one item per response in every corpus journal), 0 on any other;
+        None: no usage came for the request, so its size is unknown (`unmeasured`)."""
+        for index, (handle, kind) in enumerate(self.reasoning_pending):
+            size = None if tokens is None else (tokens if index == 0 else 0)
+            self.log.settle_evidence(handle, size, kind)
+        self.reasoning_pending.clear()
+
+    def end_turn_reasoning(self) -> None:
+        """A user prompt: the previous turn's encrypted reasoning leaves the context (the
+        API keeps reasoning items only since the last user message; measured in the corpus:
+        the next request's input falls by that turn's reasoning_output_tokens)."""
+        for item_id in self.reasoning_in_turn:
+            self.log.remove(item_id)
+        self.reasoning_in_turn.clear()
+
+    def on_compacted(self, payload: dict[str, Any], ts: int, line: int | None = None) -> None:
+        if self.pending is not None:
+            self.log.settle(self.pending.observation, dropped=True)
+            self.pending = None
+        self.settle_reasoning(None)
+        self.reasoning_in_turn.clear()  # the compaction clears them with the rest
+        pre = (
+            self.requests[-1].usage.prompt_tokens
+            if self.requests and self.requests[-1].usage
+            else None
+        )
+        start = self.requests[-1].end_ns if self.requests else ts
+        compaction_id = f"compaction-{len(self.compactions) + 1}"
+        history = payload.get("replacement_history")
+        message = payload.get("message")
+        if isinstance(history, list):
+            # `replacement_history` is the entire new model-visible history; the base
+            # instructions are sent beside it and stay.
+            removed = self.log.clear(keep=frozenset({Category.SYSTEM}))
+            for item in history:
+                if isinstance(item, dict):
+                    self.on_response_item(item, ts, prefix=compaction_id, line=line)
+        else:
+            # Older builds record only the summary; Codex rebuilds the history from the
+            # initial context, the user's messages and the summary.
+            removed = self.log.clear(
+                keep=frozenset(
+                    {
+                        Category.SYSTEM,
+                        Category.RULES,
+                        Category.SKILLS,
+                        Category.ENVIRONMENT,
+                        Category.PROMPTS,
+                        Category.UNATTRIBUTED,
+                    }
+                )
+            )
+        if measure(message)[0] and not isinstance(history, list):
+            self.add_text(
+                f"summary:{compaction_id}", Category.SUMMARIES, message, "Compaction summary"
+            )
+        observation = self.log.observe(
+            Observation.after_compaction(
+                ts,
+                compaction_id,
+                model=self.model or None,
+            )
+        )
+        self.compactions.append(
+            _Compaction(
+                compaction_id,
+                min(start, ts),
+                ts,
+                pre_tokens=pre,
+                removed_items=removed,
+                timing="previous request's end → compacted line",
+                observation=observation,
+                window=self.window,
+            )
+        )
+        self.trigger_ns = ts
+
+    # -- result -------------------------------------------------------------
+
+    def finish(self) -> Session | None:
+        if self.start_ns is None or self.end_ns is None:
+            return None
+        end = self.end_ns
+        if self.pending is not None:
+            self.log.settle(self.pending.observation, dropped=True)  # output began, no usage came
+        self.settle_reasoning(None)
+        # Each request against the window reported with it: a session that switches models
+        # (gpt-5.3-codex-spark, 121,600, then gpt-5.5, 258,400) changes windows too.
+        for request in self.requests:
+            self.log.settle(request.observation, window_tokens=request.window or self.window)
+        for compaction in self.compactions:
+            if compaction.observation is not None:
+                self.log.settle(
+                    compaction.observation,
+                    window_tokens=compaction.window or self.window,
+                    reported_tokens=compaction.post_tokens,
+                )
+        snapshots = self.log.replay()
+        responses = tuple(r.finish() for r in handed_over(self.requests) if r.usage is not None)
+        response_ids = {r.id for r in responses}
+        tools = tuple(
+            t.finish(
+                response_ids,
+                _tool_end(t, end),
+                timing=(
+                    "journal: call record + exec_command_end duration"
+                    if t.duration_ns is not None
+                    else ""
+                ),
+                child_session=self.spawned.get(t.call_id),
+            )
+            for t in handed_over(self.tools)
+        )
+        prompts = finish_prompts(
+            self.prompts, responses, tools, first_from_agent=self.parent_session is not None
+        )
+        compactions = tuple(c.finish() for c in self.compactions)
+        facts = list(self.facts)
+        if self.originator:
+            facts.append(("originator", self.originator))
+        if self.effort:
+            facts.append(("effort", self.effort))
+        if self.redacted_items:
+            facts.append(("redacted_items", str(self.redacted_items)))
+        return Session(
+            harness=HARNESS,
+            session_id=self.session_id or Path(self.path).stem,
+            start_ns=self.start_ns,
+            end_ns=end,
+            sources=(self.path,),
+            models=tuple(self.models),
+            provider=self.provider or "openai",
+            window_tokens=self.window,
+            window_source="journal" if self.window else None,
+            project=self.project,
+            harness_version=self.version,
+            parent_session=self.parent_session,
+            agent_id=None,
+            child_role=self.agent_role if self.parent_session else None,
+            incomplete=any(t.incomplete for t in tools) or self.pending is not None,
+            prompts=prompts,
+            responses=responses,
+            tool_calls=tools,
+            compactions=compactions,
+            snapshots=tuple(snapshots),
+            unmeasured=self.log.unmeasured(self.unmeasured),
+            estimate_methods=self.log.estimate_methods,
+            facts=tuple(facts),
+        )
+
+
+@functools.cache
+def _redacted_label(label: str) -> str:
+    """One object per label (a few constants): a redacted rollout has tens of thousands of
+    such items, and each held a copy of its label."""
+    return f"{label} (length from a redaction marker)"
+
+
+def _tool_end(tool: Tool, session_end: int) -> int:
+    if tool.duration_ns is not None:
+        return min(tool.start_ns + tool.duration_ns, max(session_end, tool.start_ns))
+    return tool.end_ns if tool.end_ns is not None else max(session_end, tool.start_ns)

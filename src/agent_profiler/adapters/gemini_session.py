@@ -1,0 +1,462 @@
+"""What each message of one Gemini CLI recording means: the message-type table, the
+context window per model, the text of a call's embedded result, and the `SessionBuilder`
+that maps one replayed recording (`gemini_recording.Recording`) onto a model `Session`
+(FORMATS-gemini-opencode.md §1; the format facts it relies on are listed in
+`gemini_cli.py`).
+
+Separate from `gemini_cli.py`, which detects the files, groups a session with its
+subagent recordings, links each subagent to the call that ran it and locates the
+sessions on this machine: this module is one recording's meaning, that one the tree."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_profiler.adapters.common import (
+    Clock,
+    preview,
+    reference_time,
+    text_field,
+    timestamp_ns,
+    token_count,
+    within_limits,
+)
+from agent_profiler.adapters.drafts import MessagesDraft, ToolArguments, ToolDraft
+from agent_profiler.adapters.gemini_recording import Recording, parts
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.model import Category, Compaction, Harness, Marker, Response, Session, Usage
+
+HARNESS = Harness.GEMINI_CLI
+# Gemini CLI's own `tokenLimit(model)` (packages/core/src/core/tokenLimits.ts @ HEAD):
+# 1,048,576 for every current Gemini model, 256,000 for Gemma 4. Not in the journal.
+GEMINI_WINDOW = 1_048_576
+GEMMA_WINDOW = 256_000
+# Every message type a Gemini CLI recording is known to hold, read (into which category,
+# and why) or skipped; another type is "not recognised (not read)" with its first place
+# (issue 28). Parts of a message's content: gemini_recording.PART_KINDS.
+MESSAGE_TYPES: dict[str, tuple[str, str]] = {
+    "user": ("read", "text → User prompts; session context → Environment and Rules; results"),
+    "gemini": ("read", "text and tool calls → Assistant history; tokens: a request"),
+    "info": ("read", "a CLI notice (not model input): a marker, e.g. request cancelled"),
+    "warning": ("read", "a CLI warning (not model input): a marker"),
+    "error": ("read", "a CLI error (not model input): a marker, an API error a failed request"),
+}
+SESSION_CONTEXT = "<session_context>"
+STATE_SNAPSHOT = "<state_snapshot>"  # the compression summary turn (≥0.44 history)
+_LOADED_CONTEXT = re.compile(r"<loaded_context>.*?</loaded_context>", re.DOTALL)
+
+
+_COMPRESSED = re.compile(r"^Context compressed from (\d+)% to (\d+)%")
+
+
+# --------------------------------------------------------------------------- content
+
+
+def _result_text(result: object) -> tuple[str, int]:
+    """Text of a call's embedded `result` Parts, and how many media parts it holds."""
+    texts: list[str] = []
+    media = 0
+    for kind, text, _ in parts(result):
+        if kind in ("media", "unknown"):
+            media += 1
+        else:
+            texts.append(text)
+    return "\n".join(texts), media
+
+
+def window_for(model: str | None) -> tuple[int, str]:
+    name = (model or "").lower()
+    if name.startswith("gemma-4") or name.startswith("gemma4"):
+        return GEMMA_WINDOW, "model: Gemini CLI tokenLimit() for Gemma 4 (not in the journal)"
+    if name.startswith("gemini-"):
+        return GEMINI_WINDOW, "model: Gemini CLI tokenLimit() for Gemini models (not in journal)"
+    return GEMINI_WINDOW, "assumed: Gemini CLI's default window (model unknown, not in journal)"
+
+
+# --------------------------------------------------------------------------- mapping
+
+
+@dataclass(slots=True)
+class _Call(ToolDraft):
+    """`end_ns` is when the call completed (its request's end when that is not recorded);
+    a call without an embedded result is incomplete."""
+
+    agent_id: str | None = None
+    has_result: bool = False
+
+
+@dataclass(slots=True)
+class SessionBuilder(MessagesDraft):
+    """Maps one replayed recording onto the model."""
+
+    recording: Recording
+    diagnostics: Diagnostics
+    calls: dict[str, _Call] = field(default_factory=dict)
+    prompt_source: str = "user"
+    # Inside a `$set.messages` checkpoint: its new turns are history (re-synced, or the
+    # compressed summary), not new prompts; only a record with usage is a request.
+    replaying: bool = False
+    clock: Clock | None = None  # the shared outlier rule, set up by run()
+
+    @property
+    def path(self) -> str:
+        return str(self.recording.path)
+
+    def where(self, message_id: str) -> tuple[str, int | None]:
+        """A message's place for a diagnostic: its line in a JSONL log; in a JSON document,
+        the file named with the message's place in its `messages` list."""
+        line = self.recording.lines.get(message_id)
+        name = self.recording.record_name(line) if line is not None else None
+        return (f"{self.path} ({name})", None) if name else (self.path, line)
+
+    def make_clock(self) -> Clock:
+        """The shared clock (issue 15.4): a message dated far from its neighbours is warned
+        about by line (JSONL) or by its index in `messages` (a document) and placed just
+        after the message before it. Judged against the median of the first three times."""
+        recording = self.recording
+        messages = [recording.messages[v] for e, v in recording.events if e == "message"]
+        reference = reference_time(timestamp_ns(m.get("timestamp")) for m in messages[:3])
+        start = timestamp_ns(recording.header.get("startTime"))
+        first = next(
+            (ts for m in messages if (ts := timestamp_ns(m.get("timestamp"))) is not None), None
+        )
+        origin = next(
+            (t for t in (start, first, reference) if t is not None and within_limits(t, reference)),
+            None,
+        )
+        document = recording.record_name(1) is not None
+        return Clock(
+            self.path,
+            self.diagnostics,
+            expect_timestamps=False,
+            origin_ns=origin,
+            reference_ns=reference,
+            record_name=(lambda line: recording.record_name(line) or "") if document else None,
+        )
+
+    def touch(self, ts: int) -> None:
+        self.start_ns = ts if self.start_ns is None else min(self.start_ns, ts)
+        self.end_ns = ts if self.end_ns is None else max(self.end_ns, ts)
+
+    def time(self, message_id: str, record: Mapping[str, Any]) -> int:
+        ts = timestamp_ns(record.get("timestamp"))
+        if ts is None:
+            self.diagnostics.note("gemini-cli:message-without-timestamp")
+        if self.clock is None:
+            self.clock = self.make_clock()
+        return self.clock.place(ts, self.recording.lines.get(message_id, 0))
+
+    # -- events --------------------------------------------------------------
+
+    def run(self) -> None:
+        header = self.recording.header
+        self.clock = self.make_clock()
+        ts = timestamp_ns(header.get("startTime"))
+        if ts is not None and within_limits(ts, self.clock.reference_ns):
+            self.touch(ts)
+        for event, value in self.recording.events:
+            if event == "message":
+                self.on_message(value)
+            elif event == "checkpoint":
+                self.on_checkpoint(value)
+            elif event == "rewind":
+                self.on_rewind(value)
+
+    def on_message(self, message_id: str) -> None:
+        record = self.recording.messages[message_id]
+        kind = text_field(record, "type") or ""
+        ts = self.time(message_id, record)
+        self.touch(ts)
+        self.order.append(message_id)
+        if kind == "user":
+            self.on_user(message_id, record, ts)
+        elif kind == "gemini":
+            self.on_gemini(message_id, record, ts)
+        elif kind == "info":
+            self.on_info(message_id, record, ts)
+        elif kind in MESSAGE_TYPES:  # warning, error
+            self.on_notice(message_id, kind, record, ts)
+        else:
+            # Not a type any Gemini CLI build is known to write: not read, which is no choice.
+            self.diagnostics.not_recognised(
+                f"gemini-cli:{kind or 'untyped'}", *self.where(message_id)
+            )
+        self.last_ns = max(ts, self.last_ns or ts)
+
+    def on_user(self, message_id: str, record: dict[str, Any], ts: int) -> None:
+        texts: list[str] = []
+        for index, (kind, text, call_id) in enumerate(parts(record.get("content"))):
+            item_id = f"{message_id}:{index}"
+            if kind == "media":
+                self.unmeasured["media-part"] += 1
+            elif kind == "unknown":
+                self.diagnostics.not_recognised(f"gemini-cli:part/{text}", *self.where(message_id))
+            elif kind == "result":
+                # ≥0.44 repeats results as a user turn: the same bytes as the call's result.
+                if call_id in self.calls:
+                    self.diagnostics.note("gemini-cli:synthetic-result-turn")
+                else:
+                    self.add(message_id, item_id, Category.RESULTS, text, label="Tool result")
+            elif self.replaying and text.lstrip().startswith(STATE_SNAPSHOT):
+                self.add(message_id, item_id, Category.SUMMARIES, text, label="Compression summary")
+            elif text.lstrip().startswith(SESSION_CONTEXT):
+                loaded = "".join(_LOADED_CONTEXT.findall(text))
+                self.add(
+                    message_id,
+                    item_id,
+                    Category.ENVIRONMENT,
+                    _LOADED_CONTEXT.sub("", text),
+                    label="Session context (environment)",
+                )
+                if loaded:
+                    self.add(
+                        message_id,
+                        f"{item_id}:loaded",
+                        Category.RULES,
+                        loaded,
+                        label="Loaded context (GEMINI.md, extensions)",
+                    )
+            else:
+                texts.append(text)
+                self.add_prompt(message_id, item_id, text)
+        if texts and not self.replaying:
+            self.start_turn(message_id, ts, texts, self.prompt_source)
+            self.prompt_source = "user"
+
+    def on_gemini(self, message_id: str, record: dict[str, Any], ts: int) -> None:
+        model = text_field(record, "model") or ""
+        tokens = record.get("tokens")
+        tokens = tokens if isinstance(tokens, dict) else {}
+        # `input` is promptTokenCount: the whole prompt, cached tokens INCLUDED.
+        prompt, cached, output, thoughts, tool = (
+            token_count(tokens.get(k)) for k in ("input", "cached", "output", "thoughts", "tool")
+        )
+        start = self.last_ns if self.last_ns is not None and self.last_ns <= ts else ts
+        thought_times = [
+            t
+            for t in (timestamp_ns(th.get("timestamp")) for th in _dicts(record.get("thoughts")))
+            if t is not None and t <= ts and within_limits(ts, t)  # a lying one is left out
+        ]
+        start = min([start, *thought_times])
+        response = Response(
+            id=message_id,
+            start_ns=start,
+            end_ns=ts,
+            model=model,
+            usage=Usage(
+                prompt_tokens=prompt,
+                input_tokens=prompt,  # Gemini's own meaning, as for Codex: cached included
+                # Thinking is billed as output but not inside `output` (candidatesTokenCount):
+                # added, so output means the whole completion, as for the other harnesses.
+                output_tokens=output + thoughts,
+                cache_read_tokens=min(cached, prompt),
+                reasoning_tokens=thoughts,
+            ),
+            prompt_id=self.prompt_id,
+        )
+        if prompt:
+            self.measured(response, window_for(model)[0])
+            self.last_reported = prompt
+            if model and model not in self.models:
+                self.models.append(model)
+            if tool:
+                self.diagnostics.note("gemini-cli:tool-use-prompt-tokens")
+        elif not self.replaying and tokens and not any(token_count(v) for v in tokens.values()):
+            # Every usage field 0: a request was made (its text and calls are here), its size
+            # is unknown (issue 15.6): a response span with usage unknown, not a failure.
+            self.unmetered.append(
+                dataclasses.replace(response, usage_known=False, output_tokens_reliable=False)
+            )
+        elif not self.replaying:
+            reason = "no usage recorded (cancelled?)" if not tokens else "usage unreadable"
+            self.failed.append(dataclasses.replace(response, stop_reason=reason))
+        requested = bool(prompt) or any(r.id == message_id for r in self.unmetered)
+        content = "".join(text for kind, text, _ in parts(record.get("content")) if kind == "text")
+        if content:
+            self.add_response_text(message_id, f"{message_id}:text", content, message_id)
+        for index, call in enumerate(_dicts(record.get("toolCalls"))):
+            self.on_call(message_id, index, call, ts, message_id if requested else None)
+
+    def on_call(
+        self, message_id: str, index: int, call: dict[str, Any], ts: int, response: str | None
+    ) -> None:
+        call_id = text_field(call, "id") or f"{message_id}:call{index}"
+        name = text_field(call, "name") or "tool"
+        arguments = call.get("args")
+        end = timestamp_ns(call.get("timestamp"))
+        if end is not None and not within_limits(end, ts):
+            end = None  # a completion dated far from its request: not believed (issue 15.4)
+        result, media = _result_text(call.get("result"))
+        self.unmeasured["media-part"] += media
+        has_result = call.get("result") is not None
+        if self.replaying and call_id in self.calls:
+            end = None  # a re-synced copy of a call already on the timeline
+        else:
+            self.calls[call_id] = self._call(call_id, name, ts, end, response, call, len(result))
+        if end is not None:
+            self.last_ns = max(self.last_ns or end, end)
+            self.touch(end)
+        self.add_tool_call(message_id, call_id, name, arguments)
+        if has_result:
+            self.add_tool_result(message_id, call_id, result)
+
+    def _call(
+        self,
+        call_id: str,
+        name: str,
+        ts: int,
+        end: int | None,
+        response: str | None,
+        call: dict[str, Any],
+        result_chars: int,
+    ) -> _Call:
+        return _Call(
+            call_id,
+            name,
+            ts,
+            response,
+            self.prompt_id,
+            ToolArguments.of(call.get("args")),
+            end_ns=max(end or ts, ts),
+            is_error=text_field(call, "status") in {"error", "cancelled"},
+            result_chars=result_chars,
+            agent_id=text_field(call, "agentId"),
+            has_result=call.get("result") is not None,
+        )
+
+    def on_info(self, message_id: str, record: dict[str, Any], ts: int) -> None:
+        content = text_field(record, "content")
+        compressed = _COMPRESSED.match(content or "")
+        if content == "" or compressed:
+            # The summary is not stored: clear, and let the next request measure the
+            # head again (it then holds the summary; the engine labels it inferred).
+            removed = self.log.clear()
+            self.items.clear()
+            self.compacted(
+                Compaction(
+                    id=message_id,
+                    start_ns=self.last_ns or ts,
+                    end_ns=ts,
+                    kind="compaction",
+                    trigger="auto" if compressed else None,
+                    pre_tokens=self.last_reported,
+                    removed_items=removed,
+                    timing="previous record → compression notice",
+                )
+            )
+        else:
+            self.markers.append(Marker(ts, "info", preview(content or "")))
+
+    def on_notice(self, message_id: str, kind: str, record: dict[str, Any], ts: int) -> None:
+        content = text_field(record, "content") or ""
+        self.markers.append(Marker(ts, kind, preview(content)))
+        if kind == "error" and "API Error" in content:
+            start = self.last_ns if self.last_ns is not None and self.last_ns <= ts else ts
+            self.failed.append(
+                Response(
+                    message_id, start, ts, "", Usage(0), self.prompt_id, True, preview(content)
+                )
+            )
+
+    def on_checkpoint(self, ids: list[str]) -> None:
+        """`$set.messages`: the list becomes exactly `ids`. Ids seen before stay (no new
+        request); those missing leave the context. History sync may re-write the same
+        turns under new (hex) ids, so it is a compression only when the list shrank:
+        fewer new turns than turns that left."""
+        keep = set(ids)
+        leaving = [m for m in self.order if m not in keep]
+        removed = self.drop(leaving)
+        self.order = [m for m in self.order if m in keep]
+        seen = set(self.order)
+        new = 0
+        self.replaying = True
+        for message_id in ids:
+            if message_id not in seen:
+                self.on_message(message_id)
+                seen.add(message_id)
+                new += 1
+        self.replaying = False
+        if removed and new < len(leaving):
+            ts = self.last_ns or 0
+            compaction_id = f"checkpoint:{len(self.compactions)}"
+            # The summary is in the new list: the head (system prompt, tools) is kept.
+            self.compacted(
+                Compaction(
+                    id=compaction_id,
+                    start_ns=ts,
+                    end_ns=ts,
+                    kind="compaction",
+                    trigger="history replaced ($set.messages)",
+                    pre_tokens=self.last_reported,
+                    removed_items=removed,
+                )
+            )
+
+    def on_rewind(self, target: object) -> None:
+        at = self.order.index(target) if isinstance(target, str) and target in self.order else 0
+        self.drop(self.order[at:])
+        del self.order[at:]
+        # Before any dated record there is no moment yet: `finish` places it at the start.
+        self.markers.append(Marker(self.last_ns or 0, "rewind", str(target)[:80]))
+
+    # -- result --------------------------------------------------------------
+
+    def finish(self) -> Session | None:
+        if self.start_ns is None or self.end_ns is None or not self.recording.events:
+            return None
+        start = self.start_ns
+        self.markers = [m if m.time_ns else Marker(start, m.kind, m.value) for m in self.markers]
+        requested = self.requested()
+        tools = tuple(
+            c.finish(
+                requested,
+                c.end_ns or c.start_ns,
+                incomplete=not c.has_result,
+                timing="journal: response end → call completion",
+            )
+            for c in self.calls.values()
+        )
+        window, window_source = window_for(self.models[0] if self.models else None)
+        header = self.recording.header
+        facts = [("recording_format", self.recording.container)]
+        if text_field(header, "summary"):
+            facts.append(("session_summary", preview(header["summary"])))
+        facts += self.failures(no_reason="none")
+        return Session(
+            harness=HARNESS,
+            session_id=self.recording.session_id,
+            start_ns=self.start_ns,
+            end_ns=self.end_ns,
+            sources=(self.path,),
+            models=tuple(self.models),
+            provider="google",
+            window_tokens=window,
+            window_source=window_source,
+            project=project_of(self.recording),
+            facts=tuple(facts),
+            **self.timeline(tools),
+        )
+
+
+def _dicts(value: object) -> list[dict[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def project_of(recording: Recording) -> str | None:
+    """The project folder: `.project_root` in the project dir (≥0.29), else the
+    dir's name when it is a slug (≤0.28 it is a hash of the path: no use)."""
+    chats = next((p for p in recording.path.parents if p.name == "chats"), None)
+    if chats is None:
+        directories = recording.header.get("directories")
+        first = directories[0] if isinstance(directories, list) and directories else None
+        return first if isinstance(first, str) else None
+    marker = chats.parent / ".project_root"
+    try:
+        return marker.read_text(encoding="utf-8").strip() or None
+    except (OSError, UnicodeDecodeError):
+        name = chats.parent.name
+        return None if re.fullmatch(r"[0-9a-f]{64}", name) else name

@@ -1,0 +1,248 @@
+"""What each Pi message does to the session being read (`pi.SessionBuilder`): a user
+prompt, an extension's message, an assistant message (one request, its usage, its tool
+calls), a tool result, a user `!` command; and the draft of a tool call.
+
+Separate from `pi.py`, which owns the session's state, its entry tree, compactions and
+the finished `Session`: these functions read one message each and change that state
+through the builder's public fields (the builder calls `on_message` for every message
+entry)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from agent_profiler.adapters.common import preview, text_field, token_count
+from agent_profiler.adapters.drafts import ToolArguments, ToolDraft
+from agent_profiler.adapters.pi_records import bash_execution_text, text_blocks
+from agent_profiler.adapters.pi_tree import Entry, measured_part
+from agent_profiler.attribution import Item, Observation
+from agent_profiler.estimate import tool_call_text
+from agent_profiler.model import Category, Prompt, Response, SourceKind, Usage
+
+if TYPE_CHECKING:
+    from agent_profiler.adapters.pi import SessionBuilder
+
+_FAILED_STOPS = frozenset({"error", "aborted"})
+
+
+@dataclass(slots=True)
+class Tool(ToolDraft):
+    from_failed_response: bool = False
+    moved_on_ns: int | None = None  # the next entry after the call, when no result came
+
+
+def on_message(
+    builder: SessionBuilder,
+    entry: Entry,
+    message: dict[str, Any],
+    role: str | None,
+    line: int | None = None,
+) -> None:
+    if role == "user":
+        on_user(builder, entry, message)
+    elif role == "assistant":
+        on_assistant(builder, entry, message)
+    elif role == "toolResult":
+        on_tool_result(builder, entry, message)
+    elif role == "bashExecution":
+        if not message.get("excludeFromContext"):
+            text = bash_execution_text(message)
+            entry.parts = (
+                measured_part(f"{entry.id}:bash", Category.RESULTS, text, "User shell command (!)"),
+            )
+    elif role in {"custom", "hookMessage"}:
+        extension_message(builder, entry, message)
+    else:
+        # A role no Pi build is known to write: not read, which is no choice.
+        builder.diagnostics.not_recognised(f"pi:message/{role}", builder.path, line)
+
+
+def on_user(builder: SessionBuilder, entry: Entry, message: dict[str, Any]) -> None:
+    texts, images = text_blocks(message.get("content"))
+    builder.unmeasured["image"] += images
+    entry.parts = tuple(
+        measured_part(
+            f"{entry.id}:{index}",
+            Category.PROMPTS,
+            text,
+            "User prompt",
+            source_kind=SourceKind.PROMPT,
+        )
+        for index, text in texts
+    )
+    if texts or images:
+        start = builder.message_time(message, entry)
+        chars = sum(len(text) for _, text in texts)
+        first = texts[0][1] if texts else ""
+        builder.prompts.append(Prompt(entry.id, start, start, chars, "user", preview(first)))
+        entry.prompt_id = entry.id
+
+
+def extension_message(builder: SessionBuilder, entry: Entry, value: dict[str, Any]) -> None:
+    texts, images = text_blocks(value.get("content"))
+    builder.unmeasured["image"] += images
+    label = f"Extension message ({text_field(value, 'customType') or '?'})"
+    entry.parts = tuple(
+        measured_part(f"{entry.id}:{index}", Category.ENVIRONMENT, text, label)
+        for index, text in texts
+    )
+
+
+def on_assistant(builder: SessionBuilder, entry: Entry, message: dict[str, Any]) -> None:
+    usage = message.get("usage")
+    if not isinstance(usage, dict):
+        usage = {}
+    fresh, cache_read, cache_write, output = (
+        token_count(usage.get(key)) for key in ("input", "cacheRead", "cacheWrite", "output")
+    )
+    prompt_tokens = fresh + cache_read + cache_write
+    stop = text_field(message, "stopReason")
+    failed = stop in _FAILED_STOPS
+    model = text_field(message, "model") or ""
+    start = builder.message_time(message, entry)
+    response_id = entry.id
+    parts: list[Item] = []
+    content = message.get("content")
+    for index, block in enumerate(content if isinstance(content, list) else []):
+        if not isinstance(block, dict):
+            continue
+        kind = text_field(block, "type")
+        item_id = f"{entry.id}:{index}"
+        if kind == "text" and text_field(block, "text") is not None:
+            text = block["text"]
+            parts.append(
+                measured_part(
+                    item_id,
+                    Category.ASSISTANT,
+                    text,
+                    "Assistant text",
+                    source_id=response_id,
+                    source_kind=SourceKind.RESPONSE,
+                )
+            )
+        elif kind == "thinking":
+            thinking = text_field(block, "thinking") or ""
+            if block.get("redacted"):
+                builder.unmeasured["redacted-thinking"] += 1
+            elif thinking:
+                parts.append(
+                    measured_part(
+                        item_id,
+                        Category.ASSISTANT,
+                        thinking,
+                        "Thinking",
+                        source_id=response_id,
+                        source_kind=SourceKind.RESPONSE,
+                    )
+                )
+            elif text_field(block, "thinkingSignature"):
+                builder.unmeasured["encrypted-reasoning"] += 1
+        elif kind == "toolCall":
+            part = on_tool_call(
+                builder, block, item_id, entry, response_id if prompt_tokens else None, failed
+            )
+            if part is not None:
+                parts.append(part)
+    if not failed:
+        entry.parts = tuple(parts)  # Pi does not replay a failed message
+    response = Response(
+        id=response_id,
+        start_ns=min(start, entry.time_ns),
+        end_ns=entry.time_ns,
+        model=model,
+        usage=Usage(
+            prompt_tokens=prompt_tokens,
+            input_tokens=fresh,
+            output_tokens=output,
+            cache_read_tokens=cache_read,
+            cache_write_tokens=cache_write,
+        ),
+        prompt_id=entry.prompt_id,
+        is_error=failed,
+        stop_reason=stop,
+    )
+    if not prompt_tokens:
+        builder.unmeasured_requests.append(response)
+        return
+    # The request was sent with the context of its parent's branch.
+    builder.apply(*builder.branch.move_to(entry.parent))
+    builder.log.observe(
+        Observation.request(
+            response.start_ns,
+            response.id,
+            model=response.model or None,  # the one object of that name (model.shared)
+            reported_tokens=prompt_tokens,
+        )
+    )
+    builder.responses.append(response)
+    if model and model not in builder.models:
+        builder.models.append(model)
+    provider = text_field(message, "provider")
+    if provider and provider not in builder.providers:
+        builder.providers.append(provider)
+    builder.requests_by_level[entry.thinking_level or "unknown"] += 1
+
+
+def on_tool_call(
+    builder: SessionBuilder,
+    block: dict[str, Any],
+    item_id: str,
+    entry: Entry,
+    response_id: str | None,
+    failed: bool,
+) -> Item | None:
+    call_id = text_field(block, "id")
+    if not call_id:
+        return None
+    name = text_field(block, "name") or "tool"
+    arguments = block.get("arguments")
+    if call_id not in builder.tools:
+        tool = Tool(
+            call_id,
+            name,
+            entry.time_ns,  # tools run once the whole message is in
+            response_id,
+            entry.prompt_id,
+            ToolArguments.of(arguments),
+            from_failed_response=failed,
+        )
+        builder.tools[call_id] = tool
+        builder.open_tools.append(tool)
+    return measured_part(
+        item_id,
+        Category.ASSISTANT,
+        tool_call_text(name, arguments),
+        "Tool arguments",
+        source_id=call_id,
+        source_kind=SourceKind.TOOL,
+    )
+
+
+def on_tool_result(builder: SessionBuilder, entry: Entry, message: dict[str, Any]) -> None:
+    call_id = text_field(message, "toolCallId") or ""
+    tool = builder.tools.get(call_id)
+    if tool is not None:
+        call_id = tool.call_id  # one string for the call and its result's part
+    texts, images = text_blocks(message.get("content"))
+    builder.unmeasured["image"] += images
+    joined = "".join(text for _, text in texts)
+    chars = len(joined)
+    entry.parts = (
+        measured_part(
+            f"{entry.id}:result",
+            Category.RESULTS,
+            joined,
+            "Tool result",
+            source_id=call_id,
+            source_kind=SourceKind.TOOL if call_id else SourceKind.NONE,
+        ),
+    )
+    if tool is None:
+        builder.diagnostics.note("pi:result-without-call")
+        return
+    tool.end_ns = max(builder.message_time(message, entry), tool.start_ns)
+    tool.is_error = message.get("isError") is True
+    tool.result_chars = chars
+    if tool in builder.open_tools:
+        builder.open_tools.remove(tool)

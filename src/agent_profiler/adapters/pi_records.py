@@ -1,0 +1,93 @@
+"""Pi's record tables and message content: every entry type and message role (read or
+skipped on purpose), the fixed texts Pi wraps summaries in, the session version this
+adapter reads, and how a message's content becomes the text the model sees (text blocks,
+a user `!` command).
+
+Separate from `pi.py` (the session: entries, tree, compactions) and `pi_messages.py`
+(what each message does to it): these are facts of the format, used by both."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_profiler.adapters.common import MS, text_field
+
+CURRENT_VERSION = 3
+# How Pi wraps summaries when it sends them (core/messages.ts): part of the prompt.
+COMPACTION_PREFIX = (
+    "The conversation history before this point was compacted into the following summary:"
+    "\n\n<summary>\n"
+)
+COMPACTION_SUFFIX = "\n</summary>"
+BRANCH_PREFIX = (
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
+)
+BRANCH_SUFFIX = "</summary>"
+# Every entry type and message role this adapter knows, each read (into which category,
+# and why) or skipped on purpose (why it is not model input); anything else is "not
+# recognised (not read)" with its first path:line (issue 28). Source: pi-mono
+# `packages/coding-agent/docs/session.md`, `src/core/messages.ts` (convertToLlm), corpus.
+READ, SKIPPED = "read", "skipped on purpose"
+ENTRY_TYPES: dict[str, tuple[str, str]] = {
+    "session": (READ, "the header: id, version, cwd (v1: model and thinking level)"),
+    "message": (READ, "a message of the conversation: see MESSAGE_ROLES"),
+    "compaction": (READ, "its summary → Compaction summaries; earlier entries leave"),
+    "branch_summary": (READ, "the summary of an abandoned branch → Compaction summaries"),
+    "custom_message": (READ, "an extension's message sent to the model → Environment"),
+    "model_change": (READ, "a model change marker (not model input)"),
+    "thinking_level_change": (READ, "a thinking-level marker (not model input)"),
+    "session_info": (READ, "the session's name (not model input)"),
+    "custom": (SKIPPED, "an extension's private state, never sent to the model"),
+    "label": (SKIPPED, "a user's bookmark on an entry, never sent to the model"),
+}
+MESSAGE_ROLES: dict[str, tuple[str, str]] = {
+    "user": (READ, "text → User prompts; images listed as unmeasured"),
+    "assistant": (READ, "text, thinking, tool calls → Assistant history; usage: a request"),
+    "toolResult": (READ, "a tool's output → Tool results"),
+    "bashExecution": (READ, "a user `!` command and its output → Tool results"),
+    "custom": (READ, "an extension's message → Environment"),
+    "hookMessage": (READ, "older name of custom → Environment"),
+}
+
+
+def epoch_ms(value: object) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 2**53:
+        return None
+    return int(value * MS)
+
+
+def text_blocks(content: object) -> tuple[list[tuple[int, str]], int]:
+    """(block index, text) pairs of message content as the model sees it, and the
+    number of images in it (not estimated)."""
+    if isinstance(content, str):
+        return [(0, content)], 0
+    texts: list[tuple[int, str]] = []
+    images = 0
+    if isinstance(content, list):
+        for index, block in enumerate(content):
+            if not isinstance(block, dict):
+                continue
+            kind = text_field(block, "type")
+            text = text_field(block, "text")
+            if kind == "text" and text is not None:
+                texts.append((index, text))
+            elif kind == "image":
+                images += 1
+    return texts, images
+
+
+def bash_execution_text(message: dict[str, Any]) -> str:
+    """A user `!` command as Pi sends it (`bashExecutionToText`)."""
+    command = text_field(message, "command") or ""
+    output = text_field(message, "output") or ""
+    text = f"Ran `{command}`\n"
+    text += f"```\n{output}\n```" if output else "(no output)"
+    code = message.get("exitCode")
+    if message.get("cancelled"):
+        text += "\n\n(command cancelled)"
+    elif isinstance(code, int) and not isinstance(code, bool) and code != 0:
+        text += f"\n\nCommand exited with code {code}"
+    full_path = text_field(message, "fullOutputPath")
+    if message.get("truncated") and full_path:
+        text += f"\n\n[Output truncated. Full output: {full_path}]"
+    return text
