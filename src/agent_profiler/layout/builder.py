@@ -1,13 +1,14 @@
-"""BUILDER"""
+"""`SessionBuilder`: one session's plan, from the kinds of slices its mixins make (requests,
+tools, compactions, counters). It lists the blocks in layout order, puts every slice on a
+lane of its logical track, declares the tracks in display order, and hands over the plan
+(`finish`), letting go of its blocks so the two are no cycle for the garbage collector."""
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
 
-from agent_profiler.annotations import (
-    profile_args,
-)
+from agent_profiler.annotations import profile_args
 from agent_profiler.layout.compactions import CompactionAndContextSlices
 from agent_profiler.layout.counters import CounterAndAdditionPlans
 from agent_profiler.layout.planning import DISPLAY_RANK, SLICE_TRACKS, first_fit, rising
@@ -22,12 +23,8 @@ from agent_profiler.layout.types import (
     Track,
     TrackKind,
 )
-from agent_profiler.model import (
-    AnchorKind,
-)
-from agent_profiler.views import (
-    session_label,
-)
+from agent_profiler.model import AnchorKind
+from agent_profiler.views import session_label
 
 
 class SessionBuilder(

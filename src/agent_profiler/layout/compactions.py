@@ -1,4 +1,7 @@
-"""COMPACTIONS.PY"""
+"""What changed the context or the run, as slices: compactions and the model requests
+that made them (`Compaction responses`), the harness's own context reports (`Context
+command`: Claude Code's /context), and the `Configuration` lane (the model runs and the
+harness's markers)."""
 
 from __future__ import annotations
 
@@ -13,16 +16,12 @@ from agent_profiler.annotations import (
 )
 from agent_profiler.layout.state import BuilderState
 from agent_profiler.layout.types import LaidSlice
-from agent_profiler.model import (
-    AnchorKind,
-)
-from agent_profiler.views import (
-    compactions_after,
-)
+from agent_profiler.model import AnchorKind
+from agent_profiler.views import compactions_after
 
 
 class CompactionAndContextSlices(BuilderState):
-    """COMP"""
+    """The Compaction, Compaction responses, Context command and Configuration slices."""
 
     def compaction_slices(self) -> Iterator[LaidSlice]:
         snapshots = self.anchored(AnchorKind.COMPACTION)

@@ -1,4 +1,8 @@
-"""COUNTERS.PY"""
+"""One session's counters and the largest additions to its context: the request counters
+(Context size, window and fill, cumulative Input and Output tokens) made from the model
+when read, the `Context: *` categories kept as their changes, the counter tracks with
+their units and axes, and at most ten `Largest additions` instants, each with a flow from
+the tool call that caused it."""
 
 from __future__ import annotations
 
@@ -27,9 +31,7 @@ from agent_profiler.layout.types import (
     Track,
     TrackKind,
 )
-from agent_profiler.model import (
-    Category,
-)
+from agent_profiler.model import Category
 from agent_profiler.targets import shown
 from agent_profiler.views import (
     iter_context_size,
@@ -43,7 +45,8 @@ COUNTER_UNIT = "tokens"
 
 
 class CounterAndAdditionPlans(BuilderState):
-    """COUNT"""
+    """The session's counters (planned in `build`, declared as tracks in `assign_tracks`,
+    given out as series by `finish`) and its Largest additions instants."""
 
     def response_counters(self) -> int:
         """The counters of the requests, made from the model when read. Returns the time

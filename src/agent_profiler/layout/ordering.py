@@ -1,12 +1,13 @@
-"""ORDERING"""
+"""Which session goes where, and the layout of a set of them: `ordered_sessions` (top-level
+sessions by start, each followed by its subagents), `iter_layout` (each session's group
+track and plan, one at a time, with the flows from parents' tool calls to their children)
+and `build_layout` (the same, every slice kept)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from agent_profiler.annotations import (
-    TraceFacts,
-)
+from agent_profiler.annotations import TraceFacts
 from agent_profiler.layout.builder import SessionBuilder
 from agent_profiler.layout.planning import TrackIds
 from agent_profiler.layout.types import (
@@ -19,9 +20,7 @@ from agent_profiler.layout.types import (
     TrackKind,
     start_rank,
 )
-from agent_profiler.model import (
-    Session,
-)
+from agent_profiler.model import Session
 from agent_profiler.views import (
     session_label,
     session_span,

@@ -1,4 +1,8 @@
-"""PLANNING_DOC"""
+"""The rooms a session is planned in, before any slice is made: track uuids numbered
+per journal group (`TrackIds`) and the display order of a capture's tracks; first-fit
+lanes of one logical track (`first_fit`); which items the flows link (`Links`, the
+prompt → response → tool call relations, in arrays); and counters, whose samples are
+made when read and given out as a step function (`PlannedCounter`, `steps`)."""
 
 from __future__ import annotations
 
@@ -15,19 +19,8 @@ from agent_profiler.model import (
     Response,
 )
 
-COUNTER_DESCRIPTIONS = {
-    "Input tokens": "Cumulative input tokens as the journal reports them (usage.input_tokens).",
-    "Output tokens": "Cumulative output tokens as the journal reports them.",
-    "Context size": "Reported request input (cached tokens counted once) at each model request; "
-    "pre/post tokens around compactions.",
-    "Context window": "The model's context window at each request (an axis of its own, so a "
-    "small context on a large window is not flattened).",
-    "Context fill": "Context size as a percentage of the window at each request (rounded up, "
-    "so any context reads at least 1%).",
-}
-# Counters that are not token counts (TRACE_CONTRACT §6 asks `tokens` only of the
-# capture's Input/Output/Context size and the `Context: *` categories).
-COUNTER_UNITS = {"Context fill": "%"}
+# -------------------------------------------------- track ids and their order
+
 
 # Track uuids of the journal group numbered `group` start at `group * UUID_BLOCK + 1`, so
 # groups can be laid out apart (in worker processes) and their uuids never meet. A single
@@ -53,6 +46,60 @@ class TrackIds:
         return uuid
 
 
+COUNTER_DESCRIPTIONS = {
+    "Input tokens": "Cumulative input tokens as the journal reports them (usage.input_tokens).",
+    "Output tokens": "Cumulative output tokens as the journal reports them.",
+    "Context size": "Reported request input (cached tokens counted once) at each model request; "
+    "pre/post tokens around compactions.",
+    "Context window": "The model's context window at each request (an axis of its own, so a "
+    "small context on a large window is not flattened).",
+    "Context fill": "Context size as a percentage of the window at each request (rounded up, "
+    "so any context reads at least 1%).",
+}
+# Counters that are not token counts (TRACE_CONTRACT §6 asks `tokens` only of the
+# capture's Input/Output/Context size and the `Context: *` categories).
+COUNTER_UNITS = {"Context fill": "%"}
+
+
+# What ui.perfetto.dev shows inside a capture, top to bottom (TrackDescriptor
+# `child_ordering = EXPLICIT` on the capture, `sibling_order_rank` on each child; the v58
+# UI sorts siblings by rank, and by name without it). It reads like the session: the span,
+# what came in, the model's work, the tools it ran, compactions; then the context it
+# cost (the reported size and its window, the composition group), then cumulative usage,
+# and the configuration lane, which rarely changes, last.
+_DISPLAY_ORDER = (
+    "Session",
+    "Inputs",
+    "Prompts",
+    "Responses",
+    "Requests",
+    "Turns",
+    "Tools",
+    "Compaction",
+    "Compaction responses",
+    "Context command",
+    "Context size",
+    "Context fill",
+    "Context window",
+    "Context",
+    "Input tokens",
+    "Output tokens",
+    "Configuration",
+)
+DISPLAY_RANK = {name: rank for rank, name in enumerate(_DISPLAY_ORDER)}
+# The capture's slice tracks, declared in display order (Session and Largest additions, which
+# sits in the Context group, are declared on their own).
+SLICE_TRACKS = tuple(
+    name
+    for name in _DISPLAY_ORDER
+    if name not in {"Session", "Context", *COUNTER_DESCRIPTIONS}  # the capture's counters
+)
+CATEGORY_RANK = {category.label: rank for rank, category in enumerate(Category)}
+
+
+# ---------------------------------------------------------------------- lanes
+
+
 class _Lanes:
     """First-fit lanes of one logical track: a slice goes on the lowest-numbered lane
     that is free at its start. Heaps keep this O(log n) per slice; a scan of every lane
@@ -75,20 +122,47 @@ class _Lanes:
         return lane
 
 
-def _no_samples() -> Iterator[Sample]:
-    return iter(())
+NO_LANES: array[int] = array("I")
 
 
-@dataclass(slots=True)
-class PlannedCounter:
-    name: str
-    parent: str  # "capture" or "context"
-    share: bool
-    description: str
-    # Its samples before the closing zero, in (ts, rank) order, made when read: from the
-    # model, or from the few values kept (a Context counter's changes, in two arrays).
-    made: Callable[[], Iterator[Sample]] = _no_samples
-    uuid: int = 0
+def first_fit(places: list[Place]) -> tuple[array[int], dict[int, tuple[int, int, int]], int]:
+    """First-fit lanes of one logical track's slices, taken in (start, -end, position)
+    order: each slice's lane (in `places`' order), each lane's first (start, -end,
+    position), and the number of lanes. Instants never conflict: they all go on the
+    first lane, which they make exist."""
+    lanes = _Lanes()
+    lane_of = array("I", bytes(4 * len(places)))
+    firsts: dict[int, tuple[int, int, int]] = {}
+    for i in sorted(range(len(places)), key=lambda i: _lane_key(places[i])):
+        start, end, position, instant = places[i]
+        if instant:
+            lanes.count = max(lanes.count, 1)
+            lane = 0
+        else:
+            # A zero-length slice keeps its lane busy until ts + 1 (contract §1).
+            lane = lanes.take(start, end if end > start else start + 1)
+        lane_of[i] = lane
+        if lane not in firsts:
+            firsts[lane] = (start, -end, position)
+    return lane_of, firsts, lanes.count
+
+
+def _lane_key(place: Place) -> tuple[int, int, int]:
+    return place[0], -place[1], place[2]
+
+
+def rising(times: Iterable[int]) -> bool:
+    """Times never going back: a block of slices of one begin rank made in this order is
+    in (start, rank, order) order already."""
+    previous = None
+    for ts in times:
+        if previous is not None and ts < previous:
+            return False
+        previous = ts
+    return True
+
+
+# ---------------------------------------------------------------------- links
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,44 +203,27 @@ def linked(
     return -1 if found < 0 or start < sources[found].start_ns else found
 
 
-NO_LANES: array[int] = array("I")
+# ------------------------------------------------------------------- counters
 
 
-def first_fit(places: list[Place]) -> tuple[array[int], dict[int, tuple[int, int, int]], int]:
-    """First-fit lanes of one logical track's slices, taken in (start, -end, position)
-    order: each slice's lane (in `places`' order), each lane's first (start, -end,
-    position), and the number of lanes. Instants never conflict: they all go on the
-    first lane, which they make exist."""
-    lanes = _Lanes()
-    lane_of = array("I", bytes(4 * len(places)))
-    firsts: dict[int, tuple[int, int, int]] = {}
-    for i in sorted(range(len(places)), key=lambda i: _lane_key(places[i])):
-        start, end, position, instant = places[i]
-        if instant:
-            lanes.count = max(lanes.count, 1)
-            lane = 0
-        else:
-            # A zero-length slice keeps its lane busy until ts + 1 (contract §1).
-            lane = lanes.take(start, end if end > start else start + 1)
-        lane_of[i] = lane
-        if lane not in firsts:
-            firsts[lane] = (start, -end, position)
-    return lane_of, firsts, lanes.count
+def _no_samples() -> Iterator[Sample]:
+    return iter(())
 
 
-def rising(times: Iterable[int]) -> bool:
-    """Times never going back: a block of slices of one begin rank made in this order is
-    in (start, rank, order) order already."""
-    previous = None
-    for ts in times:
-        if previous is not None and ts < previous:
-            return False
-        previous = ts
-    return True
+@dataclass(slots=True)
+class PlannedCounter:
+    """One counter as it is planned: where its track goes (`parent`: the capture or the
+    Context group), whether it shares the tokens axis, and how its samples are made; its
+    uuid is numbered when its track is declared."""
 
-
-def _lane_key(place: Place) -> tuple[int, int, int]:
-    return place[0], -place[1], place[2]
+    name: str
+    parent: str  # "capture" or "context"
+    share: bool
+    description: str
+    # Its samples before the closing zero, in (ts, rank) order, made when read: from the
+    # model, or from the few values kept (a Context counter's changes, in two arrays).
+    made: Callable[[], Iterator[Sample]] = _no_samples
+    uuid: int = 0
 
 
 def steps(samples: Iterable[Sample], keep_repeats: bool) -> Iterator[Sample]:
@@ -198,39 +255,3 @@ def steps(samples: Iterable[Sample], keep_repeats: bool) -> Iterator[Sample]:
 
 def kept_samples(times: array[int], values: array[int]) -> Iterator[Sample]:
     return zip(times, itertools.repeat(R_COUNTER), values, strict=False)
-
-
-# What ui.perfetto.dev shows inside a capture, top to bottom (TrackDescriptor
-# `child_ordering = EXPLICIT` on the capture, `sibling_order_rank` on each child; the v58
-# UI sorts siblings by rank, and by name without it). It reads like the session: the span,
-# what came in, the model's work, the tools it ran, compactions; then the context it
-# cost (the reported size and its window, the composition group), then cumulative usage,
-# and the configuration lane, which rarely changes, last.
-_DISPLAY_ORDER = (
-    "Session",
-    "Inputs",
-    "Prompts",
-    "Responses",
-    "Requests",
-    "Turns",
-    "Tools",
-    "Compaction",
-    "Compaction responses",
-    "Context command",
-    "Context size",
-    "Context fill",
-    "Context window",
-    "Context",
-    "Input tokens",
-    "Output tokens",
-    "Configuration",
-)
-DISPLAY_RANK = {name: rank for rank, name in enumerate(_DISPLAY_ORDER)}
-# The capture's slice tracks, declared in display order (Session and Largest additions, which
-# sits in the Context group, are declared on their own).
-SLICE_TRACKS = tuple(
-    name
-    for name in _DISPLAY_ORDER
-    if name not in {"Session", "Context", *COUNTER_DESCRIPTIONS}  # the capture's counters
-)
-CATEGORY_RANK = {category.label: rank for rank, category in enumerate(Category)}

@@ -1,4 +1,6 @@
-"""REQUESTS.PY"""
+"""The model's requests as slices: each prompt (an `Inputs` instant where it arrives and a
+`Prompts` slice), each response with its `Turns` slice, and the failed requests; with the
+flows from a prompt to its responses and from a response to its tool calls."""
 
 from __future__ import annotations
 
@@ -13,16 +15,14 @@ from agent_profiler.annotations import (
 )
 from agent_profiler.layout.state import BuilderState
 from agent_profiler.layout.types import LaidSlice
-from agent_profiler.model import (
-    AnchorKind,
-)
+from agent_profiler.model import AnchorKind
 
 # One dict for every turn slice (a long session has thousands); writers only read args.
 _TURN_ARGS: dict[str, Any] = {"kind": "turn"}
 
 
 class PromptAndResponseSlices(BuilderState):
-    """REQ"""
+    """The Inputs, Prompts, Responses, Turns and Requests slices."""
 
     def prompt_slices(self) -> Iterator[LaidSlice]:
         previews = self.facts.content is ContentMode.PREVIEWS

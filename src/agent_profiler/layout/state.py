@@ -1,4 +1,8 @@
-"""STATE_MODULE_DOC"""
+"""One session's builder state (`BuilderState`): the model's items in layout order, the
+relations its flows draw, the snapshots each one is compared with, and what the lanes,
+counters and blocks planned so far are; with the helpers every kind of slice uses
+(uuids, flow ids, lanes, counters). The slice kinds are mixins on it (requests, tools,
+compactions, counters) that builder.SessionBuilder joins."""
 
 from __future__ import annotations
 
@@ -6,9 +10,7 @@ import itertools
 from array import array
 
 from agent_profiler import estimate
-from agent_profiler.annotations import (
-    TraceFacts,
-)
+from agent_profiler.annotations import TraceFacts
 from agent_profiler.layout.planning import (
     COUNTER_DESCRIPTIONS,
     NO_LANES,
@@ -32,7 +34,9 @@ CATEGORY_ESTIMATE_NOTE = estimate.CHARS4_NOTE
 
 
 class BuilderState:
-    """STATE_DOC"""
+    """What planning one session knows, worked out from the model when the builder is made,
+    and filled in as it goes: the blocks, counters and tracks so far, the flows that
+    start at each tool call, and (by assign_tracks) each slice's lane."""
 
     def __init__(
         self, session: Session, parent_uuid: int | None, facts: TraceFacts, ids: TrackIds

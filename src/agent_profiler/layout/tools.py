@@ -1,4 +1,7 @@
-"""TOOLS.PY"""
+"""Tool calls and subagents as slices: a `Tools` slice per call, and the flow from a
+launching tool call to its subagent's first prompt-input (made at the subagent's start
+when it has no prompt). Sessions are laid out one at a time, so each end of that flow is
+worked out from the model alone, by the session it sits in."""
 
 from __future__ import annotations
 
@@ -11,12 +14,8 @@ from agent_profiler.annotations import (
 )
 from agent_profiler.layout.state import BuilderState
 from agent_profiler.layout.types import Block, LaidSlice, stable_id64
-from agent_profiler.model import (
-    Session,
-)
-from agent_profiler.views import (
-    session_span,
-)
+from agent_profiler.model import Session
+from agent_profiler.views import session_span
 
 
 def _first_input_start(session: Session) -> int:
@@ -25,7 +24,8 @@ def _first_input_start(session: Session) -> int:
 
 
 class ToolAndSubagentSlices(BuilderState):
-    """TOOLS"""
+    """The Tools slices, and both ends of the flows from a launching tool call to its
+    subagent's first input (`link_out`, `link_in`)."""
 
     def tool_slices(self) -> Iterator[LaidSlice]:
         previews = self.facts.content is ContentMode.PREVIEWS

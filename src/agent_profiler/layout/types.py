@@ -1,4 +1,9 @@
-"""TYPES_DOC"""
+"""What a writer reads of the layout, and the order of its events: track descriptors
+(`Track`), slices (`LaidSlice`), counter series, one session's plan (`SessionPlan`, whose
+`Block`s make its slices when read) and layout (`SessionLayout`), the whole `Layout`; the
+same-timestamp event ranks (R_*, TRACE_CONTRACT §1) and the ranks of a slice's begin and
+end; the trace's root track and the stable hash its uuid and every flow id are made
+with."""
 
 from __future__ import annotations
 
@@ -9,12 +14,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from agent_profiler.annotations import (
-    TraceHeader,
-)
-from agent_profiler.model import (
-    Session,
-)
+from agent_profiler.annotations import TraceHeader
+from agent_profiler.model import Session
 
 # Same-timestamp order (TRACE_CONTRACT §1): lowest rank first.
 R_CAPTURE_BEGIN, R_COUNTER_OPEN, R_SLICE_END, R_INSTANT, R_SLICE_BEGIN = 0, 1, 2, 3, 4
