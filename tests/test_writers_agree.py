@@ -1,4 +1,4 @@
-"""Both writers encode one layout (layout.py), so they must carry the same counter samples:
+"""Both writers encode one layout (layout/), so they must carry the same counter samples:
 per session and counter, the same (time, value) series, step-function de-duplication and
 closing zero included. And the layout knows no output format."""
 
