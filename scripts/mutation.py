@@ -35,10 +35,12 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+# The layout package's modules (layout/), in a fixed order.
+LAYOUT = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "src/agent_profiler/layout").glob("*.py"))
 DEFAULT = [
     "src/agent_profiler/attribution.py",
     # The writers: the format-neutral layout and slice arguments they encode, then the encoders.
-    "src/agent_profiler/layout.py",
+    *LAYOUT,
     "src/agent_profiler/annotations.py",
     "src/agent_profiler/views.py",
     "src/agent_profiler/writers/chrome_json.py",
@@ -80,7 +82,7 @@ DEFAULT = [
 # verdict when the test selection changes): each harness's trace tests, the rule tests, the
 # goldens, the contract, the two writers agreeing, privacy and accounting.
 WRITER_MODULES = {
-    "src/agent_profiler/layout.py",
+    *LAYOUT,
     "src/agent_profiler/annotations.py",
     "src/agent_profiler/writers/perfetto.py",
     "src/agent_profiler/writers/__init__.py",

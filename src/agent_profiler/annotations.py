@@ -2,7 +2,7 @@
 `profile (1)`, each kind's fields, and the typed `context` dict of a snapshot.
 
 Plain dicts of str, int, bool, list and dict, in the order the trace writes them;
-layout.py decides where the slices go, the writers how the values are encoded.
+layout/ decides where the slices go, the writers how the values are encoded.
 """
 
 from __future__ import annotations

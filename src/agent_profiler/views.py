@@ -281,7 +281,7 @@ def largest_additions(session: Session) -> list[Addition]:
     snapshot time, then item id. One order for all readers: the summary's largest addition
     of a request is the first of these at its snapshot, the report lists them all, and the
     trace's Largest additions instants are the first ten that a tool call caused (an
-    instant exists to carry a flow arrow from its tool call; see layout.py)."""
+    instant exists to carry a flow arrow from its tool call; see layout/counters.py)."""
     tools = tools_by_call_id(session)
     found = [
         Addition(change, snapshot, tools.get(change.source_id))

@@ -1,4 +1,4 @@
-"""The trace layout's rules (layout.py), pinned on real journals: one process per top-level
+"""The trace layout's rules (layout/), pinned on real journals: one process per top-level
 session, the arrow from a launching tool call to its subagent's first input (and when there
 is none), flows with exactly one source and one target, and the event order both writers
 follow. Edited real records where the corpus lacks the case (said in each docstring)."""

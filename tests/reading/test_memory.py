@@ -17,12 +17,11 @@ from agent_profiler.layout import (
     R_COUNTER_OPEN,
     LaidSlice,
     TraceFacts,
-    _SessionBuilder,
-    _steps,
-    _TrackIds,
     build_layout,
     iter_layout,
 )
+from agent_profiler.layout.builder import SessionBuilder
+from agent_profiler.layout.planning import TrackIds, steps
 from agent_profiler.model import (
     AnchorKind,
     Basis,
@@ -86,7 +85,7 @@ def test_a_series_is_a_step_function_of_samples_given_in_order() -> None:
         (6 * S, R_COUNTER, 0),
         (7 * S, R_COUNTER_CLOSE, 0),  # the closing zero stays even when it repeats
     ]
-    assert list(_steps(samples, keep_repeats=False)) == [
+    assert list(steps(samples, keep_repeats=False)) == [
         (1 * S, R_COUNTER_OPEN, 0),
         (2 * S, R_COUNTER, 3),
         (4 * S, R_COUNTER, 9),
@@ -95,12 +94,12 @@ def test_a_series_is_a_step_function_of_samples_given_in_order() -> None:
         (7 * S, R_COUNTER_CLOSE, 0),
     ]
     # Context size keeps its repeats (one sample per request, as the UI reads it)
-    assert len(list(_steps([(1, R_COUNTER, 5), (2, R_COUNTER, 5)], keep_repeats=True))) == 2
+    assert len(list(steps([(1, R_COUNTER, 5), (2, R_COUNTER, 5)], keep_repeats=True))) == 2
     # samples are made as the series is read, never sorted: out of order is a bug, said
     with pytest.raises(ValueError, match="out of"):
-        list(_steps([(2, R_COUNTER, 5), (1, R_COUNTER, 6)], keep_repeats=True))
+        list(steps([(2, R_COUNTER, 5), (1, R_COUNTER, 6)], keep_repeats=True))
     with pytest.raises(ValueError, match="out of"):
-        list(_steps([(2, R_COUNTER_CLOSE, 0), (2, R_COUNTER, 6)], keep_repeats=True))
+        list(steps([(2, R_COUNTER_CLOSE, 0), (2, R_COUNTER, 6)], keep_repeats=True))
 
 
 def _snapshot(at: int, tokens: int) -> ContextSnapshot:
@@ -130,7 +129,7 @@ def _session_ending_on_a_repeat() -> Session:
 
 def test_context_counters_drop_repeats_as_they_are_built() -> None:
     session = _session_ending_on_a_repeat()
-    builder = _SessionBuilder(session, None, TraceFacts(), _TrackIds())
+    builder = SessionBuilder(session, None, TraceFacts(), TrackIds())
     builder.build()
     counter = builder.counters["Context: User prompts"]
     # the first sample only (the closing zero is added as the series is read): the two
@@ -254,7 +253,7 @@ def test_a_written_session_leaves_nothing_for_the_garbage_collector() -> None:
     gc.disable()
     try:
         PerfettoWriter().write([_long_session(50)], io.BytesIO())
-        left = [thing for thing in gc.get_objects() if type(thing) in (_SessionBuilder, LaidSlice)]
+        left = [thing for thing in gc.get_objects() if type(thing) in (SessionBuilder, LaidSlice)]
     finally:
         gc.enable()
     assert left == []

@@ -1,4 +1,4 @@
-"""Both writers encode one layout (layout.py), so they must carry the same counter samples:
+"""Both writers encode one layout (layout/), so they must carry the same counter samples:
 per session and counter, the same (time, value) series, step-function de-duplication and
 closing zero included. And the layout knows no output format."""
 
@@ -88,9 +88,14 @@ def test_both_writers_carry_the_same_counter_samples(tmp_path: Path, journal: Pa
 def test_the_layout_knows_no_output_format() -> None:
     # GIVEN the format-neutral modules WHEN their imports are read
     # THEN none of them imports protobuf, orjson or a writer
-    for module in (agent_profiler.layout, agent_profiler.annotations, agent_profiler.views):
+    layout = Path(agent_profiler.layout.__file__ or "").parent  # a package: all its modules
+    files = [*sorted(layout.glob("*.py"))]
+    assert len(files) > 1, layout
+    for module in (agent_profiler.annotations, agent_profiler.views):
         assert module.__file__ is not None
-        tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+        files.append(Path(module.__file__))
+    for file in files:
+        tree = ast.parse(file.read_text(encoding="utf-8"))
         imported = {
             node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
         } | {

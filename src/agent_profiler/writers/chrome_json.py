@@ -1,7 +1,7 @@
 """Chrome Trace Event Format (JSON) writer, for tools that read only JSON: the layout
-(layout.py) as `{"traceEvents": [...]}`, one process per session, one thread per lane.
+(layout/) as `{"traceEvents": [...]}`, one process per session, one thread per lane.
 
-It encodes the same layout as the Perfetto writer (layout.py: same slices, lanes,
+It encodes the same layout as the Perfetto writer (layout/: same slices, lanes,
 counter samples with their closing zeros, flows and arguments) as far as the format
 allows: each session is a process (`pid`, named as the Perfetto trace names its
 group, in the same order), each track lane a thread (`tid`)

@@ -1,4 +1,4 @@
-"""Perfetto writer: the layout (layout.py) encoded as a protobuf TrackEvent trace. It owns
+"""Perfetto writer: the layout (layout/) encoded as a protobuf TrackEvent trace. It owns
 the wire: descriptors, the clock snapshots, delta timestamps, interning, typed annotations,
 counter packets.
 

@@ -1,0 +1,148 @@
+"""Which session goes where, and the layout of a set of them: `ordered_sessions` (top-level
+sessions by start, each followed by its subagents), `iter_layout` (each session's group
+track and plan, one at a time, with the flows from parents' tool calls to their children)
+and `build_layout` (the same, every slice kept)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from agent_profiler.annotations import TraceFacts
+from agent_profiler.layout.builder import SessionBuilder
+from agent_profiler.layout.planning import TrackIds
+from agent_profiler.layout.types import (
+    TRACE_ROOT_UUID,
+    Layout,
+    Merge,
+    SessionLayout,
+    SessionPlan,
+    Track,
+    TrackKind,
+    start_rank,
+)
+from agent_profiler.model import Session
+from agent_profiler.views import (
+    session_label,
+    session_span,
+    session_title,
+)
+
+
+def build_layout(sessions: Sequence[Session], facts: TraceFacts) -> Layout:
+    """The layout of these sessions, in ordered_sessions' order; a subagent whose
+    launching tool call is in the set gets a flow from that call to its first input."""
+    groups: list[Track] = []
+    laid: list[SessionLayout] = []
+    for group, plan in iter_layout(sessions, facts):
+        groups.append(group)
+        laid.append(plan.laid_out())
+    return Layout(tuple(groups), tuple(laid))
+
+
+def ordered_sessions(sessions: Sequence[Session]) -> list[Session]:
+    """The order sessions are laid out and written in: top-level sessions by (start,
+    session id), each followed by its subagents in the same order (theirs after each).
+    A start is the session's span's (views.session_span: its capture's start)."""
+    by_id = {s.session_id: s for s in sessions}
+    children: dict[str, list[Session]] = {}
+    roots: list[Session] = []
+    for session in sessions:
+        parent = session.parent_session
+        if parent is not None and parent in by_id and parent != session.session_id:
+            children.setdefault(parent, []).append(session)
+        else:
+            roots.append(session)
+    order: list[Session] = []
+    seen: set[int] = set()
+
+    def visit(session: Session) -> None:
+        if id(session) in seen:  # a damaged journal's cycle of parents
+            return
+        seen.add(id(session))
+        order.append(session)
+        for child in sorted(children.get(session.session_id, ()), key=_start_key):
+            visit(child)
+
+    for root in sorted(roots, key=_start_key):
+        visit(root)
+    # Sessions only reachable through a cycle of parents: by (start, id) at the end.
+    order += sorted((s for s in sessions if id(s) not in seen), key=_start_key)
+    return order
+
+
+def _start_key(session: Session) -> tuple[int, str]:
+    """Where a session starts as the trace shows it (its capture's start), then its id."""
+    return session_span(session)[0], session.session_id
+
+
+def iter_layout(
+    sessions: Sequence[Session], facts: TraceFacts, group: int = 0
+) -> Iterator[tuple[Track, SessionPlan]]:
+    """The sessions' plans one at a time, in their order: each session's plan with its
+    group track (declared before the plan's tracks), so a writer can encode a session and
+    let it go before the next is planned (build_layout keeps each plan's slices). Sessions
+    are independent but for the flow from a parent's launching tool to its child's first
+    input, whose two ends are worked out from the model alone (the child's first input and
+    the tool's start). `group` picks the block of track uuids (UUID_BLOCK) these sessions
+    are numbered in."""
+    ordered = ordered_sessions(sessions)
+    by_id = {s.session_id: s for s in ordered}
+    # Parent → child links in the order a whole-trace pass would make them.
+    links_out: dict[str, list[tuple[str, Session]]] = {}
+    links_in: dict[str, list[tuple[Session, str, int]]] = {}
+    for session in ordered:
+        starts: dict[str, int] | None = None
+        for call in session.tool_calls:
+            child = by_id.get(call.child_session) if call.child_session else None
+            if child is None:
+                continue
+            if starts is None:
+                # The tool slice a call id names: the last of that id in start order.
+                starts = {
+                    c.call_id: c.start_ns
+                    for c in sorted(session.tool_calls, key=lambda c: (c.start_ns, c.call_id))
+                }
+            links_out.setdefault(session.session_id, []).append((call.call_id, child))
+            links_in.setdefault(child.session_id, []).append(
+                (session, call.call_id, starts[call.call_id])
+            )
+    # No process track: journals do not record the agent's pid, and the UI names a process
+    # `<name> <pid>` (docs/traces.md). Each session has a group track named for it: a
+    # top-level one under the trace's root (ranked by its real start), a subagent's under
+    # its parent's group (after the parent's capture, in start order).
+    ids = TrackIds(group)
+    child_rank: dict[str, int] = {}
+    for session in ordered:
+        parent = by_id.get(session.parent_session) if session.parent_session else None
+        if parent is session:
+            parent = None
+        if parent is None:
+            real_start = session_span(session)[0] - session.shifted_ns  # profile (1)'s start
+            parent_uuid, rank = TRACE_ROOT_UUID, start_rank(real_start)
+        else:
+            parent_uuid = ids.get(f"session:{parent.session_id}")
+            rank = child_rank[parent.session_id] = child_rank.get(parent.session_id, 0) + 1
+        title = session_title(session, parent)
+        group_track = Track(
+            ids.get(f"session:{session.session_id}"),
+            title,
+            TrackKind.GROUP,
+            parent=parent_uuid,
+            order_rank=rank,
+            explicit_child_order=True,
+            merge=Merge.NONE,
+            description=f"{session_label(session)}: its capture (agentprof.capture), then "
+            "its subagents in start order.",
+        )
+        tracks = SessionBuilder(session, group_track.uuid, facts, ids)
+        tracks.build()
+        tracks.link_out(links_out.get(session.session_id, []))
+        for parent_session, call_id, tool_start in links_in.get(session.session_id, ()):
+            tracks.link_in(parent_session, call_id, tool_start)
+        tracks.assign_tracks()
+        plan = tracks.finish()
+        # The plan's blocks hold the builder (they are its methods) while it is read; the
+        # generator holds its locals while suspended, so neither outlives its session.
+        del tracks
+        yield group_track, plan
+        del plan

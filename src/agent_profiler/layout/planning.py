@@ -1,0 +1,257 @@
+"""The rooms a session is planned in, before any slice is made: track uuids numbered
+per journal group (`TrackIds`) and the display order of a capture's tracks; first-fit
+lanes of one logical track (`first_fit`); which items the flows link (`Links`, the
+prompt → response → tool call relations, in arrays); and counters, whose samples are
+made when read and given out as a step function (`PlannedCounter`, `steps`)."""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from agent_profiler.layout.types import R_COUNTER, R_COUNTER_CLOSE, Place, Sample
+from agent_profiler.model import (
+    Category,
+    Prompt,
+    Response,
+)
+
+# -------------------------------------------------- track ids and their order
+
+
+# Track uuids of the journal group numbered `group` start at `group * UUID_BLOCK + 1`, so
+# groups can be laid out apart (in worker processes) and their uuids never meet. A single
+# group (one journal, one session tree) keeps the small uuids 1, 2, 3 …
+UUID_BLOCK = 1 << 20
+
+
+class TrackIds:
+    """Track uuids numbered base + 1, base + 2 … in the (deterministic) order their keys
+    are first asked for, rather than hashed: a uuid is written on every event, and a small
+    one is 1–3 bytes instead of 10."""
+
+    def __init__(self, group: int = 0) -> None:
+        self.ids: dict[str, int] = {}
+        self.base = group * UUID_BLOCK
+
+    def get(self, key: str) -> int:
+        uuid = self.ids.get(key)
+        if uuid is None:
+            if len(self.ids) + 1 >= UUID_BLOCK:
+                raise OverflowError(f"more than {UUID_BLOCK - 1} tracks in one journal group")
+            uuid = self.ids[key] = self.base + len(self.ids) + 1
+        return uuid
+
+
+COUNTER_DESCRIPTIONS = {
+    "Input tokens": "Cumulative input tokens as the journal reports them (usage.input_tokens).",
+    "Output tokens": "Cumulative output tokens as the journal reports them.",
+    "Context size": "Reported request input (cached tokens counted once) at each model request; "
+    "pre/post tokens around compactions.",
+    "Context window": "The model's context window at each request (an axis of its own, so a "
+    "small context on a large window is not flattened).",
+    "Context fill": "Context size as a percentage of the window at each request (rounded up, "
+    "so any context reads at least 1%).",
+}
+# Counters that are not token counts (TRACE_CONTRACT §6 asks `tokens` only of the
+# capture's Input/Output/Context size and the `Context: *` categories).
+COUNTER_UNITS = {"Context fill": "%"}
+
+
+# What ui.perfetto.dev shows inside a capture, top to bottom (TrackDescriptor
+# `child_ordering = EXPLICIT` on the capture, `sibling_order_rank` on each child; the v58
+# UI sorts siblings by rank, and by name without it). It reads like the session: the span,
+# what came in, the model's work, the tools it ran, compactions; then the context it
+# cost (the reported size and its window, the composition group), then cumulative usage,
+# and the configuration lane, which rarely changes, last.
+_DISPLAY_ORDER = (
+    "Session",
+    "Inputs",
+    "Prompts",
+    "Responses",
+    "Requests",
+    "Turns",
+    "Tools",
+    "Compaction",
+    "Compaction responses",
+    "Context command",
+    "Context size",
+    "Context fill",
+    "Context window",
+    "Context",
+    "Input tokens",
+    "Output tokens",
+    "Configuration",
+)
+DISPLAY_RANK = {name: rank for rank, name in enumerate(_DISPLAY_ORDER)}
+# The capture's slice tracks, declared in display order (Session and Largest additions, which
+# sits in the Context group, are declared on their own).
+SLICE_TRACKS = tuple(
+    name
+    for name in _DISPLAY_ORDER
+    if name not in {"Session", "Context", *COUNTER_DESCRIPTIONS}  # the capture's counters
+)
+CATEGORY_RANK = {category.label: rank for rank, category in enumerate(Category)}
+
+
+# ---------------------------------------------------------------------- lanes
+
+
+class _Lanes:
+    """First-fit lanes of one logical track: a slice goes on the lowest-numbered lane
+    that is free at its start. Heaps keep this O(log n) per slice; a scan of every lane
+    was quadratic when thousands of requests overlap."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.busy: list[tuple[int, int]] = []  # (busy until, lane)
+        self.free: list[int] = []
+
+    def take(self, start: int, busy_until: int) -> int:
+        while self.busy and self.busy[0][0] <= start:
+            heapq.heappush(self.free, heapq.heappop(self.busy)[1])
+        if self.free:
+            lane = heapq.heappop(self.free)
+        else:
+            lane = self.count
+            self.count += 1
+        heapq.heappush(self.busy, (busy_until, lane))
+        return lane
+
+
+NO_LANES: array[int] = array("I")
+
+
+def first_fit(places: list[Place]) -> tuple[array[int], dict[int, tuple[int, int, int]], int]:
+    """First-fit lanes of one logical track's slices, taken in (start, -end, position)
+    order: each slice's lane (in `places`' order), each lane's first (start, -end,
+    position), and the number of lanes. Instants never conflict: they all go on the
+    first lane, which they make exist."""
+    lanes = _Lanes()
+    lane_of = array("I", bytes(4 * len(places)))
+    firsts: dict[int, tuple[int, int, int]] = {}
+    for i in sorted(range(len(places)), key=lambda i: _lane_key(places[i])):
+        start, end, position, instant = places[i]
+        if instant:
+            lanes.count = max(lanes.count, 1)
+            lane = 0
+        else:
+            # A zero-length slice keeps its lane busy until ts + 1 (contract §1).
+            lane = lanes.take(start, end if end > start else start + 1)
+        lane_of[i] = lane
+        if lane not in firsts:
+            firsts[lane] = (start, -end, position)
+    return lane_of, firsts, lanes.count
+
+
+def _lane_key(place: Place) -> tuple[int, int, int]:
+    return place[0], -place[1], place[2]
+
+
+def rising(times: Iterable[int]) -> bool:
+    """Times never going back: a block of slices of one begin rank made in this order is
+    in (start, rank, order) order already."""
+    previous = None
+    for ts in times:
+        if previous is not None and ts < previous:
+            return False
+        previous = ts
+    return True
+
+
+# ---------------------------------------------------------------------- links
+
+
+@dataclass(frozen=True, slots=True)
+class Links:
+    """Which items of one list (sources) link to which of another (targets), in arrays:
+    each target's source (-1: none) and each source's targets, in their order."""
+
+    source_of: array[int]
+    starts: array[int]  # source i's targets are targets[starts[i]:starts[i + 1]]
+    targets: array[int]
+
+    @classmethod
+    def of(cls, sources: int, source_of: Iterable[int]) -> Links:
+        of = array("q", source_of)
+        counts = array("q", bytes(8 * (sources + 1)))
+        for source in of:
+            if source >= 0:
+                counts[source + 1] += 1
+        starts = array("q", itertools.accumulate(counts))
+        targets = array("q", bytes(8 * starts[-1]))
+        filled = starts[:-1]
+        for target, source in enumerate(of):
+            if source >= 0:
+                targets[filled[source]] = target
+                filled[source] += 1
+        return cls(of, starts, targets)
+
+    def targets_of(self, source: int) -> array[int]:
+        return self.targets[self.starts[source] : self.starts[source + 1]]
+
+
+def linked(
+    index: dict[str, int], key: str | None, start: int, sources: Sequence[Response | Prompt]
+) -> int:
+    """The source a flow to an item starting at `start` comes from (-1: none): the one
+    `key` names, unless it starts later (a flow never points back in time)."""
+    found = index.get(key, -1) if key else -1
+    return -1 if found < 0 or start < sources[found].start_ns else found
+
+
+# ------------------------------------------------------------------- counters
+
+
+def _no_samples() -> Iterator[Sample]:
+    return iter(())
+
+
+@dataclass(slots=True)
+class PlannedCounter:
+    """One counter as it is planned: where its track goes (`parent`: the capture or the
+    Context group), whether it shares the tokens axis, and how its samples are made; its
+    uuid is numbered when its track is declared."""
+
+    name: str
+    parent: str  # "capture" or "context"
+    share: bool
+    description: str
+    # Its samples before the closing zero, in (ts, rank) order, made when read: from the
+    # model, or from the few values kept (a Context counter's changes, in two arrays).
+    made: Callable[[], Iterator[Sample]] = _no_samples
+    uuid: int = 0
+
+
+def steps(samples: Iterable[Sample], keep_repeats: bool) -> Iterator[Sample]:
+    """A counter's samples, given in (ts, rank) order, as a step function: a repeated
+    value adds nothing, so it is dropped. Context size keeps every sample
+    (`keep_repeats`), one per request, as the UI reads it so, and every counter keeps its
+    closing zero at the end of the recording. Several samples of one counter at one (ts,
+    rank): the last one wins, in the place of the first."""
+    pending: Sample | None = None  # the last sample kept, given out once the next comes
+    previous: int | None = None
+    last_ts = last_rank = -1
+    for sample in samples:
+        ts, rank, value = sample
+        if ts < last_ts or (ts == last_ts and rank < last_rank):
+            raise ValueError(f"counter samples out of (ts, rank) order at {ts}")
+        last_ts, last_rank = ts, rank
+        if value == previous and not keep_repeats and rank != R_COUNTER_CLOSE:
+            continue
+        previous = value
+        if pending is not None and pending[0] == ts and pending[1] == rank:
+            pending = sample
+            continue
+        if pending is not None:
+            yield pending
+        pending = sample
+    if pending is not None:
+        yield pending
+
+
+def kept_samples(times: array[int], values: array[int]) -> Iterator[Sample]:
+    return zip(times, itertools.repeat(R_COUNTER), values, strict=False)
