@@ -15,9 +15,9 @@ change between versions. Reading and writing, in the order a program uses them:
 - the errors of `errors.py`, rooted at `AgentProfilerError` (its docstring draws the tree).
 """
 
-import importlib as _importlib
 import typing as _typing
 
+from agent_profiler import lazy as _lazy
 from agent_profiler.version import __version__
 
 if _typing.TYPE_CHECKING:
@@ -78,13 +78,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> _typing.Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value  # asked once
-    return value
+__getattr__ = _lazy.module_getattr(__name__, _HOMES)
 
 
 def __dir__() -> list[str]:

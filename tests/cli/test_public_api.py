@@ -68,7 +68,7 @@ def test_the_package_imports_none_of_its_modules_until_asked() -> None:
     )
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     first, second = run.stdout.splitlines()
-    assert first == "['agent_profiler', 'agent_profiler.version']"
+    assert first == "['agent_profiler', 'agent_profiler.lazy', 'agent_profiler.version']"
     assert second == "True"
 
 

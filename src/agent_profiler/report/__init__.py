@@ -31,8 +31,9 @@ network. Drawings are downsampled to at most `MAX_POINTS` points per series;
 tables always hold the exact numbers.
 """
 
-import importlib as _importlib
 import typing as _typing
+
+from agent_profiler import lazy as _lazy
 
 if _typing.TYPE_CHECKING:
     from agent_profiler.report.data import LARGEST_ADDITIONS
@@ -61,10 +62,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> _typing.Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy.module_getattr(__name__, _HOMES)
