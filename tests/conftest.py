@@ -10,6 +10,7 @@ purpose are marked `importer_broken`)."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +24,14 @@ from traceview import IMPORT_PROBLEMS, TraceView, load_trace
 
 DATA = Path(__file__).parent / "data" / "journals"
 GOLDEN = Path(__file__).parent / "golden"
+
+# A few test modules share their journals and helpers with others by name (`from test_codex
+# import CLI`); with the tests in folders that mirror the package, every folder holding test
+# modules is importable, so that works whichever tests are selected (pytest's default import
+# mode puts a module's own folder on the path only once it collects it).
+for _folder in sorted({p.parent for p in Path(__file__).parent.rglob("test_*.py")}):
+    if "data" not in _folder.relative_to(Path(__file__).parent).parts:
+        sys.path.append(str(_folder))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
