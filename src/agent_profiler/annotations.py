@@ -132,7 +132,7 @@ def profile_args(
     facts: TraceFacts,
     capture_id: int,
     start: int,
-    estimation: str,
+    calibrated: bool,
     previous: dict[int, ContextSnapshot] | None = None,
     calls: Container[str] = frozenset(),
 ) -> dict[str, Any]:
@@ -183,10 +183,13 @@ def profile_args(
     if len(inputs) > MAX_LISTED_INPUTS:
         args["inputs_total"] = len(inputs)
     args["sources"] = [basename(p) for p in s.sources]
-    args["estimation"] = estimation
-    if estimation is not estimate.CHARS4_ESTIMATION:
-        # Only when not the contract's default, so default traces stay as they were.
+    # How the categories were measured, in words; the basis only when it is not the
+    # contract's default (chars/4), so default traces stay as they were.
+    if calibrated:
+        args["estimation"] = estimate.CALIBRATED_ESTIMATION
         args["estimate_basis"] = Basis.CALIBRATED.value
+    else:
+        args["estimation"] = estimate.CHARS4_ESTIMATION
     args["content"] = facts.content.value
     if facts.redact:
         args["redacted"] = "tool targets"

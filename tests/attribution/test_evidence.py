@@ -84,12 +84,10 @@ def test_profile_lists_the_methods_used_with_what_they_mean() -> None:
         (),
         estimate_methods=(estimate.IMAGE_PIXELS, estimate.OUTPUT_MINUS_VISIBLE),
     )
-    args = profile_args(session, TraceFacts(), 1, 0, estimate.CHARS4_ESTIMATION)
+    args = profile_args(session, TraceFacts(), 1, 0, False)
     assert list(args["estimate_methods"]) == ["image-pixels", "output-tokens-minus-visible"]
     assert "750" in args["estimate_methods"]["image-pixels"]
-    plain = profile_args(
-        Session(Harness.CLAUDE_CODE, "s", 0, 1, ()), TraceFacts(), 1, 0, estimate.CHARS4_ESTIMATION
-    )
+    plain = profile_args(Session(Harness.CLAUDE_CODE, "s", 0, 1, ()), TraceFacts(), 1, 0, False)
     assert "estimate_methods" not in plain
 
 

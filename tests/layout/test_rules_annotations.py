@@ -96,7 +96,7 @@ def test_profile_args_without_previous_snapshots_still_write_the_session_context
     """An init-only stream-json run: its only snapshot is the session's, on `profile (1)`;
     called without the table of previous snapshots, every repeated key is written."""
     (session,) = sessions(INIT_ONLY)
-    args = profile_args(session, TraceFacts(), 1, session.start_ns, CHARS4_ESTIMATION)
+    args = profile_args(session, TraceFacts(), 1, session.start_ns, False)
     context = args["context"]
     assert context["model"] == "glm-5.1"
     assert context["categories"] == {"environment": 3_878}
@@ -112,8 +112,8 @@ CODEX_CUT = (
 GEMINI_WARNING_ONLY = DATA / "gemini-cli" / "entire-ec-38b74f08e3-2_session-warning-only.json"
 
 
-def _profile(session: Any, estimation: str = CHARS4_ESTIMATION) -> dict[str, Any]:
-    return profile_args(session, TraceFacts(), 1, session.start_ns, estimation, {})
+def _profile(session: Any, calibrated: bool = False) -> dict[str, Any]:
+    return profile_args(session, TraceFacts(), 1, session.start_ns, calibrated, {})
 
 
 def test_a_session_cut_short_says_so_on_its_profile() -> None:
@@ -160,10 +160,11 @@ def test_a_window_or_a_child_role_nobody_explained_gets_the_default_word() -> No
 
 def test_a_calibrated_export_names_its_basis_and_the_default_does_not() -> None:
     (session, _) = sessions(SPOTTER)
-    calibrated = _profile(session, CALIBRATED_ESTIMATION)
+    calibrated = _profile(session, calibrated=True)
     assert calibrated["estimation"] == CALIBRATED_ESTIMATION
     assert calibrated["estimate_basis"] == "chars/calibrated-v2"
-    assert "estimate_basis" not in _profile(session)
+    default = _profile(session)
+    assert default["estimation"] == CHARS4_ESTIMATION and "estimate_basis" not in default
 
 
 def test_a_context_with_more_changes_than_written_says_how_many_it_left_out() -> None:
@@ -283,7 +284,7 @@ def test_a_context_report_and_a_compaction_leave_out_what_a_tool_link_says() -> 
 
     at_session = dataclasses.replace(snapshot, anchor=AnchorKind.SESSION, anchor_id="")
     alone = dataclasses.replace(session, snapshots=(at_session,))
-    profile = profile_args(alone, TraceFacts(), 1, alone.start_ns, CHARS4_ESTIMATION, {}, calls)
+    profile = profile_args(alone, TraceFacts(), 1, alone.start_ns, False, {}, calls)
     for args in (
         context_command_args(snapshot, None, calls),
         compaction_args(compaction, snapshot, None, calls),
@@ -296,7 +297,7 @@ def test_a_context_report_and_a_compaction_leave_out_what_a_tool_link_says() -> 
 def test_a_capture_lists_at_most_eight_of_the_commands_inputs_and_says_how_many() -> None:
     (session, _) = sessions(SPOTTER)
     names = tuple(f"rollout-{i}.jsonl" for i in range(12))
-    args = profile_args(session, TraceFacts(inputs=names), 1, session.start_ns, CHARS4_ESTIMATION)
+    args = profile_args(session, TraceFacts(inputs=names), 1, session.start_ns, False)
     assert (args["inputs"], args["inputs_total"]) == (list(names[:8]), 12)
-    few = profile_args(session, TraceFacts(inputs=names[:8]), 1, 0, CHARS4_ESTIMATION)
+    few = profile_args(session, TraceFacts(inputs=names[:8]), 1, 0, False)
     assert few["inputs"] == list(names[:8]) and "inputs_total" not in few

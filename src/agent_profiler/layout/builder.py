@@ -97,7 +97,7 @@ class SessionBuilder(
             self.facts,
             self.capture_uuid,
             self.start,
-            self.estimation,
+            self.calibrated,
             {
                 id(snapshot): previous
                 for i, snapshot in enumerate(self.session.snapshots)

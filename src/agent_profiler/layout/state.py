@@ -51,11 +51,8 @@ class BuilderState:
         self.parent_uuid = parent_uuid
         self.facts = facts
         # A calibrated export says so wherever the trace describes its estimates.
-        calibrated = estimate.is_calibrated(x.basis for x in session.snapshots)
-        self.estimate_note = estimate.CALIBRATED_NOTE if calibrated else CATEGORY_ESTIMATE_NOTE
-        self.estimation = (
-            estimate.CALIBRATED_ESTIMATION if calibrated else estimate.CHARS4_ESTIMATION
-        )
+        self.calibrated = estimate.is_calibrated(x.basis for x in session.snapshots)
+        self.estimate_note = estimate.CALIBRATED_NOTE if self.calibrated else CATEGORY_ESTIMATE_NOTE
         self.blocks: list[Block] = []
         self.counters: dict[str, PlannedCounter] = {}
         self.tracks: list[Track] = []
