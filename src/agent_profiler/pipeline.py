@@ -269,14 +269,27 @@ class _Workers(Generic[T]):
         busy: dict[Any, int] = {}
         ready: dict[int, GroupOutcome[T]] = {}
 
-        def give(connection: Any) -> None:
+        def give(connection: Any) -> bool:
+            """Send the next task (or the end); False when the worker is gone (a worker
+            killed between two tasks: the send meets a closed pipe)."""
             index = next(queue, None)
-            connection.send(None if index is None else tasks[index])
+            try:
+                connection.send(None if index is None else tasks[index])
+            except (EOFError, OSError):
+                return False
             if index is not None:
                 busy[connection] = index
+            return True
 
-        for _, connection in self.workers:
-            give(connection)
+        def rest(wanted: int) -> Iterator[tuple[int, GroupOutcome[T] | None]]:
+            """A worker died: stop them all; what was not brought back is read here."""
+            self.close()
+            for index in range(wanted, len(tasks)):
+                yield index, ready.pop(index, None)
+
+        if not all([give(connection) for _, connection in self.workers]):
+            yield from rest(0)
+            return
         wanted = 0
         while wanted < len(tasks):
             if wanted in ready:
@@ -288,15 +301,15 @@ class _Workers(Generic[T]):
                 try:
                     answer = connection.recv()
                 except (EOFError, OSError):
-                    self.close()
-                    for index in range(wanted, len(tasks)):
-                        yield index, ready.pop(index, None)
+                    yield from rest(wanted)
                     return
                 index = busy.pop(connection)
                 if isinstance(answer, _Failure):
                     raise answer.error
                 ready[index] = answer
-                give(connection)
+                if not give(connection):
+                    yield from rest(wanted)
+                    return
 
     def close(self) -> None:
         """Stop every worker now (idle ones have been told to leave already)."""

@@ -175,3 +175,29 @@ def test_sigterm_stops_workers_in_the_middle_of_a_long_group(tmp_path: Path) -> 
         assert time.monotonic() - sent < 1.5
     assert p.returncode == 143
     assert list(out.iterdir()) == []
+
+
+def test_a_worker_killed_before_it_is_handed_a_group_costs_nothing_but_time() -> None:
+    """A worker that died while idle is met by the parent's send, not by its receive: the
+    send hits a closed pipe (BrokenPipeError). That is a dead worker too, never an error of
+    the export's output: every group not brought back is read in the parent."""
+    from agent_profiler.loader import LoadResult, plan_inputs
+    from agent_profiler.options import ReadOptions
+    from agent_profiler.pipeline import EncodeTrace, GroupTask, _Workers
+    from agent_profiler.writers import TraceFacts
+
+    groups = plan_inputs([DATA / "codex", DATA / "pi"], None, LoadResult())
+    tasks = [GroupTask(i, g, ReadOptions()) for i, g in enumerate(groups)]
+    assert len(tasks) >= 3
+    pool: _Workers[object] = _Workers(EncodeTrace(TraceFacts()), 2)
+    try:
+        # GIVEN both workers killed before the first group is handed out
+        for process, _ in pool.workers:
+            os.kill(process.pid, signal.SIGKILL)
+            process.join(timeout=10)
+        # WHEN the parent hands out the groups
+        outcomes = list(pool.outcomes(tasks))
+    finally:
+        pool.close()
+    # THEN it says none was brought back (the caller reads them itself), in order
+    assert outcomes == [(i, None) for i in range(len(tasks))]
