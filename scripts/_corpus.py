@@ -9,11 +9,13 @@ the estimate of its own parent.
 
 from __future__ import annotations
 
+import math
 import os
 import statistics
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Literal
 
 from agent_profiler.attribution import REDACTED_KIND
 from agent_profiler.diagnostics import Diagnostics
@@ -127,21 +129,46 @@ EVIDENCE = Estimator(Basis.CHARS, infer_head=False, evidence="only")
 FEATURES: tuple[TextClass | None, ...] = (*TextClass, None)
 
 
-def points(path: Path) -> Iterator[Point]:
+def visible_probe(text_class: TextClass | Literal["none"] | None) -> Estimator:
+    """For `points(as_exported=True)`: only the items sized from evidence, text counting 0.
+    With "none", hidden thinking is its response's whole output; with a class (or None, the
+    items), the output *plus* that class's characters (or items) of the response's visible
+    text (`Estimator.visible_tokens`). The difference is the visible text of the responses
+    whose thinking is sized as output minus visible: in an export that text and the hidden
+    item add up to the output whatever the table says of the text."""
+    if text_class == "none":
+        ratios = {c: math.inf for c in TextClass}
+        return Estimator(Basis.CHARS, ratios, 0.0, infer_head=False, evidence="visible")
+    return replace(probe(text_class), evidence="visible")
+
+
+def points(path: Path, as_exported: bool = False) -> Iterator[Point]:
     """The calibration points of one input (sessions without estimator snapshots give none).
+
+    `as_exported` (`calibrate.py --evidence-as-exported`, measured, not the shipped method):
+    hidden thinking sized as output minus visible is a fixed part of the growth at its whole
+    output, and the visible text of its response is taken out of the features, as an export
+    with the fitted table counts it; by default that thinking is output − chars/4 of the
+    visible text and the visible text is a feature.
 
     The anchor is where the inferred head is measured: the session's first request with a
     reported size, and again the first one after each compaction. Between an anchor and
     a later request the head is constant, so the reported growth is the growth of the
     journal's items: exactly what the table must explain."""
     runs = [read(path, probe(c)) for c in FEATURES]
-    evidence_runs = read(path, EVIDENCE)
+    evidence_runs = read(path, visible_probe("none") if as_exported else EVIDENCE)
+    visible_runs = [read(path, visible_probe(c)) for c in FEATURES] if as_exported else []
     for index, session in enumerate(runs[0]):
-        per_class = [measured(run[index]) for run in runs]
-        evidence = measured(evidence_runs[index])
-        snaps = per_class[0]
+        snaps = measured(session)
         if not snaps:
             continue
+        evidence = [s.estimated_tokens for s in measured(evidence_runs[index])]
+        per_class = [[s.estimated_tokens for s in measured(run[index])] for run in runs]
+        for k, visible in enumerate(visible_runs):
+            per_class[k] = [
+                n - (v.estimated_tokens - e)
+                for n, v, e in zip(per_class[k], measured(visible[index]), evidence, strict=True)
+            ]
         redacted = redacted_journal(session, len(snaps))
         cuts = sorted(c.start_ns for c in session.compactions)
         anchor = 0
@@ -150,11 +177,10 @@ def points(path: Path) -> Iterator[Point]:
                 anchor = t
                 continue
             growth = tuple(
-                float(per_class[k][t].estimated_tokens - per_class[k][anchor].estimated_tokens)
-                for k in range(len(FEATURES))
+                float(per_class[k][t] - per_class[k][anchor]) for k in range(len(FEATURES))
             )
             reported = float(snaps[t].reported_tokens or 0)
-            fixed = evidence[t].estimated_tokens - evidence[anchor].estimated_tokens
+            fixed = evidence[t] - evidence[anchor]
             yield Point(
                 path.name,
                 session.session_id,

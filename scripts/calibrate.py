@@ -5,6 +5,8 @@ the corpus's own request deltas, and check it leave-one-input-out.
     python scripts/calibrate.py --write    # also write src/agent_profiler/calibration.json
 
     python scripts/calibrate.py --shared-item   # one per-item cost for all (as -v1)
+    python scripts/calibrate.py --evidence-as-exported   # hidden thinking as an export
+                                                  # sizes it (measured, not shipped)
 
 Method (the table is `chars/calibrated-v2`):
 - Between a session's head anchor (its first request with a reported size, or the
@@ -211,7 +213,13 @@ def main(argv: list[str]) -> int:
     if not inputs:
         print(f"no corpus at {_corpus.CORPUS}", file=sys.stderr)
         return 2
-    by_input = {path: list(_corpus.points(path)) for path in inputs}
+    # Measured, not shipped (docs/estimates.md): --write refuses it, so the shipped table is
+    # always what the default method fits.
+    as_exported = "--evidence-as-exported" in argv
+    if as_exported and "--write" in argv:
+        print("--evidence-as-exported is a measurement: it does not --write", file=sys.stderr)
+        return 2
+    by_input = {path: list(_corpus.points(path, as_exported)) for path in inputs}
     everything = [p for pts in by_input.values() for p in pts]
     options = {"per_item": "--no-per-item" not in argv, "by_harness": "--shared-item" not in argv}
     table = fit(everything, **options)

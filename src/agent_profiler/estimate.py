@@ -140,13 +140,23 @@ class Estimator:
     per_item_by_harness: Mapping[str, float] = field(default_factory=dict)
     # Items sized from evidence (ContextLog.add_evidence) for calibration probes: "on" (as
     # exported), "off" (they count 0: a probe measures text only), "only" (text counts 0;
-    # the evidence is sized as with chars/4: the fixed offset the table must not explain).
-    evidence: Literal["on", "off", "only"] = "on"
+    # the evidence is sized as with chars/4: the fixed offset the table must not explain),
+    # "visible" (text counts 0; hidden content is the output *plus* the probe's count of
+    # the visible output: `visible_tokens`, for `calibrate.py --evidence-as-exported`).
+    evidence: Literal["on", "off", "only", "visible"] = "on"
 
     def visible_tokens(self, text: str) -> Tokens:
         """The estimate of a response's visible output that hidden content is measured
-        against (output_tokens − this): chars/4 when only the evidence is measured."""
+        against (output_tokens − this): chars/4 when only the evidence is measured; minus
+        the probe's count of the text (0 without ratios) in a "visible" probe, so that the
+        hidden item grows by exactly the visible text the probe counts."""
+        if self.evidence == "visible":
+            return -self._count(text) if self.ratios is not None and text else 0
         return chars4(len(text)) if self.evidence == "only" else self.text_tokens(text)
+
+    def _count(self, text: str) -> Tokens:
+        ratios = self.ratios or {}
+        return _ceil(sum(n / ratios[c] for c, n in classify(text).items()) + self.per_item)
 
     def for_harness(self, harness: str) -> Estimator:
         """This estimator as it measures one harness's journal: its per-item cost is
@@ -155,18 +165,17 @@ class Estimator:
         return self if cost is None or cost == self.per_item else replace(self, per_item=cost)
 
     def text_tokens(self, text: str) -> Tokens:
-        if self.evidence == "only":
+        if self.evidence in ("only", "visible"):
             return 0
         if self.ratios is None:
             return chars4(len(text))
         if not text:
             return 0
-        ratios = self.ratios
-        return _ceil(sum(n / ratios[c] for c, n in classify(text).items()) + self.per_item)
+        return self._count(text)
 
     def chars_tokens(self, chars: int) -> Tokens:
         """Tokens of `chars` characters whose text is not known (unknown class)."""
-        if self.evidence == "only":
+        if self.evidence in ("only", "visible"):
             return 0
         if self.ratios is None:
             return chars4(chars)

@@ -14,7 +14,7 @@ import pytest
 from agent_profiler import estimate, images
 from agent_profiler.annotations import TraceFacts, context_dict, profile_args
 from agent_profiler.attribution import ContextLog, Observation
-from agent_profiler.model import Category, Harness, Session, SourceKind
+from agent_profiler.model import Basis, Category, Harness, Session, SourceKind
 
 
 def _obs(time: int) -> Observation:
@@ -164,3 +164,18 @@ def test_calibration_probes_split_text_from_evidence(mode: str, total: int) -> N
     (snap,) = log.replay()
     assert snap.estimated_tokens == total
     assert log.estimator.visible_tokens("x" * 40) == 10  # chars/4 in every mode
+
+
+def test_a_visible_probe_counts_the_visible_text_into_the_hidden_item() -> None:
+    """`calibrate.py --evidence-as-exported`: in a "visible" probe, text counts 0 and the
+    visible output hidden thinking is measured against is minus the probe's count, so the
+    hidden item (output − visible) grows by exactly the visible text the probe counts."""
+    ones = {c: 1.0 for c in estimate.TextClass}
+    probe = estimate.Estimator(Basis.CHARS, ones, 2.0, infer_head=False, evidence="visible")
+    assert probe.text_tokens("x" * 40) == 0 and probe.chars_tokens(40) == 0
+    assert probe.visible_tokens("x" * 40) == -42  # 40 characters at 1 per token + 2 per item
+    assert probe.visible_tokens("") == 0
+    none = estimate.Estimator(Basis.CHARS, evidence="visible")
+    assert none.visible_tokens("x" * 40) == 0  # no ratios: the hidden item is the whole output
+    on = dataclasses.replace(probe, evidence="on")
+    assert on.visible_tokens("x" * 40) == on.text_tokens("x" * 40) == 42
