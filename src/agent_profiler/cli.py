@@ -412,20 +412,21 @@ def open_(
 
 
 def _is_trace(path: Path) -> bool:
-    """Any trace this tool writes: Perfetto protobuf (by name or its first byte) or
-    Chrome JSON (by its head: a JSONL journal never starts with `{"traceEvents"`)."""
+    """Any trace this tool writes: Perfetto protobuf (by name or by its packets:
+    `loader.is_perfetto_trace`) or Chrome JSON (by its head: a JSONL journal never starts
+    with `{"traceEvents"`)."""
+    from agent_profiler.loader import OWN_HEAD, is_perfetto_trace
+
     if path.suffix in TRACE_SUFFIXES:
         return True
     try:
         with path.open("rb") as handle:
-            head = handle.read(4096)
+            head = handle.read(OWN_HEAD)
     except OSError:
         return False
-    # A Trace starts with field 1 (packet), length-delimited: 0x0a, which is also the line
-    # feed a journal may start with. The packets' varints hold control bytes; text does not.
-    if head[:1] == b"\x0a" and any(byte < 0x20 and byte not in b"\t\n\r" for byte in head):
+    if is_perfetto_trace(head):
         return True
-    text = head.lstrip().replace(b" ", b"")
+    text = head[:4096].lstrip().replace(b" ", b"")
     return text.startswith(JSON_TRACE_HEADS[0]) or (
         path.suffix == ".json" and text.startswith(JSON_TRACE_HEADS[1]) and b'"ph":' in text
     )

@@ -427,7 +427,7 @@ def _wrong_harness(path: Path, harness: Harness) -> JournalError:
     return JournalError(str(path), f"nothing in it reads as {harness.value} ({hint})")
 
 
-_OWN_HEAD = 64 * 1024  # bytes read to tell an output of ours from a journal
+OWN_HEAD = 64 * 1024  # bytes read to tell an output of ours from a journal
 
 
 def own_output(path: Path) -> str | None:
@@ -438,13 +438,13 @@ def own_output(path: Path) -> str | None:
         return None
     try:
         with path.open("rb") as stream:
-            head = stream.read(_OWN_HEAD)
+            head = stream.read(OWN_HEAD)
     except OSError:
         return None
     ours = b"agentprof.capture" in head or b"agent-profiler" in head or b"agent_profiler" in head
     by = " written by agent-profiler" if ours else ""
     text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    if _is_perfetto(head):
+    if is_perfetto_trace(head):
         return (
             f"a Perfetto trace{by}, not a journal: open it with "
             f"`agent-profiler open {path}` (or drag it into https://ui.perfetto.dev)"
@@ -461,9 +461,10 @@ def own_output(path: Path) -> str | None:
     return None
 
 
-def _is_perfetto(head: bytes) -> bool:
-    """A protobuf `Trace`: packets (field 1, length-delimited) back to back, each length
-    within the file, the first one's first field a valid TracePacket tag."""
+def is_perfetto_trace(head: bytes) -> bool:
+    """Whether a file's first `OWN_HEAD` bytes (or all of a shorter file) are a protobuf
+    `Trace`: packets (field 1, length-delimited) back to back, each length within the file,
+    the first one's first field a valid TracePacket tag. (`own_output` and `open` ask.)"""
     if len(head) < 4 or head[0] != 0x0A:
         return False
     # 0x0a is also the line feed a journal may start with: packets' varints hold control
@@ -487,7 +488,7 @@ def _is_perfetto(head: bytes) -> bool:
     return (
         tag >> 3 >= 1
         and tag & 7 in (0, 1, 2, 5)
-        and (length <= len(head) - at or len(head) == _OWN_HEAD)
+        and (length <= len(head) - at or len(head) == OWN_HEAD)
     )
 
 
