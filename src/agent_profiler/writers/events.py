@@ -13,7 +13,7 @@ import struct
 from typing import TYPE_CHECKING
 
 from agent_profiler.writers.wire import (
-    AnnotationEncoder,
+    annotation_encoder,
     name_iid_field,
     record,
     string_iid_field,
@@ -149,8 +149,12 @@ class EventEncoder:
         self.ends: dict[int, bytes] = {}  # track uuid → its END packet after the time
         # What the packet being encoded interns, per InternedData field.
         self.pending: tuple[list[bytes], ...] = ([], [], [], [])
-        self.annotations = AnnotationEncoder(
-            self._annotation_name, self._string_value, UNIQUE_STRING_KEYS
+        self.annotation = annotation_encoder(
+            self.annotation_name_fields,
+            self._annotation_name,
+            self.string_fields,
+            self._string_value,
+            UNIQUE_STRING_KEYS,
         )
 
     # ---------------------------------------------------------------- interning
@@ -164,17 +168,15 @@ class EventEncoder:
         return iid
 
     def _annotation_name(self, name: str) -> bytes:
-        field = self.annotation_name_fields.get(name)
-        if field is None:
-            field = name_iid_field(self._intern(_ANNOTATION_NAMES, name))
-            self.annotation_name_fields[name] = field
+        """A new annotation name's `name_iid` field (interned here)."""
+        field = self.annotation_name_fields[name] = name_iid_field(
+            self._intern(_ANNOTATION_NAMES, name)
+        )
         return field
 
     def _string_value(self, value: str) -> bytes:
-        field = self.string_fields.get(value)
-        if field is None:
-            field = string_iid_field(self._intern(_STRING_VALUES, value))
-            self.string_fields[value] = field
+        """A new short string's `string_value_iid` field (interned here)."""
+        field = self.string_fields[value] = string_iid_field(self._intern(_STRING_VALUES, value))
         return field
 
     def _category(self, category: str) -> bytes:
@@ -224,7 +226,7 @@ class EventEncoder:
     def begin(self, ts: int, slice_: LaidSlice) -> bytes:
         """A slice's begin, or an instant: category, arguments, name, track, flows."""
         parts = [self._category(slice_.category)]
-        encode = self.annotations.annotation
+        encode = self.annotation
         for key, value in slice_.args.items():
             annotation = encode(key, value)
             parts += (_ANNOTATION, varint(len(annotation)), annotation)

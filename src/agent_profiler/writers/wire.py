@@ -29,6 +29,10 @@ def varint(value: int) -> bytes:
         if value >= 0:
             return _BYTE[value]
         value += 1 << 64
+    elif value < 0x4000:  # token counts, lengths: most varints are one or two bytes
+        return bytes((value & 0x7F | 0x80, value >> 7))
+    elif value < 0x200000:
+        return bytes((value & 0x7F | 0x80, value >> 7 & 0x7F | 0x80, value >> 14))
     out = bytearray()
     while value >= 0x80:
         out.append((value & 0x7F) | 0x80)
@@ -81,69 +85,87 @@ def string_iid_field(iid: int) -> bytes:
     return _STRING_IID + varint(iid)
 
 
-class AnnotationEncoder:
+# A non-negative int below 128 as a whole `uint_value` field, and a length below 128.
+_SMALL_UINT = [_UINT + b for b in _BYTE]
+
+
+def annotation_encoder(
+    name_fields: dict[str, bytes],
+    new_name: Callable[[str], bytes],
+    string_fields: dict[str, bytes],
+    new_string: Callable[[str], bytes],
+    unique: frozenset[str],
+    max_interned: int = 64,
+) -> Callable[[str | None, Any], bytes]:
     """Typed debug annotations (TRACE_CONTRACT §4) as bytes: uint for non-negative
     integers, int for negative ones, double, bool, string (interned or not), arrays and
-    dicts. `name_field(name)` and `string_field(value)` give the cached `name_iid` and
-    `string_value_iid` fields (interning the text when it is new); `unique` names the keys
-    whose string values are never interned; longer strings than `max_interned` are not."""
+    dicts. The function returned encodes one DebugAnnotation message (without its own tag
+    and length) from its name (None in an array) and value.
 
-    __slots__ = ("max_interned", "name_field", "string_field", "unique")
+    `name_fields` and `string_fields` cache each interned text's `name_iid` and
+    `string_value_iid` field; `new_name` and `new_string` intern a text not in them yet
+    (and return its field). String values of the keys in `unique`, and strings longer than
+    `max_interned`, are written as they are.
 
-    def __init__(
-        self,
-        name_field: Callable[[str], bytes],
-        string_field: Callable[[str], bytes],
-        unique: frozenset[str],
-        max_interned: int = 64,
-    ) -> None:
-        self.name_field = name_field
-        self.string_field = string_field
-        self.unique = unique
-        self.max_interned = max_interned
+    This runs about 90 times per request (the `context` dict), so it dispatches on the
+    exact type, the common leaves first, with the caches and tables bound as locals."""
+    get_name = name_fields.get
+    get_string = string_fields.get
+    small_uint: list[bytes] = _SMALL_UINT
+    small: list[bytes] = _BYTE
 
-    def annotation(self, name: str | None, value: Any) -> bytes:
-        """One DebugAnnotation message's bytes (without its own tag and length).
-
-        This runs about 70 times per request (the `context` dict), so it dispatches on
-        the exact type, and the interned fields come from caches of bytes."""
-        head = b"" if name is None else self.name_field(name)
+    def value_bytes(name: str | None, value: Any) -> bytes:
         kind = type(value)
         if kind is str:
-            if len(value) > self.max_interned or name in self.unique:
-                data: bytes = value.encode()
-                return head + _STRING + varint(len(data)) + data
-            return head + self.string_field(value)
+            if len(value) <= max_interned and name not in unique:
+                field: bytes | None = get_string(value)
+                return field if field is not None else new_string(value)
+            data: bytes = value.encode()
+            size = len(data)
+            return _STRING + (small[size] if size < 0x80 else varint(size)) + data
         if kind is int:
             if 0 <= value < 0x80:
-                small: bytes = _BYTE[value]
-                return head + _UINT + small
+                leaf: bytes = small_uint[value]
+                return leaf
             if 0 <= value < 1 << 64:
-                return head + _UINT + varint(value)
+                return _UINT + varint(value)
             if -(1 << 63) <= value < 0:
-                return head + _INT + varint(value + (1 << 64))
+                return _INT + varint(value + (1 << 64))
             data = str(value).encode()  # out of the wire's range
-            return head + _STRING + varint(len(data)) + data
+            return _STRING + varint(len(data)) + data
+        parts: list[bytes]
         if kind is dict:
-            parts = [head]
+            parts = []
             for key, item in value.items():
-                entry = self.annotation(str(key), item)
-                parts.append(_DICT_ENTRY + varint(len(entry)) + entry)
+                key = str(key)
+                head = get_name(key)
+                entry = (head if head is not None else new_name(key)) + value_bytes(key, item)
+                size = len(entry)
+                parts += (_DICT_ENTRY, small[size] if size < 0x80 else varint(size), entry)
             return b"".join(parts)
         if kind is bool:
-            return head + _BOOL[value]
+            return _BOOL[value]
         if kind is list or kind is tuple:
             # An empty list leaves the annotation with a name and no value (an empty array).
-            parts = [head]
+            parts = []
             for item in value:
-                entry = self.annotation(None, item)
-                parts.append(_ARRAY_VALUE + varint(len(entry)) + entry)
+                entry = value_bytes(None, item)
+                size = len(entry)
+                parts += (_ARRAY_VALUE, small[size] if size < 0x80 else varint(size), entry)
             return b"".join(parts)
         if kind is float:
-            return head + _DOUBLE + _pack_double(value)
-        if isinstance(value, str):  # str subclasses (StrEnum members)
-            return head + self.annotation(None, str(value))
+            return _DOUBLE + _pack_double(value)
+        if isinstance(value, str):  # str subclasses (StrEnum members): never a unique key
+            return value_bytes(None, str(value))
         if isinstance(value, int):  # int subclasses (IntEnum)
-            return head + self.annotation(None, int(value))
+            return value_bytes(None, int(value))
         data = str(value).encode()
-        return head + _STRING + varint(len(data)) + data
+        return _STRING + varint(len(data)) + data
+
+    def annotation(name: str | None, value: Any) -> bytes:
+        if name is None:
+            return value_bytes(None, value)
+        head = get_name(name)
+        return (head if head is not None else new_name(name)) + value_bytes(name, value)
+
+    return annotation
