@@ -39,6 +39,7 @@ from agent_profiler.layout import (
 )
 from agent_profiler.model import Session
 from agent_profiler.views import session_span
+from agent_profiler.writers.chunks import PacketSink
 from agent_profiler.writers.events import CLOCK_BOOTTIME, CLOCK_REALTIME, EventEncoder
 from agent_profiler.writers.wire import record
 
@@ -51,9 +52,6 @@ __all__ = ["ContentMode", "PerfettoWriter", "TraceFacts", "build_layout"]
 
 # Trace Processor (v58) accepts at most 8 `extra_counter_values` on one TrackEvent.
 MAX_EXTRA_COUNTERS = 8
-
-# A group's packets are written to the stream in runs of about this many bytes.
-FLUSH = 256 * 1024
 
 
 class _Samples:
@@ -216,8 +214,11 @@ class PerfettoWriter:
     # groups in worker processes and never hold every session at once.
     by_group = True
 
-    def __init__(self, facts: TraceFacts | None = None) -> None:
+    def __init__(self, facts: TraceFacts | None = None, *, compress: bool = True) -> None:
         self.facts = facts or TraceFacts()
+        # Each group's packets deflated into compressed_packets (writers/chunks.py); the
+        # trace's first packets (clock snapshot, attributes, root track) stay as they are.
+        self.compress = compress
 
     def write(self, sessions: Sequence[Session], stream: IO[bytes]) -> int:
         """Write the trace of these sessions as one group; returns the number of packets."""
@@ -229,25 +230,26 @@ class PerfettoWriter:
         """One group's packets (everything but the clock snapshot); returns their number."""
         sequence = sequence_of(group)
         encoder = EventEncoder(sequence)
-        out = bytearray()
+        sink = PacketSink(stream, compress=self.compress)
+        add = sink.add
         descriptors = 0
-        for session_group, tracks in iter_layout(ordered_sessions(sessions), self.facts, group):
-            for track in (session_group, *tracks.tracks):
-                packet = pb.TracePacket(trusted_packet_sequence_id=sequence)
-                packet.track_descriptor.CopyFrom(_track_descriptor(track))
-                out += record(packet.SerializeToString())
-                descriptors += 1
-            for ts, _, _, what, part in _session_events(tracks):
-                if part == _END:
-                    out += encoder.end(ts, what.track_uuid)  # type: ignore[union-attr]
-                elif part == _BEGIN:
-                    out += encoder.begin(ts, what)  # type: ignore[arg-type]
-                else:
-                    out += encoder.counters(ts, what.category, what.values)  # type: ignore[union-attr]
-                if len(out) >= FLUSH:
-                    stream.write(out)
-                    out.clear()
-        stream.write(out)
+        try:
+            for session_group, tracks in iter_layout(ordered_sessions(sessions), self.facts, group):
+                for track in (session_group, *tracks.tracks):
+                    packet = pb.TracePacket(trusted_packet_sequence_id=sequence)
+                    packet.track_descriptor.CopyFrom(_track_descriptor(track))
+                    add(record(packet.SerializeToString()))
+                    descriptors += 1
+                for ts, _, _, what, part in _session_events(tracks):
+                    if part == _END:
+                        add(encoder.end(ts, what.track_uuid))  # type: ignore[union-attr]
+                    elif part == _BEGIN:
+                        add(encoder.begin(ts, what))  # type: ignore[arg-type]
+                    else:
+                        add(encoder.counters(ts, what.category, what.values))  # type: ignore[union-attr]
+            sink.close()
+        finally:
+            sink.stop()
         return descriptors + encoder.packets
 
 
