@@ -585,3 +585,23 @@ def test_a_failing_stream_is_raised_from_the_writer_thread_and_the_thread_ends()
         sink.close()
     sink.stop()
     assert threading.active_count() == before
+
+
+def test_the_export_command_deflates_unless_told_not_to(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from agent_profiler.cli import app
+    from agent_profiler.entry import _parse_export
+
+    runner = CliRunner()
+    packed, plain = tmp_path / "packed.pftrace", tmp_path / "plain.pftrace"
+    assert runner.invoke(app, ["export", str(SPOTTER), "-o", str(packed)]).exit_code == 0
+    args = ["export", str(SPOTTER), "-o", str(plain), "--no-compress"]
+    assert runner.invoke(app, args).exit_code == 0
+    assert any(p.HasField("compressed_packets") for p in pb.Trace.FromString(packed.read_bytes()).packet)
+    assert not any(
+        p.HasField("compressed_packets") for p in pb.Trace.FromString(plain.read_bytes()).packet
+    )
+    assert inflated(packed) == pb.Trace.FromString(plain.read_bytes())
+    # the console script's own parser (entry.py) takes the flag too
+    assert _parse_export([str(SPOTTER), "--no-compress"])["compress"] is False  # type: ignore[index]
