@@ -598,7 +598,8 @@ def test_the_export_command_deflates_unless_told_not_to(tmp_path: Path) -> None:
     assert runner.invoke(app, ["export", str(SPOTTER), "-o", str(packed)]).exit_code == 0
     args = ["export", str(SPOTTER), "-o", str(plain), "--no-compress"]
     assert runner.invoke(app, args).exit_code == 0
-    assert any(p.HasField("compressed_packets") for p in pb.Trace.FromString(packed.read_bytes()).packet)
+    raw = pb.Trace.FromString(packed.read_bytes()).packet
+    assert any(p.HasField("compressed_packets") for p in raw)
     assert not any(
         p.HasField("compressed_packets") for p in pb.Trace.FromString(plain.read_bytes()).packet
     )
