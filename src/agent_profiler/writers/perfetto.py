@@ -1,6 +1,9 @@
 """Perfetto writer: the layout (layout/) encoded as a protobuf TrackEvent trace. It owns
 the wire: descriptors, the clock snapshots, delta timestamps, interning, typed annotations,
-counter packets.
+counter packets. The events are encoded straight to bytes (events.py, wire.py); the rare
+packets (descriptors, the trace's first packets) through protobuf objects. Each group's
+packets are deflated into compressed_packets by a writer thread (chunks.py), unless
+`compress` is off.
 
 It streams: sessions are planned and written one at a time (each session's descriptors,
 then its events), and a session's events are swept in (time, rank, order) order: begins
