@@ -494,7 +494,7 @@ def test_hand_encoded_annotations_are_the_bytes_protobuf_serialises(value: Any) 
 
     names = {"k": 1, "l": 2, "v": 3}
     fields = {name: name_iid_field(iid) for name, iid in names.items()}
-    encode = annotation_encoder(fields, fields.__getitem__, {}, _no_interning, frozenset())
+    encode, _ = annotation_encoder(fields, fields.__getitem__, {}, _no_interning, frozenset())
     expected = pb.DebugAnnotation(name_iid=names["v"])
     _by_setters(expected, names, value)
     assert encode("v", value) == expected.SerializeToString()
@@ -606,3 +606,14 @@ def test_the_export_command_deflates_unless_told_not_to(tmp_path: Path) -> None:
     assert inflated(packed) == pb.Trace.FromString(plain.read_bytes())
     # the console script's own parser (entry.py) takes the flag too
     assert _parse_export([str(SPOTTER), "--no-compress"])["compress"] is False  # type: ignore[index]
+
+
+def test_items_kept_whole_keep_their_type() -> None:
+    """wire.py keeps a dict item whose value is a short string, a bool or a small int
+    framed whole, by (key, value): 1 and True are equal keys in Python, not on the wire."""
+    interner = EventEncoder(1)
+    for value, expected in [(1, ("uint", 1)), (True, ("bool", True)), (1, ("uint", 1))]:
+        wire, _ = _encoded({"x": value, "d": {"x": value}}, interner)
+        assert wire == {"x": expected, "d": {"x": expected}}
+    wire, _ = _encoded({"x": 0, "d": {"x": False}}, interner)
+    assert wire == {"x": ("uint", 0), "d": {"x": ("bool", False)}}

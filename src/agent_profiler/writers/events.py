@@ -149,7 +149,7 @@ class EventEncoder:
         self.ends: dict[int, bytes] = {}  # track uuid → its END packet after the time
         # What the packet being encoded interns, per InternedData field.
         self.pending: tuple[list[bytes], ...] = ([], [], [], [])
-        self.annotation = annotation_encoder(
+        self.annotation, self.entries = annotation_encoder(
             self.annotation_name_fields,
             self._annotation_name,
             self.string_fields,
@@ -225,11 +225,7 @@ class EventEncoder:
 
     def begin(self, ts: int, slice_: LaidSlice) -> bytes:
         """A slice's begin, or an instant: category, arguments, name, track, flows."""
-        parts = [self._category(slice_.category)]
-        encode = self.annotation
-        for key, value in slice_.args.items():
-            annotation = encode(key, value)
-            parts += (_ANNOTATION, varint(len(annotation)), annotation)
+        parts = [self._category(slice_.category), self.entries(slice_.args, _ANNOTATION)]
         parts.append(_TYPE_INSTANT if slice_.instant else _TYPE_BEGIN)
         parts.append(self._name(slice_.name))
         parts += (_TRACK_UUID, varint(slice_.track_uuid))

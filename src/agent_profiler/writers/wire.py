@@ -96,11 +96,13 @@ def annotation_encoder(
     new_string: Callable[[str], bytes],
     unique: frozenset[str],
     max_interned: int = 64,
-) -> Callable[[str | None, Any], bytes]:
+) -> tuple[Callable[[str | None, Any], bytes], Callable[[dict[Any, Any], bytes], bytes]]:
     """Typed debug annotations (TRACE_CONTRACT §4) as bytes: uint for non-negative
     integers, int for negative ones, double, bool, string (interned or not), arrays and
-    dicts. The function returned encodes one DebugAnnotation message (without its own tag
-    and length) from its name (None in an array) and value.
+    dicts. Returns two functions: `annotation(name, value)`, one DebugAnnotation message
+    (without its own tag and length; name None in an array), and `entries(mapping, tag)`,
+    a dict's items as annotations framed with `tag` (a TrackEvent's debug_annotations, or
+    a dict annotation's dict_entries), back to back.
 
     `name_fields` and `string_fields` cache each interned text's `name_iid` and
     `string_value_iid` field; `new_name` and `new_string` intern a text not in them yet
@@ -108,11 +110,18 @@ def annotation_encoder(
     `max_interned`, are written as they are.
 
     This runs about 90 times per request (the `context` dict), so it dispatches on the
-    exact type, the common leaves first, with the caches and tables bound as locals."""
+    exact type, the common leaves first, with the caches and tables bound as locals. A
+    dict item whose value is an interned string, a bool or an int below 128 is framed once
+    and kept whole (its key and value interned already): most of a `changes` entry's items
+    are (`category`, `change`, `source_kind`, a label), so they cost one lookup."""
     get_name = name_fields.get
     get_string = string_fields.get
     small_uint: list[bytes] = _SMALL_UINT
     small: list[bytes] = _BYTE
+    # per tag: framed items by (key, value), for interned strings, bools, ints below 128
+    caches: dict[bytes, tuple[dict[Any, bytes], dict[Any, bytes], dict[Any, bytes]]] = {}
+    uints: dict[int, bytes] = {}  # the uint_value field of each int below 2**14 met
+    get_uint = uints.get
 
     def value_bytes(name: str | None, value: Any) -> bytes:
         kind = type(value)
@@ -127,27 +136,24 @@ def annotation_encoder(
             if 0 <= value < 0x80:
                 leaf: bytes = small_uint[value]
                 return leaf
+            if 0 <= value < 0x4000:  # token and character counts: a field kept per value
+                known = get_uint(value)
+                if known is None:
+                    known = uints[value] = _UINT + varint(value)
+                return known
             if 0 <= value < 1 << 64:
                 return _UINT + varint(value)
             if -(1 << 63) <= value < 0:
                 return _INT + varint(value + (1 << 64))
             data = str(value).encode()  # out of the wire's range
             return _STRING + varint(len(data)) + data
-        parts: list[bytes]
         if kind is dict:
-            parts = []
-            for key, item in value.items():
-                key = str(key)
-                head = get_name(key)
-                entry = (head if head is not None else new_name(key)) + value_bytes(key, item)
-                size = len(entry)
-                parts += (_DICT_ENTRY, small[size] if size < 0x80 else varint(size), entry)
-            return b"".join(parts)
+            return entries(value, _DICT_ENTRY)
         if kind is bool:
             return _BOOL[value]
         if kind is list or kind is tuple:
             # An empty list leaves the annotation with a name and no value (an empty array).
-            parts = []
+            parts: list[bytes] = []
             for item in value:
                 entry = value_bytes(None, item)
                 size = len(entry)
@@ -168,4 +174,43 @@ def annotation_encoder(
         head = get_name(name)
         return (head if head is not None else new_name(name)) + value_bytes(name, value)
 
-    return annotation
+    def framed(tag: bytes, key: Any, value: Any) -> bytes:
+        name = key if type(key) is str else str(key)
+        head = get_name(name)
+        entry = (head if head is not None else new_name(name)) + value_bytes(name, value)
+        size = len(entry)
+        return tag + (small[size] if size < 0x80 else varint(size)) + entry
+
+    def entries(mapping: dict[Any, Any], tag: bytes) -> bytes:
+        cached = caches.get(tag)
+        if cached is None:
+            cached = caches[tag] = ({}, {}, {})
+        strings, flags, smalls = cached
+        parts: list[bytes] = []
+        append = parts.append
+        for key, value in mapping.items():
+            kind = type(value)
+            if kind is str:
+                if len(value) <= max_interned and key not in unique:
+                    item = strings.get((key, value))
+                    if item is None:
+                        item = strings[(key, value)] = framed(tag, key, value)
+                    append(item)
+                    continue
+            elif kind is int:
+                if 0 <= value < 0x80:
+                    item = smalls.get((key, value))
+                    if item is None:
+                        item = smalls[(key, value)] = framed(tag, key, value)
+                    append(item)
+                    continue
+            elif kind is bool:
+                item = flags.get((key, value))
+                if item is None:
+                    item = flags[(key, value)] = framed(tag, key, value)
+                append(item)
+                continue
+            append(framed(tag, key, value))
+        return b"".join(parts)
+
+    return annotation, entries
