@@ -45,6 +45,9 @@ DEFAULT = [
     "src/agent_profiler/views.py",
     "src/agent_profiler/writers/chrome_json.py",
     "src/agent_profiler/writers/perfetto.py",
+    "src/agent_profiler/writers/events.py",
+    "src/agent_profiler/writers/wire.py",
+    "src/agent_profiler/writers/chunks.py",
     "src/agent_profiler/writers/__init__.py",
     "src/agent_profiler/adapters/common.py",
     "src/agent_profiler/adapters/drafts.py",
@@ -85,6 +88,9 @@ WRITER_MODULES = {
     *LAYOUT,
     "src/agent_profiler/annotations.py",
     "src/agent_profiler/writers/perfetto.py",
+    "src/agent_profiler/writers/events.py",
+    "src/agent_profiler/writers/wire.py",
+    "src/agent_profiler/writers/chunks.py",
     "src/agent_profiler/writers/__init__.py",
 }
 WRITER_TESTS = [

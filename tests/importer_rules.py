@@ -82,6 +82,7 @@ SILENT = {
     "flow_terminating_id_inactive",
     "interned_event_name_missing",
     "interned_category_missing",
+    "compressed_packets_fields_ignored",
 }
 NOTES = {"annotation_name_renamed", "sibling_tracks_merged"}
 FATAL = "import_error"
@@ -305,6 +306,16 @@ class _Importer:
                     self.report(FATAL, "compressed_packets and zstd_compressed_packets are mixed")
                     return None
                 codec = kind
+                # proto_trace_reader.cc ParseCompressedPackets: the bundle is expanded and
+                # each packet parsed in its place (its own sequence, flags, interning and
+                # clocks: incremental state runs on across bundles); nothing else in the
+                # enclosing packet is read.
+                others = [f.name for f, _ in packet.ListFields() if f.name != kind]
+                if others:
+                    self.report(
+                        "compressed_packets_fields_ignored",
+                        f"a packet with {kind} also sets {', '.join(others)}: not read",
+                    )
                 inner = self._decompress(kind, getattr(packet, kind))
                 if inner is None:
                     return None
@@ -318,6 +329,7 @@ class _Importer:
         try:
             if kind == "compressed_packets":
                 # 32 + MAX_WBITS: gzip or zlib header, as Perfetto's gzip reader accepts.
+                # a whole stream: one cut short fails to inflate (gzip_utils.cc)
                 raw = zlib.decompress(blob, 32 + zlib.MAX_WBITS)
             else:
                 try:
@@ -326,6 +338,13 @@ class _Importer:
                     self.report(FATAL, "zstd_compressed_packets: no zstd here to check them")
                     return None
                 raw = zstd.decompress(blob)
+            # The inflated bytes are whole Trace.packet records: field 1, length-delimited,
+            # each inside the bundle (proto_trace_tokenizer.cc: "Expected TracePacket tag",
+            # "Invalid packet size"; protobuf alone would keep another field as unknown).
+            problem = _not_whole_packets(raw)
+            if problem is not None:
+                self.report(FATAL, f"{kind}: {problem}")
+                return None
             inner = pb.Trace()
             inner.ParseFromString(raw)
         except (zlib.error, DecodeError, ValueError) as error:
@@ -960,3 +979,27 @@ def summary(findings: Iterable[Finding]) -> dict[str, int]:
     for finding in findings:
         counts[finding.name] += 1
     return dict(counts)
+
+
+def _not_whole_packets(raw: bytes) -> str | None:
+    """What is wrong with inflated compressed_packets bytes as a run of whole
+    `Trace.packet` records (tag 0x0a, a varint length, that many bytes), or None."""
+    at = 0
+    while at < len(raw):
+        if raw[at] != 0x0A:
+            return f"byte {at}: expected a TracePacket tag (0x0a), found {raw[at]:#04x}"
+        length, shift = 0, 0
+        at += 1
+        while True:
+            if at >= len(raw) or shift > 63:
+                return "a packet's length is cut off"
+            byte = raw[at]
+            at += 1
+            length |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                break
+        if at + length > len(raw):
+            return f"a packet of {length} bytes runs past the end of its bundle"
+        at += length
+    return None

@@ -142,6 +142,7 @@ def export(
     jobs: JobsOption = None,
     redact: RedactOption = False,
     align: Annotated[AlignChoice | None, option(spec.ALIGN)] = None,
+    no_compress: Annotated[bool, option(spec.NO_COMPRESS)] = False,
 ) -> None:
     """Export journals to one Perfetto trace (open it in https://ui.perfetto.dev).
 
@@ -160,6 +161,7 @@ def export(
         stdout_is_terminal=_stdout_is_terminal,
         open_ui=_open_in_ui if open_ui else None,
         redact=redact,
+        compress=not no_compress,
     )
     if code:
         raise typer.Exit(code)

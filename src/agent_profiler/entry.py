@@ -88,6 +88,7 @@ def _parse_export(argv: list[str]) -> dict[str, Any] | None:
         ),
         "force": values.get("force", False),
         "redact": values.get("redact", False),
+        "compress": not values.get("no_compress", False),
         "strict": values.get("strict", False),
         "format_name": values.get("format_name"),
     }

@@ -91,7 +91,12 @@ def read_groups(
 
 
 def export_perfetto(
-    journals: list[Path], target: Path | None, options: ReadOptions, facts: TraceFacts
+    journals: list[Path],
+    target: Path | None,
+    options: ReadOptions,
+    facts: TraceFacts,
+    *,
+    compress: bool = True,
 ) -> tuple[LoadResult, Diagnostics, SessionCounts, int] | None:
     """Read the journals and write their Perfetto trace to `target` (atomically) or, when
     it is None, to stdout: what was read, the warnings, the counts and the size written
@@ -101,7 +106,7 @@ def export_perfetto(
     with spool(target) as packets:
         try:
             result, diagnostics, outcomes = read_groups(
-                journals, options, EncodeTrace(facts), packets
+                journals, options, EncodeTrace(facts, compress), packets
             )
         except OSError as error:  # the spool beside the target: a full disk, a lost mount
             raise OutputError(f"{target or 'stdout'}: {error.strerror or error}") from error
@@ -147,10 +152,12 @@ def run_export(
     stdout_is_terminal: Callable[[], bool],
     open_ui: Callable[..., None] | None,
     redact: bool = False,
+    compress: bool = True,
 ) -> int:
     """`agent-profiler export`; returns the exit code (errors are raised). `redact`: leave
     out each tool call's target too. `options.align`: every session tree laid out from one
-    origin (align.py) instead of real time."""
+    origin (align.py) instead of real time. `compress`: a Perfetto trace's packets
+    deflated (writers/chunks.py)."""
     writer = writer_class(format_name, output)
     to_stdout = output is not None and str(output) == TO_STDOUT
     if to_stdout and writer.binary and stdout_is_terminal():
@@ -173,7 +180,7 @@ def run_export(
     # A writer that encodes group by group streams them (worker processes, a spool);
     # one that needs every session at once takes the whole model.
     if writer.by_group:
-        outcome = export_perfetto(journals, destination, options, facts)
+        outcome = export_perfetto(journals, destination, options, facts, compress=compress)
     else:
         outcome = export_whole(journals, destination, options, facts, writer)
     if outcome is None:

@@ -371,6 +371,7 @@ class EncodeTrace:
     accounting of its own reading; into `out` in this process, else sent back as bytes."""
 
     facts: TraceFacts
+    compress: bool = True  # deflated into compressed_packets, in the worker when in one
 
     def __call__(
         self,
@@ -383,7 +384,9 @@ class EncodeTrace:
 
         if not sessions:
             return b""
-        writer = PerfettoWriter(replace(self.facts, accounting=diagnostics.accounting()))
+        writer = PerfettoWriter(
+            replace(self.facts, accounting=diagnostics.accounting()), compress=self.compress
+        )
         if out is not None:
             writer.write_group(sessions, out, task.index)
             return b""

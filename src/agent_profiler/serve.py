@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import errno
 import http.server
+import io
 import json
 import time
 import urllib.parse
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -42,6 +44,7 @@ ALLOWED_STARTUP_COMMANDS = frozenset(
     }
 )
 _TRACK_DESCRIPTOR_TAG = b"\xe2\x03"  # TracePacket field 60 (track_descriptor), length-delimited
+_COMPRESSED_PACKETS_TAG = b"\x92\x03"  # TracePacket field 50, length-delimited
 _CAPTURE = "agentprof.capture"
 
 
@@ -143,7 +146,31 @@ def _packets(stream: IO[bytes]) -> Iterator[bytes]:
         data = stream.read(length)
         if len(data) < length:
             return
+        if data[:2] == _COMPRESSED_PACKETS_TAG:
+            # packets deflated into compressed_packets (writers/chunks.py): read in place
+            inner = _inflate(data)
+            if inner is None:
+                return
+            yield from _packets(io.BytesIO(inner))
+            continue
         yield data
+
+
+def _inflate(packet: bytes) -> bytes | None:
+    """The packets a compressed_packets packet holds (zlib or gzip, as Perfetto reads
+    them); None when it does not inflate."""
+    length, shift, at = 0, 0, len(_COMPRESSED_PACKETS_TAG)
+    while at < len(packet):
+        byte = packet[at]
+        at += 1
+        length |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            break
+    try:
+        return zlib.decompress(packet[at : at + length], 32 + zlib.MAX_WBITS)
+    except zlib.error:
+        return None
 
 
 def serve_once(

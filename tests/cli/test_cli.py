@@ -200,8 +200,10 @@ def _flat(parsed: dict[str, Any] | None) -> dict[str, Any] | None:
     if parsed is None:
         return None
     options = parsed.pop("options")
+    compress = parsed.pop("compress")
     return {
         **parsed,
+        "no_compress": not compress,
         "harness": options.harness,
         "estimate": options.estimate,
         "previews": options.previews,
@@ -256,7 +258,9 @@ def test_the_fast_export_path_parses_like_typer() -> None:
         "jobs": None,
         "align": None,
         "redact": False,
+        "no_compress": False,
     }
+    assert _parse_export(["a.jsonl", "--no-compress"])["compress"] is False  # type: ignore[index]
     assert _parse_export(["a.jsonl", "-j", "3"])["options"].jobs == 3  # type: ignore[index]
     assert _parse_export(["a.jsonl", "--jobs=2"])["options"].jobs == 2  # type: ignore[index]
     assert _parse_export(["a.jsonl", "-j", "1"])["options"].jobs == 1  # type: ignore[index]
@@ -325,6 +329,7 @@ _ARGV_TOKENS = [
     "--force",
     "--previews",
     "--strict",
+    "--no-compress",
     "--open",
     "--",
 ]

@@ -79,3 +79,23 @@ def test_no_commands_for_a_trace_that_is_not_ours_and_no_others_allowed(tmp_path
     assert ui_url("x.pftrace") == "https://ui.perfetto.dev/#!/?url=http://127.0.0.1:9001/x.pftrace"
     with pytest.raises(ValueError, match="not allow-listed"):
         ui_url("x.pftrace", 9001, [{"id": "dev.perfetto.RunQuery", "args": ["select 1"]}])
+
+
+def test_the_commands_read_the_tracks_inside_deflated_packets(tmp_path: Path) -> None:
+    """A default trace holds its sessions' descriptors in compressed_packets
+    (writers/chunks.py): the commands are those of the same trace written plain, and a
+    bundle that does not inflate ends the reading without an error."""
+    from typer.testing import CliRunner
+
+    from agent_profiler.cli import app
+
+    packed, plain = tmp_path / "packed.pftrace", tmp_path / "plain.pftrace"
+    runner = CliRunner()
+    assert runner.invoke(app, ["export", str(SPOTTER), "-o", str(packed)]).exit_code == 0
+    args = ["export", str(SPOTTER), "-o", str(plain), "--no-compress"]
+    assert runner.invoke(app, args).exit_code == 0
+    commands = startup_commands(packed)
+    assert len(commands) >= 4 and commands == startup_commands(plain)
+    broken = tmp_path / "broken.pftrace"
+    broken.write_bytes(b"\x0a\x06\x92\x03\x03abc")  # a bundle that is not zlib
+    assert startup_commands(broken) == []

@@ -28,7 +28,7 @@ from test_claude_code import (
 
 import shared_paths
 from agent_profiler.model import Category
-from traceview import Slice, TraceView
+from traceview import Slice, TraceView, inflated, plain_bytes
 
 LABELS = {c.label for c in Category}
 SHARED = shared_paths.CORPUS / "claude-code"
@@ -291,14 +291,14 @@ def test_subagent_is_its_own_capture_linked_by_flow_and_ids(spotter: TraceView) 
 
 def test_no_bodies_by_default_and_previews_on_request(export_trace: Any) -> None:
     plain = export_trace(SMALL)
-    assert b"SECRET_BODY_MARKER" not in plain.path.read_bytes()
-    assert b"Fix the bug" not in plain.path.read_bytes()
+    assert b"SECRET_BODY_MARKER" not in plain_bytes(plain.path)
+    assert b"Fix the bug" not in plain_bytes(plain.path)
     (prompt, *_) = [s for s in plain.view.slices if s.kind == "prompt"]
     assert prompt.args["text"] == f"[{len('Fix the bug in parser.py please')} chars; not included]"
     tool = next(s for s in plain.view.slices if s.kind == "tool-execution")
     assert "args" not in tool.args and tool.args["keys"] == ["file_path"]
     with_previews = export_trace(SMALL, args=("--previews",))
-    data = with_previews.path.read_bytes()
+    data = plain_bytes(with_previews.path)
     assert b"Fix the bug in parser.py please" in data
     tool = next(s for s in with_previews.view.slices if s.kind == "tool-execution")
     assert tool.args["args"] == {"file_path": "/home/USER/demo/parser.py"}
@@ -399,7 +399,7 @@ def test_no_counter_packet_carries_more_than_eight_extra_values(export_trace: An
     # GIVEN a session whose end resets 12 counters at one instant (it used to be one packet
     # with 11 extra values, which Trace Processor drops whole)
     exported = export_trace(ENTIRE_4B)
-    trace = pb.Trace.FromString(exported.path.read_bytes())
+    trace = inflated(exported.path)
     extras = [
         len(p.track_event.extra_counter_values)
         for p in trace.packet

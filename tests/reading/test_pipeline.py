@@ -129,7 +129,9 @@ def test_each_capture_carries_the_accounting_of_its_own_group(tmp_path: Path) ->
 def test_interning_starts_afresh_in_each_group(tmp_path: Path) -> None:
     from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
-    trace = pb.Trace.FromString(
+    from traceview import inflated
+
+    trace = inflated(
         _export(tmp_path, "t.pftrace", str(CLAUDE_SMALL), str(CODEX_SMALL), "--jobs", "2")
     )
     cleared = [
@@ -312,7 +314,7 @@ def test_workers_read_the_groups_and_the_parent_gets_them_in_order() -> None:
     # One process and two give the same packets and the same outcomes, in order...
     alone, first = _run(EncodeTrace(TraceFacts()), 1)
     together, second = _run(EncodeTrace(TraceFacts()), 2)
-    assert together == alone and len(alone) > 1_000_000
+    assert together == alone and len(alone) > 300_000  # deflated (writers/chunks.py)
 
     def facts(outcomes: list[Any]) -> list[Any]:
         return [(o.index, o.journal_ids, o.counts, o.first, o.links, o.paths) for o in outcomes]

@@ -8,6 +8,7 @@ without it that test skips with realtp's reason and the rest still run."""
 from __future__ import annotations
 
 import gzip
+import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -467,6 +468,62 @@ def test_compressed_packets_are_read_as_the_packets_they_hold() -> None:
     mixed = compressed(delta_trace())
     mixed.packet.add(zstd_compressed_packets=b"\x28\xb5\x2f\xfd")
     assert names(mixed.SerializeToString()) == {"import_error": 1}
+
+
+def _bundle(*chunks: bytes, **fields: Any) -> bytes:
+    """A trace of compressed_packets packets, one per chunk (zlib, as our writer makes)."""
+    bundle = pb.Trace()
+    for chunk in chunks:
+        bundle.packet.add(compressed_packets=zlib.compress(chunk), **fields)
+    return bundle.SerializeToString()
+
+
+def test_a_bundle_holds_whole_packet_records() -> None:
+    raw = delta_trace().bytes()
+    assert names(_bundle(raw)) == {}
+    # a packet cut at the bundle's end (the rest in the next bundle) fails the import
+    assert names(_bundle(raw[:-3], raw[-3:])) == {"import_error": 1}
+    # so does a record that is not a Trace.packet, which protobuf alone would keep as an
+    # unknown field of the Trace
+    other = raw + b"\x12\x01x"
+    assert len(pb.Trace.FromString(other).packet) == len(pb.Trace.FromString(raw).packet)
+    assert names(_bundle(other)) == {"import_error": 1}
+
+
+def test_a_zlib_stream_cut_short_fails_the_import() -> None:
+    deflated = zlib.compress(delta_trace().bytes())
+    cut = pb.Trace()
+    cut.packet.add(compressed_packets=deflated[:-4])  # without its checksum
+    assert names(cut.SerializeToString()) == {"import_error": 1}
+
+
+def test_fields_beside_compressed_packets_are_not_read() -> None:
+    raw = delta_trace().bytes()
+    found = names(_bundle(raw, trusted_packet_sequence_id=SEQ))
+    assert found == {"compressed_packets_fields_ignored": 1}
+
+
+def test_incremental_state_and_clocks_run_on_across_bundles() -> None:
+    # GIVEN a trace whose clock snapshot and first events are in one bundle, the rest in
+    # the next (a sequence's state, interning and delta clock, spans both)
+    trace = delta_trace()
+    frames = [p.SerializeToString() for p in trace.trace.packet]
+    records = [b"\x0a" + _varint(len(f)) + f for f in frames]
+    half = len(records) // 2
+    split = _bundle(b"".join(records[:half]), b"".join(records[half:]))
+    # THEN it imports as the plain trace does: no finding, the same events
+    assert names(split) == {}
+    assert replay(trace.bytes()).events
+    assert replay(split).events == replay(trace.bytes()).events
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
 
 
 def test_bytes_that_are_not_a_trace() -> None:

@@ -20,10 +20,11 @@ from agent_profiler.model import Harness
 from agent_profiler.views import session_span
 from agent_profiler.writers import writer_class
 from agent_profiler.writers.chrome_json import ChromeJsonWriter
-from agent_profiler.writers.perfetto import PerfettoWriter, TraceFacts, _Interner
+from agent_profiler.writers.events import EventEncoder
+from agent_profiler.writers.perfetto import PerfettoWriter, TraceFacts
 from rules_spy import sessions
 from samples import DATA
-from traceview import load_trace
+from traceview import inflated, load_trace
 
 # --------------------------------------------------------------------------- writers/__init__
 
@@ -75,11 +76,13 @@ SMALL = DATA / "claude-code" / "handmade" / "small.jsonl"
 SPOTTER = DATA / "claude-code" / "spotter-2.1.39-subagents-compaction"
 
 
-def _export(*journals: Path, facts: TraceFacts | None = None) -> tuple[bytes, int, list[Any]]:
+def _export(
+    *journals: Path, facts: TraceFacts | None = None, compress: bool = True
+) -> tuple[bytes, int, list[Any]]:
     """(the file's bytes, the packet count write returned, the sessions written)."""
     found = sessions(*journals)
     stream = io.BytesIO()
-    count = PerfettoWriter(facts).write(found, stream)
+    count = PerfettoWriter(facts, compress=compress).write(found, stream)
     return stream.getvalue(), count, found
 
 
@@ -104,7 +107,7 @@ def _frames(data: bytes) -> list[bytes]:
 
 
 def test_a_trace_is_its_packets_framed_back_to_back_and_counted() -> None:
-    data, count, _ = _export(SMALL)
+    data, count, _ = _export(SMALL, compress=False)
     frames = _frames(data)
     trace = pb.Trace.FromString(data)
     # write() says how many packets it wrote: the clock snapshot, the trace attributes and
@@ -120,7 +123,7 @@ def test_the_clock_snapshot_relates_realtime_to_boottime_at_the_first_start() ->
     # GIVEN two real sessions (a parent and its subagents): the earliest start is the trace's
     data, _, found = _export(SPOTTER)
     first = min(session_span(s)[0] for s in found)
-    clock, *rest = pb.Trace.FromString(data).packet
+    clock, *rest = inflated(data).packet
     snapshot = clock.clock_snapshot
     assert snapshot.primary_trace_clock == pb.BUILTIN_CLOCK_REALTIME
     assert [(c.clock_id, c.timestamp) for c in snapshot.clocks] == [(1, first), (6, first)]
@@ -134,7 +137,7 @@ def test_the_clock_snapshot_relates_realtime_to_boottime_at_the_first_start() ->
 
 def test_the_first_event_clears_the_incremental_state_and_sets_the_clock() -> None:
     data, _, _ = _export(SMALL)
-    events = [p for p in pb.Trace.FromString(data).packet if p.HasField("track_event")]
+    events = [p for p in inflated(data).packet if p.HasField("track_event")]
     first, *later = events
     cleared = pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
     needs = pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE
@@ -179,7 +182,7 @@ def _layout_times(found: list[Any]) -> list[int]:
 
 def test_event_times_are_deltas_on_a_clock_the_group_starts_at_its_first_event() -> None:
     data, _, found = _export(SMALL)
-    packets = list(pb.Trace.FromString(data).packet)
+    packets = list(inflated(data).packet)
     # THEN the second packet is the clock starting: incremental, tied to REALTIME (and so
     # to BOOTTIME) at the first event's time, on the group's sequence
     start = next(p for p in packets[1:] if p.HasField("clock_snapshot"))
@@ -200,7 +203,7 @@ def test_event_times_are_deltas_on_a_clock_the_group_starts_at_its_first_event()
 def test_a_session_starting_before_the_last_event_starts_the_next_clock() -> None:
     # GIVEN a parent and its subagent in one group: the subagent starts inside its parent
     data, _, found = _export(SPOTTER)
-    packets = list(pb.Trace.FromString(data).packet)
+    packets = list(inflated(data).packet)
     starts = [p for p in packets[1:] if p.HasField("clock_snapshot")]
     # THEN each start is a clock of its own (a clock's snapshots must never go back)
     ids = [s.clock_snapshot.clocks[0].clock_id for s in starts]
@@ -226,12 +229,12 @@ def test_a_session_starting_before_the_last_event_starts_the_next_clock() -> Non
 def test_a_group_past_its_last_clock_id_writes_absolute_realtime(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import agent_profiler.writers.perfetto as perfetto
+    import agent_profiler.writers.events as perfetto
 
     # GIVEN only one clock id for a group whose second session starts earlier
     monkeypatch.setattr(perfetto, "DELTA_CLOCK_IDS", range(64, 65))
     data, _, found = _export(SPOTTER)
-    packets = list(pb.Trace.FromString(data).packet)
+    packets = list(inflated(data).packet)
     # THEN one clock starts, and from the event that would have needed another, events
     # carry absolute REALTIME times (said on that event and as the default)
     assert len([p for p in packets if p.HasField("clock_snapshot")]) == 2
@@ -245,7 +248,7 @@ def test_a_group_past_its_last_clock_id_writes_absolute_realtime(
 def test_the_real_importer_reads_deltas_and_the_absolute_fallback_as_the_times_meant(
     monkeypatch: pytest.MonkeyPatch, export_trace: Any
 ) -> None:
-    import agent_profiler.writers.perfetto as perfetto
+    import agent_profiler.writers.events as perfetto
 
     # export_trace checks the contract and that Trace Processor holds every slice, flow
     # and counter sample at the time the decoded trace says (and import stats are clean)
@@ -278,14 +281,18 @@ def _wire(annotation: Any, strings: dict[int, str], names: dict[int, str]) -> An
 def _encoded(args: dict[str, Any], interner: Any = None) -> tuple[dict[str, Any], Any]:
     """Hand-made arguments on one slice, as the writer puts them on the wire: annotation
     name → (wire field, value), and the packet (its interned_data)."""
-    interner = interner or _Interner()
+    interner = interner or EventEncoder(1)
     slice_ = LaidSlice("Tools", "Read", 10, 20, "claude.activity", args)
-    packet = pb.TracePacket.FromString(
-        interner.packet(slice_, 0).SerializeToString()  # 0: a slice's begin
-    )
+    # a slice's begin (after the clock snapshot that starts the group's clock, if any)
+    (packet,) = [
+        p
+        for p in pb.Trace.FromString(interner.begin(10, slice_)).packet
+        if p.HasField("track_event")
+    ]
     # every string interned so far (this packet defines only those new here)
-    strings = {iid: text for text, iid in interner.strings.items()}
-    names = {iid: name for name, iid in interner.annotation_names.items()}
+    _, _, annotation_names, string_values = interner.tables
+    strings = {iid: text for text, iid in string_values.items()}
+    names = {iid: name for name, iid in annotation_names.items()}
     wire = {
         names[a.name_iid]: _wire(a, strings, names) for a in packet.track_event.debug_annotations
     }
@@ -350,7 +357,7 @@ def test_values_of_other_types_keep_their_meaning_on_the_wire() -> None:
 def test_short_strings_are_interned_once_and_ids_and_long_texts_are_inline() -> None:
     """Hand-made values at the boundary: a string of up to 64 characters is written once
     in interned_data and referred to by iid; longer ones, and values that are ids, inline."""
-    interner = _Interner()
+    interner = EventEncoder(1)
     short, long = "s" * 64, "l" * 65
     args = {"a": short, "b": long, "id": "x", "response_id": "r", "text": "t", "c": short}
     wire, packet = _encoded(args, interner)
@@ -405,7 +412,7 @@ def test_events_are_written_in_time_order_slices_and_counters_merged() -> None:
     """Each session's events go out in (time, rank) order, counter packets between the
     slices (Trace Processor sorts anyway; the file is a readable timeline too)."""
     data, _, found = _export(SPOTTER)
-    packets = pb.Trace.FromString(data).packet
+    packets = inflated(data).packet
     # descriptors of a session, then its events in time order; sessions one after another
     runs: list[list[Any]] = [[]]
     for packet in packets[1:]:
@@ -429,3 +436,184 @@ def test_events_are_written_in_time_order_slices_and_counters_merged() -> None:
         assert closing.track_event.type == pb.TrackEvent.TYPE_COUNTER
         assert last.timestamp == 0  # the same time as the closing zero before it
         assert closing.track_event.counter_value == 0
+
+
+# --------------------------------------------------------------------------- bytes by hand
+
+
+def _by_setters(annotation: Any, name_iids: dict[str, int], value: Any) -> None:
+    """What the writer did before wire.py: a DebugAnnotation filled by protobuf setters."""
+    if type(value) is str:
+        annotation.string_value = value
+    elif type(value) is bool:
+        annotation.bool_value = value
+    elif type(value) is int:
+        if value >= 0:
+            annotation.uint_value = value
+        else:
+            annotation.int_value = value
+    elif type(value) is float:
+        annotation.double_value = value
+    elif type(value) is dict:
+        for key, item in value.items():
+            entry = annotation.dict_entries.add(name_iid=name_iids[key])
+            _by_setters(entry, name_iids, item)
+    else:
+        for item in value:
+            _by_setters(annotation.array_values.add(), name_iids, item)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        0,
+        127,
+        128,
+        16_383,
+        16_384,
+        2**21,
+        2**64 - 1,
+        -1,
+        -(2**63),
+        0.1,
+        float("-inf"),
+        True,
+        False,
+        "x" * 65,  # inline (past the interning length)
+        "é" * 200,  # a length of two varint bytes, in UTF-8 bytes
+        [],
+        {},
+        [1, [2, [3]], {"k": -4}],
+        {"k": {"k": [True, 2.5, "y" * 70]}, "l": 300},
+    ],
+)
+def test_hand_encoded_annotations_are_the_bytes_protobuf_serialises(value: Any) -> None:
+    """wire.py writes fields in field-number order, as protobuf's serialiser does: the same
+    bytes as the setters gave (and every corpus export was compared byte for byte once)."""
+    from agent_profiler.writers.wire import annotation_encoder, name_iid_field
+
+    names = {"k": 1, "l": 2, "v": 3}
+    fields = {name: name_iid_field(iid) for name, iid in names.items()}
+    encode, _ = annotation_encoder(fields, fields.__getitem__, {}, _no_interning, frozenset())
+    expected = pb.DebugAnnotation(name_iid=names["v"])
+    _by_setters(expected, names, value)
+    assert encode("v", value) == expected.SerializeToString()
+
+
+def _no_interning(text: str) -> bytes:
+    raise AssertionError(f"{text!r} should not be interned")
+
+
+def test_an_end_packet_is_the_bytes_protobuf_serialises() -> None:
+    encoder = EventEncoder(3)
+    encoder.begin(5, LaidSlice("Tools", "Read", 5, 9, "c", {}, track_uuid=300))
+    expected = pb.TracePacket(timestamp=4, trusted_packet_sequence_id=3, sequence_flags=2)
+    expected.track_event.type = pb.TrackEvent.TYPE_SLICE_END
+    expected.track_event.track_uuid = 300
+    first = encoder.end(9, 300)
+    assert first == b"\x0a" + bytes([expected.ByteSize()]) + expected.SerializeToString()
+    # the second END of the track comes from the cache: only its time differs
+    expected.timestamp = 1
+    assert encoder.end(10, 300)[2:] == expected.SerializeToString()
+
+
+# --------------------------------------------------------------------------- compression
+
+
+def test_compressed_and_plain_exports_hold_the_same_packets() -> None:
+    """Each group's packets deflated (the default) or not: the same packets in the same
+    order once inflated; the trace's first packets stay readable as they are."""
+    for journals in ((SMALL,), (SPOTTER,), (DATA / "pi", DATA / "codex")):
+        plain, count, _ = _export(*journals, compress=False)
+        packed, packed_count, _ = _export(*journals)
+        assert count == packed_count
+        assert list(inflated(packed).packet) == list(pb.Trace.FromString(plain).packet)
+        raw = pb.Trace.FromString(packed).packet
+        kinds = [p.WhichOneof("data") for p in raw[:3]]
+        assert kinds == ["clock_snapshot", "trace_attributes", "track_descriptor"]
+        assert all(p.HasField("compressed_packets") for p in raw[3:])
+        assert all(p.ListFields()[0][0].name == "compressed_packets" for p in raw[3:])
+        assert len(packed) < len(plain) / 2
+
+
+def test_chunks_hold_whole_packets_of_at_least_the_chunk_size(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import zlib
+
+    import agent_profiler.writers.chunks as chunks
+
+    monkeypatch.setattr(chunks, "CHUNK", 4096)
+    plain, _, _ = _export(SPOTTER, compress=False)
+    packed, _, _ = _export(SPOTTER)
+    bundles = [p.compressed_packets for p in pb.Trace.FromString(packed).packet[3:]]
+    assert len(bundles) > 3
+    inflated_bundles = [zlib.decompress(b) for b in bundles]  # zlib headers
+    # whole packets (each bundle parses on its own), in order, every bundle but the last
+    # at least a chunk; together they are the plain trace's packets after its first three
+    assert all(len(b) >= 4096 for b in inflated_bundles[:-1])
+    assert b"".join(inflated_bundles) == b"".join(_frames_bytes(plain)[3:])
+    for bundle in inflated_bundles:
+        assert pb.Trace.FromString(bundle).SerializeToString() == bundle
+
+
+def _frames_bytes(data: bytes) -> list[bytes]:
+    """Each Trace record's bytes, framing included."""
+    return [b"\x0a" + _varint(len(frame)) + frame for frame in _frames(data)]
+
+
+def _varint(value: int) -> bytes:
+    from agent_profiler.writers.wire import varint
+
+    return varint(value)
+
+
+def test_a_failing_stream_is_raised_from_the_writer_thread_and_the_thread_ends() -> None:
+    import threading
+
+    from agent_profiler.writers.chunks import PacketSink
+
+    class Full(io.BytesIO):
+        def write(self, data: Any) -> int:
+            raise OSError(28, "No space left on device")
+
+    sink = PacketSink(Full(), compress=True, chunk=10)
+    before = threading.active_count()
+    with pytest.raises(OSError, match="No space left"):
+        for _ in range(20):
+            sink.add(b"\x0a\x02\x08\x01" * 5)
+        sink.close()
+    sink.stop()
+    assert threading.active_count() == before
+
+
+def test_the_export_command_deflates_unless_told_not_to(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from agent_profiler.cli import app
+    from agent_profiler.entry import _parse_export
+
+    runner = CliRunner()
+    packed, plain = tmp_path / "packed.pftrace", tmp_path / "plain.pftrace"
+    assert runner.invoke(app, ["export", str(SPOTTER), "-o", str(packed)]).exit_code == 0
+    args = ["export", str(SPOTTER), "-o", str(plain), "--no-compress"]
+    assert runner.invoke(app, args).exit_code == 0
+    raw = pb.Trace.FromString(packed.read_bytes()).packet
+    assert any(p.HasField("compressed_packets") for p in raw)
+    assert not any(
+        p.HasField("compressed_packets") for p in pb.Trace.FromString(plain.read_bytes()).packet
+    )
+    assert inflated(packed) == pb.Trace.FromString(plain.read_bytes())
+    # the console script's own parser (entry.py) takes the flag too
+    assert _parse_export([str(SPOTTER), "--no-compress"])["compress"] is False  # type: ignore[index]
+
+
+def test_items_kept_whole_keep_their_type() -> None:
+    """wire.py keeps a dict item whose value is a short string, a bool or a small int
+    framed whole, by (key, value): 1 and True are equal keys in Python, not on the wire."""
+    interner = EventEncoder(1)
+    for value, expected in [(1, ("uint", 1)), (True, ("bool", True)), (1, ("uint", 1))]:
+        wire, _ = _encoded({"x": value, "d": {"x": value}}, interner)
+        assert wire == {"x": expected, "d": {"x": expected}}
+    wire, _ = _encoded({"x": 0, "d": {"x": False}}, interner)
+    assert wire == {"x": ("uint", 0), "d": {"x": ("bool", False)}}

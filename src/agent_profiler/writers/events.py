@@ -1,0 +1,264 @@
+"""A journal group's TrackEvent packets as bytes: slice begins, ends and instants, counter
+packets, the interning that goes with them and the delta clock their times are on.
+
+Everything constant is encoded once: the sequence id field, the sequence flags, each
+interned name's `name_iid` field, each interned string's `string_value_iid` field, a
+track's whole END packet after its time. Only rare packets (the clock snapshots that start
+a delta clock) are built as protobuf objects. The bytes are those protobuf's serialiser
+gave for the same packets (wire.py)."""
+
+from __future__ import annotations
+
+import struct
+from typing import TYPE_CHECKING
+
+from agent_profiler.writers.wire import (
+    annotation_encoder,
+    name_iid_field,
+    record,
+    string_iid_field,
+    varint,
+)
+
+if TYPE_CHECKING:  # the full schema's types, of which _trace_pb2 holds the part we set
+    from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+    from agent_profiler.layout import LaidSlice
+else:  # ≈ 1 ms to load instead of ≈ 25 (scripts/trace_schema.py)
+    from agent_profiler.writers import _trace_pb2 as pb
+
+CLOCK_REALTIME = 1
+CLOCK_BOOTTIME = 6
+# Sequence-scoped clock ids (Perfetto: 64–127), on which event timestamps are deltas
+# (DeltaClock; TRACE_CONTRACT §1 deviation, docs/traces.md).
+DELTA_CLOCK_IDS = range(64, 128)
+
+# TracePacket fields (trace_packet.proto), each key pre-encoded.
+_TIMESTAMP = b"\x40"  # 8, varint
+_SEQUENCE_ID = b"\x50"  # 10, varint
+_TRACK_EVENT = b"\x5a"  # 11, length-delimited
+_INTERNED_DATA = b"\x62"  # 12, length-delimited
+_CLOCK_ID = b"\xd0\x03"  # 58, varint
+_DEFAULTS = b"\xda\x03"  # 59, length-delimited (TracePacketDefaults; its clock id is 58 too)
+# sequence_flags (13): SEQ_INCREMENTAL_STATE_CLEARED | SEQ_NEEDS_INCREMENTAL_STATE on a
+# group's first event (its interning starts there), SEQ_NEEDS_INCREMENTAL_STATE after.
+_FLAGS_FIRST = b"\x68\x03"
+_FLAGS = b"\x68\x02"
+
+# TrackEvent fields (track_event.proto).
+_CATEGORY_IID = b"\x18"  # 3, varint (repeated, unpacked)
+_ANNOTATION = b"\x22"  # 4, length-delimited
+_TYPE_BEGIN = b"\x48\x01"  # 9 = TYPE_SLICE_BEGIN
+_TYPE_END = b"\x48\x02"  # TYPE_SLICE_END
+_TYPE_INSTANT = b"\x48\x03"  # TYPE_INSTANT
+_TYPE_COUNTER = b"\x48\x04"  # TYPE_COUNTER
+_NAME_IID = b"\x50"  # 10, varint
+_TRACK_UUID = b"\x58"  # 11, varint
+_EXTRA_VALUE = b"\x60"  # 12, varint (int64)
+_COUNTER_VALUE = b"\xf0\x01"  # 30, varint (int64)
+_EXTRA_TRACK = b"\xf8\x01"  # 31, varint
+_FLOW_ID = b"\xf9\x02"  # 47, fixed64
+_pack_fixed64 = struct.Struct("<Q").pack
+
+# InternedData fields (interned_data.proto), in field-number order: its entries are
+# written grouped by field, in the order they were interned.
+_EVENT_CATEGORIES, _EVENT_NAMES, _ANNOTATION_NAMES, _STRING_VALUES = 0, 1, 2, 3
+_INTERNED_TAGS = (b"\x0a", b"\x12", b"\x1a", b"\xea\x01")  # 1, 2, 3, 29
+
+# Values that are ids (one per item, response or session) gain nothing from interning. Call
+# ids are the exception: a tool call's id is its slice's `call_id` and the `source_id` of the
+# changes it caused (its arguments and its result), about three uses each (Codex: 7.7% of
+# the trace).
+UNIQUE_STRING_KEYS = frozenset(
+    {
+        "id",
+        "response_id",
+        "turn_id",
+        "item_id",
+        "session_id",
+        "capture_id",
+        "child_session",
+        "parent_session",
+        "text",
+    }
+)
+
+
+class DeltaClock:
+    """Event timestamps as deltas on incremental clocks of the group's sequence: an
+    absolute time is 10 bytes on every event, a delta 2–6.
+
+    The group's first event starts clock 64 with a clock snapshot tying it to REALTIME;
+    when a session of the group starts before the last event written (a subagent runs
+    inside its parent), the next clock id starts there, since a clock's snapshots must not
+    go back (Trace Processor then drops the events it cannot place: measured). Past the
+    last id the group's events carry absolute REALTIME times, as before deltas."""
+
+    __slots__ = ("absolute", "clock_ids", "last", "sequence")
+
+    def __init__(self, sequence: int) -> None:
+        self.sequence = sequence
+        self.clock_ids = iter(DELTA_CLOCK_IDS)
+        self.last: int | None = None  # None: no clock started yet
+        self.absolute = False
+
+    def restart(self, ts: int) -> tuple[bytes, bytes, bytes]:
+        """A packet's time where the clock cannot go on with a delta: (its `timestamp`
+        field, the fields after its sequence flags, the clock snapshot record to write
+        before it, or b"")."""
+        clock_id = next(self.clock_ids, None)
+        self.absolute = clock_id is None
+        # The clock is said on this packet (Trace Processor applies defaults to the
+        # packets after it) and as the sequence's default for the packets that follow.
+        said = _CLOCK_ID + varint(CLOCK_REALTIME if clock_id is None else clock_id)
+        suffix = said + _DEFAULTS + varint(len(said)) + said
+        if clock_id is None:
+            return _TIMESTAMP + varint(ts), suffix, b""
+        self.last = ts
+        snapshot = pb.TracePacket(trusted_packet_sequence_id=self.sequence)
+        clocks = snapshot.clock_snapshot
+        clocks.primary_trace_clock = pb.BUILTIN_CLOCK_REALTIME
+        clocks.clocks.add(clock_id=clock_id, timestamp=ts, is_incremental=True)
+        clocks.clocks.add(clock_id=CLOCK_REALTIME, timestamp=ts)
+        clocks.clocks.add(clock_id=CLOCK_BOOTTIME, timestamp=ts)
+        # timestamp 0: the snapshot starts the clock at `ts`
+        return _TIMESTAMP + b"\x00", suffix, record(snapshot.SerializeToString())
+
+
+class EventEncoder:
+    """A group's events as `Trace.packet` records, on the group's sequence.
+
+    Interning (HABIT deviation, TRACE_CONTRACT §1: their writer interns nothing): event
+    names, categories, annotation names and repeated short string values are written once
+    per journal group in `interned_data` (on the group's own sequence, whose first event
+    says the state starts there) and referred to by iid afterwards; Trace Processor
+    resolves them on import, so Agent Profiler's SQL sees the same strings. It roughly
+    halves the file on long sessions."""
+
+    def __init__(self, sequence: int) -> None:
+        self.clock = DeltaClock(sequence)
+        self.sequence_field = _SEQUENCE_ID + varint(sequence)
+        self.flags = _FLAGS_FIRST
+        self.packets = 0  # packets encoded, clock snapshots included
+        self.tables: tuple[dict[str, int], ...] = ({}, {}, {}, {})
+        # Each interned text's field, as every later use writes it.
+        self.category_fields: dict[str, bytes] = {}
+        self.name_fields: dict[str, bytes] = {}
+        self.annotation_name_fields: dict[str, bytes] = {}
+        self.string_fields: dict[str, bytes] = {}
+        self.ends: dict[int, bytes] = {}  # track uuid → its END packet after the time
+        # What the packet being encoded interns, per InternedData field.
+        self.pending: tuple[list[bytes], ...] = ([], [], [], [])
+        self.annotation, self.entries = annotation_encoder(
+            self.annotation_name_fields,
+            self._annotation_name,
+            self.string_fields,
+            self._string_value,
+            UNIQUE_STRING_KEYS,
+        )
+
+    # ---------------------------------------------------------------- interning
+
+    def _intern(self, table: int, text: str) -> int:
+        entries = self.tables[table]
+        iid = entries[text] = len(entries) + 1
+        data = text.encode()
+        entry = b"\x08" + varint(iid) + b"\x12" + varint(len(data)) + data
+        self.pending[table].append(_INTERNED_TAGS[table] + varint(len(entry)) + entry)
+        return iid
+
+    def _annotation_name(self, name: str) -> bytes:
+        """A new annotation name's `name_iid` field (interned here)."""
+        field = self.annotation_name_fields[name] = name_iid_field(
+            self._intern(_ANNOTATION_NAMES, name)
+        )
+        return field
+
+    def _string_value(self, value: str) -> bytes:
+        """A new short string's `string_value_iid` field (interned here)."""
+        field = self.string_fields[value] = string_iid_field(self._intern(_STRING_VALUES, value))
+        return field
+
+    def _category(self, category: str) -> bytes:
+        field = self.category_fields.get(category)
+        if field is None:
+            field = _CATEGORY_IID + varint(self._intern(_EVENT_CATEGORIES, category))
+            self.category_fields[category] = field
+        return field
+
+    def _name(self, name: str) -> bytes:
+        field = self.name_fields.get(name)
+        if field is None:
+            field = _NAME_IID + varint(self._intern(_EVENT_NAMES, name))
+            self.name_fields[name] = field
+        return field
+
+    # ---------------------------------------------------------------- packets
+
+    def _packet(self, ts: int, event: bytes) -> bytes:
+        """The packet of one TrackEvent (its body `event`) at `ts`, with what it interned,
+        as a Trace record (after the clock snapshot that must come first, if any)."""
+        clock = self.clock
+        last = clock.last
+        snapshot = b""
+        if clock.absolute:
+            stamp, suffix = _TIMESTAMP + varint(ts), b""
+        elif last is not None and ts >= last:
+            stamp, suffix = _TIMESTAMP + varint(ts - last), b""
+            clock.last = ts
+        else:
+            stamp, suffix, snapshot = clock.restart(ts)
+        parts = [stamp, self.sequence_field, _TRACK_EVENT, varint(len(event)), event]
+        pending = self.pending
+        if pending[0] or pending[1] or pending[2] or pending[3]:
+            interned = b"".join([b"".join(entries) for entries in pending])
+            parts += (_INTERNED_DATA, varint(len(interned)), interned)
+            for entries in pending:
+                entries.clear()
+        parts.append(self.flags)
+        self.flags = _FLAGS
+        if suffix:
+            parts.append(suffix)
+        packet = b"".join(parts)
+        self.packets += 2 if snapshot else 1
+        return snapshot + b"\x0a" + varint(len(packet)) + packet
+
+    def begin(self, ts: int, slice_: LaidSlice) -> bytes:
+        """A slice's begin, or an instant: category, arguments, name, track, flows."""
+        parts = [self._category(slice_.category), self.entries(slice_.args, _ANNOTATION)]
+        parts.append(_TYPE_INSTANT if slice_.instant else _TYPE_BEGIN)
+        parts.append(self._name(slice_.name))
+        parts += (_TRACK_UUID, varint(slice_.track_uuid))
+        for flow in slice_.flows:
+            parts += (_FLOW_ID, _pack_fixed64(flow))
+        return self._packet(ts, b"".join(parts))
+
+    def end(self, ts: int, track_uuid: int) -> bytes:
+        """A slice's end: its packet after the time is the same for every slice of the
+        track (once the group's first event has been written)."""
+        clock = self.clock
+        last = clock.last
+        if last is not None and ts >= last and not clock.absolute and self.flags is _FLAGS:
+            rest = self.ends.get(track_uuid)
+            if rest is None:
+                event = _TYPE_END + _TRACK_UUID + varint(track_uuid)
+                rest = self.ends[track_uuid] = (
+                    self.sequence_field + _TRACK_EVENT + varint(len(event)) + event + _FLAGS
+                )
+            clock.last = ts
+            self.packets += 1
+            packet = _TIMESTAMP + varint(ts - last) + rest
+            return b"\x0a" + varint(len(packet)) + packet
+        return self._packet(ts, _TYPE_END + _TRACK_UUID + varint(track_uuid))
+
+    def counters(self, ts: int, category: str, values: dict[int, int]) -> bytes:
+        """Counter values at one time: the first as the event's own value, the rest as
+        extra counter values (≤ 8: the caller splits larger sets)."""
+        (own, value), *extra = values.items()
+        parts = [self._category(category), _TYPE_COUNTER, _TRACK_UUID, varint(own)]
+        for _, extra_value in extra:
+            parts += (_EXTRA_VALUE, varint(extra_value))
+        parts += (_COUNTER_VALUE, varint(value))
+        for uuid, _ in extra:
+            parts += (_EXTRA_TRACK, varint(uuid))
+        return self._packet(ts, b"".join(parts))

@@ -1,0 +1,216 @@
+"""The protobuf wire format, as much of it as the Perfetto writer encodes by hand: varints,
+field tags, length-delimited fields, and typed DebugAnnotation values (nested dicts and
+arrays included).
+
+The writer's hot path (a slice's begin, its end, a counter packet, each request's
+`context` dict of about 45 annotation leaves) is encoded here straight to bytes instead of
+through protobuf objects: setting fields one by one on a message and serialising it cost
+about 90 µs per request, the largest part of the writer (docs/performance.md). Fields are
+written in field-number order, as protobuf's own serialiser writes them, so the bytes are
+the same as the objects gave (checked once: every export of the corpus byte for byte).
+
+Field numbers and wire types are those of perfetto/protos (trace_packet.proto,
+track_event.proto, debug_annotation.proto, interned_data.proto); none of those repeated
+scalars is packed (proto2 without [packed = true])."""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from typing import Any
+
+_BYTE = [bytes((i,)) for i in range(128)]
+
+
+def varint(value: int) -> bytes:
+    """A non-negative integer as a base-128 varint (a negative int64 is taken modulo 2**64
+    first, as protobuf writes it: ten bytes)."""
+    if value < 0x80:
+        if value >= 0:
+            return _BYTE[value]
+        value += 1 << 64
+    elif value < 0x4000:  # token counts, lengths: most varints are one or two bytes
+        return bytes((value & 0x7F | 0x80, value >> 7))
+    elif value < 0x200000:
+        return bytes((value & 0x7F | 0x80, value >> 7 & 0x7F | 0x80, value >> 14))
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def tag(field: int, wire_type: int) -> bytes:
+    """A field's key: (field number << 3) | wire type, as a varint."""
+    return varint(field << 3 | wire_type)
+
+
+VARINT, FIXED64, LENGTH = 0, 1, 2
+
+
+def field_bytes(field: int, data: bytes) -> bytes:
+    """A length-delimited field (a message, a string, bytes)."""
+    return tag(field, LENGTH) + varint(len(data)) + data
+
+
+def field_varint(field: int, value: int) -> bytes:
+    return tag(field, VARINT) + varint(value)
+
+
+def record(packet: bytes) -> bytes:
+    """One `Trace.packet` (field 1): a Trace is its packets back to back."""
+    return b"\x0a" + varint(len(packet)) + packet
+
+
+# DebugAnnotation (debug_annotation.proto): the name and one value of a oneof.
+_NAME_IID = tag(1, VARINT)
+_BOOL = {True: tag(2, VARINT) + b"\x01", False: tag(2, VARINT) + b"\x00"}
+_UINT = tag(3, VARINT)
+_INT = tag(4, VARINT)
+_DOUBLE = tag(5, FIXED64)
+_STRING = tag(6, LENGTH)
+_DICT_ENTRY = tag(11, LENGTH)
+_ARRAY_VALUE = tag(12, LENGTH)
+_STRING_IID = tag(17, VARINT)
+_pack_double = struct.Struct("<d").pack
+
+
+def name_iid_field(iid: int) -> bytes:
+    """An annotation's `name_iid`: the bytes every annotation of that name starts with."""
+    return _NAME_IID + varint(iid)
+
+
+def string_iid_field(iid: int) -> bytes:
+    return _STRING_IID + varint(iid)
+
+
+# A non-negative int below 128 as a whole `uint_value` field, and a length below 128.
+_SMALL_UINT = [_UINT + b for b in _BYTE]
+
+
+def annotation_encoder(
+    name_fields: dict[str, bytes],
+    new_name: Callable[[str], bytes],
+    string_fields: dict[str, bytes],
+    new_string: Callable[[str], bytes],
+    unique: frozenset[str],
+    max_interned: int = 64,
+) -> tuple[Callable[[str | None, Any], bytes], Callable[[dict[Any, Any], bytes], bytes]]:
+    """Typed debug annotations (TRACE_CONTRACT §4) as bytes: uint for non-negative
+    integers, int for negative ones, double, bool, string (interned or not), arrays and
+    dicts. Returns two functions: `annotation(name, value)`, one DebugAnnotation message
+    (without its own tag and length; name None in an array), and `entries(mapping, tag)`,
+    a dict's items as annotations framed with `tag` (a TrackEvent's debug_annotations, or
+    a dict annotation's dict_entries), back to back.
+
+    `name_fields` and `string_fields` cache each interned text's `name_iid` and
+    `string_value_iid` field; `new_name` and `new_string` intern a text not in them yet
+    (and return its field). String values of the keys in `unique`, and strings longer than
+    `max_interned`, are written as they are.
+
+    This runs about 90 times per request (the `context` dict), so it dispatches on the
+    exact type, the common leaves first, with the caches and tables bound as locals. A
+    dict item whose value is an interned string, a bool or an int below 128 is framed once
+    and kept whole (its key and value interned already): most of a `changes` entry's items
+    are (`category`, `change`, `source_kind`, a label), so they cost one lookup."""
+    get_name = name_fields.get
+    get_string = string_fields.get
+    small_uint: list[bytes] = _SMALL_UINT
+    small: list[bytes] = _BYTE
+    # per tag: framed items by (key, value), for interned strings, bools, ints below 128
+    caches: dict[bytes, tuple[dict[Any, bytes], dict[Any, bytes], dict[Any, bytes]]] = {}
+    uints: dict[int, bytes] = {}  # the uint_value field of each int below 2**14 met
+    get_uint = uints.get
+
+    def value_bytes(name: str | None, value: Any) -> bytes:
+        kind = type(value)
+        if kind is str:
+            if len(value) <= max_interned and name not in unique:
+                field: bytes | None = get_string(value)
+                return field if field is not None else new_string(value)
+            data: bytes = value.encode()
+            size = len(data)
+            return _STRING + (small[size] if size < 0x80 else varint(size)) + data
+        if kind is int:
+            if 0 <= value < 0x80:
+                leaf: bytes = small_uint[value]
+                return leaf
+            if 0 <= value < 0x4000:  # token and character counts: a field kept per value
+                known = get_uint(value)
+                if known is None:
+                    known = uints[value] = _UINT + varint(value)
+                return known
+            if 0 <= value < 1 << 64:
+                return _UINT + varint(value)
+            if -(1 << 63) <= value < 0:
+                return _INT + varint(value + (1 << 64))
+            data = str(value).encode()  # out of the wire's range
+            return _STRING + varint(len(data)) + data
+        if kind is dict:
+            return entries(value, _DICT_ENTRY)
+        if kind is bool:
+            return _BOOL[value]
+        if kind is list or kind is tuple:
+            # An empty list leaves the annotation with a name and no value (an empty array).
+            parts: list[bytes] = []
+            for item in value:
+                entry = value_bytes(None, item)
+                size = len(entry)
+                parts += (_ARRAY_VALUE, small[size] if size < 0x80 else varint(size), entry)
+            return b"".join(parts)
+        if kind is float:
+            return _DOUBLE + _pack_double(value)
+        if isinstance(value, str):  # str subclasses (StrEnum members): never a unique key
+            return value_bytes(None, str(value))
+        if isinstance(value, int):  # int subclasses (IntEnum)
+            return value_bytes(None, int(value))
+        data = str(value).encode()
+        return _STRING + varint(len(data)) + data
+
+    def annotation(name: str | None, value: Any) -> bytes:
+        if name is None:
+            return value_bytes(None, value)
+        head = get_name(name)
+        return (head if head is not None else new_name(name)) + value_bytes(name, value)
+
+    def framed(tag: bytes, key: Any, value: Any) -> bytes:
+        name = key if type(key) is str else str(key)
+        head = get_name(name)
+        entry = (head if head is not None else new_name(name)) + value_bytes(name, value)
+        size = len(entry)
+        return tag + (small[size] if size < 0x80 else varint(size)) + entry
+
+    def entries(mapping: dict[Any, Any], tag: bytes) -> bytes:
+        cached = caches.get(tag)
+        if cached is None:
+            cached = caches[tag] = ({}, {}, {})
+        strings, flags, smalls = cached
+        parts: list[bytes] = []
+        append = parts.append
+        for key, value in mapping.items():
+            kind = type(value)
+            if kind is str:
+                if len(value) <= max_interned and key not in unique:
+                    item = strings.get((key, value))
+                    if item is None:
+                        item = strings[(key, value)] = framed(tag, key, value)
+                    append(item)
+                    continue
+            elif kind is int:
+                if 0 <= value < 0x80:
+                    item = smalls.get((key, value))
+                    if item is None:
+                        item = smalls[(key, value)] = framed(tag, key, value)
+                    append(item)
+                    continue
+            elif kind is bool:
+                item = flags.get((key, value))
+                if item is None:
+                    item = flags[(key, value)] = framed(tag, key, value)
+                append(item)
+                continue
+            append(framed(tag, key, value))
+        return b"".join(parts)
+
+    return annotation, entries
