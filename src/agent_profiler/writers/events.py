@@ -3,8 +3,7 @@ packets, the interning that goes with them and the delta clock their times are o
 
 Everything constant is encoded once: the sequence id field, the sequence flags, each
 interned name's `name_iid` field, each interned string's `string_value_iid` field, a
-track's whole END packet after its time. Only rare packets (the clock snapshots that start
-a delta clock) are built as protobuf objects. The bytes are those protobuf's serialiser
+track's whole END packet after its time. The bytes are those protobuf's serialiser
 gave for the same packets (wire.py)."""
 
 from __future__ import annotations
@@ -12,6 +11,7 @@ from __future__ import annotations
 import struct
 from typing import TYPE_CHECKING
 
+from agent_profiler.writers.packets import clock_snapshot
 from agent_profiler.writers.wire import (
     annotation_encoder,
     name_iid_field,
@@ -20,12 +20,8 @@ from agent_profiler.writers.wire import (
     varint,
 )
 
-if TYPE_CHECKING:  # the full schema's types, of which _trace_pb2 holds the part we set
-    from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
-
+if TYPE_CHECKING:
     from agent_profiler.layout import LaidSlice
-else:  # ≈ 1 ms to load instead of ≈ 25 (scripts/trace_schema.py)
-    from agent_profiler.writers import _trace_pb2 as pb
 
 CLOCK_REALTIME = 1
 CLOCK_BOOTTIME = 6
@@ -115,14 +111,12 @@ class DeltaClock:
         if clock_id is None:
             return _TIMESTAMP + varint(ts), suffix, b""
         self.last = ts
-        snapshot = pb.TracePacket(trusted_packet_sequence_id=self.sequence)
-        clocks = snapshot.clock_snapshot
-        clocks.primary_trace_clock = pb.BUILTIN_CLOCK_REALTIME
-        clocks.clocks.add(clock_id=clock_id, timestamp=ts, is_incremental=True)
-        clocks.clocks.add(clock_id=CLOCK_REALTIME, timestamp=ts)
-        clocks.clocks.add(clock_id=CLOCK_BOOTTIME, timestamp=ts)
+        snapshot = clock_snapshot(
+            self.sequence,
+            ((clock_id, ts, True), (CLOCK_REALTIME, ts, False), (CLOCK_BOOTTIME, ts, False)),
+        )
         # timestamp 0: the snapshot starts the clock at `ts`
-        return _TIMESTAMP + b"\x00", suffix, record(snapshot.SerializeToString())
+        return _TIMESTAMP + b"\x00", suffix, record(snapshot)
 
 
 class EventEncoder:

@@ -21,19 +21,16 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import groupby
-from typing import IO, TYPE_CHECKING
+from typing import IO
 
 from agent_profiler.layout import (
     R_INSTANT,
     ContentMode,
     CounterSeries,
     LaidSlice,
-    Merge,
     SessionPlan,
     TraceFacts,
     TraceHeader,
-    Track,
-    TrackKind,
     build_layout,
     end_rank,
     iter_layout,
@@ -44,12 +41,12 @@ from agent_profiler.model import Session
 from agent_profiler.views import session_span
 from agent_profiler.writers.chunks import PacketSink
 from agent_profiler.writers.events import CLOCK_BOOTTIME, CLOCK_REALTIME, EventEncoder
+from agent_profiler.writers.packets import (
+    clock_snapshot,
+    trace_attributes_packet,
+    track_descriptor_packet,
+)
 from agent_profiler.writers.wire import record
-
-if TYPE_CHECKING:  # the full schema's types, of which _trace_pb2 holds the part we set
-    from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
-else:  # ≈ 1 ms to load instead of ≈ 25 (scripts/trace_schema.py)
-    from agent_profiler.writers import _trace_pb2 as pb
 
 __all__ = ["ContentMode", "PerfettoWriter", "TraceFacts", "build_layout"]
 
@@ -132,33 +129,6 @@ def _counter_packets(
             yield ts, rank, seq, _Samples(category, chunk), _COUNTER
 
 
-_MERGE = {
-    Merge.NONE: pb.TrackDescriptor.SIBLING_MERGE_BEHAVIOR_NONE,
-    Merge.BY_NAME: pb.TrackDescriptor.SIBLING_MERGE_BEHAVIOR_BY_TRACK_NAME,
-}
-
-
-def _track_descriptor(track: Track) -> pb.TrackDescriptor:
-    """A layout track as a TrackDescriptor; fields the layout leaves unsaid stay unset."""
-    descriptor = pb.TrackDescriptor(uuid=track.uuid, name=track.name)
-    if track.parent is not None:
-        descriptor.parent_uuid = track.parent
-    if track.merge is not None:
-        descriptor.sibling_merge_behavior = _MERGE[track.merge]
-    if track.description:
-        descriptor.description = track.description
-    if track.explicit_child_order:
-        descriptor.child_ordering = pb.TrackDescriptor.EXPLICIT
-    if track.order_rank is not None:
-        descriptor.sibling_order_rank = track.order_rank
-    if track.kind is TrackKind.COUNTER:
-        descriptor.counter.unit = pb.CounterDescriptor.UNIT_UNSPECIFIED
-        descriptor.counter.unit_name = track.counter_unit
-        if track.share_key:
-            descriptor.counter.y_axis_share_key = track.share_key
-    return descriptor
-
-
 def sequence_of(group: int) -> int:
     """The packet sequence of journal group `group` (TRACE_CONTRACT §1 deviation: one per
     group, docs/traces.md). A group's interning and its delta clocks live on its sequence,
@@ -176,14 +146,9 @@ def write_clock(stream: IO[bytes], first: int, header: TraceHeader | None = None
     """The trace's first packets: one snapshot relating REALTIME to BOOTTIME (same value),
     then the trace-level facts (`write_header`). Journals carry wall-clock time only; the
     pair keeps Trace Processor free of clock-sync errors (TRACE_CONTRACT §1)."""
-    clock = pb.TracePacket()
-    clock.clock_snapshot.primary_trace_clock = pb.BUILTIN_CLOCK_REALTIME
-    for clock_id in (CLOCK_REALTIME, CLOCK_BOOTTIME):
-        entry = clock.clock_snapshot.clocks.add()
-        entry.clock_id = clock_id
-        entry.timestamp = first
-    clock.trusted_packet_sequence_id = sequence_of(0)
-    packets = _emit(stream, clock)
+    clocks = ((CLOCK_REALTIME, first, False), (CLOCK_BOOTTIME, first, False))
+    stream.write(record(clock_snapshot(sequence_of(0), clocks)))
+    packets = 1
     if header is not None and header.sessions:
         packets += write_header(stream, header)
     return packets
@@ -193,12 +158,10 @@ def write_header(stream: IO[bytes], header: TraceHeader) -> int:
     """Once per trace: the trace attributes, which Trace Processor (v58+) puts in its
     `metadata` table as `trace_attribute.<key>` (ProtoTraceReader::HandleTraceAttributes),
     and the root track every top-level session's group hangs from."""
-    attributes = pb.TracePacket(trusted_packet_sequence_id=sequence_of(0))
-    for key, value in header.attributes().items():
-        attributes.trace_attributes.attribute.add(key=key, string_value=value)
-    root = pb.TracePacket(trusted_packet_sequence_id=sequence_of(0))
-    root.track_descriptor.CopyFrom(_track_descriptor(trace_root(header)))
-    return _emit(stream, attributes) + _emit(stream, root)
+    sequence = sequence_of(0)
+    stream.write(record(trace_attributes_packet(sequence, header.attributes())))
+    stream.write(record(track_descriptor_packet(sequence, trace_root(header))))
+    return 2
 
 
 class PerfettoWriter:
@@ -239,9 +202,7 @@ class PerfettoWriter:
         try:
             for session_group, tracks in iter_layout(ordered_sessions(sessions), self.facts, group):
                 for track in (session_group, *tracks.tracks):
-                    packet = pb.TracePacket(trusted_packet_sequence_id=sequence)
-                    packet.track_descriptor.CopyFrom(_track_descriptor(track))
-                    add(record(packet.SerializeToString()))
+                    add(record(track_descriptor_packet(sequence, track)))
                     descriptors += 1
                 for ts, _, _, what, part in _session_events(tracks):
                     if part == _END:
@@ -254,8 +215,3 @@ class PerfettoWriter:
         finally:
             sink.stop()
         return descriptors + encoder.packets
-
-
-def _emit(stream: IO[bytes], packet: pb.TracePacket) -> int:
-    stream.write(record(packet.SerializeToString()))
-    return 1
