@@ -1,5 +1,7 @@
 """Write src/agent_profiler/writers/_trace_pb2.py: the few Perfetto messages the writer
-encodes, with only the fields it sets, cut from perfetto's full trace schema.
+encodes, with only the fields it sets, cut from perfetto's full trace schema. The writer
+itself now encodes by hand (writers/wire.py, packets.py); `open` reads track descriptors
+back with this module.
 
     python scripts/trace_schema.py [--check]
 

@@ -1,7 +1,8 @@
 """Perfetto writer: the layout (layout/) encoded as a protobuf TrackEvent trace. It owns
 the wire: descriptors, the clock snapshots, delta timestamps, interning, typed annotations,
-counter packets. The events are encoded straight to bytes (events.py, wire.py); the rare
-packets (descriptors, the trace's first packets) through protobuf objects. Each group's
+counter packets. Every packet is encoded straight to bytes (events.py and wire.py the
+events, packets.py the descriptors and clock snapshots), so no protobuf module is loaded
+on the way. Each group's
 packets are deflated into compressed_packets by a writer thread (chunks.py), unless
 `compress` is off.
 
