@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from agent_profiler.annotations import TraceFacts
-from agent_profiler.layout.builder import SessionBuilder
+from agent_profiler.layout import tracks as table_module
+from agent_profiler.layout.plan import plan_session
 from agent_profiler.layout.planning import TrackIds
 from agent_profiler.layout.types import (
     TRACE_ROOT_UUID,
@@ -85,6 +86,7 @@ def iter_layout(
     input, whose two ends are worked out from the model alone (the child's first input and
     the tool's start). `group` picks the block of track uuids (UUID_BLOCK) these sessions
     are numbered in."""
+    table = table_module.TABLE  # read here, so a test can lay out with a table of its own
     ordered = ordered_sessions(sessions)
     by_id = {s.session_id: s for s in ordered}
     # Parent → child links in the order a whole-trace pass would make them.
@@ -134,15 +136,14 @@ def iter_layout(
             description=f"{session_label(session)}: its capture (agentprof.capture), then "
             "its subagents in start order.",
         )
-        tracks = SessionBuilder(session, group_track.uuid, facts, ids)
-        tracks.build()
-        tracks.link_out(links_out.get(session.session_id, []))
-        for parent_session, call_id, tool_start in links_in.get(session.session_id, ()):
-            tracks.link_in(parent_session, call_id, tool_start)
-        tracks.assign_tracks()
-        plan = tracks.finish()
-        # The plan's blocks hold the builder (they are its methods) while it is read; the
-        # generator holds its locals while suspended, so neither outlives its session.
-        del tracks
+        plan = plan_session(
+            session,
+            group_track.uuid,
+            facts,
+            ids,
+            table,
+            links_out.get(session.session_id, ()),
+            links_in.get(session.session_id, ()),
+        )
         yield group_track, plan
         del plan

@@ -1,0 +1,325 @@
+"""One session's plan from the track table (`plan_session`): the session's data
+(data.py), every slice's place in layout order and its lane (`planning.first_fit`, one
+logical track at a time), the lanes' uuids, the tracks declared in the table's order, the
+counters' series, and the blocks that make the slices when a writer reads them (one per
+source, its kinds of slice interleaved item by item)."""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
+from typing import Any, NamedTuple
+
+from agent_profiler.annotations import TraceFacts
+from agent_profiler.layout.counters import series
+from agent_profiler.layout.data import LinkIn, LinkOut, SessionData, session_data
+from agent_profiler.layout.planning import NO_LANES, PlannedCounter, TrackIds, first_fit
+from agent_profiler.layout.spec import ACTIVITY, METADATA, NO_FLOWS, SOURCES, Flows, Kind, Table
+from agent_profiler.layout.types import Args, Block, LaidSlice, Merge, SessionPlan, Track, TrackKind
+from agent_profiler.model import Session
+from agent_profiler.views import session_label
+
+SHARE_KEY = "llm.context.tokens"
+# A block of at least this many slices made in (start, rank) order is merged as it is made
+# (SessionPlan.begins), not sorted with the short ones.
+_STREAM = 64
+
+
+class _Places:
+    """One logical track's slices in layout order, for its lanes: (start, end, position
+    in the layout, instant), in four arrays."""
+
+    __slots__ = ("ends", "instants", "positions", "starts")
+
+    def __init__(self) -> None:
+        self.starts: array[int] = array("q")
+        self.ends: array[int] = array("q")
+        self.positions: array[int] = array("q")
+        self.instants: array[int] = array("b")
+
+
+def plan_session(
+    session: Session,
+    parent_uuid: int | None,
+    facts: TraceFacts,
+    ids: TrackIds,
+    table: Table,
+    links_out: Sequence[LinkOut] = (),
+    links_in: Sequence[LinkIn] = (),
+) -> SessionPlan:
+    """The plan of one session whose group track is `parent_uuid`, its tracks numbered by
+    `ids` in a fixed order: the capture, the groups, each lane at its first slice (in
+    (start, longest first, layout order)), the counters as they are declared."""
+    key = session.session_id
+    capture_uuid = ids.get(f"capture:{key}")
+    data = session_data(session, facts, capture_uuid, links_out, links_in)
+    group_uuids = {row.name: ids.get(f"{key}:group:{row.name}") for row in table.groups}
+    # Every slice's place: blocks in source order, each item's kinds in row order.
+    places: dict[str, _Places] = {row.name: _Places() for row, _, _ in table.slice_tracks}
+    made: list[tuple[str, Sequence[Any], tuple[Kind, ...], tuple[int, ...], int, bool]] = []
+    position = 0
+    for source in SOURCES:
+        kinds = table.kinds.get(source.name)
+        if not kinds:
+            continue
+        items = source.items(data)
+        first = position
+        # How many slices of each of its tracks (by slot) came before this block.
+        before = {kind.slot: len(places[kind.track].starts) for kind in kinds}
+        taken = tuple(before[slot] for slot in range(len(before)))
+        ordered, last_start, last_rank = True, -(2**63), 0
+        for item in items:
+            for kind in kinds:
+                span = kind.spec.span(item)
+                if span is None:
+                    continue
+                start, end = span
+                track = places[kind.track]
+                track.starts.append(start)
+                track.ends.append(end)
+                track.positions.append(position)
+                track.instants.append(kind.spec.instant)
+                # Made in (start, begin rank) order: merged, not sorted (SessionPlan.begins).
+                if ordered and (
+                    start < last_start or (start == last_start and kind.rank < last_rank)
+                ):
+                    ordered = False
+                last_start, last_rank = start, kind.rank
+                position += 1
+        if position > first:
+            made.append((source.name, items, kinds, taken, position - first, ordered))
+    # Lanes, one logical track at a time; a lane's uuid is numbered at its first slice.
+    lanes: dict[str, array[int]] = {}
+    counts: dict[str, int] = {}
+    firsts: list[tuple[tuple[int, int, int], str, int]] = []
+    for name, track in places.items():
+        if not track.starts:
+            continue
+        lanes[name], lane_firsts, counts[name] = first_fit(
+            track.starts, track.ends, track.positions, track.instants
+        )
+        firsts += [(first, name, lane) for lane, first in lane_firsts.items()]
+    del places
+    firsts.sort()
+    uuids: dict[str, list[int]] = {name: [0] * count for name, count in counts.items()}
+    for _, name, lane in firsts:
+        uuids[name][lane] = ids.get(f"{key}:{name}:{lane}")
+    # The tracks, in the table's order: the capture's slice tracks, its counters, then
+    # each group with its counters and its slice tracks.
+    capture = Track(
+        capture_uuid,
+        "agentprof.capture",
+        TrackKind.GROUP,
+        parent=parent_uuid,
+        order_rank=0,  # first in its session's group, before its subagents
+        explicit_child_order=True,
+        merge=Merge.NONE,
+        description=session_label(session),
+    )
+    tracks = [capture]
+    tracks += _slice_tracks(data, table, "", capture_uuid, uuids)
+    counter_uuids: list[int] = []
+    tracks += _counter_tracks(data, table, "", capture_uuid, key, ids, counter_uuids)
+    for row in table.groups:
+        group_uuid = group_uuids[row.name]
+        group_tracks = _counter_tracks(data, table, row.name, group_uuid, key, ids, counter_uuids)
+        group_tracks += _slice_tracks(data, table, row.name, group_uuid, uuids)
+        if not group_tracks:
+            continue
+        tracks.append(
+            Track(
+                group_uuid,
+                row.name,
+                TrackKind.GROUP,
+                parent=capture_uuid,
+                order_rank=table.rank[row.name],
+                explicit_child_order=True,
+                description=row.described(data),
+            )
+        )
+        tracks += group_tracks
+    counters = [*_in_group(data.counters, ""), *_in(data.counters, table)]
+    blocks = tuple(
+        Block(
+            name,
+            count,
+            partial(
+                _slices,
+                data,
+                items,
+                tuple(
+                    _Made(
+                        kind.spec.span,
+                        kind.spec.name,
+                        kind.spec.args,
+                        kind.spec.flows,
+                        kind.spec.instant,
+                        kind.track,
+                        _category(kind.spec.category, data),
+                        lanes.get(kind.track, NO_LANES),
+                        uuids.get(kind.track, []),
+                        kind.slot,
+                    )
+                    for kind in kinds
+                ),
+                taken,
+            ),
+            # A short block is sorted with the others (cheaper than one more stream to
+            # merge); a long one made in order is merged as it is made.
+            ordered and count >= _STREAM,
+        )
+        for name, items, kinds, taken, count, ordered in made
+    )
+    return SessionPlan(
+        session,
+        data.activity,
+        capture_uuid,
+        tuple(tracks),
+        tuple(
+            series(counter, uuid, data.end)
+            for counter, uuid in zip(counters, counter_uuids, strict=True)
+        ),
+        blocks,
+    )
+
+
+def _in_group(counters: Sequence[PlannedCounter], group: str) -> list[PlannedCounter]:
+    return [counter for counter in counters if counter.group == group]
+
+
+def _in(counters: Sequence[PlannedCounter], table: Table) -> list[PlannedCounter]:
+    """The groups' counters, in the order their groups are declared."""
+    return [c for row in table.groups for c in _in_group(counters, row.name)]
+
+
+def _category(category: str, data: SessionData) -> str:
+    return {ACTIVITY: data.activity, METADATA: data.metadata}.get(category, category)
+
+
+def _slice_tracks(
+    data: SessionData, table: Table, group: str, parent: int, uuids: dict[str, list[int]]
+) -> list[Track]:
+    """The lanes of the slice tracks in `group` ("": the capture), in row order."""
+    return [
+        Track(
+            uuid,
+            row.name,
+            TrackKind.SLICE,
+            parent=parent,
+            order_rank=rank,
+            merge=Merge.BY_NAME if row.merge else None,
+            description=row.described(data),
+        )
+        for row, in_group, rank in table.slice_tracks
+        if in_group == group
+        for uuid in uuids.get(row.name, ())
+    ]
+
+
+def _counter_tracks(
+    data: SessionData,
+    table: Table,
+    group: str,
+    parent: int,
+    key: str,
+    ids: TrackIds,
+    numbered: list[int],
+) -> list[Track]:
+    """The counter tracks of `group` ("": the capture's, placed by their rows; a group's
+    after its slice tracks, in their own order), their uuids numbered as they are declared
+    (appended to `numbered`)."""
+    tracks = []
+    for counter in _in_group(data.counters, group):
+        uuid = ids.get(f"{key}:counter:{counter.name}")
+        numbered.append(uuid)
+        if group:
+            row = next(r for r in table.groups if r.name == group)
+            rank = len(row.children) + counter.rank
+            description, unit = counter.description, "tokens"
+        else:
+            found = table.counters.get(counter.name)
+            if found is None:
+                raise ValueError(f"track table: no row for the counter {counter.name!r}")
+            rank, description, unit = table.rank[counter.name], found.described(data), found.unit
+        tracks.append(
+            Track(
+                uuid,
+                counter.name,
+                TrackKind.COUNTER,
+                parent=parent,
+                order_rank=rank,
+                description=description,
+                counter_unit=unit,
+                share_key=SHARE_KEY if counter.share else "",
+            )
+        )
+    return tracks
+
+
+class _Made(NamedTuple):
+    """A kind of slice as a block makes it: its spec's parts, its track's name, its
+    category, its track's lanes (each slice's, in the track's order) and their uuids, and
+    its track's slot among the block's."""
+
+    span: Callable[[Any], tuple[int, int] | None]
+    name: str | Callable[[Any], str]
+    args: Args | Callable[[SessionData, int, Any], Args | Callable[[], Args]]
+    flows: Callable[[SessionData, int, Any], Flows] | None
+    instant: bool
+    track: str
+    category: str
+    lanes: array[int]
+    uuids: list[int]
+    slot: int
+
+
+def _slices(
+    data: SessionData, items: Sequence[Any], kinds: tuple[_Made, ...], taken: tuple[int, ...]
+) -> Iterator[LaidSlice]:
+    """A block's slices in layout order: each item's kinds in turn, each slice on its
+    lane (`taken`: how many slices of each of its tracks came before this block)."""
+    if len(kinds) == 1:
+        # One kind (most blocks): the same, without the inner loop.
+        span_of, name, args, flows_of, instant, track, category, lanes, uuids, _ = kinds[0]
+        at = taken[0]
+        for index, item in enumerate(items):
+            span = span_of(item)
+            if span is None:
+                continue
+            flows, outgoing = NO_FLOWS if flows_of is None else flows_of(data, index, item)
+            yield LaidSlice(
+                track,
+                name if isinstance(name, str) else name(item),
+                span[0],
+                span[1],
+                category,
+                args if isinstance(args, dict) else args(data, index, item),
+                flows,
+                outgoing,
+                instant,
+                uuids[lanes[at]],
+            )
+            at += 1
+        return
+    index_of = list(taken)  # each track's next slice's index in it, by slot
+    for index, item in enumerate(items):
+        for span_of, name, args, flows_of, instant, track, category, lanes, uuids, slot in kinds:
+            span = span_of(item)
+            if span is None:
+                continue
+            at = index_of[slot]
+            index_of[slot] = at + 1
+            flows, outgoing = NO_FLOWS if flows_of is None else flows_of(data, index, item)
+            yield LaidSlice(
+                track,
+                name if isinstance(name, str) else name(item),
+                span[0],
+                span[1],
+                category,
+                args if isinstance(args, dict) else args(data, index, item),
+                flows,
+                outgoing,
+                instant,
+                uuids[lanes[at]],
+            )
