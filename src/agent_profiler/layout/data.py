@@ -86,16 +86,18 @@ def session_data(
     capture_uuid: int,
     links_out: Sequence[LinkOut] = (),
     links_in: Sequence[LinkIn] = (),
+    span: tuple[int, int] | None = None,
 ) -> SessionData:
     """What the specs read of `session`; `links_out` and `links_in` are its flows to its
     children and from its parent (sessions are laid out one at a time, so each end of
-    such a flow is worked out from the model alone, by the session it sits in)."""
+    such a flow is worked out from the model alone, by the session it sits in). `span`:
+    views.session_span's, when the caller has it already."""
     key = session.session_id
     prefix = session.harness.category_prefix
     snapshots = session.snapshots
     calibrated = estimate.is_calibrated(x.basis for x in snapshots)
     note = estimate.CALIBRATED_NOTE if calibrated else estimate.CHARS4_NOTE
-    start, end = session_span(session)
+    start, end = session_span(session) if span is None else span
     # Against its predecessor a snapshot's repeated optional `context` keys are left
     # out; none for a snapshot that shares its time with the one before (a reader could
     # not order the two). Stable: as views.snapshots_in_time_order.

@@ -6,6 +6,8 @@ source, its kinds of slice interleaved item by item)."""
 
 from __future__ import annotations
 
+import itertools
+import operator
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
@@ -16,7 +18,16 @@ from agent_profiler.layout.counters import series
 from agent_profiler.layout.data import LinkIn, LinkOut, SessionData, session_data
 from agent_profiler.layout.planning import NO_LANES, PlannedCounter, TrackIds, first_fit
 from agent_profiler.layout.spec import ACTIVITY, METADATA, NO_FLOWS, SOURCES, Flows, Kind, Table
-from agent_profiler.layout.types import Args, Block, LaidSlice, Merge, SessionPlan, Track, TrackKind
+from agent_profiler.layout.types import (
+    Args,
+    Block,
+    LaidSlice,
+    Merge,
+    SessionPlan,
+    Track,
+    TrackKind,
+    name_rank,
+)
 from agent_profiler.model import Session
 from agent_profiler.views import session_label
 
@@ -47,13 +58,15 @@ def plan_session(
     table: Table,
     links_out: Sequence[LinkOut] = (),
     links_in: Sequence[LinkIn] = (),
+    span: tuple[int, int] | None = None,
 ) -> SessionPlan:
     """The plan of one session whose group track is `parent_uuid`, its tracks numbered by
     `ids` in a fixed order: the capture, the groups, each lane at its first slice (in
-    (start, longest first, layout order)), the counters as they are declared."""
+    (start, longest first, layout order)), the counters as they are declared. `span`: the
+    session's (views.session_span), when the caller has it already."""
     key = session.session_id
     capture_uuid = ids.get(f"capture:{key}")
-    data = session_data(session, facts, capture_uuid, links_out, links_in)
+    data = session_data(session, facts, capture_uuid, links_out, links_in, span)
     group_uuids = {row.name: ids.get(f"{key}:group:{row.name}") for row in table.groups}
     # Every slice's place: blocks in source order, each item's kinds in row order.
     places: dict[str, _Places] = {row.name: _Places() for row, _, _ in table.slice_tracks}
@@ -68,25 +81,8 @@ def plan_session(
         # How many slices of each of its tracks (by slot) came before this block.
         before = {kind.slot: len(places[kind.track].starts) for kind in kinds}
         taken = tuple(before[slot] for slot in range(len(before)))
-        ordered, last_start, last_rank = True, -(2**63), 0
-        for item in items:
-            for kind in kinds:
-                span = kind.spec.span(item)
-                if span is None:
-                    continue
-                start, end = span
-                track = places[kind.track]
-                track.starts.append(start)
-                track.ends.append(end)
-                track.positions.append(position)
-                track.instants.append(kind.spec.instant)
-                # Made in (start, begin rank) order: merged, not sorted (SessionPlan.begins).
-                if ordered and (
-                    start < last_start or (start == last_start and kind.rank < last_rank)
-                ):
-                    ordered = False
-                last_start, last_rank = start, kind.rank
-                position += 1
+        count, ordered = _place(items, kinds, places, position)
+        position += count
         if position > first:
             made.append((source.name, items, kinds, taken, position - first, ordered))
     # Lanes, one logical track at a time; a lane's uuid is numbered at its first slice.
@@ -140,37 +136,35 @@ def plan_session(
         )
         tracks += group_tracks
     counters = [*_in_group(data.counters, ""), *_in(data.counters, table)]
-    blocks = tuple(
-        Block(
-            name,
-            count,
-            partial(
-                _slices,
-                data,
-                items,
-                tuple(
-                    _Made(
-                        kind.spec.span,
-                        kind.spec.name,
-                        kind.spec.args,
-                        kind.spec.flows,
-                        kind.spec.instant,
-                        kind.track,
-                        _category(kind.spec.category, data),
-                        lanes.get(kind.track, NO_LANES),
-                        uuids.get(kind.track, []),
-                        kind.slot,
-                    )
-                    for kind in kinds
-                ),
-                taken,
-            ),
-            # A short block is sorted with the others (cheaper than one more stream to
-            # merge); a long one made in order is merged as it is made.
-            ordered and count >= _STREAM,
+    blocks = []
+    for name, items, kinds, taken, count, ordered in made:
+        ready = tuple(
+            _Made(
+                kind.spec.span,
+                kind.spec.name,
+                kind.spec.args,
+                kind.spec.flows,
+                kind.spec.instant,
+                _rank(kind),
+                kind.track,
+                _category(kind.spec.category, data),
+                lanes.get(kind.track, NO_LANES),
+                uuids.get(kind.track, []),
+                kind.slot,
+            )
+            for kind in kinds
         )
-        for name, items, kinds, taken, count, ordered in made
-    )
+        blocks.append(
+            Block(
+                name,
+                count,
+                partial(_slices, data, items, ready, taken),
+                # A short block is sorted with the others (cheaper than one more stream to
+                # merge); a long one made in order is merged as it is made.
+                ordered and count >= _STREAM,
+                partial(_begins, data, items, ready, taken),
+            )
+        )
     return SessionPlan(
         session,
         data.activity,
@@ -180,8 +174,56 @@ def plan_session(
             series(counter, uuid, data.end)
             for counter, uuid in zip(counters, counter_uuids, strict=True)
         ),
-        blocks,
+        tuple(blocks),
     )
+
+
+def _place(
+    items: Sequence[Any], kinds: tuple[Kind, ...], places: dict[str, _Places], first: int
+) -> tuple[int, bool]:
+    """Place one source's slices (each item's kinds in turn, from `first` on) on their
+    tracks' lists. Returns how many there are, and whether they are made in (start, begin
+    rank) order (then merged as they are made, not sorted: SessionPlan.begins)."""
+    by_function: dict[object, list[Any]] = {}  # kinds of one span share its list
+    spans = [
+        by_function.get(kind.spec.span)
+        or by_function.setdefault(kind.spec.span, list(map(kind.spec.span, items)))
+        for kind in kinds
+    ]
+    count = len(kinds)
+    if len({kind.slot for kind in kinds}) == count and all(None not in s for s in spans):
+        # Every item has a slice of every kind, each on a track of its own: whole arrays.
+        n = len(items)
+        keys: list[list[int]] = []
+        for k, kind in enumerate(kinds):
+            track = places[kind.track]
+            starts = [start for start, _ in spans[k]]
+            track.starts.extend(starts)
+            track.ends.extend([end for _, end in spans[k]])
+            track.positions.extend(range(first + k, first + k + n * count, count))
+            track.instants.frombytes(bytes((kind.spec.instant,)) * n)
+            keys.append([start * 8 + kind.rank for start in starts])  # ranks are < 8
+        order = (
+            keys[0] if count == 1 else list(itertools.chain.from_iterable(zip(*keys, strict=True)))
+        )
+        return n * count, all(map(operator.le, order, itertools.islice(order, 1, None)))
+    position, ordered, last = first, True, -(2**66)
+    for i in range(len(items)):
+        for k, kind in enumerate(kinds):
+            span = spans[k][i]
+            if span is None:
+                continue
+            start, end = span
+            track = places[kind.track]
+            track.starts.append(start)
+            track.ends.append(end)
+            track.positions.append(position)
+            track.instants.append(kind.spec.instant)
+            key = start * 8 + kind.rank
+            ordered = ordered and last <= key
+            last = key
+            position += 1
+    return position - first, ordered
 
 
 def _in_group(counters: Sequence[PlannedCounter], group: str) -> list[PlannedCounter]:
@@ -191,6 +233,14 @@ def _in_group(counters: Sequence[PlannedCounter], group: str) -> list[PlannedCou
 def _in(counters: Sequence[PlannedCounter], table: Table) -> list[PlannedCounter]:
     """The groups' counters, in the order their groups are declared."""
     return [c for row in table.groups for c in _in_group(counters, row.name)]
+
+
+def _rank(kind: Kind) -> int:
+    """A kind's begin rank, when it is one for all its slices (-1: by each one's name)."""
+    name, instant = kind.spec.name, kind.spec.instant
+    if isinstance(name, str) or instant:  # every instant's rank is the same
+        return name_rank(name if isinstance(name, str) else "", instant)
+    return -1
 
 
 def _category(category: str, data: SessionData) -> str:
@@ -267,6 +317,7 @@ class _Made(NamedTuple):
     args: Args | Callable[[SessionData, int, Any], Args | Callable[[], Args]]
     flows: Callable[[SessionData, int, Any], Flows] | None
     instant: bool
+    rank: int  # its begin rank (types.name_rank), -1: by its name, slice by slice
     track: str
     category: str
     lanes: array[int]
@@ -277,49 +328,78 @@ class _Made(NamedTuple):
 def _slices(
     data: SessionData, items: Sequence[Any], kinds: tuple[_Made, ...], taken: tuple[int, ...]
 ) -> Iterator[LaidSlice]:
-    """A block's slices in layout order: each item's kinds in turn, each slice on its
-    lane (`taken`: how many slices of each of its tracks came before this block)."""
+    """A block's slices in layout order (see `_begins`)."""
+    for _, _, _, slice_ in _begins(data, items, kinds, taken, 0):
+        yield slice_
+
+
+def _begins(
+    data: SessionData,
+    items: Sequence[Any],
+    kinds: tuple[_Made, ...],
+    taken: tuple[int, ...],
+    offset: int,
+) -> Iterator[tuple[int, int, int, LaidSlice]]:
+    """(start, begin rank, order, slice) of a block's slices in layout order, `order`
+    from `offset` + 1: each item's kinds in turn, each slice on its lane (`taken`: how
+    many slices of each of its tracks came before this block)."""
+    order = offset
     if len(kinds) == 1:
         # One kind (most blocks): the same, without the inner loop.
-        span_of, name, args, flows_of, instant, track, category, lanes, uuids, _ = kinds[0]
+        span_of, name, args, flows_of, instant, rank, track, category, lanes, uuids, _ = kinds[0]
         at = taken[0]
         for index, item in enumerate(items):
             span = span_of(item)
             if span is None:
                 continue
             flows, outgoing = NO_FLOWS if flows_of is None else flows_of(data, index, item)
-            yield LaidSlice(
-                track,
-                name if isinstance(name, str) else name(item),
+            called = name if isinstance(name, str) else name(item)
+            order += 1
+            yield (
                 span[0],
-                span[1],
-                category,
-                args if isinstance(args, dict) else args(data, index, item),
-                flows,
-                outgoing,
-                instant,
-                uuids[lanes[at]],
+                rank if rank >= 0 else name_rank(called, instant),
+                order,
+                LaidSlice(
+                    track,
+                    called,
+                    span[0],
+                    span[1],
+                    category,
+                    args if isinstance(args, dict) else args(data, index, item),
+                    flows,
+                    outgoing,
+                    instant,
+                    uuids[lanes[at]],
+                ),
             )
             at += 1
         return
     index_of = list(taken)  # each track's next slice's index in it, by slot
     for index, item in enumerate(items):
-        for span_of, name, args, flows_of, instant, track, category, lanes, uuids, slot in kinds:
+        for made in kinds:
+            span_of, name, args, flows_of, instant, rank, track, category, lanes, uuids, slot = made
             span = span_of(item)
             if span is None:
                 continue
             at = index_of[slot]
             index_of[slot] = at + 1
             flows, outgoing = NO_FLOWS if flows_of is None else flows_of(data, index, item)
-            yield LaidSlice(
-                track,
-                name if isinstance(name, str) else name(item),
+            called = name if isinstance(name, str) else name(item)
+            order += 1
+            yield (
                 span[0],
-                span[1],
-                category,
-                args if isinstance(args, dict) else args(data, index, item),
-                flows,
-                outgoing,
-                instant,
-                uuids[lanes[at]],
+                rank if rank >= 0 else name_rank(called, instant),
+                order,
+                LaidSlice(
+                    track,
+                    called,
+                    span[0],
+                    span[1],
+                    category,
+                    args if isinstance(args, dict) else args(data, index, item),
+                    flows,
+                    outgoing,
+                    instant,
+                    uuids[lanes[at]],
+                ),
             )
