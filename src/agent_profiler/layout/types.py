@@ -276,7 +276,7 @@ class Block:
     (`make`): the Perfetto writer sweeps them as they are made, so a long session's slices
     are never all held (SessionPlan.begins); build_layout keeps them (SessionLayout)."""
 
-    kind: str  # which slices: their place in the layout is found by it (`_places`)
+    kind: str  # which slices: the name of their source (spec.SOURCES)
     count: int
     make: Callable[[], Iterator[LaidSlice]]
     ordered: bool = False  # made in (start, begin rank) order already
