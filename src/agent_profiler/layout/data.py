@@ -62,6 +62,12 @@ class SessionData:
     natives: list[tuple[int, ContextSnapshot]]  # (position, snapshot) of native reports
     prompt_links: Links  # prompt → its responses
     call_links: Links  # response → its tool calls
+    # The flow ids of those links, each worked out once for its two ends: each prompt's
+    # from its input, each response's from its prompt, each call's from its response
+    # (0: none; stable_id64 is never 0).
+    input_flows: array[int]
+    response_flows: array[int]
+    call_flows_in: array[int]
     call_flows: dict[int, tuple[int, ...]]  # call index → flows starting at its slice
     child_flows: tuple[int, ...]  # flows from a parent's tool call to the first input
     session_input: tuple[int, ...]  # (start,) when the first input is made at the start
@@ -75,9 +81,6 @@ class SessionData:
 
     def snapshot(self, position: int) -> ContextSnapshot | None:
         return self.session.snapshots[position] if position >= 0 else None
-
-    def flow_id(self, key: str) -> int:
-        return stable_id64(f"{self.key}:flow:{key}")
 
 
 def session_data(
@@ -171,6 +174,13 @@ def session_data(
         natives=[(i, x) for i, x in enumerate(snapshots) if x.anchor is AnchorKind.NATIVE],
         prompt_links=prompt_links,
         call_links=call_links,
+        # Keyed by position: two prompts may share an id in a damaged journal, and a flow
+        # id must sit on exactly two events.
+        input_flows=array(
+            "Q", (stable_id64(f"{key}:flow:input:{i}") for i in range(len(session.prompts)))
+        ),
+        response_flows=_linked_flows(key, "prompt", prompt_links, (r.id for r in responses)),
+        call_flows_in=_linked_flows(key, "tool", call_links, (c.call_id for c in calls)),
         call_flows=call_flows,
         child_flows=_flows_in(session, links_in),
         # No prompt: a child's first input, where its parent's flow ends, is made at its
@@ -178,6 +188,17 @@ def session_data(
         session_input=(start,) if links_in and not session.prompts else (),
         additions=additions,
         counters=counters,
+    )
+
+
+def _linked_flows(key: str, kind: str, links: Links, ids: Iterable[str]) -> array[int]:
+    """The flow id into each target of `links` that has a source (0: none)."""
+    return array(
+        "Q",
+        (
+            stable_id64(f"{key}:flow:{kind}:{target_id}") if source >= 0 else 0
+            for source, target_id in zip(links.source_of, ids, strict=True)
+        ),
     )
 
 

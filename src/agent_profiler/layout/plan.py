@@ -32,6 +32,7 @@ from agent_profiler.model import Session
 from agent_profiler.views import session_label
 
 SHARE_KEY = "llm.context.tokens"
+_START, _END = operator.itemgetter(0), operator.itemgetter(1)
 # A block of at least this many slices made in (start, rank) order is merged as it is made
 # (SessionPlan.begins), not sorted with the short ones.
 _STREAM = 64
@@ -194,18 +195,23 @@ def _place(
     if len({kind.slot for kind in kinds}) == count and all(None not in s for s in spans):
         # Every item has a slice of every kind, each on a track of its own: whole arrays.
         n = len(items)
-        keys: list[list[int]] = []
+        columns: list[list[int]] = []
         for k, kind in enumerate(kinds):
             track = places[kind.track]
-            starts = [start for start, _ in spans[k]]
+            starts = list(map(_START, spans[k]))
             track.starts.extend(starts)
-            track.ends.extend([end for _, end in spans[k]])
+            track.ends.extend(map(_END, spans[k]))
             track.positions.extend(range(first + k, first + k + n * count, count))
             track.instants.frombytes(bytes((kind.spec.instant,)) * n)
-            keys.append([start * 8 + kind.rank for start in starts])  # ranks are < 8
-        order = (
-            keys[0] if count == 1 else list(itertools.chain.from_iterable(zip(*keys, strict=True)))
-        )
+            columns.append(starts)
+        if len({id(span) for span in spans}) == 1 and len({kind.rank for kind in kinds}) == 1:
+            order = columns[0]  # one span and one rank (Responses, Turns): the starts say it
+        else:  # (start, rank) as one number, ranks being < 8, item by item
+            keys = [
+                [start * 8 + kind.rank for start in column]
+                for kind, column in zip(kinds, columns, strict=True)
+            ]
+            order = list(itertools.chain.from_iterable(zip(*keys, strict=True)))
         return n * count, all(map(operator.le, order, itertools.islice(order, 1, None)))
     position, ordered, last = first, True, -(2**66)
     for i in range(len(items)):

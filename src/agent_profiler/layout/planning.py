@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import operator
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -80,9 +81,10 @@ def first_fit(
     lanes = _Lanes()
     lane_of = array("I", bytes(4 * len(starts)))
     firsts: dict[int, tuple[int, int, int]] = {}
-    # (start, -end), then layout order: `sorted` is stable and positions rise.
-    for i in sorted(range(len(starts)), key=lambda i: (starts[i], -ends[i])):
-        start, end = starts[i], ends[i]
+    # (start, -end), then layout order: positions rise with i.
+    ordered = sorted(zip(starts, map(operator.neg, ends), range(len(starts)), strict=True))
+    for start, minus_end, i in ordered:
+        end = -minus_end
         if instants[i]:
             lanes.count = max(lanes.count, 1)
             lane = 0

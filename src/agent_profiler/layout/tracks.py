@@ -13,6 +13,7 @@ annotations.py (TRACE_CONTRACT §4–5); the functions here only pick what they 
 from __future__ import annotations
 
 from functools import partial
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from agent_profiler.annotations import (
@@ -57,19 +58,15 @@ from agent_profiler.model import (
 # ------------------------------------------------------------------------ spans
 
 
-def _span(item: Prompt | Response | ToolCall | Compaction) -> tuple[int, int]:
-    return item.start_ns, item.end_ns
-
-
-def _at_start(item: Prompt) -> tuple[int, int]:
-    return item.start_ns, item.start_ns
+# Spans are attrgetters where they can be (one C call per item, no Python frame).
+_span = attrgetter("start_ns", "end_ns")  # a prompt's, response's, tool call's, compaction's
+_at_start = attrgetter("start_ns", "start_ns")  # a prompt's input
 
 
 # ---------------------------------------------------------------------- the capture
 
 
-def _capture_span(data: SessionData) -> tuple[int, int]:
-    return data.start, data.end
+_capture_span = attrgetter("start", "end")
 
 
 def _profile_args(data: SessionData, index: int, item: SessionData) -> dict[str, Any]:
@@ -96,9 +93,8 @@ def _input_args(data: SessionData, index: int, prompt: Prompt) -> dict[str, Any]
 
 
 def _input_flows(data: SessionData, index: int, prompt: Prompt) -> Flows:
-    # Keyed by position: two prompts may share an id in a damaged journal, and a flow id
-    # must sit on exactly two events. The first input ends its parent's flows.
-    arrival = data.flow_id(f"input:{index}")
+    """To its prompt slice; the first input ends its parent's flows."""
+    arrival = data.input_flows[index]
     return ((arrival, *data.child_flows) if index == 0 else (arrival,)), (arrival,)
 
 
@@ -123,11 +119,9 @@ def _prompt_args(data: SessionData, index: int, prompt: Prompt) -> dict[str, Any
 
 def _prompt_flows(data: SessionData, index: int, prompt: Prompt) -> Flows:
     """From its input; to each of its responses."""
-    responses = data.responses
-    out = tuple(
-        data.flow_id(f"prompt:{responses[j].id}") for j in data.prompt_links.targets_of(index)
-    )
-    return (data.flow_id(f"input:{index}"), *out), out
+    flows = data.response_flows
+    out = tuple(flows[j] for j in data.prompt_links.targets_of(index))
+    return (data.input_flows[index], *out), out
 
 
 # ------------------------------------------------------------------ requests
@@ -148,11 +142,10 @@ def _response_args(data: SessionData, index: int, response: Response) -> Any:
 
 def _response_flows(data: SessionData, index: int, response: Response) -> Flows:
     """From its prompt; to each of its tool calls."""
-    calls = data.calls
-    out = tuple(data.flow_id(f"tool:{calls[k].call_id}") for k in data.call_links.targets_of(index))
-    if data.prompt_links.source_of[index] >= 0:
-        return (data.flow_id(f"prompt:{response.id}"), *out), out
-    return out, out
+    flows = data.call_flows_in
+    out = tuple(flows[k] for k in data.call_links.targets_of(index))
+    arrival = data.response_flows[index]
+    return ((arrival, *out) if arrival else out), out
 
 
 def _failed_span(request: Response) -> tuple[int, int]:
@@ -177,9 +170,8 @@ def _tool_args(data: SessionData, index: int, call: ToolCall) -> Any:
 def _tool_flows(data: SessionData, index: int, call: ToolCall) -> Flows:
     """From its response; to its subagent's first input and the additions it caused."""
     out = data.call_flows.get(index, ())
-    if data.call_links.source_of[index] >= 0:
-        return (data.flow_id(f"tool:{call.call_id}"), *out), out
-    return out, out
+    arrival = data.call_flows_in[index]
+    return ((arrival, *out) if arrival else out), out
 
 
 # -------------------------------------------------------- compactions and /context
@@ -223,8 +215,7 @@ def _native_args(data: SessionData, index: int, native: tuple[int, ContextSnapsh
 # ----------------------------------------------------------- largest additions
 
 
-def _addition_span(addition: AdditionInstant) -> tuple[int, int]:
-    return addition.time, addition.time
+_addition_span = attrgetter("time", "time")
 
 
 def _addition_name(addition: AdditionInstant) -> str:
@@ -249,8 +240,7 @@ def _context_description(data: SessionData) -> str:
 # ---------------------------------------------------------------- configuration
 
 
-def _run_span(run: tuple[int, int, str]) -> tuple[int, int]:
-    return run[0], run[1]
+_run_span = itemgetter(0, 1)  # a model run's (start, end, model)
 
 
 def _run_args(data: SessionData, index: int, run: tuple[int, int, str]) -> dict[str, Any]:
@@ -265,8 +255,7 @@ def _run_args(data: SessionData, index: int, run: tuple[int, int, str]) -> dict[
     return args
 
 
-def _marker_span(marker: Marker) -> tuple[int, int]:
-    return marker.time_ns, marker.time_ns
+_marker_span = attrgetter("time_ns", "time_ns")
 
 
 def _marker_name(marker: Marker) -> str:
