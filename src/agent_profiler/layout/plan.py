@@ -51,6 +51,18 @@ class _Places:
         self.instants: array[int] = array("b")
 
 
+class _Run(NamedTuple):
+    """One source's slices as placed: its items and kinds, how many slices of each of its
+    tracks came before (by slot), how many it makes, and whether in (start, rank) order."""
+
+    source: str
+    items: Sequence[Any]
+    kinds: tuple[Kind, ...]
+    taken: tuple[int, ...]
+    size: int  # how many slices
+    ordered: bool
+
+
 def plan_session(
     session: Session,
     parent_uuid: int | None,
@@ -69,24 +81,49 @@ def plan_session(
     capture_uuid = ids.get(f"capture:{key}")
     data = session_data(session, facts, capture_uuid, links_out, links_in, span)
     group_uuids = {row.name: ids.get(f"{key}:group:{row.name}") for row in table.groups}
-    # Every slice's place: blocks in source order, each item's kinds in row order.
-    places: dict[str, _Places] = {row.name: _Places() for row, _, _ in table.slice_tracks}
-    made: list[tuple[str, Sequence[Any], tuple[Kind, ...], tuple[int, ...], int, bool]] = []
+    places, runs = _place_all(data, table)
+    lanes, uuids = _lanes(places, key, ids)
+    del places
+    tracks, counter_uuids = _tracks(data, table, parent_uuid, group_uuids, uuids, ids)
+    counters = [*_in_group(data.counters, ""), *_in(data.counters, table)]
+    return SessionPlan(
+        session,
+        data.activity,
+        capture_uuid,
+        tuple(tracks),
+        tuple(
+            series(counter, uuid, data.end)
+            for counter, uuid in zip(counters, counter_uuids, strict=True)
+        ),
+        tuple(_block(data, run, lanes, uuids) for run in runs),
+    )
+
+
+def _place_all(data: SessionData, table: Table) -> tuple[dict[str, _Places], list[_Run]]:
+    """Every slice's place, in layout order: sources in SOURCES order, each item's kinds
+    in row order; each logical track's (start, end, position, instant) arrays."""
+    places = {row.name: _Places() for row, _, _ in table.slice_tracks}
+    runs: list[_Run] = []
     position = 0
     for source in SOURCES:
         kinds = table.kinds.get(source.name)
         if not kinds:
             continue
         items = source.items(data)
-        first = position
-        # How many slices of each of its tracks (by slot) came before this block.
         before = {kind.slot: len(places[kind.track].starts) for kind in kinds}
         taken = tuple(before[slot] for slot in range(len(before)))
         count, ordered = _place(items, kinds, places, position)
         position += count
-        if position > first:
-            made.append((source.name, items, kinds, taken, position - first, ordered))
-    # Lanes, one logical track at a time; a lane's uuid is numbered at its first slice.
+        if count:
+            runs.append(_Run(source.name, items, kinds, taken, count, ordered))
+    return places, runs
+
+
+def _lanes(
+    places: dict[str, _Places], key: str, ids: TrackIds
+) -> tuple[dict[str, array[int]], dict[str, list[int]]]:
+    """Each logical track's lanes (first fit: each slice's lane, in the track's order) and
+    their uuids, numbered in the order of their first slices, across tracks."""
     lanes: dict[str, array[int]] = {}
     counts: dict[str, int] = {}
     firsts: list[tuple[tuple[int, int, int], str, int]] = []
@@ -97,30 +134,43 @@ def plan_session(
             track.starts, track.ends, track.positions, track.instants
         )
         firsts += [(first, name, lane) for lane, first in lane_firsts.items()]
-    del places
     firsts.sort()
     uuids: dict[str, list[int]] = {name: [0] * count for name, count in counts.items()}
     for _, name, lane in firsts:
         uuids[name][lane] = ids.get(f"{key}:{name}:{lane}")
-    # The tracks, in the table's order: the capture's slice tracks, its counters, then
-    # each group with its counters and its slice tracks.
-    capture = Track(
-        capture_uuid,
-        "agentprof.capture",
-        TrackKind.GROUP,
-        parent=parent_uuid,
-        order_rank=0,  # first in its session's group, before its subagents
-        explicit_child_order=True,
-        merge=Merge.NONE,
-        description=session_label(session),
-    )
-    tracks = [capture]
+    return lanes, uuids
+
+
+def _tracks(
+    data: SessionData,
+    table: Table,
+    parent_uuid: int | None,
+    group_uuids: dict[str, int],
+    uuids: dict[str, list[int]],
+    ids: TrackIds,
+) -> tuple[list[Track], list[int]]:
+    """The session's tracks, in the table's order: its capture, the capture's slice
+    tracks (each lane), its counters, then each group with its counters and slice tracks;
+    and the counters' uuids, numbered as they are declared."""
+    capture_uuid = data.capture_uuid
+    tracks = [
+        Track(
+            capture_uuid,
+            "agentprof.capture",
+            TrackKind.GROUP,
+            parent=parent_uuid,
+            order_rank=0,  # first in its session's group, before its subagents
+            explicit_child_order=True,
+            merge=Merge.NONE,
+            description=session_label(data.session),
+        )
+    ]
     tracks += _slice_tracks(data, table, "", capture_uuid, uuids)
     counter_uuids: list[int] = []
-    tracks += _counter_tracks(data, table, "", capture_uuid, key, ids, counter_uuids)
+    tracks += _counter_tracks(data, table, "", capture_uuid, ids, counter_uuids)
     for row in table.groups:
         group_uuid = group_uuids[row.name]
-        group_tracks = _counter_tracks(data, table, row.name, group_uuid, key, ids, counter_uuids)
+        group_tracks = _counter_tracks(data, table, row.name, group_uuid, ids, counter_uuids)
         group_tracks += _slice_tracks(data, table, row.name, group_uuid, uuids)
         if not group_tracks:
             continue
@@ -136,46 +186,37 @@ def plan_session(
             )
         )
         tracks += group_tracks
-    counters = [*_in_group(data.counters, ""), *_in(data.counters, table)]
-    blocks = []
-    for name, items, kinds, taken, count, ordered in made:
-        ready = tuple(
-            _Made(
-                kind.spec.span,
-                kind.spec.name,
-                kind.spec.args,
-                kind.spec.flows,
-                kind.spec.instant,
-                _rank(kind),
-                kind.track,
-                _category(kind.spec.category, data),
-                lanes.get(kind.track, NO_LANES),
-                uuids.get(kind.track, []),
-                kind.slot,
-            )
-            for kind in kinds
+    return tracks, counter_uuids
+
+
+def _block(
+    data: SessionData, run: _Run, lanes: dict[str, array[int]], uuids: dict[str, list[int]]
+) -> Block:
+    """A source's block: it makes its slices, on their lanes, each time it is read."""
+    ready = tuple(
+        _Made(
+            kind.spec.span,
+            kind.spec.name,
+            kind.spec.args,
+            kind.spec.flows,
+            kind.spec.instant,
+            _rank(kind),
+            kind.track,
+            _category(kind.spec.category, data),
+            lanes.get(kind.track, NO_LANES),
+            uuids.get(kind.track, []),
+            kind.slot,
         )
-        blocks.append(
-            Block(
-                name,
-                count,
-                partial(_slices, data, items, ready, taken),
-                # A short block is sorted with the others (cheaper than one more stream to
-                # merge); a long one made in order is merged as it is made.
-                ordered and count >= _STREAM,
-                partial(_begins, data, items, ready, taken),
-            )
-        )
-    return SessionPlan(
-        session,
-        data.activity,
-        capture_uuid,
-        tuple(tracks),
-        tuple(
-            series(counter, uuid, data.end)
-            for counter, uuid in zip(counters, counter_uuids, strict=True)
-        ),
-        tuple(blocks),
+        for kind in run.kinds
+    )
+    return Block(
+        run.source,
+        run.size,
+        partial(_slices, data, run.items, ready, run.taken),
+        # A short block is sorted with the others (cheaper than one more stream to merge);
+        # a long one made in order is merged as it is made.
+        run.ordered and run.size >= _STREAM,
+        partial(_begins, data, run.items, ready, run.taken),
     )
 
 
@@ -278,7 +319,6 @@ def _counter_tracks(
     table: Table,
     group: str,
     parent: int,
-    key: str,
     ids: TrackIds,
     numbered: list[int],
 ) -> list[Track]:
@@ -287,7 +327,7 @@ def _counter_tracks(
     (appended to `numbered`)."""
     tracks = []
     for counter in _in_group(data.counters, group):
-        uuid = ids.get(f"{key}:counter:{counter.name}")
+        uuid = ids.get(f"{data.key}:counter:{counter.name}")
         numbered.append(uuid)
         if group:
             row = next(r for r in table.groups if r.name == group)
