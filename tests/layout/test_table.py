@@ -99,10 +99,18 @@ def _args(view: TraceView, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _display_order(view: TraceView, capture: int) -> list[str]:
-    """The names of a capture's tracks in the order ui.perfetto.dev shows them (explicit
-    child ordering: by sibling_order_rank; lanes of one name together)."""
-    children = sorted(view.children_of(capture), key=lambda t: (t.sibling_order_rank, t.order))
-    return list(dict.fromkeys(t.name for t in children))
+    """The names of a capture's tracks in the order ui.perfetto.dev shows them: the
+    capture orders its children explicitly, by sibling_order_rank, which must say it
+    alone (one rank per name, every name's its own)."""
+    view_capture = view.tracks[capture]
+    assert view_capture.child_ordering.lower() == "explicit"
+    ranks: dict[str, set[int | None]] = {}
+    for track in view.children_of(capture):
+        ranks.setdefault(track.name, set()).add(track.sibling_order_rank)
+    assert all(len(r) == 1 for r in ranks.values()), ranks
+    rank = {name: next(iter(r)) for name, r in ranks.items()}
+    assert None not in rank.values() and len(set(rank.values())) == len(rank), rank
+    return sorted(rank, key=lambda name: rank[name] or 0)
 
 
 @pytest.mark.skipif(not SPOTTER_DIR.exists(), reason="the spotter session tree is not here")
