@@ -68,7 +68,7 @@ class SessionData:
     input_flows: array[int]
     response_flows: array[int]
     call_flows_in: array[int]
-    call_flows: dict[int, tuple[int, ...]]  # call index → flows starting at its slice
+    call_flows_out: dict[int, tuple[int, ...]]  # call index → flows starting at its slice
     child_flows: tuple[int, ...]  # flows from a parent's tool call to the first input
     session_input: tuple[int, ...]  # (start,) when the first input is made at the start
     additions: list[AdditionInstant]
@@ -145,7 +145,7 @@ def session_data(
     if counters and last_sample >= end:
         end = last_sample + 1
     child_out = _flows_out(key, calls, links_out)
-    call_flows = {
+    call_flows_out = {
         index: addition_flows.get(index, ()) + child_out.get(index, ())
         for index in sorted({*addition_flows, *child_out})
     }
@@ -181,7 +181,7 @@ def session_data(
         ),
         response_flows=_linked_flows(key, "prompt", prompt_links, (r.id for r in responses)),
         call_flows_in=_linked_flows(key, "tool", call_links, (c.call_id for c in calls)),
-        call_flows=call_flows,
+        call_flows_out=call_flows_out,
         child_flows=_flows_in(session, links_in),
         # No prompt: a child's first input, where its parent's flow ends, is made at its
         # start (whether or not the flow can be drawn).

@@ -169,7 +169,7 @@ def _tool_args(data: SessionData, index: int, call: ToolCall) -> Any:
 
 def _tool_flows(data: SessionData, index: int, call: ToolCall) -> Flows:
     """From its response; to its subagent's first input and the additions it caused."""
-    out = data.call_flows.get(index, ())
+    out = data.call_flows_out.get(index, ())
     arrival = data.call_flows_in[index]
     return ((arrival, *out) if arrival else out), out
 
