@@ -20,8 +20,9 @@ from agent_profiler.layout import (
     build_layout,
     iter_layout,
 )
-from agent_profiler.layout.builder import SessionBuilder
-from agent_profiler.layout.planning import TrackIds, steps
+from agent_profiler.layout.counters import session_counters
+from agent_profiler.layout.data import SessionData
+from agent_profiler.layout.planning import steps
 from agent_profiler.model import (
     AnchorKind,
     Basis,
@@ -129,14 +130,13 @@ def _session_ending_on_a_repeat() -> Session:
 
 def test_context_counters_drop_repeats_as_they_are_built() -> None:
     session = _session_ending_on_a_repeat()
-    builder = SessionBuilder(session, None, TraceFacts(), TrackIds())
-    builder.build()
-    counter = builder.counters["Context: User prompts"]
+    counters, _ = session_counters(session, T0, [], "an estimate")
+    counter = {c.name: c for c in counters}["Context: User prompts"]
     # the first sample only (the closing zero is added as the series is read): the two
     # repeats were never held
     assert list(counter.made()) == [(T0, R_COUNTER, 40)]
-    builder.assign_tracks()
-    series = {c.name: c for c in builder.finish().counters}["Context: User prompts"]
+    ((_, plan),) = iter_layout([session], TraceFacts())
+    series = {c.name: c for c in plan.counters}["Context: User prompts"]
     assert list(series.samples) == [(T0, R_COUNTER, 40), (session.end_ns + 1, R_COUNTER_CLOSE, 0)]
 
 
@@ -247,13 +247,13 @@ def test_a_laid_out_session_keeps_every_slice() -> None:
 
 
 def test_a_written_session_leaves_nothing_for_the_garbage_collector() -> None:
-    # A plan's blocks and counter samples are its builder's methods: were the builder to
+    # A plan's blocks and counter samples read the session's data: were that data to
     # keep them too, every session would stay in memory until a collection found the cycle.
     gc.collect()
     gc.disable()
     try:
         PerfettoWriter().write([_long_session(50)], io.BytesIO())
-        left = [thing for thing in gc.get_objects() if type(thing) in (SessionBuilder, LaidSlice)]
+        left = [thing for thing in gc.get_objects() if type(thing) in (SessionData, LaidSlice)]
     finally:
         gc.enable()
     assert left == []

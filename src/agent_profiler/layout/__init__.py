@@ -8,20 +8,25 @@ are `stable_id64` hashes of stable keys, the trace root's uuid too. Same session
 
 A session is planned, not laid out whole (`SessionPlan`): its lanes, uuids, counters and
 the model relations its flows draw are worked out first, and its slices are made by blocks
-(one per kind, in layout order) when a writer reads them. The Perfetto writer sweeps them
-as they are made, holding a slice from its begin to its end; build_layout keeps them.
+(one per source of items, in layout order) when a writer reads them. The Perfetto writer
+sweeps them as they are made, holding a slice from its begin to its end; build_layout
+keeps them.
+
+Every track of a capture is one row of a table (`tracks.TRACKS`, in display order), which
+says how its slices are made; planning is functions of data that read the table.
 
 The package, in the order its modules import one another (no module imports a later one):
 
 - `types`: what a writer reads (Track, LaidSlice, CounterSeries, SessionPlan, Layout …),
   the same-timestamp event ranks (R_*), the trace root and flow ids;
 - `planning`: the rooms a session is planned in: track ids, first-fit lanes, the links
-  its flows draw, counters and their step functions, the display order of its tracks;
-- `state`: the session builder's state and helpers (`BuilderState`), which each kind of
-  slice reads: `requests` (prompts, responses, turns, failed requests), `tools` (tool
-  calls and the flows to subagents), `compactions` (compactions, /context reports, the
-  configuration lane) and `counters` (counters and the largest additions);
-- `builder`: `SessionBuilder`, which joins them: its blocks, lanes, tracks and plan;
+  its flows draw, counters and their step functions;
+- `counters`: a session's counters and its largest additions, as functions of the model;
+- `data`: `SessionData`, what the table's rows read of one session (`session_data`);
+- `spec`: the shape of a row (`TrackSpec`, `Slices`), the sources of items in layout
+  order, and `Table`, a table ready for planning;
+- `tracks`: the table itself (`TRACKS`, `TABLE`) and how each slice is made;
+- `plan`: `plan_session`, a session's plan from its data and the table;
 - `ordering`: the order sessions go in and the layout of a set of them (`iter_layout`,
   `build_layout`).
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from agent_profiler.annotations import TraceFacts
-from agent_profiler.layout.builder import SessionBuilder
+from agent_profiler.layout import tracks as table_module
+from agent_profiler.layout.plan import plan_session
 from agent_profiler.layout.planning import TrackIds
 from agent_profiler.layout.types import (
     TRACE_ROOT_UUID,
@@ -39,10 +40,17 @@ def build_layout(sessions: Sequence[Session], facts: TraceFacts) -> Layout:
     return Layout(tuple(groups), tuple(laid))
 
 
-def ordered_sessions(sessions: Sequence[Session]) -> list[Session]:
+def ordered_sessions(sessions: Sequence[Session], spans: Spans | None = None) -> list[Session]:
     """The order sessions are laid out and written in: top-level sessions by (start,
     session id), each followed by its subagents in the same order (theirs after each).
-    A start is the session's span's (views.session_span: its capture's start)."""
+    A start is the session's span's (views.session_span: its capture's start); `spans`
+    keeps the spans worked out, for the caller to use again."""
+    known = Spans() if spans is None else spans
+
+    def _start_key(session: Session) -> tuple[int, str]:
+        """Where a session starts as the trace shows it (its capture's start), then its id."""
+        return known.of(session)[0], session.session_id
+
     by_id = {s.session_id: s for s in sessions}
     children: dict[str, list[Session]] = {}
     roots: list[Session] = []
@@ -70,9 +78,18 @@ def ordered_sessions(sessions: Sequence[Session]) -> list[Session]:
     return order
 
 
-def _start_key(session: Session) -> tuple[int, str]:
-    """Where a session starts as the trace shows it (its capture's start), then its id."""
-    return session_span(session)[0], session.session_id
+class Spans:
+    """Each session's span (views.session_span: a pass over all its items), worked out
+    once however often it is asked for."""
+
+    def __init__(self) -> None:
+        self.spans: dict[int, tuple[int, int]] = {}
+
+    def of(self, session: Session) -> tuple[int, int]:
+        span = self.spans.get(id(session))
+        if span is None:
+            span = self.spans[id(session)] = session_span(session)
+        return span
 
 
 def iter_layout(
@@ -85,7 +102,9 @@ def iter_layout(
     input, whose two ends are worked out from the model alone (the child's first input and
     the tool's start). `group` picks the block of track uuids (UUID_BLOCK) these sessions
     are numbered in."""
-    ordered = ordered_sessions(sessions)
+    table = table_module.TABLE  # read here, so a test can lay out with a table of its own
+    spans = Spans()
+    ordered = ordered_sessions(sessions, spans)
     by_id = {s.session_id: s for s in ordered}
     # Parent → child links in the order a whole-trace pass would make them.
     links_out: dict[str, list[tuple[str, Session]]] = {}
@@ -117,7 +136,7 @@ def iter_layout(
         if parent is session:
             parent = None
         if parent is None:
-            real_start = session_span(session)[0] - session.shifted_ns  # profile (1)'s start
+            real_start = spans.of(session)[0] - session.shifted_ns  # profile (1)'s start
             parent_uuid, rank = TRACE_ROOT_UUID, start_rank(real_start)
         else:
             parent_uuid = ids.get(f"session:{parent.session_id}")
@@ -134,15 +153,15 @@ def iter_layout(
             description=f"{session_label(session)}: its capture (agentprof.capture), then "
             "its subagents in start order.",
         )
-        tracks = SessionBuilder(session, group_track.uuid, facts, ids)
-        tracks.build()
-        tracks.link_out(links_out.get(session.session_id, []))
-        for parent_session, call_id, tool_start in links_in.get(session.session_id, ()):
-            tracks.link_in(parent_session, call_id, tool_start)
-        tracks.assign_tracks()
-        plan = tracks.finish()
-        # The plan's blocks hold the builder (they are its methods) while it is read; the
-        # generator holds its locals while suspended, so neither outlives its session.
-        del tracks
+        plan = plan_session(
+            session,
+            group_track.uuid,
+            facts,
+            ids,
+            table,
+            links_out.get(session.session_id, ()),
+            links_in.get(session.session_id, ()),
+            spans.of(session),
+        )
         yield group_track, plan
         del plan

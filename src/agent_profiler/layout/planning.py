@@ -1,25 +1,22 @@
-"""The rooms a session is planned in, before any slice is made: track uuids numbered
-per journal group (`TrackIds`) and the display order of a capture's tracks; first-fit
-lanes of one logical track (`first_fit`); which items the flows link (`Links`, the
-prompt → response → tool call relations, in arrays); and counters, whose samples are
+"""The rooms a session is planned in, before any slice is made, each a function of data
+(or a small class holding data): track uuids numbered per journal group (`TrackIds`);
+first-fit lanes of one logical track (`first_fit`); which items the flows link (`Links`,
+the prompt → response → tool call relations, in arrays); and counters, whose samples are
 made when read and given out as a step function (`PlannedCounter`, `steps`)."""
 
 from __future__ import annotations
 
 import heapq
 import itertools
+import operator
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from agent_profiler.layout.types import R_COUNTER, R_COUNTER_CLOSE, Place, Sample
-from agent_profiler.model import (
-    Category,
-    Prompt,
-    Response,
-)
+from agent_profiler.layout.types import R_COUNTER, R_COUNTER_CLOSE, Sample
+from agent_profiler.model import Prompt, Response
 
-# -------------------------------------------------- track ids and their order
+# ------------------------------------------------------------------ track ids
 
 
 # Track uuids of the journal group numbered `group` start at `group * UUID_BLOCK + 1`, so
@@ -44,57 +41,6 @@ class TrackIds:
                 raise OverflowError(f"more than {UUID_BLOCK - 1} tracks in one journal group")
             uuid = self.ids[key] = self.base + len(self.ids) + 1
         return uuid
-
-
-COUNTER_DESCRIPTIONS = {
-    "Input tokens": "Cumulative input tokens as the journal reports them (usage.input_tokens).",
-    "Output tokens": "Cumulative output tokens as the journal reports them.",
-    "Context size": "Reported request input (cached tokens counted once) at each model request; "
-    "pre/post tokens around compactions.",
-    "Context window": "The model's context window at each request (an axis of its own, so a "
-    "small context on a large window is not flattened).",
-    "Context fill": "Context size as a percentage of the window at each request (rounded up, "
-    "so any context reads at least 1%).",
-}
-# Counters that are not token counts (TRACE_CONTRACT §6 asks `tokens` only of the
-# capture's Input/Output/Context size and the `Context: *` categories).
-COUNTER_UNITS = {"Context fill": "%"}
-
-
-# What ui.perfetto.dev shows inside a capture, top to bottom (TrackDescriptor
-# `child_ordering = EXPLICIT` on the capture, `sibling_order_rank` on each child; the v58
-# UI sorts siblings by rank, and by name without it). It reads like the session: the span,
-# what came in, the model's work, the tools it ran, compactions; then the context it
-# cost (the reported size and its window, the composition group), then cumulative usage,
-# and the configuration lane, which rarely changes, last.
-_DISPLAY_ORDER = (
-    "Session",
-    "Inputs",
-    "Prompts",
-    "Responses",
-    "Requests",
-    "Turns",
-    "Tools",
-    "Compaction",
-    "Compaction responses",
-    "Context command",
-    "Context size",
-    "Context fill",
-    "Context window",
-    "Context",
-    "Input tokens",
-    "Output tokens",
-    "Configuration",
-)
-DISPLAY_RANK = {name: rank for rank, name in enumerate(_DISPLAY_ORDER)}
-# The capture's slice tracks, declared in display order (Session and Largest additions, which
-# sits in the Context group, are declared on their own).
-SLICE_TRACKS = tuple(
-    name
-    for name in _DISPLAY_ORDER
-    if name not in {"Session", "Context", *COUNTER_DESCRIPTIONS}  # the capture's counters
-)
-CATEGORY_RANK = {category.label: rank for rank, category in enumerate(Category)}
 
 
 # ---------------------------------------------------------------------- lanes
@@ -125,17 +71,21 @@ class _Lanes:
 NO_LANES: array[int] = array("I")
 
 
-def first_fit(places: list[Place]) -> tuple[array[int], dict[int, tuple[int, int, int]], int]:
-    """First-fit lanes of one logical track's slices, taken in (start, -end, position)
-    order: each slice's lane (in `places`' order), each lane's first (start, -end,
-    position), and the number of lanes. Instants never conflict: they all go on the
-    first lane, which they make exist."""
+def first_fit(
+    starts: Sequence[int], ends: Sequence[int], positions: Sequence[int], instants: Sequence[int]
+) -> tuple[array[int], dict[int, tuple[int, int, int]], int]:
+    """First-fit lanes of one logical track's slices (given in layout order: `positions`
+    rise), taken in (start, -end, position) order: each slice's lane (in the given
+    order), each lane's first (start, -end, position), and the number of lanes. Instants
+    never conflict: they all go on the first lane, which they make exist."""
     lanes = _Lanes()
-    lane_of = array("I", bytes(4 * len(places)))
+    lane_of = array("I", bytes(4 * len(starts)))
     firsts: dict[int, tuple[int, int, int]] = {}
-    for i in sorted(range(len(places)), key=lambda i: _lane_key(places[i])):
-        start, end, position, instant = places[i]
-        if instant:
+    # (start, -end), then layout order: positions rise with i.
+    ordered = sorted(zip(starts, map(operator.neg, ends), range(len(starts)), strict=True))
+    for start, minus_end, i in ordered:
+        end = -minus_end
+        if instants[i]:
             lanes.count = max(lanes.count, 1)
             lane = 0
         else:
@@ -143,12 +93,8 @@ def first_fit(places: list[Place]) -> tuple[array[int], dict[int, tuple[int, int
             lane = lanes.take(start, end if end > start else start + 1)
         lane_of[i] = lane
         if lane not in firsts:
-            firsts[lane] = (start, -end, position)
+            firsts[lane] = (start, -end, positions[i])
     return lane_of, firsts, lanes.count
-
-
-def _lane_key(place: Place) -> tuple[int, int, int]:
-    return place[0], -place[1], place[2]
 
 
 def rising(times: Iterable[int]) -> bool:
@@ -206,24 +152,21 @@ def linked(
 # ------------------------------------------------------------------- counters
 
 
-def _no_samples() -> Iterator[Sample]:
-    return iter(())
-
-
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class PlannedCounter:
-    """One counter as it is planned: where its track goes (`parent`: the capture or the
-    Context group), whether it shares the tokens axis, and how its samples are made; its
-    uuid is numbered when its track is declared."""
+    """One counter as it is planned: the group its track sits in ("": the capture, else
+    a group row of the table, "Context"), whether it shares the tokens axis, and how its
+    samples before the closing zero are made, in (ts, rank) order, when read: from the
+    model, or from the few values kept (a Context counter's changes, in two arrays). A
+    counter of the capture is described by its row in the table (`description` "")."""
 
     name: str
-    parent: str  # "capture" or "context"
-    share: bool
-    description: str
-    # Its samples before the closing zero, in (ts, rank) order, made when read: from the
-    # model, or from the few values kept (a Context counter's changes, in two arrays).
-    made: Callable[[], Iterator[Sample]] = _no_samples
-    uuid: int = 0
+    made: Callable[[], Iterator[Sample]]
+    group: str = ""
+    share: bool = False
+    keep_repeats: bool = False  # every sample kept (Context size: one per request)
+    description: str = ""
+    rank: int = 0  # a group's counter: its place among the group's counters
 
 
 def steps(samples: Iterable[Sample], keep_repeats: bool) -> Iterator[Sample]:

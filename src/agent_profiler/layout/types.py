@@ -209,10 +209,13 @@ class SessionPlan:
         loose: list[tuple[int, int, int, LaidSlice]] = []
         offset = 0
         for block in self.blocks:
+            made = (
+                begin_events(block.make(), offset) if block.begins is None else block.begins(offset)
+            )
             if block.ordered:
-                streams.append(begin_events(block.make(), offset))
+                streams.append(made)
             else:
-                loose += begin_events(block.make(), offset)
+                loose += made
             offset += block.count
         loose.sort()  # (start, rank, order) are unique: no two slices are compared
         streams.append(iter(loose))
@@ -232,9 +235,14 @@ class SessionPlan:
 
 def begin_rank(slice_: LaidSlice) -> int:
     """Where a slice's begin (or instant) goes among events of the same time (§1)."""
-    if slice_.instant:
+    return name_rank(slice_.name, slice_.instant)
+
+
+def name_rank(name: str, instant: bool) -> int:
+    """The begin rank of a slice of this name (begin_rank)."""
+    if instant:
         return R_INSTANT
-    return R_CAPTURE_BEGIN if slice_.name.startswith("profile (") else R_SLICE_BEGIN
+    return R_CAPTURE_BEGIN if name.startswith("profile (") else R_SLICE_BEGIN
 
 
 def end_rank(slice_: LaidSlice) -> int:
@@ -268,7 +276,10 @@ class Block:
     (`make`): the Perfetto writer sweeps them as they are made, so a long session's slices
     are never all held (SessionPlan.begins); build_layout keeps them (SessionLayout)."""
 
-    kind: str  # which slices: their place in the layout is found by it (`_places`)
+    kind: str  # which slices: the name of their source (spec.SOURCES)
     count: int
     make: Callable[[], Iterator[LaidSlice]]
     ordered: bool = False  # made in (start, begin rank) order already
+    # (start, begin rank, order, slice) of each, order from `offset` + 1, when the block
+    # can make them so (begin_events of `make`, without a second pass over each slice).
+    begins: Callable[[int], Iterator[tuple[int, int, int, LaidSlice]]] | None = None
