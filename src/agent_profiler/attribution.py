@@ -129,7 +129,12 @@ class Observation:
         return cls(time_ns, AnchorKind.SESSION, "", Stage.TRANSCRIPT_OBSERVED, **facts)
 
 
-@dataclass(frozen=True, slots=True)
+# The log's other entries are never changed once made either, but are not `frozen`: a
+# frozen dataclass's __init__ sets each field through object.__setattr__, five times the
+# cost of a plain one, and an entry is made per item (`unsafe_hash`: hashable as before).
+
+
+@dataclass(slots=True, unsafe_hash=True)
 class Item:
     """One item of context, measured: the log's entry for it entering (or replacing the
     item of its id). An adapter that keeps its items to put them in again (Pi's entries,
@@ -146,17 +151,17 @@ class Item:
     method: str = ""  # an item sized from evidence: how (estimate.EVIDENCE_METHODS)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class _Remove:
     id: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class _Clear:
     keep: frozenset[Category]  # categories that stay (the inferred head always stays)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class _NativeHead:
     items: tuple[Item, ...]
 
@@ -164,7 +169,7 @@ class _NativeHead:
 _Op = Item | _Remove | _Clear | _NativeHead | Observation
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Logged:
     """Where an observation stands in its log: the handle `ContextLog.settle` takes."""
 

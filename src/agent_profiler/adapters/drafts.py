@@ -63,7 +63,7 @@ def argument_previews(keep: bool) -> Iterator[None]:
         _argument_previews.reset(token)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # not frozen: one per call (attribution.Observation)
 class ToolArguments:
     """A tool call's input as every writer shows it: its keys, a capped preview per key,
     its size in UTF-8 bytes and a digest of the whole input. The size is of the same text
@@ -174,7 +174,7 @@ class ToolDraft:
     start_ns: int
     response_id: str | None
     prompt_id: str | None
-    arguments: ToolArguments = ToolArguments()
+    arguments: ToolArguments = ToolArguments()  # noqa: RUF009 (shared, never changed)
     end_ns: int | None = None
     is_error: bool = False
     result_chars: int = 0
