@@ -63,6 +63,10 @@ def argument_previews(keep: bool) -> Iterator[None]:
         _argument_previews.reset(token)
 
 
+# The first character of a JSON text, after its whitespace ("" for none: no value).
+_JSON_STARTS = frozenset('{["-0123456789tfn')
+
+
 @dataclass(slots=True, unsafe_hash=True)  # not frozen: one per call (attribution.Observation)
 class ToolArguments:
     """A tool call's input as every writer shows it: its keys, a capped preview per key,
@@ -83,10 +87,15 @@ class ToolArguments:
         text = tool_call_text("", arguments)
         decoded: object = arguments
         if decode and isinstance(arguments, str):
-            try:
-                decoded = orjson.loads(arguments) if arguments else None
-            except ValueError:
+            # Text no JSON value starts with (a redaction marker, a patch) is refused
+            # without asking orjson, whose refusal builds an exception in Python.
+            if arguments.lstrip(" \t\n\r")[:1] not in _JSON_STARTS:
                 decoded = None
+            else:
+                try:
+                    decoded = orjson.loads(arguments)
+                except ValueError:
+                    decoded = None
         keys: tuple[str, ...] = ()
         previews: tuple[tuple[str, str], ...] = ()
         keep = _argument_previews.get()
