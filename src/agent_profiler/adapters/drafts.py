@@ -81,10 +81,14 @@ class ToolArguments:
     target: str = ""  # targets.raw_target: what the call acts on, made safe by its Session
 
     @classmethod
-    def of(cls, arguments: object, *, decode: bool = False) -> ToolArguments:
+    def of(
+        cls, arguments: object, *, decode: bool = False, text: str | None = None
+    ) -> ToolArguments:
         """Measure `arguments`. With `decode`, a string argument is the JSON text of the
-        arguments (Codex function calls, Muse): its keys come from the decoded object."""
-        text = tool_call_text("", arguments)
+        arguments (Codex function calls, Muse): its keys come from the decoded object.
+        `text`: `estimate.tool_call_text("", arguments)`, when the caller has made it."""
+        if text is None:
+            text = tool_call_text("", arguments)
         decoded: object = arguments
         if decode and isinstance(arguments, str):
             # Text no JSON value starts with (a redaction marker, a patch) is refused
@@ -158,14 +162,17 @@ def add_tool_result(log: ContextLog, call_id: str, text: str) -> str:
     return item_id
 
 
-def add_tool_call(log: ContextLog, call_id: str, name: str, arguments: object) -> str:
+def add_tool_call(
+    log: ContextLog, call_id: str, name: str, arguments: object, text: str | None = None
+) -> str:
     """A tool call enters the context as one assistant item, `call:<id>`, measured as
-    `estimate.tool_call_text` says. Returns the item's id."""
+    `estimate.tool_call_text` says (`text`, when the caller has made it). Returns the
+    item's id."""
     item_id = f"call:{call_id}"
     log.add(
         item_id,
         Category.ASSISTANT,
-        tool_call_text(name, arguments),
+        tool_call_text(name, arguments) if text is None else text,
         label="Tool arguments",
         source_id=call_id,
         source_kind=SourceKind.TOOL,

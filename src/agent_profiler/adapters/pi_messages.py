@@ -197,6 +197,8 @@ def on_tool_call(
         return None
     name = text_field(block, "name") or "tool"
     arguments = block.get("arguments")
+    # Made once: tool_call_text(name, a) is name + tool_call_text("", a).
+    text = tool_call_text(name, arguments)
     if call_id not in builder.tools:
         tool = Tool(
             call_id,
@@ -204,7 +206,7 @@ def on_tool_call(
             entry.time_ns,  # tools run once the whole message is in
             response_id,
             entry.prompt_id,
-            ToolArguments.of(arguments),
+            ToolArguments.of(arguments, text=text[len(name) :]),
             from_failed_response=failed,
         )
         builder.tools[call_id] = tool
@@ -212,7 +214,7 @@ def on_tool_call(
     return measured_part(
         item_id,
         Category.ASSISTANT,
-        tool_call_text(name, arguments),
+        text,
         "Tool arguments",
         source_id=call_id,
         source_kind=SourceKind.TOOL,
