@@ -3,7 +3,6 @@ per-file clock that keeps going when a record has no readable time."""
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
@@ -26,33 +25,6 @@ def timestamp_ns(value: object) -> int | None:
     """ISO-8601 (with `Z` or an offset; naive means UTC) → epoch nanoseconds."""
     if not isinstance(value, str):
         return None
-    if len(value) == 24 and value[23] == "Z" and value[19] == ".":
-        # What every harness writes (`2026-02-11T20:31:53.375Z`, JavaScript's toISOString):
-        # the minute parsed once, as below, for all its records; the rest is digits.
-        minute = _minute_ns(value[:16])
-        seconds, millis = value[17:19], value[20:23]
-        if (
-            minute is not None
-            and value[16] == ":"
-            and seconds.isdigit()
-            and seconds.isascii()
-            and millis.isdigit()
-            and millis.isascii()
-            and int(seconds) < 60
-        ):
-            ns = minute + int(seconds) * 1_000_000_000 + int(millis) * 1_000_000
-            return ns if 0 <= ns < 2**63 else None
-    return _parsed_ns(value)
-
-
-@functools.lru_cache(maxsize=64)
-def _minute_ns(minute: str) -> int | None:
-    """`YYYY-MM-DDTHH:MM` as epoch nanoseconds (None: not such a minute), by the same
-    parser as any other timestamp."""
-    return _parsed_ns(minute + ":00Z") if minute.isascii() and minute[10:11] == "T" else None
-
-
-def _parsed_ns(value: str) -> int | None:
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
