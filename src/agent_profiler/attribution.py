@@ -419,9 +419,19 @@ class _Replayer:
     def run(self, ops: list[_Op]) -> list[ContextSnapshot]:
         """Replay `ops`, given last first: each is popped as it is replayed, so the log
         shrinks while the snapshots grow (a long session held both at once)."""
+        items, totals, pending = self.items, self.totals, self.pending
         while ops:
             op = ops.pop()
-            if isinstance(op, Item):
+            if type(op) is Item:  # most entries: `_put(op.id, op)`, inline
+                item_id = op.id
+                old = items.get(item_id)
+                if item_id not in pending:
+                    pending[item_id] = old
+                if old is not None:
+                    totals[old.category] -= old.tokens
+                items[item_id] = op
+                totals[op.category] += op.tokens
+            elif isinstance(op, Item):
                 self._put(op.id, op)
             elif isinstance(op, _Remove):
                 self._put(op.id, None)
