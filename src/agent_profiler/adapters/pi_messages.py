@@ -93,9 +93,10 @@ def on_assistant(builder: SessionBuilder, entry: Entry, message: dict[str, Any])
     usage = message.get("usage")
     if not isinstance(usage, dict):
         usage = {}
-    fresh, cache_read, cache_write, output = (
-        token_count(usage.get(key)) for key in ("input", "cacheRead", "cacheWrite", "output")
-    )
+    fresh = token_count(usage.get("input"))
+    cache_read = token_count(usage.get("cacheRead"))
+    cache_write = token_count(usage.get("cacheWrite"))
+    output = token_count(usage.get("output"))
     prompt_tokens = fresh + cache_read + cache_write
     stop = text_field(message, "stopReason")
     failed = stop in _FAILED_STOPS
