@@ -503,8 +503,9 @@ class _Replayer:
         self.pending.clear()
         # Largest |delta| first, then by id; only the kept ones are made into changes (a
         # compaction removes hundreds of items, and most of them are only counted).
-        found.sort(key=_largest_first)
-        kept = tuple(_change(*entry) for entry in found[:MAX_CHANGES])
+        if len(found) > 1:
+            found.sort(key=_largest_first)
+        kept = tuple([_change(*entry) for entry in found[:MAX_CHANGES]])
         if obs.native_categories is not None:
             categories = self._shared(obs.native_categories)
         else:

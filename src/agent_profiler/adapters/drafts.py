@@ -104,7 +104,7 @@ class ToolArguments:
         previews: tuple[tuple[str, str], ...] = ()
         keep = _argument_previews.get()
         if isinstance(decoded, dict):
-            keys = tuple(str(k) for k in decoded)
+            keys = tuple(map(str, decoded))
             if keep:
                 previews = tuple(
                     (str(k), preview(v if isinstance(v, str) else json_text(v)))
@@ -115,7 +115,7 @@ class ToolArguments:
         return cls(
             keys,
             previews,
-            len(text.encode()),
+            len(text) if text.isascii() else len(text.encode()),  # UTF-8 bytes
             args_digest(decoded if decoded is not None else text),
             raw_target(decoded),
         )
