@@ -129,7 +129,12 @@ class Observation:
         return cls(time_ns, AnchorKind.SESSION, "", Stage.TRANSCRIPT_OBSERVED, **facts)
 
 
-@dataclass(frozen=True, slots=True)
+# The log's other entries are never changed once made either, but are not `frozen`: a
+# frozen dataclass's __init__ sets each field through object.__setattr__, five times the
+# cost of a plain one, and an entry is made per item (`unsafe_hash`: hashable as before).
+
+
+@dataclass(slots=True, unsafe_hash=True)
 class Item:
     """One item of context, measured: the log's entry for it entering (or replacing the
     item of its id). An adapter that keeps its items to put them in again (Pi's entries,
@@ -146,17 +151,17 @@ class Item:
     method: str = ""  # an item sized from evidence: how (estimate.EVIDENCE_METHODS)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class _Remove:
     id: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class _Clear:
     keep: frozenset[Category]  # categories that stay (the inferred head always stays)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class _NativeHead:
     items: tuple[Item, ...]
 
@@ -164,7 +169,7 @@ class _NativeHead:
 _Op = Item | _Remove | _Clear | _NativeHead | Observation
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Logged:
     """Where an observation stands in its log: the handle `ContextLog.settle` takes."""
 
@@ -261,7 +266,16 @@ class ContextLog:
         if not isinstance(item, Item) or not item.method:
             raise TypeError(f"log entry {logged.index} is not an item sized from evidence")
         if tokens is not None:
-            self._ops[logged.index] = replace(item, tokens=self._evidence(tokens))
+            self._ops[logged.index] = Item(
+                item.id,
+                item.category,
+                item.chars,
+                self._evidence(tokens),
+                item.label,
+                item.source_id,
+                item.source_kind,
+                item.method,
+            )
             return
         self._methods[item.method] -= 1
         self._unmeasured[unmeasured] = self._unmeasured.get(unmeasured, 0) + 1
@@ -335,7 +349,7 @@ class ContextLog:
         observation = self._ops[logged.index]
         if not isinstance(observation, Observation):
             raise TypeError(f"log entry {logged.index} is not an observation")
-        settled = replace(observation, **facts)
+        settled = _settled(observation, facts)
         self._ops[logged.index] = settled
         return settled
 
@@ -364,6 +378,29 @@ class ContextLog:
         ).run(ops)
 
 
+def _settled(observation: Observation, facts: Settled) -> Observation:
+    """`dataclasses.replace(observation, **facts)` spelled out: once per request of every
+    session, and `replace` looks up every field by name (a test pins the two equal)."""
+    o = observation
+    return Observation(
+        o.time_ns,
+        o.anchor,
+        o.anchor_id,
+        o.stage,
+        o.model,
+        facts.get("reported_tokens", o.reported_tokens),
+        facts.get("window_tokens", o.window_tokens),
+        o.effective_window_tokens,
+        o.compact_threshold_tokens,
+        facts.get("dropped", o.dropped),
+        o.native_categories,
+        o.basis,
+        o.coverage,
+        o.item_stage,
+        o.force_baseline,
+    )
+
+
 class _Replayer:
     def __init__(self, basis: Basis, coverage: Coverage, infer_head: bool) -> None:
         self.basis = basis
@@ -382,9 +419,19 @@ class _Replayer:
     def run(self, ops: list[_Op]) -> list[ContextSnapshot]:
         """Replay `ops`, given last first: each is popped as it is replayed, so the log
         shrinks while the snapshots grow (a long session held both at once)."""
+        items, totals, pending = self.items, self.totals, self.pending
         while ops:
             op = ops.pop()
-            if isinstance(op, Item):
+            if type(op) is Item:  # most entries: `_put(op.id, op)`, inline
+                item_id = op.id
+                old = items.get(item_id)
+                if item_id not in pending:
+                    pending[item_id] = old
+                if old is not None:
+                    totals[old.category] -= old.tokens
+                items[item_id] = op
+                totals[op.category] += op.tokens
+            elif isinstance(op, Item):
                 self._put(op.id, op)
             elif isinstance(op, _Remove):
                 self._put(op.id, None)
@@ -452,10 +499,13 @@ class _Replayer:
         )
         if obs.model is not None:
             self.last_model = obs.model
-        changes = self._baseline_changes() if baseline else self._diff_changes()
+        found = self._baseline_changes() if baseline else self._diff_changes()
         self.pending.clear()
-        changes.sort(key=lambda c: (-abs(c.delta_tokens), c.id))
-        kept = tuple(changes[:MAX_CHANGES])
+        # Largest |delta| first, then by id; only the kept ones are made into changes (a
+        # compaction removes hundreds of items, and most of them are only counted).
+        if len(found) > 1:
+            found.sort(key=_largest_first)
+        kept = tuple([_change(*entry) for entry in found[:MAX_CHANGES]])
         if obs.native_categories is not None:
             categories = self._shared(obs.native_categories)
         else:
@@ -472,7 +522,7 @@ class _Replayer:
                 baseline=baseline,
                 categories=categories,
                 changes=kept,
-                omitted_changes=len(changes) - len(kept),
+                omitted_changes=len(found) - len(kept),
                 reported_tokens=obs.reported_tokens,
                 window_tokens=obs.window_tokens,
                 effective_window_tokens=obs.effective_window_tokens,
@@ -498,48 +548,51 @@ class _Replayer:
         previous = self.snapshots[-1].categories if self.snapshots else None
         return previous if previous == categories else categories  # compared by identity first
 
-    def _baseline_changes(self) -> list[ContextChange]:
+    def _baseline_changes(self) -> list[_Found]:
         return [
-            _change(item_id, item, ChangeKind.BASELINE, item.tokens, item.tokens)
+            (item_id, item, ChangeKind.BASELINE, item.tokens, item.tokens)
             for item_id, item in self.items.items()
         ]
 
-    def _diff_changes(self) -> list[ContextChange]:
-        changes = []
+    def _diff_changes(self) -> list[_Found]:
+        changes: list[_Found] = []
+        items = self.items
         for item_id, old in self.pending.items():
-            new = self.items.get(item_id)
-            if (old.tokens if old else 0) == 0 and (new.tokens if new else 0) == 0:
-                continue  # an empty item coming or going changes nothing
-            if old is None and new is not None:
-                changes.append(_change(item_id, new, ChangeKind.ADDED, new.tokens, new.tokens))
-            elif old is not None and new is None:
-                changes.append(_change(item_id, old, ChangeKind.REMOVED, 0, -old.tokens))
-            elif (
-                old is not None
-                and new is not None
-                and (old.tokens, old.category)
-                != (
-                    new.tokens,
-                    new.category,
-                )
+            new = items.get(item_id)
+            if old is None:
+                if new is not None and new.tokens:
+                    changes.append((item_id, new, ChangeKind.ADDED, new.tokens, new.tokens))
+            elif new is None:
+                if old.tokens:
+                    changes.append((item_id, old, ChangeKind.REMOVED, 0, -old.tokens))
+            elif (old.tokens or new.tokens) and (
+                old.tokens != new.tokens or old.category != new.category
             ):
                 delta = new.tokens - old.tokens
-                changes.append(_change(item_id, new, ChangeKind.REPLACED, new.tokens, delta))
+                changes.append((item_id, new, ChangeKind.REPLACED, new.tokens, delta))
         return changes
+
+
+# A change found between two snapshots, before it is kept: (id, the item, kind, tokens, delta).
+_Found = tuple[str, Item, ChangeKind, Tokens, int]
+
+
+def _largest_first(found: _Found) -> tuple[int, str]:
+    return (-abs(found[4]), found[0])
 
 
 def _change(
     item_id: str, item: Item, kind: ChangeKind, tokens: Tokens, delta: int
 ) -> ContextChange:
     return ContextChange(
-        id=item_id,
-        category=item.category,
-        change=kind,
-        tokens=tokens,
-        delta_tokens=delta,
-        chars=item.chars if item.chars else None,
-        label=item.label,
-        source_id=item.source_id,
-        source_kind=item.source_kind,
-        method=item.method,
+        item_id,
+        item.category,
+        kind,
+        tokens,
+        delta,
+        item.chars or None,
+        item.label,
+        item.source_id,
+        item.source_kind,
+        item.method,
     )

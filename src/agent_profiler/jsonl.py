@@ -98,17 +98,21 @@ def read_jsonl(path: str | os.PathLike[str], diagnostics: Diagnostics) -> Iterat
     name = os.fspath(path)
     with _open(name) as stream:
         position = _position_of(stream)
-        size = os.path.getsize(name) if diagnostics.on_progress is not None else 0
+        progress = diagnostics.on_progress
+        size = os.path.getsize(name) if progress is not None else 0
         for outcome in _Journal(name, stream).outcomes():
+            if isinstance(outcome, Record):  # a parsed line: most of them, kept cheap
+                diagnostics.lines_read += 1
+                diagnostics.records_parsed += 1
+                if progress is not None and diagnostics.lines_read % 2000 == 0:
+                    progress(name, position(), size)
+                yield outcome
+                continue
             if outcome.counted:
                 diagnostics.lines_read += 1
-                if diagnostics.on_progress is not None and diagnostics.lines_read % 2000 == 0:
-                    diagnostics.on_progress(name, position(), size)
-            if outcome.parsed:
-                diagnostics.records_parsed += 1
-                yield Record(outcome.line or 0, outcome.value)
-            else:
-                diagnostics.warn(name, outcome.line, outcome.kind, outcome.message)
+                if progress is not None and diagnostics.lines_read % 2000 == 0:
+                    progress(name, position(), size)
+            diagnostics.warn(name, outcome.line, outcome.kind, outcome.message)
 
 
 def _position_of(stream: io.BufferedReader[io.FileIO] | gzip.GzipFile) -> Callable[[], int]:
@@ -161,13 +165,17 @@ def sniff(path: str | os.PathLike[str], max_lines: int = 50) -> list[object]:
     seen = 0
     with _open(name) as stream:
         for outcome in _Journal(name, stream).outcomes():
+            if isinstance(outcome, Record):
+                seen += 1
+                if seen > max_lines:
+                    break
+                values.append(outcome.value)
+                continue
             if outcome.counted:
                 seen += 1
                 if seen > max_lines:
                     break
-            if outcome.parsed:
-                values.append(outcome.value)
-            elif outcome.kind in {"bad-gzip", "read-error"} and not values:
+            if outcome.kind in {"bad-gzip", "read-error"} and not values:
                 raise JournalError(name, outcome.message)
     return values
 
@@ -241,19 +249,17 @@ def _os_reason(error: OSError) -> str:
 
 
 class _Outcome(NamedTuple):
-    """What became of one line (or of the file, for `counted=False` events); a named tuple
-    for the same reason as Record."""
+    """A line that could not be read (or an event of the file, `counted=False`): a line
+    that parsed is its `Record` (`_Journal._lines`)."""
 
     line: int | None
-    parsed: bool
-    value: object = None
-    kind: str = ""  # the warning kind when not parsed
-    message: str = ""
+    kind: str  # the warning kind
+    message: str
     counted: bool = True  # a non-blank line, for Diagnostics.lines_read
 
-    @property
-    def is_container(self) -> bool:
-        return self.parsed and isinstance(self.value, dict | list)
+
+def _is_container(outcome: Record | _Outcome) -> bool:
+    return isinstance(outcome, Record) and isinstance(outcome.value, dict | list)
 
 
 class _Journal:
@@ -272,19 +278,19 @@ class _Journal:
             # once is in no state to be read again.
             self.head_error = self._read_error_message(error, 0)
 
-    def outcomes(self) -> Iterator[_Outcome]:
+    def outcomes(self) -> Iterator[Record | _Outcome]:
         """The head checks, then the probe, then every line outcome in order."""
         self._check_head()
         lines = self._lines()
         # Hold back outcomes (warnings included) until the file is known to be a
         # journal, so a refused file leaves no stray warnings behind.
-        probe: list[_Outcome] = []
+        probe: list[Record | _Outcome] = []
         non_blank = 0
         for outcome in lines:
             probe.append(outcome)
-            if outcome.is_container:
+            if _is_container(outcome):
                 break
-            if outcome.counted:
+            if isinstance(outcome, Record) or outcome.counted:
                 non_blank += 1
                 if non_blank >= PROBE_LINES:
                     break
@@ -310,88 +316,84 @@ class _Journal:
             if start and start not in _JSON_OPENERS:
                 raise JournalError(self.name, NOT_JOURNAL_MESSAGE, line=1)
 
-    def _check_probe(self, probe: list[_Outcome]) -> None:
-        if any(o.is_container for o in probe):
+    def _check_probe(self, probe: list[Record | _Outcome]) -> None:
+        if any(_is_container(o) for o in probe):
             return
-        counted = [o for o in probe if o.counted]
+        counted = [o for o in probe if isinstance(o, Record) or o.counted]
         if not counted:
             return  # empty, or unreadable from the start (that warning is in the probe)
-        if counted[-1].kind == "truncated-last-line":
+        last = counted[-1]
+        if isinstance(last, _Outcome) and last.kind == "truncated-last-line":
             return  # a journal whose first record is still being written
         raise JournalError(self.name, NOT_JOURNAL_MESSAGE, line=counted[0].line)
 
-    def _lines(self) -> Iterator[_Outcome]:
+    def _lines(self) -> Iterator[Record | _Outcome]:
         if self.head_error is not None:
             yield self._read_failure(self.head_error)
             return
         number = 0
         warned_utf8 = False
+        loads = orjson.loads
         # Iterating a binary file object splits on b"\n" only and reads one line
         # at a time: the streaming and splitting rules in one.
         raw_lines = iter(self.stream)
-        while True:
-            try:
-                raw = next(raw_lines)
-            except StopIteration:
-                return
-            except _READ_ERRORS as error:
-                yield self._read_failure(self._read_error_message(error, number))
-                return
-            number += 1
-            complete = raw.endswith(b"\n")
-            body = _clean(raw, number == 1)
-            if not body or body.isspace():
-                continue
-            try:
-                value = orjson.loads(body)
-            except _PARSE_ERRORS as error:
-                failure: BaseException = error
-            else:
-                yield _Outcome(number, True, value)
-                continue
-            text: bytes | str = body
-            if not body.isascii():
-                try:
-                    body.decode("utf-8")
-                except UnicodeDecodeError:
-                    # orjson refuses invalid UTF-8 outright, so replace the bad bytes
-                    # and parse again. One warning per file: a legacy-encoded file has
-                    # such bytes on many lines, and a warning each would drown the rest.
-                    if not warned_utf8:
-                        warned_utf8 = True
-                        yield _Outcome(
-                            number, False, kind="bad-utf8", message=BAD_UTF8_MESSAGE, counted=False
-                        )
-                    text = body.decode("utf-8", errors="replace")
-            if text is body and b"\\u" in body and _LONE_SURROGATE.search(body):
-                # JavaScript's JSON.stringify writes a split emoji (a cut tool output)
-                # as an escaped lone surrogate, which orjson rejects: replace it with
-                # U+FFFD rather than lose the whole record.
-                text = _LONE_SURROGATE.sub(rb"\\ufffd", body)
-            if text is not body:
-                try:
-                    value = orjson.loads(text)
-                except _PARSE_ERRORS as error:
-                    failure = error
-                else:
-                    yield _Outcome(number, True, value)
+        try:
+            for raw in raw_lines:
+                number += 1
+                if number > 1:
+                    # Most lines: JSON followed by its "\n" (and a CRLF "\r"), which JSON
+                    # reads as trailing whitespace, so `raw` parses as its body would. A
+                    # line that does not parse takes the careful way below.
+                    try:
+                        yield Record(number, loads(raw))
+                        continue
+                    except _PARSE_ERRORS:
+                        pass
+                complete = raw.endswith(b"\n")
+                body = _clean(raw, number == 1)
+                if not body or body.isspace():
                     continue
-            # Only a cut-off *JSON* line is a record still being written; a last
-            # line of plain text (a crash message) is just not JSON.
-            if not complete and body.lstrip()[:1] in _JSON_OPENERS:
-                yield _Outcome(
-                    number,
-                    False,
-                    kind="truncated-last-line",
-                    message=TRUNCATED_MESSAGE,
-                )
-            else:
-                yield _Outcome(
-                    number,
-                    False,
-                    kind="not-json",
-                    message=f"not JSON ({_reason(failure)})",
-                )
+                try:
+                    value = loads(body)
+                except _PARSE_ERRORS as error:
+                    failure: BaseException = error
+                else:
+                    yield Record(number, value)
+                    continue
+                text: bytes | str = body
+                if not body.isascii():
+                    try:
+                        body.decode("utf-8")
+                    except UnicodeDecodeError:
+                        # orjson refuses invalid UTF-8 outright, so replace the bad bytes
+                        # and parse again. One warning per file: a legacy-encoded file has
+                        # such bytes on many lines, and a warning each would drown the rest.
+                        if not warned_utf8:
+                            warned_utf8 = True
+                            yield _Outcome(number, "bad-utf8", BAD_UTF8_MESSAGE, counted=False)
+                        text = body.decode("utf-8", errors="replace")
+                if text is body and b"\\u" in body and _LONE_SURROGATE.search(body):
+                    # JavaScript's JSON.stringify writes a split emoji (a cut tool output)
+                    # as an escaped lone surrogate, which orjson rejects: replace it with
+                    # U+FFFD rather than lose the whole record.
+                    text = _LONE_SURROGATE.sub(rb"\\ufffd", body)
+                if text is not body:
+                    try:
+                        value = loads(text)
+                    except _PARSE_ERRORS as error:
+                        failure = error
+                    else:
+                        yield Record(number, value)
+                        continue
+                # Only a cut-off *JSON* line is a record still being written; a last
+                # line of plain text (a crash message) is just not JSON.
+                if not complete and body.lstrip()[:1] in _JSON_OPENERS:
+                    yield _Outcome(number, "truncated-last-line", TRUNCATED_MESSAGE)
+                else:
+                    yield _Outcome(number, "not-json", f"not JSON ({_reason(failure)})")
+        except _READ_ERRORS as error:
+            # Raised by reading the next line only: nothing above raises these.
+            yield self._read_failure(self._read_error_message(error, number))
 
     def _read_error_message(self, error: BaseException, last_line: int) -> str:
         what = "corrupt or truncated gzip stream" if self.is_gzip else "read error"
@@ -401,7 +403,7 @@ class _Journal:
 
     def _read_failure(self, message: str) -> _Outcome:
         kind = "bad-gzip" if self.is_gzip else "read-error"
-        return _Outcome(None, False, kind=kind, message=message, counted=False)
+        return _Outcome(None, kind, message, counted=False)
 
 
 def _clean(raw: bytes, first: bool) -> bytes:

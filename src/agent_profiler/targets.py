@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import shlex
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
@@ -43,6 +42,17 @@ _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "fish", "pwsh", "powershell", 
 _SEPARATORS = re.compile(r"[\\/]+")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _WRAPPERS = frozenset({"sudo", "env", "time", "nohup", "exec", "command"})
+# `shlex.split(command, posix=True)` in regular expressions (shlex reads a character at a
+# time through several method calls: a fifth of reading a Pi session). A word is pieces
+# glued together: plain characters, `\x` (x itself), '…' (as written) and "…" (where only
+# `\"` and `\\` are escapes); words are split on shlex's whitespace only. A command that
+# is not such words throughout (an unclosed quote, a trailing backslash) is one shlex
+# refuses too. Possessive quantifiers, so a refusal is found in linear time.
+_PIECE = r"""[^ \t\r\n'"\\]++|\\.|'[^']*+'|"(?:[^"\\]++|\\.)*+" """.rstrip()
+_WORD = re.compile(rf"(?:{_PIECE})++", re.S)
+_WORDS = re.compile(rf"[ \t\r\n]*+(?:(?:{_PIECE})++[ \t\r\n]*+)*+", re.S)
+_PIECES = re.compile(r"""([^'"\\]++)|\\(.)|'([^']*+)'|"((?:[^"\\]++|\\.)*+)" """.rstrip(), re.S)
+_QUOTED_ESCAPE = re.compile(r'\\(["\\])')
 
 PATH, PROGRAM, HOST = "path", "program", "host"
 
@@ -78,12 +88,29 @@ def program_name(command: object) -> str:
             return program_name(words[2])
         return _first_program(words)
     if isinstance(command, str):
-        try:
-            words = shlex.split(command, comments=False, posix=True)
-        except ValueError:  # unbalanced quotes: plain words are enough for the first one
-            words = command.split()
-        return _first_program(words)
+        # Unbalanced quotes (shlex refuses them): plain words are enough for the first one.
+        accepted = _WORDS.fullmatch(command) is not None
+        return _first_program(shell_words(command) if accepted else command.split())
     return ""
+
+
+def shell_words(command: str) -> list[str]:
+    """`shlex.split(command, comments=False, posix=True)` of a command that shlex accepts
+    (`_WORDS.fullmatch(command)`): the same words, without reading it a character at a
+    time."""
+    return [_unquoted(word.group()) for word in _WORD.finditer(command)]
+
+
+def _unquoted(word: str) -> str:
+    if "\\" not in word and "'" not in word and '"' not in word:
+        return word
+    parts = []
+    for plain, escaped, single, double in _PIECES.findall(word):
+        if double:
+            parts.append(_QUOTED_ESCAPE.sub(r"\1", double) if "\\" in double else double)
+        else:
+            parts.append(plain or escaped or single)
+    return "".join(parts)
 
 
 def _first_program(words: list[str]) -> str:

@@ -6,7 +6,9 @@ and `report` take `--previews` like `export`."""
 
 from __future__ import annotations
 
+import random
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +17,7 @@ from typer.testing import CliRunner
 
 from agent_profiler.cli import app
 from agent_profiler.model import Harness, Session, ToolCall
-from agent_profiler.targets import program_name, raw_target, safe_target
+from agent_profiler.targets import _WORDS, program_name, raw_target, safe_target, shell_words
 from samples import DATA
 
 SPOTTER = DATA / "claude-code" / "spotter-2.1.39-subagents-compaction"
@@ -55,6 +57,26 @@ def test_program_name_of_a_shell_script_argv() -> None:
     assert program_name(["/bin/zsh", "-c", "npm test"]) == "npm"
     assert program_name(["git", "log"]) == "git"
     assert program_name(None) == ""
+
+
+def test_shell_words_split_as_shlex_does() -> None:
+    """The regular-expression split accepts what shlex accepts and gives its words: quotes,
+    escapes in and out of "…", empty quoted words, whitespace shlex does not split on."""
+    alphabet = list("ab -=/\\'\"\t\r\n\x0b\xa0\u2028#;|&$(){}x1")
+    rng = random.Random(32)
+    accepted = 0
+    for _ in range(20000):
+        command = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14)))
+        try:
+            expected: list[str] | None = shlex.split(command, comments=False, posix=True)
+        except ValueError:
+            expected = None
+        got = shell_words(command) if _WORDS.fullmatch(command) else None
+        assert got == expected, command
+        accepted += got is not None
+    assert 1000 < accepted < 19000  # both sides of the refusal were tried
+    assert program_name('A=1 sudo "/usr/bin/git" status') == "git"
+    assert program_name("echo 'unclosed") == "echo"
 
 
 def test_a_session_keeps_only_safe_targets() -> None:

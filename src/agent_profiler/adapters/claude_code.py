@@ -81,6 +81,11 @@ def is_stream_json(values: list[object]) -> bool:
 # --------------------------------------------------------------------------- file readers
 
 
+# The skip counter's name of each record type read no further (`claude:progress`: most
+# of a long transcript's records), made once.
+_SKIPPED = {kind: f"claude:{kind}" for kind, known in RECORD_TYPES.items() if not known.read}
+
+
 def read_transcript(
     path: Path, diagnostics: Diagnostics, *, label: str | None = None
 ) -> dict[str, SessionBuilder]:
@@ -106,7 +111,9 @@ def read_transcript(
         if not isinstance(value, dict):
             diagnostics.warn(source, record.line, "bad-shape", "record is not a JSON object")
             continue
-        native(commands.feed(value, record.line))
+        concluded = commands.feed(value, record.line)
+        if concluded:
+            native(concluded)
         kind = text_field(value, "type")
         known = RECORD_TYPES.get(kind or "")
         if known is None:
@@ -114,7 +121,7 @@ def read_transcript(
             diagnostics.not_recognised(name, source, record.line)
             continue
         if not known.read:
-            diagnostics.skip(f"claude:{kind}")
+            diagnostics.skip(_SKIPPED.get(kind or "") or f"claude:{kind}")
             continue
         session_id = value.get("sessionId")
         if not isinstance(session_id, str):

@@ -199,7 +199,8 @@ class ContextCommandTracker:
 
     def feed(self, record: Mapping[str, object], line: int) -> list[ContextRunResult]:
         results: list[ContextRunResult] = []
-        parent = record.get("parentUuid")
+        # Nothing awaits an answer (almost always): no record's parent can conclude a run.
+        parent = record.get("parentUuid") if self._screens or self._commands else None
         if isinstance(parent, str):
             screen = self._screens.pop(parent, None)
             if screen is not None:

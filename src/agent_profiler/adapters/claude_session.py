@@ -360,12 +360,13 @@ class SessionBuilder:
         name = block.get("name")
         name = name if isinstance(name, str) else "tool"
         arguments = block.get("input")
-        add_tool_call(self.log, call_id, name, arguments)
-        draft.visible += self.log.estimator.visible_tokens(tool_call_text(name, arguments))
+        # Made once: tool_call_text(name, a) is name + tool_call_text("", a).
+        text = tool_call_text(name, arguments)
+        add_tool_call(self.log, call_id, name, arguments, text)
+        draft.visible += self.log.estimator.visible_tokens(text)
         if call_id not in self.tools:
-            self.tools[call_id] = ToolDraft(
-                call_id, name, ts, draft.id, draft.prompt_id, ToolArguments.of(arguments)
-            )
+            measured = ToolArguments.of(arguments, text=text[len(name) :])
+            self.tools[call_id] = ToolDraft(call_id, name, ts, draft.id, draft.prompt_id, measured)
 
     def on_native_context(self, run: NativeSnapshot, fallback_ns: int) -> None:
         """A `/context` run: Claude Code's own breakdown. It is a snapshot of its own

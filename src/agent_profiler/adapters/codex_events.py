@@ -114,7 +114,7 @@ def on_token_count(builder: RolloutBuilder, payload: dict[str, Any], ts: int, li
         )
         return
     fingerprint = (
-        tuple(token_count(total.get(k)) for k in sorted(total)) if isinstance(total, dict) else None
+        tuple([token_count(total[k]) for k in sorted(total)]) if isinstance(total, dict) else None
     )
     if fingerprint is not None and fingerprint == builder.last_total:
         return  # Desktop 0.104 writes each token_count twice

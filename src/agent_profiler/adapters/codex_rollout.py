@@ -304,10 +304,13 @@ class RolloutBuilder:
         arguments = item.get("arguments", item.get("input", item.get("action")))
         if not isinstance(call_id, str):
             call_id = self.next_id("call")
+        name = str(name)
+        # Made once: tool_call_text(name, a) is name + tool_call_text("", a).
+        text = tool_call_text(name, arguments)
         self.add_text(
             f"call:{call_id}",
             Category.ASSISTANT,
-            tool_call_text(str(name), arguments),
+            text,
             "Tool arguments",
             source_id=call_id,
             source_kind=SourceKind.TOOL,
@@ -316,12 +319,12 @@ class RolloutBuilder:
             request = self.pending
             self.tools[call_id] = Tool(
                 call_id,
-                str(name),
+                name,
                 ts,
                 request.id if request else None,
                 self.current_prompt,
                 # A function call's arguments are a JSON string; a custom tool's input is text.
-                ToolArguments.of(arguments, decode=kind == "function_call"),
+                ToolArguments.of(arguments, decode=kind == "function_call", text=text[len(name) :]),
             )
 
     def _on_output(

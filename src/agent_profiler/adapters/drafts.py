@@ -63,7 +63,11 @@ def argument_previews(keep: bool) -> Iterator[None]:
         _argument_previews.reset(token)
 
 
-@dataclass(frozen=True, slots=True)
+# The first character of a JSON text, after its whitespace ("" for none: no value).
+_JSON_STARTS = frozenset('{["-0123456789tfn')
+
+
+@dataclass(slots=True, unsafe_hash=True)  # not frozen: one per call (attribution.Observation)
 class ToolArguments:
     """A tool call's input as every writer shows it: its keys, a capped preview per key,
     its size in UTF-8 bytes and a digest of the whole input. The size is of the same text
@@ -77,21 +81,30 @@ class ToolArguments:
     target: str = ""  # targets.raw_target: what the call acts on, made safe by its Session
 
     @classmethod
-    def of(cls, arguments: object, *, decode: bool = False) -> ToolArguments:
+    def of(
+        cls, arguments: object, *, decode: bool = False, text: str | None = None
+    ) -> ToolArguments:
         """Measure `arguments`. With `decode`, a string argument is the JSON text of the
-        arguments (Codex function calls, Muse): its keys come from the decoded object."""
-        text = tool_call_text("", arguments)
+        arguments (Codex function calls, Muse): its keys come from the decoded object.
+        `text`: `estimate.tool_call_text("", arguments)`, when the caller has made it."""
+        if text is None:
+            text = tool_call_text("", arguments)
         decoded: object = arguments
         if decode and isinstance(arguments, str):
-            try:
-                decoded = orjson.loads(arguments) if arguments else None
-            except ValueError:
+            # Text no JSON value starts with (a redaction marker, a patch) is refused
+            # without asking orjson, whose refusal builds an exception in Python.
+            if arguments.lstrip(" \t\n\r")[:1] not in _JSON_STARTS:
                 decoded = None
+            else:
+                try:
+                    decoded = orjson.loads(arguments)
+                except ValueError:
+                    decoded = None
         keys: tuple[str, ...] = ()
         previews: tuple[tuple[str, str], ...] = ()
         keep = _argument_previews.get()
         if isinstance(decoded, dict):
-            keys = tuple(str(k) for k in decoded)
+            keys = tuple(map(str, decoded))
             if keep:
                 previews = tuple(
                     (str(k), preview(v if isinstance(v, str) else json_text(v)))
@@ -102,7 +115,7 @@ class ToolArguments:
         return cls(
             keys,
             previews,
-            len(text.encode()),
+            len(text) if text.isascii() else len(text.encode()),  # UTF-8 bytes
             args_digest(decoded if decoded is not None else text),
             raw_target(decoded),
         )
@@ -149,14 +162,17 @@ def add_tool_result(log: ContextLog, call_id: str, text: str) -> str:
     return item_id
 
 
-def add_tool_call(log: ContextLog, call_id: str, name: str, arguments: object) -> str:
+def add_tool_call(
+    log: ContextLog, call_id: str, name: str, arguments: object, text: str | None = None
+) -> str:
     """A tool call enters the context as one assistant item, `call:<id>`, measured as
-    `estimate.tool_call_text` says. Returns the item's id."""
+    `estimate.tool_call_text` says (`text`, when the caller has made it). Returns the
+    item's id."""
     item_id = f"call:{call_id}"
     log.add(
         item_id,
         Category.ASSISTANT,
-        tool_call_text(name, arguments),
+        tool_call_text(name, arguments) if text is None else text,
         label="Tool arguments",
         source_id=call_id,
         source_kind=SourceKind.TOOL,
@@ -174,7 +190,7 @@ class ToolDraft:
     start_ns: int
     response_id: str | None
     prompt_id: str | None
-    arguments: ToolArguments = ToolArguments()
+    arguments: ToolArguments = ToolArguments()  # noqa: RUF009 (shared, never changed)
     end_ns: int | None = None
     is_error: bool = False
     result_chars: int = 0

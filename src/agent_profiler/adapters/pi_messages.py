@@ -93,9 +93,10 @@ def on_assistant(builder: SessionBuilder, entry: Entry, message: dict[str, Any])
     usage = message.get("usage")
     if not isinstance(usage, dict):
         usage = {}
-    fresh, cache_read, cache_write, output = (
-        token_count(usage.get(key)) for key in ("input", "cacheRead", "cacheWrite", "output")
-    )
+    fresh = token_count(usage.get("input"))
+    cache_read = token_count(usage.get("cacheRead"))
+    cache_write = token_count(usage.get("cacheWrite"))
+    output = token_count(usage.get("output"))
     prompt_tokens = fresh + cache_read + cache_write
     stop = text_field(message, "stopReason")
     failed = stop in _FAILED_STOPS
@@ -197,6 +198,8 @@ def on_tool_call(
         return None
     name = text_field(block, "name") or "tool"
     arguments = block.get("arguments")
+    # Made once: tool_call_text(name, a) is name + tool_call_text("", a).
+    text = tool_call_text(name, arguments)
     if call_id not in builder.tools:
         tool = Tool(
             call_id,
@@ -204,7 +207,7 @@ def on_tool_call(
             entry.time_ns,  # tools run once the whole message is in
             response_id,
             entry.prompt_id,
-            ToolArguments.of(arguments),
+            ToolArguments.of(arguments, text=text[len(name) :]),
             from_failed_response=failed,
         )
         builder.tools[call_id] = tool
@@ -212,7 +215,7 @@ def on_tool_call(
     return measured_part(
         item_id,
         Category.ASSISTANT,
-        tool_call_text(name, arguments),
+        text,
         "Tool arguments",
         source_id=call_id,
         source_kind=SourceKind.TOOL,
