@@ -197,12 +197,32 @@ def annotation_encoder(
                         item = strings[(key, value)] = framed(tag, key, value)
                     append(item)
                     continue
+                if type(key) is str:  # an id or a long text, written as it is: inline
+                    head = get_name(key)
+                    if head is None:
+                        head = new_name(key)
+                    data = value.encode()
+                    size = len(data)
+                    entry = head + _STRING + (small[size] if size < 0x80 else varint(size)) + data
+                    size = len(entry)
+                    append(tag + (small[size] if size < 0x80 else varint(size)) + entry)
+                    continue
             elif kind is int:
                 if 0 <= value < 0x80:
                     item = smalls.get((key, value))
                     if item is None:
                         item = smalls[(key, value)] = framed(tag, key, value)
                     append(item)
+                    continue
+                if 0 <= value < 0x4000 and type(key) is str:  # a token count: inline
+                    head = get_name(key)
+                    if head is None:
+                        head = new_name(key)
+                    known = get_uint(value)
+                    if known is None:
+                        known = uints[value] = _UINT + varint(value)
+                    entry = head + known  # at most 3 + 3 bytes: its length is one byte
+                    append(tag + small[len(entry)] + entry)
                     continue
             elif kind is bool:
                 item = flags.get((key, value))
