@@ -22,7 +22,9 @@ sessions from tests/data with fresh ids and shifted times:
 
 Each row's floor is reading every file and `orjson.loads` of every line, in one
 process. Timings are best of --runs, wall clock; peak RSS is of the whole process
-tree (sampled from /proc, and never below the direct child's own peak from wait4).
+tree (sampled from /proc, and never below the direct child's own peak from wait4);
+the export rows also show the tree's peak PSS (pages shared by forked workers counted
+once), beside the RSS, which the verdicts are of.
 The peer is agent2perfetto 0.2.2, installed into .bench/peer-venv; on the folder it
 is run once per file, as many at a time as there are cores. The machine is shared
 and timings are noisy: the ratios are the point. Results also go to
@@ -269,6 +271,20 @@ def _rss_kb(pid: int) -> int:
     return 0
 
 
+def _pss_kb(pid: int) -> int:
+    """Proportional set size: a page shared by n processes counts 1/n in each, so the
+    tree's sum counts once what forked workers share with their parent (the interpreter,
+    the modules), which a sum of RSS counts once per process."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as handle:
+            for line in handle:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 # The measured commands run as an installed tool runs: with its modules' bytecode cached
 # (`pip install` compiles it; an editable install writes it on first use). A shell that sets
 # PYTHONDONTWRITEBYTECODE (this project's build machines do) would otherwise make every run
@@ -282,18 +298,20 @@ def compile_package() -> None:
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], env=ENV, check=True)
 
 
-def run_once(command: list[str]) -> tuple[float, float]:
-    """Wall seconds and the peak RSS (MB) of the whole process tree."""
+def run_once(command: list[str]) -> tuple[float, float, float]:
+    """Wall seconds, the peak RSS (MB) of the whole process tree (each process's RSS
+    summed) and its peak PSS (MB; shared pages counted once)."""
     with tempfile.TemporaryFile() as errors:
         started = time.perf_counter()
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors, env=ENV)
-        peak = [0]
+        peak = [0, 0]
         done = threading.Event()
 
         def sample() -> None:
             while not done.is_set():
-                total = sum(_rss_kb(pid) for pid in _descendants(process.pid))
-                peak[0] = max(peak[0], total)
+                tree = _descendants(process.pid)
+                peak[0] = max(peak[0], sum(_rss_kb(pid) for pid in tree))
+                peak[1] = max(peak[1], sum(_pss_kb(pid) for pid in tree))
                 done.wait(0.02)
 
         sampler = threading.Thread(target=sample, daemon=True)
@@ -307,7 +325,7 @@ def run_once(command: list[str]) -> tuple[float, float]:
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1):
         raise RuntimeError(f"{' '.join(command[:4])} … exited {code}: {stderr[-500:]}")
-    return elapsed, max(peak[0], usage.ru_maxrss) / 1024
+    return elapsed, max(peak[0], usage.ru_maxrss) / 1024, peak[1] / 1024
 
 
 @dataclass
@@ -315,6 +333,7 @@ class Timing:
     seconds: float  # best of the runs
     runs: list[float]
     peak_rss_mb: float  # highest of the runs
+    peak_pss_mb: float = 0.0  # likewise, proportional set size (shared pages once)
 
 
 def measure(command: list[str], runs: int) -> Timing:
@@ -326,14 +345,16 @@ def measure_together(commands: list[list[str]], runs: int) -> list[Timing]:
     peer see the same load on a shared machine (their ratio is what is compared)."""
     times: list[list[float]] = [[] for _ in commands]
     peaks: list[list[float]] = [[] for _ in commands]
+    shares: list[list[float]] = [[] for _ in commands]
     for _ in range(runs):
         for index, command in enumerate(commands):
-            seconds, peak = run_once(command)
+            seconds, peak, pss = run_once(command)
             times[index].append(seconds)
             peaks[index].append(peak)
+            shares[index].append(pss)
     return [
-        Timing(round(min(t), 3), [round(x, 3) for x in t], round(max(p), 1))
-        for t, p in zip(times, peaks, strict=True)
+        Timing(round(min(t), 3), [round(x, 3) for x in t], round(max(p), 1), round(max(q), 1))
+        for t, p, q in zip(times, peaks, shares, strict=True)
     ]
 
 
@@ -366,6 +387,8 @@ class Row:
     trace_share: float | None = None  # output bytes / input bytes
     peer_seconds: float | None = None
     peer_rss_mb: float | None = None
+    # shown beside the RSS, never the verdict: the targets are of RSS
+    peak_pss_mb: float | None = None
     # targets (None: not a target of this row)
     max_floor: float | None = None
     min_speedup: float | None = None
@@ -407,7 +430,7 @@ def _target(value: float | None, template: str) -> str:
 def table(rows: Iterable[Row], flat: tuple[float, float] | None) -> str:
     header = (
         f"{'row':<26} {'in MB':>7} {'ours s':>12} {'floor s':>7} {'×floor':>13} "
-        f"{'peer s':>7} {'×faster':>13} {'RSS MB':>13} {'trace':>12}  verdict"
+        f"{'peer s':>7} {'×faster':>13} {'RSS MB':>13} {'PSS':>5} {'trace':>12}  verdict"
     )
     lines = [header, "-" * len(header)]
     for row in rows:
@@ -422,6 +445,7 @@ def table(rows: Iterable[Row], flat: tuple[float, float] | None) -> str:
             f"{'-' if speed is None else f'{speed:.2f}':>6}"
             f"{_target(row.min_speedup, ' (≥{:g})'):<7} "
             f"{row.peak_rss_mb:>6.0f}{_target(row.max_rss_mb, ' (≤{:g})'):<7} "
+            f"{'-' if row.peak_pss_mb is None else f'{row.peak_pss_mb:.0f}':>5} "
             f"{'-' if row.trace_share is None else f'{100 * row.trace_share:.1f}%':>6}"
             f"{_target(row.max_share and 100 * row.max_share, ' (≤{:g}%)'):<6}  "
             f"{'PASS' if not failed else 'FAIL ' + ','.join(failed)}"
@@ -496,6 +520,7 @@ def main(argv: list[str] | None = None) -> int:
             floor.seconds,
             ours.peak_rss_mb,
             trace_share=out.stat().st_size / size,
+            peak_pss_mb=ours.peak_pss_mb,
             peer_seconds=peer_timing and peer_timing.seconds,
             peer_rss_mb=peer_timing and peer_timing.peak_rss_mb,
             runs=ours.runs,
@@ -690,7 +715,7 @@ def dataset_rows(
     for run in range(runs):
         copy = outputs / f"dataset-{run}"
         subprocess.run(["cp", "-a", str(target), str(copy)], check=True)
-        seconds, rss = run_once(
+        seconds, rss, _ = run_once(
             [*tool, "collect", str(folder), str(extra), "--to", str(copy), "--jobs", "2"]
         )
         again.append(round(seconds, 3))
