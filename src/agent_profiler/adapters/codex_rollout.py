@@ -214,36 +214,17 @@ class RolloutBuilder:
             if role == "user" and prefix == "item":
                 self.trigger_ns = ts
         elif kind == "reasoning":
-            for index, text in enumerate(parts_text(item.get("summary"))):
-                self.add_text(
-                    self.next_id(f"{prefix}-reasoning") + f":{index}",
-                    Category.ASSISTANT,
-                    text,
-                    "Reasoning summary",
-                    source_kind=SourceKind.RESPONSE,
-                )
+            summary = parts_text(item.get("summary"))
+            self._response_parts(summary, f"{prefix}-reasoning", "Reasoning summary")
             raw = parts_text(item.get("content"))  # raw reasoning text (open models)
-            for index, text in enumerate(raw):
-                self.add_text(
-                    self.next_id(f"{prefix}-reasoning-text") + f":{index}",
-                    Category.ASSISTANT,
-                    text,
-                    "Reasoning",
-                    source_kind=SourceKind.RESPONSE,
-                )
+            self._response_parts(raw, f"{prefix}-reasoning-text", "Reasoning")
             if not raw and not replayed:
                 self.hidden_reasoning(encrypted=bool(item.get("encrypted_content")))
             elif not raw and item.get("encrypted_content"):
                 self.unmeasured["encrypted-reasoning"] += 1  # replayed: no usage tells its size
         elif kind == "agent_message":
-            for index, text in enumerate(parts_text(item.get("content"))):
-                self.add_text(
-                    self.next_id(f"{prefix}-assistant") + f":{index}",
-                    Category.ASSISTANT,
-                    text,
-                    "Assistant text",
-                    source_kind=SourceKind.RESPONSE,
-                )
+            texts = parts_text(item.get("content"))
+            self._response_parts(texts, f"{prefix}-assistant", "Assistant text")
         elif kind in CALL_ITEMS:
             self._on_call(item, ts, prefix)
         elif kind in RESULT_ITEMS:
@@ -292,6 +273,17 @@ class RolloutBuilder:
             prompt_id=self.current_prompt,
             observation=observation,
         )
+
+    def _response_parts(self, texts: list[str], stem: str, label: str) -> None:
+        """The response's text parts as Assistant items, each with an id of its own."""
+        for index, text in enumerate(texts):
+            self.add_text(
+                self.next_id(stem) + f":{index}",
+                Category.ASSISTANT,
+                text,
+                label,
+                source_kind=SourceKind.RESPONSE,
+            )
 
     def _on_call(self, item: dict[str, Any], ts: int, prefix: str) -> None:
         call_id = item.get("call_id") or item.get("id")
