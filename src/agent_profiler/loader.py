@@ -262,18 +262,24 @@ READING_GC_THRESHOLD = 100_000
 READING_COLLECTIONS_BEFORE_FULL = 2
 
 
+def _collections() -> int:
+    """Collections run so far, of every generation: every tenth of the youngest's runs
+    counts as the next generation's instead, so the youngest's own count can miss one."""
+    return sum(generation["collections"] for generation in gc.get_stats())
+
+
 @contextlib.contextmanager
 def fewer_collections() -> Iterator[None]:
     """The cycle collector's first threshold raised to READING_GC_THRESHOLD meanwhile;
     after a long read, one full collection (READING_COLLECTIONS_BEFORE_FULL)."""
     old = gc.get_threshold()
-    before = gc.get_stats()[0]["collections"]
+    before = _collections()
     gc.set_threshold(max(old[0], READING_GC_THRESHOLD), *old[1:])
     try:
         yield
     finally:
         gc.set_threshold(*old)
-        ran = gc.get_stats()[0]["collections"] - before
+        ran = _collections() - before
         if gc.isenabled() and ran >= READING_COLLECTIONS_BEFORE_FULL:
             gc.collect()
 
