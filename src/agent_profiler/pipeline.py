@@ -191,10 +191,14 @@ def run_groups(
         for task in tasks:
             yield step(run_group(task, use, seen, out, on_progress))
         return
-    workers = _Workers(use, jobs)
+    # The parent is one of the `jobs` readers: it reads a group itself whenever the next
+    # group to write is not back yet. One process fewer than `jobs` workers and an idle
+    # parent, for the same cores: a folder's export held 113 MB of RSS in three processes,
+    # about 30 MB of it the same imported pages counted in each.
+    workers = _Workers(use, jobs - 1)
     try:
         noted = False
-        for index, outcome in workers.outcomes(tasks):
+        for index, outcome in workers.outcomes(tasks, lambda task: run_group(task, use)):
             task = tasks[index]
             if outcome is None:
                 # A worker was killed (out of memory, a signal): the groups no worker
@@ -260,9 +264,16 @@ class _Workers(Generic[T]):
             if main:
                 signal.signal(signal.SIGINT, before)
 
-    def outcomes(self, tasks: Sequence[GroupTask]) -> Iterator[tuple[int, GroupOutcome[T] | None]]:
+    def outcomes(
+        self,
+        tasks: Sequence[GroupTask],
+        local: Callable[[GroupTask], GroupOutcome[T]] | None = None,
+    ) -> Iterator[tuple[int, GroupOutcome[T] | None]]:
         """(index, outcome) for every task, in the tasks' order; None for every task not
-        brought back once a worker died (the caller reads those itself)."""
+        brought back once a worker died (the caller reads those itself). `local` reads a
+        task in this process, as a worker would (no ids known): while the next outcome to
+        yield is still with a worker and tasks are left, this process takes the next one
+        (after handing every worker that is done a new one)."""
         from multiprocessing.connection import wait
 
         queue = iter(range(len(tasks)))
@@ -296,7 +307,13 @@ class _Workers(Generic[T]):
                 yield wanted, ready.pop(wanted)
                 wanted += 1
                 continue
-            answered: list[Any] = wait(list(busy))
+            answered: list[Any] = wait(list(busy), timeout=0 if local is not None else None)
+            if not answered and local is not None:
+                index = next(queue, None)
+                if index is not None:
+                    ready[index] = local(tasks[index])
+                    continue
+                answered = wait(list(busy))
             for connection in answered:
                 try:
                     answer = connection.recv()

@@ -104,8 +104,9 @@ def _many_groups(tmp_path: Path, copies: int = 8) -> Path:
 
 def test_a_killed_worker_costs_nothing_but_time(tmp_path: Path) -> None:
     folder = _many_groups(tmp_path)
-    # GIVEN an export read by two workers, one of which is killed (as the OOM killer would)
-    with _started(["export", str(folder), "-j", "2", "-o", "killed.pftrace"], tmp_path) as process:
+    # GIVEN an export read by two workers (-j 3: and the parent), one of which is killed
+    # (as the OOM killer would)
+    with _started(["export", str(folder), "-j", "3", "-o", "killed.pftrace"], tmp_path) as process:
         os.kill(_wait_for_workers(process, 2)[0], signal.SIGKILL)
         _, stderr = process.communicate(timeout=120)
     # THEN it still succeeds, says so, and writes what one process writes
@@ -118,8 +119,8 @@ def test_a_killed_worker_costs_nothing_but_time(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_stops_every_process_with_one_line(tmp_path: Path) -> None:
-    # GIVEN an export of every harness's journals by two workers
-    with _started(["export", str(DATA), "-j", "2", "-o", "t.pftrace"], tmp_path) as process:
+    # GIVEN an export of every harness's journals by two workers (-j 3: and the parent)
+    with _started(["export", str(DATA), "-j", "3", "-o", "t.pftrace"], tmp_path) as process:
         workers = _wait_for_workers(process, 2)
         # WHEN the terminal sends SIGINT to the whole job
         os.killpg(process.pid, signal.SIGINT)
@@ -136,12 +137,12 @@ def test_sigterm_to_the_export_alone_stops_its_workers_and_leaves_no_file(
     tmp_path: Path,
 ) -> None:
     folder = _many_groups(tmp_path)
-    for jobs in ("2", "1"):
+    for jobs in ("3", "1"):
         out = tmp_path / "out"
         out.mkdir()
         # GIVEN an export under way (with two workers, then in one process)
         with _started(["export", str(folder), "-j", jobs, "-o", "out/t.pftrace"], tmp_path) as p:
-            workers = _wait_for_workers(p, 2) if jobs == "2" else []
+            workers = _wait_for_workers(p, 2) if jobs == "3" else []
             while not _catches_sigint(p.pid, signal.SIGTERM) and p.poll() is None:
                 time.sleep(0.002)
             time.sleep(0.2)  # into the reading
@@ -165,8 +166,8 @@ def test_sigterm_stops_workers_in_the_middle_of_a_long_group(tmp_path: Path) -> 
     out = tmp_path / "out"
     out.mkdir()
     with _started(["export", str(folder), "-j", "2", "-o", "out/t.pftrace"], tmp_path) as p:
-        _wait_for_workers(p, 2)
-        time.sleep(0.3)  # both workers inside their group
+        _wait_for_workers(p, 1)
+        time.sleep(0.3)  # the worker and the parent each inside a group
         # WHEN the parent alone is terminated
         sent = time.monotonic()
         os.kill(p.pid, signal.SIGTERM)
