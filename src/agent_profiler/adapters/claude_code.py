@@ -106,22 +106,29 @@ def read_transcript(
             elif owner is not None:
                 owner.on_native_context(result, clock.last or 0)
 
+    skipped = diagnostics.skipped
     for record in read_jsonl(path, diagnostics):
         value = record.value
         if not isinstance(value, dict):
             diagnostics.warn(source, record.line, "bad-shape", "record is not a JSON object")
             continue
+        kind = text_field(value, "type")
+        skip = _SKIPPED.get(kind) if kind is not None else None
+        if skip is not None and commands.ignores(value):
+            # Most records of a long transcript (progress, file-history snapshots): counted
+            # as skipped, and the /context tracker has nothing to see in them.
+            skipped[skip] += 1
+            continue
         concluded = commands.feed(value, record.line)
         if concluded:
             native(concluded)
-        kind = text_field(value, "type")
+        if skip is not None:
+            skipped[skip] += 1
+            continue
         known = RECORD_TYPES.get(kind or "")
         if known is None:
             name = f"claude:{kind}" if kind else "claude:untyped"
             diagnostics.not_recognised(name, source, record.line)
-            continue
-        if not known.read:
-            diagnostics.skip(_SKIPPED.get(kind or "") or f"claude:{kind}")
             continue
         session_id = value.get("sessionId")
         if not isinstance(session_id, str):
@@ -144,7 +151,8 @@ def read_transcript(
         ts = clock.time(value, record.line)
         builder.records += 1
         builder.touch(ts)
-        builder.on_meta(value)
+        if not (builder.version and builder.project):  # else on_meta has nothing to learn
+            builder.on_meta(value)
         if kind == "user":
             builder.on_user(value, ts, record.line)
         elif kind == "assistant":
