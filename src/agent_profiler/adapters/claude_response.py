@@ -36,7 +36,7 @@ class ResponseDraft:
     stop_reason: str | None = None
     # Hidden thinking (signature only, redacted): items sized at `finish` from the final
     # output_tokens minus the estimate of the visible output (`visible`).
-    hidden: list[Logged] = field(default_factory=list)
+    hidden: list[Logged] | None = None  # made by the first such item: most have none
     visible: int = 0
 
     def merge_usage(self, usage: object) -> tuple[str, ...]:

@@ -113,8 +113,11 @@ class SessionBuilder:
     # -- time -------------------------------------------------------------
 
     def touch(self, ts: int) -> None:
-        self.start_ns = ts if self.start_ns is None else min(self.start_ns, ts)
-        self.end_ns = ts if self.end_ns is None else max(self.end_ns, ts)
+        # Comparisons, not min/max: called for every record read.
+        if self.start_ns is None or ts < self.start_ns:
+            self.start_ns = ts
+        if self.end_ns is None or ts > self.end_ns:
+            self.end_ns = ts
 
     def cover(self, child: SessionBuilder) -> None:
         """A session lasts at least as long as its subagents: warmup sidechains run before
@@ -355,6 +358,8 @@ class SessionBuilder:
     def _hidden_thinking(self, draft: ResponseDraft, item_id: str, label: str) -> None:
         """Thinking whose text is not in the journal: an item sized at `finish` from the
         response's output (`_settle_hidden`)."""
+        if draft.hidden is None:
+            draft.hidden = []
         draft.hidden.append(
             self.log.add_evidence(
                 item_id,
@@ -469,11 +474,12 @@ class SessionBuilder:
         end = self.end_ns
         window = self.window
         window_source = self.window_source
-        requests = [d for d in self.responses.values() if d.is_request]
         if window is None and any(m.startswith("claude-") for m in self.models):
             window, window_source = DEFAULT_WINDOW, "assumed: Claude default window, not in journal"
+        any_request = False
         for draft in self.responses.values():
             if draft.is_request:
+                any_request = True
                 self.log.settle(
                     draft.observation, window_tokens=window, reported_tokens=draft.prompt_tokens
                 )
@@ -484,7 +490,7 @@ class SessionBuilder:
         for compaction in self.compactions:
             if compaction.observation is not None:
                 self.log.settle(compaction.observation, window_tokens=window)
-        if not requests and not self.compactions and not self.native_runs:
+        if not any_request and not self.compactions and not self.native_runs:
             # No request to anchor a snapshot on (an init-only run, a backend that
             # reports zero usage): show what the transcript holds at the end. After a
             # /context run its complete native split is that picture: a second, partial
@@ -499,7 +505,6 @@ class SessionBuilder:
         snapshots = self.log.replay()
         metered: list[Response] = []
         unmetered: list[Response] = []
-        del requests  # drafts: each goes as its response is made
         for d in handed_over(self.responses):
             if d.is_request:
                 metered.append(d.finish())
