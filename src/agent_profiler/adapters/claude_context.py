@@ -132,7 +132,7 @@ def _payload(record: Mapping[str, object]) -> str | None:
     if isinstance(content, list) and content:
         texts: list[str] = []
         for block in content:
-            text = block.get("text") if isinstance(block, dict | Mapping) else None
+            text = block.get("text") if type(block) is dict or isinstance(block, Mapping) else None
             if not isinstance(text, str):
                 return None
             texts.append(text)

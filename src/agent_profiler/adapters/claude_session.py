@@ -146,7 +146,7 @@ class SessionBuilder:
     def on_user(self, record: dict[str, Any], ts: int, line: int | None = None) -> None:
         message = record.get("message")
         content = message.get("content") if isinstance(message, dict) else None
-        if content is None or not isinstance(content, str | list):
+        if not isinstance(content, str) and not isinstance(content, list):
             self.diagnostics.warn(
                 self.sources[0], line, "bad-shape", "user record without a readable message content"
             )
@@ -159,7 +159,8 @@ class SessionBuilder:
             self.flush_post_compaction()
             self.trigger_ns = ts
             return
-        self.flush_post_compaction()
+        if self.pending_post is not None:
+            self.flush_post_compaction()
         blocks: list[Any] = (
             [content]
             if isinstance(content, str)
