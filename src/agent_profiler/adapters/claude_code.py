@@ -106,26 +106,34 @@ def read_transcript(
             elif owner is not None:
                 owner.on_native_context(result, clock.last or 0)
 
-    for record in read_jsonl(path, diagnostics):
-        value = record.value
+    skipped = diagnostics.skipped
+    for line, value in read_jsonl(path, diagnostics):
         if not isinstance(value, dict):
-            diagnostics.warn(source, record.line, "bad-shape", "record is not a JSON object")
+            diagnostics.warn(source, line, "bad-shape", "record is not a JSON object")
             continue
-        concluded = commands.feed(value, record.line)
+        kind = value.get("type")
+        if not isinstance(kind, str):  # text_field, inline: every record passes here
+            kind = None
+        skip = _SKIPPED.get(kind) if kind is not None else None
+        if skip is not None and commands.ignores(value):
+            # Most records of a long transcript (progress, file-history snapshots): counted
+            # as skipped, and the /context tracker has nothing to see in them.
+            skipped[skip] += 1
+            continue
+        concluded = commands.feed(value, line)
         if concluded:
             native(concluded)
-        kind = text_field(value, "type")
+        if skip is not None:
+            skipped[skip] += 1
+            continue
         known = RECORD_TYPES.get(kind or "")
         if known is None:
             name = f"claude:{kind}" if kind else "claude:untyped"
-            diagnostics.not_recognised(name, source, record.line)
-            continue
-        if not known.read:
-            diagnostics.skip(_SKIPPED.get(kind or "") or f"claude:{kind}")
+            diagnostics.not_recognised(name, source, line)
             continue
         session_id = value.get("sessionId")
         if not isinstance(session_id, str):
-            diagnostics.warn(source, record.line, "bad-shape", "record without sessionId")
+            diagnostics.warn(source, line, "bad-shape", "record without sessionId")
             continue
         agent = value.get("agentId") if value.get("isSidechain") else None
         key = agent if isinstance(agent, str) else ""
@@ -141,16 +149,17 @@ def read_transcript(
                 builder.agent_id = key
                 builder.child_role = "subagent"
             builders[key] = builder
-        ts = clock.time(value, record.line)
+        ts = clock.time(value, line)
         builder.records += 1
         builder.touch(ts)
-        builder.on_meta(value)
+        if not (builder.version and builder.project):  # else on_meta has nothing to learn
+            builder.on_meta(value)
         if kind == "user":
-            builder.on_user(value, ts, record.line)
+            builder.on_user(value, ts, line)
         elif kind == "assistant":
-            builder.on_assistant(value, ts, record.line, source)
+            builder.on_assistant(value, ts, line, source)
         elif kind == "attachment":
-            on_attachment(builder, value, ts, record.line)
+            on_attachment(builder, value, ts, line)
         else:
             subtype = text_field(value, "subtype")
             if subtype == "compact_boundary":
@@ -160,7 +169,7 @@ def read_transcript(
             elif subtype in SYSTEM_SUBTYPES:
                 diagnostics.skip(f"claude:system/{subtype}")
             else:
-                diagnostics.not_recognised(f"claude:system/{subtype}", source, record.line)
+                diagnostics.not_recognised(f"claude:system/{subtype}", source, line)
     native(commands.finish())
     return builders
 

@@ -10,6 +10,7 @@ read at all: this module is the content of those records and attachments."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -62,11 +63,11 @@ _ATTACHMENT_LABELS = {
 # --------------------------------------------------------------------------- small helpers
 
 
-def text_of(content: object) -> tuple[str, list[dict[str, Any]]]:
+def text_of(content: object) -> tuple[str, Sequence[dict[str, Any]]]:
     """(text, image and document blocks) of tool-result or message content as the model
     sees it; the text blocks joined, so that the estimator sees what they are."""
     if isinstance(content, str):
-        return content, []
+        return content, ()  # most tool results: no list made for no media
     texts: list[str] = []
     media: list[dict[str, Any]] = []
     if isinstance(content, list):

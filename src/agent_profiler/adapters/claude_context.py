@@ -117,7 +117,13 @@ def _payload(record: Mapping[str, object]) -> str | None:
         content = record.get("content")
     else:
         message = record.get("message")
-        content = message.get("content") if isinstance(message, Mapping) else None
+        # `dict` first: a parsed record's message is one, and asking the Mapping ABC
+        # costs more than the rest of this function.
+        content = (
+            message.get("content")
+            if type(message) is dict or (message is not None and isinstance(message, Mapping))
+            else None
+        )
     if isinstance(content, str):
         return content
     # Not seen for these records, but harmless: a list made only of text blocks. Every
@@ -126,7 +132,7 @@ def _payload(record: Mapping[str, object]) -> str | None:
     if isinstance(content, list) and content:
         texts: list[str] = []
         for block in content:
-            text = block.get("text") if isinstance(block, Mapping) else None
+            text = block.get("text") if type(block) is dict or isinstance(block, Mapping) else None
             if not isinstance(text, str):
                 return None
             texts.append(text)
@@ -226,6 +232,18 @@ class ContextCommandTracker:
             else:
                 results.append(ContextCommandFailure(line, "/context command without a uuid"))
         return results
+
+    def ignores(self, record: Mapping[str, object]) -> bool:
+        """True when `feed(record)` would do nothing: no run awaits its next record, and
+        the record has no text that could be a command (no `message`, not `system`). Most
+        records of a long transcript (progress, file-history snapshots) are such, and a
+        reader asks this first to skip them cheaply."""
+        return (
+            not self._commands
+            and not self._screens
+            and "message" not in record
+            and record.get("type") != "system"
+        )
 
     def finish(self) -> list[ContextRunResult]:
         """Conclude what is still open at the end of the transcript."""

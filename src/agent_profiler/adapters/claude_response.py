@@ -36,21 +36,29 @@ class ResponseDraft:
     stop_reason: str | None = None
     # Hidden thinking (signature only, redacted): items sized at `finish` from the final
     # output_tokens minus the estimate of the visible output (`visible`).
-    hidden: list[Logged] = field(default_factory=list)
+    hidden: list[Logged] | None = None  # made by the first such item: most have none
     visible: int = 0
 
-    def merge_usage(self, usage: object) -> None:
+    def merge_usage(self, usage: object) -> tuple[str, ...]:
+        """Merge one record's usage (max per field). Returns the keys whose value is not
+        a token count (counted as 0), for the caller's one warning."""
         if not isinstance(usage, dict):
-            return
+            return ()
+        merged = self.usage
+        bad: tuple[str, ...] = ()
         for key in USAGE_KEYS:
-            value = token_count(usage.get(key))
-            if value > self.usage.get(key, 0):
-                self.usage[key] = value
+            raw = usage.get(key)
+            value = token_count(raw)
+            if value > merged.get(key, 0):
+                merged[key] = value
+            elif raw is not None and value != raw:
+                bad += (key,)
         # The 1-hour share of the cache writes (prices differ from the 5-minute ones).
         split = usage.get("cache_creation")
         hour = token_count(split.get("ephemeral_1h_input_tokens")) if isinstance(split, dict) else 0
-        if hour > self.usage.get(_WRITE_1H, 0):
-            self.usage[_WRITE_1H] = hour
+        if hour > merged.get(_WRITE_1H, 0):
+            merged[_WRITE_1H] = hour
+        return bad
 
     @property
     def prompt_tokens(self) -> int:
@@ -63,7 +71,14 @@ class ResponseDraft:
 
     @property
     def is_request(self) -> bool:
-        return any(self.usage.get(key) for key in USAGE_KEYS)
+        # Only counts above 0 are merged in (merge_usage), so any of these keys is one.
+        u = self.usage
+        return (
+            "input_tokens" in u
+            or "cache_creation_input_tokens" in u
+            or "cache_read_input_tokens" in u
+            or "output_tokens" in u
+        )
 
     def finish(self) -> Response:
         """The response: its usage merged over its records, or, when every field of it was

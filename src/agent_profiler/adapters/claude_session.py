@@ -20,6 +20,7 @@ Format facts these modules rely on, with the surprise each one holds:
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 from agent_profiler import estimate, images
@@ -31,13 +32,12 @@ from agent_profiler.adapters.claude_content import (
     text_of,
 )
 from agent_profiler.adapters.claude_context import NATIVE_HEAD, NativeSnapshot
-from agent_profiler.adapters.claude_response import USAGE_KEYS, ResponseDraft
+from agent_profiler.adapters.claude_response import ResponseDraft
 from agent_profiler.adapters.common import (
     preview,
     private_path,
     text_field,
     timestamp_ns,
-    token_count,
 )
 from agent_profiler.adapters.drafts import (
     ToolArguments,
@@ -113,8 +113,11 @@ class SessionBuilder:
     # -- time -------------------------------------------------------------
 
     def touch(self, ts: int) -> None:
-        self.start_ns = ts if self.start_ns is None else min(self.start_ns, ts)
-        self.end_ns = ts if self.end_ns is None else max(self.end_ns, ts)
+        # Comparisons, not min/max: called for every record read.
+        if self.start_ns is None or ts < self.start_ns:
+            self.start_ns = ts
+        if self.end_ns is None or ts > self.end_ns:
+            self.end_ns = ts
 
     def cover(self, child: SessionBuilder) -> None:
         """A session lasts at least as long as its subagents: warmup sidechains run before
@@ -143,7 +146,7 @@ class SessionBuilder:
     def on_user(self, record: dict[str, Any], ts: int, line: int | None = None) -> None:
         message = record.get("message")
         content = message.get("content") if isinstance(message, dict) else None
-        if content is None or not isinstance(content, str | list):
+        if not isinstance(content, str) and not isinstance(content, list):
             self.diagnostics.warn(
                 self.sources[0], line, "bad-shape", "user record without a readable message content"
             )
@@ -156,7 +159,8 @@ class SessionBuilder:
             self.flush_post_compaction()
             self.trigger_ns = ts
             return
-        self.flush_post_compaction()
+        if self.pending_post is not None:
+            self.flush_post_compaction()
         blocks: list[Any] = (
             [content]
             if isinstance(content, str)
@@ -165,35 +169,42 @@ class SessionBuilder:
         new_prompt_text: str | None = None
         prompt_chars = 0
         for index, block in enumerate(blocks):
-            item_id = f"{uuid}:{index}"
-            if isinstance(block, str) or (
-                isinstance(block, dict) and text_field(block, "type") == "text"
-            ):
-                text = block if isinstance(block, str) else block.get("text")
+            text: object
+            if isinstance(block, str):
+                text = block
+            elif isinstance(block, dict):
+                kind = block.get("type")
+                if kind == "tool_result":
+                    self._on_tool_result(block, record, ts)
+                    continue
+                if kind == "image" or kind == "document":
+                    # A pasted image or document: the user's, sent with the prompt.
+                    self._add_media(
+                        f"{uuid}:{index}", [block], Category.PROMPTS, source_kind=SourceKind.PROMPT
+                    )
+                    continue
+                text = block.get("text") if kind == "text" else None
                 if not isinstance(text, str):
                     continue
-                category, label = classify_user_text(text, is_meta)
-                source_id = ""
-                source_kind = SourceKind.NONE
-                if category is Category.SKILLS and isinstance(record.get("sourceToolUseID"), str):
-                    source_id, source_kind = record["sourceToolUseID"], SourceKind.TOOL
-                elif category is Category.PROMPTS:
-                    source_kind = SourceKind.PROMPT
-                    new_prompt_text = new_prompt_text or text
-                    prompt_chars += len(text)
-                self.log.add(
-                    item_id,
-                    category,
-                    text,
-                    label=label,
-                    source_id=source_id,
-                    source_kind=source_kind,
-                )
-            elif isinstance(block, dict) and text_field(block, "type") == "tool_result":
-                self._on_tool_result(block, record, ts)
-            elif isinstance(block, dict) and text_field(block, "type") in {"image", "document"}:
-                # A pasted image or document: the user's, sent with the prompt.
-                self._add_media(item_id, [block], Category.PROMPTS, source_kind=SourceKind.PROMPT)
+            else:
+                continue
+            category, label = classify_user_text(text, is_meta)
+            source_id = ""
+            source_kind = SourceKind.NONE
+            if category is Category.SKILLS and isinstance(record.get("sourceToolUseID"), str):
+                source_id, source_kind = record["sourceToolUseID"], SourceKind.TOOL
+            elif category is Category.PROMPTS:
+                source_kind = SourceKind.PROMPT
+                new_prompt_text = new_prompt_text or text
+                prompt_chars += len(text)
+            self.log.add(
+                f"{uuid}:{index}",
+                category,
+                text,
+                label=label,
+                source_id=source_id,
+                source_kind=source_kind,
+            )
         if new_prompt_text is not None:
             prompt_id = uuid
             source = (
@@ -212,7 +223,7 @@ class SessionBuilder:
     def _add_media(
         self,
         owner: str,
-        blocks: list[dict[str, Any]],
+        blocks: Sequence[dict[str, Any]],
         category: Category,
         source_id: str = "",
         source_kind: SourceKind = SourceKind.NONE,
@@ -249,9 +260,12 @@ class SessionBuilder:
         text, media = text_of(block.get("content"))
         chars = len(text)
         add_tool_result(self.log, call_id, text)
-        self.result_media[call_id] = self._add_media(
-            f"result:{call_id}", media, Category.RESULTS, call_id, SourceKind.TOOL
-        )
+        if media:
+            self.result_media[call_id] = self._add_media(
+                f"result:{call_id}", media, Category.RESULTS, call_id, SourceKind.TOOL
+            )
+        else:  # most results: no images, none to remove with them
+            self.result_media.pop(call_id, None)
         if tool is None:
             return  # its call is not in this journal: the result still counts in context
         tool.end_ns = max(ts, tool.start_ns)
@@ -262,7 +276,8 @@ class SessionBuilder:
             self.agent_results[result["agentId"]] = call_id
 
     def on_assistant(self, record: dict[str, Any], ts: int, line: int, path: str) -> None:
-        self.flush_post_compaction()
+        if self.pending_post is not None:
+            self.flush_post_compaction()
         message = record.get("message")
         if not isinstance(message, dict):
             self.diagnostics.warn(path, line, "bad-shape", "assistant record without a message")
@@ -286,72 +301,77 @@ class SessionBuilder:
             self.responses[message_id] = draft
             if model and model != "<synthetic>" and model not in self.models:
                 self.models.append(model)
-        draft.end_ns = max(draft.end_ns, ts)
+        if ts > draft.end_ns:
+            draft.end_ns = ts
         usage = message.get("usage")
-        draft.merge_usage(usage)
-        if isinstance(usage, dict) and not self.warned_usage:
-            bad = [
-                k
-                for k in USAGE_KEYS
-                if usage.get(k) is not None and token_count(usage.get(k)) != usage.get(k)
-            ]
-            if bad:
-                self.warned_usage = True
-                self.diagnostics.warn(
-                    path,
-                    line,
-                    "bad-usage",
-                    f"usage {', '.join(bad)} not a token count ({usage[bad[0]]!r}); counted as 0",
-                )
+        bad = draft.merge_usage(usage)
+        if bad and not self.warned_usage and isinstance(usage, dict):
+            self.warned_usage = True
+            self.diagnostics.warn(
+                path,
+                line,
+                "bad-usage",
+                f"usage {', '.join(bad)} not a token count ({usage[bad[0]]!r}); counted as 0",
+            )
         if record.get("isApiErrorMessage") or record.get("error"):
             draft.is_error = True
-        if isinstance(message.get("stop_reason"), str):
-            draft.stop_reason = message["stop_reason"]
+        stop_reason = message.get("stop_reason")
+        if isinstance(stop_reason, str):
+            draft.stop_reason = stop_reason
         content = message.get("content")
+        # Claude Code writes one record per content block: most records hold one.
         blocks = (
-            content if isinstance(content, list) else [content] if isinstance(content, str) else []
+            content if isinstance(content, list) else [content] if isinstance(content, str) else ()
         )
+        if not blocks:
+            return
         uuid = str(record.get("uuid") or f"{message_id}@{line}")
         for index, block in enumerate(blocks):
-            item_id = f"{uuid}:{index}"
             # The response's own text and thinking are its additions, linked to it (as
             # Codex and Pi link theirs); a bare string is a text block.
             if isinstance(block, str):
                 block = {"type": "text", "text": block}
-            if not isinstance(block, dict):
+            elif not isinstance(block, dict):
                 continue
-            kind = text_field(block, "type")
-            answer = ANSWER_BLOCKS.get(kind or "")
-            if kind == "redacted_thinking" or (
-                kind == "thinking" and not block.get("thinking") and block.get("signature")
-            ):
-                # The thinking was sent back but its text is not in the journal (2.1.16x
-                # writes `"thinking": ""` with a signature): its size is the response's.
-                label = "Redacted thinking" if kind == "redacted_thinking" else "Thinking"
-                draft.hidden.append(
-                    self.log.add_evidence(
-                        item_id,
+            kind = block.get("type")
+            if kind == "tool_use" or kind == "server_tool_use":
+                self._on_tool_use(block, draft, ts)
+            elif kind == "text" or kind == "thinking":
+                text = block.get(kind)
+                if kind == "thinking" and not text and block.get("signature"):
+                    # The thinking was sent back but its text is not in the journal
+                    # (2.1.16x writes `"thinking": ""` with a signature): its size is the
+                    # response's.
+                    self._hidden_thinking(draft, f"{uuid}:{index}", "Thinking")
+                elif isinstance(text, str):
+                    self.log.add(
+                        f"{uuid}:{index}",
                         Category.ASSISTANT,
-                        0,
-                        method=estimate.OUTPUT_MINUS_VISIBLE,
-                        label=f"{label} (not in the journal)",
-                        source_id=message_id,
+                        text,
+                        label=ANSWER_BLOCKS[kind][1],
+                        source_id=draft.id,
                         source_kind=SourceKind.RESPONSE,
                     )
-                )
-            elif answer is not None and isinstance(block.get(answer[0]), str):
-                key, label = answer
-                self.log.add(
-                    item_id,
-                    Category.ASSISTANT,
-                    block[key],
-                    label=label,
-                    source_id=message_id,
-                    source_kind=SourceKind.RESPONSE,
-                )
-                draft.visible += self.log.estimator.visible_tokens(block[key])
-            elif kind in {"tool_use", "server_tool_use"}:
-                self._on_tool_use(block, draft, ts)
+                    draft.visible += self.log.estimator.visible_tokens(text)
+            elif kind == "redacted_thinking":
+                self._hidden_thinking(draft, f"{uuid}:{index}", "Redacted thinking")
+
+    def _hidden_thinking(self, draft: ResponseDraft, item_id: str, label: str) -> None:
+        """Thinking whose text is not in the journal: an item sized at `finish` from the
+        response's output (`_settle_hidden`)."""
+        if draft.hidden is None:
+            draft.hidden = []
+        draft.hidden.append(
+            self.log.add_evidence(
+                item_id,
+                Category.ASSISTANT,
+                0,
+                method=estimate.OUTPUT_MINUS_VISIBLE,
+                label=f"{label} (not in the journal)",
+                source_id=draft.id,
+                source_kind=SourceKind.RESPONSE,
+            )
+        )
 
     def _on_tool_use(self, block: dict[str, Any], draft: ResponseDraft, ts: int) -> None:
         call_id = block.get("id")
@@ -455,11 +475,12 @@ class SessionBuilder:
         end = self.end_ns
         window = self.window
         window_source = self.window_source
-        requests = [d for d in self.responses.values() if d.is_request]
         if window is None and any(m.startswith("claude-") for m in self.models):
             window, window_source = DEFAULT_WINDOW, "assumed: Claude default window, not in journal"
+        any_request = False
         for draft in self.responses.values():
             if draft.is_request:
+                any_request = True
                 self.log.settle(
                     draft.observation, window_tokens=window, reported_tokens=draft.prompt_tokens
                 )
@@ -470,7 +491,7 @@ class SessionBuilder:
         for compaction in self.compactions:
             if compaction.observation is not None:
                 self.log.settle(compaction.observation, window_tokens=window)
-        if not requests and not self.compactions and not self.native_runs:
+        if not any_request and not self.compactions and not self.native_runs:
             # No request to anchor a snapshot on (an init-only run, a backend that
             # reports zero usage): show what the transcript holds at the end. After a
             # /context run its complete native split is that picture: a second, partial
@@ -485,7 +506,6 @@ class SessionBuilder:
         snapshots = self.log.replay()
         metered: list[Response] = []
         unmetered: list[Response] = []
-        del requests  # drafts: each goes as its response is made
         for d in handed_over(self.responses):
             if d.is_request:
                 metered.append(d.finish())

@@ -1,0 +1,91 @@
+"""One response's usage as its records are merged (`claude_response.ResponseDraft`): max per
+field, the keys that are not token counts returned for the reader's one `bad-usage` warning
+(found in the same pass as the merge), and which merged usage is a request."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from agent_profiler.adapters.claude_code import read_transcript
+from agent_profiler.adapters.claude_response import ResponseDraft
+from agent_profiler.attribution import Logged
+from agent_profiler.diagnostics import Diagnostics
+
+BAD = {
+    "input_tokens": "5",
+    "cache_creation_input_tokens": -3,
+    "cache_read_input_tokens": 1.5,
+    "output_tokens": True,
+}
+
+
+def _draft() -> ResponseDraft:
+    return ResponseDraft("m", 0, 0, "claude-x", None, Logged(0))
+
+
+def test_usage_merges_per_field_with_max() -> None:
+    draft = _draft()
+    assert draft.merge_usage({"input_tokens": 5, "output_tokens": 2}) == ()
+    assert draft.merge_usage({"input_tokens": 3, "output_tokens": 7}) == ()
+    assert draft.usage == {"input_tokens": 5, "output_tokens": 7}
+    assert draft.is_request and draft.prompt_tokens == 5
+
+
+def test_a_smaller_or_zero_count_is_not_a_bad_count() -> None:
+    draft = _draft()
+    assert draft.merge_usage({"input_tokens": 20}) == ()
+    usage = {"input_tokens": 10, "output_tokens": 0, "cache_read_input_tokens": 0.0}
+    assert draft.merge_usage(usage) == ()
+    assert draft.merge_usage(None) == ()
+    assert draft.usage == {"input_tokens": 20}
+
+
+def test_every_key_that_is_no_token_count_is_returned_in_order() -> None:
+    draft = _draft()
+    assert draft.merge_usage(BAD) == (
+        "input_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+        "output_tokens",
+    )
+    assert draft.usage == {} and not draft.is_request
+
+
+def test_only_a_cache_write_split_is_no_request() -> None:
+    draft = _draft()
+    draft.merge_usage({"cache_creation": {"ephemeral_1h_input_tokens": 9}})
+    assert draft.usage == {"cache_creation_1h": 9}
+    assert not draft.is_request
+    draft.merge_usage({"cache_read_input_tokens": 1})
+    assert draft.is_request
+
+
+def _assistant(message_id: str, usage: dict[str, Any]) -> str:
+    record = {
+        "type": "assistant",
+        "sessionId": "s",
+        "uuid": f"u-{message_id}",
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": {"id": message_id, "model": "claude-x", "content": [], "usage": usage},
+    }
+    return json.dumps(record) + "\n"
+
+
+def test_the_reader_warns_once_naming_the_bad_keys_and_the_first_value(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    good = {"input_tokens": 1, "output_tokens": 1}
+    path.write_text(
+        _assistant("m1", good) + _assistant("m2", BAD) + _assistant("m3", BAD), encoding="utf-8"
+    )
+    diagnostics = Diagnostics()
+    read_transcript(path, diagnostics)
+    assert [(w.line, w.kind, w.message) for w in diagnostics.warnings] == [
+        (
+            2,
+            "bad-usage",
+            "usage input_tokens, cache_creation_input_tokens, cache_read_input_tokens, "
+            "output_tokens not a token count ('5'); counted as 0",
+        )
+    ]
