@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import urllib.parse
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # model imports this module
@@ -53,6 +53,7 @@ _WORD = re.compile(rf"(?:{_PIECE})++", re.S)
 _WORDS = re.compile(rf"[ \t\r\n]*+(?:(?:{_PIECE})++[ \t\r\n]*+)*+", re.S)
 _PIECES = re.compile(r"""([^'"\\]++)|\\(.)|'([^']*+)'|"((?:[^"\\]++|\\.)*+)" """.rstrip(), re.S)
 _QUOTED_ESCAPE = re.compile(r'\\(["\\])')
+_PROGRAM = re.compile(r"[\w.+@-]{1,64}")
 
 PATH, PROGRAM, HOST = "path", "program", "host"
 
@@ -90,7 +91,7 @@ def program_name(command: object) -> str:
     if isinstance(command, str):
         # Unbalanced quotes (shlex refuses them): plain words are enough for the first one.
         accepted = _WORDS.fullmatch(command) is not None
-        return _first_program(shell_words(command) if accepted else command.split())
+        return _first_program(_shell_words(command) if accepted else command.split())
     return ""
 
 
@@ -98,7 +99,14 @@ def shell_words(command: str) -> list[str]:
     """`shlex.split(command, comments=False, posix=True)` of a command that shlex accepts
     (`_WORDS.fullmatch(command)`): the same words, without reading it a character at a
     time."""
-    return [_unquoted(word.group()) for word in _WORD.finditer(command)]
+    return list(_shell_words(command))
+
+
+def _shell_words(command: str) -> Iterator[str]:
+    """shell_words one at a time: the first program is most often the first word, and a
+    heredoc or a long script need not be unquoted past it."""
+    for word in _WORD.finditer(command):
+        yield _unquoted(word.group())
 
 
 def _unquoted(word: str) -> str:
@@ -113,13 +121,15 @@ def _unquoted(word: str) -> str:
     return "".join(parts)
 
 
-def _first_program(words: list[str]) -> str:
+def _first_program(words: Iterable[str]) -> str:
     for word in words:
-        if _ASSIGNMENT.match(word) or _name(word) in _WRAPPERS or word.startswith("-"):
+        if _ASSIGNMENT.match(word) or word.startswith("-"):
             continue
         name = _name(word)
+        if name in _WRAPPERS:
+            continue
         # A name, not a fragment of shell syntax or text (`(`, `{`, `"…`).
-        return name if re.fullmatch(r"[\w.+@-]{1,64}", name) else ""
+        return name if _PROGRAM.fullmatch(name) else ""
     return ""
 
 
