@@ -151,22 +151,36 @@ def on_token_count(builder: RolloutBuilder, payload: dict[str, Any], ts: int, li
     assert request is not None
     request.end_ns = ts
     request.window = builder.window
+    reasoning = token_count(last.get("reasoning_output_tokens"))
     request.usage = Usage(
         prompt_tokens=prompt,  # input_tokens already includes the cached part
         input_tokens=prompt,
         output_tokens=output,
         cache_read_tokens=token_count(last.get("cached_input_tokens")),
         cache_write_tokens=token_count(last.get("cache_write_input_tokens")),
-        reasoning_tokens=token_count(last.get("reasoning_output_tokens")),
+        reasoning_tokens=reasoning,
     )
-    builder.log.settle(request.observation, reported_tokens=prompt)
-    builder.settle_reasoning(token_count(last.get("reasoning_output_tokens")))
+    if request.window:
+        # Its window is known now (`finish` settles the others' with the session's): the
+        # observation is settled once instead of twice.
+        builder.log.settle(
+            request.observation, reported_tokens=prompt, window_tokens=request.window
+        )
+    else:
+        builder.log.settle(request.observation, reported_tokens=prompt)
+    builder.settle_reasoning(reasoning)
     builder.requests.append(request)
     builder.pending = None
     builder.trigger_ns = ts
-    for compaction in builder.compactions:
-        if compaction.post_tokens is None and compaction.end_ns <= request.start_ns:
-            compaction.post_tokens = prompt
+    if builder.awaiting_post:
+        # The compactions before this request learn their post-compaction size.
+        awaiting = []
+        for compaction in builder.awaiting_post:
+            if compaction.end_ns <= request.start_ns:
+                compaction.post_tokens = prompt
+            else:
+                awaiting.append(compaction)
+        builder.awaiting_post = awaiting
 
 
 # What each read event type does (a dict looked up once per event, not an if-chain), and

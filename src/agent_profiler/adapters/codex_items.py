@@ -73,8 +73,8 @@ def _on_message(
     role = role if isinstance(role, str) and role else "user"
     stem = f"{prefix}-{role}"
     for index, text in enumerate(parts_text(item.get("content"))):
-        chars, redacted = measure(text)
-        if redacted and role == "user":
+        measured = measure(text)
+        if measured[1] and role == "user":  # redacted
             sha = _SHA.search(text, 0, 80)
             if sha and sha.group(1) in builder.prompt_sha:
                 category, label = Category.PROMPTS, "User prompt"
@@ -90,14 +90,13 @@ def _on_message(
             if category is Category.PROMPTS
             else (SourceKind.RESPONSE if role == "assistant" else SourceKind.NONE)
         )
-        builder.add_measured(
+        builder.add_text(
             f"{stem}:{builder.item_index}:{index}",
             category,
             text,
-            chars,
-            redacted,
             label,
             source_kind=kind_of_source,
+            measured=measured,
         )
     if role == "user" and prefix == "item":
         builder.trigger_ns = ts
@@ -282,18 +281,18 @@ def on_compacted(
             model=builder.model or None,
         )
     )
-    builder.compactions.append(
-        Compaction(
-            compaction_id,
-            min(start, ts),
-            ts,
-            pre_tokens=pre,
-            removed_items=removed,
-            timing="previous request's end → compacted line",
-            observation=observation,
-            window=builder.window,
-        )
+    compaction = Compaction(
+        compaction_id,
+        min(start, ts),
+        ts,
+        pre_tokens=pre,
+        removed_items=removed,
+        timing="previous request's end → compacted line",
+        observation=observation,
+        window=builder.window,
     )
+    builder.compactions.append(compaction)
+    builder.awaiting_post.append(compaction)
     builder.trigger_ns = ts
 
 

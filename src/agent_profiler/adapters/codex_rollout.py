@@ -74,6 +74,7 @@ class RolloutBuilder:
     tools: dict[str, Tool] = field(default_factory=dict)
     prompts: list[Prompt] = field(default_factory=list)
     compactions: list[Compaction] = field(default_factory=list)
+    awaiting_post: list[Compaction] = field(default_factory=list)  # no request after it yet
     unmeasured: Counter[str] = field(default_factory=Counter)
     models: list[str] = field(default_factory=list)
     model: str = ""
@@ -116,24 +117,10 @@ class RolloutBuilder:
         label: str,
         source_id: str = "",
         source_kind: SourceKind = SourceKind.NONE,
+        measured: tuple[int, bool] | None = None,
     ) -> int:
-        chars, redacted = measure(text)
-        return self.add_measured(
-            item_id, category, text, chars, redacted, label, source_id, source_kind
-        )
-
-    def add_measured(
-        self,
-        item_id: str,
-        category: Category,
-        text: object,
-        chars: int,
-        redacted: bool,
-        label: str,
-        source_id: str = "",
-        source_kind: SourceKind = SourceKind.NONE,
-    ) -> int:
-        """`add_text` of a text already measured (`measure(text)` is `chars, redacted`)."""
+        """Add an item of `text`; `measured`: `measure(text)`, when the caller has made it."""
+        chars, redacted = measure(text) if measured is None else measured
         if redacted:
             self.redacted_items += 1
             label = _redacted_label(label)
@@ -212,13 +199,10 @@ class RolloutBuilder:
         """The response's text parts as Assistant items, each with an id of its own."""
         for index, text in enumerate(texts):
             self.item_index += 1
-            chars, redacted = measure(text)
-            self.add_measured(
+            self.add_text(
                 f"{stem}:{self.item_index}:{index}",
                 Category.ASSISTANT,
                 text,
-                chars,
-                redacted,
                 label,
                 source_kind=SourceKind.RESPONSE,
             )
@@ -270,7 +254,8 @@ class RolloutBuilder:
         # Each request against the window reported with it: a session that switches models
         # (gpt-5.3-codex-spark, 121,600, then gpt-5.5, 258,400) changes windows too.
         for request in self.requests:
-            self.log.settle(request.observation, window_tokens=request.window or self.window)
+            if not request.window:  # one with a window was settled with its usage
+                self.log.settle(request.observation, window_tokens=self.window)
         for compaction in self.compactions:
             if compaction.observation is not None:
                 self.log.settle(
