@@ -9,11 +9,10 @@ only through its public fields and methods."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from agent_profiler.adapters.codex_records import EVENT_MSG_TYPES, READ, measure
+from agent_profiler.adapters.codex_records import EVENT_MSG_TYPES, READ, REDACTION_SHA, measure
 from agent_profiler.adapters.codex_rollout import Tool
 from agent_profiler.adapters.common import preview, token_count
 from agent_profiler.adapters.drafts import ToolArguments
@@ -30,8 +29,8 @@ def on_event(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: in
     handler = _HANDLERS.get(kind)
     if handler is not None:
         handler(builder, payload, ts, line)
-    elif kind in _SKIPPED:
-        builder.diagnostics.skip(_SKIPPED[kind])
+    elif (skipped := _SKIPPED.get(kind)) is not None:
+        builder.diagnostics.skip(skipped)
     else:
         builder.diagnostics.not_recognised(f"codex:event_msg/{kind}", builder.path, line)
 
@@ -40,7 +39,7 @@ def _on_user_message(builder: RolloutBuilder, payload: dict[str, Any], ts: int, 
     message = payload.get("message")
     chars, redacted = measure(message)
     if redacted and isinstance(message, str):
-        sha = re.search(r"sha=([0-9a-f]+)", message[:80])
+        sha = REDACTION_SHA.search(message, 0, 80)
         if sha:
             builder.prompt_sha.add(sha.group(1))
     prompt_id = f"turn-{len(builder.prompts) + 1}"
@@ -197,6 +196,6 @@ _HANDLERS: dict[str | None, Callable[[RolloutBuilder, dict[str, Any], int, int],
     "context_compacted": _on_context_compacted,
 }
 assert _HANDLERS.keys() == {k for k, (how, _) in EVENT_MSG_TYPES.items() if how == READ}
-_SKIPPED = {
+_SKIPPED: dict[str | None, str] = {
     kind: f"codex:event_msg/{kind}" for kind, (how, _) in EVENT_MSG_TYPES.items() if how != READ
 }

@@ -8,7 +8,6 @@ Separate from `codex_rollout.py`, which holds the state, the requests and the fi
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +16,7 @@ from agent_profiler.adapters.codex_records import (
     ENCRYPTED_SUMMARIES,
     OUTPUT_ITEMS,
     READ,
+    REDACTION_SHA,
     RESPONSE_ITEM_TYPES,
     RESULT_ITEMS,
     SKIPPED,
@@ -75,7 +75,7 @@ def _on_message(
     for index, text in enumerate(parts_text(item.get("content"))):
         measured = measure(text)
         if measured[1] and role == "user":  # redacted
-            sha = _SHA.search(text, 0, 80)
+            sha = REDACTION_SHA.search(text, 0, 80)
             if sha and sha.group(1) in builder.prompt_sha:
                 category, label = Category.PROMPTS, "User prompt"
             else:
@@ -296,7 +296,6 @@ def on_compacted(
     builder.trigger_ns = ts
 
 
-_SHA = re.compile(r"sha=([0-9a-f]+)")
 # What each response item type does (`on_response_item`): handler(builder, item, ts,
 # prefix, kind). The encrypted summaries, generated images and skipped types are told
 # apart after it.

@@ -171,6 +171,8 @@ EVENT_MSG_TYPES: dict[str, tuple[str, str]] = {
 READ_LINE_TYPES = frozenset(k for k, (how, _) in LINE_TYPES.items() if how == READ)
 SKIPPED_LINE_TYPES = frozenset(k for k, (how, _) in LINE_TYPES.items() if how == SKIPPED)
 _REDACTED = re.compile(r"^\[REDACTED_[A-Z_]+ len=(\d+)\b")
+# A redaction marker's hash of the text it replaced: the same prompt's markers match.
+REDACTION_SHA = re.compile(r"sha=([0-9a-f]+)")
 _EXITED = re.compile(r"Process exited with code (-?\d+)")
 OUTPUT_ITEMS = frozenset(
     {
