@@ -5,8 +5,9 @@ envelope, which `response_item`s the model sees and which category each is,
 one request per `token_count`, compaction, and subagent rollouts (read in one group
 with their parent: one group per session tree, so that trees can be read in parallel).
 The record tables and item helpers are in `codex_records`, one rollout's builder in
-`codex_rollout` and what its `event_msg` lines do in `codex_events`; this module detects
-rollouts, dispatches their lines and groups the threads.
+`codex_rollout`, what its `response_item` and `compacted` lines do in `codex_items` and
+its `event_msg` lines in `codex_events`; this module detects rollouts, dispatches their
+lines and groups the threads.
 
 Format facts these modules rely on, with the surprise each one holds:
 - `last_token_usage.input_tokens` already includes `cached_input_tokens`: the
@@ -26,10 +27,12 @@ Format facts these modules rely on, with the surprise each one holds:
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agent_profiler.adapters.codex_events import on_event
+from agent_profiler.adapters.codex_items import on_compacted, on_response_item
 from agent_profiler.adapters.codex_records import READ_LINE_TYPES, SKIPPED_LINE_TYPES
 from agent_profiler.adapters.codex_rollout import HARNESS, RolloutBuilder, thread_spawn
 from agent_profiler.adapters.common import journal_clock, text_field
@@ -39,7 +42,7 @@ from agent_profiler.jsonl import read_jsonl
 from agent_profiler.model import Session
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Callable, Iterator, Mapping
 
     from agent_profiler.adapters import JournalGroup, Located, SniffedFile
 
@@ -62,35 +65,46 @@ def read_rollout(path: Path, diagnostics: Diagnostics) -> RolloutBuilder:
     source = str(path)
     builder = RolloutBuilder(source, diagnostics)
     clock = journal_clock(path, diagnostics, source)
-    for record in read_jsonl(path, diagnostics):
-        value = record.value
-        if not isinstance(value, dict):
-            diagnostics.warn(source, record.line, "bad-shape", "line is not a JSON object")
+    # What each read line type does, looked up once per line instead of an if-chain;
+    # every handler takes (payload, time, line).
+    handlers: dict[str, Callable[[dict[str, Any], int, int], None]] = {
+        "session_meta": builder.on_session_meta,
+        "turn_context": builder.on_turn_context,
+        "response_item": partial(on_response_item, builder),
+        "event_msg": partial(on_event, builder),
+        "compacted": partial(on_compacted, builder),
+    }
+    assert handlers.keys() == READ_LINE_TYPES
+    time = clock.time
+    start = end = None  # the rollout's first and last times (kept here, set at the end)
+    for line, value in read_jsonl(path, diagnostics):
+        if value.__class__ is not dict:
+            diagnostics.warn(source, line, "bad-shape", "line is not a JSON object")
             continue
-        kind = text_field(value, "type")
+        kind = value.get("type")
+        # Any non-string type (a damaged line) is no type: it is unhashable, perhaps.
+        handler = handlers.get(kind) if kind.__class__ is str else None
+        if handler is None:
+            if kind.__class__ is not str:
+                kind = None
+            if kind in SKIPPED_LINE_TYPES:
+                diagnostics.skip(f"codex:{kind}")
+            else:
+                diagnostics.not_recognised(f"codex:{kind}", source, line)
+            continue
         payload = value.get("payload")
-        if kind in SKIPPED_LINE_TYPES:
-            diagnostics.skip(f"codex:{kind}")
+        if payload.__class__ is not dict:
+            diagnostics.warn(source, line, "bad-shape", f"{kind} line without a payload")
             continue
-        if kind not in READ_LINE_TYPES:
-            diagnostics.not_recognised(f"codex:{kind}", source, record.line)
-            continue
-        if not isinstance(payload, dict):
-            diagnostics.warn(source, record.line, "bad-shape", f"{kind} line without a payload")
-            continue
-        ts = clock.time(value, record.line)
-        builder.start_ns = ts if builder.start_ns is None else min(builder.start_ns, ts)
-        builder.end_ns = ts if builder.end_ns is None else max(builder.end_ns, ts)
-        if kind == "session_meta":
-            builder.on_session_meta(payload)
-        elif kind == "turn_context":
-            builder.on_turn_context(payload)
-        elif kind == "response_item":
-            builder.on_response_item(payload, ts, line=record.line)
-        elif kind == "event_msg":
-            on_event(builder, payload, ts, record.line)
-        else:
-            builder.on_compacted(payload, ts, record.line)
+        ts = time(value, line)
+        if start is None or end is None:
+            start = end = ts
+        elif ts < start:
+            start = ts
+        elif ts > end:
+            end = ts
+        handler(payload, ts, line)
+    builder.start_ns, builder.end_ns = start, end
     return builder
 
 

@@ -9,12 +9,12 @@ only through its public fields and methods."""
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from agent_profiler.adapters.codex_records import EVENT_MSG_TYPES, measure
+from agent_profiler.adapters.codex_records import EVENT_MSG_TYPES, READ, REDACTION_SHA, measure
 from agent_profiler.adapters.codex_rollout import Tool
-from agent_profiler.adapters.common import preview, text_field, token_count
+from agent_profiler.adapters.common import preview, token_count
 from agent_profiler.adapters.drafts import ToolArguments
 from agent_profiler.model import Prompt, Usage
 
@@ -23,83 +23,102 @@ if TYPE_CHECKING:
 
 
 def on_event(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int) -> None:
-    kind = text_field(payload, "type")
-    if kind == "token_count":
-        on_token_count(builder, payload, ts, line)
-    elif kind == "user_message":
-        message = payload.get("message")
-        chars, redacted = measure(message)
-        if redacted and isinstance(message, str):
-            sha = re.search(r"sha=([0-9a-f]+)", message[:80])
-            if sha:
-                builder.prompt_sha.add(sha.group(1))
-        prompt_id = f"turn-{len(builder.prompts) + 1}"
-        builder.prompts.append(
-            Prompt(
-                prompt_id,
-                ts,
-                ts,
-                chars,
-                "user",
-                "" if redacted or not isinstance(message, str) else preview(message),
-            )
-        )
-        builder.current_prompt = prompt_id
-        builder.trigger_ns = ts
-        builder.end_turn_reasoning()
-    elif kind in ("task_started", "turn_started"):
-        window = token_count(payload.get("model_context_window"))
-        if window:
-            builder.window = window
-    elif kind == "exec_command_end":
-        tool = builder.tools.get(str(payload.get("call_id")))
-        code = payload.get("exit_code")
-        if tool is not None and isinstance(code, int) and not isinstance(code, bool):
-            tool.is_error = code != 0
-        duration = payload.get("duration")
-        if tool is not None and isinstance(duration, dict):
-            # The output may return while the command still runs (yield_time_ms);
-            # the command's own duration is the execution span.
-            tool.duration_ns = token_count(duration.get("secs")) * 1_000_000_000 + token_count(
-                duration.get("nanos")
-            )
-    elif kind == "patch_apply_end":
-        tool = builder.tools.get(str(payload.get("call_id")))
-        if tool is not None and isinstance(payload.get("success"), bool):
-            tool.is_error = not payload["success"]
-    elif kind == "web_search_end":
-        call_id = payload.get("call_id")
-        if isinstance(call_id, str):
-            action = payload.get("action")
-            query = payload.get("query") or (
-                action.get("query") if isinstance(action, dict) else None
-            )
-            query = query if isinstance(query, str) else ""  # none given: no text
-            builder.searches.append((query, call_id))
-            builder.start_request(ts)
-            request = builder.pending
-            builder.tools.setdefault(
-                call_id,
-                Tool(
-                    call_id,
-                    "web_search",
-                    ts,
-                    request.id if request else None,
-                    builder.current_prompt,
-                    ToolArguments.of({"query": query} if query else {}),
-                    end_ns=ts,
-                ),
-            )
-    elif kind == "collab_agent_spawn_end":
-        call_id, child = payload.get("call_id"), payload.get("new_thread_id")
-        if isinstance(call_id, str) and isinstance(child, str):
-            builder.spawned[call_id] = child
-    elif kind == "context_compacted":
-        pass  # the `compacted` line holds the facts
-    elif kind in EVENT_MSG_TYPES:
-        builder.diagnostics.skip(f"codex:event_msg/{kind}")
+    kind = payload.get("type")
+    if kind.__class__ is not str:
+        kind = None  # a damaged event: no type (and perhaps an unhashable one)
+    handler = _HANDLERS.get(kind)
+    if handler is not None:
+        handler(builder, payload, ts, line)
+    elif (skipped := _SKIPPED.get(kind)) is not None:
+        builder.diagnostics.skip(skipped)
     else:
         builder.diagnostics.not_recognised(f"codex:event_msg/{kind}", builder.path, line)
+
+
+def _on_user_message(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int) -> None:
+    message = payload.get("message")
+    chars, redacted = measure(message)
+    if redacted and isinstance(message, str):
+        sha = REDACTION_SHA.search(message, 0, 80)
+        if sha:
+            builder.prompt_sha.add(sha.group(1))
+    prompt_id = f"turn-{len(builder.prompts) + 1}"
+    builder.prompts.append(
+        Prompt(
+            prompt_id,
+            ts,
+            ts,
+            chars,
+            "user",
+            "" if redacted or not isinstance(message, str) else preview(message),
+        )
+    )
+    builder.current_prompt = prompt_id
+    builder.trigger_ns = ts
+    builder.end_turn_reasoning()
+
+
+def _on_task_started(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int) -> None:
+    window = token_count(payload.get("model_context_window"))
+    if window:
+        builder.window = window
+
+
+def _on_exec_end(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int) -> None:
+    tool = builder.tools.get(str(payload.get("call_id")))
+    code = payload.get("exit_code")
+    if tool is not None and isinstance(code, int) and not isinstance(code, bool):
+        tool.is_error = code != 0
+    duration = payload.get("duration")
+    if tool is not None and isinstance(duration, dict):
+        # The output may return while the command still runs (yield_time_ms);
+        # the command's own duration is the execution span.
+        tool.duration_ns = token_count(duration.get("secs")) * 1_000_000_000 + token_count(
+            duration.get("nanos")
+        )
+
+
+def _on_patch_end(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int) -> None:
+    tool = builder.tools.get(str(payload.get("call_id")))
+    if tool is not None and isinstance(payload.get("success"), bool):
+        tool.is_error = not payload["success"]
+
+
+def _on_web_search_end(
+    builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int
+) -> None:
+    call_id = payload.get("call_id")
+    if isinstance(call_id, str):
+        action = payload.get("action")
+        query = payload.get("query") or (action.get("query") if isinstance(action, dict) else None)
+        query = query if isinstance(query, str) else ""  # none given: no text
+        builder.searches.append((query, call_id))
+        builder.start_request(ts)
+        request = builder.pending
+        builder.tools.setdefault(
+            call_id,
+            Tool(
+                call_id,
+                "web_search",
+                ts,
+                request.id if request else None,
+                builder.current_prompt,
+                ToolArguments.of({"query": query} if query else {}),
+                end_ns=ts,
+            ),
+        )
+
+
+def _on_spawn_end(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int) -> None:
+    call_id, child = payload.get("call_id"), payload.get("new_thread_id")
+    if isinstance(call_id, str) and isinstance(child, str):
+        builder.spawned[call_id] = child
+
+
+def _on_context_compacted(
+    builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int
+) -> None:
+    pass  # the `compacted` line holds the facts
 
 
 def on_token_count(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int) -> None:
@@ -131,19 +150,52 @@ def on_token_count(builder: RolloutBuilder, payload: dict[str, Any], ts: int, li
     assert request is not None
     request.end_ns = ts
     request.window = builder.window
+    reasoning = token_count(last.get("reasoning_output_tokens"))
     request.usage = Usage(
         prompt_tokens=prompt,  # input_tokens already includes the cached part
         input_tokens=prompt,
         output_tokens=output,
         cache_read_tokens=token_count(last.get("cached_input_tokens")),
         cache_write_tokens=token_count(last.get("cache_write_input_tokens")),
-        reasoning_tokens=token_count(last.get("reasoning_output_tokens")),
+        reasoning_tokens=reasoning,
     )
-    builder.log.settle(request.observation, reported_tokens=prompt)
-    builder.settle_reasoning(token_count(last.get("reasoning_output_tokens")))
+    if request.window:
+        # Its window is known now (`finish` settles the others' with the session's): the
+        # observation is settled once instead of twice.
+        builder.log.settle(
+            request.observation, reported_tokens=prompt, window_tokens=request.window
+        )
+    else:
+        builder.log.settle(request.observation, reported_tokens=prompt)
+    builder.settle_reasoning(reasoning)
     builder.requests.append(request)
     builder.pending = None
     builder.trigger_ns = ts
-    for compaction in builder.compactions:
-        if compaction.post_tokens is None and compaction.end_ns <= request.start_ns:
-            compaction.post_tokens = prompt
+    if builder.awaiting_post:
+        # The compactions before this request learn their post-compaction size.
+        awaiting = []
+        for compaction in builder.awaiting_post:
+            if compaction.end_ns <= request.start_ns:
+                compaction.post_tokens = prompt
+            else:
+                awaiting.append(compaction)
+        builder.awaiting_post = awaiting
+
+
+# What each read event type does (a dict looked up once per event, not an if-chain), and
+# the skipped types' diagnostics keys, made once.
+_HANDLERS: dict[str | None, Callable[[RolloutBuilder, dict[str, Any], int, int], None]] = {
+    "token_count": on_token_count,
+    "user_message": _on_user_message,
+    "task_started": _on_task_started,
+    "turn_started": _on_task_started,
+    "exec_command_end": _on_exec_end,
+    "patch_apply_end": _on_patch_end,
+    "web_search_end": _on_web_search_end,
+    "collab_agent_spawn_end": _on_spawn_end,
+    "context_compacted": _on_context_compacted,
+}
+assert _HANDLERS.keys() == {k for k, (how, _) in EVENT_MSG_TYPES.items() if how == READ}
+_SKIPPED: dict[str | None, str] = {
+    kind: f"codex:event_msg/{kind}" for kind, (how, _) in EVENT_MSG_TYPES.items() if how != READ
+}

@@ -171,6 +171,9 @@ EVENT_MSG_TYPES: dict[str, tuple[str, str]] = {
 READ_LINE_TYPES = frozenset(k for k, (how, _) in LINE_TYPES.items() if how == READ)
 SKIPPED_LINE_TYPES = frozenset(k for k, (how, _) in LINE_TYPES.items() if how == SKIPPED)
 _REDACTED = re.compile(r"^\[REDACTED_[A-Z_]+ len=(\d+)\b")
+# A redaction marker's hash of the text it replaced: the same prompt's markers match.
+REDACTION_SHA = re.compile(r"sha=([0-9a-f]+)")
+_EXITED = re.compile(r"Process exited with code (-?\d+)")
 OUTPUT_ITEMS = frozenset(
     {
         "reasoning",
@@ -227,11 +230,17 @@ def parts_text(content: object) -> list[str]:
     return texts
 
 
+# The first characters of the tags: a text that starts with none of them (most) is not
+# compared with each tag.
+_TAG_STARTS = frozenset(tag[0] for tag, _, _ in _TAGS)
+
+
 def classify(role: str, text: str) -> tuple[Category, str]:
     stripped = text.lstrip()
-    for tag, category, label in _TAGS:
-        if stripped.startswith(tag):
-            return category, label
+    if stripped[:1] in _TAG_STARTS:
+        for tag, category, label in _TAGS:
+            if stripped.startswith(tag):
+                return category, label
     if role == "developer" or role == "system":
         return Category.SYSTEM, "Developer instructions"
     if role == "assistant":
@@ -268,7 +277,7 @@ def exit_code(output: object) -> int | None:
         code = meta.get("exit_code") if isinstance(meta, dict) else None
         return code if isinstance(code, int) and not isinstance(code, bool) else None
     if isinstance(output, str):
-        match = re.search(r"Process exited with code (-?\d+)", output[:400])
+        match = _EXITED.search(output, 0, 400)
         if match:
             return int(match.group(1))
     return None

@@ -1,16 +1,18 @@
 """One Codex rollout (one thread) read into a model `Session`: the `RolloutBuilder`, which
 keeps the thread's context log, requests, tool calls, prompts and compactions; what each
-`session_meta`, `turn_context`, `response_item` and `compacted` line does to it; the
-encrypted reasoning sized from its request's usage; and the finished `Session`.
+`session_meta` and `turn_context` line does to it; the helpers that add an item and start
+a request; the encrypted reasoning sized from its request's usage; and the finished
+`Session`.
 
 Separate from `codex.py`, which detects rollouts, dispatches each line of a file and groups
-a thread with its spawned threads (`plan`, `read`, `locate`), and from `codex_events.py`,
-the `event_msg` lines (UI events: the usage, the user's messages, command ends)."""
+a thread with its spawned threads (`plan`, `read`, `locate`), from `codex_items.py`, the
+`response_item` and `compacted` lines (the model-visible items), and from
+`codex_events.py`, the `event_msg` lines (UI events: the usage, the user's messages,
+command ends)."""
 
 from __future__ import annotations
 
 import functools
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,31 +20,17 @@ from typing import Any
 
 from agent_profiler import estimate
 from agent_profiler.adapters.codex_records import (
-    CALL_ITEMS,
-    ENCRYPTED_SUMMARIES,
-    OUTPUT_ITEMS,
-    READ,
-    RESPONSE_ITEM_TYPES,
-    RESULT_ITEMS,
-    SKIPPED,
-    classify,
-    exit_code,
     measure,
-    output_text,
-    parts_text,
 )
-from agent_profiler.adapters.common import json_text, text_field
 from agent_profiler.adapters.drafts import (
     CompactionDraft,
     RequestDraft,
-    ToolArguments,
     ToolDraft,
     finish_prompts,
     handed_over,
 )
 from agent_profiler.attribution import ContextLog, Logged, Observation
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.estimate import tool_call_text
 from agent_profiler.model import Category, Harness, Prompt, Session, SourceKind
 
 HARNESS = Harness.CODEX
@@ -60,7 +48,7 @@ class Tool(ToolDraft):
 
 
 @dataclass(slots=True)
-class _Compaction(CompactionDraft):
+class Compaction(CompactionDraft):
     observation: Logged | None = None
     window: int | None = None
 
@@ -85,7 +73,8 @@ class RolloutBuilder:
     requests: list[_Request] = field(default_factory=list)
     tools: dict[str, Tool] = field(default_factory=dict)
     prompts: list[Prompt] = field(default_factory=list)
-    compactions: list[_Compaction] = field(default_factory=list)
+    compactions: list[Compaction] = field(default_factory=list)
+    awaiting_post: list[Compaction] = field(default_factory=list)  # no request after it yet
     unmeasured: Counter[str] = field(default_factory=Counter)
     models: list[str] = field(default_factory=list)
     model: str = ""
@@ -128,13 +117,17 @@ class RolloutBuilder:
         label: str,
         source_id: str = "",
         source_kind: SourceKind = SourceKind.NONE,
+        measured: tuple[int, bool] | None = None,
     ) -> int:
-        chars, redacted = measure(text)
+        """Add an item of `text`; `measured`: `measure(text)`, when the caller has made it."""
+        chars, redacted = measure(text) if measured is None else measured
         if redacted:
             self.redacted_items += 1
             label = _redacted_label(label)
-        # The text itself when there is one, so that the estimator can see what it is.
-        size: int | str = text if isinstance(text, str) and not redacted else chars
+            size: int | str = chars
+        else:
+            # The text itself when there is one, so that the estimator can see what it is.
+            size = text if isinstance(text, str) else chars
         self.log.add(
             item_id, category, size, label=label, source_id=source_id, source_kind=source_kind
         )
@@ -142,7 +135,7 @@ class RolloutBuilder:
 
     # -- lines --------------------------------------------------------------
 
-    def on_session_meta(self, payload: dict[str, Any]) -> None:
+    def on_session_meta(self, payload: dict[str, Any], ts: int = 0, line: int = 0) -> None:
         if isinstance(payload.get("id"), str) and not self.session_id:
             self.session_id = payload["id"]
         for key, attr in (
@@ -168,7 +161,7 @@ class RolloutBuilder:
         elif isinstance(source, str) and not any(key == "source" for key, _ in self.facts):
             self.facts.append(("source", source))  # once, however many session_meta lines
 
-    def on_turn_context(self, payload: dict[str, Any]) -> None:
+    def on_turn_context(self, payload: dict[str, Any], ts: int = 0, line: int = 0) -> None:
         model = payload.get("model")
         if isinstance(model, str) and model:
             self.model = model
@@ -180,78 +173,6 @@ class RolloutBuilder:
             effort = settings.get("reasoning_effort") if isinstance(settings, dict) else None
         if isinstance(effort, str):
             self.effort = effort
-
-    def on_response_item(
-        self, item: dict[str, Any], ts: int, *, prefix: str = "item", line: int | None = None
-    ) -> None:
-        kind = text_field(item, "type")
-        replayed = prefix != "item"  # an item of a compaction's replacement history
-        is_output = kind in OUTPUT_ITEMS or (
-            kind == "message" and text_field(item, "role") == "assistant"
-        )
-        if is_output and not replayed:
-            self.start_request(ts)
-        if kind == "message":
-            role = str(text_field(item, "role") or "user")
-            for index, text in enumerate(parts_text(item.get("content"))):
-                category, label = classify(role, text)
-                _, redacted = measure(text)
-                if redacted and role == "user":
-                    sha = re.search(r"sha=([0-9a-f]+)", text[:80])
-                    if sha and sha.group(1) in self.prompt_sha:
-                        category, label = Category.PROMPTS, "User prompt"
-                    else:
-                        # A redacted user-role block could be a prompt, AGENTS.md or an
-                        # environment block: the marker does not say which.
-                        category, label = Category.UNATTRIBUTED, "Redacted user-role block"
-                item_id = self.next_id(f"{prefix}-{role}") + f":{index}"
-                kind_of_source = (
-                    SourceKind.PROMPT
-                    if category is Category.PROMPTS
-                    else (SourceKind.RESPONSE if role == "assistant" else SourceKind.NONE)
-                )
-                self.add_text(item_id, category, text, label, source_kind=kind_of_source)
-            if role == "user" and prefix == "item":
-                self.trigger_ns = ts
-        elif kind == "reasoning":
-            summary = parts_text(item.get("summary"))
-            self._response_parts(summary, f"{prefix}-reasoning", "Reasoning summary")
-            raw = parts_text(item.get("content"))  # raw reasoning text (open models)
-            self._response_parts(raw, f"{prefix}-reasoning-text", "Reasoning")
-            if not raw and not replayed:
-                self.hidden_reasoning(encrypted=bool(item.get("encrypted_content")))
-            elif not raw and item.get("encrypted_content"):
-                self.unmeasured["encrypted-reasoning"] += 1  # replayed: no usage tells its size
-        elif kind == "agent_message":
-            texts = parts_text(item.get("content"))
-            self._response_parts(texts, f"{prefix}-assistant", "Assistant text")
-        elif kind in CALL_ITEMS:
-            self._on_call(item, ts, prefix)
-        elif kind in RESULT_ITEMS:
-            self._on_output(item, ts, prefix)
-        elif kind == "tool_search_output":
-            # Client-side tool search: the definitions it found join the model's tools.
-            self._on_output(item, ts, prefix, definitions=True)
-        elif kind == "web_search_call":
-            action = item.get("action")
-            query = action.get("query") if isinstance(action, dict) else None
-            call_id = next((c for q, c in self.searches if q == query), "")
-            self.add_text(
-                self.next_id(f"{prefix}-search"),
-                Category.RESULTS,
-                json_text(action) if action else "",
-                "Web search",
-                source_id=call_id,
-                source_kind=SourceKind.TOOL if call_id else SourceKind.NONE,
-            )
-        elif kind in ENCRYPTED_SUMMARIES:
-            self.unmeasured["encrypted-compaction-summary"] += 1
-        elif kind == "image_generation_call":
-            self.unmeasured["generated-image"] += 1
-        elif RESPONSE_ITEM_TYPES.get(kind or "", (READ, ""))[0] == SKIPPED:
-            self.diagnostics.skip(f"codex:response_item/{kind}")
-        else:
-            self.diagnostics.not_recognised(f"codex:response_item/{kind}", self.path, line)
 
     def start_request(self, ts: int) -> None:
         if self.pending is not None:
@@ -274,79 +195,17 @@ class RolloutBuilder:
             observation=observation,
         )
 
-    def _response_parts(self, texts: list[str], stem: str, label: str) -> None:
+    def response_parts(self, texts: list[str], stem: str, label: str) -> None:
         """The response's text parts as Assistant items, each with an id of its own."""
         for index, text in enumerate(texts):
+            self.item_index += 1
             self.add_text(
-                self.next_id(stem) + f":{index}",
+                f"{stem}:{self.item_index}:{index}",
                 Category.ASSISTANT,
                 text,
                 label,
                 source_kind=SourceKind.RESPONSE,
             )
-
-    def _on_call(self, item: dict[str, Any], ts: int, prefix: str) -> None:
-        call_id = item.get("call_id") or item.get("id")
-        kind = text_field(item, "type")
-        name = (
-            item["name"]
-            if isinstance(item.get("name"), str)
-            else ("tool_search" if kind == "tool_search_call" else kind)
-        )
-        arguments = item.get("arguments", item.get("input", item.get("action")))
-        if not isinstance(call_id, str):
-            call_id = self.next_id("call")
-        name = str(name)
-        # Made once: tool_call_text(name, a) is name + tool_call_text("", a).
-        text = tool_call_text(name, arguments)
-        self.add_text(
-            f"call:{call_id}",
-            Category.ASSISTANT,
-            text,
-            "Tool arguments",
-            source_id=call_id,
-            source_kind=SourceKind.TOOL,
-        )
-        if prefix == "item" and call_id not in self.tools:
-            request = self.pending
-            self.tools[call_id] = Tool(
-                call_id,
-                name,
-                ts,
-                request.id if request else None,
-                self.current_prompt,
-                # A function call's arguments are a JSON string; a custom tool's input is text.
-                ToolArguments.of(arguments, decode=kind == "function_call", text=text[len(name) :]),
-            )
-
-    def _on_output(
-        self, item: dict[str, Any], ts: int, prefix: str, *, definitions: bool = False
-    ) -> None:
-        call_id = item.get("call_id")
-        if not isinstance(call_id, str):
-            call_id = self.next_id("output")
-        output = item.get("output")
-        text = json_text(item.get("tools") or []) if definitions else output_text(output)
-        chars = self.add_text(
-            f"result:{call_id}",
-            Category.TOOLS if definitions else Category.RESULTS,
-            text,
-            "Tool definitions (tool search)" if definitions else "Tool result",
-            source_id=call_id,
-            source_kind=SourceKind.TOOL,
-        )
-        if prefix != "item":
-            return
-        self.trigger_ns = ts
-        tool = self.tools.get(call_id)
-        if tool is None:
-            self.diagnostics.note("codex:output-without-call")
-            return
-        tool.end_ns = max(ts, tool.start_ns)
-        tool.result_chars = chars
-        code = exit_code(output)
-        if code is not None:
-            tool.is_error = code != 0
 
     def hidden_reasoning(self, *, encrypted: bool) -> None:
         """A reasoning item whose text is not in the journal (encrypted, or stripped by
@@ -383,68 +242,6 @@ class RolloutBuilder:
             self.log.remove(item_id)
         self.reasoning_in_turn.clear()
 
-    def on_compacted(self, payload: dict[str, Any], ts: int, line: int | None = None) -> None:
-        if self.pending is not None:
-            self.log.settle(self.pending.observation, dropped=True)
-            self.pending = None
-        self.settle_reasoning(None)
-        self.reasoning_in_turn.clear()  # the compaction clears them with the rest
-        pre = (
-            self.requests[-1].usage.prompt_tokens
-            if self.requests and self.requests[-1].usage
-            else None
-        )
-        start = self.requests[-1].end_ns if self.requests else ts
-        compaction_id = f"compaction-{len(self.compactions) + 1}"
-        history = payload.get("replacement_history")
-        message = payload.get("message")
-        if isinstance(history, list):
-            # `replacement_history` is the entire new model-visible history; the base
-            # instructions are sent beside it and stay.
-            removed = self.log.clear(keep=frozenset({Category.SYSTEM}))
-            for item in history:
-                if isinstance(item, dict):
-                    self.on_response_item(item, ts, prefix=compaction_id, line=line)
-        else:
-            # Older builds record only the summary; Codex rebuilds the history from the
-            # initial context, the user's messages and the summary.
-            removed = self.log.clear(
-                keep=frozenset(
-                    {
-                        Category.SYSTEM,
-                        Category.RULES,
-                        Category.SKILLS,
-                        Category.ENVIRONMENT,
-                        Category.PROMPTS,
-                        Category.UNATTRIBUTED,
-                    }
-                )
-            )
-        if measure(message)[0] and not isinstance(history, list):
-            self.add_text(
-                f"summary:{compaction_id}", Category.SUMMARIES, message, "Compaction summary"
-            )
-        observation = self.log.observe(
-            Observation.after_compaction(
-                ts,
-                compaction_id,
-                model=self.model or None,
-            )
-        )
-        self.compactions.append(
-            _Compaction(
-                compaction_id,
-                min(start, ts),
-                ts,
-                pre_tokens=pre,
-                removed_items=removed,
-                timing="previous request's end → compacted line",
-                observation=observation,
-                window=self.window,
-            )
-        )
-        self.trigger_ns = ts
-
     # -- result -------------------------------------------------------------
 
     def finish(self) -> Session | None:
@@ -457,7 +254,8 @@ class RolloutBuilder:
         # Each request against the window reported with it: a session that switches models
         # (gpt-5.3-codex-spark, 121,600, then gpt-5.5, 258,400) changes windows too.
         for request in self.requests:
-            self.log.settle(request.observation, window_tokens=request.window or self.window)
+            if not request.window:  # one with a window was settled with its usage
+                self.log.settle(request.observation, window_tokens=self.window)
         for compaction in self.compactions:
             if compaction.observation is not None:
                 self.log.settle(

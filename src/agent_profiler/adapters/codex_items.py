@@ -1,0 +1,310 @@
+"""What a Codex `response_item` line does to the rollout being read (`RolloutBuilder`): a
+message's blocks, reasoning, a tool's call and output, a web search, each an item of the
+context, an output item the start of a request; and a `compacted` line, whose replacement
+history is such items again (FORMATS.md §3).
+
+Separate from `codex_rollout.py`, which holds the state, the requests and the finished
+`Session`, and from `codex_events.py`, the `event_msg` lines."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from agent_profiler.adapters.codex_records import (
+    CALL_ITEMS,
+    ENCRYPTED_SUMMARIES,
+    OUTPUT_ITEMS,
+    READ,
+    REDACTION_SHA,
+    RESPONSE_ITEM_TYPES,
+    RESULT_ITEMS,
+    SKIPPED,
+    classify,
+    exit_code,
+    measure,
+    output_text,
+    parts_text,
+)
+from agent_profiler.adapters.codex_rollout import Compaction, RolloutBuilder, Tool
+from agent_profiler.adapters.common import json_text
+from agent_profiler.adapters.drafts import ToolArguments
+from agent_profiler.attribution import Observation
+from agent_profiler.estimate import tool_call_text
+from agent_profiler.model import Category, SourceKind
+
+
+def on_response_item(
+    builder: RolloutBuilder,
+    item: dict[str, Any],
+    ts: int,
+    line: int | None = None,
+    prefix: str = "item",
+) -> None:
+    """A `response_item` line, or (`prefix`: the compaction's id) an item of a compaction's
+    replacement history."""
+    kind = item.get("type")
+    if kind.__class__ is not str:
+        kind = None  # a damaged item: no type (and perhaps an unhashable one)
+    replayed = prefix != "item"  # an item of a compaction's replacement history
+    if (
+        not replayed
+        and builder.pending is None
+        and (kind in OUTPUT_ITEMS or (kind == "message" and item.get("role") == "assistant"))
+    ):
+        builder.start_request(ts)
+    # What each item type does: a dict looked up once per item, not an if-chain.
+    if kind is not None and (handler := _ITEM_HANDLERS.get(kind)) is not None:
+        handler(builder, item, ts, prefix, kind)
+    elif kind in ENCRYPTED_SUMMARIES:
+        builder.unmeasured["encrypted-compaction-summary"] += 1
+    elif kind == "image_generation_call":
+        builder.unmeasured["generated-image"] += 1
+    elif RESPONSE_ITEM_TYPES.get(kind or "", (READ, ""))[0] == SKIPPED:
+        builder.diagnostics.skip(f"codex:response_item/{kind}")
+    else:
+        builder.diagnostics.not_recognised(f"codex:response_item/{kind}", builder.path, line)
+
+
+def _on_message(
+    builder: RolloutBuilder, item: dict[str, Any], ts: int, prefix: str, kind: str
+) -> None:
+    role = item.get("role")
+    role = role if isinstance(role, str) and role else "user"
+    stem = f"{prefix}-{role}"
+    for index, text in enumerate(parts_text(item.get("content"))):
+        measured = measure(text)
+        if measured[1] and role == "user":  # redacted
+            sha = REDACTION_SHA.search(text, 0, 80)
+            if sha and sha.group(1) in builder.prompt_sha:
+                category, label = Category.PROMPTS, "User prompt"
+            else:
+                # A redacted user-role block could be a prompt, AGENTS.md or an
+                # environment block: the marker does not say which.
+                category, label = Category.UNATTRIBUTED, "Redacted user-role block"
+        else:
+            category, label = classify(role, text)
+        builder.item_index += 1
+        kind_of_source = (
+            SourceKind.PROMPT
+            if category is Category.PROMPTS
+            else (SourceKind.RESPONSE if role == "assistant" else SourceKind.NONE)
+        )
+        builder.add_text(
+            f"{stem}:{builder.item_index}:{index}",
+            category,
+            text,
+            label,
+            source_kind=kind_of_source,
+            measured=measured,
+        )
+    if role == "user" and prefix == "item":
+        builder.trigger_ns = ts
+
+
+def _on_reasoning(
+    builder: RolloutBuilder, item: dict[str, Any], ts: int, prefix: str, kind: str
+) -> None:
+    summary = parts_text(item.get("summary"))
+    if summary:
+        builder.response_parts(summary, f"{prefix}-reasoning", "Reasoning summary")
+    raw = parts_text(item.get("content"))  # raw reasoning text (open models)
+    if raw:
+        builder.response_parts(raw, f"{prefix}-reasoning-text", "Reasoning")
+    elif prefix == "item":
+        builder.hidden_reasoning(encrypted=bool(item.get("encrypted_content")))
+    elif item.get("encrypted_content"):
+        builder.unmeasured["encrypted-reasoning"] += 1  # replayed: no usage tells its size
+
+
+def _on_agent_message(
+    builder: RolloutBuilder, item: dict[str, Any], ts: int, prefix: str, kind: str
+) -> None:
+    texts = parts_text(item.get("content"))
+    builder.response_parts(texts, f"{prefix}-assistant", "Assistant text")
+
+
+def _on_search_call(
+    builder: RolloutBuilder, item: dict[str, Any], ts: int, prefix: str, kind: str
+) -> None:
+    action = item.get("action")
+    query = action.get("query") if isinstance(action, dict) else None
+    call_id = next((c for q, c in builder.searches if q == query), "")
+    builder.add_text(
+        builder.next_id(f"{prefix}-search"),
+        Category.RESULTS,
+        json_text(action) if action else "",
+        "Web search",
+        source_id=call_id,
+        source_kind=SourceKind.TOOL if call_id else SourceKind.NONE,
+    )
+
+
+def _on_definitions(
+    builder: RolloutBuilder, item: dict[str, Any], ts: int, prefix: str, kind: str
+) -> None:
+    # Client-side tool search: the definitions it found join the model's tools.
+    _on_output(builder, item, ts, prefix, kind, definitions=True)
+
+
+def _on_call(
+    builder: RolloutBuilder, item: dict[str, Any], ts: int, prefix: str, kind: str
+) -> None:
+    call_id = item.get("call_id") or item.get("id")
+    name = item.get("name")
+    if not isinstance(name, str):
+        name = "tool_search" if kind == "tool_search_call" else kind
+    # `item.get("arguments", item.get("input", item.get("action")))`, asking once.
+    if "arguments" in item:
+        arguments = item["arguments"]
+    elif "input" in item:
+        arguments = item["input"]
+    else:
+        arguments = item.get("action")
+    if not isinstance(call_id, str):
+        call_id = builder.next_id("call")
+    # Made once: tool_call_text(name, a) is name + tool_call_text("", a).
+    text = tool_call_text(name, arguments)
+    builder.add_text(
+        f"call:{call_id}",
+        Category.ASSISTANT,
+        text,
+        "Tool arguments",
+        source_id=call_id,
+        source_kind=SourceKind.TOOL,
+    )
+    if prefix == "item" and call_id not in builder.tools:
+        request = builder.pending
+        # A function call's arguments are a JSON string; a custom tool's input is text.
+        # A redaction marker is no JSON: not decoded, which measures it the same way
+        # without orjson raising (and Python building) an exception per call.
+        decode = kind == "function_call" and not (
+            isinstance(arguments, str) and arguments.startswith("[REDACTED_")
+        )
+        builder.tools[call_id] = Tool(
+            call_id,
+            name,
+            ts,
+            request.id if request else None,
+            builder.current_prompt,
+            ToolArguments.of(
+                arguments,
+                decode=decode,
+                text=arguments if isinstance(arguments, str) else text[len(name) :],
+            ),
+        )
+
+
+def _on_output(
+    builder: RolloutBuilder,
+    item: dict[str, Any],
+    ts: int,
+    prefix: str,
+    kind: str = "",
+    *,
+    definitions: bool = False,
+) -> None:
+    call_id = item.get("call_id")
+    if not isinstance(call_id, str):
+        call_id = builder.next_id("output")
+    output = item.get("output")
+    text = json_text(item.get("tools") or []) if definitions else output_text(output)
+    chars = builder.add_text(
+        f"result:{call_id}",
+        Category.TOOLS if definitions else Category.RESULTS,
+        text,
+        "Tool definitions (tool search)" if definitions else "Tool result",
+        source_id=call_id,
+        source_kind=SourceKind.TOOL,
+    )
+    if prefix != "item":
+        return
+    builder.trigger_ns = ts
+    tool = builder.tools.get(call_id)
+    if tool is None:
+        builder.diagnostics.note("codex:output-without-call")
+        return
+    tool.end_ns = max(ts, tool.start_ns)
+    tool.result_chars = chars
+    code = exit_code(output)
+    if code is not None:
+        tool.is_error = code != 0
+
+
+def on_compacted(
+    builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int | None = None
+) -> None:
+    if builder.pending is not None:
+        builder.log.settle(builder.pending.observation, dropped=True)
+        builder.pending = None
+    builder.settle_reasoning(None)
+    builder.reasoning_in_turn.clear()  # the compaction clears them with the rest
+    pre = (
+        builder.requests[-1].usage.prompt_tokens
+        if builder.requests and builder.requests[-1].usage
+        else None
+    )
+    start = builder.requests[-1].end_ns if builder.requests else ts
+    compaction_id = f"compaction-{len(builder.compactions) + 1}"
+    history = payload.get("replacement_history")
+    message = payload.get("message")
+    if isinstance(history, list):
+        # `replacement_history` is the entire new model-visible history; the base
+        # instructions are sent beside it and stay.
+        removed = builder.log.clear(keep=frozenset({Category.SYSTEM}))
+        for item in history:
+            if isinstance(item, dict):
+                on_response_item(builder, item, ts, line, prefix=compaction_id)
+    else:
+        # Older builds record only the summary; Codex rebuilds the history from the
+        # initial context, the user's messages and the summary.
+        removed = builder.log.clear(
+            keep=frozenset(
+                {
+                    Category.SYSTEM,
+                    Category.RULES,
+                    Category.SKILLS,
+                    Category.ENVIRONMENT,
+                    Category.PROMPTS,
+                    Category.UNATTRIBUTED,
+                }
+            )
+        )
+    if measure(message)[0] and not isinstance(history, list):
+        builder.add_text(
+            f"summary:{compaction_id}", Category.SUMMARIES, message, "Compaction summary"
+        )
+    observation = builder.log.observe(
+        Observation.after_compaction(
+            ts,
+            compaction_id,
+            model=builder.model or None,
+        )
+    )
+    compaction = Compaction(
+        compaction_id,
+        min(start, ts),
+        ts,
+        pre_tokens=pre,
+        removed_items=removed,
+        timing="previous request's end → compacted line",
+        observation=observation,
+        window=builder.window,
+    )
+    builder.compactions.append(compaction)
+    builder.awaiting_post.append(compaction)
+    builder.trigger_ns = ts
+
+
+# What each response item type does (`on_response_item`): handler(builder, item, ts,
+# prefix, kind). The encrypted summaries, generated images and skipped types are told
+# apart after it.
+_ITEM_HANDLERS: dict[str, Callable[[RolloutBuilder, dict[str, Any], int, str, str], None]] = {
+    "message": _on_message,
+    "reasoning": _on_reasoning,
+    "agent_message": _on_agent_message,
+    **dict.fromkeys(CALL_ITEMS, _on_call),
+    **dict.fromkeys(RESULT_ITEMS, _on_output),
+    "tool_search_output": _on_definitions,
+    "web_search_call": _on_search_call,
+}

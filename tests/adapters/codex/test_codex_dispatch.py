@@ -1,0 +1,195 @@
+"""The Codex reader's shortcuts (issue 32) against the slow way they replace, on hand-made
+rollouts: a redacted function call measured as a decoded one would be, each request's
+window whenever it is known, every compaction's post size from the first request after it,
+damaged types reported as before, and the tag test that skips texts no tag starts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_profiler.adapters.codex_records import _TAGS, classify
+from agent_profiler.adapters.drafts import ToolArguments
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.loader import load
+from agent_profiler.model import Category, Session
+
+
+def _read(path: Path) -> tuple[Session, Diagnostics]:
+    diagnostics = Diagnostics()
+    result = load([path], diagnostics)
+    assert result.failures == []
+    (session,) = result.sessions
+    return session, diagnostics
+
+
+def _write(path: Path, lines: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def _line(second: int, kind: Any, payload: Any) -> dict[str, Any]:
+    return {"timestamp": f"2026-03-01T10:00:{second:02d}.000Z", "type": kind, "payload": payload}
+
+
+def _usage(inp: int, total: int, window: int | None) -> dict[str, Any]:
+    last = {"input_tokens": inp, "output_tokens": 5, "reasoning_output_tokens": 0}
+    info: dict[str, Any] = {
+        "total_token_usage": {**last, "total_tokens": total},
+        "last_token_usage": last,
+    }
+    if window is not None:
+        info["model_context_window"] = window
+    return {"type": "token_count", "info": info}
+
+
+def _answer(second: int, text: str = "ok") -> dict[str, Any]:
+    content = [{"type": "output_text", "text": text}]
+    return _line(
+        second, "response_item", {"type": "message", "role": "assistant", "content": content}
+    )
+
+
+def _meta() -> dict[str, Any]:
+    return _line(0, "session_meta", {"id": "dispatch-1", "cwd": "/p", "cli_version": "0.1"})
+
+
+MARKERS = ["[REDACTED_TEXT len=120 sha=0a1b2c3d]", '{"cmd": ["ls", "-la"], "path": "src/x.py"}']
+
+
+@pytest.mark.parametrize("arguments", MARKERS)
+def test_a_function_calls_arguments_measure_as_decoding_them_would(
+    tmp_path: Path, arguments: str
+) -> None:
+    """A redaction marker is not handed to orjson (it is no JSON): its call's keys, size,
+    digest and target are those of ToolArguments.of decoding it, as for real JSON text."""
+    call = {"type": "function_call", "name": "shell", "arguments": arguments, "call_id": "c1"}
+    output = {"type": "function_call_output", "call_id": "c1", "output": "done"}
+    journal = _write(
+        tmp_path / "rollout.jsonl",
+        [
+            _meta(),
+            _line(1, "response_item", call),
+            _line(2, "event_msg", _usage(100, 105, 1000)),
+            _line(3, "response_item", output),
+        ],
+    )
+    session, _ = _read(journal)
+    (tool,) = session.tool_calls
+    expected = ToolArguments.of(arguments, decode=True)
+    assert (tool.arg_keys, tool.arg_bytes, tool.args_digest) == (
+        expected.keys,
+        expected.bytes,
+        expected.digest,
+    )
+    assert bool(tool.target) == bool(expected.target)  # the session makes it safe
+    assert (tool.arg_keys != ()) == arguments.startswith("{")
+
+
+def test_each_request_has_the_window_reported_with_it_else_the_sessions(tmp_path: Path) -> None:
+    """The first request reports no window: it gets the session's (the last reported);
+    the others keep the window reported with them, though it changed since."""
+    journal = _write(
+        tmp_path / "rollout.jsonl",
+        [
+            _meta(),
+            _answer(1),
+            _line(2, "event_msg", _usage(100, 105, None)),
+            _answer(3),
+            _line(4, "event_msg", _usage(200, 310, 100_000)),
+            _answer(5),
+            _line(6, "event_msg", _usage(300, 615, 200_000)),
+        ],
+    )
+    session, _ = _read(journal)
+    windows = {
+        s.anchor_id: s.window_tokens for s in session.snapshots if s.anchor_id.startswith("req")
+    }
+    assert windows == {"request-1": 200_000, "request-2": 100_000, "request-3": 200_000}
+    reported = {s.anchor_id: s.reported_tokens for s in session.snapshots}
+    assert [reported[f"request-{n}"] for n in (1, 2, 3)] == [100, 200, 300]
+
+
+def test_every_compaction_learns_its_size_from_the_first_request_after_it(
+    tmp_path: Path,
+) -> None:
+    """Two compactions in a row both take the next request's prompt; one after that
+    request waits for the request after it; one with no request after it learns none."""
+    summary = {"message": "Summary of the work so far."}
+    journal = _write(
+        tmp_path / "rollout.jsonl",
+        [
+            _meta(),
+            _answer(1),
+            _line(2, "event_msg", _usage(1000, 1005, 10_000)),
+            _line(3, "compacted", summary),
+            _line(4, "compacted", summary),
+            _answer(5),
+            _line(6, "event_msg", _usage(300, 1310, 10_000)),
+            _line(7, "compacted", summary),
+            _answer(8),
+            _line(9, "event_msg", _usage(250, 1565, 10_000)),
+            _line(10, "compacted", summary),
+        ],
+    )
+    session, _ = _read(journal)
+    sizes = [(c.pre_tokens, c.post_tokens) for c in session.compactions]
+    assert sizes == [(1000, 300), (1000, 300), (300, 250), (250, None)]
+
+
+def test_damaged_types_are_not_recognised_under_none(tmp_path: Path) -> None:
+    """A line, event or item whose type is no string (a list: unhashable) is counted as not
+    recognised under `None` with its path:line; a skipped type is counted as skipped."""
+    journal = _write(
+        tmp_path / "rollout.jsonl",
+        [
+            _meta(),
+            _line(1, ["turn_context"], {"model": "m"}),
+            _line(2, "event_msg", {"type": {"a": 1}}),
+            _line(3, "response_item", {"type": ["message"]}),
+            _line(4, "event_msg", {"type": "agent_reasoning", "text": "x"}),
+            _line(5, "world_state", {"x": 1}),
+            _line(6, "response_item", {"type": "ghost_snapshot"}),
+            _answer(7),
+            _line(8, "event_msg", _usage(100, 105, 1000)),
+        ],
+    )
+    _, diagnostics = _read(journal)
+    where = {kind: at.rsplit(":", 1)[1] for kind, at in diagnostics.unrecognised_at.items()}
+    assert where == {
+        "codex:None": "2",
+        "codex:event_msg/None": "3",
+        "codex:response_item/None": "4",
+    }
+    assert {k: v for k, v in diagnostics.skipped.items() if k.startswith("codex")} == {
+        "codex:event_msg/agent_reasoning": 1,
+        "codex:world_state": 1,
+        "codex:response_item/ghost_snapshot": 1,
+    }
+
+
+@pytest.mark.parametrize(("tag", "category", "label"), _TAGS)
+@pytest.mark.parametrize("lead", ["", "  \n"])
+def test_a_block_that_starts_with_a_tag_is_of_its_category(
+    tag: str, category: Category, label: str, lead: str
+) -> None:
+    assert classify("user", f"{lead}{tag}\nbody") == (category, label)
+
+
+@pytest.mark.parametrize(
+    ("role", "expected"),
+    [
+        ("user", Category.PROMPTS),
+        ("developer", Category.SYSTEM),
+        ("system", Category.SYSTEM),
+        ("assistant", Category.ASSISTANT),
+    ],
+)
+@pytest.mark.parametrize("text", ["<not_a_tag> hi", "# Not AGENTS.md", "plain", "", "  "])
+def test_a_block_that_starts_with_no_tag_is_of_its_role(
+    role: str, expected: Category, text: str
+) -> None:
+    assert classify(role, text)[0] is expected
