@@ -155,7 +155,10 @@ class SessionBuilder:
         created = epoch_ms(message.get("timestamp"))
         if created is None or not 0 <= entry.time_ns - created <= _MAX_MESSAGE_LEAD_NS:
             return entry.time_ns
-        self.touch(created)
+        # `touch`, inlined (a message's time is never after its entry's, which was touched)
+        start = self.start_ns
+        if start is None or created < start:
+            self.start_ns = created
         return created
 
     def apply(self, leaving: list[str], entering: list[str]) -> None:
@@ -447,19 +450,21 @@ class SessionBuilder:
             facts.append(("requests_without_usage", f"{len(self.unmeasured_requests)} ({detail})"))
         if not_run:
             facts.append(("tool_calls_not_run", str(not_run)))
-        off_branch = len(self.entries) - len(self._final_branch())
+        off_branch = len(self.entries) - self._final_branch()
         if off_branch:
             facts.append(("entries_off_final_branch", str(off_branch)))
         return facts
 
-    def _final_branch(self) -> set[str]:
-        """The entries on the path from the last entry (Pi's leaf on load) to the root."""
-        on_path: set[str] = set()
+    def _final_branch(self) -> int:
+        """How many entries the path from the last entry (Pi's leaf on load) to the root
+        holds: counted, not collected (a tree has no node twice on a path)."""
+        entries = self.entries
+        count = 0
         node = self.last_entry
         while node is not None:
-            on_path.add(node)
-            node = self.entries[node].parent
-        return on_path
+            count += 1
+            node = entries[node].parent
+        return count
 
 
 # What each entry type other than `message` does (the types in _NOT_IN_CONTEXT are skipped).

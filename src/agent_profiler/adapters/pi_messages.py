@@ -60,7 +60,8 @@ def on_bash_execution(builder: SessionBuilder, entry: Entry, message: dict[str, 
 
 def on_user(builder: SessionBuilder, entry: Entry, message: dict[str, Any]) -> None:
     texts, images = text_blocks(message.get("content"))
-    builder.unmeasured["image"] += images
+    if images:
+        builder.unmeasured["image"] += images
     entry.parts = tuple(
         measured_part(
             f"{entry.id}:{index}",
@@ -81,7 +82,8 @@ def on_user(builder: SessionBuilder, entry: Entry, message: dict[str, Any]) -> N
 
 def extension_message(builder: SessionBuilder, entry: Entry, value: dict[str, Any]) -> None:
     texts, images = text_blocks(value.get("content"))
-    builder.unmeasured["image"] += images
+    if images:
+        builder.unmeasured["image"] += images
     label = f"Extension message ({text_field(value, 'customType') or '?'})"
     entry.parts = tuple(
         measured_part(f"{entry.id}:{index}", Category.ENVIRONMENT, text, label)
@@ -245,7 +247,8 @@ def on_tool_result(builder: SessionBuilder, entry: Entry, message: dict[str, Any
     if tool is not None:
         call_id = tool.call_id  # one string for the call and its result's part
     texts, images = text_blocks(message.get("content"))
-    builder.unmeasured["image"] += images
+    if images:
+        builder.unmeasured["image"] += images
     # Nearly always one text block: taken as it is rather than joined.
     joined = texts[0][1] if len(texts) == 1 else "".join(text for _, text in texts)
     chars = len(joined)
