@@ -71,7 +71,7 @@ from agent_profiler.model import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Callable, Iterator, Mapping
 
     from agent_profiler.adapters import JournalGroup, Located, SniffedFile
 
@@ -82,6 +82,8 @@ _NOT_IN_CONTEXT = frozenset(k for k, (how, _) in ENTRY_TYPES.items() if how == S
 # its entry was appended; anything else is a damaged value.
 _MAX_MESSAGE_LEAD_NS = 24 * 3600 * 1_000_000_000
 _MAX_LISTED_MODEL_CHANGES = 10
+# The entry types as one object each (`model.shared`), looked up without a call per entry.
+_KINDS = {kind: shared(kind) for kind in ENTRY_TYPES}
 
 
 def detect(values: list[object]) -> bool:
@@ -153,25 +155,36 @@ class SessionBuilder:
         created = epoch_ms(message.get("timestamp"))
         if created is None or not 0 <= entry.time_ns - created <= _MAX_MESSAGE_LEAD_NS:
             return entry.time_ns
-        self.touch(created)
+        # `touch`, inlined (a message's time is never after its entry's, which was touched)
+        start = self.start_ns
+        if start is None or created < start:
+            self.start_ns = created
         return created
 
     def apply(self, leaving: list[str], entering: list[str]) -> None:
-        for entry_id in leaving:
-            for part in self.entries[entry_id].parts:
-                self.log.remove(part.id)
+        entries = self.entries
+        if leaving:
+            remove = self.log.remove
+            for entry_id in leaving:
+                for part in entries[entry_id].parts:
+                    remove(part.id)
+        enter = self.log.enter
         for entry_id in entering:
-            for part in self.entries[entry_id].parts:
-                self.log.enter(part)
+            for part in entries[entry_id].parts:
+                enter(part)
 
     # -- records ------------------------------------------------------------
 
     def on_record(self, value: object, line: int, clock: Clock) -> None:
+        # Called for every line: field reads are inlined (`text_field`, `touch`) and the
+        # entry types dispatch through a table (a 50 MB journal has 55,000 lines).
         if not isinstance(value, dict):
             self.line_ids.append(None)
             self.warn(line, "line is not a JSON object")
             return
-        kind = text_field(value, "type") or ""
+        kind = value.get("type")
+        if type(kind) is not str:
+            kind = ""
         if kind == "session":
             self.line_ids.append(None)
             self.touch(clock.time(value, line))
@@ -181,12 +194,19 @@ class SessionBuilder:
             self.version = CURRENT_VERSION if text_field(value, "id") else 1
             self.warn(line, f"no session header before the first entry; read as v{self.version}")
         ts = clock.time(value, line)
-        self.touch(ts)
+        start = self.start_ns
+        if start is None or ts < start:
+            self.start_ns = ts
+        end = self.end_ns
+        if end is None or ts > end:
+            self.end_ns = ts
         entry = self._new_entry(value, kind, line, ts)
         self.line_ids.append(entry.id)
         message = value.get("message")
-        role = text_field(message, "role") if isinstance(message, dict) else None
-        if role != "toolResult":
+        role = message.get("role") if type(message) is dict else None
+        if type(role) is not str:
+            role = None
+        if role != "toolResult" and self.open_tools:
             # The conversation moved on: a call still without a result got none.
             for tool in self.open_tools:
                 tool.moved_on_ns = ts
@@ -196,35 +216,40 @@ class SessionBuilder:
                 on_message(self, entry, message, role, line)
             else:
                 self.warn(line, "message entry without a message")
-        elif kind == "compaction":
-            self.on_compaction(entry, value, line)
-        elif kind == "branch_summary":
-            summary = text_field(value, "summary")
-            if summary:
-                text = BRANCH_PREFIX + summary + BRANCH_SUFFIX
-                entry.parts = (
-                    measured_part(
-                        f"{entry.id}:summary", Category.SUMMARIES, text, "Branch summary"
-                    ),
-                )
-        elif kind == "custom_message":
-            extension_message(self, entry, value)
-        elif kind == "model_change":
-            model = text_field(value, "modelId") or "?"
-            provider = text_field(value, "provider")
-            self.markers.append(
-                Marker(ts, "model_change", f"{provider}/{model}" if provider else model)
-            )
-        elif kind == "thinking_level_change":
-            level = text_field(value, "thinkingLevel") or "?"
-            entry.thinking_level = level
-            self.markers.append(Marker(ts, "thinking_level_change", level))
-        elif kind == "session_info":
-            self.name = text_field(value, "name") or self.name
+            return
+        handler = _ENTRY_HANDLERS.get(kind)
+        if handler is not None:
+            handler(self, entry, value, line)
         elif kind in _NOT_IN_CONTEXT:
             self.diagnostics.skip(f"pi:{kind}")
         else:
             self.diagnostics.not_recognised(f"pi:{kind}", self.path, line)
+
+    def on_branch_summary(self, entry: Entry, value: dict[str, Any], line: int) -> None:
+        summary = text_field(value, "summary")
+        if summary:
+            text = BRANCH_PREFIX + summary + BRANCH_SUFFIX
+            entry.parts = (
+                measured_part(f"{entry.id}:summary", Category.SUMMARIES, text, "Branch summary"),
+            )
+
+    def on_custom_message(self, entry: Entry, value: dict[str, Any], line: int) -> None:
+        extension_message(self, entry, value)
+
+    def on_model_change(self, entry: Entry, value: dict[str, Any], line: int) -> None:
+        model = text_field(value, "modelId") or "?"
+        provider = text_field(value, "provider")
+        self.markers.append(
+            Marker(entry.time_ns, "model_change", f"{provider}/{model}" if provider else model)
+        )
+
+    def on_thinking_level_change(self, entry: Entry, value: dict[str, Any], line: int) -> None:
+        level = text_field(value, "thinkingLevel") or "?"
+        entry.thinking_level = level
+        self.markers.append(Marker(entry.time_ns, "thinking_level_change", level))
+
+    def on_session_info(self, entry: Entry, value: dict[str, Any], line: int) -> None:
+        self.name = text_field(value, "name") or self.name
 
     def on_header(self, value: dict[str, Any], line: int) -> None:
         if self.version is not None:
@@ -252,33 +277,34 @@ class SessionBuilder:
 
     def _new_entry(self, value: dict[str, Any], kind: str, line: int, ts: int) -> Entry:
         """The entry with its id and parent; v1 entries get them the way Pi migrates."""
+        entries = self.entries
         entry_id = f"line-{line}"
         parent = self.last_entry
         if self.version is not None and self.version >= 2:
-            raw_id = text_field(value, "id")
+            raw_id = value.get("id")
             raw_parent = value.get("parentId")
-            if not raw_id:
+            if type(raw_id) is not str or not raw_id:
                 self.warn(line, "entry without an id; linked to the previous entry")
-            elif raw_id in self.entries:
+            elif raw_id in entries:
                 self.warn(line, f"entry id {raw_id!r} repeats; this one is read as {entry_id!r}")
                 parent = raw_parent if isinstance(raw_parent, str) else None
             else:
                 entry_id = raw_id
                 parent = raw_parent if isinstance(raw_parent, str) else None
-            if parent is not None and parent not in self.entries:
+            if parent is not None and parent not in entries:
                 # Pi appends a child after its parent, so this is damage: a root.
                 self.warn(line, f"parentId {parent!r} is not an earlier entry; read as a root")
                 parent = None
-        above = self.entries.get(parent) if parent is not None else None
+        above = entries.get(parent) if parent is not None else None
         entry = Entry(
             entry_id,
             parent,
-            shared(kind),
+            _KINDS.get(kind) or shared(kind),
             ts,
             prompt_id=above.prompt_id if above else None,
             thinking_level=above.thinking_level if above else self.header_thinking_level,
         )
-        self.entries[entry_id] = entry
+        entries[entry_id] = entry
         self.last_entry = entry_id
         return entry
 
@@ -424,19 +450,32 @@ class SessionBuilder:
             facts.append(("requests_without_usage", f"{len(self.unmeasured_requests)} ({detail})"))
         if not_run:
             facts.append(("tool_calls_not_run", str(not_run)))
-        off_branch = len(self.entries) - len(self._final_branch())
+        off_branch = len(self.entries) - self._final_branch()
         if off_branch:
             facts.append(("entries_off_final_branch", str(off_branch)))
         return facts
 
-    def _final_branch(self) -> set[str]:
-        """The entries on the path from the last entry (Pi's leaf on load) to the root."""
-        on_path: set[str] = set()
+    def _final_branch(self) -> int:
+        """How many entries the path from the last entry (Pi's leaf on load) to the root
+        holds: counted, not collected (a tree has no node twice on a path)."""
+        entries = self.entries
+        count = 0
         node = self.last_entry
         while node is not None:
-            on_path.add(node)
-            node = self.entries[node].parent
-        return on_path
+            count += 1
+            node = entries[node].parent
+        return count
+
+
+# What each entry type other than `message` does (the types in _NOT_IN_CONTEXT are skipped).
+_ENTRY_HANDLERS: dict[str, Callable[[SessionBuilder, Entry, dict[str, Any], int], None]] = {
+    "compaction": SessionBuilder.on_compaction,
+    "branch_summary": SessionBuilder.on_branch_summary,
+    "custom_message": SessionBuilder.on_custom_message,
+    "model_change": SessionBuilder.on_model_change,
+    "thinking_level_change": SessionBuilder.on_thinking_level_change,
+    "session_info": SessionBuilder.on_session_info,
+}
 
 
 # --------------------------------------------------------------------------- reading
@@ -446,8 +485,9 @@ def read_session(path: Path, diagnostics: Diagnostics) -> SessionBuilder:
     source = str(path)
     builder = SessionBuilder(source, diagnostics)
     clock = journal_clock(path, diagnostics, source)
-    for record in read_jsonl(path, diagnostics):
-        builder.on_record(record.value, record.line, clock)
+    on_record = builder.on_record
+    for line, value in read_jsonl(path, diagnostics):
+        on_record(value, line, clock)
     return builder
 
 

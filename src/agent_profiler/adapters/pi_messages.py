@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agent_profiler.adapters.common import preview, text_field, token_count
+from agent_profiler.adapters.common import preview, text_field
 from agent_profiler.adapters.drafts import ToolArguments, ToolDraft
 from agent_profiler.adapters.pi_records import bash_execution_text, text_blocks
 from agent_profiler.adapters.pi_tree import Entry, measured_part
@@ -21,9 +21,12 @@ from agent_profiler.estimate import tool_call_text
 from agent_profiler.model import Category, Prompt, Response, SourceKind, Usage
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from agent_profiler.adapters.pi import SessionBuilder
 
 _FAILED_STOPS = frozenset({"error", "aborted"})
+_MAX_TOKENS = 10**15  # common.token_count: beyond it a "token count" is damage
 
 
 @dataclass(slots=True)
@@ -39,28 +42,26 @@ def on_message(
     role: str | None,
     line: int | None = None,
 ) -> None:
-    if role == "user":
-        on_user(builder, entry, message)
-    elif role == "assistant":
-        on_assistant(builder, entry, message)
-    elif role == "toolResult":
-        on_tool_result(builder, entry, message)
-    elif role == "bashExecution":
-        if not message.get("excludeFromContext"):
-            text = bash_execution_text(message)
-            entry.parts = (
-                measured_part(f"{entry.id}:bash", Category.RESULTS, text, "User shell command (!)"),
-            )
-    elif role in {"custom", "hookMessage"}:
-        extension_message(builder, entry, message)
+    handler = _ROLE_HANDLERS.get(role) if role is not None else None
+    if handler is not None:
+        handler(builder, entry, message)
     else:
         # A role no Pi build is known to write: not read, which is no choice.
         builder.diagnostics.not_recognised(f"pi:message/{role}", builder.path, line)
 
 
+def on_bash_execution(builder: SessionBuilder, entry: Entry, message: dict[str, Any]) -> None:
+    if not message.get("excludeFromContext"):
+        text = bash_execution_text(message)
+        entry.parts = (
+            measured_part(f"{entry.id}:bash", Category.RESULTS, text, "User shell command (!)"),
+        )
+
+
 def on_user(builder: SessionBuilder, entry: Entry, message: dict[str, Any]) -> None:
     texts, images = text_blocks(message.get("content"))
-    builder.unmeasured["image"] += images
+    if images:
+        builder.unmeasured["image"] += images
     entry.parts = tuple(
         measured_part(
             f"{entry.id}:{index}",
@@ -81,7 +82,8 @@ def on_user(builder: SessionBuilder, entry: Entry, message: dict[str, Any]) -> N
 
 def extension_message(builder: SessionBuilder, entry: Entry, value: dict[str, Any]) -> None:
     texts, images = text_blocks(value.get("content"))
-    builder.unmeasured["image"] += images
+    if images:
+        builder.unmeasured["image"] += images
     label = f"Extension message ({text_field(value, 'customType') or '?'})"
     entry.parts = tuple(
         measured_part(f"{entry.id}:{index}", Category.ENVIRONMENT, text, label)
@@ -89,14 +91,25 @@ def extension_message(builder: SessionBuilder, entry: Entry, value: dict[str, An
     )
 
 
-def on_assistant(builder: SessionBuilder, entry: Entry, message: dict[str, Any]) -> None:
-    usage = message.get("usage")
+def _usage(usage: object) -> tuple[int, int, int, int]:
+    """input, cacheRead, cacheWrite and output, each read as `common.token_count` does
+    (the check inlined: four calls per request otherwise)."""
     if not isinstance(usage, dict):
-        usage = {}
-    fresh = token_count(usage.get("input"))
-    cache_read = token_count(usage.get("cacheRead"))
-    cache_write = token_count(usage.get("cacheWrite"))
-    output = token_count(usage.get("output"))
+        return 0, 0, 0, 0
+    fresh = usage.get("input")
+    cache_read = usage.get("cacheRead")
+    cache_write = usage.get("cacheWrite")
+    output = usage.get("output")
+    return (
+        fresh if type(fresh) is int and 0 <= fresh < _MAX_TOKENS else 0,
+        cache_read if type(cache_read) is int and 0 <= cache_read < _MAX_TOKENS else 0,
+        cache_write if type(cache_write) is int and 0 <= cache_write < _MAX_TOKENS else 0,
+        output if type(output) is int and 0 <= output < _MAX_TOKENS else 0,
+    )
+
+
+def on_assistant(builder: SessionBuilder, entry: Entry, message: dict[str, Any]) -> None:
+    fresh, cache_read, cache_write, output = _usage(message.get("usage"))
     prompt_tokens = fresh + cache_read + cache_write
     stop = text_field(message, "stopReason")
     failed = stop in _FAILED_STOPS
@@ -105,23 +118,34 @@ def on_assistant(builder: SessionBuilder, entry: Entry, message: dict[str, Any])
     response_id = entry.id
     parts: list[Item] = []
     content = message.get("content")
-    for index, block in enumerate(content if isinstance(content, list) else []):
+    for index, block in enumerate(content if isinstance(content, list) else ()):
         if not isinstance(block, dict):
             continue
-        kind = text_field(block, "type")
-        item_id = f"{entry.id}:{index}"
-        if kind == "text" and text_field(block, "text") is not None:
-            text = block["text"]
-            parts.append(
-                measured_part(
-                    item_id,
-                    Category.ASSISTANT,
-                    text,
-                    "Assistant text",
-                    source_id=response_id,
-                    source_kind=SourceKind.RESPONSE,
-                )
+        kind = block.get("type")
+        if kind == "toolCall":
+            part = on_tool_call(
+                builder,
+                block,
+                f"{response_id}:{index}",
+                entry,
+                response_id if prompt_tokens else None,
+                failed,
             )
+            if part is not None:
+                parts.append(part)
+        elif kind == "text":
+            text = block.get("text")
+            if isinstance(text, str):
+                parts.append(
+                    measured_part(
+                        f"{response_id}:{index}",
+                        Category.ASSISTANT,
+                        text,
+                        "Assistant text",
+                        source_id=response_id,
+                        source_kind=SourceKind.RESPONSE,
+                    )
+                )
         elif kind == "thinking":
             thinking = text_field(block, "thinking") or ""
             if block.get("redacted"):
@@ -129,7 +153,7 @@ def on_assistant(builder: SessionBuilder, entry: Entry, message: dict[str, Any])
             elif thinking:
                 parts.append(
                     measured_part(
-                        item_id,
+                        f"{response_id}:{index}",
                         Category.ASSISTANT,
                         thinking,
                         "Thinking",
@@ -139,12 +163,6 @@ def on_assistant(builder: SessionBuilder, entry: Entry, message: dict[str, Any])
                 )
             elif text_field(block, "thinkingSignature"):
                 builder.unmeasured["encrypted-reasoning"] += 1
-        elif kind == "toolCall":
-            part = on_tool_call(
-                builder, block, item_id, entry, response_id if prompt_tokens else None, failed
-            )
-            if part is not None:
-                parts.append(part)
     if not failed:
         entry.parts = tuple(parts)  # Pi does not replay a failed message
     response = Response(
@@ -199,7 +217,8 @@ def on_tool_call(
     name = text_field(block, "name") or "tool"
     arguments = block.get("arguments")
     # Made once: tool_call_text(name, a) is name + tool_call_text("", a).
-    text = tool_call_text(name, arguments)
+    arguments_text = tool_call_text("", arguments)
+    text = name + arguments_text
     if call_id not in builder.tools:
         tool = Tool(
             call_id,
@@ -207,7 +226,7 @@ def on_tool_call(
             entry.time_ns,  # tools run once the whole message is in
             response_id,
             entry.prompt_id,
-            ToolArguments.of(arguments, text=text[len(name) :]),
+            ToolArguments.of(arguments, text=arguments_text),
             from_failed_response=failed,
         )
         builder.tools[call_id] = tool
@@ -228,8 +247,10 @@ def on_tool_result(builder: SessionBuilder, entry: Entry, message: dict[str, Any
     if tool is not None:
         call_id = tool.call_id  # one string for the call and its result's part
     texts, images = text_blocks(message.get("content"))
-    builder.unmeasured["image"] += images
-    joined = "".join(text for _, text in texts)
+    if images:
+        builder.unmeasured["image"] += images
+    # Nearly always one text block: taken as it is rather than joined.
+    joined = texts[0][1] if len(texts) == 1 else "".join(text for _, text in texts)
     chars = len(joined)
     entry.parts = (
         measured_part(
@@ -249,3 +270,15 @@ def on_tool_result(builder: SessionBuilder, entry: Entry, message: dict[str, Any
     tool.result_chars = chars
     if tool in builder.open_tools:
         builder.open_tools.remove(tool)
+
+
+# What each message role does (pi_records.MESSAGE_ROLES): a table, not an if-chain, as
+# every message entry goes through it.
+_ROLE_HANDLERS: dict[str, Callable[[SessionBuilder, Entry, dict[str, Any]], None]] = {
+    "user": on_user,
+    "assistant": on_assistant,
+    "toolResult": on_tool_result,
+    "bashExecution": on_bash_execution,
+    "custom": extension_message,
+    "hookMessage": extension_message,
+}

@@ -67,10 +67,11 @@ def text_blocks(content: object) -> tuple[list[tuple[int, str]], int]:
         for index, block in enumerate(content):
             if not isinstance(block, dict):
                 continue
-            kind = text_field(block, "type")
-            text = text_field(block, "text")
-            if kind == "text" and text is not None:
-                texts.append((index, text))
+            kind = block.get("type")
+            if kind == "text":
+                text = block.get("text")
+                if isinstance(text, str):
+                    texts.append((index, text))
             elif kind == "image":
                 images += 1
     return texts, images

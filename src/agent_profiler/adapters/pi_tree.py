@@ -6,6 +6,7 @@ root, cut at the latest compaction) and the context parts each entry contributes
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from agent_profiler.attribution import Item
@@ -62,40 +63,48 @@ class Branch:
         """Make the path end at `leaf` (None: empty); returns the entries that left
         the context and those that entered it, each in path order."""
         entries = self.entries
-        tail: list[str] = []
-        node = leaf
-        while node is not None and entries[node].position < 0:
+        path = self.path
+        compactions = self.compactions
+        tail: list[Entry] = []
+        node = entries[leaf] if leaf is not None else None
+        while node is not None and node.position < 0:
             tail.append(node)
-            node = entries[node].parent
-        keep = entries[node].position + 1 if node is not None else 0
-        old_active = self.compactions[-1] if self.compactions else None
+            node = entries[node.parent] if node.parent is not None else None
+        keep = node.position + 1 if node is not None else 0
+        old_active = compactions[-1] if compactions else None
         old_cut = min(self.cut, keep)
         leaving: list[str] = []
-        for entry_id in self.path[keep:]:
-            off = entries[entry_id]
-            if off.visible:
-                off.visible = False
-                leaving.append(entry_id)
-            off.position = -1
-        del self.path[keep:]
-        while self.compactions and self.compactions[-1] >= keep:
-            self.compactions.pop()
-        for entry_id in reversed(tail):
-            entry = entries[entry_id]
-            entry.position = len(self.path)
+        if keep < len(path):  # (nearly every move only adds to the path)
+            for entry_id in path[keep:]:
+                off = entries[entry_id]
+                if off.visible:
+                    off.visible = False
+                    leaving.append(entry_id)
+                off.position = -1
+            del path[keep:]
+            while compactions and compactions[-1] >= keep:
+                compactions.pop()
+        for entry in reversed(tail):
+            entry.position = len(path)
             if entry.kind == "compaction":
-                self.compactions.append(len(self.path))
-            self.path.append(entry_id)
-        active = self.compactions[-1] if self.compactions else None
+                compactions.append(len(path))
+            path.append(entry.id)
+        active = compactions[-1] if compactions else None
         self.cut = self._cut(active)
         # Only these positions can have changed: the new tail, the span between the
         # old and the new cut, and the compactions whose summary came or went.
-        candidates = set(range(keep, len(self.path)))
-        candidates.update(range(min(old_cut, self.cut), max(old_cut, self.cut)))
-        candidates.update(p for p in (old_active, active) if p is not None and p < len(self.path))
+        positions: Iterable[int] = range(keep, len(path))
+        if old_cut != self.cut or old_active != active:
+            # Otherwise (nearly every move: no compaction came or went) the tail alone:
+            # the one before the tail that could change is the active compaction,
+            # which stays in the context as it was.
+            candidates = set(positions)
+            candidates.update(range(min(old_cut, self.cut), max(old_cut, self.cut)))
+            candidates.update(p for p in (old_active, active) if p is not None and p < len(path))
+            positions = sorted(candidates)
         entering: list[str] = []
-        for position in sorted(candidates):
-            entry_id = self.path[position]
+        for position in positions:
+            entry_id = path[position]
             entry = entries[entry_id]
             wanted = self._wanted(position, active)
             if wanted and not entry.visible:
