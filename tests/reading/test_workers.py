@@ -136,7 +136,8 @@ def test_ctrl_c_stops_every_process_with_one_line(tmp_path: Path) -> None:
 def test_sigterm_to_the_export_alone_stops_its_workers_and_leaves_no_file(
     tmp_path: Path,
 ) -> None:
-    folder = _many_groups(tmp_path)
+    # (enough groups that three readers are still at it when the signal comes)
+    folder = _many_groups(tmp_path, copies=24)
     for jobs in ("3", "1"):
         out = tmp_path / "out"
         out.mkdir()
