@@ -113,7 +113,8 @@ PER_FILE = (
 
 _IDS = re.compile(
     rb'("(?:uuid|parentUuid|id|tool_use_id|call_id|requestId|leafUuid|messageId'
-    rb'|sourceToolUseID|sourceToolAssistantUUID|toolUseID|parentToolUseID|parentId)":")'
+    rb"|sourceToolUseID|sourceToolAssistantUUID|toolUseID|parentToolUseID|parentId"
+    rb'|toolCallId)":")'  # Pi's tool result names its call by toolCallId
     rb'([^"]+)"'
 )
 _SESSION_ID = re.compile(rb'("sessionId":")([^"]+)"')
