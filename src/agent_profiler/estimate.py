@@ -276,8 +276,17 @@ def family_fact(estimator: Estimator, models: Iterable[str]) -> str:
     """What `FAMILY_FACT` says of a journal measured by `estimator` whose requests name
     `models`: its family, and whether the table's ratios for it are its own or the shared."""
     family = majority_family(models) or OTHER_FAMILY
-    whose = "its own class ratios" if estimator.family == family else "the shared class ratios"
-    return f"{family}: {FAMILY_NAMES[family]} ({whose})"
+    if estimator.family is None:
+        return f"{family}: {FAMILY_NAMES[family]} (the shared class ratios)"
+    used = f"{estimator.family}: {FAMILY_NAMES.get(estimator.family, estimator.family)}"
+    if estimator.family == family:
+        return f"{used} (its own class ratios)"
+    # A subagent on another model than most of its journal group's requests: one family
+    # measures the group (the loader's choice), and this says so.
+    return (
+        f"{used} (its own class ratios: the family of most of the journal group's "
+        f"requests; this session's is {family})"
+    )
 
 
 def with_family_fact(session: Session, estimator: Estimator) -> Session:

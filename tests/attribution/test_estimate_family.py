@@ -26,6 +26,7 @@ from agent_profiler.estimate import (
     TextClass,
     calibrated,
     calibrated_estimation,
+    family_fact,
     majority_family,
     tokenizer_family,
     use_estimator,
@@ -159,6 +160,10 @@ def test_the_loader_reads_a_journal_with_its_models_family(tmp_path: Path) -> No
         _journal(tmp_path / "mixed.jsonl", ["claude-opus-4-6"] + ["claude-fable-5"] * 2)
     )
     assert _results(mixed) == _results(newer)
+    # One family measures a journal group: a session on another model says whose it was.
+    group = calibrated(SHARED, 0.0, {}, {CLAUDE_47: NEWER}).for_models(["claude-opus-4-8"])
+    fact = family_fact(group, ["claude-haiku-4-5"])
+    assert fact.startswith(f"{CLAUDE_47}: ") and fact.endswith("this session's is claude)")
     # Read twice, but every warning is said once.
     assert (
         _read(tmp_path / "new.jsonl")[1].accounting()
