@@ -29,11 +29,11 @@ Method (the table is `chars/calibrated-v3`):
   characters at the prior ratio), e.g. CJK at about one character per token.
 - The class ratios are a tokenizer's, so a tokenizer family in `OWN_FAMILIES`
   (`estimate.tokenizer_family` of the model that served most of an input's requests)
-  with at least `MIN_FAMILY_INPUTS` inputs gets ratios of its own, fitted in the same
-  least-squares step on its inputs' points (the shared ratios on everyone else's), each
-  class shrunk towards the shared first-stage ratio by `FAMILY_PRIOR_CHARS`
-  pseudo-characters. Today that is Claude Opus 4.7 and later (Anthropic's updated
-  tokenizer: dense code at ≈ 2.2 characters per token where the others read ≈ 3.1).
+  with at least `MIN_FAMILY_INPUTS` inputs gets ratios of its own, fitted in a last
+  least-squares step on its inputs' points (the shared ratios again on everyone else's),
+  each class shrunk by `FAMILY_PRIOR_CHARS` pseudo-characters towards the ratio fitted
+  for every model (the step before, as `-v2`). Today that is Claude Opus 4.7 and later
+  (Anthropic's updated tokenizer: code at ≈ 2.2 characters per token, others ≈ 3.1).
 Nothing is ever scaled per session or per request: the table is one fixed set of
 ratios, and the head is inferred with the same estimator at run time.
 """
@@ -225,37 +225,48 @@ def fit(
         return Table(ratios, shared_item, {}, fallback if per_item and by_harness else (), excluded)
     if not (per_item and by_harness):
         own, fallback = [], ()
-    # Columns: the shared classes, each own family's classes, each own harness's item cost.
-    family_at = {f: n_classes * (1 + i) for i, f in enumerate(families)}
-    width = n_classes * (1 + len(families))
-    rows = []
-    for p in points:
-        items = p.growth[-1]
-        classes = [0.0] * width
-        at = family_at.get(p.family, 0)
-        classes[at : at + n_classes] = p.growth[:-1]
-        columns = tuple(items if p.harness == h else 0.0 for h in own)
-        held = 0.0 if p.harness in own else shared_item * items
-        rows.append(((*classes, *columns), p.reported_growth - held))
-    # A family's ratios are shrunk towards the shared fit (stage one), not the generic prior.
-    towards = [
-        (at + c, family_prior_chars, 1 / shared[c])
-        for at in family_at.values()
-        for c in range(n_classes)
-    ]
-    bounds = [*[(LOW, HIGH)] * width, *[item_bounds] * len(own)]
-    x = _irls(points, rows, bounds, prior_chars, towards)
-    return Table(
-        {cls: round(1 / x[c], 3) for c, cls in enumerate(TextClass)},
-        shared_item,
-        {h: round(x[width + i], 3) for i, h in enumerate(own)},
-        fallback,
-        excluded,
-        {
-            f: {cls: round(1 / x[at + c], 3) for c, cls in enumerate(TextClass)}
-            for f, at in family_at.items()
-        },
-    )
+
+    def stage(families: Sequence[str], towards: Sequence[float]) -> Table:
+        """The class ratios (shared, and each of `families`' own, shrunk towards the
+        tokens per character `towards`) with each of `own`'s per-item cost."""
+        # Columns: the shared classes, each family's classes, each own harness's item cost.
+        family_at = {f: n_classes * (1 + i) for i, f in enumerate(families)}
+        width = n_classes * (1 + len(families))
+        rows = []
+        for p in points:
+            items = p.growth[-1]
+            classes = [0.0] * width
+            at = family_at.get(p.family, 0)
+            classes[at : at + n_classes] = p.growth[:-1]
+            columns = tuple(items if p.harness == h else 0.0 for h in own)
+            held = 0.0 if p.harness in own else shared_item * items
+            rows.append(((*classes, *columns), p.reported_growth - held))
+        priors = [
+            (at + c, family_prior_chars, 1 / towards[c])
+            for at in family_at.values()
+            for c in range(n_classes)
+        ]
+        bounds = [*[(LOW, HIGH)] * width, *[item_bounds] * len(own)]
+        x = _irls(points, rows, bounds, prior_chars, priors)
+        return Table(
+            {cls: round(1 / x[c], 3) for c, cls in enumerate(TextClass)},
+            shared_item,
+            {h: round(x[width + i], 3) for i, h in enumerate(own)},
+            fallback,
+            excluded,
+            {
+                f: {cls: round(1 / x[at + c], 3) for c, cls in enumerate(TextClass)}
+                for f, at in family_at.items()
+            },
+        )
+
+    # One set of ratios for every model (`-v2`'s fit); then, with families, each family's
+    # own, shrunk towards those (a class the family's inputs barely show keeps the shared
+    # ratio), the shared ones fitted again on the other families' requests.
+    common = stage([], shared[:n_classes])
+    if not families:
+        return common
+    return stage(families, [1 / common.ratios[cls] for cls in TextClass])
 
 
 def main(argv: list[str]) -> int:

@@ -225,7 +225,7 @@ def _ceil(value: float) -> Tokens:
 CHARS4 = Estimator(Basis.CHARS)
 
 # Tokenizer families (`tokenizer_family`). Anthropic's Claude Opus 4.7 came with an updated
-# tokenizer ("1.0–1.35× more tokens depending on content", its migration notes), which the
+# tokenizer ("1.0–1.35× more tokens depending on content", as its release is quoted), which the
 # later models keep; the corpus's Claude Code 2.1.16x journals (claude-opus-4-8) read dense
 # code at ≈ 2.1 characters per token, where the other harnesses' models read ≈ 3.
 CLAUDE_47 = "claude-4.7+"
