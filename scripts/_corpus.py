@@ -19,7 +19,13 @@ from typing import Literal
 
 from agent_profiler.attribution import REDACTED_KIND
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.estimate import Estimator, TextClass, use_estimator
+from agent_profiler.estimate import (
+    OTHER_FAMILY,
+    Estimator,
+    TextClass,
+    majority_family,
+    use_estimator,
+)
 from agent_profiler.loader import load
 from agent_profiler.model import AnchorKind, Basis, ContextSnapshot, Session
 
@@ -103,6 +109,9 @@ class Point:
     # The session's journal was scrubbed before publication: more bare `REDACTED`
     # placeholders than requests (`redacted_journal`). Its requests are not in the fit.
     redacted: bool = False
+    # The tokenizer family of the model that served most of the input's requests: whose
+    # class ratios measure it (`estimate.tokenizer_family`; the loader chooses them so).
+    family: str = ""
 
 
 def redacted_journal(session: Session, requests: int) -> bool:
@@ -158,6 +167,7 @@ def points(path: Path, as_exported: bool = False) -> Iterator[Point]:
     runs = [read(path, probe(c)) for c in FEATURES]
     evidence_runs = read(path, visible_probe("none") if as_exported else EVIDENCE)
     visible_runs = [read(path, visible_probe(c)) for c in FEATURES] if as_exported else []
+    family = majority_family(r.model for s in runs[0] for r in s.responses) or OTHER_FAMILY
     for index, session in enumerate(runs[0]):
         snaps = measured(session)
         if not snaps:
@@ -189,6 +199,7 @@ def points(path: Path, as_exported: bool = False) -> Iterator[Point]:
                 reported,
                 session.harness.value,
                 redacted,
+                family,
             )
 
 

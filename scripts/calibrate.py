@@ -8,7 +8,7 @@ the corpus's own request deltas, and check it leave-one-input-out.
     python scripts/calibrate.py --evidence-as-exported   # hidden thinking as an export
                                                   # sizes it (measured, not shipped)
 
-Method (the table is `chars/calibrated-v2`):
+Method (the table is `chars/calibrated-v3`):
 - Between a session's head anchor (its first request with a reported size, or the
   first after a compaction) and any later request, the inferred head is constant, so
   reported growth = Σ_class x_class · (growth of that class's characters)
@@ -27,6 +27,13 @@ Method (the table is `chars/calibrated-v2`):
   to 8 characters per token.
 - A class with little evidence keeps a prior (pseudo-observations of `PRIOR_CHARS`
   characters at the prior ratio), e.g. CJK at about one character per token.
+- The class ratios are a tokenizer's, so a tokenizer family in `OWN_FAMILIES`
+  (`estimate.tokenizer_family` of the model that served most of an input's requests)
+  with at least `MIN_FAMILY_INPUTS` inputs gets ratios of its own, fitted in a last
+  least-squares step on its inputs' points (the shared ratios again on everyone else's),
+  each class shrunk by `FAMILY_PRIOR_CHARS` pseudo-characters towards the ratio fitted
+  for every model (the step before, as `-v2`). Today that is Claude Opus 4.7 and later
+  (Anthropic's updated tokenizer: code at ≈ 2.2 characters per token, others ≈ 3.1).
 Nothing is ever scaled per session or per request: the table is one fixed set of
 ratios, and the head is inferred with the same estimator at run time.
 """
@@ -42,9 +49,15 @@ from dataclasses import dataclass, field
 
 import _corpus
 import fidelity
-from agent_profiler.estimate import CALIBRATION_FILE, Estimator, TextClass, calibrated
+from agent_profiler.estimate import (
+    CALIBRATION_FILE,
+    CLAUDE_47,
+    Estimator,
+    TextClass,
+    calibrated,
+)
 
-VERSION = "chars/calibrated-v2"
+VERSION = "chars/calibrated-v3"
 TABLE_PATH = _corpus.REPO / "src" / "agent_profiler" / CALIBRATION_FILE
 # Prior characters per token (typical BPE figures) for classes the corpus barely has.
 PRIOR = {
@@ -64,6 +77,14 @@ ROUNDS = 40
 # trees) show it: one input alone would let the cost fit that journal. In leave-one-out, a
 # harness with two inputs therefore falls back to the shared cost for both of them.
 MIN_HARNESS_INPUTS = 2
+# Tokenizer families (`estimate.tokenizer_family`) that may get class ratios of their own,
+# fitted on their inputs alone and shrunk towards the shared ratios by `FAMILY_PRIOR_CHARS`
+# pseudo-characters per class; the others are measured with the shared ratios. A family's
+# ratios describe its tokenizer, not a journal, so one input of the family is enough to
+# fit them (in leave-one-out, the other session of that family).
+OWN_FAMILIES: tuple[str, ...] = (CLAUDE_47,)
+MIN_FAMILY_INPUTS = 1
+FAMILY_PRIOR_CHARS = 500000.0
 
 
 def solve_box(
@@ -102,9 +123,13 @@ class Table:
     shared_for: tuple[str, ...] = ()
     # Inputs left out of the fit: redacted journals (`_corpus.redacted_journal`).
     excluded: tuple[str, ...] = ()
+    # Class ratios of the tokenizer families with enough inputs (`OWN_FAMILIES`).
+    ratios_by_family: dict[str, dict[TextClass, float]] = field(default_factory=dict)
 
     def estimator(self) -> Estimator:
-        return calibrated(self.ratios, self.per_item, self.per_item_by_harness)
+        return calibrated(
+            self.ratios, self.per_item, self.per_item_by_harness, self.ratios_by_family
+        )
 
 
 def _irls(
@@ -112,22 +137,22 @@ def _irls(
     rows: Sequence[tuple[tuple[float, ...], float]],
     bounds: Sequence[tuple[float, float]],
     prior_chars: float,
+    priors: Sequence[tuple[int, float, float]] = (),
 ) -> list[float]:
     """Least absolute relative error of `rows` (features, target), one per point, the
-    class columns first; see the module's method."""
+    class columns first; see the module's method. Each class column has `prior_chars`
+    pseudo-characters at its `PRIOR` ratio, and each of `priors` (column, pseudo-
+    characters, characters per token) more."""
     classes = list(TextClass)
     k = len(bounds)
     per_input: dict[str, int] = defaultdict(int)
     for p in points:
         per_input[p.input] += 1
     typical = statistics.median([p.reported for p in points]) if points else 1.0
+    wanted = [(c, prior_chars, PRIOR[cls]) for c, cls in enumerate(classes)] + list(priors)
     prior = [
-        (
-            tuple(prior_chars if j == c else 0.0 for j in range(k)),
-            prior_chars / PRIOR[cls],
-            typical,
-        )
-        for c, cls in enumerate(classes)
+        (tuple(chars if j == c else 0.0 for j in range(k)), chars / ratio, typical)
+        for c, chars, ratio in wanted
     ]
     weights = [1.0] * len(points)
     x = [1 / 4] * k
@@ -165,6 +190,8 @@ def fit(
     per_item: bool = True,
     prior_chars: float = PRIOR_CHARS,
     by_harness: bool = True,
+    families_fitted: Sequence[str] = OWN_FAMILIES,
+    family_prior_chars: float = FAMILY_PRIOR_CHARS,
 ) -> Table:
     """The table fitted on `points` (see the module's method). First one per-item cost
     for every harness (the value for a harness without enough evidence of its own); then,
@@ -189,23 +216,57 @@ def fit(
         inputs[p.harness].add(p.input)
     own = sorted(h for h, found in inputs.items() if len(found) >= MIN_HARNESS_INPUTS)
     fallback = tuple(sorted(h for h in inputs if h not in own))
-    if not (per_item and by_harness and own):
+    of_family: dict[str, set[str]] = defaultdict(set)
+    for p in points:
+        of_family[p.family].add(p.input)
+    families = sorted(f for f in families_fitted if len(of_family.get(f, ())) >= MIN_FAMILY_INPUTS)
+    if not (per_item and by_harness and own) and not families:
         ratios = {cls: round(1 / shared[c], 3) for c, cls in enumerate(TextClass)}
         return Table(ratios, shared_item, {}, fallback if per_item and by_harness else (), excluded)
-    rows = []
-    for p in points:
-        items = p.growth[-1]
-        columns = tuple(items if p.harness == h else 0.0 for h in own)
-        held = 0.0 if p.harness in own else shared_item * items
-        rows.append(((*p.growth[:-1], *columns), p.reported_growth - held))
-    x = _irls(points, rows, [*class_bounds, *[item_bounds] * len(own)], prior_chars)
-    return Table(
-        {cls: round(1 / x[c], 3) for c, cls in enumerate(TextClass)},
-        shared_item,
-        {h: round(x[n_classes + i], 3) for i, h in enumerate(own)},
-        fallback,
-        excluded,
-    )
+    if not (per_item and by_harness):
+        own, fallback = [], ()
+
+    def stage(families: Sequence[str], towards: Sequence[float]) -> Table:
+        """The class ratios (shared, and each of `families`' own, shrunk towards the
+        tokens per character `towards`) with each of `own`'s per-item cost."""
+        # Columns: the shared classes, each family's classes, each own harness's item cost.
+        family_at = {f: n_classes * (1 + i) for i, f in enumerate(families)}
+        width = n_classes * (1 + len(families))
+        rows = []
+        for p in points:
+            items = p.growth[-1]
+            classes = [0.0] * width
+            at = family_at.get(p.family, 0)
+            classes[at : at + n_classes] = p.growth[:-1]
+            columns = tuple(items if p.harness == h else 0.0 for h in own)
+            held = 0.0 if p.harness in own else shared_item * items
+            rows.append(((*classes, *columns), p.reported_growth - held))
+        priors = [
+            (at + c, family_prior_chars, 1 / towards[c])
+            for at in family_at.values()
+            for c in range(n_classes)
+        ]
+        bounds = [*[(LOW, HIGH)] * width, *[item_bounds] * len(own)]
+        x = _irls(points, rows, bounds, prior_chars, priors)
+        return Table(
+            {cls: round(1 / x[c], 3) for c, cls in enumerate(TextClass)},
+            shared_item,
+            {h: round(x[width + i], 3) for i, h in enumerate(own)},
+            fallback,
+            excluded,
+            {
+                f: {cls: round(1 / x[at + c], 3) for c, cls in enumerate(TextClass)}
+                for f, at in family_at.items()
+            },
+        )
+
+    # One set of ratios for every model (`-v2`'s fit); then, with families, each family's
+    # own, shrunk towards those (a class the family's inputs barely show keeps the shared
+    # ratio), the shared ones fitted again on the other families' requests.
+    common = stage([], shared[:n_classes])
+    if not families:
+        return common
+    return stage(families, [1 / common.ratios[cls] for cls in TextClass])
 
 
 def main(argv: list[str]) -> int:
@@ -239,6 +300,17 @@ def main(argv: list[str]) -> int:
         evidence = sum(abs(p.growth[list(TextClass).index(cls)]) for p in fitted)
         print(f"  {cls.value:8} {ratio:6.2f}   (evidence: {evidence:,.0f} character-requests)")
     print(f"  per item {table.per_item:6.2f} tokens (every harness; the value for one not below)")
+    for family, ratios in table.ratios_by_family.items():
+        of_family = [p for p in fitted if p.family == family]
+        print(
+            f"  tokenizer family {family} ({len({p.input for p in of_family})} inputs, "
+            f"{len(of_family)} requests; the others use the ratios above):"
+        )
+        for cls, ratio in ratios.items():
+            evidence = sum(abs(p.growth[list(TextClass).index(cls)]) for p in of_family)
+            print(
+                f"    {cls.value:8} {ratio:6.2f}   (evidence: {evidence:,.0f} character-requests)"
+            )
     counts = _corpus.inputs_per_harness(
         {k: [p for p in v if not p.redacted] for k, v in by_input.items()}
     )
@@ -255,12 +327,22 @@ def main(argv: list[str]) -> int:
                     "version": VERSION,
                     "method": "least absolute relative error on request growth since the "
                     "head anchor, per-class tokens per character, bounded 0.5–8 chars/token, "
+                    "per tokenizer family of the model (estimate.tokenizer_family) for the "
+                    "families in chars_per_token_by_family and shared for the others, "
                     "plus tokens per item per harness with at least "
                     f"{MIN_HARNESS_INPUTS} inputs (scripts/calibrate.py)",
                     "inputs": [p.name for p in inputs if any(not x.redacted for x in by_input[p])],
                     "left_out": list(table.excluded),
                     "requests": len(fitted),
                     "chars_per_token": {cls.value: ratio for cls, ratio in table.ratios.items()},
+                    "chars_per_token_by_family": {
+                        family: {cls.value: ratio for cls, ratio in ratios.items()}
+                        for family, ratios in table.ratios_by_family.items()
+                    },
+                    "inputs_by_family": {
+                        family: sorted({p.input for p in fitted if p.family == family})
+                        for family in table.ratios_by_family
+                    },
                     "per_item_tokens": table.per_item,
                     "per_item_tokens_by_harness": table.per_item_by_harness,
                 },

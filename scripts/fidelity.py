@@ -11,8 +11,11 @@ is fitted (`calibrate.fit`) without the input it comes from (a session tree: a s
 and its subagents), so the figure says how the estimator does on a journal it has not
 seen. The per-item cost is per harness only for a harness with enough *other* inputs
 (`calibrate.MIN_HARNESS_INPUTS`); otherwise that session is estimated with the shared
-cost, and the note column says so. `-` means fewer than two requests with a reported
-size (or a native composition, where no estimator is involved).
+cost, and the note column says so; likewise a session whose model's tokenizer family has
+class ratios of its own (`calibrate.OWN_FAMILIES`) is measured with that family's ratios
+fitted on the *other* inputs of the family, and the note says on how many. `-` means fewer
+than two requests with a reported size (or a native composition, where no estimator is
+involved).
 
 The note column also labels journals that hold less text than was sent: text replaced by
 a bare `REDACTED` placeholder (`unmeasured` kind `redacted-placeholder`; sanitised
@@ -74,6 +77,13 @@ def table(
             harness = session.harness.value
             if loso and by_harness and per_item and harness not in table.per_item_by_harness:
                 notes.append("shared per-item cost (too few other inputs of its harness)")
+            family = next((p.family for p in by_input.get(path, ())), "")
+            if loso and family in table.ratios_by_family:
+                others = {p.input for p in training if p.family == family and not p.redacted}
+                notes.append(
+                    f"class ratios of tokenizer family {family}, fitted on {len(others)} "
+                    f"other input{'s' if len(others) != 1 else ''}"
+                )
             redacted = dict(session.unmeasured).get(REDACTED, 0)
             if redacted:
                 notes.append(f"journal redacted: {redacted:,} `REDACTED` placeholders")

@@ -48,8 +48,8 @@ TOKENS_UNIT = "tokens"
 REQUIRED_COUNTERS = ("Input tokens", "Output tokens", "Context size")
 CUMULATIVE_COUNTERS = ("Input tokens", "Output tokens")
 STAGES = ("request-input", "capture-start", "post-compaction", "transcript-observed")
-# chars/calibrated-v2 is our extension of the contract's list (docs/traces.md): opt-in.
-BASES = ("native-summary", "native-bytes/4", "chars/4", "chars/calibrated-v2")
+# chars/calibrated-v3 is our extension of the contract's list (docs/traces.md): opt-in.
+BASES = ("native-summary", "native-bytes/4", "chars/4", "chars/calibrated-v3")
 COVERAGES = ("complete", "partial")
 CHANGE_KINDS = ("baseline", "added", "replaced", "removed")
 MAX_CHANGES = 64

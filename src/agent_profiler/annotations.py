@@ -65,7 +65,7 @@ class TraceHeader:
             len(sessions),
             sum(1 for s in sessions if s.is_subagent),
             tuple(sorted({s.harness.value for s in sessions})),
-            "chars/calibrated-v2" if calibrated else "chars/4",
+            Basis.CALIBRATED.value if calibrated else "chars/4",
             aligned or any(s.shifted_ns for s in sessions),
         )
 
@@ -80,7 +80,7 @@ class TraceHeader:
             self.sessions + other.sessions,
             self.subagents + other.subagents,
             tuple(sorted({*self.harnesses, *other.harnesses})),
-            "chars/calibrated-v2" if "chars/calibrated-v2" in bases else "chars/4",
+            Basis.CALIBRATED.value if Basis.CALIBRATED.value in bases else "chars/4",
             self.aligned or other.aligned,
         )
 
@@ -186,7 +186,7 @@ def profile_args(
     # How the categories were measured, in words; the basis only when it is not the
     # contract's default (chars/4), so default traces stay as they were.
     if calibrated:
-        args["estimation"] = estimate.CALIBRATED_ESTIMATION
+        args["estimation"] = estimate.calibrated_estimation(dict(s.facts).get(estimate.FAMILY_FACT))
         args["estimate_basis"] = Basis.CALIBRATED.value
     else:
         args["estimation"] = estimate.CHARS4_ESTIMATION

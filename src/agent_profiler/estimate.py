@@ -4,20 +4,25 @@ Every adapter measures through `text_tokens` / `chars_tokens` (via
 `ContextLog.add`), so one choice of estimator holds for a whole export:
 
 - `chars/4` (the contract's default, SPEC §3): characters / 4, rounded up per item;
-- `chars/calibrated-v2` (opt-in, our extension of the contract's basis list): the
+- `chars/calibrated-v3` (opt-in, our extension of the contract's basis list): the
   item's characters are split into content classes (prose, source code, JSON,
   CJK, other scripts, base64-like runs) and each class is divided by its own
   characters-per-token ratio from one fixed table shipped in the package
   (`calibration.json`, written by `scripts/calibrate.py` from the corpus's own
   request deltas), plus a per-item framing cost that belongs to the *harness* (how
   it serialises a message, a tool call, a result into the request: role markers,
-  ids, JSON wrappers), then rounded up per item. Never scaled per session or request.
-  (`-v1` was the same with one per-item cost shared by every harness.)
+  ids, JSON wrappers), then rounded up per item. The class ratios are those of the
+  *tokenizer family* of the journal's model where the table has ratios of its own for
+  it (Claude Opus 4.7 and later), the shared ones otherwise. Never scaled per session
+  or request. (`-v2` was the same with one set of class ratios for every model, `-v1`
+  also with one per-item cost shared by every harness.)
 
 The estimator is chosen once per load (`use_estimator`), not per adapter, because a
 basis must be consistent within a session for snapshot diffs to stay valid; the loader
-specialises it to each journal group's harness (`Estimator.for_harness`), so no adapter
-needs to know which table it is measured with.
+specialises it to each journal group's harness (`Estimator.for_harness`) and to the
+tokenizer family of the model that served most of the group's requests
+(`Estimator.for_models`: the group is read once more when that changes its ratios), so
+no adapter needs to know which table it is measured with.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from typing import Literal
 
 import orjson
 
-from agent_profiler.model import Basis, Tokens
+from agent_profiler.model import Basis, Session, Tokens
 
 CALIBRATION_FILE = "calibration.json"
 
@@ -144,6 +149,11 @@ class Estimator:
     # "visible" (text counts 0; hidden content is the output *plus* the probe's count of
     # the visible output: `visible_tokens`, for `calibrate.py --evidence-as-exported`).
     evidence: Literal["on", "off", "only", "visible"] = "on"
+    # Class ratios of each tokenizer family the table has its own for (`tokenizer_family`);
+    # a family not named here is measured with `ratios`, the shared ones.
+    ratios_by_family: Mapping[str, Mapping[TextClass, float]] = field(default_factory=dict)
+    # The tokenizer family whose ratios are in use (`for_models`); None: the shared ratios.
+    family: str | None = None
 
     def visible_tokens(self, text: str) -> Tokens:
         """The estimate of a response's visible output that hidden content is measured
@@ -163,6 +173,24 @@ class Estimator:
         that harness's (the loader calls this once per journal group)."""
         cost = self.per_item_by_harness.get(harness)
         return self if cost is None or cost == self.per_item else replace(self, per_item=cost)
+
+    def for_models(self, models: Iterable[str]) -> Estimator:
+        """This estimator as it measures a journal whose requests name `models` (one entry
+        per request): the class ratios of the tokenizer family that served most of them,
+        when the table has ratios of its own for it (the loader calls this once per journal
+        group, after a first reading has told which models it names)."""
+        if not self.ratios_by_family:
+            return self
+        chosen = majority_family(models)
+        own = self.ratios_by_family.get(chosen) if chosen else None
+        if own is None:
+            return self if self.family is None else replace(self, ratios=self.shared, family=None)
+        return self if self.family == chosen else replace(self, ratios=own, family=chosen)
+
+    @property
+    def shared(self) -> Mapping[TextClass, float] | None:
+        """The shared class ratios (those of no family in particular)."""
+        return self.ratios_by_family.get(SHARED_FAMILY, self.ratios) if self.family else self.ratios
 
     def text_tokens(self, text: str) -> Tokens:
         if self.evidence in ("only", "visible"):
@@ -196,34 +224,147 @@ def _ceil(value: float) -> Tokens:
 
 CHARS4 = Estimator(Basis.CHARS)
 
+# Tokenizer families (`tokenizer_family`). Anthropic's Claude Opus 4.7 came with an updated
+# tokenizer ("1.0–1.35× more tokens depending on content", as its release is quoted), which the
+# later models keep; the corpus's Claude Code 2.1.16x journals (claude-opus-4-8) read dense
+# code at ≈ 2.1 characters per token, where the other harnesses' models read ≈ 3.
+CLAUDE_47 = "claude-4.7+"
+CLAUDE = "claude"
+OPENAI = "openai"
+GEMINI = "gemini"
+OTHER_FAMILY = "other"
+# The key of the shared ratios inside `Estimator.ratios_by_family` while a family's are in use.
+SHARED_FAMILY = ""
+FAMILY_NAMES = {
+    CLAUDE_47: "Claude Opus 4.7 and later models (claude-opus-4-7, -4-8, claude-*-5, …): "
+    "Anthropic's updated tokenizer",
+    CLAUDE: "earlier Claude models (Claude 3 to Opus 4.6, Sonnet 4.6, Haiku 4.5)",
+    OPENAI: "OpenAI models (gpt-*, o*, codex)",
+    GEMINI: "Google Gemini models",
+    OTHER_FAMILY: "any other model, or none named",
+}
+_CLAUDE_VERSION = re.compile(
+    r"claude-(?:(\d+)(?:[-.](\d))?-[a-z]+|[a-z]+-(\d+)(?:[-.](\d{1,2})(?!\d))?)"
+)
 
-def load_calibration() -> tuple[dict[TextClass, float], float, dict[str, float]]:
-    """The shipped table: characters per token per class, tokens per item (the value for
-    a harness the table does not name), and tokens per item per harness."""
+
+def tokenizer_family(model: str | None) -> str:
+    """The tokenizer family of a model id as a journal names it (`claude-opus-4-8`,
+    `anthropic/claude-sonnet-4.6`, `converse/jp.anthropic.claude-haiku-4-5-…`, `gpt-5.5`)."""
+    name = (model or "").lower()
+    if "claude" in name:
+        match = _CLAUDE_VERSION.search(name)
+        if match is None:
+            return CLAUDE
+        major = match.group(1) or match.group(3)
+        minor = match.group(2) or match.group(4) or "0"
+        return CLAUDE_47 if (int(major), int(minor)) >= (4, 7) else CLAUDE
+    last = name.rsplit("/", 1)[-1]
+    if last.startswith(("gpt", "codex", "chatgpt")) or re.match(r"o\d", last):
+        return OPENAI
+    if "gemini" in last:
+        return GEMINI
+    return OTHER_FAMILY
+
+
+# The session fact (profile (1): `estimate_tokenizer_family`) that says whose class ratios
+# measured a session read with a table that has ratios per tokenizer family.
+FAMILY_FACT = "estimate_tokenizer_family"
+
+
+def family_fact(estimator: Estimator, models: Iterable[str]) -> str:
+    """What `FAMILY_FACT` says of a journal measured by `estimator` whose requests name
+    `models`: its family, and whether the table's ratios for it are its own or the shared."""
+    family = majority_family(models) or OTHER_FAMILY
+    if estimator.family is None:
+        return f"{family}: {FAMILY_NAMES[family]} (the shared class ratios)"
+    used = f"{estimator.family}: {FAMILY_NAMES.get(estimator.family, estimator.family)}"
+    if estimator.family == family:
+        return f"{used} (its own class ratios)"
+    # A subagent on another model than most of its journal group's requests: one family
+    # measures the group (the loader's choice), and this says so.
+    return (
+        f"{used} (its own class ratios: the family of most of the journal group's "
+        f"requests; this session's is {family})"
+    )
+
+
+def with_family_fact(session: Session, estimator: Estimator) -> Session:
+    """`session` with `FAMILY_FACT` (the loader adds it to every session it measured with
+    a table that has ratios per family)."""
+    if session.snapshots and all(x.basis is not Basis.CALIBRATED for x in session.snapshots):
+        return session
+    fact = family_fact(estimator, (r.model for r in session.responses))
+    return replace(session, facts=(*session.facts, (FAMILY_FACT, fact)))
+
+
+def majority_family(models: Iterable[str]) -> str | None:
+    """The tokenizer family of most of `models` (one per request); None without any."""
+    counts: dict[str, int] = {}
+    for model in models:
+        family = tokenizer_family(model)
+        counts[family] = counts.get(family, 0) + 1
+    return max(counts, key=lambda f: (counts[f], f)) if counts else None
+
+
+def _raw_table() -> dict[str, object]:
     # Imported here: importlib.resources is ≈ 9 ms of start-up, and only --estimate
     # calibrated reads the table.
     from importlib import resources
 
     raw = orjson.loads(resources.files("agent_profiler").joinpath(CALIBRATION_FILE).read_bytes())
-    # scripts/calibrate.py writes all three keys.
-    ratios = {TextClass(k): float(v) for k, v in raw["chars_per_token"].items()}
-    by_harness = {str(k): float(v) for k, v in raw["per_item_tokens_by_harness"].items()}
-    return ratios, float(raw["per_item_tokens"]), by_harness
+    assert isinstance(raw, dict)
+    return raw
+
+
+def _ratios(raw: object) -> dict[TextClass, float]:
+    assert isinstance(raw, dict)
+    return {TextClass(k): float(v) for k, v in raw.items()}
+
+
+def load_calibration() -> tuple[dict[TextClass, float], float, dict[str, float]]:
+    """The shipped table: characters per token per class, tokens per item (the value for
+    a harness the table does not name), and tokens per item per harness."""
+    raw = _raw_table()
+    # scripts/calibrate.py writes all these keys.
+    by_harness = raw["per_item_tokens_by_harness"]
+    assert isinstance(by_harness, dict)
+    per_item = raw["per_item_tokens"]
+    assert isinstance(per_item, int | float)
+    costs = {str(k): float(v) for k, v in by_harness.items()}
+    return _ratios(raw["chars_per_token"]), float(per_item), costs
+
+
+def load_family_ratios() -> dict[str, dict[TextClass, float]]:
+    """The shipped table's class ratios of each tokenizer family it has its own for."""
+    by_family = _raw_table()["chars_per_token_by_family"]
+    assert isinstance(by_family, dict)
+    return {str(family): _ratios(ratios) for family, ratios in by_family.items()}
 
 
 def calibrated(
     ratios: Mapping[TextClass, float] | None = None,
     per_item: float | None = None,
     per_item_by_harness: Mapping[str, float] | None = None,
+    ratios_by_family: Mapping[str, Mapping[TextClass, float]] | None = None,
 ) -> Estimator:
-    """The calibrated estimator: the shipped table, or (for calibration) a given one."""
+    """The calibrated estimator: the shipped table, or (for calibration) a given one
+    (without `ratios_by_family`, one with the shared ratios for every model)."""
     shipped, shipped_per_item, shipped_by_harness = (
         load_calibration() if ratios is None else ({}, 0.0, {})
     )
     table = dict(ratios) if ratios is not None else shipped
-    missing = [c for c in TextClass if c not in table]
-    if missing:
-        raise ValueError(f"calibration table lacks {', '.join(missing)}")
+    families = dict(
+        ratios_by_family
+        if ratios_by_family is not None
+        else (load_family_ratios() if ratios is None else {})
+    )
+    for name, checked in [("", table), *((f" ({f})", r) for f, r in families.items())]:
+        missing = [c for c in TextClass if c not in checked]
+        if missing:
+            raise ValueError(f"calibration table{name} lacks {', '.join(missing)}")
+    if families:
+        families[SHARED_FAMILY] = table
     return Estimator(
         Basis.CALIBRATED,
         table,
@@ -231,6 +372,7 @@ def calibrated(
         per_item_by_harness=dict(
             per_item_by_harness if per_item_by_harness is not None else shipped_by_harness
         ),
+        ratios_by_family=families,
     )
 
 
@@ -322,7 +464,7 @@ CHARS4_NOTE = "estimate: characters / 4 per journal item, rounded up; not a toke
 CALIBRATED_NOTE = (
     "estimate: characters per content class (prose, code, JSON, CJK, other scripts, "
     "base64-like runs) ÷ that class's calibrated characters per token, plus the harness's "
-    "per-item framing cost (chars/calibrated-v2), rounded up per journal item; not a "
+    "per-item framing cost (chars/calibrated-v3), rounded up per journal item; not a "
     "tokenizer count"
 )
 CHARS4_ESTIMATION = (
@@ -332,14 +474,23 @@ CHARS4_ESTIMATION = (
     "scaled"
 )
 CALIBRATED_ESTIMATION = (
-    "context categories: basis chars/calibrated-v2, characters per content class ÷ a fixed "
-    "per-class characters-per-token table shipped with agent-profiler, plus a fixed per-item "
+    "context categories: basis chars/calibrated-v3, characters per content class ÷ a fixed "
+    "per-class characters-per-token table shipped with agent-profiler (per tokenizer family "
+    "of the model where it has one), plus a fixed per-item "
     "framing cost per harness (fitted on public sessions' request deltas; not tokenizer "
     "counts), rounded up per journal item; the head "
     "the journal lacks is one inferred item measured with the same estimator (reported − "
     "estimated at the first request, measured again after a compaction); never scaled per "
     "session or request"
 )
+
+
+def calibrated_estimation(family: str | None) -> str:
+    """CALIBRATED_ESTIMATION, naming whose class ratios measured the session (its
+    `FAMILY_FACT`) where the table has ratios per tokenizer family."""
+    if not family:
+        return CALIBRATED_ESTIMATION
+    return CALIBRATED_ESTIMATION + f"; class ratios of tokenizer family {family}"
 
 
 def is_calibrated(bases: Iterable[Basis]) -> bool:

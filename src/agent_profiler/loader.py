@@ -310,11 +310,17 @@ def read_group(
     # The export's estimator, with this harness's framing cost (estimate.py): chosen
     # here, once per group, so the adapters need not know it.
     try:
-        with (
-            estimate.use_estimator(estimate.current().for_harness(group.harness.value)),
-            fewer_collections(),
-        ):
+        measure = estimate.current().for_harness(group.harness.value)
+        with estimate.use_estimator(measure), fewer_collections():
             sessions = adapter.read(group, diagnostics)
+        # A calibrated table with class ratios per tokenizer family: the models the group's
+        # requests name choose them; read once more when they are not the ones used.
+        chosen = measure.for_models(r.model for s in sessions for r in s.responses)
+        if chosen is not measure:
+            with estimate.use_estimator(chosen), fewer_collections():
+                sessions = adapter.read(group, Diagnostics())
+        if chosen.ratios_by_family:
+            sessions = [estimate.with_family_fact(s, chosen) for s in sessions]
     except JournalError as error:
         others = [_detected(p) for p in group.paths] if harness is not None else []
         if harness is not None and all(h not in {None, harness} for h in others):

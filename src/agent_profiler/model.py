@@ -109,7 +109,7 @@ class Basis(StrEnum):
     NATIVE_BYTES = "native-bytes/4"
     CHARS = "chars/4"
     # Our extension of the contract's list (docs/traces.md): per-content-class ratios.
-    CALIBRATED = "chars/calibrated-v2"
+    CALIBRATED = "chars/calibrated-v3"
 
 
 class Coverage(StrEnum):

@@ -81,7 +81,7 @@ FORMAT = Spec(
 ESTIMATE = Spec(
     ("--estimate",),
     "How journal text becomes tokens: chars/4 (the trace contract's estimate) or calibrated "
-    "(per-content-class ratios fitted on real sessions; basis chars/calibrated-v2). Never a "
+    "(per-content-class ratios fitted on real sessions; basis chars/calibrated-v3). Never a "
     "tokenizer count; never scaled to the reported size.",
 )
 JOBS = Spec(

@@ -19,12 +19,15 @@ from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.cli import app
 from agent_profiler.estimate import (
     CHARS4,
+    CLAUDE_47,
+    FAMILY_FACT,
     Estimator,
     TextClass,
     calibrated,
     classify,
     current,
     load_calibration,
+    load_family_ratios,
     tool_call_text,
     use_estimator,
 )
@@ -115,7 +118,7 @@ def test_shipped_table_pins_every_class() -> None:
     estimator = calibrated()
     assert estimator.basis is Basis.CALIBRATED
     items = (PROSE, CODE, JSON_LINE, CJK, CYRILLIC, BASE64)
-    assert [estimator.text_tokens(t) for t in items] == [41, 49, 46, 41, 39, 64]
+    assert [estimator.text_tokens(t) for t in items] == [41, 49, 46, 41, 40, 64]
     assert estimator.chars_tokens(400) == 152  # a redaction marker's length: unknown class
     assert estimator.text_tokens("") == 0 and estimator.chars_tokens(0) == 0
     for text in (PROSE, CODE, BASE64):
@@ -123,10 +126,21 @@ def test_shipped_table_pins_every_class() -> None:
         assert estimator.text_tokens(text) == math.ceil(expected)
     # The same items in a Claude Code and in a Gemini CLI request: only the framing differs.
     claude, gemini = estimator.for_harness("claude-code"), estimator.for_harness("gemini-cli")
-    assert [claude.text_tokens(t) for t in items] == [118, 126, 122, 117, 116, 140]
-    assert [gemini.text_tokens(t) for t in items] == [28, 36, 32, 27, 26, 50]
-    assert claude.chars_tokens(400) == 228 and gemini.chars_tokens(400) == 138
+    assert [claude.text_tokens(t) for t in items] == [99, 107, 104, 99, 98, 122]
+    assert [gemini.text_tokens(t) for t in items] == [28, 36, 33, 28, 26, 51]
+    assert claude.chars_tokens(400) == 209 and gemini.chars_tokens(400) == 138
     assert estimator.for_harness("muse") is estimator
+    # The same items in a request of a model with Anthropic's updated tokenizer: its own
+    # class ratios (code at ≈ 2.2 characters per token instead of ≈ 3.1).
+    families = load_family_ratios()
+    assert set(families) == {CLAUDE_47}
+    assert set(families[CLAUDE_47]) == set(TextClass)
+    assert families[CLAUDE_47][TextClass.CODE] < ratios[TextClass.CODE]
+    newer = claude.for_models(["claude-opus-4-8"])
+    assert newer.family == CLAUDE_47 and newer.ratios == families[CLAUDE_47]
+    assert [newer.text_tokens(t) for t in items] == [99, 114, 104, 99, 97, 121]
+    assert newer.chars_tokens(400) == 209  # no such evidence: the shared unknown ratio
+    assert claude.for_models(["claude-opus-4-6", "gpt-5.5"]) is claude
 
 
 def test_a_real_session_is_measured_with_its_harness_cost() -> None:
@@ -198,7 +212,7 @@ def test_summary_reports_the_estimate_error_of_a_real_session() -> None:
     before = _summary()
     after = _summary("--estimate", "calibrated")
     assert before["estimate_basis"] == "chars/4"
-    assert after["estimate_basis"] == "chars/calibrated-v2"
+    assert after["estimate_basis"] == "chars/calibrated-v3"
     assert before["estimate_error_requests"] == after["estimate_error_requests"] == 39
     assert before["estimate_error_median"] == pytest.approx(0.0746, abs=0.0005)
     assert before["estimate_error_worst"] == pytest.approx(0.1102, abs=0.0005)
@@ -213,10 +227,16 @@ def test_summary_reports_the_estimate_error_of_a_real_session() -> None:
 def test_calibrated_export_keeps_the_contract(export_trace: Any) -> None:
     exported = export_trace(ENTIRE_4B, args=("--estimate", "calibrated"))
     contexts = [s.args["context"] for s in exported.view.slices if "context" in s.args]
-    assert contexts and {c["basis"] for c in contexts} == {"chars/calibrated-v2"}
+    assert contexts and {c["basis"] for c in contexts} == {"chars/calibrated-v3"}
     (profile,) = [s for s in exported.view.slices if s.name == "profile (1)"]
-    assert profile.args["estimate_basis"] == "chars/calibrated-v2"
-    assert "chars/calibrated-v2" in profile.args["estimation"]
+    assert profile.args["estimate_basis"] == "chars/calibrated-v3"
+    assert "chars/calibrated-v3" in profile.args["estimation"]
+    # Claude Opus 4.5: the shared class ratios, and the profile says whose they are.
+    family = "claude: earlier Claude models (Claude 3 to Opus 4.6, Sonnet 4.6, Haiku 4.5)"
+    assert profile.args[FAMILY_FACT] == f"{family} (the shared class ratios)"
+    assert profile.args["estimation"].endswith(
+        f"tokenizer family {family} (the shared class ratios)"
+    )
 
 
 def test_default_export_says_nothing_new(export_trace: Any) -> None:
@@ -347,6 +367,10 @@ def test_the_shipped_table_is_what_the_script_fits_on_the_corpus(
     assert table.ratios == pytest.approx(shipped, abs=0.002)
     assert table.per_item == pytest.approx(shipped_per_item, abs=0.002)
     assert table.per_item_by_harness == pytest.approx(shipped_by_harness, abs=0.002)
+    shipped_families = load_family_ratios()
+    assert set(table.ratios_by_family) == set(shipped_families) == {CLAUDE_47}
+    for family, ratios in shipped_families.items():
+        assert table.ratios_by_family[family] == pytest.approx(ratios, abs=0.002)
     # The one redacted journal of the corpus is left out of the fit, by name.
     assert table.excluded == ("session-bridge-1.4.3-compaction",)
 

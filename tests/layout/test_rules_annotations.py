@@ -162,7 +162,7 @@ def test_a_calibrated_export_names_its_basis_and_the_default_does_not() -> None:
     (session, _) = sessions(SPOTTER)
     calibrated = _profile(session, calibrated=True)
     assert calibrated["estimation"] == CALIBRATED_ESTIMATION
-    assert calibrated["estimate_basis"] == "chars/calibrated-v2"
+    assert calibrated["estimate_basis"] == "chars/calibrated-v3"
     default = _profile(session)
     assert default["estimation"] == CHARS4_ESTIMATION and "estimate_basis" not in default
 
