@@ -255,10 +255,12 @@ READING_GC_THRESHOLD = 100_000
 
 # A read that ran the collector this often (some 200,000 new objects that live on: a
 # journal of 25 MB or more) made a model that the collector, not having counted it as old,
-# goes through again and again while the writer runs: one full collection at the read's
-# end counts it, as the default rhythm would have done during the read (a 50 MB Codex
-# export's writing spent 0.35 s collecting without it, 0.03 s with it). Its cost is the
-# heap's size, so `load` of many such journals pays it once per journal.
+# would go through again and again while the writer runs (a 50 MB Codex export's writing
+# spent 0.35 s collecting). The read's end moves what exists then into the collector's
+# permanent generation (`gc.freeze`), where no collection looks: refcounting still frees
+# every object, and a read leaves next to no cyclic garbage (0–5 objects on the bench's
+# 50 MB journals). A full collection did the same job at the cost of walking the whole
+# heap once per long read (0.17–0.25 s on the Pi bench). `let_go` hands them back.
 READING_COLLECTIONS_BEFORE_FULL = 2
 
 
@@ -271,7 +273,8 @@ def _collections() -> int:
 @contextlib.contextmanager
 def fewer_collections() -> Iterator[None]:
     """The cycle collector's first threshold raised to READING_GC_THRESHOLD meanwhile;
-    after a long read, one full collection (READING_COLLECTIONS_BEFORE_FULL)."""
+    after a long read (READING_COLLECTIONS_BEFORE_FULL), what exists is frozen out of the
+    collector's way until `let_go`."""
     old = gc.get_threshold()
     before = _collections()
     gc.set_threshold(max(old[0], READING_GC_THRESHOLD), *old[1:])
@@ -281,7 +284,14 @@ def fewer_collections() -> Iterator[None]:
         gc.set_threshold(*old)
         ran = _collections() - before
         if gc.isenabled() and ran >= READING_COLLECTIONS_BEFORE_FULL:
-            gc.collect()
+            gc.freeze()
+
+
+def let_go() -> None:
+    """What long reads froze (`fewer_collections`) back in the collector's care, once the
+    group is used: what is still alive is then old, and what is not was freed already."""
+    if gc.get_freeze_count():
+        gc.unfreeze()
 
 
 @dataclass(slots=True)

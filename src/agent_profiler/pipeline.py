@@ -31,7 +31,7 @@ from agent_profiler.adapters import JournalGroup
 from agent_profiler.annotations import TraceHeader
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
-from agent_profiler.loader import Link, parent_links, read_group
+from agent_profiler.loader import Link, let_go, parent_links, read_group
 from agent_profiler.model import Session
 from agent_profiler.options import ReadOptions
 from agent_profiler.writers import TraceFacts
@@ -133,6 +133,7 @@ def run_group(
 
             read = replace(read, sessions=align_start(read.sessions))
         value = use(read.sessions, diagnostics, task, out)
+    let_go()
     return GroupOutcome(
         task.index,
         read.failures,

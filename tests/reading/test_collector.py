@@ -1,17 +1,35 @@
 """While a journal group is read, the cycle collector runs a hundred times less often (it
-went through the growing model every 700 new objects), and a long read ends with one full
-collection, so the writer's collections do not go through the new model again and again;
-the thresholds are the caller's again afterwards (loader.fewer_collections)."""
+went through the growing model every 700 new objects), and a long read ends with what it
+made frozen out of the collector's way (gc.freeze), so the writer's collections do not go
+through the new model again and again, and no full collection walks the heap for it; the
+thresholds are the caller's again afterwards, and the group's use ends with `let_go`
+(loader.fewer_collections)."""
 
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
+
+import pytest
 
 from agent_profiler.loader import (
     READING_COLLECTIONS_BEFORE_FULL,
     READING_GC_THRESHOLD,
     fewer_collections,
+    let_go,
 )
+
+
+@pytest.fixture(autouse=True)
+def _nothing_frozen() -> Iterator[None]:
+    # Nothing frozen before or after, and CPython's default thresholds meanwhile (a tool
+    # run in-process, mypy for one, may leave its own).
+    let_go()
+    old = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)
+    yield
+    gc.set_threshold(*old)
+    let_go()
 
 
 def test_reading_collects_less_often_and_restores_the_thresholds() -> None:
@@ -22,15 +40,45 @@ def test_reading_collects_less_often_and_restores_the_thresholds() -> None:
     assert gc.get_threshold() == before
 
 
-def test_a_long_read_ends_with_one_full_collection() -> None:
+def test_a_long_read_ends_with_its_objects_frozen_until_let_go() -> None:
     full = gc.get_stats()[2]["collections"]
     with fewer_collections():
         kept = [
             [index] for index in range(READING_GC_THRESHOLD * (READING_COLLECTIONS_BEFORE_FULL + 1))
         ]
-    assert gc.get_stats()[2]["collections"] > full
-    full = gc.get_stats()[2]["collections"]
-    with fewer_collections():
-        few = [[index] for index in range(1000)]  # a short read: no full collection
+    # What the read made is out of the collector's way, and no full collection ran for it
+    assert gc.get_freeze_count() >= len(kept)
     assert gc.get_stats()[2]["collections"] == full
+    # ... until the group is used: then the collector has them again
+    let_go()
+    assert gc.get_freeze_count() == 0
+    with fewer_collections():
+        few = [[index] for index in range(1000)]  # a short read: nothing frozen
+    assert gc.get_freeze_count() == 0
     assert len(kept) > len(few)
+
+
+def test_a_run_group_lets_go_of_what_its_read_froze() -> None:
+    from agent_profiler.loader import plan
+    from agent_profiler.options import ReadOptions
+    from agent_profiler.pipeline import GroupTask, run_group
+    from samples import PI_LARGE
+
+    (group,), _ = plan([PI_LARGE], None)
+    frozen: list[int] = []
+
+    def use(sessions: object, diagnostics: object, task: object, out: object) -> None:
+        frozen.append(gc.get_freeze_count())
+
+    # GIVEN a read long enough to freeze (the threshold made small for the test)
+    import agent_profiler.loader as loader
+
+    old = loader.READING_GC_THRESHOLD
+    loader.READING_GC_THRESHOLD = 1000
+    try:
+        run_group(GroupTask(0, group, ReadOptions()), use)
+    finally:
+        loader.READING_GC_THRESHOLD = old
+    # THEN its objects were frozen while it was used, and are not after
+    assert frozen[0] > 0
+    assert gc.get_freeze_count() == 0
