@@ -22,6 +22,7 @@ import os
 import signal
 import sys
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -278,19 +279,28 @@ class _Workers(Generic[T]):
         from multiprocessing.connection import wait
 
         queue = iter(range(len(tasks)))
-        busy: dict[Any, int] = {}
+        # Each worker's tasks sent and not brought back, in order: two at a time, so a
+        # worker that is done goes on with its next while this process is reading a group
+        # of its own (measured on a folder of 300 sessions: one at a time left the worker
+        # idle a sixth of the run).
+        busy: dict[Any, deque[int]] = {connection: deque() for _, connection in self.workers}
+        ended: set[Any] = set()  # told there is no more
         ready: dict[int, GroupOutcome[T]] = {}
 
         def give(connection: Any) -> bool:
-            """Send the next task (or the end); False when the worker is gone (a worker
-            killed between two tasks: the send meets a closed pipe)."""
+            """Send the next task (or, once, the end); False when the worker is gone (a
+            worker killed between two tasks: the send meets a closed pipe)."""
+            if connection in ended:
+                return True
             index = next(queue, None)
             try:
                 connection.send(None if index is None else tasks[index])
             except (EOFError, OSError):
                 return False
-            if index is not None:
-                busy[connection] = index
+            if index is None:
+                ended.add(connection)
+            else:
+                busy[connection].append(index)
             return True
 
         def rest(wanted: int) -> Iterator[tuple[int, GroupOutcome[T] | None]]:
@@ -299,7 +309,7 @@ class _Workers(Generic[T]):
             for index in range(wanted, len(tasks)):
                 yield index, ready.pop(index, None)
 
-        if not all([give(connection) for _, connection in self.workers]):
+        if not all([give(c) and give(c) for _, c in self.workers]):
             yield from rest(0)
             return
         wanted = 0
@@ -308,20 +318,21 @@ class _Workers(Generic[T]):
                 yield wanted, ready.pop(wanted)
                 wanted += 1
                 continue
-            answered: list[Any] = wait(list(busy), timeout=0 if local is not None else None)
+            working = [connection for connection, sent in busy.items() if sent]
+            answered: list[Any] = wait(working, timeout=0 if local is not None else None)
             if not answered and local is not None:
                 index = next(queue, None)
                 if index is not None:
                     ready[index] = local(tasks[index])
                     continue
-                answered = wait(list(busy))
+                answered = wait(working)
             for connection in answered:
                 try:
                     answer = connection.recv()
                 except (EOFError, OSError):
                     yield from rest(wanted)
                     return
-                index = busy.pop(connection)
+                index = busy[connection].popleft()
                 if isinstance(answer, _Failure):
                     raise answer.error
                 ready[index] = answer
