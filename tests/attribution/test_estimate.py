@@ -303,14 +303,9 @@ def fit() -> Fit:
 
 
 @pytest.fixture(scope="session")
-def corpus_points() -> list[Any]:
-    """Every calibration point of the shared corpus, read once per test session (the corpus
-    is read once per character class: ~10 s idle)."""
-    import _corpus
-
-    if not SHARED.is_dir():
-        pytest.skip(f"needs the shared corpus at {SHARED}")
-    return [p for path in _corpus.corpus_inputs(SHARED) for p in _corpus.points(path)]
+def corpus_points(corpus_points_by_input: dict[str, list[Any]]) -> list[Any]:
+    """Every calibration point of the shared corpus (conftest.py: read once per session)."""
+    return [point for points in corpus_points_by_input.values() for point in points]
 
 
 @pytest.mark.slow

@@ -80,18 +80,10 @@ def test_issue_28_targets(path: Path, estimate: str) -> None:
     assert _median(path, estimate) <= TARGET[estimate]
 
 
-@pytest.fixture(scope="module")
-def corpus_points() -> dict[str, list[Any]]:
-    """The calibration points of every corpus input, by input name (read once)."""
-    import _corpus
-
-    return {p.name: list(_corpus.points(p)) for p in _corpus.corpus_inputs(CORPUS)}
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize(("path", "version"), CASES)
 def test_issue_28_calibrated_target_leave_one_input_out(
-    path: Path, version: str, corpus_points: dict[str, list[Any]]
+    path: Path, version: str, corpus_points_by_input: dict[str, list[Any]]
 ) -> None:
     """The shipped table was fitted on both sessions; here each is measured with the table
     `scripts/calibrate.py` fits without it (as `scripts/fidelity.py` does): its tokenizer
@@ -99,8 +91,8 @@ def test_issue_28_calibrated_target_leave_one_input_out(
     import _corpus
     import calibrate
 
-    training = [p for name, pts in corpus_points.items() if name != path.name for p in pts]
-    assert corpus_points[path.name] and not any(p.input == path.name for p in training)
+    training = [p for name, pts in corpus_points_by_input.items() if name != path.name for p in pts]
+    assert corpus_points_by_input[path.name] and not any(p.input == path.name for p in training)
     table = calibrate.fit(training)
     assert CLAUDE_47 in table.ratios_by_family  # fitted on the other session
     (session,) = _corpus.read(path, table.estimator())
