@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -88,3 +89,16 @@ def export_trace(tmp_path: Path):  # type: ignore[no-untyped-def]
         return Exported(out, view, result.stdout, result.stderr, result.exit_code)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def corpus_points_by_input() -> dict[str, list[Any]]:
+    """The calibration points of every corpus input, by input name, in the corpus's order,
+    read once per test session for the calibration tests (the corpus is read once per
+    character class: ~12 s)."""
+    import _corpus
+    from shared_paths import CORPUS
+
+    if not CORPUS.is_dir():
+        pytest.skip(f"needs the shared corpus at {CORPUS}")
+    return {path.name: list(_corpus.points(path)) for path in _corpus.corpus_inputs(CORPUS)}
