@@ -253,14 +253,12 @@ def plan(
 READING_GC_THRESHOLD = 100_000
 
 
-# A read that ran the collector this often (some 200,000 new objects that live on: a
-# journal of 25 MB or more) made a model that the collector, not having counted it as old,
-# would go through again and again while the writer runs (a 50 MB Codex export's writing
-# spent 0.35 s collecting). The read's end moves what exists then into the collector's
-# permanent generation (`gc.freeze`), where no collection looks: refcounting still frees
-# every object, and a read leaves next to no cyclic garbage (0–5 objects on the bench's
-# 50 MB journals). A full collection did the same job at the cost of walking the whole
-# heap once per long read (0.17–0.25 s on the Pi bench). `let_go` hands them back.
+# A read that ran the collector this often (a journal of 25 MB or more) made a model the
+# collector would go through again and again while the writer runs (a 50 MB Codex export's
+# writing spent 0.35 s collecting). The read's end moves what exists into the permanent
+# generation (`gc.freeze`), where no collection looks: refcounting still frees every
+# object, and a read leaves next to no cyclic garbage (0–5 objects on the bench's 50 MB
+# journals). A full collection walked the heap instead (0.17–0.25 s on the Pi bench).
 READING_COLLECTIONS_BEFORE_FULL = 2
 
 
