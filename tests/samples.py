@@ -4,6 +4,11 @@ with their sources in each harness's SOURCES.md)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agent_profiler.diagnostics import Diagnostics
+    from agent_profiler.model import Session
 
 DATA = Path(__file__).parent / "data" / "journals"
 
@@ -26,3 +31,15 @@ GEMINI_JSONL = (
 # Two `opencode export` documents: a session with a task subagent, and an explore subagent.
 OPENCODE_EXPORT = DATA / "opencode" / "ses_fd4c895f0ffe6gKgxHiEgiQCcd.export.json"
 OPENCODE_EXPLORE = DATA / "opencode" / "ses_2bef25635ffe8EzID0I1Oeymal.export.json"
+
+
+def read_single(path: Path) -> tuple[Session, Diagnostics]:
+    """The one session of a journal that reads without failures, and its diagnostics."""
+    from agent_profiler.diagnostics import Diagnostics
+    from agent_profiler.loader import load
+
+    diagnostics = Diagnostics()
+    result = load([path], diagnostics)
+    assert result.failures == []
+    (session,) = result.sessions
+    return session, diagnostics

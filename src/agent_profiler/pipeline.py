@@ -177,8 +177,8 @@ def run_groups(
     notice: Callable[[str], None] | None = None,
 ) -> Iterator[GroupOutcome[T]]:
     """Every group read and used, in the tasks' order, session ids made unique across
-    groups: in this process (jobs = 1) or in `jobs` workers. `out` is handed to `use` in
-    this process; a worker's bytes are written to it here, in order."""
+    groups: in this process (jobs = 1) or in this process and `jobs` − 1 workers. `out` is
+    handed to `use` in this process; a worker's bytes are written to it here, in order."""
     seen: dict[str, int] = {}
     done = 0
 
@@ -236,7 +236,8 @@ class _Failure:
 
 
 class _Workers(Generic[T]):
-    """`jobs` worker processes, each with a pipe of its own, handed one group at a time.
+    """`jobs` worker processes, each with a pipe of its own, handed two groups at a time
+    (`outcomes`) and reading one after the other.
 
     No threads: nothing is left to join when a run ends early (concurrent.futures' pool
     joined a manager thread stuck reading the half-sent result of a worker it had just

@@ -13,17 +13,8 @@ import pytest
 
 from agent_profiler.adapters.codex_records import _TAGS, classify
 from agent_profiler.adapters.drafts import ToolArguments
-from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.loader import load
-from agent_profiler.model import Category, Session
-
-
-def _read(path: Path) -> tuple[Session, Diagnostics]:
-    diagnostics = Diagnostics()
-    result = load([path], diagnostics)
-    assert result.failures == []
-    (session,) = result.sessions
-    return session, diagnostics
+from agent_profiler.model import Category
+from samples import read_single
 
 
 def _write(path: Path, lines: list[dict[str, Any]]) -> Path:
@@ -77,7 +68,7 @@ def test_a_function_calls_arguments_measure_as_decoding_them_would(
             _line(3, "response_item", output),
         ],
     )
-    session, _ = _read(journal)
+    session, _ = read_single(journal)
     (tool,) = session.tool_calls
     expected = ToolArguments.of(arguments, decode=True)
     assert (tool.arg_keys, tool.arg_bytes, tool.args_digest) == (
@@ -104,7 +95,7 @@ def test_each_request_has_the_window_reported_with_it_else_the_sessions(tmp_path
             _line(6, "event_msg", _usage(300, 615, 200_000)),
         ],
     )
-    session, _ = _read(journal)
+    session, _ = read_single(journal)
     windows = {
         s.anchor_id: s.window_tokens for s in session.snapshots if s.anchor_id.startswith("req")
     }
@@ -135,7 +126,7 @@ def test_every_compaction_learns_its_size_from_the_first_request_after_it(
             _line(10, "compacted", summary),
         ],
     )
-    session, _ = _read(journal)
+    session, _ = read_single(journal)
     sizes = [(c.pre_tokens, c.post_tokens) for c in session.compactions]
     assert sizes == [(1000, 300), (1000, 300), (300, 250), (250, None)]
 
@@ -157,7 +148,7 @@ def test_damaged_types_are_not_recognised_under_none(tmp_path: Path) -> None:
             _line(8, "event_msg", _usage(100, 105, 1000)),
         ],
     )
-    _, diagnostics = _read(journal)
+    _, diagnostics = read_single(journal)
     where = {kind: at.rsplit(":", 1)[1] for kind, at in diagnostics.unrecognised_at.items()}
     assert where == {
         "codex:None": "2",

@@ -17,12 +17,11 @@ from typing import Any
 
 import pytest
 
-from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.estimate import calibrated, use_estimator
-from agent_profiler.loader import load
-from agent_profiler.model import AnchorKind, Category, ChangeKind, Session
+from agent_profiler.model import AnchorKind, Category, ChangeKind
 from agent_profiler.report import render_report
 from agent_profiler.summary import summarise
+from samples import read_single
 from shared_paths import CORPUS, SHARED_REASON
 
 CODEX = CORPUS / "codex"
@@ -36,14 +35,6 @@ def _raw(path: Path) -> list[dict[str, Any]]:
     opener = gzip.open if path.name.endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
-
-
-def _read(path: Path) -> tuple[Session, Diagnostics]:
-    diagnostics = Diagnostics()
-    result = load([path], diagnostics)
-    assert result.failures == []
-    (session,) = result.sessions
-    return session, diagnostics
 
 
 def _independent(path: Path) -> tuple[int, int, int]:
@@ -88,7 +79,7 @@ def _corpus_rollouts() -> list[Path]:
 @pytest.mark.skipif(not CODEX.is_dir(), reason=SHARED_REASON)
 @pytest.mark.parametrize("path", _corpus_rollouts(), ids=lambda p: p.name[:40])
 def test_tool_calls_prompts_and_requests_equal_the_raw_journal(path: Path) -> None:
-    session, _ = _read(path)
+    session, _ = read_single(path)
     row = summarise(session)
     calls, prompts, requests = _independent(path)
     assert (row.tool_calls, len(session.prompts), row.calls) == (calls, prompts, requests)
@@ -96,7 +87,7 @@ def test_tool_calls_prompts_and_requests_equal_the_raw_journal(path: Path) -> No
 
 @pytest.mark.skipif(not V140.is_file(), reason=SHARED_REASON)
 def test_the_0_140_session_counts_its_tool_searches_as_tool_calls() -> None:
-    session, diagnostics = _read(V140)
+    session, diagnostics = read_single(V140)
     searches = [c for c in session.tool_calls if c.name == "tool_search"]
     assert len(searches) == 3 and summarise(session).tool_calls == 342
     assert all(c.result_chars > 0 and c.arg_keys == ("query", "limit") for c in searches)
@@ -106,7 +97,7 @@ def test_the_0_140_session_counts_its_tool_searches_as_tool_calls() -> None:
 
 @pytest.mark.skipif(not V141.is_file(), reason=SHARED_REASON)
 def test_a_model_switch_names_every_model_with_its_requests_and_window() -> None:
-    session, _ = _read(V141)
+    session, _ = read_single(V141)
     row = summarise(session)
     assert row.models == [("gpt-5.3-codex-spark", 9, 121_600), ("gpt-5.5", 123, 258_400)]
     assert (row.model, row.window_tokens) == ("gpt-5.5", 258_400)  # the pair that served most
@@ -207,7 +198,7 @@ def test_tool_search_is_a_call_and_its_output_is_tool_definitions(tmp_path: Path
             _count(4, 1200, 258_400, 2200),
         ],
     )
-    session, diagnostics = _read(path)
+    session, diagnostics = read_single(path)
     (call,) = session.tool_calls
     assert (call.name, call.call_id, call.arg_keys) == (
         "tool_search",
@@ -234,7 +225,7 @@ def test_unknown_types_are_not_recognised_with_their_first_path_and_line(tmp_pat
             _count(4, 1000, 258_400, 1000),
         ],
     )
-    _, diagnostics = _read(path)
+    _, diagnostics = read_single(path)
     assert diagnostics.unrecognised == {
         "codex:response_item/hologram": 2,
         "codex:event_msg/future_event": 1,
@@ -274,7 +265,7 @@ def test_a_model_switch_in_a_hand_made_rollout(tmp_path: Path) -> None:
             _count(5, 70_000, 400_000, 180_000),
         ],
     )
-    session, _ = _read(path)
+    session, _ = read_single(path)
     row = summarise(session)
     assert row.models == [("small", 1, 100_000), ("large", 2, 400_000)]
     assert (row.model, row.window_tokens) == ("large", 400_000)
@@ -321,7 +312,7 @@ def test_hidden_reasoning_is_sized_from_reasoning_output_tokens_until_the_next_p
             _line(7, "response_item", encrypted),  # no usage ever came for this one
         ],
     )
-    session, _ = _read(path)
+    session, _ = read_single(path)
     present: dict[str, int] = {}
     hidden = []
     for snapshot in session.snapshots:
@@ -344,10 +335,10 @@ def test_hidden_reasoning_is_sized_from_reasoning_output_tokens_until_the_next_p
 def test_the_targets_hold_on_the_new_codex_journals(path: Path) -> None:
     """Issue 28, point 5: median error after the first request ≤ 15% with chars/4 and ≤ 10%
     with the shipped calibrated table (leave-one-out figures: scripts/fidelity.py)."""
-    session, _ = _read(path)
+    session, _ = read_single(path)
     assert summarise(session).estimate_error_median is not None
     assert summarise(session).estimate_error_median <= 0.15
     with use_estimator(calibrated()):
-        calibrated_session, _ = _read(path)
+        calibrated_session, _ = read_single(path)
     median = summarise(calibrated_session).estimate_error_median
     assert median is not None and median <= 0.10
