@@ -3,7 +3,6 @@ per-file clock that keeps going when a record has no readable time."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,6 +10,7 @@ from pathlib import Path
 import orjson
 
 from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.digest import blake2b
 from agent_profiler.errors import DamagedJournalError, JournalError
 from agent_profiler.jsonl import read_head, sniff
 from agent_profiler.model import Response, ToolCall
@@ -98,7 +98,7 @@ def args_digest(arguments: object) -> str:
         encoded = orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS)
     except TypeError:
         encoded = repr(arguments).encode()
-    return hashlib.blake2b(encoded, digest_size=8).hexdigest()
+    return blake2b(encoded, digest_size=8).hexdigest()
 
 
 # A record dated before this is damage (no coding agent wrote journals in the 1990s, and a
