@@ -11,10 +11,8 @@ import contextlib
 import dataclasses
 import gc
 import os
-import shutil
 import stat
 import sys
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -126,9 +124,9 @@ def is_stream(path: Path) -> bool:
 _copies_folder: Path | None = None
 
 
-def _remove_copies(folder: Path, owner: int) -> None:
+def _remove_copies(folder: Path, owner: int, rmtree: Callable[..., object]) -> None:
     if os.getpid() == owner:  # not in a forked child that exits the normal way
-        shutil.rmtree(folder, ignore_errors=True)
+        rmtree(folder, ignore_errors=True)
 
 
 def _copy_of(path: Path) -> Path:
@@ -138,10 +136,13 @@ def _copy_of(path: Path) -> Path:
     read), so it was read as empty. The copy lives in a temporary folder removed when the
     process ends, and keeps the input's name (a journal's format is told by its
     content); what is said about it names the input (exporting._tell_reading)."""
+    import shutil  # here, not at the top: only a pipe's copy needs them (start-up)
+    import tempfile
+
     global _copies_folder
     if _copies_folder is None:
         _copies_folder = Path(tempfile.mkdtemp(prefix="agent-profiler-"))
-        atexit.register(_remove_copies, _copies_folder, os.getpid())
+        atexit.register(_remove_copies, _copies_folder, os.getpid(), shutil.rmtree)
     stdin = str(path) == STDIN
     # A folder of its own per copy: names repeat (every `-` is `stdin`), and a process
     # may load more than once (a library user, the tests).

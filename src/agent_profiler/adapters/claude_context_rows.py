@@ -7,10 +7,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Literal
 
-from agent_profiler.model import Category
+from agent_profiler.model import Category, frozen
 
 NATIVE_HEAD = (Category.SYSTEM, Category.TOOLS, Category.RULES, Category.SKILLS)
 
@@ -21,7 +20,7 @@ Grammar = Literal["screen", "markdown"]
 # --------------------------------------------------------------------------- results
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class NativeItem:
     """One per-item row of a detail section (an MCP tool, an agent, a memory file, a skill)."""
 
@@ -31,7 +30,7 @@ class NativeItem:
     label: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class NativeSnapshot:
     """One `/context` run, as Claude Code printed it.
 
@@ -59,7 +58,7 @@ class NativeSnapshot:
         return sum(tokens for _, tokens in self.categories)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ContextCommandFailure:
     """A `/context` run that gives no snapshot: report it as one warning."""
 
@@ -87,8 +86,11 @@ def parse_tokens(text: str) -> int:
     if match is None:
         raise ContextParseError(f"not a token count: {text!r}")
     whole, decimals, unit = match.groups()
-    # Decimal, not float: 122.6 × 1000 must be exactly 122600.
-    return int(Decimal(f"{whole}.{decimals or 0}") * _UNIT[unit])
+    # In integers, not float: 122.6 × 1000 must be exactly 122600 (and rounded down, as
+    # the Decimal it was before; the decimal module cost 5 M instructions at start-up).
+    scale: int = _UNIT[unit]
+    divisor: int = 10 ** len(decimals or "")
+    return int(whole) * scale + int(decimals or 0) * scale // divisor
 
 
 def half_step(text: str) -> float:
@@ -136,7 +138,7 @@ _SECTION_ROW: dict[SectionKind, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Row:
     name: str
     tokens: int
@@ -144,7 +146,7 @@ class Row:
     slack: float  # how far tokens may be from the true value, from the printed digits
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RawItem:
     kind: SectionKind
     name: str
