@@ -8,7 +8,6 @@ layout/ decides where the slices go, the writers how the values are encoded.
 from __future__ import annotations
 
 from collections.abc import Container, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
@@ -24,6 +23,7 @@ from agent_profiler.model import (
     Session,
     SourceKind,
     ToolCall,
+    frozen,
 )
 from agent_profiler.targets import shown
 from agent_profiler.version import __version__
@@ -35,7 +35,7 @@ class ContentMode(StrEnum):
     PREVIEWS = "previews"  # adds length-capped prompt and argument previews
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TraceFacts:
     """Trace-level facts written on every `profile (1)` slice."""
 
@@ -47,7 +47,7 @@ class TraceFacts:
     accounting: tuple[tuple[str, object], ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TraceHeader:
     """Trace-level facts, written once per trace: the root track's name and the trace
     attributes Trace Processor shows in its `metadata` table (docs/traces.md)."""

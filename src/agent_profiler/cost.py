@@ -35,7 +35,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from agent_profiler.model import AnchorKind, Category, Session
+from agent_profiler.model import AnchorKind, Category, Session, frozen
 
 PRICE_PACKAGE = "genai-prices"
 # Who wrote each category of the context (the article's four writers, and what none of
@@ -72,7 +72,7 @@ class PricesUnavailable(Exception):
     """The price table package is not installed."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RequestTokens:
     """One request's usage split into priced components (all ≥ 0)."""
 

@@ -10,12 +10,14 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from agent_profiler.model import frozen
+
 # Warnings that mean the rest of a file was lost (not one line): the run goes on, but
 # its exit code says some input could not be used.
 DAMAGE_KINDS = frozenset({"bad-gzip", "read-error"})
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Warning:
     path: str
     line: int | None

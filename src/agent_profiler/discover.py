@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from agent_profiler.adapters import ADAPTERS
-from agent_profiler.model import Harness
+from agent_profiler.model import Harness, frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class FoundJournal:
     harness: Harness
     path: Path

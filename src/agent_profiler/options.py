@@ -17,13 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 from agent_profiler.estimate import EstimateChoice
-from agent_profiler.model import Harness
+from agent_profiler.model import Harness, frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ReadOptions:
     harness: Harness | None = None
     estimate: EstimateChoice = EstimateChoice.CHARS4
@@ -43,7 +42,7 @@ class ReadOptions:
             yield
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Spec:
     """One option: its flags (long first), its help, the name of its value in --help
     (`metavar`); `flag` for a switch."""

@@ -33,7 +33,7 @@ from agent_profiler.annotations import TraceHeader
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
 from agent_profiler.loader import Link, let_go, parent_links, read_group
-from agent_profiler.model import Session
+from agent_profiler.model import Session, frozen
 from agent_profiler.options import ReadOptions
 from agent_profiler.writers import TraceFacts
 
@@ -45,7 +45,7 @@ T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class GroupTask:
     index: int  # the group's place in loader.plan's order (its uuid block in a trace)
     group: JournalGroup
@@ -228,7 +228,7 @@ def run_groups(
         workers.close()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Failure:
     """What a worker sends back when reading a group raised (a bug): the parent raises it."""
 
@@ -395,7 +395,7 @@ def _worker_signals(ignored: bool) -> None:
 # --------------------------------------------------------------------------- export
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class EncodeTrace:
     """A group's Perfetto packets (PerfettoWriter.write_group), its captures carrying the
     accounting of its own reading; into `out` in this process, else sent back as bytes."""
@@ -442,7 +442,7 @@ def write_joined(
 # --------------------------------------------------------------------------- summary
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SummariseRows:
     """A group's summary rows (summary.summarise_all: a subagent's parent is in its group)."""
 

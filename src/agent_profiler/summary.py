@@ -29,7 +29,7 @@ from typing import Any
 from agent_profiler.adapters import adapter_for
 from agent_profiler.adapters.claude_context import NATIVE_HEAD
 from agent_profiler.attribution import REDACTED_KIND
-from agent_profiler.model import AnchorKind, Category, Session
+from agent_profiler.model import AnchorKind, Category, Session, frozen
 from agent_profiler.privacy import private_path
 from agent_profiler.views import (
     HEAD_HINT,
@@ -64,7 +64,7 @@ BAR_LETTERS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CallRow:
     index: int
     response_id: str
@@ -193,7 +193,7 @@ def repeated_calls(session: Session) -> int:
     return repeats
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class EstimateFidelity:
     basis: str | None
     requests: int

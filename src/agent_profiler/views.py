@@ -11,7 +11,6 @@ import bisect
 import heapq
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from agent_profiler.model import (
     AnchorKind,
@@ -20,6 +19,7 @@ from agent_profiler.model import (
     ContextSnapshot,
     Session,
     ToolCall,
+    frozen,
 )
 
 
@@ -161,7 +161,7 @@ POST_FROM_HARNESS = "harness"  # the harness's own figure (Claude Code `postToke
 POST_FROM_NEXT_REQUEST = "next-request"  # the first reported request after it
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AfterCompaction:
     """A compaction's size after it and where that number comes from."""
 
@@ -267,7 +267,7 @@ def tools_by_call_id(session: Session) -> dict[str, ToolCall]:
     }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Addition:
     """One non-baseline snapshot change that grew the context."""
 

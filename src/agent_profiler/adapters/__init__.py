@@ -14,16 +14,15 @@ Muse's request lanes; empty for a harness that reports totals only)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
 from typing import Any
 
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.model import Harness, Session
+from agent_profiler.model import Harness, Session, frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SniffedFile:
     path: Path
     # The first parsed records, slimmed for grouping (loader._slim_head): ids, types and
@@ -31,7 +30,7 @@ class SniffedFile:
     head: list[object]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class JournalGroup:
     """Files read together: a main journal and the files attached to it
     (subagents, compaction requests). `main` is None for orphan subagent files."""
@@ -46,7 +45,7 @@ class JournalGroup:
         return ((self.main,) if self.main else ()) + self.extras
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Located:
     """A session file found on this machine, with what its first bytes tell."""
 
@@ -55,7 +54,7 @@ class Located:
     start_ns: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Adapter:
     harness: Harness
     detect: Callable[[list[object]], bool]

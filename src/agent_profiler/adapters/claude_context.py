@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from agent_profiler.adapters.claude_context_rows import (
     NATIVE_HEAD,
@@ -68,6 +67,7 @@ from agent_profiler.adapters.claude_context_screens import (
     parse_markdown,
     parse_screen,
 )
+from agent_profiler.model import frozen
 
 __all__ = [
     "NATIVE_HEAD",
@@ -166,7 +166,7 @@ def _text(record: Mapping[str, object], key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Output:
     line: int
     timestamp: str | None

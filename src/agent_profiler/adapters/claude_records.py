@@ -14,12 +14,10 @@ other items added (docs/estimates.md, "Claude Code attachments").
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from agent_profiler.model import Category
+from agent_profiler.model import Category, frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Known:
     """A record kind the adapter knows: read (`category` when it is one item of context)
     or skipped on purpose, and why."""

@@ -18,6 +18,7 @@ from agent_profiler.adapters.claude_session import SessionBuilder
 from agent_profiler.adapters.common import MS, Clock, clock_origin, text_field, token_count
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.jsonl import read_jsonl
+from agent_profiler.model import frozen
 
 
 @dataclass(slots=True)
@@ -146,7 +147,7 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilde
     return builders
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _SyntheticTimeline:
     """Steps for a stream-json file without a single timestamp: each run (from one
     `system/init` to the next) spreads its frames evenly over its `result.duration_ms`,

@@ -15,10 +15,10 @@ from typing import Any
 from agent_profiler.adapters.drafts import CompactionDraft, RequestDraft, ToolDraft
 from agent_profiler.adapters.muse_lanes import Trace
 from agent_profiler.attribution import Logged
-from agent_profiler.model import Category, SourceKind
+from agent_profiler.model import Category, SourceKind, frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PendingItem:
     item_id: str
     category: Category

@@ -9,11 +9,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from agent_profiler.adapters.common import token_count
-from agent_profiler.model import Category, Tokens
+from agent_profiler.model import Category, Tokens, frozen
 
 _REDACTED = re.compile(r"^<redacted: .*, (\d+) chars>$", re.DOTALL)
 
@@ -44,7 +43,7 @@ BLOCKS: dict[str, tuple[Category, str]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Lane:
     lane: str
     source: str
@@ -52,7 +51,7 @@ class Lane:
     bytes: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Trace:
     model_step: int | None
     lanes: tuple[Lane, ...]
@@ -60,7 +59,7 @@ class Trace:
     omitted_bytes: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Block:
     block_id: str
     source: str
@@ -172,7 +171,7 @@ def _dict(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class NativeSplit:
     """A request's composition from its lanes (bytes / 4 per category). What the lanes do
     not hold of the reported input (`input_tokens − Σ lanes/4`: tool schemas, overhead) is
@@ -198,7 +197,7 @@ def native_split(trace: Trace, blocks: list[Block], prompt: Tokens) -> NativeSpl
     )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ContextBlock:
     """One `run_context_messages` entry as a context item, and its measured bytes (for
     splitting the context lane when no `context_block_diagnostic` was written)."""

@@ -35,7 +35,7 @@ import orjson
 from agent_profiler.adapters import JournalGroup
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError, OutputError
-from agent_profiler.model import Session
+from agent_profiler.model import Session, frozen
 from agent_profiler.options import ReadOptions
 
 from . import PARTITIONS, SCHEMA, TABLES
@@ -65,7 +65,7 @@ def content_hash(path: Path) -> str:
     return digest.hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class WriteRows:
     """A group's rows appended to `<table>-<pid>.jsonl` in the staging folder (one file per
     process and table, so nothing interleaves); sends back only counts."""

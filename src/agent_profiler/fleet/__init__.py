@@ -17,7 +17,6 @@ Definitions (docs/dataset.md says them too):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,7 @@ from typing import Any
 from agent_profiler.cost import COMPONENTS, WRITER_OF, PriceTable, Receipt, by_writer
 from agent_profiler.dataset import SCHEMA, TABLES
 from agent_profiler.errors import UsageError
-from agent_profiler.model import Category
+from agent_profiler.model import Category, frozen
 
 MIN_TURNS = 5
 TURNS = (1, 2, 5, 10, 20, 50, 100, 200, 500)
@@ -42,7 +41,7 @@ KEYS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Filters:
     harness: str | None = None
     project: str | None = None

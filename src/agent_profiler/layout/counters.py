@@ -10,7 +10,6 @@ from __future__ import annotations
 import itertools
 from array import array
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -24,7 +23,7 @@ from agent_profiler.layout.types import (
     Sample,
     stable_id64,
 )
-from agent_profiler.model import Category, Response, Session, ToolCall
+from agent_profiler.model import Category, Response, Session, ToolCall, frozen
 from agent_profiler.targets import shown
 from agent_profiler.views import (
     iter_context_size,
@@ -162,7 +161,7 @@ def series(counter: PlannedCounter, uuid: int, end: int) -> CounterSeries:
     return CounterSeries(uuid, counter.name, Remade(samples))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AdditionInstant:
     """One `Largest additions` instant: its name, time, arguments and the flow from its
     tool call (0: none, as it would point back in time)."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 import itertools
 from array import array
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from agent_profiler import estimate
 from agent_profiler.annotations import ContentMode, TraceFacts
@@ -24,6 +23,7 @@ from agent_profiler.model import (
     Response,
     Session,
     ToolCall,
+    frozen,
 )
 from agent_profiler.views import AfterCompaction, compactions_after, model_runs, session_span
 
@@ -33,7 +33,7 @@ LinkIn = tuple[Session, str, int]
 LinkOut = tuple[str, Session]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SessionData:
     """One session as the specs read it. Items are in the order their slices are laid
     out; arrays run beside them (`-1`: none)."""

@@ -11,10 +11,9 @@ import itertools
 import operator
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 
 from agent_profiler.layout.types import R_COUNTER, R_COUNTER_CLOSE, Sample
-from agent_profiler.model import Prompt, Response
+from agent_profiler.model import Prompt, Response, frozen
 
 # ------------------------------------------------------------------ track ids
 
@@ -111,7 +110,7 @@ def rising(times: Iterable[int]) -> bool:
 # ---------------------------------------------------------------------- links
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Links:
     """Which items of one list (sources) link to which of another (targets), in arrays:
     each target's source (-1: none) and each source's targets, in their order."""
@@ -152,7 +151,7 @@ def linked(
 # ------------------------------------------------------------------- counters
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PlannedCounter:
     """One counter as it is planned: the group its track sits in ("": the capture, else
     a group row of the table, "Context"), whether it shares the tokens axis, and how its

@@ -7,11 +7,11 @@ slices grouped by source, each row's rank)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from agent_profiler.layout.data import SessionData
 from agent_profiler.layout.types import R_INSTANT, R_SLICE_BEGIN, Args
+from agent_profiler.model import frozen
 
 # A slice's flows: (every flow on it, those starting at it).
 Flows = tuple[tuple[int, ...], tuple[int, ...]]
@@ -21,7 +21,7 @@ NO_FLOWS: Flows = ((), ())
 ACTIVITY, METADATA = "{activity}", "{metadata}"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Source:
     """Items slices are made from, worked out from the session (`SessionData`)."""
 
@@ -59,7 +59,7 @@ SOURCES = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Slices:
     """One kind of slice on a track: a slice per item of `source` (none for an item whose
     `span` is None), named `name` (or `name(item)`), in `category`, with `args` (or
@@ -75,7 +75,7 @@ class Slices:
     category: str = ACTIVITY
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TrackSpec:
     """One row of the track table: a slice track (`slices`: its kinds of slice), a counter
     of the capture (`counter`: its samples are made by counters.py, its place is its row)
@@ -98,7 +98,7 @@ class TrackSpec:
         return self.description if isinstance(self.description, str) else self.description(data)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Kind:
     """A kind of slice as planning uses it: its spec, its track's name, its begin rank (for
     telling whether its source's slices come in (start, rank) order), and the slot of its

@@ -7,7 +7,6 @@ with."""
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -15,7 +14,8 @@ from enum import StrEnum
 from typing import Any
 
 from agent_profiler.annotations import TraceHeader
-from agent_profiler.model import Session
+from agent_profiler.digest import blake2b
+from agent_profiler.model import Session, frozen
 
 # Same-timestamp order (TRACE_CONTRACT §1): lowest rank first.
 R_CAPTURE_BEGIN, R_COUNTER_OPEN, R_SLICE_END, R_INSTANT, R_SLICE_BEGIN = 0, 1, 2, 3, 4
@@ -26,7 +26,7 @@ def stable_id64(text: str) -> int:
     """A stable, non-zero 64-bit id for a key (flows, the trace root): the first 8 bytes of
     its BLAKE2b digest, little-endian. Any stable hash serves; BLAKE2b runs in C, which
     matters for the tens of thousands of flows of a long session."""
-    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little") or 1
+    return int.from_bytes(blake2b(text.encode(), digest_size=8).digest(), "little") or 1
 
 
 # --------------------------------------------------------------------------- public layout
@@ -45,7 +45,7 @@ class Merge(StrEnum):
     BY_NAME = "by-name"  # the lanes of one logical track show as one track
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Track:
     """One track descriptor. None or "" means "not said" (the encoder writes no field):
     an order rank of 0 is a rank, None is none."""
@@ -133,7 +133,7 @@ class LaidSlice:
         return source if isinstance(source, dict) else source()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CounterSeries:
     """The samples of one counter track as (timestamp, rank, value), ordered by (timestamp,
     rank): a step function with repeated values dropped (Context size keeps every sample,
@@ -158,7 +158,7 @@ class Remade:
         return self.make()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SessionLayout:
     """One session's tracks (in declaration order), slices and counter series."""
 
@@ -178,7 +178,7 @@ class SessionLayout:
                 yield slice_.end, end_rank(slice_), order, slice_, True
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SessionPlan:
     """One session's tracks and counter series, and its slices as blocks that make them
     when read: `slices()` in layout order, `begins()` in the order a writer sweeps them.
@@ -261,7 +261,7 @@ def begin_events(
         yield slice_.start, begin_rank(slice_), order, slice_
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Layout:
     """Everything a writer encodes: each session's group track (named for the session),
     then each session's layout, in ordered_sessions' order."""
@@ -270,7 +270,7 @@ class Layout:
     sessions: tuple[SessionLayout, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Block:
     """A run of one session's slices in their layout order, made afresh by each reading
     (`make`): the Perfetto writer sweeps them as they are made, so a long session's slices

@@ -9,7 +9,6 @@ these values; they do not re-derive them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from agent_profiler.model import (
     AnchorKind,
@@ -21,6 +20,7 @@ from agent_profiler.model import (
     Response,
     Session,
     Stage,
+    frozen,
 )
 from agent_profiler.report.text import percent
 from agent_profiler.summary import SessionSummary, estimate_error, summarise, summarise_all
@@ -167,7 +167,7 @@ def _rows(sessions: Sequence[Session], window: int | None) -> list[tuple[Session
     return rows
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Page:
     """The sessions of one report and how they relate: rows in page order, each session's
     anchor (`session-<n>`) and nesting depth, the children found among them."""
@@ -206,7 +206,7 @@ def snapshot_categories(snapshots: Sequence[ContextSnapshot]) -> list[Category]:
     return [c for c in Category if any(dict(x.categories).get(c) for x in snapshots)]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SessionData:
     """What one session's Context view shows, each fact taken once from the model, its
     summary row and `views` (the chart and the tables read these, they do not re-derive)."""

@@ -11,9 +11,8 @@ import bisect
 import itertools
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
-from agent_profiler.model import Category, ContextSnapshot
+from agent_profiler.model import Category, ContextSnapshot, frozen
 from agent_profiler.report.data import SessionData
 from agent_profiler.report.text import (
     clock_text,
@@ -168,7 +167,7 @@ def composition_bar(
     return "".join(out)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Frame:
     """The plot area of a chart and its mappings from (time, tokens) to SVG units."""
 
@@ -214,7 +213,7 @@ def _band_path(
     return top + "".join(back) + "Z"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Chart:
     """A Context view's chart: its SVG, whether it draws the window line (for the legend)
     and how many snapshots it draws (for the caption)."""
