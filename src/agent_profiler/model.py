@@ -142,15 +142,18 @@ class AnchorKind(StrEnum):
 
 @dataclass_transform(frozen_default=True)
 def frozen(cls: type[T]) -> type[T]:
-    """The model's classes: frozen to the type checker, plain slots dataclasses at run time.
+    """The model's classes, and every other record of the package: frozen to the type
+    checker, plain slots dataclasses at run time.
 
-    Nothing changes a model object once it is made, and `mypy --strict` (part of `make
+    Nothing changes such an object once it is made, and `mypy --strict` (part of `make
     test`) rejects any assignment to a field of a class made with this decorator. At run
     time they are not `frozen=True`: a frozen dataclass's `__init__` sets each field
     through `object.__setattr__`, about six times the cost of a plain one, and making them
     (a snapshot and its changes, a response, its usage, a tool call per request) was a
-    seventh of reading a Codex or Pi journal. Hashable and compared by value, as a frozen
-    dataclass is (`unsafe_hash`)."""
+    seventh of reading a Codex or Pi journal; creating the class costs 1.4 M instructions
+    more too (its generated `__setattr__` and `__delattr__`), 50 M of an export's start-up
+    over the package's records. Hashable and compared by value, as a frozen dataclass is
+    (`unsafe_hash`)."""
     return dataclass(slots=True, unsafe_hash=True)(cls)
 
 
