@@ -9,8 +9,10 @@ gave for the same packets (wire.py)."""
 from __future__ import annotations
 
 import struct
+from functools import partial
 from typing import TYPE_CHECKING
 
+from agent_profiler.writers.direct import DirectArgs
 from agent_profiler.writers.packets import clock_snapshot
 from agent_profiler.writers.wire import (
     annotation_encoder,
@@ -150,6 +152,11 @@ class EventEncoder:
             self._string_value,
             UNIQUE_STRING_KEYS,
         )
+        # The arguments of responses and tools straight from the model (direct.py): a
+        # builder wrapped in a partial (layout/tracks.py) is encoded without its dict.
+        self.direct = DirectArgs(
+            self.entries, self._name_field, self._string_field, UNIQUE_STRING_KEYS
+        ).by_builder
 
     # ---------------------------------------------------------------- interning
 
@@ -172,6 +179,16 @@ class EventEncoder:
         """A new short string's `string_value_iid` field (interned here)."""
         field = self.string_fields[value] = string_iid_field(self._intern(_STRING_VALUES, value))
         return field
+
+    def _name_field(self, name: str) -> bytes:
+        """An annotation name's `name_iid` field, interned on first use."""
+        field = self.annotation_name_fields.get(name)
+        return field if field is not None else self._annotation_name(name)
+
+    def _string_field(self, value: str) -> bytes:
+        """A short string's `string_value_iid` field, interned on first use."""
+        field = self.string_fields.get(value)
+        return field if field is not None else self._string_value(value)
 
     def _category(self, category: str) -> bytes:
         field = self.category_fields.get(category)
@@ -219,7 +236,13 @@ class EventEncoder:
 
     def begin(self, ts: int, slice_: LaidSlice) -> bytes:
         """A slice's begin, or an instant: category, arguments, name, track, flows."""
-        parts = [self._category(slice_.category), self.entries(slice_.args, _ANNOTATION)]
+        source = slice_.args_source
+        direct = self.direct.get(source.func) if type(source) is partial else None
+        if direct is not None:
+            args = direct(*source.args, **source.keywords)  # type: ignore[union-attr]
+        else:
+            args = self.entries(slice_.args, _ANNOTATION)
+        parts = [self._category(slice_.category), args]
         parts.append(_TYPE_INSTANT if slice_.instant else _TYPE_BEGIN)
         parts.append(self._name(slice_.name))
         parts += (_TRACK_UUID, varint(slice_.track_uuid))

@@ -88,6 +88,9 @@ def string_iid_field(iid: int) -> bytes:
 # A non-negative int below 128 as a whole `uint_value` field, and a length below 128.
 _SMALL_UINT = [_UINT + b for b in _BYTE]
 
+# Strings up to this many characters are interned (unless their key is unique).
+MAX_INTERNED = 64
+
 
 def annotation_encoder(
     name_fields: dict[str, bytes],
@@ -95,7 +98,7 @@ def annotation_encoder(
     string_fields: dict[str, bytes],
     new_string: Callable[[str], bytes],
     unique: frozenset[str],
-    max_interned: int = 64,
+    max_interned: int = MAX_INTERNED,
 ) -> tuple[Callable[[str | None, Any], bytes], Callable[[dict[Any, Any], bytes], bytes]]:
     """Typed debug annotations (TRACE_CONTRACT §4) as bytes: uint for non-negative
     integers, int for negative ones, double, bool, string (interned or not), arrays and
