@@ -131,7 +131,7 @@ class EventEncoder:
     resolves them on import, so Agent Profiler's SQL sees the same strings. It roughly
     halves the file on long sessions."""
 
-    def __init__(self, sequence: int) -> None:
+    def __init__(self, sequence: int, direct: bool = True) -> None:
         self.clock = DeltaClock(sequence)
         self.sequence_field = _SEQUENCE_ID + varint(sequence)
         self.flags = _FLAGS_FIRST
@@ -154,9 +154,11 @@ class EventEncoder:
         )
         # The arguments of responses and tools straight from the model (direct.py): a
         # builder wrapped in a partial (layout/tracks.py) is encoded without its dict.
-        self.direct = DirectArgs(
+        # `direct` off: every slice's dict the generic way (the tests' reference).
+        self.direct_args = DirectArgs(
             self.entries, self._name_field, self._string_field, UNIQUE_STRING_KEYS
-        ).by_builder
+        )
+        self.direct = self.direct_args.by_builder if direct else {}
 
     # ---------------------------------------------------------------- interning
 
