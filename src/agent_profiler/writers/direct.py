@@ -55,6 +55,7 @@ _ANNOTATION, _DICT_ENTRY, _ARRAY_VALUE = b"\x22", b"\x5a", b"\x62"
 _BYTE = [bytes((i,)) for i in range(128)]
 _NO_CALLS: frozenset[str] = frozenset()
 _repeated = attrgetter(*REPEATED_CONTEXT_KEYS)
+_TOOL = SourceKind.TOOL
 
 
 def _framed(tag: bytes, entry: bytes) -> bytes:
@@ -138,13 +139,15 @@ class _Items:
 
         def item(value: Any) -> bytes:
             if type(value) is int:
-                if 0 <= value < 0x80:
-                    made = small[value]
-                    if made is not None:
-                        return made
-                elif two and 0x80 <= value < 0x4000:
-                    return two + bytes((value & 0x7F | 0x80, value >> 7))
-                elif three and 0x4000 <= value < 0x200000:
+                if value < 0x4000:
+                    if value >= 0x80:
+                        if two:
+                            return two + bytes((value & 0x7F | 0x80, value >> 7))
+                    elif value >= 0:
+                        made = small[value]
+                        if made is not None:
+                            return made
+                elif value < 0x200000 and three:
                     return three + bytes(
                         (value & 0x7F | 0x80, value >> 7 & 0x7F | 0x80, value >> 14)
                     )
@@ -442,8 +445,15 @@ class DirectArgs:
         parts = [name]
         counts, kinds = self.counts, self.kinds
         tokens, delta_tokens, chars = counts["tokens"], counts["delta_tokens"], counts["chars"]
+        change_id, label_item, source_id, source_kind, method = (
+            self.change_id,
+            self.label,
+            self.source_id,
+            self.source_kind,
+            self.method,
+        )
         for change in snapshot.changes:
-            entry = [self.change_id(change.id)]
+            entry = [change_id(change.id)]
             kind = kinds.get((change.category, change.change))
             if kind is None:
                 one = self.items.one
@@ -453,15 +463,17 @@ class DirectArgs:
             entry += (kind, tokens(change.tokens), delta_tokens(change.delta_tokens))
             if change.chars is not None:
                 entry.append(chars(change.chars))
-            linked = change.source_kind is SourceKind.TOOL and change.source_id in calls
+            linked = change.source_kind is _TOOL and change.source_id in calls
             label = change.label
             if label and not (linked and label == TOOL_LABELS.get(change.category)):
-                entry.append(self.label(label))
+                entry.append(label_item(label))
             if change.source_id:
-                entry.append(self.source_id(change.source_id))
+                entry.append(source_id(change.source_id))
             if change.source_kind and not linked:
-                entry.append(self.source_kind(change.source_kind))
+                entry.append(source_kind(change.source_kind))
             if change.method:
-                entry.append(self.method(change.method))
-            parts.append(_framed(_ARRAY_VALUE, b"".join(entry)))
+                entry.append(method(change.method))
+            body = b"".join(entry)
+            size = len(body)
+            parts += (_ARRAY_VALUE, _BYTE[size] if size < 0x80 else varint(size), body)
         return _framed(_DICT_ENTRY, b"".join(parts))

@@ -24,7 +24,9 @@ _BYTE = [bytes((i,)) for i in range(128)]
 
 def varint(value: int) -> bytes:
     """A non-negative integer as a base-128 varint (a negative int64 is taken modulo 2**64
-    first, as protobuf writes it: ten bytes)."""
+    first, as protobuf writes it: ten bytes). Up to five bytes are written without a
+    loop: delta timestamps (a millisecond is 10**6 ns, three bytes; a few seconds, five)
+    and token counts are most varints of more than one byte."""
     if value < 0x80:
         if value >= 0:
             return _BYTE[value]
@@ -33,6 +35,20 @@ def varint(value: int) -> bytes:
         return bytes((value & 0x7F | 0x80, value >> 7))
     elif value < 0x200000:
         return bytes((value & 0x7F | 0x80, value >> 7 & 0x7F | 0x80, value >> 14))
+    elif value < 0x10000000:
+        return bytes(
+            (value & 0x7F | 0x80, value >> 7 & 0x7F | 0x80, value >> 14 & 0x7F | 0x80, value >> 21)
+        )
+    elif value < 0x800000000:
+        return bytes(
+            (
+                value & 0x7F | 0x80,
+                value >> 7 & 0x7F | 0x80,
+                value >> 14 & 0x7F | 0x80,
+                value >> 21 & 0x7F | 0x80,
+                value >> 28,
+            )
+        )
     out = bytearray()
     while value >= 0x80:
         out.append((value & 0x7F) | 0x80)
