@@ -176,8 +176,20 @@ class EventEncoder:
         entries = self.tables[table]
         iid = entries[text] = len(entries) + 1
         data = text.encode()
-        entry = b"\x08" + varint(iid) + b"\x12" + varint(len(data)) + data
-        self.pending[table].append(_INTERNED_TAGS[table] + varint(len(entry)) + entry)
+        size = len(data)
+        entry = b"".join(
+            (
+                b"\x08",
+                _BYTE[iid] if iid < 0x80 else varint(iid),
+                b"\x12",
+                _BYTE[size] if size < 0x80 else varint(size),
+                data,
+            )
+        )
+        size = len(entry)
+        self.pending[table].append(
+            _INTERNED_TAGS[table] + (_BYTE[size] if size < 0x80 else varint(size)) + entry
+        )
         self.interned = True
         return iid
 

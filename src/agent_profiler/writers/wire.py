@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 _BYTE = [bytes((i,)) for i in range(128)]
+_NEGATIVE_TAIL = b"\xff\xff\xff\xff\xff\x01"  # bits 28–63 of -2**28 … -1, as int64
 
 
 def varint(value: int) -> bytes:
@@ -30,6 +31,19 @@ def varint(value: int) -> bytes:
     if value < 0x80:
         if value >= 0:
             return _BYTE[value]
+        if value >= -0x10000000:  # a small negative (a delta): its 36 high bits all ones
+            value += 1 << 64
+            return (
+                bytes(
+                    (
+                        value & 0x7F | 0x80,
+                        value >> 7 & 0x7F | 0x80,
+                        value >> 14 & 0x7F | 0x80,
+                        value >> 21 & 0x7F | 0x80,
+                    )
+                )
+                + _NEGATIVE_TAIL
+            )
         value += 1 << 64
     elif value < 0x4000:  # token counts, lengths: most varints are one or two bytes
         return bytes((value & 0x7F | 0x80, value >> 7))
