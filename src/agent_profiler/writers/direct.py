@@ -71,12 +71,14 @@ class _Items:
         self,
         entries: Entries,
         head: Callable[[str], bytes],
+        strings: dict[str, bytes],
         string_field: Callable[[str], bytes],
         unique: Container[str],
     ) -> None:
         self.entries = entries
         self.head = head  # a name's name_iid field, interned on first use
-        self.string_field = string_field  # a short text's string_value_iid field
+        self.strings = strings  # each interned text's string_value_iid field
+        self.string_field = string_field  # … interned on first use
         self.unique = unique
 
     def one(self, tag: bytes, key: str, value: Any) -> bytes:
@@ -161,16 +163,19 @@ class _Items:
         text's length) and the text; or the name and the interned text's field."""
         if key in self.unique:
             return self._inline(tag, key)
-        one, string_field, head = self.one, self.string_field, self.head
-        name: list[bytes] = []  # the name's field, once the generic way has interned it
+        one, string_field, strings, head = self.one, self.string_field, self.strings, self.head
+        # The item's bytes before the text's field, by the field's length (2–11 bytes),
+        # once the generic way has interned the name.
+        framings: list[bytes] = []
 
         def item(value: Any) -> bytes:
-            if not name or type(value) is not str or len(value) > MAX_INTERNED:
-                made = one(tag, key, value)
-                name[:] = [head(key)]
-                return made
-            entry = name[0] + string_field(value)
-            return tag + _BYTE[len(entry)] + entry  # ≤ 4 + 4 bytes
+            if framings and type(value) is str and len(value) <= MAX_INTERNED:
+                field = strings.get(value) or string_field(value)
+                return framings[len(field)] + field
+            made = one(tag, key, value)
+            name = head(key)
+            framings[:] = [tag + _BYTE[len(name) + size] + name for size in range(12)]
+            return made
 
         return item
 
@@ -201,10 +206,11 @@ class DirectArgs:
         self,
         entries: Entries,
         head: Callable[[str], bytes],
+        strings: dict[str, bytes],
         string_field: Callable[[str], bytes],
         unique: Container[str],
     ) -> None:
-        items = self.items = _Items(entries, head, string_field, unique)
+        items = self.items = _Items(entries, head, strings, string_field, unique)
         self.head = head
         self.by_builder: dict[Callable[..., dict[str, Any]], Callable[..., bytes]] = {
             response_args: self.response,
@@ -239,11 +245,10 @@ class DirectArgs:
             )
         }
         self.top_flags = {key: items.kept(top, key, bool) for key in ("is_error", "usage_known")}
-        self.top_texts = {
-            key: items.text(top, key)
-            for key in ("stop_reason", "response_id", "call_id", "target", "target_kind")
-        }
-        self.top_texts["timing"] = items.kept(top, "timing", str)
+        self.top_texts = {key: items.text(top, key) for key in ("response_id", "call_id", "target")}
+        # a handful of values each: kept whole
+        for key in ("stop_reason", "target_kind", "timing"):
+            self.top_texts[key] = items.kept(top, key, str)
         self.counts = {
             key: items.count(entry, key)
             for key in (

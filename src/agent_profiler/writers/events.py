@@ -166,7 +166,11 @@ class EventEncoder:
         # builder wrapped in a partial (layout/tracks.py) is encoded without its dict.
         # `direct` off: every slice's dict the generic way (the tests' reference).
         self.direct_args = DirectArgs(
-            self.entries, self._name_field, self._string_field, UNIQUE_STRING_KEYS
+            self.entries,
+            self._name_field,
+            self.string_fields,
+            self._string_field,
+            UNIQUE_STRING_KEYS,
         )
         self.direct = self.direct_args.by_builder if direct else {}
 
@@ -235,10 +239,10 @@ class EventEncoder:
         """The packet of one TrackEvent (its body `event`) at `ts`, with what it interned,
         as a Trace record (after the clock snapshot that must come first, if any)."""
         clock = self.clock
-        if self.steady and not self.interned and ts >= clock.last:  # type: ignore[operator]
-            # Most packets: a delta on a running clock, nothing interned, the sequence's
-            # flags as before. One join, small lengths from a table: varint() was a
-            # tenth of the writer's bytecodes, most of it for one-byte values.
+        if self.steady and ts >= clock.last:  # type: ignore[operator]
+            # Most packets: a delta on a running clock, the sequence's flags as before.
+            # One join, small lengths from a table: varint() was a tenth of the writer's
+            # bytecodes, most of it for one-byte values.
             delta = ts - clock.last  # type: ignore[operator]
             clock.last = ts
             size = len(event)
@@ -249,6 +253,7 @@ class EventEncoder:
                     self.sequence_event,
                     _BYTE[size] if size < 0x80 else varint(size),
                     event,
+                    self._interned_data() if self.interned else b"",
                     _FLAGS,
                 )
             )
@@ -265,13 +270,8 @@ class EventEncoder:
         else:
             stamp, suffix, snapshot = clock.restart(ts)
         parts = [stamp, self.sequence_field, _TRACK_EVENT, varint(len(event)), event]
-        pending = self.pending
         if self.interned:
-            interned = b"".join([b"".join(entries) for entries in pending])
-            parts += (_INTERNED_DATA, varint(len(interned)), interned)
-            for entries in pending:
-                entries.clear()
-            self.interned = False
+            parts.append(self._interned_data())
         parts.append(self.flags)
         self.flags = _FLAGS
         self.steady = not clock.absolute
@@ -280,6 +280,15 @@ class EventEncoder:
         packet = b"".join(parts)
         self.packets += 2 if snapshot else 1
         return snapshot + b"\x0a" + varint(len(packet)) + packet
+
+    def _interned_data(self) -> bytes:
+        """The packet's `interned_data` field: what it interned, grouped by field."""
+        pending = self.pending
+        interned = b"".join([b"".join(entries) for entries in pending])
+        for entries in pending:
+            entries.clear()
+        self.interned = False
+        return _INTERNED_DATA + varint(len(interned)) + interned
 
     def _track(self, uuid: int) -> bytes:
         """A track's `track_uuid` field (kept: one per track, on most packets)."""
