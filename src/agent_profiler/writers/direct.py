@@ -225,6 +225,7 @@ class DirectArgs:
         self.tool_kind = b""
         self.tool_middles: dict[tuple[str, bool], bytes] = {}  # by name, is_error
         self.tool_keys: dict[tuple[str, ...], bytes] = {}
+        self.tool_targets: dict[str, bytes] = {}  # target and target_kind, by the target
         self.context_openings: dict[tuple[Any, ...], bytes] = {}  # by stage, …, coverage
         self.top_counts = {
             key: items.count(top, key)
@@ -336,10 +337,14 @@ class DirectArgs:
         if keys is None:  # made after `bytes`: its name comes first
             keys = self.tool_keys[call.arg_keys] = one(_ANNOTATION, "keys", list(call.arg_keys))
         parts.append(keys)
-        target_kind, value = shown(call.target)
-        if targets and value:
-            parts.append(texts["target"](value))
-            parts.append(texts["target_kind"](target_kind))
+        if targets and call.target:  # a file or a program: most calls repeat one
+            target = self.tool_targets.get(call.target)
+            if target is None:
+                target_kind, value = shown(call.target)
+                target = self.tool_targets[call.target] = (
+                    texts["target"](value) + texts["target_kind"](target_kind) if value else b""
+                )
+            parts.append(target)
         if previews and call.args_preview:
             parts.append(one(_ANNOTATION, "args", dict(call.args_preview)))
         parts.append(self.top_counts["result_chars"](call.result_chars))
