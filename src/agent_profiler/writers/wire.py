@@ -2,9 +2,9 @@
 field tags, length-delimited fields, and typed DebugAnnotation values (nested dicts and
 arrays included).
 
-The writer's hot path (a slice's begin, its end, a counter packet, each request's
-`context` dict of about 45 annotation leaves) is encoded here straight to bytes instead of
-through protobuf objects: setting fields one by one on a message and serialising it cost
+The writer's hot path (a slice's begin, its end, a counter packet, the arguments of a
+slice as a dict; direct.py the heaviest arguments, each request's, from the model) is
+encoded here straight to bytes instead of through protobuf objects: setting fields one by one on a message and serialising it cost
 about 90 µs per request, the largest part of the writer (docs/performance.md). Fields are
 written in field-number order, as protobuf's own serialiser writes them, so the bytes are
 the same as the objects gave (checked once: every export of the corpus byte for byte).
