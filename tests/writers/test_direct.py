@@ -44,7 +44,7 @@ from agent_profiler.model import (
     Usage,
 )
 from agent_profiler.views import AfterCompaction
-from agent_profiler.writers import perfetto
+from agent_profiler.writers import direct, perfetto
 from agent_profiler.writers.events import EventEncoder
 from conftest import DATA
 from shared_paths import CORPUS
@@ -153,9 +153,12 @@ def _tool(rng: random.Random, calls: list[str]) -> ToolCall:
     )
 
 
-def test_hand_made_arguments_are_the_generic_bytes() -> None:
+@pytest.mark.parametrize("kept", [direct.MAX_KEPT, 2])
+def test_hand_made_arguments_are_the_generic_bytes(kept: int, monkeypatch: Any) -> None:
     """Every kind of slice the direct path encodes, with the same encoders throughout:
-    the later calls meet what the earlier ones kept."""
+    the later calls meet what the earlier ones kept (and, with tables of 2, what they
+    dropped when full)."""
+    monkeypatch.setattr(direct, "MAX_KEPT", kept)
     rng = random.Random(32)
     pair = _Pair()
     calls = [f"call_{i}" for i in range(12)] + ["toolu_01CTLBxG4d46gvC56Lgz36CQ-r0"]

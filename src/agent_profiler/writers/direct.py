@@ -54,6 +54,9 @@ Entries = Callable[[dict[Any, Any], bytes], bytes]
 _ANNOTATION, _DICT_ENTRY, _ARRAY_VALUE = b"\x22", b"\x5a", b"\x62"
 _BYTE = [bytes((i,)) for i in range(128)]
 _NO_CALLS: frozenset[str] = frozenset()
+# Items kept by an open-ended value (a label, a target): at most this many per table, so
+# a long session's memory stays flat (a table starts afresh when full).
+MAX_KEPT = 4096
 _repeated = attrgetter(*REPEATED_CONTEXT_KEYS)
 _TOOL = SourceKind.TOOL
 
@@ -98,6 +101,8 @@ class _Items:
                 return one(tag, key, value)
             made = table.get(value)
             if made is None:
+                if len(table) >= MAX_KEPT:
+                    table.clear()
                 made = table[value] = one(tag, key, value.value if plain else value)
             return made
 
@@ -335,11 +340,15 @@ class DirectArgs:
         parts += (middle, self.top_counts["bytes"](call.arg_bytes))
         keys = self.tool_keys.get(call.arg_keys)
         if keys is None:  # made after `bytes`: its name comes first
+            if len(self.tool_keys) >= MAX_KEPT:
+                self.tool_keys.clear()
             keys = self.tool_keys[call.arg_keys] = one(_ANNOTATION, "keys", list(call.arg_keys))
         parts.append(keys)
         if targets and call.target:  # a file or a program: most calls repeat one
             target = self.tool_targets.get(call.target)
             if target is None:
+                if len(self.tool_targets) >= MAX_KEPT:
+                    self.tool_targets.clear()
                 target_kind, value = shown(call.target)
                 target = self.tool_targets[call.target] = (
                     texts["target"](value) + texts["target_kind"](target_kind) if value else b""

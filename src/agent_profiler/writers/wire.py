@@ -2,12 +2,13 @@
 field tags, length-delimited fields, and typed DebugAnnotation values (nested dicts and
 arrays included).
 
-The writer's hot path (a slice's begin, its end, a counter packet, the arguments of a
-slice as a dict; direct.py the heaviest arguments, each request's, from the model) is
-encoded here straight to bytes instead of through protobuf objects: setting fields one by one on a message and serialising it cost
-about 90 µs per request, the largest part of the writer (docs/performance.md). Fields are
-written in field-number order, as protobuf's own serialiser writes them, so the bytes are
-the same as the objects gave (checked once: every export of the corpus byte for byte).
+The writer's hot path (a slice's begin, its end, a counter packet, a slice's arguments
+as a dict; direct.py the heaviest, each request's, from the model) is encoded straight to
+bytes instead of through protobuf objects: setting fields one by one on a message and
+serialising it cost about 90 µs per request, the largest part of the writer
+(docs/performance.md). Fields are written in field-number order, as protobuf's own
+serialiser writes them, so the bytes are the same as the objects gave (checked once: every
+export of the corpus byte for byte).
 
 Field numbers and wire types are those of perfetto/protos (trace_packet.proto,
 track_event.proto, debug_annotation.proto, interned_data.proto); none of those repeated
