@@ -141,7 +141,7 @@ def _tool(rng: random.Random, calls: list[str]) -> ToolCall:
         rng.choice(["bash", "read", "edit", "t" * 70]),
         0,
         S,
-        is_error=rng.random() < 0.3,
+        is_error=rng.choice([False, True, 1, 0]),  # an int is written as an int
         incomplete=rng.random() < 0.2,
         arg_keys=rng.choice([(), ("command",), ("path", "offset"), ("k" * 80,)]),
         arg_bytes=rng.choice(EDGE_INTS[:12]),

@@ -228,7 +228,7 @@ class DirectArgs:
         # Runs of items that repeat, kept by what they are made of.
         self.response_openings: dict[tuple[str, str], bytes] = {}  # by model, provider
         self.tool_kind = b""
-        self.tool_middles: dict[tuple[str, bool], bytes] = {}  # by name, is_error
+        self.tool_middles: dict[tuple[str, bool, type], bytes] = {}  # by name, is_error
         self.tool_keys: dict[tuple[str, ...], bytes] = {}
         self.tool_targets: dict[str, bytes] = {}  # target and target_kind, by the target
         self.context_openings: dict[tuple[Any, ...], bytes] = {}  # by stage, …, coverage
@@ -244,10 +244,6 @@ class DirectArgs:
                 "context_window_tokens",
                 "bytes",
                 "result_chars",
-                "pre_tokens",
-                "post_tokens",
-                "removed_items",
-                "used_tokens",
             )
         }
         self.top_flags = {key: items.kept(top, key, bool) for key in ("is_error", "usage_known")}
@@ -332,11 +328,13 @@ class DirectArgs:
         texts = self.top_texts
         parts = [kind, texts["call_id"](call.call_id)]
         # The name and is_error, and the keys: a tool's calls mostly repeat them.
-        middle = self.tool_middles.get((call.name, call.is_error))
+        # (its type too: True == 1, and the generic way writes a bool and an int apart)
+        shape = (call.name, call.is_error, type(call.is_error))
+        middle = self.tool_middles.get(shape)
         if middle is None:
-            middle = self.tool_middles[call.name, call.is_error] = one(
-                _ANNOTATION, "name", call.name
-            ) + one(_ANNOTATION, "is_error", call.is_error)
+            middle = self.tool_middles[shape] = one(_ANNOTATION, "name", call.name) + one(
+                _ANNOTATION, "is_error", call.is_error
+            )
         parts += (middle, self.top_counts["bytes"](call.arg_bytes))
         keys = self.tool_keys.get(call.arg_keys)
         if keys is None:  # made after `bytes`: its name comes first
