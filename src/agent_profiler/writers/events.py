@@ -341,7 +341,11 @@ class EventEncoder:
         """Counter values at one time: the first as the event's own value, the rest as
         extra counter values (≤ 8: the caller splits larger sets)."""
         (own, value), *extra = values.items()
-        parts = [self._category(category), _TYPE_COUNTER, self._track(own)]
+        parts = [
+            self.category_fields.get(category) or self._category(category),
+            _TYPE_COUNTER,
+            self.track_fields.get(own) or self._track(own),
+        ]
         for _, extra_value in extra:
             parts += (_EXTRA_VALUE, varint(extra_value))
         parts += (_COUNTER_VALUE, varint(value))
