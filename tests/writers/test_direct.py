@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import random
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from agent_profiler.annotations import (
     tool_args,
 )
 from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.layout import LaidSlice
 from agent_profiler.loader import LoadResult, plan_inputs, read_group
 from agent_profiler.model import (
     AnchorKind,
@@ -227,6 +229,22 @@ def test_a_linked_tool_change_leaves_out_its_kind_and_default_label() -> None:
         _session(), response, snapshot, None, True, frozenset()
     )
     assert len(linked) < len(unlinked)  # no source_kind, no label
+
+
+def test_a_constant_dict_of_arguments_is_encoded_as_a_fresh_copy_would_be() -> None:
+    """A track's constant arguments (one dict on every slice: {"kind": "turn"}) are encoded
+    once and kept (events.py); the slices between them intern other texts. Each packet is
+    the one a function making a copy of its dict (never kept) gives."""
+    turn: dict[str, Any] = {"kind": "turn"}
+    prompt: dict[str, Any] = {"kind": "prompt", "source": "user"}
+    sequence = [turn, turn, prompt, turn, {"turn": 1}, {"kind": "turn"}, turn]
+    kept, fresh = EventEncoder(1), EventEncoder(1)
+    for i, args in enumerate(sequence):
+        packet = kept.begin(i * S, LaidSlice("Turns", "turn", i * S, i * S + 1, "pi", args))
+        made = partial(dict, args)  # a function's dict, a new one each time: never kept
+        expected = fresh.begin(i * S, LaidSlice("Turns", "turn", i * S, i * S + 1, "pi", made))
+        assert packet == expected, i
+    assert kept.last_dict is turn  # kept, and used: the last slice's dict
 
 
 # ------------------------------------------------------------------------ journals

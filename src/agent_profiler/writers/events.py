@@ -146,6 +146,8 @@ class EventEncoder:
         self.string_fields: dict[str, bytes] = {}
         self.ends: dict[int, bytes] = {}  # track uuid → its END packet after the time
         self.track_fields: dict[int, bytes] = {}  # track uuid → its track_uuid field
+        self.last_dict: object = None  # the last arguments given as a dict, and their bytes
+        self.last_dict_bytes = b""
         self.extra_track_fields: dict[int, bytes] = {}  # … its extra_counter_track_uuids
         self.sequence_event = self.sequence_field + _TRACK_EVENT
         # The packet being encoded interned something (it goes in its interned_data).
@@ -303,8 +305,15 @@ class EventEncoder:
         direct = self.direct.get(source.func) if type(source) is partial else None
         if direct is not None:
             args = direct(*source.args, **source.keywords)  # type: ignore[union-attr]
+        elif source is self.last_dict:
+            args = self.last_dict_bytes
         else:
             args = self.entries(slice_.args, _ANNOTATION)
+            if type(source) is dict:
+                # A track's constant arguments ({"kind": "turn"} on every turn of a Pi
+                # or Codex session) are the same dict each time: encoded once. A layout
+                # changes no slice once made, and the reference keeps the dict alive.
+                self.last_dict, self.last_dict_bytes = source, args
         # The fields kept per text and track, looked up here rather than through a
         # method each (with write_group's bound methods: Pi 5 MB, 10 M instructions).
         parts = [
