@@ -2,7 +2,10 @@
 `profile (1)`, each kind's fields, and the typed `context` dict of a snapshot.
 
 Plain dicts of str, int, bool, list and dict, in the order the trace writes them;
-layout/ decides where the slices go, the writers how the values are encoded.
+layout/ decides where the slices go, the writers how the values are encoded. The Perfetto
+writer encodes the arguments of responses, tools, compactions and /context reports
+straight from the model (writers/direct.py picks the same keys in the same order): a
+change to those builders is made there too, or tests/writers/test_direct.py fails.
 """
 
 from __future__ import annotations
@@ -367,7 +370,8 @@ def context_dict(
 ) -> dict[str, Any]:
     """The typed `context` annotation (TRACE_CONTRACT §5) of a snapshot on a slice that
     starts at slice_start. One is written per request, so it is built as directly as
-    possible: a later writer may encode it straight to bytes. `previous` is the session's
+    possible (the Perfetto writer encodes it straight to bytes: writers/direct.py, which
+    must follow any change here). `previous` is the session's
     snapshot before this one in time: REPEATED_CONTEXT_KEYS equal to its are left out.
     `calls` are the call ids of the capture's tool slices: a change a tool of the capture
     put there leaves out its `source_kind` (it is `tool`) and a label that is the default

@@ -151,7 +151,9 @@ def test_a_single_annotation_is_protobuf_s_bytes() -> None:
 
 
 def test_varint_matches_protobuf_for_every_length() -> None:
-    for value in (0, 127, 128, 2**14 - 1, 2**14, 2**21 - 1, 2**21, 2**63, 2**64 - 1, -1, -(2**63)):
+    lengths = (2**14, 2**21, 2**28, 2**35)  # each boundary of an unrolled length
+    edges = (0, 127, 128, *(v + d for v in lengths for d in (-1, 0)), 2**63, 2**64 - 1)
+    for value in (*edges, -1, -200, -(2**28), -(2**28) - 1, -(2**63)):
         packet = pb.TracePacket(timestamp=value % 2**64)
         assert record(packet.SerializeToString())[2:] == b"\x40" + varint(value), value
 

@@ -224,6 +224,7 @@ class PerfettoWriter:
         encoder = EventEncoder(sequence)
         sink = PacketSink(stream, compress=self.compress)
         add = sink.add
+        end, begin, counters = encoder.end, encoder.begin, encoder.counters
         descriptors = 0
         try:
             for session_group, tracks in iter_layout(ordered_sessions(sessions), self.facts, group):
@@ -232,11 +233,11 @@ class PerfettoWriter:
                     descriptors += 1
                 for ts, _, _, what, part in _session_events(tracks):
                     if part == _END:
-                        add(encoder.end(ts, what.track_uuid))  # type: ignore[union-attr]
+                        add(end(ts, what.track_uuid))  # type: ignore[union-attr]
                     elif part == _BEGIN:
-                        add(encoder.begin(ts, what))  # type: ignore[arg-type]
+                        add(begin(ts, what))  # type: ignore[arg-type]
                     else:
-                        add(encoder.counters(ts, what.category, what.values))  # type: ignore[union-attr]
+                        add(counters(ts, what.category, what.values))  # type: ignore[union-attr]
             sink.close()
         finally:
             sink.stop()

@@ -2,12 +2,13 @@
 field tags, length-delimited fields, and typed DebugAnnotation values (nested dicts and
 arrays included).
 
-The writer's hot path (a slice's begin, its end, a counter packet, each request's
-`context` dict of about 45 annotation leaves) is encoded here straight to bytes instead of
-through protobuf objects: setting fields one by one on a message and serialising it cost
-about 90 µs per request, the largest part of the writer (docs/performance.md). Fields are
-written in field-number order, as protobuf's own serialiser writes them, so the bytes are
-the same as the objects gave (checked once: every export of the corpus byte for byte).
+The writer's hot path (a slice's begin, its end, a counter packet, a slice's arguments
+as a dict; direct.py the heaviest, each request's, from the model) is encoded straight to
+bytes instead of through protobuf objects: setting fields one by one on a message and
+serialising it cost about 90 µs per request, the largest part of the writer
+(docs/performance.md). Fields are written in field-number order, as protobuf's own
+serialiser writes them, so the bytes are the same as the objects gave (checked once: every
+export of the corpus byte for byte).
 
 Field numbers and wire types are those of perfetto/protos (trace_packet.proto,
 track_event.proto, debug_annotation.proto, interned_data.proto); none of those repeated
@@ -20,19 +21,49 @@ from collections.abc import Callable
 from typing import Any
 
 _BYTE = [bytes((i,)) for i in range(128)]
+_NEGATIVE_TAIL = b"\xff\xff\xff\xff\xff\x01"  # bits 28–63 of -2**28 … -1, as int64
 
 
 def varint(value: int) -> bytes:
     """A non-negative integer as a base-128 varint (a negative int64 is taken modulo 2**64
-    first, as protobuf writes it: ten bytes)."""
+    first, as protobuf writes it: ten bytes). Up to five bytes are written without a
+    loop: delta timestamps (a millisecond is 10**6 ns, three bytes; a few seconds, five)
+    and token counts are most varints of more than one byte."""
     if value < 0x80:
         if value >= 0:
             return _BYTE[value]
+        if value >= -0x10000000:  # a small negative (a delta): its 36 high bits all ones
+            value += 1 << 64
+            return (
+                bytes(
+                    (
+                        value & 0x7F | 0x80,
+                        value >> 7 & 0x7F | 0x80,
+                        value >> 14 & 0x7F | 0x80,
+                        value >> 21 & 0x7F | 0x80,
+                    )
+                )
+                + _NEGATIVE_TAIL
+            )
         value += 1 << 64
     elif value < 0x4000:  # token counts, lengths: most varints are one or two bytes
         return bytes((value & 0x7F | 0x80, value >> 7))
     elif value < 0x200000:
         return bytes((value & 0x7F | 0x80, value >> 7 & 0x7F | 0x80, value >> 14))
+    elif value < 0x10000000:
+        return bytes(
+            (value & 0x7F | 0x80, value >> 7 & 0x7F | 0x80, value >> 14 & 0x7F | 0x80, value >> 21)
+        )
+    elif value < 0x800000000:
+        return bytes(
+            (
+                value & 0x7F | 0x80,
+                value >> 7 & 0x7F | 0x80,
+                value >> 14 & 0x7F | 0x80,
+                value >> 21 & 0x7F | 0x80,
+                value >> 28,
+            )
+        )
     out = bytearray()
     while value >= 0x80:
         out.append((value & 0x7F) | 0x80)
@@ -88,6 +119,9 @@ def string_iid_field(iid: int) -> bytes:
 # A non-negative int below 128 as a whole `uint_value` field, and a length below 128.
 _SMALL_UINT = [_UINT + b for b in _BYTE]
 
+# Strings up to this many characters are interned (unless their key is unique).
+MAX_INTERNED = 64
+
 
 def annotation_encoder(
     name_fields: dict[str, bytes],
@@ -95,7 +129,7 @@ def annotation_encoder(
     string_fields: dict[str, bytes],
     new_string: Callable[[str], bytes],
     unique: frozenset[str],
-    max_interned: int = 64,
+    max_interned: int = MAX_INTERNED,
 ) -> tuple[Callable[[str | None, Any], bytes], Callable[[dict[Any, Any], bytes], bytes]]:
     """Typed debug annotations (TRACE_CONTRACT §4) as bytes: uint for non-negative
     integers, int for negative ones, double, bool, string (interned or not), arrays and
