@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from operator import attrgetter
 
 from agent_profiler.model import (
     AnchorKind,
@@ -21,6 +23,13 @@ from agent_profiler.model import (
     Session,
     ToolCall,
 )
+
+# Sort keys as attrgetters: one C call per item instead of a Python frame (long sessions
+# sort thousands of responses and snapshots several times over).
+_SNAPSHOT_TIME = attrgetter("time_ns")
+_START = attrgetter("start_ns")
+_RESPONSE_ORDER = attrgetter("start_ns", "end_ns", "id")
+_CALL_ORDER = attrgetter("start_ns", "call_id")
 
 
 def basename(path: str) -> str:
@@ -61,7 +70,7 @@ def launching_call(session: Session, parent: Session | None) -> ToolCall | None:
     if parent is None:
         return None
     found = None
-    for call in sorted(parent.tool_calls, key=lambda c: (c.start_ns, c.call_id)):
+    for call in sorted(parent.tool_calls, key=_CALL_ORDER):
         if call.child_session == session.session_id or (
             session.parent_call_id is not None and call.call_id == session.parent_call_id
         ):
@@ -129,7 +138,7 @@ def category_label(category: Category, head: bool) -> str:
 def snapshots_in_time_order(session: Session) -> list[ContextSnapshot]:
     """The session's snapshots by time (stable: equal times keep the model's order), as the
     counters, the report's chart and its tables walk them."""
-    return sorted(session.snapshots, key=lambda x: x.time_ns)
+    return sorted(session.snapshots, key=_SNAPSHOT_TIME)
 
 
 def session_span(session: Session) -> tuple[int, int]:
@@ -175,6 +184,8 @@ def compactions_after(session: Session) -> list[AfterCompaction | None]:
     own figure where it records one, else the reported size of the first request that
     started at or after the compaction's end (None: neither). A figure equal to that
     request's size is said to be the request's (an adapter may have copied it there)."""
+    if not session.compactions:  # most sessions: no need to sort the responses
+        return []
     starts = sorted((r.start_ns, r.end_ns, r.id, r.usage.prompt_tokens) for r in session.responses)
     times = [start for start, *_ in starts]
     found: list[AfterCompaction | None] = []
@@ -197,7 +208,7 @@ def iter_context_size(session: Session) -> Iterator[tuple[int, int]]:
     """context_size_series made as it is read (the trace's counter is swept, not held):
     the responses' samples, in start order already, merged with the compactions' sorted
     ones. heapq.merge is stable, so this is the stable sort of the two lists joined."""
-    responses = sorted(session.responses, key=lambda r: (r.start_ns, r.end_ns, r.id))
+    responses = sorted(session.responses, key=_RESPONSE_ORDER)
     compactions: list[tuple[int, int]] = []
     for compaction, after in zip(session.compactions, compactions_after(session), strict=True):
         if compaction.pre_tokens is not None:
@@ -222,7 +233,7 @@ def model_runs(session: Session) -> list[tuple[int, str]]:
     first model first. The trace's run-configuration slices are these runs; the report's
     model changes are every run but the first."""
     runs: list[tuple[int, str]] = []
-    for response in sorted(session.responses, key=lambda r: r.start_ns):
+    for response in sorted(session.responses, key=_START):
         if response.model and (not runs or runs[-1][1] != response.model):
             runs.append((response.start_ns, response.model))
     return runs
@@ -236,7 +247,7 @@ def model_requests(session: Session) -> list[tuple[str, int, int | None]]:
     windows = request_windows(session)
     served: dict[str, list[int]] = {}
     window_of: dict[str, int | None] = {}
-    for response in sorted(session.responses, key=lambda r: r.start_ns):
+    for response in sorted(session.responses, key=_START):
         if not response.model:
             continue
         served.setdefault(response.model, []).append(1)
@@ -261,10 +272,7 @@ def request_windows(session: Session) -> dict[str, int]:
 def tools_by_call_id(session: Session) -> dict[str, ToolCall]:
     """call id → its tool call. Calls are taken in (start, call id) order, so when a damaged
     journal repeats a call id the latest call wins, as it does for the trace's tool slices."""
-    return {
-        call.call_id: call
-        for call in sorted(session.tool_calls, key=lambda c: (c.start_ns, c.call_id))
-    }
+    return {call.call_id: call for call in sorted(session.tool_calls, key=_CALL_ORDER)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,14 +307,20 @@ def largest_tool_additions(session: Session, limit: int) -> list[Addition]:
     Largest additions instants), without making an Addition of every change: a long
     session has one per result it read."""
     tools = tools_by_call_id(session)
+    # Ranked by (largest_additions' order, place in the walk) as plain tuples, and an
+    # Addition made only of the `limit` kept: a key function per change was most of it.
+    seen = itertools.count()
     caused = (
-        Addition(change, snapshot, tools[change.source_id])
+        (-change.delta_tokens, snapshot.time_ns, change.id, next(seen), change, snapshot)
         for snapshot in session.snapshots
         if not snapshot.baseline
         for change in snapshot.changes
         if change.delta_tokens > 0 and change.source_id in tools
     )
-    return heapq.nsmallest(limit, caused, key=_addition_order)  # = sorted(…)[:limit]
+    return [  # = sorted(…)[:limit], stable: `seen` breaks every tie
+        Addition(change, snapshot, tools[change.source_id])
+        for *_, change, snapshot in heapq.nsmallest(limit, caused)
+    ]
 
 
 def _addition_order(addition: Addition) -> tuple[int, int, str]:

@@ -9,6 +9,7 @@ changes afterwards: the specs only read it."""
 from __future__ import annotations
 
 import itertools
+import operator
 from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -31,6 +32,9 @@ from agent_profiler.views import AfterCompaction, compactions_after, model_runs,
 # tool slice's start). A parent's links to its children: (call id, child session).
 LinkIn = tuple[Session, str, int]
 LinkOut = tuple[str, Session]
+# Sort keys in C (no Python frame per response or call).
+_RESPONSE_ORDER = operator.attrgetter("start_ns", "end_ns", "id")
+_CALL_ORDER = operator.attrgetter("start_ns", "call_id")
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +108,7 @@ def session_data(
     # Against its predecessor a snapshot's repeated optional `context` keys are left
     # out; none for a snapshot that shares its time with the one before (a reader could
     # not order the two). Stable: as views.snapshots_in_time_order.
-    in_time = sorted(range(len(snapshots)), key=lambda i: snapshots[i].time_ns)
+    in_time = sorted(range(len(snapshots)), key=[x.time_ns for x in snapshots].__getitem__)
     before = array("q", itertools.repeat(-1, len(snapshots)))
     for earlier, later in itertools.pairwise(in_time):
         if snapshots[earlier].time_ns < snapshots[later].time_ns:
@@ -112,9 +116,9 @@ def session_data(
     del in_time
     responses = sorted(
         [*session.responses, *session.unmetered_responses],
-        key=lambda r: (r.start_ns, r.end_ns, r.id),
+        key=_RESPONSE_ORDER,
     )
-    calls = sorted(session.tool_calls, key=lambda c: (c.start_ns, c.call_id))
+    calls = sorted(session.tool_calls, key=_CALL_ORDER)
     # A prompt id names its first prompt; a response id its last response, and a call id
     # its last tool call (the slice a later one replaced).
     first_prompt: dict[str, int] = {}
