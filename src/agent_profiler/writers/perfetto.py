@@ -20,8 +20,9 @@ last), so it lives here.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import IO
+import math
+from collections.abc import Iterable, Iterator, Sequence
+from typing import IO, Any
 
 from agent_profiler.layout import (
     R_INSTANT,
@@ -37,7 +38,6 @@ from agent_profiler.layout import (
     ordered_sessions,
     trace_root,
 )
-from agent_profiler.layout.types import Sample
 from agent_profiler.model import Session
 from agent_profiler.views import session_span
 from agent_profiler.writers.chunks import PacketSink
@@ -71,25 +71,25 @@ _Event = tuple[int, int, int, LaidSlice | _Samples, int]
 
 def _session_events(plan: SessionPlan) -> Iterator[_Event]:
     """(timestamp, rank, order, what, part) of one session in (timestamp, rank, order)
-    order: the plan's slice events with its counter packets let in before the first slice
-    event they precede. Slice and counter ranks differ (TRACE_CONTRACT §1), so the two
-    streams never tie (a tie would put the slice first, as a stable merge does). A merge
-    by hand: heapq.merge with a key costs a Python call per event, and a Pi export's
-    sweep spent a third of its time in it."""
+    order: the plan's slice events (`_slice_sweep`) with its counter packets let in before
+    the first slice event they precede. Slice and counter ranks differ (TRACE_CONTRACT §1),
+    so the two streams never tie, and a plain tuple comparison orders them (a tie would put
+    the slice first, as a stable merge does). A merge by hand: heapq.merge with a key costs
+    a Python call per event, and a Pi export's sweep spent a third of its time in it."""
     counters = _counter_packets(plan.counters, plan.activity, plan.slice_count)
-    counter = next(counters, None)
+    counter: tuple[Any, ...] = next(counters, _NEVER)
     for event in _slice_sweep(plan.begins()):
-        if counter is not None:
-            ts, rank = event[0], event[1]
-            while counter is not None and (
-                counter[0] < ts or (counter[0] == ts and counter[1] < rank)
-            ):
-                yield counter
-                counter = next(counters, None)
+        while counter < event:
+            yield counter
+            counter = next(counters, _NEVER)
         yield event
-    if counter is not None:
+    if counter is not _NEVER:
         yield counter
         yield from counters
+
+
+# After the last counter packet: compares greater than every event (an int timestamp).
+_NEVER: tuple[Any, ...] = (math.inf,)
 
 
 def _slice_sweep(begins: Iterable[tuple[int, int, int, LaidSlice]]) -> Iterator[_Event]:
@@ -97,19 +97,18 @@ def _slice_sweep(begins: Iterable[tuple[int, int, int, LaidSlice]]) -> Iterator[
     begins in that order (SessionPlan.begins, layout.begin_events). An end always sorts
     after its own begin (a later time, or the same time and a higher rank), so ends wait
     on a heap of the open slices until the next begin passes them: a slice is held from
-    its begin to its end, no longer."""
-    open_ends: list[tuple[int, int, int, LaidSlice]] = []
-    for begin in begins:
+    its begin to its end, no longer. The heap holds each end as the event it yields."""
+    open_ends: list[_Event] = []
+    push, pop = heapq.heappush, heapq.heappop
+    for ts, rank, order, slice_ in begins:
+        begin = (ts, rank, order, slice_, _BEGIN)
         while open_ends and open_ends[0] < begin:
-            ts, rank, order, ended = heapq.heappop(open_ends)
-            yield ts, rank, order, ended, _END
-        ts, rank, order, slice_ = begin
-        yield ts, rank, order, slice_, _BEGIN
+            yield pop(open_ends)
+        yield begin
         if rank != R_INSTANT:
-            heapq.heappush(open_ends, (slice_.end, end_rank(slice_), order, slice_))
+            push(open_ends, (slice_.end, end_rank(slice_), order, slice_, _END))
     while open_ends:
-        ts, rank, order, ended = heapq.heappop(open_ends)
-        yield ts, rank, order, ended, _END
+        yield pop(open_ends)
 
 
 def _counter_packets(
@@ -119,39 +118,56 @@ def _counter_packets(
     event's own value, the others as extra counter values (this cuts the counters' share
     of the file by about 4x on a long session). Each series is ordered by (ts, rank), so
     they are merged rather than grouped in a table (a heap of each series' next sample,
-    by (ts, rank, declaration index)); within a packet, counters keep their declaration
-    order."""
-    heads: list[tuple[int, int, int, int, int, Callable[[], Sample]]] = []
+    [ts, rank, declaration index, uuid, value, next], each head a list updated in place);
+    within a packet, counters keep their declaration order."""
+    heads: list[list[Any]] = []
     for index, counter in enumerate(counters):
         samples = iter(counter.samples)
         for ts, rank, value in samples:
-            heads.append((ts, rank, index, counter.track_uuid, value, samples.__next__))
+            heads.append([ts, rank, index, counter.track_uuid, value, samples.__next__])
             break
     heapq.heapify(heads)
     replace, pop = heapq.heapreplace, heapq.heappop
     while heads:
-        ts, rank = heads[0][0], heads[0][1]
-        values: list[tuple[int, int]] = []
-        while heads and heads[0][0] == ts and heads[0][1] == rank:
-            _, _, index, uuid, value, following = heads[0]
-            values.append((uuid, value))
-            try:
-                next_ts, next_rank, next_value = following()
-            except StopIteration:
-                pop(heads)
-            else:
-                replace(heads, (next_ts, next_rank, index, uuid, next_value, following))
+        head = heads[0]
+        ts, rank = head[0], head[1]
         # Zeros last: Trace Processor v58.2 reads every extra counter value after an
         # extra value of 0 as 0 too (values [1, 5, 0, 7] import as 1, 5, 0, 0), which
         # wiped a category's first sample when another category was absent (0) at the
         # same snapshot. Zeros after zeros lose nothing.
-        values.sort(key=lambda uuid_value: uuid_value[1] == 0)
+        values: dict[int, int] = {}
+        zeros: dict[int, int] | None = None
+        while True:
+            if head[4]:
+                values[head[3]] = head[4]
+            elif zeros is None:
+                zeros = {head[3]: 0}
+            else:
+                zeros[head[3]] = 0
+            try:
+                head[0], head[1], head[4] = head[5]()
+            except StopIteration:
+                pop(heads)
+            else:
+                replace(heads, head)
+            if not heads:
+                break
+            head = heads[0]
+            if head[0] != ts or head[1] != rank:
+                break
+        if zeros is not None:
+            values.update(zeros)
+        if len(values) <= 1 + MAX_EXTRA_COUNTERS:
+            seq += 1
+            yield ts, rank, seq, _Samples(category, values), _COUNTER
+            continue
         # Trace Processor drops a whole TrackEvent carrying more than 8 extra counter
         # values (stat track_event_extra_counter_exceeds_max): at most 1 + 8 counters
         # per packet, further packets at the same timestamp and rank.
-        for first in range(0, len(values), 1 + MAX_EXTRA_COUNTERS):
+        pairs = list(values.items())
+        for first in range(0, len(pairs), 1 + MAX_EXTRA_COUNTERS):
             seq += 1
-            chunk = dict(values[first : first + 1 + MAX_EXTRA_COUNTERS])
+            chunk = dict(pairs[first : first + 1 + MAX_EXTRA_COUNTERS])
             yield ts, rank, seq, _Samples(category, chunk), _COUNTER
 
 
