@@ -136,8 +136,16 @@ class Links:
                 filled[source] += 1
         return cls(of, starts, targets)
 
-    def targets_of(self, source: int) -> array[int]:
-        return self.targets[self.starts[source] : self.starts[source + 1]]
+    def values_of(self, source: int, values: array[int]) -> tuple[int, ...]:
+        """`values` at each target of `source`, in order: a slice's flows to its targets,
+        read once per slice, so without a slice of the array (one target or none, as a
+        rule)."""
+        first, last = self.starts[source], self.starts[source + 1]
+        if last - first == 1:
+            return (values[self.targets[first]],)
+        if first == last:
+            return ()
+        return tuple([values[target] for target in self.targets[first:last]])
 
 
 def linked(
