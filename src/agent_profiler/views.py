@@ -28,6 +28,7 @@ from agent_profiler.model import (
 # sort thousands of responses and snapshots several times over).
 _SNAPSHOT_TIME = attrgetter("time_ns")
 _START = attrgetter("start_ns")
+_END = attrgetter("end_ns")
 _RESPONSE_ORDER = attrgetter("start_ns", "end_ns", "id")
 _CALL_ORDER = attrgetter("start_ns", "call_id")
 
@@ -146,13 +147,15 @@ def session_span(session: Session) -> tuple[int, int]:
     tool call, prompt, compaction and snapshot (the capture spans this, so every counter's
     closing zero comes after its last sample)."""
     start, end = session.start_ns, session.end_ns
+    # min and max over C iterators: a Python step per item was most of planning a session.
     for items in (session.responses, session.tool_calls, session.prompts, session.compactions):
-        for item in items:
-            start = min(start, item.start_ns)
-            end = max(end, item.end_ns)
-    for snapshot in session.snapshots:
-        start = min(start, snapshot.time_ns)
-        end = max(end, snapshot.time_ns)
+        if items:
+            start = min(start, min(map(_START, items)))
+            end = max(end, max(map(_END, items)))
+    if session.snapshots:
+        times = list(map(_SNAPSHOT_TIME, session.snapshots))
+        start = min(start, min(times))
+        end = max(end, max(times))
     return start, end
 
 

@@ -46,28 +46,6 @@ class TrackIds:
 # ---------------------------------------------------------------------- lanes
 
 
-class _Lanes:
-    """First-fit lanes of one logical track: a slice goes on the lowest-numbered lane
-    that is free at its start. Heaps keep this O(log n) per slice; a scan of every lane
-    was quadratic when thousands of requests overlap."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.busy: list[tuple[int, int]] = []  # (busy until, lane)
-        self.free: list[int] = []
-
-    def take(self, start: int, busy_until: int) -> int:
-        while self.busy and self.busy[0][0] <= start:
-            heapq.heappush(self.free, heapq.heappop(self.busy)[1])
-        if self.free:
-            lane = heapq.heappop(self.free)
-        else:
-            lane = self.count
-            self.count += 1
-        heapq.heappush(self.busy, (busy_until, lane))
-        return lane
-
-
 NO_LANES: array[int] = array("I")
 
 
@@ -77,8 +55,14 @@ def first_fit(
     """First-fit lanes of one logical track's slices (given in layout order: `positions`
     rise), taken in (start, -end, position) order: each slice's lane (in the given
     order), each lane's first (start, -end, position), and the number of lanes. Instants
-    never conflict: they all go on the first lane, which they make exist."""
-    lanes = _Lanes()
+    never conflict: they all go on the first lane, which they make exist. A slice goes on
+    the lowest-numbered lane free at its start; heaps of the busy lanes (busy until, lane)
+    and of the free ones keep this O(log n) per slice (a scan of every lane was quadratic
+    when thousands of requests overlap)."""
+    count = 0
+    busy: list[tuple[int, int]] = []
+    free: list[int] = []
+    push, pop = heapq.heappush, heapq.heappop
     lane_of = array("I", bytes(4 * len(starts)))
     firsts: dict[int, tuple[int, int, int]] = {}
     # (start, -end), then layout order: positions rise with i.
@@ -86,15 +70,22 @@ def first_fit(
     for start, minus_end, i in ordered:
         end = -minus_end
         if instants[i]:
-            lanes.count = max(lanes.count, 1)
+            count = max(count, 1)
             lane = 0
         else:
+            while busy and busy[0][0] <= start:
+                push(free, pop(busy)[1])
+            if free:
+                lane = pop(free)
+            else:
+                lane = count
+                count += 1
             # A zero-length slice keeps its lane busy until ts + 1 (contract §1).
-            lane = lanes.take(start, end if end > start else start + 1)
+            push(busy, (end if end > start else start + 1, lane))
         lane_of[i] = lane
         if lane not in firsts:
             firsts[lane] = (start, -end, positions[i])
-    return lane_of, firsts, lanes.count
+    return lane_of, firsts, count
 
 
 def rising(times: Iterable[int]) -> bool:
