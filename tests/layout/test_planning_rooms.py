@@ -3,11 +3,13 @@ context category's counter, whichever way the replay shared its totals."""
 
 from __future__ import annotations
 
+import heapq
 import random
 from array import array
 
 from agent_profiler.layout.counters import session_counters
 from agent_profiler.layout.planning import Links
+from agent_profiler.layout.types import merged_begins
 from agent_profiler.model import (
     AnchorKind,
     Basis,
@@ -92,3 +94,24 @@ def test_categories_never_present_leave_no_counter_and_no_end() -> None:
     # sample's time is not moved by them.
     snapshots = [_snapshot(T0 + i * S, ()) for i in range(3)]
     assert _category_samples(snapshots) == {"(last)": [(T0,)]}
+
+
+def test_merged_begins_is_heapq_merge_of_the_same_streams() -> None:
+    # Streams in order, interleaved at random, with ties of start and rank between them
+    # (orders are unique), some empty, and some out of order: heapq.merge's output each
+    # time, item for item (the same objects).
+    rng = random.Random(7)
+    for _ in range(300):
+        orders = list(range(1, rng.randint(0, 40) + 1))
+        rng.shuffle(orders)
+        streams: list[list[tuple[int, int, int, object]]] = [[] for _ in range(rng.randint(1, 5))]
+        for order in orders:
+            begin = (rng.randint(0, 6), rng.choice((0, 3, 4)), order, object())
+            rng.choice(streams).append(begin)
+        for stream in streams:
+            if rng.random() < 0.8:
+                stream.sort(key=lambda b: b[:3])
+        expected = list(heapq.merge(*streams))
+        got = list(merged_begins([iter(stream) for stream in streams]))  # type: ignore[misc]
+        assert len(got) == len(expected)
+        assert all(a is b for a, b in zip(got, expected, strict=True))
