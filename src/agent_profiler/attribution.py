@@ -443,8 +443,10 @@ class _Replayer:
                     and item_id not in self.native_ids
                     and item.category not in op.keep
                 ]
-                for item_id in leaving:
-                    self._put(item_id, None)
+                for item_id in leaving:  # `_put(item_id, None)`, inline: hundreds at once
+                    old = items.pop(item_id)
+                    pending.setdefault(item_id, old)
+                    totals[old.category] -= old.tokens
                 # What the first request left unexplained may include conversation from
                 # before the journal starts (a resumed session); a compaction drops that,
                 # so the head is measured again at the next reported request.
@@ -501,9 +503,8 @@ class _Replayer:
             self.last_model = obs.model
         found = self._baseline_changes() if baseline else self._diff_changes()
         self.pending.clear()
-        # Largest |delta| first, then by id (each entry starts with that key, and ids are
-        # unique, so the items are never compared); only the kept ones are made into
-        # changes (a compaction removes hundreds of items, and most are only counted).
+        # Largest |delta| first, then by id: entries start with (-|delta|, id), ids unique, so
+        # no items are compared; only the kept ones become changes (most are only counted).
         if len(found) > 1:
             found.sort()
         kept = tuple(
