@@ -13,7 +13,7 @@ import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 
 from agent_profiler.model import (
     AnchorKind,
@@ -31,6 +31,9 @@ _START = attrgetter("start_ns")
 _END = attrgetter("end_ns")
 _RESPONSE_ORDER = attrgetter("start_ns", "end_ns", "id")
 _CALL_ORDER = attrgetter("start_ns", "call_id")
+_START_AND_SIZE = attrgetter("start_ns", "end_ns", "id", "usage.prompt_tokens")
+_FIRST = itemgetter(0)
+_START_AND_PROMPT = attrgetter("start_ns", "usage.prompt_tokens")  # a Context size sample
 
 
 def basename(path: str) -> str:
@@ -189,8 +192,8 @@ def compactions_after(session: Session) -> list[AfterCompaction | None]:
     request's size is said to be the request's (an adapter may have copied it there)."""
     if not session.compactions:  # most sessions: no need to sort the responses
         return []
-    starts = sorted((r.start_ns, r.end_ns, r.id, r.usage.prompt_tokens) for r in session.responses)
-    times = [start for start, *_ in starts]
+    starts = sorted(map(_START_AND_SIZE, session.responses))
+    times = list(map(_FIRST, starts))
     found: list[AfterCompaction | None] = []
     for compaction in session.compactions:
         index = bisect.bisect_left(times, compaction.end_ns)
@@ -223,8 +226,7 @@ def iter_context_size(session: Session) -> Iterator[tuple[int, int]]:
         ):
             compactions.append((compaction.end_ns, after.tokens))
     compactions.sort(key=_time)
-    made = ((response.start_ns, response.usage.prompt_tokens) for response in responses)
-    return heapq.merge(made, compactions, key=_time)
+    return heapq.merge(map(_START_AND_PROMPT, responses), compactions, key=_time)
 
 
 def _time(sample: tuple[int, int]) -> int:
