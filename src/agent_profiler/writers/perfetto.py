@@ -71,44 +71,56 @@ _Event = tuple[int, int, int, LaidSlice | _Samples, int]
 
 def _session_events(plan: SessionPlan) -> Iterator[_Event]:
     """(timestamp, rank, order, what, part) of one session in (timestamp, rank, order)
-    order: the plan's slice events (`_slice_sweep`) with its counter packets let in before
-    the first slice event they precede. Slice and counter ranks differ (TRACE_CONTRACT §1),
-    so the two streams never tie, and a plain tuple comparison orders them (a tie would put
-    the slice first, as a stable merge does). A merge by hand: heapq.merge with a key costs
-    a Python call per event, and a Pi export's sweep spent a third of its time in it."""
+    order: the plan's slice events with its counter packets let in before the first slice
+    event they precede (`_slice_sweep`)."""
     counters = _counter_packets(plan.counters, plan.activity, plan.slice_count)
-    counter: tuple[Any, ...] = next(counters, _NEVER)
-    for event in _slice_sweep(plan.begins()):
-        while counter < event:
-            yield counter
-            counter = next(counters, _NEVER)
-        yield event
-    if counter is not _NEVER:
-        yield counter
-        yield from counters
+    return _slice_sweep(plan.begins(), counters)
 
 
 # After the last counter packet: compares greater than every event (an int timestamp).
 _NEVER: tuple[Any, ...] = (math.inf,)
 
 
-def _slice_sweep(begins: Iterable[tuple[int, int, int, LaidSlice]]) -> Iterator[_Event]:
+def _slice_sweep(
+    begins: Iterable[tuple[int, int, int, LaidSlice]], counters: Iterator[_Event] | None = None
+) -> Iterator[_Event]:
     """Every slice begin, instant and slice end, ordered by (ts, rank, order), from the
-    begins in that order (SessionPlan.begins, layout.begin_events). An end always sorts
-    after its own begin (a later time, or the same time and a higher rank), so ends wait
-    on a heap of the open slices until the next begin passes them: a slice is held from
-    its begin to its end, no longer. The heap holds each end as the event it yields."""
+    begins in that order (SessionPlan.begins, layout.begin_events), with `counters`' packets
+    (in that order too) let in before the first slice event they precede. An end always
+    sorts after its own begin (a later time, or the same time and a higher rank), so ends
+    wait on a heap of the open slices until the next begin passes them: a slice is held
+    from its begin to its end, no longer; the heap holds each end as the event it yields.
+    Slice and counter ranks differ (TRACE_CONTRACT §1), so a slice event and a packet never
+    tie and a plain tuple comparison orders them (a tie would put the slice first, as a
+    stable merge does). One generator for the three streams, by hand: heapq.merge with a
+    key cost a Python call per event, and each generator layer a resume per event."""
+    following = iter(()) if counters is None else counters
+    counter: tuple[Any, ...] = next(following, _NEVER)
     open_ends: list[_Event] = []
     push, pop = heapq.heappush, heapq.heappop
     for ts, rank, order, slice_ in begins:
         begin = (ts, rank, order, slice_, _BEGIN)
         while open_ends and open_ends[0] < begin:
-            yield pop(open_ends)
+            end = pop(open_ends)
+            while counter < end:
+                yield counter
+                counter = next(following, _NEVER)
+            yield end
+        while counter < begin:
+            yield counter
+            counter = next(following, _NEVER)
         yield begin
         if rank != R_INSTANT:
             push(open_ends, (slice_.end, end_rank(slice_), order, slice_, _END))
     while open_ends:
-        yield pop(open_ends)
+        end = pop(open_ends)
+        while counter < end:
+            yield counter
+            counter = next(following, _NEVER)
+        yield end
+    if counter is not _NEVER:
+        yield counter
+        yield from following
 
 
 def _counter_packets(
