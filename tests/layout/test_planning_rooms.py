@@ -8,8 +8,8 @@ import random
 from array import array
 
 from agent_profiler.layout.counters import session_counters
-from agent_profiler.layout.planning import Links
-from agent_profiler.layout.types import merged_begins
+from agent_profiler.layout.planning import Links, first_fit
+from agent_profiler.layout.types import merged_begins, stable_id64, stable_ids64
 from agent_profiler.model import (
     AnchorKind,
     Basis,
@@ -115,3 +115,52 @@ def test_merged_begins_is_heapq_merge_of_the_same_streams() -> None:
         got = list(merged_begins([iter(stream) for stream in streams]))  # type: ignore[misc]
         assert len(got) == len(expected)
         assert all(a is b for a, b in zip(got, expected, strict=True))
+
+
+def _first_fit_by_scan(
+    starts: list[int], ends: list[int], instants: list[int]
+) -> tuple[list[int], dict[int, tuple[int, int, int]], int]:
+    """First fit the plain way: each slice, in (start, -end, position) order, on the
+    lowest lane free at its start (a scan of every lane a slice took). An instant is on
+    the first lane, which it makes exist (and which no slice takes unless one made it)."""
+    count = 0
+    busy_until: dict[int, int] = {}  # lane → busy until, for lanes a slice took
+    lane_of = [0] * len(starts)
+    firsts: dict[int, tuple[int, int, int]] = {}
+    order = sorted(zip(starts, [-e for e in ends], range(len(starts)), strict=True))
+    for start, minus_end, i in order:
+        if instants[i]:
+            count, lane = max(count, 1), 0
+        else:
+            free = [lane for lane in sorted(busy_until) if busy_until[lane] <= start]
+            lane = free[0] if free else count
+            count = max(count, lane + 1)
+            busy_until[lane] = max(-minus_end, start + 1)
+        lane_of[i] = lane
+        firsts.setdefault(lane, (start, minus_end, i))
+    return lane_of, firsts, count
+
+
+def test_first_fit_is_first_fit_by_a_scan_of_the_lanes() -> None:
+    # Tracks whose slices follow one another (one lane), overlap a little or a lot, touch
+    # (end == next start), have zero length or are instants, at random.
+    rng = random.Random(11)
+    for _ in range(400):
+        n = rng.randint(0, 30)
+        spread = rng.choice((3, 20, 200))
+        starts = [rng.randint(0, spread) for _ in range(n)]
+        ends = [s + rng.choice((0, 0, 1, 2, 5, 40)) for s in starts]
+        instants = [int(rng.random() < 0.15) for _ in range(n)]
+        lanes, firsts, count = first_fit(starts, ends, list(range(n)), instants)
+        assert (list(lanes), firsts, count) == _first_fit_by_scan(starts, ends, instants)
+
+
+def test_stable_ids_of_a_prefix_are_stable_id64_of_the_whole_key() -> None:
+    # ASCII, other scripts and emoji (UTF-8 of several bytes), empty parts, and keys
+    # longer than BLAKE2b's 128-byte block, on either side.
+    prefixes = ["", "s:flow:tool:", "sesión-ü:flow:prompt:", "k" * 200 + ":flow:"]
+    suffixes = ["", "0", "17", "toolu_01ABC", "呼び出し", "🙂" * 40, "x" * 300]
+    for prefix in prefixes:
+        of = stable_ids64(prefix)
+        for suffix in suffixes:
+            assert of(suffix) == stable_id64(prefix + suffix)

@@ -18,7 +18,7 @@ from agent_profiler import estimate
 from agent_profiler.annotations import ContentMode, TraceFacts
 from agent_profiler.layout.counters import AdditionInstant, largest_additions, session_counters
 from agent_profiler.layout.planning import Links, PlannedCounter, linked
-from agent_profiler.layout.types import stable_id64
+from agent_profiler.layout.types import stable_id64, stable_ids64
 from agent_profiler.model import (
     AnchorKind,
     ContextSnapshot,
@@ -181,7 +181,7 @@ def session_data(
         # Keyed by position: two prompts may share an id in a damaged journal, and a flow
         # id must sit on exactly two events.
         input_flows=array(
-            "Q", (stable_id64(f"{key}:flow:input:{i}") for i in range(len(session.prompts)))
+            "Q", map(stable_ids64(f"{key}:flow:input:"), map(str, range(len(session.prompts))))
         ),
         response_flows=_linked_flows(key, "prompt", prompt_links, (r.id for r in responses)),
         call_flows_in=_linked_flows(key, "tool", call_links, (c.call_id for c in calls)),
@@ -197,10 +197,11 @@ def session_data(
 
 def _linked_flows(key: str, kind: str, links: Links, ids: Iterable[str]) -> array[int]:
     """The flow id into each target of `links` that has a source (0: none)."""
+    flow = stable_ids64(f"{key}:flow:{kind}:")
     return array(
         "Q",
         (
-            stable_id64(f"{key}:flow:{kind}:{target_id}") if source >= 0 else 0
+            flow(target_id) if source >= 0 else 0
             for source, target_id in zip(links.source_of, ids, strict=True)
         ),
     )

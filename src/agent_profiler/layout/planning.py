@@ -62,7 +62,7 @@ def first_fit(
     count = 0
     busy: list[tuple[int, int]] = []
     free: list[int] = []
-    push, pop = heapq.heappush, heapq.heappop
+    push, pop, replace = heapq.heappush, heapq.heappop, heapq.heapreplace
     lane_of = array("I", bytes(4 * len(starts)))
     firsts: dict[int, tuple[int, int, int]] = {}
     # (start, -end), then layout order: positions rise with i.
@@ -73,6 +73,22 @@ def first_fit(
             count = max(count, 1)
             lane = 0
         else:
+            # A zero-length slice keeps its lane busy until ts + 1 (contract §1).
+            until = end if end > start else start + 1
+            if (
+                not free
+                and busy
+                and busy[0][0] <= start
+                and (len(busy) < 2 or busy[1][0] > start)
+                and (len(busy) < 3 or busy[2][0] > start)
+            ):
+                # Exactly one lane frees up (the heap's least; both its children are
+                # still busy) and none was free: it is the lane to take, in one heap
+                # operation instead of four (a track whose slices follow one another).
+                lane = busy[0][1]
+                replace(busy, (until, lane))
+                lane_of[i] = lane
+                continue  # not a lane's first slice: the lane was taken before
             while busy and busy[0][0] <= start:
                 push(free, pop(busy)[1])
             if free:
@@ -80,8 +96,7 @@ def first_fit(
             else:
                 lane = count
                 count += 1
-            # A zero-length slice keeps its lane busy until ts + 1 (contract §1).
-            push(busy, (end if end > start else start + 1, lane))
+            push(busy, (until, lane))
         lane_of[i] = lane
         if lane not in firsts:
             firsts[lane] = (start, -end, positions[i])

@@ -29,6 +29,22 @@ def stable_id64(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little") or 1
 
 
+def stable_ids64(prefix: str) -> Callable[[str], int]:
+    """`suffix → stable_id64(prefix + suffix)`, the prefix hashed once: each id is a copy
+    of that hasher fed its suffix (BLAKE2b is a stream, UTF-8 a concatenation), half the
+    cost of a stable_id64 call (measured), for the thousands of flows of a long session."""
+    start = hashlib.blake2b(digest_size=8)
+    start.update(prefix.encode())
+    from_bytes = int.from_bytes
+
+    def of(suffix: str) -> int:
+        hasher = start.copy()
+        hasher.update(suffix.encode())
+        return from_bytes(hasher.digest(), "little") or 1
+
+    return of
+
+
 # --------------------------------------------------------------------------- public layout
 
 
