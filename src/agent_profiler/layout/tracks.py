@@ -157,8 +157,7 @@ def _failed_args(data: SessionData, index: int, request: Response) -> dict[str, 
 # ----------------------------------------------------------------------- tools
 
 
-def _tool_name(call: ToolCall) -> str:
-    return call.name
+_tool_name = attrgetter("name")  # as the spans: a C call per slice, no Python frame
 
 
 def _tool_args(data: SessionData, index: int, call: ToolCall) -> Any:
@@ -175,8 +174,7 @@ def _tool_flows(data: SessionData, index: int, call: ToolCall) -> Flows:
 # -------------------------------------------------------- compactions and /context
 
 
-def _compaction_name(compaction: Compaction) -> str:
-    return compaction.kind
+_compaction_name = attrgetter("kind")
 
 
 def _compaction_args(data: SessionData, index: int, compaction: Compaction) -> Any:
@@ -216,8 +214,7 @@ def _native_args(data: SessionData, index: int, native: tuple[int, ContextSnapsh
 _addition_span = attrgetter("time", "time")
 
 
-def _addition_name(addition: AdditionInstant) -> str:
-    return addition.name
+_addition_name = attrgetter("name")
 
 
 def _addition_args(data: SessionData, index: int, addition: AdditionInstant) -> dict[str, Any]:
