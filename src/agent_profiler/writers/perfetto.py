@@ -25,7 +25,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import IO, Any
 
 from agent_profiler.layout import (
+    R_CAPTURE_BEGIN,
+    R_CAPTURE_END,
     R_INSTANT,
+    R_SLICE_END,
+    R_ZERO_END,
     ContentMode,
     CounterSeries,
     LaidSlice,
@@ -33,7 +37,6 @@ from agent_profiler.layout import (
     TraceFacts,
     TraceHeader,
     build_layout,
-    end_rank,
     iter_layout,
     ordered_sessions,
     trace_root,
@@ -111,7 +114,15 @@ def _slice_sweep(
             counter = next(following, _NEVER)
         yield begin
         if rank != R_INSTANT:
-            push(open_ends, (slice_.end, end_rank(slice_), order, slice_, _END))
+            finish = slice_.end
+            # end_rank(slice_), told by its begin rank (a capture begins at R_CAPTURE_BEGIN,
+            # and ts is its start) without a call per slice; the layout's tests hold the
+            # swept ends to SessionLayout.slice_events, which asks end_rank.
+            if rank == R_CAPTURE_BEGIN:
+                closing = R_CAPTURE_END
+            else:
+                closing = R_ZERO_END if finish == ts else R_SLICE_END
+            push(open_ends, (finish, closing, order, slice_, _END))
     while open_ends:
         end = pop(open_ends)
         while counter < end:
