@@ -443,8 +443,10 @@ class _Replayer:
                     and item_id not in self.native_ids
                     and item.category not in op.keep
                 ]
-                for item_id in leaving:
-                    self._put(item_id, None)
+                for item_id in leaving:  # `_put(item_id, None)`, inline: hundreds at once
+                    old = items.pop(item_id)
+                    pending.setdefault(item_id, old)
+                    totals[old.category] -= old.tokens
                 # What the first request left unexplained may include conversation from
                 # before the journal starts (a resumed session); a compaction drops that,
                 # so the head is measured again at the next reported request.
@@ -501,33 +503,49 @@ class _Replayer:
             self.last_model = obs.model
         found = self._baseline_changes() if baseline else self._diff_changes()
         self.pending.clear()
-        # Largest |delta| first, then by id; only the kept ones are made into changes (a
-        # compaction removes hundreds of items, and most of them are only counted).
+        # Largest |delta| first, then by id: entries start with (-|delta|, id), ids unique, so
+        # no items are compared; only the kept ones become changes (most are only counted).
         if len(found) > 1:
-            found.sort(key=_largest_first)
-        kept = tuple([_change(*entry) for entry in found[:MAX_CHANGES]])
+            found.sort()
+        kept = tuple(
+            [
+                ContextChange(
+                    item_id,
+                    item.category,
+                    kind,
+                    tokens,
+                    delta,
+                    item.chars or None,
+                    item.label,
+                    item.source_id,
+                    item.source_kind,
+                    item.method,
+                )
+                for _, item_id, item, kind, tokens, delta in found[:MAX_CHANGES]
+            ]
+        )
         if obs.native_categories is not None:
             categories = self._shared(obs.native_categories)
         else:
             categories = self._shared(self.totals.items())
         self.snapshots.append(
-            ContextSnapshot(
-                time_ns=obs.time_ns,
-                anchor=obs.anchor,
-                anchor_id=obs.anchor_id,
-                stage=obs.stage,
-                basis=obs.basis or self.basis,
-                coverage=obs.coverage or self.coverage,
-                item_stage=obs.item_stage,
-                baseline=baseline,
-                categories=categories,
-                changes=kept,
-                omitted_changes=len(found) - len(kept),
-                reported_tokens=obs.reported_tokens,
-                window_tokens=obs.window_tokens,
-                effective_window_tokens=obs.effective_window_tokens,
-                compact_threshold_tokens=obs.compact_threshold_tokens,
-                model=obs.model,
+            ContextSnapshot(  # by position, in the model's field order: once per request
+                obs.time_ns,  # time_ns
+                obs.anchor,  # anchor
+                obs.anchor_id,  # anchor_id
+                obs.stage,  # stage
+                obs.basis or self.basis,  # basis
+                obs.coverage or self.coverage,  # coverage
+                baseline,  # baseline
+                categories,  # categories
+                kept,  # changes
+                len(found) - len(kept),  # omitted_changes
+                obs.reported_tokens,  # reported_tokens
+                obs.window_tokens,  # window_tokens
+                obs.effective_window_tokens,  # effective_window_tokens
+                obs.compact_threshold_tokens,  # compact_threshold_tokens
+                obs.model,  # model
+                obs.item_stage,  # item_stage
             )
         )
 
@@ -550,7 +568,7 @@ class _Replayer:
 
     def _baseline_changes(self) -> list[_Found]:
         return [
-            (item_id, item, ChangeKind.BASELINE, item.tokens, item.tokens)
+            (-abs(item.tokens), item_id, item, ChangeKind.BASELINE, item.tokens, item.tokens)
             for item_id, item in self.items.items()
         ]
 
@@ -561,38 +579,21 @@ class _Replayer:
             new = items.get(item_id)
             if old is None:
                 if new is not None and new.tokens:
-                    changes.append((item_id, new, ChangeKind.ADDED, new.tokens, new.tokens))
+                    tokens = new.tokens
+                    changes.append((-abs(tokens), item_id, new, ChangeKind.ADDED, tokens, tokens))
             elif new is None:
                 if old.tokens:
-                    changes.append((item_id, old, ChangeKind.REMOVED, 0, -old.tokens))
+                    changes.append(
+                        (-abs(old.tokens), item_id, old, ChangeKind.REMOVED, 0, -old.tokens)
+                    )
             elif (old.tokens or new.tokens) and (
                 old.tokens != new.tokens or old.category != new.category
             ):
                 delta = new.tokens - old.tokens
-                changes.append((item_id, new, ChangeKind.REPLACED, new.tokens, delta))
+                changes.append((-abs(delta), item_id, new, ChangeKind.REPLACED, new.tokens, delta))
         return changes
 
 
-# A change found between two snapshots, before it is kept: (id, the item, kind, tokens, delta).
-_Found = tuple[str, Item, ChangeKind, Tokens, int]
-
-
-def _largest_first(found: _Found) -> tuple[int, str]:
-    return (-abs(found[4]), found[0])
-
-
-def _change(
-    item_id: str, item: Item, kind: ChangeKind, tokens: Tokens, delta: int
-) -> ContextChange:
-    return ContextChange(
-        item_id,
-        item.category,
-        kind,
-        tokens,
-        delta,
-        item.chars or None,
-        item.label,
-        item.source_id,
-        item.source_kind,
-        item.method,
-    )
+# A change found between two snapshots, before it is kept: -|delta| and the id (its order,
+# largest first), the item, kind, tokens, delta.
+_Found = tuple[int, str, Item, ChangeKind, Tokens, int]

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import itertools
 import re
 from collections.abc import Iterator
+from operator import attrgetter, itemgetter
 
 from agent_profiler.model import (
     AnchorKind,
@@ -21,6 +23,17 @@ from agent_profiler.model import (
     ToolCall,
     frozen,
 )
+
+# Sort keys as attrgetters: one C call per item instead of a Python frame (long sessions
+# sort thousands of responses and snapshots several times over).
+_SNAPSHOT_TIME = attrgetter("time_ns")
+_START = attrgetter("start_ns")
+_END = attrgetter("end_ns")
+_RESPONSE_ORDER = attrgetter("start_ns", "end_ns", "id")
+_CALL_ORDER = attrgetter("start_ns", "call_id")
+_START_AND_SIZE = attrgetter("start_ns", "end_ns", "id", "usage.prompt_tokens")
+_FIRST = itemgetter(0)
+_START_AND_PROMPT = attrgetter("start_ns", "usage.prompt_tokens")  # a Context size sample
 
 
 def basename(path: str) -> str:
@@ -61,7 +74,7 @@ def launching_call(session: Session, parent: Session | None) -> ToolCall | None:
     if parent is None:
         return None
     found = None
-    for call in sorted(parent.tool_calls, key=lambda c: (c.start_ns, c.call_id)):
+    for call in sorted(parent.tool_calls, key=_CALL_ORDER):
         if call.child_session == session.session_id or (
             session.parent_call_id is not None and call.call_id == session.parent_call_id
         ):
@@ -129,7 +142,7 @@ def category_label(category: Category, head: bool) -> str:
 def snapshots_in_time_order(session: Session) -> list[ContextSnapshot]:
     """The session's snapshots by time (stable: equal times keep the model's order), as the
     counters, the report's chart and its tables walk them."""
-    return sorted(session.snapshots, key=lambda x: x.time_ns)
+    return sorted(session.snapshots, key=_SNAPSHOT_TIME)
 
 
 def session_span(session: Session) -> tuple[int, int]:
@@ -137,13 +150,15 @@ def session_span(session: Session) -> tuple[int, int]:
     tool call, prompt, compaction and snapshot (the capture spans this, so every counter's
     closing zero comes after its last sample)."""
     start, end = session.start_ns, session.end_ns
+    # min and max over C iterators: a Python step per item was most of planning a session.
     for items in (session.responses, session.tool_calls, session.prompts, session.compactions):
-        for item in items:
-            start = min(start, item.start_ns)
-            end = max(end, item.end_ns)
-    for snapshot in session.snapshots:
-        start = min(start, snapshot.time_ns)
-        end = max(end, snapshot.time_ns)
+        if items:
+            start = min(start, min(map(_START, items)))
+            end = max(end, max(map(_END, items)))
+    if session.snapshots:
+        times = list(map(_SNAPSHOT_TIME, session.snapshots))
+        start = min(start, min(times))
+        end = max(end, max(times))
     return start, end
 
 
@@ -175,8 +190,10 @@ def compactions_after(session: Session) -> list[AfterCompaction | None]:
     own figure where it records one, else the reported size of the first request that
     started at or after the compaction's end (None: neither). A figure equal to that
     request's size is said to be the request's (an adapter may have copied it there)."""
-    starts = sorted((r.start_ns, r.end_ns, r.id, r.usage.prompt_tokens) for r in session.responses)
-    times = [start for start, *_ in starts]
+    if not session.compactions:  # most sessions: no need to sort the responses
+        return []
+    starts = sorted(map(_START_AND_SIZE, session.responses))
+    times = list(map(_FIRST, starts))
     found: list[AfterCompaction | None] = []
     for compaction in session.compactions:
         index = bisect.bisect_left(times, compaction.end_ns)
@@ -197,7 +214,7 @@ def iter_context_size(session: Session) -> Iterator[tuple[int, int]]:
     """context_size_series made as it is read (the trace's counter is swept, not held):
     the responses' samples, in start order already, merged with the compactions' sorted
     ones. heapq.merge is stable, so this is the stable sort of the two lists joined."""
-    responses = sorted(session.responses, key=lambda r: (r.start_ns, r.end_ns, r.id))
+    responses = sorted(session.responses, key=_RESPONSE_ORDER)
     compactions: list[tuple[int, int]] = []
     for compaction, after in zip(session.compactions, compactions_after(session), strict=True):
         if compaction.pre_tokens is not None:
@@ -209,8 +226,7 @@ def iter_context_size(session: Session) -> Iterator[tuple[int, int]]:
         ):
             compactions.append((compaction.end_ns, after.tokens))
     compactions.sort(key=_time)
-    made = ((response.start_ns, response.usage.prompt_tokens) for response in responses)
-    return heapq.merge(made, compactions, key=_time)
+    return heapq.merge(map(_START_AND_PROMPT, responses), compactions, key=_time)
 
 
 def _time(sample: tuple[int, int]) -> int:
@@ -222,7 +238,7 @@ def model_runs(session: Session) -> list[tuple[int, str]]:
     first model first. The trace's run-configuration slices are these runs; the report's
     model changes are every run but the first."""
     runs: list[tuple[int, str]] = []
-    for response in sorted(session.responses, key=lambda r: r.start_ns):
+    for response in sorted(session.responses, key=_START):
         if response.model and (not runs or runs[-1][1] != response.model):
             runs.append((response.start_ns, response.model))
     return runs
@@ -236,7 +252,7 @@ def model_requests(session: Session) -> list[tuple[str, int, int | None]]:
     windows = request_windows(session)
     served: dict[str, list[int]] = {}
     window_of: dict[str, int | None] = {}
-    for response in sorted(session.responses, key=lambda r: r.start_ns):
+    for response in sorted(session.responses, key=_START):
         if not response.model:
             continue
         served.setdefault(response.model, []).append(1)
@@ -261,10 +277,7 @@ def request_windows(session: Session) -> dict[str, int]:
 def tools_by_call_id(session: Session) -> dict[str, ToolCall]:
     """call id → its tool call. Calls are taken in (start, call id) order, so when a damaged
     journal repeats a call id the latest call wins, as it does for the trace's tool slices."""
-    return {
-        call.call_id: call
-        for call in sorted(session.tool_calls, key=lambda c: (c.start_ns, c.call_id))
-    }
+    return {call.call_id: call for call in sorted(session.tool_calls, key=_CALL_ORDER)}
 
 
 @frozen
@@ -299,14 +312,20 @@ def largest_tool_additions(session: Session, limit: int) -> list[Addition]:
     Largest additions instants), without making an Addition of every change: a long
     session has one per result it read."""
     tools = tools_by_call_id(session)
+    # Ranked by (largest_additions' order, place in the walk) as plain tuples, and an
+    # Addition made only of the `limit` kept: a key function per change was most of it.
+    seen = itertools.count()
     caused = (
-        Addition(change, snapshot, tools[change.source_id])
+        (-change.delta_tokens, snapshot.time_ns, change.id, next(seen), change, snapshot)
         for snapshot in session.snapshots
         if not snapshot.baseline
         for change in snapshot.changes
         if change.delta_tokens > 0 and change.source_id in tools
     )
-    return heapq.nsmallest(limit, caused, key=_addition_order)  # = sorted(…)[:limit]
+    return [  # = sorted(…)[:limit], stable: `seen` breaks every tie
+        Addition(change, snapshot, tools[change.source_id])
+        for *_, change, snapshot in heapq.nsmallest(limit, caused)
+    ]
 
 
 def _addition_order(addition: Addition) -> tuple[int, int, str]:

@@ -11,7 +11,15 @@ from agent_profiler.attribution import (
     Observation,
 )
 from agent_profiler.estimate import chars4
-from agent_profiler.model import AnchorKind, Basis, Category, ChangeKind, SourceKind, Stage
+from agent_profiler.model import (
+    AnchorKind,
+    Basis,
+    Category,
+    ChangeKind,
+    Coverage,
+    SourceKind,
+    Stage,
+)
 
 
 def _obs(time: int, reported: int | None = None, model: str | None = "m1") -> Observation:
@@ -196,3 +204,77 @@ def test_an_observation_is_never_changed_after_it_is_logged() -> None:
         made.dropped = True  # type: ignore[misc]
     (snapshot,) = log.replay()
     assert (snapshot.reported_tokens, snapshot.window_tokens) == (100, 1000)
+
+
+def test_a_snapshot_carries_each_fact_of_its_observation_under_its_own_name() -> None:
+    # The replay makes a snapshot by position (once per request): every fact set apart,
+    # so a field given in the wrong place shows here.
+
+    log = ContextLog()
+    log.add("p1", Category.PROMPTS, "x" * 40)
+    log.observe(
+        Observation(
+            11,
+            AnchorKind.COMPACTION,
+            "c1",
+            Stage.POST_COMPACTION,
+            model="m9",
+            reported_tokens=12_000,
+            window_tokens=13_000,
+            effective_window_tokens=14_000,
+            compact_threshold_tokens=15_000,
+            basis=Basis.CALIBRATED,
+            coverage=Coverage.COMPLETE,
+            item_stage="items-stage",
+        )
+    )
+    (snapshot,) = log.replay(infer_head=False)
+    assert (snapshot.time_ns, snapshot.anchor, snapshot.anchor_id, snapshot.stage) == (
+        11,
+        AnchorKind.COMPACTION,
+        "c1",
+        Stage.POST_COMPACTION,
+    )
+    assert (snapshot.basis, snapshot.coverage, snapshot.item_stage) == (
+        Basis.CALIBRATED,
+        Coverage.COMPLETE,
+        "items-stage",
+    )
+    assert (
+        snapshot.reported_tokens,
+        snapshot.window_tokens,
+        snapshot.effective_window_tokens,
+        snapshot.compact_threshold_tokens,
+        snapshot.model,
+    ) == (12_000, 13_000, 14_000, 15_000, "m9")
+    assert snapshot.baseline is True and snapshot.omitted_changes == 0
+    assert snapshot.categories == ((Category.PROMPTS, 10),)
+    (change,) = snapshot.changes
+    assert (change.id, change.change, change.tokens, change.delta_tokens, change.chars) == (
+        "p1",
+        ChangeKind.BASELINE,
+        10,
+        10,
+        40,
+    )
+
+
+def test_changes_of_equal_size_are_ordered_by_id_whatever_their_kind() -> None:
+    # Largest |delta| first, ties by id: an addition and a removal of the same size sort
+    # by their ids alone, and a replacement by its |delta|.
+    log = ContextLog()
+    log.add("b-old", Category.RESULTS, "x" * 40)  # 10 tokens
+    log.add("z-grows", Category.RESULTS, "x" * 4)  # 1 token
+    log.observe(_obs(1))
+    log.remove("b-old")  # -10
+    log.add("a-new", Category.RESULTS, "y" * 40)  # +10
+    log.add("z-grows", Category.RESULTS, "x" * 48)  # 1 -> 12: +11
+    log.add("c-small", Category.RESULTS, "y" * 8)  # +2
+    log.observe(_obs(2))
+    _, later = log.replay(infer_head=False)
+    assert [(c.id, c.change, c.delta_tokens) for c in later.changes] == [
+        ("z-grows", ChangeKind.REPLACED, 11),
+        ("a-new", ChangeKind.ADDED, 10),
+        ("b-old", ChangeKind.REMOVED, -10),
+        ("c-small", ChangeKind.ADDED, 2),
+    ]

@@ -8,8 +8,9 @@ closing zero included (`series`)."""
 from __future__ import annotations
 
 import itertools
+import operator
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import Any
 
@@ -46,30 +47,36 @@ def session_counters(
     """The session's counters in the order they are declared (the request counters, then
     each context category as it first appears), and the time of their last sample (the
     session's start when there is none): the session ends after it."""
+    # The Context size series is read for three things (its own counter, Context fill and
+    # the last sample's time): worked out once, kept as two arrays (16 bytes a request).
+    sizes = list(iter_context_size(session))
+    times = array("q", map(_FIRST, sizes))
+    tokens = array("q", map(_SECOND, sizes))
+    del sizes
     counters = [
         PlannedCounter(
-            "Context size", partial(_size, session, start), share=True, keep_repeats=True
+            "Context size", partial(_opened, start, times, tokens), share=True, keep_repeats=True
         )
     ]
-    if session.window_tokens:
+    window = session.window_tokens
+    if window:
         # Its own y axis (no share key): on a 1M-token window a 40k-token context drawn on
         # the window's scale is one pixel tall (issue 29).
         counters.append(
-            PlannedCounter("Context window", partial(_window, session, start, responses))
+            PlannedCounter("Context window", partial(_window, start, window, responses))
         )
-        counters.append(PlannedCounter("Context fill", partial(_fill, session, start)))
+        fill = array("q", [-(-size * 100 // window) for size in tokens])  # rounded up
+        counters.append(PlannedCounter("Context fill", partial(_opened, start, times, fill)))
     # Cumulative usage at each response end, in end order (so it never goes down),
     # compaction requests included: they consume tokens without being a turn.
     finished = sorted(
         [*session.responses, *(c.request for c in session.compactions if c.request is not None)],
-        key=lambda r: (r.end_ns, r.start_ns, r.id),
+        key=_FINISHED_ORDER,
     )
-    counters.append(PlannedCounter("Input tokens", partial(_usage, start, finished, False)))
-    counters.append(PlannedCounter("Output tokens", partial(_usage, start, finished, True)))
-    last = start  # each opens with a 0 there
-    for ts, _ in iter_context_size(session):
-        last = max(last, ts)
-    if session.window_tokens and responses:
+    counters.append(PlannedCounter("Input tokens", partial(_usage, start, finished, _INPUT)))
+    counters.append(PlannedCounter("Output tokens", partial(_usage, start, finished, _OUTPUT)))
+    last = max(start, max(times, default=start))  # each opens with a 0 at the start
+    if window and responses:
         last = max(last, responses[-1].start_ns)
     if finished:
         last = max(last, finished[-1].end_ns)
@@ -79,33 +86,40 @@ def session_counters(
     return counters, last
 
 
-def _size(session: Session, start: int) -> Iterator[Sample]:
-    yield start, R_COUNTER_OPEN, 0
-    for ts, tokens in iter_context_size(session):
-        yield ts, R_COUNTER, tokens
+# The request counters' samples are made by C iterators (zip, map, accumulate over the
+# model or the arrays above), not by a generator of their own: a sample each per request.
+_FIRST, _SECOND = operator.itemgetter(0), operator.itemgetter(1)
+_FINISHED_ORDER = operator.attrgetter("end_ns", "start_ns", "id")
+_START_NS, _END_NS = operator.attrgetter("start_ns"), operator.attrgetter("end_ns")
+_INPUT = operator.attrgetter("usage.input_tokens")
+_OUTPUT = operator.attrgetter("usage.output_tokens")
 
 
-def _fill(session: Session, start: int) -> Iterator[Sample]:
-    yield start, R_COUNTER_OPEN, 0
-    window = session.window_tokens or 1
-    for ts, tokens in iter_context_size(session):
-        yield ts, R_COUNTER, -(-tokens * 100 // window)  # rounded up
+def _opened(start: int, times: array[int], values: array[int]) -> Iterator[Sample]:
+    """A 0 at the start, then each (time, value) (Context size, Context fill)."""
+    return itertools.chain(((start, R_COUNTER_OPEN, 0),), kept_samples(times, values))
 
 
-def _window(session: Session, start: int, responses: Sequence[Response]) -> Iterator[Sample]:
+def _window(start: int, window: int, responses: Sequence[Response]) -> Iterator[Sample]:
     # Responses whose usage the journal left at zero are drawn too (usage unknown).
-    yield start, R_COUNTER_OPEN, 0
-    window = session.window_tokens or 0
-    for response in responses:
-        yield response.start_ns, R_COUNTER, window
+    return itertools.chain(
+        ((start, R_COUNTER_OPEN, 0),),
+        zip(map(_START_NS, responses), itertools.repeat(R_COUNTER), itertools.repeat(window)),
+    )
 
 
-def _usage(start: int, finished: Sequence[Response], output: bool) -> Iterator[Sample]:
-    yield start, R_COUNTER_OPEN, 0
-    total = 0
-    for response in finished:
-        total += response.usage.output_tokens if output else response.usage.input_tokens
-        yield response.end_ns, R_COUNTER, total
+def _usage(
+    start: int, finished: Sequence[Response], tokens: Callable[[Response], int]
+) -> Iterator[Sample]:
+    """The running total of `tokens` at each response's end."""
+    return itertools.chain(
+        ((start, R_COUNTER_OPEN, 0),),
+        zip(
+            map(_END_NS, finished),
+            itertools.repeat(R_COUNTER),
+            itertools.accumulate(map(tokens, finished)),
+        ),
+    )
 
 
 def _context_counters(
@@ -122,10 +136,21 @@ def _context_counters(
         "native counts where the journal has them)."
     )
     kept: dict[Category, tuple[array[int], array[int]]] = {}
+    last: dict[Category, int] = {}  # each category's last value kept
     latest: int | None = None
+    previous: object = None
     for snapshot in snapshots_in_time_order(session):
-        present = dict(snapshot.categories)
-        for category in present:
+        categories = snapshot.categories
+        if categories is previous:
+            # The replay hands on the previous snapshot's tuple when no total moved
+            # (attribution._shared): no value changes, only the time goes on.
+            if kept:
+                latest = snapshot.time_ns
+            continue
+        previous = categories
+        present = dict(categories)
+        time = snapshot.time_ns
+        for category, value in present.items():
             if category not in kept:
                 times, values = array("q"), array("q")
                 counters.append(
@@ -139,13 +164,20 @@ def _context_counters(
                     )
                 )
                 kept[category] = times, values
-        for category, (times, values) in kept.items():
-            value = present.get(category, 0)
-            if not values or values[-1] != value:
-                times.append(snapshot.time_ns)
-                values.append(value)
+            elif last[category] == value:
+                continue
+            times, values = kept[category]
+            times.append(time)
+            values.append(value)
+            last[category] = value
+        if len(present) < len(kept):  # categories gone since: a 0 (once)
+            for category, (times, values) in kept.items():
+                if category not in present and last[category] != 0:
+                    times.append(time)
+                    values.append(0)
+                    last[category] = 0
         if kept:
-            latest = snapshot.time_ns  # in time order: the latest so far
+            latest = time  # in time order: the latest so far
     return latest
 
 

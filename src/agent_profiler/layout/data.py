@@ -9,6 +9,7 @@ changes afterwards: the specs only read it."""
 from __future__ import annotations
 
 import itertools
+import operator
 from array import array
 from collections.abc import Iterable, Sequence
 
@@ -16,7 +17,7 @@ from agent_profiler import estimate
 from agent_profiler.annotations import ContentMode, TraceFacts
 from agent_profiler.layout.counters import AdditionInstant, largest_additions, session_counters
 from agent_profiler.layout.planning import Links, PlannedCounter, linked
-from agent_profiler.layout.types import stable_id64
+from agent_profiler.layout.types import stable_id64, stable_ids64
 from agent_profiler.model import (
     AnchorKind,
     ContextSnapshot,
@@ -31,6 +32,9 @@ from agent_profiler.views import AfterCompaction, compactions_after, model_runs,
 # tool slice's start). A parent's links to its children: (call id, child session).
 LinkIn = tuple[Session, str, int]
 LinkOut = tuple[str, Session]
+# Sort keys in C (no Python frame per response or call).
+_RESPONSE_ORDER = operator.attrgetter("start_ns", "end_ns", "id")
+_CALL_ORDER = operator.attrgetter("start_ns", "call_id")
 
 
 @frozen
@@ -104,7 +108,7 @@ def session_data(
     # Against its predecessor a snapshot's repeated optional `context` keys are left
     # out; none for a snapshot that shares its time with the one before (a reader could
     # not order the two). Stable: as views.snapshots_in_time_order.
-    in_time = sorted(range(len(snapshots)), key=lambda i: snapshots[i].time_ns)
+    in_time = sorted(range(len(snapshots)), key=[x.time_ns for x in snapshots].__getitem__)
     before = array("q", itertools.repeat(-1, len(snapshots)))
     for earlier, later in itertools.pairwise(in_time):
         if snapshots[earlier].time_ns < snapshots[later].time_ns:
@@ -112,9 +116,9 @@ def session_data(
     del in_time
     responses = sorted(
         [*session.responses, *session.unmetered_responses],
-        key=lambda r: (r.start_ns, r.end_ns, r.id),
+        key=_RESPONSE_ORDER,
     )
-    calls = sorted(session.tool_calls, key=lambda c: (c.start_ns, c.call_id))
+    calls = sorted(session.tool_calls, key=_CALL_ORDER)
     # A prompt id names its first prompt; a response id its last response, and a call id
     # its last tool call (the slice a later one replaced).
     first_prompt: dict[str, int] = {}
@@ -177,7 +181,7 @@ def session_data(
         # Keyed by position: two prompts may share an id in a damaged journal, and a flow
         # id must sit on exactly two events.
         input_flows=array(
-            "Q", (stable_id64(f"{key}:flow:input:{i}") for i in range(len(session.prompts)))
+            "Q", map(stable_ids64(f"{key}:flow:input:"), map(str, range(len(session.prompts))))
         ),
         response_flows=_linked_flows(key, "prompt", prompt_links, (r.id for r in responses)),
         call_flows_in=_linked_flows(key, "tool", call_links, (c.call_id for c in calls)),
@@ -193,10 +197,11 @@ def session_data(
 
 def _linked_flows(key: str, kind: str, links: Links, ids: Iterable[str]) -> array[int]:
     """The flow id into each target of `links` that has a source (0: none)."""
+    flow = stable_ids64(f"{key}:flow:{kind}:")
     return array(
         "Q",
         (
-            stable_id64(f"{key}:flow:{kind}:{target_id}") if source >= 0 else 0
+            flow(target_id) if source >= 0 else 0
             for source, target_id in zip(links.source_of, ids, strict=True)
         ),
     )

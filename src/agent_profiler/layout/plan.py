@@ -19,7 +19,6 @@ from agent_profiler.layout.data import LinkIn, LinkOut, SessionData, session_dat
 from agent_profiler.layout.planning import NO_LANES, PlannedCounter, TrackIds, first_fit
 from agent_profiler.layout.spec import ACTIVITY, METADATA, NO_FLOWS, SOURCES, Flows, Kind, Table
 from agent_profiler.layout.types import (
-    Args,
     Block,
     LaidSlice,
     Merge,
@@ -197,7 +196,9 @@ def _block(
         _Made(
             kind.spec.span,
             kind.spec.name,
+            not isinstance(kind.spec.name, str),
             kind.spec.args,
+            not isinstance(kind.spec.args, dict),
             kind.spec.flows,
             kind.spec.instant,
             _rank(kind),
@@ -354,13 +355,16 @@ def _counter_tracks(
 
 
 class _Made(NamedTuple):
-    """A kind of slice as a block makes it: its spec's parts, its track's name, its
+    """A kind of slice as a block makes it: its spec's parts (whether its name and args
+    are functions of the item, told once rather than per slice), its track's name, its
     category, its track's lanes (each slice's, in the track's order) and their uuids, and
     its track's slot among the block's."""
 
     span: Callable[[Any], tuple[int, int] | None]
-    name: str | Callable[[Any], str]
-    args: Args | Callable[[SessionData, int, Any], Args | Callable[[], Args]]
+    name: Any  # str, or (named) a function of the item
+    named: bool
+    args: Any  # Args, or (built) a function of (data, index, item)
+    built: bool
     flows: Callable[[SessionData, int, Any], Flows] | None
     instant: bool
     rank: int  # its begin rank (types.name_rank), -1: by its name, slice by slice
@@ -392,14 +396,28 @@ def _begins(
     order = offset
     if len(kinds) == 1:
         # One kind (most blocks): the same, without the inner loop.
-        span_of, name, args, flows_of, instant, rank, track, category, lanes, uuids, _ = kinds[0]
+        (
+            span_of,
+            name,
+            named,
+            args,
+            built,
+            flows_of,
+            instant,
+            rank,
+            track,
+            category,
+            lanes,
+            uuids,
+            _,
+        ) = kinds[0]
         at = taken[0]
         for index, item in enumerate(items):
             span = span_of(item)
             if span is None:
                 continue
             flows, outgoing = NO_FLOWS if flows_of is None else flows_of(data, index, item)
-            called = name if isinstance(name, str) else name(item)
+            called = name(item) if named else name
             order += 1
             yield (
                 span[0],
@@ -411,7 +429,7 @@ def _begins(
                     span[0],
                     span[1],
                     category,
-                    args if isinstance(args, dict) else args(data, index, item),
+                    args(data, index, item) if built else args,
                     flows,
                     outgoing,
                     instant,
@@ -422,15 +440,28 @@ def _begins(
         return
     index_of = list(taken)  # each track's next slice's index in it, by slot
     for index, item in enumerate(items):
-        for made in kinds:
-            span_of, name, args, flows_of, instant, rank, track, category, lanes, uuids, slot = made
+        for (
+            span_of,
+            name,
+            named,
+            args,
+            built,
+            flows_of,
+            instant,
+            rank,
+            track,
+            category,
+            lanes,
+            uuids,
+            slot,
+        ) in kinds:
             span = span_of(item)
             if span is None:
                 continue
             at = index_of[slot]
             index_of[slot] = at + 1
             flows, outgoing = NO_FLOWS if flows_of is None else flows_of(data, index, item)
-            called = name if isinstance(name, str) else name(item)
+            called = name(item) if named else name
             order += 1
             yield (
                 span[0],
@@ -442,7 +473,7 @@ def _begins(
                     span[0],
                     span[1],
                     category,
-                    args if isinstance(args, dict) else args(data, index, item),
+                    args(data, index, item) if built else args,
                     flows,
                     outgoing,
                     instant,

@@ -45,28 +45,6 @@ class TrackIds:
 # ---------------------------------------------------------------------- lanes
 
 
-class _Lanes:
-    """First-fit lanes of one logical track: a slice goes on the lowest-numbered lane
-    that is free at its start. Heaps keep this O(log n) per slice; a scan of every lane
-    was quadratic when thousands of requests overlap."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.busy: list[tuple[int, int]] = []  # (busy until, lane)
-        self.free: list[int] = []
-
-    def take(self, start: int, busy_until: int) -> int:
-        while self.busy and self.busy[0][0] <= start:
-            heapq.heappush(self.free, heapq.heappop(self.busy)[1])
-        if self.free:
-            lane = heapq.heappop(self.free)
-        else:
-            lane = self.count
-            self.count += 1
-        heapq.heappush(self.busy, (busy_until, lane))
-        return lane
-
-
 NO_LANES: array[int] = array("I")
 
 
@@ -76,8 +54,14 @@ def first_fit(
     """First-fit lanes of one logical track's slices (given in layout order: `positions`
     rise), taken in (start, -end, position) order: each slice's lane (in the given
     order), each lane's first (start, -end, position), and the number of lanes. Instants
-    never conflict: they all go on the first lane, which they make exist."""
-    lanes = _Lanes()
+    never conflict: they all go on the first lane, which they make exist. A slice goes on
+    the lowest-numbered lane free at its start; heaps of the busy lanes (busy until, lane)
+    and of the free ones keep this O(log n) per slice (a scan of every lane was quadratic
+    when thousands of requests overlap)."""
+    count = 0
+    busy: list[tuple[int, int]] = []
+    free: list[int] = []
+    push, pop, replace = heapq.heappush, heapq.heappop, heapq.heapreplace
     lane_of = array("I", bytes(4 * len(starts)))
     firsts: dict[int, tuple[int, int, int]] = {}
     # (start, -end), then layout order: positions rise with i.
@@ -85,15 +69,37 @@ def first_fit(
     for start, minus_end, i in ordered:
         end = -minus_end
         if instants[i]:
-            lanes.count = max(lanes.count, 1)
+            count = max(count, 1)
             lane = 0
         else:
             # A zero-length slice keeps its lane busy until ts + 1 (contract §1).
-            lane = lanes.take(start, end if end > start else start + 1)
+            until = end if end > start else start + 1
+            if (
+                not free
+                and busy
+                and busy[0][0] <= start
+                and (len(busy) < 2 or busy[1][0] > start)
+                and (len(busy) < 3 or busy[2][0] > start)
+            ):
+                # Exactly one lane frees up (the heap's least; both its children are
+                # still busy) and none was free: it is the lane to take, in one heap
+                # operation instead of four (a track whose slices follow one another).
+                lane = busy[0][1]
+                replace(busy, (until, lane))
+                lane_of[i] = lane
+                continue  # not a lane's first slice: the lane was taken before
+            while busy and busy[0][0] <= start:
+                push(free, pop(busy)[1])
+            if free:
+                lane = pop(free)
+            else:
+                lane = count
+                count += 1
+            push(busy, (until, lane))
         lane_of[i] = lane
         if lane not in firsts:
             firsts[lane] = (start, -end, positions[i])
-    return lane_of, firsts, lanes.count
+    return lane_of, firsts, count
 
 
 def rising(times: Iterable[int]) -> bool:
@@ -135,8 +141,16 @@ class Links:
                 filled[source] += 1
         return cls(of, starts, targets)
 
-    def targets_of(self, source: int) -> array[int]:
-        return self.targets[self.starts[source] : self.starts[source + 1]]
+    def values_of(self, source: int, values: array[int]) -> tuple[int, ...]:
+        """`values` at each target of `source`, in order: a slice's flows to its targets,
+        read once per slice, so without a slice of the array (one target or none, as a
+        rule)."""
+        first, last = self.starts[source], self.starts[source + 1]
+        if last - first == 1:
+            return (values[self.targets[first]],)
+        if first == last:
+            return ()
+        return tuple([values[target] for target in self.targets[first:last]])
 
 
 def linked(

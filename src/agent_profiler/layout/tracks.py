@@ -119,8 +119,7 @@ def _prompt_args(data: SessionData, index: int, prompt: Prompt) -> dict[str, Any
 
 def _prompt_flows(data: SessionData, index: int, prompt: Prompt) -> Flows:
     """From its input; to each of its responses."""
-    flows = data.response_flows
-    out = tuple(flows[j] for j in data.prompt_links.targets_of(index))
+    out = data.prompt_links.values_of(index, data.response_flows)
     return (data.input_flows[index], *out), out
 
 
@@ -129,21 +128,20 @@ def _prompt_flows(data: SessionData, index: int, prompt: Prompt) -> Flows:
 
 def _response_args(data: SessionData, index: int, response: Response) -> Any:
     position = data.response_snapshot[index]
+    snapshot = previous = None  # data.snapshot and data.previous, inline (per response)
+    if position >= 0:
+        snapshots = data.session.snapshots
+        snapshot = snapshots[position]
+        before = data.before[position]
+        previous = snapshots[before] if before >= 0 else None
     return partial(
-        response_args,
-        data.session,
-        response,
-        data.snapshot(position),
-        data.previous(position),
-        index == 0,
-        data.call_ids,
+        response_args, data.session, response, snapshot, previous, index == 0, data.call_ids
     )
 
 
 def _response_flows(data: SessionData, index: int, response: Response) -> Flows:
     """From its prompt; to each of its tool calls."""
-    flows = data.call_flows_in
-    out = tuple(flows[k] for k in data.call_links.targets_of(index))
+    out = data.call_links.values_of(index, data.call_flows_in)
     arrival = data.response_flows[index]
     return ((arrival, *out) if arrival else out), out
 
@@ -159,8 +157,7 @@ def _failed_args(data: SessionData, index: int, request: Response) -> dict[str, 
 # ----------------------------------------------------------------------- tools
 
 
-def _tool_name(call: ToolCall) -> str:
-    return call.name
+_tool_name = attrgetter("name")  # as the spans: a C call per slice, no Python frame
 
 
 def _tool_args(data: SessionData, index: int, call: ToolCall) -> Any:
@@ -177,8 +174,7 @@ def _tool_flows(data: SessionData, index: int, call: ToolCall) -> Flows:
 # -------------------------------------------------------- compactions and /context
 
 
-def _compaction_name(compaction: Compaction) -> str:
-    return compaction.kind
+_compaction_name = attrgetter("kind")
 
 
 def _compaction_args(data: SessionData, index: int, compaction: Compaction) -> Any:
@@ -218,8 +214,7 @@ def _native_args(data: SessionData, index: int, native: tuple[int, ContextSnapsh
 _addition_span = attrgetter("time", "time")
 
 
-def _addition_name(addition: AdditionInstant) -> str:
-    return addition.name
+_addition_name = attrgetter("name")
 
 
 def _addition_args(data: SessionData, index: int, addition: AdditionInstant) -> dict[str, Any]:

@@ -29,6 +29,22 @@ def stable_id64(text: str) -> int:
     return int.from_bytes(blake2b(text.encode(), digest_size=8).digest(), "little") or 1
 
 
+def stable_ids64(prefix: str) -> Callable[[str], int]:
+    """`suffix → stable_id64(prefix + suffix)`, the prefix hashed once: each id is a copy
+    of that hasher fed its suffix (BLAKE2b is a stream, UTF-8 a concatenation), half the
+    cost of a stable_id64 call (measured), for the thousands of flows of a long session."""
+    start = hashlib.blake2b(digest_size=8)
+    start.update(prefix.encode())
+    from_bytes = int.from_bytes
+
+    def of(suffix: str) -> int:
+        hasher = start.copy()
+        hasher.update(suffix.encode())
+        return from_bytes(hasher.digest(), "little") or 1
+
+    return of
+
+
 # --------------------------------------------------------------------------- public layout
 
 
@@ -219,7 +235,7 @@ class SessionPlan:
             offset += block.count
         loose.sort()  # (start, rank, order) are unique: no two slices are compared
         streams.append(iter(loose))
-        return heapq.merge(*streams)
+        return merged_begins(streams)
 
     def laid_out(self) -> SessionLayout:
         """The plan with its slices made and kept."""
@@ -231,6 +247,35 @@ class SessionPlan:
             tuple(self.slices()),
             tuple(CounterSeries(c.track_uuid, c.name, tuple(c.samples)) for c in self.counters),
         )
+
+
+def merged_begins(
+    streams: list[Iterator[tuple[int, int, int, LaidSlice]]],
+) -> Iterator[tuple[int, int, int, LaidSlice]]:
+    """heapq.merge(*streams) of begins, by hand: the heap holds each stream's head as
+    [start, rank, order, begin, stream], updated in place, so ordering two heads compares
+    two ints (their starts, as a rule) where heapq.merge compared [begin, index, next]
+    lists of tuples, about twice the work, several times per begin. Orders are unique, so
+    no slice is ever compared, and the result is heapq.merge's whatever the streams."""
+    heads: list[list[Any]] = []
+    for stream in streams:
+        for begin in stream:
+            heads.append([begin[0], begin[1], begin[2], begin, stream])
+            break
+    heapq.heapify(heads)
+    replace = heapq.heapreplace
+    while len(heads) > 1:
+        head = heads[0]
+        yield head[3]
+        following = next(head[4], None)
+        if following is None:
+            heapq.heappop(heads)
+        else:
+            head[0], head[1], head[2], _ = head[3] = following
+            replace(heads, head)
+    if heads:
+        yield heads[0][3]
+        yield from heads[0][4]
 
 
 def begin_rank(slice_: LaidSlice) -> int:

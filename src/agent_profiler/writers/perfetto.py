@@ -20,11 +20,16 @@ last), so it lives here.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import IO
+import math
+from collections.abc import Iterable, Iterator, Sequence
+from typing import IO, Any
 
 from agent_profiler.layout import (
+    R_CAPTURE_BEGIN,
+    R_CAPTURE_END,
     R_INSTANT,
+    R_SLICE_END,
+    R_ZERO_END,
     ContentMode,
     CounterSeries,
     LaidSlice,
@@ -32,12 +37,10 @@ from agent_profiler.layout import (
     TraceFacts,
     TraceHeader,
     build_layout,
-    end_rank,
     iter_layout,
     ordered_sessions,
     trace_root,
 )
-from agent_profiler.layout.types import Sample
 from agent_profiler.model import Session
 from agent_profiler.views import session_span
 from agent_profiler.writers.chunks import PacketSink
@@ -72,44 +75,63 @@ _Event = tuple[int, int, int, LaidSlice | _Samples, int]
 def _session_events(plan: SessionPlan) -> Iterator[_Event]:
     """(timestamp, rank, order, what, part) of one session in (timestamp, rank, order)
     order: the plan's slice events with its counter packets let in before the first slice
-    event they precede. Slice and counter ranks differ (TRACE_CONTRACT §1), so the two
-    streams never tie (a tie would put the slice first, as a stable merge does). A merge
-    by hand: heapq.merge with a key costs a Python call per event, and a Pi export's
-    sweep spent a third of its time in it."""
+    event they precede (`_slice_sweep`)."""
     counters = _counter_packets(plan.counters, plan.activity, plan.slice_count)
-    counter = next(counters, None)
-    for event in _slice_sweep(plan.begins()):
-        if counter is not None:
-            ts, rank = event[0], event[1]
-            while counter is not None and (
-                counter[0] < ts or (counter[0] == ts and counter[1] < rank)
-            ):
-                yield counter
-                counter = next(counters, None)
-        yield event
-    if counter is not None:
-        yield counter
-        yield from counters
+    return _slice_sweep(plan.begins(), counters)
 
 
-def _slice_sweep(begins: Iterable[tuple[int, int, int, LaidSlice]]) -> Iterator[_Event]:
+# After the last counter packet: compares greater than every event (an int timestamp).
+_NEVER: tuple[Any, ...] = (math.inf,)
+
+
+def _slice_sweep(
+    begins: Iterable[tuple[int, int, int, LaidSlice]], counters: Iterator[_Event] | None = None
+) -> Iterator[_Event]:
     """Every slice begin, instant and slice end, ordered by (ts, rank, order), from the
-    begins in that order (SessionPlan.begins, layout.begin_events). An end always sorts
-    after its own begin (a later time, or the same time and a higher rank), so ends wait
-    on a heap of the open slices until the next begin passes them: a slice is held from
-    its begin to its end, no longer."""
-    open_ends: list[tuple[int, int, int, LaidSlice]] = []
-    for begin in begins:
+    begins in that order (SessionPlan.begins, layout.begin_events), with `counters`' packets
+    (in that order too) let in before the first slice event they precede. An end always
+    sorts after its own begin (a later time, or the same time and a higher rank), so ends
+    wait on a heap of the open slices until the next begin passes them: a slice is held
+    from its begin to its end, no longer; the heap holds each end as the event it yields.
+    Slice and counter ranks differ (TRACE_CONTRACT §1), so a slice event and a packet never
+    tie and a plain tuple comparison orders them (a tie would put the slice first, as a
+    stable merge does). One generator for the three streams, by hand: heapq.merge with a
+    key cost a Python call per event, and each generator layer a resume per event."""
+    following = iter(()) if counters is None else counters
+    counter: tuple[Any, ...] = next(following, _NEVER)
+    open_ends: list[_Event] = []
+    push, pop = heapq.heappush, heapq.heappop
+    for ts, rank, order, slice_ in begins:
+        begin = (ts, rank, order, slice_, _BEGIN)
         while open_ends and open_ends[0] < begin:
-            ts, rank, order, ended = heapq.heappop(open_ends)
-            yield ts, rank, order, ended, _END
-        ts, rank, order, slice_ = begin
-        yield ts, rank, order, slice_, _BEGIN
+            end = pop(open_ends)
+            while counter < end:
+                yield counter
+                counter = next(following, _NEVER)
+            yield end
+        while counter < begin:
+            yield counter
+            counter = next(following, _NEVER)
+        yield begin
         if rank != R_INSTANT:
-            heapq.heappush(open_ends, (slice_.end, end_rank(slice_), order, slice_))
+            finish = slice_.end
+            # end_rank(slice_), told by its begin rank (a capture begins at R_CAPTURE_BEGIN,
+            # and ts is its start) without a call per slice; the layout's tests hold the
+            # swept ends to SessionLayout.slice_events, which asks end_rank.
+            if rank == R_CAPTURE_BEGIN:
+                closing = R_CAPTURE_END
+            else:
+                closing = R_ZERO_END if finish == ts else R_SLICE_END
+            push(open_ends, (finish, closing, order, slice_, _END))
     while open_ends:
-        ts, rank, order, ended = heapq.heappop(open_ends)
-        yield ts, rank, order, ended, _END
+        end = pop(open_ends)
+        while counter < end:
+            yield counter
+            counter = next(following, _NEVER)
+        yield end
+    if counter is not _NEVER:
+        yield counter
+        yield from following
 
 
 def _counter_packets(
@@ -119,39 +141,56 @@ def _counter_packets(
     event's own value, the others as extra counter values (this cuts the counters' share
     of the file by about 4x on a long session). Each series is ordered by (ts, rank), so
     they are merged rather than grouped in a table (a heap of each series' next sample,
-    by (ts, rank, declaration index)); within a packet, counters keep their declaration
-    order."""
-    heads: list[tuple[int, int, int, int, int, Callable[[], Sample]]] = []
+    [ts, rank, declaration index, uuid, value, next], each head a list updated in place);
+    within a packet, counters keep their declaration order."""
+    heads: list[list[Any]] = []
     for index, counter in enumerate(counters):
         samples = iter(counter.samples)
         for ts, rank, value in samples:
-            heads.append((ts, rank, index, counter.track_uuid, value, samples.__next__))
+            heads.append([ts, rank, index, counter.track_uuid, value, samples.__next__])
             break
     heapq.heapify(heads)
     replace, pop = heapq.heapreplace, heapq.heappop
     while heads:
-        ts, rank = heads[0][0], heads[0][1]
-        values: list[tuple[int, int]] = []
-        while heads and heads[0][0] == ts and heads[0][1] == rank:
-            _, _, index, uuid, value, following = heads[0]
-            values.append((uuid, value))
-            try:
-                next_ts, next_rank, next_value = following()
-            except StopIteration:
-                pop(heads)
-            else:
-                replace(heads, (next_ts, next_rank, index, uuid, next_value, following))
+        head = heads[0]
+        ts, rank = head[0], head[1]
         # Zeros last: Trace Processor v58.2 reads every extra counter value after an
         # extra value of 0 as 0 too (values [1, 5, 0, 7] import as 1, 5, 0, 0), which
         # wiped a category's first sample when another category was absent (0) at the
         # same snapshot. Zeros after zeros lose nothing.
-        values.sort(key=lambda uuid_value: uuid_value[1] == 0)
+        values: dict[int, int] = {}
+        zeros: dict[int, int] | None = None
+        while True:
+            if head[4]:
+                values[head[3]] = head[4]
+            elif zeros is None:
+                zeros = {head[3]: 0}
+            else:
+                zeros[head[3]] = 0
+            try:
+                head[0], head[1], head[4] = head[5]()
+            except StopIteration:
+                pop(heads)
+            else:
+                replace(heads, head)
+            if not heads:
+                break
+            head = heads[0]
+            if head[0] != ts or head[1] != rank:
+                break
+        if zeros is not None:
+            values.update(zeros)
+        if len(values) <= 1 + MAX_EXTRA_COUNTERS:
+            seq += 1
+            yield ts, rank, seq, _Samples(category, values), _COUNTER
+            continue
         # Trace Processor drops a whole TrackEvent carrying more than 8 extra counter
         # values (stat track_event_extra_counter_exceeds_max): at most 1 + 8 counters
         # per packet, further packets at the same timestamp and rank.
-        for first in range(0, len(values), 1 + MAX_EXTRA_COUNTERS):
+        pairs = list(values.items())
+        for first in range(0, len(pairs), 1 + MAX_EXTRA_COUNTERS):
             seq += 1
-            chunk = dict(values[first : first + 1 + MAX_EXTRA_COUNTERS])
+            chunk = dict(pairs[first : first + 1 + MAX_EXTRA_COUNTERS])
             yield ts, rank, seq, _Samples(category, chunk), _COUNTER
 
 

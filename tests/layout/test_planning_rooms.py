@@ -1,0 +1,166 @@
+"""Planning's rooms read directly: what a slice's flows are read from (`Links`) and a
+context category's counter, whichever way the replay shared its totals."""
+
+from __future__ import annotations
+
+import heapq
+import random
+from array import array
+
+from agent_profiler.layout.counters import session_counters
+from agent_profiler.layout.planning import Links, first_fit
+from agent_profiler.layout.types import merged_begins, stable_id64, stable_ids64
+from agent_profiler.model import (
+    AnchorKind,
+    Basis,
+    Category,
+    ContextSnapshot,
+    Coverage,
+    Harness,
+    Session,
+    Stage,
+)
+
+S = 1_000_000_000
+T0 = 1_770_000_000 * S
+
+
+def test_values_of_a_source_are_the_values_at_its_targets_in_order() -> None:
+    # Sources with no target, one, and several (not next to each other), at random.
+    rng = random.Random(32)
+    for _ in range(200):
+        sources = rng.randint(1, 6)
+        source_of = [rng.randint(-1, sources - 1) for _ in range(rng.randint(0, 12))]
+        links = Links.of(sources, source_of)
+        values = array("Q", (rng.randint(1, 2**64 - 1) for _ in source_of))
+        for source in range(sources):
+            expected = tuple(values[t] for t, s in enumerate(source_of) if s == source)
+            assert links.values_of(source, values) == expected
+
+
+def _snapshot(at: int, categories: tuple[tuple[Category, int], ...]) -> ContextSnapshot:
+    return ContextSnapshot(
+        at,
+        AnchorKind.RESPONSE,
+        f"r{at}",
+        Stage.TRANSCRIPT_OBSERVED,
+        Basis.CHARS,
+        Coverage.PARTIAL,
+        False,
+        categories,
+    )
+
+
+def _category_samples(snapshots: list[ContextSnapshot]) -> dict[str, list[tuple[int, ...]]]:
+    session = Session(Harness.PI, "s", T0, T0 + 10 * S, ("s.jsonl",), snapshots=tuple(snapshots))
+    counters, last = session_counters(session, T0, [], "an estimate")
+    samples = {c.name: list(c.made()) for c in counters if c.group}
+    samples["(last)"] = [(last,)]
+    return samples
+
+
+def test_a_category_counter_is_the_same_whether_snapshots_share_their_totals_or_not() -> None:
+    # The replay hands a snapshot the previous one's categories tuple when no total moved;
+    # counters skip such a snapshot. Equal tuples that are not shared give the same
+    # samples, categories coming, going (a 0) and coming back included.
+    prompts, results = Category.PROMPTS, Category.RESULTS
+    steps = [
+        ((prompts, 10),),
+        ((prompts, 10),),
+        ((prompts, 10), (results, 5)),
+        ((prompts, 10), (results, 5)),
+        ((results, 5),),
+        ((prompts, 12), (results, 5)),
+        ((prompts, 12), (results, 5)),
+        (),
+        (),
+        ((results, 7),),
+    ]
+    shared: list[ContextSnapshot] = []
+    for i, categories in enumerate(steps):
+        if shared and shared[-1].categories == categories:
+            categories = shared[-1].categories  # the very object, as the replay does
+        shared.append(_snapshot(T0 + i * S, categories))
+    copied = [_snapshot(x.time_ns, tuple(list(x.categories))) for x in shared]
+    assert _category_samples(shared) == _category_samples(copied)
+    got = _category_samples(shared)
+    assert [v for _, _, v in got["Context: User prompts"]] == [10, 0, 12, 0]
+    assert [v for _, _, v in got["Context: Tool results"]] == [5, 0, 7]
+    assert got["(last)"] == [(T0 + 9 * S,)]
+
+
+def test_categories_never_present_leave_no_counter_and_no_end() -> None:
+    # Snapshots with no category at all (shared empty tuples): no counter, and the last
+    # sample's time is not moved by them.
+    snapshots = [_snapshot(T0 + i * S, ()) for i in range(3)]
+    assert _category_samples(snapshots) == {"(last)": [(T0,)]}
+
+
+def test_merged_begins_is_heapq_merge_of_the_same_streams() -> None:
+    # Streams in order, interleaved at random, with ties of start and rank between them
+    # (orders are unique), some empty, and some out of order: heapq.merge's output each
+    # time, item for item (the same objects).
+    rng = random.Random(7)
+    for _ in range(300):
+        orders = list(range(1, rng.randint(0, 40) + 1))
+        rng.shuffle(orders)
+        streams: list[list[tuple[int, int, int, object]]] = [[] for _ in range(rng.randint(1, 5))]
+        for order in orders:
+            begin = (rng.randint(0, 6), rng.choice((0, 3, 4)), order, object())
+            rng.choice(streams).append(begin)
+        for stream in streams:
+            if rng.random() < 0.8:
+                stream.sort(key=lambda b: b[:3])
+        expected = list(heapq.merge(*streams))
+        got = list(merged_begins([iter(stream) for stream in streams]))  # type: ignore[misc]
+        assert len(got) == len(expected)
+        assert all(a is b for a, b in zip(got, expected, strict=True))
+
+
+def _first_fit_by_scan(
+    starts: list[int], ends: list[int], instants: list[int]
+) -> tuple[list[int], dict[int, tuple[int, int, int]], int]:
+    """First fit the plain way: each slice, in (start, -end, position) order, on the
+    lowest lane free at its start (a scan of every lane a slice took). An instant is on
+    the first lane, which it makes exist (and which no slice takes unless one made it)."""
+    count = 0
+    busy_until: dict[int, int] = {}  # lane → busy until, for lanes a slice took
+    lane_of = [0] * len(starts)
+    firsts: dict[int, tuple[int, int, int]] = {}
+    order = sorted(zip(starts, [-e for e in ends], range(len(starts)), strict=True))
+    for start, minus_end, i in order:
+        if instants[i]:
+            count, lane = max(count, 1), 0
+        else:
+            free = [lane for lane in sorted(busy_until) if busy_until[lane] <= start]
+            lane = free[0] if free else count
+            count = max(count, lane + 1)
+            busy_until[lane] = max(-minus_end, start + 1)
+        lane_of[i] = lane
+        firsts.setdefault(lane, (start, minus_end, i))
+    return lane_of, firsts, count
+
+
+def test_first_fit_is_first_fit_by_a_scan_of_the_lanes() -> None:
+    # Tracks whose slices follow one another (one lane), overlap a little or a lot, touch
+    # (end == next start), have zero length or are instants, at random.
+    rng = random.Random(11)
+    for _ in range(400):
+        n = rng.randint(0, 30)
+        spread = rng.choice((3, 20, 200))
+        starts = [rng.randint(0, spread) for _ in range(n)]
+        ends = [s + rng.choice((0, 0, 1, 2, 5, 40)) for s in starts]
+        instants = [int(rng.random() < 0.15) for _ in range(n)]
+        lanes, firsts, count = first_fit(starts, ends, list(range(n)), instants)
+        assert (list(lanes), firsts, count) == _first_fit_by_scan(starts, ends, instants)
+
+
+def test_stable_ids_of_a_prefix_are_stable_id64_of_the_whole_key() -> None:
+    # ASCII, other scripts and emoji (UTF-8 of several bytes), empty parts, and keys
+    # longer than BLAKE2b's 128-byte block, on either side.
+    prefixes = ["", "s:flow:tool:", "sesión-ü:flow:prompt:", "k" * 200 + ":flow:"]
+    suffixes = ["", "0", "17", "toolu_01ABC", "呼び出し", "🙂" * 40, "x" * 300]
+    for prefix in prefixes:
+        of = stable_ids64(prefix)
+        for suffix in suffixes:
+            assert of(suffix) == stable_id64(prefix + suffix)
