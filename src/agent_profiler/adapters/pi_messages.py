@@ -4,8 +4,8 @@ calls), a tool result, a user `!` command; and the draft of a tool call.
 
 Separate from `pi.py`, which owns the session's state, its entry tree, compactions and
 the finished `Session`: these functions read one message each and change that state
-through the builder's public fields (the builder calls `on_message` for every message
-entry)."""
+through the builder's public fields (the builder calls the one of its role,
+`ROLE_HANDLERS`, for every message entry)."""
 
 from __future__ import annotations
 
@@ -33,21 +33,6 @@ _MAX_TOKENS = 10**15  # common.token_count: beyond it a "token count" is damage
 class Tool(ToolDraft):
     from_failed_response: bool = False
     moved_on_ns: int | None = None  # the next entry after the call, when no result came
-
-
-def on_message(
-    builder: SessionBuilder,
-    entry: Entry,
-    message: dict[str, Any],
-    role: str | None,
-    line: int | None = None,
-) -> None:
-    handler = _ROLE_HANDLERS.get(role) if role is not None else None
-    if handler is not None:
-        handler(builder, entry, message)
-    else:
-        # A role no Pi build is known to write: not read, which is no choice.
-        builder.diagnostics.not_recognised(f"pi:message/{role}", builder.path, line)
 
 
 def on_bash_execution(builder: SessionBuilder, entry: Entry, message: dict[str, Any]) -> None:
@@ -111,9 +96,14 @@ def _usage(usage: object) -> tuple[int, int, int, int]:
 def on_assistant(builder: SessionBuilder, entry: Entry, message: dict[str, Any]) -> None:
     fresh, cache_read, cache_write, output = _usage(message.get("usage"))
     prompt_tokens = fresh + cache_read + cache_write
-    stop = text_field(message, "stopReason")
+    # `text_field`, inlined: one call each for every request otherwise.
+    stop = message.get("stopReason")
+    if not isinstance(stop, str):
+        stop = None
     failed = stop in _FAILED_STOPS
-    model = text_field(message, "model") or ""
+    model = message.get("model")
+    if not isinstance(model, str):
+        model = ""
     start = builder.message_time(message, entry)
     response_id = entry.id
     parts: list[Item] = []
@@ -211,10 +201,12 @@ def on_tool_call(
     response_id: str | None,
     failed: bool,
 ) -> Item | None:
-    call_id = text_field(block, "id")
-    if not call_id:
+    call_id = block.get("id")  # `text_field`, inlined (every call)
+    if not call_id or not isinstance(call_id, str):
         return None
-    name = text_field(block, "name") or "tool"
+    name = block.get("name")
+    if not name or not isinstance(name, str):
+        name = "tool"
     arguments = block.get("arguments")
     # Made once: tool_call_text(name, a) is name + tool_call_text("", a).
     arguments_text = tool_call_text("", arguments)
@@ -273,8 +265,9 @@ def on_tool_result(builder: SessionBuilder, entry: Entry, message: dict[str, Any
 
 
 # What each message role does (pi_records.MESSAGE_ROLES): a table, not an if-chain, as
-# every message entry goes through it.
-_ROLE_HANDLERS: dict[str, Callable[[SessionBuilder, Entry, dict[str, Any]], None]] = {
+# every message entry goes through it (`pi.SessionBuilder.on_record`); a role not in it is
+# not recognised.
+ROLE_HANDLERS: dict[str, Callable[[SessionBuilder, Entry, dict[str, Any]], None]] = {
     "user": on_user,
     "assistant": on_assistant,
     "toolResult": on_tool_result,
