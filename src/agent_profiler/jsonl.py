@@ -126,31 +126,37 @@ def read_jsonl(
             # Every other line, in this one loop (`_Journal.outcomes` line by line, without
             # two generators and a `Record` per line between the file and the adapter:
             # 4% of reading a Codex rollout). Only reading a line may raise a read error.
+            # Its records are counted here and added to `diagnostics` when the loop ends,
+            # however it ends (nothing reads the counts while a file is being read).
             number = journal.number
-            while True:
-                try:
-                    raw = readline()
-                except _READ_ERRORS as error:
-                    journal.number = number
-                    journal.failed(error)
-                    outcomes = journal.finish()
-                    break
-                if not raw:
-                    journal.ended = True
-                    outcomes = []
-                    break
-                number += 1
-                try:
-                    value = loads(raw)  # `_Journal.line`'s first try (never line 1 here)
-                except _PARSE_ERRORS:
-                    journal.number = number
-                    outcomes = journal.careful(raw)
-                    break
-                diagnostics.lines_read += 1
-                diagnostics.records_parsed += 1
-                if progress is not None and diagnostics.lines_read % 2000 == 0:
-                    progress(name, position(), size)
-                yield number, value
+            parsed = 0
+            try:
+                while True:
+                    try:
+                        raw = readline()
+                    except _READ_ERRORS as error:
+                        journal.number = number
+                        journal.failed(error)
+                        outcomes = journal.finish()
+                        break
+                    if not raw:
+                        journal.ended = True
+                        outcomes = []
+                        break
+                    number += 1
+                    try:
+                        value = loads(raw)  # `_Journal.line`'s first try (never line 1 here)
+                    except _PARSE_ERRORS:
+                        journal.number = number
+                        outcomes = journal.careful(raw)
+                        break
+                    parsed += 1
+                    if progress is not None and (diagnostics.lines_read + parsed) % 2000 == 0:
+                        progress(name, position(), size)
+                    yield number, value
+            finally:
+                diagnostics.lines_read += parsed
+                diagnostics.records_parsed += parsed
 
 
 def _position_of(stream: io.BufferedReader[io.FileIO] | gzip.GzipFile) -> Callable[[], int]:
