@@ -365,3 +365,20 @@ def test_a_muse_turn_lasts_until_its_run_ends_past_its_last_call() -> None:
     assert {t.prompt_id for t in session.tool_calls} == {turn.id}
     assert last < turn.end_ns == terminal["recorded_at"] * 1_000
     assert turn.source == "user"
+
+
+def test_an_ended_prompt_is_the_prompt_replaced_in_every_other_field() -> None:
+    """drafts.ended makes a finished prompt directly instead of dataclasses.replace: with a
+    distinct value in every field of Prompt, the two give the same prompt (a field added to
+    Prompt and not to `ended` fails here)."""
+    import dataclasses
+
+    from agent_profiler.adapters.drafts import ended
+    from agent_profiler.model import Prompt
+
+    values: dict[str, object] = {}
+    for index, f in enumerate(dataclasses.fields(Prompt)):
+        values[f.name] = index + 10 if f.type in {"int", "Nanoseconds"} else f"value-{index}"
+    prompt = Prompt(**values)  # type: ignore[arg-type]
+    assert ended(prompt, 99, "agent") == dataclasses.replace(prompt, end_ns=99, source="agent")
+    assert ended(prompt, 99, "agent") != prompt

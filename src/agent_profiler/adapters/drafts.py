@@ -11,7 +11,7 @@ from collections import Counter, deque
 from collections.abc import Container, Iterable, Iterator, Mapping, MutableSequence, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, TypedDict, TypeVar
 
 import orjson
@@ -278,13 +278,20 @@ def finish_prompts(
     ends = turn_ends(responses, tools)
     floors = ends_at_least or {}
     return tuple(
-        replace(
+        ended(
             p,
-            end_ns=max(floors.get(p.id) or 0, ends.get(p.id, p.start_ns), p.start_ns),
-            source="agent" if first_from_agent and index == 0 else p.source,
+            max(floors.get(p.id) or 0, ends.get(p.id, p.start_ns), p.start_ns),
+            "agent" if first_from_agent and index == 0 else p.source,
         )
         for index, p in enumerate(prompts)
     )
+
+
+def ended(prompt: Prompt, end_ns: int, source: str) -> Prompt:
+    """`dataclasses.replace(prompt, end_ns=end_ns, source=source)`, made directly: the
+    generic replace cost 500 bytecodes a prompt (4% of reading a Claude Code journal).
+    A test holds the two to the same result over every field of `Prompt`."""
+    return Prompt(prompt.id, prompt.start_ns, end_ns, prompt.chars, source, prompt.preview)
 
 
 class Timeline(TypedDict):
