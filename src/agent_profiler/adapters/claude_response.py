@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agent_profiler.adapters.common import token_count
+from agent_profiler.adapters.common import TOKEN_LIMIT, token_count
 from agent_profiler.attribution import Logged
 from agent_profiler.model import Response, Usage
 
@@ -48,7 +48,8 @@ class ResponseDraft:
         bad: tuple[str, ...] = ()
         for key in USAGE_KEYS:
             raw = usage.get(key)
-            value = token_count(raw)
+            # token_count(raw), without the call for a valid count (common.token_count)
+            value = raw if type(raw) is int and 0 <= raw < TOKEN_LIMIT else token_count(raw)
             if value > merged.get(key, 0):
                 merged[key] = value
             elif raw is not None and value != raw:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_profiler.adapters.codex_records import EVENT_MSG_TYPES, READ, REDACTION_SHA, measure
 from agent_profiler.adapters.codex_rollout import Tool
-from agent_profiler.adapters.common import preview, token_count
+from agent_profiler.adapters.common import TOKEN_LIMIT, preview, token_count
 from agent_profiler.adapters.drafts import ToolArguments
 from agent_profiler.model import Prompt, Usage
 
@@ -132,8 +132,16 @@ def on_token_count(builder: RolloutBuilder, payload: dict[str, Any], ts: int, li
             builder.path, line, "bad-shape", "token_count without last_token_usage"
         )
         return
+    # token_count of each value, without the call for a valid count (common.token_count)
     fingerprint = (
-        tuple([token_count(total[k]) for k in sorted(total)]) if isinstance(total, dict) else None
+        tuple(
+            [
+                v if type(v) is int and 0 <= v < TOKEN_LIMIT else token_count(v)
+                for v in map(total.__getitem__, sorted(total))
+            ]
+        )
+        if isinstance(total, dict)
+        else None
     )
     if fingerprint is not None and fingerprint == builder.last_total:
         return  # Desktop 0.104 writes each token_count twice

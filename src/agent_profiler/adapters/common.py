@@ -37,10 +37,15 @@ def timestamp_ns(value: object) -> int | None:
     return ns if 0 <= ns < 2**63 else None
 
 
+# Beyond 10^15 a "token count" is damage, and would not fit a trace's integers.
+TOKEN_LIMIT = 10**15
+
+
 def token_count(value: object) -> int:
-    """A token count from a journal: a non-negative integer; anything else counts as 0."""
-    # Beyond 10^15 a "token count" is damage, and would not fit a trace's integers.
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**15:
+    """A token count from a journal: a non-negative integer; anything else counts as 0.
+    Where every record asks it several times, `v if type(v) is int and 0 <= v < TOKEN_LIMIT
+    else token_count(v)` is the same without a call for a valid count."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < TOKEN_LIMIT:
         return value
     return 0
 
