@@ -12,16 +12,7 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from agent_profiler.adapters.claude_compaction import on_compact_boundary, on_microcompact
-from agent_profiler.adapters.claude_content import on_attachment
-from agent_profiler.adapters.claude_context import (
-    ContextCommandFailure,
-    ContextCommandTracker,
-    NativeSnapshot,
-)
 from agent_profiler.adapters.claude_records import RECORD_TYPES, SYSTEM_SUBTYPES
-from agent_profiler.adapters.claude_session import SessionBuilder
-from agent_profiler.adapters.claude_stream import read_stream_json
 from agent_profiler.adapters.common import journal_clock, text_field
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
@@ -32,6 +23,12 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
 
     from agent_profiler.adapters import JournalGroup, Located, SniffedFile
+    from agent_profiler.adapters.claude_context import ContextCommandFailure, NativeSnapshot
+    from agent_profiler.adapters.claude_session import SessionBuilder
+
+# The modules that read a transcript are imported by the functions that read one: detection
+# runs this module's `detect` on every journal first, and a Codex or Pi export paid for
+# importing them (76M instructions, 5% of reading a 5 MB Pi journal).
 
 HARNESS = Harness.CLAUDE_CODE
 
@@ -91,6 +88,14 @@ def read_transcript(
 ) -> dict[str, SessionBuilder]:
     """Read one transcript file into builders keyed by thread: "" for the file's own
     thread, agentId for sidechain records of another agent found in it."""
+    from agent_profiler.adapters.claude_compaction import on_compact_boundary, on_microcompact
+    from agent_profiler.adapters.claude_content import on_attachment
+    from agent_profiler.adapters.claude_context import (
+        ContextCommandFailure,
+        ContextCommandTracker,
+    )
+    from agent_profiler.adapters.claude_session import SessionBuilder
+
     source = label or str(path)
     builders: dict[str, SessionBuilder] = {}
     clock = journal_clock(path, diagnostics, source)
@@ -260,6 +265,8 @@ def read_group(
     main: Path | None, extras: list[Path], diagnostics: Diagnostics, stream_json: bool = False
 ) -> list[Session]:
     """Read a main journal and the subagent/compaction files attached to it."""
+    from agent_profiler.adapters.claude_stream import read_stream_json
+
     if stream_json:
         assert main is not None
         return [s for b in read_stream_json(main, diagnostics) if (s := b.finish()) is not None]
