@@ -265,9 +265,9 @@ def read_group(
     main: Path | None, extras: list[Path], diagnostics: Diagnostics, stream_json: bool = False
 ) -> list[Session]:
     """Read a main journal and the subagent/compaction files attached to it."""
-    from agent_profiler.adapters.claude_stream import read_stream_json
-
     if stream_json:
+        from agent_profiler.adapters.claude_stream import read_stream_json
+
         assert main is not None
         return [s for b in read_stream_json(main, diagnostics) if (s := b.finish()) is not None]
     builders: dict[str, SessionBuilder] = {}
