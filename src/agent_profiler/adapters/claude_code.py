@@ -7,12 +7,12 @@ files link to their session (FORMATS.md §1–2); records are read by `claude_se
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import orjson
 
-from agent_profiler.adapters.claude_records import RECORD_TYPES, SYSTEM_SUBTYPES
 from agent_profiler.adapters.common import journal_clock, text_field
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
@@ -78,9 +78,13 @@ def is_stream_json(values: list[object]) -> bool:
 # --------------------------------------------------------------------------- file readers
 
 
-# The skip counter's name of each record type read no further (`claude:progress`: most
-# of a long transcript's records), made once.
-_SKIPPED = {kind: f"claude:{kind}" for kind, known in RECORD_TYPES.items() if not known.read}
+@functools.cache
+def _skipped_names() -> dict[str, str]:
+    """The skip counter's name of each record type read no further (`claude:progress`:
+    most of a long transcript's records), made once."""
+    from agent_profiler.adapters.claude_records import RECORD_TYPES
+
+    return {kind: f"claude:{kind}" for kind, known in RECORD_TYPES.items() if not known.read}
 
 
 def read_transcript(
@@ -94,8 +98,10 @@ def read_transcript(
         ContextCommandFailure,
         ContextCommandTracker,
     )
+    from agent_profiler.adapters.claude_records import RECORD_TYPES, SYSTEM_SUBTYPES
     from agent_profiler.adapters.claude_session import SessionBuilder
 
+    skipped_names = _skipped_names()
     source = label or str(path)
     builders: dict[str, SessionBuilder] = {}
     clock = journal_clock(path, diagnostics, source)
@@ -119,7 +125,7 @@ def read_transcript(
         kind = value.get("type")
         if not isinstance(kind, str):  # text_field, inline: every record passes here
             kind = None
-        skip = _SKIPPED.get(kind) if kind is not None else None
+        skip = skipped_names.get(kind) if kind is not None else None
         if skip is not None and commands.ignores(value):
             # Most records of a long transcript (progress, file-history snapshots): counted
             # as skipped, and the /context tracker has nothing to see in them.
