@@ -11,10 +11,8 @@ import contextlib
 import dataclasses
 import gc
 import os
-import shutil
 import stat
 import sys
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -127,6 +125,8 @@ _copies_folder: Path | None = None
 
 
 def _remove_copies(folder: Path, owner: int) -> None:
+    import shutil  # (here and in _copy_of: only a pipe's copy needs it, 4 ms of start-up)
+
     if os.getpid() == owner:  # not in a forked child that exits the normal way
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -135,16 +135,17 @@ def _copy_of(path: Path) -> Path:
     """A regular file holding what `path` gives once (`-`: standard input). A named input
     that is no regular file — a pipe (`<(zcat x.jsonl.gz)`, `/dev/stdin`), a character
     device — yields its bytes once, and a journal is opened more than once (sniffed, then
-    read), so it was read as empty. The copy lives in a temporary folder removed when the
-    process ends, and keeps the input's name (a journal's format is told by its
-    content); what is said about it names the input (exporting._tell_reading)."""
+    read), so it was read as empty. The copy, in a temporary folder removed at exit, keeps
+    the input's name (the format is told by content); messages name the input."""
+    import shutil
+    import tempfile
+
     global _copies_folder
     if _copies_folder is None:
         _copies_folder = Path(tempfile.mkdtemp(prefix="agent-profiler-"))
         atexit.register(_remove_copies, _copies_folder, os.getpid())
     stdin = str(path) == STDIN
-    # A folder of its own per copy: names repeat (every `-` is `stdin`), and a process
-    # may load more than once (a library user, the tests).
+    # A folder per copy: names repeat (every `-` is `stdin`), a process may load twice.
     folder = Path(tempfile.mkdtemp(dir=_copies_folder))
     copy = folder / ("stdin" if stdin else path.name or "input")
     try:
