@@ -89,8 +89,8 @@ def read_jsonl(
     path: str | os.PathLike[str], diagnostics: Diagnostics
 ) -> Iterator[tuple[int, object]]:
     """Yield `(line, value)` for every parseable non-blank line of a journal, in file
-    order: plain pairs shaped as `Record` (a named tuple made for every line cost a
-    tenth of the line's whole reading).
+    order: plain pairs shaped as `Record` (a named tuple is made through a Python-level
+    `__new__`, a pair is not).
 
     Raises `JournalError` if the file cannot be opened, is UTF-16, or is not a
     JSONL journal at all; being a generator, it raises on the first `next()`,
