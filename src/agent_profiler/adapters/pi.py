@@ -305,15 +305,16 @@ class SessionBuilder:
         else:
             entry_id = f"line-{line}"
         above = entries.get(parent) if parent is not None else None
+        # By position: keywords cost 1,200 instructions an entry (0.5% of reading Pi).
         entry = Entry(
             entry_id,
             parent,
             _KINDS.get(kind) or shared(kind),
             ts,
-            (),
-            None,
-            above.prompt_id if above else None,
-            above.thinking_level if above else self.header_thinking_level,
+            (),  # parts
+            None,  # first_kept
+            above.prompt_id if above else None,  # prompt_id
+            above.thinking_level if above else self.header_thinking_level,  # thinking_level
         )
         entries[entry_id] = entry
         self.last_entry = entry_id
