@@ -53,7 +53,8 @@ def on_user(builder: SessionBuilder, entry: Entry, message: dict[str, Any]) -> N
             Category.PROMPTS,
             text,
             "User prompt",
-            source_kind=SourceKind.PROMPT,
+            "",
+            SourceKind.PROMPT,
         )
         for index, text in texts
     )
@@ -132,8 +133,8 @@ def on_assistant(builder: SessionBuilder, entry: Entry, message: dict[str, Any])
                         Category.ASSISTANT,
                         text,
                         "Assistant text",
-                        source_id=response_id,
-                        source_kind=SourceKind.RESPONSE,
+                        response_id,
+                        SourceKind.RESPONSE,
                     )
                 )
         elif kind == "thinking":
@@ -147,29 +148,26 @@ def on_assistant(builder: SessionBuilder, entry: Entry, message: dict[str, Any])
                         Category.ASSISTANT,
                         thinking,
                         "Thinking",
-                        source_id=response_id,
-                        source_kind=SourceKind.RESPONSE,
+                        response_id,
+                        SourceKind.RESPONSE,
                     )
                 )
             elif text_field(block, "thinkingSignature"):
                 builder.unmeasured["encrypted-reasoning"] += 1
     if not failed:
         entry.parts = tuple(parts)  # Pi does not replay a failed message
+    # By position, each field named (keywords cost ~1,200 instructions a call; here and
+    # in measured_part's calls, one per context part).
     response = Response(
-        id=response_id,
-        start_ns=min(start, entry.time_ns),
-        end_ns=entry.time_ns,
-        model=model,
-        usage=Usage(
-            prompt_tokens=prompt_tokens,
-            input_tokens=fresh,
-            output_tokens=output,
-            cache_read_tokens=cache_read,
-            cache_write_tokens=cache_write,
-        ),
-        prompt_id=entry.prompt_id,
-        is_error=failed,
-        stop_reason=stop,
+        response_id,  # id
+        min(start, entry.time_ns),  # start_ns
+        entry.time_ns,  # end_ns
+        model,
+        # usage: prompt, input, output, cache read and cache write tokens
+        Usage(prompt_tokens, fresh, output, cache_read, cache_write),
+        entry.prompt_id,
+        failed,  # is_error
+        stop,  # stop_reason
     )
     if not prompt_tokens:
         builder.unmeasured_requests.append(response)
@@ -228,8 +226,8 @@ def on_tool_call(
         Category.ASSISTANT,
         text,
         "Tool arguments",
-        source_id=call_id,
-        source_kind=SourceKind.TOOL,
+        call_id,
+        SourceKind.TOOL,
     )
 
 
@@ -250,8 +248,8 @@ def on_tool_result(builder: SessionBuilder, entry: Entry, message: dict[str, Any
             Category.RESULTS,
             joined,
             "Tool result",
-            source_id=call_id,
-            source_kind=SourceKind.TOOL if call_id else SourceKind.NONE,
+            call_id,
+            SourceKind.TOOL if call_id else SourceKind.NONE,
         ),
     )
     if tool is None:
