@@ -382,3 +382,33 @@ def test_an_ended_prompt_is_the_prompt_replaced_in_every_other_field() -> None:
     prompt = Prompt(**values)  # type: ignore[arg-type]
     assert ended(prompt, 99, "agent") == dataclasses.replace(prompt, end_ns=99, source="agent")
     assert ended(prompt, 99, "agent") != prompt
+
+
+def test_the_classes_made_by_position_keep_their_field_order() -> None:
+    """The read path makes a few classes by position (a class called with keywords builds
+    a dict of them): drafts.ToolDraft.finish (ToolCall), pi_messages.on_assistant
+    (Response, Usage), pi.SessionBuilder._new_entry (Entry). A field added or moved fails
+    here, so those calls are updated with it."""
+    import dataclasses
+
+    from agent_profiler.adapters.pi_tree import Entry
+    from agent_profiler.model import Response, ToolCall, Usage
+
+    def names(cls: type) -> list[str]:
+        return [f.name for f in dataclasses.fields(cls)]
+
+    assert names(ToolCall) == [
+        "call_id", "name", "start_ns", "end_ns", "response_id", "prompt_id", "is_error",
+        "incomplete", "arg_keys", "arg_bytes", "args_preview", "args_digest", "target",
+        "result_chars", "child_session", "timing", "by_model",
+    ]  # fmt: skip
+    assert names(Response)[:8] == [
+        "id", "start_ns", "end_ns", "model", "usage", "prompt_id", "is_error", "stop_reason"
+    ]  # fmt: skip
+    assert names(Usage)[:5] == [
+        "prompt_tokens", "input_tokens", "output_tokens", "cache_read_tokens",
+        "cache_write_tokens",
+    ]  # fmt: skip
+    assert names(Entry)[:8] == [
+        "id", "parent", "kind", "time_ns", "parts", "first_kept", "prompt_id", "thinking_level"
+    ]  # fmt: skip

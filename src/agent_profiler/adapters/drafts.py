@@ -208,24 +208,27 @@ class ToolDraft:
         id that did not become a response (not a request) is not linked. `child_session`
         is the subagent the harness linked elsewhere, when the draft names none."""
         start = self.start_ns if start_ns is None else start_ns
+        # By position, in ToolCall's field order (a class called with keywords builds a
+        # dict of them: ~1,200 instructions a call); tests/adapters/test_rules_drafts.py
+        # holds the order.
         return ToolCall(
-            call_id=self.call_id,
-            name=self.name,
-            start_ns=start,
-            end_ns=max(end_ns, start),
-            response_id=self.response_id if self.response_id in response_ids else None,
-            prompt_id=self.prompt_id,
-            is_error=self.is_error,
-            incomplete=self.end_ns is None if incomplete is None else incomplete,
-            arg_keys=self.arguments.keys,
-            arg_bytes=self.arguments.bytes,
-            args_preview=self.arguments.preview,
-            args_digest=self.arguments.digest,
-            target=self.arguments.target,
-            result_chars=self.result_chars,
-            child_session=self.child_session or child_session,
-            timing=timing,
-            by_model=by_model,
+            self.call_id,
+            self.name,
+            start,  # start_ns
+            max(end_ns, start),  # end_ns
+            self.response_id if self.response_id in response_ids else None,
+            self.prompt_id,
+            self.is_error,
+            self.end_ns is None if incomplete is None else incomplete,  # incomplete
+            self.arguments.keys,  # arg_keys
+            self.arguments.bytes,  # arg_bytes
+            self.arguments.preview,  # args_preview
+            self.arguments.digest,  # args_digest
+            self.arguments.target,  # target
+            self.result_chars,
+            self.child_session or child_session,
+            timing,
+            by_model,
         )
 
 
