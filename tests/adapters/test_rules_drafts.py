@@ -386,11 +386,13 @@ def test_an_ended_prompt_is_the_prompt_replaced_in_every_other_field() -> None:
 
 def test_the_classes_made_by_position_keep_their_field_order() -> None:
     """The read path makes a few classes by position (a class called with keywords builds
-    a dict of them): drafts.ToolDraft.finish (ToolCall), pi_messages.on_assistant
-    (Response, Usage), pi.SessionBuilder._new_entry (Entry). A field added or moved fails
-    here, so those calls are updated with it."""
+    a dict of them): ToolCall (drafts.ToolDraft.finish), Response (RequestDraft.finish,
+    pi_messages, claude_response), Usage (pi_messages, codex_events, claude_response),
+    Entry (pi.SessionBuilder._new_entry), Pi's Tool (pi_messages.on_tool_call). A field
+    added or moved fails here, so those calls are updated with it."""
     import dataclasses
 
+    from agent_profiler.adapters.pi_messages import Tool as PiTool
     from agent_profiler.adapters.pi_tree import Entry
     from agent_profiler.model import Response, ToolCall, Usage
 
@@ -402,12 +404,17 @@ def test_the_classes_made_by_position_keep_their_field_order() -> None:
         "incomplete", "arg_keys", "arg_bytes", "args_preview", "args_digest", "target",
         "result_chars", "child_session", "timing", "by_model",
     ]  # fmt: skip
-    assert names(Response)[:8] == [
-        "id", "start_ns", "end_ns", "model", "usage", "prompt_id", "is_error", "stop_reason"
+    assert names(Response) == [
+        "id", "start_ns", "end_ns", "model", "usage", "prompt_id", "is_error", "stop_reason",
+        "output_tokens_reliable", "usage_known",
     ]  # fmt: skip
-    assert names(Usage)[:5] == [
+    assert names(Usage) == [
         "prompt_tokens", "input_tokens", "output_tokens", "cache_read_tokens",
-        "cache_write_tokens",
+        "cache_write_tokens", "reasoning_tokens", "cache_write_1h_tokens",
+    ]  # fmt: skip
+    assert names(PiTool)[:11] == [
+        "call_id", "name", "start_ns", "response_id", "prompt_id", "arguments", "end_ns",
+        "is_error", "result_chars", "child_session", "from_failed_response",
     ]  # fmt: skip
     assert names(Entry)[:8] == [
         "id", "parent", "kind", "time_ns", "parts", "first_kept", "prompt_id", "thinking_level"

@@ -159,13 +159,14 @@ def on_token_count(builder: RolloutBuilder, payload: dict[str, Any], ts: int, li
     request.end_ns = ts
     request.window = builder.window
     reasoning = token_count(last.get("reasoning_output_tokens"))
+    # By position (a class called with keywords builds a dict of them, per request).
     request.usage = Usage(
-        prompt_tokens=prompt,  # input_tokens already includes the cached part
-        input_tokens=prompt,
-        output_tokens=output,
-        cache_read_tokens=token_count(last.get("cached_input_tokens")),
-        cache_write_tokens=token_count(last.get("cache_write_input_tokens")),
-        reasoning_tokens=reasoning,
+        prompt,  # prompt_tokens: input_tokens already includes the cached part
+        prompt,  # input_tokens
+        output,  # output_tokens
+        token_count(last.get("cached_input_tokens")),  # cache_read_tokens
+        token_count(last.get("cache_write_input_tokens")),  # cache_write_tokens
+        reasoning,  # reasoning_tokens
     )
     if request.window:
         # Its window is known now (`finish` settles the others' with the session's): the

@@ -133,14 +133,17 @@ class RequestDraft:
         """The model's response; `prompt_id` when the turn is known only at the end."""
         if self.usage is None:
             raise ValueError(f"request {self.id} has no usage yet: it is not a response")
+        # By position (see ToolDraft.finish): id, start_ns, end_ns, model, usage,
+        # prompt_id, is_error, stop_reason.
         return Response(
-            id=self.id,
-            start_ns=self.start_ns,
-            end_ns=max(self.end_ns, self.start_ns),
-            model=self.model,
-            usage=self.usage,
-            prompt_id=prompt_id or self.prompt_id,
-            stop_reason=self.stop_reason,
+            self.id,
+            self.start_ns,
+            max(self.end_ns, self.start_ns),
+            self.model,
+            self.usage,
+            prompt_id or self.prompt_id,
+            False,
+            self.stop_reason,
         )
 
 

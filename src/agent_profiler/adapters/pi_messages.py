@@ -217,7 +217,11 @@ def on_tool_call(
             response_id,
             entry.prompt_id,
             ToolArguments.of(arguments, text=arguments_text),
-            from_failed_response=failed,
+            None,  # end_ns
+            False,  # is_error
+            0,  # result_chars
+            None,  # child_session
+            failed,  # from_failed_response (by position: a keyword built a dict per call)
         )
         builder.tools[call_id] = tool
         builder.open_tools.append(tool)
