@@ -85,8 +85,12 @@ class Record(NamedTuple):
     value: object  # whatever orjson.loads returned; adapters check the shape
 
 
-def read_jsonl(path: str | os.PathLike[str], diagnostics: Diagnostics) -> Iterator[Record]:
-    """Yield every parseable non-blank line of a journal, in file order.
+def read_jsonl(
+    path: str | os.PathLike[str], diagnostics: Diagnostics
+) -> Iterator[tuple[int, object]]:
+    """Yield `(line, value)` for every parseable non-blank line of a journal, in file
+    order: plain pairs shaped as `Record` (a named tuple is made through a Python-level
+    `__new__`, a pair is not).
 
     Raises `JournalError` if the file cannot be opened, is UTF-16, or is not a
     JSONL journal at all; being a generator, it raises on the first `next()`,
@@ -100,19 +104,59 @@ def read_jsonl(path: str | os.PathLike[str], diagnostics: Diagnostics) -> Iterat
         position = _position_of(stream)
         progress = diagnostics.on_progress
         size = os.path.getsize(name) if progress is not None else 0
-        for outcome in _Journal(name, stream).outcomes():
-            if isinstance(outcome, Record):  # a parsed line: most of them, kept cheap
-                diagnostics.lines_read += 1
-                diagnostics.records_parsed += 1
-                if progress is not None and diagnostics.lines_read % 2000 == 0:
-                    progress(name, position(), size)
-                yield outcome
-                continue
-            if outcome.counted:
-                diagnostics.lines_read += 1
-                if progress is not None and diagnostics.lines_read % 2000 == 0:
-                    progress(name, position(), size)
-            diagnostics.warn(name, outcome.line, outcome.kind, outcome.message)
+        journal = _Journal(name, stream)
+        loads = orjson.loads
+        readline = stream.readline
+        # The outcomes of the careful way: the probe, then each line that did not parse as
+        # it is, and the end.
+        outcomes: list[Record | _Outcome] = journal.probe()
+        while True:
+            for outcome in outcomes:
+                if isinstance(outcome, Record) or outcome.counted:
+                    diagnostics.lines_read += 1
+                    if progress is not None and diagnostics.lines_read % 2000 == 0:
+                        progress(name, position(), size)
+                if isinstance(outcome, Record):
+                    diagnostics.records_parsed += 1
+                    yield outcome.line, outcome.value
+                else:
+                    diagnostics.warn(name, outcome.line, outcome.kind, outcome.message)
+            if journal.ended:
+                return
+            # Every other line, in this one loop (`_Journal.outcomes` line by line, without
+            # two generators and a `Record` per line between the file and the adapter:
+            # 4% of reading a Codex rollout). Only reading a line may raise a read error.
+            # Its records are counted here and added to `diagnostics` when the loop ends,
+            # however it ends (nothing reads the counts while a file is being read).
+            number = journal.number
+            parsed = 0
+            try:
+                while True:
+                    try:
+                        raw = readline()
+                    except _READ_ERRORS as error:
+                        journal.number = number
+                        journal.failed(error)
+                        outcomes = journal.finish()
+                        break
+                    if not raw:
+                        journal.ended = True
+                        outcomes = []
+                        break
+                    number += 1
+                    try:
+                        value = loads(raw)  # `_Journal.line`'s first try (never line 1 here)
+                    except _PARSE_ERRORS:
+                        journal.number = number
+                        outcomes = journal.careful(raw)
+                        break
+                    parsed += 1
+                    if progress is not None and (diagnostics.lines_read + parsed) % 2000 == 0:
+                        progress(name, position(), size)
+                    yield number, value
+            finally:
+                diagnostics.lines_read += parsed
+                diagnostics.records_parsed += parsed
 
 
 def _position_of(stream: io.BufferedReader[io.FileIO] | gzip.GzipFile) -> Callable[[], int]:
@@ -263,40 +307,142 @@ def _is_container(outcome: Record | _Outcome) -> bool:
 
 
 class _Journal:
-    """One open journal: the head checks, then the stream of line outcomes."""
+    """One open journal: the head checks, the probe, then the outcome of each line.
+
+    Reading a line (`readline`) and judging it (`line`) are apart, so that `read_jsonl`
+    can run the common case (a line that parses as it is) in its own loop and hand
+    only the other lines to `careful`."""
 
     def __init__(self, name: str, stream: io.BufferedReader[io.FileIO] | gzip.GzipFile) -> None:
         self.name = name
         self.stream = stream
         self.is_gzip = isinstance(stream, gzip.GzipFile)
         self.head = b""
-        self.head_error: str | None = None
+        self.number = 0  # lines read so far (the 1-based number of the last one)
+        self.ended = False  # no line is left to read (the end, or a read failure)
+        self.failure: _Outcome | None = None  # a read failure, reported once at the end
+        self.warned_utf8 = False
         try:
             self.head = stream.peek(HEAD_BYTES)[:HEAD_BYTES]
         except _READ_ERRORS as error:
             # Reported as the first (and only) outcome: a gzip stream that failed
             # once is in no state to be read again.
-            self.head_error = self._read_error_message(error, 0)
+            self.ended = True
+            self.failure = self._read_failure(self._read_error_message(error, 0))
 
     def outcomes(self) -> Iterator[Record | _Outcome]:
         """The head checks, then the probe, then every line outcome in order."""
+        yield from self.probe()
+        while raw := self.readline():
+            yield from self.line(raw)
+        yield from self.finish()
+
+    def probe(self) -> list[Record | _Outcome]:
+        """The head checks, then the outcomes of the first lines: up to the first JSON
+        object or array, or `PROBE_LINES` non-blank lines. Held back (warnings included)
+        until the file is known to be a journal, so a refused file leaves no stray
+        warnings behind; raises `JournalError` for one that is not."""
         self._check_head()
-        lines = self._lines()
-        # Hold back outcomes (warnings included) until the file is known to be a
-        # journal, so a refused file leaves no stray warnings behind.
         probe: list[Record | _Outcome] = []
         non_blank = 0
-        for outcome in lines:
-            probe.append(outcome)
-            if _is_container(outcome):
+        # Line by line: of a line's outcomes only the last can be a record or counted
+        # (a "bad-utf8" note comes before its line's record or warning).
+        while non_blank < PROBE_LINES:
+            raw = self.readline()
+            if not raw:
+                probe += self.finish()
                 break
-            if isinstance(outcome, Record) or outcome.counted:
-                non_blank += 1
-                if non_blank >= PROBE_LINES:
-                    break
+            outcomes = self.line(raw)
+            probe += outcomes
+            if outcomes and _is_container(outcomes[-1]):
+                break
+            non_blank += sum(1 for o in outcomes if isinstance(o, Record) or o.counted)
         self._check_probe(probe)
-        yield from probe
-        yield from lines
+        return probe
+
+    def readline(self) -> bytes:
+        """The next line with its `\\n` (b"" when none is left). Reading a binary file
+        object by lines splits on b"\\n" only and reads one line at a time: the
+        streaming and splitting rules in one."""
+        if self.ended:
+            return b""
+        try:
+            raw = self.stream.readline()
+        except _READ_ERRORS as error:
+            self.failed(error)
+            return b""
+        if not raw:
+            self.ended = True
+        return raw
+
+    def failed(self, error: BaseException) -> None:
+        """Reading the line after line `number` failed: nothing more can be read."""
+        self.ended = True
+        self.failure = self._read_failure(self._read_error_message(error, self.number))
+
+    def finish(self) -> list[Record | _Outcome]:
+        """What the end of the lines leaves to report: the read failure, once."""
+        failure, self.failure = self.failure, None
+        return [failure] if failure is not None else []
+
+    def line(self, raw: bytes) -> list[Record | _Outcome]:
+        """The outcomes of the next line (`raw`, as read)."""
+        self.number += 1
+        if self.number > 1:
+            # Most lines: JSON followed by its "\n" (and a CRLF "\r"), which JSON reads
+            # as trailing whitespace, so `raw` parses as its body would. A line that does
+            # not parse takes the careful way.
+            try:
+                return [Record(self.number, orjson.loads(raw))]
+            except _PARSE_ERRORS:
+                pass
+        return self.careful(raw)
+
+    def careful(self, raw: bytes) -> list[Record | _Outcome]:
+        """The outcomes of line `number` read the careful way: its "\\n", a CRLF "\\r" and
+        (on line 1) a BOM taken off, blank lines skipped, bad UTF-8 and lone escaped
+        surrogates replaced, a cut-off last line told from one that is not JSON."""
+        number = self.number
+        loads = orjson.loads
+        complete = raw.endswith(b"\n")
+        body = _clean(raw, number == 1)
+        if not body or body.isspace():
+            return []
+        outcomes: list[Record | _Outcome] = []
+        try:
+            return [Record(number, loads(body))]
+        except _PARSE_ERRORS as error:
+            failure: BaseException = error
+        text: bytes | str = body
+        if not body.isascii():
+            try:
+                body.decode("utf-8")
+            except UnicodeDecodeError:
+                # orjson refuses invalid UTF-8 outright, so replace the bad bytes
+                # and parse again. One warning per file: a legacy-encoded file has
+                # such bytes on many lines, and a warning each would drown the rest.
+                if not self.warned_utf8:
+                    self.warned_utf8 = True
+                    outcomes.append(_Outcome(number, "bad-utf8", BAD_UTF8_MESSAGE, counted=False))
+                text = body.decode("utf-8", errors="replace")
+        if text is body and b"\\u" in body and _LONE_SURROGATE.search(body):
+            # JavaScript's JSON.stringify writes a split emoji (a cut tool output)
+            # as an escaped lone surrogate, which orjson rejects: replace it with
+            # U+FFFD rather than lose the whole record.
+            text = _LONE_SURROGATE.sub(rb"\\ufffd", body)
+        if text is not body:
+            try:
+                outcomes.append(Record(number, loads(text)))
+                return outcomes
+            except _PARSE_ERRORS as error:
+                failure = error
+        # Only a cut-off *JSON* line is a record still being written; a last
+        # line of plain text (a crash message) is just not JSON.
+        if not complete and body.lstrip()[:1] in _JSON_OPENERS:
+            outcomes.append(_Outcome(number, "truncated-last-line", TRUNCATED_MESSAGE))
+        else:
+            outcomes.append(_Outcome(number, "not-json", f"not JSON ({_reason(failure)})"))
+        return outcomes
 
     def _check_head(self) -> None:
         head = self.head
@@ -326,74 +472,6 @@ class _Journal:
         if isinstance(last, _Outcome) and last.kind == "truncated-last-line":
             return  # a journal whose first record is still being written
         raise JournalError(self.name, NOT_JOURNAL_MESSAGE, line=counted[0].line)
-
-    def _lines(self) -> Iterator[Record | _Outcome]:
-        if self.head_error is not None:
-            yield self._read_failure(self.head_error)
-            return
-        number = 0
-        warned_utf8 = False
-        loads = orjson.loads
-        # Iterating a binary file object splits on b"\n" only and reads one line
-        # at a time: the streaming and splitting rules in one.
-        raw_lines = iter(self.stream)
-        try:
-            for raw in raw_lines:
-                number += 1
-                if number > 1:
-                    # Most lines: JSON followed by its "\n" (and a CRLF "\r"), which JSON
-                    # reads as trailing whitespace, so `raw` parses as its body would. A
-                    # line that does not parse takes the careful way below.
-                    try:
-                        yield Record(number, loads(raw))
-                        continue
-                    except _PARSE_ERRORS:
-                        pass
-                complete = raw.endswith(b"\n")
-                body = _clean(raw, number == 1)
-                if not body or body.isspace():
-                    continue
-                try:
-                    value = loads(body)
-                except _PARSE_ERRORS as error:
-                    failure: BaseException = error
-                else:
-                    yield Record(number, value)
-                    continue
-                text: bytes | str = body
-                if not body.isascii():
-                    try:
-                        body.decode("utf-8")
-                    except UnicodeDecodeError:
-                        # orjson refuses invalid UTF-8 outright, so replace the bad bytes
-                        # and parse again. One warning per file: a legacy-encoded file has
-                        # such bytes on many lines, and a warning each would drown the rest.
-                        if not warned_utf8:
-                            warned_utf8 = True
-                            yield _Outcome(number, "bad-utf8", BAD_UTF8_MESSAGE, counted=False)
-                        text = body.decode("utf-8", errors="replace")
-                if text is body and b"\\u" in body and _LONE_SURROGATE.search(body):
-                    # JavaScript's JSON.stringify writes a split emoji (a cut tool output)
-                    # as an escaped lone surrogate, which orjson rejects: replace it with
-                    # U+FFFD rather than lose the whole record.
-                    text = _LONE_SURROGATE.sub(rb"\\ufffd", body)
-                if text is not body:
-                    try:
-                        value = loads(text)
-                    except _PARSE_ERRORS as error:
-                        failure = error
-                    else:
-                        yield Record(number, value)
-                        continue
-                # Only a cut-off *JSON* line is a record still being written; a last
-                # line of plain text (a crash message) is just not JSON.
-                if not complete and body.lstrip()[:1] in _JSON_OPENERS:
-                    yield _Outcome(number, "truncated-last-line", TRUNCATED_MESSAGE)
-                else:
-                    yield _Outcome(number, "not-json", f"not JSON ({_reason(failure)})")
-        except _READ_ERRORS as error:
-            # Raised by reading the next line only: nothing above raises these.
-            yield self._read_failure(self._read_error_message(error, number))
 
     def _read_error_message(self, error: BaseException, last_line: int) -> str:
         what = "corrupt or truncated gzip stream" if self.is_gzip else "read error"

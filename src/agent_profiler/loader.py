@@ -144,8 +144,7 @@ def _copy_of(path: Path) -> Path:
         _copies_folder = Path(tempfile.mkdtemp(prefix="agent-profiler-"))
         atexit.register(_remove_copies, _copies_folder, os.getpid(), shutil.rmtree)
     stdin = str(path) == STDIN
-    # A folder of its own per copy: names repeat (every `-` is `stdin`), and a process
-    # may load more than once (a library user, the tests).
+    # A folder per copy: names repeat (every `-` is `stdin`), a process may load twice.
     folder = Path(tempfile.mkdtemp(dir=_copies_folder))
     copy = folder / ("stdin" if stdin else path.name or "input")
     try:

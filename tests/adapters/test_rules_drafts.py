@@ -365,3 +365,57 @@ def test_a_muse_turn_lasts_until_its_run_ends_past_its_last_call() -> None:
     assert {t.prompt_id for t in session.tool_calls} == {turn.id}
     assert last < turn.end_ns == terminal["recorded_at"] * 1_000
     assert turn.source == "user"
+
+
+def test_an_ended_prompt_is_the_prompt_replaced_in_every_other_field() -> None:
+    """drafts.ended makes a finished prompt directly instead of dataclasses.replace: with a
+    distinct value in every field of Prompt, the two give the same prompt (a field added to
+    Prompt and not to `ended` fails here)."""
+    import dataclasses
+
+    from agent_profiler.adapters.drafts import ended
+    from agent_profiler.model import Prompt
+
+    values: dict[str, object] = {}
+    for index, f in enumerate(dataclasses.fields(Prompt)):
+        values[f.name] = index + 10 if f.type in {"int", "Nanoseconds"} else f"value-{index}"
+    prompt = Prompt(**values)  # type: ignore[arg-type]
+    assert ended(prompt, 99, "agent") == dataclasses.replace(prompt, end_ns=99, source="agent")
+    assert ended(prompt, 99, "agent") != prompt
+
+
+def test_the_classes_made_by_position_keep_their_field_order() -> None:
+    """The read path makes a few classes by position (a class called with keywords builds
+    a dict of them): ToolCall (drafts.ToolDraft.finish), Response (RequestDraft.finish,
+    pi_messages, claude_response), Usage (pi_messages, codex_events, claude_response),
+    Entry (pi.SessionBuilder._new_entry), Pi's Tool (pi_messages.on_tool_call). A field
+    added or moved fails here, so those calls are updated with it."""
+    import dataclasses
+
+    from agent_profiler.adapters.pi_messages import Tool as PiTool
+    from agent_profiler.adapters.pi_tree import Entry
+    from agent_profiler.model import Response, ToolCall, Usage
+
+    def names(cls: type) -> list[str]:
+        return [f.name for f in dataclasses.fields(cls)]
+
+    assert names(ToolCall) == [
+        "call_id", "name", "start_ns", "end_ns", "response_id", "prompt_id", "is_error",
+        "incomplete", "arg_keys", "arg_bytes", "args_preview", "args_digest", "target",
+        "result_chars", "child_session", "timing", "by_model",
+    ]  # fmt: skip
+    assert names(Response) == [
+        "id", "start_ns", "end_ns", "model", "usage", "prompt_id", "is_error", "stop_reason",
+        "output_tokens_reliable", "usage_known",
+    ]  # fmt: skip
+    assert names(Usage) == [
+        "prompt_tokens", "input_tokens", "output_tokens", "cache_read_tokens",
+        "cache_write_tokens", "reasoning_tokens", "cache_write_1h_tokens",
+    ]  # fmt: skip
+    assert names(PiTool)[:11] == [
+        "call_id", "name", "start_ns", "response_id", "prompt_id", "arguments", "end_ns",
+        "is_error", "result_chars", "child_session", "from_failed_response",
+    ]  # fmt: skip
+    assert names(Entry)[:8] == [
+        "id", "parent", "kind", "time_ns", "parts", "first_kept", "prompt_id", "thinking_level"
+    ]  # fmt: skip

@@ -79,6 +79,35 @@ def test_shell_words_split_as_shlex_does() -> None:
     assert program_name("echo 'unclosed") == "echo"
 
 
+def test_program_name_is_the_first_program_shlex_finds() -> None:
+    """program_name's shortcuts (a command without quotes or escapes is not checked whole;
+    a word without separators is its own name) give what shlex's words give: the first
+    word that is no assignment, option or wrapper, by its last path part, if a name."""
+    alphabet = [*"ab -=/\\'\"\t\r\n\x0b\xa0#;|&$(){}x1.", "sudo", "env", "A=1", "/usr/bin/"]
+    rng = random.Random(3232)
+
+    def expected(command: str) -> str:
+        try:
+            words = shlex.split(command, comments=False, posix=True)
+        except ValueError:
+            words = command.split()
+        for word in words:
+            if re.match(r"[A-Za-z_][A-Za-z0-9_]*=", word) or word.startswith("-"):
+                continue
+            name = next((p for p in reversed(re.split(r"[\\/]+", word)) if p), "")
+            if name in {"sudo", "env", "time", "nohup", "exec", "command"}:
+                continue
+            return name if re.fullmatch(r"[\w.+@-]{1,64}", name) else ""
+        return ""
+
+    plain = 0
+    for _ in range(20000):
+        command = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 10)))
+        assert program_name(command) == expected(command), command
+        plain += not any(c in command for c in "'\"\\")
+    assert 2000 < plain < 18000  # commands with and without quotes and escapes
+
+
 def test_a_session_keeps_only_safe_targets() -> None:
     call = ToolCall("c1", "Read", 0, 1, target="path:/home/alice/app/src/main.rs")
     session = Session(

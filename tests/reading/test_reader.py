@@ -39,7 +39,8 @@ def _write(tmp_path: Path, data: bytes, name: str = "journal.jsonl") -> Path:
 
 def _read(path: Path) -> tuple[list[Record], Diagnostics]:
     diagnostics = Diagnostics()
-    return list(read_jsonl(path, diagnostics)), diagnostics
+    # read_jsonl yields plain (line, value) pairs shaped as Record
+    return [Record(*pair) for pair in read_jsonl(path, diagnostics)], diagnostics
 
 
 def _warnings(diagnostics: Diagnostics) -> list[tuple[int | None, str]]:
@@ -480,7 +481,7 @@ def test_paths_with_pipes_and_spaces_work(tmp_path: Path, name: str) -> None:
     assert records == [Record(1, {"n": 1})]
     assert str(diagnostics.warnings[0]).startswith(f"{tmp_path / name}:2: not JSON (")
     # str paths work as well as Path objects
-    assert [r.line for r in read_jsonl(str(path), Diagnostics())] == [1]
+    assert [line for line, _ in read_jsonl(str(path), Diagnostics())] == [1]
 
 
 # --- opening -----------------------------------------------------------------------------

@@ -7,21 +7,12 @@ files link to their session (FORMATS.md §1–2); records are read by `claude_se
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import orjson
 
-from agent_profiler.adapters.claude_compaction import on_compact_boundary, on_microcompact
-from agent_profiler.adapters.claude_content import on_attachment
-from agent_profiler.adapters.claude_context import (
-    ContextCommandFailure,
-    ContextCommandTracker,
-    NativeSnapshot,
-)
-from agent_profiler.adapters.claude_records import RECORD_TYPES, SYSTEM_SUBTYPES
-from agent_profiler.adapters.claude_session import SessionBuilder
-from agent_profiler.adapters.claude_stream import read_stream_json
 from agent_profiler.adapters.common import journal_clock, text_field
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
@@ -32,6 +23,12 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
 
     from agent_profiler.adapters import JournalGroup, Located, SniffedFile
+    from agent_profiler.adapters.claude_context import ContextCommandFailure, NativeSnapshot
+    from agent_profiler.adapters.claude_session import SessionBuilder
+
+# The modules that read a transcript are imported by the functions that read one: detection
+# runs this module's `detect` on every journal first, and a Codex or Pi export paid for
+# importing them (76M instructions, 5% of reading a 5 MB Pi journal).
 
 HARNESS = Harness.CLAUDE_CODE
 
@@ -81,9 +78,13 @@ def is_stream_json(values: list[object]) -> bool:
 # --------------------------------------------------------------------------- file readers
 
 
-# The skip counter's name of each record type read no further (`claude:progress`: most
-# of a long transcript's records), made once.
-_SKIPPED = {kind: f"claude:{kind}" for kind, known in RECORD_TYPES.items() if not known.read}
+@functools.cache
+def _skipped_names() -> dict[str, str]:
+    """The skip counter's name of each record type read no further (`claude:progress`:
+    most of a long transcript's records), made once."""
+    from agent_profiler.adapters.claude_records import RECORD_TYPES
+
+    return {kind: f"claude:{kind}" for kind, known in RECORD_TYPES.items() if not known.read}
 
 
 def read_transcript(
@@ -91,6 +92,16 @@ def read_transcript(
 ) -> dict[str, SessionBuilder]:
     """Read one transcript file into builders keyed by thread: "" for the file's own
     thread, agentId for sidechain records of another agent found in it."""
+    from agent_profiler.adapters.claude_compaction import on_compact_boundary, on_microcompact
+    from agent_profiler.adapters.claude_content import on_attachment
+    from agent_profiler.adapters.claude_context import (
+        ContextCommandFailure,
+        ContextCommandTracker,
+    )
+    from agent_profiler.adapters.claude_records import RECORD_TYPES, SYSTEM_SUBTYPES
+    from agent_profiler.adapters.claude_session import SessionBuilder
+
+    skipped_names = _skipped_names()
     source = label or str(path)
     builders: dict[str, SessionBuilder] = {}
     clock = journal_clock(path, diagnostics, source)
@@ -114,7 +125,7 @@ def read_transcript(
         kind = value.get("type")
         if not isinstance(kind, str):  # text_field, inline: every record passes here
             kind = None
-        skip = _SKIPPED.get(kind) if kind is not None else None
+        skip = skipped_names.get(kind) if kind is not None else None
         if skip is not None and commands.ignores(value):
             # Most records of a long transcript (progress, file-history snapshots): counted
             # as skipped, and the /context tracker has nothing to see in them.
@@ -261,6 +272,8 @@ def read_group(
 ) -> list[Session]:
     """Read a main journal and the subagent/compaction files attached to it."""
     if stream_json:
+        from agent_profiler.adapters.claude_stream import read_stream_json
+
         assert main is not None
         return [s for b in read_stream_json(main, diagnostics) if (s := b.finish()) is not None]
     builders: dict[str, SessionBuilder] = {}

@@ -62,11 +62,6 @@ from agent_profiler.adapters.claude_context_rows import (
     NativeSnapshot,
     parse_tokens,
 )
-from agent_profiler.adapters.claude_context_screens import (
-    MARKDOWN_TITLE,
-    parse_markdown,
-    parse_screen,
-)
 from agent_profiler.model import frozen
 
 __all__ = [
@@ -78,8 +73,6 @@ __all__ = [
     "NativeItem",
     "NativeSnapshot",
     "parse_context_output",
-    "parse_markdown",
-    "parse_screen",
     "parse_tokens",
 ]
 
@@ -89,7 +82,14 @@ _STDOUT = re.compile(r"<local-command-stdout>(.*?)(?:</local-command-stdout>|\Z)
 _STDERR = re.compile(r"<local-command-stderr>(.*?)(?:</local-command-stderr>|\Z)", re.DOTALL)
 
 
+# The two grammars' parsers (`claude_context_screens`) are imported when a run is met: a
+# transcript without one, nearly every transcript, did not need their 13M instructions of
+# start-up (their regular expressions).
+
+
 def _is_markdown(text: str) -> bool:
+    from agent_profiler.adapters.claude_context_screens import MARKDOWN_TITLE
+
     return text.lstrip().startswith(MARKDOWN_TITLE)
 
 
@@ -102,6 +102,8 @@ def parse_context_output(
     text_line: int | None = None,
 ) -> NativeSnapshot:
     """Parse a `/context` output in either grammar (stdout tags optional)."""
+    from agent_profiler.adapters.claude_context_screens import parse_markdown, parse_screen
+
     stdout = _STDOUT.search(text)
     body = stdout[1] if stdout else text
     parse = parse_markdown if _is_markdown(body) else parse_screen

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agent_profiler.adapters.common import token_count
+from agent_profiler.adapters.common import TOKEN_LIMIT, token_count
 from agent_profiler.attribution import Logged
 from agent_profiler.model import Response, Usage
 
@@ -48,7 +48,8 @@ class ResponseDraft:
         bad: tuple[str, ...] = ()
         for key in USAGE_KEYS:
             raw = usage.get(key)
-            value = token_count(raw)
+            # token_count(raw), without the call for a valid count (common.token_count)
+            value = raw if type(raw) is int and 0 <= raw < TOKEN_LIMIT else token_count(raw)
             if value > merged.get(key, 0):
                 merged[key] = value
             elif raw is not None and value != raw:
@@ -84,24 +85,26 @@ class ResponseDraft:
         """The response: its usage merged over its records, or, when every field of it was
         0 (no request by SPEC §3), unknown."""
         u = self.usage
+        # By position (a class called with keywords builds a dict of them, per response);
+        # tests/adapters/test_rules_drafts.py holds the field order.
         return Response(
-            id=self.id,
-            start_ns=min(self.start_ns, self.end_ns),
-            end_ns=self.end_ns,
-            model=self.model,
-            usage=Usage(
-                prompt_tokens=self.prompt_tokens,
-                input_tokens=u.get("input_tokens", 0),
-                output_tokens=u.get("output_tokens", 0),
-                cache_read_tokens=u.get("cache_read_input_tokens", 0),
-                cache_write_tokens=u.get("cache_creation_input_tokens", 0),
-                cache_write_1h_tokens=min(
-                    u.get(_WRITE_1H, 0), u.get("cache_creation_input_tokens", 0)
-                ),
+            self.id,
+            min(self.start_ns, self.end_ns),  # start_ns
+            self.end_ns,
+            self.model,
+            Usage(
+                self.prompt_tokens,
+                u.get("input_tokens", 0),  # input_tokens
+                u.get("output_tokens", 0),  # output_tokens
+                u.get("cache_read_input_tokens", 0),  # cache_read_tokens
+                u.get("cache_creation_input_tokens", 0),  # cache_write_tokens
+                0,  # reasoning_tokens
+                # cache_write_1h_tokens
+                min(u.get(_WRITE_1H, 0), u.get("cache_creation_input_tokens", 0)),
             ),
-            prompt_id=self.prompt_id,
-            is_error=self.is_error,
-            stop_reason=self.stop_reason,
-            output_tokens_reliable=False,
-            usage_known=self.is_request,
+            self.prompt_id,
+            self.is_error,
+            self.stop_reason,
+            False,  # output_tokens_reliable
+            self.is_request,  # usage_known
         )

@@ -41,7 +41,7 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilde
     # undated frames before the first dated one are placed just before it. Without any
     # timestamp the timeline is synthetic, spaced by the runs' own `result.duration_ms`.
     synthetic = _synthetic_timeline(path)
-    origin = clock_origin((r.value for r in read_jsonl(path, Diagnostics())), path)
+    origin = clock_origin((value for _, value in read_jsonl(path, Diagnostics())), path)
     if synthetic is not None:
         origin = max(0, origin - synthetic.total_ns)
     clock = Clock(
@@ -51,10 +51,9 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilde
         origin_ns=origin,
         spacing=synthetic.step if synthetic is not None else None,
     )
-    for record in read_jsonl(path, diagnostics):
-        value = record.value
+    for line, value in read_jsonl(path, diagnostics):
         if not isinstance(value, dict):
-            diagnostics.warn(source, record.line, "bad-shape", "frame is not a JSON object")
+            diagnostics.warn(source, line, "bad-shape", "frame is not a JSON object")
             continue
         kind = text_field(value, "type")
         subtype = text_field(value, "subtype")
@@ -68,7 +67,7 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilde
         run = runs[-1]
         run.has_init = run.has_init or is_init
         run.has_result = run.has_result or kind == "result"
-        ts = clock.time(value, record.line)
+        ts = clock.time(value, line)
         main = run.builders.get("")
         if main is None:
             main = SessionBuilder(
@@ -105,9 +104,9 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilde
         if is_init:
             _on_init(builder, value)
         elif kind == "user":
-            builder.on_user(value, ts, record.line)
+            builder.on_user(value, ts, line)
         elif kind == "assistant":
-            builder.on_assistant(value, ts, record.line, source)
+            builder.on_assistant(value, ts, line, source)
         elif kind == "system" and subtype == "compact_boundary":
             on_compact_boundary(builder, value, ts)
         elif kind == "system" and subtype == "hook_response":
@@ -119,7 +118,7 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilde
             if name in STREAM_TYPES:
                 diagnostics.skip(f"claude-stream:{name}")
             else:
-                diagnostics.not_recognised(f"claude-stream:{name}", source, record.line)
+                diagnostics.not_recognised(f"claude-stream:{name}", source, line)
     builders: list[SessionBuilder] = []
     for run in runs:
         main = run.builders[""]
@@ -164,15 +163,14 @@ class _SyntheticTimeline:
 
 def _synthetic_timeline(path: Path) -> _SyntheticTimeline | None:
     runs: list[list[int]] = []  # per run: [first line, frames, duration ms]
-    for record in read_jsonl(path, Diagnostics()):
-        value = record.value
+    for line, value in read_jsonl(path, Diagnostics()):
         if not isinstance(value, dict):
             continue
         if value.get("timestamp") is not None:
             return None  # a real clock, however partial, is used instead
         is_init = value.get("type") == "system" and value.get("subtype") == "init"
         if not runs or (is_init and runs[-1][3]):  # as read_stream_json splits runs
-            runs.append([record.line, 0, 0, 0])
+            runs.append([line, 0, 0, 0])
         run = runs[-1]
         run[1] += 1
         run[3] = run[3] or int(is_init)

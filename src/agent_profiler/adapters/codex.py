@@ -31,20 +31,26 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent_profiler.adapters.codex_events import on_event
-from agent_profiler.adapters.codex_items import on_compacted, on_response_item
-from agent_profiler.adapters.codex_records import READ_LINE_TYPES, SKIPPED_LINE_TYPES
-from agent_profiler.adapters.codex_rollout import HARNESS, RolloutBuilder, thread_spawn
+from agent_profiler.adapters.codex_records import (
+    READ_LINE_TYPES,
+    SKIPPED_LINE_TYPES,
+    thread_spawn,
+)
 from agent_profiler.adapters.common import journal_clock, text_field
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
 from agent_profiler.jsonl import read_jsonl
-from agent_profiler.model import Session
+from agent_profiler.model import Harness, Session
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
 
     from agent_profiler.adapters import JournalGroup, Located, SniffedFile
+    from agent_profiler.adapters.codex_rollout import RolloutBuilder
+
+# The modules that read a rollout are imported by `read_rollout`: detection asks this
+# module's `detect` of every journal that is not Claude Code's, and a Pi export paid for
+# importing them.
 
 
 def detect(values: list[object]) -> bool:
@@ -62,6 +68,10 @@ def detect(values: list[object]) -> bool:
 
 
 def read_rollout(path: Path, diagnostics: Diagnostics) -> RolloutBuilder:
+    from agent_profiler.adapters.codex_events import on_event
+    from agent_profiler.adapters.codex_items import on_compacted, on_response_item
+    from agent_profiler.adapters.codex_rollout import RolloutBuilder
+
     source = str(path)
     builder = RolloutBuilder(source, diagnostics)
     clock = journal_clock(path, diagnostics, source)
@@ -191,7 +201,7 @@ def plan(files: list[SniffedFile]) -> list[JournalGroup]:
     trees: dict[int, list[Path]] = {}
     for index, file in enumerate(files):
         trees.setdefault(find(index), []).append(file.path)
-    return [JournalGroup(HARNESS, None, tuple(paths)) for paths in trees.values()]
+    return [JournalGroup(Harness.CODEX, None, tuple(paths)) for paths in trees.values()]
 
 
 def read(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_profiler.adapters.codex_records import EVENT_MSG_TYPES, READ, REDACTION_SHA, measure
 from agent_profiler.adapters.codex_rollout import Tool
-from agent_profiler.adapters.common import preview, token_count
+from agent_profiler.adapters.common import TOKEN_LIMIT, preview, token_count
 from agent_profiler.adapters.drafts import ToolArguments
 from agent_profiler.model import Prompt, Usage
 
@@ -132,8 +132,16 @@ def on_token_count(builder: RolloutBuilder, payload: dict[str, Any], ts: int, li
             builder.path, line, "bad-shape", "token_count without last_token_usage"
         )
         return
+    # token_count of each value, without the call for a valid count (common.token_count)
     fingerprint = (
-        tuple([token_count(total[k]) for k in sorted(total)]) if isinstance(total, dict) else None
+        tuple(
+            [
+                v if type(v) is int and 0 <= v < TOKEN_LIMIT else token_count(v)
+                for v in map(total.__getitem__, sorted(total))
+            ]
+        )
+        if isinstance(total, dict)
+        else None
     )
     if fingerprint is not None and fingerprint == builder.last_total:
         return  # Desktop 0.104 writes each token_count twice
@@ -151,13 +159,14 @@ def on_token_count(builder: RolloutBuilder, payload: dict[str, Any], ts: int, li
     request.end_ns = ts
     request.window = builder.window
     reasoning = token_count(last.get("reasoning_output_tokens"))
+    # By position (a class called with keywords builds a dict of them, per request).
     request.usage = Usage(
-        prompt_tokens=prompt,  # input_tokens already includes the cached part
-        input_tokens=prompt,
-        output_tokens=output,
-        cache_read_tokens=token_count(last.get("cached_input_tokens")),
-        cache_write_tokens=token_count(last.get("cache_write_input_tokens")),
-        reasoning_tokens=reasoning,
+        prompt,  # prompt_tokens: input_tokens already includes the cached part
+        prompt,  # input_tokens
+        output,  # output_tokens
+        token_count(last.get("cached_input_tokens")),  # cache_read_tokens
+        token_count(last.get("cache_write_input_tokens")),  # cache_write_tokens
+        reasoning,  # reasoning_tokens
     )
     if request.window:
         # Its window is known now (`finish` settles the others' with the session's): the

@@ -3,7 +3,8 @@
 purpose), the item families the builder tells apart (output, call, result items), the
 leading tags of harness-injected context, and the helpers that turn an item's content into
 text: its length (a sanitiser's `[REDACTED_… len=N]` marker counts as N), its category, a
-tool's output and exit code (FORMATS.md §3).
+tool's output and exit code, and how a spawned child's rollout names its parent
+(`thread_spawn`) (FORMATS.md §3).
 
 Separate from the rollout builder (`codex_rollout.py`) and the line dispatch (`codex.py`):
 these are facts of the format, read by both and by `tests/test_record_tables.py`."""
@@ -11,6 +12,7 @@ these are facts of the format, read by both and by `tests/test_record_tables.py`
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import orjson
 
@@ -281,3 +283,12 @@ def exit_code(output: object) -> int | None:
         if match:
             return int(match.group(1))
     return None
+
+
+def thread_spawn(source: object) -> dict[str, Any] | None:
+    """`session_meta.source.subagent.thread_spawn`, the object by which a spawned child's
+    rollout names its parent (`parent_thread_id`) and role (FORMATS §3.6); None when
+    `source` is anything else (a string such as "cli", `{"subagent": "review"}`)."""
+    subagent = source.get("subagent") if isinstance(source, dict) else None
+    spawn = subagent.get("thread_spawn") if isinstance(subagent, dict) else None
+    return spawn if isinstance(spawn, dict) else None

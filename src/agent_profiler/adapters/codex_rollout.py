@@ -19,9 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_profiler import estimate
-from agent_profiler.adapters.codex_records import (
-    measure,
-)
+from agent_profiler.adapters.codex_records import measure, thread_spawn
 from agent_profiler.adapters.drafts import (
     CompactionDraft,
     RequestDraft,
@@ -51,15 +49,6 @@ class Tool(ToolDraft):
 class Compaction(CompactionDraft):
     observation: Logged | None = None
     window: int | None = None
-
-
-def thread_spawn(source: object) -> dict[str, Any] | None:
-    """`session_meta.source.subagent.thread_spawn`, the object by which a spawned child's
-    rollout names its parent (`parent_thread_id`) and role (FORMATS §3.6); None when
-    `source` is anything else (a string such as "cli", `{"subagent": "review"}`)."""
-    subagent = source.get("subagent") if isinstance(source, dict) else None
-    spawn = subagent.get("thread_spawn") if isinstance(subagent, dict) else None
-    return spawn if isinstance(spawn, dict) else None
 
 
 @dataclass(slots=True)

@@ -37,10 +37,15 @@ def timestamp_ns(value: object) -> int | None:
     return ns if 0 <= ns < 2**63 else None
 
 
+# Beyond 10^15 a "token count" is damage, and would not fit a trace's integers.
+TOKEN_LIMIT = 10**15
+
+
 def token_count(value: object) -> int:
-    """A token count from a journal: a non-negative integer; anything else counts as 0."""
-    # Beyond 10^15 a "token count" is damage, and would not fit a trace's integers.
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**15:
+    """A token count from a journal: a non-negative integer; anything else counts as 0.
+    Where every record asks it several times, `v if type(v) is int and 0 <= v < TOKEN_LIMIT
+    else token_count(v)` is the same without a call for a valid count."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < TOKEN_LIMIT:
         return value
     return 0
 
@@ -111,6 +116,7 @@ EARLIEST_NS = 946_684_800 * 1_000_000_000  # 2000-01-01T00:00:00Z
 BACKWARD_LIMIT_NS = 86_400 * 1_000_000_000
 FORWARD_LIMIT_NS = 365 * 86_400 * 1_000_000_000
 _DAY_NS = 86_400 * 1_000_000_000
+_BACKWARD_FLOOR_NS = -BACKWARD_LIMIT_NS
 
 
 def is_plausible_time(ts: int) -> bool:
@@ -164,13 +170,11 @@ class Clock:
 
     def time(self, record: Mapping[str, object], line: int) -> int:
         ts = timestamp_ns(record.get("timestamp"))
-        last = self.last
         if (
             ts is not None
-            and last is not None
-            and self.seen_timestamp
+            and self.seen_timestamp  # (then `last` is a time: `place` set it)
             and ts >= EARLIEST_NS
-            and -BACKWARD_LIMIT_NS <= ts - last <= FORWARD_LIMIT_NS
+            and _BACKWARD_FLOOR_NS <= ts - self.last <= FORWARD_LIMIT_NS  # type: ignore[operator]
         ):
             # Nearly every record: dated, near the one before it. `place` in short.
             self._rejected = None

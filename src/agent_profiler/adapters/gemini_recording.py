@@ -110,10 +110,9 @@ def _is_jsonl(head: bytes) -> bool:
 def _load_jsonl(path: Path, diagnostics: Diagnostics) -> Recording | None:
     source = str(path)
     recording: Recording | None = None
-    for record in read_jsonl(path, diagnostics):
-        value = record.value
+    for line, value in read_jsonl(path, diagnostics):
         if not isinstance(value, dict):
-            diagnostics.warn(source, record.line, "bad-shape", "line is not a JSON object")
+            diagnostics.warn(source, line, "bad-shape", "line is not a JSON object")
             continue
         if recording is None:
             if "messages" in value and is_header(value):
@@ -121,7 +120,7 @@ def _load_jsonl(path: Path, diagnostics: Diagnostics) -> Recording | None:
             if not is_header(value):
                 # The header line was lost (the file re-created while running): go on.
                 diagnostics.warn(
-                    source, record.line, "no-header", "no session header line; id from the name"
+                    source, line, "no-header", "no session header line; id from the name"
                 )
                 recording = Recording(path, {}, container="jsonl")
             else:
@@ -130,23 +129,23 @@ def _load_jsonl(path: Path, diagnostics: Diagnostics) -> Recording | None:
         if "$set" in value:
             update = value["$set"]
             if not isinstance(update, dict):
-                diagnostics.warn(source, record.line, "bad-shape", "$set is not an object")
+                diagnostics.warn(source, line, "bad-shape", "$set is not an object")
                 continue
             messages = update.get("messages")
             if isinstance(messages, list):
                 ids = []
                 for index, message in enumerate(messages):
                     if isinstance(message, dict):
-                        fallback = f"line-{record.line}.{index}"
-                        ids.append(recording.add(message, fallback, record.line, listed=False))
+                        fallback = f"line-{line}.{index}"
+                        ids.append(recording.add(message, fallback, line, listed=False))
                 recording.events.append(("checkpoint", ids))
             recording.header.update({k: v for k, v in update.items() if k != "messages"})
         elif "$rewindTo" in value:
             recording.events.append(("rewind", value["$rewindTo"]))
         elif text_field(value, "type") is not None:
-            recording.add(value, f"line-{record.line}", record.line)
+            recording.add(value, f"line-{line}", line)
         else:
-            diagnostics.not_recognised("gemini-cli:untyped", source, record.line)
+            diagnostics.not_recognised("gemini-cli:untyped", source, line)
     return recording
 
 

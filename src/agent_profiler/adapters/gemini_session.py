@@ -25,8 +25,9 @@ from agent_profiler.adapters.common import (
     token_count,
     within_limits,
 )
-from agent_profiler.adapters.drafts import MessagesDraft, ToolArguments, ToolDraft
+from agent_profiler.adapters.drafts import ToolArguments, ToolDraft
 from agent_profiler.adapters.gemini_recording import Recording, parts
+from agent_profiler.adapters.messages_draft import MessagesDraft
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.model import Category, Compaction, Harness, Marker, Response, Session, Usage
 

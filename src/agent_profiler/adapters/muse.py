@@ -366,9 +366,9 @@ def read_journal(path: Path, diagnostics: Diagnostics) -> JournalBuilder:
             raise JournalError(source, EXPORT_MESSAGE) from error
         raise
     if first is not None:
-        builder.on_line(first.value, first.line, clock)
-        for record in records:
-            builder.on_line(record.value, record.line, clock)
+        builder.on_line(first[1], first[0], clock)
+        for line, value in records:
+            builder.on_line(value, line, clock)
     if builder.session_id is None and builder.bare_events:
         raise JournalError(source, EXPORT_MESSAGE)
     return builder

@@ -29,7 +29,8 @@ from agent_profiler.adapters.common import (
     token_count,
     within_limits,
 )
-from agent_profiler.adapters.drafts import MessagesDraft, ToolArguments, ToolDraft
+from agent_profiler.adapters.drafts import ToolArguments, ToolDraft
+from agent_profiler.adapters.messages_draft import MessagesDraft
 from agent_profiler.attribution import redacted_placeholders
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.model import Category, Compaction, Harness, Marker, Response, Session, Usage

@@ -4,8 +4,8 @@ calls), a tool result, a user `!` command; and the draft of a tool call.
 
 Separate from `pi.py`, which owns the session's state, its entry tree, compactions and
 the finished `Session`: these functions read one message each and change that state
-through the builder's public fields (the builder calls `on_message` for every message
-entry)."""
+through the builder's public fields (the builder calls the one of its role,
+`ROLE_HANDLERS`, for every message entry)."""
 
 from __future__ import annotations
 
@@ -35,21 +35,6 @@ class Tool(ToolDraft):
     moved_on_ns: int | None = None  # the next entry after the call, when no result came
 
 
-def on_message(
-    builder: SessionBuilder,
-    entry: Entry,
-    message: dict[str, Any],
-    role: str | None,
-    line: int | None = None,
-) -> None:
-    handler = _ROLE_HANDLERS.get(role) if role is not None else None
-    if handler is not None:
-        handler(builder, entry, message)
-    else:
-        # A role no Pi build is known to write: not read, which is no choice.
-        builder.diagnostics.not_recognised(f"pi:message/{role}", builder.path, line)
-
-
 def on_bash_execution(builder: SessionBuilder, entry: Entry, message: dict[str, Any]) -> None:
     if not message.get("excludeFromContext"):
         text = bash_execution_text(message)
@@ -68,7 +53,8 @@ def on_user(builder: SessionBuilder, entry: Entry, message: dict[str, Any]) -> N
             Category.PROMPTS,
             text,
             "User prompt",
-            source_kind=SourceKind.PROMPT,
+            "",
+            SourceKind.PROMPT,
         )
         for index, text in texts
     )
@@ -111,9 +97,14 @@ def _usage(usage: object) -> tuple[int, int, int, int]:
 def on_assistant(builder: SessionBuilder, entry: Entry, message: dict[str, Any]) -> None:
     fresh, cache_read, cache_write, output = _usage(message.get("usage"))
     prompt_tokens = fresh + cache_read + cache_write
-    stop = text_field(message, "stopReason")
+    # `text_field`, inlined: one call each for every request otherwise.
+    stop = message.get("stopReason")
+    if not isinstance(stop, str):
+        stop = None
     failed = stop in _FAILED_STOPS
-    model = text_field(message, "model") or ""
+    model = message.get("model")
+    if not isinstance(model, str):
+        model = ""
     start = builder.message_time(message, entry)
     response_id = entry.id
     parts: list[Item] = []
@@ -142,8 +133,8 @@ def on_assistant(builder: SessionBuilder, entry: Entry, message: dict[str, Any])
                         Category.ASSISTANT,
                         text,
                         "Assistant text",
-                        source_id=response_id,
-                        source_kind=SourceKind.RESPONSE,
+                        response_id,
+                        SourceKind.RESPONSE,
                     )
                 )
         elif kind == "thinking":
@@ -157,29 +148,26 @@ def on_assistant(builder: SessionBuilder, entry: Entry, message: dict[str, Any])
                         Category.ASSISTANT,
                         thinking,
                         "Thinking",
-                        source_id=response_id,
-                        source_kind=SourceKind.RESPONSE,
+                        response_id,
+                        SourceKind.RESPONSE,
                     )
                 )
             elif text_field(block, "thinkingSignature"):
                 builder.unmeasured["encrypted-reasoning"] += 1
     if not failed:
         entry.parts = tuple(parts)  # Pi does not replay a failed message
+    # By position, each field named (keywords cost ~1,200 instructions a call; here and
+    # in measured_part's calls, one per context part).
     response = Response(
-        id=response_id,
-        start_ns=min(start, entry.time_ns),
-        end_ns=entry.time_ns,
-        model=model,
-        usage=Usage(
-            prompt_tokens=prompt_tokens,
-            input_tokens=fresh,
-            output_tokens=output,
-            cache_read_tokens=cache_read,
-            cache_write_tokens=cache_write,
-        ),
-        prompt_id=entry.prompt_id,
-        is_error=failed,
-        stop_reason=stop,
+        response_id,  # id
+        min(start, entry.time_ns),  # start_ns
+        entry.time_ns,  # end_ns
+        model,
+        # usage: prompt, input, output, cache read and cache write tokens
+        Usage(prompt_tokens, fresh, output, cache_read, cache_write),
+        entry.prompt_id,
+        failed,  # is_error
+        stop,  # stop_reason
     )
     if not prompt_tokens:
         builder.unmeasured_requests.append(response)
@@ -211,10 +199,12 @@ def on_tool_call(
     response_id: str | None,
     failed: bool,
 ) -> Item | None:
-    call_id = text_field(block, "id")
-    if not call_id:
+    call_id = block.get("id")  # `text_field`, inlined (every call)
+    if not call_id or not isinstance(call_id, str):
         return None
-    name = text_field(block, "name") or "tool"
+    name = block.get("name")
+    if not name or not isinstance(name, str):
+        name = "tool"
     arguments = block.get("arguments")
     # Made once: tool_call_text(name, a) is name + tool_call_text("", a).
     arguments_text = tool_call_text("", arguments)
@@ -227,7 +217,11 @@ def on_tool_call(
             response_id,
             entry.prompt_id,
             ToolArguments.of(arguments, text=arguments_text),
-            from_failed_response=failed,
+            None,  # end_ns
+            False,  # is_error
+            0,  # result_chars
+            None,  # child_session
+            failed,  # from_failed_response (by position: a keyword built a dict per call)
         )
         builder.tools[call_id] = tool
         builder.open_tools.append(tool)
@@ -236,8 +230,8 @@ def on_tool_call(
         Category.ASSISTANT,
         text,
         "Tool arguments",
-        source_id=call_id,
-        source_kind=SourceKind.TOOL,
+        call_id,
+        SourceKind.TOOL,
     )
 
 
@@ -258,8 +252,8 @@ def on_tool_result(builder: SessionBuilder, entry: Entry, message: dict[str, Any
             Category.RESULTS,
             joined,
             "Tool result",
-            source_id=call_id,
-            source_kind=SourceKind.TOOL if call_id else SourceKind.NONE,
+            call_id,
+            SourceKind.TOOL if call_id else SourceKind.NONE,
         ),
     )
     if tool is None:
@@ -273,8 +267,9 @@ def on_tool_result(builder: SessionBuilder, entry: Entry, message: dict[str, Any
 
 
 # What each message role does (pi_records.MESSAGE_ROLES): a table, not an if-chain, as
-# every message entry goes through it.
-_ROLE_HANDLERS: dict[str, Callable[[SessionBuilder, Entry, dict[str, Any]], None]] = {
+# every message entry goes through it (`pi.SessionBuilder.on_record`); a role not in it is
+# not recognised.
+ROLE_HANDLERS: dict[str, Callable[[SessionBuilder, Entry, dict[str, Any]], None]] = {
     "user": on_user,
     "assistant": on_assistant,
     "toolResult": on_tool_result,

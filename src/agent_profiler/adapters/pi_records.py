@@ -51,7 +51,8 @@ MESSAGE_ROLES: dict[str, tuple[str, str]] = {
 
 
 def epoch_ms(value: object) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 2**53:
+    # (int, float), not int | float: the union was made anew at each call (every message)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 2**53:
         return None
     return int(value * MS)
 

@@ -103,10 +103,11 @@ class Branch:
             candidates.update(p for p in (old_active, active) if p is not None and p < len(path))
             positions = sorted(candidates)
         entering: list[str] = []
+        cut = self.cut
         for position in positions:
             entry_id = path[position]
             entry = entries[entry_id]
-            wanted = self._wanted(position, active)
+            wanted = _wanted(entry, position, active, cut)
             if wanted and not entry.visible:
                 entry.visible = True
                 entering.append(entry_id)
@@ -123,10 +124,12 @@ class Branch:
         at = kept.position if kept is not None else -1
         return at if 0 <= at < active else active
 
-    def _wanted(self, position: int, active: int | None) -> bool:
-        entry = self.entries[self.path[position]]
-        if not entry.parts:
-            return False
-        if entry.kind == "compaction":
-            return position == active  # only the latest compaction's summary is sent
-        return position >= self.cut
+
+def _wanted(entry: Entry, position: int, active: int | None, cut: int) -> bool:
+    """Whether the model sees `entry`, at `position` on the path, when the active
+    compaction is at `active` and the entries before `cut` were compacted away."""
+    if not entry.parts:
+        return False
+    if entry.kind == "compaction":
+        return position == active  # only the latest compaction's summary is sent
+    return position >= cut

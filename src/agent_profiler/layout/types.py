@@ -33,7 +33,7 @@ def stable_ids64(prefix: str) -> Callable[[str], int]:
     """`suffix → stable_id64(prefix + suffix)`, the prefix hashed once: each id is a copy
     of that hasher fed its suffix (BLAKE2b is a stream, UTF-8 a concatenation), half the
     cost of a stable_id64 call (measured), for the thousands of flows of a long session."""
-    start = hashlib.blake2b(digest_size=8)
+    start = blake2b(digest_size=8)
     start.update(prefix.encode())
     from_bytes = int.from_bytes
 

@@ -23,10 +23,9 @@ from agent_profiler.adapters.claude_context import (
     ContextRunResult,
     NativeSnapshot,
     parse_context_output,
-    parse_markdown,
-    parse_screen,
     parse_tokens,
 )
+from agent_profiler.adapters.claude_context_screens import parse_markdown, parse_screen
 from agent_profiler.model import Category
 from shared_paths import TESTS
 
@@ -945,3 +944,19 @@ def test_markdown_item_tables_we_do_not_know_only_lose_items() -> None:
 def test_markdown_layouts_we_do_not_know(old: str, new: str) -> None:
     with pytest.raises(ContextParseError):
         parse_markdown(MARKDOWN.replace(old, new))
+
+
+def test_token_counts_are_read_exactly_as_decimal_reads_them() -> None:
+    """parse_tokens reads `122.6k` in integers (no float, and no decimal import): on random
+    counts it gives what Decimal's exact product, truncated, gives."""
+    import random
+    from decimal import Decimal
+
+    units = {"": 1, "k": 1_000, "m": 1_000_000}
+    rng = random.Random(32)
+    for _ in range(5000):
+        whole = str(rng.randint(0, 10 ** rng.randint(0, 7)))
+        decimals = rng.choice([None, str(rng.randint(0, 999)).zfill(rng.randint(1, 4))])
+        unit = rng.choice(list(units))
+        text = whole + (f".{decimals}" if decimals is not None else "") + unit
+        assert parse_tokens(text) == int(Decimal(f"{whole}.{decimals or 0}") * units[unit]), text

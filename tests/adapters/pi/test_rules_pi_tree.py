@@ -78,19 +78,20 @@ def test_moving_the_leaf_costs_what_changes_not_the_path_behind_the_cut(
     """A session of 3,000 entries after a compaction that keeps 100: each new entry moves
     the leaf one step, and a step looks at the new entry and the compactions, not at the
     entries before the cut again (a long session is read in time linear in its length)."""
+    from agent_profiler.adapters import pi_tree
     from agent_profiler.adapters.pi_tree import Branch, Entry, measured_part
 
     entries: dict[str, Entry] = {}
     branch = Branch(entries)
     looked = 0
-    wanted = Branch._wanted
+    wanted = pi_tree._wanted
 
-    def counted(self: Branch, position: int, active: int | None) -> bool:
+    def counted(entry: Entry, position: int, active: int | None, cut: int) -> bool:
         nonlocal looked
         looked += 1
-        return wanted(self, position, active)
+        return wanted(entry, position, active, cut)
 
-    monkeypatch.setattr(Branch, "_wanted", counted)
+    monkeypatch.setattr(pi_tree, "_wanted", counted)
     parent: str | None = None
     for n in range(3_500):
         entry_id = f"e{n}"
