@@ -48,6 +48,7 @@ def failure(error: BaseException) -> int:
         quiet_stdout()
         return EXIT_BROKEN_PIPE
     if isinstance(error, KeyboardInterrupt):
+        forget_unhandled_interrupt()
         echo("interrupted", err=True)
         return EXIT_INTERRUPTED
     echo(
@@ -56,6 +57,18 @@ def failure(error: BaseException) -> int:
         err=True,
     )
     return EXIT_INTERNAL
+
+
+def forget_unhandled_interrupt() -> None:
+    """Let `python -m agent_profiler` end in the exit code we return after Ctrl-C.
+
+    CPython notes a KeyboardInterrupt that leaves an `exec` of source text (dataclasses
+    and namedtuple make their methods that way, so an import is enough) in a flag that
+    only the next such `exec` clears; under `-m` the interpreter then ends by killing
+    itself with SIGINT, whatever code we exit with (run_eval_code_obj's
+    _Py_UnhandledKeyboardInterrupt, checked in Py_RunMain). The interrupt is handled
+    here, so clear the flag the way CPython does: one more `exec` that ends normally."""
+    exec("None")  # constant source, run for what it does to that flag
 
 
 def quiet_stdout() -> None:

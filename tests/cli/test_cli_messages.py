@@ -4,6 +4,8 @@ point ends on Ctrl-C and on a bug (in-process: the server is faked, no socket, n
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -124,3 +126,27 @@ def test_ctrl_c_and_a_bug_end_in_one_line(
         assert caught.value.code == code
         out, err = capsys.readouterr()
         assert (out, err) == ("", said + "\n")
+
+
+def test_ctrl_c_inside_a_generated_method_still_ends_in_130_under_python_m(
+    tmp_path: Path,
+) -> None:
+    """Ctrl-C that lands while a dataclass makes its methods (an `exec` of source text: a
+    harness's modules are imported while reading) leaves CPython's "unhandled
+    KeyboardInterrupt" flag set; `python -m` would then end by SIGINT (-2) after our 130."""
+    package = tmp_path / "probe"
+    package.mkdir()
+    (package / "__main__.py").write_text(
+        "import sys\n"
+        "from agent_profiler.console import failure\n"
+        "try:\n"
+        "    exec('raise KeyboardInterrupt')  # where dataclasses' exec would meet it\n"
+        "except KeyboardInterrupt as error:\n"
+        "    sys.exit(failure(error))\n"
+    )
+    # GIVEN a `python -m` program interrupted inside an exec of source, which handles it
+    done = subprocess.run(
+        [sys.executable, "-m", "probe"], cwd=tmp_path, capture_output=True, timeout=60
+    )
+    # THEN it ends as the interrupted tool says, not killed by SIGINT
+    assert (done.returncode, done.stderr.decode()) == (130, "interrupted\n")
