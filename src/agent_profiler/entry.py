@@ -102,8 +102,25 @@ def _terminate(signum: int, frame: object) -> None:
     raise SystemExit(EXIT_TERMINATED)
 
 
+def _import_orjson_whole() -> None:
+    """Import orjson with Ctrl-C and SIGTERM held back until it is done. Its module set-up
+    (compiled Rust) imports Python modules and does not survive an exception raised in
+    them: a signal in those few milliseconds ended the process in a segmentation fault,
+    or in "SystemError: initialization of orjson raised unreported exception". A signal
+    that comes meanwhile waits and is handled right after, as any other."""
+    masks = hasattr(signal, "pthread_sigmask")  # not on Windows
+    held = {signal.SIGINT, signal.SIGTERM}
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, held) if masks else set()
+    try:
+        import orjson  # noqa: F401
+    finally:
+        if masks:
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
 def main() -> None:
     signal.signal(signal.SIGTERM, _terminate)
+    _import_orjson_whole()
     argv = sys.argv[1:]
     if argv[:1] == ["export"] and not any(k.endswith("_COMPLETE") for k in os.environ):
         parsed = _parse_export(argv[1:])

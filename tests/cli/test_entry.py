@@ -145,6 +145,30 @@ def test_sigterm_unwinds_as_exit_143(monkeypatch: pytest.MonkeyPatch) -> None:
     assert run_main(monkeypatch, "export", str(SMALL)) == console.EXIT_TERMINATED == 143
 
 
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="no signal masks here")
+def test_orjson_is_set_up_with_ctrl_c_and_sigterm_held_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """orjson's compiled set-up crashed (a segfault, or SystemError) when a signal
+    handler raised inside it: both signals wait while it is imported, and only then."""
+    import builtins
+
+    real_import = builtins.__import__
+    held: list[set[signal.Signals]] = []
+
+    def spying(name: str, *args: object, **kwargs: object) -> object:
+        if name == "orjson":
+            held.append(signal.pthread_sigmask(signal.SIG_BLOCK, []))
+        return real_import(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(builtins, "__import__", spying)
+    entry._import_orjson_whole()
+    monkeypatch.setattr(builtins, "__import__", real_import)
+    after = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    assert len(held) == 1 and {signal.SIGINT, signal.SIGTERM} <= held[0]
+    assert not {signal.SIGINT, signal.SIGTERM} & after
+
+
 def test_another_command_goes_to_typer_even_when_its_arguments_would_parse_as_an_export(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
