@@ -38,6 +38,8 @@ def read(*paths: Path) -> tuple[list[Session], Diagnostics]:
 
 
 def lines(path: Path) -> list[dict[str, object]]:
+    """The journal's lines that are JSON objects, in order (others, such as the stderr
+    noise between a stream-json file's frames, left out)."""
     opener = gzip.open if path.suffix == ".gz" else open
     out = []
     with opener(path, "rt", encoding="utf-8") as handle:
