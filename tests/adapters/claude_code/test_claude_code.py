@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 
 from agent_profiler.attribution import INFERRED_HEAD_ID
-from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.loader import load
 from agent_profiler.model import AnchorKind, Category, ChangeKind, Session, Stage
+from samples import read
 from shared_paths import TESTS
 
 DATA = TESTS / "data" / "journals" / "claude-code"
@@ -28,13 +27,6 @@ SMALL = DATA / "handmade" / "small.jsonl"
 STREAM_BG = DATA / "trackgentic-mpa014m2_v2.1.143_bg-tasks-result.jsonl"
 STREAM_INIT_ONLY = DATA / "trackgentic-mp9r3tbb_v2.1.143_init-only-no-result.jsonl"
 STREAM_GHAW = DATA / "gh-aw_sample_claude_log_new_format.txt"
-
-
-def read(*paths: Path) -> tuple[list[Session], Diagnostics]:
-    diagnostics = Diagnostics()
-    result = load(list(paths), diagnostics)
-    assert result.failures == []
-    return result.sessions, diagnostics
 
 
 def lines(path: Path) -> list[dict[str, object]]:
