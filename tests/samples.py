@@ -33,13 +33,20 @@ OPENCODE_EXPORT = DATA / "opencode" / "ses_fd4c895f0ffe6gKgxHiEgiQCcd.export.jso
 OPENCODE_EXPLORE = DATA / "opencode" / "ses_2bef25635ffe8EzID0I1Oeymal.export.json"
 
 
-def read_single(path: Path) -> tuple[Session, Diagnostics]:
-    """The one session of a journal that reads without failures, and its diagnostics."""
+def read(*paths: Path) -> tuple[list[Session], Diagnostics]:
+    """The sessions of journals that read without failures, and what reading them noted
+    and warned."""
     from agent_profiler.diagnostics import Diagnostics
     from agent_profiler.loader import load
 
     diagnostics = Diagnostics()
-    result = load([path], diagnostics)
-    assert result.failures == []
-    (session,) = result.sessions
+    result = load(list(paths), diagnostics)
+    assert result.failures == [], result.failures
+    return result.sessions, diagnostics
+
+
+def read_single(path: Path) -> tuple[Session, Diagnostics]:
+    """The one session of a journal that reads without failures, and its diagnostics."""
+    sessions, diagnostics = read(path)
+    (session,) = sessions
     return session, diagnostics

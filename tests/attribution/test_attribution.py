@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from agent_profiler.attribution import (
@@ -22,15 +24,11 @@ from agent_profiler.model import (
 )
 
 
-def _obs(time: int, reported: int | None = None, model: str | None = "m1") -> Observation:
-    return Observation(
-        time,
-        AnchorKind.RESPONSE,
-        f"r{time}",
-        Stage.TRANSCRIPT_OBSERVED,
-        model=model,
-        reported_tokens=reported,
-    )
+def obs(
+    time: int, reported: int | None = None, model: str | None = "m1", **facts: Any
+) -> Observation:
+    """What the transcript holds at request `r<time>`'s start, with its reported size."""
+    return Observation.request(time, f"r{time}", model=model, reported_tokens=reported, **facts)
 
 
 def test_estimate_is_chars_over_four_rounded_up() -> None:
@@ -41,7 +39,7 @@ def test_first_snapshot_is_a_baseline_with_the_inferred_head() -> None:
     # GIVEN a prompt of 40 chars (10 tokens) and a reported request of 1,010 tokens
     log = ContextLog()
     log.add("p1", Category.PROMPTS, 40, label="User prompt", source_kind=SourceKind.PROMPT)
-    log.observe(_obs(1, reported=1010))
+    log.observe(obs(1, reported=1010))
     # WHEN replayed
     (snap,) = log.replay()
     # THEN the missing 1,000 tokens are one inferred unattributed item, marked baseline
@@ -58,12 +56,12 @@ def test_later_snapshots_diff_added_replaced_removed_and_never_rescale() -> None
     log = ContextLog()
     log.add("a", Category.RESULTS, 400, source_id="call1", source_kind=SourceKind.TOOL)
     log.add("b", Category.ASSISTANT, 80)
-    log.observe(_obs(1, reported=500))
+    log.observe(obs(1, reported=500))
     log.add("c", Category.RESULTS, 4000, source_id="call2", source_kind=SourceKind.TOOL)
     log.add("b", Category.ASSISTANT, 120)  # replaced: 20 → 30 tokens
     assert log.remove("a")
     assert not log.remove("never-added")
-    log.observe(_obs(2, reported=99_999))
+    log.observe(obs(2, reported=99_999))
     first, second = log.replay()
     assert first.baseline and not second.baseline
     changes = {c.id: c for c in second.changes}
@@ -95,10 +93,10 @@ def test_later_snapshots_diff_added_replaced_removed_and_never_rescale() -> None
 def test_model_change_starts_a_new_baseline() -> None:
     log = ContextLog()
     log.add("a", Category.PROMPTS, 8)
-    log.observe(_obs(1, model="m1"))
+    log.observe(obs(1, model="m1"))
     log.add("b", Category.ASSISTANT, 8)
-    log.observe(_obs(2, model="m1"))
-    log.observe(_obs(3, model="m2"))
+    log.observe(obs(2, model="m1"))
+    log.observe(obs(3, model="m2"))
     snaps = log.replay()
     assert [s.baseline for s in snaps] == [True, False, True]
     assert {c.id for c in snaps[2].changes} == {"a", "b"}
@@ -107,7 +105,7 @@ def test_model_change_starts_a_new_baseline() -> None:
 def test_clear_keeps_only_the_inferred_head_and_reports_removals() -> None:
     log = ContextLog()
     log.add("a", Category.RESULTS, 40)
-    log.observe(_obs(1, reported=110))
+    log.observe(obs(1, reported=110))
     assert log.clear() == 1
     log.add("s", Category.SUMMARIES, 8)
     log.observe(Observation(2, AnchorKind.COMPACTION, "c1", Stage.POST_COMPACTION))
@@ -119,10 +117,10 @@ def test_clear_keeps_only_the_inferred_head_and_reports_removals() -> None:
 
 def test_changes_are_capped_at_64_and_the_rest_counted() -> None:
     log = ContextLog()
-    log.observe(_obs(1))
+    log.observe(obs(1))
     for index in range(100):
         log.add(f"i{index}", Category.RESULTS, 4 * (index + 1))
-    log.observe(_obs(2))
+    log.observe(obs(2))
     _, snap = log.replay()
     assert len(snap.changes) == MAX_CHANGES
     assert snap.omitted_changes == 100 - MAX_CHANGES
@@ -133,10 +131,10 @@ def test_changes_are_capped_at_64_and_the_rest_counted() -> None:
 def test_dropped_observation_gives_no_snapshot_and_does_not_reset_the_diff() -> None:
     log = ContextLog()
     log.add("a", Category.PROMPTS, 4)
-    log.observe(_obs(1))
+    log.observe(obs(1))
     log.add("b", Category.ASSISTANT, 4)
-    log.settle(log.observe(_obs(2)), dropped=True)
-    log.observe(_obs(3))
+    log.settle(log.observe(obs(2)), dropped=True)
+    log.observe(obs(3))
     snaps = log.replay()
     assert [s.time_ns for s in snaps] == [1, 3]
     assert [c.id for c in snaps[1].changes] == ["b"]
@@ -145,7 +143,7 @@ def test_dropped_observation_gives_no_snapshot_and_does_not_reset_the_diff() -> 
 def test_head_is_not_inferred_when_estimate_exceeds_reported() -> None:
     log = ContextLog()
     log.add("a", Category.RESULTS, 4000)
-    log.observe(_obs(1, reported=10))
+    log.observe(obs(1, reported=10))
     (snap,) = log.replay()
     assert Category.UNATTRIBUTED not in dict(snap.categories)
 
@@ -155,10 +153,10 @@ def test_head_is_measured_again_after_a_compaction() -> None:
     # tokens of history the journal does not show
     log = ContextLog()
     log.add("p", Category.PROMPTS, 40)
-    log.observe(_obs(1, reported=10_010))
+    log.observe(obs(1, reported=10_010))
     log.clear()
     log.add("s", Category.SUMMARIES, 400)
-    log.observe(_obs(2, reported=2_100))
+    log.observe(obs(2, reported=2_100))
     first, after = log.replay()
     assert dict(first.categories)[Category.UNATTRIBUTED] == 10_000
     # THEN after the compaction the head is what the next request leaves unexplained
@@ -193,7 +191,7 @@ def test_an_observation_is_never_changed_after_it_is_logged() -> None:
     # GIVEN an observation logged before its request's usage is known
     log = ContextLog()
     log.add("a", Category.PROMPTS, "x" * 40)
-    made = _obs(1)
+    made = obs(1)
     logged = log.observe(made)
     # WHEN the usage is settled
     settled = log.settle(logged, reported_tokens=100, window_tokens=1000)
@@ -265,12 +263,12 @@ def test_changes_of_equal_size_are_ordered_by_id_whatever_their_kind() -> None:
     log = ContextLog()
     log.add("b-old", Category.RESULTS, "x" * 40)  # 10 tokens
     log.add("z-grows", Category.RESULTS, "x" * 4)  # 1 token
-    log.observe(_obs(1))
+    log.observe(obs(1))
     log.remove("b-old")  # -10
     log.add("a-new", Category.RESULTS, "y" * 40)  # +10
     log.add("z-grows", Category.RESULTS, "x" * 48)  # 1 -> 12: +11
     log.add("c-small", Category.RESULTS, "y" * 8)  # +2
-    log.observe(_obs(2))
+    log.observe(obs(2))
     _, later = log.replay(infer_head=False)
     assert [(c.id, c.change, c.delta_tokens) for c in later.changes] == [
         ("z-grows", ChangeKind.REPLACED, 11),

@@ -4,22 +4,21 @@ changes count, and what a snapshot passes through. Each test states the rule it 
 
 from __future__ import annotations
 
+from test_attribution import obs
+
 from agent_profiler.attribution import (
     INFERRED_HEAD_ID,
     INFERRED_HEAD_LABEL,
     REDACTED_KIND,
     ContextLog,
-    Observation,
 )
 from agent_profiler.estimate import chars4
 from agent_profiler.model import (
-    AnchorKind,
     Basis,
     Category,
     ChangeKind,
     Coverage,
     SourceKind,
-    Stage,
 )
 
 PR, SY, TO, UN, RE = (
@@ -31,29 +30,15 @@ PR, SY, TO, UN, RE = (
 )
 
 
-def _obs(
-    time: int, reported: int | None = None, model: str | None = "m1", **kw: object
-) -> Observation:
-    return Observation(
-        time,
-        AnchorKind.RESPONSE,
-        f"r{time}",
-        Stage.TRANSCRIPT_OBSERVED,
-        model=model,
-        reported_tokens=reported,
-        **kw,  # type: ignore[arg-type]
-    )
-
-
 def test_a_native_head_replaces_the_inferred_one_for_good() -> None:
     log = ContextLog()
     log.add("p", PR, 400)  # 100 tokens
-    log.observe(_obs(1, reported=1_100))  # the head is inferred: 1,000
+    log.observe(obs(1, reported=1_100))  # the head is inferred: 1,000
     log.native_head([("n:sys", SY, 700, "System prompt"), ("n:tools", TO, 300, "Tools")])
-    log.observe(_obs(2, reported=1_100))
+    log.observe(obs(2, reported=1_100))
     log.clear()  # a compaction: the native head stays, nothing is inferred again
     log.add("s", Category.SUMMARIES, 40)
-    log.observe(_obs(3, reported=5_000))
+    log.observe(obs(3, reported=5_000))
     first, second, third = log.replay()
     assert dict(first.categories) == {PR: 100, UN: 1_000}
     assert dict(second.categories) == {PR: 100, SY: 700, TO: 300}
@@ -74,7 +59,7 @@ def test_a_native_head_with_nothing_inferred_yet() -> None:
     log = ContextLog()
     log.native_head([("n:sys", SY, 700, "System prompt")])
     log.add("p", PR, 40)
-    log.observe(_obs(1, reported=2_000))  # not re-inferred: the head is measured
+    log.observe(obs(1, reported=2_000))  # not re-inferred: the head is measured
     (snap,) = log.replay()
     assert dict(snap.categories) == {SY: 700, PR: 10}
     assert {c.id: c.chars for c in snap.changes} == {"n:sys": None, "p": 40}
@@ -83,9 +68,9 @@ def test_a_native_head_with_nothing_inferred_yet() -> None:
 def test_a_second_native_head_replaces_the_first() -> None:
     log = ContextLog()
     log.native_head([("a", SY, 700, "old")])
-    log.observe(_obs(1))
+    log.observe(obs(1))
     log.native_head([("b", SY, 650, "new")])
-    log.observe(_obs(2))
+    log.observe(obs(2))
     _, second = log.replay()
     assert dict(second.categories) == {SY: 650}
     assert sorted((c.id, c.change, c.delta_tokens) for c in second.changes) == [
@@ -97,7 +82,7 @@ def test_a_second_native_head_replaces_the_first() -> None:
 def test_no_head_when_the_estimate_already_explains_the_request() -> None:
     log = ContextLog()
     log.add("p", PR, 400)
-    log.observe(_obs(1, reported=100))  # exactly the estimate
+    log.observe(obs(1, reported=100))  # exactly the estimate
     (snap,) = log.replay()
     assert [c.id for c in snap.changes] == ["p"]
     assert dict(snap.categories) == {PR: 100}
@@ -106,7 +91,7 @@ def test_no_head_when_the_estimate_already_explains_the_request() -> None:
 def test_the_inferred_head_is_an_unattributed_item_that_says_so() -> None:
     log = ContextLog()
     log.add("p", PR, 400)
-    log.observe(_obs(1, reported=150))
+    log.observe(obs(1, reported=150))
     (snap,) = log.replay()
     head = {c.id: c for c in snap.changes}[INFERRED_HEAD_ID]
     assert (head.category, head.tokens, head.chars, head.label) == (
@@ -121,10 +106,10 @@ def test_the_inferred_head_is_an_unattributed_item_that_says_so() -> None:
 def test_after_a_compaction_the_head_is_measured_again_and_may_go() -> None:
     log = ContextLog()
     log.add("p", PR, 400)
-    log.observe(_obs(1, reported=1_000))  # head 900
+    log.observe(obs(1, reported=1_000))  # head 900
     log.clear()
     log.add("big", RE, 8_000)  # 2,000 tokens, more than the next request reports
-    log.observe(_obs(2, reported=1_500))
+    log.observe(obs(2, reported=1_500))
     first, second = log.replay()
     assert dict(first.categories) == {PR: 100, UN: 900}
     assert dict(second.categories) == {RE: 2_000}
@@ -134,11 +119,11 @@ def test_after_a_compaction_the_head_is_measured_again_and_may_go() -> None:
 def test_a_request_without_a_model_does_not_make_the_next_one_a_baseline() -> None:
     log = ContextLog()
     log.add("p", PR, 40)
-    log.observe(_obs(1, model=None))
+    log.observe(obs(1, model=None))
     log.add("q", PR, 40)
-    log.observe(_obs(2, model="m1"))
+    log.observe(obs(2, model="m1"))
     log.add("r", PR, 40)
-    log.observe(_obs(3, model="m2"))
+    log.observe(obs(3, model="m2"))
     first, second, third = log.replay()
     assert (first.baseline, second.baseline, third.baseline) == (True, False, True)
 
@@ -147,13 +132,13 @@ def test_empty_items_coming_going_or_unchanged_are_no_change() -> None:
     log = ContextLog()
     log.add("empty", PR, 0)
     log.add("kept", PR, 40)
-    log.observe(_obs(1))
+    log.observe(obs(1))
     log.add("new-empty", PR, 0)  # an empty item comes
     log.remove("empty")  # an empty item goes
     log.add("kept", PR, 40)  # replaced by the same
-    log.observe(_obs(2))
+    log.observe(obs(2))
     log.add("kept", PR, 80)
-    log.observe(_obs(3))
+    log.observe(obs(3))
     _, second, third = log.replay()
     assert second.changes == ()
     (change,) = third.changes
@@ -169,7 +154,7 @@ def test_a_snapshot_carries_what_was_observed() -> None:
     log = ContextLog()
     log.add("p", PR, 40)
     log.observe(
-        _obs(
+        obs(
             1,
             reported=500,
             window_tokens=200_000,
@@ -202,7 +187,7 @@ def test_no_negative_estimates_and_no_invented_labels() -> None:
     assert [chars4(n) for n in (-8, -1, 0, 3)] == [0, 0, 0, 1]
     log = ContextLog()
     log.add("p", PR, 40)  # no label given: none is made up
-    log.observe(_obs(1))
+    log.observe(obs(1))
     (snap,) = log.replay()
     (change,) = snap.changes
     assert (change.label, change.source_id, change.source_kind) == ("", "", SourceKind.NONE)
@@ -211,7 +196,7 @@ def test_no_negative_estimates_and_no_invented_labels() -> None:
 def test_a_one_token_head_is_still_a_head() -> None:
     log = ContextLog()
     log.add("p", PR, 400)
-    log.observe(_obs(1, reported=101))
+    log.observe(obs(1, reported=101))
     (snap,) = log.replay()
     assert dict(snap.categories) == {PR: 100, UN: 1}
 
@@ -220,7 +205,7 @@ def test_a_token_count_given_with_the_text_wins_over_the_estimate() -> None:
     # A native count (Muse's lanes, /context rows) is handed over beside the item's text.
     log = ContextLog()
     log.add("p", PR, "four", tokens=250)
-    log.observe(_obs(1))
+    log.observe(obs(1))
     (snapshot,) = log.replay(infer_head=False)
     assert dict(snapshot.categories) == {PR: 250}
     assert snapshot.changes[0].chars == 4
@@ -231,7 +216,7 @@ def test_no_inferred_head_when_the_caller_says_so() -> None:
     # though the estimator infers one by default.
     log = ContextLog()
     log.add("p", PR, 400)
-    log.observe(_obs(1, reported=5_000))
+    log.observe(obs(1, reported=5_000))
     assert log.estimator.infer_head
     (snapshot,) = log.replay(infer_head=False)
     assert dict(snapshot.categories) == {PR: 100}

@@ -66,9 +66,10 @@ def _framed(tag: bytes, entry: bytes) -> bytes:
     return tag + (_BYTE[size] if size < 0x80 else varint(size)) + entry
 
 
-class _Items:
+class Items:
     """Makers of one key's items (framed with its tag), each keeping what it made: the
-    generic encoder makes an item the first time (interning its name, and its text)."""
+    generic encoder makes an item the first time (interning its name, and its text). Made
+    of an EventEncoder's generic `entries` and its interning, which DirectArgs reads here."""
 
     def __init__(
         self,
@@ -207,16 +208,9 @@ class DirectArgs:
     `by_builder` maps each annotations.py builder to the function that encodes the same
     arguments from the same inputs, as a TrackEvent's debug_annotations."""
 
-    def __init__(
-        self,
-        entries: Entries,
-        head: Callable[[str], bytes],
-        strings: dict[str, bytes],
-        string_field: Callable[[str], bytes],
-        unique: Container[str],
-    ) -> None:
-        items = self.items = _Items(entries, head, strings, string_field, unique)
-        self.head = head
+    def __init__(self, items: Items) -> None:
+        self.items = items
+        self.head = items.head
         self.by_builder: dict[Callable[..., dict[str, Any]], Callable[..., bytes]] = {
             response_args: self.response,
             tool_args: self.tool,

@@ -12,7 +12,7 @@ import struct
 from functools import partial
 from typing import TYPE_CHECKING
 
-from agent_profiler.writers.direct import DirectArgs
+from agent_profiler.writers.direct import DirectArgs, Items
 from agent_profiler.writers.packets import clock_snapshot
 from agent_profiler.writers.wire import (
     annotation_encoder,
@@ -168,11 +168,13 @@ class EventEncoder:
         # builder wrapped in a partial (layout/tracks.py) is encoded without its dict.
         # `direct` off: every slice's dict the generic way (the tests' reference).
         self.direct_args = DirectArgs(
-            self.entries,
-            self._name_field,
-            self.string_fields,
-            self._string_field,
-            UNIQUE_STRING_KEYS,
+            Items(
+                self.entries,
+                self._name_field,
+                self.string_fields,
+                self._string_field,
+                UNIQUE_STRING_KEYS,
+            )
         )
         self.direct = self.direct_args.by_builder if direct else {}
 

@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 
 from agent_profiler.attribution import INFERRED_HEAD_ID
-from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.loader import load
 from agent_profiler.model import AnchorKind, Category, ChangeKind, Session, Stage
+from samples import read
 from shared_paths import TESTS
 
 DATA = TESTS / "data" / "journals" / "claude-code"
@@ -30,14 +29,9 @@ STREAM_INIT_ONLY = DATA / "trackgentic-mp9r3tbb_v2.1.143_init-only-no-result.jso
 STREAM_GHAW = DATA / "gh-aw_sample_claude_log_new_format.txt"
 
 
-def read(*paths: Path) -> tuple[list[Session], Diagnostics]:
-    diagnostics = Diagnostics()
-    result = load(list(paths), diagnostics)
-    assert result.failures == []
-    return result.sessions, diagnostics
-
-
 def lines(path: Path) -> list[dict[str, object]]:
+    """The journal's lines that are JSON objects, in order (others, such as the stderr
+    noise between a stream-json file's frames, left out)."""
     opener = gzip.open if path.suffix == ".gz" else open
     out = []
     with opener(path, "rt", encoding="utf-8") as handle:

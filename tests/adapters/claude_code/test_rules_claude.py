@@ -16,6 +16,7 @@ import pytest
 
 from agent_profiler.model import Category, SourceKind
 from rules_spy import Added, by_id, excerpt, raw_lines, record, sessions, spy, write
+from samples import read
 from shared_paths import TESTS
 
 DATA = TESTS / "data" / "journals" / "claude-code"
@@ -570,7 +571,7 @@ def test_records_without_model_input_are_counted_as_skipped_by_kind(tmp_path: Pa
     """E4B: every record not read is counted under its kind (independent count with json);
     the types FORMATS.md §1.2 lists as holding no model input, absent from the corpus, are
     made from line 23 with the type swapped."""
-    _, diagnostics = _load(E4B)
+    _, diagnostics = read(E4B)
     expected: dict[str, int] = {}
     for text in raw_lines(E4B):
         if not text.strip().startswith("{"):
@@ -590,7 +591,7 @@ def test_records_without_model_input_are_counted_as_skipped_by_kind(tmp_path: Pa
     known = ["pr-link", "ai-title", "custom-title", "agent-setting", "agent-name"]
     known += ["last-prompt", "tag", "summary", "file-history-snapshot", "queue-operation"]
     values = [record(E4B, 4), *(_typed(k) for k in known), record(E4B, 5)]
-    _, diagnostics = _load(write(tmp_path, values))
+    _, diagnostics = read(write(tmp_path, values))
     assert dict(diagnostics.skipped) == {f"claude:{k}": 1 for k in known}
     assert dict(diagnostics.unrecognised) == {}
 
@@ -599,7 +600,7 @@ def test_records_of_an_unknown_type_are_not_recognised(tmp_path: Path) -> None:
     """Line 23 as a type no build wrote yet, and without any type: not read, and counted as
     not recognised (never as skipped on purpose)."""
     values = [record(E4B, 4), _typed("brand-new"), _without(record(E4B, 23), "type")]
-    _, diagnostics = _load(write(tmp_path, [*values, record(E4B, 5)]))
+    _, diagnostics = read(write(tmp_path, [*values, record(E4B, 5)]))
     assert dict(diagnostics.unrecognised) == {"claude:brand-new": 1, "claude:untyped": 1}
     assert dict(diagnostics.skipped) == {}
 
@@ -615,22 +616,12 @@ def test_bad_records_are_warned_about_with_their_line(tmp_path: Path) -> None:
         raw_lines(E4B)[21],
     ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (session,), diagnostics = _load(path)
+    (session,), diagnostics = read(path)
     assert [(w.path, w.line, w.kind, w.message) for w in diagnostics.warnings] == [
         (str(path), 2, "bad-shape", "record is not a JSON object"),
         (str(path), 3, "bad-shape", "record without sessionId"),
     ]
     assert [r.id for r in session.responses] == [record(E4B, 22)["message"]["id"]]
-
-
-def _load(*paths: Path) -> tuple[list[Any], Any]:
-    from agent_profiler.diagnostics import Diagnostics
-    from agent_profiler.loader import load
-
-    diagnostics = Diagnostics()
-    result = load(list(paths), diagnostics)
-    assert result.failures == [], result.failures
-    return list(result.sessions), diagnostics
 
 
 def _ts(text: str) -> int:
@@ -649,7 +640,7 @@ def test_sidechain_records_inside_a_main_file_are_a_subagent(tmp_path: Path) -> 
     text = main_file.read_text(encoding="utf-8") + agent_file.read_text(encoding="utf-8")
     path = tmp_path / f"{LEGACY_ID}.jsonl"
     path.write_text(text, encoding="utf-8")
-    sessions_, _ = _load(path)
+    sessions_, _ = read(path)
     main, child = sessions_
     assert (main.session_id, child.session_id) == (LEGACY_ID, f"{LEGACY_ID}/36541525")
     assert (child.parent_session, child.agent_id, child.child_role) == (
@@ -665,7 +656,7 @@ def test_sidechain_records_inside_a_main_file_are_a_subagent(tmp_path: Path) -> 
     (tmp_path / "with-file").mkdir()
     path.rename(tmp_path / "with-file" / path.name)
     (tmp_path / "with-file" / agent_file.name).write_bytes(agent_file.read_bytes())
-    main, child = _load(tmp_path / "with-file")[0]
+    main, child = read(tmp_path / "with-file")[0]
     assert child.session_id == f"{LEGACY_ID}/36541525"
     assert child.sources == (
         str(tmp_path / "with-file" / path.name),
@@ -674,7 +665,7 @@ def test_sidechain_records_inside_a_main_file_are_a_subagent(tmp_path: Path) -> 
     # A sidechain flag without a text agentId stays in the main thread.
     values = [record(main_file, n) for n in (2, 3)]
     values += [{**record(agent_file, n), "agentId": 5} for n in (1, 2)]
-    (only,), _ = _load(write(tmp_path, values, name="flat.jsonl"))
+    (only,), _ = read(write(tmp_path, values, name="flat.jsonl"))
     assert only.session_id == LEGACY_ID
     assert len(only.responses) == 2
 
@@ -683,7 +674,7 @@ def test_warmup_subagents_stretch_their_session(tmp_path: Path) -> None:
     """codemie: the two warmup agents start at 19:37:37.157 (agent-50243ee8), before the
     main file's first record (19:37:45.343), and agent-36541525 ends at 19:38:56.408, after
     its last (19:38:31.216): the session covers them."""
-    sessions_, _ = _load(LEGACY)
+    sessions_, _ = read(LEGACY)
     main = next(s for s in sessions_ if s.session_id == LEGACY_ID)
     assert record(LEGACY / f"{LEGACY_ID}.jsonl", 2)["timestamp"] == "2025-12-10T19:37:45.343Z"
     assert (main.start_ns, main.end_ns) == (
@@ -695,7 +686,7 @@ def test_warmup_subagents_stretch_their_session(tmp_path: Path) -> None:
 def test_a_subagent_file_given_alone_is_read_on_its_own(tmp_path: Path) -> None:
     """agent-36541525.jsonl without its main transcript: its own session, still naming the
     session it belongs to."""
-    (child,), _ = _load(LEGACY / "agent-36541525.jsonl")
+    (child,), _ = read(LEGACY / "agent-36541525.jsonl")
     assert child.session_id == f"{LEGACY_ID}/36541525"
     assert child.parent_session == LEGACY_ID
     assert child.parent_call_id is None
@@ -703,7 +694,7 @@ def test_a_subagent_file_given_alone_is_read_on_its_own(tmp_path: Path) -> None:
 
 def test_a_subagent_file_given_with_its_main_file_attaches_to_it() -> None:
     """The codemie main file and one agent file named on the command line: one tree."""
-    sessions_, _ = _load(LEGACY / f"{LEGACY_ID}.jsonl", LEGACY / "agent-50243ee8.jsonl")
+    sessions_, _ = read(LEGACY / f"{LEGACY_ID}.jsonl", LEGACY / "agent-50243ee8.jsonl")
     assert [s.session_id for s in sessions_] == [LEGACY_ID, f"{LEGACY_ID}/50243ee8"]
     assert sessions_[1].parent_session == LEGACY_ID
     assert sessions_[0].start_ns == _ts("2025-12-10T19:37:37.157Z")
@@ -713,7 +704,7 @@ def test_two_files_of_one_session_are_both_read(tmp_path: Path) -> None:
     """E4B copied twice (a backup beside the original): both are read, the second as `#2`."""
     for name in ("a.jsonl", "b.jsonl"):
         (tmp_path / name).write_bytes(E4B.read_bytes())
-    sessions_, _ = _load(tmp_path / "a.jsonl", tmp_path / "b.jsonl")
+    sessions_, _ = read(tmp_path / "a.jsonl", tmp_path / "b.jsonl")
     sid = record(E4B, 4)["sessionId"]
     assert [s.session_id for s in sessions_] == [sid, f"{sid}#2"]
     assert sessions_[0].responses == sessions_[1].responses
@@ -748,7 +739,7 @@ def test_the_compaction_request_file_times_its_compaction(tmp_path: Path) -> Non
     agent-acompact file's response (line 4, 21:18:41.098) was triggered by its line 3
     (21:17:14.555): that is when the compaction started. The request is the compaction's,
     not a session of its own, and its file is a source of the main session."""
-    sessions_, _ = _load(_spotter_copy(tmp_path))
+    sessions_, _ = read(_spotter_copy(tmp_path))
     main, _child = _main_and_child(sessions_)
     assert {s.session_id for s in sessions_} == {SPOTTER_ID, f"{SPOTTER_ID}/a881341"}
     (compaction,) = main.compactions
@@ -789,7 +780,7 @@ def test_a_compaction_request_goes_to_the_nearest_compaction(tmp_path: Path) -> 
             *lines[1850:],
         ]
 
-    sessions_, _ = _load(_spotter_copy(tmp_path, add_boundaries))
+    sessions_, _ = read(_spotter_copy(tmp_path, add_boundaries))
     main, _ = _main_and_child(sessions_)
     early, real, late = main.compactions
     assert (early.id, real.id, late.id) == (
@@ -805,7 +796,7 @@ def test_a_compaction_request_goes_to_the_nearest_compaction(tmp_path: Path) -> 
 def test_a_compaction_request_without_a_compaction_is_left_out(tmp_path: Path) -> None:
     """spotter without its boundary record (line 1256): the acompact file has nothing to
     time; it is neither a session nor a source of the main one."""
-    sessions_, _ = _load(_spotter_copy(tmp_path, lambda lines: lines[:1255] + lines[1256:]))
+    sessions_, _ = read(_spotter_copy(tmp_path, lambda lines: lines[:1255] + lines[1256:]))
     main, _ = _main_and_child(sessions_)
     assert main.compactions == ()
     assert not [s for s in main.sources if "acompact" in s]
@@ -818,7 +809,7 @@ def test_a_compaction_request_is_known_by_its_agent_id_too(tmp_path: Path) -> No
     folder = _spotter_copy(tmp_path)
     subagents = folder / SPOTTER_ID / "subagents"
     (subagents / ACOMPACT.name).rename(subagents / "agent-renamed.jsonl")
-    sessions_, _ = _load(folder)
+    sessions_, _ = read(folder)
     main, _ = _main_and_child(sessions_)
     assert {s.session_id for s in sessions_} == {SPOTTER_ID, f"{SPOTTER_ID}/a881341"}
     assert main.compactions[0].request is not None
@@ -827,7 +818,7 @@ def test_a_compaction_request_is_known_by_its_agent_id_too(tmp_path: Path) -> No
 def _with_sidecar(tmp_path: Path, text: str) -> tuple[Any, Any]:
     folder = _spotter_copy(tmp_path)
     (folder / SPOTTER_ID / "subagents" / "agent-a881341.meta.json").write_text(text)
-    return _main_and_child(_load(folder)[0])
+    return _main_and_child(read(folder)[0])
 
 
 LAUNCHER = "toolu_01VmaERAwhb19LGUwu9GenaK"  # main line 1480's Task call, toolUseResult.agentId
@@ -870,7 +861,7 @@ def test_an_unreadable_subagent_file_is_warned_about_and_the_rest_read(tmp_path:
     broken = folder / SPOTTER_ID / "subagents" / "agent-0broken.jsonl"
     broken.write_bytes("{}\n".encode("utf-16"))
     # Named by the main file alone, the subagent files are found by the adapter.
-    sessions_, diagnostics = _load(folder / f"{SPOTTER_ID}.jsonl")
+    sessions_, diagnostics = read(folder / f"{SPOTTER_ID}.jsonl")
     assert {s.session_id for s in sessions_} == {SPOTTER_ID, f"{SPOTTER_ID}/a881341"}
     assert [(w.path, w.line, w.kind) for w in diagnostics.warnings] == [
         (str(broken), None, "unreadable")
@@ -885,7 +876,7 @@ def test_subagent_files_in_nested_folders_belong_to_the_session(tmp_path: Path) 
     subagents = folder / SPOTTER_ID / "subagents"
     (subagents / "deeper").mkdir()
     (subagents / SUBAGENT.name).rename(subagents / "deeper" / SUBAGENT.name)
-    _main, child = _main_and_child(_load(folder / f"{SPOTTER_ID}.jsonl")[0])
+    _main, child = _main_and_child(read(folder / f"{SPOTTER_ID}.jsonl")[0])
     assert child is not None and child.parent_call_id == LAUNCHER
 
 
@@ -901,7 +892,7 @@ def test_a_compaction_request_file_alone_is_no_session() -> None:
 
 def test_a_stream_json_file_and_a_transcript_named_together(tmp_path: Path) -> None:
     """bg-tasks (stream-json) named before E4B (a transcript): both are read."""
-    sessions_, _ = _load(STREAM_BG, E4B)
+    sessions_, _ = read(STREAM_BG, E4B)
     assert [s.session_id for s in sessions_] == [
         record(STREAM_BG, 3)["session_id"],
         record(E4B, 4)["sessionId"],
@@ -915,7 +906,7 @@ def test_a_sidechain_file_not_named_agent_is_still_a_subagent(tmp_path: Path) ->
     main_file = LEGACY / f"{LEGACY_ID}.jsonl"
     (tmp_path / main_file.name).write_bytes(main_file.read_bytes())
     (tmp_path / "warmup.jsonl").write_bytes((LEGACY / "agent-50243ee8.jsonl").read_bytes())
-    main, child = _load(tmp_path)[0]
+    main, child = read(tmp_path)[0]
     assert child.session_id == f"{LEGACY_ID}/50243ee8"
     assert main.start_ns == child.start_ns == _ts("2025-12-10T19:37:37.157Z")
 
@@ -931,7 +922,7 @@ def test_the_sidecar_of_a_compressed_subagent_file(tmp_path: Path) -> None:
     (subagents / f"{SUBAGENT.name}.gz").write_bytes(gzip.compress(plain.read_bytes()))
     plain.unlink()
     (subagents / "agent-a881341.meta.json").write_text(json.dumps({"toolUseId": "toolu_gz"}))
-    _main, child = _main_and_child(_load(folder / f"{SPOTTER_ID}.jsonl")[0])
+    _main, child = _main_and_child(read(folder / f"{SPOTTER_ID}.jsonl")[0])
     assert child is not None and child.parent_call_id == "toolu_gz"
 
 

@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_claude_code import lines  # the JSON frames, in order (stderr noise left out)
 
 from agent_profiler.adapters.common import timestamp_ns
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.loader import load
 from agent_profiler.model import Category, Harness, Session
-from rules_spy import raw_lines, record, spy
+from rules_spy import record, spy
 from shared_paths import TESTS
 
 DATA = TESTS / "data" / "journals" / "claude-code"
@@ -35,19 +36,6 @@ SYNTHETIC_TIMING = (
     "result.duration_ms (1 ms per frame without one), the last run ending at the file's "
     "modification time"
 )
-
-
-def frames(path: Path) -> list[dict[str, Any]]:
-    """The JSON frames of a stream-json file, in order (stderr noise left out)."""
-    out = []
-    for text in raw_lines(path):
-        try:
-            value = json.loads(text)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            out.append(value)
-    return out
 
 
 def write_frames(path: Path, values: list[Any], mtime_ns: int | None = MTIME) -> Path:
@@ -77,7 +65,7 @@ def test_an_undated_stream_is_spread_over_its_result_duration(tmp_path: Path) ->
     """gh-aw: six frames, no timestamp, `result.duration_ms` 10,857. The frames are spaced
     10,857 ms / 5 = 2,171.4 ms apart and the last one (the result) is placed just before the
     file's modification time: 1 ms per frame before it, as for any undated head."""
-    values = frames(GHAW)
+    values = lines(GHAW)
     assert len(values) == 6 and values[-1]["duration_ms"] == 10_857
     (session,), _ = read(write_frames(tmp_path / "ghaw.jsonl", values))
     step = 10_857 * MS // 5
@@ -101,7 +89,7 @@ def test_a_run_without_a_duration_is_one_ms_per_frame(tmp_path: Path) -> None:
     """gh-aw with `duration_ms` removed from its result (and, apart, set to 0): nothing to
     spread over, so 1 ms per frame."""
     for name, edit in (("none", None), ("zero", 0)):
-        values = frames(GHAW)
+        values = lines(GHAW)
         if edit is None:
             del values[-1]["duration_ms"]
         else:
@@ -115,7 +103,7 @@ def test_a_run_without_a_duration_is_one_ms_per_frame(tmp_path: Path) -> None:
 def test_a_short_duration_still_leaves_a_ms_between_frames(tmp_path: Path) -> None:
     """A run of six frames whose result says 3 ms: 3 ms / 5 is under 1 ms, so the frames stay
     1 ms apart (never two frames at one time)."""
-    values = frames(GHAW)
+    values = lines(GHAW)
     values[-1]["duration_ms"] = 3
     (session,), _ = read(write_frames(tmp_path / "short.jsonl", values))
     assert session.end_ns - session.start_ns == 5 * MS
@@ -124,7 +112,7 @@ def test_a_short_duration_still_leaves_a_ms_between_frames(tmp_path: Path) -> No
 def test_a_two_frame_run_spans_its_whole_duration(tmp_path: Path) -> None:
     """gh-aw's last answer (frame 5) and its result (10,857 ms): two frames, one step of the
     whole duration between them."""
-    (session,), _ = read(write_frames(tmp_path / "two.jsonl", frames(GHAW)[-2:]))
+    (session,), _ = read(write_frames(tmp_path / "two.jsonl", lines(GHAW)[-2:]))
     assert session.end_ns == MTIME - 2 * MS
     assert session.end_ns - session.start_ns == 10_857 * MS
     assert session.clock == "synthetic"
@@ -133,8 +121,8 @@ def test_a_two_frame_run_spans_its_whole_duration(tmp_path: Path) -> None:
 def test_two_undated_runs_are_each_spread_over_their_own_duration(tmp_path: Path) -> None:
     """gh-aw appended to itself with the second run's id changed and its duration set to
     2,000 ms: the first run's frames are 2,171.4 ms apart, the second run's 400 ms."""
-    first = frames(GHAW)
-    second = [{**v, "session_id": "second"} for v in frames(GHAW)]
+    first = lines(GHAW)
+    second = [{**v, "session_id": "second"} for v in lines(GHAW)]
     second[-1]["duration_ms"] = 2_000
     (one, two), _ = read(write_frames(tmp_path / "runs.jsonl", first + second))
     assert (one.session_id, two.session_id) == (GHAW_ID, "second")
@@ -149,7 +137,7 @@ def test_two_undated_runs_are_each_spread_over_their_own_duration(tmp_path: Path
 def test_one_dated_frame_means_the_journal_clock_is_used(tmp_path: Path) -> None:
     """gh-aw with one real time on its tool result (frame 4): the times are read, not made
     up; the frames before it go 1 ms apart just before it, those after it 1 ms after."""
-    values = frames(GHAW)
+    values = lines(GHAW)
     values[3]["timestamp"] = "2025-09-16T01:26:30.000Z"
     (session,), _ = read(write_frames(tmp_path / "dated.jsonl", values))
     dated = int(datetime(2025, 9, 16, 1, 26, 30, tzinfo=UTC).timestamp()) * 10**9
@@ -201,10 +189,10 @@ def test_a_second_init_without_a_result_between_starts_a_new_run(tmp_path: Path)
 def test_frames_without_a_session_id_are_named_by_their_run(tmp_path: Path) -> None:
     """gh-aw, then gh-aw again with every `session_id` removed: the second run is `run-2`.
     With only the init's id removed, the run takes the id of its next frame."""
-    bare = [{k: v for k, v in f.items() if k != "session_id"} for f in frames(GHAW)]
-    runs, _ = read(write_frames(tmp_path / "bare.jsonl", frames(GHAW) + bare + bare))
+    bare = [{k: v for k, v in f.items() if k != "session_id"} for f in lines(GHAW)]
+    runs, _ = read(write_frames(tmp_path / "bare.jsonl", lines(GHAW) + bare + bare))
     assert [s.session_id for s in runs] == [GHAW_ID, "run-2", "run-3"]
-    late = frames(GHAW)
+    late = lines(GHAW)
     del late[0]["session_id"]
     (session,), _ = read(write_frames(tmp_path / "late.jsonl", late))
     assert session.session_id == GHAW_ID
@@ -213,7 +201,7 @@ def test_frames_without_a_session_id_are_named_by_their_run(tmp_path: Path) -> N
 def test_a_frame_that_is_not_an_object_is_warned_about_with_its_line(tmp_path: Path) -> None:
     """gh-aw with a JSON array as its third line: warned about, and not a frame of the
     synthetic clock either (the six frames still share the run's 10,857 ms)."""
-    values: list[Any] = frames(GHAW)
+    values: list[Any] = lines(GHAW)
     values.insert(2, [1, 2])
     path = write_frames(tmp_path / "array.jsonl", values)
     (session,), diagnostics = read(path)
@@ -240,7 +228,7 @@ def test_frames_not_read_are_counted_by_kind() -> None:
 def test_a_frame_without_a_subtype_is_counted_by_its_type(tmp_path: Path) -> None:
     """bg-tasks' notification frame (line 45) without its subtype and retyped as a
     `rate_limit_event` (a frame type newer builds write)."""
-    values = frames(BG)
+    values = lines(BG)
     values[44] = {k: v for k, v in values[44].items() if k != "subtype"}
     values[44]["type"] = "rate_limit_event"
     _, diagnostics = read(write_frames(tmp_path / "rate.jsonl", values, mtime_ns=None))
@@ -269,7 +257,7 @@ def test_the_main_model_of_a_result_without_a_context_window(tmp_path: Path) -> 
         200_000,
         "assumed: Claude default window, not in journal",
     )
-    values = frames(GHAW)
+    values = lines(GHAW)
     usage = values[-1]["modelUsage"]
     usage["claude-3-5-haiku-20241022"]["contextWindow"] = 100_000
     usage["claude-sonnet-4-20250514"]["contextWindow"] = 1_000_000
@@ -284,7 +272,7 @@ def test_a_result_without_model_usage_entries_gives_no_window(tmp_path: Path) ->
     """gh-aw's result with an empty modelUsage (and, apart, none at all): the window is the
     assumed Claude default, not a number from the journal."""
     for name, usage in (("empty", {}), ("none", None)):
-        values = frames(GHAW)
+        values = lines(GHAW)
         values[-1]["modelUsage"] = usage
         (session,), _ = read(write_frames(tmp_path / f"{name}.jsonl", values))
         assert (session.window_tokens, session.window_source) == (
@@ -296,7 +284,7 @@ def test_a_result_without_model_usage_entries_gives_no_window(tmp_path: Path) ->
 def test_a_compaction_inside_a_stream(tmp_path: Path) -> None:
     """Hand-made (the corpus has no stream-json compaction): E4B line 71's boundary in
     stream-json spelling (`compact_metadata`, `pre_tokens`) between gh-aw's two turns."""
-    values = frames(GHAW)
+    values = lines(GHAW)
     boundary = {
         "type": "system",
         "subtype": "compact_boundary",
@@ -316,7 +304,7 @@ def test_a_compaction_inside_a_stream(tmp_path: Path) -> None:
 
 
 def test_a_result_whose_subtype_is_not_text_adds_no_result_fact(tmp_path: Path) -> None:
-    values = frames(GHAW)
+    values = lines(GHAW)
     values[-1]["subtype"] = ["error_max_turns"]
     (session,), _ = read(write_frames(tmp_path / "subtype.jsonl", values))
     assert "result" not in dict(session.facts)
@@ -333,7 +321,7 @@ def _agent_stream(tmp_path: Path, runs: int = 1, **child: Any) -> list[Session]:
     `mcp__safe_outputs__missing-tool` call turned into an Agent call whose frames carry
     `parent_tool_use_id`; the child's response is split over two frames, the second one
     without a parent (as it arrives in some builds)."""
-    values = frames(GHAW)
+    values = lines(GHAW)
     init, text, call, result, answer, end = values
     call_id = call["message"]["content"][0]["id"]
     base = {"session_id": GHAW_ID, **child}
@@ -369,7 +357,7 @@ def _agent_stream(tmp_path: Path, runs: int = 1, **child: Any) -> list[Session]:
 
 def test_subagent_frames_are_a_child_session_named_by_agent(tmp_path: Path) -> None:
     main, child = _agent_stream(tmp_path, agent_id="a1b2")
-    call_id = frames(GHAW)[2]["message"]["content"][0]["id"]
+    call_id = lines(GHAW)[2]["message"]["content"][0]["id"]
     assert child.session_id == f"{GHAW_ID}/a1b2"
     assert (child.parent_session, child.parent_call_id, child.agent_id, child.child_role) == (
         GHAW_ID,
@@ -413,7 +401,7 @@ def test_the_subagent_of_a_resumed_run_belongs_to_that_run(tmp_path: Path) -> No
 
 def test_subagent_frames_without_an_agent_id_are_named_by_the_call(tmp_path: Path) -> None:
     main, child = _agent_stream(tmp_path, agent_id=7)
-    call_id = frames(GHAW)[2]["message"]["content"][0]["id"]
+    call_id = lines(GHAW)[2]["message"]["content"][0]["id"]
     assert child.session_id == f"{GHAW_ID}/{call_id}"
     assert child.agent_id is None
     assert main.tool_calls[0].child_session == child.session_id
@@ -422,7 +410,7 @@ def test_subagent_frames_without_an_agent_id_are_named_by_the_call(tmp_path: Pat
 def test_a_run_lasts_as_long_as_its_subagent(tmp_path: Path) -> None:
     """Hand-made: the subagent's frames come last (after the run's result): the run's
     session still ends with them."""
-    values = frames(GHAW)
+    values = lines(GHAW)
     call_id = values[2]["message"]["content"][0]["id"]
     late = {
         "type": "assistant",
@@ -440,7 +428,7 @@ def test_a_run_lasts_as_long_as_its_subagent(tmp_path: Path) -> None:
 def test_a_child_with_a_window_of_its_own_keeps_it(tmp_path: Path) -> None:
     """Hand-made: a `result` frame inside the subagent (parent_tool_use_id set) with its own
     modelUsage window; the run's window does not replace it."""
-    values = frames(GHAW)
+    values = lines(GHAW)
     init, text, call, result, answer, end = values
     call_id = call["message"]["content"][0]["id"]
     child_result = {
@@ -475,7 +463,7 @@ def test_an_init_only_run_holds_its_hook_context(tmp_path: Path) -> None:
     ]
     assert session.session_id == hook["session_id"]
     assert session.models == ("glm-5.1",) == (record(INIT_ONLY, 3)["model"],)
-    values = frames(INIT_ONLY)
+    values = lines(INIT_ONLY)
     values[1] = {k: v for k, v in values[1].items() if k not in {"uuid", "hook_id"}}
     with pytest.MonkeyPatch.context() as mp:
         added = spy(mp)
@@ -486,7 +474,7 @@ def test_an_init_only_run_holds_its_hook_context(tmp_path: Path) -> None:
 def test_a_user_frame_without_readable_content_is_warned_about(tmp_path: Path) -> None:
     """gh-aw's tool-result frame (line 4 of the frames) with its content removed: a warning
     naming the file and line, as in a transcript."""
-    values = frames(GHAW)
+    values = lines(GHAW)
     values[3]["message"] = {"role": "user"}
     path = write_frames(tmp_path / "nocontent.jsonl", values)
     (session,), diagnostics = read(path)

@@ -13,9 +13,8 @@ import pytest
 
 from agent_profiler.adapters.codex_records import measure
 from agent_profiler.attribution import INFERRED_HEAD_ID
-from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.loader import load
-from agent_profiler.model import AnchorKind, Category, ChangeKind, Harness, Session, Stage
+from agent_profiler.model import AnchorKind, Category, ChangeKind, Harness, Stage
+from samples import read
 from shared_paths import TESTS
 
 DATA = TESTS / "data" / "journals" / "codex"
@@ -24,13 +23,6 @@ DESKTOP = DATA / "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726
 INTERRUPTED = DATA / "rollout-2026-02-23T13-19-38-019c8a70-dda7-7f33-98ea-f30553347322.jsonl"
 SMALL = DATA / "rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl"
 ALL = [CLI, DESKTOP, INTERRUPTED, SMALL]
-
-
-def read(*paths: Path) -> tuple[list[Session], Diagnostics]:
-    diagnostics = Diagnostics()
-    result = load(list(paths), diagnostics)
-    assert result.failures == []
-    return result.sessions, diagnostics
 
 
 def records(path: Path) -> list[dict[str, Any]]:

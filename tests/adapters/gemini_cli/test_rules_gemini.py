@@ -23,6 +23,7 @@ from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.loader import load
 from agent_profiler.model import Category, ChangeKind, Harness, Session, SourceKind
 from rules_spy import by_id, excerpt, raw_lines, record, sessions, spy, write
+from samples import read
 from shared_paths import CORPUS, TESTS
 
 DATA = TESTS / "data" / "journals" / "gemini-cli"
@@ -70,14 +71,6 @@ def document(
     out = tmp_path / name
     out.write_text(json.dumps(value, indent=2), encoding="utf-8")
     return out
-
-
-def read(*paths: Path) -> tuple[list[Session], Diagnostics]:
-    """The sessions of `paths` and what reading them noted and warned."""
-    diagnostics = Diagnostics()
-    result = load(list(paths), diagnostics)
-    assert result.failures == [], result.failures
-    return list(result.sessions), diagnostics
 
 
 def ns(text: str) -> int:

@@ -26,6 +26,7 @@ from agent_profiler.errors import JournalError
 from agent_profiler.loader import load
 from agent_profiler.model import Category, Session, SourceKind
 from rules_spy import Added, by_id, spy
+from samples import read
 from shared_paths import CORPUS as SHARED_CORPUS
 from shared_paths import TESTS
 
@@ -77,13 +78,6 @@ def write(tmp_path: Path, doc: dict[str, Any], name: str = "") -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc), encoding="utf-8")
     return out
-
-
-def read(*paths: Path) -> tuple[list[Session], Diagnostics]:
-    diagnostics = Diagnostics()
-    result = load(list(paths), diagnostics)
-    assert result.failures == [], result.failures
-    return list(result.sessions), diagnostics
 
 
 def read_one(tmp_path: Path, doc: dict[str, Any]) -> tuple[Session, Diagnostics]:
@@ -2039,7 +2033,6 @@ def test_an_export_over_the_size_limit_is_one_error_naming_it(
     large is not kept in the repository): one failure naming the file and the limit."""
     from agent_profiler.adapters import opencode_storage
     from agent_profiler.diagnostics import Diagnostics
-    from agent_profiler.loader import load
 
     monkeypatch.setattr(opencode_storage, "MAX_DOCUMENT_BYTES", 1_000)
     result = load([DOCS], Diagnostics())

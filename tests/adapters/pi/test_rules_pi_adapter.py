@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_pi import read
 
 from agent_profiler.adapters import pi, pi_records
 from agent_profiler.diagnostics import Diagnostics
@@ -24,16 +25,6 @@ DATA = TESTS / "data" / "journals" / "pi"
 LARGE = DATA / "pi-mono_large-session_v1.jsonl"
 COMPACTING = DATA / "pi-mono_before-compaction_v1.jsonl.gz"
 MS = 1_000_000
-
-
-def _read(path: Path) -> tuple[Session, pi.SessionBuilder, Diagnostics]:
-    diagnostics = Diagnostics()
-    builder = pi.read_session(path, diagnostics)
-    tree = dict(builder.entries)
-    session = builder.finish()
-    assert session is not None and not builder.entries  # finish lets the tree go
-    builder.entries = tree  # as it stood when the journal was read, for the tests
-    return session, builder, diagnostics
 
 
 def _warnings(diagnostics: Diagnostics) -> list[str]:
@@ -105,7 +96,7 @@ def _request_start(tmp_path: Path, timestamp: object) -> tuple[int, Session]:
         del edited["message"]["timestamp"]
     else:
         edited["message"]["timestamp"] = timestamp
-    (session, _, _) = _read(write(tmp_path, [record(LARGE, 1), record(LARGE, 5), edited]))
+    (session, _, _) = read(write(tmp_path, [record(LARGE, 1), record(LARGE, 5), edited]))
     (response,) = session.responses
     return response.start_ns, session
 
@@ -159,7 +150,7 @@ def test_a_truncated_shell_command_names_its_full_output(
     message = record(COMPACTING, 1002)["message"]
     assert message["truncated"] is True
     added = spy(monkeypatch)
-    session, _, _ = _read(excerpt(tmp_path, COMPACTING, [1, 1002]))
+    session, _, _ = read(excerpt(tmp_path, COMPACTING, [1, 1002]))
     got = by_id(added)["line-2:bash"]
     tail = (
         "\n```\n\n[Output truncated. Full output: "
@@ -223,7 +214,7 @@ def test_prompt_content_as_a_plain_string_or_with_images(
     plain = record(LARGE, 5)
     plain["message"]["content"] = text
     added = spy(monkeypatch)
-    session, _, _ = _read(write(tmp_path, [record(LARGE, 1), plain, record(LARGE, 6)]))
+    session, _, _ = read(write(tmp_path, [record(LARGE, 1), plain, record(LARGE, 6)]))
     got = by_id(added)["line-2:0"]
     assert (got.category, got.chars, got.label) == (Category.PROMPTS, len(text), "User prompt")
     assert session.unmeasured == ()
@@ -241,7 +232,7 @@ def test_prompt_content_as_a_plain_string_or_with_images(
         {"type": "text", "text": text},
     ]
     added.clear()
-    session, _, _ = _read(write(tmp_path, [record(LARGE, 1), mixed, record(LARGE, 6)]))
+    session, _, _ = read(write(tmp_path, [record(LARGE, 1), mixed, record(LARGE, 6)]))
     prompts = [a for a in added if a.id.startswith("line-2:")]
     assert [(a.id, a.chars) for a in prompts] == [("line-2:3", 4), ("line-2:5", len(text))]
     assert session.unmeasured == (("image", 2),)
@@ -257,14 +248,14 @@ def test_a_prompt_of_images_only_is_still_a_prompt(
     edited = record(LARGE, 5)
     edited["message"]["content"] = [{"type": "image", "data": "iVBORw0KGgo="}]
     added = spy(monkeypatch)
-    session, _, _ = _read(write(tmp_path, [record(LARGE, 1), edited, record(LARGE, 6)]))
+    session, _, _ = read(write(tmp_path, [record(LARGE, 1), edited, record(LARGE, 6)]))
     assert not [a for a in added if a.id.startswith("line-2:")]
     (prompt,) = session.prompts
     assert (prompt.id, prompt.chars, prompt.preview) == ("line-2", 0, "")
     assert session.unmeasured == (("image", 1),)
     assert session.responses[0].prompt_id == "line-2"
     edited["message"]["content"] = []
-    session, _, _ = _read(write(tmp_path, [record(LARGE, 1), edited, record(LARGE, 6)]))
+    session, _, _ = read(write(tmp_path, [record(LARGE, 1), edited, record(LARGE, 6)]))
     assert session.prompts == () and session.responses[0].prompt_id is None
 
 
@@ -285,7 +276,7 @@ def _v3(records: list[dict[str, Any]], version: object = 3) -> list[dict[str, An
 
 
 def test_the_session_is_named_by_its_header(tmp_path: Path) -> None:
-    session, _, diagnostics = _read(excerpt(tmp_path, COMPACTING, [1, 359]))
+    session, _, diagnostics = read(excerpt(tmp_path, COMPACTING, [1, 359]))
     facts = dict(session.facts)
     # a fork names the file it came from, by its name only (the path holds a user name)
     assert facts["forked_from"] == (
@@ -299,7 +290,7 @@ def test_the_session_is_named_by_its_header(tmp_path: Path) -> None:
     header = record(COMPACTING, 1)
     del header["branchedFrom"]
     header["parentSession"] = "/home/u/.pi/agent/sessions/--w--/2026-01-01_abc.jsonl"
-    session, _, _ = _read(write(tmp_path, _v3([header, record(COMPACTING, 359)])))
+    session, _, _ = read(write(tmp_path, _v3([header, record(COMPACTING, 359)])))
     facts = dict(session.facts)
     assert facts["forked_from"] == "2026-01-01_abc.jsonl"
     assert facts["session_version"] == "3"
@@ -317,7 +308,7 @@ def test_the_session_is_named_by_its_header(tmp_path: Path) -> None:
 def test_an_older_or_damaged_version_is_migrated(
     tmp_path: Path, version: object, fact: str
 ) -> None:
-    session, _, diagnostics = _read(
+    session, _, diagnostics = read(
         write(tmp_path, _v3([record(LARGE, 1), record(LARGE, 5), record(LARGE, 6)], version))
     )
     assert dict(session.facts)["session_version"] == fact
@@ -327,7 +318,7 @@ def test_an_older_or_damaged_version_is_migrated(
 
 def test_a_newer_version_is_read_as_v3_with_a_warning(tmp_path: Path) -> None:
     path = write(tmp_path, _v3([record(LARGE, 1), record(LARGE, 5), record(LARGE, 6)], 4))
-    session, _, diagnostics = _read(path)
+    session, _, diagnostics = read(path)
     assert [(w.kind, w.line) for w in diagnostics.warnings] == [("unknown-version", 1)]
     assert _warnings(diagnostics) == [
         "edited.jsonl:1: session version 4 is newer than 3; read as v3"
@@ -335,7 +326,7 @@ def test_a_newer_version_is_read_as_v3_with_a_warning(tmp_path: Path) -> None:
     assert dict(session.facts)["session_version"] == "4"
     assert [r.id for r in session.responses] == ["e1"]  # ids read, not line numbers
     current = write(tmp_path, _v3([record(LARGE, 1), record(LARGE, 5), record(LARGE, 6)], 3))
-    assert _read(current)[2].warnings == []  # v3 itself is no newer version
+    assert read(current)[2].warnings == []  # v3 itself is no newer version
 
 
 def test_a_second_header_is_skipped(tmp_path: Path) -> None:
@@ -344,7 +335,7 @@ def test_a_second_header_is_skipped(tmp_path: Path) -> None:
     other = record(LARGE, 1)
     other.update(id="99999999-0000-4000-8000-000000000000", branchedFrom="/x/other.jsonl")
     path = write(tmp_path, [record(LARGE, 1), record(LARGE, 5), other, record(LARGE, 6)])
-    session, _, diagnostics = _read(path)
+    session, _, diagnostics = read(path)
     assert diagnostics.skipped["pi:repeated-header"] == 1
     assert session.session_id == "d703a1a9-1b7b-4fb1-b512-c9738b1fe617"
     assert "forked_from" not in dict(session.facts)
@@ -354,7 +345,7 @@ def test_a_second_header_is_skipped(tmp_path: Path) -> None:
 
 def test_without_a_header_the_file_names_the_session(tmp_path: Path) -> None:
     path = excerpt(tmp_path, LARGE, [5, 6], name="2025-11-20_abc.jsonl")
-    session, _, diagnostics = _read(path)
+    session, _, diagnostics = read(path)
     assert _warnings(diagnostics) == [
         "2025-11-20_abc.jsonl:1: no session header before the first entry; read as v1"
     ]
@@ -364,7 +355,7 @@ def test_without_a_header_the_file_names_the_session(tmp_path: Path) -> None:
     assert dict(session.facts)["session_version"] == "1 (migrated in memory)"
     # an entry with an id says v3
     entries = _v3([record(LARGE, 1), record(LARGE, 5), record(LARGE, 6)])[1:]
-    session, _, diagnostics = _read(write(tmp_path, entries, name="v3.x.jsonl"))
+    session, _, diagnostics = read(write(tmp_path, entries, name="v3.x.jsonl"))
     assert _warnings(diagnostics) == [
         "v3.x.jsonl:1: no session header before the first entry; read as v3"
     ]
@@ -388,7 +379,7 @@ def test_without_a_measured_request_the_header_model_and_final_branch_stand(
 ) -> None:
     """Lines 1–3 of the large session: a prompt and an aborted request without usage."""
     added = spy(monkeypatch)
-    session, _, _ = _read(excerpt(tmp_path, LARGE, [1, 2, 3]))
+    session, _, _ = read(excerpt(tmp_path, LARGE, [1, 2, 3]))
     assert session.responses == () and [r.id for r in session.failed_requests] == ["line-3"]
     assert (session.models, session.provider) == (("claude-sonnet-4-5",), "anthropic")
     (snapshot,) = session.snapshots
@@ -420,7 +411,7 @@ def test_an_extension_message_counts_its_images_with_the_prompts(
         "display": False,
     }
     added = spy(monkeypatch)
-    session, _, _ = _read(write(tmp_path, [record(LARGE, 1), prompt, injected, record(LARGE, 6)]))
+    session, _, _ = read(write(tmp_path, [record(LARGE, 1), prompt, injected, record(LARGE, 6)]))
     got = by_id(added)["line-3:1"]
     assert (got.category, got.label, got.chars) == (
         Category.ENVIRONMENT,
@@ -442,7 +433,7 @@ def test_damaged_lines_and_entries_warn_with_their_line(tmp_path: Path) -> None:
     path = tmp_path / "damaged.jsonl"
     lines = [raw_lines(LARGE)[0], "[1, 2]", json.dumps(no_message), *raw_lines(LARGE)[4:6]]
     path.write_text("\n".join(lines) + "\n")
-    session, _, diagnostics = _read(path)
+    session, _, diagnostics = read(path)
     assert _warnings(diagnostics) == [
         "damaged.jsonl:2: line is not a JSON object",
         "damaged.jsonl:3: message entry without a message",
@@ -463,7 +454,7 @@ def test_damaged_tree_links_in_v3(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     final["parentId"] = 7
     path = write(tmp_path, [header, first, prompt, answer, final])
     added = spy(monkeypatch)
-    session, builder, diagnostics = _read(path)
+    session, builder, diagnostics = read(path)
     assert _warnings(diagnostics) == [
         "edited.jsonl:3: entry without an id; linked to the previous entry",
         "edited.jsonl:4: parentId 'e1' is not an earlier entry; read as a root",
@@ -488,7 +479,7 @@ def test_a_repeated_id_keeps_its_own_parent(tmp_path: Path) -> None:
     parent, which it is (hand-edited)."""
     header, prompt, answer, final = _v3([record(LARGE, n) for n in (1, 5, 6, 17)])
     final["id"], final["parentId"] = "e1", "e0"
-    session, builder, diagnostics = _read(write(tmp_path, [header, prompt, answer, final]))
+    session, builder, diagnostics = read(write(tmp_path, [header, prompt, answer, final]))
     assert builder.entries["line-4"].parent == "e0"
     assert [r.prompt_id for r in session.responses] == ["e0", "e0"]
     assert dict(session.facts)["entries_off_final_branch"] == "1"  # the first answer
@@ -513,7 +504,7 @@ def test_thinking_the_model_cannot_read_is_counted_not_estimated(
     lines = [record(COMPACTING, n) for n in (1, 13)] + [redacted, record(COMPACTING, 15)]
     lines += [encrypted] + [record(COMPACTING, n) for n in (17, 18)]
     added = spy(monkeypatch)
-    session, _, _ = _read(write(tmp_path, lines))
+    session, _, _ = read(write(tmp_path, lines))
     ids = [a.id for a in added]
     assert "line-3:0" not in ids and "line-5:0" not in ids
     assert "line-3:1" in ids and "line-5:1" in ids  # the text and the call after them
@@ -521,7 +512,7 @@ def test_thinking_the_model_cannot_read_is_counted_not_estimated(
     del encrypted["message"]["content"][0]["thinkingSignature"]
     lines[4] = encrypted
     added.clear()
-    session, _, _ = _read(write(tmp_path, lines))
+    session, _, _ = read(write(tmp_path, lines))
     assert "line-5:0" not in [a.id for a in added]
     assert session.unmeasured == (("redacted-thinking", 1),)
 
@@ -541,7 +532,7 @@ def test_blocks_that_are_not_text_or_calls_are_passed_over(
         *blocks,
     ]
     added = spy(monkeypatch)
-    session, _, _ = _read(
+    session, _, _ = read(
         write(tmp_path, [record(LARGE, 1), record(LARGE, 5), edited, record(LARGE, 17)])
     )
     got = [(a.id, a.label) for a in added if a.id.startswith("line-3:")]
@@ -563,7 +554,7 @@ def test_a_call_without_a_name_is_a_tool_call_named_tool(
     call = edited["message"]["content"][0]
     del call["name"]
     added = spy(monkeypatch)
-    session, _, _ = _read(
+    session, _, _ = read(
         write(
             tmp_path,
             [record(LARGE, n) for n in (1, 18)] + [edited, record(LARGE, 20), record(LARGE, 21)],
@@ -588,18 +579,18 @@ def test_usage_that_is_damaged_counts_as_zero(tmp_path: Path) -> None:
     edited = record(LARGE, 6)
     edited["message"]["usage"].update(input=-3, cacheRead=True, cacheWrite="7", output=2.5)
     lines = [record(LARGE, 1), record(LARGE, 5), edited, record(LARGE, 17)]
-    session, _, _ = _read(write(tmp_path, lines))
+    session, _, _ = read(write(tmp_path, lines))
     assert [r.id for r in session.failed_requests] == ["line-3"]
     assert [r.id for r in session.responses] == ["line-4"]
     assert {t.response_id for t in session.tool_calls} == {None}
     edited["message"]["usage"] = [3, 0, 0, 0]
-    session, _, _ = _read(write(tmp_path, lines))
+    session, _, _ = read(write(tmp_path, lines))
     (failed,) = session.failed_requests
     assert failed.usage.prompt_tokens == 0 and failed.stop_reason == "toolUse"
     assert failed.is_error is False
     assert dict(session.facts)["requests_without_usage"] == "1 (toolUse: 1)"
     edited["message"]["usage"] = {"input": 3, "cacheRead": 4, "cacheWrite": 5, "output": 6}
-    session, _, _ = _read(write(tmp_path, lines))
+    session, _, _ = read(write(tmp_path, lines))
     usage = session.responses[0].usage
     assert (usage.prompt_tokens, usage.input_tokens) == (12, 3)
     assert (usage.cache_read_tokens, usage.cache_write_tokens, usage.output_tokens) == (4, 5, 6)
@@ -611,7 +602,7 @@ def test_a_request_without_a_model_or_stop_reason(tmp_path: Path) -> None:
     edited = record(LARGE, 6)
     for key in ("model", "provider", "stopReason"):
         del edited["message"][key]
-    session, _, _ = _read(write(tmp_path, [record(LARGE, 1), record(LARGE, 5), edited]))
+    session, _, _ = read(write(tmp_path, [record(LARGE, 1), record(LARGE, 5), edited]))
     (response,) = session.responses
     assert (response.model, response.stop_reason, response.is_error) == ("", None, False)
     assert (session.models, session.provider) == (("claude-sonnet-4-5",), "anthropic")
@@ -619,7 +610,7 @@ def test_a_request_without_a_model_or_stop_reason(tmp_path: Path) -> None:
     assert snapshot.model is None
     zero = record(LARGE, 3)
     del zero["message"]["stopReason"]
-    session, _, _ = _read(write(tmp_path, [record(LARGE, 1), record(LARGE, 2), zero]))
+    session, _, _ = read(write(tmp_path, [record(LARGE, 1), record(LARGE, 2), zero]))
     assert dict(session.facts)["requests_without_usage"] == "1 (none: 1)"
     assert session.failed_requests[0].is_error is False
 
@@ -630,10 +621,10 @@ def test_two_providers_are_both_named(tmp_path: Path) -> None:
     edited = record(LARGE, 17)
     edited["message"]["provider"] = "openai"
     lines = [record(LARGE, n) for n in (1, 5, 6, 7, 8, 9)] + [edited]
-    session, _, _ = _read(write(tmp_path, lines))
+    session, _, _ = read(write(tmp_path, lines))
     assert session.provider == "anthropic"
     assert dict(session.facts)["providers"] == "anthropic, openai"
-    session, _, _ = _read(write(tmp_path, [record(LARGE, n) for n in (1, 5, 6, 7, 8, 9, 17)]))
+    session, _, _ = read(write(tmp_path, [record(LARGE, n) for n in (1, 5, 6, 7, 8, 9, 17)]))
     assert session.provider == "anthropic" and "providers" not in dict(session.facts)
 
 
@@ -643,7 +634,7 @@ def test_two_providers_are_both_named(tmp_path: Path) -> None:
 def test_a_failed_tool_result_is_an_error_call(tmp_path: Path) -> None:
     """Lines 39–41 of the large session: the `read` of line 39 fails at line 40."""
     assert record(LARGE, 40)["message"]["isError"] is True
-    session, _, _ = _read(excerpt(tmp_path, LARGE, [1, 34, 39, 40, 41]))
+    session, _, _ = read(excerpt(tmp_path, LARGE, [1, 34, 39, 40, 41]))
     (tool, *_) = session.tool_calls
     text = "".join(b["text"] for b in record(LARGE, 40)["message"]["content"])
     assert (tool.call_id, tool.is_error, tool.incomplete) == (
@@ -656,7 +647,7 @@ def test_a_failed_tool_result_is_an_error_call(tmp_path: Path) -> None:
     assert (tool.start_ns, tool.end_ns) == (_epoch_ms(39) * MS, 1763683116857 * MS)
     ok = record(LARGE, 40)
     ok["message"]["isError"] = "yes"  # only `true` is an error
-    session, _, _ = _read(write(tmp_path, [record(LARGE, n) for n in (1, 34, 39)] + [ok]))
+    session, _, _ = read(write(tmp_path, [record(LARGE, n) for n in (1, 34, 39)] + [ok]))
     assert session.tool_calls[0].is_error is False
 
 
@@ -665,7 +656,7 @@ def test_a_result_created_before_its_call_ends_with_the_call(tmp_path: Path) -> 
     lasts no time, rather than ending before it starts."""
     early = record(LARGE, 40)
     early["message"]["timestamp"] = _epoch_ms(39) - 500
-    session, _, _ = _read(write(tmp_path, [record(LARGE, n) for n in (1, 34, 39)] + [early]))
+    session, _, _ = read(write(tmp_path, [record(LARGE, n) for n in (1, 34, 39)] + [early]))
     (tool,) = session.tool_calls
     assert tool.start_ns == tool.end_ns == _epoch_ms(39) * MS
 
@@ -697,7 +688,7 @@ def test_a_result_without_its_call(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     prompt["message"]["content"].append(image)
     added.clear()
     lines = [record(LARGE, 1), prompt, anonymous, record(LARGE, 41)]
-    session, _, diagnostics = _read(write(tmp_path, lines))
+    session, _, diagnostics = read(write(tmp_path, lines))
     got = by_id(added)["line-3:result"]
     assert (got.source_id, got.source_kind) == ("", SourceKind.NONE)
     assert got.chars == len(text) + 4  # the text blocks, joined as they are
@@ -708,7 +699,7 @@ def test_a_result_without_its_call(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 def test_a_call_still_open_when_the_conversation_moves_on(tmp_path: Path) -> None:
     """Line 6's three calls, two results (lines 7, 8), then the next prompt (line 18): the
     third call got no result; it ends when the next entry was written."""
-    session, _, _ = _read(excerpt(tmp_path, LARGE, [1, 5, 6, 7, 8, 18]))
+    session, _, _ = read(excerpt(tmp_path, LARGE, [1, 5, 6, 7, 8, 18]))
     calls = {t.call_id: t for t in session.tool_calls}
     third = calls["toolu_016aKHTkjrTJcMds3wsEou2R"]
     assert (third.incomplete, third.end_ns) == (True, _epoch_ms(18) * MS)
@@ -733,7 +724,7 @@ def _compaction(tmp_path: Path, **edits: Any) -> tuple[Session, Diagnostics]:
         else:
             value[key] = new
     lines = [record(COMPACTING, n) for n in SUMMARY_LINES[:-1]] + [value]
-    session, _, diagnostics = _read(write(tmp_path, lines, name="compaction.jsonl"))
+    session, _, diagnostics = read(write(tmp_path, lines, name="compaction.jsonl"))
     return session, diagnostics
 
 
@@ -766,7 +757,7 @@ def test_a_compaction_keeps_from_an_entry_id_in_v3(tmp_path: Path) -> None:
     lines = _v3([record(COMPACTING, n) for n in SUMMARY_LINES])
     lines[-1]["firstKeptEntryId"] = "e2"
     lines[-1]["firstKeptEntryIndex"] = 1
-    session, _, diagnostics = _read(write(tmp_path, lines))
+    session, _, diagnostics = read(write(tmp_path, lines))
     assert diagnostics.warning_total == 0
     assert session.compactions[0].removed_items == 3
 
@@ -806,7 +797,7 @@ def test_a_compaction_by_an_extension_and_without_a_size(tmp_path: Path) -> None
 def test_thinking_levels_are_marked_and_counted_per_request(tmp_path: Path) -> None:
     """Lines 1–14 of the compacting session: three requests at the header's level "off",
     four level changes within a second (minimal, low, medium, high), one request at "high"."""
-    session, builder, _ = _read(excerpt(tmp_path, COMPACTING, list(range(1, 15))))
+    session, builder, _ = read(excerpt(tmp_path, COMPACTING, list(range(1, 15))))
     levels = [(m.time_ns, m.value) for m in session.markers if m.kind == "thinking_level_change"]
     assert levels == [
         (iso_ns(record(COMPACTING, n)["timestamp"]), level)
@@ -821,7 +812,7 @@ def test_thinking_levels_are_marked_and_counted_per_request(tmp_path: Path) -> N
     del unset["thinkingLevel"]
     lines = [record(COMPACTING, n) for n in range(1, 12)]
     lines += [unset, record(COMPACTING, 13), record(COMPACTING, 14)]
-    session, _, _ = _read(write(tmp_path, lines))
+    session, _, _ = read(write(tmp_path, lines))
     assert session.markers[-1].value == "?"
     assert dict(session.facts)["requests_by_thinking_level"] == "off: 3, ?: 1"
 
@@ -829,7 +820,7 @@ def test_thinking_levels_are_marked_and_counted_per_request(tmp_path: Path) -> N
 def test_without_a_header_level_a_request_is_at_an_unknown_level(tmp_path: Path) -> None:
     header = record(LARGE, 1)
     del header["thinkingLevel"]
-    session, _, _ = _read(write(tmp_path, [header, record(LARGE, 5), record(LARGE, 6)]))
+    session, _, _ = read(write(tmp_path, [header, record(LARGE, 5), record(LARGE, 6)]))
     facts = dict(session.facts)
     assert facts["requests_by_thinking_level"] == "unknown: 1"
     assert "thinking_level" not in facts and "thinking_level_changes" not in facts
@@ -839,15 +830,15 @@ def test_model_changes_are_listed_up_to_ten(tmp_path: Path) -> None:
     """The five real `model_change` entries of the compacting session (lines 711–715), in a
     row, twice, then two more: the fact lists ten and counts the rest."""
     changes = [711, 712, 713, 714, 715]
-    session, _, _ = _read(excerpt(tmp_path, COMPACTING, [1, *changes, *changes, 711, 712]))
+    session, _, _ = read(excerpt(tmp_path, COMPACTING, [1, *changes, *changes, 711, 712]))
     names = [f"anthropic/{record(COMPACTING, n)['modelId']}" for n in changes]
     assert [m.value for m in session.markers] == names + names + names[:2]
     assert session.markers[0].time_ns == iso_ns(record(COMPACTING, 711)["timestamp"])
     assert session.markers[0].kind == "model_change"
     assert dict(session.facts)["model_changes"] == " → ".join(names + names) + " (+2 more)"
-    session, _, _ = _read(excerpt(tmp_path, COMPACTING, [1, *changes, *changes]))
+    session, _, _ = read(excerpt(tmp_path, COMPACTING, [1, *changes, *changes]))
     assert dict(session.facts)["model_changes"] == " → ".join(names + names)
-    session, _, _ = _read(excerpt(tmp_path, COMPACTING, [1, *changes, *changes, 711]))
+    session, _, _ = read(excerpt(tmp_path, COMPACTING, [1, *changes, *changes, 711]))
     assert dict(session.facts)["model_changes"].endswith("anthropic/claude-opus-4-5 (+1 more)")
 
 
@@ -857,7 +848,7 @@ def test_a_model_change_without_provider_or_model(tmp_path: Path) -> None:
     del bare["provider"]
     unnamed = record(LARGE, 4)
     del unnamed["modelId"]
-    session, _, _ = _read(write(tmp_path, [record(LARGE, 1), bare, unnamed]))
+    session, _, _ = read(write(tmp_path, [record(LARGE, 1), bare, unnamed]))
     assert [(m.kind, m.value) for m in session.markers] == [
         ("model_change", "claude-sonnet-4-5"),
         ("model_change", "anthropic/?"),
@@ -886,7 +877,7 @@ def test_entries_the_reader_does_not_use(tmp_path: Path) -> None:
         record(LARGE, 6),
     ]
     path = write(tmp_path, lines)
-    session, _, diagnostics = _read(path)
+    session, _, diagnostics = read(path)
     # a role no Pi writes is not recognised, never skipped on purpose (issue 28)
     assert diagnostics.skipped == {"pi:label": 1, "pi:custom": 1}
     assert diagnostics.unrecognised == {"pi:hologram": 1, "pi:": 1, "pi:message/narrator": 1}
@@ -907,7 +898,7 @@ def test_requests_without_usage_are_counted_by_stop_reason(tmp_path: Path) -> No
     failed = record(LARGE, 3)
     failed["message"]["stopReason"] = "error"
     lines = [record(LARGE, 1), record(LARGE, 2), record(LARGE, 3), failed, record(LARGE, 3)]
-    session, _, _ = _read(write(tmp_path, lines))
+    session, _, _ = read(write(tmp_path, lines))
     assert dict(session.facts)["requests_without_usage"] == "3 (aborted: 2, error: 1)"
     assert [(r.id, r.is_error) for r in session.failed_requests] == [
         ("line-3", True),
@@ -929,7 +920,7 @@ def test_each_item_is_measured_from_its_text(tmp_path: Path) -> None:
     }
     measure = calibrated(ratios, 0.0, {})
     with use_estimator(measure):
-        session, _, _ = _read(excerpt(tmp_path, LARGE, [1, 5, 6, 7, 8, 9, 17]))
+        session, _, _ = read(excerpt(tmp_path, LARGE, [1, 5, 6, 7, 8, 9, 17]))
     assert measure.chars_tokens(1_000) == 0
     prompt = record(LARGE, 5)["message"]["content"][0]["text"]
     results = [record(LARGE, n)["message"]["content"][0]["text"] for n in (7, 8, 9)]
@@ -944,7 +935,7 @@ def test_a_compaction_with_nothing_before_it_lasts_no_time(tmp_path: Path) -> No
     starts."""
     header, compaction = _v3([record(COMPACTING, 1), record(COMPACTING, 360)])
     del compaction["firstKeptEntryIndex"]  # v3 names the kept entry by id: here none
-    session, _, diagnostics = _read(write(tmp_path, [header, compaction]))
+    session, _, diagnostics = read(write(tmp_path, [header, compaction]))
     (got,) = session.compactions
     end = iso_ns(record(COMPACTING, 360)["timestamp"])
     assert (got.start_ns, got.end_ns, got.removed_items) == (end, end, 0)
@@ -958,7 +949,7 @@ def test_a_result_after_another_entry_still_ends_its_call(tmp_path: Path) -> Non
     label = {"type": "label", "timestamp": record(LARGE, 7)["timestamp"], "label": "x"}
     lines = [record(LARGE, n) for n in (1, 5, 6)] + [label]
     lines += [record(LARGE, n) for n in (7, 8, 9, 9, 10)]
-    session, _, diagnostics = _read(write(tmp_path, lines))
+    session, _, diagnostics = read(write(tmp_path, lines))
     ends = [t.end_ns for t in session.tool_calls[:3]]
     assert ends == [n * MS for n in (1763681634574, 1763681634577, 1763681634589)]
     assert [t.incomplete for t in session.tool_calls[:3]] == [False, False, False]
@@ -972,7 +963,7 @@ def test_without_a_header_index_0_is_the_first_entry(tmp_path: Path) -> None:
     value = record(COMPACTING, 360)
     value["firstKeptEntryIndex"] = 0
     lines = [record(COMPACTING, n) for n in SUMMARY_LINES[1:-1]] + [value]
-    session, _, diagnostics = _read(write(tmp_path, lines, name="headless.jsonl"))
+    session, _, diagnostics = read(write(tmp_path, lines, name="headless.jsonl"))
     assert _warnings(diagnostics) == [
         "headless.jsonl:1: no session header before the first entry; read as v1"
     ]
