@@ -55,9 +55,10 @@ _ANNOTATION = b"\x22"
 S = 1_000_000_000
 
 # ints at the edges of each encoding: one-byte values, each varint length the direct path
-# keeps a prefix for, past them, negatives (ten bytes), beyond the wire's range
+# keeps a prefix for, past them, negatives (ten bytes), beyond the wire's range, bools
 EDGE_INTS = [0, 1, 127, 128, 16_383, 16_384, 2**21 - 1, 2**21, 2**28 - 1, 2**28, 2**35]
 EDGE_INTS += [2**64 - 1, 2**64, -1, -200, -(2**63), -(2**63) - 1]
+EDGE_INTS += [True, False]  # a bool is an int to the types, not to the wire (bool_value)
 TEXTS = ["", "a", "Tool result", "Tool arguments", "x" * 64, "y" * 65, "z" * 200, "é" * 70]
 IDS = ["r1", "", "i" * 127, "j" * 128, "ünïcode-id", "k" * 300]
 
@@ -182,7 +183,9 @@ def test_hand_made_arguments_are_the_generic_bytes(kept: int, monkeypatch: Any) 
             rng.random() < 0.5,
             linked,
         )
-        pair.agree(tool_args, _tool(rng, calls), rng.random() < 0.5, rng.random() < 0.5)
+        # (and without `targets`: the direct encoder keeps the builder's default)
+        targets = rng.choice([(True,), (False,), ()])
+        pair.agree(tool_args, _tool(rng, calls), rng.random() < 0.5, *targets)
         compaction = Compaction(
             "c1",
             snapshot.time_ns - S,
