@@ -28,7 +28,7 @@ from agent_profiler.console import (
 from agent_profiler.discover import discover as find_journals
 from agent_profiler.errors import AgentProfilerError, UsageError
 from agent_profiler.estimate import EstimateChoice
-from agent_profiler.exporting import export_perfetto, read_groups, run_export, run_report
+from agent_profiler.exporting import export_perfetto, run_export, run_report, run_summary
 from agent_profiler.model import Harness
 from agent_profiler.options import ReadOptions
 from agent_profiler.outputs import default_output
@@ -177,21 +177,12 @@ def summary(
         ),
     ],
     window: WindowOption = None,
-    calls: Annotated[
-        bool, typer.Option("--calls", help="Add the per-call series and every compaction.")
-    ] = False,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print a JSON list, one object per session.")
-    ] = False,
+    calls: Annotated[bool, option(spec.CALLS)] = False,
+    as_json: Annotated[bool, option(spec.JSON)] = False,
     harness: HarnessOption = None,
     estimate: EstimateOption = EstimateChoice.CHARS4,
     jobs: JobsOption = None,
-    cost: Annotated[
-        bool,
-        typer.Option(
-            "--cost", help="Add each session's receipt at list prices (genai-prices, offline)."
-        ),
-    ] = False,
+    cost: Annotated[bool, option(spec.RECEIPT)] = False,
 ) -> None:
     """Compare sessions side by side: calls, first/peak/final prompt size, growth,
     fill, compactions, tool calls, failures, repeats, result size and the largest
@@ -201,31 +192,16 @@ def summary(
     to the parent's numbers. An unreadable file is reported on stderr and the others
     are still summarised (exit code 1 at the end).
     """
-    from agent_profiler.pipeline import SummariseRows
-    from agent_profiler.summary import render_calls, render_table
-
-    result, diagnostics, outcomes = read_groups(
-        journals, ReadOptions(harness, estimate, False, jobs), SummariseRows(window, cost)
+    code = run_summary(
+        journals,
+        ReadOptions(harness, estimate, False, jobs),
+        window=window,
+        calls=calls,
+        as_json=as_json,
+        cost=cost,
     )
-    rows = [row for outcome in outcomes for row in outcome.value]
-    if as_json:
-        typer.echo(
-            orjson.dumps([row.to_json(calls) for row in rows], option=orjson.OPT_INDENT_2).decode()
-        )
-    elif rows:
-        typer.echo(render_table(rows))
-        if calls:
-            typer.echo(render_calls(rows))
-        if cost:
-            from agent_profiler.cost import render_receipt
-
-            for row in rows:
-                if row.cost is not None:
-                    typer.echo("\n" + render_receipt(row.session, row.cost))
-    if result.failures or diagnostics.damaged or not rows:
-        if not rows:
-            typer.echo("error: no readable sessions", err=True)
-        raise typer.Exit(EXIT_INPUT)
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command(short_help="Collect journals into a Parquet dataset, incrementally.")

@@ -1,9 +1,10 @@
-"""The console script: a plain `agent-profiler export FILE… [-o OUT] [flags]` runs without
-importing Typer (its import and the pydantic it loads are ≈ 60–70 ms, most of a small
-export's start-up); anything else — another command, --help, --open, shell completion, an
+"""The console script: a plain `agent-profiler export FILE… [-o OUT] [flags]` or `agent-profiler
+summary FILE… [flags]` runs without importing Typer (its import, the pydantic it loads and
+the checks it builds per option are ≈ 100 ms, more than half of a small export's or
+summary's time); anything else — another command, --help, --open, shell completion, an
 option or a value this parser does not know — goes to the Typer app in cli.py, which
-then also reports the usage error. Both run exporting.run_export, so they behave alike,
-and both take the flags declared once in options.py.
+then also reports the usage error. Both run exporting.run_export (run_summary), so they
+behave alike, and both take the flags declared once in options.py.
 """
 
 from __future__ import annotations
@@ -11,25 +12,25 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent_profiler.options import ReadOptions, Spec
 
 
-def _flags() -> tuple[dict[str, str], dict[str, str]]:
-    """export's switches and valued options that this parser takes, by flag (options.py)."""
-    from agent_profiler.options import FAST_EXPORT
-
-    switches = {f: key for key, d in FAST_EXPORT.items() if d.flag for f in d.flags}
-    valued = {f: key for key, d in FAST_EXPORT.items() if not d.flag for f in d.flags}
+def _flags(specs: dict[str, Spec]) -> tuple[dict[str, str], dict[str, str]]:
+    """A command's switches and valued options that this parser takes, by flag."""
+    switches = {f: key for key, d in specs.items() if d.flag for f in d.flags}
+    valued = {f: key for key, d in specs.items() if not d.flag for f in d.flags}
     return switches, valued
 
 
-def _parse_export(argv: list[str]) -> dict[str, Any] | None:
-    """export's arguments from argv[1:], or None when Typer should parse them."""
-    from agent_profiler.estimate import EstimateChoice
-    from agent_profiler.model import Harness
-
-    switches, valued = _flags()
+def _parse_line(argv: list[str], specs: dict[str, Spec]) -> tuple[dict[str, Any], list[Path]]:
+    """The options (by key: True for a switch, the text for a value) and the journals of
+    one command line, or ValueError when Typer should parse it."""
+    switches, valued = _flags(specs)
     values: dict[str, Any] = {}
     journals: list[Path] = []
     tokens = iter(argv)
@@ -43,54 +44,98 @@ def _parse_export(argv: list[str]) -> dict[str, Any] | None:
         elif token in valued:
             following = next(tokens, None)
             if following is None:
-                return None
+                raise ValueError(token)
             value = following
         elif token == "-":
             journals.append(Path(token))  # standard input
             continue
         elif token.startswith("-") or not token:
-            return None  # --help, --open, --, a typo: Typer's to handle (or refuse)
+            raise ValueError(token)  # --help, --open, --, a typo: Typer's to handle
         else:
             journals.append(Path(token))
             continue
         key = valued[name]  # `name` is the token itself when it holds no "="
         if key in values:
-            return None
+            raise ValueError(token)
         values[key] = value
     if not journals:
+        raise ValueError("no journal")
+    return values, journals
+
+
+def _count(text: str | None) -> int | None:
+    """A count of at least 1 (--jobs, --window), None when not given, or ValueError (Typer
+    then says what is wrong with it). ASCII digits only: str.isdigit() also takes "١" and
+    "³", which Typer refuses."""
+    if text is None:
         return None
-    harness = values.get("harness")
-    estimate = values.get("estimate", EstimateChoice.CHARS4.value)
-    if (harness is not None and harness not in {h.value for h in Harness}) or estimate not in {
-        e.value for e in EstimateChoice
-    }:
-        return None
-    if values.get("align", "start") != "start":
-        return None  # Typer says what is wrong with it
-    jobs = values.get("jobs")
-    if jobs is not None:
-        # ASCII digits only: str.isdigit() also takes "١" and "³", which Typer refuses.
-        if not (jobs.isascii() and jobs.isdigit()) or int(jobs) < 1:
-            return None  # Typer says what is wrong with it
-        jobs = int(jobs)
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        raise ValueError(text)
+    return int(text)
+
+
+def _read_options(values: dict[str, Any], previews: bool = False) -> ReadOptions:
+    """The read options of --harness, --estimate, --jobs and --align, or ValueError."""
+    from agent_profiler.estimate import EstimateChoice
+    from agent_profiler.model import Harness
     from agent_profiler.options import ReadOptions
 
+    harness = values.get("harness")
+    estimate = values.get("estimate", EstimateChoice.CHARS4.value)
+    if harness is not None and harness not in {h.value for h in Harness}:
+        raise ValueError(harness)
+    if estimate not in {e.value for e in EstimateChoice}:
+        raise ValueError(estimate)
+    if values.get("align", "start") != "start":
+        raise ValueError(values["align"])
+    return ReadOptions(
+        None if harness is None else Harness(harness),
+        EstimateChoice(estimate),
+        previews,
+        _count(values.get("jobs")),
+        values.get("align") == "start",
+    )
+
+
+def _parse_export(argv: list[str]) -> dict[str, Any] | None:
+    """export's arguments from argv[1:], or None when Typer should parse them."""
+    from agent_profiler.options import FAST_EXPORT
+
+    try:
+        values, journals = _parse_line(argv, FAST_EXPORT)
+        options = _read_options(values, previews=values.get("previews", False))
+    except ValueError:
+        return None
     output = values.get("output")
     return {
         "journals": journals,
         "output": None if output is None else Path(output),
-        "options": ReadOptions(
-            None if harness is None else Harness(harness),
-            EstimateChoice(estimate),
-            values.get("previews", False),
-            jobs,
-            values.get("align") == "start",
-        ),
+        "options": options,
         "force": values.get("force", False),
         "redact": values.get("redact", False),
         "compress": not values.get("no_compress", False),
         "strict": values.get("strict", False),
         "format_name": values.get("format_name"),
+    }
+
+
+def _parse_summary(argv: list[str]) -> dict[str, Any] | None:
+    """summary's arguments from argv[1:], or None when Typer should parse them."""
+    from agent_profiler.options import FAST_SUMMARY
+
+    try:
+        values, journals = _parse_line(argv, FAST_SUMMARY)
+        options = _read_options(values)
+        window = _count(values.get("window"))
+    except ValueError:
+        return None
+    return {
+        "journals": journals,
+        "options": options,
+        "window": window,
+        "calls": values.get("calls", False),
+        "as_json": values.get("as_json", False),
+        "cost": values.get("cost", False),
     }
 
 
@@ -122,21 +167,42 @@ def main() -> None:
     signal.signal(signal.SIGTERM, _terminate)
     _import_orjson_whole()
     argv = sys.argv[1:]
-    if argv[:1] == ["export"] and not any(k.endswith("_COMPLETE") for k in os.environ):
-        parsed = _parse_export(argv[1:])
+    fast = _FAST.get(argv[0]) if argv else None
+    if fast is not None and not any(k.endswith("_COMPLETE") for k in os.environ):
+        parse, run = fast
+        parsed = parse(argv[1:])
         if parsed is not None:
-            sys.exit(_fast_export(parsed))
+            sys.exit(_run_fast(run, parsed))
     from agent_profiler.cli import main as typer_main
 
     typer_main()
 
 
-def _fast_export(parsed: dict[str, Any]) -> int:
-    """cli.export without Typer; it ends as the Typer app's commands do (`failure`)."""
-    from agent_profiler.console import failure
+def _run_export(parsed: dict[str, Any]) -> int:
     from agent_profiler.exporting import run_export
 
+    return run_export(**parsed, stdout_is_terminal=lambda: sys.stdout.isatty(), open_ui=None)
+
+
+def _run_summary(parsed: dict[str, Any]) -> int:
+    from agent_profiler.exporting import run_summary
+
+    return run_summary(**parsed)
+
+
+# The commands run without Typer: how their line is parsed, and what runs them.
+_FAST: dict[str, tuple[Callable[[list[str]], dict[str, Any] | None], Callable[..., int]]] = {
+    "export": (_parse_export, _run_export),
+    "summary": (_parse_summary, _run_summary),
+}
+
+
+def _run_fast(run: Callable[[dict[str, Any]], int], parsed: dict[str, Any]) -> int:
+    """cli.export or cli.summary without Typer; it ends as the Typer app's commands do
+    (`failure`)."""
+    from agent_profiler.console import failure
+
     try:
-        return run_export(**parsed, stdout_is_terminal=lambda: sys.stdout.isatty(), open_ui=None)
+        return run(parsed)
     except (Exception, KeyboardInterrupt) as error:
         return failure(error)

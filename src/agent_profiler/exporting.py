@@ -1,8 +1,9 @@
 """The commands' one read-and-write path, without the command line around it: read the
 journals (every group with the same `ReadOptions`, in worker processes when it pays), say
-on stderr what could not be used, and write one output through `outputs.deliver`. `export`
-(from cli.py's Typer app and from entry.py's fast path), `report` and `open` all run here,
-so they read, refuse and report alike."""
+on stderr what could not be used, and write one output through `outputs.deliver` (or, for
+`summary`, the rows on stdout). `export` and `summary` (from cli.py's Typer app and from
+entry.py's fast path), `report` and `open` all run here, so they read, refuse and report
+alike."""
 
 from __future__ import annotations
 
@@ -253,5 +254,44 @@ def run_report(
         f" ({subagents} subagent)" + ("" if is_stream(target) else "; open it in any browser")
     )
     if result.failures or diagnostics.damaged:
+        return EXIT_INPUT
+    return EXIT_OK
+
+
+def run_summary(
+    journals: list[Path],
+    options: ReadOptions,
+    *,
+    window: int | None,
+    calls: bool,
+    as_json: bool,
+    cost: bool,
+) -> int:
+    """`agent-profiler summary`: one row per session on stdout (a table, or a JSON list
+    with `as_json`); returns the exit code (errors are raised). `calls`: the per-call series
+    and every compaction too; `cost`: each session's receipt at list prices."""
+    from agent_profiler.pipeline import SummariseRows
+    from agent_profiler.summary import render_calls, render_table
+
+    result, diagnostics, outcomes = read_groups(journals, options, SummariseRows(window, cost))
+    rows = [row for outcome in outcomes for row in outcome.value]
+    if as_json:
+        import orjson
+
+        json_rows = [row.to_json(calls) for row in rows]
+        echo(orjson.dumps(json_rows, option=orjson.OPT_INDENT_2).decode())
+    elif rows:
+        echo(render_table(rows))
+        if calls:
+            echo(render_calls(rows))
+        if cost:
+            from agent_profiler.cost import render_receipt
+
+            for row in rows:
+                if row.cost is not None:
+                    echo("\n" + render_receipt(row.session, row.cost))
+    if not rows:
+        echo("error: no readable sessions", err=True)
+    if result.failures or diagnostics.damaged or not rows:
         return EXIT_INPUT
     return EXIT_OK

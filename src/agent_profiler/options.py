@@ -9,8 +9,8 @@ frozen and picklable: a worker process gets it with its group (`pipeline.GroupTa
 `applied()` is the one place where it takes effect for the adapters.
 
 `Spec` declares a command-line option once: its flags and help. cli.py builds the Typer
-options from the specs, and entry.py's fast `export` parser takes its flags from the same
-specs (it must not import Typer), so a flag renamed here is renamed in both.
+options from the specs, and entry.py's fast `export` and `summary` parser takes its flags
+from the same specs (it must not import Typer), so a flag renamed here is renamed in both.
 """
 
 from __future__ import annotations
@@ -113,9 +113,14 @@ WINDOW = Spec(
     "Context window in tokens, for the fill when the journal does not state it (e.g. 200000).",
     metavar="TOKENS",
 )
+CALLS = Spec(("--calls",), "Add the per-call series and every compaction.", flag=True)
+JSON = Spec(("--json",), "Print a JSON list, one object per session.", flag=True)
+RECEIPT = Spec(
+    ("--cost",), "Add each session's receipt at list prices (genai-prices, offline).", flag=True
+)
 
-# What the console script's fast `export` takes without Typer (entry.py); anything else on
-# its command line (--open, --help, a typo) is left to Typer.
+# What the console script's fast `export` and `summary` take without Typer (entry.py);
+# anything else on their command line (--open, --help, a typo) is left to Typer.
 FAST_EXPORT: dict[str, Spec] = {
     "output": OUTPUT,
     "harness": HARNESS,
@@ -128,4 +133,13 @@ FAST_EXPORT: dict[str, Spec] = {
     "redact": REDACT,
     "align": ALIGN,
     "no_compress": NO_COMPRESS,
+}
+FAST_SUMMARY: dict[str, Spec] = {
+    "window": WINDOW,
+    "calls": CALLS,
+    "as_json": JSON,
+    "harness": HARNESS,
+    "estimate": ESTIMATE,
+    "jobs": JOBS,
+    "cost": RECEIPT,
 }

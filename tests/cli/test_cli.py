@@ -342,14 +342,14 @@ def _typer_group() -> Any:
     return typer.main.get_command(app)
 
 
-def _typer_parse(argv: list[str]) -> dict[str, object] | None:
-    """What Typer makes of `export ARGV`: its parameters, or None when it refuses them."""
+def _typer_parse(argv: list[str], name: str = "export") -> dict[str, object] | None:
+    """What Typer makes of `NAME ARGV`: its parameters, or None when it refuses them."""
     group = _typer_group()
-    parent = group.make_context("agent-profiler", ["export", *argv])
-    export = group.get_command(parent, "export")  # type: ignore[attr-defined]
-    assert export is not None
+    parent = group.make_context("agent-profiler", [name, *argv])
+    command = group.get_command(parent, name)  # type: ignore[attr-defined]
+    assert command is not None
     try:
-        return dict(export.make_context("export", list(argv), parent=parent).params)
+        return dict(command.make_context(name, list(argv), parent=parent).params)
     except Exception:  # its usage errors (the classes are Typer's private copy of Click's)
         return None
 
@@ -379,6 +379,129 @@ def test_the_fast_export_path_takes_only_what_typer_takes_and_reads_it_the_same(
         assert typer_values.pop("open_ui") is False
         assert fast == typer_values, argv
     assert taken > 300  # the fast path was exercised, not just left to Typer
+
+
+# Tokens a `summary` command line is made of, as _ARGV_TOKENS for `export`.
+_SUMMARY_TOKENS = [
+    "a.jsonl",
+    "-",
+    "dir/b",
+    "--window",
+    "--window=200000",
+    "--window=0",
+    "--window=\u0661",
+    "200000",
+    "--calls",
+    "--json",
+    "--cost",
+    "--harness",
+    "--harness=codex",
+    "--harness=nope",
+    "--estimate=calibrated",
+    "-j",
+    "--jobs=2",
+    "--jobs=0",
+    "",
+    "-o",
+    "--force",
+    "--",
+]
+
+
+def _flat_summary(parsed: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The fast summary parser's values as Typer's parameters."""
+    if parsed is None:
+        return None
+    options = parsed.pop("options")
+    assert not options.previews and not options.align  # summary has neither
+    return {
+        **parsed,
+        "harness": options.harness,
+        "estimate": options.estimate,
+        "jobs": options.jobs,
+    }
+
+
+@pytest.mark.slow
+def test_the_fast_summary_path_takes_only_what_typer_takes_and_reads_it_the_same() -> None:
+    """As for export: every line of up to two tokens after a journal, and one in 5 of three,
+    that the fast parser takes, Typer takes with the same values."""
+    import itertools
+
+    from agent_profiler.entry import _parse_summary
+
+    taken = 0
+    lines = itertools.chain(
+        *(itertools.product(_SUMMARY_TOKENS, repeat=n) for n in range(3)),
+        itertools.islice(itertools.product(_SUMMARY_TOKENS, repeat=3), 0, None, 5),
+    )
+    for tail in lines:
+        argv = ["a.jsonl", *tail]
+        fast = _flat_summary(_parse_summary(argv))
+        if fast is None:
+            continue
+        taken += 1
+        typer_values = _typer_parse(argv, "summary")
+        assert typer_values is not None, f"Typer refuses summary {argv!r}, the fast path took it"
+        assert fast == typer_values, argv
+    assert taken > 300
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        ["a.jsonl", "--window", "0"],
+        ["a.jsonl", "--window", "lots"],
+        ["a.jsonl", "--window"],
+        ["a.jsonl", "--json", "--json"],
+        ["a.jsonl", "-o", "x"],  # an export's option
+        ["a.jsonl", "--previews"],
+        [],
+    ],
+)
+def test_the_fast_summary_path_leaves_what_it_does_not_know_to_typer(args: list[str]) -> None:
+    from agent_profiler.entry import _parse_summary
+
+    assert _parse_summary(args) is None
+
+
+CODEX_ROLLOUT = TESTS / "data" / "journals" / "codex"
+
+
+@pytest.mark.parametrize(
+    "flags", [[], ["--json"], ["--calls", "--window", "200000"], ["--cost"], ["--json", "--cost"]]
+)
+def test_the_console_script_summarises_without_typer_and_says_what_typer_says(
+    flags: list[str],
+) -> None:
+    """`summary` through the console script's entry point never imports Typer, and prints
+    what the Typer command prints, on stdout and stderr, with the same exit code: on a
+    journal and on one that cannot be read (exit 1, still a row for the other)."""
+    code = (
+        "import sys\n"
+        "from agent_profiler.entry import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as done:\n"
+        "    print('code', done.code, 'typer' in sys.modules, file=sys.stderr)\n"
+    )
+    missing = str(SMALL.with_name("no-such-journal.jsonl"))
+    for journals in ([str(SMALL)], [str(SMALL), missing]):
+        done = subprocess.run(
+            [sys.executable, "-c", code, "summary", *journals, *flags],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        *said, last = done.stderr.splitlines()
+        expected_code = 0 if len(journals) == 1 else 1
+        assert last == f"code {expected_code} False", done.stderr
+        typer_run = runner.invoke(app, ["summary", *journals, *flags])
+        assert typer_run.exit_code == expected_code
+        assert done.stdout == typer_run.stdout
+        assert said == typer_run.stderr.splitlines()
+        assert "session" in done.stdout
 
 
 def _drain(fifo: Path, into: list[bytes]) -> threading.Thread:

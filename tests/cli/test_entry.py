@@ -1,6 +1,6 @@
-"""The console script's own path (entry.py), in-process: a plain `export` runs without Typer
-and must end as the Typer app does — the same one line on stderr and the same exit code for
-each kind of failure — and every other command line must reach Typer."""
+"""The console script's own path (entry.py), in-process: a plain `export` or `summary` runs
+without Typer and must end as the Typer app does — the same one line on stderr and the same
+exit code for each kind of failure — and every other command line must reach Typer."""
 
 from __future__ import annotations
 
@@ -35,11 +35,13 @@ def run_main(monkeypatch: pytest.MonkeyPatch, *argv: str) -> int:
     return code
 
 
-def failing_with(monkeypatch: pytest.MonkeyPatch, make: Callable[[], BaseException]) -> None:
-    def run_export(**_: object) -> int:
+def failing_with(
+    monkeypatch: pytest.MonkeyPatch, make: Callable[[], BaseException], command: str = "export"
+) -> None:
+    def run(**_: object) -> int:
         raise make()
 
-    monkeypatch.setattr(exporting, "run_export", run_export)
+    monkeypatch.setattr(exporting, f"run_{command}", run)
 
 
 def test_a_plain_export_runs_without_typer_and_writes_the_trace(
@@ -116,23 +118,28 @@ def test_a_binary_trace_is_not_written_to_a_terminal(
         ),
     ],
 )
+@pytest.mark.parametrize("command", ["export", "summary"])
 def test_ctrl_c_and_a_bug_end_in_the_same_line_as_on_the_typer_path(
+    command: str,
     make: Callable[[], BaseException],
     code: int,
     said: str,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    failing_with(monkeypatch, make)
-    assert run_main(monkeypatch, "export", str(SMALL)) == code
+    failing_with(monkeypatch, make, command)
+    monkeypatch.setattr("agent_profiler.cli.main", lambda: pytest.fail("reached Typer"))
+    assert run_main(monkeypatch, command, str(SMALL)) == code
     assert capsys.readouterr() == ("", said + "\n")
 
 
+@pytest.mark.parametrize("command", ["export", "summary"])
 def test_a_closed_stdout_ends_quietly_with_141(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    command: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    failing_with(monkeypatch, BrokenPipeError)
-    assert run_main(monkeypatch, "export", str(SMALL), "-o", "-") == 141
+    failing_with(monkeypatch, BrokenPipeError, command)
+    monkeypatch.setattr("agent_profiler.cli.main", lambda: pytest.fail("reached Typer"))
+    assert run_main(monkeypatch, command, str(SMALL), *(["-o", "-"] * (command == "export"))) == 141
     assert capsys.readouterr() == ("", "")
 
 
@@ -169,13 +176,26 @@ def test_orjson_is_set_up_with_ctrl_c_and_sigterm_held_back(
     assert not {signal.SIGINT, signal.SIGTERM} & after
 
 
+def test_summary_runs_its_own_fast_path_even_when_its_arguments_would_parse_as_an_export(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)  # an export would write small.pftrace here
+    monkeypatch.setattr("agent_profiler.cli.main", lambda: pytest.fail("reached Typer"))
+    assert run_main(monkeypatch, "summary", str(SMALL)) == 0
+    said = capsys.readouterr()
+    assert said.out.startswith("| session ") and "wrote" not in said.err
+    assert not list(tmp_path.iterdir())
+
+
 def test_another_command_goes_to_typer_even_when_its_arguments_would_parse_as_an_export(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)  # an export would write small.pftrace here
-    assert run_main(monkeypatch, "summary", str(SMALL)) == 0
-    said = capsys.readouterr()
-    assert said.out.startswith("| session ") and "wrote" not in said.err
+    reached: list[list[str]] = []
+    monkeypatch.setattr("agent_profiler.cli.main", lambda: reached.append(sys.argv[1:]))
+    monkeypatch.setattr(sys, "argv", ["agent-profiler", "report", str(SMALL)])
+    entry.main()
+    assert reached == [["report", str(SMALL)]]
     assert not list(tmp_path.iterdir())
 
 
