@@ -268,27 +268,31 @@ def test_the_fast_export_path_parses_like_typer() -> None:
     assert _parse_export(["a.jsonl", "--output=a=b.json"])["output"] == Path("a=b.json")  # type: ignore[index]
 
 
+# The console script's entry point, run as a program: it ends with a line on stderr of its
+# exit code and whether Typer was imported.
+CONSOLE_SCRIPT = (
+    "import sys\n"
+    "from agent_profiler.entry import main\n"
+    "try:\n"
+    "    main()\n"
+    "except SystemExit as done:\n"
+    "    print('code', done.code, 'typer' in sys.modules, file=sys.stderr)\n"
+)
+
+
 def test_the_console_script_exports_without_typer_and_writes_the_same_bytes(
     tmp_path: Path,
 ) -> None:
     # GIVEN a plain export run through the console script's entry point
     fast = tmp_path / "fast.pftrace"
-    code = (
-        "import sys\n"
-        "from agent_profiler.entry import main\n"
-        "try:\n"
-        "    main()\n"
-        "except SystemExit as done:\n"
-        "    print('code', done.code, 'typer' in sys.modules)\n"
-    )
     done = subprocess.run(
-        [sys.executable, "-c", code, "export", str(SMALL), "-o", str(fast), "--force"],
+        [sys.executable, "-c", CONSOLE_SCRIPT, "export", str(SMALL), "-o", str(fast), "--force"],
         capture_output=True,
         text=True,
         check=False,
     )
     # THEN Typer was never imported, and the trace is the Typer command's, byte for byte
-    assert done.stdout.splitlines()[-1] == "code 0 False", done.stdout + done.stderr
+    assert done.stderr.splitlines()[-1] == "code 0 False", done.stdout + done.stderr
     assert done.stdout.startswith("wrote ")
     slow = tmp_path / "slow.pftrace"
     assert runner.invoke(app, ["export", str(SMALL), "-o", str(slow)]).exit_code == 0
@@ -335,52 +339,6 @@ _ARGV_TOKENS = [
 ]
 
 
-@functools.cache
-def _typer_group() -> Any:
-    import typer
-
-    return typer.main.get_command(app)
-
-
-def _typer_parse(argv: list[str], name: str = "export") -> dict[str, object] | None:
-    """What Typer makes of `NAME ARGV`: its parameters, or None when it refuses them."""
-    group = _typer_group()
-    parent = group.make_context("agent-profiler", [name, *argv])
-    command = group.get_command(parent, name)  # type: ignore[attr-defined]
-    assert command is not None
-    try:
-        return dict(command.make_context(name, list(argv), parent=parent).params)
-    except Exception:  # its usage errors (the classes are Typer's private copy of Click's)
-        return None
-
-
-@pytest.mark.slow  # exports every bundled journal twice
-def test_the_fast_export_path_takes_only_what_typer_takes_and_reads_it_the_same() -> None:
-    """Every command line of up to two tokens after a journal, and one in 7 of three,
-    that the fast parser takes, Typer takes too, with the same values: the fast path may
-    leave a line to Typer, but never reads one differently or accepts one Typer refuses."""
-    import itertools
-
-    from agent_profiler.entry import _parse_export
-
-    taken = 0
-    lines = itertools.chain(
-        *(itertools.product(_ARGV_TOKENS, repeat=n) for n in range(3)),
-        itertools.islice(itertools.product(_ARGV_TOKENS, repeat=3), 0, None, 7),
-    )
-    for tail in lines:
-        argv = ["a.jsonl", *tail]
-        fast = _flat(_parse_export(argv))
-        if fast is None:
-            continue
-        taken += 1
-        typer_values = _typer_parse(argv)
-        assert typer_values is not None, f"Typer refuses {argv!r}, the fast path took it"
-        assert typer_values.pop("open_ui") is False
-        assert fast == typer_values, argv
-    assert taken > 300  # the fast path was exercised, not just left to Typer
-
-
 # Tokens a `summary` command line is made of, as _ARGV_TOKENS for `export`.
 _SUMMARY_TOKENS = [
     "a.jsonl",
@@ -422,29 +380,55 @@ def _flat_summary(parsed: dict[str, Any] | None) -> dict[str, Any] | None:
     }
 
 
+@functools.cache
+def _typer_group() -> Any:
+    import typer
+
+    return typer.main.get_command(app)
+
+
+def _typer_parse(argv: list[str], name: str = "export") -> dict[str, object] | None:
+    """What Typer makes of `NAME ARGV`: its parameters, or None when it refuses them."""
+    group = _typer_group()
+    parent = group.make_context("agent-profiler", [name, *argv])
+    command = group.get_command(parent, name)  # type: ignore[attr-defined]
+    assert command is not None
+    try:
+        return dict(command.make_context(name, list(argv), parent=parent).params)
+    except Exception:  # its usage errors (the classes are Typer's private copy of Click's)
+        return None
+
+
 @pytest.mark.slow
-def test_the_fast_summary_path_takes_only_what_typer_takes_and_reads_it_the_same() -> None:
-    """As for export: every line of up to two tokens after a journal, and one in 5 of three,
-    that the fast parser takes, Typer takes with the same values."""
+@pytest.mark.parametrize("command", ["export", "summary"])
+def test_the_fast_path_takes_only_what_typer_takes_and_reads_it_the_same(command: str) -> None:
+    """Every command line of up to two tokens after a journal, and a sample of three,
+    that the fast parser takes, Typer takes too, with the same values: the fast path may
+    leave a line to Typer, but never reads one differently or accepts one Typer refuses."""
     import itertools
 
-    from agent_profiler.entry import _parse_summary
+    from agent_profiler.entry import _parse_export, _parse_summary
 
+    parse, flat, tokens, every = {
+        "export": (_parse_export, _flat, _ARGV_TOKENS, 7),
+        "summary": (_parse_summary, _flat_summary, _SUMMARY_TOKENS, 5),
+    }[command]
     taken = 0
     lines = itertools.chain(
-        *(itertools.product(_SUMMARY_TOKENS, repeat=n) for n in range(3)),
-        itertools.islice(itertools.product(_SUMMARY_TOKENS, repeat=3), 0, None, 5),
+        *(itertools.product(tokens, repeat=n) for n in range(3)),
+        itertools.islice(itertools.product(tokens, repeat=3), 0, None, every),
     )
     for tail in lines:
         argv = ["a.jsonl", *tail]
-        fast = _flat_summary(_parse_summary(argv))
+        fast = flat(parse(argv))
         if fast is None:
             continue
         taken += 1
-        typer_values = _typer_parse(argv, "summary")
-        assert typer_values is not None, f"Typer refuses summary {argv!r}, the fast path took it"
+        typer_values = _typer_parse(argv, command)
+        assert typer_values is not None, f"Typer refuses {command} {argv!r}, the fast path took it"
+        assert typer_values.pop("open_ui", False) is False  # export's --open is Typer's
         assert fast == typer_values, argv
-    assert taken > 300
+    assert taken > 300  # the fast path was exercised, not just left to Typer
 
 
 @pytest.mark.parametrize(
@@ -478,18 +462,10 @@ def test_the_console_script_summarises_without_typer_and_says_what_typer_says(
     """`summary` through the console script's entry point never imports Typer, and prints
     what the Typer command prints, on stdout and stderr, with the same exit code: on a
     journal and on one that cannot be read (exit 1, still a row for the other)."""
-    code = (
-        "import sys\n"
-        "from agent_profiler.entry import main\n"
-        "try:\n"
-        "    main()\n"
-        "except SystemExit as done:\n"
-        "    print('code', done.code, 'typer' in sys.modules, file=sys.stderr)\n"
-    )
     missing = str(SMALL.with_name("no-such-journal.jsonl"))
     for journals in ([str(SMALL)], [str(SMALL), missing]):
         done = subprocess.run(
-            [sys.executable, "-c", code, "summary", *journals, *flags],
+            [sys.executable, "-c", CONSOLE_SCRIPT, "summary", *journals, *flags],
             capture_output=True,
             text=True,
             check=False,
