@@ -973,6 +973,43 @@ def test_reasoning_summaries_are_assistant_text_and_encrypted_reasoning_is_count
     assert dict(plain.unmeasured) == {"hidden-reasoning": 1}
 
 
+def test_agent_message_items_and_raw_reasoning_text_are_assistant_history(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Item types the corpus has no example of, made from line 8 of the plain rollout (a
+    reasoning item): an `agent_message` item's text is Assistant text; a reasoning item's raw
+    `content` (open models write their reasoning as text) is Reasoning; an image the model
+    generated (`image_generation_call`) is counted as unmeasured, once per item."""
+    agent = record(PLAIN, 8)
+    agent["payload"] = {"type": "agent_message", "content": [{"type": "text", "text": "Done."}]}
+    raw = record(PLAIN, 8)
+    raw["payload"] = {
+        "type": "reasoning",
+        "summary": [],
+        "content": [{"type": "reasoning_text", "text": "Think it through."}],
+    }
+    image = record(PLAIN, 8)
+    image["payload"] = {"type": "image_generation_call", "id": "ig_1", "status": "completed"}
+    added = spy(monkeypatch)
+    (session,) = sessions(
+        write(tmp_path, [record(PLAIN, 1), record(PLAIN, 6), agent, raw, image, image])
+    )
+    got = [(a.id, a.category, a.label, a.chars) for a in added if a.category is AS]
+    assert got == [
+        ("item-assistant:2:0", AS, "Assistant text", 5),
+        ("item-reasoning-text:3:0", AS, "Reasoning", 17),
+    ]
+    assert dict(session.unmeasured) == {"generated-image": 2}
+
+
+def test_a_spawn_that_is_not_an_object_is_not_a_subagent(tmp_path: Path) -> None:
+    """`source.subagent.thread_spawn` that is not an object (damage, or a build that writes
+    it another way) names no parent, and the rollout is read as a session of its own."""
+    meta = _meta(source={"subagent": {"thread_spawn": "p-1"}})
+    (session,) = sessions(write(tmp_path, [meta, record(PLAIN, 6)]))
+    assert (session.parent_session, session.child_role) == (None, None)
+
+
 def test_the_items_of_a_message_are_numbered_in_order(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
