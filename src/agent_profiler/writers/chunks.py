@@ -13,9 +13,13 @@ Chunk size and level, measured on the bench journals (trace as a share of the in
 deflate CPU seconds for the whole trace): 64 KB, 256 KB and 1 MB chunks at level 6 give
 Codex 50 MB 7.35 / 7.06 / 6.98% (0.4 s), Pi 50 MB 8.35 / 8.02 / 7.94%, Claude Code
 100 MB 1.60 / 1.55 / 1.54%: past 256 KB a chunk gains 0.1 point while the importer holds
-four times as much at once. Level 1 is 0.15 s instead of 0.4 s but one point larger (Pi
-9.0%), level 9 twice the time for 0.1 point. The deflating runs on a thread of its own
-(zlib releases the GIL), beside the encoding."""
+four times as much at once. In 256 KB chunks, levels 1 / 2 / 3 / 6 (CPU best of 3):
+Codex 8.08 / 7.80 / 7.59 / 7.06% in 0.100 / 0.106 / 0.125 / 0.300 s, Pi 9.00 / 8.77 /
+8.57 / 8.00% in 0.119 / 0.121 / 0.156 / 0.378 s, Claude Code 1.73 / 1.69 / 1.65 / 1.55%
+in 0.046 / 0.048 / 0.059 / 0.126 s. Level 3 takes 40% of level 6's time for traces 3–7%
+larger, well inside the size targets; level 9 is twice level 6's time for 0.1 point. The
+deflating runs on a thread of its own (zlib releases the GIL), beside the encoding; but a
+folder's workers keep every core busy, and there the time is the export's."""
 
 from __future__ import annotations
 
@@ -27,7 +31,7 @@ from typing import IO
 from agent_profiler.writers.wire import varint
 
 CHUNK = 256 * 1024  # uncompressed bytes of packets per compressed_packets packet (at least)
-LEVEL = 6
+LEVEL = 3
 _COMPRESSED_PACKETS = b"\x92\x03"  # TracePacket field 50, length-delimited
 _QUEUED = 4  # chunks waiting for the thread, at most (memory stays flat on a slow disk)
 
