@@ -273,7 +273,9 @@ def fleet(
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
     html: Annotated[
         Path | None,
-        typer.Option("--html", metavar="FILE", help="Write an HTML page with plots here."),
+        typer.Option(
+            "--html", metavar="FILE", help="Write an HTML page with plots here (- for stdout)."
+        ),
     ] = None,
     split: Annotated[
         str | None,
@@ -301,10 +303,18 @@ def fleet(
     context by turn, compactions, tool results by tool, the largest recurring sources and
     what the context cost."""
     from agent_profiler.fleet.command import run_fleet
-    from agent_profiler.outputs import write_atomically
+    from agent_profiler.outputs import deliver, is_stdout, write_atomically
 
     def write(target: Path, text: str) -> int:
-        return write_atomically(target, lambda stream: stream.write(text.encode()))
+        data = text.encode()
+        if is_stdout(target):  # `--html -`, as `-o -` elsewhere, not a file named "-"
+            deliver(None, lambda stream: stream.write(data), [])
+            return len(data)
+        if target.is_dir():
+            raise UsageError(
+                f"{target} is a folder: name the file to write, e.g. --html {target / 'fleet.html'}"
+            )
+        return write_atomically(target, lambda stream: stream.write(data))
 
     run_fleet(
         directory,
@@ -489,7 +499,10 @@ def report(
     output: Annotated[
         Path | None,
         typer.Option(
-            "--output", "-o", metavar="FILE", help="HTML file to write (default: <journal>.html)."
+            "--output",
+            "-o",
+            metavar="FILE",
+            help="HTML file to write (default: <journal>.html; - for stdout).",
         ),
     ] = None,
     title: Annotated[

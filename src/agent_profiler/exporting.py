@@ -18,10 +18,10 @@ from agent_profiler.errors import OutputError, UsageError
 from agent_profiler.loader import STDIN, LoadResult, is_stream, load
 from agent_profiler.options import ReadOptions
 from agent_profiler.outputs import (
-    TO_STDOUT,
     check_target,
     default_output,
     deliver,
+    is_stdout,
     spool,
 )
 from agent_profiler.pipeline import EncodeTrace, GroupOutcome, SessionCounts, T, Use, write_joined
@@ -159,7 +159,7 @@ def run_export(
     origin (align.py) instead of real time. `compress`: a Perfetto trace's packets
     deflated (writers/chunks.py)."""
     writer = writer_class(format_name, output)
-    to_stdout = output is not None and str(output) == TO_STDOUT
+    to_stdout = is_stdout(output)
     if to_stdout and writer.binary and stdout_is_terminal():
         raise UsageError(
             "refusing to write a binary trace to a terminal: use -o FILE, redirect stdout, "
@@ -229,8 +229,10 @@ def run_report(
 ) -> int:
     """`agent-profiler report`; returns the exit code (errors are raised). `cost`: each
     session's receipt at list prices; `redact`: leave out each tool call's target too."""
+    to_stdout = is_stdout(output)  # `-o -`, as for export, not a file named "-"
     target = output or default_output(journals, ".html")
-    check_target(target, force, journals, ".html")
+    if not to_stdout:
+        check_target(target, force, journals, ".html")
     result, diagnostics = load_sessions(journals, options)
     if not result.sessions:
         echo("error: nothing to report (no readable sessions)", err=True)
@@ -246,11 +248,14 @@ def run_report(
     writer = HtmlReportWriter(
         title=title, window=window, inputs=inputs, cost=cost, previews=options.previews
     )
-    size = deliver(target, lambda stream: writer.write(sessions, stream), result.files)
+    destination = None if to_stdout else target
+    size = deliver(destination, lambda stream: writer.write(sessions, stream), result.files)
     subagents = sum(1 for s in sessions if s.is_subagent)
+    where = "stdout" if to_stdout else f"{target} ({console.human_size(size)})"
     echo(
-        f"wrote {target} ({console.human_size(size)}): {len(sessions)} session(s)"
-        f" ({subagents} subagent)" + ("" if is_stream(target) else "; open it in any browser")
+        f"wrote {where}: {len(sessions)} session(s) ({subagents} subagent)"
+        + ("" if to_stdout or is_stream(target) else "; open it in any browser"),
+        err=to_stdout,
     )
     if result.failures or diagnostics.damaged:
         return EXIT_INPUT

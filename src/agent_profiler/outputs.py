@@ -20,6 +20,24 @@ from agent_profiler.loader import STDIN, is_stream, reads
 TO_STDOUT = "-"
 
 
+def names_stdout(target: Path) -> bool:
+    """`target` is this process's standard output under another name (`/dev/stdout`,
+    `/dev/fd/1`, or the very file stdout is redirected to). It is written as `-` is: renamed
+    over, `/dev/stdout` itself was replaced by a regular file (as root) while the file the
+    shell opened stayed empty, and the closing line printed on stdout landed in the output."""
+    try:
+        ours = os.fstat(sys.stdout.fileno())
+        named = target.stat()
+    except (OSError, ValueError, AttributeError):  # no real stdout (a test runner), no file
+        return False
+    return (named.st_dev, named.st_ino) == (ours.st_dev, ours.st_ino)
+
+
+def is_stdout(output: Path | None) -> bool:
+    """The output goes to stdout: `-o -`, or stdout by another name (`names_stdout`)."""
+    return output is not None and (str(output) == TO_STDOUT or names_stdout(output))
+
+
 def default_output(journals: list[Path], extension: str = ".pftrace") -> Path:
     """`<first journal's name>.<extension>` in the current folder (`stdin…` for `-`)."""
     first = journals[0]

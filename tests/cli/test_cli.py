@@ -414,6 +414,62 @@ def test_a_pipe_or_device_as_the_output_is_written_in_place(
         assert written[:1] == b"\x0a"  # a TracePacket, as to a file
 
 
+@pytest.mark.skipif(not Path("/dev/stdout").is_symlink(), reason="needs /dev/stdout")
+@pytest.mark.parametrize("command", ["export", "report"])
+def test_dev_stdout_as_the_output_is_stdout(tmp_path: Path, command: str) -> None:
+    """`-o /dev/stdout` with stdout redirected to a file was refused as an existing file;
+    with --force it renamed the output over /dev/stdout itself (as root: the system's
+    symlink became a regular file) and the file the shell opened stayed empty. Given to a
+    pipe or a terminal, the closing `wrote …` line landed inside the output. It is now
+    written as `-o -` is, with the closing line on stderr. (No --force here: a regression
+    is a refusal, never a replaced /dev/stdout.)"""
+    captured = tmp_path / "captured"
+    with captured.open("wb") as stdout:
+        done = subprocess.run(
+            [sys.executable, "-m", "agent_profiler", command, str(SMALL), "-o", "/dev/stdout"],
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            cwd=tmp_path,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    assert Path("/dev/stdout").is_symlink()
+    written = captured.read_bytes()
+    assert b"wrote" not in written
+    assert done.stderr.decode().startswith("wrote stdout: 1 session(s)")
+    if command == "export":
+        assert written[:1] == b"\x0a" and len(written) > 1000  # a TracePacket, whole
+    else:
+        assert written.rstrip().endswith(b"</html>")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["captured"]
+
+
+def test_report_and_fleet_write_dash_to_stdout(tmp_path: Path, monkeypatch: Any) -> None:
+    """`report -o -` and `fleet --html -` wrote a file named `-` (export's `-o -` is
+    stdout); a folder given to --html was `h: Is a directory` (exit 1) where every other
+    command names the file to give."""
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["report", str(SMALL), "-o", "-"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("<!") and result.stdout.rstrip().endswith("</html>")
+    assert result.stderr == "wrote stdout: 1 session(s) (0 subagent)\n"
+    dataset = tmp_path / "ds"
+    assert runner.invoke(app, ["collect", str(SMALL), "--to", str(dataset)]).exit_code == 0
+    result = runner.invoke(app, ["fleet", str(dataset), "--html", "-"])
+    assert result.exit_code == 0, result.stderr
+    assert "<svg" in result.stdout and result.stdout.rstrip().endswith("</html>")
+    assert result.stderr.startswith("wrote stdout (")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds"]
+    both = runner.invoke(app, ["fleet", str(dataset), "--html", "-", "--json"])
+    assert both.exit_code == 2 and "both write to stdout" in both.stderr
+    folder = runner.invoke(app, ["fleet", str(dataset), "--html", str(dataset)])
+    assert folder.exit_code == 2
+    assert folder.stderr == (
+        f"error: {dataset} is a folder: name the file to write, e.g. --html "
+        f"{dataset / 'fleet.html'}\n"
+    )
+
+
 def test_a_folder_as_the_output_is_refused_by_name(tmp_path: Path) -> None:
     for command, written in (("export", "small.pftrace"), ("report", "small.html")):
         result = runner.invoke(app, [command, str(SMALL), "-o", str(tmp_path)])

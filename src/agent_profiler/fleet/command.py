@@ -70,10 +70,14 @@ def run_fleet(
     write: Callable[[Path, str], int],
 ) -> int:
     from agent_profiler.cost import PriceTable
+    from agent_profiler.outputs import is_stdout
 
     from . import Filters, figures, open_dataset
     from .render import render_html, render_text
 
+    html_to_stdout = html is not None and is_stdout(html)
+    if html_to_stdout and as_json:
+        raise UsageError("--json and --html - would both write to stdout: give --html a file")
     split_ns = _split_ns(split) if split else None
     connection = open_dataset(directory)
     prices = PriceTable(directory / PRICES_CACHE) if cost else None
@@ -96,7 +100,10 @@ def run_fleet(
         data["split"] = split_data
     if html is not None:
         size = write(html, render_html(data, f"Agent Profiler fleet: {directory.name}", split_data))
-        echo(f"wrote {html} ({size:,} bytes); open it in any browser", err=as_json)
+        if html_to_stdout:
+            echo(f"wrote stdout ({size:,} bytes)", err=True)
+        else:
+            echo(f"wrote {html} ({size:,} bytes); open it in any browser", err=as_json)
     if as_json:
         echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
     elif html is None:
