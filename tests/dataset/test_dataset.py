@@ -347,6 +347,32 @@ def test_fleet_filters_split_and_html(tmp_path: Path) -> None:
     assert "context by turn" in text and "tool results by tool" in text
 
 
+def test_a_session_given_twice_is_collected_once_per_copy_whatever_the_jobs(
+    tmp_path: Path,
+) -> None:
+    """The same session in two files (a copy, a journal and its first lines): the second is
+    renamed `#2`, and with --jobs 2 the group was read twice — by a process that did not
+    know the id was taken, then again by the parent — and the rows of both readings were
+    kept: the dataset held the session three times, its requests and items twice, while
+    collect said `rows added: sessions 2`."""
+    journals = _journals(tmp_path)
+    shutil.copy(HANDMADE, journals / "copy.jsonl")
+    tables = {}
+    for jobs in ("1", "2"):
+        dataset = tmp_path / f"ds{jobs}"
+        result = runner.invoke(app, ["collect", str(journals), "--to", str(dataset), "-j", jobs])
+        assert result.exit_code == 0, result.output
+        assert "rows added: sessions 2," in result.stdout
+        sessions = sorted(row["session_id"] for row in _table(dataset, "sessions"))
+        assert sessions == [SESSION_ID, f"{SESSION_ID}#2"], jobs
+        tables[jobs] = {
+            table: sorted(map(repr, (sorted(r.items()) for r in _table(dataset, table))))
+            for table in TABLES
+        }
+        assert _fleet(dataset)["sessions"]["count"] == 2
+    assert tables["1"] == tables["2"]
+
+
 @pytest.mark.skipif(not CORPUS.is_dir(), reason=SHARED_REASON)
 def test_collect_and_fleet_on_corpus_sessions(tmp_path: Path) -> None:
     dataset = tmp_path / "ds"
