@@ -373,6 +373,25 @@ def test_a_session_given_twice_is_collected_once_per_copy_whatever_the_jobs(
     assert tables["1"] == tables["2"]
 
 
+def test_fleet_counts_a_subagent_collected_without_its_parent(tmp_path: Path) -> None:
+    """A child session collected without its parent (OpenCode's @explore export, alone)
+    was in the dataset and in collect's count but in none of fleet's figures: not among
+    the subagents, its requests and cost left out, without a word."""
+    child = TESTS / "data" / "journals" / "opencode" / "ses_2bef25635ffe8EzID0I1Oeymal.export.json"
+    dataset = tmp_path / "ds"
+    result = runner.invoke(app, ["collect", str(child), "--to", str(dataset)])
+    assert result.exit_code == 0, result.output
+    (row,) = _table(dataset, "sessions")
+    assert row["parent_session"] and row["requests"] > 0
+    figures = _fleet(dataset)
+    assert (figures["sessions"]["count"], figures["sessions"]["subagents"]) == (0, 1)
+    assert figures["requests"]["with_subagents"] == row["requests"]
+    assert figures["tool_results"]["calls"] == row["tool_calls"]
+    # its own harness picks it, another does not
+    assert _fleet(dataset, "--harness", "opencode")["sessions"]["subagents"] == 1
+    assert _fleet(dataset, "--harness", "codex")["sessions"]["subagents"] == 0
+
+
 @pytest.mark.skipif(not CORPUS.is_dir(), reason=SHARED_REASON)
 def test_collect_and_fleet_on_corpus_sessions(tmp_path: Path) -> None:
     dataset = tmp_path / "ds"
