@@ -63,7 +63,9 @@ def on_response_item(
     elif RESPONSE_ITEM_TYPES.get(kind or "", (READ, ""))[0] == SKIPPED:
         builder.diagnostics.skip(f"codex:response_item/{kind}")
     else:
-        builder.diagnostics.not_recognised(f"codex:response_item/{kind}", builder.path, line)
+        builder.diagnostics.not_recognised(
+            f"codex:response_item/{kind or 'untyped'}", builder.path, line
+        )
 
 
 def _on_message(

@@ -131,9 +131,10 @@ def test_every_compaction_learns_its_size_from_the_first_request_after_it(
     assert sizes == [(1000, 300), (1000, 300), (300, 250), (250, None)]
 
 
-def test_damaged_types_are_not_recognised_under_none(tmp_path: Path) -> None:
+def test_damaged_types_are_not_recognised_as_untyped(tmp_path: Path) -> None:
     """A line, event or item whose type is no string (a list: unhashable) is counted as not
-    recognised under `None` with its path:line; a skipped type is counted as skipped."""
+    recognised as `untyped` with its path:line (it was `None`, a Python word, where Claude
+    Code's and Gemini CLI's say `untyped`); a skipped type is counted as skipped."""
     journal = _write(
         tmp_path / "rollout.jsonl",
         [
@@ -151,9 +152,9 @@ def test_damaged_types_are_not_recognised_under_none(tmp_path: Path) -> None:
     _, diagnostics = read_single(journal)
     where = {kind: at.rsplit(":", 1)[1] for kind, at in diagnostics.unrecognised_at.items()}
     assert where == {
-        "codex:None": "2",
-        "codex:event_msg/None": "3",
-        "codex:response_item/None": "4",
+        "codex:untyped": "2",
+        "codex:event_msg/untyped": "3",
+        "codex:response_item/untyped": "4",
     }
     assert {k: v for k, v in diagnostics.skipped.items() if k.startswith("codex")} == {
         "codex:event_msg/agent_reasoning": 1,
