@@ -389,6 +389,7 @@ def open_(
         ),
     ] = 300.0,
     harness: HarnessOption = None,
+    force: ForceOption = False,
     previews: PreviewsOption = False,
     redact: RedactOption = False,
 ) -> None:
@@ -402,6 +403,17 @@ def open_(
     if len(inputs) == 1 and _is_trace(inputs[0]):
         _open_in_ui(inputs[0], browser=not no_browser, timeout=timeout)
         return
+    if output is not None:
+        # The same refusals as export's (an existing file without --force, a folder, a
+        # journal being read); and a file to serve afterwards, not stdout or a pipe.
+        from agent_profiler.loader import is_stream
+        from agent_profiler.outputs import check_target, is_stdout
+
+        if is_stdout(output) or is_stream(output):
+            raise UsageError(
+                f"-o {output}: open serves a trace file, not stdout, a pipe or a device"
+            )
+        check_target(output, force, inputs, ".pftrace")
     with tempfile.TemporaryDirectory(prefix="agent-profiler-") as folder:
         target = output or Path(folder) / default_output(inputs).name
         outcome = export_perfetto(
