@@ -228,11 +228,12 @@ def plan(
             chosen = next((a.harness for a in ADAPTERS if a.detect(head)), None)
         if chosen is None:
             known = ", ".join(a.harness.value for a in ADAPTERS)
-            failures.append(
-                JournalError(
-                    str(path), f"not a journal of a supported harness ({known}); try --harness"
-                )
-            )
+            reason = f"not a journal of a supported harness ({known}); try --harness"
+            if not any(value.__class__ is dict for value in head):
+                # Lines that are JSON arrays (a list of records dumped on one line, as
+                # `json.dump(records)` writes): no --harness reads that.
+                reason = "a JSON array, not a JSONL journal (one JSON object per line)"
+            failures.append(JournalError(str(path), reason))
             continue
         by_harness.setdefault(chosen, []).append(SniffedFile(path, _slim_head(head)))
     groups: list[JournalGroup] = []

@@ -186,6 +186,20 @@ def test_a_json_document_is_named_for_what_it_is(tmp_path: Path) -> None:
     assert f"{other}: one JSON document, not a JSONL journal" in result.stderr
 
 
+def test_a_json_array_on_one_line_is_named_for_what_it_is(tmp_path: Path) -> None:
+    """A JSON array of journal records on one line (what `json.dump(records)` writes) was
+    `not a journal of a supported harness; try --harness`, and no --harness reads it; a
+    pretty-printed one was already `one JSON document, not a JSONL journal`."""
+    records = [json.loads(line) for line in SMALL.read_text().splitlines()[:5]]
+    array = tmp_path / "array.jsonl"
+    array.write_text(json.dumps(records) + "\n")
+    result = runner.invoke(app, ["export", str(array), "-o", str(tmp_path / "t.pftrace")])
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[0] == (
+        f"error: {array}: a JSON array, not a JSONL journal (one JSON object per line)"
+    )
+
+
 def test_the_report_title_default_is_the_report_s() -> None:
     """cli says the report's default title itself so that it need not import report."""
     from agent_profiler import cli, report
