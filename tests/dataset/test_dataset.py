@@ -4,6 +4,7 @@ the receipts price the reported usage with the bundled price table."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -345,6 +346,35 @@ def test_fleet_filters_split_and_html(tmp_path: Path) -> None:
     assert "Before 2026-02-01" in html and "What the context cost" in html
     text = runner.invoke(app, ["fleet", str(dataset)]).stdout
     assert "context by turn" in text and "tool results by tool" in text
+
+
+def test_collect_says_what_it_could_not_read_as_export_does(tmp_path: Path) -> None:
+    """collect printed only the files it could not read: a record of a type no adapter
+    knows, a bad line and a damaged .gz were left out of the dataset without a word, and
+    the damaged .gz exited 0 (export and summary exit 1)."""
+    import gzip
+
+    journals = _journals(tmp_path)
+    lines = HANDMADE.read_text().splitlines()
+    odd = json.loads(lines[1])
+    odd["type"] = "brand_new_record"
+    (journals / "odd.jsonl").write_text(
+        "\n".join(
+            [lines[0].replace(SESSION_ID, "5e55"), json.dumps(odd).replace(SESSION_ID, "5e55")]
+            + [line.replace(SESSION_ID, "5e55") for line in lines[2:]]
+            + ["{not json"]
+        )
+        + "\n"
+    )
+    whole = gzip.compress(HANDMADE.read_text().replace(SESSION_ID, "c07").encode())
+    (journals / "cut.jsonl.gz").write_bytes(whole[: len(whole) - 40])
+    result = runner.invoke(app, ["collect", str(journals), "--to", str(tmp_path / "ds")])
+    assert result.exit_code == 1, result.output
+    assert "rows added: sessions 3," in result.stdout
+    assert "not recognised (not read): claude:brand_new_record 1" in result.stderr
+    assert f"first claude:brand_new_record: {journals / 'odd.jsonl'}:2" in result.stderr
+    assert "(bad-gzip: 1, not-json: 1)" in result.stderr
+    assert f"{journals / 'cut.jsonl.gz'}: corrupt or truncated gzip stream" in result.stderr
 
 
 def test_a_session_given_twice_is_collected_once_per_copy_whatever_the_jobs(

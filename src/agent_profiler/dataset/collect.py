@@ -122,6 +122,8 @@ class CollectResult:
     version: int | None = None  # the version written (None: nothing to do)
     jobs: int = 1
     sessions_total: int = 0
+    # The warnings and records not recognised of the journals read, as export says them.
+    diagnostics: Diagnostics = field(default_factory=Diagnostics)
 
 
 def current_dir(target: Path) -> Path:
@@ -284,6 +286,7 @@ def _write_version(
         group = groups[outcome.index]
         group_id = group_ids[outcome.index]
         result.failures += outcome.failures
+        result.diagnostics.absorb(outcome.diagnostics)
         members = [key_of(p) for p in group.paths]
         for key in members:
             if key in entries:

@@ -36,8 +36,12 @@ def run_collect(
         options=options,
         notice=lambda line: echo(line, err=True),
     )
-    for failure in result.failures:
-        echo(f"error: {failure}", err=True)
+    # What could not be used, as export and summary say it: failures, warnings by kind
+    # (a damaged .gz, bad lines) and the records not recognised (it said only failures).
+    from agent_profiler.console import tell_reading
+    from agent_profiler.loader import LoadResult
+
+    tell_reading(LoadResult(failures=result.failures), result.diagnostics)
     seen = (
         f"{result.journals:,} journal(s): {result.new:,} new, {result.changed:,} changed, "
         f"{result.unchanged:,} unchanged (not read)"
@@ -53,7 +57,7 @@ def run_collect(
             f"group(s) in {result.jobs} process(es); rows added: {rows}; "
             f"{result.sessions_total:,} session(s) in the dataset"
         )
-    return 1 if result.failures else 0
+    return 1 if result.failures or result.diagnostics.damaged else 0
 
 
 def run_fleet(
