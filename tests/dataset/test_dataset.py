@@ -377,6 +377,26 @@ def test_collect_says_what_it_could_not_read_as_export_does(tmp_path: Path) -> N
     assert f"{journals / 'cut.jsonl.gz'}: corrupt or truncated gzip stream" in result.stderr
 
 
+def test_collect_to_a_file_and_fleet_of_an_empty_collect_say_so(tmp_path: Path) -> None:
+    """`collect … --to notes.txt` said `notes.txt: File exists` (the OS's words, exit 1);
+    `fleet` over a folder a collect had just made from no journals said `no dataset here
+    (make one with collect …)`, what the user had just done."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine\n")
+    to_file = runner.invoke(app, ["collect", str(HANDMADE), "--to", str(notes)])
+    assert to_file.exit_code == 2
+    assert to_file.stderr == f"error: --to {notes} is a file: name a folder for the dataset\n"
+    assert notes.read_text() == "mine\n"
+    empty, dataset = tmp_path / "empty", tmp_path / "ds"
+    empty.mkdir()
+    assert runner.invoke(app, ["collect", str(empty), "--to", str(dataset)]).exit_code == 1
+    fleet = runner.invoke(app, ["fleet", str(dataset)])
+    assert fleet.exit_code == 2
+    assert fleet.stderr == f"error: {dataset}: a dataset with no sessions yet (collect read none)\n"
+    never = runner.invoke(app, ["fleet", str(empty)])
+    assert "no dataset here (make one with `collect" in never.stderr
+
+
 def test_a_session_given_twice_is_collected_once_per_copy_whatever_the_jobs(
     tmp_path: Path,
 ) -> None:

@@ -34,7 +34,7 @@ import orjson
 
 from agent_profiler.adapters import JournalGroup
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.errors import JournalError, OutputError
+from agent_profiler.errors import JournalError, OutputError, UsageError
 from agent_profiler.model import Session, frozen
 from agent_profiler.options import ReadOptions
 
@@ -163,6 +163,8 @@ def collect(
     from agent_profiler.loader import expand, plan
 
     options = options or ReadOptions()
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"--to {target} is a file: name a folder for the dataset")
     try:
         target.mkdir(parents=True, exist_ok=True)
         (target / "versions").mkdir(exist_ok=True)

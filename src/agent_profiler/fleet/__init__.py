@@ -59,6 +59,10 @@ def open_dataset(directory: Path) -> Any:
 
     root = directory / "current"
     if not (root / "manifest.json").exists():
+        if (directory / "versions").is_dir():
+            # A collect ran here and found no journal to read: telling its user to run
+            # collect (what they just did) was no help.
+            raise UsageError(f"{directory}: a dataset with no sessions yet (collect read none)")
         raise UsageError(
             f"{directory}: no dataset here (make one with `collect … --to {directory}`)"
         )
