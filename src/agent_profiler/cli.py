@@ -94,7 +94,8 @@ def option(declared: spec.Spec, **settings: Any) -> Any:
 JournalsArgument = Annotated[
     list[Path],
     typer.Argument(
-        help="Journal files or directories (.jsonl, .jsonl.gz).",
+        help="Journal files (.jsonl, .jsonl.gz, Gemini CLI and OpenCode .json, OpenCode's "
+        ".db; - for stdin) or directories.",
         show_default=False,
         metavar="JOURNAL",
     ),
@@ -173,7 +174,9 @@ def summary(
     journals: Annotated[
         list[Path],
         typer.Argument(
-            help="Journal files or directories.", show_default=False, metavar="JOURNAL..."
+            help="Journal files or directories, as export reads them.",
+            show_default=False,
+            metavar="JOURNAL",
         ),
     ],
     window: WindowOption = None,

@@ -89,7 +89,13 @@ def expand(inputs: Iterable[Path]) -> Expanded:
                         # file, this export's own temporary file when it writes in here).
                         ignored += not name.startswith(".")
             if not found:
-                failures.append(JournalError(str(path), "no journals (*.jsonl, *.jsonl.gz) found"))
+                failures.append(
+                    JournalError(
+                        str(path),
+                        "no journals found (*.jsonl, *.jsonl.gz, Gemini CLI sessions, "
+                        "OpenCode databases and exports)",
+                    )
+                )
             candidates = found
             # The walk follows no symlinked folder: a found file resolves to the folder,
             # resolved once, and its relative path (unless the file itself is a symlink).
