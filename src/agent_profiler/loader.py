@@ -81,6 +81,21 @@ def expand(inputs: Iterable[Path]) -> Expanded:
             for root, dirs, names in os.walk(path, followlinks=False):
                 dirs.sort()
                 for name in sorted(names):
+                    if is_stream(Path(root) / name):
+                        # A named pipe, a socket or a device in the folder: opening one to
+                        # read or sniff it waited for a writer forever (the export hung).
+                        # Named on the command line, a pipe is read (`<(zcat …)`).
+                        if name.endswith((*JOURNAL_SUFFIXES, ".json", ".json.gz", ".db")):
+                            failures.append(
+                                JournalError(
+                                    os.path.join(root, name),
+                                    "not a regular file (a pipe, a socket or a device in a "
+                                    "folder): not read; name it on the command line to read it",
+                                )
+                            )
+                        else:
+                            ignored += not name.startswith(".")
+                        continue
                     role = _walk_role(Path(root) / name)
                     if role == "read":
                         found.append(Path(root) / name)

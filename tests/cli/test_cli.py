@@ -484,6 +484,35 @@ def test_report_and_fleet_write_dash_to_stdout(tmp_path: Path, monkeypatch: Any)
     )
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_pipe_inside_a_folder_is_named_not_waited_on(tmp_path: Path) -> None:
+    """A named pipe in a walked folder (`x.jsonl`, or `x.json`, which is opened to see
+    whose session it is) was opened like a journal and the export waited for a writer
+    forever. A pipe named on the command line is still read; one in a folder is now an
+    error naming it, and the folder's journals are exported."""
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    shutil.copy(SMALL, folder / "small.jsonl")
+    for name in ("pipe.jsonl", "pipe.json", "control"):
+        os.mkfifo(folder / name)
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_profiler", "export", str(folder), "-o", "t.pftrace"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    why = "not a regular file (a pipe, a socket or a device in a folder): not read"
+    assert [line for line in done.stderr.splitlines() if why in line] == [
+        f"error: {folder / name}: {why}; name it on the command line to read it"
+        for name in ("pipe.json", "pipe.jsonl")
+    ]
+    assert "note: 1 other file(s)" in done.stderr  # `control`: not a journal's name
+    assert done.stdout.startswith("wrote t.pftrace")
+
+
 def test_a_folder_as_the_output_is_refused_by_name(tmp_path: Path) -> None:
     for command, written in (("export", "small.pftrace"), ("report", "small.html")):
         result = runner.invoke(app, [command, str(SMALL), "-o", str(tmp_path)])
