@@ -32,6 +32,7 @@ from agent_profiler.exporting import export_perfetto, read_groups, run_export, r
 from agent_profiler.model import Harness
 from agent_profiler.options import ReadOptions
 from agent_profiler.outputs import default_output
+from agent_profiler.privacy import input_name
 from agent_profiler.version import __version__
 from agent_profiler.writers import ContentMode, TraceFacts
 
@@ -424,7 +425,7 @@ def open_(
             target,
             ReadOptions(harness, previews=previews),
             TraceFacts(
-                inputs=tuple(p.name for p in inputs),
+                inputs=tuple(input_name(p.name) for p in inputs),
                 content=ContentMode.PREVIEWS if previews else ContentMode.NONE,
                 redact=redact,
             ),

@@ -25,6 +25,7 @@ from agent_profiler.outputs import (
     spool,
 )
 from agent_profiler.pipeline import EncodeTrace, GroupOutcome, SessionCounts, T, Use, write_joined
+from agent_profiler.privacy import input_name
 from agent_profiler.writers import ContentMode, TraceFacts, writer_class
 
 if TYPE_CHECKING:
@@ -172,7 +173,7 @@ def run_export(
     if streamed and open_ui is not None:
         raise UsageError(f"--open needs a trace file, and {target} is a pipe or a device")
     facts = TraceFacts(
-        inputs=tuple(p.name for p in journals),
+        inputs=tuple(input_name(p.name) for p in journals),
         content=ContentMode.PREVIEWS if options.previews else ContentMode.NONE,
         redact=redact,
     )
@@ -244,7 +245,7 @@ def run_report(
         sessions = without_targets(sessions)
     from agent_profiler.report import HtmlReportWriter
 
-    inputs = ["<stdin>" if str(p) == STDIN else p.name for p in journals]
+    inputs = ["<stdin>" if str(p) == STDIN else input_name(p.name) for p in journals]
     writer = HtmlReportWriter(
         title=title, window=window, inputs=inputs, cost=cost, previews=options.previews
     )

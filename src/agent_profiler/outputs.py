@@ -39,11 +39,17 @@ def is_stdout(output: Path | None) -> bool:
 
 
 def default_output(journals: list[Path], extension: str = ".pftrace") -> Path:
-    """`<first journal's name>.<extension>` in the current folder (`stdin…` for `-`)."""
+    """`<first journal's name>.<extension>` in the current folder (`stdin…` for `-`). A
+    Claude Code project folder is named without the home it spells (`privacy.input_name`),
+    and a name never starts with `-`: `open -home-me-app.pftrace`, the command printed
+    afterwards, read as options."""
+    from agent_profiler.privacy import input_name
+
     first = journals[0]
-    stem = "stdin" if str(first) == STDIN else first.name
+    stem = "stdin" if str(first) == STDIN else input_name(first.name)
     for suffix in (".gz", ".jsonl", ".json", ".txt"):
         stem = stem.removesuffix(suffix)
+    stem = stem.lstrip("-").replace("…", "")
     return Path(f"{stem or 'trace'}{extension}")
 
 
