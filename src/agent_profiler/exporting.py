@@ -208,8 +208,12 @@ def run_export(
     elif open_ui is not None:
         open_ui(target, browser=True, timeout=300.0)
     else:
+        import shlex  # here: start-up does not pay for it
+
         echo(
-            f"open it: agent-profiler open {target}  (or drag it into https://ui.perfetto.dev)",
+            # Quoted for the shell when it must be (`my #1.pftrace`: `#` began a comment).
+            f"open it: agent-profiler open {shlex.quote(str(target))}  "
+            "(or drag it into https://ui.perfetto.dev)",
             err=True,
         )
     if result.failures or diagnostics.damaged or (strict and diagnostics.warning_total):

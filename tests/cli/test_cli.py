@@ -512,6 +512,16 @@ def test_a_pipe_inside_a_folder_is_named_not_waited_on(tmp_path: Path) -> None:
     assert done.stdout.startswith("wrote t.pftrace")
 
 
+def test_the_open_hint_is_quoted_for_the_shell(tmp_path: Path, monkeypatch: Any) -> None:
+    """`open it: agent-profiler open my #1 run.pftrace` was printed bare: pasted into a
+    shell, `#` began a comment and the command opened `my`."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(SMALL, tmp_path / "my #1 run.jsonl")
+    result = runner.invoke(app, ["export", "my #1 run.jsonl"])
+    assert result.exit_code == 0, result.stderr
+    assert "open it: agent-profiler open 'my #1 run.pftrace'  (or drag" in result.stderr
+
+
 def test_a_folder_as_the_output_is_refused_by_name(tmp_path: Path) -> None:
     for command, written in (("export", "small.pftrace"), ("report", "small.html")):
         result = runner.invoke(app, [command, str(SMALL), "-o", str(tmp_path)])
