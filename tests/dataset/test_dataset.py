@@ -397,6 +397,21 @@ def test_collect_to_a_file_and_fleet_of_an_empty_collect_say_so(tmp_path: Path) 
     assert "no dataset here (make one with `collect" in never.stderr
 
 
+def test_fleet_says_when_its_filters_match_nothing(tmp_path: Path) -> None:
+    """`fleet DIR --harness claude` (a typo of claude-code) or a model no session used
+    printed every figure as 0, as if the dataset were empty, without a word."""
+    dataset = tmp_path / "ds"
+    collect([_journals(tmp_path)], dataset)
+    typo = runner.invoke(app, ["fleet", str(dataset), "--harness", "claude"])
+    assert typo.exit_code == 2
+    assert typo.stderr.startswith("error: --harness 'claude' is not a harness (claude-code, ")
+    other = runner.invoke(app, ["fleet", str(dataset), "--model", "gpt-9", "--json"])
+    assert other.exit_code == 0
+    assert other.stderr == f"note: no session in {dataset} matches --model gpt-9\n"
+    assert orjson.loads(other.stdout)["sessions"]["count"] == 0
+    assert runner.invoke(app, ["fleet", str(dataset)]).stderr == ""
+
+
 def test_a_session_given_twice_is_collected_once_per_copy_whatever_the_jobs(
     tmp_path: Path,
 ) -> None:

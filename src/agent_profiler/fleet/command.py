@@ -74,11 +74,16 @@ def run_fleet(
     write: Callable[[Path, str], int],
 ) -> int:
     from agent_profiler.cost import PriceTable
+    from agent_profiler.model import Harness
     from agent_profiler.outputs import is_stdout
 
     from . import Filters, figures, open_dataset
     from .render import render_html, render_text
 
+    known = [h.value for h in Harness]
+    if harness is not None and harness not in known:
+        # It matched no session, silently: every figure 0, as if the dataset were empty.
+        raise UsageError(f"--harness {harness!r} is not a harness ({', '.join(known)})")
     html_to_stdout = html is not None and is_stdout(html)
     if html_to_stdout and as_json:
         raise UsageError("--json and --html - would both write to stdout: give --html a file")
@@ -100,6 +105,9 @@ def run_fleet(
     if prices is not None:
         prices.save()
     data["filters"] = filters.describe()
+    if data["filters"] and not data["sessions"]["count"] + data["sessions"]["subagents"]:
+        given = ", ".join(f"--{k} {v}" for k, v in data["filters"].items())
+        echo(f"note: no session in {directory} matches {given}", err=True)
     if split_data is not None:
         data["split"] = split_data
     if html is not None:
