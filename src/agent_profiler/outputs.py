@@ -26,9 +26,16 @@ def names_stdout(target: Path) -> bool:
     over, `/dev/stdout` itself was replaced by a regular file (as root) while the file the
     shell opened stayed empty, and the closing line printed on stdout landed in the output."""
     try:
-        ours = os.fstat(sys.stdout.fileno())
+        return _names_fd(target, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real stdout (a test runner)
+        return False
+
+
+def _names_fd(target: Path, fd: int) -> bool:
+    try:
+        ours = os.fstat(fd)
         named = target.stat()
-    except (OSError, ValueError, AttributeError):  # no real stdout (a test runner), no file
+    except OSError:
         return False
     return (named.st_dev, named.st_ino) == (ours.st_dev, ours.st_ino)
 
@@ -84,6 +91,12 @@ def check_target(target: Path, force: bool, journals: list[Path], extension: str
     if target.is_dir():
         suggested = target / default_output(journals, extension)
         raise UsageError(f"{target} is a folder: name the file to write, e.g. -o {suggested}")
+    if _names_fd(target, 2) or _names_fd(target, 0):
+        # `-o /dev/stderr` with stderr in a file: renamed over, /dev/stderr itself was
+        # replaced (as root); in place, the messages and the output would interleave.
+        raise UsageError(
+            f"{target} is this command's standard input or error: name a file (or -o - for stdout)"
+        )
     if not target.exists() or is_stream(target):
         return
     if reads(journals, target):

@@ -458,6 +458,28 @@ def test_dev_stdout_as_the_output_is_stdout(tmp_path: Path, command: str) -> Non
     assert sorted(p.name for p in tmp_path.iterdir()) == ["captured"]
 
 
+@pytest.mark.skipif(not Path("/dev/stderr").is_symlink(), reason="needs /dev/stderr")
+def test_dev_stderr_as_the_output_is_refused(tmp_path: Path) -> None:
+    """`-o /dev/stderr --force` with stderr in a file renamed the trace over /dev/stderr
+    itself (as root). It is refused now, by name. (No --force: a regression is the
+    `exists` refusal, never a replaced /dev/stderr.)"""
+    log = tmp_path / "err.log"
+    with log.open("wb") as stderr:
+        done = subprocess.run(
+            [sys.executable, "-m", "agent_profiler", "export", str(SMALL), "-o", "/dev/stderr"],
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            cwd=tmp_path,
+            check=False,
+        )
+    assert done.returncode == 2
+    assert Path("/dev/stderr").is_symlink()
+    assert log.read_text() == (
+        "error: /dev/stderr is this command's standard input or error: name a file "
+        "(or -o - for stdout)\n"
+    )
+
+
 def test_report_and_fleet_write_dash_to_stdout(tmp_path: Path, monkeypatch: Any) -> None:
     """`report -o -` and `fleet --html -` wrote a file named `-` (export's `-o -` is
     stdout); a folder given to --html was `h: Is a directory` (exit 1) where every other
