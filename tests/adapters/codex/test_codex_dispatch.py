@@ -185,3 +185,33 @@ def test_a_block_that_starts_with_no_tag_is_of_its_role(
     role: str, expected: Category, text: str
 ) -> None:
     assert classify(role, text)[0] is expected
+
+
+def test_an_image_in_a_tools_output_is_unmeasured(tmp_path: Path) -> None:
+    """A tool's output given as content parts (`view_image`: an `input_image` beside its
+    text) kept the text and dropped the image without a count."""
+    image = {"type": "input_image", "image_url": "data:image/png;base64,AAAA"}
+    journal = _write(
+        tmp_path / "rollout.jsonl",
+        [
+            _meta(),
+            _line(
+                1,
+                "response_item",
+                {"type": "function_call", "call_id": "c1", "name": "view_image", "arguments": "{}"},
+            ),
+            _line(
+                2,
+                "response_item",
+                {
+                    "type": "function_call_output",
+                    "call_id": "c1",
+                    "output": [{"type": "input_text", "text": "x"}, image],
+                },
+            ),
+            _answer(3),
+            _line(4, "event_msg", _usage(100, 105, 1000)),
+        ],
+    )
+    session, _ = read_single(journal)
+    assert dict(session.unmeasured) == {"image": 1}
