@@ -212,6 +212,14 @@ def summary(
         journals, ReadOptions(harness, estimate, False, jobs), SummariseRows(window, cost)
     )
     rows = [row for outcome in outcomes for row in outcome.value]
+    from agent_profiler.privacy import private_path
+
+    for given, copy in result.copies:
+        # A piped journal is read from a temporary copy: its row names it as given
+        # (`<stdin>`), not by the copy's path, gone when the command ends.
+        shown = private_path(str(copy), str(Path.cwd()))
+        for row in rows:
+            row.source = row.source.replace(shown, given)
     if as_json:
         typer.echo(
             orjson.dumps([row.to_json(calls) for row in rows], option=orjson.OPT_INDENT_2).decode()

@@ -4,6 +4,7 @@ lacks, and a closed pipe ends a command quietly (issue 15, point 8)."""
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import re
 import subprocess
@@ -85,6 +86,15 @@ def test_open_keeps_its_trace_only_where_export_would_write(
     forced = runner.invoke(app, ["open", str(SMALL), "-o", str(kept), "--no-browser", "--force"])
     assert forced.exit_code == 0, forced.stderr
     assert served == [kept] and kept.read_bytes()[:1] == b"\x0a"  # a trace now
+
+
+def test_summary_names_a_piped_journal_as_given() -> None:
+    """`… | summary - --json` gave `source` as the temporary copy's path
+    (`../agent-profiler-x1y2/tmpab/stdin`), a file gone when the command ended."""
+    result = runner.invoke(app, ["summary", "-", "--json"], input=SMALL.read_bytes())
+    assert result.exit_code == 0, result.stderr
+    (row,) = json.loads(result.stdout)
+    assert row["source"] == "<stdin>"
 
 
 def test_no_error_message_suggests_an_option_its_command_lacks(tmp_path: Path) -> None:
