@@ -412,6 +412,20 @@ def test_fleet_says_when_its_filters_match_nothing(tmp_path: Path) -> None:
     assert runner.invoke(app, ["fleet", str(dataset)]).stderr == ""
 
 
+def test_collect_refuses_a_pipe(tmp_path: Path) -> None:
+    """`cat s.jsonl | collect - --to ds`, run twice, put the session in the dataset twice:
+    a pipe is read from a temporary copy with a new path each run, and a dataset knows a
+    journal by its path (the first copy 'collected before and not found now (kept)')."""
+    dataset = tmp_path / "ds"
+    result = runner.invoke(app, ["collect", "-", "--to", str(dataset)], input=HANDMADE.read_bytes())
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "error: collect reads files and folders, not a pipe (-): a dataset knows each "
+        "journal by its path\n"
+    )
+    assert not dataset.exists()
+
+
 def test_a_session_given_twice_is_collected_once_per_copy_whatever_the_jobs(
     tmp_path: Path,
 ) -> None:

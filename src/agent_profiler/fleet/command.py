@@ -24,7 +24,16 @@ def run_collect(
     echo: Echo,
 ) -> int:
     from agent_profiler.dataset.collect import collect
-    from agent_profiler.loader import reads
+    from agent_profiler.loader import STDIN, is_stream, reads
+
+    piped = [str(p) for p in journals if str(p) == STDIN or is_stream(p)]
+    if piped:
+        # A dataset knows each journal by its path; a pipe's copy had a new one each run,
+        # so the same session piped twice was collected twice.
+        raise UsageError(
+            f"collect reads files and folders, not a pipe ({', '.join(piped)}): a dataset "
+            "knows each journal by its path"
+        )
 
     if reads(journals, target) or any(
         target.resolve().is_relative_to(p.resolve()) for p in journals if p.is_dir()
