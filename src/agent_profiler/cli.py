@@ -32,6 +32,7 @@ from agent_profiler.exporting import export_perfetto, run_export, run_report, ru
 from agent_profiler.model import Harness
 from agent_profiler.options import ReadOptions
 from agent_profiler.outputs import default_output
+from agent_profiler.privacy import input_name
 from agent_profiler.version import __version__
 from agent_profiler.writers import ContentMode, TraceFacts
 
@@ -94,7 +95,8 @@ def option(declared: spec.Spec, **settings: Any) -> Any:
 JournalsArgument = Annotated[
     list[Path],
     typer.Argument(
-        help="Journal files or directories (.jsonl, .jsonl.gz).",
+        help="Journal files (.jsonl, .jsonl.gz, Gemini CLI and OpenCode .json, OpenCode's "
+        ".db; - for stdin) or directories.",
         show_default=False,
         metavar="JOURNAL",
     ),
@@ -173,7 +175,9 @@ def summary(
     journals: Annotated[
         list[Path],
         typer.Argument(
-            help="Journal files or directories.", show_default=False, metavar="JOURNAL..."
+            help="Journal files or directories, as export reads them.",
+            show_default=False,
+            metavar="JOURNAL",
         ),
     ],
     window: WindowOption = None,
@@ -249,7 +253,9 @@ def fleet(
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
     html: Annotated[
         Path | None,
-        typer.Option("--html", metavar="FILE", help="Write an HTML page with plots here."),
+        typer.Option(
+            "--html", metavar="FILE", help="Write an HTML page with plots here (- for stdout)."
+        ),
     ] = None,
     split: Annotated[
         str | None,
@@ -277,10 +283,18 @@ def fleet(
     context by turn, compactions, tool results by tool, the largest recurring sources and
     what the context cost."""
     from agent_profiler.fleet.command import run_fleet
-    from agent_profiler.outputs import write_atomically
+    from agent_profiler.outputs import deliver, is_stdout, write_atomically
 
     def write(target: Path, text: str) -> int:
-        return write_atomically(target, lambda stream: stream.write(text.encode()))
+        data = text.encode()
+        if is_stdout(target):  # `--html -`, as `-o -` elsewhere, not a file named "-"
+            deliver(None, lambda stream: stream.write(data), [])
+            return len(data)
+        if target.is_dir():
+            raise UsageError(
+                f"{target} is a folder: name the file to write, e.g. --html {target / 'fleet.html'}"
+            )
+        return write_atomically(target, lambda stream: stream.write(data))
 
     run_fleet(
         directory,
@@ -355,6 +369,7 @@ def open_(
         ),
     ] = 300.0,
     harness: HarnessOption = None,
+    force: ForceOption = False,
     previews: PreviewsOption = False,
     redact: RedactOption = False,
 ) -> None:
@@ -368,6 +383,17 @@ def open_(
     if len(inputs) == 1 and _is_trace(inputs[0]):
         _open_in_ui(inputs[0], browser=not no_browser, timeout=timeout)
         return
+    if output is not None:
+        # The same refusals as export's (an existing file without --force, a folder, a
+        # journal being read); and a file to serve afterwards, not stdout or a pipe.
+        from agent_profiler.loader import is_stream
+        from agent_profiler.outputs import check_target, is_stdout
+
+        if is_stdout(output) or is_stream(output):
+            raise UsageError(
+                f"-o {output}: open serves a trace file, not stdout, a pipe or a device"
+            )
+        check_target(output, force, inputs, ".pftrace")
     with tempfile.TemporaryDirectory(prefix="agent-profiler-") as folder:
         target = output or Path(folder) / default_output(inputs).name
         outcome = export_perfetto(
@@ -375,7 +401,7 @@ def open_(
             target,
             ReadOptions(harness, previews=previews),
             TraceFacts(
-                inputs=tuple(p.name for p in inputs),
+                inputs=tuple(input_name(p.name) for p in inputs),
                 content=ContentMode.PREVIEWS if previews else ContentMode.NONE,
                 redact=redact,
             ),
@@ -465,7 +491,10 @@ def report(
     output: Annotated[
         Path | None,
         typer.Option(
-            "--output", "-o", metavar="FILE", help="HTML file to write (default: <journal>.html)."
+            "--output",
+            "-o",
+            metavar="FILE",
+            help="HTML file to write (default: <journal>.html; - for stdout).",
         ),
     ] = None,
     title: Annotated[

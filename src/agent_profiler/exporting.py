@@ -19,13 +19,14 @@ from agent_profiler.errors import OutputError, UsageError
 from agent_profiler.loader import STDIN, LoadResult, is_stream, load
 from agent_profiler.options import ReadOptions
 from agent_profiler.outputs import (
-    TO_STDOUT,
     check_target,
     default_output,
     deliver,
+    is_stdout,
     spool,
 )
 from agent_profiler.pipeline import EncodeTrace, GroupOutcome, SessionCounts, T, Use, write_joined
+from agent_profiler.privacy import input_name
 from agent_profiler.writers import ContentMode, TraceFacts, writer_class
 
 if TYPE_CHECKING:
@@ -160,7 +161,7 @@ def run_export(
     origin (align.py) instead of real time. `compress`: a Perfetto trace's packets
     deflated (writers/chunks.py)."""
     writer = writer_class(format_name, output)
-    to_stdout = output is not None and str(output) == TO_STDOUT
+    to_stdout = is_stdout(output)
     if to_stdout and writer.binary and stdout_is_terminal():
         raise UsageError(
             "refusing to write a binary trace to a terminal: use -o FILE, redirect stdout, "
@@ -173,7 +174,7 @@ def run_export(
     if streamed and open_ui is not None:
         raise UsageError(f"--open needs a trace file, and {target} is a pipe or a device")
     facts = TraceFacts(
-        inputs=tuple(p.name for p in journals),
+        inputs=tuple(input_name(p.name) for p in journals),
         content=ContentMode.PREVIEWS if options.previews else ContentMode.NONE,
         redact=redact,
     )
@@ -208,8 +209,12 @@ def run_export(
     elif open_ui is not None:
         open_ui(target, browser=True, timeout=300.0)
     else:
+        import shlex  # here: start-up does not pay for it
+
         echo(
-            f"open it: agent-profiler open {target}  (or drag it into https://ui.perfetto.dev)",
+            # Quoted for the shell when it must be (`my #1.pftrace`: `#` began a comment).
+            f"open it: agent-profiler open {shlex.quote(str(target))}  "
+            "(or drag it into https://ui.perfetto.dev)",
             err=True,
         )
     if result.failures or diagnostics.damaged or (strict and diagnostics.warning_total):
@@ -230,8 +235,10 @@ def run_report(
 ) -> int:
     """`agent-profiler report`; returns the exit code (errors are raised). `cost`: each
     session's receipt at list prices; `redact`: leave out each tool call's target too."""
+    to_stdout = is_stdout(output)  # `-o -`, as for export, not a file named "-"
     target = output or default_output(journals, ".html")
-    check_target(target, force, journals, ".html")
+    if not to_stdout:
+        check_target(target, force, journals, ".html")
     result, diagnostics = load_sessions(journals, options)
     if not result.sessions:
         echo("error: nothing to report (no readable sessions)", err=True)
@@ -243,15 +250,18 @@ def run_report(
         sessions = without_targets(sessions)
     from agent_profiler.report import HtmlReportWriter
 
-    inputs = ["<stdin>" if str(p) == STDIN else p.name for p in journals]
+    inputs = ["<stdin>" if str(p) == STDIN else input_name(p.name) for p in journals]
     writer = HtmlReportWriter(
         title=title, window=window, inputs=inputs, cost=cost, previews=options.previews
     )
-    size = deliver(target, lambda stream: writer.write(sessions, stream), result.files)
+    destination = None if to_stdout else target
+    size = deliver(destination, lambda stream: writer.write(sessions, stream), result.files)
     subagents = sum(1 for s in sessions if s.is_subagent)
+    where = "stdout" if to_stdout else f"{target} ({console.human_size(size)})"
     echo(
-        f"wrote {target} ({console.human_size(size)}): {len(sessions)} session(s)"
-        f" ({subagents} subagent)" + ("" if is_stream(target) else "; open it in any browser")
+        f"wrote {where}: {len(sessions)} session(s) ({subagents} subagent)"
+        + ("" if to_stdout or is_stream(target) else "; open it in any browser"),
+        err=to_stdout,
     )
     if result.failures or diagnostics.damaged:
         return EXIT_INPUT
@@ -275,6 +285,14 @@ def run_summary(
 
     result, diagnostics, outcomes = read_groups(journals, options, SummariseRows(window, cost))
     rows = [row for outcome in outcomes for row in outcome.value]
+    from agent_profiler.privacy import private_path
+
+    for given, copy in result.copies:
+        # A piped journal is read from a temporary copy: its row names it as given
+        # (`<stdin>`), not by the copy's path, gone when the command ends.
+        shown = private_path(str(copy), str(Path.cwd()))
+        for row in rows:
+            row.source = row.source.replace(shown, given)
     if as_json:
         import orjson
 

@@ -224,6 +224,19 @@ def sniff(path: str | os.PathLike[str], max_lines: int = 50) -> list[object]:
     return values
 
 
+def json_document(path: str | os.PathLike[str]) -> str | None:
+    """Name a pretty-printed JSON document that no adapter claims for what it is (the
+    loader asks, for a file that is not JSONL)."""
+    try:
+        if os.stat(path).st_size > 64 * 1024 * 1024:
+            return None
+        with open(path, "rb") as stream:
+            orjson.loads(stream.read())
+    except (OSError, ValueError):
+        return None
+    return "one JSON document, not a JSONL journal (one JSON object per line)"
+
+
 # --- internals ---------------------------------------------------------------------------
 
 

@@ -18,18 +18,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-import orjson
-
 from agent_profiler import estimate
 from agent_profiler.adapters import ADAPTERS, JournalGroup, SniffedFile, adapter_for
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError, UsageError
-from agent_profiler.jsonl import sniff
+from agent_profiler.jsonl import json_document, sniff
 from agent_profiler.model import Harness, Session
 
 JOURNAL_SUFFIXES = (".jsonl", ".jsonl.gz")
 STDIN = "-"  # the input name that reads standard input
 SIDECAR_SUFFIXES = (".meta.json", ".md")  # read with their journal, or documentation
+_NO_JOURNALS = "no journals found (*.jsonl, *.jsonl.gz, Gemini CLI sessions, OpenCode files)"
+_NOT_FILE = "not a regular file (a pipe, a socket or a device): not read in a folder walk"
 
 
 @dataclass(slots=True)
@@ -84,12 +84,14 @@ def expand(inputs: Iterable[Path]) -> Expanded:
                     role = _walk_role(Path(root) / name)
                     if role == "read":
                         found.append(Path(root) / name)
+                    elif role == "stream":
+                        failures.append(JournalError(os.path.join(root, name), _NOT_FILE))
                     elif not role and not name.endswith(SIDECAR_SUFFIXES):
                         # Hidden files are no one's journals (.DS_Store, an editor's swap
                         # file, this export's own temporary file when it writes in here).
                         ignored += not name.startswith(".")
             if not found:
-                failures.append(JournalError(str(path), "no journals (*.jsonl, *.jsonl.gz) found"))
+                failures.append(JournalError(str(path), _NO_JOURNALS))
             candidates = found
             # The walk follows no symlinked folder: a found file resolves to the folder,
             # resolved once, and its relative path (unless the file itself is a symlink).
@@ -182,7 +184,10 @@ def reads(inputs: Iterable[Path], path: Path) -> bool:
 
 def _walk_role(path: Path) -> str:
     """What a folder walk makes of a file: "read" (a journal), "member" (read with one, as
-    a database's write-ahead log) or "" (not read)."""
+    a database's write-ahead log), "stream" (a pipe named like one: opened, it waits for a
+    writer forever; named on the command line, it is read) or "" (not read)."""
+    if is_stream(path):
+        return "stream" if path.name.endswith((*JOURNAL_SUFFIXES, ".json", ".db")) else ""
     return "read" if path.name.endswith(JOURNAL_SUFFIXES) else _role(path)
 
 
@@ -216,7 +221,7 @@ def plan(
                 continue
             reason = next(
                 (why for a in ADAPTERS if a.explain and (why := a.explain(path))), None
-            ) or _json_document(path)
+            ) or json_document(path)
             failures.append(JournalError(str(path), reason) if reason else error)
             continue
         if not head:
@@ -228,11 +233,10 @@ def plan(
             chosen = next((a.harness for a in ADAPTERS if a.detect(head)), None)
         if chosen is None:
             known = ", ".join(a.harness.value for a in ADAPTERS)
-            failures.append(
-                JournalError(
-                    str(path), f"not a journal of a supported harness ({known}); try --harness"
-                )
-            )
+            reason = f"not a journal of a supported harness ({known}); try --harness"
+            if not any(value.__class__ is dict for value in head):  # `json.dump(records)`
+                reason = "a JSON array, not a JSONL journal (one JSON object per line)"
+            failures.append(JournalError(str(path), reason))
             continue
         by_harness.setdefault(chosen, []).append(SniffedFile(path, _slim_head(head)))
     groups: list[JournalGroup] = []
@@ -546,17 +550,6 @@ def is_perfetto_trace(head: bytes) -> bool:
         and tag & 7 in (0, 1, 2, 5)
         and (length <= len(head) - at or len(head) == OWN_HEAD)
     )
-
-
-def _json_document(path: Path) -> str | None:
-    """Name a pretty-printed JSON document that no adapter claims for what it is."""
-    try:
-        if path.stat().st_size > 64 * 1024 * 1024:
-            return None
-        orjson.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return None
-    return "one JSON document, not a JSONL journal (one JSON object per line)"
 
 
 def _rename(group: list[Session], seen: dict[str, int]) -> list[Session]:

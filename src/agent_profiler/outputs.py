@@ -20,12 +20,43 @@ from agent_profiler.loader import STDIN, is_stream, reads
 TO_STDOUT = "-"
 
 
+def names_stdout(target: Path) -> bool:
+    """`target` is this process's standard output under another name (`/dev/stdout`,
+    `/dev/fd/1`, or the very file stdout is redirected to). It is written as `-` is: renamed
+    over, `/dev/stdout` itself was replaced by a regular file (as root) while the file the
+    shell opened stayed empty, and the closing line printed on stdout landed in the output."""
+    try:
+        return _names_fd(target, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real stdout (a test runner)
+        return False
+
+
+def _names_fd(target: Path, fd: int) -> bool:
+    try:
+        ours = os.fstat(fd)
+        named = target.stat()
+    except OSError:
+        return False
+    return (named.st_dev, named.st_ino) == (ours.st_dev, ours.st_ino)
+
+
+def is_stdout(output: Path | None) -> bool:
+    """The output goes to stdout: `-o -`, or stdout by another name (`names_stdout`)."""
+    return output is not None and (str(output) == TO_STDOUT or names_stdout(output))
+
+
 def default_output(journals: list[Path], extension: str = ".pftrace") -> Path:
-    """`<first journal's name>.<extension>` in the current folder (`stdin…` for `-`)."""
+    """`<first journal's name>.<extension>` in the current folder (`stdin…` for `-`). A
+    Claude Code project folder is named without the home it spells (`privacy.input_name`),
+    and a name never starts with `-`: `open -home-me-app.pftrace`, the command printed
+    afterwards, read as options."""
+    from agent_profiler.privacy import input_name
+
     first = journals[0]
-    stem = "stdin" if str(first) == STDIN else first.name
+    stem = "stdin" if str(first) == STDIN else input_name(first.name)
     for suffix in (".gz", ".jsonl", ".json", ".txt"):
         stem = stem.removesuffix(suffix)
+    stem = stem.lstrip("-").replace("…", "")
     return Path(f"{stem or 'trace'}{extension}")
 
 
@@ -60,6 +91,12 @@ def check_target(target: Path, force: bool, journals: list[Path], extension: str
     if target.is_dir():
         suggested = target / default_output(journals, extension)
         raise UsageError(f"{target} is a folder: name the file to write, e.g. -o {suggested}")
+    if _names_fd(target, 2) or _names_fd(target, 0):
+        # `-o /dev/stderr` with stderr in a file: renamed over, /dev/stderr itself was
+        # replaced (as root); in place, the messages and the output would interleave.
+        raise UsageError(
+            f"{target} is this command's standard input or error: name a file (or -o - for stdout)"
+        )
     if not target.exists() or is_stream(target):
         return
     if reads(journals, target):

@@ -19,6 +19,10 @@ _HOME_DIR = re.compile(
 )
 # `~/.claude/projects/<sanitized cwd>/…`: the folder name spells the cwd, user name included.
 _PROJECT_FOLDER = re.compile(r"([\\/]\.claude[\\/]projects[\\/])([^\\/]+)")
+# The same folder named alone or in a relative path (`-home-alice-src-app`): Claude Code
+# writes the cwd with every character but letters and digits as `-`, so one under a home
+# folder starts with the home's spelling.
+_SANITIZED_HOME = re.compile(r"^(?:-home-|-Users-|-var-home-|[A-Za-z]--Users-)[^-]|^-root(?:-|$)")
 # Gemini CLI's `~/.gemini/tmp/<project>/chats/…`: the folder is the project's path hash
 # (≤0.28, `projectHash`) or its slug, which is the user name for a project at home.
 _CHATS_PROJECT = re.compile(r"(^|[\\/])[^\\/]+(?=[\\/]chats[\\/])")
@@ -31,7 +35,33 @@ def private_path(path: str, cwd: str | None = None) -> str:
     attach, and absolute paths carry user names and project layouts (`/context` lists
     every memory file by its absolute path). A Gemini CLI project folder (`<project>/chats/`)
     is shown as `…` in every form."""
-    return _CHATS_PROJECT.sub(r"\1…", _shortened(path, cwd))
+    return _CHATS_PROJECT.sub(r"\1…", _safe_segments(_shortened(path, cwd)))
+
+
+def input_name(name: str) -> str:
+    """A file or folder name as a default output may show it (an input's name, a path's
+    segment): itself, unless it is a Claude Code project folder under a home folder
+    (`-home-alice-src-app`, what `export ~/.claude/projects/<project>/` is given), which
+    spells the user name: then what follows this machine's home in it (`src-app`), or
+    `…` when the home is another's."""
+    if not name.startswith("-") and not re.match(r"[A-Za-z]--", name):
+        return name
+    from pathlib import Path
+
+    home = re.sub(r"[^A-Za-z0-9]", "-", str(Path.home()))
+    if name.lower() == home.lower():
+        return "…"
+    if len(home) > 1 and name.lower().startswith(home.lower() + "-"):
+        return name[len(home) + 1 :] or "…"
+    return "…" if _SANITIZED_HOME.match(name) else name
+
+
+def _safe_segments(path: str) -> str:
+    """`path` with each segment that is a Claude Code project folder under a home folder
+    shown by `input_name` (a path relative to the current folder keeps them otherwise)."""
+    parts = re.split(r"([\\/]+)", path)
+    safe = [part if index % 2 else input_name(part) for index, part in enumerate(parts)]
+    return "".join(safe)
 
 
 def _shortened(path: str, cwd: str | None) -> str:

@@ -186,6 +186,9 @@ def serve_once(
         data = trace.read_bytes()
     except OSError as error:
         raise ServeError(f"{trace}: cannot read ({error.strerror})") from error
+    if not data:
+        # The UI would fetch it and then fail on an empty trace, far from the cause.
+        raise ServeError(f"{trace}: empty file, not a trace (export it again)")
     name = trace.name
     served = False
 

@@ -11,7 +11,7 @@ import bisect
 import heapq
 import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from operator import attrgetter, itemgetter
 
 from agent_profiler.model import (
@@ -262,6 +262,21 @@ def model_requests(session: Session) -> list[tuple[str, int, int | None]]:
     return [(model, len(hits), window_of.get(model)) for model, hits in served.items()]
 
 
+def run_windows(session: Session, run_starts: Sequence[int]) -> list[int]:
+    """The window at each model run's first request (`run_starts`: the runs' starts, in
+    order, from `model_runs`): the one the journal reported there, since a session that
+    switched models switched windows (Codex: 121,600 for gpt-5.3-codex-spark, then
+    258,400); else the session's (0: none)."""
+    window = session.window_tokens or 0
+    reported = request_windows(session)
+    if not reported:
+        return [window] * len(run_starts)
+    at: dict[int, int] = {}
+    for response in sorted(session.responses, key=_START):
+        at.setdefault(response.start_ns, reported.get(response.id, window))
+    return [at.get(start, window) for start in run_starts]
+
+
 def request_windows(session: Session) -> dict[str, int]:
     """response id → the window the journal reported at that request (the model in use's):
     empty when the window is not the journal's."""
@@ -361,6 +376,7 @@ __all__ = [
     "model_requests",
     "model_runs",
     "request_windows",
+    "run_windows",
     "session_label",
     "session_span",
     "session_title",

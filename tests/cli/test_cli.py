@@ -186,6 +186,20 @@ def test_a_json_document_is_named_for_what_it_is(tmp_path: Path) -> None:
     assert f"{other}: one JSON document, not a JSONL journal" in result.stderr
 
 
+def test_a_json_array_on_one_line_is_named_for_what_it_is(tmp_path: Path) -> None:
+    """A JSON array of journal records on one line (what `json.dump(records)` writes) was
+    `not a journal of a supported harness; try --harness`, and no --harness reads it; a
+    pretty-printed one was already `one JSON document, not a JSONL journal`."""
+    records = [json.loads(line) for line in SMALL.read_text().splitlines()[:5]]
+    array = tmp_path / "array.jsonl"
+    array.write_text(json.dumps(records) + "\n")
+    result = runner.invoke(app, ["export", str(array), "-o", str(tmp_path / "t.pftrace")])
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[0] == (
+        f"error: {array}: a JSON array, not a JSONL journal (one JSON object per line)"
+    )
+
+
 def test_the_report_title_default_is_the_report_s() -> None:
     """cli says the report's default title itself so that it need not import report."""
     from agent_profiler import cli, report
@@ -511,6 +525,122 @@ def test_a_pipe_or_device_as_the_output_is_written_in_place(
     assert "open it" not in result.output + result.stderr  # nothing to open afterwards
     if command == ["export"]:
         assert written[:1] == b"\x0a"  # a TracePacket, as to a file
+
+
+@pytest.mark.skipif(not Path("/dev/stdout").is_symlink(), reason="needs /dev/stdout")
+@pytest.mark.parametrize("command", ["export", "report"])
+def test_dev_stdout_as_the_output_is_stdout(tmp_path: Path, command: str) -> None:
+    """`-o /dev/stdout` with stdout redirected to a file was refused as an existing file;
+    with --force it renamed the output over /dev/stdout itself (as root: the system's
+    symlink became a regular file) and the file the shell opened stayed empty. Given to a
+    pipe or a terminal, the closing `wrote …` line landed inside the output. It is now
+    written as `-o -` is, with the closing line on stderr. (No --force here: a regression
+    is a refusal, never a replaced /dev/stdout.)"""
+    captured = tmp_path / "captured"
+    with captured.open("wb") as stdout:
+        done = subprocess.run(
+            [sys.executable, "-m", "agent_profiler", command, str(SMALL), "-o", "/dev/stdout"],
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            cwd=tmp_path,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    assert Path("/dev/stdout").is_symlink()
+    written = captured.read_bytes()
+    assert b"wrote" not in written
+    assert done.stderr.decode().startswith("wrote stdout: 1 session(s)")
+    if command == "export":
+        assert written[:1] == b"\x0a" and len(written) > 1000  # a TracePacket, whole
+    else:
+        assert written.rstrip().endswith(b"</html>")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["captured"]
+
+
+@pytest.mark.skipif(not Path("/dev/stderr").is_symlink(), reason="needs /dev/stderr")
+def test_dev_stderr_as_the_output_is_refused(tmp_path: Path) -> None:
+    """`-o /dev/stderr --force` with stderr in a file renamed the trace over /dev/stderr
+    itself (as root). It is refused now, by name. (No --force: a regression is the
+    `exists` refusal, never a replaced /dev/stderr.)"""
+    log = tmp_path / "err.log"
+    with log.open("wb") as stderr:
+        done = subprocess.run(
+            [sys.executable, "-m", "agent_profiler", "export", str(SMALL), "-o", "/dev/stderr"],
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            cwd=tmp_path,
+            check=False,
+        )
+    assert done.returncode == 2
+    assert Path("/dev/stderr").is_symlink()
+    assert log.read_text() == (
+        "error: /dev/stderr is this command's standard input or error: name a file "
+        "(or -o - for stdout)\n"
+    )
+
+
+def test_report_and_fleet_write_dash_to_stdout(tmp_path: Path, monkeypatch: Any) -> None:
+    """`report -o -` and `fleet --html -` wrote a file named `-` (export's `-o -` is
+    stdout); a folder given to --html was `h: Is a directory` (exit 1) where every other
+    command names the file to give."""
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["report", str(SMALL), "-o", "-"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("<!") and result.stdout.rstrip().endswith("</html>")
+    assert result.stderr == "wrote stdout: 1 session(s) (0 subagent)\n"
+    dataset = tmp_path / "ds"
+    assert runner.invoke(app, ["collect", str(SMALL), "--to", str(dataset)]).exit_code == 0
+    result = runner.invoke(app, ["fleet", str(dataset), "--html", "-"])
+    assert result.exit_code == 0, result.stderr
+    assert "<svg" in result.stdout and result.stdout.rstrip().endswith("</html>")
+    assert result.stderr.startswith("wrote stdout (")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds"]
+    both = runner.invoke(app, ["fleet", str(dataset), "--html", "-", "--json"])
+    assert both.exit_code == 2 and "both write to stdout" in both.stderr
+    folder = runner.invoke(app, ["fleet", str(dataset), "--html", str(dataset)])
+    assert folder.exit_code == 2
+    assert folder.stderr == (
+        f"error: {dataset} is a folder: name the file to write, e.g. --html "
+        f"{dataset / 'fleet.html'}\n"
+    )
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_pipe_inside_a_folder_is_named_not_waited_on(tmp_path: Path) -> None:
+    """A named pipe in a walked folder (`x.jsonl`, or `x.json`, which is opened to see
+    whose session it is) was opened like a journal and the export waited for a writer
+    forever. A pipe named on the command line is still read; one in a folder is now an
+    error naming it, and the folder's journals are exported."""
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    shutil.copy(SMALL, folder / "small.jsonl")
+    for name in ("pipe.jsonl", "pipe.json", "control"):
+        os.mkfifo(folder / name)
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_profiler", "export", str(folder), "-o", "t.pftrace"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    why = "not a regular file (a pipe, a socket or a device): not read in a folder walk"
+    assert [line for line in done.stderr.splitlines() if why in line] == [
+        f"error: {folder / name}: {why}" for name in ("pipe.json", "pipe.jsonl")
+    ]
+    assert "note: 1 other file(s)" in done.stderr  # `control`: not a journal's name
+    assert done.stdout.startswith("wrote t.pftrace")
+
+
+def test_the_open_hint_is_quoted_for_the_shell(tmp_path: Path, monkeypatch: Any) -> None:
+    """`open it: agent-profiler open my #1 run.pftrace` was printed bare: pasted into a
+    shell, `#` began a comment and the command opened `my`."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(SMALL, tmp_path / "my #1 run.jsonl")
+    result = runner.invoke(app, ["export", "my #1 run.jsonl"])
+    assert result.exit_code == 0, result.stderr
+    assert "open it: agent-profiler open 'my #1 run.pftrace'  (or drag" in result.stderr
 
 
 def test_a_folder_as_the_output_is_refused_by_name(tmp_path: Path) -> None:

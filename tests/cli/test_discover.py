@@ -8,6 +8,8 @@ import gzip
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from agent_profiler.adapters.common import timestamp_ns
@@ -128,6 +130,40 @@ def test_an_unreadable_journal_is_passed_over_and_the_listing_goes_on(tmp_path: 
     # WHEN listed, THEN the readable one is there
     found = discover(env={"HOME": str(tmp_path / "home")})
     assert [j.path.name for j in found] == ["good.jsonl.gz"]
+
+
+OVERRIDES = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "GEMINI_CLI_HOME")
+OVERRIDES += ("OPENCODE_DB", "XDG_DATA_HOME")
+
+
+def test_a_named_pipe_where_journals_live_is_passed_over(tmp_path: Path) -> None:
+    """A named pipe in a harness's folder (`<session>.jsonl`, a Gemini CLI
+    `session-*.json`) was opened to read its first records and discover waited for a
+    writer forever; it is now passed over like an unreadable file. (A subprocess, so a
+    regression fails on its timeout instead of hanging the suite.)"""
+    home = tmp_path / "home"
+    _machine(home)
+    pipes = [
+        home / ".claude" / "projects" / "-work-app" / "pipe.jsonl",
+        home / ".codex" / "sessions" / "2026" / "02" / "01" / "rollout-pipe.jsonl",
+        next((home / ".gemini" / "tmp").glob("*/chats")) / "session-2026-01-01T00-00-pipe.json",
+    ]
+    for pipe in pipes:
+        os.mkfifo(pipe)
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_profiler", "discover", "--json"],
+        capture_output=True,
+        text=True,
+        env={
+            **{k: v for k, v in os.environ.items() if not k.endswith(OVERRIDES)},
+            "HOME": str(home),
+        },
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    listed = {Path(j["path"]).name for j in json.loads(done.stdout)}
+    assert listed == {row[1] for row in EXPECTED}
 
 
 def test_the_project_filter_passes_over_the_others_and_goes_on(tmp_path: Path) -> None:

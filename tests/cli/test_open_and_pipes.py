@@ -4,6 +4,7 @@ lacks, and a closed pipe ends a command quietly (issue 15, point 8)."""
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import re
 import subprocess
@@ -49,6 +50,51 @@ def test_open_serves_every_trace_export_writes(name: str, tmp_path: Path, monkey
     assert result.exit_code == 0, result.stderr
     assert served == [trace]
     assert "not a journal" not in result.stderr
+
+
+def test_open_keeps_its_trace_only_where_export_would_write(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """`open JOURNAL -o FILE` wrote over an existing file without a word (open had no
+    --force, and no check), a folder was `Is a directory` (exit 1), and `-o -` wrote a
+    file named `-` and served it. It now refuses as export does, and takes --force."""
+    served: list[Path] = []
+
+    def serve_once(path: Path, *, timeout_s: float, on_ready: Any) -> bool:
+        served.append(path)
+        return True
+
+    monkeypatch.setattr(cli, "serve_once", serve_once)
+    monkeypatch.chdir(tmp_path)
+    kept = tmp_path / "notes.txt"
+    kept.write_text("mine\n")
+    refused = runner.invoke(app, ["open", str(SMALL), "-o", str(kept), "--no-browser"])
+    assert refused.exit_code == 2
+    assert refused.stderr == f"error: {kept} exists; pass --force to overwrite it\n"
+    assert kept.read_text() == "mine\n"
+    folder = runner.invoke(app, ["open", str(SMALL), "-o", str(tmp_path), "--no-browser"])
+    assert folder.exit_code == 2
+    assert folder.stderr == (
+        f"error: {tmp_path} is a folder: name the file to write, "
+        f"e.g. -o {tmp_path / 'small.pftrace'}\n"
+    )
+    dash = runner.invoke(app, ["open", str(SMALL), "-o", "-", "--no-browser"])
+    assert dash.exit_code == 2
+    assert "open serves a trace file, not stdout" in dash.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+    assert served == []
+    forced = runner.invoke(app, ["open", str(SMALL), "-o", str(kept), "--no-browser", "--force"])
+    assert forced.exit_code == 0, forced.stderr
+    assert served == [kept] and kept.read_bytes()[:1] == b"\x0a"  # a trace now
+
+
+def test_summary_names_a_piped_journal_as_given() -> None:
+    """`… | summary - --json` gave `source` as the temporary copy's path
+    (`../agent-profiler-x1y2/tmpab/stdin`), a file gone when the command ended."""
+    result = runner.invoke(app, ["summary", "-", "--json"], input=SMALL.read_bytes())
+    assert result.exit_code == 0, result.stderr
+    (row,) = json.loads(result.stdout)
+    assert row["source"] == "<stdin>"
 
 
 def test_no_error_message_suggests_an_option_its_command_lacks(tmp_path: Path) -> None:

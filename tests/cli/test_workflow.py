@@ -91,6 +91,17 @@ def test_timeout_without_a_fetch(tmp_path: Path) -> None:
     assert serve_once(trace, port=0, timeout_s=0.6) is False
 
 
+def test_an_empty_trace_is_refused_before_serving(tmp_path: Path) -> None:
+    """`open e.pftrace` of a 0-byte file served it and printed the URL: the UI then
+    failed on an empty trace, far from the cause. No port is opened for it now."""
+    trace = tmp_path / "e.pftrace"
+    trace.write_bytes(b"")
+    ready: list[str] = []
+    with pytest.raises(ServeError, match=r"e\.pftrace: empty file, not a trace"):
+        serve_once(trace, port=0, timeout_s=5, on_ready=ready.append)
+    assert ready == []
+
+
 def test_busy_port_is_a_clear_error(tmp_path: Path) -> None:
     trace = tmp_path / "t.pftrace"
     trace.write_bytes(b"\x0a\x00")

@@ -4,6 +4,7 @@ the receipts price the reported usage with the bundled price table."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -345,6 +346,129 @@ def test_fleet_filters_split_and_html(tmp_path: Path) -> None:
     assert "Before 2026-02-01" in html and "What the context cost" in html
     text = runner.invoke(app, ["fleet", str(dataset)]).stdout
     assert "context by turn" in text and "tool results by tool" in text
+
+
+def test_collect_says_what_it_could_not_read_as_export_does(tmp_path: Path) -> None:
+    """collect printed only the files it could not read: a record of a type no adapter
+    knows, a bad line and a damaged .gz were left out of the dataset without a word, and
+    the damaged .gz exited 0 (export and summary exit 1)."""
+    import gzip
+
+    journals = _journals(tmp_path)
+    lines = HANDMADE.read_text().splitlines()
+    odd = json.loads(lines[1])
+    odd["type"] = "brand_new_record"
+    (journals / "odd.jsonl").write_text(
+        "\n".join(
+            [lines[0].replace(SESSION_ID, "5e55"), json.dumps(odd).replace(SESSION_ID, "5e55")]
+            + [line.replace(SESSION_ID, "5e55") for line in lines[2:]]
+            + ["{not json"]
+        )
+        + "\n"
+    )
+    whole = gzip.compress(HANDMADE.read_text().replace(SESSION_ID, "c07").encode())
+    (journals / "cut.jsonl.gz").write_bytes(whole[: len(whole) - 40])
+    result = runner.invoke(app, ["collect", str(journals), "--to", str(tmp_path / "ds")])
+    assert result.exit_code == 1, result.output
+    assert "rows added: sessions 3," in result.stdout
+    assert "not recognised (not read): claude:brand_new_record 1" in result.stderr
+    assert f"first claude:brand_new_record: {journals / 'odd.jsonl'}:2" in result.stderr
+    assert "(bad-gzip: 1, not-json: 1)" in result.stderr
+    assert f"{journals / 'cut.jsonl.gz'}: corrupt or truncated gzip stream" in result.stderr
+
+
+def test_collect_to_a_file_and_fleet_of_an_empty_collect_say_so(tmp_path: Path) -> None:
+    """`collect … --to notes.txt` said `notes.txt: File exists` (the OS's words, exit 1);
+    `fleet` over a folder a collect had just made from no journals said `no dataset here
+    (make one with collect …)`, what the user had just done."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine\n")
+    to_file = runner.invoke(app, ["collect", str(HANDMADE), "--to", str(notes)])
+    assert to_file.exit_code == 2
+    assert to_file.stderr == f"error: --to {notes} is a file: name a folder for the dataset\n"
+    assert notes.read_text() == "mine\n"
+    empty, dataset = tmp_path / "empty", tmp_path / "ds"
+    empty.mkdir()
+    assert runner.invoke(app, ["collect", str(empty), "--to", str(dataset)]).exit_code == 1
+    fleet = runner.invoke(app, ["fleet", str(dataset)])
+    assert fleet.exit_code == 2
+    assert fleet.stderr == f"error: {dataset}: a dataset with no sessions yet (collect read none)\n"
+    never = runner.invoke(app, ["fleet", str(empty)])
+    assert "no dataset here (make one with `collect" in never.stderr
+
+
+def test_fleet_says_when_its_filters_match_nothing(tmp_path: Path) -> None:
+    """`fleet DIR --harness claude` (a typo of claude-code) or a model no session used
+    printed every figure as 0, as if the dataset were empty, without a word."""
+    dataset = tmp_path / "ds"
+    collect([_journals(tmp_path)], dataset)
+    typo = runner.invoke(app, ["fleet", str(dataset), "--harness", "claude"])
+    assert typo.exit_code == 2
+    assert typo.stderr.startswith("error: --harness 'claude' is not a harness (claude-code, ")
+    other = runner.invoke(app, ["fleet", str(dataset), "--model", "gpt-9", "--json"])
+    assert other.exit_code == 0
+    assert other.stderr == f"note: no session in {dataset} matches --model gpt-9\n"
+    assert orjson.loads(other.stdout)["sessions"]["count"] == 0
+    assert runner.invoke(app, ["fleet", str(dataset)]).stderr == ""
+
+
+def test_collect_refuses_a_pipe(tmp_path: Path) -> None:
+    """`cat s.jsonl | collect - --to ds`, run twice, put the session in the dataset twice:
+    a pipe is read from a temporary copy with a new path each run, and a dataset knows a
+    journal by its path (the first copy 'collected before and not found now (kept)')."""
+    dataset = tmp_path / "ds"
+    result = runner.invoke(app, ["collect", "-", "--to", str(dataset)], input=HANDMADE.read_bytes())
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "error: collect reads files and folders, not a pipe (-): a dataset knows each "
+        "journal by its path\n"
+    )
+    assert not dataset.exists()
+
+
+def test_a_session_given_twice_is_collected_once_per_copy_whatever_the_jobs(
+    tmp_path: Path,
+) -> None:
+    """The same session in two files (a copy, a journal and its first lines): the second is
+    renamed `#2`, and with --jobs 2 the group was read twice — by a process that did not
+    know the id was taken, then again by the parent — and the rows of both readings were
+    kept: the dataset held the session three times, its requests and items twice, while
+    collect said `rows added: sessions 2`."""
+    journals = _journals(tmp_path)
+    shutil.copy(HANDMADE, journals / "copy.jsonl")
+    tables = {}
+    for jobs in ("1", "2"):
+        dataset = tmp_path / f"ds{jobs}"
+        result = runner.invoke(app, ["collect", str(journals), "--to", str(dataset), "-j", jobs])
+        assert result.exit_code == 0, result.output
+        assert "rows added: sessions 2," in result.stdout
+        sessions = sorted(row["session_id"] for row in _table(dataset, "sessions"))
+        assert sessions == [SESSION_ID, f"{SESSION_ID}#2"], jobs
+        tables[jobs] = {
+            table: sorted(map(repr, (sorted(r.items()) for r in _table(dataset, table))))
+            for table in TABLES
+        }
+        assert _fleet(dataset)["sessions"]["count"] == 2
+    assert tables["1"] == tables["2"]
+
+
+def test_fleet_counts_a_subagent_collected_without_its_parent(tmp_path: Path) -> None:
+    """A child session collected without its parent (OpenCode's @explore export, alone)
+    was in the dataset and in collect's count but in none of fleet's figures: not among
+    the subagents, its requests and cost left out, without a word."""
+    child = TESTS / "data" / "journals" / "opencode" / "ses_2bef25635ffe8EzID0I1Oeymal.export.json"
+    dataset = tmp_path / "ds"
+    result = runner.invoke(app, ["collect", str(child), "--to", str(dataset)])
+    assert result.exit_code == 0, result.output
+    (row,) = _table(dataset, "sessions")
+    assert row["parent_session"] and row["requests"] > 0
+    figures = _fleet(dataset)
+    assert (figures["sessions"]["count"], figures["sessions"]["subagents"]) == (0, 1)
+    assert figures["requests"]["with_subagents"] == row["requests"]
+    assert figures["tool_results"]["calls"] == row["tool_calls"]
+    # its own harness picks it, another does not
+    assert _fleet(dataset, "--harness", "opencode")["sessions"]["subagents"] == 1
+    assert _fleet(dataset, "--harness", "codex")["sessions"]["subagents"] == 0
 
 
 @pytest.mark.skipif(not CORPUS.is_dir(), reason=SHARED_REASON)

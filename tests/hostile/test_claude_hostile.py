@@ -143,6 +143,39 @@ def test_wrong_shapes_at_every_level_cost_only_themselves(
     export_trace(journal)
 
 
+def test_unknown_content_blocks_are_said_with_their_place(tmp_path: Path) -> None:
+    """A content block of a type the adapter does not know (a server tool's result, a
+    newer version's block) was dropped without a word: the context lost it and nothing
+    said so. It is now a warning naming the block type and its path:line, and the blocks
+    beside it are still read."""
+    journal = write(
+        tmp_path / "blocks.jsonl",
+        [
+            user("u1", 0, [{"type": "text", "text": "hello"}, {"type": "search_result"}]),
+            assistant(
+                "a1",
+                1,
+                "m1",
+                [
+                    {"type": "text", "text": "found"},
+                    {"type": "web_search_tool_result", "tool_use_id": "s1", "content": []},
+                ],
+                usage(1000),
+            ),
+        ],
+    )
+    sessions, diagnostics, failures = read(journal)
+    assert failures == []
+    (session,) = sessions
+    assert [p.chars for p in session.prompts] == [5]
+    assert [r.id for r in session.responses] == ["m1"]
+    assert diagnostics.warning_counts["unknown-block"] == 2
+    assert [str(w) for w in diagnostics.warnings if w.kind == "unknown-block"] == [
+        f"{journal}:1: content block of type 'search_result' not recognised (not read)",
+        f"{journal}:2: content block of type 'web_search_tool_result' not recognised (not read)",
+    ]
+
+
 def test_one_crashing_group_does_not_cost_the_others(tmp_path: Path, monkeypatch: Any) -> None:
     from agent_profiler.adapters import claude_code
 

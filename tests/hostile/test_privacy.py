@@ -329,3 +329,53 @@ def test_a_title_written_from_the_conversation_is_content(
     # THEN only the previews trace carries it
     assert not [s for s in plain.view.slices if key in s.args]
     assert shown in [s.args.get(key) for s in previews.view.slices if s.name == "profile (1)"]
+
+
+@pytest.mark.parametrize(("home", "named"), [("/home/alice", "app"), ("/home/bob", "trace")])
+def test_a_project_folder_given_whole_leaves_no_user_name(
+    home: str, named: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`export ~/.claude/projects/-home-alice-app/` (the README's own example) put the
+    folder's name, which spells /home/alice/app, into the trace's `inputs`, the report and
+    the default output's name (`-home-alice-app.pftrace`, whose `open` command, printed
+    next, read as options); the summary's `source`, relative to the current folder, kept
+    it too. Each now shows what follows this machine's home (`app`), or `…`."""
+    small = LOCAL / "claude-code" / "handmade" / "small.jsonl"
+    folder = tmp_path / ".claude" / "projects" / "-home-alice-app"
+    folder.mkdir(parents=True)
+    shutil.copy(small, folder / "s.jsonl")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", home)
+    given = str(folder.relative_to(tmp_path))
+    exported = runner.invoke(app, ["export", given])
+    assert exported.exit_code == 0, exported.stderr
+    assert exported.stdout.startswith(f"wrote {named}.pftrace (")
+    assert f"open it: agent-profiler open {named}.pftrace " in exported.stderr
+    trace = plain_bytes(tmp_path / f"{named}.pftrace")
+    summary = runner.invoke(app, ["summary", given, "--json"]).stdout.encode()
+    assert runner.invoke(app, ["report", given, "-o", "r.html"]).exit_code == 0
+    report = (tmp_path / "r.html").read_bytes()
+    for name, data in (("trace", trace), ("summary", summary), ("report", report)):
+        assert b"alice" not in data, name
+    shown = "app" if named == "app" else "…"
+    assert json.loads(summary)[0]["source"] == f".claude/projects/{shown}/s.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("name", "home", "shown"),
+    [
+        ("-home-alice-src-app", "/home/alice", "src-app"),
+        ("-home-alice", "/home/alice", "…"),
+        ("-Users-bob-work", "/home/alice", "…"),
+        ("C--Users-bob-work", "/home/alice", "…"),
+        ("-root-proj", "/root", "proj"),
+        ("-tmp-private", "/home/alice", "-tmp-private"),  # no home in it
+        ("-x.jsonl", "/home/alice", "-x.jsonl"),
+        ("session.jsonl", "/home/alice", "session.jsonl"),
+    ],
+)
+def test_input_names(name: str, home: str, shown: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent_profiler.privacy import input_name
+
+    monkeypatch.setenv("HOME", home)
+    assert input_name(name) == shown

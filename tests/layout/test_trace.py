@@ -502,3 +502,41 @@ def test_context_size_has_an_axis_of_its_own_and_a_fill_percentage(spotter: Trac
         assert value == expected, ts
     assert max(window.values()) == 200_000
     assert max(kept.values()) == -(-max(int(v) for _, v in size) * 100 // 200_000) > 50
+
+
+MODEL_SWITCH = (
+    shared_paths.CORPUS
+    / "codex"
+    / "agentv-0.140-0.141"
+    / "agentv-3c162d1d8a-1_v0.141.0_model-switch.jsonl"
+)
+
+
+@pytest.mark.skipif(not MODEL_SWITCH.exists(), reason=shared_paths.SHARED_REASON)
+def test_the_window_follows_the_model_in_use(export_trace: Any) -> None:
+    """Codex 0.141 switched from gpt-5.3-codex-spark (window 121,600, 9 requests) to
+    gpt-5.5 (258,400). The trace drew the session's one window (258,400) at every request:
+    Context window said 258,400 and Context fill about half the true share for the first
+    model's requests, and its Configuration slice named the other model's window, while
+    `summary` and each request's `context` annotation said 121,600."""
+    exported = export_trace(MODEL_SWITCH)
+    view = exported.view
+    (capture,) = [c.uuid for c in view.captures()]
+    requests = sorted(kinds(view, capture, "assistant-message"), key=lambda s: s.ts)
+    windows = dict(view.counter_samples(capture, "Context window"))
+    assert [windows.get(r.ts) for r in requests[:10]] == [121_600, *[None] * 8, 258_400]
+    assert sorted(set(windows.values())) == [0, 121_600, 258_400]
+    # every fill sample is the size over the window of the request it belongs to
+    window_at = 0
+    fill = dict(view.counter_samples(capture, "Context fill"))
+    for ts, tokens in view.counter_samples(capture, "Context size")[1:-1]:
+        window_at = int(windows.get(ts, window_at))
+        if ts in fill:
+            assert fill[ts] == -(-int(tokens) * 100 // window_at), ts
+    assert fill[requests[0].ts] == -(-13_868 * 100 // 121_600) == 12
+    runs = [
+        (s.args["model"], s.args["context_window_tokens"])
+        for s in view.slices_named("run-configuration")
+    ]
+    assert runs == [("gpt-5.3-codex-spark", 121_600), ("gpt-5.5", 258_400)]
+    assert requests[0].args["context"]["window_tokens"] == 121_600

@@ -44,7 +44,10 @@ def test_inputs_that_are_not_journals_fail_by_name(tmp_path: Path) -> None:
     assert files == []
     assert [(f.path, f.message) for f in failures] == [
         (str(missing), "no such file or directory"),
-        (str(empty_folder), "no journals (*.jsonl, *.jsonl.gz) found"),
+        (
+            str(empty_folder),
+            "no journals found (*.jsonl, *.jsonl.gz, Gemini CLI sessions, OpenCode files)",
+        ),
     ]
     blank = tmp_path / "blank.jsonl"
     blank.write_text("\n\n")

@@ -183,7 +183,10 @@ class SessionBuilder:
                         f"{uuid}:{index}", [block], Category.PROMPTS, source_kind=SourceKind.PROMPT
                     )
                     continue
-                text = block.get("text") if kind == "text" else None
+                if kind != "text":
+                    self._unknown_block(kind, self.sources[0], line)
+                    continue
+                text = block.get("text")
                 if not isinstance(text, str):
                     continue
             else:
@@ -355,6 +358,17 @@ class SessionBuilder:
                     draft.visible += self.log.estimator.visible_tokens(text)
             elif kind == "redacted_thinking":
                 self._hidden_thinking(draft, f"{uuid}:{index}", "Redacted thinking")
+            else:
+                self._unknown_block(kind, path, line)
+
+    def _unknown_block(self, kind: object, path: str, line: int | None) -> None:
+        """A content block of a type this adapter does not know (a newer Claude Code's, a
+        server tool's result): not read, which is no choice, so it is said with its place
+        rather than dropped in silence."""
+        name = kind[:40] if isinstance(kind, str) and kind else "untyped"
+        self.diagnostics.warn(
+            path, line, "unknown-block", f"content block of type {name!r} not recognised (not read)"
+        )
 
     def _hidden_thinking(self, draft: ResponseDraft, item_id: str, label: str) -> None:
         """Thinking whose text is not in the journal: an item sized at `finish` from the

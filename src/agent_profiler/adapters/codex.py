@@ -95,8 +95,8 @@ def read_rollout(path: Path, diagnostics: Diagnostics) -> RolloutBuilder:
         # Any non-string type (a damaged line) is no type: it is unhashable, perhaps.
         handler = handlers.get(kind) if kind.__class__ is str else None
         if handler is None:
-            if kind.__class__ is not str:
-                kind = None
+            if kind.__class__ is not str or not kind:
+                kind = "untyped"  # as Claude Code's and Gemini CLI's lines say it
             if kind in SKIPPED_LINE_TYPES:
                 diagnostics.skip(f"codex:{kind}")
             else:

@@ -32,7 +32,9 @@ def on_event(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: in
     elif (skipped := _SKIPPED.get(kind)) is not None:
         builder.diagnostics.skip(skipped)
     else:
-        builder.diagnostics.not_recognised(f"codex:event_msg/{kind}", builder.path, line)
+        builder.diagnostics.not_recognised(
+            f"codex:event_msg/{kind or 'untyped'}", builder.path, line
+        )
 
 
 def _on_user_message(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int) -> None:

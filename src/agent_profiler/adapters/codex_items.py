@@ -63,7 +63,9 @@ def on_response_item(
     elif RESPONSE_ITEM_TYPES.get(kind or "", (READ, ""))[0] == SKIPPED:
         builder.diagnostics.skip(f"codex:response_item/{kind}")
     else:
-        builder.diagnostics.not_recognised(f"codex:response_item/{kind}", builder.path, line)
+        builder.diagnostics.not_recognised(
+            f"codex:response_item/{kind or 'untyped'}", builder.path, line
+        )
 
 
 def _on_message(
@@ -98,8 +100,23 @@ def _on_message(
             source_kind=kind_of_source,
             measured=measured,
         )
+    if prefix == "item":
+        _count_images(builder, item.get("content"))
     if role == "user" and prefix == "item":
         builder.trigger_ns = ts
+
+
+def _count_images(builder: RolloutBuilder, content: object) -> None:
+    """An image in a message or a tool's output (`input_image`: a pasted screenshot,
+    `view_image`'s result) has no text to measure and no size in the journal: it is
+    counted as unmeasured, not dropped as if it were nothing."""
+    if isinstance(content, list):
+        images = sum(isinstance(p, dict) and p.get("type") in _IMAGE_PARTS for p in content)
+        if images:
+            builder.unmeasured["image"] += images
+
+
+_IMAGE_PARTS = frozenset({"input_image", "output_image", "image"})
 
 
 def _on_reasoning(
@@ -219,6 +236,8 @@ def _on_output(
     )
     if prefix != "item":
         return
+    if isinstance(output, dict | list):
+        _count_images(builder, output.get("content") if isinstance(output, dict) else output)
     builder.trigger_ns = ts
     tool = builder.tools.get(call_id)
     if tool is None:

@@ -263,6 +263,8 @@ def locate(env: Mapping[str, str]) -> Iterator[Located]:
             if name.endswith((".json", ".json.gz")) and name.split(".")[0] in stems:
                 continue
             path = folder / name
+            if not path.is_file():
+                continue  # a named pipe or a device: opening it would wait for a writer
             found = re.search(rb'"startTime"\s*:\s*"([^"]+)"', peek(path, 2048))
             start = timestamp_ns(found.group(1).decode()) if found else None
             yield Located(path, project_of(Recording(path, {})), start)

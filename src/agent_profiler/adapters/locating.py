@@ -52,6 +52,8 @@ def jsonl_sessions(paths: Iterable[Path]) -> Iterator[Located]:
     """Each JSONL session file with the facts of its first 20 records; a file that cannot
     be read is left out (discover lists, it does not diagnose)."""
     for path in paths:
+        if not path.is_file():
+            continue  # a named pipe or a device: opening it would wait for a writer
         try:
             head = sniff(path, max_lines=20)
         except (OSError, JournalError):

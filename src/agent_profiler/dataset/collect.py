@@ -34,7 +34,7 @@ import orjson
 
 from agent_profiler.adapters import JournalGroup
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.errors import JournalError, OutputError
+from agent_profiler.errors import JournalError, OutputError, UsageError
 from agent_profiler.model import Session, frozen
 from agent_profiler.options import ReadOptions
 
@@ -65,10 +65,19 @@ def content_hash(path: Path) -> str:
     return digest.hexdigest()
 
 
+# The staging rows' stamp: which reading of its group a row comes from. A group may be
+# read twice — the parent overrules a worker that used a session id an earlier group had
+# (pipeline.run_groups reads it again, renamed `#2`), or a worker dies after writing its
+# rows — and only the reading the parent accepts is kept (`_write_table`): the rows of
+# the other were written all the same, and the dataset held that session twice.
+READING = "_read"
+
+
 @frozen
 class WriteRows:
     """A group's rows appended to `<table>-<pid>.jsonl` in the staging folder (one file per
-    process and table, so nothing interleaves); sends back only counts."""
+    process and table, so nothing interleaves), each stamped with this reading's number;
+    sends back only counts, and the number (`READING`)."""
 
     staging: str
     group_ids: dict[int, str]  # task index → group id
@@ -83,11 +92,14 @@ class WriteRows:
         from .rows import session_rows
 
         group_id = self.group_ids[task.index]
+        reading = int.from_bytes(os.urandom(7), "big")
+        stamp = b'{"%s":%d,' % (READING.encode(), reading)
         tables: dict[str, list[bytes]] = {name: [] for name in TABLES}
         for session in sessions:
             for name, rows in session_rows(session, group_id).items():
-                tables[name] += [orjson.dumps(row) for row in rows]
-        counts = {}
+                # A row is never empty: it holds its group and session at least.
+                tables[name] += [stamp + orjson.dumps(row)[1:] for row in rows]
+        counts = {READING: reading}
         for name, lines in tables.items():
             counts[name] = len(lines)
             if lines:
@@ -110,6 +122,8 @@ class CollectResult:
     version: int | None = None  # the version written (None: nothing to do)
     jobs: int = 1
     sessions_total: int = 0
+    # The warnings and records not recognised of the journals read, as export says them.
+    diagnostics: Diagnostics = field(default_factory=Diagnostics)
 
 
 def current_dir(target: Path) -> Path:
@@ -149,6 +163,8 @@ def collect(
     from agent_profiler.loader import expand, plan
 
     options = options or ReadOptions()
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"--to {target} is a file: name a folder for the dataset")
     try:
         target.mkdir(parents=True, exist_ok=True)
         (target / "versions").mkdir(exist_ok=True)
@@ -266,11 +282,13 @@ def _write_version(
         k: v for k, v in old["groups"].items() if k not in stale and k not in group_ids.values()
     }
     dropped = {k for k in old["groups"] if k not in manifest_groups}
+    accepted: list[int] = []  # the readings whose rows are kept (READING)
     for outcome in run_groups(tasks, WriteRows(str(staging), group_ids), result.jobs,
                               notice=notice):  # fmt: skip
         group = groups[outcome.index]
         group_id = group_ids[outcome.index]
         result.failures += outcome.failures
+        result.diagnostics.absorb(outcome.diagnostics)
         members = [key_of(p) for p in group.paths]
         for key in members:
             if key in entries:
@@ -278,8 +296,9 @@ def _write_version(
         if not outcome.paths:
             continue
         result.groups_read += 1
-        for name, count in outcome.value.items():
-            result.rows[name] += count
+        accepted.append(outcome.value[READING])
+        for name in TABLES:
+            result.rows[name] += outcome.value[name]
         manifest_groups[group_id] = {
             "batch": batch,
             "files": members,
@@ -297,6 +316,8 @@ def _write_version(
         connection.execute("SET memory_limit = '160MB'")
         connection.execute(f"SET temp_directory = '{_sql(building / '.spill')}'")
         old_root = current_dir(target)
+        connection.execute("CREATE TEMP TABLE accepted (reading BIGINT)")
+        connection.execute("INSERT INTO accepted SELECT unnest(?::BIGINT[])", [accepted])
         for table in TABLES:
             _link_or_filter(connection, old_root / table, building / table, old, dropped, batch)
             _write_table(connection, staging, building, table, batch)
@@ -382,13 +403,15 @@ def _write_table(connection: Any, staging: Path, building: Path, table: str, bat
     sources = sorted(staging.glob(f"{table}-*.jsonl"))
     if not sources:
         return
-    columns = "{" + ", ".join(f"'{name}': '{kind}'" for name, kind in SCHEMA[table]) + "}"
+    kinds = [*SCHEMA[table], (READING, "BIGINT")]
+    columns = "{" + ", ".join(f"'{name}': '{kind}'" for name, kind in kinds) + "}"
     files = "[" + ", ".join(f"'{_sql(p)}'" for p in sources) + "]"
     order = "session_id, turn" if any(n == "turn" for n, _ in SCHEMA[table]) else "session_id"
     out = staging / f"out-{table}"
     connection.execute(
-        f"COPY (SELECT * FROM read_json({files}, columns = {columns}, "
-        f"format = 'newline_delimited') ORDER BY {order}) TO '{_sql(out)}' "
+        f"COPY (SELECT * EXCLUDE ({READING}) FROM read_json({files}, columns = {columns}, "
+        f"format = 'newline_delimited') WHERE {READING} IN (SELECT reading FROM accepted) "
+        f"ORDER BY {order}) TO '{_sql(out)}' "
         f"(FORMAT parquet, PARTITION_BY ({', '.join(PARTITIONS)}), "
         f"FILENAME_PATTERN 'b{batch:06d}_{{i}}')"
     )

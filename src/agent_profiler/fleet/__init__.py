@@ -1,8 +1,9 @@
 """`fleet DIR`: the article's figures over the sessions of a dataset (`collect`), by DuckDB.
 
 Definitions (docs/dataset.md says them too):
-- sessions are main sessions; subagents are counted apart and enter only the tool results,
-  the recurring sources and the cost (they are requests someone paid for);
+- sessions are main sessions; subagents (with a subagent whose parent was not collected)
+  are counted apart and enter only the tool results, the recurring sources and the cost
+  (they are requests someone paid for);
 - who wrote the end-of-session context: the mean, over sessions with at least
   `MIN_TURNS` requests, of each category's share of the last request's estimated context;
   writers group the categories (cost.WRITER_OF);
@@ -58,6 +59,10 @@ def open_dataset(directory: Path) -> Any:
 
     root = directory / "current"
     if not (root / "manifest.json").exists():
+        if (directory / "versions").is_dir():
+            # A collect ran here and found no journal to read: telling its user to run
+            # collect (what they just did) was no help.
+            raise UsageError(f"{directory}: a dataset with no sessions yet (collect read none)")
         raise UsageError(
             f"{directory}: no dataset here (make one with `collect … --to {directory}`)"
         )
@@ -101,14 +106,23 @@ def figures(
     if until_ns is not None:
         where.append("start_ns < ?")
         args.append(until_ns)
-    # Subagents go with their main session: filtered by its harness, project, model, date.
+    # Subagents go with their main session (a subagent's subagent too): filtered by its
+    # harness, project, model, date. A subagent whose parent is not in the dataset (a child
+    # collected without it) is the root of its own tree, filtered by itself, and counted as
+    # a subagent: it was left out of every figure, the cost included, without a word.
     connection.execute(
         "CREATE OR REPLACE TEMP TABLE picked AS "
-        f"WITH main AS (SELECT group_id, session_id FROM sessions WHERE parent_session IS NULL "
-        f"AND {' AND '.join(where)}) "
+        "WITH RECURSIVE tree(group_id, session_id, root) AS ("
+        "SELECT s.group_id, s.session_id, s.session_id FROM sessions s "
+        "WHERE s.parent_session IS NULL OR NOT EXISTS (SELECT 1 FROM sessions p "
+        "WHERE p.group_id = s.group_id AND p.session_id = s.parent_session) "
+        "UNION ALL SELECT c.group_id, c.session_id, t.root FROM sessions c JOIN tree t "
+        "ON c.group_id = t.group_id AND c.parent_session = t.session_id "
+        "AND c.parent_session <> c.session_id), "
+        f"root AS (SELECT group_id, session_id FROM sessions WHERE {' AND '.join(where)}) "
         "SELECT s.group_id, s.session_id, s.parent_session IS NULL AS is_main FROM sessions s "
-        "JOIN main m ON s.group_id = m.group_id "
-        "AND coalesce(s.parent_session, s.session_id) = m.session_id",
+        "JOIN tree t USING (group_id, session_id) "
+        "JOIN root r ON r.group_id = t.group_id AND r.session_id = t.root",
         args,
     )
     return {

@@ -24,7 +24,16 @@ def run_collect(
     echo: Echo,
 ) -> int:
     from agent_profiler.dataset.collect import collect
-    from agent_profiler.loader import reads
+    from agent_profiler.loader import STDIN, is_stream, reads
+
+    piped = [str(p) for p in journals if str(p) == STDIN or is_stream(p)]
+    if piped:
+        # A dataset knows each journal by its path; a pipe's copy had a new one each run,
+        # so the same session piped twice was collected twice.
+        raise UsageError(
+            f"collect reads files and folders, not a pipe ({', '.join(piped)}): a dataset "
+            "knows each journal by its path"
+        )
 
     if reads(journals, target) or any(
         target.resolve().is_relative_to(p.resolve()) for p in journals if p.is_dir()
@@ -36,8 +45,12 @@ def run_collect(
         options=options,
         notice=lambda line: echo(line, err=True),
     )
-    for failure in result.failures:
-        echo(f"error: {failure}", err=True)
+    # What could not be used, as export and summary say it: failures, warnings by kind
+    # (a damaged .gz, bad lines) and the records not recognised (it said only failures).
+    from agent_profiler.console import tell_reading
+    from agent_profiler.loader import LoadResult
+
+    tell_reading(LoadResult(failures=result.failures), result.diagnostics)
     seen = (
         f"{result.journals:,} journal(s): {result.new:,} new, {result.changed:,} changed, "
         f"{result.unchanged:,} unchanged (not read)"
@@ -53,7 +66,7 @@ def run_collect(
             f"group(s) in {result.jobs} process(es); rows added: {rows}; "
             f"{result.sessions_total:,} session(s) in the dataset"
         )
-    return 1 if result.failures else 0
+    return 1 if result.failures or result.diagnostics.damaged else 0
 
 
 def run_fleet(
@@ -70,10 +83,19 @@ def run_fleet(
     write: Callable[[Path, str], int],
 ) -> int:
     from agent_profiler.cost import PriceTable
+    from agent_profiler.model import Harness
+    from agent_profiler.outputs import is_stdout
 
     from . import Filters, figures, open_dataset
     from .render import render_html, render_text
 
+    known = [h.value for h in Harness]
+    if harness is not None and harness not in known:
+        # It matched no session, silently: every figure 0, as if the dataset were empty.
+        raise UsageError(f"--harness {harness!r} is not a harness ({', '.join(known)})")
+    html_to_stdout = html is not None and is_stdout(html)
+    if html_to_stdout and as_json:
+        raise UsageError("--json and --html - would both write to stdout: give --html a file")
     split_ns = _split_ns(split) if split else None
     connection = open_dataset(directory)
     prices = PriceTable(directory / PRICES_CACHE) if cost else None
@@ -92,11 +114,17 @@ def run_fleet(
     if prices is not None:
         prices.save()
     data["filters"] = filters.describe()
+    if data["filters"] and not data["sessions"]["count"] + data["sessions"]["subagents"]:
+        given = ", ".join(f"--{k} {v}" for k, v in data["filters"].items())
+        echo(f"note: no session in {directory} matches {given}", err=True)
     if split_data is not None:
         data["split"] = split_data
     if html is not None:
         size = write(html, render_html(data, f"Agent Profiler fleet: {directory.name}", split_data))
-        echo(f"wrote {html} ({size:,} bytes); open it in any browser", err=as_json)
+        if html_to_stdout:
+            echo(f"wrote stdout ({size:,} bytes)", err=True)
+        else:
+            echo(f"wrote {html} ({size:,} bytes); open it in any browser", err=as_json)
     if as_json:
         echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
     elif html is None:

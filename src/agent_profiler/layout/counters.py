@@ -7,6 +7,7 @@ closing zero included (`series`)."""
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import operator
 from array import array
@@ -29,6 +30,7 @@ from agent_profiler.targets import shown
 from agent_profiler.views import (
     iter_context_size,
     largest_tool_additions,
+    request_windows,
     snapshots_in_time_order,
 )
 
@@ -60,12 +62,18 @@ def session_counters(
     ]
     window = session.window_tokens
     if window:
+        # The window at each request: the journal's there (a session that switched models
+        # switched windows; the session's one value drew gpt-5.3-codex-spark's requests on
+        # gpt-5.5's window), else the session's.
+        reported = request_windows(session)
+        windows = array("q", [reported.get(r.id, window) for r in responses])
         # Its own y axis (no share key): on a 1M-token window a 40k-token context drawn on
         # the window's scale is one pixel tall (issue 29).
         counters.append(
-            PlannedCounter("Context window", partial(_window, start, window, responses))
+            PlannedCounter("Context window", partial(_window, start, windows, responses))
         )
-        fill = array("q", [-(-size * 100 // window) for size in tokens])  # rounded up
+        at = _windows_at(times, responses, windows, window)
+        fill = array("q", [-(-size * 100 // w) for size, w in zip(tokens, at, strict=True)])
         counters.append(PlannedCounter("Context fill", partial(_opened, start, times, fill)))
     # Cumulative usage at each response end, in end order (so it never goes down),
     # compaction requests included: they consume tokens without being a turn.
@@ -100,12 +108,25 @@ def _opened(start: int, times: array[int], values: array[int]) -> Iterator[Sampl
     return itertools.chain(((start, R_COUNTER_OPEN, 0),), kept_samples(times, values))
 
 
-def _window(start: int, window: int, responses: Sequence[Response]) -> Iterator[Sample]:
+def _window(start: int, windows: array[int], responses: Sequence[Response]) -> Iterator[Sample]:
     # Responses whose usage the journal left at zero are drawn too (usage unknown).
     return itertools.chain(
         ((start, R_COUNTER_OPEN, 0),),
-        zip(map(_START_NS, responses), itertools.repeat(R_COUNTER), itertools.repeat(window)),
+        zip(map(_START_NS, responses), itertools.repeat(R_COUNTER), windows),
     )
+
+
+def _windows_at(
+    times: array[int], responses: Sequence[Response], windows: array[int], window: int
+) -> list[int]:
+    """The window in effect at each time: that of the last request started at or before
+    it (the first request's before it)."""
+    starts = list(map(_START_NS, responses))
+    found = []
+    for time in times:
+        index = bisect.bisect_right(starts, time) - 1
+        found.append(windows[max(index, 0)] if windows else window)
+    return found
 
 
 def _usage(

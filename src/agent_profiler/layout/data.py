@@ -26,7 +26,13 @@ from agent_profiler.model import (
     ToolCall,
     frozen,
 )
-from agent_profiler.views import AfterCompaction, compactions_after, model_runs, session_span
+from agent_profiler.views import (
+    AfterCompaction,
+    compactions_after,
+    model_runs,
+    run_windows,
+    session_span,
+)
 
 # A child session's links from its parent: (parent session, launching call id, that
 # tool slice's start). A parent's links to its children: (call id, child session).
@@ -63,6 +69,7 @@ class SessionData:
     compaction_snapshot: array[int]  # each compaction's (last) snapshot
     after: list[AfterCompaction | None]  # each compaction's size after it
     runs: list[tuple[int, int, str]]  # (start, end, model) of each model run
+    run_windows: list[int]  # the window at each run's first request (0: none)
     natives: list[tuple[int, ContextSnapshot]]  # (position, snapshot) of native reports
     prompt_links: Links  # prompt → its responses
     call_links: Links  # response → its tool calls
@@ -175,6 +182,7 @@ def session_data(
         ),
         after=compactions_after(session) if session.compactions else [],
         runs=[(s, e, model) for (s, model), e in zip(runs, run_ends, strict=True)],
+        run_windows=run_windows(session, [s for s, _ in runs]),
         natives=[(i, x) for i, x in enumerate(snapshots) if x.anchor is AnchorKind.NATIVE],
         prompt_links=prompt_links,
         call_links=call_links,

@@ -245,8 +245,9 @@ def _run_args(data: SessionData, index: int, run: tuple[int, int, str]) -> dict[
         "provider": session.provider or "unknown",
         "model": run[2],
     }
-    if session.window_tokens:
-        args["context_window_tokens"] = session.window_tokens
+    if data.run_windows[index]:
+        # The run's own: a session that switched models switched windows.
+        args["context_window_tokens"] = data.run_windows[index]
     return args
 
 

@@ -125,6 +125,15 @@ def test_cli_rollout_attribution() -> None:
     assert len(session.prompts) == 2
 
 
+def test_pasted_images_are_unmeasured_not_nothing() -> None:
+    """The Desktop session has 14 `input_image` parts in user messages (13 in its own
+    items, one more replayed in the compaction's history). They have no text and no size
+    in the journal, and were dropped as if they were nothing, where README promises that
+    what has no number is listed as unmeasured."""
+    (session,), _ = read(DESKTOP)
+    assert dict(session.unmeasured)["image"] == 13
+
+
 def test_remote_compaction_with_its_remove_changes() -> None:
     (session,), _ = read(DESKTOP)
     (compaction,) = session.compactions

@@ -131,9 +131,10 @@ def test_every_compaction_learns_its_size_from_the_first_request_after_it(
     assert sizes == [(1000, 300), (1000, 300), (300, 250), (250, None)]
 
 
-def test_damaged_types_are_not_recognised_under_none(tmp_path: Path) -> None:
+def test_damaged_types_are_not_recognised_as_untyped(tmp_path: Path) -> None:
     """A line, event or item whose type is no string (a list: unhashable) is counted as not
-    recognised under `None` with its path:line; a skipped type is counted as skipped."""
+    recognised as `untyped` with its path:line (it was `None`, a Python word, where Claude
+    Code's and Gemini CLI's say `untyped`); a skipped type is counted as skipped."""
     journal = _write(
         tmp_path / "rollout.jsonl",
         [
@@ -151,9 +152,9 @@ def test_damaged_types_are_not_recognised_under_none(tmp_path: Path) -> None:
     _, diagnostics = read_single(journal)
     where = {kind: at.rsplit(":", 1)[1] for kind, at in diagnostics.unrecognised_at.items()}
     assert where == {
-        "codex:None": "2",
-        "codex:event_msg/None": "3",
-        "codex:response_item/None": "4",
+        "codex:untyped": "2",
+        "codex:event_msg/untyped": "3",
+        "codex:response_item/untyped": "4",
     }
     assert {k: v for k, v in diagnostics.skipped.items() if k.startswith("codex")} == {
         "codex:event_msg/agent_reasoning": 1,
@@ -184,3 +185,33 @@ def test_a_block_that_starts_with_no_tag_is_of_its_role(
     role: str, expected: Category, text: str
 ) -> None:
     assert classify(role, text)[0] is expected
+
+
+def test_an_image_in_a_tools_output_is_unmeasured(tmp_path: Path) -> None:
+    """A tool's output given as content parts (`view_image`: an `input_image` beside its
+    text) kept the text and dropped the image without a count."""
+    image = {"type": "input_image", "image_url": "data:image/png;base64,AAAA"}
+    journal = _write(
+        tmp_path / "rollout.jsonl",
+        [
+            _meta(),
+            _line(
+                1,
+                "response_item",
+                {"type": "function_call", "call_id": "c1", "name": "view_image", "arguments": "{}"},
+            ),
+            _line(
+                2,
+                "response_item",
+                {
+                    "type": "function_call_output",
+                    "call_id": "c1",
+                    "output": [{"type": "input_text", "text": "x"}, image],
+                },
+            ),
+            _answer(3),
+            _line(4, "event_msg", _usage(100, 105, 1000)),
+        ],
+    )
+    session, _ = read_single(journal)
+    assert dict(session.unmeasured) == {"image": 1}
