@@ -110,8 +110,11 @@ def _count_images(builder: RolloutBuilder, content: object) -> None:
     """An image in a message or a tool's output (`input_image`: a pasted screenshot,
     `view_image`'s result) has no text to measure and no size in the journal: it is
     counted as unmeasured, not dropped as if it were nothing."""
-    if isinstance(content, list):
-        images = sum(isinstance(p, dict) and p.get("type") in _IMAGE_PARTS for p in content)
+    if isinstance(content, list):  # once per message and output: a loop, not a generator
+        images = 0
+        for part in content:
+            if part.__class__ is dict and part.get("type") in _IMAGE_PARTS:
+                images += 1
         if images:
             builder.unmeasured["image"] += images
 

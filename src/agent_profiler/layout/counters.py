@@ -72,8 +72,13 @@ def session_counters(
         counters.append(
             PlannedCounter("Context window", partial(_window, start, windows, responses))
         )
-        at = _windows_at(times, responses, windows, window)
-        fill = array("q", [-(-size * 100 // w) for size, w in zip(tokens, at, strict=True)])
+        distinct = set(windows)
+        if len(distinct) > 1:
+            at = _windows_at(times, responses, windows, window)
+            fill = array("q", [-(-size * 100 // w) for size, w in zip(tokens, at, strict=True)])
+        else:  # one window throughout (nearly every session): no lookup per sample
+            (one,) = distinct or {window}
+            fill = array("q", [-(-size * 100 // one) for size in tokens])  # rounded up
         counters.append(PlannedCounter("Context fill", partial(_opened, start, times, fill)))
     # Cumulative usage at each response end, in end order (so it never goes down),
     # compaction requests included: they consume tokens without being a turn.
