@@ -487,6 +487,21 @@ def test_a_failed_run_gives_one_failure_and_no_snapshot() -> None:
     assert results[0].line == 2 and "invalid_request_error" in results[0].reason
 
 
+@pytest.mark.parametrize("length", [12, 200, 201, 5000])
+def test_a_failure_message_is_given_whole_up_to_200_characters(length: int) -> None:
+    """The failure names what /context printed on stderr, whitespace folded, cut at 200
+    characters with an ellipsis only when it is longer."""
+    command, output = records(SIMONW)
+    message = ("Error: 400 " + "x" * length)[:length]
+    output["message"] = {
+        "role": "user",
+        "content": f"<local-command-stderr>{message}\n</local-command-stderr>",
+    }
+    (failure,) = track([command, output])
+    shown = message if length <= 200 else message[:200] + "…"
+    assert failure == ContextCommandFailure(2, f"/context failed: {shown}")
+
+
 def _mutated(path: Path, line: int, old: str, new: str) -> list[dict[str, object]]:
     recs = records(path)
     record = recs[line - 1]
@@ -626,6 +641,29 @@ def test_without_its_markdown_copy_the_screen_is_used() -> None:
     (screen,) = tracker.feed(follower, 3)
     assert isinstance(screen, NativeSnapshot) and screen.text_line == 2
     assert tracker.finish() == []
+
+
+def test_only_a_meta_record_is_the_screens_markdown_copy() -> None:
+    """The copy Claude Code 2.1.207+ writes after a screen is an `isMeta` record: the same
+    markdown in a record that is not meta (a user pasting it) leaves the screen as it is."""
+    recs = records(HANNIBAL)
+    pasted = {**recs[2]}
+    del pasted["isMeta"]
+    (screen,) = track([recs[0], recs[1], pasted])
+    assert isinstance(screen, NativeSnapshot)
+    assert (screen.grammar, screen.text_line) == ("screen", 2)
+
+
+def test_an_output_of_text_blocks_is_read_as_its_text() -> None:
+    """An output whose content is a list of text blocks (not seen from /context, but what a
+    user record may hold) is read as their text joined: the same snapshot."""
+    command, output = records(SIMONW)
+    message = output["message"]
+    assert isinstance(message, dict) and isinstance(message["content"], str)
+    text = message["content"]
+    blocks = [{"type": "text", "text": text[:40]}, {"type": "text", "text": text[40:]}]
+    as_blocks = {**output, "message": {**message, "content": blocks}}
+    assert track([command, as_blocks]) == track([command, output])
 
 
 def test_the_screen_and_its_markdown_copy_agree() -> None:

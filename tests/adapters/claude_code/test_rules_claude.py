@@ -347,6 +347,7 @@ def test_a_microcompaction_removes_the_named_results() -> None:
     meta = record(small, 18)["microcompactMetadata"]
     (session,) = sessions(small)
     (micro,) = [c for c in session.compactions if c.kind == "microcompaction"]
+    assert micro.id == record(small, 18)["uuid"]  # the boundary record's own id
     assert (micro.trigger, micro.pre_tokens) == ("auto", meta["preTokens"])
     assert micro.post_tokens == meta["preTokens"] - meta["tokensSaved"]
     assert micro.removed_items == len(meta["compactedToolIds"])

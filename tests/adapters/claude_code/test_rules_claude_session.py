@@ -458,6 +458,135 @@ def test_attachments_are_read_by_their_type_and_an_unknown_one_is_not_recognised
     assert diagnostics.unrecognised_at["claude:attachment/hook_context"] == f"{path}:4"
 
 
+# Each attachment type read into the context, hand-made in the shape Claude Code writes it
+# (claude_records.ATTACHMENT_TYPES; the newest corpus journals hold a few of them, below), and
+# the text it puts there: the item's size is that text's.
+_ATTACHMENT_TEXTS: list[tuple[dict[str, Any], str, str]] = [
+    (
+        {
+            "type": "deferred_tools_delta",
+            "addedNames": ["WebFetch", 7, "Read"],
+            "addedLines": ["x"],
+        },
+        "WebFetch\nRead",
+        "Deferred tools listed",
+    ),
+    (
+        {"type": "agent_listing_delta", "addedLines": ["- general: any task", "- plan"]},
+        "- general: any task\n- plan",
+        "Agent types listed",
+    ),
+    (
+        {"type": "edited_text_file", "filename": "/p/a.py", "snippet": "12  x = 1\n13  y = 2"},
+        "12  x = 1\n13  y = 2",
+        "File changed outside the agent",
+    ),
+    (
+        {"type": "compact_file_reference", "filename": "/p/src/app.py"},
+        "/p/src/app.py",
+        "File named after a compaction",
+    ),
+    ({"type": "date_change", "newDate": "2026-12-04"}, "2026-12-04", "Date change"),
+    (
+        {
+            "type": "hook_blocking_error",
+            "blockingError": {"blockingError": "lint failed: 3 errors"},
+        },
+        "lint failed: 3 errors",
+        "Hook blocking error",
+    ),
+    (
+        {"type": "hook_blocking_error", "blockingError": "denied by policy"},
+        "denied by policy",
+        "Hook blocking error",
+    ),
+    (
+        {
+            "type": "invoked_skills",
+            "skills": [{"name": "pdf", "content": "Use pdftotext."}, "x", {"content": "Be brief."}],
+        },
+        "Use pdftotext.\nBe brief.",
+        "Skills invoked before a compaction",
+    ),
+    (
+        {"type": "file", "content": {"type": "text", "file": {"content": "line one\nline two"}}},
+        "line one\nline two",
+        "Attached file",
+    ),
+    (
+        {"type": "file", "content": {"type": "text", "content": "older shape"}},
+        "older shape",
+        "Attached file",
+    ),
+    (
+        {"type": "task_reminder", "content": [{"id": "1", "content": "Fix it", "status": "open"}]},
+        '[{"id":"1","content":"Fix it","status":"open"}]',
+        "Task reminder",
+    ),
+]
+
+
+@pytest.mark.parametrize(("attachment", "text", "label"), _ATTACHMENT_TEXTS)
+def test_each_attachment_type_puts_its_own_text_in_the_context(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    attachment: dict[str, Any],
+    text: str,
+    label: str,
+) -> None:
+    added = spy(monkeypatch)
+    records = [_attachment(uuid="a1", attachment=attachment), record(E4B, 4), record(E4B, 5)]
+    load_one(write(tmp_path, records))
+    (got,) = [a for a in added if a.id == "attachment:a1" or a.id == "hook:a1"]
+    assert (got.label, got.chars) == (label, len(text))
+
+
+def test_a_queued_message_is_a_prompt_by_its_mode_or_its_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A message typed while the agent was busy (`queued_command`): `commandMode: prompt` is
+    the user's prompt; another mode is classified as typed text is (plain words: a prompt
+    of the user's, not a command's body; a task notification: harness overhead)."""
+    added = spy(monkeypatch)
+    queued = [
+        {"type": "queued_command", "commandMode": "prompt", "prompt": "and the tests too"},
+        {"type": "queued_command", "commandMode": "bash", "prompt": "plain words"},
+        {
+            "type": "queued_command",
+            "commandMode": "task-notification",
+            "prompt": "<system-reminder>task 3 finished</system-reminder>",
+        },
+    ]
+    records = [_attachment(uuid=f"q{n}", attachment=a) for n, a in enumerate(queued)]
+    session, _ = load_one(write(tmp_path, [*records, record(E4B, 4), record(E4B, 5)]))
+    got = [(a.id, a.category, a.label) for a in added if a.id.startswith("queued:")]
+    assert got == [
+        ("queued:q0", Category.PROMPTS, "User prompt (queued)"),
+        ("queued:q1", Category.PROMPTS, "User prompt"),
+        ("queued:q2", Category.OVERHEAD, "Harness wrapper"),
+    ]
+    # a main session's queued prompts are the user's (a subagent's first one is its task)
+    assert [(p.id, p.source) for p in session.prompts][:2] == [("q0", "user"), ("q1", "user")]
+
+
+def test_an_attachment_of_another_type_or_shape_puts_nothing_in_the_context(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fields of a known type in shapes Claude Code does not write: skills that are not a
+    list and a file of no text add nothing; a task reminder whose content is text (not its
+    list of tasks) is that text."""
+    added = spy(monkeypatch)
+    odd = [
+        {"type": "invoked_skills", "skills": "pdf"},
+        {"type": "task_reminder", "content": "not a list"},
+        {"type": "file", "content": {"type": "image"}},
+    ]
+    records = [_attachment(uuid=f"a{n}", attachment=a) for n, a in enumerate(odd)]
+    load_one(write(tmp_path, [*records, record(E4B, 4), record(E4B, 5)]))
+    got = [(a.id, a.chars) for a in added if a.id.startswith("attachment:")]
+    assert got == [("attachment:a1", len("not a list"))]
+
+
 # --------------------------------------------------------------------------- compactions
 
 
