@@ -474,7 +474,15 @@ def discover(
         typer.echo(orjson.dumps([j.to_json() for j in found], option=orjson.OPT_INDENT_2).decode())
         return
     if not found:
-        typer.echo("no journals found", err=True)
+        # Where it looked and what it asked, so that an empty answer can be acted on.
+        owner = f"{harness.value}'s" if harness is not None else "each harness's"
+        asked = [f"--{k} {v}" for k, v in (("since", since), ("project", project)) if v]
+        matching = f" matching {' '.join(asked)}" if asked else ""
+        typer.echo(
+            f"no journals found{matching} in {owner} default folders (`agent-profiler "
+            "discover --help` lists them, and the variables that move them)",
+            err=True,
+        )
         return
     for journal in found:
         start = journal.to_json()["start"] or "-"

@@ -197,6 +197,28 @@ def test_discover_lists_newest_first_and_filters(tmp_path: Path) -> None:
     assert len(discover(env=env, since_ns=1_771_000_000 * 10**9)) == 1
 
 
+def test_discover_says_where_it_looked_when_it_finds_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "GEMINI_CLI_HOME"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.delenv("OPENCODE_DB", raising=False)
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "empty-home"))
+    result = runner.invoke(app, ["discover"])
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert result.stderr == (
+        "no journals found in each harness's default folders (`agent-profiler discover "
+        "--help` lists them, and the variables that move them)\n"
+    )
+    for key, value in fake_home(tmp_path).items():
+        monkeypatch.setenv(key, value)
+    filtered = runner.invoke(app, ["discover", "--harness", "pi", "--project", "nowhere"])
+    assert filtered.stderr.startswith(
+        "no journals found matching --project nowhere in pi's default folders"
+    )
+
+
 def test_discover_cli_json_and_paths_feed_export(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
