@@ -536,6 +536,9 @@ def test_blocks_that_are_not_text_or_calls_are_passed_over(
         write(tmp_path, [record(LARGE, 1), record(LARGE, 5), edited, record(LARGE, 17)])
     )
     got = [(a.id, a.label) for a in added if a.id.startswith("line-3:")]
+    (text,) = [a for a in added if a.id == "line-3:3"]
+    # the text is the response's own: the Largest additions link it to its response slice
+    assert (text.source_id, text.source_kind) == ("line-3", SourceKind.RESPONSE)
     assert got == [
         ("line-3:3", "Assistant text"),
         ("line-3:4", "Tool arguments"),
@@ -594,6 +597,16 @@ def test_usage_that_is_damaged_counts_as_zero(tmp_path: Path) -> None:
     usage = session.responses[0].usage
     assert (usage.prompt_tokens, usage.input_tokens) == (12, 3)
     assert (usage.cache_read_tokens, usage.cache_write_tokens, usage.output_tokens) == (4, 5, 6)
+    # 10**15 tokens is damage (common.token_count's limit), one below is a count
+    limit = 10**15
+    edited["message"]["usage"] = {"input": 3, "cacheRead": limit, "cacheWrite": limit, "output": 6}
+    session, _, _ = read(write(tmp_path, lines))
+    usage = session.responses[0].usage
+    assert (usage.prompt_tokens, usage.cache_read_tokens, usage.cache_write_tokens) == (3, 0, 0)
+    edited["message"]["usage"].update(cacheRead=limit - 1, cacheWrite=limit - 1)
+    session, _, _ = read(write(tmp_path, lines))
+    usage = session.responses[0].usage
+    assert (usage.cache_read_tokens, usage.cache_write_tokens) == (limit - 1, limit - 1)
 
 
 def test_a_request_without_a_model_or_stop_reason(tmp_path: Path) -> None:
