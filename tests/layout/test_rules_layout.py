@@ -6,6 +6,7 @@ follow. Edited real records where the corpus lacks the case (said in each docstr
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import shutil
 from collections import defaultdict
@@ -32,7 +33,7 @@ from agent_profiler.layout import (
 )
 from agent_profiler.writers.perfetto import _END, _slice_sweep
 from rules_spy import raw_lines, sessions
-from samples import CLAUDE_SMALL, DATA
+from samples import CLAUDE_SMALL, DATA, PI_LARGE
 
 SPOTTER = DATA / "claude-code" / "spotter-2.1.39-subagents-compaction"
 SPOTTER_ID = "258c7280-ae70-4798-800f-63464d01a85d"
@@ -328,3 +329,17 @@ def _shape(slice_: LaidSlice) -> tuple[object, ...]:
         slice_.instant,
         json.dumps(slice_.args, sort_keys=True, default=str),
     )
+
+
+def test_a_context_repeats_nothing_its_predecessor_in_time_said() -> None:
+    """A response's `context` leaves out the optional keys its predecessor already said,
+    the predecessor being the snapshot before it in time, not in the journal: Pi's large
+    session writes the request of line 466 after the later one of line 465. Its one model
+    is named once, by the first request in time."""
+    (laid,) = _layout(PI_LARGE).sessions
+    snapshots = laid.session.snapshots
+    assert any(b.time_ns < a.time_ns for a, b in itertools.pairwise(snapshots))
+    contexts = sorted((s.start, s.args["context"]) for s in laid.slices if s.track == "Responses")
+    assert len(contexts) == len(laid.session.responses) > 400
+    assert [start for start, c in contexts if "model" in c] == [contexts[0][0]]
+    assert contexts[0][1]["model"] == "claude-sonnet-4-5"

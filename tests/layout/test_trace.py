@@ -502,3 +502,22 @@ def test_context_size_has_an_axis_of_its_own_and_a_fill_percentage(spotter: Trac
         assert value == expected, ts
     assert max(window.values()) == 200_000
     assert max(kept.values()) == -(-max(int(v) for _, v in size) * 100 // 200_000) > 50
+
+
+def test_context_size_keeps_a_request_that_repeats_the_size_before_it(
+    export_trace: Any,
+) -> None:
+    """Context size has a sample at every request, even one whose size repeats the one
+    before (the UI reads it as one sample per request); the other counters are step
+    functions that drop a repeat. ENTIRE_4B has two requests 40 ms apart whose reported
+    input is the same, 49,386 tokens."""
+    view = export_trace(ENTIRE_4B).view
+    (capture,) = view.captures()
+    size = view.counter_samples(capture.uuid, "Context size")
+    repeats = [(a, b) for a, b in itertools.pairwise(size) if a[1] == b[1] != 0]
+    assert [(a[1], b[0] - a[0]) for a, b in repeats] == [(49_386, 40_000_000)]
+    # every request has its sample, at its start, of its reported input
+    at = dict(size)
+    requests = kinds(view, capture.uuid, "assistant-message")
+    assert len(requests) == 40
+    assert all(at[r.ts] == r.args["context_tokens"] for r in requests)
