@@ -18,7 +18,9 @@ from typer.testing import CliRunner
 from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.cli import app
 from agent_profiler.estimate import (
+    CALIBRATED_NOTE,
     CHARS4,
+    CHARS4_NOTE,
     CLAUDE_47,
     FAMILY_FACT,
     Estimator,
@@ -237,12 +239,25 @@ def test_calibrated_export_keeps_the_contract(export_trace: Any) -> None:
     assert profile.args["estimation"].endswith(
         f"tokenizer family {family} (the shared class ratios)"
     )
+    # the Largest additions and the context counters say which estimate they show
+    assert _estimate_notes(exported.view) == {CALIBRATED_NOTE}
+
+
+def _estimate_notes(view: Any) -> set[str]:
+    additions = [s for s in view.slices if s.category == "agentprof-additions"]
+    assert additions
+    notes = {s.args["estimate"] for s in additions}
+    for track in view.tracks.values():
+        if track.name.startswith("Context: "):
+            notes |= {n for n in (CHARS4_NOTE, CALIBRATED_NOTE) if n in track.description}
+    return notes
 
 
 def test_default_export_says_nothing_new(export_trace: Any) -> None:
     (profile,) = [s for s in export_trace(ENTIRE_4B).view.slices if s.name == "profile (1)"]
     assert "estimate_basis" not in profile.args
     assert profile.args["estimation"].startswith("context categories: characters / 4")
+    assert _estimate_notes(export_trace(ENTIRE_4B).view) == {CHARS4_NOTE}
 
 
 def test_unknown_estimator_is_a_usage_error() -> None:

@@ -7,8 +7,10 @@ import heapq
 import random
 from array import array
 
+import pytest
+
 from agent_profiler.layout.counters import session_counters
-from agent_profiler.layout.planning import Links, first_fit
+from agent_profiler.layout.planning import UUID_BLOCK, Links, TrackIds, first_fit
 from agent_profiler.layout.types import merged_begins, stable_id64, stable_ids64
 from agent_profiler.model import (
     AnchorKind,
@@ -164,3 +166,17 @@ def test_stable_ids_of_a_prefix_are_stable_id64_of_the_whole_key() -> None:
         of = stable_ids64(prefix)
         for suffix in suffixes:
             assert of(suffix) == stable_id64(prefix + suffix)
+
+
+def test_a_journal_group_has_uuids_up_to_its_block_and_no_further() -> None:
+    # Group 2's uuids are 2 × UUID_BLOCK + 1 … 3 × UUID_BLOCK − 1: every track until the
+    # last of these, asked again the same uuid; one more is refused, rather than taking
+    # group 3's first uuid (groups are laid out apart, in worker processes).
+    ids = TrackIds(group=2)
+    first = 2 * UUID_BLOCK + 1
+    assert ids.get("a") == first and ids.get("a") == first
+    uuids = [ids.get(str(n)) for n in range(UUID_BLOCK - 2)]
+    assert uuids[-1] == 3 * UUID_BLOCK - 1 == TrackIds(group=3).get("a") - 2
+    assert ids.get(str(UUID_BLOCK - 3)) == uuids[-1]
+    with pytest.raises(OverflowError, match=f"^more than {UUID_BLOCK - 1} tracks in one journal"):
+        ids.get("one more")

@@ -18,7 +18,7 @@ from agent_profiler.annotations import (
 from agent_profiler.estimate import CALIBRATED_ESTIMATION, CHARS4_ESTIMATION
 from agent_profiler.layout import TraceFacts, build_layout
 from rules_spy import sessions
-from samples import DATA, GEMINI_JSONL
+from samples import CLAUDE_SMALL, DATA, GEMINI_JSONL
 
 SPOTTER = DATA / "claude-code" / "spotter-2.1.39-subagents-compaction"
 CONTEXT_TWICE = (
@@ -301,3 +301,21 @@ def test_a_capture_lists_at_most_eight_of_the_commands_inputs_and_says_how_many(
     assert (args["inputs"], args["inputs_total"]) == (list(names[:8]), 12)
     few = profile_args(session, TraceFacts(inputs=names[:8]), 1, 0, False)
     assert few["inputs"] == list(names[:8]) and "inputs_total" not in few
+
+
+def test_a_compaction_whose_snapshot_is_the_sessions_first_carries_its_context() -> None:
+    """A journal that begins with a compaction (a resumed session) has the compaction's
+    snapshot first: the Compaction slice still carries it. SMALL (CLAUDE_SMALL) with the
+    snapshots before its first compaction's left out."""
+    (session,) = sessions(CLAUDE_SMALL)
+    first = session.compactions[0]
+    cut = next(i for i, x in enumerate(session.snapshots) if x.anchor_id == first.id)
+    assert cut > 0
+    resumed = dataclasses.replace(session, snapshots=session.snapshots[cut:])
+    (laid,) = build_layout([resumed], TraceFacts()).sessions
+    compactions = [s for s in laid.slices if s.track == "Compaction"]
+    assert len(compactions) == len(session.compactions) == 2
+    for slice_, compaction in zip(compactions, session.compactions, strict=True):
+        (snapshot,) = [x for x in resumed.snapshots if x.anchor_id == compaction.id]
+        context = slice_.args["context"]
+        assert context["estimated_tokens"] == snapshot.estimated_tokens > 0

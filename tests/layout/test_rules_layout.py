@@ -6,6 +6,7 @@ follow. Edited real records where the corpus lacks the case (said in each docstr
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import shutil
 from collections import defaultdict
@@ -32,7 +33,7 @@ from agent_profiler.layout import (
 )
 from agent_profiler.writers.perfetto import _END, _slice_sweep
 from rules_spy import raw_lines, sessions
-from samples import CLAUDE_SMALL, DATA
+from samples import CLAUDE_SMALL, DATA, PI_LARGE
 
 SPOTTER = DATA / "claude-code" / "spotter-2.1.39-subagents-compaction"
 SPOTTER_ID = "258c7280-ae70-4798-800f-63464d01a85d"
@@ -328,3 +329,80 @@ def _shape(slice_: LaidSlice) -> tuple[object, ...]:
         slice_.instant,
         json.dumps(slice_.args, sort_keys=True, default=str),
     )
+
+
+def test_a_context_repeats_nothing_its_predecessor_in_time_said() -> None:
+    """A response's `context` leaves out the optional keys its predecessor already said,
+    the predecessor being the snapshot before it in time, not in the journal: Pi's large
+    session writes the request of line 466 after the later one of line 465. Its one model
+    is named once, by the first request in time."""
+    (laid,) = _layout(PI_LARGE).sessions
+    snapshots = laid.session.snapshots
+    assert any(b.time_ns < a.time_ns for a, b in itertools.pairwise(snapshots))
+    contexts = sorted((s.start, s.args["context"]) for s in laid.slices if s.track == "Responses")
+    assert len(contexts) == len(laid.session.responses) > 400
+    assert [start for start, c in contexts if "model" in c] == [contexts[0][0]]
+    assert contexts[0][1]["model"] == "claude-sonnet-4-5"
+
+
+def _each_flow_joins_two_slices(layout: Layout) -> None:
+    for flow, carried in _flow_ends(layout).items():
+        assert len(carried) == 2, flow
+        (source,) = [s for s, starts in carried if starts]
+        (target,) = [s for s, starts in carried if not starts]
+        assert source.start <= target.start
+
+
+def test_an_addition_takes_an_arrow_from_its_tool_call_unless_the_call_starts_after_it() -> None:
+    """The spotter's Largest additions each take an arrow from their tool call. Edited:
+    the first one's call moved to start at the addition's very time (an arrow still: it
+    does not point back), then 1 ns after it (no arrow, and no flow left with one end)."""
+    found = sessions(SPOTTER)
+    layout = build_layout(found, TraceFacts())
+    main = _session(layout, SPOTTER_ID)
+    additions = [s for s in main.slices if s.track == "Largest additions"]
+    assert additions and all(s.flows for s in additions)
+    first = additions[0]
+    call_id = first.args["tool_call_id"]
+    (parent,) = [s for s in found if s.session_id == SPOTTER_ID]
+    for shift, arrow in ((0, True), (1, False)):
+        start = first.start + shift
+        calls = tuple(
+            dataclasses.replace(c, start_ns=start, end_ns=max(c.end_ns, start))
+            if c.call_id == call_id
+            else c
+            for c in parent.tool_calls
+        )
+        edited = dataclasses.replace(parent, tool_calls=calls)
+        layout = build_layout([edited, *(s for s in found if s is not parent)], TraceFacts())
+        (moved,) = [
+            s
+            for s in _session(layout, SPOTTER_ID).slices
+            if s.track == "Largest additions" and s.name == first.name
+        ]
+        assert bool(moved.flows) is arrow
+        _each_flow_joins_two_slices(layout)
+
+
+def test_a_response_or_a_call_naming_what_is_not_there_has_no_arrow_into_it() -> None:
+    """CLAUDE_SMALL edited (a damaged journal): its first response names a prompt the
+    session does not hold, its first tool call a response it does not hold. Both are laid
+    out, without the arrow into them; their arrows out stay."""
+    (session,) = sessions(CLAUDE_SMALL)
+    response, *responses = sorted(session.responses, key=lambda r: r.start_ns)
+    call, *calls = sorted(session.tool_calls, key=lambda c: c.start_ns)
+    edited = dataclasses.replace(
+        session,
+        responses=(dataclasses.replace(response, prompt_id="gone"), *responses),
+        tool_calls=(dataclasses.replace(call, response_id="gone"), *calls),
+    )
+    layout = build_layout([edited], TraceFacts())
+    (laid,) = layout.sessions
+    (lone_response,) = [
+        s for s in laid.slices if s.track == "Responses" and s.start == response.start_ns
+    ]
+    (lone_call,) = [s for s in laid.slices if s.track == "Tools" and s.start == call.start_ns]
+    for lone in (lone_response, lone_call):
+        assert set(lone.flows) == set(lone.outgoing)
+    assert lone_response.outgoing  # its tool calls' arrows
+    _each_flow_joins_two_slices(layout)

@@ -92,3 +92,101 @@ def test_a_change_that_did_not_grow_is_no_addition() -> None:
     found = largest_additions(dataclasses.replace(session, snapshots=snapshots))
     assert "still" not in {a.change.id for a in found}
     assert len(found) == len(largest_additions(session))
+
+
+def test_the_tool_additions_are_the_first_of_the_additions_a_tool_call_caused() -> None:
+    """The trace's Largest additions instants: largest_additions, cut to those a tool
+    call caused, the first `limit` (here all of them). Codex 0.104 with one hand-made
+    change by a tool call added that did not grow (delta 0): no instant."""
+    import dataclasses
+
+    from agent_profiler.model import ChangeKind, ContextChange
+    from agent_profiler.views import largest_tool_additions, tools_by_call_id
+
+    (session,) = sessions(CODEX)
+    tools = tools_by_call_id(session)
+    index, snapshot = next(
+        (i, s) for i, s in enumerate(session.snapshots) if not s.baseline and s.changes
+    )
+    still = ContextChange(
+        id="still",
+        category=snapshot.changes[0].category,
+        change=ChangeKind.REPLACED,
+        tokens=10**9,
+        delta_tokens=0,
+        source_id=next(iter(tools)),
+    )
+    edited = dataclasses.replace(snapshot, changes=(still, *snapshot.changes))
+    snapshots = (*session.snapshots[:index], edited, *session.snapshots[index + 1 :])
+    session = dataclasses.replace(session, snapshots=snapshots)
+    caused = [a for a in largest_additions(session) if a.tool is not None]
+    assert len(caused) > 10
+    for limit in (10, len(caused) + 1):
+        found = largest_tool_additions(session, limit)
+        assert [(a.change, a.snapshot, a.tool) for a in found] == [
+            (a.change, a.snapshot, a.tool) for a in caused[:limit]
+        ]
+
+
+SPOTTER = DATA / "claude-code" / "spotter-2.1.39-subagents-compaction"
+MUSE_SYNTHETIC = DATA / "muse" / "synthetic"
+
+
+def test_a_subagents_title_says_its_role_whose_it_is_and_through_which_call() -> None:
+    """The spotter's subagent (Claude Code: role "subagent", not said) and Muse Code's
+    goal-reminder child (its role said), as read; then the spotter's child edited: without
+    a role, without its call id (the parent's call names it), and with a call id its
+    parent does not hold, or without its parent (the end of the call id only)."""
+    import dataclasses
+
+    from agent_profiler.views import session_title
+
+    parent, child = sessions(SPOTTER)
+    model = " · claude-sonnet-4-5-20250929"
+    title = "Subagent a881341 of 258c7280 via Task …9GenaK" + model
+    assert session_title(child, parent) == title
+    assert session_title(dataclasses.replace(child, child_role=None), parent) == title
+    assert session_title(dataclasses.replace(child, parent_call_id=None), parent) == title
+    cut = dataclasses.replace(  # the parent's journal cut before the Task call
+        parent, tool_calls=tuple(c for c in parent.tool_calls if c.child_session is None)
+    )
+    lost = dataclasses.replace(child, parent_call_id="toolu_lost_abc123")
+    assert session_title(lost, cut) == "Subagent a881341 of 258c7280 via …abc123" + model
+    assert session_title(child, None) == "Subagent a881341 of 258c7280 via …9GenaK" + model
+    found = {s.session_id: s for s in sessions(MUSE_SYNTHETIC)}
+    (goal,) = [s for s in found.values() if s.child_role == "goal-reminder"]
+    assert session_title(goal, found[goal.parent_session]) == (
+        "Subagent 0000c001 (goal-reminder) of 0000a001 via goal-reminder …0f0002"
+        " · muse-spark-1.3-contributor"
+    )
+
+
+def test_at_one_time_a_requests_size_comes_before_a_compactions() -> None:
+    """Hand-made: a compaction starting at the very time of a request, its size before
+    (500) below the request's (900); the harness's size after it at its end. The Context
+    size series keeps the request's sample first at that time, then the compaction's."""
+    from agent_profiler.model import Compaction, Harness, Response, Session, Usage
+    from agent_profiler.views import context_size_series
+
+    s = 1_000_000_000
+    t0 = 1_770_000_000 * s
+    session = Session(
+        Harness.PI,
+        "s",
+        t0,
+        t0 + 10 * s,
+        ("s.jsonl",),
+        responses=(
+            Response("r1", t0 + s, t0 + 2 * s, "m", Usage(900)),
+            Response("r2", t0 + 5 * s, t0 + 6 * s, "m", Usage(300)),
+        ),
+        compactions=(
+            Compaction("c", t0 + s, t0 + 3 * s, "compaction", pre_tokens=500, post_tokens=200),
+        ),
+    )
+    assert context_size_series(session) == [
+        (t0 + s, 900),
+        (t0 + s, 500),
+        (t0 + 3 * s, 200),
+        (t0 + 5 * s, 300),
+    ]

@@ -540,3 +540,22 @@ def test_the_window_follows_the_model_in_use(export_trace: Any) -> None:
     ]
     assert runs == [("gpt-5.3-codex-spark", 121_600), ("gpt-5.5", 258_400)]
     assert requests[0].args["context"]["window_tokens"] == 121_600
+
+
+def test_context_size_keeps_a_request_that_repeats_the_size_before_it(
+    export_trace: Any,
+) -> None:
+    """Context size has a sample at every request, even one whose size repeats the one
+    before (the UI reads it as one sample per request); the other counters are step
+    functions that drop a repeat. ENTIRE_4B has two requests 40 ms apart whose reported
+    input is the same, 49,386 tokens."""
+    view = export_trace(ENTIRE_4B).view
+    (capture,) = view.captures()
+    size = view.counter_samples(capture.uuid, "Context size")
+    repeats = [(a, b) for a, b in itertools.pairwise(size) if a[1] == b[1] != 0]
+    assert [(a[1], b[0] - a[0]) for a, b in repeats] == [(49_386, 40_000_000)]
+    # every request has its sample, at its start, of its reported input
+    at = dict(size)
+    requests = kinds(view, capture.uuid, "assistant-message")
+    assert len(requests) == 40
+    assert all(at[r.ts] == r.args["context_tokens"] for r in requests)
