@@ -102,17 +102,6 @@ def first_fit(
     return lane_of, firsts, count
 
 
-def rising(times: Iterable[int]) -> bool:
-    """Times never going back: a block of slices of one begin rank made in this order is
-    in (start, rank, order) order already."""
-    previous = None
-    for ts in times:
-        if previous is not None and ts < previous:
-            return False
-        previous = ts
-    return True
-
-
 # ---------------------------------------------------------------------- links
 
 
