@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from agent_profiler.model import Session
 from agent_profiler.views import basename, largest_addition_per_snapshot, largest_additions
 from rules_spy import record, sessions
 from samples import DATA
@@ -69,14 +70,14 @@ def test_largest_additions_list_every_growth_largest_first_then_by_time_and_id()
         assert firsts.get(id(snapshot)) == (mine[0] if mine else None)
 
 
-def test_a_change_that_did_not_grow_is_no_addition() -> None:
-    """Codex 0.104 with one hand-made change added to a later snapshot: an item whose size
-    stayed the same (a category moved, delta 0) is not an addition, however it ranks."""
+def _with_a_still_change(session: Session, source_id: str = "") -> Session:
+    """The session with one hand-made change added to its first non-baseline snapshot that
+    has changes: an item whose size stayed the same (a category moved, delta 0), ranked
+    first by its size, caused by `source_id`."""
     import dataclasses
 
     from agent_profiler.model import ChangeKind, ContextChange
 
-    (session,) = sessions(CODEX)
     index, snapshot = next(
         (i, s) for i, s in enumerate(session.snapshots) if not s.baseline and s.changes
     )
@@ -86,10 +87,18 @@ def test_a_change_that_did_not_grow_is_no_addition() -> None:
         change=ChangeKind.REPLACED,
         tokens=10**9,
         delta_tokens=0,
+        source_id=source_id,
     )
     edited = dataclasses.replace(snapshot, changes=(still, *snapshot.changes))
     snapshots = (*session.snapshots[:index], edited, *session.snapshots[index + 1 :])
-    found = largest_additions(dataclasses.replace(session, snapshots=snapshots))
+    return dataclasses.replace(session, snapshots=snapshots)
+
+
+def test_a_change_that_did_not_grow_is_no_addition() -> None:
+    """Codex 0.104 with one hand-made change added to a later snapshot: an item whose size
+    stayed the same (a category moved, delta 0) is not an addition, however it ranks."""
+    (session,) = sessions(CODEX)
+    found = largest_additions(_with_a_still_change(session))
     assert "still" not in {a.change.id for a in found}
     assert len(found) == len(largest_additions(session))
 
@@ -98,27 +107,10 @@ def test_the_tool_additions_are_the_first_of_the_additions_a_tool_call_caused() 
     """The trace's Largest additions instants: largest_additions, cut to those a tool
     call caused, the first `limit` (here all of them). Codex 0.104 with one hand-made
     change by a tool call added that did not grow (delta 0): no instant."""
-    import dataclasses
-
-    from agent_profiler.model import ChangeKind, ContextChange
     from agent_profiler.views import largest_tool_additions, tools_by_call_id
 
     (session,) = sessions(CODEX)
-    tools = tools_by_call_id(session)
-    index, snapshot = next(
-        (i, s) for i, s in enumerate(session.snapshots) if not s.baseline and s.changes
-    )
-    still = ContextChange(
-        id="still",
-        category=snapshot.changes[0].category,
-        change=ChangeKind.REPLACED,
-        tokens=10**9,
-        delta_tokens=0,
-        source_id=next(iter(tools)),
-    )
-    edited = dataclasses.replace(snapshot, changes=(still, *snapshot.changes))
-    snapshots = (*session.snapshots[:index], edited, *session.snapshots[index + 1 :])
-    session = dataclasses.replace(session, snapshots=snapshots)
+    session = _with_a_still_change(session, next(iter(tools_by_call_id(session))))
     caused = [a for a in largest_additions(session) if a.tool is not None]
     assert len(caused) > 10
     for limit in (10, len(caused) + 1):
