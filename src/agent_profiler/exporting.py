@@ -12,6 +12,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+import orjson
+
 from agent_profiler import console
 from agent_profiler.console import EXIT_INPUT, EXIT_OK, echo
 from agent_profiler.diagnostics import Diagnostics
@@ -26,7 +28,7 @@ from agent_profiler.outputs import (
     spool,
 )
 from agent_profiler.pipeline import EncodeTrace, GroupOutcome, SessionCounts, T, Use, write_joined
-from agent_profiler.privacy import input_name
+from agent_profiler.privacy import input_name, private_path
 from agent_profiler.writers import ContentMode, TraceFacts, writer_class
 
 if TYPE_CHECKING:
@@ -285,8 +287,6 @@ def run_summary(
 
     result, diagnostics, outcomes = read_groups(journals, options, SummariseRows(window, cost))
     rows = [row for outcome in outcomes for row in outcome.value]
-    from agent_profiler.privacy import private_path
-
     for given, copy in result.copies:
         # A piped journal is read from a temporary copy: its row names it as given
         # (`<stdin>`), not by the copy's path, gone when the command ends.
@@ -294,8 +294,6 @@ def run_summary(
         for row in rows:
             row.source = row.source.replace(shown, given)
     if as_json:
-        import orjson
-
         json_rows = [row.to_json(calls) for row in rows]
         echo(orjson.dumps(json_rows, option=orjson.OPT_INDENT_2).decode())
     elif rows:

@@ -239,8 +239,7 @@ def _on_output(
     )
     if prefix != "item":
         return
-    if isinstance(output, dict | list):
-        _count_images(builder, output.get("content") if isinstance(output, dict) else output)
+    _count_images(builder, output.get("content") if isinstance(output, dict) else output)
     builder.trigger_ns = ts
     tool = builder.tools.get(call_id)
     if tool is None:
