@@ -200,7 +200,8 @@ def _on_queued(builder: SessionBuilder, attachment: dict[str, Any], uuid: str, t
 
 def on_hook_context(builder: SessionBuilder, record: dict[str, Any]) -> None:
     """A SessionStart/UserPromptSubmit hook's `additionalContext` enters the context
-    (stream-json `system/hook_response`; transcript `attachment` records)."""
+    (stream-json `system/hook_response`, whose `output` is the hook's JSON; a transcript
+    carries the same as an `attachment` record, read by the attachment table)."""
     text: object = None
     output = record.get("output")
     if isinstance(output, str) and "additionalContext" in output:
@@ -211,9 +212,6 @@ def on_hook_context(builder: SessionBuilder, record: dict[str, Any]) -> None:
         specific = parsed.get("hookSpecificOutput") if isinstance(parsed, dict) else None
         if isinstance(specific, dict):
             text = specific.get("additionalContext")
-    attachment = record.get("attachment")
-    if isinstance(attachment, dict) and "context" in str(attachment.get("type", "")):
-        text = attachment.get("content")
     context, _ = text_of(text)
     if context:
         uuid = record.get("uuid") or record.get("hook_id") or f"hook@{builder.records}"
