@@ -926,3 +926,24 @@ def test_the_legend_lists_the_categories_then_only_the_lines_drawn() -> None:
         "Tool definitions",
         "window",
     ]
+
+
+def test_a_share_below_one_percent_is_escaped_so_each_picture_is_well_formed_svg() -> None:
+    # "<1%" (a category under half a percent) in an SVG title was bare text: the HTML
+    # parser let it pass, but the picture saved on its own was not XML.
+    from agent_profiler.report.svg import composition_bar
+
+    bar = composition_bar([(Category.RESULTS, 99_700, 0.997), (Category.TOOLS, 300, 0.003)])
+    titles = [t.text for t in _svg(bar).iter("title")]
+    assert "Tool definitions: 300 tokens (<1%)" in titles
+
+
+def test_every_picture_of_a_real_report_is_well_formed_svg(spotter: list[Session]) -> None:
+    # A whole page of real sessions (a parent and its subagents, compactions): each
+    # inline <svg> parses as XML on its own, and no bare "<" starts a text ("<1%").
+    page_html = render_report(spotter)
+    pictures = re.findall(r"<svg\b.*?</svg>", page_html, re.S)
+    assert len(pictures) > 5
+    for picture in pictures:
+        _svg(picture)
+    assert not re.search(r"<(?![a-zA-Z/!?])", page_html)

@@ -135,7 +135,7 @@ def overview(shown: Page) -> str:
         else:
             window_cell = "unknown"
         fill = (
-            percent(row.peak_fill)
+            esc(percent(row.peak_fill))
             if row.peak_fill is not None
             else '<span class="muted" title="window not stated in the journal">—</span>'
         )
@@ -247,7 +247,7 @@ def context_view(
         _number("Peak Context size (tokens)", number(row.peak_prompt_tokens), "peak"),
         _number("Final Context size (tokens)", number(row.final_prompt_tokens), "final"),
         _number("Window (tokens)", esc(window_text), "window"),
-        _number("Fill", percent(row.peak_fill) if row.peak_fill is not None else "—", "fill"),
+        _number("Fill", esc(percent(row.peak_fill)) if row.peak_fill is not None else "—", "fill"),
         _number("Compactions", f"{row.compactions:,}", "compactions"),
         _number("Tool calls", f"{row.tool_calls:,}", "tool-calls"),
         "</dl>",

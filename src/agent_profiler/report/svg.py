@@ -148,7 +148,7 @@ def composition_bar(
             f'<rect class="segment" data-category="{category.value}" x="{_f(x)}" y="0" '
             f'width="{_f(w)}" height="{height}" fill="url(#cat-{category.value})" '
             f'stroke="#fff" stroke-width=".8"><title>{esc(category_label(category, head))}: '
-            f"{tokens:,} tokens ({percent(share)})</title></rect>"
+            f"{tokens:,} tokens ({esc(percent(share))})</title></rect>"
         )
         label = f"{category_label(category, head)} {percent(share)}"
         if w >= 6.2 * len(label) + 8:
