@@ -42,6 +42,7 @@ from agent_profiler.model import (
     Tokens,
     shared,
 )
+from agent_profiler.records import hashable_record
 
 MAX_CHANGES = 64
 Categories = tuple[tuple[Category, Tokens], ...]
@@ -134,7 +135,7 @@ class Observation:
 # cost of a plain one, and an entry is made per item (`unsafe_hash`: hashable as before).
 
 
-@dataclass(slots=True, unsafe_hash=True)
+@hashable_record
 class Item:
     """One item of context, measured: the log's entry for it entering (or replacing the
     item of its id). An adapter that keeps its items to put them in again (Pi's entries,
@@ -151,17 +152,17 @@ class Item:
     method: str = ""  # an item sized from evidence: how (estimate.EVIDENCE_METHODS)
 
 
-@dataclass(slots=True, unsafe_hash=True)
+@hashable_record
 class _Remove:
     id: str
 
 
-@dataclass(slots=True, unsafe_hash=True)
+@hashable_record
 class _Clear:
     keep: frozenset[Category]  # categories that stay (the inferred head always stays)
 
 
-@dataclass(slots=True, unsafe_hash=True)
+@hashable_record
 class _NativeHead:
     items: tuple[Item, ...]
 
@@ -169,7 +170,7 @@ class _NativeHead:
 _Op = Item | _Remove | _Clear | _NativeHead | Observation
 
 
-@dataclass(slots=True, unsafe_hash=True)
+@hashable_record
 class Logged:
     """Where an observation stands in its log: the handle `ContextLog.settle` takes."""
 

@@ -29,13 +29,14 @@ import json
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from agent_profiler.model import AnchorKind, Category, Session, frozen
+from agent_profiler.records import record
 
 PRICE_PACKAGE = "genai-prices"
 # Who wrote each category of the context (the article's four writers, and what none of
@@ -140,7 +141,7 @@ def by_writer(by_category: Mapping[str, float]) -> dict[str, float]:
 Price = tuple[Decimal, tuple[tuple[int, Decimal], ...]]  # base, (above input size, price)
 
 
-@dataclass(slots=True)
+@record
 class ModelPrices:
     """One model's list prices (USD per million tokens, per component) at one date."""
 
@@ -293,7 +294,7 @@ def _dates(providers: Iterable[Any]) -> Iterable[str]:
                     yield str(start)[:10]
 
 
-@dataclass(slots=True)
+@record
 class Receipt:
     """USD and tokens per line of both receipts, for one session or many."""
 

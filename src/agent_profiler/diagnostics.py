@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from agent_profiler.model import frozen
+from agent_profiler.records import record
 
 # Warnings that mean the rest of a file was lost (not one line): the run goes on, but
 # its exit code says some input could not be used.
@@ -29,7 +30,7 @@ class Warning:
         return f"{where}: {self.message}"
 
 
-@dataclass(slots=True)
+@record
 class Diagnostics:
     """Collects warnings and per-kind counts of records skipped on purpose."""
 

@@ -14,7 +14,7 @@ import os
 import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import NamedTuple
 
@@ -24,6 +24,7 @@ from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError, UsageError
 from agent_profiler.jsonl import json_document, sniff
 from agent_profiler.model import Harness, Session
+from agent_profiler.records import record
 
 JOURNAL_SUFFIXES = (".jsonl", ".jsonl.gz")
 STDIN = "-"  # the input name that reads standard input
@@ -32,7 +33,7 @@ _NO_JOURNALS = "no journals found (*.jsonl, *.jsonl.gz, Gemini CLI sessions, Ope
 _NOT_FILE = "not a regular file (a pipe, a socket or a device): not read in a folder walk"
 
 
-@dataclass(slots=True)
+@record
 class LoadResult:
     sessions: list[Session] = field(default_factory=list)
     failures: list[JournalError] = field(default_factory=list)
@@ -296,7 +297,7 @@ def let_go() -> None:
         gc.unfreeze()
 
 
-@dataclass(slots=True)
+@record
 class GroupRead:
     """One journal group, read: its sessions (ids made unique against the groups read
     before it), what could not be used, and the ids as the journals spelled them."""

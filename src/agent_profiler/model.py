@@ -11,16 +11,15 @@ TRACE_CONTRACT §5 so that the writer never renames anything.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from enum import StrEnum
-from typing import TypeVar, dataclass_transform
 
 from agent_profiler.privacy import project_name
+from agent_profiler.records import frozen as frozen  # re-exported: the model's decorator
 from agent_profiler.targets import safe_target
 
 Nanoseconds = int
 Tokens = int
-T = TypeVar("T")
 
 
 class Harness(StrEnum):
@@ -138,23 +137,6 @@ class AnchorKind(StrEnum):
     COMPACTION = "compaction"
     SESSION = "session"
     NATIVE = "native"  # a harness's own context report (Claude Code's /context)
-
-
-@dataclass_transform(frozen_default=True)
-def frozen(cls: type[T]) -> type[T]:
-    """The model's classes, and every other record of the package: frozen to the type
-    checker, plain slots dataclasses at run time.
-
-    Nothing changes such an object once it is made, and `mypy --strict` (part of `make
-    test`) rejects any assignment to a field of a class made with this decorator. At run
-    time they are not `frozen=True`: a frozen dataclass's `__init__` sets each field
-    through `object.__setattr__`, about six times the cost of a plain one, and making them
-    (a snapshot and its changes, a response, its usage, a tool call per request) was a
-    seventh of reading a Codex or Pi journal; creating the class costs 1.4 M instructions
-    more too (its generated `__setattr__` and `__delattr__`), 50 M of an export's start-up
-    over the package's records. Hashable and compared by value, as a frozen dataclass is
-    (`unsafe_hash`)."""
-    return dataclass(slots=True, unsafe_hash=True)(cls)
 
 
 def shared(text: str) -> str:

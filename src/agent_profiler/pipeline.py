@@ -24,7 +24,7 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import IO, Any, Generic, Protocol, TypeVar
 
@@ -35,6 +35,7 @@ from agent_profiler.errors import JournalError
 from agent_profiler.loader import Link, let_go, parent_links, read_group
 from agent_profiler.model import Session, frozen
 from agent_profiler.options import ReadOptions
+from agent_profiler.records import record
 from agent_profiler.writers import TraceFacts
 
 # Below this much input, starting worker processes and sending back their packets costs
@@ -66,7 +67,7 @@ class Use(Protocol[T_co]):
     ) -> T_co: ...
 
 
-@dataclass(slots=True)
+@record
 class SessionCounts:
     """What the `wrote …` line says of one group's sessions."""
 
@@ -98,7 +99,7 @@ class SessionCounts:
         )
 
 
-@dataclass(slots=True)
+@record
 class GroupOutcome(Generic[T]):
     """One group, read and used: everything the parent needs of it."""
 

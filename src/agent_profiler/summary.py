@@ -23,7 +23,7 @@ import os
 import re
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from agent_profiler.adapters import adapter_for
@@ -31,6 +31,7 @@ from agent_profiler.adapters.claude_context import NATIVE_HEAD
 from agent_profiler.attribution import REDACTED_KIND
 from agent_profiler.model import AnchorKind, Category, Session, frozen
 from agent_profiler.privacy import private_path
+from agent_profiler.records import record
 from agent_profiler.views import (
     HEAD_HINT,
     HEAD_LABEL,
@@ -75,7 +76,7 @@ class CallRow:
     largest_addition_tool: str | None
 
 
-@dataclass(slots=True)
+@record
 class SessionSummary:
     session: str
     harness: str

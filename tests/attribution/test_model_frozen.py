@@ -1,7 +1,7 @@
 """The model's classes are frozen to the type checker and plain slots dataclasses at run
-time (model.frozen: a frozen dataclass's __init__ cost a seventh of reading a journal).
-What keeps them unchanged once made is `mypy --strict`, which `make test` runs on src/:
-these tests pin both halves."""
+time (records.frozen, re-exported by model.py: a frozen dataclass's __init__ cost a
+seventh of reading a journal). What keeps them unchanged once made is `mypy --strict`,
+which `make test` runs on src/: these tests pin both halves."""
 
 from __future__ import annotations
 

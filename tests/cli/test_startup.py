@@ -2,7 +2,7 @@
 harness's adapter, and a plain export does not import Typer, the report or the server.
 Nor what only a rare case needs (issue 32: start-up within 4x of `import orjson`): the
 standard modules below, a runtime-frozen dataclass (its generated methods are twice the
-cost of model.frozen's), the CJK pattern of the estimate's classes."""
+cost of records.frozen's), the CJK pattern of the estimate's classes."""
 
 from __future__ import annotations
 

@@ -10,18 +10,18 @@ and stream-json runs (`claude_stream.py`), which call these directly."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agent_profiler.adapters.common import MS, token_count
 from agent_profiler.adapters.drafts import CompactionDraft
 from agent_profiler.attribution import Logged, Observation
+from agent_profiler.records import record
 
 if TYPE_CHECKING:
     from agent_profiler.adapters.claude_session import SessionBuilder
 
 
-@dataclass(slots=True)
+@record
 class ObservedCompaction(CompactionDraft):
     observation: Logged | None = None
 

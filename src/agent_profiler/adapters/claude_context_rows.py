@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal
 
 from agent_profiler.model import Category, frozen
+from agent_profiler.records import record
 
 NATIVE_HEAD = (Category.SYSTEM, Category.TOOLS, Category.RULES, Category.SKILLS)
 
@@ -154,7 +155,7 @@ class RawItem:
     source: str | None
 
 
-@dataclass(slots=True)
+@record
 class Parsed:
     """What either grammar reads, before the shared rules turn it into a snapshot."""
 

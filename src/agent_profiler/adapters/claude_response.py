@@ -8,11 +8,12 @@ usage arithmetic of one response, with no knowledge of the session around it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from agent_profiler.adapters.common import TOKEN_LIMIT, token_count
 from agent_profiler.attribution import Logged
 from agent_profiler.model import Response, Usage
+from agent_profiler.records import record
 
 USAGE_KEYS = (
     "input_tokens",
@@ -23,7 +24,7 @@ USAGE_KEYS = (
 _WRITE_1H = "cache_creation_1h"  # not a journal key: usage.cache_creation's 1-hour part
 
 
-@dataclass(slots=True)
+@record
 class ResponseDraft:
     id: str
     start_ns: int

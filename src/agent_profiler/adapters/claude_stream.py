@@ -7,7 +7,7 @@ Owns splitting a stream-json file into runs (one per `system/init`), subagent fr
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +19,10 @@ from agent_profiler.adapters.common import MS, Clock, clock_origin, text_field, 
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.jsonl import read_jsonl
 from agent_profiler.model import frozen
+from agent_profiler.records import record
 
 
-@dataclass(slots=True)
+@record
 class _Run:
     """One `claude -p` run inside a stream-json file."""
 

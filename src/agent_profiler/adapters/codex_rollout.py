@@ -30,6 +30,7 @@ from agent_profiler.adapters.drafts import (
 from agent_profiler.attribution import ContextLog, Logged, Observation
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.model import Category, Harness, Prompt, Session, SourceKind
+from agent_profiler.records import record
 
 HARNESS = Harness.CODEX
 
@@ -40,18 +41,18 @@ class _Request(RequestDraft):
     window: int | None = None  # the window reported with this request (its model's)
 
 
-@dataclass(slots=True)
+@record
 class Tool(ToolDraft):
     duration_ns: int | None = None  # exec_command_end's measured duration
 
 
-@dataclass(slots=True)
+@record
 class Compaction(CompactionDraft):
     observation: Logged | None = None
     window: int | None = None
 
 
-@dataclass(slots=True)
+@record
 class RolloutBuilder:
     """Accumulates one rollout file (one Codex thread)."""
 

@@ -11,7 +11,6 @@ from collections import deque
 from collections.abc import Container, Iterable, Iterator, Mapping, MutableSequence, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import orjson
@@ -28,6 +27,7 @@ from agent_profiler.model import (
     ToolCall,
     Usage,
 )
+from agent_profiler.records import hashable_record, record
 from agent_profiler.targets import raw_target
 
 D = TypeVar("D")
@@ -63,7 +63,7 @@ def argument_previews(keep: bool) -> Iterator[None]:
 _JSON_STARTS = frozenset('{["-0123456789tfn')
 
 
-@dataclass(slots=True, unsafe_hash=True)  # not frozen: one per call (attribution.Observation)
+@hashable_record  # not frozen: one per call (attribution.Observation)
 class ToolArguments:
     """A tool call's input as every writer shows it: its keys, a capped preview per key,
     its size in UTF-8 bytes and a digest of the whole input. The size is of the same text
@@ -117,7 +117,7 @@ class ToolArguments:
         )
 
 
-@dataclass(slots=True)
+@record
 class RequestDraft:
     """A request while its journal is read: its end and its usage come with later records."""
 
@@ -179,7 +179,7 @@ def add_tool_call(
     return item_id
 
 
-@dataclass(slots=True)
+@record
 class ToolDraft:
     """A tool call while its journal is being read: the result (and with it the end, the
     error flag and the result size) arrives later, or never."""
@@ -189,7 +189,7 @@ class ToolDraft:
     start_ns: int
     response_id: str | None
     prompt_id: str | None
-    arguments: ToolArguments = ToolArguments()  # noqa: RUF009 (shared, never changed)
+    arguments: ToolArguments = ToolArguments()
     end_ns: int | None = None
     is_error: bool = False
     result_chars: int = 0
@@ -235,7 +235,7 @@ class ToolDraft:
         )
 
 
-@dataclass(slots=True)
+@record
 class CompactionDraft:
     """A compaction while its journal is being read: its start may move earlier once the
     summarisation request is found, and its sizes may come with a later record."""

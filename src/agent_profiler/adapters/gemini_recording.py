@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from agent_profiler.adapters.common import json_text, text_field
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
 from agent_profiler.jsonl import open_journal, peek, read_jsonl
+from agent_profiler.records import record
 
 MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
 HEADER_ID = re.compile(rb'"sessionId"\s*:\s*"([^"\\]{1,200})"')
@@ -34,7 +35,7 @@ def is_header(value: object) -> bool:
     )
 
 
-@dataclass(slots=True)
+@record
 class Recording:
     """One file, replayed: the header, the last version of each message, and the
     order of events (a message first seen, a `$set.messages` checkpoint, a rewind)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from agent_profiler.adapters.common import (
@@ -30,6 +30,7 @@ from agent_profiler.adapters.gemini_recording import Recording, parts
 from agent_profiler.adapters.messages_draft import MessagesDraft
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.model import Category, Compaction, Harness, Marker, Response, Session, Usage
+from agent_profiler.records import record
 
 HARNESS = Harness.GEMINI_CLI
 # Gemini CLI's own `tokenLimit(model)` (packages/core/src/core/tokenLimits.ts @ HEAD):
@@ -81,7 +82,7 @@ def window_for(model: str | None) -> tuple[int, str]:
 # --------------------------------------------------------------------------- mapping
 
 
-@dataclass(slots=True)
+@record
 class _Call(ToolDraft):
     """`end_ns` is when the call completed (its request's end when that is not recorded);
     a call without an embedded result is incomplete."""
@@ -90,7 +91,7 @@ class _Call(ToolDraft):
     has_result: bool = False
 
 
-@dataclass(slots=True)
+@record
 class SessionBuilder(MessagesDraft):
     """Maps one replayed recording onto the model."""
 

@@ -16,6 +16,7 @@ from agent_profiler.adapters.drafts import CompactionDraft, RequestDraft, ToolDr
 from agent_profiler.adapters.muse_lanes import Trace
 from agent_profiler.attribution import Logged
 from agent_profiler.model import Category, SourceKind, frozen
+from agent_profiler.records import record
 
 
 @frozen
@@ -28,7 +29,7 @@ class PendingItem:
     source_kind: SourceKind = SourceKind.NONE
 
 
-@dataclass(slots=True)
+@record
 class OpenRequest:
     """A request whose input is known (trace, model task) but whose usage is not yet."""
 
@@ -47,7 +48,7 @@ class Request(RequestDraft):
     native: bool  # its composition came from model_input_trace_recorded lanes
 
 
-@dataclass(slots=True)
+@record
 class Run:
     run_id: str
     prompt_id: str | None = None
@@ -57,14 +58,14 @@ class Run:
     end_ns: int | None = None
 
 
-@dataclass(slots=True)
+@record
 class Tool(ToolDraft):
     exec_start_ns: int | None = None
     exec_end_ns: int | None = None
     reminder: bool = False
 
 
-@dataclass(slots=True)
+@record
 class PromptDraft:
     id: str
     start_ns: int
@@ -74,7 +75,7 @@ class PromptDraft:
     tokens: int = 0  # measured once: the prompt is added again after a compaction
 
 
-@dataclass(slots=True)
+@record
 class MuseCompaction(CompactionDraft):
     observation: Logged | None = None
     requests_before: int = 0  # how many requests completed before it

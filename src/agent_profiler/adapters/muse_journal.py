@@ -9,7 +9,7 @@ tasks, approvals, tool effects. A run's events are read by `muse_runs`, request 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -39,6 +39,7 @@ from agent_profiler.attribution import ContextLog
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
 from agent_profiler.model import Category, SourceKind
+from agent_profiler.records import record
 
 EXPORT_MESSAGE = (
     "a JSON array of Muse event objects (`muse export` output), not a session.jsonl "
@@ -73,7 +74,7 @@ def _clock_view(recorded_at: object) -> dict[str, object]:
     return {}
 
 
-@dataclass(slots=True)
+@record
 class JournalBuilder:
     """Accumulates one Muse log (one session stream)."""
 

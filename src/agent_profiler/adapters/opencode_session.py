@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ from agent_profiler.adapters.messages_draft import MessagesDraft
 from agent_profiler.attribution import redacted_placeholders
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.model import Category, Compaction, Harness, Marker, Response, Session, Usage
+from agent_profiler.records import record
 
 HARNESS = Harness.OPENCODE
 # Every message role and part type this adapter knows, read (into which category, and why)
@@ -107,7 +108,7 @@ def usage_of(tokens: object) -> Usage:
     )
 
 
-@dataclass(slots=True)
+@record
 class _Pending:
     """A compaction asked for (the user `compaction` part), until its summary comes."""
 
@@ -117,7 +118,7 @@ class _Pending:
     tail_start: str | None
 
 
-@dataclass(slots=True)
+@record
 class _Call(ToolDraft):
     """`end_ns` is the part's end (its start while it runs); a call is complete once its
     state is `completed` or `error`."""
@@ -125,7 +126,7 @@ class _Call(ToolDraft):
     finished: bool = False
 
 
-@dataclass(slots=True)
+@record
 class SessionBuilder(MessagesDraft):
     stored: storage.StoredSession
     diagnostics: Diagnostics

@@ -21,7 +21,7 @@ import contextlib
 import sqlite3
 import urllib.parse
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +30,14 @@ import orjson
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
 from agent_profiler.jsonl import open_journal, peek
+from agent_profiler.records import record
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 LOCK_WAIT_S = 2.0  # how long to wait for a writer's exclusive lock before giving up
 MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
 
 
-@dataclass(slots=True)
+@record
 class StoredSession:
     """One session as stored: its info, and its messages (info with `id`) each with
     its parts (with `id`), in time order."""

@@ -38,7 +38,7 @@ Format facts these modules rely on, with the surprise each one holds:
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,6 +69,7 @@ from agent_profiler.model import (
     ToolCall,
     shared,
 )
+from agent_profiler.records import record
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
@@ -103,7 +104,7 @@ def detect(values: list[object]) -> bool:
     )
 
 
-@dataclass(slots=True)
+@record
 class SessionBuilder:
     """Accumulates one Pi session file."""
 

@@ -9,7 +9,6 @@ through the builder's public fields (the builder calls the one of its role,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agent_profiler.adapters.common import preview, text_field
@@ -19,6 +18,7 @@ from agent_profiler.adapters.pi_tree import Entry, measured_part
 from agent_profiler.attribution import Item, Observation
 from agent_profiler.estimate import tool_call_text
 from agent_profiler.model import Category, Prompt, Response, SourceKind, Usage
+from agent_profiler.records import record
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -29,7 +29,7 @@ _FAILED_STOPS = frozenset({"error", "aborted"})
 _MAX_TOKENS = 10**15  # common.token_count: beyond it a "token count" is damage
 
 
-@dataclass(slots=True)
+@record
 class Tool(ToolDraft):
     from_failed_response: bool = False
     moved_on_ns: int | None = None  # the next entry after the call, when no result came

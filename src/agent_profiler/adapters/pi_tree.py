@@ -7,11 +7,11 @@ root, cut at the latest compaction) and the context parts each entry contributes
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from agent_profiler.attribution import Item
 from agent_profiler.estimate import text_tokens
 from agent_profiler.model import Category, SourceKind
+from agent_profiler.records import record
 
 
 def measured_part(
@@ -27,7 +27,7 @@ def measured_part(
     return Item(item_id, category, len(text), text_tokens(text), label, source_id, source_kind)
 
 
-@dataclass(slots=True)
+@record
 class Entry:
     id: str
     parent: str | None

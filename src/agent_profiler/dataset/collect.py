@@ -26,7 +26,7 @@ import hashlib
 import os
 import shutil
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import IO, Any
 
@@ -37,6 +37,7 @@ from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError, OutputError, UsageError
 from agent_profiler.model import Session, frozen
 from agent_profiler.options import ReadOptions
+from agent_profiler.records import record
 
 from . import PARTITIONS, SCHEMA, TABLES
 
@@ -109,7 +110,7 @@ class WriteRows:
         return counts
 
 
-@dataclass(slots=True)
+@record
 class CollectResult:
     journals: int = 0
     new: int = 0

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from agent_profiler.annotations import TraceHeader
 from agent_profiler.digest import blake2b
 from agent_profiler.model import Session, frozen
+from agent_profiler.records import record
 
 # Same-timestamp order (TRACE_CONTRACT §1): lowest rank first.
 R_CAPTURE_BEGIN, R_COUNTER_OPEN, R_SLICE_END, R_INSTANT, R_SLICE_BEGIN = 0, 1, 2, 3, 4
@@ -119,7 +119,7 @@ Sample = tuple[int, int, int]  # a counter's (timestamp, rank, value)
 Place = tuple[int, int, int, bool]  # a slice's (start, end, position, instant), for its lane
 
 
-@dataclass(slots=True)
+@record
 class LaidSlice:
     """A slice or (instant=True) an instant. build_layout fills it in; once it returns, no
     field changes. `track` is the logical track name; lanes of one name have their own
