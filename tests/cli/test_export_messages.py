@@ -50,10 +50,10 @@ def test_the_closing_line_counts_responses_without_usage_only_when_there_are_som
 ) -> None:
     small = runner.invoke(app, ["export", str(SMALL), "-o", str(tmp_path / "s.pftrace")])
     (line,) = [x for x in small.stdout.splitlines() if x.startswith("wrote")]
-    assert "6 response(s) (+1 without usage), 2 compaction(s)," in line
+    assert "6 responses (+1 without usage), 2 compactions," in line
     codex = runner.invoke(app, ["export", str(CODEX), "-o", str(tmp_path / "c.pftrace")])
     (line,) = [x for x in codex.stdout.splitlines() if x.startswith("wrote")]
-    assert "without usage" not in line and " response(s), " in line
+    assert "without usage" not in line and " responses, " in line
     # Where to look next goes to stderr, with the other notes.
     opened = f"open it: agent-profiler open {tmp_path / 'c.pftrace'}"
     assert any(x.startswith(opened) for x in codex.stderr.splitlines())

@@ -574,3 +574,14 @@ def test_fleet_html_escapes_names_from_journals(tmp_path: Path) -> None:
     assert runner.invoke(app, ["fleet", str(dataset), "--html", str(page)]).exit_code == 0
     html = page.read_text()
     assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+
+
+def test_fleet_counts_sessions_and_subagents_in_agreeing_words(tmp_path: Path) -> None:
+    """fleet said `1 session(s) (+0 subagent)` in text and `subagent(s)` in HTML."""
+    dataset = tmp_path / "ds"
+    collect([_journals(tmp_path)], dataset)
+    text = runner.invoke(app, ["fleet", str(dataset)]).stdout
+    assert text.startswith("fleet ds: 1 session (+0 subagents), 3 requests, ")
+    page = tmp_path / "fleet.html"
+    assert runner.invoke(app, ["fleet", str(dataset), "--html", str(page)]).exit_code == 0
+    assert "<p>1 session and 0 subagents, 3 requests, " in page.read_text()

@@ -803,7 +803,7 @@ def test_a_report_of_standard_input_says_it_is_from_stdin(
     result = CliRunner().invoke(app, ["report", "-"], input=journal.read_bytes())
     assert result.exit_code == 0, result.output + result.stderr
     page = (tmp_path / "stdin.html").read_text()
-    assert "1 session(s) (0 subagent) from &lt;stdin&gt; ·" in page
+    assert "1 session (0 subagents) from &lt;stdin&gt; ·" in page
 
 
 # --------------------------------------------------------------------------- chart geometry

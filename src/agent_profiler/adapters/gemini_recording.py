@@ -160,7 +160,7 @@ def _load_document(path: Path, diagnostics: Diagnostics) -> Recording:
         raise JournalError(source, f"cannot read ({error})") from error
     if len(data) > MAX_DOCUMENT_BYTES:
         raise JournalError(source, "Gemini CLI session document over 512 MB; not read")
-    diagnostics.lines_read += 1
+    diagnostics.documents_read += 1
     try:
         value = orjson.loads(data.removeprefix(b"\xef\xbb\xbf"))
     except (ValueError, RecursionError):

@@ -83,7 +83,7 @@ def _load_json(path: Path, diagnostics: Diagnostics, *, whole: bool = False) -> 
             data = stream.read(MAX_DOCUMENT_BYTES + 1)
         if len(data) > MAX_DOCUMENT_BYTES:
             raise JournalError(str(path), "JSON document over 512 MB; not read")
-        diagnostics.lines_read += 1
+        diagnostics.documents_read += 1
         value = orjson.loads(data.removeprefix(b"\xef\xbb\xbf"))
     except JournalError as error:
         if whole:
@@ -324,7 +324,7 @@ def _db_sessions(connection: sqlite3.Connection, source: str) -> Iterator[Stored
 
 
 def _row_json(data: object, source: str, diagnostics: Diagnostics) -> Any:
-    diagnostics.lines_read += 1
+    diagnostics.rows_read += 1
     try:
         value = orjson.loads(data if isinstance(data, str | bytes) else b"")
     except (ValueError, RecursionError):

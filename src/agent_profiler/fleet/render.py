@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from agent_profiler.console import counted
 from agent_profiler.cost import WRITER_OF, render_receipt
 from agent_profiler.model import Category
 from agent_profiler.report.text import esc, percent, short_tokens
@@ -28,8 +29,8 @@ def _k(value: float | None) -> str:
 def render_text(data: Mapping[str, Any], title: str = "fleet") -> str:
     s, r = data["sessions"], data["requests"]
     out = [
-        f"{title}: {s['count']:,} session(s) (+{s['subagents']:,} subagent), "
-        f"{r['count']:,} requests, {s['first_start'] or '-'} … {s['last_start'] or '-'}",
+        f"{title}: {counted(s['count'], 'session')} (+{counted(s['subagents'], 'subagent')}), "
+        f"{counted(r['count'], 'request')}, {s['first_start'] or '-'} … {s['last_start'] or '-'}",
         "  by harness: " + ", ".join(f"{k} {v}" for k, v in s["by_harness"].items()),
     ]
     who = data["who_wrote"]
@@ -130,8 +131,8 @@ def render_html(data: Mapping[str, Any], title: str, split: Mapping[str, Any] | 
 def _sections(data: Mapping[str, Any], level: int = 2) -> list[str]:
     s, h = data["sessions"], f"h{level}"
     out = [
-        f"<p>{s['count']:,} session(s) and {s['subagents']:,} subagent(s), "
-        f"{data['requests']['count']:,} requests, {esc(s['first_start'] or '-')} to "
+        f"<p>{counted(s['count'], 'session')} and {counted(s['subagents'], 'subagent')}, "
+        f"{counted(data['requests']['count'], 'request')}, {esc(s['first_start'] or '-')} to "
         f"{esc(s['last_start'] or '-')}.</p>"
     ]
     who = data["who_wrote"]
