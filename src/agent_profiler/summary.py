@@ -568,7 +568,7 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
         if row.clock == "synthetic":
             out.append(
                 f"{escape_cell(row.session)}: synthetic clock (the journal has no times; "
-                "laid out from its own durations)"
+                "laid out from its own durations, ending at the file's modification time)"
             )
     return "\n".join(out)
 

@@ -585,3 +585,34 @@ def test_fleet_counts_sessions_and_subagents_in_agreeing_words(tmp_path: Path) -
     page = tmp_path / "fleet.html"
     assert runner.invoke(app, ["fleet", str(dataset), "--html", str(page)]).exit_code == 0
     assert "<p>1 session and 0 subagents, 3 requests, " in page.read_text()
+
+
+def test_fleet_says_which_dates_are_file_modification_times(tmp_path: Path) -> None:
+    """A stream-json journal without a timestamp (gh-aw, init-only) is dated by its file's
+    modification time: fleet put those days among the journals' own without a word."""
+    claude = TESTS / "data" / "journals" / "claude-code"
+    journals = tmp_path / "journals"
+    journals.mkdir()
+    for name in (
+        "trackgentic-mpa014m2_v2.1.143_bg-tasks-result.jsonl",  # dated 2026-05-17
+        "trackgentic-mp9r3tbb_v2.1.143_init-only-no-result.jsonl",  # no times at all
+    ):
+        shutil.copy(claude / name, journals / name)
+    undated = journals / "trackgentic-mp9r3tbb_v2.1.143_init-only-no-result.jsonl"
+    os.utime(undated, ns=(1_800_000_000 * 10**9,) * 2)  # 2027-01-15
+    dataset = tmp_path / "ds"
+    collect([journals], dataset)
+    data = _fleet(dataset)
+    sessions = data["sessions"]
+    assert (sessions["count"], sessions["dated_by_file_mtime"]) == (2, 1)
+    assert (sessions["first_start"], sessions["last_start"]) == ("2026-05-17", "2027-01-15")
+    text = runner.invoke(app, ["fleet", str(dataset)]).stdout
+    assert (
+        "2026-05-17 … 2027-01-15 (1 session dated by the journal file's modification time: "
+        "no times in the journal)"
+    ) in text.splitlines()[0]
+    # a dataset of dated journals only says nothing of the kind
+    (journals / undated.name).unlink()
+    collect([journals], tmp_path / "dated")
+    assert _fleet(tmp_path / "dated")["sessions"]["dated_by_file_mtime"] == 0
+    assert "modification time" not in runner.invoke(app, ["fleet", str(tmp_path / "dated")]).stdout

@@ -26,11 +26,23 @@ def _k(value: float | None) -> str:
     return f"{value / 1000:.1f}K" if value >= 1000 else f"{value:.0f}"
 
 
+def _mtime_note(sessions: Mapping[str, Any]) -> str:
+    """Said after the dates when some of them are not the journals' own."""
+    count = sessions.get("dated_by_file_mtime") or 0
+    if not count:
+        return ""
+    return (
+        f" ({counted(count, 'session')} dated by the journal file's modification time: "
+        "no times in the journal)"
+    )
+
+
 def render_text(data: Mapping[str, Any], title: str = "fleet") -> str:
     s, r = data["sessions"], data["requests"]
     out = [
         f"{title}: {counted(s['count'], 'session')} (+{counted(s['subagents'], 'subagent')}), "
-        f"{counted(r['count'], 'request')}, {s['first_start'] or '-'} … {s['last_start'] or '-'}",
+        f"{counted(r['count'], 'request')}, {s['first_start'] or '-'} … {s['last_start'] or '-'}"
+        + _mtime_note(s),
         "  by harness: " + ", ".join(f"{k} {v}" for k, v in s["by_harness"].items()),
     ]
     who = data["who_wrote"]
@@ -133,7 +145,7 @@ def _sections(data: Mapping[str, Any], level: int = 2) -> list[str]:
     out = [
         f"<p>{counted(s['count'], 'session')} and {counted(s['subagents'], 'subagent')}, "
         f"{counted(data['requests']['count'], 'request')}, {esc(s['first_start'] or '-')} to "
-        f"{esc(s['last_start'] or '-')}.</p>"
+        f"{esc(s['last_start'] or '-')}{esc(_mtime_note(s))}.</p>"
     ]
     who = data["who_wrote"]
     out.append(f"<{h}>Who wrote the end-of-session context</{h}>")

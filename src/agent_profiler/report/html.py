@@ -222,7 +222,10 @@ def context_view(
         facts.append(f"project {basename(session.project)}")
     if session.clock == "synthetic":
         # No times in the journal: a start would be made up, the length comes from durations.
-        facts.append("synthetic clock (the journal has no times; laid out from its durations)")
+        facts.append(
+            "synthetic clock (the journal has no times; laid out from its durations, ending "
+            "at the file's modification time)"
+        )
     else:
         facts.append(f"started {utc(t0)}")
     facts.append(f"lasted {duration((t1 - t0) / 1e9)}")
