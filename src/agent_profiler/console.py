@@ -135,8 +135,10 @@ def tell_reading(result: LoadResult, diagnostics: Diagnostics) -> None:
                 echo(as_given(f"  first {kind}: {diagnostics.unrecognised_at[kind]}"), err=True)
     if result.ignored:
         echo(
-            f"note: {result.ignored} other file(s) in the given folders are not *.jsonl or "
-            "*.jsonl.gz and were not read (name a stream-json .txt file directly)",
+            f"note: {counted(result.ignored, 'other file')} in the given folders "
+            f"{'is' if result.ignored == 1 else 'are'} not *.jsonl or *.jsonl.gz and "
+            f"{'was' if result.ignored == 1 else 'were'} not read "
+            "(name a stream-json .txt file directly)",
             err=True,
         )
 

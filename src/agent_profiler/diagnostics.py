@@ -116,7 +116,8 @@ class Diagnostics:
             )
             if count
         ]
-        return f"{' and '.join(parts) or '0 lines'} read"
+        listed = ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else "".join(parts)
+        return f"{listed or '0 lines'} read"
 
     def accounting(self) -> tuple[tuple[str, object], ...]:
         """The reading costs as trace metadata: every line is used, skipped on purpose

@@ -162,7 +162,7 @@ def test_notes_for_ignored_files_skipped_kinds_and_orphan_subagents(tmp_path: Pa
     (folder / "small.jsonl").write_bytes(SMALL.read_bytes())
     result = runner.invoke(app, ["export", str(folder), "-o", str(tmp_path / "t.pftrace")])
     assert result.exit_code == 0
-    assert "note: 1 other file(s) in the given folders are not *.jsonl" in result.stderr
+    assert "note: 1 other file in the given folders is not *.jsonl" in result.stderr
     assert "skipped on purpose (not model input): claude:summary 1" in result.stderr
     agent = (
         SPOTTER_DIR / "258c7280-ae70-4798-800f-63464d01a85d" / "subagents" / "agent-a881341.jsonl"
@@ -629,7 +629,7 @@ def test_a_pipe_inside_a_folder_is_named_not_waited_on(tmp_path: Path) -> None:
     assert [line for line in done.stderr.splitlines() if why in line] == [
         f"error: {folder / name}: {why}" for name in ("pipe.json", "pipe.jsonl")
     ]
-    assert "note: 1 other file(s)" in done.stderr  # `control`: not a journal's name
+    assert "note: 1 other file in" in done.stderr  # `control`: not a journal's name
     assert done.stdout.startswith("wrote t.pftrace")
 
 

@@ -150,7 +150,7 @@ def test_a_model_without_a_price_is_named_and_not_guessed(tmp_path: Path) -> Non
     assert not cost["complete"]
     assert cost["billed"]["total_usd"] == 0
     text = runner.invoke(app, ["summary", str(journal), "--cost"]).stdout
-    assert "no price for no-such-model-zz9 (3 request(s))" in text
+    assert "no price for no-such-model-zz9 (3 requests)" in text
 
 
 def test_summary_json_has_no_cost_unless_asked() -> None:
@@ -616,3 +616,43 @@ def test_fleet_says_which_dates_are_file_modification_times(tmp_path: Path) -> N
     collect([journals], tmp_path / "dated")
     assert _fleet(tmp_path / "dated")["sessions"]["dated_by_file_mtime"] == 0
     assert "modification time" not in runner.invoke(app, ["fleet", str(tmp_path / "dated")]).stdout
+
+
+def test_collect_says_which_files_of_a_folder_it_did_not_read(tmp_path: Path) -> None:
+    """export notes the files of a folder that are not journals (a stream-json .txt among
+    them, read only when named); collect left them out without a word."""
+    journals = _journals(tmp_path)
+    ghaw = TESTS / "data" / "journals" / "claude-code" / "gh-aw_sample_claude_log_new_format.txt"
+    shutil.copy(ghaw, journals / ghaw.name)
+    (journals / "notes.md").write_text("# my notes\n")  # documentation: not counted
+    result = runner.invoke(app, ["collect", str(journals), "--to", str(tmp_path / "ds")])
+    assert result.exit_code == 0, result.output
+    assert (
+        "note: 1 other file in the given folders is not *.jsonl or *.jsonl.gz and was "
+        "not read (name a stream-json .txt file directly)"
+    ) in result.stderr.splitlines()
+    assert "1 journal: 1 new" in result.stdout
+    # named directly, the stream-json file is read
+    named = runner.invoke(app, ["collect", str(journals / ghaw.name), "--to", str(tmp_path / "ds")])
+    assert "1 journal: 1 new" in named.stdout and "note:" not in named.stderr
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=SHARED_REASON)
+def test_collect_and_fleet_of_the_corpus_read_as_a_team_lead_reads_them(tmp_path: Path) -> None:
+    """The whole corpus, as a team lead's first try: counts in agreeing words (`session(s)`,
+    `1 request(s)`, `1 session(s)`), weights in K or M (`40651.3K`), no absolute path."""
+    dataset = tmp_path / "ds"
+    collected = runner.invoke(app, ["collect", str(CORPUS), "--to", str(dataset)])
+    assert collected.exit_code in (0, 1), collected.output
+    fleet = runner.invoke(app, ["fleet", str(dataset)])
+    assert fleet.exit_code == 0, fleet.output
+    # the dataset's folder, as the user named it, is theirs to see
+    said = (collected.stdout + fleet.stdout).replace(str(dataset), "DS")
+    assert "(s)" not in said and "(es)" not in said
+    assert not re.search(r"\b\d{4,}\.\dK\b", fleet.stdout), "thousands of K: say M"
+    assert re.search(r"\b\d+\.\dM\)", fleet.stdout)  # the corpus's heaviest sources
+    assert not re.search(r"(^|[\s(])(/home/|/Users/|/root/|/work/|/tmp/)", said)
+    # the subagents collect counts are the ones fleet sets apart
+    sessions = _fleet(dataset)["sessions"]
+    total = re.search(r"([\d,]+) sessions in the dataset", collected.stdout)
+    assert total and int(total[1].replace(",", "")) == sessions["count"] + sessions["subagents"]

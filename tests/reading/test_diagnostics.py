@@ -64,7 +64,7 @@ def test_whole_documents_and_database_rows_are_not_called_lines() -> None:
     # THEN one document is one document, not "1 line"
     assert diagnostics.read_text() == "1 JSON document read"
     diagnostics.lines_read, diagnostics.rows_read = 2, 40
-    assert diagnostics.read_text() == "2 lines and 1 JSON document and 40 database rows read"
+    assert diagnostics.read_text() == "2 lines, 1 JSON document and 40 database rows read"
     # AND the trace's accounting names each unit, the lines always
     assert dict(diagnostics.accounting())["documents_read"] == 1
     assert dict(diagnostics.accounting())["rows_read"] == 40

@@ -122,6 +122,7 @@ class CollectResult:
     version: int | None = None  # the version written (None: nothing to do)
     jobs: int = 1
     sessions_total: int = 0
+    ignored: int = 0  # files in the given folders that are not journals (not read)
     # The warnings and records not recognised of the journals read, as export says them.
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
 
@@ -181,6 +182,7 @@ def collect(
         old = read_manifest(target)
         expanded = expand(inputs)
         result.failures += expanded.failures
+        result.ignored = expanded.ignored
         files: dict[str, Path] = {}
         folders: dict[str, str] = {}
         keys: dict[Path, str] = {}

@@ -23,6 +23,9 @@ WRITER_COLOURS = {
 def _k(value: float | None) -> str:
     if value is None:
         return "-"
+    # 40651.3K was hard to read: millions as M.
+    if value >= 999_950:
+        return f"{value / 1_000_000:.1f}M"
     return f"{value / 1000:.1f}K" if value >= 1000 else f"{value:.0f}"
 
 
@@ -47,7 +50,7 @@ def render_text(data: Mapping[str, Any], title: str = "fleet") -> str:
     ]
     who = data["who_wrote"]
     out.append(
-        f"\nwho wrote the end-of-session context (mean over {who['sessions']} session(s) "
+        f"\nwho wrote the end-of-session context (mean over {counted(who['sessions'], 'session')} "
         f"with ≥ {who['min_turns']} requests; estimated):"
     )
     for writer, share in who["by_writer"].items():
@@ -65,8 +68,8 @@ def render_text(data: Mapping[str, Any], title: str = "fleet") -> str:
         )
     comp = data["compactions"]
     out.append(
-        f"\ncompactions: {comp['total']} in {comp['sessions_with']} of {comp['sessions']} "
-        "session(s); per session: "
+        f"\ncompactions: {comp['total']:,} in {comp['sessions_with']:,} of "
+        f"{counted(comp['sessions'], 'session')}; per session: "
         + ", ".join(f"{n}: {count}" for n, count in comp["per_session"].items())
     )
     tools = data["tool_results"]
@@ -102,7 +105,7 @@ def _share(value: float | None) -> str:
 
 def _source(entry: Mapping[str, Any]) -> str:
     weight = entry.get("token_requests", entry.get("result_tokens"))
-    return f"{entry['name']} ({entry['sessions']} session(s), {_k(weight)})"
+    return f"{entry['name']} ({counted(entry['sessions'], 'session')}, {_k(weight)})"
 
 
 # --------------------------------------------------------------------------- HTML
@@ -159,7 +162,7 @@ def _sections(data: Mapping[str, Any], level: int = 2) -> list[str]:
     )
     out.append(
         f"<p class=note>Mean share of the last request's estimated context over "
-        f"{who['sessions']} session(s) with at least {who['min_turns']} requests.</p>"
+        f"{counted(who['sessions'], 'session')} with at least {who['min_turns']} requests.</p>"
     )
     out.append(f"<{h}>Context by turn</{h}>")
     out.append(_columns(data["context_by_turn"]))
@@ -170,8 +173,8 @@ def _sections(data: Mapping[str, Any], level: int = 2) -> list[str]:
     comp = data["compactions"]
     out.append(f"<{h}>Compactions</{h}>")
     out.append(
-        f"<p>{comp['total']} compaction(s) in {comp['sessions_with']} of {comp['sessions']} "
-        "session(s).</p>"
+        f"<p>{counted(comp['total'], 'compaction')} in {comp['sessions_with']:,} of "
+        f"{counted(comp['sessions'], 'session')}.</p>"
     )
     out.append(_hbar([(f"{n} per session", v) for n, v in comp["per_session"].items()], {}))
     tools = data["tool_results"]

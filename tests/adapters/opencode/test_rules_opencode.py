@@ -617,7 +617,7 @@ def test_patch_parts_are_markers_and_a_fact(tmp_path: Path) -> None:
     doc = cut(COMPACTING, [0, 8, 9, 10])
     session, _ = read_one(tmp_path, doc)
     patches = [m for m in session.markers if m.kind == "patch"]
-    assert [m.value for m in patches] == ["1 file(s)", "1 file(s)"]
+    assert [m.value for m in patches] == ["1 file", "1 file"]
     # At the latest time read before the part: the end of the edit that made the patch.
     edits = [parts(doc, i, "tool")[-1] for i in (2, 3)]
     assert [e["tool"] for e in edits] == ["edit", "edit"]
@@ -625,7 +625,7 @@ def test_patch_parts_are_markers_and_a_fact(tmp_path: Path) -> None:
     assert dict(session.facts)["patch_parts"] == "2"
     parts(doc, 2, "patch")[0]["files"] = "not a list"
     session, _ = read_one(tmp_path, doc)
-    assert [m.value for m in session.markers if m.kind == "patch"] == ["0 file(s)", "1 file(s)"]
+    assert [m.value for m in session.markers if m.kind == "patch"] == ["0 files", "1 file"]
 
 
 def test_a_patch_after_the_step_finish_belongs_to_the_one_request(tmp_path: Path) -> None:
