@@ -101,6 +101,16 @@ JournalsArgument = Annotated[
         metavar="JOURNAL",
     ),
 ]
+# collect knows each journal by its path: no stdin (its help said "- for stdin").
+CollectedArgument = Annotated[
+    list[Path],
+    typer.Argument(
+        help="Journal files (.jsonl, .jsonl.gz, Gemini CLI and OpenCode .json, OpenCode's "
+        ".db) or directories; not a pipe: the dataset knows each journal by its path.",
+        show_default=False,
+        metavar="JOURNAL",
+    ),
+]
 HarnessOption = Annotated[Harness | None, option(spec.HARNESS)]
 ForceOption = Annotated[bool, option(spec.FORCE)]
 JobsOption = Annotated[int | None, option(spec.JOBS, min=1)]
@@ -211,7 +221,7 @@ def summary(
 @app.command(short_help="Collect journals into a Parquet dataset, incrementally.")
 @_errors_to_exit_codes
 def collect(
-    journals: JournalsArgument,
+    journals: CollectedArgument,
     to: Annotated[
         Path,
         typer.Option(
