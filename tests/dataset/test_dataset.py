@@ -656,3 +656,20 @@ def test_collect_and_fleet_of_the_corpus_read_as_a_team_lead_reads_them(tmp_path
     sessions = _fleet(dataset)["sessions"]
     total = re.search(r"([\d,]+) sessions in the dataset", collected.stdout)
     assert total and int(total[1].replace(",", "")) == sessions["count"] + sessions["subagents"]
+
+
+def test_fleet_html_does_not_overwrite_a_file_without_force(tmp_path: Path) -> None:
+    """`fleet --html page.html` wrote over an existing page.html, where every other output
+    asks for --force."""
+    dataset = tmp_path / "ds"
+    collect([_journals(tmp_path)], dataset)
+    page = tmp_path / "page.html"
+    page.write_text("mine\n")
+    refused = runner.invoke(app, ["fleet", str(dataset), "--html", str(page)])
+    assert refused.exit_code == 2
+    assert refused.stderr == f"error: {page} exists; pass --force to overwrite it\n"
+    assert page.read_text() == "mine\n"
+    forced = runner.invoke(app, ["fleet", str(dataset), "--html", str(page), "--force"])
+    assert forced.exit_code == 0 and page.read_text().startswith("<!doctype html>")
+    # a device is written in place, as elsewhere
+    assert runner.invoke(app, ["fleet", str(dataset), "--html", "/dev/null"]).exit_code == 0
