@@ -673,3 +673,18 @@ def test_fleet_html_does_not_overwrite_a_file_without_force(tmp_path: Path) -> N
     assert forced.exit_code == 0 and page.read_text().startswith("<!doctype html>")
     # a device is written in place, as elsewhere
     assert runner.invoke(app, ["fleet", str(dataset), "--html", "/dev/null"]).exit_code == 0
+
+
+def test_every_fleet_json_key_is_documented(tmp_path: Path) -> None:
+    """docs/dataset.md's "Stable keys" left out `tool_results.tokens_basis`,
+    `tool_results.other_tools` and `sources.weight`."""
+    dataset = tmp_path / "ds"
+    collect([_journals(tmp_path)], dataset)
+    data = _fleet(dataset, "--split", "2026-01-01")
+    docs = (TESTS.parent / "docs" / "dataset.md").read_text(encoding="utf-8")
+    stable = docs[docs.index("Stable keys:") : docs.index("## What the context cost")]
+    keys = {key for key in data} | {
+        key for value in data.values() if isinstance(value, dict) for key in value
+    }
+    keys -= set(data["cost"])  # the receipt's keys: documented with the receipt, below
+    assert sorted(k for k in keys if f"`{k}`" not in stable) == []
