@@ -449,33 +449,24 @@ def _error_cell(row: SessionSummary) -> str:
 
 
 # A fill measured against a window the journal does not state is marked in the table.
-_NOT_STATED = {"assumed": "*", "model table": "+"}
+_NOT_STATED = {
+    "assumed": ("*", "an assumed window (a default; the journal does not state it)"),
+    "model table": ("+", "the harness's own window for the model (the journal does not state it)"),
+}
 
 
 def _fill_cell(row: SessionSummary) -> str:
     if row.peak_fill is None:
         return "-"
-    return f"{100 * row.peak_fill:.0f}%" + _NOT_STATED.get(row.window_source or "", "")
+    return f"{100 * row.peak_fill:.0f}%" + _NOT_STATED.get(row.window_source or "", ("",))[0]
 
 
 def _fill_notes(rows: Sequence[SessionSummary]) -> list[str]:
     """One line per mark used: the windows it stands for (harness and size)."""
     notes = []
-    for origin, mark in _NOT_STATED.items():
-        windows = sorted(
-            {
-                (row.harness, row.window_tokens)
-                for row in rows
-                if row.window_source == origin and row.peak_fill is not None and row.window_tokens
-            }
-        )
-        if windows:
-            listed = ", ".join(f"{harness} {size:,}" for harness, size in windows)
-            what = (
-                "an assumed window (a default; the journal does not state it)"
-                if origin == "assumed"
-                else "the harness's own window for the model (the journal does not state it)"
-            )
+    for origin, (mark, what) in _NOT_STATED.items():
+        used = {(r.harness, r.window_tokens or 0) for r in rows if r.window_source == origin}
+        if listed := ", ".join(f"{harness} {size:,}" for harness, size in sorted(used)):
             notes.append(f"fill {mark}: against {what}: {listed} tokens; --window sets it")
     return notes
 
