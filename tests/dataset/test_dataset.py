@@ -651,6 +651,8 @@ def test_collect_and_fleet_of_the_corpus_read_as_a_team_lead_reads_them(tmp_path
     assert "(s)" not in said and "(es)" not in said
     assert not re.search(r"\b\d{4,}\.\dK\b", fleet.stdout), "thousands of K: say M"
     assert re.search(r"\b\d+\.\dM\)", fleet.stdout)  # the corpus's heaviest sources
+    # one pair of brackets, not "(weight: tokens × requests resident (what …))"
+    assert "\nlargest recurring sources, weighed by tokens × requests resident (" in fleet.stdout
     assert not re.search(r"(^|[\s(])(/home/|/Users/|/root/|/work/|/tmp/)", said)
     # the subagents collect counts are the ones fleet sets apart
     sessions = _fleet(dataset)["sessions"]

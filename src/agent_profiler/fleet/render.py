@@ -84,7 +84,7 @@ def render_text(data: Mapping[str, Any], title: str = "fleet") -> str:
             f"{_share(row['share_tokens']):>8}"
         )
     sources = data["sources"]
-    out.append(f"\nlargest recurring sources (weight: {sources['weight']}):")
+    out.append(f"\nlargest recurring sources, weighed by {sources['weight']}:")
     for key, label in (
         ("mcp_servers", "MCP servers"),
         ("skills", "skills"),
