@@ -690,3 +690,35 @@ def test_every_fleet_json_key_is_documented(tmp_path: Path) -> None:
     }
     keys -= set(data["cost"])  # the receipt's keys: documented with the receipt, below
     assert sorted(k for k in keys if f"`{k}`" not in stable) == []
+
+
+def test_fleet_html_draws_compactions_per_session_as_counts(tmp_path: Path) -> None:
+    """The Compactions plot drew the number of sessions as a share: 47 sessions without a
+    compaction were "4700%", a bar 30,000 pixels wide."""
+    journals = _journals(tmp_path)
+    for n in range(2):  # three sessions, none compacted
+        copy = HANDMADE.read_text().replace(SESSION_ID, f"0d5e7a7a-1111-4222-8333-44445555000{n}")
+        (journals / f"copy{n}.jsonl").write_text(copy)
+    dataset = tmp_path / "ds"
+    collect([journals], dataset)
+    page = tmp_path / "fleet.html"
+    assert runner.invoke(app, ["fleet", str(dataset), "--html", str(page)]).exit_code == 0
+    html = page.read_text()
+    plot = html[html.index("<h2>Compactions</h2>") :]
+    plot = plot[: plot.index("</svg>")]
+    assert "<title>0 per session: 3 sessions</title>" in plot and "300%" not in plot
+    widths = [float(w) for w in re.findall(r'<rect [^>]*width="([\d.]+)"', plot)]
+    assert widths and max(widths) <= 640
+
+
+def test_fleet_of_the_current_folder_names_it(tmp_path: Path) -> None:
+    """`fleet .` titled its page "fleet : 1 session" (the name of "." is "")."""
+    dataset = tmp_path / "my-team"
+    collect([_journals(tmp_path)], dataset)
+    here = os.getcwd()
+    os.chdir(dataset)
+    try:
+        text = runner.invoke(app, ["fleet", "."]).stdout
+    finally:
+        os.chdir(here)
+    assert text.startswith("fleet my-team: 1 session (+0 subagents)")

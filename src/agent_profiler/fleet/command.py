@@ -123,8 +123,10 @@ def run_fleet(
         echo(f"note: no session in {directory} matches {given}", err=True)
     if split_data is not None:
         data["split"] = split_data
+    # The folder's name (`fleet .` named it "": "fleet : 53 sessions"); never its path.
+    name = directory.name or directory.resolve().name
     if html is not None:
-        size = write(html, render_html(data, f"Agent Profiler fleet: {directory.name}", split_data))
+        size = write(html, render_html(data, f"Agent Profiler fleet: {name}", split_data))
         if html_to_stdout:
             echo(f"wrote stdout ({size:,} bytes)", err=True)
         else:
@@ -132,7 +134,7 @@ def run_fleet(
     if as_json:
         echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
     elif html is None:
-        echo(render_text(data, f"fleet {directory.name}"))
+        echo(render_text(data, f"fleet {name}"))
         if split_data is not None:
             for side in ("before", "after"):
                 echo("\n" + render_text(split_data[side], f"{side} {split}"))

@@ -176,7 +176,9 @@ def _sections(data: Mapping[str, Any], level: int = 2) -> list[str]:
         f"<p>{counted(comp['total'], 'compaction')} in {comp['sessions_with']:,} of "
         f"{counted(comp['sessions'], 'session')}.</p>"
     )
-    out.append(_hbar([(f"{n} per session", v) for n, v in comp["per_session"].items()], {}))
+    # Counts of sessions, not shares (drawn as 4700% and 30,000 pixels wide).
+    per_session = [(f"{n} per session", v) for n, v in comp["per_session"].items()]
+    out.append(_hbar(per_session, {}, absolute=True, unit="session"))
     tools = data["tool_results"]
     out.append(f"<{h}>Tool results by tool</{h}>")
     out.append(
@@ -219,9 +221,13 @@ def _weight(entry: Mapping[str, Any]) -> float:
 
 
 def _hbar(
-    items: Sequence[tuple[str, float]], colours: Mapping[str, str], absolute: bool = False
+    items: Sequence[tuple[str, float]],
+    colours: Mapping[str, str],
+    absolute: bool = False,
+    unit: str | None = None,
 ) -> str:
-    """One horizontal bar per item (shares, or absolute values scaled to the largest)."""
+    """One horizontal bar per item (shares, or absolute values scaled to the largest:
+    tokens, or counts of `unit`)."""
     if not items:
         return "<p class=note>(none)</p>"
     top = max(v for _, v in items) or 1
@@ -230,7 +236,11 @@ def _hbar(
     for index, (label, value) in enumerate(items):
         y = index * row + 2
         w = (value / top if absolute else value) * width
-        text = short_tokens(value) if absolute else percent(value)
+        text = (
+            (counted(int(value), unit) if unit else short_tokens(value))
+            if absolute
+            else percent(value)
+        )
         svg.append(
             f'<text x="0" y="{y + 14}">{esc(str(label)[:34])}</text>'
             f'<rect x="250" y="{y + 2}" width="{w:.1f}" height="{row - 5}" '
