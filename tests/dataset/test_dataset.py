@@ -651,6 +651,11 @@ def test_collect_and_fleet_of_the_corpus_read_as_a_team_lead_reads_them(tmp_path
     assert "(s)" not in said and "(es)" not in said
     assert not re.search(r"\b\d{4,}\.\dK\b", fleet.stdout), "thousands of K: say M"
     assert re.search(r"\b\d+\.\dM\)", fleet.stdout)  # the corpus's heaviest sources
+    # the page's bars say the weights as the text does (not "2.02801M", "26.85k")
+    page = tmp_path / "fleet.html"
+    assert runner.invoke(app, ["fleet", str(dataset), "--html", str(page)]).exit_code == 0
+    weights = re.findall(r"<title>[^<]*: ([\d.]+[kKM]?)</title>", page.read_text())
+    assert weights and all(re.fullmatch(r"\d+(\.\d[KM])?", w) for w in weights), weights
     # one pair of brackets, not "(weight: tokens × requests resident (what …))"
     assert "\nlargest recurring sources, weighed by tokens × requests resident (" in fleet.stdout
     assert not re.search(r"(^|[\s(])(/home/|/Users/|/root/|/work/|/tmp/)", said)

@@ -9,7 +9,7 @@ from typing import Any
 from agent_profiler.console import counted
 from agent_profiler.cost import WRITER_OF, render_receipt
 from agent_profiler.model import Category
-from agent_profiler.report.text import esc, percent, short_tokens
+from agent_profiler.report.text import esc, percent
 
 WRITER_COLOURS = {
     "tool results": "#f28e2b",
@@ -236,11 +236,7 @@ def _hbar(
     for index, (label, value) in enumerate(items):
         y = index * row + 2
         w = (value / top if absolute else value) * width
-        text = (
-            (counted(int(value), unit) if unit else short_tokens(value))
-            if absolute
-            else percent(value)
-        )
+        text = (counted(int(value), unit) if unit else _k(value)) if absolute else percent(value)
         svg.append(
             f'<text x="0" y="{y + 14}">{esc(str(label)[:34])}</text>'
             f'<rect x="250" y="{y + 2}" width="{w:.1f}" height="{row - 5}" '
