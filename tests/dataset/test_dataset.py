@@ -727,3 +727,16 @@ def test_fleet_of_the_current_folder_names_it(tmp_path: Path) -> None:
     finally:
         os.chdir(here)
     assert text.startswith("fleet my-team: 1 session (+0 subagents)")
+
+
+def test_a_split_side_without_sessions_is_one_line(tmp_path: Path) -> None:
+    """`fleet --split` on a date after every session printed the later side as a page of
+    empty headings ("by harness: ", "tool  calls  chars  tokens", …)."""
+    dataset = tmp_path / "ds"
+    collect([_journals(tmp_path)], dataset)
+    text = runner.invoke(app, ["fleet", str(dataset), "--split", "2030-01-01"]).stdout
+    before, after = text.split("\nbefore 2030-01-01: ")[1].split("\nafter 2030-01-01")
+    assert before.startswith("1 session (+0 subagents), 3 requests")
+    assert after == ": no sessions\n"
+    filtered = runner.invoke(app, ["fleet", str(dataset), "--model", "gpt-9"])
+    assert filtered.stdout == "fleet ds: no sessions\n"

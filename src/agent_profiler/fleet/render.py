@@ -42,6 +42,9 @@ def _mtime_note(sessions: Mapping[str, Any]) -> str:
 
 def render_text(data: Mapping[str, Any], title: str = "fleet") -> str:
     s, r = data["sessions"], data["requests"]
+    if not s["count"] + s["subagents"]:
+        # Not a page of empty headings (a --split side, filters that match nothing).
+        return f"{title}: no sessions"
     out = [
         f"{title}: {counted(s['count'], 'session')} (+{counted(s['subagents'], 'subagent')}), "
         f"{counted(r['count'], 'request')}, {s['first_start'] or '-'} … {s['last_start'] or '-'}"
