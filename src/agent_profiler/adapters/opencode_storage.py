@@ -27,6 +27,7 @@ from typing import Any
 
 import orjson
 
+from agent_profiler.console import counted
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
 from agent_profiler.jsonl import open_journal, peek
@@ -199,7 +200,8 @@ def read_storage(
                 str(path),
                 None,
                 "missing-parts",
-                f"{missing} assistant message(s) have no part files (their content is unknown)",
+                f"{counted(missing, 'assistant message')} {'has' if missing == 1 else 'have'} "
+                "no part files (their content is unknown)",
             )
         sessions.append(session)
     return sessions

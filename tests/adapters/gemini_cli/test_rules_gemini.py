@@ -1161,7 +1161,7 @@ def test_a_cut_short_document_keeps_its_header_and_complete_messages(tmp_path: P
             path.name,
             None,
             "truncated-document",
-            "JSON document cut short or damaged; the first 4 complete message(s) kept",
+            "JSON document cut short or damaged; the first 4 complete messages kept",
         )
     ]
     assert diagnostics.records_parsed == 4
@@ -1504,7 +1504,8 @@ def test_a_cut_document_keeps_every_complete_message(tmp_path: Path, name: str, 
     else:
         (session,), diagnostics = _salvaged(tmp_path, cut)
     assert [w.message for w in diagnostics.warnings] == [
-        f"JSON document cut short or damaged; the first {kept} complete message(s) kept"
+        "JSON document cut short or damaged; the first "
+        f"{kept} complete message{'' if kept == 1 else 's'} kept"
     ]
     assert diagnostics.records_parsed == kept
     requests = [m["id"] for m in messages[:kept] if m["type"] == "gemini"]
@@ -1551,7 +1552,7 @@ def test_a_cut_document_with_no_complete_message_counts_one_record(tmp_path: Pat
     assert diagnostics.records_parsed == len(_messages()) + 1
     assert (diagnostics.documents_read, diagnostics.lines_read) == (2, 0)  # not lines
     assert [w.message for w in diagnostics.warnings] == [
-        "JSON document cut short or damaged; the first 0 complete message(s) kept"
+        "JSON document cut short or damaged; the first 0 complete messages kept"
     ]
 
 
@@ -1600,7 +1601,7 @@ def test_a_lie_on_the_first_message_is_judged_against_its_neighbours(tmp_path: P
     ((_, line, kind, message),) = _warnings(diagnostics)
     assert (line, kind) == (None, "time-outlier")
     assert message.startswith("messages[0]: timestamp 2099-01-01T00:00:00Z is ")
-    assert message.endswith("day(s) from the times around it; placed just after that record")
+    assert message.endswith("days from the times around it; placed just after that record")
     start = ns(_doc()["startTime"])
     assert (session.start_ns, session.prompts[0].start_ns) == (start, start)
     assert session.end_ns == ns(messages[3]["toolCalls"][0]["timestamp"])

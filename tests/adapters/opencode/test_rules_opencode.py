@@ -1446,7 +1446,7 @@ def test_a_damaged_storage_file_is_warned_about_and_the_rest_read(tmp_path: Path
         (
             str(session_file),
             None,
-            "2 assistant message(s) have no part files (their content is unknown)",
+            "2 assistant messages have no part files (their content is unknown)",
         )
     ]
 
