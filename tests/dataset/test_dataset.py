@@ -740,3 +740,15 @@ def test_a_split_side_without_sessions_is_one_line(tmp_path: Path) -> None:
     assert after == ": no sessions\n"
     filtered = runner.invoke(app, ["fleet", str(dataset), "--model", "gpt-9"])
     assert filtered.stdout == "fleet ds: no sessions\n"
+
+
+def test_fleet_says_the_subagents_requests_apart(tmp_path: Path) -> None:
+    """ "2 sessions (+1 subagent), 152 requests": the subagent's 3 requests were not in the
+    count, and nothing said so (the JSON has them as requests.with_subagents)."""
+    spotter = TESTS / "data" / "journals" / "claude-code" / "spotter-2.1.39-subagents-compaction"
+    dataset = tmp_path / "ds"
+    collect([spotter], dataset)
+    data = _fleet(dataset)
+    assert (data["requests"]["count"], data["requests"]["with_subagents"]) == (152, 155)
+    text = runner.invoke(app, ["fleet", str(dataset)]).stdout
+    assert text.startswith("fleet ds: 1 session (+1 subagent), 152 requests (+3 in subagents), ")

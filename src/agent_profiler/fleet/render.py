@@ -40,6 +40,12 @@ def _mtime_note(sessions: Mapping[str, Any]) -> str:
     )
 
 
+def _subagent_requests(requests: Mapping[str, Any]) -> str:
+    """The subagents' requests, apart: the count is the main sessions' (as the sessions')."""
+    more = requests["with_subagents"] - requests["count"]
+    return f" (+{more:,} in subagents)" if more > 0 else ""
+
+
 def render_text(data: Mapping[str, Any], title: str = "fleet") -> str:
     s, r = data["sessions"], data["requests"]
     if not s["count"] + s["subagents"]:
@@ -47,8 +53,8 @@ def render_text(data: Mapping[str, Any], title: str = "fleet") -> str:
         return f"{title}: no sessions"
     out = [
         f"{title}: {counted(s['count'], 'session')} (+{counted(s['subagents'], 'subagent')}), "
-        f"{counted(r['count'], 'request')}, {s['first_start'] or '-'} … {s['last_start'] or '-'}"
-        + _mtime_note(s),
+        f"{counted(r['count'], 'request')}{_subagent_requests(r)}, "
+        f"{s['first_start'] or '-'} … {s['last_start'] or '-'}" + _mtime_note(s),
         "  by harness: " + ", ".join(f"{k} {v}" for k, v in s["by_harness"].items()),
     ]
     who = data["who_wrote"]
