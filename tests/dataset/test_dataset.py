@@ -752,3 +752,6 @@ def test_fleet_says_the_subagents_requests_apart(tmp_path: Path) -> None:
     assert (data["requests"]["count"], data["requests"]["with_subagents"]) == (152, 155)
     text = runner.invoke(app, ["fleet", str(dataset)]).stdout
     assert text.startswith("fleet ds: 1 session (+1 subagent), 152 requests (+3 in subagents), ")
+    page = tmp_path / "fleet.html"
+    assert runner.invoke(app, ["fleet", str(dataset), "--html", str(page)]).exit_code == 0
+    assert "<p>1 session and 1 subagent, 152 requests (+3 in subagents), " in page.read_text()

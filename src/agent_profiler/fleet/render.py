@@ -156,7 +156,8 @@ def _sections(data: Mapping[str, Any], level: int = 2) -> list[str]:
     s, h = data["sessions"], f"h{level}"
     out = [
         f"<p>{counted(s['count'], 'session')} and {counted(s['subagents'], 'subagent')}, "
-        f"{counted(data['requests']['count'], 'request')}, {esc(s['first_start'] or '-')} to "
+        f"{counted(data['requests']['count'], 'request')}{_subagent_requests(data['requests'])}, "
+        f"{esc(s['first_start'] or '-')} to "
         f"{esc(s['last_start'] or '-')}{esc(_mtime_note(s))}.</p>"
     ]
     who = data["who_wrote"]
