@@ -755,3 +755,31 @@ def test_fleet_says_the_subagents_requests_apart(tmp_path: Path) -> None:
     page = tmp_path / "fleet.html"
     assert runner.invoke(app, ["fleet", str(dataset), "--html", str(page)]).exit_code == 0
     assert "<p>1 session and 1 subagent, 152 requests (+3 in subagents), " in page.read_text()
+
+
+def test_a_dataset_holds_one_estimate(tmp_path: Path) -> None:
+    """A dataset collected with --estimate calibrated, collected again with the default,
+    said "nothing new or changed" (or added chars/4 rows beside calibrated ones): fleet's
+    estimated shares then mixed two estimators without a word."""
+    journals = _journals(tmp_path)
+    dataset = tmp_path / "ds"
+    first = runner.invoke(
+        app, ["collect", str(journals), "--to", str(dataset), "--estimate", "calibrated"]
+    )
+    assert first.exit_code == 0, first.output
+    assert read_manifest(dataset)["estimate"] == "calibrated"
+    later = HANDMADE.read_text().replace(SESSION_ID, "99999999-1111-4222-8333-444455556666")
+    (journals / "later.jsonl").write_text(later)
+    refused = runner.invoke(app, ["collect", str(journals), "--to", str(dataset)])
+    assert refused.exit_code == 2
+    assert refused.stderr == (
+        f"error: --to {dataset}: its sessions were estimated with --estimate calibrated, not "
+        "chars/4; a dataset holds one estimate (pass --estimate calibrated, or collect into "
+        "a new folder)\n"
+    )
+    assert read_manifest(dataset)["version"] == 1  # untouched
+    same = ["collect", str(journals), "--to", str(dataset), "--estimate", "calibrated"]
+    again = runner.invoke(app, same)
+    assert again.exit_code == 0 and "1 new" in again.stdout
+    bases = {row["estimate_basis"] for row in _table(dataset, "sessions")}
+    assert bases == {"chars/calibrated-v3"}

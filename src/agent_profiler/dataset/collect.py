@@ -180,6 +180,16 @@ def collect(
             if leftover.resolve() != live:
                 shutil.rmtree(leftover, ignore_errors=True)
         old = read_manifest(target)
+        held = old.get("estimate")  # None: a new dataset, or one from before it was kept
+        if held and held != options.estimate.value:
+            # Its rows' estimated tokens would mix two estimators without a word (a second
+            # collect with the default said "nothing new or changed", or added chars/4 rows
+            # beside calibrated ones).
+            raise UsageError(
+                f"--to {target}: its sessions were estimated with --estimate {held}, not "
+                f"{options.estimate.value}; a dataset holds one estimate (pass --estimate "
+                f"{held}, or collect into a new folder)"
+            )
         expanded = expand(inputs)
         result.failures += expanded.failures
         result.ignored = expanded.ignored
@@ -330,6 +340,7 @@ def _write_version(
         "format": FORMAT,
         "version": version,
         "batch": batch,
+        "estimate": options.estimate.value,  # how every row's estimated tokens were made
         "files": entries,
         "groups": manifest_groups,
     }
