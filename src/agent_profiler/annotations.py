@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import Any
 
 from agent_profiler import estimate
+from agent_profiler.console import counted
 from agent_profiler.model import (
     AnchorKind,
     Basis,
@@ -88,9 +89,9 @@ class TraceHeader:
         )
 
     def root_name(self) -> str:
-        count = f"{self.sessions} session" + ("" if self.sessions == 1 else "s")
+        count = counted(self.sessions, "session")
         if self.subagents:
-            count += f" ({self.subagents} subagent" + ("" if self.subagents == 1 else "s") + ")"
+            count += f" ({counted(self.subagents, 'subagent')})"
         order = "aligned at their start" if self.aligned else "by start time"
         return f"agent-profiler · {count}, {order}"
 

@@ -101,6 +101,16 @@ JournalsArgument = Annotated[
         metavar="JOURNAL",
     ),
 ]
+# collect knows each journal by its path: no stdin (its help said "- for stdin").
+CollectedArgument = Annotated[
+    list[Path],
+    typer.Argument(
+        help="Journal files (.jsonl, .jsonl.gz, Gemini CLI and OpenCode .json, OpenCode's "
+        ".db) or directories; not a pipe: the dataset knows each journal by its path.",
+        show_default=False,
+        metavar="JOURNAL",
+    ),
+]
 HarnessOption = Annotated[Harness | None, option(spec.HARNESS)]
 ForceOption = Annotated[bool, option(spec.FORCE)]
 JobsOption = Annotated[int | None, option(spec.JOBS, min=1)]
@@ -211,7 +221,7 @@ def summary(
 @app.command(short_help="Collect journals into a Parquet dataset, incrementally.")
 @_errors_to_exit_codes
 def collect(
-    journals: JournalsArgument,
+    journals: CollectedArgument,
     to: Annotated[
         Path,
         typer.Option(
@@ -278,12 +288,18 @@ def fleet(
     cost: Annotated[
         bool, typer.Option("--cost/--no-cost", help="Price the requests (genai-prices).")
     ] = True,
+    force: ForceOption = False,
 ) -> None:
     """The article's figures over your sessions: who wrote the end-of-session context,
     context by turn, compactions, tool results by tool, the largest recurring sources and
     what the context cost."""
     from agent_profiler.fleet.command import run_fleet
+    from agent_profiler.loader import is_stream
     from agent_profiler.outputs import deliver, is_stdout, write_atomically
+
+    if html is not None and not force and html.is_file() and not is_stream(html):
+        # As every other output: an existing file is not overwritten without --force.
+        raise UsageError(f"{html} exists; pass --force to overwrite it")
 
     def write(target: Path, text: str) -> int:
         data = text.encode()

@@ -90,6 +90,18 @@ def human_size(size: int) -> str:
     raise AssertionError  # pragma: no cover
 
 
+def counted(count: int, word: str, plural: str | None = None) -> str:
+    """`1 session`, `0 sessions`, `2,000 sessions`: a count with its word agreeing
+    (`plural` when adding an s is wrong: `process` → `processes`)."""
+    return f"{count:,} {word if count == 1 else plural or word + 's'}"
+
+
+def sessions_line(sessions: int, subagents: int) -> str:
+    """`3 sessions (1 subagent)`: how every closing line and page heading counts the
+    sessions it shows, subagents among them."""
+    return f"{counted(sessions, 'session')} ({counted(subagents, 'subagent')})"
+
+
 def kinds(counts: Mapping[str, int], shown: int = 6) -> str:
     """`kind count, …`: the most frequent first (then by name), `shown` at most, then how
     many kinds more."""
@@ -123,8 +135,10 @@ def tell_reading(result: LoadResult, diagnostics: Diagnostics) -> None:
                 echo(as_given(f"  first {kind}: {diagnostics.unrecognised_at[kind]}"), err=True)
     if result.ignored:
         echo(
-            f"note: {result.ignored} other file(s) in the given folders are not *.jsonl or "
-            "*.jsonl.gz and were not read (name a stream-json .txt file directly)",
+            f"note: {counted(result.ignored, 'other file')} in the given folders "
+            f"{'is' if result.ignored == 1 else 'are'} not *.jsonl or *.jsonl.gz and "
+            f"{'was' if result.ignored == 1 else 'were'} not read "
+            "(name a stream-json .txt file directly)",
             err=True,
         )
 

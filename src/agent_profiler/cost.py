@@ -35,6 +35,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from agent_profiler.console import counted
 from agent_profiler.model import AnchorKind, Category, Session, frozen
 from agent_profiler.records import record
 
@@ -427,8 +428,8 @@ def render_receipt(name: str, data: Mapping[str, Any]) -> str:
     lines.append(f"    {'total':<42}  ${hit['total_usd']:>10.4f}")
     for entry in data["unpriced_models"]:
         lines.append(
-            f"  no price for {entry['model']} ({entry['requests']} request(s)): not in the "
-            "table, left out of the totals"
+            f"  no price for {entry['model']} ({counted(entry['requests'], 'request')}): "
+            "not in the table, left out of the totals"
         )
     if data["models"]:
         lines.append("  priced as: " + ", ".join(f"{k} → {v}" for k, v in data["models"].items()))

@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import field
 
+from agent_profiler.console import counted
 from agent_profiler.model import frozen
 from agent_profiler.records import record
 
@@ -44,7 +45,11 @@ class Diagnostics:
     # Where each kind not recognised was first met (`path:line`), to show the user one.
     unrecognised_at: dict[str, str] = field(default_factory=dict)
     notes: Counter[str] = field(default_factory=Counter)
-    lines_read: int = 0
+    lines_read: int = 0  # non-blank lines of JSONL (and stream-json) journals
+    # Whole JSON documents read as one: an OpenCode storage or export file, a Gemini CLI
+    # session document. Not lines: a document of 300 messages is one document.
+    documents_read: int = 0
+    rows_read: int = 0  # rows of an OpenCode database, each holding one JSON value
     records_parsed: int = 0
     # Called now and then while a file is read: (path, bytes read so far, file size).
     on_progress: Callable[[str, int, int], None] | None = None
@@ -82,6 +87,8 @@ class Diagnostics:
             self.unrecognised_at.setdefault(kind, where)
         self.notes.update(other.notes)
         self.lines_read += other.lines_read
+        self.documents_read += other.documents_read
+        self.rows_read += other.rows_read
         self.records_parsed += other.records_parsed
 
     @property
@@ -98,11 +105,31 @@ class Diagnostics:
     def skipped_total(self) -> int:
         return sum(self.skipped.values())
 
+    def read_text(self) -> str:
+        """What was read, in the units read: `12 lines read`, `1 JSON document read`,
+        `3 JSON documents and 40 database rows read` (a whole document is not a line)."""
+        parts = [
+            counted(count, unit)
+            for count, unit in (
+                (self.lines_read, "line"),
+                (self.documents_read, "JSON document"),
+                (self.rows_read, "database row"),
+            )
+            if count
+        ]
+        listed = ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else "".join(parts)
+        return f"{listed or '0 lines'} read"
+
     def accounting(self) -> tuple[tuple[str, object], ...]:
         """The reading costs as trace metadata: every line is used, skipped on purpose
-        (by kind), or warned about (by kind)."""
-        facts: tuple[tuple[str, object], ...] = (
-            ("lines_read", self.lines_read),
+        (by kind), or warned about (by kind). Whole JSON documents and database rows are
+        counted apart from lines, when there are any."""
+        facts: tuple[tuple[str, object], ...] = (("lines_read", self.lines_read),)
+        if self.documents_read:
+            facts += (("documents_read", self.documents_read),)
+        if self.rows_read:
+            facts += (("rows_read", self.rows_read),)
+        facts += (
             ("records_used", self.records_used),
             ("records_skipped", dict(sorted(self.skipped.items()))),
         )
@@ -124,7 +151,7 @@ class Diagnostics:
         if not self.warning_counts:
             return []
         kinds = ", ".join(f"{k}: {n}" for k, n in sorted(self.warning_counts.items()))
-        lines = [f"{self.warning_total} warning(s) ({kinds})"]
+        lines = [f"{counted(self.warning_total, 'warning')} ({kinds})"]
         lines += [f"  {w}" for w in self.warnings[:first]]
         if self.warning_total > first:
             lines.append(f"  … and {self.warning_total - first} more")

@@ -193,12 +193,13 @@ def run_export(
     result, diagnostics, counts, size = outcome
     where = "stdout" if to_stdout else f"{target} ({console.human_size(size)})"
     echo(
-        f"wrote {where}: {counts.sessions} session(s)"
-        f" ({counts.subagents} subagent), {counts.responses} response(s)"
-        + (f" (+{counts.unmetered} without usage)" if counts.unmetered else "")
-        + f", {counts.compactions} compaction(s),"
-        f" {diagnostics.lines_read} line(s) read, {diagnostics.records_used} record(s) used,"
-        f" {diagnostics.skipped_total} skipped, {diagnostics.warning_total} warning(s)",
+        f"wrote {where}: {console.sessions_line(counts.sessions, counts.subagents)},"
+        f" {console.counted(counts.responses, 'response')}"
+        + (f" (+{counts.unmetered:,} without usage)" if counts.unmetered else "")
+        + f", {console.counted(counts.compactions, 'compaction')},"
+        f" {diagnostics.read_text()}, {console.counted(diagnostics.records_used, 'record')} used,"
+        f" {diagnostics.skipped_total:,} skipped,"
+        f" {console.counted(diagnostics.warning_total, 'warning')}",
         err=to_stdout,
     )
     if diagnostics.skipped:
@@ -261,7 +262,7 @@ def run_report(
     subagents = sum(1 for s in sessions if s.is_subagent)
     where = "stdout" if to_stdout else f"{target} ({console.human_size(size)})"
     echo(
-        f"wrote {where}: {len(sessions)} session(s) ({subagents} subagent)"
+        f"wrote {where}: {console.sessions_line(len(sessions), subagents)}"
         + ("" if to_stdout or is_stream(target) else "; open it in any browser"),
         err=to_stdout,
     )

@@ -5,8 +5,9 @@ Definitions (seed 001's final commit, the peer command whose key names we keep):
 - a call is one model request (one message id, usage merged per field with max;
   all-zero usage is not a call) — exactly the model's `Session.responses`;
 - first / peak / final are prompt sizes (reported request input); growth is
-  peak − first; fill is peak / window, when the window is known from the journal
-  or given with --window (an assumed window is not used);
+  peak − first; fill is peak / window, the window the trace and the report use: the
+  journal's, one given with --window, the harness's model table's, or an assumed default
+  (Claude Code's 200,000), each named in `window_source` and marked in the table;
 - a repeat is a call identical to an earlier one (same thread, tool and full
   input) whose earlier twin did not fail; the record of earlier calls is cleared
   after a call that can change the workspace;
@@ -29,6 +30,7 @@ from typing import Any
 from agent_profiler.adapters import adapter_for
 from agent_profiler.adapters.claude_context import NATIVE_HEAD
 from agent_profiler.attribution import REDACTED_KIND
+from agent_profiler.console import counted
 from agent_profiler.model import AnchorKind, Category, Session, frozen
 from agent_profiler.privacy import private_path
 from agent_profiler.records import record
@@ -37,6 +39,7 @@ from agent_profiler.views import (
     HEAD_LABEL,
     category_label,
     compactions_after,
+    fill_window,
     largest_addition_per_snapshot,
     largest_additions,
     model_requests,
@@ -117,6 +120,9 @@ class SessionSummary:
     # The Unattributed category is the inferred head (system prompt and tool schemas, not in
     # the journal: views.unattributed_is_head), named so in the table.
     inferred_head: bool = False
+    # Where window_tokens (and so peak_fill) came from: "journal", "given" (--window),
+    # "model table" (the harness's own per-model table) or "assumed" (a default).
+    window_source: str | None = None
 
     def to_json(self, with_calls: bool) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -135,6 +141,7 @@ class SessionSummary:
             "final_prompt_tokens": self.final_prompt_tokens,
             "growth_tokens": self.growth_tokens,
             "window_tokens": self.window_tokens,
+            "window_source": self.window_source,
             "peak_fill": self.peak_fill,
             "compactions": self.compactions,
             "tool_calls": self.tool_calls,
@@ -232,11 +239,9 @@ def summarise(
     # The model that served most requests (the first of equals); its own window, so that
     # the row never pairs one model with another's window (a session that switched models).
     most = max(models, key=lambda m: m[1]) if models else None
-    known_window = window or (
-        (most[2] if most and most[2] else session.window_tokens)
-        if session.window_from_journal
-        else None
-    )
+    # The window the trace and the report draw, and where it came from (an assumed one is
+    # used, and said to be assumed: views.fill_window).
+    known_window, window_source = fill_window(session, window, most[2] if most else None)
     # Fill follows the model in use: each request against the window reported with it.
     windows = {} if window else request_windows(session)
     fills = [
@@ -285,6 +290,7 @@ def summarise(
         final_prompt_tokens=prompts[-1] if prompts else None,
         growth_tokens=(peak - prompts[0]) if peak is not None else None,
         window_tokens=known_window,
+        window_source=window_source,
         peak_fill=round(max(fills), 4) if fills else None,
         compactions=len(session.compactions),
         tool_calls=len(calls),
@@ -443,6 +449,29 @@ def _error_cell(row: SessionSummary) -> str:
     return f"{100 * row.estimate_error_median:.1f}% / {100 * row.estimate_error_worst:.1f}%"
 
 
+# A fill measured against a window the journal does not state is marked in the table.
+_NOT_STATED = {
+    "assumed": ("*", "an assumed window (a default; the journal does not state it)"),
+    "model table": ("+", "the harness's own window for the model (the journal does not state it)"),
+}
+
+
+def _fill_cell(row: SessionSummary) -> str:
+    if row.peak_fill is None:
+        return "-"
+    return f"{100 * row.peak_fill:.0f}%" + _NOT_STATED.get(row.window_source or "", ("",))[0]
+
+
+def _fill_notes(rows: Sequence[SessionSummary]) -> list[str]:
+    """One line per mark used: the windows it stands for (harness and size)."""
+    notes = []
+    for origin, (mark, what) in _NOT_STATED.items():
+        used = {(r.harness, r.window_tokens or 0) for r in rows if r.window_source == origin}
+        if listed := ", ".join(f"{harness} {size:,}" for harness, size in sorted(used)):
+            notes.append(f"fill {mark}: against {what}: {listed} tokens; --window sets it")
+    return notes
+
+
 def render_table(rows: Sequence[SessionSummary]) -> str:
     """A plain-text table with right-aligned numbers (no colour: safe in pipes)."""
     body: list[list[str]] = []
@@ -460,7 +489,7 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
                 _number(row.peak_prompt_tokens),
                 _number(row.final_prompt_tokens),
                 _number(row.growth_tokens),
-                f"{100 * row.peak_fill:.0f}%" if row.peak_fill is not None else "-",
+                _fill_cell(row),
                 _number(row.compactions),
                 _number(row.tool_calls),
                 _number(row.failed_tool_calls),
@@ -487,6 +516,7 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
     out += [line(r) for r in body]
     legend = " ".join(f"{letter}={c.label}" for c, letter in BAR_LETTERS.items())
     out.append(f"end composition: {legend} (estimated shares of the last request's context)")
+    out += _fill_notes(rows)
     bases = sorted({row.estimate_basis for row in rows if row.estimate_basis})
     out.append(
         "est. error: median / worst |estimated − reported| ÷ reported over requests after "
@@ -523,13 +553,14 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
             out.append(f"{escape_cell(row.session)}: models in order: {served}")
         if row.responses_without_usage:
             out.append(
-                f"{escape_cell(row.session)}: {row.responses_without_usage} response(s) without "
+                f"{escape_cell(row.session)}: "
+                f"{counted(row.responses_without_usage, 'response')} without "
                 "usage (every usage field 0), not counted in calls"
             )
         if row.clock == "synthetic":
             out.append(
                 f"{escape_cell(row.session)}: synthetic clock (the journal has no times; "
-                "laid out from its own durations)"
+                "laid out from its own durations, ending at the file's modification time)"
             )
     return "\n".join(out)
 

@@ -289,6 +289,39 @@ def request_windows(session: Session) -> dict[str, int]:
     }
 
 
+WINDOW_GIVEN = "given"  # the window came from the command line (--window)
+
+
+def window_origin(session: Session) -> str:
+    """Where a session's window came from, for labels (asked only when it has one): read
+    from the journal (`Session.window_from_journal`), taken from the harness's own per-model
+    table (Gemini CLI's `tokenLimit()`, Muse's model list), or assumed (a default, or no
+    source at all)."""
+    if session.window_from_journal:
+        return "journal"
+    source = session.window_source
+    if source and not source.startswith("assumed"):
+        return "model table"
+    return "assumed"
+
+
+def fill_window(
+    session: Session, given: int | None = None, model_window: int | None = None
+) -> tuple[int | None, str | None]:
+    """The window a session's fill is measured against, and where it came from (`given`,
+    `journal`, `model table` or `assumed`; None: no window at all). The same window the
+    trace's `Context window` counter and the report draw: a Claude Code session's assumed
+    200,000 is used, and said to be assumed. `given` (--window) overrides; a window read
+    from the journal is the one of the session's main model (`model_window`) when known."""
+    if given:
+        return given, WINDOW_GIVEN
+    if not session.window_tokens:
+        return None, None
+    if session.window_from_journal:
+        return model_window or session.window_tokens, "journal"
+    return session.window_tokens, window_origin(session)
+
+
 def tools_by_call_id(session: Session) -> dict[str, ToolCall]:
     """call id → its tool call. Calls are taken in (start, call id) order, so when a damaged
     journal repeats a call id the latest call wins, as it does for the trace's tool slices."""
@@ -362,12 +395,14 @@ __all__ = [
     "INFERRED_HEAD_ID",
     "POST_FROM_HARNESS",
     "POST_FROM_NEXT_REQUEST",
+    "WINDOW_GIVEN",
     "Addition",
     "AfterCompaction",
     "basename",
     "category_label",
     "compactions_after",
     "context_size_series",
+    "fill_window",
     "iter_context_size",
     "largest_addition_per_snapshot",
     "largest_additions",
@@ -383,4 +418,5 @@ __all__ = [
     "short_id",
     "tools_by_call_id",
     "unattributed_is_head",
+    "window_origin",
 ]

@@ -228,7 +228,7 @@ def test_a_record_a_day_or_more_back_is_an_outlier(tmp_path: Path) -> None:
     times, warnings, path = _placed(tmp_path, [START, day_back, "2026-05-09T08:27:17.494Z"])
     assert times == [START_NS, START_NS - DAY, START_NS - DAY + MS]
     assert warnings == [
-        f"{path}:3: timestamp 2026-05-09T08:27:17Z is 1 day(s) before the record before it; "
+        f"{path}:3: timestamp 2026-05-09T08:27:17Z is 1 day before the record before it; "
         "placed just after that record"
     ]
 
@@ -245,7 +245,7 @@ def test_a_record_more_than_a_year_ahead_is_an_outlier(tmp_path: Path) -> None:
     ahead = LAST_NS + 365 * DAY
     assert times[3:] == [ahead, ahead + MS, ahead]
     assert warnings == [
-        f"{path}:5: timestamp 2028-05-10T08:27:19Z is 365 day(s) after the record before it; "
+        f"{path}:5: timestamp 2028-05-10T08:27:19Z is 365 days after the record before it; "
         "placed just after that record"
     ]
 
@@ -286,7 +286,7 @@ def test_a_time_before_2000_is_never_believed(tmp_path: Path) -> None:
     )
     assert times == [START_NS, START_NS + MS, START_NS + 2 * MS]
     assert warnings == [
-        f"{path}:{line}: timestamp 1970-01-01T00:00:00Z is 20,584 day(s) before the record "
+        f"{path}:{line}: timestamp 1970-01-01T00:00:00Z is 20,584 days before the record "
         "before it; placed just after that record"
         for line in (2, 3)
     ]
@@ -304,7 +304,7 @@ def test_a_lie_on_the_first_record_is_judged_by_its_neighbours(tmp_path: Path) -
     )
     assert times == [START_NS - MS, START_NS, START_NS + 1_000 * MS]
     assert warnings == [
-        f"{path}:1: timestamp 2099-06-01T00:00:00Z is 26,684 day(s) from the times around it; "
+        f"{path}:1: timestamp 2099-06-01T00:00:00Z is 26,684 days from the times around it; "
         "placed just after that record"
     ]
 

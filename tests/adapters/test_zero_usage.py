@@ -65,10 +65,10 @@ def test_summary_keeps_calls_and_says_how_many_had_no_usage() -> None:
     (row,) = json.loads(result.stdout)
     assert row["calls"] == 0  # as peers count: an all-zero usage is no call
     exported = runner.invoke(app, ["export", str(GLM), "-o", "-", "--format", "json"])
-    assert "0 response(s) (+10 without usage)" in exported.stderr
+    assert "0 responses (+10 without usage)" in exported.stderr
     assert row["responses_without_usage"] == len(zero_usage_messages(GLM))
     table = runner.invoke(app, ["summary", str(GLM)])
-    assert "response(s) without usage" in table.stdout
+    assert "10 responses without usage" in table.stdout
 
 
 def test_a_zero_block_among_real_ones_keeps_the_merge_rule(export_trace) -> None:  # type: ignore[no-untyped-def]

@@ -34,8 +34,8 @@ def test_export_writes_the_trace_and_reports_in_one_line(tmp_path: Path) -> None
     assert result.exit_code == 0, result.output
     assert out.stat().st_size > 0
     (report,) = [line for line in result.stdout.splitlines() if line.startswith("wrote")]
-    assert "1 session(s)" in report and "6 response(s)" in report
-    assert "2 compaction(s)" in report and "0 warning(s)" in report
+    assert "1 session (0 subagents)" in report and "6 responses" in report
+    assert "2 compactions" in report and "0 warnings" in report
     assert not list(tmp_path.glob(".*.tmp"))  # the temporary file was renamed
 
 
@@ -58,7 +58,7 @@ def test_one_bad_file_among_several_exits_1_and_keeps_the_rest(tmp_path: Path) -
     assert result.exit_code == 1
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert errors == [f"error: {bad}:1: not a JSONL journal (first line is not JSON)"]
-    assert out.exists() and "1 session(s)" in result.stdout
+    assert out.exists() and "1 session " in result.stdout
 
 
 def test_nothing_readable_exits_1_without_writing(tmp_path: Path) -> None:
@@ -82,7 +82,7 @@ def test_bad_lines_are_summarised_with_path_and_line(tmp_path: Path) -> None:
     journal.write_text("\n".join(text) + "\n")
     result = runner.invoke(app, ["export", str(journal), "-o", str(tmp_path / "t.pftrace")])
     assert result.exit_code == 0
-    assert "2 warning(s) (not-json: 2)" in result.stderr
+    assert "2 warnings (not-json: 2)" in result.stderr
     assert f"{journal}:4: not JSON" in result.stderr
     assert f"{journal}:6: not JSON" in result.stderr
 
@@ -91,7 +91,7 @@ def test_directory_export_attaches_subagents(tmp_path: Path) -> None:
     out = tmp_path / "s.pftrace"
     result = runner.invoke(app, ["export", str(SPOTTER_DIR), "-o", str(out)])
     assert result.exit_code == 0
-    assert "2 session(s) (1 subagent), 155 response(s), 1 compaction(s)" in result.stdout
+    assert "2 sessions (1 subagent), 155 responses, 1 compaction" in result.stdout
 
 
 def test_unknown_harness_is_a_usage_error() -> None:
@@ -162,14 +162,14 @@ def test_notes_for_ignored_files_skipped_kinds_and_orphan_subagents(tmp_path: Pa
     (folder / "small.jsonl").write_bytes(SMALL.read_bytes())
     result = runner.invoke(app, ["export", str(folder), "-o", str(tmp_path / "t.pftrace")])
     assert result.exit_code == 0
-    assert "note: 1 other file(s) in the given folders are not *.jsonl" in result.stderr
+    assert "note: 1 other file in the given folders is not *.jsonl" in result.stderr
     assert "skipped on purpose (not model input): claude:summary 1" in result.stderr
     agent = (
         SPOTTER_DIR / "258c7280-ae70-4798-800f-63464d01a85d" / "subagents" / "agent-a881341.jsonl"
     )
     alone = runner.invoke(app, ["export", str(agent), "-o", str(tmp_path / "a.pftrace")])
     assert alone.exit_code == 0
-    assert "1 warning(s) (parent-not-exported: 1)" in alone.stderr
+    assert "1 warning (parent-not-exported: 1)" in alone.stderr
 
 
 def test_a_json_document_is_named_for_what_it_is(tmp_path: Path) -> None:
@@ -549,7 +549,7 @@ def test_dev_stdout_as_the_output_is_stdout(tmp_path: Path, command: str) -> Non
     assert Path("/dev/stdout").is_symlink()
     written = captured.read_bytes()
     assert b"wrote" not in written
-    assert done.stderr.decode().startswith("wrote stdout: 1 session(s)")
+    assert done.stderr.decode().startswith("wrote stdout: 1 session (0 subagents)")
     if command == "export":
         assert written[:1] == b"\x0a" and len(written) > 1000  # a TracePacket, whole
     else:
@@ -587,7 +587,7 @@ def test_report_and_fleet_write_dash_to_stdout(tmp_path: Path, monkeypatch: Any)
     result = runner.invoke(app, ["report", str(SMALL), "-o", "-"])
     assert result.exit_code == 0, result.stderr
     assert result.stdout.startswith("<!") and result.stdout.rstrip().endswith("</html>")
-    assert result.stderr == "wrote stdout: 1 session(s) (0 subagent)\n"
+    assert result.stderr == "wrote stdout: 1 session (0 subagents)\n"
     dataset = tmp_path / "ds"
     assert runner.invoke(app, ["collect", str(SMALL), "--to", str(dataset)]).exit_code == 0
     result = runner.invoke(app, ["fleet", str(dataset), "--html", "-"])
@@ -629,7 +629,7 @@ def test_a_pipe_inside_a_folder_is_named_not_waited_on(tmp_path: Path) -> None:
     assert [line for line in done.stderr.splitlines() if why in line] == [
         f"error: {folder / name}: {why}" for name in ("pipe.json", "pipe.jsonl")
     ]
-    assert "note: 1 other file(s)" in done.stderr  # `control`: not a journal's name
+    assert "note: 1 other file in" in done.stderr  # `control`: not a journal's name
     assert done.stdout.startswith("wrote t.pftrace")
 
 

@@ -50,10 +50,10 @@ def test_the_closing_line_counts_responses_without_usage_only_when_there_are_som
 ) -> None:
     small = runner.invoke(app, ["export", str(SMALL), "-o", str(tmp_path / "s.pftrace")])
     (line,) = [x for x in small.stdout.splitlines() if x.startswith("wrote")]
-    assert "6 response(s) (+1 without usage), 2 compaction(s)," in line
+    assert "6 responses (+1 without usage), 2 compactions," in line
     codex = runner.invoke(app, ["export", str(CODEX), "-o", str(tmp_path / "c.pftrace")])
     (line,) = [x for x in codex.stdout.splitlines() if x.startswith("wrote")]
-    assert "without usage" not in line and " response(s), " in line
+    assert "without usage" not in line and " responses, " in line
     # Where to look next goes to stderr, with the other notes.
     opened = f"open it: agent-profiler open {tmp_path / 'c.pftrace'}"
     assert any(x.startswith(opened) for x in codex.stderr.splitlines())
@@ -107,7 +107,7 @@ def test_files_left_out_of_a_folder_are_named_in_a_note(tmp_path: Path) -> None:
     # The trace is written into the folder read: its temporary file is not counted either.
     result = runner.invoke(app, ["export", str(tmp_path), "-o", str(tmp_path / "t.pftrace")])
     assert (
-        "note: 1 other file(s) in the given folders are not *.jsonl or *.jsonl.gz and were "
+        "note: 1 other file in the given folders is not *.jsonl or *.jsonl.gz and was "
         "not read (name a stream-json .txt file directly)"
     ) in result.stderr.splitlines()
 

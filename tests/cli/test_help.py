@@ -76,3 +76,11 @@ def test_the_checker_sees_a_kept_line_break() -> None:
     ]
     option = "  --window TOKENS    Context window in tokens, for the\n" + " " * 21 + "fill.\n"
     assert len(early_breaks(option, WIDTH)) == 1
+
+
+def test_collect_does_not_offer_stdin_it_refuses() -> None:
+    """collect's help said `- for stdin`; `collect -` says it reads no pipe."""
+    assert "stdin" not in render("collect")
+    refused = CliRunner().invoke(app, ["collect", "-", "--to", "ds"], input="{}\n")
+    assert refused.exit_code == 2 and "not a pipe (-)" in refused.stderr
+    assert "- for stdin" in render("export")  # the commands that read one say so

@@ -231,7 +231,7 @@ def test_discover_cli_json_and_paths_feed_export(
     assert set(listed[0]) == {"harness", "path", "project", "start", "size", "modified"}
     out = tmp_path / "all.pftrace"
     exported = runner.invoke(app, ["export", *(i["path"] for i in listed), "-o", str(out)])
-    assert exported.exit_code == 0 and "2 session(s)" in exported.stdout
+    assert exported.exit_code == 0 and "2 sessions" in exported.stdout
     assert runner.invoke(app, ["discover", "--since", "not-a-date"]).exit_code == 2
     text = runner.invoke(app, ["discover", "--harness", "codex"]).stdout
     assert "codex" in text and CODEX.name in text and "claude" not in text

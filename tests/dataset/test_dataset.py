@@ -150,7 +150,7 @@ def test_a_model_without_a_price_is_named_and_not_guessed(tmp_path: Path) -> Non
     assert not cost["complete"]
     assert cost["billed"]["total_usd"] == 0
     text = runner.invoke(app, ["summary", str(journal), "--cost"]).stdout
-    assert "no price for no-such-model-zz9 (3 request(s))" in text
+    assert "no price for no-such-model-zz9 (3 requests)" in text
 
 
 def test_summary_json_has_no_cost_unless_asked() -> None:
@@ -574,3 +574,212 @@ def test_fleet_html_escapes_names_from_journals(tmp_path: Path) -> None:
     assert runner.invoke(app, ["fleet", str(dataset), "--html", str(page)]).exit_code == 0
     html = page.read_text()
     assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+
+
+def test_fleet_counts_sessions_and_subagents_in_agreeing_words(tmp_path: Path) -> None:
+    """fleet said `1 session(s) (+0 subagent)` in text and `subagent(s)` in HTML."""
+    dataset = tmp_path / "ds"
+    collect([_journals(tmp_path)], dataset)
+    text = runner.invoke(app, ["fleet", str(dataset)]).stdout
+    assert text.startswith("fleet ds: 1 session (+0 subagents), 3 requests, ")
+    page = tmp_path / "fleet.html"
+    assert runner.invoke(app, ["fleet", str(dataset), "--html", str(page)]).exit_code == 0
+    assert "<p>1 session and 0 subagents, 3 requests, " in page.read_text()
+
+
+def test_fleet_says_which_dates_are_file_modification_times(tmp_path: Path) -> None:
+    """A stream-json journal without a timestamp (gh-aw, init-only) is dated by its file's
+    modification time: fleet put those days among the journals' own without a word."""
+    claude = TESTS / "data" / "journals" / "claude-code"
+    journals = tmp_path / "journals"
+    journals.mkdir()
+    for name in (
+        "trackgentic-mpa014m2_v2.1.143_bg-tasks-result.jsonl",  # dated 2026-05-17
+        "trackgentic-mp9r3tbb_v2.1.143_init-only-no-result.jsonl",  # no times at all
+    ):
+        shutil.copy(claude / name, journals / name)
+    undated = journals / "trackgentic-mp9r3tbb_v2.1.143_init-only-no-result.jsonl"
+    os.utime(undated, ns=(1_800_000_000 * 10**9,) * 2)  # 2027-01-15
+    dataset = tmp_path / "ds"
+    collect([journals], dataset)
+    data = _fleet(dataset)
+    sessions = data["sessions"]
+    assert (sessions["count"], sessions["dated_by_file_mtime"]) == (2, 1)
+    assert (sessions["first_start"], sessions["last_start"]) == ("2026-05-17", "2027-01-15")
+    text = runner.invoke(app, ["fleet", str(dataset)]).stdout
+    assert (
+        "2026-05-17 … 2027-01-15 (1 session dated by the journal file's modification time: "
+        "no times in the journal)"
+    ) in text.splitlines()[0]
+    # a dataset of dated journals only says nothing of the kind
+    (journals / undated.name).unlink()
+    collect([journals], tmp_path / "dated")
+    assert _fleet(tmp_path / "dated")["sessions"]["dated_by_file_mtime"] == 0
+    assert "modification time" not in runner.invoke(app, ["fleet", str(tmp_path / "dated")]).stdout
+
+
+def test_collect_says_which_files_of_a_folder_it_did_not_read(tmp_path: Path) -> None:
+    """export notes the files of a folder that are not journals (a stream-json .txt among
+    them, read only when named); collect left them out without a word."""
+    journals = _journals(tmp_path)
+    ghaw = TESTS / "data" / "journals" / "claude-code" / "gh-aw_sample_claude_log_new_format.txt"
+    shutil.copy(ghaw, journals / ghaw.name)
+    (journals / "notes.md").write_text("# my notes\n")  # documentation: not counted
+    result = runner.invoke(app, ["collect", str(journals), "--to", str(tmp_path / "ds")])
+    assert result.exit_code == 0, result.output
+    assert (
+        "note: 1 other file in the given folders is not *.jsonl or *.jsonl.gz and was "
+        "not read (name a stream-json .txt file directly)"
+    ) in result.stderr.splitlines()
+    assert "1 journal: 1 new" in result.stdout
+    # named directly, the stream-json file is read
+    named = runner.invoke(app, ["collect", str(journals / ghaw.name), "--to", str(tmp_path / "ds")])
+    assert "1 journal: 1 new" in named.stdout and "note:" not in named.stderr
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=SHARED_REASON)
+def test_collect_and_fleet_of_the_corpus_read_as_a_team_lead_reads_them(tmp_path: Path) -> None:
+    """The whole corpus, as a team lead's first try: counts in agreeing words (`session(s)`,
+    `1 request(s)`, `1 session(s)`), weights in K or M (`40651.3K`), no absolute path."""
+    dataset = tmp_path / "ds"
+    collected = runner.invoke(app, ["collect", str(CORPUS), "--to", str(dataset)])
+    assert collected.exit_code in (0, 1), collected.output
+    fleet = runner.invoke(app, ["fleet", str(dataset)])
+    assert fleet.exit_code == 0, fleet.output
+    # the dataset's folder, as the user named it, is theirs to see
+    said = (collected.stdout + fleet.stdout).replace(str(dataset), "DS")
+    assert "(s)" not in said and "(es)" not in said
+    assert not re.search(r"\b\d{4,}\.\dK\b", fleet.stdout), "thousands of K: say M"
+    assert re.search(r"\b\d+\.\dM\)", fleet.stdout)  # the corpus's heaviest sources
+    # the page's bars say the weights as the text does (not "2.02801M", "26.85k")
+    page = tmp_path / "fleet.html"
+    assert runner.invoke(app, ["fleet", str(dataset), "--html", str(page)]).exit_code == 0
+    weights = re.findall(r"<title>[^<]*: ([\d.]+[kKM]?)</title>", page.read_text())
+    assert weights and all(re.fullmatch(r"\d+(\.\d[KM])?", w) for w in weights), weights
+    # one pair of brackets, not "(weight: tokens × requests resident (what …))"
+    assert "\nlargest recurring sources, weighed by tokens × requests resident (" in fleet.stdout
+    assert not re.search(r"(^|[\s(])(/home/|/Users/|/root/|/work/|/tmp/)", said)
+    # the subagents collect counts are the ones fleet sets apart
+    sessions = _fleet(dataset)["sessions"]
+    total = re.search(r"([\d,]+) sessions in the dataset", collected.stdout)
+    assert total and int(total[1].replace(",", "")) == sessions["count"] + sessions["subagents"]
+
+
+def test_fleet_html_does_not_overwrite_a_file_without_force(tmp_path: Path) -> None:
+    """`fleet --html page.html` wrote over an existing page.html, where every other output
+    asks for --force."""
+    dataset = tmp_path / "ds"
+    collect([_journals(tmp_path)], dataset)
+    page = tmp_path / "page.html"
+    page.write_text("mine\n")
+    refused = runner.invoke(app, ["fleet", str(dataset), "--html", str(page)])
+    assert refused.exit_code == 2
+    assert refused.stderr == f"error: {page} exists; pass --force to overwrite it\n"
+    assert page.read_text() == "mine\n"
+    forced = runner.invoke(app, ["fleet", str(dataset), "--html", str(page), "--force"])
+    assert forced.exit_code == 0 and page.read_text().startswith("<!doctype html>")
+    # a device is written in place, as elsewhere
+    assert runner.invoke(app, ["fleet", str(dataset), "--html", "/dev/null"]).exit_code == 0
+
+
+def test_every_fleet_json_key_is_documented(tmp_path: Path) -> None:
+    """docs/dataset.md's "Stable keys" left out `tool_results.tokens_basis`,
+    `tool_results.other_tools` and `sources.weight`."""
+    dataset = tmp_path / "ds"
+    collect([_journals(tmp_path)], dataset)
+    data = _fleet(dataset, "--split", "2026-01-01")
+    docs = (TESTS.parent / "docs" / "dataset.md").read_text(encoding="utf-8")
+    stable = docs[docs.index("Stable keys:") : docs.index("## What the context cost")]
+    keys = {key for key in data} | {
+        key for value in data.values() if isinstance(value, dict) for key in value
+    }
+    keys -= set(data["cost"])  # the receipt's keys: documented with the receipt, below
+    assert sorted(k for k in keys if f"`{k}`" not in stable) == []
+
+
+def test_fleet_html_draws_compactions_per_session_as_counts(tmp_path: Path) -> None:
+    """The Compactions plot drew the number of sessions as a share: 47 sessions without a
+    compaction were "4700%", a bar 30,000 pixels wide."""
+    journals = _journals(tmp_path)
+    for n in range(2):  # three sessions, none compacted
+        copy = HANDMADE.read_text().replace(SESSION_ID, f"0d5e7a7a-1111-4222-8333-44445555000{n}")
+        (journals / f"copy{n}.jsonl").write_text(copy)
+    dataset = tmp_path / "ds"
+    collect([journals], dataset)
+    page = tmp_path / "fleet.html"
+    assert runner.invoke(app, ["fleet", str(dataset), "--html", str(page)]).exit_code == 0
+    html = page.read_text()
+    plot = html[html.index("<h2>Compactions</h2>") :]
+    plot = plot[: plot.index("</svg>")]
+    assert "<title>0 per session: 3 sessions</title>" in plot and "300%" not in plot
+    widths = [float(w) for w in re.findall(r'<rect [^>]*width="([\d.]+)"', plot)]
+    assert widths and max(widths) <= 640
+
+
+def test_fleet_of_the_current_folder_names_it(tmp_path: Path) -> None:
+    """`fleet .` titled its page "fleet : 1 session" (the name of "." is "")."""
+    dataset = tmp_path / "my-team"
+    collect([_journals(tmp_path)], dataset)
+    here = os.getcwd()
+    os.chdir(dataset)
+    try:
+        text = runner.invoke(app, ["fleet", "."]).stdout
+    finally:
+        os.chdir(here)
+    assert text.startswith("fleet my-team: 1 session (+0 subagents)")
+
+
+def test_a_split_side_without_sessions_is_one_line(tmp_path: Path) -> None:
+    """`fleet --split` on a date after every session printed the later side as a page of
+    empty headings ("by harness: ", "tool  calls  chars  tokens", …)."""
+    dataset = tmp_path / "ds"
+    collect([_journals(tmp_path)], dataset)
+    text = runner.invoke(app, ["fleet", str(dataset), "--split", "2030-01-01"]).stdout
+    before, after = text.split("\nbefore 2030-01-01: ")[1].split("\nafter 2030-01-01")
+    assert before.startswith("1 session (+0 subagents), 3 requests")
+    assert after == ": no sessions\n"
+    filtered = runner.invoke(app, ["fleet", str(dataset), "--model", "gpt-9"])
+    assert filtered.stdout == "fleet ds: no sessions\n"
+
+
+def test_fleet_says_the_subagents_requests_apart(tmp_path: Path) -> None:
+    """ "2 sessions (+1 subagent), 152 requests": the subagent's 3 requests were not in the
+    count, and nothing said so (the JSON has them as requests.with_subagents)."""
+    spotter = TESTS / "data" / "journals" / "claude-code" / "spotter-2.1.39-subagents-compaction"
+    dataset = tmp_path / "ds"
+    collect([spotter], dataset)
+    data = _fleet(dataset)
+    assert (data["requests"]["count"], data["requests"]["with_subagents"]) == (152, 155)
+    text = runner.invoke(app, ["fleet", str(dataset)]).stdout
+    assert text.startswith("fleet ds: 1 session (+1 subagent), 152 requests (+3 in subagents), ")
+    page = tmp_path / "fleet.html"
+    assert runner.invoke(app, ["fleet", str(dataset), "--html", str(page)]).exit_code == 0
+    assert "<p>1 session and 1 subagent, 152 requests (+3 in subagents), " in page.read_text()
+
+
+def test_a_dataset_holds_one_estimate(tmp_path: Path) -> None:
+    """A dataset collected with --estimate calibrated, collected again with the default,
+    said "nothing new or changed" (or added chars/4 rows beside calibrated ones): fleet's
+    estimated shares then mixed two estimators without a word."""
+    journals = _journals(tmp_path)
+    dataset = tmp_path / "ds"
+    first = runner.invoke(
+        app, ["collect", str(journals), "--to", str(dataset), "--estimate", "calibrated"]
+    )
+    assert first.exit_code == 0, first.output
+    assert read_manifest(dataset)["estimate"] == "calibrated"
+    later = HANDMADE.read_text().replace(SESSION_ID, "99999999-1111-4222-8333-444455556666")
+    (journals / "later.jsonl").write_text(later)
+    refused = runner.invoke(app, ["collect", str(journals), "--to", str(dataset)])
+    assert refused.exit_code == 2
+    assert refused.stderr == (
+        f"error: --to {dataset}: its sessions were estimated with --estimate calibrated, not "
+        "chars/4; a dataset holds one estimate (pass --estimate calibrated, or collect into "
+        "a new folder)\n"
+    )
+    assert read_manifest(dataset)["version"] == 1  # untouched
+    same = ["collect", str(journals), "--to", str(dataset), "--estimate", "calibrated"]
+    again = runner.invoke(app, same)
+    assert again.exit_code == 0 and "1 new" in again.stdout
+    bases = {row["estimate_basis"] for row in _table(dataset, "sessions")}
+    assert bases == {"chars/calibrated-v3"}

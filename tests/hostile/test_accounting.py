@@ -40,7 +40,7 @@ def test_the_closing_line_and_the_trace_state_the_accounting(export_trace: Any) 
     journal = DATA / "claude-code" / "gh-aw_sample_claude_log_new_format.txt"
     exported = export_trace(journal)
     line = next(x for x in exported.stdout.splitlines() if x.startswith("wrote"))
-    assert "14 line(s) read, 6 record(s) used, 0 skipped, 8 warning(s)" in line
+    assert "14 lines read, 6 records used, 0 skipped, 8 warnings" in line
     profile = next(s for s in exported.view.slices if s.name == "profile (1)")
     accounting = profile.args["accounting"]
     assert (accounting["lines_read"], accounting["records_used"]) == (14, 6)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -402,8 +403,11 @@ def test_hostile_case(case: Case, tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr
     if case.stderr_has:
         assert case.stderr_has in result.stderr
-    summary = next((line for line in result.stderr.splitlines() if "warning(s) (" in line), "")
-    listed = summary.split("warning(s) (", 1)[1].rstrip(")") if summary else ""
+    summary = next(
+        (line for line in result.stderr.splitlines() if re.match(r"[\d,]+ warnings? \(", line)),
+        "",
+    )
+    listed = summary.split(" (", 1)[1].rstrip(")") if summary else ""
     counts = dict(part.split(": ") for part in listed.split(", ")) if listed else {}
     assert {k: int(v) for k, v in counts.items()} == case.warnings
     if case.first_warning_line is not None:

@@ -45,12 +45,39 @@ def test_the_summary_lines_count_what_they_do_not_show() -> None:
     assert Diagnostics().summary_lines() == []
     shown = _warned(3).summary_lines(first=3)
     assert shown == [
-        "3 warning(s) (bad-shape: 1, not-json: 2)",
+        "3 warnings (bad-shape: 1, not-json: 2)",
         "  j.jsonl:1: bad 1",
         "  j.jsonl:2: bad 2",
         "  j.jsonl:3: bad 3",
     ]
     more = _warned(7, keep_first=20).summary_lines(first=3)
-    assert more[0] == "7 warning(s) (bad-shape: 3, not-json: 4)"
+    assert more[0] == "7 warnings (bad-shape: 3, not-json: 4)"
     assert more[1:4] == ["  j.jsonl:1: bad 1", "  j.jsonl:2: bad 2", "  j.jsonl:3: bad 3"]
     assert more[4:] == ["  … and 4 more"]
+
+
+def test_whole_documents_and_database_rows_are_not_called_lines() -> None:
+    # GIVEN what a mixed read counted: lines of JSONL, whole JSON documents, database rows
+    diagnostics = Diagnostics()
+    assert diagnostics.read_text() == "0 lines read"
+    diagnostics.documents_read = 1
+    # THEN one document is one document, not "1 line"
+    assert diagnostics.read_text() == "1 JSON document read"
+    diagnostics.lines_read, diagnostics.rows_read = 2, 40
+    assert diagnostics.read_text() == "2 lines, 1 JSON document and 40 database rows read"
+    # AND the trace's accounting names each unit, the lines always
+    assert dict(diagnostics.accounting())["documents_read"] == 1
+    assert dict(diagnostics.accounting())["rows_read"] == 40
+    assert dict(Diagnostics().accounting()).keys() == {
+        "lines_read",
+        "records_used",
+        "records_skipped",
+        "warnings",
+    }
+
+
+def test_absorb_adds_documents_and_rows() -> None:
+    first, second = Diagnostics(), Diagnostics()
+    second.documents_read, second.rows_read = 3, 7
+    first.absorb(second)
+    assert (first.documents_read, first.rows_read) == (3, 7)

@@ -370,8 +370,8 @@ def test_the_wrote_line_counts_every_group(tmp_path: Path) -> None:
         result = runner.invoke(app, ["export", str(DATA), "-j", jobs, "-o", str(tmp_path / jobs)])
         # THEN the closing line adds up every group
         assert (
-            f": {len(sessions)} session(s) ({subagents} subagent), {responses} response(s) "
-            f"(+{unmetered} without usage), {compactions} compaction(s),"
+            f": {len(sessions)} sessions ({subagents} subagents), {responses:,} responses "
+            f"(+{unmetered} without usage), {compactions} compactions,"
         ) in result.stdout
 
 

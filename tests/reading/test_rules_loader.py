@@ -133,7 +133,7 @@ def test_stdin_as_an_input_is_read_and_its_copy_removed_at_the_end(tmp_path: Pat
     # THEN the trace holds the session, the warning names the input as the user did (not
     # its copy), and the copy is gone
     assert run.returncode == 0, run.stderr
-    assert b"1 session(s)" in run.stdout and b"6 response(s)" in run.stdout
+    assert b"1 session (0 subagents)" in run.stdout and b"6 responses" in run.stdout
     warnings = run.stderr.decode().splitlines()
     assert (
         "  /dev/stdin:21: not JSON (unexpected character, expected a string key at column 2)"
@@ -157,7 +157,7 @@ def test_a_dash_reads_standard_input_once_into_a_trace_named_after_it(tmp_path: 
     # THEN standard input is read once (the second dash adds nothing), the trace is named
     # after it, its warning says `<stdin>`, and the copy is gone
     assert run.returncode == 0, run.stderr
-    assert run.stdout.startswith(b"wrote stdin.pftrace (") and b" 1 session(s) " in run.stdout
+    assert run.stdout.startswith(b"wrote stdin.pftrace (") and b" 1 session " in run.stdout
     assert b"  <stdin>:21: not JSON" in run.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["stdin.pftrace"]
 

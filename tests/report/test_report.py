@@ -195,9 +195,12 @@ def test_overview_numbers_equal_the_model_and_summary(
         peak = max(r.usage.prompt_tokens for r in session.responses)
         assert number(cell["peak"]) == peak == rows[session.session_id].peak_prompt_tokens
         assert number(cell["compactions"]) == len(session.compactions)
-        # Claude Code journals do not state the window: shown as assumed, no fill
+        # Claude Code journals do not state the window: the assumed 200,000 the trace
+        # draws, and the fill against it, both labelled assumed (as in `summary`)
         assert number(cell["window"]) == 200_000 and "assumed" in cell["window"]
-        assert cell["fill"] == "—"
+        fill = rows[session.session_id].peak_fill
+        assert fill is not None and cell["fill"] == f"{100 * fill:.0f}%assumed"
+        assert rows[session.session_id].window_source == "assumed"
         assert session.harness.label in row.text() and (session.model or "") in row.text()
     subagents = overview_row(spotter_page, main.session_id).one(data_key="subagents")
     assert subagents.texts == ["1"] and subagents.one("small").text() == "3 responses"
@@ -476,8 +479,16 @@ def test_a_gemini_window_from_the_model_table_is_not_assumed() -> None:
     path = TESTS / "data" / "journals" / "gemini-cli"
     (session,) = load([path / "entire-ab-2b9748b105-0_session.json"], Diagnostics()).sessions
     assert session.window_source and session.window_source.startswith("model:")
-    page = render_report([session])
-    assert "(model table)" in page and "assumed" not in page
+    page = parse(render_report([session]))
+    cell = overview_row(page, session.session_id)
+    labels = [small.text() for td in cell.find("td") for small in td.find("small")]
+    assert labels.count("model table") == 2 and "assumed" not in labels  # window and fill
+    assert (
+        section(page, session.session_id)
+        .one("dd", data_key="window")
+        .text()
+        .endswith("(model table)")
+    )
 
 
 # --------------------------------------------------------------------------- large sessions
@@ -803,7 +814,7 @@ def test_a_report_of_standard_input_says_it_is_from_stdin(
     result = CliRunner().invoke(app, ["report", "-"], input=journal.read_bytes())
     assert result.exit_code == 0, result.output + result.stderr
     page = (tmp_path / "stdin.html").read_text()
-    assert "1 session(s) (0 subagent) from &lt;stdin&gt; ·" in page
+    assert "1 session (0 subagents) from &lt;stdin&gt; ·" in page
 
 
 # --------------------------------------------------------------------------- chart geometry

@@ -4,6 +4,7 @@ journals checked against an independent reading with the json module."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from typer.testing import CliRunner
 
 from agent_profiler.cli import app
 from agent_profiler.summary import composition_bar, escape_cell
+from shared_paths import CORPUS, SHARED_REASON
 
 runner = CliRunner()
 SHARED_KEYS = (
@@ -199,9 +201,13 @@ def test_subagents_are_rows_of_their_own_under_the_parent() -> None:
 
 def test_window_option_gives_the_fill() -> None:
     (row,) = summary_json(SMALL)
-    assert row["peak_fill"] is None and row["window_tokens"] is None  # assumed, not known
+    # Claude Code's journal states no window: the assumed 200,000 (as the trace and the
+    # report), named so
+    assert (row["window_tokens"], row["window_source"]) == (200_000, "assumed")
+    assert row["peak_fill"] == round(row["peak_prompt_tokens"] / 200_000, 4)
     (row,) = summary_json(SMALL, args=("--window", "100000"))
     assert row["window_tokens"] == 100_000 and row["peak_fill"] == 0.1821
+    assert row["window_source"] == "given"
 
 
 def test_calls_option_gives_the_series_and_compactions() -> None:
@@ -379,5 +385,53 @@ def test_a_session_without_snapshots_says_not_recorded_and_no_clock_note() -> No
     assert "synthetic clock" not in table
     synthetic = runner.invoke(app, ["summary", str(STREAM_INIT_ONLY)]).stdout
     assert synthetic.splitlines()[-1].endswith(
-        ": synthetic clock (the journal has no times; laid out from its own durations)"
+        ": synthetic clock (the journal has no times; laid out from its own durations, "
+        "ending at the file's modification time)"
     )
+
+
+# Claude Code journals state no window: summary used to print "-" for the fill while the
+# trace and the report drew the assumed 200,000. One source now (views.fill_window).
+ASSUMED_CASES = [
+    SMALL,
+    CORPUS
+    / "claude-code"
+    / "transcripts"
+    / "entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl",
+]
+
+
+@pytest.mark.parametrize("journal", ASSUMED_CASES, ids=["handmade", "corpus"])
+def test_an_assumed_window_gives_the_fill_the_trace_draws_labelled_assumed(
+    journal: Path, export_trace: Any
+) -> None:
+    if not journal.is_file():
+        pytest.skip(SHARED_REASON)
+    (row,) = summary_json(journal)
+    exported = export_trace(journal)
+    (capture,) = [c.uuid for c in exported.view.captures()]
+    profile = exported.view.profile_of(capture)
+    assert profile is not None
+    # THEN the summary's window is the trace's, and both say it is assumed
+    assert row["window_tokens"] == profile.args["context_window_tokens"] == 200_000
+    assert row["window_source"] == "assumed"
+    assert str(profile.args["context_window_source"]).startswith("assumed")
+    # AND the fill is the trace's peak Context fill (a percentage, rounded up there)
+    peak_fill = max(v for _, v in exported.view.counter_samples(capture, "Context fill"))
+    assert row["peak_fill"] == round(row["peak_prompt_tokens"] / 200_000, 4)
+    assert peak_fill == -(-row["peak_prompt_tokens"] * 100 // 200_000)
+    # AND the text table marks that fill and says what the mark means
+    table = runner.invoke(app, ["summary", str(journal)]).stdout
+    assert re.search(rf"\| +{100 * row['peak_fill']:.0f}%\* \|", table)
+    assert (
+        "fill *: against an assumed window (a default; the journal does not state it): "
+        "claude-code 200,000 tokens" in table
+    )
+
+
+def test_a_window_from_the_journal_is_not_marked() -> None:
+    (row,) = summary_json(CODEX_CLI)
+    assert row["window_source"] == "journal"
+    table = runner.invoke(app, ["summary", str(CODEX_CLI)]).stdout
+    assert "fill *" not in table and "fill +" not in table
+    assert re.search(rf"\| +{100 * row['peak_fill']:.0f}% \|", table)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import orjson
 
+from agent_profiler.console import counted
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.digest import blake2b
 from agent_profiler.errors import DamagedJournalError, JournalError
@@ -222,11 +223,12 @@ class Clock:
             where = "before 2000, so not a real time"
         elif not self.seen_timestamp:
             days = (ts - previous) / _DAY_NS
-            where = f"{abs(days):,.0f} day(s) from the times around it"
+            where = f"{counted(round(abs(days)), 'day')} from the times around it"
         else:
             days = (ts - previous) / _DAY_NS
             where = (
-                f"{abs(days):,.0f} day(s) {'after' if days > 0 else 'before'} the record before it"
+                f"{counted(round(abs(days)), 'day')} {'after' if days > 0 else 'before'} "
+                "the record before it"
             )
         self._warn(
             line,

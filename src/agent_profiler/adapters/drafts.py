@@ -189,7 +189,7 @@ class ToolDraft:
     start_ns: int
     response_id: str | None
     prompt_id: str | None
-    arguments: ToolArguments = ToolArguments()
+    arguments: ToolArguments = ToolArguments()  # shared by every draft, never changed
     end_ns: int | None = None
     is_error: bool = False
     result_chars: int = 0

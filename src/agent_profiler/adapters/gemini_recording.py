@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from agent_profiler.adapters.common import json_text, text_field
+from agent_profiler.console import counted
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
 from agent_profiler.jsonl import open_journal, peek, read_jsonl
@@ -161,7 +162,7 @@ def _load_document(path: Path, diagnostics: Diagnostics) -> Recording:
         raise JournalError(source, f"cannot read ({error})") from error
     if len(data) > MAX_DOCUMENT_BYTES:
         raise JournalError(source, "Gemini CLI session document over 512 MB; not read")
-    diagnostics.lines_read += 1
+    diagnostics.documents_read += 1
     try:
         value = orjson.loads(data.removeprefix(b"\xef\xbb\xbf"))
     except (ValueError, RecursionError):
@@ -216,7 +217,7 @@ def _salvage(path: Path, data: bytes, diagnostics: Diagnostics) -> Recording:
         str(path),
         None,
         "truncated-document",
-        f"JSON document cut short or damaged; the first {kept} complete message(s) kept",
+        f"JSON document cut short or damaged; the first {counted(kept, 'complete message')} kept",
     )
     return recording
 

@@ -32,6 +32,7 @@ from agent_profiler.adapters.common import (
 from agent_profiler.adapters.drafts import ToolArguments, ToolDraft
 from agent_profiler.adapters.messages_draft import MessagesDraft
 from agent_profiler.attribution import redacted_placeholders
+from agent_profiler.console import counted
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.model import Category, Compaction, Harness, Marker, Response, Session, Usage
 from agent_profiler.records import record
@@ -359,7 +360,7 @@ class SessionBuilder(MessagesDraft):
             self.patches += 1
             files = part.get("files")
             count = len(files) if isinstance(files, list) else 0
-            self.markers.append(Marker(self.last_ns or 0, "patch", f"{count} file(s)"))
+            self.markers.append(Marker(self.last_ns or 0, "patch", counted(count, "file")))
         elif kind == "retry":
             self.markers.append(Marker(self.last_ns or 0, "retry", str(part.get("attempt"))))
         elif kind not in _BOOKKEEPING_PARTS and kind not in {"agent", "subtask", "compaction"}:

@@ -27,6 +27,7 @@ from typing import Any
 
 import orjson
 
+from agent_profiler.console import counted
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
 from agent_profiler.jsonl import open_journal, peek
@@ -84,7 +85,7 @@ def _load_json(path: Path, diagnostics: Diagnostics, *, whole: bool = False) -> 
             data = stream.read(MAX_DOCUMENT_BYTES + 1)
         if len(data) > MAX_DOCUMENT_BYTES:
             raise JournalError(str(path), "JSON document over 512 MB; not read")
-        diagnostics.lines_read += 1
+        diagnostics.documents_read += 1
         value = orjson.loads(data.removeprefix(b"\xef\xbb\xbf"))
     except JournalError as error:
         if whole:
@@ -200,7 +201,8 @@ def read_storage(
                 str(path),
                 None,
                 "missing-parts",
-                f"{missing} assistant message(s) have no part files (their content is unknown)",
+                f"{counted(missing, 'assistant message')} {'has' if missing == 1 else 'have'} "
+                "no part files (their content is unknown)",
             )
         sessions.append(session)
     return sessions
@@ -325,7 +327,7 @@ def _db_sessions(connection: sqlite3.Connection, source: str) -> Iterator[Stored
 
 
 def _row_json(data: object, source: str, diagnostics: Diagnostics) -> Any:
-    diagnostics.lines_read += 1
+    diagnostics.rows_read += 1
     try:
         value = orjson.loads(data if isinstance(data, str | bytes) else b"")
     except (ValueError, RecursionError):

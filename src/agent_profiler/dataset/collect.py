@@ -123,6 +123,7 @@ class CollectResult:
     version: int | None = None  # the version written (None: nothing to do)
     jobs: int = 1
     sessions_total: int = 0
+    ignored: int = 0  # files in the given folders that are not journals (not read)
     # The warnings and records not recognised of the journals read, as export says them.
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
 
@@ -180,8 +181,19 @@ def collect(
             if leftover.resolve() != live:
                 shutil.rmtree(leftover, ignore_errors=True)
         old = read_manifest(target)
+        held = old.get("estimate")  # None: a new dataset, or one from before it was kept
+        if held and held != options.estimate.value:
+            # Its rows' estimated tokens would mix two estimators without a word (a second
+            # collect with the default said "nothing new or changed", or added chars/4 rows
+            # beside calibrated ones).
+            raise UsageError(
+                f"--to {target}: its sessions were estimated with --estimate {held}, not "
+                f"{options.estimate.value}; a dataset holds one estimate (pass --estimate "
+                f"{held}, or collect into a new folder)"
+            )
         expanded = expand(inputs)
         result.failures += expanded.failures
+        result.ignored = expanded.ignored
         files: dict[str, Path] = {}
         folders: dict[str, str] = {}
         keys: dict[Path, str] = {}
@@ -329,6 +341,7 @@ def _write_version(
         "format": FORMAT,
         "version": version,
         "batch": batch,
+        "estimate": options.estimate.value,  # how every row's estimated tokens were made
         "files": entries,
         "groups": manifest_groups,
     }

@@ -147,11 +147,12 @@ _ALL = "JOIN picked p USING (group_id, session_id) WHERE true"
 
 
 def _sessions(c: Any) -> dict[str, Any]:
-    (main, subagents, first, last, projects) = _rows(
+    (main, subagents, first, last, projects, by_mtime) = _rows(
         c,
         f"SELECT count(*) FILTER (p.is_main), count(*) FILTER (NOT p.is_main), "
         f"min(start_ns) FILTER (p.is_main), max(start_ns) FILTER (p.is_main), "
-        f"count(DISTINCT project) FROM sessions {_ALL}",
+        f"count(DISTINCT project), count(*) FILTER (p.is_main AND clock = 'synthetic') "
+        f"FROM sessions {_ALL}",
     )[0]
     harnesses = dict(
         _rows(c, f"SELECT harness, count(*) FROM sessions {_MAIN} GROUP BY 1 ORDER BY 2 DESC, 1")
@@ -168,6 +169,9 @@ def _sessions(c: Any) -> dict[str, Any]:
         "subagents": subagents,
         "first_start": _day(first),
         "last_start": _day(last),
+        # Sessions whose journal has no times (Claude Code stream-json without timestamps):
+        # their start is the journal file's modification time less their own durations.
+        "dated_by_file_mtime": by_mtime,
         "projects": projects,
         "by_harness": harnesses,
         "by_model": models,

@@ -9,6 +9,7 @@ from typing import Any
 
 import orjson
 
+from agent_profiler.console import counted
 from agent_profiler.errors import UsageError
 from agent_profiler.options import ReadOptions
 
@@ -50,21 +51,24 @@ def run_collect(
     from agent_profiler.console import tell_reading
     from agent_profiler.loader import LoadResult
 
-    tell_reading(LoadResult(failures=result.failures), result.diagnostics)
+    tell_reading(LoadResult(failures=result.failures, ignored=result.ignored), result.diagnostics)
     seen = (
-        f"{result.journals:,} journal(s): {result.new:,} new, {result.changed:,} changed, "
+        f"{counted(result.journals, 'journal')}: {result.new:,} new, {result.changed:,} changed, "
         f"{result.unchanged:,} unchanged (not read)"
     )
     if result.missing:
         seen += f"; {result.missing:,} collected before and not found now (kept)"
     if result.version is None:
-        echo(f"{target}: nothing new or changed; {seen}; {result.sessions_total:,} session(s)")
+        echo(
+            f"{target}: nothing new or changed; {seen}; {counted(result.sessions_total, 'session')}"
+        )
     else:
         rows = ", ".join(f"{name} {count:,}" for name, count in result.rows.items())
         echo(
-            f"{target}: version {result.version}; {seen}; read {result.groups_read:,} journal "
-            f"group(s) in {result.jobs} process(es); rows added: {rows}; "
-            f"{result.sessions_total:,} session(s) in the dataset"
+            f"{target}: version {result.version}; {seen}; read "
+            f"{counted(result.groups_read, 'journal group')} in "
+            f"{counted(result.jobs, 'process', 'processes')}; rows added: {rows}; "
+            f"{counted(result.sessions_total, 'session')} in the dataset"
         )
     return 1 if result.failures or result.diagnostics.damaged else 0
 
@@ -119,8 +123,10 @@ def run_fleet(
         echo(f"note: no session in {directory} matches {given}", err=True)
     if split_data is not None:
         data["split"] = split_data
+    # The folder's name (`fleet .` named it "": "fleet : 53 sessions"); never its path.
+    name = directory.name or directory.resolve().name
     if html is not None:
-        size = write(html, render_html(data, f"Agent Profiler fleet: {directory.name}", split_data))
+        size = write(html, render_html(data, f"Agent Profiler fleet: {name}", split_data))
         if html_to_stdout:
             echo(f"wrote stdout ({size:,} bytes)", err=True)
         else:
@@ -128,7 +134,7 @@ def run_fleet(
     if as_json:
         echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
     elif html is None:
-        echo(render_text(data, f"fleet {directory.name}"))
+        echo(render_text(data, f"fleet {name}"))
         if split_data is not None:
             for side in ("before", "after"):
                 echo("\n" + render_text(split_data[side], f"{side} {split}"))

@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from agent_profiler.console import counted
 from agent_profiler.cost import WRITER_OF, render_receipt
 from agent_profiler.model import Category
-from agent_profiler.report.text import esc, percent, short_tokens
+from agent_profiler.report.text import esc, percent
 
 WRITER_COLOURS = {
     "tool results": "#f28e2b",
@@ -22,19 +23,43 @@ WRITER_COLOURS = {
 def _k(value: float | None) -> str:
     if value is None:
         return "-"
+    # 40651.3K was hard to read: millions as M.
+    if value >= 999_950:
+        return f"{value / 1_000_000:.1f}M"
     return f"{value / 1000:.1f}K" if value >= 1000 else f"{value:.0f}"
+
+
+def _mtime_note(sessions: Mapping[str, Any]) -> str:
+    """Said after the dates when some of them are not the journals' own."""
+    count = sessions.get("dated_by_file_mtime") or 0
+    if not count:
+        return ""
+    return (
+        f" ({counted(count, 'session')} dated by the journal file's modification time: "
+        "no times in the journal)"
+    )
+
+
+def _subagent_requests(requests: Mapping[str, Any]) -> str:
+    """The subagents' requests, apart: the count is the main sessions' (as the sessions')."""
+    more = requests["with_subagents"] - requests["count"]
+    return f" (+{more:,} in subagents)" if more > 0 else ""
 
 
 def render_text(data: Mapping[str, Any], title: str = "fleet") -> str:
     s, r = data["sessions"], data["requests"]
+    if not s["count"] + s["subagents"]:
+        # Not a page of empty headings (a --split side, filters that match nothing).
+        return f"{title}: no sessions"
     out = [
-        f"{title}: {s['count']:,} session(s) (+{s['subagents']:,} subagent), "
-        f"{r['count']:,} requests, {s['first_start'] or '-'} … {s['last_start'] or '-'}",
+        f"{title}: {counted(s['count'], 'session')} (+{counted(s['subagents'], 'subagent')}), "
+        f"{counted(r['count'], 'request')}{_subagent_requests(r)}, "
+        f"{s['first_start'] or '-'} … {s['last_start'] or '-'}" + _mtime_note(s),
         "  by harness: " + ", ".join(f"{k} {v}" for k, v in s["by_harness"].items()),
     ]
     who = data["who_wrote"]
     out.append(
-        f"\nwho wrote the end-of-session context (mean over {who['sessions']} session(s) "
+        f"\nwho wrote the end-of-session context (mean over {counted(who['sessions'], 'session')} "
         f"with ≥ {who['min_turns']} requests; estimated):"
     )
     for writer, share in who["by_writer"].items():
@@ -52,8 +77,8 @@ def render_text(data: Mapping[str, Any], title: str = "fleet") -> str:
         )
     comp = data["compactions"]
     out.append(
-        f"\ncompactions: {comp['total']} in {comp['sessions_with']} of {comp['sessions']} "
-        "session(s); per session: "
+        f"\ncompactions: {comp['total']:,} in {comp['sessions_with']:,} of "
+        f"{counted(comp['sessions'], 'session')}; per session: "
         + ", ".join(f"{n}: {count}" for n, count in comp["per_session"].items())
     )
     tools = data["tool_results"]
@@ -68,7 +93,7 @@ def render_text(data: Mapping[str, Any], title: str = "fleet") -> str:
             f"{_share(row['share_tokens']):>8}"
         )
     sources = data["sources"]
-    out.append(f"\nlargest recurring sources (weight: {sources['weight']}):")
+    out.append(f"\nlargest recurring sources, weighed by {sources['weight']}:")
     for key, label in (
         ("mcp_servers", "MCP servers"),
         ("skills", "skills"),
@@ -89,7 +114,7 @@ def _share(value: float | None) -> str:
 
 def _source(entry: Mapping[str, Any]) -> str:
     weight = entry.get("token_requests", entry.get("result_tokens"))
-    return f"{entry['name']} ({entry['sessions']} session(s), {_k(weight)})"
+    return f"{entry['name']} ({counted(entry['sessions'], 'session')}, {_k(weight)})"
 
 
 # --------------------------------------------------------------------------- HTML
@@ -130,9 +155,10 @@ def render_html(data: Mapping[str, Any], title: str, split: Mapping[str, Any] | 
 def _sections(data: Mapping[str, Any], level: int = 2) -> list[str]:
     s, h = data["sessions"], f"h{level}"
     out = [
-        f"<p>{s['count']:,} session(s) and {s['subagents']:,} subagent(s), "
-        f"{data['requests']['count']:,} requests, {esc(s['first_start'] or '-')} to "
-        f"{esc(s['last_start'] or '-')}.</p>"
+        f"<p>{counted(s['count'], 'session')} and {counted(s['subagents'], 'subagent')}, "
+        f"{counted(data['requests']['count'], 'request')}{_subagent_requests(data['requests'])}, "
+        f"{esc(s['first_start'] or '-')} to "
+        f"{esc(s['last_start'] or '-')}{esc(_mtime_note(s))}.</p>"
     ]
     who = data["who_wrote"]
     out.append(f"<{h}>Who wrote the end-of-session context</{h}>")
@@ -146,7 +172,7 @@ def _sections(data: Mapping[str, Any], level: int = 2) -> list[str]:
     )
     out.append(
         f"<p class=note>Mean share of the last request's estimated context over "
-        f"{who['sessions']} session(s) with at least {who['min_turns']} requests.</p>"
+        f"{counted(who['sessions'], 'session')} with at least {who['min_turns']} requests.</p>"
     )
     out.append(f"<{h}>Context by turn</{h}>")
     out.append(_columns(data["context_by_turn"]))
@@ -157,10 +183,12 @@ def _sections(data: Mapping[str, Any], level: int = 2) -> list[str]:
     comp = data["compactions"]
     out.append(f"<{h}>Compactions</{h}>")
     out.append(
-        f"<p>{comp['total']} compaction(s) in {comp['sessions_with']} of {comp['sessions']} "
-        "session(s).</p>"
+        f"<p>{counted(comp['total'], 'compaction')} in {comp['sessions_with']:,} of "
+        f"{counted(comp['sessions'], 'session')}.</p>"
     )
-    out.append(_hbar([(f"{n} per session", v) for n, v in comp["per_session"].items()], {}))
+    # Counts of sessions, not shares (drawn as 4700% and 30,000 pixels wide).
+    per_session = [(f"{n} per session", v) for n, v in comp["per_session"].items()]
+    out.append(_hbar(per_session, {}, absolute=True, unit="session"))
     tools = data["tool_results"]
     out.append(f"<{h}>Tool results by tool</{h}>")
     out.append(
@@ -203,9 +231,13 @@ def _weight(entry: Mapping[str, Any]) -> float:
 
 
 def _hbar(
-    items: Sequence[tuple[str, float]], colours: Mapping[str, str], absolute: bool = False
+    items: Sequence[tuple[str, float]],
+    colours: Mapping[str, str],
+    absolute: bool = False,
+    unit: str | None = None,
 ) -> str:
-    """One horizontal bar per item (shares, or absolute values scaled to the largest)."""
+    """One horizontal bar per item (shares, or absolute values scaled to the largest:
+    tokens, or counts of `unit`)."""
     if not items:
         return "<p class=note>(none)</p>"
     top = max(v for _, v in items) or 1
@@ -214,7 +246,7 @@ def _hbar(
     for index, (label, value) in enumerate(items):
         y = index * row + 2
         w = (value / top if absolute else value) * width
-        text = short_tokens(value) if absolute else percent(value)
+        text = (counted(int(value), unit) if unit else _k(value)) if absolute else percent(value)
         svg.append(
             f'<text x="0" y="{y + 14}">{esc(str(label)[:34])}</text>'
             f'<rect x="250" y="{y + 2}" width="{w:.1f}" height="{row - 5}" '

@@ -23,12 +23,12 @@ from agent_profiler.report.text import (
     percent,
     short_id,
     utc,
-    window_note,
-    window_origin,
 )
+from agent_profiler.summary import SessionSummary
 from agent_profiler.targets import shown as shown_target
 from agent_profiler.views import (
     POST_FROM_NEXT_REQUEST,
+    WINDOW_GIVEN,
     basename,
     category_label,
     compactions_after,
@@ -101,8 +101,9 @@ def overview(shown: Page) -> str:
         '<p class="note">Each bar is the session\'s latest recorded composition by category '
         "(at its last request): <strong>shares of the measured composition, not of the "
         "window</strong>. Peak Context size is the largest reported request input (cached "
-        "tokens counted once); fill is peak ÷ window, given only when the journal states the "
-        "window (or one was given with --window).</p>",
+        "tokens counted once); fill is peak ÷ window, the window the trace uses: labelled "
+        "<em>assumed</em> (a default) or <em>model table</em> (the harness's own) when the "
+        "journal does not state it (--window sets it).</p>",
         '<table class="overview"><thead><tr><th>Session</th><th>Harness and model</th>'
         '<th class="num">Responses</th><th class="num">Peak Context size</th>'
         '<th class="num">Window</th><th class="num">Fill</th><th class="num">Compactions</th>'
@@ -125,19 +126,23 @@ def overview(shown: Page) -> str:
             project = f'<small class="muted">{esc(basename(session.project))}</small>'
         else:
             project = ""
+        # The summary's window and fill (views.fill_window), labelled when the journal
+        # does not state the window: the same numbers as `summary` and the trace.
+        origin = _unstated(row)
+        label = f'<small class="muted">{origin}</small>' if origin else ""
         if row.window_tokens is not None:
-            window_cell = number(row.window_tokens)
-        elif session.window_tokens:
             window_cell = (
-                f'<span title="{esc(session.window_source or "")}">{session.window_tokens:,}'
-                f'<small class="muted">{window_origin(session)}</small></span>'
+                f'<span title="{esc(session.window_source or "")}">{row.window_tokens:,}'
+                f"{label}</span>"
+                if origin
+                else number(row.window_tokens)
             )
         else:
             window_cell = "unknown"
         fill = (
-            esc(percent(row.peak_fill))
+            esc(percent(row.peak_fill)) + label
             if row.peak_fill is not None
-            else '<span class="muted" title="window not stated in the journal">—</span>'
+            else '<span class="muted" title="no window known">—</span>'
         )
         parts = latest_composition(row)
         if parts:
@@ -180,6 +185,12 @@ def overview(shown: Page) -> str:
     return "".join(out)
 
 
+def _unstated(row: SessionSummary) -> str:
+    """How a row's window is labelled: "" when the journal states it (or --window gave
+    it), else where it came from ("assumed", "model table")."""
+    return "" if row.window_source in (None, "journal", WINDOW_GIVEN) else row.window_source
+
+
 def _number(label: str, value: str, key: str) -> str:
     return f'<div><dt>{esc(label)}</dt><dd data-key="{key}">{value}</dd></div>'
 
@@ -211,7 +222,10 @@ def context_view(
         facts.append(f"project {basename(session.project)}")
     if session.clock == "synthetic":
         # No times in the journal: a start would be made up, the length comes from durations.
-        facts.append("synthetic clock (the journal has no times; laid out from its durations)")
+        facts.append(
+            "synthetic clock (the journal has no times; laid out from its durations, ending "
+            "at the file's modification time)"
+        )
     else:
         facts.append(f"started {utc(t0)}")
     facts.append(f"lasted {duration((t1 - t0) / 1e9)}")
@@ -229,15 +243,9 @@ def context_view(
         )
         kids = f" · subagents: {links}"
     chart_window = window or session.window_tokens
-    window_text = (
-        number(row.window_tokens)
-        if row.window_tokens is not None
-        else (
-            f"{session.window_tokens:,}{window_note(session)}"
-            if session.window_tokens
-            else "unknown"
-        )
-    )
+    origin = _unstated(row)
+    note = f" ({origin})" if origin else ""
+    window_text = number(row.window_tokens) + note if row.window_tokens is not None else "unknown"
     out = [
         f'<section class="session" id="{anchor}" data-session-id="{esc(session.session_id)}">',
         f'<h2>Context · {esc(label)} <a class="up" href="#overview">↑ Overview</a></h2>',
@@ -247,7 +255,9 @@ def context_view(
         _number("Peak Context size (tokens)", number(row.peak_prompt_tokens), "peak"),
         _number("Final Context size (tokens)", number(row.final_prompt_tokens), "final"),
         _number("Window (tokens)", esc(window_text), "window"),
-        _number("Fill", esc(percent(row.peak_fill)) if row.peak_fill is not None else "—", "fill"),
+        _number(
+            "Fill", esc(percent(row.peak_fill)) + note if row.peak_fill is not None else "—", "fill"
+        ),
         _number("Compactions", f"{row.compactions:,}", "compactions"),
         _number("Tool calls", f"{row.tool_calls:,}", "tool-calls"),
         "</dl>",

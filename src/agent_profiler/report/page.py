@@ -8,6 +8,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import IO
 
+from agent_profiler.console import sessions_line
 from agent_profiler.model import Session
 from agent_profiler.report.data import page, session_data
 from agent_profiler.report.html import CSS, context_view, overview
@@ -51,7 +52,7 @@ def render_report(
         head,
         pattern_defs(),
         f"<header><h1>{esc(title)}</h1>",
-        f'<p class="muted">{len(shown.rows):,} session(s) ({shown.subagents} subagent) from '
+        f'<p class="muted">{sessions_line(len(shown.rows), shown.subagents)} from '
         f"{esc(listing(shown.sources)) or 'no input'} · agent-profiler {__version__}. "
         "Sizes are in tokens. Context size is the reported request input (cached tokens "
         "counted once), the same series as the trace's Context size counter; the composition "

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agent_profiler.console import counted
 from agent_profiler.report.text import esc
 
 _BILLED = (
@@ -38,7 +39,7 @@ def receipt_section(anchor: str, data: Mapping[str, Any]) -> str:
         for key, label in (("re_read", "re-read, every turn"), ("output", "model output"))
     )
     missing = "".join(
-        f"<li>No price for {esc(m['model'])} ({m['requests']:,} request(s)): not in the "
+        f"<li>No price for {esc(m['model'])} ({counted(m['requests'], 'request')}): not in the "
         "table, left out of the totals.</li>"
         for m in data["unpriced_models"]
     )

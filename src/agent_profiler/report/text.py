@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from agent_profiler.model import Session
+from agent_profiler.views import window_origin
 
 
 def esc(text: object) -> str:
@@ -18,19 +19,6 @@ def esc(text: object) -> str:
 
 def number(value: int | None) -> str:
     return "—" if value is None else f"{value:,}"
-
-
-def window_origin(session: Session) -> str:
-    """Where a session's window came from, for labels (asked only when it has one): read
-    from the journal (`Session.window_from_journal`), taken from the harness's own per-model
-    table (Gemini CLI's `tokenLimit()`, Muse's model list), or assumed (a default, or no
-    source at all)."""
-    if session.window_from_journal:
-        return "journal"
-    source = session.window_source
-    if source and not source.startswith("assumed"):
-        return "model table"
-    return "assumed"
 
 
 def window_note(session: Session) -> str:

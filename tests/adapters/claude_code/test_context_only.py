@@ -74,5 +74,5 @@ def test_a_context_only_session_agrees_with_itself(
     page = tmp_path / "r.html"
     assert runner.invoke(app, ["report", str(path), "-o", str(page)]).exit_code == 0
     html = page.read_text()
-    assert "assumed" not in html
+    assert '<small class="muted">assumed</small>' not in html and "(assumed)" not in html
     assert "model unknown" not in html or not last.get("model")

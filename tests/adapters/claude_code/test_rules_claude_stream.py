@@ -483,3 +483,40 @@ def test_a_user_frame_without_readable_content_is_warned_about(tmp_path: Path) -
     ]
     (call,) = session.tool_calls
     assert call.incomplete is True
+
+
+# ---------------------------------------------------------------------- where a run starts
+
+
+@pytest.mark.parametrize("source", ["bundled", "corpus"])
+def test_a_dated_run_starts_at_its_first_timestamp_whatever_the_files_mtime(
+    source: str, tmp_path: Path
+) -> None:
+    """bg-tasks (bundled copy and the corpus's): frames 1–7 are undated, frame 8 is the first
+    dated one. The run starts 7 ms before it — from the records — and a copy of the file
+    touched years later starts at the same time (the modification time is not used)."""
+    from shared_paths import CORPUS, SHARED_REASON
+
+    original = BG if source == "bundled" else CORPUS / "claude-code" / "stream-json" / BG.name
+    if not original.is_file():
+        pytest.skip(SHARED_REASON)
+    copy = tmp_path / BG.name
+    copy.write_bytes(original.read_bytes())
+    os.utime(copy, ns=(MTIME, MTIME))
+    first_dated = next(v["timestamp"] for v in lines(original) if v.get("timestamp"))
+    assert first_dated == record(original, 8)["timestamp"] == "2026-05-17T16:38:10.636Z"
+    for path in (original, copy):
+        (session,), _ = read(path)
+        assert session.clock == "journal" and session.timing == "journal-timestamps"
+        assert session.start_ns == timestamp_ns(first_dated) - 7 * MS
+
+
+def test_an_undated_run_says_its_date_is_the_files_mtime() -> None:
+    """gh-aw and init-only carry no timestamp in any frame (every stream-json journal we
+    hold but bg-tasks): the run ends at the file's modification time, and says so."""
+    for path in (GHAW, INIT_ONLY):
+        assert not [v for v in lines(path) if "timestamp" in v]
+        sessions, _ = read(path)
+        for session in sessions:
+            assert session.clock == "synthetic"
+            assert "the file's modification time" in session.timing

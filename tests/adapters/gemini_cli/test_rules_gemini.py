@@ -1112,7 +1112,7 @@ def test_a_document_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
     path.write_bytes(b"\xef\xbb\xbf" + DOCUMENT.read_bytes())
     (session,), diagnostics = _adapter_read(path)
     assert len(session.responses) == 10
-    assert (diagnostics.lines_read, diagnostics.records_parsed) == (1, len(_messages()))
+    assert (diagnostics.documents_read, diagnostics.records_parsed) == (1, len(_messages()))
     # Parsed whole, not salvaged.
     assert (diagnostics.warnings, dict(session.facts)["recording_format"]) == ([], "json")
 
@@ -1120,14 +1120,16 @@ def test_a_document_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
 def test_each_document_counts_its_messages_as_records(tmp_path: Path) -> None:
     """entire-ab (13 messages) read with the warning-only session (1 message) and one
     whose messages are no list in a one-line document (hand-made): one record each at
-    least, every document one line; a message without id is named by its place."""
+    least, every document one document; a message without id is named by its place."""
     warning = DATA / "entire-ec-38b74f08e3-2_session-warning-only.json"
     nothing = tmp_path / "session-null.jsonl"
     nothing.write_text(json.dumps({**_doc(), "messages": None}) + "\n", encoding="utf-8")
     diagnostics = Diagnostics()
     result = load([DOCUMENT, warning, nothing], diagnostics)
     assert result.failures == [] and len(result.sessions) == 2
-    assert (diagnostics.lines_read, diagnostics.records_parsed) == (3, len(_messages()) + 1 + 1)
+    # two .json documents, and the one-line .jsonl read as a line
+    assert (diagnostics.documents_read, diagnostics.lines_read) == (2, 1)
+    assert diagnostics.records_parsed == len(_messages()) + 1 + 1
     messages = copy.deepcopy(_messages()[:2])
     del messages[0]["id"]
     (session,) = sessions(document(tmp_path, messages))
@@ -1159,7 +1161,7 @@ def test_a_cut_short_document_keeps_its_header_and_complete_messages(tmp_path: P
             path.name,
             None,
             "truncated-document",
-            "JSON document cut short or damaged; the first 4 complete message(s) kept",
+            "JSON document cut short or damaged; the first 4 complete messages kept",
         )
     ]
     assert diagnostics.records_parsed == 4
@@ -1502,7 +1504,8 @@ def test_a_cut_document_keeps_every_complete_message(tmp_path: Path, name: str, 
     else:
         (session,), diagnostics = _salvaged(tmp_path, cut)
     assert [w.message for w in diagnostics.warnings] == [
-        f"JSON document cut short or damaged; the first {kept} complete message(s) kept"
+        "JSON document cut short or damaged; the first "
+        f"{kept} complete message{'' if kept == 1 else 's'} kept"
     ]
     assert diagnostics.records_parsed == kept
     requests = [m["id"] for m in messages[:kept] if m["type"] == "gemini"]
@@ -1547,9 +1550,9 @@ def test_a_cut_document_with_no_complete_message_counts_one_record(tmp_path: Pat
     found, diagnostics = read(DOCUMENT, path)
     assert len(found) == 1
     assert diagnostics.records_parsed == len(_messages()) + 1
-    assert diagnostics.lines_read == 2  # a document is one "line"
+    assert (diagnostics.documents_read, diagnostics.lines_read) == (2, 0)  # not lines
     assert [w.message for w in diagnostics.warnings] == [
-        "JSON document cut short or damaged; the first 0 complete message(s) kept"
+        "JSON document cut short or damaged; the first 0 complete messages kept"
     ]
 
 
@@ -1598,7 +1601,7 @@ def test_a_lie_on_the_first_message_is_judged_against_its_neighbours(tmp_path: P
     ((_, line, kind, message),) = _warnings(diagnostics)
     assert (line, kind) == (None, "time-outlier")
     assert message.startswith("messages[0]: timestamp 2099-01-01T00:00:00Z is ")
-    assert message.endswith("day(s) from the times around it; placed just after that record")
+    assert message.endswith("days from the times around it; placed just after that record")
     start = ns(_doc()["startTime"])
     assert (session.start_ns, session.prompts[0].start_ns) == (start, start)
     assert session.end_ns == ns(messages[3]["toolCalls"][0]["timestamp"])

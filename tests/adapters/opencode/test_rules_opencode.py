@@ -617,7 +617,7 @@ def test_patch_parts_are_markers_and_a_fact(tmp_path: Path) -> None:
     doc = cut(COMPACTING, [0, 8, 9, 10])
     session, _ = read_one(tmp_path, doc)
     patches = [m for m in session.markers if m.kind == "patch"]
-    assert [m.value for m in patches] == ["1 file(s)", "1 file(s)"]
+    assert [m.value for m in patches] == ["1 file", "1 file"]
     # At the latest time read before the part: the end of the edit that made the patch.
     edits = [parts(doc, i, "tool")[-1] for i in (2, 3)]
     assert [e["tool"] for e in edits] == ["edit", "edit"]
@@ -625,7 +625,7 @@ def test_patch_parts_are_markers_and_a_fact(tmp_path: Path) -> None:
     assert dict(session.facts)["patch_parts"] == "2"
     parts(doc, 2, "patch")[0]["files"] = "not a list"
     session, _ = read_one(tmp_path, doc)
-    assert [m.value for m in session.markers if m.kind == "patch"] == ["0 file(s)", "1 file(s)"]
+    assert [m.value for m in session.markers if m.kind == "patch"] == ["0 files", "1 file"]
 
 
 def test_a_patch_after_the_step_finish_belongs_to_the_one_request(tmp_path: Path) -> None:
@@ -1205,8 +1205,9 @@ def test_an_export_counts_each_message_and_part_as_a_record(tmp_path: Path) -> N
     assert stored.id == doc["info"]["id"] and stored.source == str(EXPLORE)
     assert [m["id"] for m, _ in stored.messages] == [msg(doc, i)["id"] for i in range(4)]
     assert [len(p) for _, p in stored.messages] == [1, 9, 11, 3]
-    # The document (1), then each message and each part: 4 messages and 24 parts.
-    assert (diagnostics.lines_read, diagnostics.records_parsed) == (1, 1 + 4 + 24)
+    # The document (1, not a line), then each message and each part: 4 messages, 24 parts.
+    assert (diagnostics.documents_read, diagnostics.records_parsed) == (1, 1 + 4 + 24)
+    assert diagnostics.lines_read == 0
     assert diagnostics.warnings == []
 
 
@@ -1335,8 +1336,9 @@ def test_the_storage_folder_holds_the_same_session_as_the_export(tmp_path: Path)
         assert [m for m, _ in stored.messages] == [msg(doc, i) for i in range(4)]
         for (_, got), message in zip(stored.messages, doc["messages"], strict=True):
             assert got == sorted(message["parts"], key=lambda p: p["id"])
-        # One file per session, message and part: each a line read and a record parsed.
-        assert diagnostics.lines_read == diagnostics.records_parsed == 1 + 4 + 24
+        # One file per session, message and part: each a document read, a record parsed.
+        assert diagnostics.documents_read == diagnostics.records_parsed == 1 + 4 + 24
+        assert diagnostics.lines_read == 0
         assert diagnostics.warnings == []
 
 
@@ -1431,8 +1433,8 @@ def test_a_damaged_storage_file_is_warned_about_and_the_rest_read(tmp_path: Path
     assert warning.message == (
         "damaged JSON file (unexpected end of data: line 1 column 27 (char 26))"
     )
-    assert diagnostics.lines_read == 1 + 5 + 24 - 11  # message 2's parts are not read
-    assert diagnostics.records_parsed == diagnostics.lines_read - 1
+    assert diagnostics.documents_read == 1 + 5 + 24 - 11  # message 2's parts are not read
+    assert diagnostics.records_parsed == diagnostics.documents_read - 1
     # An assistant message with no part files: its content is unknown, said once per session.
     for index in (0, 1, 3):  # the user message without parts is nothing to say
         for part in (tmp_path / "part" / msg(doc, index)["id"]).iterdir():
@@ -1444,7 +1446,7 @@ def test_a_damaged_storage_file_is_warned_about_and_the_rest_read(tmp_path: Path
         (
             str(session_file),
             None,
-            "2 assistant message(s) have no part files (their content is unknown)",
+            "2 assistant messages have no part files (their content is unknown)",
         )
     ]
 
@@ -1515,7 +1517,8 @@ def test_the_database_session_row_reads_as_an_export_info(database: Path) -> Non
     # 35 message rows and 118 part rows, each a record; parts carry their row's id.
     assert len(stored.messages) == 35
     assert sum(len(p) for _, p in stored.messages) == 118
-    assert diagnostics.lines_read == diagnostics.records_parsed == 35 + 118
+    assert diagnostics.rows_read == diagnostics.records_parsed == 35 + 118
+    assert diagnostics.lines_read == diagnostics.documents_read == 0
     first, first_parts = stored.messages[0]
     assert first["id"] == "msg_fb357c94400162LvgqZRiO662i"
     assert first["time"] == {"created": 1785420302660}
@@ -1598,7 +1601,7 @@ def test_damaged_database_rows_are_warned_about_and_the_rest_read(database: Path
         (str(database), None, "not-json", "a database row's data is not JSON")
     ] * 2
     assert diagnostics.notes == {"opencode:message-of-unknown-session": 1}
-    assert diagnostics.lines_read == 36 + 118
+    assert diagnostics.rows_read == 36 + 118
     assert diagnostics.records_parsed == 36 + 118 - 2
 
 
@@ -1771,7 +1774,8 @@ def test_the_export_and_the_storage_of_one_session_are_read_once(tmp_path: Path)
     assert sorted(s.id for s in stored) == sorted(
         ["ses_2bef25635ffe8EzID0I1Oeymal", "ses_fd4c895f0ffe6gKgxHiEgiQCcd"]
     )
-    assert diagnostics.lines_read == (1 + 4 + 24) + (1 + 5 + 20)  # session, messages, parts
+    # session, messages, parts: each one JSON document
+    assert diagnostics.documents_read == (1 + 4 + 24) + (1 + 5 + 20)
 
 
 # --------------------------------------------------------------------------- edge requests
