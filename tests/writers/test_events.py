@@ -81,3 +81,70 @@ def test_a_group_decodes_to_its_slices_and_counters_at_their_own_times() -> None
     assert [sorted(s.incremental) for s in snapshots] == [[64], [65]]
     assert [s.clocks[65 if i else 64] for i, s in enumerate(snapshots)] == [T0, T0 + 2 * S]
     assert encoder.packets == len(_packets(data)) == 7
+
+
+def test_past_the_last_delta_clock_the_events_carry_absolute_times() -> None:
+    """Every event that starts before the last one written starts the next delta clock;
+    once the 64 sequence-scoped ids are used up, the group's events are on REALTIME."""
+    encoder = EventEncoder(SEQUENCE)
+    count = len(DELTA_CLOCK_IDS) + 3
+    starts = [T0 + (count - i) * S for i in range(count)]  # each before the one written last
+    data = b"".join(
+        encoder.begin(start, _slice(f"turn {i}", start, start + S // 2, {"i": i}))
+        + encoder.end(start + S // 2, SLICES)
+        for i, start in enumerate(starts)
+    )
+    later = starts[0] + 10 * S  # after the last id: absolute, forward or not
+    data += encoder.begin(later, _slice("late", later, later + 3, {}))
+    data += encoder.counters(later + 1, "agentprof.context", {COUNTS: 5})
+    data += encoder.end(later + 3, SLICES)
+    view = _view(data)
+    turns = sorted(view.slices_on(SLICES), key=lambda s: s.ts)
+    expected = sorted([(f"turn {i}", start, S // 2) for i, start in enumerate(starts)])
+    expected.append(("late", later, 3))
+    assert sorted((s.name, s.ts, s.dur) for s in turns) == sorted(expected)
+    assert view.counters[COUNTS] == [(later + 1, 5)]
+    assert len(view.clock_snapshots) == len(DELTA_CLOCK_IDS)
+    by_name = {s.name: s.clock_id for s in turns}
+    assert [by_name[f"turn {i}"] for i in range(len(DELTA_CLOCK_IDS))] == list(DELTA_CLOCK_IDS)
+    assert {by_name["turn 64"], by_name["turn 65"], by_name["turn 66"], by_name["late"]} == {1}
+    assert encoder.packets == len(_packets(data))
+
+
+def test_lengths_at_the_one_byte_edge_decode_to_what_was_given() -> None:
+    """Names, strings and arguments whose entries, events and packets are about 128 bytes
+    long, one byte longer each time: each length that fits one byte, and the first that
+    takes two."""
+    encoder = EventEncoder(SEQUENCE)
+    given = []
+    data = b""
+    variants = [
+        lambda size: {"id": "u" * size},  # a unique key's text, written inline
+        lambda size: {"list": ["l" * size]},  # an array's value
+        lambda size: {"d": {"id": "v" * size}},  # a dict's entry
+    ]
+    for i, (size, args) in enumerate(
+        (size, variant(size)) for variant in variants for size in range(90, 150)
+    ):
+        start = T0 + i * S
+        slice_ = _slice("n" * size, start, start + 1, args)
+        given.append((slice_.name, start, args))
+        data += encoder.begin(start, slice_) + encoder.end(start + 1, SLICES)
+    view = _view(data)
+    assert [(s.name, s.ts, s.args) for s in view.slices_on(SLICES)] == given
+    assert encoder.packets == len(_packets(data))
+
+
+def test_an_end_at_the_largest_ids_and_delta_decodes() -> None:
+    """A slice's end on the steady path at the widest varints: the largest sequence id
+    (uint32), track uuid (uint64) and a delta of about 36 years."""
+    sequence, track, far = 2**32 - 1, 2**64 - 1, 2**60
+    encoder = EventEncoder(sequence)
+    slice_ = LaidSlice("Turns", "long", T0, T0 + far, "agentprof.turn", {}, track_uuid=track)
+    data = encoder.begin(T0, slice_) + encoder.end(T0 + far, track)
+    packets = _packets(data)
+    assert [p.trusted_packet_sequence_id for p in packets] == [sequence] * 3
+    end = packets[-1]
+    assert end.track_event.type == pb.TrackEvent.TYPE_SLICE_END
+    assert end.track_event.track_uuid == track
+    assert end.timestamp == far  # a delta on the group's first clock
