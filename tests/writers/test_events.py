@@ -77,7 +77,7 @@ def test_a_group_decodes_to_its_slices_and_counters_at_their_own_times() -> None
     assert view.counters[COUNTS] == [(T0 + 1, 1_000)]
     assert view.counters[CACHED] == [(T0 + 1, 20)]
     # two delta clocks, the second started where the clock would have gone back
-    snapshots = [s for s in view.clock_snapshots]
+    snapshots = view.clock_snapshots
     assert [sorted(s.incremental) for s in snapshots] == [[64], [65]]
     assert [s.clocks[65 if i else 64] for i, s in enumerate(snapshots)] == [T0, T0 + 2 * S]
     assert encoder.packets == len(_packets(data)) == 7
@@ -148,3 +148,31 @@ def test_an_end_at_the_largest_ids_and_delta_decodes() -> None:
     assert end.track_event.type == pb.TrackEvent.TYPE_SLICE_END
     assert end.track_event.track_uuid == track
     assert end.timestamp == far  # a delta on the group's first clock
+
+
+def test_texts_are_interned_once_and_only_the_first_event_clears_the_state() -> None:
+    """Later slices of the same name, category and arguments intern nothing, across a
+    clock restart too; only the group's first event says its incremental state starts
+    there (a restart saying it again would drop the interned texts); flows are kept."""
+    encoder = EventEncoder(SEQUENCE)
+    args = {"kind": "turn", "label": "short text"}
+    starts = [T0, T0 + S, T0 - S]  # the third before the last: a new delta clock
+    flows = [(9,), (9, 10), (10,)]  # each flow on two slices
+    data = b"".join(
+        encoder.begin(start, _slice("turn", start, start + 1, args, flows=flows[i]))
+        + encoder.end(start + 1, SLICES)
+        for i, start in enumerate(starts)
+    )
+    events = [p for p in _packets(data) if p.HasField("track_event")]
+    assert [p.sequence_flags for p in events] == [3, 2, 2, 2, 2, 2]
+    first = events[0].interned_data
+    assert [e.name for e in first.event_names] == ["turn"]
+    assert [e.name for e in first.event_categories] == ["agentprof.turn"]
+    assert [e.name for e in first.debug_annotation_names] == ["kind", "label"]
+    assert [e.str.decode() for e in first.debug_annotation_string_values] == ["turn", "short text"]
+    assert not any(p.HasField("interned_data") for p in events[1:])
+    assert [tuple(p.track_event.flow_ids) for p in events[::2]] == flows
+    view = _view(data)
+    assert [(s.name, s.ts, s.args) for s in view.slices_on(SLICES)] == [
+        ("turn", start, args) for start in sorted(starts)
+    ]
