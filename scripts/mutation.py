@@ -48,6 +48,8 @@ DEFAULT = [
     "src/agent_profiler/writers/events.py",
     "src/agent_profiler/writers/wire.py",
     "src/agent_profiler/writers/chunks.py",
+    "src/agent_profiler/writers/packets.py",
+    "src/agent_profiler/writers/direct.py",
     "src/agent_profiler/writers/__init__.py",
     "src/agent_profiler/adapters/common.py",
     "src/agent_profiler/adapters/drafts.py",
@@ -91,6 +93,8 @@ WRITER_MODULES = {
     "src/agent_profiler/writers/events.py",
     "src/agent_profiler/writers/wire.py",
     "src/agent_profiler/writers/chunks.py",
+    "src/agent_profiler/writers/packets.py",
+    "src/agent_profiler/writers/direct.py",
     "src/agent_profiler/writers/__init__.py",
 }
 WRITER_TESTS = [
@@ -99,6 +103,11 @@ WRITER_TESTS = [
     "tests/writers/test_writers_agree.py",
     "tests/writers/test_contract_reference.py",
     "tests/writers/test_chrome_json.py",
+    # The byte encoders' own tests: each leaf, packet and argument builder against protobuf.
+    "tests/writers/test_wire.py",
+    "tests/writers/test_packets.py",
+    "tests/writers/test_direct.py",
+    "tests/writers/test_events.py",
     "tests/adapters/test_duplicate_sessions.py",
     "tests/adapters/claude_code/test_context_only.py",
     "tests/adapters/claude_code/test_context_native.py",

@@ -264,3 +264,23 @@ def test_a_stream_error_is_raised_in_the_caller_and_nothing_waits(compress: bool
     assert not worker.is_alive(), "the caller was left waiting on the deflating thread"
     assert raised and raised[0].errno == 28
     assert sink.thread is None
+
+
+def test_a_deflated_record_is_at_the_chosen_level() -> None:
+    """LEVEL (3) was chosen for speed over size (chunks.py): the zlib header of every
+    compressed_packets says so (its FLEVEL bits: 1, the "fast" levels 2 to 5; the default
+    level 6 would say 2), whether the record is made whole or by the sink's thread."""
+    packets = b"".join(_packets(300))
+    for data in (compressed_record(packets), _deflated_by_the_sink(packets)):
+        deflated = pb.Trace.FromString(data).packet[0].compressed_packets
+        assert deflated[0] == 0x78  # deflate, a 32 KB window
+        assert deflated[1] >> 6 == 1, hex(deflated[1])
+        assert zlib.decompress(deflated) == packets
+
+
+def _deflated_by_the_sink(packets: bytes) -> bytes:
+    stream = io.BytesIO()
+    sink = PacketSink(stream, compress=True, chunk=len(packets))
+    sink.add(packets)  # a full chunk: deflated by the thread
+    sink.close()
+    return stream.getvalue()

@@ -264,13 +264,11 @@ class EventEncoder:
             self.packets += 1
             size = len(packet)
             return (_RECORD_BYTE[size] if size < 0x80 else b"\x0a" + varint(size)) + packet
-        last = clock.last
+        # Not steady: the group's first packet, a time before the clock's last (a new
+        # clock starts there), or every clock id used (absolute times from then on).
         snapshot = b""
         if clock.absolute:
             stamp, suffix = _TIMESTAMP + varint(ts), b""
-        elif last is not None and ts >= last:
-            stamp, suffix = _TIMESTAMP + varint(ts - last), b""
-            clock.last = ts
         else:
             stamp, suffix, snapshot = clock.restart(ts)
         parts = [stamp, self.sequence_field, _TRACK_EVENT, varint(len(event)), event]
@@ -344,8 +342,8 @@ class EventEncoder:
             clock.last = ts
             self.packets += 1
             packet = _TIMESTAMP + (_BYTE[delta] if delta < 0x80 else varint(delta)) + rest
-            size = len(packet)
-            return (_RECORD_BYTE[size] if size < 0x80 else b"\x0a" + varint(size)) + packet
+            # at most 1 + 10 + 28 bytes (a ten-byte sequence id, track uuid and delta)
+            return _RECORD_BYTE[len(packet)] + packet
         return self._packet(ts, _TYPE_END + self._track(track_uuid))
 
     def counters(self, ts: int, category: str, values: dict[int, int]) -> bytes:

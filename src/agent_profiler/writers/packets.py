@@ -29,11 +29,6 @@ _MERGE = {Merge.NONE: 2, Merge.BY_NAME: 1}  # SiblingMergeBehavior
 _UNIT_UNSPECIFIED = 0  # CounterDescriptor.Unit, said explicitly (as the writer always has)
 
 
-def _int32(field: int, value: int) -> bytes:
-    """An int32 field: a negative value is sign-extended to ten bytes, as protobuf does."""
-    return field_varint(field, value if value >= 0 else value + (1 << 64))
-
-
 def clock_snapshot(sequence: int, clocks: Iterable[tuple[int, int, bool]]) -> bytes:
     """A TracePacket holding a ClockSnapshot of `clocks` ((clock id, timestamp, is
     incremental) each), REALTIME its primary clock, on `sequence`."""
@@ -64,7 +59,8 @@ def track_descriptor(track: Track) -> bytes:
     if track.explicit_child_order:
         parts.append(field_varint(11, _EXPLICIT))
     if track.order_rank is not None:
-        parts.append(_int32(12, track.order_rank))
+        # an int32: varint() sign-extends a negative rank to ten bytes, as protobuf does
+        parts.append(field_varint(12, track.order_rank))
     if track.description:
         parts.append(field_bytes(14, track.description.encode()))
     if track.merge is not None:
