@@ -229,6 +229,17 @@ def test_no_path_user_name_or_cwd_in_default_outputs(path: Path, tmp_path: Path)
         (r"d:\work\app\CLAUDE.md", "d:\\work\\app\\", "CLAUDE.md"),
         # Outside any home folder a parent within the same tree is still relative.
         ("/srv/CLAUDE.md", "/srv/app", "../CLAUDE.md"),
+        # A cwd's last letters are its own (only separators end it): not `../BOX/a.md`.
+        ("/srv/BOX/a.md", "/srv/BOX", "a.md"),
+        # The cwd itself, also with a separator at its end, is shown as any folder (it was
+        # shown as an empty name).
+        ("/srv/app\\", "/srv/app\\", "app"),
+        ("/srv/app/", "/srv/app/", "app"),
+        ("/srv/app", "/srv/app", "app"),
+        ("/home/u/app", "/home/u/app", "~/app"),
+        # A bare root shows nothing about anyone: as it is.
+        ("/", None, "/"),
+        ("\\", "/srv/app", "\\"),
     ],
 )
 def test_private_path_shortening(path: str, cwd: str | None, shown: str) -> None:
