@@ -50,6 +50,9 @@ runner = CliRunner()
         ({"command": "'(' weird"}, None, ""),
         ({"url": "https://user:pw@docs.example.com:8443/a?q=alice"}, None, "host:docs.example.com"),
         ({"pattern": "/home/alice/.*"}, None, ""),
+        # A URL argument that is not text (a number, a list) names no host.
+        ({"url": 8443}, None, ""),
+        ({"uri": ["https://docs.example.com/"]}, None, ""),
         ("plain text input", None, ""),
     ],
 )
