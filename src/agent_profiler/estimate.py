@@ -288,7 +288,8 @@ def family_fact(estimator: Estimator, models: Iterable[str]) -> str:
     family = majority_family(models) or OTHER_FAMILY
     if estimator.family is None:
         return f"{family}: {FAMILY_NAMES[family]} (the shared class ratios)"
-    used = f"{estimator.family}: {FAMILY_NAMES.get(estimator.family, estimator.family)}"
+    # (for_models sets only a family tokenizer_family names: each is in FAMILY_NAMES)
+    used = f"{estimator.family}: {FAMILY_NAMES[estimator.family]}"
     if estimator.family == family:
         return f"{used} (its own class ratios)"
     # A subagent on another model than most of its journal group's requests: one family

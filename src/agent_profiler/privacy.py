@@ -76,8 +76,9 @@ def _shortened(path: str, cwd: str | None) -> str:
                 break
             common += 1
         # Only within the project (deeper than the home folder or the drive): `../..` up
-        # to /home would spell the layout out again.
-        if common > home_depth and common < len(parts):
+        # to /home would spell the layout out again. The cwd itself (also written with a
+        # separator at its end) is no path below it: shown below as any folder.
+        if common > home_depth and any(parts[common:]):
             return "/".join([".."] * (len(base) - common) + parts[common:])
     if home:
         rest = _PROJECT_FOLDER.sub(r"\1…", path[home.end() :])

@@ -229,6 +229,17 @@ def test_no_path_user_name_or_cwd_in_default_outputs(path: Path, tmp_path: Path)
         (r"d:\work\app\CLAUDE.md", "d:\\work\\app\\", "CLAUDE.md"),
         # Outside any home folder a parent within the same tree is still relative.
         ("/srv/CLAUDE.md", "/srv/app", "../CLAUDE.md"),
+        # A cwd's last letters are its own (only separators end it): not `../BOX/a.md`.
+        ("/srv/BOX/a.md", "/srv/BOX", "a.md"),
+        # The cwd itself, also with a separator at its end, is shown as any folder (it was
+        # shown as an empty name).
+        ("/srv/app\\", "/srv/app\\", "app"),
+        ("/srv/app/", "/srv/app/", "app"),
+        ("/srv/app", "/srv/app", "app"),
+        ("/home/u/app", "/home/u/app", "~/app"),
+        # A bare root shows nothing about anyone: as it is.
+        ("/", None, "/"),
+        ("\\", "/srv/app", "\\"),
     ],
 )
 def test_private_path_shortening(path: str, cwd: str | None, shown: str) -> None:
@@ -379,3 +390,34 @@ def test_input_names(name: str, home: str, shown: str, monkeypatch: pytest.Monke
 
     monkeypatch.setenv("HOME", home)
     assert input_name(name) == shown
+
+
+def test_the_cost_outputs_leave_no_body_path_or_user_name(tmp_path: Path) -> None:
+    pytest.importorskip("genai_prices")
+    # GIVEN a hand-made journal of user alice in /home/alice/secretproj, whose tool results
+    # and arguments are bodies (TOP-SECRET-BODY, SECRET-SEARCH-RESULT, "alice private query")
+    journal = Path(__file__).parents[1] / "data" / "dataset" / "claude-cost-split.jsonl"
+    assert b"/home/alice/secretproj" in journal.read_bytes()
+    # WHEN it is exported, summarised and reported by default, the last two with the receipt
+    trace, page = tmp_path / "t.pftrace", tmp_path / "t.html"
+    results = [
+        runner.invoke(app, ["export", str(journal), "-o", str(trace)]),
+        summary := runner.invoke(app, ["summary", str(journal), "--json", "--cost"]),
+        text := runner.invoke(app, ["summary", str(journal), "--cost"]),
+        runner.invoke(app, ["report", str(journal), "-o", str(page), "--cost"]),
+    ]
+    assert all(r.exit_code == 0 for r in results), [r.output for r in results]
+    outputs = {
+        "trace": plain_bytes(trace),
+        "summary --json --cost": summary.stdout.encode(),
+        "summary --cost": text.stdout.encode(),
+        "report --cost": page.read_bytes(),
+    }
+    assert b"what the context cost" in outputs["summary --cost"]
+    assert b'class="receipt"' in outputs["report --cost"]
+    # THEN none holds a body, an absolute path, the home folder or the user name
+    for name, data in outputs.items():
+        for private in (b"TOP-SECRET", b"SECRET-SEARCH", b"private query", b"alice", b"/home/"):
+            assert private not in data, f"{name}: {private!r}"
+        assert not HOME_SHAPES.findall(data), name
+        assert b"secretproj/" not in data and b"secretproj\\" not in data, name

@@ -17,7 +17,14 @@ from typer.testing import CliRunner
 
 from agent_profiler.cli import app
 from agent_profiler.model import Harness, Session, ToolCall
-from agent_profiler.targets import _WORDS, program_name, raw_target, safe_target, shell_words
+from agent_profiler.targets import (
+    _WORDS,
+    program_name,
+    raw_target,
+    safe_target,
+    shell_words,
+    shown,
+)
 from samples import DATA
 
 SPOTTER = DATA / "claude-code" / "spotter-2.1.39-subagents-compaction"
@@ -43,6 +50,9 @@ runner = CliRunner()
         ({"command": "'(' weird"}, None, ""),
         ({"url": "https://user:pw@docs.example.com:8443/a?q=alice"}, None, "host:docs.example.com"),
         ({"pattern": "/home/alice/.*"}, None, ""),
+        # A URL argument that is not text (a number, a list) names no host.
+        ({"url": 8443}, None, ""),
+        ({"uri": ["https://docs.example.com/"]}, None, ""),
         ("plain text input", None, ""),
     ],
 )
@@ -115,6 +125,26 @@ def test_a_session_keeps_only_safe_targets() -> None:
     )
     (kept,) = session.tool_calls
     assert kept.target == "path:src/main.rs" and session.project == "app"
+
+
+@pytest.mark.parametrize(
+    ("raw", "cwd", "safe"),
+    [
+        # A bare root names no one: shown as `.` (it has no last name to show).
+        ("path:/", None, "path:."),
+        ("path:\\", "/home/alice/app", "path:."),
+    ],
+)
+def test_a_bare_root_shows_no_path(raw: str, cwd: str | None, safe: str) -> None:
+    assert safe_target(raw, cwd) == safe
+
+
+def test_a_shown_target_keeps_a_colon_in_its_value() -> None:
+    # A relative file name with a colon (`notes:v2.md`, `C:x` on a Windows share) is the
+    # value whole; only the first colon ends the kind.
+    assert shown("path:notes:v2.md") == ("path", "notes:v2.md")
+    assert shown("host:example.com") == ("host", "example.com")
+    assert shown("") == ("", "") and shown("path:") == ("", "")
 
 
 def _tools(view: Any) -> list[Any]:

@@ -1,0 +1,322 @@
+"""What a session's context cost (cost.py): each receipt's tokens and dollars, computed here
+from a known price and a known usage by the module docstring's formulas (not copied from
+the output), on a hand-made session and on a real Claude Code journal of the corpus; and
+the price cache that spares a second `fleet` the price table's import."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_profiler.cost import (
+    ModelPrices,
+    PriceTable,
+    Receipt,
+    render_receipt,
+    session_receipt,
+)
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.loader import load
+from agent_profiler.model import (
+    AnchorKind,
+    Basis,
+    Category,
+    ContextSnapshot,
+    Coverage,
+    Harness,
+    Response,
+    Session,
+    Stage,
+    Usage,
+)
+from shared_paths import CORPUS, SHARED_REASON
+
+MTOK = Decimal(1_000_000)
+TIER = 200_000  # above this whole input, the tiered rates
+# USD per million tokens: (base, the rate above TIER input tokens)
+RATES = {
+    "input": (Decimal("3"), Decimal("6")),
+    "cache_read": (Decimal("0.30"), Decimal("0.60")),
+    "cache_write_5m": (Decimal("3.75"), Decimal("7.50")),
+    "cache_write_1h": (Decimal("6"), Decimal("12")),
+    "output": (Decimal("15"), Decimal("22.50")),
+}
+PRICES = ModelPrices(
+    "m-table-id",
+    "prov",
+    {c: (base, ((TIER, tiered),)) for c, (base, tiered) in RATES.items()},
+)
+
+
+class _Table:
+    """A price table that knows one model ("m", and its dated name "m-0101")."""
+
+    name = "test-prices 1.0"
+    date = "2026-01-31"
+
+    def lookup(self, model: str, when_ns: int, provider: str | None = None) -> ModelPrices | None:
+        if model == "m":
+            return PRICES
+        if model == "m-0101":
+            return ModelPrices("m-dated", "prov", PRICES.prices)
+        return None
+
+
+# (model, prompt, cache read, cache write, of it for 1 hour, output), in start order
+REQUESTS = [
+    ("m", 1_000, 0, 800, 300, 100),
+    ("m", 1_500, 1_000, 400, 0, 50),
+    ("m-0101", 600, 0, 0, 0, 20),  # smaller than the one before: a compaction
+    ("m", 250_600, 600, 0, 0, 10),  # over the tier: every component at the tiered rate
+    ("zz-unknown", 900, 0, 0, 0, 5),  # no price: named, left out
+    ("", 700, 0, 0, 0, 5),
+]
+
+
+def _session() -> Session:
+    responses = tuple(
+        Response(
+            f"r{i}",
+            (i + 1) * 1_000_000_000,
+            (i + 1) * 1_000_000_000 + 500,
+            model,
+            Usage(
+                prompt,
+                input_tokens=prompt - read - write,
+                output_tokens=output,
+                cache_read_tokens=read,
+                cache_write_tokens=write,
+                cache_write_1h_tokens=hour,
+            ),
+        )
+        for i, (model, prompt, read, write, hour, output) in enumerate(REQUESTS)
+    )
+    # The end-of-session composition (the last request's): results 3/4, prompts 1/4.
+    snapshots = tuple(
+        ContextSnapshot(
+            time_ns=t,
+            anchor=AnchorKind.RESPONSE,
+            anchor_id=f"r{t}",
+            stage=Stage.REQUEST_INPUT,
+            basis=Basis.CHARS,
+            coverage=Coverage.PARTIAL,
+            baseline=False,
+            categories=categories,
+        )
+        for t, categories in (
+            (2_000_000_000, ((Category.SYSTEM, 10),)),
+            (4_000_000_000, ((Category.RESULTS, 300), (Category.PROMPTS, 100))),
+        )
+    )
+    return Session(
+        Harness.CLAUDE_CODE, "s", 0, 10**10, ("j.jsonl",), responses=responses, snapshots=snapshots
+    )
+
+
+def _rate(component: str, request_input: int) -> Decimal:
+    base, tiered = RATES[component]
+    return tiered if request_input > TIER else base
+
+
+def _priced() -> list[tuple[int, dict[str, int], dict[str, int]]]:
+    """(prompt, billed components, every-cache-hit lines) of each priced request, by the
+    docstring: uncached input = prompt − reads − writes; a request re-reads the previous
+    one's context and writes what it grew by, or all of it when it shrank."""
+    rows = []
+    previous = 0
+    for model, prompt, read, write, hour, output in REQUESTS:
+        written = prompt - previous if prompt >= previous else prompt
+        previous = prompt
+        if model not in ("m", "m-0101"):
+            continue
+        billed = {
+            "input": prompt - read - write,
+            "cache_read": read,
+            "cache_write_5m": write - hour,
+            "cache_write_1h": hour,
+            "output": output,
+        }
+        hit = {"written_once": written, "re_read": prompt - written, "output": output}
+        rows.append((prompt, billed, hit))
+    return rows
+
+
+def test_each_component_is_billed_at_its_own_rate_and_tier() -> None:
+    # GIVEN a session of known usage and a table of known list prices
+    data = session_receipt(_session(), _Table()).to_json(_Table())  # type: ignore[arg-type]
+    billed = data["billed"]
+    # THEN each component's tokens and dollars are the rate of the request's tier times
+    # its tokens, summed over the priced requests
+    total = Decimal(0)
+    for component in RATES:
+        tokens = sum(b[component] for _, b, _ in _priced())
+        usd = sum((_rate(component, p) * b[component] / MTOK for p, b, _ in _priced()), Decimal(0))
+        total += usd
+        assert billed[component] == {"tokens": tokens, "usd": pytest.approx(float(usd))}
+    assert billed["input"]["tokens"] == 200 + 100 + 600 + 250_000
+    assert billed["total_usd"] == pytest.approx(float(total))
+    # and "written once" (input + cache writes) is split in the end composition's shares
+    written = sum(
+        (
+            _rate(c, p) * b[c] / MTOK
+            for p, b, _ in _priced()
+            for c in ("input", "cache_write_5m", "cache_write_1h")
+        ),
+        Decimal(0),
+    )
+    assert billed["written_once_by_category"] == {
+        "results": pytest.approx(float(written) * 0.75),
+        "prompts": pytest.approx(float(written) * 0.25),
+    }
+    assert list(billed["written_once_by_category"]) == ["results", "prompts"]  # largest first
+    assert billed["written_once_by_writer"] == {
+        "tool results": pytest.approx(float(written) * 0.75),
+        "the user": pytest.approx(float(written) * 0.25),
+    }
+
+
+def test_every_cache_hit_writes_growth_once_and_rereads_the_rest() -> None:
+    data = session_receipt(_session(), _Table()).to_json(_Table())  # type: ignore[arg-type]
+    hit = data["every_cache_hit"]
+    # written once at the 5-minute write price, re-read at the cache-read price, output as
+    # billed (at the output price: the same dollars as the billed receipt's output line)
+    prices = {"written_once": "cache_write_5m", "re_read": "cache_read", "output": "output"}
+    total = Decimal(0)
+    for line, component in prices.items():
+        tokens = sum(h[line] for _, _, h in _priced())
+        usd = sum((_rate(component, p) * h[line] / MTOK for p, _, h in _priced()), Decimal(0))
+        total += usd
+        assert hit[line] == {"tokens": tokens, "usd": pytest.approx(float(usd))}
+    assert hit["output"] == data["billed"]["output"]
+    # 1,000 then +500, then the compaction writes its 600 anew, then +250,000
+    assert hit["written_once"]["tokens"] == 1_000 + 500 + 600 + 250_000
+    assert hit["re_read"]["tokens"] == 0 + 1_000 + 0 + 600
+    assert hit["total_usd"] == pytest.approx(float(total))
+    shares = hit["written_once_by_writer"]
+    assert shares == {
+        "tool results": pytest.approx(hit["written_once"]["usd"] * 0.75),
+        "the user": pytest.approx(hit["written_once"]["usd"] * 0.25),
+    }
+    assert data["split_by"] == "end-of-session context composition (estimated shares)"
+
+
+def test_a_model_without_a_price_is_counted_by_name_not_priced() -> None:
+    data = session_receipt(_session(), _Table()).to_json(_Table())  # type: ignore[arg-type]
+    assert data["unpriced_models"] == [
+        {"model": "(no model)", "requests": 1},
+        {"model": "zz-unknown", "requests": 1},
+    ]
+    assert data["complete"] is False
+    assert data["models"] == {"m": "prov/m-table-id", "m-0101": "prov/m-dated"}
+    assert data["prices"] == {"table": "test-prices 1.0", "date": "2026-01-31", "currency": "USD"}
+    # the unpriced requests' tokens are in no line
+    assert data["billed"]["output"]["tokens"] == 100 + 50 + 20 + 10
+
+
+def test_the_text_receipt_shows_each_line_and_both_totals() -> None:
+    data = session_receipt(_session(), _Table()).to_json(_Table())  # type: ignore[arg-type]
+    lines = render_receipt("s", data).splitlines()
+    billed, hit = data["billed"], data["every_cache_hit"]
+    assert lines[0] == "s: what the context cost (test-prices 1.0, 2026-01-31)"
+    usd = f"${billed['input']['usd']:>10.4f}"
+    assert f"    {'uncached input':<24}{250_900:>14,} tok  {usd}" in lines
+    totals = [line for line in lines if line.lstrip().startswith("total")]
+    assert totals == [
+        f"    {'total':<42}  ${billed['total_usd']:>10.4f}",
+        f"    {'total':<42}  ${hit['total_usd']:>10.4f}",
+    ]
+    assert billed["total_usd"] != hit["total_usd"]
+    assert "  no price for zz-unknown (1 request(s)): not in the table, left out of the totals" in (
+        lines
+    )
+    assert lines[-1] == "  priced as: m → prov/m-table-id, m-0101 → prov/m-dated"
+
+
+def test_an_empty_receipt_is_all_zero_and_complete() -> None:
+    data = Receipt().to_json(_Table())  # type: ignore[arg-type]
+    assert data["complete"] is True
+    assert data["billed"]["total_usd"] == 0 and data["every_cache_hit"]["total_usd"] == 0
+    assert data["billed"]["written_once_by_writer"] == {}
+    assert "priced as" not in render_receipt("s", data)
+
+
+# --------------------------------------------------------------------------- the table
+
+
+def test_the_price_cache_spares_the_table_and_keeps_the_day(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("genai_prices")
+    cache = tmp_path / "prices-cache.json"
+    # GIVEN a table that looked up a model on a day and at the epoch's first nanoseconds
+    first = PriceTable(cache)
+    when = 1_767_607_200_000_000_000  # 2026-01-05
+    found = first.lookup("claude-sonnet-4-5", when)
+    assert found is not None
+    first.lookup("claude-sonnet-4-5", 1)
+    first.save()
+    stored = json.loads(cache.read_text())
+    # THEN the cache holds each lookup under its day (1 ns after the epoch is 1970-01-01)
+    assert set(stored["prices"]) == {"claude-sonnet-4-5|2026-01-05", "claude-sonnet-4-5|1970-01-01"}
+    assert stored["table"] == first.name and stored["date"] == first.date
+
+    # WHEN another table of the same version reads it, it never opens the price table
+    def no_table(self: Any) -> Any:
+        raise AssertionError("the cache should have answered")
+
+    monkeypatch.setattr(PriceTable, "_table", no_table)
+    second = PriceTable(cache)
+    again = second.lookup("claude-sonnet-4-5", when)
+    assert again is not None and again.to_json() == found.to_json()
+    assert second.date == first.date
+    # and a cache written by another version of the table is not believed
+    cache.write_text(json.dumps({**stored, "table": "genai-prices 0.0.0"}))
+    with pytest.raises(AssertionError, match="the cache should have answered"):
+        PriceTable(cache).lookup("claude-sonnet-4-5", when)
+
+
+def _corpus_journal() -> Path:
+    path = (
+        CORPUS
+        / "claude-code"
+        / "transcripts"
+        / "entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl"
+    )
+    if not path.is_file():
+        pytest.skip(SHARED_REASON)
+    return path
+
+
+def test_a_real_journal_is_billed_request_by_request_at_the_tables_prices() -> None:
+    pytest.importorskip("genai_prices")
+    # GIVEN a real Claude Code journal (with a compaction) and the bundled table
+    (session, *_) = load([_corpus_journal()], Diagnostics()).sessions
+    table = PriceTable()
+    data = session_receipt(session, table).to_json(table)
+    # THEN its billed total is, request by request, each component's list rate (the tier
+    # chosen by the request's whole input) times its tokens
+    expected = Decimal(0)
+    for response in session.responses:
+        prices = table.lookup(response.model, response.start_ns)
+        assert prices is not None, response.model
+        usage = response.usage
+        prompt = usage.prompt_tokens
+        hour = usage.cache_write_1h_tokens
+        parts = {
+            "input": prompt - usage.cache_read_tokens - usage.cache_write_tokens,
+            "cache_read": usage.cache_read_tokens,
+            "cache_write_5m": usage.cache_write_tokens - hour,
+            "cache_write_1h": hour,
+            "output": usage.output_tokens,
+        }
+        for component, tokens in parts.items():
+            base, tiers = prices.prices[component]
+            rate = next((p for start, p in reversed(tiers) if prompt > start), base)
+            expected += rate * tokens / MTOK
+    assert session.responses and expected > 0
+    assert data["billed"]["total_usd"] == pytest.approx(float(expected), abs=1e-5)
+    assert data["complete"]
