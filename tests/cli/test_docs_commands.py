@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+from pathlib import Path
 from typing import Any
 
 import click
@@ -87,3 +89,28 @@ def test_every_summary_json_key_is_documented() -> None:
         assert conditional in seen  # the inputs above still exercise it
     documented = set(re.findall(r"`([a-z_]+)`", DOC))
     assert sorted(seen - documented) == []
+
+
+def test_discover_json_keys_are_documented(tmp_path: Path) -> None:
+    projects = tmp_path / "projects" / "-work-app"
+    projects.mkdir(parents=True)
+    shutil.copy(JOURNALS / "entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl", projects)
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path), "HOME": str(tmp_path / "home")}
+    result = CliRunner(env=env).invoke(app, ["discover", "--json"])
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.stdout)
+    assert row["harness"] == "claude-code"
+    bullet = every_option_section()["discover"]
+    assert sorted(k for k in row if f"`{k}`" not in bullet) == []
+
+
+def test_a_bad_since_names_both_forms_the_help_offers() -> None:
+    result = CliRunner().invoke(app, ["discover", "--since", "yesterday"])
+    assert result.exit_code == 2
+    assert "YYYY-MM-DD or an ISO time" in render_help("discover")
+    assert "(use YYYY-MM-DD or an ISO time)" in result.stderr
+
+
+def render_help(command: str) -> str:
+    result = CliRunner().invoke(app, [command, "--help"], terminal_width=200)
+    return " ".join(result.output.split())
