@@ -114,3 +114,13 @@ def test_a_bad_since_names_both_forms_the_help_offers() -> None:
 def render_help(command: str) -> str:
     result = CliRunner().invoke(app, [command, "--help"], terminal_width=200)
     return " ".join(result.output.split())
+
+
+def test_the_estimate_error_is_given_from_one_request_after_the_first() -> None:
+    """commands.md once said null "with fewer than two such requests"; one is enough."""
+    journal = JOURNALS / "handmade" / "hidden.jsonl"  # two requests, both with a size
+    result = CliRunner().invoke(app, ["summary", str(journal), "--json"])
+    (row,) = json.loads(result.stdout)
+    assert row["estimate_error_requests"] == 1
+    assert row["estimate_error_median"] is not None
+    assert "null when there is no such request" in " ".join(DOC.split())
