@@ -142,7 +142,11 @@ def export(
     journals: JournalsArgument,
     output: Annotated[
         Path | None,
-        option(spec.OUTPUT, help="Trace file to write (default: <journal>.pftrace; - for stdout)."),
+        option(
+            spec.OUTPUT,
+            help="Trace file to write (default: <journal>.pftrace, or <journal>.json with "
+            "--format json; - for stdout).",
+        ),
     ] = None,
     harness: HarnessOption = None,
     force: ForceOption = False,

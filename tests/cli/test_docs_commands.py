@@ -124,3 +124,16 @@ def test_the_estimate_error_is_given_from_one_request_after_the_first() -> None:
     assert row["estimate_error_requests"] == 1
     assert row["estimate_error_median"] is not None
     assert "null when there is no such request" in " ".join(DOC.split())
+
+
+def test_export_format_json_names_its_default_output_as_documented(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(JOURNALS / "handmade" / "hidden.jsonl", tmp_path)
+    result = CliRunner().invoke(app, ["export", "hidden.jsonl", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hidden.json", "hidden.jsonl"]
+    assert json.loads((tmp_path / "hidden.json").read_text())["traceEvents"]
+    assert "<journal>.json with --format json" in render_help("export")
+    assert "`<journal name>.pftrace` (`.json` with `--format json`)" in " ".join(DOC.split())
