@@ -142,7 +142,11 @@ def export(
     journals: JournalsArgument,
     output: Annotated[
         Path | None,
-        option(spec.OUTPUT, help="Trace file to write (default: <journal>.pftrace; - for stdout)."),
+        option(
+            spec.OUTPUT,
+            help="Trace file to write (default: <journal>.pftrace, or <journal>.json with "
+            "--format json; - for stdout).",
+        ),
     ] = None,
     harness: HarnessOption = None,
     force: ForceOption = False,
@@ -484,7 +488,7 @@ def discover(
     if since is not None:
         since_ns = timestamp_ns(since if "T" in since else f"{since}T00:00:00")
         if since_ns is None:
-            raise UsageError(f"--since {since!r} is not a date (use YYYY-MM-DD)")
+            raise UsageError(f"--since {since!r} is not a date (use YYYY-MM-DD or an ISO time)")
     found = find_journals(harness=harness, since_ns=since_ns, project=project)
     if as_json:
         typer.echo(orjson.dumps([j.to_json() for j in found], option=orjson.OPT_INDENT_2).decode())
