@@ -40,6 +40,16 @@ def _names_fd(target: Path, fd: int) -> bool:
     return (named.st_dev, named.st_ino) == (ours.st_dev, ours.st_ino)
 
 
+def _is_null_device(target: Path) -> bool:
+    """`/dev/null` by any name: written in place, harmless even when it is also stdin or
+    stderr (`… -o /dev/null < /dev/null`, as scripts and cron run commands)."""
+    try:
+        named, null = target.stat(), os.stat(os.devnull)
+    except OSError:
+        return False
+    return (named.st_dev, named.st_ino) == (null.st_dev, null.st_ino)
+
+
 def is_stdout(output: Path | None) -> bool:
     """The output goes to stdout: `-o -`, or stdout by another name (`names_stdout`)."""
     return output is not None and (str(output) == TO_STDOUT or names_stdout(output))
@@ -91,7 +101,7 @@ def check_target(target: Path, force: bool, journals: list[Path], extension: str
     if target.is_dir():
         suggested = target / default_output(journals, extension)
         raise UsageError(f"{target} is a folder: name the file to write, e.g. -o {suggested}")
-    if _names_fd(target, 2) or _names_fd(target, 0):
+    if not _is_null_device(target) and (_names_fd(target, 2) or _names_fd(target, 0)):
         # `-o /dev/stderr` with stderr in a file: renamed over, /dev/stderr itself was
         # replaced (as root); in place, the messages and the output would interleave.
         raise UsageError(

@@ -579,6 +579,23 @@ def test_dev_stderr_as_the_output_is_refused(tmp_path: Path) -> None:
     )
 
 
+def test_dev_null_as_the_output_is_written_when_it_is_also_stdin(tmp_path: Path) -> None:
+    """`export … -o /dev/null < /dev/null` (a script, cron, CI) was refused as "this
+    command's standard input"; the null device is harmless under any name."""
+    with open(os.devnull, "rb") as null:
+        done = subprocess.run(
+            [sys.executable, "-m", "agent_profiler", "export", str(SMALL), "-o", "/dev/null"],
+            stdin=null,
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("wrote /dev/null")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_report_and_fleet_write_dash_to_stdout(tmp_path: Path, monkeypatch: Any) -> None:
     """`report -o -` and `fleet --html -` wrote a file named `-` (export's `-o -` is
     stdout); a folder given to --html was `h: Is a directory` (exit 1) where every other
