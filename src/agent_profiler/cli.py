@@ -298,22 +298,20 @@ def fleet(
     context by turn, compactions, tool results by tool, the largest recurring sources and
     what the context cost."""
     from agent_profiler.fleet.command import run_fleet
-    from agent_profiler.loader import is_stream
-    from agent_profiler.outputs import deliver, is_stdout, write_atomically
+    from agent_profiler.outputs import check_target, deliver, is_stdout, write_atomically
 
-    if html is not None and not force and html.is_file() and not is_stream(html):
-        # As every other output: an existing file is not overwritten without --force.
-        raise UsageError(f"{html} exists; pass --force to overwrite it")
+    if html is not None and not is_stdout(html):
+        if html.is_dir():
+            raise UsageError(
+                f"{html} is a folder: name the file to write, e.g. --html {html / 'fleet.html'}"
+            )
+        check_target(html, force, [], ".html")  # as every other output: --force to overwrite
 
     def write(target: Path, text: str) -> int:
         data = text.encode()
         if is_stdout(target):  # `--html -`, as `-o -` elsewhere, not a file named "-"
             deliver(None, lambda stream: stream.write(data), [])
             return len(data)
-        if target.is_dir():
-            raise UsageError(
-                f"{target} is a folder: name the file to write, e.g. --html {target / 'fleet.html'}"
-            )
         return write_atomically(target, lambda stream: stream.write(data))
 
     run_fleet(
