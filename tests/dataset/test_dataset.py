@@ -783,3 +783,38 @@ def test_a_dataset_holds_one_estimate(tmp_path: Path) -> None:
     assert again.exit_code == 0 and "1 new" in again.stdout
     bases = {row["estimate_basis"] for row in _table(dataset, "sessions")}
     assert bases == {"chars/calibrated-v3"}
+
+
+def test_a_file_that_is_not_a_journal_is_named_at_every_collect(tmp_path: Path) -> None:
+    """A trace given to collect was counted as "1 journal: 1 new" before it was refused,
+    and kept in the manifest: the next collect called it "unchanged", exited 0 and never
+    named it again."""
+    journals = _journals(tmp_path)
+    trace = journals / "mine.jsonl"  # a trace under a journal's name is still refused
+    exported = runner.invoke(app, ["export", str(HANDMADE), "-o", str(tmp_path / "t.pftrace")])
+    assert exported.exit_code == 0, exported.output
+    shutil.copy(tmp_path / "t.pftrace", trace)
+    dataset = tmp_path / "ds"
+    for run in range(2):
+        result = runner.invoke(app, ["collect", str(journals), "--to", str(dataset)])
+        assert result.exit_code == 1, (run, result.output)
+        assert f"error: {trace}: a Perfetto trace" in result.stderr
+        new = 1 if run == 0 else 0
+        assert f"1 journal: {new} new, 0 changed, {1 - new} unchanged" in result.stdout, run
+        assert "; 1 file not usable (said above), not collected;" in result.stdout
+        assert "1 session" in result.stdout
+    manifest = json.loads((dataset / "current" / "manifest.json").read_text())
+    assert len(manifest["files"]) == 1
+    # Alone, nothing is collected and no version is written for it.
+    alone = tmp_path / "alone"
+    for _ in range(2):
+        result = runner.invoke(app, ["collect", str(trace), "--to", str(alone)])
+        assert result.exit_code == 1
+        assert result.stdout.startswith(f"{alone}: nothing collected; 0 journals: 0 new,")
+    assert not list((alone / "versions").iterdir())
+    # A journal that becomes unusable is counted neither changed nor a journal, and named.
+    shutil.copy(tmp_path / "t.pftrace", journals / HANDMADE.name)
+    result = runner.invoke(app, ["collect", str(journals), "--to", str(dataset)])
+    assert result.exit_code == 1
+    assert "0 journals: 0 new, 0 changed, 0 unchanged" in result.stdout
+    assert "2 files not usable" in result.stdout

@@ -124,6 +124,7 @@ class CollectResult:
     jobs: int = 1
     sessions_total: int = 0
     ignored: int = 0  # files in the given folders that are not journals (not read)
+    refused: int = 0  # new or changed files that could not be used (in `failures`)
     # The warnings and records not recognised of the journals read, as export says them.
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
 
@@ -230,12 +231,39 @@ def collect(
         groups, failures = plan(paths, options.harness)
         result.failures += failures
         for failed in failures:
+            # A file that cannot be used (not a journal, unreadable) is no journal of the
+            # dataset: it is not counted as one, and not kept in the manifest, so the next
+            # collect tries it again and says so again (kept, it was "unchanged" from then
+            # on, and never named again).
             key = keys.get(Path(failed.path)) or file_key(Path(failed.path), folders)
-            if key in entries:
-                entries[key]["group"] = None
+            _refuse(key, set(fresh), entries, old, result)
+        if not groups and not stale:  # nothing could be used: no version to write
+            result.sessions_total = sum(g.get("sessions", 0) for g in old["groups"].values())
+            return result
         _write_version(target, old, entries, groups, stale, result, options,
-                       notice, after_rows, keys)  # fmt: skip
+                       notice, after_rows, keys, set(fresh))  # fmt: skip
     return result
+
+
+def _refuse(key: str, fresh: set[str], entries: dict[str, dict[str, Any]],
+            old: dict[str, Any], result: CollectResult) -> None:  # fmt: skip
+    """A new or changed file that cannot be used (not a journal, unreadable) is no journal
+    of the dataset: it is not counted as one and not kept in the manifest, so the next
+    collect tries it again and says so again (kept, it was "unchanged" from then on and
+    never named again). A changed file's old rows go with its group, read again. An
+    unchanged file read with it stays, outside any group, as before."""
+    if key not in fresh:
+        if key in entries:
+            entries[key]["group"] = None
+        return
+    if entries.pop(key, None) is None:
+        return
+    result.journals -= 1
+    result.refused += 1
+    if key in old["files"]:
+        result.changed -= 1
+    else:
+        result.new -= 1
 
 
 def _affected_groups(old: dict[str, Any], fresh: list[str], files: dict[str, Path]) -> set[str]:
@@ -277,6 +305,7 @@ def _write_version(
     notice: Callable[[str], None] | None,
     after_rows: Callable[[], None] | None,
     keys: dict[Path, str],
+    fresh: set[str],
 ) -> None:
     from agent_profiler.pipeline import GroupTask, jobs_for, run_groups
 
@@ -303,11 +332,13 @@ def _write_version(
         result.failures += outcome.failures
         result.diagnostics.absorb(outcome.diagnostics)
         members = [key_of(p) for p in group.paths]
+        if not outcome.paths:
+            for key in members:
+                _refuse(key, set(fresh), entries, old, result)
+            continue
         for key in members:
             if key in entries:
-                entries[key]["group"] = group_id if outcome.paths else None
-        if not outcome.paths:
-            continue
+                entries[key]["group"] = group_id
         result.groups_read += 1
         accepted.append(outcome.value[READING])
         for name in TABLES:

@@ -56,12 +56,13 @@ def run_collect(
         f"{counted(result.journals, 'journal')}: {result.new:,} new, {result.changed:,} changed, "
         f"{result.unchanged:,} unchanged (not read)"
     )
+    if result.refused:
+        seen += f"; {counted(result.refused, 'file')} not usable (said above), not collected"
     if result.missing:
         seen += f"; {result.missing:,} collected before and not found now (kept)"
     if result.version is None:
-        echo(
-            f"{target}: nothing new or changed; {seen}; {counted(result.sessions_total, 'session')}"
-        )
+        nothing = "nothing collected" if result.refused else "nothing new or changed"
+        echo(f"{target}: {nothing}; {seen}; {counted(result.sessions_total, 'session')}")
     else:
         rows = ", ".join(f"{name} {count:,}" for name, count in result.rows.items())
         echo(
