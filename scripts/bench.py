@@ -21,7 +21,10 @@ sessions from tests/data with fresh ids and shifted times:
   peak RSS of the process tree ≤ 300 MB.
 
 Each row's floor is reading every file and `orjson.loads` of every line, in one
-process. Timings are best of --runs, wall clock; peak RSS is of the whole process
+process. Timings are best of --runs, wall clock, the verdicts' measure; each
+row also shows the CPU seconds (user + system, of the process and every process it
+waited for: workers, the deflating thread) and the same ratios in CPU, which move
+less than wall time on a shared machine; peak RSS is of the whole process
 tree (sampled from /proc, and never below the direct child's own peak from wait4);
 the export rows also show the tree's peak PSS (pages shared by forked workers counted
 once), beside the RSS, which the verdicts are of.
@@ -299,9 +302,10 @@ def compile_package() -> None:
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], env=ENV, check=True)
 
 
-def run_once(command: list[str]) -> tuple[float, float, float]:
+def run_once(command: list[str]) -> tuple[float, float, float, float]:
     """Wall seconds, the peak RSS (MB) of the whole process tree (each process's RSS
-    summed) and its peak PSS (MB; shared pages counted once)."""
+    summed), its peak PSS (MB; shared pages counted once) and its CPU seconds (user and
+    system, wait4's: the process's own and its waited-for descendants')."""
     with tempfile.TemporaryFile() as errors:
         started = time.perf_counter()
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors, env=ENV)
@@ -318,6 +322,7 @@ def run_once(command: list[str]) -> tuple[float, float, float]:
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
         _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
         elapsed = time.perf_counter() - started
         done.set()
         sampler.join()
@@ -326,7 +331,8 @@ def run_once(command: list[str]) -> tuple[float, float, float]:
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1):
         raise RuntimeError(f"{' '.join(command[:4])} … exited {code}: {stderr[-500:]}")
-    return elapsed, max(peak[0], usage.ru_maxrss) / 1024, peak[1] / 1024
+    cpu = usage.ru_utime + usage.ru_stime
+    return elapsed, max(peak[0], usage.ru_maxrss) / 1024, peak[1] / 1024, cpu
 
 
 @dataclass
@@ -335,6 +341,7 @@ class Timing:
     runs: list[float]
     peak_rss_mb: float  # highest of the runs
     peak_pss_mb: float = 0.0  # likewise, proportional set size (shared pages once)
+    cpu_seconds: float | None = None  # best of the runs, CPU (run_once)
 
 
 def measure(command: list[str], runs: int) -> Timing:
@@ -347,15 +354,23 @@ def measure_together(commands: list[list[str]], runs: int) -> list[Timing]:
     times: list[list[float]] = [[] for _ in commands]
     peaks: list[list[float]] = [[] for _ in commands]
     shares: list[list[float]] = [[] for _ in commands]
+    cpus: list[list[float]] = [[] for _ in commands]
     for _ in range(runs):
         for index, command in enumerate(commands):
-            seconds, peak, pss = run_once(command)
+            seconds, peak, pss, cpu = run_once(command)
             times[index].append(seconds)
             peaks[index].append(peak)
             shares[index].append(pss)
+            cpus[index].append(cpu)
     return [
-        Timing(round(min(t), 3), [round(x, 3) for x in t], round(max(p), 1), round(max(q), 1))
-        for t, p, q in zip(times, peaks, shares, strict=True)
+        Timing(
+            round(min(t), 3),
+            [round(x, 3) for x in t],
+            round(max(p), 1),
+            round(max(q), 1),
+            round(min(c), 3),
+        )
+        for t, p, q, c in zip(times, peaks, shares, cpus, strict=True)
     ]
 
 
@@ -399,10 +414,26 @@ class Row:
     runs: list[float] = field(default_factory=list)
     floor_runs: list[float] = field(default_factory=list)
     peer_runs: list[float] = field(default_factory=list)
+    # CPU seconds (best of the runs) of ours, the floor and the peer: shown, not judged
+    cpu_seconds: float | None = None
+    floor_cpu_seconds: float | None = None
+    peer_cpu_seconds: float | None = None
 
     @property
     def floor_ratio(self) -> float:
         return self.seconds / self.floor_seconds
+
+    @property
+    def cpu_floor_ratio(self) -> float | None:
+        if self.cpu_seconds is None or not self.floor_cpu_seconds:
+            return None
+        return self.cpu_seconds / self.floor_cpu_seconds
+
+    @property
+    def cpu_speedup(self) -> float | None:
+        if self.peer_cpu_seconds is None or not self.cpu_seconds:
+            return None
+        return self.peer_cpu_seconds / self.cpu_seconds
 
     @property
     def speedup(self) -> float | None:
@@ -428,10 +459,15 @@ def _target(value: float | None, template: str) -> str:
     return "" if value is None else template.format(value)
 
 
+def _num(value: float | None, width: int, spec: str) -> str:
+    return f"{'-' if value is None else format(value, spec):>{width}}"
+
+
 def table(rows: Iterable[Row], flat: tuple[float, float] | None) -> str:
     header = (
         f"{'row':<26} {'in MB':>7} {'ours s':>12} {'floor s':>7} {'×floor':>13} "
-        f"{'peer s':>7} {'×faster':>13} {'RSS MB':>13} {'PSS':>5} {'trace':>12}  verdict"
+        f"{'peer s':>7} {'×faster':>13} {'RSS MB':>13} {'PSS':>5} {'trace':>12} "
+        f"{'CPU s':>6} {'×fl.':>5} {'×fast':>5}  verdict"
     )
     lines = [header, "-" * len(header)]
     for row in rows:
@@ -448,7 +484,9 @@ def table(rows: Iterable[Row], flat: tuple[float, float] | None) -> str:
             f"{row.peak_rss_mb:>6.0f}{_target(row.max_rss_mb, ' (≤{:g})'):<7} "
             f"{'-' if row.peak_pss_mb is None else f'{row.peak_pss_mb:.0f}':>5} "
             f"{'-' if row.trace_share is None else f'{100 * row.trace_share:.1f}%':>6}"
-            f"{_target(row.max_share and 100 * row.max_share, ' (≤{:g}%)'):<6}  "
+            f"{_target(row.max_share and 100 * row.max_share, ' (≤{:g}%)'):<6} "
+            f"{_num(row.cpu_seconds, 6, '.2f')} {_num(row.cpu_floor_ratio, 5, '.1f')} "
+            f"{_num(row.cpu_speedup, 5, '.2f')}  "
             f"{'PASS' if not failed else 'FAIL ' + ','.join(failed)}"
         )
     if flat is not None:
@@ -527,6 +565,9 @@ def main(argv: list[str] | None = None) -> int:
             runs=ours.runs,
             floor_runs=floor.runs,
             peer_runs=peer_timing.runs if peer_timing else [],
+            cpu_seconds=ours.cpu_seconds,
+            floor_cpu_seconds=floor.cpu_seconds,
+            peer_cpu_seconds=peer_timing and peer_timing.cpu_seconds,
             **targets,  # type: ignore[arg-type]
         )
         rows.append(row)
@@ -616,6 +657,8 @@ def main(argv: list[str] | None = None) -> int:
                     trace_share=out.stat().st_size / _size(journal),
                     max_floor=4,
                     runs=ours.runs,
+                    cpu_seconds=ours.cpu_seconds,
+                    floor_cpu_seconds=baseline.cpu_seconds,
                 )
             )
         if "summary" in only:
@@ -636,6 +679,8 @@ def main(argv: list[str] | None = None) -> int:
                     ours.peak_rss_mb,
                     max_floor=2,
                     runs=ours.runs,
+                    cpu_seconds=ours.cpu_seconds,
+                    floor_cpu_seconds=floor.cpu_seconds,
                 )
             )
         if "dataset" in only:
@@ -644,7 +689,8 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(outputs, ignore_errors=True)
     print(table(rows, flat))
     print(
-        f"\n(best of {runs}; wall clock on a shared machine, so compare ratios; "
+        f"\n(best of {runs}; wall clock on a shared machine, so compare ratios; CPU s, ×fl. "
+        f"and ×fast: the same in CPU seconds of the process tree, shown, not judged; "
         f"peer: {'agent2perfetto 0.2.2' if peer else 'not run'})"
     )
     results = {
@@ -716,7 +762,7 @@ def dataset_rows(
     for run in range(runs):
         copy = outputs / f"dataset-{run}"
         subprocess.run(["cp", "-a", str(target), str(copy)], check=True)
-        seconds, rss, _ = run_once(
+        seconds, rss, _, _ = run_once(
             [*tool, "collect", str(folder), str(extra), "--to", str(copy), "--jobs", "2"]
         )
         again.append(round(seconds, 3))

@@ -86,3 +86,23 @@ def test_verdicts_follow_the_targets(bench) -> None:
     assert row.failures() == ["floor", "peer", "rss"]
     text = bench.table([row], (50.0, 70.0))
     assert "FAIL floor,peer,rss" in text and "1.40 (≤1.3)  FAIL" in text
+
+
+def test_cpu_time_counts_the_workers_and_is_shown_beside_the_wall_ratios(bench) -> None:
+    """The CPU column is the process tree's: a child that burns CPU and is waited for
+    counts (a folder's workers, the deflating thread), a process that only sleeps costs
+    next to nothing however long it takes."""
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass"
+    parent = f"import subprocess, sys; subprocess.run([sys.executable, '-c', {burn!r}])"
+    _, _, _, cpu = bench.run_once([sys.executable, "-c", parent])
+    assert cpu >= 0.3
+    wall, _, _, idle = bench.run_once([sys.executable, "-c", "import time; time.sleep(0.4)"])
+    assert wall >= 0.4 and idle < 0.3
+    row = bench.Row("x", 100, 3.0, 1.0, 90, peer_seconds=6.0)
+    row.cpu_seconds, row.floor_cpu_seconds, row.peer_cpu_seconds = 4.0, 0.5, 10.0
+    assert (row.cpu_floor_ratio, row.cpu_speedup) == (8.0, 2.5)
+    line = bench.table([row], None).splitlines()[2]
+    assert re.search(r"\s4\.00\s+8\.0\s+2\.50\s+PASS$", line), line
+    row.peer_cpu_seconds = row.floor_cpu_seconds = None
+    assert row.cpu_floor_ratio is None and row.cpu_speedup is None
+    assert re.search(r"\s4\.00\s+-\s+-\s+PASS$", bench.table([row], None).splitlines()[2])
