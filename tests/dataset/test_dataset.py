@@ -4,6 +4,7 @@ the receipts price the reported usage with the bundled price table."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -818,3 +819,93 @@ def test_a_file_that_is_not_a_journal_is_named_at_every_collect(tmp_path: Path) 
     assert result.exit_code == 1
     assert "0 journals: 0 new, 0 changed, 0 unchanged" in result.stdout
     assert "2 files not usable" in result.stdout
+
+
+def test_each_parquet_file_keeps_a_sessions_rows_together_in_turn_order(tmp_path: Path) -> None:
+    """Each partition's file is one copy of the staging rows in their order (no sort): a
+    session's rows are one run, its requests in turn order, as the sort gave them."""
+    result = runner.invoke(
+        app, ["collect", str(TESTS / "data" / "journals"), "--to", str(tmp_path / "ds")]
+    )
+    assert "rows added" in result.stdout, result.output
+    connection = duckdb.connect()
+    checked = 0
+    for table in TABLES:
+        for path in sorted((tmp_path / "ds" / "current" / table).rglob("*.parquet")):
+            cursor = connection.execute(
+                f"SELECT * FROM read_parquet('{path}', hive_partitioning = false)"
+            )
+            names = [d[0] for d in cursor.description]
+            assert "harness" not in names and "month" not in names  # in the path only
+            rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+            runs = [key for key, _ in itertools.groupby(r["session_id"] for r in rows)]
+            assert len(runs) == len(set(runs)), (table, path)
+            if "turn" in names and table == "requests":
+                for _, group in itertools.groupby(rows, key=lambda r: r["session_id"]):
+                    turns = [r["turn"] for r in group]
+                    assert turns == sorted(turns), (table, path)
+            checked += len(rows)
+    assert checked > 1000
+
+
+@pytest.mark.slow
+def test_a_batch_larger_than_duckdbs_memory_limit_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first collect of 300 long sessions (450 MB of journals, 150 MB of context_items
+    rows) failed with DuckDB's out-of-memory error after every journal was read: the batch
+    was sorted and written by its partitioned writer, in memory, within MEMORY_LIMIT. Each
+    partition's file is now one streaming copy: 230 MB of rows, bounded."""
+    from agent_profiler.dataset import collect as collecting
+
+    staging, building = tmp_path / "staging", tmp_path / "building"
+    folder = staging / "context_items" / "harness=pi" / "month=2026-01"
+    folder.mkdir(parents=True)
+    label = "Tool result read src/a/long/path/to/a/file/that/is/typical/of/a/repository/"
+    with (folder / "1.jsonl").open("wb") as handle:
+        for session in range(600):
+            row = {
+                "group_id": f"g{session}",
+                "session_id": f"s{session:05d}",
+                "harness": "pi",
+                "month": "2026-01",
+                "category": "tool_results",
+                "source_kind": "tool",
+                "tool": "read",
+                "requests_resident": 5,
+                "removed": False,
+                "end_known": True,
+                "baseline": False,
+            }
+            handle.write(
+                b"\n".join(
+                    b'{"_read":7,'
+                    + orjson.dumps(
+                        row
+                        | {
+                            "item_id": f"toolu_{session}_{i:06d}",
+                            "label": f"{label}{i}",
+                            "call_id": f"call_{i}",
+                            "tokens": i,
+                            "chars": 4 * i,
+                            "first_turn": i,
+                            "last_turn": i + 5,
+                        }
+                    )[1:]
+                    for i in range(1000)
+                )
+                + b"\n"
+            )
+    assert (folder / "1.jsonl").stat().st_size > 200 * 1024 * 1024
+    connection = duckdb.connect(":memory:")
+    connection.execute(f"SET memory_limit = '{collecting.MEMORY_LIMIT}'")
+    connection.execute("SET preserve_insertion_order = true")
+    connection.execute(f"SET temp_directory = '{tmp_path / 'spill'}'")
+    connection.execute("CREATE TEMP TABLE accepted (reading BIGINT)")
+    connection.execute("INSERT INTO accepted VALUES (7)")
+    collecting._write_table(connection, staging, building, "context_items", 3)
+    written = building / "context_items" / "harness=pi" / "month=2026-01" / "b000003_0.parquet"
+    count, sessions = connection.execute(
+        f"SELECT count(*), count(DISTINCT session_id) FROM read_parquet('{written}')"
+    ).fetchone()
+    assert (count, sessions) == (600_000, 600)

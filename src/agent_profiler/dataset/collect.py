@@ -42,6 +42,9 @@ from agent_profiler.records import record
 from . import PARTITIONS, SCHEMA, TABLES
 
 MANIFEST = "manifest.json"
+# DuckDB's memory while it writes a version: each Parquet file is one streaming copy,
+# whatever the batch's size (`_write_table`).
+MEMORY_LIMIT = "160MB"
 MERGE_AT = 16  # files in one partition (one per collect) before they are merged into one
 FORMAT = 1
 
@@ -76,9 +79,10 @@ READING = "_read"
 
 @frozen
 class WriteRows:
-    """A group's rows appended to `<table>-<pid>.jsonl` in the staging folder (one file per
-    process and table, so nothing interleaves), each stamped with this reading's number;
-    sends back only counts, and the number (`READING`)."""
+    """A group's rows appended to `<table>/harness=…/month=…/<pid>.jsonl` in the staging
+    folder (one file per process, table and partition, so nothing interleaves, and each
+    partition's Parquet file is one streaming copy: `_write_table`), each stamped with this
+    reading's number; sends back only counts, and the number (`READING`)."""
 
     staging: str
     group_ids: dict[int, str]  # task index → group id
@@ -95,19 +99,31 @@ class WriteRows:
         group_id = self.group_ids[task.index]
         reading = int.from_bytes(os.urandom(7), "big")
         stamp = b'{"%s":%d,' % (READING.encode(), reading)
-        tables: dict[str, list[bytes]] = {name: [] for name in TABLES}
+        tables: dict[tuple[str, str], list[bytes]] = {}
+        counts = dict.fromkeys(TABLES, 0)
         for session in sessions:
             for name, rows in session_rows(session, group_id).items():
-                # A row is never empty: it holds its group and session at least.
-                tables[name] += [stamp + orjson.dumps(row)[1:] for row in rows]
-        counts = {READING: reading}
-        for name, lines in tables.items():
-            counts[name] = len(lines)
-            if lines:
-                target = Path(self.staging) / f"{name}-{os.getpid()}.jsonl"
-                with target.open("ab") as handle:
-                    handle.write(b"\n".join(lines) + b"\n")
-        return counts
+                if not rows:
+                    continue
+                # A row is never empty: it holds its group, session and partition at least.
+                part = f"harness={rows[0]['harness']}/month={rows[0]['month']}"
+                lines = tables.setdefault((name, part), [])
+                lines += [stamp + orjson.dumps(row)[1:] for row in rows]
+                counts[name] += len(rows)
+        for (name, part), lines in tables.items():
+            folder = Path(self.staging) / name / part
+            folder.mkdir(parents=True, exist_ok=True)
+            with (folder / f"{os.getpid()}.jsonl").open("ab") as handle:
+                handle.write(b"\n".join(lines) + b"\n")
+        return {READING: reading, **counts}
+
+
+@frozen
+class Progress:
+    """Where a collect shows how far it is: group by group, and inside one large file."""
+
+    groups: Callable[[int, int, JournalGroup], None] | None = None
+    bytes: Callable[[str, int, int], None] | None = None
 
 
 @record
@@ -160,9 +176,11 @@ def collect(
     options: ReadOptions | None = None,
     notice: Callable[[str], None] | None = None,
     after_rows: Callable[[], None] | None = None,
+    progress: Progress | None = None,
 ) -> CollectResult:
     """Collect `inputs` into the dataset at `target` (created when absent).
-    `after_rows`: called once the rows are staged (the tests interrupt a collect there)."""
+    `after_rows`: called once the rows are staged (the tests interrupt a collect there);
+    `progress`: the displays export shows (console.group_progress and byte_progress)."""
     from agent_profiler.loader import expand, plan
 
     options = options or ReadOptions()
@@ -241,7 +259,7 @@ def collect(
             result.sessions_total = sum(g.get("sessions", 0) for g in old["groups"].values())
             return result
         _write_version(target, old, entries, groups, stale, result, options,
-                       notice, after_rows, keys, set(fresh))  # fmt: skip
+                       notice, after_rows, keys, set(fresh), progress or Progress())  # fmt: skip
     return result
 
 
@@ -306,6 +324,7 @@ def _write_version(
     after_rows: Callable[[], None] | None,
     keys: dict[Path, str],
     fresh: set[str],
+    progress: Progress,
 ) -> None:
     from agent_profiler.pipeline import GroupTask, jobs_for, run_groups
 
@@ -326,7 +345,8 @@ def _write_version(
     dropped = {k for k in old["groups"] if k not in manifest_groups}
     accepted: list[int] = []  # the readings whose rows are kept (READING)
     for outcome in run_groups(tasks, WriteRows(str(staging), group_ids), result.jobs,
-                              notice=notice):  # fmt: skip
+                              notice=notice, progress=progress.groups,
+                              on_progress=progress.bytes):  # fmt: skip
         group = groups[outcome.index]
         group_id = group_ids[outcome.index]
         result.failures += outcome.failures
@@ -355,9 +375,10 @@ def _write_version(
 
     connection = duckdb.connect(":memory:")
     try:
-        connection.execute("SET preserve_insertion_order = false")
+        # The staging files' order: a session's rows stay together in a Parquet file.
+        connection.execute("SET preserve_insertion_order = true")
         # Bounded: the collect's peak memory stays that of reading the journals.
-        connection.execute("SET memory_limit = '160MB'")
+        connection.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
         connection.execute(f"SET temp_directory = '{_sql(building / '.spill')}'")
         old_root = current_dir(target)
         connection.execute("CREATE TEMP TABLE accepted (reading BIGINT)")
@@ -445,25 +466,28 @@ def _batch_of(path: Path) -> int:
 
 
 def _write_table(connection: Any, staging: Path, building: Path, table: str, batch: int) -> None:
-    sources = sorted(staging.glob(f"{table}-*.jsonl"))
-    if not sources:
-        return
+    """This batch's rows of `table`, a Parquet file per partition (`harness=…/month=…`,
+    Hive's layout, the partition columns in the path only). Each is one streaming copy of
+    its staging files, in their order (a session's rows together, as each group wrote
+    them): a sort or DuckDB's partitioned writer held the whole batch in memory and
+    failed past its memory limit (a first collect of 300 long sessions)."""
     kinds = [*SCHEMA[table], (READING, "BIGINT")]
     columns = "{" + ", ".join(f"'{name}': '{kind}'" for name, kind in kinds) + "}"
-    files = "[" + ", ".join(f"'{_sql(p)}'" for p in sources) + "]"
-    order = "session_id, turn" if any(n == "turn" for n, _ in SCHEMA[table]) else "session_id"
-    out = staging / f"out-{table}"
-    connection.execute(
-        f"COPY (SELECT * EXCLUDE ({READING}) FROM read_json({files}, columns = {columns}, "
-        f"format = 'newline_delimited') WHERE {READING} IN (SELECT reading FROM accepted) "
-        f"ORDER BY {order}) TO '{_sql(out)}' "
-        f"(FORMAT parquet, PARTITION_BY ({', '.join(PARTITIONS)}), "
-        f"FILENAME_PATTERN 'b{batch:06d}_{{i}}')"
-    )
-    for path in out.rglob("*.parquet"):
-        destination = building / table / path.relative_to(out)
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        os.rename(path, destination)
+    for folder in sorted((staging / table).glob("*=*/*=*")):
+        files = "[" + ", ".join(f"'{_sql(p)}'" for p in sorted(folder.glob("*.jsonl"))) + "]"
+        target = building / table / folder.relative_to(staging / table)
+        target.mkdir(parents=True, exist_ok=True)
+        out = target / f"b{batch:06d}_0.parquet"
+        copied = connection.execute(
+            f"COPY (SELECT * EXCLUDE ({READING}, {', '.join(PARTITIONS)}) FROM read_json("
+            f"{files}, columns = {columns}, format = 'newline_delimited') WHERE {READING} IN "
+            f"(SELECT reading FROM accepted)) TO '{_sql(out)}' (FORMAT parquet)"
+        ).fetchone()[0]
+        if not copied:  # every row of a reading that was not kept
+            out.unlink()
+            for empty in (target, target.parent):
+                with contextlib.suppress(OSError):  # not empty: other partitions' files
+                    empty.rmdir()
 
 
 def _sql(path: Path) -> str:

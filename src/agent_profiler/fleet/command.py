@@ -24,7 +24,7 @@ def run_collect(
     options: ReadOptions,
     echo: Echo,
 ) -> int:
-    from agent_profiler.dataset.collect import collect
+    from agent_profiler.dataset.collect import Progress, collect
     from agent_profiler.loader import STDIN, is_stream, reads
 
     piped = [str(p) for p in journals if str(p) == STDIN or is_stream(p)]
@@ -40,11 +40,14 @@ def run_collect(
         target.resolve().is_relative_to(p.resolve()) for p in journals if p.is_dir()
     ):
         raise UsageError(f"--to {target}: the dataset must not be inside the journals it reads")
+    from agent_profiler.console import byte_progress, group_progress
+
     result = collect(
         journals,
         target,
         options=options,
         notice=lambda line: echo(line, err=True),
+        progress=Progress(group_progress(journals), byte_progress()),
     )
     # What could not be used, as export and summary say it: failures, warnings by kind
     # (a damaged .gz, bad lines) and the records not recognised (it said only failures).
