@@ -909,3 +909,19 @@ def test_a_batch_larger_than_duckdbs_memory_limit_is_written(
         f"SELECT count(*), count(DISTINCT session_id) FROM read_parquet('{written}')"
     ).fetchone()
     assert (count, sessions) == (600_000, 600)
+
+
+def test_collect_shows_how_far_it_is_as_export_does(tmp_path: Path) -> None:
+    """A collect of thousands of sessions said nothing until its last line."""
+    from agent_profiler.dataset.collect import Progress
+
+    journals = _journals(tmp_path)
+    for name in ("b", "c"):
+        (journals / f"{name}.jsonl").write_text(HANDMADE.read_text().replace(SESSION_ID, name))
+    seen: list[tuple[int, int]] = []
+    collect(
+        [journals],
+        tmp_path / "ds",
+        progress=Progress(groups=lambda done, total, group: seen.append((done, total))),
+    )
+    assert seen == [(1, 3), (2, 3), (3, 3)]
