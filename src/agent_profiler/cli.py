@@ -544,6 +544,7 @@ def report(
     ] = False,
     previews: PreviewsOption = False,
     redact: RedactOption = False,
+    jobs: JobsOption = None,
 ) -> None:
     """Write one self-contained HTML page: an Overview of every session and, per session,
     its context composition over time with the largest additions.
@@ -557,7 +558,7 @@ def report(
         output=output,
         # Argument previews are kept only for a page made with --previews (its additions
         # table shows them); tool targets unless --redact.
-        options=ReadOptions(harness, estimate, previews),
+        options=ReadOptions(harness, estimate, previews, jobs),
         force=force,
         title=title,
         window=window,

@@ -7,6 +7,7 @@ alike."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -65,6 +66,20 @@ def read_groups(
     """Read every journal group and `use` it (pipeline.py: in worker processes when there
     are several and enough input); what could not be used goes to stderr. Returns what
     was read, the warnings of all groups, and each group's outcome in order."""
+    outcomes: list[GroupOutcome[T]] = []
+    result, diagnostics = read_each(journals, options, use, outcomes.append, out)
+    return result, diagnostics, outcomes
+
+
+def read_each(
+    journals: list[Path],
+    options: ReadOptions,
+    use: Use[T],
+    each: Callable[[GroupOutcome[T]], None],
+    out: IO[bytes] | None = None,
+) -> tuple[LoadResult, Diagnostics]:
+    """`read_groups`, each group's outcome handed to `each` as it comes, in order, and not
+    kept here: what was read and the warnings of all groups."""
     from agent_profiler.loader import Link, plan_inputs, warn_missing_parents
     from agent_profiler.pipeline import GroupTask, jobs_for, run_groups
 
@@ -72,26 +87,24 @@ def read_groups(
     groups = plan_inputs(journals, options.harness, result)
     diagnostics = Diagnostics(on_progress=console.byte_progress())
     tasks = [GroupTask(i, group, options) for i, group in enumerate(groups)]
-    outcomes = list(
-        run_groups(
-            tasks,
-            use,
-            jobs_for(options.jobs, groups),
-            out,
-            on_progress=diagnostics.on_progress,
-            progress=console.group_progress(journals),
-            notice=lambda message: echo(message, err=True),
-        )
-    )
     links: list[Link] = []
-    for outcome in outcomes:
+    for outcome in run_groups(
+        tasks,
+        use,
+        jobs_for(options.jobs, groups),
+        out,
+        on_progress=diagnostics.on_progress,
+        progress=console.group_progress(journals),
+        notice=lambda message: echo(message, err=True),
+    ):
         result.failures += outcome.failures
         result.files += outcome.paths
         diagnostics.absorb(outcome.diagnostics)
         links += outcome.links
+        each(outcome)
     warn_missing_parents(links, diagnostics)
     console.tell_reading(result, diagnostics)
-    return result, diagnostics, outcomes
+    return result, diagnostics
 
 
 def export_perfetto(
@@ -242,27 +255,31 @@ def run_report(
     target = output or default_output(journals, ".html")
     if not to_stdout:
         check_target(target, force, journals, ".html")
-    result, diagnostics = load_sessions(journals, options)
-    if not result.sessions:
-        echo("error: nothing to report (no readable sessions)", err=True)
-        return EXIT_INPUT
-    sessions = result.sessions
-    if redact:
-        from agent_profiler.targets import without_targets
+    from agent_profiler.report.page import Assembly, ReportParts
 
-        sessions = without_targets(sessions)
-    from agent_profiler.report import HtmlReportWriter
-
-    inputs = ["<stdin>" if str(p) == STDIN else input_name(p.name) for p in journals]
-    writer = HtmlReportWriter(
-        title=title, window=window, inputs=inputs, cost=cost, previews=options.previews
-    )
-    destination = None if to_stdout else target
-    size = deliver(destination, lambda stream: writer.write(sessions, stream), result.files)
-    subagents = sum(1 for s in sessions if s.is_subagent)
+    # A journal group at a time, in worker processes when there are several: each group's
+    # Overview rows and Context views are made where it is read, the views spooled, so
+    # no more than a group's model is held (the whole model of 1,200 sessions was 1.5 GB).
+    # Their anchors are numbered after one the journals cannot hold, then renumbered.
+    anchor = f"agent-profiler-{os.urandom(8).hex()}-"
+    parts = ReportParts(window, cost, options.previews, redact, anchor)
+    with Assembly(anchor) as page:
+        result, diagnostics = read_each(
+            journals, options, parts, lambda outcome: page.add(outcome.value)
+        )
+        if not page.sessions:
+            echo("error: nothing to report (no readable sessions)", err=True)
+            return EXIT_INPUT
+        inputs = ["<stdin>" if str(p) == STDIN else input_name(p.name) for p in journals]
+        destination = None if to_stdout else target
+        size = deliver(
+            destination,
+            lambda stream: page.write(stream, title=title, inputs=inputs),
+            result.files,
+        )
     where = "stdout" if to_stdout else f"{target} ({console.human_size(size)})"
     echo(
-        f"wrote {where}: {console.sessions_line(len(sessions), subagents)}"
+        f"wrote {where}: {console.sessions_line(page.sessions, page.subagents)}"
         + ("" if to_stdout or is_stream(target) else "; open it in any browser"),
         err=to_stdout,
     )

@@ -958,3 +958,33 @@ def test_every_picture_of_a_real_report_is_well_formed_svg(spotter: list[Session
     for picture in pictures:
         _svg(picture)
     assert not re.search(r"<(?![a-zA-Z/!?])", page_html)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_report_made_group_by_group_is_the_page_of_all_sessions_at_once(
+    tmp_path: Path, jobs: str
+) -> None:
+    """`report` makes the page a journal group at a time, in worker processes with -j 2,
+    so it never holds more than a group's model (the whole model of 1,200 sessions was
+    1.5 GB): the page is the one `render_report` makes of every session at once, its
+    anchors numbered across the groups and every link landing on one."""
+    from typer.testing import CliRunner
+
+    from agent_profiler.cli import app
+
+    journals = TESTS / "data" / "journals"
+    out = tmp_path / "page.html"
+    result = CliRunner().invoke(
+        app, ["report", str(journals), "-o", str(out), "-j", jobs, "--cost"]
+    )
+    assert out.exists(), result.output
+    whole = load([journals], Diagnostics())
+    expected = render_report(whole.sessions, inputs=[journals.name], cost=True)
+    page_text = out.read_text()
+    assert page_text == expected
+    assert "agent-profiler-" not in page_text  # every placeholder anchor renumbered
+    ids = re.findall(r'id="(session-\d+)"', page_text)
+    assert ids == [f"session-{n}" for n in range(1, len(whole.sessions) + 1)]
+    assert set(re.findall(r'href="#(session-\d+)"', page_text)) <= set(ids)
+    assert len(whole.sessions) > 20 and page_text.count('class="depth-1"') >= 2  # subagents

@@ -38,6 +38,7 @@ from agent_profiler.views import (
     unattributed_is_head,
 )
 
+ANCHOR = "session-"  # a Context view's id: this and its place on the page (`page`)
 LARGEST_ADDITIONS = 20  # rows of a session's Largest additions table
 
 BASIS_WORDS = {
@@ -184,9 +185,15 @@ class Page:
         return sum(1 for _, s in self.rows if s.is_subagent)
 
 
-def page(sessions: Sequence[Session], window: int | None, inputs: Sequence[str] = ()) -> Page:
+def page(
+    sessions: Sequence[Session],
+    window: int | None,
+    inputs: Sequence[str] = (),
+    anchor: str = ANCHOR,
+) -> Page:
+    """The page of `sessions`; each session's anchor is `anchor` and its place (1, 2, …)."""
     rows = _rows(sessions, window)
-    anchors = {session.session_id: f"session-{n}" for n, (_, session) in enumerate(rows, 1)}
+    anchors = {session.session_id: f"{anchor}{n}" for n, (_, session) in enumerate(rows, 1)}
     depths = _depths([s for _, s in rows])
     ids = set(anchors)
     kids: dict[str, list[Session]] = {}

@@ -95,8 +95,12 @@ details summary { cursor: pointer; }
 def overview(shown: Page) -> str:
     """The Overview section's heading, note and table (render_report closes the section
     after the legend)."""
-    rows, anchors, depths = shown.rows, shown.anchors, shown.depths
-    out = [
+    return overview_table(overview_rows(shown))
+
+
+def overview_table(rows: Sequence[str]) -> str:
+    """The Overview's heading, note and table around its rows (`overview_rows`)."""
+    return "".join([
         '<section id="overview"><h2>Overview</h2>',
         '<p class="note">Each bar is the session\'s latest recorded composition by category '
         "(at its last request): <strong>shares of the measured composition, not of the "
@@ -109,7 +113,15 @@ def overview(shown: Page) -> str:
         '<th class="num">Window</th><th class="num">Fill</th><th class="num">Compactions</th>'
         '<th class="num">Subagents</th><th>Latest composition (share of estimate)</th>'
         "</tr></thead><tbody>",
-    ]
+        *rows,
+        "</tbody></table>",
+    ])  # fmt: skip
+
+
+def overview_rows(shown: Page) -> list[str]:
+    """The Overview table's row of each session of `shown`, in page order."""
+    rows, anchors, depths = shown.rows, shown.anchors, shown.depths
+    out = []
     for row, session in rows:
         depth = min(depths.get(session.session_id, 0), 3)
         name = session.session_id
@@ -181,8 +193,7 @@ def overview(shown: Page) -> str:
             f'<td class="num" data-key="subagents">{subagents}</td>'
             f'<td class="bar">{bar}</td></tr>'
         )
-    out.append("</tbody></table>")
-    return "".join(out)
+    return out
 
 
 def _unstated(row: SessionSummary) -> str:

@@ -5,16 +5,24 @@ the package (`agent_profiler.report`), which imports it only when asked."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
-from typing import IO
+import functools
+import re
+import tempfile
+from collections.abc import Collection, Sequence
+from typing import IO, TYPE_CHECKING, Any
 
 from agent_profiler.console import sessions_line
-from agent_profiler.model import Session
-from agent_profiler.report.data import page, session_data
-from agent_profiler.report.html import CSS, context_view, overview
+from agent_profiler.model import Category, Session
+from agent_profiler.records import record
+from agent_profiler.report.data import ANCHOR, page, session_data
+from agent_profiler.report.html import CSS, context_view, overview_rows, overview_table
 from agent_profiler.report.svg import legend, pattern_defs
 from agent_profiler.report.text import esc, listing
 from agent_profiler.version import __version__
+from agent_profiler.views import basename
+
+if TYPE_CHECKING:
+    from agent_profiler.cost import PriceTable
 
 DEFAULT_TITLE = "Agent Profiler report"
 
@@ -33,43 +41,52 @@ def render_report(
 
     `window` overrides the window for fill and the chart's window line (as `summary
     --window` does); `inputs` are the names shown as the report's sources. Deterministic:
-    the same sessions always give the same text.
+    the same sessions always give the same text. `report` makes the same page a journal
+    group at a time (`ReportParts`, `Assembly`), in bounded memory.
     """
+    part = report_part(sessions, window=window, cost=cost, previews=previews)
+    return "".join(
+        [
+            _head(title, part.sessions, part.subagents, _sources(inputs, part.sources)),
+            overview_table(part.rows),
+            legend(_used(part.categories)),
+            "</section>",
+            part.sections.decode("utf-8"),
+            _TAIL if part.sessions else _EMPTY + _TAIL,
+        ]
+    )
+
+
+@record
+class ReportPart:
+    """Some sessions' share of the page (a journal group's, made where it was read): their
+    Overview rows and their Context views (with receipts), anchors numbered 1, 2, … after
+    the `anchor` they were made with, and what the page's header and legend need of them."""
+
+    rows: list[str]
+    sections: bytes  # UTF-8
+    categories: frozenset[Category]  # of any latest composition
+    sources: frozenset[str]  # the sessions' journal file names
+    sessions: int
+    subagents: int
+
+
+def report_part(
+    sessions: Sequence[Session],
+    *,
+    window: int | None,
+    cost: bool = False,
+    previews: bool = False,
+    anchor: str = ANCHOR,
+) -> ReportPart:
+    """The Overview rows and Context views of `sessions`, in page order."""
     if not previews:
         sessions = _without_previews(sessions)
-    shown = page(sessions, window, inputs)
-    head = (
-        "<!DOCTYPE html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
-        # No fetch of any kind is allowed: the page must open offline and never call home.
-        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-        "style-src 'unsafe-inline'; img-src data:\">"
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f'<meta name="generator" content="agent-profiler {__version__}">'
-        f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
-    )
-    out = [
-        head,
-        pattern_defs(),
-        f"<header><h1>{esc(title)}</h1>",
-        f'<p class="muted">{sessions_line(len(shown.rows), shown.subagents)} from '
-        f"{esc(listing(shown.sources)) or 'no input'} · agent-profiler {__version__}. "
-        "Sizes are in tokens. Context size is the reported request input (cached tokens "
-        "counted once), the same series as the trace's Context size counter; the composition "
-        "by category is an estimate (see each session's basis).</p>",
-        # The Overview's session links are the table of contents.
-        "</header><main>",
-        overview(shown),
-        legend(shown.categories),
-        "</section>",
-    ]
-    table = None
-    if cost:  # `report --cost`: the price table is imported only when asked for
-        from agent_profiler.cost import PriceTable
-
-        table = PriceTable()
+    shown = page(sessions, window, (), anchor)
+    sections = []
+    table = _price_table() if cost else None  # `--cost`: imported only when asked for
     for row, session in shown.rows:
-        out.append(
+        sections.append(
             context_view(
                 session_data(row, session),
                 shown.anchors[session.session_id],
@@ -83,11 +100,140 @@ def render_report(
             from agent_profiler.report.receipt import receipt_section
 
             receipt = session_receipt(session, table).to_json(table)
-            out.append(receipt_section(shown.anchors[session.session_id], receipt))
-    if not shown.rows:
-        out.append("<p>No sessions.</p>")
-    out.append("</main></body></html>\n")
-    return "".join(out)
+            sections.append(receipt_section(shown.anchors[session.session_id], receipt))
+    return ReportPart(
+        overview_rows(shown),
+        "".join(sections).encode("utf-8"),
+        frozenset(c for c in Category if any(c.value in r.end_categories for r, _ in shown.rows)),
+        frozenset(basename(p) for _, s in shown.rows for p in s.sources),
+        len(shown.rows),
+        shown.subagents,
+    )
+
+
+@functools.cache
+def _price_table() -> PriceTable:
+    from agent_profiler.cost import PriceTable
+
+    return PriceTable()
+
+
+@record
+class ReportParts:
+    """A journal group's `ReportPart`, as pipeline.run_groups uses a group (in a worker
+    process or this one); `redact` leaves out each tool call's target too."""
+
+    window: int | None
+    cost: bool
+    previews: bool
+    redact: bool
+    anchor: str  # anchors the page cannot otherwise hold (`Assembly` renumbers them)
+
+    def __call__(
+        self, sessions: list[Session], diagnostics: Any, task: Any, out: Any
+    ) -> ReportPart:
+        if self.redact:
+            from agent_profiler.targets import without_targets
+
+            sessions = without_targets(sessions)
+        return report_part(
+            sessions,
+            window=self.window,
+            cost=self.cost,
+            previews=self.previews,
+            anchor=self.anchor,
+        )
+
+
+class Assembly:
+    """The page made of parts in page order: each part's anchors renumbered after those
+    before it, its Overview rows kept (a row is small), its Context views spooled to a
+    temporary file; `write` puts the header, the Overview and the views together. Nothing
+    holds more than one group's model, and the views wait on disk."""
+
+    def __init__(self, anchor: str) -> None:
+        self.anchor = re.compile(re.escape(anchor) + r"(\d+)")
+        self.anchor_bytes = re.compile(re.escape(anchor.encode()) + rb"(\d+)")
+        self.rows: list[str] = []
+        self.categories: set[Category] = set()
+        self.sources: set[str] = set()
+        self.sessions = 0
+        self.subagents = 0
+        self.spool = tempfile.TemporaryFile()  # noqa: SIM115 (closed on the way out)
+
+    def __enter__(self) -> Assembly:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.spool.close()
+
+    def add(self, part: ReportPart) -> None:
+        offset = self.sessions
+        self.rows += [
+            self.anchor.sub(lambda m: f"{ANCHOR}{offset + int(m[1])}", row) for row in part.rows
+        ]
+        self.spool.write(
+            self.anchor_bytes.sub(
+                lambda m: b"%s%d" % (ANCHOR.encode(), offset + int(m[1])), part.sections
+            )
+        )
+        self.categories |= part.categories
+        self.sources |= part.sources
+        self.sessions += part.sessions
+        self.subagents += part.subagents
+
+    def write(self, stream: IO[bytes], *, title: str, inputs: Sequence[str]) -> int:
+        """The page to `stream`; its size in bytes."""
+        start = (
+            _head(title, self.sessions, self.subagents, _sources(inputs, self.sources))
+            + overview_table(self.rows)
+            + legend(_used(self.categories))
+            + "</section>"
+        ).encode("utf-8")
+        size = stream.write(start) or 0
+        self.spool.seek(0)
+        while chunk := self.spool.read(1 << 20):
+            size += stream.write(chunk) or 0
+        end = (_TAIL if self.sessions else _EMPTY + _TAIL).encode("utf-8")
+        return size + (stream.write(end) or 0)
+
+
+_EMPTY = "<p>No sessions.</p>"
+_TAIL = "</main></body></html>\n"
+
+
+def _used(categories: Collection[Category]) -> list[Category]:
+    """The legend's categories: those of any latest composition (all when there is none)."""
+    return [c for c in Category if c in categories] or list(Category)
+
+
+def _sources(inputs: Sequence[str], names: Collection[str]) -> list[str]:
+    return list(inputs) or sorted(names)
+
+
+def _head(title: str, sessions: int, subagents: int, sources: Sequence[str]) -> str:
+    """The document up to the Overview: head, patterns, header, `<main>`."""
+    return "".join(
+        [
+            "<!DOCTYPE html>\n"
+            '<html lang="en"><head><meta charset="utf-8">'
+            # No fetch of any kind is allowed: the page must open offline and never call home.
+            '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+            "style-src 'unsafe-inline'; img-src data:\">"
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f'<meta name="generator" content="agent-profiler {__version__}">'
+            f"<title>{esc(title)}</title><style>{CSS}</style></head><body>",
+            pattern_defs(),
+            f"<header><h1>{esc(title)}</h1>",
+            f'<p class="muted">{sessions_line(sessions, subagents)} from '
+            f"{esc(listing(sources)) or 'no input'} · agent-profiler {__version__}. "
+            "Sizes are in tokens. Context size is the reported request input (cached tokens "
+            "counted once), the same series as the trace's Context size counter; the "
+            "composition by category is an estimate (see each session's basis).</p>",
+            # The Overview's session links are the table of contents.
+            "</header><main>",
+        ]
+    )
 
 
 def _without_previews(sessions: Sequence[Session]) -> list[Session]:
