@@ -40,6 +40,16 @@ from agent_profiler.views import (
 
 LARGEST_ADDITIONS = 20  # rows of a session's Largest additions table
 
+# The Context chart collapses a long idle stretch of its time axis (`idle_gaps`): longer
+# than GAP_MIN_NS, because a pause of a few minutes (reading, thinking, a coffee) is part of
+# the work and its length is worth seeing to scale; and longer than GAP_SHARE of the time
+# still drawn to scale, because a shorter stretch costs less width than a broken axis costs
+# the reader (a 40-minute lunch in an 8-hour day is not shortened; in a 1-hour session it
+# is). At most MAX_GAPS, the longest: each still takes a few units of width.
+GAP_MIN_NS = 30 * 60 * 1_000_000_000
+GAP_SHARE = 0.25
+MAX_GAPS = 8
+
 BASIS_WORDS = {
     Basis.CHARS: "text estimates, characters ÷ 4 per journal item, rounded up",
     Basis.CALIBRATED: (
@@ -223,14 +233,17 @@ class SessionData:
     peak: Response | None  # the first response whose prompt is the row's peak
     # (time, window) where the journal's window changed (a model switch): the chart steps
     windows: tuple[tuple[int, int], ...] = ()
+    # (start, end) of each idle stretch the chart's time axis collapses (idle_gaps), in order
+    gaps: tuple[tuple[int, int], ...] = ()
 
 
 def session_data(row: SessionSummary, session: Session) -> SessionData:
     snapshots = snapshots_in_time_order(session)
+    span = session_span(session)
     return SessionData(
         row=row,
         session=session,
-        span=session_span(session),
+        span=span,
         snapshots=snapshots,
         places=snapshot_place(session),
         categories=snapshot_categories(snapshots),
@@ -242,6 +255,7 @@ def session_data(row: SessionSummary, session: Session) -> SessionData:
             None,
         ),
         windows=_window_steps(session),
+        gaps=idle_gaps(session, span),
     )
 
 
@@ -254,3 +268,60 @@ def _window_steps(session: Session) -> tuple[tuple[int, int], ...]:
         if window and (not steps or steps[-1][1] != window):
             steps.append((response.start_ns, window))
     return tuple(steps)
+
+
+def idle_stretches(session: Session, span: tuple[int, int]) -> list[tuple[int, int]]:
+    """(start, end) of every stretch of `span` in which nothing was recorded, in time order.
+
+    Something happens at a snapshot, a prompt's arrival and end, a marker and the span's two
+    ends, and all along a response, a failed or unmetered request, a tool call and a
+    compaction (work in flight is not idle, however long a build or a request ran). A
+    prompt's span is a turn, not work: its ends count, its middle does not. The span's ends
+    count too, so a session that ends (or starts) long after (or before) its last (or
+    first) record has that tail found as a stretch like any other."""
+    t0, t1 = span
+    busy = [
+        (item.start_ns, item.end_ns)
+        for items in (
+            session.responses,
+            session.failed_requests,
+            session.unmetered_responses,
+            session.tool_calls,
+            session.compactions,
+        )
+        for item in items
+    ]
+    moments = [t0, t1, *(x.time_ns for x in session.snapshots)]
+    moments += [x.time_ns for x in session.markers]
+    moments += [t for p in session.prompts for t in (p.start_ns, p.end_ns)]
+    busy += [(t, t) for t in moments]
+    busy.sort()
+    stretches: list[tuple[int, int]] = []
+    reach = t0
+    for start, end in busy:
+        if start > reach:
+            stretches.append((reach, min(start, t1)))
+        reach = max(reach, end)
+    return [(a, b) for a, b in stretches if b > a]
+
+
+def idle_gaps(session: Session, span: tuple[int, int]) -> tuple[tuple[int, int], ...]:
+    """The idle stretches the Context chart collapses, in time order: longest first, each
+    while it is longer than GAP_MIN_NS and than GAP_SHARE of the time left drawn to scale
+    (the span less the stretches already taken), at most MAX_GAPS. Taking the longest first
+    and measuring each against what is left means two long stretches are both shortened
+    even when neither alone is a quarter of the whole span. A stretch that is the whole
+    span is left alone: nothing would remain to draw."""
+    t0, t1 = span
+    if t1 - t0 <= GAP_MIN_NS:
+        return ()
+    shown = t1 - t0
+    chosen: list[tuple[int, int]] = []
+    longest = sorted(idle_stretches(session, span), key=lambda g: (g[0] - g[1], g[0]))
+    for start, end in longest[:MAX_GAPS]:
+        length = end - start
+        if length <= GAP_MIN_NS or length <= GAP_SHARE * shown or length >= shown:
+            break
+        chosen.append((start, end))
+        shown -= length
+    return tuple(sorted(chosen))

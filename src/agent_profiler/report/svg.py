@@ -167,9 +167,18 @@ def composition_bar(
     return "".join(out)
 
 
+GAP_WIDTH = 22.0  # SVG units a collapsed idle stretch takes on the time axis, whatever its length
+
+
 @frozen
 class _Frame:
-    """The plot area of a chart and its mappings from (time, tokens) to SVG units."""
+    """The plot area of a chart and its mappings from (time, tokens) to SVG units.
+
+    Time maps linearly, except across `gaps` (data.idle_gaps): each collapsed idle stretch
+    takes GAP_WIDTH units whatever its length, and the rest of the width is shared to scale
+    by the time outside them. The map stays continuous and increasing (inside a gap, time
+    moves linearly across its narrow band), so a value held across a gap is drawn flat
+    through it, and every element of the chart goes through `x`."""
 
     t0: int
     t1: int
@@ -178,9 +187,33 @@ class _Frame:
     right: float = 1036
     top: float = 26
     bottom: float = 336
+    gaps: tuple[tuple[int, int], ...] = ()
 
     def x(self, ns: int) -> float:
-        return self.left + (ns - self.t0) / max(1, self.t1 - self.t0) * (self.right - self.left)
+        if not self.gaps:
+            return self.left + (ns - self.t0) / max(1, self.t1 - self.t0) * (self.right - self.left)
+        scale = self.scale
+        x, before = self.left, self.t0  # where the shown stretch that `ns` may be in starts
+        for start, end in self.gaps:
+            if ns <= start:
+                break
+            if ns < end:  # inside the gap: across its band in proportion
+                return x + (start - before) * scale + (ns - start) / (end - start) * GAP_WIDTH
+            x += (start - before) * scale + GAP_WIDTH
+            before = end
+        return x + (ns - before) * scale
+
+    @property
+    def scale(self) -> float:
+        """Units per nanosecond outside the gaps."""
+        shown = self.t1 - self.t0 - sum(end - start for start, end in self.gaps)
+        return (self.right - self.left - GAP_WIDTH * len(self.gaps)) / max(1, shown)
+
+    def shown(self) -> list[tuple[int, int]]:
+        """The stretches of time drawn to scale, between the gaps (one may be a single
+        moment: a gap at the very start or end)."""
+        bounds = [self.t0, *(t for gap in self.gaps for t in gap), self.t1]
+        return list(zip(bounds[::2], bounds[1::2], strict=True))
 
     def y(self, tokens: float) -> float:
         return self.bottom - tokens / self.y_max * (self.bottom - self.top)
@@ -221,6 +254,7 @@ class Chart:
     svg: str
     window_drawn: bool
     drawn: int
+    gaps: tuple[tuple[int, int], ...] = ()  # the idle stretches its time axis collapses
 
 
 def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS) -> Chart:
@@ -245,7 +279,7 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
     y_top = max(data_top, window or 0) if window_drawn else data_top
     step = max(1.0, nice_step(y_top * 1.04))
     y_max = step * -(-y_top * 1.04 // step)
-    frame = _Frame(t0, t1, y_max)
+    frame = _Frame(t0, t1, y_max, gaps=data.gaps)
     width, height = 1100, 380
     out = [
         f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
@@ -266,18 +300,13 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
         f'transform="rotate(-90 14 {_f((frame.top + frame.bottom) / 2)})">tokens</text>'
     )
     # X axis: elapsed time since the session start.
-    seconds = (t1 - t0) / 1e9
-    every = time_step(seconds)
-    mark = 0
-    while mark <= seconds + 1e-9:
-        x = frame.x(t0 + mark * 1_000_000_000)
+    for x, text in _time_ticks(frame):
         out.append(
             f'<line x1="{_f(x)}" x2="{_f(x)}" y1="{_f(frame.bottom)}" '
             f'y2="{_f(frame.bottom + 5)}" stroke="#333"/>'
             f'<text x="{_f(x)}" y="{_f(frame.bottom + 18)}" text-anchor="middle">'
-            f"{duration(mark)}</text>"
+            f"{text}</text>"
         )
-        mark += every
     out.append(
         f'<text x="{_f((frame.left + frame.right) / 2)}" y="{height - 8}" '
         f'text-anchor="middle">time since session start ({esc(utc(t0))})</text>'
@@ -410,13 +439,87 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
     samples = downsample(totals, limit) if snapshots else []
     if snapshots:
         out.append(_hover_columns(snapshots, keep_all=samples, frame=frame, places=places, t1=t1))
+    # The breaks last: over the bands (faded through their band) and over the hover columns,
+    # so hovering one names the idle stretch rather than the snapshot held across it.
+    out += [_gap_mark(frame, start, end) for start, end in frame.gaps]
     if not snapshots and not sizes:
         out.append(
             f'<text x="{_f((frame.left + frame.right) / 2)}" y="{_f(frame.bottom / 2)}" '
             'text-anchor="middle">nothing recorded to draw</text>'
         )
     out.append("</svg>")
-    return Chart("".join(out), window_drawn, len(samples))
+    return Chart("".join(out), window_drawn, len(samples), frame.gaps)
+
+
+def _time_ticks(frame: _Frame) -> list[tuple[float, str]]:
+    """(x, label) of the time axis's ticks: true elapsed time since the session's start.
+
+    Without gaps, every `time_step` from 0 to the end. With gaps, the step suits the time
+    drawn to scale, and each stretch between gaps gets the multiples of it inside it, or a
+    tick at its own start when none falls inside (a short stretch, the moment after a gap at
+    the very end): no tick is ever inside a gap, and each side of one is labelled. A label
+    that would overlap the one before it is left out."""
+    t0, t1 = frame.t0, frame.t1
+    if not frame.gaps:
+        seconds = (t1 - t0) / 1e9
+        every = time_step(seconds)
+        ticks, mark = [], 0
+        while mark <= seconds + 1e-9:
+            ticks.append((frame.x(t0 + mark * 1_000_000_000), duration(mark)))
+            mark += every
+        return ticks
+    stretches = [((a - t0) / 1e9, (b - t0) / 1e9) for a, b in frame.shown()]
+    step = time_step(sum(b - a for a, b in stretches))
+    ticks = []
+    end = -math.inf  # right end of the last label kept
+    for start, stop in stretches:
+        marks = [
+            float(k * step) for k in range(math.ceil(start / step - 1e-9), int(stop / step) + 1)
+        ]
+        for at in marks or [start]:
+            x = frame.x(t0 + round(at * 1_000_000_000))
+            text = _tick_text(at, step)
+            half = 3.3 * len(text) + 4
+            if x - half > end:
+                ticks.append((x, text))
+                end = x + half
+    return ticks
+
+
+def _tick_text(seconds: float, step: int) -> str:
+    """A tick's elapsed time in words; with seconds after the hours when the step is under a
+    minute (a few seconds of work three hours in: `duration` would say "3 h 1 min" twice)."""
+    whole = round(seconds)
+    if step >= 60 or whole < 3600 or not whole % 60:
+        return duration(whole)
+    return f"{duration(whole - whole % 60)} {whole % 60} s"
+
+
+def _gap_mark(frame: _Frame, start: int, end: int) -> str:
+    """A collapsed idle stretch: a light band across the plot, the x axis cut by a pair of
+    slanted marks, its length written up the band and in its tooltip."""
+    x0, x1 = frame.x(start), frame.x(end)
+    mid = (x0 + x1) / 2
+    idle = f"{duration((end - start) / 1e9)} idle"
+    what = (
+        f"{idle}: nothing recorded from {clock_text(start - frame.t0)} to "
+        f"{clock_text(end - frame.t0)} (time since session start); this stretch is shortened "
+        "on the time axis"
+    )
+    y = frame.bottom
+    cuts = "".join(f"M{_f(x - 3)},{_f(y + 5)}L{_f(x + 3)},{_f(y - 5)}" for x in (x0 + 4, x1 - 4))
+    return (
+        f'<g class="gap"><title>{esc(what)}</title>'
+        f'<rect x="{_f(x0)}" y="{_f(frame.top)}" width="{_f(x1 - x0)}" '
+        f'height="{_f(frame.bottom - frame.top)}" fill="#eeeef2" fill-opacity=".8" '
+        'stroke="#9a9aa6" stroke-width=".6" stroke-dasharray="3 2"/>'
+        f'<rect x="{_f(x0 + 2)}" y="{_f(y - 2)}" width="{_f(x1 - x0 - 4)}" height="4" '
+        'fill="#fff"/>'
+        f'<path d="{cuts}" stroke="#333" stroke-width="1.2" fill="none"/>'
+        f'<text class="halo gap-label" x="{_f(mid + 4)}" y="{_f(frame.top + 6)}" '
+        f'text-anchor="end" transform="rotate(-90 {_f(mid + 4)} {_f(frame.top + 6)})">'
+        f"{esc(idle)}</text></g>"
+    )
 
 
 def _marker_label(
