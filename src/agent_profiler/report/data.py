@@ -40,15 +40,18 @@ from agent_profiler.views import (
 
 LARGEST_ADDITIONS = 20  # rows of a session's Largest additions table
 
-# The Context chart collapses a long idle stretch of its time axis (`idle_gaps`): longer
+# The Context chart collapses a long idle stretch of its time axis (`idle_gaps`): one longer
 # than GAP_MIN_NS, because a pause of a few minutes (reading, thinking, a coffee) is part of
-# the work and its length is worth seeing to scale; and longer than GAP_SHARE of the time
-# still drawn to scale, because a shorter stretch costs less width than a broken axis costs
-# the reader (a 40-minute lunch in an 8-hour day is not shortened; in a 1-hour session it
-# is). At most MAX_GAPS, the longest: each still takes a few units of width.
+# the work and worth seeing to scale; and longer than GAP_SHARE of the session's active time
+# (its span less every idle stretch over GAP_MIN_NS), because a stretch that is short next
+# to the work costs less width than a broken axis costs the reader: a 40-minute lunch in a
+# 6-hour working day is drawn to scale, the same 40 minutes in a 1-hour session is not.
+# Measured against the active time, not the span, so that four 2-hour breaks are shortened
+# like one 8-hour night (each alone is under a quarter of the span). At most MAX_GAPS, the
+# longest: each still takes a few units of width.
 GAP_MIN_NS = 30 * 60 * 1_000_000_000
 GAP_SHARE = 0.25
-MAX_GAPS = 8
+MAX_GAPS = 10
 
 BASIS_WORDS = {
     Basis.CHARS: "text estimates, characters ÷ 4 per journal item, rounded up",
@@ -306,22 +309,17 @@ def idle_stretches(session: Session, span: tuple[int, int]) -> list[tuple[int, i
 
 
 def idle_gaps(session: Session, span: tuple[int, int]) -> tuple[tuple[int, int], ...]:
-    """The idle stretches the Context chart collapses, in time order: longest first, each
-    while it is longer than GAP_MIN_NS and than GAP_SHARE of the time left drawn to scale
-    (the span less the stretches already taken), at most MAX_GAPS. Taking the longest first
-    and measuring each against what is left means two long stretches are both shortened
-    even when neither alone is a quarter of the whole span. A stretch that is the whole
-    span is left alone: nothing would remain to draw."""
+    """The idle stretches the Context chart collapses, in time order: those longer than
+    GAP_MIN_NS and than GAP_SHARE of the active time (the span less all of those longer
+    than GAP_MIN_NS), the MAX_GAPS longest. None when nothing but idle time would remain
+    (two snapshots hours apart and nothing else): there would be nothing to draw to scale."""
     t0, t1 = span
     if t1 - t0 <= GAP_MIN_NS:
         return ()
-    shown = t1 - t0
-    chosen: list[tuple[int, int]] = []
-    longest = sorted(idle_stretches(session, span), key=lambda g: (g[0] - g[1], g[0]))
-    for start, end in longest[:MAX_GAPS]:
-        length = end - start
-        if length <= GAP_MIN_NS or length <= GAP_SHARE * shown or length >= shown:
-            break
-        chosen.append((start, end))
-        shown -= length
-    return tuple(sorted(chosen))
+    long = [(a, b) for a, b in idle_stretches(session, span) if b - a > GAP_MIN_NS]
+    active = t1 - t0 - sum(b - a for a, b in long)
+    if active <= 0:
+        return ()
+    chosen = [(a, b) for a, b in long if b - a > GAP_SHARE * active]
+    chosen.sort(key=lambda g: (g[0] - g[1], g[0]))  # longest first, then earliest
+    return tuple(sorted(chosen[:MAX_GAPS]))

@@ -478,7 +478,7 @@ def _time_ticks(frame: _Frame) -> list[tuple[float, str]]:
         ]
         for at in marks or [start]:
             x = frame.x(t0 + round(at * 1_000_000_000))
-            text = _tick_text(at, step)
+            text = _tick_text(at)
             half = 3.3 * len(text) + 4
             if x - half > end:
                 ticks.append((x, text))
@@ -486,11 +486,12 @@ def _time_ticks(frame: _Frame) -> list[tuple[float, str]]:
     return ticks
 
 
-def _tick_text(seconds: float, step: int) -> str:
-    """A tick's elapsed time in words; with seconds after the hours when the step is under a
-    minute (a few seconds of work three hours in: `duration` would say "3 h 1 min" twice)."""
+def _tick_text(seconds: float) -> str:
+    """A tick's elapsed time in words, to the second (`duration` drops the seconds after
+    the hours: a few seconds of work three hours in would read "3 h 1 min" twice, a tick at
+    a stretch's start would be up to a minute off)."""
     whole = round(seconds)
-    if step >= 60 or whole < 3600 or not whole % 60:
+    if whole < 3600 or not whole % 60:
         return duration(whole)
     return f"{duration(whole - whole % 60)} {whole % 60} s"
 
