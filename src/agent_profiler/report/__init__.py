@@ -22,6 +22,18 @@ chart's line shows):
   data), compactions and model changes marked;
   then the largest additions, the compactions and every snapshot as tables.
 
+The chart's x axis is the time since the session's start. A long idle stretch (nothing
+recorded: no request, tool call or compaction in flight, no snapshot, prompt or marker) is
+collapsed to a narrow band, as profilers and monitoring charts break an axis: one longer
+than 30 min and than a quarter of the session's active time (`data.idle_gaps`; the span
+less every stretch over 30 min), at most 10, the longest. The session's own start and end
+count as moments, so a long tail after the last record is collapsed like any stretch. The
+band is drawn across the plot with a pair of slanted marks cutting the x axis, its length
+written up the band ("8 h 32 min idle") and in its tooltip; values hold flat through it.
+Time maps piecewise linearly (`svg._Frame.x`, the one map every element uses), ticks are
+true elapsed time and never inside a band, and the caption says the axis is broken. A
+session without such a stretch is drawn exactly as a linear axis draws it.
+
 Charts are inline SVG drawn by `svg.py` rather than a vendored charting library:
 the drawing needs only rectangles, step paths and text, and a library would add
 JavaScript (and its licence) to a page that must open offline, print, and be
