@@ -277,30 +277,38 @@ def test_the_rule_needs_half_an_hour_and_a_quarter_of_the_active_time() -> None:
 
 
 def test_several_gaps_each_collapsed() -> None:
-    # work 20 min · 5 h idle · work 20 min · 2 h idle · work 20 min: both shortened, each to
-    # the same width, in time order.
+    # work 20 min · 5 h idle · work 20 min · 2 h idle · work 20 min · 3 h to the session's
+    # end: all three shortened, each to the same width, in time order.
     a = every(0, 20 * MIN)
     b = every(a[-1] + 5 * HOUR, a[-1] + 5 * HOUR + 20 * MIN)
     c = every(b[-1] + 2 * HOUR, b[-1] + 2 * HOUR + 20 * MIN)
-    session = worked(a + b + c)
+    session = worked(a + b + c, end_ns=c[-1] + 20 * S + 3 * HOUR)  # and 3 h before the end
     chart = drawn(session)
     lengths = [end - start for start, end in chart.data.gaps]
-    assert lengths == [5 * HOUR - 20 * S, 2 * HOUR - 20 * S]
+    assert lengths == [5 * HOUR - 20 * S, 2 * HOUR - 20 * S, 3 * HOUR]
     spans = [chart.gap_x(g) for g in chart.gaps]
-    assert [x1 - x0 for x0, x1 in spans] == pytest.approx([GAP_WIDTH] * 2, abs=0.1)
+    assert [x1 - x0 for x0, x1 in spans] == pytest.approx([GAP_WIDTH] * 3, abs=0.1)
     assert [[t.text for t in g.iter("text")] for g in chart.gaps] == [
         ["4 h 59 min idle"],
         ["1 h 59 min idle"],
+        ["3 h idle"],
     ]
     xs = chart.hover_x
     assert xs == sorted(xs)
     assert all(not (x0 <= x < x1) for x in xs for x0, x1 in spans)
+    # A band's name is never written across a gap's band (it would be faded there).
+    names = [t for t in chart.root.iter("text") if t.get("class") == "halo band-label"]
+    assert names
+    for name in names:
+        half = (6.4 * len(name.text or "") + 6) / 2
+        left, right = float(name.get("x", "nan")) - half, float(name.get("x", "nan")) + half
+        assert not any(left < x1 and right > x0 for x0, x1 in spans), name.text
     check_ticks(chart)
     # Every stretch drawn to scale has a tick, the middle one included.
-    (left, _), (_, right) = spans
+    (left, _), (_, right), _ = spans
     assert any(left < x < right for x, _ in chart.ticks)
     assert (
-        "2 idle stretches over 30 min with nothing recorded (4 h 59 min, 1 h 59 min) are "
+        "3 idle stretches over 30 min with nothing recorded (4 h 59 min, 1 h 59 min, 3 h) are "
         "shortened to a narrow grey band each, so distances across them are not time"
         in render_report([session])
     )

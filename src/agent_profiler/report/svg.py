@@ -547,8 +547,9 @@ def _band_label(
     frame: _Frame,
     name: str = "",
 ) -> str:
-    """Name a band inside itself where the text fits best, when it fits at all: the chart
-    then reads without matching colours to the legend."""
+    """Name a band inside itself where the text fits best, when it fits at all (and not
+    across a collapsed gap): the chart then reads without matching colours to the legend."""
+    avoid = [(frame.x(start), frame.x(end)) for start, end in frame.gaps]
     name = name or category.label
     text_width = 6.4 * len(name) + 6
     if x_end - xs[0] < text_width:
@@ -563,6 +564,8 @@ def _band_label(
             min(x_end, frame.right) - text_width / 2,
         )
         left, right = centre - text_width / 2, centre + text_width / 2
+        if any(left < x1 and right > x0 for x0, x1 in avoid):
+            continue  # across a collapsed gap's band, which would fade it
         # The steps under the text: xs and ends are sorted, so they are one run.
         under = range(bisect.bisect_right(ends, left), bisect.bisect_left(xs, right))
         if not under:
