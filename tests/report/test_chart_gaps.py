@@ -331,7 +331,7 @@ def test_a_long_tail_before_the_session_ends_or_after_it_starts_is_a_gap(where: 
     """The session's own start and end count as moments: a journal whose session ends 5 h
     after its last record (a window left open) gets that tail collapsed like any stretch,
     and the axis's last tick, at the right edge, then says the whole length."""
-    work = every(5 * HOUR, 5 * HOUR + 30 * MIN) if where == "start" else every(0, 30 * MIN)
+    work = every(5 * HOUR, 5 * HOUR + 31 * MIN) if where == "start" else every(0, 31 * MIN)
     session = (
         worked(work, start_ns=0)
         if where == "start"
@@ -348,8 +348,11 @@ def test_a_long_tail_before_the_session_ends_or_after_it_starts_is_a_gap(where: 
     check_ticks(chart)
     if where == "end":
         assert x1 == pytest.approx(chart.frame.right, abs=0.05)
-        # the stretch after the gap is the single moment of the end, ticked to the second
-        assert chart.ticks[-1] == (pytest.approx(chart.frame.right, abs=0.05), "5 h 29 min 20 s")
+        # The stretch after the gap is the single moment of the end, ticked to the second;
+        # its label takes the place of the round "30 min" just before the gap, which its
+        # own stretch can spare.
+        assert chart.ticks[-1] == (pytest.approx(chart.frame.right, abs=0.05), "5 h 30 min 20 s")
+        assert [label for _, label in chart.ticks[-3:-1]] == ["20 min", "25 min"]
         # the last value holds to the end, through the band
         assert max(b for _, b, _ in flat_runs(chart.path("size-line"))) == pytest.approx(
             chart.frame.right, abs=0.05

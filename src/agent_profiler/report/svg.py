@@ -458,7 +458,8 @@ def _time_ticks(frame: _Frame) -> list[tuple[float, str]]:
     drawn to scale, and each stretch between gaps gets the multiples of it inside it, or a
     tick at its own start when none falls inside (a short stretch, the moment after a gap at
     the very end): no tick is ever inside a gap, and each side of one is labelled. A label
-    that would overlap the one before it is left out."""
+    that would overlap the one before it is left out, unless it is a stretch's only tick
+    and the one before is a round tick of a stretch that keeps another."""
     t0, t1 = frame.t0, frame.t1
     if not frame.gaps:
         seconds = (t1 - t0) / 1e9
@@ -470,20 +471,29 @@ def _time_ticks(frame: _Frame) -> list[tuple[float, str]]:
         return ticks
     stretches = [((a - t0) / 1e9, (b - t0) / 1e9) for a, b in frame.shown()]
     step = time_step(sum(b - a for a, b in stretches))
-    ticks = []
-    end = -math.inf  # right end of the last label kept
-    for start, stop in stretches:
-        marks = [
-            float(k * step) for k in range(math.ceil(start / step - 1e-9), int(stop / step) + 1)
-        ]
+    kept: list[tuple[float, str, int, bool]] = []  # x, label, stretch, a stretch's only tick
+
+    def clear(x: float, text: str) -> bool:
+        """The label at x does not overlap the last one kept."""
+        if not kept:
+            return True
+        last_x, last_text = kept[-1][:2]
+        return x - (3.3 * len(text) + 4) > last_x + 3.3 * len(last_text) + 4
+
+    for index, (start, stop) in enumerate(stretches):
+        first = math.ceil(start / step - 1e-9)
+        marks = [float(k * step) for k in range(first, int(stop / step) + 1)]
         for at in marks or [start]:
             x = frame.x(t0 + round(at * 1_000_000_000))
             text = _tick_text(at)
-            half = 3.3 * len(text) + 4
-            if x - half > end:
-                ticks.append((x, text))
-                end = x + half
-    return ticks
+            while not clear(x, text) and not marks:
+                _, _, other, only = kept[-1]
+                if only or sum(k[2] == other for k in kept) < 2:
+                    break
+                kept.pop()
+            if clear(x, text):
+                kept.append((x, text, index, not marks))
+    return [(x, text) for x, text, _, _ in kept]
 
 
 def _tick_text(seconds: float) -> str:
