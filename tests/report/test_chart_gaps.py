@@ -32,8 +32,9 @@ from agent_profiler.model import (
 )
 from agent_profiler.report import render_report
 from agent_profiler.report.data import SessionData, session_data
-from agent_profiler.report.svg import GAP_WIDTH, _Frame, context_chart
+from agent_profiler.report.svg import context_chart
 from agent_profiler.report.text import duration
+from agent_profiler.report.timeaxis import GAP_WIDTH, Frame
 from agent_profiler.summary import summarise
 from conftest import GOLDEN
 
@@ -139,7 +140,7 @@ class Drawn:
 
     data: SessionData
     root: ET.Element
-    frame: _Frame
+    frame: Frame
 
     @property
     def gaps(self) -> list[ET.Element]:
@@ -177,7 +178,7 @@ def drawn(session: Session) -> Drawn:
     data = session_data(summarise(session), session)
     root = ET.fromstring(context_chart(data, session.window_tokens).svg)  # well-formed XML
     t0, t1 = data.span
-    return Drawn(data, root, _Frame(t0, t1, 1.0, gaps=data.gaps))
+    return Drawn(data, root, Frame(t0, t1, 1.0, gaps=data.gaps))
 
 
 def flat_runs(path: str) -> list[tuple[float, float, float]]:
