@@ -44,7 +44,7 @@ unit: $(STAMP)  ## pytest
 	$(BIN)/pytest -q
 
 golden: $(STAMP)  ## Rewrite tests/golden/ (decoded text, Chrome JSON; review the diff like code)
-	$(BIN)/pytest -q tests/writers/test_golden.py --update-golden
+	$(BIN)/pytest -q tests/writers/test_golden.py tests/report/test_chart_gaps.py --update-golden
 
 screenshots: $(STAMP)  ## Regenerate docs/img/ from the real Perfetto UI (needs ../shared/tools)
 	bash scripts/screenshots.sh

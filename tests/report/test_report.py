@@ -883,13 +883,14 @@ def test_the_peak_is_labelled_on_the_side_of_the_chart_it_is_not_near(
 
 
 def test_hover_columns_skip_only_the_samples_too_close_to_see() -> None:
-    from agent_profiler.report.svg import _Frame, _hover_columns
+    from agent_profiler.report.svg import _hover_columns
+    from agent_profiler.report.timeaxis import Frame
 
     session = long_session(3)
     first, second, third = session.snapshots
     # The first two a nanosecond apart: the first column would be too narrow to hover.
     close = dataclasses.replace(second, time_ns=first.time_ns + 1)
-    frame = _Frame(first.time_ns, third.time_ns + 10 * S, 20_000)
+    frame = Frame(first.time_ns, third.time_ns + 10 * S, 20_000)
     snapshots = [first, close, third]
     places = {id(x): f"request {n}" for n, x in enumerate(snapshots, 1)}
     svg = _hover_columns(snapshots, [0, 1, 2], frame, places, third.time_ns + 10 * S)
@@ -907,7 +908,8 @@ def test_hover_columns_skip_only_the_samples_too_close_to_see() -> None:
 
 
 def test_axis_steps() -> None:
-    from agent_profiler.report.svg import nice_step, time_step
+    from agent_profiler.report.svg import nice_step
+    from agent_profiler.report.timeaxis import time_step
 
     spans = [0, 5, 7, 12, 24, 45, 450, 2_000_000]
     assert [nice_step(span) for span in spans] == [1.0, 1.0, 2.0, 2.5, 5.0, 10.0, 100.0, 500_000.0]

@@ -2,8 +2,9 @@
 session; this package's entry point assembles the page (`render_report`) and writes it.
 
 Its rooms: `data.py` computes what each session shows (rows, compositions, places,
-sentences; no HTML), `svg.py` draws the charts, `html.py` writes the stylesheet, tables and
-sections, `text.py` how numbers, times and untrusted text are written.
+sentences; no HTML), `svg.py` draws the charts (`timeaxis.py`: the Context chart's time
+axis, its map and ticks), `html.py` writes the stylesheet, tables and sections, `text.py`
+how numbers, times and untrusted text are written.
 
 Built from the same model as the trace (no second parser), and from the same
 numbers as `agent-profiler summary` (`summarise_all`), so the page, the summary
@@ -21,6 +22,18 @@ chart's line shows):
   pre/post), the window as a dashed line (named instead when it is far above the
   data), compactions and model changes marked;
   then the largest additions, the compactions and every snapshot as tables.
+
+The chart's x axis is the time since the session's start. A long idle stretch (nothing
+recorded: no request, tool call or compaction in flight, no snapshot, prompt or marker) is
+collapsed to a narrow band, as profilers and monitoring charts break an axis: one longer
+than 30 min and than a quarter of the session's active time (`data.idle_gaps`; the span
+less every stretch over 30 min), at most 10, the longest. The session's own start and end
+count as moments, so a long tail after the last record is collapsed like any stretch. The
+band is drawn across the plot with a pair of slanted marks cutting the x axis, its length
+written up the band ("8 h 32 min idle") and in its tooltip; values hold flat through it.
+Time maps piecewise linearly (`timeaxis.Frame.x`, the one map every element uses), ticks are
+true elapsed time and never inside a band, and the caption says the axis is broken. A
+session without such a stretch is drawn exactly as a linear axis draws it.
 
 Charts are inline SVG drawn by `svg.py` rather than a vendored charting library:
 the drawing needs only rectangles, step paths and text, and a library would add

@@ -41,6 +41,19 @@ from agent_profiler.views import (
 ANCHOR = "session-"  # a Context view's id: this and its place on the page (`page`)
 LARGEST_ADDITIONS = 20  # rows of a session's Largest additions table
 
+# The Context chart collapses a long idle stretch of its time axis (`idle_gaps`): one longer
+# than GAP_MIN_NS, because a pause of a few minutes (reading, thinking, a coffee) is part of
+# the work and worth seeing to scale; and longer than GAP_SHARE of the session's active time
+# (its span less every idle stretch over GAP_MIN_NS), because a stretch that is short next
+# to the work costs less width than a broken axis costs the reader: a 40-minute lunch in a
+# 6-hour working day is drawn to scale, the same 40 minutes in a 1-hour session is not.
+# Measured against the active time, not the span, so that four 2-hour breaks are shortened
+# like one 8-hour night (each alone is under a quarter of the span). At most MAX_GAPS, the
+# longest: each still takes a few units of width.
+GAP_MIN_NS = 30 * 60 * 1_000_000_000
+GAP_SHARE = 0.25
+MAX_GAPS = 10
+
 BASIS_WORDS = {
     Basis.CHARS: "text estimates, characters ÷ 4 per journal item, rounded up",
     Basis.CALIBRATED: (
@@ -230,14 +243,17 @@ class SessionData:
     peak: Response | None  # the first response whose prompt is the row's peak
     # (time, window) where the journal's window changed (a model switch): the chart steps
     windows: tuple[tuple[int, int], ...] = ()
+    # (start, end) of each idle stretch the chart's time axis collapses (idle_gaps), in order
+    gaps: tuple[tuple[int, int], ...] = ()
 
 
 def session_data(row: SessionSummary, session: Session) -> SessionData:
     snapshots = snapshots_in_time_order(session)
+    span = session_span(session)
     return SessionData(
         row=row,
         session=session,
-        span=session_span(session),
+        span=span,
         snapshots=snapshots,
         places=snapshot_place(session),
         categories=snapshot_categories(snapshots),
@@ -249,6 +265,7 @@ def session_data(row: SessionSummary, session: Session) -> SessionData:
             None,
         ),
         windows=_window_steps(session),
+        gaps=idle_gaps(session, span),
     )
 
 
@@ -261,3 +278,55 @@ def _window_steps(session: Session) -> tuple[tuple[int, int], ...]:
         if window and (not steps or steps[-1][1] != window):
             steps.append((response.start_ns, window))
     return tuple(steps)
+
+
+def idle_stretches(session: Session, span: tuple[int, int]) -> list[tuple[int, int]]:
+    """(start, end) of every stretch of `span` in which nothing was recorded, in time order.
+
+    Something happens at a snapshot, a prompt's arrival and end, a marker and the span's two
+    ends, and all along a response, a failed or unmetered request, a tool call and a
+    compaction (work in flight is not idle, however long a build or a request ran). A
+    prompt's span is a turn, not work: its ends count, its middle does not. The span's ends
+    count too, so a session that ends (or starts) long after (or before) its last (or
+    first) record has that tail found as a stretch like any other."""
+    t0, t1 = span
+    busy = [
+        (item.start_ns, item.end_ns)
+        for items in (
+            session.responses,
+            session.failed_requests,
+            session.unmetered_responses,
+            session.tool_calls,
+            session.compactions,
+        )
+        for item in items
+    ]
+    moments = [t0, t1, *(x.time_ns for x in session.snapshots)]
+    moments += [x.time_ns for x in session.markers]
+    moments += [t for p in session.prompts for t in (p.start_ns, p.end_ns)]
+    busy += [(t, t) for t in moments]
+    busy.sort()
+    stretches: list[tuple[int, int]] = []
+    reach = t0
+    for start, end in busy:
+        if start > reach:
+            stretches.append((reach, min(start, t1)))
+        reach = max(reach, end)
+    return [(a, b) for a, b in stretches if b > a]
+
+
+def idle_gaps(session: Session, span: tuple[int, int]) -> tuple[tuple[int, int], ...]:
+    """The idle stretches the Context chart collapses, in time order: those longer than
+    GAP_MIN_NS and than GAP_SHARE of the active time (the span less all of those longer
+    than GAP_MIN_NS), the MAX_GAPS longest. None when nothing but idle time would remain
+    (two snapshots hours apart and nothing else): there would be nothing to draw to scale."""
+    t0, t1 = span
+    if t1 - t0 <= GAP_MIN_NS:
+        return ()
+    long = [(a, b) for a, b in idle_stretches(session, span) if b - a > GAP_MIN_NS]
+    active = t1 - t0 - sum(b - a for a, b in long)
+    if active <= 0:
+        return ()
+    chosen = [(a, b) for a, b in long if b - a > GAP_SHARE * active]
+    chosen.sort(key=lambda g: (g[0] - g[1], g[0]))  # longest first, then earliest
+    return tuple(sorted(chosen[:MAX_GAPS]))

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from agent_profiler.model import Session
 from agent_profiler.report.data import (
+    GAP_MIN_NS,
     LARGEST_ADDITIONS,
     Page,
     SessionData,
@@ -293,7 +294,8 @@ def context_view(
         f'<figure>{chart.svg}{key}<figcaption class="note">Bands: the estimated composition at '
         "each snapshot, stacked in the contract's category order (each value holds until the "
         "next snapshot). Line: the reported Context size at each request, as in the trace. "
-        f"Hover the chart for the exact numbers of a snapshot{sampled}.</figcaption></figure>"
+        f"Hover the chart for the exact numbers of a snapshot{sampled}.{_gaps_words(chart.gaps)}"
+        "</figcaption></figure>"
     )
     out.append('<p class="basis">' + " ".join(esc(s) for s in estimation_words(session)) + "</p>")
     out.append(_additions_table(data, t0))
@@ -305,6 +307,22 @@ def context_view(
     out.append(_snapshots_table(data, t0))
     out.append("</section>")
     return "".join(out)
+
+
+def _gaps_words(gaps: Sequence[tuple[int, int]]) -> str:
+    """The caption's sentence on a broken time axis (none when it is not), so nobody reads
+    a distance across a collapsed idle stretch as time."""
+    if not gaps:
+        return ""
+    one = len(gaps) == 1
+    lengths = ", ".join(duration((end - start) / 1e9) for start, end in gaps)
+    return esc(
+        f" The time axis is broken: {len(gaps)} idle stretch{'' if one else 'es'} over "
+        f"{duration(GAP_MIN_NS / 1e9)} with nothing recorded ({lengths}) "
+        f"{'is' if one else 'are'} shortened to a narrow grey band{'' if one else ' each'}, "
+        f"so distances across {'it' if one else 'them'} are not time; the tick labels are "
+        "the true time since the session's start."
+    )
 
 
 def _additions_table(data: SessionData, t0: int) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import math
 from collections.abc import Iterable, Sequence
 
 from agent_profiler.model import Category, ContextSnapshot, frozen
@@ -24,6 +23,7 @@ from agent_profiler.report.text import (
     utc,
     window_note,
 )
+from agent_profiler.report.timeaxis import Frame, time_ticks
 from agent_profiler.views import category_label, compactions_after
 
 MAX_POINTS = 400  # per drawn series; a 500-response session is drawn from ≤ 400 samples
@@ -97,16 +97,6 @@ def nice_step(span: float, ticks: int = 5) -> float:
     return 10 * magnitude  # pragma: no cover
 
 
-_TIME_STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600)
-
-
-def time_step(seconds: float, ticks: int = 8) -> int:
-    for step in _TIME_STEPS:
-        if seconds / step <= ticks:
-            return step
-    return 43200 * math.ceil(seconds / 43200 / ticks)
-
-
 def _f(value: float) -> str:
     """SVG coordinates with one decimal and no trailing zeros (small files)."""
     text = f"{value:.1f}"
@@ -167,25 +157,6 @@ def composition_bar(
     return "".join(out)
 
 
-@frozen
-class _Frame:
-    """The plot area of a chart and its mappings from (time, tokens) to SVG units."""
-
-    t0: int
-    t1: int
-    y_max: float
-    left: float = 62
-    right: float = 1036
-    top: float = 26
-    bottom: float = 336
-
-    def x(self, ns: int) -> float:
-        return self.left + (ns - self.t0) / max(1, self.t1 - self.t0) * (self.right - self.left)
-
-    def y(self, tokens: float) -> float:
-        return self.bottom - tokens / self.y_max * (self.bottom - self.top)
-
-
 def _step_path(points: Sequence[tuple[float, float]], x_end: float) -> str:
     """A step line through (x, y) points, each value held until the next point (as a
     counter holds its value), the last one until x_end."""
@@ -221,6 +192,7 @@ class Chart:
     svg: str
     window_drawn: bool
     drawn: int
+    gaps: tuple[tuple[int, int], ...] = ()  # the idle stretches its time axis collapses
 
 
 def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS) -> Chart:
@@ -245,7 +217,7 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
     y_top = max(data_top, window or 0) if window_drawn else data_top
     step = max(1.0, nice_step(y_top * 1.04))
     y_max = step * -(-y_top * 1.04 // step)
-    frame = _Frame(t0, t1, y_max)
+    frame = Frame(t0, t1, y_max, gaps=data.gaps)
     width, height = 1100, 380
     out = [
         f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
@@ -266,18 +238,13 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
         f'transform="rotate(-90 14 {_f((frame.top + frame.bottom) / 2)})">tokens</text>'
     )
     # X axis: elapsed time since the session start.
-    seconds = (t1 - t0) / 1e9
-    every = time_step(seconds)
-    mark = 0
-    while mark <= seconds + 1e-9:
-        x = frame.x(t0 + mark * 1_000_000_000)
+    for x, text in time_ticks(frame):
         out.append(
             f'<line x1="{_f(x)}" x2="{_f(x)}" y1="{_f(frame.bottom)}" '
             f'y2="{_f(frame.bottom + 5)}" stroke="#333"/>'
             f'<text x="{_f(x)}" y="{_f(frame.bottom + 18)}" text-anchor="middle">'
-            f"{duration(mark)}</text>"
+            f"{text}</text>"
         )
-        mark += every
     out.append(
         f'<text x="{_f((frame.left + frame.right) / 2)}" y="{height - 8}" '
         f'text-anchor="middle">time since session start ({esc(utc(t0))})</text>'
@@ -410,13 +377,43 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
     samples = downsample(totals, limit) if snapshots else []
     if snapshots:
         out.append(_hover_columns(snapshots, keep_all=samples, frame=frame, places=places, t1=t1))
+    # The breaks last: over the bands (faded through their band) and over the hover columns,
+    # so hovering one names the idle stretch rather than the snapshot held across it.
+    out += [_gap_mark(frame, start, end) for start, end in frame.gaps]
     if not snapshots and not sizes:
         out.append(
             f'<text x="{_f((frame.left + frame.right) / 2)}" y="{_f(frame.bottom / 2)}" '
             'text-anchor="middle">nothing recorded to draw</text>'
         )
     out.append("</svg>")
-    return Chart("".join(out), window_drawn, len(samples))
+    return Chart("".join(out), window_drawn, len(samples), frame.gaps)
+
+
+def _gap_mark(frame: Frame, start: int, end: int) -> str:
+    """A collapsed idle stretch: a light band across the plot, the x axis cut by a pair of
+    slanted marks, its length written up the band and in its tooltip."""
+    x0, x1 = frame.x(start), frame.x(end)
+    mid = (x0 + x1) / 2
+    idle = f"{duration((end - start) / 1e9)} idle"
+    what = (
+        f"{idle}: nothing recorded from {clock_text(start - frame.t0)} to "
+        f"{clock_text(end - frame.t0)} (time since session start); this stretch is shortened "
+        "on the time axis"
+    )
+    y = frame.bottom
+    cuts = "".join(f"M{_f(x - 3)},{_f(y + 5)}L{_f(x + 3)},{_f(y - 5)}" for x in (x0 + 4, x1 - 4))
+    return (
+        f'<g class="gap"><title>{esc(what)}</title>'
+        f'<rect x="{_f(x0)}" y="{_f(frame.top)}" width="{_f(x1 - x0)}" '
+        f'height="{_f(frame.bottom - frame.top)}" fill="#eeeef2" fill-opacity=".8" '
+        'stroke="#9a9aa6" stroke-width=".6" stroke-dasharray="3 2"/>'
+        f'<rect x="{_f(x0 + 2)}" y="{_f(y - 2)}" width="{_f(x1 - x0 - 4)}" height="4" '
+        'fill="#fff"/>'
+        f'<path d="{cuts}" stroke="#333" stroke-width="1.2" fill="none"/>'
+        f'<text class="halo gap-label" x="{_f(mid + 4)}" y="{_f(frame.top + 6)}" '
+        f'text-anchor="end" transform="rotate(-90 {_f(mid + 4)} {_f(frame.top + 6)})">'
+        f"{esc(idle)}</text></g>"
+    )
 
 
 def _marker_label(
@@ -440,11 +437,12 @@ def _band_label(
     x_end: float,
     lower: Sequence[int],
     upper: Sequence[int],
-    frame: _Frame,
+    frame: Frame,
     name: str = "",
 ) -> str:
-    """Name a band inside itself where the text fits best, when it fits at all: the chart
-    then reads without matching colours to the legend."""
+    """Name a band inside itself where the text fits best, when it fits at all (and not
+    across a collapsed gap): the chart then reads without matching colours to the legend."""
+    avoid = [(frame.x(start), frame.x(end)) for start, end in frame.gaps]
     name = name or category.label
     text_width = 6.4 * len(name) + 6
     if x_end - xs[0] < text_width:
@@ -459,6 +457,8 @@ def _band_label(
             min(x_end, frame.right) - text_width / 2,
         )
         left, right = centre - text_width / 2, centre + text_width / 2
+        if any(left < x1 and right > x0 for x0, x1 in avoid):
+            continue  # across a collapsed gap's band, which would fade it
         # The steps under the text: xs and ends are sorted, so they are one run.
         under = range(bisect.bisect_right(ends, left), bisect.bisect_left(xs, right))
         if not under:
@@ -480,7 +480,7 @@ def _band_label(
 def _hover_columns(
     snapshots: Sequence[ContextSnapshot],
     keep_all: Sequence[int],
-    frame: _Frame,
+    frame: Frame,
     places: dict[int, str],
     t1: int,
 ) -> str:
