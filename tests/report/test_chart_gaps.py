@@ -394,6 +394,22 @@ def test_a_session_that_is_one_idle_stretch_is_left_alone() -> None:
     assert drawn(session).data.gaps == ()
 
 
+def test_a_moment_of_activity_is_not_drawn_across_the_whole_width() -> None:
+    # Two /context reports 4 h apart, the session's start 1 ms before the first (the corpus's
+    # Claude Code 2.1.222 context-command session): that millisecond, with nothing in it,
+    # took the whole width and the first composition was squeezed to the right edge.
+    moment = S // 1000
+    session = dataclasses.replace(
+        worked([moment, 4 * HOUR], start_ns=0, end_ns=4 * HOUR), responses=()
+    )
+    assert drawn(session).data.gaps == ()
+    # Ten seconds before the same night are drawn to scale, the night collapsed.
+    session = dataclasses.replace(
+        worked([10 * S, 4 * HOUR], start_ns=0, end_ns=4 * HOUR), responses=()
+    )
+    assert [(a, b) for a, b in drawn(session).data.gaps] == [(10 * S, 4 * HOUR)]
+
+
 def test_seconds_of_work_hours_in_are_ticked_to_the_second() -> None:
     # 40 s of work, 3 h idle, 40 s of work: a 10 s step three hours in needs its seconds.
     session = worked([0, 20 * S, 3 * HOUR, 3 * HOUR + 20 * S])

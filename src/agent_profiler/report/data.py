@@ -50,9 +50,13 @@ LARGEST_ADDITIONS = 20  # rows of a session's Largest additions table
 # Measured against the active time, not the span, so that four 2-hour breaks are shortened
 # like one 8-hour night (each alone is under a quarter of the span). At most MAX_GAPS, the
 # longest: each still takes a few units of width.
+# Nor when what is left to draw to scale is under ACTIVE_MIN_NS: two /context snapshots hours
+# apart and a millisecond between the session's start and the first would give that
+# millisecond, empty, the whole width (a linear axis holds the first snapshot across).
 GAP_MIN_NS = 30 * 60 * 1_000_000_000
 GAP_SHARE = 0.25
 MAX_GAPS = 10
+ACTIVE_MIN_NS = 10 * 1_000_000_000
 
 BASIS_WORDS = {
     Basis.CHARS: "text estimates, characters ÷ 4 per journal item, rounded up",
@@ -318,14 +322,14 @@ def idle_stretches(session: Session, span: tuple[int, int]) -> list[tuple[int, i
 def idle_gaps(session: Session, span: tuple[int, int]) -> tuple[tuple[int, int], ...]:
     """The idle stretches the Context chart collapses, in time order: those longer than
     GAP_MIN_NS and than GAP_SHARE of the active time (the span less all of those longer
-    than GAP_MIN_NS), the MAX_GAPS longest. None when nothing but idle time would remain
+    than GAP_MIN_NS), the MAX_GAPS longest. None when less than ACTIVE_MIN_NS would remain
     (two snapshots hours apart and nothing else): there would be nothing to draw to scale."""
     t0, t1 = span
     if t1 - t0 <= GAP_MIN_NS:
         return ()
     long = [(a, b) for a, b in idle_stretches(session, span) if b - a > GAP_MIN_NS]
     active = t1 - t0 - sum(b - a for a, b in long)
-    if active <= 0:
+    if active < ACTIVE_MIN_NS:
         return ()
     chosen = [(a, b) for a, b in long if b - a > GAP_SHARE * active]
     chosen.sort(key=lambda g: (g[0] - g[1], g[0]))  # longest first, then earliest
