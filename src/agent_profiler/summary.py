@@ -39,11 +39,10 @@ from agent_profiler.views import (
     HEAD_LABEL,
     category_label,
     compactions_after,
-    fill_window,
     largest_addition_per_snapshot,
     largest_additions,
     model_requests,
-    request_windows,
+    session_fill,
     unattributed_is_head,
 )
 
@@ -239,16 +238,10 @@ def summarise(
     # The model that served most requests (the first of equals); its own window, so that
     # the row never pairs one model with another's window (a session that switched models).
     most = max(models, key=lambda m: m[1]) if models else None
-    # The window the trace and the report draw, and where it came from (an assumed one is
-    # used, and said to be assumed: views.fill_window).
-    known_window, window_source = fill_window(session, window, most[2] if most else None)
-    # Fill follows the model in use: each request against the window reported with it.
-    windows = {} if window else request_windows(session)
-    fills = [
-        r.usage.prompt_tokens / size
-        for r in session.responses
-        if (size := windows.get(r.id) or known_window)
-    ]
+    # The window the trace and the report draw, where it came from (an assumed one is used,
+    # and said to be assumed: views.fill_window), and the fill, which follows the model in
+    # use: each request against the window reported with it.
+    known_window, window_source, peak_fill = session_fill(session, window)
     peak = max(prompts) if prompts else None
     # Tool calls the model made; harness-started children (Muse reminders) are not calls.
     calls = [c for c in session.tool_calls if c.by_model]
@@ -291,7 +284,7 @@ def summarise(
         growth_tokens=(peak - prompts[0]) if peak is not None else None,
         window_tokens=known_window,
         window_source=window_source,
-        peak_fill=round(max(fills), 4) if fills else None,
+        peak_fill=peak_fill,
         compactions=len(session.compactions),
         tool_calls=len(calls),
         failed_tool_calls=sum(1 for c in calls if c.is_error),

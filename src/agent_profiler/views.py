@@ -322,6 +322,26 @@ def fill_window(
     return session.window_tokens, window_origin(session)
 
 
+def session_fill(
+    session: Session, given: int | None = None
+) -> tuple[int | None, str | None, float | None]:
+    """A session's window (`fill_window`, of its main model: the one that served most
+    requests), where it came from, and its peak fill: the largest share of the window any
+    request filled, each request against the window in use at it (a session that switched
+    models is never measured against another model's window). The one rule `summary`, the
+    report and the dataset use."""
+    models = model_requests(session)
+    most = max(models, key=lambda m: m[1]) if models else None
+    window, source = fill_window(session, given, most[2] if most else None)
+    windows = {} if given else request_windows(session)
+    fills = [
+        r.usage.prompt_tokens / size
+        for r in session.responses
+        if (size := windows.get(r.id) or window)
+    ]
+    return window, source, round(max(fills), 4) if fills else None
+
+
 def tools_by_call_id(session: Session) -> dict[str, ToolCall]:
     """call id → its tool call. Calls are taken in (start, call id) order, so when a damaged
     journal repeats a call id the latest call wins, as it does for the trace's tool slices."""

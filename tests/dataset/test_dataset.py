@@ -925,3 +925,43 @@ def test_collect_shows_how_far_it_is_as_export_does(tmp_path: Path) -> None:
         progress=Progress(groups=lambda done, total, group: seen.append((done, total))),
     )
     assert seen == [(1, 3), (2, 3), (3, 3)]
+
+
+def test_fleet_peak_fill_is_summarys_fill_by_where_the_window_came_from(tmp_path: Path) -> None:
+    """How full the window got, per session as `summary` says it (the same rule:
+    views.session_fill), pooled by the window's origin; a dataset collected before the
+    column is read as unknown, not an error."""
+    journals = TESTS / "data" / "journals"
+    dataset = tmp_path / "ds"
+    collect([journals], dataset)
+    data = _fleet(dataset)["peak_fill"]
+    rows = orjson.loads(runner.invoke(app, ["summary", str(journals), "--json"]).stdout)
+    tops = {r["session_id"] for r in _table(dataset, "sessions") if not r["parent_session"]}
+    main = [r for r in rows if r["session"] in tops and r["calls"]]
+    assert len(main) >= 20
+    expected: dict[str, list[float]] = {}
+    for row in main:
+        if row["peak_fill"] is not None:
+            expected.setdefault(row["window_source"], []).append(row["peak_fill"])
+    assert {r["window"]: r["sessions"] for r in data["by_window"]} == {
+        k: len(v) for k, v in expected.items()
+    }
+    assert {"journal", "assumed", "model table"} <= set(expected)
+    for entry in data["by_window"]:
+        fills = expected[entry["window"]]
+        assert entry["max"] == pytest.approx(max(fills), abs=1e-4)
+        assert entry["over_90"] == sum(f >= 0.9 for f in fills)
+        p50 = duckdb.sql(
+            f"SELECT quantile_cont(x, 0.5) FROM unnest({fills}::DOUBLE[]) t(x)"
+        ).fetchall()[0]
+        assert entry["p50"] == pytest.approx(p50[0], abs=1e-4)
+    assert data["unknown"] == sum(1 for r in main if r["peak_fill"] is None)
+    # Collected before the dataset kept the fill: the column is absent from its files.
+    for path in (dataset / "current" / "sessions").rglob("*.parquet"):
+        duckdb.sql(
+            f"COPY (SELECT * EXCLUDE (peak_fill, window_source) FROM read_parquet('{path}', "
+            f"hive_partitioning = false)) TO '{path}.old' (FORMAT parquet)"
+        )
+        os.replace(f"{path}.old", path)
+    older = _fleet(dataset)["peak_fill"]
+    assert older == {"by_window": [], "unknown": len(main)}

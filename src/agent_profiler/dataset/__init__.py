@@ -38,6 +38,8 @@ SCHEMA: dict[str, list[tuple[str, str]]] = {
         ("peak_prompt_tokens", "BIGINT"),
         ("final_prompt_tokens", "BIGINT"),
         ("window_tokens", "BIGINT"),
+        ("peak_fill", "DOUBLE"),
+        ("window_source", "VARCHAR"),
         ("input_tokens", "BIGINT"),
         ("cache_read_tokens", "BIGINT"),
         ("cache_write_5m_tokens", "BIGINT"),

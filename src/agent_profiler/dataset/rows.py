@@ -13,7 +13,12 @@ from typing import Any
 
 from agent_profiler.cost import end_shares, request_tokens
 from agent_profiler.model import AnchorKind, ChangeKind, Session, SourceKind
-from agent_profiler.views import session_span, snapshots_in_time_order, tools_by_call_id
+from agent_profiler.views import (
+    session_fill,
+    session_span,
+    snapshots_in_time_order,
+    tools_by_call_id,
+)
 
 Row = dict[str, Any]
 
@@ -121,6 +126,7 @@ def session_rows(session: Session, group_id: str) -> dict[str, list[Row]]:
     ]
     prompts = [t.prompt for t in tokens]
     shares = end_shares(session)
+    _, window_source, fill = session_fill(session)
     sessions = [
         key
         | {
@@ -139,6 +145,10 @@ def session_rows(session: Session, group_id: str) -> dict[str, list[Row]]:
             "peak_prompt_tokens": max(prompts) if prompts else None,
             "final_prompt_tokens": prompts[-1] if prompts else None,
             "window_tokens": session.window_tokens if session.window_from_journal else None,
+            # The largest share of the window any request filled, as `summary` says it, and
+            # the window's origin: journal, model table or assumed (views.session_fill).
+            "peak_fill": fill,
+            "window_source": window_source if fill is not None else None,
             "input_tokens": sum(t.input for t in tokens),
             "cache_read_tokens": sum(t.cache_read for t in tokens),
             "cache_write_5m_tokens": sum(t.cache_write_5m for t in tokens),

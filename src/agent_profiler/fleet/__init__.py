@@ -35,6 +35,7 @@ KEYS = (
     "requests",
     "who_wrote",
     "context_by_turn",
+    "peak_fill",
     "compactions",
     "tool_results",
     "sources",
@@ -72,9 +73,18 @@ def open_dataset(directory: Path) -> Any:
         if any((root / table).rglob("*.parquet")):
             glob = str(root / table / "**" / "*.parquet").replace("'", "''")
             connection.execute(
-                f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{glob}', "
+                f"CREATE VIEW {table}_files AS SELECT * FROM read_parquet('{glob}', "
                 "hive_partitioning = true, union_by_name = true)"
             )
+            # A column added since the dataset was collected (sessions.peak_fill) is NULL in
+            # its rows, not a query error.
+            present = {row[0] for row in connection.execute(f"DESCRIBE {table}_files").fetchall()}
+            added = "".join(
+                f", CAST(NULL AS {kind}) AS {name}"
+                for name, kind in SCHEMA[table]
+                if name not in present
+            )
+            connection.execute(f"CREATE VIEW {table} AS SELECT *{added} FROM {table}_files")
         else:
             columns = ", ".join(f"CAST(NULL AS {kind}) AS {name}" for name, kind in SCHEMA[table])
             connection.execute(f"CREATE VIEW {table} AS SELECT {columns} WHERE false")
@@ -130,6 +140,7 @@ def figures(
         "requests": _requests(connection),
         "who_wrote": _who_wrote(connection),
         "context_by_turn": _by_turn(connection),
+        "peak_fill": _peak_fill(connection),
         "compactions": _compactions(connection),
         "tool_results": _tool_results(connection),
         "sources": _sources(connection),
@@ -244,6 +255,45 @@ def _by_turn(c: Any) -> list[dict[str, Any]]:
         {"turn": turn, "p50": round(p50), "p90": round(p90), "sessions_alive": alive}
         for turn, p50, p90, alive in rows
     ]
+
+
+# The windows a session's fill can be measured against, in the order they are said: the
+# journal's own, the harness's model table (Gemini CLI, Muse), a default (Claude Code's
+# 200,000, which its journals never state).
+WINDOW_SOURCES = ("journal", "model table", "assumed")
+
+
+def _peak_fill(c: Any) -> dict[str, Any]:
+    """How close sessions came to their window: each session's largest share of it (any
+    request's reported input ÷ the window in use), by where the window came from, since an
+    assumed one is a guess; sessions with requests but no window known (or collected before
+    the dataset kept the fill) are counted apart, sessions without a request not at all."""
+    rows = _rows(
+        c,
+        "SELECT window_source, count(*), quantile_cont(peak_fill, 0.5), "
+        "quantile_cont(peak_fill, 0.9), count(*) FILTER (peak_fill >= 0.9), max(peak_fill) "
+        f"FROM sessions {_MAIN} AND peak_fill IS NOT NULL GROUP BY 1",
+    )
+    found = {row[0]: row[1:] for row in rows}
+    (unknown,) = _rows(
+        c, f"SELECT count(*) FROM sessions {_MAIN} AND peak_fill IS NULL AND requests > 0"
+    )[0]
+    return {
+        "by_window": [
+            {
+                "window": source,
+                "sessions": n,
+                "p50": round(p50, 4),
+                "p90": round(p90, 4),
+                "over_90": over,
+                "max": round(top, 4),
+            }
+            for source in WINDOW_SOURCES
+            if source in found
+            for n, p50, p90, over, top in [found[source]]
+        ],
+        "unknown": unknown,
+    }
 
 
 def _compactions(c: Any) -> dict[str, Any]:

@@ -75,6 +75,7 @@ def render_text(data: Mapping[str, Any], title: str = "fleet") -> str:
             f"  {row['turn']:>4} {_k(row['p50']):>10} {_k(row['p90']):>10} "
             f"{row['sessions_alive']:>16,}"
         )
+    out += _fill_lines(data["peak_fill"])
     comp = data["compactions"]
     out.append(
         f"\ncompactions: {comp['total']:,} in {comp['sessions_with']:,} of "
@@ -106,6 +107,30 @@ def render_text(data: Mapping[str, Any], title: str = "fleet") -> str:
     if data.get("cost"):
         out.append("\n" + render_receipt("the fleet", data["cost"]))
     return "\n".join(out)
+
+
+# How each window's origin is said beside its sessions' fill.
+_WINDOW_WORDS = {
+    "journal": "the window the journal states",
+    "model table": "the harness's model table",
+    "assumed": "an assumed window (a default; the journal does not state it)",
+}
+
+
+def _fill_lines(fill: Mapping[str, Any]) -> list[str]:
+    out = ["\npeak fill of the window (each session's largest request ÷ the window in use):"]
+    for row in fill["by_window"]:
+        out.append(
+            f"  against {_WINDOW_WORDS.get(row['window'], row['window'])}: "
+            f"{counted(row['sessions'], 'session')}, p50 {percent(row['p50'])}, "
+            f"p90 {percent(row['p90'])}, ≥ 90%: {row['over_90']:,}, max {percent(row['max'])}"
+        )
+    if fill["unknown"]:
+        out.append(
+            f"  {counted(fill['unknown'], 'session')} without a window known (or collected "
+            "before the dataset kept the fill)"
+        )
+    return out
 
 
 def _share(value: float | None) -> str:
@@ -179,6 +204,35 @@ def _sections(data: Mapping[str, Any], level: int = 2) -> list[str]:
     out.append(
         "<p class=note>Bars: median reported input at that request; tick: p90; under each "
         "bar the sessions still alive.</p>"
+    )
+    fill = data["peak_fill"]
+    out.append(f"<{h}>Peak fill of the window</{h}>")
+    out.append(
+        _table(
+            ("window", "sessions", "p50", "p90", "≥ 90%", "max"),
+            [
+                (
+                    _WINDOW_WORDS.get(r["window"], r["window"]),
+                    r["sessions"],
+                    percent(r["p50"]),
+                    percent(r["p90"]),
+                    r["over_90"],
+                    percent(r["max"]),
+                )
+                for r in fill["by_window"]
+            ],
+        )
+    )
+    out.append(
+        "<p class=note>Each session's largest request (reported input) ÷ the window in use "
+        "at it; an assumed window is a guess."
+        + (
+            f" {counted(fill['unknown'], 'session')} without a window known (or collected "
+            "before the dataset kept the fill)."
+            if fill["unknown"]
+            else ""
+        )
+        + "</p>"
     )
     comp = data["compactions"]
     out.append(f"<{h}>Compactions</{h}>")
