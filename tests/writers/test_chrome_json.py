@@ -85,3 +85,35 @@ def test_stdout_when_piped() -> None:
     assert result.exit_code == 0
     assert result.stdout_bytes[:1] == b"\x0a"
     assert "wrote stdout" in result.stderr
+
+
+@pytest.mark.slow
+def test_the_origin_is_the_earliest_event_and_the_document_is_one_dumps() -> None:
+    """The writer times events from the earliest session's start, known before any layout,
+    because each session's capture spans it; it writes a session at a time. Both hold only
+    if that start is the earliest slice or counter sample of the layout, and the streamed
+    document is what one `orjson.dumps` of it gives."""
+    import io
+
+    import orjson
+
+    from agent_profiler.diagnostics import Diagnostics
+    from agent_profiler.layout import TraceFacts, build_layout
+    from agent_profiler.loader import load
+    from agent_profiler.writers.chrome_json import ChromeJsonWriter
+
+    checked = 0
+    for journal in sorted(p for p in DATA.iterdir() if p.is_dir()):
+        sessions = load([journal], Diagnostics()).sessions
+        layout = build_layout(sessions, TraceFacts())
+        starts = [s.start for t in layout.sessions for s in t.slices]
+        starts += [ts for t in layout.sessions for c in t.counters for ts, _, _ in c.samples]
+        out = io.BytesIO()
+        events = ChromeJsonWriter().write(sessions, out)
+        document = orjson.loads(out.getvalue())
+        assert document["metadata"]["start_unix_ns"] == min(starts)
+        assert min(e.get("ts", 0) for e in document["traceEvents"]) == 0
+        assert len(document["traceEvents"]) == events
+        assert orjson.dumps(document) == out.getvalue()
+        checked += len(sessions)
+    assert checked > 30
