@@ -230,8 +230,9 @@ def collect(
         Path,
         typer.Option(
             "--to",
+            "-o",
             metavar="DIR",
-            help="The dataset's folder (created when absent).",
+            help="The dataset's folder (created when absent); -o as for export and report.",
             show_default=False,
         ),
     ],

@@ -235,6 +235,9 @@ def test_a_second_collect_reads_only_new_or_changed_journals(tmp_path: Path) -> 
     # the CLI says what it read
     said = runner.invoke(app, ["collect", str(journals), "--to", str(dataset)]).stdout
     assert "nothing new or changed" in said and "2 unchanged (not read)" in said
+    # -o names the same dataset, as export's and report's -o name their output
+    short = runner.invoke(app, ["collect", str(journals), "-o", str(dataset)])
+    assert short.exit_code == 0 and "2 unchanged (not read)" in short.stdout
 
 
 def test_journals_gone_from_the_folder_stay_in_the_dataset(tmp_path: Path) -> None:
