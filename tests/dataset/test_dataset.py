@@ -968,3 +968,16 @@ def test_fleet_peak_fill_is_summarys_fill_by_where_the_window_came_from(tmp_path
         os.replace(f"{path}.old", path)
     older = _fleet(dataset)["peak_fill"]
     assert older == {"by_window": [], "unknown": len(main)}
+    # An older version's manifest did not say which columns its tables have: the next
+    # collect reads every journal again, once, and the fill is back.
+    manifest_path = dataset / "current" / "manifest.json"
+    manifest = orjson.loads(manifest_path.read_bytes())
+    del manifest["columns"]
+    manifest_path.write_bytes(orjson.dumps(manifest))
+    said = runner.invoke(app, ["collect", str(journals), "--to", str(dataset)])
+    journals_held = len(manifest["files"])
+    assert f"{journals_held:,} unchanged read again" in said.stdout, said.output
+    assert "version 2" in said.stdout and "0 new, 0 changed, 0 unchanged" in said.stdout
+    assert _fleet(dataset)["peak_fill"] == data
+    again = collect([journals], dataset)
+    assert (again.reread, again.unchanged, again.version) == (0, journals_held, None)

@@ -141,8 +141,15 @@ class CollectResult:
     sessions_total: int = 0
     ignored: int = 0  # files in the given folders that are not journals (not read)
     refused: int = 0  # new or changed files that could not be used (in `failures`)
+    # Unchanged journals read again: the dataset's tables were written with other columns.
+    reread: int = 0
     # The warnings and records not recognised of the journals read, as export says them.
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
+
+
+def columns() -> dict[str, list[str]]:
+    """Each table's columns as this version writes them (kept in the manifest)."""
+    return {table: [name for name, _ in SCHEMA[table]] for table in TABLES}
 
 
 def current_dir(target: Path) -> Path:
@@ -222,17 +229,29 @@ def collect(
         result.journals = len(files)
         result.missing = sum(1 for key in old["files"] if key not in files)
         entries: dict[str, dict[str, Any]] = dict(old["files"])
+        # Tables written with other columns (a column added since, or a manifest from
+        # before they were kept): every journal still here is read again, once, so that
+        # its rows have every column (a dataset's new column was NULL until the journal
+        # changed, and `collect` said "nothing new or changed").
+        outdated = bool(old["files"]) and old.get("columns") != columns()
         fresh: list[str] = []
+        reread: set[str] = set()
         for key, path in files.items():
             stat = os.stat(path)
             known = old["files"].get(key)
-            if known and (known["size"], known["mtime_ns"]) == (stat.st_size, stat.st_mtime_ns):
+            same = known and (known["size"], known["mtime_ns"]) == (stat.st_size, stat.st_mtime_ns)
+            if same and not outdated:
                 result.unchanged += 1
                 continue
-            digest = content_hash(path)
+            digest = known["hash"] if known and same else content_hash(path)
             if known and known.get("hash") == digest:
                 entries[key] = known | {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
-                result.unchanged += 1
+                if outdated:
+                    result.reread += 1
+                    reread.add(key)
+                    fresh.append(key)
+                else:
+                    result.unchanged += 1
                 continue
             result.changed += known is not None
             result.new += known is None
@@ -254,17 +273,19 @@ def collect(
             # collect tries it again and says so again (kept, it was "unchanged" from then
             # on, and never named again).
             key = keys.get(Path(failed.path)) or file_key(Path(failed.path), folders)
-            _refuse(key, set(fresh), entries, old, result)
+            _refuse(key, set(fresh), entries, old, result, reread)
         if not groups and not stale:  # nothing could be used: no version to write
             result.sessions_total = sum(g.get("sessions", 0) for g in old["groups"].values())
             return result
         _write_version(target, old, entries, groups, stale, result, options,
-                       notice, after_rows, keys, set(fresh), progress or Progress())  # fmt: skip
+                       notice, after_rows, keys, set(fresh), progress or Progress(),
+                       reread)  # fmt: skip
     return result
 
 
 def _refuse(key: str, fresh: set[str], entries: dict[str, dict[str, Any]],
-            old: dict[str, Any], result: CollectResult) -> None:  # fmt: skip
+            old: dict[str, Any], result: CollectResult,
+            reread: set[str]) -> None:  # fmt: skip
     """A new or changed file that cannot be used (not a journal, unreadable) is no journal
     of the dataset: it is not counted as one and not kept in the manifest, so the next
     collect tries it again and says so again (kept, it was "unchanged" from then on and
@@ -278,7 +299,9 @@ def _refuse(key: str, fresh: set[str], entries: dict[str, dict[str, Any]],
         return
     result.journals -= 1
     result.refused += 1
-    if key in old["files"]:
+    if key in reread:
+        result.reread -= 1
+    elif key in old["files"]:
         result.changed -= 1
     else:
         result.new -= 1
@@ -325,6 +348,7 @@ def _write_version(
     keys: dict[Path, str],
     fresh: set[str],
     progress: Progress,
+    reread: set[str],
 ) -> None:
     from agent_profiler.pipeline import GroupTask, jobs_for, run_groups
 
@@ -354,7 +378,7 @@ def _write_version(
         members = [key_of(p) for p in group.paths]
         if not outcome.paths:
             for key in members:
-                _refuse(key, set(fresh), entries, old, result)
+                _refuse(key, set(fresh), entries, old, result, reread)
             continue
         for key in members:
             if key in entries:
@@ -394,6 +418,7 @@ def _write_version(
         "version": version,
         "batch": batch,
         "estimate": options.estimate.value,  # how every row's estimated tokens were made
+        "columns": columns(),  # a later version with other columns reads every journal again
         "files": entries,
         "groups": manifest_groups,
     }

@@ -59,6 +59,11 @@ def run_collect(
         f"{counted(result.journals, 'journal')}: {result.new:,} new, {result.changed:,} changed, "
         f"{result.unchanged:,} unchanged (not read)"
     )
+    if result.reread:
+        seen += (
+            f"; {result.reread:,} unchanged read again (the dataset's tables were written "
+            "with other columns)"
+        )
     if result.refused:
         seen += f"; {counted(result.refused, 'file')} not usable (said above), not collected"
     if result.missing:

@@ -127,8 +127,8 @@ def _fill_lines(fill: Mapping[str, Any]) -> list[str]:
         )
     if fill["unknown"]:
         out.append(
-            f"  {counted(fill['unknown'], 'session')} without a window known (or collected "
-            "before the dataset kept the fill)"
+            f"  {counted(fill['unknown'], 'session')} without a window known (or collected by "
+            "an older version and not read again since)"
         )
     return out
 
@@ -227,8 +227,8 @@ def _sections(data: Mapping[str, Any], level: int = 2) -> list[str]:
         "<p class=note>Each session's largest request (reported input) ÷ the window in use "
         "at it; an assumed window is a guess."
         + (
-            f" {counted(fill['unknown'], 'session')} without a window known (or collected "
-            "before the dataset kept the fill)."
+            f" {counted(fill['unknown'], 'session')} without a window known (or collected by "
+            "an older version and not read again since)."
             if fill["unknown"]
             else ""
         )
