@@ -117,3 +117,33 @@ def test_the_origin_is_the_earliest_event_and_the_document_is_one_dumps() -> Non
         assert orjson.dumps(document) == out.getvalue()
         checked += len(sessions)
     assert checked > 30
+
+
+def test_the_document_is_written_in_runs_of_about_a_megabyte() -> None:
+    """Events are dumped as they are made and written in runs of about 1 MiB, so the
+    writer never holds the document: each write but the last is at least 1 MiB and at
+    most 1 MiB and one event more."""
+    import io
+
+    import orjson
+
+    from agent_profiler.diagnostics import Diagnostics
+    from agent_profiler.loader import load
+    from agent_profiler.writers.chrome_json import ChromeJsonWriter
+
+    class Recording(io.BytesIO):
+        def __init__(self) -> None:
+            super().__init__()
+            self.sizes: list[int] = []
+
+        def write(self, data: Any) -> int:
+            self.sizes.append(len(data))
+            return super().write(data)
+
+    journals = sorted(p for p in DATA.iterdir() if p.is_dir())
+    out = Recording()
+    ChromeJsonWriter().write(load(journals, Diagnostics()).sessions, out)
+    largest = max(len(orjson.dumps(e)) for e in orjson.loads(out.getvalue())["traceEvents"])
+    assert len(out.sizes) >= 3, out.sizes
+    for size in out.sizes[:-1]:
+        assert 1 << 20 <= size <= (1 << 20) + largest + 1
