@@ -307,10 +307,13 @@ def test_a_session_in_its_home_folder_leaves_no_user_name(
     outputs.pop("stderr")
     outputs.pop("summary")
     assert outputs.get("trace")
-    # THEN no output holds the path, the home folder or the user name framed in a path
+    # THEN no output holds the path, the home folder or the user name, framed in a path
+    # or alone (Gemini CLI's project folder, a slug of her home's name, was the project
+    # label: `Gemini CLI 98b30b64 · alice · …`)
     for name, data in outputs.items():
         assert b"/home/alice" not in data, name
         assert not any(f in data for f in (b"/alice/", b"\\alice\\", b"alice/chats")), name
+        assert b"alice" not in data, name
 
 
 @pytest.mark.parametrize(

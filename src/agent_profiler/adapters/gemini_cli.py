@@ -267,7 +267,10 @@ def locate(env: Mapping[str, str]) -> Iterator[Located]:
                 continue  # a named pipe or a device: opening it would wait for a writer
             found = re.search(rb'"startTime"\s*:\s*"([^"]+)"', peek(path, 2048))
             start = timestamp_ns(found.group(1).decode()) if found else None
-            yield Located(path, project_of(Recording(path, {})), start)
+            # `discover` lists this machine's files by their paths: the project dir's
+            # name is no secret there (a trace never shows it: `project_of`).
+            slug = None if re.fullmatch(r"[0-9a-f]{64}", folder.parent.name) else folder.parent.name
+            yield Located(path, project_of(Recording(path, {})) or slug, start)
 
 
 # Tools that can change the workspace: a repeated call after one of these is not a repeat.

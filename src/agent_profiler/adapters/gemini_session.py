@@ -11,6 +11,8 @@ sessions on this machine: this module is one recording's meaning, that one the t
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import itertools
 import re
 from collections.abc import Mapping
 from dataclasses import field
@@ -449,8 +451,8 @@ def _dicts(value: object) -> list[dict[str, Any]]:
 
 
 def project_of(recording: Recording) -> str | None:
-    """The project folder: `.project_root` in the project dir (≥0.29), else the
-    dir's name when it is a slug (≤0.28 it is a hash of the path: no use)."""
+    """The project folder: `.project_root` in the project dir (≥0.29), else the home
+    folder when the header's `projectHash` shows the dir is its slug, else nothing."""
     chats = next((p for p in recording.path.parents if p.name == "chats"), None)
     if chats is None:
         directories = recording.header.get("directories")
@@ -460,5 +462,34 @@ def project_of(recording: Recording) -> str | None:
     try:
         return marker.read_text(encoding="utf-8").strip() or None
     except (OSError, UnicodeDecodeError):
-        name = chats.parent.name
-        return None if re.fullmatch(r"[0-9a-f]{64}", name) else name
+        return home_project(chats.parent.name, recording.header.get("projectHash"))
+
+
+# Where a home folder is, by the user's name (the slug of a project at home is the name).
+_HOMES = ("/home/", "/Users/", "/var/home/", "C:\\Users\\", "C:/Users/")
+
+
+def home_project(folder: str, project_hash: object) -> str | None:
+    """Without `.project_root` (a copied journal; ≤0.28) the project dir is a slug of the
+    project folder's name, or the sha256 of its path. Gemini CLI run in the home folder
+    (as every Gemini CLI session of the corpus was) makes the slug the user's name, so the
+    slug is never shown. The header's `projectHash`, sha256 of the project's path in every
+    version, tells that case: the home folder is returned (shown as `~`). Else nothing."""
+    if not isinstance(project_hash, str) or not folder or len(folder) > 64:
+        return None
+    # The slug lowercases the name and writes every other character as `-`: `m09_tapan`
+    # became `m09-tapan`. Each `-` is tried as `-`, `_` and `.` (up to four of them).
+    pieces = folder.split("-")
+    names = {folder}
+    if len(pieces) <= 5:
+        names |= {
+            "".join(p + s for p, s in zip(pieces, (*seps, ""), strict=True))
+            for seps in itertools.product("-_.", repeat=len(pieces) - 1)
+        }
+    homes = [prefix + name for name in sorted(names) for prefix in _HOMES]
+    if folder == "root":
+        homes.append("/root")
+    return next(
+        (home for home in homes if hashlib.sha256(home.encode()).hexdigest() == project_hash),
+        None,
+    )

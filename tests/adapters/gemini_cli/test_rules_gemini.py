@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import gzip
+import hashlib
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -778,11 +779,8 @@ def test_the_session_facts_and_summary(tmp_path: Path) -> None:
     assert main.session_id == header["sessionId"]
     assert dict(main.facts)["recording_format"] == "json"
     assert dict(main.facts)["session_summary"] == preview(header["summary"])
-    assert (main.harness, main.sources, main.project) == (
-        Harness.GEMINI_CLI,
-        (str(path),),
-        "agunginsani",
-    )
+    # its folder is the slug of /Users/agunginsani, the user's home (its projectHash)
+    assert (main.harness, main.sources, main.project) == (Harness.GEMINI_CLI, (str(path),), "~")
     assert main.start_ns == ns(header["startTime"])
     # A summary that is not text is left out; a header without an id takes the file's.
     messages = _messages(path)[:3]
@@ -795,38 +793,60 @@ def test_the_session_facts_and_summary(tmp_path: Path) -> None:
     assert session.session_id == "session-x"
 
 
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 @pytest.mark.parametrize(
-    ("folder", "marker", "project"),
+    ("folder", "marker", "root", "project"),
     [
-        ("myproject", "/home/someone/src/webapp\n", "webapp"),
-        ("myproject", "\n", None),
-        ("myproject", None, "myproject"),
-        ("a" * 64, None, None),
-        ("A" * 64, None, "A" * 64),
+        ("myproject", "/home/someone/src/webapp\n", "/x", "webapp"),
+        ("myproject", "/home/someone\n", "/x", "~"),
+        ("myproject", "\n", "/x", None),
+        # a slug without its marker: maybe a user's name, never shown
+        ("myproject", None, "/srv/myproject", None),
+        ("a" * 64, None, "/x", None),
+        ("A" * 64, None, "/x", None),
+        # the slug of a home folder, told by the projectHash: `~`
+        ("alice", None, "/home/alice", "~"),
+        ("m09-tapan", None, "/home/m09_tapan", "~"),
+        ("j-d-smith", None, "/Users/j.d_smith", "~"),
+        ("bob", None, "C:\\Users\\bob", "~"),
+        ("root", None, "/root", "~"),
+        ("alice", None, "/home/alice/src", None),
     ],
 )
-def test_the_project_is_project_root_or_a_slug_folder(
-    tmp_path: Path, folder: str, marker: str | None, project: str | None
+def test_the_project_is_project_root_or_a_home_folder(
+    tmp_path: Path, folder: str, marker: str | None, root: str, project: str | None
 ) -> None:
-    """`.project_root` in the project folder (≥0.29), else the folder's name when it is a
-    slug (≤0.28 it is the sha256 of the path, lowercase hex: says nothing)."""
+    """`.project_root` in the project folder (≥0.29); without it the folder is a slug
+    (≥0.29) or the sha256 of the path (≤0.28), and a slug is the user's name when Gemini
+    CLI ran in the home folder: the project is `~` when the header's projectHash is that
+    of the home the slug names, else none."""
     chats = tmp_path / ".gemini" / "tmp" / folder / "chats"
     chats.mkdir(parents=True)
     if marker is not None:
         (chats.parent / ".project_root").write_text(marker, encoding="utf-8")
     path = chats / DOCUMENT.name
-    path.write_bytes(DOCUMENT.read_bytes())
+    value = json.loads(DOCUMENT.read_text())
+    value["projectHash"] = _sha(root)
+    path.write_text(json.dumps(value))
     (session,) = sessions(path)
     assert session.project == project
 
 
-def test_a_project_root_that_is_not_text_falls_back_to_the_folder(tmp_path: Path) -> None:
-    chats = tmp_path / "slug" / "chats"
+def test_a_project_root_that_is_not_text_falls_back_to_the_projecthash(tmp_path: Path) -> None:
+    chats = tmp_path / "x" / "chats"
     chats.mkdir(parents=True)
     (chats.parent / ".project_root").write_bytes(b"\xff\xfe/home/x")
     path = chats / DOCUMENT.name
-    path.write_bytes(DOCUMENT.read_bytes())
-    assert sessions(path)[0].project == "slug"
+    value = json.loads(DOCUMENT.read_text())
+    value["projectHash"] = _sha("/home/x")
+    path.write_text(json.dumps(value))
+    assert sessions(path)[0].project == "~"
+    value["projectHash"] = _sha("/srv/x")
+    path.write_text(json.dumps(value))
+    assert sessions(path)[0].project is None
 
 
 def test_outside_a_chats_folder_the_project_is_the_first_directory(tmp_path: Path) -> None:
