@@ -343,8 +343,8 @@ def summarise(
 def summarise_all(
     sessions: Sequence[Session], *, window: int | None = None, cost: bool = False
 ) -> list[SessionSummary]:
-    """Rows in input order, each subagent right after its parent (or its own
-    row at the end when the parent is not among the inputs)."""
+    """Rows in input order, each subagent right after its parent (or in input order, a
+    row of its own, when the parent is not among the inputs)."""
     by_parent: dict[str, list[Session]] = {}
     ids = {s.session_id for s in sessions}
     for session in sessions:
@@ -468,10 +468,13 @@ def _fill_notes(rows: Sequence[SessionSummary]) -> list[str]:
 def render_table(rows: Sequence[SessionSummary]) -> str:
     """A plain-text table with right-aligned numbers (no colour: safe in pipes)."""
     body: list[list[str]] = []
+    shown = {row.session for row in rows}
     for row in rows:
         name = escape_cell(row.session)
-        if row.parent is not None:
+        if row.parent in shown:  # right after its parent (or its siblings): drawn under it
             name = f"  └ {name}"
+        elif row.parent is not None:  # its parent not read: drawn under the row before it
+            name = f"{name} (subagent)"
         body.append(
             [
                 name,

@@ -26,7 +26,7 @@ from typer.testing import CliRunner
 
 from agent_profiler.cli import app
 from agent_profiler.summary import composition_bar, escape_cell
-from shared_paths import CORPUS, SHARED_REASON
+from shared_paths import CORPUS, SHARED_REASON, TESTS
 
 runner = CliRunner()
 SHARED_KEYS = (
@@ -197,6 +197,18 @@ def test_subagents_are_rows_of_their_own_under_the_parent() -> None:
     assert parent["calls"] == len(independent_prompts(SPOTTER_DIR / f"{SPOTTER_ID}.jsonl.gz"))
     result = runner.invoke(app, ["summary", str(SPOTTER_DIR)])
     assert f"  └ {SPOTTER_ID}/a881341" in result.stdout
+
+
+def test_a_subagent_without_its_parent_is_not_drawn_under_another_session() -> None:
+    """An OpenCode subagent whose parent was not read came right after an unrelated
+    session, drawn under it (`└`): it is a row of its own, said to be a subagent."""
+    orphan = TESTS / "data" / "journals" / "opencode" / "ses_2bef25635ffe8EzID0I1Oeymal.export.json"
+    rows = summary_json(SMALL, orphan)
+    assert rows[1]["session"] == "ses_2bef25635ffe8EzID0I1Oeymal" and rows[1]["parent"]
+    assert rows[1]["parent"] not in {r["session"] for r in rows}
+    table = runner.invoke(app, ["summary", str(SMALL), str(orphan)]).stdout
+    assert "| ses_2bef25635ffe8EzID0I1Oeymal (subagent) " in table
+    assert "└" not in table
 
 
 def test_window_option_gives_the_fill() -> None:
