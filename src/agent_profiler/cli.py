@@ -402,6 +402,15 @@ def open_(
     if len(inputs) == 1 and _is_trace(inputs[0]):
         _open_in_ui(inputs[0], browser=not no_browser, timeout=timeout)
         return
+    if traces := [p for p in inputs if _is_trace(p)]:
+        import shlex  # here: start-up does not pay for it
+
+        # Read as journals, each was refused with "open it with `agent-profiler open …`",
+        # the command just run, and a journal beside them was served under its name.
+        raise UsageError(
+            f"{traces[0]} is a trace: open takes one trace, or journals to export and open "
+            f"(open it alone: agent-profiler open {shlex.quote(str(traces[0]))})"
+        )
     if output is not None:
         # The same refusals as export's (an existing file without --force, a folder, a
         # journal being read); and a file to serve afterwards, not stdout or a pipe.

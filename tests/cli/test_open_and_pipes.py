@@ -52,6 +52,25 @@ def test_open_serves_every_trace_export_writes(name: str, tmp_path: Path, monkey
     assert "not a journal" not in result.stderr
 
 
+def test_open_takes_one_trace_not_a_trace_among_others(tmp_path: Path, monkeypatch: Any) -> None:
+    """Two traces, or a trace and a journal: each trace was read as a journal and refused
+    with "open it with `agent-profiler open <it>`" (the command just run), and a journal
+    beside it was served under the trace's name (`t.pftrace.pftrace`). Now one line, exit 2,
+    nothing served."""
+    served: list[Path] = []
+    monkeypatch.setattr(cli, "serve_once", lambda path, **_: served.append(path) or True)
+    trace = tmp_path / "t.pftrace"
+    assert runner.invoke(app, ["export", str(SMALL), "-o", str(trace)]).exit_code == 0
+    for given in ([trace, trace], [trace, SMALL], [SMALL, trace]):
+        result = runner.invoke(app, ["open", *map(str, given), "--no-browser"])
+        assert result.exit_code == 2, result.output
+        assert result.stderr == (
+            f"error: {trace} is a trace: open takes one trace, or journals to export and open "
+            f"(open it alone: agent-profiler open {trace})\n"
+        )
+    assert served == []
+
+
 def test_open_keeps_its_trace_only_where_export_would_write(
     tmp_path: Path, monkeypatch: Any
 ) -> None:
