@@ -316,6 +316,12 @@ def test_fleet_json_keys_and_figures_on_the_handmade_session(tmp_path: Path) -> 
     assert set(tools) == {"Read", "mcp__docs__search", "Bash"}
     assert sum(t["share_chars"] for t in tools.values()) == pytest.approx(1, abs=1e-3)
     assert data["sources"]["mcp_servers"][0]["name"] == "docs"
+    # weighed as every source is: its results' tokens × the requests they stayed for
+    calls = {r["call_id"] for r in _table(dataset, "tool_calls") if r["mcp_server"] == "docs"}
+    resident = [r for r in _table(dataset, "context_items") if r["call_id"] in calls]
+    assert resident and data["sources"]["mcp_servers"][0]["token_requests"] == sum(
+        r["tokens"] * r["requests_resident"] for r in resident
+    )
     # the fleet's receipt over one session is that session's receipt
     summary = orjson.loads(
         runner.invoke(app, ["summary", str(HANDMADE), "--json", "--cost"]).stdout

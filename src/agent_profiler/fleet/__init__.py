@@ -364,13 +364,27 @@ def _sources(c: Any) -> dict[str, Any]:
             )
         ]
 
+    # A server's weight is its calls' results as they stayed in the context (each result's
+    # items joined to its call), as every other source's: its calls' result sizes alone
+    # read as if comparable with the others and were not.
     servers = [
-        {"name": name, "sessions": n, "calls": calls, "result_tokens": int(t or 0)}
-        for name, n, calls, t in _rows(
+        {
+            "name": name,
+            "sessions": n,
+            "calls": calls,
+            "result_tokens": int(t or 0),
+            "token_requests": int(w or 0),
+        }
+        for name, n, calls, t, w in _rows(
             c,
-            f"SELECT mcp_server, count(DISTINCT (group_id, session_id)), count(*), "
-            f"sum(result_tokens) FROM tool_calls {_ALL} AND mcp_server IS NOT NULL "
-            f"GROUP BY 1 ORDER BY 4 DESC NULLS LAST, 3 DESC, 1 LIMIT {TOP}",
+            "SELECT mcp_server, count(DISTINCT (group_id, session_id)), count(*), "
+            "sum(result_tokens), sum(resident) FROM ("
+            "  SELECT k.group_id, k.session_id, k.mcp_server, k.result_tokens, "
+            "  (SELECT sum(i.tokens * i.requests_resident) FROM context_items i "
+            "   WHERE i.group_id = k.group_id AND i.session_id = k.session_id "
+            "   AND i.call_id = k.call_id) AS resident "
+            "  FROM tool_calls k WHERE k.mcp_server IS NOT NULL"
+            f") {_ALL} GROUP BY 1 ORDER BY 5 DESC NULLS LAST, 3 DESC, 1 LIMIT {TOP}",
         )
     ]
     tools = [

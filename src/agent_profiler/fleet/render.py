@@ -138,7 +138,7 @@ def _share(value: float | None) -> str:
 
 
 def _source(entry: Mapping[str, Any]) -> str:
-    weight = entry.get("token_requests", entry.get("result_tokens"))
+    weight = entry["token_requests"]
     return f"{entry['name']} ({counted(entry['sessions'], 'session')}, {_k(weight)})"
 
 
