@@ -281,7 +281,7 @@ def _sections(data: Mapping[str, Any], level: int = 2) -> list[str]:
 
 
 def _weight(entry: Mapping[str, Any]) -> float:
-    return float(entry.get("token_requests", entry.get("result_tokens")) or 0)
+    return float(entry["token_requests"] or 0)
 
 
 def _hbar(
