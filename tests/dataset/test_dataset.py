@@ -399,12 +399,27 @@ def test_collect_to_a_file_and_fleet_of_an_empty_collect_say_so(tmp_path: Path) 
     assert notes.read_text() == "mine\n"
     empty, dataset = tmp_path / "empty", tmp_path / "ds"
     empty.mkdir()
+    # Nothing to collect into a new folder (no journal; a misspelt one): the folder is not
+    # made, and collect says so, so fleet's "no dataset here" is no surprise.
+    for given in (empty, tmp_path / "nosuch.jsonl"):
+        made = runner.invoke(app, ["collect", str(given), "--to", str(dataset)])
+        assert made.exit_code == 1
+        assert made.stdout.startswith(f"{dataset}: not made: no journal could be collected; ")
+        assert not dataset.exists()
+    # A folder that was there (made by the user) stays, and fleet says what it holds.
+    dataset.mkdir()
     assert runner.invoke(app, ["collect", str(empty), "--to", str(dataset)]).exit_code == 1
+    assert dataset.is_dir()
     fleet = runner.invoke(app, ["fleet", str(dataset)])
     assert fleet.exit_code == 2
     assert fleet.stderr == f"error: {dataset}: a dataset with no sessions yet (collect read none)\n"
     never = runner.invoke(app, ["fleet", str(empty)])
     assert "no dataset here (make one with `collect" in never.stderr
+    a_file = runner.invoke(app, ["fleet", str(notes)])
+    assert a_file.exit_code == 2
+    assert (
+        a_file.stderr == f"error: {notes} is a file, not a dataset (collect … --to DIR makes one)\n"
+    )
 
 
 def test_fleet_says_when_its_filters_match_nothing(tmp_path: Path) -> None:
@@ -815,8 +830,15 @@ def test_a_file_that_is_not_a_journal_is_named_at_every_collect(tmp_path: Path) 
         assert "1 session" in result.stdout
     manifest = json.loads((dataset / "current" / "manifest.json").read_text())
     assert len(manifest["files"]) == 1
-    # Alone, nothing is collected and no version is written for it.
+    # Alone, nothing is collected: a new folder is not made, one that was there gets no
+    # version.
     alone = tmp_path / "alone"
+    result = runner.invoke(app, ["collect", str(trace), "--to", str(alone)])
+    assert result.exit_code == 1
+    assert result.stdout.startswith(f"{alone}: not made: no journal could be collected; 0 ")
+    assert "1 file not usable (said above), not collected" in result.stdout
+    assert not alone.exists()
+    alone.mkdir()
     for _ in range(2):
         result = runner.invoke(app, ["collect", str(trace), "--to", str(alone)])
         assert result.exit_code == 1

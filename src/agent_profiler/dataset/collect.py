@@ -188,11 +188,28 @@ def collect(
     """Collect `inputs` into the dataset at `target` (created when absent).
     `after_rows`: called once the rows are staged (the tests interrupt a collect there);
     `progress`: the displays export shows (console.group_progress and byte_progress)."""
-    from agent_profiler.loader import expand, plan
-
     options = options or ReadOptions()
     if target.exists() and not target.is_dir():
         raise UsageError(f"--to {target} is a file: name a folder for the dataset")
+    created = not target.exists()
+    result = _collect(inputs, target, options, notice, after_rows, progress)
+    if created and result.version is None:
+        # Nothing was collected into a folder this run made (a misspelt journal, only
+        # unusable files): no empty dataset is left behind for `fleet` to report.
+        shutil.rmtree(target, ignore_errors=True)
+    return result
+
+
+def _collect(
+    inputs: list[Path],
+    target: Path,
+    options: ReadOptions,
+    notice: Callable[[str], None] | None,
+    after_rows: Callable[[], None] | None,
+    progress: Progress | None,
+) -> CollectResult:
+    from agent_profiler.loader import expand, plan
+
     try:
         target.mkdir(parents=True, exist_ok=True)
         (target / "versions").mkdir(exist_ok=True)

@@ -59,6 +59,8 @@ def open_dataset(directory: Path) -> Any:
     import duckdb
 
     root = directory / "current"
+    if directory.exists() and not directory.is_dir():
+        raise UsageError(f"{directory} is a file, not a dataset (collect … --to DIR makes one)")
     if not (root / "manifest.json").exists():
         if (directory / "versions").is_dir():
             # A collect ran here and found no journal to read: telling its user to run

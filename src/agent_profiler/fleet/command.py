@@ -68,7 +68,9 @@ def run_collect(
         seen += f"; {counted(result.refused, 'file')} not usable (said above), not collected"
     if result.missing:
         seen += f"; {result.missing:,} collected before and not found now (kept)"
-    if result.version is None:
+    if result.version is None and not target.exists():
+        echo(f"{target}: not made: no journal could be collected; {seen}")
+    elif result.version is None:
         nothing = "nothing collected" if result.refused else "nothing new or changed"
         echo(f"{target}: {nothing}; {seen}; {counted(result.sessions_total, 'session')}")
     else:
