@@ -56,7 +56,8 @@ def is_stdout(output: Path | None) -> bool:
 
 
 def default_output(journals: list[Path], extension: str = ".pftrace") -> Path:
-    """`<first journal's name>.<extension>` in the current folder (`stdin…` for `-`). A
+    """`<first journal's name>.<extension>` in the current folder (`stdin…` for `-`;
+    `<name>.trace.json` for a `.json` journal as Chrome JSON, not its own name). A
     Claude Code project folder is named without the home it spells (`privacy.input_name`),
     and a name never starts with `-`: `open -home-me-app.pftrace`, the command printed
     afterwards, read as options."""
@@ -67,7 +68,10 @@ def default_output(journals: list[Path], extension: str = ".pftrace") -> Path:
     for suffix in (".gz", ".jsonl", ".json", ".txt"):
         stem = stem.removesuffix(suffix)
     stem = stem.lstrip("-").replace("…", "")
-    return Path(f"{stem or 'trace'}{extension}")
+    name = f"{stem or 'trace'}{extension}"
+    if name == first.name:  # a Gemini CLI or OpenCode `.json` journal as Chrome JSON
+        name = f"{stem}.trace{extension}"
+    return Path(name)
 
 
 def _mkstemp(directory: Path, prefix: str) -> tuple[int, str]:

@@ -136,4 +136,13 @@ def test_export_format_json_names_its_default_output_as_documented(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hidden.json", "hidden.jsonl"]
     assert json.loads((tmp_path / "hidden.json").read_text())["traceEvents"]
     assert "<journal>.json with --format json" in render_help("export")
-    assert "`<journal name>.pftrace` (`.json` with `--format json`)" in " ".join(DOC.split())
+    assert "`<journal name>.pftrace` (`.json` with `--format json`;" in " ".join(DOC.split())
+    # A `.json` journal (Gemini CLI, OpenCode) was its own default output: refused as "a
+    # journal this reads", exit 2.
+    shutil.copy(JOURNALS.parent / "opencode" / "ses_fd4c895f0ffe6gKgxHiEgiQCcd.export.json", ".")
+    result = CliRunner().invoke(
+        app, ["export", "ses_fd4c895f0ffe6gKgxHiEgiQCcd.export.json", "--format", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "ses_fd4c895f0ffe6gKgxHiEgiQCcd.export.trace.json").read_bytes())
+    assert "`.trace.json` for a `.json` journal" in " ".join(DOC.split())
