@@ -45,8 +45,14 @@ def _pi(path: Path, cwd: str, when: str) -> Path:
     return _journal(path, {"type": "session", "timestamp": when, "cwd": cwd})
 
 
-def _muse(path: Path, when: str) -> Path:
-    return _journal(path, {"timestamp": when, "record_type": "event"})
+MUSE = DATA / "muse" / "synthetic" / "sessions" / "2026" / "10" / "05"
+MUSE_MAIN = MUSE / "01a20000-0000-7000-8000-00000000a001"  # workspace /home/USER/demo
+
+
+def _muse(path: Path, source: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(source, path)
+    return path
 
 
 def _machine(home: Path) -> None:
@@ -66,15 +72,17 @@ def _machine(home: Path) -> None:
     )
     _pi(home / ".pi" / "agent" / "sessions" / "--work-pi--" / "p1.jsonl", "/work/pi", "2026-03-01")
     muse = home / ".local" / "share" / "muse" / "sessions" / "2026" / "04" / "01"
-    _muse(muse / "m1" / "session.jsonl", "2026-04-01T00:00:00Z")
-    _muse(muse / "m1" / "subagent" / "m2" / "session.jsonl", "2026-04-01T00:00:01Z")
+    _muse(muse / "m1" / "session.jsonl", MUSE_MAIN / "session.jsonl")
+    subagent = MUSE_MAIN / "subagent" / "01a20000-0000-7000-8000-00000000c001" / "session.jsonl"
+    _muse(muse / "m1" / "subagent" / "m2" / "session.jsonl", subagent)
     chats = home / ".gemini" / "tmp" / "proj" / "chats"
     chats.mkdir(parents=True)
     shutil.copy(GEMINI, chats / "session-g1.json")
 
 
 EXPECTED = [
-    (Harness.MUSE, "session.jsonl", "2026-04-01T00:00:00+00:00"),
+    # Muse's first `recorded_at` (µs), read inside its first record, a retained frame
+    (Harness.MUSE, "session.jsonl", "2026-10-04T07:46:40+00:00"),
     (Harness.PI, "p1.jsonl", "2026-03-01T00:00:00+00:00"),
     (Harness.CODEX, "rollout-a.jsonl", "2026-02-01T00:00:00+00:00"),
     (Harness.GEMINI_CLI, "session-g1.json", "2026-01-15T20:51:48+00:00"),
@@ -96,6 +104,7 @@ def test_every_harness_is_found_in_its_default_folders_newest_first(tmp_path: Pa
     projects = {j.path.name: j.project for j in found}
     assert projects["rollout-a.jsonl"] == "/work/codex"  # from the session_meta payload
     assert projects["c1.jsonl"] == "/work/app" and projects["p1.jsonl"] == "/work/pi"
+    assert projects["session.jsonl"] == "/home/USER/demo"  # Muse's workspace_root
 
 
 def test_every_harness_honours_its_environment_variable(tmp_path: Path) -> None:

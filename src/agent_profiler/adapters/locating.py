@@ -5,7 +5,7 @@ these mechanics are shared, so `discover` has no harness knowledge of its own.""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from agent_profiler.adapters import Located
@@ -48,9 +48,13 @@ def head_facts(head: list[object]) -> tuple[str | None, int | None]:
     return project, start
 
 
-def jsonl_sessions(paths: Iterable[Path]) -> Iterator[Located]:
-    """Each JSONL session file with the facts of its first 20 records; a file that cannot
-    be read is left out (discover lists, it does not diagnose)."""
+def jsonl_sessions(
+    paths: Iterable[Path],
+    facts: Callable[[list[object]], tuple[str | None, int | None]] | None = None,
+) -> Iterator[Located]:
+    """Each JSONL session file with the facts of its first 20 records (`head_facts`, or
+    the harness's own `facts`); a file that cannot be read is left out (discover lists,
+    it does not diagnose)."""
     for path in paths:
         if not path.is_file():
             continue  # a named pipe or a device: opening it would wait for a writer
@@ -58,5 +62,5 @@ def jsonl_sessions(paths: Iterable[Path]) -> Iterator[Located]:
             head = sniff(path, max_lines=20)
         except (OSError, JournalError):
             continue
-        project, start = head_facts(head)
+        project, start = (facts or head_facts)(head)
         yield Located(path, project, start)

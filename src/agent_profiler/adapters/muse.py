@@ -450,4 +450,38 @@ def locate(env: Mapping[str, str]) -> Iterator[Located]:
 
     root = locating.data_home(env) / "muse" / "sessions"
     paths = (p for p in root.rglob("session.jsonl") if "subagent" not in p.parts)
-    yield from locating.jsonl_sessions(paths)
+    yield from locating.jsonl_sessions(paths, head_facts)
+
+
+def head_facts(head: list[object]) -> tuple[str | None, int | None]:
+    """The workspace (`runtime.session.metadata`'s `workspace_root`) and the first
+    `recorded_at` (µs) of a Muse session's first records, a retained frame's children
+    (records as JSON text) included: `discover` showed neither."""
+    import orjson
+
+    project: str | None = None
+    start: int | None = None
+    for value in head:
+        if not isinstance(value, dict):
+            continue
+        records: list[object] = [value]
+        children = value.get("children")
+        for child in children if isinstance(children, list) else ():
+            text = child.get("record_json") if isinstance(child, dict) else None
+            if isinstance(text, str):
+                try:
+                    records.append(orjson.loads(text))
+                except orjson.JSONDecodeError:
+                    continue
+        for record in records:
+            if not isinstance(record, dict):
+                continue
+            at = record.get("recorded_at")
+            if start is None and type(at) is int and 0 < at < 2**63 // 1000:
+                start = at * 1000
+            payload = record.get("payload")
+            inner = payload.get("record") if isinstance(payload, dict) else None
+            root = inner.get("workspace_root") if isinstance(inner, dict) else None
+            if project is None and isinstance(root, str):
+                project = root
+    return project, start
