@@ -458,10 +458,16 @@ def _fill_cell(row: SessionSummary) -> str:
 def _fill_notes(rows: Sequence[SessionSummary]) -> list[str]:
     """One line per mark used: the windows it stands for (harness and size)."""
     notes = []
+    filled = [r for r in rows if r.peak_fill is not None]  # the rows that show a mark
     for origin, (mark, what) in _NOT_STATED.items():
-        used = {(r.harness, r.window_tokens or 0) for r in rows if r.window_source == origin}
+        used = {(r.harness, r.window_tokens or 0) for r in filled if r.window_source == origin}
         if listed := ", ".join(f"{harness} {size:,}" for harness, size in sorted(used)):
             notes.append(f"fill {mark}: against {what}: {listed} tokens; --window sets it")
+    if over := sum(1 for r in filled if r.peak_fill is not None and r.peak_fill > 1):
+        notes.append(
+            f"fill over 100% ({counted(over, 'session')}): a request larger than the window "
+            "it is measured against (check --window, or the model's window)"
+        )
     return notes
 
 

@@ -220,6 +220,28 @@ def test_window_option_gives_the_fill() -> None:
     (row,) = summary_json(SMALL, args=("--window", "100000"))
     assert row["window_tokens"] == 100_000 and row["peak_fill"] == 0.1821
     assert row["window_source"] == "given"
+    # A fill over 100% is said to be one, not printed as 1821% without a word.
+    assert "fill over 100%" not in runner.invoke(app, ["summary", str(SMALL)]).stdout
+    small = runner.invoke(app, ["summary", str(SMALL), "--window", "1000"]).stdout
+    assert "| 1821% |" in small
+    assert "fill over 100% (1 session): a request larger than the window" in small
+
+
+def test_the_fill_legend_names_only_windows_a_row_is_marked_with() -> None:
+    """A session without requests (a Gemini CLI log holding only a warning) shows no fill,
+    and its window was listed under `fill *` though no row carried the mark."""
+    only_warning = (
+        TESTS
+        / "data"
+        / "journals"
+        / "gemini-cli"
+        / "entire-ec-38b74f08e3-2_session-warning-only.json"
+    )
+    alone = runner.invoke(app, ["summary", str(only_warning)]).stdout
+    assert "fill *" not in alone and "fill +" not in alone
+    both = runner.invoke(app, ["summary", str(only_warning), str(SMALL)]).stdout
+    assert "does not state it): claude-code 200,000 tokens; --window sets it" in both
+    assert "gemini-cli" not in both.split("fill *:")[1].splitlines()[0]
 
 
 def test_calls_option_gives_the_series_and_compactions() -> None:
