@@ -539,8 +539,9 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
         if row.redacted_placeholders:
             out.append(
                 f"{escape_cell(row.session)}: journal redacted before publication "
-                f"({row.redacted_placeholders:,} `REDACTED` placeholders): it holds less text "
-                "than the model was sent, so the estimate error is not the estimator's alone"
+                f"({counted(row.redacted_placeholders, '`REDACTED` placeholder')}): it holds "
+                "less text than the model was sent, so the estimate error is not the "
+                "estimator's alone"
             )
         if row.native_head:
             split = ", ".join(f"{Category(k).label} {v:,}" for k, v in row.native_head.items())

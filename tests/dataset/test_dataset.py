@@ -760,7 +760,7 @@ def test_a_split_side_without_sessions_is_one_line(tmp_path: Path) -> None:
     dataset = tmp_path / "ds"
     collect([_journals(tmp_path)], dataset)
     text = runner.invoke(app, ["fleet", str(dataset), "--split", "2030-01-01"]).stdout
-    before, after = text.split("\nbefore 2030-01-01: ")[1].split("\nafter 2030-01-01")
+    before, after = text.split("\nbefore 2030-01-01: ")[1].split("\nfrom 2030-01-01")
     assert before.startswith("1 session (+0 subagents), 3 requests")
     assert after == ": no sessions\n"
     filtered = runner.invoke(app, ["fleet", str(dataset), "--model", "gpt-9"])

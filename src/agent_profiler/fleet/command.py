@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from agent_profiler.console import counted
+from agent_profiler.console import counted, human_size
 from agent_profiler.errors import UsageError
 from agent_profiler.options import ReadOptions
 
@@ -139,16 +139,17 @@ def run_fleet(
     if html is not None:
         size = write(html, render_html(data, f"Agent Profiler fleet: {name}", split_data))
         if html_to_stdout:
-            echo(f"wrote stdout ({size:,} bytes)", err=True)
+            echo(f"wrote stdout ({human_size(size)})", err=True)
         else:
-            echo(f"wrote {html} ({size:,} bytes); open it in any browser", err=as_json)
+            echo(f"wrote {html} ({human_size(size)}); open it in any browser", err=as_json)
     if as_json:
         echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
     elif html is None:
         echo(render_text(data, f"fleet {name}"))
         if split_data is not None:
-            for side in ("before", "after"):
-                echo("\n" + render_text(split_data[side], f"{side} {split}"))
+            # "from": the second half holds the sessions started on the date itself
+            for side, said in (("before", "before"), ("after", "from")):
+                echo("\n" + render_text(split_data[side], f"{said} {split}"))
     return 0
 
 

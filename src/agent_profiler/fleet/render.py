@@ -171,8 +171,8 @@ def render_html(data: Mapping[str, Any], title: str, split: Mapping[str, Any] | 
     ]
     parts += _sections(data)
     if split is not None:
-        for side in ("before", "after"):
-            parts.append(f"<h2>{side.title()} {esc(split['date'])}</h2>")
+        for side, said in (("before", "Before"), ("after", "From")):
+            parts.append(f"<h2>{said} {esc(split['date'])}</h2>")
             parts += _sections(split[side], level=3)
     return "\n".join(parts) + "\n</html>\n"
 
