@@ -340,9 +340,10 @@ def _open_in_ui(trace: Path, *, browser: bool, timeout: float) -> None:
         if browser:
             import webbrowser
 
-            typer.echo(f"opening {url}", err=True)
-            if not webbrowser.open(url):
-                typer.echo(f"no browser found: open {url} yourself", err=True)
+            # The URL once (a ~1,500-character line): opened, or to open by hand.
+            opened = webbrowser.open(url)
+            said = f"opening {url}" if opened else f"no browser found: open {url} yourself"
+            typer.echo(said, err=True)
         else:
             typer.echo(url)
         typer.echo(
