@@ -320,12 +320,18 @@ def read_group(
     else, so groups can be read apart and in any process."""
     adapter = adapter_for(group.harness)
     assert adapter is not None
+    # Under a forced --harness, what the read counted is kept apart until the group is
+    # known to read as that harness: a wrong guess is one line, not that line and every
+    # record type of the file "not recognised" by the wrong adapter.
+    counted = diagnostics if harness is None else Diagnostics(
+        keep_first=diagnostics.keep_first, on_progress=diagnostics.on_progress
+    )  # fmt: skip
     # The export's estimator, with this harness's framing cost (estimate.py): chosen
     # here, once per group, so the adapters need not know it.
     try:
         measure = estimate.current().for_harness(group.harness.value)
         with estimate.use_estimator(measure), fewer_collections():
-            sessions = adapter.read(group, diagnostics)
+            sessions = adapter.read(group, counted)
         # A calibrated table with class ratios per tokenizer family: the models the group's
         # requests name choose them; read once more when they are not the ones used.
         chosen = measure.for_models(r.model for s in sessions for r in s.responses)
@@ -340,6 +346,8 @@ def read_group(
             # A forced --harness whose adapter refused another harness's file (the
             # OpenCode export reader given a Claude Code transcript): a wrong guess.
             return GroupRead([], [_wrong_harness(p, harness) for p in group.paths])
+        if counted is not diagnostics:
+            diagnostics.absorb(counted)
         return GroupRead([], [error])
     except Exception as error:  # a bug: lose this group, keep the others
         return GroupRead(
@@ -356,6 +364,8 @@ def read_group(
         # A forced --harness that makes nothing of a file is a wrong guess, not an
         # empty session: say so by name, and keep it out of the output.
         return GroupRead([], [_wrong_harness(path, harness) for path in group.paths])
+    if counted is not diagnostics:
+        diagnostics.absorb(counted)
     if not sessions:
         # e.g. a Claude Code file holding only titles and file snapshots
         diagnostics.warn(

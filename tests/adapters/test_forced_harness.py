@@ -74,6 +74,8 @@ def test_a_wrong_harness_is_an_error_naming_the_file(
     looks = f"looks like a {harness_of(actual)} journal"
     assert f"reads as {forced}" in errors[0] and looks in errors[0]
     assert not (tmp_path / "t.pftrace").exists() and not (tmp_path / "t.html").exists()
+    # the one line says it all: the wrong adapter's "not recognised" records are not listed
+    assert "not recognised" not in stderr and f"first {forced}:" not in stderr
 
 
 def test_the_right_file_beside_the_wrong_one_is_still_exported(tmp_path: Path) -> None:
