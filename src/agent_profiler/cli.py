@@ -281,7 +281,13 @@ def fleet(
         ),
     ] = None,
     harness: Annotated[
-        str | None, typer.Option("--harness", metavar="NAME", help="Only this harness.")
+        str | None,
+        typer.Option(
+            "--harness",
+            # the choices, as every other command's --harness shows them
+            metavar="<" + "|".join(h.value for h in Harness) + ">",
+            help="Only this harness.",
+        ),
     ] = None,
     project: Annotated[
         str | None, typer.Option("--project", metavar="NAME", help="Only this project.")
