@@ -246,11 +246,13 @@ def test_journals_gone_from_the_folder_stay_in_the_dataset(tmp_path: Path) -> No
     collect([journals], dataset)
     empty = tmp_path / "elsewhere"
     empty.mkdir()
-    shutil.copy(HANDMADE, empty / "x.jsonl")
-    (journals / HANDMADE.name).unlink()
+    other = HANDMADE.read_text().replace(SESSION_ID, "99999999-1111-4222-8333-444455556666")
+    (empty / "x.jsonl").write_text(other)
+    (journals / HANDMADE.name).rename(empty / "moved.jsonl")  # the same bytes elsewhere
     result = collect([empty], dataset)
-    assert result.missing == 1
-    assert len(_table(dataset, "sessions")) == 2  # the archive keeps what it had
+    assert (result.missing, result.new, result.copies) == (1, 1, 1)
+    # the archive keeps what it had; the moved journal is the session it holds, not a second
+    assert len(_table(dataset, "sessions")) == 2
 
 
 def test_an_interrupted_collect_leaves_the_dataset_as_it_was(tmp_path: Path) -> None:
@@ -454,13 +456,14 @@ def test_collect_refuses_a_pipe(tmp_path: Path) -> None:
 def test_a_session_given_twice_is_collected_once_per_copy_whatever_the_jobs(
     tmp_path: Path,
 ) -> None:
-    """The same session in two files (a copy, a journal and its first lines): the second is
+    """The same session in two files (a journal and its first lines): the second is
     renamed `#2`, and with --jobs 2 the group was read twice — by a process that did not
     know the id was taken, then again by the parent — and the rows of both readings were
     kept: the dataset held the session three times, its requests and items twice, while
     collect said `rows added: sessions 2`."""
     journals = _journals(tmp_path)
-    shutil.copy(HANDMADE, journals / "copy.jsonl")
+    lines = HANDMADE.read_text().splitlines(keepends=True)
+    (journals / "copy.jsonl").write_text("".join(lines[: len(lines) // 2]))
     tables = {}
     for jobs in ("1", "2"):
         dataset = tmp_path / f"ds{jobs}"
@@ -475,6 +478,33 @@ def test_a_session_given_twice_is_collected_once_per_copy_whatever_the_jobs(
         }
         assert _fleet(dataset)["sessions"]["count"] == 2
     assert tables["1"] == tables["2"]
+
+
+def test_a_copy_of_a_journal_is_not_collected_twice(tmp_path: Path) -> None:
+    """A file with the bytes of a journal collected (a backup folder beside the real one, a
+    journal moved) held the session twice (`#2`), and fleet counted it twice: every figure
+    and the cost. It is said and not collected, now and at the next collect."""
+    journals = _journals(tmp_path)
+    backup = tmp_path / "backup"
+    backup.mkdir()
+    shutil.copy(HANDMADE, backup / "same.jsonl")
+    dataset = tmp_path / "ds"
+    for run in range(2):
+        given = [str(journals), str(backup)] if run == 0 else [str(backup)]
+        said = runner.invoke(app, ["collect", *given, "--to", str(dataset)])
+        assert said.exit_code == 0, said.output
+        journals_said = "1 journal: 1 new" if run == 0 else "0 journals: 0 new"
+        assert journals_said in said.stdout, said.stdout
+        assert "1 file with the bytes of a journal collected (a copy), not collected again" in (
+            said.stdout
+        )
+        assert [r["session_id"] for r in _table(dataset, "sessions")] == [SESSION_ID]
+        assert _fleet(dataset)["sessions"]["count"] == 1
+    # Once it differs (it grew), it is a journal of its own.
+    with (backup / "same.jsonl").open("a") as handle:
+        handle.write("\n")
+    grown = collect([backup], dataset)
+    assert (grown.new, grown.copies) == (1, 0)
 
 
 def test_fleet_counts_a_subagent_collected_without_its_parent(tmp_path: Path) -> None:

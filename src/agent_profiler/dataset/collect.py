@@ -143,6 +143,9 @@ class CollectResult:
     refused: int = 0  # new or changed files that could not be used (in `failures`)
     # Unchanged journals read again: the dataset's tables were written with other columns.
     reread: int = 0
+    # New files with the bytes of a journal the dataset holds (a backup, a second copy of
+    # a folder): not collected, so that no session is counted twice.
+    copies: int = 0
     # The warnings and records not recognised of the journals read, as export says them.
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
 
@@ -253,6 +256,8 @@ def _collect(
         outdated = bool(old["files"]) and old.get("columns") != columns()
         fresh: list[str] = []
         reread: set[str] = set()
+        held = {entry["hash"]: key for key, entry in old["files"].items() if "hash" in entry}
+        copies: dict[str, list[Path]] = {}  # a journal's key → files with its bytes
         for key, path in files.items():
             stat = os.stat(path)
             known = old["files"].get(key)
@@ -270,6 +275,15 @@ def _collect(
                 else:
                     result.unchanged += 1
                 continue
+            if known is None and held.get(digest, key) != key:
+                # The same bytes as a journal collected (now or before): one session, not
+                # two (`#2`, every figure of its sessions counted twice). Not kept, so it
+                # is said again at the next collect.
+                copies.setdefault(held[digest], []).append(path)
+                result.copies += 1
+                result.journals -= 1
+                continue
+            held.setdefault(digest, key)
             result.changed += known is not None
             result.new += known is None
             entries[key] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "hash": digest}
@@ -284,44 +298,59 @@ def _collect(
         paths = [files[k] for k in files if k in to_plan]
         groups, failures = plan(paths, options.harness)
         result.failures += failures
+        refuse = _Refuse(set(fresh), entries, old, result, reread, copies)
         for failed in failures:
             # A file that cannot be used (not a journal, unreadable) is no journal of the
             # dataset: it is not counted as one, and not kept in the manifest, so the next
             # collect tries it again and says so again (kept, it was "unchanged" from then
             # on, and never named again).
             key = keys.get(Path(failed.path)) or file_key(Path(failed.path), folders)
-            _refuse(key, set(fresh), entries, old, result, reread)
+            refuse(key, failed)
         if not groups and not stale:  # nothing could be used: no version to write
             result.sessions_total = sum(g.get("sessions", 0) for g in old["groups"].values())
             return result
         _write_version(target, old, entries, groups, stale, result, options,
-                       notice, after_rows, keys, set(fresh), progress or Progress(),
-                       reread)  # fmt: skip
+                       notice, after_rows, keys, progress or Progress(), refuse)  # fmt: skip
     return result
 
 
-def _refuse(key: str, fresh: set[str], entries: dict[str, dict[str, Any]],
-            old: dict[str, Any], result: CollectResult,
-            reread: set[str]) -> None:  # fmt: skip
+@record
+class _Refuse:
     """A new or changed file that cannot be used (not a journal, unreadable) is no journal
     of the dataset: it is not counted as one and not kept in the manifest, so the next
     collect tries it again and says so again (kept, it was "unchanged" from then on and
     never named again). A changed file's old rows go with its group, read again. An
-    unchanged file read with it stays, outside any group, as before."""
-    if key not in fresh:
-        if key in entries:
-            entries[key]["group"] = None
-        return
-    if entries.pop(key, None) is None:
-        return
-    result.journals -= 1
-    result.refused += 1
-    if key in reread:
-        result.reread -= 1
-    elif key in old["files"]:
-        result.changed -= 1
-    else:
-        result.new -= 1
+    unchanged file read with it stays, outside any group, as before. Its copies (the same
+    bytes, set aside) are as unusable, and said so by name."""
+
+    fresh: set[str]
+    entries: dict[str, dict[str, Any]]
+    old: dict[str, Any]
+    result: CollectResult
+    reread: set[str]
+    copies: dict[str, list[Path]]
+
+    def __call__(self, key: str, why: JournalError | None) -> None:
+        result = self.result
+        for path in self.copies.pop(key, []):
+            result.copies -= 1
+            result.refused += 1
+            if why is not None:
+                result.failures.append(JournalError(str(path), why.message, why.line))
+        if key not in self.fresh:
+            if key in self.entries:
+                self.entries[key]["group"] = None
+            return
+        if self.entries.pop(key, None) is None:
+            return
+        result.journals -= 1
+        result.refused += 1
+        if key in self.reread:
+            result.reread -= 1
+        elif key in self.old["files"]:
+            result.changed -= 1
+        else:
+            result.new -= 1
 
 
 def _affected_groups(old: dict[str, Any], fresh: list[str], files: dict[str, Path]) -> set[str]:
@@ -363,9 +392,8 @@ def _write_version(
     notice: Callable[[str], None] | None,
     after_rows: Callable[[], None] | None,
     keys: dict[Path, str],
-    fresh: set[str],
     progress: Progress,
-    reread: set[str],
+    refuse: _Refuse,
 ) -> None:
     from agent_profiler.pipeline import GroupTask, jobs_for, run_groups
 
@@ -394,8 +422,9 @@ def _write_version(
         result.diagnostics.absorb(outcome.diagnostics)
         members = [key_of(p) for p in group.paths]
         if not outcome.paths:
-            for key in members:
-                _refuse(key, set(fresh), entries, old, result, reread)
+            for path, key in zip(group.paths, members, strict=True):
+                why = [f for f in outcome.failures if f.path == str(path)] or outcome.failures
+                refuse(key, why[0] if why else None)
             continue
         for key in members:
             if key in entries:

@@ -64,6 +64,11 @@ def run_collect(
             f"; {result.reread:,} unchanged read again (the dataset's tables were written "
             "with other columns)"
         )
+    if result.copies:
+        seen += (
+            f"; {counted(result.copies, 'file')} with the bytes of a journal collected "
+            "(a copy), not collected again"
+        )
     if result.refused:
         seen += f"; {counted(result.refused, 'file')} not usable (said above), not collected"
     if result.missing:
