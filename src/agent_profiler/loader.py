@@ -459,7 +459,7 @@ def warn_missing_parents(links: Iterable[Link], diagnostics: Diagnostics) -> Non
                 source,
                 None,
                 "parent-not-exported",
-                f"subagent {session_id}: its parent session is not in this export "
+                f"subagent {session_id}: its parent session is not among the journals read "
                 "(pass the parent journal or its folder to link them)",
             )
 

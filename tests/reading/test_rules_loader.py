@@ -70,7 +70,7 @@ def test_a_subagent_whose_parent_is_not_exported_is_one_warning_naming_it() -> N
         (
             "c.jsonl",
             "parent-not-exported",
-            "subagent child: its parent session is not in this export (pass the parent "
+            "subagent child: its parent session is not among the journals read (pass the parent "
             "journal or its folder to link them)",
         )
     ]
