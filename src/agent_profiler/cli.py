@@ -116,7 +116,14 @@ ForceOption = Annotated[bool, option(spec.FORCE)]
 JobsOption = Annotated[int | None, option(spec.JOBS, min=1)]
 EstimateOption = Annotated[EstimateChoice, option(spec.ESTIMATE)]
 PreviewsOption = Annotated[bool, option(spec.PREVIEWS)]
-WindowOption = Annotated[int | None, option(spec.WINDOW, min=1)]
+def _tokens(text: str) -> int:
+    try:
+        return spec.tokens(text)
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from None
+
+
+WindowOption = Annotated[int | None, option(spec.WINDOW, parser=_tokens)]
 RedactOption = Annotated[bool, option(spec.REDACT)]
 
 
@@ -547,9 +554,9 @@ def report(
         int | None,
         option(
             spec.WINDOW,
-            min=1,
+            parser=_tokens,
             help="Context window in tokens, for the fill and the chart's window line when "
-            "the journal does not state it (e.g. 200000).",
+            "the journal does not state it (e.g. 200000 or 200k).",
         ),
     ] = None,
     harness: HarnessOption = None,

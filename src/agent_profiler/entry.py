@@ -64,7 +64,7 @@ def _parse_line(argv: list[str], specs: dict[str, Spec]) -> tuple[dict[str, Any]
 
 
 def _count(text: str | None) -> int | None:
-    """A count of at least 1 (--jobs, --window), None when not given, or ValueError (Typer
+    """A count of at least 1 (--jobs), None when not given, or ValueError (Typer
     then says what is wrong with it). ASCII digits only: str.isdigit() also takes "١" and
     "³", which Typer refuses."""
     if text is None:
@@ -121,12 +121,13 @@ def _parse_export(argv: list[str]) -> dict[str, Any] | None:
 
 def _parse_summary(argv: list[str]) -> dict[str, Any] | None:
     """summary's arguments from argv[1:], or None when Typer should parse them."""
-    from agent_profiler.options import FAST_SUMMARY
+    from agent_profiler.options import FAST_SUMMARY, tokens
 
     try:
         values, journals = _parse_line(argv, FAST_SUMMARY)
         options = _read_options(values)
-        window = _count(values.get("window"))
+        given = values.get("window")
+        window = None if given is None else tokens(given)
     except ValueError:
         return None
     return {

@@ -110,9 +110,25 @@ NO_COMPRESS = Spec(
 OPEN = Spec(("--open",), "Open the trace in ui.perfetto.dev when written.", flag=True)
 WINDOW = Spec(
     ("--window",),
-    "Context window in tokens, for the fill when the journal does not state it (e.g. 200000).",
+    "Context window in tokens, for the fill when the journal does not state it (e.g. 200000 "
+    "or 200k).",
     metavar="TOKENS",
 )
+
+
+def tokens(text: str) -> int:
+    """A number of tokens as people write one: 200000, 200_000, 200,000, 200k, 1m, 1.5M;
+    at least 1. ValueError, with what is expected, otherwise."""
+    given = text.strip().lower().replace("_", "").replace(",", "")
+    scale = {"k": 1_000, "m": 1_000_000}.get(given[-1:], 1)
+    number = given[:-1] if scale > 1 else given
+    try:
+        value = int(number) if scale == 1 else round(float(number) * scale)
+    except ValueError:
+        value = 0
+    if not number.isascii() or not number.replace(".", "", 1).isdigit() or value < 1:
+        raise ValueError(f"{text!r} is not a number of tokens (e.g. 200000 or 200k)")
+    return value
 CALLS = Spec(("--calls",), "Add the per-call series and every compaction.", flag=True)
 JSON = Spec(("--json",), "Print a JSON list, one object per session.", flag=True)
 RECEIPT = Spec(

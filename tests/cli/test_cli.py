@@ -362,6 +362,9 @@ _SUMMARY_TOKENS = [
     "--window=200000",
     "--window=0",
     "--window=\u0661",
+    "--window=200k",
+    "--window=1.5M",
+    "--window=2,000",
     "200000",
     "--calls",
     "--json",
@@ -462,6 +465,32 @@ def test_the_fast_summary_path_leaves_what_it_does_not_know_to_typer(args: list[
     from agent_profiler.entry import _parse_summary
 
     assert _parse_summary(args) is None
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [("200000", 200_000), ("200_000", 200_000), ("200,000", 200_000), ("200k", 200_000),
+     ("200K", 200_000), ("1m", 1_000_000), ("1.5M", 1_500_000), (" 8k ", 8_000)],
+)  # fmt: skip
+def test_window_takes_tokens_as_people_write_them(given: str, expected: int) -> None:
+    from agent_profiler.options import tokens
+
+    assert tokens(given) == expected
+    result = runner.invoke(app, ["summary", str(SMALL), "--json", "--window", given])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)[0]["window_tokens"] == expected
+
+
+@pytest.mark.parametrize("given", ["0", "-5", "lots", "k", "1.5", "1e6", "\u0661", "", "0.0001k"])
+def test_a_window_that_is_no_number_of_tokens_is_one_usage_line(given: str) -> None:
+    from agent_profiler.options import tokens
+
+    with pytest.raises(ValueError, match="is not a number of tokens"):
+        tokens(given)
+    for command in ("summary", "report"):
+        result = runner.invoke(app, [command, str(SMALL), "--window", given])
+        assert result.exit_code == 2
+        assert "is not a number of tokens (e.g. 200000 or 200k)" in result.output
 
 
 CODEX_ROLLOUT = TESTS / "data" / "journals" / "codex"
