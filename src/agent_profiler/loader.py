@@ -77,6 +77,19 @@ def expand(inputs: Iterable[Path]) -> Expanded:
                 continue
             copies.append(("<stdin>" if name == STDIN else name, copy))
             candidates = [copy]
+        elif path.is_dir() and (path / "current" / "manifest.json").is_file():
+            # A dataset `collect` wrote (Parquet files, no journal): walked, it was "no
+            # journal here" and a note of 120 other files not read.
+            import shlex  # here: start-up does not pay for it
+
+            failures.append(
+                JournalError(
+                    name,
+                    "a dataset written by `collect`, not journals: read it with "
+                    f"`agent-profiler fleet {shlex.quote(name)}`",
+                )
+            )
+            continue
         elif path.is_dir():
             found = []
             for root, dirs, names in os.walk(path, followlinks=False):

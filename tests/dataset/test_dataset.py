@@ -1039,3 +1039,18 @@ def test_fleet_peak_fill_is_summarys_fill_by_where_the_window_came_from(tmp_path
     assert _fleet(dataset)["peak_fill"] == data
     again = collect([journals], dataset)
     assert (again.reread, again.unchanged, again.version) == (0, journals_held, None)
+
+
+def test_a_dataset_given_as_journals_points_to_fleet(tmp_path: Path) -> None:
+    """`export ds`, `summary ds`, `report ds` walked the Parquet files: "no journal here"
+    and a note of every file not read. The dataset is named as one, with the command."""
+    dataset = tmp_path / "ds"
+    collect([_journals(tmp_path)], dataset)
+    for command in (["export", "-o", str(tmp_path / "t.pftrace")], ["summary"], ["report"]):
+        result = runner.invoke(app, [command[0], str(dataset), *command[1:]])
+        assert result.exit_code == 1, result.output
+        assert result.stderr.startswith(
+            f"error: {dataset}: a dataset written by `collect`, not journals: read it with "
+            f"`agent-profiler fleet {dataset}`\n"
+        )
+        assert "not read" not in result.stderr
