@@ -598,5 +598,27 @@ def main() -> None:
     unexpected is a bug, reported in one line rather than a traceback."""
     try:
         app()
+    except SystemExit as done:
+        if done.code == 2 and (named := _dash_path(sys.argv[1:])):
+            # A Claude Code project folder's name starts with `-` (`-home-me-app`): Click
+            # read it as an option and said only "No such option: -h".
+            typer.echo(
+                f"hint: {named} is a file or folder; name it ./{named} (or put -- before "
+                "it): a word starting with - is read as an option",
+                err=True,
+            )
+        raise
     except (Exception, KeyboardInterrupt) as error:
         sys.exit(failure(error))
+
+
+def _dash_path(argv: list[str]) -> str | None:
+    """The first word before any `--` that starts with `-` and names something on disk."""
+    import os
+
+    for word in argv:
+        if word == "--":
+            return None
+        if word.startswith("-") and word != "-" and os.path.lexists(word):
+            return word
+    return None

@@ -149,3 +149,26 @@ def test_ctrl_c_inside_a_generated_method_still_ends_in_130_under_python_m(
     )
     # THEN it ends as the interrupted tool says, not killed by SIGINT
     assert (done.returncode, done.stderr.decode()) == (130, "interrupted\n")
+
+
+def test_a_file_named_like_an_option_gets_a_hint(tmp_path: Path) -> None:
+    """A Claude Code project folder's name starts with `-`: `export -home-me-app/s.jsonl`
+    said only "No such option: -h". The usage error stands (exit 2) and a hint follows; a
+    misspelt option that names nothing gets none."""
+    folder = tmp_path / "-home-me-app"
+    folder.mkdir()
+    (folder / "s.jsonl").write_bytes(SMALL.read_bytes())
+
+    def run(*argv: str) -> subprocess.CompletedProcess[str]:
+        line = [sys.executable, "-m", "agent_profiler", *argv]
+        return subprocess.run(line, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+
+    done = run("export", "-home-me-app/s.jsonl")
+    assert done.returncode == 2
+    assert done.stderr.endswith(
+        "hint: -home-me-app/s.jsonl is a file or folder; name it ./-home-me-app/s.jsonl (or "
+        "put -- before it): a word starting with - is read as an option\n"
+    )
+    assert run("export", "./-home-me-app/s.jsonl", "-o", "t.pftrace").returncode == 0
+    typo = run("export", "./-home-me-app/s.jsonl", "--forse")
+    assert typo.returncode == 2 and "hint:" not in typo.stderr
