@@ -155,11 +155,37 @@ def safe_target(raw: str, cwd: str | None) -> str:
     if absolute and cwd and _is_path(cwd):
         base = [p for p in _SEPARATORS.split(cwd) if p not in ("", ".")]
         if [p.lower() for p in parts[: len(base)]] == [p.lower() for p in base]:
-            inside = parts[len(base) :]
+            inside = _unnamed(parts[len(base) :], cwd)
             return f"{PATH}:{'/'.join(inside) or '.'}"
     if absolute or value.startswith("~") or ".." in parts:
         return f"{PATH}:{parts[-1] if parts else '.'}"
     return f"{PATH}:{'/'.join(parts) or '.'}"
+
+
+# Folders whose next name spells the user: Gemini CLI's project slug (the user's name for a
+# project at home) and Claude Code's project folder (the cwd, home included).
+_NAMING_FOLDERS = ((".gemini", "tmp"), (".claude", "projects"))
+_HOME_USER = re.compile(
+    r"^(?:[\\/]home[\\/]|[\\/]Users[\\/]|[\\/]var[\\/]home[\\/]|[A-Za-z]:[\\/]+Users[\\/]+)"
+    r"([^\\/]+)[\\/]*$",
+    re.IGNORECASE,
+)
+
+
+def _unnamed(inside: list[str], cwd: str) -> list[str]:
+    """A path inside the cwd, with `…` for each name that spells the user: when the cwd is
+    a home folder (a Gemini CLI project at home), its user's name, and the name after
+    `.gemini/tmp/` or `.claude/projects/`
+    (`.gemini/tmp/alice/<id>/plans/x.md` → `.gemini/tmp/…/<id>/plans/x.md`)."""
+    home = _HOME_USER.match(cwd)
+    user = home.group(1).lower() if home else None
+    shown = []
+    for index, part in enumerate(inside):
+        before = tuple(p.lower() for p in inside[max(0, index - 2) : index])
+        if part.lower() == user or before in _NAMING_FOLDERS:
+            part = "…"
+        shown.append(part)
+    return shown
 
 
 def _is_path(cwd: str) -> bool:

@@ -54,6 +54,23 @@ runner = CliRunner()
         ({"url": 8443}, None, ""),
         ({"uri": ["https://docs.example.com/"]}, None, ""),
         ("plain text input", None, ""),
+        # A project at home (Gemini CLI run there): the names that spell the user are `…`
+        (
+            {"file_path": "/home/alice/.gemini/tmp/alice/9dc5/plans/x.md"},
+            "/home/alice",
+            "path:.gemini/tmp/…/9dc5/plans/x.md",
+        ),
+        ({"file_path": "/home/alice/Alice/notes.md"}, "/home/alice", "path:…/notes.md"),
+        (
+            {"file_path": "/home/alice/.claude/projects/-home-alice-app/s.jsonl"},
+            "/home/alice",
+            "path:.claude/projects/…/s.jsonl",
+        ),
+        (
+            {"path": r"C:\Users\alice\.gemini\tmp\alice\x"},
+            r"C:\Users\alice",
+            "path:.gemini/tmp/…/x",
+        ),
     ],
 )
 def test_targets_are_safe(arguments: object, cwd: str | None, shown: str) -> None:
