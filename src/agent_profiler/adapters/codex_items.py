@@ -119,7 +119,8 @@ def _count_images(builder: RolloutBuilder, content: object) -> None:
             builder.unmeasured["image"] += images
 
 
-_IMAGE_PARTS = frozenset({"input_image", "output_image", "image"})
+# A tuple: a part's `type` may be any JSON value (a list is unhashable: a set's `in` raised).
+_IMAGE_PARTS = ("input_image", "output_image", "image")
 
 
 def _on_reasoning(

@@ -409,3 +409,18 @@ def test_codex_traces_meet_the_contract(export_trace: Any) -> None:
     assert all(r.args["context_tokens"] == r.args["input_tokens"] for r in responses)
     compaction = view.slices_of_kind("compaction")
     assert len(compaction) == 1 and compaction[0].args["context"]["stage"] == "post-compaction"
+
+
+def test_a_content_part_whose_type_is_not_text_is_no_image(tmp_path: Path) -> None:
+    """A damaged part (`"type": []`) ended the read with `unhashable type: 'list'` (the
+    image count asked a set): found by the property test. It is read as no image."""
+    lines = SMALL.read_text().splitlines()
+    record = json.loads(lines[3])
+    assert record["type"] == "response_item" and record["payload"]["type"] == "message"
+    record["payload"]["content"][0]["type"] = []
+    lines[3] = json.dumps(record)
+    path = tmp_path / SMALL.name
+    path.write_text("\n".join(lines) + "\n")
+    (session,), _ = read(path)
+    (whole,), _ = read(SMALL)
+    assert len(session.responses) == len(whole.responses)
