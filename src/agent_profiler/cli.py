@@ -116,6 +116,8 @@ ForceOption = Annotated[bool, option(spec.FORCE)]
 JobsOption = Annotated[int | None, option(spec.JOBS, min=1)]
 EstimateOption = Annotated[EstimateChoice, option(spec.ESTIMATE)]
 PreviewsOption = Annotated[bool, option(spec.PREVIEWS)]
+
+
 def _tokens(text: str) -> int:
     try:
         return spec.tokens(text)

@@ -129,6 +129,8 @@ def tokens(text: str) -> int:
     if not number.isascii() or not number.replace(".", "", 1).isdigit() or value < 1:
         raise ValueError(f"{text!r} is not a number of tokens (e.g. 200000 or 200k)")
     return value
+
+
 CALLS = Spec(("--calls",), "Add the per-call series and every compaction.", flag=True)
 JSON = Spec(("--json",), "Print a JSON list, one object per session.", flag=True)
 RECEIPT = Spec(
