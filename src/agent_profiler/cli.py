@@ -344,12 +344,6 @@ def fleet(
     )
 
 
-TRACE_SUFFIXES = (".pftrace", ".perfetto-trace", ".pb", ".trace")
-# How a Chrome JSON trace (ours: `export --format json`) starts: an object whose first key is
-# `traceEvents`, or the bare array form other tools write.
-JSON_TRACE_HEADS = (b'{"traceEvents"', b'[{"')
-
-
 def _open_in_ui(trace: Path, *, browser: bool, timeout: float) -> None:
     def ready(url: str) -> None:
         if browser:
@@ -415,10 +409,12 @@ def open_(
     https://ui.perfetto.dev/#!/?url=http://127.0.0.1:9001/<name>. Nothing is uploaded:
     the UI runs in your browser and fetches the file from your machine.
     """
-    if len(inputs) == 1 and _is_trace(inputs[0]):
+    from agent_profiler.own import is_trace
+
+    if len(inputs) == 1 and is_trace(inputs[0]):
         _open_in_ui(inputs[0], browser=not no_browser, timeout=timeout)
         return
-    if traces := [p for p in inputs if _is_trace(p)]:
+    if traces := [p for p in inputs if is_trace(p)]:
         import shlex  # here: start-up does not pay for it
 
         # Read as journals, each was refused with "open it with `agent-profiler open …`",
@@ -457,27 +453,6 @@ def open_(
         _open_in_ui(target, browser=not no_browser, timeout=timeout)
     if result.failures:
         raise typer.Exit(EXIT_INPUT)
-
-
-def _is_trace(path: Path) -> bool:
-    """Any trace this tool writes: Perfetto protobuf (by name or by its packets:
-    `loader.is_perfetto_trace`) or Chrome JSON (by its head: a JSONL journal never starts
-    with `{"traceEvents"`)."""
-    from agent_profiler.loader import OWN_HEAD, is_perfetto_trace
-
-    if path.suffix in TRACE_SUFFIXES:
-        return True
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(OWN_HEAD)
-    except OSError:
-        return False
-    if is_perfetto_trace(head):
-        return True
-    text = head[:4096].lstrip().replace(b" ", b"")
-    return text.startswith(JSON_TRACE_HEADS[0]) or (
-        path.suffix == ".json" and text.startswith(JSON_TRACE_HEADS[1]) and b'"ph":' in text
-    )
 
 
 @app.command()
@@ -601,7 +576,7 @@ def main() -> None:
     try:
         app()
     except SystemExit as done:
-        if done.code == 2 and (named := _dash_path(sys.argv[1:])):
+        if done.code == 2 and (named := spec.dash_path(sys.argv[1:])):
             # A Claude Code project folder's name starts with `-` (`-home-me-app`): Click
             # read it as an option and said only "No such option: -h".
             typer.echo(
@@ -612,15 +587,3 @@ def main() -> None:
         raise
     except (Exception, KeyboardInterrupt) as error:
         sys.exit(failure(error))
-
-
-def _dash_path(argv: list[str]) -> str | None:
-    """The first word before any `--` that starts with `-` and names something on disk."""
-    import os
-
-    for word in argv:
-        if word == "--":
-            return None
-        if word.startswith("-") and word != "-" and os.path.lexists(word):
-            return word
-    return None

@@ -24,6 +24,7 @@ from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError, UsageError
 from agent_profiler.jsonl import json_document, sniff
 from agent_profiler.model import Harness, Session
+from agent_profiler.own import own_output
 from agent_profiler.records import record
 
 JOURNAL_SUFFIXES = (".jsonl", ".jsonl.gz")
@@ -509,71 +510,6 @@ def _wrong_harness(path: Path, harness: Harness) -> JournalError:
         else "is --harness right?"
     )
     return JournalError(str(path), f"nothing in it reads as {harness.value} ({hint})")
-
-
-OWN_HEAD = 64 * 1024  # bytes read to tell an output of ours from a journal
-
-
-def own_output(path: Path) -> str | None:
-    """One line naming a trace or report given where a journal was expected (a Perfetto
-    trace, a Chrome JSON trace, an HTML report: what `export` and `report` write), with
-    how to open it; None for anything else. Reads the file's first 64 KB."""
-    if str(path) == STDIN:
-        return None
-    try:
-        with path.open("rb") as stream:
-            head = stream.read(OWN_HEAD)
-    except OSError:
-        return None
-    ours = b"agentprof.capture" in head or b"agent-profiler" in head or b"agent_profiler" in head
-    by = " written by agent-profiler" if ours else ""
-    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    if is_perfetto_trace(head):
-        return (
-            f"a Perfetto trace{by}, not a journal: open it with "
-            f"`agent-profiler open {path}` (or drag it into https://ui.perfetto.dev)"
-        )
-    if text[:1] == b"{" and b'"traceEvents"' in head[:4096]:
-        return (
-            f"a Chrome JSON trace{by}, not a journal: open it with "
-            f"`agent-profiler open {path}` (or drag it into https://ui.perfetto.dev)"
-        )
-    lowered = text[:64].lower()
-    if lowered.startswith((b"<!doctype html", b"<html")):
-        what = "an HTML report written by agent-profiler" if ours else "an HTML page"
-        return f"{what}, not a journal: open it in a web browser"
-    return None
-
-
-def is_perfetto_trace(head: bytes) -> bool:
-    """Whether a file's first `OWN_HEAD` bytes (or all of a shorter file) are a protobuf
-    `Trace`: packets (field 1, length-delimited) back to back, each length within the file,
-    the first one's first field a valid TracePacket tag. (`own_output` and `open` ask.)"""
-    if len(head) < 4 or head[0] != 0x0A:
-        return False
-    # 0x0a is also the line feed a journal may start with: packets' varints hold control
-    # bytes, text does not.
-    if not any(byte < 0x20 and byte not in b"\t\n\r" for byte in head):
-        return False
-    length, shift, at = 0, 0, 1
-    while at < len(head) and at < 11:
-        byte = head[at]
-        length |= (byte & 0x7F) << shift
-        shift += 7
-        at += 1
-        if not byte & 0x80:
-            break
-    else:
-        return False
-    if length == 0 or at >= len(head):
-        return False
-    tag = head[at]
-    # a field number ≥ 1 and a wire type protobuf uses (0, 1, 2, 5)
-    return (
-        tag >> 3 >= 1
-        and tag & 7 in (0, 1, 2, 5)
-        and (length <= len(head) - at or len(head) == OWN_HEAD)
-    )
 
 
 def _rename(group: list[Session], seen: dict[str, int]) -> list[Session]:

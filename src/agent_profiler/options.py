@@ -161,3 +161,16 @@ FAST_SUMMARY: dict[str, Spec] = {
     "jobs": JOBS,
     "cost": RECEIPT,
 }
+
+
+def dash_path(argv: list[str]) -> str | None:
+    """The first word before any `--` that starts with `-` and names something on disk (a
+    Claude Code project folder, `-home-me-app`): Click reads it as an option."""
+    import os
+
+    for word in argv:
+        if word == "--":
+            return None
+        if word.startswith("-") and word != "-" and os.path.lexists(word):
+            return word
+    return None

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from agent_profiler import cli
 from agent_profiler.cli import app
+from agent_profiler.own import is_trace
 from shared_paths import TESTS
 
 SMALL = TESTS / "data" / "journals" / "claude-code" / "handmade" / "small.jsonl"
@@ -86,19 +87,19 @@ def test_which_files_are_traces(tmp_path: Path, trace: Path) -> None:
         return path
 
     chrome = json.dumps([{"ph": "X", "name": "a", "ts": 0}]).encode()
-    assert cli._is_trace(trace)
-    assert cli._is_trace(named("t.bin", trace.read_bytes()))  # by its first byte
-    assert cli._is_trace(named("t.data", b'  {"traceEvents": []}'))  # by its head
-    assert cli._is_trace(named("array.json", b"\n " + chrome))
+    assert is_trace(trace)
+    assert is_trace(named("t.bin", trace.read_bytes()))  # by its first byte
+    assert is_trace(named("t.data", b'  {"traceEvents": []}'))  # by its head
+    assert is_trace(named("array.json", b"\n " + chrome))
     # An array of objects is a trace only named .json and only with a phase in its head:
-    assert not cli._is_trace(named("array.jsonl", chrome))
-    assert not cli._is_trace(named("objects.json", b'[{"a": 1}]'))
-    assert not cli._is_trace(named("late.json", b'[{"a": "' + b"x" * 5000 + b'", "ph": "X"}]'))
-    assert not cli._is_trace(SMALL)
+    assert not is_trace(named("array.jsonl", chrome))
+    assert not is_trace(named("objects.json", b'[{"a": 1}]'))
+    assert not is_trace(named("late.json", b'[{"a": "' + b"x" * 5000 + b'", "ph": "X"}]'))
+    assert not is_trace(SMALL)
     # A journal that starts with a blank line is no packet (it was served as a trace).
-    assert not cli._is_trace(named("blank-first.jsonl", b"\n" + SMALL.read_bytes()))
-    assert not cli._is_trace(named("blank-first", b"\n\r\n\t" + SMALL.read_bytes()))
-    assert not cli._is_trace(tmp_path / "missing.data")
+    assert not is_trace(named("blank-first.jsonl", b"\n" + SMALL.read_bytes()))
+    assert not is_trace(named("blank-first", b"\n\r\n\t" + SMALL.read_bytes()))
+    assert not is_trace(tmp_path / "missing.data")
 
 
 def test_ctrl_c_and_a_bug_end_in_one_line(

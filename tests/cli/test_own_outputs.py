@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_profiler.cli import app
-from agent_profiler.loader import own_output
+from agent_profiler.own import own_output
 from samples import CLAUDE_SMALL
 
 runner = CliRunner()
