@@ -21,10 +21,8 @@ def own_output(path: Path) -> str | None:
     how to open it; None for anything else. Reads the file's first 64 KB."""
     if str(path) == "-":  # standard input: read as a journal
         return None
-    try:
-        with path.open("rb") as stream:
-            head = stream.read(OWN_HEAD)
-    except OSError:
+    head = _head(path)
+    if head is None:
         return None
     ours = b"agentprof.capture" in head or b"agent-profiler" in head or b"agent_profiler" in head
     by = " written by agent-profiler" if ours else ""
@@ -83,10 +81,8 @@ def is_trace(path: Path) -> bool:
     with `{"traceEvents"`)."""
     if path.suffix in TRACE_SUFFIXES:
         return True
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(OWN_HEAD)
-    except OSError:
+    head = _head(path)
+    if head is None:
         return False
     if is_perfetto_trace(head):
         return True
@@ -94,3 +90,12 @@ def is_trace(path: Path) -> bool:
     return text.startswith(JSON_TRACE_HEADS[0]) or (
         path.suffix == ".json" and text.startswith(JSON_TRACE_HEADS[1]) and b'"ph":' in text
     )
+
+
+def _head(path: Path) -> bytes | None:
+    """The file's first `OWN_HEAD` bytes; None when it cannot be read."""
+    try:
+        with path.open("rb") as stream:
+            return stream.read(OWN_HEAD)
+    except OSError:
+        return None
