@@ -306,9 +306,24 @@ def fewer_collections() -> Iterator[None]:
 
 def let_go() -> None:
     """What long reads froze (`fewer_collections`) back in the collector's care, once the
-    group is used: what is still alive is then old, and what is not was freed already."""
-    if gc.get_freeze_count():
+    group is used: what is still alive is then old, and what is not was freed already.
+    Not in a worker process (`freeze_inherited`): what it inherited stays frozen."""
+    if gc.get_freeze_count() and not _INHERITED:
         gc.unfreeze()
+
+
+_INHERITED: list[bool] = []  # a worker's mark: what it inherited is frozen for good
+
+
+def freeze_inherited() -> None:
+    """In a forked worker: what it inherited is the parent's, and its cycle collector never
+    walks it. A forked copy of a library's garbage (a DuckDB relation left in a cycle in the
+    test process, whose threads the child does not have) crashed in its finalizer when the
+    child collected it: the worker died and the parent read its groups again. Pages left
+    untouched also stay shared with the parent. What the worker's own reads leave in cycles
+    (0–5 objects a read) is then never collected, a cost of nothing."""
+    gc.freeze()
+    _INHERITED.append(True)
 
 
 @record

@@ -32,7 +32,7 @@ from agent_profiler.adapters import JournalGroup
 from agent_profiler.annotations import TraceHeader
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
-from agent_profiler.loader import Link, let_go, parent_links, read_group
+from agent_profiler.loader import Link, freeze_inherited, let_go, parent_links, read_group
 from agent_profiler.model import Session, frozen
 from agent_profiler.options import ReadOptions
 from agent_profiler.records import record
@@ -357,6 +357,7 @@ def _serve(connection: Any, use: Use[T], ignored: bool) -> None:
     """A worker's life: read the groups it is handed until told to stop (None) or until
     the parent is gone (end of file), sending back each group's outcome."""
     _worker_signals(ignored)
+    freeze_inherited()  # its collector never walks the parent's objects
     while True:
         try:
             task = connection.recv()

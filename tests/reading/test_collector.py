@@ -85,3 +85,32 @@ def test_a_run_group_lets_go_of_what_its_read_froze() -> None:
     # THEN its objects were frozen while it was used, and are not after
     assert frozen[0] > 0
     assert gc.get_freeze_count() == 0
+
+
+def test_a_worker_never_collects_what_it_inherited() -> None:
+    """A forked worker freezes what it inherited and keeps it frozen after each group
+    (`let_go` unfroze it): a library's garbage copied from the parent (a DuckDB relation in
+    a cycle, in the test process) crashed in its finalizer when the child collected it."""
+    import multiprocessing
+
+    def child(connection: object) -> None:
+        from agent_profiler.loader import freeze_inherited
+
+        freeze_inherited()
+        frozen = gc.get_freeze_count()
+        with fewer_collections():
+            made = [[] for _ in range(10_000)]
+        let_go()
+        del made
+        connection.send((frozen, gc.get_freeze_count()))  # type: ignore[attr-defined]
+
+    parent_end, child_end = multiprocessing.get_context("fork").Pipe()
+    process = multiprocessing.get_context("fork").Process(target=child, args=(child_end,))
+    process.start()
+    answered = parent_end.poll(30)
+    process.join(timeout=30)
+    assert answered and process.exitcode == 0
+    frozen, after = parent_end.recv()
+    assert frozen > 1000 and after >= frozen
+    # the parent's own rule is unchanged: what a read froze is let go
+    assert gc.get_freeze_count() == 0
