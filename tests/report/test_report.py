@@ -660,10 +660,7 @@ def test_the_page_nests_subagents_and_keeps_a_parent_cycle() -> None:
         "x": ["y"],
         "y": ["x"],
     }
-    assert shown.subagents == 4  # journal file names, not paths:
-    assert shown.sources == ["a.jsonl", "b.jsonl", "c.jsonl", "x.jsonl", "y.jsonl"]
-    assert shown.categories == list(Category)  # no composition anywhere: the whole key
-    assert page(sessions, None, ["given"]).sources == ["given"]
+    assert shown.subagents == 4
     # The window given applies to every row, those of a parent cycle too.
     assert {row.window_tokens for row, _ in page(sessions, 123_000).rows} == {123_000}
 
