@@ -1054,3 +1054,124 @@ def test_a_dataset_given_as_journals_points_to_fleet(tmp_path: Path) -> None:
             f"`agent-profiler fleet {dataset}`\n"
         )
         assert "not read" not in result.stderr
+
+
+def test_a_journal_is_known_by_its_path_with_its_folder_resolved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The manifest's key: a relative path, an absolute one and one through a symlinked
+    folder are the same journal; the same file name in another folder is another."""
+    from agent_profiler.dataset.collect import file_key
+
+    journals = _journals(tmp_path)
+    (tmp_path / "link").symlink_to(journals, target_is_directory=True)
+    monkeypatch.chdir(tmp_path)
+    name = HANDMADE.name
+    key = file_key(journals / name)
+    cache: dict[str, str] = {}
+    assert file_key(Path("journals") / name, cache) == key
+    assert cache == {"journals": str(journals.resolve())}  # one resolve per folder
+    assert file_key(Path("link") / name, cache) == key
+    assert file_key(Path(name)) != key  # ./claude-cost-split.jsonl
+    assert file_key(journals / "other.jsonl") != key
+    # A collect by one spelling, then by another: nothing new.
+    dataset = tmp_path / "ds"
+    assert collect([Path("journals")], dataset).new == 1
+    again = collect([tmp_path / "link"], dataset)
+    assert (again.journals, again.new, again.unchanged, again.version) == (1, 0, 1, None)
+    # The same file name in another folder is another journal.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / name).write_text(
+        HANDMADE.read_text().replace(SESSION_ID, "99999999-1111-4222-8333-444455556666")
+    )
+    both = collect([journals, elsewhere], dataset)
+    assert (both.journals, both.new, both.unchanged) == (2, 1, 1)
+    assert len(_table(dataset, "sessions")) == 2
+
+
+def test_a_new_subagent_of_a_session_in_a_plain_jsonl_is_read_with_it(tmp_path: Path) -> None:
+    """As test_a_new_subagent_file_is_read_with_its_known_session, the main journal not
+    compressed: its group is found by the name without `.jsonl`."""
+    import gzip
+
+    source = TESTS / "data" / "journals" / "claude-code" / "spotter-2.1.39-subagents-compaction"
+    main = "258c7280-ae70-4798-800f-63464d01a85d"
+    journals = tmp_path / "project"
+    journals.mkdir()
+    (journals / f"{main}.jsonl").write_bytes(
+        gzip.decompress((source / f"{main}.jsonl.gz").read_bytes())
+    )
+    dataset = tmp_path / "ds"
+    collect([journals], dataset)
+    (group,) = read_manifest(dataset)["groups"].values()
+    assert group["stem"] == main and len(group["files"]) == 1
+    shutil.copytree(source / main, journals / main)
+    again = collect([journals], dataset)
+    assert again.new == 2 and again.groups_read == 1
+    (group,) = read_manifest(dataset)["groups"].values()
+    assert len(group["files"]) == 3  # the main journal and its two agent files
+    sessions = {s["session_id"]: s for s in _table(dataset, "sessions")}
+    assert sorted(sessions) == [main, f"{main}/a881341"]
+    assert sessions[f"{main}/a881341"]["parent_session"] == main
+
+
+def test_a_dataset_of_another_format_is_refused(tmp_path: Path) -> None:
+    from agent_profiler.errors import OutputError
+
+    journals = _journals(tmp_path)
+    dataset = tmp_path / "ds"
+    collect([journals], dataset)
+    manifest = dataset / "current" / "manifest.json"
+    manifest.write_bytes(orjson.dumps(orjson.loads(manifest.read_bytes()) | {"format": 2}))
+    with pytest.raises(OutputError) as refused:
+        collect([journals], dataset)
+    assert (
+        str(refused.value) == f"{dataset}: a dataset of another format; collect into a new folder"
+    )
+    result = runner.invoke(app, ["collect", str(journals), "--to", str(dataset)])
+    assert result.exit_code != 0 and "a dataset of another format" in result.output
+
+
+def test_one_collect_at_a_time_and_a_folder_that_cannot_be_made_is_said(tmp_path: Path) -> None:
+    import fcntl
+
+    from agent_profiler.errors import OutputError
+
+    journals = _journals(tmp_path)
+    dataset = tmp_path / "ds"
+    dataset.mkdir()
+    with (dataset / ".lock").open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # another collect, writing
+        with pytest.raises(OutputError) as busy:
+            collect([journals], dataset)
+    assert str(busy.value) == f"{dataset}: another collect is writing this dataset"
+    assert not (dataset / "current").exists()
+    assert collect([journals], dataset).version == 1  # the lock released, it goes ahead
+    under_a_file = tmp_path / "ds" / "current" / "manifest.json" / "ds"
+    with pytest.raises(OutputError) as refused:
+        collect([journals], under_a_file)
+    assert str(refused.value) == f"{under_a_file}: Not a directory"
+
+
+def test_a_changed_subagent_file_reads_its_whole_group_again(tmp_path: Path) -> None:
+    """A session's group is read again whole when one of its subagent files changes: its
+    old rows are replaced, not kept beside a subagent read on its own."""
+    source = TESTS / "data" / "journals" / "claude-code" / "spotter-2.1.39-subagents-compaction"
+    main = "258c7280-ae70-4798-800f-63464d01a85d"
+    journals = tmp_path / "project"
+    shutil.copytree(source, journals)
+    dataset = tmp_path / "ds"
+    first = collect([journals], dataset)
+    assert (first.new, first.groups_read) == (3, 1)
+    (agent,) = (journals / main / "subagents").glob("agent-a881341.jsonl")
+    with agent.open("a") as handle:
+        handle.write("\n")  # new bytes, the same records
+    again = collect([journals], dataset)
+    assert (again.changed, again.unchanged, again.groups_read) == (1, 2, 1)
+    (group,) = read_manifest(dataset)["groups"].values()
+    assert len(group["files"]) == 3
+    sessions = sorted(s["session_id"] for s in _table(dataset, "sessions"))
+    assert sessions == [main, f"{main}/a881341"]
+    requests = _table(dataset, "requests")
+    assert len(requests) == len({(r["session_id"], r["turn"]) for r in requests})

@@ -47,7 +47,7 @@ from agent_profiler.report import (
     downsample,
     render_report,
 )
-from agent_profiler.report.data import page, session_data
+from agent_profiler.report.data import session_data
 from agent_profiler.report.svg import context_chart
 from agent_profiler.report.text import clock_text
 from agent_profiler.summary import summarise, summarise_all
@@ -353,65 +353,6 @@ def test_compactions_table_and_estimation_words(spotter: list[Session], spotter_
     assert f"{last.estimated_tokens:,} of {last.reported_tokens:,} reported" in basis
 
 
-def test_the_estimation_words_of_a_real_session_in_full(spotter: list[Session]) -> None:
-    from agent_profiler.report.data import COVERAGE_WORDS, estimation_words
-    from agent_profiler.summary import estimate_error
-
-    main = spotter[0]
-    last = max((x for x in main.snapshots if x.reported_tokens), key=lambda x: x.time_ns)
-    assert (last.estimated_tokens, last.reported_tokens) == (59_860, 77_334)
-    error = estimate_error(main)
-    assert error.requests == 151 and error.median is not None and error.worst is not None
-    assert estimation_words(main) == [
-        "Composition: text estimates, characters ÷ 4 per journal item, rounded up.",
-        "These are not tokenizer counts: the final request may differ.",
-        "Items are read from the transcript the journal recorded, not the request itself.",
-        f"Coverage: {COVERAGE_WORDS[Coverage.PARTIAL]}.",
-        # the inferred head named for what it is, with the way to make it exact (issue 29)
-        "Unattributed here is the system prompt and tool schemas, inferred (not in the "
-        "journal: reported − estimated at the first request), named so below; one /context "
-        "run in the session makes it exact.",
-        "At the last request with both, the estimate is 59,860 of 77,334 reported tokens "
-        "(77%); the reported Context size is never scaled to match.",
-        f"Estimate error over 151 requests after the first: median "
-        f"{100 * error.median:.0f}%, worst {100 * error.worst:.0f}% of the reported size.",
-    ]
-    # The same session with its first snapshot measured natively and from the request:
-    # each sentence lists every basis, source and coverage, in the model's order.
-    first = dataclasses.replace(
-        main.snapshots[0],
-        basis=Basis.NATIVE_SUMMARY,
-        coverage=Coverage.COMPLETE,
-        stage=Stage.REQUEST_INPUT,
-        item_stage=None,
-    )
-    mixed = dataclasses.replace(main, snapshots=(first, *main.snapshots[1:]))
-    words = estimation_words(mixed)
-    assert words[0] == (
-        "Composition: the harness's own per-category counts; "
-        "text estimates, characters ÷ 4 per journal item, rounded up."
-    )
-    assert words[2] == (
-        "Items are read from the request as the harness sent it; "
-        "the transcript the journal recorded, not the request itself."
-    )
-    assert words[3] == (
-        f"Coverage: {COVERAGE_WORDS[Coverage.COMPLETE]}; {COVERAGE_WORDS[Coverage.PARTIAL]}."
-    )
-
-
-def test_a_compaction_snapshot_is_placed_at_its_compaction(spotter: list[Session]) -> None:
-    from agent_profiler.report.data import snapshot_place
-
-    main = spotter[0]
-    places = snapshot_place(main)
-    (compaction,) = main.compactions
-    (after,) = [x for x in main.snapshots if x.anchor is AnchorKind.COMPACTION]
-    assert after.anchor_id == compaction.id and places[id(after)] == "compaction 1"
-    first = min(main.snapshots, key=lambda x: x.time_ns)
-    assert places[id(first)] == "request 1"
-
-
 def test_every_snapshot_row_is_listed(spotter: list[Session], spotter_page: Node) -> None:
     main = spotter[0]
     table = section(spotter_page, SPOTTER_ID).one("table", class_="snapshots")
@@ -621,51 +562,6 @@ def test_the_chart_and_tables_read_one_session_data() -> None:
     assert chart.drawn == len(downsample([x.estimated_tokens for x in data.snapshots]))
     assert chart.drawn < 500 and chart == context_chart(session_data(row, ordered), None)
     assert f"drawn from {chart.drawn} of 500 snapshots" in render_report([shuffled])
-
-
-def test_the_page_nests_subagents_and_keeps_a_parent_cycle() -> None:
-    """Rows in summarise_all's order, anchors numbered in it, depth counted along parents on
-    the page; sessions in a parent cycle (which summarise_all leaves out) still get rows."""
-
-    def session(session_id: str, parent: str | None) -> Session:
-        return Session(
-            harness=Harness.CODEX,
-            session_id=session_id,
-            start_ns=0,
-            end_ns=S,
-            sources=(f"{session_id}.jsonl",),
-            parent_session=parent,
-        )
-
-    sessions = [
-        session("x", "y"),
-        session("a", None),
-        session("y", "x"),
-        session("a/b", "a"),
-        session("a/b/c", "a/b"),
-    ]
-    shown = page(sessions, None)
-    assert [s.session_id for _, s in shown.rows] == ["a", "a/b", "a/b/c", "x", "y"]
-    assert shown.anchors == {
-        "a": "session-1",
-        "a/b": "session-2",
-        "a/b/c": "session-3",
-        "x": "session-4",
-        "y": "session-5",
-    }
-    assert [shown.depths[s] for s in ("a", "a/b", "a/b/c")] == [0, 1, 2]
-    assert {parent: [k.session_id for k in kids] for parent, kids in shown.kids.items()} == {
-        "a": ["a/b"],
-        "a/b": ["a/b/c"],
-        "x": ["y"],
-        "y": ["x"],
-    }
-    assert shown.subagents == 4  # journal file names, not paths:
-    assert shown.sources == ["a.jsonl", "b.jsonl", "c.jsonl", "x.jsonl", "y.jsonl"]
-    assert shown.categories == list(Category)  # no composition anywhere: the whole key
-    assert page(sessions, None, ["given"]).sources == ["given"]
-    # The window given applies to every row, those of a parent cycle too.
-    assert {row.window_tokens for row, _ in page(sessions, 123_000).rows} == {123_000}
 
 
 # --------------------------------------------------------------------------- the page itself

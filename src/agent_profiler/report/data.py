@@ -28,7 +28,6 @@ from agent_profiler.views import (
     HEAD_HINT,
     HEAD_LABEL,
     Addition,
-    basename,
     context_size_series,
     largest_additions,
     model_runs,
@@ -194,8 +193,6 @@ class Page:
     anchors: dict[str, str]  # session id → its Context view's id
     depths: dict[str, int]  # session id → how many of its ancestors are on the page
     kids: dict[str, list[Session]]  # parent id → its subagents on the page, in page order
-    categories: list[Category]  # those of any latest composition (all when there is none)
-    sources: list[str]  # the inputs' names, else the sessions' journal file names
 
     @property
     def subagents(self) -> int:
@@ -205,7 +202,6 @@ class Page:
 def page(
     sessions: Sequence[Session],
     window: int | None,
-    inputs: Sequence[str] = (),
     anchor: str = ANCHOR,
 ) -> Page:
     """The page of `sessions`; each session's anchor is `anchor` and its place (1, 2, …)."""
@@ -217,11 +213,7 @@ def page(
     for _, session in rows:
         if session.parent_session in ids and session.parent_session is not None:
             kids.setdefault(session.parent_session, []).append(session)
-    used = [c for c in Category if any(c.value in row.end_categories for row, _ in rows)] or [
-        c for c in Category
-    ]
-    sources = list(inputs) or sorted({basename(p) for _, s in rows for p in s.sources})
-    return Page(rows, anchors, depths, kids, used, sources)
+    return Page(rows, anchors, depths, kids)
 
 
 def snapshot_categories(snapshots: Sequence[ContextSnapshot]) -> list[Category]:

@@ -82,7 +82,7 @@ def report_part(
     """The Overview rows and Context views of `sessions`, in page order."""
     if not previews:
         sessions = _without_previews(sessions)
-    shown = page(sessions, window, (), anchor)
+    shown = page(sessions, window, anchor)
     sections = []
     table = _price_table() if cost else None  # `--cost`: imported only when asked for
     for row, session in shown.rows:
