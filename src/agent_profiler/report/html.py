@@ -93,12 +93,6 @@ details summary { cursor: pointer; }
 """
 
 
-def overview(shown: Page) -> str:
-    """The Overview section's heading, note and table (render_report closes the section
-    after the legend)."""
-    return overview_table(overview_rows(shown))
-
-
 def overview_table(rows: Sequence[str]) -> str:
     """The Overview's heading, note and table around its rows (`overview_rows`)."""
     return "".join([
