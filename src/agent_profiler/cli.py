@@ -111,7 +111,20 @@ CollectedArgument = Annotated[
         metavar="JOURNAL",
     ),
 ]
-HarnessOption = Annotated[Harness | None, option(spec.HARNESS)]
+
+
+def _harness(text: str) -> Harness:
+    try:
+        return Harness(text)
+    except ValueError:
+        names = ", ".join(h.value for h in Harness)
+        raise typer.BadParameter(f"{text!r} is not a harness ({names})") from None
+
+
+HarnessOption = Annotated[
+    Harness | None,
+    option(spec.HARNESS, parser=_harness, metavar="<" + "|".join(h.value for h in Harness) + ">"),
+]
 ForceOption = Annotated[bool, option(spec.FORCE)]
 JobsOption = Annotated[int | None, option(spec.JOBS, min=1)]
 EstimateOption = Annotated[EstimateChoice, option(spec.ESTIMATE)]

@@ -99,6 +99,21 @@ def test_unknown_harness_is_a_usage_error() -> None:
     assert result.exit_code == 2
 
 
+@pytest.mark.parametrize("command", ["export", "summary", "report", "open", "collect"])
+def test_an_unknown_harness_is_named_with_the_choices(command: str, tmp_path: Path) -> None:
+    """It said `Value error, 'claude' is not one of …` (pydantic's words)."""
+    args = [command, str(SMALL), "--harness", "claude"]
+    result = runner.invoke(
+        app, args + (["--to", str(tmp_path / "ds")] if command == "collect" else [])
+    )
+    assert result.exit_code == 2
+    assert (
+        "Invalid value for '--harness': 'claude' is not a harness (claude-code, codex, pi, "
+        "muse, gemini-cli, opencode)"
+    ) in result.output
+    assert "Value error" not in result.output
+
+
 def test_default_output_name_is_the_journal_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
