@@ -113,29 +113,27 @@ CollectedArgument = Annotated[
 ]
 
 
-def _harness(text: str) -> Harness:
-    try:
-        return Harness(text)
-    except ValueError:
-        names = ", ".join(h.value for h in Harness)
-        raise typer.BadParameter(f"{text!r} is not a harness ({names})") from None
+def _usage(parse: Callable[[str], R]) -> Callable[[str], R]:
+    """An option's parser (options.py) whose ValueError is a usage error saying why."""
+
+    def parser(text: str) -> R:
+        try:
+            return parse(text)
+        except ValueError as error:
+            raise typer.BadParameter(str(error)) from None
+
+    return parser
 
 
+_tokens = _usage(spec.tokens)
+HARNESSES = "<" + "|".join(h.value for h in Harness) + ">"
 HarnessOption = Annotated[
-    Harness | None,
-    option(spec.HARNESS, parser=_harness, metavar="<" + "|".join(h.value for h in Harness) + ">"),
+    Harness | None, option(spec.HARNESS, parser=_usage(spec.harness), metavar=HARNESSES)
 ]
 ForceOption = Annotated[bool, option(spec.FORCE)]
 JobsOption = Annotated[int | None, option(spec.JOBS, min=1)]
 EstimateOption = Annotated[EstimateChoice, option(spec.ESTIMATE)]
 PreviewsOption = Annotated[bool, option(spec.PREVIEWS)]
-
-
-def _tokens(text: str) -> int:
-    try:
-        return spec.tokens(text)
-    except ValueError as error:
-        raise typer.BadParameter(str(error)) from None
 
 
 WindowOption = Annotated[int | None, option(spec.WINDOW, parser=_tokens)]
@@ -307,7 +305,7 @@ def fleet(
         typer.Option(
             "--harness",
             # the choices, as every other command's --harness shows them
-            metavar="<" + "|".join(h.value for h in Harness) + ">",
+            metavar=HARNESSES,
             help="Only this harness.",
         ),
     ] = None,
@@ -430,8 +428,7 @@ def open_(
     if traces := [p for p in inputs if is_trace(p)]:
         import shlex  # here: start-up does not pay for it
 
-        # Read as journals, each was refused with "open it with `agent-profiler open …`",
-        # the command just run, and a journal beside them was served under its name.
+        # Read as journals, each was refused with "open it with `agent-profiler open …`"
         raise UsageError(
             f"{traces[0]} is a trace: open takes one trace, or journals to export and open "
             f"(open it alone: agent-profiler open {shlex.quote(str(traces[0]))})"
@@ -590,8 +587,7 @@ def main() -> None:
         app()
     except SystemExit as done:
         if done.code == 2 and (named := spec.dash_path(sys.argv[1:])):
-            # A Claude Code project folder's name starts with `-` (`-home-me-app`): Click
-            # read it as an option and said only "No such option: -h".
+            # `-home-me-app/s.jsonl` (a Claude Code project folder) read as an option
             typer.echo(
                 f"hint: {named} is a file or folder; name it ./{named} (or put -- before "
                 "it): a word starting with - is read as an option",

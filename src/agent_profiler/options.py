@@ -116,6 +116,15 @@ WINDOW = Spec(
 )
 
 
+def harness(text: str) -> Harness:
+    """A harness by its name; ValueError naming the choices otherwise."""
+    try:
+        return Harness(text)
+    except ValueError:
+        names = ", ".join(h.value for h in Harness)
+        raise ValueError(f"{text!r} is not a harness ({names})") from None
+
+
 def tokens(text: str) -> int:
     """A number of tokens as people write one: 200000, 200_000, 200,000, 200k, 1m, 1.5M;
     at least 1. ValueError, with what is expected, otherwise."""
