@@ -7,27 +7,20 @@ from __future__ import annotations
 
 import io
 import re
+from pathlib import Path
 
 import pytest
 from test_claude_code import SPOTTER_DIR, SPOTTER_ID
 
-from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.loader import load
 from agent_profiler.model import Category, Harness, Session
 from agent_profiler.options import ReadOptions
 from agent_profiler.report import HtmlReportWriter, render_report
 from agent_profiler.report.page import Assembly, ReportParts
 from agent_profiler.targets import without_targets
 from agent_profiler.version import __version__
-from shared_paths import TESTS
+from samples import CODEX_SMALL, read
 
-CODEX_SHORT = (
-    TESTS
-    / "data"
-    / "journals"
-    / "codex"
-    / "rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl"
-)
+CODEX_SHORT = CODEX_SMALL
 SUBAGENT_ID = f"{SPOTTER_ID}/a881341"
 # What the header says after the counts and the names, on every page.
 HEADER_END = (
@@ -39,11 +32,9 @@ HEADER_END = (
 ANCHOR = "agent-profiler-0123456789abcdef-"
 
 
-def _read(path: object, previews: bool = False) -> list[Session]:
+def _read(path: Path, previews: bool = False) -> list[Session]:
     with ReadOptions(previews=previews).applied():
-        result = load([path], Diagnostics())  # type: ignore[list-item]
-    assert result.failures == []
-    return result.sessions
+        return read(path)[0]
 
 
 @pytest.fixture(scope="module")

@@ -7,12 +7,12 @@ for its renders, checks the same values on the page)."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 from test_claude_code import SPOTTER_DIR
 
-from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.loader import load
+import samples
 from agent_profiler.model import (
     AnchorKind,
     Basis,
@@ -39,24 +39,16 @@ from agent_profiler.report.data import (
     snapshot_place,
 )
 from agent_profiler.summary import estimate_error, summarise
-from shared_paths import TESTS
+from samples import CODEX_SMALL
 
 S = 1_000_000_000
 HOUR = 3600 * S
 T0 = 1_771_875_266 * S  # a real clock: no stretch starts at 0
-CODEX_SHORT = (
-    TESTS
-    / "data"
-    / "journals"
-    / "codex"
-    / "rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl"
-)
+CODEX_SHORT = CODEX_SMALL
 
 
-def read(*paths: object) -> list[Session]:
-    result = load(list(paths), Diagnostics())  # type: ignore[arg-type]
-    assert result.failures == []
-    return result.sessions
+def read(*paths: Path) -> list[Session]:
+    return samples.read(*paths)[0]
 
 
 @pytest.fixture(scope="module")

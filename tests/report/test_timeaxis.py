@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from test_chart_gaps import seconds_of  # a tick label back to seconds
 
 from agent_profiler.report.text import duration
 from agent_profiler.report.timeaxis import (
@@ -27,15 +28,6 @@ LEFT, RIGHT = 62.0, 1036.0  # the plot's default edges
 def frame(end: int, *gaps: tuple[int, int]) -> Frame:
     """A frame of `end` seconds from T0, `gaps` in seconds since T0."""
     return Frame(T0, T0 + end * S, 1.0, gaps=tuple((T0 + a * S, T0 + b * S) for a, b in gaps))
-
-
-def seconds_of(label: str) -> int:
-    """A tick label ("3 h 20 min 7 s", "15 min", "0") back to seconds."""
-    if label == "0":
-        return 0
-    words = label.split()
-    units = {"h": 3600, "min": 60, "s": 1}
-    return sum(int(n) * units[u] for n, u in zip(words[::2], words[1::2], strict=True))
 
 
 def labels(chart: Frame) -> list[str]:
