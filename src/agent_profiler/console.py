@@ -137,8 +137,9 @@ def tell_reading(result: LoadResult, diagnostics: Diagnostics) -> None:
         echo(
             f"note: {counted(result.ignored, 'other file')} in the given folders "
             f"{'is' if result.ignored == 1 else 'are'} not *.jsonl or *.jsonl.gz and "
-            f"{'was' if result.ignored == 1 else 'were'} not read "
-            "(name a stream-json .txt file directly)",
+            f"{'was' if result.ignored == 1 else 'were'} not read"
+            # A saved `claude -p` stream-json run is read when named, never in a walk.
+            + (" (name a stream-json .txt or .log file directly)" if result.ignored_logs else ""),
             err=True,
         )
 

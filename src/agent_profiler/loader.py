@@ -31,6 +31,9 @@ JOURNAL_SUFFIXES = (".jsonl", ".jsonl.gz")
 STDIN = "-"  # the input name that reads standard input
 SIDECAR_SUFFIXES = (".meta.json", ".md")  # read with their journal, or documentation
 _NO_JOURNALS = "no journals found (*.jsonl, *.jsonl.gz, Gemini CLI sessions, OpenCode files)"
+# Where a saved `claude -p --output-format stream-json` run is likely to be: a folder walk
+# does not read it (any text file could be), but the note on the files not read names it.
+_LOG_SUFFIXES = (".txt", ".log")
 _NOT_FILE = "not a regular file (a pipe, a socket or a device): not read in a folder walk"
 
 
@@ -40,6 +43,7 @@ class LoadResult:
     failures: list[JournalError] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
     ignored: int = 0  # files in the given folders that are not *.jsonl / *.jsonl.gz
+    ignored_logs: int = 0  # of those, the .txt and .log files (a `-p` stream-json run's)
     copies: list[tuple[str, Path]] = field(default_factory=list)  # see Expanded
 
 
@@ -47,6 +51,7 @@ class Expanded(NamedTuple):
     files: list[Path]
     failures: list[JournalError]
     ignored: int  # files in the given folders that are not journals (and not hidden)
+    ignored_logs: int  # of those, the .txt and .log files: a saved stream-json run, perhaps
     # (name given, its copy) for each input that can be read only once (a pipe, `-`): it is
     # read from a temporary copy, and the messages about it say the name given (`<stdin>`).
     copies: list[tuple[str, Path]]
@@ -60,7 +65,7 @@ def expand(inputs: Iterable[Path]) -> Expanded:
     is deterministic."""
     files: list[Path] = []
     failures: list[JournalError] = []
-    ignored = 0
+    ignored = logs = 0
     copies: list[tuple[str, Path]] = []
     seen: set[Path] = set()
     streams: set[str] = set()
@@ -101,10 +106,15 @@ def expand(inputs: Iterable[Path]) -> Expanded:
                         found.append(Path(root) / name)
                     elif role == "stream":
                         failures.append(JournalError(os.path.join(root, name), _NOT_FILE))
-                    elif not role and not name.endswith(SIDECAR_SUFFIXES):
+                    elif (
+                        not role
+                        and not name.endswith(SIDECAR_SUFFIXES)
                         # Hidden files are no one's journals (.DS_Store, an editor's swap
                         # file, this export's own temporary file when it writes in here).
-                        ignored += not name.startswith(".")
+                        and not name.startswith(".")
+                    ):
+                        ignored += 1
+                        logs += name.endswith(_LOG_SUFFIXES)
             if not found:
                 failures.append(JournalError(str(path), _NO_JOURNALS))
             candidates = found
@@ -125,7 +135,7 @@ def expand(inputs: Iterable[Path]) -> Expanded:
             if key not in seen:
                 seen.add(key)
                 files.append(candidate)
-    return Expanded(files, failures, ignored, copies)
+    return Expanded(files, failures, ignored, logs, copies)
 
 
 def is_stream(path: Path) -> bool:
@@ -462,7 +472,7 @@ def plan_inputs(
     inputs: Iterable[Path], harness: Harness | None, result: LoadResult
 ) -> list[JournalGroup]:
     """The journal groups of these inputs; what cannot be read goes to `result.failures`."""
-    files, failures, result.ignored, copies = expand(inputs)
+    files, failures, result.ignored, result.ignored_logs, copies = expand(inputs)
     result.failures += failures
     result.copies += copies
     groups, failures = plan(files, harness)

@@ -178,6 +178,16 @@ def test_notes_for_ignored_files_skipped_kinds_and_orphan_subagents(tmp_path: Pa
     result = runner.invoke(app, ["export", str(folder), "-o", str(tmp_path / "t.pftrace")])
     assert result.exit_code == 0
     assert "note: 1 other file in the given folders is not *.jsonl" in result.stderr
+    # A .txt file may be a saved `claude -p` stream-json run: read only when named.
+    assert "(name a stream-json .txt or .log file directly)" in result.stderr
+    # A picture is no such run: the note says only that it was not read.
+    (folder / "notes.txt").unlink()
+    (folder / "shot.png").write_bytes(b"x")
+    picture = runner.invoke(app, ["export", str(folder), "-o", str(tmp_path / "p.pftrace")])
+    assert picture.exit_code == 0
+    assert "1 other file in the given folders is not *.jsonl or *.jsonl.gz and was not read\n" in (
+        picture.stderr
+    ), picture.stderr
     assert "skipped on purpose (not model input): claude:summary 1" in result.stderr
     agent = (
         SPOTTER_DIR / "258c7280-ae70-4798-800f-63464d01a85d" / "subagents" / "agent-a881341.jsonl"

@@ -684,7 +684,7 @@ def test_collect_says_which_files_of_a_folder_it_did_not_read(tmp_path: Path) ->
     assert result.exit_code == 0, result.output
     assert (
         "note: 1 other file in the given folders is not *.jsonl or *.jsonl.gz and was "
-        "not read (name a stream-json .txt file directly)"
+        "not read (name a stream-json .txt or .log file directly)"
     ) in result.stderr.splitlines()
     assert "1 journal: 1 new" in result.stdout
     # named directly, the stream-json file is read

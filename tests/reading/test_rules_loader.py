@@ -30,17 +30,18 @@ def test_a_folder_walk_reads_journals_counts_other_files_and_skips_members(
     (tmp_path / "a.meta.json").write_text("{}")
     (tmp_path / "opencode.db").write_bytes(b"")
     (tmp_path / "opencode.db-wal").write_bytes(b"")
-    files, failures, ignored, _ = expand([tmp_path])
+    files, failures, ignored, logs, _ = expand([tmp_path])
     assert [f.name for f in files] == ["a.jsonl", "opencode.db"]
     assert failures == []
     assert ignored == 2  # notes.txt and image.png: the sidecar and the member are not others
+    assert logs == 1  # notes.txt, which could be a saved stream-json run
 
 
 def test_inputs_that_are_not_journals_fail_by_name(tmp_path: Path) -> None:
     missing = tmp_path / "gone.jsonl"
     empty_folder = tmp_path / "empty"
     empty_folder.mkdir()
-    files, failures, _, _ = expand([missing, empty_folder])
+    files, failures, _, _, _ = expand([missing, empty_folder])
     assert files == []
     assert [(f.path, f.message) for f in failures] == [
         (str(missing), "no such file or directory"),
@@ -166,7 +167,7 @@ def test_a_dash_twice_is_one_copy_of_standard_input_named_stdin(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(CLAUDE_SMALL.read_bytes())))
-    files, failures, _, copies = expand([Path("-"), Path("-")])
+    files, failures, _, _, copies = expand([Path("-"), Path("-")])
     (copy,) = files
     assert failures == [] and copies == [("<stdin>", copy)]
     assert copy.name == "stdin" and copy.read_bytes() == CLAUDE_SMALL.read_bytes()
@@ -183,7 +184,7 @@ def test_two_pipes_of_one_name_are_two_copies(tmp_path: Path) -> None:
         given[fifo] = source.read_bytes()
         threading.Thread(target=fifo.write_bytes, args=(given[fifo],), daemon=True).start()
     # WHEN both are expanded THEN each has a copy of its own, holding what it gave
-    files, failures, _, copies = expand(list(given))
+    files, failures, _, _, copies = expand(list(given))
     assert failures == [] and [given_name for given_name, _ in copies] == list(map(str, given))
     assert [f.read_bytes() for f in files] == list(given.values())
 

@@ -140,6 +140,7 @@ class CollectResult:
     jobs: int = 1
     sessions_total: int = 0
     ignored: int = 0  # files in the given folders that are not journals (not read)
+    ignored_logs: int = 0  # of those, the .txt and .log files (loader.Expanded)
     refused: int = 0  # new or changed files that could not be used (in `failures`)
     # Unchanged journals read again: the dataset's tables were written with other columns.
     reread: int = 0
@@ -239,7 +240,7 @@ def _collect(
             )
         expanded = expand(inputs)
         result.failures += expanded.failures
-        result.ignored = expanded.ignored
+        result.ignored, result.ignored_logs = expanded.ignored, expanded.ignored_logs
         files: dict[str, Path] = {}
         folders: dict[str, str] = {}
         keys: dict[Path, str] = {}

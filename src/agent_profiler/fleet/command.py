@@ -54,7 +54,12 @@ def run_collect(
     from agent_profiler.console import tell_reading
     from agent_profiler.loader import LoadResult
 
-    tell_reading(LoadResult(failures=result.failures, ignored=result.ignored), result.diagnostics)
+    tell_reading(
+        LoadResult(
+            failures=result.failures, ignored=result.ignored, ignored_logs=result.ignored_logs
+        ),
+        result.diagnostics,
+    )
     seen = (
         f"{counted(result.journals, 'journal')}: {result.new:,} new, {result.changed:,} changed, "
         f"{result.unchanged:,} unchanged (not read)"
