@@ -1175,3 +1175,28 @@ def test_a_changed_subagent_file_reads_its_whole_group_again(tmp_path: Path) -> 
     assert sessions == [main, f"{main}/a881341"]
     requests = _table(dataset, "requests")
     assert len(requests) == len({(r["session_id"], r["turn"]) for r in requests})
+
+
+def test_fleet_bars_keep_their_values_and_names_readable() -> None:
+    """The longest bar's value was drawn past the drawing's right edge ("8" of "8.1M",
+    "5" of "5 sessions"), and a long name was cut mid-word with nothing to say so."""
+    from agent_profiler.fleet.render import _hbar
+
+    long_name = "Loaded context (GEMINI.md, extensions and more)"
+    for items, unit in (
+        ([("supabase_right_aim_ops", 12_345_678_901.0), (long_name, 5.0)], None),
+        ([("0 per session", 12_345.0), ("1 per session", 6.0)], "session"),
+    ):
+        svg = _hbar(items, {}, absolute=True, unit=unit)
+        width = int(re.search(r'<svg width="(\d+)"', svg)[1])  # type: ignore[index]
+        values = re.findall(r'<text x="([\d.]+)" y="\d+">([^<]+)</text>', svg)
+        assert len(values) == 2, svg
+        for x, text in values:
+            # 12 px system-ui: no character is wider than 8 px.
+            assert float(x) + 8 * len(text) <= width, (x, text, width)
+    svg = _hbar([(long_name, 0.5)], {})
+    assert f"<title>{long_name}</title>Loaded context (GEMINI.md, extens…</text>" in svg
+    assert ">supabase_right_aim_ops<" in _hbar([("supabase_right_aim_ops", 1.0)], {})
+    # Thousands, millions and billions, each a number one can read at a glance.
+    drawn = _hbar([("a", 2_339_200_000.0), ("b", 745_300_000.0), ("c", 999_949.0)], {}, True)
+    assert re.findall(r">[\d.]+[KMB]<", drawn) == [">2.3B<", ">745.3M<", ">999.9K<"]

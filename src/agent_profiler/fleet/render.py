@@ -23,7 +23,9 @@ WRITER_COLOURS = {
 def _k(value: float | None) -> str:
     if value is None:
         return "-"
-    # 40651.3K was hard to read: millions as M.
+    # 40651.3K was hard to read: millions as M, and 2339.2M as 2.3B.
+    if value >= 999_950_000:
+        return f"{value / 1_000_000_000:.1f}B"
     if value >= 999_950:
         return f"{value / 1_000_000:.1f}M"
     return f"{value / 1000:.1f}K" if value >= 1000 else f"{value:.0f}"
@@ -284,6 +286,11 @@ def _weight(entry: Mapping[str, Any]) -> float:
     return float(entry["token_requests"] or 0)
 
 
+# A bar chart's room: labels left of LABEL_ROOM, bars up to BAR_ROOM long, and after the
+# longest bar room for its value ("2,339.2M", "12,345 sessions": at most 8 px a character).
+LABEL_ROOM, BAR_ROOM, VALUE_ROOM, LABEL_CHARS = 250, 560, 140, 34
+
+
 def _hbar(
     items: Sequence[tuple[str, float]],
     colours: Mapping[str, str],
@@ -291,22 +298,28 @@ def _hbar(
     unit: str | None = None,
 ) -> str:
     """One horizontal bar per item (shares, or absolute values scaled to the largest:
-    tokens, or counts of `unit`)."""
+    tokens, or counts of `unit`). A label longer than LABEL_CHARS is cut with "…", the
+    whole of it in the label's tooltip."""
     if not items:
         return "<p class=note>(none)</p>"
     top = max(v for _, v in items) or 1
-    width, row = 640, 20
-    svg = [f'<svg width="{width + 260}" height="{row * len(items) + 4}" role="img">']
+    row = 20
+    svg = [
+        f'<svg width="{LABEL_ROOM + BAR_ROOM + VALUE_ROOM}" height="{row * len(items) + 4}" '
+        'role="img">'
+    ]
     for index, (label, value) in enumerate(items):
         y = index * row + 2
-        w = (value / top if absolute else value) * width
+        w = (value / top if absolute else value) * BAR_ROOM
         text = (counted(int(value), unit) if unit else _k(value)) if absolute else percent(value)
+        name = str(label)
+        shown = name if len(name) <= LABEL_CHARS else name[: LABEL_CHARS - 1] + "…"
         svg.append(
-            f'<text x="0" y="{y + 14}">{esc(str(label)[:34])}</text>'
-            f'<rect x="250" y="{y + 2}" width="{w:.1f}" height="{row - 5}" '
+            f'<text x="0" y="{y + 14}"><title>{esc(name)}</title>{esc(shown)}</text>'
+            f'<rect x="{LABEL_ROOM}" y="{y + 2}" width="{w:.1f}" height="{row - 5}" '
             f'fill="{colours.get(label, "#76b7b2")}">'
             f"<title>{esc(label)}: {esc(text)}</title></rect>"
-            f'<text x="{250 + w + 4:.1f}" y="{y + 14}">{esc(text)}</text>'
+            f'<text x="{LABEL_ROOM + w + 4:.1f}" y="{y + 14}">{esc(text)}</text>'
         )
     svg.append("</svg>")
     return "".join(svg)
