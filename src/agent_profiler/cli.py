@@ -289,7 +289,7 @@ def fleet(
     html: Annotated[
         Path | None,
         typer.Option(
-            "--html", metavar="FILE", help="Write an HTML page with plots here (- for stdout)."
+            "--html", "-o", metavar="FILE", help="Write an HTML page with plots (- for stdout)."
         ),
     ] = None,
     split: Annotated[
@@ -332,7 +332,7 @@ def fleet(
             raise UsageError(
                 f"{html} is a folder: name the file to write, e.g. --html {html / 'fleet.html'}"
             )
-        check_target(html, force, [], ".html")  # as every other output: --force to overwrite
+        check_target(html, force, [], ".html", "--html")  # --force to overwrite, as any output
 
     def write(target: Path, text: str) -> int:
         data = text.encode()
@@ -586,13 +586,11 @@ def main() -> None:
     try:
         app()
     except SystemExit as done:
-        if done.code == 2 and (named := spec.dash_path(sys.argv[1:])):
-            # `-home-me-app/s.jsonl` (a Claude Code project folder) read as an option
-            typer.echo(
-                f"hint: {named} is a file or folder; name it ./{named} (or put -- before "
-                "it): a word starting with - is read as an option",
-                err=True,
-            )
+        # Under Click's own usage errors (ours end in typer.Exit, and say it all): a word
+        # Click read as an option, or an output option that took one for its file name.
+        clicks = done.code == 2 and not isinstance(done.__context__, typer.Exit)
+        for hint in spec.usage_hints(sys.argv[1:]) if clicks else ():
+            typer.echo(hint, err=True)
         raise
     except (Exception, KeyboardInterrupt) as error:
         sys.exit(failure(error))

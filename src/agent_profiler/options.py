@@ -172,6 +172,32 @@ FAST_SUMMARY: dict[str, Spec] = {
 }
 
 
+# The options that take a file or folder to write: the word after one is its name.
+OUTPUT_OPTIONS = ("-o", "--output", "--html", "--to")
+
+
+def usage_hints(argv: list[str]) -> list[str]:
+    """What to add under a usage error (exit 2) Click printed for this command line: a
+    path starting with `-` read as an option (`dash_path`), or an output option that took
+    the next option for its file name (`--html -o page.html`: "unexpected extra argument
+    page.html")."""
+    hints = []
+    if named := dash_path(argv):
+        hints.append(
+            f"hint: {named} is a file or folder; name it ./{named} (or put -- before it): a "
+            "word starting with - is read as an option"
+        )
+    from itertools import pairwise
+
+    for option, word in pairwise(argv):
+        if option == "--":
+            break
+        if option in OUTPUT_OPTIONS and word.startswith("-") and word != "-":
+            hints.append(f"hint: {option} took {word} for its file name; name the file after it")
+            break
+    return hints
+
+
 def dash_path(argv: list[str]) -> str | None:
     """The first word before any `--` that starts with `-` and names something on disk (a
     Claude Code project folder, `-home-me-app`): Click reads it as an option."""

@@ -98,10 +98,25 @@ def beside(path: Path, kind: str) -> tuple[int, str]:
         raise OutputError(f"{path}: cannot write here ({error.strerror})") from error
 
 
-def check_target(target: Path, force: bool, journals: list[Path], extension: str) -> None:
-    """Refuse an output that is a folder, a journal being read (even with --force: a
-    journal cannot be made again), or a file, without --force. A pipe or a device
-    (`/dev/null`) is written in place, with or without --force."""
+def refuse_option_name(target: Path, option: str) -> None:
+    """Refuse an output named like an option (`-o --force`, `--html -o page.html`): the
+    output's name was left out, and the next word was taken for it. A file of such a name
+    is written when given by its full path (`./--force` is the same word to Path)."""
+    name = str(target)
+    if name.startswith("-") and name != "-":
+        raise UsageError(
+            f"{option} {name}: {name} looks like an option, not a file name; name the file "
+            f"after {option} (for a file of that name, give its full path)"
+        )
+
+
+def check_target(
+    target: Path, force: bool, journals: list[Path], extension: str, option: str = "-o"
+) -> None:
+    """Refuse an output named like an option (given by `option`), a folder, a journal
+    being read (even with --force: a journal cannot be made again), or a file, without
+    --force. A pipe or a device (`/dev/null`) is written in place, with or without --force."""
+    refuse_option_name(target, option)
     if target.is_dir():
         suggested = target / default_output(journals, extension)
         raise UsageError(f"{target} is a folder: name the file to write, e.g. -o {suggested}")

@@ -779,3 +779,32 @@ def test_a_subagent_file_read_with_its_session_is_never_the_output(
         f"error: {subagent} is a journal this reads: write the output somewhere else\n"
     )
     assert subagent.read_bytes() == before
+
+
+def test_an_output_named_like_an_option_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`export x.jsonl -o --force` wrote a trace named `--force`, `fleet ds --html -o
+    page.html` a page named `-o`: the output's name was left out and the next word taken
+    for it. Each is one usage line now, and nothing is written; `fleet -o` writes the page,
+    as every other command's -o does; a dash-named file given by its path is written."""
+    monkeypatch.chdir(tmp_path)
+    dataset = tmp_path / "ds"
+    assert runner.invoke(app, ["collect", str(SMALL), "--to", str(dataset)]).exit_code == 0
+    for argv, said in (
+        (["export", str(SMALL), "-o", "--force"], "-o --force: --force looks like an option"),
+        (["report", str(SMALL), "-o", "--cost"], "-o --cost: --cost looks like an option"),
+        (["open", str(SMALL), "-o", "--no-browser"], "-o --no-browser: --no-browser looks"),
+        (["fleet", str(dataset), "--html", "-o"], "--html -o: -o looks like an option"),
+        (["collect", str(SMALL), "--to", "--jobs"], "--to --jobs: --jobs looks like an option"),
+    ):
+        result = runner.invoke(app, argv)
+        assert result.exit_code == 2, (argv, result.stderr)
+        assert result.stderr.startswith(f"error: {said}"), result.stderr
+        assert "give its full path" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds"]
+    page = runner.invoke(app, ["fleet", str(dataset), "-o", "p.html"])
+    assert page.exit_code == 0, page.stderr
+    assert (tmp_path / "p.html").read_text().startswith("<!doctype html>")
+    named = runner.invoke(app, ["export", str(SMALL), "-o", str(tmp_path / "--force")])
+    assert named.exit_code == 0 and (tmp_path / "--force").stat().st_size > 0

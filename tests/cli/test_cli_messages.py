@@ -173,3 +173,14 @@ def test_a_file_named_like_an_option_gets_a_hint(tmp_path: Path) -> None:
     assert run("export", "./-home-me-app/s.jsonl", "-o", "t.pftrace").returncode == 0
     typo = run("export", "./-home-me-app/s.jsonl", "--forse")
     assert typo.returncode == 2 and "hint:" not in typo.stderr
+    # An output option that took the next option for its file name: Click's error names
+    # only the word left over, and the hint says what happened.
+    taken = run("fleet", "ds", "--html", "-o", "page.html")
+    assert taken.returncode == 2 and "unexpected extra argument" in taken.stderr
+    assert taken.stderr.endswith(
+        "hint: --html took -o for its file name; name the file after it\n"
+    ), taken.stderr
+    # Our own refusal says it all in its one line: no hint under it.
+    ours = run("export", "./-home-me-app/s.jsonl", "-o", "--force")
+    assert ours.returncode == 2 and ours.stderr.count("\n") == 1, ours.stderr
+    assert ours.stderr.startswith("error: -o --force: --force looks like an option")

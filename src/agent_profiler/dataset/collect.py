@@ -192,7 +192,10 @@ def collect(
     """Collect `inputs` into the dataset at `target` (created when absent).
     `after_rows`: called once the rows are staged (the tests interrupt a collect there);
     `progress`: the displays export shows (console.group_progress and byte_progress)."""
+    from agent_profiler.outputs import refuse_option_name
+
     options = options or ReadOptions()
+    refuse_option_name(target, "--to")
     if target.exists() and not target.is_dir():
         raise UsageError(f"--to {target} is a file: name a folder for the dataset")
     created = not target.exists()
