@@ -587,6 +587,13 @@ def test_page_is_self_contained_and_escaped() -> None:
     assert "@import" not in text and "<link" not in text
 
 
+def test_a_session_length_is_not_broken_across_lines(spotter: list[Session]) -> None:
+    """The header's "lasted 17 min 41 s" wrapped before its last "s": the number and
+    its units are joined by no-break spaces."""
+    text = render_report(spotter)
+    assert "lasted 1\u00a0h\u00a09\u00a0min" in text and "lasted 33\u00a0s" in text
+
+
 def test_render_is_deterministic_and_the_writer_writes_it(spotter: list[Session]) -> None:
     assert render_report(spotter) == render_report(spotter)
     stream = io.BytesIO()

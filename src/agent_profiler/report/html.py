@@ -234,7 +234,8 @@ def context_view(
         )
     else:
         facts.append(f"started {utc(t0)}")
-    facts.append(f"lasted {duration((t1 - t0) / 1e9)}")
+    # "17 min 41 s" kept on one line (it broke before "s" at the end of a line)
+    facts.append("lasted " + duration((t1 - t0) / 1e9).replace(" ", "\u00a0"))
     parent = ""
     if session.parent_session:
         target = anchors.get(session.parent_session)
