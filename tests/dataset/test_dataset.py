@@ -1200,3 +1200,24 @@ def test_fleet_bars_keep_their_values_and_names_readable() -> None:
     # Thousands, millions and billions, each a number one can read at a glance.
     drawn = _hbar([("a", 2_339_200_000.0), ("b", 745_300_000.0), ("c", 999_949.0)], {}, True)
     assert re.findall(r">[\d.]+[KMB]<", drawn) == [">2.3B<", ">745.3M<", ">999.9K<"]
+
+
+def test_fleet_turn_columns_keep_the_median_clear_of_the_p90_tick() -> None:
+    """A median's value was drawn across its p90 tick when the two were close (turn 20,
+    73.6K over a tick 2 px above the bar), and above the drawing for the tallest column."""
+    from agent_profiler.fleet.render import _columns
+
+    rows = [
+        {"turn": 1, "p50": 10_000, "p90": 40_000, "sessions_alive": 9},
+        {"turn": 20, "p50": 73_600, "p90": 75_000, "sessions_alive": 7},
+        {"turn": 100, "p50": 133_500, "p90": 133_500, "sessions_alive": 4},
+    ]
+    svg = _columns(rows)
+    ticks = [float(y) for y in re.findall(r'<line [^>]*y1="([\d.]+)"', svg)]
+    bars = [float(y) for y in re.findall(r'<rect x="\d+" y="([\d.]+)"', svg)]
+    labels = [float(y) for y in re.findall(r'<text x="\d+" y="([\d.]+)">[\d.]+K<', svg)]
+    assert len(ticks) == len(bars) == len(labels) == 3, svg
+    assert labels[0] == bars[0] - 4  # far from its tick: the value on its bar
+    for tick, label in zip(ticks[1:], labels[1:], strict=True):
+        assert label <= tick - 4  # close: the value above the tick, not across it
+    assert min(labels) >= 12  # the tallest column's value inside the drawing (12 px text)

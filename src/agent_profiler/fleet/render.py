@@ -329,21 +329,25 @@ def _columns(rows: Sequence[Mapping[str, Any]]) -> str:
     if not rows:
         return "<p class=note>(no requests)</p>"
     top = max(r["p90"] for r in rows) or 1
-    height, col = 220, 80
-    svg = [f'<svg width="{col * len(rows) + 20}" height="{height + 50}" role="img">']
+    # `base`: the bars' foot; above the tallest tick, room for a value drawn over it.
+    height, col, base = 220, 80, 236
+    svg = [f'<svg width="{col * len(rows) + 20}" height="{base + 50}" role="img">']
     for index, r in enumerate(rows):
         x = 10 + index * col
         h50 = r["p50"] / top * height
         h90 = r["p90"] / top * height
+        # The median's value above its bar, or above the p90 tick when that is close
+        # enough to the bar for the two to overlap.
+        label = base - (h50 if h90 - h50 >= 14 else h90) - 4
         svg.append(
-            f'<rect x="{x}" y="{height - h50:.1f}" width="{col - 20}" height="{h50:.1f}" '
+            f'<rect x="{x}" y="{base - h50:.1f}" width="{col - 20}" height="{h50:.1f}" '
             f'fill="#4e79a7"><title>turn {r["turn"]}: p50 {r["p50"]:,}, p90 {r["p90"]:,}'
             "</title></rect>"
-            f'<line x1="{x}" x2="{x + col - 20}" y1="{height - h90:.1f}" y2="{height - h90:.1f}" '
+            f'<line x1="{x}" x2="{x + col - 20}" y1="{base - h90:.1f}" y2="{base - h90:.1f}" '
             'stroke="#1d1d1f" stroke-dasharray="3 2"/>'
-            f'<text x="{x}" y="{height - h50 - 4:.1f}">{_k(r["p50"])}</text>'
-            f'<text x="{x}" y="{height + 16}">turn {r["turn"]}</text>'
-            f'<text x="{x}" y="{height + 32}">{r["sessions_alive"]:,} alive</text>'
+            f'<text x="{x}" y="{label:.1f}">{_k(r["p50"])}</text>'
+            f'<text x="{x}" y="{base + 16}">turn {r["turn"]}</text>'
+            f'<text x="{x}" y="{base + 32}">{r["sessions_alive"]:,} alive</text>'
         )
     svg.append("</svg>")
     return "".join(svg)
