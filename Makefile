@@ -46,7 +46,7 @@ unit: $(STAMP)  ## pytest
 golden: $(STAMP)  ## Rewrite tests/golden/ (decoded text, Chrome JSON; review the diff like code)
 	$(BIN)/pytest -q tests/writers/test_golden.py tests/report/test_chart_gaps.py --update-golden
 
-screenshots: $(STAMP)  ## Regenerate docs/img/ from the real Perfetto UI (PERFETTO_UI=<folder with its shot.sh>)
+screenshots: $(STAMP)  ## Regenerate docs/img/: report and fleet pages in Chromium; the Perfetto UI ones with PERFETTO_UI=<folder with its shot.sh>
 	bash scripts/screenshots.sh
 
 # Not part of `make test`: slow (2–4 mutants a second on 2 cores). MODULE=src/…/x.py for one
