@@ -507,6 +507,27 @@ def test_a_copy_of_a_journal_is_not_collected_twice(tmp_path: Path) -> None:
     assert (grown.new, grown.copies) == (1, 0)
 
 
+def test_a_gzipped_copy_of_a_journal_is_a_copy(tmp_path: Path) -> None:
+    """A `.jsonl.gz` beside its `.jsonl` (a compressed backup, the corpus and the test data
+    holding the same rollout) was a second session: the copy check compared the files'
+    bytes, and fleet counted the session and its cost twice."""
+    import gzip
+
+    journals = tmp_path / "j"
+    journals.mkdir()
+    shutil.copy(HANDMADE, journals / "a.jsonl")
+    (journals / "b.jsonl.gz").write_bytes(gzip.compress(HANDMADE.read_bytes()))
+    dataset = tmp_path / "ds"
+    said = runner.invoke(app, ["collect", str(journals), "--to", str(dataset)])
+    assert said.exit_code == 0, said.output
+    assert "1 file with the bytes of a journal collected (a copy)" in said.stdout, said.stdout
+    assert [r["session_id"] for r in _table(dataset, "sessions")] == [SESSION_ID]
+    # A damaged .gz is not a copy of anything: it is read (and reported as damaged).
+    (journals / "c.jsonl.gz").write_bytes(gzip.compress(HANDMADE.read_bytes())[:-20])
+    damaged = collect([journals], dataset)
+    assert (damaged.copies, damaged.new) == (1, 1)  # b is still a copy; c is new
+
+
 def test_fleet_counts_a_subagent_collected_without_its_parent(tmp_path: Path) -> None:
     """A child session collected without its parent (OpenCode's @explore export, alone)
     was in the dataset and in collect's count but in none of fleet's figures: not among

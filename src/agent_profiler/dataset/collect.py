@@ -62,8 +62,23 @@ def file_key(path: Path, folders: dict[str, str] | None = None) -> str:
 
 
 def content_hash(path: Path) -> str:
+    """The journal's content: a `.gz` file's is its decompressed bytes, so that `x.jsonl`
+    and a gzipped copy of it are one journal, not two sessions (a damaged `.gz` is hashed
+    as it is: it is reported when read)."""
+    if path.name.endswith(".gz"):
+        import gzip
+        import zlib
+
+        try:
+            return _hash(gzip.open(path, "rb"))
+        except (OSError, EOFError, zlib.error):
+            pass
+    return _hash(path.open("rb"))
+
+
+def _hash(stream: IO[bytes]) -> str:
     digest = hashlib.blake2b(digest_size=16)
-    with path.open("rb") as handle:
+    with stream as handle:
         while chunk := handle.read(1 << 20):
             digest.update(chunk)
     return digest.hexdigest()
