@@ -1062,6 +1062,35 @@ def test_fleet_peak_fill_is_summarys_fill_by_where_the_window_came_from(tmp_path
     assert (again.reread, again.unchanged, again.version) == (0, journals_held, None)
 
 
+def test_result_tokens_are_what_the_tool_returned(tmp_path: Path) -> None:
+    """`tool_calls.result_tokens` added up every item linked to the call: its arguments
+    (Assistant history, the model's writing) with its result, so "Tool results by tool"
+    weighed a Write by the file it wrote. A dataset made the old way is read again once."""
+    dataset = tmp_path / "ds"
+    journals = _journals(tmp_path)
+    collect([journals], dataset)
+    calls = {r["call_id"]: r for r in _table(dataset, "tool_calls")}
+    items = _table(dataset, "context_items")
+    returned: dict[str, int] = {}
+    argued: set[str] = set()
+    for item in items:
+        if item["call_id"] in calls and item["category"] != "assistant":
+            returned[item["call_id"]] = returned.get(item["call_id"], 0) + item["tokens"]
+        elif item["call_id"] in calls:
+            argued.add(item["call_id"])
+    assert argued and returned  # the journal has calls with both
+    for call_id, row in calls.items():
+        assert row["result_tokens"] == returned.get(call_id), call_id
+    # A manifest of the first revision: every journal is read again, once.
+    manifest_path = dataset / "current" / "manifest.json"
+    manifest = orjson.loads(manifest_path.read_bytes())
+    assert manifest["rows"] == 2
+    del manifest["rows"]
+    manifest_path.write_bytes(orjson.dumps(manifest))
+    again = collect([journals], dataset)
+    assert (again.reread, again.version) == (len(manifest["files"]), 2)
+
+
 def test_a_dataset_given_as_journals_points_to_fleet(tmp_path: Path) -> None:
     """`export ds`, `summary ds`, `report ds` walked the Parquet files: "no journal here"
     and a note of every file not read. The dataset is named as one, with the command."""
@@ -1242,3 +1271,17 @@ def test_fleet_turn_columns_keep_the_median_clear_of_the_p90_tick() -> None:
     for tick, label in zip(ticks[1:], labels[1:], strict=True):
         assert label <= tick - 4  # close: the value above the tick, not across it
     assert min(labels) >= 12  # the tallest column's value inside the drawing (12 px text)
+
+
+def test_fleet_text_names_what_its_columns_and_sources_are(tmp_path: Path) -> None:
+    """The tool table's columns were headed "chars" and "tokens" over shares (31.9%), and
+    "tools:" among the recurring sources read like the Tool definitions category, where it
+    weighs the calls' arguments and results."""
+    dataset = tmp_path / "ds"
+    collect([_journals(tmp_path)], dataset)
+    text = runner.invoke(app, ["fleet", str(dataset), "--no-cost"]).stdout
+    header = next(line for line in text.splitlines() if line.startswith("  tool "))
+    assert header.split() == ["tool", "calls", "%", "chars", "%", "tokens"], header
+    row = text.splitlines()[text.splitlines().index(header) + 1]
+    assert row.split()[-1].endswith("%") and row.split()[-2].endswith("%"), row
+    assert "\n  tool calls (arguments and results): " in text, text

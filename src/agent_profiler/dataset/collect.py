@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import gzip
 import hashlib
 import os
 import shutil
@@ -47,6 +48,10 @@ MANIFEST = "manifest.json"
 MEMORY_LIMIT = "160MB"
 MERGE_AT = 16  # files in one partition (one per collect) before they are merged into one
 FORMAT = 1
+# How the rows are made, revised when a column's meaning changes (its name and type do
+# not): a dataset of another revision has every journal read again once, as for columns.
+# 2: tool_calls.result_tokens counts what the tool returned, not its call's arguments.
+ROWS = 2
 
 
 def file_key(path: Path, folders: dict[str, str] | None = None) -> str:
@@ -66,7 +71,6 @@ def content_hash(path: Path) -> str:
     and a gzipped copy of it are one journal, not two sessions (a damaged `.gz` is hashed
     as it is: it is reported when read)."""
     if path.name.endswith(".gz"):
-        import gzip
         import zlib
 
         try:
@@ -76,7 +80,7 @@ def content_hash(path: Path) -> str:
     return _hash(path.open("rb"))
 
 
-def _hash(stream: IO[bytes]) -> str:
+def _hash(stream: IO[bytes] | gzip.GzipFile) -> str:
     digest = hashlib.blake2b(digest_size=16)
     with stream as handle:
         while chunk := handle.read(1 << 20):
@@ -272,7 +276,9 @@ def _collect(
         # before they were kept): every journal still here is read again, once, so that
         # its rows have every column (a dataset's new column was NULL until the journal
         # changed, and `collect` said "nothing new or changed").
-        outdated = bool(old["files"]) and old.get("columns") != columns()
+        outdated = bool(old["files"]) and (
+            old.get("columns") != columns() or old.get("rows", 1) != ROWS
+        )
         fresh: list[str] = []
         reread: set[str] = set()
         held = {entry["hash"]: key for key, entry in old["files"].items() if "hash" in entry}
@@ -484,6 +490,7 @@ def _write_version(
         "batch": batch,
         "estimate": options.estimate.value,  # how every row's estimated tokens were made
         "columns": columns(),  # a later version with other columns reads every journal again
+        "rows": ROWS,  # and so does one that makes them another way
         "files": entries,
         "groups": manifest_groups,
     }

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agent_profiler.cost import end_shares, request_tokens
-from agent_profiler.model import AnchorKind, ChangeKind, Session, SourceKind
+from agent_profiler.model import AnchorKind, Category, ChangeKind, Session, SourceKind
 from agent_profiler.views import (
     session_fill,
     session_span,
@@ -221,7 +221,13 @@ def _items(
                     "baseline": change.change is ChangeKind.BASELINE,
                 }
                 open_items[change.id] = row
-                if change.source_kind is SourceKind.TOOL and change.source_id:
+                # What the tool returned: not the call's arguments (the model wrote those,
+                # as Assistant history), which the tool's row weighs as a result otherwise.
+                if (
+                    change.source_kind is SourceKind.TOOL
+                    and change.source_id
+                    and change.category is not Category.ASSISTANT
+                ):
                     result_tokens[change.source_id] = (
                         result_tokens.get(change.source_id, 0) + change.tokens
                     )

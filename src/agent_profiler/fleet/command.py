@@ -67,7 +67,7 @@ def run_collect(
     if result.reread:
         seen += (
             f"; {result.reread:,} unchanged read again (the dataset's tables were written "
-            "with other columns)"
+            "by another version, with other columns or figures)"
         )
     if result.copies:
         seen += (

@@ -89,7 +89,8 @@ def render_text(data: Mapping[str, Any], title: str = "fleet") -> str:
         f"\ntool results by tool ({tools['calls']:,} calls, {tools['chars']:,} chars, "
         f"{tools['tokens']:,} tokens {tools['tokens_basis']}):"
     )
-    out.append(f"  {'tool':<40} {'calls':>7} {'chars':>8} {'tokens':>8}")
+    # Shares of the fleet's result characters and tokens (the totals are in the heading).
+    out.append(f"  {'tool':<40} {'calls':>7} {'% chars':>8} {'% tokens':>8}")
     for row in tools["by_tool"]:
         out.append(
             f"  {row['tool'][:40]:<40} {row['calls']:>7,} {_share(row['share_chars']):>8} "
@@ -101,7 +102,7 @@ def render_text(data: Mapping[str, Any], title: str = "fleet") -> str:
         ("mcp_servers", "MCP servers"),
         ("skills", "skills"),
         ("rule_files", "rule files"),
-        ("tools", "tools"),
+        ("tools", "tool calls (arguments and results)"),
     ):
         entries = sources[key][:5]
         if entries:
@@ -271,7 +272,7 @@ def _sections(data: Mapping[str, Any], level: int = 2) -> list[str]:
         ("mcp_servers", "MCP servers"),
         ("skills", "Skills"),
         ("rule_files", "Rule files"),
-        ("tools", "Tools"),
+        ("tools", "Tool calls (arguments and results)"),
     ):
         if sources[key]:
             out.append(f"<h4>{label}</h4>")
