@@ -14,7 +14,9 @@ Format facts these modules rely on, with the surprise each one holds:
 - the system prompt, tool schemas and memory files are not in the transcript:
   they become the inferred head item (§1.5);
 - a request's start is not recorded: it is the time of the record that
-  triggered it (the prompt or the last tool result before it) (§1.9).
+  triggered it (the prompt or the last tool result before it) (§1.9);
+- a tool result can be written the line before its tool_use (2.1.165, 35 ms apart):
+  results meet their calls by `tool_use_id`, not by line order.
 """
 
 from __future__ import annotations
@@ -104,6 +106,9 @@ class SessionBuilder:
         self.timing = "journal-timestamps"
         self.agent_results: dict[str, str] = {}  # agentId → the call that launched it
         self.result_media: dict[str, list[str]] = {}  # call id → its result's image items
+        # Results read before their call (`_on_tool_result`): call id → (time, error, chars,
+        # agentId), taken by the call when it comes; a call never read leaves its entry.
+        self.early_results: dict[str, tuple[int, bool, int, str | None]] = {}
         self.facts: list[tuple[str, str]] = []
         self.records = 0
         self.warned_usage = False
@@ -269,14 +274,23 @@ class SessionBuilder:
             )
         else:  # most results: no images, none to remove with them
             self.result_media.pop(call_id, None)
-        if tool is None:
-            return  # its call is not in this journal: the result still counts in context
-        tool.end_ns = max(ts, tool.start_ns)
-        tool.is_error = bool(block.get("is_error"))
-        tool.result_chars = chars
         result = record.get("toolUseResult", record.get("tool_use_result"))
-        if isinstance(result, dict) and isinstance(result.get("agentId"), str):
-            self.agent_results[result["agentId"]] = call_id
+        agent = result.get("agentId") if isinstance(result, dict) else None
+        ended = (ts, bool(block.get("is_error")), chars, agent if isinstance(agent, str) else None)
+        if tool is None:
+            # Its call is not read yet: 2.1.165 can write a result the line before its
+            # tool_use (35 ms apart), or the call is not in this journal. The result counts
+            # in context either way (above); its call, if it comes, ends with it.
+            self.early_results[call_id] = ended
+            return
+        self._ended(tool, ended)
+
+    def _ended(self, tool: ToolDraft, result: tuple[int, bool, int, str | None]) -> None:
+        """A call's result: its end (never before its start), error flag and size."""
+        ts, tool.is_error, tool.result_chars, agent = result
+        tool.end_ns = max(ts, tool.start_ns)
+        if agent is not None:
+            self.agent_results[agent] = tool.call_id
 
     def on_assistant(self, record: dict[str, Any], ts: int, line: int, path: str) -> None:
         if self.pending_post is not None:
@@ -400,7 +414,10 @@ class SessionBuilder:
         draft.visible += self.log.estimator.visible_tokens(text)
         if call_id not in self.tools:
             measured = ToolArguments.of(arguments, text=text[len(name) :])
-            self.tools[call_id] = ToolDraft(call_id, name, ts, draft.id, draft.prompt_id, measured)
+            tool = ToolDraft(call_id, name, ts, draft.id, draft.prompt_id, measured)
+            self.tools[call_id] = tool
+            if self.early_results and call_id in self.early_results:
+                self._ended(tool, self.early_results.pop(call_id))
 
     def on_native_context(self, run: NativeSnapshot, fallback_ns: int) -> None:
         """A `/context` run: Claude Code's own breakdown. It is a snapshot of its own
