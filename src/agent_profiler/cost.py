@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_profiler.console import counted
-from agent_profiler.model import AnchorKind, Category, Session, frozen
+from agent_profiler.model import AnchorKind, Category, Response, Session, frozen
 from agent_profiler.records import record
 
 PRICE_PACKAGE = "genai-prices"
@@ -88,6 +88,9 @@ class RequestTokens:
     # The every-cache-hit split of the same request's context.
     hit_written: int
     hit_reread: int
+    # False: the journal's output count is a streaming count, often below what was billed
+    # (Claude Code's transcripts): the receipt's output is a lower bound.
+    output_exact: bool = True
 
     @property
     def prompt(self) -> int:
@@ -99,27 +102,44 @@ def request_tokens(session: Session) -> list[RequestTokens]:
     rows: list[RequestTokens] = []
     previous = 0
     for response in sorted(session.responses, key=lambda r: (r.start_ns, r.end_ns, r.id)):
-        usage = response.usage
-        prompt = usage.prompt_tokens
-        read = min(usage.cache_read_tokens, prompt)
-        write = min(usage.cache_write_tokens, prompt - read)
-        hour = min(usage.cache_write_1h_tokens, write)
+        prompt = response.usage.prompt_tokens
         written = prompt - previous if prompt >= previous else prompt
-        rows.append(
-            RequestTokens(
-                model=response.model,
-                time_ns=response.start_ns,
-                input=prompt - read - write,
-                cache_read=read,
-                cache_write_5m=write - hour,
-                cache_write_1h=hour,
-                output=usage.output_tokens,
-                hit_written=written,
-                hit_reread=prompt - written,
-            )
-        )
+        rows.append(_split_usage(response, written))
         previous = prompt
     return rows
+
+
+def compaction_tokens(session: Session) -> dict[str, RequestTokens]:
+    """Each recorded summarisation request of the session's compactions (compaction id →
+    its usage split), billed as any request: the conversation sent to be summarised, the
+    summary written. In the every-cache-hit receipt its whole input is re-read from the
+    cache (it is the conversation the requests before it wrote)."""
+    return {
+        c.id: _split_usage(c.request, 0)
+        for c in session.compactions
+        if c.request is not None
+        and (c.request.usage.prompt_tokens or c.request.usage.output_tokens)
+    }
+
+
+def _split_usage(response: Response, written: int) -> RequestTokens:
+    usage = response.usage
+    prompt = usage.prompt_tokens
+    read = min(usage.cache_read_tokens, prompt)
+    write = min(usage.cache_write_tokens, prompt - read)
+    hour = min(usage.cache_write_1h_tokens, write)
+    return RequestTokens(
+        model=response.model,
+        time_ns=response.start_ns,
+        input=prompt - read - write,
+        cache_read=read,
+        cache_write_5m=write - hour,
+        cache_write_1h=hour,
+        output=usage.output_tokens,
+        hit_written=written,
+        hit_reread=prompt - written,
+        output_exact=response.output_tokens_reliable,
+    )
 
 
 def end_shares(session: Session) -> dict[str, float]:
@@ -310,8 +330,12 @@ class Receipt:
     shares: dict[str, float] = field(default_factory=dict)  # end composition, for the split
     unpriced: dict[str, int] = field(default_factory=dict)  # model → requests not priced
     models: dict[str, str] = field(default_factory=dict)  # journal's model → table's id
+    # Some priced request's output count is a streaming count: the output is at least this.
+    output_lower_bound: bool = False
 
     def add_request(self, row: RequestTokens, prices: ModelPrices | None) -> None:
+        if prices is not None and not row.output_exact:
+            self.output_lower_bound = True
         if prices is None:
             name = row.model or "(no model)"
             self.unpriced[name] = self.unpriced.get(name, 0) + 1
@@ -350,6 +374,7 @@ class Receipt:
                 {"model": m, "requests": n} for m, n in sorted(self.unpriced.items())
             ],
             "complete": not self.unpriced,
+            "output_lower_bound": self.output_lower_bound,
             "billed": {
                 **{
                     c: {"tokens": self.billed_tokens[c], "usd": _usd(self.billed_usd[c])}
@@ -397,7 +422,7 @@ def _split(total: Decimal, shares: Mapping[str, float]) -> dict[str, float]:
 
 def session_receipt(session: Session, table: PriceTable) -> Receipt:
     receipt = Receipt(shares=end_shares(session))
-    for row in request_tokens(session):
+    for row in [*request_tokens(session), *compaction_tokens(session).values()]:
         receipt.add_request(row, table.lookup(row.model, row.time_ns, session.provider))
     return receipt
 
@@ -426,6 +451,11 @@ def render_receipt(name: str, data: Mapping[str, Any]) -> str:
         line = hit[line_name]
         lines.append(f"    {label:<24}{line['tokens']:>14,} tok  ${line['usd']:>10.4f}")
     lines.append(f"    {'total':<42}  ${hit['total_usd']:>10.4f}")
+    if data.get("output_lower_bound"):
+        lines.append(
+            "  model output is a lower bound: the journal records streaming output counts, "
+            "often below what was billed"
+        )
     for entry in data["unpriced_models"]:
         lines.append(
             f"  no price for {entry['model']} ({counted(entry['requests'], 'request')}): "
@@ -446,6 +476,7 @@ __all__ = [
     "Receipt",
     "RequestTokens",
     "by_writer",
+    "compaction_tokens",
     "end_shares",
     "render_receipt",
     "request_tokens",

@@ -204,6 +204,63 @@ def test_every_cache_hit_writes_growth_once_and_rereads_the_rest() -> None:
     assert data["split_by"] == "end-of-session context composition (estimated shares)"
 
 
+def test_a_compactions_summarisation_request_is_billed() -> None:
+    """The request a harness sends to summarise the conversation (OpenCode's summary
+    message, Claude Code's compact call) is billed like any other, and was left out of
+    every receipt (OpenCode: 98,608 input tokens of 495,139). In the every-cache-hit
+    receipt its input is the conversation, re-read from the cache."""
+    import dataclasses
+
+    from agent_profiler.model import Compaction
+
+    plain = session_receipt(_session(), _Table()).to_json(_Table())  # type: ignore[arg-type]
+    summarise = Response(
+        "c1",
+        2_500_000_000,
+        2_600_000_000,
+        "m",
+        Usage(
+            1_400, input_tokens=100, output_tokens=70, cache_read_tokens=1_200,
+            cache_write_tokens=100, cache_write_1h_tokens=40,
+        ),
+    )  # fmt: skip
+    compaction = Compaction("k1", 2_500_000_000, 2_600_000_000, "compaction", request=summarise)
+    unrecorded = Compaction("k2", 3_500_000_000, 3_600_000_000, "compaction")
+    session = dataclasses.replace(_session(), compactions=(compaction, unrecorded))
+    data = session_receipt(session, _Table()).to_json(_Table())  # type: ignore[arg-type]
+    added = {"input": 100, "cache_read": 1_200, "cache_write_5m": 60, "cache_write_1h": 40}
+    added["output"] = 70
+    for component, tokens in added.items():
+        line, before = data["billed"][component], plain["billed"][component]
+        assert line["tokens"] == before["tokens"] + tokens, component
+        usd = float(_rate(component, 1_400) * tokens / MTOK)
+        assert line["usd"] == pytest.approx(before["usd"] + usd), component
+    hit, hit_before = data["every_cache_hit"], plain["every_cache_hit"]
+    assert hit["re_read"]["tokens"] == hit_before["re_read"]["tokens"] + 1_400
+    assert hit["written_once"] == hit_before["written_once"]
+    assert hit["output"]["tokens"] == hit_before["output"]["tokens"] + 70
+
+
+def test_a_streaming_output_count_makes_the_output_a_lower_bound() -> None:
+    """Claude Code's transcripts record streaming output counts (78 tokens for 40 Opus
+    responses): the receipt said nothing, and `complete: true`. It says so now, in JSON and
+    in text; an unpriced request's count does not set it (it is not in the totals)."""
+    import dataclasses
+
+    exact = session_receipt(_session(), _Table()).to_json(_Table())  # type: ignore[arg-type]
+    assert exact["output_lower_bound"] is False
+    assert "lower bound" not in render_receipt("s", exact)
+    for index, expected in ((0, True), (4, False)):  # r0 is priced, r4 ("zz-unknown") is not
+        responses = list(_session().responses)
+        responses[index] = dataclasses.replace(responses[index], output_tokens_reliable=False)
+        session = dataclasses.replace(_session(), responses=tuple(responses))
+        data = session_receipt(session, _Table()).to_json(_Table())  # type: ignore[arg-type]
+        assert data["output_lower_bound"] is expected, index
+        assert data["billed"] == exact["billed"]  # the same figures, said to be a floor
+        said = "model output is a lower bound: the journal records streaming output counts"
+        assert (said in render_receipt("s", data)) is expected
+
+
 def test_a_model_without_a_price_is_counted_by_name_not_priced() -> None:
     data = session_receipt(_session(), _Table()).to_json(_Table())  # type: ignore[arg-type]
     assert data["unpriced_models"] == [

@@ -25,6 +25,7 @@ from agent_profiler.dataset.collect import collect, read_manifest
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.fleet import KEYS
 from agent_profiler.loader import load
+from agent_profiler.views import compactions_after
 from shared_paths import CORPUS, SHARED_REASON, TESTS
 
 duckdb = pytest.importorskip("duckdb")
@@ -1285,3 +1286,61 @@ def test_fleet_text_names_what_its_columns_and_sources_are(tmp_path: Path) -> No
     row = text.splitlines()[text.splitlines().index(header) + 1]
     assert row.split()[-1].endswith("%") and row.split()[-2].endswith("%"), row
     assert "\n  tool calls (arguments and results): " in text, text
+
+
+def test_compactions_carry_their_size_after_and_their_billed_request(tmp_path: Path) -> None:
+    """The compactions table left `post_tokens` NULL where summary gives the next
+    request's size, and the summarisation request's usage was nowhere: fleet's cost left
+    it out (Claude Code's compact call here: 169,248 input tokens)."""
+    spotter = TESTS / "data" / "journals" / "claude-code" / "spotter-2.1.39-subagents-compaction"
+    dataset = tmp_path / "ds"
+    collect([spotter], dataset)
+    main = next(s for s in load([spotter], Diagnostics()).sessions if s.compactions)
+    (row,) = _table(dataset, "compactions")
+    (after,) = compactions_after(main)
+    assert after is not None
+    assert (row["post_tokens"], row["post_tokens_source"]) == (after.tokens, after.source)
+    request = main.compactions[0].request
+    assert request is not None and row["model"] == request.model
+    assert row["prompt_tokens"] == request.usage.prompt_tokens == 169_248
+    assert row["output_tokens"] == request.usage.output_tokens
+    parts = ("input_tokens", "cache_read_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens")
+    assert sum(row[p] for p in parts) == row["prompt_tokens"]
+    # fleet bills every request and the compaction's, as summary's receipt does
+    billed = _fleet(dataset)["cost"]["billed"]
+    requests = _table(dataset, "requests")
+    for component in ("input", "cache_read", "cache_write_5m", "cache_write_1h", "output"):
+        column = f"{component}_tokens"
+        expected = sum(r[column] for r in requests) + row[column]
+        assert billed[component]["tokens"] == expected, component
+    # Claude Code transcripts: streaming output counts, a lower bound (said, as summary does)
+    assert _fleet(dataset)["cost"]["output_lower_bound"] is True
+    codex = tmp_path / "codex"
+    collect([TESTS / "data" / "journals" / "codex"], codex)
+    assert _fleet(codex)["cost"]["output_lower_bound"] is False
+    summary = runner.invoke(app, ["summary", str(spotter), "--cost", "--json"])
+    assert all(s["cost"]["output_lower_bound"] for s in orjson.loads(summary.stdout))
+    receipts = [s["cost"]["billed"] for s in orjson.loads(summary.stdout)]
+    for component in ("input", "cache_read", "output"):
+        assert billed[component]["tokens"] == sum(r[component]["tokens"] for r in receipts)
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=SHARED_REASON)
+def test_a_sessions_model_is_the_one_that_served_most(tmp_path: Path) -> None:
+    """`sessions.model` was the first model, and `fleet --model` ("main model") picked the
+    Codex session that switched to gpt-5.3-codex-spark for 9 of its 132 requests."""
+    journal = (
+        CORPUS / "codex" / "agentv-0.140-0.141" / "agentv-3c162d1d8a-1_v0.141.0_model-switch.jsonl"
+    )
+    dataset = tmp_path / "ds"
+    collect([journal], dataset)
+    (row,) = _table(dataset, "sessions")
+    served: dict[str, int] = {}
+    for request in _table(dataset, "requests"):
+        served[request["model"]] = served.get(request["model"], 0) + 1
+    assert len(served) == 2 and row["model"] == max(served, key=served.__getitem__)
+    assert _fleet(dataset, "--model", row["model"])["sessions"]["count"] == 1
+    other = next(m for m in served if m != row["model"])
+    assert _fleet(dataset, "--model", other)["sessions"]["count"] == 0
+    summary = orjson.loads(runner.invoke(app, ["summary", str(journal), "--json"]).stdout)
+    assert summary[0]["model"] == row["model"]

@@ -65,6 +65,7 @@ SCHEMA: dict[str, list[tuple[str, str]]] = {
         ("cache_write_1h_tokens", "BIGINT"),
         ("output_tokens", "BIGINT"),
         ("reasoning_tokens", "BIGINT"),
+        ("output_tokens_reliable", "BOOLEAN"),  # false: a streaming count (a lower bound)
         ("hit_written_tokens", "BIGINT"),
         ("hit_reread_tokens", "BIGINT"),
         ("estimated_tokens", "BIGINT"),
@@ -119,8 +120,17 @@ SCHEMA: dict[str, list[tuple[str, str]]] = {
         ("start_ns", "BIGINT"),
         ("pre_tokens", "BIGINT"),
         ("post_tokens", "BIGINT"),
+        ("post_tokens_source", "VARCHAR"),
         ("removed_items", "INTEGER"),
         ("after_turn", "INTEGER"),
+        # The summarisation request, where the journal records it (else NULL): billed.
+        ("model", "VARCHAR"),
+        ("prompt_tokens", "BIGINT"),
+        ("input_tokens", "BIGINT"),
+        ("cache_read_tokens", "BIGINT"),
+        ("cache_write_5m_tokens", "BIGINT"),
+        ("cache_write_1h_tokens", "BIGINT"),
+        ("output_tokens", "BIGINT"),
     ],
 }
 TABLES = tuple(SCHEMA)

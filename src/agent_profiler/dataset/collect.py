@@ -50,7 +50,8 @@ MERGE_AT = 16  # files in one partition (one per collect) before they are merged
 FORMAT = 1
 # How the rows are made, revised when a column's meaning changes (its name and type do
 # not): a dataset of another revision has every journal read again once, as for columns.
-# 2: tool_calls.result_tokens counts what the tool returned, not its call's arguments.
+# 2: tool_calls.result_tokens counts what the tool returned, not its call's arguments;
+# sessions.model is the model that served most requests, not the first.
 ROWS = 2
 
 

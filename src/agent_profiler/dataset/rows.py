@@ -11,9 +11,11 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from agent_profiler.cost import end_shares, request_tokens
+from agent_profiler.cost import compaction_tokens, end_shares, request_tokens
 from agent_profiler.model import AnchorKind, Category, ChangeKind, Session, SourceKind
 from agent_profiler.views import (
+    compactions_after,
+    model_requests,
     session_fill,
     session_span,
     snapshots_in_time_order,
@@ -70,6 +72,7 @@ def session_rows(session: Session, group_id: str) -> dict[str, list[Row]]:
                 "cache_write_1h_tokens": split.cache_write_1h,
                 "output_tokens": response.usage.output_tokens,
                 "reasoning_tokens": response.usage.reasoning_tokens,
+                "output_tokens_reliable": response.output_tokens_reliable,
                 "hit_written_tokens": split.hit_written,
                 "hit_reread_tokens": split.hit_reread,
                 "estimated_tokens": snapshot.estimated_tokens if snapshot else None,
@@ -110,6 +113,9 @@ def session_rows(session: Session, group_id: str) -> dict[str, list[Row]]:
         }
         for call in sorted(calls, key=lambda c: (c.start_ns, c.call_id))
     ]
+    # The size after each, as summary says it: the harness's figure, else the next request's.
+    after = dict(zip((c.id for c in session.compactions), compactions_after(session), strict=True))
+    called = compaction_tokens(session)  # the summarisation requests recorded, billed
     compactions = [
         key
         | {
@@ -118,13 +124,16 @@ def session_rows(session: Session, group_id: str) -> dict[str, list[Row]]:
             "trigger": c.trigger,
             "start_ns": c.start_ns,
             "pre_tokens": c.pre_tokens,
-            "post_tokens": c.post_tokens,
+            "post_tokens": post.tokens if (post := after[c.id]) else None,
+            "post_tokens_source": post.source if post else None,
             "removed_items": c.removed_items,
             "after_turn": sum(1 for r in ordered if r.end_ns <= c.start_ns),
+            **_usage_columns(called.get(c.id)),
         }
         for c in sorted(session.compactions, key=lambda c: (c.start_ns, c.id))
     ]
     prompts = [t.prompt for t in tokens]
+    models = model_requests(session)
     shares = end_shares(session)
     _, window_source, fill = session_fill(session)
     sessions = [
@@ -132,7 +141,8 @@ def session_rows(session: Session, group_id: str) -> dict[str, list[Row]]:
         | {
             "parent_session": session.parent_session,
             "project": session.project,
-            "model": session.model,
+            # The model that served most requests (the first of equals), as summary's.
+            "model": max(models, key=lambda m: m[1])[0] if models else session.model,
             "provider": session.provider,
             "harness_version": session.harness_version,
             "start_ns": start,
@@ -172,6 +182,20 @@ def session_rows(session: Session, group_id: str) -> dict[str, list[Row]]:
         "context_items": items,
         "tool_calls": tool_rows,
         "compactions": compactions,
+    }
+
+
+def _usage_columns(split: Any) -> Row:
+    """A summarisation request's usage (cost.RequestTokens), or NULLs where none was
+    recorded."""
+    return {
+        "model": split.model or None if split else None,
+        "prompt_tokens": split.prompt if split else None,
+        "input_tokens": split.input if split else None,
+        "cache_read_tokens": split.cache_read if split else None,
+        "cache_write_5m_tokens": split.cache_write_5m if split else None,
+        "cache_write_1h_tokens": split.cache_write_1h if split else None,
+        "output_tokens": split.output if split else None,
     }
 
 

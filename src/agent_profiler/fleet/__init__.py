@@ -408,32 +408,43 @@ def _sources(c: Any) -> dict[str, Any]:
 
 
 def _cost(c: Any, table: PriceTable) -> dict[str, Any]:
-    """Both receipts over every picked request (subagents' too), priced per (model, day,
-    price tier): a tiered price is chosen by each request's whole input."""
-    days = _rows(
-        c,
-        f"SELECT DISTINCT coalesce(model, ''), min(start_ns) FROM requests {_ALL} "
-        "GROUP BY 1, CAST(start_ns // 86400000000000 AS BIGINT)",
-    )
-    priced = {(m, ns // 86_400_000_000_000): table.lookup(m, ns) for m, ns in days}
-    thresholds = sorted({t for p in priced.values() if p for t in p.thresholds()})
-    bucket = " + ".join(f"(prompt_tokens > {t})::INT" for t in thresholds) or "0"
+    """Both receipts over every picked request (subagents' too) and every recorded
+    summarisation request of a compaction (its input re-read in the every-cache-hit
+    receipt: cost.compaction_tokens), priced per (model, day, price tier): a tiered price
+    is chosen by each request's whole input."""
     columns = (
         "input_tokens",
         "cache_read_tokens",
         "cache_write_5m_tokens",
         "cache_write_1h_tokens",
         "output_tokens",
-        "hit_written_tokens",
-        "hit_reread_tokens",
     )
+    billed = (
+        f"(SELECT model, start_ns, prompt_tokens, {', '.join(columns)}, hit_written_tokens, "
+        f"hit_reread_tokens FROM requests {_ALL} UNION ALL "
+        f"SELECT model, start_ns, prompt_tokens, {', '.join(columns)}, 0, prompt_tokens "
+        f"FROM compactions {_ALL} AND prompt_tokens IS NOT NULL) AS billed"
+    )
+    days = _rows(
+        c,
+        f"SELECT DISTINCT coalesce(model, ''), min(start_ns) FROM {billed} "
+        "GROUP BY 1, CAST(start_ns // 86400000000000 AS BIGINT)",
+    )
+    priced = {(m, ns // 86_400_000_000_000): table.lookup(m, ns) for m, ns in days}
+    thresholds = sorted({t for p in priced.values() if p for t in p.thresholds()})
+    bucket = " + ".join(f"(prompt_tokens > {t})::INT" for t in thresholds) or "0"
+    summed = (*columns, "hit_written_tokens", "hit_reread_tokens")
     rows = _rows(
         c,
         f"SELECT coalesce(model, ''), CAST(start_ns // 86400000000000 AS BIGINT), {bucket}, "
-        f"count(*), {', '.join(f'sum({col})' for col in columns)} FROM requests {_ALL} "
+        f"count(*), {', '.join(f'sum({col})' for col in summed)} FROM {billed} "
         "GROUP BY 1, 2, 3",
     )
     receipt = Receipt(shares=_pooled_shares(c))
+    # A streaming output count among the requests (NULL: a dataset from before the column)
+    receipt.output_lower_bound = bool(
+        _rows(c, f"SELECT count(*) FROM requests {_ALL} AND NOT output_tokens_reliable")[0][0]
+    )
     for model, day, tier, count, *sums in rows:
         prices = priced.get((model, day))
         if prices is None:
