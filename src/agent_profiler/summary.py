@@ -274,7 +274,7 @@ def summarise(
         models=models,
         # The path as the user may share it: relative to here, `~/…`, else the file name
         # (a journal under ~/.claude/projects/ spells the user name twice).
-        source=", ".join(private_path(p, os.getcwd()) for p in session.sources),
+        source=", ".join(private_path(os.path.abspath(p), os.getcwd()) for p in session.sources),
         parent=session.parent_session,
         calls=len(session.responses),
         subagent_calls=sum(len(child.responses) for child in children),

@@ -469,3 +469,22 @@ def test_a_window_from_the_journal_is_not_marked() -> None:
     table = runner.invoke(app, ["summary", str(CODEX_CLI)]).stdout
     assert "fill *" not in table and "fill +" not in table
     assert re.search(rf"\| +{100 * row['peak_fill']:.0f}% \|", table)
+
+
+def test_the_source_of_a_journal_named_from_above_the_home_hides_the_user(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Run from a parent of the home folder (`cd /home; summary alice/.claude/projects/…`),
+    `source` was the path as given, relative, with the user's name in it. It is shown as
+    any path under a home: `~/…`, the project folder's name hidden."""
+    from agent_profiler.model import Harness, Session
+    from agent_profiler.summary import summarise
+
+    given = "alice/.claude/projects/-home-alice-x/3b5a.jsonl"
+    session = Session(Harness.CLAUDE_CODE, "s", 0, 1, (given,))
+    monkeypatch.chdir("/home")
+    assert summarise(session).source == "~/.claude/projects/…/3b5a.jsonl"
+    # Within the folder run from, it stays relative to it (as before).
+    monkeypatch.chdir(tmp_path)
+    session = Session(Harness.CLAUDE_CODE, "s", 0, 1, ("logs/r.jsonl",))
+    assert summarise(session).source == "logs/r.jsonl"
