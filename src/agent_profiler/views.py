@@ -87,7 +87,7 @@ def session_title(session: Session, parent: Session | None = None) -> str:
     hover: `<Harness> <short id> · <project> · <model>`; a subagent's says whose it is and
     through which call: `Subagent <short id> of <parent's short id> via <tool> <…call id> ·
     <model>` (docs/traces.md, "Sessions in the track tree")."""
-    model = session.model or ""
+    model = main_model(session) or ""
     if session.parent_session is None:
         parts = [f"{session.harness.label} {short_id(session.session_id)}"]
         if session.project:
@@ -260,6 +260,18 @@ def model_requests(session: Session) -> list[tuple[str, int, int | None]]:
         if window:
             window_of[response.model] = window
     return [(model, len(hits), window_of.get(model)) for model, hits in served.items()]
+
+
+def main_model(session: Session) -> str | None:
+    """The model that served most of the session's requests (the first to serve of
+    equals, as `model_requests` orders them): the one summary, the report, the dataset
+    and the trace's session name give; the session's first model when no request names
+    one."""
+    served: dict[str, int] = {}
+    for response in sorted(session.responses, key=_START):
+        if response.model:
+            served[response.model] = served.get(response.model, 0) + 1
+    return max(served, key=served.__getitem__) if served else session.model
 
 
 def run_windows(session: Session, run_starts: Sequence[int]) -> list[int]:

@@ -1344,3 +1344,11 @@ def test_a_sessions_model_is_the_one_that_served_most(tmp_path: Path) -> None:
     assert _fleet(dataset, "--model", other)["sessions"]["count"] == 0
     summary = orjson.loads(runner.invoke(app, ["summary", str(journal), "--json"]).stdout)
     assert summary[0]["model"] == row["model"]
+    # The trace names the session by the same model, and the report by the trace's short id
+    from agent_profiler.report.text import short_id as report_id
+    from agent_profiler.views import session_title, short_id
+
+    (session,) = load([journal], Diagnostics()).sessions
+    title = session_title(session)
+    assert title.endswith(f" · {row['model']}") and short_id(session.session_id) in title
+    assert report_id(session.session_id) == "…" + short_id(session.session_id)

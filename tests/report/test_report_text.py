@@ -102,10 +102,14 @@ def test_dates_are_utc_whatever_the_machine_s_zone(monkeypatch: pytest.MonkeyPat
         time.tzset()
 
 
-def test_long_ids_are_shortened_like_a_git_hash() -> None:
+def test_long_ids_are_shortened_as_the_trace_names_the_session() -> None:
+    """The report showed a Codex session as `019eef3d…`, the trace as `259027c5`: a
+    time-ordered UUID (version 7) starts with the time, shared by sessions started
+    together, so the trace shows its last 8 digits, and now the report does too."""
     assert short_id("0123456789abcdef") == "0123456789abcdef"  # 16: kept
-    assert short_id("0123456789abcdef0") == "01234567…"
-    assert short_id("258c7280-ae70-4798-800f-63464d01a85d") == "258c7280…"
+    assert short_id("0123456789abcdef0") == "…9abcdef0"  # the trace's: its last 8
+    assert short_id("258c7280-ae70-4798-800f-63464d01a85d") == "258c7280…"  # version 4: head
+    assert short_id("019eef3d-1111-7222-8333-4444259027c5") == "…259027c5"  # version 7: tail
 
 
 def test_shared_text_is_one_object_and_other_strings_stay_as_they_are() -> None:

@@ -15,7 +15,7 @@ from agent_profiler.cost import compaction_tokens, end_shares, request_tokens
 from agent_profiler.model import AnchorKind, Category, ChangeKind, Session, SourceKind
 from agent_profiler.views import (
     compactions_after,
-    model_requests,
+    main_model,
     session_fill,
     session_span,
     snapshots_in_time_order,
@@ -133,7 +133,6 @@ def session_rows(session: Session, group_id: str) -> dict[str, list[Row]]:
         for c in sorted(session.compactions, key=lambda c: (c.start_ns, c.id))
     ]
     prompts = [t.prompt for t in tokens]
-    models = model_requests(session)
     shares = end_shares(session)
     _, window_source, fill = session_fill(session)
     sessions = [
@@ -141,8 +140,7 @@ def session_rows(session: Session, group_id: str) -> dict[str, list[Row]]:
         | {
             "parent_session": session.parent_session,
             "project": session.project,
-            # The model that served most requests (the first of equals), as summary's.
-            "model": max(models, key=lambda m: m[1])[0] if models else session.model,
+            "model": main_model(session),  # the model that served most, as summary's
             "provider": session.provider,
             "harness_version": session.harness_version,
             "start_ns": start,

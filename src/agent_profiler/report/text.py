@@ -71,5 +71,11 @@ def listing(names: Sequence[str], limit: int = 6) -> str:
 
 
 def short_id(session_id: str, limit: int = 16) -> str:
-    """A long id (a UUID) shortened like a git hash; the full id stays in the title."""
-    return session_id if len(session_id) <= limit else session_id[:8] + "…"
+    """A long id (a UUID) shortened as the trace names the session (views.short_id: a
+    time-ordered UUID by its last 8 digits), marked "…"; the full id stays in the title."""
+    from agent_profiler.views import short_id as trace_short_id
+
+    if len(session_id) <= limit:
+        return session_id
+    piece = trace_short_id(session_id)
+    return piece + "…" if session_id.startswith(piece) else "…" + piece
