@@ -459,7 +459,7 @@ def render_receipt(name: str, data: Mapping[str, Any]) -> str:
     for entry in data["unpriced_models"]:
         lines.append(
             f"  no price for {entry['model']} ({counted(entry['requests'], 'request')}): "
-            "not in the table, left out of the totals"
+            "its name matched no model of the table (nothing is guessed), left out of the totals"
         )
     if data["models"]:
         lines.append("  priced as: " + ", ".join(f"{k} → {v}" for k, v in data["models"].items()))

@@ -287,9 +287,10 @@ def test_the_text_receipt_shows_each_line_and_both_totals() -> None:
         f"    {'total':<42}  ${hit['total_usd']:>10.4f}",
     ]
     assert billed["total_usd"] != hit["total_usd"]
-    assert "  no price for zz-unknown (1 request): not in the table, left out of the totals" in (
-        lines
-    )
+    assert (
+        "  no price for zz-unknown (1 request): its name matched no model of the table (nothing "
+        "is guessed), left out of the totals"
+    ) in lines
     assert lines[-1] == "  priced as: m → prov/m-table-id, m-0101 → prov/m-dated"
 
 

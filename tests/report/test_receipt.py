@@ -122,7 +122,8 @@ def test_each_row_is_the_receipts_own_line() -> None:
     assert note.endswith("shares of the end-of-session composition (estimated).")
     # and the model without a price is named with its requests (escaped)
     assert section.texts["li"] == [
-        "No price for zz<model> (1,234 requests): not in the table, left out of the totals."
+        "No price for zz<model> (1,234 requests): its name matched no model of the table "
+        "(nothing is guessed), left out of the totals."
     ]
     assert "zz&lt;model&gt;" in receipt_section("s1", _receipt())
 

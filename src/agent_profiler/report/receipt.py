@@ -39,8 +39,8 @@ def receipt_section(anchor: str, data: Mapping[str, Any]) -> str:
         for key, label in (("re_read", "re-read, every turn"), ("output", "model output"))
     )
     missing = "".join(
-        f"<li>No price for {esc(m['model'])} ({counted(m['requests'], 'request')}): not in the "
-        "table, left out of the totals.</li>"
+        f"<li>No price for {esc(m['model'])} ({counted(m['requests'], 'request')}): its name "
+        "matched no model of the table (nothing is guessed), left out of the totals.</li>"
         for m in data["unpriced_models"]
     )
     prices = data["prices"]
