@@ -1352,3 +1352,21 @@ def test_a_sessions_model_is_the_one_that_served_most(tmp_path: Path) -> None:
     title = session_title(session)
     assert title.endswith(f" · {row['model']}") and short_id(session.session_id) in title
     assert report_id(session.session_id) == "…" + short_id(session.session_id)
+
+
+def test_fleet_text_says_none_under_an_empty_heading(tmp_path: Path) -> None:
+    """A dataset of a session without requests printed "by category: " with nothing after
+    it, a turn table's header without rows and headings with nothing under them; the HTML
+    page said "(none)"."""
+    journal = TESTS / "data" / "journals" / "claude-code"
+    journal = journal / "trackgentic-mp9r3tbb_v2.1.143_init-only-no-result.jsonl"
+    dataset = tmp_path / "ds"
+    collect([journal], dataset)
+    text = runner.invoke(app, ["fleet", str(dataset), "--no-cost"]).stdout
+    blocks = text.rstrip("\n").split("\n\n")[1:]  # each heading with what is under it
+    assert len(blocks) == 6, text
+    for block in blocks:
+        heading, *under = block.splitlines()
+        assert under or heading.startswith("compactions:"), block
+        assert all(line.strip() for line in under) and "by category: \n" not in text
+    assert text.count("\n  (none)") == 5, text

@@ -48,6 +48,9 @@ def _subagent_requests(requests: Mapping[str, Any]) -> str:
     return f" (+{more:,} in subagents)" if more > 0 else ""
 
 
+NONE = "  (none)"  # under a heading with nothing to show, as the HTML page says it
+
+
 def render_text(data: Mapping[str, Any], title: str = "fleet") -> str:
     s, r = data["sessions"], data["requests"]
     if not s["count"] + s["subagents"]:
@@ -66,12 +69,17 @@ def render_text(data: Mapping[str, Any], title: str = "fleet") -> str:
     )
     for writer, share in who["by_writer"].items():
         out.append(f"  {writer:<14} {100 * share:5.1f}%")
-    out.append(
-        "  by category: "
-        + ", ".join(f"{Category(k).label} {100 * v:.1f}%" for k, v in who["by_category"].items())
-    )
+    if who["by_category"]:
+        out.append(
+            "  by category: "
+            + ", ".join(
+                f"{Category(k).label} {100 * v:.1f}%" for k, v in who["by_category"].items()
+            )
+        )
+    else:  # a page of empty headings otherwise (no session that long)
+        out.append(NONE)
     out.append("\ncontext by turn (reported input):")
-    out.append("  turn        p50        p90   sessions alive")
+    out.append("  turn        p50        p90   sessions alive" if data["context_by_turn"] else NONE)
     for row in data["context_by_turn"]:
         out.append(
             f"  {row['turn']:>4} {_k(row['p50']):>10} {_k(row['p90']):>10} "
@@ -90,7 +98,9 @@ def render_text(data: Mapping[str, Any], title: str = "fleet") -> str:
         f"{tools['tokens']:,} tokens {tools['tokens_basis']}):"
     )
     # Shares of the fleet's result characters and tokens (the totals are in the heading).
-    out.append(f"  {'tool':<40} {'calls':>7} {'% chars':>8} {'% tokens':>8}")
+    out.append(
+        f"  {'tool':<40} {'calls':>7} {'% chars':>8} {'% tokens':>8}" if tools["by_tool"] else NONE
+    )
     for row in tools["by_tool"]:
         out.append(
             f"  {row['tool'][:40]:<40} {row['calls']:>7,} {_share(row['share_chars']):>8} "
@@ -107,6 +117,8 @@ def render_text(data: Mapping[str, Any], title: str = "fleet") -> str:
         entries = sources[key][:5]
         if entries:
             out.append(f"  {label}: " + "; ".join(_source(e) for e in entries))
+    if not out[-1].startswith("  "):  # nothing under the heading
+        out.append(NONE)
     if data.get("cost"):
         out.append("\n" + render_receipt("the fleet", data["cost"]))
     return "\n".join(out)
@@ -133,6 +145,8 @@ def _fill_lines(fill: Mapping[str, Any]) -> list[str]:
             f"  {counted(fill['unknown'], 'session')} without a window known (or collected by "
             "an older version and not read again since)"
         )
+    if len(out) == 1:
+        out.append(NONE)
     return out
 
 
