@@ -1370,3 +1370,21 @@ def test_fleet_text_says_none_under_an_empty_heading(tmp_path: Path) -> None:
         assert under or heading.startswith("compactions:"), block
         assert all(line.strip() for line in under) and "by category: \n" not in text
     assert text.count("\n  (none)") == 5, text
+
+
+def test_requests_per_session_are_of_sessions_that_made_one(tmp_path: Path) -> None:
+    """The corpus's median was 2 requests per session: 27 of its sessions made none (a
+    title, an init-only run). The quantiles are of the sessions that made a request, and
+    rounded (p90 was 146.60000000000002)."""
+    journals = tmp_path / "j"
+    journals.mkdir()
+    data = TESTS / "data" / "journals" / "claude-code"
+    shutil.copy(data / "trackgentic-mp9r3tbb_v2.1.143_init-only-no-result.jsonl", journals)
+    shutil.copy(HANDMADE, journals)
+    dataset = tmp_path / "ds"
+    collect([journals], dataset)
+    counts = sorted(r["requests"] for r in _table(dataset, "sessions"))
+    assert counts[0] == 0 and counts[1] > 0, counts
+    requests = _fleet(dataset)["requests"]
+    assert requests["per_session_median"] == requests["per_session_p90"] == counts[1]
+    assert requests["count"] == counts[1]
