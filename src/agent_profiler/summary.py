@@ -395,11 +395,17 @@ def composition_bar(categories: dict[str, int], width: int = BAR_WIDTH) -> str:
     if not total:
         return "(none)"
     ranked = sorted(categories.items(), key=lambda kv: (-kv[1], kv[0]))
-    cells = "".join(
-        BAR_LETTERS[Category(key)] * round(width * tokens / total) for key, tokens in ranked
+    # Largest remainders: each category its whole cells, then the cells left over to the
+    # largest fractions (the larger category of equals), each category's cells together in
+    # rank order. Rounding each share put a leftover cell at the bar's end ("AAAAAAXXX??A").
+    exact = [width * tokens / total for _, tokens in ranked]
+    cells = [int(share) for share in exact]
+    left = width - sum(cells)
+    for index in sorted(range(len(ranked)), key=lambda i: (cells[i] - exact[i], i))[:left]:
+        cells[index] += 1
+    return "".join(
+        BAR_LETTERS[Category(key)] * n for (key, _), n in zip(ranked, cells, strict=True)
     )
-    # Rounding can leave the bar a cell short or long: the largest category absorbs it.
-    return cells[:width].ljust(width, BAR_LETTERS[Category(ranked[0][0])])
 
 
 def _top_categories(categories: dict[str, int], head: bool = False) -> str:

@@ -359,6 +359,22 @@ def test_composition_bar_is_fixed_width_and_proportional() -> None:
     assert composition_bar({}) == "(none)"
 
 
+def test_composition_bar_keeps_each_category_together_in_rank_order() -> None:
+    """Each share rounded on its own left a cell over, given to the largest category at the
+    bar's end: "AAAAAAXXX??A" (the corpus's planetfall session)."""
+    # 45% / 28% / 27% of 12 cells: 5.4, 3.4, 3.2 → 6, 3, 3 by the largest remainders
+    assert composition_bar({"assistant": 135, "results": 85, "unattributed": 80}) == (
+        "AAAAAAXXX???"
+    )
+    for shares in ({"results": 34, "assistant": 33, "prompts": 33}, {"results": 9, "system": 1}):
+        bar = composition_bar(shares)
+        assert len(bar) == 12
+        runs = [
+            letter for index, letter in enumerate(bar) if index == 0 or bar[index - 1] != letter
+        ]
+        assert len(runs) == len(set(runs)), bar  # one run per category, in rank order
+
+
 def test_harness_started_children_are_not_tool_calls() -> None:
     # GIVEN the real Muse 1.4.2 session: one model call, no tool call, four reminder
     # children the harness started on its own (they are on the timeline, not calls)
