@@ -41,6 +41,7 @@ from agent_profiler.views import (
     compactions_after,
     largest_addition_per_snapshot,
     largest_additions,
+    main_model,
     model_requests,
     session_fill,
     unattributed_is_head,
@@ -75,7 +76,8 @@ class CallRow:
     new_tokens: int  # prompt − cache read: what the provider had not cached
     output_tokens: int
     largest_addition_tokens: int | None
-    largest_addition_tool: str | None
+    largest_addition_tool: str | None  # the tool call that added it (None: no tool did)
+    largest_addition_label: str | None = None  # the item's own label ("Assistant text")
 
 
 @record
@@ -174,6 +176,7 @@ class SessionSummary:
                     "output_tokens": c.output_tokens,
                     "largest_addition_tokens": c.largest_addition_tokens,
                     "largest_addition_tool": c.largest_addition_tool,
+                    "largest_addition_label": c.largest_addition_label,
                 }
                 for c in self.per_call
             ]
@@ -235,9 +238,6 @@ def summarise(
 ) -> SessionSummary:
     prompts = [r.usage.prompt_tokens for r in session.responses]
     models = model_requests(session)
-    # The model that served most requests (the first of equals); its own window, so that
-    # the row never pairs one model with another's window (a session that switched models).
-    most = max(models, key=lambda m: m[1]) if models else None
     # The window the trace and the report draw, where it came from (an assumed one is used,
     # and said to be assumed: views.fill_window), and the fill, which follows the model in
     # use: each request against the window reported with it.
@@ -270,7 +270,7 @@ def summarise(
     summary = SessionSummary(
         session=session.session_id,
         harness=session.harness.value,
-        model=most[0] if most else session.model,
+        model=main_model(session),  # the one that served most: the trace's, the dataset's
         models=models,
         # The path as the user may share it: relative to here, `~/…`, else the file name
         # (a journal under ~/.claude/projects/ spells the user name twice).
@@ -319,11 +319,8 @@ def summarise(
                 new_tokens=max(0, response.usage.prompt_tokens - response.usage.cache_read_tokens),
                 output_tokens=response.usage.output_tokens,
                 largest_addition_tokens=biggest.delta_tokens if biggest else None,
-                largest_addition_tool=(
-                    (addition.tool.name if addition.tool else biggest.label or None)
-                    if addition and biggest
-                    else None
-                ),
+                largest_addition_tool=addition.tool.name if addition and addition.tool else None,
+                largest_addition_label=biggest.label or None if biggest else None,
             )
         )
     summary.compaction_events = [
@@ -395,17 +392,14 @@ def composition_bar(categories: dict[str, int], width: int = BAR_WIDTH) -> str:
     if not total:
         return "(none)"
     ranked = sorted(categories.items(), key=lambda kv: (-kv[1], kv[0]))
-    # Largest remainders: each category its whole cells, then the cells left over to the
-    # largest fractions (the larger category of equals), each category's cells together in
-    # rank order. Rounding each share put a leftover cell at the bar's end ("AAAAAAXXX??A").
+    # Largest remainders (whole cells, then those left to the largest fractions), each
+    # category's cells together in rank order: no leftover cell at the bar's end.
     exact = [width * tokens / total for _, tokens in ranked]
     cells = [int(share) for share in exact]
-    left = width - sum(cells)
-    for index in sorted(range(len(ranked)), key=lambda i: (cells[i] - exact[i], i))[:left]:
+    by_remainder = sorted(range(len(ranked)), key=lambda i: (cells[i] - exact[i], i))
+    for index in by_remainder[: width - sum(cells)]:
         cells[index] += 1
-    return "".join(
-        BAR_LETTERS[Category(key)] * n for (key, _), n in zip(ranked, cells, strict=True)
-    )
+    return "".join(BAR_LETTERS[Category(k)] * n for (k, _), n in zip(ranked, cells, strict=True))
 
 
 def _top_categories(categories: dict[str, int], head: bool = False) -> str:
@@ -582,7 +576,8 @@ def render_calls(rows: Sequence[SessionSummary]) -> str:
         out.append("|---:|---:|---:|---:|---|")
         for call in row.per_call:
             addition = (
-                f"+{call.largest_addition_tokens:,} {escape_cell(call.largest_addition_tool or '')}"
+                f"+{call.largest_addition_tokens:,} "
+                + escape_cell(call.largest_addition_tool or call.largest_addition_label or "")
                 if call.largest_addition_tokens
                 else "-"
             )

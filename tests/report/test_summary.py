@@ -395,8 +395,16 @@ def test_per_call_rows_are_numbered_from_one_in_json_and_text() -> None:
         "output_tokens",
         "largest_addition_tokens",
         "largest_addition_tool",
+        "largest_addition_label",
     }
     assert calls[0]["response_id"] == "msg_A"
+    # The tool is a tool's name, or null: an item no tool added says only its label.
+    assert (calls[1]["largest_addition_tool"], calls[1]["largest_addition_label"]) == (
+        "Read",
+        "Tool result",
+    )
+    untooled = [c for c in calls if c["largest_addition_tokens"] and not c["largest_addition_tool"]]
+    assert untooled and all(c["largest_addition_label"] for c in untooled), calls
     text = runner.invoke(app, ["summary", "--calls", str(SMALL)]).stdout.splitlines()
     at = text.index("| call | prompt | new | output | largest addition |")
     assert text[at - 1] == f"{row['session']}: per call"
