@@ -20,6 +20,15 @@ _KEY = [
     ("harness", "VARCHAR"),
     ("month", "VARCHAR"),
 ]
+# A request's usage as it is billed (cost.RequestTokens): in requests, summed in sessions,
+# and a compaction's summarisation request's.
+_BILLED = [
+    ("input_tokens", "BIGINT"),
+    ("cache_read_tokens", "BIGINT"),
+    ("cache_write_5m_tokens", "BIGINT"),
+    ("cache_write_1h_tokens", "BIGINT"),
+    ("output_tokens", "BIGINT"),
+]
 SCHEMA: dict[str, list[tuple[str, str]]] = {
     "sessions": [
         *_KEY,
@@ -40,11 +49,7 @@ SCHEMA: dict[str, list[tuple[str, str]]] = {
         ("window_tokens", "BIGINT"),
         ("peak_fill", "DOUBLE"),
         ("window_source", "VARCHAR"),
-        ("input_tokens", "BIGINT"),
-        ("cache_read_tokens", "BIGINT"),
-        ("cache_write_5m_tokens", "BIGINT"),
-        ("cache_write_1h_tokens", "BIGINT"),
-        ("output_tokens", "BIGINT"),
+        *_BILLED,
         ("end_estimated_tokens", "BIGINT"),
         ("end_results_share", "DOUBLE"),
         ("estimate_basis", "VARCHAR"),
@@ -59,11 +64,7 @@ SCHEMA: dict[str, list[tuple[str, str]]] = {
         ("start_ns", "BIGINT"),
         ("duration_ns", "BIGINT"),
         ("prompt_tokens", "BIGINT"),
-        ("input_tokens", "BIGINT"),
-        ("cache_read_tokens", "BIGINT"),
-        ("cache_write_5m_tokens", "BIGINT"),
-        ("cache_write_1h_tokens", "BIGINT"),
-        ("output_tokens", "BIGINT"),
+        *_BILLED,
         ("reasoning_tokens", "BIGINT"),
         ("output_tokens_reliable", "BOOLEAN"),  # false: a streaming count (a lower bound)
         ("hit_written_tokens", "BIGINT"),
@@ -126,11 +127,7 @@ SCHEMA: dict[str, list[tuple[str, str]]] = {
         # The summarisation request, where the journal records it (else NULL): billed.
         ("model", "VARCHAR"),
         ("prompt_tokens", "BIGINT"),
-        ("input_tokens", "BIGINT"),
-        ("cache_read_tokens", "BIGINT"),
-        ("cache_write_5m_tokens", "BIGINT"),
-        ("cache_write_1h_tokens", "BIGINT"),
-        ("output_tokens", "BIGINT"),
+        *_BILLED,
     ],
 }
 TABLES = tuple(SCHEMA)
