@@ -1388,3 +1388,17 @@ def test_requests_per_session_are_of_sessions_that_made_one(tmp_path: Path) -> N
     requests = _fleet(dataset)["requests"]
     assert requests["per_session_median"] == requests["per_session_p90"] == counts[1]
     assert requests["count"] == counts[1]
+
+
+def test_a_skills_listing_is_one_source_across_harnesses(tmp_path: Path) -> None:
+    """Claude Code's "Skill listing", Codex's "Skills listing" and Muse's "Skills
+    catalog" were three rows of fleet's recurring sources for one kind of item."""
+    dataset = tmp_path / "ds"
+    collect([TESTS / "data" / "journals"], dataset)
+    harnesses = {
+        r["harness"] for r in _table(dataset, "context_items") if r["label"] == "Skills listing"
+    }
+    assert harnesses == {"claude-code", "codex", "muse"}
+    names = [e["name"] for e in _fleet(dataset, "--no-cost")["sources"]["skills"]]
+    assert "Skills listing" in names
+    assert not any(n.startswith(("Skill listing", "Skills catalog")) for n in names), names

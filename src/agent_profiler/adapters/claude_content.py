@@ -45,7 +45,7 @@ _ENVIRONMENT_TAGS = (
 ANSWER_BLOCKS = {"text": ("text", "Assistant text"), "thinking": ("thinking", "Thinking")}
 _SKILL_PREFIX = "Base directory for this skill"
 _ATTACHMENT_LABELS = {
-    "skill_listing": "Skill listing",
+    "skill_listing": "Skills listing",  # the name Codex and Muse items have too (fleet joins them)
     "deferred_tools_delta": "Deferred tools listed",
     "agent_listing_delta": "Agent types listed",
     "task_reminder": "Task reminder",

@@ -21,8 +21,8 @@ _REDACTED = re.compile(r"^<redacted: .*, (\d+) chars>$", re.DOTALL)
 BLOCKS: dict[str, tuple[Category, str]] = {
     "rules_file": (Category.RULES, "Rules file"),
     "memory_snapshot": (Category.RULES, "Memory snapshot"),
-    "skills_catalog": (Category.SKILLS, "Skills catalog"),
-    "skills": (Category.SKILLS, "Skills catalog"),
+    "skills_catalog": (Category.SKILLS, "Skills listing"),
+    "skills": (Category.SKILLS, "Skills listing"),
     "agent_definition_catalog": (Category.SKILLS, "Agent definitions catalog"),
     "workspace_identity": (Category.ENVIRONMENT, "Workspace identity"),
     "security_mode": (Category.ENVIRONMENT, "Security mode"),

@@ -45,8 +45,8 @@ SY, RU, SK, TO, EN, OV, PR, AS, RE, SU, ME, UN = (
 BLOCK_KINDS = {
     "rules_file": (RU, "Rules file"),
     "memory_snapshot": (RU, "Memory snapshot"),
-    "skills_catalog": (SK, "Skills catalog"),
-    "skills": (SK, "Skills catalog"),
+    "skills_catalog": (SK, "Skills listing"),
+    "skills": (SK, "Skills listing"),
     "agent_definition_catalog": (SK, "Agent definitions catalog"),
     "workspace_identity": (EN, "Workspace identity"),
     "security_mode": (EN, "Security mode"),

@@ -362,7 +362,7 @@ def test_a_block_is_named_by_its_id_else_its_source() -> None:
     del message["id"]
     block = context_block(message, {})
     assert (block.item_id, block.category) == ("context:skills", SK)
-    assert block.label == "Skills catalog (length from a redaction marker)"
+    assert block.label == "Skills listing (length from a redaction marker)"
     assert block.measured is not None and block.measured.block_id == "skills"
     bare = context_block({"text": ["not", "text"]}, {})
     assert (bare.item_id, bare.category, bare.size, bare.measured) == (
@@ -408,5 +408,5 @@ def test_a_context_message_of_a_new_id_is_known_by_its_source() -> None:
     message["id"] = "skills_catalog_v2"
     block = context_block(message, {})
     assert (block.item_id, block.category) == ("context:skills_catalog_v2", SK)
-    assert block.label == "Skills catalog (length from a redaction marker)"
+    assert block.label == "Skills listing (length from a redaction marker)"
     assert block.measured == Block("skills_catalog_v2", "skills", 31_982, "")
