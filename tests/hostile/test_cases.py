@@ -483,6 +483,12 @@ def odd_gemini_tokens(messages: list[dict[str, Any]]) -> None:
     del measured[4]["tokens"]
 
 
+def a_message_not_an_object(messages: list[dict[str, Any]]) -> None:
+    """messages[6] of a Gemini CLI document replaced by a number: it was dropped without a
+    word, counted as used."""
+    messages[6] = 17  # type: ignore[call-overload]
+
+
 def opencode_document(change: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """The @docs child export, made a root session (a dangling parent fails the checklist)."""
     document = json.loads(OPENCODE.read_text())
@@ -651,6 +657,13 @@ GEMINI_OPENCODE_CASES = [
         one("session-odd.json", gemini_with(odd_gemini_tokens)),
         0,
         responses=10 - 5,
+    ),
+    Case(
+        "a Gemini CLI message that is not an object",
+        one("session-n.json", gemini_with(a_message_not_an_object)),
+        0,
+        {"bad-shape": 1},
+        stderr_has="session-n.json: messages[6] is not a JSON object; not read",
     ),
     Case(
         "an OpenCode export cut short",

@@ -118,7 +118,7 @@ def _load_jsonl(path: Path, diagnostics: Diagnostics) -> Recording | None:
             continue
         if recording is None:
             if "messages" in value and is_header(value):
-                return _from_document(path, value, "json (one line)")
+                return _from_document(path, value, "json (one line)", diagnostics)
             if not is_header(value):
                 # The header line was lost (the file re-created while running): go on.
                 diagnostics.warn(
@@ -140,6 +140,9 @@ def _load_jsonl(path: Path, diagnostics: Diagnostics) -> Recording | None:
                     if isinstance(message, dict):
                         fallback = f"line-{line}.{index}"
                         ids.append(recording.add(message, fallback, line, listed=False))
+                    else:  # never dropped without a word
+                        said = f"$set.messages[{index}] is not a JSON object; not read"
+                        diagnostics.warn(source, line, "bad-shape", said)
                 recording.events.append(("checkpoint", ids))
             recording.header.update({k: v for k, v in update.items() if k != "messages"})
         elif "$rewindTo" in value:
@@ -171,16 +174,21 @@ def _load_document(path: Path, diagnostics: Diagnostics) -> Recording:
         raise JournalError(source, "not a Gemini CLI session (no messages list)")
     # Each message is a record (a line of the ≥0.39 log): one not recognised is one record.
     diagnostics.records_parsed += max(1, len(value["messages"]))
-    return _from_document(path, value, "json")
+    return _from_document(path, value, "json", diagnostics)
 
 
-def _from_document(path: Path, value: dict[str, Any], container: str) -> Recording:
+def _from_document(
+    path: Path, value: dict[str, Any], container: str, diagnostics: Diagnostics
+) -> Recording:
     header = {k: v for k, v in value.items() if k != "messages"}
     recording = Recording(path, header, container=container)
     messages = value.get("messages")
     for index, message in enumerate(messages if isinstance(messages, list) else []):
         if isinstance(message, dict):
             recording.add(message, f"message-{index}", index + 1)
+        else:  # never dropped without a word
+            said = f"messages[{index}] is not a JSON object; not read"
+            diagnostics.warn(str(path), None, "bad-shape", said)
     return recording
 
 

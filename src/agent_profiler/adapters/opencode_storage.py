@@ -124,11 +124,12 @@ def read_export(path: Path, diagnostics: Diagnostics) -> list[StoredSession]:
         1 + len(e["parts"]) if isinstance(e, dict) and isinstance(e.get("parts"), list) else 1
         for e in messages
     )
-    for entry in messages:
+    for index, entry in enumerate(messages):
         message = entry.get("info") if isinstance(entry, dict) else None
         parts = entry.get("parts") if isinstance(entry, dict) else None
         if not isinstance(message, dict):
-            diagnostics.warn(str(path), None, "bad-shape", "export message without info")
+            said = "without info" if isinstance(entry, dict) else "is not a JSON object"
+            diagnostics.warn(str(path), None, "bad-shape", f"messages[{index}] {said}; not read")
             continue
         session.messages.append(
             (message, [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else [])

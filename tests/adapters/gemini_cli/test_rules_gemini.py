@@ -447,6 +447,21 @@ def test_a_state_snapshot_is_a_summary_only_inside_a_checkpoint(
     assert [p.id for p in typed.prompts] == ["snap"]
 
 
+def test_a_checkpoint_message_that_is_not_an_object_is_said(tmp_path: Path) -> None:
+    """A `$set.messages` entry that is not an object was skipped without a word (hand-made:
+    tp-tutor's lines 1-2 and a checkpoint holding the user turn and a number)."""
+    header, user = record(LOG, 1), record(LOG, 2)
+    path = write(
+        tmp_path, [header, user, {"$set": {"messages": [user, 17]}}], name="session-k.jsonl"
+    )
+    diagnostics = Diagnostics()
+    (session,) = load([path], diagnostics).sessions
+    assert [p.id for p in session.prompts] == [user["id"]]  # the object is still read
+    assert [(w.path, w.line, w.kind, w.message) for w in diagnostics.warnings] == [
+        (str(path), 3, "bad-shape", "$set.messages[1] is not a JSON object; not read")
+    ]
+
+
 # --------------------------------------------------------------------------- notices
 
 

@@ -1228,8 +1228,9 @@ def test_a_damaged_export_message_is_warned_about_and_the_rest_read(tmp_path: Pa
     assert [m["id"] for m, _ in stored.messages] == [ids[0], ids[2], ids[3]]
     assert [len(p) for _, p in stored.messages] == [0, 0, 3]
     assert [(w.path, w.line, w.kind, w.message) for w in diagnostics.warnings] == [
-        (str(path), None, "bad-shape", "export message without info")
-    ] * 2
+        (str(path), None, "bad-shape", "messages[1] is not a JSON object; not read"),
+        (str(path), None, "bad-shape", "messages[2] without info; not read"),
+    ]
     # 1 + 1 + 1 + (1 + 9) + 1 + (1 + 4): a message without a list of parts is one record.
     assert diagnostics.records_parsed == 1 + 1 + 1 + 10 + 1 + 5
 
