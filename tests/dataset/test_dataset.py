@@ -404,11 +404,13 @@ def test_collect_to_a_file_and_fleet_of_an_empty_collect_say_so(tmp_path: Path) 
     empty.mkdir()
     # Nothing to collect into a new folder (no journal; a misspelt one): the folder is not
     # made, and collect says so, so fleet's "no dataset here" is no surprise.
-    for given in (empty, tmp_path / "nosuch.jsonl"):
-        made = runner.invoke(app, ["collect", str(given), "--to", str(dataset)])
+    # A journal every group of which is refused when read (--harness codex of a Claude
+    # Code journal) left a version of no session behind.
+    for given in ([empty], [tmp_path / "nosuch.jsonl"], [HANDMADE, "--harness", "codex"]):
+        made = runner.invoke(app, ["collect", *map(str, given), "--to", str(dataset)])
         assert made.exit_code == 1
         assert made.stdout.startswith(f"{dataset}: not made: no journal could be collected; ")
-        assert not dataset.exists()
+        assert not dataset.exists(), given
     # A folder that was there (made by the user) stays, and fleet says what it holds.
     dataset.mkdir()
     assert runner.invoke(app, ["collect", str(empty), "--to", str(dataset)]).exit_code == 1

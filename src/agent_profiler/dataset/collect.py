@@ -467,6 +467,12 @@ def _write_version(
         }
     if after_rows is not None:
         after_rows()
+    if not accepted and not dropped:
+        # Every group read was refused (`--harness codex` of Claude Code journals): no
+        # version to write, and a folder this collect made is not left behind (`collect`).
+        shutil.rmtree(building)
+        result.sessions_total = sum(g.get("sessions", 0) for g in old["groups"].values())
+        return
     import duckdb
 
     connection = duckdb.connect(":memory:")
