@@ -31,7 +31,7 @@ from agent_profiler.model import (
 )
 from agent_profiler.targets import shown
 from agent_profiler.version import __version__
-from agent_profiler.views import AfterCompaction, basename, session_label
+from agent_profiler.views import AfterCompaction, basename, main_model, session_label
 
 
 class ContentMode(StrEnum):
@@ -148,7 +148,9 @@ def profile_args(
         "session_id": s.session_id,
         "harness": s.harness.value,
         "provider": s.provider or "unknown",
-        "model": s.model or "unknown",
+        # The model that served most (the session's name, summary's), as the window is
+        # the session's; every model is in `models` when there are several.
+        "model": main_model(s) or "unknown",
     }
     # 0 means "not known" (as on the Context window counter); the source says so.
     args["context_window_tokens"] = s.window_tokens or 0

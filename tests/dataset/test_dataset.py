@@ -1351,6 +1351,10 @@ def test_a_sessions_model_is_the_one_that_served_most(tmp_path: Path) -> None:
     from agent_profiler.views import session_title, short_id
 
     (session,) = load([journal], Diagnostics()).sessions
+    from agent_profiler.annotations import TraceFacts, profile_args
+
+    capture = profile_args(session, TraceFacts(), 1, session.start_ns, False)
+    assert capture["model"] == row["model"] and set(capture["models"]) == set(served)
     title = session_title(session)
     assert title.endswith(f" · {row['model']}") and short_id(session.session_id) in title
     assert report_id(session.session_id) == "…" + short_id(session.session_id)
