@@ -164,8 +164,8 @@ def export(
         Path | None,
         option(
             spec.OUTPUT,
-            help="Trace file to write (default: <journal>.pftrace, or <journal>.json with "
-            "--format json; - for stdout).",
+            help="Trace file to write (default: <journal>.pftrace, or with --format json "
+            "<journal>.json, <journal>.trace.json for a .json journal; - for stdout).",
         ),
     ] = None,
     harness: HarnessOption = None,
