@@ -296,6 +296,8 @@ def tool_args(call: ToolCall, previews: bool, targets: bool = True) -> dict[str,
     if call.child_session:
         args["delegation"] = True
         args["child_session"] = call.child_session
+    if not call.by_model:  # work the harness started (a Muse reminder): no call summary counts
+        args["started_by"] = "harness"
     return args
 
 

@@ -356,6 +356,8 @@ class DirectArgs:
         if call.child_session:
             parts.append(one(_ANNOTATION, "delegation", True))
             parts.append(one(_ANNOTATION, "child_session", call.child_session))
+        if not call.by_model:
+            parts.append(one(_ANNOTATION, "started_by", "harness"))
         return b"".join(parts)
 
     def compaction(
