@@ -37,6 +37,9 @@ if TYPE_CHECKING:
     from agent_profiler.writers.perfetto import PerfettoWriter
 
 
+LARGE_PAGE = 25 * 2**20  # a report past this size is said to open slowly
+
+
 def load_sessions(journals: list[Path], options: ReadOptions) -> tuple[LoadResult, Diagnostics]:
     """Read every journal in this process, the whole model at once (a writer that needs
     every session together: Chrome JSON, the report); what could not be used goes to
@@ -283,6 +286,14 @@ def run_report(
         + ("" if to_stdout or is_stream(target) else "; open it in any browser"),
         err=to_stdout,
     )
+    if size > LARGE_PAGE and page.sessions > 1:
+        # A page of every snapshot of hundreds of sessions (300 long ones: 38 MB) opens
+        # slowly; the figures over many sessions are what `fleet` is for.
+        echo(
+            f"note: a page of {console.human_size(size)} opens slowly; for many sessions, "
+            "`agent-profiler collect` them and read `agent-profiler fleet DIR --html FILE`",
+            err=True,
+        )
     if result.failures or diagnostics.damaged:
         return EXIT_INPUT
     return EXIT_OK

@@ -703,6 +703,29 @@ def test_report_command_writes_the_page_and_needs_force(tmp_path: Path) -> None:
     assert "11111111-2222-4333-8444-555555555555" in page
     again = CliRunner().invoke(app, ["report", str(journal), "-o", str(out)])
     assert again.exit_code == 2 and "--force" in again.stderr
+    assert "opens slowly" not in result.stderr
+
+
+def test_a_large_report_of_many_sessions_points_to_fleet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A report of 300 long sessions is a 38 MB page, slow to open: it says so, and
+    names the command made for many sessions. One session's page is never told so."""
+    from typer.testing import CliRunner
+
+    from agent_profiler import exporting
+    from agent_profiler.cli import app
+
+    monkeypatch.setattr(exporting, "LARGE_PAGE", 1_000)  # the small pages here are larger
+    journal = TESTS / "data" / "journals" / "claude-code" / "handmade" / "small.jsonl"
+    codex = TESTS / "data" / "journals" / "codex"
+    many = CliRunner().invoke(
+        app, ["report", str(journal), str(codex), "-o", str(tmp_path / "m.html")]
+    )
+    assert many.exit_code == 0, many.stderr
+    assert "opens slowly; for many sessions, `agent-profiler collect` them and read " in many.stderr
+    one = CliRunner().invoke(app, ["report", str(journal), "-o", str(tmp_path / "o.html")])
+    assert one.exit_code == 0 and "opens slowly" not in one.stderr
 
 
 def test_a_report_of_standard_input_says_it_is_from_stdin(
