@@ -109,3 +109,19 @@ def test_a_screen_without_a_free_space_row_has_no_free_tokens() -> None:
     snapshot = _snapshot(rows)
     assert snapshot.free_tokens is None
     assert snapshot.rows[-1] == ("Autocompact buffer", 33_000)
+
+
+def test_a_row_of_an_unknown_name_is_refused_by_its_name() -> None:
+    """A new row might be context or a new kind of reserve: no snapshot, and the warning
+    names the row."""
+    rows = [*_rows(), Row("Plugins", 150, 0.1, 0.5)]
+    assert _refusal(rows) == "unknown category row 'Plugins'"
+
+
+def test_a_20_header_is_read_without_its_reserve_down_to_nothing_used() -> None:
+    """2.0.x counted the Autocompact buffer (33k) in its header's total: a header of 33k is
+    nothing used, one of 32k cannot be that screen's."""
+    assert _snapshot(used=33_000, header_pct=17, version="2.0.60").used_tokens == 0
+    assert _snapshot(used=33_000, header_pct=17, version="2.1.23").used_tokens == 33_000
+    refused = _refusal(used=32_000, header_pct=16, version="2.0.60")
+    assert refused == "header total smaller than its reserve"
