@@ -1032,22 +1032,27 @@ def test_fleet_peak_fill_is_summarys_fill_by_where_the_window_came_from(tmp_path
         k: len(v) for k, v in expected.items()
     }
     assert {"journal", "assumed", "model table"} <= set(expected)
+    # A connection of its own, not duckdb's default one: a process forked after the default
+    # connection started its threads (mutmut's fork server, after its run of the suite)
+    # waits forever on the first query it makes on it.
+    connection = duckdb.connect()
     for entry in data["by_window"]:
         fills = expected[entry["window"]]
         assert entry["max"] == pytest.approx(max(fills), abs=1e-4)
         assert entry["over_90"] == sum(f >= 0.9 for f in fills)
-        p50 = duckdb.sql(
+        p50 = connection.sql(
             f"SELECT quantile_cont(x, 0.5) FROM unnest({fills}::DOUBLE[]) t(x)"
         ).fetchall()[0]
         assert entry["p50"] == pytest.approx(p50[0], abs=1e-4)
     assert data["unknown"] == sum(1 for r in main if r["peak_fill"] is None)
     # Collected before the dataset kept the fill: the column is absent from its files.
     for path in (dataset / "current" / "sessions").rglob("*.parquet"):
-        duckdb.sql(
+        connection.sql(
             f"COPY (SELECT * EXCLUDE (peak_fill, window_source) FROM read_parquet('{path}', "
             f"hive_partitioning = false)) TO '{path}.old' (FORMAT parquet)"
         )
         os.replace(f"{path}.old", path)
+    connection.close()
     older = _fleet(dataset)["peak_fill"]
     assert older == {"by_window": [], "unknown": len(main)}
     # An older version's manifest did not say which columns its tables have: the next

@@ -191,3 +191,41 @@ def test_every_counter_made_has_a_row() -> None:
         "Input tokens",
         "Output tokens",
     }
+
+
+@pytest.mark.skipif(not SPOTTER_DIR.exists(), reason="the spotter session tree is not here")
+def test_a_table_without_a_sources_rows_lays_out_every_other_source(
+    export_trace: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No row reads the failed requests (the table of a view without them): the sources
+    after it in layout order (markers, /context reports, additions, a subagent's first
+    input) are laid out as before."""
+    before = _export(export_trace, monkeypatch, tracks.TRACKS)
+    rows = tuple(row for row in tracks.TRACKS if row.name != "Requests")
+    after = _export(export_trace, monkeypatch, rows)
+    kept, now = _content(before, leave_out="Requests"), _content(after)
+    assert now["slices"] == kept["slices"] and now["counters"] == kept["counters"]
+    inputs = [s for s in after.slices if s.name == "prompt-input"]
+    assert any(s.args.get("source") == "agent" for s in inputs)  # a subagent's first input
+
+
+@pytest.mark.skipif(not SPOTTER_DIR.exists(), reason="the spotter session tree is not here")
+def test_a_slice_tracks_description_may_be_a_function_of_its_session(
+    export_trace: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A row's description may depend on the session (TrackSpec.description), a slice
+    track's at the top level as the Context group's does."""
+    counted = TrackSpec(
+        NEW,
+        PROMPT_LENGTHS.slices,
+        description=lambda data: f"{len(data.session.prompts)} prompts",
+    )
+    view = _export(export_trace, monkeypatch, (*tracks.TRACKS, counted))
+    described = 0
+    for capture in view.captures():
+        prompts = [s for s in view.slices_in_capture(capture.uuid) if s.name == "prompt"]
+        for track in view.children_of(capture.uuid):
+            if track.name == NEW:
+                assert track.description == f"{len(prompts)} prompts"
+                described += 1
+    assert described > 1

@@ -7,7 +7,6 @@ source path. The session's project is its folder name (model.Session keeps nothi
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -262,11 +261,6 @@ def _items(
         row["last_turn"] = max(row["first_turn"], turn)
         row["end_known"] = item_id not in omitted_since
         done.append(row)
-    for row in done:
-        row["requests_resident"] = max(0, row["last_turn"] - row["first_turn"] + 1)
+    for row in done:  # last_turn is never before first_turn (both max()es above)
+        row["requests_resident"] = row["last_turn"] - row["first_turn"] + 1
     return done, result_tokens
-
-
-def iter_rows(sessions: list[Session], group_id: str) -> Iterator[tuple[str, list[Row]]]:
-    for session in sessions:
-        yield from session_rows(session, group_id).items()
