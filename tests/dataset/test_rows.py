@@ -159,7 +159,9 @@ def test_a_tool_calls_result_tokens_are_its_results_items(
     for _, rows in sessions:
         tokens: Counter[str] = Counter()
         for item in rows["context_items"]:
-            if item["source_kind"] == "tool" and item["call_id"]:
+            # What the tool returned: not the call's arguments (Assistant history)
+            returned = item["category"] != "assistant"
+            if item["source_kind"] == "tool" and item["call_id"] and returned:
                 tokens[item["call_id"]] += item["tokens"]
         for call in rows["tool_calls"]:
             if call["result_tokens"] is None:
