@@ -9,6 +9,13 @@ from shared_paths import REPO, TESTS
 
 DOCS = REPO / "docs"
 SPOTTER = TESTS / "data" / "journals" / "claude-code" / "spotter-2.1.39-subagents-compaction"
+MUSE = (
+    TESTS
+    / "data"
+    / "journals"
+    / "muse"
+    / "hcn-1.4.2-R4684.1_meta_single-turn_retained-frame.session.jsonl"
+)
 
 
 def flatten(prefix: str, value: Any, out: set[str]) -> None:
@@ -25,8 +32,10 @@ def flatten(prefix: str, value: Any, out: set[str]) -> None:
 def test_cookbook_keys_and_tracks_exist(export_trace: Any) -> None:
     view = export_trace(SPOTTER).view
     small = export_trace(SPOTTER.parent / "handmade" / "small.jsonl").view  # has post_tokens
+    # harness-started tool slices (`started_by`): Muse's reminder runs
+    muse = export_trace(MUSE, require_addition=False).view  # one request: no addition
     keys: set[str] = set()
-    for slice_ in view.slices + small.slices:
+    for slice_ in view.slices + small.slices + muse.slices:
         for name, value in slice_.args.items():
             flatten(f"debug.{name}", value, keys)
     text = (DOCS / "sql-cookbook.md").read_text()
