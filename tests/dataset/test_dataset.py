@@ -1413,3 +1413,42 @@ def test_a_skills_listing_is_one_source_across_harnesses(tmp_path: Path) -> None
     names = [e["name"] for e in _fleet(dataset, "--no-cost")["sources"]["skills"]]
     assert "Skills listing" in names
     assert not any(n.startswith(("Skill listing", "Skills catalog")) for n in names), names
+
+
+def test_fleet_page_draws_each_figure_with_its_names_and_colours(tmp_path: Path) -> None:
+    """What fleet --html draws, read back from the page: each writer and category in its
+    own colour (the report's pattern for a category), the tool table's headings, a heading
+    per kind of recurring source, the receipt named as the fleet's, and the turn columns'
+    p90 ticks over their bars (mutants of fleet/render.py showed none of this was held)."""
+    from agent_profiler.cost import WRITER_OF
+    from agent_profiler.fleet.render import WRITER_COLOURS, _columns, _share, _subagent_requests
+
+    dataset = tmp_path / "ds"
+    collect([TESTS / "data" / "journals"], dataset)
+    page = tmp_path / "fleet.html"
+    assert runner.invoke(app, ["fleet", str(dataset), "-o", str(page)]).exit_code == 0
+    html = page.read_text()
+    who = html[html.index("Who wrote the end-of-session context") : html.index("Context by turn")]
+    drawn = re.findall(r'fill="([^"]+)"><title>([a-z +]+): ', who)
+    assert {writer for _, writer in drawn} == set(WRITER_OF.values()), drawn
+    assert all(colour == WRITER_COLOURS[writer] for colour, writer in drawn), drawn
+    assert 'fill="url(#cat-results)"><title>Tool results: ' in who
+    header = "<tr><th>tool</th><th>calls</th><th>sessions</th><th>chars</th>"
+    assert header + "<th>share of chars</th><th>tokens</th><th>share of tokens</th></tr>" in html
+    sources = html[html.index("Largest recurring sources") :]
+    assert re.findall(r"<h4>([^<]+)</h4>", sources) == [
+        "MCP servers",
+        "Skills",
+        "Rule files",
+        "Tool calls (arguments and results)",
+    ]
+    assert "<pre>the fleet: what the context cost (" in html
+    # Each p90 tick spans its bar, left to right.
+    svg = _columns([{"turn": 1, "p50": 5, "p90": 9, "sessions_alive": 2}])
+    bar = re.search(r'<rect x="([\d.]+)" y="[\d.]+" width="([\d.]+)"', svg)
+    tick = re.search(r'<line x1="([\d.]+)" x2="([\d.]+)"', svg)
+    assert bar and tick
+    assert (float(tick[1]), float(tick[2])) == (float(bar[1]), float(bar[1]) + float(bar[2]))
+    assert (_share(None), _share(0.25)) == ("-", "25.0%")
+    assert _subagent_requests({"count": 3, "with_subagents": 4}) == " (+1 in subagents)"
+    assert _subagent_requests({"count": 3, "with_subagents": 3}) == ""
