@@ -120,7 +120,9 @@ def run_fleet(
         raise UsageError(f"--harness {harness!r} is not a harness ({', '.join(known)})")
     html_to_stdout = html is not None and is_stdout(html)
     if html_to_stdout and as_json:
-        raise UsageError("--json and --html - would both write to stdout: give --html a file")
+        raise UsageError(
+            "--json and --html - (-o -) would both write to stdout: give the page a file"
+        )
     split_ns = _split_ns(split) if split else None
     connection = open_dataset(directory)
     prices = PriceTable(directory / PRICES_CACHE) if cost else None
