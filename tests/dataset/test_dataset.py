@@ -1321,7 +1321,12 @@ def test_compactions_carry_their_size_after_and_their_billed_request(tmp_path: P
         expected = sum(r[column] for r in requests) + row[column]
         assert billed[component]["tokens"] == expected, component
     # Claude Code transcripts: streaming output counts, a lower bound (said, as summary does)
-    assert _fleet(dataset)["cost"]["output_lower_bound"] is True
+    figures = _fleet(dataset)
+    assert figures["cost"]["output_lower_bound"] is True
+    split = "mean end-of-session context composition of the sessions (estimated)"
+    assert figures["cost"]["split_by"] == split
+    shares = list(figures["who_wrote"]["by_category"].values())
+    assert len(shares) > 3 and shares == sorted(shares, reverse=True)  # largest first
     codex = tmp_path / "codex"
     collect([TESTS / "data" / "journals" / "codex"], codex)
     assert _fleet(codex)["cost"]["output_lower_bound"] is False
