@@ -342,9 +342,8 @@ def session_fill(
     request filled, each request against the window in use at it (a session that switched
     models is never measured against another model's window). The one rule `summary`, the
     report and the dataset use."""
-    models = model_requests(session)
-    most = max(models, key=lambda m: m[1]) if models else None
-    window, source = fill_window(session, given, most[2] if most else None)
+    windows_of = {model: window for model, _, window in model_requests(session)}
+    window, source = fill_window(session, given, windows_of.get(main_model(session) or ""))
     windows = {} if given else request_windows(session)
     fills = [
         r.usage.prompt_tokens / size

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from agent_profiler.cost import compaction_tokens, end_shares, request_tokens
+from agent_profiler.cost import RequestTokens, compaction_tokens, end_shares, request_tokens
 from agent_profiler.model import AnchorKind, Category, ChangeKind, Session, SourceKind
 from agent_profiler.views import (
     compactions_after,
@@ -182,18 +182,24 @@ def session_rows(session: Session, group_id: str) -> dict[str, list[Row]]:
     }
 
 
-def _usage_columns(split: Any) -> Row:
-    """A summarisation request's usage (cost.RequestTokens), or NULLs where none was
-    recorded."""
-    return {
-        "model": split.model or None if split else None,
-        "prompt_tokens": split.prompt if split else None,
-        "input_tokens": split.input if split else None,
-        "cache_read_tokens": split.cache_read if split else None,
-        "cache_write_5m_tokens": split.cache_write_5m if split else None,
-        "cache_write_1h_tokens": split.cache_write_1h if split else None,
-        "output_tokens": split.output if split else None,
-    }
+_USAGE_COLUMNS = (
+    "model",
+    "prompt_tokens",
+    "input_tokens",
+    "cache_read_tokens",
+    "cache_write_5m_tokens",
+    "cache_write_1h_tokens",
+    "output_tokens",
+)
+
+
+def _usage_columns(split: RequestTokens | None) -> Row:
+    """A summarisation request's usage, or NULLs where none was recorded."""
+    if split is None:
+        return dict.fromkeys(_USAGE_COLUMNS)
+    billed = (split.input, split.cache_read, split.cache_write_5m, split.cache_write_1h)
+    values = (split.model or None, split.prompt, *billed, split.output)
+    return dict(zip(_USAGE_COLUMNS, values, strict=True))
 
 
 def _items(
