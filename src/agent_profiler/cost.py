@@ -91,6 +91,7 @@ class RequestTokens:
     # False: the journal's output count is a streaming count, often below what was billed
     # (Claude Code's transcripts): the receipt's output is a lower bound.
     output_exact: bool = True
+    price_context: str = ""  # the request's price variant (Response.price_context)
 
     @property
     def prompt(self) -> int:
@@ -139,6 +140,7 @@ def _split_usage(response: Response, written: int) -> RequestTokens:
         hit_written=written,
         hit_reread=prompt - written,
         output_exact=response.output_tokens_reliable,
+        price_context=response.price_context,
     )
 
 
@@ -259,11 +261,15 @@ class PriceTable:
             self._dirty = True
         return self._date
 
-    def lookup(self, model: str, when_ns: int, provider: str | None = None) -> ModelPrices | None:
+    def lookup(
+        self, model: str, when_ns: int, provider: str | None = None, context: str = ""
+    ) -> ModelPrices | None:
+        """The model's prices on the request's day; `context` names a price variant
+        (`speed=fast`: Response.price_context), its prices taken where the table has them."""
         day = datetime.fromtimestamp(when_ns / 1e9, UTC).date() if when_ns > 0 else dt.date.today()
-        key = f"{model}|{day.isoformat()}"
+        key = f"{model}|{day.isoformat()}" + (f"|{context}" if context else "")
         if key not in self._found:
-            found = self._find(model, day)
+            found = self._find(model, day, context)
             self._found[key] = found.to_json() if found else None
             self._dirty = True
         stored = self._found[key]
@@ -279,7 +285,7 @@ class PriceTable:
             temporary.write_text(json.dumps(data))
             os.replace(temporary, self._cache_path)
 
-    def _find(self, model: str, day: dt.date) -> ModelPrices | None:
+    def _find(self, model: str, day: dt.date, context: str = "") -> ModelPrices | None:
         if not model:
             return None
         try:
@@ -287,7 +293,8 @@ class PriceTable:
         except LookupError:
             return None
         moment = datetime(day.year, day.month, day.day, 12, tzinfo=UTC)
-        listed = info.get_prices(moment)
+        variant = dict(pair.split("=", 1) for pair in context.split(",")) if context else None
+        listed = info.get_prices(moment, variant)
         prices: dict[str, Price] = {}
         for component, keys in _PRICE_KEYS.items():
             price = next((p for k in keys if (p := getattr(listed, k, None)) is not None), None)
@@ -340,8 +347,13 @@ class Receipt:
             name = row.model or "(no model)"
             self.unpriced[name] = self.unpriced.get(name, 0) + 1
             return
-        self.models.setdefault(row.model, f"{prices.provider}/{prices.model}")
+        self.name_model(row.model, row.price_context, prices)
         self.add_counts(prices, row.prompt, _counts(row))
+
+    def name_model(self, model: str, context: str, prices: ModelPrices) -> None:
+        """journal's model → the table's, a price variant said on both (`(speed=fast)`)."""
+        said = f" ({context})" if context else ""
+        self.models.setdefault(f"{model}{said}", f"{prices.provider}/{prices.model}{said}")
 
     def add_counts(
         self, prices: ModelPrices, request_input: int, counts: Mapping[str, int]
@@ -423,7 +435,8 @@ def _split(total: Decimal, shares: Mapping[str, float]) -> dict[str, float]:
 def session_receipt(session: Session, table: PriceTable) -> Receipt:
     receipt = Receipt(shares=end_shares(session))
     for row in [*request_tokens(session), *compaction_tokens(session).values()]:
-        receipt.add_request(row, table.lookup(row.model, row.time_ns, session.provider))
+        prices = table.lookup(row.model, row.time_ns, session.provider, row.price_context)
+        receipt.add_request(row, prices)
     return receipt
 
 

@@ -194,6 +194,10 @@ class Response:
     # False when the journal wrote 0 in every usage field (some backends do): the request
     # happened, but its size is unknown, and its zeros must not read as a size.
     usage_known: bool = True
+    # The price variant the journal names for this request, as `key=value` (the price
+    # table's price context: Claude Code's `usage.speed` "fast" is `speed=fast`, billed at
+    # the fast-mode rates); "" for the standard prices.
+    price_context: str = ""
 
     def __post_init__(self) -> None:
         # Each record's copy of a value is an object of its own: one per value instead.

@@ -17,6 +17,7 @@ from agent_profiler.cost import (
     PriceTable,
     Receipt,
     render_receipt,
+    request_tokens,
     session_receipt,
 )
 from agent_profiler.diagnostics import Diagnostics
@@ -51,6 +52,13 @@ PRICES = ModelPrices(
     {c: (base, ((TIER, tiered),)) for c, (base, tiered) in RATES.items()},
 )
 
+# A price variant (genai-prices' `speed=fast` for Claude Opus) at twice each rate.
+FAST = ModelPrices(
+    "m-table-id",
+    "prov",
+    {c: (base * 2, ((TIER, tiered * 2),)) for c, (base, tiered) in RATES.items()},
+)
+
 
 class _Table:
     """A price table that knows one model ("m", and its dated name "m-0101")."""
@@ -58,7 +66,11 @@ class _Table:
     name = "test-prices 1.0"
     date = "2026-01-31"
 
-    def lookup(self, model: str, when_ns: int, provider: str | None = None) -> ModelPrices | None:
+    def lookup(
+        self, model: str, when_ns: int, provider: str | None = None, context: str = ""
+    ) -> ModelPrices | None:
+        if model == "m" and context == "speed=fast":
+            return FAST
         if model == "m":
             return PRICES
         if model == "m-0101":
@@ -378,3 +390,27 @@ def test_a_real_journal_is_billed_request_by_request_at_the_tables_prices() -> N
     assert session.responses and expected > 0
     assert data["billed"]["total_usd"] == pytest.approx(float(expected), abs=1e-5)
     assert data["complete"]
+
+
+def test_a_fast_mode_request_is_billed_at_its_variants_rates() -> None:
+    """Claude Code's fast mode (`usage.speed: "fast"`) bills Opus at twice the rates; every
+    request was priced at the standard ones (the corpus's 2.1.179 session: $4.08 for
+    $8.17). A request's price variant is looked up with it and said on the receipt."""
+    import dataclasses
+
+    plain = session_receipt(_session(), _Table()).to_json(_Table())  # type: ignore[arg-type]
+    responses = list(_session().responses)
+    responses[0] = dataclasses.replace(responses[0], price_context="speed=fast")
+    session = dataclasses.replace(_session(), responses=tuple(responses))
+    data = session_receipt(session, _Table()).to_json(_Table())  # type: ignore[arg-type]
+    first = request_tokens(_session())[0]
+    for component in ("input", "cache_write_5m", "cache_write_1h", "output"):
+        tokens = getattr(first, component)
+        extra = float(_rate(component, first.prompt) * tokens / MTOK)  # paid twice now
+        assert data["billed"][component]["usd"] == pytest.approx(
+            plain["billed"][component]["usd"] + extra
+        ), component
+    assert data["billed"]["input"]["tokens"] == plain["billed"]["input"]["tokens"]
+    assert data["models"]["m (speed=fast)"] == "prov/m-table-id (speed=fast)"
+    assert data["models"]["m"] == "prov/m-table-id"
+    assert "m (speed=fast) → prov/m-table-id (speed=fast)" in render_receipt("s", data)

@@ -1337,6 +1337,42 @@ def test_compactions_carry_their_size_after_and_their_billed_request(tmp_path: P
         assert billed[component]["tokens"] == sum(r[component]["tokens"] for r in receipts)
 
 
+def test_a_fast_mode_request_is_priced_at_its_variant_in_fleet_as_in_summary(
+    tmp_path: Path,
+) -> None:
+    """A request's price variant (Claude Code's fast mode) is a column of `requests`, and
+    fleet prices each (model, variant, day) as summary's receipt does: the same total."""
+    journal = (
+        TESTS
+        / "data"
+        / "journals"
+        / "claude-code"
+        / ("entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl")
+    )
+    lines = journal.read_text(encoding="utf-8").splitlines()
+    fast = []
+    for line in lines:
+        value = json.loads(line)
+        message = value.get("message")
+        if value.get("type") == "assistant" and isinstance(message, dict):
+            if str(message.get("id")) < "msg_01M":  # about half of the responses
+                message["usage"]["speed"] = "fast"
+        fast.append(json.dumps(value))
+    edited = tmp_path / "j" / journal.name
+    edited.parent.mkdir()
+    edited.write_text("\n".join(fast) + "\n", encoding="utf-8")
+    dataset = tmp_path / "ds"
+    collect([edited.parent], dataset)
+    variants = {r["price_context"] for r in _table(dataset, "requests")}
+    assert variants == {"speed=fast", None}
+    cost = _fleet(dataset)["cost"]
+    summary = runner.invoke(app, ["summary", str(edited), "--cost", "--json"])
+    (row,) = orjson.loads(summary.stdout)
+    assert cost["billed"]["total_usd"] == pytest.approx(row["cost"]["billed"]["total_usd"])
+    assert cost["models"] == row["cost"]["models"]
+    assert any(model.endswith("(speed=fast)") for model in cost["models"])
+
+
 @pytest.mark.skipif(not CORPUS.is_dir(), reason=SHARED_REASON)
 def test_a_sessions_model_is_the_one_that_served_most(tmp_path: Path) -> None:
     """`sessions.model` was the first model, and `fleet --model` ("main model") picked the

@@ -346,7 +346,8 @@ def _attach_compaction_request(main: SessionBuilder, request: SessionBuilder) ->
         end_ns=response.end_ns,
         model=response.model,
         usage=response.usage,
-        output_tokens_reliable=False,
+        output_tokens_reliable=response.output_tokens_reliable,
+        price_context=response.price_context,
     )
     if start < nearest.start_ns:
         nearest.start_ns = start

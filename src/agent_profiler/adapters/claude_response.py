@@ -39,6 +39,7 @@ class ResponseDraft:
     # output_tokens minus the estimate of the visible output (`visible`).
     hidden: list[Logged] | None = None  # made by the first such item: most have none
     visible: int = 0
+    price_context: str = ""  # `speed=fast` when a record's usage says so (Response's)
 
     def merge_usage(self, usage: object) -> tuple[str, ...]:
         """Merge one record's usage (max per field). Returns the keys whose value is not
@@ -60,6 +61,10 @@ class ResponseDraft:
         hour = token_count(split.get("ephemeral_1h_input_tokens")) if isinstance(split, dict) else 0
         if hour > merged.get(_WRITE_1H, 0):
             merged[_WRITE_1H] = hour
+        # Fast mode (2.1.17x+: `"speed": "fast"`) is billed at its own rates.
+        speed = usage.get("speed")
+        if speed.__class__ is str and speed and speed != "standard":
+            self.price_context = f"speed={speed}"
         return bad
 
     @property
@@ -106,6 +111,10 @@ class ResponseDraft:
             self.prompt_id,
             self.is_error,
             self.stop_reason,
-            False,  # output_tokens_reliable
+            # A record with a stop_reason carries the response's final usage (the API's
+            # message_delta); without one, every record held a streaming snapshot of the
+            # output count, often far below what was billed (the 2.1.14 corpus journal).
+            self.stop_reason is not None,  # output_tokens_reliable
             self.is_request,  # usage_known
+            self.price_context,
         )

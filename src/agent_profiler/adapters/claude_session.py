@@ -33,7 +33,7 @@ from agent_profiler.adapters.claude_content import (
     image_size,
     text_of,
 )
-from agent_profiler.adapters.claude_context import NATIVE_HEAD, NativeSnapshot
+from agent_profiler.adapters.claude_context import NATIVE_HEAD, NativeSnapshot, assumed_window
 from agent_profiler.adapters.claude_response import ResponseDraft
 from agent_profiler.adapters.common import (
     preview,
@@ -70,9 +70,6 @@ NATIVE_ITEM_STAGE = (
     "head (system, tools, rules, skills) from the last /context run; conversation from "
     "transcript items"
 )
-# Every current Claude model has a 200k window unless a 1M beta is on, which the
-# transcript does not say; the trace labels this number as assumed.
-DEFAULT_WINDOW = 200_000
 
 
 class SessionBuilder:
@@ -479,6 +476,15 @@ class SessionBuilder:
             return item_id, label
         return f"{kind}:{short}", label.replace(name, short, 1)
 
+    def _main_model(self) -> str:
+        """The Claude model that served most requests (the first seen on a tie), else the
+        first Claude model named."""
+        drafts = self.responses.values()
+        served = Counter(d.model for d in drafts if d.is_request and d.model.startswith("claude-"))
+        if served:
+            return served.most_common(1)[0][0]
+        return next(m for m in self.models if m.startswith("claude-"))
+
     def _settle_hidden(self, draft: ResponseDraft) -> None:
         """Hidden thinking is what the response's output held beyond its visible blocks:
         `output_tokens` − the estimate of its text and tool-call arguments, when that usage
@@ -507,7 +513,7 @@ class SessionBuilder:
         window = self.window
         window_source = self.window_source
         if window is None and any(m.startswith("claude-") for m in self.models):
-            window, window_source = DEFAULT_WINDOW, "assumed: Claude default window, not in journal"
+            window, window_source = assumed_window(self._main_model())
         any_request = False
         for draft in self.responses.values():
             if draft.is_request:

@@ -67,6 +67,7 @@ SCHEMA: dict[str, list[tuple[str, str]]] = {
         *_BILLED,
         ("reasoning_tokens", "BIGINT"),
         ("output_tokens_reliable", "BOOLEAN"),  # false: a streaming count (a lower bound)
+        ("price_context", "VARCHAR"),  # the journal's price variant (speed=fast), else NULL
         ("hit_written_tokens", "BIGINT"),
         ("hit_reread_tokens", "BIGINT"),
         ("estimated_tokens", "BIGINT"),

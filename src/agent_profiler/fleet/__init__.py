@@ -424,38 +424,38 @@ def _cost(c: Any, table: PriceTable) -> dict[str, Any]:
         "output_tokens",
     )
     billed = (
-        f"(SELECT model, start_ns, prompt_tokens, {', '.join(columns)}, hit_written_tokens, "
-        f"hit_reread_tokens FROM requests {_ALL} UNION ALL "
-        f"SELECT model, start_ns, prompt_tokens, {', '.join(columns)}, 0, prompt_tokens "
-        f"FROM compactions {_ALL} AND prompt_tokens IS NOT NULL) AS billed"
+        f"(SELECT model, coalesce(price_context, '') AS variant, start_ns, prompt_tokens, "
+        f"{', '.join(columns)}, hit_written_tokens, hit_reread_tokens FROM requests {_ALL} "
+        f"UNION ALL SELECT model, '', start_ns, prompt_tokens, {', '.join(columns)}, 0, "
+        f"prompt_tokens FROM compactions {_ALL} AND prompt_tokens IS NOT NULL) AS billed"
     )
     days = _rows(
         c,
-        f"SELECT DISTINCT coalesce(model, ''), min(start_ns) FROM {billed} "
-        "GROUP BY 1, CAST(start_ns // 86400000000000 AS BIGINT)",
+        f"SELECT DISTINCT coalesce(model, ''), variant, min(start_ns) FROM {billed} "
+        "GROUP BY 1, 2, CAST(start_ns // 86400000000000 AS BIGINT)",
     )
-    priced = {(m, ns // 86_400_000_000_000): table.lookup(m, ns) for m, ns in days}
+    priced = {(m, v, ns // 86_400_000_000_000): table.lookup(m, ns, context=v) for m, v, ns in days}
     thresholds = sorted({t for p in priced.values() if p for t in p.thresholds()})
     bucket = " + ".join(f"(prompt_tokens > {t})::INT" for t in thresholds) or "0"
     summed = (*columns, "hit_written_tokens", "hit_reread_tokens")
     rows = _rows(
         c,
-        f"SELECT coalesce(model, ''), CAST(start_ns // 86400000000000 AS BIGINT), {bucket}, "
-        f"count(*), {', '.join(f'sum({col})' for col in summed)} FROM {billed} "
-        "GROUP BY 1, 2, 3",
+        f"SELECT coalesce(model, ''), variant, CAST(start_ns // 86400000000000 AS BIGINT), "
+        f"{bucket}, count(*), {', '.join(f'sum({col})' for col in summed)} FROM {billed} "
+        "GROUP BY 1, 2, 3, 4",
     )
     receipt = Receipt(shares=_pooled_shares(c))
     # A streaming output count among the requests (NULL: a dataset from before the column)
     receipt.output_lower_bound = bool(
         _rows(c, f"SELECT count(*) FROM requests {_ALL} AND NOT output_tokens_reliable")[0][0]
     )
-    for model, day, tier, count, *sums in rows:
-        prices = priced.get((model, day))
+    for model, variant, day, tier, count, *sums in rows:
+        prices = priced.get((model, variant, day))
         if prices is None:
             name = model or "(no model)"
             receipt.unpriced[name] = receipt.unpriced.get(name, 0) + count
             continue
-        receipt.models.setdefault(model, f"{prices.provider}/{prices.model}")
+        receipt.name_model(model, variant, prices)
         counts = dict(
             zip((*COMPONENTS, "hit_written_once", "hit_re_read"), map(int, sums), strict=True)
         )
@@ -463,7 +463,7 @@ def _cost(c: Any, table: PriceTable) -> dict[str, Any]:
         receipt.add_counts(prices, thresholds[tier - 1] + 1 if tier else 0, counts)
     data = receipt.to_json(table)
     data["split_by"] = "mean end-of-session context composition of the sessions (estimated)"
-    data["requests_priced"] = sum(r[3] for r in rows) - sum(receipt.unpriced.values())
+    data["requests_priced"] = sum(r[4] for r in rows) - sum(receipt.unpriced.values())
     return data
 
 

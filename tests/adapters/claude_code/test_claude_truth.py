@@ -1,0 +1,119 @@
+"""What a Claude Code transcript says about a request's price and its window, read as the
+newest versions write it: fast mode (`usage.speed`), an output count that is final when a
+record carries the stop reason, and the window Claude Code gives a model no `/context` run
+names. Hand-made edits of a real 2.1.14 journal, and the corpus's 2.1.179 session."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from agent_profiler.adapters.claude_context import DEFAULT_WINDOW, assumed_window
+from agent_profiler.cli import app
+from rules_spy import record, sessions, write
+from shared_paths import CORPUS, SHARED_REASON, TESTS
+
+E4B = (
+    TESTS
+    / "data"
+    / "journals"
+    / "claude-code"
+    / "entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl"
+)
+P179 = (
+    CORPUS
+    / "claude-code"
+    / "transcripts"
+    / "planetfall-39648afe5b-4_v2.1.179_queued-commands.jsonl"
+)
+FIRST = "msg_01Xoo2GzARUu4weag5sCWRoF"  # lines 5-8 of E4B: one response, four records
+
+
+def _first_response(tmp_path: Path, edit: Any) -> Any:
+    lines = [copy.deepcopy(record(E4B, n)) for n in range(1, 9)]
+    for line in lines[4:8]:
+        edit(line["message"])
+    (session,) = sessions(write(tmp_path, lines))
+    return next(r for r in session.responses if r.id == FIRST), session
+
+
+def test_fast_mode_is_the_requests_price_variant(tmp_path: Path) -> None:
+    def fast(message: dict[str, Any]) -> None:
+        message["usage"]["speed"] = "fast"
+
+    def standard(message: dict[str, Any]) -> None:
+        message["usage"]["speed"] = "standard"
+
+    assert _first_response(tmp_path, fast)[0].price_context == "speed=fast"
+    assert _first_response(tmp_path, standard)[0].price_context == ""
+    assert _first_response(tmp_path, lambda m: None)[0].price_context == ""
+
+
+def test_an_output_count_is_final_when_a_record_carries_the_stop_reason(tmp_path: Path) -> None:
+    """2.1.14 wrote streaming snapshots (no stop_reason, 8 output tokens here); 2.1.16x and
+    later write the final usage with the stop reason on every record of the response, and
+    the receipt then need not call its output a lower bound."""
+    streaming, _ = _first_response(tmp_path, lambda m: None)
+    assert streaming.output_tokens_reliable is False
+
+    def last_has_stop(message: dict[str, Any]) -> None:
+        message["stop_reason"] = "end_turn"
+
+    final, _ = _first_response(tmp_path, last_has_stop)
+    assert final.output_tokens_reliable is True
+
+
+@pytest.mark.parametrize(
+    ("model", "window"),
+    [
+        ("claude-opus-4-8", 1_000_000),  # /context: "claude-opus-4-8 … 62.5k / 1m" (2.1.207)
+        ("claude-opus-5", 1_000_000),  # "claude-opus-5 … 22k / 1m" (2.1.222-2.1.232)
+        ("claude-opus-4-6", DEFAULT_WINDOW),  # "85k/200k" (2.1.34)
+        ("claude-sonnet-4-6", DEFAULT_WINDOW),  # "50.3k/200k" (2.1.123), 1m only with [1m]
+        ("claude-opus-4-5-20251101", DEFAULT_WINDOW),
+    ],
+)
+def test_the_assumed_window_is_claude_codes_for_the_model(
+    tmp_path: Path, model: str, window: int
+) -> None:
+    def named(message: dict[str, Any]) -> None:
+        message["model"] = model
+
+    _, session = _first_response(tmp_path, named)
+    assert session.window_tokens == window
+    assert session.window_source == assumed_window(model)[1]
+    assert session.window_source.startswith("assumed")
+    request = next(s for s in session.snapshots if s.anchor_id == FIRST)
+    assert request.window_tokens == window
+
+
+@pytest.mark.skipif(not P179.exists(), reason=SHARED_REASON)
+def test_the_fast_mode_session_costs_what_its_fast_rates_say() -> None:
+    """Every request of the 2.1.179 session says `"speed": "fast"`: claude-opus-4-8 at
+    $10 / $1 / $20 / $50 per million (input, cache read, 1-hour write, output) in
+    genai-prices 0.2.3, not $5 / $0.5 / $10 / $25. Its counts are final (a stop reason on
+    each record), and its window is Claude Code's 1M for the model."""
+    result = CliRunner().invoke(app, ["summary", "--json", "--cost", str(P179)])
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.stdout)
+    billed = row["cost"]["billed"]
+    tokens = {c: billed[c]["tokens"] for c in ("input", "cache_read", "cache_write_1h", "output")}
+    assert tokens == {
+        "input": 5_879,
+        "cache_read": 3_846_087,
+        "cache_write_1h": 99_604,
+        "output": 45_373,
+    }
+    rates = {"input": 10, "cache_read": 1, "cache_write_1h": 20, "output": 50}
+    expected = sum(tokens[c] * rates[c] for c in rates) / 1_000_000
+    assert billed["total_usd"] == pytest.approx(expected, abs=1e-6)  # $8.165607
+    assert row["cost"]["models"] == {
+        "claude-opus-4-8 (speed=fast)": "anthropic/claude-opus-4-8 (speed=fast)"
+    }
+    assert row["cost"]["output_lower_bound"] is False
+    assert (row["window_tokens"], row["window_source"]) == (1_000_000, "assumed")
