@@ -69,7 +69,14 @@ def _on_task_started(builder: RolloutBuilder, payload: dict[str, Any], ts: int, 
 def _on_exec_end(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int) -> None:
     tool = builder.tools.get(str(payload.get("call_id")))
     code = payload.get("exit_code")
-    if tool is not None and isinstance(code, int) and not isinstance(code, bool):
+    # A command whose call returned while it ran (0.125's unified exec) reports its exit to
+    # the later call that read it ("Process exited with code N"): one failure, not two.
+    if (
+        tool is not None
+        and not tool.backgrounded
+        and isinstance(code, int)
+        and not isinstance(code, bool)
+    ):
         tool.is_error = code != 0
     duration = payload.get("duration")
     if tool is not None and isinstance(duration, dict):

@@ -25,6 +25,7 @@ from agent_profiler.adapters.codex_records import (
     measure,
     output_text,
     parts_text,
+    still_running,
 )
 from agent_profiler.adapters.codex_rollout import Compaction, RolloutBuilder, Tool
 from agent_profiler.adapters.common import json_text
@@ -251,6 +252,8 @@ def _on_output(
     code = exit_code(output)
     if code is not None:
         tool.is_error = code != 0
+    elif still_running(output):
+        tool.backgrounded = True
 
 
 def on_compacted(

@@ -176,6 +176,13 @@ _REDACTED = re.compile(r"^\[REDACTED_[A-Z_]+ len=(\d+)\b")
 # A redaction marker's hash of the text it replaced: the same prompt's markers match.
 REDACTION_SHA = re.compile(r"sha=([0-9a-f]+)")
 _EXITED = re.compile(r"Process exited with code (-?\d+)")
+# A custom tool's output (apply_patch, 0.14x): "Exit code: 0\nWall time: …".
+_EXIT_CODE = re.compile(r"Exit code: (-?\d+)\n")
+# An output returned while the command still runs (unified exec): its exit is reported
+# later, to the call that reads it (write_stdin's "Process exited with code N").
+_RUNNING = re.compile(r"Process running with session ID \d+")
+# codex-rs answers a patch it could not apply with this error, and no patch_apply_end.
+_PATCH_REFUSED = "apply_patch verification failed"
 OUTPUT_ITEMS = frozenset(
     {
         "reasoning",
@@ -200,6 +207,8 @@ ENCRYPTED_SUMMARIES = frozenset({"compaction", "compaction_summary", "context_co
 _TAGS: tuple[tuple[str, Category, str], ...] = (
     ("<skills_instructions>", Category.SKILLS, "Skills listing"),
     ("<plugins_instructions>", Category.SKILLS, "Plugins listing"),
+    # A skill's SKILL.md, injected when the user names it (`$coordinator`, 0.141).
+    ("<skill>", Category.SKILLS, "Skill body"),
     ("# AGENTS.md instructions", Category.RULES, "AGENTS.md"),
     ("<user_instructions>", Category.RULES, "User instructions"),
     ("<INSTRUCTIONS>", Category.RULES, "Instructions"),
@@ -270,6 +279,10 @@ def output_text(output: object) -> str:
 
 
 def exit_code(output: object) -> int | None:
+    """The exit status a tool output states: an envelope's `metadata.exit_code`, a
+    command's "Process exited with code N", a custom tool's leading "Exit code: N"; a
+    patch codex-rs refused ("apply_patch verification failed: …") is 1. None: it says
+    none (an output of a command still running among them: `still_running`)."""
     if isinstance(output, str) and output.startswith('{"output"'):
         try:
             decoded = orjson.loads(output)
@@ -279,10 +292,18 @@ def exit_code(output: object) -> int | None:
         code = meta.get("exit_code") if isinstance(meta, dict) else None
         return code if isinstance(code, int) and not isinstance(code, bool) else None
     if isinstance(output, str):
-        match = _EXITED.search(output, 0, 400)
+        match = _EXITED.search(output, 0, 400) or _EXIT_CODE.match(output)
         if match:
             return int(match.group(1))
+        if output.startswith(_PATCH_REFUSED):
+            return 1
     return None
+
+
+def still_running(output: object) -> bool:
+    """The output came back while its command still ran (`Process running with session
+    ID N`): the command's exit is reported to a later call, not to this one."""
+    return isinstance(output, str) and _RUNNING.search(output, 0, 400) is not None
 
 
 def thread_spawn(source: object) -> dict[str, Any] | None:

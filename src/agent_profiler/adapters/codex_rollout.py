@@ -44,6 +44,7 @@ class _Request(RequestDraft):
 @record
 class Tool(ToolDraft):
     duration_ns: int | None = None  # exec_command_end's measured duration
+    backgrounded: bool = False  # its output came back while the command still ran
 
 
 @record
