@@ -64,10 +64,25 @@ def _safe_segments(path: str) -> str:
     return "".join(safe)
 
 
+def _home_of(path: str) -> str | None:
+    """The home folder `path` starts with: one of the usual places, or this machine's own
+    home wherever it is (`HOME=/srv/people/alice`: not under /home, and just as
+    personal)."""
+    found = _HOME_DIR.match(path)
+    if found:
+        return found.group(0)
+    from pathlib import Path
+
+    mine = str(Path.home()).rstrip("/\\")
+    if len(mine) > 1 and (path == mine or path.startswith((mine + "/", mine + "\\"))):
+        return mine
+    return None
+
+
 def _shortened(path: str, cwd: str | None) -> str:
     parts = _SEPARATORS.split(path)
-    home = _HOME_DIR.match(path)
-    home_depth = len(_SEPARATORS.split(home.group(0))) if home else 1
+    home = _home_of(path)
+    home_depth = len(_SEPARATORS.split(home)) if home else 1
     if cwd and _is_absolute(path):
         base = _SEPARATORS.split(cwd.rstrip("/\\"))
         common = 0
@@ -81,7 +96,7 @@ def _shortened(path: str, cwd: str | None) -> str:
         if common > home_depth and any(parts[common:]):
             return "/".join([".."] * (len(base) - common) + parts[common:])
     if home:
-        rest = _PROJECT_FOLDER.sub(r"\1…", path[home.end() :])
+        rest = _PROJECT_FOLDER.sub(r"\1…", path[len(home) :])
         return "~" + rest.replace("\\", "/")
     if _is_absolute(path):
         # The last name, also of a folder written with a separator at its end (`/srv/x/`):

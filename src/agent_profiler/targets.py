@@ -42,6 +42,15 @@ _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "fish", "pwsh", "powershell", 
 _SEPARATORS = re.compile(r"[\\/]+")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _WRAPPERS = frozenset({"sudo", "env", "time", "nohup", "exec", "command"})
+# A wrapper's options whose value is the next word (`sudo -u alice`: a user name, never
+# the program).
+_VALUED = {
+    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-R", "-r", "-T", "-t", "-U"}),
+    "env": frozenset({"-u", "-C", "-S", "--unset", "--chdir", "--split-string"}),
+    "time": frozenset({"-f", "-o", "--format", "--output"}),
+    "exec": frozenset({"-a"}),
+}
+_NO_VALUED: frozenset[str] = frozenset()
 # `shlex.split(command, posix=True)` in regular expressions (shlex reads a character at a
 # time through several method calls: a fifth of reading a Pi session). A word is pieces
 # glued together: plain characters, `\x` (x itself), '…' (as written) and "…" (where only
@@ -126,11 +135,20 @@ def _unquoted(word: str) -> str:
 
 
 def _first_program(words: Iterable[str]) -> str:
+    valued = _NO_VALUED  # the options of the wrapper read last that take a value
+    skip = False
     for word in words:
-        if ("=" in word and _ASSIGNMENT.match(word)) or word.startswith("-"):
+        if skip:
+            skip = False
+            continue
+        if word.startswith("-"):
+            skip = word in valued
+            continue
+        if "=" in word and _ASSIGNMENT.match(word):
             continue
         name = _name(word)
         if name in _WRAPPERS:
+            valued = _VALUED.get(name, _NO_VALUED)
             continue
         # A name, not a fragment of shell syntax or text (`(`, `{`, `"…`).
         return name if _PROGRAM.fullmatch(name) else ""

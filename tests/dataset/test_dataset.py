@@ -1354,9 +1354,9 @@ def test_a_fast_mode_request_is_priced_at_its_variant_in_fleet_as_in_summary(
     for line in lines:
         value = json.loads(line)
         message = value.get("message")
-        if value.get("type") == "assistant" and isinstance(message, dict):
-            if str(message.get("id")) < "msg_01M":  # about half of the responses
-                message["usage"]["speed"] = "fast"
+        assistant = value.get("type") == "assistant" and isinstance(message, dict)
+        if assistant and str(message.get("id")) < "msg_01M":  # about half of the responses
+            message["usage"]["speed"] = "fast"
         fast.append(json.dumps(value))
     edited = tmp_path / "j" / journal.name
     edited.parent.mkdir()

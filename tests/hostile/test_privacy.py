@@ -278,6 +278,25 @@ def test_the_summary_names_a_journal_under_home_without_the_user() -> None:
     assert summarise(session).source == "~/.claude/projects/…/0f2c.jsonl"
 
 
+def test_a_home_outside_home_folders_is_shown_as_a_tilde(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`HOME=/srv/people/alice` (not under /home or /Users): summary's source, from a
+    folder beside it, was `../../people/alice/.claude/projects/-srv-people-alice-app/…`."""
+    from agent_profiler.model import Harness, Session
+    from agent_profiler.summary import summarise
+
+    home = tmp_path / "people" / "alice"
+    journal = home / ".claude" / "projects" / "-srv-people-alice-app" / "0f2c.jsonl"
+    elsewhere = tmp_path / "work"
+    elsewhere.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(elsewhere)
+    session = Session(Harness.CLAUDE_CODE, "s", 0, 1, (str(journal),))
+    assert summarise(session).source == "~/.claude/projects/…/0f2c.jsonl"
+    assert private_path(str(home / "src" / "x.py"), str(elsewhere)) == "~/src/x.py"
+
+
 @pytest.mark.parametrize(
     ("source", "layout"),
     [

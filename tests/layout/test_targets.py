@@ -45,6 +45,14 @@ runner = CliRunner()
         ({"file_path": "/home/alice/app/src/x.py"}, None, "path:x.py"),
         ({"command": "cd /home/alice/app && git status"}, None, "program:cd"),
         ({"command": "FOO=1 sudo /usr/bin/python3 -m pytest -q"}, None, "program:python3"),
+        # an option's value is no program: `sudo -u alice` named the user as the target
+        (
+            {"command": "sudo -u alice /usr/bin/env python3 /home/alice/x.py"},
+            None,
+            "program:python3",
+        ),
+        ({"command": "env -u HOME -C /srv FOO=1 node x.js"}, None, "program:node"),
+        ({"command": "time -f %e git status"}, None, "program:git"),
         ({"cmd": ["bash", "-lc", "rg --files /home/alice"]}, None, "program:rg"),
         ({"cmd": "echo 'unbalanced"}, None, "program:echo"),
         ({"command": "'(' weird"}, None, ""),
@@ -110,7 +118,7 @@ def test_program_name_is_the_first_program_shlex_finds() -> None:
     """program_name's shortcuts (a command without quotes or escapes is not checked whole;
     a word without separators is its own name) give what shlex's words give: the first
     word that is no assignment, option or wrapper, by its last path part, if a name."""
-    alphabet = [*"ab -=/\\'\"\t\r\n\x0b\xa0#;|&$(){}x1.", "sudo", "env", "A=1", "/usr/bin/"]
+    alphabet = [*"ab -=/\\'\"\t\r\n\x0b\xa0#;|&$(){}x1.", "sudo", "env", "A=1", "/usr/bin/", "-u"]
     rng = random.Random(3232)
 
     def expected(command: str) -> str:
@@ -118,11 +126,20 @@ def test_program_name_is_the_first_program_shlex_finds() -> None:
             words = shlex.split(command, comments=False, posix=True)
         except ValueError:
             words = command.split()
+        takes_value = False  # `sudo -u NAME`, `env -u NAME`: NAME is no program
+        wrapper = ""
         for word in words:
-            if re.match(r"[A-Za-z_][A-Za-z0-9_]*=", word) or word.startswith("-"):
+            if takes_value:
+                takes_value = False
+                continue
+            if word.startswith("-"):
+                takes_value = word == "-u" and wrapper in {"sudo", "env"}
+                continue
+            if re.match(r"[A-Za-z_][A-Za-z0-9_]*=", word):
                 continue
             name = next((p for p in reversed(re.split(r"[\\/]+", word)) if p), "")
             if name in {"sudo", "env", "time", "nohup", "exec", "command"}:
+                wrapper = name
                 continue
             return name if re.fullmatch(r"[\w.+@-]{1,64}", name) else ""
         return ""
