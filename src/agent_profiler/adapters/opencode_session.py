@@ -211,8 +211,10 @@ class SessionBuilder(MessagesDraft):
                 if part.get("ignored") is True:
                     continue
                 if part.get("synthetic") is True:
-                    # Injected by OpenCode: an `@file` read, or the nudge after compaction.
-                    read = text.startswith("Called the ")
+                    # Injected by OpenCode: an `@file` read (the call's line, then the read
+                    # tool's output: `<path>…</path><type>file</type><content>…`), or the
+                    # nudge after compaction.
+                    read = text.startswith(("Called the ", "<path>"))
                     self.add(
                         message_id,
                         item_id,
@@ -305,7 +307,8 @@ class SessionBuilder(MessagesDraft):
             elif not measured and not unmetered:
                 self.failed.append(response)
             if measured:
-                self.last_reported = usage.prompt_tokens
+                if not summary:  # a compaction's size before is the last request's
+                    self.last_reported = usage.prompt_tokens
                 if model and model not in self.models:
                     self.models.append(model)
                 if provider and provider not in self.providers:
@@ -423,7 +426,7 @@ class SessionBuilder(MessagesDraft):
                 end_ns=end,
                 kind="compaction",
                 trigger=("auto" if pending.auto else "manual") if pending else None,
-                pre_tokens=self.last_reported if request is None else None,
+                pre_tokens=self.last_reported,
                 removed_items=removed,
                 request=request,
                 timing="compaction request → summary completed",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import gzip
 import json
+import operator
 import shutil
 import sqlite3
 import time
@@ -583,8 +584,10 @@ def test_synthetic_text_is_an_attached_file_or_a_harness_message(
     assert item(added, f"{user['id']}:{typed['id']}")[:3] == (PR, "User prompt", 74)
     assert call["text"].startswith("Called the Read tool")
     assert item(added, f"{user['id']}:{call['id']}")[:3] == (RE, "Attached file", 123)
-    # The file's content does not start with "Called the": a harness message, not a read.
-    assert item(added, f"{user['id']}:{content['id']}")[:3] == (OV, "Harness message", 37652)
+    # The file's content is the read tool's output (`<path>…`): the attached file too, not
+    # a harness message (its 37,652 characters were Harness overhead).
+    assert content["text"].startswith("<path>")
+    assert item(added, f"{user['id']}:{content['id']}")[:3] == (RE, "Attached file", 37652)
     (text,) = parts(doc, 1, "text")
     assert item(added, f"{nudge['id']}:{text['id']}")[:3] == (OV, "Harness message", 100)
     # Only typed text is the prompt; the file part itself is seen, not measured.
@@ -733,6 +736,9 @@ def test_metadata_nested_beyond_what_can_be_written_is_not_counted(tmp_path: Pat
 # --------------------------------------------------------------------------- compaction
 
 
+_END = operator.attrgetter("end_ns")
+
+
 def _compacting(indices: list[int] | range) -> dict[str, Any]:
     """Messages of the compacting session, without their `patch` parts (a step's bookkeeping
     after its finish: `test_a_patch_after_the_step_finish_belongs_to_the_one_request`)."""
@@ -764,7 +770,11 @@ def test_a_compaction_drops_the_older_messages_and_its_summary_enters(
     assert compaction.start_ns == asked["time"]["created"] * MS
     assert compaction.end_ns == summarised["time"]["completed"] * MS
     assert compaction.timing == "compaction request → summary completed"
-    assert compaction.pre_tokens is None and compaction.post_tokens is None
+    # Its size before is the last request's before it (the summarisation request's own
+    # input is another quantity: it was left NULL), after is unknown until the next request.
+    last = max((r for r in session.responses if r.end_ns <= compaction.start_ns), key=_END)
+    assert compaction.pre_tokens == last.usage.prompt_tokens > 0
+    assert compaction.post_tokens is None
     # Every item of messages 40–43 (4 requests: their texts, calls and results) left.
     before = [a for a in added if a.id.split(":")[0] in {msg(doc, i)["id"] for i in range(4)}]
     calls = {p["callID"] for i in range(4) for p in parts(doc, i, "tool")}
@@ -773,6 +783,7 @@ def test_a_compaction_drops_the_older_messages_and_its_summary_enters(
     # The summarisation request is the compaction's, not one of the session's requests.
     request = compaction.request
     assert request is not None and request.id == summarised["id"]
+    assert request.usage.prompt_tokens != compaction.pre_tokens
     assert request.usage.prompt_tokens == 98_608
     assert summarised["id"] not in [r.id for r in session.responses]
     assert [r.id for r in session.responses] == [msg(doc, i)["id"] for i in (0, 1, 2, 3, 7)]
