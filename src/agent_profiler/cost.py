@@ -40,6 +40,7 @@ from agent_profiler.model import AnchorKind, Category, Response, Session, frozen
 from agent_profiler.records import record
 
 PRICE_PACKAGE = "genai-prices"
+_CACHE_FORMAT = 2  # what a cached model's prices hold (2: web searches too)
 # Who wrote each category of the context (the article's four writers, and what none of
 # them can be said to have written).
 WRITER_OF = {
@@ -67,6 +68,9 @@ _PRICE_KEYS = {
     "output": ("output_mtok",),
 }
 MTOK = 1_000_000
+# Server-side web searches, priced per thousand (genai-prices' `web_searches_kcount`).
+SEARCHES = "web_searches"
+_SEARCH_PRICE = "web_searches_kcount"
 _0 = Decimal(0)
 
 
@@ -92,6 +96,7 @@ class RequestTokens:
     # (Claude Code's transcripts): the receipt's output is a lower bound.
     output_exact: bool = True
     price_context: str = ""  # the request's price variant (Response.price_context)
+    web_searches: int = 0  # server-side searches, billed per search (Response's)
 
     @property
     def prompt(self) -> int:
@@ -141,6 +146,7 @@ def _split_usage(response: Response, written: int) -> RequestTokens:
         hit_reread=prompt - written,
         output_exact=response.output_tokens_reliable,
         price_context=response.price_context,
+        web_searches=response.web_searches,
     )
 
 
@@ -181,6 +187,11 @@ class ModelPrices:
         base, tiers = price
         rate = next((p for start, p in reversed(tiers) if request_input > start), base)
         return rate * tokens / MTOK
+
+    def searches_usd(self, searches: int) -> Decimal:
+        """`searches` server-side web searches at the table's price per thousand."""
+        price = self.prices.get(SEARCHES)
+        return price[0] * searches / 1000 if price is not None and searches else _0
 
     def thresholds(self) -> list[int]:
         """Input sizes above which a tiered price changes (empty when none is tiered)."""
@@ -234,7 +245,7 @@ class PriceTable:
                 stored = json.loads(cache.read_text())
             except (OSError, ValueError):
                 stored = {}
-            if stored.get("table") == self.name:
+            if stored.get("table") == self.name and stored.get("format") == _CACHE_FORMAT:
                 self._found = stored.get("prices", {})
                 self._date = stored.get("date")
 
@@ -279,7 +290,12 @@ class PriceTable:
         """Write the cache, when there is one and it learnt something (best effort)."""
         if self._cache_path is None or not self._dirty:
             return
-        data = {"table": self.name, "date": self.date, "prices": self._found}
+        data = {
+            "table": self.name,
+            "format": _CACHE_FORMAT,
+            "date": self.date,
+            "prices": self._found,
+        }
         with contextlib.suppress(OSError):
             temporary = self._cache_path.with_name(f".{self._cache_path.name}.{os.getpid()}")
             temporary.write_text(json.dumps(data))
@@ -305,6 +321,9 @@ class PriceTable:
                 prices[component] = (Decimal(price.base), tiers)
         if "input" not in prices or "output" not in prices:
             return None  # a model priced by other units (per request, per image)
+        search = getattr(listed, _SEARCH_PRICE, None)
+        if isinstance(search, Decimal):
+            prices[SEARCHES] = (search, ())
         return ModelPrices(info.id, found_provider.id, prices)
 
 
@@ -334,6 +353,9 @@ class Receipt:
     hit_tokens: dict[str, int] = field(
         default_factory=lambda: {"written_once": 0, "re_read": 0, "output": 0}
     )
+    # Server-side web searches, as billed in both receipts (no cache changes them).
+    searches: int = 0
+    searches_usd: Decimal = _0
     shares: dict[str, float] = field(default_factory=dict)  # end composition, for the split
     unpriced: dict[str, int] = field(default_factory=dict)  # model → requests not priced
     models: dict[str, str] = field(default_factory=dict)  # journal's model → table's id
@@ -372,8 +394,12 @@ class Receipt:
             tokens = counts[f"hit_{line}"]
             self.hit_tokens[line] += tokens
             self.hit_usd[line] += prices.usd(component, tokens, request_input)
+        searches = counts.get(SEARCHES, 0)
+        self.searches += searches
+        self.searches_usd += prices.searches_usd(searches)
 
     def to_json(self, table: PriceTable) -> dict[str, Any]:
+        searches = {"count": self.searches, "usd": _usd(self.searches_usd)}
         billed_written = (
             self.billed_usd["input"]
             + self.billed_usd["cache_write_5m"]
@@ -394,7 +420,8 @@ class Receipt:
                 },
                 "written_once_by_category": _split(billed_written, self.shares),
                 "written_once_by_writer": by_writer(_split(billed_written, self.shares)),
-                "total_usd": _usd(sum(self.billed_usd.values(), _0)),
+                SEARCHES: searches,
+                "total_usd": _usd(sum(self.billed_usd.values(), self.searches_usd)),
             },
             "every_cache_hit": {
                 **{
@@ -405,7 +432,8 @@ class Receipt:
                 "written_once_by_writer": by_writer(
                     _split(self.hit_usd["written_once"], self.shares)
                 ),
-                "total_usd": _usd(sum(self.hit_usd.values(), _0)),
+                SEARCHES: searches,
+                "total_usd": _usd(sum(self.hit_usd.values(), self.searches_usd)),
             },
             "split_by": "end-of-session context composition (estimated shares)",
         }
@@ -421,6 +449,7 @@ def _counts(row: RequestTokens) -> dict[str, int]:
         "hit_written_once": row.hit_written,
         "hit_re_read": row.hit_reread,
         "hit_output": row.output,
+        SEARCHES: row.web_searches,
     }
 
 
@@ -440,6 +469,15 @@ def session_receipt(session: Session, table: PriceTable) -> Receipt:
     return receipt
 
 
+def _searches_line(receipt: Mapping[str, Any]) -> list[str]:
+    """The web searches' line of a receipt, when it ran any (a receipt from before the key
+    has none)."""
+    searches = receipt.get(SEARCHES) or {"count": 0}
+    if not searches["count"]:
+        return []
+    return [f"    {'web searches':<24}{searches['count']:>14,}      ${searches['usd']:>10.4f}"]
+
+
 def render_receipt(name: str, data: Mapping[str, Any]) -> str:
     """A till receipt of one session (or a fleet) as text."""
     billed, hit = data["billed"], data["every_cache_hit"]
@@ -455,6 +493,7 @@ def render_receipt(name: str, data: Mapping[str, Any]) -> str:
     for component, label in labels.items():
         line = billed[component]
         lines.append(f"    {label:<24}{line['tokens']:>14,} tok  ${line['usd']:>10.4f}")
+    lines.extend(_searches_line(billed))
     lines.append(f"    {'total':<42}  ${billed['total_usd']:>10.4f}")
     lines.append("  every cache hit (hypothetical, not what was paid):")
     for writer, usd in hit["written_once_by_writer"].items():
@@ -463,6 +502,7 @@ def render_receipt(name: str, data: Mapping[str, Any]) -> str:
     for line_name, label in (("re_read", "re-read, every turn"), ("output", "model output")):
         line = hit[line_name]
         lines.append(f"    {label:<24}{line['tokens']:>14,} tok  ${line['usd']:>10.4f}")
+    lines.extend(_searches_line(hit))
     lines.append(f"    {'total':<42}  ${hit['total_usd']:>10.4f}")
     if data.get("output_lower_bound"):
         lines.append(
@@ -481,6 +521,7 @@ def render_receipt(name: str, data: Mapping[str, Any]) -> str:
 
 __all__ = [
     "COMPONENTS",
+    "SEARCHES",
     "WRITERS",
     "WRITER_OF",
     "ModelPrices",

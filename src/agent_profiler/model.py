@@ -198,6 +198,9 @@ class Response:
     # table's price context: Claude Code's `usage.speed` "fast" is `speed=fast`, billed at
     # the fast-mode rates); "" for the standard prices.
     price_context: str = ""
+    # Server-side web searches the request ran (billed per search, beside its tokens):
+    # Claude Code's usage.server_tool_use.web_search_requests, Codex's web_search_call items.
+    web_searches: int = 0
 
     def __post_init__(self) -> None:
         # Each record's copy of a value is an object of its own: one per value instead.

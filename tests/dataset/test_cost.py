@@ -5,6 +5,7 @@ the price cache that spares a second `fleet` the price table's import."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from decimal import Decimal
 from pathlib import Path
@@ -34,7 +35,7 @@ from agent_profiler.model import (
     Stage,
     Usage,
 )
-from shared_paths import CORPUS, SHARED_REASON
+from shared_paths import CORPUS, SHARED_REASON, TESTS
 
 MTOK = Decimal(1_000_000)
 TIER = 200_000  # above this whole input, the tiered rates
@@ -414,3 +415,52 @@ def test_a_fast_mode_request_is_billed_at_its_variants_rates() -> None:
     assert data["models"]["m (speed=fast)"] == "prov/m-table-id (speed=fast)"
     assert data["models"]["m"] == "prov/m-table-id"
     assert "m (speed=fast) → prov/m-table-id (speed=fast)" in render_receipt("s", data)
+
+
+CODEX_SEARCHES = (
+    TESTS
+    / "data"
+    / "journals"
+    / "codex"
+    / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl.gz"
+)
+
+
+def test_web_searches_are_billed_per_search_as_the_price_table_says() -> None:
+    """Codex's `web_search_call` items (3 in this 0.125 rollout, counted from the raw
+    lines) are billed at gpt-5.5's $10 per thousand searches beside the tokens: the total
+    is genai-prices' own calc_price of each request's usage with its searches (the receipt
+    said `complete: true` without them)."""
+    import genai_prices
+
+    with gzip.open(CODEX_SEARCHES, "rt", encoding="utf-8") as journal:
+        items = [json.loads(line).get("payload") or {} for line in journal]
+    searches = sum(1 for p in items if p.get("type") == "web_search_call")
+    assert searches == 3
+    (session,) = load([CODEX_SEARCHES], Diagnostics()).sessions
+    assert sum(r.web_searches for r in session.responses) == searches
+    table = PriceTable()
+    data = session_receipt(session, table).to_json(table)
+    expected = sum(
+        (
+            genai_prices.calc_price(
+                genai_prices.Usage(
+                    input_tokens=r.usage.prompt_tokens,
+                    cache_read_tokens=r.usage.cache_read_tokens,
+                    output_tokens=r.usage.output_tokens,
+                    web_searches=r.web_searches,
+                ),
+                r.model,
+            ).total_price
+            for r in session.responses
+        ),
+        Decimal(0),
+    )
+    assert data["billed"]["total_usd"] == pytest.approx(float(expected), abs=1e-6)
+    per_search = table.lookup("gpt-5.5", session.start_ns)
+    assert per_search is not None
+    usd = float(per_search.prices["web_searches"][0] * searches / 1000)
+    assert data["billed"]["web_searches"] == {"count": 3, "usd": usd} == {"count": 3, "usd": 0.03}
+    assert data["every_cache_hit"]["web_searches"] == data["billed"]["web_searches"]
+    text = render_receipt("s", data)
+    assert text.count("web searches                         3      $    0.0300") == 2

@@ -1373,6 +1373,28 @@ def test_a_fast_mode_request_is_priced_at_its_variant_in_fleet_as_in_summary(
     assert any(model.endswith("(speed=fast)") for model in cost["models"])
 
 
+def test_web_searches_are_a_column_and_fleet_bills_them_as_summary_does(tmp_path: Path) -> None:
+    journal = (
+        TESTS
+        / "data"
+        / "journals"
+        / "codex"
+        / ("rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl.gz")
+    )
+    folder = tmp_path / "j"
+    folder.mkdir()
+    shutil.copy(journal, folder)
+    dataset = tmp_path / "ds"
+    collect([folder], dataset)
+    assert sum(r["web_searches"] for r in _table(dataset, "requests")) == 3
+    cost = _fleet(dataset)["cost"]
+    summary = runner.invoke(app, ["summary", str(journal), "--cost", "--json"])
+    (row,) = orjson.loads(summary.stdout)
+    assert cost["billed"]["web_searches"] == row["cost"]["billed"]["web_searches"]
+    assert cost["billed"]["web_searches"]["count"] == 3
+    assert cost["billed"]["total_usd"] == pytest.approx(row["cost"]["billed"]["total_usd"])
+
+
 @pytest.mark.skipif(not CORPUS.is_dir(), reason=SHARED_REASON)
 def test_a_sessions_model_is_the_one_that_served_most(tmp_path: Path) -> None:
     """`sessions.model` was the first model, and `fleet --model` ("main model") picked the

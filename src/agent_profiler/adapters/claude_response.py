@@ -40,6 +40,7 @@ class ResponseDraft:
     hidden: list[Logged] | None = None  # made by the first such item: most have none
     visible: int = 0
     price_context: str = ""  # `speed=fast` when a record's usage says so (Response's)
+    web_searches: int = 0  # usage.server_tool_use.web_search_requests, merged with max
 
     def merge_usage(self, usage: object) -> tuple[str, ...]:
         """Merge one record's usage (max per field). Returns the keys whose value is not
@@ -65,6 +66,11 @@ class ResponseDraft:
         speed = usage.get("speed")
         if speed.__class__ is str and speed and speed != "standard":
             self.price_context = f"speed={speed}"
+        server = usage.get("server_tool_use")
+        if server.__class__ is dict:
+            searches = token_count(server.get("web_search_requests"))
+            if searches > self.web_searches:
+                self.web_searches = searches
         return bad
 
     @property
@@ -117,4 +123,5 @@ class ResponseDraft:
             self.stop_reason is not None,  # output_tokens_reliable
             self.is_request,  # usage_known
             self.price_context,
+            self.web_searches,
         )

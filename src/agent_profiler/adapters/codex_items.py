@@ -151,6 +151,8 @@ def _on_search_call(
 ) -> None:
     action = item.get("action")
     query = action.get("query") if isinstance(action, dict) else None
+    if prefix == "item" and builder.pending is not None:
+        builder.pending.web_searches += 1  # billed per search, beside the tokens
     call_id = next((c for q, c in builder.searches if q == query), "")
     builder.add_text(
         builder.next_id(f"{prefix}-search"),

@@ -128,13 +128,15 @@ class RequestDraft:
     usage: Usage | None = None
     prompt_id: str | None = None
     stop_reason: str | None = None
+    web_searches: int = 0  # server-side searches among its output items
 
     def finish(self, *, prompt_id: str | None = None) -> Response:
         """The model's response; `prompt_id` when the turn is known only at the end."""
         if self.usage is None:
             raise ValueError(f"request {self.id} has no usage yet: it is not a response")
         # By position (see ToolDraft.finish): id, start_ns, end_ns, model, usage,
-        # prompt_id, is_error, stop_reason.
+        # prompt_id, is_error, stop_reason, output_tokens_reliable, usage_known,
+        # price_context, web_searches.
         return Response(
             self.id,
             self.start_ns,
@@ -144,6 +146,10 @@ class RequestDraft:
             prompt_id or self.prompt_id,
             False,
             self.stop_reason,
+            True,
+            True,
+            "",
+            self.web_searches,
         )
 
 

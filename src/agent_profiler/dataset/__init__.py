@@ -68,6 +68,7 @@ SCHEMA: dict[str, list[tuple[str, str]]] = {
         ("reasoning_tokens", "BIGINT"),
         ("output_tokens_reliable", "BOOLEAN"),  # false: a streaming count (a lower bound)
         ("price_context", "VARCHAR"),  # the journal's price variant (speed=fast), else NULL
+        ("web_searches", "INTEGER"),  # server-side web searches, billed per search
         ("hit_written_tokens", "BIGINT"),
         ("hit_reread_tokens", "BIGINT"),
         ("estimated_tokens", "BIGINT"),

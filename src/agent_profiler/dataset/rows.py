@@ -73,6 +73,7 @@ def session_rows(session: Session, group_id: str) -> dict[str, list[Row]]:
                 "reasoning_tokens": response.usage.reasoning_tokens,
                 "output_tokens_reliable": response.output_tokens_reliable,
                 "price_context": response.price_context or None,
+                "web_searches": response.web_searches,
                 "hit_written_tokens": split.hit_written,
                 "hit_reread_tokens": split.hit_reread,
                 "estimated_tokens": snapshot.estimated_tokens if snapshot else None,

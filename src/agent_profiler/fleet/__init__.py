@@ -22,7 +22,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from agent_profiler.cost import COMPONENTS, WRITER_OF, PriceTable, Receipt, by_writer
+from agent_profiler.cost import COMPONENTS, SEARCHES, WRITER_OF, PriceTable, Receipt, by_writer
 from agent_profiler.dataset import SCHEMA, TABLES
 from agent_profiler.errors import UsageError
 from agent_profiler.model import Category, frozen
@@ -425,9 +425,10 @@ def _cost(c: Any, table: PriceTable) -> dict[str, Any]:
     )
     billed = (
         f"(SELECT model, coalesce(price_context, '') AS variant, start_ns, prompt_tokens, "
-        f"{', '.join(columns)}, hit_written_tokens, hit_reread_tokens FROM requests {_ALL} "
+        f"{', '.join(columns)}, hit_written_tokens, hit_reread_tokens, "
+        f"coalesce(web_searches, 0) AS web_searches FROM requests {_ALL} "
         f"UNION ALL SELECT model, '', start_ns, prompt_tokens, {', '.join(columns)}, 0, "
-        f"prompt_tokens FROM compactions {_ALL} AND prompt_tokens IS NOT NULL) AS billed"
+        f"prompt_tokens, 0 FROM compactions {_ALL} AND prompt_tokens IS NOT NULL) AS billed"
     )
     days = _rows(
         c,
@@ -437,7 +438,7 @@ def _cost(c: Any, table: PriceTable) -> dict[str, Any]:
     priced = {(m, v, ns // 86_400_000_000_000): table.lookup(m, ns, context=v) for m, v, ns in days}
     thresholds = sorted({t for p in priced.values() if p for t in p.thresholds()})
     bucket = " + ".join(f"(prompt_tokens > {t})::INT" for t in thresholds) or "0"
-    summed = (*columns, "hit_written_tokens", "hit_reread_tokens")
+    summed = (*columns, "hit_written_tokens", "hit_reread_tokens", "web_searches")
     rows = _rows(
         c,
         f"SELECT coalesce(model, ''), variant, CAST(start_ns // 86400000000000 AS BIGINT), "
@@ -457,7 +458,11 @@ def _cost(c: Any, table: PriceTable) -> dict[str, Any]:
             continue
         receipt.name_model(model, variant, prices)
         counts = dict(
-            zip((*COMPONENTS, "hit_written_once", "hit_re_read"), map(int, sums), strict=True)
+            zip(
+                (*COMPONENTS, "hit_written_once", "hit_re_read", SEARCHES),
+                map(int, sums),
+                strict=True,
+            )
         )
         counts["hit_output"] = counts["output"]
         receipt.add_counts(prices, thresholds[tier - 1] + 1 if tier else 0, counts)

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agent_profiler.console import counted
+from agent_profiler.cost import SEARCHES
 from agent_profiler.report.text import esc
 
 _BILLED = (
@@ -22,21 +23,36 @@ def _usd(value: float) -> str:
     return f"${value:,.4f}"
 
 
+def _searches_row(receipt: Mapping[str, Any]) -> str:
+    """Server-side web searches, a row when the session ran any (their count, not tokens)."""
+    searches = receipt.get(SEARCHES) or {"count": 0}
+    if not searches["count"]:
+        return ""
+    return (
+        f'<tr><td>web searches ({searches["count"]:,})</td><td class="num"></td>'
+        f'<td class="num">{_usd(searches["usd"])}</td></tr>'
+    )
+
+
 def receipt_section(anchor: str, data: Mapping[str, Any]) -> str:
     billed, hit = data["billed"], data["every_cache_hit"]
     rows = "".join(
         f'<tr><td>{label}</td><td class="num">{billed[key]["tokens"]:,}</td>'
         f'<td class="num">{_usd(billed[key]["usd"])}</td></tr>'
         for key, label in _BILLED
-    )
-    hit_rows = "".join(
-        f'<tr><td>written once, {esc(writer)}</td><td class="num"></td>'
-        f'<td class="num">{_usd(usd)}</td></tr>'
-        for writer, usd in hit["written_once_by_writer"].items()
-    ) + "".join(
-        f'<tr><td>{label}</td><td class="num">{hit[key]["tokens"]:,}</td>'
-        f'<td class="num">{_usd(hit[key]["usd"])}</td></tr>'
-        for key, label in (("re_read", "re-read, every turn"), ("output", "model output"))
+    ) + _searches_row(billed)
+    hit_rows = (
+        "".join(
+            f'<tr><td>written once, {esc(writer)}</td><td class="num"></td>'
+            f'<td class="num">{_usd(usd)}</td></tr>'
+            for writer, usd in hit["written_once_by_writer"].items()
+        )
+        + "".join(
+            f'<tr><td>{label}</td><td class="num">{hit[key]["tokens"]:,}</td>'
+            f'<td class="num">{_usd(hit[key]["usd"])}</td></tr>'
+            for key, label in (("re_read", "re-read, every turn"), ("output", "model output"))
+        )
+        + _searches_row(hit)
     )
     missing = "".join(
         f"<li>No price for {esc(m['model'])} ({counted(m['requests'], 'request')}): its name "

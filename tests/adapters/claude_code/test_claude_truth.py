@@ -117,3 +117,18 @@ def test_the_fast_mode_session_costs_what_its_fast_rates_say() -> None:
     }
     assert row["cost"]["output_lower_bound"] is False
     assert (row["window_tokens"], row["window_source"]) == (1_000_000, "assumed")
+
+
+def test_server_side_web_searches_are_the_responses(tmp_path: Path) -> None:
+    """`usage.server_tool_use.web_search_requests` (billed per search), merged over the
+    response's records with max as its other counts are."""
+
+    def searched(message: dict[str, Any]) -> None:
+        searched.calls += 1  # type: ignore[attr-defined]
+        count = 2 if searched.calls == 4 else 1  # type: ignore[attr-defined]
+        message["usage"]["server_tool_use"] = {"web_search_requests": count}
+
+    searched.calls = 0  # type: ignore[attr-defined]
+    response, _ = _first_response(tmp_path, searched)
+    assert response.web_searches == 2
+    assert _first_response(tmp_path, lambda m: None)[0].web_searches == 0
