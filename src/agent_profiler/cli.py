@@ -164,8 +164,8 @@ def export(
         Path | None,
         option(
             spec.OUTPUT,
-            help="Trace file to write (default: <journal>.pftrace, or with --format json "
-            "<journal>.json, <journal>.trace.json for a .json journal; - for stdout).",
+            help="Trace file to write (default: ./<journal>.pftrace, or with --format json "
+            "./<journal>.json, ./<journal>.trace.json for a .json journal; - for stdout).",
         ),
     ] = None,
     harness: HarnessOption = None,
@@ -396,7 +396,7 @@ def open_(
             "--output",
             "-o",
             metavar="FILE",
-            help="Where to keep the trace exported from journals (default: a temporary file).",
+            help="The trace made of journals (default: a temporary file, kept if not fetched).",
         ),
     ] = None,
     no_browser: Annotated[
@@ -421,6 +421,7 @@ def open_(
     the UI runs in your browser and fetches the file from your machine.
     """
     from agent_profiler.own import is_trace
+    from agent_profiler.serve import keep_unserved  # (http.server: open serves anyway)
 
     if len(inputs) == 1 and is_trace(inputs[0]):
         _open_in_ui(inputs[0], browser=not no_browser, timeout=timeout)
@@ -434,8 +435,7 @@ def open_(
             f"(open it alone: agent-profiler open {shlex.quote(str(traces[0]))})"
         )
     if output is not None:
-        # The same refusals as export's (an existing file without --force, a folder, a
-        # journal being read); and a file to serve afterwards, not stdout or a pipe.
+        # export's refusals, and a file to serve afterwards (not stdout or a pipe).
         from agent_profiler.loader import is_stream
         from agent_profiler.outputs import check_target, is_stdout
 
@@ -460,7 +460,12 @@ def open_(
             typer.echo("error: nothing to open (no readable sessions)", err=True)
             raise typer.Exit(EXIT_INPUT)
         result = outcome[0]
-        _open_in_ui(target, browser=not no_browser, timeout=timeout)
+        try:
+            _open_in_ui(target, browser=not no_browser, timeout=timeout)
+        except (AgentProfilerError, typer.Exit):
+            if output is None and (said := keep_unserved(target, default_output(inputs))):
+                typer.echo(said, err=True)
+            raise
     if result.failures:
         raise typer.Exit(EXIT_INPUT)
 
@@ -531,7 +536,7 @@ def report(
             "--output",
             "-o",
             metavar="FILE",
-            help="HTML file to write (default: <journal>.html; - for stdout).",
+            help="HTML file to write (default: ./<journal>.html; - for stdout).",
         ),
     ] = None,
     title: Annotated[
@@ -567,8 +572,7 @@ def report(
     code = run_report(
         journals,
         output=output,
-        # Argument previews are kept only for a page made with --previews (its additions
-        # table shows them); tool targets unless --redact.
+        # Argument previews kept only with --previews (the additions table shows them).
         options=ReadOptions(harness, estimate, previews, jobs),
         force=force,
         title=title,

@@ -173,6 +173,20 @@ def _inflate(packet: bytes) -> bytes | None:
         return None
 
 
+def keep_unserved(trace: Path, name: Path) -> str:
+    """What to say of a trace `open` exported to a temporary folder and did not get
+    fetched (the port busy, the time up): kept as `name` in the current folder, to drag
+    into the UI by hand (never over a file of that name); "" when it could not be kept."""
+    if name.exists():
+        return ""
+    try:
+        name.write_bytes(trace.read_bytes())
+    except OSError:
+        name.unlink(missing_ok=True)
+        return ""
+    return f"the trace is kept as {name}: drag it into {UI_ORIGIN}"
+
+
 def serve_once(
     trace: Path,
     *,
@@ -227,7 +241,7 @@ def serve_once(
             raise ServeError(
                 f"port {port} on {HOST} is busy (another `open` still serving?); "
                 f"ui.perfetto.dev only accepts traces from {HOST}:{PORT}. Stop the other "
-                f"server, or drag {trace} into {UI_ORIGIN}"
+                f"server, or drag the trace into {UI_ORIGIN}"
             ) from error
         raise ServeError(f"cannot listen on {HOST}:{port}: {error.strerror}") from error
     with server:

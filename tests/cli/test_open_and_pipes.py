@@ -107,6 +107,47 @@ def test_open_keeps_its_trace_only_where_export_would_write(
     assert served == [kept] and kept.read_bytes()[:1] == b"\x0a"  # a trace now
 
 
+def test_a_trace_open_could_not_serve_is_kept_to_drag_into_the_ui(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """With port 9001 busy, `open JOURNAL` said "drag /tmp/agent-profiler-…/small.pftrace
+    into https://ui.perfetto.dev", a file it deleted as it exited; a trace never fetched in
+    time was lost too. Each is kept in the current folder now (never over a file there),
+    and said; with -o the trace is where -o put it, and nothing else is written."""
+    from agent_profiler.errors import ServeError
+    from agent_profiler.serve import ServeError as served_error
+
+    assert served_error is ServeError
+
+    def busy(path: Path, **_: Any) -> bool:
+        raise ServeError("port 9001 on 127.0.0.1 is busy")
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cli, "serve_once", busy)
+    result = runner.invoke(app, ["open", str(SMALL), "--no-browser"])
+    assert result.exit_code != 0
+    kept = tmp_path / "small.pftrace"
+    assert kept.read_bytes()[:1] == b"\x0a"  # the trace
+    assert "the trace is kept as small.pftrace: drag it into https://ui.perfetto.dev" in (
+        result.stderr
+    )
+    # never over a file of that name: the second try keeps nothing and says nothing of it
+    kept.write_text("mine\n")
+    again = runner.invoke(app, ["open", str(SMALL), "--no-browser"])
+    assert again.exit_code != 0 and "kept as" not in again.stderr
+    assert kept.read_text() == "mine\n"
+    kept.unlink()
+    monkeypatch.setattr(cli, "serve_once", lambda path, **_: False)  # not fetched in time
+    late = runner.invoke(app, ["open", str(SMALL), "--no-browser", "--timeout", "1"])
+    assert late.exit_code == 1 and "kept as small.pftrace" in late.stderr
+    assert kept.read_bytes()[:1] == b"\x0a"
+    kept.unlink()
+    chosen = tmp_path / "chosen.pftrace"
+    named = runner.invoke(app, ["open", str(SMALL), "--no-browser", "-o", str(chosen)])
+    assert named.exit_code == 1 and "kept as" not in named.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["chosen.pftrace"]
+
+
 def test_summary_names_a_piped_journal_as_given() -> None:
     """`… | summary - --json` gave `source` as the temporary copy's path
     (`../agent-profiler-x1y2/tmpab/stdin`), a file gone when the command ended."""
