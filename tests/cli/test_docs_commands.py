@@ -135,7 +135,7 @@ def test_export_format_json_names_its_default_output_as_documented(
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hidden.json", "hidden.jsonl"]
     assert json.loads((tmp_path / "hidden.json").read_text())["traceEvents"]
-    assert "with --format json <journal>.json, <journal>.trace.json for a .json journal" in (
+    assert "with --format json ./<journal>.json, ./<journal>.trace.json for a .json journal" in (
         render_help("export")
     )
     assert "`<journal name>.pftrace` (`.json` with `--format json`;" in " ".join(DOC.split())
