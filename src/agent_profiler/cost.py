@@ -97,6 +97,7 @@ class RequestTokens:
     output_exact: bool = True
     price_context: str = ""  # the request's price variant (Response.price_context)
     web_searches: int = 0  # server-side searches, billed per search (Response's)
+    recorded_usd: float | None = None  # what the harness recorded it cost (Response's)
 
     @property
     def prompt(self) -> int:
@@ -147,6 +148,7 @@ def _split_usage(response: Response, written: int) -> RequestTokens:
         output_exact=response.output_tokens_reliable,
         price_context=response.price_context,
         web_searches=response.web_searches,
+        recorded_usd=response.recorded_usd,
     )
 
 
@@ -356,6 +358,10 @@ class Receipt:
     # Server-side web searches, as billed in both receipts (no cache changes them).
     searches: int = 0
     searches_usd: Decimal = _0
+    # What the harness recorded the requests cost at its own prices (Pi, OpenCode), over
+    # the requests whose journal records one, priced by the table or not.
+    recorded_usd: Decimal = _0
+    recorded_requests: int = 0
     shares: dict[str, float] = field(default_factory=dict)  # end composition, for the split
     unpriced: dict[str, int] = field(default_factory=dict)  # model → requests not priced
     models: dict[str, str] = field(default_factory=dict)  # journal's model → table's id
@@ -363,6 +369,9 @@ class Receipt:
     output_lower_bound: bool = False
 
     def add_request(self, row: RequestTokens, prices: ModelPrices | None) -> None:
+        if row.recorded_usd is not None:
+            self.recorded_usd += Decimal(repr(row.recorded_usd))
+            self.recorded_requests += 1
         if prices is not None and not row.output_exact:
             self.output_lower_bound = True
         if prices is None:
@@ -436,6 +445,10 @@ class Receipt:
                 "total_usd": _usd(sum(self.hit_usd.values(), self.searches_usd)),
             },
             "split_by": "end-of-session context composition (estimated shares)",
+            # What the harness recorded at its own prices (None: the journals record none).
+            "recorded": {"usd": _usd(self.recorded_usd), "requests": self.recorded_requests}
+            if self.recorded_requests
+            else None,
         }
 
 
@@ -508,6 +521,13 @@ def render_receipt(name: str, data: Mapping[str, Any]) -> str:
         lines.append(
             "  model output is a lower bound: the journal records streaming output counts, "
             "often below what was billed"
+        )
+    recorded = data.get("recorded")
+    if recorded:
+        lines.append(
+            f"  recorded by the harness: ${recorded['usd']:.4f} for "
+            f"{counted(recorded['requests'], 'request')} (at its own prices: a subscription or "
+            "a free model records 0)"
         )
     for entry in data["unpriced_models"]:
         lines.append(

@@ -201,6 +201,10 @@ class Response:
     # Server-side web searches the request ran (billed per search, beside its tokens):
     # Claude Code's usage.server_tool_use.web_search_requests, Codex's web_search_call items.
     web_searches: int = 0
+    # What the harness itself recorded this request cost, at its own prices (Pi's
+    # usage.cost.total, OpenCode's step cost): 0 for a subscription or a free model. None:
+    # the journal records none.
+    recorded_usd: float | None = None
 
     def __post_init__(self) -> None:
         # Each record's copy of a value is an object of its own: one per value instead.

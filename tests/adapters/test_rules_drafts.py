@@ -406,7 +406,7 @@ def test_the_classes_made_by_position_keep_their_field_order() -> None:
     ]  # fmt: skip
     assert names(Response) == [
         "id", "start_ns", "end_ns", "model", "usage", "prompt_id", "is_error", "stop_reason",
-        "output_tokens_reliable", "usage_known", "price_context", "web_searches",
+        "output_tokens_reliable", "usage_known", "price_context", "web_searches", "recorded_usd",
     ]  # fmt: skip
     assert names(Usage) == [
         "prompt_tokens", "input_tokens", "output_tokens", "cache_read_tokens",

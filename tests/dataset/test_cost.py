@@ -464,3 +464,66 @@ def test_web_searches_are_billed_per_search_as_the_price_table_says() -> None:
     assert data["every_cache_hit"]["web_searches"] == data["billed"]["web_searches"]
     text = render_receipt("s", data)
     assert text.count("web searches                         3      $    0.0300") == 2
+
+
+PI_JOURNAL = TESTS / "data" / "journals" / "pi" / "pi-mono_large-session_v1.jsonl"
+OPENCODE_JOURNAL = (
+    TESTS / "data" / "journals" / "opencode" / "ses_2bef25635ffe8EzID0I1Oeymal.export.json"
+)
+
+
+def test_what_the_harness_recorded_is_said_beside_the_list_price() -> None:
+    """Pi and OpenCode record each request's cost at their own prices: the sum of Pi's
+    `usage.cost.total` (counted from the raw lines) is the receipt's `recorded`; an
+    OpenCode session on a subscription records 0 where the list price is $0.19."""
+    lines = [json.loads(line) for line in PI_JOURNAL.read_text(encoding="utf-8").splitlines()]
+    costs = [
+        m["usage"]["cost"]["total"]
+        for line in lines
+        if (m := line.get("message") or {}).get("role") == "assistant"
+        and isinstance((m.get("usage") or {}).get("cost"), dict)
+        and (
+            m["usage"].get("input", 0)
+            + m["usage"].get("cacheRead", 0)
+            + m["usage"].get("cacheWrite", 0)
+        )
+    ]
+    (session,) = load([PI_JOURNAL], Diagnostics()).sessions
+    table = PriceTable()
+    pi = session_receipt(session, table).to_json(table)
+    assert pi["recorded"]["requests"] == len(costs) == len(session.responses)
+    assert pi["recorded"]["usd"] == pytest.approx(sum(costs), abs=1e-6)
+    said = f"recorded by the harness: ${pi['recorded']['usd']:.4f} for {len(costs)} requests"
+    assert said in render_receipt("s", pi)
+    (opencode,) = load([OPENCODE_JOURNAL], Diagnostics()).sessions
+    free = session_receipt(opencode, table).to_json(table)
+    assert free["recorded"] == {"usd": 0.0, "requests": len(opencode.responses)}
+    assert free["billed"]["total_usd"] > 0.1
+    # A journal that records none says nothing of it.
+    assert session_receipt(_session(), _Table()).to_json(_Table())["recorded"] is None  # type: ignore[arg-type]
+    assert "recorded by the harness" not in render_receipt("s", _session_receipt_json())
+
+
+def _session_receipt_json() -> dict[str, Any]:
+    return session_receipt(_session(), _Table()).to_json(_Table())  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (0.25, 0.25),
+        (0, 0.0),
+        ("0.25", None),
+        (-1, None),
+        (True, None),
+        (float("nan"), None),
+        (None, None),
+    ],
+)
+def test_a_recorded_cost_is_a_finite_number_at_least_zero(
+    value: object, expected: float | None
+) -> None:
+    from agent_profiler.adapters.common import recorded_usd
+
+    assert recorded_usd({"cost": {"total": value}}, "cost", "total") == expected
+    assert recorded_usd({"cost": value}, "cost", "total") is None

@@ -1395,6 +1395,24 @@ def test_web_searches_are_a_column_and_fleet_bills_them_as_summary_does(tmp_path
     assert cost["billed"]["total_usd"] == pytest.approx(row["cost"]["billed"]["total_usd"])
 
 
+def test_fleet_sums_what_the_harnesses_recorded_as_summary_does(tmp_path: Path) -> None:
+    folder = tmp_path / "j"
+    folder.mkdir()
+    for journal in (
+        TESTS / "data" / "journals" / "pi" / "pi-mono_large-session_v1.jsonl",
+        TESTS / "data" / "journals" / "opencode" / "ses_2bef25635ffe8EzID0I1Oeymal.export.json",
+    ):
+        shutil.copy(journal, folder)
+    dataset = tmp_path / "ds"
+    collect([folder], dataset)
+    summary = runner.invoke(app, ["summary", str(folder), "--cost", "--json"])
+    receipts = [row["cost"]["recorded"] for row in orjson.loads(summary.stdout)]
+    recorded = _fleet(dataset)["cost"]["recorded"]
+    assert recorded["requests"] == sum(r["requests"] for r in receipts) > 0
+    assert recorded["usd"] == pytest.approx(sum(r["usd"] for r in receipts), abs=1e-6)
+    assert recorded["usd"] > 0 and 0.0 in [r["usd"] for r in receipts]
+
+
 @pytest.mark.skipif(not CORPUS.is_dir(), reason=SHARED_REASON)
 def test_a_sessions_model_is_the_one_that_served_most(tmp_path: Path) -> None:
     """`sessions.model` was the first model, and `fleet --model` ("main model") picked the

@@ -299,3 +299,13 @@ def clock_origin(values: Iterable[object], path: Path, reference_ns: int | None 
     except OSError:
         modified = 0
     return max(0, modified - count * MS)
+
+
+def recorded_usd(value: object, *keys: str) -> float | None:
+    """A cost the harness recorded, found under `keys` (`usage.cost.total`): a finite
+    number ≥ 0, else None (absent, or not a cost)."""
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < 1e9:
+        return float(value)  # (NaN and infinity fail the range)
+    return None

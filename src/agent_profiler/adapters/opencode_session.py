@@ -24,6 +24,7 @@ from agent_profiler.adapters.common import (
     Clock,
     json_text,
     preview,
+    recorded_usd,
     reference_time,
     text_field,
     token_count,
@@ -287,6 +288,7 @@ class SessionBuilder(MessagesDraft):
                 is_error=error_name is not None and last,
                 stop_reason=(text_field(finish, "reason") if finish else None)
                 or (error_name if last else None),
+                recorded_usd=recorded_usd(finish if finish is not None else message, "cost"),
             )
             measured = usage.prompt_tokens > 0
             # A step that finished without error but with 0 in every usage field (some

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agent_profiler.adapters.common import preview, text_field
+from agent_profiler.adapters.common import preview, recorded_usd, text_field
 from agent_profiler.adapters.drafts import ToolArguments, ToolDraft
 from agent_profiler.adapters.pi_records import bash_execution_text, text_blocks
 from agent_profiler.adapters.pi_tree import Entry, measured_part
@@ -168,6 +168,11 @@ def on_assistant(builder: SessionBuilder, entry: Entry, message: dict[str, Any])
         entry.prompt_id,
         failed,  # is_error
         stop,  # stop_reason
+        True,  # output_tokens_reliable
+        True,  # usage_known
+        "",  # price_context
+        0,  # web_searches
+        recorded_usd(message.get("usage"), "cost", "total"),
     )
     if not prompt_tokens:
         builder.unmeasured_requests.append(response)

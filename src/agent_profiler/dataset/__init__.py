@@ -69,6 +69,7 @@ SCHEMA: dict[str, list[tuple[str, str]]] = {
         ("output_tokens_reliable", "BOOLEAN"),  # false: a streaming count (a lower bound)
         ("price_context", "VARCHAR"),  # the journal's price variant (speed=fast), else NULL
         ("web_searches", "INTEGER"),  # server-side web searches, billed per search
+        ("recorded_usd", "DOUBLE"),  # what the harness recorded it cost (Pi, OpenCode)
         ("hit_written_tokens", "BIGINT"),
         ("hit_reread_tokens", "BIGINT"),
         ("estimated_tokens", "BIGINT"),
@@ -130,6 +131,7 @@ SCHEMA: dict[str, list[tuple[str, str]]] = {
         ("model", "VARCHAR"),
         ("prompt_tokens", "BIGINT"),
         *_BILLED,
+        ("recorded_usd", "DOUBLE"),
     ],
 }
 TABLES = tuple(SCHEMA)

@@ -74,6 +74,7 @@ def session_rows(session: Session, group_id: str) -> dict[str, list[Row]]:
                 "output_tokens_reliable": response.output_tokens_reliable,
                 "price_context": response.price_context or None,
                 "web_searches": response.web_searches,
+                "recorded_usd": response.recorded_usd,
                 "hit_written_tokens": split.hit_written,
                 "hit_reread_tokens": split.hit_reread,
                 "estimated_tokens": snapshot.estimated_tokens if snapshot else None,
@@ -192,6 +193,7 @@ _USAGE_COLUMNS = (
     "cache_write_5m_tokens",
     "cache_write_1h_tokens",
     "output_tokens",
+    "recorded_usd",
 )
 
 
@@ -200,7 +202,7 @@ def _usage_columns(split: RequestTokens | None) -> Row:
     if split is None:
         return dict.fromkeys(_USAGE_COLUMNS)
     billed = (split.input, split.cache_read, split.cache_write_5m, split.cache_write_1h)
-    values = (split.model or None, split.prompt, *billed, split.output)
+    values = (split.model or None, split.prompt, *billed, split.output, split.recorded_usd)
     return dict(zip(_USAGE_COLUMNS, values, strict=True))
 
 

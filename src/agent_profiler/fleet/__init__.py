@@ -450,6 +450,13 @@ def _cost(c: Any, table: PriceTable) -> dict[str, Any]:
     receipt.output_lower_bound = bool(
         _rows(c, f"SELECT count(*) FROM requests {_ALL} AND NOT output_tokens_reliable")[0][0]
     )
+    # What the harnesses recorded at their own prices, over every request that says
+    (recorded, receipt.recorded_requests) = _rows(
+        c,
+        f"SELECT sum(recorded_usd), count(recorded_usd) FROM (SELECT recorded_usd FROM "
+        f"requests {_ALL} UNION ALL SELECT recorded_usd FROM compactions {_ALL})",
+    )[0]
+    receipt.recorded_usd = Decimal(repr(recorded)) if recorded is not None else Decimal(0)
     for model, variant, day, tier, count, *sums in rows:
         prices = priced.get((model, variant, day))
         if prices is None:

@@ -34,6 +34,17 @@ def _searches_row(receipt: Mapping[str, Any]) -> str:
     )
 
 
+def _recorded(recorded: Mapping[str, Any] | None) -> str:
+    """What the harness recorded the requests cost at its own prices, when it did."""
+    if not recorded:
+        return ""
+    return (
+        f'<p class="note">Recorded by the harness: {_usd(recorded["usd"])} for '
+        f"{counted(recorded['requests'], 'request')} (at its own prices: a subscription or "
+        "a free model records 0).</p>"
+    )
+
+
 def receipt_section(anchor: str, data: Mapping[str, Any]) -> str:
     billed, hit = data["billed"], data["every_cache_hit"]
     rows = "".join(
@@ -73,5 +84,6 @@ def receipt_section(anchor: str, data: Mapping[str, Any]) -> str:
         f"<table>{head}{hit_rows}<tr><th>total</th><td></td>"
         f'<th class="num">{_usd(hit["total_usd"])}</th></tr></table>'
         + (f"<ul>{missing}</ul>" if missing else "")
+        + _recorded(data.get("recorded"))
         + "</section>"
     )
