@@ -258,6 +258,10 @@ def response_args(
         del args["context_tokens"]
     if usage.reasoning_tokens:
         args["reasoning_tokens"] = usage.reasoning_tokens
+    if response.price_context:  # billed at other rates (Claude Code's fast mode)
+        args["price_context"] = response.price_context
+    if response.web_searches:  # server-side searches, billed per search
+        args["web_searches"] = response.web_searches
     if s.window_tokens and first:
         # The session's window (on profile (1) too): said on its first response only.
         args["context_window_tokens"] = s.window_tokens

@@ -135,6 +135,8 @@ def _response(rng: random.Random) -> Response:
         is_error=rng.random() < 0.2,
         stop_reason=rng.choice([None, "", "toolUse", "end_turn", "s" * 90]),
         usage_known=rng.random() < 0.8,
+        price_context=rng.choice(["", "", "speed=fast", "p" * 130]),
+        web_searches=rng.choice([0, 0, 1, 127, 128, 2**31]),
     )
 
 

@@ -236,6 +236,7 @@ class DirectArgs:
                 "context_tokens",
                 "reasoning_tokens",
                 "context_window_tokens",
+                "web_searches",
                 "bytes",
                 "result_chars",
             )
@@ -243,7 +244,7 @@ class DirectArgs:
         self.top_flags = {key: items.kept(top, key, bool) for key in ("is_error", "usage_known")}
         self.top_texts = {key: items.text(top, key) for key in ("response_id", "call_id", "target")}
         # a handful of values each: kept whole
-        for key in ("stop_reason", "target_kind", "timing"):
+        for key in ("stop_reason", "target_kind", "timing", "price_context"):
             self.top_texts[key] = items.kept(top, key, str)
         self.counts = {
             key: items.count(entry, key)
@@ -302,6 +303,10 @@ class DirectArgs:
             parts.append(flags["usage_known"](False))
         if usage.reasoning_tokens:
             parts.append(counts["reasoning_tokens"](usage.reasoning_tokens))
+        if response.price_context:
+            parts.append(texts["price_context"](response.price_context))
+        if response.web_searches:
+            parts.append(counts["web_searches"](response.web_searches))
         if s.window_tokens and first:
             parts.append(counts["context_window_tokens"](s.window_tokens))
         if response.is_error:
