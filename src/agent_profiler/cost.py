@@ -358,6 +358,7 @@ class Receipt:
     # Server-side web searches, as billed in both receipts (no cache changes them).
     searches: int = 0
     searches_usd: Decimal = _0
+    searches_unpriced: int = 0  # of them, those of a model the table gives no search price
     # What the harness recorded the requests cost at its own prices (Pi, OpenCode), over
     # the requests whose journal records one, priced by the table or not.
     recorded_usd: Decimal = _0
@@ -406,9 +407,13 @@ class Receipt:
         searches = counts.get(SEARCHES, 0)
         self.searches += searches
         self.searches_usd += prices.searches_usd(searches)
+        if searches and SEARCHES not in prices.prices:
+            self.searches_unpriced += searches
 
     def to_json(self, table: PriceTable) -> dict[str, Any]:
-        searches = {"count": self.searches, "usd": _usd(self.searches_usd)}
+        searches: dict[str, Any] = {"count": self.searches, "usd": _usd(self.searches_usd)}
+        if self.searches_unpriced:  # left out of the totals, as an unpriced model is
+            searches["unpriced"] = self.searches_unpriced
         billed_written = (
             self.billed_usd["input"]
             + self.billed_usd["cache_write_5m"]
@@ -420,7 +425,7 @@ class Receipt:
             "unpriced_models": [
                 {"model": m, "requests": n} for m, n in sorted(self.unpriced.items())
             ],
-            "complete": not self.unpriced,
+            "complete": not self.unpriced and not self.searches_unpriced,
             "output_lower_bound": self.output_lower_bound,
             "billed": {
                 **{
@@ -528,6 +533,11 @@ def render_receipt(name: str, data: Mapping[str, Any]) -> str:
             f"  recorded by the harness: ${recorded['usd']:.4f} for "
             f"{counted(recorded['requests'], 'request')} (at its own prices: a subscription or "
             "a free model records 0)"
+        )
+    if unpriced := data["billed"].get(SEARCHES, {}).get("unpriced"):
+        lines.append(
+            f"  no price for {counted(unpriced, 'web search', 'web searches')}: the table "
+            "gives their model none (nothing is guessed), left out of the totals"
         )
     for entry in data["unpriced_models"]:
         lines.append(

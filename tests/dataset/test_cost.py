@@ -527,3 +527,22 @@ def test_a_recorded_cost_is_a_finite_number_at_least_zero(
 
     assert recorded_usd({"cost": {"total": value}}, "cost", "total") == expected
     assert recorded_usd({"cost": value}, "cost", "total") is None
+
+
+def test_web_searches_of_a_model_without_a_search_price_make_the_receipt_incomplete() -> None:
+    """The fake table gives "m" no search price: its searches are counted, priced at
+    nothing, said, and the receipt is not complete (nothing is guessed)."""
+    import dataclasses
+
+    responses = list(_session().responses)
+    responses[0] = dataclasses.replace(responses[0], web_searches=3)
+    session = dataclasses.replace(_session(), responses=tuple(responses))
+    data = session_receipt(session, _Table()).to_json(_Table())  # type: ignore[arg-type]
+    assert data["billed"]["web_searches"] == {"count": 3, "usd": 0.0, "unpriced": 3}
+    assert data["complete"] is False
+    assert "no price for 3 web searches: the table gives their model none" in render_receipt(
+        "s", data
+    )
+    plain = _session_receipt_json()
+    assert plain["billed"]["web_searches"] == {"count": 0, "usd": 0.0}
+    assert "web search" not in render_receipt("s", plain)
