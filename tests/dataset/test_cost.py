@@ -461,8 +461,12 @@ def test_web_searches_are_billed_per_search_as_the_price_table_says() -> None:
     assert per_search is not None
     usd = float(per_search.prices["web_searches"][0] * searches / 1000)
     assert data["billed"]["web_searches"] == {"count": 3, "usd": usd} == {"count": 3, "usd": 0.03}
-    assert data["every_cache_hit"]["web_searches"] == data["billed"]["web_searches"]
+    hit = data["every_cache_hit"]
+    assert hit["web_searches"] == data["billed"]["web_searches"]
+    lines = sum(hit[line]["usd"] for line in ("written_once", "re_read", "output"))
+    assert hit["total_usd"] == pytest.approx(lines + 0.03, abs=2e-6)  # searches as billed
     text = render_receipt("s", data)
+    assert "\n  as billed, at list price, from the reported usage:\n" in text
     assert text.count("web searches                         3      $    0.0300") == 2
 
 
@@ -546,3 +550,9 @@ def test_web_searches_of_a_model_without_a_search_price_make_the_receipt_incompl
     plain = _session_receipt_json()
     assert plain["billed"]["web_searches"] == {"count": 0, "usd": 0.0}
     assert "web search" not in render_receipt("s", plain)
+
+
+def test_a_model_the_table_prices_by_other_units_is_unpriced() -> None:
+    """An embedding model (Cloudflare's bge) has an input price and no output price: not
+    one this prices (None, named as unpriced), never an error."""
+    assert PriceTable().lookup("@cf/baai/bge-base-en-v1.5", 1_764_800_000 * 10**9) is None
