@@ -266,7 +266,7 @@ def run_report(
     # Their anchors are numbered after one the journals cannot hold, then renumbered.
     anchor = f"agent-profiler-{os.urandom(8).hex()}-"
     parts = ReportParts(window, cost, options.previews, redact, anchor)
-    with Assembly(anchor) as page:
+    with Assembly(anchor, cost) as page:
         result, diagnostics = read_each(
             journals, options, parts, lambda outcome: page.add(outcome.value)
         )

@@ -196,7 +196,7 @@ def _assembled(
     groups: list[list[Session]], parts: ReportParts, inputs: list[str]
 ) -> tuple[str, int, Assembly]:
     stream = io.BytesIO()
-    with Assembly(ANCHOR) as page:
+    with Assembly(ANCHOR, parts.cost) as page:
         for group in groups:
             page.add(parts(group, None, None, None))
         size = page.write(stream, title="Group by group", inputs=inputs)
@@ -265,3 +265,26 @@ def test_a_page_assembled_of_no_group_is_the_empty_page() -> None:
         stream = io.BytesIO()
         size = page.write(stream, title="Agent Profiler report", inputs=[])
     assert stream.getvalue().decode() == render_report([]) and size == len(stream.getvalue())
+
+
+def test_with_cost_the_overview_says_each_sessions_bill_and_links_to_its_receipt(
+    spotter: list[Session], codex: list[Session]
+) -> None:
+    """`report --cost` put a receipt under each chart, and the Overview said nothing of it:
+    a reader comparing sessions had to scroll to each. Each row now has the billed total
+    at list price (summary's receipt's), linking to its receipt, marked when incomplete."""
+    from agent_profiler.cost import PriceTable, session_receipt
+
+    everything = [*codex, *spotter]
+    text = render_report(everything, cost=True)
+    assert '<th class="num" title="as billed, at list price' in text
+    cells = re.findall(r'<td class="num" data-key="cost"><a href="#([^"]+)">\$([\d,.]+)</a>', text)
+    table = PriceTable()
+    order = [s.session_id for s in everything]  # codex first, then spotter and its subagent
+    totals = {s.session_id: session_receipt(s, table).to_json(table) for s in everything}
+    assert len(cells) == len(everything) == 3
+    for (anchor, shown), session_id in zip(cells, order, strict=True):
+        assert f'id="{anchor}"' in text  # the receipt it links to
+        assert shown == f"{totals[session_id]['billed']['total_usd']:,.2f}"
+    assert 'data-key="cost"' not in render_report(everything)
+    assert '<th class="num" title="as billed' not in render_report(everything)

@@ -4,7 +4,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from agent_profiler.model import Session
 from agent_profiler.report.data import (
@@ -93,8 +94,9 @@ details summary { cursor: pointer; }
 """
 
 
-def overview_table(rows: Sequence[str]) -> str:
-    """The Overview's heading, note and table around its rows (`overview_rows`)."""
+def overview_table(rows: Sequence[str], cost: bool = False) -> str:
+    """The Overview's heading, note and table around its rows (`overview_rows`); `cost`:
+    their rows have a Cost cell (report --cost)."""
     return "".join([
         '<section id="overview"><h2>Overview</h2>',
         '<p class="note">Each bar is the session\'s latest recorded composition by category '
@@ -106,15 +108,20 @@ def overview_table(rows: Sequence[str]) -> str:
         '<table class="overview"><thead><tr><th>Session</th><th>Harness and model</th>'
         '<th class="num">Responses</th><th class="num">Peak Context size</th>'
         '<th class="num">Window</th><th class="num">Fill</th><th class="num">Compactions</th>'
-        '<th class="num">Subagents</th><th>Latest composition (share of estimate)</th>'
-        "</tr></thead><tbody>",
+        '<th class="num">Subagents</th>',
+        '<th class="num" title="as billed, at list price: the receipt under the session\'s '
+        'chart">Cost</th>' if cost else "",
+        "<th>Latest composition (share of estimate)</th></tr></thead><tbody>",
         *rows,
         "</tbody></table>",
     ])  # fmt: skip
 
 
-def overview_rows(shown: Page) -> list[str]:
-    """The Overview table's row of each session of `shown`, in page order."""
+def overview_rows(
+    shown: Page, receipts: Mapping[str, Mapping[str, Any]] | None = None
+) -> list[str]:
+    """The Overview table's row of each session of `shown`, in page order; with
+    `receipts` (session id → its receipt: report --cost), a Cost cell linking to it."""
     rows, anchors, depths = shown.rows, shown.anchors, shown.depths
     out = []
     for row, session in rows:
@@ -186,9 +193,27 @@ def overview_rows(shown: Page) -> list[str]:
             f'<td class="num" data-key="fill">{fill}</td>'
             f'<td class="num" data-key="compactions">{row.compactions:,}</td>'
             f'<td class="num" data-key="subagents">{subagents}</td>'
-            f'<td class="bar">{bar}</td></tr>'
+            + (
+                _cost_cell(receipts[session.session_id], anchors[session.session_id])
+                if receipts is not None
+                else ""
+            )
+            + f'<td class="bar">{bar}</td></tr>'
         )
     return out
+
+
+def _cost_cell(receipt: Mapping[str, Any], anchor: str) -> str:
+    """A session's billed total at list price, linking to its receipt; marked when the
+    receipt is incomplete (a model or searches without a price)."""
+    total = f"${receipt['billed']['total_usd']:,.2f}"
+    mark = (
+        ""
+        if receipt["complete"]
+        else '<small class="muted" title="some requests have no price: see the receipt">'
+        "incomplete</small>"
+    )
+    return f'<td class="num" data-key="cost"><a href="#{esc(anchor)}-cost">{total}</a>{mark}</td>'
 
 
 def _unstated(row: SessionSummary) -> str:

@@ -48,7 +48,7 @@ def render_report(
     return "".join(
         [
             _head(title, part.sessions, part.subagents, _sources(inputs, part.sources)),
-            overview_table(part.rows),
+            overview_table(part.rows, cost),
             legend(_used(part.categories)),
             "</section>",
             part.sections.decode("utf-8"),
@@ -85,6 +85,12 @@ def report_part(
     shown = page(sessions, window, anchor)
     sections = []
     table = _price_table() if cost else None  # `--cost`: imported only when asked for
+    receipts: dict[str, dict[str, Any]] | None = None
+    if table is not None:
+        from agent_profiler.cost import session_receipt
+        from agent_profiler.report.receipt import receipt_section
+
+        receipts = {s.session_id: session_receipt(s, table).to_json(table) for _, s in shown.rows}
     for row, session in shown.rows:
         sections.append(
             context_view(
@@ -95,14 +101,11 @@ def report_part(
                 shown.kids.get(session.session_id, []),
             )
         )
-        if table is not None:
-            from agent_profiler.cost import session_receipt
-            from agent_profiler.report.receipt import receipt_section
-
-            receipt = session_receipt(session, table).to_json(table)
-            sections.append(receipt_section(shown.anchors[session.session_id], receipt))
+        if receipts is not None:
+            anchor_of = shown.anchors[session.session_id]
+            sections.append(receipt_section(anchor_of, receipts[session.session_id]))
     return ReportPart(
-        overview_rows(shown),
+        overview_rows(shown, receipts),
         "".join(sections).encode("utf-8"),
         frozenset(c for c in Category if any(c.value in r.end_categories for r, _ in shown.rows)),
         frozenset(basename(p) for _, s in shown.rows for p in s.sources),
@@ -151,7 +154,8 @@ class Assembly:
     temporary file; `write` puts the header, the Overview and the views together. Nothing
     holds more than one group's model, and the views wait on disk."""
 
-    def __init__(self, anchor: str) -> None:
+    def __init__(self, anchor: str, cost: bool = False) -> None:
+        self.cost = cost  # the rows have a Cost cell
         self.anchor = re.compile(re.escape(anchor) + r"(\d+)")
         self.anchor_bytes = re.compile(re.escape(anchor.encode()) + rb"(\d+)")
         self.rows: list[str] = []
@@ -186,7 +190,7 @@ class Assembly:
         """The page to `stream`; its size in bytes."""
         start = (
             _head(title, self.sessions, self.subagents, _sources(inputs, self.sources))
-            + overview_table(self.rows)
+            + overview_table(self.rows, self.cost)
             + legend(_used(self.categories))
             + "</section>"
         ).encode("utf-8")
