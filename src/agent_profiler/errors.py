@@ -18,6 +18,10 @@ a `/context` text in a layout the parser does not know) is caught by the
 `estimate.calibrated`'s ValueError (a table lacking a class) is a programming error of
 the scripts that pass their own calibration table.
 
+Every one of them survives pickling (a worker process sends its groups' failures back to
+the parent, pipeline.py): an error whose `__init__` takes more than its message says how it
+is rebuilt (`__reduce__`), and a test round-trips each.
+
 Problems that cost one record, not a whole file, are not errors: they are
 `Warning`s collected in `diagnostics.Diagnostics`, and reading goes on.
 """
@@ -42,6 +46,11 @@ class JournalError(AgentProfilerError):
         self.message = message
         where = f"{path}:{line}" if line is not None else path
         super().__init__(f"{where}: {message}")
+
+    def __reduce__(self) -> tuple[type[JournalError], tuple[str, str, int | None]]:
+        """Rebuilt from its own arguments: the default, `type(self)(*self.args)`, called
+        it with the one joined message, and a worker's failure ended the run."""
+        return type(self), (self.path, self.message, self.line)
 
 
 class DamagedJournalError(JournalError, OSError):
