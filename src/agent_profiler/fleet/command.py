@@ -25,6 +25,7 @@ def run_collect(
     echo: Echo,
 ) -> int:
     from agent_profiler.dataset.collect import Progress, collect
+    from agent_profiler.inputs import dead_link
     from agent_profiler.loader import STDIN, is_stream, reads
 
     piped = [str(p) for p in journals if str(p) == STDIN or is_stream(p)]
@@ -36,6 +37,9 @@ def run_collect(
             "knows each journal by its path"
         )
 
+    dead = dead_link(target)
+    if dead:  # resolving a loop below raised RuntimeError
+        raise UsageError(f"--to {target}: {dead}")
     if reads(journals, target) or any(
         target.resolve().is_relative_to(p.resolve()) for p in journals if p.is_dir()
     ):
