@@ -22,6 +22,7 @@ from agent_profiler.console import (
     EXIT_OK,
     EXIT_USAGE,
     PROGRESS_BYTES,
+    echo,
     failure,
     human_size,
 )
@@ -142,7 +143,7 @@ RedactOption = Annotated[bool, option(spec.REDACT)]
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"agent-profiler {__version__}")
+        echo(f"agent-profiler {__version__}")
         raise typer.Exit()
 
 
@@ -269,9 +270,7 @@ def collect(
     """
     from agent_profiler.fleet.command import run_collect
 
-    code = run_collect(
-        journals, to, options=ReadOptions(harness, estimate, False, jobs), echo=typer.echo
-    )
+    code = run_collect(journals, to, options=ReadOptions(harness, estimate, False, jobs), echo=echo)
     if code:
         raise typer.Exit(code)
 
@@ -350,7 +349,7 @@ def fleet(
         project=project,
         model=model,
         cost=cost,
-        echo=typer.echo,
+        echo=echo,
         write=write,
     )
 
@@ -363,19 +362,19 @@ def _open_in_ui(trace: Path, *, browser: bool, timeout: float) -> None:
             # The URL once (a ~1,500-character line): opened, or to open by hand.
             opened = webbrowser.open(url)
             said = f"opening {url}" if opened else f"no browser found: open {url} yourself"
-            typer.echo(said, err=True)
+            echo(said, err=True)
         else:
-            typer.echo(url)
-        typer.echo(
+            echo(url)
+        echo(
             f"serving {trace.name} on 127.0.0.1:9001 until it is fetched "
             f"(at most {timeout:.0f} s; Ctrl-C stops)",
             err=True,
         )
 
     if not serve_once(trace, timeout_s=timeout, on_ready=ready):
-        typer.echo(f"not fetched within {timeout:.0f} s; stopped serving", err=True)
+        echo(f"not fetched within {timeout:.0f} s; stopped serving", err=True)
         raise typer.Exit(EXIT_INPUT)
-    typer.echo("trace fetched by the UI; server stopped", err=True)
+    echo("trace fetched by the UI; server stopped", err=True)
 
 
 @app.command("open")
@@ -457,7 +456,7 @@ def open_(
             ),
         )
         if outcome is None:
-            typer.echo("error: nothing to open (no readable sessions)", err=True)
+            echo("error: nothing to open (no readable sessions)", err=True)
             raise typer.Exit(EXIT_INPUT)
         result = outcome[0]
         try:
@@ -505,14 +504,14 @@ def discover(
             raise UsageError(f"--since {since!r} is not a date (use YYYY-MM-DD or an ISO time)")
     found = find_journals(harness=harness, since_ns=since_ns, project=project)
     if as_json:
-        typer.echo(orjson.dumps([j.to_json() for j in found], option=orjson.OPT_INDENT_2).decode())
+        echo(orjson.dumps([j.to_json() for j in found], option=orjson.OPT_INDENT_2).decode())
         return
     if not found:
         # Where it looked and what it asked, so that an empty answer can be acted on.
         owner = f"{harness.value}'s" if harness is not None else "each harness's"
         asked = [f"--{k} {v}" for k, v in (("since", since), ("project", project)) if v]
         matching = f" matching {' '.join(asked)}" if asked else ""
-        typer.echo(
+        echo(
             f"no journals found{matching} in {owner} default folders (`agent-profiler "
             "discover --help` lists them, and the variables that move them)",
             err=True,
@@ -520,7 +519,7 @@ def discover(
         return
     for journal in found:
         start = journal.to_json()["start"] or "-"
-        typer.echo(
+        echo(
             f"{journal.harness.value:<11}  {start:<25}  {human_size(journal.size):>9}  "
             f"{journal.project or '-'}\n  {journal.path}"
         )
@@ -594,7 +593,7 @@ def main() -> None:
         # Click read as an option, or an output option that took one for its file name.
         clicks = done.code == 2 and not isinstance(done.__context__, typer.Exit)
         for hint in spec.usage_hints(sys.argv[1:]) if clicks else ():
-            typer.echo(hint, err=True)
+            echo(hint, err=True)
         raise
     except (Exception, KeyboardInterrupt) as error:
         sys.exit(failure(error))
