@@ -10,6 +10,9 @@
     │                               a Muse approval-review log, which is no session timeline:
     │                               skipped beside its session, refused when named alone
     ├── OutputError                 the trace cannot be written
+    ├── DatasetError                a dataset `collect` wrote is damaged (a file cut short,
+    │                               missing, or not what it should be): fleet and collect
+    │                               name the file and stop
     └── ServeError                  `open` cannot serve the trace (port busy, file unreadable)
 
 Errors that never leave the package: `adapters.claude_context.ContextParseError` (a ValueError:
@@ -64,6 +67,10 @@ class DamagedJournalError(JournalError, OSError):
 
 class OutputError(AgentProfilerError):
     """The trace could not be written."""
+
+
+class DatasetError(AgentProfilerError):
+    """A dataset's file is damaged or missing (dataset/integrity.py)."""
 
 
 class ServeError(AgentProfilerError):

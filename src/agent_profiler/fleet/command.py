@@ -128,20 +128,32 @@ def run_fleet(
             "--json and --html - (-o -) would both write to stdout: give the page a file"
         )
     split_ns = _split_ns(split) if split else None
-    connection = open_dataset(directory)
     prices = PriceTable(directory / PRICES_CACHE) if cost else None
     filters = Filters(harness, project, model)
+    import duckdb
+
     try:
-        data: dict[str, Any] = figures(connection, filters, prices)
-        split_data: dict[str, Any] | None = None
-        if split_ns is not None:
-            split_data = {
-                "date": split,
-                "before": figures(connection, filters, prices, until_ns=split_ns),
-                "after": figures(connection, filters, prices, since_ns=split_ns),
-            }
-    finally:
-        connection.close()
+        connection = open_dataset(directory)
+        try:
+            data: dict[str, Any] = figures(connection, filters, prices)
+            split_data: dict[str, Any] | None = None
+            if split_ns is not None:
+                split_data = {
+                    "date": split,
+                    "before": figures(connection, filters, prices, until_ns=split_ns),
+                    "after": figures(connection, filters, prices, since_ns=split_ns),
+                }
+        finally:
+            connection.close()
+    except duckdb.Error as error:
+        # A file damaged in a way its size does not show (a dataset from before the
+        # manifest listed its files, a flipped byte): named, not DuckDB's SQL excerpt.
+        from agent_profiler.dataset.integrity import FLEET_HINT, explain
+
+        problem = explain(directory, error, FLEET_HINT)
+        if problem is None:
+            raise
+        raise problem from error
     if prices is not None:
         prices.save()
     data["filters"] = filters.describe()
