@@ -236,7 +236,10 @@ def run_export(
             "(or drag it into https://ui.perfetto.dev)",
             err=True,
         )
-    if result.failures or diagnostics.damaged or (strict and diagnostics.warning_total):
+    # --strict: every record read as meant, so a record of a type not recognised (not
+    # read) fails the run too, as a warning does.
+    unclean = diagnostics.warning_total or diagnostics.unrecognised
+    if result.failures or diagnostics.damaged or (strict and unclean):
         return EXIT_INPUT
     return EXIT_OK
 

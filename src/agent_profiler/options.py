@@ -68,7 +68,7 @@ PREVIEWS = Spec(
 )
 STRICT = Spec(
     ("--strict",),
-    "Exit 1 when any record was warned about (the output is still written).",
+    "Exit 1 when any record was warned about or not recognised (the output is still written).",
     flag=True,
 )
 FORMAT = Spec(
