@@ -89,6 +89,8 @@ def option(declared: spec.Spec, **settings: Any) -> Any:
     settings.setdefault("help", declared.help)
     if declared.metavar is not None:
         settings.setdefault("metavar", declared.metavar)
+    if declared.parse is not None:
+        settings.setdefault("parser", _usage(declared.parse))
     return typer.Option(*declared.flags, **settings)
 
 
@@ -127,17 +129,15 @@ def _usage(parse: Callable[[str], R]) -> Callable[[str], R]:
 
 
 _tokens = _usage(spec.tokens)
-HARNESSES = "<" + "|".join(h.value for h in Harness) + ">"
-HarnessOption = Annotated[
-    Harness | None, option(spec.HARNESS, parser=_usage(spec.harness), metavar=HARNESSES)
-]
+HarnessOption = Annotated[Harness | None, option(spec.HARNESS)]
 ForceOption = Annotated[bool, option(spec.FORCE)]
-JobsOption = Annotated[int | None, option(spec.JOBS, min=1)]
+JobsOption = Annotated[int | None, option(spec.JOBS)]
 EstimateOption = Annotated[EstimateChoice, option(spec.ESTIMATE)]
 PreviewsOption = Annotated[bool, option(spec.PREVIEWS)]
 
 
 WindowOption = Annotated[int | None, option(spec.WINDOW, parser=_tokens)]
+_align = _usage(spec.choice(AlignChoice, "an alignment"))
 RedactOption = Annotated[bool, option(spec.REDACT)]
 
 
@@ -178,7 +178,9 @@ def export(
     estimate: EstimateOption = EstimateChoice.CHARS4,
     jobs: JobsOption = None,
     redact: RedactOption = False,
-    align: Annotated[AlignChoice | None, option(spec.ALIGN)] = None,
+    align: Annotated[
+        AlignChoice | None, option(spec.ALIGN, parser=_align, metavar="<start>")
+    ] = None,
     no_compress: Annotated[bool, option(spec.NO_COMPRESS)] = False,
 ) -> None:
     """Export journals to one Perfetto trace (open it in https://ui.perfetto.dev).
@@ -299,14 +301,9 @@ def fleet(
             help="Also compare sessions started before / from this date.",
         ),
     ] = None,
-    harness: Annotated[
+    harness: Annotated[  # (checked by run_fleet; the choices shown as every command's)
         str | None,
-        typer.Option(
-            "--harness",
-            # the choices, as every other command's --harness shows them
-            metavar=HARNESSES,
-            help="Only this harness.",
-        ),
+        typer.Option("--harness", metavar=spec.HARNESS.metavar, help="Only this harness."),
     ] = None,
     project: Annotated[
         str | None, typer.Option("--project", metavar="NAME", help="Only this project.")
@@ -404,7 +401,10 @@ def open_(
     timeout: Annotated[
         float,
         typer.Option(
-            "--timeout", min=1, metavar="SECONDS", help="Seconds to wait for the UI to fetch it."
+            "--timeout",
+            parser=_usage(spec.at_least_one("seconds")),
+            metavar="SECONDS",
+            help="Seconds to wait for the UI to fetch it.",
         ),
     ] = 300.0,
     harness: HarnessOption = None,
@@ -473,7 +473,7 @@ def open_(
 @_errors_to_exit_codes
 def discover(
     harness: Annotated[
-        Harness | None, typer.Option("--harness", help="Only this harness's journals.")
+        Harness | None, option(spec.HARNESS, help="Only this harness's journals.")
     ] = None,
     since: Annotated[
         str | None,
