@@ -26,6 +26,7 @@ from agent_profiler.outputs import (
     default_output,
     deliver,
     is_stdout,
+    is_terminal,
     spool,
 )
 from agent_profiler.pipeline import EncodeTrace, GroupOutcome, SessionCounts, T, Use, write_joined
@@ -184,6 +185,12 @@ def run_export(
         raise UsageError(
             "refusing to write a binary trace to a terminal: use -o FILE, redirect stdout, "
             "or --format json"
+        )
+    if not to_stdout and writer.binary and output is not None and is_terminal(output):
+        # `-o /dev/tty`, `-o /dev/pts/3`: as `-o -` on a terminal, never a screen of bytes.
+        raise UsageError(
+            f"refusing to write a binary trace to a terminal ({output}): use -o FILE or "
+            "--format json"
         )
     target = output or default_output(journals, writer.extension)
     streamed = to_stdout or is_stream(target)  # nothing to open afterwards

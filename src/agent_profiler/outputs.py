@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -49,6 +50,21 @@ def _is_null_device(target: Path) -> bool:
     except OSError:
         return False
     return (named.st_dev, named.st_ino) == (null.st_dev, null.st_ino)
+
+
+def is_terminal(target: Path) -> bool:
+    """`target` is a terminal (`/dev/tty`, `/dev/pts/3`): a character device that says it is
+    one when opened (without waiting, and without becoming our controlling terminal)."""
+    try:
+        if not stat.S_ISCHR(target.stat().st_mode):
+            return False
+        fd = os.open(target, os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        return os.isatty(fd)
+    finally:
+        os.close(fd)
 
 
 def is_stdout(output: Path | None) -> bool:
