@@ -262,6 +262,9 @@ def collect(
     harness: HarnessOption = None,
     estimate: EstimateOption = EstimateChoice.CHARS4,
     jobs: JobsOption = None,
+    force: Annotated[
+        bool, option(spec.FORCE, help="Collect into a non-empty other folder.")
+    ] = False,
 ) -> None:
     """Collect journals into a dataset of Parquet tables (sessions, requests, request ×
     category, context items, tool calls, compactions) for `fleet` or any Parquet engine.
@@ -272,7 +275,8 @@ def collect(
     """
     from agent_profiler.fleet.command import run_collect
 
-    code = run_collect(journals, to, options=ReadOptions(harness, estimate, False, jobs), echo=echo)
+    options = ReadOptions(harness, estimate, False, jobs)
+    code = run_collect(journals, to, options=options, echo=echo, force=force)
     if code:
         raise typer.Exit(code)
 

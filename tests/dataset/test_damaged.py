@@ -218,3 +218,33 @@ def test_the_manifest_lists_every_parquet_file_with_its_size(here: Path) -> None
         p.relative_to(root).as_posix(): p.stat().st_size for p in root.rglob("*.parquet")
     }
     assert any(name.startswith("requests/harness=codex/") for name in listed)
+
+
+def test_collect_into_someone_elses_folder_is_refused_without_force(here: Path) -> None:
+    Path("notes").mkdir()
+    Path("notes/todo.txt").write_text("mine\n")
+    refused = _run("collect", "J", "--to", "notes")
+    assert (refused.exit_code, refused.stderr) == (
+        2,
+        "error: --to notes: a folder that is neither empty nor a dataset; name a new folder "
+        "(or pass --force to collect into it)\n",
+    )
+    assert _tree(here / "notes") == ["todo.txt"]
+    assert _run("collect", "J", "--to", "notes", "--force").exit_code == 0
+    assert _run("collect", "more", "--to", "notes").exit_code == 0  # a dataset now
+    Path("empty").mkdir()
+    assert _run("collect", "J", "--to", "empty").exit_code == 0
+
+
+def test_an_interrupted_first_collect_leaves_no_skeleton_for_fleet(here: Path) -> None:
+    def interrupt() -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        collecting.collect([Path("J")], Path("ds"), after_rows=interrupt)
+    assert not Path("ds").exists()  # no `.lock` and empty `versions/` fleet misreads
+    fleet = _run("fleet", "ds")
+    assert (fleet.exit_code, fleet.stderr) == (
+        2,
+        "error: ds: no dataset here (make one with `collect … --to ds`)\n",
+    )

@@ -417,7 +417,10 @@ def test_collect_to_a_file_and_fleet_of_an_empty_collect_say_so(tmp_path: Path) 
     assert dataset.is_dir()
     fleet = runner.invoke(app, ["fleet", str(dataset)])
     assert fleet.exit_code == 2
-    assert fleet.stderr == f"error: {dataset}: a dataset with no sessions yet (collect read none)\n"
+    assert fleet.stderr == (
+        f"error: {dataset}: a dataset with no sessions yet (the collect here read none, or was "
+        "stopped)\n"
+    )
     never = runner.invoke(app, ["fleet", str(empty)])
     assert "no dataset here (make one with `collect" in never.stderr
     a_file = runner.invoke(app, ["fleet", str(notes)])

@@ -48,6 +48,7 @@ from .parquet import READING, link_or_filter, sql, write_table
 # DuckDB's memory while it writes a version: each Parquet file is one streaming copy,
 # whatever the batch's size (`parquet.write_table`).
 MEMORY_LIMIT = "160MB"
+PRICES = "prices-cache.json"  # fleet's (fleet/command.py), beside the versions
 FORMAT = 1
 # How the rows are made, revised when a column's meaning changes (its name and type do
 # not): a dataset of another revision has every journal read again once, as for columns.
@@ -203,6 +204,7 @@ def collect(
     target: Path,
     *,
     options: ReadOptions | None = None,
+    force: bool = False,
     notice: Callable[[str], None] | None = None,
     after_rows: Callable[[], None] | None = None,
     progress: Progress | None = None,
@@ -216,6 +218,11 @@ def collect(
     refuse_option_name(target, "--to")
     if target.exists() and not target.is_dir():
         raise UsageError(f"--to {target} is a file: name a folder for the dataset")
+    if not force and _someone_elses(target):
+        raise UsageError(
+            f"--to {target}: a folder that is neither empty nor a dataset; name a new folder "
+            "(or pass --force to collect into it)"
+        )
     created = not target.exists()
     try:
         result = _collect(inputs, target, options, notice, after_rows, progress)
@@ -228,6 +235,16 @@ def collect(
         # unusable files): no empty dataset is left behind for `fleet` to report.
         shutil.rmtree(target, ignore_errors=True)
     return result
+
+
+def _someone_elses(target: Path) -> bool:
+    """A folder holding files and no dataset (a dataset has `versions/`; what a collect
+    writes beside it is its own), where a collect would mix its folders with them."""
+    try:
+        names = set(os.listdir(target))
+    except OSError:
+        return False  # absent, or said when it is written
+    return "versions" not in names and bool(names - {".lock", "current", PRICES})
 
 
 def _collect(

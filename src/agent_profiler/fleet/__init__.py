@@ -65,9 +65,13 @@ def open_dataset(directory: Path) -> Any:
     manifest = load_manifest(directory, FLEET_HINT)  # a damaged one: named, exit 1
     if manifest is None:
         if (directory / "versions").is_dir():
-            # A collect ran here and found no journal to read: telling its user to run
-            # collect (what they just did) was no help.
-            raise UsageError(f"{directory}: a dataset with no sessions yet (collect read none)")
+            # A collect ran here and found no journal to read (or was killed before its
+            # end: one stopped otherwise removes the folder it made): telling its user to
+            # run collect (what they just did) was no help.
+            raise UsageError(
+                f"{directory}: a dataset with no sessions yet (the collect here read none, "
+                "or was stopped)"
+            )
         raise UsageError(
             f"{directory}: no dataset here (make one with `collect … --to {directory}`)"
         )

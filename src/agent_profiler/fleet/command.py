@@ -23,6 +23,7 @@ def run_collect(
     *,
     options: ReadOptions,
     echo: Echo,
+    force: bool = False,
 ) -> int:
     from agent_profiler.dataset.collect import Progress, collect
     from agent_profiler.inputs import dead_link
@@ -50,6 +51,7 @@ def run_collect(
         journals,
         target,
         options=options,
+        force=force,
         notice=lambda line: echo(line, err=True),
         progress=Progress(group_progress(journals), byte_progress()),
     )
