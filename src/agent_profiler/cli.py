@@ -402,15 +402,7 @@ def open_(
     no_browser: Annotated[
         bool, typer.Option("--no-browser", help="Print the URL instead of opening a browser.")
     ] = False,
-    timeout: Annotated[
-        float,
-        typer.Option(
-            "--timeout",
-            parser=_usage(spec.at_least_one("seconds")),
-            metavar="SECONDS",
-            help="Seconds to wait for the UI to fetch it.",
-        ),
-    ] = 300.0,
+    timeout: Annotated[float, option(spec.TIMEOUT)] = 300.0,
     harness: HarnessOption = None,
     force: ForceOption = False,
     previews: PreviewsOption = False,

@@ -166,6 +166,12 @@ NO_COMPRESS = Spec(
     flag=True,
 )
 OPEN = Spec(("--open",), "Open the trace in ui.perfetto.dev when written.", flag=True)
+TIMEOUT = Spec(
+    ("--timeout",),
+    "Seconds to wait for the UI to fetch it.",
+    metavar="SECONDS",
+    parse=at_least_one("seconds"),
+)
 WINDOW = Spec(
     ("--window",),
     "Context window in tokens, for the fill when the journal does not state it (e.g. 200000 "
