@@ -22,6 +22,7 @@ from agent_profiler.console import (
     EXIT_OK,
     EXIT_USAGE,
     PROGRESS_BYTES,
+    echo,
     failure,
     human_size,
 )
@@ -88,6 +89,8 @@ def option(declared: spec.Spec, **settings: Any) -> Any:
     settings.setdefault("help", declared.help)
     if declared.metavar is not None:
         settings.setdefault("metavar", declared.metavar)
+    if declared.parse is not None:
+        settings.setdefault("parser", _usage(declared.parse))
     return typer.Option(*declared.flags, **settings)
 
 
@@ -126,23 +129,21 @@ def _usage(parse: Callable[[str], R]) -> Callable[[str], R]:
 
 
 _tokens = _usage(spec.tokens)
-HARNESSES = "<" + "|".join(h.value for h in Harness) + ">"
-HarnessOption = Annotated[
-    Harness | None, option(spec.HARNESS, parser=_usage(spec.harness), metavar=HARNESSES)
-]
+HarnessOption = Annotated[Harness | None, option(spec.HARNESS)]
 ForceOption = Annotated[bool, option(spec.FORCE)]
-JobsOption = Annotated[int | None, option(spec.JOBS, min=1)]
+JobsOption = Annotated[int | None, option(spec.JOBS)]
 EstimateOption = Annotated[EstimateChoice, option(spec.ESTIMATE)]
 PreviewsOption = Annotated[bool, option(spec.PREVIEWS)]
 
 
 WindowOption = Annotated[int | None, option(spec.WINDOW, parser=_tokens)]
+_align = _usage(spec.choice(AlignChoice, "an alignment"))
 RedactOption = Annotated[bool, option(spec.REDACT)]
 
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"agent-profiler {__version__}")
+        echo(f"agent-profiler {__version__}")
         raise typer.Exit()
 
 
@@ -177,7 +178,9 @@ def export(
     estimate: EstimateOption = EstimateChoice.CHARS4,
     jobs: JobsOption = None,
     redact: RedactOption = False,
-    align: Annotated[AlignChoice | None, option(spec.ALIGN)] = None,
+    align: Annotated[
+        AlignChoice | None, option(spec.ALIGN, parser=_align, metavar="<start>")
+    ] = None,
     no_compress: Annotated[bool, option(spec.NO_COMPRESS)] = False,
 ) -> None:
     """Export journals to one Perfetto trace (open it in https://ui.perfetto.dev).
@@ -259,6 +262,9 @@ def collect(
     harness: HarnessOption = None,
     estimate: EstimateOption = EstimateChoice.CHARS4,
     jobs: JobsOption = None,
+    force: Annotated[
+        bool, option(spec.FORCE, help="Collect into a non-empty other folder.")
+    ] = False,
 ) -> None:
     """Collect journals into a dataset of Parquet tables (sessions, requests, request ×
     category, context items, tool calls, compactions) for `fleet` or any Parquet engine.
@@ -269,9 +275,8 @@ def collect(
     """
     from agent_profiler.fleet.command import run_collect
 
-    code = run_collect(
-        journals, to, options=ReadOptions(harness, estimate, False, jobs), echo=typer.echo
-    )
+    options = ReadOptions(harness, estimate, False, jobs)
+    code = run_collect(journals, to, options=options, echo=echo, force=force)
     if code:
         raise typer.Exit(code)
 
@@ -300,14 +305,9 @@ def fleet(
             help="Also compare sessions started before / from this date.",
         ),
     ] = None,
-    harness: Annotated[
+    harness: Annotated[  # (checked by run_fleet; the choices shown as every command's)
         str | None,
-        typer.Option(
-            "--harness",
-            # the choices, as every other command's --harness shows them
-            metavar=HARNESSES,
-            help="Only this harness.",
-        ),
+        typer.Option("--harness", metavar=spec.HARNESS.metavar, help="Only this harness."),
     ] = None,
     project: Annotated[
         str | None, typer.Option("--project", metavar="NAME", help="Only this project.")
@@ -350,7 +350,7 @@ def fleet(
         project=project,
         model=model,
         cost=cost,
-        echo=typer.echo,
+        echo=echo,
         write=write,
     )
 
@@ -363,19 +363,19 @@ def _open_in_ui(trace: Path, *, browser: bool, timeout: float) -> None:
             # The URL once (a ~1,500-character line): opened, or to open by hand.
             opened = webbrowser.open(url)
             said = f"opening {url}" if opened else f"no browser found: open {url} yourself"
-            typer.echo(said, err=True)
+            echo(said, err=True)
         else:
-            typer.echo(url)
-        typer.echo(
+            echo(url)
+        echo(
             f"serving {trace.name} on 127.0.0.1:9001 until it is fetched "
             f"(at most {timeout:.0f} s; Ctrl-C stops)",
             err=True,
         )
 
     if not serve_once(trace, timeout_s=timeout, on_ready=ready):
-        typer.echo(f"not fetched within {timeout:.0f} s; stopped serving", err=True)
+        echo(f"not fetched within {timeout:.0f} s; stopped serving", err=True)
         raise typer.Exit(EXIT_INPUT)
-    typer.echo("trace fetched by the UI; server stopped", err=True)
+    echo("trace fetched by the UI; server stopped", err=True)
 
 
 @app.command("open")
@@ -402,12 +402,7 @@ def open_(
     no_browser: Annotated[
         bool, typer.Option("--no-browser", help="Print the URL instead of opening a browser.")
     ] = False,
-    timeout: Annotated[
-        float,
-        typer.Option(
-            "--timeout", min=1, metavar="SECONDS", help="Seconds to wait for the UI to fetch it."
-        ),
-    ] = 300.0,
+    timeout: Annotated[float, option(spec.TIMEOUT)] = 300.0,
     harness: HarnessOption = None,
     force: ForceOption = False,
     previews: PreviewsOption = False,
@@ -457,7 +452,7 @@ def open_(
             ),
         )
         if outcome is None:
-            typer.echo("error: nothing to open (no readable sessions)", err=True)
+            echo("error: nothing to open (no readable sessions)", err=True)
             raise typer.Exit(EXIT_INPUT)
         result = outcome[0]
         try:
@@ -474,7 +469,7 @@ def open_(
 @_errors_to_exit_codes
 def discover(
     harness: Annotated[
-        Harness | None, typer.Option("--harness", help="Only this harness's journals.")
+        Harness | None, option(spec.HARNESS, help="Only this harness's journals.")
     ] = None,
     since: Annotated[
         str | None,
@@ -505,14 +500,14 @@ def discover(
             raise UsageError(f"--since {since!r} is not a date (use YYYY-MM-DD or an ISO time)")
     found = find_journals(harness=harness, since_ns=since_ns, project=project)
     if as_json:
-        typer.echo(orjson.dumps([j.to_json() for j in found], option=orjson.OPT_INDENT_2).decode())
+        echo(orjson.dumps([j.to_json() for j in found], option=orjson.OPT_INDENT_2).decode())
         return
     if not found:
         # Where it looked and what it asked, so that an empty answer can be acted on.
         owner = f"{harness.value}'s" if harness is not None else "each harness's"
         asked = [f"--{k} {v}" for k, v in (("since", since), ("project", project)) if v]
         matching = f" matching {' '.join(asked)}" if asked else ""
-        typer.echo(
+        echo(
             f"no journals found{matching} in {owner} default folders (`agent-profiler "
             "discover --help` lists them, and the variables that move them)",
             err=True,
@@ -520,7 +515,7 @@ def discover(
         return
     for journal in found:
         start = journal.to_json()["start"] or "-"
-        typer.echo(
+        echo(
             f"{journal.harness.value:<11}  {start:<25}  {human_size(journal.size):>9}  "
             f"{journal.project or '-'}\n  {journal.path}"
         )
@@ -594,7 +589,7 @@ def main() -> None:
         # Click read as an option, or an output option that took one for its file name.
         clicks = done.code == 2 and not isinstance(done.__context__, typer.Exit)
         for hint in spec.usage_hints(sys.argv[1:]) if clicks else ():
-            typer.echo(hint, err=True)
+            echo(hint, err=True)
         raise
     except (Exception, KeyboardInterrupt) as error:
         sys.exit(failure(error))

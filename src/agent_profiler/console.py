@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agent_profiler.errors import AgentProfilerError, UsageError
+from agent_profiler.errors import AgentProfilerError, OutputError, UsageError
 
 if TYPE_CHECKING:
     from agent_profiler.adapters import JournalGroup
@@ -28,10 +28,27 @@ PROGRESS_BYTES = 20 * 1024 * 1024  # show a progress bar from this input size on
 
 
 def echo(message: str, err: bool = False) -> None:
-    """One line on stdout or stderr, flushed (what typer.echo does for plain text)."""
+    """One line on stdout or stderr, flushed (what typer.echo does for plain text). A
+    stdout that cannot take it (a full disk) is an OutputError naming stdout."""
     stream = sys.stderr if err else sys.stdout
-    stream.write(message + "\n")
-    stream.flush()
+    try:
+        stream.write(message + "\n")
+        stream.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        if err:
+            raise
+        raise stdout_failed(error) from error
+
+
+def stdout_failed(error: OSError) -> OutputError:
+    """A write to stdout that failed (`> /dev/full`, a full disk, a quota): one line naming
+    stdout and exit 1, as `-o FILE` says it (it was an internal error, exit 70). Stdout then
+    points at /dev/null: the interpreter's last flush of what is still buffered would fail
+    again, print "Exception ignored" and end in exit 120."""
+    quiet_stdout()
+    return OutputError(f"stdout: {error.strerror or error}")
 
 
 def failure(error: BaseException) -> int:
@@ -47,6 +64,8 @@ def failure(error: BaseException) -> int:
     if isinstance(error, BrokenPipeError):
         quiet_stdout()
         return EXIT_BROKEN_PIPE
+    if isinstance(error, OSError) and _writing_stdout(error):
+        return failure(stdout_failed(error))
     if isinstance(error, KeyboardInterrupt):
         forget_unhandled_interrupt()
         echo("interrupted", err=True)
@@ -57,6 +76,18 @@ def failure(error: BaseException) -> int:
         err=True,
     )
     return EXIT_INTERNAL
+
+
+def _writing_stdout(error: OSError) -> bool:
+    """Whether `error` came from a write to stdout by another hand than ours (Click's
+    `--help`, written in one piece): the frame it was raised in held stdout."""
+    last = error.__traceback__
+    while last is not None and last.tb_next is not None:
+        last = last.tb_next
+    if last is None:
+        return False
+    streams = [sys.stdout, getattr(sys.stdout, "buffer", None)]
+    return any(any(v is s for s in streams) for v in last.tb_frame.f_locals.values())
 
 
 def forget_unhandled_interrupt() -> None:

@@ -10,6 +10,9 @@
     │                               a Muse approval-review log, which is no session timeline:
     │                               skipped beside its session, refused when named alone
     ├── OutputError                 the trace cannot be written
+    ├── DatasetError                a dataset `collect` wrote is damaged (a file cut short,
+    │                               missing, or not what it should be): fleet and collect
+    │                               name the file and stop
     └── ServeError                  `open` cannot serve the trace (port busy, file unreadable)
 
 Errors that never leave the package: `adapters.claude_context.ContextParseError` (a ValueError:
@@ -17,6 +20,10 @@ a `/context` text in a layout the parser does not know) is caught by the
 `ContextCommandTracker` and becomes a `context-command` warning on the transcript.
 `estimate.calibrated`'s ValueError (a table lacking a class) is a programming error of
 the scripts that pass their own calibration table.
+
+Every one of them survives pickling (a worker process sends its groups' failures back to
+the parent, pipeline.py): an error whose `__init__` takes more than its message says how it
+is rebuilt (`__reduce__`), and a test round-trips each.
 
 Problems that cost one record, not a whole file, are not errors: they are
 `Warning`s collected in `diagnostics.Diagnostics`, and reading goes on.
@@ -43,6 +50,11 @@ class JournalError(AgentProfilerError):
         where = f"{path}:{line}" if line is not None else path
         super().__init__(f"{where}: {message}")
 
+    def __reduce__(self) -> tuple[type[JournalError], tuple[str, str, int | None]]:
+        """Rebuilt from its own arguments: the default, `type(self)(*self.args)`, called
+        it with the one joined message, and a worker's failure ended the run."""
+        return type(self), (self.path, self.message, self.line)
+
 
 class DamagedJournalError(JournalError, OSError):
     """A journal whose bytes stopped making sense while being read (a gzip stream cut
@@ -55,6 +67,10 @@ class DamagedJournalError(JournalError, OSError):
 
 class OutputError(AgentProfilerError):
     """The trace could not be written."""
+
+
+class DatasetError(AgentProfilerError):
+    """A dataset's file is damaged or missing (dataset/integrity.py)."""
 
 
 class ServeError(AgentProfilerError):

@@ -26,6 +26,7 @@ from agent_profiler.outputs import (
     default_output,
     deliver,
     is_stdout,
+    is_terminal,
     spool,
 )
 from agent_profiler.pipeline import EncodeTrace, GroupOutcome, SessionCounts, T, Use, write_joined
@@ -185,6 +186,12 @@ def run_export(
             "refusing to write a binary trace to a terminal: use -o FILE, redirect stdout, "
             "or --format json"
         )
+    if not to_stdout and writer.binary and output is not None and is_terminal(output):
+        # `-o /dev/tty`, `-o /dev/pts/3`: as `-o -` on a terminal, never a screen of bytes.
+        raise UsageError(
+            f"refusing to write a binary trace to a terminal ({output}): use -o FILE or "
+            "--format json"
+        )
     target = output or default_output(journals, writer.extension)
     streamed = to_stdout or is_stream(target)  # nothing to open afterwards
     if not to_stdout:
@@ -236,7 +243,10 @@ def run_export(
             "(or drag it into https://ui.perfetto.dev)",
             err=True,
         )
-    if result.failures or diagnostics.damaged or (strict and diagnostics.warning_total):
+    # --strict: every record read as meant, so a record of a type not recognised (not
+    # read) fails the run too, as a warning does.
+    unclean = diagnostics.warning_total or diagnostics.unrecognised
+    if result.failures or diagnostics.damaged or (strict and unclean):
         return EXIT_INPUT
     return EXIT_OK
 

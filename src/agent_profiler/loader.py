@@ -6,13 +6,10 @@ A file that cannot be used at all (unreadable, not a journal) is reported in
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import dataclasses
 import gc
 import os
-import stat
-import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import field
 from pathlib import Path
@@ -22,13 +19,15 @@ from agent_profiler import estimate
 from agent_profiler.adapters import ADAPTERS, JournalGroup, SniffedFile, adapter_for
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError, UsageError
+from agent_profiler.inputs import STDIN as STDIN
+from agent_profiler.inputs import copy_of, dead_link, is_dataset, os_reason
+from agent_profiler.inputs import is_stream as is_stream
 from agent_profiler.jsonl import json_document, sniff
 from agent_profiler.model import Harness, Session
 from agent_profiler.own import own_output
 from agent_profiler.records import record
 
 JOURNAL_SUFFIXES = (".jsonl", ".jsonl.gz")
-STDIN = "-"  # the input name that reads standard input
 SIDECAR_SUFFIXES = (".meta.json", ".md")  # read with their journal, or documentation
 _NO_JOURNALS = "no journals found (*.jsonl, *.jsonl.gz, Gemini CLI sessions, OpenCode files)"
 # Where a saved `claude -p --output-format stream-json` run is likely to be: a folder walk
@@ -59,7 +58,7 @@ class Expanded(NamedTuple):
 
 def expand(inputs: Iterable[Path]) -> Expanded:
     """Files named on the command line are taken as they are (a pipe, and `-` for
-    standard input, through a copy: `_copy_of`); directories are walked (without following
+    standard input, through a copy: `inputs.copy_of`); directories are walked (without following
     symlinked directories, so a loop cannot hang us) for `*.jsonl` and `*.jsonl.gz` (the
     number of other files that are not hidden is returned, so the user can be told). Order
     is deterministic."""
@@ -77,13 +76,13 @@ def expand(inputs: Iterable[Path]) -> Expanded:
                 continue  # what it gave was read the first time
             streams.add(name)
             try:
-                copy = _copy_of(path)
+                copy = copy_of(path)
             except JournalError as error:
                 failures.append(error)
                 continue
             copies.append(("<stdin>" if name == STDIN else name, copy))
             candidates = [copy]
-        elif path.is_dir() and (path / "current" / "manifest.json").is_file():
+        elif path.is_dir() and is_dataset(path):
             # A dataset `collect` wrote (Parquet files, no journal): walked, it was "no
             # journal here" and a note of 120 other files not read.
             import shlex  # here: start-up does not pay for it
@@ -98,11 +97,15 @@ def expand(inputs: Iterable[Path]) -> Expanded:
             continue
         elif path.is_dir():
             found = []
-            for root, dirs, names in os.walk(path, followlinks=False):
+            closed: list[OSError] = []  # folders the walk could not open (no permission)
+            for root, dirs, names in os.walk(path, followlinks=False, onerror=closed.append):
                 dirs.sort()
                 for name in sorted(names):
-                    role = _walk_role(Path(root) / name)
-                    if role == "read":
+                    dead = dead_link(Path(root) / name)
+                    role = "dead" if dead else _walk_role(Path(root) / name)
+                    if dead and name.endswith(JOURNAL_SUFFIXES):
+                        failures.append(JournalError(os.path.join(root, name), dead))
+                    elif role == "read":
                         found.append(Path(root) / name)
                     elif role == "stream":
                         failures.append(JournalError(os.path.join(root, name), _NOT_FILE))
@@ -115,7 +118,11 @@ def expand(inputs: Iterable[Path]) -> Expanded:
                     ):
                         ignored += 1
                         logs += name.endswith(_LOG_SUFFIXES)
-            if not found:
+            # Said, not skipped without a word (the rest is read all the same).
+            failures += [
+                JournalError(str(e.filename), f"cannot open: {os_reason(e)}") for e in closed
+            ]
+            if not found and not (closed and str(closed[0].filename) == str(path)):
                 failures.append(JournalError(str(path), _NO_JOURNALS))
             candidates = found
             # The walk follows no symlinked folder: a found file resolves to the folder,
@@ -128,7 +135,7 @@ def expand(inputs: Iterable[Path]) -> Expanded:
         elif path.exists():
             candidates = [path]
         else:
-            failures.append(JournalError(str(path), "no such file or directory"))
+            failures.append(JournalError(str(path), dead_link(path) or "no such file or directory"))
             continue
         for candidate in candidates:
             key = keys.get(candidate) or (candidate.resolve() if candidate.exists() else candidate)
@@ -138,67 +145,20 @@ def expand(inputs: Iterable[Path]) -> Expanded:
     return Expanded(files, failures, ignored, logs, copies)
 
 
-def is_stream(path: Path) -> bool:
-    """A path that exists and is neither a folder nor a regular file: a pipe, a device
-    (`/dev/stdin`, `/dev/null`), a socket. Read or written once, in order, in place."""
-    try:
-        mode = path.stat().st_mode
-    except OSError:
-        return False  # missing or unreadable: the reader says which
-    return not stat.S_ISDIR(mode) and not stat.S_ISREG(mode)
-
-
-_copies_folder: Path | None = None
-
-
-def _remove_copies(folder: Path, owner: int, rmtree: Callable[..., object]) -> None:
-    if os.getpid() == owner:  # not in a forked child that exits the normal way
-        rmtree(folder, ignore_errors=True)
-
-
-def _copy_of(path: Path) -> Path:
-    """A regular file holding what `path` gives once (`-`: standard input). A named input
-    that is no regular file — a pipe (`<(zcat x.jsonl.gz)`, `/dev/stdin`), a character
-    device — yields its bytes once, and a journal is opened more than once (sniffed, then
-    read), so it was read as empty. The copy lives in a temporary folder removed when the
-    process ends, and keeps the input's name (a journal's format is told by its
-    content); what is said about it names the input (exporting._tell_reading)."""
-    import shutil  # here, not at the top: only a pipe's copy needs them (start-up)
-    import tempfile
-
-    global _copies_folder
-    if _copies_folder is None:
-        _copies_folder = Path(tempfile.mkdtemp(prefix="agent-profiler-"))
-        atexit.register(_remove_copies, _copies_folder, os.getpid(), shutil.rmtree)
-    stdin = str(path) == STDIN
-    # A folder per copy: names repeat (every `-` is `stdin`), a process may load twice.
-    folder = Path(tempfile.mkdtemp(dir=_copies_folder))
-    copy = folder / ("stdin" if stdin else path.name or "input")
-    try:
-        with (
-            sys.stdin.buffer if stdin else path.open("rb") as source,
-            copy.open("wb") as target,
-        ):
-            shutil.copyfileobj(source, target, 1 << 20)
-    except OSError as error:
-        raise JournalError(str(path), f"cannot read: {error.strerror or error}") from error
-    return copy
-
-
 def reads(inputs: Iterable[Path], path: Path) -> bool:
     """Whether reading `inputs` reads the existing file `path`: it is one of them, or lies
     in a folder among them and the walk takes it (or a member of it, like a database's
     write-ahead log). An export must never write its trace over a journal it reads."""
     try:
         target = path.resolve(strict=True)
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
         return False
     for given in inputs:
         if str(given) == STDIN:
             continue
         try:
             source = given.resolve(strict=True)
-        except OSError:
+        except (OSError, RuntimeError):
             continue
         if source == target:
             return True

@@ -15,8 +15,10 @@ from the same specs (it must not import Typer), so a flag renamed here is rename
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from enum import Enum
+from typing import TypeVar
 
 from agent_profiler.estimate import EstimateChoice
 from agent_profiler.model import Harness, frozen
@@ -51,6 +53,54 @@ class Spec:
     help: str
     flag: bool = False
     metavar: str | None = None
+    # What makes its value of the word given: a ValueError says, in the tool's words, what
+    # is wrong with it (cli.py makes it a usage error).
+    parse: Callable[[str], object] | None = None
+
+
+E = TypeVar("E", bound=Enum)
+
+
+def choice(kind: type[E], what: str) -> Callable[[str], E]:
+    """A parser of one of an enum's values: ValueError in the tool's words otherwise (Typer's
+    own said `Value error, 'claude' is not one of 'claude-code', …`)."""
+
+    def parse(text: str) -> E:
+        try:
+            return kind(text)
+        except ValueError:
+            names = ", ".join(str(k.value) for k in kind)
+            raise ValueError(f"{text!r} is not {what} ({names})") from None
+
+    return parse
+
+
+harness = choice(Harness, "a harness")
+
+
+def at_least_one(unit: str) -> Callable[[str], float]:
+    """A parser of a number of `unit` of at least 1 (Typer's own said `Input should be
+    greater than or equal to 1`); ValueError saying what is expected otherwise."""
+
+    def parse(text: str) -> float:
+        text = str(text)  # (Typer hands it the default too: a number)
+        try:
+            value = float(text)
+        except ValueError:
+            value = 0
+        if not text.isascii() or not value >= 1:
+            raise ValueError(f"{text!r} is not a number of {unit} (1 or more)")
+        return value
+
+    return parse
+
+
+def count(text: str) -> int:
+    """A number of processes (--jobs): a whole number, at least 1."""
+    text = str(text)
+    if not (text.isascii() and text.strip().isdigit()) or int(text) < 1:
+        raise ValueError(f"{text!r} is not a number of processes (1 or more)")
+    return int(text)
 
 
 OUTPUT = Spec(
@@ -58,7 +108,12 @@ OUTPUT = Spec(
     "File to write (default: <first journal>.<extension>; - for stdout).",
     metavar="FILE",
 )
-HARNESS = Spec(("--harness",), "Skip auto-detection and read every input as this harness.")
+HARNESS = Spec(
+    ("--harness",),
+    "Skip auto-detection and read every input as this harness.",
+    metavar="<" + "|".join(h.value for h in Harness) + ">",
+    parse=harness,
+)
 FORCE = Spec(("--force",), "Overwrite an existing output.", flag=True)
 PREVIEWS = Spec(
     ("--previews",),
@@ -68,7 +123,7 @@ PREVIEWS = Spec(
 )
 STRICT = Spec(
     ("--strict",),
-    "Exit 1 when any record was warned about (the output is still written).",
+    "Exit 1 when any record was warned about or not recognised (the output is still written).",
     flag=True,
 )
 FORMAT = Spec(
@@ -82,12 +137,15 @@ ESTIMATE = Spec(
     "How journal text becomes tokens: chars/4 (the trace contract's estimate) or calibrated "
     "(per-content-class ratios fitted on real sessions; basis chars/calibrated-v3). Never a "
     "tokenizer count; never scaled to the reported size.",
+    metavar="<" + "|".join(e.value for e in EstimateChoice) + ">",
+    parse=choice(EstimateChoice, "an estimate"),
 )
 JOBS = Spec(
     ("--jobs", "-j"),
     "Processes that read the journals (default: every core when there are several session "
     "trees and at least 4 MB of input). The output is the same whatever the number.",
     metavar="N",
+    parse=count,
 )
 REDACT = Spec(
     ("--redact",),
@@ -108,21 +166,18 @@ NO_COMPRESS = Spec(
     flag=True,
 )
 OPEN = Spec(("--open",), "Open the trace in ui.perfetto.dev when written.", flag=True)
+TIMEOUT = Spec(
+    ("--timeout",),
+    "Seconds to wait for the UI to fetch it.",
+    metavar="SECONDS",
+    parse=at_least_one("seconds"),
+)
 WINDOW = Spec(
     ("--window",),
     "Context window in tokens, for the fill when the journal does not state it (e.g. 200000 "
     "or 200k).",
     metavar="TOKENS",
 )
-
-
-def harness(text: str) -> Harness:
-    """A harness by its name; ValueError naming the choices otherwise."""
-    try:
-        return Harness(text)
-    except ValueError:
-        names = ", ".join(h.value for h in Harness)
-        raise ValueError(f"{text!r} is not a harness ({names})") from None
 
 
 def tokens(text: str) -> int:

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, cast
 
+from agent_profiler.console import stdout_failed
 from agent_profiler.errors import OutputError, UsageError
 from agent_profiler.loader import STDIN, is_stream, reads
 
@@ -48,6 +50,21 @@ def _is_null_device(target: Path) -> bool:
     except OSError:
         return False
     return (named.st_dev, named.st_ino) == (null.st_dev, null.st_ino)
+
+
+def is_terminal(target: Path) -> bool:
+    """`target` is a terminal (`/dev/tty`, `/dev/pts/3`): a character device that says it is
+    one when opened (without waiting, and without becoming our controlling terminal)."""
+    try:
+        if not stat.S_ISCHR(target.stat().st_mode):
+            return False
+        fd = os.open(target, os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        return os.isatty(fd)
+    finally:
+        os.close(fd)
 
 
 def is_stdout(output: Path | None) -> bool:
@@ -168,6 +185,33 @@ class _Counted:
         return getattr(self.stream, name)
 
 
+class _Stdout:
+    """Stdout's bytes: a write or flush that fails (a full disk) is an OutputError naming
+    stdout, told from the other errors of the `fill` that writes it (reading its spool)."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.stream = stream
+
+    def write(self, data: bytes) -> int:
+        try:
+            return self.stream.write(data)
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise stdout_failed(error) from error
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise stdout_failed(error) from error
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.stream, name)
+
+
 def write_atomically(path: Path, fill: Callable[[IO[bytes]], object]) -> int:
     """Write to a temporary file beside the target (`fill(stream)`) and rename it into
     place, so an interrupted command never leaves a partial output or clobbers a good one.
@@ -204,8 +248,9 @@ def deliver(
     """Write one output: to stdout when `target` is None (size 0: not measured), else
     atomically to `target`, after refusing a target that is one of the files read."""
     if target is None:
-        fill(sys.stdout.buffer)
-        sys.stdout.buffer.flush()
+        stdout = _Stdout(sys.stdout.buffer)
+        fill(cast(IO[bytes], stdout))
+        stdout.flush()
         return 0
     refuse_read_files(target, read_files)
     return write_atomically(target, fill)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import pickle
 import signal
 import sys
 import threading
@@ -366,10 +367,35 @@ def _serve(connection: Any, use: Use[T], ignored: bool) -> None:
         if task is None:
             return
         try:
-            answer: GroupOutcome[T] | _Failure = run_group(task, use)
+            outcome = run_group(task, use)
+            outcome.failures = [_portable(failure) for failure in outcome.failures]
+            answer: GroupOutcome[T] | _Failure = outcome
         except Exception as error:
-            answer = _Failure(error)
+            # A bug, raised in the parent as it is, or by its name when it cannot travel.
+            answer = _Failure(
+                error if _unpickles(error) else RuntimeError(f"{type(error).__name__}: {error}")
+            )
         connection.send(answer)
+
+
+def _portable(failure: JournalError) -> JournalError:
+    """`failure` as the parent can unpickle it. An error class whose pickling loses its
+    arguments (JournalError's, before its `__reduce__`) was a TypeError in the parent's
+    `recv`: the run ended as an internal error, every other group lost. Such an error goes
+    back as a plain JournalError with its words."""
+    return (
+        failure
+        if _unpickles(failure)
+        else JournalError(failure.path, failure.message, failure.line)
+    )
+
+
+def _unpickles(error: BaseException) -> bool:
+    try:
+        pickle.loads(pickle.dumps(error))
+    except Exception:
+        return False
+    return True
 
 
 def _start_method() -> str:

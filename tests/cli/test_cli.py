@@ -114,6 +114,46 @@ def test_an_unknown_harness_is_named_with_the_choices(command: str, tmp_path: Pa
     assert "Value error" not in result.output
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (
+            ["discover", "--harness", "claude"],
+            "Invalid value for '--harness': 'claude' is not a harness (claude-code, codex, ",
+        ),
+        (
+            ["export", str(SMALL), "--estimate", "tiktoken"],
+            "Invalid value for '--estimate': 'tiktoken' is not an estimate (chars/4, calibrated)",
+        ),
+        (
+            ["export", str(SMALL), "--align", "end"],
+            "Invalid value for '--align': 'end' is not an alignment (start)",
+        ),
+        (
+            ["summary", str(SMALL), "--jobs", "0"],
+            "Invalid value for '--jobs' / '-j': '0' is not a number of processes (1 or more)",
+        ),
+        (
+            ["collect", str(SMALL), "--to", "ds", "-j", "two"],
+            "Invalid value for '--jobs' / '-j': 'two' is not a number of processes (1 or more)",
+        ),
+        (
+            ["open", str(SMALL), "--timeout", "0"],
+            "Invalid value for '--timeout': '0' is not a number of seconds (1 or more)",
+        ),
+    ],
+    ids=["discover-harness", "estimate", "align", "summary-jobs", "collect-jobs", "timeout"],
+)
+def test_a_bad_option_value_is_said_in_the_tools_words(args: list[str], said: str) -> None:
+    """Not Typer's validation wording: `Value error, 'claude' is not one of …`, `Input
+    should be greater than or equal to 1`, `Input should be a valid integer, unable to
+    parse string as an integer`."""
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert said in result.output
+    assert "Value error" not in result.output and "Input should" not in result.output
+
+
 def test_default_output_name_is_the_journal_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

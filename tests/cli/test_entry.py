@@ -106,6 +106,29 @@ def test_a_binary_trace_is_not_written_to_a_terminal(
     )
 
 
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+def test_a_binary_trace_is_not_written_to_a_terminal_named_by_its_path(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`-o /dev/tty` (or the terminal's /dev/pts/N) wrote the trace's bytes to the screen,
+    while `-o -` and `-o /dev/stdout` on a terminal are refused."""
+    leader, follower = os.openpty()
+    try:
+        terminal = os.ttyname(follower)
+        assert run_main(monkeypatch, "export", str(SMALL), "-o", terminal) == 2
+        said = capsys.readouterr()
+        assert said.err == (
+            f"error: refusing to write a binary trace to a terminal ({terminal}): use -o FILE "
+            "or --format json\n"
+        )
+        os.set_blocking(leader, False)
+        with pytest.raises(BlockingIOError):
+            os.read(leader, 1 << 16)  # nothing reached the terminal
+    finally:
+        os.close(leader)
+        os.close(follower)
+
+
 @pytest.mark.parametrize(
     ("make", "code", "said"),
     [

@@ -19,6 +19,7 @@ from traceview import plain_bytes
 DATA = Path(__file__).resolve().parents[1] / "data" / "journals"
 SPOTTER = DATA / "claude-code" / "spotter-2.1.39-subagents-compaction"
 GHAW = DATA / "claude-code" / "gh-aw_sample_claude_log_new_format.txt"
+SMALL = DATA / "claude-code" / "handmade" / "small.jsonl"
 runner = CliRunner()
 
 
@@ -108,6 +109,22 @@ def test_strict_turns_warnings_into_exit_1(tmp_path: Path) -> None:
     assert runner.invoke(app, ["export", str(GHAW), "-o", str(out)]).exit_code == 0
     result = runner.invoke(app, ["export", str(GHAW), "-o", str(out), "--force", "--strict"])
     assert result.exit_code == 1 and out.exists()
+
+
+def test_strict_fails_a_run_with_records_not_recognised(tmp_path: Path) -> None:
+    """A record of a type no adapter table knows is not read: --strict, which promises every
+    record read as meant, exited 0 on it (it is no warning)."""
+    lines = SMALL.read_text().splitlines()
+    journal = tmp_path / "new-kind.jsonl"
+    journal.write_text("\n".join([*lines, '{"type":"brand-new-kind","uuid":"x1"}']) + "\n")
+    out = tmp_path / "t.pftrace"
+    plain = runner.invoke(app, ["export", str(journal), "-o", str(out)])
+    assert (
+        plain.exit_code == 0
+        and "not recognised (not read): claude:brand-new-kind 1" in plain.stderr
+    )
+    strict = runner.invoke(app, ["export", str(journal), "-o", str(out), "--force", "--strict"])
+    assert strict.exit_code == 1 and out.exists()
 
 
 def test_an_interrupted_export_leaves_no_partial_trace(

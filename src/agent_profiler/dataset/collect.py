@@ -40,13 +40,15 @@ from agent_profiler.model import Session, frozen
 from agent_profiler.options import ReadOptions
 from agent_profiler.records import record
 
-from . import PARTITIONS, SCHEMA, TABLES
+from . import SCHEMA, TABLES
+from .integrity import COLLECT_HINT, MANIFEST, check, cut_short, explain, listing, load_manifest
+from .parquet import MERGE_AT as MERGE_AT
+from .parquet import READING, link_or_filter, sql, write_table
 
-MANIFEST = "manifest.json"
 # DuckDB's memory while it writes a version: each Parquet file is one streaming copy,
-# whatever the batch's size (`_write_table`).
+# whatever the batch's size (`parquet.write_table`).
 MEMORY_LIMIT = "160MB"
-MERGE_AT = 16  # files in one partition (one per collect) before they are merged into one
+PRICES = "prices-cache.json"  # fleet's (fleet/command.py), beside the versions
 FORMAT = 1
 # How the rows are made, revised when a column's meaning changes (its name and type do
 # not): a dataset of another revision has every journal read again once, as for columns.
@@ -89,19 +91,11 @@ def _hash(stream: IO[bytes] | gzip.GzipFile) -> str:
     return digest.hexdigest()
 
 
-# The staging rows' stamp: which reading of its group a row comes from. A group may be
-# read twice — the parent overrules a worker that used a session id an earlier group had
-# (pipeline.run_groups reads it again, renamed `#2`), or a worker dies after writing its
-# rows — and only the reading the parent accepts is kept (`_write_table`): the rows of
-# the other were written all the same, and the dataset held that session twice.
-READING = "_read"
-
-
 @frozen
 class WriteRows:
     """A group's rows appended to `<table>/harness=…/month=…/<pid>.jsonl` in the staging
     folder (one file per process, table and partition, so nothing interleaves, and each
-    partition's Parquet file is one streaming copy: `_write_table`), each stamped with this
+    partition's Parquet file is one streaming copy: `parquet.write_table`), each stamped with this
     reading's number; sends back only counts, and the number (`READING`)."""
 
     staging: str
@@ -181,10 +175,11 @@ def current_dir(target: Path) -> Path:
 
 
 def read_manifest(target: Path) -> dict[str, Any]:
-    path = current_dir(target) / MANIFEST
-    if not path.exists():
+    """The current version's manifest (a damaged one is a DatasetError naming it), or the
+    manifest of no version yet."""
+    manifest = load_manifest(target, COLLECT_HINT)
+    if manifest is None:
         return {"format": FORMAT, "version": 0, "batch": 0, "files": {}, "groups": {}}
-    manifest: dict[str, Any] = orjson.loads(path.read_bytes())
     if manifest.get("format") != FORMAT:
         raise OutputError(f"{target}: a dataset of another format; collect into a new folder")
     return manifest
@@ -192,7 +187,11 @@ def read_manifest(target: Path) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def _locked(target: Path) -> Iterator[None]:
-    with (target / ".lock").open("a") as handle:
+    try:
+        handle = (target / ".lock").open("a")
+    except OSError as error:
+        raise OutputError(f"{target}: cannot write here ({error.strerror})") from error
+    with handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as error:
@@ -205,6 +204,7 @@ def collect(
     target: Path,
     *,
     options: ReadOptions | None = None,
+    force: bool = False,
     notice: Callable[[str], None] | None = None,
     after_rows: Callable[[], None] | None = None,
     progress: Progress | None = None,
@@ -218,13 +218,33 @@ def collect(
     refuse_option_name(target, "--to")
     if target.exists() and not target.is_dir():
         raise UsageError(f"--to {target} is a file: name a folder for the dataset")
+    if not force and _someone_elses(target):
+        raise UsageError(
+            f"--to {target}: a folder that is neither empty nor a dataset; name a new folder "
+            "(or pass --force to collect into it)"
+        )
     created = not target.exists()
-    result = _collect(inputs, target, options, notice, after_rows, progress)
+    try:
+        result = _collect(inputs, target, options, notice, after_rows, progress)
+    except BaseException:
+        if created:  # a failed or interrupted first collect leaves no skeleton for fleet
+            shutil.rmtree(target, ignore_errors=True)
+        raise
     if created and result.version is None:
         # Nothing was collected into a folder this run made (a misspelt journal, only
         # unusable files): no empty dataset is left behind for `fleet` to report.
         shutil.rmtree(target, ignore_errors=True)
     return result
+
+
+def _someone_elses(target: Path) -> bool:
+    """A folder holding files and no dataset (a dataset has `versions/`; what a collect
+    writes beside it is its own), where a collect would mix its folders with them."""
+    try:
+        names = set(os.listdir(target))
+    except OSError:
+        return False  # absent, or said when it is written
+    return "versions" not in names and bool(names - {".lock", "current", PRICES})
 
 
 def _collect(
@@ -244,13 +264,17 @@ def _collect(
         raise OutputError(f"{target}: {error.strerror or error}") from error
     result = CollectResult()
     with _locked(target):
-        # What an interrupted collect left: a version being built, or one made and not
-        # (or no longer) current.
+        old = read_manifest(target)  # first: a damaged dataset is left as it is
+        if old["version"]:
+            check(target, old, COLLECT_HINT)  # a file cut short or gone is not built on
+            if "parquet" not in old and (damaged := cut_short(target, COLLECT_HINT)):
+                raise damaged
+        # What a collect killed on its way left: a version being built, or one made and
+        # not (or no longer) current.
         live = current_dir(target).resolve() if current_dir(target).is_symlink() else None
         for leftover in (target / "versions").iterdir():
             if leftover.resolve() != live:
                 shutil.rmtree(leftover, ignore_errors=True)
-        old = read_manifest(target)
         held = old.get("estimate")  # None: a new dataset, or one from before it was kept
         if held and held != options.estimate.value:
             # Its rows' estimated tokens would mix two estimators without a word (a second
@@ -335,9 +359,27 @@ def _collect(
         if not groups and not stale:  # nothing could be used: no version to write
             result.sessions_total = sum(g.get("sessions", 0) for g in old["groups"].values())
             return result
-        _write_version(target, old, entries, groups, stale, result, options,
-                       notice, after_rows, keys, progress or Progress(), refuse)  # fmt: skip
+        building = target / "versions" / f".building-{old['version'] + 1}-{os.getpid()}"
+        try:
+            _write_version(target, building, old, entries, groups, stale, result, options,
+                           notice, after_rows, keys, progress or Progress(), refuse)  # fmt: skip
+        except BaseException as error:
+            # A full disk, a damaged file, Ctrl-C: nothing of this collect is left behind.
+            _discard(target, building, old["version"] + 1)
+            problem = explain(target, error, COLLECT_HINT)
+            if problem is None:
+                raise
+            raise problem from error
     return result
+
+
+def _discard(target: Path, building: Path, version: int) -> None:
+    """What a collect that failed made: its version being built, or built and not current."""
+    shutil.rmtree(building, ignore_errors=True)
+    (target / f".current-{os.getpid()}").unlink(missing_ok=True)
+    final = target / "versions" / f"{version:06d}"
+    if final.exists() and current_dir(target).resolve() != final.resolve():
+        shutil.rmtree(final, ignore_errors=True)
 
 
 @record
@@ -409,6 +451,7 @@ def _stem(group: JournalGroup) -> str:
 
 def _write_version(
     target: Path,
+    building: Path,
     old: dict[str, Any],
     entries: dict[str, dict[str, Any]],
     groups: list[JournalGroup],
@@ -428,7 +471,6 @@ def _write_version(
 
     version = old["version"] + 1
     batch = old["batch"] + 1
-    building = target / "versions" / f".building-{version}-{os.getpid()}"
     staging = building / ".staging"
     staging.mkdir(parents=True)
     group_ids = {i: key_of(g.main or g.extras[0]) for i, g in enumerate(groups)}
@@ -481,13 +523,13 @@ def _write_version(
         connection.execute("SET preserve_insertion_order = true")
         # Bounded: the collect's peak memory stays that of reading the journals.
         connection.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
-        connection.execute(f"SET temp_directory = '{_sql(building / '.spill')}'")
+        connection.execute(f"SET temp_directory = '{sql(building / '.spill')}'")
         old_root = current_dir(target)
         connection.execute("CREATE TEMP TABLE accepted (reading BIGINT)")
         connection.execute("INSERT INTO accepted SELECT unnest(?::BIGINT[])", [accepted])
         for table in TABLES:
-            _link_or_filter(connection, old_root / table, building / table, old, dropped, batch)
-            _write_table(connection, staging, building, table, batch)
+            link_or_filter(connection, old_root / table, building / table, old, dropped, batch)
+            write_table(connection, staging, building, table, batch)
     finally:
         connection.close()
     shutil.rmtree(staging)
@@ -500,6 +542,7 @@ def _write_version(
         "rows": ROWS,  # and so does one that makes them another way
         "files": entries,
         "groups": manifest_groups,
+        "parquet": listing(building),  # every file with its size: fleet checks them
     }
     (building / MANIFEST).write_bytes(orjson.dumps(manifest))
     final = target / "versions" / f"{version:06d}"
@@ -515,84 +558,3 @@ def _write_version(
         shutil.rmtree(previous, ignore_errors=True)
     result.version = version
     result.sessions_total = sum(g.get("sessions", 0) for g in manifest_groups.values())
-
-
-def _link_or_filter(
-    connection: Any,
-    source: Path,
-    destination: Path,
-    old: dict[str, Any],
-    dropped: set[str],
-    batch: int,
-) -> None:
-    """Carry the previous version's files of one table into the new one: hard links for
-    batches that hold no dropped group, a filtered copy for those that do. A partition
-    that has gathered more than MERGE_AT files (one per collect) is merged into one file
-    (`…m.parquet`, which may hold any batch's groups, so it is filtered whenever a group
-    is dropped)."""
-    if not source.exists():
-        return
-    touched = {old["groups"][g]["batch"] for g in dropped if g in old["groups"]}
-    ids = ", ".join(f"'{g}'" for g in sorted(dropped)) or "''"
-    partitions: dict[Path, list[Path]] = {}
-    for path in sorted(source.rglob("*.parquet")):
-        partitions.setdefault(path.parent, []).append(path)
-    for folder, paths in partitions.items():
-        target_folder = destination / folder.relative_to(source)
-        target_folder.mkdir(parents=True, exist_ok=True)
-        if len(paths) > MERGE_AT:
-            merged = target_folder / f"b{batch:06d}_m.parquet"
-            _copy_without(connection, paths, merged, ids)
-            continue
-        for path in paths:
-            target = target_folder / path.name
-            if _batch_of(path) not in touched and not (dropped and "_m" in path.stem):
-                os.link(path, target)
-            else:
-                _copy_without(connection, [path], target.with_name(f"{path.stem}r.parquet"), ids)
-
-
-def _copy_without(connection: Any, paths: list[Path], target: Path, ids: str) -> None:
-    """The rows of `paths` but those of the dropped groups, into `target` (none: no file)."""
-    files = "[" + ", ".join(f"'{_sql(p)}'" for p in paths) + "]"
-    connection.execute(
-        f"COPY (SELECT * FROM read_parquet({files}, hive_partitioning = false, "
-        f"union_by_name = true) WHERE group_id NOT IN ({ids})) TO '{_sql(target)}' "
-        "(FORMAT parquet)"
-    )
-    if not connection.execute(f"SELECT count(*) FROM read_parquet('{_sql(target)}')").fetchone()[0]:
-        target.unlink()
-
-
-def _batch_of(path: Path) -> int:
-    """`b000003_0.parquet`, `b000003_0r.parquet` → 3."""
-    return int(path.name[1:7])
-
-
-def _write_table(connection: Any, staging: Path, building: Path, table: str, batch: int) -> None:
-    """This batch's rows of `table`, a Parquet file per partition (`harness=…/month=…`,
-    Hive's layout, the partition columns in the path only). Each is one streaming copy of
-    its staging files, in their order (a session's rows together, as each group wrote
-    them): a sort or DuckDB's partitioned writer held the whole batch in memory and
-    failed past its memory limit (a first collect of 300 long sessions)."""
-    kinds = [*SCHEMA[table], (READING, "BIGINT")]
-    columns = "{" + ", ".join(f"'{name}': '{kind}'" for name, kind in kinds) + "}"
-    for folder in sorted((staging / table).glob("*=*/*=*")):
-        files = "[" + ", ".join(f"'{_sql(p)}'" for p in sorted(folder.glob("*.jsonl"))) + "]"
-        target = building / table / folder.relative_to(staging / table)
-        target.mkdir(parents=True, exist_ok=True)
-        out = target / f"b{batch:06d}_0.parquet"
-        copied = connection.execute(
-            f"COPY (SELECT * EXCLUDE ({READING}, {', '.join(PARTITIONS)}) FROM read_json("
-            f"{files}, columns = {columns}, format = 'newline_delimited') WHERE {READING} IN "
-            f"(SELECT reading FROM accepted)) TO '{_sql(out)}' (FORMAT parquet)"
-        ).fetchone()[0]
-        if not copied:  # every row of a reading that was not kept
-            out.unlink()
-            for empty in (target, target.parent):
-                with contextlib.suppress(OSError):  # not empty: other partitions' files
-                    empty.rmdir()
-
-
-def _sql(path: Path) -> str:
-    return str(path).replace("'", "''")

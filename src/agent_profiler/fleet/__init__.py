@@ -24,6 +24,7 @@ from typing import Any
 
 from agent_profiler.cost import COMPONENTS, SEARCHES, WRITER_OF, PriceTable, Receipt, by_writer
 from agent_profiler.dataset import SCHEMA, TABLES
+from agent_profiler.dataset.integrity import FLEET_HINT, check, load_manifest
 from agent_profiler.errors import UsageError
 from agent_profiler.model import Category, frozen
 
@@ -61,14 +62,20 @@ def open_dataset(directory: Path) -> Any:
     root = directory / "current"
     if directory.exists() and not directory.is_dir():
         raise UsageError(f"{directory} is a file, not a dataset (collect … --to DIR makes one)")
-    if not (root / "manifest.json").exists():
+    manifest = load_manifest(directory, FLEET_HINT)  # a damaged one: named, exit 1
+    if manifest is None:
         if (directory / "versions").is_dir():
-            # A collect ran here and found no journal to read: telling its user to run
-            # collect (what they just did) was no help.
-            raise UsageError(f"{directory}: a dataset with no sessions yet (collect read none)")
+            # A collect ran here and found no journal to read (or was killed before its
+            # end: one stopped otherwise removes the folder it made): telling its user to
+            # run collect (what they just did) was no help.
+            raise UsageError(
+                f"{directory}: a dataset with no sessions yet (the collect here read none, "
+                "or was stopped)"
+            )
         raise UsageError(
             f"{directory}: no dataset here (make one with `collect … --to {directory}`)"
         )
+    check(directory, manifest, FLEET_HINT)  # a file cut short or deleted: its rows are not
     connection = duckdb.connect(":memory:")
     connection.execute("SET threads = 2")
     for table in TABLES:

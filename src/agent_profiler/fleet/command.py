@@ -23,8 +23,10 @@ def run_collect(
     *,
     options: ReadOptions,
     echo: Echo,
+    force: bool = False,
 ) -> int:
     from agent_profiler.dataset.collect import Progress, collect
+    from agent_profiler.inputs import dead_link
     from agent_profiler.loader import STDIN, is_stream, reads
 
     piped = [str(p) for p in journals if str(p) == STDIN or is_stream(p)]
@@ -36,6 +38,9 @@ def run_collect(
             "knows each journal by its path"
         )
 
+    dead = dead_link(target)
+    if dead:  # resolving a loop below raised RuntimeError
+        raise UsageError(f"--to {target}: {dead}")
     if reads(journals, target) or any(
         target.resolve().is_relative_to(p.resolve()) for p in journals if p.is_dir()
     ):
@@ -46,6 +51,7 @@ def run_collect(
         journals,
         target,
         options=options,
+        force=force,
         notice=lambda line: echo(line, err=True),
         progress=Progress(group_progress(journals), byte_progress()),
     )
@@ -124,20 +130,32 @@ def run_fleet(
             "--json and --html - (-o -) would both write to stdout: give the page a file"
         )
     split_ns = _split_ns(split) if split else None
-    connection = open_dataset(directory)
     prices = PriceTable(directory / PRICES_CACHE) if cost else None
     filters = Filters(harness, project, model)
+    import duckdb
+
     try:
-        data: dict[str, Any] = figures(connection, filters, prices)
-        split_data: dict[str, Any] | None = None
-        if split_ns is not None:
-            split_data = {
-                "date": split,
-                "before": figures(connection, filters, prices, until_ns=split_ns),
-                "after": figures(connection, filters, prices, since_ns=split_ns),
-            }
-    finally:
-        connection.close()
+        connection = open_dataset(directory)
+        try:
+            data: dict[str, Any] = figures(connection, filters, prices)
+            split_data: dict[str, Any] | None = None
+            if split_ns is not None:
+                split_data = {
+                    "date": split,
+                    "before": figures(connection, filters, prices, until_ns=split_ns),
+                    "after": figures(connection, filters, prices, since_ns=split_ns),
+                }
+        finally:
+            connection.close()
+    except duckdb.Error as error:
+        # A file damaged in a way its size does not show (a dataset from before the
+        # manifest listed its files, a flipped byte): named, not DuckDB's SQL excerpt.
+        from agent_profiler.dataset.integrity import FLEET_HINT, explain
+
+        problem = explain(directory, error, FLEET_HINT)
+        if problem is None:
+            raise
+        raise problem from error
     if prices is not None:
         prices.save()
     data["filters"] = filters.describe()

@@ -1,0 +1,94 @@
+"""What a path named on the command line, or found in a folder walk, is before it is read
+as a journal: a pipe or a device (read once, through a copy), a symlink that leads
+nowhere, a folder that cannot be opened, a dataset `collect` wrote. Each is one line
+naming it (loader.expand), never an internal error."""
+
+from __future__ import annotations
+
+import atexit
+import errno
+import os
+import stat
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from agent_profiler.errors import JournalError
+
+STDIN = "-"  # the input name that reads standard input
+
+
+def is_dataset(path: Path) -> bool:
+    """A folder `collect` wrote (Parquet files, no journal)."""
+    try:
+        return (path / "current" / "manifest.json").is_file()
+    except OSError:  # a folder that cannot be opened: the walk says so
+        return False
+
+
+def dead_link(path: Path) -> str | None:
+    """Why a symlink cannot be opened (it loops, or points nowhere); None when it can, or
+    when `path` is no symlink. Resolving a loop raised RuntimeError: an internal error, or,
+    named, "no such file or directory"."""
+    if not os.path.islink(path):
+        return None
+    try:
+        os.stat(path)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return "symlink loop"
+        return "broken symlink (nothing at its target)"
+    return None
+
+
+def os_reason(error: OSError) -> str:
+    """`permission denied`: the system's words for an error, as a message goes on."""
+    text = error.strerror or type(error).__name__
+    return text[:1].lower() + text[1:]
+
+
+def is_stream(path: Path) -> bool:
+    """A path that exists and is neither a folder nor a regular file: a pipe, a device
+    (`/dev/stdin`, `/dev/null`), a socket. Read or written once, in order, in place."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False  # missing or unreadable: the reader says which
+    return not stat.S_ISDIR(mode) and not stat.S_ISREG(mode)
+
+
+_copies_folder: Path | None = None
+
+
+def _remove_copies(folder: Path, owner: int, rmtree: Callable[..., object]) -> None:
+    if os.getpid() == owner:  # not in a forked child that exits the normal way
+        rmtree(folder, ignore_errors=True)
+
+
+def copy_of(path: Path) -> Path:
+    """A regular file holding what `path` gives once (`-`: standard input). A named input
+    that is no regular file — a pipe (`<(zcat x.jsonl.gz)`, `/dev/stdin`), a character
+    device — yields its bytes once, and a journal is opened more than once (sniffed, then
+    read), so it was read as empty. The copy lives in a temporary folder removed when the
+    process ends, and keeps the input's name (a journal's format is told by its
+    content); what is said about it names the input (exporting._tell_reading)."""
+    import shutil  # here, not at the top: only a pipe's copy needs them (start-up)
+    import tempfile
+
+    global _copies_folder
+    if _copies_folder is None:
+        _copies_folder = Path(tempfile.mkdtemp(prefix="agent-profiler-"))
+        atexit.register(_remove_copies, _copies_folder, os.getpid(), shutil.rmtree)
+    stdin = str(path) == STDIN
+    # A folder per copy: names repeat (every `-` is `stdin`), a process may load twice.
+    folder = Path(tempfile.mkdtemp(dir=_copies_folder))
+    copy = folder / ("stdin" if stdin else path.name or "input")
+    try:
+        with (
+            sys.stdin.buffer if stdin else path.open("rb") as source,
+            copy.open("wb") as target,
+        ):
+            shutil.copyfileobj(source, target, 1 << 20)
+    except OSError as error:
+        raise JournalError(str(path), f"cannot read: {error.strerror or error}") from error
+    return copy
