@@ -490,7 +490,8 @@ def _detected(path: Path) -> Harness | None:
 def _wrong_harness(path: Path, harness: Harness) -> JournalError:
     detected = _detected(path)
     hint = (
-        f"it looks like a {detected.value} journal; drop --harness"
+        f"it looks like {'an' if detected.value[0] in 'aeiou' else 'a'} {detected.value} "
+        "journal; drop --harness"
         if detected is not None and detected is not harness
         else "is --harness right?"
     )

@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from agent_profiler.cli import app
 from samples import CLAUDE_SMALL, CODEX_SMALL
+from shared_paths import TESTS
 
 runner = CliRunner()
 
@@ -136,3 +137,12 @@ def test_a_closed_folder_named_is_said_and_the_rest_read(closed: tuple[Path, lis
     assert result.returncode == 1, result.stderr
     assert _errors(result.stderr) == ["error: d/closed: cannot open: permission denied"]
     assert '"requests": 6' in result.stdout
+
+
+def test_a_journal_of_another_harness_is_named_with_its_article(tmp_path: Path) -> None:
+    """ "it looks like a opencode journal": the article follows the harness's name."""
+    opencode = (
+        TESTS / "data" / "journals" / "opencode" / "ses_2bef25635ffe8EzID0I1Oeymal.export.json"
+    )
+    result = runner.invoke(app, ["summary", str(opencode), "--harness", "codex"])
+    assert "(it looks like an opencode journal; drop --harness)" in result.stderr
