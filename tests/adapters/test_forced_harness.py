@@ -71,7 +71,8 @@ def test_a_wrong_harness_is_an_error_naming_the_file(
     assert code == 1, stderr
     errors = [line for line in stderr.splitlines() if line.startswith(f"error: {path}: ")]
     assert len(errors) == 1, stderr
-    looks = f"looks like a {harness_of(actual)} journal"
+    name = harness_of(actual)
+    looks = f"looks like {'an' if name == 'opencode' else 'a'} {name} journal"
     assert f"reads as {forced}" in errors[0] and looks in errors[0]
     assert not (tmp_path / "t.pftrace").exists() and not (tmp_path / "t.html").exists()
     # the one line says it all: the wrong adapter's "not recognised" records are not listed
