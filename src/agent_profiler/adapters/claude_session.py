@@ -50,7 +50,7 @@ from agent_profiler.adapters.drafts import (
     handed_over,
 )
 from agent_profiler.attribution import ContextLog, Observation
-from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.diagnostics import Diagnostics, journal_name
 from agent_profiler.estimate import tool_call_text
 from agent_profiler.model import (
     AnchorKind,
@@ -376,9 +376,9 @@ class SessionBuilder:
         """A content block of a type this adapter does not know (a newer Claude Code's, a
         server tool's result): not read, which is no choice, so it is said with its place
         rather than dropped in silence."""
-        name = kind[:40] if isinstance(kind, str) and kind else "untyped"
+        name = journal_name(kind) if isinstance(kind, str) and kind else "untyped"
         self.diagnostics.warn(
-            path, line, "unknown-block", f"content block of type {name!r} not recognised (not read)"
+            path, line, "unknown-block", f"content block of type '{name}' not recognised (not read)"
         )
 
     def _hidden_thinking(self, draft: ResponseDraft, item_id: str, label: str) -> None:

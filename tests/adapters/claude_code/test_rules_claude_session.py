@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from agent_profiler.adapters.common import timestamp_ns
-from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.diagnostics import LATER, Diagnostics, shown_path
 from agent_profiler.loader import load
 from agent_profiler.model import AnchorKind, Category, Session, SourceKind
 from rules_spy import Added, by_id, record, spy, write
@@ -455,7 +455,11 @@ def test_attachments_are_read_by_their_type_and_an_unknown_one_is_not_recognised
         "claude:attachment/hook_context": 1,
         "claude:attachment/untyped": 2,
     }
-    assert diagnostics.unrecognised_at["claude:attachment/hook_context"] == f"{path}:4"
+    # its place as stderr shows it (the path as given, never absolute: `shown_path`)
+    assert (
+        diagnostics.unrecognised_at["claude:attachment/hook_context"]
+        == f"{shown_path(str(path))}:4"
+    )
 
 
 # Each attachment type read into the context, hand-made in the shape Claude Code writes it
