@@ -231,12 +231,18 @@ class Diagnostics:
         self.documents_read += other.documents_read
         self.rows_read += other.rows_read
         self.records_parsed += other.records_parsed
+        self.records_rejected += other.records_rejected
 
     @property
     def records_used(self) -> int:
-        """Parsed records not skipped: every non-blank line is used, skipped (by kind)
-        or warned about (not parseable)."""
-        return self.records_parsed - self.skipped_total - self.unrecognised_total
+        """Parsed records not skipped: every non-blank line is used, skipped (by kind),
+        not recognised, or warned about (not parseable, or rejected for its shape)."""
+        return (
+            self.records_parsed
+            - self.skipped_total
+            - self.unrecognised_total
+            - self.records_rejected
+        )
 
     @property
     def unrecognised_total(self) -> int:

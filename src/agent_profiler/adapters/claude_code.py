@@ -120,7 +120,7 @@ def read_transcript(
     skipped = diagnostics.skipped
     for line, value in read_jsonl(path, diagnostics):
         if not isinstance(value, dict):
-            diagnostics.warn(source, line, "bad-shape", "record is not a JSON object")
+            diagnostics.reject(source, line, "record is not a JSON object")
             continue
         kind = value.get("type")
         if not isinstance(kind, str):  # text_field, inline: every record passes here
@@ -144,7 +144,7 @@ def read_transcript(
             continue
         session_id = value.get("sessionId")
         if not isinstance(session_id, str):
-            diagnostics.warn(source, line, "bad-shape", "record without sessionId")
+            diagnostics.reject(source, line, "record without sessionId")
             continue
         agent = value.get("agentId") if value.get("isSidechain") else None
         key = agent if isinstance(agent, str) else ""

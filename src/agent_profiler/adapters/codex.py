@@ -89,7 +89,7 @@ def read_rollout(path: Path, diagnostics: Diagnostics) -> RolloutBuilder:
     start = end = None  # the rollout's first and last times (kept here, set at the end)
     for line, value in read_jsonl(path, diagnostics):
         if value.__class__ is not dict:
-            diagnostics.warn(source, line, "bad-shape", "line is not a JSON object")
+            diagnostics.reject(source, line, "line is not a JSON object")
             continue
         kind = value.get("type")
         # Any non-string type (a damaged line) is no type: it is unhashable, perhaps.

@@ -181,7 +181,7 @@ class SessionBuilder:
         # entry types dispatch through a table (a 50 MB journal has 55,000 lines).
         if not isinstance(value, dict):
             self.line_ids.append(None)
-            self.warn(line, "line is not a JSON object")
+            self.diagnostics.reject(self.path, line, "line is not a JSON object")
             return
         kind = value.get("type")
         if type(kind) is not str:
