@@ -40,6 +40,7 @@ from agent_profiler.adapters.common import (
     private_path,
     text_field,
     timestamp_ns,
+    warn_bad_usage,
 )
 from agent_profiler.adapters.drafts import (
     ToolArguments,
@@ -108,7 +109,6 @@ class SessionBuilder:
         self.early_results: dict[str, tuple[int, bool, int, str | None]] = {}
         self.facts: list[tuple[str, str]] = []
         self.records = 0
-        self.warned_usage = False
         self.item_stage: str | None = None  # says which parts are native after a /context
         self.native_runs = 0
 
@@ -319,14 +319,8 @@ class SessionBuilder:
             draft.end_ns = ts
         usage = message.get("usage")
         bad = draft.merge_usage(usage)
-        if bad and not self.warned_usage and isinstance(usage, dict):
-            self.warned_usage = True
-            self.diagnostics.warn(
-                path,
-                line,
-                "bad-usage",
-                f"usage {', '.join(bad)} not a token count ({usage[bad[0]]!r}); counted as 0",
-            )
+        if bad and isinstance(usage, dict):  # each record's, the file's first listed
+            warn_bad_usage(self.diagnostics, path, line, usage, list(bad))
         if record.get("isApiErrorMessage") or record.get("error"):
             draft.is_error = True
         stop_reason = message.get("stop_reason")
