@@ -562,8 +562,8 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
             )
         if row.clock == "synthetic":
             out.append(
-                f"{escape_cell(row.session)}: synthetic clock (the journal has no times; "
-                "laid out from its own durations, ending at the file's modification time)"
+                f"{escape_cell(row.session)}: synthetic clock (the journal has no times; laid "
+                "out from its durations, or 1 ms a record, ending at the file's modification time)"
             )
     return "\n".join(out)
 

@@ -29,7 +29,7 @@ from agent_profiler.adapters.common import (
     token_count,
     within_limits,
 )
-from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.diagnostics import LATER, Diagnostics
 from agent_profiler.loader import load
 from rules_spy import raw_lines, record, write
 from shared_paths import TESTS
@@ -192,12 +192,13 @@ def _placed(tmp_path: Path, stamps: list[object]) -> tuple[list[int], list[str],
 
 
 def test_an_undated_record_is_placed_1_ms_after_the_one_before(tmp_path: Path) -> None:
-    """Two undated records after line 7 (no key, then an unreadable time): 1 ms apart; only
-    the first is warned about, by path:line."""
+    """Two undated records after line 7 (no key, then an unreadable time): 1 ms apart; the
+    first is listed by path:line, and each is counted (one warning said one of many)."""
     times, warnings, path = _placed(tmp_path, [START, ..., "soon"])
     assert times == [START_NS, START_NS + MS, START_NS + 2 * MS]
     assert warnings == [
-        f"{path}:2: missing or unreadable timestamp; placed 1 ms after the previous record"
+        f"{path}:2: missing or unreadable timestamp; placed 1 ms after the previous record "
+        f"(the first in this file; {LATER})"
     ]
 
 
@@ -205,7 +206,8 @@ def test_undated_records_before_the_first_dated_one_end_just_before_it(tmp_path:
     times, warnings, path = _placed(tmp_path, [None, None, START])
     assert times == [START_NS - 2 * MS, START_NS - MS, START_NS]
     assert warnings == [
-        f"{path}:1: missing or unreadable timestamp; placed 1 ms after the previous record"
+        f"{path}:1: missing or unreadable timestamp; placed 1 ms after the previous record "
+        f"(the first in this file; {LATER})"
     ]
 
 
@@ -338,7 +340,7 @@ def test_a_clock_with_its_own_spacing_and_record_names() -> None:
     assert clock.place(0, 3) == START_NS + 50 * MS
     assert [str(w) for w in diagnostics.warnings] == [
         "session.json: messages[0]: missing or unreadable timestamp; placed 1 ms after the "
-        "previous record",
+        f"previous record (the first in this file; {LATER})",
         "session.json: messages[2]: timestamp 1970-01-01T00:00:00Z is before 2000, so not a "
         "real time; placed just after that record",
     ]

@@ -83,8 +83,9 @@ def test_bad_lines_are_summarised_with_path_and_line(tmp_path: Path) -> None:
     result = runner.invoke(app, ["export", str(journal), "-o", str(tmp_path / "t.pftrace")])
     assert result.exit_code == 0
     assert "2 warnings (not-json: 2)" in result.stderr
-    assert f"{journal}:4: not JSON" in result.stderr
-    assert f"{journal}:6: not JSON" in result.stderr
+    # named as given (here: absolute, so by its name), never by its absolute path
+    assert f"  {journal.name}:4: not JSON" in result.stderr
+    assert f"  {journal.name}:6: not JSON" in result.stderr
 
 
 def test_directory_export_attaches_subagents(tmp_path: Path) -> None:
@@ -247,7 +248,7 @@ def test_a_json_document_is_named_for_what_it_is(tmp_path: Path) -> None:
     )
     assert result.exit_code == 1
     # Gemini CLI documents are read now: an empty one has nothing to show.
-    assert f"{gemini}: no session records (nothing to show)" in result.stderr
+    assert f"  {gemini.name}: no session records (nothing to show)" in result.stderr
     assert f"{other}: one JSON document, not a JSONL journal" in result.stderr
 
 

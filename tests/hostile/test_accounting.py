@@ -32,6 +32,7 @@ def test_every_line_is_used_skipped_or_warned(journal: Path) -> None:
         + diagnostics.skipped_total
         + diagnostics.unrecognised_total
         + unparsed
+        + diagnostics.records_rejected
     )
     assert diagnostics.records_used > 0 or not result.sessions
 

@@ -139,7 +139,7 @@ def test_wrong_shapes_at_every_level_cost_only_themselves(
     (session,) = sessions
     assert [r.id for r in session.responses] == ["mw", "m1", "m2"]
     assert diagnostics.warning_counts["bad-shape"] == 2  # the two unreadable user records
-    assert diagnostics.warning_counts["bad-usage"] == 1  # once per file
+    assert diagnostics.warning_counts["bad-usage"] == 2  # each bad record's: mz's and mh's
     export_trace(journal)
 
 

@@ -133,7 +133,7 @@ def test_a_damaged_gzip_among_good_files(
     code, stderr, out = run(command, [bad, *GOOD], tmp_path)
     # THEN exit 1, one line names the damaged file, and the good journals are all there
     assert code == 1, stderr
-    naming = [line for line in stderr.splitlines() if str(bad) in line]
+    naming = [line for line in stderr.splitlines() if bad.name in line]  # as stderr shows it
     assert len(naming) == 1, stderr
     assert "gzip" in naming[0]
     assert out.exists()

@@ -113,8 +113,9 @@ def check(harness: Harness, data: bytes, tmp: Path) -> None:
     except AgentProfilerError:
         return  # the package's own error: a clear message, allowed
     unparsed = sum(diagnostics.warning_counts[k] for k in UNPARSED)
+    # every line used, skipped, not parsed, not recognised, or rejected for its shape
     assert diagnostics.lines_read == diagnostics.records_used + diagnostics.skipped_total + (
-        unparsed + diagnostics.unrecognised_total
+        unparsed + diagnostics.unrecognised_total + diagnostics.records_rejected
     )
     assert diagnostics.records_used >= 0
     for session in sessions:

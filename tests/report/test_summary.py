@@ -443,8 +443,8 @@ def test_a_session_without_snapshots_says_not_recorded_and_no_clock_note() -> No
     assert "synthetic clock" not in table
     synthetic = runner.invoke(app, ["summary", str(STREAM_INIT_ONLY)]).stdout
     assert synthetic.splitlines()[-1].endswith(
-        ": synthetic clock (the journal has no times; laid out from its own durations, "
-        "ending at the file's modification time)"
+        ": synthetic clock (the journal has no times; laid out from its durations, or 1 ms "
+        "a record, ending at the file's modification time)"
     )
 
 

@@ -20,7 +20,7 @@ from agent_profiler.jsonl import read_jsonl
 from agent_profiler.model import Harness, Response, Session
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Iterable, Iterator, Mapping
 
     from agent_profiler.adapters import JournalGroup, Located, SniffedFile
     from agent_profiler.adapters.claude_context import ContextCommandFailure, NativeSnapshot
@@ -120,7 +120,7 @@ def read_transcript(
     skipped = diagnostics.skipped
     for line, value in read_jsonl(path, diagnostics):
         if not isinstance(value, dict):
-            diagnostics.warn(source, line, "bad-shape", "record is not a JSON object")
+            diagnostics.reject(source, line, "record is not a JSON object")
             continue
         kind = value.get("type")
         if not isinstance(kind, str):  # text_field, inline: every record passes here
@@ -144,7 +144,7 @@ def read_transcript(
             continue
         session_id = value.get("sessionId")
         if not isinstance(session_id, str):
-            diagnostics.warn(source, line, "bad-shape", "record without sessionId")
+            diagnostics.reject(source, line, "record without sessionId")
             continue
         agent = value.get("agentId") if value.get("isSidechain") else None
         key = agent if isinstance(agent, str) else ""
@@ -182,7 +182,22 @@ def read_transcript(
             else:
                 diagnostics.not_recognised(f"claude:system/{subtype}", source, line)
     native(commands.finish())
+    if not clock.seen_timestamp:
+        _synthetic(builders.values())
     return builders
+
+
+def _synthetic(builders: Iterable[SessionBuilder]) -> None:
+    """A transcript without a single readable time (each record a `bad-timestamp`): its
+    records are 1 ms apart, ending at the file's modification time. Said on the profile
+    (`clock = synthetic`), in the summary and the report, as for stream-json: these times
+    are made up, and its durations are not the session's."""
+    for builder in builders:
+        builder.facts += [("clock", "synthetic"), ("clock_durations", "none")]
+        builder.timing = (
+            "synthetic: no timestamps in the journal; its records are placed 1 ms apart, "
+            "the last at the file's modification time"
+        )
 
 
 # --------------------------------------------------------------------------- plan

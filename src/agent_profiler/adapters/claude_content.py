@@ -63,22 +63,38 @@ _ATTACHMENT_LABELS = {
 # --------------------------------------------------------------------------- small helpers
 
 
-def text_of(content: object) -> tuple[str, Sequence[dict[str, Any]]]:
+def text_of(
+    content: object, unknown: list[object] | None = None
+) -> tuple[str, Sequence[dict[str, Any]]]:
     """(text, image and document blocks) of tool-result or message content as the model
-    sees it; the text blocks joined, so that the estimator sees what they are."""
+    sees it; the text blocks joined, so that the estimator sees what they are. A
+    `search_result` (a tool's search hit: title, source and its text blocks) is text too,
+    and a `tool_reference` (ToolSearch's result: a deferred tool loaded) its tool's name,
+    which the API expands into the tool's definition, not in the journal. The type of any
+    other block is added to `unknown`, for the caller's `unknown-block` warning."""
     if isinstance(content, str):
         return content, ()  # most tool results: no list made for no media
     texts: list[str] = []
     media: list[dict[str, Any]] = []
     if isinstance(content, list):
         for block in content:
-            if not isinstance(block, dict):
-                continue
-            kind = text_field(block, "type")
-            if kind == "text" and isinstance(block.get("text"), str):
-                texts.append(block["text"])
-            elif kind in {"image", "document"}:
+            kind = text_field(block, "type") if isinstance(block, dict) else None
+            if kind == "text":
+                text = block.get("text")
+                texts.append(text if isinstance(text, str) else "")
+            elif kind == "image" or kind == "document":
                 media.append(block)
+            elif kind == "search_result":
+                parts = (
+                    block.get("title"),
+                    block.get("source"),
+                    text_of(block.get("content"), unknown)[0],
+                )
+                texts.append("\n".join(p for p in parts if isinstance(p, str) and p))
+            elif kind == "tool_reference":
+                texts.append(_string(block.get("tool_name")))
+            elif unknown is not None:
+                unknown.append(kind or "untyped")
     return "".join(texts), media
 
 
@@ -91,8 +107,9 @@ def image_size(block: dict[str, Any]) -> tuple[int, int] | None:
     return images.base64_dimensions(data) if isinstance(data, str) else None
 
 
-def _attachment_text(kind: str, attachment: dict[str, Any]) -> str:
-    """The text an attachment puts in context, as far as the journal holds it."""
+def _attachment_text(kind: str, attachment: dict[str, Any], unknown: list[object]) -> str:
+    """The text an attachment puts in context, as far as the journal holds it (the types
+    of content blocks not known added to `unknown`)."""
     if kind == "deferred_tools_delta":
         return _lines(attachment.get("addedNames"))
     if kind == "agent_listing_delta":
@@ -107,7 +124,7 @@ def _attachment_text(kind: str, attachment: dict[str, Any]) -> str:
         error = attachment.get("blockingError")
         if isinstance(error, dict):
             return _string(error.get("blockingError"))
-        return _string(error) or text_of(attachment.get("content"))[0]
+        return _string(error) or text_of(attachment.get("content"), unknown)[0]
     if kind == "invoked_skills":
         skills = attachment.get("skills")
         if isinstance(skills, list):
@@ -121,7 +138,7 @@ def _attachment_text(kind: str, attachment: dict[str, Any]) -> str:
         return _string(content.get("content"))
     if kind == "task_reminder" and isinstance(content, list):
         return orjson.dumps(content).decode()
-    return text_of(content)[0]
+    return text_of(content, unknown)[0]
 
 
 def _lines(value: object) -> str:
@@ -169,7 +186,10 @@ def on_attachment(builder: SessionBuilder, record: dict[str, Any], ts: int, line
         # The reminder's own text is the harness's and is not written.
         builder.unmeasured["task-reminder-text"] += 1
         return
-    text = _attachment_text(kind, attachment)
+    unknown: list[object] = []
+    text = _attachment_text(kind, attachment, unknown)
+    for block in unknown:
+        builder.unknown_block(block, builder.sources[0], line)
     if text:
         label = _ATTACHMENT_LABELS.get(kind, kind.replace("_", " ").capitalize())
         builder.log.add(item_id, known.category, text, label=label)

@@ -62,6 +62,7 @@ from agent_profiler.adapters.claude_context_rows import (
     NativeSnapshot,
     parse_tokens,
 )
+from agent_profiler.diagnostics import journal_name
 from agent_profiler.model import frozen
 
 __all__ = [
@@ -206,8 +207,10 @@ def _conclude(output: _Output, text: str, text_line: int) -> ContextRunResult:
             text_line=text_line,
         )
     except ContextParseError as error:
+        # The error may quote a line of the screen: capped, as any name from a journal.
+        reason = journal_name(str(error), 100)
         return ContextCommandFailure(
-            output.line, f"/context output in an unknown {grammar} layout: {error}"
+            output.line, f"/context output in an unknown {grammar} layout: {reason}"
         )
 
 
@@ -290,9 +293,10 @@ class ContextCommandTracker:
             return None
         stderr = _STDERR.search(payload)
         if stderr is not None and stderr[1].strip():
-            message = " ".join(stderr[1].split())
-            cut = f"{message[:200]}…" if len(message) > 200 else message
-            return [ContextCommandFailure(line, f"/context failed: {cut}")]
+            # What it printed is the journal's (an API error's body, a path): not quoted.
+            size = len(stderr[1].strip())
+            said = f"/context failed ({size:,} characters of error output, not shown)"
+            return [ContextCommandFailure(line, said)]
         stdout = _STDOUT.search(payload)
         if stdout is None or not stdout[1].strip():
             return [ContextCommandFailure(line, "/context printed nothing")]

@@ -40,6 +40,7 @@ from agent_profiler.adapters.common import (
     private_path,
     text_field,
     timestamp_ns,
+    warn_bad_usage,
 )
 from agent_profiler.adapters.drafts import (
     ToolArguments,
@@ -50,7 +51,7 @@ from agent_profiler.adapters.drafts import (
     handed_over,
 )
 from agent_profiler.attribution import ContextLog, Observation
-from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.diagnostics import Diagnostics, journal_name
 from agent_profiler.estimate import tool_call_text
 from agent_profiler.model import (
     AnchorKind,
@@ -108,7 +109,6 @@ class SessionBuilder:
         self.early_results: dict[str, tuple[int, bool, int, str | None]] = {}
         self.facts: list[tuple[str, str]] = []
         self.records = 0
-        self.warned_usage = False
         self.item_stage: str | None = None  # says which parts are native after a /context
         self.native_runs = 0
 
@@ -155,7 +155,10 @@ class SessionBuilder:
         uuid = str(record.get("uuid") or f"user@{ts}")
         is_meta = bool(record.get("isMeta"))
         if record.get("isCompactSummary") or (record.get("isSynthetic") and self.pending_post):
-            summary, media = text_of(content)
+            unknown: list[object] = []
+            summary, media = text_of(content, unknown)
+            for kind in unknown:
+                self.unknown_block(kind, self.sources[0], line)
             self.log.add(f"summary:{uuid}", Category.SUMMARIES, summary, label="Compaction summary")
             self._add_media(f"summary:{uuid}", media, Category.SUMMARIES)
             self.flush_post_compaction()
@@ -177,7 +180,7 @@ class SessionBuilder:
             elif isinstance(block, dict):
                 kind = block.get("type")
                 if kind == "tool_result":
-                    self._on_tool_result(block, record, ts)
+                    self._on_tool_result(block, record, ts, line)
                     continue
                 if kind == "image" or kind == "document":
                     # A pasted image or document: the user's, sent with the prompt.
@@ -186,7 +189,7 @@ class SessionBuilder:
                     )
                     continue
                 if kind != "text":
-                    self._unknown_block(kind, self.sources[0], line)
+                    self.unknown_block(kind, self.sources[0], line)
                     continue
                 text = block.get("text")
                 if not isinstance(text, str):
@@ -255,14 +258,19 @@ class SessionBuilder:
             added.append(item_id)
         return added
 
-    def _on_tool_result(self, block: dict[str, Any], record: dict[str, Any], ts: int) -> None:
+    def _on_tool_result(
+        self, block: dict[str, Any], record: dict[str, Any], ts: int, line: int | None
+    ) -> None:
         call_id = block.get("tool_use_id")
         if not isinstance(call_id, str):
             return
         tool = self.tools.get(call_id)
         if tool is not None:
             call_id = tool.call_id  # one string for the call and its result's item
-        text, media = text_of(block.get("content"))
+        unknown: list[object] = []
+        text, media = text_of(block.get("content"), unknown)
+        for kind in unknown:  # said with its place, the result's other blocks still read
+            self.unknown_block(kind, self.sources[0], line)
         chars = len(text)
         add_tool_result(self.log, call_id, text)
         if media:
@@ -319,14 +327,8 @@ class SessionBuilder:
             draft.end_ns = ts
         usage = message.get("usage")
         bad = draft.merge_usage(usage)
-        if bad and not self.warned_usage and isinstance(usage, dict):
-            self.warned_usage = True
-            self.diagnostics.warn(
-                path,
-                line,
-                "bad-usage",
-                f"usage {', '.join(bad)} not a token count ({usage[bad[0]]!r}); counted as 0",
-            )
+        if bad and isinstance(usage, dict):  # each record's, the file's first listed
+            warn_bad_usage(self.diagnostics, path, line, usage, list(bad))
         if record.get("isApiErrorMessage") or record.get("error"):
             draft.is_error = True
         stop_reason = message.get("stop_reason")
@@ -370,15 +372,15 @@ class SessionBuilder:
             elif kind == "redacted_thinking":
                 self._hidden_thinking(draft, f"{uuid}:{index}", "Redacted thinking")
             else:
-                self._unknown_block(kind, path, line)
+                self.unknown_block(kind, path, line)
 
-    def _unknown_block(self, kind: object, path: str, line: int | None) -> None:
+    def unknown_block(self, kind: object, path: str, line: int | None) -> None:
         """A content block of a type this adapter does not know (a newer Claude Code's, a
         server tool's result): not read, which is no choice, so it is said with its place
         rather than dropped in silence."""
-        name = kind[:40] if isinstance(kind, str) and kind else "untyped"
+        name = journal_name(kind) if isinstance(kind, str) and kind else "untyped"
         self.diagnostics.warn(
-            path, line, "unknown-block", f"content block of type {name!r} not recognised (not read)"
+            path, line, "unknown-block", f"content block of type '{name}' not recognised (not read)"
         )
 
     def _hidden_thinking(self, draft: ResponseDraft, item_id: str, label: str) -> None:

@@ -54,7 +54,7 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilde
     )
     for line, value in read_jsonl(path, diagnostics):
         if not isinstance(value, dict):
-            diagnostics.warn(source, line, "bad-shape", "frame is not a JSON object")
+            diagnostics.reject(source, line, "frame is not a JSON object")
             continue
         kind = text_field(value, "type")
         subtype = text_field(value, "subtype")

@@ -35,9 +35,10 @@ from agent_profiler.adapters.codex_records import (
     READ_LINE_TYPES,
     SKIPPED_LINE_TYPES,
     thread_spawn,
+    unknown_parts,
 )
 from agent_profiler.adapters.common import journal_clock, text_field
-from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.diagnostics import Diagnostics, journal_name
 from agent_profiler.errors import JournalError
 from agent_profiler.jsonl import read_jsonl
 from agent_profiler.model import Harness, Session
@@ -89,7 +90,7 @@ def read_rollout(path: Path, diagnostics: Diagnostics) -> RolloutBuilder:
     start = end = None  # the rollout's first and last times (kept here, set at the end)
     for line, value in read_jsonl(path, diagnostics):
         if value.__class__ is not dict:
-            diagnostics.warn(source, line, "bad-shape", "line is not a JSON object")
+            diagnostics.reject(source, line, "line is not a JSON object")
             continue
         kind = value.get("type")
         # Any non-string type (a damaged line) is no type: it is unhashable, perhaps.
@@ -113,9 +114,25 @@ def read_rollout(path: Path, diagnostics: Diagnostics) -> RolloutBuilder:
             start = ts
         elif ts > end:
             end = ts
+        if kind == "response_item":
+            _unknown_parts(payload, diagnostics, source, line)
         handler(payload, ts, line)
     builder.start_ns, builder.end_ns = start, end
     return builder
+
+
+def _unknown_parts(item: dict[str, Any], diagnostics: Diagnostics, source: str, line: int) -> None:
+    """A content part of a type no Codex build is known to write (in a message, a
+    reasoning item, a tool's output) is an `unknown-block` warning with its place, as a
+    Claude Code block is: the parts beside it are still read."""
+    for kind, read in unknown_parts(item):
+        said = "its text read" if read else "not read"
+        diagnostics.warn(
+            source,
+            line,
+            "unknown-block",
+            f"content part of type '{journal_name(kind)}' not recognised ({said})",
+        )
 
 
 def read_rollouts(paths: list[Path], diagnostics: Diagnostics) -> list[Session]:

@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 from agent_profiler.adapters.codex_records import EVENT_MSG_TYPES, READ, REDACTION_SHA, measure
 from agent_profiler.adapters.codex_rollout import Tool
-from agent_profiler.adapters.common import TOKEN_LIMIT, preview, token_count
+from agent_profiler.adapters.common import (
+    TOKEN_LIMIT,
+    bad_counts,
+    preview,
+    token_count,
+    warn_bad_usage,
+)
 from agent_profiler.adapters.drafts import ToolArguments
 from agent_profiler.model import Prompt, Usage
 
@@ -141,6 +147,7 @@ def on_token_count(builder: RolloutBuilder, payload: dict[str, Any], ts: int, li
             builder.path, line, "bad-shape", "token_count without last_token_usage"
         )
         return
+    _warn_bad_counts(builder, line, last, total)
     # token_count of each value, without the call for a valid count (common.token_count)
     fingerprint = (
         tuple(
@@ -198,6 +205,21 @@ def on_token_count(builder: RolloutBuilder, payload: dict[str, Any], ts: int, li
             else:
                 awaiting.append(compaction)
         builder.awaiting_post = awaiting
+
+
+def _warn_bad_counts(
+    builder: RolloutBuilder, line: int, last: dict[str, Any], total: object
+) -> None:
+    """A count of `token_count` that is no token count (negative, a string) is read as 0:
+    a `bad-usage` warning for the line, naming each such count, never a silent 0."""
+    if not bad_counts(last) and not (isinstance(total, dict) and bad_counts(total)):
+        return  # every token_count but a damaged one
+    counts = {f"last_token_usage.{k}": v for k, v in last.items()}
+    if isinstance(total, dict):
+        counts.update({f"total_token_usage.{k}": v for k, v in total.items()})
+    warn_bad_usage(
+        builder.diagnostics, builder.path, line, counts, bad_counts(counts), "token_count"
+    )
 
 
 # What each read event type does (a dict looked up once per event, not an if-chain), and

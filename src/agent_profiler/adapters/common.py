@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 
 from agent_profiler.console import counted
-from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.diagnostics import LATER, Diagnostics, journal_name
 from agent_profiler.digest import blake2b
 from agent_profiler.errors import DamagedJournalError, JournalError
 from agent_profiler.jsonl import read_head, sniff
@@ -49,6 +49,39 @@ def token_count(value: object) -> int:
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < TOKEN_LIMIT:
         return value
     return 0
+
+
+def bad_counts(usage: Mapping[str, object], keys: Iterable[str] | None = None) -> list[str]:
+    """The keys of a usage record (`keys` of it, else all) whose value is there but is no
+    token count (negative, a string, a fraction): `token_count` reads each as 0, which a
+    warning must say. `null` is a count not given, as an absent key is: not bad."""
+    return [
+        key
+        for key in (usage if keys is None else keys)
+        if (value := usage.get(key)) is not None
+        and not (type(value) is int and 0 <= value < TOKEN_LIMIT)
+    ]
+
+
+def warn_bad_usage(
+    diagnostics: Diagnostics,
+    path: str,
+    line: int | None,
+    usage: Mapping[str, object],
+    bad: list[str],
+    name: str = "usage",
+) -> None:
+    """The `bad-usage` warning for a record whose `bad` keys are no token counts: one per
+    record, the file's first listed (`Diagnostics.warn_each`); the value shown capped and
+    escaped (`journal_name`), quoted when it is a string."""
+    value = usage[bad[0]]
+    shown = f"'{journal_name(value)}'" if isinstance(value, str) else journal_name(value)
+    diagnostics.warn_each(
+        path,
+        line,
+        "bad-usage",
+        f"{name} {', '.join(bad)} not a token count ({shown}); counted as 0",
+    )
 
 
 def json_text(value: object) -> str:
@@ -126,7 +159,8 @@ def is_plausible_time(ts: int) -> bool:
 
 class Clock:
     """Record times for one file. A record without a readable time is placed 1 ms
-    after the previous one; when times are expected, that costs one warning per file.
+    after the previous one; when times are expected, that is a warning each (the first
+    listed, the others counted).
 
     A record dated far from its neighbours (the Unix epoch, years away, a day or more
     backwards) would stretch its session over decades: it is warned about with its
@@ -191,13 +225,8 @@ class Clock:
         elif ts is not None:
             self._rejected = None
         if ts is None:
-            if self.expect_timestamps and not self.warned and not outlier:
-                self.warned = True
-                self._warn(
-                    line,
-                    "bad-timestamp",
-                    "missing or unreadable timestamp; placed 1 ms after the previous record",
-                )
+            if self.expect_timestamps and not outlier:
+                self._undated(line)
             step = self.spacing(line) if self.spacing is not None else MS
             if self.last is not None:
                 ts = self.last + step
@@ -207,6 +236,20 @@ class Clock:
             self.seen_timestamp = True
         self.last = ts
         return ts
+
+    def _undated(self, line: int) -> None:
+        """A record without a readable time: each one is a warning, the file's first
+        listed with its place and the others counted (`Diagnostics.warn_again`)."""
+        if self.warned:
+            self.diagnostics.warn_again("bad-timestamp")
+            return
+        self.warned = True
+        self._warn(
+            line,
+            "bad-timestamp",
+            "missing or unreadable timestamp; placed 1 ms after the previous record (the "
+            f"first in this file; {LATER})",
+        )
 
     def _is_outlier(self, ts: int, line: int) -> bool:
         previous = self.last if self.seen_timestamp else self.reference_ns

@@ -114,7 +114,7 @@ def _load_jsonl(path: Path, diagnostics: Diagnostics) -> Recording | None:
     recording: Recording | None = None
     for line, value in read_jsonl(path, diagnostics):
         if not isinstance(value, dict):
-            diagnostics.warn(source, line, "bad-shape", "line is not a JSON object")
+            diagnostics.reject(source, line, "line is not a JSON object")
             continue
         if recording is None:
             if "messages" in value and is_header(value):
@@ -188,7 +188,7 @@ def _from_document(
             recording.add(message, f"message-{index}", index + 1)
         else:  # never dropped without a word
             said = f"messages[{index}] is not a JSON object; not read"
-            diagnostics.warn(str(path), None, "bad-shape", said)
+            diagnostics.reject(str(path), None, said)
     return recording
 
 

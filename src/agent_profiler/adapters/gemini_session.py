@@ -20,17 +20,19 @@ from typing import Any
 
 from agent_profiler.adapters.common import (
     Clock,
+    bad_counts,
     preview,
     reference_time,
     text_field,
     timestamp_ns,
     token_count,
+    warn_bad_usage,
     within_limits,
 )
 from agent_profiler.adapters.drafts import ToolArguments, ToolDraft
 from agent_profiler.adapters.gemini_recording import Recording, parts
 from agent_profiler.adapters.messages_draft import MessagesDraft
-from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.diagnostics import Diagnostics, journal_name
 from agent_profiler.model import Category, Compaction, Harness, Marker, Response, Session, Usage
 from agent_profiler.records import record
 
@@ -117,6 +119,14 @@ class SessionBuilder(MessagesDraft):
         name = self.recording.record_name(line) if line is not None else None
         return (f"{self.path} ({name})", None) if name else (self.path, line)
 
+    def place_of(self, message_id: str) -> tuple[str, int | None, str]:
+        """(path, line, `messages[6]: ` or "") of a message: a warning that may repeat on
+        many messages (`Diagnostics.warn_each`) is listed once per file, so the file is its
+        path and a document's message is named in its text."""
+        line = self.recording.lines.get(message_id)
+        name = self.recording.record_name(line) if line is not None else None
+        return (self.path, None, f"{name}: ") if name else (self.path, line, "")
+
     def make_clock(self) -> Clock:
         """The shared clock (issue 15.4): a message dated far from its neighbours is warned
         about by line (JSONL) or by its index in `messages` (a document) and placed just
@@ -148,7 +158,18 @@ class SessionBuilder(MessagesDraft):
 
     def time(self, message_id: str, record: Mapping[str, Any]) -> int:
         ts = timestamp_ns(record.get("timestamp"))
-        if ts is None:
+        if ts is None and record.get("timestamp") is not None:
+            # There but no time ("never", a number): damage, said with its place.
+            value = record.get("timestamp")
+            shown = f"'{journal_name(value)}'" if isinstance(value, str) else journal_name(value)
+            path, line, name = self.place_of(message_id)
+            self.diagnostics.warn_each(
+                path,
+                line,
+                "bad-timestamp",
+                f"{name}timestamp {shown} unreadable; placed 1 ms after the message before it",
+            )
+        elif ts is None:
             self.diagnostics.note("gemini-cli:message-without-timestamp")
         if self.clock is None:
             self.clock = self.make_clock()
@@ -235,6 +256,9 @@ class SessionBuilder(MessagesDraft):
         model = text_field(record, "model") or ""
         tokens = record.get("tokens")
         tokens = tokens if isinstance(tokens, dict) else {}
+        if tokens and (bad := bad_counts(tokens)):  # each read as 0: said, with its place
+            path, line, name = self.place_of(message_id)
+            warn_bad_usage(self.diagnostics, path, line, tokens, bad, f"{name}tokens")
         # `input` is promptTokenCount: the whole prompt, cached tokens INCLUDED.
         prompt, cached, output, thoughts, tool = (
             token_count(tokens.get(k)) for k in ("input", "cached", "output", "thoughts", "tool")

@@ -32,11 +32,12 @@ from agent_profiler.adapters.muse_records import (
     APPROVAL_STREAM,
     PAYLOAD_FAMILIES,
     PAYLOAD_TYPES,
+    RECORD_TYPES,
     RUNTIME_SESSION_KINDS,
 )
 from agent_profiler.adapters.muse_runs import on_run_event
 from agent_profiler.attribution import ContextLog
-from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.diagnostics import Diagnostics, journal_name
 from agent_profiler.errors import JournalError
 from agent_profiler.model import Category, SourceKind
 from agent_profiler.records import record
@@ -193,10 +194,10 @@ class JournalBuilder:
         if isinstance(value, list):
             if is_event_list(value):
                 raise JournalError(self.path, EXPORT_MESSAGE, line)
-            self.diagnostics.warn(self.path, line, "bad-shape", "line is a JSON array")
+            self.diagnostics.reject(self.path, line, "line is a JSON array")
             return
         if not isinstance(value, dict):
-            self.diagnostics.warn(self.path, line, "bad-shape", "line is not a JSON object")
+            self.diagnostics.reject(self.path, line, "line is not a JSON object")
             return
         if "retained_marker" in value:
             self.counts["omitted_live_only"] += 1
@@ -245,9 +246,17 @@ class JournalBuilder:
         self.start_ns = ts if self.start_ns is None else min(self.start_ns, ts)
         self.end_ns = ts if self.end_ns is None else max(self.end_ns, ts)
         payload_type = envelope["payload_type"]
+        record_type = envelope.get("record_type")
+        if record_type is not None and (
+            record_type.__class__ is not str or record_type not in RECORD_TYPES
+        ):
+            name = record_type if isinstance(record_type, str) else journal_name(record_type)
+            self.unknown(f"muse:record_type/{name}", line)
+            return
         payload = envelope.get("payload")
         if not isinstance(payload, dict):
-            self.diagnostics.warn(self.path, line, "bad-shape", f"{payload_type} without payload")
+            shown = journal_name(payload_type)
+            self.diagnostics.warn(self.path, line, "bad-shape", f"{shown} without payload")
             return
         if payload_type == "runtime.session":
             kind = str_or_none(payload.get("kind"))
@@ -332,7 +341,7 @@ class JournalBuilder:
 
     def on_approval(self, payload: dict[str, Any]) -> None:
         event = as_dict(payload.get("event"))
-        self.skip(f"muse:approval/{event.get('kind')}")
+        self.skip(f"muse:approval/{str_or_none(event.get('kind'))}")
         if event.get("kind") == "automated_review_completed":
             usage = as_dict(event.get("usage"))
             self.counts["approval_reviews"] += 1

@@ -25,6 +25,12 @@ NOT_IN_LANES_LABEL = (
 # path:line (issue 28). FORMATS-muse.md §3–5 names them (a parser must not fail on others).
 READ, SKIPPED = "read", "skipped on purpose"
 _FACT = "a runtime fact or UI event, not model input"
+# The envelope's `record_type`: every line of the corpus (1.1.1, 1.4.2) says `event`; an
+# envelope without one is read as an event. Any other is not recognised, whatever its
+# payload_type: it is not known to mean what an event of that payload_type means.
+RECORD_TYPES: dict[str, tuple[str, str]] = {
+    "event": (READ, "by payload_type: see PAYLOAD_TYPES"),
+}
 PAYLOAD_TYPES: dict[str, tuple[str, str]] = {
     "runtime.session": (READ, "run, task and approval events: see RUNTIME_SESSION_KINDS"),
     "runtime.session.metadata": (READ, "workspace, provider, default model, build version"),

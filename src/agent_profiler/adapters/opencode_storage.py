@@ -129,7 +129,8 @@ def read_export(path: Path, diagnostics: Diagnostics) -> list[StoredSession]:
         parts = entry.get("parts") if isinstance(entry, dict) else None
         if not isinstance(message, dict):
             said = "without info" if isinstance(entry, dict) else "is not a JSON object"
-            diagnostics.warn(str(path), None, "bad-shape", f"messages[{index}] {said}; not read")
+            records = 1 + len(parts) if isinstance(parts, list) else 1  # as counted above
+            diagnostics.reject(str(path), None, f"messages[{index}] {said}; not read", records)
             continue
         session.messages.append(
             (message, [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else [])

@@ -57,7 +57,7 @@ from agent_profiler.adapters.pi_records import (
 )
 from agent_profiler.adapters.pi_tree import Branch, Entry, measured_part
 from agent_profiler.attribution import ContextLog, Observation
-from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.diagnostics import Diagnostics, journal_name
 from agent_profiler.jsonl import read_jsonl
 from agent_profiler.model import (
     Category,
@@ -181,7 +181,7 @@ class SessionBuilder:
         # entry types dispatch through a table (a 50 MB journal has 55,000 lines).
         if not isinstance(value, dict):
             self.line_ids.append(None)
-            self.warn(line, "line is not a JSON object")
+            self.diagnostics.reject(self.path, line, "line is not a JSON object")
             return
         kind = value.get("type")
         if type(kind) is not str:
@@ -297,11 +297,17 @@ class SessionBuilder:
                 self.warn(line, "entry without an id; linked to the previous entry")
             else:
                 entry_id = f"line-{line}"
-                self.warn(line, f"entry id {raw_id!r} repeats; this one is read as {entry_id!r}")
+                self.warn(
+                    line,
+                    f"entry id '{journal_name(raw_id)}' repeats; this one is read as '{entry_id}'",
+                )
                 parent = raw_parent if isinstance(raw_parent, str) else None
             if parent is not None and parent not in entries:
                 # Pi appends a child after its parent, so this is damage: a root.
-                self.warn(line, f"parentId {parent!r} is not an earlier entry; read as a root")
+                self.warn(
+                    line,
+                    f"parentId '{journal_name(parent)}' is not an earlier entry; read as a root",
+                )
                 parent = None
         else:
             entry_id = f"line-{line}"

@@ -251,7 +251,14 @@ def context_view(
     )
     if session.project:
         facts.append(f"project {basename(session.project)}")
-    if session.clock == "synthetic":
+    # A transcript without any time has no durations either: its length would be made up.
+    undated = ("clock_durations", "none") in session.facts
+    if undated:
+        facts.append(
+            "synthetic clock (the journal has no times and no durations: its records are "
+            "placed 1 ms apart, so how long it lasted is not known)"
+        )
+    elif session.clock == "synthetic":
         # No times in the journal: a start would be made up, the length comes from durations.
         facts.append(
             "synthetic clock (the journal has no times; laid out from its durations, ending "
@@ -259,8 +266,9 @@ def context_view(
         )
     else:
         facts.append(f"started {utc(t0)}")
-    # "17 min 41 s" kept on one line (it broke before "s" at the end of a line)
-    facts.append("lasted " + duration((t1 - t0) / 1e9).replace(" ", "\u00a0"))
+    if not undated:
+        # "17 min 41 s" kept on one line (it broke before "s" at the end of a line)
+        facts.append("lasted " + duration((t1 - t0) / 1e9).replace(" ", "\u00a0"))
     parent = ""
     if session.parent_session:
         target = anchors.get(session.parent_session)

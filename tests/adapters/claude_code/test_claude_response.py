@@ -73,7 +73,7 @@ def _assistant(message_id: str, usage: dict[str, Any]) -> str:
     return json.dumps(record) + "\n"
 
 
-def test_the_reader_warns_once_naming_the_bad_keys_and_the_first_value(tmp_path: Path) -> None:
+def test_the_reader_lists_the_first_naming_the_bad_keys_and_counts_each(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     good = {"input_tokens": 1, "output_tokens": 1}
     path.write_text(
@@ -86,6 +86,8 @@ def test_the_reader_warns_once_naming_the_bad_keys_and_the_first_value(tmp_path:
             2,
             "bad-usage",
             "usage input_tokens, cache_creation_input_tokens, cache_read_input_tokens, "
-            "output_tokens not a token count ('5'); counted as 0",
+            "output_tokens not a token count ('5'); counted as 0 (the first in this file; "
+            "each later one is counted, not listed)",
         )
     ]
+    assert diagnostics.warning_counts == {"bad-usage": 2}  # m2's and m3's, truly counted

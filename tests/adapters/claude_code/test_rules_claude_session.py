@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from agent_profiler.adapters.common import timestamp_ns
-from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.diagnostics import LATER, Diagnostics, shown_path
 from agent_profiler.loader import load
 from agent_profiler.model import AnchorKind, Category, Session, SourceKind
 from rules_spy import Added, by_id, record, spy, write
@@ -399,18 +399,20 @@ def test_a_response_logged_before_its_trigger_starts_at_itself(tmp_path: Path) -
         ),
     ],
 )
-def test_usage_that_is_not_a_token_count_is_warned_about_once(
+def test_usage_that_is_not_a_token_count_is_warned_about_each_time(
     tmp_path: Path, usage: dict[str, Any], message: str
 ) -> None:
-    """Line 5's usage damaged (and line 6's too): one warning, at the first bad record."""
+    """Line 5's usage damaged (and line 6's too): a warning each, the first listed with its
+    place, the second counted (a count of one per file said one of 91)."""
     values = lines(4, 5, 6)
     values[1]["message"]["usage"] = usage
     values[2]["message"]["usage"] = {"input_tokens": "99"}
     path = write(tmp_path, values)
     session, diagnostics = load_one(path)
     assert [(w.path, w.line, w.kind, w.message) for w in diagnostics.warnings] == [
-        (str(path), 2, "bad-usage", message)
+        (str(path), 2, "bad-usage", f"{message} (the first in this file; {LATER})")
     ]
+    assert diagnostics.warning_counts == {"bad-usage": 2}
     (response,) = session.responses
     good = {k: v for k, v in usage.items() if isinstance(v, int) and not isinstance(v, bool)}
     assert response.usage.prompt_tokens == sum(v for v in good.values() if v > 0)
@@ -455,7 +457,11 @@ def test_attachments_are_read_by_their_type_and_an_unknown_one_is_not_recognised
         "claude:attachment/hook_context": 1,
         "claude:attachment/untyped": 2,
     }
-    assert diagnostics.unrecognised_at["claude:attachment/hook_context"] == f"{path}:4"
+    # its place as stderr shows it (the path as given, never absolute: `shown_path`)
+    assert (
+        diagnostics.unrecognised_at["claude:attachment/hook_context"]
+        == f"{shown_path(str(path))}:4"
+    )
 
 
 # Each attachment type read into the context, hand-made in the shape Claude Code writes it

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from agent_profiler.diagnostics import shown_path
 from agent_profiler.estimate import calibrated, use_estimator
 from agent_profiler.model import AnchorKind, Category, ChangeKind
 from agent_profiler.report import render_report
@@ -231,8 +232,8 @@ def test_unknown_types_are_not_recognised_with_their_first_path_and_line(tmp_pat
         "codex:event_msg/future_event": 1,
     }
     assert diagnostics.unrecognised_at == {
-        "codex:response_item/hologram": f"{path}:5",
-        "codex:event_msg/future_event": f"{path}:6",
+        "codex:response_item/hologram": f"{shown_path(str(path))}:5",
+        "codex:event_msg/future_event": f"{shown_path(str(path))}:6",
     }
     # what the table knows is skipped on purpose; nothing unknown is
     assert dict(diagnostics.skipped) == {
@@ -250,8 +251,8 @@ def test_unknown_types_are_not_recognised_with_their_first_path_and_line(tmp_pat
     assert (
         "not recognised (not read): codex:response_item/hologram 2, codex:event_msg/future_event 1"
     ) in lines
-    assert f"  first codex:response_item/hologram: {path}:5" in lines
-    assert f"  first codex:event_msg/future_event: {path}:6" in lines
+    assert f"  first codex:response_item/hologram: {path.name}:5" in lines
+    assert f"  first codex:event_msg/future_event: {path.name}:6" in lines
 
 
 def test_a_model_switch_in_a_hand_made_rollout(tmp_path: Path) -> None:

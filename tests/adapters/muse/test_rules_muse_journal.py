@@ -21,7 +21,7 @@ from agent_profiler.adapters.muse_journal import (
     EXPORT_MESSAGE,
     ApprovalReviewLogError,
 )
-from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.diagnostics import LATER, Diagnostics
 from agent_profiler.errors import JournalError
 from agent_profiler.model import Basis, Category, Coverage, Session, SourceKind, Stage
 from rules_spy import Added, by_id, raw_lines, spy
@@ -1304,7 +1304,8 @@ def test_a_record_without_a_usable_time_follows_the_previous_one(
         (
             62,
             "bad-timestamp",
-            "missing or unreadable timestamp; placed 1 ms after the previous record",
+            "missing or unreadable timestamp; placed 1 ms after the previous record "
+            f"(the first in this file; {LATER})",
         )
     ]
     (tool,) = [t for t in session.tool_calls if t.call_id == "c"]

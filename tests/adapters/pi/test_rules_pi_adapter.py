@@ -15,7 +15,7 @@ import pytest
 from test_pi import read
 
 from agent_profiler.adapters import pi, pi_records
-from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.diagnostics import Diagnostics, shown_path
 from agent_profiler.estimate import TextClass, calibrated, use_estimator
 from agent_profiler.model import AnchorKind, Category, Harness, Session, SourceKind
 from rules_spy import by_id, excerpt, raw_lines, record, spy, write
@@ -895,9 +895,9 @@ def test_entries_the_reader_does_not_use(tmp_path: Path) -> None:
     assert diagnostics.skipped == {"pi:label": 1, "pi:custom": 1}
     assert diagnostics.unrecognised == {"pi:hologram": 1, "pi:": 1, "pi:message/narrator": 1}
     assert diagnostics.unrecognised_at == {
-        "pi:hologram": f"{path}:5",
-        "pi:": f"{path}:6",
-        "pi:message/narrator": f"{path}:7",
+        "pi:hologram": f"{shown_path(str(path))}:5",
+        "pi:": f"{shown_path(str(path))}:6",
+        "pi:message/narrator": f"{shown_path(str(path))}:7",
     }
     assert dict(session.facts)["session_name"] == "Theme port"
     assert diagnostics.warning_total == 0
