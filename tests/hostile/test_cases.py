@@ -684,6 +684,7 @@ GEMINI_OPENCODE_CASES = [
         "odd OpenCode token shapes",
         one("ses_t.export.json", opencode_json(odd_opencode_tokens)),
         0,
+        {"bad-usage": 1},  # the string "9": a count that is no count, read as 0 and said
         responses=4 - 2,
     ),
     Case(

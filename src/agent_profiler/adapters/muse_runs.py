@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from agent_profiler.adapters.common import json_text, preview, token_count
+from agent_profiler.adapters.common import (
+    bad_counts,
+    json_text,
+    preview,
+    token_count,
+    warn_bad_usage,
+)
 from agent_profiler.adapters.drafts import ToolArguments
 from agent_profiler.adapters.muse_drafts import (
     MuseCompaction,
@@ -247,10 +253,15 @@ def on_tool_result(builder: JournalBuilder, result: dict[str, Any], ts: int) -> 
     tool.is_error = tool.is_error or _failed(text)
 
 
+_USAGE_COUNTS = ("input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens")
+
+
 def on_completed(
     builder: JournalBuilder, run: Run, event: dict[str, Any], ts: int, line: int
 ) -> None:
     usage = as_dict(event.get("usage"))
+    if bad := bad_counts(usage, _USAGE_COUNTS):  # read as 0
+        warn_bad_usage(builder.diagnostics, builder.path, line, usage, bad)
     prompt = token_count(usage.get("input_tokens"))
     output = token_count(usage.get("output_tokens"))
     request = run.open or builder.open_request(run, ts)

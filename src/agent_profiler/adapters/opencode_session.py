@@ -22,12 +22,14 @@ from agent_profiler.adapters import opencode_storage as storage
 from agent_profiler.adapters.common import (
     MS,
     Clock,
+    bad_counts,
     json_text,
     preview,
     recorded_usd,
     reference_time,
     text_field,
     token_count,
+    warn_bad_usage,
     within_limits,
 )
 from agent_profiler.adapters.drafts import ToolArguments, ToolDraft
@@ -81,6 +83,18 @@ def _ns(value: object) -> int | None:
 def _time(record: Mapping[str, Any], key: str) -> int | None:
     time = record.get("time")
     return _ns(time.get(key)) if isinstance(time, dict) else None
+
+
+def bad_tokens(tokens: object) -> dict[str, object]:
+    """The counts of a `tokens` object that are no token counts (read as 0), by their
+    path in it (`cache.read`); {} for almost every one."""
+    if not isinstance(tokens, dict):
+        return {}
+    cache = tokens.get("cache")
+    counts = {k: tokens.get(k) for k in ("input", "output", "reasoning", "total")}
+    if isinstance(cache, dict):
+        counts |= {f"cache.{k}": cache.get(k) for k in ("read", "write")}
+    return {k: counts[k] for k in bad_counts(counts)}
 
 
 def usage_of(tokens: object) -> Usage:
@@ -269,10 +283,12 @@ class SessionBuilder(MessagesDraft):
             finish = next((p for p in step if text_field(p, "type") == "step-finish"), None)
             # The step's own usage; the message's only when it has no step-finish at all
             # (aborted, or an old build): a trailing unfinished step has none.
-            if finish is not None:
-                usage = usage_of(finish.get("tokens"))
-            else:
-                usage = usage_of(None if stepped else message.get("tokens"))
+            tokens = finish.get("tokens") if finish is not None else None
+            if finish is None and not stepped:
+                tokens = message.get("tokens")
+            usage = usage_of(tokens)
+            if bad := bad_tokens(tokens):  # read as 0
+                warn_bad_usage(self.diagnostics, self.where(message_id), None, bad, list(bad))
             last = index == len(steps) - 1
             end = (completed if last and completed else None) or max(
                 [start, *(t for p in step for t in _part_times(p) if self.believed(t))]

@@ -42,9 +42,21 @@ from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent_profiler.adapters.common import Clock, journal_clock, text_field, token_count
+from agent_profiler.adapters.common import (
+    Clock,
+    bad_counts,
+    journal_clock,
+    text_field,
+    token_count,
+    warn_bad_usage,
+)
 from agent_profiler.adapters.drafts import CompactionDraft, finish_prompts, handed_over
-from agent_profiler.adapters.pi_messages import ROLE_HANDLERS, Tool, extension_message
+from agent_profiler.adapters.pi_messages import (
+    ROLE_HANDLERS,
+    USAGE_COUNTS,
+    Tool,
+    extension_message,
+)
 from agent_profiler.adapters.pi_records import (
     BRANCH_PREFIX,
     BRANCH_SUFFIX,
@@ -217,6 +229,9 @@ class SessionBuilder:
                 self.warn(line, "message entry without a message")
                 return
             on_role = ROLE_HANDLERS.get(role) if role is not None else None
+            usage = message.get("usage") if role == "assistant" else None
+            if type(usage) is dict and (bad := bad_counts(usage, USAGE_COUNTS)):
+                warn_bad_usage(self.diagnostics, self.path, line, usage, bad)  # read as 0
             if on_role is not None:
                 on_role(self, entry, message)
             else:

@@ -77,6 +77,9 @@ def extension_message(builder: SessionBuilder, entry: Entry, value: dict[str, An
     )
 
 
+USAGE_COUNTS = ("input", "cacheRead", "cacheWrite", "output")  # what `_usage` reads
+
+
 def _usage(usage: object) -> tuple[int, int, int, int]:
     """input, cacheRead, cacheWrite and output, each read as `common.token_count` does
     (the check inlined: four calls per request otherwise)."""
