@@ -210,7 +210,7 @@ def plan(
             failures.append(JournalError(str(path), reason) if reason else error)
             continue
         if not head:
-            failures.append(JournalError(str(path), "empty journal (no records)"))
+            failures.append(JournalError(str(path), _no_records(path)))
             continue
         if harness is not None:
             chosen: Harness | None = harness
@@ -485,6 +485,28 @@ def _detected(path: Path) -> Harness | None:
     return next((a.harness for a in ADAPTERS if a.detect(head)), None) or next(
         (a.harness for a in ADAPTERS if a.claim is not None and a.claim(path)), None
     )
+
+
+def _no_records(path: Path) -> str:
+    """Why a file gave not one record: empty, or what its bytes look like instead (a
+    journal whose lines end in a carriage return alone, a JSON document cut short, lines
+    that are none of them JSON): "empty journal" said of a file full of bytes misled."""
+    try:
+        with open(path, "rb") as stream:  # (a .gz that gave nothing read is empty or damaged)
+            start = stream.read(1 << 16)
+    except OSError:
+        start = b""
+    text = start.lstrip()
+    if not text or path.name.endswith(".gz"):
+        return "empty journal (no records)"
+    if b"\r" in text and b"\n" not in text:
+        return (
+            "its lines end in a carriage return alone (\\r), so it reads as one line that is "
+            "not JSON: convert its line endings (tr '\\r' '\\n')"
+        )
+    if text[:1] in (b"{", b"[") and b"\n" not in text.rstrip():
+        return "one line of JSON that does not parse: a JSON document cut short?"
+    return "no line of it is JSON: not a journal"
 
 
 def _wrong_harness(path: Path, harness: Harness) -> JournalError:

@@ -1,0 +1,52 @@
+"""A file that gave not one record is said for what it is: "empty journal (no records)"
+was said of a minified JSON document cut in half and of a journal whose lines end in a
+carriage return alone, both full of bytes."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agent_profiler.cli import app
+from shared_paths import TESTS
+
+DATA = TESTS / "data" / "journals"
+OPENCODE = DATA / "opencode" / "ses_2bef25635ffe8EzID0I1Oeymal.export.json"
+SMALL = DATA / "claude-code" / "handmade" / "small.jsonl"
+
+
+def _said(path: Path) -> str:
+    result = CliRunner().invoke(app, ["summary", str(path)])
+    assert result.exit_code == 1, result.output
+    return result.stderr.splitlines()[0]
+
+
+def test_a_json_document_cut_short_is_said_to_be_one(tmp_path: Path) -> None:
+    document = json.dumps(json.loads(OPENCODE.read_text()), separators=(",", ":"))
+    path = tmp_path / "ses_x.export.json"
+    path.write_text(document[: len(document) // 2])
+    said = _said(path)
+    assert (
+        said == f"error: {path}: one line of JSON that does not parse: a JSON document cut short?"
+    )
+
+
+def test_lines_ending_in_a_carriage_return_alone_are_said(tmp_path: Path) -> None:
+    path = tmp_path / "mac.jsonl"
+    path.write_bytes(SMALL.read_bytes().replace(b"\n", b"\r"))
+    assert "its lines end in a carriage return alone (\\r)" in _said(path)
+    assert "tr '\\r' '\\n'" in _said(path)
+
+
+@pytest.mark.parametrize("content", [b"", b"  \n\n\t\n"])
+def test_an_empty_journal_is_still_called_empty(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_bytes(content)
+    assert _said(path) == f"error: {path}: empty journal (no records)"
+    packed = tmp_path / "empty.jsonl.gz"
+    packed.write_bytes(gzip.compress(content))
+    assert _said(packed) == f"error: {packed}: empty journal (no records)"
