@@ -104,3 +104,23 @@ def test_no_journal_of_the_data_holds_a_count_that_is_no_count(root: Path) -> No
     diagnostics = Diagnostics()
     load([root], diagnostics)
     assert "bad-usage" not in diagnostics.warning_counts
+
+
+GEMINI = DATA / "gemini-cli" / "magi-ui-0.4_session-2025-09-10T04-48-e7b3ecf2.json"
+
+
+@pytest.mark.parametrize("tokens", [[1, 2], 17, "many"])
+def test_gemini_tokens_that_are_no_object_are_said(tmp_path: Path, tokens: object) -> None:
+    document = json.loads(GEMINI.read_text(encoding="utf-8"))
+    answer = next(m for m in document["messages"] if m["type"] == "gemini" and m.get("tokens"))
+    answer["tokens"] = tokens
+    path = tmp_path / GEMINI.name
+    path.write_text(json.dumps(document), encoding="utf-8")
+    _, diagnostics = _read(path)
+    assert diagnostics.warning_counts == {"bad-usage": 1}
+    (warning,) = diagnostics.warnings
+    index = document["messages"].index(answer)
+    kind = type(tokens).__name__
+    assert warning.message.startswith(
+        f"messages[{index}]: tokens is no object of counts (a {kind}); read as 0"
+    )

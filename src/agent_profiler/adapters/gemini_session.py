@@ -255,6 +255,15 @@ class SessionBuilder(MessagesDraft):
     def on_gemini(self, message_id: str, record: dict[str, Any], ts: int) -> None:
         model = text_field(record, "model") or ""
         tokens = record.get("tokens")
+        if tokens is not None and not isinstance(tokens, dict):  # a list, a number: no usage
+            path, line, name = self.place_of(message_id)
+            kind = type(tokens).__name__
+            self.diagnostics.warn_each(
+                path,
+                line,
+                "bad-usage",
+                f"{name}tokens is no object of counts (a {kind}); read as 0",
+            )
         tokens = tokens if isinstance(tokens, dict) else {}
         if tokens and (bad := bad_counts(tokens)):  # each read as 0: said, with its place
             path, line, name = self.place_of(message_id)
