@@ -322,7 +322,7 @@ def run_summary(
     with `as_json`); returns the exit code (errors are raised). `calls`: the per-call series
     and every compaction too; `cost`: each session's receipt at list prices."""
     from agent_profiler.pipeline import SummariseRows
-    from agent_profiler.summary import render_calls, render_table
+    from agent_profiler.summary_text import render_calls, render_table
 
     result, diagnostics, outcomes = read_groups(journals, options, SummariseRows(window, cost))
     rows = [row for outcome in outcomes for row in outcome.value]

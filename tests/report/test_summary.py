@@ -25,7 +25,7 @@ from test_codex import independent_usage
 from typer.testing import CliRunner
 
 from agent_profiler.cli import app
-from agent_profiler.summary import composition_bar, escape_cell
+from agent_profiler.summary_text import composition_bar, escape_cell
 from shared_paths import CORPUS, SHARED_REASON, TESTS
 
 runner = CliRunner()
@@ -436,7 +436,8 @@ def test_the_end_composition_is_the_last_request_not_a_later_compaction(tmp_path
 
 def test_a_session_without_snapshots_says_not_recorded_and_no_clock_note() -> None:
     from agent_profiler.model import Harness, Session
-    from agent_profiler.summary import render_table, summarise
+    from agent_profiler.summary import summarise
+    from agent_profiler.summary_text import render_table
 
     table = render_table([summarise(Session(Harness.CLAUDE_CODE, "s-1", 0, 1, ("j.jsonl",)))])
     assert "(not recorded)" in table.splitlines()[2]
@@ -512,3 +513,27 @@ def test_the_source_of_a_journal_named_from_above_the_home_hides_the_user(
     monkeypatch.chdir(tmp_path)
     session = Session(Harness.CLAUDE_CODE, "s", 0, 1, ("logs/r.jsonl",))
     assert summarise(session).source == "logs/r.jsonl"
+
+
+def test_with_cost_the_table_has_each_sessions_bill_and_says_what_it_is() -> None:
+    """`summary --cost` printed a receipt per session below the table, and the table said
+    nothing of it: comparing sessions' costs meant reading every receipt. The table now
+    has a `cost` column (the billed total, `*` when the receipt is incomplete), explained
+    under it; without --cost it has none."""
+    codex = TESTS / "data" / "journals" / "codex"
+    result = CliRunner().invoke(app, ["summary", "--cost", str(codex)])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    header = [cell.strip() for cell in lines[0].strip("|").split("|")]
+    assert header[header.index("est. error") + 1] == "cost"
+    data = CliRunner().invoke(app, ["summary", "--cost", "--json", str(codex)])
+    receipts = {row["session"]: row["cost"] for row in json.loads(data.stdout)}
+    for line in lines[2 : 2 + len(receipts)]:
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        receipt = receipts[cells[0]]
+        mark = "" if receipt["complete"] else "*"
+        assert cells[header.index("cost")] == f"${receipt['billed']['total_usd']:,.2f}{mark}"
+    assert any(not r["complete"] for r in receipts.values())  # a `*` is drawn and said
+    assert "*: its receipt is incomplete" in result.stdout
+    plain = CliRunner().invoke(app, ["summary", str(codex)]).stdout
+    assert "| cost" not in plain.splitlines()[0] and "cost: as billed" not in plain
