@@ -522,31 +522,40 @@ def render_receipt(name: str, data: Mapping[str, Any]) -> str:
         lines.append(f"    {label:<24}{line['tokens']:>14,} tok  ${line['usd']:>10.4f}")
     lines.extend(_searches_line(hit))
     lines.append(f"    {'total':<42}  ${hit['total_usd']:>10.4f}")
+    lines += [f"  {note}" for note in receipt_notes(data)]
+    return "\n".join(lines)
+
+
+def receipt_notes(data: Mapping[str, Any]) -> list[str]:
+    """What a receipt says under its totals, one sentence each, the same in text (summary,
+    fleet) and on the report's page: a lower bound, what the harness recorded, what has no
+    price, and which model of the table priced each of the journal's."""
+    notes = []
     if data.get("output_lower_bound"):
-        lines.append(
-            "  model output is a lower bound: the journal records streaming output counts, "
+        notes.append(
+            "model output is a lower bound: the journal records streaming output counts, "
             "often below what was billed"
         )
     recorded = data.get("recorded")
     if recorded:
-        lines.append(
-            f"  recorded by the harness: ${recorded['usd']:.4f} for "
+        notes.append(
+            f"recorded by the harness: ${recorded['usd']:.4f} for "
             f"{counted(recorded['requests'], 'request')} (at its own prices: a subscription or "
             "a free model records 0)"
         )
     if unpriced := data["billed"].get(SEARCHES, {}).get("unpriced"):
-        lines.append(
-            f"  no price for {counted(unpriced, 'web search', 'web searches')}: the table "
+        notes.append(
+            f"no price for {counted(unpriced, 'web search', 'web searches')}: the table "
             "gives their model none (nothing is guessed), left out of the totals"
         )
     for entry in data["unpriced_models"]:
-        lines.append(
-            f"  no price for {entry['model']} ({counted(entry['requests'], 'request')}): "
+        notes.append(
+            f"no price for {entry['model']} ({counted(entry['requests'], 'request')}): "
             "its name matched no model of the table (nothing is guessed), left out of the totals"
         )
     if data["models"]:
-        lines.append("  priced as: " + ", ".join(f"{k} → {v}" for k, v in data["models"].items()))
-    return "\n".join(lines)
+        notes.append("priced as: " + ", ".join(f"{k} → {v}" for k, v in data["models"].items()))
+    return notes
 
 
 __all__ = [
@@ -562,6 +571,7 @@ __all__ = [
     "by_writer",
     "compaction_tokens",
     "end_shares",
+    "receipt_notes",
     "render_receipt",
     "request_tokens",
     "session_receipt",

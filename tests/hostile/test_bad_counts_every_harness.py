@@ -72,8 +72,27 @@ def test_an_opencode_count_that_is_no_count_is_said_with_its_message(tmp_path: P
     _, diagnostics = _read(path)
     assert diagnostics.warning_counts["bad-usage"] == 1
     (warning,) = [w for w in diagnostics.warnings if w.kind == "bad-usage"]
-    assert f"(message {message['info']['id']})" in warning.path
-    assert warning.message.startswith("usage input, cache.read not a token count ('lots')")
+    assert warning.message.startswith(
+        f"message {message['info']['id']}: usage input, cache.read not a token count ('lots')"
+    )
+
+
+def test_opencode_counts_bad_on_every_step_are_counted_and_the_first_listed(
+    tmp_path: Path,
+) -> None:
+    """Each message's warning said it was "the first in this file": the place named the
+    message, so each looked like a file of its own."""
+    document = json.loads(OPENCODE.read_text(encoding="utf-8"))
+    finishes = [
+        p for m in document["messages"] for p in m["parts"] if p.get("type") == "step-finish"
+    ]
+    for finish in finishes:
+        finish["tokens"]["output"] = -3
+    path = tmp_path / OPENCODE.name
+    path.write_text(json.dumps(document), encoding="utf-8")
+    _, diagnostics = _read(path)
+    assert diagnostics.warning_counts["bad-usage"] == len(finishes) > 1
+    assert len([w for w in diagnostics.warnings if w.kind == "bad-usage"]) == 1
 
 
 def test_a_muse_count_that_is_no_count_is_said_with_its_line(tmp_path: Path) -> None:

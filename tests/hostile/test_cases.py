@@ -656,7 +656,7 @@ GEMINI_OPENCODE_CASES = [
         "odd Gemini CLI token shapes",
         one("session-odd.json", gemini_with(odd_gemini_tokens)),
         0,
-        {"bad-usage": 3},  # the string, the negative and the float: each read as 0, said
+        {"bad-usage": 4},  # the string, the list, the negative, the float: each read as 0, said
         responses=10 - 5,
     ),
     Case(

@@ -121,9 +121,12 @@ def test_each_row_is_the_receipts_own_line() -> None:
     assert "List prices from genai-prices 9.9 (table of 2026-01-31)" in note
     assert note.endswith("shares of the end-of-session composition (estimated).")
     # and the model without a price is named with its requests (escaped)
+    # and what the text receipt says under its totals, the same sentences: the model
+    # without a price named with its requests (escaped), the table's model of each
     assert section.texts["li"] == [
         "No price for zz<model> (1,234 requests): its name matched no model of the table "
-        "(nothing is guessed), left out of the totals."
+        "(nothing is guessed), left out of the totals.",
+        "Priced as: m → prov/m.",
     ]
     assert "zz&lt;model&gt;" in receipt_section("s1", _receipt())
 
@@ -132,7 +135,9 @@ def test_a_complete_receipt_has_no_list_of_unpriced_models() -> None:
     data = _receipt() | {"unpriced_models": [], "complete": True}
     html = receipt_section("s1", data)
     section = _parsed(html)
-    assert "li" not in section.texts and "<ul>" not in html
+    assert section.texts["li"] == ["Priced as: m → prov/m."]
+    bare = receipt_section("s1", data | {"models": {}})
+    assert "li" not in _parsed(bare).texts and "<ul" not in bare
     assert html.startswith('<section class="receipt" id="s1-cost"><h3>What the context cost</h3>')
     assert html.endswith("</section>")
 
@@ -157,3 +162,23 @@ def test_a_real_sessions_receipt_shows_its_numbers() -> None:
     writers = data["every_cache_hit"]["written_once_by_writer"]
     assert [r[0] for r in hit[1 : 1 + len(writers)]] == [f"written once, {w}" for w in writers]
     assert len(writers) >= 2
+
+
+def test_the_page_says_under_a_receipt_what_the_text_receipt_says() -> None:
+    """`report --cost` left out the price variant (`claude-opus-4-8 (speed=fast)`), web
+    searches without a price, and the output's lower bound, which summary and fleet say:
+    the page now lists the same sentences (cost.receipt_notes)."""
+    from agent_profiler.cost import render_receipt
+
+    data = _receipt() | {
+        "output_lower_bound": True,
+        "recorded": {"usd": 0.0, "requests": 3},
+        "models": {"m (speed=fast)": "prov/m (speed=fast)"},
+    }
+    data["billed"] = data["billed"] | {"web_searches": {"count": 2, "usd": 0.0, "unpriced": 2}}
+    items = _parsed(receipt_section("s1", data)).texts["li"]
+    text = render_receipt("s", data)
+    assert len(items) == 5
+    for item in items:
+        assert f"  {item[:1].lower()}{item[1:-1]}" in text.splitlines()
+    assert any("(speed=fast)" in item for item in items)

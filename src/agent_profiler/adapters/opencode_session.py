@@ -288,7 +288,8 @@ class SessionBuilder(MessagesDraft):
                 tokens = message.get("tokens")
             usage = usage_of(tokens)
             if bad := bad_tokens(tokens):  # read as 0
-                warn_bad_usage(self.diagnostics, self.where(message_id), None, bad, list(bad))
+                where = f"message {message_id}: usage"  # one file: its first listed, as any
+                warn_bad_usage(self.diagnostics, self.stored.source, None, bad, list(bad), where)
             last = index == len(steps) - 1
             end = (completed if last and completed else None) or max(
                 [start, *(t for p in step for t in _part_times(p) if self.believed(t))]

@@ -210,8 +210,8 @@ def _cost_cell(receipt: Mapping[str, Any], anchor: str) -> str:
     mark = (
         ""
         if receipt["complete"]
-        else '<small class="muted" title="some requests have no price: see the receipt">'
-        "incomplete</small>"
+        else '<small class="muted" title="some requests or web searches have no price: see '
+        'the receipt">incomplete</small>'
     )
     return f'<td class="num" data-key="cost"><a href="#{esc(anchor)}-cost">{total}</a>{mark}</td>'
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agent_profiler.console import counted
-from agent_profiler.cost import SEARCHES
+from agent_profiler.cost import SEARCHES, receipt_notes
 from agent_profiler.report.text import esc
 
 _BILLED = (
@@ -34,17 +33,6 @@ def _searches_row(receipt: Mapping[str, Any]) -> str:
     )
 
 
-def _recorded(recorded: Mapping[str, Any] | None) -> str:
-    """What the harness recorded the requests cost at its own prices, when it did."""
-    if not recorded:
-        return ""
-    return (
-        f'<p class="note">Recorded by the harness: {_usd(recorded["usd"])} for '
-        f"{counted(recorded['requests'], 'request')} (at its own prices: a subscription or "
-        "a free model records 0).</p>"
-    )
-
-
 def receipt_section(anchor: str, data: Mapping[str, Any]) -> str:
     billed, hit = data["billed"], data["every_cache_hit"]
     rows = "".join(
@@ -65,11 +53,7 @@ def receipt_section(anchor: str, data: Mapping[str, Any]) -> str:
         )
         + _searches_row(hit)
     )
-    missing = "".join(
-        f"<li>No price for {esc(m['model'])} ({counted(m['requests'], 'request')}): its name "
-        "matched no model of the table (nothing is guessed), left out of the totals.</li>"
-        for m in data["unpriced_models"]
-    )
+    notes = "".join(f"<li>{esc(note[:1].upper() + note[1:])}.</li>" for note in receipt_notes(data))
     prices = data["prices"]
     head = '<tr><th></th><th class="num">tokens</th><th class="num">USD</th></tr>'
     return (
@@ -83,7 +67,6 @@ def receipt_section(anchor: str, data: Mapping[str, Any]) -> str:
         "<h4>Every cache hit (hypothetical, not what was paid)</h4>"
         f"<table>{head}{hit_rows}<tr><th>total</th><td></td>"
         f'<th class="num">{_usd(hit["total_usd"])}</th></tr></table>'
-        + (f"<ul>{missing}</ul>" if missing else "")
-        + _recorded(data.get("recorded"))
+        + (f'<ul class="note">{notes}</ul>' if notes else "")
         + "</section>"
     )
