@@ -1104,6 +1104,43 @@ def test_result_tokens_are_what_the_tool_returned(tmp_path: Path) -> None:
     assert (again.reread, again.version) == (len(manifest["files"]), 2)
 
 
+def test_a_journal_not_given_to_the_collect_that_updates_the_columns_is_read_again_later(
+    tmp_path: Path,
+) -> None:
+    """A dataset made the old way, then a collect given only other journals: it wrote the
+    new columns into the manifest, and the journals it was not given kept their old rows
+    for good ("nothing new or changed" afterwards, their new columns NULL)."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    shutil.copy(
+        TESTS / "data" / "journals" / "pi" / "pi-mono_large-session_v1_first-25-lines.jsonl", first
+    )
+    shutil.copy(
+        TESTS / "data" / "journals" / "opencode" / "ses_2bef25635ffe8EzID0I1Oeymal.export.json",
+        second,
+    )
+    dataset = tmp_path / "ds"
+    collect([first], dataset)
+    manifest_path = dataset / "current" / "manifest.json"
+    manifest = orjson.loads(manifest_path.read_bytes())
+    del manifest["rows"]  # made the old way
+    manifest_path.write_bytes(orjson.dumps(manifest))
+    only_second = collect([second], dataset)
+    assert (only_second.new, only_second.reread) == (1, 0)
+    marked = orjson.loads((dataset / "current" / "manifest.json").read_bytes())["files"]
+    assert [entry.get("stale") for entry in marked.values()].count(True) == 1
+    both = collect([first, second], dataset)
+    assert (both.reread, both.unchanged) == (1, 1)  # the first read again, once
+    assert not any(
+        e.get("stale")
+        for e in orjson.loads((dataset / "current" / "manifest.json").read_bytes())[
+            "files"
+        ].values()
+    )
+    assert collect([first, second], dataset).version is None  # nothing more to read
+
+
 def test_a_dataset_given_as_journals_points_to_fleet(tmp_path: Path) -> None:
     """`export ds`, `summary ds`, `report ds` walked the Parquet files: "no journal here"
     and a note of every file not read. The dataset is named as one, with the command."""

@@ -304,6 +304,11 @@ def _collect(
         outdated = bool(old["files"]) and (
             old.get("columns") != columns() or old.get("rows", 1) != ROWS
         )
+        if outdated:
+            # A journal not given this time keeps its old rows: marked, so that the collect
+            # that is given it reads it again (the manifest's columns are the new ones then).
+            for key in old["files"].keys() - files.keys():
+                entries[key] = old["files"][key] | {"stale": True}
         fresh: list[str] = []
         reread: set[str] = set()
         held = {entry["hash"]: key for key, entry in old["files"].items() if "hash" in entry}
@@ -312,13 +317,15 @@ def _collect(
             stat = os.stat(path)
             known = old["files"].get(key)
             same = known and (known["size"], known["mtime_ns"]) == (stat.st_size, stat.st_mtime_ns)
-            if same and not outdated:
+            reread_it = outdated or bool(known and known.get("stale"))
+            if same and not reread_it:
                 result.unchanged += 1
                 continue
             digest = known["hash"] if known and same else content_hash(path)
             if known and known.get("hash") == digest:
-                entries[key] = known | {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
-                if outdated:
+                kept = {k: v for k, v in known.items() if k != "stale"}
+                entries[key] = kept | {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+                if reread_it:
                     result.reread += 1
                     reread.add(key)
                     fresh.append(key)
