@@ -263,7 +263,7 @@ def collect(
     estimate: EstimateOption = EstimateChoice.CHARS4,
     jobs: JobsOption = None,
     force: Annotated[
-        bool, option(spec.FORCE, help="Collect into a non-empty other folder.")
+        bool, option(spec.FORCE, help="Collect into a folder neither empty nor a dataset.")
     ] = False,
 ) -> None:
     """Collect journals into a dataset of Parquet tables (sessions, requests, request ×
@@ -551,7 +551,7 @@ def report(
     estimate: EstimateOption = EstimateChoice.CHARS4,
     cost: Annotated[
         bool,
-        typer.Option("--cost", help="Add each session's receipt at list prices (genai-prices)."),
+        typer.Option("--cost", help="Each session's bill in the Overview and its receipt."),
     ] = False,
     previews: PreviewsOption = False,
     redact: RedactOption = False,

@@ -198,7 +198,7 @@ def tokens(text: str) -> int:
 CALLS = Spec(("--calls",), "Add the per-call series and every compaction.", flag=True)
 JSON = Spec(("--json",), "Print a JSON list, one object per session.", flag=True)
 RECEIPT = Spec(
-    ("--cost",), "Add each session's receipt at list prices (genai-prices, offline).", flag=True
+    ("--cost",), "Add a cost column and each session's receipt at list prices (offline).", flag=True
 )
 
 # What the console script's fast `export` and `summary` take without Typer (entry.py);

@@ -176,14 +176,15 @@ def _inflate(packet: bytes) -> bytes | None:
 def keep_unserved(trace: Path, name: Path) -> str:
     """What to say of a trace `open` exported to a temporary folder and did not get
     fetched (the port busy, the time up): kept as `name` in the current folder, to drag
-    into the UI by hand (never over a file of that name); "" when it could not be kept."""
+    into the UI by hand, never over a file of that name (then said not kept)."""
+    again = "export it with -o FILE, then drag FILE into the UI"
     if name.exists():
-        return ""
+        return f"the trace is not kept: {name} exists here ({again})"
     try:
         name.write_bytes(trace.read_bytes())
-    except OSError:
+    except OSError as error:
         name.unlink(missing_ok=True)
-        return ""
+        return f"the trace is not kept: {name}: {error.strerror or error} ({again})"
     return f"the trace is kept as {name}: drag it into {UI_ORIGIN}"
 
 

@@ -5,6 +5,7 @@ colour, safe in pipes."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 from agent_profiler.console import counted
@@ -126,8 +127,17 @@ def _fill_notes(rows: Sequence[SessionSummary]) -> list[str]:
     notes = []
     filled = [r for r in rows if r.peak_fill is not None]  # the rows that show a mark
     for origin, (mark, what) in _NOT_STATED.items():
-        used = {(r.harness, r.window_tokens or 0) for r in filled if r.window_source == origin}
-        if listed := ", ".join(f"{harness} {size:,}" for harness, size in sorted(used)):
+        used: dict[tuple[str, int], set[str]] = {}
+        for r in filled:
+            if r.window_source == origin:
+                used.setdefault((r.harness, r.window_tokens or 0), set()).add(r.model or "-")
+        sizes = Counter(harness for harness, _ in used)  # a harness with several: by model
+        listed = ", ".join(
+            f"{harness} {size:,}"
+            + (f" ({', '.join(sorted(used[harness, size]))})" if sizes[harness] > 1 else "")
+            for harness, size in sorted(used)
+        )
+        if listed:
             notes.append(f"fill {mark}: against {what}: {listed} tokens; --window sets it")
     if over := sum(1 for r in filled if r.peak_fill is not None and r.peak_fill > 1):
         notes.append(

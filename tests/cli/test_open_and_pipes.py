@@ -135,6 +135,9 @@ def test_a_trace_open_could_not_serve_is_kept_to_drag_into_the_ui(
     kept.write_text("mine\n")
     again = runner.invoke(app, ["open", str(SMALL), "--no-browser"])
     assert again.exit_code != 0 and "kept as" not in again.stderr
+    assert "the trace is not kept: small.pftrace exists here (export it with -o FILE" in (
+        again.stderr
+    )
     assert kept.read_text() == "mine\n"
     kept.unlink()
     monkeypatch.setattr(cli, "serve_once", lambda path, **_: False)  # not fetched in time

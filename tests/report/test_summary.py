@@ -537,3 +537,18 @@ def test_with_cost_the_table_has_each_sessions_bill_and_says_what_it_is() -> Non
     assert "*: its receipt is incomplete" in result.stdout
     plain = CliRunner().invoke(app, ["summary", str(codex)]).stdout
     assert "| cost" not in plain.splitlines()[0] and "cost: as billed" not in plain
+
+
+def test_a_harness_with_two_assumed_windows_says_which_model_each_is() -> None:
+    """`fill *: … claude-code 200,000, claude-code 1,000,000`: which session had which was
+    not said. With two windows of one harness, each names its models."""
+    handmade = TESTS / "data" / "journals" / "claude-code"
+    hidden = handmade / "handmade" / "hidden.jsonl"  # claude-opus-4-8: 1,000,000 assumed
+    old = handmade / "entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl"  # opus 4.5
+    text = CliRunner().invoke(app, ["summary", str(hidden), str(old)]).stdout
+    (note,) = [line for line in text.splitlines() if line.startswith("fill *:")]
+    assert "claude-code 200,000 (claude-opus-4-5-20251101)" in note
+    assert "claude-code 1,000,000 (claude-opus-4-8)" in note
+    one = CliRunner().invoke(app, ["summary", str(old)]).stdout
+    (single,) = [line for line in one.splitlines() if line.startswith("fill *:")]
+    assert "claude-code 200,000 tokens" in single  # one window: no model needed
