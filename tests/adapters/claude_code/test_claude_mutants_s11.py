@@ -1,0 +1,57 @@
+"""Claude Code rules the eleventh session's mutation sample found untested
+(`claude_response.py`, `claude_context.py`): hand-made edits of a real 2.1.14 journal."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from agent_profiler.cli import app
+from rules_spy import record, sessions, write
+from shared_paths import TESTS
+
+E4B = (
+    TESTS
+    / "data"
+    / "journals"
+    / "claude-code"
+    / "entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl"
+)
+FIRST = "msg_01Xoo2GzARUu4weag5sCWRoF"  # lines 5-8 of E4B: one response, four records
+
+
+def _edited(tmp_path: Path, edit: Any) -> Path:
+    """E4B's first eight lines, `edit` applied to the message of each record of FIRST."""
+    lines = [copy.deepcopy(record(E4B, n)) for n in range(1, 9)]
+    for line in lines[4:8]:
+        edit(line["message"])
+    return write(tmp_path, lines)
+
+
+def test_a_one_token_hour_long_cache_write_is_billed_as_one(tmp_path: Path) -> None:
+    """Of the response's 5 cache-write tokens, 1 is written for an hour (usage.cache_creation's
+    `ephemeral_1h_input_tokens`: 1): the request holds it, and the receipt bills 1 token at
+    the 1-hour rate and 4 at the 5-minute one (a count of 1 was once taken for none:
+    claude_response's merge_usage__mutmut_45)."""
+
+    def one_hour(message: dict[str, Any]) -> None:
+        message["usage"]["cache_creation"] = {
+            "ephemeral_5m_input_tokens": 4,
+            "ephemeral_1h_input_tokens": 1,
+        }
+
+    path = _edited(tmp_path, one_hour)
+    (session,) = sessions(path)
+    response = next(r for r in session.responses if r.id == FIRST)
+    assert (response.usage.cache_write_tokens, response.usage.cache_write_1h_tokens) == (5, 1)
+
+    result = CliRunner().invoke(app, ["summary", "--json", "--cost", str(path)])
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.stdout)
+    billed = row["cost"]["billed"]
+    assert billed["cache_write_1h"]["tokens"] == 1
+    assert billed["cache_write_5m"]["tokens"] == 4
