@@ -1,5 +1,6 @@
 """Claude Code rules the eleventh session's mutation sample found untested
-(`claude_response.py`, `claude_context.py`): hand-made edits of a real 2.1.14 journal."""
+(`claude_response.py`, `claude_context.py`): hand-made edits of a real 2.1.14 journal and
+of a 2.1.2 /context run."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from typing import Any
 
 from typer.testing import CliRunner
 
+from agent_profiler.adapters.claude_code import read_transcript
 from agent_profiler.cli import app
+from agent_profiler.diagnostics import Diagnostics
 from rules_spy import record, sessions, write
 from shared_paths import TESTS
 
@@ -55,3 +58,35 @@ def test_a_one_token_hour_long_cache_write_is_billed_as_one(tmp_path: Path) -> N
     billed = row["cost"]["billed"]
     assert billed["cache_write_1h"]["tokens"] == 1
     assert billed["cache_write_5m"]["tokens"] == 4
+
+
+SIMONW = (
+    TESTS
+    / "data"
+    / "journals"
+    / "claude-code"
+    / "context-command"
+    / "simonw-cct-pr51_v2.1.2_44baca89.jsonl"
+)
+
+
+def test_an_unknown_context_layout_quotes_at_most_100_characters_of_the_screen(
+    tmp_path: Path,
+) -> None:
+    """A 2.1.2 /context screen whose Skills row is renamed to a 300-character name: the
+    run gives the one `context-command` warning, and the row it quotes is cut so that the
+    reason after the layout's words is 100 characters, the last `…`
+    (claude_context._conclude__mutmut_25 let 101 through)."""
+    recs = [json.loads(line) for line in SIMONW.read_text(encoding="utf-8").splitlines()]
+    message = recs[1]["message"]
+    assert "Skills: " in message["content"]
+    message["content"] = message["content"].replace("Skills: ", "S" * 300 + ": ")
+    path = write(tmp_path, recs)
+    diagnostics = Diagnostics()
+    read_transcript(path, diagnostics)
+    (warning,) = [w for w in diagnostics.warnings if w.kind == "context-command"]
+    head = "/context output in an unknown screen layout: "
+    assert warning.line == 2 and warning.message.startswith(head)
+    quoted = warning.message.removeprefix(head)
+    assert quoted.startswith("unknown category row 'SSS")
+    assert len(quoted) == 100 and quoted.endswith("…")
