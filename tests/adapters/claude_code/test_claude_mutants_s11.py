@@ -90,3 +90,20 @@ def test_an_unknown_context_layout_quotes_at_most_100_characters_of_the_screen(
     quoted = warning.message.removeprefix(head)
     assert quoted.startswith("unknown category row 'SSS")
     assert len(quoted) == 100 and quoted.endswith("…")
+
+
+def test_two_context_commands_left_without_output_are_two_warnings_in_line_order(
+    tmp_path: Path,
+) -> None:
+    """A transcript that ends after two /context commands (the 2.1.2 run's command record
+    twice, its output never written: the session was killed) is read, with one
+    `context-command` warning per command, in line order
+    (claude_context.ContextCommandTracker.finish__mutmut_19 sorted the two without a key:
+    a traceback, and the transcript could not be read)."""
+    command = json.loads(SIMONW.read_text(encoding="utf-8").splitlines()[0])
+    again = {**command, "uuid": "d2f0c1aa-0000-4000-8000-000000000002"}
+    path = write(tmp_path, [command, again])
+    diagnostics = Diagnostics()
+    read_transcript(path, diagnostics)
+    warned = [(w.line, w.message) for w in diagnostics.warnings if w.kind == "context-command"]
+    assert warned == [(1, "/context gave no output record"), (2, "/context gave no output record")]
