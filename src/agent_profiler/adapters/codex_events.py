@@ -110,13 +110,14 @@ def _on_web_search_end(
         builder.searches.append((query, call_id))
         builder.start_request(ts)
         request = builder.pending
+        assert request is not None  # start_request made it, or it was open
         builder.tools.setdefault(
             call_id,
             Tool(
                 call_id,
                 "web_search",
                 ts,
-                request.id if request else None,
+                request.id,
                 builder.current_prompt,
                 ToolArguments.of({"query": query} if query else {}),
                 end_ns=ts,
