@@ -4,35 +4,18 @@ of a 2.1.2 /context run."""
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 from typing import Any
 
+from test_claude_truth import FIRST, edited
 from typer.testing import CliRunner
 
 from agent_profiler.adapters.claude_code import read_transcript
 from agent_profiler.cli import app
 from agent_profiler.diagnostics import Diagnostics
-from rules_spy import record, sessions, write
+from rules_spy import sessions, write
 from shared_paths import TESTS
-
-E4B = (
-    TESTS
-    / "data"
-    / "journals"
-    / "claude-code"
-    / "entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl"
-)
-FIRST = "msg_01Xoo2GzARUu4weag5sCWRoF"  # lines 5-8 of E4B: one response, four records
-
-
-def _edited(tmp_path: Path, edit: Any) -> Path:
-    """E4B's first eight lines, `edit` applied to the message of each record of FIRST."""
-    lines = [copy.deepcopy(record(E4B, n)) for n in range(1, 9)]
-    for line in lines[4:8]:
-        edit(line["message"])
-    return write(tmp_path, lines)
 
 
 def test_a_one_token_hour_long_cache_write_is_billed_as_one(tmp_path: Path) -> None:
@@ -47,7 +30,7 @@ def test_a_one_token_hour_long_cache_write_is_billed_as_one(tmp_path: Path) -> N
             "ephemeral_1h_input_tokens": 1,
         }
 
-    path = _edited(tmp_path, one_hour)
+    path = edited(tmp_path, one_hour)
     (session,) = sessions(path)
     response = next(r for r in session.responses if r.id == FIRST)
     assert (response.usage.cache_write_tokens, response.usage.cache_write_1h_tokens) == (5, 1)

@@ -34,11 +34,16 @@ P179 = (
 FIRST = "msg_01Xoo2GzARUu4weag5sCWRoF"  # lines 5-8 of E4B: one response, four records
 
 
-def _first_response(tmp_path: Path, edit: Any) -> Any:
+def edited(tmp_path: Path, edit: Any) -> Path:
+    """E4B's first eight lines, `edit` applied to the message of each record of FIRST."""
     lines = [copy.deepcopy(record(E4B, n)) for n in range(1, 9)]
     for line in lines[4:8]:
         edit(line["message"])
-    (session,) = sessions(write(tmp_path, lines))
+    return write(tmp_path, lines)
+
+
+def _first_response(tmp_path: Path, edit: Any) -> Any:
+    (session,) = sessions(edited(tmp_path, edit))
     return next(r for r in session.responses if r.id == FIRST), session
 
 

@@ -3,43 +3,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from test_codex_failures import PLAIN, _count, _line, _rollout
+
 from rules_spy import record, sessions, write
 from samples import read_single
-from shared_paths import TESTS
-
-PLAIN = (
-    TESTS
-    / "data"
-    / "journals"
-    / "codex"
-    / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl.gz"
-)
-TS = "2026-06-18T07:41:{:02d}.000Z"
-
-
-def _line(second: int, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
-    return {"timestamp": TS.format(second), "type": kind, "payload": payload}
-
-
-def _count(second: int, prompt: int) -> dict[str, Any]:
-    usage = {"input_tokens": prompt, "output_tokens": 10, "reasoning_output_tokens": 0}
-    info = {"last_token_usage": usage, "total_token_usage": {"input_tokens": prompt * second}}
-    return _line(second, "event_msg", {"type": "token_count", "info": info})
-
-
-def _rollout(tmp_path: Path, middle: list[dict[str, Any]]) -> Path:
-    head = [
-        _line(0, "session_meta", {"id": "s-1", "cli_version": "0.140.0"}),
-        _line(0, "turn_context", {"model": "gpt-5.5"}),
-        _line(1, "event_msg", {"type": "user_message", "message": "fix it"}),
-    ]
-    path = tmp_path / "rollout.jsonl"
-    path.write_text("".join(json.dumps(v) + "\n" for v in head + middle), encoding="utf-8")
-    return path
 
 
 def _command(second: int, call_id: str, output: str, exit_code: int) -> list[dict[str, Any]]:
