@@ -330,12 +330,17 @@ def read_group(
 
 def _link_subagents(builders: dict[str, SessionBuilder]) -> None:
     by_parent_agents: dict[str, str] = {}
+    final_usage: dict[str, dict[str, object]] = {}
     for builder in builders.values():
         for agent_id, call_id in builder.agent_results.items():
             by_parent_agents[f"{builder.session_id}/{agent_id}"] = call_id
+        for agent_id, agent_usage in builder.agent_usage.items():
+            final_usage[f"{builder.session_id}/{agent_id}"] = agent_usage
     for builder in builders.values():
         if builder.parent_session is None:
             continue
+        if (last_usage := final_usage.get(builder.session_id)) is not None:
+            _settle_last_usage(builder, last_usage)
         call = builder.parent_call_id or by_parent_agents.get(builder.session_id)
         builder.parent_call_id = call
         parent = builders.get(builder.parent_session)
@@ -344,6 +349,23 @@ def _link_subagents(builders: dict[str, SessionBuilder]) -> None:
         if call and call in parent.tools:
             parent.tools[call].child_session = builder.session_id
         parent.cover(builder)
+
+
+def _settle_last_usage(builder: SessionBuilder, usage: dict[str, object]) -> None:
+    """The parent's `toolUseResult.usage` of a subagent is its last request's final usage
+    (FORMATS §1.4): before 2.1.16x the subagent's own records held a streaming output count
+    (3 where 997 was billed). Merged into that request when its input side is the same."""
+    requests = [d for d in builder.responses.values() if d.is_request]
+    if not requests:
+        return
+    last = max(requests, key=lambda d: d.end_ns)
+    same = all(
+        usage.get(key) == last.usage.get(key, 0)
+        for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    )
+    if same:
+        last.merge_usage(usage)
+        last.final_usage = True
 
 
 def _attach_compaction_request(main: SessionBuilder, request: SessionBuilder) -> None:

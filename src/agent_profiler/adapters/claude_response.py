@@ -41,6 +41,7 @@ class ResponseDraft:
     visible: int = 0
     price_context: str = ""  # `speed=fast` when a record's usage says so (Response's)
     web_searches: int = 0  # usage.server_tool_use.web_search_requests, merged with max
+    final_usage: bool = False  # its final usage merged from elsewhere (a subagent's last)
 
     def merge_usage(self, usage: object) -> tuple[str, ...]:
         """Merge one record's usage (max per field). Returns the keys whose value is not
@@ -120,7 +121,7 @@ class ResponseDraft:
             # A record with a stop_reason carries the response's final usage (the API's
             # message_delta); without one, every record held a streaming snapshot of the
             # output count, often far below what was billed (the 2.1.14 corpus journal).
-            self.stop_reason is not None,  # output_tokens_reliable
+            self.stop_reason is not None or self.final_usage,  # output_tokens_reliable
             self.is_request,  # usage_known
             self.price_context,
             self.web_searches,

@@ -103,6 +103,7 @@ class SessionBuilder:
         self.child_role: str | None = None
         self.timing = "journal-timestamps"
         self.agent_results: dict[str, str] = {}  # agentId → the call that launched it
+        self.agent_usage: dict[str, dict[str, Any]] = {}  # agentId → its last call's usage
         self.result_media: dict[str, list[str]] = {}  # call id → its result's image items
         # Results read before their call (`_on_tool_result`): call id → (time, error, chars,
         # agentId), taken by the call when it comes; a call never read leaves its entry.
@@ -281,6 +282,8 @@ class SessionBuilder:
             self.result_media.pop(call_id, None)
         result = record.get("toolUseResult", record.get("tool_use_result"))
         agent = result.get("agentId") if isinstance(result, dict) else None
+        if isinstance(agent, str) and isinstance(result.get("usage"), dict):  # type: ignore[union-attr]
+            self.agent_usage[agent] = result["usage"]  # type: ignore[index]
         ended = (ts, bool(block.get("is_error")), chars, agent if isinstance(agent, str) else None)
         if tool is None:
             # Its call is not read yet: 2.1.165 can write a result the line before its

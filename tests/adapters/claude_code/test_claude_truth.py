@@ -6,7 +6,9 @@ names. Hand-made edits of a real 2.1.14 journal, and the corpus's 2.1.179 sessio
 from __future__ import annotations
 
 import copy
+import gzip
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -137,3 +139,53 @@ def test_server_side_web_searches_are_the_responses(tmp_path: Path) -> None:
     response, _ = _first_response(tmp_path, searched)
     assert response.web_searches == 2
     assert _first_response(tmp_path, lambda m: None)[0].web_searches == 0
+
+
+SPOTTER = TESTS / "data" / "journals" / "claude-code" / "spotter-2.1.39-subagents-compaction"
+SPOTTER_ID = "258c7280-ae70-4798-800f-63464d01a85d"
+
+
+def _agent_usage(main: Path) -> dict[str, dict[str, Any]]:
+    """agentId → the parent's toolUseResult.usage of it, read with plain json."""
+    found = {}
+    with gzip.open(main, "rt", encoding="utf-8") as journal:
+        for line in journal:
+            result = json.loads(line).get("toolUseResult")
+            if isinstance(result, dict) and "agentId" in result and "usage" in result:
+                found[result["agentId"]] = result["usage"]
+    return found
+
+
+def test_a_subagents_last_output_is_the_one_its_parent_was_told(tmp_path: Path) -> None:
+    """2.1.39 wrote a subagent's output as a streaming count (3); the parent's tool result
+    says the last request's final usage (997, FORMATS §1.4). Its last request takes it, when
+    the input side agrees, and its output count is final then."""
+    main = SPOTTER / f"{SPOTTER_ID}.jsonl.gz"
+    usage = _agent_usage(main)["a881341"]
+    by_id = {s.session_id: s for s in sessions(SPOTTER)}
+    child = by_id[f"{SPOTTER_ID}/a881341"]
+    last = max(child.responses, key=lambda r: r.end_ns)
+    assert last.usage.output_tokens == usage["output_tokens"] == 997
+    assert last.output_tokens_reliable is True
+    assert last.usage.prompt_tokens == (
+        usage["input_tokens"]
+        + usage["cache_creation_input_tokens"]
+        + usage["cache_read_input_tokens"]
+    )
+    # A usage whose input side is another request's is not merged.
+    copied = tmp_path / "spotter"
+    shutil.copytree(SPOTTER, copied)
+    with gzip.open(copied / main.name, "rt", encoding="utf-8") as journal:
+        lines = journal.read().splitlines()
+    edited_lines = []
+    for line in lines:
+        value = json.loads(line)
+        result = value.get("toolUseResult")
+        if isinstance(result, dict) and result.get("agentId") == "a881341":
+            result["usage"]["cache_read_input_tokens"] += 1
+        edited_lines.append(json.dumps(value))
+    with gzip.open(copied / main.name, "wt", encoding="utf-8") as out:
+        out.write("\n".join(edited_lines) + "\n")
+    other = {s.session_id: s for s in sessions(copied)}[f"{SPOTTER_ID}/a881341"]
+    kept = max(other.responses, key=lambda r: r.end_ns)
+    assert kept.usage.output_tokens < 997 and kept.output_tokens_reliable is False
