@@ -62,6 +62,8 @@ def discover(
                 stat = located.path.stat()
             except OSError:
                 continue
+            if not stat.st_size:  # nothing in it yet: no session to export
+                continue
             when = located.start_ns if located.start_ns is not None else stat.st_mtime_ns
             if since_ns is not None and when < since_ns:
                 continue

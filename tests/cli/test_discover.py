@@ -135,6 +135,7 @@ def test_an_unreadable_journal_is_passed_over_and_the_listing_goes_on(tmp_path: 
     project = tmp_path / "home" / ".claude" / "projects" / "-work-app"
     project.mkdir(parents=True)
     (project / "broken.jsonl").write_bytes(b"\x00\x00binary")
+    (project / "empty.jsonl").write_bytes(b"")  # a session with nothing in it yet
     _claude(project / "good.jsonl.gz", "/work/app")
     # WHEN listed, THEN the readable one is there
     found = discover(env={"HOME": str(tmp_path / "home")})
