@@ -234,7 +234,10 @@ def test_discover_honours_xdg_data_home(tmp_path: Path) -> None:
     found = discover(harness=Harness.OPENCODE, env={"XDG_DATA_HOME": str(tmp_path)})
     assert [j.path.name for j in found] == ["ses_2bef25635ffe8EzID0I1Oeymal.json"]
     database = tmp_path / "opencode" / "opencode.db"
-    sqlite3.connect(database).close()
+    connection = sqlite3.connect(database)
+    connection.execute("CREATE TABLE session (id TEXT)")  # a database, not an empty file
+    connection.commit()
+    connection.close()
     found = discover(harness=Harness.OPENCODE, env={"XDG_DATA_HOME": str(tmp_path)})
     assert [j.path.name for j in found] == ["opencode.db"]
 
