@@ -236,6 +236,27 @@ def test_collect_into_someone_elses_folder_is_refused_without_force(here: Path) 
     assert _run("collect", "J", "--to", "empty").exit_code == 0
 
 
+def test_a_first_collect_that_fails_in_a_folder_that_was_there_leaves_its_files_alone(
+    here: Path,
+) -> None:
+    """`collect --force` into a folder of someone's files that then collected nothing (or
+    was stopped) left `.lock` and `versions/` among them; the folder's own files stay."""
+    Path("notes").mkdir()
+    Path("notes/todo.txt").write_text("mine\n")
+    Path("nothing").mkdir()
+    Path("nothing/x.txt").write_text("not a journal\n")
+    failed = _run("collect", "nothing", "--to", "notes", "--force")
+    assert failed.exit_code != 0
+    assert _tree(here / "notes") == ["todo.txt"]
+
+    def interrupt() -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        collecting.collect([Path("J")], Path("notes"), force=True, after_rows=interrupt)
+    assert _tree(here / "notes") == ["todo.txt"]
+
+
 def test_an_interrupted_first_collect_leaves_no_skeleton_for_fleet(here: Path) -> None:
     def interrupt() -> None:
         raise KeyboardInterrupt

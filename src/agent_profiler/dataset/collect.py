@@ -224,17 +224,36 @@ def collect(
             "(or pass --force to collect into it)"
         )
     created = not target.exists()
+    # A first collect into a folder that was there (`--force`): what it adds, it removes
+    # again when it fails; the folder's own files stay.
+    before = None if created else set(os.listdir(target))
     try:
         result = _collect(inputs, target, options, notice, after_rows, progress)
     except BaseException:
-        if created:  # a failed or interrupted first collect leaves no skeleton for fleet
-            shutil.rmtree(target, ignore_errors=True)
+        _undo_first(target, before)  # a failed or interrupted first collect leaves no skeleton
         raise
-    if created and result.version is None:
-        # Nothing was collected into a folder this run made (a misspelt journal, only
-        # unusable files): no empty dataset is left behind for `fleet` to report.
-        shutil.rmtree(target, ignore_errors=True)
+    if result.version is None:
+        # Nothing was collected by a first collect (a misspelt journal, only unusable
+        # files): no empty dataset is left behind for `fleet` to report.
+        _undo_first(target, before)
     return result
+
+
+def _undo_first(target: Path, before: set[str] | None) -> None:
+    """What a first collect made in `target`: the folder itself (`before` None), or the
+    names it added among someone's files (`--force`). A dataset's later collect keeps all,
+    and so does one into an empty folder made for it (fleet then says it is empty)."""
+    if before is None:
+        shutil.rmtree(target, ignore_errors=True)
+        return
+    if not before or "versions" in before:
+        return
+    for name in set(os.listdir(target)) - before:
+        path = target / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
 
 
 def _someone_elses(target: Path) -> bool:
