@@ -33,6 +33,15 @@ def _read(path: Path) -> tuple[list[Session], Diagnostics]:
     return list(result.sessions), diagnostics
 
 
+def _said_once(path: Path, values: list[dict[str, Any]]) -> tuple[list[Session], Any]:
+    """`values` written as the JSONL journal `path`, read: its one warning, a bad-usage."""
+    path.write_text("".join(json.dumps(v) + "\n" for v in values), encoding="utf-8")
+    sessions, diagnostics = _read(path)
+    assert diagnostics.warning_counts == {"bad-usage": 1}
+    (warning,) = diagnostics.warnings
+    return sessions, warning
+
+
 def test_a_pi_count_that_is_no_count_is_said_with_its_line(tmp_path: Path) -> None:
     values = _lines(PI)
     index = next(
@@ -43,11 +52,7 @@ def test_a_pi_count_that_is_no_count_is_said_with_its_line(tmp_path: Path) -> No
     usage = values[index]["message"]["usage"]
     was = (usage["cacheRead"], usage["output"])
     usage["cacheRead"], usage["output"] = -7, "many"
-    path = tmp_path / PI.name
-    path.write_text("".join(json.dumps(v) + "\n" for v in values), encoding="utf-8")
-    sessions, diagnostics = _read(path)
-    assert diagnostics.warning_counts == {"bad-usage": 1}
-    (warning,) = diagnostics.warnings
+    sessions, warning = _said_once(tmp_path / PI.name, values)
     assert warning.line == index + 1
     assert warning.message.startswith("usage cacheRead, output not a token count (-7)")
     (before,), _ = _read(PI)
@@ -105,11 +110,7 @@ def test_a_muse_count_that_is_no_count_is_said_with_its_line(tmp_path: Path) -> 
         and v["payload"]["event"].get("kind") == "model_completed"
     )
     event["usage"]["reasoning_tokens"] = -3
-    path = tmp_path / MUSE.name
-    path.write_text("".join(json.dumps(v) + "\n" for v in values), encoding="utf-8")
-    _, diagnostics = _read(path)
-    assert diagnostics.warning_counts == {"bad-usage": 1}
-    (warning,) = diagnostics.warnings
+    _, warning = _said_once(tmp_path / MUSE.name, values)
     assert warning.line == index + 1
     assert warning.message.startswith("usage reasoning_tokens not a token count (-3)")
 
