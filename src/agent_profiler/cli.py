@@ -15,7 +15,6 @@ import orjson
 import typer
 
 from agent_profiler import options as spec
-from agent_profiler.adapters.common import timestamp_ns
 from agent_profiler.align import AlignChoice
 from agent_profiler.console import (
     EXIT_INPUT,
@@ -303,8 +302,11 @@ def fleet(
             "--split",
             metavar="DATE",
             help="Also compare sessions started before / from this date.",
+            parser=_usage(spec.moment),
         ),
     ] = None,
+    since: Annotated[str | None, option(spec.SINCE)] = None,
+    before: Annotated[str | None, option(spec.BEFORE)] = None,
     harness: Annotated[  # (checked by run_fleet; the choices shown as every command's)
         str | None,
         typer.Option("--harness", metavar=spec.HARNESS.metavar, help="Only this harness."),
@@ -346,9 +348,7 @@ def fleet(
         as_json=as_json,
         html=html,
         split=split,
-        harness=harness,
-        project=project,
-        model=model,
+        filters=(harness, project, model, since, before),
         cost=cost,
         echo=echo,
         write=write,
@@ -471,14 +471,7 @@ def discover(
     harness: Annotated[
         Harness | None, option(spec.HARNESS, help="Only this harness's journals.")
     ] = None,
-    since: Annotated[
-        str | None,
-        typer.Option(
-            "--since",
-            metavar="DATE",
-            help="Only sessions started on or after this date (YYYY-MM-DD or an ISO time).",
-        ),
-    ] = None,
+    since: Annotated[str | None, option(spec.SINCE)] = None,
     project: Annotated[
         str | None,
         typer.Option("--project", metavar="TEXT", help="Only projects whose path contains this."),
@@ -493,11 +486,7 @@ def discover(
     PI_CODING_AGENT_DIR, GEMINI_CLI_HOME, OPENCODE_DB and XDG_DATA_HOME. Any listed
     path can be passed to `export`, `summary` or `open`.
     """
-    since_ns = None
-    if since is not None:
-        since_ns = timestamp_ns(since if "T" in since else f"{since}T00:00:00")
-        if since_ns is None:
-            raise UsageError(f"--since {since!r} is not a date (use YYYY-MM-DD or an ISO time)")
+    since_ns = spec.moment_ns(since) if since is not None else None
     found = find_journals(harness=harness, since_ns=since_ns, project=project)
     if as_json:
         echo(orjson.dumps([j.to_json() for j in found], option=orjson.OPT_INDENT_2).decode())

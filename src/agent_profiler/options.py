@@ -103,6 +103,23 @@ def count(text: str) -> int:
     return int(text)
 
 
+def moment_ns(text: str) -> int | None:
+    """A date (YYYY-MM-DD: its midnight, UTC) or an ISO time → epoch ns; None if neither."""
+    from agent_profiler.adapters.common import timestamp_ns
+
+    text = text.strip()
+    return timestamp_ns(text if "T" in text else f"{text}T00:00:00")
+
+
+def moment(text: str) -> str:
+    """A date or an ISO time (--since, --before, --split), kept as written (messages and
+    headings say it back); ValueError in the tool's words otherwise."""
+    text = str(text)
+    if moment_ns(text) is None:
+        raise ValueError(f"{text!r} is not a date (use YYYY-MM-DD or an ISO time)")
+    return text.strip()
+
+
 OUTPUT = Spec(
     ("--output", "-o"),
     "File to write (default: <first journal>.<extension>; - for stdout).",
@@ -195,6 +212,18 @@ def tokens(text: str) -> int:
     return value
 
 
+SINCE = Spec(
+    ("--since",),
+    "Only sessions started on or after this date (YYYY-MM-DD or an ISO time; UTC).",
+    metavar="DATE",
+    parse=moment,
+)
+BEFORE = Spec(
+    ("--before",),
+    "Only sessions started before this date (YYYY-MM-DD or an ISO time; UTC).",
+    metavar="DATE",
+    parse=moment,
+)
 CALLS = Spec(("--calls",), "Add the per-call series and every compaction.", flag=True)
 JSON = Spec(("--json",), "Print a JSON list, one object per session.", flag=True)
 RECEIPT = Spec(

@@ -822,7 +822,7 @@ def test_a_split_side_without_sessions_is_one_line(tmp_path: Path) -> None:
     assert before.startswith("1 session (+0 subagents), 3 requests")
     assert after == ": no sessions\n"
     filtered = runner.invoke(app, ["fleet", str(dataset), "--model", "gpt-9"])
-    assert filtered.stdout == "fleet ds: no sessions\n"
+    assert filtered.stdout == "fleet ds (--model gpt-9): no sessions\n"
 
 
 def test_fleet_says_the_subagents_requests_apart(tmp_path: Path) -> None:

@@ -46,13 +46,28 @@ KEYS = (
 
 @frozen
 class Filters:
+    """Which sessions a fleet is of: a harness, a project, a main model, and a window of
+    start times (`since` and `before`, each a date or time as written: options.moment)."""
+
     harness: str | None = None
     project: str | None = None
     model: str | None = None
+    since: str | None = None
+    before: str | None = None
 
     def describe(self) -> dict[str, str]:
         return {k: v for k, v in (("harness", self.harness), ("project", self.project),
-                                  ("model", self.model)) if v}  # fmt: skip
+                                  ("model", self.model), ("since", self.since),
+                                  ("before", self.before)) if v}  # fmt: skip
+
+    def window(self) -> tuple[int | None, int | None]:
+        """[since, before) in epoch ns, each None when not given."""
+        from agent_profiler.options import moment_ns
+
+        return (
+            moment_ns(self.since) if self.since else None,
+            moment_ns(self.before) if self.before else None,
+        )
 
 
 def open_dataset(directory: Path) -> Any:
@@ -108,7 +123,13 @@ def figures(
     since_ns: int | None = None,
     until_ns: int | None = None,
 ) -> dict[str, Any]:
-    """Every figure of the sessions that pass the filters (start in [since, until))."""
+    """Every figure of the sessions that pass the filters and start in [since, until)
+    (a --split side: within the filters' own window)."""
+    earliest, latest = filters.window()
+    if earliest is not None:
+        since_ns = earliest if since_ns is None else max(since_ns, earliest)
+    if latest is not None:
+        until_ns = latest if until_ns is None else min(until_ns, latest)
     where = ["true"]
     args: list[Any] = []
     for column, value in (

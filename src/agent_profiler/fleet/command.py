@@ -106,20 +106,21 @@ def run_fleet(
     as_json: bool,
     html: Path | None,
     split: str | None,
-    harness: str | None,
-    project: str | None,
-    model: str | None,
+    filters: tuple[str | None, ...],
     cost: bool,
     echo: Echo,
     write: Callable[[Path, str], int],
 ) -> int:
     from agent_profiler.cost import PriceTable
     from agent_profiler.model import Harness
+    from agent_profiler.options import moment_ns
     from agent_profiler.outputs import is_stdout
 
     from . import Filters, figures, open_dataset
     from .render import render_html, render_text
 
+    chosen = Filters(*filters)
+    harness = chosen.harness
     known = [h.value for h in Harness]
     if harness is not None and harness not in known:
         # It matched no session, silently: every figure 0, as if the dataset were empty.
@@ -129,21 +130,26 @@ def run_fleet(
         raise UsageError(
             "--json and --html - (-o -) would both write to stdout: give the page a file"
         )
-    split_ns = _split_ns(split) if split else None
+    since_ns, before_ns = chosen.window()
+    if since_ns is not None and before_ns is not None and since_ns >= before_ns:
+        raise UsageError(
+            f"--since {chosen.since} is not before --before {chosen.before}: no session "
+            "could start in between"
+        )
+    split_ns = moment_ns(split) if split else None
     prices = PriceTable(directory / PRICES_CACHE) if cost else None
-    filters = Filters(harness, project, model)
     import duckdb
 
     try:
         connection = open_dataset(directory)
         try:
-            data: dict[str, Any] = figures(connection, filters, prices)
+            data: dict[str, Any] = figures(connection, chosen, prices)
             split_data: dict[str, Any] | None = None
             if split_ns is not None:
                 split_data = {
                     "date": split,
-                    "before": figures(connection, filters, prices, until_ns=split_ns),
-                    "after": figures(connection, filters, prices, since_ns=split_ns),
+                    "before": figures(connection, chosen, prices, until_ns=split_ns),
+                    "after": figures(connection, chosen, prices, since_ns=split_ns),
                 }
         finally:
             connection.close()
@@ -158,14 +164,15 @@ def run_fleet(
         raise problem from error
     if prices is not None:
         prices.save()
-    data["filters"] = filters.describe()
-    if data["filters"] and not data["sessions"]["count"] + data["sessions"]["subagents"]:
-        given = ", ".join(f"--{k} {v}" for k, v in data["filters"].items())
+    data["filters"] = chosen.describe()
+    given = ", ".join(f"--{k} {v}" for k, v in data["filters"].items())
+    if given and not data["sessions"]["count"] + data["sessions"]["subagents"]:
         echo(f"note: no session in {directory} matches {given}", err=True)
     if split_data is not None:
         data["split"] = split_data
     # The folder's name (`fleet .` named it "": "fleet : 53 sessions"); never its path.
-    name = directory.name or directory.resolve().name
+    # The filters beside it: a page of one harness's or one month's sessions says so.
+    name = (directory.name or directory.resolve().name) + (f" ({given})" if given else "")
     if html is not None:
         size = write(html, render_html(data, f"Agent Profiler fleet: {name}", split_data))
         if html_to_stdout:
@@ -181,12 +188,3 @@ def run_fleet(
             for side, said in (("before", "before"), ("after", "from")):
                 echo("\n" + render_text(split_data[side], f"{said} {split}"))
     return 0
-
-
-def _split_ns(text: str) -> int:
-    from agent_profiler.adapters.common import timestamp_ns
-
-    value = timestamp_ns(text if "T" in text else f"{text}T00:00:00")
-    if value is None:
-        raise UsageError(f"--split {text!r} is not a date (use YYYY-MM-DD)")
-    return value
