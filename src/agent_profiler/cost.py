@@ -389,13 +389,17 @@ class Receipt:
 
     def add_counts(
         self, prices: ModelPrices, request_input: int, counts: Mapping[str, int]
-    ) -> None:
+    ) -> Decimal:
         """Priced token counts summed over requests whose input falls in one price tier
-        (`request_input`: any input size of that tier)."""
+        (`request_input`: any input size of that tier). Returns what they add to the
+        billed total."""
+        added = _0
         for component in COMPONENTS:
             tokens = counts[component]
             self.billed_tokens[component] += tokens
-            self.billed_usd[component] += prices.usd(component, tokens, request_input)
+            usd = prices.usd(component, tokens, request_input)
+            self.billed_usd[component] += usd
+            added += usd
         for line, component in (
             ("written_once", "cache_write_5m"),
             ("re_read", "cache_read"),
@@ -406,9 +410,11 @@ class Receipt:
             self.hit_usd[line] += prices.usd(component, tokens, request_input)
         searches = counts.get(SEARCHES, 0)
         self.searches += searches
-        self.searches_usd += prices.searches_usd(searches)
+        searched = prices.searches_usd(searches)
+        self.searches_usd += searched
         if searches and SEARCHES not in prices.prices:
             self.searches_unpriced += searches
+        return added + searched
 
     def to_json(self, table: PriceTable) -> dict[str, Any]:
         searches: dict[str, Any] = {"count": self.searches, "usd": _usd(self.searches_usd)}

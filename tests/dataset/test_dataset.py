@@ -1558,7 +1558,7 @@ def test_fleet_page_draws_each_figure_with_its_names_and_colours(tmp_path: Path)
     assert 'fill="url(#cat-results)"><title>Tool results: ' in who
     header = "<tr><th>tool</th><th>calls</th><th>sessions</th><th>chars</th>"
     assert header + "<th>share of chars</th><th>tokens</th><th>share of tokens</th></tr>" in html
-    sources = html[html.index("Largest recurring sources") :]
+    sources = html[html.index("Largest recurring sources") : html.index("What the context cost")]
     assert re.findall(r"<h4>([^<]+)</h4>", sources) == [
         "MCP servers",
         "Skills",

@@ -451,12 +451,17 @@ def _cost(c: Any, table: PriceTable) -> dict[str, Any]:
         "cache_write_1h_tokens",
         "output_tokens",
     )
+    # Each request with its session's harness and project (for the bill by each: `_by`).
+    of = "JOIN picked p USING (group_id, session_id) JOIN sessions s USING (group_id, session_id)"
+    session = "s.harness, coalesce(s.project, '') AS project"
     billed = (
-        f"(SELECT model, coalesce(price_context, '') AS variant, start_ns, prompt_tokens, "
-        f"{', '.join(columns)}, hit_written_tokens, hit_reread_tokens, "
-        f"coalesce(web_searches, 0) AS web_searches FROM requests {_ALL} "
-        f"UNION ALL SELECT model, '', start_ns, prompt_tokens, {', '.join(columns)}, 0, "
-        f"prompt_tokens, 0 FROM compactions {_ALL} AND prompt_tokens IS NOT NULL) AS billed"
+        f"(SELECT r.model, coalesce(r.price_context, '') AS variant, r.start_ns, "
+        f"r.prompt_tokens, {', '.join(f'r.{c}' for c in columns)}, r.hit_written_tokens, "
+        f"r.hit_reread_tokens, coalesce(r.web_searches, 0) AS web_searches, {session} "
+        f"FROM requests r {of} "
+        f"UNION ALL SELECT k.model, '', k.start_ns, k.prompt_tokens, "
+        f"{', '.join(f'k.{c}' for c in columns)}, 0, k.prompt_tokens, 0, {session} "
+        f"FROM compactions k {of} WHERE k.prompt_tokens IS NOT NULL) AS billed"
     )
     days = _rows(
         c,
@@ -470,8 +475,9 @@ def _cost(c: Any, table: PriceTable) -> dict[str, Any]:
     rows = _rows(
         c,
         f"SELECT coalesce(model, ''), variant, CAST(start_ns // 86400000000000 AS BIGINT), "
-        f"{bucket}, count(*), {', '.join(f'sum({col})' for col in summed)} FROM {billed} "
-        "GROUP BY 1, 2, 3, 4",
+        f"{bucket}, harness, project, count(*), "
+        f"{', '.join(f'sum({col})' for col in summed)} FROM {billed} "
+        "GROUP BY 1, 2, 3, 4, 5, 6",
     )
     receipt = Receipt(shares=_pooled_shares(c))
     # A streaming output count among the requests (NULL: a dataset from before the column)
@@ -485,7 +491,8 @@ def _cost(c: Any, table: PriceTable) -> dict[str, Any]:
         f"requests {_ALL} UNION ALL SELECT recorded_usd FROM compactions {_ALL})",
     )[0]
     receipt.recorded_usd = Decimal(repr(recorded)) if recorded is not None else Decimal(0)
-    for model, variant, day, tier, count, *sums in rows:
+    by: dict[str, dict[str, list[Any]]] = {"harness": {}, "model": {}, "project": {}}
+    for model, variant, day, tier, harness, project, count, *sums in rows:
         prices = priced.get((model, variant, day))
         if prices is None:
             name = model or "(no model)"
@@ -500,11 +507,42 @@ def _cost(c: Any, table: PriceTable) -> dict[str, Any]:
             )
         )
         counts["hit_output"] = counts["output"]
-        receipt.add_counts(prices, thresholds[tier - 1] + 1 if tier else 0, counts)
+        usd = receipt.add_counts(prices, thresholds[tier - 1] + 1 if tier else 0, counts)
+        said = f" ({variant})" if variant else ""
+        for dimension, key in (
+            ("harness", harness),
+            ("model", f"{prices.provider}/{prices.model}{said}"),
+            ("project", project or "(no project)"),
+        ):
+            tally = by[dimension].setdefault(key, [0, Decimal(0)])
+            tally[0] += count
+            tally[1] += usd
     data = receipt.to_json(table)
     data["split_by"] = "mean end-of-session context composition of the sessions (estimated)"
-    data["requests_priced"] = sum(r[4] for r in rows) - sum(receipt.unpriced.values())
+    data["requests_priced"] = sum(r[6] for r in rows) - sum(receipt.unpriced.values())
+    data["by"] = {dimension: _by(tallies) for dimension, tallies in by.items()}
     return data
+
+
+def _by(tallies: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    """The bill as billed split by one dimension (a harness, a model of the price table, a
+    project): the priced requests and their USD, largest first, the `TOP` largest and the
+    rest as one line; `share` is of the priced total (the unpriced are in none)."""
+    total = sum((usd for _, usd in tallies.values()), Decimal(0))
+    ranked = sorted(tallies.items(), key=lambda item: (-item[1][1], item[0]))
+    kept, rest = ranked[:TOP], ranked[TOP:]
+    if rest:
+        others = f"{len(rest)} others"
+        kept.append((others, [sum(t[0] for _, t in rest), sum(t[1] for _, t in rest)]))
+    return [
+        {
+            "name": name,
+            "requests": requests,
+            "usd": float(round(usd, 6)),
+            "share": float(usd / total) if total else 0.0,
+        }
+        for name, (requests, usd) in kept
+    ]
 
 
 def _pooled_shares(c: Any) -> dict[str, float]:

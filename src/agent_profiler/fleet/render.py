@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -121,6 +122,14 @@ def render_text(data: Mapping[str, Any], title: str = "fleet") -> str:
         out.append(NONE)
     if data.get("cost"):
         out.append("\n" + render_receipt("the fleet", data["cost"]))
+        for dimension, rows in data["cost"].get("by", {}).items():
+            if rows:  # (a dataset whose every request is unpriced has none)
+                out.append(f"  the bill as billed, by {dimension}:")
+                out += [
+                    f"    {row['name'][:40]:<40} {row['requests']:>9,} req  "
+                    f"${row['usd']:>10.4f} {_share(row['share']):>7}"
+                    for row in rows
+                ]
     return "\n".join(out)
 
 
@@ -171,7 +180,7 @@ th, td { padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: left; }
 td.num, th.num { text-align: right; }
 .note { color: #5f6368; font-size: 13px; max-width: 80ch; }
 svg text { font: 12px system-ui, sans-serif; }
-pre { background: #f6f6f8; padding: 10px; }
+pre { background: #f6f6f8; padding: 10px; white-space: pre-wrap; overflow-wrap: anywhere; }
 svg.defs { position: absolute; width: 0; height: 0; }
 """
 
@@ -294,6 +303,18 @@ def _sections(data: Mapping[str, Any], level: int = 2) -> list[str]:
     if data.get("cost"):
         out.append(f"<{h}>What the context cost</{h}>")
         out.append(f"<pre>{esc(render_receipt('the fleet', data['cost']))}</pre>")
+        for dimension, rows in data["cost"].get("by", {}).items():
+            if rows:
+                out.append(f"<h4>The bill as billed, by {dimension}</h4>")
+                out.append(
+                    _table(
+                        (dimension, "requests", "USD", "share of the priced total"),
+                        [
+                            (r["name"], r["requests"], f"${r['usd']:,.2f}", _share(r["share"]))
+                            for r in rows
+                        ],
+                    )
+                )
     return out
 
 
@@ -368,12 +389,22 @@ def _columns(rows: Sequence[Mapping[str, Any]]) -> str:
     return "".join(svg)
 
 
+# A cell that is a number written out: `$12.34`, `42.1%`, `<0.1%`, `-`.
+_NUMBER = re.compile(r"\$[\d,]+\.\d+|<?[\d.]+%|-")
+
+
 def _table(head: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A table whose counts, dollars and shares are right-aligned, so their digits line up."""
     cells = "".join(f"<th>{esc(h)}</th>" for h in head)
     body = "".join(
         "<tr>"
         + "".join(
-            f"<td class=num>{v:,}</td>" if isinstance(v, int) else f"<td>{esc(v)}</td>" for v in row
+            f"<td class=num>{v:,}</td>"
+            if isinstance(v, int)
+            else f"<td class=num>{esc(v)}</td>"
+            if _NUMBER.fullmatch(str(v))
+            else f"<td>{esc(v)}</td>"
+            for v in row
         )
         + "</tr>"
         for row in rows

@@ -1,0 +1,101 @@
+"""The fleet's bill split by harness, by model and by project (`cost.by`): each split adds
+up to the billed total, and each harness's share is the sum of its sessions' own receipts
+as `summary --cost` prices them, session by session (an independent path: the model, not
+the dataset's SQL)."""
+
+from __future__ import annotations
+
+import shutil
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from agent_profiler.cli import app
+from agent_profiler.dataset.collect import collect
+from shared_paths import TESTS
+
+pytest.importorskip("duckdb")
+pytest.importorskip("genai_prices")
+
+runner = CliRunner()
+DATA = TESTS / "data" / "journals"
+# Three harnesses, three projects, four models of the price table; no subagent (summary's
+# rows are sessions, and a subagent's bill is its own row there).
+JOURNALS = (
+    DATA / "pi" / "pi-mono_large-session_v1.jsonl",
+    DATA / "claude-code" / "entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl",
+    DATA / "codex" / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl.gz",
+)
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("by")
+    (root / "j").mkdir()
+    for journal in JOURNALS:
+        shutil.copy(journal, root / "j")
+    collect([root / "j"], root / "ds")
+    return root
+
+
+def _cost(folder: Path, *options: str) -> dict[str, Any]:
+    result = runner.invoke(app, ["fleet", str(folder / "ds"), "--json", *options])
+    assert result.exit_code == 0, result.output
+    cost: dict[str, Any] = orjson.loads(result.stdout)["cost"]
+    return cost
+
+
+def test_each_split_adds_up_to_the_billed_total(folder: Path) -> None:
+    cost = _cost(folder)
+    total = cost["billed"]["total_usd"]
+    assert total > 0 and set(cost["by"]) == {"harness", "model", "project"}
+    for dimension, rows in cost["by"].items():
+        assert sum(row["usd"] for row in rows) == pytest.approx(total, abs=1e-4), dimension
+        assert sum(row["share"] for row in rows) == pytest.approx(1.0), dimension
+        assert sum(row["requests"] for row in rows) == cost["requests_priced"], dimension
+        usds = [row["usd"] for row in rows]
+        assert usds == sorted(usds, reverse=True), dimension
+    assert {row["name"] for row in cost["by"]["harness"]} == {"pi", "claude-code", "codex"}
+    # models named by the price table's id: a dated variant is its model
+    assert "anthropic/claude-opus-4-5" in {row["name"] for row in cost["by"]["model"]}
+
+
+def test_each_harness_costs_what_its_sessions_receipts_say(folder: Path) -> None:
+    summary = runner.invoke(app, ["summary", str(folder / "j"), "--cost", "--json"])
+    assert summary.exit_code == 0, summary.output
+    expected: dict[str, float] = defaultdict(float)
+    for row in orjson.loads(summary.stdout):
+        expected[row["harness"]] += row["cost"]["billed"]["total_usd"]
+    by_harness = {row["name"]: row["usd"] for row in _cost(folder)["by"]["harness"]}
+    assert by_harness.keys() == expected.keys()
+    for harness, usd in expected.items():
+        assert by_harness[harness] == pytest.approx(usd, abs=1e-4), harness
+
+
+def test_the_split_follows_the_filters(folder: Path) -> None:
+    cost = _cost(folder, "--harness", "codex")
+    assert [row["name"] for row in cost["by"]["harness"]] == ["codex"]
+    assert cost["by"]["harness"][0]["share"] == pytest.approx(1.0)
+    assert cost["by"]["project"] == [
+        {**cost["by"]["project"][0], "usd": cost["billed"]["total_usd"]}
+    ]
+
+
+def test_the_split_is_in_the_text_and_the_page(folder: Path, tmp_path: Path) -> None:
+    text = runner.invoke(app, ["fleet", str(folder / "ds")]).stdout
+    harness = text.split("  the bill as billed, by harness:\n")[1].split("\n  the bill")[0]
+    names = [line.split()[0] for line in harness.splitlines()]
+    assert sorted(names) == ["claude-code", "codex", "pi"]
+    assert "  the bill as billed, by model:\n    anthropic/" in text
+    page = tmp_path / "fleet.html"
+    made = runner.invoke(app, ["fleet", str(folder / "ds"), "-o", str(page)])
+    assert made.exit_code == 0, made.output
+    html = page.read_text()
+    for dimension in ("harness", "model", "project"):
+        assert f"<h4>The bill as billed, by {dimension}</h4>" in html
+    assert "<td class=num>$" in html  # the dollars right-aligned, as the counts
+    assert "the bill" not in runner.invoke(app, ["fleet", str(folder / "ds"), "--no-cost"]).stdout
