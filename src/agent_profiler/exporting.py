@@ -340,7 +340,7 @@ def run_summary(
         if calls:
             echo(render_calls(rows))
         if cost:
-            from agent_profiler.cost import render_receipt
+            from agent_profiler.cost_text import render_receipt
 
             for row in rows:
                 if row.cost is not None:

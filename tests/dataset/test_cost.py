@@ -17,10 +17,10 @@ from agent_profiler.cost import (
     ModelPrices,
     PriceTable,
     Receipt,
-    render_receipt,
     request_tokens,
     session_receipt,
 )
+from agent_profiler.cost_text import render_receipt
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.loader import load
 from agent_profiler.model import (

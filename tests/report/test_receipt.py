@@ -168,7 +168,7 @@ def test_the_page_says_under_a_receipt_what_the_text_receipt_says() -> None:
     """`report --cost` left out the price variant (`claude-opus-4-8 (speed=fast)`), web
     searches without a price, and the output's lower bound, which summary and fleet say:
     the page now lists the same sentences (cost.receipt_notes)."""
-    from agent_profiler.cost import render_receipt
+    from agent_profiler.cost_text import render_receipt
 
     data = _receipt() | {
         "output_lower_bound": True,

@@ -8,7 +8,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agent_profiler.console import counted
-from agent_profiler.cost import WRITER_OF, render_receipt
+from agent_profiler.cost import WRITER_OF
+from agent_profiler.cost_text import render_receipt
 from agent_profiler.model import Category
 from agent_profiler.report.text import esc, percent
 

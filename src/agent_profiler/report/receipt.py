@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agent_profiler.cost import SEARCHES, receipt_notes
+from agent_profiler.cost import SEARCHES
+from agent_profiler.cost_text import receipt_notes
 from agent_profiler.report.text import esc
 
 _BILLED = (
