@@ -71,6 +71,8 @@ MTOK = 1_000_000
 SEARCHES = "web_searches"
 _SEARCH_PRICE = "web_searches_kcount"
 _0 = Decimal(0)
+_WRITTEN = ("input", "cache_write_5m", "cache_write_1h")  # billed as written once
+UNSPLIT = ""  # Receipt.split's line of the sessions without a composition
 
 
 class PricesUnavailable(Exception):
@@ -367,6 +369,10 @@ class Receipt:
     models: dict[str, str] = field(default_factory=dict)  # journal's model → table's id
     # Some priced request's output count is a streaming count: the output is at least this.
     output_lower_bound: bool = False
+    # Written-once USD split session by session in each one's own end shares (a fleet):
+    # category (or UNSPLIT: a session without a composition) → [billed, every cache hit].
+    # None: the totals are split by `shares` (one session).
+    split: dict[str, list[Decimal]] | None = None
 
     def add_request(self, row: RequestTokens, prices: ModelPrices | None) -> None:
         if row.recorded_usd is not None:
@@ -388,17 +394,20 @@ class Receipt:
 
     def add_counts(
         self, prices: ModelPrices, request_input: int, counts: Mapping[str, int]
-    ) -> Decimal:
+    ) -> tuple[Decimal, Decimal, Decimal]:
         """Priced token counts summed over requests whose input falls in one price tier
         (`request_input`: any input size of that tier). Returns what they add to the
-        billed total."""
-        added = _0
+        billed total, and their written-once USD, billed and with every cache hit."""
+        added = written = _0
         for component in COMPONENTS:
             tokens = counts[component]
             self.billed_tokens[component] += tokens
             usd = prices.usd(component, tokens, request_input)
             self.billed_usd[component] += usd
             added += usd
+            if component in _WRITTEN:
+                written += usd
+        hit_written = _0
         for line, component in (
             ("written_once", "cache_write_5m"),
             ("re_read", "cache_read"),
@@ -406,24 +415,42 @@ class Receipt:
         ):
             tokens = counts[f"hit_{line}"]
             self.hit_tokens[line] += tokens
-            self.hit_usd[line] += prices.usd(component, tokens, request_input)
+            usd = prices.usd(component, tokens, request_input)
+            self.hit_usd[line] += usd
+            if line == "written_once":
+                hit_written = usd
         searches = counts.get(SEARCHES, 0)
         self.searches += searches
         searched = prices.searches_usd(searches)
         self.searches_usd += searched
         if searches and SEARCHES not in prices.prices:
             self.searches_unpriced += searches
-        return added + searched
+        return added + searched, written, hit_written
+
+    def split_written(self, shares: Mapping[str, float], billed: Decimal, hit: Decimal) -> None:
+        """One session's written-once USD (billed, every cache hit) split in its own end
+        shares, added to the fleet's (a session without a composition: UNSPLIT)."""
+        split = self.split = self.split if self.split is not None else {}
+        for category, share in shares.items() if shares else ((UNSPLIT, 1.0),):
+            line = split.setdefault(category, [_0, _0])
+            line[0] += billed * Decimal(share)
+            line[1] += hit * Decimal(share)
+
+    def _written(self, which: int, total: Decimal) -> tuple[dict[str, float], float]:
+        """Written once by category (largest first), and the USD no composition splits."""
+        if self.split is None:
+            return _split(total, self.shares), 0.0 if self.shares else _usd(total)
+        lines = {k: v[which] for k, v in self.split.items() if k != UNSPLIT}
+        ranked = sorted(lines.items(), key=lambda kv: -kv[1])
+        return {k: _usd(v) for k, v in ranked}, _usd(self.split.get(UNSPLIT, [_0, _0])[which])
 
     def to_json(self, table: PriceTable) -> dict[str, Any]:
         searches: dict[str, Any] = {"count": self.searches, "usd": _usd(self.searches_usd)}
         if self.searches_unpriced:  # left out of the totals, as an unpriced model is
             searches["unpriced"] = self.searches_unpriced
-        billed_written = (
-            self.billed_usd["input"]
-            + self.billed_usd["cache_write_5m"]
-            + self.billed_usd["cache_write_1h"]
-        )
+        billed_written = sum((self.billed_usd[c] for c in _WRITTEN), _0)
+        billed_split, billed_unsplit = self._written(0, billed_written)
+        hit_split, hit_unsplit = self._written(1, self.hit_usd["written_once"])
         return {
             "prices": {"table": table.name, "date": table.date, "currency": "USD"},
             "models": dict(sorted(self.models.items())),
@@ -437,8 +464,9 @@ class Receipt:
                     c: {"tokens": self.billed_tokens[c], "usd": _usd(self.billed_usd[c])}
                     for c in COMPONENTS
                 },
-                "written_once_by_category": _split(billed_written, self.shares),
-                "written_once_by_writer": by_writer(_split(billed_written, self.shares)),
+                "written_once_by_category": billed_split,
+                "written_once_by_writer": by_writer(billed_split),
+                **({"written_once_unsplit_usd": billed_unsplit} if billed_unsplit else {}),
                 SEARCHES: searches,
                 "total_usd": _usd(sum(self.billed_usd.values(), self.searches_usd)),
             },
@@ -447,10 +475,9 @@ class Receipt:
                     line: {"tokens": self.hit_tokens[line], "usd": _usd(self.hit_usd[line])}
                     for line in self.hit_usd
                 },
-                "written_once_by_category": _split(self.hit_usd["written_once"], self.shares),
-                "written_once_by_writer": by_writer(
-                    _split(self.hit_usd["written_once"], self.shares)
-                ),
+                "written_once_by_category": hit_split,
+                "written_once_by_writer": by_writer(hit_split),
+                **({"written_once_unsplit_usd": hit_unsplit} if hit_unsplit else {}),
                 SEARCHES: searches,
                 "total_usd": _usd(sum(self.hit_usd.values(), self.searches_usd)),
             },

@@ -40,6 +40,8 @@ def render_receipt(name: str, data: Mapping[str, Any]) -> str:
     for writer, usd in hit["written_once_by_writer"].items():
         label = f"written once, {writer}"
         lines.append(f"    {label:<42}  ${usd:>10.4f}")
+    if unsplit := hit.get("written_once_unsplit_usd"):
+        lines.append(f"    {'written once, no composition to split it':<42}  ${unsplit:>10.4f}")
     for line_name, label in (("re_read", "re-read, every turn"), ("output", "model output")):
         line = hit[line_name]
         lines.append(f"    {label:<24}{line['tokens']:>14,} tok  ${line['usd']:>10.4f}")

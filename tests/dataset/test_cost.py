@@ -556,3 +556,29 @@ def test_a_model_the_table_prices_by_other_units_is_unpriced() -> None:
     """An embedding model (Cloudflare's bge) has an input price and no output price: not
     one this prices (None, named as unpriced), never an error."""
     assert PriceTable().lookup("@cf/baai/bge-base-en-v1.5", 1_764_800_000 * 10**9) is None
+
+
+def test_a_session_without_a_composition_is_said_apart_in_the_split() -> None:
+    """The fleet splits each session's written-once dollars in its own end shares; a
+    session with none (no request left a composition) is not put in any category: its
+    dollars are one line of their own, so the lines still add up to the total."""
+    from agent_profiler.cost_text import render_receipt
+
+    receipt = Receipt()
+    counts = dict.fromkeys(("input", "cache_read", "cache_write_5m", "cache_write_1h", "output"), 0)
+    counts |= {"input": 1_000_000, "hit_written_once": 2_000_000, "hit_re_read": 0}
+    counts["hit_output"] = 0
+    usd, billed_once, hit_once = receipt.add_counts(PRICES, 0, counts)
+    assert (usd, billed_once, hit_once) == (Decimal(3), Decimal(3), Decimal("7.5"))
+    receipt.split_written({"results": 0.75, "prompts": 0.25}, billed_once, hit_once)
+    receipt.split_written({}, Decimal(1), Decimal(2))
+    data = receipt.to_json(_Table())  # type: ignore[arg-type]
+    assert data["billed"]["written_once_by_category"] == {"results": 2.25, "prompts": 0.75}
+    assert data["billed"]["written_once_unsplit_usd"] == 1.0
+    hit = data["every_cache_hit"]
+    assert hit["written_once_by_writer"] == {"tool results": 5.625, "the user": 1.875}
+    assert hit["written_once_unsplit_usd"] == 2.0
+    (line,) = [x for x in render_receipt("s", data).splitlines() if "no composition" in x]
+    assert line.split() == ["written", "once,", "no", "composition", "to", "split", "it", "$"] + [
+        "2.0000"
+    ]

@@ -1365,7 +1365,7 @@ def test_compactions_carry_their_size_after_and_their_billed_request(tmp_path: P
     # Claude Code transcripts: streaming output counts, a lower bound (said, as summary does)
     figures = _fleet(dataset)
     assert figures["cost"]["output_lower_bound"] is True
-    split = "mean end-of-session context composition of the sessions (estimated)"
+    split = "each session's own end-of-session context composition (estimated)"
     assert figures["cost"]["split_by"] == split
     shares = list(figures["who_wrote"]["by_category"].values())
     assert len(shares) > 3 and shares == sorted(shares, reverse=True)  # largest first

@@ -99,3 +99,30 @@ def test_the_split_is_in_the_text_and_the_page(folder: Path, tmp_path: Path) -> 
         assert f"<h4>The bill as billed, by {dimension}</h4>" in html
     assert "<td class=num>$" in html  # the dollars right-aligned, as the counts
     assert "the bill" not in runner.invoke(app, ["fleet", str(folder / "ds"), "--no-cost"]).stdout
+
+
+def _written_by_writer(receipt: dict[str, Any]) -> dict[str, float]:
+    return receipt["written_once_by_writer"]  # type: ignore[no-any-return]
+
+
+def test_the_fleet_splits_written_once_as_the_sessions_receipts_do(folder: Path) -> None:
+    """The fleet split every session's written-once dollars in the plain mean of the
+    sessions' end shares: a session of three requests weighed as much as one of 900, and a
+    fleet whose receipts put tool results first put the inferred head (unattributed) first.
+    Each session's are now split in its own shares: the sum of its receipts."""
+    summary = runner.invoke(app, ["summary", str(folder / "j"), "--cost", "--json"])
+    rows = orjson.loads(summary.stdout)
+    cost = _cost(folder)
+    for part in ("billed", "every_cache_hit"):
+        expected: dict[str, float] = defaultdict(float)
+        for row in rows:
+            for writer, usd in _written_by_writer(row["cost"][part]).items():
+                expected[writer] += usd
+        got = _written_by_writer(cost[part])
+        assert got.keys() == expected.keys(), part
+        for writer, usd in expected.items():
+            assert got[writer] == pytest.approx(usd, abs=1e-4), (part, writer)
+        assert "written_once_unsplit_usd" not in cost[part]
+    # tool results lead in these sessions' own receipts, and so in the fleet's
+    hit = _written_by_writer(cost["every_cache_hit"])
+    assert max(hit, key=hit.__getitem__) == "tool results"

@@ -455,11 +455,12 @@ def _cost(c: Any, table: PriceTable) -> dict[str, Any]:
     of = "JOIN picked p USING (group_id, session_id) JOIN sessions s USING (group_id, session_id)"
     session = "s.harness, coalesce(s.project, '') AS project"
     billed = (
-        f"(SELECT r.model, coalesce(r.price_context, '') AS variant, r.start_ns, "
+        f"(SELECT r.group_id, r.session_id, r.model, "
+        f"coalesce(r.price_context, '') AS variant, r.start_ns, "
         f"r.prompt_tokens, {', '.join(f'r.{c}' for c in columns)}, r.hit_written_tokens, "
         f"r.hit_reread_tokens, coalesce(r.web_searches, 0) AS web_searches, {session} "
         f"FROM requests r {of} "
-        f"UNION ALL SELECT k.model, '', k.start_ns, k.prompt_tokens, "
+        f"UNION ALL SELECT k.group_id, k.session_id, k.model, '', k.start_ns, k.prompt_tokens, "
         f"{', '.join(f'k.{c}' for c in columns)}, 0, k.prompt_tokens, 0, {session} "
         f"FROM compactions k {of} WHERE k.prompt_tokens IS NOT NULL) AS billed"
     )
@@ -475,11 +476,11 @@ def _cost(c: Any, table: PriceTable) -> dict[str, Any]:
     rows = _rows(
         c,
         f"SELECT coalesce(model, ''), variant, CAST(start_ns // 86400000000000 AS BIGINT), "
-        f"{bucket}, harness, project, count(*), "
+        f"{bucket}, harness, project, group_id, session_id, count(*), "
         f"{', '.join(f'sum({col})' for col in summed)} FROM {billed} "
-        "GROUP BY 1, 2, 3, 4, 5, 6",
+        "GROUP BY 1, 2, 3, 4, 5, 6, 7, 8",
     )
-    receipt = Receipt(shares=_pooled_shares(c))
+    receipt = Receipt()
     # A streaming output count among the requests (NULL: a dataset from before the column)
     receipt.output_lower_bound = bool(
         _rows(c, f"SELECT count(*) FROM requests {_ALL} AND NOT output_tokens_reliable")[0][0]
@@ -492,7 +493,8 @@ def _cost(c: Any, table: PriceTable) -> dict[str, Any]:
     )[0]
     receipt.recorded_usd = Decimal(repr(recorded)) if recorded is not None else Decimal(0)
     by: dict[str, dict[str, list[Any]]] = {"harness": {}, "model": {}, "project": {}}
-    for model, variant, day, tier, harness, project, count, *sums in rows:
+    written: dict[tuple[str, str], list[Decimal]] = {}  # each session's, billed and hit
+    for model, variant, day, tier, harness, project, group, session, count, *sums in rows:
         prices = priced.get((model, variant, day))
         if prices is None:
             name = model or "(no model)"
@@ -507,7 +509,12 @@ def _cost(c: Any, table: PriceTable) -> dict[str, Any]:
             )
         )
         counts["hit_output"] = counts["output"]
-        usd = receipt.add_counts(prices, thresholds[tier - 1] + 1 if tier else 0, counts)
+        usd, billed_once, hit_once = receipt.add_counts(
+            prices, thresholds[tier - 1] + 1 if tier else 0, counts
+        )
+        line = written.setdefault((group, session), [Decimal(0), Decimal(0)])
+        line[0] += billed_once
+        line[1] += hit_once
         said = f" ({variant})" if variant else ""
         for dimension, key in (
             ("harness", harness),
@@ -517,9 +524,12 @@ def _cost(c: Any, table: PriceTable) -> dict[str, Any]:
             tally = by[dimension].setdefault(key, [0, Decimal(0)])
             tally[0] += count
             tally[1] += usd
+    shares = _end_shares(c)
+    for key, (billed_once, hit_once) in sorted(written.items()):
+        receipt.split_written(shares.get(key, {}), billed_once, hit_once)
     data = receipt.to_json(table)
-    data["split_by"] = "mean end-of-session context composition of the sessions (estimated)"
-    data["requests_priced"] = sum(r[6] for r in rows) - sum(receipt.unpriced.values())
+    data["split_by"] = "each session's own end-of-session context composition (estimated)"
+    data["requests_priced"] = sum(r[8] for r in rows) - sum(receipt.unpriced.values())
     data["by"] = {dimension: _by(tallies) for dimension, tallies in by.items()}
     return data
 
@@ -545,19 +555,20 @@ def _by(tallies: dict[str, list[Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def _pooled_shares(c: Any) -> dict[str, float]:
-    """The mean end-of-session composition of every picked session (any length)."""
-    rows = _rows(
+def _end_shares(c: Any) -> dict[tuple[str, str], dict[str, float]]:
+    """Each picked session's end-of-session composition: category → share of its last
+    request's estimated context (cost.end_shares, from the dataset)."""
+    shares: dict[tuple[str, str], dict[str, float]] = {}
+    for group, session, category, share in _rows(
         c,
         f"""
-        WITH shares AS (
-          SELECT group_id, session_id, category,
-                 tokens / sum(tokens) OVER (PARTITION BY group_id, session_id) AS share
-          FROM request_categories rc {_ALL} AND rc.is_last)
-        SELECT category, sum(share) / (SELECT count(DISTINCT (group_id, session_id)) FROM shares)
-        FROM shares GROUP BY 1""",
-    )
-    return {category: float(share) for category, share in rows if category in _CATEGORIES}
+        SELECT group_id, session_id, category,
+               tokens / sum(tokens) OVER (PARTITION BY group_id, session_id)
+        FROM request_categories rc {_ALL} AND rc.is_last AND tokens > 0""",
+    ):
+        if category in _CATEGORIES:
+            shares.setdefault((group, session), {})[category] = float(share)
+    return shares
 
 
 _CATEGORIES = {c.value for c in WRITER_OF}
