@@ -369,6 +369,9 @@ class Receipt:
     models: dict[str, str] = field(default_factory=dict)  # journal's model → table's id
     # Some priced request's output count is a streaming count: the output is at least this.
     output_lower_bound: bool = False
+    # Responses the journal records no usage for (every field 0): not priced, so the bill
+    # lacks them (a backend that reports none, as a Claude Code `-p` run on another model).
+    unmetered: int = 0
     # Written-once USD split session by session in each one's own end shares (a fleet):
     # category (or UNSPLIT: a session without a composition) → [billed, every cache hit].
     # None: the totals are split by `shares` (one session).
@@ -457,7 +460,8 @@ class Receipt:
             "unpriced_models": [
                 {"model": m, "requests": n} for m, n in sorted(self.unpriced.items())
             ],
-            "complete": not self.unpriced and not self.searches_unpriced,
+            "complete": not self.unpriced and not self.searches_unpriced and not self.unmetered,
+            **({"responses_without_usage": self.unmetered} if self.unmetered else {}),
             "output_lower_bound": self.output_lower_bound,
             "billed": {
                 **{
@@ -512,7 +516,7 @@ def _split(total: Decimal, shares: Mapping[str, float]) -> dict[str, float]:
 
 
 def session_receipt(session: Session, table: PriceTable) -> Receipt:
-    receipt = Receipt(shares=end_shares(session))
+    receipt = Receipt(shares=end_shares(session), unmetered=len(session.unmetered_responses))
     for row in [*request_tokens(session), *compaction_tokens(session).values()]:
         prices = table.lookup(row.model, row.time_ns, session.provider, row.price_context)
         receipt.add_request(row, prices)

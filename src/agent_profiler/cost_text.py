@@ -73,6 +73,11 @@ def receipt_notes(data: Mapping[str, Any]) -> list[str]:
             f"no price for {counted(unpriced, 'web search', 'web searches')}: the table "
             "gives their model none (nothing is guessed), left out of the totals"
         )
+    if unmetered := data.get("responses_without_usage"):
+        notes.append(
+            f"{counted(unmetered, 'response')} without usage in the journal (every count 0): "
+            "not priced, so the totals lack what they cost"
+        )
     for entry in data["unpriced_models"]:
         notes.append(
             f"no price for {entry['model']} ({counted(entry['requests'], 'request')}): "

@@ -688,11 +688,12 @@ def test_fleet_says_which_dates_are_file_modification_times(tmp_path: Path) -> N
     data = _fleet(dataset)
     sessions = data["sessions"]
     assert (sessions["count"], sessions["dated_by_file_mtime"]) == (2, 1)
-    assert (sessions["first_start"], sessions["last_start"]) == ("2026-05-17", "2027-01-15")
+    # the file's date is the day it was copied, not the session's: not among the dates
+    assert (sessions["first_start"], sessions["last_start"]) == ("2026-05-17", "2026-05-17")
     text = runner.invoke(app, ["fleet", str(dataset)]).stdout
     assert (
-        "2026-05-17 … 2027-01-15 (1 session dated by the journal file's modification time: "
-        "no times in the journal)"
+        "2026-05-17 … 2026-05-17 (1 session without times in the journal, dated by its file's "
+        "modification time: not in these dates)"
     ) in text.splitlines()[0]
     # a dataset of dated journals only says nothing of the kind
     (journals / undated.name).unlink()

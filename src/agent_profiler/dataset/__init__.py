@@ -40,6 +40,8 @@ SCHEMA: dict[str, list[tuple[str, str]]] = {
         ("start_ns", "BIGINT"),
         ("end_ns", "BIGINT"),
         ("requests", "INTEGER"),
+        # Responses whose journal records no usage (every field 0): not priced.
+        ("responses_without_usage", "INTEGER"),
         ("prompts", "INTEGER"),
         ("tool_calls", "INTEGER"),
         ("compactions", "INTEGER"),

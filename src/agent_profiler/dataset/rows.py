@@ -148,6 +148,7 @@ def session_rows(session: Session, group_id: str) -> dict[str, list[Row]]:
             "start_ns": start,
             "end_ns": end,
             "requests": len(ordered),
+            "responses_without_usage": len(session.unmetered_responses),
             "prompts": sum(1 for p in session.prompts if p.source == "user"),
             "tool_calls": len(calls),
             "compactions": len(session.compactions),

@@ -39,8 +39,18 @@ def _mtime_note(sessions: Mapping[str, Any]) -> str:
     if not count:
         return ""
     return (
-        f" ({counted(count, 'session')} dated by the journal file's modification time: "
-        "no times in the journal)"
+        f" ({counted(count, 'session')} without times in the journal, dated by its file's "
+        "modification time: not in these dates)"
+    )
+
+
+def _made_requests(sessions: Mapping[str, Any]) -> str:
+    """Said after the session count when some sessions made no request."""
+    made = sessions.get("with_requests")
+    return (
+        f", {made:,} of them made a request"
+        if made is not None and made < sessions["count"]
+        else ""
     )
 
 
@@ -59,7 +69,8 @@ def render_text(data: Mapping[str, Any], title: str = "fleet") -> str:
         # Not a page of empty headings (a --split side, filters that match nothing).
         return f"{title}: no sessions"
     out = [
-        f"{title}: {counted(s['count'], 'session')} (+{counted(s['subagents'], 'subagent')}), "
+        f"{title}: {counted(s['count'], 'session')} (+{counted(s['subagents'], 'subagent')})"
+        f"{_made_requests(s)}, "
         f"{counted(r['count'], 'request')}{_subagent_requests(r)}, "
         f"{s['first_start'] or '-'} … {s['last_start'] or '-'}" + _mtime_note(s),
         "  by harness: " + ", ".join(f"{k} {v}" for k, v in s["by_harness"].items()),
@@ -91,7 +102,7 @@ def render_text(data: Mapping[str, Any], title: str = "fleet") -> str:
     comp = data["compactions"]
     out.append(
         f"\ncompactions: {comp['total']:,} in {comp['sessions_with']:,} of "
-        f"{counted(comp['sessions'], 'session')}; per session: "
+        f"{counted(comp['sessions'], 'session')} that made a request; per session: "
         + ", ".join(f"{n}: {count}" for n, count in comp["per_session"].items())
     )
     tools = data["tool_results"]
@@ -207,7 +218,8 @@ def render_html(data: Mapping[str, Any], title: str, split: Mapping[str, Any] | 
 def _sections(data: Mapping[str, Any], level: int = 2) -> list[str]:
     s, h = data["sessions"], f"h{level}"
     out = [
-        f"<p>{counted(s['count'], 'session')} and {counted(s['subagents'], 'subagent')}, "
+        f"<p>{counted(s['count'], 'session')} and {counted(s['subagents'], 'subagent')}"
+        f"{esc(_made_requests(s))}, "
         f"{counted(data['requests']['count'], 'request')}{_subagent_requests(data['requests'])}, "
         f"{esc(s['first_start'] or '-')} to "
         f"{esc(s['last_start'] or '-')}{esc(_mtime_note(s))}.</p>"
@@ -265,7 +277,7 @@ def _sections(data: Mapping[str, Any], level: int = 2) -> list[str]:
     out.append(f"<{h}>Compactions</{h}>")
     out.append(
         f"<p>{counted(comp['total'], 'compaction')} in {comp['sessions_with']:,} of "
-        f"{counted(comp['sessions'], 'session')}.</p>"
+        f"{counted(comp['sessions'], 'session')} that made a request.</p>"
     )
     # Counts of sessions, not shares (drawn as 4700% and 30,000 pixels wide).
     per_session = [(f"{n} per session", v) for n, v in comp["per_session"].items()]
