@@ -741,7 +741,9 @@ def test_collect_and_fleet_of_the_corpus_read_as_a_team_lead_reads_them(tmp_path
     weights = re.findall(r"<title>[^<]*: ([\d.]+[kKM]?)</title>", page.read_text())
     assert weights and all(re.fullmatch(r"\d+(\.\d[KM])?", w) for w in weights), weights
     # one pair of brackets, not "(weight: tokens × requests resident (what …))"
-    assert "\nlargest recurring sources, weighed by tokens × requests resident (" in fleet.stdout
+    assert "\nlargest recurring sources, weighed by estimated tokens × requests resident (" in (
+        fleet.stdout
+    )
     assert not re.search(r"(^|[\s(])(/home/|/Users/|/root/|/work/|/tmp/)", said)
     # the subagents collect counts are the ones fleet sets apart
     sessions = _fleet(dataset)["sessions"]

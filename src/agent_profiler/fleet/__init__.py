@@ -209,6 +209,14 @@ def _sessions(c: Any) -> dict[str, Any]:
             f"GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT {TOP}",
         )
     )
+    # How their composition was estimated (chars/4, calibrated, a harness's native counts).
+    bases = dict(
+        _rows(
+            c,
+            f"SELECT estimate_basis, count(*) FROM sessions {_ALL} AND estimate_basis IS NOT NULL "
+            "GROUP BY 1 ORDER BY 2 DESC, 1",
+        )
+    )
     return {
         "count": main,
         # A journal of a session that made no request (a /context screen, a title, an
@@ -223,6 +231,7 @@ def _sessions(c: Any) -> dict[str, Any]:
         "projects": projects,
         "by_harness": harnesses,
         "by_model": models,
+        "estimate_bases": bases,
     }
 
 
@@ -442,7 +451,7 @@ def _sources(c: Any) -> dict[str, Any]:
         )
     ]
     return {
-        "weight": "tokens × requests resident (what re-reading it cost in input)",
+        "weight": "estimated tokens × requests resident (what re-reading it cost in input)",
         "mcp_servers": servers,
         "skills": items(Category.SKILLS.value),
         "rule_files": items(Category.RULES.value),

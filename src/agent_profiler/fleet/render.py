@@ -61,6 +61,30 @@ def _subagent_requests(requests: Mapping[str, Any]) -> str:
 
 
 NONE = "  (none)"  # under a heading with nothing to show, as the HTML page says it
+UNATTRIBUTED = (
+    "unattributed: what no journal item explains; mostly the head a journal lacks, the "
+    "system prompt and tool schemas, inferred as reported − estimated at the first request"
+)
+# How each basis of estimate is said (sessions.estimate_basis, model.Basis values).
+_BASES = {
+    "chars/4": "characters / 4 per journal item",
+    "chars/calibrated-v3": "calibrated characters per token, by kind of text",
+    "native-bytes/4": "the harness's own lanes, bytes / 4",
+    "native-summary": "the harness's own /context counts",
+}
+
+
+def _estimated(sessions: Mapping[str, Any]) -> str:
+    """ "estimated: characters / 4 per journal item, not tokenizer counts", naming each basis
+    with its sessions when they differ."""
+    bases = sessions.get("estimate_bases") or {}
+    said = [_BASES.get(basis, basis) for basis in bases]
+    if len(bases) > 1:
+        said = [
+            f"{text} ({counted(n, 'session')})"
+            for text, n in zip(said, bases.values(), strict=True)
+        ]
+    return f"estimated: {'; '.join(said)}, not tokenizer counts" if said else "estimated"
 
 
 def render_text(data: Mapping[str, Any], title: str = "fleet") -> str:
@@ -78,10 +102,12 @@ def render_text(data: Mapping[str, Any], title: str = "fleet") -> str:
     who = data["who_wrote"]
     out.append(
         f"\nwho wrote the end-of-session context (mean over {counted(who['sessions'], 'session')} "
-        f"with ≥ {who['min_turns']} requests; estimated):"
+        f"with ≥ {who['min_turns']} requests; {_estimated(s)}):"
     )
     for writer, share in who["by_writer"].items():
         out.append(f"  {writer:<14} {100 * share:5.1f}%")
+    if who["by_writer"].get("unattributed"):
+        out.append(f"  ({UNATTRIBUTED})")
     if who["by_category"]:
         out.append(
             "  by category: "
@@ -234,9 +260,15 @@ def _sections(data: Mapping[str, Any], level: int = 2) -> list[str]:
             {Category(k).label: f"url(#cat-{k})" for k in who["by_category"]},
         )
     )
+    unattributed = (
+        f" {UNATTRIBUTED[:1].upper()}{UNATTRIBUTED[1:]}."
+        if who["by_writer"].get("unattributed")
+        else ""
+    )
     out.append(
-        f"<p class=note>Mean share of the last request's estimated context over "
-        f"{counted(who['sessions'], 'session')} with at least {who['min_turns']} requests.</p>"
+        f"<p class=note>Mean share of the last request's context over "
+        f"{counted(who['sessions'], 'session')} with at least {who['min_turns']} requests "
+        f"({esc(_estimated(s))}).{esc(unattributed)}</p>"
     )
     out.append(f"<{h}>Context by turn</{h}>")
     out.append(_columns(data["context_by_turn"]))
