@@ -316,7 +316,11 @@ def fleet(
     ] = None,
     model: Annotated[
         str | None,
-        typer.Option("--model", metavar="NAME", help="Only sessions whose main model is this."),
+        typer.Option(
+            "--model",
+            metavar="NAME",
+            help="Only sessions whose main model is this (a dated or provider/ name too).",
+        ),
     ] = None,
     cost: Annotated[
         bool, typer.Option("--cost/--no-cost", help="Price the requests (genai-prices).")

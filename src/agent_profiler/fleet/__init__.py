@@ -132,14 +132,16 @@ def figures(
         until_ns = latest if until_ns is None else min(until_ns, latest)
     where = ["true"]
     args: list[Any] = []
-    for column, value in (
-        ("harness", filters.harness),
-        ("project", filters.project),
-        ("model", filters.model),
-    ):
+    for column, value in (("harness", filters.harness), ("project", filters.project)):
         if value:
             where.append(f"{column} = ?")
             args.append(value)
+    if filters.model:
+        # One model by any of its names: `claude-opus-4-5` is also the dated
+        # `claude-opus-4-5-20251101` Claude Code records, `claude-opus-4.6` OpenCode's
+        # `claude-opus-4-6`, `anthropic/…` a provider's.
+        where.append(f"{_MODEL_NAME.format('model')} = {_MODEL_NAME.format('?')}")
+        args.append(filters.model)
     if since_ns is not None:
         where.append("start_ns >= ?")
         args.append(since_ns)
@@ -185,6 +187,12 @@ def _rows(connection: Any, sql: str, args: list[Any] | None = None) -> list[tupl
 
 _MAIN = "JOIN picked p USING (group_id, session_id) WHERE p.is_main"
 _ALL = "JOIN picked p USING (group_id, session_id) WHERE true"
+# A model's name without what varies between the names of one model: a provider's prefix,
+# a date or version suffix (`-20251101`, `@20251101`, `-v1:0`), `.` for `-`, the case.
+_MODEL_NAME = (
+    "replace(regexp_replace(regexp_replace(lower({}), '^.*/', ''), "
+    "'([-@][0-9]{{8}}|-v[0-9]+(:[0-9]+)?)$', ''), '.', '-')"
+)
 
 
 def _sessions(c: Any) -> dict[str, Any]:
