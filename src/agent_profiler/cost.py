@@ -369,6 +369,8 @@ class Receipt:
     models: dict[str, str] = field(default_factory=dict)  # journal's model → table's id
     # Some priced request's output count is a streaming count: the output is at least this.
     output_lower_bound: bool = False
+    streaming_outputs: int = 0  # how many priced requests' output is a streaming count
+    priced: int = 0  # requests priced (the token lines are theirs)
     # Responses the journal records no usage for (every field 0): not priced, so the bill
     # lacks them (a backend that reports none, as a Claude Code `-p` run on another model).
     unmetered: int = 0
@@ -383,10 +385,12 @@ class Receipt:
             self.recorded_requests += 1
         if prices is not None and not row.output_exact:
             self.output_lower_bound = True
+            self.streaming_outputs += 1
         if prices is None:
             name = row.model or "(no model)"
             self.unpriced[name] = self.unpriced.get(name, 0) + 1
             return
+        self.priced += 1
         self.name_model(row.model, row.price_context, prices)
         self.add_counts(prices, row.prompt, _counts(row))
 
@@ -463,6 +467,8 @@ class Receipt:
             "complete": not self.unpriced and not self.searches_unpriced and not self.unmetered,
             **({"responses_without_usage": self.unmetered} if self.unmetered else {}),
             "output_lower_bound": self.output_lower_bound,
+            "requests_priced": self.priced,
+            **({"streaming_outputs": self.streaming_outputs} if self.streaming_outputs else {}),
             "billed": {
                 **{
                     c: {"tokens": self.billed_tokens[c], "usd": _usd(self.billed_usd[c])}

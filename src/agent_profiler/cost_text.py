@@ -14,16 +14,23 @@ def _searches_line(receipt: Mapping[str, Any]) -> list[str]:
     """The web searches' line of a receipt, when it ran any (a receipt from before the key
     has none)."""
     searches = receipt.get(SEARCHES) or {"count": 0}
-    if not searches["count"]:
+    priced = searches["count"] - searches.get("unpriced", 0)  # the others: a note, below
+    if not priced:
         return []
-    return [f"    {'web searches':<24}{searches['count']:>14,}      ${searches['usd']:>10.4f}"]
+    return [f"    {'web searches':<24}{priced:>14,}      ${searches['usd']:>10.4f}"]
 
 
 def render_receipt(name: str, data: Mapping[str, Any]) -> str:
     """A till receipt of one session (or a fleet) as text."""
     billed, hit = data["billed"], data["every_cache_hit"]
     lines = [f"{name}: what the context cost ({data['prices']['table']}, {data['prices']['date']})"]
-    lines.append("  as billed, at list price, from the reported usage:")
+    unpriced = sum(entry["requests"] for entry in data["unpriced_models"])
+    of = f" of the {data['requests_priced']:,} requests priced" if "requests_priced" in data else ""
+    lines.append(
+        f"  as billed, at list price, from the reported usage{of if unpriced else ''}"
+        + (f" ({unpriced:,} not: below)" if unpriced else "")
+        + ":"
+    )
     labels = {
         "input": "uncached input",
         "cache_write_5m": "cache writes, 5 min",
@@ -57,9 +64,11 @@ def receipt_notes(data: Mapping[str, Any]) -> list[str]:
     price, and which model of the table priced each of the journal's."""
     notes = []
     if data.get("output_lower_bound"):
+        streaming = data.get("streaming_outputs")
+        which = f" for {counted(streaming, 'request')}" if streaming else ""
         notes.append(
-            "model output is a lower bound: the journal records streaming output counts, "
-            "often below what was billed"
+            f"model output is a lower bound{which}: the journal records streaming output "
+            "counts, often below what was billed"
         )
     recorded = data.get("recorded")
     if recorded:

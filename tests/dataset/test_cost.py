@@ -270,8 +270,9 @@ def test_a_streaming_output_count_makes_the_output_a_lower_bound() -> None:
         data = session_receipt(session, _Table()).to_json(_Table())  # type: ignore[arg-type]
         assert data["output_lower_bound"] is expected, index
         assert data["billed"] == exact["billed"]  # the same figures, said to be a floor
-        said = "model output is a lower bound: the journal records streaming output counts"
+        said = "model output is a lower bound for 1 request: the journal records streaming "
         assert (said in render_receipt("s", data)) is expected
+        assert data.get("streaming_outputs") == (1 if expected else None)
 
 
 def test_a_model_without_a_price_is_counted_by_name_not_priced() -> None:
@@ -581,3 +582,22 @@ def test_a_session_without_a_composition_is_said_apart_in_the_split() -> None:
     (line,) = [x for x in render_receipt("s", data).splitlines() if "no composition" in x]
     words = "written once, no composition to split it $ 2.0000"
     assert line.split() == words.split()
+
+
+def test_the_token_lines_say_they_are_the_priced_requests() -> None:
+    """The token lines sum the priced requests only: a receipt with unpriced requests says
+    how many of each, and its web searches line counts the priced ones (the others are a
+    note: "11 searches, $0.04" priced 4)."""
+    data = session_receipt(_session(), _Table()).to_json(_Table())  # type: ignore[arg-type]
+    unpriced = sum(e["requests"] for e in data["unpriced_models"])
+    assert unpriced and data["requests_priced"] == len(_session().responses) - unpriced
+    text = render_receipt("s", data).splitlines()
+    assert text[1] == (
+        f"  as billed, at list price, from the reported usage of the {data['requests_priced']} "
+        f"requests priced ({unpriced} not: below):"
+    )
+    searches = {"count": 11, "usd": 0.04, "unpriced": 7}
+    with_searches = {**data, "billed": {**data["billed"], "web_searches": searches}}
+    lines = [x for x in render_receipt("s", with_searches).splitlines() if "web searches" in x]
+    assert lines[0].split() == ["web", "searches", "4", "$", "0.0400"]
+    assert "no price for 7 web searches" in lines[-1]

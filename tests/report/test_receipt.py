@@ -182,3 +182,39 @@ def test_the_page_says_under_a_receipt_what_the_text_receipt_says() -> None:
     for item in items:
         assert f"  {item[:1].lower()}{item[1:-1]}" in text.splitlines()
     assert any("(speed=fast)" in item for item in items)
+
+
+def test_the_page_receipt_says_what_its_rows_cover() -> None:
+    """The page's "As billed" rows are the priced requests' (the others named below), its
+    web searches row counts the priced searches, and a written-once share no composition
+    splits is its own row, as in the text."""
+    from agent_profiler.report.receipt import receipt_section
+
+    line = {"tokens": 0, "usd": 0.0}
+    searches = {"count": 11, "usd": 0.04, "unpriced": 7}
+    data = {
+        "prices": {"table": "t 1", "date": "2026-12-01"},
+        "models": {},
+        "unpriced_models": [{"model": "x-free", "requests": 146}],
+        "requests_priced": 2261,
+        "billed": {
+            **dict.fromkeys(
+                ("input", "cache_write_5m", "cache_write_1h", "cache_read", "output"), line
+            ),
+            "web_searches": searches,
+            "total_usd": 1.0,
+        },
+        "every_cache_hit": {
+            "written_once_by_writer": {"tool results": 0.5},
+            "written_once_unsplit_usd": 0.25,
+            "re_read": line,
+            "output": line,
+            "web_searches": searches,
+            "total_usd": 1.0,
+        },
+    }
+    html = receipt_section("s", data)
+    assert "<h4>As billed (the 2,261 requests priced; 146 not: below)</h4>" in html
+    assert html.count("<td>web searches (4)</td>") == 2
+    assert "<td>written once, no composition to split it</td>" in html
+    assert "No price for x-free (146 requests)" in html

@@ -514,9 +514,10 @@ def _cost(c: Any, table: PriceTable) -> dict[str, Any]:
         )
     )
     # A streaming output count among the requests (NULL: a dataset from before the column)
-    receipt.output_lower_bound = bool(
-        _rows(c, f"SELECT count(*) FROM requests {_ALL} AND NOT output_tokens_reliable")[0][0]
-    )
+    receipt.streaming_outputs = _rows(
+        c, f"SELECT count(*) FROM requests {_ALL} AND NOT output_tokens_reliable"
+    )[0][0]
+    receipt.output_lower_bound = bool(receipt.streaming_outputs)
     # What the harnesses recorded at their own prices, over every request that says
     (recorded, receipt.recorded_requests) = _rows(
         c,
@@ -533,6 +534,7 @@ def _cost(c: Any, table: PriceTable) -> dict[str, Any]:
             receipt.unpriced[name] = receipt.unpriced.get(name, 0) + count
             continue
         receipt.name_model(model, variant, prices)
+        receipt.priced += count
         counts = dict(
             zip(
                 (*COMPONENTS, "hit_written_once", "hit_re_read", SEARCHES),
@@ -561,7 +563,6 @@ def _cost(c: Any, table: PriceTable) -> dict[str, Any]:
         receipt.split_written(shares.get(key, {}), billed_once, hit_once)
     data = receipt.to_json(table)
     data["split_by"] = "each session's own end-of-session context composition (estimated)"
-    data["requests_priced"] = sum(r[8] for r in rows) - sum(receipt.unpriced.values())
     data["by"] = {dimension: _by(tallies) for dimension, tallies in by.items()}
     return data
 

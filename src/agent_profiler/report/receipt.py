@@ -26,12 +26,21 @@ def _usd(value: float) -> str:
 def _searches_row(receipt: Mapping[str, Any]) -> str:
     """Server-side web searches, a row when the session ran any (their count, not tokens)."""
     searches = receipt.get(SEARCHES) or {"count": 0}
-    if not searches["count"]:
+    priced = searches["count"] - searches.get("unpriced", 0)  # the others: a note
+    if not priced:
         return ""
     return (
-        f'<tr><td>web searches ({searches["count"]:,})</td><td class="num"></td>'
+        f'<tr><td>web searches ({priced:,})</td><td class="num"></td>'
         f'<td class="num">{_usd(searches["usd"])}</td></tr>'
     )
+
+
+def _priced(data: Mapping[str, Any]) -> str:
+    """Said beside "As billed" when some requests have no price: the rows are the others'."""
+    unpriced = sum(entry["requests"] for entry in data["unpriced_models"])
+    if not unpriced or "requests_priced" not in data:
+        return ""
+    return f" (the {data['requests_priced']:,} requests priced; {unpriced:,} not: below)"
 
 
 def receipt_section(anchor: str, data: Mapping[str, Any]) -> str:
@@ -46,6 +55,12 @@ def receipt_section(anchor: str, data: Mapping[str, Any]) -> str:
             f'<tr><td>written once, {esc(writer)}</td><td class="num"></td>'
             f'<td class="num">{_usd(usd)}</td></tr>'
             for writer, usd in hit["written_once_by_writer"].items()
+        )
+        + (
+            '<tr><td>written once, no composition to split it</td><td class="num"></td>'
+            f'<td class="num">{_usd(hit["written_once_unsplit_usd"])}</td></tr>'
+            if hit.get("written_once_unsplit_usd")
+            else ""
         )
         + "".join(
             f'<tr><td>{label}</td><td class="num">{hit[key]["tokens"]:,}</td>'
@@ -63,7 +78,7 @@ def receipt_section(anchor: str, data: Mapping[str, Any]) -> str:
         f"{esc(prices['date'])}), applied to the usage the journal reports. "
         "“Written once” is split in the shares of the end-of-session composition "
         "(estimated).</p>"
-        f"<h4>As billed</h4><table>{head}{rows}<tr><th>total</th><td></td>"
+        f"<h4>As billed{_priced(data)}</h4><table>{head}{rows}<tr><th>total</th><td></td>"
         f'<th class="num">{_usd(billed["total_usd"])}</th></tr></table>'
         "<h4>Every cache hit (hypothetical, not what was paid)</h4>"
         f"<table>{head}{hit_rows}<tr><th>total</th><td></td>"
