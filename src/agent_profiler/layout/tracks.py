@@ -93,9 +93,13 @@ def _input_args(data: SessionData, index: int, prompt: Prompt) -> dict[str, Any]
 
 
 def _input_flows(data: SessionData, index: int, prompt: Prompt) -> Flows:
-    """To its prompt slice; the first input ends its parent's flows."""
-    arrival = data.input_flows[index]
-    return ((arrival, *data.child_flows) if index == 0 else (arrival,)), (arrival,)
+    """To its prompt slice and to each of its responses; the first input ends its parent's
+    flows. The responses' flows start here, not at the prompt: ui.perfetto.dev draws a flow
+    from its source's end unless the source starts at or after the target, and the prompt
+    spans the whole turn, so from it every later response's arrow ran back in time. An
+    instant ends where it starts, at or before each response's start: drawn forwards."""
+    out = (data.input_flows[index], *data.prompt_links.values_of(index, data.response_flows))
+    return ((*out, *data.child_flows) if index == 0 else out), out
 
 
 def _session_input_flows(data: SessionData, index: int, start: int) -> Flows:
@@ -118,9 +122,8 @@ def _prompt_args(data: SessionData, index: int, prompt: Prompt) -> dict[str, Any
 
 
 def _prompt_flows(data: SessionData, index: int, prompt: Prompt) -> Flows:
-    """From its input; to each of its responses."""
-    out = data.prompt_links.values_of(index, data.response_flows)
-    return (data.input_flows[index], *out), out
+    """From its input (its responses' flows start at the input: `_input_flows`)."""
+    return (data.input_flows[index],), ()
 
 
 # ------------------------------------------------------------------ requests
@@ -140,7 +143,7 @@ def _response_args(data: SessionData, index: int, response: Response) -> Any:
 
 
 def _response_flows(data: SessionData, index: int, response: Response) -> Flows:
-    """From its prompt; to each of its tool calls."""
+    """From its prompt's input; to each of its tool calls."""
     out = data.call_links.values_of(index, data.call_flows_in)
     arrival = data.response_flows[index]
     return ((arrival, *out) if arrival else out), out

@@ -83,7 +83,7 @@ def trace_of(*sessions: Session) -> TraceView:
     stream = io.BytesIO()
     PerfettoWriter().write(list(sessions), stream)
     view = load_trace(stream.getvalue())
-    problems = check_contract(view, strict=True)
+    problems = check_contract(view, strict=True, forward_arrows=True)
     assert problems == [], "\n".join(problems)
     return view
 
