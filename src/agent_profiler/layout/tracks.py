@@ -2,9 +2,10 @@
 ui.perfetto.dev shows them (TrackDescriptor `child_ordering = EXPLICIT` on the capture,
 `sibling_order_rank` = the row's place; the v58 UI sorts siblings by rank, and by name
 without it). It reads like the session: the span, what came in, the model's work, the
-tools it ran, compactions; then the context it cost (the reported size and its window,
-the composition group), then cumulative usage, and the configuration lane, which rarely
-changes, last. Reordering the UI is reordering `TRACKS`; a new track is a new row.
+tools it ran, compactions and the journal's events; then the context it cost (the reported
+size and its window, the composition group), then cumulative usage, and the configuration
+lane, which rarely changes, last. Reordering the UI is reordering `TRACKS`; a new track is
+a new row.
 
 Each slice track says how its slices are made (spec.Slices): from which items, each
 item's span, name, category, arguments and flows. The arguments themselves are built by
@@ -254,11 +255,29 @@ def _run_args(data: SessionData, index: int, run: tuple[int, int, str]) -> dict[
     return args
 
 
-_marker_span = attrgetter("time_ns", "time_ns")
+# The markers that change the configuration (Pi's model and thinking level): on its lane;
+# every other marker (Gemini CLI's notices and rewinds, OpenCode's patches and retries) is
+# an event of the session, on `Events`.
+_CONFIGURATION_MARKERS = frozenset({"model_change", "thinking_level_change"})
+_MARKER_NAME_CHARS = 100  # a name is read on hover; `value` keeps the whole text
+
+
+def _configuration_span(marker: Marker) -> tuple[int, int] | None:
+    return (marker.time_ns, marker.time_ns) if marker.kind in _CONFIGURATION_MARKERS else None
+
+
+def _event_span(marker: Marker) -> tuple[int, int] | None:
+    return None if marker.kind in _CONFIGURATION_MARKERS else (marker.time_ns, marker.time_ns)
 
 
 def _marker_name(marker: Marker) -> str:
-    return f"{marker.kind.replace('_', ' ')}: {marker.value}"
+    """`<kind>: <value>`, its first line only (a Gemini CLI notice runs over several),
+    cut to `_MARKER_NAME_CHARS` with an ellipsis."""
+    name = f"{marker.kind.replace('_', ' ')}: {marker.value.strip().partition(chr(10))[0]}"
+    name = name.rstrip()
+    if len(name) > _MARKER_NAME_CHARS:
+        name = name[: _MARKER_NAME_CHARS - 1].rstrip() + "…"
+    return name
 
 
 def _marker_args(data: SessionData, index: int, marker: Marker) -> dict[str, Any]:
@@ -302,6 +321,15 @@ TRACKS: tuple[TrackSpec, ...] = (
     TrackSpec(
         "Compaction responses",
         (Slices(COMPACTIONS, _compaction_request_span, "response", _compaction_request_args),),
+    ),
+    TrackSpec(
+        "Events",
+        (Slices(MARKERS, _event_span, _marker_name, _marker_args, instant=True),),
+        description="Moments the journal marks that are neither requests nor configuration: "
+        "Gemini CLI's error, warning and info notices and its rewinds, OpenCode's file "
+        "patches and retries. A notice at its record's time; a patch, retry or rewind, "
+        "which carries none, at the last time read before it. The name is the value's first "
+        "line; `value` holds it all.",
     ),
     # The harness's own context reports (Claude Code's /context runs), each a zero-length
     # slice carrying its native snapshot.
@@ -365,7 +393,7 @@ TRACKS: tuple[TrackSpec, ...] = (
         "Configuration",
         (
             Slices(RUNS, _run_span, "run-configuration", _run_args, category=METADATA),
-            Slices(MARKERS, _marker_span, _marker_name, _marker_args, instant=True),
+            Slices(MARKERS, _configuration_span, _marker_name, _marker_args, instant=True),
         ),
     ),
 )
