@@ -532,6 +532,28 @@ def test_tracks_are_ordered_like_the_session(export_trace: Any) -> None:
     ]
 
 
+def test_every_track_of_a_capture_says_what_it_holds(spotter: TraceView) -> None:
+    """ui.perfetto.dev shows a track's description as its help button (slice, counter and
+    group tracks alike): every row of the table has one, and so does every track of a real
+    export, each lane of a track the same one."""
+    from agent_profiler.layout.tracks import TRACKS
+
+    rows = [row for top in TRACKS for row in (top, *top.children)]
+    assert [row.name for row in rows if not row.description] == []
+    for capture in spotter.captures():
+        tracks = [t for t in spotter.tracks.values() if spotter.capture_of(t.uuid) == capture.uuid]
+        assert len(tracks) > 15
+        assert [t.name for t in tracks if not t.description] == []
+        by_name: dict[str, set[str]] = {}
+        for track in tracks:
+            by_name.setdefault(track.name, set()).add(track.description)
+        assert all(len(said) == 1 for said in by_name.values())
+        assert by_name["Turns"] == {
+            "turn: one per response, over the same span as Responses; Agent Profiler counts "
+            "these as its turns (kind turn: a model step, not a user turn)."
+        }
+
+
 def test_context_size_has_an_axis_of_its_own_and_a_fill_percentage(spotter: TraceView) -> None:
     """Issue 29: the window must not flatten the context (a 41k-token context on a 1M
     window was one pixel tall). The window has no share key, so the UI gives it its own

@@ -290,6 +290,9 @@ TRACKS: tuple[TrackSpec, ...] = (
     TrackSpec(
         "Session",
         (Slices(CAPTURE, _capture_span, "profile (1)", _profile_args, category=METADATA),),
+        description="profile (1): the whole session, from the first moment its journal "
+        "records to the last; its arguments are the session's facts (harness, model, window, "
+        "inputs, where its times come from, how every number was estimated).",
         merge=False,
     ),
     TrackSpec(
@@ -306,21 +309,60 @@ TRACKS: tuple[TrackSpec, ...] = (
                 instant=True,
             ),
         ),
+        description="prompt-input: a prompt arriving, at its record's time (source user, or "
+        "agent for a subagent's task; a subagent with no prompt: at its start); the arrows "
+        "to its prompt and to each of its responses start here.",
     ),
-    TrackSpec("Prompts", (Slices(PROMPTS, _span, "prompt", _prompt_args, _prompt_flows),)),
     TrackSpec(
-        "Responses", (Slices(RESPONSES, _span, "response", _response_args, _response_flows),)
+        "Prompts",
+        (Slices(PROMPTS, _span, "prompt", _prompt_args, _prompt_flows),),
+        description="prompt: a user turn, from its prompt's record to the end of the work it "
+        "started; its text only in an export with --previews.",
+    ),
+    TrackSpec(
+        "Responses",
+        (Slices(RESPONSES, _span, "response", _response_args, _response_flows),),
+        description="response (kind assistant-message): one model request, with the usage "
+        "the journal reports and the context snapshot of what it was sent; from the record "
+        "that set it off (the prompt or the last tool result, where the journal shows one) to "
+        "its last record.",
     ),
     # Requests that failed before any usage came: spans with no size, so they never read
     # as a request of 0 tokens (TRACE_CONTRACT §4: request without completion).
-    TrackSpec("Requests", (Slices(FAILED, _failed_span, "request", _failed_args),)),
+    TrackSpec(
+        "Requests",
+        (Slices(FAILED, _failed_span, "request", _failed_args),),
+        description="request (kind provider-request): a request that failed before any usage "
+        "came (aborted, a provider error), over the journal's records of it; it has no size, "
+        "so it never reads as a request of 0 tokens.",
+    ),
     # One dict for every turn slice (a long session has thousands); writers only read args.
-    TrackSpec("Turns", (Slices(RESPONSES, _span, "turn", {"kind": "turn"}),)),
-    TrackSpec("Tools", (Slices(CALLS, _span, _tool_name, _tool_args, _tool_flows),)),
-    TrackSpec("Compaction", (Slices(COMPACTIONS, _span, _compaction_name, _compaction_args),)),
+    TrackSpec(
+        "Turns",
+        (Slices(RESPONSES, _span, "turn", {"kind": "turn"}),),
+        description="turn: one per response, over the same span as Responses; Agent "
+        "Profiler counts these as its turns (kind turn: a model step, not a user turn).",
+    ),
+    TrackSpec(
+        "Tools",
+        (Slices(CALLS, _span, _tool_name, _tool_args, _tool_flows),),
+        description="One slice per tool call (kind tool-execution), from the call's record to "
+        "its result's (its timing argument says so when the span comes from elsewhere); calls "
+        "that overlap take more Tools lanes.",
+    ),
+    TrackSpec(
+        "Compaction",
+        (Slices(COMPACTIONS, _span, _compaction_name, _compaction_args),),
+        description="compaction / microcompaction: history replaced by a summary (or old "
+        "results cleared), with the sizes before and after; its span is what the journal "
+        "shows of it (its timing argument).",
+    ),
     TrackSpec(
         "Compaction responses",
         (Slices(COMPACTIONS, _compaction_request_span, "response", _compaction_request_args),),
+        description="response (kind compaction-response): the request that wrote a "
+        "compaction's summary, when the journal keeps it (Claude Code's agent-acompact file), "
+        "with its usage; not counted as a turn.",
     ),
     TrackSpec(
         "Events",
@@ -329,11 +371,17 @@ TRACKS: tuple[TrackSpec, ...] = (
         "Gemini CLI's error, warning and info notices and its rewinds, OpenCode's file "
         "patches and retries. A notice at its record's time; a patch, retry or rewind, "
         "which carries none, at the last time read before it. The name is the value's first "
-        "line; `value` holds it all.",
+        "line; its value argument holds it all.",
     ),
     # The harness's own context reports (Claude Code's /context runs), each a zero-length
     # slice carrying its native snapshot.
-    TrackSpec("Context command", (Slices(NATIVES, _native_span, "/context", _native_args),)),
+    TrackSpec(
+        "Context command",
+        (Slices(NATIVES, _native_span, "/context", _native_args),),
+        description="/context (kind context-command): a /context run the user typed in Claude "
+        "Code, at its output's record, with the harness's own breakdown as a native context "
+        "snapshot.",
+    ),
     TrackSpec(
         "Context size",
         counter=True,
@@ -395,6 +443,10 @@ TRACKS: tuple[TrackSpec, ...] = (
             Slices(RUNS, _run_span, "run-configuration", _run_args, category=METADATA),
             Slices(MARKERS, _configuration_span, _marker_name, _marker_args, instant=True),
         ),
+        description="run-configuration: the model in use and its window, one slice per run of "
+        "requests with one model, from its first request's start to the next run's (the last "
+        "to the session's end); instants: Pi's model and thinking-level changes, at their "
+        "entries' times.",
     ),
 )
 
