@@ -82,7 +82,9 @@ def export_trace(tmp_path: Path):  # type: ignore[no-untyped-def]
         result = CliRunner().invoke(app, ["export", *map(str, journals), "-o", str(out), *args])
         assert result.exit_code == exit_code, result.output + result.stderr
         view = load_trace(out)
-        problems = check_contract(view, require_addition=require_addition, strict=True)
+        problems = check_contract(
+            view, require_addition=require_addition, strict=True, forward_arrows=True
+        )
         assert problems == [], "\n".join(problems)
         imported = check_import(out, view)
         assert imported == [], "\n".join(imported)

@@ -5,8 +5,10 @@ Each problem is one human-readable line starting with a rule tag (`clock:`, `seq
 `counter:`, `context-counter:`, `context:`, `example:`, `flow:`, `nesting:`, `subagent:`,
 `decode:`); an empty list means the trace conforms. The checks cover §8's checklist, the example
 check at the end of §8 and the SAFE rules of §1–§7 (clock snapshot, a track's events on one
-sequence, typing of values, flows, nesting). HABIT rules (track names other than the required
-ones, machine_id, packet order, lanes) are deliberately not checked.
+sequence, typing of values, flows, nesting), and, on request, one rule of ours for
+ui.perfetto.dev: no arrow from a prompt or its input is drawn backwards (`drawn_backwards`, the
+UI's rule). HABIT rules (track names other than the required ones, machine_id, packet order,
+lanes) are deliberately not checked.
 
 Where the reference traces show that a rule needs a narrower reading than a one-line summary
 suggests, the decision is documented next to the check (search for "Reference traces:").
@@ -84,7 +86,11 @@ OPTIONAL_CHANGE_STRINGS = ("source_id", "label", "source_kind")
 
 
 def check_contract(
-    view: TraceView, *, require_addition: bool = True, strict: bool = False
+    view: TraceView,
+    *,
+    require_addition: bool = True,
+    strict: bool = False,
+    forward_arrows: bool = False,
 ) -> list[str]:
     """Problems that keep `view` from lighting up Agent Profiler's Overview and Context tabs.
 
@@ -95,6 +101,11 @@ def check_contract(
     `strict` adds two rules that §8 states but the reference traces themselves relax (so they are
     off by default): `context_window_tokens` on `profile (N)` itself rather than only on a
     `run-configuration` slice, and `is_error` on every tool slice even when the outcome is unknown.
+
+    `forward_arrows` adds a rule of ours, not the contract's (its flows are HABIT, §7): no
+    arrow from a prompt or its input is drawn backwards in ui.perfetto.dev (`drawn_backwards`).
+    The reference traces break it (their prompt → response flows leave the prompt, which spans
+    the turn), so it is off by default; every trace we export is checked with it.
     """
     problems: list[str] = [f"decode: {problem}" for problem in view.decode_problems]
     # Perfetto's importer rules (importer_rules.py), for views decoded from bytes.
@@ -111,7 +122,7 @@ def check_contract(
         if "context" in slice_.typed_args:
             problems += _check_context(view, slice_)
     problems += _check_example(view, require_addition=require_addition)
-    problems += _check_flows(view)
+    problems += _check_flows(view, forward_arrows=forward_arrows)
     problems += _check_nesting(view)
     problems += _check_subagents(view)
     return problems
@@ -688,7 +699,7 @@ def _has_addition(snapshot: Slice) -> bool:
 # ---------------------------------------------------------------------------------------------
 
 
-def _check_flows(view: TraceView) -> Iterator[str]:
+def _check_flows(view: TraceView, *, forward_arrows: bool) -> Iterator[str]:
     legacy = [s for s in view.slices if s.legacy_flow_ids]
     if legacy:
         yield f"flow: {len(legacy)} slices use legacy v1 flow ids (flow_ids_old); use flow_ids"
@@ -709,6 +720,40 @@ def _check_flows(view: TraceView) -> Iterator[str]:
             )
         if flow_id in source.terminating_flow_ids:
             yield f"flow: id {flow_id} is terminated on its source {where(view, source)}"
+    for source, target in drawn_backwards(view) if forward_arrows else ():
+        if source.name in ("prompt-input", "prompt"):
+            yield (
+                f"flow: {where(view, source)} → {where(view, target)} is drawn backwards in "
+                f"ui.perfetto.dev (from the source's end, {source.end})"
+            )
+
+
+def drawn_start(source: Slice, target: Slice) -> int:
+    """Where ui.perfetto.dev starts a flow's arrow, as its flow_events_renderer.ts does
+    (google/perfetto ec5d16b, ui/src/core_plugins/dev.perfetto.Timeline/flow_events_renderer.ts
+    l.86-92): at the source's start when the target descends from it (`flowToDescendant`,
+    `slice_is_ancestor`: the same track, nested in it) or when the source starts at or after
+    the target; otherwise at the source's end. The arrow ends at the target's start."""
+    descends = (
+        source.track_uuid == target.track_uuid
+        and not source.instant
+        and source.ts <= target.ts
+        and target.end <= source.end
+    )
+    return source.ts if descends or source.ts >= target.ts else source.end
+
+
+def drawn_backwards(view: TraceView) -> list[tuple[Slice, Slice]]:
+    """Every flow (source, target) whose arrow ui.perfetto.dev draws leaving its source to
+    the right of where it enters its target: a loop back in time. Source and target in file
+    order, as Trace Processor pairs them (§7: direction = time order)."""
+    found = []
+    for events in view.flows.values():
+        if len(events) == 2 and events[0] is not events[1]:
+            source, target = events
+            if drawn_start(source, target) > target.ts:
+                found.append((source, target))
+    return found
 
 
 def _check_nesting(view: TraceView) -> Iterator[str]:

@@ -192,7 +192,10 @@ def profile_args(
     # How the categories were measured, in words; the basis only when it is not the
     # contract's default (chars/4), so default traces stay as they were.
     if calibrated:
-        args["estimation"] = estimate.calibrated_estimation(dict(s.facts).get(estimate.FAMILY_FACT))
+        family = dict(s.facts).get(estimate.FAMILY_FACT)
+        args["estimation"] = estimate.calibrated_estimation(
+            family if isinstance(family, str) else None
+        )
         args["estimate_basis"] = Basis.CALIBRATED.value
     else:
         args["estimation"] = estimate.CHARS4_ESTIMATION

@@ -296,6 +296,11 @@ class ContextSnapshot:
         return sum(tokens for _, tokens in self.categories)
 
 
+# A labelled fact of a session (on `profile (1)`): a text, or a count as an int, so that the
+# trace types it as an integer (uint_value, TRACE_CONTRACT §4), not as digits in a string.
+Fact = tuple[str, str | int]
+
+
 @frozen
 class Marker:
     """A point-in-time fact on the timeline (a model or thinking-level change)."""
@@ -340,7 +345,7 @@ class Session:
     # but not `calls` of the summary (peers skip them) and never a Context size.
     unmetered_responses: tuple[Response, ...] = ()
     markers: tuple[Marker, ...] = ()
-    facts: tuple[tuple[str, str], ...] = field(default=())  # extra labelled facts
+    facts: tuple[Fact, ...] = field(default=())  # extra labelled facts
     # How far `export --align start` moved the session's times (0: its real times); its
     # real start is start_ns - shifted_ns.
     shifted_ns: int = 0

@@ -419,7 +419,7 @@ def test_hostile_case(case: Case, tmp_path: Path) -> None:
         assert not out.exists()
         return
     view = load_trace(out)
-    assert check_contract(view, require_addition=False) == []
+    assert check_contract(view, require_addition=False, forward_arrows=True) == []
     assert len(view.captures()) == case.sessions
     if case.responses is not None:
         # `responses` counts metered ones; a response without usage (issue 15.6) is apart

@@ -114,7 +114,7 @@ def run(command: str, inputs: list[Path], tmp: Path) -> tuple[int, str, Path]:
 def sessions_in(command: str, out: Path) -> int:
     if command == "export":
         view = load_trace(out)
-        assert check_contract(view, require_addition=False) == []
+        assert check_contract(view, require_addition=False, forward_arrows=True) == []
         return len(view.captures())
     if command == "summary":
         return len(json.loads(out.read_text()))

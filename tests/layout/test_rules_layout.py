@@ -31,6 +31,7 @@ from agent_profiler.layout import (
     ordered_sessions,
     start_rank,
 )
+from agent_profiler.model import Session
 from agent_profiler.writers.perfetto import _END, _slice_sweep
 from rules_spy import raw_lines, sessions
 from samples import CLAUDE_SMALL, DATA, PI_LARGE
@@ -138,6 +139,30 @@ def test_sessions_are_laid_out_by_start_each_parent_followed_by_its_subagents() 
     layout = build_layout([child, parent, later], TraceFacts())
     ranks = [g.order_rank for g in layout.groups if g.parent == TRACE_ROOT_UUID]
     assert ranks == sorted(ranks) and len(ranks) == 2
+
+
+def test_sessions_starting_in_the_same_second_share_a_rank_and_are_laid_out_by_start() -> None:
+    """Real sessions (the Codex and the Claude Code small journals) moved to start in one
+    second, the Claude one 400 ms after the Codex one, then 200 ms before it: a rank is a
+    start in seconds, so both get the same one (the UI, sorting by rank alone, may show
+    them in either order: docs/traces.md), and the file lays them out by start."""
+    from agent_profiler.align import shifted
+    from agent_profiler.views import session_span
+    from samples import CODEX_SMALL
+
+    def starting_at(session: Session, at: int) -> Session:
+        moved = shifted(session, at - session_span(session)[0])
+        return dataclasses.replace(moved, shifted_ns=0)  # as if it really started there
+
+    second = 1_780_000_000 * 10**9
+    (codex,) = sessions(CODEX_SMALL)
+    (claude,) = sessions(CLAUDE_SMALL)
+    codex = starting_at(codex, second + 300_000_000)
+    for at, first in ((700_000_000, "codex"), (100_000_000, "claude-code")):
+        layout = build_layout([codex, starting_at(claude, second + at)], TraceFacts())
+        ranks = [g.order_rank for g in layout.groups if g.parent == TRACE_ROOT_UUID]
+        assert ranks == [start_rank(second)] * 2
+        assert layout.sessions[0].session.harness.value == first
 
 
 # --------------------------------------------------------------------------- subagent arrows

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from test_claude_code import (
 
 import shared_paths
 from agent_profiler.model import Category
+from contract import drawn_backwards, drawn_start
 from traceview import Slice, TraceView, inflated, plain_bytes
 
 LABELS = {c.label for c in Category}
@@ -68,7 +70,7 @@ def spotter(tmp_path_factory: pytest.TempPathFactory) -> Any:
     result = CliRunner().invoke(app, ["export", str(SPOTTER_DIR), "-o", str(out)])
     assert result.exit_code == 0, result.output
     view = load_trace(out)
-    assert check_contract(view, strict=True) == []
+    assert check_contract(view, strict=True, forward_arrows=True) == []
     return view
 
 
@@ -257,12 +259,66 @@ def test_flows_prompt_response_tool(spotter: TraceView) -> None:
     assert len(inputs) == len(prompts) > 0
     for prompt in prompts:
         assert "text" in prompt.args
-    responses = {r.args["response_id"]: r for r in kinds(spotter, main, "assistant-message")}
-    first = prompts[0]
-    assert any(set(first.flow_ids) & set(r.flow_ids) for r in responses.values())
+    # The responses' arrows leave the prompt's input, not the prompt: the UI draws an arrow
+    # from its source's end (contract.drawn_start), and the prompt spans the whole turn.
+    # The prompt keeps the one arrow from its input.
+    for prompt_input, prompt in zip(inputs, prompts, strict=True):
+        (arrival,) = prompt.flow_ids
+        assert arrival in prompt_input.flow_ids
+    in_main = {r.order for r in kinds(spotter, main, "assistant-message")}
+    to_responses = [
+        (source, target)
+        for source, target in (ends for ends in spotter.flows.values() if len(ends) == 2)
+        if target.order in in_main
+    ]
+    assert len(to_responses) == len(in_main) > 100
+    assert {source.name for source, _ in to_responses} == {"prompt-input"}
+    assert all(drawn_start(source, target) <= target.ts for source, target in to_responses)
     for flow_id, ends in spotter.flows.items():
         assert len(ends) == 2, flow_id
         assert ends[0].ts <= ends[1].ts
+
+
+def _drawn_backwards_by_edge(view: TraceView) -> Counter[tuple[str, str]]:
+    def end(slice_: Slice) -> str:
+        if slice_.name.startswith("+"):
+            return "addition"
+        return str(slice_.args.get("kind") or slice_.name)
+
+    return Counter((end(source), end(target)) for source, target in drawn_backwards(view))
+
+
+@pytest.mark.slow  # every bundled journal, and the corpus, in two traces
+@pytest.mark.parametrize("folder", [DATA.parent, shared_paths.CORPUS], ids=["data", "corpus"])
+def test_prompt_to_response_arrows_are_drawn_forwards_on_real_journals(
+    folder: Path, tmp_path: Path
+) -> None:
+    """The UI's rule (contract.drawn_start) on every real journal: no arrow from a prompt's
+    input is drawn backwards. Those that still are, and why (docs/traces.md): response →
+    tool call (Codex and OpenCode end a response at its usage, after its tool call's item),
+    tool call → subagent's input (the contract's link: the launching call encloses its
+    subagent) and tool call → Largest additions (a skill's body injected before its call
+    ended: milliseconds)."""
+    from typer.testing import CliRunner
+
+    from agent_profiler.cli import app
+    from traceview import load_trace
+
+    if not folder.is_dir():
+        pytest.skip(shared_paths.SHARED_REASON)
+    out = tmp_path / "all.pftrace"
+    result = CliRunner().invoke(app, ["export", str(folder), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    view = load_trace(out)
+    from_inputs = [ends for ends in view.flows.values() if ends[0].name == "prompt-input"]
+    assert sum(ends[1].kind == "assistant-message" for ends in from_inputs) > 200
+    backwards = _drawn_backwards_by_edge(view)
+    assert not {edge for edge in backwards if edge[0] in ("prompt-input", "prompt")}
+    assert set(backwards) <= {
+        ("assistant-message", "tool-execution"),
+        ("tool-execution", "prompt-input"),
+        ("tool-execution", "addition"),
+    }
 
 
 def test_subagent_is_its_own_capture_linked_by_flow_and_ids(spotter: TraceView) -> None:
@@ -474,6 +530,28 @@ def test_tracks_are_ordered_like_the_session(export_trace: Any) -> None:
         "Context: Compaction summaries",
         "Context: Unattributed",
     ]
+
+
+def test_every_track_of_a_capture_says_what_it_holds(spotter: TraceView) -> None:
+    """ui.perfetto.dev shows a track's description as its help button (slice, counter and
+    group tracks alike): every row of the table has one, and so does every track of a real
+    export, each lane of a track the same one."""
+    from agent_profiler.layout.tracks import TRACKS
+
+    rows = [row for top in TRACKS for row in (top, *top.children)]
+    assert [row.name for row in rows if not row.description] == []
+    for capture in spotter.captures():
+        tracks = [t for t in spotter.tracks.values() if spotter.capture_of(t.uuid) == capture.uuid]
+        assert len(tracks) > 15
+        assert [t.name for t in tracks if not t.description] == []
+        by_name: dict[str, set[str]] = {}
+        for track in tracks:
+            by_name.setdefault(track.name, set()).add(track.description)
+        assert all(len(said) == 1 for said in by_name.values())
+        assert by_name["Turns"] == {
+            "turn: one per response, over the same span as Responses; Agent Profiler counts "
+            "these as its turns (kind turn: a model step, not a user turn)."
+        }
 
 
 def test_context_size_has_an_axis_of_its_own_and_a_fill_percentage(spotter: TraceView) -> None:

@@ -62,7 +62,14 @@ def test_traces_doc_lists_every_track_and_category() -> None:
         "Tools",
         "Compaction",
         "Compaction responses",
+        "Events",
         "Configuration",
         "Largest additions",
     ):
         assert f"`{track}`" in text
+    # and every row of the track table, with its children
+    from agent_profiler.layout.tracks import TRACKS
+
+    for row in TRACKS:
+        for track in (row, *row.children):
+            assert f"`{track.name}`" in text, track.name

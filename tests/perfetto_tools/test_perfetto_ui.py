@@ -51,6 +51,7 @@ CAPTURE_ORDER = (
     "Tools",
     "Compaction",
     "Compaction responses",
+    "Events",
     "Context command",
     "Context size",
     "Context fill",

@@ -263,7 +263,7 @@ def test_perfetto_imports_what_the_writer_meant(
 ) -> None:
     case = exported[f"{name}:{mode}"]
     view = case.view
-    problems = check_contract(view, require_addition=False, strict=True)
+    problems = check_contract(view, require_addition=False, strict=True, forward_arrows=True)
     if not any(_estimated(s) for s in view.snapshots()):
         # Agent Profiler's example check (§8) presumes a session with content; a journal
         # that holds only a notice (Gemini CLI's warning-only session) has one empty snapshot.

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
 import shared_paths
-from contract import CONTEXT_LABELS, check_contract
+from contract import CONTEXT_LABELS, check_contract, drawn_backwards, drawn_start
 from traceview import TraceView, load_trace
 
 REFERENCE_DIR = shared_paths.SHARED / "reference-traces"
@@ -958,6 +958,33 @@ def test_flow_pointing_back_in_time_is_reported() -> None:
     target.flow_ids.append(555)
     move_packet(trace.trace, lambda p: p.track_event == target, 3)
     assert_reported(check_contract(trace.view()), "flow:", "id 555", "points back in time")
+
+
+def test_arrows_the_ui_draws_backwards_from_a_prompt_are_reported_on_request() -> None:
+    """ui.perfetto.dev draws an arrow from its source's end unless the source starts at or
+    after its target, or the target descends from it on its track (flow_events_renderer.ts
+    l.86-92). The hand-built trace's prompt (as agentprof's) spans its turn and starts the
+    flows to its response and tool: both loop back. Its input → prompt arrow (same start)
+    and response → tool arrow (the response ends before the tool starts) run forwards."""
+    view = mini().view()
+    assert check_contract(view) == []
+    backwards = drawn_backwards(view)
+    assert [(s.name, t.name) for s, t in backwards] == [
+        ("prompt", "response"),
+        ("prompt", "exec_command"),
+    ]
+    problems = check_contract(view, forward_arrows=True)
+    assert len(problems) == 2 and all("is drawn backwards" in p for p in problems)
+    assert_reported(problems, "flow:", "'prompt' at ts=10010", "'response' at ts=10020")
+    prompt, response = backwards[0]
+    assert drawn_start(prompt, response) == prompt.end
+    # a target nested in its source on the source's track: from the source's start
+    assert drawn_start(prompt, replace(response, track_uuid=prompt.track_uuid)) == prompt.ts
+    # nested in time only, on another track: from the end
+    assert drawn_start(prompt, replace(response, dur=1)) == prompt.end
+    # a source starting at or after its target: from its start
+    assert drawn_start(prompt, replace(response, ts=prompt.ts)) == prompt.ts
+    assert drawn_start(response, prompt) == response.ts
 
 
 def test_empty_trace_reports_the_basics() -> None:

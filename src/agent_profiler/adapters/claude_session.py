@@ -58,6 +58,7 @@ from agent_profiler.model import (
     Basis,
     Category,
     Coverage,
+    Fact,
     Harness,
     Prompt,
     Response,
@@ -108,7 +109,7 @@ class SessionBuilder:
         # Results read before their call (`_on_tool_result`): call id → (time, error, chars,
         # agentId), taken by the call when it comes; a call never read leaves its entry.
         self.early_results: dict[str, tuple[int, bool, int, str | None]] = {}
-        self.facts: list[tuple[str, str]] = []
+        self.facts: list[Fact] = []
         self.records = 0
         self.item_stage: str | None = None  # says which parts are native after a /context
         self.native_runs = 0

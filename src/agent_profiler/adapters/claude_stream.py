@@ -206,14 +206,14 @@ def _on_init(builder: SessionBuilder, frame: dict[str, Any]) -> None:
     for key in ("tools", "skills", "agents", "slash_commands"):
         values = frame.get(key)
         if isinstance(values, list):
-            builder.facts.append((f"init_{key}", str(len(values))))
+            builder.facts.append((f"init_{key}", len(values)))
     servers = frame.get("mcp_servers")
     if isinstance(servers, list):
         names = [s.get("name") for s in servers if isinstance(s, dict)]
         builder.facts.append(("init_mcp_servers", ",".join(n for n in names if isinstance(n, str))))
     plugins = frame.get("plugins")
     if isinstance(plugins, list):
-        builder.facts.append(("init_plugins", str(len(plugins))))
+        builder.facts.append(("init_plugins", len(plugins)))
 
 
 def _on_result(builder: SessionBuilder, frame: dict[str, Any]) -> None:

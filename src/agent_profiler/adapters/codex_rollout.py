@@ -29,7 +29,7 @@ from agent_profiler.adapters.drafts import (
 )
 from agent_profiler.attribution import ContextLog, Logged, Observation
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.model import Category, Harness, Prompt, Session, SourceKind
+from agent_profiler.model import Category, Fact, Harness, Prompt, Session, SourceKind
 from agent_profiler.records import record
 
 HARNESS = Harness.CODEX
@@ -92,7 +92,7 @@ class RolloutBuilder:
     reasoning_pending: list[tuple[Logged, str]] = field(default_factory=list)
     reasoning_in_turn: list[str] = field(default_factory=list)
     spawned: dict[str, str] = field(default_factory=dict)  # spawn call id → child thread id
-    facts: list[tuple[str, str]] = field(default_factory=list)
+    facts: list[Fact] = field(default_factory=list)
 
     # -- helpers ------------------------------------------------------------
 
@@ -280,7 +280,7 @@ class RolloutBuilder:
         if self.effort:
             facts.append(("effort", self.effort))
         if self.redacted_items:
-            facts.append(("redacted_items", str(self.redacted_items)))
+            facts.append(("redacted_items", self.redacted_items))
         return Session(
             harness=HARNESS,
             session_id=self.session_id or Path(self.path).stem,

@@ -37,7 +37,16 @@ from agent_profiler.adapters.messages_draft import MessagesDraft
 from agent_profiler.attribution import redacted_placeholders
 from agent_profiler.console import counted
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.model import Category, Compaction, Harness, Marker, Response, Session, Usage
+from agent_profiler.model import (
+    Category,
+    Compaction,
+    Fact,
+    Harness,
+    Marker,
+    Response,
+    Session,
+    Usage,
+)
 from agent_profiler.records import record
 
 HARNESS = Harness.OPENCODE
@@ -465,12 +474,12 @@ class SessionBuilder(MessagesDraft):
         info = self.stored.info
         # The file's name, not its path: ~/.local/share/opencode/… spells the user name, and
         # a default trace is promised to hold no path (issue 15.3).
-        facts = [("storage", Path(self.stored.source).name)]
+        facts: list[Fact] = [("storage", Path(self.stored.source).name)]
         for key in ("title", "slug", "agent"):
             if text_field(info, key):
                 facts.append((f"session_{key}", preview(info[key])))
         if self.patches:
-            facts.append(("patch_parts", str(self.patches)))
+            facts.append(("patch_parts", self.patches))
         facts += self.failures(no_reason="no usage")
         return Session(
             harness=HARNESS,

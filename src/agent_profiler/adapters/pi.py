@@ -73,6 +73,7 @@ from agent_profiler.diagnostics import Diagnostics, journal_name
 from agent_profiler.jsonl import read_jsonl
 from agent_profiler.model import (
     Category,
+    Fact,
     Harness,
     Marker,
     Prompt,
@@ -447,9 +448,9 @@ class SessionBuilder:
             markers=tuple(self.markers),
         )
 
-    def _facts(self, not_run: int) -> list[tuple[str, str]]:
+    def _facts(self, not_run: int) -> list[Fact]:
         version = self.version or 1
-        facts = [
+        facts: list[Fact] = [
             (
                 "session_version",
                 str(version) if version >= CURRENT_VERSION else f"{version} (migrated in memory)",
@@ -470,7 +471,7 @@ class SessionBuilder:
             facts.append(("thinking_level", self.header_thinking_level))
         levels = sum(1 for m in self.markers if m.kind == "thinking_level_change")
         if levels:
-            facts.append(("thinking_level_changes", str(levels)))
+            facts.append(("thinking_level_changes", levels))
         if self.requests_by_level:
             facts.append(
                 (
@@ -483,10 +484,10 @@ class SessionBuilder:
             detail = ", ".join(f"{k}: {n}" for k, n in stops.most_common())
             facts.append(("requests_without_usage", f"{len(self.unmeasured_requests)} ({detail})"))
         if not_run:
-            facts.append(("tool_calls_not_run", str(not_run)))
+            facts.append(("tool_calls_not_run", not_run))
         off_branch = len(self.entries) - self._final_branch()
         if off_branch:
-            facts.append(("entries_off_final_branch", str(off_branch)))
+            facts.append(("entries_off_final_branch", off_branch))
         return facts
 
     def _final_branch(self) -> int:

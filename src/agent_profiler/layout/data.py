@@ -74,7 +74,7 @@ class SessionData:
     prompt_links: Links  # prompt → its responses
     call_links: Links  # response → its tool calls
     # The flow ids of those links, each worked out once for its two ends: each prompt's
-    # from its input, each response's from its prompt, each call's from its response
+    # from its input, each response's from its prompt's input, each call's from its response
     # (0: none; stable_id64 is never 0).
     input_flows: array[int]
     response_flows: array[int]

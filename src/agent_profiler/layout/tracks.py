@@ -2,9 +2,10 @@
 ui.perfetto.dev shows them (TrackDescriptor `child_ordering = EXPLICIT` on the capture,
 `sibling_order_rank` = the row's place; the v58 UI sorts siblings by rank, and by name
 without it). It reads like the session: the span, what came in, the model's work, the
-tools it ran, compactions; then the context it cost (the reported size and its window,
-the composition group), then cumulative usage, and the configuration lane, which rarely
-changes, last. Reordering the UI is reordering `TRACKS`; a new track is a new row.
+tools it ran, compactions and the journal's events; then the context it cost (the reported
+size and its window, the composition group), then cumulative usage, and the configuration
+lane, which rarely changes, last. Reordering the UI is reordering `TRACKS`; a new track is
+a new row.
 
 Each slice track says how its slices are made (spec.Slices): from which items, each
 item's span, name, category, arguments and flows. The arguments themselves are built by
@@ -93,9 +94,13 @@ def _input_args(data: SessionData, index: int, prompt: Prompt) -> dict[str, Any]
 
 
 def _input_flows(data: SessionData, index: int, prompt: Prompt) -> Flows:
-    """To its prompt slice; the first input ends its parent's flows."""
-    arrival = data.input_flows[index]
-    return ((arrival, *data.child_flows) if index == 0 else (arrival,)), (arrival,)
+    """To its prompt slice and to each of its responses; the first input ends its parent's
+    flows. The responses' flows start here, not at the prompt: ui.perfetto.dev draws a flow
+    from its source's end unless the source starts at or after the target, and the prompt
+    spans the whole turn, so from it every later response's arrow ran back in time. An
+    instant ends where it starts, at or before each response's start: drawn forwards."""
+    out = (data.input_flows[index], *data.prompt_links.values_of(index, data.response_flows))
+    return ((*out, *data.child_flows) if index == 0 else out), out
 
 
 def _session_input_flows(data: SessionData, index: int, start: int) -> Flows:
@@ -118,9 +123,8 @@ def _prompt_args(data: SessionData, index: int, prompt: Prompt) -> dict[str, Any
 
 
 def _prompt_flows(data: SessionData, index: int, prompt: Prompt) -> Flows:
-    """From its input; to each of its responses."""
-    out = data.prompt_links.values_of(index, data.response_flows)
-    return (data.input_flows[index], *out), out
+    """From its input (its responses' flows start at the input: `_input_flows`)."""
+    return (data.input_flows[index],), ()
 
 
 # ------------------------------------------------------------------ requests
@@ -140,7 +144,7 @@ def _response_args(data: SessionData, index: int, response: Response) -> Any:
 
 
 def _response_flows(data: SessionData, index: int, response: Response) -> Flows:
-    """From its prompt; to each of its tool calls."""
+    """From its prompt's input; to each of its tool calls."""
     out = data.call_links.values_of(index, data.call_flows_in)
     arrival = data.response_flows[index]
     return ((arrival, *out) if arrival else out), out
@@ -251,11 +255,29 @@ def _run_args(data: SessionData, index: int, run: tuple[int, int, str]) -> dict[
     return args
 
 
-_marker_span = attrgetter("time_ns", "time_ns")
+# The markers that change the configuration (Pi's model and thinking level): on its lane;
+# every other marker (Gemini CLI's notices and rewinds, OpenCode's patches and retries) is
+# an event of the session, on `Events`.
+_CONFIGURATION_MARKERS = frozenset({"model_change", "thinking_level_change"})
+_MARKER_NAME_CHARS = 100  # a name is read on hover; `value` keeps the whole text
+
+
+def _configuration_span(marker: Marker) -> tuple[int, int] | None:
+    return (marker.time_ns, marker.time_ns) if marker.kind in _CONFIGURATION_MARKERS else None
+
+
+def _event_span(marker: Marker) -> tuple[int, int] | None:
+    return None if marker.kind in _CONFIGURATION_MARKERS else (marker.time_ns, marker.time_ns)
 
 
 def _marker_name(marker: Marker) -> str:
-    return f"{marker.kind.replace('_', ' ')}: {marker.value}"
+    """`<kind>: <value>`, its first line only (a Gemini CLI notice runs over several),
+    cut to `_MARKER_NAME_CHARS` with an ellipsis."""
+    name = f"{marker.kind.replace('_', ' ')}: {marker.value.strip().partition(chr(10))[0]}"
+    name = name.rstrip()
+    if len(name) > _MARKER_NAME_CHARS:
+        name = name[: _MARKER_NAME_CHARS - 1].rstrip() + "…"
+    return name
 
 
 def _marker_args(data: SessionData, index: int, marker: Marker) -> dict[str, Any]:
@@ -268,6 +290,9 @@ TRACKS: tuple[TrackSpec, ...] = (
     TrackSpec(
         "Session",
         (Slices(CAPTURE, _capture_span, "profile (1)", _profile_args, category=METADATA),),
+        description="profile (1): the whole session, from the first moment its journal "
+        "records to the last; its arguments are the session's facts (harness, model, window, "
+        "inputs, where its times come from, how every number was estimated).",
         merge=False,
     ),
     TrackSpec(
@@ -284,25 +309,79 @@ TRACKS: tuple[TrackSpec, ...] = (
                 instant=True,
             ),
         ),
+        description="prompt-input: a prompt arriving, at its record's time (source user, or "
+        "agent for a subagent's task; a subagent with no prompt: at its start); the arrows "
+        "to its prompt and to each of its responses start here.",
     ),
-    TrackSpec("Prompts", (Slices(PROMPTS, _span, "prompt", _prompt_args, _prompt_flows),)),
     TrackSpec(
-        "Responses", (Slices(RESPONSES, _span, "response", _response_args, _response_flows),)
+        "Prompts",
+        (Slices(PROMPTS, _span, "prompt", _prompt_args, _prompt_flows),),
+        description="prompt: a user turn, from its prompt's record to the end of the work it "
+        "started; its text only in an export with --previews.",
+    ),
+    TrackSpec(
+        "Responses",
+        (Slices(RESPONSES, _span, "response", _response_args, _response_flows),),
+        description="response (kind assistant-message): one model request, with the usage "
+        "the journal reports and the context snapshot of what it was sent; from the record "
+        "that set it off (the prompt or the last tool result, where the journal shows one) to "
+        "its last record.",
     ),
     # Requests that failed before any usage came: spans with no size, so they never read
     # as a request of 0 tokens (TRACE_CONTRACT §4: request without completion).
-    TrackSpec("Requests", (Slices(FAILED, _failed_span, "request", _failed_args),)),
+    TrackSpec(
+        "Requests",
+        (Slices(FAILED, _failed_span, "request", _failed_args),),
+        description="request (kind provider-request): a request that failed before any usage "
+        "came (aborted, a provider error), over the journal's records of it; it has no size, "
+        "so it never reads as a request of 0 tokens.",
+    ),
     # One dict for every turn slice (a long session has thousands); writers only read args.
-    TrackSpec("Turns", (Slices(RESPONSES, _span, "turn", {"kind": "turn"}),)),
-    TrackSpec("Tools", (Slices(CALLS, _span, _tool_name, _tool_args, _tool_flows),)),
-    TrackSpec("Compaction", (Slices(COMPACTIONS, _span, _compaction_name, _compaction_args),)),
+    TrackSpec(
+        "Turns",
+        (Slices(RESPONSES, _span, "turn", {"kind": "turn"}),),
+        description="turn: one per response, over the same span as Responses; Agent "
+        "Profiler counts these as its turns (kind turn: a model step, not a user turn).",
+    ),
+    TrackSpec(
+        "Tools",
+        (Slices(CALLS, _span, _tool_name, _tool_args, _tool_flows),),
+        description="One slice per tool call (kind tool-execution), from the call's record to "
+        "its result's (its timing argument says so when the span comes from elsewhere); calls "
+        "that overlap take more Tools lanes.",
+    ),
+    TrackSpec(
+        "Compaction",
+        (Slices(COMPACTIONS, _span, _compaction_name, _compaction_args),),
+        description="compaction / microcompaction: history replaced by a summary (or old "
+        "results cleared), with the sizes before and after; its span is what the journal "
+        "shows of it (its timing argument).",
+    ),
     TrackSpec(
         "Compaction responses",
         (Slices(COMPACTIONS, _compaction_request_span, "response", _compaction_request_args),),
+        description="response (kind compaction-response): the request that wrote a "
+        "compaction's summary, when the journal keeps it (Claude Code's agent-acompact file), "
+        "with its usage; not counted as a turn.",
+    ),
+    TrackSpec(
+        "Events",
+        (Slices(MARKERS, _event_span, _marker_name, _marker_args, instant=True),),
+        description="Moments the journal marks that are neither requests nor configuration: "
+        "Gemini CLI's error, warning and info notices and its rewinds, OpenCode's file "
+        "patches and retries. A notice at its record's time; a patch, retry or rewind, "
+        "which carries none, at the last time read before it. The name is the value's first "
+        "line; its value argument holds it all.",
     ),
     # The harness's own context reports (Claude Code's /context runs), each a zero-length
     # slice carrying its native snapshot.
-    TrackSpec("Context command", (Slices(NATIVES, _native_span, "/context", _native_args),)),
+    TrackSpec(
+        "Context command",
+        (Slices(NATIVES, _native_span, "/context", _native_args),),
+        description="/context (kind context-command): a /context run the user typed in Claude "
+        "Code, at its output's record, with the harness's own breakdown as a native context "
+        "snapshot.",
+    ),
     TrackSpec(
         "Context size",
         counter=True,
@@ -362,8 +441,12 @@ TRACKS: tuple[TrackSpec, ...] = (
         "Configuration",
         (
             Slices(RUNS, _run_span, "run-configuration", _run_args, category=METADATA),
-            Slices(MARKERS, _marker_span, _marker_name, _marker_args, instant=True),
+            Slices(MARKERS, _configuration_span, _marker_name, _marker_args, instant=True),
         ),
+        description="run-configuration: the model in use and its window, one slice per run of "
+        "requests with one model, from its first request's start to the next run's (the last "
+        "to the session's end); instants: Pi's model and thinking-level changes, at their "
+        "entries' times.",
     ),
 )
 

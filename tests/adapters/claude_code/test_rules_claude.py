@@ -332,9 +332,9 @@ def test_stream_json_init_and_result_facts() -> None:
     (session,) = [s for s in sessions(STREAM_BG) if s.parent_session is None]
     facts = dict(session.facts)
     for key in ("tools", "skills", "agents", "slash_commands"):
-        assert facts[f"init_{key}"] == str(len(init[key]))
+        assert facts[f"init_{key}"] == len(init[key])
     assert facts["init_mcp_servers"] == ""
-    assert facts["init_plugins"] == "0"
+    assert facts["init_plugins"] == 0
     assert facts["result"] == "success"
     assert session.models[0] == init["model"] == "glm-5.1"
     windows = {s.window_tokens for s in session.snapshots}
@@ -447,7 +447,7 @@ def test_init_lists_mcp_servers_and_the_model_once(tmp_path: Path) -> None:
     init["plugins"] = [{"name": "p"}]
     (main,) = [s for s in sessions(write(tmp_path, values)) if s.parent_session is None]
     facts = dict(main.facts)
-    assert (facts["init_mcp_servers"], facts["init_plugins"]) == ("github", "1")
+    assert (facts["init_mcp_servers"], facts["init_plugins"]) == ("github", 1)
     assert main.models.count("glm-5.1") == 1
 
 

@@ -181,9 +181,7 @@ def test_a_second_init_without_a_result_between_starts_a_new_run(tmp_path: Path)
     first_id = record(INIT_ONLY, 3)["session_id"]
     runs, _ = read(path)
     assert [s.session_id for s in runs] == [first_id, f"{first_id}#2"]
-    assert [dict(s.facts)["init_tools"] for s in runs] == [
-        str(len(record(INIT_ONLY, 3)["tools"]))
-    ] * 2
+    assert [dict(s.facts)["init_tools"] for s in runs] == [len(record(INIT_ONLY, 3)["tools"])] * 2
 
 
 def test_frames_without_a_session_id_are_named_by_their_run(tmp_path: Path) -> None:
@@ -243,7 +241,7 @@ def test_init_facts_of_a_real_init(tmp_path: Path) -> None:
     """gh-aw line 8: four tools, two MCP servers, no skills/agents/commands/plugins lists."""
     (session,), _ = read(GHAW)
     facts = dict(session.facts)
-    assert facts["init_tools"] == "4"
+    assert facts["init_tools"] == 4
     assert facts["init_mcp_servers"] == "safe_outputs,github"
     assert not {"init_skills", "init_agents", "init_slash_commands", "init_plugins"} & set(facts)
     assert session.models == ("claude-sonnet-4-20250514",)

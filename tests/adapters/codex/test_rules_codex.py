@@ -964,7 +964,7 @@ def test_reasoning_summaries_are_assistant_text_and_encrypted_reasoning_is_count
         SourceKind.RESPONSE,
     )
     assert dict(session.unmeasured) == {"encrypted-reasoning": 1}
-    assert dict(session.facts)["redacted_items"] == "3"  # base instructions, prompt, summary
+    assert dict(session.facts)["redacted_items"] == 3  # base instructions, prompt, summary
     # no token_count followed: the encrypted reasoning's size is unknown (unmeasured); a
     # reasoning item without its content (stripped) is hidden reasoning, likewise
     reasoning = record(PLAIN, 8)

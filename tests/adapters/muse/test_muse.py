@@ -160,7 +160,10 @@ def contract_problems(sessions: list[Session], *, require_addition: bool) -> lis
     buffer = BytesIO()
     PerfettoWriter().write(sessions, buffer)
     return check_contract(
-        load_trace(buffer.getvalue()), require_addition=require_addition, strict=True
+        load_trace(buffer.getvalue()),
+        require_addition=require_addition,
+        strict=True,
+        forward_arrows=True,
     )
 
 

@@ -625,7 +625,7 @@ def test_patch_parts_are_markers_and_a_fact(tmp_path: Path) -> None:
     edits = [parts(doc, i, "tool")[-1] for i in (2, 3)]
     assert [e["tool"] for e in edits] == ["edit", "edit"]
     assert [m.time_ns for m in patches] == [e["state"]["time"]["end"] * MS for e in edits]
-    assert dict(session.facts)["patch_parts"] == "2"
+    assert dict(session.facts)["patch_parts"] == 2
     parts(doc, 2, "patch")[0]["files"] = "not a list"
     session, _ = read_one(tmp_path, doc)
     assert [m.value for m in session.markers if m.kind == "patch"] == ["0 files", "1 file"]

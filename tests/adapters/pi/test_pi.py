@@ -83,7 +83,7 @@ def trace_of(*sessions: Session) -> TraceView:
     stream = io.BytesIO()
     PerfettoWriter().write(list(sessions), stream)
     view = load_trace(stream.getvalue())
-    problems = check_contract(view, strict=True)
+    problems = check_contract(view, strict=True, forward_arrows=True)
     assert problems == [], "\n".join(problems)
     return view
 
@@ -125,10 +125,10 @@ def test_corpus_numbers() -> None:
     assert (len(large.responses), len(builder.unmeasured_requests)) == (439, 14)
     assert large.models == ("claude-sonnet-4-5",)  # the aborted gpt-5.1-codex call had no usage
     facts = dict(large.facts)
-    assert facts["thinking_level_changes"] == "103"
+    assert facts["thinking_level_changes"] == 103
     assert facts["requests_without_usage"] == "14 (aborted: 14)"
     # 16 calls of the response that failed with "terminated" + 2 of aborted ones: never run
-    assert facts["tool_calls_not_run"] == "18"
+    assert facts["tool_calls_not_run"] == 18
     assert len(large.tool_calls) == 373 and not large.incomplete
     compacted, builder, _ = read(COMPACTED)
     assert (len(compacted.responses), len(builder.unmeasured_requests)) == (471, 13)
@@ -327,7 +327,7 @@ def test_abandoned_branch_is_not_in_the_context(tmp_path: Path) -> None:
     )
     removed = {c.id for c in last.changes if c.change is ChangeKind.REMOVED}
     assert f"{r2}:result" in removed and f"{u2}:0" in removed and f"{a2}:0" in removed
-    assert dict(session.facts)["entries_off_final_branch"] == "4"  # u2, a2, r2, a3
+    assert dict(session.facts)["entries_off_final_branch"] == 4  # u2, a2, r2, a3
     # the prompt a request answers is the one on its own branch
     by_id = {r.id: r for r in session.responses}
     assert by_id[a3].prompt_id == u2 and by_id[a4].prompt_id == u3
@@ -391,7 +391,7 @@ def test_aborted_and_error_responses(tmp_path: Path) -> None:
     assert session.tool_calls == () and not session.incomplete
     facts = dict(session.facts)
     assert facts["requests_without_usage"] == "1 (aborted: 1)"
-    assert facts["tool_calls_not_run"] == "1"
+    assert facts["tool_calls_not_run"] == 1
     view = trace_of(session)
     (capture,) = view.captures()
     sizes = [v for _, v in view.counter_samples(capture.uuid, "Context size")[1:-1]]

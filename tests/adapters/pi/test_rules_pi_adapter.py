@@ -471,7 +471,7 @@ def test_damaged_tree_links_in_v3(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     # the root e2 holds no prompt: its request's context is empty of prompts
     assert [r.prompt_id for r in session.responses] == [None, None]
     assert not [a for a in added if a.category is Category.PROMPTS]
-    assert dict(session.facts)["entries_off_final_branch"] == "3"
+    assert dict(session.facts)["entries_off_final_branch"] == 3
 
 
 def test_a_repeated_id_keeps_its_own_parent(tmp_path: Path) -> None:
@@ -482,7 +482,7 @@ def test_a_repeated_id_keeps_its_own_parent(tmp_path: Path) -> None:
     session, builder, diagnostics = read(write(tmp_path, [header, prompt, answer, final]))
     assert builder.entries["line-4"].parent == "e0"
     assert [r.prompt_id for r in session.responses] == ["e0", "e0"]
-    assert dict(session.facts)["entries_off_final_branch"] == "1"  # the first answer
+    assert dict(session.facts)["entries_off_final_branch"] == 1  # the first answer
     assert _warnings(diagnostics) == [
         "edited.jsonl:4: entry id 'e1' repeats; this one is read as 'line-4'"
     ]
@@ -818,7 +818,7 @@ def test_thinking_levels_are_marked_and_counted_per_request(tmp_path: Path) -> N
     ]
     facts = dict(session.facts)
     assert facts["thinking_level"] == "off"
-    assert facts["thinking_level_changes"] == "4"
+    assert facts["thinking_level_changes"] == 4
     assert facts["requests_by_thinking_level"] == "off: 3, high: 1"
     assert builder.entries["line-14"].thinking_level == "high"
     unset = record(COMPACTING, 12)
