@@ -167,3 +167,25 @@ def test_opencode_zero_usage_steps_are_spans_with_usage_unknown(
     assert unknown == expected
     rows = json.loads(runner.invoke(app, ["summary", str(path), "--json"]).stdout)
     assert sum(row["responses_without_usage"] for row in rows) == len(expected)
+
+
+def test_a_claude_models_window_is_assumed_where_the_journal_states_none() -> None:
+    """Pi and OpenCode record no window, so a Claude Code session on claude-opus-4-5 had a
+    fill and the Pi session on the same model, which compacted at 175k and 185k, had none:
+    a Claude model's default is assumed and labelled so; any other model gets none."""
+    from agent_profiler.adapters.common import assumed_model_window
+    from agent_profiler.model import Response, Usage
+
+    def served(*models: str) -> list[Response]:
+        return [Response(f"r{i}", 0, 1, m, Usage(1)) for i, m in enumerate(models)]
+
+    said = "assumed: {}'s default window (as Claude Code gives it), not in journal"
+    for models, window, name in (
+        (("claude-opus-4-5",), 200_000, "claude-opus-4-5"),
+        (("anthropic/claude-opus-4.6",), 200_000, "anthropic/claude-opus-4.6"),
+        (("claude-opus-4-8", "gpt-5.5", "claude-opus-4-8"), 1_000_000, "claude-opus-4-8"),
+        (("us.anthropic.claude-opus-5-v1:0",), 1_000_000, "us.anthropic.claude-opus-5-v1:0"),
+    ):
+        assert assumed_model_window(served(*models)) == (window, said.format(name)), models
+    for models in ((), ("gpt-5.5",), ("gpt-5.5", "claude-opus-4-5", "gpt-5.5"), ("",)):
+        assert assumed_model_window(served(*models)) == (None, None), models

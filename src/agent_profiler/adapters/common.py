@@ -3,7 +3,9 @@ per-file clock that keeps going when a record has no readable time."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -352,3 +354,24 @@ def recorded_usd(value: object, *keys: str) -> float | None:
     if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < 1e9:
         return float(value)  # (NaN and infinity fail the range)
     return None
+
+
+_CLAUDE_NAME = re.compile(r"claude-[a-z0-9.-]*")
+
+
+def assumed_model_window(responses: Sequence[Response]) -> tuple[int | None, str | None]:
+    """The window of a session whose journal states none (Pi, OpenCode), when the model
+    that served most of its requests is a Claude model: its default window, as Claude Code
+    gives it (`claude_context.assumed_window`), labelled assumed. None for any other model:
+    nothing is guessed."""
+    served = Counter(r.model for r in responses if r.model)
+    if not served:
+        return None, None
+    model = max(served, key=served.__getitem__)  # the first of equals: Counter keeps order
+    name = _CLAUDE_NAME.search(model.lower().rsplit("/", 1)[-1])
+    if name is None:
+        return None, None
+    from agent_profiler.adapters.claude_context import assumed_window
+
+    window, _ = assumed_window(name.group().replace(".", "-"))
+    return window, f"assumed: {model}'s default window (as Claude Code gives it), not in journal"

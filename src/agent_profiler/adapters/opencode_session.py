@@ -22,6 +22,7 @@ from agent_profiler.adapters import opencode_storage as storage
 from agent_profiler.adapters.common import (
     MS,
     Clock,
+    assumed_model_window,
     bad_counts,
     json_text,
     preview,
@@ -481,6 +482,7 @@ class SessionBuilder(MessagesDraft):
         if self.patches:
             facts.append(("patch_parts", self.patches))
         facts += self.failures(no_reason="no usage")
+        window, window_source = assumed_model_window(self.responses)  # OpenCode states none
         return Session(
             harness=HARNESS,
             session_id=self.stored.id,
@@ -489,6 +491,8 @@ class SessionBuilder(MessagesDraft):
             sources=(self.stored.source,),
             models=tuple(self.models),
             provider=self.providers[0] if self.providers else None,
+            window_tokens=window,
+            window_source=window_source,
             project=text_field(info, "directory"),
             harness_version=(text_field(info, "version") or "").removeprefix("v") or None,
             parent_session=text_field(info, "parentID"),

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_profiler.adapters.common import (
     Clock,
+    assumed_model_window,
     bad_counts,
     journal_clock,
     text_field,
@@ -427,6 +428,7 @@ class SessionBuilder:
         models = list(self.models)
         if not models and self.header_model:
             models.append(self.header_model)
+        window, window_source = assumed_model_window(self.responses)  # Pi states none
         return Session(
             harness=HARNESS,
             session_id=self.session_id or Path(self.path).name.split(".")[0],
@@ -435,6 +437,8 @@ class SessionBuilder:
             sources=(self.path,),
             models=tuple(models),
             provider=(self.providers[0] if self.providers else self.header_provider),
+            window_tokens=window,
+            window_source=window_source,
             project=self.project,
             incomplete=still_open,
             prompts=prompts,

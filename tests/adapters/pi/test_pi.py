@@ -115,7 +115,11 @@ def test_one_request_per_assistant_message_with_usage(path: Path) -> None:
         assert response.end_ns == iso_ns(record["timestamp"])
         assert response.is_error == (message["stopReason"] in {"error", "aborted"})
         assert snapshots[response.id].reported_tokens == response.usage.prompt_tokens
-    assert session.provider == "anthropic" and session.window_tokens is None
+    # Pi states no window: a Claude model's default one, said to be assumed
+    assert session.provider == "anthropic" and session.window_tokens == 200_000
+    assert session.window_source == (
+        f"assumed: {session.models[0]}'s default window (as Claude Code gives it), not in journal"
+    )
     assert dict(session.facts)["session_version"] == "1 (migrated in memory)"
     assert diagnostics.warning_total == 0
 
