@@ -151,9 +151,32 @@ def _on_search_call(
 ) -> None:
     action = item.get("action")
     query = action.get("query") if isinstance(action, dict) else None
+    query = query if isinstance(query, str) else None  # (a set member below)
     if prefix == "item" and builder.pending is not None:
         builder.pending.web_searches += 1  # billed per search, beside the tokens
-    call_id = next((c for q, c in builder.searches if q == query), "")
+    # Its `web_search_end` names it by the query, or the page an `open_page` opened.
+    said = {query, action.get("url") if isinstance(action, dict) else None}
+    found = next((e for e in builder.searches if e[0] and e[0] in said), None)
+    call_id = ""
+    if found is not None:  # each end names one item: a search made twice links each once
+        builder.searches.remove(found)
+        call_id = found[1]
+    if not call_id and prefix == "item":
+        # No `web_search_end` came before it (Codex Desktop 0.104 writes none): the item is
+        # the only record of the search, and the search a tool call all the same (7 in one
+        # corpus rollout were in no count).
+        call_id = builder.next_id("web-search")
+        request = builder.pending
+        builder.tools[call_id] = Tool(
+            call_id,
+            "web_search",
+            ts,
+            request.id if request else None,
+            builder.current_prompt,
+            ToolArguments.of({"query": query} if isinstance(query, str) and query else {}),
+            end_ns=ts,
+            is_error=item.get("status") == "failed",
+        )
     builder.add_text(
         builder.next_id(f"{prefix}-search"),
         Category.RESULTS,

@@ -41,24 +41,26 @@ def _raw(path: Path) -> list[dict[str, Any]]:
 def _independent(path: Path) -> tuple[int, int, int]:
     """(tool calls, user prompts, requests) counted from the raw lines with plain json:
     a call is a call-type response_item (function, custom tool, local shell, tool search)
-    or a web search's end event; a prompt is an `event_msg/user_message`; a request is a
+    or a web search: its end event, else (Codex Desktop 0.104 writes none) its
+    `web_search_call` item; a prompt is an `event_msg/user_message`; a request is a
     `token_count` with usage, a repeat (same running total) counted once."""
     calls = prompts = requests = 0
+    ended = items = 0  # web searches: end events, web_search_call items
     previous = None
     for line in _raw(path):
         payload = line.get("payload") or {}
         kind = (line.get("type"), payload.get("type"))
-        if (
-            kind[0] == "response_item"
-            and kind[1]
-            in {
-                "function_call",
-                "custom_tool_call",
-                "local_shell_call",
-                "tool_search_call",
-            }
-        ) or kind == ("event_msg", "web_search_end"):
+        if kind[0] == "response_item" and kind[1] in {
+            "function_call",
+            "custom_tool_call",
+            "local_shell_call",
+            "tool_search_call",
+        }:
             calls += 1
+        elif kind == ("event_msg", "web_search_end"):
+            ended += 1
+        elif kind == ("response_item", "web_search_call"):
+            items += 1
         elif kind == ("event_msg", "user_message"):
             prompts += 1
         elif kind == ("event_msg", "token_count") and payload.get("info"):
@@ -68,7 +70,8 @@ def _independent(path: Path) -> tuple[int, int, int]:
             if total != previous and (last.get("input_tokens") or last.get("output_tokens")):
                 requests += 1
             previous = total
-    return calls, prompts, requests
+    # every search of 0.125 and 0.141 has both, end first; 0.104's have only the item
+    return calls + max(ended, items), prompts, requests
 
 
 def _corpus_rollouts() -> list[Path]:

@@ -1059,21 +1059,35 @@ def test_message_parts_without_text_add_nothing(
 def test_a_web_search_call_without_its_end_record(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Line 197 alone (no web_search_end before it) is a result of no call; without an
-    action it is an empty result. Neither is a tool call."""
+    """Line 197 alone (no web_search_end before it, as Codex Desktop 0.104 writes every
+    search) is the only record of its search: a zero-length `web_search` call with its
+    query, whose result it is; without an action, a call without arguments and an empty
+    result. (They were results of no call, and the 0.104 rollout's 7 searches were in no
+    count.)"""
     bare = record(PLAIN, 197)
     bare["payload"].pop("action")
     added = spy(monkeypatch)
     lines = [record(PLAIN, n) for n in (1, 6, 197)] + [bare]
     (session,) = sessions(write(tmp_path, lines))
     searches = [(a.id, a.category, a.chars, a.source_id, a.source_kind) for a in added[1:]]
-    action = json.dumps(record(PLAIN, 197)["payload"]["action"], separators=(",", ":"))
+    action = record(PLAIN, 197)["payload"]["action"]
+    said = json.dumps(action, separators=(",", ":"))
     assert searches == [
         ("item-user:1:0", PR, 10, "", SourceKind.PROMPT),
-        ("item-search:2", RE, len(action), "", SourceKind.NONE),
-        ("item-search:3", RE, 0, "", SourceKind.NONE),
+        ("item-search:3", RE, len(said), "web-search:2", SourceKind.TOOL),
+        ("item-search:5", RE, 0, "web-search:4", SourceKind.TOOL),
     ]
-    assert session.tool_calls == ()
+    first, second = session.tool_calls
+    assert (first.call_id, first.name, first.start_ns) == (
+        "web-search:2",
+        "web_search",
+        first.end_ns,
+    )
+    assert first.arg_keys == ("query",) and (second.call_id, second.arg_keys) == (
+        "web-search:4",
+        (),
+    )
+    assert not first.is_error and not second.is_error
 
 
 def test_a_web_search_is_a_tool_call_from_its_end_record(tmp_path: Path) -> None:
@@ -1423,3 +1437,32 @@ def test_the_estimator_sees_the_text_but_only_the_length_of_a_redaction(
     assert (plain.chars, plain.tokens) == (len(text), codex_estimator.text_tokens(text))
     assert (marker.chars, marker.tokens) == (len(text), codex_estimator.chars_tokens(len(text)))
     assert plain.tokens != marker.tokens
+
+
+def test_a_web_search_item_is_linked_to_its_end_by_the_page_it_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """0.141's `open_page` search: its end names the page as `query`, its item has only
+    `action.url`; the item was a result of no call (and would now be a second call). A
+    search made twice links each item to its own end; a failed one is a failed call."""
+    end = record(PLAIN, 196)
+    url = "https://example.org/page"
+    end["payload"] |= {"query": url, "action": {"type": "open_page", "url": url}}
+    item = record(PLAIN, 197)
+    item["payload"]["action"] = {"type": "open_page", "url": url}
+    again = json.loads(json.dumps(end))
+    again["payload"]["call_id"] = "ws_2"
+    failed = json.loads(json.dumps(item))
+    failed["payload"]["status"] = "failed"
+    added = spy(monkeypatch)
+    lines = [record(PLAIN, n) for n in (1, 6, 7)] + [end, item, again, failed]
+    (session,) = sessions(write(tmp_path, lines))
+    linked = [(a.source_id, a.source_kind) for a in added if a.label == "Web search"]
+    first = end["payload"]["call_id"]
+    assert linked == [(first, SourceKind.TOOL), ("ws_2", SourceKind.TOOL)]
+    assert [c.call_id for c in session.tool_calls] == [first, "ws_2"]
+    # an item alone (0.104) is the call: its failed status is the call's
+    web_only = [record(PLAIN, n) for n in (1, 6, 7)] + [failed]
+    (alone,) = sessions(write(tmp_path, web_only, "alone.jsonl"))
+    (call,) = alone.tool_calls
+    assert call.name == "web_search" and call.is_error
