@@ -161,11 +161,13 @@ def _on_search_call(
     if found is not None:  # each end names one item: a search made twice links each once
         builder.searches.remove(found)
         call_id = found[1]
+    item_id = builder.next_id(f"{prefix}-search")
     if not call_id and prefix == "item":
         # No `web_search_end` came before it (Codex Desktop 0.104 writes none): the item is
         # the only record of the search, and the search a tool call all the same (7 in one
-        # corpus rollout were in no count).
-        call_id = builder.next_id("web-search")
+        # corpus rollout were in no count). Named by its item's number: the items after it
+        # keep theirs.
+        call_id = "web-search:" + item_id.rpartition(":")[2]
         request = builder.pending
         builder.tools[call_id] = Tool(
             call_id,
@@ -178,7 +180,7 @@ def _on_search_call(
             is_error=item.get("status") == "failed",
         )
     builder.add_text(
-        builder.next_id(f"{prefix}-search"),
+        item_id,
         Category.RESULTS,
         json_text(action) if action else "",
         "Web search",

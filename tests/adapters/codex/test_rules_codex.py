@@ -1074,8 +1074,8 @@ def test_a_web_search_call_without_its_end_record(
     said = json.dumps(action, separators=(",", ":"))
     assert searches == [
         ("item-user:1:0", PR, 10, "", SourceKind.PROMPT),
-        ("item-search:3", RE, len(said), "web-search:2", SourceKind.TOOL),
-        ("item-search:5", RE, 0, "web-search:4", SourceKind.TOOL),
+        ("item-search:2", RE, len(said), "web-search:2", SourceKind.TOOL),
+        ("item-search:3", RE, 0, "web-search:3", SourceKind.TOOL),
     ]
     first, second = session.tool_calls
     assert (first.call_id, first.name, first.start_ns) == (
@@ -1084,7 +1084,7 @@ def test_a_web_search_call_without_its_end_record(
         first.end_ns,
     )
     assert first.arg_keys == ("query",) and (second.call_id, second.arg_keys) == (
-        "web-search:4",
+        "web-search:3",
         (),
     )
     assert not first.is_error and not second.is_error
