@@ -94,6 +94,8 @@ class SessionSummary:
     clock: str = "journal"  # or "synthetic": no times in the journal (Session.clock)
     # Responses whose usage was all zero: requests, but not in `calls` (peer-compatible).
     responses_without_usage: int = 0
+    # Failed API calls the harness retried (Claude Code's `api_error`: 529 Overloaded …).
+    api_errors: int = 0
     cost: dict[str, Any] | None = None  # the session's receipt (summary --cost; cost.py)
     # Every model in the order it first served a request: (model, requests, its window).
     models: list[tuple[str, int, int | None]] = field(default_factory=list)
@@ -137,6 +139,7 @@ class SessionSummary:
             "estimate_error_worst": self.estimate_error_worst,
             "clock": self.clock,
             "responses_without_usage": self.responses_without_usage,
+            "api_errors": self.api_errors,
             "inferred_head": self.inferred_head,
         }
         if self.redacted_placeholders:
@@ -275,6 +278,7 @@ def summarise(
         native_head=native_head,
         clock=session.clock,
         responses_without_usage=len(session.unmetered_responses),
+        api_errors=sum(1 for marker in session.markers if marker.kind == "api_error"),
     )
     error = estimate_error(session)
     summary.estimate_basis = error.basis

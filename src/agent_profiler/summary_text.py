@@ -245,6 +245,11 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
                 f"{counted(row.responses_without_usage, 'response')} without "
                 "usage (every usage field 0), not counted in calls"
             )
+        if row.api_errors:
+            out.append(
+                f"{escape_cell(row.session)}: {counted(row.api_errors, 'API error')} the harness "
+                "retried (each an instant on the trace's Events track)"
+            )
         if row.clock == "synthetic":
             out.append(
                 f"{escape_cell(row.session)}: synthetic clock (the journal has no times; laid "

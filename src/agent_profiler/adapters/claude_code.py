@@ -8,8 +8,9 @@ files link to their session (FORMATS.md §1–2); records are read by `claude_se
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -17,7 +18,7 @@ from agent_profiler.adapters.common import journal_clock, text_field
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
 from agent_profiler.jsonl import read_jsonl
-from agent_profiler.model import Harness, Response, Session
+from agent_profiler.model import Harness, Marker, Response, Session
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
@@ -177,6 +178,8 @@ def read_transcript(
                 on_compact_boundary(builder, value, ts)
             elif subtype == "microcompact_boundary":
                 on_microcompact(builder, value, ts)
+            elif subtype == "api_error":
+                _on_api_error(builder, value, ts)
             elif subtype in SYSTEM_SUBTYPES:
                 diagnostics.skip(f"claude:system/{subtype}")
             else:
@@ -184,7 +187,35 @@ def read_transcript(
     native(commands.finish())
     if not clock.seen_timestamp:
         _synthetic(builders.values())
+    for builder in builders.values():
+        if builder.markers:
+            statuses = Counter(m.value.partition(",")[0] for m in builder.markers)
+            builder.facts.append(("api_errors", len(builder.markers)))
+            builder.facts.append(
+                ("api_errors_by_status", ", ".join(f"{s}: {n}" for s, n in statuses.most_common()))
+            )
     return builders
+
+
+def _on_api_error(builder: SessionBuilder, record: dict[str, Any], ts: int) -> None:
+    """A failed API call Claude Code retries (`system/api_error`): an Events instant saying
+    its status, the API's error type and the attempt, never the error's text (it may quote
+    the request)."""
+    error = record.get("error")
+    error = error if isinstance(error, dict) else {}
+    status = error.get("status")
+    said = str(status) if type(status) is int else "no status"
+    try:  # the API's own body, as text: {"type":"error","error":{"type":"overloaded_error",…}}
+        body = orjson.loads(error.get("message", "").partition(" ")[2] or b"null")
+        kind = body["error"]["type"]
+    except (orjson.JSONDecodeError, AttributeError, KeyError, TypeError):
+        kind = None
+    if isinstance(kind, str) and kind.isidentifier():
+        said += f" {kind}"
+    attempt, most = record.get("retryAttempt"), record.get("maxRetries")
+    if type(attempt) is int and type(most) is int:
+        said += f", attempt {attempt} of {most}"
+    builder.markers.append(Marker(ts, "api_error", said))
 
 
 def _synthetic(builders: Iterable[SessionBuilder]) -> None:

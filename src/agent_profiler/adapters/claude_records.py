@@ -63,7 +63,10 @@ RECORD_TYPES: dict[str, Known] = {
 SYSTEM_SUBTYPES: dict[str, Known] = {
     "compact_boundary": _read("a compaction: the context is replaced by its summary"),
     "microcompact_boundary": _read("a microcompaction: old tool results leave the context"),
-    "api_error": _skip("a failed API call's notice; the failed request is its <synthetic> reply"),
+    "api_error": _read(
+        "a failed API call the harness retries (529 Overloaded …): an Events instant with its "
+        "status, error type and attempt, and `api_errors` on the profile"
+    ),
     "local_command": _skip("a local slash command's output as shown to the user"),
     "stop_hook_summary": _skip("which Stop hooks ran, for the UI"),
     "turn_duration": _skip("how long a turn took, for the UI"),

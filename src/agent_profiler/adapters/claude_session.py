@@ -60,6 +60,7 @@ from agent_profiler.model import (
     Coverage,
     Fact,
     Harness,
+    Marker,
     Prompt,
     Response,
     Session,
@@ -110,6 +111,7 @@ class SessionBuilder:
         # agentId), taken by the call when it comes; a call never read leaves its entry.
         self.early_results: dict[str, tuple[int, bool, int, str | None]] = {}
         self.facts: list[Fact] = []
+        self.markers: list[Marker] = []  # failed API calls the harness retried (claude_code)
         self.records = 0
         self.item_stage: str | None = None  # says which parts are native after a /context
         self.native_runs = 0
@@ -593,4 +595,5 @@ class SessionBuilder:
             unmeasured=self.log.unmeasured(self.unmeasured),
             estimate_methods=self.log.estimate_methods,
             facts=tuple(self.facts),
+            markers=tuple(self.markers),
         )

@@ -368,8 +368,9 @@ TRACKS: tuple[TrackSpec, ...] = (
         "Events",
         (Slices(MARKERS, _event_span, _marker_name, _marker_args, instant=True),),
         description="Moments the journal marks that are neither requests nor configuration: "
-        "Gemini CLI's error, warning and info notices and its rewinds, OpenCode's file "
-        "patches and retries. A notice at its record's time; a patch, retry or rewind, "
+        "Claude Code's failed API calls it retried (status, error type, attempt), Gemini "
+        "CLI's error, warning and info notices and its rewinds, OpenCode's file patches and "
+        "retries. A notice or API error at its record's time; a patch, retry or rewind, "
         "which carries none, at the last time read before it. The name is the value's first "
         "line; its value argument holds it all.",
     ),
