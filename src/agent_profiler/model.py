@@ -299,6 +299,9 @@ class ContextSnapshot:
 # A labelled fact of a session (on `profile (1)`): a text, or a count as an int, so that the
 # trace types it as an integer (uint_value, TRACE_CONTRACT §4), not as digits in a string.
 Fact = tuple[str, str | int]
+# The fact of a journal that starts mid-conversation (Claude Code: its first record's parent
+# is not in it): its inferred head holds earlier turns too (views.starts_mid_conversation).
+MID_CONVERSATION = "journal_starts_mid_conversation"
 
 
 @frozen

@@ -39,6 +39,7 @@ from agent_profiler.views import (
     main_model,
     model_requests,
     session_fill,
+    starts_mid_conversation,
     unattributed_is_head,
 )
 
@@ -96,6 +97,8 @@ class SessionSummary:
     responses_without_usage: int = 0
     # Failed API calls the harness retried (Claude Code's `api_error`: 529 Overloaded …).
     api_errors: int = 0
+    # The journal starts mid-conversation: its inferred head holds earlier turns too.
+    starts_mid_conversation: bool = False
     cost: dict[str, Any] | None = None  # the session's receipt (summary --cost; cost.py)
     # Every model in the order it first served a request: (model, requests, its window).
     models: list[tuple[str, int, int | None]] = field(default_factory=list)
@@ -140,6 +143,7 @@ class SessionSummary:
             "clock": self.clock,
             "responses_without_usage": self.responses_without_usage,
             "api_errors": self.api_errors,
+            "starts_mid_conversation": self.starts_mid_conversation,
             "inferred_head": self.inferred_head,
         }
         if self.redacted_placeholders:
@@ -279,6 +283,7 @@ def summarise(
         clock=session.clock,
         responses_without_usage=len(session.unmetered_responses),
         api_errors=sum(1 for marker in session.markers if marker.kind == "api_error"),
+        starts_mid_conversation=starts_mid_conversation(session),
     )
     error = estimate_error(session)
     summary.estimate_basis = error.basis

@@ -245,6 +245,12 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
                 f"{counted(row.responses_without_usage, 'response')} without "
                 "usage (every usage field 0), not counted in calls"
             )
+        if row.starts_mid_conversation:
+            out.append(
+                f"{escape_cell(row.session)}: the journal starts mid-conversation (its first "
+                "record's parent is not in it): its Unattributed holds the earlier turns as well "
+                "as the system prompt and tool schemas"
+            )
         if row.api_errors:
             out.append(
                 f"{escape_cell(row.session)}: {counted(row.api_errors, 'API error')} the harness "

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from operator import attrgetter, itemgetter
 
 from agent_profiler.model import (
+    MID_CONVERSATION,
     AnchorKind,
     Category,
     ContextChange,
@@ -120,9 +121,19 @@ HEAD_LABEL = "System prompt and tool schemas, inferred"
 HEAD_HINT = "one /context run in the session makes it exact"
 
 
+def starts_mid_conversation(session: Session) -> bool:
+    """Whether the journal starts mid-conversation (a Claude Code transcript whose first
+    record's parent is not in it): what its first request held and the journal does not,
+    the inferred head, is the earlier conversation as well as the system prompt and tools."""
+    return any(name == MID_CONVERSATION for name, _ in session.facts)
+
+
 def unattributed_is_head(session: Session) -> bool:
     """Whether the session's Unattributed category is its inferred head and nothing else
-    (every Unattributed item any snapshot changed is the head)."""
+    (every Unattributed item any snapshot changed is the head), and the head is only the
+    system prompt and tool schemas (not a journal that starts mid-conversation)."""
+    if starts_mid_conversation(session):
+        return False
     seen = False
     for snapshot in session.snapshots:
         for change in snapshot.changes:

@@ -18,7 +18,7 @@ from agent_profiler.adapters.common import journal_clock, text_field
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
 from agent_profiler.jsonl import read_jsonl
-from agent_profiler.model import Harness, Marker, Response, Session
+from agent_profiler.model import MID_CONVERSATION, Harness, Marker, Response, Session
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
@@ -108,6 +108,9 @@ def read_transcript(
     clock = journal_clock(path, diagnostics, source)
     main_key: str | None = None
     commands = ContextCommandTracker()
+    # The parent of the file's first record while no record of the file is that parent: a
+    # journal that starts mid-conversation (its first turns in another file, or lost).
+    opening: object = _UNSEEN
 
     def native(results: list[NativeSnapshot | ContextCommandFailure]) -> None:
         # /context is typed in the main thread: its runs belong to the file's own session.
@@ -123,6 +126,12 @@ def read_transcript(
         if not isinstance(value, dict):
             diagnostics.reject(source, line, "record is not a JSON object")
             continue
+        if opening is not None:  # (nearly every file: None from its first record on)
+            if opening is _UNSEEN:
+                if "parentUuid" in value:
+                    opening = value["parentUuid"]  # the first record's parent (None: a root)
+            elif value.get("uuid") == opening:
+                opening = None  # its parent is in the file after all
         kind = value.get("type")
         if not isinstance(kind, str):  # text_field, inline: every record passes here
             kind = None
@@ -187,6 +196,8 @@ def read_transcript(
     native(commands.finish())
     if not clock.seen_timestamp:
         _synthetic(builders.values())
+    if isinstance(opening, str) and (main := builders.get(main_key or "")) is not None:
+        main.facts.append((MID_CONVERSATION, "its first record's parent is not in the journal"))
     for builder in builders.values():
         if builder.markers:
             statuses = Counter(m.value.partition(",")[0] for m in builder.markers)
@@ -195,6 +206,9 @@ def read_transcript(
                 ("api_errors_by_status", ", ".join(f"{s}: {n}" for s, n in statuses.most_common()))
             )
     return builders
+
+
+_UNSEEN = object()
 
 
 def _on_api_error(builder: SessionBuilder, record: dict[str, Any], ts: int) -> None:
