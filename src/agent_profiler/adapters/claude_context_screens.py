@@ -31,7 +31,6 @@ _GRID = re.compile(r"^(?:[⛁⛀⛶⛝] )+(?=  |$)")
 _TITLE = "Context Usage"
 _HEADER_INLINE = re.compile(rf"^(\S+) [•·] ({TOKEN})/({TOKEN}) tokens \((\d+)%\)$")
 _HEADER_TOTALS = re.compile(rf"^({TOKEN})/({TOKEN}) tokens \((\d+)%\)$")
-_ESTIMATED = "Estimated usage by category"
 _BULLET = re.compile(r"^[⛁⛀⛶⛝] ")
 _CATEGORY_LINE = re.compile(
     rf"^[⛁⛀⛶⛝] (?P<name>[A-Z][A-Za-z ()]*?): (?P<tok>{TOKEN})(?: tokens)? "
@@ -146,10 +145,8 @@ def _read_screen_rows(lines: Sequence[str], position: int, parsed: Parsed) -> in
                     half_step(match["tok"]),
                 )
             )
-        elif text == _ESTIMATED and not parsed.rows:
-            continue
-        # Any other line (e.g. an `Auto-compact window: 200k tokens` note quoted from some
-        # 2.1.x build) carries no row; it is ignored.
+        # Any other line (the `Estimated usage by category` heading, an `Auto-compact
+        # window: 200k tokens` note quoted from some 2.1.x build) carries no row; it is ignored.
     return index + 1
 
 
