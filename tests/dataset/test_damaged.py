@@ -182,6 +182,36 @@ def test_a_file_cut_short_in_a_dataset_without_a_listing_is_named(here: Path) ->
 
 
 @pytest.mark.parametrize(
+    ("listed", "footer"),
+    [(True, 0), (True, 1 << 30), (False, 0)],
+)
+def test_a_parquet_footer_of_no_length_or_past_its_file_is_named(
+    here: Path, listed: bool, footer: int
+) -> None:
+    """A flipped byte in the footer's length (written before the last magic bytes) leaves
+    the file its listed size; with a length of 0, or more than the file holds, DuckDB
+    fails with its plain `Error` ("Footer length error"), which was an internal error (exit
+    70). The file is named, as one cut short is; and in a dataset from before the listing,
+    a whole file of 12 bytes (magic, a footer length of 0, magic) is no Parquet file."""
+    _collected()
+    if not listed:
+        manifest = Path("ds/current/manifest.json")
+        data = json.loads(manifest.read_text())
+        del data["parquet"]
+        manifest.write_text(json.dumps(data))
+    damaged = _parquet("sessions")
+    if listed:
+        with damaged.open("r+b") as handle:
+            handle.seek(-8, os.SEEK_END)
+            handle.write(footer.to_bytes(4, "little"))
+    else:
+        damaged.write_bytes(b"PAR1" + footer.to_bytes(4, "little") + b"PAR1")
+    fleet = _run("fleet", "ds")
+    said = f"error: {_shown(damaged)}: damaged dataset file (not a whole Parquet file)"
+    assert (fleet.exit_code, fleet.stderr) == (1, f"{said}; {HINT}\n")
+
+
+@pytest.mark.parametrize(
     ("text", "reason"),
     [("{bad", "not JSON"), ("[1]", "not a manifest"), ('{"files": 3}', "not a manifest")],
 )

@@ -4,8 +4,9 @@ failure while writing one means.
 A version's manifest lists its Parquet files with their sizes (`listing`), so a file cut
 short or deleted is named (`check`) instead of being a DuckDB error with its SQL (exit 70)
 or, deleted, figures silently short of its rows. A manifest that is not JSON, or not a
-manifest, is named too (`load_manifest`). A dataset from before the listing has only its
-files' Parquet magic bytes checked, when DuckDB fails on one (`explain`)."""
+manifest, is named too (`load_manifest`). When DuckDB fails on a file (`explain`), a
+dataset from before the listing, or a file damaged without changing its size, has its
+files' ends checked: the Parquet magic bytes, and a footer length the file can hold."""
 
 from __future__ import annotations
 
@@ -114,18 +115,22 @@ def check(directory: Path, manifest: dict[str, Any], hint: str) -> None:
 
 def cut_short(directory: Path, hint: str) -> DatasetError | None:
     """The first Parquet file of the current version without its magic bytes at both ends
-    (a file cut short, or not Parquet), as a DatasetError; None when each has them."""
+    (a file cut short, or not Parquet), or whose footer's length, written before the last
+    magic bytes, is 0 or more than the file holds (DuckDB's "Footer length error"), as a
+    DatasetError; None when each file is whole so far as its ends tell."""
     root = directory / "current"
     for path in sorted(root.rglob("*.parquet")):
         try:
             with path.open("rb") as handle:
                 head = handle.read(4)
-                handle.seek(max(0, path.stat().st_size - 4))
-                tail = handle.read(4)
+                size = os.fstat(handle.fileno()).st_size
+                handle.seek(max(0, size - 8))
+                end = handle.read(8)
         except OSError as error:
             reason = f"cannot read: {error.strerror}"
         else:
-            if head == tail == PARQUET_MAGIC and path.stat().st_size >= 12:
+            footer = int.from_bytes(end[:4], "little")
+            if head == end[4:] == PARQUET_MAGIC and 0 < footer <= size - 12:
                 continue
             reason = "not a whole Parquet file"
         name = version_shown(directory) / path.relative_to(root)
@@ -144,7 +149,10 @@ def explain(directory: Path, error: BaseException, hint: str) -> AgentProfilerEr
     import duckdb  # loaded already: the error is one of its
 
     if not isinstance(error, duckdb.InvalidInputException | duckdb.IOException):
-        return None  # our own SQL's mistake (a binder or parser error): a bug
+        # Our own SQL's mistake (a binder or parser error: a bug, left as it is), unless a
+        # file is damaged: a Parquet footer's length of 0, or longer than its file, is
+        # DuckDB's plain `Error`, which a flipped byte gives even with the sizes listed.
+        return cut_short(directory, hint) if isinstance(error, duckdb.Error) else None
     text = str(error)
     full = next((words for words in _DISK_FULL if words in text), None)
     if full is not None:
