@@ -105,3 +105,23 @@ def test_the_systems_words_for_a_folder_that_cannot_be_opened() -> None:
     assert inputs.os_reason(OSError(errno.ENAMETOOLONG, "File name too long")) == (
         "file name too long"
     )
+
+
+def test_a_folder_too_deep_to_look_for_a_dataset_in_is_walked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder named by a path of 4,080 characters: its `current/manifest.json` is past
+    the system's 4,096 (the look for a dataset fails, "file name too long"), its journal
+    is not. It is walked, and its session read, not refused as a dataset `collect` wrote
+    (inputs.is_dataset__mutmut_7 took a folder it could not look into for one)."""
+    monkeypatch.chdir(tmp_path)  # a relative name: the length is the name's, wherever tmp is
+    deep = "/".join(["d" * 199] * 20)
+    deep += "/" + "e" * (4080 - len(deep) - 1)
+    os.makedirs(deep)
+    shutil.copy(CLAUDE_SMALL, Path(deep) / "x.jsonl")
+    with pytest.raises(OSError) as caught:
+        (Path(deep) / "current" / "manifest.json").is_file()
+    assert caught.value.errno == errno.ENAMETOOLONG
+    result = runner.invoke(app, ["summary", "--json", deep])
+    assert result.exit_code == 0, result.stderr
+    assert '"calls": 6' in result.stdout
