@@ -417,12 +417,15 @@ def _compactions_table(session: Session, t0: int) -> str:
     for index, c in enumerate(session.compactions, start=1):
         after = afters[index - 1]
         post = "—" if after is None else f"{after.tokens:,}"
+        # A compaction recorded at one moment (Claude Code's compact_boundary) has no
+        # duration in its journal: unknown, not zero.
+        took = "—" if c.end_ns == c.start_ns else duration((c.end_ns - c.start_ns) / 1e9)
         if after is not None and after.source == POST_FROM_NEXT_REQUEST:
             post += ' <span class="note">(first request after)</span>'
         out.append(
             f'<tr><td class="num">{index}</td><td>{esc(c.kind)}</td><td>{esc(c.trigger or "—")}'
             f'</td><td class="num">{clock_text(c.start_ns - t0)}</td>'
-            f'<td class="num">{duration((c.end_ns - c.start_ns) / 1e9)}</td>'
+            f'<td class="num">{took}</td>'
             f'<td class="num" data-key="pre">{number(c.pre_tokens)}</td>'
             f'<td class="num" data-key="post">{post}</td>'
             f'<td class="num">{c.removed_items:,}</td></tr>'
