@@ -154,7 +154,7 @@ def test_argument_previews_are_shown_only_when_asked_for(spotter: list[Session])
     assert 'class="args muted"' not in render_report(spotter)
     assert sum(1 for s in spotter for c in s.tool_calls if c.args_preview) == previews
     shown = render_report(spotter, previews=True).count('class="args muted"')
-    assert shown == 22  # the calls behind the largest additions
+    assert shown == 23  # the calls behind the largest additions
 
 
 def test_a_receipt_follows_each_view_only_with_cost(spotter: list[Session]) -> None:
