@@ -833,6 +833,7 @@ def test_hover_columns_skip_only_the_samples_too_close_to_see() -> None:
         "  System instructions 3,000",
         "  Tool definitions 5,000",
         f"  Tool results {dict(third.categories)[Category.RESULTS]:,}",
+        "not explained by the estimate: 2,000",  # reported − estimated
     ]
 
 
@@ -848,7 +849,7 @@ def test_axis_steps() -> None:
 
 
 def test_the_legend_lists_the_categories_then_only_the_lines_drawn() -> None:
-    from agent_profiler.report.svg import legend
+    from agent_profiler.report.fills import legend
 
     def spans(html: str) -> list[str | None]:
         return [x.text for x in ET.fromstring(html).iter("span")]

@@ -5,13 +5,30 @@ without usage counted, one name per category, and the sentences true of the sess
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from test_report import Node, parse, read, section
 
-from agent_profiler.model import Session
+from agent_profiler.model import (
+    AnchorKind,
+    Basis,
+    Category,
+    ContextSnapshot,
+    Coverage,
+    Harness,
+    Response,
+    Session,
+    Stage,
+    Usage,
+)
 from agent_profiler.report import render_report
+from agent_profiler.report.data import session_data
+from agent_profiler.report.svg import context_chart
+from agent_profiler.summary import summarise
 from shared_paths import TESTS
+
+S = 1_000_000_000
 
 CLAUDE = TESTS / "data" / "journals" / "claude-code"
 COMPACT_BOUNDARY = CLAUDE / "entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl"
@@ -47,3 +64,125 @@ def test_a_session_shorter_than_a_second_lasted_under_a_second() -> None:
     t0, t1 = sessions[0].start_ns, sessions[0].end_ns
     assert t1 - t0 < 1_000_000_000
     assert "lasted <1\u00a0s" in facts_line(section(page, sessions[0].session_id))
+
+
+# --------------------------------------------------------------------------- reported − estimated
+
+PI_LARGE = TESTS / "data" / "journals" / "pi" / "pi-mono_large-session_v1.jsonl"
+
+
+def sized(*sizes: tuple[int, int | None]) -> Session:
+    """A session of one request a minute, each snapshot estimating `estimated` tokens (all
+    system instructions) of the `reported` Context size (None: no size reported)."""
+    responses, snapshots = [], []
+    for index, (estimated, reported) in enumerate(sizes):
+        start = (60 + 60 * index) * S
+        if reported is not None:
+            responses.append(Response(f"r{index}", start, start + S, "m", Usage(reported)))
+        snapshots.append(
+            ContextSnapshot(
+                start,
+                AnchorKind.RESPONSE if reported is not None else AnchorKind.SESSION,
+                f"r{index}",
+                Stage.REQUEST_INPUT,
+                Basis.CHARS,
+                Coverage.COMPLETE,
+                index == 0,
+                ((Category.SYSTEM, estimated),),
+                (),
+                reported_tokens=reported,
+            )
+        )
+    return Session(
+        harness=Harness.CODEX,
+        session_id="sized",
+        start_ns=60 * S,
+        end_ns=(60 + 60 * len(sizes)) * S,
+        sources=("sized.jsonl",),
+        models=("m",),
+        responses=tuple(responses),
+        snapshots=tuple(snapshots),
+    )
+
+
+def top_edge(d: str) -> list[tuple[float, float]]:
+    """(x where a step starts, its y) along the first edge of a step path or band, left to
+    right (a band's edge back along its bottom is not read)."""
+    steps: list[tuple[float, float]] = []
+    x = y = 0.0
+    for command, value in re.findall(r"([MHVZ])([-\d.,]*)", d):
+        if command == "M":
+            x, y = (float(v) for v in value.split(","))
+        elif command == "V":
+            y = float(value)
+        elif command == "H":
+            if float(value) < x:
+                break
+            steps.append((x, y))
+            x = float(value)
+    return steps
+
+
+def at(steps: list[tuple[float, float]], x: float) -> float:
+    return [y for start, y in steps if start <= x][-1]
+
+
+def chart_of(session: Session) -> Node:
+    return parse(context_chart(session_data(summarise(session), session), None).svg)
+
+
+def test_what_the_estimate_leaves_of_the_reported_size_is_drawn_above_the_bands() -> None:
+    """Estimated 100, 300, 300, 200 of a reported 150, 200, 400, none: the hatched band runs
+    from the bands' top up to the line where the line is higher (the first and third
+    requests), has no height where the estimate is the larger (the second: nothing is
+    scaled to meet the line) or where no size was reported (the fourth)."""
+    chart = chart_of(sized((100, 150), (300, 200), (300, 400), (200, None)))
+    band = top_edge(chart.one("path", class_="band").attrs["d"])
+    line = top_edge(chart.one("path", class_="size-line").attrs["d"])
+    hatched = chart.one("path", class_="unexplained")
+    top = top_edge(hatched.attrs["d"])
+    assert len(top) == 4
+    for x, y in top[:3]:
+        assert y == min(at(band, x), at(line, x))  # the higher of the two (SVG y runs down)
+    (first, _), (second, _), (third, _), (fourth, _) = top
+    assert at(line, first) < at(band, first) and top[0][1] == at(line, first)
+    assert top[1][1] == at(band, second) < at(line, second)
+    assert top[2][1] == at(line, third) < at(band, third)
+    assert top[3][1] == at(band, fourth) > at(line, fourth)  # the line holds, unknown here
+    assert "not explain" in hatched.one("title").text()
+    assert "never scaled" in hatched.one("title").text()
+    # The hover columns say how much, or that the estimate is the larger.
+    tips = [r.one("title").text() for r in chart.one("g", class_="hover").find("rect")]
+    assert "not explained by the estimate: 50" in tips[0]
+    assert "the estimate exceeds the reported size by 100" in tips[1]
+    assert "not explained by the estimate: 100" in tips[2]
+    assert "not explained" not in tips[3] and "exceeds" not in tips[3]
+
+
+def test_an_estimate_never_below_the_reported_size_draws_no_hatched_band() -> None:
+    session = sized((200, 150), (300, 300))
+    assert not chart_of(session).find("path", class_="unexplained")
+    page = parse(render_report([session]))
+    assert "Not explained by the estimate" not in page.one("figure").text()
+    assert "Hatched" not in page.one("figcaption").text()
+
+
+def test_a_real_sessions_unexplained_part_is_in_its_legend_caption_and_tooltips() -> None:
+    """Pi's large session: at its last request the estimate is 121,206 of 177,604 tokens,
+    32% of what was sent is explained by nothing on the chart but the hatched band."""
+    sessions, page = page_of(PI_LARGE)
+    view = section(page, sessions[0].session_id)
+    keys = [li.text() for li in view.one("figure").one("ul", class_="legend").find("li")]
+    assert "Not explained by the estimate (reported − estimated)" in keys
+    caption = view.one("figcaption").text()
+    assert "Hatched, between the bands and the line" in caption
+    assert "(reported − estimated)" in caption
+    tips = [r.one("title").text() for r in view.one("g", class_="hover").find("rect")]
+    assert "not explained by the estimate: 56,398" in tips[-1]  # 177,604 − 121,206
+
+
+def test_the_overview_calls_the_composition_estimated() -> None:
+    _, page = page_of(PI_LARGE)
+    note = page.one("section", id="overview").one("p", class_="note").text()
+    assert "shares of the estimated composition" in note
+    assert "measured" not in note

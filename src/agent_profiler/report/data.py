@@ -96,8 +96,8 @@ def snapshot_place(session: Session) -> dict[int, str]:
 
 
 def latest_composition(row: SessionSummary) -> list[tuple[Category, int, float]]:
-    """(category, tokens, share of the measured composition) in contract order; shares of
-    the estimate's total, not of the window."""
+    """(category, tokens, share of the estimated composition) in contract order; shares of
+    the estimate's total, not of the reported size nor of the window."""
     total = sum(row.end_categories.values())
     if not total:
         return []

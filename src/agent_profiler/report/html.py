@@ -16,7 +16,8 @@ from agent_profiler.report.data import (
     estimation_words,
     latest_composition,
 )
-from agent_profiler.report.svg import composition_bar, context_chart, legend, swatch
+from agent_profiler.report.fills import legend, swatch
+from agent_profiler.report.svg import composition_bar, context_chart
 from agent_profiler.report.text import (
     clock_text,
     duration,
@@ -100,8 +101,9 @@ def overview_table(rows: Sequence[str], cost: bool = False) -> str:
     return "".join([
         '<section id="overview"><h2>Overview</h2>',
         '<p class="note">Each bar is the session\'s latest recorded composition by category '
-        "(at its last request): <strong>shares of the measured composition, not of the "
-        "window</strong>. Peak Context size is the largest reported request input (cached "
+        "(at its last request): <strong>shares of the estimated composition, not of the "
+        "window</strong>, which may explain less than the reported size (each chart hatches "
+        "the rest). Peak Context size is the largest reported request input (cached "
         "tokens counted once); fill is peak ÷ window, the window the trace uses: labelled "
         "<em>assumed</em> (a default) or <em>model table</em> (the harness's own) when the "
         "journal does not state it (--window sets it).</p>",
@@ -311,6 +313,7 @@ def context_view(
         compaction=bool(session.compactions),
         model=bool(changes),
         head=data.row.inferred_head,
+        unexplained=chart.unexplained,
     )
     drawn = chart.drawn
     sampled = (
@@ -322,7 +325,8 @@ def context_view(
         f'<figure>{chart.svg}{key}<figcaption class="note">Bands: the estimated composition at '
         "each snapshot, stacked in the contract's category order (each value holds until the "
         "next snapshot). Line: the reported Context size at each request, as in the trace. "
-        f"Hover the chart for the exact numbers of a snapshot{sampled}.{_gaps_words(chart.gaps)}"
+        + (_UNEXPLAINED_WORDS if chart.unexplained else "")
+        + f"Hover the chart for the exact numbers of a snapshot{sampled}.{_gaps_words(chart.gaps)}"
         "</figcaption></figure>"
     )
     out.append('<p class="basis">' + " ".join(esc(s) for s in estimation_words(session)) + "</p>")
@@ -335,6 +339,13 @@ def context_view(
     out.append(_snapshots_table(data, t0))
     out.append("</section>")
     return "".join(out)
+
+
+_UNEXPLAINED_WORDS = (
+    "Hatched, between the bands and the line: the part of the reported size the estimate "
+    "does not explain (reported − estimated); where the estimate is the larger, nothing is "
+    "drawn there. The estimate is never scaled to match. "
+)
 
 
 def _gaps_words(gaps: Sequence[tuple[int, int]]) -> str:

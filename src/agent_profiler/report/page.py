@@ -15,8 +15,8 @@ from agent_profiler.console import sessions_line
 from agent_profiler.model import Category, Session
 from agent_profiler.records import record
 from agent_profiler.report.data import ANCHOR, page, session_data
+from agent_profiler.report.fills import legend, pattern_defs
 from agent_profiler.report.html import CSS, context_view, overview_rows, overview_table
-from agent_profiler.report.svg import legend, pattern_defs
 from agent_profiler.report.text import esc, listing
 from agent_profiler.version import __version__
 from agent_profiler.views import basename

@@ -1,5 +1,5 @@
-"""The report's inline SVG: the category fills (colour + pattern), swatches, the Overview's
-composition bar, the Context view's chart (bands, lines, markers, tooltips) and its legend.
+"""The report's inline SVG: the Overview's composition bar and the Context view's chart
+(bands, lines, markers, tooltips); the fills they use and the legends are fills.py's.
 
 Drawings are downsampled to at most `MAX_POINTS` points per series; tables (html.py) always
 hold the exact numbers.
@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from agent_profiler.model import Category, ContextSnapshot, frozen
 from agent_profiler.report.data import SessionData
+from agent_profiler.report.fills import UNEXPLAINED
 from agent_profiler.report.text import (
     clock_text,
     duration,
@@ -27,42 +28,6 @@ from agent_profiler.report.timeaxis import Frame, time_ticks
 from agent_profiler.views import category_label, compactions_after
 
 MAX_POINTS = 400  # per drawn series; a 500-response session is drawn from ≤ 400 samples
-
-# One colour and one pattern per category, used by every bar, band and legend of
-# the page. Patterns keep the categories apart in greyscale print and for readers
-# who do not see the colours apart; the hues are Tableau 10 (+2 light ones).
-COLOURS: dict[Category, str] = {
-    Category.SYSTEM: "#4e79a7",
-    Category.RULES: "#9c755f",
-    Category.SKILLS: "#edc948",
-    Category.TOOLS: "#76b7b2",
-    Category.ENVIRONMENT: "#59a14f",
-    Category.PROMPTS: "#e15759",
-    Category.ASSISTANT: "#b07aa1",
-    Category.RESULTS: "#f28e2b",
-    Category.SUMMARIES: "#8cd17d",
-    Category.OVERHEAD: "#a0cbe8",
-    Category.MESSAGES: "#ff9da7",
-    Category.UNATTRIBUTED: "#bab0ac",
-}
-_INK = 'stroke="#000" stroke-opacity=".45"'
-_DOT = 'fill="#000" fill-opacity=".45"'
-PATTERNS: dict[Category, str] = {
-    Category.SYSTEM: "",  # plain
-    Category.RULES: f'<path d="M-1,1 l2,-2 M0,8 l8,-8 M7,9 l2,-2" {_INK}/>',
-    Category.SKILLS: f'<circle cx="4" cy="4" r="1.3" {_DOT}/>',
-    Category.TOOLS: f'<path d="M0,4 h8" {_INK}/>',
-    Category.ENVIRONMENT: f'<path d="M4,0 v8" {_INK}/>',
-    Category.PROMPTS: f'<path d="M0,4 h8 M4,0 v8" {_INK}/>',
-    Category.ASSISTANT: f'<path d="M-1,7 l2,2 M0,0 l8,8 M7,-1 l2,2" {_INK}/>',
-    Category.RESULTS: (f'<path d="M0,0 l8,8 M8,0 l-8,8" {_INK} stroke-width=".6"/>'),
-    Category.SUMMARIES: f'<circle cx="4" cy="4" r="2.2" {_DOT}/>',
-    Category.OVERHEAD: f'<path d="M0,2 h3 M4,6 h3" {_INK}/>',
-    Category.MESSAGES: f'<path d="M0,8 l8,-8" {_INK} stroke-width="2"/>',
-    Category.UNATTRIBUTED: (
-        f'<circle cx="2" cy="2" r=".8" {_DOT}/><circle cx="6" cy="6" r=".8" {_DOT}/>'
-    ),
-}
 
 
 def downsample(values: Sequence[int], limit: int = MAX_POINTS) -> list[int]:
@@ -101,25 +66,6 @@ def _f(value: float) -> str:
     """SVG coordinates with one decimal and no trailing zeros (small files)."""
     text = f"{value:.1f}"
     return text[:-2] if text.endswith(".0") else text
-
-
-def swatch(category: Category, size: int = 14) -> str:
-    return (
-        f'<svg width="{size}" height="{size}" viewBox="0 0 {size} {size}" aria-hidden="true">'
-        f'<rect width="{size}" height="{size}" fill="url(#cat-{category.value})" '
-        'stroke="#333" stroke-width=".6"/></svg>'
-    )
-
-
-def pattern_defs() -> str:
-    """One hidden SVG holding each category's fill (colour + pattern), referenced by id
-    from every chart of the page."""
-    patterns = "".join(
-        f'<pattern id="cat-{c.value}" width="8" height="8" patternUnits="userSpaceOnUse">'
-        f'<rect width="8" height="8" fill="{COLOURS[c]}"/>{PATTERNS[c]}</pattern>'
-        for c in Category
-    )
-    return f'<svg class="defs" aria-hidden="true" focusable="false"><defs>{patterns}</defs></svg>'
 
 
 def composition_bar(
@@ -193,6 +139,7 @@ class Chart:
     window_drawn: bool
     drawn: int
     gaps: tuple[tuple[int, int], ...] = ()  # the idle stretches its time axis collapses
+    unexplained: bool = False  # it draws reported − estimated above the bands somewhere
 
 
 def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS) -> Chart:
@@ -250,6 +197,7 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
         f'text-anchor="middle">time since session start ({esc(utc(t0))})</text>'
     )
     # Stacked composition, drawn from at most `limit` snapshots.
+    unexplained = ""
     if snapshots:
         keep = downsample(totals, limit)
         drawn = [snapshots[i] for i in keep]
@@ -280,6 +228,8 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
                 )
             )
             base = upper
+        unexplained = _unexplained_band(drawn, xs, base, x_end, frame)
+        out.append(unexplained)
     # Window, Context size, markers on top of the bands.
     label = f"window {window or 0:,}" + (
         window_note(session) if window == session.window_tokens else ""
@@ -386,7 +336,34 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
             'text-anchor="middle">nothing recorded to draw</text>'
         )
     out.append("</svg>")
-    return Chart("".join(out), window_drawn, len(samples), frame.gaps)
+    return Chart("".join(out), window_drawn, len(samples), frame.gaps, bool(unexplained))
+
+
+def _unexplained_band(
+    drawn: Sequence[ContextSnapshot],
+    xs: Sequence[float],
+    estimated: Sequence[int],
+    x_end: float,
+    frame: Frame,
+) -> str:
+    """From the top of the stacked bands up to the reported Context size, where that is
+    higher: what the estimate leaves unexplained. None where the estimate is the larger or
+    no size was reported (the estimate is not scaled, nor is anything drawn in its place)."""
+    upper = [max(e, x.reported_tokens or 0) for e, x in zip(estimated, drawn, strict=True)]
+    if all(u == e for u, e in zip(upper, estimated, strict=True)):
+        return ""
+    path = _band_path(xs, [frame.y(e) for e in estimated], [frame.y(u) for u in upper], x_end)
+    what = (
+        f"{UNEXPLAINED}: the part of the reported Context size "
+        "the estimated composition does not explain; the estimate is never scaled to match"
+    )
+    return (
+        f'<path class="unexplained" d="{path}" fill="url(#unexplained)" stroke="#8a8a96" '
+        f'stroke-width=".8" stroke-dasharray="3 2"><title>{esc(what)}</title></path>'
+        + _band_label(
+            Category.UNATTRIBUTED, xs, x_end, estimated, upper, frame, "reported − estimated"
+        )
+    )
 
 
 def _gap_mark(frame: Frame, start: int, end: int) -> str:
@@ -494,11 +471,19 @@ def _hover_columns(
         if x1 - x0 < 0.5:
             continue
         lines = [f"{places.get(id(snapshot), '')} · {clock_text(snapshot.time_ns - frame.t0)}"]
-        if snapshot.reported_tokens is not None:
-            lines.append(f"Context size {snapshot.reported_tokens:,} tokens (reported)")
-        lines.append(f"estimated {snapshot.estimated_tokens:,} tokens:")
+        reported, estimated = snapshot.reported_tokens, snapshot.estimated_tokens
+        if reported is not None:
+            lines.append(f"Context size {reported:,} tokens (reported)")
+        lines.append(f"estimated {estimated:,} tokens:")
         present = dict(snapshot.categories)
         lines += [f"  {c.label} {present[c]:,}" for c in Category if present.get(c)]
+        if reported is not None and reported > estimated:
+            lines.append(f"not explained by the estimate: {reported - estimated:,}")
+        elif reported is not None and estimated > reported:
+            lines.append(
+                f"the estimate exceeds the reported size by {estimated - reported:,}: "
+                "nothing drawn above the bands (never scaled)"
+            )
         out.append(
             f'<rect x="{_f(x0)}" y="{_f(frame.top)}" width="{_f(x1 - x0)}" '
             f'height="{_f(frame.bottom - frame.top)}"><title>{esc(chr(10).join(lines))}'
@@ -506,44 +491,3 @@ def _hover_columns(
         )
     out.append("</g>")
     return "".join(out)
-
-
-def legend(
-    categories: Iterable[Category],
-    *,
-    size: bool = False,
-    window: bool = False,
-    compaction: bool = False,
-    model: bool = False,
-    head: bool = False,
-) -> str:
-    """Swatches of the categories drawn, then the line styles the chart uses (only those);
-    `head`: Unattributed is the inferred head (views.category_label)."""
-    items = [f"<li>{swatch(c)}<span>{esc(category_label(c, head))}</span></li>" for c in categories]
-    marks = [
-        (
-            size,
-            '<li><svg width="28" height="14" aria-hidden="true"><path d="M0,7H28" '
-            'stroke="#111" stroke-width="2"/></svg><span>Context size (reported)</span></li>',
-        ),
-        (
-            window,
-            '<li><svg width="28" height="14" aria-hidden="true"><path d="M0,7H28" '
-            'stroke="#333" stroke-width="1.5" stroke-dasharray="7 5"/></svg>'
-            "<span>window</span></li>",
-        ),
-        (
-            compaction,
-            '<li><svg width="14" height="14" aria-hidden="true"><path d="M7,0V14" '
-            'stroke="#b00020" stroke-width="1.5" stroke-dasharray="2 3"/></svg>'
-            "<span>compaction</span></li>",
-        ),
-        (
-            model,
-            '<li><svg width="14" height="14" aria-hidden="true"><path d="M7,0V14" '
-            'stroke="#333" stroke-width="1.5" stroke-dasharray="8 3 2 3"/></svg>'
-            "<span>model change</span></li>",
-        ),
-    ]
-    items += [item for wanted, item in marks if wanted]
-    return f'<ul class="legend">{"".join(items)}</ul>'
