@@ -186,3 +186,36 @@ def test_the_overview_calls_the_composition_estimated() -> None:
     note = page.one("section", id="overview").one("p", class_="note").text()
     assert "shares of the estimated composition" in note
     assert "measured" not in note
+
+
+# --------------------------------------------------------------------------- failures, usage
+
+BACKGROUND_TASKS = CLAUDE / "trackgentic-mpa014m2_v2.1.143_bg-tasks-result.jsonl"
+SPOTTER_DIR = CLAUDE / "spotter-2.1.39-subagents-compaction"
+
+
+def test_responses_without_usage_are_counted_beside_the_responses() -> None:
+    """A `-p` run on glm-5.1 whose 10 responses record usage {0, 0}: the page said
+    "Responses 0" and nothing else, as if the model never answered; summary --json says
+    responses_without_usage 10."""
+    sessions, page = page_of(BACKGROUND_TASKS)
+    (session,) = sessions
+    row = summarise(session)
+    assert (row.calls, row.responses_without_usage) == (0, 10)
+    view = section(page, session.session_id)
+    assert view.one("dd", data_key="responses").text() == "0 (+10 without usage)"
+    assert "10 responses without usage in the journal" in view.one("p", class_="basis").text()
+    cell = page.one("tr", data_session_id=session.session_id).one("td", data_key="responses")
+    assert cell.text() == "0 (+10 without usage)"
+
+
+def test_failed_tool_calls_are_in_each_sessions_numbers() -> None:
+    sessions, page = page_of(SPOTTER_DIR)
+    failed = {s.session_id: summarise(s).failed_tool_calls for s in sessions}
+    assert sorted(failed.values()) == [0, 7]
+    for session in sessions:
+        view = section(page, session.session_id)
+        assert (
+            view.one("dd", data_key="failed-tool-calls").text() == f"{failed[session.session_id]}"
+        )
+        assert view.one("dd", data_key="responses").text() == f"{summarise(session).calls:,}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agent_profiler.console import counted
 from agent_profiler.model import (
     AnchorKind,
     Basis,
@@ -112,7 +113,7 @@ def estimation_words(session: Session) -> list[str]:
     """The estimation basis and coverage of the session's snapshots, in sentences."""
     snapshots = session.snapshots
     if not snapshots:
-        return ["No context composition was recorded for this session."]
+        return ["No context composition was recorded for this session.", *_unmetered_words(session)]
     sentences: list[str] = []
     bases = sorted({x.basis for x in snapshots}, key=list(Basis).index)
     sentences.append("Composition: " + "; ".join(BASIS_WORDS[b] for b in bases) + ".")
@@ -151,10 +152,24 @@ def estimation_words(session: Session) -> list[str]:
             + "; ".join(session.estimate_methods)
             + " (docs/estimates.md)."
         )
+    sentences += _unmetered_words(session)
     if session.unmeasured:
         seen = ", ".join(f"{kind} × {count:,}" for kind, count in session.unmeasured)
         sentences.append(f"Seen but not estimated: {seen}.")
     return sentences
+
+
+def _unmetered_words(session: Session) -> list[str]:
+    """What the page lacks for responses whose journal records no usage (summary's
+    responses_without_usage)."""
+    count = len(session.unmetered_responses)
+    if not count:
+        return []
+    them = "it" if count == 1 else "them"
+    return [
+        f"{counted(count, 'response')} without usage in the journal (every usage field 0): "
+        f"not counted in Responses, and no Context size is drawn for {them}."
+    ]
 
 
 def _depths(sessions: Sequence[Session]) -> dict[str, int]:

@@ -189,7 +189,7 @@ def overview_rows(
             f'<td class="id"><a href="#{anchors[session.session_id]}" '
             f'title="{esc(session.session_id)}">{esc(name)}</a>{project}</td>'
             f'<td>{esc(session.harness.label)}<small class="model">{esc(model)}</small></td>'
-            f'<td class="num" data-key="responses">{row.calls:,}</td>'
+            f'<td class="num" data-key="responses">{row.calls:,}{_unmetered(row)}</td>'
             f'<td class="num" data-key="peak">{number(row.peak_prompt_tokens)}</td>'
             f'<td class="num" data-key="window">{window_cell}</td>'
             f'<td class="num" data-key="fill">{fill}</td>'
@@ -222,6 +222,18 @@ def _unstated(row: SessionSummary) -> str:
     """How a row's window is labelled: "" when the journal states it (or --window gave
     it), else where it came from ("assumed", "model table")."""
     return "" if row.window_source in (None, "journal", WINDOW_GIVEN) else row.window_source
+
+
+def _unmetered(row: SessionSummary) -> str:
+    """Beside a Responses count: the responses whose journal records no usage (summary's
+    responses_without_usage), which the count leaves out; a page saying "0" alone read as
+    a model that never answered."""
+    if not row.responses_without_usage:
+        return ""
+    return (
+        f' <small class="muted" title="every usage field 0 in the journal: not counted">'
+        f"(+{row.responses_without_usage:,} without usage)</small>"
+    )
 
 
 def _number(label: str, value: str, key: str) -> str:
@@ -293,7 +305,7 @@ def context_view(
         f'<h2>Context · {esc(label)} <a class="up" href="#overview">↑ Overview</a></h2>',
         f'<p class="muted">{esc(" · ".join(facts))}{parent}{kids}</p>',
         '<dl class="numbers">',
-        _number("Responses", f"{row.calls:,}", "responses"),
+        _number("Responses", f"{row.calls:,}" + _unmetered(row), "responses"),
         _number("Peak Context size (tokens)", number(row.peak_prompt_tokens), "peak"),
         _number("Final Context size (tokens)", number(row.final_prompt_tokens), "final"),
         _number("Window (tokens)", esc(window_text), "window"),
@@ -302,6 +314,8 @@ def context_view(
         ),
         _number("Compactions", f"{row.compactions:,}", "compactions"),
         _number("Tool calls", f"{row.tool_calls:,}", "tool-calls"),
+        # summary's failed_tool_calls: the calls whose result the journal marks an error
+        _number("Failed tool calls", f"{row.failed_tool_calls:,}", "failed-tool-calls"),
         "</dl>",
     ]
     chart = context_chart(data, chart_window)
