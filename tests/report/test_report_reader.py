@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from test_report import Node, parse, read, section
 
 from agent_profiler.model import (
@@ -26,6 +27,7 @@ from agent_profiler.report import render_report
 from agent_profiler.report.data import session_data
 from agent_profiler.report.svg import context_chart
 from agent_profiler.summary import summarise
+from agent_profiler.views import category_label
 from shared_paths import TESTS
 
 S = 1_000_000_000
@@ -219,3 +221,25 @@ def test_failed_tool_calls_are_in_each_sessions_numbers() -> None:
             view.one("dd", data_key="failed-tool-calls").text() == f"{failed[session.session_id]}"
         )
         assert view.one("dd", data_key="responses").text() == f"{summarise(session).calls:,}"
+
+
+# --------------------------------------------------------------------------- one name each
+
+
+def test_the_inferred_head_has_one_name_across_the_page() -> None:
+    """Spotter's Unattributed is only its inferred head: the chart's legend, bands and
+    tables named it so, but the Overview's legend and the chart's tooltips said
+    "Unattributed" and the receipt "written once, unattributed"."""
+    pytest.importorskip("genai_prices")
+    sessions, page = page_of(SPOTTER_DIR, cost=True)
+    head = category_label(Category.UNATTRIBUTED, True)
+    overview = page.one("section", id="overview").one("ul", class_="legend").text()
+    assert head in overview and "Unattributed" not in overview
+    main = section(page, sessions[0].session_id)
+    tips = [r.one("title").text() for r in main.one("g", class_="hover").find("rect")]
+    assert all(f"  {head} " in tip for tip in tips)
+    assert not any("Unattributed" in tip for tip in tips)
+    receipt = page.one("section", id=f"{main.attrs['id']}-cost")
+    rows = [tr.find("td")[0].text() for tr in receipt.find("tr") if tr.find("td")]
+    assert f"written once, unattributed: {head}" in rows
+    assert "written once, unattributed" not in rows

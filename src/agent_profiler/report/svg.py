@@ -326,7 +326,9 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
     )
     samples = downsample(totals, limit) if snapshots else []
     if snapshots:
-        out.append(_hover_columns(snapshots, keep_all=samples, frame=frame, places=places, t1=t1))
+        out.append(
+            _hover_columns(snapshots, samples, frame, places, t1, head=data.row.inferred_head)
+        )
     # The breaks last: over the bands (faded through their band) and over the hover columns,
     # so hovering one names the idle stretch rather than the snapshot held across it.
     out += [_gap_mark(frame, start, end) for start, end in frame.gaps]
@@ -460,8 +462,10 @@ def _hover_columns(
     frame: Frame,
     places: dict[int, str],
     t1: int,
+    head: bool = False,
 ) -> str:
-    """Invisible columns over the drawn samples whose tooltips give the exact numbers."""
+    """Invisible columns over the drawn samples whose tooltips give the exact numbers, each
+    category named as the legend names it (`head`: views.category_label)."""
     out = ['<g class="hover">']
     for position, index in enumerate(keep_all):
         snapshot = snapshots[index]
@@ -476,7 +480,7 @@ def _hover_columns(
             lines.append(f"Context size {reported:,} tokens (reported)")
         lines.append(f"estimated {estimated:,} tokens:")
         present = dict(snapshot.categories)
-        lines += [f"  {c.label} {present[c]:,}" for c in Category if present.get(c)]
+        lines += [f"  {category_label(c, head)} {present[c]:,}" for c in Category if present.get(c)]
         if reported is not None and reported > estimated:
             lines.append(f"not explained by the estimate: {reported - estimated:,}")
         elif reported is not None and estimated > reported:
