@@ -307,18 +307,6 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
             'stroke="#111" stroke-width="2" stroke-linejoin="round">'
             "<title>Context size (reported request input)</title></path>"
         )
-    peak = data.peak
-    if peak is not None:
-        # The peak marked is the Overview's (the largest response prompt), not a compaction's
-        # pre_tokens, which the line also shows.
-        px, py = frame.x(peak.start_ns), frame.y(peak.usage.prompt_tokens)
-        anchor = "end" if px > (frame.left + frame.right) / 2 else "start"
-        dx = -6 if anchor == "end" else 6
-        out.append(
-            f'<circle cx="{_f(px)}" cy="{_f(py)}" r="3.5" fill="#111"/>'
-            f'<text class="halo peak" x="{_f(px + dx)}" y="{_f(py - 7)}" '
-            f'text-anchor="{anchor}">peak Context size {peak.usage.prompt_tokens:,}</text>'
-        )
     # Axes last, so bands never hide them.
     out.append(
         f'<path d="M{_f(frame.left)},{_f(frame.top)}V{_f(frame.bottom)}H{_f(frame.right)}" '
@@ -332,6 +320,21 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
     # The breaks last: over the bands (faded through their band) and over the hover columns,
     # so hovering one names the idle stretch rather than the snapshot held across it.
     out += [_gap_mark(frame, start, end) for start, end in frame.gaps]
+    # The peak after them: a gap's band is drawn over everything before it, and the
+    # peak's label, which may reach across a gap, was read through it ("1[▒]209").
+    peak = data.peak
+    if peak is not None:
+        # The peak marked is the Overview's (the largest response prompt), not a compaction's
+        # pre_tokens, which the line also shows.
+        px, py = frame.x(peak.start_ns), frame.y(peak.usage.prompt_tokens)
+        text = f"peak Context size {peak.usage.prompt_tokens:,}"
+        anchor = _peak_anchor(px, 6.6 * len(text), frame)
+        dx = -6 if anchor == "end" else 6
+        out.append(
+            f'<circle cx="{_f(px)}" cy="{_f(py)}" r="3.5" fill="#111"/>'
+            f'<text class="halo peak" x="{_f(px + dx)}" y="{_f(py - 7)}" '
+            f'text-anchor="{anchor}">{text}</text>'
+        )
     if not snapshots and not sizes:
         out.append(
             f'<text x="{_f((frame.left + frame.right) / 2)}" y="{_f(frame.bottom / 2)}" '
@@ -339,6 +342,19 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
         )
     out.append("</svg>")
     return Chart("".join(out), window_drawn, len(samples), frame.gaps, bool(unexplained))
+
+
+def _peak_anchor(x: float, width: float, frame: Frame) -> str:
+    """Which side of the peak its label goes: away from the nearer edge of the chart, unless
+    that side crosses a collapsed gap (its band and its idle label) and the other does not."""
+    sides = ("end", "start") if x > (frame.left + frame.right) / 2 else ("start", "end")
+
+    def clear(side: str) -> bool:
+        left, right = (x - 6 - width, x - 6) if side == "end" else (x + 6, x + 6 + width)
+        inside = frame.left <= left and right <= frame.right + 60  # the margin takes a bit
+        return inside and not any(left < frame.x(b) and right > frame.x(a) for a, b in frame.gaps)
+
+    return next((side for side in sides if clear(side)), sides[0])
 
 
 def _unexplained_band(
