@@ -26,6 +26,7 @@ from agent_profiler.model import (
 from agent_profiler.report import render_report
 from agent_profiler.report.data import session_data
 from agent_profiler.report.svg import context_chart
+from agent_profiler.report.text import utc
 from agent_profiler.summary import summarise
 from agent_profiler.views import category_label
 from shared_paths import TESTS
@@ -243,3 +244,20 @@ def test_the_inferred_head_has_one_name_across_the_page() -> None:
     rows = [tr.find("td")[0].text() for tr in receipt.find("tr") if tr.find("td")]
     assert f"written once, unattributed: {head}" in rows
     assert "written once, unattributed" not in rows
+
+
+# --------------------------------------------------------------------------- a made-up date
+
+GH_AW = CLAUDE / "gh-aw_sample_claude_log_new_format.txt"
+
+
+@pytest.mark.parametrize("journal", [GH_AW, INIT_ONLY])
+def test_a_synthetic_clocks_made_up_date_is_not_on_the_axis(journal: Path) -> None:
+    """A stream-json log has no times: it is laid out to end at the file's modification
+    time (a clone's, a copy's), which the axis gave as the session's date."""
+    (session,), page = page_of(journal)
+    assert session.clock == "synthetic"
+    chart = section(page, session.session_id).one("svg", class_="chart")
+    axis = [t.text() for t in chart.find("text") if t.text().startswith("time since")]
+    assert axis == ["time since session start (synthetic clock)"]
+    assert utc(session.start_ns)[:10] not in chart.text()

@@ -184,7 +184,9 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
         f'<text x="14" y="{_f((frame.top + frame.bottom) / 2)}" text-anchor="middle" '
         f'transform="rotate(-90 14 {_f((frame.top + frame.bottom) / 2)})">tokens</text>'
     )
-    # X axis: elapsed time since the session start.
+    # X axis: elapsed time since the session start. A synthetic clock's start is made up
+    # (the file's modification time less the durations): no date is given for it.
+    origin = "synthetic clock" if session.clock == "synthetic" else utc(t0)
     for x, text in time_ticks(frame):
         out.append(
             f'<line x1="{_f(x)}" x2="{_f(x)}" y1="{_f(frame.bottom)}" '
@@ -194,7 +196,7 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
         )
     out.append(
         f'<text x="{_f((frame.left + frame.right) / 2)}" y="{height - 8}" '
-        f'text-anchor="middle">time since session start ({esc(utc(t0))})</text>'
+        f'text-anchor="middle">time since session start ({esc(origin)})</text>'
     )
     # Stacked composition, drawn from at most `limit` snapshots.
     unexplained = ""
