@@ -261,3 +261,30 @@ def test_a_synthetic_clocks_made_up_date_is_not_on_the_axis(journal: Path) -> No
     axis = [t.text() for t in chart.find("text") if t.text().startswith("time since")]
     assert axis == ["time since session start (synthetic clock)"]
     assert utc(session.start_ns)[:10] not in chart.text()
+
+
+# --------------------------------------------------------------------------- narrow windows
+
+
+def css_rules(css: str) -> dict[str, str]:
+    """selector → declarations of each top-level rule of the page's stylesheet."""
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    css = re.sub(r"@media[^{]*\{(?:[^{}]*\{[^{}]*\})*[^{}]*\}", "", css)
+    rules: dict[str, str] = {}
+    for selectors, body in re.findall(r"([^{}]+)\{([^{}]*)\}", css):
+        for selector in selectors.split(","):
+            rules[" ".join(selector.split())] = rules.get(" ".join(selector.split()), "") + body
+    return rules
+
+
+def test_a_narrow_window_scrolls_the_overview_and_the_chart_instead_of_cutting_them() -> None:
+    """At 760 px the Overview's last column was cut off at the right and the chart scaled
+    down to 6 px labels: the table sits in a box that scrolls sideways, and the chart keeps
+    a width its text is readable at, scrolling in its figure."""
+    _, page = page_of(SPOTTER_DIR)
+    table = page.one("table", class_="overview")
+    (box,) = [n for n in page.walk() if table in n.children]
+    assert box.tag == "div" and "scroll" in box.attrs["class"].split()
+    rules = css_rules(page.one("style").text())
+    assert "overflow-x: auto" in rules[".scroll"] and "overflow-x: auto" in rules["figure"]
+    assert re.search(r"min-width: *7[6-9]\dpx", rules["figure svg.chart"])

@@ -66,7 +66,9 @@ table.overview { width: 100%; }
 tr.depth-1 td.id { padding-left: 26px; }
 tr.depth-2 td.id { padding-left: 44px; }
 tr.depth-3 td.id { padding-left: 62px; }
-.overview td.bar { width: 270px; min-width: 220px; }
+.overview td.bar { width: 270px; min-width: 130px; }
+.overview td.model { min-width: 13ch; }
+.overview th, .overview td { padding: 4px 5px; }
 .overview th { vertical-align: bottom; }
 .overview td.bar svg { display: block; width: 100%; height: auto; }
 .shares { font-size: 12px; color: var(--muted); }
@@ -75,7 +77,10 @@ tr.depth-3 td.id { padding-left: 62px; }
 .numbers dt { font-size: 12px; color: var(--muted); }
 .numbers dd { margin: 0; font-size: 17px; font-variant-numeric: tabular-nums; }
 figure { margin: 10px 0; }
-figure svg.chart { display: block; width: 100%; height: auto; }
+/* A narrow window scrolls a wide table or chart sideways instead of cutting it off or
+   shrinking the chart's text to a few pixels. */
+.scroll, figure { overflow-x: auto; }
+figure svg.chart { display: block; width: 100%; min-width: 760px; height: auto; }
 svg text { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif;
   font-size: 11px; fill: var(--ink); }
 svg text.halo { paint-order: stroke; stroke: #fff; stroke-width: 3px; stroke-linejoin: round; }
@@ -107,7 +112,8 @@ def overview_table(rows: Sequence[str], cost: bool = False) -> str:
         "tokens counted once); fill is peak ÷ window, the window the trace uses: labelled "
         "<em>assumed</em> (a default) or <em>model table</em> (the harness's own) when the "
         "journal does not state it (--window sets it).</p>",
-        '<table class="overview"><thead><tr><th>Session</th><th>Harness and model</th>'
+        '<div class="scroll"><table class="overview"><thead><tr><th>Session</th>'
+        "<th>Harness and model</th>"
         '<th class="num">Responses</th><th class="num">Peak Context size</th>'
         '<th class="num">Window</th><th class="num">Fill</th><th class="num">Compactions</th>'
         '<th class="num">Subagents</th>',
@@ -115,7 +121,7 @@ def overview_table(rows: Sequence[str], cost: bool = False) -> str:
         'chart">Cost</th>' if cost else "",
         "<th>Latest composition (share of estimate)</th></tr></thead><tbody>",
         *rows,
-        "</tbody></table>",
+        "</tbody></table></div>",
     ])  # fmt: skip
 
 
@@ -188,7 +194,8 @@ def overview_rows(
             f'<tr class="depth-{depth}" data-session-id="{esc(session.session_id)}">'
             f'<td class="id"><a href="#{anchors[session.session_id]}" '
             f'title="{esc(session.session_id)}">{esc(name)}</a>{project}</td>'
-            f'<td>{esc(session.harness.label)}<small class="model">{esc(model)}</small></td>'
+            f'<td class="model">{esc(session.harness.label)}'
+            f'<small class="model">{esc(model)}</small></td>'
             f'<td class="num" data-key="responses">{row.calls:,}{_unmetered(row)}</td>'
             f'<td class="num" data-key="peak">{number(row.peak_prompt_tokens)}</td>'
             f'<td class="num" data-key="window">{window_cell}</td>'
