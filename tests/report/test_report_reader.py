@@ -288,3 +288,24 @@ def test_a_narrow_window_scrolls_the_overview_and_the_chart_instead_of_cutting_t
     rules = css_rules(page.one("style").text())
     assert "overflow-x: auto" in rules[".scroll"] and "overflow-x: auto" in rules["figure"]
     assert re.search(r"min-width: *7[6-9]\dpx", rules["figure svg.chart"])
+
+
+# --------------------------------------------------------------------------- no price
+
+
+def test_a_session_without_a_priced_request_has_no_price_not_zero_dollars() -> None:
+    """OpenCode's dhc session on x-preview-f-free (146 requests, none priced) and the
+    glm-5.1 run whose responses record no usage cost "$0.00" on the Overview: free, it
+    read, which the page does not know."""
+    pytest.importorskip("genai_prices")
+    sessions, page = page_of(BACKGROUND_TASKS, cost=True)
+    (session,) = sessions
+    cell = page.one("tr", data_session_id=session.session_id).one("td", data_key="cost")
+    assert cell.text() == "no price"
+    assert cell.one("a").attrs["href"] == f"#{section(page, session.session_id).attrs['id']}-cost"
+    # A session whose requests are priced keeps its dollars.
+    sessions, page = page_of(SPOTTER_DIR, cost=True)
+    cells = [
+        page.one("tr", data_session_id=s.session_id).one("td", data_key="cost") for s in sessions
+    ]
+    assert all(re.fullmatch(r"\$\d+\.\d\d", c.one("a").text()) for c in cells)

@@ -214,7 +214,14 @@ def overview_rows(
 
 def _cost_cell(receipt: Mapping[str, Any], anchor: str) -> str:
     """A session's billed total at list price, linking to its receipt; marked when the
-    receipt is incomplete (a model or searches without a price)."""
+    receipt is incomplete (a model or searches without a price). When none of its
+    requests has a price the page does not know what it cost: "no price", not a "$0.00"
+    that reads as free."""
+    if not receipt["complete"] and not receipt.get("requests_priced", 1):
+        return (
+            f'<td class="num" data-key="cost"><a href="#{esc(anchor)}-cost" title="none of '
+            'its requests has a price: see the receipt">no price</a></td>'
+        )
     total = f"${receipt['billed']['total_usd']:,.2f}"
     mark = (
         ""
