@@ -309,3 +309,31 @@ def test_a_session_without_a_priced_request_has_no_price_not_zero_dollars() -> N
         page.one("tr", data_session_id=s.session_id).one("td", data_key="cost") for s in sessions
     ]
     assert all(re.fullmatch(r"\$\d+\.\d\d", c.one("a").text()) for c in cells)
+
+
+# --------------------------------------------------------------------------- true sentences
+
+CONTEXT_SCREEN = CLAUDE / "context-command" / "simonw-cct-pr51_v2.1.2_44baca89.jsonl"
+
+
+@pytest.mark.parametrize("journal", [BACKGROUND_TASKS, INIT_ONLY])
+def test_a_head_never_inferred_is_not_said_to_be_shown(journal: Path) -> None:
+    """No Context size reported, so no Unattributed band: the page said the part the
+    journal lacks "is shown as Unattributed, inferred as reported − estimated"."""
+    (session,), page = page_of(journal)
+    assert not any(x.reported_tokens for x in session.snapshots)
+    basis = section(page, session.session_id).one("p", class_="basis").text()
+    assert "shown as Unattributed" not in basis
+    assert "no Context size was reported to infer that part from" in basis
+
+
+def test_a_context_screens_snapshot_is_not_called_a_request() -> None:
+    """A /context screen and no request: "At the last request with both" was false."""
+    (session,), page = page_of(CONTEXT_SCREEN)
+    assert session.responses == ()
+    basis = section(page, session.session_id).one("p", class_="basis").text()
+    assert "request with both" not in basis
+    assert (
+        "At the last snapshot with both (the session's, not a request's), the estimate is "
+        "23,781 of 24,000 reported tokens" in basis
+    )

@@ -28,6 +28,7 @@ from agent_profiler.summary import SessionSummary, estimate_error, summarise, su
 from agent_profiler.views import (
     HEAD_HINT,
     HEAD_LABEL,
+    INFERRED_HEAD_ID,
     Addition,
     context_size_series,
     largest_additions,
@@ -70,9 +71,17 @@ BASIS_WORDS = {
 ESTIMATE_CAVEAT = "These are not tokenizer counts: the final request may differ."
 COVERAGE_WORDS = {
     Coverage.PARTIAL: "partial: the journal does not hold everything the model saw (typically "
-    "the system prompt and tool definitions); that part is shown as Unattributed, inferred as "
-    "reported − estimated at the first request and measured again after a compaction",
+    "the system prompt and tool definitions)",
     Coverage.COMPLETE: "complete: every item of the request is estimated",
+}
+# What became of the part a partial journal lacks (said only of a session it is true of).
+HEAD_WORDS = {
+    "inferred": "that part is shown as Unattributed, inferred as reported − estimated at the "
+    "first request and measured again after a compaction",
+    "no size": "no Context size was reported to infer that part from, so the composition "
+    "leaves it out",
+    "not below": "the estimate was not below the reported size, so none of it was inferred "
+    "and the composition leaves it out",
 }
 STAGE_WORDS = {
     Stage.REQUEST_INPUT: "the request as the harness sent it",
@@ -125,7 +134,14 @@ def estimation_words(session: Session) -> list[str]:
     if described:
         sentences.append("Items are read from " + "; ".join(described) + ".")
     coverages = sorted({x.coverage for x in snapshots}, key=list(Coverage).index)
-    sentences.append("Coverage: " + "; ".join(COVERAGE_WORDS[c] for c in coverages) + ".")
+    covered = [COVERAGE_WORDS[c] for c in coverages]
+    if Coverage.PARTIAL in coverages:
+        if any(c.id == INFERRED_HEAD_ID for x in snapshots for c in x.changes):
+            covered.append(HEAD_WORDS["inferred"])
+        else:
+            reported = any(x.reported_tokens for x in snapshots)
+            covered.append(HEAD_WORDS["not below" if reported else "no size"])
+    sentences.append("Coverage: " + "; ".join(covered) + ".")
     if unattributed_is_head(session):
         hint = f"; {HEAD_HINT}" if session.harness is Harness.CLAUDE_CODE else ""
         sentences.append(
@@ -134,8 +150,15 @@ def estimation_words(session: Session) -> list[str]:
         )
     last = next((x for x in reversed(snapshots_in_time_order(session)) if x.reported_tokens), None)
     if last is not None and last.reported_tokens:
+        # Where it was taken: a /context screen's snapshot is the session's, not a request's.
+        place = snapshot_place(session)[id(last)]
+        where = (
+            f"At {place}, the last with both"
+            if place != "session"
+            else "At the last snapshot with both (the session's, not a request's)"
+        )
         sentences.append(
-            f"At the last request with both, the estimate is {last.estimated_tokens:,} of "
+            f"{where}, the estimate is {last.estimated_tokens:,} of "
             f"{last.reported_tokens:,} reported tokens "
             f"({percent(last.estimated_tokens / last.reported_tokens)}); the reported "
             "Context size is never scaled to match."
