@@ -39,6 +39,7 @@ from agent_profiler.views import (
     main_model,
     model_requests,
     session_fill,
+    session_span,
     unattributed_is_head,
 )
 
@@ -320,7 +321,9 @@ def summarise_all(
     sessions: Sequence[Session], *, window: int | None = None, cost: bool = False
 ) -> list[SessionSummary]:
     """Rows in input order, each subagent right after its parent (or in input order, a
-    row of its own, when the parent is not among the inputs)."""
+    row of its own, when the parent is not among the inputs). A parent's subagents come in
+    start order, as the trace lays them out (layout.ordering: by the start of their span,
+    then id), not in the order their files were read."""
     by_parent: dict[str, list[Session]] = {}
     ids = {s.session_id for s in sessions}
     for session in sessions:
@@ -329,8 +332,11 @@ def summarise_all(
             by_parent.setdefault(parent, []).append(session)
     rows: list[SessionSummary] = []
 
+    def start(session: Session) -> tuple[int, str]:
+        return session_span(session)[0], session.session_id
+
     def visit(session: Session) -> None:
-        children = by_parent.get(session.session_id, [])
+        children = sorted(by_parent.get(session.session_id, []), key=start)
         rows.append(summarise(session, window=window, children=children))
         for child in children:
             visit(child)

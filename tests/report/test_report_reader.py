@@ -27,8 +27,8 @@ from agent_profiler.report import render_report
 from agent_profiler.report.data import session_data
 from agent_profiler.report.svg import context_chart
 from agent_profiler.report.text import utc
-from agent_profiler.summary import summarise
-from agent_profiler.views import category_label
+from agent_profiler.summary import summarise, summarise_all
+from agent_profiler.views import category_label, session_span
 from shared_paths import TESTS
 
 S = 1_000_000_000
@@ -337,3 +337,32 @@ def test_a_context_screens_snapshot_is_not_called_a_request() -> None:
         "At the last snapshot with both (the session's, not a request's), the estimate is "
         "23,781 of 24,000 reported tokens" in basis
     )
+
+
+# --------------------------------------------------------------------------- the Overview's rows
+
+JOURNALS = TESTS / "data" / "journals"
+GEMINI_SUBAGENTS = JOURNALS / "gemini-cli" / "expenses-tracker-0.37.1-subagents"
+OPENCODE_CHILD = JOURNALS / "opencode" / "ses_2bef25635ffe8EzID0I1Oeymal.export.json"
+
+
+def test_a_parents_subagents_are_listed_in_start_order() -> None:
+    """Gemini CLI's expenses-tracker: subagent ngzcxj (02:31:56) was listed before shcg5o
+    (02:26:55), in the order their files were read; the trace (and README) say start order."""
+    sessions, page = page_of(GEMINI_SUBAGENTS)
+    parent = next(s for s in sessions if not s.is_subagent)
+    children = [s for s in sessions if s.parent_session == parent.session_id]
+    assert len(children) == 2
+    by_start = sorted(children, key=lambda s: (session_span(s)[0], s.session_id))
+    assert [s.session_id for s in children] != [s.session_id for s in by_start]  # file order
+    rows = [r.attrs["data-session-id"] for r in page.one("table", class_="overview").find("tr")[1:]]
+    assert rows == [parent.session_id, *(s.session_id for s in by_start)]
+    assert [r.session for r in summarise_all(sessions)] == rows  # summary's order too
+
+
+def test_a_subagent_whose_parent_was_not_read_is_marked_a_subagent() -> None:
+    (session,), page = page_of(OPENCODE_CHILD)
+    assert session.is_subagent
+    row = page.one("tr", data_session_id=session.session_id)
+    assert row.attrs["class"] == "depth-0"
+    assert "subagent (its parent is not in this report)" in row.one("td", class_="id").text()

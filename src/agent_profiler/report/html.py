@@ -144,6 +144,11 @@ def overview_rows(
         if depth:
             name = f"↳ {name}"
             project = '<small class="muted">subagent</small>'
+        elif session.is_subagent:  # its parent's journal was not read: a row of its own
+            project = (
+                f'<small class="muted" title="subagent of {esc(session.parent_session)}">'
+                "subagent (its parent is not in this report)</small>"
+            )
         elif session.project:
             project = f'<small class="muted">{esc(basename(session.project))}</small>'
         else:
