@@ -29,6 +29,7 @@ from typing import Any
 from agent_profiler.adapters import adapter_for
 from agent_profiler.adapters.claude_context import NATIVE_HEAD
 from agent_profiler.attribution import REDACTED_KIND
+from agent_profiler.console import counted
 from agent_profiler.model import AnchorKind, Session, frozen
 from agent_profiler.privacy import private_path
 from agent_profiler.records import record
@@ -189,6 +190,16 @@ class EstimateFidelity:
     requests: int
     median: float | None
     worst: float | None
+
+
+def redacted_words(placeholders: int) -> str:
+    """What a journal redacted before publication means for its estimate, in the words the
+    summary and the report share (`redacted_placeholders`)."""
+    return (
+        f"journal redacted before publication ({counted(placeholders, '`REDACTED` placeholder')}"
+        "): it holds less text than the model was sent, so the estimate error is not the "
+        "estimator's alone"
+    )
 
 
 def estimate_error(session: Session) -> EstimateFidelity:

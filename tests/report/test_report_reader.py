@@ -5,6 +5,8 @@ without usage counted, one name per category, and the sentences true of the sess
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import re
 from pathlib import Path
 
@@ -24,10 +26,12 @@ from agent_profiler.model import (
     Usage,
 )
 from agent_profiler.report import render_report
-from agent_profiler.report.data import session_data
+from agent_profiler.report.data import estimation_words, session_data
+from agent_profiler.report.fills import COLOURS, PATTERNS
 from agent_profiler.report.svg import context_chart
 from agent_profiler.report.text import utc
 from agent_profiler.summary import summarise, summarise_all
+from agent_profiler.summary_text import render_table
 from agent_profiler.views import category_label, session_span
 from shared_paths import TESTS
 
@@ -342,6 +346,7 @@ def test_a_context_screens_snapshot_is_not_called_a_request() -> None:
 # --------------------------------------------------------------------------- the Overview's rows
 
 JOURNALS = TESTS / "data" / "journals"
+CODEX_SHORT = "rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl"
 GEMINI_SUBAGENTS = JOURNALS / "gemini-cli" / "expenses-tracker-0.37.1-subagents"
 OPENCODE_CHILD = JOURNALS / "opencode" / "ses_2bef25635ffe8EzID0I1Oeymal.export.json"
 
@@ -366,3 +371,61 @@ def test_a_subagent_whose_parent_was_not_read_is_marked_a_subagent() -> None:
     row = page.one("tr", data_session_id=session.session_id)
     assert row.attrs["class"] == "depth-0"
     assert "subagent (its parent is not in this report)" in row.one("td", class_="id").text()
+
+
+# --------------------------------------------------------------------------- smaller points
+
+
+def grey(colour: str) -> float:
+    """The grey a colour prints as (Rec. 709 luma, as CSS grayscale() and most printers)."""
+    r, g, b = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def kind(pattern: str) -> tuple[str, ...]:
+    """What a pattern's marks are, whatever their size: dots (filled circles), rings
+    (hollow ones), or lines of a direction, and how many a tile holds."""
+    marks = re.findall(r"<(circle|path)([^>]*)/>", pattern)
+    return tuple(
+        ("ring" if 'fill="none"' in attrs else "dot")
+        if tag == "circle"
+        else re.sub(r"[-\d.,]+", "", re.search(r'd="([^"]*)"', attrs)[1])
+        for tag, attrs in marks
+    )
+
+
+def test_fills_that_print_as_one_grey_have_marks_of_different_kinds() -> None:
+    """In greyscale Skills (#edc948, small dots), Harness overhead (#a0cbe8, dashes) and the
+    inferred head (#bab0ac, fine dots) were three light greys, Skills' dots and Compaction
+    summaries' differing only in size: fills within 12 grey levels of each other (of 255)
+    have marks of a different kind."""
+    near = [
+        (a, b)
+        for a, b in itertools.combinations(Category, 2)
+        if abs(grey(COLOURS[a]) - grey(COLOURS[b])) < 12
+    ]
+    assert (Category.SKILLS, Category.SUMMARIES) in near
+    for a, b in near:
+        assert kind(PATTERNS[a]) != kind(PATTERNS[b]), (a, b)
+
+
+def test_an_additions_category_stays_on_one_line() -> None:
+    """A long target path squeezed "Tool results" onto two or three lines."""
+    sessions, page = page_of(GEMINI_SUBAGENTS)
+    table = section(page, sessions[0].session_id).one("table", class_="additions")
+    cells = [tr.find("td")[3] for tr in table.find("tr")[1:]]
+    assert cells and all(c.attrs.get("class") == "category" for c in cells)
+    assert "white-space: nowrap" in css_rules(page.one("style").text())["td.category"]
+
+
+def test_a_redacted_journal_says_what_that_means_for_the_estimate() -> None:
+    """The report listed 'redacted-placeholder × 9' among what was not estimated; summary
+    says what it means, and the page now says the same."""
+    (codex,) = read(JOURNALS / "codex" / CODEX_SHORT)
+    redacted = dataclasses.replace(codex, unmeasured=(("redacted-placeholder", 9),))
+    said = [w for w in estimation_words(redacted) if "redacted before publication" in w]
+    assert said == [
+        "Journal redacted before publication (9 `REDACTED` placeholders): it holds less text "
+        "than the model was sent, so the estimate error is not the estimator's alone."
+    ]
+    assert said[0][1:-1] in render_table([summarise(redacted)])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agent_profiler.attribution import REDACTED_KIND
 from agent_profiler.console import counted
 from agent_profiler.model import (
     AnchorKind,
@@ -24,7 +25,13 @@ from agent_profiler.model import (
     frozen,
 )
 from agent_profiler.report.text import percent
-from agent_profiler.summary import SessionSummary, estimate_error, summarise, summarise_all
+from agent_profiler.summary import (
+    SessionSummary,
+    estimate_error,
+    redacted_words,
+    summarise,
+    summarise_all,
+)
 from agent_profiler.views import (
     HEAD_HINT,
     HEAD_LABEL,
@@ -175,6 +182,9 @@ def estimation_words(session: Session) -> list[str]:
             + "; ".join(session.estimate_methods)
             + " (docs/estimates.md)."
         )
+    if redacted := dict(session.unmeasured).get(REDACTED_KIND, 0):
+        words = redacted_words(redacted)
+        sentences.append(f"{words[:1].upper()}{words[1:]}.")
     sentences += _unmetered_words(session)
     if session.unmeasured:
         seen = ", ".join(f"{kind} × {count:,}" for kind, count in session.unmeasured)

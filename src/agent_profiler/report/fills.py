@@ -32,14 +32,16 @@ _DOT = 'fill="#000" fill-opacity=".45"'
 PATTERNS: dict[Category, str] = {
     Category.SYSTEM: "",  # plain
     Category.RULES: f'<path d="M-1,1 l2,-2 M0,8 l8,-8 M7,9 l2,-2" {_INK}/>',
-    Category.SKILLS: f'<circle cx="4" cy="4" r="1.3" {_DOT}/>',
+    # Rings, not dots: three light fills (Skills, Harness overhead, Unattributed) come out
+    # as one light grey in greyscale, and three dot sizes did not tell them apart.
+    Category.SKILLS: f'<circle cx="4" cy="4" r="2" fill="none" {_INK} stroke-width="1.1"/>',
     Category.TOOLS: f'<path d="M0,4 h8" {_INK}/>',
     Category.ENVIRONMENT: f'<path d="M4,0 v8" {_INK}/>',
     Category.PROMPTS: f'<path d="M0,4 h8 M4,0 v8" {_INK}/>',
     Category.ASSISTANT: f'<path d="M-1,7 l2,2 M0,0 l8,8 M7,-1 l2,2" {_INK}/>',
     Category.RESULTS: (f'<path d="M0,0 l8,8 M8,0 l-8,8" {_INK} stroke-width=".6"/>'),
     Category.SUMMARIES: f'<circle cx="4" cy="4" r="2.2" {_DOT}/>',
-    Category.OVERHEAD: f'<path d="M0,2 h3 M4,6 h3" {_INK}/>',
+    Category.OVERHEAD: f'<path d="M0,2 h4 M4,6 h4" {_INK} stroke-width="1.6"/>',
     Category.MESSAGES: f'<path d="M0,8 l8,-8" {_INK} stroke-width="2"/>',
     Category.UNATTRIBUTED: (
         f'<circle cx="2" cy="2" r=".8" {_DOT}/><circle cx="6" cy="6" r=".8" {_DOT}/>'

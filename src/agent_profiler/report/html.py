@@ -58,7 +58,7 @@ th, td { padding: 4px 7px; border-bottom: 1px solid var(--rule); text-align: lef
 th { font-weight: 600; border-bottom: 1.5px solid var(--ink); font-size: 13px; }
 td.num, th.num { text-align: right; }
 td.num { white-space: nowrap; }
-td.at { white-space: nowrap; }
+td.at, td.category { white-space: nowrap; }
 td small { display: block; font-size: 12px; }
 small.model { overflow-wrap: anywhere; color: var(--muted); }
 td.id { overflow-wrap: anywhere; min-width: 17ch; }
@@ -436,7 +436,7 @@ def _additions_table(data: SessionData, t0: int) -> str:
             f'<tr data-item="{esc(change.id)}"><td class="num">{rank}</td>'
             f'<td class="num" data-key="delta">+{change.delta_tokens:,}</td>'
             f'<td class="num">{number(change.chars)}</td>'
-            f"<td>{swatch(change.category, 10)} "
+            f'<td class="category">{swatch(change.category, 10)} '
             f"{esc(category_label(change.category, data.row.inferred_head))}</td>"
             f"<td>{esc(change.label or change.id)}</td>"
             f'<td data-key="tool">{tool}</td>'
