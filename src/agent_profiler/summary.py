@@ -29,6 +29,7 @@ from typing import Any
 from agent_profiler.adapters import adapter_for
 from agent_profiler.adapters.claude_context import NATIVE_HEAD
 from agent_profiler.attribution import REDACTED_KIND
+from agent_profiler.console import counted
 from agent_profiler.model import AnchorKind, Session, frozen
 from agent_profiler.privacy import private_path
 from agent_profiler.records import record
@@ -39,6 +40,7 @@ from agent_profiler.views import (
     main_model,
     model_requests,
     session_fill,
+    session_span,
     starts_mid_conversation,
     unattributed_is_head,
 )
@@ -197,6 +199,16 @@ class EstimateFidelity:
     worst: float | None
 
 
+def redacted_words(placeholders: int) -> str:
+    """What a journal redacted before publication means for its estimate, in the words the
+    summary and the report share (`redacted_placeholders`)."""
+    return (
+        f"journal redacted before publication ({counted(placeholders, '`REDACTED` placeholder')}"
+        "): it holds less text than the model was sent, so the estimate error is not the "
+        "estimator's alone"
+    )
+
+
 def estimate_error(session: Session) -> EstimateFidelity:
     """How far the estimate is from the reported request input (see the module's
     definitions); ratios rounded to 4 places so that JSON output is stable."""
@@ -329,7 +341,9 @@ def summarise_all(
     sessions: Sequence[Session], *, window: int | None = None, cost: bool = False
 ) -> list[SessionSummary]:
     """Rows in input order, each subagent right after its parent (or in input order, a
-    row of its own, when the parent is not among the inputs)."""
+    row of its own, when the parent is not among the inputs). A parent's subagents come in
+    start order, as the trace lays them out (layout.ordering: by the start of their span,
+    then id), not in the order their files were read."""
     by_parent: dict[str, list[Session]] = {}
     ids = {s.session_id for s in sessions}
     for session in sessions:
@@ -338,8 +352,11 @@ def summarise_all(
             by_parent.setdefault(parent, []).append(session)
     rows: list[SessionSummary] = []
 
+    def start(session: Session) -> tuple[int, str]:
+        return session_span(session)[0], session.session_id
+
     def visit(session: Session) -> None:
-        children = by_parent.get(session.session_id, [])
+        children = sorted(by_parent.get(session.session_id, []), key=start)
         rows.append(summarise(session, window=window, children=children))
         for child in children:
             visit(child)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from agent_profiler.console import counted
 from agent_profiler.model import Category
-from agent_profiler.summary import SessionSummary
+from agent_profiler.summary import SessionSummary, redacted_words
 from agent_profiler.views import HEAD_HINT, HEAD_LABEL, category_label
 
 BAR_WIDTH = 12
@@ -222,12 +222,7 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
         )
     for row in rows:
         if row.redacted_placeholders:
-            out.append(
-                f"{escape_cell(row.session)}: journal redacted before publication "
-                f"({counted(row.redacted_placeholders, '`REDACTED` placeholder')}): it holds "
-                "less text than the model was sent, so the estimate error is not the "
-                "estimator's alone"
-            )
+            out.append(f"{escape_cell(row.session)}: {redacted_words(row.redacted_placeholders)}")
         if row.native_head:
             split = ", ".join(f"{Category(k).label} {v:,}" for k, v in row.native_head.items())
             out.append(f"{escape_cell(row.session)}: head measured by /context: {split} tokens")

@@ -384,14 +384,18 @@ def largest_additions(session: Session) -> list[Addition]:
     snapshot time, then item id. One order for all readers: the summary's largest addition
     of a request is the first of these at its snapshot, the report lists them all, and the
     trace's Largest additions instants are the first ten that a tool call caused (an
-    instant exists to carry a flow arrow from its tool call; see layout/counters.py)."""
+    instant exists to carry a flow arrow from its tool call; see layout/counters.py).
+
+    The inferred head is never an addition: after a compaction it is measured again
+    (reported − estimated at the next request), a re-fit of the estimate, not an item that
+    entered the context, and no one (no tool, no prompt) put it there."""
     tools = tools_by_call_id(session)
     found = [
         Addition(change, snapshot, tools.get(change.source_id))
         for snapshot in session.snapshots
         if not snapshot.baseline
         for change in snapshot.changes
-        if change.delta_tokens > 0
+        if change.delta_tokens > 0 and change.id != INFERRED_HEAD_ID
     ]
     found.sort(key=_addition_order)
     return found
@@ -410,7 +414,7 @@ def largest_tool_additions(session: Session, limit: int) -> list[Addition]:
         for snapshot in session.snapshots
         if not snapshot.baseline
         for change in snapshot.changes
-        if change.delta_tokens > 0 and change.source_id in tools
+        if change.delta_tokens > 0 and change.source_id in tools and change.id != INFERRED_HEAD_ID
     )
     return [  # = sorted(…)[:limit], stable: `seen` breaks every tie
         Addition(change, snapshot, tools[change.source_id])

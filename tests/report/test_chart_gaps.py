@@ -479,3 +479,41 @@ def test_the_codex_model_switch_journal_is_drawn_with_its_idle_night_collapsed()
     assert "1 idle stretch over 30 min with nothing recorded (8 h 32 min)" in page
     for picture in re.findall(r"<svg\b.*?</svg>", page, re.S):
         ET.fromstring(picture)
+
+
+def test_the_peak_is_drawn_over_a_gap_its_label_reaches_across() -> None:
+    """planetfall-68's peak label ran across its "4 h 40 min idle" band, drawn after it at
+    .8 opacity: "peak Context size 1[▒]209". The peak is drawn after every gap now."""
+    # 20 min of work, 3 h idle, and the peak one minute after the gap, its label (anchored
+    # at its end, the peak being right of the middle) reaching back across the band.
+    before = every(0, 20 * MIN)
+    session = worked([*before, 3 * HOUR + 20 * MIN, 3 * HOUR + 21 * MIN])
+    svg = chart_of(session)
+    root = ET.fromstring(svg)
+    order = list(root.iter())
+    (gap,) = [g for g in order if g.get("class") == "gap"]
+    (peak,) = [t for t in order if t.get("class") == "halo peak"]
+    x0 = float(next(r for r in gap.iter() if r.tag.endswith("rect")).get("x") or 0)
+    end = float(peak.get("x") or 0)
+    assert peak.get("text-anchor") == "end" and end - 6.6 * len(peak.text or "") < x0 < end
+    assert order.index(peak) > max(order.index(e) for e in gap.iter())
+
+
+def test_the_peaks_label_goes_to_the_side_without_a_gap() -> None:
+    """The peak just after a gap, right of the chart's middle: its label would go left,
+    across the gap's band and idle label; it goes right, where there is room."""
+    before, after = every(0, 20 * MIN), every(3 * HOUR + 20 * MIN, 3 * HOUR + 40 * MIN)
+    session = worked(before + after)
+    top = session.responses[len(before)]
+    peak = dataclasses.replace(top, usage=Usage(90_000))
+    responses = list(session.responses)
+    responses[len(before)] = peak
+    session = dataclasses.replace(session, responses=tuple(responses))
+    root = ET.fromstring(chart_of(session))
+    (gap,) = [g for g in root.iter() if g.get("class") == "gap"]
+    band = next(r for r in gap.iter() if r.tag.endswith("rect"))
+    x1 = float(band.get("x") or 0) + float(band.get("width") or 0)
+    (label,) = [t for t in root.iter() if t.get("class") == "halo peak"]
+    x = float(label.get("x") or 0)
+    assert x > (62 + 1036) / 2  # right of the middle, where the label would go left
+    assert label.get("text-anchor") == "start" and x > x1

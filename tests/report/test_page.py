@@ -18,6 +18,7 @@ from agent_profiler.report import HtmlReportWriter, render_report
 from agent_profiler.report.page import Assembly, ReportParts
 from agent_profiler.targets import without_targets
 from agent_profiler.version import __version__
+from agent_profiler.views import HEAD_LABEL
 from samples import CODEX_SMALL, read
 
 CODEX_SHORT = CODEX_SMALL
@@ -114,14 +115,15 @@ def test_the_legend_keys_the_categories_of_the_latest_compositions(
     spotter: list[Session], codex: list[Session]
 ) -> None:
     """Those of any session's latest composition, in contract order; every category when
-    no session has one (a key of nothing would explain nothing)."""
+    no session has one (a key of nothing would explain nothing). Unattributed is named as
+    the bars name it: spotter's is only its inferred head in both sessions."""
     assert legend(render_report(spotter)) == [
         "Environment",
         "User prompts",
         "Assistant history",
         "Tool results",
         "Compaction summaries",
-        "Unattributed",
+        HEAD_LABEL,
     ]
     assert legend(render_report(codex)) == [
         "System instructions",
@@ -154,7 +156,7 @@ def test_argument_previews_are_shown_only_when_asked_for(spotter: list[Session])
     assert 'class="args muted"' not in render_report(spotter)
     assert sum(1 for s in spotter for c in s.tool_calls if c.args_preview) == previews
     shown = render_report(spotter, previews=True).count('class="args muted"')
-    assert shown == 22  # the calls behind the largest additions
+    assert shown == 23  # the calls behind the largest additions
 
 
 def test_a_receipt_follows_each_view_only_with_cost(spotter: list[Session]) -> None:
@@ -233,7 +235,8 @@ def test_a_page_made_group_by_group_is_the_page_of_every_session_at_once(
         "Assistant history",
         "Tool results",
         "Compaction summaries",
-        "Unattributed",
+        # Codex's Unattributed is more than its head, spotter's is only that: both names
+        f"Unattributed, or {HEAD_LABEL} (as each bar names it)",
     ]
     # The inputs named by the command line, as render_report names them.
     named, _, _ = _assembled([codex, spotter], parts, ["a", "b"])

@@ -119,7 +119,12 @@ def test_each_row_is_the_receipts_own_line() -> None:
     # the table is named with its date, and the split is said to be an estimate
     (note,) = section.texts["p"]
     assert "List prices from genai-prices 9.9 (table of 2026-01-31)" in note
-    assert note.endswith("shares of the end-of-session composition (estimated).")
+    assert "shares of the end-of-session composition (estimated)" in note
+    # and who "code + disk" is, a writer the page names nowhere else
+    assert note.endswith(
+        "code + disk is the harness's own text and the files it loads (system instructions, "
+        "rules and memory, skills, tool definitions, environment, harness overhead)."
+    )
     # and the model without a price is named with its requests (escaped)
     # and what the text receipt says under its totals, the same sentences: the model
     # without a price named with its requests (escaped), the table's model of each

@@ -30,6 +30,7 @@ from agent_profiler.report.data import (
     COVERAGE_WORDS,
     ESTIMATE_CAVEAT,
     GAP_MIN_NS,
+    HEAD_WORDS,
     estimation_words,
     idle_gaps,
     latest_composition,
@@ -191,12 +192,12 @@ def test_the_estimation_words_of_a_real_session_in_full(spotter: list[Session]) 
         "Composition: text estimates, characters ÷ 4 per journal item, rounded up.",
         "These are not tokenizer counts: the final request may differ.",
         "Items are read from the transcript the journal recorded, not the request itself.",
-        f"Coverage: {COVERAGE_WORDS[Coverage.PARTIAL]}.",
+        f"Coverage: {COVERAGE_WORDS[Coverage.PARTIAL]}; {HEAD_WORDS['inferred']}.",
         # the inferred head named for what it is, with the way to make it exact (issue 29)
         "Unattributed here is the system prompt and tool schemas, inferred (not in the "
         "journal: reported − estimated at the first request), named so below; one /context "
         "run in the session makes it exact.",
-        "At the last request with both, the estimate is 59,860 of 77,334 reported tokens "
+        "At request 152, the last with both, the estimate is 59,860 of 77,334 reported tokens "
         "(77%); the reported Context size is never scaled to match.",
         f"Estimate error over 151 requests after the first: median "
         f"{100 * error.median:.0f}%, worst {100 * error.worst:.0f}% of the reported size.",
@@ -221,7 +222,8 @@ def test_the_estimation_words_of_a_real_session_in_full(spotter: list[Session]) 
         "the transcript the journal recorded, not the request itself."
     )
     assert words[3] == (
-        f"Coverage: {COVERAGE_WORDS[Coverage.COMPLETE]}; {COVERAGE_WORDS[Coverage.PARTIAL]}."
+        f"Coverage: {COVERAGE_WORDS[Coverage.COMPLETE]}; {COVERAGE_WORDS[Coverage.PARTIAL]}; "
+        f"{HEAD_WORDS['inferred']}."
     )
 
 
@@ -234,8 +236,8 @@ def test_the_estimation_words_of_a_codex_session_name_what_was_sized_from_a_numb
         "Composition: text estimates, characters ÷ 4 per journal item, rounded up.",
         ESTIMATE_CAVEAT,
         "Items are read from the transcript the journal recorded, not the request itself.",
-        f"Coverage: {COVERAGE_WORDS[Coverage.PARTIAL]}.",
-        "At the last request with both, the estimate is 67,537 of 63,441 reported tokens "
+        f"Coverage: {COVERAGE_WORDS[Coverage.PARTIAL]}; {HEAD_WORDS['inferred']}.",
+        "At request 6, the last with both, the estimate is 67,537 of 63,441 reported tokens "
         "(106%); the reported Context size is never scaled to match.",
         "Estimate error over 5 requests after the first: median 2%, worst 6% of the reported size.",
         "Sized from a number the journal reports for the item, not from text: "

@@ -38,8 +38,9 @@ def test_elapsed_clock(ns: int, shown: str) -> None:
 @pytest.mark.parametrize(
     ("seconds", "shown"),
     [
-        (0, "0"),
-        (0.4, "0"),
+        (0, "<1 s"),
+        (0.4, "<1 s"),
+        (0.6, "<1 s"),
         (1, "1 s"),
         (59, "59 s"),
         (60, "1 min"),

@@ -10,7 +10,6 @@ import itertools
 import pytest
 from test_chart_gaps import seconds_of  # a tick label back to seconds
 
-from agent_profiler.report.text import duration
 from agent_profiler.report.timeaxis import (
     GAP_WIDTH,
     TIME_STEPS,
@@ -107,7 +106,7 @@ def test_without_gaps_every_step_is_ticked_to_the_end() -> None:
     # Two minutes: 15 s a step, the last tick at the right edge.
     chart = frame(120)
     ticks = time_ticks(chart)
-    assert [label for _, label in ticks] == [duration(15 * k) for k in range(9)]
+    assert [label for _, label in ticks] == [_tick_text(15 * k) for k in range(9)]
     assert [label for _, label in ticks][:5] == ["0", "15 s", "30 s", "45 s", "1 min"]
     assert [x for x, _ in ticks] == [chart.x(T0 + 15 * k * S) for k in range(9)]
     assert ticks[-1][0] == RIGHT

@@ -224,7 +224,7 @@ svg.defs { position: absolute; width: 0; height: 0; }
 
 
 def render_html(data: Mapping[str, Any], title: str, split: Mapping[str, Any] | None) -> str:
-    from agent_profiler.report.svg import pattern_defs
+    from agent_profiler.report.fills import pattern_defs
 
     parts = [
         "<!doctype html><html lang=en><meta charset=utf-8>",
@@ -256,7 +256,7 @@ def _sections(data: Mapping[str, Any], level: int = 2) -> list[str]:
     out.append(
         _hbar(
             [(Category(k).label, v) for k, v in who["by_category"].items()],
-            # the report's fill of each category (its colour and pattern: svg.pattern_defs)
+            # the report's fill of each category (its colour and pattern: fills.pattern_defs)
             {Category(k).label: f"url(#cat-{k})" for k in who["by_category"]},
         )
     )

@@ -3,8 +3,9 @@ session; this package's entry point assembles the page (`render_report`) and wri
 
 Its rooms: `data.py` computes what each session shows (rows, compositions, places,
 sentences; no HTML), `svg.py` draws the charts (`timeaxis.py`: the Context chart's time
-axis, its map and ticks), `html.py` writes the stylesheet, tables and sections, `text.py`
-how numbers, times and untrusted text are written.
+axis, its map and ticks; `fills.py`: each category's colour and pattern, the legends),
+`html.py` writes the stylesheet, tables and sections, `text.py` how numbers, times and
+untrusted text are written.
 
 Built from the same model as the trace (no second parser), and from the same
 numbers as `agent-profiler summary` (`summarise_all`), so the page, the summary
@@ -19,8 +20,10 @@ chart's line shows):
   TRACE_CONTRACT §6 order, one colour and one pattern per category across the
   page), the reported `Context size` as a line on the same axis (exactly the
   trace's counter samples: each response's prompt tokens at its start, compaction
-  pre/post), the window as a dashed line (named instead when it is far above the
-  data), compactions and model changes marked;
+  pre/post), what the estimate leaves of it hatched between the two (reported −
+  estimated, where positive: the estimate is never scaled to meet the line), the
+  window as a dashed line (named instead when it is far above the data), compactions
+  and model changes marked;
   then the largest additions, the compactions and every snapshot as tables.
 
 The chart's x axis is the time since the session's start. A long idle stretch (nothing

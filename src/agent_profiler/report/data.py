@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agent_profiler.attribution import REDACTED_KIND
+from agent_profiler.console import counted
 from agent_profiler.model import (
     AnchorKind,
     Basis,
@@ -23,10 +25,17 @@ from agent_profiler.model import (
     frozen,
 )
 from agent_profiler.report.text import percent
-from agent_profiler.summary import SessionSummary, estimate_error, summarise, summarise_all
+from agent_profiler.summary import (
+    SessionSummary,
+    estimate_error,
+    redacted_words,
+    summarise,
+    summarise_all,
+)
 from agent_profiler.views import (
     HEAD_HINT,
     HEAD_LABEL,
+    INFERRED_HEAD_ID,
     Addition,
     context_size_series,
     largest_additions,
@@ -69,9 +78,17 @@ BASIS_WORDS = {
 ESTIMATE_CAVEAT = "These are not tokenizer counts: the final request may differ."
 COVERAGE_WORDS = {
     Coverage.PARTIAL: "partial: the journal does not hold everything the model saw (typically "
-    "the system prompt and tool definitions); that part is shown as Unattributed, inferred as "
-    "reported − estimated at the first request and measured again after a compaction",
+    "the system prompt and tool definitions)",
     Coverage.COMPLETE: "complete: every item of the request is estimated",
+}
+# What became of the part a partial journal lacks (said only of a session it is true of).
+HEAD_WORDS = {
+    "inferred": "that part is shown as Unattributed, inferred as reported − estimated at the "
+    "first request and measured again after a compaction",
+    "no size": "no Context size was reported to infer that part from, so the composition "
+    "leaves it out",
+    "not below": "the estimate was not below the reported size, so none of it was inferred "
+    "and the composition leaves it out",
 }
 STAGE_WORDS = {
     Stage.REQUEST_INPUT: "the request as the harness sent it",
@@ -96,8 +113,8 @@ def snapshot_place(session: Session) -> dict[int, str]:
 
 
 def latest_composition(row: SessionSummary) -> list[tuple[Category, int, float]]:
-    """(category, tokens, share of the measured composition) in contract order; shares of
-    the estimate's total, not of the window."""
+    """(category, tokens, share of the estimated composition) in contract order; shares of
+    the estimate's total, not of the reported size nor of the window."""
     total = sum(row.end_categories.values())
     if not total:
         return []
@@ -112,7 +129,7 @@ def estimation_words(session: Session) -> list[str]:
     """The estimation basis and coverage of the session's snapshots, in sentences."""
     snapshots = session.snapshots
     if not snapshots:
-        return ["No context composition was recorded for this session."]
+        return ["No context composition was recorded for this session.", *_unmetered_words(session)]
     sentences: list[str] = []
     bases = sorted({x.basis for x in snapshots}, key=list(Basis).index)
     sentences.append("Composition: " + "; ".join(BASIS_WORDS[b] for b in bases) + ".")
@@ -124,7 +141,14 @@ def estimation_words(session: Session) -> list[str]:
     if described:
         sentences.append("Items are read from " + "; ".join(described) + ".")
     coverages = sorted({x.coverage for x in snapshots}, key=list(Coverage).index)
-    sentences.append("Coverage: " + "; ".join(COVERAGE_WORDS[c] for c in coverages) + ".")
+    covered = [COVERAGE_WORDS[c] for c in coverages]
+    if Coverage.PARTIAL in coverages:
+        if any(c.id == INFERRED_HEAD_ID for x in snapshots for c in x.changes):
+            covered.append(HEAD_WORDS["inferred"])
+        else:
+            reported = any(x.reported_tokens for x in snapshots)
+            covered.append(HEAD_WORDS["not below" if reported else "no size"])
+    sentences.append("Coverage: " + "; ".join(covered) + ".")
     if unattributed_is_head(session):
         hint = f"; {HEAD_HINT}" if session.harness is Harness.CLAUDE_CODE else ""
         sentences.append(
@@ -133,8 +157,15 @@ def estimation_words(session: Session) -> list[str]:
         )
     last = next((x for x in reversed(snapshots_in_time_order(session)) if x.reported_tokens), None)
     if last is not None and last.reported_tokens:
+        # Where it was taken: a /context screen's snapshot is the session's, not a request's.
+        place = snapshot_place(session)[id(last)]
+        where = (
+            f"At {place}, the last with both"
+            if place != "session"
+            else "At the last snapshot with both (the session's, not a request's)"
+        )
         sentences.append(
-            f"At the last request with both, the estimate is {last.estimated_tokens:,} of "
+            f"{where}, the estimate is {last.estimated_tokens:,} of "
             f"{last.reported_tokens:,} reported tokens "
             f"({percent(last.estimated_tokens / last.reported_tokens)}); the reported "
             "Context size is never scaled to match."
@@ -151,10 +182,27 @@ def estimation_words(session: Session) -> list[str]:
             + "; ".join(session.estimate_methods)
             + " (docs/estimates.md)."
         )
+    if redacted := dict(session.unmeasured).get(REDACTED_KIND, 0):
+        words = redacted_words(redacted)
+        sentences.append(f"{words[:1].upper()}{words[1:]}.")
+    sentences += _unmetered_words(session)
     if session.unmeasured:
         seen = ", ".join(f"{kind} × {count:,}" for kind, count in session.unmeasured)
         sentences.append(f"Seen but not estimated: {seen}.")
     return sentences
+
+
+def _unmetered_words(session: Session) -> list[str]:
+    """What the page lacks for responses whose journal records no usage (summary's
+    responses_without_usage)."""
+    count = len(session.unmetered_responses)
+    if not count:
+        return []
+    them = "it" if count == 1 else "them"
+    return [
+        f"{counted(count, 'response')} without usage in the journal (every usage field 0): "
+        f"not counted in Responses, and no Context size is drawn for {them}."
+    ]
 
 
 def _depths(sessions: Sequence[Session]) -> dict[str, int]:

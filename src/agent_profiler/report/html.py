@@ -16,7 +16,8 @@ from agent_profiler.report.data import (
     estimation_words,
     latest_composition,
 )
-from agent_profiler.report.svg import composition_bar, context_chart, legend, swatch
+from agent_profiler.report.fills import legend, swatch
+from agent_profiler.report.svg import composition_bar, context_chart
 from agent_profiler.report.text import (
     clock_text,
     duration,
@@ -57,7 +58,7 @@ th, td { padding: 4px 7px; border-bottom: 1px solid var(--rule); text-align: lef
 th { font-weight: 600; border-bottom: 1.5px solid var(--ink); font-size: 13px; }
 td.num, th.num { text-align: right; }
 td.num { white-space: nowrap; }
-td.at { white-space: nowrap; }
+td.at, td.category { white-space: nowrap; }
 td small { display: block; font-size: 12px; }
 small.model { overflow-wrap: anywhere; color: var(--muted); }
 td.id { overflow-wrap: anywhere; min-width: 17ch; }
@@ -65,7 +66,9 @@ table.overview { width: 100%; }
 tr.depth-1 td.id { padding-left: 26px; }
 tr.depth-2 td.id { padding-left: 44px; }
 tr.depth-3 td.id { padding-left: 62px; }
-.overview td.bar { width: 270px; min-width: 220px; }
+.overview td.bar { width: 270px; min-width: 130px; }
+.overview td.model { min-width: 13ch; }
+.overview th, .overview td { padding: 4px 5px; }
 .overview th { vertical-align: bottom; }
 .overview td.bar svg { display: block; width: 100%; height: auto; }
 .shares { font-size: 12px; color: var(--muted); }
@@ -74,7 +77,10 @@ tr.depth-3 td.id { padding-left: 62px; }
 .numbers dt { font-size: 12px; color: var(--muted); }
 .numbers dd { margin: 0; font-size: 17px; font-variant-numeric: tabular-nums; }
 figure { margin: 10px 0; }
-figure svg.chart { display: block; width: 100%; height: auto; }
+/* A narrow window scrolls a wide table or chart sideways instead of cutting it off or
+   shrinking the chart's text to a few pixels. */
+.scroll, figure { overflow-x: auto; }
+figure svg.chart { display: block; width: 100%; min-width: 760px; height: auto; }
 svg text { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif;
   font-size: 11px; fill: var(--ink); }
 svg text.halo { paint-order: stroke; stroke: #fff; stroke-width: 3px; stroke-linejoin: round; }
@@ -100,12 +106,14 @@ def overview_table(rows: Sequence[str], cost: bool = False) -> str:
     return "".join([
         '<section id="overview"><h2>Overview</h2>',
         '<p class="note">Each bar is the session\'s latest recorded composition by category '
-        "(at its last request): <strong>shares of the measured composition, not of the "
-        "window</strong>. Peak Context size is the largest reported request input (cached "
+        "(at its last request): <strong>shares of the estimated composition, not of the "
+        "window</strong>, which may explain less than the reported size (each chart hatches "
+        "the rest). Peak Context size is the largest reported request input (cached "
         "tokens counted once); fill is peak ÷ window, the window the trace uses: labelled "
         "<em>assumed</em> (a default) or <em>model table</em> (the harness's own) when the "
         "journal does not state it (--window sets it).</p>",
-        '<table class="overview"><thead><tr><th>Session</th><th>Harness and model</th>'
+        '<div class="scroll"><table class="overview"><thead><tr><th>Session</th>'
+        "<th>Harness and model</th>"
         '<th class="num">Responses</th><th class="num">Peak Context size</th>'
         '<th class="num">Window</th><th class="num">Fill</th><th class="num">Compactions</th>'
         '<th class="num">Subagents</th>',
@@ -113,7 +121,7 @@ def overview_table(rows: Sequence[str], cost: bool = False) -> str:
         'chart">Cost</th>' if cost else "",
         "<th>Latest composition (share of estimate)</th></tr></thead><tbody>",
         *rows,
-        "</tbody></table>",
+        "</tbody></table></div>",
     ])  # fmt: skip
 
 
@@ -136,6 +144,11 @@ def overview_rows(
         if depth:
             name = f"↳ {name}"
             project = '<small class="muted">subagent</small>'
+        elif session.is_subagent:  # its parent's journal was not read: a row of its own
+            project = (
+                f'<small class="muted" title="subagent of {esc(session.parent_session)}">'
+                "subagent (its parent is not in this report)</small>"
+            )
         elif session.project:
             project = f'<small class="muted">{esc(basename(session.project))}</small>'
         else:
@@ -186,8 +199,9 @@ def overview_rows(
             f'<tr class="depth-{depth}" data-session-id="{esc(session.session_id)}">'
             f'<td class="id"><a href="#{anchors[session.session_id]}" '
             f'title="{esc(session.session_id)}">{esc(name)}</a>{project}</td>'
-            f'<td>{esc(session.harness.label)}<small class="model">{esc(model)}</small></td>'
-            f'<td class="num" data-key="responses">{row.calls:,}</td>'
+            f'<td class="model">{esc(session.harness.label)}'
+            f'<small class="model">{esc(model)}</small></td>'
+            f'<td class="num" data-key="responses">{row.calls:,}{_unmetered(row)}</td>'
             f'<td class="num" data-key="peak">{number(row.peak_prompt_tokens)}</td>'
             f'<td class="num" data-key="window">{window_cell}</td>'
             f'<td class="num" data-key="fill">{fill}</td>'
@@ -205,7 +219,14 @@ def overview_rows(
 
 def _cost_cell(receipt: Mapping[str, Any], anchor: str) -> str:
     """A session's billed total at list price, linking to its receipt; marked when the
-    receipt is incomplete (a model or searches without a price)."""
+    receipt is incomplete (a model or searches without a price). When none of its
+    requests has a price the page does not know what it cost: "no price", not a "$0.00"
+    that reads as free."""
+    if not receipt["complete"] and not receipt.get("requests_priced", 1):
+        return (
+            f'<td class="num" data-key="cost"><a href="#{esc(anchor)}-cost" title="none of '
+            'its requests has a price: see the receipt">no price</a></td>'
+        )
     total = f"${receipt['billed']['total_usd']:,.2f}"
     mark = (
         ""
@@ -220,6 +241,18 @@ def _unstated(row: SessionSummary) -> str:
     """How a row's window is labelled: "" when the journal states it (or --window gave
     it), else where it came from ("assumed", "model table")."""
     return "" if row.window_source in (None, "journal", WINDOW_GIVEN) else row.window_source
+
+
+def _unmetered(row: SessionSummary) -> str:
+    """Beside a Responses count: the responses whose journal records no usage (summary's
+    responses_without_usage), which the count leaves out; a page saying "0" alone read as
+    a model that never answered."""
+    if not row.responses_without_usage:
+        return ""
+    return (
+        f' <small class="muted" title="every usage field 0 in the journal: not counted">'
+        f"(+{row.responses_without_usage:,} without usage)</small>"
+    )
 
 
 def _number(label: str, value: str, key: str) -> str:
@@ -291,7 +324,7 @@ def context_view(
         f'<h2>Context · {esc(label)} <a class="up" href="#overview">↑ Overview</a></h2>',
         f'<p class="muted">{esc(" · ".join(facts))}{parent}{kids}</p>',
         '<dl class="numbers">',
-        _number("Responses", f"{row.calls:,}", "responses"),
+        _number("Responses", f"{row.calls:,}" + _unmetered(row), "responses"),
         _number("Peak Context size (tokens)", number(row.peak_prompt_tokens), "peak"),
         _number("Final Context size (tokens)", number(row.final_prompt_tokens), "final"),
         _number("Window (tokens)", esc(window_text), "window"),
@@ -300,6 +333,8 @@ def context_view(
         ),
         _number("Compactions", f"{row.compactions:,}", "compactions"),
         _number("Tool calls", f"{row.tool_calls:,}", "tool-calls"),
+        # summary's failed_tool_calls: the calls whose result the journal marks an error
+        _number("Failed tool calls", f"{row.failed_tool_calls:,}", "failed-tool-calls"),
         "</dl>",
     ]
     chart = context_chart(data, chart_window)
@@ -311,6 +346,7 @@ def context_view(
         compaction=bool(session.compactions),
         model=bool(changes),
         head=data.row.inferred_head,
+        unexplained=chart.unexplained,
     )
     drawn = chart.drawn
     sampled = (
@@ -322,7 +358,8 @@ def context_view(
         f'<figure>{chart.svg}{key}<figcaption class="note">Bands: the estimated composition at '
         "each snapshot, stacked in the contract's category order (each value holds until the "
         "next snapshot). Line: the reported Context size at each request, as in the trace. "
-        f"Hover the chart for the exact numbers of a snapshot{sampled}.{_gaps_words(chart.gaps)}"
+        + (_UNEXPLAINED_WORDS if chart.unexplained else "")
+        + f"Hover the chart for the exact numbers of a snapshot{sampled}.{_gaps_words(chart.gaps)}"
         "</figcaption></figure>"
     )
     out.append('<p class="basis">' + " ".join(esc(s) for s in estimation_words(session)) + "</p>")
@@ -335,6 +372,13 @@ def context_view(
     out.append(_snapshots_table(data, t0))
     out.append("</section>")
     return "".join(out)
+
+
+_UNEXPLAINED_WORDS = (
+    "Hatched, between the bands and the line: the part of the reported size the estimate "
+    "does not explain (reported − estimated); where the estimate is the larger, nothing is "
+    "drawn there. The estimate is never scaled to match. "
+)
 
 
 def _gaps_words(gaps: Sequence[tuple[int, int]]) -> str:
@@ -392,7 +436,7 @@ def _additions_table(data: SessionData, t0: int) -> str:
             f'<tr data-item="{esc(change.id)}"><td class="num">{rank}</td>'
             f'<td class="num" data-key="delta">+{change.delta_tokens:,}</td>'
             f'<td class="num">{number(change.chars)}</td>'
-            f"<td>{swatch(change.category, 10)} "
+            f'<td class="category">{swatch(change.category, 10)} '
             f"{esc(category_label(change.category, data.row.inferred_head))}</td>"
             f"<td>{esc(change.label or change.id)}</td>"
             f'<td data-key="tool">{tool}</td>'
@@ -417,12 +461,15 @@ def _compactions_table(session: Session, t0: int) -> str:
     for index, c in enumerate(session.compactions, start=1):
         after = afters[index - 1]
         post = "—" if after is None else f"{after.tokens:,}"
+        # A compaction recorded at one moment (Claude Code's compact_boundary) has no
+        # duration in its journal: unknown, not zero.
+        took = "—" if c.end_ns == c.start_ns else duration((c.end_ns - c.start_ns) / 1e9)
         if after is not None and after.source == POST_FROM_NEXT_REQUEST:
             post += ' <span class="note">(first request after)</span>'
         out.append(
             f'<tr><td class="num">{index}</td><td>{esc(c.kind)}</td><td>{esc(c.trigger or "—")}'
             f'</td><td class="num">{clock_text(c.start_ns - t0)}</td>'
-            f'<td class="num">{duration((c.end_ns - c.start_ns) / 1e9)}</td>'
+            f'<td class="num">{took}</td>'
             f'<td class="num" data-key="pre">{number(c.pre_tokens)}</td>'
             f'<td class="num" data-key="post">{post}</td>'
             f'<td class="num">{c.removed_items:,}</td></tr>'

@@ -15,8 +15,8 @@ from agent_profiler.console import sessions_line
 from agent_profiler.model import Category, Session
 from agent_profiler.records import record
 from agent_profiler.report.data import ANCHOR, page, session_data
+from agent_profiler.report.fills import legend, pattern_defs
 from agent_profiler.report.html import CSS, context_view, overview_rows, overview_table
-from agent_profiler.report.svg import legend, pattern_defs
 from agent_profiler.report.text import esc, listing
 from agent_profiler.version import __version__
 from agent_profiler.views import basename
@@ -49,7 +49,7 @@ def render_report(
         [
             _head(title, part.sessions, part.subagents, _sources(inputs, part.sources)),
             overview_table(part.rows, cost),
-            legend(_used(part.categories)),
+            legend(_used(part.categories), **_unattributed_names(part.heads)),
             "</section>",
             part.sections.decode("utf-8"),
             _TAIL if part.sessions else _EMPTY + _TAIL,
@@ -69,6 +69,9 @@ class ReportPart:
     sources: frozenset[str]  # the sessions' journal file names
     sessions: int
     subagents: int
+    # Of the rows whose latest composition holds Unattributed: whether it is the row's
+    # inferred head (True), something else (False), or both on the page.
+    heads: frozenset[bool] = frozenset()
 
 
 def report_part(
@@ -103,7 +106,8 @@ def report_part(
         )
         if receipts is not None:
             anchor_of = shown.anchors[session.session_id]
-            sections.append(receipt_section(anchor_of, receipts[session.session_id]))
+            receipt = receipts[session.session_id]
+            sections.append(receipt_section(anchor_of, receipt, head=row.inferred_head))
     return ReportPart(
         overview_rows(shown, receipts),
         "".join(sections).encode("utf-8"),
@@ -111,6 +115,7 @@ def report_part(
         frozenset(basename(p) for _, s in shown.rows for p in s.sources),
         len(shown.rows),
         shown.subagents,
+        frozenset(r.inferred_head for r, _ in shown.rows if r.end_categories.get("unattributed")),
     )
 
 
@@ -163,6 +168,7 @@ class Assembly:
         self.sources: set[str] = set()
         self.sessions = 0
         self.subagents = 0
+        self.heads: set[bool] = set()
         self.spool = tempfile.TemporaryFile()  # noqa: SIM115 (closed on the way out)
 
     def __enter__(self) -> Assembly:
@@ -185,13 +191,14 @@ class Assembly:
         self.sources |= part.sources
         self.sessions += part.sessions
         self.subagents += part.subagents
+        self.heads |= part.heads
 
     def write(self, stream: IO[bytes], *, title: str, inputs: Sequence[str]) -> int:
         """The page to `stream`; its size in bytes."""
         start = (
             _head(title, self.sessions, self.subagents, _sources(inputs, self.sources))
             + overview_table(self.rows, self.cost)
-            + legend(_used(self.categories))
+            + legend(_used(self.categories), **_unattributed_names(self.heads))
             + "</section>"
         ).encode("utf-8")
         size = stream.write(start) or 0
@@ -209,6 +216,12 @@ _TAIL = "</main></body></html>\n"
 def _used(categories: Collection[Category]) -> list[Category]:
     """The legend's categories: those of any latest composition (all when there is none)."""
     return [c for c in Category if c in categories] or list(Category)
+
+
+def _unattributed_names(heads: Collection[bool]) -> dict[str, bool]:
+    """How the Overview's legend names Unattributed: as the bars name it (the inferred head
+    when every row's Unattributed is only that), or by both names when the rows differ."""
+    return {"head": True} if set(heads) == {True} else {"both": len(set(heads)) > 1}
 
 
 def _sources(inputs: Sequence[str], names: Collection[str]) -> list[str]:

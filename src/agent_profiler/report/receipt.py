@@ -6,9 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agent_profiler.cost import SEARCHES
+from agent_profiler.cost import SEARCHES, WRITER_OF
 from agent_profiler.cost_text import receipt_notes
+from agent_profiler.model import Category
 from agent_profiler.report.text import esc
+from agent_profiler.views import category_label
 
 _BILLED = (
     ("input", "uncached input"),
@@ -43,7 +45,28 @@ def _priced(data: Mapping[str, Any]) -> str:
     return f" (the {data['requests_priced']:,} requests priced; {unpriced:,} not: below)"
 
 
-def receipt_section(anchor: str, data: Mapping[str, Any]) -> str:
+def _writer(writer: str, by_category: Mapping[str, float], head: bool) -> str:
+    """A writer of "written once" as the page names it: when the session's Unattributed is
+    its inferred head, "unattributed" says so by the name the chart gives it."""
+    if not head or writer != WRITER_OF[Category.UNATTRIBUTED]:
+        return writer
+    held = [
+        category_label(c, head)
+        for c in Category
+        if WRITER_OF[c] == writer and by_category.get(c.value)
+    ]
+    return f"{writer}: {' + '.join(held)}" if held else writer
+
+
+# Who "code + disk" is: the categories cost.WRITER_OF files under it, as the chart names them.
+_CODE_AND_DISK = ", ".join(
+    c.label.lower() for c in Category if WRITER_OF[c] == WRITER_OF[Category.SYSTEM]
+)
+
+
+def receipt_section(anchor: str, data: Mapping[str, Any], head: bool = False) -> str:
+    """`head`: the session's Unattributed is its inferred head (views.unattributed_is_head),
+    named as the chart names it."""
     billed, hit = data["billed"], data["every_cache_hit"]
     rows = "".join(
         f'<tr><td>{label}</td><td class="num">{billed[key]["tokens"]:,}</td>'
@@ -52,8 +75,9 @@ def receipt_section(anchor: str, data: Mapping[str, Any]) -> str:
     ) + _searches_row(billed)
     hit_rows = (
         "".join(
-            f'<tr><td>written once, {esc(writer)}</td><td class="num"></td>'
-            f'<td class="num">{_usd(usd)}</td></tr>'
+            f"<tr><td>written once, "
+            f"{esc(_writer(writer, hit.get('written_once_by_category', {}), head))}</td>"
+            f'<td class="num"></td><td class="num">{_usd(usd)}</td></tr>'
             for writer, usd in hit["written_once_by_writer"].items()
         )
         + (
@@ -71,17 +95,18 @@ def receipt_section(anchor: str, data: Mapping[str, Any]) -> str:
     )
     notes = "".join(f"<li>{esc(note[:1].upper() + note[1:])}.</li>" for note in receipt_notes(data))
     prices = data["prices"]
-    head = '<tr><th></th><th class="num">tokens</th><th class="num">USD</th></tr>'
+    columns = '<tr><th></th><th class="num">tokens</th><th class="num">USD</th></tr>'
     return (
         f'<section class="receipt" id="{esc(anchor)}-cost"><h3>What the context cost</h3>'
         f'<p class="note">List prices from {esc(prices["table"])} (table of '
         f"{esc(prices['date'])}), applied to the usage the journal reports. "
         "“Written once” is split in the shares of the end-of-session composition "
-        "(estimated).</p>"
-        f"<h4>As billed{_priced(data)}</h4><table>{head}{rows}<tr><th>total</th><td></td>"
+        "(estimated), by who wrote each category: code + disk is the harness's own text "
+        f"and the files it loads ({esc(_CODE_AND_DISK)}).</p>"
+        f"<h4>As billed{_priced(data)}</h4><table>{columns}{rows}<tr><th>total</th><td></td>"
         f'<th class="num">{_usd(billed["total_usd"])}</th></tr></table>'
         "<h4>Every cache hit (hypothetical, not what was paid)</h4>"
-        f"<table>{head}{hit_rows}<tr><th>total</th><td></td>"
+        f"<table>{columns}{hit_rows}<tr><th>total</th><td></td>"
         f'<th class="num">{_usd(hit["total_usd"])}</th></tr></table>'
         + (f'<ul class="note">{notes}</ul>' if notes else "")
         + "</section>"

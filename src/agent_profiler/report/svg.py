@@ -1,5 +1,5 @@
-"""The report's inline SVG: the category fills (colour + pattern), swatches, the Overview's
-composition bar, the Context view's chart (bands, lines, markers, tooltips) and its legend.
+"""The report's inline SVG: the Overview's composition bar and the Context view's chart
+(bands, lines, markers, tooltips); the fills they use and the legends are fills.py's.
 
 Drawings are downsampled to at most `MAX_POINTS` points per series; tables (html.py) always
 hold the exact numbers.
@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from agent_profiler.model import Category, ContextSnapshot, frozen
 from agent_profiler.report.data import SessionData
+from agent_profiler.report.fills import UNEXPLAINED
 from agent_profiler.report.text import (
     clock_text,
     duration,
@@ -27,42 +28,6 @@ from agent_profiler.report.timeaxis import Frame, time_ticks
 from agent_profiler.views import category_label, compactions_after
 
 MAX_POINTS = 400  # per drawn series; a 500-response session is drawn from ≤ 400 samples
-
-# One colour and one pattern per category, used by every bar, band and legend of
-# the page. Patterns keep the categories apart in greyscale print and for readers
-# who do not see the colours apart; the hues are Tableau 10 (+2 light ones).
-COLOURS: dict[Category, str] = {
-    Category.SYSTEM: "#4e79a7",
-    Category.RULES: "#9c755f",
-    Category.SKILLS: "#edc948",
-    Category.TOOLS: "#76b7b2",
-    Category.ENVIRONMENT: "#59a14f",
-    Category.PROMPTS: "#e15759",
-    Category.ASSISTANT: "#b07aa1",
-    Category.RESULTS: "#f28e2b",
-    Category.SUMMARIES: "#8cd17d",
-    Category.OVERHEAD: "#a0cbe8",
-    Category.MESSAGES: "#ff9da7",
-    Category.UNATTRIBUTED: "#bab0ac",
-}
-_INK = 'stroke="#000" stroke-opacity=".45"'
-_DOT = 'fill="#000" fill-opacity=".45"'
-PATTERNS: dict[Category, str] = {
-    Category.SYSTEM: "",  # plain
-    Category.RULES: f'<path d="M-1,1 l2,-2 M0,8 l8,-8 M7,9 l2,-2" {_INK}/>',
-    Category.SKILLS: f'<circle cx="4" cy="4" r="1.3" {_DOT}/>',
-    Category.TOOLS: f'<path d="M0,4 h8" {_INK}/>',
-    Category.ENVIRONMENT: f'<path d="M4,0 v8" {_INK}/>',
-    Category.PROMPTS: f'<path d="M0,4 h8 M4,0 v8" {_INK}/>',
-    Category.ASSISTANT: f'<path d="M-1,7 l2,2 M0,0 l8,8 M7,-1 l2,2" {_INK}/>',
-    Category.RESULTS: (f'<path d="M0,0 l8,8 M8,0 l-8,8" {_INK} stroke-width=".6"/>'),
-    Category.SUMMARIES: f'<circle cx="4" cy="4" r="2.2" {_DOT}/>',
-    Category.OVERHEAD: f'<path d="M0,2 h3 M4,6 h3" {_INK}/>',
-    Category.MESSAGES: f'<path d="M0,8 l8,-8" {_INK} stroke-width="2"/>',
-    Category.UNATTRIBUTED: (
-        f'<circle cx="2" cy="2" r=".8" {_DOT}/><circle cx="6" cy="6" r=".8" {_DOT}/>'
-    ),
-}
 
 
 def downsample(values: Sequence[int], limit: int = MAX_POINTS) -> list[int]:
@@ -101,25 +66,6 @@ def _f(value: float) -> str:
     """SVG coordinates with one decimal and no trailing zeros (small files)."""
     text = f"{value:.1f}"
     return text[:-2] if text.endswith(".0") else text
-
-
-def swatch(category: Category, size: int = 14) -> str:
-    return (
-        f'<svg width="{size}" height="{size}" viewBox="0 0 {size} {size}" aria-hidden="true">'
-        f'<rect width="{size}" height="{size}" fill="url(#cat-{category.value})" '
-        'stroke="#333" stroke-width=".6"/></svg>'
-    )
-
-
-def pattern_defs() -> str:
-    """One hidden SVG holding each category's fill (colour + pattern), referenced by id
-    from every chart of the page."""
-    patterns = "".join(
-        f'<pattern id="cat-{c.value}" width="8" height="8" patternUnits="userSpaceOnUse">'
-        f'<rect width="8" height="8" fill="{COLOURS[c]}"/>{PATTERNS[c]}</pattern>'
-        for c in Category
-    )
-    return f'<svg class="defs" aria-hidden="true" focusable="false"><defs>{patterns}</defs></svg>'
 
 
 def composition_bar(
@@ -193,6 +139,7 @@ class Chart:
     window_drawn: bool
     drawn: int
     gaps: tuple[tuple[int, int], ...] = ()  # the idle stretches its time axis collapses
+    unexplained: bool = False  # it draws reported − estimated above the bands somewhere
 
 
 def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS) -> Chart:
@@ -237,7 +184,9 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
         f'<text x="14" y="{_f((frame.top + frame.bottom) / 2)}" text-anchor="middle" '
         f'transform="rotate(-90 14 {_f((frame.top + frame.bottom) / 2)})">tokens</text>'
     )
-    # X axis: elapsed time since the session start.
+    # X axis: elapsed time since the session start. A synthetic clock's start is made up
+    # (the file's modification time less the durations): no date is given for it.
+    origin = "synthetic clock" if session.clock == "synthetic" else utc(t0)
     for x, text in time_ticks(frame):
         out.append(
             f'<line x1="{_f(x)}" x2="{_f(x)}" y1="{_f(frame.bottom)}" '
@@ -247,9 +196,10 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
         )
     out.append(
         f'<text x="{_f((frame.left + frame.right) / 2)}" y="{height - 8}" '
-        f'text-anchor="middle">time since session start ({esc(utc(t0))})</text>'
+        f'text-anchor="middle">time since session start ({esc(origin)})</text>'
     )
     # Stacked composition, drawn from at most `limit` snapshots.
+    unexplained = ""
     if snapshots:
         keep = downsample(totals, limit)
         drawn = [snapshots[i] for i in keep]
@@ -280,6 +230,8 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
                 )
             )
             base = upper
+        unexplained = _unexplained_band(drawn, xs, base, x_end, frame)
+        out.append(unexplained)
     # Window, Context size, markers on top of the bands.
     label = f"window {window or 0:,}" + (
         window_note(session) if window == session.window_tokens else ""
@@ -357,18 +309,6 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
             'stroke="#111" stroke-width="2" stroke-linejoin="round">'
             "<title>Context size (reported request input)</title></path>"
         )
-    peak = data.peak
-    if peak is not None:
-        # The peak marked is the Overview's (the largest response prompt), not a compaction's
-        # pre_tokens, which the line also shows.
-        px, py = frame.x(peak.start_ns), frame.y(peak.usage.prompt_tokens)
-        anchor = "end" if px > (frame.left + frame.right) / 2 else "start"
-        dx = -6 if anchor == "end" else 6
-        out.append(
-            f'<circle cx="{_f(px)}" cy="{_f(py)}" r="3.5" fill="#111"/>'
-            f'<text class="halo peak" x="{_f(px + dx)}" y="{_f(py - 7)}" '
-            f'text-anchor="{anchor}">peak Context size {peak.usage.prompt_tokens:,}</text>'
-        )
     # Axes last, so bands never hide them.
     out.append(
         f'<path d="M{_f(frame.left)},{_f(frame.top)}V{_f(frame.bottom)}H{_f(frame.right)}" '
@@ -376,17 +316,74 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
     )
     samples = downsample(totals, limit) if snapshots else []
     if snapshots:
-        out.append(_hover_columns(snapshots, keep_all=samples, frame=frame, places=places, t1=t1))
+        out.append(
+            _hover_columns(snapshots, samples, frame, places, t1, head=data.row.inferred_head)
+        )
     # The breaks last: over the bands (faded through their band) and over the hover columns,
     # so hovering one names the idle stretch rather than the snapshot held across it.
     out += [_gap_mark(frame, start, end) for start, end in frame.gaps]
+    # The peak after them: a gap's band is drawn over everything before it, and the
+    # peak's label, which may reach across a gap, was read through it ("1[▒]209").
+    peak = data.peak
+    if peak is not None:
+        # The peak marked is the Overview's (the largest response prompt), not a compaction's
+        # pre_tokens, which the line also shows.
+        px, py = frame.x(peak.start_ns), frame.y(peak.usage.prompt_tokens)
+        text = f"peak Context size {peak.usage.prompt_tokens:,}"
+        anchor = _peak_anchor(px, 6.6 * len(text), frame)
+        dx = -6 if anchor == "end" else 6
+        out.append(
+            f'<circle cx="{_f(px)}" cy="{_f(py)}" r="3.5" fill="#111"/>'
+            f'<text class="halo peak" x="{_f(px + dx)}" y="{_f(py - 7)}" '
+            f'text-anchor="{anchor}">{text}</text>'
+        )
     if not snapshots and not sizes:
         out.append(
             f'<text x="{_f((frame.left + frame.right) / 2)}" y="{_f(frame.bottom / 2)}" '
             'text-anchor="middle">nothing recorded to draw</text>'
         )
     out.append("</svg>")
-    return Chart("".join(out), window_drawn, len(samples), frame.gaps)
+    return Chart("".join(out), window_drawn, len(samples), frame.gaps, bool(unexplained))
+
+
+def _peak_anchor(x: float, width: float, frame: Frame) -> str:
+    """Which side of the peak its label goes: away from the nearer edge of the chart, unless
+    that side crosses a collapsed gap (its band and its idle label) and the other does not."""
+    sides = ("end", "start") if x > (frame.left + frame.right) / 2 else ("start", "end")
+
+    def clear(side: str) -> bool:
+        left, right = (x - 6 - width, x - 6) if side == "end" else (x + 6, x + 6 + width)
+        inside = frame.left <= left and right <= frame.right + 60  # the margin takes a bit
+        return inside and not any(left < frame.x(b) and right > frame.x(a) for a, b in frame.gaps)
+
+    return next((side for side in sides if clear(side)), sides[0])
+
+
+def _unexplained_band(
+    drawn: Sequence[ContextSnapshot],
+    xs: Sequence[float],
+    estimated: Sequence[int],
+    x_end: float,
+    frame: Frame,
+) -> str:
+    """From the top of the stacked bands up to the reported Context size, where that is
+    higher: what the estimate leaves unexplained. None where the estimate is the larger or
+    no size was reported (the estimate is not scaled, nor is anything drawn in its place)."""
+    upper = [max(e, x.reported_tokens or 0) for e, x in zip(estimated, drawn, strict=True)]
+    if all(u == e for u, e in zip(upper, estimated, strict=True)):
+        return ""
+    path = _band_path(xs, [frame.y(e) for e in estimated], [frame.y(u) for u in upper], x_end)
+    what = (
+        f"{UNEXPLAINED}: the part of the reported Context size "
+        "the estimated composition does not explain; the estimate is never scaled to match"
+    )
+    return (
+        f'<path class="unexplained" d="{path}" fill="url(#unexplained)" stroke="#8a8a96" '
+        f'stroke-width=".8" stroke-dasharray="3 2"><title>{esc(what)}</title></path>'
+        + _band_label(
+            Category.UNATTRIBUTED, xs, x_end, estimated, upper, frame, "reported − estimated"
+        )
+    )
 
 
 def _gap_mark(frame: Frame, start: int, end: int) -> str:
@@ -483,8 +480,10 @@ def _hover_columns(
     frame: Frame,
     places: dict[int, str],
     t1: int,
+    head: bool = False,
 ) -> str:
-    """Invisible columns over the drawn samples whose tooltips give the exact numbers."""
+    """Invisible columns over the drawn samples whose tooltips give the exact numbers, each
+    category named as the legend names it (`head`: views.category_label)."""
     out = ['<g class="hover">']
     for position, index in enumerate(keep_all):
         snapshot = snapshots[index]
@@ -494,11 +493,19 @@ def _hover_columns(
         if x1 - x0 < 0.5:
             continue
         lines = [f"{places.get(id(snapshot), '')} · {clock_text(snapshot.time_ns - frame.t0)}"]
-        if snapshot.reported_tokens is not None:
-            lines.append(f"Context size {snapshot.reported_tokens:,} tokens (reported)")
-        lines.append(f"estimated {snapshot.estimated_tokens:,} tokens:")
+        reported, estimated = snapshot.reported_tokens, snapshot.estimated_tokens
+        if reported is not None:
+            lines.append(f"Context size {reported:,} tokens (reported)")
+        lines.append(f"estimated {estimated:,} tokens:")
         present = dict(snapshot.categories)
-        lines += [f"  {c.label} {present[c]:,}" for c in Category if present.get(c)]
+        lines += [f"  {category_label(c, head)} {present[c]:,}" for c in Category if present.get(c)]
+        if reported is not None and reported > estimated:
+            lines.append(f"not explained by the estimate: {reported - estimated:,}")
+        elif reported is not None and estimated > reported:
+            lines.append(
+                f"the estimate exceeds the reported size by {estimated - reported:,}: "
+                "nothing drawn above the bands (never scaled)"
+            )
         out.append(
             f'<rect x="{_f(x0)}" y="{_f(frame.top)}" width="{_f(x1 - x0)}" '
             f'height="{_f(frame.bottom - frame.top)}"><title>{esc(chr(10).join(lines))}'
@@ -506,44 +513,3 @@ def _hover_columns(
         )
     out.append("</g>")
     return "".join(out)
-
-
-def legend(
-    categories: Iterable[Category],
-    *,
-    size: bool = False,
-    window: bool = False,
-    compaction: bool = False,
-    model: bool = False,
-    head: bool = False,
-) -> str:
-    """Swatches of the categories drawn, then the line styles the chart uses (only those);
-    `head`: Unattributed is the inferred head (views.category_label)."""
-    items = [f"<li>{swatch(c)}<span>{esc(category_label(c, head))}</span></li>" for c in categories]
-    marks = [
-        (
-            size,
-            '<li><svg width="28" height="14" aria-hidden="true"><path d="M0,7H28" '
-            'stroke="#111" stroke-width="2"/></svg><span>Context size (reported)</span></li>',
-        ),
-        (
-            window,
-            '<li><svg width="28" height="14" aria-hidden="true"><path d="M0,7H28" '
-            'stroke="#333" stroke-width="1.5" stroke-dasharray="7 5"/></svg>'
-            "<span>window</span></li>",
-        ),
-        (
-            compaction,
-            '<li><svg width="14" height="14" aria-hidden="true"><path d="M7,0V14" '
-            'stroke="#b00020" stroke-width="1.5" stroke-dasharray="2 3"/></svg>'
-            "<span>compaction</span></li>",
-        ),
-        (
-            model,
-            '<li><svg width="14" height="14" aria-hidden="true"><path d="M7,0V14" '
-            'stroke="#333" stroke-width="1.5" stroke-dasharray="8 3 2 3"/></svg>'
-            "<span>model change</span></li>",
-        ),
-    ]
-    items += [item for wanted, item in marks if wanted]
-    return f'<ul class="legend">{"".join(items)}</ul>'

@@ -47,7 +47,11 @@ def clock_text(ns: int) -> str:
 
 
 def duration(seconds: float) -> str:
-    """Elapsed time in words (axis ticks, headers): 0, 30 s, 5 min, 1 h 30 min."""
+    """Elapsed time in words (headers, tables, idle stretches): <1 s, 30 s, 5 min, 1 h 30 min.
+    Under a second is "<1 s", never a bare "0" that reads as a number without a unit (the
+    axis writes its origin "0" itself: timeaxis._tick_text)."""
+    if seconds < 1:
+        return "<1 s"
     whole = round(seconds)
     hours, rest = divmod(whole, 3600)
     minutes, secs = divmod(rest, 60)
@@ -58,7 +62,7 @@ def duration(seconds: float) -> str:
         parts.append(f"{minutes} min")
     if secs and not hours:
         parts.append(f"{secs} s")
-    return " ".join(parts) or "0"
+    return " ".join(parts)
 
 
 def utc(ns: int) -> str:

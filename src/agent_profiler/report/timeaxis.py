@@ -85,7 +85,7 @@ def time_ticks(frame: Frame) -> list[tuple[float, str]]:
         every = time_step(seconds)
         ticks, mark = [], 0
         while mark <= seconds + 1e-9:
-            ticks.append((frame.x(t0 + mark * 1_000_000_000), duration(mark)))
+            ticks.append((frame.x(t0 + mark * 1_000_000_000), _tick_text(mark)))
             mark += every
         return ticks
     stretches = [((a - t0) / 1e9, (b - t0) / 1e9) for a, b in frame.shown()]
@@ -120,6 +120,8 @@ def _tick_text(seconds: float) -> str:
     the hours: a few seconds of work three hours in would read "3 h 1 min" twice, a tick at
     a stretch's start would be up to a minute off)."""
     whole = round(seconds)
+    if not whole:
+        return "0"  # the axis's origin
     if whole < 3600 or not whole % 60:
         return duration(whole)
     return f"{duration(whole - whole % 60)} {whole % 60} s"
