@@ -43,6 +43,7 @@ from agent_profiler.views import (
     request_windows,
     session_span,
     snapshots_in_time_order,
+    starts_mid_conversation,
     unattributed_is_head,
 )
 
@@ -186,6 +187,17 @@ def estimation_words(session: Session) -> list[str]:
         words = redacted_words(redacted)
         sentences.append(f"{words[:1].upper()}{words[1:]}.")
     sentences += _unmetered_words(session)
+    if starts_mid_conversation(session):
+        sentences.append(
+            "The journal starts mid-conversation (its first record's parent is not in it): "
+            "its Unattributed holds the earlier turns as well as the system prompt and tool "
+            "schemas."
+        )
+    if errors := sum(1 for marker in session.markers if marker.kind == "api_error"):
+        sentences.append(
+            f"{counted(errors, 'failed API call')} the harness retried (a 529 Overloaded and "
+            "the like), each an instant on the trace's Events track."
+        )
     if session.unmeasured:
         seen = ", ".join(f"{kind} × {count:,}" for kind, count in session.unmeasured)
         sentences.append(f"Seen but not estimated: {seen}.")
