@@ -5,7 +5,6 @@ the dataset's SQL)."""
 
 from __future__ import annotations
 
-import shutil
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_profiler.cli import app
-from agent_profiler.dataset.collect import collect
+from datasets import collected
 from shared_paths import TESTS
 
 pytest.importorskip("duckdb")
@@ -34,12 +33,7 @@ JOURNALS = (
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("by")
-    (root / "j").mkdir()
-    for journal in JOURNALS:
-        shutil.copy(journal, root / "j")
-    collect([root / "j"], root / "ds")
-    return root
+    return collected(tmp_path_factory.mktemp("by"), *JOURNALS)
 
 
 def _cost(folder: Path, *options: str) -> dict[str, Any]:

@@ -4,7 +4,6 @@ the corpus), though the receipt priced both as one model."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_profiler.cli import app
-from agent_profiler.dataset.collect import collect
+from datasets import collected
 from shared_paths import TESTS
 
 pytest.importorskip("duckdb")
@@ -29,12 +28,7 @@ JOURNALS = (
 
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("model")
-    (root / "j").mkdir()
-    for journal in JOURNALS:
-        shutil.copy(journal, root / "j")
-    collect([root / "j"], root / "ds")
-    return root / "ds"
+    return collected(tmp_path_factory.mktemp("model"), *JOURNALS) / "ds"
 
 
 def _sessions(dataset: Path, model: str) -> dict[str, Any]:
