@@ -157,6 +157,8 @@ def _on_search_call(
     # Its `web_search_end` names it by the query, or the page an `open_page` opened.
     said = {query, action.get("url") if isinstance(action, dict) else None}
     found = next((e for e in builder.searches if e[0] and e[0] in said), None)
+    if found is None:  # an end that named nothing: the first such end before it
+        found = next((e for e in builder.searches if not e[0]), None)
     call_id = ""
     if found is not None:  # each end names one item: a search made twice links each once
         builder.searches.remove(found)

@@ -1466,3 +1466,14 @@ def test_a_web_search_item_is_linked_to_its_end_by_the_page_it_opened(
     (alone,) = sessions(write(tmp_path, web_only, "alone.jsonl"))
     (call,) = alone.tool_calls
     assert call.name == "web_search" and call.is_error
+
+
+def test_a_web_search_end_without_a_query_is_its_items_call(tmp_path: Path) -> None:
+    """An end that names no query (nor a page) still made the call; the item after it,
+    which then matched no end, made a second one: one search, two calls."""
+    end = record(PLAIN, 196)
+    end["payload"].pop("query")
+    end["payload"].pop("action", None)
+    lines = [record(PLAIN, n) for n in (1, 6, 7)] + [end, record(PLAIN, 197)]
+    (session,) = sessions(write(tmp_path, lines))
+    assert [c.call_id for c in session.tool_calls] == [end["payload"]["call_id"]]
