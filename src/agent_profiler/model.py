@@ -306,10 +306,12 @@ MID_CONVERSATION = "journal_starts_mid_conversation"
 
 @frozen
 class Marker:
-    """A point-in-time fact on the timeline (a model or thinking-level change)."""
+    """A point-in-time fact on the timeline: a configuration change (Pi's model and thinking
+    level: the Configuration track) or an event (an API error the harness retried, a
+    notice, a patch: the Events track)."""
 
     time_ns: Nanoseconds
-    kind: str  # e.g. "model_change", "thinking_level_change"
+    kind: str  # e.g. "model_change", "thinking_level_change", "api_error", "warning"
     value: str
 
 

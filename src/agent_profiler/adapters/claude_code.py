@@ -199,9 +199,9 @@ def read_transcript(
     if isinstance(opening, str) and (main := builders.get(main_key or "")) is not None:
         main.facts.append((MID_CONVERSATION, "its first record's parent is not in the journal"))
     for builder in builders.values():
-        if builder.markers:
-            statuses = Counter(m.value.partition(",")[0] for m in builder.markers)
-            builder.facts.append(("api_errors", len(builder.markers)))
+        if errors := [m for m in builder.markers if m.kind == "api_error"]:
+            statuses = Counter(m.value.partition(",")[0] for m in errors)
+            builder.facts.append(("api_errors", len(errors)))
             builder.facts.append(
                 ("api_errors_by_status", ", ".join(f"{s}: {n}" for s, n in statuses.most_common()))
             )
