@@ -11,7 +11,7 @@ def collected(root: Path, *journals: Path) -> Path:
     """`root`, holding `j` (the journals' copies) and `ds` (their dataset)."""
     from agent_profiler.dataset.collect import collect
 
-    (root / "j").mkdir()
+    (root / "j").mkdir(parents=True)
     for journal in journals:
         shutil.copy(journal, root / "j")
     collect([root / "j"], root / "ds")

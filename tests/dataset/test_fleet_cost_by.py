@@ -120,3 +120,35 @@ def test_the_fleet_splits_written_once_as_the_sessions_receipts_do(folder: Path)
     # tool results lead in these sessions' own receipts, and so in the fleet's
     hit = _written_by_writer(cost["every_cache_hit"])
     assert max(hit, key=hit.__getitem__) == "tool results"
+
+
+def test_the_rest_is_one_line_only_when_more_than_one_is_left() -> None:
+    """On the corpus one project was left past the 15 largest, and shown as "1 others":
+    a single one is named as itself; two or more are one line, their sums kept."""
+    from decimal import Decimal
+
+    from agent_profiler.fleet.costs import TOP, _by
+
+    def tallies(n: int) -> dict[str, list[object]]:
+        return {f"p{i:02}": [1, Decimal(100 - i)] for i in range(n)}
+
+    assert [row["name"] for row in _by(tallies(TOP + 1))] == [f"p{i:02}" for i in range(TOP + 1)]
+    rows = _by(tallies(TOP + 3))
+    assert len(rows) == TOP + 1 and rows[-1]["name"] == "3 others"
+    assert rows[-1]["requests"] == 3 and rows[-1]["usd"] == float(100 - 15 + 100 - 16 + 100 - 17)
+    assert sum(row["share"] for row in rows) == pytest.approx(1.0)
+
+
+def test_the_output_lower_bound_counts_the_priced_requests(tmp_path: Path) -> None:
+    """The line it qualifies is the priced requests' output: an unpriced model's streaming
+    counts are not in it (the corpus said 209 where 208 were priced)."""
+    excerpt = JOURNALS[1]  # Claude Code 2.1.14: streaming output counts, priced
+    copy = tmp_path / "unpriced.jsonl"
+    text = excerpt.read_text().replace("claude-opus-4-5-20251101", "zz-unknown-model")
+    copy.write_text(text.replace("0cf3db51-1c73-43bb-8d05-dc02739514a5", "0cf3db51-copy"))
+    root = collected(tmp_path / "root", excerpt, copy)
+    summary = runner.invoke(app, ["summary", str(excerpt), "--cost", "--json"])
+    own = orjson.loads(summary.stdout)[0]["cost"]["streaming_outputs"]
+    cost = _cost(root)
+    assert own > 0 and cost["streaming_outputs"] == own
+    assert {e["model"] for e in cost["unpriced_models"]} == {"zz-unknown-model"}

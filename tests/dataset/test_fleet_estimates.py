@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_profiler.cli import app
+from agent_profiler.console import counted
 from shared_paths import TESTS
 
 pytest.importorskip("duckdb")
@@ -62,10 +63,14 @@ def test_a_calibrated_dataset_says_so(tmp_path: Path) -> None:
 def test_bases_that_differ_are_each_named_with_their_sessions(tmp_path: Path) -> None:
     dataset = _dataset(tmp_path, PI, MUSE)
     data = orjson.loads(runner.invoke(app, ["fleet", str(dataset), "--json"]).stdout)
-    bases = data["sessions"]["estimate_bases"]
-    assert set(bases) == {"chars/4", "native-bytes/4"}, bases
+    assert set(data["sessions"]["estimate_bases"]) == {"chars/4", "native-bytes/4"}
+    # the heading's counts are of the sessions its shares are the mean of
+    who = data["who_wrote"]
+    bases = who["estimate_bases"]
+    assert set(bases) == {"chars/4", "native-bytes/4"} and sum(bases.values()) == who["sessions"]
     text = runner.invoke(app, ["fleet", str(dataset), "--no-cost"]).stdout
-    assert f"characters / 4 per journal item ({bases['chars/4']} session" in text
+    assert f"mean over {counted(who['sessions'], 'session')} with ≥ 5 requests; " in text
+    assert f"characters / 4 per journal item ({counted(bases['chars/4'], 'session')});" in text
     assert "the harness's own lanes, bytes / 4 (" in text
 
 

@@ -62,3 +62,47 @@ def test_another_model_is_not_picked(dataset: Path, name: str) -> None:
 def test_the_filter_is_said_as_given(dataset: Path) -> None:
     result = runner.invoke(app, ["fleet", str(dataset), "--no-cost", "--model", "claude-opus-4.5"])
     assert result.stdout.startswith("fleet ds (--model claude-opus-4.5): 2 sessions ")
+
+
+def _same(a: str, b: str) -> bool:
+    import duckdb
+
+    from agent_profiler.fleet import _MODEL_NAME
+
+    sql = f"SELECT {_MODEL_NAME.format('?')} = {_MODEL_NAME.format('?')}"
+    connection = duckdb.connect()
+    try:
+        row = connection.execute(sql, [a, b]).fetchone()
+    finally:
+        connection.close()
+    assert row is not None
+    return bool(row[0])
+
+
+@pytest.mark.parametrize(
+    ("given", "recorded"),
+    [
+        ("claude-haiku-4-5", "converse/jp.anthropic.claude-haiku-4-5-20251001-v1:0"),
+        ("claude-sonnet-4-5", "us.anthropic.claude-sonnet-4-5-20250929-v1:0"),
+        ("claude-sonnet-4-5", "anthropic.claude-sonnet-4-5-20250929-v1:0"),
+        ("gpt-4o", "gpt-4o-2024-08-06"),
+        ("gpt-5.5", "openai/gpt-5.5"),
+    ],
+)
+def test_one_models_names(given: str, recorded: str) -> None:
+    assert _same(given, recorded)
+
+
+@pytest.mark.parametrize(
+    ("given", "recorded"),
+    [
+        ("deepseek-v3", "deepseek-v2"),  # a version in the name is the model's own
+        ("deepseek-v3", "deepseek"),
+        ("llama-v2", "llama"),
+        ("claude-opus-4-6", "claude-opus-4-5"),
+        ("gpt-4o", "gpt-4o-mini"),
+        ("claude-opus-4", "claude-opus-4-5"),
+    ],
+)
+def test_other_models_stay_apart(given: str, recorded: str) -> None:
+    assert not _same(given, recorded)

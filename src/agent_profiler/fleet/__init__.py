@@ -189,12 +189,30 @@ def _rows(connection: Any, sql: str, args: list[Any] | None = None) -> list[tupl
 
 _MAIN = "JOIN picked p USING (group_id, session_id) WHERE p.is_main"
 _ALL = "JOIN picked p USING (group_id, session_id) WHERE true"
+# A session that made a model request: one with usage, or one whose journal records none
+# (a -p run on another provider's model: its responses are requests all the same).
+MADE_A_REQUEST = "(requests > 0 OR coalesce(responses_without_usage, 0) > 0)"
 # A model's name without what varies between the names of one model: a provider's prefix,
 # a date or version suffix (`-20251101`, `@20251101`, `-v1:0`), `.` for `-`, the case.
-_MODEL_NAME = (
-    "replace(regexp_replace(regexp_replace(lower({}), '^.*/', ''), "
-    "'([-@][0-9]{{8}}|-v[0-9]+(:[0-9]+)?)$', ''), '.', '-')"
+_NOT_THE_MODEL = (
+    "^.*/",  # a provider's prefix: anthropic/…, converse/…
+    # Bedrock's region and provider: us.anthropic.…, jp.anthropic.…, anthropic.…
+    "^((us|eu|apac|jp|au|ca|us-gov|global)\\.)?(anthropic|meta|amazon|mistral|cohere|ai21"
+    "|deepseek|openai|qwen|writer)\\.",
+    "-v[0-9]+:[0-9]+$",  # Bedrock's version (-v1:0), by its colon: deepseek-v3 is a model
+    "([-@][0-9]{{8}}|-[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}})$",  # a date: -20251101, @…, -2024-08-06
 )
+
+
+def _model_name(value: str) -> str:
+    """SQL of `value`'s model name (a format string's `{}`: a column or `?`)."""
+    sql = f"lower({value})"
+    for pattern in _NOT_THE_MODEL:
+        sql = f"regexp_replace({sql}, '{pattern}', '')"
+    return f"replace({sql}, '.', '-')"
+
+
+_MODEL_NAME = _model_name("{}")
 
 
 def _sessions(c: Any) -> dict[str, Any]:
@@ -206,7 +224,7 @@ def _sessions(c: Any) -> dict[str, Any]:
         f"SELECT count(*) FILTER (p.is_main), count(*) FILTER (NOT p.is_main), "
         f"min(start_ns) FILTER ({dated}), max(start_ns) FILTER ({dated}), "
         f"count(DISTINCT project), count(*) FILTER (p.is_main AND clock = 'synthetic'), "
-        f"count(*) FILTER (p.is_main AND requests > 0) "
+        f"count(*) FILTER (p.is_main AND {MADE_A_REQUEST}) "
         f"FROM sessions {_ALL}",
     )[0]
     harnesses = dict(
@@ -223,7 +241,7 @@ def _sessions(c: Any) -> dict[str, Any]:
     bases = dict(
         _rows(
             c,
-            f"SELECT estimate_basis, count(*) FROM sessions {_ALL} AND estimate_basis IS NOT NULL "
+            f"SELECT estimate_basis, count(*) FROM sessions {_MAIN} AND estimate_basis IS NOT NULL "
             "GROUP BY 1 ORDER BY 2 DESC, 1",
         )
     )
@@ -289,6 +307,18 @@ def _who_wrote(c: Any) -> dict[str, Any]:
         SELECT category, sum(share), (SELECT count(DISTINCT (group_id, session_id)) FROM shares)
         FROM shares GROUP BY category""",
     )
+    # The estimates the shares are of: each basis with the sessions measured by it.
+    bases = dict(
+        _rows(
+            c,
+            f"""
+            SELECT s.estimate_basis, count(*) FROM sessions s {_MAIN}
+              AND s.requests >= {MIN_TURNS} AND s.estimate_basis IS NOT NULL
+              AND EXISTS (SELECT 1 FROM request_categories rc WHERE rc.is_last
+                          AND rc.group_id = s.group_id AND rc.session_id = s.session_id)
+            GROUP BY 1 ORDER BY 2 DESC, 1""",
+        )
+    )
     count = rows[0][2] if rows else 0
     by_category = {
         category: round(total / count, 4)
@@ -299,6 +329,7 @@ def _who_wrote(c: Any) -> dict[str, Any]:
         "sessions": count,
         "min_turns": MIN_TURNS,
         "basis": "mean share of the last request's estimated context",
+        "estimate_bases": bases,
         "by_writer": {k: round(v, 4) for k, v in by_writer(by_category).items()},
         "by_category": by_category,
     }
@@ -359,7 +390,7 @@ def _peak_fill(c: Any) -> dict[str, Any]:
 def _compactions(c: Any) -> dict[str, Any]:
     # Of the sessions that made a request: 27 of the corpus's 53 made none (a /context
     # screen, a title) and could not have compacted: "in 6 of 53" halved the rate.
-    made = "(requests > 0 OR compactions > 0)"
+    made = f"({MADE_A_REQUEST} OR compactions > 0)"
     total, sessions_with, sessions = _rows(
         c,
         f"SELECT sum(compactions), count(*) FILTER (compactions > 0), count(*) "

@@ -31,10 +31,12 @@ def cost_figures(c: Any, table: PriceTable) -> dict[str, Any]:
         f"(SELECT r.group_id, r.session_id, r.model, "
         f"coalesce(r.price_context, '') AS variant, r.start_ns, "
         f"r.prompt_tokens, {', '.join(f'r.{c}' for c in columns)}, r.hit_written_tokens, "
-        f"r.hit_reread_tokens, coalesce(r.web_searches, 0) AS web_searches, {session} "
+        f"r.hit_reread_tokens, coalesce(r.web_searches, 0) AS web_searches, {session}, "
+        # a streaming output count (NULL: a dataset from before the column)
+        f"coalesce(NOT r.output_tokens_reliable, false)::INT AS streaming "
         f"FROM requests r {of} "
         f"UNION ALL SELECT k.group_id, k.session_id, k.model, '', k.start_ns, k.prompt_tokens, "
-        f"{', '.join(f'k.{c}' for c in columns)}, 0, k.prompt_tokens, 0, {session} "
+        f"{', '.join(f'k.{c}' for c in columns)}, 0, k.prompt_tokens, 0, {session}, 0 "
         f"FROM compactions k {of} WHERE k.prompt_tokens IS NOT NULL) AS billed"
     )
     days = _rows(
@@ -49,7 +51,7 @@ def cost_figures(c: Any, table: PriceTable) -> dict[str, Any]:
     rows = _rows(
         c,
         f"SELECT coalesce(model, ''), variant, CAST(start_ns // 86400000000000 AS BIGINT), "
-        f"{bucket}, harness, project, group_id, session_id, count(*), "
+        f"{bucket}, harness, project, group_id, session_id, count(*), sum(streaming), "
         f"{', '.join(f'sum({col})' for col in summed)} FROM {billed} "
         "GROUP BY 1, 2, 3, 4, 5, 6, 7, 8",
     )
@@ -58,11 +60,6 @@ def cost_figures(c: Any, table: PriceTable) -> dict[str, Any]:
             _rows(c, f"SELECT coalesce(sum(responses_without_usage), 0) FROM sessions {_ALL}")[0][0]
         )
     )
-    # A streaming output count among the requests (NULL: a dataset from before the column)
-    receipt.streaming_outputs = _rows(
-        c, f"SELECT count(*) FROM requests {_ALL} AND NOT output_tokens_reliable"
-    )[0][0]
-    receipt.output_lower_bound = bool(receipt.streaming_outputs)
     # What the harnesses recorded at their own prices, over every request that says
     (recorded, receipt.recorded_requests) = _rows(
         c,
@@ -72,7 +69,19 @@ def cost_figures(c: Any, table: PriceTable) -> dict[str, Any]:
     receipt.recorded_usd = Decimal(repr(recorded)) if recorded is not None else Decimal(0)
     by: dict[str, dict[str, list[Any]]] = {"harness": {}, "model": {}, "project": {}}
     written: dict[tuple[str, str], list[Decimal]] = {}  # each session's, billed and hit
-    for model, variant, day, tier, harness, project, group, session, count, *sums in rows:
+    for (
+        model,
+        variant,
+        day,
+        tier,
+        harness,
+        project,
+        group,
+        session,
+        count,
+        streaming,
+        *sums,
+    ) in rows:
         prices = priced.get((model, variant, day))
         if prices is None:
             name = model or "(no model)"
@@ -80,6 +89,7 @@ def cost_figures(c: Any, table: PriceTable) -> dict[str, Any]:
             continue
         receipt.name_model(model, variant, prices)
         receipt.priced += count
+        receipt.streaming_outputs += int(streaming)  # of the priced: the output line's
         counts = dict(
             zip(
                 (*COMPONENTS, "hit_written_once", "hit_re_read", SEARCHES),
@@ -106,6 +116,7 @@ def cost_figures(c: Any, table: PriceTable) -> dict[str, Any]:
     shares = _end_shares(c)
     for key, (billed_once, hit_once) in sorted(written.items()):
         receipt.split_written(shares.get(key, {}), billed_once, hit_once)
+    receipt.output_lower_bound = bool(receipt.streaming_outputs)
     data = receipt.to_json(table)
     data["split_by"] = "each session's own end-of-session context composition (estimated)"
     data["by"] = {dimension: _by(tallies) for dimension, tallies in by.items()}
@@ -118,7 +129,8 @@ def _by(tallies: dict[str, list[Any]]) -> list[dict[str, Any]]:
     rest as one line; `share` is of the priced total (the unpriced are in none)."""
     total = sum((usd for _, usd in tallies.values()), Decimal(0))
     ranked = sorted(tallies.items(), key=lambda item: (-item[1][1], item[0]))
-    kept, rest = ranked[:TOP], ranked[TOP:]
+    # The rest as one line when it is more than one (one left over is named as itself).
+    kept, rest = (ranked, []) if len(ranked) <= TOP + 1 else (ranked[:TOP], ranked[TOP:])
     if rest:
         others = f"{len(rest)} others"
         kept.append((others, [sum(t[0] for _, t in rest), sum(t[1] for _, t in rest)]))

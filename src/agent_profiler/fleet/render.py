@@ -74,10 +74,10 @@ _BASES = {
 }
 
 
-def _estimated(sessions: Mapping[str, Any]) -> str:
+def _estimated(figure: Mapping[str, Any]) -> str:
     """ "estimated: characters / 4 per journal item, not tokenizer counts", naming each basis
-    with its sessions when they differ."""
-    bases = sessions.get("estimate_bases") or {}
+    with its sessions when they differ (a figure's `estimate_bases`: who wrote's own)."""
+    bases = figure.get("estimate_bases") or {}
     said = [_BASES.get(basis, basis) for basis in bases]
     if len(bases) > 1:
         said = [
@@ -102,7 +102,7 @@ def render_text(data: Mapping[str, Any], title: str = "fleet") -> str:
     who = data["who_wrote"]
     out.append(
         f"\nwho wrote the end-of-session context (mean over {counted(who['sessions'], 'session')} "
-        f"with ≥ {who['min_turns']} requests; {_estimated(s)}):"
+        f"with ≥ {who['min_turns']} requests; {_estimated(who)}):"
     )
     for writer, share in who["by_writer"].items():
         out.append(f"  {writer:<14} {100 * share:5.1f}%")
@@ -268,7 +268,7 @@ def _sections(data: Mapping[str, Any], level: int = 2) -> list[str]:
     out.append(
         f"<p class=note>Mean share of the last request's context over "
         f"{counted(who['sessions'], 'session')} with at least {who['min_turns']} requests "
-        f"({esc(_estimated(s))}).{esc(unattributed)}</p>"
+        f"({esc(_estimated(who))}).{esc(unattributed)}</p>"
     )
     out.append(f"<{h}>Context by turn</{h}>")
     out.append(_columns(data["context_by_turn"]))
