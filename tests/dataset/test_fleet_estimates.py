@@ -83,3 +83,13 @@ def test_the_unattributed_share_is_said_for_what_it_mostly_is(tmp_path: Path) ->
     at = next(i for i, line in enumerate(lines) if line.startswith("  unattributed "))
     assert lines[at + 1].startswith("  (unattributed: what no journal item explains; mostly ")
     assert "the system prompt and tool schemas, inferred" in lines[at + 1]
+
+
+def test_the_turn_figures_say_their_unit(tmp_path: Path) -> None:
+    """The context by turn read "15.2K" with no unit, in the text and under the page's bars."""
+    dataset = _dataset(tmp_path, PI)
+    text = runner.invoke(app, ["fleet", str(dataset), "--no-cost"]).stdout
+    assert "\ncontext by turn (reported input, tokens):\n" in text
+    page = tmp_path / "fleet.html"
+    assert runner.invoke(app, ["fleet", str(dataset), "-o", str(page)]).exit_code == 0
+    assert "median reported input at that request, in tokens (K: thousands" in page.read_text()

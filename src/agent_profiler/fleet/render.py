@@ -117,7 +117,7 @@ def render_text(data: Mapping[str, Any], title: str = "fleet") -> str:
         )
     else:  # a page of empty headings otherwise (no session that long)
         out.append(NONE)
-    out.append("\ncontext by turn (reported input):")
+    out.append("\ncontext by turn (reported input, tokens):")
     out.append("  turn        p50        p90   sessions alive" if data["context_by_turn"] else NONE)
     for row in data["context_by_turn"]:
         out.append(
@@ -273,8 +273,8 @@ def _sections(data: Mapping[str, Any], level: int = 2) -> list[str]:
     out.append(f"<{h}>Context by turn</{h}>")
     out.append(_columns(data["context_by_turn"]))
     out.append(
-        "<p class=note>Bars: median reported input at that request; tick: p90; under each "
-        "bar the sessions still alive.</p>"
+        "<p class=note>Bars: median reported input at that request, in tokens (K: thousands, "
+        "M: millions); tick: p90; under each bar the sessions still alive.</p>"
     )
     fill = data["peak_fill"]
     out.append(f"<{h}>Peak fill of the window</{h}>")
