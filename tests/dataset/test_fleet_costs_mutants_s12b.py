@@ -1,0 +1,88 @@
+"""The fleet's cost (`fleet/costs.py`): what the twelfth session's second mutation sample
+found no test reading. A small hand-made Claude Code transcript (no journal of tests/data
+has a response without a model, or a session without a folder, among priced requests), and
+the split's `others` line on its own (a fleet of more than `TOP` projects is too many
+journals to make for it)."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from typing import Any
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from agent_profiler.cli import app
+from agent_profiler.fleet import TOP
+from agent_profiler.fleet.costs import _by
+from datasets import collected
+
+pytest.importorskip("duckdb")
+pytest.importorskip("genai_prices")
+
+runner = CliRunner()
+USAGE = {"input_tokens": 1, "cache_read_input_tokens": 100, "output_tokens": 1}
+
+
+def _response(mid: str, second: int, model: str | None) -> dict[str, Any]:
+    message: dict[str, Any] = {
+        "id": mid,
+        "usage": USAGE,
+        "content": [{"type": "text", "text": "ok"}],
+    }
+    if model is not None:
+        message["model"] = model
+    return {
+        "type": "assistant",
+        "sessionId": "s-1",
+        "uuid": f"{mid}-u",
+        "timestamp": f"2026-01-01T10:00:{second:02}Z",
+        "message": message,
+    }
+
+
+@pytest.fixture(scope="module")
+def cost(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A transcript without a cwd (so no project) of two responses: one of a priced model,
+    one whose message names no model."""
+    made = tmp_path_factory.mktemp("made") / "s-1.jsonl"
+    records = [_response("m1", 1, "claude-opus-4-5"), _response("m2", 2, None)]
+    made.write_text("".join(json.dumps(r) + "\n" for r in records))
+    root = collected(tmp_path_factory.mktemp("costs"), made)
+    result = runner.invoke(app, ["fleet", str(root / "ds"), "--json"])
+    assert result.exit_code == 0, result.output
+    figures: dict[str, Any] = orjson.loads(result.stdout)["cost"]
+    return figures
+
+
+def test_a_response_without_a_model_is_unpriced_as_no_model(cost: dict[str, Any]) -> None:
+    """A response whose journal names no model has no price, and is named as summary
+    --cost names it, `(no model)` (fleet.costs.cost_figures__mutmut_108 named it None,
+    __mutmut_111 `(NO MODEL)`)."""
+    assert cost["unpriced_models"] == [{"model": "(no model)", "requests": 1}]
+    assert cost["complete"] is False and cost["requests_priced"] == 1
+
+
+def test_a_session_without_a_folder_is_billed_to_no_project(cost: dict[str, Any]) -> None:
+    """The bill by project names a session whose journal gives no folder `(no project)`
+    (fleet.costs.cost_figures__mutmut_191 wrote it in capitals)."""
+    (row,) = cost["by"]["project"]
+    assert row["name"] == "(no project)" and row["requests"] == 1 and row["share"] == 1.0
+    assert row["usd"] == cost["billed"]["total_usd"] > 0
+
+
+def test_the_split_past_the_largest_is_one_line_of_the_others() -> None:
+    """`TOP` + 3 projects: the `TOP` largest by USD, then one line of the three smallest,
+    with their requests and their USD summed (fleet.costs._by__mutmut_21 summed no
+    requests, a TypeError; __mutmut_24 took a third item of a pair, an IndexError)."""
+    tallies = {f"p{i:02}": [i, Decimal(i)] for i in range(1, TOP + 4)}
+    rows = _by(tallies)
+    assert [row["name"] for row in rows] == [
+        *(f"p{i:02}" for i in range(TOP + 3, 3, -1)),
+        "3 others",
+    ]
+    total = sum(range(1, TOP + 4))
+    assert rows[-1] == {"name": "3 others", "requests": 6, "usd": 6.0, "share": 6 / total}
+    assert sum(row["requests"] for row in rows) == total
