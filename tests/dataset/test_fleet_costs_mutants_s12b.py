@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -44,12 +45,17 @@ def _response(mid: str, second: int, model: str | None) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def cost(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A transcript without a cwd (so no project) of two responses: one of a priced model,
     one whose message names no model."""
-    made = tmp_path_factory.mktemp("made") / "s-1.jsonl"
+    path = tmp_path_factory.mktemp("made") / "s-1.jsonl"
     records = [_response("m1", 1, "claude-opus-4-5"), _response("m2", 2, None)]
-    made.write_text("".join(json.dumps(r) + "\n" for r in records))
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+@pytest.fixture(scope="module")
+def cost(tmp_path_factory: pytest.TempPathFactory, made: Path) -> dict[str, Any]:
     root = collected(tmp_path_factory.mktemp("costs"), made)
     result = runner.invoke(app, ["fleet", str(root / "ds"), "--json"])
     assert result.exit_code == 0, result.output
@@ -71,6 +77,21 @@ def test_a_session_without_a_folder_is_billed_to_no_project(cost: dict[str, Any]
     (row,) = cost["by"]["project"]
     assert row["name"] == "(no project)" and row["requests"] == 1 and row["share"] == 1.0
     assert row["usd"] == cost["billed"]["total_usd"] > 0
+
+
+def test_the_streaming_outputs_said_are_the_priced_requests(
+    cost: dict[str, Any], made: Path
+) -> None:
+    """Both responses carry a streaming output count (Claude Code's transcripts do), one of
+    a priced model: the output line is the priced request's, so one of its outputs is a
+    lower bound, as summary --cost says of the same transcript. The fleet counted every
+    request of the dataset, priced or not ("for 2 requests"), and would call a bill whose
+    only streaming count is unpriced a lower bound."""
+    summary = runner.invoke(app, ["summary", "--cost", "--json", str(made)])
+    assert summary.exit_code == 0, summary.output
+    (row,) = orjson.loads(summary.stdout)
+    assert row["cost"]["streaming_outputs"] == 1 and row["cost"]["output_lower_bound"]
+    assert (cost["streaming_outputs"], cost["output_lower_bound"]) == (1, True)
 
 
 def test_the_split_past_the_largest_is_one_line_of_the_others() -> None:

@@ -31,10 +31,12 @@ def cost_figures(c: Any, table: PriceTable) -> dict[str, Any]:
         f"(SELECT r.group_id, r.session_id, r.model, "
         f"coalesce(r.price_context, '') AS variant, r.start_ns, "
         f"r.prompt_tokens, {', '.join(f'r.{c}' for c in columns)}, r.hit_written_tokens, "
-        f"r.hit_reread_tokens, coalesce(r.web_searches, 0) AS web_searches, {session} "
+        f"r.hit_reread_tokens, coalesce(r.web_searches, 0) AS web_searches, {session}, "
+        # a streaming output count (NULL: a dataset from before the column, not one)
+        "(NOT coalesce(r.output_tokens_reliable, true))::INT AS streaming "
         f"FROM requests r {of} "
         f"UNION ALL SELECT k.group_id, k.session_id, k.model, '', k.start_ns, k.prompt_tokens, "
-        f"{', '.join(f'k.{c}' for c in columns)}, 0, k.prompt_tokens, 0, {session} "
+        f"{', '.join(f'k.{c}' for c in columns)}, 0, k.prompt_tokens, 0, {session}, 0 "
         f"FROM compactions k {of} WHERE k.prompt_tokens IS NOT NULL) AS billed"
     )
     days = _rows(
@@ -45,7 +47,7 @@ def cost_figures(c: Any, table: PriceTable) -> dict[str, Any]:
     priced = {(m, v, ns // 86_400_000_000_000): table.lookup(m, ns, context=v) for m, v, ns in days}
     thresholds = sorted({t for p in priced.values() if p for t in p.thresholds()})
     bucket = " + ".join(f"(prompt_tokens > {t})::INT" for t in thresholds) or "0"
-    summed = (*columns, "hit_written_tokens", "hit_reread_tokens", "web_searches")
+    summed = (*columns, "hit_written_tokens", "hit_reread_tokens", "web_searches", "streaming")
     rows = _rows(
         c,
         f"SELECT coalesce(model, ''), variant, CAST(start_ns // 86400000000000 AS BIGINT), "
@@ -58,11 +60,6 @@ def cost_figures(c: Any, table: PriceTable) -> dict[str, Any]:
             _rows(c, f"SELECT coalesce(sum(responses_without_usage), 0) FROM sessions {_ALL}")[0][0]
         )
     )
-    # A streaming output count among the requests (NULL: a dataset from before the column)
-    receipt.streaming_outputs = _rows(
-        c, f"SELECT count(*) FROM requests {_ALL} AND NOT output_tokens_reliable"
-    )[0][0]
-    receipt.output_lower_bound = bool(receipt.streaming_outputs)
     # What the harnesses recorded at their own prices, over every request that says
     (recorded, receipt.recorded_requests) = _rows(
         c,
@@ -82,11 +79,13 @@ def cost_figures(c: Any, table: PriceTable) -> dict[str, Any]:
         receipt.priced += count
         counts = dict(
             zip(
-                (*COMPONENTS, "hit_written_once", "hit_re_read", SEARCHES),
+                (*COMPONENTS, "hit_written_once", "hit_re_read", SEARCHES, "streaming"),
                 map(int, sums),
                 strict=True,
             )
         )
+        # streaming output counts among the priced requests (their output a lower bound)
+        receipt.streaming_outputs += counts.pop("streaming")
         counts["hit_output"] = counts["output"]
         usd, billed_once, hit_once = receipt.add_counts(
             prices, thresholds[tier - 1] + 1 if tier else 0, counts
@@ -103,6 +102,7 @@ def cost_figures(c: Any, table: PriceTable) -> dict[str, Any]:
             tally = by[dimension].setdefault(key, [0, Decimal(0)])
             tally[0] += count
             tally[1] += usd
+    receipt.output_lower_bound = bool(receipt.streaming_outputs)
     shares = _end_shares(c)
     for key, (billed_once, hit_once) in sorted(written.items()):
         receipt.split_written(shares.get(key, {}), billed_once, hit_once)
