@@ -107,3 +107,24 @@ def test_the_split_past_the_largest_is_one_line_of_the_others() -> None:
     total = sum(range(1, TOP + 4))
     assert rows[-1] == {"name": "3 others", "requests": 6, "usd": 6.0, "share": 6 / total}
     assert sum(row["requests"] for row in rows) == total
+
+
+def test_the_bill_by_model_names_a_price_variant(tmp_path: Path) -> None:
+    """Two responses of claude-opus-4-8, the first in fast mode (`usage.speed`, as the
+    corpus's 2.1.179 session writes it; hand-made, as no journal of tests/data has one):
+    the bill by model has a row of each, the fast one named with its variant and costing
+    twice the other, as the receipt's `priced as` names it (fleet.costs
+    .cost_figures__mutmut_183, drawn after the fix above, named both rows alike)."""
+    records = [_response("m1", 1, "claude-opus-4-8"), _response("m2", 2, "claude-opus-4-8")]
+    records[0]["message"]["usage"] = {**USAGE, "speed": "fast"}
+    made = tmp_path / "fast.jsonl"
+    made.write_text("".join(json.dumps(r) + "\n" for r in records))
+    root = collected(tmp_path, made)
+    result = runner.invoke(app, ["fleet", str(root / "ds"), "--json"])
+    assert result.exit_code == 0, result.output
+    cost = orjson.loads(result.stdout)["cost"]
+    rows = {row["name"]: row for row in cost["by"]["model"]}
+    fast, plain = "anthropic/claude-opus-4-8 (speed=fast)", "anthropic/claude-opus-4-8"
+    assert rows.keys() == {fast, plain} and rows[fast]["requests"] == rows[plain]["requests"] == 1
+    assert rows[fast]["usd"] == pytest.approx(2 * rows[plain]["usd"])
+    assert cost["models"]["claude-opus-4-8 (speed=fast)"] == fast
