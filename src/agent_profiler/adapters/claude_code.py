@@ -356,7 +356,7 @@ def read_group(
             if "acompact" in path.name or (builder.agent_id or "").startswith("acompact"):
                 compaction_requests.append(builder)
                 continue
-            if call and builder.parent_call_id is None:
+            if call:  # the builder was made from this file just now: it has no call yet
                 builder.parent_call_id = call
             if parent_agent and builder.parent_session is not None:
                 # A nested agent: its parent is another subagent of the same session.

@@ -32,8 +32,8 @@ def cost_figures(c: Any, table: PriceTable) -> dict[str, Any]:
         f"coalesce(r.price_context, '') AS variant, r.start_ns, "
         f"r.prompt_tokens, {', '.join(f'r.{c}' for c in columns)}, r.hit_written_tokens, "
         f"r.hit_reread_tokens, coalesce(r.web_searches, 0) AS web_searches, {session}, "
-        # a streaming output count (NULL: a dataset from before the column)
-        f"coalesce(NOT r.output_tokens_reliable, false)::INT AS streaming "
+        # a streaming output count (NULL: a dataset from before the column, not one)
+        "(NOT coalesce(r.output_tokens_reliable, true))::INT AS streaming "
         f"FROM requests r {of} "
         f"UNION ALL SELECT k.group_id, k.session_id, k.model, '', k.start_ns, k.prompt_tokens, "
         f"{', '.join(f'k.{c}' for c in columns)}, 0, k.prompt_tokens, 0, {session}, 0 "
@@ -47,11 +47,11 @@ def cost_figures(c: Any, table: PriceTable) -> dict[str, Any]:
     priced = {(m, v, ns // 86_400_000_000_000): table.lookup(m, ns, context=v) for m, v, ns in days}
     thresholds = sorted({t for p in priced.values() if p for t in p.thresholds()})
     bucket = " + ".join(f"(prompt_tokens > {t})::INT" for t in thresholds) or "0"
-    summed = (*columns, "hit_written_tokens", "hit_reread_tokens", "web_searches")
+    summed = (*columns, "hit_written_tokens", "hit_reread_tokens", "web_searches", "streaming")
     rows = _rows(
         c,
         f"SELECT coalesce(model, ''), variant, CAST(start_ns // 86400000000000 AS BIGINT), "
-        f"{bucket}, harness, project, group_id, session_id, count(*), sum(streaming), "
+        f"{bucket}, harness, project, group_id, session_id, count(*), "
         f"{', '.join(f'sum({col})' for col in summed)} FROM {billed} "
         "GROUP BY 1, 2, 3, 4, 5, 6, 7, 8",
     )
@@ -79,7 +79,6 @@ def cost_figures(c: Any, table: PriceTable) -> dict[str, Any]:
         group,
         session,
         count,
-        streaming,
         *sums,
     ) in rows:
         prices = priced.get((model, variant, day))
@@ -89,14 +88,15 @@ def cost_figures(c: Any, table: PriceTable) -> dict[str, Any]:
             continue
         receipt.name_model(model, variant, prices)
         receipt.priced += count
-        receipt.streaming_outputs += int(streaming)  # of the priced: the output line's
         counts = dict(
             zip(
-                (*COMPONENTS, "hit_written_once", "hit_re_read", SEARCHES),
+                (*COMPONENTS, "hit_written_once", "hit_re_read", SEARCHES, "streaming"),
                 map(int, sums),
                 strict=True,
             )
         )
+        # streaming output counts among the priced requests (their output a lower bound)
+        receipt.streaming_outputs += counts.pop("streaming")
         counts["hit_output"] = counts["output"]
         usd, billed_once, hit_once = receipt.add_counts(
             prices, thresholds[tier - 1] + 1 if tier else 0, counts
