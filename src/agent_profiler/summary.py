@@ -34,6 +34,7 @@ from agent_profiler.model import AnchorKind, Session, frozen
 from agent_profiler.privacy import private_path
 from agent_profiler.records import record
 from agent_profiler.views import (
+    api_errors,
     compactions_after,
     largest_addition_per_snapshot,
     largest_additions,
@@ -294,7 +295,7 @@ def summarise(
         native_head=native_head,
         clock=session.clock,
         responses_without_usage=len(session.unmetered_responses),
-        api_errors=sum(1 for marker in session.markers if marker.kind == "api_error"),
+        api_errors=api_errors(session),
         starts_mid_conversation=starts_mid_conversation(session),
     )
     error = estimate_error(session)

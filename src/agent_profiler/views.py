@@ -128,6 +128,12 @@ def starts_mid_conversation(session: Session) -> bool:
     return any(name == MID_CONVERSATION for name, _ in session.facts)
 
 
+def api_errors(session: Session) -> int:
+    """Failed API calls the harness retried (Claude Code's `api_error` markers), as summary
+    and the report count them."""
+    return sum(1 for marker in session.markers if marker.kind == "api_error")
+
+
 def unattributed_is_head(session: Session) -> bool:
     """Whether the session's Unattributed category is its inferred head and nothing else
     (every Unattributed item any snapshot changed is the head), and the head is only the

@@ -37,6 +37,7 @@ from agent_profiler.views import (
     HEAD_LABEL,
     INFERRED_HEAD_ID,
     Addition,
+    api_errors,
     context_size_series,
     largest_additions,
     model_runs,
@@ -193,7 +194,7 @@ def estimation_words(session: Session) -> list[str]:
             "its Unattributed holds the earlier turns as well as the system prompt and tool "
             "schemas."
         )
-    if errors := sum(1 for marker in session.markers if marker.kind == "api_error"):
+    if errors := api_errors(session):
         sentences.append(
             f"{counted(errors, 'failed API call')} the harness retried (a 529 Overloaded and "
             "the like), each an instant on the trace's Events track."
