@@ -364,6 +364,10 @@ class Receipt:
     # the requests whose journal records one, priced by the table or not.
     recorded_usd: Decimal = _0
     recorded_requests: int = 0
+    # What the harness recorded whole sessions cost (Session.recorded_total_usd: Claude
+    # Code's `-p` runs), over the sessions that record one.
+    recorded_totals_usd: Decimal = _0
+    recorded_totals: int = 0
     shares: dict[str, float] = field(default_factory=dict)  # end composition, for the split
     unpriced: dict[str, int] = field(default_factory=dict)  # model → requests not priced
     models: dict[str, str] = field(default_factory=dict)  # journal's model → table's id
@@ -496,6 +500,12 @@ class Receipt:
             "recorded": {"usd": _usd(self.recorded_usd), "requests": self.recorded_requests}
             if self.recorded_requests
             else None,
+            # What the harness recorded whole sessions cost (None: no session records one).
+            "recorded_total": (
+                {"usd": _usd(self.recorded_totals_usd), "sessions": self.recorded_totals}
+                if self.recorded_totals
+                else None
+            ),
         }
 
 
@@ -523,6 +533,9 @@ def _split(total: Decimal, shares: Mapping[str, float]) -> dict[str, float]:
 
 def session_receipt(session: Session, table: PriceTable) -> Receipt:
     receipt = Receipt(shares=end_shares(session), unmetered=len(session.unmetered_responses))
+    if session.recorded_total_usd is not None:
+        receipt.recorded_totals_usd = Decimal(repr(session.recorded_total_usd))
+        receipt.recorded_totals = 1
     for row in [*request_tokens(session), *compaction_tokens(session).values()]:
         prices = table.lookup(row.model, row.time_ns, session.provider, row.price_context)
         receipt.add_request(row, prices)

@@ -77,6 +77,14 @@ def receipt_notes(data: Mapping[str, Any]) -> list[str]:
             f"{counted(recorded['requests'], 'request')} (at its own prices: a subscription or "
             "a free model records 0)"
         )
+    if total := data.get("recorded_total"):
+        sessions = total["sessions"]
+        which = "the whole run" if sessions == 1 else f"{sessions} whole runs"
+        notes.append(
+            f"recorded by the harness for {which}: ${total['usd']:.4f} (its own total at its "
+            "prices: every call, side models and subagents included; the lines above price "
+            "only the requests the journal records)"
+        )
     if unpriced := data["billed"].get(SEARCHES, {}).get("unpriced"):
         notes.append(
             f"no price for {counted(unpriced, 'web search', 'web searches')}: the table "

@@ -351,6 +351,10 @@ class Session:
     unmetered_responses: tuple[Response, ...] = ()
     markers: tuple[Marker, ...] = ()
     facts: tuple[Fact, ...] = field(default=())  # extra labelled facts
+    # What the harness recorded the whole session cost at its own prices, where it records
+    # one total rather than a cost per request (Claude Code's `result.total_cost_usd` of a
+    # `-p` run: every call of the run, its subagents' and side models' included).
+    recorded_total_usd: float | None = None
     # How far `export --align start` moved the session's times (0: its real times); its
     # real start is start_ns - shifted_ns.
     shifted_ns: int = 0

@@ -335,7 +335,7 @@ def read_group(
         from agent_profiler.adapters.claude_stream import read_stream_json
 
         assert main is not None
-        return [s for b in read_stream_json(main, diagnostics) if (s := b.finish()) is not None]
+        return read_stream_json(main, diagnostics)
     builders: dict[str, SessionBuilder] = {}
     main_builder: SessionBuilder | None = None
     if main is not None:

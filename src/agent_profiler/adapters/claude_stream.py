@@ -7,7 +7,7 @@ Owns splitting a stream-json file into runs (one per `system/init`), subagent fr
 from __future__ import annotations
 
 import bisect
-from dataclasses import field
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +15,17 @@ from agent_profiler.adapters.claude_compaction import on_compact_boundary
 from agent_profiler.adapters.claude_content import on_hook_context
 from agent_profiler.adapters.claude_records import STREAM_TYPES
 from agent_profiler.adapters.claude_session import SessionBuilder
-from agent_profiler.adapters.common import MS, Clock, clock_origin, text_field, token_count
+from agent_profiler.adapters.common import (
+    MS,
+    Clock,
+    clock_origin,
+    recorded_usd,
+    text_field,
+    token_count,
+)
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.jsonl import read_jsonl
-from agent_profiler.model import frozen
+from agent_profiler.model import Session, frozen
 from agent_profiler.records import record
 
 
@@ -30,11 +37,15 @@ class _Run:
     owners: dict[str, str] = field(default_factory=dict)  # message id → its first thread
     has_init: bool = False
     has_result: bool = False
+    # The run's cost as Claude Code records it (`result.total_cost_usd`, a running total:
+    # the last result's), at its own prices: every call of the run, subagents' included.
+    recorded_total_usd: float | None = None
 
 
-def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilder]:
+def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[Session]:
     """Read `claude -p --output-format stream-json` output: one session per
-    `system/init`, subagent frames (`parent_tool_use_id`) as child sessions."""
+    `system/init`, subagent frames (`parent_tool_use_id`) as child sessions; a run's
+    recorded cost on its main session."""
     source = str(path)
     runs: list[_Run] = []
     used_ids: set[str] = set()
@@ -114,13 +125,16 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilde
             on_hook_context(builder, value)
         elif kind == "result":
             _on_result(builder, value)
+            total = recorded_usd(value, "total_cost_usd")
+            if total is not None:
+                run.recorded_total_usd = total
         else:
             name = f"{kind}/{subtype}" if kind == "system" else (kind or "untyped")
             if name in STREAM_TYPES:
                 diagnostics.skip(f"claude-stream:{name}")
             else:
                 diagnostics.not_recognised(f"claude-stream:{name}", source, line)
-    builders: list[SessionBuilder] = []
+    sessions: list[Session] = []
     for run in runs:
         main = run.builders[""]
         for key, builder in run.builders.items():
@@ -143,8 +157,14 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[SessionBuilde
                 if main.window is not None and builder.window is None:
                     builder.window, builder.window_source = main.window, main.window_source
                 main.cover(builder)
-            builders.append(builder)
-    return builders
+        # Finished once every child has named itself to the main session's calls.
+        for key, builder in run.builders.items():
+            session = builder.finish()
+            if session is not None and not key and run.recorded_total_usd is not None:
+                session = replace(session, recorded_total_usd=run.recorded_total_usd)
+            if session is not None:
+                sessions.append(session)
+    return sessions
 
 
 @frozen

@@ -57,6 +57,8 @@ SCHEMA: dict[str, list[tuple[str, str]]] = {
         ("estimate_basis", "VARCHAR"),
         ("clock", "VARCHAR"),
         ("incomplete", "BOOLEAN"),
+        # What the harness recorded the whole session cost (Claude Code's `-p` runs' total).
+        ("recorded_total_usd", "DOUBLE"),
     ],
     "requests": [
         *_KEY,

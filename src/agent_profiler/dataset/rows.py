@@ -174,6 +174,7 @@ def session_rows(session: Session, group_id: str) -> dict[str, list[Row]]:
             "estimate_basis": next(iter(by_response.values())).basis.value if by_response else None,
             "clock": session.clock,
             "incomplete": session.incomplete,
+            "recorded_total_usd": session.recorded_total_usd,
         }
     ]
     return {

@@ -67,6 +67,10 @@ def cost_figures(c: Any, table: PriceTable) -> dict[str, Any]:
         f"requests {_ALL} UNION ALL SELECT recorded_usd FROM compactions {_ALL})",
     )[0]
     receipt.recorded_usd = Decimal(repr(recorded)) if recorded is not None else Decimal(0)
+    (totals, receipt.recorded_totals) = _rows(
+        c, f"SELECT sum(recorded_total_usd), count(recorded_total_usd) FROM sessions {_ALL}"
+    )[0]
+    receipt.recorded_totals_usd = Decimal(repr(totals)) if totals is not None else Decimal(0)
     by: dict[str, dict[str, list[Any]]] = {"harness": {}, "model": {}, "project": {}}
     written: dict[tuple[str, str], list[Decimal]] = {}  # each session's, billed and hit
     for (
