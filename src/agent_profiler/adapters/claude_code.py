@@ -199,13 +199,18 @@ def read_transcript(
     if isinstance(opening, str) and (main := builders.get(main_key or "")) is not None:
         main.facts.append((MID_CONVERSATION, "its first record's parent is not in the journal"))
     for builder in builders.values():
-        if errors := [m for m in builder.markers if m.kind == "api_error"]:
-            statuses = Counter(m.value.partition(",")[0] for m in errors)
-            builder.facts.append(("api_errors", len(errors)))
-            builder.facts.append(
-                ("api_errors_by_status", ", ".join(f"{s}: {n}" for s, n in statuses.most_common()))
-            )
+        api_error_facts(builder)
     return builders
+
+
+def api_error_facts(builder: SessionBuilder) -> None:
+    """`api_errors` and `api_errors_by_status` on the profile, from the session's markers."""
+    if errors := [m for m in builder.markers if m.kind == "api_error"]:
+        statuses = Counter(m.value.partition(",")[0] for m in errors)
+        builder.facts.append(("api_errors", len(errors)))
+        builder.facts.append(
+            ("api_errors_by_status", ", ".join(f"{s}: {n}" for s, n in statuses.most_common()))
+        )
 
 
 _UNSEEN = object()
@@ -227,6 +232,21 @@ def _on_api_error(builder: SessionBuilder, record: dict[str, Any], ts: int) -> N
     if isinstance(kind, str) and kind.isidentifier():
         said += f" {kind}"
     attempt, most = record.get("retryAttempt"), record.get("maxRetries")
+    if type(attempt) is int and type(most) is int:
+        said += f", attempt {attempt} of {most}"
+    builder.markers.append(Marker(ts, "api_error", said))
+
+
+def on_api_retry(builder: SessionBuilder, frame: dict[str, Any], ts: int) -> None:
+    """A stream-json run's failed API call that Claude Code retries (`system/api_retry`:
+    `error_status`, `error` the error's kind, `attempt`, `max_retries`): the same Events
+    instant as a transcript's `system/api_error`."""
+    status = frame.get("error_status")
+    said = str(status) if type(status) is int else "no status"
+    kind = frame.get("error")
+    if isinstance(kind, str) and kind.replace("-", "_").isidentifier():
+        said += f" {kind}"
+    attempt, most = frame.get("attempt"), frame.get("max_retries")
     if type(attempt) is int and type(most) is int:
         said += f", attempt {attempt} of {most}"
     builder.markers.append(Marker(ts, "api_error", said))

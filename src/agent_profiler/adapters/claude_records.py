@@ -125,6 +125,9 @@ STREAM_TYPES: dict[str, Known] = {
     "result": _read("the run's result: its window (modelUsage) and facts"),
     "system/init": _read("the run's start: model, tools, skills, agents (facts)"),
     "system/compact_boundary": _read("a compaction"),
+    "system/api_retry": _read(
+        "a failed API call the harness retries: an Events instant, as a transcript's api_error"
+    ),
     "system/hook_response": _read("a hook's output: additionalContext enters the context"),
     "system/hook_started": _skip("a hook's start, for the SDK's consumer"),
     "system/notification": _skip("a notice for the SDK's consumer (e.g. a Stop hook error)"),

@@ -11,6 +11,7 @@ from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
+from agent_profiler.adapters.claude_code import api_error_facts, on_api_retry
 from agent_profiler.adapters.claude_compaction import on_compact_boundary
 from agent_profiler.adapters.claude_content import on_hook_context
 from agent_profiler.adapters.claude_records import STREAM_TYPES
@@ -123,6 +124,8 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[Session]:
             on_compact_boundary(builder, value, ts)
         elif kind == "system" and subtype == "hook_response":
             on_hook_context(builder, value)
+        elif kind == "system" and subtype == "api_retry":
+            on_api_retry(builder, value, ts)
         elif kind == "result":
             _on_result(builder, value)
             total = recorded_usd(value, "total_cost_usd")
@@ -159,6 +162,7 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[Session]:
                 main.cover(builder)
         # Finished once every child has named itself to the main session's calls.
         for key, builder in run.builders.items():
+            api_error_facts(builder)
             session = builder.finish()
             if session is not None and not key and run.recorded_total_usd is not None:
                 session = replace(session, recorded_total_usd=run.recorded_total_usd)

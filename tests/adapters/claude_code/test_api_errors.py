@@ -15,7 +15,7 @@ import pytest
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.loader import load
 from agent_profiler.summary import summarise
-from shared_paths import CORPUS, SHARED_REASON
+from shared_paths import CORPUS, SHARED_REASON, TESTS
 
 PLANETFALL = (
     CORPUS
@@ -105,3 +105,39 @@ def test_an_error_of_another_shape_says_what_it_can(
     (marker,) = session.markers
     assert marker.value == said  # no attempt either: retryAttempt and maxRetries absent
     assert dict(session.facts)["api_errors"] == 1
+
+
+STREAM = TESTS / "data" / "journals" / "claude-code" / "gh-aw_sample_claude_log_new_format.txt"
+
+
+def test_a_stream_json_runs_retried_api_calls_are_events_too(tmp_path: Path) -> None:
+    """`claude -p --output-format stream-json` says a retried call as `system/api_retry`
+    (`error_status`, `error`, `attempt`, `max_retries`): the same Events instant, counted on
+    the profile and in the summary, as a transcript's `system/api_error`."""
+    lines = STREAM.read_text(encoding="utf-8").splitlines()
+    frames = [json.loads(line) for line in lines if line.startswith("{")]  # a log: JSON lines
+    init = next(i for i, f in enumerate(frames) if f.get("subtype") == "init")
+    retry = {"type": "system", "subtype": "api_retry", "session_id": frames[init]["session_id"]}
+    retries = [
+        retry | {"attempt": 1, "max_retries": 10, "error_status": 529, "error": "server_error"},
+        retry | {"attempt": 2, "max_retries": 10, "error_status": 529, "error": "server_error"},
+        retry | {"attempt": 1, "max_retries": 10, "error_status": None, "error": "not a kind!"},
+    ]
+    path = tmp_path / "run.jsonl"
+    lines = [*frames[: init + 1], *retries, *frames[init + 1 :]]
+    path.write_text("".join(json.dumps(f) + "\n" for f in lines), encoding="utf-8")
+    diagnostics = Diagnostics()
+    (session,) = load([path], diagnostics).sessions
+    assert [m.value for m in session.markers if m.kind == "api_error"] == [
+        "529 server_error, attempt 1 of 10",
+        "529 server_error, attempt 2 of 10",
+        "no status, attempt 1 of 10",
+    ]
+    facts = dict(session.facts)
+    assert facts["api_errors"] == 3
+    assert facts["api_errors_by_status"] == "529 server_error: 2, no status: 1"
+    assert summarise(session).api_errors == 3
+    assert "claude-stream:system/api_retry" not in diagnostics.unrecognised
+    # Without them, the run says none.
+    (plain,) = load([STREAM], Diagnostics()).sessions
+    assert "api_errors" not in dict(plain.facts)
