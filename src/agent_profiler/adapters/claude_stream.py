@@ -110,6 +110,8 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[Session]:
                 # user's); the final id is set once the run's own id is final, below.
                 child.parent_session = main.session_id
                 run.builders[key] = child
+            elif child.agent_id is None and isinstance(agent := value.get("agent_id"), str):
+                child.agent_id = agent  # a thread's first frame (a user one) may lack it
             builder = child
         builder.records += 1
         builder.touch(ts)
@@ -151,6 +153,9 @@ def read_stream_json(path: Path, diagnostics: Diagnostics) -> list[Session]:
                     "last run ending at the file's modification time"
                 )
             if key:
+                if builder.agent_id is None:  # the parent's result names it (`agentId`)
+                    named = [a for a, call in main.agent_results.items() if call == key]
+                    builder.agent_id = named[0] if named else None
                 # Named once the run's own id is final (it may come after the first frame).
                 builder.session_id = f"{main.session_id}/{builder.agent_id or key}"
                 builder.parent_session = main.session_id

@@ -518,3 +518,57 @@ def test_an_undated_run_says_its_date_is_the_files_mtime() -> None:
         for session in sessions:
             assert session.clock == "synthetic"
             assert "the file's modification time" in session.timing
+
+
+def _agent_run(child_agent_id: bool) -> list[dict[str, Any]]:
+    """A hand-made run (no corpus example): the main thread launches an Agent call whose
+    subagent's first frame (a user one) has no `agent_id`; its assistant frame has one when
+    `child_agent_id`, and the parent's tool result always names it (`agentId`)."""
+    run = "11111111-2222-3333-4444-555555555555"
+    at = "2026-06-01T10:00:0{}.000Z".format
+    usage = {"input_tokens": 5, "cache_creation_input_tokens": 800, "output_tokens": 30}
+
+    def frame(kind: str, second: int, parent: str | None, **fields: Any) -> dict[str, Any]:
+        base = {"type": kind, "session_id": run, "parent_tool_use_id": parent}
+        return base | {"timestamp": at(second)} | fields
+
+    call = {"type": "tool_use", "id": "toolu_A", "name": "Agent", "input": {"prompt": "look"}}
+    reply = {"role": "assistant", "content": [{"type": "text", "text": "found"}]}
+    child = frame("assistant", 3, "toolu_A", message={"id": "m2", "model": "m", **reply})
+    child["message"]["usage"] = usage
+    if child_agent_id:
+        child["agent_id"] = "agx1"
+    result = {"type": "tool_result", "tool_use_id": "toolu_A", "content": "found"}
+    return [
+        {"type": "system", "subtype": "init", "session_id": run, "timestamp": at(0)},
+        frame("user", 1, None, message={"role": "user", "content": "investigate"}),
+        frame(
+            "assistant",
+            2,
+            None,
+            message={"id": "m1", "role": "assistant", "content": [call], "usage": usage},
+        ),
+        frame("user", 2, "toolu_A", message={"role": "user", "content": "look"}),
+        child,
+        frame(
+            "user",
+            4,
+            None,
+            message={"role": "user", "content": [result]},
+            tool_use_result={"status": "completed", "agentId": "agx1", "usage": usage},
+        ),
+    ]
+
+
+@pytest.mark.parametrize("child_agent_id", [True, False], ids=["in-frame", "in-result"])
+def test_a_subagent_is_named_by_its_agent_id_wherever_the_run_says_it(
+    tmp_path: Path, child_agent_id: bool
+) -> None:
+    """Named by its call id (`…/toolu_A`) before: only the thread's first frame was asked."""
+    sessions, _ = read(write_frames(tmp_path / "r.jsonl", _agent_run(child_agent_id)))
+    (child,) = [s for s in sessions if s.parent_session is not None]
+    assert child.agent_id == "agx1"
+    assert child.session_id.endswith("/agx1")
+    (main,) = [s for s in sessions if s.parent_session is None]
+    (launch,) = [t for t in main.tool_calls if t.call_id == "toolu_A"]
+    assert launch.child_session == child.session_id
