@@ -9,6 +9,7 @@ import io
 import json
 from typing import Any
 
+import json_importer_rules
 from agent_profiler import __version__
 from agent_profiler.writers.chrome_json import ChromeJsonWriter
 from agent_profiler.writers.perfetto import ContentMode, TraceFacts, build_layout
@@ -45,6 +46,7 @@ def test_every_event_is_the_layout_in_microseconds() -> None:
     }
     assert document["displayTimeUnit"] == "ms"
     assert min(e["ts"] for e in events if "ts" in e) == 0.0
+    written: set[str] = set()  # flows whose start is written (a parent's call: earlier)
     for pid, (group, tracks) in enumerate(zip(layout.groups, layout.sessions, strict=True), 1):
         mine = [e for e in events if e["pid"] == pid]
         meta = [e for e in mine if e["ph"] == "M"]
@@ -62,9 +64,16 @@ def test_every_event_is_the_layout_in_microseconds() -> None:
             "tid": 0,
             "args": {"sort_index": pid},
         }
-        threads = {e["tid"]: e["args"]["name"] for e in meta[2:]}
-        assert all(e["name"] == "thread_name" for e in meta[2:])
-        assert sorted(threads) == list(range(1, len(threads) + 1))
+        threads = {e["tid"]: e["args"]["name"] for e in meta[2:] if e["name"] == "thread_name"}
+        ranks = {e["tid"]: e["args"]["sort_index"] for e in meta[2:] if e["name"] != "thread_name"}
+        assert {e["name"] for e in meta[2:]} == {"thread_name", "thread_sort_index"}
+        # Lanes 1, 2, … in the order of the slices, as threads that skip the process's id
+        # (the UI would list that one first, as the main thread), each ranked by its place.
+        assert sorted(ranks.values()) == list(range(1, len(threads) + 1))
+        assert [t for t, _ in sorted(ranks.items(), key=lambda r: r[1])] == [
+            lane if lane < pid else lane + 1 for lane in range(1, len(threads) + 1)
+        ]
+        assert pid not in threads and threads.keys() == ranks.keys()
         slices = [e for e in mine if e["ph"] in ("X", "i")]
         expected = sorted(tracks.slices, key=lambda s: (s.start, -s.end, s.track))
         assert len(slices) == len(expected) > 0
@@ -82,18 +91,25 @@ def test_every_event_is_the_layout_in_microseconds() -> None:
                 assert event["dur"] == round((slice_.end - slice_.start) / 1000, 3)
         flows = [e for e in mine if e["ph"] in ("s", "f")]
         assert len(flows) == sum(len(s.flows) for s in tracks.slices)
-        # Each flow event follows its slice's event, on its thread, at its time.
-        previous: dict[str, Any] = {}
+        # Each flow event is on its slice's thread at its time: a start right after its
+        # slice, an end after its slice or, when its start is not written yet, right after
+        # that start; both ends say "flow", as the importer matches them by (id, cat, name).
+        ends_of: dict[str, list[tuple[int, float]]] = {}
         for event in mine:
-            if event["ph"] in ("X", "i"):
-                previous = event
-            elif event["ph"] in ("s", "f"):
-                assert (event["bp"], event["name"]) == ("e", "flow")
-                assert (event["tid"], event["ts"], event["cat"]) == (
-                    previous["tid"],
-                    previous["ts"],
-                    previous["cat"],
+            if event["ph"] == "s":
+                written.add(event["id"])
+            if event["ph"] in ("s", "f"):
+                assert (event["bp"], event["name"], event["cat"]) == ("e", "flow", "flow")
+                assert event["ph"] == "s" or event["id"] in written
+                ends = ends_of.setdefault(event["id"], [])
+                ends.append((event["tid"], event["ts"]))
+        for slice_ in tracks.slices:
+            for flow in slice_.flows:
+                at = (
+                    lanes[slice_.track, slice_.track_uuid],
+                    round((slice_.start - origin) / 1000, 3),
                 )
+                assert at in ends_of[format(flow, "x")]
         outgoing = {format(f, "x") for s in tracks.slices for f in s.outgoing}
         assert {f["id"] for f in flows if f["ph"] == "s"} <= outgoing
         counters = [e for e in mine if e["ph"] == "C"]
@@ -120,3 +136,23 @@ def test_no_sessions_is_an_empty_trace() -> None:
     document = json.loads(stream.getvalue())
     assert document["traceEvents"] == []
     assert document["metadata"]["start_unix_ns"] == 0
+
+
+def test_perfettos_json_importer_draws_every_flow_and_keeps_the_lanes_order() -> None:
+    """Read as Perfetto's JSON importer reads it (tests/json_importer_rules.py): every flow
+    of the layout is drawn (its ends had different categories, and an end written before its
+    start at one time was dropped), and each session's lanes are listed in the layout's
+    order (a lane whose id was its process's was listed first, as the main thread)."""
+    document, _, layout = _write(TraceFacts())
+    events = document["traceEvents"]
+    drawn, lost = json_importer_rules.flows(events)
+    assert lost == []
+    assert drawn == sum(len(s.outgoing) for t in layout.sessions for s in t.slices) > 0
+    order = json_importer_rules.thread_order(events)
+    for pid, tracks in enumerate(layout.sessions, 1):
+        lanes: list[int] = []
+        for slice_ in tracks.slices:
+            if slice_.track_uuid not in lanes:
+                lanes.append(slice_.track_uuid)
+        names = {s.track_uuid: s.track for s in tracks.slices}
+        assert order[pid] == [names[uuid] for uuid in lanes]

@@ -51,11 +51,12 @@ class ChromeJsonWriter:
         out = _Chunks(stream)
         out.raw(b'{"traceEvents":[')
         laid: list[Session] = []
+        started: set[int] = set()  # flows whose start is written
         for pid, (group, plan) in enumerate(iter_layout(sessions, self.facts), 1):
             tracks = plan.laid_out()
             del plan
             laid.append(tracks.session)
-            for event in _session_events(pid, group.name, tracks, origin):
+            for event in _session_events(pid, group.name, tracks, origin, started):
                 out.event(event)
         header = TraceHeader.of(laid).attributes()
         rest = {
@@ -102,10 +103,11 @@ class _Chunks:
 
 
 def _session_events(
-    pid: int, name: str, tracks: SessionLayout, origin: int
+    pid: int, name: str, tracks: SessionLayout, origin: int, started: set[int]
 ) -> Iterator[dict[str, Any]]:
     """One session's events: its process, its threads (one per track lane, numbered in the
-    order of the slices), its slices with their flows, its counters."""
+    order of the slices), its slices with their flows, its counters. `started`: the flows
+    whose start is written (this session's and earlier ones'), added to as they are."""
     # The session's name as the Perfetto trace's group shows it; JSON has no nesting, so
     # sessions are processes in the trace's order (each parent, then its subagents).
     yield {"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": name}}
@@ -116,26 +118,42 @@ def _session_events(
         "tid": 0,
         "args": {"sort_index": pid},
     }
+    # Lanes are threads 1, 2, … skipping the process's own id: Perfetto takes the thread
+    # whose id is its process's for the main thread and lists it first, before the sort
+    # index (json_trace_parser / process_tracker); each lane's sort index is its place.
     threads: dict[int, int] = {}
     for slice_ in tracks.slices:
         key = slice_.track_uuid
         if key not in threads:
-            threads[key] = len(threads) + 1
+            lane = len(threads) + 1
+            tid = threads[key] = lane if lane < pid else lane + 1
             yield {
                 "ph": "M",
                 "name": "thread_name",
                 "pid": pid,
-                "tid": threads[key],
+                "tid": tid,
                 "args": {"name": slice_.track},
             }
+            yield {
+                "ph": "M",
+                "name": "thread_sort_index",
+                "pid": pid,
+                "tid": tid,
+                "args": {"sort_index": lane},
+            }
+    # A flow's two ends are matched by (id, category, name), so both say "flow"; at one
+    # time the importer takes complete slices first and everything else in file order, so
+    # an end whose start is not written yet waits for it and follows it.
+    waiting: dict[int, list[dict[str, Any]]] = {}
     for slice_ in sorted(tracks.slices, key=lambda s: (s.start, -s.end, s.track)):
         tid = threads[slice_.track_uuid]
+        ts = _us(slice_.start, origin)
         event: dict[str, Any] = {
             "name": slice_.name,
             "cat": slice_.category,
             "pid": pid,
             "tid": tid,
-            "ts": _us(slice_.start, origin),
+            "ts": ts,
             "args": slice_.args,
         }
         if slice_.instant:
@@ -144,17 +162,28 @@ def _session_events(
             event.update(ph="X", dur=round((slice_.end - slice_.start) / 1000, 3))
         yield event
         for flow_id in slice_.flows:
-            # The same id is on both ends; the earlier end starts the flow.
-            yield {
-                "ph": "s" if flow_id in slice_.outgoing else "f",
+            flow = {
+                "ph": "s",
                 "bp": "e",
                 "id": format(flow_id, "x"),
                 "name": "flow",
-                "cat": slice_.category,
+                "cat": "flow",
                 "pid": pid,
                 "tid": tid,
-                "ts": _us(slice_.start, origin),
+                "ts": ts,
             }
+            if flow_id in slice_.outgoing:
+                started.add(flow_id)
+                yield flow
+                yield from waiting.pop(flow_id, ())
+            else:
+                flow["ph"] = "f"
+                if flow_id in started:
+                    yield flow
+                else:
+                    waiting.setdefault(flow_id, []).append(flow)
+    for ends in waiting.values():  # a start that is in no session read: as they came
+        yield from ends
     units = {t.uuid: t.counter_unit for t in tracks.tracks}
     for counter in tracks.counters:
         # The value is named by its unit: `tokens`, or `%` (Context fill).
