@@ -49,13 +49,14 @@ R = TypeVar("R")
 
 def _errors_to_exit_codes(command: Callable[P, R]) -> Callable[P, R]:
     """The package's root error (and a closed stdout) becomes one line on stderr and an
-    exit code (`failure`); the rest is left to `main`."""
+    exit code (`failure`), and so does Ctrl-C (Click would end it without a word); the
+    rest is left to `main`."""
 
     @functools.wraps(command)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return command(*args, **kwargs)
-        except (AgentProfilerError, BrokenPipeError) as error:
+        except (AgentProfilerError, BrokenPipeError, KeyboardInterrupt) as error:
             raise typer.Exit(failure(error)) from None
 
     return wrapper
@@ -442,6 +443,11 @@ def open_(
             raise UsageError(
                 f"-o {output}: open serves a trace file, not stdout, a pipe or a device"
             )
+        if output.suffix.lower() == ".json":
+            raise UsageError(
+                f"-o {output}: open writes a Perfetto trace (-o FILE.pftrace); for Chrome "
+                "JSON, use export --format json"
+            )
         check_target(output, force, inputs, ".pftrace")
     with tempfile.TemporaryDirectory(prefix="agent-profiler-") as folder:
         target = output or Path(folder) / default_output(inputs).name
@@ -461,10 +467,12 @@ def open_(
         result = outcome[0]
         try:
             _open_in_ui(target, browser=not no_browser, timeout=timeout)
-        except (AgentProfilerError, typer.Exit):
+        except (AgentProfilerError, typer.Exit) as error:
+            # The cause first (a busy port), then what is kept of the trace.
+            code = failure(error) if isinstance(error, AgentProfilerError) else error.exit_code
             if output is None and (said := keep_unserved(target, default_output(inputs))):
                 typer.echo(said, err=True)
-            raise
+            raise typer.Exit(code) from None
     if result.failures:
         raise typer.Exit(EXIT_INPUT)
 

@@ -167,7 +167,15 @@ def _import_orjson_whole() -> None:
 def main() -> None:
     signal.signal(signal.SIGTERM, _terminate)
     _import_orjson_whole()
-    argv = sys.argv[1:]
+    try:
+        _main(sys.argv[1:])
+    except KeyboardInterrupt as error:  # Ctrl-C while the modules load: one word too
+        from agent_profiler.console import failure
+
+        sys.exit(failure(error))
+
+
+def _main(argv: list[str]) -> None:
     fast = _FAST.get(argv[0]) if argv else None
     if fast is not None and not any(k.endswith("_COMPLETE") for k in os.environ):
         parse, run = fast

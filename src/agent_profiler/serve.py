@@ -51,7 +51,9 @@ _CAPTURE = "agentprof.capture"
 def ui_url(name: str, port: int = PORT, commands: Sequence[dict[str, Any]] = ()) -> str:
     """The UI's address that fetches `name` from the local server, with its startup
     commands (only allow-listed ones: anything else is refused here)."""
-    quoted = urllib.parse.quote(name)
+    # Quoted twice: the UI decodes its route's query once and fetches what it got, so a
+    # name with `#`, `?` or `%` would reach the server cut or changed after one quoting.
+    quoted = urllib.parse.quote(urllib.parse.quote(name, safe=""), safe="")
     url = f"{UI_ORIGIN}/#!/?url=http://{HOST}:{port}/{quoted}"
     for command in commands:
         if command.get("id") not in ALLOWED_STARTUP_COMMANDS:
@@ -199,6 +201,8 @@ def serve_once(
     `on_ready(url)` is called once the socket listens (e.g. to open the browser)."""
     try:
         data = trace.read_bytes()
+    except FileNotFoundError as error:
+        raise ServeError(f"{trace}: no such file or directory") from error
     except OSError as error:
         raise ServeError(f"{trace}: cannot read ({error.strerror})") from error
     if not data:
@@ -208,6 +212,8 @@ def serve_once(
     served = False
 
     class Handler(http.server.BaseHTTPRequestHandler):
+        timeout = 5  # a connection that sends nothing is closed, never waited on for good
+
         def _headers(self, status: int, length: int) -> None:
             self.send_response(status)
             self.send_header("Access-Control-Allow-Origin", UI_ORIGIN)
@@ -236,7 +242,10 @@ def serve_once(
             pass  # quiet: the CLI says what matters
 
     try:
-        server = http.server.HTTPServer((HOST, port), Handler)
+        # A thread per connection: a browser's spare connection that sends nothing must not
+        # hold up the UI's fetch, nor the deadline.
+        server = http.server.ThreadingHTTPServer((HOST, port), Handler)
+        server.daemon_threads = True
     except OSError as error:
         if error.errno == errno.EADDRINUSE:
             raise ServeError(

@@ -126,6 +126,11 @@ def test_a_trace_open_could_not_serve_is_kept_to_drag_into_the_ui(
     monkeypatch.setattr(cli, "serve_once", busy)
     result = runner.invoke(app, ["open", str(SMALL), "--no-browser"])
     assert result.exit_code != 0
+    # The cause first, then what is kept of the trace (it was the other way round).
+    assert result.stderr.splitlines() == [
+        "error: port 9001 on 127.0.0.1 is busy",
+        "the trace is kept as small.pftrace: drag it into https://ui.perfetto.dev",
+    ]
     kept = tmp_path / "small.pftrace"
     assert kept.read_bytes()[:1] == b"\x0a"  # the trace
     assert "the trace is kept as small.pftrace: drag it into https://ui.perfetto.dev" in (
@@ -262,3 +267,38 @@ def test_a_closed_pipe_ends_quietly(args: list[str]) -> None:
     assert "Traceback" not in stderr and "Exception ignored" not in stderr, stderr
     assert "wrote stdout" not in stderr
     assert code == console.EXIT_BROKEN_PIPE == 141, (code, stderr)
+
+
+def test_open_writes_only_a_perfetto_trace(tmp_path: Path, monkeypatch: Any) -> None:
+    """`open JOURNAL -o x.json` wrote a protobuf trace into x.json (export would write JSON
+    there): refused now, and nothing written."""
+    monkeypatch.setattr(cli, "serve_once", lambda path, **_: True)
+    target = tmp_path / "x.json"
+    result = runner.invoke(app, ["open", str(SMALL), "-o", str(target), "--no-browser"])
+    assert result.exit_code == 2
+    assert "open writes a Perfetto trace (-o FILE.pftrace); for Chrome JSON, use export" in (
+        result.stderr
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ctrl_c_while_serving_says_so(tmp_path: Path, monkeypatch: Any) -> None:
+    """Ctrl-C while `open` served ended with exit 130 and not a word (Click's own handling);
+    every Typer command now says `interrupted`, as export does."""
+
+    def interrupted(path: Path, **_: Any) -> bool:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "serve_once", interrupted)
+    trace = tmp_path / "t.pftrace"
+    trace.write_bytes(b"\x0a\x00")
+    result = runner.invoke(app, ["open", str(trace), "--no-browser"])
+    assert (result.exit_code, result.stderr.splitlines()[-1]) == (130, "interrupted")
+
+
+def test_a_missing_trace_is_said_as_a_missing_journal_is(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["open", str(tmp_path / "nope.pftrace"), "--no-browser"])
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == [
+        f"error: {tmp_path / 'nope.pftrace'}: no such file or directory"
+    ]

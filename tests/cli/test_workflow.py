@@ -7,7 +7,9 @@ import json
 import shutil
 import socket
 import threading
+import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
@@ -38,14 +40,69 @@ def fetch(url: str) -> tuple[int, dict[str, str], bytes]:
 
 
 def local_url(ui: str) -> str:
-    """The trace's address in the UI's URL (startup commands follow it after `&`)."""
-    return ui.split("url=", 1)[1].split("&", 1)[0]
+    """The address the UI fetches: its URL's `url=` (startup commands follow it after `&`),
+    decoded once, as the UI reads its route's query (ui/src/core/router.ts: `+` is a
+    space, then mithril's parseQueryString decodes each value)."""
+    value = ui.split("url=", 1)[1].split("&", 1)[0]
+    return urllib.parse.unquote(value.replace("+", " "))
 
 
 def test_ui_url_is_perfettos_recipe() -> None:
+    assert ui_url("a.pftrace") == "https://ui.perfetto.dev/#!/?url=http://127.0.0.1:9001/a.pftrace"
+    # Quoted twice: the UI decodes once and fetches what it got, which the server unquotes.
     assert ui_url("a b.pftrace") == (
-        "https://ui.perfetto.dev/#!/?url=http://127.0.0.1:9001/a%20b.pftrace"
+        "https://ui.perfetto.dev/#!/?url=http://127.0.0.1:9001/a%2520b.pftrace"
     )
+
+
+@pytest.mark.parametrize("name", ["a#b.pftrace", "a?b.pftrace", "a%41+b c.pftrace"])
+def test_a_trace_of_any_name_is_fetched_as_the_ui_fetches_it(tmp_path: Path, name: str) -> None:
+    """Quoted once, `a#b.pftrace` reached the UI as `…/a#b.pftrace` (a fragment: it fetched
+    `/a`, 404) and `a%41.pftrace` as `…/aA.pftrace`: the trace never loaded."""
+    trace = tmp_path / name
+    trace.write_bytes(b"\x0a\x00trace")
+    got: list[tuple[int, dict[str, str], bytes]] = []
+    clients: list[threading.Thread] = []
+
+    def ready(url: str) -> None:
+        # What a browser does with the decoded address: the fragment is not sent.
+        address = local_url(url).partition("#")[0]
+        clients.append(threading.Thread(target=lambda: got.append(fetch(address)), daemon=True))
+        clients[0].start()
+
+    assert serve_once(trace, port=0, timeout_s=5, on_ready=ready) is True
+    clients[0].join(5)  # the client finishes reading after the server stopped
+    assert [(status, body) for status, _, body in got] == [(200, trace.read_bytes())]
+
+
+def test_a_connection_that_sends_nothing_does_not_hold_up_the_fetch(tmp_path: Path) -> None:
+    """One thread served every connection, without a time limit: a spare connection a
+    browser opens and never uses held the UI's fetch, and `open` past its --timeout, for
+    good. Each connection has its own thread now, and a silent one is closed."""
+    trace = tmp_path / "t.pftrace"
+    trace.write_bytes(b"\x0a\x00trace")
+    got: list[bytes] = []
+    idle: list[socket.socket] = []
+    clients: list[threading.Thread] = []
+
+    def ready(url: str) -> None:
+        host, port = local_url(url).split("/")[2].split(":")
+        idle.append(socket.create_connection((host, int(port))))  # connects, says nothing
+
+        def client() -> None:
+            time.sleep(0.2)  # after the silent one
+            try:
+                got.append(fetch(local_url(url))[2])
+            finally:
+                idle[0].close()  # a server that waits on it would wait for good
+
+        clients.append(threading.Thread(target=client, daemon=True))
+        clients[0].start()
+
+    started = time.monotonic()
+    served = serve_once(trace, port=0, timeout_s=10, on_ready=ready)
+    clients[0].join(5)
+    assert served and got == [trace.read_bytes()] and time.monotonic() - started < 4
 
 
 def test_serves_once_with_the_cors_header_then_stops(tmp_path: Path) -> None:
