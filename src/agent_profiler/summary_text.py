@@ -153,11 +153,14 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
     priced = any(row.cost is not None for row in rows)
     columns = (*COLUMNS[:-2], "cost", *COLUMNS[-2:]) if priced else COLUMNS
     body: list[list[str]] = []
-    shown = {row.session for row in rows}
+    parents = {row.session: row.parent for row in rows}
     for row in rows:
         name = escape_cell(row.session)
-        if row.parent in shown:  # right after its parent (or its siblings): drawn under it
-            name = f"  └ {name}"
+        if row.parent in parents:  # right after its parent (or its siblings): drawn under it
+            depth, parent = 0, row.parent
+            while parent in parents and depth < len(rows):  # a subagent's subagent: deeper
+                depth, parent = depth + 1, parents[parent]
+            name = f"{'  ' * depth}└ {name}"
         elif row.parent is not None:  # its parent not read: drawn under the row before it
             name = f"{name} (subagent)"
         body.append(

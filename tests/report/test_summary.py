@@ -199,6 +199,66 @@ def test_subagents_are_rows_of_their_own_under_the_parent() -> None:
     assert f"  └ {SPOTTER_ID}/a881341" in result.stdout
 
 
+def _nested(tmp_path: Path) -> Path:
+    """The spotter session with a hand-made subagent of its subagent: `agent-bnest01`,
+    launched by a881341's call (Claude Code's `parentAgentId` in the `.meta.json`)."""
+    import shutil
+
+    folder = tmp_path / "spotter"
+    shutil.copytree(SPOTTER_DIR, folder)
+    subagents = folder / SPOTTER_ID / "subagents"
+    base = {"isSidechain": True, "sessionId": SPOTTER_ID, "version": "2.1.39", "agentId": "bnest01"}
+    usage = {"input_tokens": 100, "cache_creation_input_tokens": 0, "output_tokens": 7}
+    records = [
+        base
+        | {
+            "type": "user",
+            "uuid": "u1",
+            "parentUuid": None,
+            "timestamp": "2026-02-11T21:24:22.970Z",
+            "message": {"role": "user", "content": "nested task"},
+        },
+        base
+        | {
+            "type": "assistant",
+            "uuid": "a1",
+            "parentUuid": "u1",
+            "timestamp": "2026-02-11T21:24:23.100Z",
+            "message": {
+                "model": "claude-haiku-4-5",
+                "id": "msg_nest1",
+                "role": "assistant",
+                "content": [{"type": "text", "text": "nested"}],
+                "usage": usage,
+            },
+        },
+    ]
+    (subagents / "agent-bnest01.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    meta = {"toolUseId": "toolu_01F74kyEsK4Wjf5xqWDXKdt2", "parentAgentId": "a881341"}
+    (subagents / "agent-bnest01.meta.json").write_text(json.dumps(meta))
+    return folder
+
+
+def test_a_subagents_subagent_is_drawn_under_it(tmp_path: Path) -> None:
+    """It was drawn at its parent's depth, as if the top session had launched it; and
+    `subagent_calls` counts the direct subagents' requests (docs/commands.md says so)."""
+    folder = _nested(tmp_path)
+    rows = summary_json(folder)
+    assert [(r["session"], r.get("parent")) for r in rows] == [
+        (SPOTTER_ID, None),
+        (f"{SPOTTER_ID}/a881341", SPOTTER_ID),
+        (f"{SPOTTER_ID}/bnest01", f"{SPOTTER_ID}/a881341"),
+    ]
+    assert [r["subagent_calls"] for r in rows] == [3, 1, 0]
+    table = runner.invoke(app, ["summary", str(folder)]).stdout
+    assert f"|   └ {SPOTTER_ID}/a881341 " in table and f"|     └ {SPOTTER_ID}/bnest01 " in table
+    page = tmp_path / "r.html"
+    assert runner.invoke(app, ["report", str(folder), "-o", str(page)]).exit_code == 0
+    html = page.read_text(encoding="utf-8")
+    nested = r'class="depth-2" data-session-id="[^"]*/bnest01"><td class="id"><a [^>]*>↳ …/bnest01<'
+    assert re.search(nested, html)
+
+
 def test_a_subagent_without_its_parent_is_not_drawn_under_another_session() -> None:
     """An OpenCode subagent whose parent was not read came right after an unrelated
     session, drawn under it (`└`): it is a row of its own, said to be a subagent."""

@@ -136,9 +136,10 @@ def overview_rows(
         depth = min(depths.get(session.session_id, 0), 3)
         name = session.session_id
         parent = session.parent_session
-        if depth and parent and name.startswith(parent + "/"):
-            # A child id repeats its parent's; the indent already says whose it is.
-            name = "…/" + short_id(name[len(parent) + 1 :])
+        if depth and parent and "/" in name:
+            # A child id repeats its session's (a subagent's subagent too: `S/a/b` or
+            # `S/b`); the indent already says whose it is.
+            name = "…/" + short_id(name.rsplit("/", 1)[1])
         else:
             name = short_id(name)
         if depth:
