@@ -1,0 +1,154 @@
+"""Which journal groups of the dataset a collect reads again with its new files, so that
+the dataset is the one a fresh collect of the same files makes, whatever the order and
+the collects in which they came.
+
+A group is one session tree (loader.plan), planned from the files given together. A
+subagent collected in one run and its parent in another were two groups for good: the
+child an orphan, its launching call without `child_session`, its last request's output
+(which Claude Code writes only into the parent's tool result) short. Planning cannot be
+redone from the manifest (a plan reads the files' first records, and the folders beside
+them), so the manifest keeps what reading a group told of it instead: the session ids it
+holds (`ids`, as the journals spell them) and the parent sessions its subagents name that
+it does not hold (`parents`). After the new files' groups are read, every old group that
+shares an id with them, holds a parent they name or names one of theirs as its parent
+(in both directions, and on through the old groups so joined) is planned again together
+with them, and what the new plan groups differently is read again. A group with a file
+not given to this collect cannot be read whole, and is left as it is."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from agent_profiler.errors import JournalError
+from agent_profiler.model import Harness
+
+from .reading import Read, Reader
+
+Node = tuple[str, str]  # ("old", group id) or ("new", the group's index in this collect)
+_RENAMED = re.compile(r"#\d+$")  # `<id>#2`: a repeated id, as loader._rename makes it
+
+
+def facts(
+    journal_ids: Iterable[str], links: Iterable[tuple[str, str | None, str]]
+) -> dict[str, Any]:
+    """A group's manifest entry's `ids` and `parents`, from a reading's outcome
+    (pipeline.GroupOutcome: `journal_ids`, and `links`: (id, parent id, source) with ids
+    made unique)."""
+    ids = set(journal_ids)
+    links = list(links)
+    held = ids | {session_id for session_id, _, _ in links}
+    parents = {parent for _, parent, _ in links if parent is not None and parent not in held}
+    return {"ids": sorted(ids), "parents": sorted(parents)}
+
+
+def legacy_facts(target: Path, groups: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """`ids` and `parents` of groups a collect from before they were kept wrote, from the
+    current version's `sessions` table (its ids made unique: `#2` left off)."""
+    import duckdb
+
+    wanted = sorted(groups)
+    files = sorted((target / "current" / "sessions").rglob("*.parquet"))
+    if not wanted or not files:
+        return {}
+    listed = "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in files) + "]"
+    connection = duckdb.connect(":memory:")
+    try:
+        rows = connection.execute(
+            f"SELECT group_id, session_id, parent_session FROM read_parquet({listed}, "
+            "hive_partitioning = false, union_by_name = true) WHERE group_id IN "
+            "(SELECT unnest(?::VARCHAR[]))",
+            [wanted],
+        ).fetchall()
+    finally:
+        connection.close()
+    links: dict[str, list[tuple[str, str | None, str]]] = {}
+    for group_id, session_id, parent in rows:
+        base = _RENAMED.sub("", parent) if parent else None
+        links.setdefault(group_id, []).append((_RENAMED.sub("", session_id), base, ""))
+    return {g: facts((s for s, _, _ in found), found) for g, found in links.items()}
+
+
+def joined(
+    old_groups: Mapping[str, Mapping[str, Any]],
+    new: Mapping[int, Mapping[str, Any]],
+    readable: set[str],
+) -> tuple[set[int], set[str]]:
+    """The new groups (by index) and old groups (by id) to plan and read again together:
+    every connected set of groups, related by their `ids` and `parents`, that holds a new
+    group and an old one. `readable`: the old groups that can be read again (not read by
+    this collect already, and every file of theirs given to it)."""
+    by_id: dict[str, list[Node]] = {}
+    by_parent: dict[str, list[Node]] = {}
+    nodes: dict[Node, Mapping[str, Any]] = {("new", str(i)): f for i, f in new.items()}
+    nodes |= {("old", g): old_groups[g] for g in readable if "ids" in old_groups[g]}
+    for node, entry in nodes.items():
+        for session_id in entry["ids"]:
+            by_id.setdefault(session_id, []).append(node)
+        for parent in entry["parents"]:
+            by_parent.setdefault(parent, []).append(node)
+    seen: set[Node] = set()
+    new_joined: set[int] = set()
+    old_joined: set[str] = set()
+    for start in [n for n in nodes if n[0] == "new"]:
+        if start in seen:
+            continue
+        component = {start}
+        todo = [start]
+        while todo:
+            entry = nodes[todo.pop()]
+            near = [by_id.get(s, []) for s in (*entry["ids"], *entry["parents"])]
+            near += [by_parent.get(s, []) for s in entry["ids"]]
+            for found in near:
+                for node in found:
+                    if node not in component:
+                        component.add(node)
+                        todo.append(node)
+        seen |= component
+        if any(kind == "old" for kind, _ in component):
+            new_joined |= {int(name) for kind, name in component if kind == "new"}
+            old_joined |= {name for kind, name in component if kind == "old"}
+    return new_joined, old_joined
+
+
+def regroup(
+    target: Path,
+    files: Mapping[str, Path],
+    reads: list[Read],
+    carried: dict[str, dict[str, Any]],
+    reader: Reader,
+    refuse: Callable[[str, JournalError | None], None],
+    harness: Harness | None,
+) -> tuple[list[Read], set[str]]:
+    """The groups read (`reads`, of the new and changed files) once the old groups they
+    relate to (`carried`: the dataset's groups not read again yet; `files`: the journals
+    given, by key) are planned and read again with them; and the old groups so read
+    again, whose entries and rows are dropped."""
+    from agent_profiler.loader import plan
+
+    new = {i: facts(r.outcome.journal_ids, r.outcome.links) for i, r in enumerate(reads)
+           if r.outcome.paths}  # fmt: skip
+    if not new:
+        return reads, set()
+    taken = {r.group_id for r in reads}
+    readable = {
+        group_id
+        for group_id, entry in carried.items()
+        if group_id not in taken and entry["files"] and all(k in files for k in entry["files"])
+    }
+    if unknown := {g for g in readable if "ids" not in carried[g]}:
+        # Written before the manifest kept them: once, from the sessions table.
+        for group_id, found in legacy_facts(target, unknown).items():
+            carried[group_id] |= found
+    new_joined, old_joined = joined(carried, new, readable)
+    if not old_joined:
+        return reads, set()
+    wanted = {k for g in old_joined for k in carried[g]["files"]}
+    wanted |= {reader.key_of(p) for i in new_joined for p in reads[i].group.paths}
+    groups, failures = plan([files[k] for k in files if k in wanted], harness)
+    for failed in failures:
+        refuse(reader.key_of(Path(failed.path)), failed)
+    kept = [read for i, read in enumerate(reads) if i not in new_joined]
+    return kept + reader(groups), old_joined
