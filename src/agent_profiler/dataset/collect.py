@@ -46,7 +46,7 @@ from .parquet import MERGE_AT as MERGE_AT
 from .parquet import READING, link_or_filter, sql, write_table
 from .reading import Reader
 from .reading import WriteRows as WriteRows
-from .regroup import facts, regroup
+from .regroup import UNJOINED, facts, pending, regroup
 
 # DuckDB's memory while it writes a version: each Parquet file is one streaming copy,
 # whatever the batch's size (`parquet.write_table`).
@@ -330,7 +330,8 @@ def _collect(
             entries[key] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "hash": digest}
             fresh.append(key)
         stale = _affected_groups(old, fresh, files)
-        if not fresh and not stale:
+        waiting = pending(old["groups"], files)  # a group to join, now given whole
+        if not fresh and not stale and not waiting:
             result.sessions_total = sum(g.get("sessions", 0) for g in old["groups"].values())
             return result
         to_plan = set(fresh)
@@ -347,7 +348,7 @@ def _collect(
             # on, and never named again).
             key = keys.get(Path(failed.path)) or file_key(Path(failed.path), folders)
             refuse(key, failed)
-        if not groups and not stale:  # nothing could be used: no version to write
+        if not groups and not stale and not waiting:  # nothing could be used: no version to write
             result.sessions_total = sum(g.get("sessions", 0) for g in old["groups"].values())
             return result
         building = target / "versions" / f".building-{old['version'] + 1}-{os.getpid()}"
@@ -472,8 +473,8 @@ def _write_version(
     carried = {k: dict(v) for k, v in old["groups"].items() if k not in stale}
     # The old groups the new files' sessions relate to are planned and read again with
     # them (regroup.py): the dataset is the one a fresh collect of the same files makes.
-    reads, joined = regroup(target, files, reader(groups), carried, reader, refuse,
-                            options.harness)  # fmt: skip
+    reads, joined, unjoined = regroup(target, files, reader(groups), carried, reader, refuse,
+                                      options.harness)  # fmt: skip
     result.regrouped = sum(len(carried[g]["files"]) for g in joined)
     read_ids = {r.group_id for r in reads}
     manifest_groups = {k: v for k, v in carried.items() if k not in joined | read_ids}
@@ -502,7 +503,7 @@ def _write_version(
             "stem": _stem(group),
             "sessions": outcome.value["sessions"],
             **facts(outcome.journal_ids, outcome.links),
-        }
+        } | ({UNJOINED: True} if group_id in unjoined else {})
     if after_rows is not None:
         after_rows()
     if not accepted and not dropped:

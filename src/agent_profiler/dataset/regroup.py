@@ -18,7 +18,7 @@ not given to this collect cannot be read whole, and is left as it is."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -71,43 +71,66 @@ def legacy_facts(target: Path, groups: Iterable[str]) -> dict[str, dict[str, Any
     return {g: facts((s for s, _, _ in found), found) for g, found in links.items()}
 
 
+UNJOINED = "unjoined"  # a group that relates to one this collect could not read again
+
+
+def pending(groups: Mapping[str, Mapping[str, Any]], files: Mapping[str, Path]) -> bool:
+    """Whether a group marked UNJOINED has every file given to this collect: then it is
+    looked at again, though nothing is new."""
+    return any(e.get(UNJOINED) and all(k in files for k in e["files"]) for e in groups.values())
+
+
+def _index(nodes: Mapping[Node, Mapping[str, Any]]) -> tuple[dict[str, list[Node]], ...]:
+    """The nodes by each id they hold, and by each parent they name."""
+    by_id: dict[str, list[Node]] = {}
+    by_parent: dict[str, list[Node]] = {}
+    for node, entry in nodes.items():
+        for session_id in entry["ids"]:
+            by_id.setdefault(session_id, []).append(node)
+        for parent in entry["parents"]:
+            by_parent.setdefault(parent, []).append(node)
+    return by_id, by_parent
+
+
+def _near(entry: Mapping[str, Any], index: tuple[dict[str, list[Node]], ...]) -> Iterator[Node]:
+    """The nodes related to a group: holding one of its ids or a parent it names, or
+    naming one of its ids as their parent."""
+    by_id, by_parent = index
+    for session_id in (*entry["ids"], *entry["parents"]):
+        yield from by_id.get(session_id, ())
+    for session_id in entry["ids"]:
+        yield from by_parent.get(session_id, ())
+
+
 def joined(
     old_groups: Mapping[str, Mapping[str, Any]],
     new: Mapping[int, Mapping[str, Any]],
     readable: set[str],
 ) -> tuple[set[int], set[str]]:
     """The new groups (by index) and old groups (by id) to plan and read again together:
-    every connected set of groups, related by their `ids` and `parents`, that holds a new
-    group and an old one. `readable`: the old groups that can be read again (not read by
-    this collect already, and every file of theirs given to it)."""
-    by_id: dict[str, list[Node]] = {}
-    by_parent: dict[str, list[Node]] = {}
+    every connected set of groups, related by their `ids` and `parents`, that holds an old
+    group and a new one, or an old group marked UNJOINED and another. `readable`: the old
+    groups that can be read again (not read by this collect already, and every file of
+    theirs given to it)."""
     nodes: dict[Node, Mapping[str, Any]] = {("new", str(i)): f for i, f in new.items()}
     nodes |= {("old", g): old_groups[g] for g in readable if "ids" in old_groups[g]}
-    for node, entry in nodes.items():
-        for session_id in entry["ids"]:
-            by_id.setdefault(session_id, []).append(node)
-        for parent in entry["parents"]:
-            by_parent.setdefault(parent, []).append(node)
+    index = _index(nodes)
+    starts = [n for n in nodes if n[0] == "new" or nodes[n].get(UNJOINED)]
     seen: set[Node] = set()
     new_joined: set[int] = set()
     old_joined: set[str] = set()
-    for start in [n for n in nodes if n[0] == "new"]:
+    for start in starts:
         if start in seen:
             continue
         component = {start}
         todo = [start]
         while todo:
-            entry = nodes[todo.pop()]
-            near = [by_id.get(s, []) for s in (*entry["ids"], *entry["parents"])]
-            near += [by_parent.get(s, []) for s in entry["ids"]]
-            for found in near:
-                for node in found:
-                    if node not in component:
-                        component.add(node)
-                        todo.append(node)
+            for node in _near(nodes[todo.pop()], index):
+                if node not in component:
+                    component.add(node)
+                    todo.append(node)
         seen |= component
-        if any(kind == "old" for kind, _ in component):
+        if len(component) > 1 and any(kind == "old" for kind, _ in component):
             new_joined |= {int(name) for kind, name in component if kind == "new"}
             old_joined |= {name for kind, name in component if kind == "old"}
     return new_joined, old_joined
@@ -121,34 +144,47 @@ def regroup(
     reader: Reader,
     refuse: Callable[[str, JournalError | None], None],
     harness: Harness | None,
-) -> tuple[list[Read], set[str]]:
+) -> tuple[list[Read], set[str], set[str]]:
     """The groups read (`reads`, of the new and changed files) once the old groups they
     relate to (`carried`: the dataset's groups not read again yet; `files`: the journals
-    given, by key) are planned and read again with them; and the old groups so read
-    again, whose entries and rows are dropped."""
+    given, by key) are planned and read again with them; the old groups so read again,
+    whose entries and rows are dropped; and the groups read that relate to an old group
+    not given whole to this collect (to be marked UNJOINED: the first collect given both
+    reads them again together)."""
     from agent_profiler.loader import plan
 
-    new = {i: facts(r.outcome.journal_ids, r.outcome.links) for i, r in enumerate(reads)
-           if r.outcome.paths}  # fmt: skip
-    if not new:
-        return reads, set()
     taken = {r.group_id for r in reads}
     readable = {
         group_id
         for group_id, entry in carried.items()
         if group_id not in taken and entry["files"] and all(k in files for k in entry["files"])
     }
+    if not reads and not any(carried[g].get(UNJOINED) for g in readable):
+        return reads, set(), set()
     if unknown := {g for g in readable if "ids" not in carried[g]}:
         # Written before the manifest kept them: once, from the sessions table.
         for group_id, found in legacy_facts(target, unknown).items():
             carried[group_id] |= found
+    new = {i: _facts(r) for i, r in enumerate(reads) if r.outcome.paths}
     new_joined, old_joined = joined(carried, new, readable)
-    if not old_joined:
-        return reads, set()
-    wanted = {k for g in old_joined for k in carried[g]["files"]}
-    wanted |= {reader.key_of(p) for i in new_joined for p in reads[i].group.paths}
-    groups, failures = plan([files[k] for k in files if k in wanted], harness)
-    for failed in failures:
-        refuse(reader.key_of(Path(failed.path)), failed)
-    kept = [read for i, read in enumerate(reads) if i not in new_joined]
-    return kept + reader(groups), old_joined
+    if old_joined:
+        wanted = {k for g in old_joined for k in carried[g]["files"]}
+        wanted |= {reader.key_of(p) for i in new_joined for p in reads[i].group.paths}
+        groups, failures = plan([files[k] for k in files if k in wanted], harness)
+        for failed in failures:
+            refuse(reader.key_of(Path(failed.path)), failed)
+        reads = [read for i, read in enumerate(reads) if i not in new_joined] + reader(groups)
+    # The old groups left out for a file not given: a group read now that relates to one
+    # is marked, so that a collect given both joins them.
+    blocked = {
+        ("old", g): entry
+        for g, entry in carried.items()
+        if "ids" in entry and g not in readable and g not in taken
+    }
+    index = _index(blocked)
+    unjoined = {r.group_id for r in reads if r.outcome.paths and any(_near(_facts(r), index))}
+    return reads, old_joined, unjoined
+
+
+def _facts(read: Read) -> dict[str, Any]:
+    return facts(read.outcome.journal_ids, read.outcome.links)
