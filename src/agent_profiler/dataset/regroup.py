@@ -27,7 +27,7 @@ from agent_profiler.model import Harness
 
 from .reading import Read, Reader
 
-Node = tuple[str, str]  # ("old", group id) or ("new", the group's index in this collect)
+Node = int | str  # a group read by this collect (its index), or an old one (its id)
 _RENAMED = re.compile(r"#\d+$")  # `<id>#2`: a repeated id, as loader._rename makes it
 
 
@@ -37,7 +37,7 @@ def facts(
     """A group's manifest entry's `ids` and `parents`, from a reading's outcome
     (pipeline.GroupOutcome: `journal_ids`, and `links`: (id, parent id, source) with ids
     made unique)."""
-    ids = set(journal_ids)
+    ids = {session_id for session_id in journal_ids if session_id}
     links = list(links)
     held = ids | {session_id for session_id, _, _ in links}
     parents = {parent for _, parent, _ in links if parent is not None and parent not in held}
@@ -112,15 +112,15 @@ def joined(
     group and a new one, or an old group marked UNJOINED and another. `readable`: the old
     groups that can be read again (not read by this collect already, and every file of
     theirs given to it)."""
-    nodes: dict[Node, Mapping[str, Any]] = {("new", str(i)): f for i, f in new.items()}
-    nodes |= {("old", g): old_groups[g] for g in readable if "ids" in old_groups[g]}
+    nodes: dict[Node, Mapping[str, Any]] = {i: entry for i, entry in new.items()}
+    nodes |= {g: old_groups[g] for g in readable if "ids" in old_groups[g]}
     index = _index(nodes)
-    starts = [n for n in nodes if n[0] == "new" or nodes[n].get(UNJOINED)]
+    starts = [*new, *(g for g in readable if old_groups[g].get(UNJOINED))]
     seen: set[Node] = set()
     new_joined: set[int] = set()
     old_joined: set[str] = set()
     for start in starts:
-        if start in seen:
+        if start in seen or start not in nodes:
             continue
         component = {start}
         todo = [start]
@@ -130,9 +130,10 @@ def joined(
                     component.add(node)
                     todo.append(node)
         seen |= component
-        if len(component) > 1 and any(kind == "old" for kind, _ in component):
-            new_joined |= {int(name) for kind, name in component if kind == "new"}
-            old_joined |= {name for kind, name in component if kind == "old"}
+        old = {node for node in component if isinstance(node, str)}
+        if old and len(component) > 1:
+            new_joined |= {node for node in component if isinstance(node, int)}
+            old_joined |= old
     return new_joined, old_joined
 
 
@@ -176,8 +177,8 @@ def regroup(
         reads = [read for i, read in enumerate(reads) if i not in new_joined] + reader(groups)
     # The old groups left out for a file not given: a group read now that relates to one
     # is marked, so that a collect given both joins them.
-    blocked = {
-        ("old", g): entry
+    blocked: dict[Node, Mapping[str, Any]] = {
+        g: entry
         for g, entry in carried.items()
         if "ids" in entry and g not in readable and g not in taken
     }
