@@ -202,3 +202,43 @@ def test_a_dataset_whose_manifest_keeps_no_session_ids_is_joined_too(tmp_path: P
     fresh = tmp_path / "fresh"
     collect([journals], fresh)
     assert _rows(dataset) == _rows(fresh)
+
+
+def test_a_collect_stopped_while_joining_leaves_the_dataset_as_it_was(tmp_path: Path) -> None:
+    """Stopped once the old group is read again with the new one (Ctrl-C): `current` is
+    the version before, row for row; the next collect joins them."""
+    journals = tmp_path / "j"
+    dataset = tmp_path / "ds"
+    _place(journals, CLAUDE_CHILD_ELSEWHERE[0])
+    collect([journals], dataset)
+    before = _rows(dataset)
+    manifest = (dataset / "current" / "manifest.json").read_bytes()
+    _place(journals, CLAUDE_CHILD_ELSEWHERE[1])
+
+    def stop() -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        collect([journals], dataset, after_rows=stop)
+    assert _rows(dataset) == before
+    assert (dataset / "current" / "manifest.json").read_bytes() == manifest
+    assert [p.name for p in (dataset / "versions").iterdir()] == ["000001"]
+    assert collect([journals], dataset).regrouped == 1
+    assert len(_launches(dataset)) == 1
+
+
+def test_the_command_says_nothing_more_and_exits_0(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from agent_profiler.cli import app
+
+    journals = tmp_path / "j"
+    _place(journals, GEMINI_NESTED_LATER[1])
+    runner = CliRunner()
+    first = runner.invoke(app, ["collect", str(journals), "--to", str(tmp_path / "ds")])
+    _place(journals, GEMINI_NESTED_LATER[0])
+    second = runner.invoke(app, ["collect", str(journals), "--to", str(tmp_path / "ds")])
+    for said in (first, second):
+        assert said.exit_code == 0, said.output
+        assert "Traceback" not in said.output
+    assert "3 journals: 1 new, 0 changed" in second.stdout

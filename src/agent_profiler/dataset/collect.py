@@ -7,8 +7,10 @@ in parallel, atomically.
   unchanged is not read; one whose size or mtime moved but whose bytes hash the same is
   not read either. A journal group is read again when one of its files changed (its old
   rows are dropped from the batch files that held them) or when a new file belongs to it
-  (a new subagent of a known session). Journals no longer found are kept: the dataset is
-  an archive (Claude Code deletes transcripts after 30 days).
+  (a new subagent of a known session, a parent of a subagent collected before, the same
+  session in a second file: regroup.py), so that the dataset is the one a fresh collect
+  of the same files makes. Journals no longer found are kept: the dataset is an archive
+  (Claude Code deletes transcripts after 30 days).
 - Parallel: groups are read by pipeline.run_groups (worker processes per core); each
   worker appends its groups' rows to JSON-lines files of its own, which DuckDB reads and
   writes as Parquet, Hive-partitioned by harness and month.
@@ -470,7 +472,7 @@ def _write_version(
     staging.mkdir(parents=True)
     result.jobs = jobs_for(options.jobs, groups)
     reader = Reader(str(staging), options, notice, progress.groups, progress.bytes, key_of)
-    carried = {k: dict(v) for k, v in old["groups"].items() if k not in stale}
+    carried = {k: v for k, v in old["groups"].items() if k not in stale}
     # The old groups the new files' sessions relate to are planned and read again with
     # them (regroup.py): the dataset is the one a fresh collect of the same files makes.
     reads, joined, unjoined = regroup(target, files, reader(groups), carried, reader, refuse,

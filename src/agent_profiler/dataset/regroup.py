@@ -11,9 +11,10 @@ them), so the manifest keeps what reading a group told of it instead: the sessio
 holds (`ids`, as the journals spell them) and the parent sessions its subagents name that
 it does not hold (`parents`). After the new files' groups are read, every old group that
 shares an id with them, holds a parent they name or names one of theirs as its parent
-(in both directions, and on through the old groups so joined) is planned again together
-with them, and what the new plan groups differently is read again. A group with a file
-not given to this collect cannot be read whole, and is left as it is."""
+(in both directions, and on through the old groups so joined) is planned and read again
+together with them, its old rows dropped. A group with a file not given to this collect
+cannot be read whole, and is left as it is; the group read now that relates to it is
+marked (UNJOINED), and the first collect given both joins them, though nothing is new."""
 
 from __future__ import annotations
 
@@ -51,8 +52,8 @@ def legacy_facts(target: Path, groups: Iterable[str]) -> dict[str, dict[str, Any
 
     wanted = sorted(groups)
     files = sorted((target / "current" / "sessions").rglob("*.parquet"))
-    if not wanted or not files:
-        return {}
+    if not files:
+        return {group_id: {"ids": [], "parents": []} for group_id in wanted}
     listed = "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in files) + "]"
     connection = duckdb.connect(":memory:")
     try:
@@ -68,7 +69,8 @@ def legacy_facts(target: Path, groups: Iterable[str]) -> dict[str, dict[str, Any
     for group_id, session_id, parent in rows:
         base = _RENAMED.sub("", parent) if parent else None
         links.setdefault(group_id, []).append((_RENAMED.sub("", session_id), base, ""))
-    return {g: facts((s for s, _, _ in found), found) for g, found in links.items()}
+    # A group without a session row has none to relate by (and is not asked again).
+    return {g: facts((s for s, _, _ in links.get(g, ())), links.get(g, ())) for g in wanted}
 
 
 UNJOINED = "unjoined"  # a group that relates to one this collect could not read again
@@ -165,7 +167,7 @@ def regroup(
     if unknown := {g for g in readable if "ids" not in carried[g]}:
         # Written before the manifest kept them: once, from the sessions table.
         for group_id, found in legacy_facts(target, unknown).items():
-            carried[group_id] |= found
+            carried[group_id] = carried[group_id] | found  # not the old manifest's
     new = {i: _facts(r) for i, r in enumerate(reads) if r.outcome.paths}
     new_joined, old_joined = joined(carried, new, readable)
     if old_joined:
