@@ -39,6 +39,9 @@ GEMINI_NESTED_LATER = [
 ]
 SCENARIOS = {
     "claude-folder-later": CLAUDE_FOLDER_LATER,
+    # the subagents' folder first, then the session: the parent's plan takes the children
+    # from its folder, and their old groups (orphans) went on beside it, counted twice
+    "claude-folder-first": CLAUDE_FOLDER_LATER[::-1],
     "claude-child-elsewhere-later": CLAUDE_CHILD_ELSEWHERE,
     "claude-child-elsewhere-first": CLAUDE_CHILD_ELSEWHERE[::-1],
     "gemini-nested-later": GEMINI_NESTED_LATER,
@@ -78,6 +81,15 @@ def _rows(dataset: Path) -> dict[str, list[str]]:
     finally:
         connection.close()
     return tables
+
+
+def _groups(dataset: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The manifest's journals and groups, but the batch each group was written in."""
+    manifest = json.loads((dataset / "current" / "manifest.json").read_text())
+    groups = {
+        k: {n: v for n, v in g.items() if n != "batch"} for k, g in manifest["groups"].items()
+    }
+    return manifest["files"], groups
 
 
 def _place(journals: Path, copies: list[tuple[Path, str]]) -> None:
@@ -130,6 +142,7 @@ def test_collecting_in_steps_makes_the_dataset_of_one_fresh_collect(
     fresh = tmp_path / "fresh"
     collect([journals], fresh, options=ReadOptions(jobs=1))
     assert _rows(dataset) == _rows(fresh)
+    assert _groups(dataset) == _groups(fresh)
     # and the fresh collect links every subagent (so the comparison above means that)
     subagents = [s for s in _sessions(fresh).values() if s["parent_session"]]
     assert subagents and len(_launches(fresh)) == (2 if "gemini" in scenario else 1)

@@ -170,9 +170,18 @@ def regroup(
             carried[group_id] = carried[group_id] | found  # not the old manifest's
     new = {i: _facts(r) for i, r in enumerate(reads) if r.outcome.paths}
     new_joined, old_joined = joined(carried, new, readable)
-    if old_joined:
-        wanted = {k for g in old_joined for k in carried[g]["files"]}
-        wanted |= {reader.key_of(p) for i in new_joined for p in reads[i].group.paths}
+    # And an old group a file of which a group read now holds (a plan takes a Claude Code
+    # session's subagents from its folder): a compaction file had no session to relate by.
+    member = {reader.key_of(p): i for i, r in enumerate(reads) for p in r.group.paths}
+    for group_id in readable - old_joined:
+        if held := {member[k] for k in carried[group_id]["files"] if k in member}:
+            old_joined.add(group_id)
+            new_joined |= held
+    read_now = {reader.key_of(p) for i in new_joined for p in reads[i].group.paths}
+    # An old group whose files were all read now (a plan takes a Claude Code session's
+    # subagents from its folder) is only dropped: no group needs reading again.
+    if any(not read_now.issuperset(carried[g]["files"]) for g in old_joined):
+        wanted = read_now | {k for g in old_joined for k in carried[g]["files"]}
         groups, failures = plan([files[k] for k in files if k in wanted], harness)
         for failed in failures:
             refuse(reader.key_of(Path(failed.path)), failed)
