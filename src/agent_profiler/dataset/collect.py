@@ -7,8 +7,10 @@ in parallel, atomically.
   unchanged is not read; one whose size or mtime moved but whose bytes hash the same is
   not read either. A journal group is read again when one of its files changed (its old
   rows are dropped from the batch files that held them) or when a new file belongs to it
-  (a new subagent of a known session). Journals no longer found are kept: the dataset is
-  an archive (Claude Code deletes transcripts after 30 days).
+  (a new subagent of a known session, a parent of a subagent collected before, the same
+  session in a second file: regroup.py), so that the dataset is the one a fresh collect
+  of the same files makes. Journals no longer found are kept: the dataset is an archive
+  (Claude Code deletes transcripts after 30 days).
 - Parallel: groups are read by pipeline.run_groups (worker processes per core); each
   worker appends its groups' rows to JSON-lines files of its own, which DuckDB reads and
   writes as Parquet, Hive-partitioned by harness and month.
@@ -36,7 +38,7 @@ import orjson
 from agent_profiler.adapters import JournalGroup
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError, OutputError, UsageError
-from agent_profiler.model import Session, frozen
+from agent_profiler.model import frozen
 from agent_profiler.options import ReadOptions
 from agent_profiler.records import record
 
@@ -44,6 +46,9 @@ from . import SCHEMA, TABLES
 from .integrity import COLLECT_HINT, MANIFEST, check, cut_short, explain, listing, load_manifest
 from .parquet import MERGE_AT as MERGE_AT
 from .parquet import READING, link_or_filter, sql, write_table
+from .reading import Reader
+from .reading import WriteRows as WriteRows
+from .regroup import UNJOINED, facts, pending, regroup
 
 # DuckDB's memory while it writes a version: each Parquet file is one streaming copy,
 # whatever the batch's size (`parquet.write_table`).
@@ -92,47 +97,6 @@ def _hash(stream: IO[bytes] | gzip.GzipFile) -> str:
 
 
 @frozen
-class WriteRows:
-    """A group's rows appended to `<table>/harness=…/month=…/<pid>.jsonl` in the staging
-    folder (one file per process, table and partition, so nothing interleaves, and each
-    partition's Parquet file is one streaming copy: `parquet.write_table`), each stamped with this
-    reading's number; sends back only counts, and the number (`READING`)."""
-
-    staging: str
-    group_ids: dict[int, str]  # task index → group id
-
-    def __call__(
-        self,
-        sessions: list[Session],
-        diagnostics: Diagnostics,
-        task: Any,
-        out: IO[bytes] | None,
-    ) -> dict[str, int]:
-        from .rows import session_rows
-
-        group_id = self.group_ids[task.index]
-        reading = int.from_bytes(os.urandom(7), "big")
-        stamp = b'{"%s":%d,' % (READING.encode(), reading)
-        tables: dict[tuple[str, str], list[bytes]] = {}
-        counts = dict.fromkeys(TABLES, 0)
-        for session in sessions:
-            for name, rows in session_rows(session, group_id).items():
-                if not rows:
-                    continue
-                # A row is never empty: it holds its group, session and partition at least.
-                part = f"harness={rows[0]['harness']}/month={rows[0]['month']}"
-                lines = tables.setdefault((name, part), [])
-                lines += [stamp + orjson.dumps(row)[1:] for row in rows]
-                counts[name] += len(rows)
-        for (name, part), lines in tables.items():
-            folder = Path(self.staging) / name / part
-            folder.mkdir(parents=True, exist_ok=True)
-            with (folder / f"{os.getpid()}.jsonl").open("ab") as handle:
-                handle.write(b"\n".join(lines) + b"\n")
-        return {READING: reading, **counts}
-
-
-@frozen
 class Progress:
     """Where a collect shows how far it is: group by group, and inside one large file."""
 
@@ -158,6 +122,9 @@ class CollectResult:
     refused: int = 0  # new or changed files that could not be used (in `failures`)
     # Unchanged journals read again: the dataset's tables were written with other columns.
     reread: int = 0
+    # Unchanged journals read again with new ones whose sessions they relate to (a
+    # subagent's parent, a parent's subagent, the same session): regroup.py.
+    regrouped: int = 0
     # New files with the bytes of a journal the dataset holds (a backup, a second copy of
     # a folder): not collected, so that no session is counted twice.
     copies: int = 0
@@ -365,7 +332,8 @@ def _collect(
             entries[key] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "hash": digest}
             fresh.append(key)
         stale = _affected_groups(old, fresh, files)
-        if not fresh and not stale:
+        waiting = pending(old["groups"], files)  # a group to join, now given whole
+        if not fresh and not stale and not waiting:
             result.sessions_total = sum(g.get("sessions", 0) for g in old["groups"].values())
             return result
         to_plan = set(fresh)
@@ -382,13 +350,14 @@ def _collect(
             # on, and never named again).
             key = keys.get(Path(failed.path)) or file_key(Path(failed.path), folders)
             refuse(key, failed)
-        if not groups and not stale:  # nothing could be used: no version to write
+        if not groups and not stale and not waiting:  # nothing could be used: no version to write
             result.sessions_total = sum(g.get("sessions", 0) for g in old["groups"].values())
             return result
         building = target / "versions" / f".building-{old['version'] + 1}-{os.getpid()}"
         try:
             _write_version(target, building, old, entries, groups, stale, result, options,
-                           notice, after_rows, keys, progress or Progress(), refuse)  # fmt: skip
+                           notice, after_rows, (keys, files), progress or Progress(),
+                           refuse)  # fmt: skip
         except BaseException as error:
             # A full disk, a damaged file, Ctrl-C: nothing of this collect is left behind.
             _discard(target, building, old["version"] + 1)
@@ -486,11 +455,13 @@ def _write_version(
     options: ReadOptions,
     notice: Callable[[str], None] | None,
     after_rows: Callable[[], None] | None,
-    keys: dict[Path, str],
+    given: tuple[dict[Path, str], dict[str, Path]],  # the journals' keys; each key's journal
     progress: Progress,
     refuse: _Refuse,
 ) -> None:
-    from agent_profiler.pipeline import GroupTask, jobs_for, run_groups
+    from agent_profiler.pipeline import jobs_for
+
+    keys, files = given
 
     def key_of(path: Path) -> str:
         return keys.get(path) or file_key(path)
@@ -499,19 +470,20 @@ def _write_version(
     batch = old["batch"] + 1
     staging = building / ".staging"
     staging.mkdir(parents=True)
-    group_ids = {i: key_of(g.main or g.extras[0]) for i, g in enumerate(groups)}
-    tasks = [GroupTask(i, g, options) for i, g in enumerate(groups)]
     result.jobs = jobs_for(options.jobs, groups)
-    manifest_groups: dict[str, Any] = {
-        k: v for k, v in old["groups"].items() if k not in stale and k not in group_ids.values()
-    }
+    reader = Reader(str(staging), options, notice, progress.groups, progress.bytes, key_of)
+    carried = {k: v for k, v in old["groups"].items() if k not in stale}
+    # The old groups the new files' sessions relate to are planned and read again with
+    # them (regroup.py): the dataset is the one a fresh collect of the same files makes.
+    reads, joined, unjoined = regroup(target, files, reader(groups), carried, reader, refuse,
+                                      options.harness)  # fmt: skip
+    result.regrouped = sum(len(carried[g]["files"]) for g in joined)
+    read_ids = {r.group_id for r in reads}
+    manifest_groups = {k: v for k, v in carried.items() if k not in joined | read_ids}
     dropped = {k for k in old["groups"] if k not in manifest_groups}
     accepted: list[int] = []  # the readings whose rows are kept (READING)
-    for outcome in run_groups(tasks, WriteRows(str(staging), group_ids), result.jobs,
-                              notice=notice, progress=progress.groups,
-                              on_progress=progress.bytes):  # fmt: skip
-        group = groups[outcome.index]
-        group_id = group_ids[outcome.index]
+    for read in reads:
+        group, group_id, outcome = read.group, read.group_id, read.outcome
         result.failures += outcome.failures
         result.diagnostics.absorb(outcome.diagnostics)
         members = [key_of(p) for p in group.paths]
@@ -532,7 +504,8 @@ def _write_version(
             "files": members,
             "stem": _stem(group),
             "sessions": outcome.value["sessions"],
-        }
+            **facts(outcome.journal_ids, outcome.links),
+        } | ({UNJOINED: True} if group_id in unjoined else {})
     if after_rows is not None:
         after_rows()
     if not accepted and not dropped:
