@@ -158,8 +158,8 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
         name = escape_cell(row.session)
         if row.parent in parents:  # right after its parent (or its siblings): drawn under it
             depth, parent = 0, row.parent
-            while parent in parents and depth < len(rows):  # a subagent's subagent: deeper
-                depth, parent = depth + 1, parents[parent]
+            while parent is not None and parent in parents and depth < len(rows):
+                depth, parent = depth + 1, parents[parent]  # a subagent's subagent: deeper
             name = f"{'  ' * depth}└ {name}"
         elif row.parent is not None:  # its parent not read: drawn under the row before it
             name = f"{name} (subagent)"
