@@ -136,9 +136,7 @@ def read_group(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:
             # A resumed legacy session is copied into a new .jsonl beside it (≥0.39).
             diagnostics.note("gemini-cli:legacy-json-superseded")
             continue
-        builder = SessionBuilder(recording, diagnostics)
-        if child:
-            builder.prompt_source = "agent"
+        builder = SessionBuilder(recording, diagnostics, subagent=child)
         builder.run()
         session = builder.finish()
         if session is None:

@@ -57,6 +57,11 @@ _LOADED_CONTEXT = re.compile(r"<loaded_context>.*?</loaded_context>", re.DOTALL)
 
 
 _COMPRESSED = re.compile(r"^Context compressed from (\d+)% to (\d+)%")
+# What the subagent runtime itself says to a subagent that ran out of turns or time, or
+# stopped calling tools (local-executor's final warning, ≥0.37): a user-role message no
+# one typed. Real: expenses-tracker 0.37.1 `ngzcxj`, "You have exceeded the maximum number
+# of turns. You have one final chance to complete the task with a short grace period. …"
+_RUNTIME_NUDGE = re.compile(r"^\s*You have [^\n]{0,80}\. You have one final chance to complete")
 
 
 # --------------------------------------------------------------------------- content
@@ -102,7 +107,9 @@ class SessionBuilder(MessagesDraft):
     recording: Recording
     diagnostics: Diagnostics
     calls: dict[str, _Call] = field(default_factory=dict)
-    prompt_source: str = "user"
+    # A subagent's recording: no user types into it, so each of its prompts comes from the
+    # agent that launched it (its task, a follow-up) or from the runtime (`harness`).
+    subagent: bool = False
     # Inside a `$set.messages` checkpoint: its new turns are history (re-synced, or the
     # compressed summary), not new prompts; only a record with usage is a request.
     replaying: bool = False
@@ -214,6 +221,7 @@ class SessionBuilder(MessagesDraft):
 
     def on_user(self, message_id: str, record: dict[str, Any], ts: int) -> None:
         texts: list[str] = []
+        nudges: list[str] = []  # a subagent runtime's own words (`_RUNTIME_NUDGE`)
         for index, (kind, text, call_id) in enumerate(parts(record.get("content"))):
             item_id = f"{message_id}:{index}"
             if kind == "media":
@@ -245,12 +253,15 @@ class SessionBuilder(MessagesDraft):
                         loaded,
                         label="Loaded context (GEMINI.md, extensions)",
                     )
+            elif self.subagent and _RUNTIME_NUDGE.match(text):
+                nudges.append(text)
+                self.add(message_id, item_id, Category.OVERHEAD, text, label="Runtime notice")
             else:
                 texts.append(text)
                 self.add_prompt(message_id, item_id, text)
-        if texts and not self.replaying:
-            self.start_turn(message_id, ts, texts, self.prompt_source)
-            self.prompt_source = "user"
+        if (texts or nudges) and not self.replaying:
+            source = "harness" if nudges and not texts else "agent" if self.subagent else "user"
+            self.start_turn(message_id, ts, texts or nudges, source)
 
     def on_gemini(self, message_id: str, record: dict[str, Any], ts: int) -> None:
         model = text_field(record, "model") or ""

@@ -921,12 +921,61 @@ def test_nested_subagents_link_to_the_call_running_when_they_started() -> None:
             agent,
             "subagent",
         )
-        # Its first prompt is the task the parent gave it.
+        # Its first prompt is the task the parent gave it; no user types into a subagent.
         assert child.prompts[0].source == "agent"
-        assert all(p.source == "user" for p in child.prompts[1:])
+        assert "user" not in {p.source for p in child.prompts}
     children = {t.call_id: t.child_session for t in parent.tool_calls if t.child_session}
     assert children == {call: f"{PARENT}/{agent}" for agent, call in LAUNCHED.items()}
     assert [p.source for p in parent.prompts] == ["user"] * len(parent.prompts)
+
+
+NUDGE = "60491e7e-598e-4b5d-9f3c-79b018ad34a4"  # ngzcxj's second user-role message
+
+
+def _nudge(value: dict[str, Any]) -> dict[str, Any]:
+    found = next(m for m in value["messages"] if m["id"] == NUDGE)
+    assert isinstance(found, dict)
+    return found
+
+
+def test_a_subagent_s_runtime_notice_is_the_harness_s_not_a_user_prompt(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ngzcxj (0.37.1) ran out of turns: the runtime wrote "You have exceeded the maximum
+    number of turns. You have one final chance …" as a user-role message. No user typed
+    it: its prompt's source is `harness`, and its text is Harness overhead, not User
+    prompts."""
+    added = spy(monkeypatch)
+    child = _by_id(sessions(TREE))[f"{PARENT}/ngzcxj"]
+    assert [(p.source, p.id) for p in child.prompts][1:] == [("harness", NUDGE)]
+    text = _nudge(_doc(TREE / PARENT / "ngzcxj.json"))["content"][0]["text"]
+    assert text.startswith("You have exceeded the maximum number of turns.")
+    got = by_id(added)[f"{NUDGE}:0"]
+    assert (got.category, got.label, got.chars) == (Category.OVERHEAD, "Runtime notice", len(text))
+
+
+def test_a_subagent_s_later_prompt_is_the_agent_s_and_a_main_s_notice_is_typed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Edited: ngzcxj's notice reworded (no runtime text) is still no user's: the agent's.
+    The runtime's words in a main session are what its user typed (only a subagent has a
+    runtime that writes them)."""
+
+    notice = _nudge(_doc(TREE / PARENT / "ngzcxj.json"))
+
+    def reword(name: str, value: dict[str, Any]) -> None:
+        if name == "ngzcxj":
+            _nudge(value)["content"][0]["text"] = "Please finish now."
+        elif name.startswith("session-"):
+            value["messages"].append({**notice, "timestamp": value["lastUpdated"]})
+
+    added = spy(monkeypatch)
+    found = _by_id(sessions(_tree(tmp_path, reword)))
+    assert [p.source for p in found[f"{PARENT}/ngzcxj"].prompts] == ["agent", "agent"]
+    assert by_id(added)[f"{NUDGE}:0"].category == PR
+    main = found[PARENT]
+    assert main.prompts[-1].source == "user"
+    assert {p.source for p in main.prompts} == {"user"}
 
 
 def test_agent_id_links_a_subagent_to_its_call_before_time_does(tmp_path: Path) -> None:
