@@ -91,13 +91,23 @@ def window_for(model: str | None) -> tuple[int, str]:
 # --------------------------------------------------------------------------- mapping
 
 
+# A call that ran a subagent (≥0.37): its result begins "Subagent 'cli_help' finished."
+_SUBAGENT_RESULT = re.compile(r"^\s*Subagent '[^'\n]*' finished")
+
+
 @record
-class _Call(ToolDraft):
+class CallDraft(ToolDraft):
     """`end_ns` is when the call completed (its request's end when that is not recorded);
-    a call without an embedded result is incomplete."""
+    a call without an embedded result is incomplete. `launch`: the call ran a subagent
+    (`resultDisplay.isSubagentProgress`, its `agentName` the call's name, or a result
+    "Subagent '<name>' finished"); then `said` holds its result and `asked` its string
+    arguments, the words that can name which subagent it ran (gemini_cli._names)."""
 
     agent_id: str | None = None
     has_result: bool = False
+    launch: bool = False
+    said: str = ""
+    asked: tuple[str, ...] = ()
 
 
 @record
@@ -106,7 +116,7 @@ class SessionBuilder(MessagesDraft):
 
     recording: Recording
     diagnostics: Diagnostics
-    calls: dict[str, _Call] = field(default_factory=dict)
+    calls: dict[str, CallDraft] = field(default_factory=dict)
     # A subagent's recording: no user types into it, so each of its prompts comes from the
     # agent that launched it (its task, a follow-up) or from the runtime (`harness`).
     subagent: bool = False
@@ -344,7 +354,7 @@ class SessionBuilder(MessagesDraft):
         if self.replaying and call_id in self.calls:
             end = None  # a re-synced copy of a call already on the timeline
         else:
-            self.calls[call_id] = self._call(call_id, name, ts, end, response, call, len(result))
+            self.calls[call_id] = self._call(call_id, name, ts, end, response, call, result)
         if end is not None:
             self.last_ns = max(self.last_ns or end, end)
             self.touch(end)
@@ -360,9 +370,22 @@ class SessionBuilder(MessagesDraft):
         end: int | None,
         response: str | None,
         call: dict[str, Any],
-        result_chars: int,
-    ) -> _Call:
-        return _Call(
+        result: str,
+    ) -> CallDraft:
+        display = call.get("resultDisplay")
+        display = display if isinstance(display, dict) else {}
+        launch = (
+            display.get("isSubagentProgress") is True
+            or text_field(display, "agentName") == name
+            or bool(_SUBAGENT_RESULT.match(result))
+        )
+        arguments = call.get("args")
+        asked = (
+            tuple(v for v in arguments.values() if isinstance(v, str) and len(v) >= 16)
+            if launch and isinstance(arguments, dict)
+            else ()
+        )
+        return CallDraft(
             call_id,
             name,
             ts,
@@ -371,9 +394,12 @@ class SessionBuilder(MessagesDraft):
             ToolArguments.of(call.get("args")),
             end_ns=max(end or ts, ts),
             is_error=text_field(call, "status") in {"error", "cancelled"},
-            result_chars=result_chars,
+            result_chars=len(result),
             agent_id=text_field(call, "agentId"),
             has_result=call.get("result") is not None,
+            launch=launch,
+            said=result if launch else "",
+            asked=asked,
         )
 
     def on_info(self, message_id: str, record: dict[str, Any], ts: int) -> None:
