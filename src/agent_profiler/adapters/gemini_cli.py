@@ -381,33 +381,35 @@ def plan(files: list[SniffedFile]) -> list[JournalGroup]:
     moved = {p.key: f"project:{p.project}" for p in planned if not p.nested and p.project in strays}
     for entry in planned:
         trees.setdefault(moved.get(entry.key, entry.key), []).append(entry.path)
-    given: set[Path] | None = None
+    given = {p.path for p in planned}  # a folder walk gave its nested files as found here
+    resolved: set[Path] | None = None  # resolved once, only for a file not given so
     for entry in planned:
-        folder = entry.path.parent / entry.key
         if entry.nested or entry.stray or not _FOLDER_NAME.fullmatch(entry.key):
             continue
-        if not folder.is_dir():
-            continue
-        if given is None:  # resolved once, only when some main file has a folder
-            given = {_resolved(p.path) for p in planned}
-        for path in _recordings_in(folder):
-            if _resolved(path) not in given:
-                given.add(_resolved(path))
+        for path in _recordings_in(entry.path.parent / entry.key):
+            if path in given:
+                continue
+            if resolved is None:
+                resolved = {_resolved(p) for p in given}
+            if _resolved(path) not in resolved:
+                resolved.add(_resolved(path))
                 trees[moved.get(entry.key, entry.key)].append(path)
     return [JournalGroup(HARNESS, None, tuple(paths)) for paths in trees.values()]
 
 
 def _recordings_in(folder: Path) -> list[Path]:
-    """The subagent recordings of a `chats/<session id>/` folder, in name order."""
+    """The subagent recordings of a `chats/<session id>/` folder, in name order (none when
+    there is no such folder, or it cannot be read)."""
     try:
-        found = sorted(folder.iterdir())
+        if not folder.is_dir():
+            return []
+        return [
+            p
+            for p in sorted(folder.iterdir())
+            if p.name.endswith(_RECORDING_SUFFIXES) and not p.name.startswith(".") and p.is_file()
+        ]
     except OSError:
         return []
-    return [
-        p
-        for p in found
-        if p.name.endswith(_RECORDING_SUFFIXES) and not p.name.startswith(".") and p.is_file()
-    ]
 
 
 def _resolved(path: Path) -> Path:

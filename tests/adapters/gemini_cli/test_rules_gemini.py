@@ -1118,6 +1118,20 @@ def test_a_main_file_given_alone_reads_its_subagent_folder(tmp_path: Path) -> No
         assert diagnostics.warnings == []
 
 
+@pytest.mark.parametrize("sid", ["..", "../other", "/abs", ".hidden"])
+def test_a_session_id_that_is_no_folder_name_reads_no_folder(tmp_path: Path, sid: str) -> None:
+    """entire-ab given a session id that would name a folder elsewhere (edited): only its
+    own file is read, never the recordings of the folder its id points at."""
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "x.json").write_bytes(DOCUMENT.read_bytes())
+    chats = tmp_path / "chats"
+    chats.mkdir()
+    main = document(chats, _messages()[:3], name="session-x.json", sessionId=sid)
+    found, diagnostics = read(main)
+    assert [s.session_id for s in found] == [sid]
+    assert diagnostics.warnings == []
+
+
 def _stray(tmp_path: Path, late: bool = False) -> Path:
     """ngzcxj copied out of its parent's folder (`other/ngzcxj.json`); `late`: every time
     in it two hours later (04:31–04:33, after its parent's end at 03:18)."""
