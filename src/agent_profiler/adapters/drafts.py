@@ -281,17 +281,19 @@ def finish_prompts(
     ends_at_least: Mapping[str, int | None] | None = None,
 ) -> tuple[Prompt, ...]:
     """Each prompt lasts until the last response or tool call of its turn has ended (and at
-    least until `ends_at_least`, a harness's own record of the turn's end). A subagent's
-    first prompt is its task (`first_from_agent`): its source is the agent, not a user."""
+    least until `ends_at_least`, a harness's own record of the turn's end). In a subagent
+    (`first_from_agent`: its first prompt is its task) no user types: every prompt's source
+    is the agent (a later one is the parent's follow-up, e.g. Codex's `send_input`), unless
+    the adapter named another one than `user` (`harness`: the runtime's own words)."""
     ends = turn_ends(responses, tools)
     floors = ends_at_least or {}
     return tuple(
         ended(
             p,
             max(floors.get(p.id) or 0, ends.get(p.id, p.start_ns), p.start_ns),
-            "agent" if first_from_agent and index == 0 else p.source,
+            "agent" if first_from_agent and p.source == "user" else p.source,
         )
-        for index, p in enumerate(prompts)
+        for p in prompts
     )
 
 

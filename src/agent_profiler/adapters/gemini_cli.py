@@ -32,9 +32,13 @@ Format facts these modules rely on, with the surprise each one holds:
   compressed from X% to Y%." from 0.33) and the summary is not stored, so after
   one the context is cleared and the head measured again (the summary is in it);
 - subagents: ≥0.37 `chats/<parentSessionId>/<agentId>.json[l]` (`kind:
-  "subagent"`), ≤0.35 a sibling file sharing the parent's `sessionId`; linked to
-  the launching call by `toolCalls[].agentId` (≥0.39) or else by the call whose
-  run contains the subagent's start.
+  "subagent"`; read with the main file given alone), ≤0.35 a sibling file sharing
+  the parent's `sessionId` (and, started in the same minute, its file name: one
+  overwrites the other); linked to the launching call by `toolCalls[].agentId`
+  (≥0.39) or else among the calls running when the subagent started: one that ran
+  a subagent (`resultDisplay.isSubagentProgress`, "Subagent '<name>' finished")
+  before the others, which run in parallel. A ≥0.37 file out of its parent's folder
+  names no parent: it is looked for among its project's sessions read, else unknown.
 """
 
 from __future__ import annotations
@@ -53,7 +57,7 @@ from agent_profiler.adapters.gemini_recording import (
     is_header,
     load_recording,
 )
-from agent_profiler.adapters.gemini_session import HARNESS, SessionBuilder, project_of
+from agent_profiler.adapters.gemini_session import HARNESS, CallDraft, SessionBuilder, project_of
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.jsonl import peek
 from agent_profiler.model import Session
@@ -115,11 +119,29 @@ def _is_subagent(recording: Recording) -> bool:
     return nested or bool(_SUBAGENT_PROMPT.match(recording.first_prompt()))
 
 
-def _parent_id(recording: Recording) -> str:
-    """≥0.37 the folder is named after the parent session; ≤0.35 the ids are shared."""
+def _stem_of(name: str) -> str:
+    return name.split(".")[0]
+
+
+def _own_id(recording: Recording) -> bool:
+    """A ≥0.37 subagent: its own id, which names its file (`<agentId>.json[l]`), and
+    `directories` in its header; a ≤0.35 sibling shares its parent's id."""
+    return recording.kind == "subagent" and (
+        "directories" in recording.header or _stem(recording.path) == recording.session_id
+    )
+
+
+def _stem(path: Path) -> str:
+    return _stem_of(path.name)
+
+
+def _parent_id(recording: Recording) -> str | None:
+    """≥0.37 the folder is named after the parent session, and a file of one elsewhere
+    does not say whose it is (None: found by its calls, or not known); ≤0.35 the ids are
+    shared."""
     if recording.path.parent.parent.name == "chats":
         return recording.path.parent.name
-    return recording.session_id
+    return None if _own_id(recording) else recording.session_id
 
 
 def read_group(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:
@@ -129,16 +151,14 @@ def read_group(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:
     modern = {r.session_id for r in recordings if r.container == "jsonl" and not _is_subagent(r)}
     mains: list[Session] = []
     children: list[tuple[Recording, Session]] = []
-    agents: dict[str, dict[str, str]] = {}  # session id → agentId (≥0.39) → call id
+    tree = _Tree()
     for recording in recordings:
         child = _is_subagent(recording)
         if not child and recording.container != "jsonl" and recording.session_id in modern:
             # A resumed legacy session is copied into a new .jsonl beside it (≥0.39).
             diagnostics.note("gemini-cli:legacy-json-superseded")
             continue
-        builder = SessionBuilder(recording, diagnostics)
-        if child:
-            builder.prompt_source = "agent"
+        builder = SessionBuilder(recording, diagnostics, subagent=child)
         builder.run()
         session = builder.finish()
         if session is None:
@@ -147,41 +167,60 @@ def read_group(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:
             children.append((recording, session))
         else:
             mains.append(session)
-            agents[session.session_id] = {
-                c.agent_id: c.call_id for c in builder.calls.values() if c.agent_id
-            }
-    return _with_links(mains, _link(mains, children, agents))
+            tree.calls[session.session_id] = builder.calls
+            tree.projects[session.session_id] = recording.header.get("projectHash")
+    return _with_links(mains, _link(mains, children, tree, diagnostics))
+
+
+@dataclasses.dataclass
+class _Tree:
+    """What linking needs of each main session read: its call drafts (their `agentId`,
+    whether each ran a subagent and its words) and its `projectHash`."""
+
+    calls: dict[str, Mapping[str, CallDraft]] = dataclasses.field(default_factory=dict)
+    projects: dict[str, object] = dataclasses.field(default_factory=dict)
+    taken: set[tuple[str, str]] = dataclasses.field(default_factory=set)
 
 
 def _link(
     mains: list[Session],
     children: list[tuple[Recording, Session]],
-    agents: dict[str, dict[str, str]],
+    tree: _Tree,
+    diagnostics: Diagnostics,
 ) -> list[Session]:
     by_id = {s.session_id: s for s in mains}
-    taken: set[str] = set()
     result = []
     for recording, child in children:
         parent_id = _parent_id(recording)
-        agent = (
-            recording.session_id
-            if recording.session_id != parent_id
-            else (recording.path.name.split(".")[0])
-        )
-        parent = by_id.get(parent_id)
-        call_id = None
-        if parent is not None:
-            call_id = agents.get(parent_id, {}).get(agent) or _launching_call(
-                parent, child.start_ns, taken
+        agent = recording.session_id if recording.session_id != parent_id else _stem(recording.path)
+        if parent_id is None:  # a ≥0.37 file outside its parent's folder: its project's
+            project = recording.header.get("projectHash")
+            candidates = [s for s in mains if project and tree.projects[s.session_id] == project]
+        else:
+            candidates = [by_id[parent_id]] if parent_id in by_id else []
+        found = _launching_call(candidates, tree, recording, agent, child.start_ns)
+        if found is not None:
+            tree.taken.add(found)
+            parent_id = found[0]
+        why = None if parent_id in by_id else _unknown_parent(recording, parent_id, candidates)
+        if why is not None:
+            diagnostics.warn(str(recording.path), None, "parent-not-exported", why[0])
+            result.append(
+                dataclasses.replace(
+                    child,
+                    session_id=agent if parent_id is None else f"{parent_id}/{agent}",
+                    agent_id=agent,
+                    child_role="subagent",
+                    facts=(*child.facts, ("child_role", "subagent"), ("parent_unknown", why[1])),
+                )
             )
-            if call_id:
-                taken.add(call_id)
+            continue
         result.append(
             dataclasses.replace(
                 child,
                 session_id=f"{parent_id}/{agent}",
                 parent_session=parent_id,
-                parent_call_id=call_id,
+                parent_call_id=found[1] if found else None,
                 agent_id=agent,
                 child_role="subagent",
             )
@@ -189,20 +228,95 @@ def _link(
     return result
 
 
-def _launching_call(parent: Session, start: int, taken: set[str]) -> str | None:
-    """Before `agentId` (≤0.38): the call still running when the subagent started (its
-    call is recorded on completion; 2 s of slack for the recorder's own start)."""
-    began = {r.id: r.start_ns for r in parent.responses}
-    around = [
-        c
-        for c in parent.tool_calls
-        if c.call_id not in taken
-        and min(c.start_ns, began.get(c.response_id or "", c.start_ns)) - 2_000 * MS
-        <= start
-        <= c.end_ns
-    ]
-    around.sort(key=lambda c: (c.end_ns - c.start_ns, c.call_id))
-    return around[0].call_id if around else None
+def _unknown_parent(
+    recording: Recording, parent_id: str | None, candidates: list[Session]
+) -> tuple[str, str] | None:
+    """Why the parent of a subagent whose parent was not read cannot be shown (the warning,
+    the fact), or None: its parent is named, and the loader says it was not given."""
+    if parent_id is None:
+        agent = recording.session_id
+        where = "its file is not in its parent's chats/<session id>/ folder, and"
+        if candidates:
+            seen = f"{len(candidates)} session{'s' * (len(candidates) > 1)} of its project read"
+            return (
+                f"subagent {agent}: its parent could not be determined ({where} no call of "
+                f"the {seen} was running when it started)",
+                "no call of its project's sessions read ran it",
+            )
+        return (
+            f"subagent {agent}: its parent could not be determined ({where} no session of "
+            "its project was read): pass its parent's session file with it",
+            "not in a chats/<parent id>/ folder, and no session of its project read",
+        )
+    if _parent_id(recording) == recording.session_id and not _sibling_on_disk(recording):
+        short = recording.session_id[:8]
+        return (
+            f"subagent {parent_id}/{_stem(recording.path)}: its parent's recording (session "
+            f"{short}…) is missing from its folder: not copied, or overwritten by this "
+            "subagent's own file (Gemini CLI ≤0.35 names both session-<minute>-<id>.json)",
+            f"session {short}…, whose recording is missing (not copied, or overwritten)",
+        )
+    return None
+
+
+def _sibling_on_disk(recording: Recording) -> bool:
+    """≤0.35: another file of the same id (`session-<minute>-<id8>.json`) in the folder of
+    this sibling subagent, its parent's recording or another sibling (True if unreadable)."""
+    short = recording.session_id[:8]
+    try:
+        names = [p.name for p in recording.path.parent.iterdir()]
+    except OSError:
+        return True
+    return any(
+        name != recording.path.name
+        and name.startswith("session-")
+        and _stem_of(name).endswith(f"-{short}")
+        for name in names
+    )
+
+
+def _launching_call(
+    candidates: list[Session], tree: _Tree, child: Recording, agent: str, start: int
+) -> tuple[str, str] | None:
+    """(parent id, call id) of the call that ran this subagent: the one whose `agentId`
+    names it (≥0.39); before that, among the calls still running when it started (a call
+    is recorded on completion; 2 s of slack for the recorder's own start), one that ran a
+    subagent and whose words name this one (its result holds the subagent's `summary`, or
+    its task prompt an argument of the call), then one that ran a subagent, then the
+    shortest (Gemini CLI runs a turn's calls in parallel: a shorter one was running too)."""
+    for parent in candidates:
+        for named_call in tree.calls[parent.session_id].values():
+            if named_call.agent_id == agent:
+                return parent.session_id, named_call.call_id
+    best: tuple[tuple[bool, bool, int, str], str, str] | None = None
+    for parent in candidates:
+        drafts = tree.calls[parent.session_id]
+        began = {r.id: r.start_ns for r in parent.responses}
+        for call in parent.tool_calls:
+            first = min(call.start_ns, began.get(call.response_id or "", call.start_ns))
+            if (parent.session_id, call.call_id) in tree.taken or not (
+                first - 2_000 * MS <= start <= call.end_ns
+            ):
+                continue
+            draft = drafts.get(call.call_id)
+            launch = draft is not None and draft.launch
+            named = draft is not None and launch and _names(draft, child)
+            rank = (not named, not launch, call.end_ns - call.start_ns, call.call_id)
+            if best is None or rank < best[0]:
+                best = (rank, parent.session_id, call.call_id)
+    return (best[1], best[2]) if best else None
+
+
+def _names(call: CallDraft, child: Recording) -> bool:
+    """The launching call's words name this subagent: its result holds the start of the
+    subagent's `summary` (≥0.37 header: its answer), or one of its arguments (the question)
+    is in the subagent's task prompt. Compared with their whitespace collapsed."""
+    summary = text_field(child.header, "summary")
+    head = " ".join(summary.split())[:60] if summary else ""
+    if head and head in " ".join(call.said.split()):
+        return True
+    prompt = " ".join(child.first_prompt().split())
+    return any(" ".join(asked.split()) in prompt for asked in call.asked)
 
 
 def _with_links(mains: list[Session], children: list[Session]) -> list[Session]:
@@ -219,26 +333,90 @@ def _with_links(mains: list[Session], children: list[Session]) -> list[Session]:
     return out + children
 
 
-def _session_key(file: SniffedFile) -> str:
+_PROJECT_HASH = re.compile(rb'"projectHash"\s*:\s*"([^"\\]{1,200})"')
+_RECORDING_SUFFIXES = (".json", ".jsonl", ".json.gz", ".jsonl.gz")
+_FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")  # a session id as a folder
+
+
+@dataclasses.dataclass(frozen=True)
+class _Planned:
+    """What the plan knows of a file: its tree's key (its session id; a nested subagent's
+    folder name), its `projectHash`, whether it is nested in `chats/<id>/`, and whether it
+    may be a ≥0.37 subagent outside its parent's folder (named `<its id>.json[l]`)."""
+
+    path: Path
+    key: str
+    project: str | None
+    nested: bool
+    stray: bool
+
+
+def _planned(file: SniffedFile) -> _Planned:
     path = file.path
     if path.parent.parent.name == "chats":
-        return path.parent.name  # a nested subagent: its parent's session id
+        return _Planned(path, path.parent.name, None, True, False)
     first = file.head[0] if file.head else None
     if isinstance(first, dict) and text_field(first, "sessionId"):
-        return str(first["sessionId"])
-    found = HEADER_ID.search(peek(path))
-    return found.group(1).decode(errors="replace") if found else str(path)
+        key, project = str(first["sessionId"]), text_field(first, "projectHash")
+    else:
+        head = peek(path)
+        found, hashed = HEADER_ID.search(head), _PROJECT_HASH.search(head)
+        key = found.group(1).decode(errors="replace") if found else str(path)
+        project = hashed.group(1).decode(errors="replace") if hashed else None
+    stray = not path.name.startswith("session-") and _stem(path) == key
+    return _Planned(path, key, project, False, stray)
 
 
 def plan(files: list[SniffedFile]) -> list[JournalGroup]:
     """One group per session tree: a session's files (legacy and resumed copies,
-    ≤0.35 sibling subagents) and its nested subagent folder."""
+    ≤0.35 sibling subagents) and its nested subagent folder, `chats/<session id>/`, read
+    with a main file given alone (as `discover` lists it). A ≥0.37 subagent file outside
+    its parent's folder does not say whose it is: it is read with every main session of
+    its project given, whose calls may tell (`_launching_call`)."""
     from agent_profiler.adapters import JournalGroup
 
+    planned = [_planned(file) for file in files]
+    strays = {p.project for p in planned if p.stray and p.project}
     trees: dict[str, list[Path]] = {}
-    for file in files:
-        trees.setdefault(_session_key(file), []).append(file.path)
+    moved = {p.key: f"project:{p.project}" for p in planned if not p.nested and p.project in strays}
+    for entry in planned:
+        trees.setdefault(moved.get(entry.key, entry.key), []).append(entry.path)
+    given = {p.path for p in planned}  # a folder walk gave its nested files as found here
+    resolved: set[Path] | None = None  # resolved once, only for a file not given so
+    for entry in planned:
+        if entry.nested or entry.stray or not _FOLDER_NAME.fullmatch(entry.key):
+            continue
+        for path in _recordings_in(entry.path.parent / entry.key):
+            if path in given:
+                continue
+            if resolved is None:
+                resolved = {_resolved(p) for p in given}
+            if _resolved(path) not in resolved:
+                resolved.add(_resolved(path))
+                trees[moved.get(entry.key, entry.key)].append(path)
     return [JournalGroup(HARNESS, None, tuple(paths)) for paths in trees.values()]
+
+
+def _recordings_in(folder: Path) -> list[Path]:
+    """The subagent recordings of a `chats/<session id>/` folder, in name order (none when
+    there is no such folder, or it cannot be read)."""
+    try:
+        if not folder.is_dir():
+            return []
+        return [
+            p
+            for p in sorted(folder.iterdir())
+            if p.name.endswith(_RECORDING_SUFFIXES) and not p.name.startswith(".") and p.is_file()
+        ]
+    except OSError:
+        return []
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
+        return path
 
 
 def read(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:

@@ -57,6 +57,11 @@ _LOADED_CONTEXT = re.compile(r"<loaded_context>.*?</loaded_context>", re.DOTALL)
 
 
 _COMPRESSED = re.compile(r"^Context compressed from (\d+)% to (\d+)%")
+# What the subagent runtime itself says to a subagent that ran out of turns or time, or
+# stopped calling tools (local-executor's final warning, ≥0.37): a user-role message no
+# one typed. Real: expenses-tracker 0.37.1 `ngzcxj`, "You have exceeded the maximum number
+# of turns. You have one final chance to complete the task with a short grace period. …"
+_RUNTIME_NUDGE = re.compile(r"^\s*You have [^\n]{0,80}\. You have one final chance to complete")
 
 
 # --------------------------------------------------------------------------- content
@@ -86,13 +91,23 @@ def window_for(model: str | None) -> tuple[int, str]:
 # --------------------------------------------------------------------------- mapping
 
 
+# A call that ran a subagent (≥0.37): its result begins "Subagent 'cli_help' finished."
+_SUBAGENT_RESULT = re.compile(r"^\s*Subagent '[^'\n]*' finished")
+
+
 @record
-class _Call(ToolDraft):
+class CallDraft(ToolDraft):
     """`end_ns` is when the call completed (its request's end when that is not recorded);
-    a call without an embedded result is incomplete."""
+    a call without an embedded result is incomplete. `launch`: the call ran a subagent
+    (`resultDisplay.isSubagentProgress`, its `agentName` the call's name, or a result
+    "Subagent '<name>' finished"); then `said` holds its result and `asked` its string
+    arguments, the words that can name which subagent it ran (gemini_cli._names)."""
 
     agent_id: str | None = None
     has_result: bool = False
+    launch: bool = False
+    said: str = ""
+    asked: tuple[str, ...] = ()
 
 
 @record
@@ -101,8 +116,10 @@ class SessionBuilder(MessagesDraft):
 
     recording: Recording
     diagnostics: Diagnostics
-    calls: dict[str, _Call] = field(default_factory=dict)
-    prompt_source: str = "user"
+    calls: dict[str, CallDraft] = field(default_factory=dict)
+    # A subagent's recording: no user types into it, so each of its prompts comes from the
+    # agent that launched it (its task, a follow-up) or from the runtime (`harness`).
+    subagent: bool = False
     # Inside a `$set.messages` checkpoint: its new turns are history (re-synced, or the
     # compressed summary), not new prompts; only a record with usage is a request.
     replaying: bool = False
@@ -214,6 +231,7 @@ class SessionBuilder(MessagesDraft):
 
     def on_user(self, message_id: str, record: dict[str, Any], ts: int) -> None:
         texts: list[str] = []
+        nudges: list[str] = []  # a subagent runtime's own words (`_RUNTIME_NUDGE`)
         for index, (kind, text, call_id) in enumerate(parts(record.get("content"))):
             item_id = f"{message_id}:{index}"
             if kind == "media":
@@ -245,12 +263,15 @@ class SessionBuilder(MessagesDraft):
                         loaded,
                         label="Loaded context (GEMINI.md, extensions)",
                     )
+            elif self.subagent and _RUNTIME_NUDGE.match(text):
+                nudges.append(text)
+                self.add(message_id, item_id, Category.OVERHEAD, text, label="Runtime notice")
             else:
                 texts.append(text)
                 self.add_prompt(message_id, item_id, text)
-        if texts and not self.replaying:
-            self.start_turn(message_id, ts, texts, self.prompt_source)
-            self.prompt_source = "user"
+        if (texts or nudges) and not self.replaying:
+            source = "harness" if nudges and not texts else "agent" if self.subagent else "user"
+            self.start_turn(message_id, ts, texts or nudges, source)
 
     def on_gemini(self, message_id: str, record: dict[str, Any], ts: int) -> None:
         model = text_field(record, "model") or ""
@@ -333,7 +354,7 @@ class SessionBuilder(MessagesDraft):
         if self.replaying and call_id in self.calls:
             end = None  # a re-synced copy of a call already on the timeline
         else:
-            self.calls[call_id] = self._call(call_id, name, ts, end, response, call, len(result))
+            self.calls[call_id] = self._call(call_id, name, ts, end, response, call, result)
         if end is not None:
             self.last_ns = max(self.last_ns or end, end)
             self.touch(end)
@@ -349,9 +370,22 @@ class SessionBuilder(MessagesDraft):
         end: int | None,
         response: str | None,
         call: dict[str, Any],
-        result_chars: int,
-    ) -> _Call:
-        return _Call(
+        result: str,
+    ) -> CallDraft:
+        display = call.get("resultDisplay")
+        display = display if isinstance(display, dict) else {}
+        launch = (
+            display.get("isSubagentProgress") is True
+            or text_field(display, "agentName") == name
+            or bool(_SUBAGENT_RESULT.match(result))
+        )
+        arguments = call.get("args")
+        asked = (
+            tuple(v for v in arguments.values() if isinstance(v, str) and len(v) >= 16)
+            if launch and isinstance(arguments, dict)
+            else ()
+        )
+        return CallDraft(
             call_id,
             name,
             ts,
@@ -360,9 +394,12 @@ class SessionBuilder(MessagesDraft):
             ToolArguments.of(call.get("args")),
             end_ns=max(end or ts, ts),
             is_error=text_field(call, "status") in {"error", "cancelled"},
-            result_chars=result_chars,
+            result_chars=len(result),
             agent_id=text_field(call, "agentId"),
             has_result=call.get("result") is not None,
+            launch=launch,
+            said=result if launch else "",
+            asked=asked,
         )
 
     def on_info(self, message_id: str, record: dict[str, Any], ts: int) -> None:

@@ -315,6 +315,21 @@ def _meta(**changes: Any) -> dict[str, Any]:
     return {**meta, "payload": {k: v for k, v in meta["payload"].items() if v is not None}}
 
 
+def test_every_prompt_of_a_subagent_rollout_is_the_agent_s(tmp_path: Path) -> None:
+    """A subagent rollout (line 1 edited to a `thread_spawn` child) with two turns of the
+    2026-05-11 rollout: the second user message is the parent's follow-up (`send_input`),
+    not a user's: both prompts are the agent's. The same turns in a main rollout are the
+    user's."""
+    turns = [record(PLAIN, n) for n in (6, 7, 17, 19, 20, 22, 23)]
+    spawn = {"subagent": {"thread_spawn": {"depth": 1, "parent_thread_id": "p-1"}}}
+    child = write(tmp_path, [_meta(source=spawn), *turns], name="rollout-child.jsonl")
+    main = write(tmp_path, [_meta(), *turns], name="rollout-main.jsonl")
+    (session,) = sessions(child)
+    assert session.parent_session == "p-1"
+    assert [p.source for p in session.prompts] == ["agent", "agent"]
+    assert [p.source for p in sessions(main)[0].prompts] == ["user", "user"]
+
+
 def _load(path: Path) -> tuple[list[Session], Diagnostics]:
     diagnostics = Diagnostics()
     result = load([path], diagnostics)

@@ -921,12 +921,61 @@ def test_nested_subagents_link_to_the_call_running_when_they_started() -> None:
             agent,
             "subagent",
         )
-        # Its first prompt is the task the parent gave it.
+        # Its first prompt is the task the parent gave it; no user types into a subagent.
         assert child.prompts[0].source == "agent"
-        assert all(p.source == "user" for p in child.prompts[1:])
+        assert "user" not in {p.source for p in child.prompts}
     children = {t.call_id: t.child_session for t in parent.tool_calls if t.child_session}
     assert children == {call: f"{PARENT}/{agent}" for agent, call in LAUNCHED.items()}
     assert [p.source for p in parent.prompts] == ["user"] * len(parent.prompts)
+
+
+NUDGE = "60491e7e-598e-4b5d-9f3c-79b018ad34a4"  # ngzcxj's second user-role message
+
+
+def _nudge(value: dict[str, Any]) -> dict[str, Any]:
+    found = next(m for m in value["messages"] if m["id"] == NUDGE)
+    assert isinstance(found, dict)
+    return found
+
+
+def test_a_subagent_s_runtime_notice_is_the_harness_s_not_a_user_prompt(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ngzcxj (0.37.1) ran out of turns: the runtime wrote "You have exceeded the maximum
+    number of turns. You have one final chance …" as a user-role message. No user typed
+    it: its prompt's source is `harness`, and its text is Harness overhead, not User
+    prompts."""
+    added = spy(monkeypatch)
+    child = _by_id(sessions(TREE))[f"{PARENT}/ngzcxj"]
+    assert [(p.source, p.id) for p in child.prompts][1:] == [("harness", NUDGE)]
+    text = _nudge(_doc(TREE / PARENT / "ngzcxj.json"))["content"][0]["text"]
+    assert text.startswith("You have exceeded the maximum number of turns.")
+    got = by_id(added)[f"{NUDGE}:0"]
+    assert (got.category, got.label, got.chars) == (Category.OVERHEAD, "Runtime notice", len(text))
+
+
+def test_a_subagent_s_later_prompt_is_the_agent_s_and_a_main_s_notice_is_typed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Edited: ngzcxj's notice reworded (no runtime text) is still no user's: the agent's.
+    The runtime's words in a main session are what its user typed (only a subagent has a
+    runtime that writes them)."""
+
+    notice = _nudge(_doc(TREE / PARENT / "ngzcxj.json"))
+
+    def reword(name: str, value: dict[str, Any]) -> None:
+        if name == "ngzcxj":
+            _nudge(value)["content"][0]["text"] = "Please finish now."
+        elif name.startswith("session-"):
+            value["messages"].append({**notice, "timestamp": value["lastUpdated"]})
+
+    added = spy(monkeypatch)
+    found = _by_id(sessions(_tree(tmp_path, reword)))
+    assert [p.source for p in found[f"{PARENT}/ngzcxj"].prompts] == ["agent", "agent"]
+    assert by_id(added)[f"{NUDGE}:0"].category == PR
+    main = found[PARENT]
+    assert main.prompts[-1].source == "user"
+    assert {p.source for p in main.prompts} == {"user"}
 
 
 def test_agent_id_links_a_subagent_to_its_call_before_time_does(tmp_path: Path) -> None:
@@ -963,6 +1012,187 @@ def test_a_subagent_started_before_any_call_ran_is_not_linked(tmp_path: Path) ->
     assert {t.call_id for t in parent.tool_calls if t.child_session} == {LAUNCHED["ngzcxj"]}
 
 
+def _beside_launch(agent: str, extra: dict[str, Any]) -> Any:
+    """An edit for `_tree`: `extra`, a call made in parallel with the one that launched
+    `agent` (same message, done earlier: a shorter run), inserted before it."""
+
+    def edit(name: str, value: dict[str, Any]) -> None:
+        for message in value["messages"] if name.startswith("session-") else []:
+            calls = message.get("toolCalls", [])
+            if any(c["id"] == LAUNCHED[agent] for c in calls):
+                calls.insert(0, extra)
+
+    return edit
+
+
+def _plain_call(call_id: str, done: str) -> dict[str, Any]:
+    """The real tree's first run_shell_command, renamed and done at `done`."""
+    calls = [c for m in _messages(TREE / MAIN) for c in m.get("toolCalls", [])]
+    first = next(c for c in calls if c["name"] == "run_shell_command")
+    result = copy.deepcopy(first["result"])
+    result[0]["functionResponse"]["id"] = call_id
+    return {**first, "id": call_id, "timestamp": done, "result": result}
+
+
+MAIN = "session-2026-04-12T01-18-01b2c62e.json"
+
+
+# What tells a call that ran a subagent, each alone (the real cli_help has all three).
+LAUNCH_SIGNS = {
+    "isSubagentProgress": {"resultDisplay": {"isSubagentProgress": True}},
+    "agentName": {"resultDisplay": {"agentName": "cli_help"}},
+    "result": {"resultDisplay": "done"},
+}
+
+
+@pytest.mark.parametrize("sign", LAUNCH_SIGNS)
+def test_a_subagent_links_to_its_launching_call_not_a_shorter_parallel_one(
+    tmp_path: Path, sign: str
+) -> None:
+    """expenses-tracker 0.37.1 edited: a run_shell_command in the same message as the
+    cli_help that ran shcg5o (02:26:55.797 → 02:27:20.826), done at 02:27:00: running when
+    shcg5o started, and shorter. The cli_help ran a subagent: it is the one. Told by its
+    `resultDisplay.isSubagentProgress`, its `agentName` (the call's name) or its result
+    "Subagent 'cli_help' finished", each alone; its question and shcg5o's answer, which
+    name shcg5o, are taken out (without a sign, the shorter call was taken)."""
+    extra = _plain_call("run_shell_command_1775960815670_0", "2026-04-12T02:27:00.000Z")
+    beside = _beside_launch("shcg5o", extra)
+
+    def edit(name: str, value: dict[str, Any]) -> None:
+        beside(name, value)
+        if name == "shcg5o":
+            del value["summary"]
+        for message in value["messages"] if name.startswith("session-") else []:
+            for call in message.get("toolCalls", []):
+                if call["id"] == LAUNCHED["shcg5o"]:
+                    call.update(args={}, **LAUNCH_SIGNS[sign])
+                    if sign != "result":
+                        call["result"][0]["functionResponse"]["response"] = {"output": "…"}
+
+    found = _by_id(sessions(_tree(tmp_path, edit)))
+    assert found[f"{PARENT}/shcg5o"].parent_call_id == LAUNCHED["shcg5o"]
+    assert found[f"{PARENT}/ngzcxj"].parent_call_id == LAUNCHED["ngzcxj"]
+    launched = {t.call_id: t.child_session for t in found[PARENT].tool_calls}
+    assert launched[extra["id"]] is None
+    assert launched[LAUNCHED["shcg5o"]] == f"{PARENT}/shcg5o"
+
+
+def test_of_two_parallel_launches_the_one_whose_words_name_the_subagent_wins(
+    tmp_path: Path,
+) -> None:
+    """Edited: a second, shorter cli_help beside the one that ran shcg5o (its copy asking
+    ngzcxj's question, answering with ngzcxj's summary): both ran a subagent while shcg5o
+    started; the one whose result holds shcg5o's answer ran it. Without that result, the
+    question in shcg5o's task prompt tells."""
+    launches = [
+        c for m in _messages(TREE / MAIN) for c in m.get("toolCalls", []) if c["name"] == "cli_help"
+    ]
+    other = copy.deepcopy(launches[1])  # ngzcxj's: its question and its answer
+    other.update(id="cli_help_1775960815600_1", timestamp="2026-04-12T02:27:00.000Z")
+    found = _by_id(sessions(_tree(tmp_path, _beside_launch("shcg5o", other))))
+    assert found[f"{PARENT}/shcg5o"].parent_call_id == LAUNCHED["shcg5o"]
+
+    def no_result(name: str, value: dict[str, Any]) -> None:
+        _beside_launch("shcg5o", other)(name, value)
+        for message in value["messages"] if name.startswith("session-") else []:
+            for call in message.get("toolCalls", []):
+                if call["name"] == "cli_help":
+                    call["result"][0]["functionResponse"]["response"] = {"output": ""}
+
+    found = _by_id(sessions(_tree(tmp_path / "bare", no_result)))
+    assert found[f"{PARENT}/shcg5o"].parent_call_id == LAUNCHED["shcg5o"]
+
+
+def test_a_main_file_given_alone_reads_its_subagent_folder(tmp_path: Path) -> None:
+    """The main file `discover` lists, given alone: `chats/<its id>/` is read with it
+    (both subagents, linked); given with that folder or the subagent files too, each
+    subagent is read once."""
+    main = TREE / MAIN
+    for inputs in ([main], [main, TREE / PARENT], [TREE / PARENT / "ngzcxj.json", main]):
+        found, diagnostics = read(*inputs)
+        assert sorted(s.session_id for s in found) == sorted(
+            [PARENT, *(f"{PARENT}/{a}" for a in LAUNCHED)]
+        ), inputs
+        links = {s.agent_id: s.parent_call_id for s in found if s.parent_session}
+        assert links == LAUNCHED
+        assert diagnostics.warnings == []
+
+
+@pytest.mark.parametrize("sid", ["..", "../other", "/abs", ".hidden"])
+def test_a_session_id_that_is_no_folder_name_reads_no_folder(tmp_path: Path, sid: str) -> None:
+    """entire-ab given a session id that would name a folder elsewhere (edited): only its
+    own file is read, never the recordings of the folder its id points at."""
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "x.json").write_bytes(DOCUMENT.read_bytes())
+    chats = tmp_path / "chats"
+    chats.mkdir()
+    main = document(chats, _messages()[:3], name="session-x.json", sessionId=sid)
+    found, diagnostics = read(main)
+    assert [s.session_id for s in found] == [sid]
+    assert diagnostics.warnings == []
+
+
+def _stray(tmp_path: Path, late: bool = False) -> Path:
+    """ngzcxj copied out of its parent's folder (`other/ngzcxj.json`); `late`: every time
+    in it two hours later (04:31–04:33, after its parent's end at 03:18)."""
+    text = (TREE / PARENT / "ngzcxj.json").read_text(encoding="utf-8")
+    if late:
+        text = text.replace('"2026-04-12T02:', '"2026-04-12T04:')
+    out = tmp_path / "other" / "ngzcxj.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    return out
+
+
+def test_a_subagent_outside_its_parent_s_folder_finds_it_among_its_project_s_sessions(
+    tmp_path: Path,
+) -> None:
+    """A ≥0.37 subagent file does not name its parent: out of `chats/<parent id>/`, the main
+    sessions of its project (`projectHash`) given with it are searched for the call that
+    ran it. ngzcxj beside a copy of its parent's file, and in another folder: linked as in
+    place, never its own parent."""
+    mains = tmp_path / "mains"
+    mains.mkdir()
+    (mains / MAIN).write_bytes((TREE / MAIN).read_bytes())
+    found, diagnostics = read(mains, _stray(tmp_path))
+    child = _by_id(found)[f"{PARENT}/ngzcxj"]
+    assert (child.parent_session, child.parent_call_id) == (PARENT, LAUNCHED["ngzcxj"])
+    assert diagnostics.warnings == []
+
+
+def test_a_subagent_whose_parent_cannot_be_found_is_no_one_s_child(tmp_path: Path) -> None:
+    """ngzcxj out of its folder, alone: no parent to name (not itself); with its project's
+    session but run (edited) when none of its calls ran: still none. One warning each,
+    saying its parent could not be determined, and why."""
+    found, diagnostics = read(_stray(tmp_path))
+    (child,) = found
+    assert (child.session_id, child.parent_session, child.agent_id, child.child_role) == (
+        "ngzcxj",
+        None,
+        "ngzcxj",
+        "subagent",
+    )
+    said = [(Path(w.path).name, w.kind, w.message) for w in diagnostics.warnings]
+    where = "its file is not in its parent's chats/<session id>/ folder, and"
+    assert said == [
+        (
+            "ngzcxj.json",
+            "parent-not-exported",
+            f"subagent ngzcxj: its parent could not be determined ({where} no session of its "
+            "project was read): pass its parent's session file with it",
+        )
+    ]
+    mains = tmp_path / "mains"
+    mains.mkdir()
+    (mains / MAIN).write_bytes((TREE / MAIN).read_bytes())
+    found, diagnostics = read(mains, _stray(tmp_path / "late", late=True))
+    assert _by_id(found)["ngzcxj"].parent_session is None
+    assert [w.message for w in diagnostics.warnings] == [
+        f"subagent ngzcxj: its parent could not be determined ({where} no call of the 1 "
+        "session of its project read was running when it started)"
+    ]
+
+
 def test_a_call_launches_one_subagent_only(tmp_path: Path) -> None:
     """Both subagents edited to start inside the first cli_help call: the first one read
     (ngzcxj) takes it; the other is left unlinked rather than sharing it."""
@@ -985,22 +1215,67 @@ SIBLING = SHARED / "myflix-0.29.5/jules/chats/session-2026-02-25T12-46-7740a707.
 def test_a_sibling_subagent_shares_its_parent_s_id(tmp_path: Path) -> None:
     """≤0.35: the codebase investigator is written beside its parent with the parent's
     `sessionId` and a task prompt ("Your task is to …"); myflix's parent was not published
-    (it holds credentials), so it stands alone, unlinked, named by its file."""
+    (it holds credentials), so it stands alone, unlinked, named by its file. Its parent's
+    recording is in no folder: its parent is not shown (FORMATS-gemini §1.9)."""
     value = _doc(SIBLING)
     (child,) = sessions(SIBLING)
     stem = SIBLING.name.split(".")[0]
-    assert (child.session_id, child.parent_session, child.parent_call_id, child.agent_id) == (
+    assert (child.session_id, child.parent_call_id, child.agent_id, child.child_role) == (
         f"{value['sessionId']}/{stem}",
-        value["sessionId"],
         None,
         stem,
+        "subagent",
     )
+    assert child.parent_session is None
     assert child.prompts[0].source == "agent"
     # Marked `kind: main` (≥0.31 headers say), the same file is a main session.
     main = document(tmp_path, value["messages"], source=SIBLING, name=SIBLING.name, kind="main")
     (alone,) = sessions(main)
     assert (alone.session_id, alone.parent_session) == (value["sessionId"], None)
     assert alone.prompts[0].source == "user"
+
+
+@needs_shared
+def test_a_sibling_whose_parent_recording_is_missing_says_so(tmp_path: Path) -> None:
+    """myflix's folder given whole: the investigator's parent (same id) is in no file of
+    it (not published; ≤0.35 writes parent and subagent as `session-<minute>-<id8>.json`,
+    so one started in the same minute overwrites the other). The one warning says the
+    parent's recording is missing, not "pass its folder" (the folder was passed)."""
+    found, diagnostics = read(SIBLING.parent)
+    sid = _doc(SIBLING)["sessionId"]
+    (child,) = [s for s in found if s.child_role == "subagent"]
+    assert (child.session_id, child.parent_session) == (f"{sid}/{SIBLING.stem}", None)
+    assert dict(child.facts)["parent_unknown"].startswith("session 7740a707…, whose recording")
+    said = [(Path(w.path).name, w.kind, w.message) for w in diagnostics.warnings]
+    assert said == [
+        (
+            SIBLING.name,
+            "parent-not-exported",
+            f"subagent {sid}/{SIBLING.stem}: its parent's recording (session 7740a707…) is "
+            "missing from its folder: not copied, or overwritten by this subagent's own file "
+            "(Gemini CLI ≤0.35 names both session-<minute>-<id>.json)",
+        )
+    ]
+    assert diagnostics.warning_counts == {"parent-not-exported": 1}
+
+
+@needs_shared
+def test_a_sibling_whose_parent_is_beside_it_but_not_given_names_it(tmp_path: Path) -> None:
+    """The investigator copied beside a file of its id (its parent's name, one minute
+    earlier: FORMATS-gemini §1.9), only the investigator given: its parent is that id, and
+    the warning asks for the parent's journal (it is there, not read)."""
+    chats = tmp_path / "jules" / "chats"
+    chats.mkdir(parents=True)
+    child_path = chats / SIBLING.name
+    child_path.write_bytes(SIBLING.read_bytes())
+    (chats / "session-2026-02-25T12-45-7740a707.json").write_text("{}")
+    found, diagnostics = read(child_path)
+    sid = _doc(SIBLING)["sessionId"]
+    (child,) = found
+    assert (child.session_id, child.parent_session) == (f"{sid}/{SIBLING.stem}", sid)
+    (warning,) = diagnostics.warnings
+    assert warning.kind == "parent-not-exported"
+    assert "not among the journals read" in warning.message
 
 
 @needs_shared
@@ -1034,6 +1309,38 @@ def test_a_sibling_subagent_links_to_the_parent_call_running_when_it_started(
     assert child.start_ns > start
     tool = next(t for t in found[sid].tool_calls if t.call_id == call)
     assert tool.child_session == child.session_id
+
+
+@needs_shared
+def test_a_sibling_read_with_its_parent_from_another_folder_is_its_child(
+    tmp_path: Path,
+) -> None:
+    """The hand-made pair of the test above, the parent given from another folder: no
+    file of its id beside the subagent, but its parent is read: linked, no warning."""
+    parent_doc = _doc()
+    messages = copy.deepcopy(_doc(SIBLING)["messages"])
+    for index, message in enumerate(messages):
+        message["timestamp"] = f"2026-01-15T20:51:{53 + index}.000Z"
+    here, there = tmp_path / "a" / "chats", tmp_path / "b"
+    here.mkdir(parents=True)
+    there.mkdir()
+    (there / "session-2026-01-15T20-51-f7633853.json").write_bytes(DOCUMENT.read_bytes())
+    sid = parent_doc["sessionId"]
+    child_path = document(
+        here,
+        messages,
+        source=SIBLING,
+        name="session-2026-01-15T20-52-f7633853.json",
+        sessionId=sid,
+        startTime="2026-01-15T20:51:53.000Z",
+    )
+    found, diagnostics = read(there, child_path)
+    child = _by_id(found)[f"{sid}/session-2026-01-15T20-52-f7633853"]
+    assert (child.parent_session, child.parent_call_id) == (
+        sid,
+        parent_doc["messages"][1]["toolCalls"][0]["id"],
+    )
+    assert diagnostics.warnings == []
 
 
 def test_a_legacy_document_resumed_as_a_log_is_read_once(tmp_path: Path) -> None:
@@ -1428,7 +1735,9 @@ def test_locate_lists_main_recordings_with_project_and_start(tmp_path: Path) -> 
 
 def test_files_of_one_session_tree_are_read_together(tmp_path: Path) -> None:
     """The plan: a nested subagent goes with its parent's id (its folder), a log by its
-    header line, a document by the id in its head; a file with no id stands alone."""
+    header line, a document by the id in its head; a file with no id stands alone. The
+    main file's folder of subagents, `chats/<its id>/`, comes with it (shcg5o, not given;
+    ngzcxj, given, once)."""
     from agent_profiler.adapters import SniffedFile
 
     nested = TREE / PARENT / "ngzcxj.json"
@@ -1446,7 +1755,8 @@ def test_files_of_one_session_tree_are_read_together(tmp_path: Path) -> None:
         SniffedFile(other, []),
     ]
     groups = gemini_cli.plan(files)
-    assert [g.paths for g in groups] == [(nested, main), (LOG,), (DOCUMENT,), (lonely,), (other,)]
+    tree = (nested, main, TREE / PARENT / "shcg5o.json")
+    assert [g.paths for g in groups] == [tree, (LOG,), (DOCUMENT,), (lonely,), (other,)]
     assert {g.harness for g in groups} == {Harness.GEMINI_CLI}
 
 
@@ -1826,8 +2136,8 @@ def test_a_recording_is_a_subagent_by_kind_by_place_or_by_its_task(tmp_path: Pat
     alone.write_text(json.dumps(value, indent=2))
     (session,) = sessions(alone)
     assert (session.session_id, session.parent_session, session.child_role) == (
-        "ngzcxj/ngzcxj",
         "ngzcxj",
+        None,
         "subagent",
     )
     del value["kind"]
@@ -1904,11 +2214,15 @@ def test_the_task_prompt_rule_reads_the_first_user_turn(tmp_path: Path) -> None:
     messages = copy.deepcopy(_messages()[:6])
     messages[0]["content"] = "Your task is to " + messages[0]["content"]
     (session,) = sessions(document(tmp_path, [messages[5], *messages[:5]]))
-    assert session.parent_session == _doc()["sessionId"]
+    assert (session.child_role, session.agent_id) == ("subagent", "session-edited")
     header = {k: v for k, v in record(LOG, 1).items() if k != "kind"}
     lines = [header, {"$set": {"messages": [record(LOG, 2)]}}, record(LOG, 4)]
     (plain,) = sessions(write(tmp_path, lines, name="session-k.jsonl"))
-    assert (plain.session_id, plain.parent_session) == (header["sessionId"], None)
+    assert (plain.session_id, plain.parent_session, plain.child_role) == (
+        header["sessionId"],
+        None,
+        None,
+    )
 
 
 def test_a_recording_without_any_time_is_still_read(tmp_path: Path) -> None:
