@@ -157,7 +157,8 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
     for row in rows:
         name = escape_cell(row.session)
         if row.parent in parents:  # right after its parent (or its siblings): drawn under it
-            depth, parent = 0, row.parent
+            depth = 0
+            parent: str | None = row.parent
             while parent is not None and parent in parents and depth < len(rows):
                 depth, parent = depth + 1, parents[parent]  # a subagent's subagent: deeper
             name = f"{'  ' * depth}└ {name}"
