@@ -52,6 +52,7 @@ from agent_profiler.adapters.common import (
     warn_bad_usage,
 )
 from agent_profiler.adapters.drafts import CompactionDraft, finish_prompts, handed_over
+from agent_profiler.adapters.pi_facts import session_facts
 from agent_profiler.adapters.pi_messages import (
     ROLE_HANDLERS,
     USAGE_COUNTS,
@@ -74,7 +75,6 @@ from agent_profiler.diagnostics import Diagnostics, journal_name
 from agent_profiler.jsonl import read_jsonl
 from agent_profiler.model import (
     Category,
-    Fact,
     Harness,
     Marker,
     Prompt,
@@ -96,7 +96,6 @@ _NOT_IN_CONTEXT = frozenset(k for k, (how, _) in ENTRY_TYPES.items() if how == S
 # A message's own epoch-ms time is used only when it is at most this long before
 # its entry was appended; anything else is a damaged value.
 _MAX_MESSAGE_LEAD_NS = 24 * 3600 * 1_000_000_000
-_MAX_LISTED_MODEL_CHANGES = 10
 # The entry types as one object each (`model.shared`), looked up without a call per entry.
 _KINDS = {kind: shared(kind) for kind in ENTRY_TYPES}
 
@@ -402,7 +401,7 @@ class SessionBuilder:
             )
         # Pi executes no tool of an aborted or failed message.
         not_run = sum(1 for t in self.tools.values() if t.end_ns is None and t.from_failed_response)
-        facts = tuple(self._facts(not_run))
+        facts = tuple(session_facts(self, not_run))
         # The entry tree has served (facts were its last reader): it goes before the
         # session's calls and snapshots are made, so a long session never holds both.
         self.entries.clear()
@@ -451,59 +450,6 @@ class SessionBuilder:
             failed_requests=tuple(self.unmeasured_requests),
             markers=tuple(self.markers),
         )
-
-    def _facts(self, not_run: int) -> list[Fact]:
-        version = self.version or 1
-        facts: list[Fact] = [
-            (
-                "session_version",
-                str(version) if version >= CURRENT_VERSION else f"{version} (migrated in memory)",
-            )
-        ]
-        if self.name:
-            facts.append(("session_name", self.name))
-        if self.forked_from:
-            facts.append(("forked_from", self.forked_from))
-        if len(self.providers) > 1:
-            facts.append(("providers", ", ".join(self.providers)))
-        changes = [m.value for m in self.markers if m.kind == "model_change"]
-        if changes:
-            listed = " → ".join(changes[:_MAX_LISTED_MODEL_CHANGES])
-            more = len(changes) - _MAX_LISTED_MODEL_CHANGES
-            facts.append(("model_changes", listed + (f" (+{more} more)" if more > 0 else "")))
-        if self.header_thinking_level:
-            facts.append(("thinking_level", self.header_thinking_level))
-        levels = sum(1 for m in self.markers if m.kind == "thinking_level_change")
-        if levels:
-            facts.append(("thinking_level_changes", levels))
-        if self.requests_by_level:
-            facts.append(
-                (
-                    "requests_by_thinking_level",
-                    ", ".join(f"{k}: {n}" for k, n in self.requests_by_level.most_common()),
-                )
-            )
-        if self.unmeasured_requests:
-            stops = Counter(r.stop_reason or "none" for r in self.unmeasured_requests)
-            detail = ", ".join(f"{k}: {n}" for k, n in stops.most_common())
-            facts.append(("requests_without_usage", f"{len(self.unmeasured_requests)} ({detail})"))
-        if not_run:
-            facts.append(("tool_calls_not_run", not_run))
-        off_branch = len(self.entries) - self._final_branch()
-        if off_branch:
-            facts.append(("entries_off_final_branch", off_branch))
-        return facts
-
-    def _final_branch(self) -> int:
-        """How many entries the path from the last entry (Pi's leaf on load) to the root
-        holds: counted, not collected (a tree has no node twice on a path)."""
-        entries = self.entries
-        count = 0
-        node = self.last_entry
-        while node is not None:
-            count += 1
-            node = entries[node].parent
-        return count
 
 
 # What each entry type other than `message` does (the types in _NOT_IN_CONTEXT are skipped).
