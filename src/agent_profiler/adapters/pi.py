@@ -32,7 +32,11 @@ Format facts these modules rely on, with the surprise each one holds:
   inferred head item;
 - times: an assistant `message.timestamp` (epoch ms) is taken when the request
   starts, the entry's ISO `timestamp` when the finished message is appended;
-  a v1 header is written at the first save, after the first entries.
+  a v1 header is written at the first save, after the first entries;
+- a fork (header `branchedFrom` in v1, `parentSession` since 0.31) begins with a
+  copy of its source's entries, written as they were (ids and times kept) right
+  after its header, which is written at the fork: they are all dated before it.
+  They are the fork's starting context, not its requests (`_inherited`).
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ from agent_profiler.adapters.common import (
     bad_counts,
     journal_clock,
     text_field,
+    timestamp_ns,
     token_count,
     warn_bad_usage,
 )
@@ -134,6 +139,11 @@ class SessionBuilder:
     header_provider: str | None = None
     header_thinking_level: str | None = None
     forked_from: str | None = None
+    # A fork begins with a copy of its source's entries, their own times kept (all before
+    # its header's): the context it starts with, not requests it made (`on_record`).
+    fork_ns: int | None = None  # the fork's header time, while its copied entries are read
+    inherited_entries: int = 0
+    inherited_requests: int = 0  # assistant messages among them: the source's requests
     name: str | None = None
     last_entry: str | None = None  # in file order: a v1 entry's parent, and Pi's leaf
     responses: list[Response] = field(default_factory=list)
@@ -207,13 +217,17 @@ class SessionBuilder:
         if self.version is None:
             self.version = CURRENT_VERSION if text_field(value, "id") else 1
             self.warn(line, f"no session header before the first entry; read as v{self.version}")
-        ts = clock.time(value, line)
-        start = self.start_ns
-        if start is None or ts < start:
-            self.start_ns = ts
-        end = self.end_ns
-        if end is None or ts > end:
-            self.end_ns = ts
+        fork = self.fork_ns
+        if fork is not None and self._inherited(value, fork):
+            ts = fork  # in the fork, its copied history is there from its start
+        else:
+            ts = clock.time(value, line)
+            start = self.start_ns
+            if start is None or ts < start:
+                self.start_ns = ts
+            end = self.end_ns
+            if end is None or ts > end:
+                self.end_ns = ts
         entry = self._new_entry(value, kind, line, ts)
         self.line_ids.append(entry.id)
         message = value.get("message")
@@ -247,6 +261,18 @@ class SessionBuilder:
         else:
             self.diagnostics.not_recognised(f"pi:{kind}", self.path, line)
 
+    def _inherited(self, value: dict[str, Any], fork: int) -> bool:
+        """Whether an entry is one a fork copied from its source: Pi copies them first,
+        as they were, their times included (all before the fork's header). They are the
+        context the fork starts with, not its requests: read for their parts only (the
+        handlers look at `fork_ns`), on neither the fork's clock nor its span."""
+        ts = timestamp_ns(value.get("timestamp"))
+        if ts is not None and ts < fork:
+            self.inherited_entries += 1
+            return True
+        self.fork_ns = None  # the fork's own history starts here
+        return False
+
     def on_branch_summary(self, entry: Entry, value: dict[str, Any], line: int) -> None:
         summary = text_field(value, "summary")
         if summary:
@@ -259,6 +285,8 @@ class SessionBuilder:
         extension_message(self, entry, value)
 
     def on_model_change(self, entry: Entry, value: dict[str, Any], line: int) -> None:
+        if self.fork_ns is not None:
+            return  # the source's change, before the fork
         model = text_field(value, "modelId") or "?"
         provider = text_field(value, "provider")
         self.markers.append(
@@ -268,6 +296,8 @@ class SessionBuilder:
     def on_thinking_level_change(self, entry: Entry, value: dict[str, Any], line: int) -> None:
         level = text_field(value, "thinkingLevel") or "?"
         entry.thinking_level = level
+        if self.fork_ns is not None:
+            return  # the source's change, before the fork
         self.markers.append(Marker(entry.time_ns, "thinking_level_change", level))
 
     def on_session_info(self, entry: Entry, value: dict[str, Any], line: int) -> None:
@@ -296,6 +326,7 @@ class SessionBuilder:
         parent = text_field(value, "parentSession") or text_field(value, "branchedFrom")
         if parent:
             self.forked_from = Path(parent).name
+            self.fork_ns = timestamp_ns(value.get("timestamp"))
 
     def _new_entry(self, value: dict[str, Any], kind: str, line: int, ts: int) -> Entry:
         """The entry with its id and parent; v1 entries get them the way Pi migrates."""
@@ -357,6 +388,8 @@ class SessionBuilder:
             if target is None:
                 self.warn(line, f"firstKeptEntryIndex {index} names no entry; nothing kept")
             entry.first_kept = target
+        if self.fork_ns is not None:
+            return  # the source's compaction: the fork starts from what it left
         # Items leave one by one rather than through `ContextLog.clear()`, which would
         # measure the inferred head again: a Pi journal holds the conversation from its
         # first request on, so the head is the system prompt and tool schemas, which a

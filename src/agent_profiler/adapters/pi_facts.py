@@ -1,7 +1,7 @@
 """What the profile says about a Pi session (`Session.facts`, `profile (1)` on the trace):
-its version, name, the file it was forked from, providers, model and thinking-level
-changes, requests without usage, tool calls that never ran, and the entries the user left
-on other branches.
+its version, name, the file it was forked from and what it copied from there, providers,
+model and thinking-level changes, requests without usage, tool calls that never ran, and the
+entries the user left on other branches.
 
 Separate from `pi.py`, which reads the session: these are read from its builder once the
 whole journal is in (`SessionBuilder.finish`), before its entry tree is let go."""
@@ -12,6 +12,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from agent_profiler.adapters.pi_records import CURRENT_VERSION
+from agent_profiler.model import INHERITED_ENTRIES, INHERITED_REQUESTS
 
 if TYPE_CHECKING:
     from agent_profiler.adapters.pi import SessionBuilder
@@ -32,6 +33,11 @@ def session_facts(builder: SessionBuilder, not_run: int) -> list[Fact]:
         facts.append(("session_name", builder.name))
     if builder.forked_from:
         facts.append(("forked_from", builder.forked_from))
+    if builder.inherited_entries:
+        # Its first entries are its source's (`SessionBuilder._inherited`): its own
+        # history starts after them; their requests are counted in the source, not here.
+        facts.append((INHERITED_ENTRIES, builder.inherited_entries))
+        facts.append((INHERITED_REQUESTS, builder.inherited_requests))
     if len(builder.providers) > 1:
         facts.append(("providers", ", ".join(builder.providers)))
     changes = [m.value for m in builder.markers if m.kind == "model_change"]
