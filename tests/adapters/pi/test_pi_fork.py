@@ -8,6 +8,7 @@ entries, then one thinking-level change of its own) and on hand-made v1 and v3 f
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,8 @@ from typer.testing import CliRunner
 
 from agent_profiler.cli import app
 from agent_profiler.model import INHERITED_ENTRIES, INHERITED_REQUESTS, AnchorKind, Category
+from agent_profiler.report.data import estimation_words
+from agent_profiler.summary import summarise
 from agent_profiler.views import inherited_history
 from datasets import collected
 from samples import PI_FORK, pi_fork_source
@@ -77,6 +80,35 @@ def test_the_corpus_fork_and_its_source_count_each_request_once(tmp_path: Path) 
         alone["cost"]["billed"]["total_usd"]
     )
     assert fork["cost"]["billed"]["total_usd"] == 0
+
+
+def test_summary_and_report_say_the_fork_starts_with_a_copy(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["summary", str(PI_FORK)])
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    (row,) = [line for line in text.splitlines() if line.startswith("| ffae")]
+    assert [cell.strip() for cell in row.split("|")][4] == "0"  # calls
+    assert (
+        f"{FORK_ID}: a fork, it starts with a copy of 1,001 entries (484 requests) of the "
+        "session it was forked from: its starting context, not its calls (that session "
+        "counts them)"
+    ) in text.splitlines()
+    result = runner.invoke(app, ["summary", "--json", str(PI_FORK)])
+    (data,) = json.loads(result.stdout)
+    assert (data["calls"], data["inherited_entries"], data["inherited_requests"]) == (0, 1_001, 484)
+    result = runner.invoke(app, ["summary", "--json", str(pi_fork_source())])
+    (data,) = json.loads(result.stdout)
+    assert data["calls"] == 471 and "inherited_requests" not in data
+    session, _, _ = read(PI_FORK)
+    sentence = (
+        "A fork: it starts with a copy of 1,001 entries (484 requests) of the session it was "
+        "forked from, its starting context, not its calls (that session counts them)."
+    )
+    assert sentence in estimation_words(session)
+    page = tmp_path / "r.html"
+    assert runner.invoke(app, ["report", str(PI_FORK), "-o", str(page)]).exit_code == 0
+    assert sentence in page.read_text()
+    assert "badlogic" not in page.read_text() and "badlogic" not in text  # a user name
 
 
 def test_the_corpus_fork_trace_says_it_on_its_profile(export_trace: Any) -> None:
@@ -150,6 +182,8 @@ def test_a_v1_fork_counts_only_its_own_requests(tmp_path: Path) -> None:
     session, _, _ = read(fork.write(tmp_path / "fork.jsonl"))
     assert [r.usage.prompt_tokens for r in session.responses] == [500]
     assert inherited_history(session) == (4, 2)
+    summary = summarise(session)
+    assert summary.calls == 1 and summary.inherited_history == (4, 2)
 
 
 def _source_v1() -> tuple[Journal, str]:
