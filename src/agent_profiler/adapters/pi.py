@@ -211,8 +211,9 @@ class SessionBuilder:
             kind = ""
         if kind == "session":
             self.line_ids.append(None)
-            self.touch(clock.time(value, line))
-            self.on_header(value, line)
+            placed = clock.time(value, line)
+            self.touch(placed)
+            self.on_header(value, line, placed)
             return
         if self.version is None:
             self.version = CURRENT_VERSION if text_field(value, "id") else 1
@@ -303,7 +304,7 @@ class SessionBuilder:
     def on_session_info(self, entry: Entry, value: dict[str, Any], line: int) -> None:
         self.name = text_field(value, "name") or self.name
 
-    def on_header(self, value: dict[str, Any], line: int) -> None:
+    def on_header(self, value: dict[str, Any], line: int, placed_ns: int) -> None:
         if self.version is not None:
             self.diagnostics.skip("pi:repeated-header")
             return
@@ -326,7 +327,10 @@ class SessionBuilder:
         parent = text_field(value, "parentSession") or text_field(value, "branchedFrom")
         if parent:
             self.forked_from = Path(parent).name
-            self.fork_ns = timestamp_ns(value.get("timestamp"))
+            # When the fork was made: its header's own time, unless the clock did not
+            # believe it (none, or an outlier): then no entry is taken as copied.
+            fork = timestamp_ns(value.get("timestamp"))
+            self.fork_ns = fork if fork == placed_ns else None
 
     def _new_entry(self, value: dict[str, Any], kind: str, line: int, ts: int) -> Entry:
         """The entry with its id and parent; v1 entries get them the way Pi migrates."""

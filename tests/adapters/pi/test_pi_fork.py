@@ -196,8 +196,9 @@ def _source_v1() -> tuple[Journal, str]:
 
 
 def test_a_session_with_a_parent_but_no_copy_is_all_its_own(tmp_path: Path) -> None:
-    """`newSession({parentSession})` (a new session that names the one it came from) and a
-    header whose time is unreadable: nothing is taken as copied."""
+    """`newSession({parentSession})` (a new session that names the one it came from), and a
+    fork whose header time is unreadable or one the clock does not believe (2099): nothing is
+    taken as copied."""
     j = Journal()
     j.lines[0]["parentSession"] = "/x/2026-01-01_abc.jsonl"
     a1 = j.assistant(j.user(None, "hi"), "hello", 100)
@@ -205,9 +206,11 @@ def test_a_session_with_a_parent_but_no_copy_is_all_its_own(tmp_path: Path) -> N
     assert [r.id for r in session.responses] == [a1] and inherited_history(session) is None
     source, leaf = _source()
     fork = _fork(source, leaf)
-    fork.lines[0]["timestamp"] = "not a time"
-    session, _, _ = read(fork.write(tmp_path / "undated.jsonl"))
-    assert len(session.responses) == 2 and inherited_history(session) is None
+    for damaged in ("not a time", "2099-01-01T00:00:00.000Z"):  # none, and one not believed
+        fork.lines[0]["timestamp"] = damaged
+        session, _, diagnostics = read(fork.write(tmp_path / "undated.jsonl"))
+        assert len(session.responses) == 2 and inherited_history(session) is None
+        assert diagnostics.warning_total == 1  # the clock says so
 
 
 def test_the_copy_ends_at_the_first_entry_dated_after_the_fork(tmp_path: Path) -> None:
