@@ -3,6 +3,12 @@ with their sources in each harness's SOURCES.md)."""
 
 from __future__ import annotations
 
+import atexit
+import functools
+import gzip
+import json
+import shutil
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +23,10 @@ CODEX_SMALL = (
     DATA / "codex" / "rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl"
 )
 PI_LARGE = DATA / "pi" / "pi-mono_large-session_v1.jsonl"
+# A v1 fork (header `branchedFrom`): its first 1,001 entries are a copy of its source's, its
+# own history is one thinking-level change (docs/traces.md, Pi forks).
+PI_FORK = DATA / "pi" / "pi-mono_before-compaction_v1.jsonl.gz"
+PI_FORK_SOURCE_ID = "d97339c6-6c10-4827-846b-9ff1d9c3dc37"
 MUSE_SINGLE_TURN = DATA / "muse" / "hcn-1.4.2-R4684.1_meta_single-turn_retained-frame.session.jsonl"
 # A Gemini CLI session is a JSON document (≤0.38) or a JSONL log (≥0.39).
 GEMINI_DOCUMENT = DATA / "gemini-cli" / "entire-ab-2b9748b105-0_session.json"
@@ -31,6 +41,27 @@ GEMINI_JSONL = (
 # Two `opencode export` documents: a session with a task subagent, and an explore subagent.
 OPENCODE_EXPORT = DATA / "opencode" / "ses_fd4c895f0ffe6gKgxHiEgiQCcd.export.json"
 OPENCODE_EXPLORE = DATA / "opencode" / "ses_2bef25635ffe8EzID0I1Oeymal.export.json"
+
+
+@functools.cache
+def pi_fork_source() -> Path:
+    """The session PI_FORK was forked from, as far as the fork holds it (the source itself is
+    not published): the entries the fork copied, lines 2–1,002, under the fork's header
+    without `branchedFrom`, with the id and time the source's file name gives (a v1 fork's
+    header is its source's with a new id, time and `branchedFrom`). Same line numbers as
+    PI_FORK: a v1 session with its own 471 measured requests and two compactions. Written
+    once per test run into a temporary folder."""
+    lines = gzip.decompress(PI_FORK.read_bytes()).decode("utf-8").split("\n")
+    header = json.loads(lines[0])
+    forked = header.pop("branchedFrom") and header["timestamp"]  # ISO: compared as text
+    header.update(id=PI_FORK_SOURCE_ID, timestamp="2025-12-09T00:52:54.397Z")
+    copied = [line for line in lines[1:] if line and json.loads(line)["timestamp"] < forked]
+    assert len(copied) == 1_001
+    folder = Path(tempfile.mkdtemp(prefix="agent-profiler-pi-source-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    out = folder / f"2025-12-09T00-52-54-397Z_{PI_FORK_SOURCE_ID}.jsonl"
+    out.write_text("\n".join([json.dumps(header), *copied]) + "\n", encoding="utf-8")
+    return out
 
 
 def read(*paths: Path) -> tuple[list[Session], Diagnostics]:

@@ -302,6 +302,11 @@ Fact = tuple[str, str | int]
 # The fact of a journal that starts mid-conversation (Claude Code: its first record's parent
 # is not in it): its inferred head holds earlier turns too (views.starts_mid_conversation).
 MID_CONVERSATION = "journal_starts_mid_conversation"
+# The facts of a fork that begins with a copy of its source's history (Pi): how many entries
+# it copied and how many of them were the source's requests; its own history starts after
+# them (views.inherited_requests).
+INHERITED_ENTRIES = "inherited_entries"
+INHERITED_REQUESTS = "inherited_requests"
 
 
 @frozen

@@ -36,6 +36,7 @@ from agent_profiler.records import record
 from agent_profiler.views import (
     api_errors,
     compactions_after,
+    inherited_history,
     largest_addition_per_snapshot,
     largest_additions,
     main_model,
@@ -102,6 +103,8 @@ class SessionSummary:
     api_errors: int = 0
     # The journal starts mid-conversation: its inferred head holds earlier turns too.
     starts_mid_conversation: bool = False
+    # A fork's copied history (Pi): (entries, the source's requests among them), or None.
+    inherited_history: tuple[int, int] | None = None
     cost: dict[str, Any] | None = None  # the session's receipt (summary --cost; cost.py)
     # Every model in the order it first served a request: (model, requests, its window).
     models: list[tuple[str, int, int | None]] = field(default_factory=list)
@@ -151,6 +154,8 @@ class SessionSummary:
         }
         if self.redacted_placeholders:
             data["redacted_placeholders"] = self.redacted_placeholders
+        if self.inherited_history is not None:
+            data["inherited_entries"], data["inherited_requests"] = self.inherited_history
         if self.cost is not None:
             data["cost"] = self.cost
         if self.parent is not None:
@@ -297,6 +302,7 @@ def summarise(
         responses_without_usage=len(session.unmetered_responses),
         api_errors=api_errors(session),
         starts_mid_conversation=starts_mid_conversation(session),
+        inherited_history=inherited_history(session),
     )
     error = estimate_error(session)
     summary.estimate_basis = error.basis

@@ -250,6 +250,14 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
                 "record's parent is not in it): its Unattributed holds the earlier turns as well "
                 "as the system prompt and tool schemas"
             )
+        if row.inherited_history is not None:
+            entries, requests = row.inherited_history
+            out.append(
+                f"{escape_cell(row.session)}: a fork, it starts with a copy of "
+                f"{counted(entries, 'entry', 'entries')} ({counted(requests, 'request')}) of "
+                "the session it was forked from: its starting context, not its calls (that "
+                "session counts them)"
+            )
         if row.api_errors:
             out.append(
                 f"{escape_cell(row.session)}: {counted(row.api_errors, 'API error')} the harness "

@@ -15,6 +15,8 @@ from collections.abc import Iterator, Sequence
 from operator import attrgetter, itemgetter
 
 from agent_profiler.model import (
+    INHERITED_ENTRIES,
+    INHERITED_REQUESTS,
     MID_CONVERSATION,
     AnchorKind,
     Category,
@@ -126,6 +128,17 @@ def starts_mid_conversation(session: Session) -> bool:
     record's parent is not in it): what its first request held and the journal does not,
     the inferred head, is the earlier conversation as well as the system prompt and tools."""
     return any(name == MID_CONVERSATION for name, _ in session.facts)
+
+
+def inherited_history(session: Session) -> tuple[int, int] | None:
+    """A fork that begins with a copy of its source's history (Pi): how many entries it
+    copied and how many of them were the source's requests, or None. They are the context
+    it starts with; its own history (its calls, their usage and cost) starts after them."""
+    facts = dict(session.facts)
+    entries, requests = facts.get(INHERITED_ENTRIES), facts.get(INHERITED_REQUESTS)
+    if isinstance(entries, int) and isinstance(requests, int):
+        return entries, requests
+    return None
 
 
 def api_errors(session: Session) -> int:

@@ -15,6 +15,7 @@ from typer.main import get_command
 from typer.testing import CliRunner
 
 from agent_profiler.cli import app
+from samples import PI_FORK
 from shared_paths import REPO, TESTS
 
 DOC = (REPO / "docs" / "commands.md").read_text()
@@ -78,6 +79,7 @@ def test_every_summary_json_key_is_documented() -> None:
         JOURNALS / "entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl",  # REDACTED in it
         JOURNALS / "spotter-2.1.39-subagents-compaction",  # subagents: `parent`
         JOURNALS / "context-command" / "simonw-cct-pr51_v2.1.2_44baca89.jsonl",  # /context
+        PI_FORK,  # a Pi fork: inherited_entries, inherited_requests
     ]
     result = CliRunner().invoke(
         app, ["summary", *map(str, journals), "--json", "--calls", "--cost"]
@@ -85,7 +87,8 @@ def test_every_summary_json_key_is_documented() -> None:
     assert result.exit_code == 0, result.output
     rows = json.loads(result.stdout)
     seen = keys(rows, set())
-    for conditional in ("parent", "redacted_placeholders", "native_head", "cost", "per_call"):
+    conditionals = ("parent", "redacted_placeholders", "native_head", "cost", "per_call")
+    for conditional in (*conditionals, "inherited_entries", "inherited_requests"):
         assert conditional in seen  # the inputs above still exercise it
     documented = set(re.findall(r"`([a-z_]+)`", DOC))
     assert sorted(seen - documented) == []

@@ -1030,7 +1030,7 @@ def test_fleet_peak_fill_is_summarys_fill_by_where_the_window_came_from(tmp_path
     rows = orjson.loads(runner.invoke(app, ["summary", str(journals), "--json"]).stdout)
     tops = {r["session_id"] for r in _table(dataset, "sessions") if not r["parent_session"]}
     main = [r for r in rows if r["session"] in tops and r["calls"]]
-    assert len(main) >= 20
+    assert len(main) >= 19  # (the Pi fork, before-compaction, made no request of its own)
     expected: dict[str, list[float]] = {}
     for row in main:
         if row["peak_fill"] is not None:

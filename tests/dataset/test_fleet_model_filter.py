@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from agent_profiler.cli import app
 from datasets import collected
+from samples import pi_fork_source
 from shared_paths import TESTS
 
 pytest.importorskip("duckdb")
@@ -20,7 +21,7 @@ pytest.importorskip("duckdb")
 runner = CliRunner()
 DATA = TESTS / "data" / "journals"
 JOURNALS = (
-    DATA / "pi" / "pi-mono_before-compaction_v1.jsonl.gz",  # claude-opus-4-5
+    pi_fork_source(),  # claude-opus-4-5 (the corpus fork's source: the fork made no request)
     DATA / "claude-code" / "entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl",  # -20251101
     DATA / "codex" / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl.gz",
 )

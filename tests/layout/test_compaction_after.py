@@ -19,11 +19,11 @@ from agent_profiler.views import (
     context_size_series,
 )
 from rules_spy import sessions
-from samples import DATA
+from samples import DATA, pi_fork_source
 
 SPOTTER = DATA / "claude-code" / "spotter-2.1.39-subagents-compaction"
 SPOTTER_ID = "258c7280-ae70-4798-800f-63464d01a85d"
-PI = DATA / "pi" / "pi-mono_before-compaction_v1.jsonl.gz"
+PI = pi_fork_source()  # the corpus fork compacted nothing itself: its source, as it holds it
 
 
 def _first_request_after(session: Any, end: int) -> int:

@@ -27,6 +27,8 @@ COUNTS = (
     "thinking_level_changes",  # Pi
     "tool_calls_not_run",
     "entries_off_final_branch",
+    "inherited_entries",  # a Pi fork's copy of its source's history
+    "inherited_requests",
 )
 
 
@@ -59,10 +61,13 @@ def test_count_facts_are_integers_on_every_bundled_journal(tmp_path: Path) -> No
         "init_plugins",
         "thinking_level_changes",
         "tool_calls_not_run",
+        "inherited_entries",
+        "inherited_requests",
     }
     assert ("uint", 26) in found["redacted_items"]  # the Codex 20-34-25 rollout (its golden)
     assert ("uint", 103) in found["thinking_level_changes"]  # Pi's large session
     assert ("uint", 18) in found["tool_calls_not_run"]
+    assert found["inherited_requests"] == {("uint", 484)}  # Pi's fork (before-compaction)
 
 
 @pytest.mark.skipif(not shared_paths.CORPUS.is_dir(), reason=shared_paths.SHARED_REASON)

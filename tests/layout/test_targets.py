@@ -25,10 +25,10 @@ from agent_profiler.targets import (
     shell_words,
     shown,
 )
-from samples import DATA
+from samples import DATA, pi_fork_source
 
 SPOTTER = DATA / "claude-code" / "spotter-2.1.39-subagents-compaction"
-PI = DATA / "pi" / "pi-mono_before-compaction_v1.jsonl.gz"
+PI = pi_fork_source()  # the corpus fork made no tool call: its source, as the fork holds it
 runner = CliRunner()
 
 

@@ -16,13 +16,14 @@ import agent_profiler.layout
 import agent_profiler.views
 from agent_profiler.cli import app
 from conftest import DATA
+from samples import pi_fork_source
 from traceview import load_trace
 
 JOURNALS = [
     DATA / "claude-code" / "handmade" / "small.jsonl",
     DATA / "claude-code" / "spotter-2.1.39-subagents-compaction",
     DATA / "codex" / "rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl",
-    DATA / "pi" / "pi-mono_before-compaction_v1.jsonl.gz",
+    pi_fork_source(),  # the corpus fork's source (the fork made no request of its own)
     DATA / "muse" / "synthetic" / "sessions",
     DATA / "gemini-cli" / "expenses-tracker-0.37.1-subagents",
     DATA / "opencode" / "ses_fd4c895f0ffe6gKgxHiEgiQCcd.export.json",

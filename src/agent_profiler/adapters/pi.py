@@ -32,7 +32,11 @@ Format facts these modules rely on, with the surprise each one holds:
   inferred head item;
 - times: an assistant `message.timestamp` (epoch ms) is taken when the request
   starts, the entry's ISO `timestamp` when the finished message is appended;
-  a v1 header is written at the first save, after the first entries.
+  a v1 header is written at the first save, after the first entries;
+- a fork (header `branchedFrom` in v1, `parentSession` since 0.31) begins with a
+  copy of its source's entries, written as they were (ids and times kept) right
+  after its header, which is written at the fork: they are all dated before it.
+  They are the fork's starting context, not its requests (`_inherited`).
 """
 
 from __future__ import annotations
@@ -48,10 +52,12 @@ from agent_profiler.adapters.common import (
     bad_counts,
     journal_clock,
     text_field,
+    timestamp_ns,
     token_count,
     warn_bad_usage,
 )
 from agent_profiler.adapters.drafts import CompactionDraft, finish_prompts, handed_over
+from agent_profiler.adapters.pi_facts import session_facts
 from agent_profiler.adapters.pi_messages import (
     ROLE_HANDLERS,
     USAGE_COUNTS,
@@ -74,7 +80,6 @@ from agent_profiler.diagnostics import Diagnostics, journal_name
 from agent_profiler.jsonl import read_jsonl
 from agent_profiler.model import (
     Category,
-    Fact,
     Harness,
     Marker,
     Prompt,
@@ -96,7 +101,6 @@ _NOT_IN_CONTEXT = frozenset(k for k, (how, _) in ENTRY_TYPES.items() if how == S
 # A message's own epoch-ms time is used only when it is at most this long before
 # its entry was appended; anything else is a damaged value.
 _MAX_MESSAGE_LEAD_NS = 24 * 3600 * 1_000_000_000
-_MAX_LISTED_MODEL_CHANGES = 10
 # The entry types as one object each (`model.shared`), looked up without a call per entry.
 _KINDS = {kind: shared(kind) for kind in ENTRY_TYPES}
 
@@ -135,6 +139,11 @@ class SessionBuilder:
     header_provider: str | None = None
     header_thinking_level: str | None = None
     forked_from: str | None = None
+    # A fork begins with a copy of its source's entries, their own times kept (all before
+    # its header's): the context it starts with, not requests it made (`on_record`).
+    fork_ns: int | None = None  # the fork's header time, while its copied entries are read
+    inherited_entries: int = 0
+    inherited_requests: int = 0  # assistant messages among them: the source's requests
     name: str | None = None
     last_entry: str | None = None  # in file order: a v1 entry's parent, and Pi's leaf
     responses: list[Response] = field(default_factory=list)
@@ -202,19 +211,24 @@ class SessionBuilder:
             kind = ""
         if kind == "session":
             self.line_ids.append(None)
-            self.touch(clock.time(value, line))
-            self.on_header(value, line)
+            placed = clock.time(value, line)
+            self.touch(placed)
+            self.on_header(value, line, placed)
             return
         if self.version is None:
             self.version = CURRENT_VERSION if text_field(value, "id") else 1
             self.warn(line, f"no session header before the first entry; read as v{self.version}")
-        ts = clock.time(value, line)
-        start = self.start_ns
-        if start is None or ts < start:
-            self.start_ns = ts
-        end = self.end_ns
-        if end is None or ts > end:
-            self.end_ns = ts
+        fork = self.fork_ns
+        if fork is not None and self._inherited(value, fork):
+            ts = fork  # in the fork, its copied history is there from its start
+        else:
+            ts = clock.time(value, line)
+            start = self.start_ns
+            if start is None or ts < start:
+                self.start_ns = ts
+            end = self.end_ns
+            if end is None or ts > end:
+                self.end_ns = ts
         entry = self._new_entry(value, kind, line, ts)
         self.line_ids.append(entry.id)
         message = value.get("message")
@@ -248,6 +262,18 @@ class SessionBuilder:
         else:
             self.diagnostics.not_recognised(f"pi:{kind}", self.path, line)
 
+    def _inherited(self, value: dict[str, Any], fork: int) -> bool:
+        """Whether an entry is one a fork copied from its source: Pi copies them first,
+        as they were, their times included (all before the fork's header). They are the
+        context the fork starts with, not its requests: read for their parts only (the
+        handlers look at `fork_ns`), on neither the fork's clock nor its span."""
+        ts = timestamp_ns(value.get("timestamp"))
+        if ts is not None and ts < fork:
+            self.inherited_entries += 1
+            return True
+        self.fork_ns = None  # the fork's own history starts here
+        return False
+
     def on_branch_summary(self, entry: Entry, value: dict[str, Any], line: int) -> None:
         summary = text_field(value, "summary")
         if summary:
@@ -260,6 +286,8 @@ class SessionBuilder:
         extension_message(self, entry, value)
 
     def on_model_change(self, entry: Entry, value: dict[str, Any], line: int) -> None:
+        if self.fork_ns is not None:
+            return  # the source's change, before the fork
         model = text_field(value, "modelId") or "?"
         provider = text_field(value, "provider")
         self.markers.append(
@@ -269,12 +297,14 @@ class SessionBuilder:
     def on_thinking_level_change(self, entry: Entry, value: dict[str, Any], line: int) -> None:
         level = text_field(value, "thinkingLevel") or "?"
         entry.thinking_level = level
+        if self.fork_ns is not None:
+            return  # the source's change, before the fork
         self.markers.append(Marker(entry.time_ns, "thinking_level_change", level))
 
     def on_session_info(self, entry: Entry, value: dict[str, Any], line: int) -> None:
         self.name = text_field(value, "name") or self.name
 
-    def on_header(self, value: dict[str, Any], line: int) -> None:
+    def on_header(self, value: dict[str, Any], line: int, placed_ns: int) -> None:
         if self.version is not None:
             self.diagnostics.skip("pi:repeated-header")
             return
@@ -297,6 +327,10 @@ class SessionBuilder:
         parent = text_field(value, "parentSession") or text_field(value, "branchedFrom")
         if parent:
             self.forked_from = Path(parent).name
+            # When the fork was made: its header's own time, unless the clock did not
+            # believe it (none, or an outlier): then no entry is taken as copied.
+            fork = timestamp_ns(value.get("timestamp"))
+            self.fork_ns = fork if fork == placed_ns else None
 
     def _new_entry(self, value: dict[str, Any], kind: str, line: int, ts: int) -> Entry:
         """The entry with its id and parent; v1 entries get them the way Pi migrates."""
@@ -358,6 +392,8 @@ class SessionBuilder:
             if target is None:
                 self.warn(line, f"firstKeptEntryIndex {index} names no entry; nothing kept")
             entry.first_kept = target
+        if self.fork_ns is not None:
+            return  # the source's compaction: the fork starts from what it left
         # Items leave one by one rather than through `ContextLog.clear()`, which would
         # measure the inferred head again: a Pi journal holds the conversation from its
         # first request on, so the head is the system prompt and tool schemas, which a
@@ -402,7 +438,7 @@ class SessionBuilder:
             )
         # Pi executes no tool of an aborted or failed message.
         not_run = sum(1 for t in self.tools.values() if t.end_ns is None and t.from_failed_response)
-        facts = tuple(self._facts(not_run))
+        facts = tuple(session_facts(self, not_run))
         # The entry tree has served (facts were its last reader): it goes before the
         # session's calls and snapshots are made, so a long session never holds both.
         self.entries.clear()
@@ -451,59 +487,6 @@ class SessionBuilder:
             failed_requests=tuple(self.unmeasured_requests),
             markers=tuple(self.markers),
         )
-
-    def _facts(self, not_run: int) -> list[Fact]:
-        version = self.version or 1
-        facts: list[Fact] = [
-            (
-                "session_version",
-                str(version) if version >= CURRENT_VERSION else f"{version} (migrated in memory)",
-            )
-        ]
-        if self.name:
-            facts.append(("session_name", self.name))
-        if self.forked_from:
-            facts.append(("forked_from", self.forked_from))
-        if len(self.providers) > 1:
-            facts.append(("providers", ", ".join(self.providers)))
-        changes = [m.value for m in self.markers if m.kind == "model_change"]
-        if changes:
-            listed = " → ".join(changes[:_MAX_LISTED_MODEL_CHANGES])
-            more = len(changes) - _MAX_LISTED_MODEL_CHANGES
-            facts.append(("model_changes", listed + (f" (+{more} more)" if more > 0 else "")))
-        if self.header_thinking_level:
-            facts.append(("thinking_level", self.header_thinking_level))
-        levels = sum(1 for m in self.markers if m.kind == "thinking_level_change")
-        if levels:
-            facts.append(("thinking_level_changes", levels))
-        if self.requests_by_level:
-            facts.append(
-                (
-                    "requests_by_thinking_level",
-                    ", ".join(f"{k}: {n}" for k, n in self.requests_by_level.most_common()),
-                )
-            )
-        if self.unmeasured_requests:
-            stops = Counter(r.stop_reason or "none" for r in self.unmeasured_requests)
-            detail = ", ".join(f"{k}: {n}" for k, n in stops.most_common())
-            facts.append(("requests_without_usage", f"{len(self.unmeasured_requests)} ({detail})"))
-        if not_run:
-            facts.append(("tool_calls_not_run", not_run))
-        off_branch = len(self.entries) - self._final_branch()
-        if off_branch:
-            facts.append(("entries_off_final_branch", off_branch))
-        return facts
-
-    def _final_branch(self) -> int:
-        """How many entries the path from the last entry (Pi's leaf on load) to the root
-        holds: counted, not collected (a tree has no node twice on a path)."""
-        entries = self.entries
-        count = 0
-        node = self.last_entry
-        while node is not None:
-            count += 1
-            node = entries[node].parent
-        return count
 
 
 # What each entry type other than `message` does (the types in _NOT_IN_CONTEXT are skipped).

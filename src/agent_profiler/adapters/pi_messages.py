@@ -58,7 +58,7 @@ def on_user(builder: SessionBuilder, entry: Entry, message: dict[str, Any]) -> N
         )
         for index, text in texts
     )
-    if texts or images:
+    if (texts or images) and builder.fork_ns is None:  # (a copied prompt is the source's)
         start = builder.message_time(message, entry)
         chars = sum(len(text) for _, text in texts)
         first = texts[0][1] if texts else ""
@@ -108,7 +108,6 @@ def on_assistant(builder: SessionBuilder, entry: Entry, message: dict[str, Any])
     model = message.get("model")
     if not isinstance(model, str):
         model = ""
-    start = builder.message_time(message, entry)
     response_id = entry.id
     parts: list[Item] = []
     content = message.get("content")
@@ -159,6 +158,11 @@ def on_assistant(builder: SessionBuilder, entry: Entry, message: dict[str, Any])
                 builder.unmeasured["encrypted-reasoning"] += 1
     if not failed:
         entry.parts = tuple(parts)  # Pi does not replay a failed message
+    if builder.fork_ns is not None:
+        # Copied into a fork from its source: in its context, but the source's request.
+        builder.inherited_requests += 1
+        return
+    start = builder.message_time(message, entry)
     # By position, each field named (keywords cost ~1,200 instructions a call; here and
     # in measured_part's calls, one per context part).
     response = Response(
@@ -217,7 +221,7 @@ def on_tool_call(
     # Made once: tool_call_text(name, a) is name + tool_call_text("", a).
     arguments_text = tool_call_text("", arguments)
     text = name + arguments_text
-    if call_id not in builder.tools:
+    if call_id not in builder.tools and builder.fork_ns is None:  # (a copied call ran before)
         tool = Tool(
             call_id,
             name,
@@ -265,7 +269,8 @@ def on_tool_result(builder: SessionBuilder, entry: Entry, message: dict[str, Any
         ),
     )
     if tool is None:
-        builder.diagnostics.note("pi:result-without-call")
+        if builder.fork_ns is None:  # (a fork's copied result has its call copied too)
+            builder.diagnostics.note("pi:result-without-call")
         return
     tool.end_ns = max(builder.message_time(message, entry), tool.start_ns)
     tool.is_error = message.get("isError") is True

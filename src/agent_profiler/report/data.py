@@ -39,6 +39,7 @@ from agent_profiler.views import (
     Addition,
     api_errors,
     context_size_series,
+    inherited_history,
     largest_additions,
     model_runs,
     request_windows,
@@ -193,6 +194,12 @@ def estimation_words(session: Session) -> list[str]:
             "The journal starts mid-conversation (its first record's parent is not in it): "
             "its Unattributed holds the earlier turns as well as the system prompt and tool "
             "schemas."
+        )
+    if (inherited := inherited_history(session)) is not None:
+        sentences.append(
+            f"A fork: it starts with a copy of {counted(inherited[0], 'entry', 'entries')} "
+            f"({counted(inherited[1], 'request')}) of the session it was forked from, its "
+            "starting context, not its calls (that session counts them)."
         )
     if errors := api_errors(session):
         sentences.append(

@@ -27,12 +27,15 @@ from agent_profiler.loader import load
 from agent_profiler.model import AnchorKind, Category, ChangeKind, Harness, Session, Stage
 from agent_profiler.writers import PerfettoWriter
 from contract import check_contract
+from samples import PI_FORK, pi_fork_source
 from shared_paths import TESTS
 from traceview import TraceView, load_trace
 
 DATA = TESTS / "data" / "journals"
 LARGE = DATA / "pi" / "pi-mono_large-session_v1.jsonl"
-COMPACTED = DATA / "pi" / "pi-mono_before-compaction_v1.jsonl.gz"
+# The corpus's other session is a fork (samples.PI_FORK) that made no request of its own:
+# the session it was forked from, as the fork holds it, has the two compactions.
+COMPACTED = pi_fork_source()
 CORPUS = [LARGE, COMPACTED]
 
 
@@ -136,9 +139,7 @@ def test_corpus_numbers() -> None:
     assert len(large.tool_calls) == 373 and not large.incomplete
     compacted, builder, _ = read(COMPACTED)
     assert (len(compacted.responses), len(builder.unmeasured_requests)) == (471, 13)
-    assert dict(compacted.facts)["forked_from"].endswith(
-        "d97339c6-6c10-4827-846b-9ff1d9c3dc37.jsonl"
-    )
+    assert "forked_from" not in dict(compacted.facts)
 
 
 def test_two_compactions_with_tokens_before_and_removals() -> None:
@@ -208,7 +209,7 @@ def test_corpus_traces_meet_the_contract(registered: None, export_trace: Any) ->
     markers = [s for s in view.slices if s.args.get("marker")]
     kinds = {m.args["marker"] for m in markers}
     assert kinds == {"thinking_level_change", "model_change"}
-    assert sum(1 for m in markers if m.args["marker"] == "thinking_level_change") == 103 + 5
+    assert sum(1 for m in markers if m.args["marker"] == "thinking_level_change") == 103 + 4
 
 
 # --------------------------------------------------------------------------- hand-made journals
@@ -480,7 +481,7 @@ def test_damaged_tree_links_warn_and_still_read(tmp_path: Path) -> None:
 
 def test_detection_by_content(tmp_path: Path) -> None:
     v3 = Journal().write(tmp_path / "v3.jsonl")
-    for path in (LARGE, COMPACTED, v3):
+    for path in (LARGE, PI_FORK, COMPACTED, v3):
         head = sniff(path)
         assert pi.detect(head)
         assert not claude_code.detect(head) and not codex.detect(head)

@@ -13,11 +13,14 @@ import pytest
 
 from agent_profiler.model import Category, SourceKind
 from rules_spy import by_id, excerpt, raw_lines, record, sessions, spy, write
+from samples import pi_fork_source
 from shared_paths import TESTS
 
 DATA = TESTS / "data" / "journals" / "pi"
 LARGE = DATA / "pi-mono_large-session_v1.jsonl"
-COMPACTING = DATA / "pi-mono_before-compaction_v1.jsonl.gz"
+# The corpus fork's source, as the fork holds it (samples.pi_fork_source): the fork made no
+# request of its own.
+COMPACTING = pi_fork_source()
 
 PR, AS, RE, EN, SU = (
     Category.PROMPTS,

@@ -19,11 +19,14 @@ from agent_profiler.diagnostics import Diagnostics, shown_path
 from agent_profiler.estimate import TextClass, calibrated, use_estimator
 from agent_profiler.model import AnchorKind, Category, Harness, Session, SourceKind
 from rules_spy import by_id, excerpt, raw_lines, record, spy, write
+from samples import PI_FORK, pi_fork_source
 from shared_paths import TESTS
 
 DATA = TESTS / "data" / "journals" / "pi"
 LARGE = DATA / "pi-mono_large-session_v1.jsonl"
-COMPACTING = DATA / "pi-mono_before-compaction_v1.jsonl.gz"
+# The corpus fork's source, as the fork holds it (same line numbers): the fork itself
+# (PI_FORK) made no request of its own, its copied entries are all its source's.
+COMPACTING = pi_fork_source()
 MS = 1_000_000
 
 
@@ -276,7 +279,7 @@ def _v3(records: list[dict[str, Any]], version: object = 3) -> list[dict[str, An
 
 
 def test_the_session_is_named_by_its_header(tmp_path: Path) -> None:
-    session, _, diagnostics = read(excerpt(tmp_path, COMPACTING, [1, 359]))
+    session, _, diagnostics = read(excerpt(tmp_path, PI_FORK, [1, 359]))
     facts = dict(session.facts)
     # a fork names the file it came from, by its name only (the path holds a user name)
     assert facts["forked_from"] == (
@@ -287,9 +290,10 @@ def test_the_session_is_named_by_its_header(tmp_path: Path) -> None:
     assert facts["session_version"] == "1 (migrated in memory)"
     assert diagnostics.warning_total == 0
     # v3 calls the same link `parentSession`
-    header = record(COMPACTING, 1)
+    header = record(PI_FORK, 1)
     del header["branchedFrom"]
     header["parentSession"] = "/home/u/.pi/agent/sessions/--w--/2026-01-01_abc.jsonl"
+    header["timestamp"] = "2025-12-08T23:00:00.000Z"  # forked before it: line 359 is its own
     session, _, _ = read(write(tmp_path, _v3([header, record(COMPACTING, 359)])))
     facts = dict(session.facts)
     assert facts["forked_from"] == "2026-01-01_abc.jsonl"
