@@ -9,9 +9,13 @@ the estimate of its own parent.
 
 from __future__ import annotations
 
+import contextlib
+import gzip
+import json
 import math
 import os
 import statistics
+import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -63,6 +67,31 @@ def corpus_inputs(corpus: Path = CORPUS) -> list[Path]:
             if item not in inputs:
                 inputs.append(item)
     return inputs
+
+
+@contextlib.contextmanager
+def requests_as_made(path: Path) -> Iterator[Path]:
+    """`path`, or, for a Pi fork, a copy without the header's `branchedFrom` or
+    `parentSession`: its copy of its source's history is then read as requests again. The
+    tool counts them as the source's (a fork's starting context); their reported sizes are
+    real requests all the same, whose source the corpus does not hold, so calibration and
+    fidelity keep them (the shipped table was fitted with them)."""
+    if path.is_dir() or "/pi/" not in path.as_posix():
+        yield path
+        return
+    data = path.read_bytes()
+    text = (gzip.decompress(data) if path.name.endswith(".gz") else data).decode("utf-8")
+    first, _, rest = text.partition("\n")
+    header = json.loads(first)
+    if not isinstance(header, dict) or not {"branchedFrom", "parentSession"} & header.keys():
+        yield path
+        return
+    header.pop("branchedFrom", None)
+    header.pop("parentSession", None)
+    with tempfile.TemporaryDirectory() as folder:
+        copy = Path(folder) / path.name.removesuffix(".gz")
+        copy.write_text(json.dumps(header) + "\n" + rest, encoding="utf-8")
+        yield copy
 
 
 def read(path: Path, estimator: Estimator) -> list[Session]:
@@ -164,9 +193,10 @@ def points(path: Path, as_exported: bool = False) -> Iterator[Point]:
     reported size, and again the first one after each compaction. Between an anchor and
     a later request the head is constant, so the reported growth is the growth of the
     journal's items: exactly what the table must explain."""
-    runs = [read(path, probe(c)) for c in FEATURES]
-    evidence_runs = read(path, visible_probe("none") if as_exported else EVIDENCE)
-    visible_runs = [read(path, visible_probe(c)) for c in FEATURES] if as_exported else []
+    with requests_as_made(path) as made:
+        runs = [read(made, probe(c)) for c in FEATURES]
+        evidence_runs = read(made, visible_probe("none") if as_exported else EVIDENCE)
+        visible_runs = [read(made, visible_probe(c)) for c in FEATURES] if as_exported else []
     family = majority_family(r.model for s in runs[0] for r in s.responses) or OTHER_FAMILY
     for index, session in enumerate(runs[0]):
         snaps = measured(session)

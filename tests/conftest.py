@@ -11,10 +11,7 @@ purpose are marked `importer_broken`)."""
 from __future__ import annotations
 
 import dataclasses
-import gzip
-import json
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +22,6 @@ from typer.testing import CliRunner
 from agent_profiler.cli import app
 from contract import check_contract
 from realtp import check_import
-from samples import PI_FORK
 from traceview import IMPORT_PROBLEMS, TraceView, load_trace
 
 DATA = Path(__file__).parent / "data" / "journals"
@@ -109,22 +105,8 @@ def corpus_points_by_input() -> dict[str, list[Any]]:
     if not CORPUS.is_dir():
         pytest.skip(f"needs the shared corpus at {CORPUS}")
     by_input: dict[str, list[Any]] = {}
-    with tempfile.TemporaryDirectory() as folder:
-        for path in _corpus.corpus_inputs(CORPUS):
-            read = _pi_fork_as_its_own(path, Path(folder)) if path.name == PI_FORK.name else path
-            points = [dataclasses.replace(p, input=path.name) for p in _corpus.points(read)]
-            by_input[path.name] = points
+    for path in _corpus.corpus_inputs(CORPUS):
+        # A Pi fork's copied history counts: its requests are real (scripts/_corpus.py).
+        points = [dataclasses.replace(p, input=path.name) for p in _corpus.points(path)]
+        by_input[path.name] = points
     return by_input
-
-
-def _pi_fork_as_its_own(path: Path, folder: Path) -> Path:
-    """The corpus's Pi fork without its `branchedFrom`: its copied history read as its own
-    requests, as the shipped calibration table was fitted (before forks were read as such,
-    docs/estimates.md). Its 471 requests are real ones, whose source the corpus does not
-    hold; `scripts/_corpus.py` reads the fork as it is now: 0 requests of its own."""
-    lines = gzip.decompress(path.read_bytes()).decode("utf-8").split("\n")
-    header = json.loads(lines[0])
-    del header["branchedFrom"]
-    out = folder / path.name.removesuffix(".gz")
-    out.write_text("\n".join([json.dumps(header), *lines[1:]]), encoding="utf-8")
-    return out
