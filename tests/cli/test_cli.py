@@ -142,8 +142,20 @@ def test_an_unknown_harness_is_named_with_the_choices(command: str, tmp_path: Pa
             ["open", str(SMALL), "--timeout", "0"],
             "Invalid value for '--timeout': '0' is not a number of seconds (1 or more)",
         ),
+        (
+            ["open", str(SMALL), "--timeout", "soon"],
+            "Invalid value for '--timeout': 'soon' is not a number of seconds (1 or more)",
+        ),
     ],
-    ids=["discover-harness", "estimate", "align", "summary-jobs", "collect-jobs", "timeout"],
+    ids=[
+        "discover-harness",
+        "estimate",
+        "align",
+        "summary-jobs",
+        "collect-jobs",
+        "timeout",
+        "timeout-word",
+    ],
 )
 def test_a_bad_option_value_is_said_in_the_tools_words(args: list[str], said: str) -> None:
     """Not Typer's validation wording: `Value error, 'claude' is not one of …`, `Input

@@ -173,6 +173,10 @@ def test_a_file_named_like_an_option_gets_a_hint(tmp_path: Path) -> None:
     assert run("export", "./-home-me-app/s.jsonl", "-o", "t.pftrace").returncode == 0
     typo = run("export", "./-home-me-app/s.jsonl", "--forse")
     assert typo.returncode == 2 and "hint:" not in typo.stderr
+    # Named after `--`, as the hint says to: a typo elsewhere gets no hint about it.
+    after = run("export", "--forse", "--", "-home-me-app/s.jsonl")
+    assert after.returncode == 2 and "--forse" in after.stderr, after.stderr
+    assert "hint:" not in after.stderr
     # An output option that took the next option for its file name: Click's error names
     # only the word left over, and the hint says what happened.
     taken = run("fleet", "ds", "--html", "-o", "page.html")
