@@ -148,6 +148,7 @@ def _webp_lossy(width: int, height: int) -> bytes:
         (_webp_lossy(320, 240), (320, 240)),
         # a restart marker and a fill byte (0xff) before the frame: neither has a length
         (_jpeg(640, 480, before_frame=b"\xff\xd0\xff"), (640, 480)),
+        (_png(1280, 720)[:24], (1280, 720)),  # cut after its size: enough
         (b"not an image at all", None),
         (b"\xff\xd8\xff\xe0", None),  # a JPEG cut before its frame
     ],
@@ -155,6 +156,15 @@ def _webp_lossy(width: int, height: int) -> bytes:
 def test_image_headers_give_the_pixel_size(data: bytes, size: tuple[int, int] | None) -> None:
     assert images.dimensions(data) == size
     assert images.base64_dimensions(base64.b64encode(data).decode()) == size
+
+
+def test_an_image_cut_short_in_its_base64_still_gives_its_size() -> None:
+    """A journal's image data cut at any length (not a whole number of base64 quads): the
+    whole quads before the cut are read."""
+    data = base64.b64encode(_jpeg(640, 480) + b"\x00" * 30).decode()
+    for cut in (1, 2, 3):
+        assert images.base64_dimensions(data[:-cut]) == (640, 480)
+    assert images.base64_dimensions(base64.b64encode(_png(31, 17)).decode()[:35]) == (31, 17)
 
 
 def test_anthropic_formula_scales_down_to_the_documented_limits() -> None:
