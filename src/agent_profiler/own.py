@@ -86,7 +86,8 @@ def is_trace(path: Path) -> bool:
         return False
     if is_perfetto_trace(head):
         return True
-    text = head[:4096].lstrip().replace(b" ", b"")
+    # Without its whitespace, so a trace pretty-printed (`jq .`, `python -m json.tool`) is one.
+    text = b"".join(head[:4096].split())
     return text.startswith(JSON_TRACE_HEADS[0]) or (
         path.suffix == ".json" and text.startswith(JSON_TRACE_HEADS[1]) and b'"ph":' in text
     )

@@ -105,10 +105,20 @@ def _png(width: int, height: int) -> bytes:
     )
 
 
-def _jpeg(width: int, height: int) -> bytes:
+def _jpeg(width: int, height: int, before_frame: bytes = b"") -> bytes:
     app0 = b"\xff\xe0" + struct.pack(">H", 16) + b"JFIF\x00" + b"\x00" * 9
     sof = b"\xff\xc2" + struct.pack(">HBHHB", 11, 8, height, width, 1) + b"\x01\x11\x00"
-    return b"\xff\xd8" + app0 + b"\xff\xfe" + struct.pack(">H", 202) + b"c" * 200 + sof
+    comment = b"\xff\xfe" + struct.pack(">H", 202) + b"c" * 200
+    return b"\xff\xd8" + app0 + comment + before_frame + sof
+
+
+def _webp_lossy(width: int, height: int) -> bytes:
+    """A lossy WebP's header (RFC 9649, simple format: a VP8 key frame): the frame tag, the start
+    code, then 14 bits of width and of height, each under 2 bits of upscaling."""
+    frame = b"\x9d\x01\x2a" + struct.pack("<HH", width | 0x4000, height | 0x8000)
+    chunk = b"\x10\x02\x00" + frame + b"\x00" * 40
+    riff = b"WEBPVP8 " + struct.pack("<I", len(chunk)) + chunk
+    return b"RIFF" + struct.pack("<I", len(riff)) + riff
 
 
 @pytest.mark.parametrize(
@@ -129,6 +139,16 @@ def _jpeg(width: int, height: int) -> bytes:
             + ((199) | (99 << 14)).to_bytes(4, "little"),
             (200, 100),
         ),
+        (  # the same lossless one with its image data after the header, as in a file
+            b"RIFF\x00\x00\x00\x00WEBPVP8L\x00\x00\x00\x00\x2f"
+            + ((199) | (99 << 14)).to_bytes(4, "little")
+            + b"\x00" * 40,
+            (200, 100),
+        ),
+        (_webp_lossy(320, 240), (320, 240)),
+        # a restart marker and a fill byte (0xff) before the frame: neither has a length
+        (_jpeg(640, 480, before_frame=b"\xff\xd0\xff"), (640, 480)),
+        (_png(1280, 720)[:24], (1280, 720)),  # cut after its size: enough
         (b"not an image at all", None),
         (b"\xff\xd8\xff\xe0", None),  # a JPEG cut before its frame
     ],
@@ -136,6 +156,15 @@ def _jpeg(width: int, height: int) -> bytes:
 def test_image_headers_give_the_pixel_size(data: bytes, size: tuple[int, int] | None) -> None:
     assert images.dimensions(data) == size
     assert images.base64_dimensions(base64.b64encode(data).decode()) == size
+
+
+def test_an_image_cut_short_in_its_base64_still_gives_its_size() -> None:
+    """A journal's image data cut at any length (not a whole number of base64 quads): the
+    whole quads before the cut are read."""
+    data = base64.b64encode(_jpeg(640, 480) + b"\x00" * 30).decode()
+    for cut in (1, 2, 3):
+        assert images.base64_dimensions(data[:-cut]) == (640, 480)
+    assert images.base64_dimensions(base64.b64encode(_png(31, 17)).decode()[:35]) == (31, 17)
 
 
 def test_anthropic_formula_scales_down_to_the_documented_limits() -> None:

@@ -142,8 +142,20 @@ def test_an_unknown_harness_is_named_with_the_choices(command: str, tmp_path: Pa
             ["open", str(SMALL), "--timeout", "0"],
             "Invalid value for '--timeout': '0' is not a number of seconds (1 or more)",
         ),
+        (
+            ["open", str(SMALL), "--timeout", "soon"],
+            "Invalid value for '--timeout': 'soon' is not a number of seconds (1 or more)",
+        ),
     ],
-    ids=["discover-harness", "estimate", "align", "summary-jobs", "collect-jobs", "timeout"],
+    ids=[
+        "discover-harness",
+        "estimate",
+        "align",
+        "summary-jobs",
+        "collect-jobs",
+        "timeout",
+        "timeout-word",
+    ],
 )
 def test_a_bad_option_value_is_said_in_the_tools_words(args: list[str], said: str) -> None:
     """Not Typer's validation wording: `Value error, 'claude' is not one of …`, `Input
@@ -229,6 +241,13 @@ def test_notes_for_ignored_files_skipped_kinds_and_orphan_subagents(tmp_path: Pa
     assert "1 other file in the given folders is not *.jsonl or *.jsonl.gz and was not read\n" in (
         picture.stderr
     ), picture.stderr
+    # Two: the note counts them in the plural.
+    (folder / "shot2.png").write_bytes(b"x")
+    two = runner.invoke(app, ["export", str(folder), "-o", str(tmp_path / "q.pftrace")])
+    assert two.exit_code == 0
+    assert (
+        "note: 2 other files in the given folders are not *.jsonl or *.jsonl.gz and were not read\n"
+    ) in two.stderr, two.stderr
     assert "skipped on purpose (not model input): claude:summary 1" in result.stderr
     agent = (
         SPOTTER_DIR / "258c7280-ae70-4798-800f-63464d01a85d" / "subagents" / "agent-a881341.jsonl"

@@ -100,6 +100,30 @@ def test_which_files_are_traces(tmp_path: Path, trace: Path) -> None:
     assert not is_trace(named("blank-first.jsonl", b"\n" + SMALL.read_bytes()))
     assert not is_trace(named("blank-first", b"\n\r\n\t" + SMALL.read_bytes()))
     assert not is_trace(tmp_path / "missing.data")
+    # By its packets whatever its name: a trace of one track, its first packet 13 bytes
+    # long (an odd length), or 291 (a length of two bytes).
+    assert is_trace(named("odd.bin", _track_trace("abcd")))
+    assert is_trace(named("long.bin", _track_trace("x" * 280)))
+    # Files that start as a trace would and are none.
+    for head in (
+        b"\x0a\x81\x82\x01",  # a first packet's length that runs to the end of the file
+        b"\x0a\x05\x08\x01",  # a packet of 5 bytes in a file of 4
+        b"\x0a\x03\x02\x00\x00",  # a first field numbered 0
+        b"\x0a\x02\x0f\x00",  # a wire type protobuf does not use (7)
+    ):
+        assert not is_trace(named("data.bin", head)), head
+
+
+def _track_trace(name: str) -> bytes:
+    """A Perfetto trace of one packet: a track named `name`."""
+    from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+    made = pb.Trace()
+    packet = made.packet.add()
+    packet.trusted_packet_sequence_id = 1
+    packet.track_descriptor.uuid = 7
+    packet.track_descriptor.name = name
+    return made.SerializeToString()
 
 
 def test_ctrl_c_and_a_bug_end_in_one_line(
@@ -173,6 +197,10 @@ def test_a_file_named_like_an_option_gets_a_hint(tmp_path: Path) -> None:
     assert run("export", "./-home-me-app/s.jsonl", "-o", "t.pftrace").returncode == 0
     typo = run("export", "./-home-me-app/s.jsonl", "--forse")
     assert typo.returncode == 2 and "hint:" not in typo.stderr
+    # Named after `--`, as the hint says to: a typo elsewhere gets no hint about it.
+    after = run("export", "--forse", "--", "-home-me-app/s.jsonl")
+    assert after.returncode == 2 and "--forse" in after.stderr, after.stderr
+    assert "hint:" not in after.stderr
     # An output option that took the next option for its file name: Click's error names
     # only the word left over, and the hint says what happened.
     taken = run("fleet", "ds", "--html", "-o", "page.html")

@@ -25,9 +25,13 @@ PI = DATA / "pi" / "pi-mono_large-session_v1.jsonl"
 runner = CliRunner()
 
 
-@pytest.mark.parametrize("name", ["t.pftrace", "t.json", "t.trace.json", "renamed.bin"])
+@pytest.mark.parametrize(
+    "name", ["t.pftrace", "t.json", "t.trace.json", "renamed.bin", "pretty.json"]
+)
 def test_open_serves_every_trace_export_writes(name: str, tmp_path: Path, monkeypatch: Any) -> None:
-    # GIVEN a trace written by export, Perfetto or Chrome JSON (a renamed one too)
+    # GIVEN a trace written by export, Perfetto or Chrome JSON (a renamed one too, and one
+    # pretty-printed as `python -m json.tool` or `jq .` write it: it was read as a journal
+    # and refused with "open it with `agent-profiler open pretty.json`", the command run)
     fmt = "json" if "json" in name else "perfetto"
     trace = tmp_path / name
     made = runner.invoke(app, ["export", str(SMALL), "-o", str(trace), "--format", fmt])
@@ -36,6 +40,8 @@ def test_open_serves_every_trace_export_writes(name: str, tmp_path: Path, monkey
         json_trace = tmp_path / "j.json"
         runner.invoke(app, ["export", str(SMALL), "-o", str(json_trace)])
         trace.write_bytes(json_trace.read_bytes())
+    if name == "pretty.json":
+        trace.write_text(json.dumps(json.loads(trace.read_bytes()), indent=4))
     served: list[Path] = []
 
     def serve_once(path: Path, *, timeout_s: float, on_ready: Any) -> bool:

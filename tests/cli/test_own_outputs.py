@@ -64,3 +64,13 @@ def test_a_journal_that_starts_with_a_blank_line_is_still_a_journal(tmp_path: Pa
     assert own_output(CLAUDE_SMALL) is None
     result = runner.invoke(app, ["summary", str(journal)])
     assert result.exit_code == 0, result.output
+
+
+def test_an_html_page_without_a_doctype_is_named_for_what_it_is(tmp_path: Path) -> None:
+    page = tmp_path / "page.html"
+    page.write_text("<HTML><body>a page saved from a browser</body></HTML>\n")
+    result = runner.invoke(app, ["summary", str(page)])
+    assert result.exit_code == 1
+    assert f"error: {page}: an HTML page, not a journal: open it in a web browser" in (
+        result.stderr
+    )

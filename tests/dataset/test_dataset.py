@@ -233,6 +233,24 @@ def test_a_second_collect_reads_only_new_or_changed_journals(tmp_path: Path) -> 
     added = collect([journals], dataset)
     assert (added.new, added.unchanged, added.groups_read) == (1, 1, 1)
     assert len(_table(dataset, "sessions")) == 2
+
+    def files_of(batch: int) -> dict[str, int]:
+        """The current version's files of a collect's batch: each name and its inode."""
+        found = (dataset / "versions").rglob(f"b{batch:06d}_*.parquet")
+        return {str(p.relative_to(dataset / "versions").parts[1:]): p.stat().st_ino for p in found}
+
+    kept = files_of(2)  # the grown journal's rows, written by the collect of version 2
+    assert kept
+    # the new journal grows in turn: its rows are rewritten, the other's are not
+    record = orjson.loads(other.read_text().splitlines()[-1])
+    record["uuid"], record["parentUuid"] = "a5", "a4"
+    record["message"]["id"], record["timestamp"] = "msg_5", "2026-01-05T10:00:30.000Z"
+    with other.open("a") as handle:
+        handle.write(orjson.dumps(record).decode() + "\n")
+    regrown = collect([journals], dataset)
+    assert (regrown.changed, regrown.unchanged, regrown.groups_read) == (1, 1, 1)
+    assert sorted(s["requests"] for s in _table(dataset, "sessions")) == [4, 5]
+    assert files_of(2) == kept  # the same files, hard-linked into the new version
     # the CLI says what it read
     said = runner.invoke(app, ["collect", str(journals), "--to", str(dataset)]).stdout
     assert "nothing new or changed" in said and "2 unchanged (not read)" in said

@@ -9,9 +9,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent_profiler.align import ORIGIN
+from agent_profiler.align import ORIGIN, align_start
 from agent_profiler.layout import TRACE_ROOT_UUID, start_rank
-from samples import DATA
+from agent_profiler.model import Session
+from agent_profiler.views import session_span
+from samples import CLAUDE_SMALL, DATA, GEMINI_JSONL, read
 from traceview import TraceView
 
 SPOTTER = DATA / "claude-code" / "spotter-2.1.39-subagents-compaction"
@@ -96,3 +98,51 @@ def test_an_unknown_alignment_is_one_line() -> None:
     result = CliRunner().invoke(app, ["export", str(CODEX), "--align", "end", "-o", "-"])
     assert result.exit_code == 2
     assert "--align" in result.output + result.stderr
+
+
+MUSE_COMPACTED = (
+    DATA / "muse/synthetic/sessions/2026/10/05/01a20000-0000-7000-8000-00000000a001/session.jsonl"
+)
+PI_FIRST_LINES = DATA / "pi" / "pi-mono_large-session_v1_first-25-lines.jsonl"
+
+
+def _moments(session: Session) -> list[int]:
+    """Every time a session holds, in a fixed order."""
+    requests = [c.request for c in session.compactions if c.request is not None]
+    spans = [
+        *session.prompts,
+        *session.responses,
+        *session.tool_calls,
+        *session.compactions,
+        *requests,
+        *session.failed_requests,
+        *session.unmetered_responses,
+    ]
+    return [
+        session.start_ns,
+        session.end_ns,
+        *(t for span in spans for t in (span.start_ns, span.end_ns)),
+        *(snapshot.time_ns for snapshot in session.snapshots),
+        *(marker.time_ns for marker in session.markers),
+    ]
+
+
+def test_every_moment_of_a_session_moves_with_it() -> None:
+    """Not only the spans: the Events track's markers (model changes, errors), the failed
+    and the unmetered requests and a compaction's own request sit where they were among
+    the rest once aligned (real journals of Gemini CLI, Muse, Claude Code and Pi that hold
+    each)."""
+    sessions, _ = read(GEMINI_JSONL, MUSE_COMPACTED, CLAUDE_SMALL, PI_FIRST_LINES)
+    assert all(
+        any(getattr(s, kind) for s in sessions)
+        for kind in ("markers", "failed_requests", "unmetered_responses", "snapshots")
+    )
+    assert any(c.request is not None for s in sessions for c in s.compactions)
+    aligned = align_start(sessions)
+    ids = {s.session_id for s in sessions}
+    for before, after in zip(sessions, aligned, strict=True):
+        shift = after.shifted_ns
+        assert shift != 0
+        assert _moments(after) == [t + shift for t in _moments(before)]
+        if before.parent_session not in ids:  # a tree's top: at the origin (a subagent: after)
+            assert session_span(after)[0] == ORIGIN

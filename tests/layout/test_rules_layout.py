@@ -139,6 +139,19 @@ def test_sessions_are_laid_out_by_start_each_parent_followed_by_its_subagents() 
     layout = build_layout([child, parent, later], TraceFacts())
     ranks = [g.order_rank for g in layout.groups if g.parent == TRACE_ROOT_UUID]
     assert ranks == sorted(ranks) and len(ranks) == 2
+    # Another top-level session starting after the parent and before its subagent: the
+    # subagent still follows its parent (by start alone, the other came between them).
+    from agent_profiler.align import shifted
+    from agent_profiler.views import session_span
+
+    between = (session_span(parent)[0] + session_span(child)[0]) // 2
+    other = dataclasses.replace(shifted(small, between - session_span(small)[0]), shifted_ns=0)
+    order = ordered_sessions([other, child, parent])
+    assert [s.session_id for s in order] == [
+        parent.session_id,
+        child.session_id,
+        other.session_id,
+    ]
 
 
 def test_sessions_starting_in_the_same_second_share_a_rank_and_are_laid_out_by_start() -> None:

@@ -854,16 +854,25 @@ def test_the_legend_lists_the_categories_then_only_the_lines_drawn() -> None:
     def spans(html: str) -> list[str | None]:
         return [x.text for x in ET.fromstring(html).iter("span")]
 
-    every = legend([Category.RESULTS], size=True, window=True, compaction=True, model=True)
+    every = legend(
+        [Category.RESULTS], unexplained=True, size=True, window=True, compaction=True, model=True
+    )
     root = ET.fromstring(every)
     assert not (root.text or "").strip() and not any((li.tail or "").strip() for li in root)
     assert spans(every) == [
         "Tool results",
+        "Not explained by the estimate (reported − estimated)",
         "Context size (reported)",
         "window",
         "compaction",
         "model change",
     ]
+    # Each item is its mark and its name, nothing else, every mark one height, and each
+    # line drawn as the charts draw it (svg.py): the size solid, the others dashed.
+    assert ["".join(li.itertext()) for li in root] == spans(every)
+    assert {svg.get("height") for svg in root.iter("svg")} == {"14"}
+    lines = [(p.get("stroke"), p.get("stroke-dasharray")) for p in root.iter("path")]
+    assert lines == [("#111", None), ("#333", "7 5"), ("#b00020", "2 3"), ("#333", "8 3 2 3")]
     assert spans(legend([Category.RESULTS, Category.TOOLS], window=True)) == [
         "Tool results",
         "Tool definitions",

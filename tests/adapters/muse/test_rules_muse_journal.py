@@ -355,6 +355,17 @@ def test_a_requests_usage_as_model_completed_reports_it(tmp_path: Path) -> None:
     assert response.usage.cache_read_tokens == 7
 
 
+@pytest.mark.parametrize("reason", ["", 3, ["stop"]])
+def test_a_finish_reason_that_is_no_word_is_no_stop_reason(tmp_path: Path, reason: Any) -> None:
+    """Line 64's finish_reason empty, a number or a list (a damaged journal): the request
+    has no stop reason, as when the journal gives none; not `""`, `3` or a list in the
+    trace (muse_drafts.str_or_none__mutmut_2/3 let each through)."""
+    done = line(64)
+    done["payload"]["event"]["finish_reason"] = reason
+    (response,) = read(write(tmp_path, edited({64: done})))[0].responses
+    assert response.stop_reason is None
+
+
 def test_a_call_that_reported_only_output_is_still_a_request(tmp_path: Path) -> None:
     """Line 64 with input_tokens 0: a request of 49 output tokens, its size unknown."""
     done = line(64)
