@@ -325,6 +325,7 @@ def read_group(
     counted = diagnostics if harness is None else Diagnostics(
         keep_first=diagnostics.keep_first, on_progress=diagnostics.on_progress
     )  # fmt: skip
+    said = diagnostics.warning_counts["no-session"]  # an adapter may say what a file is
     # The export's estimator, with this harness's framing cost (estimate.py): chosen
     # here, once per group, so the adapters need not know it.
     try:
@@ -365,7 +366,7 @@ def read_group(
         return GroupRead([], [_wrong_harness(path, harness) for path in group.paths])
     if counted is not diagnostics:
         diagnostics.absorb(counted)
-    if not sessions:
+    if not sessions and diagnostics.warning_counts["no-session"] == said:
         # e.g. a Claude Code file holding only titles and file snapshots
         diagnostics.warn(
             str(group.main or group.extras[0]),

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from agent_profiler.adapters.common import journal_clock, text_field
-from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.diagnostics import Diagnostics, journal_name
 from agent_profiler.errors import JournalError
 from agent_profiler.jsonl import read_jsonl
 from agent_profiler.model import MID_CONVERSATION, Harness, Marker, Response, Session
@@ -386,9 +386,18 @@ def read_group(
                 continue
             builders[builder.session_id] = builder
     _link_subagents(builders)
-    if main_builder is not None:
-        for request in compaction_requests:
+    for request in compaction_requests:
+        if main_builder is not None:
             _attach_compaction_request(main_builder, request)
+        else:  # given without its session: said for what it is (the loader says no more)
+            diagnostics.warn(
+                request.sources[0],
+                None,
+                "no-session",
+                "the compaction request of session "
+                f"{journal_name(request.parent_session or request.session_id)}: pass the "
+                "session's file (its request is shown on the session's compaction)",
+            )
     sessions = [s for b in builders.values() if (s := b.finish()) is not None]
     return sessions
 

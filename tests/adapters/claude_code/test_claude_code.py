@@ -397,3 +397,42 @@ def test_stream_json_subagent_frames_are_kept_apart(tmp_path: Path) -> None:
 @pytest.mark.parametrize("path", [SPOTTER, ENTIRE_4B, ENTIRE_51, SMALL, STREAM_GHAW])
 def test_reading_twice_gives_equal_sessions(path: Path) -> None:
     assert read(path)[0] == read(path)[0]
+
+
+def test_a_compaction_request_file_given_alone_is_said_for_what_it_is(tmp_path: Path) -> None:
+    """An `agent-acompact-*` file holds a compaction's summarisation request, shown on its
+    session's compaction: given without the session (alone, or its subagents/ folder) it
+    said "no session records (nothing to show)". Real (the spotter's) and hand-made."""
+    from typer.testing import CliRunner
+
+    from agent_profiler.cli import app
+
+    real = SPOTTER_DIR / SPOTTER_ID / "subagents" / "agent-acompact-fffbd0.jsonl"
+    made = tmp_path / "agent-acompact-1a2b3c.jsonl"
+    made.write_text(
+        json.dumps(
+            {
+                "type": "user",
+                "isSidechain": True,
+                "sessionId": "s-1",
+                "agentId": "acompact-1a2b3c",
+                "uuid": "u1",
+                "parentUuid": None,
+                "timestamp": "2026-01-01T00:00:00.000Z",
+                "message": {"role": "user", "content": "Summarise the conversation."},
+            }
+        )
+        + "\n"
+    )
+    for given, session in ((real, SPOTTER_ID), (made, "s-1")):
+        result = CliRunner().invoke(app, ["summary", str(given)])
+        assert result.exit_code == 1
+        assert (
+            f"{given.name}: the compaction request of session {session}: pass the session's "
+            "file (its request is shown on the session's compaction)"
+        ) in result.stderr
+        assert "no session records" not in result.stderr
+    # Its folder given: the compaction file said so, the subagent read as an orphan
+    folder = CliRunner().invoke(app, ["summary", str(real.parent)])
+    assert f"{real.name}: the compaction request of session {SPOTTER_ID}" in folder.stderr
+    assert "no session records" not in folder.stderr
