@@ -88,8 +88,8 @@ def read_each(
     from agent_profiler.pipeline import GroupTask, jobs_for, run_groups
 
     result = LoadResult()
-    groups = plan_inputs(journals, options.harness, result)
     diagnostics = Diagnostics(on_progress=console.byte_progress())
+    groups = plan_inputs(journals, options.harness, result, diagnostics)
     tasks = [GroupTask(i, group, options) for i, group in enumerate(groups)]
     links: list[Link] = []
     for outcome in run_groups(
