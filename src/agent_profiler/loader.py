@@ -25,7 +25,10 @@ from agent_profiler.jsonl import json_document, sniff
 from agent_profiler.links import Link as Link
 from agent_profiler.links import parent_links as parent_links
 from agent_profiler.links import rename as _rename
+from agent_profiler.links import unread_links as unread_links
 from agent_profiler.links import warn_missing_parents as warn_missing_parents
+from agent_profiler.links import warn_unread_children as warn_unread_children
+from agent_profiler.links import with_unread_children
 from agent_profiler.model import Harness, Session
 from agent_profiler.own import own_output
 from agent_profiler.records import record
@@ -379,6 +382,7 @@ def read_group(
             "no-session",
             "no session records (nothing to show)",
         )
+    sessions = with_unread_children(sessions)
     journal_ids = tuple(s.session_id for s in sessions)
     renamed = _rename(sessions, seen, diagnostics)
     return GroupRead(renamed, [], group.paths, journal_ids)
@@ -432,6 +436,7 @@ def load(
         if progress is not None:
             progress(done, len(groups), group)
     warn_missing_parents(parent_links(result.sessions), diagnostics)
+    warn_unread_children(unread_links(result.sessions), diagnostics)
     return result
 
 

@@ -18,6 +18,7 @@ from agent_profiler.model import (
     INHERITED_ENTRIES,
     INHERITED_REQUESTS,
     MID_CONVERSATION,
+    UNREAD_CHILDREN,
     AnchorKind,
     Category,
     ContextChange,
@@ -76,6 +77,13 @@ def short_id(session_id: str) -> str:
     else:
         short = tail if len(tail) <= 12 else tail[-8:]
     return f"{short}#{copy}" if copy else short
+
+
+def unread_children(session: Session) -> int:
+    """How many subagents the session launched whose journals were not read with it
+    (links.with_unread_children): their requests are in none of its numbers."""
+    count = dict(session.facts).get(UNREAD_CHILDREN, 0)
+    return count if isinstance(count, int) else 0
 
 
 def launching_call(session: Session, parent: Session | None) -> ToolCall | None:

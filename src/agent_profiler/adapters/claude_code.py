@@ -423,6 +423,16 @@ def _link_subagents(builders: dict[str, SessionBuilder]) -> None:
         if call and call in parent.tools:
             parent.tools[call].child_session = builder.session_id
         parent.cover(builder)
+    # A subagent whose file was not read keeps its name on the launching call (the id it
+    # has when read: `<session>/<agentId>`); links.with_unread_children counts it.
+    for builder in builders.values():
+        root = builder.session_id.partition("/")[0]
+        for agent_id, call_id in builder.agent_results.items():
+            tool = builder.tools.get(call_id)
+            if tool is not None and tool.child_session is None:
+                child = f"{root}/{agent_id}"
+                if child not in builders:
+                    tool.child_session = child
 
 
 def _settle_last_usage(builder: SessionBuilder, usage: dict[str, object]) -> None:

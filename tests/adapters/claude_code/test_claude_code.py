@@ -183,8 +183,20 @@ def test_parallel_task_calls_with_results_out_of_order() -> None:
     assert len({t.response_id for t in tasks}) == 1  # six records of one message id
     ends = [t.end_ns for t in sorted(tasks, key=lambda t: t.start_ns)]
     assert ends != sorted(ends)  # results arrive in completion order
-    # the subagent files are not in this checkpoint: no child sessions invented
-    assert all(t.child_session is None for t in tasks)
+    # the subagent files are not in this checkpoint: each Task call names the child its
+    # result's toolUseResult.agentId gives (the id its file would have), none read
+    agents = {
+        block["tool_use_id"]: record["toolUseResult"]["agentId"]  # type: ignore[index]
+        for record in lines(ENTIRE_51)
+        if isinstance(record.get("toolUseResult"), dict) and "agentId" in record["toolUseResult"]  # type: ignore[operator]
+        for block in record["message"]["content"]  # type: ignore[index]
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    }
+    assert len(agents) == 6
+    assert {t.call_id: t.child_session for t in tasks} == {
+        call: f"{session.session_id}/{agent}" for call, agent in agents.items()
+    }
+    assert dict(session.facts)["unavailable_child_sessions"] == 6
     assert {r.id: r.usage.prompt_tokens for r in session.responses} == independent_prompts(
         ENTIRE_51
     )

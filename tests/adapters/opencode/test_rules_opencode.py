@@ -1082,8 +1082,11 @@ def test_a_child_read_with_its_parent_is_linked_to_the_task_call(tmp_path: Path)
     assert parent.parent_call_id is None and parent.child_role is None
     (alone,), _ = read(parent_path)
     (task,) = [t for t in alone.tool_calls if t.name == "task"]
-    assert task.child_session is None  # the child was not read: no dangling link
+    # The child was not read: its id stays on the call (the layout draws no flow to it),
+    # and the parent counts it (it was dropped: a subagent that ran vanished)
+    assert task.child_session == child.session_id
     assert task.call_id == "call_a3903eeb17654f9691117bcf"
+    assert dict(alone.facts)["unavailable_child_sessions"] == 1
 
 
 # --------------------------------------------------------------------------- files
