@@ -101,10 +101,12 @@ def shown_path(path: str) -> str:
 
 def _is_copy(path: str) -> bool:
     """A pipe's or stdin's copy (loader._copy_of): `<tmp>/agent-profiler-*/<folder>/<name>`."""
+    folder = os.path.dirname(os.path.dirname(path))
+    if not os.path.basename(folder).startswith("agent-profiler-"):
+        return False  # (most paths: tempfile, and shutil with it, not imported for them)
     import tempfile
 
-    folder = os.path.dirname(os.path.dirname(path))
-    return os.path.basename(folder).startswith("agent-profiler-") and os.path.dirname(folder) in {
+    return os.path.dirname(folder) in {
         tempfile.gettempdir(),
         os.path.realpath(tempfile.gettempdir()),
     }

@@ -84,14 +84,16 @@ def read_each(
 ) -> tuple[LoadResult, Diagnostics]:
     """`read_groups`, each group's outcome handed to `each` as it comes, in order, and not
     kept here: what was read and the warnings of all groups."""
+    from agent_profiler.links import Unread, warn_unread_children
     from agent_profiler.loader import Link, plan_inputs, warn_missing_parents
     from agent_profiler.pipeline import GroupTask, jobs_for, run_groups
 
     result = LoadResult()
-    groups = plan_inputs(journals, options.harness, result)
     diagnostics = Diagnostics(on_progress=console.byte_progress())
+    groups = plan_inputs(journals, options.harness, result, diagnostics)
     tasks = [GroupTask(i, group, options) for i, group in enumerate(groups)]
     links: list[Link] = []
+    unread: list[Unread] = []
     for outcome in run_groups(
         tasks,
         use,
@@ -105,8 +107,10 @@ def read_each(
         result.files += outcome.paths
         diagnostics.absorb(outcome.diagnostics)
         links += outcome.links
+        unread += outcome.unread
         each(outcome)
     warn_missing_parents(links, diagnostics)
+    warn_unread_children(unread, diagnostics)
     console.tell_reading(result, diagnostics)
     return result, diagnostics
 

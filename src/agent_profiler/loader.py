@@ -7,7 +7,6 @@ A file that cannot be used at all (unreadable, not a journal) is reported in
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import gc
 import os
 from collections.abc import Callable, Iterable, Iterator
@@ -23,6 +22,13 @@ from agent_profiler.inputs import STDIN as STDIN
 from agent_profiler.inputs import copy_of, dead_link, is_dataset, os_reason
 from agent_profiler.inputs import is_stream as is_stream
 from agent_profiler.jsonl import json_document, sniff
+from agent_profiler.links import Link as Link
+from agent_profiler.links import parent_links as parent_links
+from agent_profiler.links import rename as _rename
+from agent_profiler.links import unread_links as unread_links
+from agent_profiler.links import warn_missing_parents as warn_missing_parents
+from agent_profiler.links import warn_unread_children as warn_unread_children
+from agent_profiler.links import with_unread_children
 from agent_profiler.model import Harness, Session
 from agent_profiler.own import own_output
 from agent_profiler.records import record
@@ -44,6 +50,8 @@ class LoadResult:
     ignored: int = 0  # files in the given folders that are not *.jsonl / *.jsonl.gz
     ignored_logs: int = 0  # of those, the .txt and .log files (a `-p` stream-json run's)
     copies: list[tuple[str, Path]] = field(default_factory=list)  # see Expanded
+    # (file, the earlier file with its bytes): read once (repeats.distinct), said once each
+    repeats: list[tuple[Path, Path]] = field(default_factory=list)
 
 
 class Expanded(NamedTuple):
@@ -325,6 +333,7 @@ def read_group(
     counted = diagnostics if harness is None else Diagnostics(
         keep_first=diagnostics.keep_first, on_progress=diagnostics.on_progress
     )  # fmt: skip
+    said = diagnostics.warning_counts["no-session"]  # an adapter may say what a file is
     # The export's estimator, with this harness's framing cost (estimate.py): chosen
     # here, once per group, so the adapters need not know it.
     try:
@@ -365,7 +374,7 @@ def read_group(
         return GroupRead([], [_wrong_harness(path, harness) for path in group.paths])
     if counted is not diagnostics:
         diagnostics.absorb(counted)
-    if not sessions:
+    if not sessions and diagnostics.warning_counts["no-session"] == said:
         # e.g. a Claude Code file holding only titles and file snapshots
         diagnostics.warn(
             str(group.main or group.extras[0]),
@@ -373,8 +382,10 @@ def read_group(
             "no-session",
             "no session records (nothing to show)",
         )
+    sessions = with_unread_children(sessions)
     journal_ids = tuple(s.session_id for s in sessions)
-    return GroupRead(_rename(sessions, seen), [], group.paths, journal_ids)
+    renamed = _rename(sessions, seen, diagnostics)
+    return GroupRead(renamed, [], group.paths, journal_ids)
 
 
 # What a plan keeps of a file's head (SniffedFile.head): the records' small facts (ids,
@@ -414,7 +425,7 @@ def load(
 ) -> LoadResult:
     """Read every journal; `progress(done, total, group)` is called after each group."""
     result = LoadResult()
-    groups = plan_inputs(inputs, harness, result)
+    groups = plan_inputs(inputs, harness, result, diagnostics)
     seen: dict[str, int] = {}
     for done, group in enumerate(groups, start=1):
         read = read_group(group, diagnostics, seen, harness=harness)
@@ -425,42 +436,38 @@ def load(
         if progress is not None:
             progress(done, len(groups), group)
     warn_missing_parents(parent_links(result.sessions), diagnostics)
+    warn_unread_children(unread_links(result.sessions), diagnostics)
     return result
 
 
 def plan_inputs(
-    inputs: Iterable[Path], harness: Harness | None, result: LoadResult
+    inputs: Iterable[Path],
+    harness: Harness | None,
+    result: LoadResult,
+    diagnostics: Diagnostics | None = None,
 ) -> list[JournalGroup]:
-    """The journal groups of these inputs; what cannot be read goes to `result.failures`."""
+    """The journal groups of these inputs; what cannot be read goes to `result.failures`.
+    A file with the bytes of an earlier one is read once (`repeats.distinct`), in the
+    parent before any group is formed, so with any --jobs; each repeat is one warning."""
+    from agent_profiler.diagnostics import shown_path
+    from agent_profiler.repeats import distinct
+
     files, failures, result.ignored, result.ignored_logs, copies = expand(inputs)
     result.failures += failures
     result.copies += copies
+    files, repeats = distinct(files)
+    result.repeats += repeats
+    for repeat, first in repeats:
+        if diagnostics is not None:
+            diagnostics.warn(
+                str(repeat),
+                None,
+                "same-bytes",
+                f"the same bytes as {shown_path(str(first))}: read once",
+            )
     groups, failures = plan(files, harness)
     result.failures += failures
     return groups
-
-
-Link = tuple[str, str | None, str]  # (session id, parent id, the session's first source)
-
-
-def parent_links(sessions: Iterable[Session]) -> list[Link]:
-    """What warn_missing_parents needs of each session (small: a worker sends it back)."""
-    return [(s.session_id, s.parent_session, s.sources[0] if s.sources else "") for s in sessions]
-
-
-def warn_missing_parents(links: Iterable[Link], diagnostics: Diagnostics) -> None:
-    """A subagent whose parent is not in the export: (session id, parent id, source)."""
-    links = list(links)
-    known = {session_id for session_id, _, _ in links}
-    for session_id, parent, source in links:
-        if parent is not None and parent not in known:
-            diagnostics.warn(
-                source,
-                None,
-                "parent-not-exported",
-                f"subagent {session_id}: its parent session is not among the journals read "
-                "(pass the parent journal or its folder to link them)",
-            )
 
 
 def _holds_something(session: Session) -> bool:
@@ -518,43 +525,3 @@ def _wrong_harness(path: Path, harness: Harness) -> JournalError:
         else "is --harness right?"
     )
     return JournalError(str(path), f"nothing in it reads as {harness.value} ({hint})")
-
-
-def _rename(group: list[Session], seen: dict[str, int]) -> list[Session]:
-    """Session ids name tracks, so they must be unique in one trace: a repeated id (the
-    same session given twice, a backup, a resumed run) gets a `#2`, `#3` suffix, and so do
-    the links of the subagents read with it (their parent, the parent's launching call).
-    `seen` counts the ids of the groups before this one and is updated.
-
-    The new id belongs to the session, not to its old id: one group may hold two files of
-    one session (Codex reads a rollout and its copy as one group), and renaming by id gave
-    both copies the same `#2`, so their tracks shared uuids."""
-    unique: list[Session] = []
-    new_ids: list[str] = []
-    links: dict[str, str] = {}  # old id -> the id a link to it now means (first copy)
-    for session in group:
-        count = seen.get(session.session_id, 0) + 1
-        seen[session.session_id] = count
-        new_id = session.session_id if count == 1 else f"{session.session_id}#{count}"
-        new_ids.append(new_id)
-        links.setdefault(session.session_id, new_id)
-    renamed = {old: new for old, new in links.items() if old != new}
-    for session, new_id in zip(group, new_ids, strict=True):
-        if new_id == session.session_id and not renamed:
-            unique.append(session)
-            continue
-        calls = tuple(
-            dataclasses.replace(call, child_session=renamed[call.child_session])
-            if call.child_session in renamed
-            else call
-            for call in session.tool_calls
-        )
-        unique.append(
-            dataclasses.replace(
-                session,
-                session_id=new_id,
-                parent_session=renamed.get(session.parent_session or "", session.parent_session),
-                tool_calls=calls,
-            )
-        )
-    return unique

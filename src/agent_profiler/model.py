@@ -307,6 +307,9 @@ MID_CONVERSATION = "journal_starts_mid_conversation"
 # them (views.inherited_requests).
 INHERITED_ENTRIES = "inherited_entries"
 INHERITED_REQUESTS = "inherited_requests"
+# The fact of a session that launched subagents whose journals were not read with it (their
+# number; links.with_unread_children): TRACE_CONTRACT §3's `unavailable_child_sessions`.
+UNREAD_CHILDREN = "unavailable_child_sessions"
 
 
 @frozen

@@ -11,7 +11,8 @@ process writes. A worker that dies costs only time (`_Workers`).
 Two things cross groups, and the parent settles both: a session id seen in an earlier
 group (the copy is renamed `#2`: a worker that read such a group without knowing is
 overruled and the group read again here), and a subagent whose parent is not exported (a
-warning, once every group's links are known).
+warning, once every group's links are known), with the subagents parents launched that were
+not read (one warning for the run).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from agent_profiler.adapters import JournalGroup
 from agent_profiler.annotations import TraceHeader
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
+from agent_profiler.links import Unread, unread_links
 from agent_profiler.loader import Link, freeze_inherited, let_go, parent_links, read_group
 from agent_profiler.model import Session, frozen
 from agent_profiler.options import ReadOptions
@@ -113,6 +115,8 @@ class GroupOutcome(Generic[T]):
     first: int | None  # the earliest session start (a trace's clock snapshot)
     diagnostics: Diagnostics
     value: T
+    # for the parent's one warning about subagents launched and not read (links.Unread)
+    unread: list[Unread] = field(default_factory=list)
 
 
 def run_group(
@@ -147,6 +151,7 @@ def run_group(
         min((session_span(s)[0] for s in read.sessions), default=None),
         diagnostics,
         value,
+        unread_links(read.sessions),
     )
 
 

@@ -45,6 +45,7 @@ from agent_profiler.views import (
     session_span,
     starts_mid_conversation,
     unattributed_is_head,
+    unread_children,
 )
 
 # Calls that can change the workspace, per harness: after one, earlier identical
@@ -101,6 +102,9 @@ class SessionSummary:
     responses_without_usage: int = 0
     # Failed API calls the harness retried (Claude Code's `api_error`: 529 Overloaded …).
     api_errors: int = 0
+    # Subagents this session launched whose journals were not read (links.unread_children):
+    # their requests are in no number here, `subagent_calls` included.
+    subagents_not_read: int = 0
     # The journal starts mid-conversation: its inferred head holds earlier turns too.
     starts_mid_conversation: bool = False
     # A fork's copied history (Pi): (entries, the source's requests among them), or None.
@@ -127,6 +131,7 @@ class SessionSummary:
             "source": self.source,
             "calls": self.calls,
             "subagent_calls": self.subagent_calls,
+            "subagents_not_read": self.subagents_not_read,
             "first_prompt_tokens": self.first_prompt_tokens,
             "peak_prompt_tokens": self.peak_prompt_tokens,
             "final_prompt_tokens": self.final_prompt_tokens,
@@ -301,6 +306,7 @@ def summarise(
         clock=session.clock,
         responses_without_usage=len(session.unmetered_responses),
         api_errors=api_errors(session),
+        subagents_not_read=unread_children(session),
         starts_mid_conversation=starts_mid_conversation(session),
         inherited_history=inherited_history(session),
     )

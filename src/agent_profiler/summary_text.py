@@ -258,6 +258,13 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
                 "the session it was forked from: its starting context, not its calls (that "
                 "session counts them)"
             )
+        if row.subagents_not_read:
+            out.append(
+                f"{escape_cell(row.session)}: {counted(row.subagents_not_read, 'subagent')} it "
+                "launched not read (in no number here): "
+                + ("pass its file" if row.subagents_not_read == 1 else "pass their files")
+                + " or folder"
+            )
         if row.api_errors:
             out.append(
                 f"{escape_cell(row.session)}: {counted(row.api_errors, 'API error')} the harness "

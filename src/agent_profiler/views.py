@@ -18,6 +18,7 @@ from agent_profiler.model import (
     INHERITED_ENTRIES,
     INHERITED_REQUESTS,
     MID_CONVERSATION,
+    UNREAD_CHILDREN,
     AnchorKind,
     Category,
     ContextChange,
@@ -63,12 +64,26 @@ def short_id(session_id: str) -> str:
     """A session id short enough for a track name: its last `/` part (a Claude Code
     subagent's agent id), a UUID's first 8 hex digits, or its last 8 for a time-ordered
     UUID (version 7: its first digits are the time, shared by sessions started together);
-    an id of up to 12 characters whole, a longer one's last 8."""
-    tail = session_id.rsplit("/", 1)[-1] or session_id
+    an id of up to 12 characters whole, a longer one's last 8. A copy's `#n` (loader's
+    rename of a second file holding the id) is kept after the shortened id: `258c7280#2`,
+    not the last 8 characters of the whole, which read as another session."""
+    base, mark, copy = session_id.rpartition("#")
+    if not (mark and base and copy.isdigit()):
+        base, copy = session_id, ""
+    tail = base.rsplit("/", 1)[-1] or base
     found = _UUID.match(tail)
     if found:
-        return tail[-8:] if found.group(1) == "7" else tail[:8]
-    return tail if len(tail) <= 12 else tail[-8:]
+        short = tail[-8:] if found.group(1) == "7" else tail[:8]
+    else:
+        short = tail if len(tail) <= 12 else tail[-8:]
+    return f"{short}#{copy}" if copy else short
+
+
+def unread_children(session: Session) -> int:
+    """How many subagents the session launched whose journals were not read with it
+    (links.with_unread_children): their requests are in none of its numbers."""
+    count = dict(session.facts).get(UNREAD_CHILDREN, 0)
+    return count if isinstance(count, int) else 0
 
 
 def launching_call(session: Session, parent: Session | None) -> ToolCall | None:

@@ -37,8 +37,10 @@ def _said_once(path: Path, values: list[dict[str, Any]]) -> tuple[list[Session],
     """`values` written as the JSONL journal `path`, read: its one warning, a bad-usage."""
     path.write_text("".join(json.dumps(v) + "\n" for v in values), encoding="utf-8")
     sessions, diagnostics = _read(path)
-    assert diagnostics.warning_counts == {"bad-usage": 1}
-    (warning,) = diagnostics.warnings
+    # (a Muse journal's reminder children, whose logs are not given, are said apart)
+    counts = {k: n for k, n in diagnostics.warning_counts.items() if k != "subagent-not-read"}
+    assert counts == {"bad-usage": 1}
+    (warning,) = [w for w in diagnostics.warnings if w.kind == "bad-usage"]
     return sessions, warning
 
 

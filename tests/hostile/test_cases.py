@@ -373,7 +373,8 @@ CASES = [
         "a Muse journal with a damaged line",
         one("session.jsonl", MUSE.read_bytes().replace(b"\n", b"\n{damaged\n", 1)),
         0,
-        {"not-json": 1},
+        # (its reminder children's logs are not given: one line for the run)
+        {"not-json": 1, "subagent-not-read": 1},
         responses=1,
         first_warning_line=2,
     ),
@@ -388,6 +389,7 @@ CASES = [
         "every harness at once",
         lambda tmp: [*copy(SMALL)(tmp), *copy(CODEX)(tmp), *copy(PI)(tmp), *copy(MUSE)(tmp)],
         0,
+        {"subagent-not-read": 1},  # the Muse session's reminder children, not given
         sessions=4,
         responses=6 + 6 + 439 + 1,
     ),
@@ -732,6 +734,7 @@ GEMINI_OPENCODE_CASES = [
             *one("ses_r.export.json", opencode_json())(tmp),
         ],
         0,
+        {"subagent-not-read": 1},  # the Muse session's reminder children, not given
         sessions=6,
         responses=6 + 6 + 439 + 1 + 10 + 4,
     ),

@@ -161,6 +161,21 @@ def test_a_subagents_title_says_its_role_whose_it_is_and_through_which_call() ->
     )
 
 
+def test_a_copys_short_id_is_the_sessions_short_id_and_its_mark() -> None:
+    """A second file holding a session id is renamed `<id>#2` by the loader; its short id
+    was the last 8 characters of the whole (`01a85d#2` for `258c7280`): now the id is
+    shortened without the mark, which is put back."""
+    from agent_profiler.views import short_id
+
+    assert short_id("258c7280-ae70-4798-800f-63464d01a85d#2") == "258c7280#2"
+    assert short_id("258c7280-ae70-4798-800f-63464d01a85d/a881341#2") == "a881341#2"
+    assert short_id("019eef3d-1111-7222-8333-4444259027c5#3") == "259027c5#3"  # version 7
+    assert short_id("ses_fd4c895f0ffe6gKgxHiEgiQCcd#2") == "iEgiQCcd#2"
+    assert short_id("0000c003#2") == "0000c003#2"
+    # A `#` that is not the loader's mark is part of the id.
+    assert short_id("run#abc") == "run#abc" and short_id("#2") == "#2"
+
+
 def test_at_one_time_a_requests_size_comes_before_a_compactions() -> None:
     """Hand-made: a compaction starting at the very time of a request, its size before
     (500) below the request's (900); the harness's size after it at its end. The Context

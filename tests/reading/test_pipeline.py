@@ -5,6 +5,7 @@ capture's accounting is its own group's reading."""
 
 from __future__ import annotations
 
+import gzip
 import os
 import shutil
 from dataclasses import dataclass
@@ -92,7 +93,8 @@ def test_a_session_given_twice_in_two_groups_is_renamed_the_same_way_by_workers(
     shutil.copy(CODEX_SMALL, folder / "b.jsonl")
     copy = tmp_path / "copy" / "c.jsonl"
     copy.parent.mkdir()
-    shutil.copy(CLAUDE_SMALL, copy)
+    # (a longer copy: one with the very bytes of the first is read once, repeats.py)
+    copy.write_bytes(CLAUDE_SMALL.read_bytes() + b"\n")
     inputs = [str(folder / "a.jsonl"), str(folder / "b.jsonl"), str(copy)]
     # WHEN exported by one process and by two (a worker reads the copy without knowing
     # the first group's ids: the parent reads it again, renamed)
@@ -376,10 +378,17 @@ def test_the_wrote_line_counts_every_group(tmp_path: Path) -> None:
 
 
 def test_a_renamed_copy_keeps_its_subagents_linked_to_it(tmp_path: Path) -> None:
-    # GIVEN a Claude Code session with subagents, and a copy of it (its subagents too)
+    # GIVEN a Claude Code session with subagents, and a longer copy of it (its subagents
+    # too: with the very same bytes, each file is read once, repeats.py)
     spotter = DATA / "claude-code" / "spotter-2.1.39-subagents-compaction"
     copy = tmp_path / "copy"
     shutil.copytree(spotter, copy)
+    for path in copy.rglob("*.jsonl*"):
+        data = path.read_bytes()
+        if path.name.endswith(".gz"):
+            path.write_bytes(gzip.compress(gzip.decompress(data) + b"\n"))
+        else:
+            path.write_bytes(data + b"\n")
     first, second = (next(folder.glob("*.jsonl.gz")) for folder in (spotter, copy))
     # WHEN both are read (two groups)
     sessions = load([first, second], Diagnostics()).sessions

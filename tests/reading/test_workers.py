@@ -5,7 +5,6 @@ once with one line, no traceback and no file left behind."""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -108,8 +107,11 @@ def _gone(workers: list[int], within: float = 10.0) -> bool:
 def _many_groups(tmp_path: Path, copies: int = 8) -> Path:
     folder = tmp_path / "in"
     folder.mkdir()
+    # Each with other bytes (one more blank line): a file with the very bytes of another
+    # is read once (repeats.py), and these must be groups of their own
+    data = PI_LARGE.read_bytes()
     for index in range(copies):
-        shutil.copy(PI_LARGE, folder / f"pi-{index}.jsonl")
+        (folder / f"pi-{index}.jsonl").write_bytes(data + b"\n" * index)
     return folder
 
 
@@ -172,7 +174,8 @@ def test_sigterm_stops_workers_in_the_middle_of_a_long_group(tmp_path: Path) -> 
     folder = tmp_path / "in"
     folder.mkdir()
     for name in ("a", "b"):
-        (folder / f"{name}.jsonl").write_bytes(PI_LARGE.read_bytes() * 40)
+        blank = b"\n" if name == "b" else b""  # other bytes: each its own group
+        (folder / f"{name}.jsonl").write_bytes(PI_LARGE.read_bytes() * 40 + blank)
     out = tmp_path / "out"
     out.mkdir()
     with _started(["export", str(folder), "-j", "2", "-o", "out/t.pftrace"], tmp_path) as p:

@@ -113,6 +113,14 @@ def test_long_ids_are_shortened_as_the_trace_names_the_session() -> None:
     assert short_id("019eef3d-1111-7222-8333-4444259027c5") == "…259027c5"  # version 7: tail
 
 
+def test_a_copys_id_is_shortened_with_its_mark_after() -> None:
+    """The loader's `#2` (another file holding the id) stays after the shortened id: the
+    report showed `…63464d01a85d#2` against `258c7280…`, an unrelated-looking session."""
+    assert short_id("258c7280-ae70-4798-800f-63464d01a85d#2") == "258c7280…#2"
+    assert short_id("019eef3d-1111-7222-8333-4444259027c5#3") == "…259027c5#3"
+    assert short_id("0123456789abcdef#2") == "0123456789abcdef#2"  # 18, its base 16: kept
+
+
 def test_shared_text_is_one_object_and_other_strings_stay_as_they_are() -> None:
     text = "".join(["claude-", "opus"])
     assert shared(text) is shared("claude-opus")

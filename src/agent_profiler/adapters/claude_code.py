@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from agent_profiler.adapters.common import journal_clock, text_field
-from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.diagnostics import Diagnostics, journal_name
 from agent_profiler.errors import JournalError
 from agent_profiler.jsonl import read_jsonl
 from agent_profiler.model import MID_CONVERSATION, Harness, Marker, Response, Session
@@ -386,9 +386,18 @@ def read_group(
                 continue
             builders[builder.session_id] = builder
     _link_subagents(builders)
-    if main_builder is not None:
-        for request in compaction_requests:
+    for request in compaction_requests:
+        if main_builder is not None:
             _attach_compaction_request(main_builder, request)
+        else:  # given without its session: said for what it is (the loader says no more)
+            diagnostics.warn(
+                request.sources[0],
+                None,
+                "no-session",
+                "the compaction request of session "
+                f"{journal_name(request.parent_session or request.session_id)}: pass the "
+                "session's file (its request is shown on the session's compaction)",
+            )
     sessions = [s for b in builders.values() if (s := b.finish()) is not None]
     return sessions
 
@@ -414,6 +423,16 @@ def _link_subagents(builders: dict[str, SessionBuilder]) -> None:
         if call and call in parent.tools:
             parent.tools[call].child_session = builder.session_id
         parent.cover(builder)
+    # A subagent whose file was not read keeps its name on the launching call (the id it
+    # has when read: `<session>/<agentId>`); links.with_unread_children counts it.
+    for builder in builders.values():
+        root = builder.session_id.partition("/")[0]
+        for agent_id, call_id in builder.agent_results.items():
+            tool = builder.tools.get(call_id)
+            if tool is not None and tool.child_session is None:
+                child = f"{root}/{agent_id}"
+                if child not in builders:
+                    tool.child_session = child
 
 
 def _settle_last_usage(builder: SessionBuilder, usage: dict[str, object]) -> None:

@@ -124,26 +124,14 @@ def read_group(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:
         if session is not None:
             sessions.append(session)
     # Link each child to the `task` call that launched it (its metadata names the child).
+    # A child not read keeps its id on the call: links.with_unread_children counts it.
     launcher = {
         t.child_session: t.call_id for s in sessions for t in s.tool_calls if t.child_session
     }
-    known = {s.session_id for s in sessions}
-    linked = []
-    for session in sessions:
-        calls = tuple(
-            t
-            if t.child_session is None or t.child_session in known
-            else dataclasses.replace(t, child_session=None)
-            for t in session.tool_calls
-        )
-        linked.append(
-            dataclasses.replace(
-                session,
-                tool_calls=calls,
-                parent_call_id=launcher.get(session.session_id),
-            )
-        )
-    return linked
+    return [
+        dataclasses.replace(session, parent_call_id=launcher.get(session.session_id))
+        for session in sessions
+    ]
 
 
 def plan(files: list[SniffedFile]) -> list[JournalGroup]:

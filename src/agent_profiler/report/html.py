@@ -188,8 +188,13 @@ def overview_rows(
         subagents = (
             f'{count}<small class="muted">{row.subagent_calls:,} responses</small>'
             if count
-            else "—"
+            else ("0" if row.subagents_not_read else "—")
         )
+        if row.subagents_not_read:  # launched, their journals not given: in no number
+            subagents += (
+                f'<small class="muted" title="pass their files or folder">'
+                f"+{row.subagents_not_read:,} not read</small>"
+            )
         # Every model in order with the requests it served (window and fill follow it).
         model = (
             ", ".join(f"{m} ×{n:,}" + (f" (window {w:,})" if w else "") for m, n, w in row.models)

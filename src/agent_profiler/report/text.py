@@ -76,10 +76,14 @@ def listing(names: Sequence[str], limit: int = 6) -> str:
 
 def short_id(session_id: str, limit: int = 16) -> str:
     """A long id (a UUID) shortened as the trace names the session (views.short_id: a
-    time-ordered UUID by its last 8 digits), marked "…"; the full id stays in the title."""
+    time-ordered UUID by its last 8 digits), marked "…"; the full id stays in the title.
+    A copy's `#n` (the loader's) is not counted, and is kept after it: `258c7280…#2`."""
     from agent_profiler.views import short_id as trace_short_id
 
-    if len(session_id) <= limit:
+    base, mark, copy = session_id.rpartition("#")
+    if not (mark and base and copy.isdigit()):
+        base, mark, copy = session_id, "", ""
+    if len(base) <= limit:
         return session_id
-    piece = trace_short_id(session_id)
-    return piece + "…" if session_id.startswith(piece) else "…" + piece
+    piece = trace_short_id(base)
+    return f"{piece}…{mark}{copy}" if base.startswith(piece) else f"…{piece}{mark}{copy}"

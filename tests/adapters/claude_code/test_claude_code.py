@@ -183,8 +183,20 @@ def test_parallel_task_calls_with_results_out_of_order() -> None:
     assert len({t.response_id for t in tasks}) == 1  # six records of one message id
     ends = [t.end_ns for t in sorted(tasks, key=lambda t: t.start_ns)]
     assert ends != sorted(ends)  # results arrive in completion order
-    # the subagent files are not in this checkpoint: no child sessions invented
-    assert all(t.child_session is None for t in tasks)
+    # the subagent files are not in this checkpoint: each Task call names the child its
+    # result's toolUseResult.agentId gives (the id its file would have), none read
+    agents = {
+        block["tool_use_id"]: record["toolUseResult"]["agentId"]  # type: ignore[index]
+        for record in lines(ENTIRE_51)
+        if isinstance(record.get("toolUseResult"), dict) and "agentId" in record["toolUseResult"]  # type: ignore[operator]
+        for block in record["message"]["content"]  # type: ignore[index]
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    }
+    assert len(agents) == 6
+    assert {t.call_id: t.child_session for t in tasks} == {
+        call: f"{session.session_id}/{agent}" for call, agent in agents.items()
+    }
+    assert dict(session.facts)["unavailable_child_sessions"] == 6
     assert {r.id: r.usage.prompt_tokens for r in session.responses} == independent_prompts(
         ENTIRE_51
     )
@@ -397,3 +409,42 @@ def test_stream_json_subagent_frames_are_kept_apart(tmp_path: Path) -> None:
 @pytest.mark.parametrize("path", [SPOTTER, ENTIRE_4B, ENTIRE_51, SMALL, STREAM_GHAW])
 def test_reading_twice_gives_equal_sessions(path: Path) -> None:
     assert read(path)[0] == read(path)[0]
+
+
+def test_a_compaction_request_file_given_alone_is_said_for_what_it_is(tmp_path: Path) -> None:
+    """An `agent-acompact-*` file holds a compaction's summarisation request, shown on its
+    session's compaction: given without the session (alone, or its subagents/ folder) it
+    said "no session records (nothing to show)". Real (the spotter's) and hand-made."""
+    from typer.testing import CliRunner
+
+    from agent_profiler.cli import app
+
+    real = SPOTTER_DIR / SPOTTER_ID / "subagents" / "agent-acompact-fffbd0.jsonl"
+    made = tmp_path / "agent-acompact-1a2b3c.jsonl"
+    made.write_text(
+        json.dumps(
+            {
+                "type": "user",
+                "isSidechain": True,
+                "sessionId": "s-1",
+                "agentId": "acompact-1a2b3c",
+                "uuid": "u1",
+                "parentUuid": None,
+                "timestamp": "2026-01-01T00:00:00.000Z",
+                "message": {"role": "user", "content": "Summarise the conversation."},
+            }
+        )
+        + "\n"
+    )
+    for given, session in ((real, SPOTTER_ID), (made, "s-1")):
+        result = CliRunner().invoke(app, ["summary", str(given)])
+        assert result.exit_code == 1
+        assert (
+            f"{given.name}: the compaction request of session {session}: pass the session's "
+            "file (its request is shown on the session's compaction)"
+        ) in result.stderr
+        assert "no session records" not in result.stderr
+    # Its folder given: the compaction file said so, the subagent read as an orphan
+    folder = CliRunner().invoke(app, ["summary", str(real.parent)])
+    assert f"{real.name}: the compaction request of session {SPOTTER_ID}" in folder.stderr
+    assert "no session records" not in folder.stderr

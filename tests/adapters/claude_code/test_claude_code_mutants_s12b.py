@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from test_claude_code import DATA
-from test_duplicate_sessions import copies
+from test_duplicate_sessions import variants
 
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.loader import load
@@ -19,8 +19,9 @@ def test_three_copies_of_a_session_are_each_read_from_its_own_file(tmp_path: Pat
     """Three copies of one transcript (a backup, a resumed run): three sessions, one from
     each file, none read twice (claude_code.plan__mutmut_25 keyed every copy after the
     first alike, so the third took the second's place and was read twice: the ids still
-    came out `#2` and `#3`)."""
-    paths = copies(COMPACTED, tmp_path, count=3)
+    came out `#2` and `#3`). Each with other bytes (a copy with the very bytes of another
+    is read once: repeats.py)."""
+    paths = variants(COMPACTED, tmp_path, count=3)
     sessions = load(paths, Diagnostics()).sessions
     assert [s.sources for s in sessions] == [(str(p),) for p in paths]
     base = sessions[0].session_id

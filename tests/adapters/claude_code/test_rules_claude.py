@@ -702,9 +702,10 @@ def test_a_subagent_file_given_with_its_main_file_attaches_to_it() -> None:
 
 
 def test_two_files_of_one_session_are_both_read(tmp_path: Path) -> None:
-    """E4B copied twice (a backup beside the original): both are read, the second as `#2`."""
-    for name in ("a.jsonl", "b.jsonl"):
-        (tmp_path / name).write_bytes(E4B.read_bytes())
+    """E4B twice, the second with one more blank line (a resumed run, a longer copy; the
+    very same bytes are read once): both are read, the second as `#2`."""
+    (tmp_path / "a.jsonl").write_bytes(E4B.read_bytes())
+    (tmp_path / "b.jsonl").write_bytes(E4B.read_bytes() + b"\n")
     sessions_, _ = read(tmp_path / "a.jsonl", tmp_path / "b.jsonl")
     sid = record(E4B, 4)["sessionId"]
     assert [s.session_id for s in sessions_] == [sid, f"{sid}#2"]

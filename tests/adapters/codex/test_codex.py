@@ -194,9 +194,9 @@ def _usage(inp: int, out: int, total: int) -> dict[str, Any]:
     }
 
 
-def test_subagent_rollout_links_to_the_spawn_call(tmp_path: Path) -> None:
-    # GIVEN a parent rollout that spawns an agent and the child's rollout (synthetic)
-    parent = _write(
+def _spawning_parent(tmp_path: Path) -> Path:
+    """A parent rollout (synthetic) whose `spawn_agent` call spawns thread `child-1`."""
+    return _write(
         tmp_path / "rollout-parent.jsonl",
         [
             _line(
@@ -251,6 +251,11 @@ def test_subagent_rollout_links_to_the_spawn_call(tmp_path: Path) -> None:
             _line("06.000", "event_msg", _usage(1100, 5, 2115)),  # the Desktop duplicate
         ],
     )
+
+
+def test_subagent_rollout_links_to_the_spawn_call(tmp_path: Path) -> None:
+    # GIVEN a parent rollout that spawns an agent and the child's rollout (synthetic)
+    parent = _spawning_parent(tmp_path)
     child = _write(
         tmp_path / "rollout-child.jsonl",
         [
@@ -424,3 +429,24 @@ def test_a_content_part_whose_type_is_not_text_is_no_image(tmp_path: Path) -> No
     (session,), _ = read(path)
     (whole,), _ = read(SMALL)
     assert len(session.responses) == len(whole.responses)
+
+
+def test_a_spawned_thread_not_given_is_named_on_the_call_and_counted(
+    tmp_path: Path, export_trace: Any
+) -> None:
+    # GIVEN the parent rollout alone (its child's rollout not given)
+    parent = _spawning_parent(tmp_path)
+    # WHEN read and exported
+    (session,), _ = read(parent)
+    exported = export_trace(parent, require_addition=False)
+    # THEN the spawn call keeps the child's thread id, the profile counts the child not
+    # read (TRACE_CONTRACT §3), and one warning says so; no flow leads to nothing
+    assert session.tool_calls[0].child_session == "child-1"
+    assert dict(session.facts)["unavailable_child_sessions"] == 1
+    (profile,) = [s for s in exported.view.slices if s.name == "profile (1)"]
+    assert profile.typed_args["unavailable_child_sessions"].type == "uint"
+    assert profile.args["unavailable_child_sessions"] == 1
+    assert "rollout-parent.jsonl: 1 subagent named by this session was not read" in (
+        exported.stderr
+    )
+    assert all(len(ends) == 2 for ends in exported.view.flows.values())

@@ -488,7 +488,9 @@ def test_session_facts_in_order(tmp_path: Path) -> None:
         "goal_usage_attribution",
         "reminder_children",
         "reminder_children_without_log_path",
+        "unavailable_child_sessions",  # the loader's: its children's logs are not given
     ]
+    assert dict(session.facts)["unavailable_child_sessions"] == 4  # the 4 reminder children
 
 
 def test_a_session_with_requests_has_no_session_end_snapshot() -> None:

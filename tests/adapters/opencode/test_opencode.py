@@ -134,7 +134,13 @@ def test_corpus_subagent_link_compaction_and_additions(export_trace: Any) -> Non
     parent, child = "ses_fd4e13d58ffetoIsfha64XDWNj", "ses_fd4c895f0ffe6gKgxHiEgiQCcd"
     tasks = [s for s in view.slices_of_kind("tool-execution", captures[parent]) if s.name == "task"]
     assert len(tasks) == 4 and sum(s.args["is_error"] for s in tasks) == 2
-    assert [s.args.get("child_session") for s in tasks if s.args.get("child_session")] == [child]
+    # Both completed tasks name their child; the first one's child was not exported: its
+    # id stays on the call (no flow), counted on the parent's profile
+    assert [s.args.get("child_session") for s in tasks if s.args.get("child_session")] == [
+        "ses_fd4d960f6ffeE5qGihIRAIrfoz",
+        child,
+    ]
+    assert view.profile_of(captures[parent]).args["unavailable_child_sessions"] == 1  # type: ignore[union-attr]
     assert view.profile_of(captures[child]).args["parent_session"] == parent  # type: ignore[union-attr]
     calls = {s.args["call_id"] for s in view.slices_of_kind("tool-execution", captures[parent])}
     linked = [

@@ -1082,8 +1082,11 @@ def test_a_child_read_with_its_parent_is_linked_to_the_task_call(tmp_path: Path)
     assert parent.parent_call_id is None and parent.child_role is None
     (alone,), _ = read(parent_path)
     (task,) = [t for t in alone.tool_calls if t.name == "task"]
-    assert task.child_session is None  # the child was not read: no dangling link
+    # The child was not read: its id stays on the call (the layout draws no flow to it),
+    # and the parent counts it (it was dropped: a subagent that ran vanished)
+    assert task.child_session == child.session_id
     assert task.call_id == "call_a3903eeb17654f9691117bcf"
+    assert dict(alone.facts)["unavailable_child_sessions"] == 1
 
 
 # --------------------------------------------------------------------------- files
@@ -1756,9 +1759,12 @@ def test_two_storage_folders_holding_one_session_read_it_once(tmp_path: Path) ->
 
 
 def test_two_copies_of_one_export_are_both_read(tmp_path: Path) -> None:
-    """A copy of an export (a backup) is a session of its own: the loader names it `#2`."""
+    """Two exports of one session with other bytes (a later export, a longer copy): the
+    adapter reads both, the loader names the second `#2`. A copy with the very bytes of
+    the first is read once (repeats.py)."""
     first = Path(shutil.copy(EXPLORE, tmp_path / "a.export.json"))
-    second = Path(shutil.copy(EXPLORE, tmp_path / "b.export.json"))
+    second = tmp_path / "b.export.json"
+    second.write_bytes(EXPLORE.read_bytes() + b"\n")
     diagnostics = Diagnostics()
     stored = opencode.read_stored([second, first], diagnostics)
     assert [s.source for s in stored] == [str(second), str(first)]
@@ -1768,6 +1774,9 @@ def test_two_copies_of_one_export_are_both_read(tmp_path: Path) -> None:
         "ses_2bef25635ffe8EzID0I1Oeymal",
         "ses_2bef25635ffe8EzID0I1Oeymal#2",
     ]
+    same = Path(shutil.copy(EXPLORE, tmp_path / "c.export.json"))
+    sessions, _ = read(first, same)
+    assert [s.session_id for s in sessions] == ["ses_2bef25635ffe8EzID0I1Oeymal"]
 
 
 def test_the_export_and_the_storage_of_one_session_are_read_once(tmp_path: Path) -> None:

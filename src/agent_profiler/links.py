@@ -1,0 +1,151 @@
+"""What ties sessions together across files and journal groups: session ids made unique
+(`rename`: a second file holding an id is shown as `<id>#2`, and said), a subagent whose
+parent is not read (`warn_missing_parents`), and subagents a parent names that were not read
+(`with_unread_children`: a count on the parent's profile; `warn_unread_children`: one line
+for the whole run).
+
+The parent process settles what crosses groups from each group's `Link`s and `Unread`s
+(small: a worker sends them back), so the warnings are the same with any --jobs."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+
+from agent_profiler.console import counted
+from agent_profiler.diagnostics import Diagnostics, journal_name
+from agent_profiler.model import UNREAD_CHILDREN, Session
+from agent_profiler.views import unread_children
+
+Link = tuple[str, str | None, str]  # (session id, parent id, the session's first source)
+# (the session's first source, how many subagents it launched were not read): only > 0
+Unread = tuple[str, int]
+
+
+def parent_links(sessions: Iterable[Session]) -> list[Link]:
+    """What warn_missing_parents needs of each session (small: a worker sends it back)."""
+    return [(s.session_id, s.parent_session, s.sources[0] if s.sources else "") for s in sessions]
+
+
+def unread_links(sessions: Iterable[Session]) -> list[Unread]:
+    """What warn_unread_children needs of the sessions that launched subagents not read."""
+    return [
+        (s.sources[0] if s.sources else "", count)
+        for s in sessions
+        if (count := unread_children(s))
+    ]
+
+
+def with_unread_children(group: list[Session]) -> list[Session]:
+    """The group's sessions, each whose tool calls name a child (`child_session`: the id
+    the child's session has when read) that is not in the group given the number of such
+    children as the fact UNREAD_CHILDREN (TRACE_CONTRACT §3 `unavailable_child_sessions`
+    on its profile). A subagent is read in its parent's group whenever both are given
+    (each adapter's `plan`), so the group decides. An adapter only names the child on the
+    launching call, whether or not its journal is given; the layout draws no flow to a
+    child that is not there."""
+    known = {s.session_id for s in group}
+    marked = []
+    for session in group:
+        unread = {
+            c.child_session: None
+            for c in session.tool_calls
+            if c.child_session is not None and c.child_session not in known
+        }
+        if unread:
+            facts = (*session.facts, (UNREAD_CHILDREN, len(unread)))
+            session = dataclasses.replace(session, facts=facts)
+        marked.append(session)
+    return marked
+
+
+def warn_missing_parents(links: Iterable[Link], diagnostics: Diagnostics) -> None:
+    """A subagent whose parent is not in the export: (session id, parent id, source)."""
+    links = list(links)
+    known = {session_id for session_id, _, _ in links}
+    for session_id, parent, source in links:
+        if parent is not None and parent not in known:
+            diagnostics.warn(
+                source,
+                None,
+                "parent-not-exported",
+                f"subagent {session_id}: its parent session is not among the journals read "
+                "(pass the parent journal or its folder to link them)",
+            )
+
+
+def warn_unread_children(unread: Iterable[Unread], diagnostics: Diagnostics) -> None:
+    """The subagents parents launched whose journals were not read: one warning for the
+    run, at the first such parent's file."""
+    parents = list(unread)
+    if not parents:
+        return
+    total = sum(count for _, count in parents)
+    by = "this session" if len(parents) == 1 else f"{len(parents)} sessions (this one first)"
+    diagnostics.warn(
+        parents[0][0],
+        None,
+        "subagent-not-read",
+        f"{counted(total, 'subagent')} named by {by} "
+        + (
+            "was not read: pass its file or folder"
+            if total == 1
+            else "were not read: pass their files or folder"
+        )
+        + " (the launching call keeps the id, `child_session`)",
+    )
+
+
+def rename(
+    group: list[Session], seen: dict[str, int], diagnostics: Diagnostics | None = None
+) -> list[Session]:
+    """Session ids name tracks, so they must be unique in one trace: a repeated id (a
+    resumed run, a longer copy: a file with the very bytes of another is not read twice,
+    repeats.py) gets a `#2`, `#3` suffix, and so do the links of the subagents read with it
+    (their parent, the parent's launching call). `seen` counts the ids of the groups
+    before this one and is updated. Each session renamed whose parent was not is one
+    warning in `diagnostics`.
+
+    The new id belongs to the session, not to its old id: one group may hold two files of
+    one session (Codex reads a rollout and its copy as one group), and renaming by id gave
+    both copies the same `#2`, so their tracks shared uuids."""
+    said = diagnostics if diagnostics is not None else Diagnostics()
+    unique: list[Session] = []
+    new_ids: list[str] = []
+    links: dict[str, str] = {}  # old id -> the id a link to it now means (first copy)
+    for session in group:
+        count = seen.get(session.session_id, 0) + 1
+        seen[session.session_id] = count
+        new_id = session.session_id if count == 1 else f"{session.session_id}#{count}"
+        new_ids.append(new_id)
+        links.setdefault(session.session_id, new_id)
+    renamed = {old: new for old, new in links.items() if old != new}
+    for session, new_id in zip(group, new_ids, strict=True):
+        # (a subagent renamed with its parent: the parent's line says it)
+        if new_id != session.session_id and session.parent_session not in renamed:
+            said.warn(
+                session.sources[0] if session.sources else "",
+                None,
+                "session-repeated",
+                f"another file read holds session {journal_name(session.session_id)} "
+                "too (not the same bytes: a resumed run, a longer copy?); this one is "
+                f"shown as {journal_name(new_id)}",
+            )
+        if new_id == session.session_id and not renamed:
+            unique.append(session)
+            continue
+        calls = tuple(
+            dataclasses.replace(call, child_session=renamed[call.child_session])
+            if call.child_session in renamed
+            else call
+            for call in session.tool_calls
+        )
+        unique.append(
+            dataclasses.replace(
+                session,
+                session_id=new_id,
+                parent_session=renamed.get(session.parent_session or "", session.parent_session),
+                tool_calls=calls,
+            )
+        )
+    return unique

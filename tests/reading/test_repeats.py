@@ -1,0 +1,59 @@
+"""Files with the same decompressed bytes are one journal (repeats.py), hand-made: told
+apart from files of the same size, a gzip from its plain twin, in the order given."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+from agent_profiler import repeats
+from agent_profiler.repeats import HEAD_BYTES, distinct
+
+
+def test_same_bytes_plain_or_gzipped_are_one_journal_and_the_first_is_kept(
+    tmp_path: Path,
+) -> None:
+    data = b'{"type":"user"}\n' * 10
+    plain, zipped, other = tmp_path / "a.jsonl", tmp_path / "a.jsonl.gz", tmp_path / "b.jsonl"
+    plain.write_bytes(data)
+    zipped.write_bytes(gzip.compress(data))
+    other.write_bytes(data.replace(b"user", b"resu"))  # the same size, other bytes
+    kept, repeated = distinct([zipped, other, plain])
+    assert kept == [zipped, other]
+    assert repeated == [(plain, zipped)]
+
+
+def test_files_alike_in_their_first_64_kib_only_are_hashed_whole_and_kept(
+    tmp_path: Path,
+) -> None:
+    head = b"x" * HEAD_BYTES
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    one.write_bytes(head + b"1\n")
+    two.write_bytes(head + b"2\n")
+    assert distinct([one, two]) == ([one, two], [])
+
+
+def test_a_file_of_a_size_no_other_has_is_never_opened(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # The cost rule: only files that share a decompressed size are read.
+    files = []
+    for size in range(1, 6):
+        path = tmp_path / f"{size}.jsonl"
+        path.write_bytes(b"{}" + b" " * size)
+        files.append(path)
+    opened: list[Path] = []
+    real = repeats._digest
+    monkeypatch.setattr(
+        repeats, "_digest", lambda path, limit: opened.append(path) or real(path, limit)
+    )
+    assert distinct(files) == (files, [])
+    assert opened == []
+
+
+def test_a_damaged_gzip_or_a_missing_file_is_left_to_the_reader(tmp_path: Path) -> None:
+    data = b'{"a":1}\n' * 100
+    good, cut = tmp_path / "good.jsonl.gz", tmp_path / "cut.jsonl.gz"
+    good.write_bytes(gzip.compress(data))
+    cut.write_bytes(gzip.compress(data)[:-12] + gzip.compress(data)[-8:])  # its size kept
+    gone = tmp_path / "gone.jsonl"
+    kept, repeated = distinct([good, cut, gone])
+    assert kept == [good, cut, gone] and repeated == []
