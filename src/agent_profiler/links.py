@@ -23,8 +23,17 @@ Unread = tuple[str, int]
 
 
 def parent_links(sessions: Iterable[Session]) -> list[Link]:
-    """What warn_missing_parents needs of each session (small: a worker sends it back)."""
-    return [(s.session_id, s.parent_session, s.sources[0] if s.sources else "") for s in sessions]
+    """What warn_missing_parents needs of each session (small: a worker sends it back); a
+    session whose adapter said why its parent is missing (`parent_unknown`) is not warned
+    about again."""
+    return [
+        (
+            s.session_id,
+            None if any(name == "parent_unknown" for name, _ in s.facts) else s.parent_session,
+            s.sources[0] if s.sources else "",
+        )
+        for s in sessions
+    ]
 
 
 def unread_links(sessions: Iterable[Session]) -> list[Unread]:

@@ -405,4 +405,6 @@ class Session:
 
     @property
     def is_subagent(self) -> bool:
-        return self.parent_session is not None
+        # A subagent whose parent cannot be named (Gemini CLI: a file out of its parent's
+        # folder, no call of a session read ran it) is one still.
+        return self.parent_session is not None or self.child_role == "subagent"

@@ -209,6 +209,7 @@ def _link(
                 dataclasses.replace(
                     child,
                     session_id=agent if parent_id is None else f"{parent_id}/{agent}",
+                    parent_session=parent_id,  # a ≤0.35 sibling's is known, if not read
                     agent_id=agent,
                     child_role="subagent",
                     facts=(*child.facts, ("child_role", "subagent"), ("parent_unknown", why[1])),

@@ -1172,6 +1172,7 @@ def test_a_subagent_whose_parent_cannot_be_found_is_no_one_s_child(tmp_path: Pat
         "ngzcxj",
         "subagent",
     )
+    assert child.is_subagent  # counted as one (export: "1 subagent"), its parent unnamed
     said = [(Path(w.path).name, w.kind, w.message) for w in diagnostics.warnings]
     where = "its file is not in its parent's chats/<session id>/ folder, and"
     assert said == [
@@ -1216,7 +1217,8 @@ def test_a_sibling_subagent_shares_its_parent_s_id(tmp_path: Path) -> None:
     """≤0.35: the codebase investigator is written beside its parent with the parent's
     `sessionId` and a task prompt ("Your task is to …"); myflix's parent was not published
     (it holds credentials), so it stands alone, unlinked, named by its file. Its parent's
-    recording is in no folder: its parent is not shown (FORMATS-gemini §1.9)."""
+    recording is in no folder: its parent is named (the id it shares) but not shown
+    (FORMATS-gemini §1.9)."""
     value = _doc(SIBLING)
     (child,) = sessions(SIBLING)
     stem = SIBLING.name.split(".")[0]
@@ -1226,7 +1228,7 @@ def test_a_sibling_subagent_shares_its_parent_s_id(tmp_path: Path) -> None:
         stem,
         "subagent",
     )
-    assert child.parent_session is None
+    assert child.parent_session == value["sessionId"] and child.is_subagent
     assert child.prompts[0].source == "agent"
     # Marked `kind: main` (≥0.31 headers say), the same file is a main session.
     main = document(tmp_path, value["messages"], source=SIBLING, name=SIBLING.name, kind="main")
@@ -1244,7 +1246,9 @@ def test_a_sibling_whose_parent_recording_is_missing_says_so(tmp_path: Path) -> 
     found, diagnostics = read(SIBLING.parent)
     sid = _doc(SIBLING)["sessionId"]
     (child,) = [s for s in found if s.child_role == "subagent"]
-    assert (child.session_id, child.parent_session) == (f"{sid}/{SIBLING.stem}", None)
+    # Its parent's id is known (the sibling shares it): kept, so it is a subagent
+    assert (child.session_id, child.parent_session) == (f"{sid}/{SIBLING.stem}", sid)
+    assert child.is_subagent
     assert dict(child.facts)["parent_unknown"].startswith("session 7740a707…, whose recording")
     said = [(Path(w.path).name, w.kind, w.message) for w in diagnostics.warnings]
     assert said == [
