@@ -169,7 +169,7 @@ def read_group(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:
             mains.append(session)
             tree.calls[session.session_id] = builder.calls
             tree.projects[session.session_id] = recording.header.get("projectHash")
-    return _with_links(mains, _link(mains, children, tree, diagnostics))
+    return _with_links(mains, _link(mains, children, tree, diagnostics), tree)
 
 
 @dataclasses.dataclass
@@ -320,13 +320,22 @@ def _names(call: CallDraft, child: Recording) -> bool:
     return any(" ".join(asked.split()) in prompt for asked in call.asked)
 
 
-def _with_links(mains: list[Session], children: list[Session]) -> list[Session]:
+def _with_links(mains: list[Session], children: list[Session], tree: _Tree) -> list[Session]:
+    """Each launching call names its child: the one read, or, from ≥0.39's `agentId`, the
+    id a child read from `chats/<parent>/` would have (the loader counts those not read);
+    an older call whose child was not read names none (a time is no name)."""
     launched = {c.parent_call_id: c.session_id for c in children if c.parent_call_id}
     out = []
     for session in mains:
+        drafts = tree.calls.get(session.session_id, {})
+        named = {
+            call_id: f"{session.session_id}/{draft.agent_id}"
+            for call_id, draft in drafts.items()
+            if draft.agent_id
+        }
         calls = tuple(
-            dataclasses.replace(t, child_session=launched[t.call_id])
-            if t.call_id in launched
+            dataclasses.replace(t, child_session=launched.get(t.call_id) or named[t.call_id])
+            if t.call_id in launched or t.call_id in named
             else t
             for t in session.tool_calls
         )

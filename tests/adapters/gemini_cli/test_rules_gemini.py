@@ -995,6 +995,35 @@ def test_agent_id_links_a_subagent_to_its_call_before_time_does(tmp_path: Path) 
     assert found[f"{PARENT}/ngzcxj"].parent_call_id == LAUNCHED["shcg5o"]
 
 
+def test_a_launching_call_names_its_subagent_when_its_file_is_not_read(tmp_path: Path) -> None:
+    """≥0.39 calls carry `agentId` (edited in): given the main file without its folder's
+    subagents, each launching call keeps the id its child would have (`<parent>/<agent>`),
+    the profile counts the two not read and one warning says so; an older call names
+    none (a time is no name)."""
+
+    def name(call_name: str, value: dict[str, Any]) -> None:
+        for message in value["messages"] if call_name.startswith("session-") else []:
+            for call in message.get("toolCalls", []):
+                for agent, call_id in LAUNCHED.items():
+                    if call["id"] == call_id:
+                        call["agentId"] = agent
+
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    for with_ids, edit in ((True, name), (False, None)):
+        (alone / MAIN).write_bytes((_tree(tmp_path / str(with_ids), edit) / MAIN).read_bytes())
+        diagnostics = Diagnostics()
+        (parent,) = load([alone / MAIN], diagnostics).sessions
+        launched = {t.call_id: t.child_session for t in parent.tool_calls if t.child_session}
+        if not with_ids:
+            assert launched == {} and not diagnostics.warnings
+            continue
+        assert launched == {c: f"{PARENT}/{a}" for a, c in LAUNCHED.items()}
+        assert dict(parent.facts)["unavailable_child_sessions"] == 2
+        (warning,) = diagnostics.warnings
+        assert warning.kind == "subagent-not-read" and "2 subagents" in warning.message
+
+
 def test_a_subagent_started_before_any_call_ran_is_not_linked(tmp_path: Path) -> None:
     """shcg5o moved to start well before the parent's first request (edited): no running
     call, so no link; ngzcxj keeps its own."""
