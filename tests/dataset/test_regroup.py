@@ -156,8 +156,16 @@ def test_a_claude_child_collected_after_its_parent_is_linked_and_settled(tmp_pat
     _place(journals, CLAUDE_CHILD_ELSEWHERE[0])
     collect([journals], dataset)
     _place(journals, CLAUDE_CHILD_ELSEWHERE[1])
-    second = collect([journals], dataset)
-    assert (second.new, second.unchanged, second.regrouped) == (1, 1, 1)
+    from typer.testing import CliRunner
+
+    from agent_profiler.cli import app
+
+    said = CliRunner().invoke(app, ["collect", str(journals), "--to", str(dataset)])
+    # the parent, unchanged, read again with its new child: said so, not "not read"
+    assert said.exit_code == 0, said.output
+    assert "1 new, 0 changed, 1 unchanged (1 of them read again with the new journals" in (
+        said.stdout
+    )
     (child,) = [s for s in _sessions(dataset).values() if s["parent_session"]]
     assert child["output_tokens"] == 999
     assert _launches(dataset) == [child["session_id"]]

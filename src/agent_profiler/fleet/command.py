@@ -68,7 +68,13 @@ def run_collect(
     )
     seen = (
         f"{counted(result.journals, 'journal')}: {result.new:,} new, {result.changed:,} changed, "
-        f"{result.unchanged:,} unchanged (not read)"
+        f"{result.unchanged:,} unchanged"
+        + (
+            f" ({result.regrouped:,} of them read again with the new journals they belong "
+            "with: a subagent's parent, a parent's subagent)"
+            if result.regrouped
+            else " (not read)"
+        )
     )
     if result.reread:
         seen += (
