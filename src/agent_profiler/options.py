@@ -108,6 +108,8 @@ def moment_ns(text: str) -> int | None:
     from agent_profiler.adapters.common import timestamp_ns
 
     text = text.strip()
+    if " " in text and "T" not in text:  # `2026-01-05 10:00`, as people write it (RFC 3339)
+        text = text.replace(" ", "T", 1)
     return timestamp_ns(text if "T" in text else f"{text}T00:00:00")
 
 

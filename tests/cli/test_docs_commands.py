@@ -114,6 +114,16 @@ def test_a_bad_since_names_both_forms_the_help_offers() -> None:
     assert "(use YYYY-MM-DD or an ISO time)" in result.stderr
 
 
+def test_a_time_written_with_a_space_is_the_iso_time_it_means() -> None:
+    """`--since "2026-01-05 10:00"` was refused as not a date; RFC 3339 allows the space."""
+    from agent_profiler.options import moment, moment_ns
+
+    assert moment_ns("2026-01-05 10:00") == moment_ns("2026-01-05T10:00") is not None
+    assert moment_ns("2026-01-05 10:00") != moment_ns("2026-01-05")
+    assert moment(" 2026-01-05 10:00:30Z ") == "2026-01-05 10:00:30Z"
+    assert moment_ns("2026-01-05 soon") is None
+
+
 def render_help(command: str) -> str:
     result = CliRunner().invoke(app, [command, "--help"], terminal_width=200)
     return " ".join(result.output.split())
