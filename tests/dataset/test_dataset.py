@@ -60,6 +60,15 @@ def _table(dataset: Path, table: str) -> list[dict[str, Any]]:
         connection.close()
 
 
+def _grow(journal: Path, uuid: str, parent: str, message_id: str, timestamp: str) -> None:
+    """One more request at the end of a Claude Code journal: a copy of its last record."""
+    record = orjson.loads(journal.read_text().splitlines()[-1])
+    record["uuid"], record["parentUuid"] = uuid, parent
+    record["message"]["id"], record["timestamp"] = message_id, timestamp
+    with journal.open("a") as handle:
+        handle.write(orjson.dumps(record).decode() + "\n")
+
+
 def _fleet(dataset: Path, *options: str) -> dict[str, Any]:
     result = runner.invoke(app, ["fleet", str(dataset), "--json", *options])
     assert result.exit_code == 0, result.output
@@ -216,11 +225,7 @@ def test_a_second_collect_reads_only_new_or_changed_journals(tmp_path: Path) -> 
     touched = collect([journals], dataset)
     assert (touched.unchanged, touched.version) == (1, None)
     # grown (a fourth request): read again, its old rows replaced, not added to
-    record = orjson.loads(journal.read_text().splitlines()[-1])
-    record["uuid"], record["parentUuid"] = "a4", "a3"
-    record["message"]["id"], record["timestamp"] = "msg_4", "2026-01-05T10:00:20.000Z"
-    with journal.open("a") as handle:
-        handle.write(orjson.dumps(record).decode() + "\n")
+    _grow(journal, "a4", "a3", "msg_4", "2026-01-05T10:00:20.000Z")
     changed = collect([journals], dataset)
     assert (changed.changed, changed.groups_read, changed.version) == (1, 1, 2)
     assert [s["requests"] for s in _table(dataset, "sessions")] == [4]
@@ -242,11 +247,7 @@ def test_a_second_collect_reads_only_new_or_changed_journals(tmp_path: Path) -> 
     kept = files_of(2)  # the grown journal's rows, written by the collect of version 2
     assert kept
     # the new journal grows in turn: its rows are rewritten, the other's are not
-    record = orjson.loads(other.read_text().splitlines()[-1])
-    record["uuid"], record["parentUuid"] = "a5", "a4"
-    record["message"]["id"], record["timestamp"] = "msg_5", "2026-01-05T10:00:30.000Z"
-    with other.open("a") as handle:
-        handle.write(orjson.dumps(record).decode() + "\n")
+    _grow(other, "a5", "a4", "msg_5", "2026-01-05T10:00:30.000Z")
     regrown = collect([journals], dataset)
     assert (regrown.changed, regrown.unchanged, regrown.groups_read) == (1, 1, 1)
     assert sorted(s["requests"] for s in _table(dataset, "sessions")) == [4, 5]

@@ -6,12 +6,12 @@ session."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from test_claude_code import lines
 from typer.testing import CliRunner
 
 from agent_profiler.cli import app
@@ -34,15 +34,7 @@ PI = TESTS / "data" / "journals" / "pi" / "pi-mono_large-session_v1.jsonl"
 
 
 def _frames(path: Path) -> list[dict[str, Any]]:
-    frames = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            value = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            frames.append(value)
-    return frames
+    return lines(path)  # the JSON frames, in order (the log's other lines left out)
 
 
 def _recorded(path: Path) -> float:
