@@ -174,7 +174,9 @@ class Prompt:
     start_ns: Nanoseconds
     end_ns: Nanoseconds
     chars: int
-    source: str = "user"  # "user" or "agent" (a subagent's task)
+    # "user"; in a subagent "agent" (its task, its parent's words) or "harness" (the
+    # runtime's own words: Gemini CLI's "You have exceeded the maximum number of turns…")
+    source: str = "user"
     preview: str = ""  # capped excerpt; writers include it only when asked
 
 

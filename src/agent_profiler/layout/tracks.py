@@ -309,9 +309,10 @@ TRACKS: tuple[TrackSpec, ...] = (
                 instant=True,
             ),
         ),
-        description="prompt-input: a prompt arriving, at its record's time (source user, or "
-        "agent for a subagent's task; a subagent with no prompt: at its start); the arrows "
-        "to its prompt and to each of its responses start here.",
+        description="prompt-input: a prompt arriving, at its record's time (source user; in "
+        "a subagent, agent for its task and its parent's words, or harness for the runtime's "
+        "own; a subagent with no prompt: at its start); the arrows to its prompt and to each "
+        "of its responses start here.",
     ),
     TrackSpec(
         "Prompts",
