@@ -467,9 +467,9 @@ def open_(
         result = outcome[0]
         try:
             _open_in_ui(target, browser=not no_browser, timeout=timeout)
-        except (AgentProfilerError, typer.Exit) as error:
-            # The cause first (a busy port), then what is kept of the trace.
-            code = failure(error) if isinstance(error, AgentProfilerError) else error.exit_code
+        except (AgentProfilerError, typer.Exit, KeyboardInterrupt) as error:
+            # The cause first (a busy port, Ctrl-C), then what is kept of the trace.
+            code = error.exit_code if isinstance(error, typer.Exit) else failure(error)
             if output is None and (said := keep_unserved(target, default_output(inputs))):
                 typer.echo(said, err=True)
             raise typer.Exit(code) from None

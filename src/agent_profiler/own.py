@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
+
 TRACE_SUFFIXES = (".pftrace", ".perfetto-trace", ".pb", ".trace")
-# How a Chrome JSON trace (ours: `export --format json`) starts: an object whose first key is
-# `traceEvents`, or the bare array form other tools write.
-JSON_TRACE_HEADS = (b'{"traceEvents"', b'[{"')
+# A Chrome JSON trace is an object with a `traceEvents` array (ours: `export --format json`;
+# `is_json_trace_head`), or the bare array of events other tools write, starting so:
+JSON_TRACE_ARRAY = b'[{"'
 
 
 OWN_HEAD = 64 * 1024  # bytes read to tell an output of ours from a journal
@@ -32,7 +34,7 @@ def own_output(path: Path) -> str | None:
             f"a Perfetto trace{by}, not a journal: open it with "
             f"`agent-profiler open {path}` (or drag it into https://ui.perfetto.dev)"
         )
-    if text[:1] == b"{" and b'"traceEvents"' in head[:4096]:
+    if is_json_trace_head(head):
         return (
             f"a Chrome JSON trace{by}, not a journal: open it with "
             f"`agent-profiler open {path}` (or drag it into https://ui.perfetto.dev)"
@@ -86,11 +88,26 @@ def is_trace(path: Path) -> bool:
         return False
     if is_perfetto_trace(head):
         return True
-    # Without its whitespace, so a trace pretty-printed (`jq .`, `python -m json.tool`) is one.
     text = b"".join(head[:4096].split())
-    return text.startswith(JSON_TRACE_HEADS[0]) or (
-        path.suffix == ".json" and text.startswith(JSON_TRACE_HEADS[1]) and b'"ph":' in text
+    return is_json_trace_head(head) or (
+        path.suffix == ".json" and text.startswith(JSON_TRACE_ARRAY) and b'"ph":' in text
     )
+
+
+def is_json_trace_head(head: bytes) -> bool:
+    """A Chrome JSON trace's head: one object with a `traceEvents` array anywhere in it
+    (first as written, after `metadata` once keys are sorted: `jq -S .`), read without its
+    whitespace (`jq .`, `python -m json.tool`). A journal's first line is a whole record
+    without that key (the key in one of its strings has its quotes escaped)."""
+    head = head.lstrip(b"\xef\xbb\xbf")
+    try:
+        first = orjson.loads(head.split(b"\n", 1)[0])
+    except orjson.JSONDecodeError:
+        first = None  # a trace written over many lines, or longer than the head
+    if isinstance(first, dict):
+        return "traceEvents" in first
+    text = b"".join(head.split())
+    return text[:1] == b"{" and b'"traceEvents":[' in text
 
 
 def _head(path: Path) -> bytes | None:

@@ -46,6 +46,9 @@ ALLOWED_STARTUP_COMMANDS = frozenset(
 _TRACK_DESCRIPTOR_TAG = b"\xe2\x03"  # TracePacket field 60 (track_descriptor), length-delimited
 _COMPRESSED_PACKETS_TAG = b"\x92\x03"  # TracePacket field 50, length-delimited
 _CAPTURE = "agentprof.capture"
+# How long a connection may take to send its request (a browser's spare connection may
+# send none): after it, the connection is closed, never waited on for good.
+REQUEST_TIMEOUT_S = 5.0
 
 
 def ui_url(name: str, port: int = PORT, commands: Sequence[dict[str, Any]] = ()) -> str:
@@ -212,7 +215,7 @@ def serve_once(
     served = False
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        timeout = 5  # a connection that sends nothing is closed, never waited on for good
+        timeout = REQUEST_TIMEOUT_S  # a connection that sends no request is closed
 
         def _headers(self, status: int, length: int) -> None:
             self.send_response(status)
@@ -234,6 +237,9 @@ def serve_once(
             if urllib.parse.unquote(self.path.lstrip("/")) != name:
                 self._headers(404, 0)
                 return
+            # The limit was for the request: the trace may take a slow reader longer to fetch
+            # (a socket's timeout bounds a whole sendall).
+            self.connection.settimeout(None)
             self._headers(200, len(data))
             self.wfile.write(data)
             served = True

@@ -308,3 +308,21 @@ def test_a_missing_trace_is_said_as_a_missing_journal_is(tmp_path: Path) -> None
     assert result.stderr.splitlines() == [
         f"error: {tmp_path / 'nope.pftrace'}: no such file or directory"
     ]
+
+
+def test_ctrl_c_while_serving_a_journals_trace_keeps_it(tmp_path: Path, monkeypatch: Any) -> None:
+    """The serving line says "Ctrl-C stops", and a trace not fetched is kept: Ctrl-C
+    deleted it with the temporary folder, without a word."""
+
+    def interrupted(path: Path, **_: Any) -> bool:
+        raise KeyboardInterrupt
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cli, "serve_once", interrupted)
+    result = runner.invoke(app, ["open", str(SMALL), "--no-browser"])
+    assert result.exit_code == 130
+    assert result.stderr.splitlines()[-2:] == [
+        "interrupted",
+        "the trace is kept as small.pftrace: drag it into https://ui.perfetto.dev",
+    ]
+    assert (tmp_path / "small.pftrace").read_bytes()[:1] == b"\x0a"

@@ -4,6 +4,7 @@ with how to open it — not `x.pftrace:2: not a JSONL journal` or "try --harness
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,35 @@ def test_an_html_page_without_a_doctype_is_named_for_what_it_is(tmp_path: Path) 
     assert f"error: {page}: an HTML page, not a journal: open it in a web browser" in (
         result.stderr
     )
+
+
+def test_a_json_trace_with_its_keys_sorted_is_a_trace_and_a_journal_naming_the_key_is_not(
+    tmp_path: Path,
+) -> None:
+    """`jq -S .` puts `traceEvents` after `metadata`: `open` read such a trace as a journal
+    and refused it with "open it with `agent-profiler open sorted.json`", the command just
+    run. A journal whose record holds the word (in a string, or as a nested key) is still
+    a journal."""
+    from agent_profiler.own import is_trace, own_output
+
+    document = {
+        "traceEvents": [{"ph": "i", "ts": 0, "pid": 1, "tid": 1, "name": "x"}],
+        "metadata": {"exporter": "agent-profiler"},
+        "displayTimeUnit": "ms",
+    }
+    for name, text in (
+        ("sorted.json", json.dumps(document, sort_keys=True)),
+        ("sorted-pretty.json", json.dumps(document, sort_keys=True, indent=2)),
+        ("compact.json", json.dumps(document)),
+    ):
+        path = tmp_path / name
+        path.write_text(text)
+        assert is_trace(path) and own_output(path), name
+    journal = tmp_path / "j.jsonl"
+    records = [
+        {"type": "user", "message": {"content": 'look at "traceEvents":[ in trace.json'}},
+        {"type": "tool", "result": {"traceEvents": [], "note": "a nested key"}},
+    ]
+    for record in records:
+        journal.write_text(json.dumps(record) + "\n" + json.dumps(records[0]) + "\n")
+        assert not is_trace(journal) and own_output(journal) is None

@@ -4,6 +4,7 @@ no browser) and `discover` (journals in a fake home folder)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import threading
@@ -140,6 +141,37 @@ def test_serves_once_with_the_cors_header_then_stops(tmp_path: Path) -> None:
     assert headers["Content-Length"] == str(len(body)) and headers["Cache-Control"] == "no-cache"
     with pytest.raises(OSError):  # the server is gone after one fetch
         urllib.request.urlopen(local_url(url), timeout=2)
+
+
+def test_a_slow_reader_gets_the_whole_trace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The request's time limit bounded the whole answer too (a socket's timeout bounds a
+    whole sendall): a big trace read slowly was cut short and `open` said it was not
+    fetched. The limit (made short here) is for the request only."""
+    from agent_profiler import serve
+
+    monkeypatch.setattr(serve, "REQUEST_TIMEOUT_S", 0.3)
+    trace = tmp_path / "big.pftrace"
+    trace.write_bytes(b"\x0a\x00" + os.urandom(16 << 20))
+    got: list[int] = []
+    clients: list[threading.Thread] = []
+
+    def slow(url: str) -> None:
+        with urllib.request.urlopen(local_url(url), timeout=30) as response:
+            size = 0
+            while chunk := response.read(1 << 20):
+                size += len(chunk)
+                time.sleep(0.1)  # about 10 MB/s: the whole trace in well over 0.3 s
+            got.append(size)
+
+    def ready(url: str) -> None:
+        clients.append(threading.Thread(target=slow, args=(url,), daemon=True))
+        clients[0].start()
+
+    assert serve_once(trace, port=0, timeout_s=30, on_ready=ready) is True
+    clients[0].join(30)
+    assert got == [trace.stat().st_size]
 
 
 def test_timeout_without_a_fetch(tmp_path: Path) -> None:
