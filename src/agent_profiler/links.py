@@ -137,15 +137,22 @@ def rename(
                 None,
                 "session-repeated",
                 f"another file read holds session {journal_name(session.session_id)} "
-                "too (not the same bytes: a resumed run, a longer copy?); this one is "
+                "too (a resumed run, a longer copy?); this one is "
                 f"shown as {journal_name(new_id)}",
             )
         if new_id == session.session_id and not renamed:
             unique.append(session)
             continue
+        # A child not read keeps its parent's new name too (`S#2/a`): it is the renamed
+        # copy's child, not the first copy's (no flow goes to a child that is not there).
+        old, prefix = session.session_id, f"{session.session_id}/"
         calls = tuple(
             dataclasses.replace(call, child_session=renamed[call.child_session])
             if call.child_session in renamed
+            else dataclasses.replace(
+                call, child_session=new_id + call.child_session[len(old) :]
+            )
+            if new_id != old and call.child_session and call.child_session.startswith(prefix)
             else call
             for call in session.tool_calls
         )

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import zlib
 from collections.abc import Iterable
+from itertools import pairwise
 from pathlib import Path
 
 from agent_profiler.digest import blake2b
@@ -27,6 +28,9 @@ _CHUNK = 1 << 20
 # without one. An OpenCode storage folder's session file is read with the message files
 # under its root: never compared.
 _DB_MEMBERS = ("-wal", "-journal")
+# OpenCode's storage folder (`storage/session/<project>/<id>.json`, its messages and parts):
+# its files are read together, by the session's.
+_STORAGE = frozenset({"session", "message", "part", "project", "session_diff", "todo"})
 
 
 def distinct(files: Iterable[Path]) -> tuple[list[Path], list[tuple[Path, Path]]]:
@@ -36,7 +40,7 @@ def distinct(files: Iterable[Path]) -> tuple[list[Path], list[tuple[Path, Path]]
     by_size: dict[int, list[int]] = {}
     for index, path in enumerate(files):
         size = _content_size(path)
-        if size is not None:
+        if size:  # an empty file is left to the reader, which says it is empty
             by_size.setdefault(size, []).append(index)
     repeats: dict[int, int] = {}  # index of a repeat → index of the file it repeats
     for indices in by_size.values():
@@ -64,7 +68,8 @@ def _content_size(path: Path) -> int | None:
     """The size of the file's decompressed bytes modulo 2³² (what gzip records), or None
     for a file not compared (a database, a storage member, one that cannot be opened)."""
     name = path.name
-    if "storage" in path.parts[:-1]:
+    parts = path.parts
+    if any(a == "storage" and b in _STORAGE for a, b in pairwise(parts)):
         return None
     if name.endswith(".db") and any(os.path.exists(f"{path}{member}") for member in _DB_MEMBERS):
         return None

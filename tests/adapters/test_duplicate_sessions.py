@@ -223,3 +223,30 @@ def test_two_copies_of_an_opencode_database_are_read_once(tmp_path: Path, export
     Path(f"{paths[1]}-wal").write_bytes(b"")
     ids = session_ids(export_trace(*paths, require_addition=False).view)
     assert len(ids) == 2 * len(set(i.split("#")[0] for i in ids)), ids
+
+
+def test_a_shorter_copy_without_its_subagents_names_its_own_unread_child(
+    tmp_path: Path, export_trace
+) -> None:  # type: ignore[no-untyped-def]
+    """A copy of the spotter's main file (other bytes: one line less), given without its
+    subagents' folder beside the original: its Task call kept the original's child id, so
+    the trace drew an arrow from the copy to the original's subagent while saying the copy's
+    was not read. The copy's call names the copy's own child (`…#2/a881341`), not read, and
+    no arrow leaves it."""
+    copy = tmp_path / "copy" / SPOTTER_MAIN.removesuffix(".gz")
+    copy.parent.mkdir()
+    lines = gzip.decompress((SPOTTER / SPOTTER_MAIN).read_bytes()).split(b"\n")
+    copy.write_bytes(b"\n".join(lines[:-3]) + b"\n")
+    exported = export_trace(SPOTTER, copy.parent)
+    view = exported.view
+    sid = SPOTTER_MAIN.removesuffix(".jsonl.gz")
+    launches = {
+        s.args["child_session"]: s
+        for s in view.slices
+        if s.name == "Task" and "child_session" in s.args
+    }
+    assert sorted(launches) == [f"{sid}#2/a881341", f"{sid}/a881341"]
+    # each has its response's arrow; only the original's also goes to its subagent
+    original, renamed = launches[f"{sid}/a881341"], launches[f"{sid}#2/a881341"]
+    assert len(original.flow_ids) == len(renamed.flow_ids) + 1 == 2
+    assert "session-repeated" in exported.stderr and "not the same bytes" not in exported.stderr

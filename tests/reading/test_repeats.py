@@ -57,3 +57,27 @@ def test_a_damaged_gzip_or_a_missing_file_is_left_to_the_reader(tmp_path: Path) 
     gone = tmp_path / "gone.jsonl"
     kept, repeated = distinct([good, cut, gone])
     assert kept == [good, cut, gone] and repeated == []
+
+
+def test_a_folder_named_storage_is_compared_and_empty_files_are_left_to_the_reader(
+    tmp_path: Path,
+) -> None:
+    """Any folder named `storage` turned the comparison off (meant for OpenCode's
+    `storage/session/…` members only), and two empty files were "the same bytes", the
+    second never said to be empty."""
+    data = b'{"type":"user"}\n' * 10
+    folder = tmp_path / "storage" / "x"
+    folder.mkdir(parents=True)
+    (folder / "a.jsonl").write_bytes(data)
+    (folder / "b.jsonl").write_bytes(data)
+    assert distinct([folder / "a.jsonl", folder / "b.jsonl"])[1] == [
+        (folder / "b.jsonl", folder / "a.jsonl")
+    ]
+    member = tmp_path / "storage" / "session" / "p"
+    member.mkdir(parents=True)
+    (member / "s1.json").write_bytes(data)
+    (member / "s2.json").write_bytes(data)
+    assert distinct([member / "s1.json", member / "s2.json"])[1] == []  # read by the session's
+    (tmp_path / "e1.jsonl").write_bytes(b"")
+    (tmp_path / "e2.jsonl").write_bytes(b"")
+    assert distinct([tmp_path / "e1.jsonl", tmp_path / "e2.jsonl"])[1] == []
