@@ -393,6 +393,7 @@ def plan(files: list[SniffedFile]) -> list[JournalGroup]:
         trees.setdefault(moved.get(entry.key, entry.key), []).append(entry.path)
     given = {p.path for p in planned}  # a folder walk gave its nested files as found here
     resolved: set[Path] | None = None  # resolved once, only for a file not given so
+    grown: set[str] = set()  # the trees a main file's folder added recordings to
     for entry in planned:
         if entry.nested or entry.stray or not _FOLDER_NAME.fullmatch(entry.key):
             continue
@@ -404,6 +405,12 @@ def plan(files: list[SniffedFile]) -> list[JournalGroup]:
             if _resolved(path) not in resolved:
                 resolved.add(_resolved(path))
                 trees[moved.get(entry.key, entry.key)].append(path)
+                grown.add(moved.get(entry.key, entry.key))
+    if grown:  # a recording given elsewhere with the very bytes of one found: read once
+        from agent_profiler.repeats import distinct
+
+        for key in grown:
+            trees[key] = distinct(trees[key])[0]
     return [JournalGroup(HARNESS, None, tuple(paths)) for paths in trees.values()]
 
 

@@ -2359,3 +2359,18 @@ def test_an_io_error_while_reading_a_document_is_one_error_naming_it(
     assert [(f.path, f.message) for f in result.failures] == [
         (str(DOCUMENT), "cannot read ([Errno 5] Input/output error)")
     ]
+
+
+def test_a_subagent_copy_given_with_its_main_file_is_read_once(tmp_path: Path) -> None:
+    """The main file reads its `chats/<id>/` folder; a copy of one of those recordings given
+    beside it (the very bytes) was read again, shown as `…/shcg5o#2`, its requests twice."""
+    tree = _tree(tmp_path / "t")
+    stray = tmp_path / "copy"
+    stray.mkdir()
+    (stray / "shcg5o.json").write_bytes((tree / PARENT / "shcg5o.json").read_bytes())
+    diagnostics = Diagnostics()
+    found = load([stray / "shcg5o.json", tree / MAIN], diagnostics).sessions
+    assert sorted(s.session_id for s in found) == sorted(
+        [PARENT, f"{PARENT}/shcg5o", f"{PARENT}/ngzcxj"]
+    )
+    assert "session-repeated" not in diagnostics.warning_counts
