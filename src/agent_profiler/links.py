@@ -149,9 +149,7 @@ def rename(
         calls = tuple(
             dataclasses.replace(call, child_session=renamed[call.child_session])
             if call.child_session in renamed
-            else dataclasses.replace(
-                call, child_session=new_id + call.child_session[len(old) :]
-            )
+            else dataclasses.replace(call, child_session=new_id + call.child_session[len(old) :])
             if new_id != old and call.child_session and call.child_session.startswith(prefix)
             else call
             for call in session.tool_calls

@@ -109,6 +109,8 @@ class SessionSummary:
     starts_mid_conversation: bool = False
     # A fork's copied history (Pi): (entries, the source's requests among them), or None.
     inherited_history: tuple[int, int] | None = None
+    # A subagent whose parent cannot be named (no `parent`): marked so in the table.
+    orphan_subagent: bool = False
     cost: dict[str, Any] | None = None  # the session's receipt (summary --cost; cost.py)
     # Every model in the order it first served a request: (model, requests, its window).
     models: list[tuple[str, int, int | None]] = field(default_factory=list)
@@ -309,6 +311,7 @@ def summarise(
         subagents_not_read=unread_children(session),
         starts_mid_conversation=starts_mid_conversation(session),
         inherited_history=inherited_history(session),
+        orphan_subagent=session.is_subagent and session.parent_session is None,
     )
     error = estimate_error(session)
     summary.estimate_basis = error.basis

@@ -162,7 +162,7 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
             while parent is not None and parent in parents and depth < len(rows):
                 depth, parent = depth + 1, parents[parent]  # a subagent's subagent: deeper
             name = f"{'  ' * depth}└ {name}"
-        elif row.parent is not None:  # its parent not read: drawn under the row before it
+        elif row.parent is not None or row.orphan_subagent:  # its parent not read, or unknown
             name = f"{name} (subagent)"
         body.append(
             [

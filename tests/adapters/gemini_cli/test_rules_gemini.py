@@ -2374,3 +2374,16 @@ def test_a_subagent_copy_given_with_its_main_file_is_read_once(tmp_path: Path) -
         [PARENT, f"{PARENT}/shcg5o", f"{PARENT}/ngzcxj"]
     )
     assert "session-repeated" not in diagnostics.warning_counts
+
+
+def test_a_subagent_without_a_parent_to_name_is_marked_a_subagent_in_the_summary(
+    tmp_path: Path,
+) -> None:
+    """Counted as a subagent by export and the report, it was a main session's row in the
+    summary's table."""
+    from typer.testing import CliRunner
+
+    from agent_profiler.cli import app
+
+    result = CliRunner().invoke(app, ["summary", str(_stray(tmp_path))])
+    assert "| ngzcxj (subagent) " in result.stdout
