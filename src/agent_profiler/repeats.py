@@ -54,14 +54,34 @@ def distinct(files: Iterable[Path]) -> tuple[list[Path], list[tuple[Path, Path]]
         for alike in by_head.values():
             if len(alike) < 2:
                 continue
-            first: dict[bytes, int] = {}
+            equal: dict[bytes, list[int]] = {}
             for index in alike:
                 whole = _digest(files[index], None)
-                if whole is None:
-                    continue
-                repeats[index] = first.setdefault(whole, index)
+                if whole is not None:
+                    equal.setdefault(whole, []).append(index)
+            for same in equal.values():
+                # The copy read is the first with its subagents' folder beside it, else the
+                # first: the other copies' folders are not looked at.
+                keep = next((i for i in same if _has_companion(files[i])), same[0])
+                repeats.update((i, keep) for i in same)
     kept = [p for i, p in enumerate(files) if repeats.get(i, i) == i]
     return kept, [(files[i], files[j]) for i, j in sorted(repeats.items()) if i != j]
+
+
+def _has_companion(path: Path) -> bool:
+    """A folder beside the file that its harness reads with it: Claude Code's `<session>/`
+    (its subagents), Gemini CLI's `<session id>/` (named by the id the file name ends with)."""
+    stem = path.name
+    for suffix in (".gz", ".jsonl", ".json"):
+        stem = stem.removesuffix(suffix)
+    token = stem.rsplit("-", 1)[-1]
+    try:
+        return any(
+            entry.is_dir() and (entry.name == stem or entry.name.startswith(token))
+            for entry in path.parent.iterdir()
+        )
+    except OSError:
+        return False
 
 
 def _content_size(path: Path) -> int | None:

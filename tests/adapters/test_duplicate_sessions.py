@@ -250,3 +250,20 @@ def test_a_shorter_copy_without_its_subagents_names_its_own_unread_child(
     original, renamed = launches[f"{sid}/a881341"], launches[f"{sid}#2/a881341"]
     assert len(original.flow_ids) == len(renamed.flow_ids) + 1 == 2
     assert "session-repeated" in exported.stderr and "not the same bytes" not in exported.stderr
+
+
+def test_of_two_copies_the_one_with_its_subagents_folder_is_read(tmp_path: Path) -> None:
+    """The first of two equal files was kept: given a bare copy first, the session lost its
+    subagent, and the warning said to pass a folder that was right beside the other copy."""
+    bare = tmp_path / "bk" / SPOTTER_MAIN
+    bare.parent.mkdir()
+    bare.write_bytes((SPOTTER / SPOTTER_MAIN).read_bytes())
+    for order in ([bare, SPOTTER / SPOTTER_MAIN], [SPOTTER / SPOTTER_MAIN, bare]):
+        result = CliRunner().invoke(app, ["summary", *map(str, order), "--json"])
+        assert result.exit_code == 0, result.output
+        rows = json.loads(result.stdout)
+        assert [r.get("parent") is not None for r in rows] == [False, True], order
+        assert "subagent-not-read" not in result.stderr
+        (said,) = warned(result.stderr, "same-bytes")
+        # the bare copy is the one left out: the original, with its folder, is read
+        assert SPOTTER.name in said.split(": the same bytes as ")[1], said
