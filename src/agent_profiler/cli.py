@@ -443,7 +443,7 @@ def open_(
             raise UsageError(
                 f"-o {output}: open serves a trace file, not stdout, a pipe or a device"
             )
-        if output.suffix.lower() == ".json":
+        if output.name.lower().endswith((".json", ".json.gz", ".html", ".htm")):
             raise UsageError(
                 f"-o {output}: open writes a Perfetto trace (-o FILE.pftrace); for Chrome "
                 "JSON, use export --format json"

@@ -279,13 +279,14 @@ def test_open_writes_only_a_perfetto_trace(tmp_path: Path, monkeypatch: Any) -> 
     """`open JOURNAL -o x.json` wrote a protobuf trace into x.json (export would write JSON
     there): refused now, and nothing written."""
     monkeypatch.setattr(cli, "serve_once", lambda path, **_: True)
-    target = tmp_path / "x.json"
-    result = runner.invoke(app, ["open", str(SMALL), "-o", str(target), "--no-browser"])
-    assert result.exit_code == 2
-    assert "open writes a Perfetto trace (-o FILE.pftrace); for Chrome JSON, use export" in (
-        result.stderr
-    )
-    assert list(tmp_path.iterdir()) == []
+    for name in ("x.json", "x.trace.json.gz", "x.html"):  # names of other formats
+        target = tmp_path / name
+        result = runner.invoke(app, ["open", str(SMALL), "-o", str(target), "--no-browser"])
+        assert result.exit_code == 2
+        assert "open writes a Perfetto trace (-o FILE.pftrace); for Chrome JSON, use export" in (
+            result.stderr
+        )
+        assert list(tmp_path.iterdir()) == []
 
 
 def test_ctrl_c_while_serving_says_so(tmp_path: Path, monkeypatch: Any) -> None:
