@@ -265,3 +265,94 @@ def test_the_command_says_nothing_more_and_exits_0(tmp_path: Path) -> None:
         assert said.exit_code == 0, said.output
         assert "Traceback" not in said.output
     assert "3 journals: 1 new, 0 changed" in second.stdout
+
+
+# Files given one at a time, as `collect FILE` (review-diff findings 1, 2 and 11): the
+# folder is not given, so an old group's files are not all given to the next collect.
+GEMINI_CHILD = GEMINI_NESTED / "shcg5o.json"
+LEGACY = JOURNALS / "claude-code" / "codemie-2.0.64-legacy-agent-files"
+ONE_BY_ONE = {
+    # finding 1: the parent's whole session was dropped ("not found now (kept)")
+    "claude-parent-then-child-file": [PARENT, CHILD],
+    # finding 2: the child's orphan group stayed beside the parent's (+2 subagents)
+    "claude-child-file-then-parent": [CHILD, PARENT],
+    "gemini-main-then-child-file": [GEMINI_MAIN, GEMINI_CHILD],
+    "gemini-child-file-then-main": [GEMINI_CHILD, GEMINI_MAIN],
+}
+
+
+def _copy_tree(tmp_path: Path) -> Path:
+    """The journals' folders copied, so that each file keeps its place beside the others."""
+    journals = tmp_path / "j"
+    shutil.copytree(SPOTTER, journals / "claude")
+    shutil.copytree(CHATS, journals / "chats")
+    return journals
+
+
+def _copy_of(journals: Path, source: Path) -> Path:
+    if source.is_relative_to(SPOTTER):
+        return journals / "claude" / source.relative_to(SPOTTER)
+    return journals / "chats" / source.relative_to(CHATS)
+
+
+@pytest.mark.parametrize("scenario", ONE_BY_ONE)
+def test_files_given_one_at_a_time_make_the_dataset_of_one_fresh_collect(
+    tmp_path: Path, scenario: str
+) -> None:
+    journals = _copy_tree(tmp_path)
+    given = [_copy_of(journals, source) for source in ONE_BY_ONE[scenario]]
+    dataset = tmp_path / "ds"
+    for path in given:
+        result = collect([path], dataset, options=ReadOptions(jobs=1))
+        # nothing "collected before and not found now (kept)": it was read again
+        assert (result.failures, result.missing) == ([], 0)
+    fresh = tmp_path / "fresh"
+    collect(given, fresh, options=ReadOptions(jobs=1))
+    assert _rows(dataset) == _rows(fresh)
+    assert _groups(dataset) == _groups(fresh)
+    subagents = [s for s in _sessions(fresh).values() if s["parent_session"]]
+    assert subagents and len(_launches(fresh)) == (2 if "gemini" in scenario else 1)
+
+
+def test_a_growing_parent_given_alone_keeps_its_subagents(tmp_path: Path) -> None:
+    """Collected from its folder, then the parent alone once it grew (a cron on a live
+    session): its group is read again whole (Claude Code's legacy `agent-*.jsonl` beside
+    it, which a plan of the parent alone does not take), not as the parent alone."""
+    journals = tmp_path / "j"
+    shutil.copytree(LEGACY, journals)
+    main = journals / "-tmp-private" / "4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl"
+    dataset = tmp_path / "ds"
+    collect([journals], dataset, options=ReadOptions(jobs=1))
+    lines = main.read_bytes().splitlines(keepends=True)
+    main.write_bytes(b"".join(lines) + lines[-1])  # the session grows
+    grown = collect([main], dataset, options=ReadOptions(jobs=1))
+    fresh = tmp_path / "fresh"
+    collect([journals], fresh, options=ReadOptions(jobs=1))
+    assert _rows(dataset) == _rows(fresh)
+    assert _groups(dataset)[1] == _groups(fresh)[1]
+    # the two subagents were read again with it, not "not found now (kept)"
+    assert (grown.changed, grown.missing) == (1, 0)
+
+
+def test_a_journal_of_the_group_no_longer_found_is_said(tmp_path: Path) -> None:
+    """The group read again without a journal of it that is gone (not given, nor beside
+    those given): said, its rows dropped, and its entry too (found again, it is new)."""
+    journals = tmp_path / "j"
+    shutil.copytree(LEGACY, journals)
+    main = journals / "-tmp-private" / "4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl"
+    dataset = tmp_path / "ds"
+    collect([journals], dataset, options=ReadOptions(jobs=1))
+    (journals / "-tmp-private" / "agent-36541525.jsonl").unlink()
+    lines = main.read_bytes().splitlines(keepends=True)
+    main.write_bytes(b"".join(lines) + lines[-1])
+    said: list[str] = []
+    grown = collect([main], dataset, options=ReadOptions(jobs=1), notice=said.append)
+    assert said == [
+        f"{main}: 1 journal of its session collected before not found now (not given, nor "
+        "beside it): its session is read again without it, its rows dropped"
+    ]
+    assert (grown.changed, grown.missing) == (1, 0)
+    fresh = tmp_path / "fresh"
+    collect([journals], fresh, options=ReadOptions(jobs=1))
+    assert _rows(dataset) == _rows(fresh)
+    assert _groups(dataset) == _groups(fresh)

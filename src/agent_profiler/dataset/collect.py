@@ -44,9 +44,10 @@ from agent_profiler.records import record
 
 from . import SCHEMA, TABLES
 from .integrity import COLLECT_HINT, MANIFEST, check, cut_short, explain, listing, load_manifest
+from .locate import said, whole
 from .parquet import MERGE_AT as MERGE_AT
 from .parquet import READING, link_or_filter, sql, write_table
-from .reading import Reader
+from .reading import Reader, lead
 from .reading import WriteRows as WriteRows
 from .regroup import UNJOINED, facts, pending, regroup
 
@@ -336,6 +337,21 @@ def _collect(
         if not fresh and not stale and not waiting:
             result.sessions_total = sum(g.get("sessions", 0) for g in old["groups"].values())
             return result
+        # A group read again is read whole (a subagent given alone, a parent that grew):
+        # its journals not given are looked for beside those given; one not found is said.
+        found, lost = whole(old["groups"], stale, files, lambda p: file_key(p, folders))
+        for key, path in found.items():
+            _refresh(entries, key, path)
+        for anchor, gone in lost.items():
+            for key in gone:  # not kept: found again, it is new, and read with its group
+                result.missing -= entries.pop(key, None) is not None
+            if notice is not None:
+                them = "them, their" if len(gone) > 1 else "it, its"
+                notice(f"{anchor}: {said(len(gone))} of its session collected before not "
+                       f"found now (not given, nor beside it): its session is read again "
+                       f"without {them} rows dropped")  # fmt: skip
+        result.missing -= sum(1 for k in found if k in old["files"])  # read again: not missing
+        files = files | found
         to_plan = set(fresh)
         for group_id in stale:
             to_plan.update(k for k in old["groups"][group_id]["files"] if k in files)
@@ -416,29 +432,48 @@ class _Refuse:
             result.new -= 1
 
 
-def _affected_groups(old: dict[str, Any], fresh: list[str], files: dict[str, Path]) -> set[str]:
-    """Old groups to read again: one of their files changed, or a new file belongs with
-    them (its path holds the group's main journal's name: a Claude Code session's
-    `<id>/subagents/…`)."""
-    groups: set[str] = set()
+def _affected_groups(
+    old: dict[str, Any], fresh: list[str], files: dict[str, Path]
+) -> dict[str, set[str]]:
+    """Old groups to read again, each with the new or changed journals that make it so:
+    one of their files changed, or a new file belongs with them (its path holds the
+    group's main journal's name: a Claude Code session's `<id>/subagents/…`; or the group
+    holds it already: a subagent its parent's plan took from its folder, given now)."""
+    groups: dict[str, set[str]] = {}
     stems: dict[str, str] = {}
+    holders: dict[str, str] = {}
     for group_id, group in old["groups"].items():
         if group.get("stem"):
             stems[group["stem"]] = group_id
+        holders |= dict.fromkeys(group["files"], group_id)
     for key in fresh:
         group_id = old["files"].get(key, {}).get("group")
         if group_id:
-            groups.add(group_id)
+            groups.setdefault(group_id, set()).add(key)
         elif key not in old["files"]:
+            if key in holders:
+                groups.setdefault(holders[key], set()).add(key)
             for part in files[key].parts[:-1]:
                 if part in stems:
-                    groups.add(stems[part])
-    return {g for g in groups if g in old["groups"]}
+                    groups.setdefault(stems[part], set()).add(key)
+    return {g: keys for g, keys in groups.items() if g in old["groups"]}
+
+
+def _refresh(entries: dict[str, dict[str, Any]], key: str, path: Path) -> None:
+    """A journal found beside those given, read again with its group: its entry as its
+    bytes are now (as a collect given it keeps it)."""
+    if key not in entries:
+        return
+    stat = os.stat(path)
+    entries[key] = entry = {k: v for k, v in entries[key].items() if k != "stale"}
+    if (entry["size"], entry["mtime_ns"]) == (stat.st_size, stat.st_mtime_ns):
+        return
+    entries[key] = entry | {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
+                            "hash": content_hash(path)}  # fmt: skip
 
 
 def _stem(group: JournalGroup) -> str:
-    main = group.main or group.extras[0]
-    name = main.name
+    name = lead(group).name
     for suffix in (".jsonl.gz", ".jsonl", ".json"):
         name = name.removesuffix(suffix)
     return name
@@ -450,7 +485,7 @@ def _write_version(
     old: dict[str, Any],
     entries: dict[str, dict[str, Any]],
     groups: list[JournalGroup],
-    stale: set[str],
+    stale: dict[str, set[str]],
     result: CollectResult,
     options: ReadOptions,
     notice: Callable[[str], None] | None,
@@ -477,7 +512,12 @@ def _write_version(
     # them (regroup.py): the dataset is the one a fresh collect of the same files makes.
     reads, joined, unjoined = regroup(target, files, reader(groups), carried, reader, refuse,
                                       options.harness)  # fmt: skip
-    result.regrouped = sum(len(carried[g]["files"]) for g in joined)
+    # Of the old groups read again, the journals given are counted (among the unchanged);
+    # those not given were read now (a plan took them from their folder): not "missing".
+    named = set(keys.values())
+    again = [k for g in joined for k in carried[g]["files"]]
+    result.regrouped = sum(1 for k in again if k in named)
+    result.missing -= sum(1 for k in again if k not in named and k in old["files"])
     read_ids = {r.group_id for r in reads}
     manifest_groups = {k: v for k, v in carried.items() if k not in joined | read_ids}
     dropped = {k for k in old["groups"] if k not in manifest_groups}
@@ -501,7 +541,7 @@ def _write_version(
             result.rows[name] += outcome.value[name]
         manifest_groups[group_id] = {
             "batch": batch,
-            "files": members,
+            "files": sorted(members),  # not in the order given: one group, one entry
             "stem": _stem(group),
             "sessions": outcome.value["sessions"],
             **facts(outcome.journal_ids, outcome.links),

@@ -71,6 +71,15 @@ class Read:
     outcome: Any
 
 
+def lead(group: JournalGroup) -> Path:
+    """The file a group is known by (its id, the hash of its path; its stem): its main
+    journal, or, without one (a Gemini CLI session's files, orphan subagents), the
+    shallowest of its files, the first by name of equals: not the first given, so that a
+    group's id does not depend on the order its files were given in (a Gemini CLI subagent
+    given before its session's file)."""
+    return group.main or min(group.extras, key=lambda p: (len(p.parts), str(p)))
+
+
 @frozen
 class Reader:
     """Reads groups into the staging folder, in one process per core (`jobs`)."""
@@ -85,7 +94,7 @@ class Reader:
     def __call__(self, groups: list[JournalGroup]) -> list[Read]:
         from agent_profiler.pipeline import GroupTask, jobs_for, run_groups
 
-        group_ids = {i: self.key_of(g.main or g.extras[0]) for i, g in enumerate(groups)}
+        group_ids = {i: self.key_of(lead(g)) for i, g in enumerate(groups)}
         tasks = [GroupTask(i, g, self.options) for i, g in enumerate(groups)]
         outcomes = run_groups(tasks, WriteRows(self.staging, group_ids),
                               jobs_for(self.options.jobs, groups),

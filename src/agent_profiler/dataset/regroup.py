@@ -12,9 +12,11 @@ holds (`ids`, as the journals spell them) and the parent sessions its subagents 
 it does not hold (`parents`). After the new files' groups are read, every old group that
 shares an id with them, holds a parent they name or names one of theirs as its parent
 (in both directions, and on through the old groups so joined) is planned and read again
-together with them, its old rows dropped. A group with a file not given to this collect
-cannot be read whole, and is left as it is; the group read now that relates to it is
-marked (UNJOINED), and the first collect given both joins them, though nothing is new."""
+together with them, its old rows dropped (or only dropped, when the groups read now hold
+all its files: a plan takes a subagent from its parent's folder). A group with a file
+neither given to this collect nor read by it cannot be read whole, and is left as it is;
+the group read now that relates to it is marked (UNJOINED), and the first collect given
+both joins them, though nothing is new."""
 
 from __future__ import annotations
 
@@ -113,7 +115,7 @@ def joined(
     every connected set of groups, related by their `ids` and `parents`, that holds an old
     group and a new one, or an old group marked UNJOINED and another. `readable`: the old
     groups that can be read again (not read by this collect already, and every file of
-    theirs given to it)."""
+    theirs given to it or read by it)."""
     nodes: dict[Node, Mapping[str, Any]] = {i: entry for i, entry in new.items()}
     nodes |= {g: old_groups[g] for g in readable if "ids" in old_groups[g]}
     index = _index(nodes)
@@ -157,10 +159,15 @@ def regroup(
     from agent_profiler.loader import plan
 
     taken = {r.group_id for r in reads}
+    # The journals the groups read now hold, given or not (a plan takes a Claude Code
+    # session's subagents, a Gemini CLI session's `chats/<id>/`, from their folder).
+    where = dict(files)
+    for path in (p for r in reads if r.outcome.paths for p in r.group.paths):
+        where.setdefault(reader.key_of(path), path)
     readable = {
         group_id
         for group_id, entry in carried.items()
-        if group_id not in taken and entry["files"] and all(k in files for k in entry["files"])
+        if group_id not in taken and entry["files"] and all(k in where for k in entry["files"])
     }
     if not reads and not any(carried[g].get(UNJOINED) for g in readable):
         return reads, set(), set()
@@ -182,7 +189,7 @@ def regroup(
     # subagents from its folder) is only dropped: no group needs reading again.
     if any(not read_now.issuperset(carried[g]["files"]) for g in old_joined):
         wanted = read_now | {k for g in old_joined for k in carried[g]["files"]}
-        groups, failures = plan([files[k] for k in files if k in wanted], harness)
+        groups, failures = plan([where[k] for k in where if k in wanted], harness)
         for failed in failures:
             refuse(reader.key_of(Path(failed.path)), failed)
         reads = [read for i, read in enumerate(reads) if i not in new_joined] + reader(groups)
