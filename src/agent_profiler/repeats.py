@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import pairwise
 from pathlib import Path
 
@@ -37,35 +37,30 @@ def distinct(files: Iterable[Path]) -> tuple[list[Path], list[tuple[Path, Path]]
     """The files without those whose decompressed bytes equal an earlier one's, in their
     order; and (repeat, the earlier file it repeats) for each left out."""
     files = list(files)
-    by_size: dict[int, list[int]] = {}
-    for index, path in enumerate(files):
-        size = _content_size(path)
-        if size:  # an empty file is left to the reader, which says it is empty
-            by_size.setdefault(size, []).append(index)
     repeats: dict[int, int] = {}  # index of a repeat → index of the file it repeats
-    for indices in by_size.values():
-        if len(indices) < 2:
-            continue
-        by_head: dict[bytes, list[int]] = {}
-        for index in indices:
-            head = _digest(files[index], HEAD_BYTES)
-            if head is not None:
-                by_head.setdefault(head, []).append(index)
-        for alike in by_head.values():
-            if len(alike) < 2:
-                continue
-            equal: dict[bytes, list[int]] = {}
-            for index in alike:
-                whole = _digest(files[index], None)
-                if whole is not None:
-                    equal.setdefault(whole, []).append(index)
-            for same in equal.values():
+    # An empty file is left to the reader, which says it is empty.
+    for sized in _alike(files, range(len(files)), lambda path: _content_size(path) or None):
+        for alike in _alike(files, sized, lambda path: _digest(path, HEAD_BYTES)):
+            for same in _alike(files, alike, lambda path: _digest(path, None)):
                 # The copy read is the first with its subagents' folder beside it, else the
                 # first: the other copies' folders are not looked at.
                 keep = next((i for i in same if _has_companion(files[i])), same[0])
                 repeats.update((i, keep) for i in same)
     kept = [p for i, p in enumerate(files) if repeats.get(i, i) == i]
     return kept, [(files[i], files[j]) for i, j in sorted(repeats.items()) if i != j]
+
+
+def _alike(
+    files: list[Path], indices: Iterable[int], key: Callable[[Path], object | None]
+) -> list[list[int]]:
+    """The indices grouped by `key` of their file, in order: only groups of two or more,
+    and never a file whose key is None (not compared)."""
+    groups: dict[object, list[int]] = {}
+    for index in indices:
+        value = key(files[index])
+        if value is not None:
+            groups.setdefault(value, []).append(index)
+    return [group for group in groups.values() if len(group) > 1]
 
 
 def _has_companion(path: Path) -> bool:
