@@ -46,6 +46,18 @@ SCENARIOS = {
     "claude-child-elsewhere-first": CLAUDE_CHILD_ELSEWHERE[::-1],
     "gemini-nested-later": GEMINI_NESTED_LATER,
     "gemini-nested-first": GEMINI_NESTED_LATER[::-1],
+    # the compaction file alone in the session's folder, then the session: the session's
+    # plan takes the file from its folder, and nothing else relates the two groups (a
+    # compaction file holds no session of its own)
+    "claude-compaction-first": [
+        [
+            (
+                FOLDER / "subagents" / "agent-acompact-fffbd0.jsonl",
+                f"{FOLDER.name}/subagents/agent-acompact-fffbd0.jsonl",
+            )
+        ],
+        [(PARENT, PARENT.name)],
+    ],
     # the compaction file in the session's folder, the child elsewhere, then the parent
     "claude-three-collects": [
         [(CHILD, f"other/{CHILD.name}")],
@@ -143,6 +155,9 @@ def test_collecting_in_steps_makes_the_dataset_of_one_fresh_collect(
     collect([journals], fresh, options=ReadOptions(jobs=1))
     assert _rows(dataset) == _rows(fresh)
     assert _groups(dataset) == _groups(fresh)
+    if scenario == "claude-compaction-first":  # no subagent given: one session, compacted
+        assert len(_sessions(fresh)) == 1
+        return
     # and the fresh collect links every subagent (so the comparison above means that)
     subagents = [s for s in _sessions(fresh).values() if s["parent_session"]]
     assert subagents and len(_launches(fresh)) == (2 if "gemini" in scenario else 1)
