@@ -57,3 +57,37 @@ def test_a_damaged_gzip_or_a_missing_file_is_left_to_the_reader(tmp_path: Path) 
     gone = tmp_path / "gone.jsonl"
     kept, repeated = distinct([good, cut, gone])
     assert kept == [good, cut, gone] and repeated == []
+
+
+def test_files_of_one_size_that_differ_early_are_read_64_kib_each(
+    tmp_path: Path,
+    monkeypatch,  # type: ignore[no-untyped-def]
+) -> None:
+    # The cost rule's second step (the module's docstring: 262 files sharing a size cost
+    # 262 reads of 64 KiB): two 1 MiB journals of one size, other bytes from the start,
+    # are told apart by their heads, never read whole.
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    one.write_bytes(b"1" * (1 << 20))
+    two.write_bytes(b"2" * (1 << 20))
+    read: list[int] = []
+    real = repeats.open_journal
+
+    class Counted:
+        def __init__(self, path: Path) -> None:
+            self.stream = real(path)
+
+        def __enter__(self) -> Counted:
+            self.stream.__enter__()
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.stream.__exit__(*exc)
+
+        def read(self, size: int) -> bytes:
+            chunk: bytes = self.stream.read(size)
+            read.append(len(chunk))
+            return chunk
+
+    monkeypatch.setattr(repeats, "open_journal", Counted)
+    assert distinct([one, two]) == ([one, two], [])
+    assert sum(read) == 2 * HEAD_BYTES
