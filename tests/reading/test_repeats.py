@@ -6,6 +6,8 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
+import pytest
+
 from agent_profiler import repeats
 from agent_profiler.repeats import HEAD_BYTES, distinct
 
@@ -60,8 +62,7 @@ def test_a_damaged_gzip_or_a_missing_file_is_left_to_the_reader(tmp_path: Path) 
 
 
 def test_files_of_one_size_that_differ_early_are_read_64_kib_each(
-    tmp_path: Path,
-    monkeypatch,  # type: ignore[no-untyped-def]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The cost rule's second step (the module's docstring: 262 files sharing a size cost
     # 262 reads of 64 KiB): two 1 MiB journals of one size, other bytes from the start,
