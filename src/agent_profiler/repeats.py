@@ -65,7 +65,11 @@ def _content_size(path: Path) -> int | None:
     for a file not compared (a database, a storage member, one that cannot be opened)."""
     name = path.name
     if "storage" in path.parts[:-1]:
-        return None
+        # An OpenCode storage folder is one with a `session` folder (adapters/opencode.py's
+        # `role`); a journal in any other folder named storage (/mnt/storage/…) is compared.
+        at = len(path.parts) - 1 - path.parts[::-1].index("storage")
+        if (Path(*path.parts[: at + 1]) / "session").is_dir():
+            return None
     if name.endswith(".db") and any(os.path.exists(f"{path}{member}") for member in _DB_MEMBERS):
         return None
     try:

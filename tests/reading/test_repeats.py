@@ -92,3 +92,21 @@ def test_files_of_one_size_that_differ_early_are_read_64_kib_each(
     monkeypatch.setattr(repeats, "open_journal", Counted)
     assert distinct([one, two]) == ([one, two], [])
     assert sum(read) == 2 * HEAD_BYTES
+
+
+def test_copies_in_a_folder_named_storage_are_one_journal_but_opencode_storage_is_not_compared(
+    tmp_path: Path,
+) -> None:
+    # A folder named storage (a mount, /mnt/storage/…) holding a journal and its gzip: one
+    # journal, as anywhere else (every path under a `storage` folder was left uncompared).
+    data = b'{"type":"user"}\n' * 10
+    folder = tmp_path / "storage" / "journals"
+    folder.mkdir(parents=True)
+    plain, zipped = folder / "a.jsonl", folder / "a.jsonl.gz"
+    plain.write_bytes(data)
+    zipped.write_bytes(gzip.compress(data))
+    assert distinct([plain, zipped]) == ([plain], [(zipped, plain)])
+    # An OpenCode storage folder (it has session/): its files are read with their root's
+    # message files, never compared, however alike.
+    (tmp_path / "storage" / "session").mkdir()
+    assert distinct([plain, zipped]) == ([plain, zipped], [])
