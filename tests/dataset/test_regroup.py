@@ -242,6 +242,28 @@ def test_a_dataset_whose_manifest_keeps_no_session_ids_is_joined_too(tmp_path: P
     assert _rows(dataset) == _rows(fresh)
 
 
+def test_an_old_dataset_without_a_session_row_is_collected_into_too(tmp_path: Path) -> None:
+    """A dataset from before the manifest kept session ids, whose only journal holds no
+    session (a transcript of a summary line): it has no `sessions` table to take them from,
+    and the next collect reads a new journal beside it as a fresh collect does."""
+    journals = tmp_path / "j"
+    journals.mkdir()
+    (journals / "summary.jsonl").write_text('{"type":"summary","summary":"x","leafUuid":"y"}\n')
+    dataset = tmp_path / "ds"
+    collect([journals], dataset)
+    manifest_path = dataset / "current" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    for group in manifest["groups"].values():
+        del group["ids"], group["parents"]
+    manifest_path.write_text(json.dumps(manifest))
+    _place(journals, GEMINI_NESTED_LATER[0])
+    result = collect([journals], dataset)
+    assert (result.new, result.failures) == (1, [])
+    fresh = tmp_path / "fresh"
+    collect([journals], fresh)
+    assert _rows(dataset) == _rows(fresh)
+
+
 def test_a_collect_stopped_while_joining_leaves_the_dataset_as_it_was(tmp_path: Path) -> None:
     """Stopped once the old group is read again with the new one (Ctrl-C): `current` is
     the version before, row for row; the next collect joins them."""
