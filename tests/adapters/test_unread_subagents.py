@@ -59,9 +59,10 @@ def test_a_claude_session_given_without_its_folder_names_its_subagent(
     assert launchers(exported.view) == {"toolu_01VmaERAwhb19LGUwu9GenaK": f"{SPOTTER_ID}/a881341"}
     # AND no flow is drawn to a child that is not there
     assert all(len(ends) == 2 for ends in exported.view.flows.values())
-    # AND one warning, naming the file as given
+    # AND one warning, naming the file as given, and where the subagent's id is kept
     assert (
         f"  {alone}: 1 subagent named by this session was not read: pass its file or folder"
+        " (the launching call keeps the id, `child_session`)\n"
     ) in exported.stderr
     assert "1 warning (subagent-not-read: 1)" in exported.stderr
     # AND the summary and the report say it where they list subagents

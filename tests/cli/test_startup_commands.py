@@ -20,6 +20,8 @@ from traceview import TraceView
 
 SPOTTER = DATA / "claude-code" / "spotter-2.1.39-subagents-compaction"
 CODEX = DATA / "codex"
+# One session alone: no other capture has a Context group to stand in for its own.
+ONE = DATA / "claude-code" / "entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl"
 
 
 def _paths(view: TraceView) -> dict[int, str]:
@@ -36,8 +38,11 @@ def _commands_of(url: str) -> list[dict[str, Any]]:
     return commands
 
 
-def test_the_url_expands_the_first_session_and_pins_its_context_size(export_trace: Any) -> None:
-    exported = export_trace(CODEX, SPOTTER)
+@pytest.mark.parametrize("journals", [(CODEX, SPOTTER), (ONE,)], ids=["several", "one"])
+def test_the_url_expands_the_first_session_and_pins_its_context_size(
+    export_trace: Any, journals: tuple[Path, ...]
+) -> None:
+    exported = export_trace(*journals)
     view = exported.view
     url = ui_url(exported.path.name, 9001, startup_commands(exported.path))
     assert url.startswith("https://ui.perfetto.dev/#!/?url=http://127.0.0.1:9001/")

@@ -46,6 +46,18 @@ SCENARIOS = {
     "claude-child-elsewhere-first": CLAUDE_CHILD_ELSEWHERE[::-1],
     "gemini-nested-later": GEMINI_NESTED_LATER,
     "gemini-nested-first": GEMINI_NESTED_LATER[::-1],
+    # the compaction file alone in the session's folder, then the session: the session's
+    # plan takes the file from its folder, and nothing else relates the two groups (a
+    # compaction file holds no session of its own)
+    "claude-compaction-first": [
+        [
+            (
+                FOLDER / "subagents" / "agent-acompact-fffbd0.jsonl",
+                f"{FOLDER.name}/subagents/agent-acompact-fffbd0.jsonl",
+            )
+        ],
+        [(PARENT, PARENT.name)],
+    ],
     # the compaction file in the session's folder, the child elsewhere, then the parent
     "claude-three-collects": [
         [(CHILD, f"other/{CHILD.name}")],
@@ -143,6 +155,9 @@ def test_collecting_in_steps_makes_the_dataset_of_one_fresh_collect(
     collect([journals], fresh, options=ReadOptions(jobs=1))
     assert _rows(dataset) == _rows(fresh)
     assert _groups(dataset) == _groups(fresh)
+    if scenario == "claude-compaction-first":  # no subagent given: one session, compacted
+        assert len(_sessions(fresh)) == 1
+        return
     # and the fresh collect links every subagent (so the comparison above means that)
     subagents = [s for s in _sessions(fresh).values() if s["parent_session"]]
     assert subagents and len(_launches(fresh)) == (2 if "gemini" in scenario else 1)
@@ -222,6 +237,28 @@ def test_a_dataset_whose_manifest_keeps_no_session_ids_is_joined_too(tmp_path: P
     manifest_path.write_text(json.dumps(manifest))
     _place(journals, GEMINI_NESTED_LATER[1])
     collect([journals], dataset)
+    fresh = tmp_path / "fresh"
+    collect([journals], fresh)
+    assert _rows(dataset) == _rows(fresh)
+
+
+def test_an_old_dataset_without_a_session_row_is_collected_into_too(tmp_path: Path) -> None:
+    """A dataset from before the manifest kept session ids, whose only journal holds no
+    session (a transcript of a summary line): it has no `sessions` table to take them from,
+    and the next collect reads a new journal beside it as a fresh collect does."""
+    journals = tmp_path / "j"
+    journals.mkdir()
+    (journals / "summary.jsonl").write_text('{"type":"summary","summary":"x","leafUuid":"y"}\n')
+    dataset = tmp_path / "ds"
+    collect([journals], dataset)
+    manifest_path = dataset / "current" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    for group in manifest["groups"].values():
+        del group["ids"], group["parents"]
+    manifest_path.write_text(json.dumps(manifest))
+    _place(journals, GEMINI_NESTED_LATER[0])
+    result = collect([journals], dataset)
+    assert (result.new, result.failures) == (1, [])
     fresh = tmp_path / "fresh"
     collect([journals], fresh)
     assert _rows(dataset) == _rows(fresh)

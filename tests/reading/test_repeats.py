@@ -6,6 +6,8 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
+import pytest
+
 from agent_profiler import repeats
 from agent_profiler.repeats import HEAD_BYTES, distinct
 
@@ -81,3 +83,50 @@ def test_a_folder_named_storage_is_compared_and_empty_files_are_left_to_the_read
     (tmp_path / "e1.jsonl").write_bytes(b"")
     (tmp_path / "e2.jsonl").write_bytes(b"")
     assert distinct([tmp_path / "e1.jsonl", tmp_path / "e2.jsonl"])[1] == []
+
+
+def test_files_of_one_size_that_differ_early_are_read_64_kib_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The cost rule's second step (the module's docstring: 262 files sharing a size cost
+    # 262 reads of 64 KiB): two 1 MiB journals of one size, other bytes from the start,
+    # are told apart by their heads, never read whole.
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    one.write_bytes(b"1" * (1 << 20))
+    two.write_bytes(b"2" * (1 << 20))
+    read: list[int] = []
+    real = repeats.open_journal
+
+    class Counted:
+        def __init__(self, path: Path) -> None:
+            self.stream = real(path)
+
+        def __enter__(self) -> Counted:
+            self.stream.__enter__()
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.stream.__exit__(*exc)
+
+        def read(self, size: int) -> bytes:
+            chunk: bytes = self.stream.read(size)
+            read.append(len(chunk))
+            return chunk
+
+    monkeypatch.setattr(repeats, "open_journal", Counted)
+    assert distinct([one, two]) == ([one, two], [])
+    assert sum(read) == 2 * HEAD_BYTES
+
+
+def test_copies_in_a_folder_named_storage_are_one_journal(
+    tmp_path: Path,
+) -> None:
+    # A folder named storage (a mount, /mnt/storage/…) holding a journal and its gzip: one
+    # journal, as anywhere else (every path under a `storage` folder was left uncompared).
+    data = b'{"type":"user"}\n' * 10
+    folder = tmp_path / "storage" / "journals"
+    folder.mkdir(parents=True)
+    plain, zipped = folder / "a.jsonl", folder / "a.jsonl.gz"
+    plain.write_bytes(data)
+    zipped.write_bytes(gzip.compress(data))
+    assert distinct([plain, zipped]) == ([plain], [(zipped, plain)])

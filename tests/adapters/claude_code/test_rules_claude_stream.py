@@ -520,10 +520,11 @@ def test_an_undated_run_says_its_date_is_the_files_mtime() -> None:
             assert "the file's modification time" in session.timing
 
 
-def _agent_run(child_agent_id: bool) -> list[dict[str, Any]]:
+def _agent_run(where: str) -> list[dict[str, Any]]:
     """A hand-made run (no corpus example): the main thread launches an Agent call whose
-    subagent's first frame (a user one) has no `agent_id`; its assistant frame has one when
-    `child_agent_id`, and the parent's tool result always names it (`agentId`)."""
+    subagent's first frame (a user one) has no `agent_id`; its assistant frame has one
+    (`in-frame`), or the parent's tool result alone names it (`agentId`: `in-result`), or
+    only the subagent's first frame does (`in-first-frame-only`)."""
     run = "11111111-2222-3333-4444-555555555555"
     at = "2026-06-01T10:00:0{}.000Z".format
     usage = {"input_tokens": 5, "cache_creation_input_tokens": 800, "output_tokens": 30}
@@ -536,8 +537,13 @@ def _agent_run(child_agent_id: bool) -> list[dict[str, Any]]:
     reply = {"role": "assistant", "content": [{"type": "text", "text": "found"}]}
     child = frame("assistant", 3, "toolu_A", message={"id": "m2", "model": "m", **reply})
     child["message"]["usage"] = usage
-    if child_agent_id:
+    if where == "in-frame":
         child["agent_id"] = "agx1"
+    first = frame("user", 2, "toolu_A", message={"role": "user", "content": "look"})
+    named = {"status": "completed", "agentId": "agx1", "usage": usage}
+    if where == "in-first-frame-only":
+        first["agent_id"] = "agx1"
+        del named["agentId"]
     result = {"type": "tool_result", "tool_use_id": "toolu_A", "content": "found"}
     return [
         {"type": "system", "subtype": "init", "session_id": run, "timestamp": at(0)},
@@ -548,24 +554,26 @@ def _agent_run(child_agent_id: bool) -> list[dict[str, Any]]:
             None,
             message={"id": "m1", "role": "assistant", "content": [call], "usage": usage},
         ),
-        frame("user", 2, "toolu_A", message={"role": "user", "content": "look"}),
+        first,
         child,
         frame(
             "user",
             4,
             None,
             message={"role": "user", "content": [result]},
-            tool_use_result={"status": "completed", "agentId": "agx1", "usage": usage},
+            tool_use_result=named,
         ),
     ]
 
 
-@pytest.mark.parametrize("child_agent_id", [True, False], ids=["in-frame", "in-result"])
+@pytest.mark.parametrize("where", ["in-frame", "in-result", "in-first-frame-only"])
 def test_a_subagent_is_named_by_its_agent_id_wherever_the_run_says_it(
-    tmp_path: Path, child_agent_id: bool
+    tmp_path: Path, where: str
 ) -> None:
-    """Named by its call id (`…/toolu_A`) before: only the thread's first frame was asked."""
-    sessions, _ = read(write_frames(tmp_path / "r.jsonl", _agent_run(child_agent_id)))
+    """Named by its call id (`…/toolu_A`) before: only the thread's first frame was asked.
+    In the first frame only (no later frame, nor the parent's result, says it) it names the
+    child too."""
+    sessions, _ = read(write_frames(tmp_path / "r.jsonl", _agent_run(where)))
     (child,) = [s for s in sessions if s.parent_session is not None]
     assert child.agent_id == "agx1"
     assert child.session_id.endswith("/agx1")

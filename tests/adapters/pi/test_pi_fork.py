@@ -226,6 +226,39 @@ def test_the_copy_ends_at_the_first_entry_dated_after_the_fork(tmp_path: Path) -
     assert inherited_history(session) == (4, 2)
 
 
+def test_an_entry_dated_at_the_forks_own_time_is_the_forks(tmp_path: Path) -> None:
+    """The copy is dated before the fork's header; an entry written in the header's very
+    millisecond (the user's first prompt, typed at once) is the fork's own, not copied."""
+    source, leaf = _source()
+    fork = _fork(source, leaf)
+    u2 = fork.user(leaf, "now b")
+    fork.lines[-1]["timestamp"] = fork.lines[0]["timestamp"]
+    a3 = fork.assistant(u2, "", 400)
+    session, _, _ = read(fork.write(tmp_path / "fork.jsonl"))
+    assert [p.id for p in session.prompts] == [u2] and session.responses[0].id == a3
+    assert inherited_history(session) == (4, 2)
+
+
+def test_a_compaction_right_after_the_copy_is_the_forks_and_starts_at_the_fork(
+    tmp_path: Path,
+) -> None:
+    """Forked, then compacted at once (`/compact` before any prompt): the compaction is the
+    fork's own, timed from the entry above it, the copy's last, which is there from the
+    fork's start; it removes the copied history."""
+    source, leaf = _source()
+    fork = _fork(source, leaf)
+    kept = fork.lines[1]["id"]
+    c1 = fork.entry("compaction", leaf, summary="Read a.", firstKeptEntryId=kept, tokensBefore=350)
+    u2 = fork.user(c1, "now b")
+    fork.assistant(u2, "ok", 200)
+    session, _, _ = read(fork.write(tmp_path / "fork.jsonl"))
+    (compaction,) = session.compactions
+    assert compaction.id == c1 and compaction.pre_tokens == 350
+    assert compaction.start_ns == iso(fork.lines[0]["timestamp"])
+    assert compaction.end_ns == iso(fork.lines[-3]["timestamp"])
+    assert inherited_history(session) == (4, 2) and len(session.responses) == 1
+
+
 def _fleet(dataset: Path) -> dict[str, Any]:
     result = runner.invoke(app, ["fleet", str(dataset), "--json"])
     assert result.exit_code == 0, result.output
