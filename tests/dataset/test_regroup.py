@@ -223,6 +223,15 @@ def test_a_parent_not_given_is_joined_by_the_first_collect_given_both(tmp_path: 
     assert collect([parent, other], dataset).version is None  # joined once, then left alone
 
 
+def _as_before_ids(dataset: Path) -> None:
+    """The dataset's manifest as collects wrote it before it kept each group's ids."""
+    manifest_path = dataset / "current" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    for group in manifest["groups"].values():
+        del group["ids"], group["parents"]
+    manifest_path.write_text(json.dumps(manifest))
+
+
 def test_a_dataset_whose_manifest_keeps_no_session_ids_is_joined_too(tmp_path: Path) -> None:
     """A dataset collected before the manifest kept each group's session ids: they are
     taken from its `sessions` table."""
@@ -230,11 +239,7 @@ def test_a_dataset_whose_manifest_keeps_no_session_ids_is_joined_too(tmp_path: P
     dataset = tmp_path / "ds"
     _place(journals, GEMINI_NESTED_LATER[0])
     collect([journals], dataset)
-    manifest_path = dataset / "current" / "manifest.json"
-    manifest = json.loads(manifest_path.read_text())
-    for group in manifest["groups"].values():
-        del group["ids"], group["parents"]
-    manifest_path.write_text(json.dumps(manifest))
+    _as_before_ids(dataset)
     _place(journals, GEMINI_NESTED_LATER[1])
     collect([journals], dataset)
     fresh = tmp_path / "fresh"
@@ -251,11 +256,7 @@ def test_an_old_dataset_without_a_session_row_is_collected_into_too(tmp_path: Pa
     (journals / "summary.jsonl").write_text('{"type":"summary","summary":"x","leafUuid":"y"}\n')
     dataset = tmp_path / "ds"
     collect([journals], dataset)
-    manifest_path = dataset / "current" / "manifest.json"
-    manifest = json.loads(manifest_path.read_text())
-    for group in manifest["groups"].values():
-        del group["ids"], group["parents"]
-    manifest_path.write_text(json.dumps(manifest))
+    _as_before_ids(dataset)
     _place(journals, GEMINI_NESTED_LATER[0])
     result = collect([journals], dataset)
     assert (result.new, result.failures) == (1, [])
