@@ -143,15 +143,11 @@ def rename(
         if new_id == session.session_id and not renamed:
             unique.append(session)
             continue
-        # A child not read keeps its parent's new name too (`S#2/a`): it is the renamed
-        # copy's child, not the first copy's (no flow goes to a child that is not there).
-        old, prefix = session.session_id, f"{session.session_id}/"
         calls = tuple(
-            dataclasses.replace(call, child_session=renamed[call.child_session])
-            if call.child_session in renamed
-            else dataclasses.replace(call, child_session=new_id + call.child_session[len(old) :])
-            if new_id != old and call.child_session and call.child_session.startswith(prefix)
-            else call
+            call
+            if (child := _child_named(call.child_session, session.session_id, new_id, renamed))
+            == call.child_session
+            else dataclasses.replace(call, child_session=child)
             for call in session.tool_calls
         )
         unique.append(
@@ -163,3 +159,14 @@ def rename(
             )
         )
     return unique
+
+
+def _child_named(child: str | None, old: str, new: str, renamed: dict[str, str]) -> str | None:
+    """A launching call's child id once its session `old` is `new`: a renamed child's new
+    id; a child not read keeps its parent's new name too (`S#2/a`): it is the renamed copy's
+    child, not the first copy's (no flow goes to a child that is not there)."""
+    if child is None or child in renamed:
+        return renamed.get(child or "", child)
+    if new != old and child.startswith(f"{old}/"):
+        return new + child[len(old) :]
+    return child
