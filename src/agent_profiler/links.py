@@ -83,9 +83,12 @@ def warn_missing_parents(links: Iterable[Link], diagnostics: Diagnostics) -> Non
             )
 
 
-def warn_unread_children(unread: Iterable[Unread], diagnostics: Diagnostics) -> None:
+def warn_unread_children(
+    unread: Iterable[Unread], diagnostics: Diagnostics, verb: str = "pass"
+) -> None:
     """The subagents parents launched whose journals were not read: one warning for the
-    run, at the first such parent's file."""
+    run, at the first such parent's file. `verb`: what to do with their files (`collect`
+    says "collect")."""
     parents = list(unread)
     if not parents:
         return
@@ -97,9 +100,9 @@ def warn_unread_children(unread: Iterable[Unread], diagnostics: Diagnostics) -> 
         "subagent-not-read",
         f"{counted(total, 'subagent')} named by {by} "
         + (
-            "was not read: pass its file or folder"
+            f"was not read: {verb} its file or folder"
             if total == 1
-            else "were not read: pass their files or folder"
+            else f"were not read: {verb} their files or folder"
         )
         + " (the launching call keeps the id, `child_session`)",
     )

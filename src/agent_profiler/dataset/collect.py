@@ -47,7 +47,7 @@ from .integrity import COLLECT_HINT, MANIFEST, check, cut_short, explain, listin
 from .locate import said, whole
 from .parquet import MERGE_AT as MERGE_AT
 from .parquet import READING, link_or_filter, sql, write_table
-from .reading import Reader, lead
+from .reading import Reader, stem
 from .reading import WriteRows as WriteRows
 from .regroup import UNJOINED, facts, pending, regroup
 
@@ -472,13 +472,6 @@ def _refresh(entries: dict[str, dict[str, Any]], key: str, path: Path) -> None:
                             "hash": content_hash(path)}  # fmt: skip
 
 
-def _stem(group: JournalGroup) -> str:
-    name = lead(group).name
-    for suffix in (".jsonl.gz", ".jsonl", ".json"):
-        name = name.removesuffix(suffix)
-    return name
-
-
 def _write_version(
     target: Path,
     building: Path,
@@ -494,6 +487,7 @@ def _write_version(
     progress: Progress,
     refuse: _Refuse,
 ) -> None:
+    from agent_profiler.links import Unread, warn_unread_children
     from agent_profiler.pipeline import jobs_for
 
     keys, files = given
@@ -522,6 +516,7 @@ def _write_version(
     manifest_groups = {k: v for k, v in carried.items() if k not in joined | read_ids}
     dropped = {k for k in old["groups"] if k not in manifest_groups}
     accepted: list[int] = []  # the readings whose rows are kept (READING)
+    unread: list[Unread] = []  # subagents named by the sessions read, not read (links.py)
     for read in reads:
         group, group_id, outcome = read.group, read.group_id, read.outcome
         result.failures += outcome.failures
@@ -537,15 +532,17 @@ def _write_version(
                 entries[key]["group"] = group_id
         result.groups_read += 1
         accepted.append(outcome.value[READING])
+        unread += outcome.unread
         for name in TABLES:
             result.rows[name] += outcome.value[name]
         manifest_groups[group_id] = {
             "batch": batch,
             "files": sorted(members),  # not in the order given: one group, one entry
-            "stem": _stem(group),
+            "stem": stem(group),
             "sessions": outcome.value["sessions"],
             **facts(outcome.journal_ids, outcome.links),
         } | ({UNJOINED: True} if group_id in unjoined else {})
+    warn_unread_children(unread, result.diagnostics, "collect")
     if after_rows is not None:
         after_rows()
     if not accepted and not dropped:

@@ -101,3 +101,11 @@ class Reader:
                               notice=self.notice, progress=self.progress,
                               on_progress=self.on_bytes)  # fmt: skip
         return [Read(groups[o.index], group_ids[o.index], o) for o in outcomes]
+
+
+def stem(group: JournalGroup) -> str:
+    """The group's lead journal's name without its suffix (the manifest's `stem`)."""
+    name = lead(group).name
+    for suffix in (".jsonl.gz", ".jsonl", ".json"):
+        name = name.removesuffix(suffix)
+    return name
