@@ -26,6 +26,7 @@ Format facts these modules rely on, with the surprise each one holds:
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -40,7 +41,7 @@ from agent_profiler.adapters.codex_records import (
 from agent_profiler.adapters.common import journal_clock, text_field
 from agent_profiler.diagnostics import Diagnostics, journal_name
 from agent_profiler.errors import JournalError
-from agent_profiler.jsonl import read_jsonl
+from agent_profiler.jsonl import read_jsonl, sniff
 from agent_profiler.model import Harness, Session
 
 if TYPE_CHECKING:
@@ -199,7 +200,8 @@ def plan(files: list[SniffedFile]) -> list[JournalGroup]:
     transitively (a grandchild joins its grandparent). A spawn recorded after the head,
     of a child that does not name its parent, is not seen: the two are read apart and
     not linked. A rollout without a session id in its head is a group of its own.
-    Groups come in the order of their first file, files in their given order."""
+    Groups come in the order of their first file, files in their given order, then the
+    subagent rollouts not given that were found beside them (`_children_beside`)."""
     from agent_profiler.adapters import JournalGroup
 
     root = list(range(len(files)))  # union-find over the files; a set's root is its first
@@ -211,14 +213,93 @@ def plan(files: list[SniffedFile]) -> list[JournalGroup]:
         return index
 
     first: dict[str, int] = {}  # thread id -> the first file tied to it
+    owns: dict[str, int] = {}  # a file's own thread id -> the first file that is it
     for index, file in enumerate(files):
-        for thread in _thread_links(file.head):
+        links = _thread_links(file.head)
+        for thread in links:
             a, b = find(index), find(first.setdefault(thread, index))
             root[max(a, b)] = min(a, b)
+        if links:
+            owns.setdefault(links[0], index)
     trees: dict[int, list[Path]] = {}
     for index, file in enumerate(files):
         trees.setdefault(find(index), []).append(file.path)
+    grown = _children_beside(files, {thread: find(index) for thread, index in owns.items()})
+    for tree, paths in grown.items():
+        trees[tree] += paths
     return [JournalGroup(Harness.CODEX, None, tuple(paths)) for paths in trees.values()]
+
+
+def _children_beside(files: list[SniffedFile], threads: dict[str, int]) -> dict[int, list[Path]]:
+    """The subagent rollouts of the threads given that were not given themselves, found
+    where Codex writes them (FORMATS §3.6: a rollout of its own in the same date tree,
+    whose `session_meta` names its parent): in the given rollouts' folders and, for a
+    `YYYY/MM/DD` folder, the next day's (a child started after midnight); so a rollout
+    given alone is read with its subagents, as a Claude Code session is. Grandchildren
+    too. `threads`: each given thread's tree; the files found, by tree."""
+    given = {f.path for f in files}
+    resolved: set[str] | None = None  # the given files resolved, once a file is not given
+    folders = dict.fromkeys(f.path.parent for f in files)
+    for folder in list(folders):
+        folders.update(dict.fromkeys(_next_day(folder)))
+    children: dict[str, list[tuple[Path, str]]] = {}  # parent thread -> (file, its thread)
+    for folder in folders:
+        for path in _rollouts_in(folder):
+            if path in given:  # a folder's walk gives its files as found here
+                continue
+            if resolved is None:
+                resolved = {os.path.realpath(p) for p in given}
+            if os.path.realpath(path) in resolved or not path.is_file():
+                continue
+            try:
+                links = _thread_links(sniff(path, max_lines=1))  # a child's: [own, parent]
+            except (JournalError, OSError):
+                continue  # unreadable here: its parent counts it as not read
+            if len(links) == 2:
+                children.setdefault(links[1], []).append((path, links[0]))
+    named = set(threads)  # a thread given is read from the files given only
+    grown: dict[int, list[Path]] = {}
+    queue = list(threads)
+    while queue:
+        parent = queue.pop()
+        for path, child in children.pop(parent, ()):
+            if child in named:
+                continue
+            grown.setdefault(threads[parent], []).append(path)
+            if child not in threads:
+                threads[child] = threads[parent]
+                queue.append(child)
+    return grown
+
+
+def _rollouts_in(folder: Path) -> list[Path]:
+    """The rollouts of a folder by their names, in name order (none when it cannot be
+    listed)."""
+    try:
+        return sorted(
+            p
+            for p in folder.iterdir()
+            if p.name.startswith("rollout-") and p.name.endswith((".jsonl", ".jsonl.gz"))
+        )
+    except OSError:
+        return []
+
+
+def _next_day(folder: Path) -> list[Path]:
+    """The next day's folder of a Codex `sessions/YYYY/MM/DD` folder, when there is one."""
+    import datetime
+
+    day, month, year = folder.name, folder.parent.name, folder.parent.parent.name
+    if not (len(day) == len(month) == 2 and len(year) == 4 and (day + month + year).isdigit()):
+        return []
+    try:
+        then = datetime.date(int(year), int(month), int(day)) + datetime.timedelta(days=1)
+    except ValueError:  # 2026/02/31: not a date folder
+        return []
+    after = (
+        folder.parent.parent.parent / f"{then.year:04d}" / f"{then.month:02d}" / f"{then.day:02d}"
+    )
+    return [after] if after.is_dir() else []
 
 
 def read(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:

@@ -246,3 +246,87 @@ def test_copies_of_one_session_still_get_their_own_ids(tmp_path: Path) -> None:
         ("019e1625-789d-76c0-80ab-3724b5ddb799#2", (str(copy),)),
         ("019c8a70-dda7-7f33-98ea-f30553347322", (str(DESKTOP),)),
     ]
+
+
+# -- a rollout given alone is read with its subagents, found where Codex writes them -----
+
+
+def _day(tmp_path: Path, day: str) -> Path:
+    folder = tmp_path / "sessions" / "2026" / "12" / day
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def test_a_rollout_given_alone_is_read_with_its_subagents_beside_it(tmp_path: Path) -> None:
+    """A child in the parent's date folder and a grandchild in the next day's (started after
+    midnight) are read with it; a rollout of another session, and another child of a parent
+    that was not given, are not."""
+    today = _day(tmp_path, "31")
+    nextday = tmp_path / "sessions" / "2027" / "01" / "01"  # the day after 2026/12/31
+    nextday.mkdir(parents=True)
+    parent = _rollout(today, "parent", "thread-p")
+    _rollout(today, "child", "thread-c", parent="thread-p")
+    _rollout(nextday, "grandchild", "thread-g", parent="thread-c")
+    _rollout(today, "other", "thread-o")
+    _rollout(today, "cousin", "thread-k", parent="thread-absent")
+    assert _plan(parent) == [
+        ("rollout-parent.jsonl", "rollout-child.jsonl", "rollout-grandchild.jsonl")
+    ]
+
+
+def test_a_child_given_alone_brings_in_neither_its_parent_nor_its_siblings(
+    tmp_path: Path,
+) -> None:
+    today = _day(tmp_path, "04")
+    _rollout(today, "parent", "thread-p")
+    child = _rollout(today, "child", "thread-c", parent="thread-p")
+    _rollout(today, "sibling", "thread-s", parent="thread-p")
+    assert _plan(child) == [("rollout-child.jsonl",)]
+
+
+def test_a_child_found_beside_and_given_elsewhere_is_read_once(tmp_path: Path) -> None:
+    """Given too (as it is, or as a copy elsewhere: the same thread), the child is read
+    from the file given only."""
+    today = _day(tmp_path, "04")
+    parent = _rollout(today, "parent", "thread-p")
+    child = _rollout(today, "child", "thread-c", parent="thread-p")
+    assert _plan(parent, child) == [("rollout-parent.jsonl", "rollout-child.jsonl")]
+    elsewhere = tmp_path / "copies"
+    elsewhere.mkdir()
+    same = elsewhere / "rollout-copy.jsonl"
+    same.write_bytes(child.read_bytes())
+    assert _plan(parent, same) == [("rollout-parent.jsonl", "rollout-copy.jsonl")]
+
+
+def test_what_is_not_a_readable_child_beside_it_is_left_alone(tmp_path: Path) -> None:
+    """An empty rollout, a folder named like one, a non-rollout file naming the parent, a
+    date folder that is no date: none is read, and the parent is planned as before."""
+    bogus = tmp_path / "sessions" / "2026" / "02" / "31"
+    bogus.mkdir(parents=True)
+    parent = _rollout(bogus, "parent", "thread-p")
+    (bogus / "rollout-empty.jsonl").write_bytes(b"")
+    (bogus / "rollout-dir.jsonl").mkdir()
+    _rollout(bogus, "child", "thread-c", parent="thread-p").rename(bogus / "notes-child.jsonl")
+    assert _plan(parent) == [("rollout-parent.jsonl",)]
+
+
+def test_a_parent_exported_alone_links_its_subagent_and_says_nothing_is_missing(
+    tmp_path: Path,
+) -> None:
+    today = _day(tmp_path, "04")
+    parent_id = record(PLAIN, 1)["payload"]["id"]
+    parent = write(
+        today,
+        [_meta(parent_id), record(PLAIN, 6), *_padding(60), *_spawn("thread-c", 10)],
+        "rollout-parent.jsonl",
+    )
+    _rollout(today, "child", "thread-c", parent=parent_id)
+    diagnostics = Diagnostics()
+    result = load([parent], diagnostics)
+    assert result.failures == []
+    found = {s.session_id: s for s in result.sessions}
+    assert sorted(found) == sorted([parent_id, "thread-c"])
+    assert found["thread-c"].parent_session == parent_id
+    (spawn,) = found[parent_id].tool_calls
+    assert spawn.child_session == "thread-c"
+    assert "subagent-not-read" not in diagnostics.warning_counts
