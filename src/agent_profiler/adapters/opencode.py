@@ -13,7 +13,9 @@ Format facts these modules rely on, with the surprise each one holds:
   the thinking (inside `output` for some providers, beside it for others);
 - a tool part holds the call and its result (`state.input`, `state.output` or
   `state.error`, `state.time.start/end` in epoch ms): the output is what the
-  model saw, and is in every later prompt;
+  model saw, and is in every later prompt until OpenCode's prune (after a turn,
+  on by default) sets `state.time.compacted`: requests from then on send
+  "[Old tool result content cleared]" instead (the input is still sent);
 - compaction: a user message with a `compaction` part, then an assistant message
   with `summary: true` (agent `compaction`) whose tokens are the summarisation
   request; later prompts hold that summary and what follows it (from

@@ -46,6 +46,7 @@ from agent_profiler.model import (
     Marker,
     Response,
     Session,
+    SourceKind,
     Usage,
 )
 from agent_profiler.records import record
@@ -66,7 +67,11 @@ PART_TYPES: dict[str, tuple[str, str]] = {
         "assistant → Assistant history",
     ),
     "reasoning": (READ, "reasoning text → Assistant history; opaque: listed as unmeasured"),
-    "tool": (READ, "a tool call (arguments → Assistant) and its output → Tool results"),
+    "tool": (
+        READ,
+        "a tool call (arguments → Assistant) and its output → Tool results "
+        "(once OpenCode pruned it, `time.compacted`: the placeholder it sends)",
+    ),
     "file": (READ, "an attached file or image: listed as unmeasured (file-part)"),
     "compaction": (READ, "a compaction request: the next summary replaces the context"),
     "patch": (READ, "the files a step changed: a marker (not model input)"),
@@ -80,6 +85,10 @@ PART_TYPES: dict[str, tuple[str, str]] = {
 _CONTEXT_PARTS = frozenset({"text", "reasoning", "tool", "file"})
 _BOOKKEEPING_PARTS = frozenset({"step-start", "step-finish", "snapshot", "patch"})
 _TRAILING_BOOKKEEPING = frozenset({"snapshot", "patch"})
+# What OpenCode sends instead of a completed tool's output once its prune marked the part
+# (`state.time.compacted`): `MessageV2.toModelMessages`; the call's `input` is still sent.
+PRUNED_OUTPUT = "[Old tool result content cleared]"
+PRUNED_LABEL = "Tool result (pruned by OpenCode)"
 
 
 def _ns(value: object) -> int | None:
@@ -145,6 +154,15 @@ class _Pending:
 
 
 @record
+class _Prune:
+    """A tool output OpenCode pruned (`SessionCompaction.prune`, after a turn): from the
+    first request made at or after `at_ns` on, its result is the placeholder."""
+
+    at_ns: int  # the part's `time.compacted` (0 when it is no time: the next request)
+    call_id: str
+
+
+@record
 class _Call(ToolDraft):
     """`end_ns` is the part's end (its start while it runs); a call is complete once its
     state is `completed` or `error`."""
@@ -159,6 +177,8 @@ class SessionBuilder(MessagesDraft):
     tools: list[_Call] = field(default_factory=list)
     providers: list[str] = field(default_factory=list)
     pending: _Pending | None = None
+    prunes: list[_Prune] = field(default_factory=list)  # not in effect yet, in journal order
+    pruned: int = 0  # tool results replaced by the placeholder
     patches: int = 0
     clock: Clock | None = None  # the shared outlier rule for message times, set by run()
     message_ns: int = 0  # the current message's time, as placed by the clock
@@ -217,6 +237,36 @@ class SessionBuilder(MessagesDraft):
                 self.on_assistant(message_id, message, parts, created)
             else:
                 self.diagnostics.not_recognised(f"opencode:message/{role}", self.where(message_id))
+
+    def measured(self, response: Response, window_tokens: int | None = None) -> None:
+        self.apply_prunes(response.start_ns)
+        MessagesDraft.measured(self, response, window_tokens)
+
+    def compacted(self, compaction: Compaction) -> None:
+        self.apply_prunes(compaction.end_ns)
+        MessagesDraft.compacted(self, compaction)
+
+    def apply_prunes(self, ts: int) -> None:
+        """The outputs pruned by `ts` are the placeholder in the context observed then:
+        OpenCode reads the messages afresh for every request, so a request that starts
+        after the prune sends it (the part's result item is replaced, not removed: the call
+        and its arguments stay in the prompt)."""
+        due = [p for p in self.prunes if p.at_ns <= ts]
+        if not due:
+            return
+        self.prunes = [p for p in self.prunes if p.at_ns > ts]
+        for prune in due:
+            item_id = f"result:{prune.call_id}"
+            if item_id in self.log:  # not already gone with a compaction
+                self.pruned += 1
+                self.log.add(
+                    item_id,
+                    Category.RESULTS,
+                    PRUNED_OUTPUT,
+                    label=PRUNED_LABEL,
+                    source_id=prune.call_id,
+                    source_kind=SourceKind.TOOL,
+                )
 
     def where(self, message_id: str) -> str:
         """A message's place for a diagnostic: the database or export, and the message."""
@@ -419,6 +469,11 @@ class SessionBuilder(MessagesDraft):
         self.add_tool_call(message_id, call_id, name, arguments)
         if finished:
             self.add_tool_result(message_id, call_id, result)
+        times = state.get("time")
+        compacted = times.get("compacted") if isinstance(times, dict) else None
+        # Set by OpenCode's prune on completed parts only; tested for JavaScript truthiness.
+        if status == "completed" and compacted not in (None, False, 0, ""):
+            self.prunes.append(_Prune(_ns(compacted) or 0, call_id))
         self.tools.append(
             _Call(
                 call_id,
@@ -481,6 +536,8 @@ class SessionBuilder(MessagesDraft):
                 facts.append((f"session_{key}", preview(info[key])))
         if self.patches:
             facts.append(("patch_parts", self.patches))
+        if self.pruned:
+            facts.append(("pruned_tool_results", self.pruned))
         facts += self.failures(no_reason="no usage")
         window, window_source = assumed_model_window(self.responses)  # OpenCode states none
         return Session(
