@@ -29,6 +29,7 @@ COUNTS = (
     "entries_off_final_branch",
     "inherited_entries",  # a Pi fork's copy of its source's history
     "inherited_requests",
+    "pruned_tool_results",  # OpenCode's prune (the hand-made export has one)
 )
 
 
@@ -63,11 +64,13 @@ def test_count_facts_are_integers_on_every_bundled_journal(tmp_path: Path) -> No
         "tool_calls_not_run",
         "inherited_entries",
         "inherited_requests",
+        "pruned_tool_results",
     }
     assert ("uint", 26) in found["redacted_items"]  # the Codex 20-34-25 rollout (its golden)
     assert ("uint", 103) in found["thinking_level_changes"]  # Pi's large session
     assert ("uint", 18) in found["tool_calls_not_run"]
     assert found["inherited_requests"] == {("uint", 484)}  # Pi's fork (before-compaction)
+    assert found["pruned_tool_results"] == {("uint", 1)}  # OpenCode's hand-made prune
 
 
 @pytest.mark.skipif(not shared_paths.CORPUS.is_dir(), reason=shared_paths.SHARED_REASON)
