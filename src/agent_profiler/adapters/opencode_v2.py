@@ -339,7 +339,9 @@ def _tool(item: dict[str, Any], part_id: str) -> list[dict[str, Any]]:
         one["error"] = "\n".join(t for t in (said, output) if t)
     metadata = state.get("metadata") or state.get("structured")
     if isinstance(metadata, dict) and metadata:
-        one["metadata"] = metadata
+        # 2.x's `subagent` call names its child `sessionID`; 1.x's `task` call `sessionId`.
+        child = metadata.get("sessionID")
+        one["metadata"] = {"sessionId": child, **metadata} if isinstance(child, str) else metadata
     raw_time = item.get("time")
     times = raw_time if isinstance(raw_time, dict) else {}
     one["time"] = {
@@ -369,7 +371,7 @@ def _compaction(
     compaction still running or failed sends nothing: skipped."""
     status = value.get("status")
     if status not in (None, "completed"):
-        diagnostics.skip(f"opencode:session_message/compaction ({journal_status(status)})")
+        diagnostics.skip(f"opencode:session_message/compaction ({_status(status)})")
         return []
     summary = _text(value, "summary")
     recent = value.get("recent")
@@ -391,7 +393,7 @@ def _compaction(
     return [*_user(f"{message_id}:request", time, [request]), (info, parts)]
 
 
-def journal_status(status: object) -> str:
+def _status(status: object) -> str:
     return status if isinstance(status, str) and len(status) < 20 else "unknown status"
 
 

@@ -421,3 +421,53 @@ def test_messages_of_a_session_with_no_session_row_are_read_and_said(tmp_path: P
         "1 OpenCode 2.x session in session_message has no row in session or session_v2: "
         "read without title, folder, version or parent"
     )
+
+
+def test_a_subagent_call_links_its_child_session_as_2x_names_it(tmp_path: Path) -> None:
+    """The shape a 2.0.26 database has (rows captured from OpenCode by a third party,
+    re-made here by hand): sessions in `session_v2` only; the `subagent` tool's metadata
+    names its child `sessionID`, and the child's row has `parent_id`. Read together,
+    the child is linked to the call that launched it."""
+    child_id = "ses_child2x"
+    call = {
+        "type": "tool",
+        "id": "call_sub",
+        "name": "subagent",
+        "executed": False,
+        "state": {
+            "status": "completed",
+            "input": {"agent": "general", "prompt": "Look around."},
+            "content": [
+                {"type": "text", "text": f'<subagent sessionID="{child_id}">ok</subagent>'}
+            ],
+            "metadata": {"sessionID": child_id, "status": "completed", "truncated": False},
+        },
+        "time": {"created": at(1) + 10, "ran": at(1) + 20, "completed": at(1) + 300},
+    }
+    parent_rows: list[tuple[str, dict[str, Any] | str]] = [
+        ("user", {"text": "Use a subagent.", "files": [], "time": {"created": at(0)}}),
+        ("assistant", assistant(1, [call], finish="tool-calls", tokens=tokens(1000, 34, 200))),
+        ("idle", {"outcome": "succeeded", "time": {"created": at(2)}}),
+    ]
+    child_rows: list[tuple[str, dict[str, Any] | str]] = [
+        ("user", {"text": "You are a subagent.\nLook around.", "time": {"created": at(0)}}),
+        ("assistant", assistant(1, [{"type": "text", "text": "Looked."}], tokens=tokens(900, 5))),
+    ]
+    path = build(
+        tmp_path / "opencode.db",
+        {"ses_parent2x": parent_rows, child_id: child_rows},
+        table="session_v2",
+        v1=False,
+    )
+    connection = sqlite3.connect(path)
+    connection.execute("UPDATE session_v2 SET parent_id = 'ses_parent2x' WHERE id = ?", (child_id,))
+    connection.commit()
+    connection.close()
+    sessions, diagnostics = read(path)
+    by_id = {s.session_id: s for s in sessions}
+    (launch,) = by_id["ses_parent2x"].tool_calls
+    assert launch.child_session == child_id
+    child = by_id[child_id]
+    assert (child.parent_session, child.parent_call_id) == ("ses_parent2x", "call_sub")
+    assert [r.usage.prompt_tokens for r in child.responses] == [900]
+    assert diagnostics.warning_total == 0
