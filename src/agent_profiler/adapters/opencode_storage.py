@@ -1,5 +1,6 @@
 """Reading OpenCode's three containers into one shape (FORMATS-gemini-opencode.md §2):
-the SQLite database (≥1.2), the JSON files under `storage/` (≤1.1.x, left on disk
+the SQLite database (≥1.2; from 2.0.3 its messages are `session_message` rows, turned into
+the 1.x shape by `opencode_v2`), the JSON files under `storage/` (≤1.1.x, left on disk
 after the migration), and `opencode export <id>` documents. `opencode.py` maps
 the result onto the model; nothing here knows about requests or context.
 
@@ -27,6 +28,7 @@ from typing import Any
 
 import orjson
 
+from agent_profiler.adapters import opencode_v2
 from agent_profiler.console import counted
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
@@ -263,22 +265,45 @@ def _open_db(path: Path) -> sqlite3.Connection:
 
 
 def read_db(path: Path, diagnostics: Diagnostics) -> list[StoredSession]:
+    """The sessions of a database: a 1.x session from `message`/`part`; a session that
+    2.x (≥2.0.3) has messages of in `session_message` from those rows only (the 1.x rows
+    of a session continued after the upgrade are a frozen copy of its start)."""
     source = str(path)
     connection = _open_db(path)
     try:
         tables = {r[0] for r in connection.execute("SELECT name FROM sqlite_master")}
-        if not {"session", "message", "part"} <= tables:
-            raise JournalError(source, "not an OpenCode database (no session/message/part tables)")
-        # One read transaction: the three tables as of one moment, however OpenCode writes.
+        v1 = {"message", "part"} <= tables
+        v2 = "session_message" in tables
+        if not (tables & {"session", "session_v2"} and (v1 or v2)):
+            raise JournalError(
+                source,
+                "not an OpenCode database (no session/message/part tables, "
+                "nor 2.x session_message)",
+            )
+        # One read transaction: the tables as of one moment, however OpenCode writes.
         connection.execute("BEGIN")
-        sessions = list(_db_sessions(connection, source))
-        messages = connection.execute(
-            "SELECT id, session_id, time_created, data FROM message "
-            "ORDER BY session_id, time_created, id"
-        ).fetchall()
-        parts = connection.execute(
-            "SELECT id, message_id, data FROM part ORDER BY message_id, id"
-        ).fetchall()
+        sessions = [
+            s
+            for t in ("session_v2", "session")
+            if t in tables
+            for s in _db_sessions(connection, t, source)
+        ]
+        v2_rows = opencode_v2.rows(connection, source, diagnostics) if v2 else []
+        messages = (
+            connection.execute(
+                "SELECT id, session_id, time_created, data FROM message "
+                "ORDER BY session_id, time_created, id"
+            ).fetchall()
+            if v1
+            else []
+        )
+        parts = (
+            connection.execute(
+                "SELECT id, message_id, session_id, data FROM part ORDER BY message_id, id"
+            ).fetchall()
+            if v1
+            else []
+        )
         connection.execute("COMMIT")
     except sqlite3.OperationalError as error:
         what = "is locked by another process" if "locked" in str(error) else "cannot be read"
@@ -287,28 +312,62 @@ def read_db(path: Path, diagnostics: Diagnostics) -> list[StoredSession]:
         raise JournalError(source, f"the database is corrupt ({error})") from error
     finally:
         connection.close()
+    by_id: dict[str, StoredSession] = {}
+    for session in sessions:  # a session in both tables: its session_v2 row (read first)
+        by_id.setdefault(session.id, session)
+    held = opencode_v2.messages(v2_rows, source, diagnostics)
+    orphans = 0
+    for session_id, read in held.items():
+        if session_id not in by_id:  # its row is in no session table we know
+            orphans += 1
+            by_id[session_id] = StoredSession({"id": session_id}, source)
+        by_id[session_id].messages = read
+    if orphans:
+        diagnostics.warn(
+            source,
+            None,
+            "no-session-row",
+            f"{counted(orphans, 'OpenCode 2.x session')} in session_message "
+            f"{'has' if orphans == 1 else 'have'} no row in session or session_v2: read "
+            "without title, folder, version or parent",
+        )
     by_message: dict[str, list[dict[str, Any]]] = {}
-    for part_id, message_id, data in parts:
+    for part_id, message_id, session_id, data in parts:
+        if str(session_id) in held:
+            _copy_of_v2(diagnostics, "part")
+            continue
         value = _row_json(data, source, diagnostics)
         if isinstance(value, dict):
             by_message.setdefault(str(message_id), []).append({**value, "id": part_id})
-    by_id = {s.id: s for s in sessions}
     for message_id, session_id, created, data in messages:
+        if str(session_id) in held:
+            _copy_of_v2(diagnostics, "message")
+            continue
         value = _row_json(data, source, diagnostics)
-        session = by_id.get(str(session_id))
-        if not isinstance(value, dict) or session is None:
-            if session is None:
+        owner = by_id.get(str(session_id))
+        if not isinstance(value, dict) or owner is None:
+            if owner is None:
                 diagnostics.note("opencode:message-of-unknown-session")
             continue
         raw_time = value.get("time")
         time: dict[str, Any] = raw_time if isinstance(raw_time, dict) else {}
         message = {**value, "id": message_id, "time": {"created": created, **time}}
-        session.messages.append((message, by_message.get(str(message_id), [])))
-    return sessions
+        owner.messages.append((message, by_message.get(str(message_id), [])))
+    return list(by_id.values())
 
 
-def _db_sessions(connection: sqlite3.Connection, source: str) -> Iterator[StoredSession]:
-    cursor = connection.execute("SELECT * FROM session ORDER BY time_created, id")
+def _copy_of_v2(diagnostics: Diagnostics, table: str) -> None:
+    """A 1.x row of a session that 2.x holds in `session_message`: read, not used."""
+    diagnostics.rows_read += 1
+    diagnostics.records_parsed += 1
+    diagnostics.skip(f"opencode:{table} (1.x copy of a 2.x session)")
+
+
+def _db_sessions(
+    connection: sqlite3.Connection, table: str, source: str
+) -> Iterator[StoredSession]:
+    """The rows of `session` (1.x, and 2.x before `session_v2`) or `session_v2` (2.x)."""
+    cursor = connection.execute(f"SELECT * FROM {table} ORDER BY time_created, id")
     names = [d[0] for d in cursor.description]
     for row in cursor.fetchall():
         record = dict(zip(names, row, strict=True))

@@ -28,8 +28,8 @@ Format facts these modules rely on, with the surprise each one holds:
 - `custom` entries are not in context, `custom_message` entries (and the
   `custom` message role, `hookMessage` in v2) are; a user `!` command
   (`bashExecution`) is, unless `excludeFromContext` (`!!`);
-- the system prompt and the tool schemas are not stored: they become the
-  inferred head item;
+- the system prompt and the tool schemas are not stored before v0.80: they
+  become the inferred head item; since, `system` messages hold them (`on_system`);
 - times: an assistant `message.timestamp` (epoch ms) is taken when the request
   starts, the entry's ISO `timestamp` when the finished message is appended;
   a v1 header is written at the first save, after the first entries;
@@ -158,6 +158,8 @@ class SessionBuilder:
     models: list[str] = field(default_factory=list)
     providers: list[str] = field(default_factory=list)
     requests_by_level: Counter[str] = field(default_factory=Counter)
+    # The system-prompt items in force (`pi_messages.on_system`): key → (entry, item).
+    system_items: dict[str, tuple[str, str]] = field(default_factory=dict)
     unmeasured: Counter[str] = field(default_factory=Counter)
     start_ns: int | None = None
     end_ns: int | None = None

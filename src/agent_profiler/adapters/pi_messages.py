@@ -11,9 +11,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agent_profiler.adapters.common import preview, recorded_usd, text_field
+from agent_profiler.adapters.common import json_text, preview, recorded_usd, text_field
 from agent_profiler.adapters.drafts import ToolArguments, ToolDraft
-from agent_profiler.adapters.pi_records import bash_execution_text, text_blocks
+from agent_profiler.adapters.pi_records import (
+    SECTIONS,
+    bash_execution_text,
+    system_update,
+    text_blocks,
+)
 from agent_profiler.adapters.pi_tree import Entry, measured_part
 from agent_profiler.attribution import Item, Observation
 from agent_profiler.estimate import tool_call_text
@@ -73,6 +78,70 @@ def extension_message(builder: SessionBuilder, entry: Entry, value: dict[str, An
     label = f"Extension message ({text_field(value, 'customType') or '?'})"
     entry.parts = tuple(
         measured_part(f"{entry.id}:{index}", Category.ENVIRONMENT, text, label)
+        for index, text in texts
+    )
+
+
+def on_system(builder: SessionBuilder, entry: Entry, message: dict[str, Any]) -> None:
+    """A system-prompt update (v0.80+): the first holds the whole prompt and every tool
+    declaration, later ones what changed. As pi-ai replays them: a section or a tool
+    declared again replaces the earlier one of its name, a removed one leaves, and a
+    replacement's text supersedes every earlier update's text (`builder.system_items`).
+    Across branches this is an approximation: an update drops what it replaces from the
+    entry that held it, on every branch."""
+    update = system_update(message)
+    held = builder.system_items
+    label = "System prompt update" if held else "System prompt"
+    if update.replaces:
+        for key in [k for k in held if k.startswith("text:")]:
+            _drop(builder, key)
+    parts: list[Item] = []
+
+    def add(key: str, item_id: str, category: Category, text: str, what: str) -> None:
+        _drop(builder, key)
+        parts.append(measured_part(f"{entry.id}:{item_id}", category, text, what))
+        held[key] = (entry.id, parts[-1].id)
+
+    for index, text in update.texts:
+        add(f"text:{entry.id}:{index}", str(index), Category.SYSTEM, text, label)
+    for name, section in update.sections:
+        if section is None:
+            _drop(builder, f"section:{name}")
+        else:
+            category, what = SECTIONS.get(name, (Category.SYSTEM, label))
+            add(f"section:{name}", f"section:{name}", category, section, what)
+    for name in update.removed:
+        _drop(builder, f"tool:{name}")
+    for name, declaration in update.added:
+        add(
+            f"tool:{name}",
+            f"tool:{name}",
+            Category.TOOLS,
+            json_text(declaration),
+            "Tool definition",
+        )
+    entry.parts = tuple(parts)
+
+
+def _drop(builder: SessionBuilder, key: str) -> None:
+    """The item an update replaces or removes leaves the context, and its entry."""
+    held = builder.system_items.pop(key, None)
+    if held is None:
+        return
+    entry_id, item_id = held
+    entry = builder.entries.get(entry_id)
+    if entry is not None:
+        entry.parts = tuple(p for p in entry.parts if p.id != item_id)
+    builder.log.remove(item_id)
+
+
+def on_developer(builder: SessionBuilder, entry: Entry, message: dict[str, Any]) -> None:
+    """Instructions sent as the developer (v0.80+): System instructions."""
+    texts, images = text_blocks(message.get("content"))
+    if images:
+        builder.unmeasured["image"] += images
+    entry.parts = tuple(
+        measured_part(f"{entry.id}:{index}", Category.SYSTEM, text, "Developer instructions")
         for index, text in texts
     )
 
@@ -289,4 +358,6 @@ ROLE_HANDLERS: dict[str, Callable[[SessionBuilder, Entry, dict[str, Any]], None]
     "bashExecution": on_bash_execution,
     "custom": extension_message,
     "hookMessage": extension_message,
+    "system": on_system,
+    "developer": on_developer,
 }

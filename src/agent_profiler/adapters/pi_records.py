@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from agent_profiler.adapters.common import MS, text_field
+from agent_profiler.model import Category
+from agent_profiler.records import record
 
 CURRENT_VERSION = 3
 # How Pi wraps summaries when it sends them (core/messages.ts): part of the prompt.
@@ -47,7 +49,79 @@ MESSAGE_ROLES: dict[str, tuple[str, str]] = {
     "bashExecution": (READ, "a user `!` command and its output → Tool results"),
     "custom": (READ, "an extension's message → Environment"),
     "hookMessage": (READ, "older name of custom → Environment"),
+    # v0.80+ (earendil-works/pi): the system prompt and the tools, as the conversation has
+    # them (`system-prompt-updates.ts`; pi-ai `utils/transcript.ts` replays them in order).
+    "system": (
+        READ,
+        "a system-prompt update: its text → System instructions (a section by its name:"
+        " project context → Rules and memory, skills → Skills, cwd → Environment), its tool"
+        " declarations → Tool definitions; what it updates leaves",
+    ),
+    "developer": (READ, "instructions sent as the developer → System instructions"),
 }
+# The text of a system-prompt update that replaces every earlier one (`replacement`).
+SUPERSEDES = (
+    "The following is the complete current system prompt. "
+    "It supersedes all earlier system prompt updates"
+)
+# The sections of a structured system prompt (`buildSystemPromptSections`) that are not
+# Pi's own instructions; any other section is System instructions.
+SECTIONS = {
+    "project_context": (Category.RULES, "Project context (AGENTS.md)"),
+    "skills": (Category.SKILLS, "Skills"),
+    "cwd": (Category.ENVIRONMENT, "Working directory"),
+}
+
+
+@record
+class SystemUpdate:
+    """What one `system` message says: its text blocks, the sections it sets (None:
+    removes), the tools it declares (name, declaration) and those it takes away, and
+    whether it replaces every earlier update's text."""
+
+    texts: list[tuple[int, str]]
+    sections: list[tuple[str, str | None]]
+    added: list[tuple[str, object]]
+    removed: list[str]
+    replaces: bool
+
+
+def system_update(message: dict[str, Any]) -> SystemUpdate:
+    """The three shapes Pi has written: `content` text with `toolsAdded`/`toolsRemoved`
+    (5091fae9); `content` blocks with a `toolLoadout` (`tools`, and `added`/`removed`
+    when `tools` is the whole catalog); `content` plus `sections` patched by name."""
+    content = message.get("content")
+    texts = [(i, t) for i, t in text_blocks(content)[0] if t]
+    raw_sections = message.get("sections")
+    sections = [
+        (name, text if isinstance(text, str) else None)
+        for name, text in (raw_sections.items() if isinstance(raw_sections, dict) else ())
+        if isinstance(name, str)
+    ]
+    added: list[object] = []
+    removed: list[object] = []
+    for block in content if isinstance(content, list) else ():
+        if isinstance(block, dict) and block.get("type") == "toolLoadout":
+            declared = block.get("added") if "added" in block else block.get("tools")
+            added += declared if isinstance(declared, list) else []
+            gone = block.get("removed")
+            removed += gone if isinstance(gone, list) else []
+    for key, into in (("toolsAdded", added), ("toolsRemoved", removed)):
+        value = message.get(key)
+        into += value if isinstance(value, list) else []
+    return SystemUpdate(
+        texts,
+        sections,
+        [(name, tool) for tool in added if (name := _tool_name(tool))],
+        [name for tool in removed if (name := _tool_name(tool))],
+        any(text.startswith(SUPERSEDES) for _, text in texts),
+    )
+
+
+def _tool_name(tool: object) -> str:
+    """A declaration's or a reference's `name` (a bare string names one too)."""
+    name = text_field(tool, "name") if isinstance(tool, dict) else tool
+    return name if isinstance(name, str) else ""
 
 
 def epoch_ms(value: object) -> int | None:

@@ -1634,7 +1634,7 @@ def test_a_database_that_is_not_opencode_s_fails_with_its_reason(tmp_path: Path)
     cases = {
         folder: "cannot open: not a file",
         garbage: "not a SQLite database, or corrupt (file is not a database)",
-        other: "not an OpenCode database (no session/message/part tables)",
+        other: "not an OpenCode database (no session/message/part tables, nor 2.x session_message)",
     }
     for path, message in cases.items():
         with pytest.raises(JournalError) as raised:
