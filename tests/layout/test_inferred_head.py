@@ -1,7 +1,9 @@
 """The inferred head is named for what it is (issue 29): in the summary and the report it is
-"System prompt and tool schemas, inferred", with the hint that one /context run makes it
-exact (Claude Code); the trace's counter keeps the contract's `Context: Unattributed`. A
-Codex rollout whose Unattributed also holds other items keeps the plain name."""
+"System prompt and tool schemas, inferred" ("System prompt, tools, restored context,
+inferred" once measured again after a compaction: test_head_after_compaction), with the
+hint that one /context run makes it exact (Claude Code); the trace's counter keeps the
+contract's `Context: Unattributed`. A Codex rollout whose Unattributed also holds other
+items keeps the plain name."""
 
 from __future__ import annotations
 
