@@ -12,11 +12,10 @@ Rules that hold for every harness (SPEC §2–3):
   another estimator (`estimate.py`; the one shared function every adapter uses);
 - the first snapshot and every model change are baselines: their changes are
   the whole item set, marked `baseline`, never counted as growth;
-- the head that a journal does not record (system prompt, tool schemas, ...)
-  may be inferred as `reported − estimated` at the first request that has a
-  reported size, as its own `unattributed` item with a label that says so; it
-  is held constant until a compaction (which may drop history from before the
-  journal started), then measured once more; nothing else is ever scaled;
+- the head a journal does not record (system prompt, tool schemas, ...) may be inferred as
+  `reported − estimated` at the first request with a reported size, as an `unattributed` item
+  labelled so, held constant until a compaction (which may drop history from before the journal),
+  then measured again and labelled as holding what the harness restored too; nothing is scaled;
 - a snapshot keeps at most 64 changes, largest |delta| first.
 """
 
@@ -47,9 +46,11 @@ from agent_profiler.records import hashable_record
 MAX_CHANGES = 64
 Categories = tuple[tuple[Category, Tokens], ...]
 INFERRED_HEAD_ID = "inferred:head"
-INFERRED_HEAD_LABEL = (
+INFERRED_HEAD_LABEL, INFERRED_HEAD_AFTER_COMPACTION_LABEL = _LABELS = (
     "Inferred head: not in the journal (reported − estimated at the first request, "
-    "measured again after a compaction)"
+    "measured again after a compaction)",
+    "Inferred head after a compaction: not in the journal (reported − estimated again after "
+    "it): system prompt, tool schemas and restored context",
 )
 
 
@@ -448,9 +449,8 @@ class _Replayer:
                     old = items.pop(item_id)
                     pending.setdefault(item_id, old)
                     totals[old.category] -= old.tokens
-                # What the first request left unexplained may include conversation from
-                # before the journal starts (a resumed session); a compaction drops that,
-                # so the head is measured again at the next reported request.
+                # The head may hold conversation from before the journal (a resumed session),
+                # which a compaction drops: it is measured again at the next reported request.
                 self.head_done = bool(self.native_ids)
             elif isinstance(op, _NativeHead):
                 for item_id in [INFERRED_HEAD_ID, *self.native_ids]:
@@ -481,8 +481,8 @@ class _Replayer:
         current = self.items.get(INFERRED_HEAD_ID)
         known = sum(self.totals.values()) - (current.tokens if current else 0)
         missing = reported - known
-        if missing > 0:
-            head = Item(INFERRED_HEAD_ID, Category.UNATTRIBUTED, 0, missing, INFERRED_HEAD_LABEL)
+        if missing > 0:  # the second of _LABELS when a head is there already (a compaction)
+            head = Item(INFERRED_HEAD_ID, Category.UNATTRIBUTED, 0, missing, _LABELS[bool(current)])
             self._put(INFERRED_HEAD_ID, head)
         elif current is not None:
             self._put(INFERRED_HEAD_ID, None)

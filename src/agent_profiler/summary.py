@@ -36,6 +36,8 @@ from agent_profiler.records import record
 from agent_profiler.views import (
     api_errors,
     compactions_after,
+    head_label,
+    head_measured_after,
     inherited_history,
     largest_addition_per_snapshot,
     largest_additions,
@@ -117,9 +119,17 @@ class SessionSummary:
     # The Unattributed category is the inferred head (system prompt and tool schemas, not in
     # the journal: views.unattributed_is_head), named so in the table.
     inferred_head: bool = False
+    # The compaction after which that head was last measured again (views.head_measured_after):
+    # it also holds what the harness restored then, and is named so. None: the first request's.
+    inferred_head_after_compaction: int | None = None
     # Where window_tokens (and so peak_fill) came from: "journal", "given" (--window),
     # "model table" (the harness's own per-model table) or "assumed" (a default).
     window_source: str | None = None
+
+    @property
+    def head_name(self) -> str:
+        """What the table and the report call Unattributed ("" for its own name)."""
+        return head_label(self.inferred_head_after_compaction) if self.inferred_head else ""
 
     def to_json(self, with_calls: bool) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -158,6 +168,7 @@ class SessionSummary:
             "api_errors": self.api_errors,
             "starts_mid_conversation": self.starts_mid_conversation,
             "inferred_head": self.inferred_head,
+            "inferred_head_after_compaction": self.inferred_head_after_compaction,
         }
         if self.redacted_placeholders:
             data["redacted_placeholders"] = self.redacted_placeholders
@@ -278,6 +289,7 @@ def summarise(
     native_head = (
         {c.value: t for c, t in native[-1].categories if c in NATIVE_HEAD} if native else None
     )
+    head = unattributed_is_head(session)
     summary = SessionSummary(
         session=session.session_id,
         harness=session.harness.value,
@@ -303,7 +315,8 @@ def summarise(
         tool_result_chars=sum(c.result_chars for c in calls),
         largest_tool_results=largest,
         end_categories=end_categories,
-        inferred_head=unattributed_is_head(session),
+        inferred_head=head,
+        inferred_head_after_compaction=head_measured_after(session) if head else None,
         native_head=native_head,
         clock=session.clock,
         responses_without_usage=len(session.unmetered_responses),

@@ -11,7 +11,13 @@ from collections.abc import Sequence
 from agent_profiler.console import counted
 from agent_profiler.model import Category
 from agent_profiler.summary import SessionSummary, redacted_words
-from agent_profiler.views import HEAD_HINT, HEAD_LABEL, category_label
+from agent_profiler.views import (
+    HEAD_AFTER_COMPACTION_LABEL,
+    HEAD_HINT,
+    HEAD_LABEL,
+    category_label,
+    head_source,
+)
 
 BAR_WIDTH = 12
 # One letter per category for the composition bar (legend printed under the table).
@@ -61,7 +67,7 @@ def composition_bar(categories: dict[str, int], width: int = BAR_WIDTH) -> str:
     return "".join(BAR_LETTERS[Category(k)] * n for (k, _), n in zip(ranked, cells, strict=True))
 
 
-def _top_categories(categories: dict[str, int], head: bool = False) -> str:
+def _top_categories(categories: dict[str, int], head: str = "") -> str:
     total = sum(categories.values())
     if not total:
         return "-"
@@ -69,6 +75,23 @@ def _top_categories(categories: dict[str, int], head: bool = False) -> str:
     return ", ".join(
         f"{category_label(Category(k), head)} {100 * v / total:.0f}%" for k, v in ranked
     )
+
+
+def _head_legend(heads: Sequence[SessionSummary]) -> str:
+    """How the legend names the inferred head: as the first request measured it, and (the
+    rows whose head was measured again after a compaction) with what the harness restored."""
+    again = {row.inferred_head_after_compaction is not None for row in heads}
+    names = []
+    if False in again:
+        names.append(
+            f"{HEAD_LABEL.lower()} ({head_source()}) where a session's Unattributed is only that"
+        )
+    if True in again:
+        names.append(
+            f"{HEAD_AFTER_COMPACTION_LABEL.lower()} ({head_source('a compaction')}) where "
+            "a session's head was measured again"
+        )
+    return "; ".join(names)
 
 
 COLUMNS = (
@@ -183,7 +206,7 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
                 _error_cell(row),
                 *([_cost_cell(row)] if priced else []),
                 composition_bar(row.end_categories) if row.end_categories else "(not recorded)",
-                _top_categories(row.end_categories, row.inferred_head),
+                _top_categories(row.end_categories, row.head_name),
             ]
         )
     widths = [max(len(c), *(len(r[i]) for r in body)) for i, c in enumerate(columns)]
@@ -220,10 +243,7 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
             if any(r.harness == "claude-code" for r in heads)
             else ""
         )
-        out.append(
-            f"?: {HEAD_LABEL.lower()} (not in the journal: reported − estimated at the first "
-            f"request) where a session's Unattributed is only that{hint}"
-        )
+        out.append(f"?: {_head_legend(heads)}{hint}")
     for row in rows:
         if row.redacted_placeholders:
             out.append(f"{escape_cell(row.session)}: {redacted_words(row.redacted_placeholders)}")

@@ -132,9 +132,13 @@ def session_title(session: Session, parent: Session | None = None) -> str:
 # The inferred head (attribution.INFERRED_HEAD_ID) is what the journal does not hold at the
 # first request: in every harness, the system prompt and the tool schemas. Its counter keeps
 # the contract's `Context: Unattributed` label; the summary and the report name it for
-# what it is (issue 29).
+# what it is (issue 29). Measured again after a compaction, it also holds what the harness
+# restored then and the journal does not show (Claude Code's re-read files and todos, the
+# summary of a Codex 0.140 remote compaction): named so from then on.
 INFERRED_HEAD_ID = "inferred:head"
 HEAD_LABEL = "System prompt and tool schemas, inferred"
+HEAD_AFTER_COMPACTION_LABEL = "System prompt, tools, restored context, inferred"
+HEAD_SOURCE = "not in the journal: reported − estimated at the first request"
 HEAD_HINT = "one /context run in the session makes it exact"
 
 
@@ -178,10 +182,47 @@ def unattributed_is_head(session: Session) -> bool:
     return seen
 
 
-def category_label(category: Category, head: bool) -> str:
+def head_measured_after(session: Session) -> int | None:
+    """The compaction (numbered from 1 in `session.compactions`, as the report numbers
+    them) after which the inferred head was last measured again, or None when its size is
+    still the first request's: Unattributed's size changed at a snapshot after it (the head
+    changes only then; its own change may be past a snapshot's 64 kept)."""
+    size, since = 0, None
+    for snapshot in snapshots_in_time_order(session):
+        if snapshot.anchor is AnchorKind.NATIVE:  # a /context report's own categories
+            continue
+        tokens = next((t for c, t in snapshot.categories if c is Category.UNATTRIBUTED), 0)
+        if tokens and tokens != size:
+            size, since = tokens, snapshot.time_ns
+    if since is None:
+        return None
+    # A microcompaction only removes old tool results: the head is not measured after it.
+    before = [
+        number
+        for number, c in enumerate(session.compactions, start=1)
+        if c.kind != "microcompaction" and c.start_ns <= since
+    ]
+    return before[-1] if before else None
+
+
+def head_label(after: int | None) -> str:
+    """The inferred head's name: measured at the first request, or again after compaction
+    `after` (head_measured_after)."""
+    return HEAD_LABEL if after is None else HEAD_AFTER_COMPACTION_LABEL
+
+
+def head_source(after: str = "") -> str:
+    """Where the inferred head's size comes from, in words: the first request, and again
+    after the compaction `after` names ("compaction 2", "a compaction"; "" for none)."""
+    if not after:
+        return HEAD_SOURCE
+    return f"{HEAD_SOURCE} and again after {after}, so it also holds what the harness restored then"
+
+
+def category_label(category: Category, head: str) -> str:
     """A category's name in the summary and the report: Unattributed is named for what it
-    is when it is the inferred head (`head`: unattributed_is_head)."""
-    return HEAD_LABEL if head and category is Category.UNATTRIBUTED else category.label
+    is when it is the inferred head (`head`: its name, head_label; "" when it is not)."""
+    return head if head and category is Category.UNATTRIBUTED else category.label
 
 
 def snapshots_in_time_order(session: Session) -> list[ContextSnapshot]:
@@ -470,8 +511,10 @@ def largest_addition_per_snapshot(additions: list[Addition]) -> dict[int, Additi
 
 
 __all__ = [
+    "HEAD_AFTER_COMPACTION_LABEL",
     "HEAD_HINT",
     "HEAD_LABEL",
+    "HEAD_SOURCE",
     "INFERRED_HEAD_ID",
     "POST_FROM_HARNESS",
     "POST_FROM_NEXT_REQUEST",
@@ -483,6 +526,9 @@ __all__ = [
     "compactions_after",
     "context_size_series",
     "fill_window",
+    "head_label",
+    "head_measured_after",
+    "head_source",
     "iter_context_size",
     "largest_addition_per_snapshot",
     "largest_additions",

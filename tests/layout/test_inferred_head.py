@@ -1,7 +1,9 @@
 """The inferred head is named for what it is (issue 29): in the summary and the report it is
-"System prompt and tool schemas, inferred", with the hint that one /context run makes it
-exact (Claude Code); the trace's counter keeps the contract's `Context: Unattributed`. A
-Codex rollout whose Unattributed also holds other items keeps the plain name."""
+"System prompt and tool schemas, inferred" ("System prompt, tools, restored context,
+inferred" once measured again after a compaction: test_head_after_compaction), with the
+hint that one /context run makes it exact (Claude Code); the trace's counter keeps the
+contract's `Context: Unattributed`. A Codex rollout whose Unattributed also holds other
+items keeps the plain name."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from agent_profiler.cli import app
-from agent_profiler.views import HEAD_LABEL, unattributed_is_head
+from agent_profiler.views import HEAD_AFTER_COMPACTION_LABEL, HEAD_LABEL, unattributed_is_head
 from rules_spy import sessions
 from samples import DATA
 
@@ -23,11 +25,15 @@ def test_summary_names_the_head_and_says_how_to_make_it_exact() -> None:
     result = CliRunner().invoke(app, ["summary", str(SPOTTER)])
     assert result.exit_code == 0, result.output
     rows = [line for line in result.stdout.splitlines() if "258c7280" in line]
-    assert rows and all(f"{HEAD_LABEL} " in row for row in rows)
+    # The subagent's head is the first request's; the parent's was measured again after its
+    # compaction, so it holds what Claude Code restored too (review-attr finding 3).
+    assert len(rows) == 2
+    assert f"{HEAD_AFTER_COMPACTION_LABEL} " in rows[0] and f"{HEAD_LABEL} " in rows[1]
     assert "Unattributed 51%" not in result.stdout
     assert "one /context run in the session makes it exact" in result.stdout
     data = json.loads(CliRunner().invoke(app, ["summary", "--json", str(SPOTTER)]).stdout)
     assert [row["inferred_head"] for row in data] == [True, True]
+    assert [row["inferred_head_after_compaction"] for row in data] == [1, None]
 
 
 def test_only_an_unattributed_that_is_the_head_is_renamed() -> None:

@@ -18,7 +18,7 @@ from agent_profiler.report import HtmlReportWriter, render_report
 from agent_profiler.report.page import Assembly, ReportParts
 from agent_profiler.targets import without_targets
 from agent_profiler.version import __version__
-from agent_profiler.views import HEAD_LABEL
+from agent_profiler.views import HEAD_AFTER_COMPACTION_LABEL, HEAD_LABEL
 from samples import CODEX_SMALL, read
 
 CODEX_SHORT = CODEX_SMALL
@@ -123,7 +123,8 @@ def test_the_legend_keys_the_categories_of_the_latest_compositions(
         "Assistant history",
         "Tool results",
         "Compaction summaries",
-        HEAD_LABEL,
+        # the parent's head was measured again after its compaction, the subagent's was not
+        f"{HEAD_LABEL}, or {HEAD_AFTER_COMPACTION_LABEL} (as each bar names it)",
     ]
     assert legend(render_report(codex)) == [
         "System instructions",
@@ -235,8 +236,8 @@ def test_a_page_made_group_by_group_is_the_page_of_every_session_at_once(
         "Assistant history",
         "Tool results",
         "Compaction summaries",
-        # Codex's Unattributed is more than its head, spotter's is only that: both names
-        f"Unattributed, or {HEAD_LABEL} (as each bar names it)",
+        # Codex's Unattributed is more than its head, spotter's is only that: every name
+        f"Unattributed, or {HEAD_LABEL}, or {HEAD_AFTER_COMPACTION_LABEL} (as each bar names it)",
     ]
     # The inputs named by the command line, as render_report names them.
     named, _, _ = _assembled([codex, spotter], parts, ["a", "b"])

@@ -51,7 +51,12 @@ from agent_profiler.report.data import session_data
 from agent_profiler.report.svg import context_chart
 from agent_profiler.report.text import clock_text
 from agent_profiler.summary import summarise, summarise_all
-from agent_profiler.views import INFERRED_HEAD_ID, context_size_series
+from agent_profiler.views import (
+    HEAD_AFTER_COMPACTION_LABEL,
+    HEAD_LABEL,
+    INFERRED_HEAD_ID,
+    context_size_series,
+)
 from agent_profiler.writers import PerfettoWriter
 from shared_paths import TESTS
 from traceview import TraceView, load_trace
@@ -224,12 +229,10 @@ def test_overview_bar_is_the_latest_composition(spotter: list[Session], spotter_
         expected = [(c, t) for c in Category for c2, t in last.categories if c2 is c]
         assert [key for key, _ in shown] == [c.value for c, _ in expected]  # contract order
         for (_, title), (category, tokens) in zip(shown, expected, strict=True):
-            # Unattributed is the inferred head in these Claude Code sessions: named so
-            name = (
-                "System prompt and tool schemas, inferred"
-                if category is Category.UNATTRIBUTED
-                else category.label
-            )
+            # Unattributed is the inferred head in these Claude Code sessions: named so (with
+            # what the harness restored in the one whose head was measured after a compaction)
+            head = HEAD_AFTER_COMPACTION_LABEL if session.compactions else HEAD_LABEL
+            name = head if category is Category.UNATTRIBUTED else category.label
             assert title.startswith(f"{name}: {tokens:,} tokens (")
         widths = sum(float(s.attrs["width"]) for s in segments)
         assert widths == pytest.approx(270, abs=0.5)  # shares of the composition, not window

@@ -193,10 +193,12 @@ def test_the_estimation_words_of_a_real_session_in_full(spotter: list[Session]) 
         "These are not tokenizer counts: the final request may differ.",
         "Items are read from the transcript the journal recorded, not the request itself.",
         f"Coverage: {COVERAGE_WORDS[Coverage.PARTIAL]}; {HEAD_WORDS['inferred']}.",
-        # the inferred head named for what it is, with the way to make it exact (issue 29)
-        "Unattributed here is the system prompt and tool schemas, inferred (not in the "
-        "journal: reported − estimated at the first request), named so below; one /context "
-        "run in the session makes it exact.",
+        # the inferred head named for what it is, with the way to make it exact (issue 29),
+        # measured again after the session's compaction: what the harness restored too
+        "Unattributed here is the system prompt, tools, restored context, inferred "
+        "(not in the journal: reported − estimated at the first request and again after "
+        "compaction 1, so it also holds what the harness restored then), named so below; one "
+        "/context run in the session makes it exact.",
         "At request 152, the last with both, the estimate is 59,860 of 77,334 reported tokens "
         "(77%); the reported Context size is never scaled to match.",
         f"Estimate error over 151 requests after the first: median "
@@ -259,8 +261,9 @@ def test_estimation_words_without_a_snapshot_an_estimate_or_claude_code(
     words = estimation_words(dataclasses.replace(main, snapshots=native))
     assert words[0] == "Composition: the harness's own per-category counts."
     assert ESTIMATE_CAVEAT not in words
-    # The head named, without Claude Code's way to make it exact, for another harness.
-    other = estimation_words(dataclasses.replace(main, harness=Harness.CODEX))
+    # The head named, without Claude Code's way to make it exact, for another harness (the
+    # subagent's: no compaction, so as the first request measured it).
+    other = estimation_words(dataclasses.replace(spotter[1], harness=Harness.CODEX))
     assert (
         "Unattributed here is the system prompt and tool schemas, inferred (not in the "
         "journal: reported − estimated at the first request), named so below." in other

@@ -32,7 +32,7 @@ from agent_profiler.report.svg import context_chart
 from agent_profiler.report.text import utc
 from agent_profiler.summary import summarise, summarise_all
 from agent_profiler.summary_text import render_table
-from agent_profiler.views import category_label, session_span
+from agent_profiler.views import HEAD_AFTER_COMPACTION_LABEL, category_label, session_span
 from shared_paths import TESTS
 
 S = 1_000_000_000
@@ -237,7 +237,7 @@ def test_the_inferred_head_has_one_name_across_the_page() -> None:
     "Unattributed" and the receipt "written once, unattributed"."""
     pytest.importorskip("genai_prices")
     sessions, page = page_of(SPOTTER_DIR, cost=True)
-    head = category_label(Category.UNATTRIBUTED, True)
+    head = category_label(Category.UNATTRIBUTED, HEAD_AFTER_COMPACTION_LABEL)  # its compaction
     overview = page.one("section", id="overview").one("ul", class_="legend").text()
     assert head in overview and "Unattributed" not in overview
     main = section(page, sessions[0].session_id)

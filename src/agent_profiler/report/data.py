@@ -34,11 +34,13 @@ from agent_profiler.summary import (
 )
 from agent_profiler.views import (
     HEAD_HINT,
-    HEAD_LABEL,
     INFERRED_HEAD_ID,
     Addition,
     api_errors,
     context_size_series,
+    head_label,
+    head_measured_after,
+    head_source,
     inherited_history,
     largest_additions,
     model_runs,
@@ -154,9 +156,11 @@ def estimation_words(session: Session) -> list[str]:
     sentences.append("Coverage: " + "; ".join(covered) + ".")
     if unattributed_is_head(session):
         hint = f"; {HEAD_HINT}" if session.harness is Harness.CLAUDE_CODE else ""
+        after = head_measured_after(session)  # the chart's "▼ compaction N"
+        source = head_source(f"compaction {after}" if after else "")
         sentences.append(
-            f"Unattributed here is the {HEAD_LABEL.lower()} (not in the journal: "
-            f"reported − estimated at the first request), named so below{hint}."
+            f"Unattributed here is the {head_label(after).lower()} ({source}), named so "
+            f"below{hint}."
         )
     last = next((x for x in reversed(snapshots_in_time_order(session)) if x.reported_tokens), None)
     if last is not None and last.reported_tokens:

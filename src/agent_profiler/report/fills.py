@@ -82,12 +82,6 @@ def pattern_defs() -> str:
     )
 
 
-def _name(category: Category, head: bool, both: bool) -> str:
-    if both and category is Category.UNATTRIBUTED:
-        return f"{category.label}, or {category_label(category, True)} (as each bar names it)"
-    return category_label(category, head)
-
-
 def legend(
     categories: Iterable[Category],
     *,
@@ -95,15 +89,17 @@ def legend(
     window: bool = False,
     compaction: bool = False,
     model: bool = False,
-    head: bool = False,
+    unattributed: str = "",
     unexplained: bool = False,
-    both: bool = False,
 ) -> str:
     """Swatches of the categories drawn, then the line styles the chart uses (only those);
-    `head`: Unattributed is the inferred head (views.category_label); `unexplained`: the
-    chart draws what the estimate leaves of the reported size; `both`: Unattributed is the
-    inferred head in some sessions of the page and not in others (the Overview's legend)."""
-    items = [f"<li>{swatch(c)}<span>{esc(_name(c, head, both))}</span></li>" for c in categories]
+    `unattributed`: Unattributed's name when it is not its own (the inferred head's,
+    views.category_label, or the Overview's every name the rows give it); `unexplained`: the
+    chart draws what the estimate leaves of the reported size."""
+    items = [
+        f"<li>{swatch(c)}<span>{esc(category_label(c, unattributed))}</span></li>"
+        for c in categories
+    ]
     marks = [
         (
             unexplained,

@@ -175,11 +175,11 @@ def overview_rows(
         parts = latest_composition(row)
         if parts:
             shares = " · ".join(
-                f"{category_label(c, row.inferred_head)} {percent(s)}"
+                f"{category_label(c, row.head_name)} {percent(s)}"
                 for c, _, s in sorted(parts, key=lambda p: -p[1])[:3]
             )
             bar = (
-                f"{composition_bar(parts, head=row.inferred_head)}"
+                f"{composition_bar(parts, head=row.head_name)}"
                 f'<div class="shares">{esc(shares)}</div>'
             )
         else:
@@ -351,7 +351,7 @@ def context_view(
         window=chart.window_drawn,
         compaction=bool(session.compactions),
         model=bool(changes),
-        head=data.row.inferred_head,
+        unattributed=data.row.head_name,
         unexplained=chart.unexplained,
     )
     drawn = chart.drawn
@@ -443,7 +443,7 @@ def _additions_table(data: SessionData, t0: int) -> str:
             f'<td class="num" data-key="delta">+{change.delta_tokens:,}</td>'
             f'<td class="num">{number(change.chars)}</td>'
             f'<td class="category">{swatch(change.category, 10)} '
-            f"{esc(category_label(change.category, data.row.inferred_head))}</td>"
+            f"{esc(category_label(change.category, data.row.head_name))}</td>"
             f"<td>{esc(change.label or change.id)}</td>"
             f'<td data-key="tool">{tool}</td>'
             f'<td class="at">{esc(places[id(addition.snapshot)])}</td>'
@@ -488,7 +488,7 @@ def _snapshots_table(data: SessionData, t0: int) -> str:
     snapshots, places, present = data.snapshots, data.places, data.categories
     if not snapshots:
         return ""
-    named = data.row.inferred_head
+    named = data.row.head_name
     head = "".join(f'<th class="num">{esc(category_label(c, named))}</th>' for c in present)
     out = [
         f"<details><summary>Every snapshot ({len(snapshots):,}), in tokens</summary>",

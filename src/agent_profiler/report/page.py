@@ -19,7 +19,7 @@ from agent_profiler.report.fills import legend, pattern_defs
 from agent_profiler.report.html import CSS, context_view, overview_rows, overview_table
 from agent_profiler.report.text import esc, listing
 from agent_profiler.version import __version__
-from agent_profiler.views import basename
+from agent_profiler.views import HEAD_AFTER_COMPACTION_LABEL, HEAD_LABEL, basename
 
 if TYPE_CHECKING:
     from agent_profiler.cost import PriceTable
@@ -49,7 +49,7 @@ def render_report(
         [
             _head(title, part.sessions, part.subagents, _sources(inputs, part.sources)),
             overview_table(part.rows, cost),
-            legend(_used(part.categories), **_unattributed_names(part.heads)),
+            legend(_used(part.categories), unattributed=_unattributed_name(part.heads)),
             "</section>",
             part.sections.decode("utf-8"),
             _TAIL if part.sessions else _EMPTY + _TAIL,
@@ -69,9 +69,9 @@ class ReportPart:
     sources: frozenset[str]  # the sessions' journal file names
     sessions: int
     subagents: int
-    # Of the rows whose latest composition holds Unattributed: whether it is the row's
-    # inferred head (True), something else (False), or both on the page.
-    heads: frozenset[bool] = frozenset()
+    # Of the rows whose latest composition holds Unattributed: what each names it (the
+    # inferred head's name, SessionSummary.head_name; "": its own name, something else).
+    heads: frozenset[str] = frozenset()
 
 
 def report_part(
@@ -107,7 +107,7 @@ def report_part(
         if receipts is not None:
             anchor_of = shown.anchors[session.session_id]
             receipt = receipts[session.session_id]
-            sections.append(receipt_section(anchor_of, receipt, head=row.inferred_head))
+            sections.append(receipt_section(anchor_of, receipt, head=row.head_name))
     return ReportPart(
         overview_rows(shown, receipts),
         "".join(sections).encode("utf-8"),
@@ -115,7 +115,7 @@ def report_part(
         frozenset(basename(p) for _, s in shown.rows for p in s.sources),
         len(shown.rows),
         shown.subagents,
-        frozenset(r.inferred_head for r, _ in shown.rows if r.end_categories.get("unattributed")),
+        frozenset(r.head_name for r, _ in shown.rows if r.end_categories.get("unattributed")),
     )
 
 
@@ -168,7 +168,7 @@ class Assembly:
         self.sources: set[str] = set()
         self.sessions = 0
         self.subagents = 0
-        self.heads: set[bool] = set()
+        self.heads: set[str] = set()
         self.spool = tempfile.TemporaryFile()  # noqa: SIM115 (closed on the way out)
 
     def __enter__(self) -> Assembly:
@@ -198,7 +198,7 @@ class Assembly:
         start = (
             _head(title, self.sessions, self.subagents, _sources(inputs, self.sources))
             + overview_table(self.rows, self.cost)
-            + legend(_used(self.categories), **_unattributed_names(self.heads))
+            + legend(_used(self.categories), unattributed=_unattributed_name(self.heads))
             + "</section>"
         ).encode("utf-8")
         size = stream.write(start) or 0
@@ -218,10 +218,16 @@ def _used(categories: Collection[Category]) -> list[Category]:
     return [c for c in Category if c in categories] or list(Category)
 
 
-def _unattributed_names(heads: Collection[bool]) -> dict[str, bool]:
-    """How the Overview's legend names Unattributed: as the bars name it (the inferred head
-    when every row's Unattributed is only that), or by both names when the rows differ."""
-    return {"head": True} if set(heads) == {True} else {"both": len(set(heads)) > 1}
+def _unattributed_name(heads: Collection[str]) -> str:
+    """How the Overview's legend names Unattributed: as the bars name it when every row
+    names it alike, or by each name the rows give it ("" for its own, then the inferred
+    head's as the first request measured it, then as measured again after a compaction)."""
+    order = ["", HEAD_LABEL, HEAD_AFTER_COMPACTION_LABEL]
+    names = sorted(set(heads), key=lambda name: order.index(name) if name in order else 3)
+    if len(names) < 2:
+        return names[0] if names else ""
+    named = ", or ".join(name or Category.UNATTRIBUTED.label for name in names)
+    return f"{named} (as each bar names it)"
 
 
 def _sources(inputs: Sequence[str], names: Collection[str]) -> list[str]:

@@ -45,7 +45,7 @@ def _priced(data: Mapping[str, Any]) -> str:
     return f" (the {data['requests_priced']:,} requests priced; {unpriced:,} not: below)"
 
 
-def _writer(writer: str, by_category: Mapping[str, float], head: bool) -> str:
+def _writer(writer: str, by_category: Mapping[str, float], head: str) -> str:
     """A writer of "written once" as the page names it: when the session's Unattributed is
     its inferred head, "unattributed" says so by the name the chart gives it."""
     if not head or writer != WRITER_OF[Category.UNATTRIBUTED]:
@@ -64,7 +64,7 @@ _CODE_AND_DISK = ", ".join(
 )
 
 
-def receipt_section(anchor: str, data: Mapping[str, Any], head: bool = False) -> str:
+def receipt_section(anchor: str, data: Mapping[str, Any], head: str = "") -> str:
     """`head`: the session's Unattributed is its inferred head (views.unattributed_is_head),
     named as the chart names it."""
     billed, hit = data["billed"], data["every_cache_hit"]

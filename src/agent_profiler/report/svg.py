@@ -69,7 +69,7 @@ def _f(value: float) -> str:
 
 
 def composition_bar(
-    parts: list[tuple[Category, int, float]], width: int = 270, head: bool = False
+    parts: list[tuple[Category, int, float]], width: int = 270, head: str = ""
 ) -> str:
     """The Overview's horizontal bar; a segment is labelled inside when there is room."""
     height = 22
@@ -215,7 +215,7 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
             out.append(
                 f'<path class="band" data-category="{category.value}" d="{path}" '
                 f'fill="url(#cat-{category.value})" stroke="#fff" stroke-width=".5">'
-                f"<title>{esc(category_label(category, data.row.inferred_head))} (estimated)"
+                f"<title>{esc(category_label(category, data.row.head_name))} (estimated)"
                 "</title></path>"
             )
             out.append(
@@ -226,7 +226,7 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
                     base,
                     upper,
                     frame,
-                    category_label(category, data.row.inferred_head),
+                    category_label(category, data.row.head_name),
                 )
             )
             base = upper
@@ -316,9 +316,7 @@ def context_chart(data: SessionData, window: int | None, limit: int = MAX_POINTS
     )
     samples = downsample(totals, limit) if snapshots else []
     if snapshots:
-        out.append(
-            _hover_columns(snapshots, samples, frame, places, t1, head=data.row.inferred_head)
-        )
+        out.append(_hover_columns(snapshots, samples, frame, places, t1, head=data.row.head_name))
     # The breaks last: over the bands (faded through their band) and over the hover columns,
     # so hovering one names the idle stretch rather than the snapshot held across it.
     out += [_gap_mark(frame, start, end) for start, end in frame.gaps]
@@ -480,7 +478,7 @@ def _hover_columns(
     frame: Frame,
     places: dict[int, str],
     t1: int,
-    head: bool = False,
+    head: str = "",
 ) -> str:
     """Invisible columns over the drawn samples whose tooltips give the exact numbers, each
     category named as the legend names it (`head`: views.category_label)."""
