@@ -83,6 +83,8 @@ def test_the_unattributed_share_is_said_for_what_it_mostly_is(tmp_path: Path) ->
     at = next(i for i, line in enumerate(lines) if line.startswith("  unattributed "))
     assert lines[at + 1].startswith("  (unattributed: what no journal item explains; mostly ")
     assert "the system prompt and tool schemas, inferred" in lines[at + 1]
+    # (a head measured again after a compaction holds what the harness restored too)
+    assert "and again after a compaction, when it also holds what the harness restored" in text
 
 
 def test_the_turn_figures_say_their_unit(tmp_path: Path) -> None:

@@ -287,9 +287,10 @@ class SessionBuilder(MessagesDraft):
                     continue
                 if part.get("synthetic") is True:
                     # Injected by OpenCode: an `@file` read (the call's line, then the read
-                    # tool's output: `<path>…</path><type>file</type><content>…`), or the
+                    # tool's output: `<path>…</path><type>file</type><content>…`; 2.x: a
+                    # text file attached, "Attached file: <name>", opencode_v2), or the
                     # nudge after compaction.
-                    read = text.startswith(("Called the ", "<path>"))
+                    read = text.startswith(("Called the ", "<path>", "Attached file: "))
                     self.add(
                         message_id,
                         item_id,

@@ -63,7 +63,8 @@ def _subagent_requests(requests: Mapping[str, Any]) -> str:
 NONE = "  (none)"  # under a heading with nothing to show, as the HTML page says it
 UNATTRIBUTED = (
     "unattributed: what no journal item explains; mostly the head a journal lacks, the "
-    "system prompt and tool schemas, inferred as reported − estimated at the first request"
+    "system prompt and tool schemas, inferred as reported − estimated at the first request "
+    "(and again after a compaction, when it also holds what the harness restored)"
 )
 # How each basis of estimate is said (sessions.estimate_basis, model.Basis values).
 _BASES = {

@@ -296,7 +296,8 @@ def test_attachments_shell_synthetic_and_skill_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A text file attached is sent as text ("Attached file: <name>", then its content):
-    measured; an image is seen, not measured. `synthetic`, `skill` and `shell` rows are
+    measured as a Tool result "Attached file", as a 1.x `@file` read is; an image is seen,
+    not measured. `synthetic`, `skill` and `shell` rows are
     sent as the user: harness messages ("Shell command: …" and its output)."""
     content = "line one\nline two\n"
     files = [
@@ -322,7 +323,11 @@ def test_attachments_shell_synthetic_and_skill_rows(
     items = {a.id: a for a in added}
     attached = items["msg_ses_f_0:file0"]
     text = f"Attached file: notes.txt\n\n{content}"
-    assert (attached.chars, attached.category) == (len(text), Category.OVERHEAD)
+    assert (attached.chars, attached.category, attached.label) == (
+        len(text),
+        Category.RESULTS,
+        "Attached file",
+    )
     assert "msg_ses_f_0:file1" not in items and dict(session.unmeasured) == {"file-part": 1}
     assert items["msg_ses_f_3:text"].chars == len("Shell command: ls\n\na\nb\n")
     assert items["msg_ses_f_4:text"].chars == len("Shell command: pwd\n\n/home/u\n")
