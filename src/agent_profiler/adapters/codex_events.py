@@ -131,6 +131,16 @@ def _on_spawn_end(builder: RolloutBuilder, payload: dict[str, Any], ts: int, lin
         builder.spawned[call_id] = child
 
 
+def _on_rolled_back(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int) -> None:
+    turns = payload.get("num_turns")
+    if isinstance(turns, int) and not isinstance(turns, bool):
+        builder.roll_back(turns, ts)
+    else:
+        builder.diagnostics.warn(
+            builder.path, line, "bad-shape", "thread_rolled_back without a num_turns count"
+        )
+
+
 def _on_context_compacted(
     builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int
 ) -> None:
@@ -235,6 +245,7 @@ _HANDLERS: dict[str | None, Callable[[RolloutBuilder, dict[str, Any], int, int],
     "web_search_end": _on_web_search_end,
     "collab_agent_spawn_end": _on_spawn_end,
     "context_compacted": _on_context_compacted,
+    "thread_rolled_back": _on_rolled_back,
 }
 assert _HANDLERS.keys() == {k for k, (how, _) in EVENT_MSG_TYPES.items() if how == READ}
 _SKIPPED: dict[str | None, str] = {

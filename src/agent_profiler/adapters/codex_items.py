@@ -75,6 +75,7 @@ def _on_message(
     role = item.get("role")
     role = role if isinstance(role, str) and role else "user"
     stem = f"{prefix}-{role}"
+    start, prompted = len(builder.order), False
     for index, text in enumerate(parts_text(item.get("content"))):
         measured = measure(text)
         if measured[1] and role == "user":  # redacted
@@ -87,6 +88,7 @@ def _on_message(
                 category, label = Category.UNATTRIBUTED, "Redacted user-role block"
         else:
             category, label = classify(role, text)
+        prompted = prompted or category is Category.PROMPTS
         builder.item_index += 1
         kind_of_source = (
             SourceKind.PROMPT
@@ -103,6 +105,8 @@ def _on_message(
         )
     if prefix == "item":
         _count_images(builder, item.get("content"))
+    if prompted and role == "user":
+        builder.boundaries.append(start)  # a real prompt opens a user turn (a rollback's unit)
     if role == "user" and prefix == "item":
         builder.trigger_ns = ts
 

@@ -80,6 +80,11 @@ EVENT_MSG_TYPES: dict[str, tuple[str, str]] = {
     "web_search_end": (READ, "a web search: a tool call (its query)"),
     "collab_agent_spawn_end": (READ, "a spawned subagent's thread id (links the child)"),
     "context_compacted": (READ, "a compaction's notice; its facts come from the compacted line"),
+    "thread_rolled_back": (
+        READ,
+        "the last num_turns user turns leave the context (as Codex's history rebuild "
+        "drops them); a marker on Events",
+    ),
     **{
         kind: (SKIPPED, _UI_EVENT)
         for kind in (
@@ -117,7 +122,6 @@ EVENT_MSG_TYPES: dict[str, tuple[str, str]] = {
             "dynamic_tool_call_request",
             "dynamic_tool_call_response",
             "thread_goal_updated",
-            "thread_rolled_back",
             "thread_settings_applied",
             "thread_name_updated",
             "item_started",

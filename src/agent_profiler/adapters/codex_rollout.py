@@ -28,8 +28,9 @@ from agent_profiler.adapters.drafts import (
     handed_over,
 )
 from agent_profiler.attribution import ContextLog, Logged, Observation
+from agent_profiler.console import counted
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.model import Category, Fact, Harness, Prompt, Session, SourceKind
+from agent_profiler.model import Category, Fact, Harness, Marker, Prompt, Session, SourceKind
 from agent_profiler.records import record
 
 HARNESS = Harness.CODEX
@@ -93,6 +94,11 @@ class RolloutBuilder:
     reasoning_in_turn: list[str] = field(default_factory=list)
     spawned: dict[str, str] = field(default_factory=dict)  # spawn call id → child thread id
     facts: list[Fact] = field(default_factory=list)
+    markers: list[Marker] = field(default_factory=list)  # Events: rollbacks
+    # Every item id in the order it entered the context, and where in that order each user
+    # turn begins (a real prompt's message, an agent's message): a rollback cuts there.
+    order: list[str] = field(default_factory=list)
+    boundaries: list[int] = field(default_factory=list)
 
     # -- helpers ------------------------------------------------------------
 
@@ -112,6 +118,7 @@ class RolloutBuilder:
     ) -> int:
         """Add an item of `text`; `measured`: `measure(text)`, when the caller has made it."""
         chars, redacted = measure(text) if measured is None else measured
+        self.order.append(item_id)
         if redacted:
             self.redacted_items += 1
             label = _redacted_label(label)
@@ -213,6 +220,7 @@ class RolloutBuilder:
             source_kind=SourceKind.RESPONSE,
         )
         kind = "encrypted-reasoning" if encrypted else "hidden-reasoning"
+        self.order.append(item_id)
         self.reasoning_pending.append((handle, kind))
         self.reasoning_in_turn.append(item_id)
 
@@ -232,6 +240,29 @@ class RolloutBuilder:
         for item_id in self.reasoning_in_turn:
             self.log.remove(item_id)
         self.reasoning_in_turn.clear()
+
+    def turn_begins(self) -> None:
+        """The items added next open a user turn (a real prompt's message, an agent's
+        message): what a `thread_rolled_back` counts back to."""
+        self.boundaries.append(len(self.order))
+
+    def roll_back(self, turns: int, ts: int) -> None:
+        """`thread_rolled_back {num_turns}`: Codex drops the last `turns` user turns from the
+        model's context, every item from the `turns`-th last turn's first on (all of them
+        from the first turn when there are fewer; nothing when there is no turn), as its
+        history rebuild does (`effective.truncate` at that user boundary). The turns that a
+        compaction removed before are no boundaries any more. A marker on Events says it."""
+        if turns <= 0:
+            return
+        live = [b for b in self.boundaries if b < len(self.order) and self.order[b] in self.log]
+        if live:
+            cut = live[-turns] if turns <= len(live) else live[0]
+            for item_id in self.order[cut:]:
+                self.log.remove(item_id)
+            del self.order[cut:]
+            self.boundaries = [b for b in self.boundaries if b < cut]
+            self.reasoning_in_turn = [i for i in self.reasoning_in_turn if i in self.log]
+        self.markers.append(Marker(ts, "rollback", f"rolled back {counted(turns, 'turn')}"))
 
     # -- result -------------------------------------------------------------
 
@@ -305,6 +336,7 @@ class RolloutBuilder:
             unmeasured=self.log.unmeasured(self.unmeasured),
             estimate_methods=self.log.estimate_methods,
             facts=tuple(facts),
+            markers=tuple(self.markers),
         )
 
 
