@@ -70,6 +70,7 @@ def detect(values: list[object]) -> bool:
 
 
 def read_rollout(path: Path, diagnostics: Diagnostics) -> RolloutBuilder:
+    from agent_profiler.adapters.codex_agents import on_inter_agent
     from agent_profiler.adapters.codex_events import on_event
     from agent_profiler.adapters.codex_items import on_compacted, on_response_item
     from agent_profiler.adapters.codex_rollout import RolloutBuilder
@@ -85,6 +86,7 @@ def read_rollout(path: Path, diagnostics: Diagnostics) -> RolloutBuilder:
         "response_item": partial(on_response_item, builder),
         "event_msg": partial(on_event, builder),
         "compacted": partial(on_compacted, builder),
+        "inter_agent_communication": partial(on_inter_agent, builder),
     }
     assert handlers.keys() == READ_LINE_TYPES
     time = clock.time

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from agent_profiler.adapters.codex_agents import on_agent_message_item
 from agent_profiler.adapters.codex_records import (
     CALL_ITEMS,
     ENCRYPTED_SUMMARIES,
@@ -146,8 +147,8 @@ def _on_reasoning(
 def _on_agent_message(
     builder: RolloutBuilder, item: dict[str, Any], ts: int, prefix: str, kind: str
 ) -> None:
-    texts = parts_text(item.get("content"))
-    builder.response_parts(texts, f"{prefix}-assistant", "Assistant text")
+    # Another agent's message to this one, not this model's output (codex_agents).
+    on_agent_message_item(builder, item, ts, prefix)
 
 
 def _on_search_call(

@@ -31,8 +31,12 @@ LINE_TYPES: dict[str, tuple[str, str]] = {
     "response_item": (READ, "the model-visible history: see RESPONSE_ITEM_TYPES"),
     "compacted": (READ, "a compaction: the summary or the new history replaces the context"),
     "event_msg": (READ, "UI and telemetry events: see EVENT_MSG_TYPES"),
-    "inter_agent_communication": (SKIPPED, "a message between agent threads, not this model's"),
-    "inter_agent_communication_metadata": (SKIPPED, "its delivery metadata"),
+    "inter_agent_communication": (
+        READ,
+        "another agent's message to this one (model input): a task (trigger_turn) or a "
+        "message → User prompts, labelled by its author; an encrypted payload unmeasured",
+    ),
+    "inter_agent_communication_metadata": (SKIPPED, "its delivery metadata (trigger_turn)"),
     "token_usage_record": (SKIPPED, "usage bookkeeping; requests are read from token_count"),
     "world_state": (SKIPPED, "the harness's own state snapshot"),
     "retained_context": (SKIPPED, "what a compaction kept, repeated in the compacted line"),
@@ -45,7 +49,11 @@ RESPONSE_ITEM_TYPES: dict[str, tuple[str, str]] = {
         "developer/system → System instructions; user → User prompts; assistant → Assistant "
         "history; a block with a known leading tag → its category (Rules, Skills, Environment…)",
     ),
-    "agent_message": (READ, "assistant text → Assistant history"),
+    "agent_message": (
+        READ,
+        "another agent's message to this one (model input, never output): a task or a "
+        "message → User prompts, labelled by its author; an encrypted_content part unmeasured",
+    ),
     "reasoning": (
         READ,
         "summary text → Assistant history; encrypted content → sized from "
@@ -196,7 +204,6 @@ OUTPUT_ITEMS = frozenset(
         "tool_search_call",
         "web_search_call",
         "image_generation_call",
-        "agent_message",
     }
 )
 CALL_ITEMS = frozenset(
@@ -246,6 +253,7 @@ KNOWN_PARTS = frozenset(
         "input_image",
         "output_image",
         "image",
+        "encrypted_content",  # an agent message's encrypted payload (counted as unmeasured)
     }
 )
 
