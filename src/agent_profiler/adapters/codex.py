@@ -70,7 +70,7 @@ def detect(values: list[object]) -> bool:
 
 
 def read_rollout(path: Path, diagnostics: Diagnostics) -> RolloutBuilder:
-    from agent_profiler.adapters.codex_agents import on_inter_agent
+    from agent_profiler.adapters.codex_agents import on_inter_agent, on_rollout_reference
     from agent_profiler.adapters.codex_events import on_event
     from agent_profiler.adapters.codex_items import on_compacted, on_response_item
     from agent_profiler.adapters.codex_rollout import RolloutBuilder
@@ -87,6 +87,7 @@ def read_rollout(path: Path, diagnostics: Diagnostics) -> RolloutBuilder:
         "event_msg": partial(on_event, builder),
         "compacted": partial(on_compacted, builder),
         "inter_agent_communication": partial(on_inter_agent, builder),
+        "rollout_reference": partial(on_rollout_reference, builder),
     }
     assert handlers.keys() == READ_LINE_TYPES
     time = clock.time

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_profiler.adapters.codex_records import measure
 from agent_profiler.adapters.common import preview
-from agent_profiler.model import Category, Prompt, SourceKind
+from agent_profiler.model import MID_CONVERSATION, Category, Prompt, SourceKind
 
 if TYPE_CHECKING:
     from agent_profiler.adapters.codex_rollout import RolloutBuilder
@@ -127,3 +127,30 @@ def _message(
 
 def _agent(value: object) -> str:
     return value if isinstance(value, str) and value else "another agent"
+
+
+def on_rollout_reference(
+    builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int
+) -> None:
+    """`RolloutReferenceItem {rollout_path, thread_id?, segment_id?, max_depth,
+    nth_user_message?, …}` (openai/codex `thread-store` segment rotation and paginated
+    forks): this rollout continues the history of the one it names (all of it, or up to
+    its `nth_user_message`-th user message) without copying it. That rollout is not
+    followed: what the first request held of it is in the inferred head, so the session is
+    marked as starting mid-conversation (its Unattributed holds the inherited turns as well
+    as the system prompt and tool schemas), and the reference is a fact of the session."""
+    path = payload.get("rollout_path")
+    name = path.replace("\\", "/").rpartition("/")[2] if isinstance(path, str) else ""
+    thread = payload.get("thread_id")
+    same = isinstance(thread, str) and thread == builder.session_id
+    upto = payload.get("nth_user_message")
+    said = f"{'an earlier segment of this thread' if same else 'thread ' + str(thread or '?')}"
+    if name:
+        said += f" ({name})"
+    if isinstance(upto, int) and not isinstance(upto, bool) and upto < 2**31:
+        said += f", up to its user message {upto}"
+    builder.facts.append(("rollout_reference", said))
+    if not any(key == MID_CONVERSATION for key, _ in builder.facts):
+        builder.facts.append(
+            (MID_CONVERSATION, f"its history continues {said} (a rollout_reference, not read)")
+        )

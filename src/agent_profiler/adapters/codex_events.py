@@ -10,6 +10,7 @@ only through its public fields and methods."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from agent_profiler.adapters.codex_records import EVENT_MSG_TYPES, READ, REDACTION_SHA, measure
@@ -64,6 +65,15 @@ def _on_user_message(builder: RolloutBuilder, payload: dict[str, Any], ts: int, 
     builder.current_prompt = prompt_id
     builder.trigger_ns = ts
     builder.end_turn_reasoning()
+
+
+def _on_injected(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int) -> None:
+    """`InjectedMessageEvent {content, source}` (a timer's or an external program's message,
+    openai/codex `InjectedMessage::event`): the model sees it as a user `message`
+    (`prompt_input_item`, its own response_item); this event is its turn's prompt, from
+    the harness, not typed by the user."""
+    _on_user_message(builder, {"message": payload.get("content")}, ts, line)
+    builder.prompts[-1] = replace(builder.prompts[-1], source="harness")
 
 
 def _on_task_started(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int) -> None:
@@ -238,6 +248,7 @@ def _warn_bad_counts(
 _HANDLERS: dict[str | None, Callable[[RolloutBuilder, dict[str, Any], int, int], None]] = {
     "token_count": on_token_count,
     "user_message": _on_user_message,
+    "injected_message": _on_injected,
     "task_started": _on_task_started,
     "turn_started": _on_task_started,
     "exec_command_end": _on_exec_end,

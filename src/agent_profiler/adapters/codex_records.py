@@ -37,6 +37,12 @@ LINE_TYPES: dict[str, tuple[str, str]] = {
         "message → User prompts, labelled by its author; an encrypted payload unmeasured",
     ),
     "inter_agent_communication_metadata": (SKIPPED, "its delivery metadata (trigger_turn)"),
+    "rollout_reference": (
+        READ,
+        "a rotated segment or a paginated fork points at the rollout whose history it "
+        "continues instead of copying it: not followed; the session is marked as starting "
+        "mid-conversation (its Unattributed holds the inherited turns)",
+    ),
     "token_usage_record": (SKIPPED, "usage bookkeeping; requests are read from token_count"),
     "world_state": (SKIPPED, "the harness's own state snapshot"),
     "retained_context": (SKIPPED, "what a compaction kept, repeated in the compacted line"),
@@ -81,6 +87,11 @@ _UI_EVENT = "a UI or telemetry event; what the model sees is the response_item"
 EVENT_MSG_TYPES: dict[str, tuple[str, str]] = {
     "token_count": (READ, "one request: last_token_usage (input, output, reasoning) and window"),
     "user_message": (READ, "a user prompt as typed: the prompt span (its text is a message)"),
+    "injected_message": (
+        READ,
+        "a timer's or an external program's message: a prompt span from the harness (the "
+        "model sees it as a user message response_item)",
+    ),
     "task_started": (READ, "a turn starts: its model_context_window"),
     "turn_started": (READ, "newer name of task_started"),
     "exec_command_end": (READ, "a command's exit code and duration (the tool span)"),
