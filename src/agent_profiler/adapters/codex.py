@@ -148,6 +148,14 @@ def read_rollouts(paths: list[Path], diagnostics: Diagnostics) -> list[Session]:
             builders.append(read_rollout(path, diagnostics))
         except JournalError as error:
             diagnostics.warn(error.path, error.line, "unreadable", error.message)
+    # A v2 spawn's output names the child by its agent path, which the child's session_meta
+    # repeats beside its parent's thread id (`codex_agents.spawn_output`).
+    by_path = {(b.parent_session, b.agent_path): b for b in builders if b.agent_path}
+    for builder in builders:
+        for call_id, agent in builder.spawn_paths.items():
+            child = by_path.get((builder.session_id, agent))
+            if child is not None and child.session_id:
+                builder.spawned.setdefault(call_id, child.session_id)
     by_id = {b.session_id: b for b in builders if b.session_id}
     for builder in builders:
         for child_id in builder.spawned.values():

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from agent_profiler.adapters.codex_records import measure
 from agent_profiler.adapters.common import preview
 from agent_profiler.model import MID_CONVERSATION, Category, Prompt, SourceKind
@@ -154,3 +156,23 @@ def on_rollout_reference(
         builder.facts.append(
             (MID_CONVERSATION, f"its history continues {said} (a rollout_reference, not read)")
         )
+
+
+def spawn_output(builder: RolloutBuilder, call_id: str, output: object) -> None:
+    """A `spawn_agent` call's output names the thread it started: its `agent_id` (v1: the
+    child's thread id, linked now) or its `task_name` (v2: the child's agent path, linked
+    when the child's rollout is read with this one, `codex.read_rollouts`). A thread linked
+    by its `collab_agent_spawn_end` keeps that link."""
+    if not isinstance(output, str) or not output.startswith("{") or call_id in builder.spawned:
+        return
+    try:
+        result = orjson.loads(output)
+    except orjson.JSONDecodeError:
+        return
+    if not isinstance(result, dict):
+        return
+    agent_id, path = result.get("agent_id"), result.get("task_name")
+    if isinstance(agent_id, str) and agent_id:
+        builder.spawned[call_id] = agent_id
+    elif isinstance(path, str) and path:
+        builder.spawn_paths[call_id] = path

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from agent_profiler.adapters.codex_agents import on_agent_message_item
+from agent_profiler.adapters.codex_agents import on_agent_message_item, spawn_output
 from agent_profiler.adapters.codex_records import (
     CALL_ITEMS,
     ENCRYPTED_SUMMARIES,
@@ -283,6 +283,8 @@ def _on_output(
         return
     tool.end_ns = max(ts, tool.start_ns)
     tool.result_chars = chars
+    if tool.name == "spawn_agent":
+        spawn_output(builder, call_id, output)  # the child it started (codex_agents)
     code = exit_code(output)
     if code is not None:
         tool.is_error = code != 0

@@ -81,6 +81,30 @@ RESPONSE_ITEM_TYPES: dict[str, tuple[str, str]] = {
     "ghost_snapshot": (SKIPPED, "a git snapshot the harness keeps for undo; never sent"),
     "compaction_trigger": (SKIPPED, "a request control; not a durable item, never sent"),
 }
+# The TurnItem types of `item_completed` (openai/codex `codex-rs/protocol/src/items.rs`,
+# `#[serde(tag = "type")]`: the variant's name): those read stand for the legacy event a
+# paginated thread no longer writes (`codex_events._on_item_completed`); the others are
+# skipped, each under its type: its model-visible part is a response_item, or it is UI.
+TURN_ITEM_TYPES = frozenset(
+    {
+        "UserMessage",  # read: user_message (the prompt span)
+        "WebSearch",  # read: web_search_end (a tool call)
+        "FileChange",  # read: patch_apply_end (the patch's success)
+        "CommandExecution",  # read: exec_command_end (exit code, duration)
+        "CollabAgentToolCall",  # read when spawnAgent: collab_agent_spawn_end (the child)
+        "HookPrompt",
+        "AgentMessage",
+        "Plan",
+        "Reasoning",
+        "DynamicToolCall",
+        "SubAgentActivity",
+        "ImageView",
+        "Sleep",
+        "ImageGeneration",
+        "McpToolCall",
+        "ContextCompaction",
+    }
+)
 # `event_msg`s are UI and telemetry events: the model sees the `response_item`s. A few
 # carry facts that are read (a request's usage, the prompt as typed, a tool's outcome).
 _UI_EVENT = "a UI or telemetry event; what the model sees is the response_item"
@@ -99,6 +123,12 @@ EVENT_MSG_TYPES: dict[str, tuple[str, str]] = {
     "web_search_end": (READ, "a web search: a tool call (its query)"),
     "collab_agent_spawn_end": (READ, "a spawned subagent's thread id (links the child)"),
     "context_compacted": (READ, "a compaction's notice; its facts come from the compacted line"),
+    "item_completed": (
+        READ,
+        "a paginated thread's record of a finished item (TurnItem): a user message, web "
+        "search, file change, command or spawn is read as its legacy event (see "
+        "TURN_ITEM_TYPES); the others are skipped",
+    ),
     "thread_rolled_back": (
         READ,
         "the last num_turns user turns leave the context (as Codex's history rebuild "
@@ -144,7 +174,6 @@ EVENT_MSG_TYPES: dict[str, tuple[str, str]] = {
             "thread_settings_applied",
             "thread_name_updated",
             "item_started",
-            "item_completed",
             "plan_update",
             "plan_delta",
             "turn_diff",

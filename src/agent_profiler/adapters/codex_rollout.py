@@ -93,6 +93,10 @@ class RolloutBuilder:
     reasoning_pending: list[tuple[Logged, str]] = field(default_factory=list)
     reasoning_in_turn: list[str] = field(default_factory=list)
     spawned: dict[str, str] = field(default_factory=dict)  # spawn call id → child thread id
+    # A v2 spawn's call id → the child's agent path (its output's task_name), and this
+    # thread's own path (thread_spawn.agent_path): `codex.read_rollouts` links the two.
+    spawn_paths: dict[str, str] = field(default_factory=dict)
+    agent_path: str | None = None
     facts: list[Fact] = field(default_factory=list)
     markers: list[Marker] = field(default_factory=list)  # Events: rollbacks
     # Every item id in the order it entered the context, and where in that order each user
@@ -156,6 +160,9 @@ class RolloutBuilder:
                 self.parent_session = parent
             role = spawn.get("agent_role") or spawn.get("agent_nickname")
             self.agent_role = role if isinstance(role, str) else "subagent"
+            path = spawn.get("agent_path")
+            if isinstance(path, str) and path:
+                self.agent_path = path
         elif isinstance(source, str) and not any(key == "source" for key, _ in self.facts):
             self.facts.append(("source", source))  # once, however many session_meta lines
 
