@@ -78,6 +78,10 @@ class RolloutBuilder:
     window: int | None = None
     parent_session: str | None = None
     agent_role: str | None = None
+    # A v2 spawn's call id → the child's agent path (its output's task_name), and this
+    # thread's own path (thread_spawn.agent_path): `codex.read_rollouts` links the two.
+    spawn_paths: dict[str, str] = field(default_factory=dict)
+    agent_path: str | None = None
     start_ns: int | None = None
     end_ns: int | None = None
     trigger_ns: int | None = None
@@ -93,10 +97,6 @@ class RolloutBuilder:
     reasoning_pending: list[tuple[Logged, str]] = field(default_factory=list)
     reasoning_in_turn: list[str] = field(default_factory=list)
     spawned: dict[str, str] = field(default_factory=dict)  # spawn call id → child thread id
-    # A v2 spawn's call id → the child's agent path (its output's task_name), and this
-    # thread's own path (thread_spawn.agent_path): `codex.read_rollouts` links the two.
-    spawn_paths: dict[str, str] = field(default_factory=dict)
-    agent_path: str | None = None
     facts: list[Fact] = field(default_factory=list)
     markers: list[Marker] = field(default_factory=list)  # Events: rollbacks
     # Every item id in the order it entered the context, and where in that order each user
@@ -179,6 +179,29 @@ class RolloutBuilder:
         if isinstance(effort, str):
             self.effort = effort
 
+    def turn_begins(self) -> None:
+        """The items added next open a user turn (a real prompt's message, an agent's
+        message): what a `thread_rolled_back` counts back to."""
+        self.boundaries.append(len(self.order))
+
+    def roll_back(self, turns: int, ts: int) -> None:
+        """`thread_rolled_back {num_turns}`: Codex drops the last `turns` user turns from the
+        model's context, every item from the `turns`-th last turn's first on (all of them
+        from the first turn when there are fewer; nothing when there is no turn), as its
+        history rebuild does (`effective.truncate` at that user boundary). The turns that a
+        compaction removed before are no boundaries any more. A marker on Events says it."""
+        if turns <= 0:
+            return
+        live = [b for b in self.boundaries if b < len(self.order) and self.order[b] in self.log]
+        if live:
+            cut = live[-turns] if turns <= len(live) else live[0]
+            for item_id in self.order[cut:]:
+                self.log.remove(item_id)
+            del self.order[cut:]
+            self.boundaries = [b for b in self.boundaries if b < cut]
+            self.reasoning_in_turn = [i for i in self.reasoning_in_turn if i in self.log]
+        self.markers.append(Marker(ts, "rollback", f"rolled back {counted(turns, 'turn')}"))
+
     def start_request(self, ts: int) -> None:
         if self.pending is not None:
             return
@@ -247,29 +270,6 @@ class RolloutBuilder:
         for item_id in self.reasoning_in_turn:
             self.log.remove(item_id)
         self.reasoning_in_turn.clear()
-
-    def turn_begins(self) -> None:
-        """The items added next open a user turn (a real prompt's message, an agent's
-        message): what a `thread_rolled_back` counts back to."""
-        self.boundaries.append(len(self.order))
-
-    def roll_back(self, turns: int, ts: int) -> None:
-        """`thread_rolled_back {num_turns}`: Codex drops the last `turns` user turns from the
-        model's context, every item from the `turns`-th last turn's first on (all of them
-        from the first turn when there are fewer; nothing when there is no turn), as its
-        history rebuild does (`effective.truncate` at that user boundary). The turns that a
-        compaction removed before are no boundaries any more. A marker on Events says it."""
-        if turns <= 0:
-            return
-        live = [b for b in self.boundaries if b < len(self.order) and self.order[b] in self.log]
-        if live:
-            cut = live[-turns] if turns <= len(live) else live[0]
-            for item_id in self.order[cut:]:
-                self.log.remove(item_id)
-            del self.order[cut:]
-            self.boundaries = [b for b in self.boundaries if b < cut]
-            self.reasoning_in_turn = [i for i in self.reasoning_in_turn if i in self.log]
-        self.markers.append(Marker(ts, "rollback", f"rolled back {counted(turns, 'turn')}"))
 
     # -- result -------------------------------------------------------------
 
