@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from agent_profiler.layout import TraceFacts, build_layout
 from agent_profiler.model import Category, ContextSnapshot
 from rules_spy import record, write
 from samples import read_single
@@ -90,3 +91,12 @@ def test_a_rollback_without_a_count_is_a_bad_shape_warning(tmp_path: Path) -> No
     session, diagnostics = read_single(write(tmp_path, lines, NAME))
     assert session.snapshots[-1].categories == kept.categories
     assert any("num_turns" in w.message for w in diagnostics.warnings)
+
+
+def test_the_rollback_is_an_instant_on_the_events_track(tmp_path: Path) -> None:
+    """As Gemini CLI's rewinds are: not a configuration change."""
+    _, session = _read(tmp_path, _rolled_back(2))
+    (laid,) = build_layout([session], TraceFacts()).sessions
+    (marker,) = [s for s in laid.slices if s.track == "Events"]
+    assert marker.instant and marker.name == "rollback: rolled back 2 turns"
+    assert not [s for s in laid.slices if s.track == "Configuration" and s.instant]
