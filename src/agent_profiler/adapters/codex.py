@@ -70,6 +70,7 @@ def detect(values: list[object]) -> bool:
 
 
 def read_rollout(path: Path, diagnostics: Diagnostics) -> RolloutBuilder:
+    from agent_profiler.adapters.codex_agents import on_inter_agent, on_rollout_reference
     from agent_profiler.adapters.codex_events import on_event
     from agent_profiler.adapters.codex_items import on_compacted, on_response_item
     from agent_profiler.adapters.codex_rollout import RolloutBuilder
@@ -85,6 +86,8 @@ def read_rollout(path: Path, diagnostics: Diagnostics) -> RolloutBuilder:
         "response_item": partial(on_response_item, builder),
         "event_msg": partial(on_event, builder),
         "compacted": partial(on_compacted, builder),
+        "inter_agent_communication": partial(on_inter_agent, builder),
+        "rollout_reference": partial(on_rollout_reference, builder),
     }
     assert handlers.keys() == READ_LINE_TYPES
     time = clock.time
@@ -145,6 +148,14 @@ def read_rollouts(paths: list[Path], diagnostics: Diagnostics) -> list[Session]:
             builders.append(read_rollout(path, diagnostics))
         except JournalError as error:
             diagnostics.warn(error.path, error.line, "unreadable", error.message)
+    # A v2 spawn's output names the child by its agent path, which the child's session_meta
+    # repeats beside its parent's thread id (`codex_agents.spawn_output`).
+    by_path = {(b.parent_session, b.agent_path): b for b in builders if b.agent_path}
+    for builder in builders:
+        for call_id, agent in builder.spawn_paths.items():
+            child = by_path.get((builder.session_id, agent))
+            if child is not None and child.session_id:
+                builder.spawned.setdefault(call_id, child.session_id)
     by_id = {b.session_id: b for b in builders if b.session_id}
     for builder in builders:
         for child_id in builder.spawned.values():

@@ -10,9 +10,16 @@ only through its public fields and methods."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from agent_profiler.adapters.codex_records import EVENT_MSG_TYPES, READ, REDACTION_SHA, measure
+from agent_profiler.adapters.codex_records import (
+    EVENT_MSG_TYPES,
+    READ,
+    REDACTION_SHA,
+    TURN_ITEM_TYPES,
+    measure,
+)
 from agent_profiler.adapters.codex_rollout import Tool
 from agent_profiler.adapters.common import (
     TOKEN_LIMIT,
@@ -64,6 +71,15 @@ def _on_user_message(builder: RolloutBuilder, payload: dict[str, Any], ts: int, 
     builder.current_prompt = prompt_id
     builder.trigger_ns = ts
     builder.end_turn_reasoning()
+
+
+def _on_injected(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int) -> None:
+    """`InjectedMessageEvent {content, source}` (a timer's or an external program's message,
+    openai/codex `InjectedMessage::event`): the model sees it as a user `message`
+    (`prompt_input_item`, its own response_item); this event is its turn's prompt, from
+    the harness, not typed by the user."""
+    _on_user_message(builder, {"message": payload.get("content")}, ts, line)
+    builder.prompts[-1] = replace(builder.prompts[-1], source="harness")
 
 
 def _on_task_started(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int) -> None:
@@ -129,6 +145,67 @@ def _on_spawn_end(builder: RolloutBuilder, payload: dict[str, Any], ts: int, lin
     call_id, child = payload.get("call_id"), payload.get("new_thread_id")
     if isinstance(call_id, str) and isinstance(child, str):
         builder.spawned[call_id] = child
+
+
+def _on_rolled_back(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int) -> None:
+    turns = payload.get("num_turns")
+    if isinstance(turns, int) and not isinstance(turns, bool):
+        builder.roll_back(turns, ts)
+    else:
+        builder.diagnostics.warn(
+            builder.path, line, "bad-shape", "thread_rolled_back without a num_turns count"
+        )
+
+
+# A file change's final statuses (PatchApplyStatus, lowercase in every serialisation);
+# one still in progress says nothing of the patch.
+_PATCH_ENDED = ("completed", "failed", "declined")
+
+
+def _on_item_completed(
+    builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int
+) -> None:
+    """`ItemCompletedEvent {thread_id, turn_id, item: TurnItem, …}`: a paginated thread
+    (`ThreadHistoryMode::Paginated`) persists these instead of `user_message`,
+    `web_search_end` and `patch_apply_end`, and no build persists `exec_command_end` or
+    `collab_agent_spawn_end` any more (openai/codex `rollout/src/policy.rs`); a legacy
+    thread persists only its Plan and Sleep items. Each TurnItem that is the only record
+    of a fact is read as the legacy event it stands for (`TurnItem::as_legacy_events`,
+    `codex-rs/protocol/src/items.rs`: the item's `id` is the legacy event's `call_id`);
+    the others are skipped by their type."""
+    item = payload.get("item")
+    kind = item.get("type") if isinstance(item, dict) else None
+    if not isinstance(item, dict) or not isinstance(kind, str):
+        builder.diagnostics.warn(
+            builder.path, line, "bad-shape", "item_completed without a typed item"
+        )
+        return
+    call_id = item.get("id")
+    if kind == "UserMessage":
+        content = item.get("content")
+        parts = content if isinstance(content, list) else []
+        text = "".join(
+            p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)
+        )
+        _on_user_message(builder, {"message": text}, ts, line)
+    elif kind == "WebSearch":
+        _on_web_search_end(builder, {**item, "call_id": call_id}, ts, line)
+    elif kind == "FileChange" and item.get("status") in _PATCH_ENDED:
+        success = item["status"] == "completed"  # not failed nor declined
+        _on_patch_end(builder, {"call_id": call_id, "success": success}, ts, line)
+    elif kind == "CommandExecution":  # camelCase fields (CommandExecutionItem)
+        end = {"call_id": call_id, "exit_code": item.get("exitCode")}
+        _on_exec_end(builder, {**end, "duration": item.get("duration")}, ts, line)
+    elif kind == "CollabAgentToolCall" and item.get("tool") == "spawnAgent":
+        children = item.get("receiverThreadIds")
+        child = children[0] if isinstance(children, list) and children else None
+        _on_spawn_end(builder, {"call_id": call_id, "new_thread_id": child}, ts, line)
+    elif kind in TURN_ITEM_TYPES:
+        builder.diagnostics.skip(f"codex:event_msg/item_completed/{kind}")
+    else:
+        builder.diagnostics.not_recognised(
+            f"codex:event_msg/item_completed/{kind}", builder.path, line
+        )
 
 
 def _on_context_compacted(
@@ -228,6 +305,7 @@ def _warn_bad_counts(
 _HANDLERS: dict[str | None, Callable[[RolloutBuilder, dict[str, Any], int, int], None]] = {
     "token_count": on_token_count,
     "user_message": _on_user_message,
+    "injected_message": _on_injected,
     "task_started": _on_task_started,
     "turn_started": _on_task_started,
     "exec_command_end": _on_exec_end,
@@ -235,6 +313,8 @@ _HANDLERS: dict[str | None, Callable[[RolloutBuilder, dict[str, Any], int, int],
     "web_search_end": _on_web_search_end,
     "collab_agent_spawn_end": _on_spawn_end,
     "context_compacted": _on_context_compacted,
+    "item_completed": _on_item_completed,
+    "thread_rolled_back": _on_rolled_back,
 }
 assert _HANDLERS.keys() == {k for k, (how, _) in EVENT_MSG_TYPES.items() if how == READ}
 _SKIPPED: dict[str | None, str] = {

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from agent_profiler.adapters.codex_agents import on_agent_message_item, spawn_output
 from agent_profiler.adapters.codex_records import (
     CALL_ITEMS,
     ENCRYPTED_SUMMARIES,
@@ -75,6 +76,7 @@ def _on_message(
     role = item.get("role")
     role = role if isinstance(role, str) and role else "user"
     stem = f"{prefix}-{role}"
+    start, prompted = len(builder.order), False
     for index, text in enumerate(parts_text(item.get("content"))):
         measured = measure(text)
         if measured[1] and role == "user":  # redacted
@@ -87,6 +89,7 @@ def _on_message(
                 category, label = Category.UNATTRIBUTED, "Redacted user-role block"
         else:
             category, label = classify(role, text)
+        prompted = prompted or category is Category.PROMPTS
         builder.item_index += 1
         kind_of_source = (
             SourceKind.PROMPT
@@ -103,6 +106,8 @@ def _on_message(
         )
     if prefix == "item":
         _count_images(builder, item.get("content"))
+    if prompted and role == "user":
+        builder.boundaries.append(start)  # a real prompt opens a user turn (a rollback's unit)
     if role == "user" and prefix == "item":
         builder.trigger_ns = ts
 
@@ -142,8 +147,8 @@ def _on_reasoning(
 def _on_agent_message(
     builder: RolloutBuilder, item: dict[str, Any], ts: int, prefix: str, kind: str
 ) -> None:
-    texts = parts_text(item.get("content"))
-    builder.response_parts(texts, f"{prefix}-assistant", "Assistant text")
+    # Another agent's message to this one, not this model's output (codex_agents).
+    on_agent_message_item(builder, item, ts, prefix)
 
 
 def _on_search_call(
@@ -278,6 +283,8 @@ def _on_output(
         return
     tool.end_ns = max(ts, tool.start_ns)
     tool.result_chars = chars
+    if tool.name == "spawn_agent":
+        spawn_output(builder, call_id, output)  # the child it started (codex_agents)
     code = exit_code(output)
     if code is not None:
         tool.is_error = code != 0

@@ -31,8 +31,18 @@ LINE_TYPES: dict[str, tuple[str, str]] = {
     "response_item": (READ, "the model-visible history: see RESPONSE_ITEM_TYPES"),
     "compacted": (READ, "a compaction: the summary or the new history replaces the context"),
     "event_msg": (READ, "UI and telemetry events: see EVENT_MSG_TYPES"),
-    "inter_agent_communication": (SKIPPED, "a message between agent threads, not this model's"),
-    "inter_agent_communication_metadata": (SKIPPED, "its delivery metadata"),
+    "inter_agent_communication": (
+        READ,
+        "another agent's message to this one (model input): a task (trigger_turn) or a "
+        "message → User prompts, labelled by its author; an encrypted payload unmeasured",
+    ),
+    "inter_agent_communication_metadata": (SKIPPED, "its delivery metadata (trigger_turn)"),
+    "rollout_reference": (
+        READ,
+        "a rotated segment or a paginated fork points at the rollout whose history it "
+        "continues instead of copying it: not followed; the session is marked as starting "
+        "mid-conversation (its Unattributed holds the inherited turns)",
+    ),
     "token_usage_record": (SKIPPED, "usage bookkeeping; requests are read from token_count"),
     "world_state": (SKIPPED, "the harness's own state snapshot"),
     "retained_context": (SKIPPED, "what a compaction kept, repeated in the compacted line"),
@@ -45,7 +55,11 @@ RESPONSE_ITEM_TYPES: dict[str, tuple[str, str]] = {
         "developer/system → System instructions; user → User prompts; assistant → Assistant "
         "history; a block with a known leading tag → its category (Rules, Skills, Environment…)",
     ),
-    "agent_message": (READ, "assistant text → Assistant history"),
+    "agent_message": (
+        READ,
+        "another agent's message to this one (model input, never output): a task or a "
+        "message → User prompts, labelled by its author; an encrypted_content part unmeasured",
+    ),
     "reasoning": (
         READ,
         "summary text → Assistant history; encrypted content → sized from "
@@ -67,12 +81,41 @@ RESPONSE_ITEM_TYPES: dict[str, tuple[str, str]] = {
     "ghost_snapshot": (SKIPPED, "a git snapshot the harness keeps for undo; never sent"),
     "compaction_trigger": (SKIPPED, "a request control; not a durable item, never sent"),
 }
+# The TurnItem types of `item_completed` (openai/codex `codex-rs/protocol/src/items.rs`,
+# `#[serde(tag = "type")]`: the variant's name): those read stand for the legacy event a
+# paginated thread no longer writes (`codex_events._on_item_completed`); the others are
+# skipped, each under its type: its model-visible part is a response_item, or it is UI.
+TURN_ITEM_TYPES = frozenset(
+    {
+        "UserMessage",  # read: user_message (the prompt span)
+        "WebSearch",  # read: web_search_end (a tool call)
+        "FileChange",  # read: patch_apply_end (the patch's success)
+        "CommandExecution",  # read: exec_command_end (exit code, duration)
+        "CollabAgentToolCall",  # read when spawnAgent: collab_agent_spawn_end (the child)
+        "HookPrompt",
+        "AgentMessage",
+        "Plan",
+        "Reasoning",
+        "DynamicToolCall",
+        "SubAgentActivity",
+        "ImageView",
+        "Sleep",
+        "ImageGeneration",
+        "McpToolCall",
+        "ContextCompaction",
+    }
+)
 # `event_msg`s are UI and telemetry events: the model sees the `response_item`s. A few
 # carry facts that are read (a request's usage, the prompt as typed, a tool's outcome).
 _UI_EVENT = "a UI or telemetry event; what the model sees is the response_item"
 EVENT_MSG_TYPES: dict[str, tuple[str, str]] = {
     "token_count": (READ, "one request: last_token_usage (input, output, reasoning) and window"),
     "user_message": (READ, "a user prompt as typed: the prompt span (its text is a message)"),
+    "injected_message": (
+        READ,
+        "a timer's or an external program's message: a prompt span from the harness (the "
+        "model sees it as a user message response_item)",
+    ),
     "task_started": (READ, "a turn starts: its model_context_window"),
     "turn_started": (READ, "newer name of task_started"),
     "exec_command_end": (READ, "a command's exit code and duration (the tool span)"),
@@ -80,6 +123,17 @@ EVENT_MSG_TYPES: dict[str, tuple[str, str]] = {
     "web_search_end": (READ, "a web search: a tool call (its query)"),
     "collab_agent_spawn_end": (READ, "a spawned subagent's thread id (links the child)"),
     "context_compacted": (READ, "a compaction's notice; its facts come from the compacted line"),
+    "item_completed": (
+        READ,
+        "a paginated thread's record of a finished item (TurnItem): a user message, web "
+        "search, file change, command or spawn is read as its legacy event (see "
+        "TURN_ITEM_TYPES); the others are skipped",
+    ),
+    "thread_rolled_back": (
+        READ,
+        "the last num_turns user turns leave the context (as Codex's history rebuild "
+        "drops them); a marker on Events",
+    ),
     **{
         kind: (SKIPPED, _UI_EVENT)
         for kind in (
@@ -117,11 +171,9 @@ EVENT_MSG_TYPES: dict[str, tuple[str, str]] = {
             "dynamic_tool_call_request",
             "dynamic_tool_call_response",
             "thread_goal_updated",
-            "thread_rolled_back",
             "thread_settings_applied",
             "thread_name_updated",
             "item_started",
-            "item_completed",
             "plan_update",
             "plan_delta",
             "turn_diff",
@@ -192,7 +244,6 @@ OUTPUT_ITEMS = frozenset(
         "tool_search_call",
         "web_search_call",
         "image_generation_call",
-        "agent_message",
     }
 )
 CALL_ITEMS = frozenset(
@@ -242,6 +293,7 @@ KNOWN_PARTS = frozenset(
         "input_image",
         "output_image",
         "image",
+        "encrypted_content",  # an agent message's encrypted payload (counted as unmeasured)
     }
 )
 

@@ -28,8 +28,9 @@ from agent_profiler.adapters.drafts import (
     handed_over,
 )
 from agent_profiler.attribution import ContextLog, Logged, Observation
+from agent_profiler.console import counted
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.model import Category, Fact, Harness, Prompt, Session, SourceKind
+from agent_profiler.model import Category, Fact, Harness, Marker, Prompt, Session, SourceKind
 from agent_profiler.records import record
 
 HARNESS = Harness.CODEX
@@ -77,6 +78,10 @@ class RolloutBuilder:
     window: int | None = None
     parent_session: str | None = None
     agent_role: str | None = None
+    # A v2 spawn's call id → the child's agent path (its output's task_name), and this
+    # thread's own path (thread_spawn.agent_path): `codex.read_rollouts` links the two.
+    spawn_paths: dict[str, str] = field(default_factory=dict)
+    agent_path: str | None = None
     start_ns: int | None = None
     end_ns: int | None = None
     trigger_ns: int | None = None
@@ -93,6 +98,11 @@ class RolloutBuilder:
     reasoning_in_turn: list[str] = field(default_factory=list)
     spawned: dict[str, str] = field(default_factory=dict)  # spawn call id → child thread id
     facts: list[Fact] = field(default_factory=list)
+    markers: list[Marker] = field(default_factory=list)  # Events: rollbacks
+    # Every item id in the order it entered the context, and where in that order each user
+    # turn begins (a real prompt's message, an agent's message): a rollback cuts there.
+    order: list[str] = field(default_factory=list)
+    boundaries: list[int] = field(default_factory=list)
 
     # -- helpers ------------------------------------------------------------
 
@@ -112,6 +122,7 @@ class RolloutBuilder:
     ) -> int:
         """Add an item of `text`; `measured`: `measure(text)`, when the caller has made it."""
         chars, redacted = measure(text) if measured is None else measured
+        self.order.append(item_id)
         if redacted:
             self.redacted_items += 1
             label = _redacted_label(label)
@@ -149,6 +160,9 @@ class RolloutBuilder:
                 self.parent_session = parent
             role = spawn.get("agent_role") or spawn.get("agent_nickname")
             self.agent_role = role if isinstance(role, str) else "subagent"
+            path = spawn.get("agent_path")
+            if isinstance(path, str) and path:
+                self.agent_path = path
         elif isinstance(source, str) and not any(key == "source" for key, _ in self.facts):
             self.facts.append(("source", source))  # once, however many session_meta lines
 
@@ -164,6 +178,29 @@ class RolloutBuilder:
             effort = settings.get("reasoning_effort") if isinstance(settings, dict) else None
         if isinstance(effort, str):
             self.effort = effort
+
+    def turn_begins(self) -> None:
+        """The items added next open a user turn (a real prompt's message, an agent's
+        message): what a `thread_rolled_back` counts back to."""
+        self.boundaries.append(len(self.order))
+
+    def roll_back(self, turns: int, ts: int) -> None:
+        """`thread_rolled_back {num_turns}`: Codex drops the last `turns` user turns from the
+        model's context, every item from the `turns`-th last turn's first on (all of them
+        from the first turn when there are fewer; nothing when there is no turn), as its
+        history rebuild does (`effective.truncate` at that user boundary). The turns that a
+        compaction removed before are no boundaries any more. A marker on Events says it."""
+        if turns <= 0:
+            return
+        live = [b for b in self.boundaries if b < len(self.order) and self.order[b] in self.log]
+        if live:
+            cut = live[-turns] if turns <= len(live) else live[0]
+            for item_id in self.order[cut:]:
+                self.log.remove(item_id)
+            del self.order[cut:]
+            self.boundaries = [b for b in self.boundaries if b < cut]
+            self.reasoning_in_turn = [i for i in self.reasoning_in_turn if i in self.log]
+        self.markers.append(Marker(ts, "rollback", f"rolled back {counted(turns, 'turn')}"))
 
     def start_request(self, ts: int) -> None:
         if self.pending is not None:
@@ -213,6 +250,7 @@ class RolloutBuilder:
             source_kind=SourceKind.RESPONSE,
         )
         kind = "encrypted-reasoning" if encrypted else "hidden-reasoning"
+        self.order.append(item_id)
         self.reasoning_pending.append((handle, kind))
         self.reasoning_in_turn.append(item_id)
 
@@ -305,6 +343,7 @@ class RolloutBuilder:
             unmeasured=self.log.unmeasured(self.unmeasured),
             estimate_methods=self.log.estimate_methods,
             facts=tuple(facts),
+            markers=tuple(self.markers),
         )
 
 

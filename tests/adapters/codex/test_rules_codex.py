@@ -988,11 +988,13 @@ def test_reasoning_summaries_are_assistant_text_and_encrypted_reasoning_is_count
     assert dict(plain.unmeasured) == {"hidden-reasoning": 1}
 
 
-def test_agent_message_items_and_raw_reasoning_text_are_assistant_history(
+def test_agent_message_items_are_prompts_and_raw_reasoning_text_is_assistant_history(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Item types the corpus has no example of, made from line 8 of the plain rollout (a
-    reasoning item): an `agent_message` item's text is Assistant text; a reasoning item's raw
+    reasoning item): an `agent_message` item is another agent's message to this model
+    (openai/codex `ResponseItem::AgentMessage`, never model output), User prompts labelled
+    by its author (here none: "another agent"); a reasoning item's raw
     `content` (open models write their reasoning as text) is Reasoning; an image the model
     generated (`image_generation_call`) is counted as unmeasured, once per item."""
     agent = record(PLAIN, 8)
@@ -1009,9 +1011,9 @@ def test_agent_message_items_and_raw_reasoning_text_are_assistant_history(
     (session,) = sessions(
         write(tmp_path, [record(PLAIN, 1), record(PLAIN, 6), agent, raw, image, image])
     )
-    got = [(a.id, a.category, a.label, a.chars) for a in added if a.category is AS]
+    got = [(a.id, a.category, a.label, a.chars) for a in added[2:]]
     assert got == [
-        ("item-assistant:2:0", AS, "Assistant text", 5),
+        ("item-agent:2:0", Category.PROMPTS, "Message from another agent", 5),
         ("item-reasoning-text:3:0", AS, "Reasoning", 17),
     ]
     assert dict(session.unmeasured) == {"generated-image": 2}

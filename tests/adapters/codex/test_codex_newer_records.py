@@ -1,0 +1,227 @@
+"""Record types newer Codex builds write that were "not recognised" (review C4) and the
+events that replace those the newest persistence policy no longer writes (review C3).
+
+- `event_msg/injected_message` — openai/codex `InjectedMessageEvent {content, source}`
+  (`InjectedMessage::event`: a timer's message, source "timer <id>", or an external
+  program's); the model sees the message as a user `message` (`prompt_input_item`);
+- `rollout_reference` — `RolloutReferenceItem {rollout_id?, rollout_path, thread_id?,
+  rollout_timestamp?, segment_id?, max_depth, nth_user_message?, …}` (`thread-store`
+  `segment_writer.rs`: a rotated rollout starts with a reference to its sealed predecessor;
+  forks reference their base): the history it continues is not in this file.
+
+Rollouts are lines of the real 2026-05-11 rollout (tests/data/journals/codex) with the new
+lines put where Codex writes them; their payloads follow the source's structs (serde field
+names); no real rollout with them was available."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.loader import load
+from agent_profiler.model import MID_CONVERSATION
+from agent_profiler.views import starts_mid_conversation, unattributed_is_head
+from rules_spy import record, write
+from samples import read_single
+from shared_paths import TESTS
+
+PLAIN = (
+    TESTS
+    / "data"
+    / "journals"
+    / "codex"
+    / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl.gz"
+)
+THREAD = record(PLAIN, 1)["payload"]["id"]
+
+
+def _line(at: int, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    return {"timestamp": record(PLAIN, at)["timestamp"], "type": kind, "payload": payload}
+
+
+def test_an_injected_message_is_a_prompt_from_the_harness(tmp_path: Path) -> None:
+    """A timer's message in place of the typed prompt (line 7's `user_message`): its
+    user `message` item (line 6, as `prompt_input_item` renders it) is context as before;
+    the event is the turn's prompt, from the harness."""
+    event = _line(
+        7, "event_msg", {"type": "injected_message", "content": "ping", "source": "timer t-1"}
+    )
+    lines = [record(PLAIN, n) for n in (1, 2, 3, 4, 5, 6)] + [event]
+    lines += [record(PLAIN, n) for n in (8, 9, 10)]
+    session, diagnostics = read_single(write(tmp_path, lines, "rollout-injected.jsonl"))
+    assert dict(diagnostics.unrecognised) == {}
+    (prompt,) = session.prompts
+    assert (prompt.source, prompt.chars, prompt.preview) == ("harness", 4, "ping")
+    assert session.responses[0].prompt_id == prompt.id
+
+
+def test_a_rollout_reference_marks_the_inherited_history_it_does_not_read(
+    tmp_path: Path,
+) -> None:
+    """A rotated segment: session_meta, the reference to its predecessor (same thread),
+    then the turn. The inherited turns are in the first request's inferred head, so the
+    session says it starts mid-conversation and names what it continues."""
+    reference = _line(
+        1,
+        "rollout_reference",
+        {
+            "rollout_id": THREAD,
+            "rollout_path": f"/home/u/.codex/rollout_segments/{THREAD}/s-1/rollout-x.jsonl",
+            "thread_id": THREAD,
+            "segment_id": "s-1",
+            "max_depth": 2,
+        },
+    )
+    lines = [record(PLAIN, 1), reference] + [record(PLAIN, n) for n in range(2, 11)]
+    session, diagnostics = read_single(write(tmp_path, lines, "rollout-segment.jsonl"))
+    assert dict(diagnostics.unrecognised) == {}
+    facts = dict(session.facts)
+    assert facts["rollout_reference"] == "an earlier segment of this thread (rollout-x.jsonl)"
+    assert "rollout_reference, not read" in str(facts[MID_CONVERSATION])
+    assert starts_mid_conversation(session) and not unattributed_is_head(session)
+    # A fork names its base thread and how far it inherits.
+    fork = dict(reference["payload"], thread_id="base-1", nth_user_message=3)
+    lines[1] = _line(1, "rollout_reference", fork)
+    forked, _ = read_single(write(tmp_path, lines, "rollout-fork.jsonl"))
+    said = dict(forked.facts)["rollout_reference"]
+    assert said == "thread base-1 (rollout-x.jsonl), up to its user message 3"
+
+
+# -- C3: what a paginated thread and the newest policy write instead of the legacy events ---
+
+CALL = record(PLAIN, 9)["payload"]["call_id"]  # exec_command, its output line 11
+
+
+def _completed(at: int, item: dict[str, Any]) -> dict[str, Any]:
+    """`ItemCompletedEvent {thread_id, turn_id, item, completed_at_ms}`; the item as
+    `TurnItem` serialises (`#[serde(tag = "type")]`, the variant's name)."""
+    payload = {"type": "item_completed", "thread_id": THREAD, "turn_id": "t-1", "item": item}
+    return _line(at, "event_msg", {**payload, "completed_at_ms": 0})
+
+
+def _paginated(tmp_path: Path, *extra: dict[str, Any], name: str = "paginated") -> Any:
+    """Turn 1 of the rollout as a paginated thread writes it: its `user_message` (line 7)
+    and `exec_command_end` (line 12) replaced by `item_completed` lines, `extra` after."""
+    prompt = {
+        "type": "UserMessage",
+        "id": "u-1",
+        "content": [{"type": "text", "text": "show tools", "text_elements": []}],
+    }
+    command = {
+        "type": "CommandExecution",
+        "id": CALL,
+        "command": ["/bin/zsh", "-lc", "sed"],
+        "status": "completed",
+        "exitCode": 0,
+        "duration": {"secs": 5, "nanos": 0},
+    }
+    lines = [record(PLAIN, n) for n in (1, 2, 3, 4, 5, 6)] + [_completed(7, prompt)]
+    lines += [record(PLAIN, n) for n in (8, 9, 10, 11)] + [_completed(12, command)]
+    lines += [record(PLAIN, n) for n in (13, 14, 15)] + list(extra)
+    return read_single(write(tmp_path, lines, f"rollout-{name}.jsonl"))
+
+
+def test_a_paginated_threads_prompt_and_command_come_from_item_completed(
+    tmp_path: Path,
+) -> None:
+    session, diagnostics = _paginated(tmp_path)
+    (prompt,) = session.prompts
+    assert (prompt.source, prompt.chars, prompt.preview) == ("user", 10, "show tools")
+    command = next(t for t in session.tool_calls if t.call_id == CALL)
+    assert command.end_ns - command.start_ns == 5_000_000_000
+    assert "exec_command_end duration" in command.timing
+    assert dict(diagnostics.unrecognised) == {}
+
+
+def test_a_web_search_recorded_only_by_item_completed_is_a_tool_call(tmp_path: Path) -> None:
+    """`WebSearchItem {id, query, action}` (its legacy event is `web_search_end {call_id:
+    id, query, action}`); the `web_search_call` item after it is the same search."""
+    action = {"type": "search", "query": "codex rollout policy"}
+    search = {"type": "WebSearch", "id": "ws_1", "query": "codex rollout policy", "action": action}
+    item = _line(
+        16, "response_item", {"type": "web_search_call", "status": "completed", "action": action}
+    )
+    session, _ = _paginated(tmp_path, _completed(16, search), item)
+    (web,) = [t for t in session.tool_calls if t.name == "web_search"]
+    assert web.call_id == "ws_1"
+    alone, _ = _paginated(tmp_path, _completed(16, search), name="alone")
+    assert [t.call_id for t in alone.tool_calls if t.name == "web_search"] == ["ws_1"]
+
+
+def test_other_turn_items_are_skipped_by_type_and_unknown_ones_are_loud(
+    tmp_path: Path,
+) -> None:
+    plan = {"type": "Plan", "id": "p-1", "text": "1. read"}
+    future = {"type": "Hologram", "id": "h-1"}
+    _, diagnostics = _paginated(tmp_path, _completed(16, plan), _completed(16, future))
+    assert dict(diagnostics.skipped)["codex:event_msg/item_completed/Plan"] == 1
+    assert dict(diagnostics.unrecognised) == {"codex:event_msg/item_completed/Hologram": 1}
+
+
+# -- C3: the spawn call → child link without collab_agent_spawn_end --------------------------
+
+
+def _spawn_pair(tmp_path: Path, output: str, child_spawn: dict[str, Any], *after: Any) -> Any:
+    """A parent whose line 9 is a `spawn_agent` call and line 11 its output `output` (the
+    JSON of the handler's `SpawnAgentResult`: `tool_output_json_text`), with no
+    `collab_agent_spawn_end` (the newest policy persists none); a child "thread-c" whose
+    session_meta names its parent (`thread_spawn`)."""
+    call = record(PLAIN, 9)
+    call["payload"].update(name="spawn_agent", arguments='{"message": "look", "task_name": "w"}')
+    result = record(PLAIN, 11)
+    result["payload"]["output"] = output
+    parent = write(
+        tmp_path,
+        [record(PLAIN, n) for n in (1, 6, 8)] + [call, record(PLAIN, 10), result, *after],
+        "rollout-parent.jsonl",
+    )
+    meta = record(PLAIN, 1)
+    meta["payload"].update(id="thread-c", source={"subagent": {"thread_spawn": child_spawn}})
+    meta["payload"].pop("base_instructions")
+    child = write(tmp_path, [meta, record(PLAIN, 6)], "rollout-child.jsonl")
+    diagnostics = Diagnostics()
+    found = {s.session_id: s for s in load([parent, child], diagnostics).sessions}
+    (spawn,) = [t for t in found[THREAD].tool_calls if t.name == "spawn_agent"]
+    return spawn, found["thread-c"]
+
+
+def test_a_v1_spawns_output_names_its_child_thread(tmp_path: Path) -> None:
+    """multi_agents/spawn.rs: `SpawnAgentResult {agent_id: <thread id>, nickname}`."""
+    spawn, child = _spawn_pair(
+        tmp_path, '{"agent_id":"thread-c","nickname":null}', {"parent_thread_id": THREAD}
+    )
+    assert spawn.child_session == "thread-c"
+    assert child.parent_call_id == spawn.call_id
+
+
+def test_a_v2_spawns_output_names_its_childs_agent_path(tmp_path: Path) -> None:
+    """multi_agents_v2/spawn.rs: `{task_name: <the child's agent path>, nickname}`; the
+    child's `thread_spawn.agent_path` is that path, beside its parent's thread id."""
+    spawn_of = {"parent_thread_id": THREAD, "agent_path": "/root/w", "agent_nickname": "Ada"}
+    spawn, child = _spawn_pair(tmp_path, '{"task_name":"/root/w","nickname":"Ada"}', spawn_of)
+    assert spawn.child_session == "thread-c"
+    assert child.parent_call_id == spawn.call_id
+    # Another thread's child of the same path is not this one's.
+    other = {**spawn_of, "parent_thread_id": "someone-else"}
+    spawn, child = _spawn_pair(tmp_path, '{"task_name":"/root/w","nickname":"Ada"}', other)
+    assert (spawn.child_session, child.parent_call_id) == (None, None)
+
+
+def test_a_paginated_spawns_item_completed_names_its_child(tmp_path: Path) -> None:
+    """`CollabAgentToolCallItem` (camelCase: `tool: "spawnAgent"`, `receiverThreadIds`),
+    its `id` the call's id as the legacy events' `call_id` (a guess: the core emits it so
+    for send_input and wait; the spawn's emission was not found)."""
+    item = {
+        "type": "CollabAgentToolCall",
+        "id": record(PLAIN, 9)["payload"]["call_id"],
+        "tool": "spawnAgent",
+        "status": "completed",
+        "senderThreadId": THREAD,
+        "receiverThreadIds": ["thread-c"],
+    }
+    spawn, child = _spawn_pair(
+        tmp_path, "spawned", {"parent_thread_id": THREAD}, _completed(11, item)
+    )
+    assert spawn.child_session == "thread-c"
+    assert child.parent_call_id == spawn.call_id
