@@ -11,8 +11,6 @@ sessions on this machine: this module is one recording's meaning, that one the t
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import itertools
 import re
 from collections.abc import Mapping
 from dataclasses import field
@@ -30,7 +28,7 @@ from agent_profiler.adapters.common import (
     within_limits,
 )
 from agent_profiler.adapters.drafts import ToolArguments, ToolDraft
-from agent_profiler.adapters.gemini_recording import Recording, parts
+from agent_profiler.adapters.gemini_recording import Recording, parts, project_of
 from agent_profiler.adapters.messages_draft import MessagesDraft
 from agent_profiler.diagnostics import Diagnostics, journal_name
 from agent_profiler.model import Category, Compaction, Harness, Marker, Response, Session, Usage
@@ -518,48 +516,3 @@ class SessionBuilder(MessagesDraft):
 
 def _dicts(value: object) -> list[dict[str, Any]]:
     return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
-
-
-def project_of(recording: Recording) -> str | None:
-    """The project folder: `.project_root` in the project dir (≥0.29), else the home
-    folder when the header's `projectHash` shows the dir is its slug, else nothing."""
-    chats = next((p for p in recording.path.parents if p.name == "chats"), None)
-    if chats is None:
-        directories = recording.header.get("directories")
-        first = directories[0] if isinstance(directories, list) and directories else None
-        return first if isinstance(first, str) else None
-    marker = chats.parent / ".project_root"
-    try:
-        return marker.read_text(encoding="utf-8").strip() or None
-    except (OSError, UnicodeDecodeError):
-        return home_project(chats.parent.name, recording.header.get("projectHash"))
-
-
-# Where a home folder is, by the user's name (the slug of a project at home is the name).
-_HOMES = ("/home/", "/Users/", "/var/home/", "C:\\Users\\", "C:/Users/")
-
-
-def home_project(folder: str, project_hash: object) -> str | None:
-    """Without `.project_root` (a copied journal; ≤0.28) the project dir is a slug of the
-    project folder's name, or the sha256 of its path. Gemini CLI run in the home folder
-    (as every Gemini CLI session of the corpus was) makes the slug the user's name, so the
-    slug is never shown. The header's `projectHash`, sha256 of the project's path in every
-    version, tells that case: the home folder is returned (shown as `~`). Else nothing."""
-    if not isinstance(project_hash, str) or not folder or len(folder) > 64:
-        return None
-    # The slug lowercases the name and writes every other character as `-`: `m09_tapan`
-    # became `m09-tapan`. Each `-` is tried as `-`, `_` and `.` (up to four of them).
-    pieces = folder.split("-")
-    names = {folder}
-    if len(pieces) <= 5:
-        names |= {
-            "".join(p + s for p, s in zip(pieces, (*seps, ""), strict=True))
-            for seps in itertools.product("-_.", repeat=len(pieces) - 1)
-        }
-    homes = [prefix + name for name in sorted(names) for prefix in _HOMES]
-    if folder == "root":
-        homes.append("/root")
-    return next(
-        (home for home in homes if hashlib.sha256(home.encode()).hexdigest() == project_hash),
-        None,
-    )
