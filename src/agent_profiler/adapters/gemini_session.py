@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import field
 from typing import Any
 
+from agent_profiler.adapters import gemini_timing as timing
 from agent_profiler.adapters.common import (
     Clock,
     bad_counts,
@@ -29,6 +30,7 @@ from agent_profiler.adapters.common import (
 )
 from agent_profiler.adapters.drafts import ToolArguments, ToolDraft
 from agent_profiler.adapters.gemini_recording import Recording, parts, project_of
+from agent_profiler.adapters.gemini_timing import STREAM_END, CallTime, late_calls
 from agent_profiler.adapters.messages_draft import MessagesDraft
 from agent_profiler.diagnostics import Diagnostics, journal_name
 from agent_profiler.model import Category, Compaction, Harness, Marker, Response, Session, Usage
@@ -106,6 +108,7 @@ class CallDraft(ToolDraft):
     launch: bool = False
     said: str = ""
     asked: tuple[str, ...] = ()
+    timing: str = STREAM_END
 
 
 @record
@@ -122,6 +125,9 @@ class SessionBuilder(MessagesDraft):
     # compressed summary), not new prompts; only a record with usage is a request.
     replaying: bool = False
     clock: Clock | None = None  # the shared outlier rule, set up by run()
+    # The last `gemini` record since the last user turn: (its id if a request, its
+    # request's start, its end); a later usage-less record may hold its late calls.
+    before: tuple[str | None, int, int] | None = None
 
     @property
     def path(self) -> str:
@@ -228,6 +234,7 @@ class SessionBuilder(MessagesDraft):
         self.last_ns = max(ts, self.last_ns or ts)
 
     def on_user(self, message_id: str, record: dict[str, Any], ts: int) -> None:
+        self.before = None
         texts: list[str] = []
         nudges: list[str] = []  # a subagent runtime's own words (`_RUNTIME_NUDGE`)
         for index, (kind, text, call_id) in enumerate(parts(record.get("content"))):
@@ -298,10 +305,23 @@ class SessionBuilder(MessagesDraft):
             if t is not None and t <= ts and within_limits(ts, t)  # a lying one is left out
         ]
         start = min([start, *thought_times])
+        calls = _dicts(record.get("toolCalls"))
+        if (
+            not self.replaying
+            and self.before
+            and late_calls(record, calls, (self.before[1], self.before[2]))
+        ):
+            # The calls of the response before, written after a notice: no request.
+            owner, _, end = self.before
+            self.diagnostics.note("gemini-cli:late-call-record")
+            for index, call in enumerate(calls):
+                self.on_call(message_id, index, call, ts, owner, CallTime(end))
+            return
+        times = timing.plan(calls, start, ts) if not self.replaying else None
         response = Response(
             id=message_id,
             start_ns=start,
-            end_ns=ts,
+            end_ns=times.end_ns if times else ts,
             model=model,
             usage=Usage(
                 prompt_tokens=prompt,
@@ -331,15 +351,33 @@ class SessionBuilder(MessagesDraft):
             reason = "no usage recorded (cancelled?)" if not tokens else "usage unreadable"
             self.failed.append(dataclasses.replace(response, stop_reason=reason))
         requested = bool(prompt) or any(r.id == message_id for r in self.unmetered)
+        # Responses merged into this record (tool calls only, usage lost): unknown size.
+        merged = [f"{message_id}#{k}" for k in range(1, len(times.merged) + 1)] if times else []
+        for merged_id, (begin, end) in zip(merged, times.merged if times else [], strict=True):
+            self.diagnostics.note("gemini-cli:merged-response")
+            unknown = Response(merged_id, begin, end, model, Usage(0), self.prompt_id)
+            self.unmetered.append(
+                dataclasses.replace(unknown, usage_known=False, output_tokens_reliable=False)
+            )
+        self.before = (message_id if requested else None, start, response.end_ns)
         content = "".join(text for kind, text, _ in parts(record.get("content")) if kind == "text")
         if content:
             self.add_response_text(message_id, f"{message_id}:text", content, message_id)
-        for index, call in enumerate(_dicts(record.get("toolCalls"))):
-            self.on_call(message_id, index, call, ts, message_id if requested else None)
+        for index, call in enumerate(calls):
+            at = times.calls[index] if times else CallTime(ts)
+            issuer = merged[at.request - 1] if at.request else message_id if requested else None
+            self.on_call(message_id, index, call, ts, issuer, at)
 
     def on_call(
-        self, message_id: str, index: int, call: dict[str, Any], ts: int, response: str | None
+        self,
+        message_id: str,
+        index: int,
+        call: dict[str, Any],
+        ts: int,
+        response: str | None,
+        at: CallTime,
     ) -> None:
+        """A call of the record dated `ts`; `at`: when it started, and from what."""
         call_id = text_field(call, "id") or f"{message_id}:call{index}"
         name = text_field(call, "name") or "tool"
         arguments = call.get("args")
@@ -352,7 +390,7 @@ class SessionBuilder(MessagesDraft):
         if self.replaying and call_id in self.calls:
             end = None  # a re-synced copy of a call already on the timeline
         else:
-            self.calls[call_id] = self._call(call_id, name, ts, end, response, call, result)
+            self.calls[call_id] = self._call(call_id, name, at, end, response, call, result)
         if end is not None:
             self.last_ns = max(self.last_ns or end, end)
             self.touch(end)
@@ -364,7 +402,7 @@ class SessionBuilder(MessagesDraft):
         self,
         call_id: str,
         name: str,
-        ts: int,
+        at: CallTime,
         end: int | None,
         response: str | None,
         call: dict[str, Any],
@@ -386,11 +424,11 @@ class SessionBuilder(MessagesDraft):
         return CallDraft(
             call_id,
             name,
-            ts,
+            at.start_ns,
             response,
             self.prompt_id,
             ToolArguments.of(call.get("args")),
-            end_ns=max(end or ts, ts),
+            end_ns=max(end or at.start_ns, at.start_ns),
             is_error=text_field(call, "status") in {"error", "cancelled"},
             result_chars=len(result),
             agent_id=text_field(call, "agentId"),
@@ -398,6 +436,7 @@ class SessionBuilder(MessagesDraft):
             launch=launch,
             said=result if launch else "",
             asked=asked,
+            timing=at.timing,
         )
 
     def on_info(self, message_id: str, record: dict[str, Any], ts: int) -> None:
@@ -488,7 +527,7 @@ class SessionBuilder(MessagesDraft):
                 requested,
                 c.end_ns or c.start_ns,
                 incomplete=not c.has_result,
-                timing="journal: response end → call completion",
+                timing=c.timing,
             )
             for c in self.calls.values()
         )
