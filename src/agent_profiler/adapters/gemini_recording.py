@@ -277,6 +277,26 @@ def parts(content: object) -> Iterator[tuple[str, str, str]]:
             yield "unknown", "+".join(sorted(str(k) for k in part)) or "empty", ""
 
 
+# What `@path` in a prompt adds after the typed text (atCommandProcessor, every version):
+# "\n--- Content from referenced files ---", then per file "\nContent from @<path>:\n" and
+# its text (or an MCP resource's), then "\n--- End of content ---". Parts of their own
+# from 0.28; ≤0.27 flattens the prompt to one string that holds them.
+REFERENCED = "--- Content from referenced files ---"
+REFERENCED_END = "--- End of content ---"
+
+
+def split_attached(text: str, inside: bool) -> tuple[str, str, bool]:
+    """(typed text, attached-file text, still inside the attached block after it) of one
+    text part of a user turn; `inside`: the parts before opened the block."""
+    if inside:
+        return "", text, REFERENCED_END not in text
+    at = text.find(REFERENCED)
+    if at < 0:
+        return text, "", False
+    cut = at - 1 if at > 0 and text[at - 1] == "\n" else at
+    return text[:cut], text[cut:], REFERENCED_END not in text[at:]
+
+
 def _response_text(function_response: dict[str, Any]) -> str:
     """What a tool result sent back holds: its output (or error) string, else its JSON."""
     response = function_response.get("response")

@@ -29,7 +29,7 @@ from agent_profiler.adapters.common import (
     within_limits,
 )
 from agent_profiler.adapters.drafts import ToolArguments, ToolDraft
-from agent_profiler.adapters.gemini_recording import Recording, parts, project_of
+from agent_profiler.adapters.gemini_recording import Recording, parts, project_of, split_attached
 from agent_profiler.adapters.gemini_timing import STREAM_END, CallTime, late_calls
 from agent_profiler.adapters.messages_draft import MessagesDraft
 from agent_profiler.diagnostics import Diagnostics, journal_name
@@ -237,6 +237,7 @@ class SessionBuilder(MessagesDraft):
         self.before = None
         texts: list[str] = []
         nudges: list[str] = []  # a subagent runtime's own words (`_RUNTIME_NUDGE`)
+        inside = False  # in the block of files `@path` attached
         for index, (kind, text, call_id) in enumerate(parts(record.get("content"))):
             item_id = f"{message_id}:{index}"
             if kind == "media":
@@ -272,8 +273,15 @@ class SessionBuilder(MessagesDraft):
                 nudges.append(text)
                 self.add(message_id, item_id, Category.OVERHEAD, text, label="Runtime notice")
             else:
-                texts.append(text)
-                self.add_prompt(message_id, item_id, text)
+                # What `@path` attached is a file's text, as a read's result; not typed.
+                typed, attached, inside = split_attached(text, inside)
+                if attached:
+                    label = "Attached file"
+                    file_id = f"{item_id}:file" if typed else item_id
+                    self.add(message_id, file_id, Category.RESULTS, attached, label=label)
+                if typed or not attached:
+                    texts.append(typed)
+                    self.add_prompt(message_id, item_id, typed)
         if (texts or nudges) and not self.replaying:
             source = "harness" if nudges and not texts else "agent" if self.subagent else "user"
             self.start_turn(message_id, ts, texts or nudges, source)
