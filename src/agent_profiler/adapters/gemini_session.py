@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import field
 from typing import Any
 
+from agent_profiler.adapters import gemini_compression as compression
 from agent_profiler.adapters import gemini_timing as timing
 from agent_profiler.adapters.common import (
     Clock,
@@ -29,6 +30,7 @@ from agent_profiler.adapters.common import (
     within_limits,
 )
 from agent_profiler.adapters.drafts import ToolArguments, ToolDraft
+from agent_profiler.adapters.gemini_compression import next_reported
 from agent_profiler.adapters.gemini_recording import Recording, parts, project_of, split_attached
 from agent_profiler.adapters.gemini_timing import STREAM_END, CallTime, late_calls
 from agent_profiler.adapters.messages_draft import MessagesDraft
@@ -56,7 +58,6 @@ STATE_SNAPSHOT = "<state_snapshot>"  # the compression summary turn (≥0.44 his
 _LOADED_CONTEXT = re.compile(r"<loaded_context>.*?</loaded_context>", re.DOTALL)
 
 
-_COMPRESSED = re.compile(r"^Context compressed from (\d+)% to (\d+)%")
 # What the subagent runtime itself says to a subagent that ran out of turns or time, or
 # stopped calling tools (local-executor's final warning, ≥0.37): a user-role message no
 # one typed. Real: expenses-tracker 0.37.1 `ngzcxj`, "You have exceeded the maximum number
@@ -449,26 +450,37 @@ class SessionBuilder(MessagesDraft):
 
     def on_info(self, message_id: str, record: dict[str, Any], ts: int) -> None:
         content = text_field(record, "content")
-        compressed = _COMPRESSED.match(content or "")
-        if content == "" or compressed:
-            # The summary is not stored: clear, and let the next request measure the
-            # head again (it then holds the summary; the engine labels it inferred).
-            removed = self.log.clear()
-            self.items.clear()
-            self.compacted(
-                Compaction(
-                    id=message_id,
-                    start_ns=self.last_ns or ts,
-                    end_ns=ts,
-                    kind="compaction",
-                    trigger="auto" if compressed else None,
-                    pre_tokens=self.last_reported,
-                    removed_items=removed,
-                    timing="previous record → compression notice",
-                )
+        said = compression.notice(content)
+        recording = self.recording
+        manual = said is not None and said.trigger == "manual"
+        after = next_reported(recording.events, recording.messages, message_id) if manual else 0
+        pre = self.last_reported
+        if said is None or (manual and not (pre and 0 < after < pre)):
+            # Not a compression; `/compress` that compressed nothing (the next request is
+            # no smaller, or there is none to tell) is only its marker.
+            if said is None:
+                self.markers.append(Marker(ts, "info", preview(content or "")))
+            else:
+                why = "the next request is no smaller" if after else "no request after it"
+                self.markers.append(Marker(ts, "info", f"/compress: nothing compressed ({why})"))
+            return
+        # The summary is not stored: clear, and let the next request measure the
+        # head again (it then holds the summary; the engine labels it inferred).
+        removed = self.log.clear()
+        self.items.clear()
+        self.compacted(
+            Compaction(
+                id=message_id,
+                start_ns=self.last_ns or ts,
+                end_ns=ts,
+                kind="compaction",
+                trigger=said.trigger,
+                pre_tokens=said.pre_tokens or pre,
+                post_tokens=said.post_tokens,
+                removed_items=removed,
+                timing="previous record → compression notice",
             )
-        else:
-            self.markers.append(Marker(ts, "info", preview(content or "")))
+        )
 
     def on_notice(self, message_id: str, kind: str, record: dict[str, Any], ts: int) -> None:
         content = text_field(record, "content") or ""

@@ -473,19 +473,37 @@ def test_a_checkpoint_message_that_is_not_an_object_is_said(tmp_path: Path) -> N
 # --------------------------------------------------------------------------- notices
 
 
+THRESHOLD = (
+    "IMPORTANT: This conversation exceeded the compress threshold. A compressed context will"
+    " be sent for future messages (compressed from: 12849 to 4000 tokens)."
+)
+
+
 @pytest.mark.parametrize(
-    ("content", "trigger"),
-    [("Context compressed from 68% to 3%.", "auto"), ("", None)],
+    ("content", "trigger", "post"),
+    [
+        ("Context compressed from 68% to 3%.", "auto", None),
+        (THRESHOLD, "auto", 4_000),
+        ("", "manual", None),
+    ],
 )
 def test_a_compression_notice_clears_the_context(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: str, trigger: str | None
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    content: str,
+    trigger: str,
+    post: int | None,
 ) -> None:
-    """entire-ab's `info` (message 5, an update notice) edited to the notice compression
-    writes (≥0.33 with its percentages, 0.18–0.32 empty): the summary is not stored, so
-    everything recorded before leaves the context; the next request measures it again."""
+    """entire-ab's `info` (message 5, an update notice) edited to the notices compression
+    writes (automatic: ≥0.33 with its percentages, 0.15–0.32 "IMPORTANT: …" with its
+    counts; `/compress`: empty), and the next request's size lowered to show a drop: the
+    summary is not stored, and here the history ends in a model turn without calls, so
+    Gemini CLI compresses all of it: everything recorded before leaves the context; the
+    next request measures the head again."""
     messages = copy.deepcopy(_messages()[:8])
     notice = messages[5]
     notice["content"] = content
+    messages[7]["tokens"]["input"] = 9_000
     added = spy(monkeypatch)
     (session,) = sessions(document(tmp_path, messages))
     later = next(i for i, a in enumerate(added) if messages[6]["toolCalls"][0]["id"] in a.id)
@@ -500,8 +518,9 @@ def test_a_compression_notice_clears_the_context(
         ns(messages[4]["timestamp"]),
         ns(notice["timestamp"]),
     )
-    assert (compaction.pre_tokens, compaction.removed_items) == (
+    assert (compaction.pre_tokens, compaction.post_tokens, compaction.removed_items) == (
         messages[4]["tokens"]["input"],
+        post,
         len(before),
     )
     assert compaction.timing == "previous record → compression notice"
