@@ -464,10 +464,20 @@ class SessionBuilder(MessagesDraft):
                 why = "the next request is no smaller" if after else "no request after it"
                 self.markers.append(Marker(ts, "info", f"/compress: nothing compressed ({why})"))
             return
-        # The summary is not stored: clear, and let the next request measure the
-        # head again (it then holds the summary; the engine labels it inferred).
-        removed = self.log.clear()
-        self.items.clear()
+        if any(
+            c.id.startswith("checkpoint:") and c.end_ns >= (self.last_ns or 0)
+            for c in self.compactions[-1:]
+        ):
+            return  # ≥0.44: its `$set.messages` just before was the compression
+        # The summary is not stored: the turns the compressed prompt keeps verbatim stay;
+        # the others leave; the next request measures the head again (it then holds the
+        # summary, labelled inferred by the engine).
+        live = [m for m in self.order if m in self.items]
+        first = compression.kept_from((m, recording.messages[m]) for m in live)
+        kept = live[live.index(first) :] if first is not None else []
+        removed = self.drop(m for m in live if m not in kept)
+        # Nothing more leaves, but the head is measured again at the next request.
+        self.log.clear(keep=frozenset(Category))
         self.compacted(
             Compaction(
                 id=message_id,
