@@ -56,8 +56,9 @@ from agent_profiler.adapters.gemini_recording import (
     Recording,
     is_header,
     load_recording,
+    project_of,
 )
-from agent_profiler.adapters.gemini_session import HARNESS, CallDraft, SessionBuilder, project_of
+from agent_profiler.adapters.gemini_session import HARNESS, CallDraft, SessionBuilder
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.jsonl import peek
 from agent_profiler.model import Session

@@ -2,10 +2,13 @@
 §1.3): the ≤0.38 pretty-printed JSON document (rewritten whole on every change, so parsed
 whole, and a cut-off copy salvaged message by message) and the ≥0.39 JSONL append log (the
 last version of each message id wins, in first-seen order; `$set.messages` replaces the
-list; `$rewindTo` truncates it). `gemini_cli` maps the result onto the model."""
+list; `$rewindTo` truncates it), and the project folder a recording's place names.
+`gemini_cli` maps the result onto the model."""
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import json
 import re
 from collections.abc import Iterator
@@ -274,6 +277,26 @@ def parts(content: object) -> Iterator[tuple[str, str, str]]:
             yield "unknown", "+".join(sorted(str(k) for k in part)) or "empty", ""
 
 
+# What `@path` in a prompt adds after the typed text (atCommandProcessor, every version):
+# "\n--- Content from referenced files ---", then per file "\nContent from @<path>:\n" and
+# its text (or an MCP resource's), then "\n--- End of content ---". Parts of their own
+# from 0.28; ≤0.27 flattens the prompt to one string that holds them.
+REFERENCED = "--- Content from referenced files ---"
+REFERENCED_END = "--- End of content ---"
+
+
+def split_attached(text: str, inside: bool) -> tuple[str, str, bool]:
+    """(typed text, attached-file text, still inside the attached block after it) of one
+    text part of a user turn; `inside`: the parts before opened the block."""
+    if inside:
+        return "", text, REFERENCED_END not in text
+    at = text.find(REFERENCED)
+    if at < 0:
+        return text, "", False
+    cut = at - 1 if at > 0 and text[at - 1] == "\n" else at
+    return text[:cut], text[cut:], REFERENCED_END not in text[at:]
+
+
 def _response_text(function_response: dict[str, Any]) -> str:
     """What a tool result sent back holds: its output (or error) string, else its JSON."""
     response = function_response.get("response")
@@ -282,3 +305,48 @@ def _response_text(function_response: dict[str, Any]) -> str:
         if isinstance(only, str):
             return only
     return json_text(response)
+
+
+def project_of(recording: Recording) -> str | None:
+    """The project folder: `.project_root` in the project dir (≥0.29), else the home
+    folder when the header's `projectHash` shows the dir is its slug, else nothing."""
+    chats = next((p for p in recording.path.parents if p.name == "chats"), None)
+    if chats is None:
+        directories = recording.header.get("directories")
+        first = directories[0] if isinstance(directories, list) and directories else None
+        return first if isinstance(first, str) else None
+    marker = chats.parent / ".project_root"
+    try:
+        return marker.read_text(encoding="utf-8").strip() or None
+    except (OSError, UnicodeDecodeError):
+        return home_project(chats.parent.name, recording.header.get("projectHash"))
+
+
+# Where a home folder is, by the user's name (the slug of a project at home is the name).
+_HOMES = ("/home/", "/Users/", "/var/home/", "C:\\Users\\", "C:/Users/")
+
+
+def home_project(folder: str, project_hash: object) -> str | None:
+    """Without `.project_root` (a copied journal; ≤0.28) the project dir is a slug of the
+    project folder's name, or the sha256 of its path. Gemini CLI run in the home folder
+    (as every Gemini CLI session of the corpus was) makes the slug the user's name, so the
+    slug is never shown. The header's `projectHash`, sha256 of the project's path in every
+    version, tells that case: the home folder is returned (shown as `~`). Else nothing."""
+    if not isinstance(project_hash, str) or not folder or len(folder) > 64:
+        return None
+    # The slug lowercases the name and writes every other character as `-`: `m09_tapan`
+    # became `m09-tapan`. Each `-` is tried as `-`, `_` and `.` (up to four of them).
+    pieces = folder.split("-")
+    names = {folder}
+    if len(pieces) <= 5:
+        names |= {
+            "".join(p + s for p, s in zip(pieces, (*seps, ""), strict=True))
+            for seps in itertools.product("-_.", repeat=len(pieces) - 1)
+        }
+    homes = [prefix + name for name in sorted(names) for prefix in _HOMES]
+    if folder == "root":
+        homes.append("/root")
+    return next(
+        (home for home in homes if hashlib.sha256(home.encode()).hexdigest() == project_hash),
+        None,
+    )

@@ -11,13 +11,13 @@ sessions on this machine: this module is one recording's meaning, that one the t
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import itertools
 import re
 from collections.abc import Mapping
 from dataclasses import field
 from typing import Any
 
+from agent_profiler.adapters import gemini_compression as compression
+from agent_profiler.adapters import gemini_timing as timing
 from agent_profiler.adapters.common import (
     Clock,
     bad_counts,
@@ -30,7 +30,9 @@ from agent_profiler.adapters.common import (
     within_limits,
 )
 from agent_profiler.adapters.drafts import ToolArguments, ToolDraft
-from agent_profiler.adapters.gemini_recording import Recording, parts
+from agent_profiler.adapters.gemini_compression import next_reported
+from agent_profiler.adapters.gemini_recording import Recording, parts, project_of, split_attached
+from agent_profiler.adapters.gemini_timing import STREAM_END, CallTime, late_calls
 from agent_profiler.adapters.messages_draft import MessagesDraft
 from agent_profiler.diagnostics import Diagnostics, journal_name
 from agent_profiler.model import Category, Compaction, Harness, Marker, Response, Session, Usage
@@ -56,7 +58,6 @@ STATE_SNAPSHOT = "<state_snapshot>"  # the compression summary turn (≥0.44 his
 _LOADED_CONTEXT = re.compile(r"<loaded_context>.*?</loaded_context>", re.DOTALL)
 
 
-_COMPRESSED = re.compile(r"^Context compressed from (\d+)% to (\d+)%")
 # What the subagent runtime itself says to a subagent that ran out of turns or time, or
 # stopped calling tools (local-executor's final warning, ≥0.37): a user-role message no
 # one typed. Real: expenses-tracker 0.37.1 `ngzcxj`, "You have exceeded the maximum number
@@ -108,6 +109,7 @@ class CallDraft(ToolDraft):
     launch: bool = False
     said: str = ""
     asked: tuple[str, ...] = ()
+    timing: str = STREAM_END
 
 
 @record
@@ -124,6 +126,9 @@ class SessionBuilder(MessagesDraft):
     # compressed summary), not new prompts; only a record with usage is a request.
     replaying: bool = False
     clock: Clock | None = None  # the shared outlier rule, set up by run()
+    # The last `gemini` record since the last user turn: (its id if a request, its
+    # request's start, its end); a later usage-less record may hold its late calls.
+    before: tuple[str | None, int, int] | None = None
 
     @property
     def path(self) -> str:
@@ -230,8 +235,10 @@ class SessionBuilder(MessagesDraft):
         self.last_ns = max(ts, self.last_ns or ts)
 
     def on_user(self, message_id: str, record: dict[str, Any], ts: int) -> None:
+        self.before = None
         texts: list[str] = []
         nudges: list[str] = []  # a subagent runtime's own words (`_RUNTIME_NUDGE`)
+        inside = False  # in the block of files `@path` attached
         for index, (kind, text, call_id) in enumerate(parts(record.get("content"))):
             item_id = f"{message_id}:{index}"
             if kind == "media":
@@ -267,8 +274,15 @@ class SessionBuilder(MessagesDraft):
                 nudges.append(text)
                 self.add(message_id, item_id, Category.OVERHEAD, text, label="Runtime notice")
             else:
-                texts.append(text)
-                self.add_prompt(message_id, item_id, text)
+                # What `@path` attached is a file's text, as a read's result; not typed.
+                typed, attached, inside = split_attached(text, inside)
+                if attached:
+                    label = "Attached file"
+                    file_id = f"{item_id}:file" if typed else item_id
+                    self.add(message_id, file_id, Category.RESULTS, attached, label=label)
+                if typed or not attached:
+                    texts.append(typed)
+                    self.add_prompt(message_id, item_id, typed)
         if (texts or nudges) and not self.replaying:
             source = "harness" if nudges and not texts else "agent" if self.subagent else "user"
             self.start_turn(message_id, ts, texts or nudges, source)
@@ -300,10 +314,23 @@ class SessionBuilder(MessagesDraft):
             if t is not None and t <= ts and within_limits(ts, t)  # a lying one is left out
         ]
         start = min([start, *thought_times])
+        calls = _dicts(record.get("toolCalls"))
+        if (
+            not self.replaying
+            and self.before
+            and late_calls(record, calls, (self.before[1], self.before[2]))
+        ):
+            # The calls of the response before, written after a notice: no request.
+            owner, _, end = self.before
+            self.diagnostics.note("gemini-cli:late-call-record")
+            for index, call in enumerate(calls):
+                self.on_call(message_id, index, call, ts, owner, CallTime(end))
+            return
+        times = timing.plan(calls, start, ts) if not self.replaying else None
         response = Response(
             id=message_id,
             start_ns=start,
-            end_ns=ts,
+            end_ns=times.end_ns if times else ts,
             model=model,
             usage=Usage(
                 prompt_tokens=prompt,
@@ -333,15 +360,33 @@ class SessionBuilder(MessagesDraft):
             reason = "no usage recorded (cancelled?)" if not tokens else "usage unreadable"
             self.failed.append(dataclasses.replace(response, stop_reason=reason))
         requested = bool(prompt) or any(r.id == message_id for r in self.unmetered)
+        # Responses merged into this record (tool calls only, usage lost): unknown size.
+        merged = [f"{message_id}#{k}" for k in range(1, len(times.merged) + 1)] if times else []
+        for merged_id, (begin, end) in zip(merged, times.merged if times else [], strict=True):
+            self.diagnostics.note("gemini-cli:merged-response")
+            unknown = Response(merged_id, begin, end, model, Usage(0), self.prompt_id)
+            self.unmetered.append(
+                dataclasses.replace(unknown, usage_known=False, output_tokens_reliable=False)
+            )
+        self.before = (message_id if requested else None, start, response.end_ns)
         content = "".join(text for kind, text, _ in parts(record.get("content")) if kind == "text")
         if content:
             self.add_response_text(message_id, f"{message_id}:text", content, message_id)
-        for index, call in enumerate(_dicts(record.get("toolCalls"))):
-            self.on_call(message_id, index, call, ts, message_id if requested else None)
+        for index, call in enumerate(calls):
+            at = times.calls[index] if times else CallTime(ts)
+            issuer = merged[at.request - 1] if at.request else message_id if requested else None
+            self.on_call(message_id, index, call, ts, issuer, at)
 
     def on_call(
-        self, message_id: str, index: int, call: dict[str, Any], ts: int, response: str | None
+        self,
+        message_id: str,
+        index: int,
+        call: dict[str, Any],
+        ts: int,
+        response: str | None,
+        at: CallTime,
     ) -> None:
+        """A call of the record dated `ts`; `at`: when it started, and from what."""
         call_id = text_field(call, "id") or f"{message_id}:call{index}"
         name = text_field(call, "name") or "tool"
         arguments = call.get("args")
@@ -354,7 +399,7 @@ class SessionBuilder(MessagesDraft):
         if self.replaying and call_id in self.calls:
             end = None  # a re-synced copy of a call already on the timeline
         else:
-            self.calls[call_id] = self._call(call_id, name, ts, end, response, call, result)
+            self.calls[call_id] = self._call(call_id, name, at, end, response, call, result)
         if end is not None:
             self.last_ns = max(self.last_ns or end, end)
             self.touch(end)
@@ -366,7 +411,7 @@ class SessionBuilder(MessagesDraft):
         self,
         call_id: str,
         name: str,
-        ts: int,
+        at: CallTime,
         end: int | None,
         response: str | None,
         call: dict[str, Any],
@@ -388,11 +433,11 @@ class SessionBuilder(MessagesDraft):
         return CallDraft(
             call_id,
             name,
-            ts,
+            at.start_ns,
             response,
             self.prompt_id,
             ToolArguments.of(call.get("args")),
-            end_ns=max(end or ts, ts),
+            end_ns=max(end or at.start_ns, at.start_ns),
             is_error=text_field(call, "status") in {"error", "cancelled"},
             result_chars=len(result),
             agent_id=text_field(call, "agentId"),
@@ -400,30 +445,52 @@ class SessionBuilder(MessagesDraft):
             launch=launch,
             said=result if launch else "",
             asked=asked,
+            timing=at.timing,
         )
 
     def on_info(self, message_id: str, record: dict[str, Any], ts: int) -> None:
         content = text_field(record, "content")
-        compressed = _COMPRESSED.match(content or "")
-        if content == "" or compressed:
-            # The summary is not stored: clear, and let the next request measure the
-            # head again (it then holds the summary; the engine labels it inferred).
-            removed = self.log.clear()
-            self.items.clear()
-            self.compacted(
-                Compaction(
-                    id=message_id,
-                    start_ns=self.last_ns or ts,
-                    end_ns=ts,
-                    kind="compaction",
-                    trigger="auto" if compressed else None,
-                    pre_tokens=self.last_reported,
-                    removed_items=removed,
-                    timing="previous record → compression notice",
-                )
+        said = compression.notice(content)
+        recording = self.recording
+        manual = said is not None and said.trigger == "manual"
+        after = next_reported(recording.events, recording.messages, message_id) if manual else 0
+        pre = self.last_reported
+        if said is None or (manual and not (pre and 0 < after < pre)):
+            # Not a compression; `/compress` that compressed nothing (the next request is
+            # no smaller, or there is none to tell) is only its marker.
+            if said is None:
+                self.markers.append(Marker(ts, "info", preview(content or "")))
+            else:
+                why = "the next request is no smaller" if after else "no request after it"
+                self.markers.append(Marker(ts, "info", f"/compress: nothing compressed ({why})"))
+            return
+        if any(
+            c.id.startswith("checkpoint:") and c.end_ns >= (self.last_ns or 0)
+            for c in self.compactions[-1:]
+        ):
+            return  # ≥0.44: its `$set.messages` just before was the compression
+        # The summary is not stored: the turns the compressed prompt keeps verbatim stay;
+        # the others leave; the next request measures the head again (it then holds the
+        # summary, labelled inferred by the engine).
+        live = [m for m in self.order if m in self.items]
+        first = compression.kept_from((m, recording.messages[m]) for m in live)
+        kept = live[live.index(first) :] if first is not None else []
+        removed = self.drop(m for m in live if m not in kept)
+        # Nothing more leaves, but the head is measured again at the next request.
+        self.log.clear(keep=frozenset(Category))
+        self.compacted(
+            Compaction(
+                id=message_id,
+                start_ns=self.last_ns or ts,
+                end_ns=ts,
+                kind="compaction",
+                trigger=said.trigger,
+                pre_tokens=said.pre_tokens or pre,
+                post_tokens=said.post_tokens,
+                removed_items=removed,
+                timing="previous record → compression notice",
             )
-        else:
-            self.markers.append(Marker(ts, "info", preview(content or "")))
+        )
 
     def on_notice(self, message_id: str, kind: str, record: dict[str, Any], ts: int) -> None:
         content = text_field(record, "content") or ""
@@ -490,7 +557,7 @@ class SessionBuilder(MessagesDraft):
                 requested,
                 c.end_ns or c.start_ns,
                 incomplete=not c.has_result,
-                timing="journal: response end → call completion",
+                timing=c.timing,
             )
             for c in self.calls.values()
         )
@@ -518,48 +585,3 @@ class SessionBuilder(MessagesDraft):
 
 def _dicts(value: object) -> list[dict[str, Any]]:
     return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
-
-
-def project_of(recording: Recording) -> str | None:
-    """The project folder: `.project_root` in the project dir (≥0.29), else the home
-    folder when the header's `projectHash` shows the dir is its slug, else nothing."""
-    chats = next((p for p in recording.path.parents if p.name == "chats"), None)
-    if chats is None:
-        directories = recording.header.get("directories")
-        first = directories[0] if isinstance(directories, list) and directories else None
-        return first if isinstance(first, str) else None
-    marker = chats.parent / ".project_root"
-    try:
-        return marker.read_text(encoding="utf-8").strip() or None
-    except (OSError, UnicodeDecodeError):
-        return home_project(chats.parent.name, recording.header.get("projectHash"))
-
-
-# Where a home folder is, by the user's name (the slug of a project at home is the name).
-_HOMES = ("/home/", "/Users/", "/var/home/", "C:\\Users\\", "C:/Users/")
-
-
-def home_project(folder: str, project_hash: object) -> str | None:
-    """Without `.project_root` (a copied journal; ≤0.28) the project dir is a slug of the
-    project folder's name, or the sha256 of its path. Gemini CLI run in the home folder
-    (as every Gemini CLI session of the corpus was) makes the slug the user's name, so the
-    slug is never shown. The header's `projectHash`, sha256 of the project's path in every
-    version, tells that case: the home folder is returned (shown as `~`). Else nothing."""
-    if not isinstance(project_hash, str) or not folder or len(folder) > 64:
-        return None
-    # The slug lowercases the name and writes every other character as `-`: `m09_tapan`
-    # became `m09-tapan`. Each `-` is tried as `-`, `_` and `.` (up to four of them).
-    pieces = folder.split("-")
-    names = {folder}
-    if len(pieces) <= 5:
-        names |= {
-            "".join(p + s for p, s in zip(pieces, (*seps, ""), strict=True))
-            for seps in itertools.product("-_.", repeat=len(pieces) - 1)
-        }
-    homes = [prefix + name for name in sorted(names) for prefix in _HOMES]
-    if folder == "root":
-        homes.append("/root")
-    return next(
-        (home for home in homes if hashlib.sha256(home.encode()).hexdigest() == project_hash),
-        None,
-    )

@@ -228,11 +228,14 @@ def test_a_call_is_an_error_when_cancelled_or_failed(tmp_path: Path, status: str
 
 
 def test_an_all_zero_usage_record_is_a_request_of_unknown_size(tmp_path: Path) -> None:
-    """entire-ab message 6 (`tokens` all 0): a request was made (its call links to it), its
-    size is unknown; it is not a failure and not a measured response."""
-    messages = _messages()
+    """entire-ab message 6 (`tokens` all 0) given text (edited: as written it only holds
+    the late calls of message 4, test_gemini_late_calls.py; a real one with text is
+    pomodoro's first record, pinned there): a request was made (its call links to it),
+    its size is unknown; it is not a failure and not a measured response."""
+    messages = copy.deepcopy(_messages()[:7])
     zero = messages[6]
-    (session,) = sessions(document(tmp_path, messages[:7]))
+    zero["content"] = "I will remove it."
+    (session,) = sessions(document(tmp_path, messages))
     (unmetered,) = session.unmetered_responses
     assert (unmetered.id, unmetered.usage_known, unmetered.output_tokens_reliable) == (
         zero["id"],
@@ -250,10 +253,15 @@ def test_an_all_zero_usage_record_is_a_request_of_unknown_size(tmp_path: Path) -
 
 
 def test_a_record_without_tokens_is_a_failed_request(tmp_path: Path) -> None:
-    """tp-tutor lines 19 and 26: cancelled requests leave `gemini` records without
-    `tokens`; their cancelled calls ran but belong to no response."""
-    (session,) = sessions(LOG)
-    cancelled = [record(LOG, 19), record(LOG, 26)]
+    """tp-tutor lines 19 and 26 given text (edited: as written they only hold the
+    cancelled calls of the responses before them, test_gemini_late_calls.py): a `gemini`
+    record with text and no `tokens` is a request whose usage was never recorded; its
+    calls ran but belong to no response."""
+    lines = [json.loads(line) for line in raw_lines(LOG) if line.strip()]
+    for number in (19, 26):
+        lines[number - 1]["content"] = "Running it."
+    (session,) = sessions(write(tmp_path, lines, "session-2026-04-24T23-16-c8b2cbd9.jsonl"))
+    cancelled = [lines[18], lines[25]]
     assert [(r.id, r.stop_reason) for r in session.failed_requests] == [
         (m["id"], "no usage recorded (cancelled?)") for m in cancelled
     ]
@@ -465,19 +473,37 @@ def test_a_checkpoint_message_that_is_not_an_object_is_said(tmp_path: Path) -> N
 # --------------------------------------------------------------------------- notices
 
 
+THRESHOLD = (
+    "IMPORTANT: This conversation exceeded the compress threshold. A compressed context will"
+    " be sent for future messages (compressed from: 12849 to 4000 tokens)."
+)
+
+
 @pytest.mark.parametrize(
-    ("content", "trigger"),
-    [("Context compressed from 68% to 3%.", "auto"), ("", None)],
+    ("content", "trigger", "post"),
+    [
+        ("Context compressed from 68% to 3%.", "auto", None),
+        (THRESHOLD, "auto", 4_000),
+        ("", "manual", None),
+    ],
 )
 def test_a_compression_notice_clears_the_context(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: str, trigger: str | None
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    content: str,
+    trigger: str,
+    post: int | None,
 ) -> None:
-    """entire-ab's `info` (message 5, an update notice) edited to the notice compression
-    writes (≥0.33 with its percentages, 0.18–0.32 empty): the summary is not stored, so
-    everything recorded before leaves the context; the next request measures it again."""
+    """entire-ab's `info` (message 5, an update notice) edited to the notices compression
+    writes (automatic: ≥0.33 with its percentages, 0.15–0.32 "IMPORTANT: …" with its
+    counts; `/compress`: empty), and the next request's size lowered to show a drop: the
+    summary is not stored, and here the history ends in a model turn without calls, so
+    Gemini CLI compresses all of it: everything recorded before leaves the context; the
+    next request measures the head again."""
     messages = copy.deepcopy(_messages()[:8])
     notice = messages[5]
     notice["content"] = content
+    messages[7]["tokens"]["input"] = 9_000
     added = spy(monkeypatch)
     (session,) = sessions(document(tmp_path, messages))
     later = next(i for i, a in enumerate(added) if messages[6]["toolCalls"][0]["id"] in a.id)
@@ -492,8 +518,9 @@ def test_a_compression_notice_clears_the_context(
         ns(messages[4]["timestamp"]),
         ns(notice["timestamp"]),
     )
-    assert (compaction.pre_tokens, compaction.removed_items) == (
+    assert (compaction.pre_tokens, compaction.post_tokens, compaction.removed_items) == (
         messages[4]["tokens"]["input"],
+        post,
         len(before),
     )
     assert compaction.timing == "previous record → compression notice"
