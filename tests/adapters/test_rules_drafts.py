@@ -195,13 +195,17 @@ def test_a_real_warning_only_document_is_one_empty_snapshot_at_its_end() -> None
 def test_requests_without_usage_are_counted_per_reason_most_frequent_first(
     tmp_path: Path,
 ) -> None:
-    """Gemini CLI 0.39.1 (tp-tutor, whole file): two requests cancelled before any usage came
-    (lines 19, 26), and one API error: the info notice of line 24 edited into an `error`
-    notice (no real file has an API error), which is a failed request of its own."""
+    """Gemini CLI 0.39.1 (tp-tutor, whole file): two usage-less records (lines 19, 26) given
+    text (as written they only hold the late calls of the records before them: no
+    requests, tests/adapters/gemini_cli/test_gemini_late_calls.py), so two requests without
+    usage, and one API error: the info notice of line 24 edited into an `error` notice (no
+    real file has an API error), which is a failed request of its own."""
     error = {**record(TP_TUTOR, 24), "type": "error"}
     error["content"] = "[API Error: got status: 429 Too Many Requests.]"
     lines: list[int | dict[str, Any]] = list(range(1, 31))
     lines[23] = error
+    for number in (19, 26):
+        lines[number - 1] = {**record(TP_TUTOR, number), "content": "Running it."}
     (session,) = sessions(_lines(tmp_path, TP_TUTOR, lines))
     assert [(r.id, r.stop_reason) for r in session.failed_requests] == [
         (record(TP_TUTOR, 19)["id"], "no usage recorded (cancelled?)"),

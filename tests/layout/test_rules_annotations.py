@@ -6,6 +6,8 @@ previous snapshots. Exact values, read from the journals named in each test."""
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
 from typing import Any
 
 from agent_profiler.annotations import (
@@ -74,10 +76,18 @@ def test_a_second_context_report_leaves_out_the_window_and_model_it_repeats() ->
     }
 
 
-def test_a_failed_request_without_a_reason_says_error() -> None:
-    """Gemini CLI's real failed request (no usage, `no usage recorded (cancelled?)`), and the
-    same request edited to have no reason at all."""
-    (session,) = sessions(GEMINI_JSONL)
+def test_a_failed_request_without_a_reason_says_error(tmp_path: Path) -> None:
+    """A Gemini CLI request without usage (`no usage recorded (cancelled?)`): tp-tutor's
+    usage-less record 1c3235be given text (as written it only holds the late calls of the
+    response before it, no request: test_gemini_late_calls.py), and the same request
+    edited to have no reason at all."""
+    lines = [json.loads(line) for line in GEMINI_JSONL.read_text().splitlines() if line]
+    for line in lines:
+        if line.get("id") == "1c3235be-c211-4ece-a2e4-7143860f39fc":
+            line["content"] = "Running it."
+    edited = tmp_path / GEMINI_JSONL.name
+    edited.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (session,) = sessions(edited)
     request = session.failed_requests[0]
     expected = {
         "kind": "provider-request",
