@@ -72,7 +72,9 @@ def expand(inputs: Iterable[Path]) -> Expanded:
     standard input, through a copy: `inputs.copy_of`); directories are walked (without following
     symlinked directories, so a loop cannot hang us) for `*.jsonl`, `*.jsonl.gz` and
     `*.jsonl.zst` (the number of other files that are not hidden is returned, so the user
-    can be told). Order is deterministic."""
+    can be told). A `x.jsonl.zst` beside its `x.jsonl` is left out without a word, as Codex
+    does: the plain copy is the one it appends to (a compressed thread written again).
+    Order is deterministic."""
     files: list[Path] = []
     failures: list[JournalError] = []
     ignored = logs = 0
@@ -111,7 +113,10 @@ def expand(inputs: Iterable[Path]) -> Expanded:
             closed: list[OSError] = []  # folders the walk could not open (no permission)
             for root, dirs, names in os.walk(path, followlinks=False, onerror=closed.append):
                 dirs.sort()
+                present = set(names)
                 for name in sorted(names):
+                    if name.endswith(".jsonl.zst") and name.removesuffix(".zst") in present:
+                        continue  # Codex reads the plain copy (`expand`)
                     dead = dead_link(Path(root) / name)
                     role = "dead" if dead else _walk_role(Path(root) / name)
                     if dead and name.endswith(JOURNAL_SUFFIXES):

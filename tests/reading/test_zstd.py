@@ -170,6 +170,23 @@ def test_a_folder_walk_reads_zstd_journals(tmp_path: Path) -> None:
     assert result.failures == [] and diagnostics.warnings == []
 
 
+def test_a_zstd_rollout_beside_its_plain_copy_is_left_out_of_a_walk(tmp_path: Path) -> None:
+    # GIVEN a rollout Codex compressed and then wrote again (the thread was resumed): the
+    # plain copy is the one it reads (its `should_skip_compressed_sibling`), the older
+    # compressed one stays until the next compression
+    shutil.copy(CODEX_SMALL, tmp_path / CODEX_SMALL.name)
+    old = CODEX_SMALL.read_bytes().split(b"\n", 3)
+    (tmp_path / (CODEX_SMALL.name + ".zst")).write_bytes(codex_zst(b"\n".join(old[:3]) + b"\n"))
+    # WHEN walked, THEN the plain one only, and nothing to say: one session, not `#2`
+    files, failures, ignored, _, _ = expand([tmp_path])
+    assert [f.name for f in files] == [CODEX_SMALL.name]
+    assert (failures, ignored) == ([], 0)
+    diagnostics = Diagnostics()
+    result = load([tmp_path], diagnostics)
+    assert [s.session_id for s in result.sessions] == ["019c8bfe-ec25-79e0-97d7-bda6a9c575ff"]
+    assert diagnostics.warnings == []
+
+
 def test_an_empty_zstd_journal_is_said_to_be_empty(tmp_path: Path) -> None:
     # GIVEN a zstd file of no bytes (its own bytes are no text: they are not "not JSON")
     path = tmp_path / "empty.jsonl.zst"
