@@ -16,7 +16,8 @@ from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import DamagedJournalError, JournalError
 from agent_profiler.jsonl import open_journal, read_head, read_jsonl, sniff
 from agent_profiler.loader import expand, load, plan
-from samples import CODEX_SMALL, DATA
+from agent_profiler.repeats import distinct
+from samples import CLAUDE_SMALL, CODEX_SMALL, DATA
 
 if sys.version_info >= (3, 14):
     from compression import zstd
@@ -195,6 +196,26 @@ def test_an_empty_zstd_journal_is_said_to_be_empty(tmp_path: Path) -> None:
     groups, failures = plan([path], None)
     assert groups == []
     assert [f.message for f in failures] == ["empty journal (no records)"]
+
+
+# --- the same bytes -----------------------------------------------------------------------
+
+
+def test_a_zstd_copy_of_a_journal_given_too_is_read_once(tmp_path: Path) -> None:
+    # GIVEN a journal, another of its size, and a Codex-compressed copy of the first under
+    # another name (no content size in its header: its size is counted)
+    data = CLAUDE_SMALL.read_bytes()
+    plain, other = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    plain.write_bytes(data)
+    other.write_bytes(data.replace(b"user", b"resu"))
+    zst = tmp_path / "c.jsonl.zst"
+    zst.write_bytes(codex_zst(data))
+    # WHEN compared, THEN the copy is a repeat of the first
+    assert distinct([zst, other, plain]) == ([zst, other], [(plain, zst)])
+    # AND a damaged zstd is a copy of nothing (the reader says its damage)
+    cut = tmp_path / "d.jsonl.zst"
+    cut.write_bytes(codex_zst(data)[:-5])
+    assert distinct([plain, cut]) == ([plain, cut], [])
 
 
 # --- start-up -----------------------------------------------------------------------------
