@@ -1,7 +1,7 @@
 """The one JSONL reader every journal adapter uses.
 
 This module owns everything between a journal file on disk and a parsed JSON
-value: opening (plain or gzip, told apart by magic bytes), deciding whether the
+value: opening (plain, gzip or zstd, told apart by magic bytes), deciding whether the
 file is a JSONL journal at all, splitting lines, decoding, and turning every
 per-line problem into a `Diagnostics` warning instead of an exception.
 
@@ -27,9 +27,10 @@ import gzip
 import io
 import os
 import re
+import sys
 import zlib
 from collections.abc import Callable, Iterator
-from typing import Any, BinaryIO, NamedTuple, cast
+from typing import Any, BinaryIO, NamedTuple, TypeAlias, cast
 
 import orjson
 
@@ -37,6 +38,7 @@ from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import DamagedJournalError, JournalError
 
 GZIP_MAGIC = b"\x1f\x8b"
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"  # Codex's cold rollouts (`rollout-*.jsonl.zst`)
 UTF8_BOM = b"\xef\xbb\xbf"
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # also the start of UTF-32 LE; same advice applies
 
@@ -69,8 +71,8 @@ _LONE_SURROGATE = re.compile(
     rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
     rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
 )
-# gzip.BadGzipFile is an OSError; a truncated stream raises EOFError; a corrupt
-# deflate block raises zlib.error.
+# gzip.BadGzipFile is an OSError; a truncated stream raises EOFError (zstd too); a corrupt
+# deflate block raises zlib.error; corrupt zstd data is raised as an OSError (`_ZstdBytes`).
 _READ_ERRORS = (OSError, EOFError, zlib.error)
 _JSON_OPENERS = (b"{", b"[")
 _REASON_LIMIT = 80
@@ -97,7 +99,7 @@ def read_jsonl(
     before any record is yielded. Every other problem is a warning
     in `diagnostics` and costs at most one line: "not-json", "bad-utf8" (once per
     file), "truncated-last-line", "bad-gzip" / "read-error" (reading stops, the
-    records read so far are kept).
+    records read so far are kept; a damaged zstd stream is a "read-error" that says so).
     """
     name = os.fspath(path)
     with _open(name) as stream:
@@ -159,27 +161,29 @@ def read_jsonl(
                 diagnostics.records_parsed += parsed
 
 
-def _position_of(stream: io.BufferedReader[io.FileIO] | gzip.GzipFile) -> Callable[[], int]:
-    """How far into the file on disk reading has got (compressed bytes for gzip)."""
-    raw = stream._raw if isinstance(stream, _GzipJournal) else stream
-    return raw.tell
+def _position_of(stream: _Stream) -> Callable[[], int]:
+    """How far into the file on disk reading has got (compressed bytes for gzip, zstd)."""
+    if isinstance(stream, _GzipJournal):
+        return stream._raw.tell
+    return stream.raw.raw.tell if isinstance(stream.raw, _ZstdBytes) else stream.tell
 
 
 def open_journal(path: str | os.PathLike[str]) -> BinaryIO:
-    """Open a journal for binary reading, decompressing it if it is gzip.
+    """Open a journal for binary reading, decompressing it if it is gzip or zstd.
 
-    Gzip is recognised by its magic bytes, not the suffix: people rename files.
+    Both are recognised by their magic bytes, not the suffix: people rename files.
     Raises `JournalError` when the file cannot be opened (missing, a directory,
-    permission denied). Reading the stream raises `DamagedJournalError` (a
-    `JournalError` and an `OSError`) for a damaged gzip, never `EOFError` or
-    `zlib.error`: this is the guarded reader for adapters that look at raw bytes.
+    permission denied; a zstd file on a Python without a zstd decompressor). Reading
+    the stream raises `DamagedJournalError` (a `JournalError` and an `OSError`) for a
+    damaged gzip or zstd stream, never `EOFError` or `zlib.error`: this is the guarded
+    reader for adapters that look at raw bytes.
     """
     name = os.fspath(path)
     return cast(BinaryIO, io.BufferedReader(_Guarded(name, _open(name)), HEAD_BYTES))
 
 
 def read_head(path: str | os.PathLike[str], size: int = HEAD_BYTES) -> bytes:
-    """The first `size` bytes of a journal, decompressed if it is gzip, for an adapter
+    """The first `size` bytes of a journal, decompressed if need be, for an adapter
     that must look at raw bytes (a JSON array is no JSONL). Raises `JournalError` for a
     file that cannot be opened and for a compressed stream too damaged to give even
     its head: a truncated or corrupt gzip raises `EOFError` or `zlib.error`, which are
@@ -189,7 +193,7 @@ def read_head(path: str | os.PathLike[str], size: int = HEAD_BYTES) -> bytes:
 
 
 def peek(path: str | os.PathLike[str], size: int = 4096) -> bytes:
-    """The first `size` bytes of a file, decompressed if it is gzip, or b"" when it cannot
+    """The first `size` bytes of a file, decompressed if need be, or b"" when it cannot
     give them: for a sniffer, to which a file it cannot read is not of its format."""
     try:
         return read_head(path, size)
@@ -258,7 +262,7 @@ class _GzipJournal(gzip.GzipFile):
 class _Guarded(io.RawIOBase):
     """A journal's bytes with every read failure turned into `DamagedJournalError`."""
 
-    def __init__(self, name: str, stream: io.BufferedReader[io.FileIO] | gzip.GzipFile) -> None:
+    def __init__(self, name: str, stream: _Stream) -> None:
         super().__init__()
         self.name = name
         self.stream = stream
@@ -270,12 +274,8 @@ class _Guarded(io.RawIOBase):
         try:
             return self.stream.readinto(buffer)
         except _READ_ERRORS as error:
-            what = (
-                "corrupt or truncated gzip stream" if isinstance(self.stream, gzip.GzipFile) else ""
-            )
-            raise DamagedJournalError(
-                self.name, f"{what or 'read error'} ({_reason(error)})"
-            ) from error
+            what = _damage(_compression(self.stream))
+            raise DamagedJournalError(self.name, f"{what} ({_reason(error)})") from error
 
     def close(self) -> None:
         try:
@@ -284,7 +284,44 @@ class _Guarded(io.RawIOBase):
             super().close()
 
 
-def _open(name: str) -> io.BufferedReader[io.FileIO] | gzip.GzipFile:
+class _ZstdBytes(io.RawIOBase):
+    """A zstd stream's decompressed bytes, with corrupt data raised as an OSError (the
+    decompressor's own ZstdError is no OSError: escaped, it ended the run) and a cut one
+    as EOFError, as gzip does. The decompressor is imported here, when a zstd file is met
+    (start-up does not pay): Python 3.14's `compression.zstd`, else its backport."""
+
+    def __init__(self, raw: io.BufferedReader[io.FileIO]) -> None:
+        super().__init__()
+        if sys.version_info >= (3, 14):  # (ImportError: one built without libzstd)
+            from compression import zstd
+        else:
+            from backports import zstd
+        self.raw = raw
+        self.stream = zstd.ZstdFile(raw)
+        self.error = zstd.ZstdError
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        try:
+            return self.stream.readinto(buffer)
+        except self.error as error:
+            raise OSError(str(error)) from error
+
+    def close(self) -> None:
+        try:
+            self.stream.close()
+        finally:
+            self.raw.close()
+            super().close()
+
+
+_Stream: TypeAlias = "io.BufferedReader[Any] | _GzipJournal"
+_NO_ZSTD = "zstd-compressed, and this Python has no zstd decompressor: pip install backports.zstd"
+
+
+def _open(name: str) -> _Stream:
     try:
         # A buffer as large as the head, so one peek sees the whole head.
         raw = io.BufferedReader(io.FileIO(name, "rb"), buffer_size=HEAD_BYTES)
@@ -292,12 +329,29 @@ def _open(name: str) -> io.BufferedReader[io.FileIO] | gzip.GzipFile:
         raise JournalError(name, f"cannot open: {_os_reason(error)}") from error
     try:
         # peek, not read+seek: a pipe (e.g. /dev/stdin) cannot seek.
-        if raw.peek(len(GZIP_MAGIC))[: len(GZIP_MAGIC)] == GZIP_MAGIC:
+        magic = raw.peek(len(ZSTD_MAGIC))[: len(ZSTD_MAGIC)]
+        if magic.startswith(GZIP_MAGIC):
             return _GzipJournal(raw)
+        if magic == ZSTD_MAGIC:  # read by lines and peeks as a plain file is
+            return io.BufferedReader(_ZstdBytes(raw), HEAD_BYTES)
+    except ImportError as error:
+        raw.close()
+        raise JournalError(name, _NO_ZSTD) from error
     except OSError as error:
         raw.close()
         raise JournalError(name, f"cannot read: {_os_reason(error)}") from error
     return raw
+
+
+def _compression(stream: object) -> str:
+    """The stream's compression: "gzip", "zstd", or "" (none)."""
+    if isinstance(stream, gzip.GzipFile):
+        return "gzip"
+    return "zstd" if isinstance(getattr(stream, "raw", None), _ZstdBytes) else ""
+
+
+def _damage(compression: str) -> str:
+    return f"corrupt or truncated {compression} stream" if compression else "read error"
 
 
 def _os_reason(error: OSError) -> str:
@@ -326,10 +380,10 @@ class _Journal:
     can run the common case (a line that parses as it is) in its own loop and hand
     only the other lines to `careful`."""
 
-    def __init__(self, name: str, stream: io.BufferedReader[io.FileIO] | gzip.GzipFile) -> None:
+    def __init__(self, name: str, stream: _Stream) -> None:
         self.name = name
         self.stream = stream
-        self.is_gzip = isinstance(stream, gzip.GzipFile)
+        self.compression = _compression(stream)
         self.head = b""
         self.number = 0  # lines read so far (the 1-based number of the last one)
         self.ended = False  # no line is left to read (the end, or a read failure)
@@ -338,7 +392,7 @@ class _Journal:
         try:
             self.head = stream.peek(HEAD_BYTES)[:HEAD_BYTES]
         except _READ_ERRORS as error:
-            # Reported as the first (and only) outcome: a gzip stream that failed
+            # Reported as the first (and only) outcome: a compressed stream that failed
             # once is in no state to be read again.
             self.ended = True
             self.failure = self._read_failure(self._read_error_message(error, 0))
@@ -487,13 +541,13 @@ class _Journal:
         raise JournalError(self.name, NOT_JOURNAL_MESSAGE, line=counted[0].line)
 
     def _read_error_message(self, error: BaseException, last_line: int) -> str:
-        what = "corrupt or truncated gzip stream" if self.is_gzip else "read error"
+        what = _damage(self.compression)
         if not last_line:
             return f"{what} at the start ({_reason(error)}); nothing in it could be read"
         return f"{what} after line {last_line} ({_reason(error)}); records before it are kept"
 
     def _read_failure(self, message: str) -> _Outcome:
-        kind = "bad-gzip" if self.is_gzip else "read-error"
+        kind = "bad-gzip" if self.compression == "gzip" else "read-error"
         return _Outcome(None, kind, message, counted=False)
 
 

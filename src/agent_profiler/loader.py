@@ -33,9 +33,12 @@ from agent_profiler.model import Harness, Session
 from agent_profiler.own import own_output
 from agent_profiler.records import record
 
-JOURNAL_SUFFIXES = (".jsonl", ".jsonl.gz")
+# `.jsonl.zst`: Codex's rollouts older than a week (zstd); read as a plain one is.
+JOURNAL_SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst")
 SIDECAR_SUFFIXES = (".meta.json", ".md")  # read with their journal, or documentation
-_NO_JOURNALS = "no journals found (*.jsonl, *.jsonl.gz, Gemini CLI sessions, OpenCode files)"
+_NO_JOURNALS = (
+    "no journals found (*.jsonl, *.jsonl.gz, *.jsonl.zst, Gemini CLI sessions, OpenCode files)"
+)
 # Where a saved `claude -p --output-format stream-json` run is likely to be: a folder walk
 # does not read it (any text file could be), but the note on the files not read names it.
 _LOG_SUFFIXES = (".txt", ".log")
@@ -47,7 +50,7 @@ class LoadResult:
     sessions: list[Session] = field(default_factory=list)
     failures: list[JournalError] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
-    ignored: int = 0  # files in the given folders that are not *.jsonl / *.jsonl.gz
+    ignored: int = 0  # files in the given folders that are not journals (JOURNAL_SUFFIXES)
     ignored_logs: int = 0  # of those, the .txt and .log files (a `-p` stream-json run's)
     copies: list[tuple[str, Path]] = field(default_factory=list)  # see Expanded
     # (file, the earlier file with its bytes): read once (repeats.distinct), said once each
@@ -67,9 +70,11 @@ class Expanded(NamedTuple):
 def expand(inputs: Iterable[Path]) -> Expanded:
     """Files named on the command line are taken as they are (a pipe, and `-` for
     standard input, through a copy: `inputs.copy_of`); directories are walked (without following
-    symlinked directories, so a loop cannot hang us) for `*.jsonl` and `*.jsonl.gz` (the
-    number of other files that are not hidden is returned, so the user can be told). Order
-    is deterministic."""
+    symlinked directories, so a loop cannot hang us) for `*.jsonl`, `*.jsonl.gz` and
+    `*.jsonl.zst` (the number of other files that are not hidden is returned, so the user
+    can be told). A `x.jsonl.zst` beside its `x.jsonl` is left out without a word, as Codex
+    does: the plain copy is the one it appends to (a compressed thread written again).
+    Order is deterministic."""
     files: list[Path] = []
     failures: list[JournalError] = []
     ignored = logs = 0
@@ -108,7 +113,10 @@ def expand(inputs: Iterable[Path]) -> Expanded:
             closed: list[OSError] = []  # folders the walk could not open (no permission)
             for root, dirs, names in os.walk(path, followlinks=False, onerror=closed.append):
                 dirs.sort()
+                present = set(names)
                 for name in sorted(names):
+                    if name.endswith(".jsonl.zst") and name.removesuffix(".zst") in present:
+                        continue  # Codex reads the plain copy (`expand`)
                     dead = dead_link(Path(root) / name)
                     role = "dead" if dead else _walk_role(Path(root) / name)
                     if dead and name.endswith(JOURNAL_SUFFIXES):
@@ -499,12 +507,12 @@ def _no_records(path: Path) -> str:
     journal whose lines end in a carriage return alone, a JSON document cut short, lines
     that are none of them JSON): "empty journal" said of a file full of bytes misled."""
     try:
-        with open(path, "rb") as stream:  # (a .gz that gave nothing read is empty or damaged)
+        with open(path, "rb") as stream:  # (a .gz or .zst that gave nothing: empty or damaged)
             start = stream.read(1 << 16)
     except OSError:
         start = b""
     text = start.lstrip()
-    if not text or path.name.endswith(".gz"):
+    if not text or path.name.endswith((".gz", ".zst")):
         return "empty journal (no records)"
     if b"\r" in text and b"\n" not in text:
         return (

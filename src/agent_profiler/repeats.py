@@ -1,10 +1,11 @@
-"""The same journal given twice (a `.jsonl` beside its `.jsonl.gz`, a copy in another
-folder, an export and its gzip): read once, as `collect` does (dataset/collect.py), not
-shown and counted twice as `<id>#2`.
+"""The same journal given twice (a `.jsonl` beside its `.jsonl.gz` or `.jsonl.zst`, a copy
+in another folder, an export and its gzip): read once, as `collect` does
+(dataset/collect.py), not shown and counted twice as `<id>#2`.
 
 Two files are one journal when their decompressed bytes are equal. Hashing every input
 would read each one twice; so files are compared by their decompressed size first (a
-plain file's size, a gzip's own record of it: the last 4 bytes), then, among files of one
+plain file's size, a gzip's own record of it: the last 4 bytes; a zstd file's is counted,
+as Codex records none, at the cost of decompressing it once more), then, among files of one
 size, by a hash of their first 64 KiB, and only files alike that far are hashed whole. A
 folder of 300 synthetic sessions with 262 files sharing a size costs 262 reads of 64 KiB;
 a real copy costs one more read of itself (and spares its whole reading as a session).
@@ -88,6 +89,8 @@ def _content_size(path: Path) -> int | None:
         return None
     if name.endswith(".db") and any(os.path.exists(f"{path}{member}") for member in _DB_MEMBERS):
         return None
+    if name.endswith(".zst"):
+        return _counted_size(path)
     try:
         if not name.endswith(".gz"):
             return os.stat(path).st_size % (1 << 32)
@@ -96,6 +99,19 @@ def _content_size(path: Path) -> int | None:
             return int.from_bytes(stream.read(4), "little")
     except OSError:  # unreadable, or a gzip shorter than its trailer: read, not compared
         return None
+
+
+def _counted_size(path: Path) -> int | None:
+    """The decompressed size of a file that records none, modulo 2³² (as gzip's); None
+    when it cannot be read to its end (it is then read, and its damage said, as usual)."""
+    size = 0
+    try:
+        with open_journal(path) as stream:
+            while chunk := stream.read(_CHUNK):
+                size += len(chunk)
+    except (OSError, JournalError):
+        return None
+    return size % (1 << 32)
 
 
 def _digest(path: Path, limit: int | None) -> bytes | None:

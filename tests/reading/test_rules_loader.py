@@ -47,7 +47,8 @@ def test_inputs_that_are_not_journals_fail_by_name(tmp_path: Path) -> None:
         (str(missing), "no such file or directory"),
         (
             str(empty_folder),
-            "no journals found (*.jsonl, *.jsonl.gz, Gemini CLI sessions, OpenCode files)",
+            "no journals found (*.jsonl, *.jsonl.gz, *.jsonl.zst, Gemini CLI sessions, "
+            "OpenCode files)",
         ),
     ]
     blank = tmp_path / "blank.jsonl"

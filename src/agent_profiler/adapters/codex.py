@@ -336,7 +336,8 @@ NATIVE_COMPOSITION: tuple[str, ...] = ()  # a rollout reports totals only
 
 def locate(env: Mapping[str, str]) -> Iterator[Located]:
     """`$CODEX_HOME`, else `~/.codex`: `sessions/YYYY/MM/DD/rollout-*.jsonl` and
-    `archived_sessions/`."""
+    `archived_sessions/`. A rollout older than a week is `rollout-*.jsonl.zst`; one beside
+    its `.jsonl` is left out, as Codex does (the plain copy is the one written again)."""
     from agent_profiler.adapters import locating
 
     root = locating.folder(env, "CODEX_HOME", ".codex")
@@ -344,5 +345,6 @@ def locate(env: Mapping[str, str]) -> Iterator[Located]:
         p
         for sub in ("sessions", "archived_sessions")
         for p in (root / sub).rglob("rollout-*.jsonl*")
+        if not (p.name.endswith(".jsonl.zst") and p.with_name(p.name[:-4]).exists())
     )
     yield from locating.jsonl_sessions(paths)

@@ -453,7 +453,11 @@ def locate(env: Mapping[str, str]) -> Iterator[Located]:
     home = Path(env.get("GEMINI_CLI_HOME") or env.get("HOME") or Path.home())
     chats = sorted((home / ".gemini" / "tmp").glob("*/chats"))
     for folder in chats:
-        names = sorted(p.name for p in folder.glob("session-*.json*"))
+        # Not the `.jsonl.unreadable-<ms>` copy of a file it could not reload, nor a
+        # `.jsonl.tmp-<pid>` left by a rewrite: only its session files (the walk's names).
+        names = sorted(
+            p.name for p in folder.glob("session-*.json*") if p.name.endswith(_RECORDING_SUFFIXES)
+        )
         stems = {n.split(".")[0] for n in names if n.endswith((".jsonl", ".jsonl.gz"))}
         for name in names:
             if name.endswith((".json", ".json.gz")) and name.split(".")[0] in stems:

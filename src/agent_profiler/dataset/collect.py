@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import gzip
 import hashlib
 import os
 import shutil
@@ -38,6 +37,7 @@ import orjson
 from agent_profiler.adapters import JournalGroup
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError, OutputError, UsageError
+from agent_profiler.jsonl import open_journal
 from agent_profiler.model import frozen
 from agent_profiler.options import ReadOptions
 from agent_profiler.records import record
@@ -76,20 +76,18 @@ def file_key(path: Path, folders: dict[str, str] | None = None) -> str:
 
 
 def content_hash(path: Path) -> str:
-    """The journal's content: a `.gz` file's is its decompressed bytes, so that `x.jsonl`
-    and a gzipped copy of it are one journal, not two sessions (a damaged `.gz` is hashed
-    as it is: it is reported when read)."""
-    if path.name.endswith(".gz"):
-        import zlib
-
+    """The journal's content: a `.gz` or `.zst` file's is its decompressed bytes, so that
+    `x.jsonl` and a compressed copy of it are one journal, not two sessions (a damaged one
+    is hashed as it is: it is reported when read)."""
+    if path.name.endswith((".gz", ".zst")):
         try:
-            return _hash(gzip.open(path, "rb"))
-        except (OSError, EOFError, zlib.error):
+            return _hash(open_journal(path))
+        except (OSError, JournalError):
             pass
     return _hash(path.open("rb"))
 
 
-def _hash(stream: IO[bytes] | gzip.GzipFile) -> str:
+def _hash(stream: IO[bytes]) -> str:
     digest = hashlib.blake2b(digest_size=16)
     with stream as handle:
         while chunk := handle.read(1 << 20):

@@ -106,6 +106,6 @@ class Reader:
 def stem(group: JournalGroup) -> str:
     """The group's lead journal's name without its suffix (the manifest's `stem`)."""
     name = lead(group).name
-    for suffix in (".jsonl.gz", ".jsonl", ".json"):
+    for suffix in (".jsonl.gz", ".jsonl.zst", ".jsonl", ".json"):
         name = name.removesuffix(suffix)
     return name
