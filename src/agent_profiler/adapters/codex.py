@@ -285,15 +285,24 @@ def _children_beside(files: list[SniffedFile], threads: dict[str, int]) -> dict[
 
 def _rollouts_in(folder: Path) -> list[Path]:
     """The rollouts of a folder by their names, in name order (none when it cannot be
-    listed)."""
+    listed); a cold `x.jsonl.zst` beside its plain `x.jsonl` is left out, as Codex reads
+    the plain one (the folder walk does the same)."""
     try:
-        return sorted(
-            p
+        names = {
+            p.name: p
             for p in folder.iterdir()
-            if p.name.startswith("rollout-") and p.name.endswith((".jsonl", ".jsonl.gz"))
-        )
+            if p.name.startswith("rollout-") and p.name.endswith(_ROLLOUT_SUFFIXES)
+        }
     except OSError:
         return []
+    return [
+        path
+        for name, path in sorted(names.items())
+        if not (name.endswith(".zst") and name.removesuffix(".zst") in names)
+    ]
+
+
+_ROLLOUT_SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst")
 
 
 def _next_day(folder: Path) -> list[Path]:

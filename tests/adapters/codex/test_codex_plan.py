@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agent_profiler.adapters import SniffedFile, codex
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.jsonl import sniff
@@ -330,3 +332,20 @@ def test_a_parent_exported_alone_links_its_subagent_and_says_nothing_is_missing(
     (spawn,) = found[parent_id].tool_calls
     assert spawn.child_session == "thread-c"
     assert "subagent-not-read" not in diagnostics.warning_counts
+
+
+def test_a_cold_child_rollout_beside_it_is_read_and_its_plain_copy_wins(tmp_path: Path) -> None:
+    """Codex compresses a rollout a week old to `.jsonl.zst` (and makes a plain copy again
+    when the thread grows): a compressed child is found as a plain one is, and of a child
+    in both forms only the plain file is read, as Codex reads it."""
+    zstd = pytest.importorskip("backports.zstd")
+    today = _day(tmp_path, "04")
+    parent = _rollout(today, "parent", "thread-p")
+    cold = _rollout(today, "cold", "thread-c", parent="thread-p")
+    (today / "rollout-cold.jsonl.zst").write_bytes(zstd.compress(cold.read_bytes()))
+    cold.unlink()
+    both = _rollout(today, "both", "thread-b", parent="thread-p")
+    (today / "rollout-both.jsonl.zst").write_bytes(zstd.compress(both.read_bytes()))
+    assert _plan(parent) == [
+        ("rollout-parent.jsonl", "rollout-both.jsonl", "rollout-cold.jsonl.zst"),
+    ]
