@@ -27,7 +27,12 @@ from agent_profiler.adapters.codex_records import (
     parts_text,
     still_running,
 )
-from agent_profiler.adapters.codex_rollout import Compaction, RolloutBuilder, Tool
+from agent_profiler.adapters.codex_rollout import (
+    CONTEXT_CATEGORIES,
+    Compaction,
+    RolloutBuilder,
+    Tool,
+)
 from agent_profiler.adapters.common import json_text
 from agent_profiler.adapters.drafts import ToolArguments
 from agent_profiler.attribution import Observation
@@ -88,13 +93,18 @@ def _on_message(
         else:
             category, label = classify(role, text)
         builder.item_index += 1
+        item_id = f"{stem}:{builder.item_index}:{index}"
+        if category in CONTEXT_CATEGORIES:
+            builder.context_block(item_id, replayed=prefix != "item")
+        elif category is Category.PROMPTS and prefix == "item":
+            builder.prompted = True
         kind_of_source = (
             SourceKind.PROMPT
             if category is Category.PROMPTS
             else (SourceKind.RESPONSE if role == "assistant" else SourceKind.NONE)
         )
         builder.add_text(
-            f"{stem}:{builder.item_index}:{index}",
+            item_id,
             category,
             text,
             label,
@@ -302,28 +312,12 @@ def on_compacted(
     compaction_id = f"compaction-{len(builder.compactions) + 1}"
     history = payload.get("replacement_history")
     message = payload.get("message")
+    removed = builder.clear_for_compaction(replaced=isinstance(history, list))
     if isinstance(history, list):
-        # `replacement_history` is the entire new model-visible history; the base
-        # instructions are sent beside it and stay.
-        removed = builder.log.clear(keep=frozenset({Category.SYSTEM}))
+        # `replacement_history` is the entire new model-visible history (FORMATS §3.5).
         for item in history:
             if isinstance(item, dict):
                 on_response_item(builder, item, ts, line, prefix=compaction_id)
-    else:
-        # Older builds record only the summary; Codex rebuilds the history from the
-        # initial context, the user's messages and the summary.
-        removed = builder.log.clear(
-            keep=frozenset(
-                {
-                    Category.SYSTEM,
-                    Category.RULES,
-                    Category.SKILLS,
-                    Category.ENVIRONMENT,
-                    Category.PROMPTS,
-                    Category.UNATTRIBUTED,
-                }
-            )
-        )
     if measure(message)[0] and not isinstance(history, list):
         builder.add_text(
             f"summary:{compaction_id}", Category.SUMMARIES, message, "Compaction summary"

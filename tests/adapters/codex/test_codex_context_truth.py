@@ -1,0 +1,199 @@
+"""What stays in a Codex context, counted independently from the raw rollout (plain `json`,
+chars/4 rounded up per item, a `[REDACTED_… len=N]` marker counted as N): the developer
+messages after a compaction, redacted tool-call arguments, and the reasoning summaries of
+earlier turns (review of 2026-12-04, /work/notes/review-attr.md findings 1, 2 and 4)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_profiler.model import AnchorKind, Category, Session, Stage
+from rules_spy import record, write
+from samples import read
+from shared_paths import CORPUS, SHARED_REASON, TESTS
+
+DATA = TESTS / "data" / "journals" / "codex"
+PLAIN = DATA / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl.gz"
+# localpush 0.104.0 (Codex Desktop, sanitised), 12-54-34: one remote compaction.
+DESKTOP = DATA / "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl.gz"
+AGENTV_140 = (
+    CORPUS / "codex" / "agentv-0.140-0.141" / "agentv-a60726a745-0_v0.140.0_2compactions.jsonl.gz"
+)
+_MARKER = re.compile(r"\[REDACTED_[A-Z_]+ len=(\d+)")
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    opener: Any = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def _chars(text: str) -> int:
+    match = _MARKER.match(text)
+    return int(match.group(1)) if match else len(text)
+
+
+def _tokens(text: str) -> int:
+    return math.ceil(_chars(text) / 4)
+
+
+def _developer_parts(items: list[dict[str, Any]]) -> list[str]:
+    return [
+        part["text"]
+        for item in items
+        if item.get("type") == "message" and item.get("role") == "developer"
+        for part in item.get("content") or []
+        if isinstance(part.get("text"), str)
+    ]
+
+
+def _categories(session: Session, anchor_id: str) -> dict[Category, int]:
+    (snapshot,) = [s for s in session.snapshots if s.anchor_id == anchor_id]
+    return dict(snapshot.categories)
+
+
+def _first_after(session: Session, stage_anchor: str) -> str:
+    """The id of the first request after the compaction `stage_anchor`."""
+    compaction = next(c for c in session.compactions if c.id == stage_anchor)
+    return next(r.id for r in session.responses if r.start_ns >= compaction.end_ns)
+
+
+# -- finding 1: only the base instructions outlive a compaction --------------------------------
+
+
+def test_a_remote_compaction_keeps_the_base_instructions_not_the_developer_messages() -> None:
+    """localpush 12-54: before the compaction (line 1788) the context holds 40 developer
+    messages; its replacement history brings back 3 of its own. The first request after it
+    (request-185, reported 48,297) holds the base instructions and those 3 only: 3,283 +
+    1,461 + 1,671 + 202 = 6,617 tokens of System instructions (22,937 when every developer
+    message from before the compaction was kept too), and the last request those and the 5
+    developer messages written after the compaction (6,739)."""
+    lines = _lines(DESKTOP)
+    base = _tokens(lines[0]["payload"]["base_instructions"]["text"])
+    at = next(n for n, line in enumerate(lines) if line["type"] == "compacted")
+    history = lines[at]["payload"]["replacement_history"]
+    replayed = sum(_tokens(text) for text in _developer_parts(history))
+    later = [line["payload"] for line in lines[at:] if line["type"] == "response_item"]
+    appended = sum(_tokens(text) for text in _developer_parts(later))
+    assert (base, replayed, appended) == (3_283, 3_334, 122)
+    (session,), _ = read(DESKTOP)
+    (compaction,) = session.compactions
+    first = _first_after(session, compaction.id)
+    assert first == "request-185"
+    assert _categories(session, first)[Category.SYSTEM] == base + replayed == 6_617
+    assert _categories(session, compaction.id)[Category.SYSTEM] == 6_617
+    last = session.responses[-1].id
+    assert _categories(session, last)[Category.SYSTEM] == base + replayed + appended == 6_739
+
+
+@pytest.mark.skipif(not AGENTV_140.is_file(), reason=SHARED_REASON)
+def test_two_remote_compactions_do_not_count_the_developer_message_again() -> None:
+    """agentv 0.140: the base instructions (5,334) and the `<apps_instructions>` part of the
+    developer message (162; its other parts are environment and skills) before, between and
+    after its two compactions: 5,496 throughout (5,658 and 5,820 when each compaction's
+    copy was counted beside the one before)."""
+    lines = _lines(AGENTV_140)
+    base = _tokens(lines[0]["payload"]["base_instructions"]["text"])
+    compacted = [line["payload"] for line in lines if line["type"] == "compacted"]
+    assert len(compacted) == 2
+    for payload in compacted:
+        parts = _developer_parts(payload["replacement_history"])
+        assert [_tokens(t) for t in parts if t.startswith("<apps_instructions>")] == [162]
+    (session,), _ = read(AGENTV_140)
+    systems = {dict(s.categories).get(Category.SYSTEM) for s in session.snapshots}
+    assert systems == {base + 162} == {5_496}
+
+
+def _message(role: str, *texts: str) -> dict[str, Any]:
+    kind = "output_text" if role == "assistant" else "input_text"
+    return {
+        "type": "message",
+        "role": role,
+        "content": [{"type": kind, "text": text} for text in texts],
+    }
+
+
+def _line(source: dict[str, Any], payload: dict[str, Any], kind: str = "response_item") -> Any:
+    return {"timestamp": source["timestamp"], "type": kind, "payload": payload}
+
+
+def _compacting_rollout(tmp_path: Path, compacted: dict[str, Any]) -> Session:
+    """The first turn of the plain rollout (lines 1–12, 16, 17: its initial context, prompt,
+    a call and the answer), then a second turn whose context updates are a developer
+    message (System) and an environment block, then `compacted` and a request after it."""
+    first = [record(PLAIN, n) for n in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 16, 17, 18)]
+    later = record(PLAIN, 22)
+    second = [
+        _line(later, _message("developer", "The model changed to gpt-5.5." * 4)),
+        _line(later, _message("user", "<environment_context>/tmp</environment_context>")),
+        record(PLAIN, 22),
+        record(PLAIN, 23),
+        record(PLAIN, 26),
+        record(PLAIN, 28),
+    ]
+    after = [_line(record(PLAIN, 29), compacted, "compacted"), record(PLAIN, 30), record(PLAIN, 31)]
+    (session,), _ = read(write(tmp_path, [*first, *second, *after]))
+    return session
+
+
+def _post(session: Session) -> dict[Category, int]:
+    (post,) = [s for s in session.snapshots if s.stage is Stage.POST_COMPACTION]
+    return dict(post.categories)
+
+
+def test_a_rebuilt_history_keeps_the_initial_context_once_and_drops_later_updates(
+    tmp_path: Path,
+) -> None:
+    """An older build's `compacted` line (a summary, no replacement history): codex-rs
+    rebuilt the history as `build_compacted_history(initial_context, user_messages,
+    summary)`. So the blocks written before the first prompt (permissions, collaboration
+    mode, skills, plugins, AGENTS.md, environment) stay, with the prompts and the summary;
+    the developer message and the environment block of the second turn leave with the
+    assistant's items and the tool results."""
+    session = _compacting_rollout(tmp_path, {"message": "Summary of the work so far"})
+    head = dict(session.snapshots[0].categories)
+    post = _post(session)
+    base = _tokens(record(PLAIN, 1)["payload"]["base_instructions"]["text"])
+    # the initial context as at the first request: none of it is counted twice
+    for category in (Category.RULES, Category.SKILLS, Category.ENVIRONMENT):
+        assert post[category] == head[category]
+    assert post[Category.SYSTEM] == base  # the second turn's developer message left
+    assert post[Category.PROMPTS] == _tokens("show tools") + _tokens(
+        record(PLAIN, 22)["payload"]["content"][0]["text"]
+    )
+    assert post[Category.SUMMARIES] == _tokens("Summary of the work so far")
+    assert Category.ASSISTANT not in post and Category.RESULTS not in post
+    (compaction,) = session.compactions
+    # the call, its output, the two answers and the two updates (the first turn's
+    # encrypted reasoning left at the second prompt)
+    assert compaction.removed_items == 6
+
+
+def test_a_replacement_history_brings_its_own_developer_messages(tmp_path: Path) -> None:
+    """A remote compaction's replacement history is the entire new history: the initial
+    context and the developer message from before it leave (they come back only as the
+    history's own items), the base instructions stay."""
+    history = [
+        _message("developer", "You are a careful engineer. " * 8),
+        _message("user", "<environment_context><cwd>/srv</cwd></environment_context>"),
+        _message("user", "show tools"),
+        {"type": "compaction", "encrypted_content": "gAAAA"},
+    ]
+    session = _compacting_rollout(tmp_path, {"message": "", "replacement_history": history})
+    post = _post(session)
+    base = _tokens(record(PLAIN, 1)["payload"]["base_instructions"]["text"])
+    assert post[Category.SYSTEM] == base + _tokens("You are a careful engineer. " * 8)
+    assert post[Category.ENVIRONMENT] == _tokens(
+        "<environment_context><cwd>/srv</cwd></environment_context>"
+    )
+    assert post[Category.PROMPTS] == _tokens("show tools")
+    assert Category.SKILLS not in post and Category.RULES not in post
+    response = next(s for s in session.snapshots if s.anchor is AnchorKind.RESPONSE)
+    assert dict(response.categories)[Category.SKILLS] > 0  # there before the compaction
