@@ -226,6 +226,7 @@ def _on_call(
         call_id = builder.next_id("call")
     # Made once: tool_call_text(name, a) is name + tool_call_text("", a).
     text = tool_call_text(name, arguments)
+    measured = _call_measure(name, text) if "[REDACTED_" in text else None
     builder.add_text(
         f"call:{call_id}",
         Category.ASSISTANT,
@@ -233,6 +234,7 @@ def _on_call(
         "Tool arguments",
         source_id=call_id,
         source_kind=SourceKind.TOOL,
+        measured=measured,
     )
     if prefix == "item" and call_id not in builder.tools:
         request = builder.pending
@@ -254,6 +256,18 @@ def _on_call(
                 text=arguments if isinstance(arguments, str) else text[len(name) :],
             ),
         )
+
+
+def _call_measure(name: str, text: str) -> tuple[int, bool] | None:
+    """(characters, redacted) of a call's `text` (its name and its arguments) when a
+    sanitiser replaced either by a `[REDACTED_… len=N]` marker (`[REDACTED_NAME …]`,
+    `[REDACTED_ARGUMENTS …]`, `[REDACTED_INPUT …]`): each counts as its N, as a redacted
+    message or output does; None when neither is a marker (the text is measured)."""
+    name_chars, name_redacted = measure(name)
+    chars, redacted = measure(text[len(name) :])
+    if name_redacted or redacted:
+        return name_chars + chars, True
+    return None
 
 
 def _on_output(

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from agent_profiler.model import AnchorKind, Category, Session, Stage
-from rules_spy import record, write
+from rules_spy import record, spy, write
 from samples import read
 from shared_paths import CORPUS, SHARED_REASON, TESTS
 
@@ -197,3 +197,115 @@ def test_a_replacement_history_brings_its_own_developer_messages(tmp_path: Path)
     assert Category.SKILLS not in post and Category.RULES not in post
     response = next(s for s in session.snapshots if s.anchor is AnchorKind.RESPONSE)
     assert dict(response.categories)[Category.SKILLS] > 0  # there before the compaction
+
+
+# -- finding 2: a redacted call is measured by its markers' lengths ----------------------------
+
+
+def _call_chars(payload: dict[str, Any]) -> int:
+    """A call's name and arguments (or custom tool input), each marker counted as its N."""
+    value = payload.get("arguments", payload.get("input"))
+    return _chars(payload["name"]) + _chars(value)
+
+
+def _usage_lines(lines: list[dict[str, Any]]) -> list[int]:
+    """The index of each request's token_count: distinct totals (Desktop 0.104 writes each
+    twice), with usage."""
+    found, previous = [], None
+    for n, line in enumerate(lines):
+        payload = line["payload"]
+        if line["type"] != "event_msg" or payload.get("type") != "token_count":
+            continue
+        info = payload.get("info")
+        if not info or json.dumps(info["total_token_usage"]) == previous:
+            continue
+        previous = json.dumps(info["total_token_usage"])
+        if info["last_token_usage"]["input_tokens"]:
+            found.append(n)
+    return found
+
+
+def test_redacted_call_arguments_are_measured_by_their_stated_length(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """localpush 12-54 writes every call's arguments as `[REDACTED_ARGUMENTS len=N …]` and
+    every apply_patch input as `[REDACTED_INPUT len=N …]` (5 calls have a redacted name
+    too). Line 427's exec_command call is 12 + 10,623 characters: 2,659 tokens, not the 14
+    of its name and marker; the 252 calls in the context at request-181 (those before
+    request 180's token_count: no compaction comes before request-185) total 35,963
+    tokens (3,584 when each was measured as its marker), each labelled as measured from a
+    redaction marker."""
+    lines = _lines(DESKTOP)
+    calls = {
+        f"call:{line['payload']['call_id']}": (n, line["payload"])
+        for n, line in enumerate(lines)
+        if line["type"] == "response_item"
+        and line["payload"].get("type") in ("function_call", "custom_tool_call")
+    }
+    assert sum(1 for _, p in calls.values() if "[REDACTED_INPUT" in p.get("input", "")) == 49
+    big = calls["call:call_8TPxlf1FSDx5wmF0q5fZq2Wt"][1]
+    assert (big["name"], _call_chars(big)) == ("exec_command", 12 + 10_623)
+    before = _usage_lines(lines)[179]  # request 180's token_count
+    expected = {k: _call_chars(p) for k, (n, p) in calls.items() if n < before}
+    assert len(expected) == 252
+    added = spy(monkeypatch)
+    (session,), _ = read(DESKTOP)
+    got = {a.id: a for a in added if a.id.startswith("call:")}
+    assert {k: got[k].chars for k in expected} == expected
+    assert sum(got[k].tokens for k in expected) == 35_963
+    assert {got[k].label for k in got} == {"Tool arguments (length from a redaction marker)"}
+    assert (
+        got["call:call_8TPxlf1FSDx5wmF0q5fZq2Wt"].chars,
+        got["call:call_8TPxlf1FSDx5wmF0q5fZq2Wt"].tokens,
+    ) == (
+        10_635,
+        2_659,
+    )
+    # each redacted call is one more redacted item (the 5 with a redacted name were counted)
+    assert dict(session.facts)["redacted_items"] == 989 + 365 - 5
+
+
+def test_each_part_of_a_call_counts_as_its_marker_or_its_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Line 9 of the plain rollout (an exec_command call) four ways: as it is (its text),
+    its arguments redacted, its name redacted beside plain arguments, and an apply_patch
+    whose input is redacted. A marker counts as its N wherever it stands; only the items
+    with one are labelled as measured from a redaction marker and counted as redacted."""
+    plain = record(PLAIN, 9)
+    arguments = plain["payload"]["arguments"]
+
+    def call(call_id: str, **payload: Any) -> dict[str, Any]:
+        return {**plain, "payload": {**plain["payload"], "call_id": call_id, **payload}}
+
+    lines = [
+        record(PLAIN, 1),
+        record(PLAIN, 6),
+        call("c-plain"),
+        call("c-args", arguments="[REDACTED_ARGUMENTS len=10623 sha=56293061]"),
+        call("c-name", name="[REDACTED_NAME len=41 sha=6507ee77]"),
+        {
+            **plain,
+            "payload": {
+                "type": "custom_tool_call",
+                "call_id": "c-patch",
+                "name": "apply_patch",
+                "input": "[REDACTED_INPUT len=2571 sha=adb0568c]",
+            },
+        },
+    ]
+    added = spy(monkeypatch)
+    (session,), _ = read(write(tmp_path, lines))
+    got = {a.id: (a.chars, a.tokens, a.label) for a in added if a.id.startswith("call:")}
+    marker = "Tool arguments (length from a redaction marker)"
+    assert got == {
+        "call:c-plain": (
+            12 + len(arguments),
+            math.ceil((12 + len(arguments)) / 4),
+            "Tool arguments",
+        ),
+        "call:c-args": (12 + 10_623, 2_659, marker),
+        "call:c-name": (41 + len(arguments), math.ceil((41 + len(arguments)) / 4), marker),
+        "call:c-patch": (11 + 2_571, 646, marker),
+    }
+    assert dict(session.facts)["redacted_items"] == 3  # the three calls with a marker
