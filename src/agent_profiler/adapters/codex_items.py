@@ -137,12 +137,18 @@ _IMAGE_PARTS = ("input_image", "output_image", "image")
 def _on_reasoning(
     builder: RolloutBuilder, item: dict[str, Any], ts: int, prefix: str, kind: str
 ) -> None:
+    # The summary and the text are parts of the reasoning item: they leave the context with
+    # it, at the next user prompt (`end_turn_reasoning`).
     summary = parts_text(item.get("summary"))
     if summary:
-        builder.response_parts(summary, f"{prefix}-reasoning", "Reasoning summary")
+        builder.reasoning_in_turn += builder.response_parts(
+            summary, f"{prefix}-reasoning", "Reasoning summary"
+        )
     raw = parts_text(item.get("content"))  # raw reasoning text (open models)
     if raw:
-        builder.response_parts(raw, f"{prefix}-reasoning-text", "Reasoning")
+        builder.reasoning_in_turn += builder.response_parts(
+            raw, f"{prefix}-reasoning-text", "Reasoning"
+        )
     elif prefix == "item":
         builder.hidden_reasoning(encrypted=bool(item.get("encrypted_content")))
     elif item.get("encrypted_content"):

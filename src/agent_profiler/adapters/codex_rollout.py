@@ -100,8 +100,9 @@ class RolloutBuilder:
     item_index: int = 0
     redacted_items: int = 0
     searches: list[tuple[str, str]] = field(default_factory=list)  # (query, call id)
-    # Encrypted reasoning of the pending request, sized when its token_count comes; then of
-    # the turn, which leaves the context at the next user prompt (docs/estimates.md).
+    # Encrypted reasoning of the pending request, sized when its token_count comes; then the
+    # reasoning items' parts (encrypted, summary, text) of the turn, which leave the context
+    # at the next user prompt (docs/estimates.md).
     reasoning_pending: list[tuple[Logged, str]] = field(default_factory=list)
     reasoning_in_turn: list[str] = field(default_factory=list)
     spawned: dict[str, str] = field(default_factory=dict)  # spawn call id → child thread id
@@ -204,17 +205,16 @@ class RolloutBuilder:
             observation=observation,
         )
 
-    def response_parts(self, texts: list[str], stem: str, label: str) -> None:
-        """The response's text parts as Assistant items, each with an id of its own."""
+    def response_parts(self, texts: list[str], stem: str, label: str) -> list[str]:
+        """The response's text parts as Assistant items, each with an id of its own; returns
+        the ids."""
+        ids = []
         for index, text in enumerate(texts):
             self.item_index += 1
-            self.add_text(
-                f"{stem}:{self.item_index}:{index}",
-                Category.ASSISTANT,
-                text,
-                label,
-                source_kind=SourceKind.RESPONSE,
-            )
+            item_id = f"{stem}:{self.item_index}:{index}"
+            self.add_text(item_id, Category.ASSISTANT, text, label, source_kind=SourceKind.RESPONSE)
+            ids.append(item_id)
+        return ids
 
     def hidden_reasoning(self, *, encrypted: bool) -> None:
         """A reasoning item whose text is not in the journal (encrypted, or stripped by
@@ -244,9 +244,10 @@ class RolloutBuilder:
         self.reasoning_pending.clear()
 
     def end_turn_reasoning(self) -> None:
-        """A user prompt: the previous turn's encrypted reasoning leaves the context (the
-        API keeps reasoning items only since the last user message; measured in the corpus:
-        the next request's input falls by that turn's reasoning_output_tokens)."""
+        """A user prompt: the previous turn's reasoning items leave the context, their
+        encrypted content with their summary and text (the API keeps reasoning items only
+        since the last user message; measured in the corpus: the next request's input
+        falls by that turn's reasoning_output_tokens)."""
         for item_id in self.reasoning_in_turn:
             self.log.remove(item_id)
         self.reasoning_in_turn.clear()

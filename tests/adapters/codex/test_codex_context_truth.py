@@ -309,3 +309,125 @@ def test_each_part_of_a_call_counts_as_its_marker_or_its_text(
         "call:c-patch": (11 + 2_571, 646, marker),
     }
     assert dict(session.facts)["redacted_items"] == 3  # the three calls with a marker
+
+
+# -- finding 4: a reasoning item's summary leaves with it ---------------------------------------
+
+_OUTPUTS = ("reasoning", "function_call", "custom_tool_call", "web_search_call")
+
+
+def _summary_tokens(payload: dict[str, Any]) -> list[int]:
+    return [_tokens(part["text"]) for part in payload.get("summary") or []]
+
+
+def test_the_summaries_of_earlier_turns_leave_at_the_next_prompt() -> None:
+    """localpush 12-54 writes a summary with its reasoning items. The API keeps reasoning
+    items only since the last user message, so the encrypted part leaves at each prompt,
+    and the summary, part of the same item, with it: at request-184 (line 1783; its last
+    user prompt is lines 1733-1734) the 3 summaries of the current turn are in the context
+    (27 tokens), not the 138 of earlier turns (1,358 tokens more, growing each turn)."""
+    lines = _lines(DESKTOP)
+    before = _usage_lines(lines)[182]  # request 183's token_count
+    start = next(
+        n
+        for n in range(before + 1, len(lines))
+        if lines[n]["type"] == "response_item"
+        and (
+            lines[n]["payload"].get("type") in _OUTPUTS
+            or lines[n]["payload"].get("role") == "assistant"
+        )
+    )
+    prompt = max(
+        n
+        for n in range(start)
+        if lines[n]["type"] == "event_msg" and lines[n]["payload"].get("type") == "user_message"
+    )
+    assert (prompt + 1, start + 1) == (1734, 1783)  # line numbers from 1
+    reasoning = [
+        (n, _summary_tokens(line["payload"]))
+        for n, line in enumerate(lines[:start])
+        if line["type"] == "response_item" and line["payload"].get("type") == "reasoning"
+    ]
+    current = [t for n, parts in reasoning if n > prompt for t in parts]
+    earlier = [t for n, parts in reasoning if n < prompt for t in parts]
+    assert (len(current), sum(current), len(earlier), sum(earlier)) == (3, 27, 138, 1_358)
+    (session,), _ = read(DESKTOP)
+    # Assistant history at request-184, counted independently: 1,358 tokens less than with
+    # the earlier turns' summaries
+    (snapshot,) = [s for s in session.snapshots if s.anchor_id == "request-184"]
+    assert dict(snapshot.categories)[Category.ASSISTANT] == _assistant_at(lines, start, prompt)
+
+
+def _assistant_at(lines: list[dict[str, Any]], start: int, prompt: int) -> int:
+    """Assistant history before line `start` (no compaction before it): every assistant
+    message, call and summary part, each summary part only after the last prompt, and the
+    encrypted reasoning of the current turn's requests (their reasoning_output_tokens)."""
+    total = 0
+    usage = _usage_lines(lines)
+    for n, line in enumerate(lines[:start]):
+        payload = line["payload"]
+        if line["type"] != "response_item":
+            continue
+        kind = payload.get("type")
+        if kind == "message" and payload.get("role") == "assistant":
+            total += sum(_tokens(part["text"]) for part in payload["content"])
+        elif kind in ("function_call", "custom_tool_call"):
+            total += math.ceil(_call_chars(payload) / 4)
+        elif kind == "reasoning" and n > prompt:
+            total += sum(_summary_tokens(payload))
+            following = next(u for u in usage if u > n)
+            info = lines[following]["payload"]["info"]["last_token_usage"]
+            total += info["reasoning_output_tokens"]
+    return total
+
+
+def test_a_reasoning_items_summary_and_text_leave_with_it(tmp_path: Path) -> None:
+    """Three turns of the plain rollout: turn 1 (lines 1–18), turn 2 (lines 20–31, two
+    requests) and a third prompt, each reasoning item given a summary, the second also raw
+    text (open models). At the second prompt the first turn's summary leaves with its
+    encrypted reasoning; the second turn's stays for the turn's next request, and leaves,
+    its text with it, at the third prompt."""
+
+    def reasoning(source: int, summary: str, text: str = "") -> dict[str, Any]:
+        line = record(PLAIN, source)
+        line["payload"]["summary"] = [{"type": "summary_text", "text": summary}]
+        if text:
+            line["payload"]["content"] = [{"type": "reasoning_text", "text": text}]
+        return line
+
+    first = reasoning(8, "**Listing tools** " * 5)
+    second = reasoning(24, "**Updating** " * 7, "Think about the context window." * 3)
+    third = record(PLAIN, 32)["timestamp"]
+    lines = [record(PLAIN, n) for n in (1, 2, 3, 4, 5, 6, 7)]
+    lines += [first] + [record(PLAIN, n) for n in (9, 10, 11, 12, 16, 17, 18)]
+    lines += [record(PLAIN, n) for n in (20, 22, 23)] + [second]
+    lines += [record(PLAIN, n) for n in (26, 27, 28, 29, 30, 31)]
+    lines += [{**_line(record(PLAIN, 32), _message("user", "next"))}]
+    lines += [{**record(PLAIN, 23), "timestamp": third}, record(PLAIN, 35), record(PLAIN, 36)]
+    (session,), _ = read(write(tmp_path, lines))
+    changes = {
+        s.anchor_id: {(c.id, c.label, c.change.value) for c in s.changes if "reasoning" in c.id}
+        for s in session.snapshots
+    }
+    summary, text = "Reasoning summary", "Reasoning"
+    encrypted = "Reasoning (encrypted) (estimate: reasoning-output-tokens)"
+    # the first turn's second request: the first reasoning item is in the context
+    assert changes["request-2"] == {
+        ("item-reasoning:8:0", summary, "added"),
+        ("reasoning-hidden:9", encrypted, "added"),
+    }
+    # the second prompt: that item leaves, its summary with it
+    assert changes["request-3"] == {
+        ("item-reasoning:8:0", summary, "removed"),
+        ("reasoning-hidden:9", encrypted, "removed"),
+    }
+    # the second turn's next request: its reasoning item (summary and text) is there
+    assert changes["request-4"] == {
+        ("item-reasoning:12:0", summary, "added"),
+        ("item-reasoning-text:13:0", text, "added"),
+    }
+    # the third prompt: it leaves
+    assert changes["request-5"] == {
+        ("item-reasoning:12:0", summary, "removed"),
+        ("item-reasoning-text:13:0", text, "removed"),
+    }
