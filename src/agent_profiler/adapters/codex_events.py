@@ -69,6 +69,7 @@ def _on_user_message(builder: RolloutBuilder, payload: dict[str, Any], ts: int, 
         )
     )
     builder.current_prompt = prompt_id
+    builder.prompted = True  # the initial context is complete
     builder.trigger_ns = ts
     builder.end_turn_reasoning()
 

@@ -28,7 +28,12 @@ from agent_profiler.adapters.codex_records import (
     parts_text,
     still_running,
 )
-from agent_profiler.adapters.codex_rollout import Compaction, RolloutBuilder, Tool
+from agent_profiler.adapters.codex_rollout import (
+    CONTEXT_CATEGORIES,
+    Compaction,
+    RolloutBuilder,
+    Tool,
+)
 from agent_profiler.adapters.common import json_text
 from agent_profiler.adapters.drafts import ToolArguments
 from agent_profiler.attribution import Observation
@@ -91,13 +96,18 @@ def _on_message(
             category, label = classify(role, text)
         prompted = prompted or category is Category.PROMPTS
         builder.item_index += 1
+        item_id = f"{stem}:{builder.item_index}:{index}"
+        if category in CONTEXT_CATEGORIES:
+            builder.context_block(item_id, replayed=prefix != "item")
+        elif category is Category.PROMPTS and prefix == "item":
+            builder.prompted = True
         kind_of_source = (
             SourceKind.PROMPT
             if category is Category.PROMPTS
             else (SourceKind.RESPONSE if role == "assistant" else SourceKind.NONE)
         )
         builder.add_text(
-            f"{stem}:{builder.item_index}:{index}",
+            item_id,
             category,
             text,
             label,
@@ -132,12 +142,18 @@ _IMAGE_PARTS = ("input_image", "output_image", "image")
 def _on_reasoning(
     builder: RolloutBuilder, item: dict[str, Any], ts: int, prefix: str, kind: str
 ) -> None:
+    # The summary and the text are parts of the reasoning item: they leave the context with
+    # it, at the next user prompt (`end_turn_reasoning`).
     summary = parts_text(item.get("summary"))
     if summary:
-        builder.response_parts(summary, f"{prefix}-reasoning", "Reasoning summary")
+        builder.reasoning_in_turn += builder.response_parts(
+            summary, f"{prefix}-reasoning", "Reasoning summary"
+        )
     raw = parts_text(item.get("content"))  # raw reasoning text (open models)
     if raw:
-        builder.response_parts(raw, f"{prefix}-reasoning-text", "Reasoning")
+        builder.reasoning_in_turn += builder.response_parts(
+            raw, f"{prefix}-reasoning-text", "Reasoning"
+        )
     elif prefix == "item":
         builder.hidden_reasoning(encrypted=bool(item.get("encrypted_content")))
     elif item.get("encrypted_content"):
@@ -221,6 +237,7 @@ def _on_call(
         call_id = builder.next_id("call")
     # Made once: tool_call_text(name, a) is name + tool_call_text("", a).
     text = tool_call_text(name, arguments)
+    measured = _call_measure(name, text) if "[REDACTED_" in text else None
     builder.add_text(
         f"call:{call_id}",
         Category.ASSISTANT,
@@ -228,6 +245,7 @@ def _on_call(
         "Tool arguments",
         source_id=call_id,
         source_kind=SourceKind.TOOL,
+        measured=measured,
     )
     if prefix == "item" and call_id not in builder.tools:
         request = builder.pending
@@ -249,6 +267,18 @@ def _on_call(
                 text=arguments if isinstance(arguments, str) else text[len(name) :],
             ),
         )
+
+
+def _call_measure(name: str, text: str) -> tuple[int, bool] | None:
+    """(characters, redacted) of a call's `text` (its name and its arguments) when a
+    sanitiser replaced either by a `[REDACTED_… len=N]` marker (`[REDACTED_NAME …]`,
+    `[REDACTED_ARGUMENTS …]`, `[REDACTED_INPUT …]`): each counts as its N, as a redacted
+    message or output does; None when neither is a marker (the text is measured)."""
+    name_chars, name_redacted = measure(name)
+    chars, redacted = measure(text[len(name) :])
+    if name_redacted or redacted:
+        return name_chars + chars, True
+    return None
 
 
 def _on_output(
@@ -309,28 +339,12 @@ def on_compacted(
     compaction_id = f"compaction-{len(builder.compactions) + 1}"
     history = payload.get("replacement_history")
     message = payload.get("message")
+    removed = builder.clear_for_compaction(replaced=isinstance(history, list))
     if isinstance(history, list):
-        # `replacement_history` is the entire new model-visible history; the base
-        # instructions are sent beside it and stay.
-        removed = builder.log.clear(keep=frozenset({Category.SYSTEM}))
+        # `replacement_history` is the entire new model-visible history (FORMATS §3.5).
         for item in history:
             if isinstance(item, dict):
                 on_response_item(builder, item, ts, line, prefix=compaction_id)
-    else:
-        # Older builds record only the summary; Codex rebuilds the history from the
-        # initial context, the user's messages and the summary.
-        removed = builder.log.clear(
-            keep=frozenset(
-                {
-                    Category.SYSTEM,
-                    Category.RULES,
-                    Category.SKILLS,
-                    Category.ENVIRONMENT,
-                    Category.PROMPTS,
-                    Category.UNATTRIBUTED,
-                }
-            )
-        )
     if measure(message)[0] and not isinstance(history, list):
         builder.add_text(
             f"summary:{compaction_id}", Category.SUMMARIES, message, "Compaction summary"

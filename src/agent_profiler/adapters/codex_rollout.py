@@ -34,6 +34,19 @@ from agent_profiler.model import Category, Fact, Harness, Marker, Prompt, Sessio
 from agent_profiler.records import record
 
 HARNESS = Harness.CODEX
+BASE_INSTRUCTIONS = "system:base_instructions"  # the system prompt: sent beside the history
+# The categories of the context blocks Codex injects as messages (developer instructions,
+# permissions, skills and plugins listings, AGENTS.md, environment context).
+CONTEXT_CATEGORIES = frozenset(
+    {Category.SYSTEM, Category.RULES, Category.SKILLS, Category.ENVIRONMENT}
+)
+
+# What a compaction's `log.clear` keeps once the blocks that leave have been removed by id
+# (`RolloutBuilder.clear_for_compaction`): with a replacement history, the base instructions;
+# a rebuilt history also keeps the prompts and a redacted user-role block (a prompt or the
+# initial AGENTS.md: the marker does not say which).
+_REPLACED_KEEPS = frozenset({Category.SYSTEM})
+_REBUILT_KEEPS = CONTEXT_CATEGORIES | {Category.PROMPTS, Category.UNATTRIBUTED}
 
 
 @dataclass(slots=True, kw_only=True)
@@ -92,11 +105,17 @@ class RolloutBuilder:
     item_index: int = 0
     redacted_items: int = 0
     searches: list[tuple[str, str]] = field(default_factory=list)  # (query, call id)
-    # Encrypted reasoning of the pending request, sized when its token_count comes; then of
-    # the turn, which leaves the context at the next user prompt (docs/estimates.md).
+    # Encrypted reasoning of the pending request, sized when its token_count comes; then the
+    # reasoning items' parts (encrypted, summary, text) of the turn, which leave the context
+    # at the next user prompt (docs/estimates.md).
     reasoning_pending: list[tuple[Logged, str]] = field(default_factory=list)
     reasoning_in_turn: list[str] = field(default_factory=list)
     spawned: dict[str, str] = field(default_factory=dict)  # spawn call id → child thread id
+    # The injected context blocks in the context (CONTEXT_CATEGORIES, from messages), and of
+    # them the initial context: those written before the first user prompt (`prompted`).
+    context_items: list[str] = field(default_factory=list)
+    initial_context: set[str] = field(default_factory=set)
+    prompted: bool = False
     facts: list[Fact] = field(default_factory=list)
     markers: list[Marker] = field(default_factory=list)  # Events: rollbacks
     # Every item id in the order it entered the context, and where in that order each user
@@ -151,7 +170,7 @@ class RolloutBuilder:
         base = payload.get("base_instructions")
         text = base.get("text") if isinstance(base, dict) else payload.get("instructions")
         if isinstance(text, str) and text:
-            self.add_text("system:base_instructions", Category.SYSTEM, text, "Base instructions")
+            self.add_text(BASE_INSTRUCTIONS, Category.SYSTEM, text, "Base instructions")
         source = payload.get("source")
         spawn = thread_spawn(source)
         if spawn is not None:
@@ -223,17 +242,16 @@ class RolloutBuilder:
             observation=observation,
         )
 
-    def response_parts(self, texts: list[str], stem: str, label: str) -> None:
-        """The response's text parts as Assistant items, each with an id of its own."""
+    def response_parts(self, texts: list[str], stem: str, label: str) -> list[str]:
+        """The response's text parts as Assistant items, each with an id of its own; returns
+        the ids."""
+        ids = []
         for index, text in enumerate(texts):
             self.item_index += 1
-            self.add_text(
-                f"{stem}:{self.item_index}:{index}",
-                Category.ASSISTANT,
-                text,
-                label,
-                source_kind=SourceKind.RESPONSE,
-            )
+            item_id = f"{stem}:{self.item_index}:{index}"
+            self.add_text(item_id, Category.ASSISTANT, text, label, source_kind=SourceKind.RESPONSE)
+            ids.append(item_id)
+        return ids
 
     def hidden_reasoning(self, *, encrypted: bool) -> None:
         """A reasoning item whose text is not in the journal (encrypted, or stripped by
@@ -264,12 +282,44 @@ class RolloutBuilder:
         self.reasoning_pending.clear()
 
     def end_turn_reasoning(self) -> None:
-        """A user prompt: the previous turn's encrypted reasoning leaves the context (the
-        API keeps reasoning items only since the last user message; measured in the corpus:
-        the next request's input falls by that turn's reasoning_output_tokens)."""
+        """A user prompt: the previous turn's reasoning items leave the context, their
+        encrypted content with their summary and text (the API keeps reasoning items only
+        since the last user message; measured in the corpus: the next request's input
+        falls by that turn's reasoning_output_tokens)."""
         for item_id in self.reasoning_in_turn:
             self.log.remove(item_id)
         self.reasoning_in_turn.clear()
+
+    def context_block(self, item_id: str, *, replayed: bool) -> None:
+        """A message block of CONTEXT_CATEGORIES entered the context: a compaction decides
+        whether it stays (`clear_for_compaction`)."""
+        self.context_items.append(item_id)
+        if not replayed and not self.prompted:
+            self.initial_context.add(item_id)
+
+    def clear_for_compaction(self, *, replaced: bool) -> int:
+        """A compaction empties the context but for the base instructions (the request's
+        `instructions`, sent beside the history) and the inferred head; returns how many
+        items left.
+
+        `replaced`: the compacted line has a `replacement_history`, the entire new history
+        (its developer and context messages among it), which the caller adds next. Else
+        (older builds, local compaction) Codex rebuilt the history as the initial context,
+        the user's messages and the summary (codex-rs `compact.rs`
+        `build_compacted_history(initial_context, user_messages, summary)`): the blocks of
+        the initial context stay, once, and the prompts; the blocks injected later (context
+        updates) leave, as do the assistant's items, the tool results and the earlier
+        summaries."""
+        removed = 0
+        kept: list[str] = []
+        for item_id in self.context_items:
+            if not replaced and item_id in self.initial_context:
+                kept.append(item_id)
+            elif self.log.remove(item_id):
+                removed += 1
+        self.context_items = kept
+        # Of CONTEXT_CATEGORIES, only the base instructions and the kept blocks are left.
+        return removed + self.log.clear(keep=_REPLACED_KEEPS if replaced else _REBUILT_KEEPS)
 
     # -- result -------------------------------------------------------------
 
