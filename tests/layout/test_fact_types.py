@@ -66,7 +66,7 @@ def test_count_facts_are_integers_on_every_bundled_journal(tmp_path: Path) -> No
         "inherited_requests",
         "pruned_tool_results",
     }
-    assert ("uint", 26) in found["redacted_items"]  # the Codex 20-34-25 rollout (its golden)
+    assert ("uint", 30) in found["redacted_items"]  # the Codex 20-34-25 rollout (its golden)
     assert ("uint", 103) in found["thinking_level_changes"]  # Pi's large session
     assert ("uint", 18) in found["tool_calls_not_run"]
     assert found["inherited_requests"] == {("uint", 484)}  # Pi's fork (before-compaction)

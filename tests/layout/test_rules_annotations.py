@@ -197,7 +197,7 @@ def test_a_tool_call_without_its_result_is_incomplete_and_its_response_says_its_
         "call_id": "call_UtYwHmwWekzvq83m8Rb9K8jJ",
         "name": "exec_command",
         "is_error": False,
-        "bytes": 41,
+        "bytes": 456,  # the `len=456` its redaction marker states
         "keys": [],
         "result_chars": 0,
         "incomplete": True,

@@ -60,7 +60,7 @@ def test_largest_additions_list_every_growth_largest_first_then_by_time_and_id()
     ]
     assert [g for g in grown if g[0] == INFERRED_HEAD_ID] != []
     grown = [g for g in grown if g[0] != INFERRED_HEAD_ID]
-    assert len(additions) == len(grown) == 1497
+    assert len(additions) == len(grown) == 1470
     assert sum(a.change.id.startswith("reasoning-hidden") for a in additions) == 189
     assert sorted((a.change.id, a.snapshot.time_ns) for a in additions) == sorted(grown)
     assert not [a for a in additions if a.snapshot.baseline]

@@ -9,6 +9,7 @@ Separate from `codex_rollout.py`, which holds the state, the requests and the fi
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from agent_profiler.adapters.codex_agents import on_agent_message_item, spawn_output
@@ -255,17 +256,21 @@ def _on_call(
         decode = kind == "function_call" and not (
             isinstance(arguments, str) and arguments.startswith("[REDACTED_")
         )
+        given = ToolArguments.of(
+            arguments,
+            decode=decode,
+            text=arguments if isinstance(arguments, str) else text[len(name) :],
+        )
+        stated, redacted = measure(arguments)
+        if redacted:  # the size of what the marker replaced, as in the context
+            given = replace(given, bytes=stated)
         builder.tools[call_id] = Tool(
             call_id,
             name,
             ts,
             request.id if request else None,
             builder.current_prompt,
-            ToolArguments.of(
-                arguments,
-                decode=decode,
-                text=arguments if isinstance(arguments, str) else text[len(name) :],
-            ),
+            given,
         )
 
 

@@ -261,6 +261,9 @@ def test_redacted_call_arguments_are_measured_by_their_stated_length(
         10_635,
         2_659,
     )
+    # the tool call's argument size is the stated one, as in the context
+    (call,) = [t for t in session.tool_calls if t.call_id == "call_8TPxlf1FSDx5wmF0q5fZq2Wt"]
+    assert call.arg_bytes == 10_623
     # each redacted call is one more redacted item (the 5 with a redacted name were counted)
     assert dict(session.facts)["redacted_items"] == 989 + 365 - 5
 
@@ -307,6 +310,13 @@ def test_each_part_of_a_call_counts_as_its_marker_or_its_text(
         "call:c-args": (12 + 10_623, 2_659, marker),
         "call:c-name": (41 + len(arguments), math.ceil((41 + len(arguments)) / 4), marker),
         "call:c-patch": (11 + 2_571, 646, marker),
+    }
+    sizes = {t.call_id: t.arg_bytes for t in session.tool_calls}
+    assert sizes == {
+        "c-plain": len(arguments),
+        "c-args": 10_623,
+        "c-name": len(arguments),
+        "c-patch": 2_571,
     }
     assert dict(session.facts)["redacted_items"] == 3  # the three calls with a marker
 
