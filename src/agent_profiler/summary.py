@@ -42,6 +42,7 @@ from agent_profiler.views import (
     largest_addition_per_snapshot,
     largest_additions,
     main_model,
+    mid_conversation_why,
     model_requests,
     session_fill,
     session_span,
@@ -109,6 +110,7 @@ class SessionSummary:
     subagents_not_read: int = 0
     # The journal starts mid-conversation: its inferred head holds earlier turns too.
     starts_mid_conversation: bool = False
+    mid_conversation_why: str = ""  # as the adapter says it (not in --json: the bool is)
     # A fork's copied history (Pi): (entries, the source's requests among them), or None.
     inherited_history: tuple[int, int] | None = None
     # A subagent whose parent cannot be named (no `parent`): marked so in the table.
@@ -323,6 +325,7 @@ def summarise(
         api_errors=api_errors(session),
         subagents_not_read=unread_children(session),
         starts_mid_conversation=starts_mid_conversation(session),
+        mid_conversation_why=mid_conversation_why(session),
         inherited_history=inherited_history(session),
         orphan_subagent=session.is_subagent and session.parent_session is None,
     )

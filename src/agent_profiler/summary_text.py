@@ -266,9 +266,9 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
             )
         if row.starts_mid_conversation:
             out.append(
-                f"{escape_cell(row.session)}: the journal starts mid-conversation (its first "
-                "record's parent is not in it): its Unattributed holds the earlier turns as well "
-                "as the system prompt and tool schemas"
+                f"{escape_cell(row.session)}: the journal starts mid-conversation "
+                f"({row.mid_conversation_why}): its Unattributed holds the earlier turns as "
+                "well as the system prompt and tool schemas"
             )
         if row.inherited_history is not None:
             entries, requests = row.inherited_history

@@ -149,6 +149,13 @@ def starts_mid_conversation(session: Session) -> bool:
     return any(name == MID_CONVERSATION for name, _ in session.facts)
 
 
+def mid_conversation_why(session: Session) -> str:
+    """Why the journal is known to start mid-conversation, as its adapter said it ("its
+    first record's parent is not in the journal"; a Codex rollout that continues another),
+    or "" when it does not."""
+    return next((str(why) for name, why in session.facts if name == MID_CONVERSATION), "")
+
+
 def inherited_history(session: Session) -> tuple[int, int] | None:
     """A fork that begins with a copy of its source's history (Pi): how many entries it
     copied and how many of them were the source's requests, or None. They are the context

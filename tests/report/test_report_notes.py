@@ -23,7 +23,10 @@ def test_the_page_says_a_journal_starts_mid_conversation_and_its_api_errors(
         [excerpt / "entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl"], Diagnostics()
     ).sessions
     words = " ".join(estimation_words(session))
-    assert "The journal starts mid-conversation (its first record's parent is not in it)" in words
+    assert (
+        "The journal starts mid-conversation (its first record's parent is not in the journal)"
+        in words
+    )
     assert "failed API call" not in words
     journal = tmp_path / "s.jsonl"
     base = {"sessionId": "s1", "timestamp": "2026-06-05T15:13:20.000Z", "parentUuid": None}

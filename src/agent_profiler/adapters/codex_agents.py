@@ -154,7 +154,7 @@ def on_rollout_reference(
     builder.facts.append(("rollout_reference", said))
     if not any(key == MID_CONVERSATION for key, _ in builder.facts):
         builder.facts.append(
-            (MID_CONVERSATION, f"its history continues {said} (a rollout_reference, not read)")
+            (MID_CONVERSATION, f"its history continues {said}: a rollout_reference, not read")
         )
 
 

@@ -43,11 +43,11 @@ from agent_profiler.views import (
     head_source,
     inherited_history,
     largest_additions,
+    mid_conversation_why,
     model_runs,
     request_windows,
     session_span,
     snapshots_in_time_order,
-    starts_mid_conversation,
     unattributed_is_head,
 )
 
@@ -193,11 +193,10 @@ def estimation_words(session: Session) -> list[str]:
         words = redacted_words(redacted)
         sentences.append(f"{words[:1].upper()}{words[1:]}.")
     sentences += _unmetered_words(session)
-    if starts_mid_conversation(session):
+    if why := mid_conversation_why(session):
         sentences.append(
-            "The journal starts mid-conversation (its first record's parent is not in it): "
-            "its Unattributed holds the earlier turns as well as the system prompt and tool "
-            "schemas."
+            f"The journal starts mid-conversation ({why}): its Unattributed holds the "
+            "earlier turns as well as the system prompt and tool schemas."
         )
     if (inherited := inherited_history(session)) is not None:
         sentences.append(

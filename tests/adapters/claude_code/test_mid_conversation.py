@@ -51,7 +51,10 @@ def test_the_excerpt_that_starts_mid_turn_is_said_to() -> None:
     assert rows[0]["starts_mid_conversation"] is True and rows[0]["inferred_head"] is False
     text = runner.invoke(app, ["summary", str(EXCERPT)]).stdout
     assert "Unattributed 66%" in text and HEAD_LABEL not in text
-    assert ": the journal starts mid-conversation (its first record's parent is not in it)" in text
+    assert (
+        ": the journal starts mid-conversation (its first record's parent is not in the journal)"
+        in text
+    )
 
 
 @pytest.mark.skipif(not SPOTTER.is_dir(), reason="../shared/corpus is absent")

@@ -18,6 +18,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from typer.testing import CliRunner
+
+from agent_profiler.cli import app
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.loader import load
 from agent_profiler.model import MID_CONVERSATION
@@ -86,6 +89,19 @@ def test_a_rollout_reference_marks_the_inherited_history_it_does_not_read(
     forked, _ = read_single(write(tmp_path, lines, "rollout-fork.jsonl"))
     said = dict(forked.facts)["rollout_reference"]
     assert said == "thread base-1 (rollout-x.jsonl), up to its user message 3"
+    # The summary and the report say why in the harness's terms, not Claude Code's
+    why = (
+        "the journal starts mid-conversation (its history continues thread base-1"
+        " (rollout-x.jsonl), up to its user message 3: a rollout_reference, not read)"
+    )
+    text = CliRunner().invoke(app, ["summary", str(tmp_path / "rollout-fork.jsonl")]).stdout
+    assert why in text and "first record's parent" not in text
+    page = tmp_path / "r.html"
+    result = CliRunner().invoke(
+        app, ["report", str(tmp_path / "rollout-fork.jsonl"), "-o", str(page)]
+    )
+    assert result.exit_code in (0, 1), result.output
+    assert why.replace("the journal", "The journal") in " ".join(page.read_text().split())
 
 
 # -- C3: what a paginated thread and the newest policy write instead of the legacy events ---
