@@ -19,7 +19,7 @@ from agent_profiler.adapters import ADAPTERS, JournalGroup, SniffedFile, adapter
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError, UsageError
 from agent_profiler.inputs import STDIN as STDIN
-from agent_profiler.inputs import copy_of, dead_link, is_dataset, os_reason
+from agent_profiler.inputs import copy_of, dead_link, is_dataset, os_reason, unopenable
 from agent_profiler.inputs import is_stream as is_stream
 from agent_profiler.jsonl import json_document, sniff
 from agent_profiler.links import Link as Link
@@ -90,6 +90,9 @@ def expand(inputs: Iterable[Path]) -> Expanded:
                 continue
             copies.append(("<stdin>" if name == STDIN else name, copy))
             candidates = [copy]
+        elif reason := unopenable(path):
+            failures.append(JournalError(name, reason))
+            continue
         elif path.is_dir() and is_dataset(path):
             # A dataset `collect` wrote (Parquet files, no journal): walked, it was "no
             # journal here" and a note of 120 other files not read.
