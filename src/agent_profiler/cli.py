@@ -586,6 +586,11 @@ def main() -> None:
     try:
         app()
     except SystemExit as done:
+        # Ctrl-C outside a command's body (Typer parsing the line, importing pydantic):
+        # Typer ends it in a silent exit 130; it says `interrupted` as every command does.
+        if isinstance(stopped := done.__context__, typer.Exit):
+            if isinstance(stopped.__cause__, KeyboardInterrupt):
+                sys.exit(failure(stopped.__cause__))
         # Under Click's own usage errors (ours end in typer.Exit, and say it all): a word
         # Click read as an option, or an output option that took one for its file name.
         clicks = done.code == 2 and not isinstance(done.__context__, typer.Exit)

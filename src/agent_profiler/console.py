@@ -4,6 +4,7 @@ export (entry.py), speaks through here, so they say the same things the same way
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -40,6 +41,73 @@ def echo(message: str, err: bool = False) -> None:
         if err:
             raise
         raise stdout_failed(error) from error
+
+
+class Closed:
+    """What stands for a standard stream the process was started without (`<&-`, `>&-`),
+    where Python leaves None and every use was an AttributeError, exit 70: writing to it
+    (its text or its bytes) or reading from it is an OSError, "not open", which the usual
+    paths make one line naming it (`error: stdout: not open`); stderr's takes what is
+    said and drops it, there being nowhere else to say it."""
+
+    closed = False
+    encoding = "utf-8"
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @property
+    def buffer(self) -> Closed:
+        return self
+
+    def write(self, data: object) -> int:
+        if self.name == "stderr":
+            return 0
+        raise OSError(errno.EBADF, "not open")
+
+    def read(self, size: int = -1) -> bytes:
+        raise OSError(errno.EBADF, "standard input is closed")
+
+    readline = read
+
+    def flush(self) -> None:
+        """Nothing is held: the interpreter's flush at exit passes."""
+
+    def isatty(self) -> bool:
+        return False
+
+    def __enter__(self) -> Closed:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def fileno(self) -> int:
+        raise OSError(errno.EBADF, "not open")
+
+
+def stand_in_for_closed() -> None:
+    """A `Closed` for each standard stream Python found closed at start, its descriptor
+    held by /dev/null: a file opened later (an output, a spool) would take the lowest free
+    number, 1 for one, and a worker's stray print would land in it."""
+    for fd, name, mode in (
+        (0, "stdin", os.O_RDONLY),
+        (1, "stdout", os.O_WRONLY),
+        (2, "stderr", os.O_WRONLY),
+    ):
+        if getattr(sys, name) is not None:
+            continue
+        try:
+            os.fstat(fd)
+        except OSError:
+            try:
+                held = os.open(os.devnull, mode)
+                if held != fd:
+                    os.dup2(held, fd)
+                    os.close(held)
+            except OSError:
+                pass
+        setattr(sys, name, Closed(name))
 
 
 def stdout_failed(error: OSError) -> OutputError:
@@ -197,7 +265,9 @@ def group_progress(journals: list[Path]) -> Callable[[int, int, JournalGroup], N
     """A one-line progress display on stderr (on a terminal only), journal group by group,
     when there is more than one input or a directory. Inside one large file
     `byte_progress` shows how far reading is."""
-    many = len(journals) > 1 or any(p.is_dir() for p in journals)
+    from agent_profiler.inputs import is_folder
+
+    many = len(journals) > 1 or any(is_folder(p) for p in journals)
     if not many or not sys.stderr.isatty():
         return None
 
