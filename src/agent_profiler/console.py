@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agent_profiler.errors import AgentProfilerError, OutputError, UsageError
+from agent_profiler.errors import AgentProfilerError, JournalError, OutputError, UsageError
 
 if TYPE_CHECKING:
     from agent_profiler.adapters import JournalGroup
@@ -26,6 +26,23 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT: Ctrl-C
 EXIT_TERMINATED = 143  # 128 + SIGTERM, as a process killed by it reports
 EXIT_INTERNAL = 70  # EX_SOFTWARE: a bug of ours, reported in one line
 PROGRESS_BYTES = 20 * 1024 * 1024  # show a progress bar from this input size on
+
+
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
+
+
+def escaped(text: str) -> str:
+    """`text` with each control or format character (and the backslash) escaped as `repr`
+    writes it: `\\x1b[2J` prints as those characters, and `\\n` cannot start a line."""
+    return "".join(
+        c if c.isprintable() and c != "\\" else _ESCAPES.get(c) or repr(c)[1:-1] for c in text
+    )
+
+
+def printable(text: str) -> str:
+    """`text` as it is when every character prints, else `escaped`: a name from a disk or
+    a journal (a file named with an escape code) said on a terminal."""
+    return text if text.isprintable() else escaped(text)
 
 
 def echo(message: str, err: bool = False) -> None:
@@ -126,6 +143,11 @@ def failure(error: BaseException) -> int:
     if isinstance(error, UsageError):
         echo(f"error: {error}", err=True)
         return EXIT_USAGE
+    if isinstance(error, JournalError):  # its file named as every line names one
+        from agent_profiler.diagnostics import shown_error
+
+        echo(f"error: {shown_error(error)}", err=True)
+        return EXIT_INPUT
     if isinstance(error, AgentProfilerError):
         echo(f"error: {error}", err=True)
         return EXIT_INPUT
@@ -220,8 +242,11 @@ def tell_reading(result: LoadResult, diagnostics: Diagnostics) -> None:
             line = line.replace(str(copy), given)
         return line
 
+    from agent_profiler.diagnostics import shown_error
+
     for failed in result.failures:
-        echo(as_given(f"error: {failed}"), err=True)
+        # Named as the warnings below name a file (shown_path), not by its raw path.
+        echo(as_given(f"error: {shown_error(failed)}"), err=True)
     for line in diagnostics.summary_lines():
         echo(as_given(line), err=True)
     if diagnostics.unrecognised:
@@ -251,7 +276,7 @@ def byte_progress() -> Callable[[str, int, int], None] | None:
     def report(path: str, done: int, size: int) -> None:
         if size < PROGRESS_BYTES:
             return
-        name = Path(path).name[:50]
+        name = printable(Path(path).name[:50])
         share = min(100, 100 * done // max(size, 1))
         sys.stderr.write(f"\r\033[Kreading {name}: {share}% of {human_size(size)}")
         if share >= 100:
@@ -272,7 +297,7 @@ def group_progress(journals: list[Path]) -> Callable[[int, int, JournalGroup], N
         return None
 
     def report(done: int, total: int, group: JournalGroup) -> None:
-        name = (group.main or group.extras[0]).name
+        name = printable((group.main or group.extras[0]).name)
         end = "\n" if done == total else ""
         sys.stderr.write(f"\r\033[Kreading journals: {done}/{total} {name[:60]}{end}")
         sys.stderr.flush()

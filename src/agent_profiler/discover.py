@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from agent_profiler.adapters import ADAPTERS
-from agent_profiler.console import echo, human_size
+from agent_profiler.console import echo, human_size, printable
 from agent_profiler.model import Harness, frozen
 
 # The variables that move a harness's journals (each adapter's `locate` reads them), and
@@ -136,7 +136,6 @@ def run_discover(
     stderr, a harness variable that points at no folder, and an empty answer's reasons."""
     import orjson
 
-    from agent_profiler.diagnostics import escaped
     from agent_profiler.options import moment_ns
 
     for note in misplaced(harness, os.environ):
@@ -161,10 +160,7 @@ def run_discover(
         start = journal.to_json()["start"] or "-"
         # A file name or project with an escape code or a newline is shown escaped: a
         # folder someone else filled cannot clear the screen or forge a line.
-        shown = [
-            escaped(text) if not text.isprintable() else text
-            for text in (journal.project or "-", str(journal.path))
-        ]
+        shown = [printable(text) for text in (journal.project or "-", str(journal.path))]
         echo(
             f"{journal.harness.value:<11}  {start:<25}  {human_size(journal.size):>9}  "
             f"{shown[0]}\n  {shown[1]}"

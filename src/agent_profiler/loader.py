@@ -215,9 +215,11 @@ def plan(
                 # A Gemini CLI document or an OpenCode export forced to another harness.
                 failures.append(_wrong_harness(path, harness))
                 continue
-            reason = next(
-                (why for a in ADAPTERS if a.explain and (why := a.explain(path))), None
-            ) or json_document(path)
+            reason = (
+                next((why for a in ADAPTERS if a.explain and (why := a.explain(path))), None)
+                or json_document(path)
+                or _gzip_damage(path)
+            )
             failures.append(JournalError(str(path), reason) if reason else error)
             continue
         if not head:
@@ -517,6 +519,27 @@ def _no_records(path: Path) -> str:
     if text[:1] in (b"{", b"[") and b"\n" not in text.rstrip():
         return "one line of JSON that does not parse: a JSON document cut short?"
     return "no line of it is JSON: not a journal"
+
+
+def _gzip_damage(path: Path) -> str | None:
+    """Why a `.gz` file none of whose start reads as a journal is damaged (a gzipped JSON
+    document cut short: its first line, the document's start, is no JSON), or None. Its
+    error said "not a JSONL journal" of a Gemini CLI or OpenCode `.json.gz` cut short."""
+    if not path.name.endswith(".gz"):
+        return None
+    import gzip  # here: only a file that failed pays for it
+    import zlib
+
+    try:
+        with gzip.open(path, "rb") as stream:
+            for _ in range(256):  # 256 MB read whole is a stream that is not damaged early
+                if not stream.read(1 << 20):
+                    break
+    except (EOFError, zlib.error, gzip.BadGzipFile) as error:
+        return f"corrupt or truncated gzip stream ({error or type(error).__name__}); not read"
+    except OSError:
+        return None
+    return None
 
 
 def _wrong_harness(path: Path, harness: Harness) -> JournalError:
