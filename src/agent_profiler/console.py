@@ -244,6 +244,7 @@ def tell_reading(result: LoadResult, diagnostics: Diagnostics) -> None:
 
     from agent_profiler.diagnostics import shown_error
 
+    diagnostics.forget_failed(result.failures)  # each file said once: its error line
     for failed in result.failures:
         # Named as the warnings below name a file (shown_path), not by its raw path.
         echo(as_given(f"error: {shown_error(failed)}"), err=True)

@@ -225,6 +225,19 @@ class Diagnostics:
         result whose call is not in the journal)."""
         self.notes[_safe_key(kind)] += 1
 
+    def forget_failed(self, failures: list[JournalError]) -> None:
+        """Drop the `unreadable` warnings about files that `failures` name: a file said on
+        its own `error:` line (a damaged subagent file, refused when planned and then
+        warned about when its session read it) is said once."""
+        failed = {error.path for error in failures}
+        kept = [w for w in self.warnings if not (w.kind == "unreadable" and w.path in failed)]
+        dropped = len(self.warnings) - len(kept)
+        if dropped:
+            self.warnings = kept
+            self.warning_counts["unreadable"] -= dropped
+            if self.warning_counts["unreadable"] <= 0:
+                del self.warning_counts["unreadable"]
+
     def absorb(self, other: Diagnostics) -> None:
         """Add what `other` counted (a journal group read on its own) after this one's."""
         room = self.keep_first - len(self.warnings)

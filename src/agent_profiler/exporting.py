@@ -110,7 +110,7 @@ def read_each(
         unread += outcome.unread
         each(outcome)
     warn_missing_parents(links, diagnostics)
-    warn_unread_children(unread, diagnostics)
+    warn_unread_children(unread, diagnostics, failed=result.failures)
     console.tell_reading(result, diagnostics)
     return result, diagnostics
 

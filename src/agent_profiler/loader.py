@@ -441,7 +441,7 @@ def load(
         if progress is not None:
             progress(done, len(groups), group)
     warn_missing_parents(parent_links(result.sessions), diagnostics)
-    warn_unread_children(unread_links(result.sessions), diagnostics)
+    warn_unread_children(unread_links(result.sessions), diagnostics, failed=result.failures)
     return result
 
 
