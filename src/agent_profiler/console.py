@@ -156,7 +156,7 @@ def failure(error: BaseException) -> int:
         return EXIT_BROKEN_PIPE
     if isinstance(error, OSError) and _writing_stdout(error):
         return failure(stdout_failed(error))
-    if isinstance(error, KeyboardInterrupt):
+    if isinstance(error, KeyboardInterrupt) or _query_interrupted(error):
         forget_unhandled_interrupt()
         echo("interrupted", err=True)
         return EXIT_INTERRUPTED
@@ -166,6 +166,12 @@ def failure(error: BaseException) -> int:
         err=True,
     )
     return EXIT_INTERNAL
+
+
+def _query_interrupted(error: BaseException) -> bool:
+    """DuckDB's word for a Ctrl-C that came while it ran a query (`fleet`, `collect`): a
+    RuntimeError, which ended the run as an internal error (exit 70)."""
+    return type(error) is RuntimeError and str(error) == "Query interrupted"
 
 
 def _writing_stdout(error: OSError) -> bool:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import typer.core
 
-from agent_profiler import cli, entry
+from agent_profiler import cli, console, entry
 from samples import CLAUDE_SMALL
 
 
@@ -61,6 +61,13 @@ def test_ctrl_c_while_typer_parses_says_interrupted(
     monkeypatch.setattr(sys, "argv", ["agent-profiler", command, str(CLAUDE_SMALL)])
     assert _exit_code(cli.main) == 130
     assert capsys.readouterr().err == "interrupted\n"
+
+
+def test_duckdb_interrupted_by_ctrl_c_says_interrupted(capsys: pytest.CaptureFixture[str]) -> None:
+    # (fleet and collect: DuckDB turns the KeyboardInterrupt into a RuntimeError)
+    assert console.failure(RuntimeError("Query interrupted")) == 130
+    assert capsys.readouterr().err == "interrupted\n"
+    assert console.failure(RuntimeError("something else")) == 70
 
 
 def _closing(fd: int) -> None:
