@@ -114,19 +114,33 @@ def misplaced(harness: Harness | None, env: Mapping[str, str]) -> list[str]:
         value = env.get(variable)
         if not value:
             continue
-        path = Path(value)
-        try:
-            fits = path.is_dir() if is_folder else path.is_file()
-        except OSError:  # a folder above it cannot be opened
-            fits = False
-        if not fits:
-            what = "folder" if is_folder else "file"
-            exists = "is not a folder" if is_folder and path.exists() else f"names no {what}"
+        wrong = _wrong(Path(value), is_folder)
+        if wrong:
             notes.append(
-                f"note: {variable} ({shown_path(value)}) {exists}: "
+                f"note: {variable} ({shown_path(value)}) {wrong}: "
                 f"{', '.join(owners)} journals were looked for there"
             )
     return notes
+
+
+def _wrong(path: Path, is_folder: bool) -> str | None:
+    """What is wrong with a harness variable's place: no folder (or not one), no file, a
+    file that is no SQLite database (OPENCODE_DB naming a JSONL journal was listed as an
+    OpenCode database); None when it fits."""
+    from agent_profiler.inputs import os_reason
+
+    try:
+        if is_folder:
+            if path.is_dir():
+                return None
+            return "is not a folder" if path.exists() else "names no folder"
+        if not path.is_file():
+            return "names no file"
+        with path.open("rb") as stream:
+            sqlite = stream.read(16) == b"SQLite format 3\x00"
+        return None if sqlite else "is not a SQLite database"
+    except OSError as error:  # a folder above it that cannot be opened
+        return f"cannot be opened ({os_reason(error)})"
 
 
 def run_discover(

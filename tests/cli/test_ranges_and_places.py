@@ -69,3 +69,11 @@ def test_discover_is_quiet_about_variables_of_other_harnesses(tmp_path: Path) ->
     assert "CODEX_HOME" not in result.stderr
     result = runner.invoke(app, ["discover"], env=env)
     assert "note: CODEX_HOME (~/none) names no folder: codex journals" in result.stderr
+
+
+def test_discover_says_an_opencode_db_that_is_no_database(tmp_path: Path) -> None:
+    journal = tmp_path / "x.jsonl"
+    journal.write_text("{}\n")
+    env = {"HOME": str(tmp_path), "OPENCODE_DB": str(journal), "XDG_DATA_HOME": ""}
+    result = runner.invoke(app, ["discover", "--harness", "opencode"], env=env)
+    assert "note: OPENCODE_DB (~/x.jsonl) is not a SQLite database: opencode" in result.stderr
