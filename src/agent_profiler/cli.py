@@ -22,6 +22,7 @@ from agent_profiler.console import (
     PROGRESS_BYTES,
     echo,
     failure,
+    printable,
 )
 from agent_profiler.discover import run_discover
 from agent_profiler.errors import AgentProfilerError, UsageError
@@ -371,7 +372,7 @@ def _open_in_ui(trace: Path, *, browser: bool, timeout: float) -> None:
         else:
             echo(url)
         echo(
-            f"serving {trace.name} on 127.0.0.1:9001 until it is fetched "
+            f"serving {printable(trace.name)} on 127.0.0.1:9001 until it is fetched "
             f"(at most {timeout:.0f} s; Ctrl-C stops)",
             err=True,
         )
@@ -470,7 +471,7 @@ def open_(
             # The cause first (a busy port, Ctrl-C), then what is kept of the trace.
             code = error.exit_code if isinstance(error, typer.Exit) else failure(error)
             if output is None and (said := keep_unserved(target, default_output(inputs))):
-                typer.echo(said, err=True)
+                typer.echo(printable(said), err=True)
             raise typer.Exit(code) from None
     if result.failures:
         raise typer.Exit(EXIT_INPUT)

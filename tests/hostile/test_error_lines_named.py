@@ -95,3 +95,16 @@ def test_control_characters_in_file_names_are_escaped_on_stderr(
         assert "error: esc/bad\\x1b[2J\\r.jsonl:1: not a JSONL journal" in result.stderr
         assert "  esc/ev\\x1b[31mil\\nFAKE: line.jsonl:2: not JSON" in result.stderr
         assert not any(line.startswith("FAKE") for line in result.stderr.splitlines())
+
+
+def test_an_output_named_after_such_a_journal_is_said_escaped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(CLAUDE_SMALL, tmp_path / "a\x1b[2Jb.jsonl")
+    result = runner.invoke(app, ["export", "a\x1b[2Jb.jsonl"])
+    assert result.exit_code == 0, result.output + result.stderr
+    assert (tmp_path / "a\x1b[2Jb.pftrace").exists()
+    assert "\x1b" not in result.stdout + result.stderr
+    assert result.stdout.startswith("wrote a\\x1b[2Jb.pftrace (")
+    assert "open it: agent-profiler open 'a\\x1b[2Jb.pftrace'" in result.stderr
