@@ -11,7 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, ParamSpec, TypeVar
 
-import orjson
 import typer
 
 from agent_profiler import options as spec
@@ -23,9 +22,9 @@ from agent_profiler.console import (
     PROGRESS_BYTES,
     echo,
     failure,
-    human_size,
+    printable,
 )
-from agent_profiler.discover import discover as find_journals
+from agent_profiler.discover import run_discover
 from agent_profiler.errors import AgentProfilerError, UsageError
 from agent_profiler.estimate import EstimateChoice
 from agent_profiler.exporting import export_perfetto, run_export, run_report, run_summary
@@ -332,10 +331,11 @@ def fleet(
     context by turn, compactions, tool results by tool, the largest recurring sources and
     what the context cost."""
     from agent_profiler.fleet.command import run_fleet
+    from agent_profiler.inputs import is_folder
     from agent_profiler.outputs import check_target, deliver, is_stdout, write_atomically
 
     if html is not None and not is_stdout(html):
-        if html.is_dir():
+        if is_folder(html):
             raise UsageError(
                 f"{html} is a folder: name the file to write, e.g. --html {html / 'fleet.html'}"
             )
@@ -372,7 +372,7 @@ def _open_in_ui(trace: Path, *, browser: bool, timeout: float) -> None:
         else:
             echo(url)
         echo(
-            f"serving {trace.name} on 127.0.0.1:9001 until it is fetched "
+            f"serving {printable(trace.name)} on 127.0.0.1:9001 until it is fetched "
             f"(at most {timeout:.0f} s; Ctrl-C stops)",
             err=True,
         )
@@ -471,7 +471,7 @@ def open_(
             # The cause first (a busy port, Ctrl-C), then what is kept of the trace.
             code = error.exit_code if isinstance(error, typer.Exit) else failure(error)
             if output is None and (said := keep_unserved(target, default_output(inputs))):
-                typer.echo(said, err=True)
+                typer.echo(printable(said), err=True)
             raise typer.Exit(code) from None
     if result.failures:
         raise typer.Exit(EXIT_INPUT)
@@ -498,28 +498,7 @@ def discover(
     PI_CODING_AGENT_DIR, GEMINI_CLI_HOME, OPENCODE_DB and XDG_DATA_HOME. Any listed
     path can be passed to `export`, `summary` or `open`.
     """
-    since_ns = spec.moment_ns(since) if since is not None else None
-    found = find_journals(harness=harness, since_ns=since_ns, project=project)
-    if as_json:
-        echo(orjson.dumps([j.to_json() for j in found], option=orjson.OPT_INDENT_2).decode())
-        return
-    if not found:
-        # Where it looked and what it asked, so that an empty answer can be acted on.
-        owner = f"{harness.value}'s" if harness is not None else "each harness's"
-        asked = [f"--{k} {v}" for k, v in (("since", since), ("project", project)) if v]
-        matching = f" matching {' '.join(asked)}" if asked else ""
-        echo(
-            f"no journals found{matching} in {owner} default folders (`agent-profiler "
-            "discover --help` lists them, and the variables that move them)",
-            err=True,
-        )
-        return
-    for journal in found:
-        start = journal.to_json()["start"] or "-"
-        echo(
-            f"{journal.harness.value:<11}  {start:<25}  {human_size(journal.size):>9}  "
-            f"{journal.project or '-'}\n  {journal.path}"
-        )
+    run_discover(harness=harness, since=since, project=project, as_json=as_json)
 
 
 @app.command(short_help="Write one self-contained HTML page of the sessions.")
@@ -586,6 +565,11 @@ def main() -> None:
     try:
         app()
     except SystemExit as done:
+        # Ctrl-C outside a command's body (Typer parsing the line, importing pydantic):
+        # Typer ends it in a silent exit 130; it says `interrupted` as every command does.
+        stopped = done.__context__
+        if isinstance(stopped, typer.Exit) and isinstance(stopped.__cause__, KeyboardInterrupt):
+            sys.exit(failure(stopped.__cause__))
         # Under Click's own usage errors (ours end in typer.Exit, and say it all): a word
         # Click read as an option, or an output option that took one for its file name.
         clicks = done.code == 2 and not isinstance(done.__context__, typer.Exit)

@@ -4,13 +4,14 @@ export (entry.py), speaks through here, so they say the same things the same way
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agent_profiler.errors import AgentProfilerError, OutputError, UsageError
+from agent_profiler.errors import AgentProfilerError, JournalError, OutputError, UsageError
 
 if TYPE_CHECKING:
     from agent_profiler.adapters import JournalGroup
@@ -27,6 +28,23 @@ EXIT_INTERNAL = 70  # EX_SOFTWARE: a bug of ours, reported in one line
 PROGRESS_BYTES = 20 * 1024 * 1024  # show a progress bar from this input size on
 
 
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
+
+
+def escaped(text: str) -> str:
+    """`text` with each control or format character (and the backslash) escaped as `repr`
+    writes it: `\\x1b[2J` prints as those characters, and `\\n` cannot start a line."""
+    return "".join(
+        c if c.isprintable() and c != "\\" else _ESCAPES.get(c) or repr(c)[1:-1] for c in text
+    )
+
+
+def printable(text: str) -> str:
+    """`text` as it is when every character prints, else `escaped`: a name from a disk or
+    a journal (a file named with an escape code) said on a terminal."""
+    return text if text.isprintable() else escaped(text)
+
+
 def echo(message: str, err: bool = False) -> None:
     """One line on stdout or stderr, flushed (what typer.echo does for plain text). A
     stdout that cannot take it (a full disk) is an OutputError naming stdout."""
@@ -40,6 +58,73 @@ def echo(message: str, err: bool = False) -> None:
         if err:
             raise
         raise stdout_failed(error) from error
+
+
+class Closed:
+    """What stands for a standard stream the process was started without (`<&-`, `>&-`),
+    where Python leaves None and every use was an AttributeError, exit 70: writing to it
+    (its text or its bytes) or reading from it is an OSError, "not open", which the usual
+    paths make one line naming it (`error: stdout: not open`); stderr's takes what is
+    said and drops it, there being nowhere else to say it."""
+
+    closed = False
+    encoding = "utf-8"
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @property
+    def buffer(self) -> Closed:
+        return self
+
+    def write(self, data: object) -> int:
+        if self.name == "stderr":
+            return 0
+        raise OSError(errno.EBADF, "not open")
+
+    def read(self, size: int = -1) -> bytes:
+        raise OSError(errno.EBADF, "standard input is closed")
+
+    readline = read
+
+    def flush(self) -> None:
+        """Nothing is held: the interpreter's flush at exit passes."""
+
+    def isatty(self) -> bool:
+        return False
+
+    def __enter__(self) -> Closed:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def fileno(self) -> int:
+        raise OSError(errno.EBADF, "not open")
+
+
+def stand_in_for_closed() -> None:
+    """A `Closed` for each standard stream Python found closed at start, its descriptor
+    held by /dev/null: a file opened later (an output, a spool) would take the lowest free
+    number, 1 for one, and a worker's stray print would land in it."""
+    for fd, name, mode in (
+        (0, "stdin", os.O_RDONLY),
+        (1, "stdout", os.O_WRONLY),
+        (2, "stderr", os.O_WRONLY),
+    ):
+        if getattr(sys, name) is not None:
+            continue
+        try:
+            os.fstat(fd)
+        except OSError:
+            try:
+                held = os.open(os.devnull, mode)
+                if held != fd:
+                    os.dup2(held, fd)
+                    os.close(held)
+            except OSError:
+                pass
+        setattr(sys, name, Closed(name))
 
 
 def stdout_failed(error: OSError) -> OutputError:
@@ -58,6 +143,11 @@ def failure(error: BaseException) -> int:
     if isinstance(error, UsageError):
         echo(f"error: {error}", err=True)
         return EXIT_USAGE
+    if isinstance(error, JournalError):  # its file named as every line names one
+        from agent_profiler.diagnostics import shown_error
+
+        echo(f"error: {shown_error(error)}", err=True)
+        return EXIT_INPUT
     if isinstance(error, AgentProfilerError):
         echo(f"error: {error}", err=True)
         return EXIT_INPUT
@@ -66,7 +156,7 @@ def failure(error: BaseException) -> int:
         return EXIT_BROKEN_PIPE
     if isinstance(error, OSError) and _writing_stdout(error):
         return failure(stdout_failed(error))
-    if isinstance(error, KeyboardInterrupt):
+    if isinstance(error, KeyboardInterrupt) or _query_interrupted(error):
         forget_unhandled_interrupt()
         echo("interrupted", err=True)
         return EXIT_INTERRUPTED
@@ -76,6 +166,12 @@ def failure(error: BaseException) -> int:
         err=True,
     )
     return EXIT_INTERNAL
+
+
+def _query_interrupted(error: BaseException) -> bool:
+    """DuckDB's word for a Ctrl-C that came while it ran a query (`fleet`, `collect`): a
+    RuntimeError, which ended the run as an internal error (exit 70)."""
+    return type(error) is RuntimeError and str(error) == "Query interrupted"
 
 
 def _writing_stdout(error: OSError) -> bool:
@@ -152,8 +248,12 @@ def tell_reading(result: LoadResult, diagnostics: Diagnostics) -> None:
             line = line.replace(str(copy), given)
         return line
 
+    from agent_profiler.diagnostics import shown_error
+
+    diagnostics.forget_failed(result.failures)  # each file said once: its error line
     for failed in result.failures:
-        echo(as_given(f"error: {failed}"), err=True)
+        # Named as the warnings below name a file (shown_path), not by its raw path.
+        echo(as_given(f"error: {shown_error(failed)}"), err=True)
     for line in diagnostics.summary_lines():
         echo(as_given(line), err=True)
     if diagnostics.unrecognised:
@@ -183,7 +283,7 @@ def byte_progress() -> Callable[[str, int, int], None] | None:
     def report(path: str, done: int, size: int) -> None:
         if size < PROGRESS_BYTES:
             return
-        name = Path(path).name[:50]
+        name = printable(Path(path).name[:50])
         share = min(100, 100 * done // max(size, 1))
         sys.stderr.write(f"\r\033[Kreading {name}: {share}% of {human_size(size)}")
         if share >= 100:
@@ -197,12 +297,14 @@ def group_progress(journals: list[Path]) -> Callable[[int, int, JournalGroup], N
     """A one-line progress display on stderr (on a terminal only), journal group by group,
     when there is more than one input or a directory. Inside one large file
     `byte_progress` shows how far reading is."""
-    many = len(journals) > 1 or any(p.is_dir() for p in journals)
+    from agent_profiler.inputs import is_folder
+
+    many = len(journals) > 1 or any(is_folder(p) for p in journals)
     if not many or not sys.stderr.isatty():
         return None
 
     def report(done: int, total: int, group: JournalGroup) -> None:
-        name = (group.main or group.extras[0]).name
+        name = printable((group.main or group.extras[0]).name)
         end = "\n" if done == total else ""
         sys.stderr.write(f"\r\033[Kreading journals: {done}/{total} {name[:60]}{end}")
         sys.stderr.flush()

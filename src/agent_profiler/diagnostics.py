@@ -17,7 +17,8 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import field
 
-from agent_profiler.console import counted
+from agent_profiler.console import counted, escaped, printable
+from agent_profiler.errors import JournalError
 from agent_profiler.model import frozen
 from agent_profiler.privacy import private_path
 from agent_profiler.records import record
@@ -33,7 +34,6 @@ _HOME_IN_NAME = re.compile(
     r"(?:/home/|/Users/|/var/home/|[A-Za-z]:[\\/]+Users[\\/]+)[^\\/\s'\"]+|/root\b",
     re.IGNORECASE,
 )
-_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
 
 
 def journal_name(value: object, limit: int = NAME_CHARS) -> str:
@@ -59,14 +59,6 @@ def journal_name(value: object, limit: int = NAME_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def escaped(text: str) -> str:
-    """`text` with each control or format character (and the backslash) escaped as `repr`
-    writes it: `\\x1b[2J` prints as those characters, and `\\n` cannot start a line."""
-    return "".join(
-        c if c.isprintable() and c != "\\" else _ESCAPES.get(c) or repr(c)[1:-1] for c in text
-    )
-
-
 # The keys counted (`claude:progress`, `muse:task/started`): a few kinds, met on every
 # record, so each is made safe once.
 _SAFE_KEYS: dict[str, str] = {}
@@ -86,7 +78,13 @@ def shown_path(path: str) -> str:
     project folder in it shown by `privacy.input_name`); an absolute one relative to the
     current folder when it is inside it, else `~/…` under this machine's home, else as
     `privacy.private_path` shows it (a home folder as `~`, else its name). A pipe's
-    temporary copy is left to the console, which names it as given."""
+    temporary copy is left to the console, which names it as given. A control or format
+    character in it (a file named with an escape code or a newline) is escaped as `repr`
+    escapes it: no escape code reaches the terminal, no line is forged."""
+    return printable(_shortened_path(path))
+
+
+def _shortened_path(path: str) -> str:
     if not os.path.isabs(path):
         return private_path(path)
     if _is_copy(path):
@@ -97,6 +95,15 @@ def shown_path(path: str) -> str:
         if len(folder) > 1 and path.startswith(folder.rstrip(os.sep) + os.sep):
             return shown + private_path(path[len(folder.rstrip(os.sep)) + 1 :])
     return private_path(path)
+
+
+def shown_error(error: JournalError) -> str:
+    """A journal's error as stderr says it: its file named as a warning names one
+    (`shown_path`: no home folder, no `-home-<user>-…` project folder, a control character
+    in its name escaped), then its line and its message (escaped the same way)."""
+    where = shown_path(error.path)
+    where = f"{where}:{error.line}" if error.line is not None else where
+    return f"{where}: {printable(error.message)}"
 
 
 def _is_copy(path: str) -> bool:
@@ -217,6 +224,19 @@ class Diagnostics:
         """Count something unusual inside a record that is still used (e.g. a tool
         result whose call is not in the journal)."""
         self.notes[_safe_key(kind)] += 1
+
+    def forget_failed(self, failures: list[JournalError]) -> None:
+        """Drop the `unreadable` warnings about files that `failures` name: a file said on
+        its own `error:` line (a damaged subagent file, refused when planned and then
+        warned about when its session read it) is said once."""
+        failed = {error.path for error in failures}
+        kept = [w for w in self.warnings if not (w.kind == "unreadable" and w.path in failed)]
+        dropped = len(self.warnings) - len(kept)
+        if dropped:
+            self.warnings = kept
+            self.warning_counts["unreadable"] -= dropped
+            if self.warning_counts["unreadable"] <= 0:
+                del self.warning_counts["unreadable"]
 
     def absorb(self, other: Diagnostics) -> None:
         """Add what `other` counted (a journal group read on its own) after this one's."""

@@ -166,8 +166,14 @@ def _import_orjson_whole() -> None:
 
 def main() -> None:
     signal.signal(signal.SIGTERM, _terminate)
-    _import_orjson_whole()
+    if sys.stdin is None or sys.stdout is None or sys.stderr is None:  # `<&-`, `>&-`
+        from agent_profiler.console import stand_in_for_closed
+
+        stand_in_for_closed()
     try:
+        # Inside the guard: a Ctrl-C held back while orjson sets itself up is raised the
+        # moment the mask is lifted, and ended the run in a traceback (rc -2).
+        _import_orjson_whole()
         _main(sys.argv[1:])
     except KeyboardInterrupt as error:  # Ctrl-C while the modules load: one word too
         from agent_profiler.console import failure

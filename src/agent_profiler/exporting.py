@@ -16,7 +16,7 @@ from typing import IO, TYPE_CHECKING
 import orjson
 
 from agent_profiler import console
-from agent_profiler.console import EXIT_INPUT, EXIT_OK, echo
+from agent_profiler.console import EXIT_INPUT, EXIT_OK, echo, printable
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import OutputError, UsageError
 from agent_profiler.loader import STDIN, LoadResult, is_stream, load
@@ -110,7 +110,7 @@ def read_each(
         unread += outcome.unread
         each(outcome)
     warn_missing_parents(links, diagnostics)
-    warn_unread_children(unread, diagnostics)
+    warn_unread_children(unread, diagnostics, failed=result.failures)
     console.tell_reading(result, diagnostics)
     return result, diagnostics
 
@@ -218,7 +218,7 @@ def run_export(
         echo("error: nothing to export (no readable sessions)", err=True)
         return EXIT_INPUT
     result, diagnostics, counts, size = outcome
-    where = "stdout" if to_stdout else f"{target} ({console.human_size(size)})"
+    where = "stdout" if to_stdout else f"{printable(str(target))} ({console.human_size(size)})"
     echo(
         f"wrote {where}: {console.sessions_line(counts.sessions, counts.subagents)},"
         f" {console.counted(counts.responses, 'response')}"
@@ -243,7 +243,7 @@ def run_export(
 
         echo(
             # Quoted for the shell when it must be (`my #1.pftrace`: `#` began a comment).
-            f"open it: agent-profiler open {shlex.quote(str(target))}  "
+            f"open it: agent-profiler open {printable(shlex.quote(str(target)))}  "
             "(or drag it into https://ui.perfetto.dev)",
             err=True,
         )
@@ -294,7 +294,7 @@ def run_report(
             lambda stream: page.write(stream, title=title, inputs=inputs),
             result.files,
         )
-    where = "stdout" if to_stdout else f"{target} ({console.human_size(size)})"
+    where = "stdout" if to_stdout else f"{printable(str(target))} ({console.human_size(size)})"
     echo(
         f"wrote {where}: {console.sessions_line(page.sessions, page.subagents)}"
         + ("" if to_stdout or is_stream(target) else "; open it in any browser"),

@@ -47,6 +47,30 @@ def os_reason(error: OSError) -> str:
     return text[:1].lower() + text[1:]
 
 
+def unopenable(path: Path) -> str | None:
+    """Why `path` cannot even be looked at (`cannot open: permission denied`: it lies in a
+    folder without search permission), or None: it is there, or it is not (which the
+    caller says its own way). Python 3.11's `is_dir` and `exists` raise PermissionError
+    there, and a journal in such a folder ended every command in an internal error."""
+    try:
+        os.stat(path)
+    except OSError as error:
+        if error.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+            return None
+        return f"cannot open: {os_reason(error)}"
+    except ValueError:  # a NUL in the name: no file has it
+        return None
+    return None
+
+
+def is_folder(path: Path) -> bool:
+    """`path.is_dir()`, False where it cannot be looked at (`unopenable`)."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
 def is_stream(path: Path) -> bool:
     """A path that exists and is neither a folder nor a regular file: a pipe, a device
     (`/dev/stdin`, `/dev/null`), a socket. Read or written once, in order, in place."""
@@ -90,5 +114,6 @@ def copy_of(path: Path) -> Path:
         ):
             shutil.copyfileobj(source, target, 1 << 20)
     except OSError as error:
-        raise JournalError(str(path), f"cannot read: {error.strerror or error}") from error
+        given = "<stdin>" if stdin else str(path)  # as every other line names it
+        raise JournalError(given, f"cannot read: {error.strerror or error}") from error
     return copy

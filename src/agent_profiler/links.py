@@ -10,16 +10,19 @@ The parent process settles what crosses groups from each group's `Link`s and `Un
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Iterable
 
 from agent_profiler.console import counted
 from agent_profiler.diagnostics import Diagnostics, journal_name
+from agent_profiler.errors import JournalError
 from agent_profiler.model import UNREAD_CHILDREN, Session
 from agent_profiler.views import unread_children
 
 Link = tuple[str, str | None, str]  # (session id, parent id, the session's first source)
-# (the session's first source, how many subagents it launched were not read): only > 0
-Unread = tuple[str, int]
+# (the session's first source, how many subagents it launched were not read, their ids):
+# only > 0
+Unread = tuple[str, int, tuple[str, ...]]
 
 
 def parent_links(sessions: Iterable[Session]) -> list[Link]:
@@ -38,8 +41,20 @@ def parent_links(sessions: Iterable[Session]) -> list[Link]:
 
 def unread_links(sessions: Iterable[Session]) -> list[Unread]:
     """What warn_unread_children needs of the sessions that launched subagents not read."""
+    sessions = list(sessions)
+    known = {s.session_id for s in sessions}
     return [
-        (s.sources[0] if s.sources else "", count)
+        (
+            s.sources[0] if s.sources else "",
+            count,
+            tuple(
+                dict.fromkeys(
+                    c.child_session
+                    for c in s.tool_calls
+                    if c.child_session is not None and c.child_session not in known
+                )
+            ),
+        )
         for s in sessions
         if (count := unread_children(s))
     ]
@@ -84,27 +99,45 @@ def warn_missing_parents(links: Iterable[Link], diagnostics: Diagnostics) -> Non
 
 
 def warn_unread_children(
-    unread: Iterable[Unread], diagnostics: Diagnostics, verb: str = "pass"
+    unread: Iterable[Unread],
+    diagnostics: Diagnostics,
+    verb: str = "pass",
+    failed: Iterable[JournalError] = (),
 ) -> None:
     """The subagents parents launched whose journals were not read: one warning for the
     run, at the first such parent's file. `verb`: what to do with their files (`collect`
-    says "collect")."""
+    says "collect"). `failed`: the files of the run that could not be used, each said on
+    its own line: a subagent whose file is among them (its id in the file's name, as every
+    harness names a child's file) was given, and asking for it again misled."""
     parents = list(unread)
     if not parents:
         return
-    total = sum(count for _, count in parents)
+    total = sum(count for _, count, _ in parents)
+    names = [os.path.basename(error.path) for error in failed]
+    given = sum(
+        1
+        for _, _, children in parents
+        for child in children
+        if (tail := child.rpartition("/")[2].partition("#")[0])
+        and len(tail) >= 4
+        and any(tail in name for name in names)
+    )
+    given = min(given, total)
     by = "this session" if len(parents) == 1 else f"{len(parents)} sessions (this one first)"
+    if given == total:
+        what = "its file was" if total == 1 else "their files were"
+        hint = f"{what} given but could not be read, as said above"
+    else:
+        hint = f"{verb} its file or folder" if total == 1 else f"{verb} their files or folder"
+        if given:
+            hint = f"{given:,} of their files could not be read (said above); {verb} the others'"
     diagnostics.warn(
         parents[0][0],
         None,
         "subagent-not-read",
         f"{counted(total, 'subagent')} named by {by} "
-        + (
-            f"was not read: {verb} its file or folder"
-            if total == 1
-            else f"were not read: {verb} their files or folder"
-        )
-        + " (the launching call keeps the id, `child_session`)",
+        + ("was" if total == 1 else "were")
+        + f" not read: {hint} (the launching call keeps the id, `child_session`)",
     )
 
 

@@ -19,7 +19,7 @@ from agent_profiler.adapters import ADAPTERS, JournalGroup, SniffedFile, adapter
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError, UsageError
 from agent_profiler.inputs import STDIN as STDIN
-from agent_profiler.inputs import copy_of, dead_link, is_dataset, os_reason
+from agent_profiler.inputs import copy_of, dead_link, is_dataset, os_reason, unopenable
 from agent_profiler.inputs import is_stream as is_stream
 from agent_profiler.jsonl import json_document, sniff
 from agent_profiler.links import Link as Link
@@ -95,6 +95,9 @@ def expand(inputs: Iterable[Path]) -> Expanded:
                 continue
             copies.append(("<stdin>" if name == STDIN else name, copy))
             candidates = [copy]
+        elif reason := unopenable(path):
+            failures.append(JournalError(name, reason))
+            continue
         elif path.is_dir() and is_dataset(path):
             # A dataset `collect` wrote (Parquet files, no journal): walked, it was "no
             # journal here" and a note of 120 other files not read.
@@ -220,9 +223,11 @@ def plan(
                 # A Gemini CLI document or an OpenCode export forced to another harness.
                 failures.append(_wrong_harness(path, harness))
                 continue
-            reason = next(
-                (why for a in ADAPTERS if a.explain and (why := a.explain(path))), None
-            ) or json_document(path)
+            reason = (
+                next((why for a in ADAPTERS if a.explain and (why := a.explain(path))), None)
+                or json_document(path)
+                or _gzip_damage(path)
+            )
             failures.append(JournalError(str(path), reason) if reason else error)
             continue
         if not head:
@@ -444,7 +449,7 @@ def load(
         if progress is not None:
             progress(done, len(groups), group)
     warn_missing_parents(parent_links(result.sessions), diagnostics)
-    warn_unread_children(unread_links(result.sessions), diagnostics)
+    warn_unread_children(unread_links(result.sessions), diagnostics, failed=result.failures)
     return result
 
 
@@ -522,6 +527,27 @@ def _no_records(path: Path) -> str:
     if text[:1] in (b"{", b"[") and b"\n" not in text.rstrip():
         return "one line of JSON that does not parse: a JSON document cut short?"
     return "no line of it is JSON: not a journal"
+
+
+def _gzip_damage(path: Path) -> str | None:
+    """Why a `.gz` file none of whose start reads as a journal is damaged (a gzipped JSON
+    document cut short: its first line, the document's start, is no JSON), or None. Its
+    error said "not a JSONL journal" of a Gemini CLI or OpenCode `.json.gz` cut short."""
+    if not path.name.endswith(".gz"):
+        return None
+    import gzip  # here: only a file that failed pays for it
+    import zlib
+
+    try:
+        with gzip.open(path, "rb") as stream:
+            for _ in range(256):  # 256 MB read whole is a stream that is not damaged early
+                if not stream.read(1 << 20):
+                    break
+    except (EOFError, zlib.error, gzip.BadGzipFile) as error:
+        return f"corrupt or truncated gzip stream ({error or type(error).__name__}); not read"
+    except OSError:
+        return None
+    return None
 
 
 def _wrong_harness(path: Path, harness: Harness) -> JournalError:

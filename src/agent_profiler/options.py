@@ -118,7 +118,15 @@ def moment(text: str) -> str:
     headings say it back); ValueError in the tool's words otherwise."""
     text = str(text)
     if moment_ns(text) is None:
-        raise ValueError(f"{text!r} is not a date (use YYYY-MM-DD or an ISO time)")
+        from datetime import datetime
+
+        try:  # a date all the same, beyond the times a trace holds (epoch ns, int64)
+            datetime.fromisoformat(text.strip())
+        except ValueError:
+            raise ValueError(f"{text!r} is not a date (use YYYY-MM-DD or an ISO time)") from None
+        raise ValueError(
+            f"{text!r} is outside 1970-01-01 … 2262-04-11 (the times a trace can hold)"
+        )
     return text.strip()
 
 
@@ -209,9 +217,19 @@ def tokens(text: str) -> int:
         value = int(number) if scale == 1 else round(float(number) * scale)
     except ValueError:
         value = 0
+    except OverflowError:  # `1e400k`: a float beyond any number
+        value = WINDOW_LIMIT
     if not number.isascii() or not number.replace(".", "", 1).isdigit() or value < 1:
         raise ValueError(f"{text!r} is not a number of tokens (e.g. 200000 or 200k)")
+    if value >= WINDOW_LIMIT:
+        # More than any window, and past what a JSON summary's integers hold (2^64).
+        raise ValueError(f"{text!r} is more tokens than any window (less than {WINDOW_LIMIT:,})")
     return value
+
+
+# A window is less than this: adapters.common.TOKEN_LIMIT (from it on, a journal's
+# token count is damage).
+WINDOW_LIMIT = 10**15
 
 
 SINCE = Spec(

@@ -17,6 +17,7 @@ from typing import IO, cast
 
 from agent_profiler.console import stdout_failed
 from agent_profiler.errors import OutputError, UsageError
+from agent_profiler.inputs import unopenable
 from agent_profiler.loader import STDIN, is_stream, reads
 
 TO_STDOUT = "-"
@@ -134,6 +135,8 @@ def check_target(
     being read (even with --force: a journal cannot be made again), or a file, without
     --force. A pipe or a device (`/dev/null`) is written in place, with or without --force."""
     refuse_option_name(target, option)
+    if reason := unopenable(target):  # in a folder without search permission
+        raise OutputError(f"{target}: cannot write here ({reason.removeprefix('cannot open: ')})")
     if target.is_dir():
         suggested = target / default_output(journals, extension)
         raise UsageError(f"{target} is a folder: name the file to write, e.g. -o {suggested}")

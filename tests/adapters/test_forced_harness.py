@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_profiler.cli import app
+from agent_profiler.diagnostics import shown_path
 from samples import (
     CLAUDE_SMALL,
     CODEX_SMALL,
@@ -69,7 +70,9 @@ def test_a_wrong_harness_is_an_error_naming_the_file(
     code, _, stderr = invoke(command, [path], forced, tmp_path)
     # THEN exit 1 and one error line naming the file and what it looks like
     assert code == 1, stderr
-    errors = [line for line in stderr.splitlines() if line.startswith(f"error: {path}: ")]
+    errors = [
+        line for line in stderr.splitlines() if line.startswith(f"error: {shown_path(str(path))}: ")
+    ]
     assert len(errors) == 1, stderr
     name = harness_of(actual)
     looks = f"looks like {'an' if name == 'opencode' else 'a'} {name} journal"
@@ -84,7 +87,7 @@ def test_the_right_file_beside_the_wrong_one_is_still_exported(tmp_path: Path) -
     code, stdout, stderr = invoke("summary", [JOURNALS["pi"], JOURNALS["codex"]], "pi", tmp_path)
     # THEN the Codex file is an error, the Pi session is summarised, exit 1 at the end
     assert code == 1
-    assert f"error: {JOURNALS['codex']}: nothing in it reads as pi" in stderr
+    assert f"error: {shown_path(str(JOURNALS['codex']))}: nothing in it reads as pi" in stderr
     assert [row["harness"] for row in json.loads(stdout)] == ["pi"]
 
 
@@ -192,4 +195,4 @@ def test_open_with_a_wrong_harness_names_the_file(
     path = JOURNALS[actual]
     result = runner.invoke(app, ["open", str(path), "--harness", forced, "--no-browser"])
     assert result.exit_code == 1 and not served
-    assert f"error: {path}: nothing in it reads as {forced}" in result.stderr
+    assert f"error: {shown_path(str(path))}: nothing in it reads as {forced}" in result.stderr

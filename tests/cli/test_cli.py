@@ -57,7 +57,7 @@ def test_one_bad_file_among_several_exits_1_and_keeps_the_rest(tmp_path: Path) -
     result = runner.invoke(app, ["export", str(bad), str(SMALL), "-o", str(out)])
     assert result.exit_code == 1
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
-    assert errors == [f"error: {bad}:1: not a JSONL journal (first line is not JSON)"]
+    assert errors == [f"error: {bad.name}:1: not a JSONL journal (first line is not JSON)"]
     assert out.exists() and "1 session " in result.stdout
 
 
@@ -204,7 +204,7 @@ def test_console_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
     )
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
-    assert f"error: {tmp_path / 'none.jsonl'}: no such file or directory" in done.stderr
+    assert "error: none.jsonl: no such file or directory" in done.stderr
 
 
 def test_same_session_twice_keeps_each_copys_subagent_linked(tmp_path: Path) -> None:
@@ -275,7 +275,7 @@ def test_a_json_document_is_named_for_what_it_is(tmp_path: Path) -> None:
     assert result.exit_code == 1
     # Gemini CLI documents are read now: an empty one has nothing to show.
     assert f"  {gemini.name}: no session records (nothing to show)" in result.stderr
-    assert f"{other}: one JSON document, not a JSONL journal" in result.stderr
+    assert f"error: {other.name}: one JSON document, not a JSONL journal" in result.stderr
 
 
 def test_a_json_array_on_one_line_is_named_for_what_it_is(tmp_path: Path) -> None:
@@ -288,7 +288,7 @@ def test_a_json_array_on_one_line_is_named_for_what_it_is(tmp_path: Path) -> Non
     result = runner.invoke(app, ["export", str(array), "-o", str(tmp_path / "t.pftrace")])
     assert result.exit_code == 1
     assert result.stderr.splitlines()[0] == (
-        f"error: {array}: a JSON array, not a JSONL journal (one JSON object per line)"
+        f"error: {array.name}: a JSON array, not a JSONL journal (one JSON object per line)"
     )
 
 
@@ -765,7 +765,7 @@ def test_a_pipe_inside_a_folder_is_named_not_waited_on(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stderr
     why = "not a regular file (a pipe, a socket or a device): not read in a folder walk"
     assert [line for line in done.stderr.splitlines() if why in line] == [
-        f"error: {folder / name}: {why}" for name in ("pipe.json", "pipe.jsonl")
+        f"error: sessions/{name}: {why}" for name in ("pipe.json", "pipe.jsonl")
     ]
     assert "note: 1 other file in" in done.stderr  # `control`: not a journal's name
     assert done.stdout.startswith("wrote t.pftrace")

@@ -66,7 +66,7 @@ def test_a_missing_journal_is_named_and_exits_1(
     said = capsys.readouterr()
     assert said.out == ""
     assert said.err.splitlines() == [
-        f"error: {missing}: no such file or directory",
+        f"error: {missing.name}: no such file or directory",
         "error: nothing to export (no readable sessions)",
     ]
     assert not list(tmp_path.iterdir())

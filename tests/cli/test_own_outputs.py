@@ -50,9 +50,9 @@ def test_each_command_names_our_output_in_one_line(
     args = [command, str(path)] + (["-o", str(tmp_path / "out")] if command != "summary" else [])
     result = runner.invoke(app, args)
     assert result.exit_code == 1
-    lines = [line for line in result.stderr.splitlines() if str(path) in line]
+    lines = [line for line in result.stderr.splitlines() if path.name in line]
     assert len(lines) == 1, result.stderr
-    assert lines[0] == f"error: {path}: " + WHAT[kind].format(path=path) + (
+    assert lines[0] == f"error: {path.name}: " + WHAT[kind].format(path=path) + (
         " (or drag it into https://ui.perfetto.dev)" if kind != "html" else ""
     )
     assert "JSONL" not in result.stderr and "--harness" not in result.stderr
@@ -72,7 +72,7 @@ def test_an_html_page_without_a_doctype_is_named_for_what_it_is(tmp_path: Path) 
     page.write_text("<HTML><body>a page saved from a browser</body></HTML>\n")
     result = runner.invoke(app, ["summary", str(page)])
     assert result.exit_code == 1
-    assert f"error: {page}: an HTML page, not a journal: open it in a web browser" in (
+    assert f"error: {page.name}: an HTML page, not a journal: open it in a web browser" in (
         result.stderr
     )
 

@@ -308,7 +308,7 @@ def test_collect_of_no_journal_is_one_line_and_exit_1(tmp_path: Path) -> None:
     result = runner.invoke(app, ["collect", str(bad), "--to", str(tmp_path / "ds")])
     assert result.exit_code == 1
     assert "Traceback" not in result.output
-    assert f"error: {bad}" in result.output
+    assert f"error: {bad.name}" in result.output
 
 
 def test_fleet_of_a_folder_without_a_dataset_is_a_usage_error(tmp_path: Path) -> None:
@@ -903,7 +903,7 @@ def test_a_file_that_is_not_a_journal_is_named_at_every_collect(tmp_path: Path) 
     for run in range(2):
         result = runner.invoke(app, ["collect", str(journals), "--to", str(dataset)])
         assert result.exit_code == 1, (run, result.output)
-        assert f"error: {trace}: a Perfetto trace" in result.stderr
+        assert f"error: {trace.name}: a Perfetto trace" in result.stderr
         new = 1 if run == 0 else 0
         assert f"1 journal: {new} new, 0 changed, {1 - new} unchanged" in result.stdout, run
         assert "; 1 file not usable (said above), not collected;" in result.stdout
@@ -1172,7 +1172,7 @@ def test_a_dataset_given_as_journals_points_to_fleet(tmp_path: Path) -> None:
         result = runner.invoke(app, [command[0], str(dataset), *command[1:]])
         assert result.exit_code == 1, result.output
         assert result.stderr.startswith(
-            f"error: {dataset}: a dataset written by `collect`, not journals: read it with "
+            f"error: {dataset.name}: a dataset written by `collect`, not journals: read it with "
             f"`agent-profiler fleet {dataset}`\n"
         )
         assert "not read" not in result.stderr

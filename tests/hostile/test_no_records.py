@@ -30,8 +30,8 @@ def test_a_json_document_cut_short_is_said_to_be_one(tmp_path: Path) -> None:
     path = tmp_path / "ses_x.export.json"
     path.write_text(document[: len(document) // 2])
     said = _said(path)
-    assert (
-        said == f"error: {path}: one line of JSON that does not parse: a JSON document cut short?"
+    assert said == (
+        f"error: {path.name}: one line of JSON that does not parse: a JSON document cut short?"
     )
 
 
@@ -46,7 +46,7 @@ def test_lines_ending_in_a_carriage_return_alone_are_said(tmp_path: Path) -> Non
 def test_an_empty_journal_is_still_called_empty(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "empty.jsonl"
     path.write_bytes(content)
-    assert _said(path) == f"error: {path}: empty journal (no records)"
+    assert _said(path) == f"error: {path.name}: empty journal (no records)"
     packed = tmp_path / "empty.jsonl.gz"
     packed.write_bytes(gzip.compress(content))
-    assert _said(packed) == f"error: {packed}: empty journal (no records)"
+    assert _said(packed) == f"error: {packed.name}: empty journal (no records)"

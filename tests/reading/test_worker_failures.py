@@ -107,9 +107,9 @@ def test_a_file_that_fails_in_a_worker_is_one_line_and_the_rest_is_exported(
         assert result.exit_code == 1, result.output + result.stderr
         assert "internal error" not in result.stderr
         assert _failures(result.stderr) == [
-            f"error: {mixed / PI_LARGE.name}: nothing in it reads as codex "
+            f"error: {PI_LARGE.name}: nothing in it reads as codex "
             "(it looks like a pi journal; drop --harness)",
-            f"error: {mixed / CLAUDE_SMALL.name}: nothing in it reads as codex "
+            f"error: {CLAUDE_SMALL.name}: nothing in it reads as codex "
             "(it looks like a claude-code journal; drop --harness)",
         ]
         outputs[jobs] = out.read_bytes()
