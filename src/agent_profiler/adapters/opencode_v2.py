@@ -37,7 +37,7 @@ import orjson
 
 from agent_profiler.adapters.common import json_text, text_field
 from agent_profiler.console import counted
-from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.diagnostics import Diagnostics, journal_name
 
 Message = tuple[dict[str, Any], list[dict[str, Any]]]  # a 1.x message and its parts
 READ, SKIPPED = "read", "skipped on purpose"
@@ -115,7 +115,7 @@ def messages(found: list[Any], source: str, diagnostics: Diagnostics) -> dict[st
             continue
         time = _times(value, created, updated)
         try:
-            read += _MAPPERS[kind](str(row_id), value, time, diagnostics)
+            read += _MAPPERS[kind](str(row_id), value, time, diagnostics, source)
         except _Unreadable as error:
             bad += 1
             rejected += 1
@@ -160,7 +160,7 @@ def _user(message_id: str, time: dict[str, Any], parts: list[dict[str, Any]]) ->
 
 
 def _said(
-    message_id: str, value: dict[str, Any], time: dict[str, Any], _: Diagnostics
+    message_id: str, value: dict[str, Any], time: dict[str, Any], _: Diagnostics, __: str
 ) -> list[Message]:
     """`user`: the typed text is the prompt; a text file or folder attached is sent as
     text ("Attached file: <name>", its description, then its content), anything else
@@ -200,7 +200,7 @@ def _attachment(attached: object, index: int) -> dict[str, Any]:
 
 
 def _harness(
-    message_id: str, value: dict[str, Any], time: dict[str, Any], _: Diagnostics
+    message_id: str, value: dict[str, Any], time: dict[str, Any], _: Diagnostics, __: str
 ) -> list[Message]:
     """`synthetic`, `skill`, `system`: text OpenCode adds, as a 1.x synthetic text part."""
     return _user(
@@ -209,7 +209,7 @@ def _harness(
 
 
 def _shell(
-    message_id: str, value: dict[str, Any], time: dict[str, Any], _: Diagnostics
+    message_id: str, value: dict[str, Any], time: dict[str, Any], _: Diagnostics, __: str
 ) -> list[Message]:
     """`shell`: the command the user ran and its output (a string, or `{output, …}` in
     later rows), sent as "Shell command: <command>", a blank line, the output."""
@@ -225,7 +225,7 @@ def _shell(
 
 
 def _assistant(
-    message_id: str, value: dict[str, Any], time: dict[str, Any], _: Diagnostics
+    message_id: str, value: dict[str, Any], time: dict[str, Any], said: Diagnostics, source: str
 ) -> list[Message]:
     """`assistant`: one step, one request: its usage in a `step-finish` part (the 1.x
     one-step message) when the step ended with `tokens`; without them (aborted, failed,
@@ -237,6 +237,14 @@ def _assistant(
     parts: list[dict[str, Any]] = []
     for index, item in enumerate(content):
         parts += _item(item, index)
+        for unknown in _unknown_output(item):
+            said.warn(
+                source,
+                None,
+                "unknown-block",
+                f"message {message_id}: tool output item of type '{journal_name(unknown)}' "
+                "not recognised (not read)",
+            )
     retry = value.get("retry")
     if isinstance(retry, dict):
         parts.append({"type": "retry", "id": "retry", "attempt": retry.get("attempt")})
@@ -357,12 +365,34 @@ def _tool(item: dict[str, Any], part_id: str) -> list[dict[str, Any]]:
         "tool": text_field(item, "name"),
         "state": one,
     }
-    unseen = [c for c in items if not (isinstance(c, dict) and c.get("type") == "text")]
+    unseen = [c for c in items if isinstance(c, dict) and c.get("type") in _SEEN_OUTPUT]
     return [part] + [{"type": "file", "id": f"{part_id}.{n}"} for n, _ in enumerate(unseen)]
 
 
+# A tool's output items (`state.content[]`) besides text: a file or an image, seen but not
+# measured (a `file` part each). Any other type is an `unknown-block` warning (not read).
+_SEEN_OUTPUT = frozenset({"file", "image", "media"})
+
+
+def _unknown_output(item: object) -> list[object]:
+    """The types of a tool item's output items this reader does not know."""
+    if not isinstance(item, dict) or item.get("type") != "tool":
+        return []
+    state = item.get("state")
+    content = state.get("content") if isinstance(state, dict) else None
+    return [
+        c["type"] if isinstance(c, dict) and isinstance(c.get("type"), str) else "untyped"
+        for c in (content if isinstance(content, list) else [])
+        if not (isinstance(c, dict) and c.get("type") in _SEEN_OUTPUT | {"text"})
+    ]
+
+
 def _compaction(
-    message_id: str, value: dict[str, Any], time: dict[str, Any], diagnostics: Diagnostics
+    message_id: str,
+    value: dict[str, Any],
+    time: dict[str, Any],
+    diagnostics: Diagnostics,
+    _: str,
 ) -> list[Message]:
     """A `completed` compaction (or one without `status`: the first rows) as 1.x writes
     one: a user message asking for it (a `compaction` part), then the summary message
@@ -397,7 +427,8 @@ def _status(status: object) -> str:
     return status if isinstance(status, str) and len(status) < 20 else "unknown status"
 
 
-_MAPPERS: dict[str, Callable[[str, dict[str, Any], dict[str, Any], Diagnostics], list[Message]]] = {
+_Mapper = Callable[[str, dict[str, Any], dict[str, Any], Diagnostics, str], list[Message]]
+_MAPPERS: dict[str, _Mapper] = {
     "user": _said,
     "assistant": _assistant,
     "synthetic": _harness,

@@ -59,6 +59,34 @@ MESSAGE_ROLES: dict[str, tuple[str, str]] = {
     ),
     "developer": (READ, "instructions sent as the developer → System instructions"),
 }
+# The content part types each role's `content` list holds (pi-ai `types.ts`: TextContent,
+# ThinkingContent, ImageContent, ToolCall; a system update's `toolLoadout`): any other is
+# an `unknown-block` warning with its place (the parts beside it still read), as a Claude
+# Code block of a type not known is. A role not here has no content list read.
+PART_TYPES: dict[str, frozenset[str]] = {
+    "user": frozenset({"text", "image"}),
+    "assistant": frozenset({"text", "thinking", "toolCall"}),
+    "toolResult": frozenset({"text", "image"}),
+    "custom": frozenset({"text", "image"}),
+    "hookMessage": frozenset({"text", "image"}),
+    "developer": frozenset({"text", "image"}),
+    "system": frozenset({"text", "toolLoadout"}),
+}
+
+
+def unknown_parts(role: str, content: list[Any]) -> list[str]:
+    """The types of a message's content parts its role does not hold (`untyped`: a part
+    without a type, or not an object)."""
+    known = PART_TYPES.get(role)
+    if known is None:
+        return []
+    return [
+        kind if isinstance(kind, str) else "untyped"
+        for block in content
+        if (kind := block.get("type") if isinstance(block, dict) else None) not in known
+    ]
+
+
 # The text of a system-prompt update that replaces every earlier one (`replacement`).
 SUPERSEDES = (
     "The following is the complete current system prompt. "
