@@ -29,6 +29,8 @@ from typing import Any
 import orjson
 
 from agent_profiler.adapters import opencode_v2
+from agent_profiler.adapters.opencode_v2 import is_utf8
+from agent_profiler.adapters.opencode_v2 import text as v2text
 from agent_profiler.console import counted
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
@@ -245,9 +247,12 @@ def _open_db(path: Path) -> sqlite3.Connection:
         raise JournalError(source, "cannot open: not a file")
     try:
         connection = _connect(path, immutable=_quiescent_wal(path))
+        # Text as bytes (`opencode_v2.text`): one row's invalid UTF-8 made the query fail,
+        # its text quoted in SQLite's error (review-bad 9); bytes are faster to read too.
+        connection.text_factory = bytes
         try:
             connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        except sqlite3.Error:
+        except (sqlite3.Error, UnicodeDecodeError):
             connection.close()
             raise
         return connection
@@ -262,6 +267,16 @@ def _open_db(path: Path) -> sqlite3.Connection:
         raise JournalError(source, f"cannot open the database read-only ({reason})") from error
     except sqlite3.DatabaseError as error:
         raise JournalError(source, f"not a SQLite database, or corrupt ({error})") from error
+    except UnicodeDecodeError as error:  # SQLite's own error text, about a damaged schema
+        raise JournalError(source, f"the database is corrupt ({_DAMAGED_TEXT})") from error
+
+
+_DAMAGED_TEXT = "a damaged byte in its schema or a page: SQLite's message about it is no text"
+
+
+def _reason(error: Exception) -> str:
+    """SQLite's message, without a row's text it may quote (`… with text '…'`)."""
+    return str(error).split(" with text ", 1)[0]
 
 
 def read_db(path: Path, diagnostics: Diagnostics) -> list[StoredSession]:
@@ -271,7 +286,7 @@ def read_db(path: Path, diagnostics: Diagnostics) -> list[StoredSession]:
     source = str(path)
     connection = _open_db(path)
     try:
-        tables = {r[0] for r in connection.execute("SELECT name FROM sqlite_master")}
+        tables = {v2text(r[0]) for r in connection.execute("SELECT name FROM sqlite_master")}
         v1 = {"message", "part"} <= tables
         v2 = "session_message" in tables
         if not (tables & {"session", "session_v2"} and (v1 or v2)):
@@ -286,7 +301,7 @@ def read_db(path: Path, diagnostics: Diagnostics) -> list[StoredSession]:
             s
             for t in ("session_v2", "session")
             if t in tables
-            for s in _db_sessions(connection, t, source)
+            for s in _db_sessions(connection, t, source, diagnostics)
         ]
         v2_rows = opencode_v2.rows(connection, source, diagnostics) if v2 else []
         messages = (
@@ -307,9 +322,11 @@ def read_db(path: Path, diagnostics: Diagnostics) -> list[StoredSession]:
         connection.execute("COMMIT")
     except sqlite3.OperationalError as error:
         what = "is locked by another process" if "locked" in str(error) else "cannot be read"
-        raise JournalError(source, f"the database {what} ({error})") from error
+        raise JournalError(source, f"the database {what} ({_reason(error)})") from error
     except sqlite3.DatabaseError as error:
-        raise JournalError(source, f"the database is corrupt ({error})") from error
+        raise JournalError(source, f"the database is corrupt ({_reason(error)})") from error
+    except UnicodeDecodeError as error:
+        raise JournalError(source, f"the database is corrupt ({_DAMAGED_TEXT})") from error
     finally:
         connection.close()
     by_id: dict[str, StoredSession] = {}
@@ -332,18 +349,20 @@ def read_db(path: Path, diagnostics: Diagnostics) -> list[StoredSession]:
             "without title, folder, version or parent",
         )
     by_message: dict[str, list[dict[str, Any]]] = {}
-    for part_id, message_id, session_id, data in parts:
+    for raw_part, raw_message, raw_session, data in parts:
+        part_id, message_id, session_id = v2text(raw_part), v2text(raw_message), v2text(raw_session)
         if str(session_id) in held:
             _copy_of_v2(diagnostics, "part")
             continue
-        value = _row_json(data, source, diagnostics)
+        value = _row_json(data, f"part {part_id}", source, diagnostics)
         if isinstance(value, dict):
             by_message.setdefault(str(message_id), []).append({**value, "id": part_id})
-    for message_id, session_id, created, data in messages:
+    for raw_message, raw_session, created, data in messages:
+        message_id, session_id = v2text(raw_message), v2text(raw_session)
         if str(session_id) in held:
             _copy_of_v2(diagnostics, "message")
             continue
-        value = _row_json(data, source, diagnostics)
+        value = _row_json(data, f"message {message_id}", source, diagnostics)
         owner = by_id.get(str(session_id))
         if not isinstance(value, dict) or owner is None:
             if owner is None:
@@ -364,13 +383,18 @@ def _copy_of_v2(diagnostics: Diagnostics, table: str) -> None:
 
 
 def _db_sessions(
-    connection: sqlite3.Connection, table: str, source: str
+    connection: sqlite3.Connection, table: str, source: str, diagnostics: Diagnostics
 ) -> Iterator[StoredSession]:
     """The rows of `session` (1.x, and 2.x before `session_v2`) or `session_v2` (2.x)."""
     cursor = connection.execute(f"SELECT * FROM {table} ORDER BY time_created, id")
     names = [d[0] for d in cursor.description]
     for row in cursor.fetchall():
-        record = dict(zip(names, row, strict=True))
+        record = dict(zip((v2text(n) for n in names), row, strict=True))
+        damaged = [k for k, v in record.items() if isinstance(v, bytes) and not is_utf8(v)]
+        record = {k: v2text(v) for k, v in record.items()}
+        if damaged:
+            said = f"session {record.get('id')}: invalid UTF-8 replaced with U+FFFD ({damaged[0]})"
+            diagnostics.warn_each(source, None, "bad-utf8", said)
         info: dict[str, Any] = {
             "id": record.get("id"),
             "parentID": record.get("parent_id"),
@@ -387,12 +411,12 @@ def _db_sessions(
         yield StoredSession(info, source)
 
 
-def _row_json(data: object, source: str, diagnostics: Diagnostics) -> Any:
+def _row_json(data: object, where: str, source: str, diagnostics: Diagnostics) -> Any:
     diagnostics.rows_read += 1
     try:
-        value = orjson.loads(data if isinstance(data, str | bytes) else b"")
+        value = opencode_v2.row_json(data, where, source, diagnostics)
     except (ValueError, RecursionError):
-        diagnostics.warn(source, None, "not-json", "a database row's data is not JSON")
+        diagnostics.warn(source, None, "not-json", f"{where}: its data is not JSON")
         return None
     diagnostics.records_parsed += 1
     return value

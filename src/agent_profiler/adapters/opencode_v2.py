@@ -58,6 +58,35 @@ _NEEDED = ("id", "session_id", "type", "data")
 _TEXT_MIMES = {"text/plain": "file", "application/x-directory": "directory"}
 
 
+def text(value: object) -> Any:
+    """A TEXT column's value as str. The database is read with `text_factory = bytes`
+    (`opencode_storage._open_db`): a row with invalid UTF-8 (a damaged byte) then costs
+    that value's U+FFFD, not the whole query, and its JSON `data` is parsed from the bytes."""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
+def row_json(data: object, where: str, source: str, diagnostics: Diagnostics) -> Any:
+    """A row's JSON `data`; invalid UTF-8 in it replaced with U+FFFD, with a `bad-utf8`
+    warning naming the row (never its text). Raises ValueError when it is not JSON."""
+    raw = data if isinstance(data, str | bytes) else b""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        if not isinstance(raw, bytes) or is_utf8(raw):
+            raise
+    said = f"{where}: invalid UTF-8 replaced with U+FFFD"
+    diagnostics.warn_each(source, None, "bad-utf8", said)
+    return orjson.loads(raw.decode("utf-8", "replace"))
+
+
+def is_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 class _Unreadable(Exception):
     """A row of a known type whose data lacks what that type always has."""
 
@@ -65,7 +94,7 @@ class _Unreadable(Exception):
 def rows(connection: sqlite3.Connection, source: str, diagnostics: Diagnostics) -> list[Any]:
     """The `session_message` rows, in the order of each session's history; none (and one
     warning when there are rows) when the table lacks a column this reader needs."""
-    columns = {str(r[1]) for r in connection.execute("PRAGMA table_info(session_message)")}
+    columns = {text(r[1]) for r in connection.execute("PRAGMA table_info(session_message)")}
     missing = [c for c in _NEEDED if c not in columns]
     if missing:
         (count,) = connection.execute("SELECT count(*) FROM session_message").fetchone()
@@ -92,11 +121,12 @@ def messages(found: list[Any], source: str, diagnostics: Diagnostics) -> dict[st
     read, and the database says so in one warning (how many, and the first one's why)."""
     sessions: dict[str, list[Message]] = {}
     bad, rejected, first = 0, 0, ""
-    for row_id, session_id, kind, created, updated, data in found:
+    for raw_id, session_id, raw_kind, created, updated, data in found:
         diagnostics.rows_read += 1
-        read = sessions.setdefault(str(session_id), [])
+        row_id, kind = text(raw_id), text(raw_kind)
+        read = sessions.setdefault(str(text(session_id)), [])
         try:
-            value = orjson.loads(data if isinstance(data, str | bytes) else b"")
+            value = row_json(data, f"message {row_id}", source, diagnostics)
         except (ValueError, RecursionError):
             value = None
         if not isinstance(value, dict):

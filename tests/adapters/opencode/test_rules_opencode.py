@@ -1612,9 +1612,11 @@ def test_damaged_database_rows_are_warned_about_and_the_rest_read(database: Path
     ids = [m["id"] for m, _ in stored.messages]
     assert len(ids) == 35 - 2 and message not in ids and listed not in ids
     assert stored.messages[0][1] == []  # its only part was damaged
+    # Each names its row (never its text)
     assert [(w.path, w.line, w.kind, w.message) for w in diagnostics.warnings] == [
-        (str(database), None, "not-json", "a database row's data is not JSON")
-    ] * 2
+        (str(database), None, "not-json", f"part {part}: its data is not JSON"),
+        (str(database), None, "not-json", f"message {message}: its data is not JSON"),
+    ]
     assert diagnostics.notes == {"opencode:message-of-unknown-session": 1}
     assert diagnostics.rows_read == 36 + 118
     assert diagnostics.records_parsed == 36 + 118 - 2
