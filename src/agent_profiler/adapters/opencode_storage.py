@@ -19,6 +19,7 @@ instead: no locks, no files created, the same rows. A rollback-journal database
 from __future__ import annotations
 
 import contextlib
+import json
 import sqlite3
 import urllib.parse
 from collections.abc import Iterator
@@ -83,7 +84,9 @@ def storage_root(path: Path) -> Path | None:
 
 def _load_json(path: Path, diagnostics: Diagnostics, *, whole: bool = False) -> Any:
     """A JSON file's value, or None with a warning. `whole` (an export: the file is the
-    session) raises instead, so a damaged export costs one line naming it, not two."""
+    session) raises instead, so a damaged export costs one line naming it, not two; one
+    cut short keeps its complete messages (`_salvage`)."""
+    data = b""
     try:
         with open_journal(path) as stream:
             data = stream.read(MAX_DOCUMENT_BYTES + 1)
@@ -103,6 +106,9 @@ def _load_json(path: Path, diagnostics: Diagnostics, *, whole: bool = False) -> 
         return None
     except (ValueError, RecursionError) as error:
         if whole:
+            salvaged = _salvage(path, data, diagnostics)
+            if salvaged is not None:
+                return salvaged
             raise JournalError(
                 str(path), f"OpenCode export is cut short or damaged ({str(error)[:60]})"
             ) from error
@@ -113,6 +119,64 @@ def _load_json(path: Path, diagnostics: Diagnostics, *, whole: bool = False) -> 
 
 
 # --------------------------------------------------------------------------- export
+
+
+def _salvage(path: Path, data: bytes, diagnostics: Diagnostics) -> dict[str, Any] | None:
+    """An export cut short (copied while written, a download stopped) or damaged: its
+    `info` and every complete message before the cut, as `gemini_recording._salvage`
+    keeps a Gemini CLI document's, with one `truncated-document` warning saying where (the
+    line the first message not kept starts on); None when not even `info` is whole (the
+    caller's one error line)."""
+    text = data.removeprefix(b"\xef\xbb\xbf").decode("utf-8", errors="replace")
+    decoder = json.JSONDecoder()
+    found: dict[str, Any] = {}
+    messages: list[Any] = []
+    position = _skip(text, 0)
+    if not text.startswith("{", position):
+        return None
+    position += 1
+    inside = False  # in the messages list
+    try:
+        while not text.startswith("}", position := _skip(text, position)):
+            key, position = decoder.raw_decode(text, position)
+            position = _skip(text, position)
+            if not isinstance(key, str) or not text.startswith(":", position):
+                break
+            position = _skip(text, position + 1)
+            if key != "messages":
+                found[key], position = decoder.raw_decode(text, position)
+                continue
+            if not text.startswith("[", position):
+                break
+            position += 1
+            inside = True
+            while not text.startswith("]", position := _skip(text, position)):
+                message, position = decoder.raw_decode(text, position)
+                messages.append(message)
+            position += 1
+            inside = False
+    except (ValueError, RecursionError):
+        pass  # `position`: where the value that is not whole starts
+    if not isinstance(found.get("info"), dict):
+        return None
+    line = text.count("\n", 0, position) + 1
+    place = f"in messages[{len(messages)}]" if inside else "after its messages"
+    diagnostics.warn(
+        str(path),
+        line,
+        "truncated-document",
+        f"OpenCode export cut short or damaged {place}; the first "
+        f"{counted(len(messages), 'complete message')} kept",
+    )
+    diagnostics.records_parsed += 1
+    return {"info": found["info"], "messages": messages}
+
+
+def _skip(text: str, position: int) -> int:
+    """Past whitespace and the commas between a JSON object's members or a list's items."""
+    while position < len(text) and text[position] in " \t\r\n,":
+        position += 1
+    return position
 
 
 def read_export(path: Path, diagnostics: Diagnostics) -> list[StoredSession]:
