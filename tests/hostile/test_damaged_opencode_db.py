@@ -103,3 +103,27 @@ def test_a_damaged_schema_is_a_corrupt_database_not_our_bug(tmp_path: Path) -> N
     assert code == 1
     assert "opencode.db: the database is corrupt" in stderr
     assert "please report" not in stderr and "UnicodeDecodeError" not in stderr
+
+
+def test_a_damaged_index_costs_no_row(tmp_path: Path) -> None:
+    # GIVEN a database whose index on part(message_id), which the reader's order uses,
+    # has a damaged page (SQLite: "database disk image is malformed"; the table is intact)
+    path = opencode_db(tmp_path, wal=False)
+    connection = sqlite3.connect(path)
+    connection.execute("CREATE INDEX part_message_idx ON part (message_id, id)")
+    connection.commit()
+    (root,) = connection.execute(
+        "SELECT rootpage FROM sqlite_master WHERE name = 'part_message_idx'"
+    ).fetchone()
+    (size,) = connection.execute("PRAGMA page_size").fetchone()
+    connection.close()
+    data = bytearray(path.read_bytes())
+    data[(root - 1) * size] = 0x07  # no page type
+    path.write_bytes(bytes(data))
+    # WHEN summarised
+    code, stderr, sessions = _summary(path)
+    # THEN every request is read from the table itself, and one warning says so
+    assert code == 0, stderr
+    assert [s["calls"] for s in sessions] == [4]
+    assert "damaged-table: 1" in stderr
+    assert "an index of table part is damaged (database disk image is malformed)" in stderr

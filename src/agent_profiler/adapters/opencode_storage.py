@@ -369,21 +369,33 @@ def read_db(path: Path, diagnostics: Diagnostics) -> list[StoredSession]:
         ]
         v2_rows = opencode_v2.rows(connection, source, diagnostics) if v2 else []
         messages = (
-            connection.execute(
-                "SELECT id, session_id, time_created, data FROM message "
-                "ORDER BY session_id, time_created, id"
-            ).fetchall()
+            opencode_v2.select(
+                connection,
+                "id, session_id, time_created, data",
+                "message",
+                "session_id, time_created, id",
+                source,
+                diagnostics,
+            )[1]
             if v1
             else []
         )
         parts = (
-            connection.execute(
-                "SELECT id, message_id, session_id, data FROM part ORDER BY message_id, id"
-            ).fetchall()
+            opencode_v2.select(
+                connection,
+                "id, message_id, session_id, data",
+                "part",
+                "message_id, id",
+                source,
+                diagnostics,
+            )[1]
             if v1
             else []
         )
-        connection.execute("COMMIT")
+        # Every row is in hand: ending the read transaction cannot lose any. After a
+        # damaged index (`opencode_v2.select`) SQLite repeats its error here: not news.
+        with contextlib.suppress(sqlite3.DatabaseError):
+            connection.execute("COMMIT")
     except sqlite3.OperationalError as error:
         what = "is locked by another process" if "locked" in str(error) else "cannot be read"
         raise JournalError(source, f"the database {what} ({_reason(error)})") from error
@@ -435,7 +447,10 @@ def read_db(path: Path, diagnostics: Diagnostics) -> list[StoredSession]:
         raw_time = value.get("time")
         time: dict[str, Any] = raw_time if isinstance(raw_time, dict) else {}
         message = {**value, "id": message_id, "time": {"created": created, **time}}
-        owner.messages.append((message, by_message.get(str(message_id), [])))
+        owner.messages.append((message, by_message.pop(str(message_id), [])))
+    for parts_left in by_message.values():  # of no message read (never dropped unsaid)
+        for _ in parts_left:
+            diagnostics.note("opencode:part-of-unknown-message")
     return list(by_id.values())
 
 
@@ -450,9 +465,10 @@ def _db_sessions(
     connection: sqlite3.Connection, table: str, source: str, diagnostics: Diagnostics
 ) -> Iterator[StoredSession]:
     """The rows of `session` (1.x, and 2.x before `session_v2`) or `session_v2` (2.x)."""
-    cursor = connection.execute(f"SELECT * FROM {table} ORDER BY time_created, id")
-    names = [d[0] for d in cursor.description]
-    for row in cursor.fetchall():
+    names, found = opencode_v2.select(
+        connection, "*", table, "time_created, id", source, diagnostics
+    )
+    for row in found:
         record = dict(zip((v2text(n) for n in names), row, strict=True))
         damaged = [k for k, v in record.items() if isinstance(v, bytes) and not is_utf8(v)]
         record = {k: v2text(v) for k, v in record.items()}

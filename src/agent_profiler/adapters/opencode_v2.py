@@ -87,6 +87,58 @@ def is_utf8(raw: bytes) -> bool:
     return True
 
 
+def select(
+    connection: sqlite3.Connection,
+    columns: str,
+    table: str,
+    order: str,
+    source: str,
+    diagnostics: Diagnostics,
+) -> tuple[list[str], list[Any]]:
+    """The column names and rows of `SELECT columns FROM table ORDER BY order`. A damaged
+    page of an index (the one the order uses) fails that query as `malformed` while the
+    table itself reads: then its rows are read from the table alone (`NOT INDEXED`) and
+    sorted here, and a damaged page of the table keeps the rows before it; one
+    `damaged-table` warning says which. Only a table that yields nothing fails."""
+    cursor = connection.cursor()
+    try:
+        cursor.execute(f"SELECT {columns} FROM {table} ORDER BY {order}")
+        return [d[0] for d in cursor.description], cursor.fetchall()
+    except sqlite3.OperationalError:
+        raise  # locked, busy, no such column: not damage
+    except sqlite3.DatabaseError as error:
+        cursor.close()  # its statement ended (COMMIT fails while it is open)
+        reason = str(error).split(" with text ", 1)[0]
+        keys = len(order.split(","))
+        found: list[Any] = []
+        try:
+            cursor = connection.execute(f"SELECT {columns}, {order} FROM {table} NOT INDEXED")
+            found.extend(cursor)
+            said = "its rows read from the table itself"
+            what = f"an index of table {table}"
+        except sqlite3.OperationalError:
+            raise
+        except sqlite3.DatabaseError:
+            if not found:
+                raise error from None
+            said = f"the {counted(len(found), 'row')} before the damage read, the rest not"
+            what = f"table {table}"
+    diagnostics.warn(source, None, "damaged-table", f"{what} is damaged ({reason}); {said}")
+    found.sort(key=lambda row: tuple(_sql_order(v) for v in row[-keys:]))
+    return [d[0] for d in cursor.description][:-keys], [row[:-keys] for row in found]
+
+
+def _sql_order(value: object) -> tuple[int, Any]:
+    """SQLite's order of values of mixed types: NULL, numbers, text, blobs."""
+    if value is None:
+        return 0, 0
+    if isinstance(value, int | float):
+        return 1, value
+    if isinstance(value, str):
+        return 2, value.encode()
+    return 2, value  # text read as bytes (BINARY collation: the bytes' order)
+
+
 class _Unreadable(Exception):
     """A row of a known type whose data lacks what that type always has."""
 
@@ -110,10 +162,9 @@ def rows(connection: sqlite3.Connection, source: str, diagnostics: Diagnostics) 
     created = "time_created" if "time_created" in columns else "NULL"
     updated = "time_updated" if "time_updated" in columns else "NULL"
     order = "seq" if "seq" in columns else created if created != "NULL" else "rowid"
-    return connection.execute(
-        f"SELECT id, session_id, type, {created}, {updated}, data FROM session_message "
-        f"ORDER BY session_id, {order}, id"
-    ).fetchall()
+    wanted = f"id, session_id, type, {created}, {updated}, data"
+    by = f"session_id, {order}, id"
+    return select(connection, wanted, "session_message", by, source, diagnostics)[1]
 
 
 def messages(found: list[Any], source: str, diagnostics: Diagnostics) -> dict[str, list[Message]]:
