@@ -30,8 +30,8 @@ from typing import Any
 import orjson
 
 from agent_profiler.adapters import opencode_v2
+from agent_profiler.adapters.opencode_v2 import column_text as v2text
 from agent_profiler.adapters.opencode_v2 import is_utf8
-from agent_profiler.adapters.opencode_v2 import text as v2text
 from agent_profiler.console import counted
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
@@ -311,7 +311,7 @@ def _open_db(path: Path) -> sqlite3.Connection:
         raise JournalError(source, "cannot open: not a file")
     try:
         connection = _connect(path, immutable=_quiescent_wal(path))
-        # Text as bytes (`opencode_v2.text`): one row's invalid UTF-8 made the query fail,
+        # Text as bytes (`opencode_v2.column_text`): one row's invalid UTF-8 made the query fail,
         # its text quoted in SQLite's error (review-bad 9); bytes are faster to read too.
         connection.text_factory = bytes
         try:

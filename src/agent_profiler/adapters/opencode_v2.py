@@ -58,7 +58,7 @@ _NEEDED = ("id", "session_id", "type", "data")
 _TEXT_MIMES = {"text/plain": "file", "application/x-directory": "directory"}
 
 
-def text(value: object) -> Any:
+def column_text(value: object) -> Any:
     """A TEXT column's value as str. The database is read with `text_factory = bytes`
     (`opencode_storage._open_db`): a row with invalid UTF-8 (a damaged byte) then costs
     that value's U+FFFD, not the whole query, and its JSON `data` is parsed from the bytes."""
@@ -146,7 +146,7 @@ class _Unreadable(Exception):
 def rows(connection: sqlite3.Connection, source: str, diagnostics: Diagnostics) -> list[Any]:
     """The `session_message` rows, in the order of each session's history; none (and one
     warning when there are rows) when the table lacks a column this reader needs."""
-    columns = {text(r[1]) for r in connection.execute("PRAGMA table_info(session_message)")}
+    columns = {column_text(r[1]) for r in connection.execute("PRAGMA table_info(session_message)")}
     missing = [c for c in _NEEDED if c not in columns]
     if missing:
         (count,) = connection.execute("SELECT count(*) FROM session_message").fetchone()
@@ -174,8 +174,8 @@ def messages(found: list[Any], source: str, diagnostics: Diagnostics) -> dict[st
     bad, rejected, first = 0, 0, ""
     for raw_id, session_id, raw_kind, created, updated, data in found:
         diagnostics.rows_read += 1
-        row_id, kind = text(raw_id), text(raw_kind)
-        read = sessions.setdefault(str(text(session_id)), [])
+        row_id, kind = column_text(raw_id), column_text(raw_kind)
+        read = sessions.setdefault(str(column_text(session_id)), [])
         try:
             value = row_json(data, f"message {row_id}", source, diagnostics)
         except (ValueError, RecursionError):
