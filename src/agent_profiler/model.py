@@ -14,7 +14,7 @@ import sys
 from dataclasses import field, replace
 from enum import StrEnum
 
-from agent_profiler.privacy import project_name
+from agent_profiler.privacy import model_name, project_name
 from agent_profiler.records import frozen as frozen  # re-exported: the model's decorator
 from agent_profiler.targets import safe_target
 
@@ -139,6 +139,12 @@ class AnchorKind(StrEnum):
     NATIVE = "native"  # a harness's own context report (Claude Code's /context)
 
 
+def shown_model(name: str) -> str:
+    """A model id as kept: shared, and never a path with a user name in it (a local
+    server's model is its file's path: `privacy.model_name`)."""
+    return shared(model_name(name)) if type(name) is str else name
+
+
 def shared(text: str) -> str:
     """One object for every copy of a value that repeats across a session (a model name,
     a stop reason, a tool name): a record's JSON gives each copy an object of its own, and
@@ -210,7 +216,7 @@ class Response:
 
     def __post_init__(self) -> None:
         # Each record's copy of a value is an object of its own: one per value instead.
-        object.__setattr__(self, "model", shared(self.model))
+        object.__setattr__(self, "model", shown_model(self.model))
         if self.stop_reason is not None:
             object.__setattr__(self, "stop_reason", shared(self.stop_reason))
 
@@ -293,6 +299,10 @@ class ContextSnapshot:
     model: str | None = None
     item_stage: str | None = None
 
+    def __post_init__(self) -> None:
+        if self.model is not None:
+            object.__setattr__(self, "model", shown_model(self.model))
+
     @property
     def estimated_tokens(self) -> Tokens:
         return sum(tokens for _, tokens in self.categories)
@@ -323,6 +333,10 @@ class Marker:
     time_ns: Nanoseconds
     kind: str  # e.g. "model_change", "thinking_level_change", "api_error", "warning"
     value: str
+
+    def __post_init__(self) -> None:
+        if self.kind == "model_change":
+            object.__setattr__(self, "value", shown_model(self.value))
 
 
 @frozen
@@ -388,6 +402,8 @@ class Session:
                 ),
             )
         object.__setattr__(self, "project", project_name(self.project))
+        if any("/" in m or "\\" in m for m in self.models if type(m) is str):
+            object.__setattr__(self, "models", tuple(shown_model(m) for m in self.models))
 
     @property
     def model(self) -> str | None:

@@ -3,26 +3,45 @@
 A default trace, summary or report is promised to be safe to attach to a bug report: no
 absolute path, home directory, user name or cwd. Journals are full of them (every Claude
 Code record carries `cwd`; `/context` lists memory files by absolute path), so every path
-that reaches the model goes through `private_path`, and the session's project through
-`project_name`. Pure string work: a journal written on Windows is read on Linux too.
+that reaches the model goes through `private_path`, the session's project through
+`project_name`, and a model id (a local server's may be a file path) through `model_name`.
+Pure string work: a journal written on Windows is read on Linux too.
 """
 
 from __future__ import annotations
 
 import re
 
-# A home directory at the start of a path: POSIX, macOS, root, and Windows (either slash).
-_HOME_DIR = re.compile(
-    r"^(?:/home/[^/]+|/Users/[^/]+|/root|/var/home/[^/]+|[A-Za-z]:[\\/]+Users[\\/]+[^\\/]+)"
-    r"(?=[\\/]|$)",
-    re.IGNORECASE,
+# A home directory: POSIX (`/home`, FreeBSD's `/usr/home`, Solaris' `/export/home`,
+# Fedora Atomic's `/var/home`), macOS (also by its firmlink `/System/Volumes/Data/Users`),
+# root's (`/root`, macOS `/var/root`), and Windows (either slash; the `\\?\` long-path
+# form; WSL `/mnt/c/Users`, Cygwin `/cygdrive/c/Users`, MSYS and Git Bash `/c/Users`).
+# Separators may be doubled (`/home//alice` is the same folder).
+_HOME = (
+    r"(?:/+(?:System/+Volumes/+Data/+)?(?:(?:usr|export|var)/+)?home/+[^/]+"
+    r"|/+(?:System/+Volumes/+Data/+)?Users/+[^/]+"
+    r"|/+(?:private/+)?(?:var/+)?root"
+    r"|/+(?:mnt/+|cygdrive/+)?[A-Za-z]/+Users/+[^/]+"
+    r"|(?:[\\/]{2}[?.][\\/]+)?[A-Za-z]:[\\/]+Users[\\/]+[^\\/]+)"
+    r"(?=[\\/]|$)"
 )
+_HOME_DIR = re.compile("^" + _HOME, re.IGNORECASE)
+# A home directory inside a longer text (a model id `llama.cpp:/home/alice/m.gguf`): after
+# the start or a character that cannot end a name.
+_HOME_INSIDE = re.compile(r"(?<![\w.~-])" + _HOME, re.IGNORECASE)
 # `~/.claude/projects/<sanitized cwd>/…`: the folder name spells the cwd, user name included.
 _PROJECT_FOLDER = re.compile(r"([\\/]\.claude[\\/]projects[\\/])([^\\/]+)")
 # The same folder named alone or in a relative path (`-home-alice-src-app`): Claude Code
 # writes the cwd with every character but letters and digits as `-`, so one under a home
-# folder starts with the home's spelling.
-_SANITIZED_HOME = re.compile(r"^(?:-home-|-Users-|-var-home-|[A-Za-z]--Users-)[^-]|^-root(?:-|$)")
+# folder starts with the home's spelling (each home above, `C:\Users` as `C--Users`).
+_SANITIZED_HOME = re.compile(
+    r"^-+(?:System-+Volumes-+Data-+)?(?:(?:usr|export|var)-+)?home-+[^-]"
+    r"|^-+(?:System-+Volumes-+Data-+)?Users-+[^-]"
+    r"|^-+(?:mnt-+|cygdrive-+)?[A-Za-z]-+Users-+[^-]"
+    r"|^-*[A-Za-z]--+Users-+[^-]"
+    r"|^-+(?:private-+)?(?:var-+)?root(?:-|$)",
+    re.IGNORECASE,
+)
 # Gemini CLI's `~/.gemini/tmp/<project>/chats/…`: the folder is the project's path hash
 # (≤0.28, `projectHash`) or its slug, which is the user name for a project at home.
 _CHATS_PROJECT = re.compile(r"(^|[\\/])[^\\/]+(?=[\\/]chats[\\/])")
@@ -126,3 +145,24 @@ def project_name(cwd: str | None) -> str | None:
         return tail if tail and tail.lower() != folder.group(2).lower() else "…"
     name = private_path(cwd).rstrip("/\\")
     return _SEPARATORS.split(name)[-1] or name
+
+
+def model_name(name: str) -> str:
+    """A model id as every output shows it. Local model servers name a model by its file
+    (llama.cpp's server: the `.gguf` path unless given `--alias`), and that path holds the
+    user name: an id that is an absolute path is shown as a path outside the session's cwd
+    is (`~/models/x.gguf` under a home folder, else its file name `x.gguf`), one under `~`
+    without a user after it, and a home folder inside a longer id
+    (`llama.cpp:/home/alice/x.gguf`) as `~`. Every other id (`claude-opus-4-5`,
+    `openai/gpt-4o`) as it is. Idempotent: the model applies it to what it is given."""
+    if "/" not in name and "\\" not in name:
+        return name  # the usual id: no path in it
+    if name.startswith("~"):
+        return re.sub(r"^~[^\\/]*", "~", name)
+    if _is_absolute(name):
+        return private_path(name)
+    from pathlib import Path
+
+    shown = _HOME_INSIDE.sub("~", name)
+    mine = str(Path.home()).rstrip("/\\")
+    return shown.replace(mine, "~") if len(mine) > 1 and mine in shown else shown

@@ -669,8 +669,18 @@ GEMINI_OPENCODE_CASES = [
         stderr_has="session-n.json: messages[6] is not a JSON object; not read",
     ),
     Case(
+        # Its complete messages kept, as a Gemini CLI document's (review-bad 8: all were lost)
         "an OpenCode export cut short",
-        one("ses_cut.export.json", opencode_json()[:5000]),
+        one("ses_cut.export.json", opencode_json()[: len(opencode_json()) * 3 // 4]),
+        0,
+        {"truncated-document": 1},
+        responses=2,  # of 4: those in the complete messages
+        first_warning_line=352,  # where the first message not kept starts
+        stderr_has="cut short or damaged in messages[3]; the first 3 complete messages kept",
+    ),
+    Case(
+        "an OpenCode export damaged in its info",
+        one("ses_cut.export.json", opencode_json().replace(b'"title":', b'"title"', 1)),
         1,
         {},  # one error line naming the file, no warning repeating it (issue 15.1)
         sessions=0,

@@ -19,6 +19,7 @@ instead: no locks, no files created, the same rows. A rollback-journal database
 from __future__ import annotations
 
 import contextlib
+import json
 import sqlite3
 import urllib.parse
 from collections.abc import Iterator
@@ -29,6 +30,8 @@ from typing import Any
 import orjson
 
 from agent_profiler.adapters import opencode_v2
+from agent_profiler.adapters.opencode_v2 import column_text as v2text
+from agent_profiler.adapters.opencode_v2 import is_utf8
 from agent_profiler.console import counted
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
@@ -81,7 +84,9 @@ def storage_root(path: Path) -> Path | None:
 
 def _load_json(path: Path, diagnostics: Diagnostics, *, whole: bool = False) -> Any:
     """A JSON file's value, or None with a warning. `whole` (an export: the file is the
-    session) raises instead, so a damaged export costs one line naming it, not two."""
+    session) raises instead, so a damaged export costs one line naming it, not two; one
+    cut short keeps its complete messages (`_salvage`)."""
+    data = b""
     try:
         with open_journal(path) as stream:
             data = stream.read(MAX_DOCUMENT_BYTES + 1)
@@ -101,6 +106,9 @@ def _load_json(path: Path, diagnostics: Diagnostics, *, whole: bool = False) -> 
         return None
     except (ValueError, RecursionError) as error:
         if whole:
+            salvaged = _salvage(path, data, diagnostics)
+            if salvaged is not None:
+                return salvaged
             raise JournalError(
                 str(path), f"OpenCode export is cut short or damaged ({str(error)[:60]})"
             ) from error
@@ -111,6 +119,64 @@ def _load_json(path: Path, diagnostics: Diagnostics, *, whole: bool = False) -> 
 
 
 # --------------------------------------------------------------------------- export
+
+
+def _salvage(path: Path, data: bytes, diagnostics: Diagnostics) -> dict[str, Any] | None:
+    """An export cut short (copied while written, a download stopped) or damaged: its
+    `info` and every complete message before the cut, as `gemini_recording._salvage`
+    keeps a Gemini CLI document's, with one `truncated-document` warning saying where (the
+    line the first message not kept starts on); None when not even `info` is whole (the
+    caller's one error line)."""
+    text = data.removeprefix(b"\xef\xbb\xbf").decode("utf-8", errors="replace")
+    decoder = json.JSONDecoder()
+    found: dict[str, Any] = {}
+    messages: list[Any] = []
+    position = _skip(text, 0)
+    if not text.startswith("{", position):
+        return None
+    position += 1
+    inside = False  # in the messages list
+    try:
+        while not text.startswith("}", position := _skip(text, position)):
+            key, position = decoder.raw_decode(text, position)
+            position = _skip(text, position)
+            if not isinstance(key, str) or not text.startswith(":", position):
+                break
+            position = _skip(text, position + 1)
+            if key != "messages":
+                found[key], position = decoder.raw_decode(text, position)
+                continue
+            if not text.startswith("[", position):
+                break
+            position += 1
+            inside = True
+            while not text.startswith("]", position := _skip(text, position)):
+                message, position = decoder.raw_decode(text, position)
+                messages.append(message)
+            position += 1
+            inside = False
+    except (ValueError, RecursionError):
+        pass  # `position`: where the value that is not whole starts
+    if not isinstance(found.get("info"), dict):
+        return None
+    line = text.count("\n", 0, position) + 1
+    place = f"in messages[{len(messages)}]" if inside else "after its messages"
+    diagnostics.warn(
+        str(path),
+        line,
+        "truncated-document",
+        f"OpenCode export cut short or damaged {place}; the first "
+        f"{counted(len(messages), 'complete message')} kept",
+    )
+    diagnostics.records_parsed += 1
+    return {"info": found["info"], "messages": messages}
+
+
+def _skip(text: str, position: int) -> int:
+    """Past whitespace and the commas between a JSON object's members or a list's items."""
+    while position < len(text) and text[position] in " \t\r\n,":
+        position += 1
+    return position
 
 
 def read_export(path: Path, diagnostics: Diagnostics) -> list[StoredSession]:
@@ -245,9 +311,12 @@ def _open_db(path: Path) -> sqlite3.Connection:
         raise JournalError(source, "cannot open: not a file")
     try:
         connection = _connect(path, immutable=_quiescent_wal(path))
+        # Text as bytes (`opencode_v2.column_text`): one row's invalid UTF-8 made the query fail,
+        # its text quoted in SQLite's error (review-bad 9); bytes are faster to read too.
+        connection.text_factory = bytes
         try:
             connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        except sqlite3.Error:
+        except (sqlite3.Error, UnicodeDecodeError):
             connection.close()
             raise
         return connection
@@ -262,6 +331,16 @@ def _open_db(path: Path) -> sqlite3.Connection:
         raise JournalError(source, f"cannot open the database read-only ({reason})") from error
     except sqlite3.DatabaseError as error:
         raise JournalError(source, f"not a SQLite database, or corrupt ({error})") from error
+    except UnicodeDecodeError as error:  # SQLite's own error text, about a damaged schema
+        raise JournalError(source, f"the database is corrupt ({_DAMAGED_TEXT})") from error
+
+
+_DAMAGED_TEXT = "a damaged byte in its schema or a page: SQLite's message about it is no text"
+
+
+def _reason(error: Exception) -> str:
+    """SQLite's message, without a row's text it may quote (`… with text '…'`)."""
+    return str(error).split(" with text ", 1)[0]
 
 
 def read_db(path: Path, diagnostics: Diagnostics) -> list[StoredSession]:
@@ -271,7 +350,7 @@ def read_db(path: Path, diagnostics: Diagnostics) -> list[StoredSession]:
     source = str(path)
     connection = _open_db(path)
     try:
-        tables = {r[0] for r in connection.execute("SELECT name FROM sqlite_master")}
+        tables = {v2text(r[0]) for r in connection.execute("SELECT name FROM sqlite_master")}
         v1 = {"message", "part"} <= tables
         v2 = "session_message" in tables
         if not (tables & {"session", "session_v2"} and (v1 or v2)):
@@ -286,30 +365,44 @@ def read_db(path: Path, diagnostics: Diagnostics) -> list[StoredSession]:
             s
             for t in ("session_v2", "session")
             if t in tables
-            for s in _db_sessions(connection, t, source)
+            for s in _db_sessions(connection, t, source, diagnostics)
         ]
         v2_rows = opencode_v2.rows(connection, source, diagnostics) if v2 else []
         messages = (
-            connection.execute(
-                "SELECT id, session_id, time_created, data FROM message "
-                "ORDER BY session_id, time_created, id"
-            ).fetchall()
+            opencode_v2.select(
+                connection,
+                "id, session_id, time_created, data",
+                "message",
+                "session_id, time_created, id",
+                source,
+                diagnostics,
+            )[1]
             if v1
             else []
         )
         parts = (
-            connection.execute(
-                "SELECT id, message_id, session_id, data FROM part ORDER BY message_id, id"
-            ).fetchall()
+            opencode_v2.select(
+                connection,
+                "id, message_id, session_id, data",
+                "part",
+                "message_id, id",
+                source,
+                diagnostics,
+            )[1]
             if v1
             else []
         )
-        connection.execute("COMMIT")
+        # Every row is in hand: ending the read transaction cannot lose any. After a
+        # damaged index (`opencode_v2.select`) SQLite repeats its error here: not news.
+        with contextlib.suppress(sqlite3.DatabaseError):
+            connection.execute("COMMIT")
     except sqlite3.OperationalError as error:
         what = "is locked by another process" if "locked" in str(error) else "cannot be read"
-        raise JournalError(source, f"the database {what} ({error})") from error
+        raise JournalError(source, f"the database {what} ({_reason(error)})") from error
     except sqlite3.DatabaseError as error:
-        raise JournalError(source, f"the database is corrupt ({error})") from error
+        raise JournalError(source, f"the database is corrupt ({_reason(error)})") from error
+    except UnicodeDecodeError as error:
+        raise JournalError(source, f"the database is corrupt ({_DAMAGED_TEXT})") from error
     finally:
         connection.close()
     by_id: dict[str, StoredSession] = {}
@@ -332,18 +425,20 @@ def read_db(path: Path, diagnostics: Diagnostics) -> list[StoredSession]:
             "without title, folder, version or parent",
         )
     by_message: dict[str, list[dict[str, Any]]] = {}
-    for part_id, message_id, session_id, data in parts:
+    for raw_part, raw_message, raw_session, data in parts:
+        part_id, message_id, session_id = v2text(raw_part), v2text(raw_message), v2text(raw_session)
         if str(session_id) in held:
             _copy_of_v2(diagnostics, "part")
             continue
-        value = _row_json(data, source, diagnostics)
+        value = _row_json(data, f"part {part_id}", source, diagnostics)
         if isinstance(value, dict):
             by_message.setdefault(str(message_id), []).append({**value, "id": part_id})
-    for message_id, session_id, created, data in messages:
+    for raw_message, raw_session, created, data in messages:
+        message_id, session_id = v2text(raw_message), v2text(raw_session)
         if str(session_id) in held:
             _copy_of_v2(diagnostics, "message")
             continue
-        value = _row_json(data, source, diagnostics)
+        value = _row_json(data, f"message {message_id}", source, diagnostics)
         owner = by_id.get(str(session_id))
         if not isinstance(value, dict) or owner is None:
             if owner is None:
@@ -352,7 +447,10 @@ def read_db(path: Path, diagnostics: Diagnostics) -> list[StoredSession]:
         raw_time = value.get("time")
         time: dict[str, Any] = raw_time if isinstance(raw_time, dict) else {}
         message = {**value, "id": message_id, "time": {"created": created, **time}}
-        owner.messages.append((message, by_message.get(str(message_id), [])))
+        owner.messages.append((message, by_message.pop(str(message_id), [])))
+    for parts_left in by_message.values():  # of no message read (never dropped unsaid)
+        for _ in parts_left:
+            diagnostics.note("opencode:part-of-unknown-message")
     return list(by_id.values())
 
 
@@ -364,13 +462,19 @@ def _copy_of_v2(diagnostics: Diagnostics, table: str) -> None:
 
 
 def _db_sessions(
-    connection: sqlite3.Connection, table: str, source: str
+    connection: sqlite3.Connection, table: str, source: str, diagnostics: Diagnostics
 ) -> Iterator[StoredSession]:
     """The rows of `session` (1.x, and 2.x before `session_v2`) or `session_v2` (2.x)."""
-    cursor = connection.execute(f"SELECT * FROM {table} ORDER BY time_created, id")
-    names = [d[0] for d in cursor.description]
-    for row in cursor.fetchall():
-        record = dict(zip(names, row, strict=True))
+    names, found = opencode_v2.select(
+        connection, "*", table, "time_created, id", source, diagnostics
+    )
+    for row in found:
+        record = dict(zip((v2text(n) for n in names), row, strict=True))
+        damaged = [k for k, v in record.items() if isinstance(v, bytes) and not is_utf8(v)]
+        record = {k: v2text(v) for k, v in record.items()}
+        if damaged:
+            said = f"session {record.get('id')}: invalid UTF-8 replaced with U+FFFD ({damaged[0]})"
+            diagnostics.warn_each(source, None, "bad-utf8", said)
         info: dict[str, Any] = {
             "id": record.get("id"),
             "parentID": record.get("parent_id"),
@@ -387,12 +491,12 @@ def _db_sessions(
         yield StoredSession(info, source)
 
 
-def _row_json(data: object, source: str, diagnostics: Diagnostics) -> Any:
+def _row_json(data: object, where: str, source: str, diagnostics: Diagnostics) -> Any:
     diagnostics.rows_read += 1
     try:
-        value = orjson.loads(data if isinstance(data, str | bytes) else b"")
+        value = opencode_v2.row_json(data, where, source, diagnostics)
     except (ValueError, RecursionError):
-        diagnostics.warn(source, None, "not-json", "a database row's data is not JSON")
+        diagnostics.warn(source, None, "not-json", f"{where}: its data is not JSON")
         return None
     diagnostics.records_parsed += 1
     return value

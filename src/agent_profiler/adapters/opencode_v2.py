@@ -37,7 +37,7 @@ import orjson
 
 from agent_profiler.adapters.common import json_text, text_field
 from agent_profiler.console import counted
-from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.diagnostics import Diagnostics, journal_name
 
 Message = tuple[dict[str, Any], list[dict[str, Any]]]  # a 1.x message and its parts
 READ, SKIPPED = "read", "skipped on purpose"
@@ -58,6 +58,87 @@ _NEEDED = ("id", "session_id", "type", "data")
 _TEXT_MIMES = {"text/plain": "file", "application/x-directory": "directory"}
 
 
+def column_text(value: object) -> Any:
+    """A TEXT column's value as str. The database is read with `text_factory = bytes`
+    (`opencode_storage._open_db`): a row with invalid UTF-8 (a damaged byte) then costs
+    that value's U+FFFD, not the whole query, and its JSON `data` is parsed from the bytes."""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
+def row_json(data: object, where: str, source: str, diagnostics: Diagnostics) -> Any:
+    """A row's JSON `data`; invalid UTF-8 in it replaced with U+FFFD, with a `bad-utf8`
+    warning naming the row (never its text). Raises ValueError when it is not JSON."""
+    raw = data if isinstance(data, str | bytes) else b""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        if not isinstance(raw, bytes) or is_utf8(raw):
+            raise
+    said = f"{where}: invalid UTF-8 replaced with U+FFFD"
+    diagnostics.warn_each(source, None, "bad-utf8", said)
+    return orjson.loads(raw.decode("utf-8", "replace"))
+
+
+def is_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def select(
+    connection: sqlite3.Connection,
+    columns: str,
+    table: str,
+    order: str,
+    source: str,
+    diagnostics: Diagnostics,
+) -> tuple[list[str], list[Any]]:
+    """The column names and rows of `SELECT columns FROM table ORDER BY order`. A damaged
+    page of an index (the one the order uses) fails that query as `malformed` while the
+    table itself reads: then its rows are read from the table alone (`NOT INDEXED`) and
+    sorted here, and a damaged page of the table keeps the rows before it; one
+    `damaged-table` warning says which. Only a table that yields nothing fails."""
+    cursor = connection.cursor()
+    try:
+        cursor.execute(f"SELECT {columns} FROM {table} ORDER BY {order}")
+        return [d[0] for d in cursor.description], cursor.fetchall()
+    except sqlite3.OperationalError:
+        raise  # locked, busy, no such column: not damage
+    except sqlite3.DatabaseError as error:
+        cursor.close()  # its statement ended (COMMIT fails while it is open)
+        reason = str(error).split(" with text ", 1)[0]
+        keys = len(order.split(","))
+        found: list[Any] = []
+        try:
+            cursor = connection.execute(f"SELECT {columns}, {order} FROM {table} NOT INDEXED")
+            found.extend(cursor)
+            said = "its rows read from the table itself"
+            what = f"an index of table {table}"
+        except sqlite3.OperationalError:
+            raise
+        except sqlite3.DatabaseError:
+            if not found:
+                raise error from None
+            said = f"the {counted(len(found), 'row')} before the damage read, the rest not"
+            what = f"table {table}"
+    diagnostics.warn(source, None, "damaged-table", f"{what} is damaged ({reason}); {said}")
+    found.sort(key=lambda row: tuple(_sql_order(v) for v in row[-keys:]))
+    return [d[0] for d in cursor.description][:-keys], [row[:-keys] for row in found]
+
+
+def _sql_order(value: object) -> tuple[int, Any]:
+    """SQLite's order of values of mixed types: NULL, numbers, text, blobs."""
+    if value is None:
+        return 0, 0
+    if isinstance(value, int | float):
+        return 1, value
+    if isinstance(value, str):
+        return 2, value.encode()
+    return 2, value  # text read as bytes (BINARY collation: the bytes' order)
+
+
 class _Unreadable(Exception):
     """A row of a known type whose data lacks what that type always has."""
 
@@ -65,7 +146,7 @@ class _Unreadable(Exception):
 def rows(connection: sqlite3.Connection, source: str, diagnostics: Diagnostics) -> list[Any]:
     """The `session_message` rows, in the order of each session's history; none (and one
     warning when there are rows) when the table lacks a column this reader needs."""
-    columns = {str(r[1]) for r in connection.execute("PRAGMA table_info(session_message)")}
+    columns = {column_text(r[1]) for r in connection.execute("PRAGMA table_info(session_message)")}
     missing = [c for c in _NEEDED if c not in columns]
     if missing:
         (count,) = connection.execute("SELECT count(*) FROM session_message").fetchone()
@@ -81,10 +162,9 @@ def rows(connection: sqlite3.Connection, source: str, diagnostics: Diagnostics) 
     created = "time_created" if "time_created" in columns else "NULL"
     updated = "time_updated" if "time_updated" in columns else "NULL"
     order = "seq" if "seq" in columns else created if created != "NULL" else "rowid"
-    return connection.execute(
-        f"SELECT id, session_id, type, {created}, {updated}, data FROM session_message "
-        f"ORDER BY session_id, {order}, id"
-    ).fetchall()
+    wanted = f"id, session_id, type, {created}, {updated}, data"
+    by = f"session_id, {order}, id"
+    return select(connection, wanted, "session_message", by, source, diagnostics)[1]
 
 
 def messages(found: list[Any], source: str, diagnostics: Diagnostics) -> dict[str, list[Message]]:
@@ -92,11 +172,12 @@ def messages(found: list[Any], source: str, diagnostics: Diagnostics) -> dict[st
     read, and the database says so in one warning (how many, and the first one's why)."""
     sessions: dict[str, list[Message]] = {}
     bad, rejected, first = 0, 0, ""
-    for row_id, session_id, kind, created, updated, data in found:
+    for raw_id, session_id, raw_kind, created, updated, data in found:
         diagnostics.rows_read += 1
-        read = sessions.setdefault(str(session_id), [])
+        row_id, kind = column_text(raw_id), column_text(raw_kind)
+        read = sessions.setdefault(str(column_text(session_id)), [])
         try:
-            value = orjson.loads(data if isinstance(data, str | bytes) else b"")
+            value = row_json(data, f"message {row_id}", source, diagnostics)
         except (ValueError, RecursionError):
             value = None
         if not isinstance(value, dict):
@@ -115,7 +196,7 @@ def messages(found: list[Any], source: str, diagnostics: Diagnostics) -> dict[st
             continue
         time = _times(value, created, updated)
         try:
-            read += _MAPPERS[kind](str(row_id), value, time, diagnostics)
+            read += _MAPPERS[kind](str(row_id), value, time, diagnostics, source)
         except _Unreadable as error:
             bad += 1
             rejected += 1
@@ -160,7 +241,7 @@ def _user(message_id: str, time: dict[str, Any], parts: list[dict[str, Any]]) ->
 
 
 def _said(
-    message_id: str, value: dict[str, Any], time: dict[str, Any], _: Diagnostics
+    message_id: str, value: dict[str, Any], time: dict[str, Any], _: Diagnostics, __: str
 ) -> list[Message]:
     """`user`: the typed text is the prompt; a text file or folder attached is sent as
     text ("Attached file: <name>", its description, then its content), anything else
@@ -200,7 +281,7 @@ def _attachment(attached: object, index: int) -> dict[str, Any]:
 
 
 def _harness(
-    message_id: str, value: dict[str, Any], time: dict[str, Any], _: Diagnostics
+    message_id: str, value: dict[str, Any], time: dict[str, Any], _: Diagnostics, __: str
 ) -> list[Message]:
     """`synthetic`, `skill`, `system`: text OpenCode adds, as a 1.x synthetic text part."""
     return _user(
@@ -209,7 +290,7 @@ def _harness(
 
 
 def _shell(
-    message_id: str, value: dict[str, Any], time: dict[str, Any], _: Diagnostics
+    message_id: str, value: dict[str, Any], time: dict[str, Any], _: Diagnostics, __: str
 ) -> list[Message]:
     """`shell`: the command the user ran and its output (a string, or `{output, …}` in
     later rows), sent as "Shell command: <command>", a blank line, the output."""
@@ -225,7 +306,7 @@ def _shell(
 
 
 def _assistant(
-    message_id: str, value: dict[str, Any], time: dict[str, Any], _: Diagnostics
+    message_id: str, value: dict[str, Any], time: dict[str, Any], said: Diagnostics, source: str
 ) -> list[Message]:
     """`assistant`: one step, one request: its usage in a `step-finish` part (the 1.x
     one-step message) when the step ended with `tokens`; without them (aborted, failed,
@@ -237,6 +318,14 @@ def _assistant(
     parts: list[dict[str, Any]] = []
     for index, item in enumerate(content):
         parts += _item(item, index)
+        for unknown in _unknown_output(item):
+            said.warn(
+                source,
+                None,
+                "unknown-block",
+                f"message {message_id}: tool output item of type '{journal_name(unknown)}' "
+                "not recognised (not read)",
+            )
     retry = value.get("retry")
     if isinstance(retry, dict):
         parts.append({"type": "retry", "id": "retry", "attempt": retry.get("attempt")})
@@ -357,12 +446,34 @@ def _tool(item: dict[str, Any], part_id: str) -> list[dict[str, Any]]:
         "tool": text_field(item, "name"),
         "state": one,
     }
-    unseen = [c for c in items if not (isinstance(c, dict) and c.get("type") == "text")]
+    unseen = [c for c in items if isinstance(c, dict) and c.get("type") in _SEEN_OUTPUT]
     return [part] + [{"type": "file", "id": f"{part_id}.{n}"} for n, _ in enumerate(unseen)]
 
 
+# A tool's output items (`state.content[]`) besides text: a file or an image, seen but not
+# measured (a `file` part each). Any other type is an `unknown-block` warning (not read).
+_SEEN_OUTPUT = frozenset({"file", "image", "media"})
+
+
+def _unknown_output(item: object) -> list[object]:
+    """The types of a tool item's output items this reader does not know."""
+    if not isinstance(item, dict) or item.get("type") != "tool":
+        return []
+    state = item.get("state")
+    content = state.get("content") if isinstance(state, dict) else None
+    return [
+        c["type"] if isinstance(c, dict) and isinstance(c.get("type"), str) else "untyped"
+        for c in (content if isinstance(content, list) else [])
+        if not (isinstance(c, dict) and c.get("type") in _SEEN_OUTPUT | {"text"})
+    ]
+
+
 def _compaction(
-    message_id: str, value: dict[str, Any], time: dict[str, Any], diagnostics: Diagnostics
+    message_id: str,
+    value: dict[str, Any],
+    time: dict[str, Any],
+    diagnostics: Diagnostics,
+    _: str,
 ) -> list[Message]:
     """A `completed` compaction (or one without `status`: the first rows) as 1.x writes
     one: a user message asking for it (a `compaction` part), then the summary message
@@ -397,7 +508,8 @@ def _status(status: object) -> str:
     return status if isinstance(status, str) and len(status) < 20 else "unknown status"
 
 
-_MAPPERS: dict[str, Callable[[str, dict[str, Any], dict[str, Any], Diagnostics], list[Message]]] = {
+_Mapper = Callable[[str, dict[str, Any], dict[str, Any], Diagnostics, str], list[Message]]
+_MAPPERS: dict[str, _Mapper] = {
     "user": _said,
     "assistant": _assistant,
     "synthetic": _harness,

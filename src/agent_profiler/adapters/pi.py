@@ -73,6 +73,7 @@ from agent_profiler.adapters.pi_records import (
     ENTRY_TYPES,
     SKIPPED,
     epoch_ms,
+    unknown_parts,
 )
 from agent_profiler.adapters.pi_tree import Branch, Entry, measured_part
 from agent_profiler.attribution import ContextLog, Observation
@@ -252,6 +253,7 @@ class SessionBuilder:
                 warn_bad_usage(self.diagnostics, self.path, line, usage, bad)  # read as 0
             if on_role is not None:
                 on_role(self, entry, message)
+                self._unknown_parts(role, message.get("content"), line)  # type: ignore[arg-type]
             else:
                 # A role no Pi build is known to write: not read, which is no choice.
                 self.diagnostics.not_recognised(f"pi:message/{role}", self.path, line)
@@ -286,6 +288,15 @@ class SessionBuilder:
 
     def on_custom_message(self, entry: Entry, value: dict[str, Any], line: int) -> None:
         extension_message(self, entry, value)
+        self._unknown_parts("custom", value.get("content"), line)
+
+    def _unknown_parts(self, role: str, content: object, line: int) -> None:
+        """A content part of a type Pi is not known to write: not read, said with its place
+        (`unknown-block`, as a Claude Code or Codex block), the parts beside it read."""
+        if type(content) is list:
+            for part in unknown_parts(role, content):
+                said = f"content part of type '{journal_name(part)}' not recognised (not read)"
+                self.diagnostics.warn(self.path, line, "unknown-block", said)
 
     def on_model_change(self, entry: Entry, value: dict[str, Any], line: int) -> None:
         if self.fork_ns is not None:

@@ -59,6 +59,42 @@ MESSAGE_ROLES: dict[str, tuple[str, str]] = {
     ),
     "developer": (READ, "instructions sent as the developer → System instructions"),
 }
+# The content part types Pi writes (pi-ai `types.ts`: TextContent, ThinkingContent,
+# ImageContent, ToolCall; a system update's `toolLoadout`), and which each role's
+# `content` list holds: any other is an `unknown-block` warning with its place (the parts
+# beside it still read), as a Claude Code block of a type not known is. A role not in
+# ROLE_PARTS has no content list read.
+PART_TYPES: dict[str, tuple[str, str]] = {
+    "text": (READ, "text → the category of its message"),
+    "image": (READ, "an image: listed as unmeasured"),
+    "thinking": (READ, "an assistant's thinking → Assistant history (redacted: unmeasured)"),
+    "toolCall": (READ, "an assistant's tool call: its name and arguments → Assistant history"),
+    "toolLoadout": (READ, "a system update's tools added and removed → Tool definitions"),
+}
+ROLE_PARTS: dict[str, frozenset[str]] = {
+    "user": frozenset({"text", "image"}),
+    "assistant": frozenset({"text", "thinking", "toolCall"}),
+    "toolResult": frozenset({"text", "image"}),
+    "custom": frozenset({"text", "image"}),
+    "hookMessage": frozenset({"text", "image"}),
+    "developer": frozenset({"text", "image"}),
+    "system": frozenset({"text", "toolLoadout"}),
+}
+
+
+def unknown_parts(role: str, content: list[Any]) -> list[str]:
+    """The types of a message's content parts its role does not hold (`untyped`: a part
+    without a type, or not an object)."""
+    known = ROLE_PARTS.get(role)
+    if known is None:
+        return []
+    return [
+        kind if isinstance(kind, str) else "untyped"
+        for block in content
+        if (kind := block.get("type") if isinstance(block, dict) else None) not in known
+    ]
+
+
 # The text of a system-prompt update that replaces every earlier one (`replacement`).
 SUPERSEDES = (
     "The following is the complete current system prompt. "

@@ -1251,14 +1251,16 @@ def test_a_damaged_export_message_is_warned_about_and_the_rest_read(tmp_path: Pa
 
 def test_a_file_that_is_no_export_fails_with_its_name(tmp_path: Path) -> None:
     cases = {
+        # Cut before its info is whole (one cut later keeps its complete messages:
+        # tests/hostile/test_cut_opencode_export.py).
         "cut.json": (
-            EXPLORE.read_bytes()[:5000],
-            "OpenCode export is cut short or damaged (unexpected end of data: line 142 column "
-            "14 (char 5000))",
+            EXPLORE.read_bytes()[:60],
+            "OpenCode export is cut short or damaged (unexpected end of data: line 4 column "
+            "3 (char 60))",
         ),
         # orjson's reason, cut to its first 60 characters.
         "comma.json": (
-            b'{"info": {}, "messages": [' + b"\n" * 20000 + b"1" + b" " * 100000 + b",]}",
+            b'{"info": [' + b"\n" * 20000 + b"1" + b" " * 100000 + b',], "messages": []}',
             "OpenCode export is cut short or damaged (trailing comma is not allowed: line "
             "20001 column 100002 (cha)",
         ),
@@ -1612,10 +1614,16 @@ def test_damaged_database_rows_are_warned_about_and_the_rest_read(database: Path
     ids = [m["id"] for m, _ in stored.messages]
     assert len(ids) == 35 - 2 and message not in ids and listed not in ids
     assert stored.messages[0][1] == []  # its only part was damaged
+    # Each names its row (never its text)
     assert [(w.path, w.line, w.kind, w.message) for w in diagnostics.warnings] == [
-        (str(database), None, "not-json", "a database row's data is not JSON")
-    ] * 2
-    assert diagnostics.notes == {"opencode:message-of-unknown-session": 1}
+        (str(database), None, "not-json", f"part {part}: its data is not JSON"),
+        (str(database), None, "not-json", f"message {message}: its data is not JSON"),
+    ]
+    # The orphan message's parts, and those of the two damaged messages: said, not read
+    assert diagnostics.notes == {
+        "opencode:message-of-unknown-session": 1,
+        "opencode:part-of-unknown-message": 8,
+    }
     assert diagnostics.rows_read == 36 + 118
     assert diagnostics.records_parsed == 36 + 118 - 2
 
