@@ -143,9 +143,12 @@ def _parse_summary(argv: list[str]) -> dict[str, Any] | None:
 def _terminate(signum: int, frame: object) -> None:
     # SIGTERM (`timeout`, a CI runner, `kill`) unwinds like Ctrl-C does: temporary files are
     # removed and worker processes stopped on the way out, instead of being left behind.
-    from agent_profiler.console import EXIT_TERMINATED
-
+    # No import here: the signal may come while a module is half imported (console.py
+    # itself: "cannot import name … from partially initialized module", a traceback).
     raise SystemExit(EXIT_TERMINATED)
+
+
+EXIT_TERMINATED = 143  # console.EXIT_TERMINATED (tests/cli holds them equal)
 
 
 def _import_orjson_whole() -> None:

@@ -173,6 +173,28 @@ def test_sigterm_unwinds_as_exit_143(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(exporting, "run_export", terminated)
     assert run_main(monkeypatch, "export", str(SMALL)) == console.EXIT_TERMINATED == 143
+    assert entry.EXIT_TERMINATED == console.EXIT_TERMINATED
+
+
+def test_sigterm_while_a_module_is_half_imported_is_143_not_an_import_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The handler imported console.py for its exit code: a SIGTERM that came while
+    console.py itself was being imported ended in "cannot import name … from partially
+    initialized module" and a traceback (seen under load by the SIGTERM worker test)."""
+    import builtins
+
+    real = builtins.__import__
+
+    def half_imported(name: str, *args: object, **kwargs: object) -> object:
+        if name == "agent_profiler.console":
+            raise ImportError("cannot import name 'EXIT_TERMINATED' (partially initialized)")
+        return real(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(builtins, "__import__", half_imported)
+    with pytest.raises(SystemExit) as ended:
+        entry._terminate(signal.SIGTERM, None)
+    assert ended.value.code == 143
 
 
 @pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="no signal masks here")
