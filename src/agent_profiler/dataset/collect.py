@@ -46,7 +46,7 @@ from . import SCHEMA, TABLES
 from .integrity import COLLECT_HINT, MANIFEST, check, cut_short, explain, listing, load_manifest
 from .locate import said, whole
 from .parquet import MERGE_AT as MERGE_AT
-from .parquet import READING, link_or_filter, sql, write_table
+from .parquet import READING, link_or_filter, readable, sql, write_table
 from .reading import Reader, stem
 from .reading import WriteRows as WriteRows
 from .regroup import UNJOINED, facts, pending, regroup
@@ -184,6 +184,7 @@ def collect(
 
     options = options or ReadOptions()
     refuse_option_name(target, "--to")
+    readable(target)  # a name DuckDB takes as a glob it cannot escape
     if target.exists() and not target.is_dir():
         raise UsageError(f"--to {target} is a file: name a folder for the dataset")
     if not force and _someone_elses(target):
