@@ -89,6 +89,11 @@ def run_collect(
         )
     if result.refused:
         seen += f"; {counted(result.refused, 'file')} not usable (said above), not collected"
+    if result.kept:
+        seen += (
+            f"; {counted(result.kept, 'session')} whose journal collected before is unusable "
+            "or damaged now (said above): its rows collected before are kept"
+        )
     if result.missing:
         seen += f"; {result.missing:,} collected before and not found now (kept)"
     if result.version is None and not target.exists():
