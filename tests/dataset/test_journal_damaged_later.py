@@ -74,3 +74,23 @@ def test_a_journal_that_grew_whole_is_read_again(here: Path) -> None:
     journal.write_text("".join(lines))
     result = collected("J")
     assert "0 new, 1 changed" in result.stdout and "kept" not in result.stdout
+
+
+def test_a_journal_kept_while_the_dataset_is_outdated_is_read_again_once_whole(
+    here: Path,
+) -> None:
+    """A dataset of another revision reads every journal again; one unusable then keeps
+    its old rows and its mark, so the collect that reads it whole still rewrites them."""
+    from dsfiles import edit_manifest
+
+    collected("J")
+    edit_manifest(lambda d: d.update(rows=1))
+    journal = Path("J") / CLAUDE_SMALL.name
+    good = journal.read_bytes()
+    journal.write_bytes(os.urandom(4000).replace(b"\n", b" "))
+    result = run("collect", "J", "more", "--to", "ds")  # a version of the new revision
+    assert result.exit_code == 1 and KEPT in result.stdout
+    assert "version 2" in result.stdout
+    journal.write_bytes(good)
+    again = collected("J")
+    assert "1 unchanged read again" in again.stdout, again.stdout

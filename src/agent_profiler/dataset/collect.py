@@ -361,7 +361,7 @@ def _collect(
         paths = [files[k] for k in files if k in to_plan]
         groups, failures = plan(paths, options.harness)
         result.failures += failures
-        refuse = Refuse(set(fresh), entries, old, result, reread, copies)
+        refuse = Refuse(set(fresh), entries, old, result, reread, copies, outdated)
         keyed = [(keys.get(Path(f.path)) or file_key(Path(f.path), folders), f) for f in failures]
         # A journal collected before and unusable now keeps its group's rows (refuse.py).
         spoilt = {old["files"][k].get("group") for k, _ in keyed if k in old["files"]}

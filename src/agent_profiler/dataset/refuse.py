@@ -32,6 +32,7 @@ class Refuse:
     result: CollectResult
     reread: set[str]
     copies: dict[str, list[Path]]
+    outdated: bool = False  # the dataset's tables of another revision: every journal read again
 
     def __call__(self, key: str, why: JournalError | None) -> None:
         result = self.result
@@ -73,6 +74,8 @@ class Refuse:
             held.update(old["groups"][group_id]["files"])
         held.update(members)
         for key in held:
+            # Marked to be read again (its tables' columns changed): still, once it reads.
+            stale = self.outdated or bool(self.entries.get(key, {}).get("stale"))
             if key in self.fresh:
                 self.fresh.discard(key)
                 if key in self.reread:
@@ -83,7 +86,7 @@ class Refuse:
                     result.new -= 1
                     result.journals -= 1
             if key in old["files"]:
-                self.entries[key] = dict(old["files"][key])
+                self.entries[key] = dict(old["files"][key]) | ({"stale": True} if stale else {})
             else:
                 self.entries.pop(key, None)
         return held
@@ -94,7 +97,8 @@ class Refuse:
         stopped at damage (a cut `.gz`, a read error); none otherwise (a journal damaged
         already when it was collected is read as it is)."""
         old = self.old
-        changed = {k for k in members if k in self.fresh and k in old["files"]}
+        changed = [k for k in members if k in self.fresh and k in old["files"]]
+        changed = [k for k in changed if k not in self.reread]  # the same bytes as collected
         if not changed or (outcome.paths and not outcome.diagnostics.damaged):
             return {}
         covered = {
