@@ -75,3 +75,19 @@ def test_a_current_that_is_a_folder_is_refused(here: Path) -> None:
     fleet = run("fleet", "ds")
     assert fleet.exit_code == 1
     assert fleet.stderr.startswith("error: ds/current: damaged dataset file (not a link to ")
+
+
+def test_a_versions_folder_that_links_into_another_dataset_is_refused(here: Path) -> None:
+    """Its `current` into it then looked like its own version, and collect removed the
+    other dataset's versions as its own leftovers."""
+    collected("J", "one")
+    collected("more", "two")
+    theirs = tree(here / "two")
+    shutil.rmtree(here / "one" / "versions")
+    (here / "one" / "versions").symlink_to(here / "two" / "versions")
+    said = "error: one/versions: damaged dataset file (a link, not this dataset's own folder"
+    for command in (("fleet", "one"), ("collect", "J", "--to", "one")):
+        result = run(*command)
+        assert result.exit_code == 1 and result.stderr.startswith(said), result.output
+    assert tree(here / "two") == theirs
+    assert sessions("two") == 1

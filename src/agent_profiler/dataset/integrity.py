@@ -73,6 +73,11 @@ def _own_version(directory: Path, hint: str) -> None:
     (`versions/<n>`): one into another dataset had `fleet` report that one's figures and
     `collect` delete that one's version as its own previous one (review-bad finding 24)."""
     current = directory / "current"
+    if (directory / "versions").is_symlink():  # another dataset's, whose versions collect removes
+        raise DatasetError(
+            f"{directory / 'versions'}: damaged dataset file (a link, not this dataset's own "
+            f"folder of versions); {hint}"
+        )
     if not os.path.lexists(current):
         return
     try:
