@@ -222,6 +222,31 @@ class ModelPrices:
         )
 
 
+def _read_cache(cache: Path, name: str) -> tuple[dict[str, dict[str, Any] | None], str | None]:
+    """The prices a price cache holds, and its table's date, for the table `name`: none
+    (looked up afresh, the cache written again) when it is not JSON, not of this table, or
+    not shaped as one writes it (a damaged cache is a cache: review-bad finding 22)."""
+    try:
+        stored = json.loads(cache.read_text())
+    except (OSError, ValueError):
+        return {}, None
+    if not isinstance(stored, dict):
+        return {}, None
+    prices, date = stored.get("prices"), stored.get("date")
+    if stored.get("table") != name or stored.get("format") != _CACHE_FORMAT:
+        return {}, None
+    if not isinstance(prices, dict) or not (date is None or isinstance(date, str)):
+        return {}, None
+    for entry in prices.values():
+        if entry is None:
+            continue
+        try:  # each entry as `lookup` reads it
+            ModelPrices.from_json(entry)
+        except (TypeError, ValueError, KeyError, AttributeError, ArithmeticError):
+            return {}, None
+    return prices, date
+
+
 class PriceTable:
     """The bundled genai-prices table, looked up by the journal's model name.
 
@@ -244,13 +269,7 @@ class PriceTable:
         self._date: str | None = None
         self._dirty = False
         if cache is not None and cache.exists():
-            try:
-                stored = json.loads(cache.read_text())
-            except (OSError, ValueError):
-                stored = {}
-            if stored.get("table") == self.name and stored.get("format") == _CACHE_FORMAT:
-                self._found = stored.get("prices", {})
-                self._date = stored.get("date")
+            self._found, self._date = _read_cache(cache, self.name)
 
     @property
     def name(self) -> str:

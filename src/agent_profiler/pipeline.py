@@ -263,10 +263,20 @@ class _Workers(Generic[T]):
         main = threading.current_thread() is threading.main_thread()
         before = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
         self.workers: list[tuple[Any, Any]] = []
+        forked = context.get_start_method() == "fork"
         try:
             for _ in range(jobs):
                 mine, theirs = context.Pipe()
-                process = context.Process(target=_serve, args=(theirs, use, ignored), daemon=True)
+                # A forked worker holds copies of this process's ends of the pipes (its own
+                # and earlier workers'): closed there, its `recv` sees the end of file
+                # when this process dies (review-bad finding 5).
+                ours = [c.fileno() for _, c in self.workers] + [mine.fileno()] if forked else []
+                # Linux kills a worker when the *thread* that started it ends: only the
+                # main thread's workers are asked to die with it (_leave_with).
+                parent = (os.getpid() if main else 0, ours)
+                process = context.Process(
+                    target=_serve, args=(theirs, use, ignored, parent), daemon=True
+                )
                 process.start()
                 theirs.close()
                 self.workers.append((process, mine))
@@ -359,10 +369,14 @@ class _Workers(Generic[T]):
         self.workers = []
 
 
-def _serve(connection: Any, use: Use[T], ignored: bool) -> None:
+def _serve(
+    connection: Any, use: Use[T], ignored: bool, parent: tuple[int, list[int]] = (0, [])
+) -> None:
     """A worker's life: read the groups it is handed until told to stop (None) or until
-    the parent is gone (end of file), sending back each group's outcome."""
+    the parent is gone (end of file, or killed with it), sending back each group's
+    outcome. `parent`: the parent's pid and its pipe ends this process inherited."""
     _worker_signals(ignored)
+    _leave_with(*parent)
     freeze_inherited()  # its collector never walks the parent's objects
     while True:
         try:
@@ -412,6 +426,26 @@ def _start_method() -> str:
     if sys.platform.startswith("linux") and threading.active_count() == 1:
         return "fork"
     return "spawn"
+
+
+def _leave_with(parent: int, inherited: list[int]) -> None:
+    """Die with the parent. A parent killed outright (SIGKILL, the OOM killer) left its
+    worker waiting on its pipe forever, holding what it inherited: `collect`'s lock on
+    the dataset (every later collect refused) and export's open temporary file. Linux
+    kills it on the parent's death (PR_SET_PDEATHSIG); everywhere, the parent's ends of
+    the pipes it inherited are closed, so the parent's death is an end of file. `parent`
+    0: a worker of another thread than the main one (Linux would kill it when that thread
+    ends), which only the end of file ends."""
+    for descriptor in inherited:
+        with contextlib.suppress(OSError):
+            os.close(descriptor)
+    if parent and sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PDEATHSIG
+    if parent and os.getppid() != parent:  # it died before this worker could ask
+        os._exit(0)
 
 
 def _worker_signals(ignored: bool) -> None:

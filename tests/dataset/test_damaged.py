@@ -8,6 +8,7 @@ of its rows; a manifest that is not JSON, `internal error: JSONDecodeError`."""
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import shutil
@@ -240,12 +241,17 @@ def test_a_current_version_gone_is_named(here: Path) -> None:
 
 
 def test_the_manifest_lists_every_parquet_file_with_its_size(here: Path) -> None:
+    """And its BLAKE2b hash: a byte changed inside a file is found (test_dataset_files)."""
     _collected()
     assert _run("collect", "more", "--to", "ds").exit_code == 0
     listed = json.loads(Path("ds/current/manifest.json").read_text())["parquet"]
     root = Path("ds/current")
     assert listed == {
-        p.relative_to(root).as_posix(): p.stat().st_size for p in root.rglob("*.parquet")
+        p.relative_to(root).as_posix(): [
+            p.stat().st_size,
+            hashlib.blake2b(p.read_bytes(), digest_size=16).hexdigest(),
+        ]
+        for p in root.rglob("*.parquet")
     }
     assert any(name.startswith("requests/harness=codex/") for name in listed)
 

@@ -46,9 +46,10 @@ from . import SCHEMA, TABLES
 from .integrity import COLLECT_HINT, MANIFEST, check, cut_short, explain, listing, load_manifest
 from .locate import said, whole
 from .parquet import MERGE_AT as MERGE_AT
-from .parquet import READING, link_or_filter, sql, write_table
+from .parquet import READING, link_or_filter, readable, sql, write_table
 from .reading import Reader, stem
 from .reading import WriteRows as WriteRows
+from .refuse import Refuse
 from .regroup import UNJOINED, facts, pending, regroup
 
 # DuckDB's memory while it writes a version: each Parquet file is one streaming copy,
@@ -119,6 +120,7 @@ class CollectResult:
     ignored: int = 0  # files in the given folders that are not journals (not read)
     ignored_logs: int = 0  # of those, the .txt and .log files (loader.Expanded)
     refused: int = 0  # new or changed files that could not be used (in `failures`)
+    kept: int = 0  # old groups kept as they were: a journal of theirs unusable now
     # Unchanged journals read again: the dataset's tables were written with other columns.
     reread: int = 0
     # Unchanged journals read again with new ones whose sessions they relate to (a
@@ -182,6 +184,7 @@ def collect(
 
     options = options or ReadOptions()
     refuse_option_name(target, "--to")
+    readable(target)  # a name DuckDB takes as a glob it cannot escape
     if target.exists() and not target.is_dir():
         raise UsageError(f"--to {target} is a file: name a folder for the dataset")
     if not force and _someone_elses(target):
@@ -356,13 +359,23 @@ def _collect(
         paths = [files[k] for k in files if k in to_plan]
         groups, failures = plan(paths, options.harness)
         result.failures += failures
-        refuse = _Refuse(set(fresh), entries, old, result, reread, copies)
-        for failed in failures:
+        refuse = Refuse(set(fresh), entries, old, result, reread, copies, outdated)
+        keyed = [(keys.get(Path(f.path)) or file_key(Path(f.path), folders), f) for f in failures]
+        # A journal collected before and unusable now keeps its group's rows (refuse.py).
+        spoilt = {old["files"][k].get("group") for k, _ in keyed if k in old["files"]}
+        if spoilt := {g for g in spoilt if g in old["groups"]}:
+            held = refuse.keep(spoilt, (k for g in spoilt for k in stale.pop(g, ())))
+            for key, failed in keyed:
+                if key in held:
+                    refuse.copies_refused(key, failed)
+            keyed = [(k, f) for k, f in keyed if k not in held]
+            paths = [p for p in paths if (keys.get(p) or file_key(p, folders)) not in held]
+            groups = plan(paths, options.harness)[0]
+        for key, failed in keyed:
             # A file that cannot be used (not a journal, unreadable) is no journal of the
             # dataset: it is not counted as one, and not kept in the manifest, so the next
             # collect tries it again and says so again (kept, it was "unchanged" from then
             # on, and never named again).
-            key = keys.get(Path(failed.path)) or file_key(Path(failed.path), folders)
             refuse(key, failed)
         if not groups and not stale and not waiting:  # nothing could be used: no version to write
             result.sessions_total = sum(g.get("sessions", 0) for g in old["groups"].values())
@@ -389,45 +402,6 @@ def _discard(target: Path, building: Path, version: int) -> None:
     final = target / "versions" / f"{version:06d}"
     if final.exists() and current_dir(target).resolve() != final.resolve():
         shutil.rmtree(final, ignore_errors=True)
-
-
-@record
-class _Refuse:
-    """A new or changed file that cannot be used (not a journal, unreadable) is no journal
-    of the dataset: it is not counted as one and not kept in the manifest, so the next
-    collect tries it again and says so again (kept, it was "unchanged" from then on and
-    never named again). A changed file's old rows go with its group, read again. An
-    unchanged file read with it stays, outside any group, as before. Its copies (the same
-    bytes, set aside) are as unusable, and said so by name."""
-
-    fresh: set[str]
-    entries: dict[str, dict[str, Any]]
-    old: dict[str, Any]
-    result: CollectResult
-    reread: set[str]
-    copies: dict[str, list[Path]]
-
-    def __call__(self, key: str, why: JournalError | None) -> None:
-        result = self.result
-        for path in self.copies.pop(key, []):
-            result.copies -= 1
-            result.refused += 1
-            if why is not None:
-                result.failures.append(JournalError(str(path), why.message, why.line))
-        if key not in self.fresh:
-            if key in self.entries:
-                self.entries[key]["group"] = None
-            return
-        if self.entries.pop(key, None) is None:
-            return
-        result.journals -= 1
-        result.refused += 1
-        if key in self.reread:
-            result.reread -= 1
-        elif key in self.old["files"]:
-            result.changed -= 1
-        else:
-            result.new -= 1
 
 
 def _affected_groups(
@@ -483,7 +457,7 @@ def _write_version(
     after_rows: Callable[[], None] | None,
     given: tuple[dict[Path, str], dict[str, Path]],  # the journals' keys; each key's journal
     progress: Progress,
-    refuse: _Refuse,
+    refuse: Refuse,
 ) -> None:
     from agent_profiler.links import Unread, warn_unread_children
     from agent_profiler.pipeline import jobs_for
@@ -520,6 +494,10 @@ def _write_version(
         result.failures += outcome.failures
         result.diagnostics.absorb(outcome.diagnostics)
         members = [key_of(p) for p in group.paths]
+        if spoilt := refuse.spoilt(outcome, members, manifest_groups):
+            manifest_groups |= spoilt  # its old rows kept, this reading's not (refuse.py)
+            dropped -= spoilt.keys()
+            continue
         if not outcome.paths:
             for path, key in zip(group.paths, members, strict=True):
                 why = [f for f in outcome.failures if f.path == str(path)] or outcome.failures

@@ -58,13 +58,14 @@ def link_or_filter(
 
 def _copy_without(connection: Any, paths: list[Path], target: Path, ids: str) -> None:
     """The rows of `paths` but those of the dropped groups, into `target` (none: no file)."""
-    files = "[" + ", ".join(f"'{sql(p)}'" for p in paths) + "]"
+    files = "[" + ", ".join(literal(p) for p in paths) + "]"
     connection.execute(
         f"COPY (SELECT * FROM read_parquet({files}, hive_partitioning = false, "
         f"union_by_name = true) WHERE group_id NOT IN ({ids})) TO '{sql(target)}' "
         "(FORMAT parquet)"
     )
-    if not connection.execute(f"SELECT count(*) FROM read_parquet('{sql(target)}')").fetchone()[0]:
+    counted = connection.execute(f"SELECT count(*) FROM read_parquet({literal(target)})")
+    if not counted.fetchone()[0]:
         target.unlink()
 
 
@@ -82,7 +83,7 @@ def write_table(connection: Any, staging: Path, building: Path, table: str, batc
     kinds = [*SCHEMA[table], (READING, "BIGINT")]
     columns = "{" + ", ".join(f"'{name}': '{kind}'" for name, kind in kinds) + "}"
     for folder in sorted((staging / table).glob("*=*/*=*")):
-        files = "[" + ", ".join(f"'{sql(p)}'" for p in sorted(folder.glob("*.jsonl"))) + "]"
+        files = "[" + ", ".join(literal(p) for p in sorted(folder.glob("*.jsonl"))) + "]"
         target = building / table / folder.relative_to(staging / table)
         target.mkdir(parents=True, exist_ok=True)
         out = target / f"b{batch:06d}_0.parquet"
@@ -100,3 +101,28 @@ def write_table(connection: Any, staging: Path, building: Path, table: str, batc
 
 def sql(path: Path) -> str:
     return str(path).replace("'", "''")
+
+
+def literal(path: Path) -> str:
+    """`path` as a quoted SQL string that DuckDB's `read_parquet` / `read_json` read as
+    that one file: they take a name holding `*`, `?` or `[` as a glob, and a dataset in a
+    folder named `ds?y` read `dsAy`'s files too (review-bad finding 13). Each is escaped as
+    a one-character class (`[?]`); a glob has no escape for a backslash (DuckDB reads it
+    as a folder's separator there), so a path holding both is refused."""
+    readable(path)
+    text = str(path)
+    if any(c in text for c in "*?["):
+        text = "".join(f"[{c}]" if c in "*?[" else c for c in text)
+    return "'" + text.replace("'", "''") + "'"
+
+
+def readable(folder: Path) -> None:
+    """Refuse a dataset's folder whose path `literal` cannot give DuckDB (a UsageError)."""
+    text = str(folder)
+    if "\\" in text and any(c in text for c in "*?["):
+        from agent_profiler.errors import UsageError
+
+        raise UsageError(
+            f"{folder}: a path holding a backslash and one of * ? [ cannot be read by "
+            "DuckDB; rename or move the dataset's folder"
+        )

@@ -28,6 +28,7 @@ from typing import Any
 from agent_profiler.errors import JournalError
 from agent_profiler.model import Harness
 
+from .parquet import literal
 from .reading import Read, Reader
 
 Node = int | str  # a group read by this collect (its index), or an old one (its id)
@@ -56,7 +57,7 @@ def legacy_facts(target: Path, groups: Iterable[str]) -> dict[str, dict[str, Any
     files = sorted((target / "current" / "sessions").rglob("*.parquet"))
     if not files:
         return {group_id: {"ids": [], "parents": []} for group_id in wanted}
-    listed = "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in files) + "]"
+    listed = "[" + ", ".join(literal(p) for p in files) + "]"
     connection = duckdb.connect(":memory:")
     try:
         rows = connection.execute(

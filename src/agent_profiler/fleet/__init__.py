@@ -25,6 +25,7 @@ from typing import Any
 from agent_profiler.cost import PriceTable, by_writer
 from agent_profiler.dataset import SCHEMA, TABLES
 from agent_profiler.dataset.integrity import FLEET_HINT, check, load_manifest
+from agent_profiler.dataset.parquet import literal, readable
 from agent_profiler.errors import UsageError
 from agent_profiler.model import Category, frozen
 
@@ -77,6 +78,7 @@ def open_dataset(directory: Path) -> Any:
     root = directory / "current"
     if directory.exists() and not directory.is_dir():
         raise UsageError(f"{directory} is a file, not a dataset (collect … --to DIR makes one)")
+    readable(directory)  # a name DuckDB takes as a glob it cannot escape
     manifest = load_manifest(directory, FLEET_HINT)  # a damaged one: named, exit 1
     if manifest is None:
         if (directory / "versions").is_dir():
@@ -93,11 +95,19 @@ def open_dataset(directory: Path) -> Any:
     check(directory, manifest, FLEET_HINT)  # a file cut short or deleted: its rows are not
     connection = duckdb.connect(":memory:")
     connection.execute("SET threads = 2")
+    listed = manifest.get("parquet")
     for table in TABLES:
-        if any((root / table).rglob("*.parquet")):
-            glob = str(root / table / "**" / "*.parquet").replace("'", "''")
+        # The version's own files, each named (the manifest's list; a dataset from before
+        # it, its folder's), never a glob of its path: a folder named `ds?y` read another
+        # dataset's files (review-bad finding 13).
+        if isinstance(listed, dict):
+            paths = [root / name for name in listed if name.startswith(f"{table}/")]
+        else:
+            paths = sorted((root / table).rglob("*.parquet"))
+        if paths:
+            files = "[" + ", ".join(literal(path) for path in paths) + "]"
             connection.execute(
-                f"CREATE VIEW {table}_files AS SELECT * FROM read_parquet('{glob}', "
+                f"CREATE VIEW {table}_files AS SELECT * FROM read_parquet({files}, "
                 "hive_partitioning = true, union_by_name = true)"
             )
             # A column added since the dataset was collected (sessions.peak_fill) is NULL in

@@ -3,6 +3,7 @@ exit code. DuckDB and the price table are imported here, by these commands only.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,11 @@ def run_collect(
         )
     if result.refused:
         seen += f"; {counted(result.refused, 'file')} not usable (said above), not collected"
+    if result.kept:
+        seen += (
+            f"; {counted(result.kept, 'session')} whose journal collected before is unusable "
+            "or damaged now (said above): its rows collected before are kept"
+        )
     if result.missing:
         seen += f"; {result.missing:,} collected before and not found now (kept)"
     if result.version is None and not target.exists():
@@ -132,6 +138,13 @@ def run_fleet(
         # It matched no session, silently: every figure 0, as if the dataset were empty.
         raise UsageError(f"--harness {harness!r} is not a harness ({', '.join(known)})")
     html_to_stdout = html is not None and is_stdout(html)
+    if html is not None and not html_to_stdout and _inside(html, directory):
+        # `--force` is "overwrite my old page", never "overwrite the dataset": the page
+        # went over its manifest or a table (review-bad finding 6).
+        raise UsageError(
+            f"--html {html} is inside the dataset this reads ({directory}): write the page "
+            "somewhere else"
+        )
     if html_to_stdout and as_json:
         raise UsageError(
             "--json and --html - (-o -) would both write to stdout: give the page a file"
@@ -194,3 +207,16 @@ def run_fleet(
             for side, said in (("before", "before"), ("after", "from")):
                 echo("\n" + render_text(split_data[side], f"{said} {split}"))
     return 0
+
+
+def _inside(output: Path, directory: Path) -> bool:
+    """Whether the file `output` (there or not) lies in the dataset folder `directory`,
+    through any link (`DS/current/…` is `DS/versions/<n>/…`)."""
+    try:
+        folder = directory.resolve()
+        place = output.parent.resolve() / output.name
+        if os.path.lexists(place):
+            place = place.resolve()
+    except (OSError, RuntimeError):  # a link loop: check_target names it
+        return False
+    return place.is_relative_to(folder)
