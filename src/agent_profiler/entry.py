@@ -140,12 +140,37 @@ def _parse_summary(argv: list[str]) -> dict[str, Any] | None:
     }
 
 
-def _terminate(signum: int, frame: object) -> None:
+def _terminate(signum: int, frame: Any) -> None:
     # SIGTERM (`timeout`, a CI runner, `kill`) unwinds like Ctrl-C does: temporary files are
     # removed and worker processes stopped on the way out, instead of being left behind.
     # No import here: the signal may come while a module is half imported (console.py
     # itself: "cannot import name … from partially initialized module", a traceback).
+    if _in_import_system(frame):
+        # Raised inside importlib (a module being compiled), the exit was lost and the
+        # export ran to its end (seen under load: exit 0 after SIGTERM): the signal is
+        # sent again once this import is done, and handled outside it.
+        _resend(signum)
+        return
     raise SystemExit(EXIT_TERMINATED)
+
+
+def _in_import_system(frame: Any) -> bool:
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _resend(signum: int) -> None:
+    import _thread  # built in: nothing to load while the import system is busy
+    import time
+
+    def later() -> None:
+        time.sleep(0.02)
+        os.kill(os.getpid(), signum)
+
+    _thread.start_new_thread(later, ())
 
 
 EXIT_TERMINATED = 143  # console.EXIT_TERMINATED (tests/cli holds them equal)

@@ -197,6 +197,32 @@ def test_sigterm_while_a_module_is_half_imported_is_143_not_an_import_error(
     assert ended.value.code == 143
 
 
+def test_sigterm_inside_the_import_system_is_sent_again_not_lost(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A SystemExit raised by the handler while importlib compiled a module was lost: the
+    export ran to its end and exited 0 (the SIGTERM worker test, under load). Inside the
+    import system the handler does not raise: it sends the signal again a moment later,
+    to be handled outside it; anywhere else it raises at once."""
+    import time
+    from types import SimpleNamespace
+
+    sent: list[tuple[int, int]] = []
+    monkeypatch.setattr(entry.os, "kill", lambda pid, signum: sent.append((pid, signum)))
+    code = SimpleNamespace(co_filename="<frozen importlib._bootstrap_external>")
+    ours = SimpleNamespace(f_code=SimpleNamespace(co_filename=entry.__file__), f_back=None)
+    importing = SimpleNamespace(f_code=code, f_back=ours)
+    inner = SimpleNamespace(f_code=SimpleNamespace(co_filename="x.py"), f_back=importing)
+    entry._terminate(signal.SIGTERM, inner)  # returns: nothing raised
+    deadline = time.monotonic() + 5
+    while not sent and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert sent == [(os.getpid(), signal.SIGTERM)]
+    with pytest.raises(SystemExit) as ended:
+        entry._terminate(signal.SIGTERM, ours)
+    assert ended.value.code == 143 and len(sent) == 1
+
+
 @pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="no signal masks here")
 def test_orjson_is_set_up_with_ctrl_c_and_sigterm_held_back(
     monkeypatch: pytest.MonkeyPatch,
