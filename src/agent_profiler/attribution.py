@@ -412,7 +412,7 @@ class _Replayer:
         self.totals: dict[Category, int] = dict.fromkeys(Category, 0)
         # id → the item as of the previous snapshot (None: absent then), for ids touched since.
         self.pending: dict[str, Item | None] = {}
-        self.head_done = False
+        self.head_done = self.compacted = False  # compacted: a _Clear replayed
         self.native_ids: set[str] = set()  # head items measured natively
         self.last_model: str | None = None
         self.snapshots: list[ContextSnapshot] = []
@@ -449,9 +449,8 @@ class _Replayer:
                     old = items.pop(item_id)
                     pending.setdefault(item_id, old)
                     totals[old.category] -= old.tokens
-                # The head may hold conversation from before the journal (a resumed session),
-                # which a compaction drops: it is measured again at the next reported request.
-                self.head_done = bool(self.native_ids)
+                # A compaction drops what the head held (a resumed session's past): measure anew.
+                self.head_done, self.compacted = bool(self.native_ids), True
             elif isinstance(op, _NativeHead):
                 for item_id in [INFERRED_HEAD_ID, *self.native_ids]:
                     if item_id in self.items:
@@ -481,8 +480,9 @@ class _Replayer:
         current = self.items.get(INFERRED_HEAD_ID)
         known = sum(self.totals.values()) - (current.tokens if current else 0)
         missing = reported - known
-        if missing > 0:  # the second of _LABELS when a head is there already (a compaction)
-            head = Item(INFERRED_HEAD_ID, Category.UNATTRIBUTED, 0, missing, _LABELS[bool(current)])
+        if missing > 0:  # the second of _LABELS once measured after a compaction
+            label = _LABELS[self.compacted]
+            head = Item(INFERRED_HEAD_ID, Category.UNATTRIBUTED, 0, missing, label)
             self._put(INFERRED_HEAD_ID, head)
         elif current is not None:
             self._put(INFERRED_HEAD_ID, None)
