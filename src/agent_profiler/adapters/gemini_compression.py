@@ -4,9 +4,12 @@ the compressed prompt still holds.
 
 The notice (`useHistoryManager`: a `compression` item is recorded as an `info` without
 text, an `info` item with its text):
-- automatic, 0.15–0.32 (`handleChatCompressionEvent`): "IMPORTANT: This conversation
+- automatic, 0.18–0.32 (`handleChatCompressionEvent`): "IMPORTANT: This conversation
   exceeded the compress threshold. A compressed context will be sent for future messages
   (compressed from: X to Y tokens)." with Gemini CLI's own counts before and after;
+  the wording of 0.14 on, recorded from 0.18 (the first `useHistoryManager` to record an
+  `info` item). Up to 0.13 the notice said "…approached the input token limit for
+  <model>…": never in a recording (no `info` item was recorded then), so not read;
 - automatic, ≥0.33: "Context compressed from X% to Y%." (of the model's token limit);
 - `/compress` (every version from 0.18): an `info` with no text. The command writes it
   whatever `tryCompressChat` answered: compressed, nothing to compress (NOOP) or failed
