@@ -63,6 +63,7 @@ from agent_profiler.adapters.pi_messages import (
     USAGE_COUNTS,
     Tool,
     extension_message,
+    on_checkpoint,
 )
 from agent_profiler.adapters.pi_records import (
     BRANCH_PREFIX,
@@ -92,7 +93,7 @@ from agent_profiler.model import (
 from agent_profiler.records import record
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Mapping
+    from collections.abc import Callable, Iterator, Mapping, Set
 
     from agent_profiler.adapters import JournalGroup, Located, SniffedFile
 
@@ -188,13 +189,14 @@ class SessionBuilder:
             self.start_ns = created
         return created
 
-    def apply(self, leaving: list[str], entering: list[str]) -> None:
+    def apply(self, leaving: list[str], entering: list[str], keep: Set[str] = frozenset()) -> None:
         entries = self.entries
         if leaving:
             remove = self.log.remove
             for entry_id in leaving:
                 for part in entries[entry_id].parts:
-                    remove(part.id)
+                    if part.id not in keep:  # (a system item a compaction keeps)
+                        remove(part.id)
         enter = self.log.enter
         for entry_id in entering:
             for part in entries[entry_id].parts:
@@ -394,7 +396,13 @@ class SessionBuilder:
     def on_compaction(self, entry: Entry, value: dict[str, Any], line: int) -> None:
         summary = text_field(value, "summary") or ""
         text = COMPACTION_PREFIX + summary + COMPACTION_SUFFIX
+        checkpoint = (
+            ()
+            if self.fork_ns is not None
+            else on_checkpoint(self, entry, value.get("systemMessage"))
+        )
         entry.parts = (
+            *checkpoint,
             measured_part(f"{entry.id}:summary", Category.SUMMARIES, text, "Compaction summary"),
         )
         entry.first_kept = text_field(value, "firstKeptEntryId")
@@ -411,8 +419,11 @@ class SessionBuilder:
         # measure the inferred head again: a Pi journal holds the conversation from its
         # first request on, so the head is the system prompt and tool schemas, which a
         # compaction does not touch (measuring again would fold estimate error into it).
+        # For the same reason the prompt and tools of `system` messages (v0.80+) stay,
+        # unless the compaction's own checkpoint replaced them (`on_checkpoint`).
         leaving, entering = self.branch.move_to(entry.id)
-        self.apply(leaving, entering)
+        held = {item_id for _, item_id in self.system_items.values()}
+        self.apply(leaving, entering, keep=held)
         removed = sum(len(self.entries[e].parts) for e in leaving)
         self.log.observe(
             Observation.after_compaction(

@@ -123,6 +123,20 @@ def on_system(builder: SessionBuilder, entry: Entry, message: dict[str, Any]) ->
     entry.parts = tuple(parts)
 
 
+def on_checkpoint(builder: SessionBuilder, entry: Entry, message: object) -> tuple[Item, ...]:
+    """A compaction's `systemMessage` (Pi 0.87+): the whole prompt and tool set as of the
+    compaction, sent before its summary. It supersedes every earlier `system` message, kept
+    or not (`buildContextEntries` leaves them out): those items leave, its own enter as the
+    compaction entry's parts. Without one, the items of earlier `system` messages stay
+    (`SessionBuilder.on_compaction`): the prompt and tools are sent with every request."""
+    if not isinstance(message, dict):
+        return ()
+    for key in list(builder.system_items):
+        _drop(builder, key)
+    on_system(builder, entry, message)
+    return entry.parts
+
+
 def _drop(builder: SessionBuilder, key: str) -> None:
     """The item an update replaces or removes leaves the context, and its entry."""
     held = builder.system_items.pop(key, None)
