@@ -113,7 +113,8 @@ SECTIONS = {
 class SystemUpdate:
     """What one `system` message says: its text blocks, the sections it sets (None:
     removes), the tools it declares (name, declaration) and those it takes away, and
-    whether it replaces every earlier update's text."""
+    whether it replaces every earlier update's text (its text says so, or, in later
+    versions, its `replace` flag: a complete-state replacement)."""
 
     texts: list[tuple[int, str]]
     sections: list[tuple[str, str | None]]
@@ -150,7 +151,7 @@ def system_update(message: dict[str, Any]) -> SystemUpdate:
         sections,
         [(name, tool) for tool in added if (name := _tool_name(tool))],
         [name for tool in removed if (name := _tool_name(tool))],
-        any(text.startswith(SUPERSEDES) for _, text in texts),
+        message.get("replace") is True or any(text.startswith(SUPERSEDES) for _, text in texts),
     )
 
 

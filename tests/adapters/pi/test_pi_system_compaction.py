@@ -99,3 +99,18 @@ def test_incremental_updates_only_stay_once(tmp_path: Path) -> None:
     *_, before, after = composition(j.read(tmp_path))
     assert (after[S], after[T]) == (text_tokens(update), _tools(GREP_TOOL))
     assert (after[S], after[T]) == (before[S], before[T])
+
+
+def test_a_system_message_flagged_replace_supersedes_the_earlier_text(tmp_path: Path) -> None:
+    """Later versions mark a complete-state replacement with `replace: true` (no
+    "supersedes" sentence): the earlier prompt text leaves, counted once, tools stay."""
+    now = "Whole new prompt. " * 60
+    j = Journal()
+    j.message({"role": "system", "content": PROMPT, "toolsAdded": [READ_TOOL]})
+    j.user("one")
+    j.assistant(3000)
+    j.message({"role": "system", "content": now, "replace": True})
+    j.user("two")
+    j.assistant(3000)
+    *_, after = composition(j.read(tmp_path))
+    assert (after[S], after[T]) == (text_tokens(now), _tools(READ_TOOL))
