@@ -184,7 +184,7 @@ def test_one_bad_file_among_several(tmp_path: Path) -> None:
     bad.write_bytes(b"\x00\x01binary")
     result = runner.invoke(app, ["summary", str(SMALL), str(bad), str(ENTIRE_51)])
     assert result.exit_code == 1
-    assert result.stderr.count("error:") == 1 and f"error: {bad.name}: " in result.stderr
+    assert result.stderr.count("error:") == 1 and f"error: {bad.name}:1: " in result.stderr
     assert "11111111-2222-4333-8444-555555555555" in result.stdout
     assert "9667a07f-c677-4f9d-9b21-da366e5add6a" in result.stdout
 
