@@ -314,7 +314,7 @@ def _next_day(folder: Path) -> list[Path]:
         return []
     try:
         then = datetime.date(int(year), int(month), int(day)) + datetime.timedelta(days=1)
-    except ValueError:  # 2026/02/31: not a date folder
+    except (ValueError, OverflowError):  # 2026/02/31: not a date; 9999/12/31: no next day
         return []
     after = (
         folder.parent.parent.parent / f"{then.year:04d}" / f"{then.month:02d}" / f"{then.day:02d}"
