@@ -120,6 +120,7 @@ def read_rollout(path: Path, diagnostics: Diagnostics) -> RolloutBuilder:
             end = ts
         if kind == "response_item":
             _unknown_parts(payload, diagnostics, source, line)
+        builder.line = line
         handler(payload, ts, line)
     builder.start_ns, builder.end_ns = start, end
     return builder

@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from agent_profiler.adapters.codex_records import measure
 from agent_profiler.adapters.common import preview
 from agent_profiler.model import MID_CONVERSATION, Category, Prompt, SourceKind
 
@@ -119,7 +118,7 @@ def _message(
     builder.trigger_ns = ts
     if task:
         prompt_id = f"turn-{len(builder.prompts) + 1}"
-        redacted = any(measure(t)[1] for t in texts)
+        redacted = any(builder.measure(t)[1] for t in texts)
         builder.prompts.append(
             Prompt(prompt_id, ts, ts, chars, "agent", "" if redacted else preview(shown))
         )

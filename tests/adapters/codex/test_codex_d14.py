@@ -3,9 +3,12 @@ fact's privacy, children found beside a parent (damaged ones, the name-time filt
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from agent_profiler.adapters import SniffedFile, codex
+from agent_profiler.adapters import SniffedFile, codex, codex_records
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.loader import load
 from agent_profiler.jsonl import sniff
 from rules_spy import record, write
 from shared_paths import TESTS
@@ -41,3 +44,54 @@ def test_the_last_possible_date_folder_has_no_next_day_and_is_read(tmp_path: Pat
     parent = _rollout(last, "parent", "thread-p")
     _rollout(last, "child", "thread-c", parent="thread-p")
     assert _plan(parent) == [("rollout-parent.jsonl", "rollout-child.jsonl")]
+
+
+HUGE = "[REDACTED_ARGUMENTS len=99999999999999999999999 sha=ab]"
+
+
+def _with_huge_markers(tmp_path: Path) -> tuple[Path, list[int]]:
+    """The test rollout with its first call's arguments and its first call output's
+    output replaced by a marker stating an impossible length; the two lines changed."""
+    from rules_spy import raw_lines
+
+    records = [json.loads(t) for t in raw_lines(PLAIN) if t.strip()]
+    changed: list[int] = []
+    for number, value in enumerate(records, 1):
+        payload = value.get("payload", {})
+        if value.get("type") != "response_item":
+            continue
+        if payload.get("type") == "function_call" and not changed:
+            payload["arguments"] = HUGE
+            changed.append(number)
+        elif payload.get("type") == "function_call_output" and len(changed) == 1:
+            payload["output"] = HUGE.replace("ARGUMENTS", "OUTPUT")
+            changed.append(number)
+    assert len(changed) == 2
+    return write(tmp_path, records, "rollout-huge.jsonl"), changed
+
+
+def test_a_redaction_marker_stating_an_impossible_length_is_measured_as_its_text(
+    tmp_path: Path,
+) -> None:
+    """A `len=` beyond any real item (> 2**31) is not believed: the call's arguments and the
+    output are measured as the marker's text, with one warning naming each line, and the
+    trace and the dataset are written (they ended in an internal error)."""
+    from typer.testing import CliRunner
+
+    from agent_profiler.cli import app
+
+    path, lines = _with_huge_markers(tmp_path)
+    diagnostics = Diagnostics()
+    result = load([path], diagnostics)
+    assert result.failures == []
+    (session,) = result.sessions
+    assert max(call.arg_bytes for call in session.tool_calls) < 2**31
+    said = [w for w in diagnostics.warnings if "impossible length" in w.message]
+    assert [w.line for w in said] == lines
+    assert codex_records.measure("[REDACTED_X len=2147483648 sha=ab]") == (2**31, True)
+    assert codex_records.measure("[REDACTED_X len=2147483649 sha=ab]") == (34, False)
+    runner = CliRunner()
+    done = runner.invoke(app, ["export", str(path), "-o", str(tmp_path / "t.pftrace")])
+    assert done.exit_code == 0, done.output
+    done = runner.invoke(app, ["collect", str(path), "--to", str(tmp_path / "ds")])
+    assert done.exit_code == 0, done.output
