@@ -26,6 +26,7 @@ Format facts from openai/codex (`codex-rs/protocol`, `codex-rs/core`, mid/late 2
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -130,6 +131,13 @@ def _agent(value: object) -> str:
     return value if isinstance(value, str) and value else "another agent"
 
 
+# What a `rollout_reference` may show of what it names (the session's facts reach the
+# summary, the report and the trace): a thread id of an id's form (a UUID, or our id
+# characters with a digit, bounded) and a Codex rollout's file name; never a path.
+_THREAD_ID = re.compile(r"(?=[^0-9]{0,63}[0-9])[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+_ROLLOUT_NAME = re.compile(r"rollout-[A-Za-z0-9_-][A-Za-z0-9_.-]{0,120}\.jsonl(?:\.gz|\.zst)?")
+
+
 def on_rollout_reference(
     builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int
 ) -> None:
@@ -145,10 +153,15 @@ def on_rollout_reference(
     thread = payload.get("thread_id")
     same = isinstance(thread, str) and thread == builder.session_id
     upto = payload.get("nth_user_message")
-    said = f"{'an earlier segment of this thread' if same else 'thread ' + str(thread or '?')}"
-    if name:
+    if same:
+        said = "an earlier segment of this thread"
+    elif isinstance(thread, str) and _THREAD_ID.fullmatch(thread):
+        said = f"thread {thread}"
+    else:  # none, or not an id's form (it could hold a path or a name): not shown
+        said = "another thread"
+    if _ROLLOUT_NAME.fullmatch(name):  # a Codex rollout's name; any other is not shown
         said += f" ({name})"
-    if isinstance(upto, int) and not isinstance(upto, bool) and upto < 2**31:
+    if isinstance(upto, int) and not isinstance(upto, bool) and 0 <= upto < 2**31:
         said += f", up to its user message {upto}"
     builder.facts.append(("rollout_reference", said))
     if not any(key == MID_CONVERSATION for key, _ in builder.facts):

@@ -9,6 +9,7 @@ from pathlib import Path
 from agent_profiler.adapters import SniffedFile, codex, codex_records
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.loader import load
+from agent_profiler.model import MID_CONVERSATION
 from agent_profiler.jsonl import sniff
 from rules_spy import record, write
 from shared_paths import TESTS
@@ -95,3 +96,39 @@ def test_a_redaction_marker_stating_an_impossible_length_is_measured_as_its_text
     assert done.exit_code == 0, done.output
     done = runner.invoke(app, ["collect", str(path), "--to", str(tmp_path / "ds")])
     assert done.exit_code == 0, done.output
+
+
+def _reference(tmp_path: Path, payload: dict[str, object]) -> str:
+    """The `rollout_reference` fact of the test rollout's first lines with a reference
+    of `payload` after its session_meta."""
+    line = {"timestamp": record(PLAIN, 1)["timestamp"], "type": "rollout_reference"}
+    line["payload"] = payload
+    lines = [record(PLAIN, 1), line] + [record(PLAIN, n) for n in range(2, 11)]
+    result = load([write(tmp_path, lines, "rollout-ref.jsonl")], Diagnostics())
+    (session,) = result.sessions
+    facts = dict(session.facts)
+    assert str(facts["rollout_reference"]) in str(facts[MID_CONVERSATION])
+    return str(facts["rollout_reference"])
+
+
+def test_a_rollout_reference_shows_only_an_ids_form_and_a_rollouts_name(tmp_path: Path) -> None:
+    """Its facts reach the summary, the report and the trace: a thread id that is no id
+    (an object, a path, a bare name) is "another thread", a path whose last part is no
+    rollout's name is left out, a negative user message number is ignored."""
+    hostile = {
+        "rollout_path": "/home/alice",
+        "thread_id": {"x": "/home/alice/secret"},
+        "nth_user_message": -5,
+    }
+    assert _reference(tmp_path, hostile) == "another thread"
+    for thread in ("/home/alice/x", "alice", "a" * 80 + "1", "x 1"):
+        said = _reference(
+            tmp_path, {"rollout_path": "C:\\Users\\alice\\notes.txt", "thread_id": thread}
+        )
+        assert said == "another thread", thread
+    uuid = "019e0000-789d-76c0-80ab-3724b5ddb799"
+    real = f"/home/alice/.codex/sessions/2026/05/11/rollout-2026-05-11T11-26-55-{uuid}.jsonl.zst"
+    said = _reference(tmp_path, {"rollout_path": real, "thread_id": uuid, "nth_user_message": 2})
+    assert said == (
+        f"thread {uuid} (rollout-2026-05-11T11-26-55-{uuid}.jsonl.zst), up to its user message 2"
+    )
