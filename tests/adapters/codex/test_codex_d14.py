@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from agent_profiler.adapters import SniffedFile, codex, codex_records
 from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.jsonl import sniff
 from agent_profiler.loader import load
 from agent_profiler.model import MID_CONVERSATION
-from agent_profiler.jsonl import sniff
 from rules_spy import record, write
 from shared_paths import TESTS
 
@@ -132,3 +134,83 @@ def test_a_rollout_reference_shows_only_an_ids_form_and_a_rollouts_name(tmp_path
     assert said == (
         f"thread {uuid} (rollout-2026-05-11T11-26-55-{uuid}.jsonl.zst), up to its user message 2"
     )
+
+
+def _day(tmp_path: Path) -> Path:
+    folder = tmp_path / "sessions" / "2026" / "12" / "04"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def test_a_damaged_rollout_beside_a_parent_is_named_with_why_it_was_not_read(
+    tmp_path: Path,
+) -> None:
+    """A child beside its parent that cannot be read (a cold `.jsonl.zst` cut in half) is
+    one warning naming that file and why, not passed over without a word."""
+    zstd = pytest.importorskip("backports.zstd")
+    today = _day(tmp_path)
+    parent = _rollout(today, "parent", "thread-p")
+    child = _rollout(today, "child", "thread-c", parent="thread-p")
+    data = zstd.compress(child.read_bytes())
+    child.unlink()
+    damaged = today / "rollout-child.jsonl.zst"
+    damaged.write_bytes(data[: len(data) // 2])
+    diagnostics = Diagnostics()
+    result = load([parent], diagnostics)
+    assert [s.session_id for s in result.sessions] == ["thread-p"]
+    said = [w for w in diagnostics.warnings if w.path == str(damaged)]
+    assert len(said) == 1 and "zstd" in said[0].message, diagnostics.warnings
+
+
+def _named(folder: Path, time: str, thread: str, parent: str | None = None) -> Path:
+    return _rollout(folder, f"2026-12-04T{time}-{thread}", thread, parent)
+
+
+def test_siblings_named_before_the_rollouts_given_are_not_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A child starts after its parent: a rollout named hours before every rollout given
+    is a child of none and is not read; one named after it, or just before (the clocks
+    going back), is. So one rollout given in a folder of thousands opens only the later."""
+    today = _day(tmp_path)
+    parent = _named(today, "12-00-00", "thread-p")
+    _named(today, "11-30-00", "thread-c", parent="thread-p")  # an hour back: looked at
+    _named(today, "13-00-00", "thread-d", parent="thread-p")
+    for hour in range(3):
+        _named(today, f"0{hour}-00-00", f"thread-o{hour}", parent="thread-p")
+    opened: list[str] = []
+    real = codex._sibling_links
+
+    def spy(path: Path) -> list[str]:
+        opened.append(path.name)
+        return real(path)
+
+    monkeypatch.setattr(codex, "_sibling_links", spy)
+    (group,) = _plan(parent)
+    assert sorted(group[1:]) == sorted(n for n in opened if "thread-o" not in n)
+    assert len(group) == 3 and not any("thread-o" in name for name in opened)
+
+
+def test_a_sibling_is_known_from_its_first_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sibling's first line is read from its first 64 KiB: one longer that names no
+    parent there is no child and is not read further; a child's is read whole."""
+    today = _day(tmp_path)
+    parent = _rollout(today, "parent", "thread-p")
+    long = _meta("thread-l")
+    long["payload"]["base_instructions"] = "x" * 200_000
+    write(today, [long, record(PLAIN, 6)], "rollout-long.jsonl")
+    child = _meta("thread-c", parent="thread-p")
+    child["payload"]["base_instructions"] = "x" * 200_000
+    write(today, [child, record(PLAIN, 6)], "rollout-child.jsonl")
+    sniffed: list[str] = []
+    real = codex.sniff
+
+    def spy(path: Path, max_lines: int = 50) -> list[object]:
+        sniffed.append(Path(path).name)
+        return real(path, max_lines)
+
+    monkeypatch.setattr(codex, "sniff", spy)
+    assert _plan(parent) == [("rollout-parent.jsonl", "rollout-child.jsonl")]
+    assert sniffed == ["rollout-child.jsonl"]
