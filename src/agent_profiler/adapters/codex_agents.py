@@ -44,6 +44,39 @@ _NEW_TASK = "Message Type: NEW_TASK"
 def on_inter_agent(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int) -> None:
     """An `inter_agent_communication` line: the message as the model sees it (its text, or
     the header of an encrypted one, whose payload is unmeasured)."""
+    communication(builder, payload, ts, "item")
+
+
+def as_communication(item: dict[str, Any]) -> dict[str, Any] | None:
+    """The communication an assistant-role `message` item holds, when it is one: openai/
+    codex `InterAgentCommunication::to_response_input_item` writes an agent's message as
+    `{role: "assistant", content: [{type: "output_text", text: <the communication as
+    JSON: author, recipient, other_recipients, content, trigger_turn>}]}`, and reads it
+    back from history so (`from_message_content`). Such a message is input from another
+    agent, not the model's output; None for any other message."""
+    content = item.get("content")
+    if not isinstance(content, list) or len(content) != 1 or not isinstance(content[0], dict):
+        return None
+    part = content[0]
+    text = part.get("text")
+    if part.get("type") != "output_text" or not isinstance(text, str):
+        return None
+    if not text.startswith("{") or '"author"' not in text or '"recipient"' not in text:
+        return None
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("author"), str):
+        return None
+    if not isinstance(value.get("recipient"), str) or "content" not in value:
+        return None
+    return value
+
+
+def communication(builder: RolloutBuilder, payload: dict[str, Any], ts: int, prefix: str) -> None:
+    """An agent's message (`inter_agent_communication`, or an assistant-role message
+    holding one, `as_communication`) as User prompts, a task when it triggers a turn."""
     author = _agent(payload.get("author"))
     task = payload.get("trigger_turn") is True
     if payload.get("encrypted_content"):
@@ -52,11 +85,11 @@ def on_inter_agent(builder: RolloutBuilder, payload: dict[str, Any], ts: int, li
             f"Message Type: {kind}\nTask name: {_agent(payload.get('recipient'))}\n"
             f"Sender: {author}\nPayload:\n"
         )
-        _message(builder, ts, "item", author, task, [header], encrypted=1, shown="")
+        _message(builder, ts, prefix, author, task, [header], encrypted=1, shown="")
         return
     content = payload.get("content")
     text = content if isinstance(content, str) else ""
-    _message(builder, ts, "item", author, task, [text] if text else [], encrypted=0, shown=text)
+    _message(builder, ts, prefix, author, task, [text] if text else [], encrypted=0, shown=text)
 
 
 def on_agent_message_item(

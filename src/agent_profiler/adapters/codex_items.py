@@ -12,7 +12,12 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from agent_profiler.adapters.codex_agents import on_agent_message_item, spawn_output
+from agent_profiler.adapters.codex_agents import (
+    as_communication,
+    communication,
+    on_agent_message_item,
+    spawn_output,
+)
 from agent_profiler.adapters.codex_records import (
     CALL_ITEMS,
     ENCRYPTED_SUMMARIES,
@@ -54,6 +59,11 @@ def on_response_item(
     if kind.__class__ is not str:
         kind = None  # a damaged item: no type (and perhaps an unhashable one)
     replayed = prefix != "item"  # an item of a compaction's replacement history
+    if kind == "message" and item.get("role") == "assistant":
+        sent = as_communication(item)  # another agent's message, stored as the model's
+        if sent is not None:
+            communication(builder, sent, ts, prefix)
+            return
     if (
         not replayed
         and builder.pending is None

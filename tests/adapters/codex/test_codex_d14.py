@@ -214,3 +214,45 @@ def test_a_sibling_is_known_from_its_first_bytes(
     monkeypatch.setattr(codex, "sniff", spy)
     assert _plan(parent) == [("rollout-parent.jsonl", "rollout-child.jsonl")]
     assert sniffed == ["rollout-child.jsonl"]
+
+
+def test_an_agent_message_stored_as_an_assistant_message_is_input_from_that_agent(
+    tmp_path: Path,
+) -> None:
+    """codex-rs `InterAgentCommunication::to_response_input_item`: an assistant-role
+    message whose one output_text part is the communication's JSON. It is a task from
+    its author (a prompt of the thread, User prompts), not the model's output; an
+    assistant message that merely looks like JSON is still the model's."""
+    task = json.dumps(
+        {
+            "author": "/root",
+            "recipient": "/root/worker",
+            "other_recipients": [],
+            "content": "Please audit the parser. " * 200,
+            "trigger_turn": True,
+        }
+    )
+
+    def message(text: str) -> dict[str, object]:
+        payload = {"type": "message", "role": "assistant", "phase": "commentary"}
+        payload["content"] = [{"type": "output_text", "text": text}]
+        return {"timestamp": record(PLAIN, 9)["timestamp"], "type": "response_item",
+                "payload": payload}  # fmt: skip
+
+    lines = [record(PLAIN, n) for n in range(1, 10)] + [message(task)]
+    lines += [record(PLAIN, n) for n in range(10, 40)]
+    session, _ = _read(write(tmp_path, lines, "rollout-iac.jsonl"))
+    (sent,) = [p for p in session.prompts if p.source == "agent"]
+    assert sent.chars == len("Please audit the parser. " * 200)
+    assert sent.preview.startswith("Please audit the parser.")
+    plain = [record(PLAIN, n) for n in range(1, 10)] + [message('{"author": 1}')]
+    plain += [record(PLAIN, n) for n in range(10, 40)]
+    other, _ = _read(write(tmp_path, plain, "rollout-json.jsonl"))
+    assert not [p for p in other.prompts if p.source == "agent"]
+
+
+def _read(path: Path) -> tuple[object, Diagnostics]:
+    diagnostics = Diagnostics()
+    result = load([path], diagnostics)
+    (session,) = result.sessions
+    return session, diagnostics
