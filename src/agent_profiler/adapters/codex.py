@@ -45,7 +45,7 @@ from agent_profiler.adapters.codex_records import (
 from agent_profiler.adapters.common import journal_clock, text_field
 from agent_profiler.diagnostics import Diagnostics, journal_name
 from agent_profiler.errors import JournalError
-from agent_profiler.jsonl import read_head, read_jsonl, sniff
+from agent_profiler.jsonl import open_journal, read_jsonl, sniff
 from agent_profiler.model import Harness, Session
 
 if TYPE_CHECKING:
@@ -328,6 +328,8 @@ def _children_beside(files: list[SniffedFile], threads: dict[str, int]) -> dict[
 # session_meta's ids and its `source` (the parent a child names) before its long
 # `base_instructions`, so a child is known from its first bytes.
 _SIBLING_BYTES = 64 * 1024
+_SIBLING_STEP = 8 * 1024
+_BLANK = b"\xef\xbb\xbf \t\r\n"  # a byte-order mark and blank lines before the first line
 _NAME_TIME = re.compile(r"rollout-(\d{4})-(\d\d)-(\d\d)T(\d\d)-(\d\d)-(\d\d)")
 # Rollout names are in local time: a child started after its parent may be named up to an
 # hour earlier when the clocks go back (or a zone's offset changes): allowed for.
@@ -361,13 +363,31 @@ def _earliest(given: set[Path]) -> int | None:
 
 
 def _sibling_links(path: Path) -> list[str]:
-    """`_thread_links` of a sibling's first line, read from its first `_SIBLING_BYTES`
-    only; a first line longer than that is read whole (`sniff`) only when those bytes
-    name a parent, as a child's do. Raises what `read_head` raises for a file that
-    cannot be read."""
-    head = read_head(path, _SIBLING_BYTES).lstrip(b"\xef\xbb\xbf \t\r\n")
+    """`_thread_links` of a sibling's first line, decompressed 8 KiB at a time and no
+    further than `_SIBLING_BYTES`: a sibling is no child as soon as its `base_instructions`
+    key comes without a `parent_thread_id` before it (Codex writes the session_meta's
+    `source`, where a child names its parent, before its long base instructions); a
+    first line longer than `_SIBLING_BYTES` is read whole (`sniff`) only when it names a
+    parent. Raises what `open_journal`'s stream raises for a file that cannot be read."""
+    head, ended = b"", False
+    chunk = bytearray(_SIBLING_STEP)
+    with open_journal(path) as stream:
+        raw: Any = getattr(stream, "raw", stream)  # unbuffered: only what is asked is decompressed
+        while len(head) < _SIBLING_BYTES:
+            count = raw.readinto(chunk)
+            if not count:
+                ended = True
+                break
+            head += bytes(chunk[:count])
+            start = head.lstrip(_BLANK)
+            if b"\n" in start:
+                break
+            key = start.find(b'"base_instructions"')
+            if key >= 0 and b'"parent_thread_id"' not in start[:key]:
+                return []
+    head = head.lstrip(_BLANK)
     line, newline, _ = head.partition(b"\n")
-    if newline or len(head) < _SIBLING_BYTES - 64:  # the whole first line (or file)
+    if newline or ended:  # the whole first line (or file)
         try:
             value = orjson.loads(line)
         except orjson.JSONDecodeError:
