@@ -97,8 +97,8 @@ def option(declared: spec.Spec, **settings: Any) -> Any:
 JournalsArgument = Annotated[
     list[Path],
     typer.Argument(
-        help="Journal files (.jsonl, .jsonl.gz, Gemini CLI and OpenCode .json, OpenCode's "
-        ".db; - for stdin) or directories.",
+        help="Journal files (.jsonl, .jsonl.gz, .jsonl.zst, Gemini CLI and OpenCode .json, "
+        "OpenCode's .db; - for stdin) or directories.",
         show_default=False,
         metavar="JOURNAL",
     ),
@@ -107,8 +107,8 @@ JournalsArgument = Annotated[
 CollectedArgument = Annotated[
     list[Path],
     typer.Argument(
-        help="Journal files (.jsonl, .jsonl.gz, Gemini CLI and OpenCode .json, OpenCode's "
-        ".db) or directories; not a pipe: the dataset knows each journal by its path.",
+        help="Journal files (.jsonl, .jsonl.gz, .jsonl.zst, Gemini CLI and OpenCode .json, "
+        "OpenCode's .db) or directories; not a pipe: the dataset knows each journal by its path.",
         show_default=False,
         metavar="JOURNAL",
     ),

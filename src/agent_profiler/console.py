@@ -267,7 +267,7 @@ def tell_reading(result: LoadResult, diagnostics: Diagnostics) -> None:
     if result.ignored:
         echo(
             f"note: {counted(result.ignored, 'other file')} in the given folders "
-            f"{'is' if result.ignored == 1 else 'are'} not *.jsonl or *.jsonl.gz and "
+            f"{'is' if result.ignored == 1 else 'are'} not *.jsonl, *.jsonl.gz or *.jsonl.zst and "
             f"{'was' if result.ignored == 1 else 'were'} not read"
             # A saved `claude -p` stream-json run is read when named, never in a walk.
             + (" (name a stream-json .txt or .log file directly)" if result.ignored_logs else ""),

@@ -83,7 +83,7 @@ def default_output(journals: list[Path], extension: str = ".pftrace") -> Path:
 
     first = journals[0]
     stem = "stdin" if str(first) == STDIN else input_name(first.name)
-    for suffix in (".gz", ".jsonl", ".json", ".txt"):
+    for suffix in (".gz", ".zst", ".jsonl", ".json", ".txt"):
         stem = stem.removesuffix(suffix)
     stem = stem.lstrip("-").replace("…", "")
     name = f"{stem or 'trace'}{extension}"

@@ -245,15 +245,17 @@ def test_notes_for_ignored_files_skipped_kinds_and_orphan_subagents(tmp_path: Pa
     (folder / "shot.png").write_bytes(b"x")
     picture = runner.invoke(app, ["export", str(folder), "-o", str(tmp_path / "p.pftrace")])
     assert picture.exit_code == 0
-    assert "1 other file in the given folders is not *.jsonl or *.jsonl.gz and was not read\n" in (
-        picture.stderr
-    ), picture.stderr
+    assert (
+        "1 other file in the given folders is not *.jsonl, *.jsonl.gz or *.jsonl.zst and was "
+        "not read\n"
+    ) in picture.stderr, picture.stderr
     # Two: the note counts them in the plural.
     (folder / "shot2.png").write_bytes(b"x")
     two = runner.invoke(app, ["export", str(folder), "-o", str(tmp_path / "q.pftrace")])
     assert two.exit_code == 0
     assert (
-        "note: 2 other files in the given folders are not *.jsonl or *.jsonl.gz and were not read\n"
+        "note: 2 other files in the given folders are not *.jsonl, *.jsonl.gz or *.jsonl.zst and "
+        "were not read\n"
     ) in two.stderr, two.stderr
     assert "skipped on purpose (not model input): claude:summary 1" in result.stderr
     agent = (

@@ -107,7 +107,7 @@ def test_files_left_out_of_a_folder_are_named_in_a_note(tmp_path: Path) -> None:
     # The trace is written into the folder read: its temporary file is not counted either.
     result = runner.invoke(app, ["export", str(tmp_path), "-o", str(tmp_path / "t.pftrace")])
     assert (
-        "note: 1 other file in the given folders is not *.jsonl or *.jsonl.gz and was "
+        "note: 1 other file in the given folders is not *.jsonl, *.jsonl.gz or *.jsonl.zst and was "
         "not read (name a stream-json .txt or .log file directly)"
     ) in result.stderr.splitlines()
 

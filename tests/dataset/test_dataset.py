@@ -731,7 +731,7 @@ def test_collect_says_which_files_of_a_folder_it_did_not_read(tmp_path: Path) ->
     result = runner.invoke(app, ["collect", str(journals), "--to", str(tmp_path / "ds")])
     assert result.exit_code == 0, result.output
     assert (
-        "note: 1 other file in the given folders is not *.jsonl or *.jsonl.gz and was "
+        "note: 1 other file in the given folders is not *.jsonl, *.jsonl.gz or *.jsonl.zst and was "
         "not read (name a stream-json .txt or .log file directly)"
     ) in result.stderr.splitlines()
     assert "1 journal: 1 new" in result.stdout

@@ -27,10 +27,14 @@ Format facts these modules rely on, with the surprise each one holds:
 from __future__ import annotations
 
 import os
+import re
+import stat
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from agent_profiler.adapters.codex_records import (
     READ_LINE_TYPES,
@@ -41,7 +45,7 @@ from agent_profiler.adapters.codex_records import (
 from agent_profiler.adapters.common import journal_clock, text_field
 from agent_profiler.diagnostics import Diagnostics, journal_name
 from agent_profiler.errors import JournalError
-from agent_profiler.jsonl import read_jsonl, sniff
+from agent_profiler.jsonl import open_journal, read_jsonl, sniff
 from agent_profiler.model import Harness, Session
 
 if TYPE_CHECKING:
@@ -120,6 +124,7 @@ def read_rollout(path: Path, diagnostics: Diagnostics) -> RolloutBuilder:
             end = ts
         if kind == "response_item":
             _unknown_parts(payload, diagnostics, source, line)
+        builder.line = line
         handler(payload, ts, line)
     builder.start_ns, builder.end_ns = start, end
     return builder
@@ -247,25 +252,48 @@ def _children_beside(files: list[SniffedFile], threads: dict[str, int]) -> dict[
     whose `session_meta` names its parent): in the given rollouts' folders and, for a
     `YYYY/MM/DD` folder, the next day's (a child started after midnight); so a rollout
     given alone is read with its subagents, as a Claude Code session is. Grandchildren
-    too. `threads`: each given thread's tree; the files found, by tree."""
+    too. `threads`: each given thread's tree; the files found, by tree.
+
+    Cheap in a folder of thousands (`codex exec` in CI): a rollout named (by its start
+    time) before every rollout given is not opened, and one opened is read only from its
+    first line's first bytes (`_sibling_links`). One that cannot be read is put in the
+    tree of its folder, so that its reader names it and says why (it may be a child)."""
     given = {f.path for f in files}
     resolved: set[str] | None = None  # the given files resolved, once a file is not given
     folders = dict.fromkeys(f.path.parent for f in files)
     for folder in list(folders):
         folders.update(dict.fromkeys(_next_day(folder)))
+    earliest = _earliest(given)
     children: dict[str, list[tuple[Path, str]]] = {}  # parent thread -> (file, its thread)
+    damaged: dict[Path, list[Path]] = {}  # a folder's damaged rollouts that may be children
     for folder in folders:
+        real_folder: str | None = None
         for path in _rollouts_in(folder):
             if path in given:  # a folder's walk gives its files as found here
                 continue
+            started = _started(path.name)
+            if earliest is not None and started is not None and started < earliest:
+                continue  # it started before every rollout given: a child of none of them
             if resolved is None:
                 resolved = {os.path.realpath(p) for p in given}
-            if os.path.realpath(path) in resolved or not path.is_file():
-                continue
             try:
-                links = _thread_links(sniff(path, max_lines=1))  # a child's: [own, parent]
+                mode = os.lstat(path).st_mode
+            except OSError:
+                continue
+            if stat.S_ISLNK(mode):  # a link: to a file given, perhaps
+                if os.path.realpath(path) in resolved or not path.is_file():
+                    continue
+            elif not stat.S_ISREG(mode):
+                continue
+            else:  # a file: its real path is its folder's, resolved once, and its name
+                real_folder = real_folder or os.path.realpath(folder)
+                if os.path.join(real_folder, path.name) in resolved:
+                    continue
+            try:
+                links = _sibling_links(path)  # a child's: [own, parent]
             except (JournalError, OSError):
-                continue  # unreadable here: its parent counts it as not read
+                damaged.setdefault(folder, []).append(path)
+                continue
             if len(links) == 2:
                 children.setdefault(links[1], []).append((path, links[0]))
     named = set(threads)  # a thread given is read from the files given only
@@ -280,7 +308,94 @@ def _children_beside(files: list[SniffedFile], threads: dict[str, int]) -> dict[
             if child not in threads:
                 threads[child] = threads[parent]
                 queue.append(child)
+    # A rollout beside them that cannot be read may be a child: read with the first tree
+    # given in its folder (or the day before), its reader says which file and why, rather
+    # than it being passed over and the user told to pass a file that is right there.
+    by_folder: dict[Path, int] = {}
+    for file in files:
+        if file.path.parent not in by_folder and (own := _thread_links(file.head)):
+            by_folder[file.path.parent] = threads[own[0]]
+    for folder, paths in damaged.items():
+        tree = by_folder.get(folder)
+        if tree is None:
+            tree = next((t for f, t in by_folder.items() if folder in _next_day(f)), None)
+        if tree is not None:
+            grown.setdefault(tree, []).extend(paths)
     return grown
+
+
+# A sibling's first line is read up to this many (decompressed) bytes: Codex writes the
+# session_meta's ids and its `source` (the parent a child names) before its long
+# `base_instructions`, so a child is known from its first bytes.
+_SIBLING_BYTES = 64 * 1024
+_SIBLING_STEP = 8 * 1024
+_BLANK = b"\xef\xbb\xbf \t\r\n"  # a byte-order mark and blank lines before the first line
+_NAME_TIME = re.compile(r"rollout-(\d{4})-(\d\d)-(\d\d)T(\d\d)-(\d\d)-(\d\d)")
+# Rollout names are in local time: a child started after its parent may be named up to an
+# hour earlier when the clocks go back (or a zone's offset changes): allowed for.
+_NAME_SLACK = 3 * 3600
+
+
+def _started(name: str) -> int | None:
+    """When a rollout started by its name (`rollout-YYYY-MM-DDTHH-MM-SS-…`), in seconds
+    of the proleptic calendar (only compared), or None when the name holds no time."""
+    import datetime
+
+    match = _NAME_TIME.match(name)
+    if match is None:
+        return None
+    try:
+        y, mo, d, h, mi, s = (int(part) for part in match.groups())
+        day = datetime.date(y, mo, d).toordinal()
+    except ValueError:
+        return None
+    return day * 86400 + h * 3600 + mi * 60 + s
+
+
+def _earliest(given: set[Path]) -> int | None:
+    """The earliest start of the rollouts given, less `_NAME_SLACK` (a rollout beside them
+    named before it is a child of none), or None when a given rollout's name holds no time
+    (then every sibling is looked at)."""
+    starts = [_started(path.name) for path in given]
+    if not starts or any(start is None for start in starts):
+        return None
+    return min(start for start in starts if start is not None) - _NAME_SLACK
+
+
+def _sibling_links(path: Path) -> list[str]:
+    """`_thread_links` of a sibling's first line, decompressed 8 KiB at a time and no
+    further than `_SIBLING_BYTES`: a sibling is no child as soon as its `base_instructions`
+    key comes without a `parent_thread_id` before it (Codex writes the session_meta's
+    `source`, where a child names its parent, before its long base instructions); a
+    first line longer than `_SIBLING_BYTES` is read whole (`sniff`) only when it names a
+    parent. Raises what `open_journal`'s stream raises for a file that cannot be read."""
+    head, ended = b"", False
+    chunk = bytearray(_SIBLING_STEP)
+    with open_journal(path) as stream:
+        raw: Any = getattr(stream, "raw", stream)  # unbuffered: only what is asked is decompressed
+        while len(head) < _SIBLING_BYTES:
+            count = raw.readinto(chunk)
+            if not count:
+                ended = True
+                break
+            head += bytes(chunk[:count])
+            start = head.lstrip(_BLANK)
+            if b"\n" in start:
+                break
+            key = start.find(b'"base_instructions"')
+            if key >= 0 and b'"parent_thread_id"' not in start[:key]:
+                return []
+    head = head.lstrip(_BLANK)
+    line, newline, _ = head.partition(b"\n")
+    if newline or ended:  # the whole first line (or file)
+        try:
+            value = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            return []
+        return _thread_links([value])
+    if b'"parent_thread_id"' not in head:
+        return []
+    return _thread_links(sniff(path, max_lines=1))
 
 
 def _rollouts_in(folder: Path) -> list[Path]:
@@ -314,7 +429,7 @@ def _next_day(folder: Path) -> list[Path]:
         return []
     try:
         then = datetime.date(int(year), int(month), int(day)) + datetime.timedelta(days=1)
-    except ValueError:  # 2026/02/31: not a date folder
+    except (ValueError, OverflowError):  # 2026/02/31: not a date; 9999/12/31: no next day
         return []
     after = (
         folder.parent.parent.parent / f"{then.year:04d}" / f"{then.month:02d}" / f"{then.day:02d}"

@@ -26,11 +26,11 @@ Format facts from openai/codex (`codex-rs/protocol`, `codex-rs/core`, mid/late 2
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from agent_profiler.adapters.codex_records import measure
 from agent_profiler.adapters.common import preview
 from agent_profiler.model import MID_CONVERSATION, Category, Prompt, SourceKind
 
@@ -44,6 +44,39 @@ _NEW_TASK = "Message Type: NEW_TASK"
 def on_inter_agent(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int) -> None:
     """An `inter_agent_communication` line: the message as the model sees it (its text, or
     the header of an encrypted one, whose payload is unmeasured)."""
+    communication(builder, payload, ts, "item")
+
+
+def as_communication(item: dict[str, Any]) -> dict[str, Any] | None:
+    """The communication an assistant-role `message` item holds, when it is one: openai/
+    codex `InterAgentCommunication::to_response_input_item` writes an agent's message as
+    `{role: "assistant", content: [{type: "output_text", text: <the communication as
+    JSON: author, recipient, other_recipients, content, trigger_turn>}]}`, and reads it
+    back from history so (`from_message_content`). Such a message is input from another
+    agent, not the model's output; None for any other message."""
+    content = item.get("content")
+    if not isinstance(content, list) or len(content) != 1 or not isinstance(content[0], dict):
+        return None
+    part = content[0]
+    text = part.get("text")
+    if part.get("type") != "output_text" or not isinstance(text, str):
+        return None
+    if not text.startswith("{") or '"author"' not in text or '"recipient"' not in text:
+        return None
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("author"), str):
+        return None
+    if not isinstance(value.get("recipient"), str) or "content" not in value:
+        return None
+    return value
+
+
+def communication(builder: RolloutBuilder, payload: dict[str, Any], ts: int, prefix: str) -> None:
+    """An agent's message (`inter_agent_communication`, or an assistant-role message
+    holding one, `as_communication`) as User prompts, a task when it triggers a turn."""
     author = _agent(payload.get("author"))
     task = payload.get("trigger_turn") is True
     if payload.get("encrypted_content"):
@@ -52,11 +85,11 @@ def on_inter_agent(builder: RolloutBuilder, payload: dict[str, Any], ts: int, li
             f"Message Type: {kind}\nTask name: {_agent(payload.get('recipient'))}\n"
             f"Sender: {author}\nPayload:\n"
         )
-        _message(builder, ts, "item", author, task, [header], encrypted=1, shown="")
+        _message(builder, ts, prefix, author, task, [header], encrypted=1, shown="")
         return
     content = payload.get("content")
     text = content if isinstance(content, str) else ""
-    _message(builder, ts, "item", author, task, [text] if text else [], encrypted=0, shown=text)
+    _message(builder, ts, prefix, author, task, [text] if text else [], encrypted=0, shown=text)
 
 
 def on_agent_message_item(
@@ -119,7 +152,7 @@ def _message(
     builder.trigger_ns = ts
     if task:
         prompt_id = f"turn-{len(builder.prompts) + 1}"
-        redacted = any(measure(t)[1] for t in texts)
+        redacted = any(builder.measure(t)[1] for t in texts)
         builder.prompts.append(
             Prompt(prompt_id, ts, ts, chars, "agent", "" if redacted else preview(shown))
         )
@@ -129,6 +162,13 @@ def _message(
 
 def _agent(value: object) -> str:
     return value if isinstance(value, str) and value else "another agent"
+
+
+# What a `rollout_reference` may show of what it names (the session's facts reach the
+# summary, the report and the trace): a thread id of an id's form (a UUID, or our id
+# characters with a digit, bounded) and a Codex rollout's file name; never a path.
+_THREAD_ID = re.compile(r"(?=[^0-9]{0,63}[0-9])[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+_ROLLOUT_NAME = re.compile(r"rollout-[A-Za-z0-9_-][A-Za-z0-9_.-]{0,120}\.jsonl(?:\.gz|\.zst)?")
 
 
 def on_rollout_reference(
@@ -146,10 +186,15 @@ def on_rollout_reference(
     thread = payload.get("thread_id")
     same = isinstance(thread, str) and thread == builder.session_id
     upto = payload.get("nth_user_message")
-    said = f"{'an earlier segment of this thread' if same else 'thread ' + str(thread or '?')}"
-    if name:
+    if same:
+        said = "an earlier segment of this thread"
+    elif isinstance(thread, str) and _THREAD_ID.fullmatch(thread):
+        said = f"thread {thread}"
+    else:  # none, or not an id's form (it could hold a path or a name): not shown
+        said = "another thread"
+    if _ROLLOUT_NAME.fullmatch(name):  # a Codex rollout's name; any other is not shown
         said += f" ({name})"
-    if isinstance(upto, int) and not isinstance(upto, bool) and upto < 2**31:
+    if isinstance(upto, int) and not isinstance(upto, bool) and 0 <= upto < 2**31:
         said += f", up to its user message {upto}"
     builder.facts.append(("rollout_reference", said))
     if not any(key == MID_CONVERSATION for key, _ in builder.facts):

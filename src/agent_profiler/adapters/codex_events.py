@@ -18,7 +18,6 @@ from agent_profiler.adapters.codex_records import (
     READ,
     REDACTION_SHA,
     TURN_ITEM_TYPES,
-    measure,
 )
 from agent_profiler.adapters.codex_rollout import Tool
 from agent_profiler.adapters.common import (
@@ -52,7 +51,7 @@ def on_event(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: in
 
 def _on_user_message(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int) -> None:
     message = payload.get("message")
-    chars, redacted = measure(message)
+    chars, redacted = builder.measure(message)
     if redacted and isinstance(message, str):
         sha = REDACTION_SHA.search(message, 0, 80)
         if sha:

@@ -12,7 +12,12 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from agent_profiler.adapters.codex_agents import on_agent_message_item, spawn_output
+from agent_profiler.adapters.codex_agents import (
+    as_communication,
+    communication,
+    on_agent_message_item,
+    spawn_output,
+)
 from agent_profiler.adapters.codex_records import (
     CALL_ITEMS,
     ENCRYPTED_SUMMARIES,
@@ -24,7 +29,6 @@ from agent_profiler.adapters.codex_records import (
     SKIPPED,
     classify,
     exit_code,
-    measure,
     output_text,
     parts_text,
     still_running,
@@ -55,6 +59,11 @@ def on_response_item(
     if kind.__class__ is not str:
         kind = None  # a damaged item: no type (and perhaps an unhashable one)
     replayed = prefix != "item"  # an item of a compaction's replacement history
+    if kind == "message" and item.get("role") == "assistant":
+        sent = as_communication(item)  # another agent's message, stored as the model's
+        if sent is not None:
+            communication(builder, sent, ts, prefix)
+            return
     if (
         not replayed
         and builder.pending is None
@@ -84,7 +93,7 @@ def _on_message(
     stem = f"{prefix}-{role}"
     start, prompted = len(builder.order), False
     for index, text in enumerate(parts_text(item.get("content"))):
-        measured = measure(text)
+        measured = builder.measure(text)
         if measured[1] and role == "user":  # redacted
             sha = REDACTION_SHA.search(text, 0, 80)
             if sha and sha.group(1) in builder.prompt_sha:
@@ -238,7 +247,7 @@ def _on_call(
         call_id = builder.next_id("call")
     # Made once: tool_call_text(name, a) is name + tool_call_text("", a).
     text = tool_call_text(name, arguments)
-    measured = _call_measure(name, text) if "[REDACTED_" in text else None
+    measured = _call_measure(builder, name, text) if "[REDACTED_" in text else None
     builder.add_text(
         f"call:{call_id}",
         Category.ASSISTANT,
@@ -261,7 +270,7 @@ def _on_call(
             decode=decode,
             text=arguments if isinstance(arguments, str) else text[len(name) :],
         )
-        stated, redacted = measure(arguments)
+        stated, redacted = builder.measure(arguments)
         if redacted:  # the size of what the marker replaced, as in the context
             given = replace(given, bytes=stated)
         builder.tools[call_id] = Tool(
@@ -274,13 +283,13 @@ def _on_call(
         )
 
 
-def _call_measure(name: str, text: str) -> tuple[int, bool] | None:
+def _call_measure(builder: RolloutBuilder, name: str, text: str) -> tuple[int, bool] | None:
     """(characters, redacted) of a call's `text` (its name and its arguments) when a
     sanitiser replaced either by a `[REDACTED_… len=N]` marker (`[REDACTED_NAME …]`,
     `[REDACTED_ARGUMENTS …]`, `[REDACTED_INPUT …]`): each counts as its N, as a redacted
     message or output does; None when neither is a marker (the text is measured)."""
-    name_chars, name_redacted = measure(name)
-    chars, redacted = measure(text[len(name) :])
+    name_chars, name_redacted = builder.measure(name)
+    chars, redacted = builder.measure(text[len(name) :])
     if name_redacted or redacted:
         return name_chars + chars, True
     return None
@@ -350,7 +359,7 @@ def on_compacted(
         for item in history:
             if isinstance(item, dict):
                 on_response_item(builder, item, ts, line, prefix=compaction_id)
-    if measure(message)[0] and not isinstance(history, list):
+    if builder.measure(message)[0] and not isinstance(history, list):
         builder.add_text(
             f"summary:{compaction_id}", Category.SUMMARIES, message, "Compaction summary"
         )

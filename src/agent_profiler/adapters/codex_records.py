@@ -12,6 +12,7 @@ these are facts of the format, read by both and by `tests/test_record_tables.py`
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -271,13 +272,27 @@ _TAGS: tuple[tuple[str, Category, str], ...] = (
 )
 
 
-def measure(text: object) -> tuple[int, bool]:
-    """(characters, redacted?) of a text; a sanitiser marker counts as its stated length."""
+# A marker stating more characters than this replaced no real item (a context window is
+# far smaller): it is not believed, and is measured as its own text.
+STATED_LIMIT = 2**31
+
+
+def measure(text: object, warn: Callable[[str], None] | None = None) -> tuple[int, bool]:
+    """(characters, redacted?) of a text; a sanitiser marker counts as its stated length,
+    unless that length is impossible (`STATED_LIMIT`): then the marker is measured as its
+    text, and `warn` is told why."""
     if not isinstance(text, str):
         return 0, False
     match = _REDACTED.match(text)
     if match:
-        return int(match.group(1)), True
+        digits = match.group(1)
+        if len(digits) <= 10 and int(digits) <= STATED_LIMIT:
+            return int(digits), True
+        if warn is not None:
+            shown = digits if len(digits) <= 20 else digits[:20] + "…"
+            warn(
+                f"redaction marker states an impossible length (len={shown}): measured as its text"
+            )
     return len(text), False
 
 

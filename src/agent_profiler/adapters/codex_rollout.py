@@ -122,8 +122,20 @@ class RolloutBuilder:
     # turn begins (a real prompt's message, an agent's message): a rollback cuts there.
     order: list[str] = field(default_factory=list)
     boundaries: list[int] = field(default_factory=list)
+    line: int = 0  # the line being read (`codex.read_rollout` sets it), for `measure`
+    impossible_at: int = 0  # the last line warned of an impossible redaction length
 
     # -- helpers ------------------------------------------------------------
+
+    def measure(self, text: object) -> tuple[int, bool]:
+        """`codex_records.measure`, warning once per line of a redaction marker whose
+        stated length is impossible (it is measured as its text)."""
+        return measure(text, self._impossible)
+
+    def _impossible(self, message: str) -> None:
+        if self.impossible_at != self.line:
+            self.impossible_at = self.line
+            self.diagnostics.warn(self.path, self.line, "bad-shape", message)
 
     def next_id(self, prefix: str) -> str:
         self.item_index += 1
@@ -140,7 +152,7 @@ class RolloutBuilder:
         measured: tuple[int, bool] | None = None,
     ) -> int:
         """Add an item of `text`; `measured`: `measure(text)`, when the caller has made it."""
-        chars, redacted = measure(text) if measured is None else measured
+        chars, redacted = self.measure(text) if measured is None else measured
         self.order.append(item_id)
         if redacted:
             self.redacted_items += 1
