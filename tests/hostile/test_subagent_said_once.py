@@ -26,10 +26,11 @@ def session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return Path("sp")
 
 
-@pytest.mark.parametrize("command", ["summary", "export"])
+@pytest.mark.parametrize("command", ["summary", "export", "collect"])
 def test_a_damaged_subagent_file_is_said_once(session: Path, command: str) -> None:
     (session / SUBAGENT).write_bytes(bytes(range(1, 256)) * 16)
-    args = [command, str(session)] + (["-o", "t.pftrace"] if command == "export" else [])
+    more = {"export": ["-o", "t.pftrace"], "collect": ["--to", "ds"]}.get(command, [])
+    args = [command, str(session), *more]
     result = runner.invoke(app, args)
     assert result.exit_code == 1, result.output + result.stderr
     named = [line for line in result.stderr.splitlines() if "agent-a881341" in line]

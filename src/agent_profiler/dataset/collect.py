@@ -518,7 +518,7 @@ def _write_version(
             "sessions": outcome.value["sessions"],
             **facts(outcome.journal_ids, outcome.links),
         } | ({UNJOINED: True} if group_id in unjoined else {})
-    warn_unread_children(unread, result.diagnostics, "collect")
+    warn_unread_children(unread, result.diagnostics, "collect", failed=result.failures)
     if after_rows is not None:
         after_rows()
     if not accepted and not dropped:
