@@ -1,0 +1,45 @@
+"""Tests that kill the survivors of the draw of `codex.py`'s `_children_beside`,
+`_rollouts_in` and `_next_day` (mutation round 3, fourteenth session;
+tests/mutation-survivors.md): a rollout given alone is read with the subagent rollouts
+Codex wrote beside it. Rollouts are edits of the real 2026-05-11 rollout, as in
+`test_codex_plan.py`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_codex_plan import PLAIN, _day, _meta, _plan, _rollout
+
+from rules_spy import record, write
+
+
+def test_an_unreadable_rollout_beside_it_does_not_hide_the_children_after_it(
+    tmp_path: Path,
+) -> None:
+    """A rollout that cannot be read (a broken gzip, a first line that is no JSON), listed
+    before the child: left alone, and the child after it is still found."""
+    today = _day(tmp_path, "04")
+    parent = _rollout(today, "parent", "thread-p")
+    (today / "rollout-0broken.jsonl.gz").write_bytes(b"\x1f\x8b\x08\x00garbage")
+    (today / "rollout-1broken.jsonl").write_bytes(b"{not json\n")
+    _rollout(today, "child", "thread-c", parent="thread-p")
+    assert _plan(parent) == [("rollout-parent.jsonl", "rollout-child.jsonl")]
+
+
+def test_only_a_rollouts_first_line_makes_it_a_child(tmp_path: Path) -> None:
+    """A rollout beside the given one that spawned it right away (its line 2 the
+    `collab_agent_spawn_end` naming the given thread) is its parent, not its child: not
+    read with it. A child says it is one in its `session_meta`, line 1."""
+    today = _day(tmp_path, "04")
+    child = _rollout(today, "child", "thread-c")
+    spawned = {
+        "timestamp": record(PLAIN, 6)["timestamp"],
+        "type": "event_msg",
+        "payload": {
+            "type": "collab_agent_spawn_end",
+            "call_id": "call_1",
+            "new_thread_id": "thread-c",
+        },
+    }
+    write(today, [_meta("thread-p"), spawned, record(PLAIN, 6)], "rollout-parent.jsonl")
+    assert _plan(child) == [("rollout-child.jsonl",)]
