@@ -43,3 +43,19 @@ def test_only_a_rollouts_first_line_makes_it_a_child(tmp_path: Path) -> None:
     }
     write(today, [_meta("thread-p"), spawned, record(PLAIN, 6)], "rollout-parent.jsonl")
     assert _plan(child) == [("rollout-child.jsonl",)]
+
+
+def test_a_child_given_elsewhere_does_not_hide_its_siblings_beside_it(tmp_path: Path) -> None:
+    """The parent and a copy of its first child given (the child is read from the copy),
+    the child's own file and a second child beside the parent: the second is found."""
+    today = _day(tmp_path, "04")
+    parent = _rollout(today, "parent", "thread-p")
+    first = _rollout(today, "a", "thread-a", parent="thread-p")
+    _rollout(today, "b", "thread-b", parent="thread-p")
+    elsewhere = tmp_path / "copies"
+    elsewhere.mkdir()
+    copy = elsewhere / "rollout-copy.jsonl"
+    copy.write_bytes(first.read_bytes())
+    assert _plan(parent, copy) == [
+        ("rollout-parent.jsonl", "rollout-copy.jsonl", "rollout-b.jsonl"),
+    ]
