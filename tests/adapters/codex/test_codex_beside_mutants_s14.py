@@ -59,3 +59,13 @@ def test_a_child_given_elsewhere_does_not_hide_its_siblings_beside_it(tmp_path: 
     assert _plan(parent, copy) == [
         ("rollout-parent.jsonl", "rollout-copy.jsonl", "rollout-b.jsonl"),
     ]
+
+
+def test_a_folder_not_named_as_codex_names_a_day_has_no_next_day(tmp_path: Path) -> None:
+    """Codex's date folders are `YYYY/MM/DD`, zero-padded: a rollout in `2026/12/1` is in
+    no date folder, and `2026/12/02` is not its next day."""
+    odd = tmp_path / "sessions" / "2026" / "12" / "1"
+    odd.mkdir(parents=True)
+    parent = _rollout(odd, "parent", "thread-p")
+    _rollout(_day(tmp_path, "02"), "child", "thread-c", parent="thread-p")
+    assert _plan(parent) == [("rollout-parent.jsonl",)]
