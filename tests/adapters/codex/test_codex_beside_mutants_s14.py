@@ -16,14 +16,18 @@ from rules_spy import record, write
 def test_an_unreadable_rollout_beside_it_does_not_hide_the_children_after_it(
     tmp_path: Path,
 ) -> None:
-    """A rollout that cannot be read (a broken gzip, a first line that is no JSON), listed
-    before the child: left alone, and the child after it is still found."""
+    """A rollout that cannot be read (a broken gzip) or is no rollout (a first line that
+    is no JSON), listed before the child: the child after it is still found; the broken one
+    is read with the tree so that the reader names it and says why (review-d14 11), the one
+    that is no rollout is left alone."""
     today = _day(tmp_path, "04")
     parent = _rollout(today, "parent", "thread-p")
     (today / "rollout-0broken.jsonl.gz").write_bytes(b"\x1f\x8b\x08\x00garbage")
     (today / "rollout-1broken.jsonl").write_bytes(b"{not json\n")
     _rollout(today, "child", "thread-c", parent="thread-p")
-    assert _plan(parent) == [("rollout-parent.jsonl", "rollout-child.jsonl")]
+    assert _plan(parent) == [
+        ("rollout-parent.jsonl", "rollout-child.jsonl", "rollout-0broken.jsonl.gz")
+    ]
 
 
 def test_only_a_rollouts_first_line_makes_it_a_child(tmp_path: Path) -> None:
