@@ -22,6 +22,10 @@ CLAUDE_SMALL = DATA / "claude-code" / "handmade" / "small.jsonl"
 CODEX_SMALL = (
     DATA / "codex" / "rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl"
 )
+# Codex CLI 0.125 (codemie): the plain rollout most hand-made Codex cases are edited from.
+CODEX_PLAIN = (
+    DATA / "codex" / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl.gz"
+)
 PI_LARGE = DATA / "pi" / "pi-mono_large-session_v1.jsonl"
 # A v1 fork (header `branchedFrom`): its first 1,001 entries are a copy of its source's, its
 # own history is one thinking-level change (docs/traces.md, Pi forks).

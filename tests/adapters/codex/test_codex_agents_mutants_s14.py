@@ -13,16 +13,9 @@ import pytest
 
 from agent_profiler.model import Category, Session
 from rules_spy import Added, record, spy, write
-from samples import read_single
-from shared_paths import TESTS
+from samples import CODEX_PLAIN, read_single
 
-PLAIN = (
-    TESTS
-    / "data"
-    / "journals"
-    / "codex"
-    / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl.gz"
-)
+PLAIN = CODEX_PLAIN
 
 
 def _child(tmp_path: Path, *message: dict[str, Any]) -> Session:

@@ -18,16 +18,10 @@ from typing import Any
 import pytest
 
 from agent_profiler.model import AnchorKind, Category
-from samples import read_single
-from shared_paths import CORPUS, SHARED_REASON, TESTS
+from samples import CODEX_PLAIN, read_single
+from shared_paths import CORPUS, SHARED_REASON
 
-PLAIN = (
-    TESTS
-    / "data"
-    / "journals"
-    / "codex"
-    / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl.gz"
-)
+PLAIN = CODEX_PLAIN
 V140 = (
     CORPUS / "codex" / "agentv-0.140-0.141" / "agentv-a60726a745-0_v0.140.0_2compactions.jsonl.gz"
 )

@@ -18,16 +18,9 @@ from typing import Any
 import pytest
 
 from rules_spy import raw_lines, write
-from samples import read_single
-from shared_paths import TESTS
+from samples import CODEX_PLAIN, read_single
 
-PLAIN = (
-    TESTS
-    / "data"
-    / "journals"
-    / "codex"
-    / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl.gz"
-)
+PLAIN = CODEX_PLAIN
 LINES = [json.loads(text) for text in raw_lines(PLAIN) if text.strip()]
 PATCH_END = 259
 END = LINES[PATCH_END - 1]

@@ -26,16 +26,9 @@ from agent_profiler.loader import load
 from agent_profiler.model import MID_CONVERSATION
 from agent_profiler.views import starts_mid_conversation, unattributed_is_head
 from rules_spy import record, write
-from samples import read_single
-from shared_paths import TESTS
+from samples import CODEX_PLAIN, read_single
 
-PLAIN = (
-    TESTS
-    / "data"
-    / "journals"
-    / "codex"
-    / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl.gz"
-)
+PLAIN = CODEX_PLAIN
 THREAD = record(PLAIN, 1)["payload"]["id"]
 
 

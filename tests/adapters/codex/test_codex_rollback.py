@@ -18,16 +18,9 @@ from typing import Any
 from agent_profiler.layout import TraceFacts, build_layout
 from agent_profiler.model import Category, ContextSnapshot
 from rules_spy import record, write
-from samples import read_single
-from shared_paths import TESTS
+from samples import CODEX_PLAIN, read_single
 
-PLAIN = (
-    TESTS
-    / "data"
-    / "journals"
-    / "codex"
-    / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl.gz"
-)
+PLAIN = CODEX_PLAIN
 NAME = "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl"
 
 
