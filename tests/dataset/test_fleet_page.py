@@ -7,9 +7,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from dsfiles import collected, parquet, run, sessions
+from dsfiles import collected, journals, parquet, run, sessions
 
 pytest.importorskip("duckdb")
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    journals(tmp_path)
+    return tmp_path
 
 
 @pytest.mark.parametrize(

@@ -8,11 +8,18 @@ import shutil
 from pathlib import Path
 
 import pytest
-from dsfiles import collected, run
+from dsfiles import collected, journals, run
 
 from samples import CLAUDE_SMALL, CODEX_SMALL
 
 pytest.importorskip("duckdb")
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    journals(tmp_path)
+    return tmp_path
 
 
 @pytest.mark.parametrize("name", ["ds?y", "ds[A]y", "ds*", "ds\\b", "d's"])

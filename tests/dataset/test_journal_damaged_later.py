@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 import pytest
-from dsfiles import collected, run, sessions
+from dsfiles import collected, journals, run, sessions
 
 from samples import CLAUDE_SMALL
 
@@ -21,6 +21,13 @@ KEPT = (
     "1 session whose journal collected before is unusable or damaged now (said above): its "
     "rows collected before are kept"
 )
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    journals(tmp_path)
+    return tmp_path
 
 
 def test_a_collected_journal_turned_to_garbage_keeps_its_rows(here: Path) -> None:

@@ -8,9 +8,16 @@ import shutil
 from pathlib import Path
 
 import pytest
-from dsfiles import HINT, NOT_CHANGED, collected, edit_manifest, run, sessions, tree
+from dsfiles import HINT, NOT_CHANGED, collected, edit_manifest, journals, run, sessions, tree
 
 pytest.importorskip("duckdb")
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    journals(tmp_path)
+    return tmp_path
 
 
 MANIFESTS = {

@@ -10,9 +10,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from dsfiles import HINT, NOT_CHANGED, collected, edit_manifest, parquet, run, shown, tree
+from dsfiles import HINT, NOT_CHANGED, collected, edit_manifest, journals, parquet, run, shown, tree
 
 pytest.importorskip("duckdb")
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    journals(tmp_path)
+    return tmp_path
 
 
 def _flip(path: Path, offset: int) -> None:

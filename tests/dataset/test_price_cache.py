@@ -8,9 +8,16 @@ import json
 from pathlib import Path
 
 import pytest
-from dsfiles import collected, run
+from dsfiles import collected, journals, run
 
 pytest.importorskip("duckdb")
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    journals(tmp_path)
+    return tmp_path
 
 
 @pytest.mark.parametrize(

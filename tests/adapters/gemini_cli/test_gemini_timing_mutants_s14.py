@@ -4,13 +4,28 @@ corpus has no journal of these cases), in the shape of `test_gemini_late_calls.p
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
-from test_gemini_late_calls import T0, _at, _gemini, _session, ns
-
+from agent_profiler.adapters.common import timestamp_ns
 from agent_profiler.adapters.gemini_timing import CREATED, STREAM_END
 from agent_profiler.model import Session
+from rules_spy import sessions
+
+HEADER = {"sessionId": "hand-made", "projectHash": "ab", "startTime": "2026-01-01T00:00:00Z"}
+T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z in ms
+
+
+def _at(ms: int) -> str:
+    seconds, rest = divmod(ms, 1000)
+    return f"2026-01-01T00:{seconds // 60:02d}:{seconds % 60:02d}.{rest:03d}Z"
+
+
+def ns(text: str) -> int:
+    value = timestamp_ns(text)
+    assert value is not None
+    return value
 
 
 def _call(made: int, done: str, name: str = "read_file", call_id: str = "") -> dict[str, Any]:
@@ -23,6 +38,22 @@ def _call(made: int, done: str, name: str = "read_file", call_id: str = "") -> d
         "status": "success",
         "timestamp": done,
     }
+
+
+def _gemini(mid: str, at: int, text: str, calls: list[Any], tokens: int | None) -> dict[str, Any]:
+    record: dict[str, Any] = {"id": mid, "timestamp": _at(at), "type": "gemini", "content": text}
+    record |= {"model": "gemini-2.5-pro", "toolCalls": calls}
+    if tokens is not None:
+        record["tokens"] = {"input": tokens, "output": 5, "cached": 0, "thoughts": 0}
+    return record
+
+
+def _session(tmp_path: Path, messages: list[dict[str, Any]]) -> Session:
+    user = {"id": "u", "timestamp": _at(0), "type": "user", "content": "go"}
+    path = tmp_path / "session-2026-01-01T00-00-handmade.json"
+    path.write_text(json.dumps({**HEADER, "messages": [user, *messages]}), encoding="utf-8")
+    (session,) = sessions(path)
+    return session
 
 
 def _starts(session: Session) -> list[tuple[str, int, str]]:
