@@ -79,7 +79,7 @@ class ResponseDraft:
         if split.__class__ is dict:
             hour = split.get("ephemeral_1h_input_tokens")
             if hour.__class__ is not int or not 0 <= hour < TOKEN_LIMIT:
-                hour = 0
+                hour = token_count(hour)
             if hour > merged.get(_WRITE_1H, 0):
                 merged[_WRITE_1H] = hour
         # Fast mode (2.1.17x+: `"speed": "fast"`) is billed at its own rates.
