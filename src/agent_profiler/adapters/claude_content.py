@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from agent_profiler import images
+from agent_profiler import estimate, images
 from agent_profiler.adapters.claude_records import ATTACHMENT_TYPES
 from agent_profiler.adapters.common import preview, text_field
 from agent_profiler.model import Category, Prompt, SourceKind
@@ -105,6 +105,37 @@ def image_size(block: dict[str, Any]) -> tuple[int, int] | None:
         return None
     data = source.get("data")
     return images.base64_dimensions(data) if isinstance(data, str) else None
+
+
+def add_media(
+    builder: SessionBuilder,
+    owner: str,
+    blocks: Sequence[dict[str, Any]],
+    category: Category,
+    source_id: str = "",
+    source_kind: SourceKind = SourceKind.NONE,
+) -> list[str]:
+    """Images are sized from their pixels (Anthropic's formula, `images.py`) when the
+    journal holds their data; a document, or an image without readable data, is
+    `unmeasured`. Returns the items' ids (they leave with their tool result)."""
+    added = []
+    for index, block in enumerate(blocks):
+        size = image_size(block)
+        if size is None:
+            builder.unmeasured[str(text_field(block, "type"))] += 1
+            continue
+        item_id = f"{owner}:image:{index}"
+        builder.log.add_evidence(
+            item_id,
+            category,
+            images.anthropic_image_tokens(*size),
+            method=estimate.IMAGE_PIXELS,
+            label=f"Image {size[0]}×{size[1]}",
+            source_id=source_id,
+            source_kind=source_kind,
+        )
+        added.append(item_id)
+    return added
 
 
 def _attachment_text(kind: str, attachment: dict[str, Any], unknown: list[object]) -> str:

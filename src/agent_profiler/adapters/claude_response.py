@@ -49,20 +49,39 @@ class ResponseDraft:
         if not isinstance(usage, dict):
             return ()
         merged = self.usage
-        bad: tuple[str, ...] = ()
-        for key in USAGE_KEYS:
-            raw = usage.get(key)
-            # token_count(raw), without the call for a valid count (common.token_count)
-            value = raw if type(raw) is int and 0 <= raw < TOKEN_LIMIT else token_count(raw)
-            if value > merged.get(key, 0):
-                merged[key] = value
-            elif raw is not None and value != raw:
-                bad += (key,)
+        i = usage.get("input_tokens")
+        w = usage.get("cache_creation_input_tokens")
+        r = usage.get("cache_read_input_tokens")
+        o = usage.get("output_tokens")
+        # Every record's four counts are valid token counts but in a damaged journal: they
+        # are checked at once (ints whose bitwise or is in range: none negative, none at
+        # the limit), without the loop and the calls of the general case below.
+        if (
+            i.__class__ is int
+            and w.__class__ is int
+            and r.__class__ is int
+            and o.__class__ is int
+            and 0 <= i | w | r | o < TOKEN_LIMIT
+        ):
+            bad: tuple[str, ...] = ()
+            if i > merged.get("input_tokens", 0):
+                merged["input_tokens"] = i
+            if w > merged.get("cache_creation_input_tokens", 0):
+                merged["cache_creation_input_tokens"] = w
+            if r > merged.get("cache_read_input_tokens", 0):
+                merged["cache_read_input_tokens"] = r
+            if o > merged.get("output_tokens", 0):
+                merged["output_tokens"] = o
+        else:
+            bad = self._merge_checked(usage)
         # The 1-hour share of the cache writes (prices differ from the 5-minute ones).
         split = usage.get("cache_creation")
-        hour = token_count(split.get("ephemeral_1h_input_tokens")) if isinstance(split, dict) else 0
-        if hour > merged.get(_WRITE_1H, 0):
-            merged[_WRITE_1H] = hour
+        if split.__class__ is dict:
+            hour = split.get("ephemeral_1h_input_tokens")
+            if hour.__class__ is not int or not 0 <= hour < TOKEN_LIMIT:
+                hour = token_count(hour)
+            if hour > merged.get(_WRITE_1H, 0):
+                merged[_WRITE_1H] = hour
         # Fast mode (2.1.17x+: `"speed": "fast"`) is billed at its own rates.
         speed = usage.get("speed")
         if speed.__class__ is str and speed and speed != "standard":
@@ -72,6 +91,20 @@ class ResponseDraft:
             searches = token_count(server.get("web_search_requests"))
             if searches > self.web_searches:
                 self.web_searches = searches
+        return bad
+
+    def _merge_checked(self, usage: dict[str, object]) -> tuple[str, ...]:
+        """The four counts merged one by one, each read as `token_count` does: a value that
+        is there but no token count counts 0 and its key is returned."""
+        merged = self.usage
+        bad: tuple[str, ...] = ()
+        for key in USAGE_KEYS:
+            raw = usage.get(key)
+            value = token_count(raw)
+            if value > merged.get(key, 0):
+                merged[key] = value
+            elif raw is not None and value != raw:
+                bad += (key,)
         return bad
 
     @property

@@ -25,12 +25,12 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from agent_profiler import estimate, images
+from agent_profiler import estimate
 from agent_profiler.adapters.claude_compaction import ObservedCompaction
 from agent_profiler.adapters.claude_content import (
     ANSWER_BLOCKS,
+    add_media,
     classify_user_text,
-    image_size,
     text_of,
 )
 from agent_profiler.adapters.claude_context import NATIVE_HEAD, NativeSnapshot, assumed_window
@@ -38,7 +38,6 @@ from agent_profiler.adapters.claude_response import ResponseDraft
 from agent_profiler.adapters.common import (
     preview,
     private_path,
-    text_field,
     timestamp_ns,
     warn_bad_usage,
 )
@@ -156,15 +155,14 @@ class SessionBuilder:
             self.diagnostics.warn(
                 self.sources[0], line, "bad-shape", "user record without a readable message content"
             )
-        uuid = str(record.get("uuid") or f"user@{ts}")
-        is_meta = bool(record.get("isMeta"))
         if record.get("isCompactSummary") or (record.get("isSynthetic") and self.pending_post):
+            uuid = str(record.get("uuid") or f"user@{ts}")
             unknown: list[object] = []
             summary, media = text_of(content, unknown)
             for kind in unknown:
                 self.unknown_block(kind, self.sources[0], line)
             self.log.add(f"summary:{uuid}", Category.SUMMARIES, summary, label="Compaction summary")
-            self._add_media(f"summary:{uuid}", media, Category.SUMMARIES)
+            add_media(self, f"summary:{uuid}", media, Category.SUMMARIES)
             self.flush_post_compaction()
             self.trigger_ns = ts
             return
@@ -175,21 +173,26 @@ class SessionBuilder:
             if isinstance(content, str)
             else (content if isinstance(content, list) else [])
         )
+        # Made by the first block that is not a tool result (most records hold only one).
+        uuid = ""
         new_prompt_text: str | None = None
         prompt_chars = 0
         for index, block in enumerate(blocks):
             text: object
-            if isinstance(block, str):
-                text = block
-            elif isinstance(block, dict):
+            if isinstance(block, dict):
                 kind = block.get("type")
                 if kind == "tool_result":
                     self._on_tool_result(block, record, ts, line)
                     continue
+                uuid = uuid or str(record.get("uuid") or f"user@{ts}")
                 if kind == "image" or kind == "document":
                     # A pasted image or document: the user's, sent with the prompt.
-                    self._add_media(
-                        f"{uuid}:{index}", [block], Category.PROMPTS, source_kind=SourceKind.PROMPT
+                    add_media(
+                        self,
+                        f"{uuid}:{index}",
+                        [block],
+                        Category.PROMPTS,
+                        source_kind=SourceKind.PROMPT,
                     )
                     continue
                 if kind != "text":
@@ -198,9 +201,12 @@ class SessionBuilder:
                 text = block.get("text")
                 if not isinstance(text, str):
                     continue
+            elif isinstance(block, str):
+                text = block
+                uuid = uuid or str(record.get("uuid") or f"user@{ts}")
             else:
                 continue
-            category, label = classify_user_text(text, is_meta)
+            category, label = classify_user_text(text, bool(record.get("isMeta")))
             source_id = ""
             source_kind = SourceKind.NONE
             if category is Category.SKILLS and isinstance(record.get("sourceToolUseID"), str):
@@ -232,36 +238,6 @@ class SessionBuilder:
             self.current_prompt = prompt_id
         self.trigger_ns = ts
 
-    def _add_media(
-        self,
-        owner: str,
-        blocks: Sequence[dict[str, Any]],
-        category: Category,
-        source_id: str = "",
-        source_kind: SourceKind = SourceKind.NONE,
-    ) -> list[str]:
-        """Images are sized from their pixels (Anthropic's formula, `images.py`) when the
-        journal holds their data; a document, or an image without readable data, is
-        `unmeasured`. Returns the items' ids (they leave with their tool result)."""
-        added = []
-        for index, block in enumerate(blocks):
-            size = image_size(block)
-            if size is None:
-                self.unmeasured[str(text_field(block, "type"))] += 1
-                continue
-            item_id = f"{owner}:image:{index}"
-            self.log.add_evidence(
-                item_id,
-                category,
-                images.anthropic_image_tokens(*size),
-                method=estimate.IMAGE_PIXELS,
-                label=f"Image {size[0]}×{size[1]}",
-                source_id=source_id,
-                source_kind=source_kind,
-            )
-            added.append(item_id)
-        return added
-
     def _on_tool_result(
         self, block: dict[str, Any], record: dict[str, Any], ts: int, line: int | None
     ) -> None:
@@ -271,15 +247,20 @@ class SessionBuilder:
         tool = self.tools.get(call_id)
         if tool is not None:
             call_id = tool.call_id  # one string for the call and its result's item
-        unknown: list[object] = []
-        text, media = text_of(block.get("content"), unknown)
-        for kind in unknown:  # said with its place, the result's other blocks still read
-            self.unknown_block(kind, self.sources[0], line)
+        content = block.get("content")
+        media: Sequence[dict[str, Any]] = ()
+        if content.__class__ is str:  # most results: their text, no blocks
+            text = content
+        else:
+            unknown: list[object] = []
+            text, media = text_of(content, unknown)
+            for kind in unknown:  # said with its place, the result's other blocks still read
+                self.unknown_block(kind, self.sources[0], line)
         chars = len(text)
         add_tool_result(self.log, call_id, text)
         if media:
-            self.result_media[call_id] = self._add_media(
-                f"result:{call_id}", media, Category.RESULTS, call_id, SourceKind.TOOL
+            self.result_media[call_id] = add_media(
+                self, f"result:{call_id}", media, Category.RESULTS, call_id, SourceKind.TOOL
             )
         else:  # most results: no images, none to remove with them
             self.result_media.pop(call_id, None)
@@ -310,26 +291,14 @@ class SessionBuilder:
         if not isinstance(message, dict):
             self.diagnostics.warn(path, line, "bad-shape", "assistant record without a message")
             return
-        message_id = message.get("id") or record.get("requestId") or record.get("uuid")
-        message_id = str(message_id) if message_id else f"response@{line}"
-        model = message.get("model")
-        model = model if isinstance(model, str) else ""
+        message_id = message.get("id")
+        if message_id.__class__ is not str or not message_id:  # (every record but a damaged one)
+            message_id = message_id or record.get("requestId") or record.get("uuid")
+            message_id = str(message_id) if message_id else f"response@{line}"
         draft = self.responses.get(message_id)
         if draft is None:
-            start = self.trigger_ns if self.trigger_ns is not None and self.trigger_ns <= ts else ts
-            observation = self.log.observe(
-                Observation.request(
-                    start,
-                    message_id,
-                    model=model or None,
-                    item_stage=self.item_stage,
-                )
-            )
-            draft = ResponseDraft(message_id, start, ts, model, self.current_prompt, observation)
-            self.responses[message_id] = draft
-            if model and model != "<synthetic>" and model not in self.models:
-                self.models.append(model)
-        if ts > draft.end_ns:
+            draft = self._response(message_id, message.get("model"), ts)
+        elif ts > draft.end_ns:
             draft.end_ns = ts
         usage = message.get("usage")
         bad = draft.merge_usage(usage)
@@ -338,27 +307,30 @@ class SessionBuilder:
         if record.get("isApiErrorMessage") or record.get("error"):
             draft.is_error = True
         stop_reason = message.get("stop_reason")
-        if isinstance(stop_reason, str):
+        if stop_reason.__class__ is str:
             draft.stop_reason = stop_reason
         content = message.get("content")
         # Claude Code writes one record per content block: most records hold one.
-        blocks = (
-            content if isinstance(content, list) else [content] if isinstance(content, str) else ()
-        )
-        if not blocks:
-            return
-        uuid = str(record.get("uuid") or f"{message_id}@{line}")
-        for index, block in enumerate(blocks):
+        if content.__class__ is not list:
+            if not isinstance(content, (str, list)) or not content:
+                return
+            content = content if isinstance(content, list) else [content]
+        uuid: str | None = None  # made by the first block that names an item by it
+        for index, block in enumerate(content):
             # The response's own text and thinking are its additions, linked to it (as
             # Codex and Pi link theirs); a bare string is a text block.
-            if isinstance(block, str):
-                block = {"type": "text", "text": block}
-            elif not isinstance(block, dict):
-                continue
+            if block.__class__ is not dict:
+                if isinstance(block, str):
+                    block = {"type": "text", "text": block}
+                elif not isinstance(block, dict):
+                    continue
             kind = block.get("type")
             if kind == "tool_use" or kind == "server_tool_use":
                 self._on_tool_use(block, draft, ts)
-            elif kind == "text" or kind == "thinking":
+                continue
+            if uuid is None:
+                uuid = str(record.get("uuid") or f"{message_id}@{line}")
+            if kind == "text" or kind == "thinking":
                 text = block.get(kind)
                 if kind == "thinking" and not text and block.get("signature"):
                     # The thinking was sent back but its text is not in the journal
@@ -379,6 +351,19 @@ class SessionBuilder:
                 self._hidden_thinking(draft, f"{uuid}:{index}", "Redacted thinking")
             else:
                 self.unknown_block(kind, path, line)
+
+    def _response(self, message_id: str, model: object, ts: int) -> ResponseDraft:
+        """A response met for the first time: observed at its trigger, before its records."""
+        model = model if isinstance(model, str) else ""
+        start = self.trigger_ns if self.trigger_ns is not None and self.trigger_ns <= ts else ts
+        observation = self.log.observe(
+            Observation.request(start, message_id, model=model or None, item_stage=self.item_stage)
+        )
+        draft = ResponseDraft(message_id, start, ts, model, self.current_prompt, observation)
+        self.responses[message_id] = draft
+        if model and model != "<synthetic>" and model not in self.models:
+            self.models.append(model)
+        return draft
 
     def unknown_block(self, kind: object, path: str, line: int | None) -> None:
         """A content block of a type this adapter does not know (a newer Claude Code's, a
