@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agent_profiler.writers.direct import DirectArgs, Items
 from agent_profiler.writers.packets import clock_snapshot
@@ -59,6 +59,9 @@ _FLOW_ID = b"\xf9\x02"  # 47, fixed64
 _pack_fixed64 = struct.Struct("<Q").pack
 _BYTE = [bytes((i,)) for i in range(128)]
 _RECORD_BYTE = [b"\x0a" + b for b in _BYTE]  # a Trace.packet record's tag and length
+# Sets of counter tracks kept at most (a table starts afresh when full; a session has a
+# few dozen at most).
+_MAX_FRAMES = 4096
 
 # InternedData fields (interned_data.proto), in field-number order: its entries are
 # written grouped by field, in the order they were interned.
@@ -148,7 +151,8 @@ class EventEncoder:
         self.track_fields: dict[int, bytes] = {}  # track uuid → its track_uuid field
         self.last_dict: object = None  # the last arguments given as a dict, and their bytes
         self.last_dict_bytes = b""
-        self.extra_track_fields: dict[int, bytes] = {}  # … its extra_counter_track_uuids
+        # (category, *track uuids) → a counter packet's fields around its values
+        self.counter_frames: dict[tuple[Any, ...], tuple[bytes, bytes]] = {}
         self.sequence_event = self.sequence_field + _TRACK_EVENT
         # The packet being encoded interned something (it goes in its interned_data).
         self.interned = False
@@ -348,19 +352,29 @@ class EventEncoder:
 
     def counters(self, ts: int, category: str, values: dict[int, int]) -> bytes:
         """Counter values at one time: the first as the event's own value, the rest as
-        extra counter values (≤ 8: the caller splits larger sets)."""
-        (own, value), *extra = values.items()
-        parts = [
-            self.category_fields.get(category) or self._category(category),
-            _TYPE_COUNTER,
-            self.track_fields.get(own) or self._track(own),
-        ]
-        for _, extra_value in extra:
-            parts += (_EXTRA_VALUE, varint(extra_value))
-        parts += (_COUNTER_VALUE, varint(value))
-        for uuid, _ in extra:
-            field = self.extra_track_fields.get(uuid)
-            if field is None:
-                field = self.extra_track_fields[uuid] = _EXTRA_TRACK + varint(uuid)
-            parts.append(field)
+        extra counter values (≤ 8: the caller splits larger sets). What does not depend
+        on the values (the category, the type and the tracks) is kept per set of tracks:
+        a session's packets draw on a dozen sets or so (a request's start, its end …)."""
+        key = (category, *values)
+        frame = self.counter_frames.get(key)
+        if frame is None:
+            frame = self._counter_frame(key)
+        own, *extra = values.values()
+        if not extra:
+            return self._packet(ts, frame[0] + _COUNTER_VALUE + varint(own))
+        parts = [frame[0]]
+        for value in extra:
+            parts += (_EXTRA_VALUE, varint(value))
+        parts += (_COUNTER_VALUE, varint(own), frame[1])
         return self._packet(ts, b"".join(parts))
+
+    def _counter_frame(self, key: tuple[Any, ...]) -> tuple[bytes, bytes]:
+        """A counter packet's fields before its values (category, type, its own track)
+        and after them (the extra values' tracks), for (category, *track uuids)."""
+        if len(self.counter_frames) >= _MAX_FRAMES:
+            self.counter_frames.clear()
+        category, own, *extra = key
+        head = self._category(category) + _TYPE_COUNTER + self._track(own)
+        tail = b"".join([_EXTRA_TRACK + varint(uuid) for uuid in extra])
+        frame = self.counter_frames[key] = (head, tail)
+        return frame
