@@ -149,16 +149,16 @@ class Items:
             if type(value) is int:
                 if value < 0x4000:
                     if value >= 0x80:
-                        if two:
-                            return two + bytes((value & 0x7F | 0x80, value >> 7))
+                        if two:  # the varint as wire.varint makes it
+                            return two + (value + (value & 0x3F80) + 0x80).to_bytes(2, "little")
                     elif value >= 0:
                         made = small[value]
                         if made is not None:
                             return made
                 elif value < 0x200000 and three:
-                    return three + bytes(
-                        (value & 0x7F | 0x80, value >> 7 & 0x7F | 0x80, value >> 14)
-                    )
+                    return three + (
+                        value + (value & 0x3F80) + 3 * (value & 0x1FC000) + 0x8080
+                    ).to_bytes(3, "little")
             return first(value)
 
         return item
