@@ -157,10 +157,10 @@ class Items:
             if 0 <= value < 0x80:
                 made = small[value] = one(tag, key, value)
                 return made
-            if 0 <= value < 0x10000000:
+            # A negative's varint is ten bytes; varint() unrolls a small one (a removal's
+            # delta_tokens), where its value + 2**64 took the loop.
+            if 0 <= value < 0x10000000 or -(1 << 63) <= value < 0:
                 field = varint(value)
-            elif -(1 << 63) <= value < 0:
-                field = varint(value + (1 << 64))
             else:
                 return one(tag, key, value)
             prefix = prefixes.get(len(field))

@@ -33,18 +33,14 @@ def varint(value: int) -> bytes:
         if value >= 0:
             return _BYTE[value]
         if value >= -0x10000000:  # a small negative (a delta): its 36 high bits all ones
-            value += 1 << 64
+            value &= 0xFFFFFFF  # its low 28 bits, four bytes (as below), all continued
             return (
-                bytes(
-                    (
-                        value & 0x7F | 0x80,
-                        value >> 7 & 0x7F | 0x80,
-                        value >> 14 & 0x7F | 0x80,
-                        value >> 21 & 0x7F | 0x80,
-                    )
-                )
-                + _NEGATIVE_TAIL
-            )
+                value
+                + (value & 0x3F80)
+                + 3 * (value & 0x1FC000)
+                + 7 * (value & 0xFE00000)
+                + 0x80808080
+            ).to_bytes(4, "little") + _NEGATIVE_TAIL
         value += 1 << 64
     # The varint as the little-endian int of its bytes: each 7-bit group moved up one bit
     # per group below it (the value once, plus what each group gains), the continuation
