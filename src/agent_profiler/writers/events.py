@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 from agent_profiler.writers.direct import DirectArgs, Items
 from agent_profiler.writers.packets import clock_snapshot
 from agent_profiler.writers.wire import (
+    NAME_IID_KEY,
+    STRING_IID_KEY,
     annotation_encoder,
-    name_iid_field,
     record,
-    string_iid_field,
     varint,
 )
 
@@ -184,37 +184,44 @@ class EventEncoder:
 
     # ---------------------------------------------------------------- interning
 
-    def _intern(self, table: int, text: str) -> int:
+    def _intern(self, table: int, text: str) -> bytes:
+        """Intern `text` in `table` (its entry goes in the packet's interned_data);
+        returns its iid as a varint, which the field that refers to it ends with."""
         entries = self.tables[table]
         iid = entries[text] = len(entries) + 1
         data = text.encode()
         size = len(data)
-        entry = b"".join(
-            (
-                b"\x08",
-                _BYTE[iid] if iid < 0x80 else varint(iid),
-                b"\x12",
-                _BYTE[size] if size < 0x80 else varint(size),
-                data,
+        number = _BYTE[iid] if iid < 0x80 else varint(iid)
+        length = _BYTE[size] if size < 0x80 else varint(size)
+        # The entry (iid = 1, text = 2) framed with its InternedData field, in one join:
+        # a long session interns thousands of call ids.
+        entry = len(number) + len(length) + size + 2
+        self.pending[table].append(
+            b"".join(
+                (
+                    _INTERNED_TAGS[table],
+                    _BYTE[entry] if entry < 0x80 else varint(entry),
+                    b"\x08",
+                    number,
+                    b"\x12",
+                    length,
+                    data,
+                )
             )
         )
-        size = len(entry)
-        self.pending[table].append(
-            _INTERNED_TAGS[table] + (_BYTE[size] if size < 0x80 else varint(size)) + entry
-        )
         self.interned = True
-        return iid
+        return number
 
     def _annotation_name(self, name: str) -> bytes:
         """A new annotation name's `name_iid` field (interned here)."""
-        field = self.annotation_name_fields[name] = name_iid_field(
-            self._intern(_ANNOTATION_NAMES, name)
+        field = self.annotation_name_fields[name] = NAME_IID_KEY + self._intern(
+            _ANNOTATION_NAMES, name
         )
         return field
 
     def _string_value(self, value: str) -> bytes:
         """A new short string's `string_value_iid` field (interned here)."""
-        field = self.string_fields[value] = string_iid_field(self._intern(_STRING_VALUES, value))
+        field = self.string_fields[value] = STRING_IID_KEY + self._intern(_STRING_VALUES, value)
         return field
 
     def _name_field(self, name: str) -> bytes:
@@ -230,14 +237,14 @@ class EventEncoder:
     def _category(self, category: str) -> bytes:
         field = self.category_fields.get(category)
         if field is None:
-            field = _CATEGORY_IID + varint(self._intern(_EVENT_CATEGORIES, category))
+            field = _CATEGORY_IID + self._intern(_EVENT_CATEGORIES, category)
             self.category_fields[category] = field
         return field
 
     def _name(self, name: str) -> bytes:
         field = self.name_fields.get(name)
         if field is None:
-            field = _NAME_IID + varint(self._intern(_EVENT_NAMES, name))
+            field = _NAME_IID + self._intern(_EVENT_NAMES, name)
             self.name_fields[name] = field
         return field
 
@@ -290,9 +297,8 @@ class EventEncoder:
     def _interned_data(self) -> bytes:
         """The packet's `interned_data` field: what it interned, grouped by field."""
         pending = self.pending
-        interned = b"".join([b"".join(entries) for entries in pending])
-        for entries in pending:
-            entries.clear()
+        interned = b"".join([*pending[0], *pending[1], *pending[2], *pending[3]])
+        self.pending = ([], [], [], [])
         self.interned = False
         return _INTERNED_DATA + varint(len(interned)) + interned
 

@@ -105,6 +105,10 @@ _STRING_IID = tag(17, VARINT)
 _pack_double = struct.Struct("<d").pack
 
 
+# The fields' keys, for a caller that has the iid's varint already (events.py interning).
+NAME_IID_KEY, STRING_IID_KEY = _NAME_IID, _STRING_IID
+
+
 def name_iid_field(iid: int) -> bytes:
     """An annotation's `name_iid`: the bytes every annotation of that name starts with."""
     return _NAME_IID + varint(iid)
