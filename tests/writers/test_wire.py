@@ -8,6 +8,7 @@ caller and the deflating thread never left waiting."""
 from __future__ import annotations
 
 import io
+import random
 import threading
 import zlib
 from enum import IntEnum, StrEnum
@@ -153,7 +154,12 @@ def test_a_single_annotation_is_protobuf_s_bytes() -> None:
 def test_varint_matches_protobuf_for_every_length() -> None:
     lengths = (2**14, 2**21, 2**28, 2**35)  # each boundary of an unrolled length
     edges = (0, 127, 128, *(v + d for v in lengths for d in (-1, 0)), 2**63, 2**64 - 1)
-    for value in (*edges, -1, -200, -(2**28), -(2**28) - 1, -(2**63)):
+    # and every bit of each unrolled length set and clear (the lengths are worked out
+    # as one int of the varint's bytes, group by group), and values of every length
+    rng = random.Random(7)
+    patterns = [(1 << n) - 1 for n in range(1, 36)] + [0x55555555 >> n for n in range(32)]
+    spread = [rng.randrange(1 << bits) for bits in range(1, 64) for _ in range(20)]
+    for value in (*edges, *patterns, *spread, -1, -200, -(2**28), -(2**28) - 1, -(2**63)):
         packet = pb.TracePacket(timestamp=value % 2**64)
         assert record(packet.SerializeToString())[2:] == b"\x40" + varint(value), value
 

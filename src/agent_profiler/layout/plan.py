@@ -126,12 +126,29 @@ def _lanes(
     lanes: dict[str, array[int]] = {}
     counts: dict[str, int] = {}
     firsts: list[tuple[tuple[int, int, int], str, int]] = []
+    fitted: list[tuple[str, _Places, dict[int, tuple[int, int, int]]]] = []
     for name, track in places.items():
         if not track.starts:
             continue
-        lanes[name], lane_firsts, counts[name] = first_fit(
-            track.starts, track.ends, track.positions, track.instants
-        )
+        for other_name, other, other_firsts in fitted:
+            if (
+                other.starts == track.starts
+                and other.ends == track.ends
+                and other.instants == track.instants
+            ):
+                # The same spans (Turns are the Responses' spans): the same lanes, each
+                # lane's first slice the one at the same index of the track.
+                lanes[name], counts[name] = lanes[other_name], counts[other_name]
+                lane_firsts = {
+                    lane: (start, minus_end, track.positions[other.positions.index(position)])
+                    for lane, (start, minus_end, position) in other_firsts.items()
+                }
+                break
+        else:
+            lanes[name], lane_firsts, counts[name] = first_fit(
+                track.starts, track.ends, track.positions, track.instants
+            )
+            fitted.append((name, track, lane_firsts))
         firsts += [(first, name, lane) for lane, first in lane_firsts.items()]
     firsts.sort()
     uuids: dict[str, list[int]] = {name: [0] * count for name, count in counts.items()}

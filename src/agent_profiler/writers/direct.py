@@ -66,6 +66,23 @@ def _framed(tag: bytes, entry: bytes) -> bytes:
     return tag + (_BYTE[size] if size < 0x80 else varint(size)) + entry
 
 
+class Kept(dict[Any, bytes]):
+    """Items of one key by their value (a label, a source kind), of values whose equal
+    values encode the same (str and StrEnum members): a lookup in C, no call, when the
+    item was made before; made the generic way (`make`) otherwise. A long session's
+    labels are open-ended, so the table starts afresh when full."""
+
+    def __init__(self, make: Item) -> None:
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, value: Any) -> bytes:
+        if len(self) >= MAX_KEPT:
+            self.clear()
+        made = self[value] = self.make(value)
+        return made
+
+
 class Items:
     """Makers of one key's items (framed with its tag), each keeping what it made: the
     generic encoder makes an item the first time (interning its name, and its text). Made
@@ -109,6 +126,15 @@ class Items:
 
         return item
 
+    def table(self, tag: bytes, key: str) -> Kept:
+        """A `Kept` table of one key's str (or StrEnum) items."""
+        one = self.one
+
+        def make(value: Any) -> bytes:
+            return one(tag, key, value.value if isinstance(value, Enum) else value)
+
+        return Kept(make)
+
     def count(self, tag: bytes, key: str) -> Item:
         """An int's item: below 128 kept whole; otherwise the prefix the generic item of
         that varint length began with (tag, length, name, field: the same for every
@@ -131,10 +157,10 @@ class Items:
             if 0 <= value < 0x80:
                 made = small[value] = one(tag, key, value)
                 return made
-            if 0 <= value < 0x10000000:
+            # A negative's varint is ten bytes; varint() unrolls a small one (a removal's
+            # delta_tokens), where its value + 2**64 took the loop.
+            if 0 <= value < 0x10000000 or -(1 << 63) <= value < 0:
                 field = varint(value)
-            elif -(1 << 63) <= value < 0:
-                field = varint(value + (1 << 64))
             else:
                 return one(tag, key, value)
             prefix = prefixes.get(len(field))
@@ -149,16 +175,16 @@ class Items:
             if type(value) is int:
                 if value < 0x4000:
                     if value >= 0x80:
-                        if two:
-                            return two + bytes((value & 0x7F | 0x80, value >> 7))
+                        if two:  # the varint as wire.varint makes it
+                            return two + (value + (value & 0x3F80) + 0x80).to_bytes(2, "little")
                     elif value >= 0:
                         made = small[value]
                         if made is not None:
                             return made
                 elif value < 0x200000 and three:
-                    return three + bytes(
-                        (value & 0x7F | 0x80, value >> 7 & 0x7F | 0x80, value >> 14)
-                    )
+                    return three + (
+                        value + (value & 0x3F80) + 3 * (value & 0x1FC000) + 0x8080
+                    ).to_bytes(3, "little")
             return first(value)
 
         return item
@@ -258,12 +284,14 @@ class DirectArgs:
                 "chars",
             )
         }
-        self.category_counts: dict[Any, Item] = {}  # a category's item in `categories`
+        # A category's item in `categories`, and its last value and bytes: the
+        # categories a request did not add to (the system prompt, the tools) repeat.
+        self.category_counts: dict[Any, list[Any]] = {}
         self.baseline = items.kept(entry, "baseline", bool)
         self.change_id = items.text(entry, "id")
         self.source_id = items.text(entry, "source_id")
-        self.label = items.kept(entry, "label", str)
-        self.source_kind = items.kept(entry, "source_kind", SourceKind)
+        self.labels = items.table(entry, "label")
+        self.source_kinds = items.table(entry, "source_kind")
         self.method = items.kept(entry, "method", str)
         self.kinds: dict[tuple[Any, Any], bytes] = {}  # (category, change kind) → items
 
@@ -450,10 +478,14 @@ class DirectArgs:
         parts = [name]
         total = 0
         for category, tokens in snapshot.categories:
-            item = made.get(category)
-            if item is None:
-                item = made[category] = self.items.count(_DICT_ENTRY, category.value)
-            parts.append(item(tokens))
+            kept = made.get(category)
+            if kept is None:
+                kept = made[category] = [self.items.count(_DICT_ENTRY, category.value), None, b""]
+            if kept[1] != tokens or type(tokens) is not int:
+                # (an int's: True == 1, but a bool is written as a bool)
+                kept[2] = kept[0](tokens)
+                kept[1] = tokens if type(tokens) is int else None
+            parts.append(kept[2])
             total += tokens
         return _framed(_DICT_ENTRY, b"".join(parts)), total
 
@@ -463,32 +495,34 @@ class DirectArgs:
         parts = [name]
         counts, kinds = self.counts, self.kinds
         tokens, delta_tokens, chars = counts["tokens"], counts["delta_tokens"], counts["chars"]
-        change_id, label_item, source_id, source_kind, method = (
+        change_id, labels, source_id, source_kinds, method = (
             self.change_id,
-            self.label,
+            self.labels,
             self.source_id,
-            self.source_kind,
+            self.source_kinds,
             self.method,
         )
         for change in snapshot.changes:
-            entry = [change_id(change.id)]
-            kind = kinds.get((change.category, change.change))
+            made_id = change_id(change.id)  # made first: its name is interned first
+            category = change.category
+            kind = kinds.get((category, change.change))
             if kind is None:
                 one = self.items.one
-                kind = kinds[change.category, change.change] = one(
-                    _DICT_ENTRY, "category", change.category.value
+                kind = kinds[category, change.change] = one(
+                    _DICT_ENTRY, "category", category.value
                 ) + one(_DICT_ENTRY, "change", change.change.value)
-            entry += (kind, tokens(change.tokens), delta_tokens(change.delta_tokens))
+            entry = [made_id, kind, tokens(change.tokens), delta_tokens(change.delta_tokens)]
             if change.chars is not None:
                 entry.append(chars(change.chars))
-            linked = change.source_kind is _TOOL and change.source_id in calls
+            kind_of_source = change.source_kind
+            linked = kind_of_source is _TOOL and change.source_id in calls
             label = change.label
-            if label and not (linked and label == TOOL_LABELS.get(change.category)):
-                entry.append(label_item(label))
+            if label and not (linked and label == TOOL_LABELS.get(category)):
+                entry.append(labels[label])
             if change.source_id:
                 entry.append(source_id(change.source_id))
-            if change.source_kind and not linked:
-                entry.append(source_kind(change.source_kind))
+            if kind_of_source and not linked:
+                entry.append(source_kinds[kind_of_source])
             if change.method:
                 entry.append(method(change.method))
             body = b"".join(entry)

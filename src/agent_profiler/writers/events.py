@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import struct
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agent_profiler.writers.direct import DirectArgs, Items
 from agent_profiler.writers.packets import clock_snapshot
 from agent_profiler.writers.wire import (
+    NAME_IID_KEY,
+    STRING_IID_KEY,
     annotation_encoder,
-    name_iid_field,
     record,
-    string_iid_field,
     varint,
 )
 
@@ -59,6 +59,9 @@ _FLOW_ID = b"\xf9\x02"  # 47, fixed64
 _pack_fixed64 = struct.Struct("<Q").pack
 _BYTE = [bytes((i,)) for i in range(128)]
 _RECORD_BYTE = [b"\x0a" + b for b in _BYTE]  # a Trace.packet record's tag and length
+# Sets of counter tracks kept at most (a table starts afresh when full; a session has a
+# few dozen at most).
+_MAX_FRAMES = 4096
 
 # InternedData fields (interned_data.proto), in field-number order: its entries are
 # written grouped by field, in the order they were interned.
@@ -148,7 +151,8 @@ class EventEncoder:
         self.track_fields: dict[int, bytes] = {}  # track uuid → its track_uuid field
         self.last_dict: object = None  # the last arguments given as a dict, and their bytes
         self.last_dict_bytes = b""
-        self.extra_track_fields: dict[int, bytes] = {}  # … its extra_counter_track_uuids
+        # (category, *track uuids) → a counter packet's fields around its values
+        self.counter_frames: dict[tuple[Any, ...], tuple[bytes, bytes]] = {}
         self.sequence_event = self.sequence_field + _TRACK_EVENT
         # The packet being encoded interned something (it goes in its interned_data).
         self.interned = False
@@ -180,37 +184,44 @@ class EventEncoder:
 
     # ---------------------------------------------------------------- interning
 
-    def _intern(self, table: int, text: str) -> int:
+    def _intern(self, table: int, text: str) -> bytes:
+        """Intern `text` in `table` (its entry goes in the packet's interned_data);
+        returns its iid as a varint, which the field that refers to it ends with."""
         entries = self.tables[table]
         iid = entries[text] = len(entries) + 1
         data = text.encode()
         size = len(data)
-        entry = b"".join(
-            (
-                b"\x08",
-                _BYTE[iid] if iid < 0x80 else varint(iid),
-                b"\x12",
-                _BYTE[size] if size < 0x80 else varint(size),
-                data,
+        number = _BYTE[iid] if iid < 0x80 else varint(iid)
+        length = _BYTE[size] if size < 0x80 else varint(size)
+        # The entry (iid = 1, text = 2) framed with its InternedData field, in one join:
+        # a long session interns thousands of call ids.
+        entry = len(number) + len(length) + size + 2
+        self.pending[table].append(
+            b"".join(
+                (
+                    _INTERNED_TAGS[table],
+                    _BYTE[entry] if entry < 0x80 else varint(entry),
+                    b"\x08",
+                    number,
+                    b"\x12",
+                    length,
+                    data,
+                )
             )
         )
-        size = len(entry)
-        self.pending[table].append(
-            _INTERNED_TAGS[table] + (_BYTE[size] if size < 0x80 else varint(size)) + entry
-        )
         self.interned = True
-        return iid
+        return number
 
     def _annotation_name(self, name: str) -> bytes:
         """A new annotation name's `name_iid` field (interned here)."""
-        field = self.annotation_name_fields[name] = name_iid_field(
-            self._intern(_ANNOTATION_NAMES, name)
+        field = self.annotation_name_fields[name] = NAME_IID_KEY + self._intern(
+            _ANNOTATION_NAMES, name
         )
         return field
 
     def _string_value(self, value: str) -> bytes:
         """A new short string's `string_value_iid` field (interned here)."""
-        field = self.string_fields[value] = string_iid_field(self._intern(_STRING_VALUES, value))
+        field = self.string_fields[value] = STRING_IID_KEY + self._intern(_STRING_VALUES, value)
         return field
 
     def _name_field(self, name: str) -> bytes:
@@ -226,14 +237,14 @@ class EventEncoder:
     def _category(self, category: str) -> bytes:
         field = self.category_fields.get(category)
         if field is None:
-            field = _CATEGORY_IID + varint(self._intern(_EVENT_CATEGORIES, category))
+            field = _CATEGORY_IID + self._intern(_EVENT_CATEGORIES, category)
             self.category_fields[category] = field
         return field
 
     def _name(self, name: str) -> bytes:
         field = self.name_fields.get(name)
         if field is None:
-            field = _NAME_IID + varint(self._intern(_EVENT_NAMES, name))
+            field = _NAME_IID + self._intern(_EVENT_NAMES, name)
             self.name_fields[name] = field
         return field
 
@@ -286,9 +297,8 @@ class EventEncoder:
     def _interned_data(self) -> bytes:
         """The packet's `interned_data` field: what it interned, grouped by field."""
         pending = self.pending
-        interned = b"".join([b"".join(entries) for entries in pending])
-        for entries in pending:
-            entries.clear()
+        interned = b"".join([*pending[0], *pending[1], *pending[2], *pending[3]])
+        self.pending = ([], [], [], [])
         self.interned = False
         return _INTERNED_DATA + varint(len(interned)) + interned
 
@@ -348,19 +358,29 @@ class EventEncoder:
 
     def counters(self, ts: int, category: str, values: dict[int, int]) -> bytes:
         """Counter values at one time: the first as the event's own value, the rest as
-        extra counter values (≤ 8: the caller splits larger sets)."""
-        (own, value), *extra = values.items()
-        parts = [
-            self.category_fields.get(category) or self._category(category),
-            _TYPE_COUNTER,
-            self.track_fields.get(own) or self._track(own),
-        ]
-        for _, extra_value in extra:
-            parts += (_EXTRA_VALUE, varint(extra_value))
-        parts += (_COUNTER_VALUE, varint(value))
-        for uuid, _ in extra:
-            field = self.extra_track_fields.get(uuid)
-            if field is None:
-                field = self.extra_track_fields[uuid] = _EXTRA_TRACK + varint(uuid)
-            parts.append(field)
+        extra counter values (≤ 8: the caller splits larger sets). What does not depend
+        on the values (the category, the type and the tracks) is kept per set of tracks:
+        a session's packets draw on a dozen sets or so (a request's start, its end …)."""
+        key = (category, *values)
+        frame = self.counter_frames.get(key)
+        if frame is None:
+            frame = self._counter_frame(key)
+        own, *extra = values.values()
+        if not extra:
+            return self._packet(ts, frame[0] + _COUNTER_VALUE + varint(own))
+        parts = [frame[0]]
+        for value in extra:
+            parts += (_EXTRA_VALUE, varint(value))
+        parts += (_COUNTER_VALUE, varint(own), frame[1])
         return self._packet(ts, b"".join(parts))
+
+    def _counter_frame(self, key: tuple[Any, ...]) -> tuple[bytes, bytes]:
+        """A counter packet's fields before its values (category, type, its own track)
+        and after them (the extra values' tracks), for (category, *track uuids)."""
+        if len(self.counter_frames) >= _MAX_FRAMES:
+            self.counter_frames.clear()
+        category, own, *extra = key
+        head = self._category(category) + _TYPE_COUNTER + self._track(own)
+        tail = b"".join([_EXTRA_TRACK + varint(uuid) for uuid in extra])
+        frame = self.counter_frames[key] = (head, tail)
+        return frame

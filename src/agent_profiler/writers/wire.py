@@ -33,37 +33,35 @@ def varint(value: int) -> bytes:
         if value >= 0:
             return _BYTE[value]
         if value >= -0x10000000:  # a small negative (a delta): its 36 high bits all ones
-            value += 1 << 64
+            value &= 0xFFFFFFF  # its low 28 bits, four bytes (as below), all continued
             return (
-                bytes(
-                    (
-                        value & 0x7F | 0x80,
-                        value >> 7 & 0x7F | 0x80,
-                        value >> 14 & 0x7F | 0x80,
-                        value >> 21 & 0x7F | 0x80,
-                    )
-                )
-                + _NEGATIVE_TAIL
-            )
+                value
+                + (value & 0x3F80)
+                + 3 * (value & 0x1FC000)
+                + 7 * (value & 0xFE00000)
+                + 0x80808080
+            ).to_bytes(4, "little") + _NEGATIVE_TAIL
         value += 1 << 64
+    # The varint as the little-endian int of its bytes: each 7-bit group moved up one bit
+    # per group below it (the value once, plus what each group gains), the continuation
+    # bits added; int.to_bytes makes it in one call, a third cheaper than bytes((…)).
     elif value < 0x4000:  # token counts, lengths: most varints are one or two bytes
-        return bytes((value & 0x7F | 0x80, value >> 7))
+        return (value + (value & 0x3F80) + 0x80).to_bytes(2, "little")
     elif value < 0x200000:
-        return bytes((value & 0x7F | 0x80, value >> 7 & 0x7F | 0x80, value >> 14))
+        return (value + (value & 0x3F80) + 3 * (value & 0x1FC000) + 0x8080).to_bytes(3, "little")
     elif value < 0x10000000:
-        return bytes(
-            (value & 0x7F | 0x80, value >> 7 & 0x7F | 0x80, value >> 14 & 0x7F | 0x80, value >> 21)
-        )
+        return (
+            value + (value & 0x3F80) + 3 * (value & 0x1FC000) + 7 * (value & 0xFE00000) + 0x808080
+        ).to_bytes(4, "little")
     elif value < 0x800000000:
-        return bytes(
-            (
-                value & 0x7F | 0x80,
-                value >> 7 & 0x7F | 0x80,
-                value >> 14 & 0x7F | 0x80,
-                value >> 21 & 0x7F | 0x80,
-                value >> 28,
-            )
-        )
+        return (
+            value
+            + (value & 0x3F80)
+            + 3 * (value & 0x1FC000)
+            + 7 * (value & 0xFE00000)
+            + 15 * (value & 0x7F0000000)
+            + 0x80808080
+        ).to_bytes(5, "little")
     out = bytearray()
     while value >= 0x80:
         out.append((value & 0x7F) | 0x80)
@@ -105,6 +103,10 @@ _DICT_ENTRY = tag(11, LENGTH)
 _ARRAY_VALUE = tag(12, LENGTH)
 _STRING_IID = tag(17, VARINT)
 _pack_double = struct.Struct("<d").pack
+
+
+# The fields' keys, for a caller that has the iid's varint already (events.py interning).
+NAME_IID_KEY, STRING_IID_KEY = _NAME_IID, _STRING_IID
 
 
 def name_iid_field(iid: int) -> bytes:
