@@ -9,7 +9,6 @@ Separate from `codex_rollout.py`, which holds the state, the requests and the fi
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from agent_profiler.adapters.codex_agents import (
@@ -272,7 +271,7 @@ def _on_call(
         )
         stated, redacted = builder.measure(arguments)
         if redacted:  # the size of what the marker replaced, as in the context
-            given = replace(given, bytes=stated)
+            given.bytes = stated  # (made here and not yet shared: `replace` cost 2% of reading)
         builder.tools[call_id] = Tool(
             call_id,
             name,
