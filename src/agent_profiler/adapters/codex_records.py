@@ -313,23 +313,6 @@ KNOWN_PARTS = frozenset(
 )
 
 
-def unknown_parts(item: dict[str, Any]) -> list[tuple[object, bool]]:
-    """The content parts of a `response_item` of a type no Codex build is known to write:
-    (its type, whether `parts_text` still reads its `text`), for an `unknown-block`
-    warning each. None in almost every item: one loop over its parts."""
-    unknown: list[tuple[object, bool]] = []
-    for key in ("content", "summary", "output"):
-        parts = item.get(key)
-        if parts.__class__ is not list:
-            continue
-        for part in parts:
-            kind = part.get("type") if part.__class__ is dict else None
-            if kind.__class__ is not str or kind not in KNOWN_PARTS:
-                text = part.get("text") if part.__class__ is dict else None
-                unknown.append((kind or "untyped", isinstance(text, str)))
-    return unknown
-
-
 def parts_text(content: object) -> list[str]:
     if isinstance(content, str):
         return [content]
