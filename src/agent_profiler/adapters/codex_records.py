@@ -284,15 +284,14 @@ def measure(text: object, warn: Callable[[str], None] | None = None) -> tuple[in
     if not isinstance(text, str):
         return 0, False
     match = _REDACTED.match(text)
-    if match:
-        digits = match.group(1)
-        if len(digits) <= 10 and int(digits) <= STATED_LIMIT:
-            return int(digits), True
-        if warn is not None:
-            shown = digits if len(digits) <= 20 else digits[:20] + "…"
-            warn(
-                f"redaction marker states an impossible length (len={shown}): measured as its text"
-            )
+    if match is None:
+        return len(text), False
+    digits = match[1]
+    if len(digits) <= 10 and (stated := int(digits)) <= STATED_LIMIT:
+        return stated, True
+    if warn is not None:
+        shown = digits if len(digits) <= 20 else digits[:20] + "…"
+        warn(f"redaction marker states an impossible length (len={shown}): measured as its text")
     return len(text), False
 
 
