@@ -37,10 +37,10 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from agent_profiler.adapters.codex_records import (
+    KNOWN_PARTS,
     READ_LINE_TYPES,
     SKIPPED_LINE_TYPES,
     thread_spawn,
-    unknown_parts,
 )
 from agent_profiler.adapters.common import journal_clock, text_field
 from agent_profiler.diagnostics import Diagnostics, journal_name
@@ -95,7 +95,10 @@ def read_rollout(path: Path, diagnostics: Diagnostics) -> RolloutBuilder:
     }
     assert handlers.keys() == READ_LINE_TYPES
     time = clock.time
-    start = end = None  # the rollout's first and last times (kept here, set at the end)
+    on_item = handlers["response_item"]
+    # The rollout's first and last times (kept here, set at the end): no time yet is an
+    # empty range; every time is ≥ 0 and far below 2**70.
+    start, end = 1 << 70, -1
     for line, value in read_jsonl(path, diagnostics):
         if value.__class__ is not dict:
             diagnostics.reject(source, line, "line is not a JSON object")
@@ -116,32 +119,44 @@ def read_rollout(path: Path, diagnostics: Diagnostics) -> RolloutBuilder:
             diagnostics.warn(source, line, "bad-shape", f"{kind} line without a payload")
             continue
         ts = time(value, line)
-        if start is None or end is None:
-            start = end = ts
-        elif ts < start:
+        if ts < start:
             start = ts
-        elif ts > end:
+        if ts > end:
             end = ts
-        if kind == "response_item":
+        if handler is on_item:
             _unknown_parts(payload, diagnostics, source, line)
         builder.line = line
         handler(payload, ts, line)
-    builder.start_ns, builder.end_ns = start, end
+    if end >= 0:
+        builder.start_ns, builder.end_ns = start, end
     return builder
 
 
 def _unknown_parts(item: dict[str, Any], diagnostics: Diagnostics, source: str, line: int) -> None:
     """A content part of a type no Codex build is known to write (in a message, a
     reasoning item, a tool's output) is an `unknown-block` warning with its place, as a
-    Claude Code block is: the parts beside it are still read."""
-    for kind, read in unknown_parts(item):
-        said = "its text read" if read else "not read"
-        diagnostics.warn(
-            source,
-            line,
-            "unknown-block",
-            f"content part of type '{journal_name(kind)}' not recognised ({said})",
-        )
+    Claude Code block is: the parts beside it are still read. None in almost every item:
+    one loop over its parts, in this one call."""
+    for key in _PART_LISTS:
+        parts = item.get(key)
+        if parts.__class__ is not list:
+            continue
+        for part in parts:
+            kind = part.get("type") if part.__class__ is dict else None
+            if kind.__class__ is not str or kind not in KNOWN_PARTS:
+                text = part.get("text") if part.__class__ is dict else None
+                said = "its text read" if isinstance(text, str) else "not read"
+                diagnostics.warn(
+                    source,
+                    line,
+                    "unknown-block",
+                    f"content part of type '{journal_name(kind or 'untyped')}' not recognised "
+                    f"({said})",
+                )
+
+
+# The keys of a `response_item` that hold content parts.
+_PART_LISTS = ("content", "summary", "output")
 
 
 def read_rollouts(paths: list[Path], diagnostics: Diagnostics) -> list[Session]:

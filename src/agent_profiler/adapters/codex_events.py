@@ -214,6 +214,10 @@ def _on_context_compacted(
     pass  # the `compacted` line holds the facts
 
 
+# The types of a usage's counts when every one is a token count (a bool is no int here).
+_INT_ONLY = {int}
+
+
 def on_token_count(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int) -> None:
     info = payload.get("info")
     if not isinstance(info, dict):
@@ -225,26 +229,26 @@ def on_token_count(builder: RolloutBuilder, payload: dict[str, Any], ts: int, li
             builder.path, line, "bad-shape", "token_count without last_token_usage"
         )
         return
-    _warn_bad_counts(builder, line, last, total)
-    # token_count of each value, without the call for a valid count (common.token_count)
-    fingerprint = (
-        tuple(
-            [
-                v if type(v) is int and 0 <= v < TOKEN_LIMIT else token_count(v)
-                for v in map(total.__getitem__, sorted(total))
-            ]
-        )
-        if isinstance(total, dict)
-        else None
-    )
+    counts = [*last.values(), *total.values()] if isinstance(total, dict) else [*last.values()]
+    # Nearly every line's counts are all token counts (ints, no bools, in range): told by C
+    # iterators over their types and extremes, instead of a Python test of each count. Else
+    # the bad ones are warned about and every count is read as `token_count` reads it.
+    if not (set(map(type, counts)) == _INT_ONLY and min(counts) >= 0 and max(counts) < TOKEN_LIMIT):
+        _warn_bad_counts(builder, line, last, total)
+        last = {key: token_count(value) for key, value in last.items()}
+        if isinstance(total, dict):
+            total = {key: token_count(value) for key, value in total.items()}
+    # The counts by their keys' order (a null count is read as 0 above).
+    fingerprint = tuple(map(total.__getitem__, sorted(total))) if isinstance(total, dict) else None
     if fingerprint is not None and fingerprint == builder.last_total:
         return  # Desktop 0.104 writes each token_count twice
     builder.last_total = fingerprint
     window = token_count(info.get("model_context_window"))
     if window:
         builder.window = window
-    prompt = token_count(last.get("input_tokens"))
-    output = token_count(last.get("output_tokens"))
+    # Every count of `last` is a token count now: an absent one is 0.
+    prompt = last.get("input_tokens", 0)
+    output = last.get("output_tokens", 0)
     if not prompt and not output:
         return  # all-zero usage (e.g. remote compaction): not a request
     builder.start_request(ts)
@@ -252,14 +256,14 @@ def on_token_count(builder: RolloutBuilder, payload: dict[str, Any], ts: int, li
     assert request is not None
     request.end_ns = ts
     request.window = builder.window
-    reasoning = token_count(last.get("reasoning_output_tokens"))
+    reasoning = last.get("reasoning_output_tokens", 0)
     # By position (a class called with keywords builds a dict of them, per request).
     request.usage = Usage(
         prompt,  # prompt_tokens: input_tokens already includes the cached part
         prompt,  # input_tokens
         output,  # output_tokens
-        token_count(last.get("cached_input_tokens")),  # cache_read_tokens
-        token_count(last.get("cache_write_input_tokens")),  # cache_write_tokens
+        last.get("cached_input_tokens", 0),  # cache_read_tokens
+        last.get("cache_write_input_tokens", 0),  # cache_write_tokens
         reasoning,  # reasoning_tokens
     )
     if request.window:

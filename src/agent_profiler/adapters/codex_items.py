@@ -9,7 +9,6 @@ Separate from `codex_rollout.py`, which holds the state, the requests and the fi
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from agent_profiler.adapters.codex_agents import (
@@ -247,7 +246,18 @@ def _on_call(
         call_id = builder.next_id("call")
     # Made once: tool_call_text(name, a) is name + tool_call_text("", a).
     text = tool_call_text(name, arguments)
-    measured = _call_measure(builder, name, text) if "[REDACTED_" in text else None
+    # A sanitiser may have replaced the name or the arguments by a `[REDACTED_… len=N]`
+    # marker (`[REDACTED_NAME …]`, `[REDACTED_ARGUMENTS …]`, `[REDACTED_INPUT …]`): each
+    # counts as its N, as a redacted message or output does (else the text is measured),
+    # and marked arguments are as large as they state. Without a marker in the text, none.
+    measured = stated = None
+    if "[REDACTED_" in text:
+        name_chars, name_redacted = builder.measure(name)
+        chars, redacted = builder.measure(text[len(name) :])  # `arguments`, when a string
+        if name_redacted or redacted:
+            measured = (name_chars + chars, True)
+        if redacted and isinstance(arguments, str):
+            stated = chars
     builder.add_text(
         f"call:{call_id}",
         Category.ASSISTANT,
@@ -270,9 +280,8 @@ def _on_call(
             decode=decode,
             text=arguments if isinstance(arguments, str) else text[len(name) :],
         )
-        stated, redacted = builder.measure(arguments)
-        if redacted:  # the size of what the marker replaced, as in the context
-            given = replace(given, bytes=stated)
+        if stated is not None:  # the size of what the marker replaced, as in the context
+            given.bytes = stated  # (made here and not yet shared: `replace` cost 2% of reading)
         builder.tools[call_id] = Tool(
             call_id,
             name,
@@ -281,18 +290,6 @@ def _on_call(
             builder.current_prompt,
             given,
         )
-
-
-def _call_measure(builder: RolloutBuilder, name: str, text: str) -> tuple[int, bool] | None:
-    """(characters, redacted) of a call's `text` (its name and its arguments) when a
-    sanitiser replaced either by a `[REDACTED_… len=N]` marker (`[REDACTED_NAME …]`,
-    `[REDACTED_ARGUMENTS …]`, `[REDACTED_INPUT …]`): each counts as its N, as a redacted
-    message or output does; None when neither is a marker (the text is measured)."""
-    name_chars, name_redacted = builder.measure(name)
-    chars, redacted = builder.measure(text[len(name) :])
-    if name_redacted or redacted:
-        return name_chars + chars, True
-    return None
 
 
 def _on_output(

@@ -284,15 +284,14 @@ def measure(text: object, warn: Callable[[str], None] | None = None) -> tuple[in
     if not isinstance(text, str):
         return 0, False
     match = _REDACTED.match(text)
-    if match:
-        digits = match.group(1)
-        if len(digits) <= 10 and int(digits) <= STATED_LIMIT:
-            return int(digits), True
-        if warn is not None:
-            shown = digits if len(digits) <= 20 else digits[:20] + "…"
-            warn(
-                f"redaction marker states an impossible length (len={shown}): measured as its text"
-            )
+    if match is None:
+        return len(text), False
+    digits = match[1]
+    if len(digits) <= 10 and (stated := int(digits)) <= STATED_LIMIT:
+        return stated, True
+    if warn is not None:
+        shown = digits if len(digits) <= 20 else digits[:20] + "…"
+        warn(f"redaction marker states an impossible length (len={shown}): measured as its text")
     return len(text), False
 
 
@@ -311,23 +310,6 @@ KNOWN_PARTS = frozenset(
         "encrypted_content",  # an agent message's encrypted payload (counted as unmeasured)
     }
 )
-
-
-def unknown_parts(item: dict[str, Any]) -> list[tuple[object, bool]]:
-    """The content parts of a `response_item` of a type no Codex build is known to write:
-    (its type, whether `parts_text` still reads its `text`), for an `unknown-block`
-    warning each. None in almost every item: one loop over its parts."""
-    unknown: list[tuple[object, bool]] = []
-    for key in ("content", "summary", "output"):
-        parts = item.get(key)
-        if parts.__class__ is not list:
-            continue
-        for part in parts:
-            kind = part.get("type") if part.__class__ is dict else None
-            if kind.__class__ is not str or kind not in KNOWN_PARTS:
-                text = part.get("text") if part.__class__ is dict else None
-                unknown.append((kind or "untyped", isinstance(text, str)))
-    return unknown
 
 
 def parts_text(content: object) -> list[str]:

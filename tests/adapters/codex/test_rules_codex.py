@@ -625,6 +625,29 @@ def test_a_token_count_without_totals_is_never_a_repeat(tmp_path: Path) -> None:
     assert [r.usage.prompt_tokens for r in session.responses] == [18_703, 18_703]
 
 
+def test_counts_that_are_no_token_counts_are_read_as_zero(tmp_path: Path) -> None:
+    """Line 10 with null cached counts and a string reasoning count: its usage reads both
+    as 0 (the string warned about); again with a 0 for the null total is its repeat (the
+    same counts, once read); with the total's output as 167.0 (no token count: 0) it is
+    not, and is a second request (of 20,000 tokens), warned about too."""
+    nulls = record(PLAIN, 10)
+    info = nulls["payload"]["info"]
+    info["last_token_usage"] |= {"cached_input_tokens": None, "reasoning_output_tokens": "62"}
+    info["total_token_usage"]["cached_input_tokens"] = None
+    zero = record(PLAIN, 10)
+    zero["payload"]["info"]["last_token_usage"]["cached_input_tokens"] = None
+    fraction = record(PLAIN, 10)
+    fraction["payload"]["info"]["total_token_usage"]["output_tokens"] = 167.0
+    fraction["payload"]["info"]["last_token_usage"]["input_tokens"] = 20_000
+    lines = [record(PLAIN, n) for n in (1, 6, 9)] + [nulls, zero, record(PLAIN, 13), fraction]
+    (session,), diagnostics = _load(write(tmp_path, lines))
+    assert [
+        (u.prompt_tokens, u.output_tokens, u.cache_read_tokens, u.reasoning_tokens)
+        for u in (r.usage for r in session.responses)
+    ] == [(18_703, 167, 0, 0), (20_000, 167, 0, 62)]
+    assert diagnostics.warning_counts["bad-usage"] == 2
+
+
 def test_each_request_has_the_window_reported_with_it(tmp_path: Path) -> None:
     """task_started (line 2) says 258,400: the first request's window; a later token_count
     saying 400,000 is the window from that request on (a model switch changes the window,
