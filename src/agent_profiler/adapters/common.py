@@ -351,7 +351,8 @@ def recorded_usd(value: object, *keys: str) -> float | None:
     number ≥ 0, else None (absent, or not a cost)."""
     for key in keys:
         value = value.get(key) if isinstance(value, dict) else None
-    if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < 1e9:
+    # (int, float), not int | float: the union was made anew at each call (every Pi request)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e9:
         return float(value)  # (NaN and infinity fail the range)
     return None
 
