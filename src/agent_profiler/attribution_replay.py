@@ -66,6 +66,9 @@ class Replayer:
                     totals[old.category] -= old.tokens
                 items[item_id] = op
                 totals[op.category] += op.tokens
+            elif type(op) is Observation:  # next most: one per request, not after 4 tests
+                if not op.dropped:
+                    self._observe(op)
             elif isinstance(op, Item):
                 self._put(op.id, op)
             elif isinstance(op, _Remove):
