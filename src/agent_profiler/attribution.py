@@ -22,17 +22,15 @@ Rules that hold for every harness (SPEC §2–3):
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
-from typing import TypedDict, Unpack
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import NewType, TypedDict, Unpack
 
 from agent_profiler import estimate
 from agent_profiler.model import (
     AnchorKind,
     Basis,
     Category,
-    ChangeKind,
-    ContextChange,
     ContextSnapshot,
     Coverage,
     Nanoseconds,
@@ -41,7 +39,7 @@ from agent_profiler.model import (
     Tokens,
     shared,
 )
-from agent_profiler.records import hashable_record
+from agent_profiler.records import frozen, hashable_record
 
 MAX_CHANGES = 64
 Categories = tuple[tuple[Category, Tokens], ...]
@@ -80,11 +78,15 @@ class Facts(TypedDict, total=False):
     item_stage: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Observation:
     """A point where a composition was observed. Never changed once made: what only the
     end of a journal tells (a request's merged usage, the window, that it was no request)
-    is settled in the log (`ContextLog.settle`), which then holds a corrected copy."""
+    is settled in the log (`ContextLog.settle`), which then holds a corrected copy.
+
+    Frozen to the type checker only (`records.frozen`), as the model's classes are: one is
+    made per request of every harness, and a runtime-frozen dataclass's `__init__` set its
+    15 fields through `object.__setattr__` (2-3% of reading a Pi or Codex journal)."""
 
     time_ns: Nanoseconds
     anchor: AnchorKind
@@ -107,16 +109,53 @@ class Observation:
 
     def __post_init__(self) -> None:
         # One object per model name, as in the model's responses (model.shared): each
-        # record's copy is an object of its own, and every snapshot keeps it.
-        if self.model is not None:
-            object.__setattr__(self, "model", shared(self.model))
+        # record's copy is an object of its own, and every snapshot keeps it. Set only when
+        # it is another object (an adapter may hand the shared one already): setting a
+        # field through object.__setattr__ costs as much as the rest of __init__.
+        model = self.model
+        if model is not None and (one := shared(model)) is not model:
+            object.__setattr__(self, "model", one)
 
     # The three points every adapter observes at, named once (anchor and stage go together).
 
     @classmethod
-    def request(cls, time_ns: Nanoseconds, request_id: str, **facts: Unpack[Facts]) -> Observation:
-        """At a request's start, from the transcript items before it."""
-        return cls(time_ns, AnchorKind.RESPONSE, request_id, Stage.TRANSCRIPT_OBSERVED, **facts)
+    def request(
+        cls,
+        time_ns: Nanoseconds,
+        request_id: str,
+        *,
+        model: str | None = None,
+        reported_tokens: Tokens | None = None,
+        window_tokens: Tokens | None = None,
+        effective_window_tokens: Tokens | None = None,
+        compact_threshold_tokens: Tokens | None = None,
+        dropped: bool = False,
+        native_categories: tuple[tuple[Category, Tokens], ...] | None = None,
+        basis: Basis | None = None,
+        coverage: Coverage | None = None,
+        item_stage: str | None = None,
+        force_baseline: bool = False,
+    ) -> Observation:
+        """At a request's start, from the transcript items before it. (Every other field
+        named and passed by position: one is made per request, and `**facts` built a dict
+        of them twice.)"""
+        return cls(
+            time_ns,
+            AnchorKind.RESPONSE,
+            request_id,
+            Stage.TRANSCRIPT_OBSERVED,
+            model,
+            reported_tokens,
+            window_tokens,
+            effective_window_tokens,
+            compact_threshold_tokens,
+            dropped,
+            native_categories,
+            basis,
+            coverage,
+            item_stage,
+            force_baseline,
+        )
 
     @classmethod
     def after_compaction(
@@ -171,11 +210,10 @@ class _NativeHead:
 _Op = Item | _Remove | _Clear | _NativeHead | Observation
 
 
-@hashable_record
-class Logged:
-    """Where an observation stands in its log: the handle `ContextLog.settle` takes."""
-
-    index: int
+# Where an observation (or an item sized from evidence) stands in its log: the handle
+# `ContextLog.settle` takes, its index. An int to the interpreter (`observe` returns one per
+# request of every harness, most never settled: an object each cost as much as a field).
+Logged = NewType("Logged", int)
 
 
 class Settled(TypedDict, total=False):
@@ -264,11 +302,11 @@ class ContextLog:
         """The size of an item added by `add_evidence`, known now; None: the journal did not
         give it after all (a streaming snapshot, not the final usage): the item stays at 0,
         without a method, and is counted under `unmeasured` as `unmeasured` (its kind)."""
-        item = self._ops[logged.index]
+        item = self._ops[logged]
         if not isinstance(item, Item) or not item.method:
-            raise TypeError(f"log entry {logged.index} is not an item sized from evidence")
+            raise TypeError(f"log entry {logged} is not an item sized from evidence")
         if tokens is not None:
-            self._ops[logged.index] = Item(
+            self._ops[logged] = Item(
                 item.id,
                 item.category,
                 item.chars,
@@ -282,7 +320,7 @@ class ContextLog:
         self._methods[item.method] -= 1
         self._unmeasured[unmeasured] = self._unmeasured.get(unmeasured, 0) + 1
         bare = item.label.removesuffix(estimate.evidence_label("", item.method))
-        self._ops[logged.index] = replace(item, tokens=0, method="", label=f"{bare} (unmeasured)")
+        self._ops[logged] = replace(item, tokens=0, method="", label=f"{bare} (unmeasured)")
 
     def _evidence(self, tokens: Tokens) -> Tokens:
         # A calibration probe that measures text alone counts evidence as 0 (estimate.py).
@@ -348,18 +386,18 @@ class ContextLog:
         """Settle what was not known when an observation was logged (its request's usage
         is merged over several records; the window is known at the end; the anchor was
         no request after all): the log's entry becomes a copy with `facts`."""
-        observation = self._ops[logged.index]
+        observation = self._ops[logged]
         if not isinstance(observation, Observation):
-            raise TypeError(f"log entry {logged.index} is not an observation")
+            raise TypeError(f"log entry {logged} is not an observation")
         settled = _settled(observation, facts)
-        self._ops[logged.index] = settled
+        self._ops[logged] = settled
         return settled
 
     def observation(self, logged: Logged) -> Observation:
         """The observation as the log holds it now."""
-        observation = self._ops[logged.index]
+        observation = self._ops[logged]
         if not isinstance(observation, Observation):
-            raise TypeError(f"log entry {logged.index} is not an observation")
+            raise TypeError(f"log entry {logged} is not an observation")
         return observation
 
     def replay(
@@ -375,7 +413,10 @@ class ContextLog:
         self._replayed = True
         ops, self._ops = self._ops, []
         ops.reverse()
-        return _Replayer(
+        # Imported here: the replay reads this module's entries (attribution_replay.py).
+        from agent_profiler.attribution_replay import Replayer
+
+        return Replayer(
             basis or self.estimator.basis, coverage, infer_head and self.estimator.infer_head
         ).run(ops)
 
@@ -401,200 +442,3 @@ def _settled(observation: Observation, facts: Settled) -> Observation:
         o.item_stage,
         o.force_baseline,
     )
-
-
-class _Replayer:
-    def __init__(self, basis: Basis, coverage: Coverage, infer_head: bool) -> None:
-        self.basis = basis
-        self.coverage = coverage
-        self.infer_head = infer_head
-        self.items: dict[str, Item] = {}
-        self.totals: dict[Category, int] = dict.fromkeys(Category, 0)
-        # id → the item as of the previous snapshot (None: absent then), for ids touched since.
-        self.pending: dict[str, Item | None] = {}
-        self.head_done = self.compacted = False  # compacted: a _Clear replayed
-        self.native_ids: set[str] = set()  # head items measured natively
-        self.last_model: str | None = None
-        self.snapshots: list[ContextSnapshot] = []
-        self.pairs: dict[Category, tuple[Category, Tokens]] = {}  # each category's latest
-
-    def run(self, ops: list[_Op]) -> list[ContextSnapshot]:
-        """Replay `ops`, given last first: each is popped as it is replayed, so the log
-        shrinks while the snapshots grow (a long session held both at once)."""
-        items, totals, pending = self.items, self.totals, self.pending
-        while ops:
-            op = ops.pop()
-            if type(op) is Item:  # most entries: `_put(op.id, op)`, inline
-                item_id = op.id
-                old = items.get(item_id)
-                if item_id not in pending:
-                    pending[item_id] = old
-                if old is not None:
-                    totals[old.category] -= old.tokens
-                items[item_id] = op
-                totals[op.category] += op.tokens
-            elif isinstance(op, Item):
-                self._put(op.id, op)
-            elif isinstance(op, _Remove):
-                self._put(op.id, None)
-            elif isinstance(op, _Clear):
-                leaving = [
-                    item_id
-                    for item_id, item in self.items.items()
-                    if item_id != INFERRED_HEAD_ID
-                    and item_id not in self.native_ids
-                    and item.category not in op.keep
-                ]
-                for item_id in leaving:  # `_put(item_id, None)`, inline: hundreds at once
-                    old = items.pop(item_id)
-                    pending.setdefault(item_id, old)
-                    totals[old.category] -= old.tokens
-                # A compaction drops what the head held (a resumed session's past): measure anew.
-                self.head_done, self.compacted = bool(self.native_ids), True
-            elif isinstance(op, _NativeHead):
-                for item_id in [INFERRED_HEAD_ID, *self.native_ids]:
-                    if item_id in self.items:
-                        self._put(item_id, None)
-                self.native_ids = {item.id for item in op.items}
-                for item in op.items:
-                    self._put(item.id, item)
-                self.head_done = True  # measured, not inferred: never re-inferred
-            elif not op.dropped:
-                self._observe(op)
-        return self.snapshots
-
-    def _put(self, item_id: str, item: Item | None) -> None:
-        old = self.items.get(item_id)
-        if item_id not in self.pending:
-            self.pending[item_id] = old
-        if old is not None:
-            self.totals[old.category] -= old.tokens
-        if item is None:
-            self.items.pop(item_id, None)
-        else:
-            self.items[item_id] = item
-            self.totals[item.category] += item.tokens
-
-    def _measure_head(self, reported: Tokens) -> None:
-        self.head_done = True
-        current = self.items.get(INFERRED_HEAD_ID)
-        known = sum(self.totals.values()) - (current.tokens if current else 0)
-        missing = reported - known
-        if missing > 0:  # the second of _LABELS once measured after a compaction
-            label = _LABELS[self.compacted]
-            head = Item(INFERRED_HEAD_ID, Category.UNATTRIBUTED, 0, missing, label)
-            self._put(INFERRED_HEAD_ID, head)
-        elif current is not None:
-            self._put(INFERRED_HEAD_ID, None)
-
-    def _observe(self, obs: Observation) -> None:
-        native = obs.native_categories is not None
-        if self.infer_head and not self.head_done and obs.reported_tokens and not native:
-            self._measure_head(obs.reported_tokens)
-        baseline = (
-            not self.snapshots
-            or obs.force_baseline
-            or (
-                obs.model is not None
-                and self.last_model is not None
-                and obs.model != self.last_model
-            )
-        )
-        if obs.model is not None:
-            self.last_model = obs.model
-        found = self._baseline_changes() if baseline else self._diff_changes()
-        self.pending.clear()
-        # Largest |delta| first, then by id: entries start with (-|delta|, id), ids unique, so
-        # no items are compared; only the kept ones become changes (most are only counted).
-        if len(found) > 1:
-            found.sort()
-        kept = tuple(
-            [
-                ContextChange(
-                    item_id,
-                    item.category,
-                    kind,
-                    tokens,
-                    delta,
-                    item.chars or None,
-                    item.label,
-                    item.source_id,
-                    item.source_kind,
-                    item.method,
-                )
-                for _, item_id, item, kind, tokens, delta in found[:MAX_CHANGES]
-            ]
-        )
-        if obs.native_categories is not None:
-            categories = self._shared(obs.native_categories)
-        else:
-            categories = self._shared(self.totals.items())
-        self.snapshots.append(
-            ContextSnapshot(  # by position, in the model's field order: once per request
-                obs.time_ns,  # time_ns
-                obs.anchor,  # anchor
-                obs.anchor_id,  # anchor_id
-                obs.stage,  # stage
-                obs.basis or self.basis,  # basis
-                obs.coverage or self.coverage,  # coverage
-                baseline,  # baseline
-                categories,  # categories
-                kept,  # changes
-                len(found) - len(kept),  # omitted_changes
-                obs.reported_tokens,  # reported_tokens
-                obs.window_tokens,  # window_tokens
-                obs.effective_window_tokens,  # effective_window_tokens
-                obs.compact_threshold_tokens,  # compact_threshold_tokens
-                obs.model,  # model
-                obs.item_stage,  # item_stage
-            )
-        )
-
-    def _shared(self, totals: Iterable[tuple[Category, Tokens]]) -> Categories:
-        """The categories present (tokens > 0), made of the (category, tokens) pairs held
-        already where they are equal, and the previous snapshot's tuple itself when nothing
-        moved: between two requests most totals do not move, and a long session's snapshots
-        held one pair each otherwise (a sixth of a Pi model)."""
-        pairs = self.pairs
-        present = []
-        for category, tokens in totals:
-            if tokens > 0:
-                pair = pairs.get(category)
-                if pair is None or pair[1] != tokens:
-                    pair = pairs[category] = (category, tokens)
-                present.append(pair)
-        categories = tuple(present)
-        previous = self.snapshots[-1].categories if self.snapshots else None
-        return previous if previous == categories else categories  # compared by identity first
-
-    def _baseline_changes(self) -> list[_Found]:
-        return [
-            (-abs(item.tokens), item_id, item, ChangeKind.BASELINE, item.tokens, item.tokens)
-            for item_id, item in self.items.items()
-        ]
-
-    def _diff_changes(self) -> list[_Found]:
-        changes: list[_Found] = []
-        items = self.items
-        for item_id, old in self.pending.items():
-            new = items.get(item_id)
-            if old is None:
-                if new is not None and new.tokens:
-                    tokens = new.tokens
-                    changes.append((-abs(tokens), item_id, new, ChangeKind.ADDED, tokens, tokens))
-            elif new is None:
-                if old.tokens:
-                    changes.append(
-                        (-abs(old.tokens), item_id, old, ChangeKind.REMOVED, 0, -old.tokens)
-                    )
-            elif (old.tokens or new.tokens) and (
-                old.tokens != new.tokens or old.category != new.category
-            ):
-                delta = new.tokens - old.tokens
-                changes.append((-abs(delta), item_id, new, ChangeKind.REPLACED, new.tokens, delta))
-        return changes
-
-
-# A change found between two snapshots, before it is kept: -|delta| and the id (its order,
-# largest first), the item, kind, tokens, delta.
-_Found = tuple[int, str, Item, ChangeKind, Tokens, int]

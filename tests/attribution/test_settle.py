@@ -1,6 +1,7 @@
 """`ContextLog.settle` copies an observation with the settled facts: the spelled-out copy
 (`attribution._settled`, on every request) must equal `dataclasses.replace`, whatever
-field is added to `Observation` later."""
+field is added to `Observation` later; and `Observation.request`, which passes its fields
+by position, must put each where `Observation` would."""
 
 from __future__ import annotations
 
@@ -54,3 +55,15 @@ def _every_field_set() -> Observation:
 def test_settled_is_replace(facts: Settled) -> None:
     observation = _every_field_set()
     assert _settled(observation, facts) == replace(observation, **facts)
+
+
+def test_a_request_observation_has_each_field_in_its_own_place() -> None:
+    # `Observation.request` passes the fields it is given by position (once per request):
+    # each must land in the field of its name, and it must take every one a caller may give.
+    given = {
+        f.name: getattr(_every_field_set(), f.name)
+        for f in fields(Observation)
+        if f.name not in {"time_ns", "anchor", "anchor_id", "stage"}
+    }
+    made = Observation.request(7, "r1", **given)
+    assert made == Observation(7, AnchorKind.RESPONSE, "r1", Stage.TRANSCRIPT_OBSERVED, **given)

@@ -132,6 +132,9 @@ def is_damaged_gzip(path: Path) -> bool:
     return False
 
 
+_ARGS_HASHER = blake2b(digest_size=8)  # copied for each digest (args_digest)
+
+
 def args_digest(arguments: object) -> str:
     """A short stable hash of a tool call's full input (key order ignored), so that
     identical calls can be recognised without keeping their bodies."""
@@ -139,7 +142,11 @@ def args_digest(arguments: object) -> str:
         encoded = orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS)
     except TypeError:
         encoded = repr(arguments).encode()
-    return blake2b(encoded, digest_size=8).hexdigest()
+    # A copy of an empty 8-byte state, not a new hasher: the constructor's keywords are
+    # parsed at each call (a third of this function, once per tool call).
+    digest = _ARGS_HASHER.copy()
+    digest.update(encoded)
+    return digest.hexdigest()
 
 
 # A record dated before this is damage (no coding agent wrote journals in the 1990s, and a
@@ -351,7 +358,8 @@ def recorded_usd(value: object, *keys: str) -> float | None:
     number ≥ 0, else None (absent, or not a cost)."""
     for key in keys:
         value = value.get(key) if isinstance(value, dict) else None
-    if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < 1e9:
+    # (int, float), not int | float: the union was made anew at each call (every Pi request)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e9:
         return float(value)  # (NaN and infinity fail the range)
     return None
 

@@ -71,6 +71,19 @@ class Branch:
             tail.append(node)
             node = entries[node.parent] if node.parent is not None else None
         keep = node.position + 1 if node is not None else 0
+        if keep == len(path) and all(entry.kind != "compaction" for entry in tail):
+            # Nearly every move: the path only grows, by entries that are no compaction,
+            # so the active compaction and the cut stay as they are, and only the new
+            # entries can enter (the general case below, without what cannot change).
+            cut = self.cut
+            entering: list[str] = []
+            for entry in reversed(tail):
+                position = entry.position = len(path)
+                path.append(entry.id)
+                if entry.parts and position >= cut:  # `_wanted`; a new entry is not visible
+                    entry.visible = True
+                    entering.append(entry.id)
+            return [], entering
         old_active = compactions[-1] if compactions else None
         old_cut = min(self.cut, keep)
         leaving: list[str] = []
@@ -102,7 +115,7 @@ class Branch:
             candidates.update(range(min(old_cut, self.cut), max(old_cut, self.cut)))
             candidates.update(p for p in (old_active, active) if p is not None and p < len(path))
             positions = sorted(candidates)
-        entering: list[str] = []
+        entering = []
         cut = self.cut
         for position in positions:
             entry_id = path[position]
