@@ -169,7 +169,7 @@ def _context_counters(
         categories = snapshot.categories
         if categories is previous:
             # The replay hands on the previous snapshot's tuple when no total moved
-            # (attribution._shared): no value changes, only the time goes on.
+            # (attribution_replay._shared): no value changes, only the time goes on.
             if kept:
                 latest = snapshot.time_ns
             continue
