@@ -81,3 +81,21 @@ def test_an_opencode_2x_tool_output_item_of_an_unknown_type_is_said(tmp_path: Pa
     (call,) = session.tool_calls
     assert call.result_chars == len(output[0]["text"])
     assert dict(session.unmeasured).get("file-part") == 1
+
+
+def test_a_pi_content_part_whose_type_is_no_string_is_said_as_untyped(tmp_path: Path) -> None:
+    # A part's `type` of a list or an object cannot be looked up in the table of known
+    # types: it was a TypeError (exit 70) where a damaged part is an `untyped` warning.
+    records = [json.loads(line) for line in PI.read_text().splitlines()]
+    number, record = next(
+        (n, r)
+        for n, r in enumerate(records, 1)
+        if r.get("type") == "message" and r["message"].get("role") == "toolResult"
+    )
+    record["message"]["content"] += [{"type": [], "text": "A"}, {"type": {"x": 1}}]
+    journal = tmp_path / "pi.jsonl"
+    journal.write_text("".join(json.dumps(r) + "\n" for r in records))
+    (session,), diagnostics = read(journal)
+    untyped = "content part of type 'untyped' not recognised (not read)"
+    assert _said(diagnostics) == [(number, untyped), (number, untyped)]
+    assert session.responses

@@ -309,7 +309,10 @@ class SessionBuilder:
         if type(content) is not list or (known := ROLE_PARTS.get(role)) is None:
             return
         for block in content:  # (nearly always: every part known, and no list is made)
-            if type(block) is not dict or block.get("type") not in known:
+            # (a type that is no string, a list say, cannot be looked up in `known`)
+            if type(block) is not dict or type(kind := block.get("type")) is not str:
+                break
+            if kind not in known:
                 break
         else:
             return

@@ -91,7 +91,9 @@ def unknown_parts(role: str, content: list[Any]) -> list[str]:
     return [
         kind if isinstance(kind, str) else "untyped"
         for block in content
-        if (kind := block.get("type") if isinstance(block, dict) else None) not in known
+        # (a type that is no string, a list say, cannot be looked up in `known`)
+        if not isinstance(kind := block.get("type") if isinstance(block, dict) else None, str)
+        or kind not in known
     ]
 
 
