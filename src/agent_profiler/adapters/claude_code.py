@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from agent_profiler.adapters import walk
 from agent_profiler.adapters.common import journal_clock, text_field
 from agent_profiler.diagnostics import Diagnostics, journal_name
 from agent_profiler.errors import JournalError
@@ -327,7 +328,7 @@ def subagent_files(main: Path) -> list[Path]:
     folder = main.parent / stem / "subagents"
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.rglob("agent-*.jsonl*") if p.is_file())
+    return sorted(p for p in walk.matching(folder, "agent-*.jsonl*") if p.is_file())
 
 
 def _sidecar(path: Path) -> tuple[str | None, str | None]:
@@ -492,8 +493,8 @@ def locate(env: Mapping[str, str]) -> Iterator[Located]:
     root = locating.folder(env, "CLAUDE_CONFIG_DIR", ".claude") / "projects"
     paths = (
         p
-        for pattern in ("*/*.jsonl", "*/*.jsonl.gz")
-        for p in root.glob(pattern)
+        for pattern in ("*.jsonl", "*.jsonl.gz")
+        for p in walk.matching(root, pattern, 1)
         if not p.name.startswith("agent-")
     )
     yield from locating.jsonl_sessions(paths)

@@ -477,13 +477,13 @@ def locate(env: Mapping[str, str]) -> Iterator[Located]:
     """`$CODEX_HOME`, else `~/.codex`: `sessions/YYYY/MM/DD/rollout-*.jsonl` and
     `archived_sessions/`. A rollout older than a week is `rollout-*.jsonl.zst`; one beside
     its `.jsonl` is left out, as Codex does (the plain copy is the one written again)."""
-    from agent_profiler.adapters import locating
+    from agent_profiler.adapters import locating, walk
 
     root = locating.folder(env, "CODEX_HOME", ".codex")
     paths = (
         p
         for sub in ("sessions", "archived_sessions")
-        for p in (root / sub).rglob("rollout-*.jsonl*")
+        for p in walk.matching(root / sub, "rollout-*.jsonl*")
         if not (p.name.endswith(".jsonl.zst") and p.with_name(p.name[:-4]).exists())
     )
     yield from locating.jsonl_sessions(paths)
