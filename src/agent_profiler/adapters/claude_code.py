@@ -370,6 +370,11 @@ def read_group(
         try:
             found = read_transcript(path, diagnostics)
         except JournalError as error:
+            if main is None and len(extras) == 1:
+                # A subagent file given without its session is its group's only file: one
+                # that cannot be read is an error, as a main transcript's is (a warning was
+                # followed by "no session records" of the same file, and exit 0).
+                raise
             diagnostics.warn(error.path, error.line, "unreadable", error.message)
             continue
         call, parent_agent = _sidecar(path)
