@@ -5,9 +5,10 @@ made it: `loader.plan` is wrapped, and the files are changed right after it retu
 
 A rollout given that cannot be opened any more is an input that could not be used, as any
 other harness's journal: one `error:` line naming it and exit 1, never a warning followed
-by "no session records (nothing to show)" of the same file and exit 0. A rollout only
-found beside the one given (a child, perhaps) stays a warning; a Claude Code subagent file
-given alone is its group's only file, so it is an error too."""
+by "no session records (nothing to show)" of the same file and exit 0. A plain rollout
+Codex compressed meanwhile is read from its `.jsonl.zst`. A rollout only found beside the
+one given (a child, perhaps) stays a warning; a Claude Code subagent file given alone is
+its group's only file, so it is an error too."""
 
 from __future__ import annotations
 
@@ -87,6 +88,28 @@ def test_a_rollout_given_that_cannot_be_opened_when_read_is_an_error(
     assert code == 1
     assert f"error: {rollout}: cannot open: {reason}" in stderr.splitlines()
     assert NO_SESSION not in stderr and "warning" not in stderr
+
+
+def test_a_rollout_compressed_by_codex_after_planning_is_read_from_its_zst(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    zstd = pytest.importorskip("backports.zstd")
+    expected = loader.load([CODEX_SMALL], Diagnostics()).sessions[0]
+    rollout = Path(CODEX_SMALL.name)
+    shutil.copy(CODEX_SMALL, rollout)
+    cold = Path(f"{rollout.name}.zst")
+
+    def compress() -> None:  # as Codex does: the .zst written, then the plain one removed
+        cold.write_bytes(zstd.compress(rollout.read_bytes()))
+        rollout.unlink()
+
+    _after_planning(monkeypatch, compress)
+    diagnostics = Diagnostics()
+    result = loader.load([rollout], diagnostics)
+    assert result.failures == [] and diagnostics.warnings == []
+    (session,) = result.sessions
+    assert (session.session_id, session.sources) == (CODEX_ID, (str(cold),))
+    assert len(session.responses) == len(expected.responses) > 0
 
 
 def _meta(thread: str, parent: str | None = None) -> dict[str, object]:

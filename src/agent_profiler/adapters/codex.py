@@ -176,7 +176,7 @@ def read_rollouts(
     failed: list[JournalError] = []
     for index, path in enumerate(paths):
         try:
-            builders.append(read_rollout(path, diagnostics))
+            builders.append(_read_now(path, diagnostics))
         except JournalError as error:
             if given is None or index < given:
                 failed.append(error)
@@ -206,6 +206,19 @@ def read_rollouts(
         s if s.parent_session is None else _with_parent_call(s, calls.get(s.session_id))
         for s in sessions
     ]
+
+
+def _read_now(path: Path, diagnostics: Diagnostics) -> RolloutBuilder:
+    """`read_rollout`, or, when a plain rollout is gone and its `x.jsonl.zst` is there,
+    that: Codex compresses a rollout a week old (and removes the plain one), perhaps
+    between the plan and this read. Nothing is counted of a file that cannot be opened."""
+    try:
+        return read_rollout(path, diagnostics)
+    except JournalError:
+        cold = path.with_name(f"{path.name}.zst")
+        if path.name.endswith(".jsonl") and not os.path.lexists(path) and cold.is_file():
+            return read_rollout(cold, diagnostics)
+        raise
 
 
 def _with_parent_call(session: Session, call_id: str | None) -> Session:
