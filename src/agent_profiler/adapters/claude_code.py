@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from agent_profiler.adapters import walk
 from agent_profiler.adapters.common import journal_clock, text_field
 from agent_profiler.diagnostics import Diagnostics, journal_name
 from agent_profiler.errors import JournalError
@@ -327,7 +328,7 @@ def subagent_files(main: Path) -> list[Path]:
     folder = main.parent / stem / "subagents"
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.rglob("agent-*.jsonl*") if p.is_file())
+    return sorted(p for p in walk.matching(folder, "agent-*.jsonl*") if p.is_file())
 
 
 def _sidecar(path: Path) -> tuple[str | None, str | None]:
@@ -369,6 +370,11 @@ def read_group(
         try:
             found = read_transcript(path, diagnostics)
         except JournalError as error:
+            if main is None and len(extras) == 1:
+                # A subagent file given without its session is its group's only file: one
+                # that cannot be read is an error, as a main transcript's is (a warning was
+                # followed by "no session records" of the same file, and exit 0).
+                raise
             diagnostics.warn(error.path, error.line, "unreadable", error.message)
             continue
         call, parent_agent = _sidecar(path)
@@ -492,8 +498,8 @@ def locate(env: Mapping[str, str]) -> Iterator[Located]:
     root = locating.folder(env, "CLAUDE_CONFIG_DIR", ".claude") / "projects"
     paths = (
         p
-        for pattern in ("*/*.jsonl", "*/*.jsonl.gz")
-        for p in root.glob(pattern)
+        for pattern in ("*.jsonl", "*.jsonl.gz")
+        for p in walk.matching(root, pattern, 1)
         if not p.name.startswith("agent-")
     )
     yield from locating.jsonl_sessions(paths)

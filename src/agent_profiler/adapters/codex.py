@@ -159,15 +159,29 @@ def _unknown_parts(item: dict[str, Any], diagnostics: Diagnostics, source: str, 
 _PART_LISTS = ("content", "summary", "output")
 
 
-def read_rollouts(paths: list[Path], diagnostics: Diagnostics) -> list[Session]:
+def read_rollouts(
+    paths: list[Path], diagnostics: Diagnostics, given: int | None = None
+) -> list[Session]:
     """Read rollouts together so that a subagent rollout links to its parent's
-    `spawn_agent` call when both are given."""
+    `spawn_agent` call when both are given.
+
+    The first `given` paths (all by default) are rollouts given, the others ones found
+    beside them (`_children_beside`). A rollout given that cannot be read now (deleted,
+    made a folder or unreadable since it was planned) is an input that could not be used,
+    as any other harness's journal: the group's error when nothing of it was read (one
+    `error:` line, never followed by "no session records"), else a `read-error` warning
+    (exit 1) beside the sessions the group's other rollouts hold. One found beside is an
+    `unreadable` warning: it may be no child of theirs."""
     builders: list[RolloutBuilder] = []
-    for path in paths:
+    failed: list[JournalError] = []
+    for index, path in enumerate(paths):
         try:
-            builders.append(read_rollout(path, diagnostics))
+            builders.append(_read_now(path, diagnostics))
         except JournalError as error:
-            diagnostics.warn(error.path, error.line, "unreadable", error.message)
+            if given is None or index < given:
+                failed.append(error)
+            else:
+                diagnostics.warn(error.path, error.line, "unreadable", error.message)
     # A v2 spawn's output names the child by its agent path, which the child's session_meta
     # repeats beside its parent's thread id (`codex_agents.spawn_output`).
     by_path = {(b.parent_session, b.agent_path): b for b in builders if b.agent_path}
@@ -183,11 +197,28 @@ def read_rollouts(paths: list[Path], diagnostics: Diagnostics) -> list[Session]:
             if child is not None and child.parent_session is None:
                 child.parent_session = builder.session_id
     sessions = [s for b in builders if (s := b.finish()) is not None]
+    for failure in failed[0 if sessions else 1 :]:
+        diagnostics.warn(failure.path, failure.line, "read-error", failure.message)
+    if failed and not sessions:
+        raise failed[0]
     calls = {child: call for b in builders for call, child in b.spawned.items()}
     return [
         s if s.parent_session is None else _with_parent_call(s, calls.get(s.session_id))
         for s in sessions
     ]
+
+
+def _read_now(path: Path, diagnostics: Diagnostics) -> RolloutBuilder:
+    """`read_rollout`, or, when a plain rollout is gone and its `x.jsonl.zst` is there,
+    that: Codex compresses a rollout a week old (and removes the plain one), perhaps
+    between the plan and this read. Nothing is counted of a file that cannot be opened."""
+    try:
+        return read_rollout(path, diagnostics)
+    except JournalError:
+        cold = path.with_name(f"{path.name}.zst")
+        if path.name.endswith(".jsonl") and not os.path.lexists(path) and cold.is_file():
+            return read_rollout(cold, diagnostics)
+        raise
 
 
 def _with_parent_call(session: Session, call_id: str | None) -> Session:
@@ -256,9 +287,20 @@ def plan(files: list[SniffedFile]) -> list[JournalGroup]:
     for index, file in enumerate(files):
         trees.setdefault(find(index), []).append(file.path)
     grown = _children_beside(files, {thread: find(index) for thread, index in owns.items()})
-    for tree, paths in grown.items():
-        trees[tree] += paths
-    return [JournalGroup(Harness.CODEX, None, tuple(paths)) for paths in trees.values()]
+    # A group with rollouts found beside the ones given says how many of its first ones
+    # were given (`read` tells them apart); "" when each was.
+    return [
+        JournalGroup(
+            Harness.CODEX,
+            None,
+            (*paths, *grown.get(tree, ())),
+            f"{_GIVEN}{len(paths)}" if tree in grown else "",
+        )
+        for tree, paths in trees.items()
+    ]
+
+
+_GIVEN = "given:"  # a group's variant: its first N rollouts were given (`plan`)
 
 
 def _children_beside(files: list[SniffedFile], threads: dict[str, int]) -> dict[int, list[Path]]:
@@ -453,7 +495,8 @@ def _next_day(folder: Path) -> list[Path]:
 
 
 def read(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:
-    return read_rollouts(list(group.paths), diagnostics)
+    given = int(group.variant.removeprefix(_GIVEN)) if group.variant else None
+    return read_rollouts(list(group.paths), diagnostics, given)
 
 
 # --------------------------------------------------------------------------- discover
@@ -477,13 +520,13 @@ def locate(env: Mapping[str, str]) -> Iterator[Located]:
     """`$CODEX_HOME`, else `~/.codex`: `sessions/YYYY/MM/DD/rollout-*.jsonl` and
     `archived_sessions/`. A rollout older than a week is `rollout-*.jsonl.zst`; one beside
     its `.jsonl` is left out, as Codex does (the plain copy is the one written again)."""
-    from agent_profiler.adapters import locating
+    from agent_profiler.adapters import locating, walk
 
     root = locating.folder(env, "CODEX_HOME", ".codex")
     paths = (
         p
         for sub in ("sessions", "archived_sessions")
-        for p in (root / sub).rglob("rollout-*.jsonl*")
+        for p in walk.matching(root / sub, "rollout-*.jsonl*")
         if not (p.name.endswith(".jsonl.zst") and p.with_name(p.name[:-4]).exists())
     )
     yield from locating.jsonl_sessions(paths)

@@ -448,15 +448,17 @@ def locate(env: Mapping[str, str]) -> Iterator[Located]:
     """`$GEMINI_CLI_HOME/.gemini` (Gemini CLI's `homedir()` honours it), else
     `~/.gemini`: main recordings under `tmp/<project>/chats/`; subagents are read
     with them. A legacy `.json` with a `.jsonl` beside it for the same id is left out."""
-    from agent_profiler.adapters import Located
+    from agent_profiler.adapters import Located, walk
 
     home = Path(env.get("GEMINI_CLI_HOME") or env.get("HOME") or Path.home())
-    chats = sorted((home / ".gemini" / "tmp").glob("*/chats"))
+    chats = sorted(walk.matching(home / ".gemini" / "tmp", "chats", 1))
     for folder in chats:
         # Not the `.jsonl.unreadable-<ms>` copy of a file it could not reload, nor a
         # `.jsonl.tmp-<pid>` left by a rewrite: only its session files (the walk's names).
         names = sorted(
-            p.name for p in folder.glob("session-*.json*") if p.name.endswith(_RECORDING_SUFFIXES)
+            p.name
+            for p in walk.matching(folder, "session-*.json*", 0)
+            if p.name.endswith(_RECORDING_SUFFIXES)
         )
         stems = {n.split(".")[0] for n in names if n.endswith((".jsonl", ".jsonl.gz"))}
         for name in names:

@@ -446,10 +446,10 @@ NATIVE_COMPOSITION = ("request lanes",)
 def locate(env: Mapping[str, str]) -> Iterator[Located]:
     """`${XDG_DATA_HOME:-~/.local/share}/muse/sessions/YYYY/MM/DD/<id>/session.jsonl`;
     subagent logs are read with their session."""
-    from agent_profiler.adapters import locating
+    from agent_profiler.adapters import locating, walk
 
     root = locating.data_home(env) / "muse" / "sessions"
-    paths = (p for p in root.rglob("session.jsonl") if "subagent" not in p.parts)
+    paths = (p for p in walk.matching(root, "session.jsonl") if "subagent" not in p.parts)
     yield from locating.jsonl_sessions(paths, head_facts)
 
 

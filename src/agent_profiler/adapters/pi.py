@@ -587,8 +587,8 @@ NATIVE_COMPOSITION: tuple[str, ...] = ()  # Pi reports totals only
 
 def locate(env: Mapping[str, str]) -> Iterator[Located]:
     """`$PI_CODING_AGENT_DIR`, else `~/.pi/agent`: `sessions/--<cwd>--/*.jsonl`."""
-    from agent_profiler.adapters import locating
+    from agent_profiler.adapters import locating, walk
 
     root = locating.folder(env, "PI_CODING_AGENT_DIR", ".pi", "agent") / "sessions"
-    paths = (p for pattern in ("*/*.jsonl", "*/*.jsonl.gz") for p in root.glob(pattern))
+    paths = (p for pattern in ("*.jsonl", "*.jsonl.gz") for p in walk.matching(root, pattern, 1))
     yield from locating.jsonl_sessions(paths)

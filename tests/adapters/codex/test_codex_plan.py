@@ -44,7 +44,14 @@ def _rollout(tmp_path: Path, name: str, thread: object, parent: object = None) -
 
 def _plan(*paths: Path) -> list[tuple[str, ...]]:
     groups = codex.plan([SniffedFile(path, sniff(path)) for path in paths])
-    assert all((g.harness, g.main, g.variant) == (Harness.CODEX, None, "") for g in groups)
+    for group in groups:
+        # The rollouts given come first; a group with others found beside them says how
+        # many were given, so that its reader tells a given one that cannot be read now
+        # (an error) from one found beside (a warning).
+        given = sum(path in paths for path in group.paths)
+        assert all(path in paths for path in group.paths[:given])
+        assert (group.harness, group.main) == (Harness.CODEX, None)
+        assert group.variant == ("" if given == len(group.paths) else f"given:{given}")
     return [tuple(path.name for path in group.paths) for group in groups]
 
 

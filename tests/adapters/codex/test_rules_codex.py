@@ -1357,14 +1357,17 @@ def test_a_rollout_is_told_by_its_envelope() -> None:
     assert codex.detect(sniff(CLAUDE_SMALL)) is False
 
 
-def test_unreadable_rollouts_are_warned_about_and_the_others_read(tmp_path: Path) -> None:
-    """A missing file and a gzip cut at its start, read with the small real rollout: each
-    is one `unreadable` warning naming its file; the real rollout is still a session."""
+def test_unreadable_rollouts_found_beside_are_warned_about_and_the_others_read(
+    tmp_path: Path,
+) -> None:
+    """A missing file and a gzip cut at its start, found beside the small real rollout given
+    (`given:1`): each is one `unreadable` warning naming its file (it may be no child of
+    the one given); the real rollout is still a session."""
     cut = tmp_path / "rollout-cut.jsonl.gz"
     cut.write_bytes(gzip.compress(raw_lines(PLAIN)[0].encode())[:20])
     missing = tmp_path / "rollout-missing.jsonl"
     diagnostics = Diagnostics()
-    group = JournalGroup(Harness.CODEX, None, (missing, cut, CODEX_SMALL))
+    group = JournalGroup(Harness.CODEX, None, (CODEX_SMALL, missing, cut), "given:1")
     (session,) = codex.read(group, diagnostics)
     assert session.session_id == "019c8bfe-ec25-79e0-97d7-bda6a9c575ff"
     assert [(w.path, w.line, w.kind) for w in diagnostics.warnings] == [
