@@ -1,14 +1,18 @@
-"""`collect` on journals that move while it runs (review-motion finding 4): a journal
-that vanishes or cannot be read between the folder walk and its hash is one line naming
-it (it was `internal error`, exit 70), is not entered in the manifest, and the next
-collect reads it. The races are made deterministic: the file is changed right after the
-walk (`loader.expand`), before collect hashes it. As root a `chmod 000` file is still
-readable: its `open` refuses it instead."""
+"""`collect` on journals that move while it runs (review-motion findings 3 and 4): a
+journal that vanishes, is compressed or cannot be read between the folder walk and its
+read is one line naming it, is not entered in the manifest as collected (it was, with
+its hash and 0 sessions: never collected afterwards, its `.zst` refused as "a copy", a
+file readable again "unchanged (not read)"), and the next collect reads it. The races
+are made deterministic: the file is changed right after the walk (`loader.expand`) or
+the plan (`loader.plan`), before collect hashes or reads it. As root a `chmod 000` file
+is still readable: a file deleted and put back with its size and mtime stands for one
+made unreadable and readable again (neither changes them), or its `open` refuses it."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,6 +23,11 @@ from dsfiles import run, sessions
 import agent_profiler.loader as loader
 from samples import CLAUDE_SMALL, CODEX_SMALL
 from shared_paths import TESTS
+
+if sys.version_info >= (3, 14):
+    from compression import zstd
+else:
+    from backports import zstd
 
 pytest.importorskip("duckdb")
 
@@ -61,6 +70,94 @@ def taken_away(path: Path) -> Callable[[], None]:
         os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
 
     return put_back
+
+
+def test_a_rollout_compressed_while_it_is_read_is_collected_next_time(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a rollout that Codex compresses (`zstd --rm`) after the plan, before the read
+    rollout = Path("cx") / CODEX_SMALL.name
+
+    def compress() -> None:
+        compressor = zstd.ZstdCompressor(level=3)
+        data = compressor.compress(rollout.read_bytes()) + compressor.flush()
+        Path(f"{rollout}.zst").write_bytes(data)
+        rollout.unlink()
+
+    after(monkeypatch, "plan", compress)
+    # WHEN collected
+    first = run("collect", "cx", "--to", "ds")
+    # THEN it is said and not collected
+    assert first.exit_code == 1, first.output
+    assert f"error: {rollout}: cannot open: no such file or directory" in first.stderr
+    assert NOT_USABLE in first.stdout
+    # AND the next collect reads its `.zst` (it was "a copy" of the journal "collected")
+    second = run("collect", "cx", "--to", "ds")
+    assert second.exit_code == 0, second.output
+    assert "1 journal: 1 new" in second.stdout and "copy" not in second.stdout
+    assert sessions() == 1
+
+
+@pytest.mark.parametrize("folder", ["cx", "J"])
+def test_a_journal_unreadable_while_it_is_read_is_read_once_readable(
+    here: Path, monkeypatch: pytest.MonkeyPatch, folder: str
+) -> None:
+    # GIVEN a journal unreadable (here: gone) after the plan, before the read
+    journal = next(Path(folder).iterdir())
+    restore: list[Callable[[], None]] = []
+    after(monkeypatch, "plan", lambda: restore.append(taken_away(journal)))
+    first = run("collect", folder, "--to", "ds")
+    assert first.exit_code == 1, first.output
+    assert f"error: {journal}: cannot open: no such file or directory" in first.stderr
+    assert "nothing collected" in first.stdout or NOT_USABLE in first.stdout
+    # WHEN it is readable again, its size and mtime those of the plan
+    restore[0]()
+    second = run("collect", folder, "--to", "ds")
+    # THEN it is read (it was "unchanged (not read)" from then on)
+    assert second.exit_code == 0, second.output
+    assert "1 journal: 1 new" in second.stdout
+    assert sessions() == 1
+
+
+def test_a_subagent_unreadable_while_it_is_read_is_read_once_readable(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a Claude Code session whose subagent's file is unreadable (gone) when read
+    shutil.copytree(SPOTTER, "sp")
+    subagent = next(Path("sp").rglob(SUBAGENT))
+    restore: list[Callable[[], None]] = []
+    after(monkeypatch, "plan", lambda: restore.append(taken_away(subagent)))
+    # WHEN collected
+    first = run("collect", "sp", "--to", "ds")
+    # THEN the session is collected without it, and the subagent's file is said, not
+    # entered in the manifest
+    assert first.exit_code == 1, first.output
+    assert f"error: {subagent}: cannot open: no such file or directory" in first.stderr
+    assert NOT_USABLE in first.stdout and "; 1 session in the dataset" in first.stdout
+    # AND once readable (its size and mtime unchanged), the next collect reads the session
+    # again with it (it was "3 unchanged (not read)" from then on)
+    restore[0]()
+    second = run("collect", "sp", "--to", "ds")
+    assert second.exit_code == 0, second.output
+    assert "1 new" in second.stdout and "; 2 sessions in the dataset" in second.stdout
+
+
+def test_a_journal_emptied_while_it_is_read_is_not_collected_empty(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A journal that was a session when planned and read no session (cut to nothing by
+    its harness's rewrite) is no result to keep: it was entered with 0 sessions."""
+    journal = Path("J") / CLAUDE_SMALL.name
+    data = journal.read_bytes()
+    after(monkeypatch, "plan", lambda: journal.write_bytes(b""))
+    first = run("collect", "J", "--to", "ds")
+    assert first.exit_code == 1, first.output
+    assert f"error: {journal}: changed while it was read" in first.stderr
+    journal.write_bytes(data)
+    second = run("collect", "J", "--to", "ds")
+    assert second.exit_code == 0, second.output
+    assert "1 journal: 1 new" in second.stdout
+    assert sessions() == 1
 
 
 def test_a_journal_gone_before_it_is_hashed_is_one_line(
@@ -132,3 +229,70 @@ def test_a_journal_of_a_group_read_again_gone_before_its_stat(
     assert result.exit_code == 1, result.output
     assert f"{parent.name}: cannot open: no such file or directory" in result.stderr
     assert "its rows collected before are kept; 2 sessions\n" in result.stdout
+
+
+@pytest.mark.parametrize("back", [False, True], ids=["still-gone", "back-by-then"])
+def test_a_subagent_unreadable_after_many_warnings_is_read_again(
+    here: Path, monkeypatch: pytest.MonkeyPatch, back: bool
+) -> None:
+    """A group's reading lists its first 20 warnings only: an `unreadable` one not listed
+    still keeps the file it is about out of the manifest (the file that cannot be opened
+    after the read; or, opened again by then, every journal of the group)."""
+    import gzip
+
+    from agent_profiler.dataset.reading import Reader
+
+    shutil.copytree(SPOTTER, "sp")
+    packed = next(Path("sp").glob("*.jsonl.gz"))
+    junk = b"".join(b"not json %d\n" % i for i in range(20))  # 20 warnings listed first
+    Path("sp", packed.name.removesuffix(".gz")).write_bytes(
+        gzip.decompress(packed.read_bytes()) + junk
+    )
+    packed.unlink()
+    subagent = next(Path("sp").rglob(SUBAGENT))
+    restore: list[Callable[[], None]] = []
+    after(monkeypatch, "plan", lambda: restore.append(taken_away(subagent)))
+    if back:
+        real = Reader.__call__
+
+        def read_then_restore(self: Reader, groups: Any) -> Any:
+            reads = real(self, groups)
+            if restore:
+                restore.pop()()
+            return reads
+
+        monkeypatch.setattr(Reader, "__call__", read_then_restore)
+    first = run("collect", "sp", "--to", "ds")
+    assert first.exit_code == 1, first.output
+    if back:
+        assert "error: sp/" in first.stderr and "could not be read (an `unreadable`" in first.stderr
+        assert "3 files not usable" in first.stdout
+    else:
+        assert f"error: {subagent}: cannot open: no such file or directory" in first.stderr
+        assert NOT_USABLE in first.stdout
+        restore.pop()()
+    second = run("collect", "sp", "--to", "ds")
+    assert second.exit_code == 0, second.output
+    assert "; 2 sessions in the dataset" in second.stdout
+
+
+def test_a_subagent_collected_before_and_unreadable_when_read_again_keeps_its_rows(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As a journal collected before and unusable when planned (test_journal_damaged_later):
+    its session's rows collected before are kept, and the next collect reads it again."""
+    shutil.copytree(SPOTTER, "sp")
+    assert run("collect", "sp", "--to", "ds").exit_code == 0
+    with next(Path("sp").rglob("agent-acompact-*.jsonl")).open("a") as handle:
+        handle.write("\n")  # changed: the session is read again
+    subagent = next(Path("sp").rglob(SUBAGENT))
+    restore: list[Callable[[], None]] = []
+    after(monkeypatch, "plan", lambda: restore.append(taken_away(subagent)))
+    first = run("collect", "sp", "--to", "ds")
+    assert first.exit_code == 1, first.output
+    assert f"error: {subagent}: cannot open: no such file or directory" in first.stderr
+    assert "its rows collected before are kept; 2 sessions\n" in first.stdout
+    restore[0]()
+    second = run("collect", "sp", "--to", "ds")
+    assert second.exit_code == 0, second.output
+    assert "0 new, 1 changed" in second.stdout and "; 2 sessions in the dataset" in second.stdout

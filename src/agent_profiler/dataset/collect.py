@@ -48,7 +48,7 @@ from .parquet import MERGE_AT as MERGE_AT
 from .parquet import READING, link_or_filter, readable, sql, write_table
 from .reading import Reader, stem
 from .reading import WriteRows as WriteRows
-from .refuse import Refuse
+from .refuse import Refuse, forget, unread
 from .regroup import UNJOINED, facts, pending, regroup
 
 # DuckDB's memory while it writes a version: each Parquet file is one streaming copy,
@@ -430,27 +430,36 @@ def _write_version(
     manifest_groups = {k: v for k, v in carried.items() if k not in joined | read_ids}
     dropped = {k for k in old["groups"] if k not in manifest_groups}
     accepted: list[int] = []  # the readings whose rows are kept (READING)
-    unread: list[Unread] = []  # subagents named by the sessions read, not read (links.py)
+    unread_children: list[Unread] = []  # subagents named by the sessions read, not read (links.py)
     for read in reads:
         group, group_id, outcome = read.group, read.group_id, read.outcome
-        result.failures += outcome.failures
-        result.diagnostics.absorb(outcome.diagnostics)
         members = [key_of(p) for p in group.paths]
-        if spoilt := refuse.spoilt(outcome, members, manifest_groups):
+        # A journal the reading could not read is not collected: said as an error, and
+        # left out of the manifest so that the next collect reads it (refuse.unread).
+        failed = unread(outcome, group.paths, members, entries)
+        result.failures += [*outcome.failures, *failed.values()]
+        forget(outcome.diagnostics, failed.values())
+        result.diagnostics.absorb(outcome.diagnostics)
+        whole = not outcome.paths or (bool(failed) and not outcome.value["sessions"])
+        broken = whole or bool(outcome.diagnostics.damaged)
+        if spoilt := refuse.spoilt(members, manifest_groups, broken, failed):
             manifest_groups |= spoilt  # its old rows kept, this reading's not (refuse.py)
             dropped -= spoilt.keys()
             continue
-        if not outcome.paths:
+        if whole:
             for path, key in zip(group.paths, members, strict=True):
                 why = [f for f in outcome.failures if f.path == str(path)] or outcome.failures
-                refuse(key, why[0] if why else None)
+                refuse(key, failed.get(key) or (why[0] if why else None))
             continue
+        for key, error in failed.items():  # its session collected without it
+            refuse(key, error)
+            entries.pop(key, None)  # read again with its group: not kept, even unchanged
         for key in members:
             if key in entries:
                 entries[key]["group"] = group_id
         result.groups_read += 1
         accepted.append(outcome.value[READING])
-        unread += outcome.unread
+        unread_children += outcome.unread
         for name in TABLES:
             result.rows[name] += outcome.value[name]
         manifest_groups[group_id] = {
@@ -460,7 +469,7 @@ def _write_version(
             "sessions": outcome.value["sessions"],
             **facts(outcome.journal_ids, outcome.links),
         } | ({UNJOINED: True} if group_id in unjoined else {})
-    warn_unread_children(unread, result.diagnostics, "collect", failed=result.failures)
+    warn_unread_children(unread_children, result.diagnostics, "collect", failed=result.failures)
     if after_rows is not None:
         after_rows()
     if not accepted and not dropped:
