@@ -296,3 +296,36 @@ def test_a_subagent_collected_before_and_unreadable_when_read_again_keeps_its_ro
     second = run("collect", "sp", "--to", "ds")
     assert second.exit_code == 0, second.output
     assert "0 new, 1 changed" in second.stdout and "; 2 sessions in the dataset" in second.stdout
+
+
+def test_a_changed_journal_that_lost_what_was_collected_says_so(here: Path) -> None:
+    """A journal rewritten in place (a rewind, a backup restored, a name reused) had its
+    archived rows replaced with only "1 changed" (review-motion finding 9)."""
+    import gzip
+
+    journal = Path("J") / CLAUDE_SMALL.name
+    lines = journal.read_bytes().splitlines(keepends=True)
+    journal.write_bytes(b"".join(lines[: len(lines) // 2]))
+    assert run("collect", "J", "--to", "ds").exit_code == 0
+    # GIVEN a journal that grew: nothing lost, nothing said
+    journal.write_bytes(b"".join(lines))
+    grew = run("collect", "J", "--to", "ds")
+    assert "1 changed" in grew.stdout and "replaced" not in grew.stderr
+    # WHEN it shrinks, THEN it is said in one line
+    journal.write_bytes(b"".join(lines[:-4]))
+    shrank = run("collect", "J", "--to", "ds")
+    assert shrank.exit_code == 0, shrank.output
+    before, after = len(b"".join(lines)), journal.stat().st_size
+    assert (
+        f"{journal}: it shrank ({before:,} → {after:,} bytes): its earlier rows were replaced "
+        "by what it holds now\n"
+    ) in shrank.stderr
+    # AND when it holds another session now (larger), the session it held is named
+    parent = next(SPOTTER.glob("*.jsonl.gz"))
+    journal.write_bytes(gzip.decompress(parent.read_bytes()))
+    other = run("collect", "J", "--to", "ds")
+    assert (
+        f"{journal}: it no longer holds session 11111111-2222-4333-8444-555555555555: its "
+        "earlier rows were replaced by what it holds now\n"
+    ) in other.stderr
+    assert sessions() == 1

@@ -1,6 +1,8 @@
 """What changed since the dataset's last collect (collect.py): which of the journals given
 are new, changed or unchanged, by their manifest entries (size, mtime, the hash of their
-bytes), which are copies of a journal collected, which cannot even be looked at (`scan`)."""
+bytes), which are copies of a journal collected, which cannot even be looked at (`scan`);
+and, once read, which changed journals no longer hold what was collected from them
+(`replaced`)."""
 
 from __future__ import annotations
 
@@ -127,3 +129,40 @@ def scan(
         entries[key] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "hash": digest}
         changes.fresh.append(key)
     return changes
+
+
+def replaced(
+    old: dict[str, Any],
+    entries: dict[str, dict[str, Any]],
+    read: list[tuple[str, Path]],
+    fresh: set[str],
+    read_ids: set[str],
+) -> list[str]:
+    """What the journals of a group `read` now (key, path) that changed (among `fresh` and
+    collected before) no longer hold of what was collected from them: a journal that
+    shrank, and the sessions its old group held that no reading of this collect holds now
+    (when the old group's journals are all read now: one not found is said apart).
+    Their rows are replaced, as every changed journal's: said, for a file rewritten in
+    place (a rewind, a backup restored, a name reused) loses them from the archive."""
+    from agent_profiler.diagnostics import journal_name, shown_path
+
+    lines: list[str] = []
+    said: set[str] = set()
+    members = {key for key, _ in read}
+    for key, path in read:
+        if key not in fresh or key not in old["files"]:
+            continue
+        before, now = old["files"][key], entries[key]
+        losses = []
+        if now["size"] < before["size"]:
+            losses.append(f"it shrank ({before['size']:,} → {now['size']:,} bytes)")
+        group = old["groups"].get(group_id := before.get("group"))
+        if group is not None and group_id not in said and members.issuperset(group["files"]):
+            said.add(group_id)
+            if gone := [journal_name(i) for i in group.get("ids", []) if i not in read_ids]:
+                s = "s" if len(gone) > 1 else ""
+                losses.append(f"it no longer holds session{s} {', '.join(gone)}")
+        if losses:
+            lines.append(f"{shown_path(str(path))}: {'; '.join(losses)}: its earlier rows "
+                         "were replaced by what it holds now")  # fmt: skip
+    return lines

@@ -10,7 +10,9 @@ in parallel, atomically.
   (a new subagent of a known session, a parent of a subagent collected before, the same
   session in a second file: regroup.py), so that the dataset is the one a fresh collect
   of the same files makes. Journals no longer found are kept: the dataset is an archive
-  (Claude Code deletes transcripts after 30 days).
+  (Claude Code deletes transcripts after 30 days). A journal rewritten in place has its rows
+  replaced, one reading per group; when it lost what it held, that is said
+  (changes.replaced).
 - Parallel: groups are read by pipeline.run_groups (worker processes per core); each
   worker appends its groups' rows to JSON-lines files of its own, which DuckDB reads and
   writes as Parquet, Hive-partitioned by harness and month.
@@ -41,7 +43,7 @@ from agent_profiler.options import ReadOptions
 from agent_profiler.records import record
 
 from . import SCHEMA, TABLES
-from .changes import content_hash, file_key, scan
+from .changes import content_hash, file_key, replaced, scan
 from .integrity import COLLECT_HINT, MANIFEST, check, cut_short, explain, listing, load_manifest
 from .locate import said, whole
 from .parquet import MERGE_AT as MERGE_AT
@@ -431,6 +433,7 @@ def _write_version(
     dropped = {k for k in old["groups"] if k not in manifest_groups}
     accepted: list[int] = []  # the readings whose rows are kept (READING)
     unread_children: list[Unread] = []  # subagents named by the sessions read, not read (links.py)
+    read_ids = {i for read in reads for i in read.outcome.journal_ids}
     for read in reads:
         group, group_id, outcome = read.group, read.group_id, read.outcome
         members = [key_of(p) for p in group.paths]
@@ -454,6 +457,11 @@ def _write_version(
         for key, error in failed.items():  # its session collected without it
             refuse(key, error)
             entries.pop(key, None)  # read again with its group: not kept, even unchanged
+        read_now = list(zip(members, group.paths, strict=True))
+        fresh = refuse.fresh - refuse.reread  # new or changed: not read again unchanged
+        for line in replaced(old, entries, read_now, fresh, read_ids):
+            if notice is not None:
+                notice(line)
         for key in members:
             if key in entries:
                 entries[key]["group"] = group_id
