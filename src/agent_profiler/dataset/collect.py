@@ -10,7 +10,9 @@ in parallel, atomically.
   (a new subagent of a known session, a parent of a subagent collected before, the same
   session in a second file: regroup.py), so that the dataset is the one a fresh collect
   of the same files makes. Journals no longer found are kept: the dataset is an archive
-  (Claude Code deletes transcripts after 30 days).
+  (Claude Code deletes transcripts after 30 days). A journal rewritten in place has its rows
+  replaced, one reading per group; when it lost what it held, that is said
+  (changes.replaced).
 - Parallel: groups are read by pipeline.run_groups (worker processes per core); each
   worker appends its groups' rows to JSON-lines files of its own, which DuckDB reads and
   writes as Parquet, Hive-partitioned by harness and month.
@@ -24,32 +26,31 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import os
 import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import orjson
 
 from agent_profiler.adapters import JournalGroup
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError, OutputError, UsageError
-from agent_profiler.jsonl import open_journal
 from agent_profiler.model import frozen
 from agent_profiler.options import ReadOptions
 from agent_profiler.records import record
 
 from . import SCHEMA, TABLES
+from .changes import content_hash, file_key, replaced, scan
 from .integrity import COLLECT_HINT, MANIFEST, check, cut_short, explain, listing, load_manifest
 from .locate import said, whole
 from .parquet import MERGE_AT as MERGE_AT
 from .parquet import READING, link_or_filter, readable, sql, write_table
 from .reading import Reader, stem
 from .reading import WriteRows as WriteRows
-from .refuse import Refuse
+from .refuse import Refuse, forget, unread
 from .regroup import UNJOINED, facts, pending, regroup
 
 # DuckDB's memory while it writes a version: each Parquet file is one streaming copy,
@@ -62,38 +63,6 @@ FORMAT = 1
 # 2: tool_calls.result_tokens counts what the tool returned, not its call's arguments;
 # sessions.model is the model that served most requests, not the first.
 ROWS = 2
-
-
-def file_key(path: Path, folders: dict[str, str] | None = None) -> str:
-    """A journal's key in the manifest: a hash of its path with its folder resolved (no
-    path is kept). `folders` caches the folders resolved (one system call per folder,
-    not per journal)."""
-    folders = {} if folders is None else folders
-    folder, name = os.path.split(path)
-    parent = folders.get(folder)
-    if parent is None:
-        parent = folders[folder] = str(Path(folder or ".").resolve())
-    return hashlib.blake2b(os.path.join(parent, name).encode(), digest_size=12).hexdigest()
-
-
-def content_hash(path: Path) -> str:
-    """The journal's content: a `.gz` or `.zst` file's is its decompressed bytes, so that
-    `x.jsonl` and a compressed copy of it are one journal, not two sessions (a damaged one
-    is hashed as it is: it is reported when read)."""
-    if path.name.endswith((".gz", ".zst")):
-        try:
-            return _hash(open_journal(path))
-        except (OSError, JournalError):
-            pass
-    return _hash(path.open("rb"))
-
-
-def _hash(stream: IO[bytes]) -> str:
-    digest = hashlib.blake2b(digest_size=16)
-    with stream as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 @frozen
@@ -297,43 +266,13 @@ def _collect(
             # that is given it reads it again (the manifest's columns are the new ones then).
             for key in old["files"].keys() - files.keys():
                 entries[key] = old["files"][key] | {"stale": True}
-        fresh: list[str] = []
-        reread: set[str] = set()
-        held = {entry["hash"]: key for key, entry in old["files"].items() if "hash" in entry}
-        copies: dict[str, list[Path]] = {}  # a journal's key → files with its bytes
-        for key, path in files.items():
-            stat = os.stat(path)
-            known = old["files"].get(key)
-            same = known and (known["size"], known["mtime_ns"]) == (stat.st_size, stat.st_mtime_ns)
-            reread_it = outdated or bool(known and known.get("stale"))
-            if same and not reread_it:
-                result.unchanged += 1
-                continue
-            digest = known["hash"] if known and same else content_hash(path)
-            if known and known.get("hash") == digest:
-                kept = {k: v for k, v in known.items() if k != "stale"}
-                entries[key] = kept | {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
-                if reread_it:
-                    result.reread += 1
-                    reread.add(key)
-                    fresh.append(key)
-                else:
-                    result.unchanged += 1
-                continue
-            if known is None and held.get(digest, key) != key:
-                # The same bytes as a journal collected (now or before): one session, not
-                # two (`#2`, every figure of its sessions counted twice). Not kept, so it
-                # is said again at the next collect.
-                copies.setdefault(held[digest], []).append(path)
-                result.copies += 1
-                result.journals -= 1
-                continue
-            held.setdefault(digest, key)
-            result.changed += known is not None
-            result.new += known is None
-            entries[key] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "hash": digest}
-            fresh.append(key)
-        stale = _affected_groups(old, fresh, files)
+        changes = scan(files, old, entries, result, outdated)
+        fresh, reread, copies, unusable = (changes.fresh, changes.reread, changes.copies,
+                                           changes.unusable)  # fmt: skip
+        result.failures += unusable.values()
+        # A journal that cannot be looked at is refused below, with those that cannot be
+        # planned: no group is read again for it, and it is not planned.
+        stale = _affected_groups(old, [k for k in fresh if k not in unusable], files)
         waiting = pending(old["groups"], files)  # a group to join, now given whole
         if not fresh and not stale and not waiting:
             result.sessions_total = sum(g.get("sessions", 0) for g in old["groups"].values())
@@ -356,11 +295,12 @@ def _collect(
         to_plan = set(fresh)
         for group_id in stale:
             to_plan.update(k for k in old["groups"][group_id]["files"] if k in files)
-        paths = [files[k] for k in files if k in to_plan]
+        paths = [files[k] for k in files if k in to_plan - unusable.keys()]
         groups, failures = plan(paths, options.harness)
         result.failures += failures
         refuse = Refuse(set(fresh), entries, old, result, reread, copies, outdated)
-        keyed = [(keys.get(Path(f.path)) or file_key(Path(f.path), folders), f) for f in failures]
+        keyed = list(unusable.items())
+        keyed += [(keys.get(Path(f.path)) or file_key(Path(f.path), folders), f) for f in failures]
         # A journal collected before and unusable now keeps its group's rows (refuse.py).
         spoilt = {old["files"][k].get("group") for k, _ in keyed if k in old["files"]}
         if spoilt := {g for g in spoilt if g in old["groups"]}:
@@ -433,15 +373,19 @@ def _affected_groups(
 
 def _refresh(entries: dict[str, dict[str, Any]], key: str, path: Path) -> None:
     """A journal found beside those given, read again with its group: its entry as its
-    bytes are now (as a collect given it keeps it)."""
+    bytes are now (as a collect given it keeps it). One gone or unreadable since it was
+    found keeps its entry: its plan names it, and its group is kept as collected."""
     if key not in entries:
         return
-    stat = os.stat(path)
-    entries[key] = entry = {k: v for k, v in entries[key].items() if k != "stale"}
-    if (entry["size"], entry["mtime_ns"]) == (stat.st_size, stat.st_mtime_ns):
+    entry = {k: v for k, v in entries[key].items() if k != "stale"}
+    try:
+        stat = os.stat(path)
+        if (entry["size"], entry["mtime_ns"]) != (stat.st_size, stat.st_mtime_ns):
+            entry |= {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
+                      "hash": content_hash(path)}  # fmt: skip
+    except OSError:
         return
-    entries[key] = entry | {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
-                            "hash": content_hash(path)}  # fmt: skip
+    entries[key] = entry
 
 
 def _write_version(
@@ -488,27 +432,42 @@ def _write_version(
     manifest_groups = {k: v for k, v in carried.items() if k not in joined | read_ids}
     dropped = {k for k in old["groups"] if k not in manifest_groups}
     accepted: list[int] = []  # the readings whose rows are kept (READING)
-    unread: list[Unread] = []  # subagents named by the sessions read, not read (links.py)
+    unread_children: list[Unread] = []  # subagents named by the sessions read, not read (links.py)
+    read_ids = {i for read in reads for i in read.outcome.journal_ids}
     for read in reads:
         group, group_id, outcome = read.group, read.group_id, read.outcome
-        result.failures += outcome.failures
-        result.diagnostics.absorb(outcome.diagnostics)
         members = [key_of(p) for p in group.paths]
-        if spoilt := refuse.spoilt(outcome, members, manifest_groups):
+        # A journal the reading could not read is not collected: said as an error, and
+        # left out of the manifest so that the next collect reads it (refuse.unread).
+        failed = unread(outcome, group.paths, members, entries)
+        result.failures += [*outcome.failures, *failed.values()]
+        forget(outcome.diagnostics, failed.values())
+        result.diagnostics.absorb(outcome.diagnostics)
+        whole = not outcome.paths or (bool(failed) and not outcome.value["sessions"])
+        broken = whole or bool(outcome.diagnostics.damaged)
+        if spoilt := refuse.spoilt(members, manifest_groups, broken, failed):
             manifest_groups |= spoilt  # its old rows kept, this reading's not (refuse.py)
             dropped -= spoilt.keys()
             continue
-        if not outcome.paths:
+        if whole:
             for path, key in zip(group.paths, members, strict=True):
                 why = [f for f in outcome.failures if f.path == str(path)] or outcome.failures
-                refuse(key, why[0] if why else None)
+                refuse(key, failed.get(key) or (why[0] if why else None))
             continue
+        for key, error in failed.items():  # its session collected without it
+            refuse(key, error)
+            entries.pop(key, None)  # read again with its group: not kept, even unchanged
+        read_now = list(zip(members, group.paths, strict=True))
+        fresh = refuse.fresh - refuse.reread  # new or changed: not read again unchanged
+        for line in replaced(old, entries, read_now, fresh, read_ids):
+            if notice is not None:
+                notice(line)
         for key in members:
             if key in entries:
                 entries[key]["group"] = group_id
         result.groups_read += 1
         accepted.append(outcome.value[READING])
-        unread += outcome.unread
+        unread_children += outcome.unread
         for name in TABLES:
             result.rows[name] += outcome.value[name]
         manifest_groups[group_id] = {
@@ -518,7 +477,7 @@ def _write_version(
             "sessions": outcome.value["sessions"],
             **facts(outcome.journal_ids, outcome.links),
         } | ({UNJOINED: True} if group_id in unjoined else {})
-    warn_unread_children(unread, result.diagnostics, "collect", failed=result.failures)
+    warn_unread_children(unread_children, result.diagnostics, "collect", failed=result.failures)
     if after_rows is not None:
         after_rows()
     if not accepted and not dropped:

@@ -2,10 +2,13 @@
 or cannot be read is left out of the manifest (`Refuse`), and a journal collected before
 that is unusable or damaged now keeps its session's rows (`Refuse.keep`): the dataset is
 an archive, and a journal that became garbage (a sync conflict, a bad disk) or was cut
-short did worse than one deleted, whose rows are kept (review-bad finding 20)."""
+short did worse than one deleted, whose rows are kept (review-bad finding 20). A journal
+its group's reading could not read (gone or unreadable when read: `unread`) is refused
+too, so that the next collect reads it (review-motion finding 3)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,7 +16,11 @@ from typing import TYPE_CHECKING, Any
 from agent_profiler.errors import JournalError
 from agent_profiler.records import record
 
+from .changes import unopenable
+
 if TYPE_CHECKING:
+    from agent_profiler.diagnostics import Diagnostics
+
     from .collect import CollectResult
 
 
@@ -91,15 +98,18 @@ class Refuse:
                 self.entries.pop(key, None)
         return held
 
-    def spoilt(self, outcome: Any, members: list[str], carried: dict[str, Any]) -> dict[str, Any]:
+    def spoilt(
+        self, members: list[str], carried: dict[str, Any], broken: bool, failed: Iterable[str]
+    ) -> dict[str, Any]:
         """The old groups a reading covers (not `carried` already), kept as they were when
         the reading is of a changed journal collected before and could not use it or
-        stopped at damage (a cut `.gz`, a read error); none otherwise (a journal damaged
-        already when it was collected is read as it is)."""
+        stopped at damage (`broken`: a cut `.gz`, a read error), or could not read a
+        journal collected before (`failed`: gone or unreadable when read); none otherwise
+        (a journal damaged already when it was collected is read as it is)."""
         old = self.old
         changed = [k for k in members if k in self.fresh and k in old["files"]]
         changed = [k for k in changed if k not in self.reread]  # the same bytes as collected
-        if not changed or (outcome.paths and not outcome.diagnostics.damaged):
+        if not (changed and broken) and all(k not in old["files"] for k in failed):
             return {}
         covered = {
             group_id: entry
@@ -109,3 +119,71 @@ class Refuse:
         if covered:
             self.keep(covered, members)
         return covered
+
+
+def unread(outcome: Any, paths: tuple[Path, ...], members: list[str],
+           entries: dict[str, dict[str, Any]]) -> dict[str, JournalError]:  # fmt: skip
+    """The journals of a group read (`paths`, their keys `members`) that its reading could
+    not read, by key, each with its error: those an `unreadable` warning names (a subagent's
+    file, or a Codex rollout, gone, compressed or not permitted when read: the adapters warn
+    and read on) and, when the reading holds no session, those that changed while they were
+    read (cut to nothing, replaced): they were sessions when planned. Entered as collected,
+    such a journal was never read again (review-motion finding 3): "unchanged" once
+    readable, its `.zst` "a copy"."""
+    diagnostics = outcome.diagnostics
+    named = {w.path: w for w in diagnostics.warnings if w.kind == "unreadable"}
+    failed = {
+        key: JournalError(str(path), named[str(path)].message, named[str(path)].line)
+        for path, key in zip(paths, members, strict=True)
+        if str(path) in named
+    }
+    if diagnostics.warning_counts["unreadable"] > len(named):
+        # Some not listed (a group's first warnings only are): each journal that cannot be
+        # opened now is taken for one; if none, every journal, to be read again.
+        for path, key in zip(paths, members, strict=True):
+            try:
+                os.close(os.open(path, os.O_RDONLY))
+            except OSError as error:
+                failed.setdefault(key, unopenable(path, error))
+        if len(named) == len(failed):
+            why = (
+                "a journal of its session could not be read (an `unreadable` warning): not "
+                "collected (the next collect reads it again)"
+            )
+            every = {k: JournalError(str(p), why) for p, k in zip(paths, members, strict=True)}
+            failed = every | failed
+    if outcome.paths and not outcome.value["sessions"]:
+        for path, key in zip(paths, members, strict=True):
+            entry = entries.get(key)
+            if entry is None or key in failed:
+                continue
+            try:
+                stat = os.stat(path)
+            except OSError as error:
+                failed[key] = unopenable(path, error)
+                continue
+            if (stat.st_size, stat.st_mtime_ns) != (entry["size"], entry["mtime_ns"]):
+                failed[key] = JournalError(str(path), MOVED)
+    return failed
+
+
+MOVED = (
+    "changed while it was read, and held no session then: not collected (the next collect "
+    "reads it again)"
+)
+
+
+def forget(diagnostics: Diagnostics, failed: Iterable[JournalError]) -> None:
+    """The warnings about the files `failed` names, now each said on its own `error:` line:
+    that it could not be read (`unreadable`), and that it held nothing (`no-session`)."""
+    paths = {error.path for error in failed}
+    kept = [w for w in diagnostics.warnings if not (w.kind in FORGOTTEN and w.path in paths)]
+    for warning in diagnostics.warnings:
+        if warning.kind in FORGOTTEN and warning.path in paths:
+            diagnostics.warning_counts[warning.kind] -= 1
+            if diagnostics.warning_counts[warning.kind] <= 0:
+                del diagnostics.warning_counts[warning.kind]
+    diagnostics.warnings = kept
+
+
+FORGOTTEN = ("unreadable", "no-session")

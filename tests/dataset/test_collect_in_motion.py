@@ -1,0 +1,331 @@
+"""`collect` on journals that move while it runs (review-motion findings 3 and 4): a
+journal that vanishes, is compressed or cannot be read between the folder walk and its
+read is one line naming it, is not entered in the manifest as collected (it was, with
+its hash and 0 sessions: never collected afterwards, its `.zst` refused as "a copy", a
+file readable again "unchanged (not read)"), and the next collect reads it. The races
+are made deterministic: the file is changed right after the walk (`loader.expand`) or
+the plan (`loader.plan`), before collect hashes or reads it. As root a `chmod 000` file
+is still readable: a file deleted and put back with its size and mtime stands for one
+made unreadable and readable again (neither changes them), or its `open` refuses it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dsfiles import run, sessions
+
+import agent_profiler.loader as loader
+from samples import CLAUDE_SMALL, CODEX_SMALL
+from shared_paths import TESTS
+
+if sys.version_info >= (3, 14):
+    from compression import zstd
+else:
+    from backports import zstd
+
+pytest.importorskip("duckdb")
+
+SPOTTER = TESTS / "data" / "journals" / "claude-code" / "spotter-2.1.39-subagents-compaction"
+SUBAGENT = "agent-a881341.jsonl"
+NOT_USABLE = "1 file not usable (said above), not collected"
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    for name, source in (("cx", CODEX_SMALL), ("J", CLAUDE_SMALL)):
+        Path(name).mkdir()
+        shutil.copy(source, Path(name) / source.name)
+    return tmp_path
+
+
+def after(monkeypatch: pytest.MonkeyPatch, step: str, change: Callable[[], None]) -> None:
+    """`change` made once, right after the collect's `loader.<step>` (expand or plan)."""
+    real = getattr(loader, step)
+    done: list[bool] = []
+
+    def hooked(*args: Any) -> Any:
+        value = real(*args)
+        if not done:
+            done.append(True)
+            change()
+        return value
+
+    monkeypatch.setattr(loader, step, hooked)
+
+
+def taken_away(path: Path) -> Callable[[], None]:
+    """Deletes `path` now; the function returned puts it back with its size and mtime."""
+    data, stat = path.read_bytes(), path.stat()
+    path.unlink()
+
+    def put_back() -> None:
+        path.write_bytes(data)
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+    return put_back
+
+
+def test_a_rollout_compressed_while_it_is_read_is_collected_next_time(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a rollout that Codex compresses (`zstd --rm`) after the plan, before the read
+    rollout = Path("cx") / CODEX_SMALL.name
+
+    def compress() -> None:
+        compressor = zstd.ZstdCompressor(level=3)
+        data = compressor.compress(rollout.read_bytes()) + compressor.flush()
+        Path(f"{rollout}.zst").write_bytes(data)
+        rollout.unlink()
+
+    after(monkeypatch, "plan", compress)
+    # WHEN collected
+    first = run("collect", "cx", "--to", "ds")
+    # THEN it is said and not collected
+    assert first.exit_code == 1, first.output
+    assert f"error: {rollout}: cannot open: no such file or directory" in first.stderr
+    assert NOT_USABLE in first.stdout
+    # AND the next collect reads its `.zst` (it was "a copy" of the journal "collected")
+    second = run("collect", "cx", "--to", "ds")
+    assert second.exit_code == 0, second.output
+    assert "1 journal: 1 new" in second.stdout and "copy" not in second.stdout
+    assert sessions() == 1
+
+
+@pytest.mark.parametrize("folder", ["cx", "J"])
+def test_a_journal_unreadable_while_it_is_read_is_read_once_readable(
+    here: Path, monkeypatch: pytest.MonkeyPatch, folder: str
+) -> None:
+    # GIVEN a journal unreadable (here: gone) after the plan, before the read
+    journal = next(Path(folder).iterdir())
+    restore: list[Callable[[], None]] = []
+    after(monkeypatch, "plan", lambda: restore.append(taken_away(journal)))
+    first = run("collect", folder, "--to", "ds")
+    assert first.exit_code == 1, first.output
+    assert f"error: {journal}: cannot open: no such file or directory" in first.stderr
+    assert "nothing collected" in first.stdout or NOT_USABLE in first.stdout
+    # WHEN it is readable again, its size and mtime those of the plan
+    restore[0]()
+    second = run("collect", folder, "--to", "ds")
+    # THEN it is read (it was "unchanged (not read)" from then on)
+    assert second.exit_code == 0, second.output
+    assert "1 journal: 1 new" in second.stdout
+    assert sessions() == 1
+
+
+def test_a_subagent_unreadable_while_it_is_read_is_read_once_readable(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a Claude Code session whose subagent's file is unreadable (gone) when read
+    shutil.copytree(SPOTTER, "sp")
+    subagent = next(Path("sp").rglob(SUBAGENT))
+    restore: list[Callable[[], None]] = []
+    after(monkeypatch, "plan", lambda: restore.append(taken_away(subagent)))
+    # WHEN collected
+    first = run("collect", "sp", "--to", "ds")
+    # THEN the session is collected without it, and the subagent's file is said, not
+    # entered in the manifest
+    assert first.exit_code == 1, first.output
+    assert f"error: {subagent}: cannot open: no such file or directory" in first.stderr
+    assert NOT_USABLE in first.stdout and "; 1 session in the dataset" in first.stdout
+    # AND once readable (its size and mtime unchanged), the next collect reads the session
+    # again with it (it was "3 unchanged (not read)" from then on)
+    restore[0]()
+    second = run("collect", "sp", "--to", "ds")
+    assert second.exit_code == 0, second.output
+    assert "1 new" in second.stdout and "; 2 sessions in the dataset" in second.stdout
+
+
+def test_a_journal_emptied_while_it_is_read_is_not_collected_empty(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A journal that was a session when planned and read no session (cut to nothing by
+    its harness's rewrite) is no result to keep: it was entered with 0 sessions."""
+    journal = Path("J") / CLAUDE_SMALL.name
+    data = journal.read_bytes()
+    after(monkeypatch, "plan", lambda: journal.write_bytes(b""))
+    first = run("collect", "J", "--to", "ds")
+    assert first.exit_code == 1, first.output
+    assert f"error: {journal}: changed while it was read" in first.stderr
+    journal.write_bytes(data)
+    second = run("collect", "J", "--to", "ds")
+    assert second.exit_code == 0, second.output
+    assert "1 journal: 1 new" in second.stdout
+    assert sessions() == 1
+
+
+def test_a_journal_gone_before_it_is_hashed_is_one_line(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a rollout deleted after the folder walk, before collect stats it
+    rollout = Path("cx") / CODEX_SMALL.name
+    restore: list[Callable[[], None]] = []
+    after(monkeypatch, "expand", lambda: restore.append(taken_away(rollout)))
+    # WHEN collected with another journal
+    first = run("collect", "cx", "J", "--to", "ds")
+    # THEN one line names it, the other is collected (it was `internal error`, exit 70)
+    assert first.exit_code == 1, first.output
+    assert f"error: {rollout}: cannot open: no such file or directory" in first.stderr
+    assert "1 journal: 1 new" in first.stdout and NOT_USABLE in first.stdout
+    assert sessions() == 1
+    # AND found again, it is collected
+    restore[0]()
+    second = run("collect", "cx", "J", "--to", "ds")
+    assert second.exit_code == 0, second.output
+    assert sessions() == 2
+
+
+def test_a_journal_unreadable_when_hashed_is_one_line(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a rollout that cannot be opened (permission denied: as root, by its `open`)
+    rollout = Path("cx") / CODEX_SMALL.name
+    real = Path.open
+
+    def refused(self: Path, *args: Any, **kwargs: Any) -> Any:
+        if self.name == rollout.name:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", refused)
+    # WHEN collected with another journal
+    result = run("collect", "cx", "J", "--to", "ds")
+    # THEN one line names it and the collect goes on (it was `internal error`, exit 70)
+    assert result.exit_code == 1, result.output
+    assert f"error: {rollout}: cannot open: permission denied" in result.stderr
+    assert "1 journal: 1 new" in result.stdout and NOT_USABLE in result.stdout
+    assert sessions() == 1
+
+
+def test_a_journal_of_a_group_read_again_gone_before_its_stat(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A journal of an old group found beside the one given (`locate.whole`), gone before
+    collect stats it: its group's rows collected before are kept, as for a journal
+    unusable now, and the collect goes on (it was `internal error`, exit 70)."""
+    import agent_profiler.dataset.collect as collect_module
+
+    shutil.copytree(SPOTTER, "sp")
+    assert run("collect", "sp", "--to", "ds").exit_code == 0
+    subagent = next(Path("sp").rglob(SUBAGENT))
+    with subagent.open("a") as handle:
+        handle.write("\n")  # changed: its group is read again, its parent found beside it
+    parent = next(Path("sp").glob("*.jsonl.gz"))
+    real = collect_module.whole
+
+    def whole(*args: Any) -> Any:
+        found = real(*args)
+        parent.unlink()
+        return found
+
+    monkeypatch.setattr(collect_module, "whole", whole)
+    result = run("collect", str(subagent), "--to", "ds")
+    assert result.exit_code == 1, result.output
+    assert f"{parent.name}: cannot open: no such file or directory" in result.stderr
+    assert "its rows collected before are kept; 2 sessions\n" in result.stdout
+
+
+@pytest.mark.parametrize("back", [False, True], ids=["still-gone", "back-by-then"])
+def test_a_subagent_unreadable_after_many_warnings_is_read_again(
+    here: Path, monkeypatch: pytest.MonkeyPatch, back: bool
+) -> None:
+    """A group's reading lists its first 20 warnings only: an `unreadable` one not listed
+    still keeps the file it is about out of the manifest (the file that cannot be opened
+    after the read; or, opened again by then, every journal of the group)."""
+    import gzip
+
+    from agent_profiler.dataset.reading import Reader
+
+    shutil.copytree(SPOTTER, "sp")
+    packed = next(Path("sp").glob("*.jsonl.gz"))
+    junk = b"".join(b"not json %d\n" % i for i in range(20))  # 20 warnings listed first
+    Path("sp", packed.name.removesuffix(".gz")).write_bytes(
+        gzip.decompress(packed.read_bytes()) + junk
+    )
+    packed.unlink()
+    subagent = next(Path("sp").rglob(SUBAGENT))
+    restore: list[Callable[[], None]] = []
+    after(monkeypatch, "plan", lambda: restore.append(taken_away(subagent)))
+    if back:
+        real = Reader.__call__
+
+        def read_then_restore(self: Reader, groups: Any) -> Any:
+            reads = real(self, groups)
+            if restore:
+                restore.pop()()
+            return reads
+
+        monkeypatch.setattr(Reader, "__call__", read_then_restore)
+    first = run("collect", "sp", "--to", "ds")
+    assert first.exit_code == 1, first.output
+    if back:
+        assert "error: sp/" in first.stderr and "could not be read (an `unreadable`" in first.stderr
+        assert "3 files not usable" in first.stdout
+    else:
+        assert f"error: {subagent}: cannot open: no such file or directory" in first.stderr
+        assert NOT_USABLE in first.stdout
+        restore.pop()()
+    second = run("collect", "sp", "--to", "ds")
+    assert second.exit_code == 0, second.output
+    assert "; 2 sessions in the dataset" in second.stdout
+
+
+def test_a_subagent_collected_before_and_unreadable_when_read_again_keeps_its_rows(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As a journal collected before and unusable when planned (test_journal_damaged_later):
+    its session's rows collected before are kept, and the next collect reads it again."""
+    shutil.copytree(SPOTTER, "sp")
+    assert run("collect", "sp", "--to", "ds").exit_code == 0
+    with next(Path("sp").rglob("agent-acompact-*.jsonl")).open("a") as handle:
+        handle.write("\n")  # changed: the session is read again
+    subagent = next(Path("sp").rglob(SUBAGENT))
+    restore: list[Callable[[], None]] = []
+    after(monkeypatch, "plan", lambda: restore.append(taken_away(subagent)))
+    first = run("collect", "sp", "--to", "ds")
+    assert first.exit_code == 1, first.output
+    assert f"error: {subagent}: cannot open: no such file or directory" in first.stderr
+    assert "its rows collected before are kept; 2 sessions\n" in first.stdout
+    restore[0]()
+    second = run("collect", "sp", "--to", "ds")
+    assert second.exit_code == 0, second.output
+    assert "0 new, 1 changed" in second.stdout and "; 2 sessions in the dataset" in second.stdout
+
+
+def test_a_changed_journal_that_lost_what_was_collected_says_so(here: Path) -> None:
+    """A journal rewritten in place (a rewind, a backup restored, a name reused) had its
+    archived rows replaced with only "1 changed" (review-motion finding 9)."""
+    import gzip
+
+    journal = Path("J") / CLAUDE_SMALL.name
+    lines = journal.read_bytes().splitlines(keepends=True)
+    journal.write_bytes(b"".join(lines[: len(lines) // 2]))
+    assert run("collect", "J", "--to", "ds").exit_code == 0
+    # GIVEN a journal that grew: nothing lost, nothing said
+    journal.write_bytes(b"".join(lines))
+    grew = run("collect", "J", "--to", "ds")
+    assert "1 changed" in grew.stdout and "replaced" not in grew.stderr
+    # WHEN it shrinks, THEN it is said in one line
+    journal.write_bytes(b"".join(lines[:-4]))
+    shrank = run("collect", "J", "--to", "ds")
+    assert shrank.exit_code == 0, shrank.output
+    before, after = len(b"".join(lines)), journal.stat().st_size
+    assert (
+        f"{journal}: it shrank ({before:,} → {after:,} bytes): its earlier rows were replaced "
+        "by what it holds now\n"
+    ) in shrank.stderr
+    # AND when it holds another session now (larger), the session it held is named
+    parent = next(SPOTTER.glob("*.jsonl.gz"))
+    journal.write_bytes(gzip.decompress(parent.read_bytes()))
+    other = run("collect", "J", "--to", "ds")
+    assert (
+        f"{journal}: it no longer holds session 11111111-2222-4333-8444-555555555555: its "
+        "earlier rows were replaced by what it holds now\n"
+    ) in other.stderr
+    assert sessions() == 1
