@@ -1,9 +1,9 @@
 """The one JSONL reader every journal adapter uses.
 
 This module owns everything between a journal file on disk and a parsed JSON
-value: opening (plain, gzip or zstd, told apart by magic bytes), deciding whether the
-file is a JSONL journal at all, splitting lines, decoding, and turning every
-per-line problem into a `Diagnostics` warning instead of an exception.
+value: opening (plain, gzip or zstd, told apart by magic bytes: `jsonl_open`),
+deciding whether the file is a JSONL journal at all, splitting lines, decoding, and
+turning every per-line problem into a `Diagnostics` warning instead of an exception.
 
 What it promises:
 
@@ -13,6 +13,9 @@ What it promises:
 * Lines are split on `\\n` only. `str.splitlines` would also split on U+2028,
   U+2029 and U+0085, which are legal inside JSON strings. A trailing `\\r` is
   dropped (CRLF files); blank lines are skipped but keep their line numbers.
+* A line without its `\\n` is the last one read, as the file is at that moment: a
+  harness may write a line in two pieces, and the rest, landing after the read met the
+  end, is not a line of its own. A cut JSON line is one "truncated-last-line" warning.
 * A file that is not a journal at all (UTF-16, binary, prose) raises
   `JournalError` before anything is yielded. A journal with a few bad lines is
   still a journal: each bad line is one warning and reading goes on.
@@ -146,6 +149,10 @@ def read_jsonl(
                         outcomes = []
                         break
                     number += 1
+                    if raw[-1] != 10:  # no "\n": the last line there is (`careful`)
+                        journal.number = number
+                        outcomes = journal.careful(raw)
+                        break
                     try:
                         value = loads(raw)  # `_Journal.line`'s first try (never line 1 here)
                     except _PARSE_ERRORS:
@@ -333,10 +340,10 @@ class _Journal:
     def line(self, raw: bytes) -> list[Record | _Outcome]:
         """The outcomes of the next line (`raw`, as read)."""
         self.number += 1
-        if self.number > 1:
+        if self.number > 1 and raw.endswith(b"\n"):
             # Most lines: JSON followed by its "\n" (and a CRLF "\r"), which JSON reads
             # as trailing whitespace, so `raw` parses as its body would. A line that does
-            # not parse takes the careful way.
+            # not parse, and the last line (no "\n"), take the careful way.
             try:
                 return [Record(self.number, orjson.loads(raw))]
             except _PARSE_ERRORS:
@@ -350,6 +357,12 @@ class _Journal:
         number = self.number
         loads = orjson.loads
         complete = raw.endswith(b"\n")
+        if not complete:
+            # The end of the file, as it is now: a line without its "\n" is the last one.
+            # A writer may write a line in two pieces, the second landing after this
+            # read: read on, the rest of the line was a line of its own ("not JSON"), and
+            # every later line number one too high.
+            self.ended = True
         body = _clean(raw, number == 1)
         if not body or body.isspace():
             return []
