@@ -340,25 +340,30 @@ def read_group(
     else, so groups can be read apart and in any process."""
     adapter = adapter_for(group.harness)
     assert adapter is not None
-    # Under a forced --harness, what the read counted is kept apart until the group is
-    # known to read as that harness: a wrong guess is one line, not that line and every
-    # record type of the file "not recognised" by the wrong adapter.
-    counted = diagnostics if harness is None else Diagnostics(
+    # The export's estimator, with this harness's framing cost (estimate.py): chosen
+    # here, once per group, so the adapters need not know it.
+    measure = estimate.current().for_harness(group.harness.value)
+    # What the read counted is kept apart, under a forced --harness until the group is
+    # known to read as that harness (a wrong guess is one line, not that line and every
+    # record type of the file "not recognised" by the wrong adapter), and under a table
+    # with ratios per tokenizer family until it is known which read's sessions are used.
+    counted = diagnostics if harness is None and not measure.ratios_by_family else Diagnostics(
         keep_first=diagnostics.keep_first, on_progress=diagnostics.on_progress
     )  # fmt: skip
     said = diagnostics.warning_counts["no-session"]  # an adapter may say what a file is
-    # The export's estimator, with this harness's framing cost (estimate.py): chosen
-    # here, once per group, so the adapters need not know it.
     try:
-        measure = estimate.current().for_harness(group.harness.value)
         with estimate.use_estimator(measure), fewer_collections():
             sessions = adapter.read(group, counted)
         # A calibrated table with class ratios per tokenizer family: the models the group's
         # requests name choose them; read once more when they are not the ones used.
         chosen = measure.for_models(r.model for s in sessions for r in s.responses)
         if chosen is not measure:
+            # What is said (lines read, records used, warnings) is this read's, whose
+            # sessions are used: a journal still being written may have grown since the
+            # first. Its progress is not shown again.
+            counted = Diagnostics(keep_first=diagnostics.keep_first)
             with estimate.use_estimator(chosen), fewer_collections():
-                sessions = adapter.read(group, Diagnostics())
+                sessions = adapter.read(group, counted)
         if chosen.ratios_by_family:
             sessions = [estimate.with_family_fact(s, chosen) for s in sessions]
     except JournalError as error:
