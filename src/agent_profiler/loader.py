@@ -515,13 +515,21 @@ def _detected(path: Path) -> Harness | None:
 def _no_records(path: Path) -> str:
     """Why a file gave not one record: empty, or what its bytes look like instead (a
     journal whose lines end in a carriage return alone, a JSON document cut short, lines
-    that are none of them JSON): "empty journal" said of a file full of bytes misled."""
+    that are none of them JSON): "empty journal" said of a file full of bytes misled. A
+    file of no bytes, or a journal whose one line has no newline yet, is most likely one
+    its harness is writing (a Gemini CLI session is rewritten from 0 bytes on every
+    message; a Codex rollout's first record is long): said so."""
     try:
         with open(path, "rb") as stream:  # (a .gz or .zst that gave nothing: empty or damaged)
             start = stream.read(1 << 16)
+            if len(start) == 1 << 16:  # (a longer file: whether it ends its line)
+                stream.seek(-1, os.SEEK_END)
+            end = stream.read(1) or start[-1:]
     except OSError:
-        start = b""
+        return "empty journal (no records)"
     text = start.lstrip()
+    if not start:
+        return "empty journal (0 bytes; it may be being written or rewritten right now)"
     if not text or path.name.endswith((".gz", ".zst")):
         return "empty journal (no records)"
     if b"\r" in text and b"\n" not in text:
@@ -530,6 +538,11 @@ def _no_records(path: Path) -> str:
             "not JSON: convert its line endings (tr '\\r' '\\n')"
         )
     if text[:1] in (b"{", b"[") and b"\n" not in text.rstrip():
+        if end != b"\n" and path.name.endswith(JOURNAL_SUFFIXES):
+            return (
+                "its only line is incomplete (no newline at the end; the journal may still be "
+                "being written)"
+            )
         return "one line of JSON that does not parse: a JSON document cut short?"
     return "no line of it is JSON: not a journal"
 
