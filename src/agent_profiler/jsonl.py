@@ -1,9 +1,9 @@
 """The one JSONL reader every journal adapter uses.
 
 This module owns everything between a journal file on disk and a parsed JSON
-value: opening (plain, gzip or zstd, told apart by magic bytes), deciding whether the
-file is a JSONL journal at all, splitting lines, decoding, and turning every
-per-line problem into a `Diagnostics` warning instead of an exception.
+value: opening (plain, gzip or zstd, told apart by magic bytes: `jsonl_open`),
+deciding whether the file is a JSONL journal at all, splitting lines, decoding, and
+turning every per-line problem into a `Diagnostics` warning instead of an exception.
 
 What it promises:
 
@@ -13,6 +13,9 @@ What it promises:
 * Lines are split on `\\n` only. `str.splitlines` would also split on U+2028,
   U+2029 and U+0085, which are legal inside JSON strings. A trailing `\\r` is
   dropped (CRLF files); blank lines are skipped but keep their line numbers.
+* A line without its `\\n` is the last one read, as the file is at that moment: a
+  harness may write a line in two pieces, and the rest, landing after the read met the
+  end, is not a line of its own. A cut JSON line is one "truncated-last-line" warning.
 * A file that is not a journal at all (UTF-16, binary, prose) raises
   `JournalError` before anything is yielded. A journal with a few bad lines is
   still a journal: each bad line is one warning and reading goes on.
@@ -23,22 +26,28 @@ What a record *means* is left to the adapters: `Record.value` is whatever
 
 from __future__ import annotations
 
-import gzip
 import io
 import os
 import re
-import sys
-import zlib
-from collections.abc import Callable, Iterator
-from typing import Any, BinaryIO, NamedTuple, TypeAlias, cast
+from collections.abc import Iterator
+from typing import BinaryIO, NamedTuple, cast
 
 import orjson
 
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.errors import DamagedJournalError, JournalError
+from agent_profiler.errors import JournalError
+from agent_profiler.jsonl_open import (
+    HEAD_BYTES,
+    READ_ERRORS,
+    Guarded,
+    Stream,
+    compression,
+    damage,
+    open_stream,
+    position_of,
+    reason,
+)
 
-GZIP_MAGIC = b"\x1f\x8b"
-ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"  # Codex's cold rollouts (`rollout-*.jsonl.zst`)
 UTF8_BOM = b"\xef\xbb\xbf"
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # also the start of UTF-32 LE; same advice applies
 
@@ -47,8 +56,6 @@ UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # also the start of UTF-32 LE; same adv
 # start with a few `[DEBUG]` lines before the first JSON frame.
 PROBE_LINES = 50
 
-# The head peeked at before reading lines, for the encoding and binary checks.
-HEAD_BYTES = 64 * 1024
 # A head at least this long without a newline, not starting like JSON, is one
 # enormous non-JSON line: refuse it rather than read it whole into memory.
 NO_NEWLINE_LIMIT = 8 * 1024
@@ -71,11 +78,7 @@ _LONE_SURROGATE = re.compile(
     rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
     rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
 )
-# gzip.BadGzipFile is an OSError; a truncated stream raises EOFError (zstd too); a corrupt
-# deflate block raises zlib.error; corrupt zstd data is raised as an OSError (`_ZstdBytes`).
-_READ_ERRORS = (OSError, EOFError, zlib.error)
 _JSON_OPENERS = (b"{", b"[")
-_REASON_LIMIT = 80
 
 
 class Record(NamedTuple):
@@ -102,8 +105,8 @@ def read_jsonl(
     records read so far are kept; a damaged zstd stream is a "read-error" that says so).
     """
     name = os.fspath(path)
-    with _open(name) as stream:
-        position = _position_of(stream)
+    with open_stream(name) as stream:
+        position = position_of(stream)
         progress = diagnostics.on_progress
         size = os.path.getsize(name) if progress is not None else 0
         journal = _Journal(name, stream)
@@ -136,7 +139,7 @@ def read_jsonl(
                 while True:
                     try:
                         raw = readline()
-                    except _READ_ERRORS as error:
+                    except READ_ERRORS as error:
                         journal.number = number
                         journal.failed(error)
                         outcomes = journal.finish()
@@ -146,6 +149,10 @@ def read_jsonl(
                         outcomes = []
                         break
                     number += 1
+                    if raw[-1] != 10:  # no "\n": the last line there is (`careful`)
+                        journal.number = number
+                        outcomes = journal.careful(raw)
+                        break
                     try:
                         value = loads(raw)  # `_Journal.line`'s first try (never line 1 here)
                     except _PARSE_ERRORS:
@@ -161,13 +168,6 @@ def read_jsonl(
                 diagnostics.records_parsed += parsed
 
 
-def _position_of(stream: _Stream) -> Callable[[], int]:
-    """How far into the file on disk reading has got (compressed bytes for gzip, zstd)."""
-    if isinstance(stream, _GzipJournal):
-        return stream._raw.tell
-    return stream.raw.raw.tell if isinstance(stream.raw, _ZstdBytes) else stream.tell
-
-
 def open_journal(path: str | os.PathLike[str]) -> BinaryIO:
     """Open a journal for binary reading, decompressing it if it is gzip or zstd.
 
@@ -179,7 +179,7 @@ def open_journal(path: str | os.PathLike[str]) -> BinaryIO:
     reader for adapters that look at raw bytes.
     """
     name = os.fspath(path)
-    return cast(BinaryIO, io.BufferedReader(_Guarded(name, _open(name)), HEAD_BYTES))
+    return cast(BinaryIO, io.BufferedReader(Guarded(name, open_stream(name)), HEAD_BYTES))
 
 
 def read_head(path: str | os.PathLike[str], size: int = HEAD_BYTES) -> bytes:
@@ -211,7 +211,7 @@ def sniff(path: str | os.PathLike[str], max_lines: int = 50) -> list[object]:
     name = os.fspath(path)
     values: list[object] = []
     seen = 0
-    with _open(name) as stream:
+    with open_stream(name) as stream:
         for outcome in _Journal(name, stream).outcomes():
             if isinstance(outcome, Record):
                 seen += 1
@@ -244,121 +244,6 @@ def json_document(path: str | os.PathLike[str]) -> str | None:
 # --- internals ---------------------------------------------------------------------------
 
 
-class _GzipJournal(gzip.GzipFile):
-    """A GzipFile that also closes the file it reads: `GzipFile(fileobj=...)` leaves
-    it open. Built on the already-open file so a pipe is not opened twice."""
-
-    def __init__(self, raw: io.BufferedReader[io.FileIO]) -> None:
-        super().__init__(fileobj=raw, mode="rb")
-        self._raw = raw
-
-    def close(self) -> None:
-        try:
-            super().close()
-        finally:
-            self._raw.close()
-
-
-class _Guarded(io.RawIOBase):
-    """A journal's bytes with every read failure turned into `DamagedJournalError`."""
-
-    def __init__(self, name: str, stream: _Stream) -> None:
-        super().__init__()
-        self.name = name
-        self.stream = stream
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        try:
-            return self.stream.readinto(buffer)
-        except _READ_ERRORS as error:
-            what = _damage(_compression(self.stream))
-            raise DamagedJournalError(self.name, f"{what} ({_reason(error)})") from error
-
-    def close(self) -> None:
-        try:
-            self.stream.close()
-        finally:
-            super().close()
-
-
-class _ZstdBytes(io.RawIOBase):
-    """A zstd stream's decompressed bytes, with corrupt data raised as an OSError (the
-    decompressor's own ZstdError is no OSError: escaped, it ended the run) and a cut one
-    as EOFError, as gzip does. The decompressor is imported here, when a zstd file is met
-    (start-up does not pay): Python 3.14's `compression.zstd`, else its backport."""
-
-    def __init__(self, raw: io.BufferedReader[io.FileIO]) -> None:
-        super().__init__()
-        if sys.version_info >= (3, 14):  # (ImportError: one built without libzstd)
-            from compression import zstd
-        else:
-            from backports import zstd
-        self.raw = raw
-        self.stream = zstd.ZstdFile(raw)
-        self.error = zstd.ZstdError
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        try:
-            return self.stream.readinto(buffer)
-        except self.error as error:
-            raise OSError(str(error)) from error
-
-    def close(self) -> None:
-        try:
-            self.stream.close()
-        finally:
-            self.raw.close()
-            super().close()
-
-
-_Stream: TypeAlias = "io.BufferedReader[Any] | _GzipJournal"
-_NO_ZSTD = "zstd-compressed, and this Python has no zstd decompressor: pip install backports.zstd"
-
-
-def _open(name: str) -> _Stream:
-    try:
-        # A buffer as large as the head, so one peek sees the whole head.
-        raw = io.BufferedReader(io.FileIO(name, "rb"), buffer_size=HEAD_BYTES)
-    except OSError as error:
-        raise JournalError(name, f"cannot open: {_os_reason(error)}") from error
-    try:
-        # peek, not read+seek: a pipe (e.g. /dev/stdin) cannot seek.
-        magic = raw.peek(len(ZSTD_MAGIC))[: len(ZSTD_MAGIC)]
-        if magic.startswith(GZIP_MAGIC):
-            return _GzipJournal(raw)
-        if magic == ZSTD_MAGIC:  # read by lines and peeks as a plain file is
-            return io.BufferedReader(_ZstdBytes(raw), HEAD_BYTES)
-    except ImportError as error:
-        raw.close()
-        raise JournalError(name, _NO_ZSTD) from error
-    except OSError as error:
-        raw.close()
-        raise JournalError(name, f"cannot read: {_os_reason(error)}") from error
-    return raw
-
-
-def _compression(stream: object) -> str:
-    """The stream's compression: "gzip", "zstd", or "" (none)."""
-    if isinstance(stream, gzip.GzipFile):
-        return "gzip"
-    return "zstd" if isinstance(getattr(stream, "raw", None), _ZstdBytes) else ""
-
-
-def _damage(compression: str) -> str:
-    return f"corrupt or truncated {compression} stream" if compression else "read error"
-
-
-def _os_reason(error: OSError) -> str:
-    text = error.strerror or str(error) or type(error).__name__
-    return text[:1].lower() + text[1:]
-
-
 class _Outcome(NamedTuple):
     """A line that could not be read (or an event of the file, `counted=False`): a line
     that parsed is its `Record` (`_Journal._lines`)."""
@@ -380,10 +265,10 @@ class _Journal:
     can run the common case (a line that parses as it is) in its own loop and hand
     only the other lines to `careful`."""
 
-    def __init__(self, name: str, stream: _Stream) -> None:
+    def __init__(self, name: str, stream: Stream) -> None:
         self.name = name
         self.stream = stream
-        self.compression = _compression(stream)
+        self.compression = compression(stream)
         self.head = b""
         self.number = 0  # lines read so far (the 1-based number of the last one)
         self.ended = False  # no line is left to read (the end, or a read failure)
@@ -391,7 +276,7 @@ class _Journal:
         self.warned_utf8 = False
         try:
             self.head = stream.peek(HEAD_BYTES)[:HEAD_BYTES]
-        except _READ_ERRORS as error:
+        except READ_ERRORS as error:
             # Reported as the first (and only) outcome: a compressed stream that failed
             # once is in no state to be read again.
             self.ended = True
@@ -435,7 +320,7 @@ class _Journal:
             return b""
         try:
             raw = self.stream.readline()
-        except _READ_ERRORS as error:
+        except READ_ERRORS as error:
             self.failed(error)
             return b""
         if not raw:
@@ -455,10 +340,10 @@ class _Journal:
     def line(self, raw: bytes) -> list[Record | _Outcome]:
         """The outcomes of the next line (`raw`, as read)."""
         self.number += 1
-        if self.number > 1:
+        if self.number > 1 and raw.endswith(b"\n"):
             # Most lines: JSON followed by its "\n" (and a CRLF "\r"), which JSON reads
             # as trailing whitespace, so `raw` parses as its body would. A line that does
-            # not parse takes the careful way.
+            # not parse, and the last line (no "\n"), take the careful way.
             try:
                 return [Record(self.number, orjson.loads(raw))]
             except _PARSE_ERRORS:
@@ -472,6 +357,12 @@ class _Journal:
         number = self.number
         loads = orjson.loads
         complete = raw.endswith(b"\n")
+        if not complete:
+            # The end of the file, as it is now: a line without its "\n" is the last one.
+            # A writer may write a line in two pieces, the second landing after this
+            # read: read on, the rest of the line was a line of its own ("not JSON"), and
+            # every later line number one too high.
+            self.ended = True
         body = _clean(raw, number == 1)
         if not body or body.isspace():
             return []
@@ -508,7 +399,7 @@ class _Journal:
         if not complete and body.lstrip()[:1] in _JSON_OPENERS:
             outcomes.append(_Outcome(number, "truncated-last-line", TRUNCATED_MESSAGE))
         else:
-            outcomes.append(_Outcome(number, "not-json", f"not JSON ({_reason(failure)})"))
+            outcomes.append(_Outcome(number, "not-json", f"not JSON ({reason(failure)})"))
         return outcomes
 
     def _check_head(self) -> None:
@@ -541,10 +432,10 @@ class _Journal:
         raise JournalError(self.name, NOT_JOURNAL_MESSAGE, line=counted[0].line)
 
     def _read_error_message(self, error: BaseException, last_line: int) -> str:
-        what = _damage(self.compression)
+        what = damage(self.compression)
         if not last_line:
-            return f"{what} at the start ({_reason(error)}); nothing in it could be read"
-        return f"{what} after line {last_line} ({_reason(error)}); records before it are kept"
+            return f"{what} at the start ({reason(error)}); nothing in it could be read"
+        return f"{what} after line {last_line} ({reason(error)}); records before it are kept"
 
     def _read_failure(self, message: str) -> _Outcome:
         kind = "bad-gzip" if self.compression == "gzip" else "read-error"
@@ -588,12 +479,3 @@ def _first_non_blank(head: bytes, end: int) -> int:
         if body and not body.isspace():
             return index + 1
     return len(lines)
-
-
-def _reason(error: BaseException) -> str:
-    """A short reason for a warning: orjson's message and column, no doc dump."""
-    if isinstance(error, orjson.JSONDecodeError):
-        text = f"{error.msg} at column {error.colno}"
-    else:
-        text = str(error) or type(error).__name__
-    return text if len(text) <= _REASON_LIMIT else text[: _REASON_LIMIT - 1] + "…"

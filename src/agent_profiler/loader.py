@@ -340,25 +340,30 @@ def read_group(
     else, so groups can be read apart and in any process."""
     adapter = adapter_for(group.harness)
     assert adapter is not None
-    # Under a forced --harness, what the read counted is kept apart until the group is
-    # known to read as that harness: a wrong guess is one line, not that line and every
-    # record type of the file "not recognised" by the wrong adapter.
-    counted = diagnostics if harness is None else Diagnostics(
+    # The export's estimator, with this harness's framing cost (estimate.py): chosen
+    # here, once per group, so the adapters need not know it.
+    measure = estimate.current().for_harness(group.harness.value)
+    # What the read counted is kept apart, under a forced --harness until the group is
+    # known to read as that harness (a wrong guess is one line, not that line and every
+    # record type of the file "not recognised" by the wrong adapter), and under a table
+    # with ratios per tokenizer family until it is known which read's sessions are used.
+    counted = diagnostics if harness is None and not measure.ratios_by_family else Diagnostics(
         keep_first=diagnostics.keep_first, on_progress=diagnostics.on_progress
     )  # fmt: skip
     said = diagnostics.warning_counts["no-session"]  # an adapter may say what a file is
-    # The export's estimator, with this harness's framing cost (estimate.py): chosen
-    # here, once per group, so the adapters need not know it.
     try:
-        measure = estimate.current().for_harness(group.harness.value)
         with estimate.use_estimator(measure), fewer_collections():
             sessions = adapter.read(group, counted)
         # A calibrated table with class ratios per tokenizer family: the models the group's
         # requests name choose them; read once more when they are not the ones used.
         chosen = measure.for_models(r.model for s in sessions for r in s.responses)
         if chosen is not measure:
+            # What is said (lines read, records used, warnings) is this read's, whose
+            # sessions are used: a journal still being written may have grown since the
+            # first. Its progress is not shown again.
+            counted = Diagnostics(keep_first=diagnostics.keep_first)
             with estimate.use_estimator(chosen), fewer_collections():
-                sessions = adapter.read(group, Diagnostics())
+                sessions = adapter.read(group, counted)
         if chosen.ratios_by_family:
             sessions = [estimate.with_family_fact(s, chosen) for s in sessions]
     except JournalError as error:
@@ -510,13 +515,21 @@ def _detected(path: Path) -> Harness | None:
 def _no_records(path: Path) -> str:
     """Why a file gave not one record: empty, or what its bytes look like instead (a
     journal whose lines end in a carriage return alone, a JSON document cut short, lines
-    that are none of them JSON): "empty journal" said of a file full of bytes misled."""
+    that are none of them JSON): "empty journal" said of a file full of bytes misled. A
+    file of no bytes, or a journal whose one line has no newline yet, is most likely one
+    its harness is writing (a Gemini CLI session is rewritten from 0 bytes on every
+    message; a Codex rollout's first record is long): said so."""
     try:
         with open(path, "rb") as stream:  # (a .gz or .zst that gave nothing: empty or damaged)
             start = stream.read(1 << 16)
+            if len(start) == 1 << 16:  # (a longer file: whether it ends its line)
+                stream.seek(-1, os.SEEK_END)
+            end = stream.read(1) or start[-1:]
     except OSError:
-        start = b""
+        return "empty journal (no records)"
     text = start.lstrip()
+    if not start:
+        return "empty journal (0 bytes; it may be being written or rewritten right now)"
     if not text or path.name.endswith((".gz", ".zst")):
         return "empty journal (no records)"
     if b"\r" in text and b"\n" not in text:
@@ -525,6 +538,11 @@ def _no_records(path: Path) -> str:
             "not JSON: convert its line endings (tr '\\r' '\\n')"
         )
     if text[:1] in (b"{", b"[") and b"\n" not in text.rstrip():
+        if end != b"\n" and path.name.endswith(JOURNAL_SUFFIXES):
+            return (
+                "its only line is incomplete (no newline at the end; the journal may still be "
+                "being written)"
+            )
         return "one line of JSON that does not parse: a JSON document cut short?"
     return "no line of it is JSON: not a journal"
 

@@ -46,7 +46,41 @@ def test_lines_ending_in_a_carriage_return_alone_are_said(tmp_path: Path) -> Non
 def test_an_empty_journal_is_still_called_empty(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "empty.jsonl"
     path.write_bytes(content)
-    assert _said(path) == f"error: {path.name}: empty journal (no records)"
+    assert _said(path).startswith(f"error: {path.name}: empty journal (")
     packed = tmp_path / "empty.jsonl.gz"
     packed.write_bytes(gzip.compress(content))
     assert _said(packed) == f"error: {packed.name}: empty journal (no records)"
+
+
+WRITING = "the journal may still be being written"
+ZERO_BYTES = "empty journal (0 bytes; it may be being written or rewritten right now)"
+
+
+@pytest.mark.parametrize("name", ["empty.jsonl", "session-2026-01-01T00-00-0a1b2c3d.json"])
+def test_a_file_of_no_bytes_may_be_one_being_written(tmp_path: Path, name: str) -> None:
+    # GIVEN a file of 0 bytes: a journal just created, or a Gemini CLI session caught
+    # between its rewrite's truncation and its write (review "journals in motion")
+    path = tmp_path / name
+    path.write_bytes(b"")
+    # THEN said to be empty, and why it may be
+    assert _said(path) == f"error: {name}: {ZERO_BYTES}"
+
+
+@pytest.mark.parametrize("size", [300, 100_000])  # within the bytes looked at, and beyond
+def test_a_journal_whose_one_line_has_no_newline_yet_may_be_being_written(
+    tmp_path: Path, size: int
+) -> None:
+    # GIVEN a Codex rollout whose first record is still being written (no newline yet)
+    line = json.dumps({"type": "session_meta", "payload": {"instructions": "x" * size}})
+    path = tmp_path / "rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl"
+    path.write_text(line[: size // 2])
+    # THEN said in the reader's own words, not as a JSON document cut short
+    assert _said(path) == (
+        f"error: {path.name}: its only line is incomplete (no newline at the end; {WRITING})"
+    )
+    # a JSON document is written whole, not line by line: one cut short is said so
+    document = tmp_path / "state.json"
+    document.write_text(line[: size // 2])
+    assert _said(document).endswith(
+        "one line of JSON that does not parse: a JSON document cut short?"
+    )

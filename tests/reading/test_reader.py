@@ -13,7 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from agent_profiler import jsonl
+from agent_profiler import jsonl, jsonl_open
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
 from agent_profiler.jsonl import (
@@ -144,9 +144,9 @@ def test_bad_utf8_on_a_line_that_is_not_json_either(tmp_path: Path) -> None:
 
 
 def test_a_long_reason_is_cut_to_the_limit_with_an_ellipsis() -> None:
-    reason = jsonl._reason(OSError("x" * 200))
-    assert len(reason) == jsonl._REASON_LIMIT and reason == "x" * 79 + "…"
-    assert jsonl._reason(OSError("x" * 80)) == "x" * 80
+    reason = jsonl_open.reason(OSError("x" * 200))
+    assert len(reason) == jsonl_open.REASON_LIMIT and reason == "x" * 79 + "…"
+    assert jsonl_open.reason(OSError("x" * 80)) == "x" * 80
 
 
 @pytest.mark.parametrize(
