@@ -52,6 +52,18 @@ def detect(values: list[object]) -> bool:
             "file-history-snapshot",
             "queue-operation",
             "attachment",
+            # What a transcript may hold alone while its first turn is being written (a
+            # resumed session's pointer, the UI's titles, tags and modes): its own, named
+            # as such, not "not a journal of a supported harness".
+            "last-prompt",
+            "pr-link",
+            "ai-title",
+            "custom-title",
+            "agent-name",
+            "agent-setting",
+            "tag",
+            "mode",
+            "permission-mode",
         }:
             return True
         if text_field(value, "type") == "system" and text_field(value, "subtype") in {

@@ -548,7 +548,16 @@ DETECTED = [
     ("stream result", record(STREAM_BG, 46), False),
     ("summary without leafUuid or sessionId", _without(record(E51, 1), "leafUuid"), False),
     ("snapshot without snapshot or sessionId", _without(record(E51, 2), "snapshot"), False),
-    ("pr-link with sessionId", {**record(E4B, 67), "type": "pr-link"}, False),
+    # A transcript holding so far only what the UI keeps (a resumed session's pointer, a
+    # title) is Claude Code's; a type Claude Code does not write is not.
+    ("pr-link with sessionId", {**record(E4B, 67), "type": "pr-link"}, True),
+    (
+        "last-prompt with sessionId",
+        {"type": "last-prompt", "lastPrompt": "x", "sessionId": "s"},
+        True,
+    ),
+    ("unknown type with sessionId", {**record(E4B, 67), "type": "zzz-note"}, False),
+    ("last-prompt without sessionId", {"type": "last-prompt", "lastPrompt": "x"}, False),
 ]
 
 
