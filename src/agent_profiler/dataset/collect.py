@@ -440,7 +440,9 @@ def _write_version(
         # A journal the reading could not read is not collected: said as an error, and
         # left out of the manifest so that the next collect reads it (refuse.unread).
         failed = unread(outcome, group.paths, members, entries)
-        result.failures += [*outcome.failures, *failed.values()]
+        # (an error is said once: a file refused when planned is in the group read too)
+        said = {failure.path for failure in (*result.failures, *outcome.failures)}
+        result.failures += [*outcome.failures, *(e for e in failed.values() if e.path not in said)]
         forget(outcome.diagnostics, failed.values())
         result.diagnostics.absorb(outcome.diagnostics)
         whole = not outcome.paths or (bool(failed) and not outcome.value["sessions"])
