@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+import stat
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import field
@@ -35,6 +36,7 @@ from agent_profiler.adapters.opencode_v2 import is_utf8
 from agent_profiler.console import counted
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
+from agent_profiler.inputs import os_reason
 from agent_profiler.jsonl import open_journal, peek
 from agent_profiler.records import record
 
@@ -307,8 +309,13 @@ def _quiescent_wal(path: Path) -> bool:
 
 def _open_db(path: Path) -> sqlite3.Connection:
     source = str(path)
-    if not path.is_file():
-        raise JournalError(source, "cannot open: not a file")
+    try:
+        mode = path.stat().st_mode
+    except OSError as error:  # deleted after planning: said as every harness says it
+        raise JournalError(source, f"cannot open: {os_reason(error)}") from error
+    if not stat.S_ISREG(mode):
+        said = "is a directory" if stat.S_ISDIR(mode) else "not a file"
+        raise JournalError(source, f"cannot open: {said}")
     try:
         connection = _connect(path, immutable=_quiescent_wal(path))
         # Text as bytes (`opencode_v2.column_text`): one row's invalid UTF-8 made the query fail,
