@@ -1,10 +1,12 @@
-"""An OpenCode database read while OpenCode starts (review-motion 6). The races are made
-deterministic: the file changes, or a writer starts, inside the read (a wrapped query),
-never after a sleep."""
+"""An OpenCode database read while OpenCode starts, or that cannot be read beside other
+OpenCode files (review-motion 6, 7). The races are made deterministic: the file changes,
+or a writer starts, inside the read (a wrapped query), never after a sleep."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -12,10 +14,16 @@ from typing import Any
 
 import pytest
 from test_cases import opencode_db
+from typer.testing import CliRunner
 
 from agent_profiler.adapters import opencode_storage as storage
 from agent_profiler.adapters import opencode_v2
+from agent_profiler.cli import app
 from agent_profiler.diagnostics import Diagnostics
+from shared_paths import TESTS
+
+EXPORT = TESTS / "data" / "journals" / "opencode" / "ses_fd4c895f0ffe6gKgxHiEgiQCcd.export.json"
+runner = CliRunner()
 
 
 @pytest.fixture
@@ -145,3 +153,56 @@ def test_opencode_starting_during_the_read_is_read_through_its_wal(
     assert connects == [True, False]
     assert stored.info["title"] == "renamed while read"
     assert diagnostics.warning_counts == {}
+
+
+def _summary(*args: str) -> tuple[int, str, list[dict[str, Any]]]:
+    done = runner.invoke(app, ["summary", *args, "--json", "-j", "1"])
+    return done.exit_code, done.stderr, json.loads(done.stdout or "[]")
+
+
+def test_a_damaged_database_costs_itself_not_the_exports_beside_it(tmp_path: Path) -> None:
+    # GIVEN a folder with an OpenCode export and an `opencode.db` that is no database
+    folder = tmp_path / "mix"
+    folder.mkdir()
+    shutil.copy(EXPORT, folder)
+    (folder / "opencode.db").write_bytes(b"not a database at all" * 100)
+    # WHEN summarised
+    code, stderr, sessions = _summary(str(folder))
+    # THEN the export's session is read, the database named with its reason, exit 1
+    assert [s["session"] for s in sessions] == [EXPORT.name.split(".")[0]]
+    assert "opencode.db: not a SQLite database, or corrupt (file is not a database)" in stderr
+    assert "no readable sessions" not in stderr
+    assert code == 1
+
+
+def test_a_locked_database_costs_itself_not_the_export_given_with_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a database OpenCode holds locked (a rollback journal, an exclusive lock), and
+    # the `opencode export` output its message recommends, given together
+    path = opencode_db(tmp_path, wal=False)
+    export = Path(shutil.copy(EXPORT, tmp_path))
+    lock = sqlite3.connect(path, isolation_level=None)
+    lock.execute("BEGIN EXCLUSIVE")
+    monkeypatch.setattr(storage, "LOCK_WAIT_S", 0.05)
+    try:
+        code, stderr, sessions = _summary(str(path), str(export))
+    finally:
+        lock.close()
+    assert [s["session"] for s in sessions] == [EXPORT.name.split(".")[0]]
+    assert "opencode.db: database is locked by another process" in stderr
+    assert code == 1
+
+
+def test_a_database_alone_that_cannot_be_read_is_one_error_line(tmp_path: Path) -> None:
+    path = tmp_path / "opencode.db"
+    path.write_bytes(b"not a database at all" * 100)
+    other = tmp_path / "opencode-2.db"
+    other.write_bytes(b"nor is this one" * 100)
+    code, stderr, sessions = _summary(str(path), str(other))
+    assert sessions == []
+    assert code == 1
+    # Nothing of the group read: the first is the group's `error:` line, the other named too
+    lines = [line for line in stderr.splitlines() if "opencode" in line]
+    assert any(line.startswith("error: ") and "opencode-2.db" not in line for line in lines)
+    assert any("opencode-2.db: not a SQLite database" in line for line in lines)
