@@ -37,6 +37,7 @@ from agent_profiler.adapters import opencode_storage as storage
 from agent_profiler.adapters.common import is_damaged_gzip, text_field
 from agent_profiler.adapters.opencode_session import HARNESS, SessionBuilder
 from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.errors import JournalError
 from agent_profiler.model import Session
 
 if TYPE_CHECKING:
@@ -79,26 +80,41 @@ def read_stored(paths: list[Path], diagnostics: Diagnostics) -> list[storage.Sto
     storage that a database holds too is left out (the storage is left on disk after the
     migration; the database is the newer copy). Two exports or two databases holding one
     session (a copy, a backup) are both read: the loader gives the copy its own id
-    (`#2`), as for every harness (issue 15.2)."""
+    (`#2`), as for every harness (issue 15.2).
+
+    A database or export that cannot be read (locked, damaged, gone) costs itself, not
+    the group (review-motion 7): a `read-error` warning naming it (exit 1), and the other
+    files are read. Only when no file of the group could be read is the first failure
+    raised: the loader's `error:` line, as for a file given alone."""
     kinds = [(storage.kind_of(p) or "export", p) for p in paths]
     rank = {"db": 0, "storage": 1, "export": 2}
     kinds.sort(key=lambda kp: rank.get(kp[0], 3))
     seen: set[str] = set()
     result: list[storage.StoredSession] = []
     roots: dict[Path, set[str]] = {}
+    failures: list[JournalError] = []
     for kind, path in kinds:
         if kind == "storage":
             root = storage.storage_root(path)
             if root is not None:
                 roots.setdefault(root, set()).add(path.stem)
             continue
-        found = (
-            storage.read_db(path, diagnostics)
-            if kind == "db"
-            else (storage.read_export(path, diagnostics))
-        )
+        try:
+            found = (
+                storage.read_db(path, diagnostics)
+                if kind == "db"
+                else (storage.read_export(path, diagnostics))
+            )
+        except JournalError as error:
+            failures.append(error)
+            continue
         seen.update(session.id for session in found)
         result += found
+    nothing_read = bool(failures) and len(failures) == len(kinds)
+    for failure in failures[1:] if nothing_read else failures:
+        diagnostics.warn(failure.path, failure.line, "read-error", failure.message)
+    if nothing_read:
+        raise failures[0]
     for root, wanted in roots.items():
         result += _unseen(storage.read_storage(root, wanted, diagnostics), seen, diagnostics)
     return result

@@ -11,9 +11,16 @@ OpenCode keeps writing (WAL readers never block its writer). But a read-only WAL
 reader still *creates* `-wal` and `-shm` beside the file when they are missing
 (checked: it did so on a copied database). So when the database is in WAL mode
 and has no `-wal` file, nothing is in flight, and it is opened `immutable=1`
-instead: no locks, no files created, the same rows. A rollback-journal database
-(no WAL) creates nothing when read; it gets `mode=ro` and waits up to
-`LOCK_WAIT_S` for a writer's exclusive lock, then says the database is locked.
+instead: no locks, no files created, the same rows. But `immutable=1` promises
+SQLite that nothing writes the file: OpenCode starting during the read (creating the
+`-wal`, checkpointing pages into the file) gave a mix of old and new pages, read as a
+damaged table or as rows missing (review-motion 6). So such a read is kept only when
+the file (its size, time, inode) and the absence of `-wal` held from before it to after
+it; else it is read again, with `mode=ro` once OpenCode is seen running (the `-wal` and
+`-shm` it may create are then OpenCode's own) and on the last of `READ_TRIES` whatever
+is seen. A rollback-journal database (no WAL) creates nothing when read; it gets
+`mode=ro` and waits up to `LOCK_WAIT_S` for a writer's exclusive lock, then says the
+database is locked.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+import stat
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import field
@@ -35,11 +43,13 @@ from agent_profiler.adapters.opencode_v2 import is_utf8
 from agent_profiler.console import counted
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
+from agent_profiler.inputs import os_reason
 from agent_profiler.jsonl import open_journal, peek
 from agent_profiler.records import record
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 LOCK_WAIT_S = 2.0  # how long to wait for a writer's exclusive lock before giving up
+READ_TRIES = 3  # reads of a database that changed under a read without locks
 MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
 
 
@@ -305,12 +315,28 @@ def _quiescent_wal(path: Path) -> bool:
     return in_wal_mode and not Path(str(path) + "-wal").exists()
 
 
-def _open_db(path: Path) -> sqlite3.Connection:
-    source = str(path)
-    if not path.is_file():
-        raise JournalError(source, "cannot open: not a file")
+def _stamp(path: Path) -> tuple[int, int, int, bool] | None:
+    """What changes when the database is written: its inode, size and modification time,
+    and whether a `-wal` is beside it (None when it cannot be looked at)."""
     try:
-        connection = _connect(path, immutable=_quiescent_wal(path))
+        facts = path.stat()
+    except OSError:
+        return None
+    wal = Path(str(path) + "-wal").exists()
+    return facts.st_ino, facts.st_size, facts.st_mtime_ns, wal
+
+
+def _open_db(path: Path, immutable: bool) -> sqlite3.Connection:
+    source = str(path)
+    try:
+        mode = path.stat().st_mode
+    except OSError as error:  # deleted after planning: said as every harness says it
+        raise JournalError(source, f"cannot open: {os_reason(error)}") from error
+    if not stat.S_ISREG(mode):
+        said = "is a directory" if stat.S_ISDIR(mode) else "not a file"
+        raise JournalError(source, f"cannot open: {said}")
+    try:
+        connection = _connect(path, immutable)
         # Text as bytes (`opencode_v2.column_text`): one row's invalid UTF-8 made the query fail,
         # its text quoted in SQLite's error (review-bad 9); bytes are faster to read too.
         connection.text_factory = bytes
@@ -346,9 +372,32 @@ def _reason(error: Exception) -> str:
 def read_db(path: Path, diagnostics: Diagnostics) -> list[StoredSession]:
     """The sessions of a database: a 1.x session from `message`/`part`; a session that
     2.x (≥2.0.3) has messages of in `session_message` from those rows only (the 1.x rows
-    of a session continued after the upgrade are a frozen copy of its start)."""
+    of a session continued after the upgrade are a frozen copy of its start). A read
+    without locks that the file changed under is not used, nor what it warned about (a
+    table it saw half-written is not damaged): it is read again (module doc)."""
+    for _ in range(READ_TRIES - 1):
+        before = _stamp(path)
+        if not _quiescent_wal(path):
+            break
+        counted = Diagnostics(
+            keep_first=diagnostics.keep_first, on_progress=diagnostics.on_progress
+        )
+        try:
+            sessions = _read_db(path, counted, immutable=True)
+        except JournalError:
+            if _stamp(path) == before:
+                raise
+            continue
+        if _stamp(path) == before:
+            diagnostics.absorb(counted)
+            diagnostics.listed |= counted.listed
+            return sessions
+    return _read_db(path, diagnostics, immutable=False)
+
+
+def _read_db(path: Path, diagnostics: Diagnostics, immutable: bool) -> list[StoredSession]:
     source = str(path)
-    connection = _open_db(path)
+    connection = _open_db(path, immutable)
     try:
         tables = {v2text(r[0]) for r in connection.execute("SELECT name FROM sqlite_master")}
         v1 = {"message", "part"} <= tables

@@ -1640,7 +1640,9 @@ def test_a_database_that_is_not_opencode_s_fails_with_its_reason(tmp_path: Path)
     connection.commit()
     connection.close()
     cases = {
-        folder: "cannot open: not a file",
+        folder: "cannot open: is a directory",
+        # Deleted after planning: as every harness says it (review-motion 10), not "not a file"
+        tmp_path / "opencode-gone.db": "cannot open: no such file or directory",
         garbage: "not a SQLite database, or corrupt (file is not a database)",
         other: "not an OpenCode database (no session/message/part tables, nor 2.x session_message)",
     }
