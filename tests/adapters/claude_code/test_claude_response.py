@@ -99,7 +99,7 @@ def test_one_count_off_the_fast_path_merges_as_token_count_reads_it(
     assert all(type(v) is int or type(v) is _Count for v in draft.usage.values())
 
 
-def test_counts_each_in_range_whose_bits_together_are_not_merge_as_they_are() -> None:
+def test_valid_counts_whose_bitwise_or_reaches_the_limit_merge_as_they_are() -> None:
     """The fast path tests the four counts' bitwise or against the limit: two valid counts
     whose or reaches it take the checked path, which merges them the same."""
     usage = {**VALID, "input_tokens": 2**46, "output_tokens": 10**15 - 1}
