@@ -10,6 +10,7 @@ from array import array
 import pytest
 
 from agent_profiler.layout.counters import session_counters
+from agent_profiler.layout.plan import _lanes, _Places
 from agent_profiler.layout.planning import UUID_BLOCK, Links, TrackIds, first_fit
 from agent_profiler.layout.types import merged_begins, stable_id64, stable_ids64
 from agent_profiler.model import (
@@ -180,3 +181,66 @@ def test_a_journal_group_has_uuids_up_to_its_block_and_no_further() -> None:
     assert ids.get(str(UUID_BLOCK - 3)) == uuids[-1]
     with pytest.raises(OverflowError, match=f"^more than {UUID_BLOCK - 1} tracks in one journal"):
         ids.get("one more")
+
+
+def _lanes_one_track_at_a_time(
+    places: dict[str, _Places], key: str, ids: TrackIds
+) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    """`plan._lanes` as it was before tracks of the same spans shared their lanes: every
+    track fitted on its own."""
+    lanes: dict[str, list[int]] = {}
+    counts: dict[str, int] = {}
+    firsts: list[tuple[tuple[int, int, int], str, int]] = []
+    for name, track in places.items():
+        if not track.starts:
+            continue
+        fitted, lane_firsts, counts[name] = first_fit(
+            track.starts, track.ends, track.positions, track.instants
+        )
+        lanes[name] = list(fitted)
+        firsts += [(first, name, lane) for lane, first in lane_firsts.items()]
+    firsts.sort()
+    uuids = {name: [0] * count for name, count in counts.items()}
+    for _, name, lane in firsts:
+        uuids[name][lane] = ids.get(f"{key}:{name}:{lane}")
+    return lanes, uuids
+
+
+def test_tracks_of_the_same_spans_get_the_lanes_each_would_get_alone() -> None:
+    """`_lanes` hands a track the lanes of a track fitted before it whose spans (starts,
+    ends, instants) are the same (Turns are the Responses' spans), its firsts moved to its
+    own positions. Against every track fitted on its own: copies of a track at other
+    positions (before or after it in the layout), and near-copies (one end longer, one
+    slice an instant, one start later), which must be fitted on their own."""
+    rng = random.Random(23)
+    for _ in range(300):
+        n = rng.randint(1, 12)
+        spread = rng.choice((3, 20, 200))
+        starts = [rng.randint(0, spread) for _ in range(n)]
+        ends = [s + rng.choice((0, 1, 2, 5, 40)) for s in starts]
+        instants = [int(rng.random() < 0.15) for _ in range(n)]
+        variants = []
+        for kind in rng.sample(["copy", "copy", "end", "instant", "start", "same"], 4):
+            s, e, i = list(starts), list(ends), list(instants)
+            j = rng.randrange(n)
+            if kind == "end":
+                e[j] += rng.choice((1, 50))
+            elif kind == "instant":
+                i[j] = 1 - i[j]
+            elif kind == "start":
+                s[j] += 1
+                e[j] = max(e[j], s[j])
+            variants.append((s, e, i))
+        # Every slice's place in the layout: the tracks' slices interleaved at random.
+        owners = [t for t in range(1 + len(variants)) for _ in range(n)]
+        rng.shuffle(owners)
+        places: dict[str, _Places] = {}
+        for t, (s, e, i) in enumerate([(starts, ends, instants), *variants]):
+            track = places[f"track{rng.randrange(100)}-{t}"] = _Places()
+            track.starts.extend(s)
+            track.ends.extend(e)
+            track.instants.extend(i)
+            track.positions.extend(p for p, owner in enumerate(owners) if owner == t)
+        lanes, uuids = _lanes(places, "k", TrackIds())
+        expected = _lanes_one_track_at_a_time(places, "k", TrackIds())
+        assert ({n: list(v) for n, v in lanes.items()}, uuids) == expected

@@ -294,3 +294,18 @@ def test_every_journal_s_groups_are_the_generic_bytes(folder: Path) -> None:
             sessions = read_group(group, Diagnostics(), {}).sessions
             expected = _group_bytes(sessions, index, facts, direct=False)
             assert _group_bytes(sessions, index, facts, direct=True) == expected, group.paths
+
+
+def test_a_category_whose_count_repeats_as_a_bool_or_an_equal_int_is_written_anew() -> None:
+    """`categories` keeps each category's last count and bytes (a request's unchanged
+    categories repeat; none before the first, 0 included): a count equal to the last but
+    of another type (True after 1, 1 after True, 1.0 after 1) is no repeat, and is
+    written as its type is."""
+    pair = _Pair()
+    response = Response("r", S, 2 * S, "m", Usage(8))
+    for tokens in [0, 1, 1, True, True, 1, 0, False, 0, 1, 1.0, 1, 300, 300, 300.0]:
+        snapshot = ContextSnapshot(
+            S, AnchorKind.RESPONSE, "r", Stage.TRANSCRIPT_OBSERVED, Basis.CHARS,
+            Coverage.PARTIAL, False, ((Category.RESULTS, tokens), (Category.SYSTEM, 5)),
+        )  # fmt: skip
+        pair.agree(response_args, _session(), response, snapshot, None, True, frozenset())

@@ -176,3 +176,24 @@ def test_texts_are_interned_once_and_only_the_first_event_clears_the_state() -> 
     assert [(s.name, s.ts, s.args) for s in view.slices_on(SLICES)] == [
         ("turn", start, args) for start in sorted(starts)
     ]
+
+
+def test_long_interned_texts_decode_to_what_was_given() -> None:
+    """Names, categories and annotation texts interned with entries past two varint bytes'
+    worth of length: each entry's length is worked out from its parts' (the iid's and the
+    text's varints, their two tags), not measured, so lengths of every size are checked:
+    about 200, 300 and 20,000 bytes (a three-byte length)."""
+    encoder = EventEncoder(SEQUENCE)
+    given = []
+    data = b""
+    for i, size in enumerate((199, 200, 201, 202, 300, 20_000)):
+        start = T0 + i * S
+        name = f"{i}" + "n" * size
+        slice_ = LaidSlice(
+            "Turns", name, start, start + 1, "c" * size, {"k" * size: "s"}, track_uuid=SLICES
+        )
+        given.append((name, "c" * size, start, {"k" * size: "s"}))
+        data += encoder.begin(start, slice_) + encoder.end(start + 1, SLICES)
+    view = _view(data)
+    got = [(s.name, s.category, s.ts, s.args) for s in view.slices_on(SLICES)]
+    assert got == given

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agent_profiler.adapters.claude_code import read_transcript
 from agent_profiler.adapters.claude_response import ResponseDraft
 from agent_profiler.attribution import Logged
@@ -60,6 +62,65 @@ def test_only_a_cache_write_split_is_no_request() -> None:
     assert not draft.is_request
     draft.merge_usage({"cache_read_input_tokens": 1})
     assert draft.is_request
+
+
+class _Count(int):
+    """An int of another class: a token count (`token_count` reads it), though not the
+    plain int JSON gives, which the per-record fast path is for."""
+
+
+VALID = {
+    "input_tokens": 4,
+    "cache_creation_input_tokens": 300,
+    "cache_read_input_tokens": 20_000,
+    "output_tokens": 7,
+}
+
+
+@pytest.mark.parametrize("key", list(VALID))
+@pytest.mark.parametrize("value", [-3, True, "5", None, 1.0, 10**15, 10**15 - 1, _Count(9)])
+def test_one_count_off_the_fast_path_merges_as_token_count_reads_it(
+    key: str, value: object
+) -> None:
+    """Three valid counts and one at an edge of the four-at-once test (negative, a bool,
+    a string, null, a float, the limit; or valid: one below the limit, an int subclass):
+    the others merge as ever; the edge one merges as `token_count` reads it, and is
+    returned as bad when it is there but no token count (null is a count not given)."""
+    draft = _draft()
+    counted = value is not None and type(value) is not float
+    counted = counted and isinstance(value, int) and type(value) is not bool
+    counted = counted and 0 <= value < 10**15  # type: ignore[operator]
+    bad = () if counted or value is None else (key,)
+    assert draft.merge_usage({**VALID, key: value}) == bad
+    expected = {k: v for k, v in VALID.items() if k != key}
+    if counted:
+        expected[key] = value  # type: ignore[assignment]
+    assert draft.usage == expected
+    assert all(type(v) is int or type(v) is _Count for v in draft.usage.values())
+
+
+def test_valid_counts_whose_bitwise_or_reaches_the_limit_merge_as_they_are() -> None:
+    """The fast path tests the four counts' bitwise or against the limit: two valid counts
+    whose or reaches it take the checked path, which merges them the same."""
+    usage = {**VALID, "input_tokens": 2**46, "output_tokens": 10**15 - 1}
+    assert (2**46 | 10**15 - 1) >= 10**15
+    draft = _draft()
+    assert draft.merge_usage(usage) == ()
+    assert draft.usage == usage
+
+
+@pytest.mark.parametrize(
+    ("hour", "expected"),
+    [(9, 9), (_Count(9), 9), (10**15 - 1, 10**15 - 1), (10**15, 0), (-9, 0), (True, 0), ("9", 0)],
+)
+def test_a_1_hour_cache_write_is_read_as_token_count_reads_it(hour: object, expected: int) -> None:
+    """The 1-hour share of the cache writes: a plain int in range is taken at once; any
+    other value (an int subclass counts, the limit, a negative, a bool, a string do not)
+    as `token_count` reads it. No count is no entry."""
+    draft = _draft()
+    draft.merge_usage({**VALID, "cache_creation": {"ephemeral_1h_input_tokens": hour}})
+    assert draft.usage.get("cache_creation_1h", 0) == expected
+    assert type(draft.usage.get("cache_creation_1h", 0)) is not bool
 
 
 def _assistant(message_id: str, usage: dict[str, Any]) -> str:

@@ -755,3 +755,57 @@ def test_every_run_of_context_is_a_native_snapshot_with_private_names() -> None:
     ]
     shown = " ".join(f"{c.id} {c.label}" for s in session.snapshots for c in s.changes)
     assert "/home/moxa" not in shown
+
+
+@pytest.mark.parametrize("given", ["", 7, None])
+def test_a_message_id_that_is_empty_or_no_string_is_read_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: object
+) -> None:
+    """Line 22's message id made empty, a number or null (edited): an empty or null id is
+    no id, and its record's requestId names the response; a number is its text. Its text
+    is linked to the response so named (a non-empty string id is taken at once)."""
+    values = lines(4, 22)
+    values[1]["message"]["id"] = given
+    added = spy(monkeypatch)
+    session, _ = load_one(write(tmp_path, values))
+    expected = "7" if given == 7 else values[1]["requestId"]
+    assert [r.id for r in session.responses] == [expected]
+    assert by_id(added)[f"{values[1]['uuid']}:0"].source_id == expected
+
+
+def test_an_assistant_record_of_empty_text_adds_no_item(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Line 22's content an empty string (edited): no block, no item (a bare string is a
+    text block only when there is text); its response is still read."""
+    values = lines(4, 22)
+    values[1]["message"]["content"] = ""
+    added = spy(monkeypatch)
+    session, _ = load_one(write(tmp_path, values))
+    assert [a.id for a in added if a.id.startswith(values[1]["uuid"])] == []
+    assert [r.id for r in session.responses] == [values[1]["message"]["id"]]
+
+
+@pytest.mark.parametrize("blocks", [False, True])
+def test_records_without_a_uuid_name_their_items_by_time_and_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, blocks: bool
+) -> None:
+    """Lines 4 and 22 without their uuid (edited; the prompt a string, or a text block):
+    the prompt's item and the prompt are named by its time (`user@<ts>`), the answer's
+    item by its response and its line (`<message id>@2`), as when every record made its
+    uuid up front."""
+    values = lines(4, 22)
+    for value in values:
+        del value["uuid"]
+    if blocks:
+        text = values[0]["message"]["content"]
+        values[0]["message"]["content"] = [{"type": "text", "text": text}]
+    added = spy(monkeypatch)
+    session, _ = load_one(write(tmp_path, values))
+    prompt = f"user@{ts(values[0])}"
+    answer = f"{values[1]['message']['id']}@2"
+    assert [a.id for a in added if a.id.startswith((prompt, answer))] == [
+        f"{prompt}:0",
+        f"{answer}:0",
+    ]
+    assert [p.id for p in session.prompts] == [prompt]

@@ -6,13 +6,16 @@ damaged types reported as before, and the tag test that skips texts no tag start
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agent_profiler.adapters import codex
 from agent_profiler.adapters.codex_records import _TAGS, classify
 from agent_profiler.adapters.drafts import ToolArguments
+from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.model import Category
 from samples import read_single
 
@@ -216,3 +219,87 @@ def test_an_image_in_a_tools_output_is_unmeasured(tmp_path: Path) -> None:
     )
     session, _ = read_single(journal)
     assert dict(session.unmeasured) == {"image": 1}
+
+
+def test_a_rollout_of_one_dated_line_spans_that_instant(tmp_path: Path) -> None:
+    """The rollout's span is kept as an empty range (no time yet) that each line's time
+    widens on both sides: one dated line is its start and its end, both set by that line
+    (a span test made of `if … elif …` set only the start, and the rollout was no session)."""
+    journal = _write(tmp_path / "rollout.jsonl", [_meta()])
+    session, _ = read_single(journal)
+    start = 1_772_359_200 * 10**9  # 2026-03-01T10:00:00Z
+    assert (session.start_ns, session.end_ns) == (start, start)
+
+
+def test_a_rollout_whose_only_time_is_zero_still_spans_it(tmp_path: Path) -> None:
+    """No line dated and the file last written at the epoch (an archive's mtime of 0): its
+    one line is placed at time 0, which is a time (the empty range's end is -1): the
+    rollout spans [0, 0], as it did when the span began as None."""
+    line = _meta()
+    del line["timestamp"]
+    journal = _write(tmp_path / "rollout.jsonl", [line])
+    os.utime(journal, ns=(0, 0))
+    builder = codex.read_rollout(journal, Diagnostics())
+    assert (builder.start_ns, builder.end_ns) == (0, 0)
+
+
+def test_every_unknown_content_part_of_an_item_is_said_with_its_line(tmp_path: Path) -> None:
+    """`_unknown_parts` on every key of a response_item that holds parts: a reasoning
+    item's `content` that is no list hides nothing after it (its `summary`'s unknown part
+    on line 2); a part that is no object (7, line 3) and one without a type (line 3) are
+    untyped; a tool output's parts are looked at too (line 5). The known parts say nothing."""
+    reasoning = {
+        "type": "reasoning",
+        "content": "not a list",
+        "summary": [{"type": "summary_text", "text": "s"}, {"type": "zzz_summary"}],
+    }
+    message = {
+        "type": "message",
+        "role": "user",
+        "content": [{"type": "input_text", "text": "hi"}, 7, {"text": "no type"}],
+    }
+    call = {"type": "function_call", "name": "shell", "arguments": "{}", "call_id": "c1"}
+    output = {
+        "type": "function_call_output",
+        "call_id": "c1",
+        "output": [{"type": "input_text", "text": "ok"}, {"type": "zzz_output", "text": "x"}],
+    }
+    journal = _write(
+        tmp_path / "rollout.jsonl",
+        [
+            _meta(),
+            _line(1, "response_item", reasoning),
+            _line(2, "response_item", message),
+            _line(3, "response_item", call),
+            _line(4, "response_item", output),
+            _line(5, "event_msg", _usage(100, 105, 1000)),
+        ],
+    )
+    _, diagnostics = read_single(journal)
+    said = [(w.line, w.message) for w in diagnostics.warnings if w.kind == "unknown-block"]
+    assert said == [
+        (2, "content part of type 'zzz_summary' not recognised (not read)"),
+        (3, "content part of type 'untyped' not recognised (not read)"),
+        (3, "content part of type 'untyped' not recognised (its text read)"),
+        (5, "content part of type 'zzz_output' not recognised (its text read)"),
+    ]
+
+
+def test_arguments_redacted_as_empty_are_of_no_size(tmp_path: Path) -> None:
+    """A marker stating `len=0` (empty arguments, redacted) makes the call's arguments 0
+    bytes, as any stated length does: a stated 0 is a length, not its absence."""
+    marker = "[REDACTED_ARGUMENTS len=0 sha=0a1b2c3d]"
+    call = {"type": "function_call", "name": "shell", "arguments": marker, "call_id": "c1"}
+    output = {"type": "function_call_output", "call_id": "c1", "output": "done"}
+    journal = _write(
+        tmp_path / "rollout.jsonl",
+        [
+            _meta(),
+            _line(1, "response_item", call),
+            _line(2, "event_msg", _usage(100, 105, 1000)),
+            _line(3, "response_item", output),
+        ],
+    )
+    session, _ = read_single(journal)
+    (tool,) = session.tool_calls
+    assert tool.arg_bytes == 0

@@ -648,6 +648,47 @@ def test_counts_that_are_no_token_counts_are_read_as_zero(tmp_path: Path) -> Non
     assert diagnostics.warning_counts["bad-usage"] == 2
 
 
+@pytest.mark.parametrize("usage", ["last_token_usage", "total_token_usage"])
+@pytest.mark.parametrize("count", [-5, True, 10**15, 10**15 - 1])
+def test_a_count_at_the_edge_of_a_token_count_takes_the_checked_path(
+    tmp_path: Path, usage: str, count: object
+) -> None:
+    """Line 10 with its reasoning count (62) replaced, in its last or its total usage, by a
+    count just outside what a token count is (negative, a bool, the limit 10**15) or just
+    inside it (10**15 - 1): the edges of `on_token_count`'s test of all counts at once.
+    Outside, the count is read as 0 and warned about (`bad-usage`), as `token_count` reads
+    it; inside, it is the count and no warning."""
+    line = record(PLAIN, 10)
+    line["payload"]["info"][usage]["reasoning_output_tokens"] = count
+    (session,), diagnostics = _load(write(tmp_path, [record(PLAIN, n) for n in (1, 6, 9)] + [line]))
+    (response,) = session.responses
+    valid = count == 10**15 - 1
+    expected = 62 if usage == "total_token_usage" else count if valid else 0
+    assert response.usage.reasoning_tokens == expected
+    assert type(response.usage.reasoning_tokens) is int
+    assert (response.usage.prompt_tokens, response.usage.output_tokens) == (18_703, 167)
+    assert diagnostics.warning_counts["bad-usage"] == (0 if valid else 1)
+
+
+@pytest.mark.parametrize("damaged", [False, True])
+def test_counts_not_given_in_the_last_usage_are_0(tmp_path: Path, damaged: bool) -> None:
+    """Line 10 whose last usage gives only its output (and, damaged, a string reasoning
+    count: the checked path): the prompt, cache and reasoning counts it leaves out are 0,
+    ints, on both paths of `on_token_count`; the request is made (it has an output)."""
+    line = record(PLAIN, 10)
+    last = line["payload"]["info"]["last_token_usage"] = {"output_tokens": 167}
+    if damaged:
+        last["reasoning_output_tokens"] = "62"
+    (session,), diagnostics = _load(write(tmp_path, [record(PLAIN, n) for n in (1, 6, 9)] + [line]))
+    (response,) = session.responses
+    usage = response.usage
+    got = (usage.prompt_tokens, usage.input_tokens, usage.cache_read_tokens)
+    got += (usage.cache_write_tokens, usage.reasoning_tokens, usage.output_tokens)
+    assert got == (0, 0, 0, 0, 0, 167)
+    assert all(type(n) is int for n in got)
+    assert diagnostics.warning_counts["bad-usage"] == int(damaged)
+
+
 def test_each_request_has_the_window_reported_with_it(tmp_path: Path) -> None:
     """task_started (line 2) says 258,400: the first request's window; a later token_count
     saying 400,000 is the window from that request on (a model switch changes the window,
