@@ -108,7 +108,7 @@ def read_jsonl(
     with open_stream(name) as stream:
         position = position_of(stream)
         progress = diagnostics.on_progress
-        size = os.path.getsize(name) if progress is not None else 0
+        size = _size(name) if progress is not None else 0
         journal = _Journal(name, stream)
         loads = orjson.loads
         readline = stream.readline
@@ -479,3 +479,13 @@ def _first_non_blank(head: bytes, end: int) -> int:
         if body and not body.isspace():
             return index + 1
     return len(lines)
+
+
+def _size(name: str) -> int:
+    """The file's size for the progress line; 0 (no total shown) when it is gone since it
+    was opened: an `OSError` here ended the read with an internal error naming the file's
+    absolute path."""
+    try:
+        return os.path.getsize(name)
+    except OSError:
+        return 0

@@ -192,3 +192,28 @@ def test_a_group_read_again_for_its_family_says_what_that_read_read(
     assert said.accounting() == alone.accounting() and said.warnings == []
     assert said.lines_read == 9 and said.records_used == alone.records_used
     assert len(session.responses) == len(again.responses) == 4
+
+
+def test_a_journal_deleted_once_opened_is_read_whole_with_progress_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a journal removed between its opening and the look at its size for the
+    # progress line (its harness's clean-up): the open file is still whole
+    path = tmp_path / "gone.jsonl"
+    path.write_bytes(b"".join(_line(n) for n in range(3)))
+    opened = jsonl.open_stream
+
+    def open_then_remove(name: str) -> Any:
+        stream = opened(name)
+        Path(name).unlink()
+        return stream
+
+    monkeypatch.setattr(jsonl, "open_stream", open_then_remove)
+    seen: list[int] = []
+    diagnostics = Diagnostics(on_progress=lambda _path, done, size: seen.append(size))
+    # WHEN read with progress on
+    records = [value["n"] for _, value in read_jsonl(path, diagnostics)]
+    # THEN every record is read, with no total for the progress line, and no error (the
+    # size was an OSError that ended in an internal error naming the absolute path)
+    assert records == [0, 1, 2] and diagnostics.warning_total == 0
+    assert set(seen) <= {0}

@@ -139,8 +139,10 @@ def _lanes(
                 # The same spans (Turns are the Responses' spans): the same lanes, each
                 # lane's first slice the one at the same index of the track.
                 lanes[name], counts[name] = lanes[other_name], counts[other_name]
+                # (an index per position, not `positions.index` per lane: lanes × slices)
+                index = {position: i for i, position in enumerate(other.positions)}
                 lane_firsts = {
-                    lane: (start, minus_end, track.positions[other.positions.index(position)])
+                    lane: (start, minus_end, track.positions[index[position]])
                     for lane, (start, minus_end, position) in other_firsts.items()
                 }
                 break
