@@ -329,3 +329,27 @@ def test_a_changed_journal_that_lost_what_was_collected_says_so(here: Path) -> N
         "earlier rows were replaced by what it holds now\n"
     ) in other.stderr
     assert sessions() == 1
+
+
+def test_a_rollout_given_with_its_thread_unreadable_when_read_is_read_once_readable(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Codex child rollout given with its parent (their folder) and gone when read: its
+    own `error:` line (it was a `read-error` warning), left out of the manifest with the
+    parent collected, and the child read next time."""
+    from test_vanished_after_planning import _tree
+
+    Path("tree").mkdir()
+    _, child = _tree(Path("tree"))
+    child = Path("tree") / child
+    restore: list[Callable[[], None]] = []
+    after(monkeypatch, "plan", lambda: restore.append(taken_away(child)))
+    first = run("collect", "tree", "--to", "ds")
+    assert first.exit_code == 1, first.output
+    named = [line for line in first.stderr.splitlines() if child.name in line]
+    assert named == [f"error: {child}: cannot open: no such file or directory"]
+    assert NOT_USABLE in first.stdout and "; 1 session in the dataset" in first.stdout
+    restore[0]()
+    second = run("collect", "tree", "--to", "ds")
+    assert second.exit_code == 0, second.output
+    assert "; 2 sessions in the dataset" in second.stdout
