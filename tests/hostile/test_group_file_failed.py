@@ -2,7 +2,8 @@
 (`Diagnostics.failed`): its own `error:` line, exit 1, as a file given alone, and the rest
 of its group still read. It was a `read-error` or `unreadable` warning, because an adapter
 could only fail its whole group. Cases: a Codex rollout given among its thread's, an
-OpenCode database beside its folder's export. A file only found beside the
+OpenCode database beside its folder's export, a Claude Code subagent file and a Muse
+subagent log given with their session (their folder walked). A file only found beside the
 one given stays a warning (test_vanished_after_planning). The races are made as there:
 the file is changed right after `loader.plan`."""
 
@@ -20,6 +21,11 @@ from samples import CLAUDE_SMALL
 from shared_paths import TESTS
 
 DATA = TESTS / "data" / "journals"
+SPOTTER = DATA / "claude-code" / "spotter-2.1.39-subagents-compaction"
+SUBAGENT = "258c7280-ae70-4798-800f-63464d01a85d/subagents/agent-a881341.jsonl"
+MUSE = DATA / "muse" / "synthetic" / "sessions" / "2026" / "10" / "05"
+MUSE_SESSION = "01a20000-0000-7000-8000-00000000a001"
+MUSE_CHILD = "subagent/01a20000-0000-7000-8000-00000000c001/session.jsonl"
 EXPORT = DATA / "opencode" / "ses_fd4c895f0ffe6gKgxHiEgiQCcd.export.json"
 GONE = "cannot open: no such file or directory"
 COMMANDS = {"summary": ["--json"], "export": ["-o", "t.pftrace"]}
@@ -95,3 +101,55 @@ def test_opencode_files_none_readable_are_each_an_error_line() -> None:
     assert code == 1
     for name in ("opencode.db", "opencode-2.db"):
         _said_once(lines, Path(name), "not a SQLite database, or corrupt (file is not a database)")
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_claude_subagent_file_given_that_cannot_be_read_is_its_error_line(
+    monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    shutil.copytree(SPOTTER, "sp")
+    subagent = Path("sp") / SUBAGENT
+    _after_planning(monkeypatch, subagent.unlink)
+    code, lines = _run(command, "sp")
+    assert code == 1
+    _said_once(lines, subagent, GONE)
+    assert not any("unreadable" in line for line in lines)
+
+
+def test_a_claude_subagent_file_only_found_beside_stays_a_warning(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    shutil.copytree(SPOTTER, "sp")
+    subagent = Path("sp") / SUBAGENT
+    main = next(Path("sp").glob("*.jsonl*"))
+    _after_planning(monkeypatch, subagent.unlink)
+    code, lines = _run("summary", str(main))
+    assert code == 0  # a warning: the user did not ask for that file
+    assert not any(line.startswith("error:") for line in lines)
+    assert any("unreadable: 1" in line for line in lines), lines
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_muse_subagent_log_given_that_cannot_be_read_is_its_error_line(
+    monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    shutil.copytree(MUSE / MUSE_SESSION, MUSE_SESSION)
+    shutil.rmtree(Path(MUSE_SESSION) / "approval-review", ignore_errors=True)
+    child = Path(MUSE_SESSION) / MUSE_CHILD
+    _after_planning(monkeypatch, child.unlink)
+    code, lines = _run(command, MUSE_SESSION)
+    assert code == 1
+    _said_once(lines, child, GONE)
+    assert not any("unreadable" in line for line in lines)
+
+
+def test_a_muse_subagent_log_only_found_beside_stays_a_warning(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    shutil.copytree(MUSE / MUSE_SESSION, MUSE_SESSION)
+    child = Path(MUSE_SESSION) / MUSE_CHILD
+    _after_planning(monkeypatch, child.unlink)
+    code, lines = _run("summary", str(Path(MUSE_SESSION) / "session.jsonl"))
+    assert code == 0  # a warning: the user did not ask for that file
+    assert not any(line.startswith("error:") for line in lines)
+    assert any("unreadable: 1" in line for line in lines), lines
