@@ -172,6 +172,15 @@ class Diagnostics:
     listed: set[tuple[str, str]] = field(default_factory=set)
     # Called now and then while a file is read: (path, bytes read so far, file size).
     on_progress: Callable[[str, int, int], None] | None = None
+    # Files of a group that could not be read while the others were (`failed`): each is
+    # the run's `error:` line, as a file given alone is, not a warning.
+    failures: list[JournalError] = field(default_factory=list)
+
+    def failed(self, error: JournalError) -> None:
+        """A file the user gave that cannot be read, beside others of its group that are:
+        `loader.read_group` hands it on as the group's failure (one `error:` line, exit 1),
+        and the rest of the group is still read."""
+        self.failures.append(error)
 
     def warn(self, path: str, line: int | None, kind: str, message: str) -> None:
         """One warning about the record at `path:line`. Its message is ours, but may hold
@@ -254,6 +263,7 @@ class Diagnostics:
         self.rows_read += other.rows_read
         self.records_parsed += other.records_parsed
         self.records_rejected += other.records_rejected
+        self.failures += other.failures
 
     @property
     def records_used(self) -> int:

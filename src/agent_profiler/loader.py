@@ -337,7 +337,9 @@ def read_group(
 ) -> GroupRead:
     """Read one group with its adapter. `seen` counts the session ids of the groups read
     before (a repeated id is renamed, `_rename`) and is updated. A group depends on nothing
-    else, so groups can be read apart and in any process."""
+    else, so groups can be read apart and in any process. A file of it that the adapter
+    could not read beside the others (`Diagnostics.failed`) is among its failures, with the
+    sessions read; with none read, the group's failures are all it is."""
     adapter = adapter_for(group.harness)
     assert adapter is not None
     # The export's estimator, with this harness's framing cost (estimate.py): chosen
@@ -351,6 +353,7 @@ def read_group(
         keep_first=diagnostics.keep_first, on_progress=diagnostics.on_progress
     )  # fmt: skip
     said = diagnostics.warning_counts["no-session"]  # an adapter may say what a file is
+    start = len(counted.failures)  # the files of this group that could not be read
     try:
         with estimate.use_estimator(measure), fewer_collections():
             sessions = adapter.read(group, counted)
@@ -361,7 +364,7 @@ def read_group(
             # What is said (lines read, records used, warnings) is this read's, whose
             # sessions are used: a journal still being written may have grown since the
             # first. Its progress is not shown again.
-            counted = Diagnostics(keep_first=diagnostics.keep_first)
+            counted, start = Diagnostics(keep_first=diagnostics.keep_first), 0
             with estimate.use_estimator(chosen), fewer_collections():
                 sessions = adapter.read(group, counted)
         if chosen.ratios_by_family:
@@ -372,9 +375,10 @@ def read_group(
             # A forced --harness whose adapter refused another harness's file (the
             # OpenCode export reader given a Claude Code transcript): a wrong guess.
             return GroupRead([], [_wrong_harness(p, harness) for p in group.paths])
+        failures = _taken(counted, start)
         if counted is not diagnostics:
             diagnostics.absorb(counted)
-        return GroupRead([], [error])
+        return GroupRead([], [error, *failures])
     except Exception as error:  # a bug: lose this group, keep the others
         return GroupRead(
             [],
@@ -390,8 +394,13 @@ def read_group(
         # A forced --harness that makes nothing of a file is a wrong guess, not an
         # empty session: say so by name, and keep it out of the output.
         return GroupRead([], [_wrong_harness(path, harness) for path in group.paths])
+    failures = _taken(counted, start)
     if counted is not diagnostics:
         diagnostics.absorb(counted)
+    if failures and not sessions:
+        # Nothing read but files that failed: the group's error, as one given alone (never
+        # followed by "no session records" of the same files).
+        return GroupRead([], failures)
     if not sessions and diagnostics.warning_counts["no-session"] == said:
         # e.g. a Claude Code file holding only titles and file snapshots
         diagnostics.warn(
@@ -403,7 +412,15 @@ def read_group(
     sessions = with_unread_children(sessions)
     journal_ids = tuple(s.session_id for s in sessions)
     renamed = _rename(sessions, seen, diagnostics)
-    return GroupRead(renamed, [], group.paths, journal_ids)
+    return GroupRead(renamed, failures, group.paths, journal_ids)
+
+
+def _taken(diagnostics: Diagnostics, start: int) -> list[JournalError]:
+    """The failures an adapter said (`Diagnostics.failed`) since `start`, taken out: they
+    are the group's (`GroupRead.failures`), not the diagnostics of every group read."""
+    taken = diagnostics.failures[start:]
+    del diagnostics.failures[start:]
+    return taken
 
 
 # What a plan keeps of a file's head (SniffedFile.head): the records' small facts (ids,

@@ -237,7 +237,9 @@ def test_a_subagent_unreadable_after_many_warnings_is_read_again(
 ) -> None:
     """A group's reading lists its first 20 warnings only: an `unreadable` one not listed
     still keeps the file it is about out of the manifest (the file that cannot be opened
-    after the read; or, opened again by then, every journal of the group)."""
+    after the read; or, opened again by then, every journal of the group). Opened again,
+    the subagent's file is one found beside the session's file given alone: one given (its
+    folder) is its own failure, never lost among warnings (test_group_file_failed)."""
     import gzip
 
     from agent_profiler.dataset.reading import Reader
@@ -245,10 +247,10 @@ def test_a_subagent_unreadable_after_many_warnings_is_read_again(
     shutil.copytree(SPOTTER, "sp")
     packed = next(Path("sp").glob("*.jsonl.gz"))
     junk = b"".join(b"not json %d\n" % i for i in range(20))  # 20 warnings listed first
-    Path("sp", packed.name.removesuffix(".gz")).write_bytes(
-        gzip.decompress(packed.read_bytes()) + junk
-    )
+    main = Path("sp", packed.name.removesuffix(".gz"))
+    main.write_bytes(gzip.decompress(packed.read_bytes()) + junk)
     packed.unlink()
+    given = str(main) if back else "sp"
     subagent = next(Path("sp").rglob(SUBAGENT))
     restore: list[Callable[[], None]] = []
     after(monkeypatch, "plan", lambda: restore.append(taken_away(subagent)))
@@ -262,16 +264,16 @@ def test_a_subagent_unreadable_after_many_warnings_is_read_again(
             return reads
 
         monkeypatch.setattr(Reader, "__call__", read_then_restore)
-    first = run("collect", "sp", "--to", "ds")
+    first = run("collect", given, "--to", "ds")
     assert first.exit_code == 1, first.output
     if back:
         assert "error: sp/" in first.stderr and "could not be read (an `unreadable`" in first.stderr
-        assert "3 files not usable" in first.stdout
+        assert NOT_USABLE in first.stdout  # the session's file, the one journal given
     else:
         assert f"error: {subagent}: cannot open: no such file or directory" in first.stderr
         assert NOT_USABLE in first.stdout
         restore.pop()()
-    second = run("collect", "sp", "--to", "ds")
+    second = run("collect", given, "--to", "ds")
     assert second.exit_code == 0, second.output
     assert "; 2 sessions in the dataset" in second.stdout
 
@@ -329,3 +331,27 @@ def test_a_changed_journal_that_lost_what_was_collected_says_so(here: Path) -> N
         "earlier rows were replaced by what it holds now\n"
     ) in other.stderr
     assert sessions() == 1
+
+
+def test_a_rollout_given_with_its_thread_unreadable_when_read_is_read_once_readable(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Codex child rollout given with its parent (their folder) and gone when read: its
+    own `error:` line (it was a `read-error` warning), left out of the manifest with the
+    parent collected, and the child read next time."""
+    from test_vanished_after_planning import _tree
+
+    Path("tree").mkdir()
+    _, child = _tree(Path("tree"))
+    child = Path("tree") / child
+    restore: list[Callable[[], None]] = []
+    after(monkeypatch, "plan", lambda: restore.append(taken_away(child)))
+    first = run("collect", "tree", "--to", "ds")
+    assert first.exit_code == 1, first.output
+    named = [line for line in first.stderr.splitlines() if child.name in line]
+    assert named == [f"error: {child}: cannot open: no such file or directory"]
+    assert NOT_USABLE in first.stdout and "; 1 session in the dataset" in first.stdout
+    restore[0]()
+    second = run("collect", "tree", "--to", "ds")
+    assert second.exit_code == 0, second.output
+    assert "; 2 sessions in the dataset" in second.stdout

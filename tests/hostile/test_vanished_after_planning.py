@@ -136,20 +136,24 @@ def test_a_child_given_that_vanishes_costs_its_file_not_its_parent(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Given both, the child deleted after planning: the parent is still read; the child
-    is named, and the exit code says an input could not be used."""
+    is its own `error:` line (it was a `read-error` warning), and the exit code says an
+    input could not be used."""
     parent, child = _tree(tmp_path)
     _after_planning(monkeypatch, lambda: child.unlink())
     diagnostics = Diagnostics()
     result = loader.load([parent, child], diagnostics)
     assert [s.session_id for s in result.sessions] == ["thread-p"]
-    assert [(w.path, w.kind, w.message) for w in diagnostics.warnings] == [
-        (str(child), "read-error", "cannot open: no such file or directory")
+    assert [(f.path, f.message) for f in result.failures] == [
+        (str(child), "cannot open: no such file or directory")
     ]
-    assert diagnostics.damaged == 1  # exit 1
+    assert diagnostics.warnings == [] and diagnostics.failures == []
     parent, child = _tree(tmp_path)  # again, for the command
     code, stderr = _summary(parent, child)
-    assert code == 1 and f"  {child.name}: cannot open: no such file or directory" in stderr
-    assert NO_SESSION not in stderr
+    assert code == 1
+    assert [line for line in stderr.splitlines() if child.name in line] == [
+        f"error: {child}: cannot open: no such file or directory"
+    ]
+    assert NO_SESSION not in stderr and "warning" not in stderr
 
 
 def test_a_child_only_found_beside_that_vanishes_is_a_warning(

@@ -315,7 +315,21 @@ def plan(files: list[SniffedFile]) -> list[JournalGroup]:
             key = f"orphan:{path}"
             groups[key] = (None, [path], "")
             order.append(key)
-    return [JournalGroup(HARNESS, groups[k][0], tuple(groups[k][1]), groups[k][2]) for k in order]
+    given = {file.path for file in files}
+    return [
+        JournalGroup(HARNESS, main, tuple(extras), variant or _found(extras, given))
+        for main, extras, variant in (groups[k] for k in order)
+    ]
+
+
+_FOUND = "found:"  # a group's variant: the indices of its extras found, not given (`plan`)
+
+
+def _found(extras: list[Path], given: set[Path]) -> str:
+    """The variant naming the subagent files only found beside their session (not given:
+    one that cannot be read is a warning, not the user's error), "" when all were given."""
+    found = [str(i) for i, path in enumerate(extras) if path not in given]
+    return _FOUND + ",".join(found) if found else ""
 
 
 def _identity(head: list[object]) -> tuple[str | None, bool]:
@@ -326,8 +340,13 @@ def _identity(head: list[object]) -> tuple[str | None, bool]:
 
 
 def read(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:
+    found = group.variant.removeprefix(_FOUND).split(",") if _FOUND in group.variant else []
     return read_group(
-        group.main, list(group.extras), diagnostics, stream_json=group.variant == "stream-json"
+        group.main,
+        list(group.extras),
+        diagnostics,
+        stream_json=group.variant == "stream-json",
+        beside={group.extras[int(i)] for i in found},
     )
 
 
@@ -361,9 +380,15 @@ def _sidecar(path: Path) -> tuple[str | None, str | None]:
 
 
 def read_group(
-    main: Path | None, extras: list[Path], diagnostics: Diagnostics, stream_json: bool = False
+    main: Path | None,
+    extras: list[Path],
+    diagnostics: Diagnostics,
+    stream_json: bool = False,
+    beside: set[Path] | frozenset[Path] = frozenset(),
 ) -> list[Session]:
-    """Read a main journal and the subagent/compaction files attached to it."""
+    """Read a main journal and the subagent/compaction files attached to it. One of
+    those that cannot be read is the user's error when given (`Diagnostics.failed`: its
+    own `error:` line, the rest read), a warning when only found `beside` its session."""
     if stream_json:
         from agent_profiler.adapters.claude_stream import read_stream_json
 
@@ -387,7 +412,10 @@ def read_group(
                 # that cannot be read is an error, as a main transcript's is (a warning was
                 # followed by "no session records" of the same file, and exit 0).
                 raise
-            diagnostics.warn(error.path, error.line, "unreadable", error.message)
+            if path in beside:
+                diagnostics.warn(error.path, error.line, "unreadable", error.message)
+            else:
+                diagnostics.failed(error)
             continue
         call, parent_agent = _sidecar(path)
         for builder in found.values():

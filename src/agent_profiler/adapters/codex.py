@@ -168,18 +168,17 @@ def read_rollouts(
     The first `given` paths (all by default) are rollouts given, the others ones found
     beside them (`_children_beside`). A rollout given that cannot be read now (deleted,
     made a folder or unreadable since it was planned) is an input that could not be used,
-    as any other harness's journal: the group's error when nothing of it was read (one
-    `error:` line, never followed by "no session records"), else a `read-error` warning
-    (exit 1) beside the sessions the group's other rollouts hold. One found beside is an
-    `unreadable` warning: it may be no child of theirs."""
+    as any other harness's journal: its own `error:` line (`Diagnostics.failed`, exit 1),
+    beside the sessions the group's other rollouts hold (the loader makes it the group's
+    error when nothing else was read). One found beside is an `unreadable` warning: it may
+    be no child of theirs."""
     builders: list[RolloutBuilder] = []
-    failed: list[JournalError] = []
     for index, path in enumerate(paths):
         try:
             builders.append(_read_now(path, diagnostics))
         except JournalError as error:
             if given is None or index < given:
-                failed.append(error)
+                diagnostics.failed(error)
             else:
                 diagnostics.warn(error.path, error.line, "unreadable", error.message)
     # A v2 spawn's output names the child by its agent path, which the child's session_meta
@@ -197,10 +196,6 @@ def read_rollouts(
             if child is not None and child.parent_session is None:
                 child.parent_session = builder.session_id
     sessions = [s for b in builders if (s := b.finish()) is not None]
-    for failure in failed[0 if sessions else 1 :]:
-        diagnostics.warn(failure.path, failure.line, "read-error", failure.message)
-    if failed and not sessions:
-        raise failed[0]
     calls = {child: call for b in builders for call, child in b.spawned.items()}
     return [
         s if s.parent_session is None else _with_parent_call(s, calls.get(s.session_id))

@@ -136,8 +136,16 @@ def plan(files: list[SniffedFile]) -> list[JournalGroup]:
             for child in _subagent_logs(main.parent):
                 extras.setdefault(_key(child), child)
         extras.pop(key, None)
-        groups.append(JournalGroup(HARNESS, main, tuple(sorted(extras.values()))))
+        logs = sorted(extras.values())
+        # The logs only found below the session (not given): one that cannot be read is a
+        # warning, not the user's error (`read_group`).
+        found = [str(i) for i, log in enumerate(logs) if _key(log) not in given]
+        variant = _FOUND + ",".join(found) if found else ""
+        groups.append(JournalGroup(HARNESS, main, tuple(logs), variant))
     return groups
+
+
+_FOUND = "found:"  # a group's variant: the indices of its extras found, not given (`plan`)
 
 
 def _key(path: Path) -> str:
@@ -378,6 +386,8 @@ def read_group(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:
     """Read a session tree: the main log and its subagent logs, each linked to its parent
     (by the parent's reminder-child link or spawn call, else by the folder it lives in)."""
     builders: list[JournalBuilder] = []
+    indices = group.variant.removeprefix(_FOUND).split(",") if group.variant else []
+    found = {group.extras[int(i)] for i in indices}
     for path in group.paths:
         is_main = path == group.main
         try:
@@ -391,7 +401,10 @@ def read_group(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:
         except JournalError as error:
             if is_main:
                 raise
-            diagnostics.warn(error.path, error.line, "unreadable", error.message)
+            if path in found:
+                diagnostics.warn(error.path, error.line, "unreadable", error.message)
+            else:  # a log given: the user's error (its own line), the rest still read
+                diagnostics.failed(error)
     links: dict[str, tuple[str, str, str]] = {}
     for builder in builders:
         for child, (link, role) in builder.children.items():

@@ -83,16 +83,14 @@ def read_stored(paths: list[Path], diagnostics: Diagnostics) -> list[storage.Sto
     (`#2`), as for every harness (issue 15.2).
 
     A database or export that cannot be read (locked, damaged, gone) costs itself, not
-    the group (review-motion 7): a `read-error` warning naming it (exit 1), and the other
-    files are read. Only when no file of the group could be read is the first failure
-    raised: the loader's `error:` line, as for a file given alone."""
+    the group (review-motion 7): its own `error:` line (`Diagnostics.failed`, exit 1), as
+    for a file given alone, and the other files are read."""
     kinds = [(storage.kind_of(p) or "export", p) for p in paths]
     rank = {"db": 0, "storage": 1, "export": 2}
     kinds.sort(key=lambda kp: rank.get(kp[0], 3))
     seen: set[str] = set()
     result: list[storage.StoredSession] = []
     roots: dict[Path, set[str]] = {}
-    failures: list[JournalError] = []
     for kind, path in kinds:
         if kind == "storage":
             root = storage.storage_root(path)
@@ -106,15 +104,10 @@ def read_stored(paths: list[Path], diagnostics: Diagnostics) -> list[storage.Sto
                 else (storage.read_export(path, diagnostics))
             )
         except JournalError as error:
-            failures.append(error)
+            diagnostics.failed(error)
             continue
         seen.update(session.id for session in found)
         result += found
-    nothing_read = bool(failures) and len(failures) == len(kinds)
-    for failure in failures[1:] if nothing_read else failures:
-        diagnostics.warn(failure.path, failure.line, "read-error", failure.message)
-    if nothing_read:
-        raise failures[0]
     for root, wanted in roots.items():
         result += _unseen(storage.read_storage(root, wanted, diagnostics), seen, diagnostics)
     return result

@@ -124,8 +124,9 @@ class Refuse:
 def unread(outcome: Any, paths: tuple[Path, ...], members: list[str],
            entries: dict[str, dict[str, Any]]) -> dict[str, JournalError]:  # fmt: skip
     """The journals of a group read (`paths`, their keys `members`) that its reading could
-    not read, by key, each with its error: those an `unreadable` warning names (a subagent's
-    file, or a Codex rollout, gone, compressed or not permitted when read: the adapters warn
+    not read, by key, each with its error: its failures (a file given that the adapter could
+    not read beside the others: `Diagnostics.failed`), those an `unreadable` warning names
+    (a file found beside those given, gone or not permitted when read: the adapters warn
     and read on) and, when the reading holds no session, those that changed while they were
     read (cut to nothing, replaced): they were sessions when planned. Entered as collected,
     such a journal was never read again (review-motion finding 3): "unchanged" once
@@ -152,6 +153,8 @@ def unread(outcome: Any, paths: tuple[Path, ...], members: list[str],
             )
             every = {k: JournalError(str(p), why) for p, k in zip(paths, members, strict=True)}
             failed = every | failed
+    own = {failure.path: failure for failure in outcome.failures}
+    failed |= {key: own[str(p)] for p, key in zip(paths, members, strict=True) if str(p) in own}
     if outcome.paths and not outcome.value["sessions"]:
         for path, key in zip(paths, members, strict=True):
             entry = entries.get(key)
