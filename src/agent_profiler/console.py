@@ -160,9 +160,11 @@ def failure(error: BaseException) -> int:
         forget_unhandled_interrupt()
         echo("interrupted", err=True)
         return EXIT_INTERRUPTED
+    from agent_profiler.diagnostics import error_text  # (imported here: a bug's path only)
+
     echo(
-        f"internal error: {type(error).__name__}: {error} (please report this with the "
-        "harness name and version)",
+        f"internal error: {type(error).__name__}: {error_text(error)} (please report this "
+        "with the harness name and version)",
         err=True,
     )
     return EXIT_INTERNAL

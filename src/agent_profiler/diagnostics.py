@@ -84,6 +84,17 @@ def shown_path(path: str) -> str:
     return printable(_shortened_path(path))
 
 
+def error_text(error: BaseException) -> str:
+    """An unexpected error as a line may say it: an OS error's file names shown as a
+    warning shows a path (`shown_path`), not the absolute path `str(error)` spells, with
+    the home folder and the user's name in it."""
+    if isinstance(error, OSError) and error.strerror and error.filename is not None:
+        names = [error.filename, error.filename2]
+        shown = ", ".join(shown_path(os.fsdecode(n)) for n in names if n is not None)
+        return f"[Errno {error.errno}] {error.strerror}: {shown}"
+    return str(error)
+
+
 def _shortened_path(path: str) -> str:
     if not os.path.isabs(path):
         return private_path(path)

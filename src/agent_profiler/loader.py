@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from agent_profiler import estimate
 from agent_profiler.adapters import ADAPTERS, JournalGroup, SniffedFile, adapter_for
-from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.diagnostics import Diagnostics, error_text
 from agent_profiler.errors import JournalError, UsageError
 from agent_profiler.inputs import STDIN as STDIN
 from agent_profiler.inputs import copy_of, dead_link, is_dataset, os_reason, unopenable
@@ -385,8 +385,8 @@ def read_group(
             [
                 JournalError(
                     str(group.main or group.extras[0]),
-                    f"could not be read ({type(error).__name__}: {error}); please report this "
-                    "with the harness and its version",
+                    f"could not be read ({type(error).__name__}: {error_text(error)}); please "
+                    "report this with the harness and its version",
                 )
             ],
         )

@@ -212,3 +212,43 @@ def test_a_file_named_like_an_option_gets_a_hint(tmp_path: Path) -> None:
     ours = run("export", "./-home-me-app/s.jsonl", "-o", "--force")
     assert ours.returncode == 2 and ours.stderr.count("\n") == 1, ours.stderr
     assert ours.stderr.startswith("error: -o --force: --force looks like an option")
+
+
+def test_an_internal_os_error_shows_its_file_as_a_warning_shows_a_path(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # An unexpected OSError's text spells its file's absolute path (home folder, user
+    # name): both catch-alls, the command's and a journal group's, show it as a warning
+    # shows a path.
+    from agent_profiler import loader
+    from agent_profiler.diagnostics import Diagnostics, error_text
+
+    home = tmp_path / "home" / "alice"
+    (home / "work").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    gone = str(home / "work" / "s.jsonl")
+    error = FileNotFoundError(2, "No such file or directory", gone)
+    assert error_text(error) == "[Errno 2] No such file or directory: ~/work/s.jsonl"
+
+    def broken() -> None:
+        raise error
+
+    monkeypatch.setattr(cli, "app", broken)
+    with pytest.raises(SystemExit):
+        cli.main()
+    said = capsys.readouterr().err
+    assert "~/work/s.jsonl" in said and "alice" not in said
+
+    journal = TESTS / "data" / "journals" / "pi" / "pi-mono_large-session_v1_first-25-lines.jsonl"
+    (group,), _ = loader.plan([journal], None)
+    adapter = loader.adapter_for(group.harness)
+    assert adapter is not None
+
+    def read(*_args: object) -> None:
+        raise error
+
+    monkeypatch.setattr(type(adapter), "read", property(lambda _self: read))
+    (failure,) = loader.read_group(group, Diagnostics(), {}).failures
+    assert "~/work/s.jsonl" in failure.message and "alice" not in failure.message
