@@ -275,6 +275,8 @@ class Diagnostics:
         self.records_parsed += other.records_parsed
         self.records_rejected += other.records_rejected
         self.failures += other.failures
+        # (a file's first warning of a kind listed there stays its only one listed here)
+        self.listed |= other.listed
 
     @property
     def records_used(self) -> int:

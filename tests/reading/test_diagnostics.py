@@ -81,3 +81,15 @@ def test_absorb_adds_documents_and_rows() -> None:
     second.documents_read, second.rows_read = 3, 7
     first.absorb(second)
     assert (first.documents_read, first.rows_read) == (3, 7)
+
+
+def test_absorb_keeps_which_warnings_were_listed() -> None:
+    # A file read in a Diagnostics of its own (a group read twice for its models' ratios)
+    # whose first bad usage is listed there: a later one said here is counted, not listed
+    # a second time as "the first in this file".
+    first, second = Diagnostics(), Diagnostics()
+    second.warn_each("j.jsonl", 3, "bad-usage", "usage count is no token count")
+    first.absorb(second)
+    first.warn_each("j.jsonl", 9, "bad-usage", "usage count is no token count")
+    assert [w.line for w in first.warnings] == [3]
+    assert first.warning_counts["bad-usage"] == 2
