@@ -85,3 +85,17 @@ def read_single(path: Path) -> tuple[Session, Diagnostics]:
     sessions, diagnostics = read(path)
     (session,) = sessions
     return session, diagnostics
+
+
+def codex_meta(thread: str, parent: str | None = None) -> dict[str, object]:
+    """CODEX_PLAIN's `session_meta` line as thread `thread` (a subagent of `parent`), its
+    base instructions left out."""
+    from rules_spy import record
+
+    meta = record(CODEX_PLAIN, 1)
+    payload = meta["payload"]
+    payload.pop("base_instructions")
+    payload["id"] = thread
+    if parent is not None:
+        payload["source"] = {"subagent": {"thread_spawn": {"parent_thread_id": parent}}}
+    return meta

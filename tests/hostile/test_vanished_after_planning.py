@@ -24,16 +24,13 @@ from agent_profiler import loader
 from agent_profiler.cli import app
 from agent_profiler.diagnostics import Diagnostics
 from rules_spy import record, write
-from samples import CODEX_SMALL
+from samples import CODEX_PLAIN, CODEX_SMALL, codex_meta
 from shared_paths import TESTS
 
 DATA = TESTS / "data" / "journals"
 CODEX_ID = "019c8bfe-ec25-79e0-97d7-bda6a9c575ff"  # CODEX_SMALL's thread
 SPOTTER = DATA / "claude-code" / "spotter-2.1.39-subagents-compaction"
 SUBAGENT = SPOTTER / "258c7280-ae70-4798-800f-63464d01a85d" / "subagents" / "agent-a881341.jsonl"
-CODEX_PLAIN = (
-    DATA / "codex" / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl.gz"
-)
 NO_SESSION = "no session records"
 
 
@@ -112,23 +109,12 @@ def test_a_rollout_compressed_by_codex_after_planning_is_read_from_its_zst(
     assert len(session.responses) == len(expected.responses) > 0
 
 
-def _meta(thread: str, parent: str | None = None) -> dict[str, object]:
-    """The 2026-05-11 rollout's line 1 as thread `thread` (a subagent of `parent`)."""
-    meta = record(CODEX_PLAIN, 1)
-    payload = meta["payload"]
-    payload.pop("base_instructions")
-    payload["id"] = thread
-    if parent is not None:
-        payload["source"] = {"subagent": {"thread_spawn": {"parent_thread_id": parent}}}
-    return meta
-
-
 def _tree(folder: Path) -> tuple[Path, Path]:
     """A parent rollout and its child's, side by side (as Codex writes them), named
     relative to the current folder."""
     lines = [record(CODEX_PLAIN, n) for n in (6, 7, 10)]
-    parent = write(folder, [_meta("thread-p"), *lines], "rollout-parent.jsonl")
-    child = write(folder, [_meta("thread-c", "thread-p"), *lines], "rollout-child.jsonl")
+    parent = write(folder, [codex_meta("thread-p"), *lines], "rollout-parent.jsonl")
+    child = write(folder, [codex_meta("thread-c", "thread-p"), *lines], "rollout-child.jsonl")
     return parent.relative_to(folder), child.relative_to(folder)
 
 

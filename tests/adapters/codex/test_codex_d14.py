@@ -14,24 +14,15 @@ from agent_profiler.jsonl import sniff
 from agent_profiler.loader import load
 from agent_profiler.model import MID_CONVERSATION
 from rules_spy import record, write
+from samples import codex_meta
 from shared_paths import TESTS
 
 DATA = TESTS / "data" / "journals" / "codex"
 PLAIN = DATA / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl.gz"
 
 
-def _meta(thread: str, parent: str | None = None) -> dict[str, object]:
-    meta = record(PLAIN, 1)
-    payload = meta["payload"]
-    payload.pop("base_instructions")
-    payload["id"] = thread
-    if parent is not None:
-        payload["source"] = {"subagent": {"thread_spawn": {"parent_thread_id": parent}}}
-    return meta
-
-
 def _rollout(folder: Path, name: str, thread: str, parent: str | None = None) -> Path:
-    return write(folder, [_meta(thread, parent), record(PLAIN, 6)], f"rollout-{name}.jsonl")
+    return write(folder, [codex_meta(thread, parent), record(PLAIN, 6)], f"rollout-{name}.jsonl")
 
 
 def _plan(*paths: Path) -> list[tuple[str, ...]]:
@@ -198,10 +189,10 @@ def test_a_sibling_is_known_from_its_first_bytes(
     parent there is no child and is not read further; a child's is read whole."""
     today = _day(tmp_path)
     parent = _rollout(today, "parent", "thread-p")
-    long = _meta("thread-l")
+    long = codex_meta("thread-l")
     long["payload"]["base_instructions"] = "x" * 200_000
     write(today, [long, record(PLAIN, 6)], "rollout-long.jsonl")
-    child = _meta("thread-c", parent="thread-p")
+    child = codex_meta("thread-c", parent="thread-p")
     child["payload"]["base_instructions"] = "x" * 200_000
     write(today, [child, record(PLAIN, 6)], "rollout-child.jsonl")
     sniffed: list[str] = []
