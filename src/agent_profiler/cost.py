@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
-import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import field
@@ -318,10 +317,13 @@ class PriceTable:
             "date": self.date,
             "prices": self._found,
         }
-        with contextlib.suppress(OSError):
-            temporary = self._cache_path.with_name(f".{self._cache_path.name}.{os.getpid()}")
-            temporary.write_text(json.dumps(data))
-            os.replace(temporary, self._cache_path)
+        from agent_profiler.errors import OutputError
+        from agent_profiler.outputs import write_atomically
+
+        payload = json.dumps(data).encode()
+        # Whole or not at all, and nothing left beside it by a fleet killed while writing.
+        with contextlib.suppress(OSError, OutputError):
+            write_atomically(self._cache_path, lambda stream: stream.write(payload))
 
     def _find(self, model: str, day: dt.date, context: str = "") -> ModelPrices | None:
         if not model:

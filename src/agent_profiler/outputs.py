@@ -1,8 +1,14 @@
 """Where a command's one output goes: the target's checks (a folder, a journal being read,
-an existing file without --force), atomic writing (a temporary file beside it, renamed into
-place), pipes and devices written in place, stdout, and the spool a trace's packets wait in
-until the last group is read. Every command that writes a file (export, report, and the
-others) goes through `deliver`."""
+an existing file without --force), atomic writing (a file beside it with no name until it is
+whole, then named in place), pipes and devices written in place, stdout, and the spool a
+trace's packets wait in until the last group is read. Every command that writes a file
+(export, report, and the others) goes through `deliver`.
+
+A run killed outright (SIGKILL, the OOM killer, a power cut) leaves no file of ours beside
+the target: on Linux the output is written to an unnamed file (O_TMPFILE) and only linked
+into place once whole, and the spool never has a name (O_TMPFILE, else unlinked as soon as
+it is made). Where the system cannot (another OS, a filesystem without O_TMPFILE, no
+/proc), the output goes through a named temporary file as before, removed on any error."""
 
 from __future__ import annotations
 
@@ -11,7 +17,7 @@ import os
 import stat
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, cast
 
@@ -107,13 +113,69 @@ def _mkstemp(directory: Path, prefix: str) -> tuple[int, str]:
     raise FileExistsError(errno.EEXIST, f"no free temporary name in {directory}")
 
 
+def _folder(path: Path) -> Path:
+    return path.parent if str(path.parent) else Path(".")
+
+
 def beside(path: Path, kind: str) -> tuple[int, str]:
     """A new private temporary file in `path`'s folder (`.<name>.<kind><pid>-<random>.tmp`)."""
-    directory = path.parent if str(path.parent) else Path(".")
     try:
-        return _mkstemp(directory, f".{path.name}.{kind}")
+        return _mkstemp(_folder(path), f".{path.name}.{kind}")
     except OSError as error:
         raise OutputError(f"{path}: cannot write here ({error.strerror})") from error
+
+
+def _unnamed(path: Path, flags: int) -> int | None:
+    """A new private file in `path`'s folder that has no name (Linux's O_TMPFILE): a kill
+    leaves nothing behind, the system frees it when its last descriptor closes. None where
+    there is no such file: another OS, a filesystem without it (EOPNOTSUPP; EISDIR from a
+    kernel that predates it), or any other refusal, which the named file's attempt then
+    says in its own words."""
+    unnamed = getattr(os, "O_TMPFILE", 0)
+    if not unnamed:
+        return None
+    try:
+        return os.open(_folder(path), unnamed | flags, 0o600)
+    except OSError:
+        return None
+
+
+def _umask_mode() -> int:
+    """The mode a new file gets: 0666 less the umask."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def _link_into_place(handle: int, path: Path) -> None:
+    """Give the unnamed file `handle` the name `path`: linked to it (through /proc, as
+    linkat(2) says), or, when `path` is there (--force), linked to a temporary name and
+    renamed over it, since no call links over a name. (os.link without a dir_fd calls
+    link(2), which does not follow /proc's link: EXDEV, so the folder is given as one.)"""
+    source = f"/proc/self/fd/{handle}"
+    folder = os.open(_folder(path), os.O_PATH | os.O_DIRECTORY)
+    try:
+        try:
+            os.link(source, path.name, dst_dir_fd=folder, follow_symlinks=True)
+            return
+        except FileExistsError:
+            pass
+        for _ in range(100):
+            name = f".{path.name}.{os.getpid()}-{os.urandom(6).hex()}.tmp"
+            try:
+                os.link(source, name, dst_dir_fd=folder, follow_symlinks=True)
+            except FileExistsError:
+                continue
+            try:
+                os.replace(name, path.name, src_dir_fd=folder, dst_dir_fd=folder)
+            except BaseException:
+                with suppress(OSError):
+                    os.unlink(name, dir_fd=folder)
+                raise
+            return
+        raise FileExistsError(errno.EEXIST, f"no free temporary name in {_folder(path)}")
+    finally:
+        os.close(folder)
 
 
 def refuse_option_name(target: Path, option: str) -> None:
@@ -216,10 +278,12 @@ class _Stdout:
 
 
 def write_atomically(path: Path, fill: Callable[[IO[bytes]], object]) -> int:
-    """Write to a temporary file beside the target (`fill(stream)`) and rename it into
-    place, so an interrupted command never leaves a partial output or clobbers a good one.
-    A target that is a pipe or a device (`-o /dev/null`, `-o >(gzip > t.gz)`) is written
-    in place: renaming a file over it would replace the device itself. Returns the size."""
+    """Write the output beside the target (`fill(stream)`) and put it in place whole, so an
+    interrupted command never leaves a partial output or clobbers a good one, and a killed
+    one (SIGKILL, the OOM killer) no file at all: the output has no name until it is whole
+    (`_unnamed`), else it is a named temporary file renamed into place. A target that is a
+    pipe or a device (`-o /dev/null`, `-o >(gzip > t.gz)`) is written in place: renaming a
+    file over it would replace the device itself. Returns the size."""
     if is_stream(path):
         try:
             with path.open("wb") as stream:
@@ -228,14 +292,44 @@ def write_atomically(path: Path, fill: Callable[[IO[bytes]], object]) -> int:
         except OSError as error:
             raise OutputError(f"{path}: {error.strerror or error}") from error
         return counted.size
+    handle = _unnamed(path, os.O_RDWR)
+    if handle is not None and not os.path.exists(f"/proc/self/fd/{handle}"):
+        os.close(handle)  # no /proc to name it through
+        handle = None
+    if handle is None:
+        return _write_named(path, fill)
+    try:
+        with os.fdopen(handle, "wb", closefd=False) as stream:
+            fill(stream)
+        os.fchmod(handle, _umask_mode())  # made private (0600); now the usual mode
+        try:
+            _link_into_place(handle, path)
+        except OSError:
+            # Not linked (a system refusing links through /proc): the bytes copied to a
+            # named file instead, whose errors are said.
+            os.lseek(handle, 0, os.SEEK_SET)
+            return _write_named(path, lambda stream: _copy(handle, stream))
+    except OSError as error:
+        raise OutputError(f"{path}: {error.strerror or error}") from error
+    finally:
+        os.close(handle)  # unnamed, its bytes go with it
+    return path.stat().st_size
+
+
+def _copy(handle: int, stream: IO[bytes]) -> None:
+    while chunk := os.read(handle, 1 << 20):
+        stream.write(chunk)
+
+
+def _write_named(path: Path, fill: Callable[[IO[bytes]], object]) -> int:
+    """`write_atomically` through a named temporary file beside the target, renamed over
+    it, and removed on any error (a kill leaves it)."""
     handle, temporary = beside(path, "")
     try:
         with os.fdopen(handle, "wb") as stream:
             fill(stream)
         # mkstemp creates the file private (0600); give it the usual umask-based mode.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)
+        os.chmod(temporary, _umask_mode())
         os.replace(temporary, path)
     except BaseException as error:
         Path(temporary).unlink(missing_ok=True)
@@ -262,17 +356,28 @@ def deliver(
 @contextmanager
 def spool(target: Path | None) -> Iterator[IO[bytes]]:
     """A private temporary file for the packets of a trace being read (pipeline.py),
-    beside the target (same disk) or, for stdout or a pipe, in the temporary folder; always
-    removed."""
+    beside the target (same disk: it may hold gigabytes) or, for stdout or a pipe, in the
+    temporary folder. It never has a name a kill could leave behind: made unnamed
+    (O_TMPFILE), else unlinked once made; where an open file cannot be unlinked (Windows),
+    removed at the end."""
     if target is None or is_stream(target):  # stdout, a pipe, a device: nothing beside it
         import tempfile
 
-        with tempfile.TemporaryFile() as stream:
+        with tempfile.TemporaryFile() as stream:  # unnamed too (unlinked, or O_TMPFILE)
             yield stream
         return
-    handle, name = beside(target, "packets.")
+    handle = _unnamed(target, os.O_RDWR | os.O_EXCL)  # O_EXCL: never to be linked
+    name = None
+    if handle is None:
+        handle, name = beside(target, "packets.")
+        try:
+            os.unlink(name)
+            name = None
+        except OSError:
+            pass  # removed at the end instead
     try:
         with os.fdopen(handle, "w+b") as stream:
             yield stream
     finally:
-        Path(name).unlink(missing_ok=True)
+        if name is not None:
+            Path(name).unlink(missing_ok=True)

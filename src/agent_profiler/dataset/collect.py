@@ -18,8 +18,9 @@ in parallel, atomically.
   writes as Parquet, Hive-partitioned by harness and month.
 - Atomic: the next version is built in `versions/.building-…` (unchanged batch files
   hard-linked, new ones written), renamed into place, and `current` is swapped to it in
-  one rename. An interrupted collect leaves `current` as it was; its leftovers are removed
-  by the next collect. One collect at a time (a lock file).
+  one rename. An interrupted collect leaves `current` as it was; its leftovers (a killed
+  one's too: its version, its `.current-<pid>` link) are removed by the next collect. One
+  collect at a time (a lock file).
 """
 
 from __future__ import annotations
@@ -232,6 +233,12 @@ def _collect(
         for leftover in (target / "versions").iterdir():
             if leftover.resolve() != live:
                 shutil.rmtree(leftover, ignore_errors=True)
+        # And the link to a new version, killed before it was swapped in as `current`.
+        for name in os.listdir(target):
+            link = target / name
+            pid = name.removeprefix(".current-")
+            if pid != name and pid.isdigit() and link.is_symlink():
+                link.unlink(missing_ok=True)
         held = old.get("estimate")  # None: a new dataset, or one from before it was kept
         if held and held != options.estimate.value:
             # Its rows' estimated tokens would mix two estimators without a word (a second
