@@ -282,14 +282,6 @@ def _collect(
         found, lost = whole(old["groups"], stale, files, lambda p: file_key(p, folders))
         for key, path in found.items():
             _refresh(entries, key, path)
-        for anchor, gone in lost.items():
-            for key in gone:  # not kept: found again, it is new, and read with its group
-                result.missing -= entries.pop(key, None) is not None
-            if notice is not None:
-                them = "them, their" if len(gone) > 1 else "it, its"
-                notice(f"{anchor}: {said(len(gone))} of its session collected before not "
-                       f"found now (not given, nor beside it): its session is read again "
-                       f"without {them} rows dropped")  # fmt: skip
         result.missing -= sum(1 for k in found if k in old["files"])  # read again: not missing
         files = files | found
         to_plan = set(fresh)
@@ -297,6 +289,17 @@ def _collect(
             to_plan.update(k for k in old["groups"][group_id]["files"] if k in files)
         paths = [files[k] for k in files if k in to_plan - unusable.keys()]
         groups, failures = plan(paths, options.harness)
+        # A journal not found beside those given that their plan took (a Claude Code
+        # session's subagents, below its file) is read with its group: not said lost.
+        planned = {file_key(p, folders) for g in groups for p in g.paths}
+        for anchor, gone in lost.items():
+            for key in gone:  # not kept: found again, it is new, and read with its group
+                result.missing -= entries.pop(key, None) is not None
+            if (gone := [key for key in gone if key not in planned]) and notice is not None:
+                them = "them, their" if len(gone) > 1 else "it, its"
+                notice(f"{anchor}: {said(len(gone))} of its session collected before not "
+                       f"found now (not given, nor beside it): its session is read again "
+                       f"without {them} rows dropped")  # fmt: skip
         result.failures += failures
         refuse = Refuse(set(fresh), entries, old, result, reread, copies, outdated)
         keyed = list(unusable.items())
