@@ -25,6 +25,7 @@ MANIFESTS = {
     "a group's sessions a string": lambda d: next(iter(d["groups"].values())).update(sessions="x"),
     "a journal's hash a number": lambda d: next(iter(d["files"].values())).update(hash=5),
     "a group's files not names": lambda d: next(iter(d["groups"].values())).update(files=[1]),
+    "a group's unread not names": lambda d: next(iter(d["groups"].values())).update(unread=[1]),
     "an absolute path": lambda d: d["parquet"].update({"/etc/passwd": 5}),
     "a path out of the version": lambda d: d["parquet"].update({"../../../etc/x.parquet": 5}),
     "a path that is no Parquet file": lambda d: d["parquet"].update({"sessions/x.txt": 5}),

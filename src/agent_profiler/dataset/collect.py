@@ -1,9 +1,10 @@
 """`collect PATH… --to DIR`: journals into the dataset's Parquet tables, incrementally,
 in parallel, atomically.
 
-- Incremental: `manifest.json` (in each version) keeps, per journal, a key (a hash of its
-  resolved path: the dataset holds no path), its size, mtime and a BLAKE2b hash of its
-  bytes, and the journal group it was read in. A journal whose size and mtime are
+- Incremental: `manifest.json` (in each version) keeps, per journal (given, or found beside
+  those given and read with them: beside.py), a key (a hash of its resolved path: the
+  dataset holds no path), its size, mtime and a BLAKE2b hash of its bytes, and the journal
+  group it was read in. A journal whose size and mtime are
   unchanged is not read; one whose size or mtime moved but whose bytes hash the same is
   not read either. A journal group is read again when one of its files changed (its old
   rows are dropped from the batch files that held them) or when a new file belongs to it
@@ -44,6 +45,7 @@ from agent_profiler.options import ReadOptions
 from agent_profiler.records import record
 
 from . import SCHEMA, TABLES
+from .beside import UNREAD, Beside, look
 from .changes import content_hash, file_key, replaced, scan
 from .integrity import COLLECT_HINT, MANIFEST, check, cut_short, explain, listing, load_manifest
 from .locate import said, whole
@@ -96,6 +98,10 @@ class CollectResult:
     # Unchanged journals read again with new ones whose sessions they relate to (a
     # subagent's parent, a parent's subagent, the same session): regroup.py.
     regrouped: int = 0
+    # What was found beside the journals given (beside.py): the journals a plan took
+    # with them that changed, are new or were not read last time, and the unchanged
+    # journals given read again with them.
+    beside: Beside | None = None
     # New files with the bytes of a journal the dataset holds (a backup, a second copy of
     # a folder): not collected, so that no session is counted twice.
     copies: int = 0
@@ -280,23 +286,24 @@ def _collect(
         # A journal that cannot be looked at is refused below, with those that cannot be
         # planned: no group is read again for it, and it is not planned.
         stale = _affected_groups(old, [k for k in fresh if k not in unusable], files)
+        # And those a journal found beside the ones given makes so (it changed, or could
+        # not be read last time), though no journal given changed: beside.py.
+        beside = result.beside = Beside(set(files), entries, lambda p: file_key(p, folders),
+                                        {}, {}, {}, set())  # fmt: skip
+        look(old, files, stale, beside, options.harness)
+        result.failures += beside.failures
+        result.missing -= sum(1 for k in beside.found if k in old["files"])
+        stale |= beside.groups
         waiting = pending(old["groups"], files)  # a group to join, now given whole
         if not fresh and not stale and not waiting:
             result.sessions_total = sum(g.get("sessions", 0) for g in old["groups"].values())
             return result
         # A group read again is read whole (a subagent given alone, a parent that grew):
         # its journals not given are looked for beside those given; one not found is said.
-        found, lost = whole(old["groups"], stale, files, lambda p: file_key(p, folders))
+        known = files | beside.found
+        found, lost = whole(old["groups"], stale, known, lambda p: file_key(p, folders))
         for key, path in found.items():
             _refresh(entries, key, path)
-        for anchor, gone in lost.items():
-            for key in gone:  # not kept: found again, it is new, and read with its group
-                result.missing -= entries.pop(key, None) is not None
-            if notice is not None:
-                them = "them, their" if len(gone) > 1 else "it, its"
-                notice(f"{anchor}: {said(len(gone))} of its session collected before not "
-                       f"found now (not given, nor beside it): its session is read again "
-                       f"without {them} rows dropped")  # fmt: skip
         result.missing -= sum(1 for k in found if k in old["files"])  # read again: not missing
         files = files | found
         to_plan = set(fresh)
@@ -304,8 +311,20 @@ def _collect(
             to_plan.update(k for k in old["groups"][group_id]["files"] if k in files)
         paths = [files[k] for k in files if k in to_plan - unusable.keys()]
         groups, failures = plan(paths, options.harness)
+        # A journal not found beside those given that their plan took (a Claude Code
+        # session's subagents, below its file) is read with its group: not said lost.
+        planned = {file_key(p, folders) for g in groups for p in g.paths}
+        for anchor, gone in lost.items():
+            for key in gone:  # not kept: found again, it is new, and read with its group
+                result.missing -= entries.pop(key, None) is not None
+            if (gone := [key for key in gone if key not in planned]) and notice is not None:
+                them = "them, their" if len(gone) > 1 else "it, its"
+                notice(f"{anchor}: {said(len(gone))} of its session collected before not "
+                       f"found now (not given, nor beside it): its session is read again "
+                       f"without {them} rows dropped")  # fmt: skip
         result.failures += failures
-        refuse = Refuse(set(fresh), entries, old, result, reread, copies, outdated)
+        refuse = Refuse(set(fresh), entries, old, result, reread, copies, outdated,
+                        beside.changed)  # fmt: skip
         keyed = list(unusable.items())
         keyed += [(keys.get(Path(f.path)) or file_key(Path(f.path), folders), f) for f in failures]
         # A journal collected before and unusable now keeps its group's rows (refuse.py).
@@ -423,7 +442,10 @@ def _write_version(
     staging = building / ".staging"
     staging.mkdir(parents=True)
     result.jobs = jobs_for(options.jobs, groups)
-    reader = Reader(str(staging), options, notice, progress.groups, progress.bytes, key_of)
+    beside = result.beside
+    assert beside is not None
+    reader = Reader(str(staging), options, notice, progress.groups, progress.bytes, key_of,
+                    beside.note)  # fmt: skip
     carried = {k: v for k, v in old["groups"].items() if k not in stale}
     # The old groups the new files' sessions relate to are planned and read again with
     # them (regroup.py): the dataset is the one a fresh collect of the same files makes.
@@ -466,8 +488,10 @@ def _write_version(
         for key, error in failed.items():  # its session collected without it
             refuse(key, error)
             entries.pop(key, None)  # read again with its group: not kept, even unchanged
+        # The journals found beside those given: entered as they were before the read.
+        unread_now = beside.enter(members, group_id, failed)
         read_now = list(zip(members, group.paths, strict=True))
-        fresh = refuse.fresh - refuse.reread  # new or changed: not read again unchanged
+        fresh = (refuse.fresh - refuse.reread) | beside.changed  # not read again unchanged
         for line in replaced(old, entries, read_now, fresh, read_ids):
             if notice is not None:
                 notice(line)
@@ -486,6 +510,8 @@ def _write_version(
             "sessions": outcome.value["sessions"],
             **facts(outcome.journal_ids, outcome.links),
         } | ({UNJOINED: True} if group_id in unjoined else {})
+        if unread_now:  # read again by the next collect that finds one
+            manifest_groups[group_id][UNREAD] = unread_now
     warn_unread_children(unread_children, result.diagnostics, "collect", failed=result.failures)
     if after_rows is not None:
         after_rows()

@@ -124,7 +124,8 @@ def _journal(entry: object) -> bool:
 def _group(group: object) -> bool:
     if not isinstance(group, dict) or type(group.get("batch")) is not int:
         return False
-    lists = (group.get("files"), group.get("ids", []), group.get("parents", []))
+    lists = (group.get("files"), group.get("ids", []), group.get("parents", []),
+             group.get("unread", []))  # fmt: skip
     return (
         all(isinstance(v, list) and all(isinstance(k, str) for k in v) for v in lists)
         and type(group.get("sessions", 0)) is int

@@ -90,10 +90,14 @@ class Reader:
     progress: Callable[[int, int, JournalGroup], None] | None
     on_bytes: Callable[[str, int, int], None] | None
     key_of: Callable[[Path], str]
+    # Called with the groups before they are read (beside.Beside.note).
+    before: Callable[[list[JournalGroup]], None] | None = None
 
     def __call__(self, groups: list[JournalGroup]) -> list[Read]:
         from agent_profiler.pipeline import GroupTask, jobs_for, run_groups
 
+        if self.before is not None:
+            self.before(groups)
         group_ids = {i: self.key_of(lead(g)) for i, g in enumerate(groups)}
         tasks = [GroupTask(i, g, self.options) for i, g in enumerate(groups)]
         outcomes = run_groups(tasks, WriteRows(self.staging, group_ids),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +41,9 @@ class Refuse:
     reread: set[str]
     copies: dict[str, list[Path]]
     outdated: bool = False  # the dataset's tables of another revision: every journal read again
+    # Journals found beside those given that changed (beside.py): as a changed journal,
+    # one that stops at damage now keeps its group's rows collected before.
+    beside: set[str] = field(default_factory=set)
 
     def __call__(self, key: str, why: JournalError | None) -> None:
         result = self.result
@@ -107,7 +111,7 @@ class Refuse:
         journal collected before (`failed`: gone or unreadable when read); none otherwise
         (a journal damaged already when it was collected is read as it is)."""
         old = self.old
-        changed = [k for k in members if k in self.fresh and k in old["files"]]
+        changed = [k for k in members if k in self.fresh | self.beside and k in old["files"]]
         changed = [k for k in changed if k not in self.reread]  # the same bytes as collected
         if not (changed and broken) and all(k not in old["files"] for k in failed):
             return {}

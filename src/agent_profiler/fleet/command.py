@@ -67,15 +67,16 @@ def run_collect(
         ),
         result.diagnostics,
     )
+    again = [
+        f"{result.regrouped:,} of them read again with the new journals they belong with: "
+        "a subagent's parent, a parent's subagent"
+    ] if result.regrouped else []  # fmt: skip
+    if result.beside is not None and result.beside.read_again:
+        # (a journal a plan found beside those given that changed, or was not read)
+        again.append(f"{result.beside.read_again:,} of them read again: {result.beside.said()}")
     seen = (
         f"{counted(result.journals, 'journal')}: {result.new:,} new, {result.changed:,} changed, "
-        f"{result.unchanged:,} unchanged"
-        + (
-            f" ({result.regrouped:,} of them read again with the new journals they belong "
-            "with: a subagent's parent, a parent's subagent)"
-            if result.regrouped
-            else " (not read)"
-        )
+        f"{result.unchanged:,} unchanged ({'; '.join(again) or 'not read'})"
     )
     if result.reread:
         seen += (
