@@ -309,7 +309,8 @@ def _collect(
         to_plan = set(fresh)
         for group_id in stale:
             to_plan.update(k for k in old["groups"][group_id]["files"] if k in files)
-        paths = [files[k] for k in files if k in to_plan - unusable.keys()]
+        to_plan -= unusable.keys()  # once: a comprehension's condition is run per journal
+        paths = [files[k] for k in files if k in to_plan]
         groups, failures = plan(paths, options.harness)
         # A journal not found beside those given that their plan took (a Claude Code
         # session's subagents, below its file) is read with its group: not said lost.
