@@ -95,15 +95,15 @@ def test_overlapping_calls_of_one_record_keep_their_responses() -> None:
     """The record (written at 10 s) holds six calls in their order. The first three are
     one response's: the third was created (15 s) after the second completed (12 s) but
     before the first did (20 s), so it overlaps them. The fourth, created after all three
-    completed, is a later response merged into the record; the fifth, created after the
-    fourth completed, another, and the sixth is that one's too, as the fifth has no
-    completion to tell them apart by."""
+    completed, is a later response merged into the record; the fifth, created before the
+    fourth completed, is that response's too, and so is the sixth, created long after:
+    the fifth has no completion, so nothing says that response was over."""
     calls = [
         _call(1_000, 20_000),
         _call(2_000, 12_000),
         _call(15_000, 16_000),
         _call(21_000, 22_000),
-        _call(22_500, None),
+        _call(21_500, None),
         _call(30_000, 31_000),
     ]
     times = timing.plan(calls, _ns(0), _ns(10_000))
@@ -112,12 +112,12 @@ def test_overlapping_calls_of_one_record_keep_their_responses() -> None:
         CallTime(_ns(10_000)),
         CallTime(_ns(10_000)),
         CallTime(_ns(10_000)),
-        CallTime(_ns(21_000), 1, CREATED),
-        CallTime(_ns(30_000), 2, CREATED),
-        CallTime(_ns(30_000), 2, CREATED),
+        CallTime(_ns(30_000), 1, CREATED),
+        CallTime(_ns(30_000), 1, CREATED),
+        CallTime(_ns(30_000), 1, CREATED),
     ]
-    # Each merged response from the completion of the calls before it to its last call.
-    assert times.merged == [(_ns(20_000), _ns(21_000)), (_ns(22_000), _ns(30_000))]
+    # The merged response from the completion of the calls before it to its last call.
+    assert times.merged == [(_ns(20_000), _ns(30_000))]
 
 
 # --------------------------------------------------------------------------- finding 6
