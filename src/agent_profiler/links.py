@@ -114,15 +114,13 @@ def warn_unread_children(
         return
     total = sum(count for _, count, _ in parents)
     names = [os.path.basename(error.path) for error in failed]
-    given = sum(
-        1
+    tails = [
+        tail
         for _, _, children in parents
         for child in children
-        if (tail := child.rpartition("/")[2].partition("#")[0])
-        and len(tail) >= 4
-        and any(tail in name for name in names)
-    )
-    given = min(given, total)
+        if len(tail := child.rpartition("/")[2].partition("#")[0]) >= 4
+    ]
+    given = min(_found_in(tails, names), total)
     by = "this session" if len(parents) == 1 else f"{len(parents)} sessions (this one first)"
     if given == total:
         what = "its file was" if total == 1 else "their files were"
@@ -139,6 +137,23 @@ def warn_unread_children(
         + ("was" if total == 1 else "were")
         + f" not read: {hint} (the launching call keeps the id, `child_session`)",
     )
+
+
+def _found_in(tails: list[str], names: list[str]) -> int:
+    """How many of `tails` are part of one of `names`. The tails of one length at a time,
+    against the set of the names' pieces of that length: each tail looked for in every name
+    was thousands × thousands (a parent whose subagent files all failed)."""
+    by_length: dict[int, list[str]] = {}
+    for tail in tails:
+        by_length.setdefault(len(tail), []).append(tail)
+    found = 0
+    for length, alike in by_length.items():
+        if len(alike) == 1:  # one tail: no set of pieces to build
+            found += any(alike[0] in name for name in names)
+            continue
+        pieces = {name[i : i + length] for name in names for i in range(len(name) - length + 1)}
+        found += sum(tail in pieces for tail in alike)
+    return found
 
 
 def rename(

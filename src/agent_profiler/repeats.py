@@ -39,13 +39,14 @@ def distinct(files: Iterable[Path]) -> tuple[list[Path], list[tuple[Path, Path]]
     order; and (repeat, the earlier file it repeats) for each left out."""
     files = list(files)
     repeats: dict[int, int] = {}  # index of a repeat → index of the file it repeats
+    folders: dict[Path, list[str]] = {}  # a folder → its folders' names (`_has_companion`)
     # An empty file is left to the reader, which says it is empty.
     for sized in _alike(files, range(len(files)), lambda path: _content_size(path) or None):
         for alike in _alike(files, sized, lambda path: _digest(path, HEAD_BYTES)):
             for same in _alike(files, alike, lambda path: _digest(path, None)):
                 # The copy read is the first with its subagents' folder beside it, else the
                 # first: the other copies' folders are not looked at.
-                keep = next((i for i in same if _has_companion(files[i])), same[0])
+                keep = next((i for i in same if _has_companion(files[i], folders)), same[0])
                 repeats.update((i, keep) for i in same)
     kept = [p for i, p in enumerate(files) if repeats.get(i, i) == i]
     return kept, [(files[i], files[j]) for i, j in sorted(repeats.items()) if i != j]
@@ -64,20 +65,32 @@ def _alike(
     return [group for group in groups.values() if len(group) > 1]
 
 
-def _has_companion(path: Path) -> bool:
+def _has_companion(path: Path, folders: dict[Path, list[str]]) -> bool:
     """A folder beside the file that its harness reads with it: Claude Code's `<session>/`
-    (its subagents), Gemini CLI's `<session id>/` (named by the id the file name ends with)."""
+    (its subagents), Gemini CLI's `<session id>/` (named by the id the file name ends with).
+    `folders`: the folders in each folder looked at so far (thousands of copies in one
+    folder each listed it and looked at every entry: copies × entries)."""
     stem = path.name
     for suffix in (".gz", ".jsonl", ".json"):
         stem = stem.removesuffix(suffix)
     token = stem.rsplit("-", 1)[-1]
+    names = folders.get(path.parent)
+    if names is None:
+        names = folders[path.parent] = _folders_in(path.parent)
+    return any(name == stem or name.startswith(token) for name in names)
+
+
+def _folders_in(folder: Path) -> list[str]:
+    """The names of the folders in `folder` (a symlink to one too), in listing order, up to
+    an entry that cannot be looked at (none when it cannot be listed)."""
+    names: list[str] = []
     try:
-        return any(
-            entry.is_dir() and (entry.name == stem or entry.name.startswith(token))
-            for entry in path.parent.iterdir()
-        )
+        for entry in folder.iterdir():
+            if entry.is_dir():
+                names.append(entry.name)
     except OSError:
-        return False
+        pass
+    return names
 
 
 def _content_size(path: Path) -> int | None:

@@ -306,10 +306,17 @@ def plan(files: list[SniffedFile]) -> list[JournalGroup]:
             key = f"{key}@{file.path}"
         groups[key] = (file.path, list(subagent_files(file.path)), "")
         order.append(key)
+    # Each group's extras as a set beside the list (which keeps their order): a folder of
+    # thousands of subagent files given looked each one up in the list of all the others.
+    members: dict[str, set[Path]] = {}
     for session_id, path in orphans:
         if session_id in groups and groups[session_id][2] == "":
             extras = groups[session_id][1]
-            if path not in extras:
+            known = members.get(session_id)
+            if known is None:
+                known = members[session_id] = set(extras)
+            if path not in known:
+                known.add(path)
                 extras.append(path)
         else:
             key = f"orphan:{path}"

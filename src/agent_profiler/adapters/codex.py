@@ -367,10 +367,16 @@ def _children_beside(files: list[SniffedFile], threads: dict[str, int]) -> dict[
     for file in files:
         if file.path.parent not in by_folder and (own := _thread_links(file.head)):
             by_folder[file.path.parent] = threads[own[0]]
+    after: dict[Path, int] | None = None  # a next day's folder → the first tree the day before
     for folder, paths in damaged.items():
         tree = by_folder.get(folder)
         if tree is None:
-            tree = next((t for f, t in by_folder.items() if folder in _next_day(f)), None)
+            if after is None:  # once: looked for again for each folder, days × days
+                after = {}
+                for given_folder, given_tree in by_folder.items():
+                    for day in _next_day(given_folder):
+                        after.setdefault(day, given_tree)
+            tree = after.get(folder)
         if tree is not None:
             grown.setdefault(tree, []).extend(paths)
     return grown

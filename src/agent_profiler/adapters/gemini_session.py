@@ -129,6 +129,8 @@ class SessionBuilder(MessagesDraft):
     # The last `gemini` record since the last user turn: (its id if a request, its
     # request's start, its end); a later usage-less record may hold its late calls.
     before: tuple[str | None, int, int] | None = None
+    # Where each message id first is in `order`, kept with it: a rewind's place by lookup.
+    position: dict[str, int] = field(default_factory=dict)
 
     @property
     def path(self) -> str:
@@ -218,6 +220,7 @@ class SessionBuilder(MessagesDraft):
         kind = text_field(record, "type") or ""
         ts = self.time(message_id, record)
         self.touch(ts)
+        self.position.setdefault(message_id, len(self.order))
         self.order.append(message_id)
         if kind == "user":
             self.on_user(message_id, record, ts)
@@ -512,6 +515,9 @@ class SessionBuilder(MessagesDraft):
         leaving = [m for m in self.order if m not in keep]
         removed = self.drop(leaving)
         self.order = [m for m in self.order if m in keep]
+        self.position = {}
+        for at, message_id in enumerate(self.order):
+            self.position.setdefault(message_id, at)
         seen = set(self.order)
         new = 0
         self.replaying = True
@@ -538,9 +544,13 @@ class SessionBuilder(MessagesDraft):
             )
 
     def on_rewind(self, target: object) -> None:
-        at = self.order.index(target) if isinstance(target, str) and target in self.order else 0
-        self.drop(self.order[at:])
+        at = self.position.get(target, 0) if isinstance(target, str) else 0
+        leaving = self.order[at:]
+        self.drop(leaving)
         del self.order[at:]
+        for message_id in leaving:
+            if self.position.get(message_id, -1) >= at:
+                del self.position[message_id]
         # Before any dated record there is no moment yet: `finish` places it at the start.
         self.markers.append(Marker(self.last_ns or 0, "rewind", str(target)[:80]))
 

@@ -79,16 +79,16 @@ def plan(calls: list[dict[str, Any]], start: int, ts: int) -> RecordTimes:
     """The times of a record's calls: `start` is its request's start, `ts` the record's."""
     times = [_times(call, start, ts) for call in calls]
     groups: list[list[int]] = []
-    for index, (made, _) in enumerate(times):
-        if groups:
-            ends = [times[i][1] for i in groups[-1]]
-            ended = None if None in ends else max(d for d in ends if d is not None)
-            if made is not None and ended is not None and made > ended:
-                groups.append([index])
-                continue
+    # The current group's last completion, None once one of its calls has none: kept as
+    # the calls join it, not worked out again for each call (thousands in one record).
+    ended: int | None = None
+    for index, (made, completed) in enumerate(times):
+        if groups and not (made is not None and ended is not None and made > ended):
             groups[-1].append(index)
+            ended = None if ended is None or completed is None else max(ended, completed)
         else:
             groups.append([index])
+            ended = completed
     result = RecordTimes(ts, [CallTime(ts) for _ in calls])
     after = ts  # when the request before a merged one ended: its calls' completion
     for group in groups:
