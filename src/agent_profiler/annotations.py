@@ -241,10 +241,13 @@ def response_args(
     response: Response,
     snapshot: ContextSnapshot | None,
     previous: ContextSnapshot | None = None,
-    first: bool = True,
+    window: int | None = None,
     calls: Container[str] = frozenset(),
 ) -> dict[str, Any]:
-    """A model response: its usage, its outcome and the context it was sent with."""
+    """A model response: its usage, its outcome and the context it was sent with. `window`:
+    the `context_window_tokens` it states (the request's own window, said on the session's
+    first response and where it changes: layout.data's `stated_windows`; 0: none; None:
+    the session's, for a response on its own)."""
     usage = response.usage
     args: dict[str, Any] = {
         "kind": "assistant-message",
@@ -265,9 +268,12 @@ def response_args(
         args["price_context"] = response.price_context
     if response.web_searches:  # server-side searches, billed per search
         args["web_searches"] = response.web_searches
-    if s.window_tokens and first:
-        # The session's window (on profile (1) too): said on its first response only.
-        args["context_window_tokens"] = s.window_tokens
+    if window is None:
+        window = s.window_tokens
+    if window:
+        # The request's own window: a model switch changes it (Codex reports it with each
+        # request); absent, it is the window of the response before.
+        args["context_window_tokens"] = window
     if response.is_error:  # absent: false (a HABIT key on responses, TRACE_CONTRACT §4)
         args["is_error"] = True
     if response.stop_reason:

@@ -11,6 +11,7 @@ import bisect
 import heapq
 import itertools
 import re
+from array import array
 from collections.abc import Iterator, Sequence
 from operator import attrgetter, itemgetter
 
@@ -23,6 +24,7 @@ from agent_profiler.model import (
     Category,
     ContextChange,
     ContextSnapshot,
+    Response,
     Session,
     ToolCall,
     frozen,
@@ -380,6 +382,16 @@ def run_windows(session: Session, run_starts: Sequence[int]) -> list[int]:
     for response in sorted(session.responses, key=_START):
         at.setdefault(response.start_ns, reported.get(response.id, window))
     return [at.get(start, window) for start in run_starts]
+
+
+def response_windows(session: Session, responses: Sequence[Response]) -> array[int]:
+    """The window at each of `responses` (in the order given, with or without usage): the
+    one the journal reported with that request (a model switch changes it: Codex), else
+    the session's (0: none). The `Context window` counter's samples and the window each
+    response slice states."""
+    window = session.window_tokens or 0
+    reported = request_windows(session)
+    return array("q", [reported.get(r.id, window) for r in responses])
 
 
 def request_windows(session: Session) -> dict[str, int]:

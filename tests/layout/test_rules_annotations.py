@@ -220,9 +220,10 @@ def test_a_tool_call_without_its_result_is_incomplete_and_its_response_says_its_
     assert response_args(cut, response, None) == expected
     failed = dataclasses.replace(response, is_error=True)
     assert response_args(cut, failed, None)["is_error"] is True
-    # the window is said on the session's first response only
+    # the window is said where it is given: absent, the window of the response before
     later = {k: v for k, v in expected.items() if k != "context_window_tokens"}
-    assert response_args(cut, response, None, first=False) == later
+    assert response_args(cut, response, None, window=0) == later
+    assert response_args(cut, response, None, window=121_600)["context_window_tokens"] == 121_600
     # edited: a session whose provider nobody recorded
     unknown = dataclasses.replace(cut, provider=None)
     assert response_args(unknown, response, None)["provider"] == "unknown"

@@ -618,6 +618,14 @@ def test_the_window_follows_the_model_in_use(export_trace: Any) -> None:
     ]
     assert runs == [("gpt-5.3-codex-spark", 121_600), ("gpt-5.5", 258_400)]
     assert requests[0].args["context"]["window_tokens"] == 121_600
+    # each response states its own request's window, where it changes: not the session's
+    # (gpt-5.5's 258,400) on the spark request that opens the session
+    stated = [
+        (i, r.args["context_window_tokens"])
+        for i, r in enumerate(requests)
+        if "context_window_tokens" in r.args
+    ]
+    assert stated == [(0, 121_600), (9, 258_400)]
 
 
 def test_context_size_keeps_a_request_that_repeats_the_size_before_it(

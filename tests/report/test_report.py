@@ -597,7 +597,7 @@ def test_a_session_length_is_not_broken_across_lines(spotter: list[Session]) -> 
     """The header's "lasted 17 min 41 s" wrapped before its last "s": the number and
     its units are joined by no-break spaces."""
     text = render_report(spotter)
-    assert "lasted 1\u00a0h\u00a09\u00a0min" in text and "lasted 33\u00a0s" in text
+    assert "lasted 1\u00a0h\u00a014\u00a0min" in text and "lasted 33\u00a0s" in text
 
 
 def test_render_is_deterministic_and_the_writer_writes_it(spotter: list[Session]) -> None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from agent_profiler.adapters import walk
-from agent_profiler.adapters.common import journal_clock, text_field
+from agent_profiler.adapters.common import believed_times, journal_clock, text_field
 from agent_profiler.diagnostics import Diagnostics, journal_name
 from agent_profiler.errors import JournalError
 from agent_profiler.jsonl import read_jsonl
@@ -101,6 +101,15 @@ def _skipped_names() -> dict[str, str]:
     return {kind: f"claude:{kind}" for kind, known in RECORD_TYPES.items() if not known.read}
 
 
+@functools.cache
+def _timed_names() -> frozenset[str]:
+    """The skip counters of the record types read no further whose time is the session's
+    (claude_records.TIMED: a hook or tool running, a prompt queued): the span covers them."""
+    from agent_profiler.adapters.claude_records import TIMED
+
+    return frozenset(f"claude:{kind}" for kind in TIMED)
+
+
 def read_transcript(
     path: Path, diagnostics: Diagnostics, *, label: str | None = None
 ) -> dict[str, SessionBuilder]:
@@ -115,7 +124,7 @@ def read_transcript(
     from agent_profiler.adapters.claude_records import RECORD_TYPES, SYSTEM_SUBTYPES
     from agent_profiler.adapters.claude_session import SessionBuilder
 
-    skipped_names = _skipped_names()
+    skipped_names, timed = _skipped_names(), _timed_names()
     source = label or str(path)
     builders: dict[str, SessionBuilder] = {}
     clock = journal_clock(path, diagnostics, source)
@@ -135,6 +144,12 @@ def read_transcript(
                 owner.on_native_context(result, clock.last or 0)
 
     skipped = diagnostics.skipped
+    # The first record read no further whose time is the session's (with what the clock
+    # judged it against there), and the last record of each kind read no further: their
+    # times are parsed once, at the end (progress records are most of a transcript).
+    first: dict[str, Any] | None = None
+    first_near: int | None = None
+    last: dict[str, dict[str, Any]] = {}
     for line, value in read_jsonl(path, diagnostics):
         if not isinstance(value, dict):
             diagnostics.reject(source, line, "record is not a JSON object")
@@ -149,17 +164,19 @@ def read_transcript(
         if not isinstance(kind, str):  # text_field, inline: every record passes here
             kind = None
         skip = skipped_names.get(kind) if kind is not None else None
-        if skip is not None and commands.ignores(value):
+        if skip is not None:
             # Most records of a long transcript (progress, file-history snapshots): counted
-            # as skipped, and the /context tracker has nothing to see in them.
+            # as skipped, and the /context tracker mostly has nothing to see in them.
             skipped[skip] += 1
+            if not commands.ignores(value) and (concluded := commands.feed(value, line)):
+                native(concluded)
+            last[skip] = value
+            if first is None and skip in timed:
+                first, first_near = value, clock.neighbour()
             continue
         concluded = commands.feed(value, line)
         if concluded:
             native(concluded)
-        if skip is not None:
-            skipped[skip] += 1
-            continue
         known = RECORD_TYPES.get(kind or "")
         if known is None:
             name = f"claude:{kind}" if kind else "claude:untyped"
@@ -209,6 +226,13 @@ def read_transcript(
     native(commands.finish())
     if not clock.seen_timestamp:
         _synthetic(builders.values())
+    elif first is not None and (main := builders.get(main_key or "")) is not None:
+        # A dated session's span covers the records it reads no further: a SessionStart
+        # hook run minutes before the first prompt, Stop hooks after the last record.
+        # Each time is judged by the clock's outlier rule, against its neighbour.
+        near = clock.neighbour()
+        ends = [(last[name].get("timestamp"), near) for name in timed if name in last]
+        main.outer += believed_times((first.get("timestamp"), first_near), *ends)
     if isinstance(opening, str) and (main := builders.get(main_key or "")) is not None:
         main.facts.append((MID_CONVERSATION, "its first record's parent is not in the journal"))
     for builder in builders.values():

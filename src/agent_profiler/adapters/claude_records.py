@@ -59,6 +59,14 @@ RECORD_TYPES: dict[str, Known] = {
     "permission-mode": _skip("the permission mode (one per turn); not sent"),
 }
 
+# Record types read no further whose time is the session's, so its span covers them: a
+# hook or a tool running (a SessionStart hook minutes before the first prompt, Stop hooks
+# after the last record), a prompt queued. Not the others: `file-history-snapshot` has no
+# time of its own (its `snapshot.timestamp` is its prompt's), and the titles, tags, modes
+# and pointers are UI state, a `summary` even written by a later session. `system` records
+# (stop_hook_summary, turn_duration …) are read, so their times are the session's already.
+TIMED = ("progress", "queue-operation")
+
 # `system` records by `subtype`.
 SYSTEM_SUBTYPES: dict[str, Known] = {
     "compact_boundary": _read("a compaction: the context is replaced by its summary"),

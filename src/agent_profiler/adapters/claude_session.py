@@ -90,6 +90,7 @@ class SessionBuilder:
         self.unmeasured: Counter[str] = Counter()
         self.start_ns: int | None = None
         self.end_ns: int | None = None
+        self.outer: list[int] = []  # times of records read no further: the span's only
         self.trigger_ns: int | None = None  # time of the record that will trigger the next request
         self.current_prompt: str | None = None
         # A compaction whose observation waits for its summary record (see on_user).
@@ -131,6 +132,7 @@ class SessionBuilder:
             return
         self.touch(child.start_ns)
         self.touch(child.end_ns)
+        self.outer += child.outer
 
     # -- records ----------------------------------------------------------
 
@@ -556,8 +558,9 @@ class SessionBuilder:
         return Session(
             harness=HARNESS,
             session_id=self.session_id,
-            start_ns=self.start_ns,
-            end_ns=end,
+            # The span covers the records read no further; no slice moves with it.
+            start_ns=min([self.start_ns, *self.outer]),
+            end_ns=max([end, *self.outer]),
             sources=tuple(self.sources),
             models=tuple(self.models),
             provider="anthropic",

@@ -226,6 +226,11 @@ class Clock:
             return ts
         return self.place(ts, line)
 
+    def neighbour(self) -> int | None:
+        """What a record read now is judged against: the last record's time, or before any
+        dated record the reference (the median of the head's first times)."""
+        return self.last if self.seen_timestamp else self.reference_ns
+
     def place(self, ts: int | None, line: int) -> int:
         """A record's time in ns (None: it has none) → where the session puts it."""
         outlier = ts is not None and self._is_outlier(ts, line)
@@ -261,7 +266,7 @@ class Clock:
         )
 
     def _is_outlier(self, ts: int, line: int) -> bool:
-        previous = self.last if self.seen_timestamp else self.reference_ns
+        previous = self.neighbour()
         if ts >= EARLIEST_NS:
             if previous is None:
                 return False
@@ -307,6 +312,18 @@ def within_limits(ts: int, reference_ns: int | None) -> bool:
     """A time the outlier rule would believe beside `reference_ns` (a call's end beside
     its request's start): within a day back and a year ahead, and after 2000."""
     return is_plausible_time(ts) and _near(ts, reference_ns)
+
+
+def believed_times(*stamps: tuple[object, int | None]) -> list[int]:
+    """The times (ns) of raw ISO `timestamp` values, each with the neighbour it is judged
+    against (`Clock.neighbour()` where it was read), that the outlier rule believes: a
+    record read no further may widen its session's span, never by a lie (1970, 2099)."""
+    believed = []
+    for value, near in stamps:
+        ts = timestamp_ns(value)
+        if ts is not None and within_limits(ts, near):
+            believed.append(ts)
+    return believed
 
 
 def _near(ts: int, reference_ns: int | None) -> bool:

@@ -30,7 +30,7 @@ from agent_profiler.targets import shown
 from agent_profiler.views import (
     iter_context_size,
     largest_tool_additions,
-    request_windows,
+    response_windows,
     snapshots_in_time_order,
 )
 
@@ -44,11 +44,16 @@ CONTEXT_GROUP = "Context"
 
 
 def session_counters(
-    session: Session, start: int, responses: Sequence[Response], estimate_note: str
+    session: Session,
+    start: int,
+    responses: Sequence[Response],
+    estimate_note: str,
+    windows: array[int] | None = None,
 ) -> tuple[list[PlannedCounter], int]:
     """The session's counters in the order they are declared (the request counters, then
     each context category as it first appears), and the time of their last sample (the
-    session's start when there is none): the session ends after it."""
+    session's start when there is none): the session ends after it. `windows`: the
+    window at each response (views.response_windows), when the caller has it already."""
     # The Context size series is read for three things (its own counter, Context fill and
     # the last sample's time): worked out once, kept as two arrays (16 bytes a request).
     sizes = list(iter_context_size(session))
@@ -65,8 +70,8 @@ def session_counters(
         # The window at each request: the journal's there (a session that switched models
         # switched windows; the session's one value drew gpt-5.3-codex-spark's requests on
         # gpt-5.5's window), else the session's.
-        reported = request_windows(session)
-        windows = array("q", [reported.get(r.id, window) for r in responses])
+        if windows is None:
+            windows = response_windows(session, responses)
         # Its own y axis (no share key): on a 1M-token window a 40k-token context drawn on
         # the window's scale is one pixel tall (issue 29).
         counters.append(

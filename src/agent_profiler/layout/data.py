@@ -30,6 +30,7 @@ from agent_profiler.views import (
     AfterCompaction,
     compactions_after,
     model_runs,
+    response_windows,
     run_windows,
     session_span,
 )
@@ -70,6 +71,9 @@ class SessionData:
     after: list[AfterCompaction | None]  # each compaction's size after it
     runs: list[tuple[int, int, str]]  # (start, end, model) of each model run
     run_windows: list[int]  # the window at each run's first request (0: none)
+    # The window each response states (`context_window_tokens`): the first response's, then
+    # only where it changes (0: the same as the response before, or none).
+    stated_windows: array[int]
     natives: list[tuple[int, ContextSnapshot]]  # (position, snapshot) of native reports
     prompt_links: Links  # prompt → its responses
     call_links: Links  # response → its tool calls
@@ -143,7 +147,8 @@ def session_data(
     # (before a counter's last sample may move it).
     runs = model_runs(session)
     run_ends = [s for s, _ in runs[1:]] + [end] if runs else []
-    counters, last_sample = session_counters(session, start, responses, note)
+    windows = response_windows(session, responses)
+    counters, last_sample = session_counters(session, start, responses, note, windows)
     additions, addition_flows = largest_additions(key, session, calls, facts.redact, note)
     # Every counter's last value is 0 at the session's end (TRACE_CONTRACT §6), and it
     # must be the last sample in time too: Trace Processor orders a track's samples by
@@ -183,6 +188,10 @@ def session_data(
         after=compactions_after(session) if session.compactions else [],
         runs=[(s, e, model) for (s, model), e in zip(runs, run_ends, strict=True)],
         run_windows=run_windows(session, [s for s, _ in runs]),
+        stated_windows=array(
+            "q",
+            (w if i == 0 or w != windows[i - 1] else 0 for i, w in enumerate(windows)),
+        ),
         natives=[(i, x) for i, x in enumerate(snapshots) if x.anchor is AnchorKind.NATIVE],
         prompt_links=prompt_links,
         call_links=call_links,

@@ -139,7 +139,13 @@ def _response_args(data: SessionData, index: int, response: Response) -> Any:
         before = data.before[position]
         previous = snapshots[before] if before >= 0 else None
     return partial(
-        response_args, data.session, response, snapshot, previous, index == 0, data.call_ids
+        response_args,
+        data.session,
+        response,
+        snapshot,
+        previous,
+        data.stated_windows[index],
+        data.call_ids,
     )
 
 

@@ -303,7 +303,7 @@ class DirectArgs:
         response: Response,
         snapshot: ContextSnapshot | None,
         previous: ContextSnapshot | None = None,
-        first: bool = True,
+        window: int | None = None,
         calls: Container[str] = _NO_CALLS,
     ) -> bytes:
         """annotations.response_args, encoded."""
@@ -335,8 +335,10 @@ class DirectArgs:
             parts.append(texts["price_context"](response.price_context))
         if response.web_searches:
             parts.append(counts["web_searches"](response.web_searches))
-        if s.window_tokens and first:
-            parts.append(counts["context_window_tokens"](s.window_tokens))
+        if window is None:
+            window = s.window_tokens
+        if window:
+            parts.append(counts["context_window_tokens"](window))
         if response.is_error:
             parts.append(flags["is_error"](True))
         if response.stop_reason:

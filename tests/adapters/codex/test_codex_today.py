@@ -276,6 +276,40 @@ def test_a_model_switch_in_a_hand_made_rollout(tmp_path: Path) -> None:
     assert row.peak_fill == 0.5  # 50,000 of small's 100,000; never 70,000 of 100,000
 
 
+def test_each_response_states_its_own_window_where_it_changes(
+    tmp_path: Path, export_trace: Any
+) -> None:
+    """A response's `context_window_tokens` is the window Codex reported with that request,
+    said on the first response and where it changes (absent: the one before's). It said the
+    session's window (400,000) on the first response, whose request had 100,000, and
+    nothing at the switches."""
+    path = _rollout(
+        tmp_path,
+        [
+            _line(1, "turn_context", {"model": "small"}),
+            _count(2, 50_000, 100_000, 50_000),
+            _line(3, "turn_context", {"model": "large"}),
+            _count(4, 60_000, 400_000, 110_000),
+            _count(5, 70_000, 400_000, 180_000),
+            _line(6, "turn_context", {"model": "small"}),
+            _count(7, 40_000, 100_000, 220_000),
+            _line(8, "turn_context", {"model": "large"}),
+            _count(9, 75_000, 400_000, 295_000),
+        ],
+    )
+    session, _ = read_single(path)
+    assert session.window_tokens == 400_000  # the last request's
+    view = export_trace(path, require_addition=False).view
+    responses = sorted(view.slices_named("response"), key=lambda s: s.ts)
+    stated = [r.args.get("context_window_tokens") for r in responses]
+    assert stated == [100_000, 400_000, None, 100_000, 400_000]
+    # each agrees with its own `context` snapshot and the Context window counter
+    (capture,) = view.captures()
+    steps = [(ts, w) for ts, w in view.counter_samples(capture.uuid, "Context window") if w]
+    assert steps == [(r.ts, w) for r, w in zip(responses, stated, strict=True) if w]
+    assert [r.args["context"].get("window_tokens") for r in responses] == stated
+
+
 def _reasoning_count(second: int, prompt: int, reasoning: int, total: int) -> dict[str, Any]:
     line = _count(second, prompt, 258_400, total)
     line["payload"]["info"]["last_token_usage"]["reasoning_output_tokens"] = reasoning
