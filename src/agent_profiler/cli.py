@@ -23,6 +23,7 @@ from agent_profiler.console import (
     echo,
     failure,
     printable,
+    steady_streams,
 )
 from agent_profiler.discover import run_discover
 from agent_profiler.errors import AgentProfilerError, UsageError
@@ -562,6 +563,7 @@ def report(
 def main() -> None:
     """Console entry point. Typer prints usage errors itself (exit 2); anything
     unexpected is a bug, reported in one line rather than a traceback."""
+    steady_streams()  # (done already when entry.main is the way in)
     try:
         app()
     except SystemExit as done:

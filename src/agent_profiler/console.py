@@ -5,11 +5,12 @@ export (entry.py), speaks through here, so they say the same things the same way
 from __future__ import annotations
 
 import errno
+import io
 import os
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from agent_profiler.errors import AgentProfilerError, JournalError, OutputError, UsageError
 
@@ -125,6 +126,37 @@ def stand_in_for_closed() -> None:
             except OSError:
                 pass
         setattr(sys, name, Closed(name))
+
+
+def steady_streams() -> None:
+    """Set stdout and stderr up for a command, once at start (entry.main, cli.main): a
+    stand-in for each one the process was started without (`stand_in_for_closed`), and
+    stdout and stderr made to write all they are given (`whole_writes`). A few
+    microseconds: no import."""
+    if sys.stdin is None or sys.stdout is None or sys.stderr is None:  # `<&-`, `>&-`
+        stand_in_for_closed()
+    sys.stdout = whole_writes(sys.stdout)
+    sys.stderr = whole_writes(sys.stderr)
+
+
+def whole_writes(stream: TextIO) -> TextIO:
+    """`stream`, or a stream over the same descriptor that writes all it is given. Under
+    PYTHONUNBUFFERED=1 or `python -u` (set in many containers and CI runners, and here)
+    Python's stdout and stderr write straight to the descriptor, and a write the system
+    took only part of (a disk filling up, a reader leaving the pipe) lost the rest without
+    a word: a cut trace or JSON, and exit 0. A BufferedWriter writes the rest, whose
+    error (No space left on device, a broken pipe: 141) is then raised. Flushed at each
+    line, as the unbuffered stream was; its own FileIO leaves the descriptor open."""
+    raw = getattr(stream, "buffer", None)
+    if type(raw) is not io.FileIO:  # buffered already, or a stand-in, a test's capture
+        return stream
+    return io.TextIOWrapper(
+        io.BufferedWriter(io.FileIO(raw.fileno(), "w", closefd=False)),
+        encoding=stream.encoding,
+        errors=stream.errors,
+        line_buffering=True,
+        write_through=True,
+    )
 
 
 def stdout_failed(error: OSError) -> OutputError:

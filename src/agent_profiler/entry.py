@@ -194,11 +194,11 @@ def _import_orjson_whole() -> None:
 
 def main() -> None:
     signal.signal(signal.SIGTERM, _terminate)
-    if sys.stdin is None or sys.stdout is None or sys.stderr is None:  # `<&-`, `>&-`
-        from agent_profiler.console import stand_in_for_closed
-
-        stand_in_for_closed()
     try:
+        # Every command imports the console: its import here costs nothing more.
+        from agent_profiler.console import steady_streams
+
+        steady_streams()  # closed ones stood in for, every byte written
         # Inside the guard: a Ctrl-C held back while orjson sets itself up is raised the
         # moment the mask is lifted, and ended the run in a traceback (rc -2).
         _import_orjson_whole()
