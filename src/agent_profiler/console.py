@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from agent_profiler.errors import AgentProfilerError, JournalError, OutputError, UsageError
 
@@ -48,17 +48,19 @@ def printable(text: str) -> str:
 
 def echo(message: str, err: bool = False) -> None:
     """One line on stdout or stderr, flushed (what typer.echo does for plain text). A
-    stdout that cannot take it (a full disk) is an OutputError naming stdout."""
+    stdout that cannot take it (a full disk) is an OutputError naming stdout; a stderr
+    that cannot is given up (`lose_stderr`): the line is lost, never the command."""
     stream = sys.stderr if err else sys.stdout
     try:
         stream.write(message + "\n")
         stream.flush()
-    except BrokenPipeError:
-        raise
     except OSError as error:
         if err:
+            lose_stderr()
+        elif isinstance(error, BrokenPipeError):
             raise
-        raise stdout_failed(error) from error
+        else:
+            raise stdout_failed(error) from error
 
 
 class Closed:
@@ -130,13 +132,14 @@ def stand_in_for_closed() -> None:
 
 def steady_streams() -> None:
     """Set stdout and stderr up for a command, once at start (entry.main, cli.main): a
-    stand-in for each one the process was started without (`stand_in_for_closed`), and
-    stdout and stderr made to write all they are given (`whole_writes`). A few
-    microseconds: no import."""
+    stand-in for each one the process was started without (`stand_in_for_closed`),
+    stdout and stderr made to write all they are given (`whole_writes`), and stderr
+    made unable to end the run (`Stderr`). A few microseconds: no import."""
     if sys.stdin is None or sys.stdout is None or sys.stderr is None:  # `<&-`, `>&-`
         stand_in_for_closed()
     sys.stdout = whole_writes(sys.stdout)
-    sys.stderr = whole_writes(sys.stderr)
+    if not isinstance(sys.stderr, Closed | Stderr):
+        sys.stderr = Stderr(whole_writes(sys.stderr))
 
 
 def whole_writes(stream: TextIO) -> TextIO:
@@ -157,6 +160,52 @@ def whole_writes(stream: TextIO) -> TextIO:
         line_buffering=True,
         write_through=True,
     )
+
+
+class Stderr:
+    """sys.stderr for a command: a write or flush that fails (`2>/dev/full`, a full log
+    disk, the reader of `2> >(…)` gone) gives stderr up (`lose_stderr`) instead of raising:
+    warnings and errors are what stderr carries, and losing them must not lose the
+    output. It was an uncaught exception at the first warning (summary printed nothing,
+    export wrote its file and ended in 1). The command then ends as with `2>&-`: its
+    output, and the exit code it would have had (coreutils too goes on after a diagnostic
+    it could not write, though it then exits 1; here a lost line changes nothing the
+    output or the code says). Anything else is the stream's."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except OSError:
+            lose_stderr()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except OSError:
+            lose_stderr()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def lose_stderr() -> None:
+    """Stderr failed: it becomes a `Closed` stand-in, which drops what it is given (as
+    for `2>&-`), and descriptor 2 points at /dev/null, where the interpreter's last flush
+    and a worker's stray line go without an error."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+        os.close(devnull)
+    except OSError:
+        pass
+    if isinstance(sys.stderr, Stderr):
+        sys.stderr.stream = Closed("stderr")  # type: ignore[assignment]
+    else:
+        sys.stderr = Closed("stderr")
 
 
 def stdout_failed(error: OSError) -> OutputError:

@@ -198,7 +198,7 @@ def main() -> None:
         # Every command imports the console: its import here costs nothing more.
         from agent_profiler.console import steady_streams
 
-        steady_streams()  # closed ones stood in for, every byte written
+        steady_streams()  # closed ones stood in for, every byte written, stderr never fatal
         # Inside the guard: a Ctrl-C held back while orjson sets itself up is raised the
         # moment the mask is lifted, and ended the run in a traceback (rc -2).
         _import_orjson_whole()

@@ -1,5 +1,6 @@
-"""Stdout and stderr that fail under a command (review-outfail D1): every byte of an
-output is written or the command fails.
+"""Stdout and stderr that fail under a command (review-outfail D1, D4): every byte of an
+output is written or the command fails; a stderr that cannot be written loses the
+diagnostics, never the output or the exit code.
 
 The subprocesses run this checkout's package (PYTHONPATH set to it, whatever the working
 folder) with PYTHONUNBUFFERED=1, which this environment and many CI runners set, and
@@ -17,7 +18,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, cast
 
 import pytest
 
@@ -183,3 +184,73 @@ def test_the_trace_on_stdout_is_the_trace_in_a_file(tmp_path: Path) -> None:
         assert (tmp_path / "piped.pftrace").read_bytes() == (
             tmp_path / "named.pftrace"
         ).read_bytes()
+
+
+# ------------------------------------------------------ D4: a stderr that cannot be written
+
+
+@needs_full
+@pytest.mark.parametrize("unbuffered", [True, False], ids=["unbuffered", "buffered"])
+def test_a_full_stderr_loses_the_lines_not_the_summary(tmp_path: Path, unbuffered: bool) -> None:
+    # GIVEN a journal that is missing beside one that reads (an `error:` line to say)
+    with FULL.open("w") as full:
+        done = _run(
+            "summary",
+            str(CLAUDE_SMALL),
+            "gone.jsonl",
+            cwd=tmp_path,
+            stderr=full,
+            unbuffered=unbuffered,
+        )
+    # THEN the table is printed and the missing file still makes it exit 1 (it printed
+    # nothing: the first stderr line raised, then failure() raised writing its own)
+    assert done.returncode == 1
+    assert "| session" in done.stdout
+
+
+@needs_full
+def test_a_full_stderr_leaves_an_export_successful(tmp_path: Path) -> None:
+    (tmp_path / "t.pftrace").write_bytes(b"previous")
+    with FULL.open("w") as full:
+        done = _run(
+            "export", str(CLAUDE_SMALL), "-o", "t.pftrace", "--force", cwd=tmp_path, stderr=full
+        )
+    # (its `skipped on purpose` and `open it:` lines: exit 1 after the file was replaced)
+    assert done.returncode == 0
+    assert (tmp_path / "t.pftrace").read_bytes()[:1] == b"\x0a"
+
+
+@needs_full
+def test_a_usage_error_with_a_full_stderr_is_still_2(tmp_path: Path) -> None:
+    with FULL.open("w") as full:
+        done = _run("export", str(CLAUDE_SMALL), "--no-such-flag", cwd=tmp_path, stderr=full)
+    assert done.returncode == 2  # (Click's message raised: exit 1)
+
+
+def test_a_stderr_whose_reader_left_loses_the_lines_not_the_summary(tmp_path: Path) -> None:
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = _run("summary", str(CLAUDE_SMALL), "gone.jsonl", cwd=tmp_path, stderr=write)
+    finally:
+        os.close(write)
+    # (it was 141 with nothing printed: a broken stderr taken for a broken stdout)
+    assert done.returncode == 1
+    assert "| session" in done.stdout
+
+
+def test_the_stderr_stand_in_gives_up_once_and_keeps_going(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Failing(io.StringIO):
+        def write(self, text: str) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    held: list[int] = []
+    monkeypatch.setattr(console.os, "dup2", lambda fd, to: held.append(to))
+    stderr = console.Stderr(cast(IO[str], Failing()))
+    monkeypatch.setattr(sys, "stderr", stderr)
+    console.echo("a warning", err=True)
+    assert console.failure(OutputError("out: No space left on device")) == 1
+    assert held == [2] and isinstance(stderr.stream, console.Closed)
+    assert not stderr.isatty()
