@@ -24,6 +24,7 @@ from agent_profiler.console import (
     failure,
     printable,
     steady_streams,
+    tell,
 )
 from agent_profiler.discover import run_discover
 from agent_profiler.errors import AgentProfilerError, UsageError
@@ -276,7 +277,8 @@ def collect(
     from agent_profiler.fleet.command import run_collect
 
     options = ReadOptions(harness, estimate, False, jobs)
-    code = run_collect(journals, to, options=options, echo=echo, force=force)
+    # Its lines tell of the dataset written: a stdout that cannot take them is no failure.
+    code = run_collect(journals, to, options=options, echo=tell, force=force)
     if code:
         raise typer.Exit(code)
 

@@ -63,6 +63,18 @@ def echo(message: str, err: bool = False) -> None:
             raise stdout_failed(error) from error
 
 
+def tell(message: str, err: bool = False) -> None:
+    """`echo` for a line about an output already in place (`wrote t.pftrace …`, collect's
+    `version 2; …`): a stdout that cannot take it (closed, `>&-`; full; its reader gone)
+    loses the line, not the command. The output is whole, and the exit code says so: it
+    was `error: stdout: not open`, exit 1, after the file had replaced the previous one.
+    What a command writes to stdout as its output (`-o -`, summary's table) still fails."""
+    try:
+        echo(message, err)
+    except (OutputError, BrokenPipeError):
+        quiet_stdout()  # (stdout_failed did already for an OutputError)
+
+
 class Closed:
     """What stands for a standard stream the process was started without (`<&-`, `>&-`),
     where Python leaves None and every use was an AttributeError, exit 70: writing to it

@@ -1,6 +1,7 @@
-"""Stdout and stderr that fail under a command (review-outfail D1, D4): every byte of an
-output is written or the command fails; a stderr that cannot be written loses the
-diagnostics, never the output or the exit code.
+"""Stdout and stderr that fail under a command (review-outfail D1, D4, D10): every byte of
+an output is written or the command fails; a stderr that cannot be written loses the
+diagnostics, never the output or the exit code; a line telling of an output already in
+place is no failure.
 
 The subprocesses run this checkout's package (PYTHONPATH set to it, whatever the working
 folder) with PYTHONUNBUFFERED=1, which this environment and many CI runners set, and
@@ -254,3 +255,55 @@ def test_the_stderr_stand_in_gives_up_once_and_keeps_going(
     assert console.failure(OutputError("out: No space left on device")) == 1
     assert held == [2] and isinstance(stderr.stream, console.Closed)
     assert not stderr.isatty()
+
+
+# -------------------------------------------- D10: a line telling of an output in place
+
+
+def _closing(fd: int) -> None:
+    os.close(fd)
+
+
+@pytest.mark.parametrize(
+    ("args", "made"),
+    [
+        (("export", str(CLAUDE_SMALL), "-o", "t.pftrace", "--force"), "t.pftrace"),
+        (("report", str(CLAUDE_SMALL), "-o", "r.html", "--force"), "r.html"),
+        (("collect", str(CLAUDE_SMALL), "--to", "ds"), "ds"),
+    ],
+    ids=["export", "report", "collect"],
+)
+@pytest.mark.parametrize("stdout", ["closed", "full", "pipe-reader-gone"])
+def test_an_output_in_place_is_success_whatever_its_closing_line_meets(
+    tmp_path: Path, args: tuple[str, ...], made: str, stdout: str
+) -> None:
+    # GIVEN a previous output (export, report): the run replaces it
+    if made != "ds":
+        (tmp_path / made).write_bytes(b"previous")
+    if stdout == "closed":  # `>&-`
+        done = _run(*args, cwd=tmp_path, stdout=None, preexec_fn=lambda: _closing(1))
+    elif stdout == "full":
+        if not FULL.exists():
+            pytest.skip("needs /dev/full")
+        with FULL.open("w") as full:
+            done = _run(*args, cwd=tmp_path, stdout=full)
+    else:
+        read, write = os.pipe()
+        os.close(read)
+        try:
+            done = _run(*args, cwd=tmp_path, stdout=write)
+        finally:
+            os.close(write)
+    # THEN it is written and the run says so in its exit code (it was `error: stdout: not
+    # open`, exit 1, with the previous file gone; or 141)
+    assert (done.returncode, done.stderr.count("error")) == (0, 0), done.stderr
+    assert made == "ds" or (tmp_path / made).read_bytes() != b"previous"
+    assert made != "ds" or (tmp_path / "ds" / "current").exists()
+
+
+def test_a_trace_to_a_closed_stdout_is_still_a_failure(tmp_path: Path) -> None:
+    done = _run(
+        "export", str(CLAUDE_SMALL), "-o", "-", cwd=tmp_path, stdout=None,
+        preexec_fn=lambda: _closing(1),
+    )  # fmt: skip
+    assert (done.returncode, done.stderr.splitlines()[-1]) == (1, "error: stdout: not open")
