@@ -574,6 +574,10 @@ def main() -> None:
         stopped = done.__context__
         if isinstance(stopped, typer.Exit) and isinstance(stopped.__cause__, KeyboardInterrupt):
             sys.exit(failure(stopped.__cause__))
+        # Click's own ending of a reader gone (`--help | true`, `--version`): exit 1; a
+        # command's is 141, as for any process a broken pipe ends.
+        if done.code == 1 and isinstance(stopped, BrokenPipeError):
+            sys.exit(failure(stopped))
         # Under Click's own usage errors (ours end in typer.Exit, and say it all): a word
         # Click read as an option, or an output option that took one for its file name.
         clicks = done.code == 2 and not isinstance(done.__context__, typer.Exit)

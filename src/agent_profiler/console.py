@@ -241,6 +241,11 @@ def failure(error: BaseException) -> int:
 
         echo(f"error: {shown_error(error)}", err=True)
         return EXIT_INPUT
+    if isinstance(error, OutputError) and isinstance(error.__cause__, BrokenPipeError):
+        # The reader of a pipe named as the output left (`-o fifo`, `-o >(head -c 10)`):
+        # what its reader leaving stdout ends in, silently (it said `error: fifo: Broken
+        # pipe`, exit 1). The reader says its own trouble, if any.
+        return EXIT_BROKEN_PIPE
     if isinstance(error, AgentProfilerError):
         echo(f"error: {error}", err=True)
         return EXIT_INPUT

@@ -151,7 +151,7 @@ def _terminate(signum: int, frame: Any) -> None:
         # sent again once this import is done, and handled outside it.
         _resend(signum)
         return
-    raise SystemExit(EXIT_TERMINATED)
+    raise Terminated(EXIT_TERMINATED)
 
 
 def _in_import_system(frame: Any) -> bool:
@@ -174,6 +174,11 @@ def _resend(signum: int) -> None:
 
 
 EXIT_TERMINATED = 143  # console.EXIT_TERMINATED (tests/cli holds them equal)
+
+
+class Terminated(SystemExit):
+    """SIGTERM: a SystemExit (every `except Exception` lets it through, each `finally`
+    cleans up on its way out), told from another by `main`, which says `terminated`."""
 
 
 def _import_orjson_whole() -> None:
@@ -207,6 +212,13 @@ def main() -> None:
         from agent_profiler.console import failure
 
         sys.exit(failure(error))
+    except Terminated:
+        # One word, as Ctrl-C's `interrupted`, once everything is cleaned up (the
+        # workers stopped, no temporary file left); the code is the signal's.
+        from agent_profiler.console import echo
+
+        echo("terminated", err=True)
+        raise
 
 
 def _main(argv: list[str]) -> None:

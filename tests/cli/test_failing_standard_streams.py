@@ -1,7 +1,7 @@
-"""Stdout and stderr that fail under a command (review-outfail D1, D4, D10): every byte of
-an output is written or the command fails; a stderr that cannot be written loses the
-diagnostics, never the output or the exit code; a line telling of an output already in
-place is no failure.
+"""Stdout and stderr that fail under a command (review-outfail D1, D4, D10 and its minor
+list): every byte of an output is written or the command fails; a stderr that cannot be
+written loses the diagnostics, never the output or the exit code; a line telling of an
+output already in place is no failure; a reader that leaves is 141 wherever it reads.
 
 The subprocesses run this checkout's package (PYTHONPATH set to it, whatever the working
 folder) with PYTHONUNBUFFERED=1, which this environment and many CI runners set, and
@@ -307,3 +307,34 @@ def test_a_trace_to_a_closed_stdout_is_still_a_failure(tmp_path: Path) -> None:
         preexec_fn=lambda: _closing(1),
     )  # fmt: skip
     assert (done.returncode, done.stderr.splitlines()[-1]) == (1, "error: stdout: not open")
+
+
+# ------------------------------------------------------------- minor: one code, one word
+
+
+@pytest.mark.parametrize("args", [("--help",), ("--version",), ("export", "--help")])
+def test_help_and_version_into_a_closed_pipe_are_141(tmp_path: Path, args: tuple[str, ...]) -> None:
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before a byte is written
+    try:
+        done = _run(*args, cwd=tmp_path, stdout=write)
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (141, "")  # (Click's own: exit 1)
+
+
+@pytest.mark.parametrize("format_name", ["perfetto", "json"])
+def test_a_pipe_output_whose_reader_left_is_141_as_stdout_is(
+    tmp_path: Path, format_name: str
+) -> None:
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = _run(
+            "export", str(CLAUDE_SMALL), "-o", f"/dev/fd/{write}", "--format", format_name,
+            cwd=tmp_path, pass_fds=(write,),
+        )  # fmt: skip
+    finally:
+        os.close(write)
+    # (it was `error: /dev/fd/N: Broken pipe`, exit 1)
+    assert (done.returncode, done.stderr) == (141, "")
