@@ -23,6 +23,8 @@ from agent_profiler.console import (
     echo,
     failure,
     printable,
+    steady_streams,
+    tell,
 )
 from agent_profiler.discover import run_discover
 from agent_profiler.errors import AgentProfilerError, UsageError
@@ -275,7 +277,8 @@ def collect(
     from agent_profiler.fleet.command import run_collect
 
     options = ReadOptions(harness, estimate, False, jobs)
-    code = run_collect(journals, to, options=options, echo=echo, force=force)
+    # Its lines tell of the dataset written: a stdout that cannot take them is no failure.
+    code = run_collect(journals, to, options=options, echo=tell, force=force)
     if code:
         raise typer.Exit(code)
 
@@ -562,6 +565,7 @@ def report(
 def main() -> None:
     """Console entry point. Typer prints usage errors itself (exit 2); anything
     unexpected is a bug, reported in one line rather than a traceback."""
+    steady_streams()  # (done already when entry.main is the way in)
     try:
         app()
     except SystemExit as done:
@@ -570,6 +574,10 @@ def main() -> None:
         stopped = done.__context__
         if isinstance(stopped, typer.Exit) and isinstance(stopped.__cause__, KeyboardInterrupt):
             sys.exit(failure(stopped.__cause__))
+        # Click's own ending of a reader gone (`--help | true`, `--version`): exit 1; a
+        # command's is 141, as for any process a broken pipe ends.
+        if done.code == 1 and isinstance(stopped, BrokenPipeError):
+            sys.exit(failure(stopped))
         # Under Click's own usage errors (ours end in typer.Exit, and say it all): a word
         # Click read as an option, or an output option that took one for its file name.
         clicks = done.code == 2 and not isinstance(done.__context__, typer.Exit)

@@ -5,11 +5,12 @@ export (entry.py), speaks through here, so they say the same things the same way
 from __future__ import annotations
 
 import errno
+import io
 import os
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TextIO
 
 from agent_profiler.errors import AgentProfilerError, JournalError, OutputError, UsageError
 
@@ -47,17 +48,31 @@ def printable(text: str) -> str:
 
 def echo(message: str, err: bool = False) -> None:
     """One line on stdout or stderr, flushed (what typer.echo does for plain text). A
-    stdout that cannot take it (a full disk) is an OutputError naming stdout."""
+    stdout that cannot take it (a full disk) is an OutputError naming stdout; a stderr
+    that cannot is given up (`lose_stderr`): the line is lost, never the command."""
     stream = sys.stderr if err else sys.stdout
     try:
         stream.write(message + "\n")
         stream.flush()
-    except BrokenPipeError:
-        raise
     except OSError as error:
         if err:
+            lose_stderr()
+        elif isinstance(error, BrokenPipeError):
             raise
-        raise stdout_failed(error) from error
+        else:
+            raise stdout_failed(error) from error
+
+
+def tell(message: str, err: bool = False) -> None:
+    """`echo` for a line about an output already in place (`wrote t.pftrace …`, collect's
+    `version 2; …`): a stdout that cannot take it (closed, `>&-`; full; its reader gone)
+    loses the line, not the command. The output is whole, and the exit code says so: it
+    was `error: stdout: not open`, exit 1, after the file had replaced the previous one.
+    What a command writes to stdout as its output (`-o -`, summary's table) still fails."""
+    try:
+        echo(message, err)
+    except (OutputError, BrokenPipeError):
+        quiet_stdout()  # (stdout_failed did already for an OutputError)
 
 
 class Closed:
@@ -127,6 +142,84 @@ def stand_in_for_closed() -> None:
         setattr(sys, name, Closed(name))
 
 
+def steady_streams() -> None:
+    """Set stdout and stderr up for a command, once at start (entry.main, cli.main): a
+    stand-in for each one the process was started without (`stand_in_for_closed`),
+    stdout and stderr made to write all they are given (`whole_writes`), and stderr
+    made unable to end the run (`Stderr`). A few microseconds: no import."""
+    if sys.stdin is None or sys.stdout is None or sys.stderr is None:  # `<&-`, `>&-`
+        stand_in_for_closed()
+    sys.stdout = whole_writes(sys.stdout)
+    if not isinstance(sys.stderr, Closed | Stderr):
+        sys.stderr = Stderr(whole_writes(sys.stderr))
+
+
+def whole_writes(stream: TextIO) -> TextIO:
+    """`stream`, or a stream over the same descriptor that writes all it is given. Under
+    PYTHONUNBUFFERED=1 or `python -u` (set in many containers and CI runners, and here)
+    Python's stdout and stderr write straight to the descriptor, and a write the system
+    took only part of (a disk filling up, a reader leaving the pipe) lost the rest without
+    a word: a cut trace or JSON, and exit 0. A BufferedWriter writes the rest, whose
+    error (No space left on device, a broken pipe: 141) is then raised. Flushed at each
+    line, as the unbuffered stream was; its own FileIO leaves the descriptor open."""
+    raw = getattr(stream, "buffer", None)
+    if type(raw) is not io.FileIO:  # buffered already, or a stand-in, a test's capture
+        return stream
+    return io.TextIOWrapper(
+        io.BufferedWriter(io.FileIO(raw.fileno(), "w", closefd=False)),
+        encoding=stream.encoding,
+        errors=stream.errors,
+        line_buffering=True,
+        write_through=True,
+    )
+
+
+class Stderr:
+    """sys.stderr for a command: a write or flush that fails (`2>/dev/full`, a full log
+    disk, the reader of `2> >(…)` gone) gives stderr up (`lose_stderr`) instead of raising:
+    warnings and errors are what stderr carries, and losing them must not lose the
+    output. It was an uncaught exception at the first warning (summary printed nothing,
+    export wrote its file and ended in 1). The command then ends as with `2>&-`: its
+    output, and the exit code it would have had (coreutils too goes on after a diagnostic
+    it could not write, though it then exits 1; here a lost line changes nothing the
+    output or the code says). Anything else is the stream's."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except OSError:
+            lose_stderr()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except OSError:
+            lose_stderr()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def lose_stderr() -> None:
+    """Stderr failed: it becomes a `Closed` stand-in, which drops what it is given (as
+    for `2>&-`), and descriptor 2 points at /dev/null, where the interpreter's last flush
+    and a worker's stray line go without an error."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+        os.close(devnull)
+    except OSError:
+        pass
+    if isinstance(sys.stderr, Stderr):
+        sys.stderr.stream = Closed("stderr")  # type: ignore[assignment]
+    else:
+        sys.stderr = Closed("stderr")
+
+
 def stdout_failed(error: OSError) -> OutputError:
     """A write to stdout that failed (`> /dev/full`, a full disk, a quota): one line naming
     stdout and exit 1, as `-o FILE` says it (it was an internal error, exit 70). Stdout then
@@ -148,6 +241,11 @@ def failure(error: BaseException) -> int:
 
         echo(f"error: {shown_error(error)}", err=True)
         return EXIT_INPUT
+    if isinstance(error, OutputError) and isinstance(error.__cause__, BrokenPipeError):
+        # The reader of a pipe named as the output left (`-o fifo`, `-o >(head -c 10)`):
+        # what its reader leaving stdout ends in, silently (it said `error: fifo: Broken
+        # pipe`, exit 1). The reader says its own trouble, if any.
+        return EXIT_BROKEN_PIPE
     if isinstance(error, AgentProfilerError):
         echo(f"error: {error}", err=True)
         return EXIT_INPUT

@@ -151,7 +151,7 @@ def _terminate(signum: int, frame: Any) -> None:
         # sent again once this import is done, and handled outside it.
         _resend(signum)
         return
-    raise SystemExit(EXIT_TERMINATED)
+    raise Terminated(EXIT_TERMINATED)
 
 
 def _in_import_system(frame: Any) -> bool:
@@ -176,6 +176,11 @@ def _resend(signum: int) -> None:
 EXIT_TERMINATED = 143  # console.EXIT_TERMINATED (tests/cli holds them equal)
 
 
+class Terminated(SystemExit):
+    """SIGTERM: a SystemExit (every `except Exception` lets it through, each `finally`
+    cleans up on its way out), told from another by `main`, which says `terminated`."""
+
+
 def _import_orjson_whole() -> None:
     """Import orjson with Ctrl-C and SIGTERM held back until it is done. Its module set-up
     (compiled Rust) imports Python modules and does not survive an exception raised in
@@ -194,11 +199,11 @@ def _import_orjson_whole() -> None:
 
 def main() -> None:
     signal.signal(signal.SIGTERM, _terminate)
-    if sys.stdin is None or sys.stdout is None or sys.stderr is None:  # `<&-`, `>&-`
-        from agent_profiler.console import stand_in_for_closed
-
-        stand_in_for_closed()
     try:
+        # Every command imports the console: its import here costs nothing more.
+        from agent_profiler.console import steady_streams
+
+        steady_streams()  # closed ones stood in for, every byte written, stderr never fatal
         # Inside the guard: a Ctrl-C held back while orjson sets itself up is raised the
         # moment the mask is lifted, and ended the run in a traceback (rc -2).
         _import_orjson_whole()
@@ -207,6 +212,13 @@ def main() -> None:
         from agent_profiler.console import failure
 
         sys.exit(failure(error))
+    except Terminated:
+        # One word, as Ctrl-C's `interrupted`, once everything is cleaned up (the
+        # workers stopped, no temporary file left); the code is the signal's.
+        from agent_profiler.console import echo
+
+        echo("terminated", err=True)
+        raise
 
 
 def _main(argv: list[str]) -> None:

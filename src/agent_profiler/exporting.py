@@ -16,7 +16,7 @@ from typing import IO, TYPE_CHECKING
 import orjson
 
 from agent_profiler import console
-from agent_profiler.console import EXIT_INPUT, EXIT_OK, echo, printable
+from agent_profiler.console import EXIT_INPUT, EXIT_OK, echo, printable, tell
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import OutputError, UsageError
 from agent_profiler.loader import STDIN, LoadResult, is_stream, load
@@ -219,7 +219,7 @@ def run_export(
         return EXIT_INPUT
     result, diagnostics, counts, size = outcome
     where = "stdout" if to_stdout else f"{printable(str(target))} ({console.human_size(size)})"
-    echo(
+    tell(  # the trace is in place: a stdout that cannot take this line is no failure
         f"wrote {where}: {console.sessions_line(counts.sessions, counts.subagents)},"
         f" {console.counted(counts.responses, 'response')}"
         + (f" (+{counts.unmetered:,} without usage)" if counts.unmetered else "")
@@ -295,7 +295,7 @@ def run_report(
             result.files,
         )
     where = "stdout" if to_stdout else f"{printable(str(target))} ({console.human_size(size)})"
-    echo(
+    tell(  # the page is in place: a stdout that cannot take this line is no failure
         f"wrote {where}: {console.sessions_line(page.sessions, page.subagents)}"
         + ("" if to_stdout or is_stream(target) else "; open it in any browser"),
         err=to_stdout,

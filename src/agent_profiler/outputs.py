@@ -252,14 +252,25 @@ class _Counted:
 
 class _Stdout:
     """Stdout's bytes: a write or flush that fails (a full disk) is an OutputError naming
-    stdout, told from the other errors of the `fill` that writes it (reading its spool)."""
+    stdout, told from the other errors of the `fill` that writes it (reading its spool).
+    Every byte is written: unbuffered (PYTHONUNBUFFERED=1, `python -u`), stdout's bytes
+    are a raw stream, which may take part of a write (a disk filling up, a reader leaving)
+    and say so only in its count: the rest is written, and its error raised."""
 
     def __init__(self, stream: IO[bytes]) -> None:
         self.stream = stream
 
     def write(self, data: bytes) -> int:
+        view = memoryview(data).cast("B")
         try:
-            return self.stream.write(data)
+            done = 0
+            while done < len(view):
+                taken = self.stream.write(view[done:])
+                if not taken:  # None: a non-blocking stdout is full; 0: it took nothing
+                    code = errno.EAGAIN if taken is None else errno.EIO
+                    raise OSError(code, os.strerror(code))
+                done += taken
+            return done
         except BrokenPipeError:
             raise
         except OSError as error:

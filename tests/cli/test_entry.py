@@ -166,7 +166,9 @@ def test_a_closed_stdout_ends_quietly_with_141(
     assert capsys.readouterr() == ("", "")
 
 
-def test_sigterm_unwinds_as_exit_143(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sigterm_unwinds_as_exit_143_saying_terminated(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     def terminated(**_: object) -> int:
         os.kill(os.getpid(), signal.SIGTERM)
         raise AssertionError("SIGTERM did not stop the export")
@@ -174,6 +176,21 @@ def test_sigterm_unwinds_as_exit_143(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(exporting, "run_export", terminated)
     assert run_main(monkeypatch, "export", str(SMALL)) == console.EXIT_TERMINATED == 143
     assert entry.EXIT_TERMINATED == console.EXIT_TERMINATED
+    # One word, as Ctrl-C's `interrupted` (it ended without a line)
+    assert capsys.readouterr().err == "terminated\n"
+
+
+def test_sigterm_in_a_typer_command_says_terminated_too(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def terminated(*_: object, **__: object) -> int:
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise AssertionError("SIGTERM did not stop the report")
+
+    monkeypatch.setattr(exporting, "run_report", terminated)
+    monkeypatch.setattr("agent_profiler.cli.run_report", terminated)
+    assert run_main(monkeypatch, "report", str(SMALL)) == 143
+    assert capsys.readouterr().err == "terminated\n"
 
 
 def test_sigterm_while_a_module_is_half_imported_is_143_not_an_import_error(

@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from agent_profiler.console import counted, human_size
+from agent_profiler.console import counted, human_size, tell
 from agent_profiler.errors import UsageError
 from agent_profiler.options import ReadOptions
 
@@ -198,7 +198,8 @@ def run_fleet(
         if html_to_stdout:
             echo(f"wrote stdout ({human_size(size)})", err=True)
         else:
-            echo(f"wrote {html} ({human_size(size)}); open it in any browser", err=as_json)
+            # The page is in place: a stdout that cannot take this line is no failure.
+            tell(f"wrote {html} ({human_size(size)}); open it in any browser", err=as_json)
     if as_json:
         echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
     elif html is None:
