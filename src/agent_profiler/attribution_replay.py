@@ -9,6 +9,7 @@ when the journal has been read."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from heapq import nsmallest
 
 from agent_profiler.attribution import (
     _LABELS,
@@ -138,12 +139,12 @@ class Replayer:
         )
         if obs.model is not None:
             self.last_model = obs.model
-        found = self._baseline_changes() if baseline else self._diff_changes()
+        if baseline:
+            found, count = self._baseline_changes()
+        else:
+            changes = self._diff_changes()
+            found, count = first_changes(changes), len(changes)
         self.pending.clear()
-        # Largest |delta| first, then by id: entries start with (-|delta|, id), ids unique, so
-        # no items are compared; only the kept ones become changes (most are only counted).
-        if len(found) > 1:
-            found.sort()
         kept = tuple(
             [
                 ContextChange(
@@ -158,7 +159,7 @@ class Replayer:
                     item.source_kind,
                     item.method,
                 )
-                for _, item_id, item, kind, tokens, delta in found[:MAX_CHANGES]
+                for _, item_id, item, kind, tokens, delta in found
             ]
         )
         if obs.native_categories is not None:
@@ -176,7 +177,7 @@ class Replayer:
                 baseline,  # baseline
                 categories,  # categories
                 kept,  # changes
-                len(found) - len(kept),  # omitted_changes
+                count - len(kept),  # omitted_changes
                 obs.reported_tokens,  # reported_tokens
                 obs.window_tokens,  # window_tokens
                 obs.effective_window_tokens,  # effective_window_tokens
@@ -203,11 +204,20 @@ class Replayer:
         previous = self.snapshots[-1].categories if self.snapshots else None
         return previous if previous == categories else categories  # compared by identity first
 
-    def _baseline_changes(self) -> list[_Found]:
+    def _baseline_changes(self) -> tuple[list[_Found], int]:
+        """The kept changes of a baseline, in order, and how many there are: one per item
+        in context. Only the kept ones are sorted: a session that changes model at every
+        request makes each a baseline, and a sort of every item each time (a tuple of six
+        kept for each) made it O(requests × items · log items); now a tuple of three per
+        item is made, compared with the largest kept and dropped."""
+        items = self.items
+        top = nsmallest(
+            MAX_CHANGES, ((-abs(item.tokens), item_id, item) for item_id, item in items.items())
+        )
+        kind = ChangeKind.BASELINE
         return [
-            (-abs(item.tokens), item_id, item, ChangeKind.BASELINE, item.tokens, item.tokens)
-            for item_id, item in self.items.items()
-        ]
+            (key, item_id, item, kind, item.tokens, item.tokens) for key, item_id, item in top
+        ], len(items)
 
     def _diff_changes(self) -> list[_Found]:
         changes: list[_Found] = []
@@ -232,5 +242,15 @@ class Replayer:
 
 
 # A change found between two snapshots, before it is kept: -|delta| and the id (its order,
-# largest first), the item, kind, tokens, delta.
+# largest first: ids are unique, so no items are compared and the order is total), the
+# item, kind, tokens, delta. The MAX_CHANGES smallest tuples are kept, sorted.
 _Found = tuple[int, str, Item, ChangeKind, Tokens, int]
+
+
+def first_changes(found: list[_Found]) -> list[_Found]:
+    """The MAX_CHANGES changes kept of those `found`, in order (a list of all sorted, cut):
+    a few as a rule, sorted; after a compaction every item, chosen by a heap, not sorted."""
+    if len(found) <= MAX_CHANGES:
+        found.sort()
+        return found
+    return nsmallest(MAX_CHANGES, found)
