@@ -9,6 +9,7 @@ when the journal has been read."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from heapq import nsmallest
 
 from agent_profiler.attribution import (
     _LABELS,
@@ -50,6 +51,11 @@ class Replayer:
         self.last_model: str | None = None
         self.snapshots: list[ContextSnapshot] = []
         self.pairs: dict[Category, tuple[Category, Tokens]] = {}  # each category's latest
+        # The last baseline's kept entries and the ids touched since (None: given up, so
+        # many touched that a scan of every item costs as much): what the next baseline
+        # chooses from (_baseline_changes).
+        self.top: list[_Entry] | None = None
+        self.touched: set[str] = set()
 
     def run(self, ops: list[_Op]) -> list[ContextSnapshot]:
         """Replay `ops`, given last first: each is popped as it is replayed, so the log
@@ -138,12 +144,16 @@ class Replayer:
         )
         if obs.model is not None:
             self.last_model = obs.model
-        found = self._baseline_changes() if baseline else self._diff_changes()
+        if baseline:
+            found, count = self._baseline_changes()
+        else:
+            changes = self._diff_changes()
+            found, count = first_changes(changes), len(changes)
+            if self.top is not None:
+                self.touched.update(self.pending)
+                if len(self.touched) > len(self.items) // 2:
+                    self.top, self.touched = None, set()
         self.pending.clear()
-        # Largest |delta| first, then by id: entries start with (-|delta|, id), ids unique, so
-        # no items are compared; only the kept ones become changes (most are only counted).
-        if len(found) > 1:
-            found.sort()
         kept = tuple(
             [
                 ContextChange(
@@ -158,7 +168,7 @@ class Replayer:
                     item.source_kind,
                     item.method,
                 )
-                for _, item_id, item, kind, tokens, delta in found[:MAX_CHANGES]
+                for _, item_id, item, kind, tokens, delta in found
             ]
         )
         if obs.native_categories is not None:
@@ -176,7 +186,7 @@ class Replayer:
                 baseline,  # baseline
                 categories,  # categories
                 kept,  # changes
-                len(found) - len(kept),  # omitted_changes
+                count - len(kept),  # omitted_changes
                 obs.reported_tokens,  # reported_tokens
                 obs.window_tokens,  # window_tokens
                 obs.effective_window_tokens,  # effective_window_tokens
@@ -203,11 +213,41 @@ class Replayer:
         previous = self.snapshots[-1].categories if self.snapshots else None
         return previous if previous == categories else categories  # compared by identity first
 
-    def _baseline_changes(self) -> list[_Found]:
+    def _baseline_changes(self) -> tuple[list[_Found], int]:
+        """The kept changes of a baseline, in order, and how many there are: one per item
+        in context. A session that changes model at every request makes each a baseline,
+        and a sort of every item each time made it O(requests × items · log items).
+
+        Chosen from the last baseline's kept entries not touched since and the items
+        touched since (O(those): a few when baselines follow one another), when that is
+        enough: every other item was there then, unchanged, ordered after the last one it
+        kept. Otherwise from every item: a heap of MAX_CHANGES, not a sort (O(items))."""
+        items, top = self.items, self.top
+        chosen = None
+        if top is not None:
+            touched = self.touched
+            touched.update(self.pending)
+            entries = [entry for entry in top if entry[1] not in touched]
+            for item_id in touched:
+                item = items.get(item_id)
+                if item is not None:
+                    entries.append((-abs(item.tokens), item_id, item))
+            chosen = nsmallest(MAX_CHANGES, entries)
+            # Items not among the entries exist only if the last baseline left some out
+            # (so it kept MAX_CHANGES): each is ordered after the last one it kept.
+            if len(entries) < len(items) and (
+                len(chosen) < MAX_CHANGES or chosen[-1][:2] > top[-1][:2]
+            ):
+                chosen = None
+        if chosen is None:
+            chosen = nsmallest(
+                MAX_CHANGES, ((-abs(item.tokens), item_id, item) for item_id, item in items.items())
+            )
+        self.top, self.touched = chosen, set()
+        kind = ChangeKind.BASELINE
         return [
-            (-abs(item.tokens), item_id, item, ChangeKind.BASELINE, item.tokens, item.tokens)
-            for item_id, item in self.items.items()
-        ]
+            (key, item_id, item, kind, item.tokens, item.tokens) for key, item_id, item in chosen
+        ], len(items)
 
     def _diff_changes(self) -> list[_Found]:
         changes: list[_Found] = []
@@ -232,5 +272,16 @@ class Replayer:
 
 
 # A change found between two snapshots, before it is kept: -|delta| and the id (its order,
-# largest first), the item, kind, tokens, delta.
+# largest first: ids are unique, so no items are compared and the order is total), the
+# item, kind, tokens, delta. The MAX_CHANGES smallest tuples are kept, sorted.
 _Found = tuple[int, str, Item, ChangeKind, Tokens, int]
+_Entry = tuple[int, str, Item]  # an item as a baseline orders it: -|tokens|, id, the item
+
+
+def first_changes(found: list[_Found]) -> list[_Found]:
+    """The MAX_CHANGES changes kept of those `found`, in order (a list of all sorted, cut):
+    a few as a rule, sorted; after a compaction every item, chosen by a heap, not sorted."""
+    if len(found) <= MAX_CHANGES:
+        found.sort()
+        return found
+    return nsmallest(MAX_CHANGES, found)
