@@ -64,17 +64,17 @@ def ordered_sessions(sessions: Sequence[Session], spans: Spans | None = None) ->
             roots.append(session)
     order: list[Session] = []
     seen: set[int] = set()
-
-    def visit(session: Session) -> None:
+    # Depth first with a stack of its own (a chain of thousands of subagents, each launched
+    # by the one before, is no recursion): each session's children pushed last first, so
+    # they come out in (start, id) order, each followed by its own.
+    stack = sorted(roots, key=_start_key)[::-1]
+    while stack:
+        session = stack.pop()
         if id(session) in seen:  # a damaged journal's cycle of parents
-            return
+            continue
         seen.add(id(session))
         order.append(session)
-        for child in sorted(children.get(session.session_id, ()), key=_start_key):
-            visit(child)
-
-    for root in sorted(roots, key=_start_key):
-        visit(root)
+        stack += reversed(sorted(children.get(session.session_id, ()), key=_start_key))
     # Sessions only reachable through a cycle of parents: by (start, id) at the end.
     order += sorted((s for s in sessions if id(s) not in seen), key=_start_key)
     return order
