@@ -387,15 +387,17 @@ def summarise_all(
     def start(session: Session) -> tuple[int, str]:
         return session_span(session)[0], session.session_id
 
-    def visit(session: Session) -> None:
-        children = sorted(by_parent.get(session.session_id, []), key=start)
-        rows.append(summarise(session, window=window, children=children))
-        for child in children:
-            visit(child)
-
-    for session in sessions:
-        if session.parent_session not in ids:
-            visit(session)
+    for top in sessions:
+        if top.parent_session in ids:
+            continue
+        # Depth first with a stack of its own (a chain of thousands of subagents is no
+        # recursion): children pushed last first, so each comes out followed by its own.
+        stack = [top]
+        while stack:
+            session = stack.pop()
+            children = sorted(by_parent.get(session.session_id, []), key=start)
+            rows.append(summarise(session, window=window, children=children))
+            stack += reversed(children)
     if cost:
         from agent_profiler.cost import PriceTable, session_receipt
 

@@ -88,25 +88,52 @@ def unread_children(session: Session) -> int:
     return count if isinstance(count, int) else 0
 
 
-def launching_call(session: Session, parent: Session | None) -> ToolCall | None:
+class Launchers:
+    """A parent's tool calls indexed once for `launching_call`: by the child each names
+    and by call id, each the last in start order with its place in that order. A parent of
+    thousands of subagents is sorted once, not once per subagent (iter_layout keeps one
+    per parent)."""
+
+    __slots__ = ("by_child", "by_id")
+
+    def __init__(self, parent: Session) -> None:
+        self.by_child: dict[str, tuple[int, ToolCall]] = {}
+        self.by_id: dict[str, tuple[int, ToolCall]] = {}
+        for place, call in enumerate(sorted(parent.tool_calls, key=_CALL_ORDER)):
+            if call.child_session is not None:
+                self.by_child[call.child_session] = (place, call)
+            self.by_id[call.call_id] = (place, call)
+
+    def of(self, session: Session) -> ToolCall | None:
+        """The call that launched `session`: of the calls naming it as their child or
+        holding its `parent_call_id`, the last in start order."""
+        found = self.by_child.get(session.session_id)
+        if session.parent_call_id is not None:
+            named = self.by_id.get(session.parent_call_id)
+            if named is not None and (found is None or named[0] > found[0]):
+                found = named
+        return found[1] if found is not None else None
+
+
+def launching_call(
+    session: Session, parent: Session | None, launchers: Launchers | None = None
+) -> ToolCall | None:
     """The parent's tool call that launched a subagent (its `child_session`, else the
-    subagent's `parent_call_id`), the last of that id in start order."""
+    subagent's `parent_call_id`), the last of that id in start order; `launchers`, the
+    parent's calls indexed already (`Launchers(parent)`), spares sorting them again."""
     if parent is None:
         return None
-    found = None
-    for call in sorted(parent.tool_calls, key=_CALL_ORDER):
-        if call.child_session == session.session_id or (
-            session.parent_call_id is not None and call.call_id == session.parent_call_id
-        ):
-            found = call
-    return found
+    return (launchers if launchers is not None else Launchers(parent)).of(session)
 
 
-def session_title(session: Session, parent: Session | None = None) -> str:
+def session_title(
+    session: Session, parent: Session | None = None, launchers: Launchers | None = None
+) -> str:
     """The name a session's track group is shown by in ui.perfetto.dev, readable without a
     hover: `<Harness> <short id> · <project> · <model>`; a subagent's says whose it is and
     through which call: `Subagent <short id> of <parent's short id> via <tool> <…call id> ·
-    <model>` (docs/traces.md, "Sessions in the track tree")."""
+    <model>` (docs/traces.md, "Sessions in the track tree"). `launchers`: the parent's
+    calls indexed (`Launchers(parent)`), for a caller titling many of its subagents."""
     model = main_model(session) or ""
     if session.parent_session is None:
         parts = [f"{session.harness.label} {short_id(session.session_id)}"]
@@ -118,7 +145,7 @@ def session_title(session: Session, parent: Session | None = None) -> str:
         if role and role != "subagent":
             head += f" ({role})"
         head += f" of {short_id(session.parent_session)}"
-        call = launching_call(session, parent)
+        call = launching_call(session, parent, launchers)
         if call is not None:
             head += f" via {call.name} …{call.call_id[-6:]}"
         elif session.parent_call_id:
@@ -540,6 +567,7 @@ __all__ = [
     "WINDOW_GIVEN",
     "Addition",
     "AfterCompaction",
+    "Launchers",
     "basename",
     "category_label",
     "compactions_after",

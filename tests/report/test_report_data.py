@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_claude_code import SPOTTER_DIR
@@ -112,6 +113,43 @@ def test_the_page_nests_subagents_and_keeps_a_parent_cycle() -> None:
     assert {row.window_tokens for row, _ in page(sessions, 123_000).rows} == {123_000}
     # Another anchor (`report`'s placeholder) numbers the same way.
     assert page(sessions, None, "tmp-").anchors["a/b"] == "tmp-2"
+
+
+class _Walked:
+    """A session's id and parent, counting each time its parent is asked for."""
+
+    asked = 0
+
+    def __init__(self, session_id: str, parent: str | None) -> None:
+        self.session_id, self._parent = session_id, parent
+
+    @property
+    def parent_session(self) -> str | None:
+        _Walked.asked += 1
+        return self._parent
+
+
+def test_a_pages_depths_walk_each_session_up_once() -> None:
+    """A chain of 300 (each the child of the one before), a cycle of three with a session
+    hanging from it, one its own parent: each depth is how many ancestors are on the page
+    until one is not or comes round again, and each session's parent is asked for once
+    or twice, not once per descendant (before: 300 × 299 / 2 asks for the chain)."""
+    from agent_profiler.report.data import _depths
+
+    chain = [_Walked(f"c{k}", f"c{k - 1}" if k else None) for k in range(300)]
+    loop = [_Walked("p", "r"), _Walked("q", "p"), _Walked("r", "q"), _Walked("t", "p")]
+    walked: Any = [*reversed(chain), *loop, _Walked("self", "self"), _Walked("lost", "gone")]
+    _Walked.asked = 0
+    depths = _depths(walked)
+    assert _Walked.asked <= 2 * len(walked)
+    assert depths == {f"c{k}": k for k in reversed(range(300))} | {
+        "p": 2,
+        "q": 2,
+        "r": 2,
+        "t": 3,
+        "self": 0,
+        "lost": 0,
+    }
 
 
 # --------------------------------------------------------------------------- snapshots

@@ -43,7 +43,9 @@ Format facts these modules rely on, with the surprise each one holds:
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
+import itertools
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -61,7 +63,7 @@ from agent_profiler.adapters.gemini_recording import (
 from agent_profiler.adapters.gemini_session import HARNESS, CallDraft, SessionBuilder
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.jsonl import peek
-from agent_profiler.model import Session
+from agent_profiler.model import Session, ToolCall
 
 if TYPE_CHECKING:
     from agent_profiler.adapters import JournalGroup, Located, SniffedFile
@@ -176,11 +178,57 @@ def read_group(group: JournalGroup, diagnostics: Diagnostics) -> list[Session]:
 @dataclasses.dataclass
 class _Tree:
     """What linking needs of each main session read: its call drafts (their `agentId`,
-    whether each ran a subagent and its words) and its `projectHash`."""
+    whether each ran a subagent and its words) and its `projectHash`; and, made the first
+    time a subagent asks, each main session's calls indexed (`agents`, `running`), so a
+    parent of thousands of subagents is not scanned whole once per subagent."""
 
     calls: dict[str, Mapping[str, CallDraft]] = dataclasses.field(default_factory=dict)
     projects: dict[str, object] = dataclasses.field(default_factory=dict)
     taken: set[tuple[str, str]] = dataclasses.field(default_factory=set)
+    agents: dict[str, dict[str, str]] = dataclasses.field(default_factory=dict)
+    running: dict[int, _Running] = dataclasses.field(default_factory=dict)
+
+    def agent_calls(self, parent: str) -> dict[str, str]:
+        """agentId → the id of the first of the parent's call drafts naming it."""
+        found = self.agents.get(parent)
+        if found is None:
+            found = self.agents[parent] = {}
+            for draft in self.calls[parent].values():
+                if draft.agent_id is not None:
+                    found.setdefault(draft.agent_id, draft.call_id)
+        return found
+
+    def running_calls(self, parent: Session) -> _Running:
+        found = self.running.get(id(parent))
+        if found is None:
+            found = self.running[id(parent)] = _Running(parent)
+        return found
+
+
+class _Running:
+    """A main session's tool calls by the moment each began (its response's start when
+    earlier: a call is recorded on completion), with the latest end so far at each, to
+    find the calls running at a moment without going through all the others."""
+
+    def __init__(self, parent: Session) -> None:
+        began = {r.id: r.start_ns for r in parent.responses}
+        timed = sorted(
+            (min(call.start_ns, began.get(call.response_id or "", call.start_ns)), place)
+            for place, call in enumerate(parent.tool_calls)
+        )
+        self.firsts = [first for first, _ in timed]
+        self.calls = [(place, parent.tool_calls[place]) for _, place in timed]
+        self.reach = list(itertools.accumulate((c.end_ns for _, c in self.calls), max))
+
+    def at(self, start: int, slack: int) -> Iterator[tuple[int, ToolCall]]:
+        """(place in the session's calls, call) of each call that began by `start` +
+        `slack` and had not ended before `start`."""
+        index = bisect.bisect_right(self.firsts, start + slack) - 1
+        while index >= 0 and self.reach[index] >= start:
+            place, call = self.calls[index]
+            if call.end_ns >= start:
+                yield place, call
+            index -= 1
 
 
 def _link(
@@ -287,26 +335,24 @@ def _launching_call(
     its task prompt an argument of the call), then one that ran a subagent, then the
     shortest (Gemini CLI runs a turn's calls in parallel: a shorter one was running too)."""
     for parent in candidates:
-        for named_call in tree.calls[parent.session_id].values():
-            if named_call.agent_id == agent:
-                return parent.session_id, named_call.call_id
-    best: tuple[tuple[bool, bool, int, str], str, str] | None = None
-    for parent in candidates:
+        named_id = tree.agent_calls(parent.session_id).get(agent)
+        if named_id is not None:
+            return parent.session_id, named_id
+    # Ranked, then the first in candidate and call order (as a scan in that order keeps it).
+    best: tuple[tuple[bool, bool, int, str], int, int, str, str] | None = None
+    for order, parent in enumerate(candidates):
         drafts = tree.calls[parent.session_id]
-        began = {r.id: r.start_ns for r in parent.responses}
-        for call in parent.tool_calls:
-            first = min(call.start_ns, began.get(call.response_id or "", call.start_ns))
-            if (parent.session_id, call.call_id) in tree.taken or not (
-                first - 2_000 * MS <= start <= call.end_ns
-            ):
+        for place, call in tree.running_calls(parent).at(start, 2_000 * MS):
+            if (parent.session_id, call.call_id) in tree.taken:
                 continue
             draft = drafts.get(call.call_id)
             launch = draft is not None and draft.launch
             named = draft is not None and launch and _names(draft, child)
             rank = (not named, not launch, call.end_ns - call.start_ns, call.call_id)
-            if best is None or rank < best[0]:
-                best = (rank, parent.session_id, call.call_id)
-    return (best[1], best[2]) if best else None
+            found = (rank, order, place, parent.session_id, call.call_id)
+            if best is None or found[:3] < best[:3]:
+                best = found
+    return (best[3], best[4]) if best else None
 
 
 def _names(call: CallDraft, child: Recording) -> bool:

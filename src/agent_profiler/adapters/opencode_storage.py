@@ -247,11 +247,19 @@ def read_storage(
         if isinstance(info, dict) and isinstance(info.get("id"), str):
             infos[info["id"]] = (info, path)
     chosen = set(infos) if wanted is None else set(wanted) & set(infos)
-    grew = True
-    while grew:  # add children of chosen sessions until nothing changes
-        extra = {i for i, (info, _) in infos.items() if info.get("parentID") in chosen} - chosen
-        chosen |= extra
-        grew = bool(extra)
+    # Add the descendants of the chosen sessions: each session's children found once, so a
+    # chain of thousands (each the parent of the next) costs its length, not its square.
+    children: dict[str, list[str]] = {}
+    for session_id, (info, _) in infos.items():
+        parent = info.get("parentID")
+        if isinstance(parent, str):  # (an id of the folder is a string)
+            children.setdefault(parent, []).append(session_id)
+    todo = list(chosen)
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in chosen:
+                chosen.add(child)
+                todo.append(child)
     sessions = []
     for session_id in sorted(chosen):
         info, path = infos[session_id]

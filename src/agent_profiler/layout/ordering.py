@@ -5,6 +5,7 @@ and `build_layout` (the same, every slice kept)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Sequence
 
 from agent_profiler.annotations import TraceFacts
@@ -23,6 +24,7 @@ from agent_profiler.layout.types import (
 )
 from agent_profiler.model import Session
 from agent_profiler.views import (
+    Launchers,
     session_label,
     session_span,
     session_title,
@@ -62,17 +64,17 @@ def ordered_sessions(sessions: Sequence[Session], spans: Spans | None = None) ->
             roots.append(session)
     order: list[Session] = []
     seen: set[int] = set()
-
-    def visit(session: Session) -> None:
+    # Depth first with a stack of its own (a chain of thousands of subagents, each launched
+    # by the one before, is no recursion): each session's children pushed last first, so
+    # they come out in (start, id) order, each followed by its own.
+    stack = sorted(roots, key=_start_key)[::-1]
+    while stack:
+        session = stack.pop()
         if id(session) in seen:  # a damaged journal's cycle of parents
-            return
+            continue
         seen.add(id(session))
         order.append(session)
-        for child in sorted(children.get(session.session_id, ()), key=_start_key):
-            visit(child)
-
-    for root in sorted(roots, key=_start_key):
-        visit(root)
+        stack += reversed(sorted(children.get(session.session_id, ()), key=_start_key))
     # Sessions only reachable through a cycle of parents: by (start, id) at the end.
     order += sorted((s for s in sessions if id(s) not in seen), key=_start_key)
     return order
@@ -131,17 +133,27 @@ def iter_layout(
     # its parent's group (after the parent's capture, in start order).
     ids = TrackIds(group)
     child_rank: dict[str, int] = {}
-    for session in ordered:
-        parent = by_id.get(session.parent_session) if session.parent_session else None
-        if parent is session:
-            parent = None
+    parents = [by_id.get(s.parent_session) if s.parent_session else None for s in ordered]
+    parents = [None if p is s else p for s, p in zip(ordered, parents, strict=True)]
+    # A subagent's title names its launching call: each parent's calls are indexed once
+    # (views.Launchers), not sorted again per subagent, and let go after its last subagent.
+    waiting = Counter(id(p) for p in parents if p is not None)
+    launchers: dict[int, Launchers] = {}
+    for session, parent in zip(ordered, parents, strict=True):
+        indexed = None
         if parent is None:
             real_start = spans.of(session)[0] - session.shifted_ns  # profile (1)'s start
             parent_uuid, rank = TRACE_ROOT_UUID, start_rank(real_start)
         else:
             parent_uuid = ids.get(f"session:{parent.session_id}")
             rank = child_rank[parent.session_id] = child_rank.get(parent.session_id, 0) + 1
-        title = session_title(session, parent)
+            indexed = launchers.get(id(parent))
+            if indexed is None:
+                indexed = launchers[id(parent)] = Launchers(parent)
+            waiting[id(parent)] -= 1
+            if not waiting[id(parent)]:
+                del launchers[id(parent)]
+        title = session_title(session, parent, indexed)
         group_track = Track(
             ids.get(f"session:{session.session_id}"),
             title,

@@ -229,16 +229,30 @@ def _unmetered_words(session: Session) -> list[str]:
 
 
 def _depths(sessions: Sequence[Session]) -> dict[str, int]:
+    """Each session's depth: how many of its ancestors are on the page, up its chain of
+    parents until one is not, or comes round again (a damaged journal's cycle). Each
+    session is walked up once: a chain's depths come from the first already known, so a
+    chain of thousands costs its length, not its length squared."""
     by_id = {s.session_id: s for s in sessions}
-    depths: dict[str, int] = {}
-    for session in sessions:
-        depth, parent, seen = 0, session.parent_session, {session.session_id}
-        while parent is not None and parent in by_id and parent not in seen:
-            seen.add(parent)
+    known: dict[str, int] = {}
+    for start in by_id:
+        path: list[str] = []  # the sessions walked up from `start`, none known yet
+        on_path: dict[str, int] = {}
+        node: str | None = start
+        while node is not None and node in by_id and node not in known and node not in on_path:
+            on_path[node] = len(path)
+            path.append(node)
+            node = by_id[node].parent_session
+        if node is not None and node in on_path:  # a cycle: each of it sees the others
+            cycle = on_path[node]
+            for member in path[cycle:]:
+                known[member] = len(path) - cycle - 1
+            del path[cycle:]
+        depth = known[node] if node is not None and node in known else -1
+        for member in reversed(path):
             depth += 1
-            parent = by_id[parent].parent_session
-        depths[session.session_id] = depth
-    return depths
+            known[member] = depth
+    return {s.session_id: known[s.session_id] for s in sessions}
 
 
 def _rows(sessions: Sequence[Session], window: int | None) -> list[tuple[SessionSummary, Session]]:

@@ -1431,6 +1431,43 @@ def test_storage_reads_the_wanted_sessions_and_their_subagents(tmp_path: Path) -
     assert read_ids({docs["info"]["parentID"]}) == []
 
 
+class _Info(dict[str, Any]):
+    """A stored session's info that counts each time its parent is asked for."""
+
+    asked = 0
+
+    def get(self, key: str, default: Any = None) -> Any:
+        _Info.asked += key == "parentID"
+        return super().get(key, default)
+
+
+def test_a_chain_of_subagents_in_storage_asks_each_sessions_parent_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hand-laid storage: a chain of 60 sessions, each the parent of the next, the first
+    wanted, and one whose `parentID` is a list (was a TypeError). The chain is read, and
+    each session's parent is asked for once (before: every session's, once per generation
+    of the chain: 62 × 61)."""
+    folder = tmp_path / "session" / "proj"
+    folder.mkdir(parents=True)
+    chain = [f"ses_{k:03d}" for k in range(60)]
+    for k, session_id in enumerate(chain):
+        info = {"id": session_id, "parentID": chain[k - 1] if k else None}
+        (folder / f"{session_id}.json").write_text(json.dumps(info))
+    (folder / "ses_odd.json").write_text(json.dumps({"id": "ses_odd", "parentID": ["ses_000"]}))
+    load_json = storage._load_json
+
+    def counted(path: Path, diagnostics: Diagnostics, *, whole: bool = False) -> Any:
+        found = load_json(path, diagnostics, whole=whole)
+        return _Info(found) if isinstance(found, dict) else found
+
+    monkeypatch.setattr(storage, "_load_json", counted)
+    _Info.asked = 0
+    read = storage.read_storage(tmp_path, {"ses_000"}, Diagnostics())
+    assert [s.id for s in read] == chain
+    assert _Info.asked == len(chain) + 1
+
+
 def test_a_damaged_storage_file_is_warned_about_and_the_rest_read(tmp_path: Path) -> None:
     doc = document(EXPLORE)
     session_file = lay_out(doc, tmp_path)
