@@ -132,9 +132,11 @@ def startup_commands(trace: Path) -> list[dict[str, Any]]:
     return commands
 
 
-def _packets(stream: IO[bytes]) -> Iterator[bytes]:
+def _packets(stream: IO[bytes], nested: bool = False) -> Iterator[bytes]:
     """The packets of a `Trace` (field 1, length-delimited, back to back), read lazily;
-    stops at the first frame that is not a packet."""
+    stops at the first frame that is not a packet. A compressed_packets packet is read in
+    place one level down, as the writer makes them; one inside another (a crafted trace,
+    nested thousands deep, was a RecursionError) is passed over."""
     while True:
         tag = stream.read(1)
         if tag != b"\x0a":
@@ -152,11 +154,13 @@ def _packets(stream: IO[bytes]) -> Iterator[bytes]:
         if len(data) < length:
             return
         if data[:2] == _COMPRESSED_PACKETS_TAG:
+            if nested:
+                continue
             # packets deflated into compressed_packets (writers/chunks.py): read in place
             inner = _inflate(data)
             if inner is None:
                 return
-            yield from _packets(io.BytesIO(inner))
+            yield from _packets(io.BytesIO(inner), nested=True)
             continue
         yield data
 

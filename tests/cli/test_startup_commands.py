@@ -104,3 +104,33 @@ def test_the_commands_read_the_tracks_inside_deflated_packets(tmp_path: Path) ->
     broken = tmp_path / "broken.pftrace"
     broken.write_bytes(b"\x0a\x06\x92\x03\x03abc")  # a bundle that is not zlib
     assert startup_commands(broken) == []
+
+
+def _framed(field_tag: bytes, payload: bytes) -> bytes:
+    length, out = len(payload), bytearray()
+    while True:
+        byte = length & 0x7F
+        length >>= 7
+        out.append(byte | (0x80 if length else 0))
+        if not length:
+            return field_tag + bytes(out) + payload
+
+
+def test_compressed_packets_nested_thousands_deep_are_passed_over(
+    export_trace: Any, tmp_path: Path
+) -> None:
+    import zlib
+
+    # GIVEN one of our traces, then a crafted packet: compressed_packets holding a packet
+    # that holds compressed_packets, 3,000 deep (a RecursionError for a reader that recurses)
+    exported = export_trace(ONE)
+    packet = b""
+    for _ in range(3000):
+        packet = _framed(b"\x92\x03", zlib.compress(_framed(b"\x0a", packet)))
+    crafted = tmp_path / "crafted.pftrace"
+    crafted.write_bytes(exported.path.read_bytes() + _framed(b"\x0a", packet))
+    # WHEN `open` looks for its first session's tracks
+    commands = startup_commands(crafted)
+    # THEN the trace's own commands come back, as for the trace without the crafted packet
+    assert commands == startup_commands(exported.path)
+    assert commands
