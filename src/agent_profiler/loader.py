@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from agent_profiler import estimate
 from agent_profiler.adapters import ADAPTERS, JournalGroup, SniffedFile, adapter_for
+from agent_profiler.adapters.walk import walk_tree
 from agent_profiler.diagnostics import Diagnostics, error_text
 from agent_profiler.errors import JournalError, UsageError
 from agent_profiler.inputs import STDIN as STDIN
@@ -114,7 +115,7 @@ def expand(inputs: Iterable[Path]) -> Expanded:
         elif path.is_dir():
             found = []
             closed: list[OSError] = []  # folders the walk could not open (no permission)
-            for root, dirs, names in os.walk(path, followlinks=False, onerror=closed.append):
+            for root, dirs, names in walk_tree(path, closed.append):
                 dirs.sort()
                 present = set(names)
                 for name in sorted(names):

@@ -42,3 +42,74 @@ def test_a_root_that_is_no_folder_has_nothing(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
     assert matching(tmp_path / "missing", "*") == []
     assert matching(tmp_path / "file", "*", 0) == []
+
+
+def test_walk_tree_walks_as_os_walk_does_in_the_same_order(tmp_path: Path) -> None:
+    import os
+
+    from agent_profiler.adapters.walk import walk_tree
+
+    _tree(tmp_path)
+    (tmp_path / "shut").mkdir()
+    errors: list[OSError] = []
+    theirs = []
+    for root, dirs, names in os.walk(tmp_path, followlinks=False, onerror=errors.append):
+        dirs.sort()  # as the loader prunes and orders them, after each folder is given
+        theirs.append((root, list(dirs), sorted(names)))
+    ours = []
+    for root, dirs, names in walk_tree(tmp_path, errors.append):
+        dirs.sort()
+        ours.append((root, list(dirs), sorted(names)))
+    assert ours == theirs
+    # a folder that cannot be listed goes to onerror, as os.walk's does
+    gone: list[OSError] = []
+    assert list(walk_tree(tmp_path / "missing", gone.append)) == []
+    assert [e.filename for e in gone] == [str(tmp_path / "missing")]
+
+
+def _deep(root: Path, depth: int) -> Path:
+    """A file `depth` folders below `root` (one-letter folders: well within PATH_MAX)."""
+    folder = root
+    folder.mkdir(exist_ok=True)
+    for _ in range(depth):  # one mkdir a level: os.makedirs recurses too
+        folder = folder / "d"
+        folder.mkdir()
+    return folder
+
+
+def test_a_tree_thousands_of_folders_deep_is_walked_without_recursion(tmp_path: Path) -> None:
+    from agent_profiler.adapters.walk import walk_tree
+
+    # GIVEN a file 1,500 folders down (Python 3.11's os.walk and a recursive walk: a
+    # RecursionError at about a thousand)
+    bottom = _deep(tmp_path, 1500)
+    (bottom / "x.jsonl").write_text("{}\n")
+    # WHEN walked both ways THEN the file is found
+    assert matching(tmp_path, "*.jsonl") == [bottom / "x.jsonl"]
+    files = [os_join(root, n) for root, _, names in walk_tree(tmp_path, print) for n in names]
+    assert files == [str(bottom / "x.jsonl")]
+
+
+def os_join(root: str, name: str) -> str:
+    import os
+
+    return os.path.join(root, name)
+
+
+def test_export_reads_a_journal_1200_folders_down(tmp_path: Path) -> None:
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from agent_profiler.cli import app
+    from samples import CODEX_SMALL
+
+    # GIVEN a Codex rollout 1,200 folders below the folder given
+    bottom = _deep(tmp_path / "tree", 1200)
+    shutil.copy(CODEX_SMALL, bottom / CODEX_SMALL.name)
+    # WHEN the folder is exported THEN the rollout is read (no internal error)
+    out = tmp_path / "t.pftrace"
+    result = CliRunner().invoke(app, ["export", str(tmp_path / "tree"), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "1 session" in result.output + result.stderr
+    assert out.stat().st_size > 0
