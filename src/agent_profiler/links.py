@@ -2,7 +2,8 @@
 (`rename`: a second file holding an id is shown as `<id>#2`, and said), a subagent whose
 parent is not read (`warn_missing_parents`), and subagents a parent names that were not read
 (`with_unread_children`: a count on the parent's profile; `warn_unread_children`: one line
-for the whole run).
+for the whole run), and a damaged journal's cycle of parents, cut (`cut_cycles`: every
+command sees a forest).
 
 The parent process settles what crosses groups from each group's `Link`s and `Unread`s
 (small: a worker sends them back), so the warnings are the same with any --jobs."""
@@ -210,6 +211,77 @@ def rename(
             )
         )
     return unique
+
+
+# The fact a session whose parent link was cut keeps: the parent id its journal named.
+PARENT_CUT = "parent_cut"
+_SHOWN_CYCLE = 6  # a longer cycle is shown by its first sessions and its length
+
+
+def cut_cycles(group: list[Session], diagnostics: Diagnostics | None = None) -> list[Session]:
+    """The group's sessions with each cycle of parents cut (a damaged journal: a session
+    naming itself as its parent, or two naming each other), so that every command — the
+    trace's order, summary, report, collect, fleet — sees a forest. In each cycle the
+    session that starts first (then by id) loses its link: it becomes a top-level session
+    (no parent, call or child role), keeping the parent id its journal named as the fact
+    PARENT_CUT, and one warning at its file says what was cut. Ids are unique here
+    (`rename` came first); one walk up from each session, each session walked once."""
+    by_id = {s.session_id: s for s in group}
+    state: dict[str, int] = {}  # 1: on the walk now, 2: done
+    cut: dict[str, list[str]] = {}  # session id -> its cycle, from it round to it
+    for start in by_id:
+        path: list[str] = []
+        node: str | None = start
+        while node is not None and node in by_id and node not in state:
+            state[node] = 1
+            path.append(node)
+            node = by_id[node].parent_session
+        if node is not None and state.get(node) == 1:  # round to a session of this walk
+            ring = path[path.index(node) :]
+            first = min(ring, key=lambda i: (by_id[i].start_ns, i))
+            at = ring.index(first)
+            cut[first] = ring[at:] + ring[:at]
+        for member in path:
+            state[member] = 2
+    if not cut:
+        return group
+    said = diagnostics if diagnostics is not None else Diagnostics()
+    result = []
+    for session in group:
+        if (cycle := cut.get(session.session_id)) is None:
+            result.append(session)
+            continue
+        named = session.parent_session or ""
+        said.warn(
+            session.sources[0] if session.sources else "",
+            None,
+            "parent-cycle",
+            f"session {journal_name(session.session_id)}"
+            + (
+                " names itself as its parent"
+                if len(cycle) == 1
+                else f": its parents form a cycle: {_cycle_text(cycle)}"
+            )
+            + "; its parent link is cut (shown as a top-level session)",
+        )
+        result.append(
+            dataclasses.replace(
+                session,
+                parent_session=None,
+                parent_call_id=None,
+                child_role=None,
+                facts=(*session.facts, (PARENT_CUT, named)),
+            )
+        )
+    return result
+
+
+def _cycle_text(cycle: list[str]) -> str:
+    """`A → B → A`; a longer cycle by its first sessions and its length."""
+    shown = [journal_name(i) for i in cycle[:_SHOWN_CYCLE]]
+    if len(cycle) > _SHOWN_CYCLE:
+        return " → ".join(shown) + f" → … → {shown[0]} ({len(cycle):,} sessions)"
+    return " → ".join([*shown, shown[0]])
 
 
 def _child_named(child: str | None, old: str, new: str, renamed: dict[str, str]) -> str | None:

@@ -24,12 +24,12 @@ from agent_profiler.inputs import copy_of, dead_link, is_dataset, os_reason, uno
 from agent_profiler.inputs import is_stream as is_stream
 from agent_profiler.jsonl import json_document, sniff
 from agent_profiler.links import Link as Link
+from agent_profiler.links import cut_cycles, with_unread_children
 from agent_profiler.links import parent_links as parent_links
 from agent_profiler.links import rename as _rename
 from agent_profiler.links import unread_links as unread_links
 from agent_profiler.links import warn_missing_parents as warn_missing_parents
 from agent_profiler.links import warn_unread_children as warn_unread_children
-from agent_profiler.links import with_unread_children
 from agent_profiler.model import Harness, Session
 from agent_profiler.own import own_output
 from agent_profiler.records import record
@@ -412,7 +412,8 @@ def read_group(
         )
     sessions = with_unread_children(sessions)
     journal_ids = tuple(s.session_id for s in sessions)
-    renamed = _rename(sessions, seen, diagnostics)
+    # Ids unique first (a cycle is of the sessions shown), then a cycle of parents cut.
+    renamed = cut_cycles(_rename(sessions, seen, diagnostics), diagnostics)
     return GroupRead(renamed, failures, group.paths, journal_ids)
 
 
