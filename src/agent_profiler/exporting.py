@@ -21,6 +21,7 @@ from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import OutputError, UsageError
 from agent_profiler.loader import STDIN, LoadResult, is_stream, load
 from agent_profiler.options import ReadOptions
+from agent_profiler.output_errors import cannot_write
 from agent_profiler.outputs import (
     check_target,
     default_output,
@@ -134,7 +135,9 @@ def export_perfetto(
                 journals, options, EncodeTrace(facts, compress), packets
             )
         except OSError as error:  # the spool beside the target: a full disk, a lost mount
-            raise OutputError(f"{target or 'stdout'}: {error.strerror or error}") from error
+            if target is not None:
+                raise cannot_write(target, error) from error
+            raise OutputError(f"stdout: {error.strerror or error}") from error
         counts = SessionCounts()
         for outcome in outcomes:
             counts.add(outcome.counts)

@@ -25,6 +25,7 @@ from agent_profiler.console import stdout_failed
 from agent_profiler.errors import OutputError, UsageError
 from agent_profiler.inputs import unopenable
 from agent_profiler.loader import STDIN, is_stream, reads
+from agent_profiler.output_errors import cannot_write, shown
 
 TO_STDOUT = "-"
 
@@ -110,7 +111,7 @@ def _mkstemp(directory: Path, prefix: str) -> tuple[int, str]:
         except FileExistsError:
             continue
     # With its errno, so that strerror (what beside reports) is this sentence.
-    raise FileExistsError(errno.EEXIST, f"no free temporary name in {directory}")
+    raise FileExistsError(errno.EEXIST, "no free temporary name in its folder")
 
 
 def _folder(path: Path) -> Path:
@@ -122,7 +123,7 @@ def beside(path: Path, kind: str) -> tuple[int, str]:
     try:
         return _mkstemp(_folder(path), f".{path.name}.{kind}")
     except OSError as error:
-        raise OutputError(f"{path}: cannot write here ({error.strerror})") from error
+        raise cannot_write(path, error, here=True) from error
 
 
 def _unnamed(path: Path, flags: int) -> int | None:
@@ -198,7 +199,8 @@ def check_target(
     --force. A pipe or a device (`/dev/null`) is written in place, with or without --force."""
     refuse_option_name(target, option)
     if reason := unopenable(target):  # in a folder without search permission
-        raise OutputError(f"{target}: cannot write here ({reason.removeprefix('cannot open: ')})")
+        reason = reason.removeprefix("cannot open: ")
+        raise OutputError(f"{shown(target)}: cannot write here ({reason})")
     if target.is_dir():
         suggested = target / default_output(journals, extension)
         raise UsageError(f"{target} is a folder: name the file to write, e.g. -o {suggested}")
@@ -290,7 +292,7 @@ def write_atomically(path: Path, fill: Callable[[IO[bytes]], object]) -> int:
                 counted = _Counted(stream)
                 fill(cast(IO[bytes], counted))
         except OSError as error:
-            raise OutputError(f"{path}: {error.strerror or error}") from error
+            raise cannot_write(path, error) from error
         return counted.size
     handle = _unnamed(path, os.O_RDWR)
     if handle is not None and not os.path.exists(f"/proc/self/fd/{handle}"):
@@ -310,7 +312,7 @@ def write_atomically(path: Path, fill: Callable[[IO[bytes]], object]) -> int:
             os.lseek(handle, 0, os.SEEK_SET)
             return _write_named(path, lambda stream: _copy(handle, stream))
     except OSError as error:
-        raise OutputError(f"{path}: {error.strerror or error}") from error
+        raise cannot_write(path, error) from error
     finally:
         os.close(handle)  # unnamed, its bytes go with it
     return path.stat().st_size
@@ -334,7 +336,7 @@ def _write_named(path: Path, fill: Callable[[IO[bytes]], object]) -> int:
     except BaseException as error:
         Path(temporary).unlink(missing_ok=True)
         if isinstance(error, OSError):
-            raise OutputError(f"{path}: {error.strerror or error}") from error
+            raise cannot_write(path, error) from error
         raise
     return path.stat().st_size
 

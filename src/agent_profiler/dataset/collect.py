@@ -42,6 +42,7 @@ from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError, OutputError, UsageError
 from agent_profiler.model import frozen
 from agent_profiler.options import ReadOptions
+from agent_profiler.output_errors import shown
 from agent_profiler.records import record
 
 from . import SCHEMA, TABLES
@@ -125,7 +126,9 @@ def read_manifest(target: Path) -> dict[str, Any]:
     if manifest is None:
         return {"format": FORMAT, "version": 0, "batch": 0, "files": {}, "groups": {}}
     if manifest.get("format") != FORMAT:
-        raise OutputError(f"{target}: a dataset of another format; collect into a new folder")
+        raise OutputError(
+            f"{shown(target)}: a dataset of another format; collect into a new folder"
+        )
     return manifest
 
 
@@ -134,12 +137,14 @@ def _locked(target: Path) -> Iterator[None]:
     try:
         handle = (target / ".lock").open("a")
     except OSError as error:
-        raise OutputError(f"{target}: cannot write here ({error.strerror})") from error
+        raise OutputError(f"{shown(target)}: cannot write here ({error.strerror})") from error
     with handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as error:
-            raise OutputError(f"{target}: another collect is writing this dataset") from error
+            raise OutputError(
+                f"{shown(target)}: another collect is writing this dataset"
+            ) from error
         yield
 
 
@@ -225,7 +230,7 @@ def _collect(
         target.mkdir(parents=True, exist_ok=True)
         (target / "versions").mkdir(exist_ok=True)
     except OSError as error:
-        raise OutputError(f"{target}: {error.strerror or error}") from error
+        raise OutputError(f"{shown(target)}: {error.strerror or error}") from error
     result = CollectResult()
     with _locked(target):
         old = read_manifest(target)  # first: a damaged dataset is left as it is
