@@ -99,13 +99,23 @@ def default_output(journals: list[Path], extension: str = ".pftrace") -> Path:
     return Path(name)
 
 
-def _mkstemp(directory: Path, prefix: str) -> tuple[int, str]:
-    """tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=directory) without importing
-    tempfile (with shutil and random, ≈ 8 ms of start-up): a new file, private (0600),
-    opened exclusively, under a name no other process picks."""
+TEMPORARY = ".agent-profiler-"  # our temporary files' names start so, whatever the output's
+
+
+def temporary_name(kind: str = "") -> str:
+    """A temporary file's name beside an output: `.agent-profiler-<kind><pid>-<random>.tmp`,
+    under 50 bytes whatever the output's name (one of 255 bytes is a valid name; with it in
+    the temporary one, that one was too long), and ours at a glance."""
+    return f"{TEMPORARY}{kind}{os.getpid()}-{os.urandom(6).hex()}.tmp"
+
+
+def _mkstemp(directory: Path, kind: str) -> tuple[int, str]:
+    """tempfile.mkstemp(dir=directory) without importing tempfile (with shutil and random,
+    ≈ 8 ms of start-up): a new file, private (0600), opened exclusively, under a name no
+    other process picks (`temporary_name`)."""
     flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     for _ in range(100):
-        name = os.path.join(directory, f"{prefix}{os.getpid()}-{os.urandom(6).hex()}.tmp")
+        name = os.path.join(directory, temporary_name(kind))
         try:
             return os.open(name, flags, 0o600), name
         except FileExistsError:
@@ -119,9 +129,9 @@ def _folder(path: Path) -> Path:
 
 
 def beside(path: Path, kind: str) -> tuple[int, str]:
-    """A new private temporary file in `path`'s folder (`.<name>.<kind><pid>-<random>.tmp`)."""
+    """A new private temporary file in `path`'s folder (`temporary_name(kind)`)."""
     try:
-        return _mkstemp(_folder(path), f".{path.name}.{kind}")
+        return _mkstemp(_folder(path), kind)
     except OSError as error:
         raise cannot_write(path, error, here=True) from error
 
@@ -162,7 +172,7 @@ def _link_into_place(handle: int, path: Path) -> None:
         except FileExistsError:
             pass
         for _ in range(100):
-            name = f".{path.name}.{os.getpid()}-{os.urandom(6).hex()}.tmp"
+            name = temporary_name()
             try:
                 os.link(source, name, dst_dir_fd=folder, follow_symlinks=True)
             except FileExistsError:
@@ -371,7 +381,7 @@ def spool(target: Path | None) -> Iterator[IO[bytes]]:
     handle = _unnamed(target, os.O_RDWR | os.O_EXCL)  # O_EXCL: never to be linked
     name = None
     if handle is None:
-        handle, name = beside(target, "packets.")
+        handle, name = beside(target, "packets-")
         try:
             os.unlink(name)
             name = None
