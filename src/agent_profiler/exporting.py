@@ -18,10 +18,9 @@ import orjson
 from agent_profiler import console
 from agent_profiler.console import EXIT_INPUT, EXIT_OK, echo, printable
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.errors import OutputError, UsageError
+from agent_profiler.errors import UsageError
 from agent_profiler.loader import STDIN, LoadResult, is_stream, load
 from agent_profiler.options import ReadOptions
-from agent_profiler.output_errors import cannot_write
 from agent_profiler.outputs import (
     check_target,
     default_output,
@@ -29,6 +28,7 @@ from agent_profiler.outputs import (
     is_stdout,
     is_terminal,
     spool,
+    spool_failed,
 )
 from agent_profiler.pipeline import EncodeTrace, GroupOutcome, SessionCounts, T, Use, write_joined
 from agent_profiler.privacy import input_name, private_path
@@ -134,10 +134,8 @@ def export_perfetto(
             result, diagnostics, outcomes = read_groups(
                 journals, options, EncodeTrace(facts, compress), packets
             )
-        except OSError as error:  # the spool beside the target: a full disk, a lost mount
-            if target is not None:
-                raise cannot_write(target, error) from error
-            raise OutputError(f"stdout: {error.strerror or error}") from error
+        except OSError as error:  # the spool's (its own failures are OutputErrors already)
+            raise spool_failed(target, error) from error
         counts = SessionCounts()
         for outcome in outcomes:
             counts.add(outcome.counts)

@@ -1,8 +1,9 @@
 """An output that cannot be written, as one line that names the right place: its path as
 an input's path is shown (`diagnostics.shown_path`: relative, or `~/…`, never a home
 folder's user name), and the temporary folder, not stdout or the output, when a file of
-ours there is what failed (a full /tmp, `open`'s trace), with what to do about it.
-outputs.py and collect say their failures through these."""
+ours there is what failed (a full /tmp: a report's sections, the packets of a trace to
+stdout, `open`'s trace), with what to do about it. outputs.py and collect say their
+failures through these."""
 
 from __future__ import annotations
 
@@ -74,3 +75,10 @@ def cannot_write(path: Path, error: OSError, *, here: bool = False) -> OutputErr
     reason = f"cannot write here ({_reason(error)})" if here else _reason(error)
     hint = _what_to_do(error) if in_our_temporary_folder(path) else ""
     return OutputError(f"{shown(path)}: {reason}{hint}")
+
+
+def temporary_failed(error: OSError) -> OutputError:
+    """A file of ours in the temporary folder that failed (a full /tmp: the packets of a
+    trace to stdout or a pipe, a report's sections): that folder named, not the output."""
+    said = f"the temporary folder ({temporary_folder()}): {_reason(error)}"
+    return OutputError(said + _what_to_do(error))

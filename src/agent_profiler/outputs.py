@@ -25,7 +25,7 @@ from agent_profiler.console import stdout_failed
 from agent_profiler.errors import OutputError, UsageError
 from agent_profiler.inputs import unopenable
 from agent_profiler.loader import STDIN, is_stream, reads
-from agent_profiler.output_errors import cannot_write, shown
+from agent_profiler.output_errors import cannot_write, shown, temporary_failed
 
 TO_STDOUT = "-"
 
@@ -365,31 +365,103 @@ def deliver(
     return write_atomically(target, fill)
 
 
+class _Spool:
+    """A temporary file of ours whose failures (a full disk, a lost mount) are each one
+    OutputError naming where it is (`failed`): the output's folder beside it, or the
+    temporary folder for stdout, a pipe and a report's sections. A write, a read, a seek
+    (which writes what is buffered) or the close may be the one that fails."""
+
+    def __init__(self, stream: IO[bytes], failed: Callable[[OSError], OutputError]) -> None:
+        self.stream = stream
+        self.failed = failed
+
+    def write(self, data: bytes) -> int:
+        try:
+            return self.stream.write(data)
+        except OSError as error:
+            raise self.failed(error) from error
+
+    def read(self, size: int = -1) -> bytes:
+        try:
+            return self.stream.read(size)
+        except OSError as error:
+            raise self.failed(error) from error
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        try:
+            return self.stream.seek(offset, whence)
+        except OSError as error:
+            raise self.failed(error) from error
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except OSError as error:
+            raise self.failed(error) from error
+
+    def close(self, *, failing: bool = False) -> None:
+        """Closed: what is still buffered written, whose failure is said, unless the
+        command is `failing` already (a full disk: the flush fails again, and its error
+        took the place of the one that said which output could not be written)."""
+        try:
+            self.stream.close()
+        except OSError as error:
+            if not failing:
+                raise self.failed(error) from error
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.stream, name)
+
+
+def temporary_file() -> _Spool:
+    """A private file with no name in the temporary folder (tempfile.TemporaryFile: unlinked
+    once made, or O_TMPFILE), whose failures name that folder (`temporary_failed`)."""
+    import tempfile
+
+    try:
+        stream = tempfile.TemporaryFile()  # noqa: SIM115 (the caller closes it)
+    except OSError as error:
+        raise temporary_failed(error) from error
+    return _Spool(cast(IO[bytes], stream), temporary_failed)
+
+
+def spool_failed(target: Path | None, error: OSError) -> OutputError:
+    """A failure of the spool of a trace to `target` (a full disk): the target named, its
+    folder holds the spool; for stdout or a pipe, the temporary folder, which holds it."""
+    if target is None or is_stream(target):
+        return temporary_failed(error)
+    return cannot_write(target, error)
+
+
 @contextmanager
 def spool(target: Path | None) -> Iterator[IO[bytes]]:
     """A private temporary file for the packets of a trace being read (pipeline.py),
     beside the target (same disk: it may hold gigabytes) or, for stdout or a pipe, in the
     temporary folder. It never has a name a kill could leave behind: made unnamed
     (O_TMPFILE), else unlinked once made; where an open file cannot be unlinked (Windows),
-    removed at the end."""
-    if target is None or is_stream(target):  # stdout, a pipe, a device: nothing beside it
-        import tempfile
-
-        with tempfile.TemporaryFile() as stream:  # unnamed too (unlinked, or O_TMPFILE)
-            yield stream
-        return
-    handle = _unnamed(target, os.O_RDWR | os.O_EXCL)  # O_EXCL: never to be linked
+    removed at the end. Its failures are OutputErrors naming the target, or the temporary
+    folder (`_Spool`), never stdout or a pipe, which had room."""
     name = None
-    if handle is None:
-        handle, name = beside(target, "packets-")
-        try:
-            os.unlink(name)
-            name = None
-        except OSError:
-            pass  # removed at the end instead
+    if target is None or is_stream(target):  # stdout, a pipe, a device: nothing beside it
+        stream = temporary_file()
+    else:
+        handle = _unnamed(target, os.O_RDWR | os.O_EXCL)  # O_EXCL: never to be linked
+        if handle is None:
+            handle, name = beside(target, "packets-")
+            try:
+                os.unlink(name)
+                name = None
+            except OSError:
+                pass  # removed at the end instead
+        beside_target = target
+        stream = _Spool(os.fdopen(handle, "w+b"), lambda error: spool_failed(beside_target, error))
     try:
-        with os.fdopen(handle, "w+b") as stream:
-            yield stream
+        yield cast(IO[bytes], stream)
+    except BaseException:
+        stream.close(failing=True)
+        raise
+    else:
+        stream.close()
     finally:
         if name is not None:
             Path(name).unlink(missing_ok=True)
