@@ -1,7 +1,8 @@
 """An output that cannot be written, or could not, said in one line that names the right
-place (review outfail D2, D3, D6, D8): a full disk while the packets wait beside the
-output, a full temporary folder, an output's name of up to 255 bytes, and output paths
-shown as inputs are (no absolute path with the user's name in it)."""
+place (review outfail D2, D3, D5, D6, D8): a full disk while the packets wait beside the
+output, a full temporary folder, `open` keeping a trace in the current folder, an output's
+name of up to 255 bytes, and output paths shown as inputs are (no absolute path with the
+user's name in it)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from typer.testing import CliRunner
 from agent_profiler import output_errors, outputs
 from agent_profiler.cli import app
 from agent_profiler.errors import OutputError
+from agent_profiler.serve import keep_unserved
 from samples import CLAUDE_SMALL, PI_LARGE
 
 runner = CliRunner()
@@ -190,6 +192,97 @@ def test_a_real_full_temporary_folder_is_one_line(tmp_path: Path) -> None:
         f"error: the temporary folder (small): {FULL} (set TMPDIR to a folder with room)\n"
     ), done.stderr
     assert os.listdir(tmp_path) == ["small"]
+
+
+# D5 ------------------------------------------------------------------------------------
+
+
+class _Interrupted:
+    """A file being written that Ctrl-C interrupts after half of the first write."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def write(self, data: bytes) -> int:
+        self.stream.write(data[: len(data) // 2])
+        self.stream.flush()
+        raise KeyboardInterrupt
+
+    def __enter__(self) -> _Interrupted:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stream.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def test_open_keeping_a_trace_interrupted_leaves_no_half_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`open`'s copy of a trace not fetched, into the current folder: Ctrl-C during it
+    left part of the trace under its name, and the next `open` said it exists."""
+    trace = tmp_path / "tmp" / "t.pftrace"
+    trace.parent.mkdir()
+    trace.write_bytes(b"\x0a" * 100_000)
+    real_open, real_fdopen = io.open, os.fdopen
+
+    def writing(opened: Any) -> Any:
+        def wrapped(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+            stream = opened(file, mode, *args, **kwargs)
+            return _Interrupted(stream) if "w" in mode else stream
+
+        return wrapped
+
+    monkeypatch.setattr(io, "open", writing(real_open))
+    monkeypatch.setattr(os, "fdopen", writing(real_fdopen))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        keep_unserved(trace, Path("t.pftrace"))
+    assert sorted(os.listdir(tmp_path)) == ["tmp"]
+
+
+def test_open_not_keeping_a_trace_says_why_in_one_line(tmp_path: Path) -> None:
+    """A copy that fails where the removal of what it wrote fails too (a read-only
+    folder: EROFS; here a file in place of the folder: ENOTDIR) was an internal error."""
+    trace = tmp_path / "t.pftrace"
+    trace.write_bytes(b"\x0a\x00")
+    (tmp_path / "a-file").write_text("")
+    said = keep_unserved(trace, tmp_path / "a-file" / "t.pftrace")
+    assert said.startswith("the trace is not kept: ") and "Not a directory" in said
+    assert said.endswith("(export it with -o FILE, then drag FILE into the UI)")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mounts")
+def test_open_in_a_read_only_folder_says_the_trace_is_not_kept(tmp_path: Path) -> None:
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare")
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    trace = tmp_path / "t.pftrace"
+    trace.write_bytes(b"\x0a\x00")
+    mount = f"mount -t tmpfs -o size=64k,ro none {folder}"
+    probe = subprocess.run(["unshare", "-m", "-r", "sh", "-c", mount], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {probe.stderr.decode().strip()}")
+    keep = (
+        "from pathlib import Path; from agent_profiler.serve import keep_unserved; "
+        f"print(keep_unserved(Path({str(trace)!r}), Path('t.pftrace')))"
+    )
+    script = f'{mount} && cd {folder} && {sys.executable} -c "{keep}"'
+    done = subprocess.run(
+        ["unshare", "-m", "-r", "sh", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=_env(),
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (
+        "the trace is not kept: t.pftrace: cannot write here (Read-only file system) "
+        "(export it with -o FILE, then drag FILE into the UI)\n"
+    )
 
 
 # D6 ------------------------------------------------------------------------------------
