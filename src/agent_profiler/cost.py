@@ -267,7 +267,7 @@ class PriceTable:
         self._found: dict[str, dict[str, Any] | None] = {}
         self._date: str | None = None
         self._dirty = False
-        if cache is not None and cache.exists():
+        if cache is not None:  # (missing, or not to be looked at: a name too long, none)
             self._found, self._date = _read_cache(cache, self.name)
 
     @property

@@ -1,8 +1,8 @@
-"""An output that cannot be written, or could not, said in one line that names the right
-place (review outfail D2, D3, D5, D6, D8): a full disk while the packets wait beside the
-output, a full temporary folder, `open` keeping a trace in the current folder, an output's
-name of up to 255 bytes, and output paths shown as inputs are (no absolute path with the
-user's name in it)."""
+"""An output that cannot be written, said in one line that names the right place (review
+outfail D2, D3, D5, D6, D7, D8): a full disk while the packets wait beside the output, a
+full temporary folder, `open` keeping a trace in the current folder, an output's name of
+up to 255 bytes, a dataset's folder named over 255, and output paths shown as inputs are
+(no absolute path with the user's name in it)."""
 
 from __future__ import annotations
 
@@ -325,6 +325,24 @@ def test_a_temporary_name_is_short_and_ours() -> None:
         name = outputs.temporary_name(kind)
         assert name.startswith(".agent-profiler-") and name.endswith(".tmp")
         assert len(name.encode()) < 64
+
+
+# D7 ------------------------------------------------------------------------------------
+
+
+def test_a_dataset_folder_named_over_255_bytes_is_one_line(tmp_path: Path) -> None:
+    """`Path.exists` raises ENAMETOOLONG (3.11 ignores ENOENT and a few others only):
+    collect and fleet ended in `internal error`, exit 70."""
+    folder = tmp_path / ("c" * 300)
+    collected = runner.invoke(app, ["collect", str(CLAUDE_SMALL), "--to", str(folder)])
+    assert collected.exit_code == 1, collected.stderr
+    assert collected.stderr.splitlines() == [
+        f"error: {'c' * 300}: cannot write here (file name too long)"
+    ]
+    for command in (["fleet", str(folder)], ["fleet", str(folder), "--no-cost"]):
+        shown = runner.invoke(app, command)
+        assert shown.exit_code == 1, shown.stderr
+        assert shown.stderr.splitlines() == [f"error: {folder}: cannot open: file name too long"]
 
 
 # D8 ------------------------------------------------------------------------------------

@@ -161,11 +161,16 @@ def collect(
     """Collect `inputs` into the dataset at `target` (created when absent).
     `after_rows`: called once the rows are staged (the tests interrupt a collect there);
     `progress`: the displays export shows (console.group_progress and byte_progress)."""
+    from agent_profiler.inputs import unopenable
     from agent_profiler.outputs import refuse_option_name
 
     options = options or ReadOptions()
     refuse_option_name(target, "--to")
     readable(target)  # a name DuckDB takes as a glob it cannot escape
+    if reason := unopenable(target):  # a name over 255 bytes, a folder without search rights
+        raise OutputError(
+            f"{shown(target)}: cannot write here ({reason.removeprefix('cannot open: ')})"
+        )
     if target.exists() and not target.is_dir():
         raise UsageError(f"--to {target} is a file: name a folder for the dataset")
     if not force and _someone_elses(target):
