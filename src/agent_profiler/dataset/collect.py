@@ -43,6 +43,7 @@ from agent_profiler.errors import JournalError, OutputError, UsageError
 from agent_profiler.model import frozen
 from agent_profiler.options import ReadOptions
 from agent_profiler.output_errors import shown
+from agent_profiler.outputs import sync_folder, sync_tree
 from agent_profiler.records import record
 
 from . import SCHEMA, TABLES
@@ -562,15 +563,20 @@ def _write_version(
         "parquet": listing(building),  # every file with its size: fleet checks them
     }
     (building / MANIFEST).write_bytes(orjson.dumps(manifest))
+    # On disk before it is named, and each name after (fsync): a crash soon after left a
+    # `current` whose manifest or Parquet files were empty, a damaged dataset (docs/dataset.md).
+    sync_tree(building)
     final = target / "versions" / f"{version:06d}"
     if final.exists():  # a version renamed into place but never made current
         shutil.rmtree(final)
     os.rename(building, final)
+    sync_folder(final.parent)
     link = target / f".current-{os.getpid()}"
     link.unlink(missing_ok=True)
     link.symlink_to(Path("versions") / final.name)
     previous = old_root.resolve() if old_root.is_symlink() else None
     os.replace(link, old_root)
+    sync_folder(target)
     if previous is not None and previous != final.resolve():
         shutil.rmtree(previous, ignore_errors=True)
     result.version = version
