@@ -267,7 +267,7 @@ class PriceTable:
         self._found: dict[str, dict[str, Any] | None] = {}
         self._date: str | None = None
         self._dirty = False
-        if cache is not None and cache.exists():
+        if cache is not None:  # (missing, or not to be looked at: a name too long, none)
             self._found, self._date = _read_cache(cache, self.name)
 
     @property
@@ -321,9 +321,10 @@ class PriceTable:
         from agent_profiler.outputs import write_atomically
 
         payload = json.dumps(data).encode()
-        # Whole or not at all, and nothing left beside it by a fleet killed while writing.
+        # Whole or not at all, and nothing left beside it by a fleet killed while writing;
+        # not fsynced (a cache: one lost in a crash is looked up again).
         with contextlib.suppress(OSError, OutputError):
-            write_atomically(self._cache_path, lambda stream: stream.write(payload))
+            write_atomically(self._cache_path, lambda stream: stream.write(payload), durable=False)
 
     def _find(self, model: str, day: dt.date, context: str = "") -> ModelPrices | None:
         if not model:

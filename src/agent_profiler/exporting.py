@@ -18,7 +18,7 @@ import orjson
 from agent_profiler import console
 from agent_profiler.console import EXIT_INPUT, EXIT_OK, echo, printable, tell
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.errors import OutputError, UsageError
+from agent_profiler.errors import UsageError
 from agent_profiler.loader import STDIN, LoadResult, is_stream, load
 from agent_profiler.options import ReadOptions
 from agent_profiler.outputs import (
@@ -28,6 +28,7 @@ from agent_profiler.outputs import (
     is_stdout,
     is_terminal,
     spool,
+    spool_failed,
 )
 from agent_profiler.pipeline import EncodeTrace, GroupOutcome, SessionCounts, T, Use, write_joined
 from agent_profiler.privacy import input_name, private_path
@@ -133,8 +134,8 @@ def export_perfetto(
             result, diagnostics, outcomes = read_groups(
                 journals, options, EncodeTrace(facts, compress), packets
             )
-        except OSError as error:  # the spool beside the target: a full disk, a lost mount
-            raise OutputError(f"{target or 'stdout'}: {error.strerror or error}") from error
+        except OSError as error:  # the spool's (its own failures are OutputErrors already)
+            raise spool_failed(target, error) from error
         counts = SessionCounts()
         for outcome in outcomes:
             counts.add(outcome.counts)

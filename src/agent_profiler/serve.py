@@ -15,6 +15,7 @@ import errno
 import http.server
 import io
 import json
+import os
 import time
 import urllib.parse
 import zlib
@@ -186,14 +187,25 @@ def keep_unserved(trace: Path, name: Path) -> str:
     """What to say of a trace `open` exported to a temporary folder and did not get
     fetched (the port busy, the time up): kept as `name` in the current folder, to drag
     into the UI by hand, never over a file of that name (then said not kept)."""
+    import shutil
+
+    from agent_profiler.errors import OutputError
+    from agent_profiler.outputs import write_atomically
+
     again = "export it with -o FILE, then drag FILE into the UI"
-    if name.exists():
+    if os.path.lexists(name):  # (False for a name it cannot look at: said below)
         return f"the trace is not kept: {name} exists here ({again})"
+
+    def copy(stream: IO[bytes]) -> None:
+        with trace.open("rb") as source:
+            shutil.copyfileobj(source, stream, 1 << 20)
+
+    # As any output: whole or not at all (Ctrl-C or a kill during the copy of a large
+    # trace left part of it, and the next `open` said "not kept: … exists here").
     try:
-        name.write_bytes(trace.read_bytes())
-    except OSError as error:
-        name.unlink(missing_ok=True)
-        return f"the trace is not kept: {name}: {error.strerror or error} ({again})"
+        write_atomically(name, copy)
+    except OutputError as error:
+        return f"the trace is not kept: {error} ({again})"
     return f"the trace is kept as {name}: drag it into {UI_ORIGIN}"
 
 

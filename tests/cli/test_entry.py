@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from agent_profiler import console, entry, exporting
+from agent_profiler.diagnostics import shown_path
 from shared_paths import TESTS
 
 SMALL = TESTS / "data" / "journals" / "claude-code" / "handmade" / "small.jsonl"
@@ -79,7 +80,9 @@ def test_an_output_that_cannot_be_written_is_one_line_and_exit_1(
     assert run_main(monkeypatch, "export", str(SMALL), "-o", str(out)) == 1
     said = capsys.readouterr()
     assert said.out == ""
-    assert said.err == f"error: {out}: cannot write here (No such file or directory)\n"
+    # shown as an input is (diagnostics.shown_path): no absolute path, with its user name
+    said_out = shown_path(str(out))
+    assert said.err == f"error: {said_out}: cannot write here (No such file or directory)\n"
 
 
 def test_an_existing_output_is_a_usage_error_exit_2(

@@ -1,11 +1,12 @@
 """A run killed outright (SIGKILL, the OOM killer, a power cut) leaves no file of ours
 beside the user's output. The output was filled in a named temporary file
-(`.<name>.<pid>-<random>.tmp`) and the trace's packets waited in another
-(`.<name>.packets.<pid>-<random>.tmp`): each removed by a `finally` that a kill never
-runs, so the user found junk dot-files next to their trace. Now the output has no name
-until it is whole (O_TMPFILE, linked into place at the end), and the spool never has one
-(O_TMPFILE, else unlinked as soon as it is made); where the system cannot, the named
-temporary file of before is the fallback, removed on any error."""
+(`.<name>.<pid>-<random>.tmp`, now `.agent-profiler-<pid>-<random>.tmp`) and the trace's
+packets waited in another (`.agent-profiler-packets-<pid>-<random>.tmp`): each removed
+by a `finally` that a kill never runs, so the user found junk dot-files next to their
+trace. Now the output has no name until it is whole (O_TMPFILE, linked into place at the
+end), and the spool never has one (O_TMPFILE, else unlinked as soon as it is made); where
+the system cannot, the named temporary file of before is the fallback, removed on any
+error."""
 
 from __future__ import annotations
 
@@ -96,7 +97,7 @@ def test_an_output_that_fails_while_unnamed_leaves_nothing(tmp_path: Path) -> No
 
     with pytest.raises(OutputError) as caught:
         write_atomically(target, fill)
-    assert str(caught.value) == f"{target}: No space left on device"
+    assert str(caught.value) == "t.pftrace: No space left on device"  # (shown as inputs are)
     assert seen == [["t.pftrace"]]
     assert os.listdir(tmp_path) == ["t.pftrace"] and target.read_bytes() == b"old"
 
@@ -140,7 +141,7 @@ def test_without_o_tmpfile_the_named_temporary_file_still_works(
     assert write_atomically(target, fill) == 5
     assert refused  # the unnamed file was tried first
     (temporary,) = seen[0]  # the fallback's name, while it was filled
-    assert temporary.startswith(".t.pftrace.") and temporary.endswith(".tmp")
+    assert temporary.startswith(".agent-profiler-") and temporary.endswith(".tmp")
     assert os.listdir(tmp_path) == ["t.pftrace"] and target.read_bytes() == b"bytes"
     assert _mode(target) == _umask_mode()
 
@@ -215,7 +216,7 @@ def test_a_spool_that_cannot_be_unlinked_while_open_is_removed_at_the_end(
     with spool(target) as packets:
         assert tried, "the spool's name was not unlinked once made"
         (name,) = os.listdir(tmp_path)
-        assert name.startswith(".t.pftrace.packets.")
+        assert name.startswith(".agent-profiler-packets-")
         packets.write(b"p")
     assert os.listdir(tmp_path) == []
 

@@ -22,6 +22,7 @@ from typer.testing import CliRunner
 
 from agent_profiler.cli import app
 from agent_profiler.dataset import collect as collecting
+from agent_profiler.diagnostics import shown_path
 from samples import CLAUDE_SMALL, CODEX_SMALL
 
 duckdb = pytest.importorskip("duckdb")
@@ -117,7 +118,7 @@ def test_a_full_tmpfs_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
     )
     assert done.stdout.split("\n")[-2:] == ["1", ""], done.stdout + done.stderr  # nothing left
     assert done.stderr.endswith(
-        f"error: {small}/ds: cannot write the dataset (No space left on device); "
+        f"error: {shown_path(f'{small}/ds')}: cannot write the dataset (No space left on device); "
         "nothing of this collect was kept\n"
     ), done.stderr
 

@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 from agent_profiler.cli import app
 from agent_profiler.dataset import SCHEMA, TABLES
 from agent_profiler.dataset.collect import collect, read_manifest
-from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.diagnostics import Diagnostics, shown_path
 from agent_profiler.fleet import KEYS
 from agent_profiler.loader import load
 from agent_profiler.views import compactions_after
@@ -1251,9 +1251,8 @@ def test_a_dataset_of_another_format_is_refused(tmp_path: Path) -> None:
     manifest.write_bytes(orjson.dumps(orjson.loads(manifest.read_bytes()) | {"format": 2}))
     with pytest.raises(OutputError) as refused:
         collect([journals], dataset)
-    assert (
-        str(refused.value) == f"{dataset}: a dataset of another format; collect into a new folder"
-    )
+    said = "a dataset of another format; collect into a new folder"
+    assert str(refused.value) == f"{shown_path(str(dataset))}: {said}"  # as inputs are shown
     result = runner.invoke(app, ["collect", str(journals), "--to", str(dataset)])
     assert result.exit_code != 0 and "a dataset of another format" in result.output
 
@@ -1270,13 +1269,14 @@ def test_one_collect_at_a_time_and_a_folder_that_cannot_be_made_is_said(tmp_path
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # another collect, writing
         with pytest.raises(OutputError) as busy:
             collect([journals], dataset)
-    assert str(busy.value) == f"{dataset}: another collect is writing this dataset"
+    shown = shown_path(str(dataset))  # as an input's path is shown
+    assert str(busy.value) == f"{shown}: another collect is writing this dataset"
     assert not (dataset / "current").exists()
     assert collect([journals], dataset).version == 1  # the lock released, it goes ahead
     under_a_file = tmp_path / "ds" / "current" / "manifest.json" / "ds"
     with pytest.raises(OutputError) as refused:
         collect([journals], under_a_file)
-    assert str(refused.value) == f"{under_a_file}: Not a directory"
+    assert str(refused.value) == f"{shown_path(str(under_a_file))}: Not a directory"
 
 
 def test_a_changed_subagent_file_reads_its_whole_group_again(tmp_path: Path) -> None:

@@ -42,6 +42,8 @@ from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError, OutputError, UsageError
 from agent_profiler.model import frozen
 from agent_profiler.options import ReadOptions
+from agent_profiler.output_errors import shown
+from agent_profiler.outputs import sync_folder, sync_tree
 from agent_profiler.records import record
 
 from . import SCHEMA, TABLES
@@ -125,7 +127,9 @@ def read_manifest(target: Path) -> dict[str, Any]:
     if manifest is None:
         return {"format": FORMAT, "version": 0, "batch": 0, "files": {}, "groups": {}}
     if manifest.get("format") != FORMAT:
-        raise OutputError(f"{target}: a dataset of another format; collect into a new folder")
+        raise OutputError(
+            f"{shown(target)}: a dataset of another format; collect into a new folder"
+        )
     return manifest
 
 
@@ -134,12 +138,14 @@ def _locked(target: Path) -> Iterator[None]:
     try:
         handle = (target / ".lock").open("a")
     except OSError as error:
-        raise OutputError(f"{target}: cannot write here ({error.strerror})") from error
+        raise OutputError(f"{shown(target)}: cannot write here ({error.strerror})") from error
     with handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as error:
-            raise OutputError(f"{target}: another collect is writing this dataset") from error
+            raise OutputError(
+                f"{shown(target)}: another collect is writing this dataset"
+            ) from error
         yield
 
 
@@ -156,11 +162,16 @@ def collect(
     """Collect `inputs` into the dataset at `target` (created when absent).
     `after_rows`: called once the rows are staged (the tests interrupt a collect there);
     `progress`: the displays export shows (console.group_progress and byte_progress)."""
+    from agent_profiler.inputs import unopenable
     from agent_profiler.outputs import refuse_option_name
 
     options = options or ReadOptions()
     refuse_option_name(target, "--to")
     readable(target)  # a name DuckDB takes as a glob it cannot escape
+    if reason := unopenable(target):  # a name over 255 bytes, a folder without search rights
+        raise OutputError(
+            f"{shown(target)}: cannot write here ({reason.removeprefix('cannot open: ')})"
+        )
     if target.exists() and not target.is_dir():
         raise UsageError(f"--to {target} is a file: name a folder for the dataset")
     if not force and _someone_elses(target):
@@ -225,7 +236,7 @@ def _collect(
         target.mkdir(parents=True, exist_ok=True)
         (target / "versions").mkdir(exist_ok=True)
     except OSError as error:
-        raise OutputError(f"{target}: {error.strerror or error}") from error
+        raise OutputError(f"{shown(target)}: {error.strerror or error}") from error
     result = CollectResult()
     with _locked(target):
         old = read_manifest(target)  # first: a damaged dataset is left as it is
@@ -552,15 +563,20 @@ def _write_version(
         "parquet": listing(building),  # every file with its size: fleet checks them
     }
     (building / MANIFEST).write_bytes(orjson.dumps(manifest))
+    # On disk before it is named, and each name after (fsync): a crash soon after left a
+    # `current` whose manifest or Parquet files were empty, a damaged dataset (docs/dataset.md).
+    sync_tree(building)
     final = target / "versions" / f"{version:06d}"
     if final.exists():  # a version renamed into place but never made current
         shutil.rmtree(final)
     os.rename(building, final)
+    sync_folder(final.parent)
     link = target / f".current-{os.getpid()}"
     link.unlink(missing_ok=True)
     link.symlink_to(Path("versions") / final.name)
     previous = old_root.resolve() if old_root.is_symlink() else None
     os.replace(link, old_root)
+    sync_folder(target)
     if previous is not None and previous != final.resolve():
         shutil.rmtree(previous, ignore_errors=True)
     result.version = version

@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from agent_profiler.errors import AgentProfilerError, DatasetError, OutputError
+from agent_profiler.output_errors import shown
 
 MANIFEST = "manifest.json"
 PARQUET_MAGIC = b"PAR1"  # a Parquet file's first and last four bytes
@@ -269,7 +270,7 @@ def explain(directory: Path, error: BaseException, hint: str) -> AgentProfilerEr
     (a DatasetError); None for anything else (a bug, left as it is)."""
     if isinstance(error, OSError) and not isinstance(error, BrokenPipeError):
         return OutputError(
-            f"{directory}: cannot write the dataset ({error.strerror or error}){_KEPT}"
+            f"{shown(directory)}: cannot write the dataset ({error.strerror or error}){_KEPT}"
         )
     import duckdb  # loaded already: the error is one of its
 
@@ -283,9 +284,7 @@ def explain(directory: Path, error: BaseException, hint: str) -> AgentProfilerEr
     text = str(error)
     full = next((words for words in _DISK_FULL if words in text), None)
     if full is not None:
-        return OutputError(
-            f"{directory}: cannot write the dataset ({full}); nothing of this collect was kept"
-        )
+        return OutputError(f"{shown(directory)}: cannot write the dataset ({full}){_KEPT}")
     # Its first line only (the SQL follows), its paths under the folder as given.
     said = text.splitlines()[0].replace(str(directory.resolve()), str(directory))[:300]
     return (

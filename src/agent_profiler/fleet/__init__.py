@@ -26,7 +26,8 @@ from agent_profiler.cost import PriceTable, by_writer
 from agent_profiler.dataset import SCHEMA, TABLES
 from agent_profiler.dataset.integrity import FLEET_HINT, check, load_manifest
 from agent_profiler.dataset.parquet import literal, readable
-from agent_profiler.errors import UsageError
+from agent_profiler.errors import DatasetError, UsageError
+from agent_profiler.inputs import unopenable
 from agent_profiler.model import Category, frozen
 
 MIN_TURNS = 5
@@ -76,9 +77,11 @@ def open_dataset(directory: Path) -> Any:
     import duckdb
 
     root = directory / "current"
+    readable(directory)  # a name DuckDB takes as a glob it cannot escape
+    if reason := unopenable(directory):  # a name over 255 bytes, a folder without search rights
+        raise DatasetError(f"{directory}: {reason}")
     if directory.exists() and not directory.is_dir():
         raise UsageError(f"{directory} is a file, not a dataset (collect … --to DIR makes one)")
-    readable(directory)  # a name DuckDB takes as a glob it cannot escape
     manifest = load_manifest(directory, FLEET_HINT)  # a damaged one: named, exit 1
     if manifest is None:
         if (directory / "versions").is_dir():

@@ -7,12 +7,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-import tempfile
 from collections.abc import Collection, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from agent_profiler.console import sessions_line
 from agent_profiler.model import Category, Session
+from agent_profiler.outputs import temporary_file
 from agent_profiler.records import record
 from agent_profiler.report.data import ANCHOR, page, session_data
 from agent_profiler.report.fills import legend, pattern_defs
@@ -169,13 +169,14 @@ class Assembly:
         self.sessions = 0
         self.subagents = 0
         self.heads: set[str] = set()
-        self.spool = tempfile.TemporaryFile()  # noqa: SIM115 (closed on the way out)
+        # In the temporary folder; its failures (a full /tmp) name that folder (outputs.py).
+        self.spool = temporary_file()
 
     def __enter__(self) -> Assembly:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.spool.close()
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        self.spool.close(failing=kind is not None)
 
     def add(self, part: ReportPart) -> None:
         offset = self.sessions
