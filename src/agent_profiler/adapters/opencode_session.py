@@ -11,6 +11,7 @@ module is one session's meaning, that one is which sessions are read together.""
 from __future__ import annotations
 
 import dataclasses
+import heapq
 from collections.abc import Iterator, Mapping
 from dataclasses import field
 from pathlib import Path
@@ -178,6 +179,11 @@ class SessionBuilder(MessagesDraft):
     providers: list[str] = field(default_factory=list)
     pending: _Pending | None = None
     prunes: list[_Prune] = field(default_factory=list)  # not in effect yet, in journal order
+    # Each message id's first place in `order` (a compaction's cut, by lookup), and the
+    # messages not dropped yet, in a heap by it: a compaction takes those before its cut
+    # without passing every earlier message again.
+    position: dict[str, int] = field(default_factory=dict)
+    standing: list[tuple[int, str]] = field(default_factory=list)
     pruned: int = 0  # tool results replaced by the placeholder
     patches: int = 0
     clock: Clock | None = None  # the shared outlier rule for message times, set by run()
@@ -223,6 +229,8 @@ class SessionBuilder(MessagesDraft):
             self.touch(created)
         for index, (message, parts) in enumerate(self.stored.messages):
             message_id = str(message.get("id"))
+            at = self.position.setdefault(message_id, len(self.order))
+            heapq.heappush(self.standing, (at, message_id))
             self.order.append(message_id)
             raw = _time(message, "created")
             if raw is None:
@@ -498,10 +506,7 @@ class SessionBuilder(MessagesDraft):
         untouched by a compaction and is not measured again."""
         pending = self.pending
         self.pending = None
-        cut = self.order.index(pending.message_id) if pending else len(self.order) - 1
-        if pending and pending.tail_start in self.order:
-            cut = min(cut, self.order.index(pending.tail_start))
-        removed = self.drop(self.order[:cut])
+        removed = self.drop(self.leaving(pending))
         end = request.end_ns if request else (self.last_ns or 0)
         compaction_id = pending.message_id if pending else f"compaction:{message_id}"
         self.compacted(
@@ -517,6 +522,18 @@ class SessionBuilder(MessagesDraft):
                 timing="compaction request → summary completed",
             )
         )
+
+    def leaving(self, pending: _Pending | None) -> list[str]:
+        """The messages a compaction drops: each before the one asking for it (or the tail
+        it keeps; all but the summary when none asked), by its id's first place (a repeated
+        id, damaged input, leaves with it), taken from those not dropped yet."""
+        cut = self.position[pending.message_id] if pending else len(self.order) - 1
+        if pending and pending.tail_start in self.position:
+            cut = min(cut, self.position[pending.tail_start])
+        leaving = []
+        while self.standing and self.standing[0][0] < cut:
+            leaving.append(heapq.heappop(self.standing)[1])
+        return leaving
 
     # -- result --------------------------------------------------------------
 
