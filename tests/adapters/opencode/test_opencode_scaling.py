@@ -1,9 +1,10 @@
 """OpenCode sessions whose reading cost grew with the square of their size (the scaling
 sweep, review-scaling): every compaction scanned the whole message list (`.index`, twice)
-and handed every earlier message to `drop` again. The work is counted (scans), not
-timed; and the new code is held to the old meaning (`Before`: the old scans, kept here)
-on sessions built for it, on damaged ones, and on the real compacting session (shared
-corpus)."""
+and handed every earlier message to `drop` again; every request passed every tool output
+pruned later than it; every request with a reported size looked its model and provider
+up in a list. The work is counted (scans, comparisons), not timed; and the new code is
+held to the old meaning (`Before`: the old scans, kept here) on sessions built for it,
+on damaged ones, and on the real compacting session (shared corpus)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from typing import Any, SupportsIndex
 
 import pytest
 
-from agent_profiler.adapters.opencode_session import SessionBuilder, _Pending
+from agent_profiler.adapters import opencode_session
+from agent_profiler.adapters.opencode_session import SessionBuilder, _Pending, _Prune
 from agent_profiler.adapters.opencode_storage import StoredSession
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.model import Session
@@ -33,13 +35,19 @@ Message = tuple[dict[str, Any], list[dict[str, Any]]]
 
 class Before(SessionBuilder):
     """The old meaning, by the old scans: a compaction drops `order[:cut]`, the cut found
-    with `.index` (the first place of an id)."""
+    with `.index` (the first place of an id); a request takes, in journal order, every
+    waiting prune due by its start."""
 
     def leaving(self, pending: _Pending | None) -> list[str]:
         cut = self.order.index(pending.message_id) if pending else len(self.order) - 1
         if pending and pending.tail_start in self.order:
             cut = min(cut, self.order.index(pending.tail_start))
         return self.order[:cut]
+
+    def due_prunes(self, ts: int) -> list[_Prune]:
+        waiting = sorted(self.prunes, key=lambda entry: entry[1])  # journal order
+        self.prunes = [entry for entry in waiting if entry[0] > ts]
+        return [prune for at, _, prune in waiting if at <= ts]
 
 
 class Doc:
@@ -261,3 +269,129 @@ def test_the_real_compacting_session_reads_as_with_the_old_scans() -> None:
     for seed in range(8):
         damaged = _damaged(messages, seed)
         assert _read(damaged) == _read(damaged, Before), seed
+
+
+# --------------------------------------------------------------------------- prunes
+
+
+class CountedNs(int):
+    """A time that counts the comparisons made with it."""
+
+    compared = 0
+
+    def __eq__(self, other: object) -> bool:
+        CountedNs.compared += 1
+        return int.__eq__(self, other)  # type: ignore[no-any-return]
+
+    def __lt__(self, other: int) -> bool:
+        CountedNs.compared += 1
+        return int.__lt__(self, other)
+
+    def __le__(self, other: int) -> bool:
+        CountedNs.compared += 1
+        return int.__le__(self, other)
+
+    def __gt__(self, other: int) -> bool:
+        CountedNs.compared += 1
+        return int.__gt__(self, other)
+
+    def __ge__(self, other: int) -> bool:
+        CountedNs.compared += 1
+        return int.__ge__(self, other)
+
+    __hash__ = int.__hash__
+
+
+def _prune_comparisons(monkeypatch: pytest.MonkeyPatch, requests: int) -> int:
+    """The time comparisons of reading one turn of `requests` requests whose tool outputs
+    OpenCode all pruned after the last of them, then one more request."""
+    doc = Doc()
+    doc.prompt()
+    later = T0 + 100 * (requests + 1) + 50  # after the turn, before the next request
+    for k in range(requests):
+        doc.request(k, pruned_at=later)
+    doc.prompt("again")
+    doc.request(requests)
+    real = opencode_session._ns
+
+    def counted(value: object) -> int | None:
+        ns = real(value)
+        return None if ns is None else CountedNs(ns)
+
+    monkeypatch.setattr(opencode_session, "_ns", counted)
+    builder = _builder(doc.messages)
+    CountedNs.compared = 0
+    builder.run()
+    assert builder.pruned == requests
+    return CountedNs.compared
+
+
+def test_outputs_pruned_late_are_waited_for_in_linear_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Doubling the requests that each wait for the prunes not due yet doubles the time
+    comparisons (each request compared every prune waiting: 4x, 500 → 1,000 requests went
+    from 134,282 to 518,532; now 13,908 to 28,814, mostly the heap's and the clock's)."""
+    sizes = (250, 500, 1000)
+    counts = [_prune_comparisons(monkeypatch, n) for n in sizes]
+    _linear(counts, sizes, per=80, ratio=2.3)
+
+
+def test_prunes_take_effect_in_journal_order_by_their_time() -> None:
+    """Prunes of one time and of several, in and out of time order, a prune that is no
+    time (from the next request on) and one after the last request (never): the session
+    is the one the old scan of every waiting prune read."""
+    doc = Doc()
+    doc.prompt()
+    at = [T0 + 650, T0 + 350, T0 + 650, True, T0 + 50, T0 + 10**6, T0 + 350]
+    for k, pruned in enumerate(at):
+        doc.request(k, pruned_at=pruned)
+    for k in range(len(at), len(at) + 4):
+        doc.request(k)
+    builder = _builder(doc.messages)
+    builder.run()
+    assert builder.pruned == len(at) - 1
+    assert builder.finish() == _read(doc.messages, Before)
+
+
+# --------------------------------------------------------------------------- models
+
+
+class CountedId(str):
+    """A model or provider name that counts the comparisons made with it."""
+
+    compared = 0
+
+    def __eq__(self, other: object) -> bool:
+        CountedId.compared += 1
+        return str.__eq__(self, other)
+
+    __hash__ = str.__hash__
+
+
+def _model_comparisons(requests: int) -> int:
+    """The name comparisons of reading `requests` requests, each of a model and a provider
+    of its own."""
+    doc = Doc()
+    doc.prompt()
+    for k in range(requests):
+        doc.request(k, model=f"model-{k}", provider=f"provider-{k}")
+    builder = _builder(doc.messages)
+    for message, _ in builder.stored.messages[1:]:
+        message["modelID"], message["providerID"] = map(
+            CountedId, (message["modelID"], message["providerID"])
+        )
+    CountedId.compared = 0
+    builder.run()
+    compared = CountedId.compared
+    session = builder.finish()
+    assert session.models == tuple(f"model-{k}" for k in range(requests))
+    assert session.provider == "provider-0"
+    return compared
+
+
+def test_many_models_and_providers_are_noted_in_linear_work() -> None:
+    """Doubling the requests of distinct models and providers no more than doubles the
+    name comparisons (each was looked up in the list of those seen: 4x, 500 → 1,000 went
+    from 249,500 to 999,000; now none)."""
+    sizes = (250, 500, 1000)
+    counts = [_model_comparisons(n) for n in sizes]
+    assert all(count <= size for count, size in zip(counts, sizes, strict=True)), counts
