@@ -11,6 +11,7 @@ module is one session's meaning, that one is which sessions are read together.""
 from __future__ import annotations
 
 import dataclasses
+import heapq
 from collections.abc import Iterator, Mapping
 from dataclasses import field
 from pathlib import Path
@@ -175,9 +176,16 @@ class SessionBuilder(MessagesDraft):
     stored: storage.StoredSession
     diagnostics: Diagnostics
     tools: list[_Call] = field(default_factory=list)
-    providers: list[str] = field(default_factory=list)
+    provider: str | None = None  # of the first request with a reported size
+    known_models: set[str] = field(default_factory=set)  # those in `models`, looked up
     pending: _Pending | None = None
-    prunes: list[_Prune] = field(default_factory=list)  # not in effect yet, in journal order
+    # Heaps, so that a request or a compaction takes what is due without passing all the
+    # rest again: the prunes not in effect yet by (time, journal order); each message id's
+    # first place in `order` (a compaction's cut, by lookup), and the messages not dropped
+    # yet by it (`standing`).
+    prunes: list[tuple[int, int, _Prune]] = field(default_factory=list)
+    position: dict[str, int] = field(default_factory=dict)
+    standing: list[tuple[int, str]] = field(default_factory=list)
     pruned: int = 0  # tool results replaced by the placeholder
     patches: int = 0
     clock: Clock | None = None  # the shared outlier rule for message times, set by run()
@@ -223,6 +231,8 @@ class SessionBuilder(MessagesDraft):
             self.touch(created)
         for index, (message, parts) in enumerate(self.stored.messages):
             message_id = str(message.get("id"))
+            at = self.position.setdefault(message_id, len(self.order))
+            heapq.heappush(self.standing, (at, message_id))
             self.order.append(message_id)
             raw = _time(message, "created")
             if raw is None:
@@ -251,11 +261,7 @@ class SessionBuilder(MessagesDraft):
         OpenCode reads the messages afresh for every request, so a request that starts
         after the prune sends it (the part's result item is replaced, not removed: the call
         and its arguments stay in the prompt)."""
-        due = [p for p in self.prunes if p.at_ns <= ts]
-        if not due:
-            return
-        self.prunes = [p for p in self.prunes if p.at_ns > ts]
-        for prune in due:
+        for prune in self.due_prunes(ts):
             item_id = f"result:{prune.call_id}"
             if item_id in self.log:  # not already gone with a compaction
                 self.pruned += 1
@@ -267,6 +273,13 @@ class SessionBuilder(MessagesDraft):
                     source_id=prune.call_id,
                     source_kind=SourceKind.TOOL,
                 )
+
+    def due_prunes(self, ts: int) -> list[_Prune]:
+        """The prunes in effect by `ts`, taken from those waiting, in journal order."""
+        due = []
+        while self.prunes and self.prunes[0][0] <= ts:
+            due.append(heapq.heappop(self.prunes))
+        return [prune for _, _, prune in sorted(due, key=lambda entry: entry[1])]
 
     def where(self, message_id: str) -> str:
         """A message's place for a diagnostic: the database or export, and the message."""
@@ -389,10 +402,11 @@ class SessionBuilder(MessagesDraft):
             if measured:
                 if not summary:  # a compaction's size before is the last request's
                     self.last_reported = usage.prompt_tokens
-                if model and model not in self.models:
+                if model and model not in self.known_models:
+                    self.known_models.add(model)
                     self.models.append(model)
-                if provider and provider not in self.providers:
-                    self.providers.append(provider)
+                if provider and self.provider is None:
+                    self.provider = provider
             for part in step:
                 requested = measured or (unmetered and not summary)
                 self.on_part(message_id, part, response_id if requested else None, summary)
@@ -474,7 +488,8 @@ class SessionBuilder(MessagesDraft):
         compacted = times.get("compacted") if isinstance(times, dict) else None
         # Set by OpenCode's prune on completed parts only; tested for JavaScript truthiness.
         if status == "completed" and compacted not in (None, False, 0, ""):
-            self.prunes.append(_Prune(_ns(compacted) or 0, call_id))
+            prune = _Prune(_ns(compacted) or 0, call_id)
+            heapq.heappush(self.prunes, (prune.at_ns, len(self.tools), prune))
         self.tools.append(
             _Call(
                 call_id,
@@ -498,10 +513,7 @@ class SessionBuilder(MessagesDraft):
         untouched by a compaction and is not measured again."""
         pending = self.pending
         self.pending = None
-        cut = self.order.index(pending.message_id) if pending else len(self.order) - 1
-        if pending and pending.tail_start in self.order:
-            cut = min(cut, self.order.index(pending.tail_start))
-        removed = self.drop(self.order[:cut])
+        removed = self.drop(self.leaving(pending))
         end = request.end_ns if request else (self.last_ns or 0)
         compaction_id = pending.message_id if pending else f"compaction:{message_id}"
         self.compacted(
@@ -517,6 +529,18 @@ class SessionBuilder(MessagesDraft):
                 timing="compaction request → summary completed",
             )
         )
+
+    def leaving(self, pending: _Pending | None) -> list[str]:
+        """The messages a compaction drops: each before the one asking for it (or the tail
+        it keeps; all but the summary when none asked), by its id's first place (a repeated
+        id, damaged input, leaves with it), taken from those not dropped yet."""
+        cut = self.position[pending.message_id] if pending else len(self.order) - 1
+        if pending and pending.tail_start in self.position:
+            cut = min(cut, self.position[pending.tail_start])
+        leaving = []
+        while self.standing and self.standing[0][0] < cut:
+            leaving.append(heapq.heappop(self.standing)[1])
+        return leaving
 
     # -- result --------------------------------------------------------------
 
@@ -548,7 +572,7 @@ class SessionBuilder(MessagesDraft):
             end_ns=self.end_ns,
             sources=(self.stored.source,),
             models=tuple(self.models),
-            provider=self.providers[0] if self.providers else None,
+            provider=self.provider,
             window_tokens=window,
             window_source=window_source,
             project=text_field(info, "directory"),
