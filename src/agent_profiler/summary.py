@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import statistics
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import field
 from typing import Any
@@ -355,6 +356,9 @@ def summarise(
                 largest_addition_label=biggest.label or None if biggest else None,
             )
         )
+    # Responses ended by each compaction's start: counted in one sorted list of ends, not
+    # by a pass over every response per compaction (O(compactions × responses)).
+    ends = sorted(r.end_ns for r in session.responses) if session.compactions else []
     summary.compaction_events = [
         {
             "kind": c.kind,
@@ -362,7 +366,7 @@ def summarise(
             "pre_tokens": c.pre_tokens,
             "post_tokens": None if after is None else after.tokens,
             "post_tokens_source": None if after is None else after.source,
-            "after_call": sum(1 for r in session.responses if r.end_ns <= c.start_ns),
+            "after_call": bisect_right(ends, c.start_ns),
         }
         for c, after in zip(session.compactions, compactions_after(session), strict=True)
     ]

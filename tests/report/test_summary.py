@@ -612,3 +612,44 @@ def test_a_harness_with_two_assumed_windows_says_which_model_each_is() -> None:
     one = CliRunner().invoke(app, ["summary", str(old)]).stdout
     (single,) = [line for line in one.splitlines() if line.startswith("fill *:")]
     assert "claude-code 200,000 tokens" in single  # one window: no model needed
+
+
+def test_after_call_is_counted_in_one_pass_over_the_responses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from dataclasses import replace
+
+    from agent_profiler import summary as summary_module
+    from agent_profiler.diagnostics import Diagnostics
+    from agent_profiler.loader import load
+
+    # GIVEN a real session with two compactions, and the same with its compactions repeated
+    (session,) = load([SMALL], Diagnostics()).sessions
+    assert len(session.compactions) == 2
+    passes: list[int] = []
+
+    class Counted(tuple):  # type: ignore[type-arg]
+        def __iter__(self) -> Any:
+            passes.append(1)
+            return super().__iter__()
+
+    def count(compactions: int) -> tuple[int, list[Any]]:
+        passes.clear()
+        many = replace(
+            session,
+            responses=Counted(session.responses),
+            compactions=session.compactions * compactions,
+        )
+        monkeypatch.setattr(
+            summary_module, "compactions_after", lambda s: [None] * len(s.compactions)
+        )
+        row = summary_module.summarise(many)
+        return len(passes), [e["after_call"] for e in row.compaction_events]
+
+    # WHEN summarised THEN the passes over the responses do not grow with the compactions,
+    # and each compaction's count is the same
+    few, counts = count(1)
+    more, repeated = count(50)
+    assert counts == [3, 5]
+    assert repeated == counts * 50
+    assert more == few
