@@ -477,7 +477,7 @@ class SessionBuilder(MessagesDraft):
         # summary, labelled inferred by the engine).
         live = [m for m in self.order if m in self.items]
         first = compression.kept_from((m, recording.messages[m]) for m in live)
-        kept = live[live.index(first) :] if first is not None else []
+        kept = set(live[live.index(first) :]) if first is not None else set()  # one scan
         removed = self.drop(m for m in live if m not in kept)
         # Nothing more leaves, but the head is measured again at the next request.
         self.log.clear(keep=frozenset(Category))
