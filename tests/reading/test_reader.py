@@ -151,6 +151,11 @@ def test_a_long_reason_is_cut_to_the_limit_with_an_ellipsis() -> None:
     assert jsonl_open.reason(OSError("x" * 80)) == "x" * 80
 
 
+def test_an_error_without_a_message_is_said_by_its_kind() -> None:
+    # (a decompressor's bare EOFError: a warning never ends in "()")
+    assert jsonl_open.reason(EOFError()) == "EOFError"
+
+
 @pytest.mark.parametrize(
     "data",
     [
