@@ -133,3 +133,24 @@ def test_absorb_lists_the_others_first_warnings_in_the_room_left() -> None:
     assert [w.message for w in first.warnings] == ["bad 1", "bad 2", "bad 1"]
     first.absorb(_warned(1))
     assert len(first.warnings) == 3 and first.warning_total == 6
+
+
+def test_forget_failed_takes_back_only_the_unreadable_warnings_of_the_files_failed() -> None:
+    """A file said on its own `error:` line is not also an `unreadable` warning: that
+    warning is taken back, counted out, and the others (another file's `unreadable`, the
+    file's other warnings) stay, counted."""
+    from agent_profiler.errors import JournalError
+
+    diagnostics = Diagnostics()
+    for path in ("a.jsonl", "b.jsonl"):
+        diagnostics.warn(path, None, "unreadable", "cannot open: no such file or directory")
+    diagnostics.warn("a.jsonl", 3, "not-json", "not JSON (unexpected character)")
+    diagnostics.forget_failed([JournalError("a.jsonl", "cannot open: no such file")])
+    assert [(w.path, w.kind) for w in diagnostics.warnings] == [
+        ("b.jsonl", "unreadable"),
+        ("a.jsonl", "not-json"),
+    ]
+    assert diagnostics.warning_counts == {"unreadable": 1, "not-json": 1}
+    diagnostics.forget_failed([JournalError("b.jsonl", "cannot open: no such file")])
+    assert diagnostics.warning_counts == {"not-json": 1}
+    assert diagnostics.summary_lines()[0] == "1 warning (not-json: 1)"
