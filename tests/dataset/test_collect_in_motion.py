@@ -33,6 +33,7 @@ pytest.importorskip("duckdb")
 
 SPOTTER = TESTS / "data" / "journals" / "claude-code" / "spotter-2.1.39-subagents-compaction"
 SUBAGENT = "agent-a881341.jsonl"
+SPOTTER_ID = "258c7280-ae70-4798-800f-63464d01a85d"
 NOT_USABLE = "1 file not usable (said above), not collected"
 
 
@@ -355,3 +356,48 @@ def test_a_rollout_given_with_its_thread_unreadable_when_read_is_read_once_reada
     second = run("collect", "tree", "--to", "ds")
     assert second.exit_code == 0, second.output
     assert "; 2 sessions in the dataset" in second.stdout
+
+
+def test_a_session_collected_without_its_unreadable_subagent_is_kept_once_garbage(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session collected without its subagent (unreadable when read: its group names the
+    file, the manifest keeps no entry for it), whose parent is garbage at the next collect
+    while the subagent is still gone: the session's rows collected before are kept (the
+    subagent, in its group and in no entry, is no internal error)."""
+    shutil.copytree(SPOTTER, "sp")
+    subagent = next(Path("sp").rglob(SUBAGENT))
+    after(monkeypatch, "plan", subagent.unlink)  # (once: the next collect plans as ever)
+    assert run("collect", "sp", "--to", "ds").exit_code == 1
+    parent = next(Path("sp").glob("*.jsonl.gz"))
+    parent.write_bytes(b"no journal now\n")
+    result = run("collect", "sp", "--to", "ds")
+    assert result.exit_code == 1, result.output
+    assert result.stdout.endswith("its rows collected before are kept; 1 session\n"), result.stdout
+    assert not subagent.exists()
+
+
+def test_what_each_changed_journal_of_a_group_lost_is_said_in_one_line(here: Path) -> None:
+    """A session with two subagents collected, then each subagent's file rewritten with
+    the first lines of another subagent (the parent unchanged, first in the group): the
+    first changed file's line says both of its losses, the two sessions its group held
+    and no longer holds named; the second says that it shrank."""
+    shutil.copytree(SPOTTER, "sp")
+    first = next(Path("sp").rglob(SUBAGENT))
+    second = first.with_name("agent-a999999.jsonl")
+    second.write_bytes(first.read_bytes().replace(b'"agentId":"a881341"', b'"agentId":"a999999"'))
+    assert run("collect", "sp", "--to", "ds").exit_code == 0
+    sizes = {}
+    for subagent, was, now in ((first, b"a881341", b"b000001"), (second, b"a999999", b"b000002")):
+        sizes[subagent] = subagent.stat().st_size
+        head = b"".join(subagent.read_bytes().splitlines(keepends=True)[:4])
+        subagent.write_bytes(head.replace(b'"agentId":"%s"' % was, b'"agentId":"%s"' % now))
+    result = run("collect", "sp", "--to", "ds")
+    assert result.exit_code == 0, result.output
+    replaced = "its earlier rows were replaced by what it holds now"
+    shrank = {p: f"it shrank ({sizes[p]:,} → {p.stat().st_size:,} bytes)" for p in sizes}
+    assert [line for line in result.stderr.splitlines() if replaced in line] == [
+        f"{first}: {shrank[first]}; it no longer holds sessions {SPOTTER_ID}/a881341, "
+        f"{SPOTTER_ID}/a999999: {replaced}",
+        f"{second}: {shrank[second]}: {replaced}",
+    ]

@@ -554,6 +554,30 @@ def test_a_gzipped_copy_of_a_journal_is_a_copy(tmp_path: Path) -> None:
     assert (damaged.copies, damaged.new) == (1, 1)  # b is still a copy; c is new
 
 
+def test_a_copy_of_a_file_that_is_not_a_journal_is_as_unusable_and_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two new files with the same bytes, neither a journal: the second is set aside as a
+    copy of the first, and when the first is refused the copy is too (Refuse.copies_refused):
+    each is its own `error:` line, with its name and line, and both are counted as not
+    usable, neither as a copy (a copy said as "not collected again" would hide that it can
+    never be collected)."""
+    monkeypatch.chdir(tmp_path)
+    Path("j").mkdir()
+    for name in ("a.jsonl", "b.jsonl"):
+        Path("j", name).write_bytes(b"not json at all\nnor this\n")
+    said = runner.invoke(app, ["collect", "j", "--to", "ds"])
+    assert said.exit_code == 1, said.output
+    assert said.stderr.splitlines() == [
+        f"error: {Path('j', name)}:1: not a JSONL journal (first line is not JSON)"
+        for name in ("a.jsonl", "b.jsonl")
+    ]
+    assert said.stdout == (
+        "ds: not made: no journal could be collected; 0 journals: 0 new, 0 changed, "
+        "0 unchanged (not read); 2 files not usable (said above), not collected\n"
+    )
+
+
 def test_fleet_counts_a_subagent_collected_without_its_parent(tmp_path: Path) -> None:
     """A child session collected without its parent (OpenCode's @explore export, alone)
     was in the dataset and in collect's count but in none of fleet's figures: not among

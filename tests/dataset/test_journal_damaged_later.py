@@ -9,14 +9,21 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from dsfiles import collected, journals, run, sessions
 
 from samples import CLAUDE_SMALL
+from shared_paths import TESTS
 
 pytest.importorskip("duckdb")
+SPOTTER = TESTS / "data" / "journals" / "claude-code" / "spotter-2.1.39-subagents-compaction"
+SPOTTER_ID = "258c7280-ae70-4798-800f-63464d01a85d"
+SUBAGENT = "agent-a881341.jsonl"
+HANDMADE = TESTS / "data" / "dataset" / "claude-cost-split.jsonl"
 KEPT = (
     "1 session whose journal collected before is unusable or damaged now (said above): its "
     "rows collected before are kept"
@@ -94,3 +101,103 @@ def test_a_journal_kept_while_the_dataset_is_outdated_is_read_again_once_whole(
     journal.write_bytes(good)
     again = collected("J")
     assert "1 unchanged read again" in again.stdout, again.stdout
+
+
+def test_two_sessions_damaged_at_once_are_both_kept_and_not_read_again_once_whole(
+    here: Path,
+) -> None:
+    """Two journals turned to garbage in one collect that writes a version (a third one
+    changed): both sessions are kept, counted as two, and their entries are the ones
+    collected, so once whole again they are unchanged (not read), not read again as
+    entries marked stale are."""
+    Path("K").mkdir()
+    (Path("K") / HANDMADE.name).write_bytes(HANDMADE.read_bytes())
+    _collected("J", "more", "K")
+    good = {path: path.read_bytes() for path in (*Path("J").iterdir(), *Path("more").iterdir())}
+    for path in good:
+        path.write_bytes(b"no journal now\n")
+    with (Path("K") / HANDMADE.name).open("a") as grown:
+        grown.write("\n")
+    result = run("collect", "J", "more", "K", "--to", "ds")
+    assert result.exit_code == 1, result.output
+    assert result.stdout.startswith(
+        "ds: version 2; 3 journals: 0 new, 1 changed, 0 unchanged (not read); 2 sessions "
+        "whose journal collected before is unusable or damaged now (said above): its rows "
+        "collected before are kept; read 1 journal group"
+    ), result.stdout
+    for path, data in good.items():
+        path.write_bytes(data)
+    again = _collected("J", "more", "K")
+    assert again.stdout == (
+        "ds: nothing new or changed; 3 journals: 0 new, 0 changed, 3 unchanged (not read); "
+        "3 sessions\n"
+    )
+
+
+def _collected(*journals: str) -> Any:
+    result = run("collect", *journals, "--to", "ds")
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def _spotter(without: str | None = None) -> tuple[Path, Path]:
+    """The spotter session (a parent, a subagent, a compaction file) copied to `sp`, the
+    file named `without` set aside in `aside`: (the parent, the subagents' folder)."""
+    shutil.copytree(SPOTTER, "sp")
+    subagents = Path("sp", SPOTTER_ID, "subagents")
+    if without is not None:
+        Path("aside").mkdir()
+        (subagents / without).rename(Path("aside", without))
+    return Path("sp", f"{SPOTTER_ID}.jsonl.gz"), subagents
+
+
+def test_a_new_subagent_of_a_session_kept_is_left_for_the_next_collect(here: Path) -> None:
+    """A session collected without one of its subagents, whose parent is garbage when the
+    subagent arrives: the session is kept as collected, and the new subagent, held back
+    with it, is neither counted as a journal nor as new (the next collect reads it)."""
+    parent, subagents = _spotter(without=SUBAGENT)
+    assert run("collect", "sp", "--to", "ds").exit_code == 0
+    Path("aside", SUBAGENT).rename(subagents / SUBAGENT)
+    parent.write_bytes(b"no journal now\n")
+    result = run("collect", "sp", "--to", "ds")
+    assert result.exit_code == 1, result.output
+    assert result.stdout == (
+        f"ds: nothing new or changed; 2 journals: 0 new, 0 changed, 1 unchanged (not read); "
+        f"{KEPT}; 1 session\n"
+    )
+
+
+def test_the_journals_of_a_session_kept_while_the_dataset_is_outdated_are_not_read_again(
+    here: Path,
+) -> None:
+    """A dataset of another revision reads every journal again; a session whose parent is
+    garbage now is kept, and its subagents, held back with it, are not counted as read
+    again: only the other journal is."""
+    from dsfiles import edit_manifest
+
+    parent, _ = _spotter()
+    _collected("sp", "more")
+    edit_manifest(lambda d: d.update(rows=1))
+    parent.write_bytes(b"no journal now\n")
+    result = run("collect", "sp", "more", "--to", "ds")
+    assert result.exit_code == 1, result.output
+    assert result.stdout.startswith(
+        "ds: version 2; 4 journals: 0 new, 0 changed, 0 unchanged (not read); 1 unchanged "
+        "read again (the dataset's tables were written by another version, with other "
+        f"columns or figures); {KEPT}; read 1 journal group"
+    ), result.stdout
+
+
+def test_a_session_kept_with_a_journal_of_it_gone_is_kept_whole(here: Path) -> None:
+    """A session whose subagent is gone (its rows kept: the dataset is an archive) and
+    whose parent is garbage now: kept as collected, the subagent's session with it."""
+    parent, subagents = _spotter()
+    collected("sp")
+    (subagents / SUBAGENT).unlink()
+    parent.write_bytes(b"no journal now\n")
+    result = run("collect", "sp", "--to", "ds")
+    assert result.exit_code == 1, result.output
+    assert result.stdout == (
+        f"ds: nothing new or changed; 2 journals: 0 new, 0 changed, 1 unchanged (not read); "
+        f"{KEPT}; 2 sessions\n"
+    )

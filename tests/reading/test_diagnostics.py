@@ -93,3 +93,64 @@ def test_absorb_keeps_which_warnings_were_listed() -> None:
     first.warn_each("j.jsonl", 9, "bad-usage", "usage count is no token count")
     assert [w.line for w in first.warnings] == [3]
     assert first.warning_counts["bad-usage"] == 2
+
+
+def test_absorb_adds_what_the_other_counted_after_what_this_one_did() -> None:
+    """A journal group read on its own (in a worker, or read twice for its models' ratios)
+    is added to the run's: every count summed, its failures and listed warnings after this
+    one's, the first place of a record type not recognised kept where it was first met
+    (the warnings listed: the next test)."""
+    from agent_profiler.errors import JournalError
+
+    first, second = _warned(2, keep_first=3), _warned(2, keep_first=3)
+    for diagnostics, name in ((first, "j.jsonl"), (second, "k.jsonl")):
+        diagnostics.lines_read, diagnostics.documents_read, diagnostics.rows_read = 5, 2, 7
+        diagnostics.records_parsed, diagnostics.records_rejected = 4, 1
+        diagnostics.skip("claude:progress")
+        diagnostics.note("claude:orphan-result")
+        diagnostics.not_recognised("claude:new", name, 3)
+        diagnostics.failed(JournalError(name, "cannot open: no such file or directory"))
+        diagnostics.warn_each(name, 9, "bad-usage", "usage count is no token count")
+    second.not_recognised("claude:newer", "k.jsonl", 4)
+    first.absorb(second)
+    assert [(w.path, w.line) for w in first.warnings] == [
+        ("j.jsonl", 1), ("j.jsonl", 2), ("j.jsonl", 9)
+    ]  # fmt: skip
+    assert first.warning_counts == {"not-json": 2, "bad-shape": 2, "bad-usage": 2}
+    assert (first.lines_read, first.documents_read, first.rows_read) == (10, 4, 14)
+    assert (first.records_parsed, first.records_rejected) == (8, 2)
+    assert first.skipped == {"claude:progress": 2}
+    assert first.notes == {"claude:orphan-result": 2}
+    assert first.unrecognised == {"claude:new": 2, "claude:newer": 1}
+    assert first.unrecognised_at == {"claude:new": "j.jsonl:3", "claude:newer": "k.jsonl:4"}
+    assert [f.path for f in first.failures] == ["j.jsonl", "k.jsonl"]
+    assert first.listed == {("bad-usage", "j.jsonl"), ("bad-usage", "k.jsonl")}
+
+
+def test_absorb_lists_the_others_first_warnings_in_the_room_left() -> None:
+    first, second = _warned(2, keep_first=3), _warned(3, keep_first=3)
+    first.absorb(second)
+    assert [w.message for w in first.warnings] == ["bad 1", "bad 2", "bad 1"]
+    first.absorb(_warned(1))
+    assert len(first.warnings) == 3 and first.warning_total == 6
+
+
+def test_forget_failed_takes_back_only_the_unreadable_warnings_of_the_files_failed() -> None:
+    """A file said on its own `error:` line is not also an `unreadable` warning: that
+    warning is taken back, counted out, and the others (another file's `unreadable`, the
+    file's other warnings) stay, counted."""
+    from agent_profiler.errors import JournalError
+
+    diagnostics = Diagnostics()
+    for path in ("a.jsonl", "b.jsonl"):
+        diagnostics.warn(path, None, "unreadable", "cannot open: no such file or directory")
+    diagnostics.warn("a.jsonl", 3, "not-json", "not JSON (unexpected character)")
+    diagnostics.forget_failed([JournalError("a.jsonl", "cannot open: no such file")])
+    assert [(w.path, w.kind) for w in diagnostics.warnings] == [
+        ("b.jsonl", "unreadable"),
+        ("a.jsonl", "not-json"),
+    ]
+    assert diagnostics.warning_counts == {"unreadable": 1, "not-json": 1}
+    diagnostics.forget_failed([JournalError("b.jsonl", "cannot open: no such file")])
+    assert diagnostics.warning_counts == {"not-json": 1}
+    assert diagnostics.summary_lines()[0] == "1 warning (not-json: 1)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import gc
 import gzip
 import io
@@ -9,13 +10,14 @@ import os
 import threading
 from collections.abc import Generator
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 
 from agent_profiler import jsonl, jsonl_open
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.errors import JournalError
+from agent_profiler.errors import DamagedJournalError, JournalError
 from agent_profiler.jsonl import (
     NOT_JOURNAL_MESSAGE,
     PROBE_LINES,
@@ -147,6 +149,11 @@ def test_a_long_reason_is_cut_to_the_limit_with_an_ellipsis() -> None:
     reason = jsonl_open.reason(OSError("x" * 200))
     assert len(reason) == jsonl_open.REASON_LIMIT and reason == "x" * 79 + "…"
     assert jsonl_open.reason(OSError("x" * 80)) == "x" * 80
+
+
+def test_an_error_without_a_message_is_said_by_its_kind() -> None:
+    # (a decompressor's bare EOFError: a warning never ends in "()")
+    assert jsonl_open.reason(EOFError()) == "EOFError"
 
 
 @pytest.mark.parametrize(
@@ -522,6 +529,62 @@ def test_permission_denied_is_a_journal_error(
     with pytest.raises(JournalError) as caught:
         open_journal(path)
     assert caught.value.message == "cannot open: permission denied"
+
+
+class _FailingDisk(io.FileIO):
+    """A plain file whose disk fails (EIO) once its first `good` bytes are read."""
+
+    good = 0
+
+    def readinto(self, buffer: Any) -> int:
+        left = self.good - self.tell()
+        if left <= 0:
+            raise OSError(errno.EIO, "Input/output error")
+        return super().readinto(memoryview(buffer)[:left])
+
+
+def test_a_read_error_of_a_plain_journal_keeps_the_records_before_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a plain journal whose disk fails after its first two lines
+    path = _write(tmp_path, OK1 + b"\n" + OK2 + b"\n" + OK1 + b"\n")
+    monkeypatch.setattr(_FailingDisk, "good", 2 * len(OK1 + b"\n"))
+    monkeypatch.setattr(io, "FileIO", _FailingDisk)
+    # WHEN read, THEN the two records and one warning that says a read failed (not a
+    # compressed stream: the file is plain), and a raw read raises our error saying so
+    records, diagnostics = _read(path)
+    assert [r.line for r in records] == [1, 2]
+    assert [(w.kind, w.message) for w in diagnostics.warnings] == [
+        (
+            "read-error",
+            "read error after line 2 ([Errno 5] Input/output error); records before it are kept",
+        )
+    ]
+    with pytest.raises(DamagedJournalError) as caught, open_journal(path) as stream:
+        stream.read()
+    assert caught.value.message == "read error ([Errno 5] Input/output error)"
+
+
+def test_a_journal_whose_disk_fails_at_its_first_read_is_one_error_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a journal that opens, and whose first read fails (EIO)
+    path = _write(tmp_path, OK1 + b"\n")
+    monkeypatch.setattr(io, "FileIO", _FailingDisk)
+    # WHEN opened to be read, sniffed or read raw, THEN one error: its file and the reason
+    for reading in (_read, sniff, open_journal):
+        with pytest.raises(JournalError) as caught:
+            reading(path)
+        assert str(caught.value) == f"{path}: cannot read: input/output error"
+
+
+def test_an_os_error_without_the_systems_words_is_said_by_its_message_or_kind() -> None:
+    """`cannot open: …` / `cannot read: …` take the system's words (`strerror`); an OSError
+    raised without them (by a library, not the system) is said by its message, else by its
+    kind, the first letter lower case as the system's words are."""
+    assert jsonl_open.os_reason(OSError(errno.EIO, "Input/output error")) == "input/output error"
+    assert jsonl_open.os_reason(OSError("Stale handle")) == "stale handle"
+    assert jsonl_open.os_reason(TimeoutError()) == "timeoutError"
 
 
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root reads all")

@@ -8,13 +8,16 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import types
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import DamagedJournalError, JournalError
 from agent_profiler.jsonl import open_journal, read_head, read_jsonl, sniff
+from agent_profiler.jsonl_open import NO_ZSTD
 from agent_profiler.loader import expand, load, plan
 from agent_profiler.repeats import distinct
 from samples import CLAUDE_SMALL, CODEX_SMALL, DATA
@@ -150,9 +153,68 @@ def test_without_a_zstd_decompressor_a_zstd_journal_is_one_line(
     package = sys.modules[zstd.__name__.rsplit(".", 1)[0]]
     monkeypatch.delattr(package, "zstd")
     monkeypatch.setitem(sys.modules, zstd.__name__, None)
-    # WHEN read, THEN one error that says what to install
+    # WHEN read, THEN one error, naming the file, that says what to install
     with pytest.raises(JournalError, match=r"no zstd decompressor: pip install backports\.zstd"):
         _pairs(path)
+    with pytest.raises(JournalError) as raised:
+        read_head(path)
+    assert str(raised.value) == f"{path}: {NO_ZSTD}"
+
+
+def test_a_zstd_journal_is_judged_on_the_head_a_plain_one_is(tmp_path: Path) -> None:
+    """The head checks look at the first 64 KiB of a journal, decompressed: a first line of
+    text longer than 8 KiB (a banner) before the records is one line that is not JSON,
+    in a zstd journal as in its plain twin, not a file refused for having no newline."""
+    data = b"x" * 9000 + b"\n" + CODEX_SMALL.read_bytes()
+    plain = tmp_path / "banner.jsonl"
+    plain.write_bytes(data)
+    packed = tmp_path / "banner.jsonl.zst"
+    packed.write_bytes(codex_zst(data))
+    read = [_pairs(path) for path in (plain, packed)]
+    assert read[0][0] == read[1][0] and len(read[0][0]) == data.count(b"\n") - 1
+    assert [w.line for _, said in read for w in said.warnings] == [1, 1]
+
+
+def test_a_corrupt_zstd_stream_is_said_in_the_decompressors_words(tmp_path: Path) -> None:
+    # GIVEN zstd magic bytes and garbage
+    path = tmp_path / "garbage.jsonl.zst"
+    path.write_bytes(b"\x28\xb5\x2f\xfd" + b"garbage" * 10)
+    with pytest.raises(zstd.ZstdError) as raised:
+        zstd.decompress(path.read_bytes())
+    # WHEN read, THEN the one warning gives the decompressor's reason, as a gzip's does
+    _, diagnostics = _pairs(path)
+    (warning,) = diagnostics.warnings
+    assert warning.message == (
+        f"corrupt or truncated zstd stream at the start ({raised.value}); nothing in it could "
+        "be read"
+    )
+
+
+def test_on_python_3_14_a_zstd_journal_is_read_by_the_standard_library(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From 3.14 the decompressor is the standard library's `compression.zstd` (the
+    backport is for older Pythons): stood in for here by the backport's classes, counted."""
+    opened: list[object] = []
+
+    class ZstdFile(zstd.ZstdFile):  # type: ignore[misc]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            opened.append(args[0])
+            super().__init__(*args, **kwargs)
+
+    stdlib = types.ModuleType("compression.zstd")
+    stdlib.ZstdFile = ZstdFile  # type: ignore[attr-defined]
+    stdlib.ZstdError = zstd.ZstdError  # type: ignore[attr-defined]
+    package = types.ModuleType("compression")
+    package.zstd = stdlib  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "compression", package)
+    monkeypatch.setitem(sys.modules, "compression.zstd", stdlib)
+    path = rollout_zst(tmp_path)
+    monkeypatch.setattr(sys, "version_info", (3, 14, 0, "final", 0))
+    pairs, diagnostics = _pairs(path)
+    monkeypatch.undo()
+    assert len(opened) == 1 and diagnostics.warnings == []
+    assert len(pairs) == CODEX_SMALL.read_bytes().count(b"\n")
 
 
 # --- the loader ---------------------------------------------------------------------------
