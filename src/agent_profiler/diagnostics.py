@@ -119,7 +119,12 @@ def shown_error(error: JournalError) -> str:
 
 def _is_copy(path: str) -> bool:
     """A pipe's or stdin's copy (loader._copy_of): `<tmp>/agent-profiler-*/<folder>/<name>`."""
-    folder = os.path.dirname(os.path.dirname(path))
+    return is_folder_of_ours(os.path.dirname(os.path.dirname(path)))
+
+
+def is_folder_of_ours(folder: str) -> bool:
+    """A folder this tool made in the temporary folder (`<tmp>/agent-profiler-*`): a pipe's
+    copy's, `open`'s trace's."""
     if not os.path.basename(folder).startswith("agent-profiler-"):
         return False  # (most paths: tempfile, and shutil with it, not imported for them)
     import tempfile

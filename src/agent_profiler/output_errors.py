@@ -31,15 +31,9 @@ def shown(path: Path) -> str:
 
 
 def in_our_temporary_folder(path: Path) -> bool:
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.basename(folder).startswith("agent-profiler-"):
-        return False  # (most paths: tempfile, and shutil with it, not imported for them)
-    import tempfile
+    from agent_profiler.diagnostics import is_folder_of_ours
 
-    return os.path.dirname(folder) in {
-        tempfile.gettempdir(),
-        os.path.realpath(tempfile.gettempdir()),
-    }
+    return is_folder_of_ours(os.path.dirname(os.path.abspath(path)))
 
 
 def temporary_folder() -> str:
