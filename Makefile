@@ -40,8 +40,12 @@ browser:  ## apt-get Debian's chromium for the report's browser test (root only,
 	   --no-install-recommends chromium fonts-liberation >/dev/null) ; } || \
 	  echo "chromium not installed: the browser test of the report will be skipped"
 
+# Each run's temporary folders in a root of their own, removed after it: pytest's shared
+# /tmp/pytest-of-<user> is cleaned by every run, and one run listing it while another
+# removed its old folders failed the first at exit (an unclosed directory listing).
 unit: $(STAMP)  ## pytest
-	$(BIN)/pytest -q
+	@root=$$(mktemp -d); PYTEST_DEBUG_TEMPROOT=$$root $(BIN)/pytest -q; status=$$?; \
+	  rm -rf "$$root"; exit $$status
 
 golden: $(STAMP)  ## Rewrite tests/golden/ (decoded text, Chrome JSON; review the diff like code)
 	$(BIN)/pytest -q tests/writers/test_golden.py tests/report/test_chart_gaps.py --update-golden
