@@ -401,3 +401,66 @@ def test_what_each_changed_journal_of_a_group_lost_is_said_in_one_line(here: Pat
         f"{SPOTTER_ID}/a999999: {replaced}",
         f"{second}: {shrank[second]}: {replaced}",
     ]
+
+
+@pytest.mark.parametrize(
+    ("junk", "back"), [(0, True), (20, False)], ids=["listed-back-by-then", "not-listed-still-gone"]
+)
+def test_a_subagent_found_beside_and_unreadable_when_read_is_the_one_refused(
+    here: Path, monkeypatch: pytest.MonkeyPatch, junk: int, back: bool
+) -> None:
+    """A session's file given alone, its subagent found beside it and gone when read: the
+    subagent alone is refused, on its own `error:` line (the session is collected without
+    it), whether its `unreadable` warning is listed (the warning's words, even when the
+    file is back by the time the reading is judged) or not (the file that cannot be
+    opened then: the system's words)."""
+    import gzip
+
+    from agent_profiler.dataset.reading import Reader
+
+    shutil.copytree(SPOTTER, "sp")
+    packed = next(Path("sp").glob("*.jsonl.gz"))
+    main = Path("sp", packed.name.removesuffix(".gz"))
+    lines = b"".join(b"not json %d\n" % i for i in range(junk))  # warnings listed first
+    main.write_bytes(gzip.decompress(packed.read_bytes()) + lines)
+    packed.unlink()
+    subagent = next(Path("sp").rglob(SUBAGENT))
+    restore: list[Callable[[], None]] = []
+    after(monkeypatch, "plan", lambda: restore.append(taken_away(subagent)))
+    if back:
+        real = Reader.__call__
+
+        def read_then_restore(self: Reader, groups: Any) -> Any:
+            reads = real(self, groups)
+            restore.pop()()
+            return reads
+
+        monkeypatch.setattr(Reader, "__call__", read_then_restore)
+    first = run("collect", str(main), "--to", "ds")
+    assert first.exit_code == 1, first.output
+    errors = [line for line in first.stderr.splitlines() if line.startswith("error: ")]
+    assert errors == [f"error: {subagent}: cannot open: no such file or directory"]
+    assert first.stdout.startswith("ds: version 1; 1 journal: 1 new"), first.stdout
+    assert "; 1 session in the dataset" in first.stdout
+
+
+def test_the_warnings_of_a_journal_said_on_its_own_line_are_taken_back() -> None:
+    """`refuse.forget`: a journal of a group that could not be read is its own `error:` line,
+    so its `unreadable` and `no-session` warnings are taken back, listed and counted (a
+    kind none is left of is gone from the count); the same kinds about other files, and
+    its other warnings, stay."""
+    from agent_profiler.dataset.refuse import forget
+    from agent_profiler.diagnostics import Diagnostics
+    from agent_profiler.errors import JournalError
+
+    diagnostics = Diagnostics()
+    diagnostics.warn("a.jsonl", None, "unreadable", "cannot open: no such file or directory")
+    diagnostics.warn("a.jsonl", None, "no-session", "no session records (nothing to show)")
+    diagnostics.warn("b.jsonl", None, "no-session", "no session records (nothing to show)")
+    diagnostics.warn("a.jsonl", 4, "not-json", "not JSON (unexpected character)")
+    forget(diagnostics, [JournalError("a.jsonl", "cannot open: no such file or directory")])
+    assert [(w.path, w.kind) for w in diagnostics.warnings] == [
+        ("b.jsonl", "no-session"),
+        ("a.jsonl", "not-json"),
+    ]
+    assert diagnostics.summary_lines()[0] == "2 warnings (no-session: 1, not-json: 1)"
