@@ -464,3 +464,44 @@ def test_the_warnings_of_a_journal_said_on_its_own_line_are_taken_back() -> None
         ("a.jsonl", "not-json"),
     ]
     assert diagnostics.summary_lines()[0] == "2 warnings (no-session: 1, not-json: 1)"
+
+
+@pytest.mark.parametrize("case", ["parent-given-child-beside", "child-gone-once-read"])
+def test_each_journal_of_a_thread_emptied_while_it_is_read_is_said(
+    here: Path, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    """A Codex thread whose rollouts are cut to nothing while read: the reading holds no
+    session, and each journal given is said and not collected, whatever else its group
+    holds: a child found beside (not a journal of the collect: not said), or a child given,
+    first in the group, gone by the time the reading is judged (said as gone, and the
+    parent after it still said)."""
+    from test_vanished_after_planning import _tree
+
+    from agent_profiler.dataset.reading import Reader
+
+    Path("tree").mkdir()
+    parent, child = (Path("tree") / p for p in _tree(Path("tree")))
+    after(monkeypatch, "plan", lambda: [p.write_bytes(b"") for p in (child, parent)])
+    moved = "changed while it was read, and held no session then: not collected"
+    if case == "parent-given-child-beside":
+        given, said = parent, [f"error: {parent}: {moved}"]
+    else:
+        real = Reader.__call__
+
+        def read_then_remove(self: Reader, groups: Any) -> Any:
+            reads = real(self, groups)
+            assert [p.name for p in reads[0].group.paths] == [child.name, parent.name]
+            child.unlink()
+            return reads
+
+        monkeypatch.setattr(Reader, "__call__", read_then_remove)
+        given = Path("tree")
+        said = [
+            f"error: {child}: cannot open: no such file or directory",
+            f"error: {parent}: {moved}",
+        ]
+    result = run("collect", str(given), "--to", "ds")
+    assert result.exit_code == 1, result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert [line.split(" (the next collect")[0] for line in errors] == said
+    assert "no journal could be collected" in result.stdout
