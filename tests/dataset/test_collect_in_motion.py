@@ -505,3 +505,22 @@ def test_each_journal_of_a_thread_emptied_while_it_is_read_is_said(
     errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
     assert [line.split(" (the next collect")[0] for line in errors] == said
     assert "no journal could be collected" in result.stdout
+
+
+def test_a_journal_collected_and_gone_before_it_is_hashed_keeps_its_rows(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rollout collected before, deleted after the walk of the next collect and before
+    its stat: one line names it, its session keeps its rows, and it is counted neither as
+    changed nor as unchanged."""
+    assert run("collect", "cx", "J", "--to", "ds").exit_code == 0
+    rollout = Path("cx") / CODEX_SMALL.name
+    after(monkeypatch, "expand", rollout.unlink)
+    result = run("collect", "cx", "J", "--to", "ds")
+    assert result.exit_code == 1, result.output
+    assert f"error: {rollout}: cannot open: no such file or directory" in result.stderr
+    assert result.stdout == (
+        "ds: nothing new or changed; 2 journals: 0 new, 0 changed, 1 unchanged (not read); 1 "
+        "session whose journal collected before is unusable or damaged now (said above): its "
+        "rows collected before are kept; 2 sessions\n"
+    )
