@@ -401,3 +401,126 @@ def test_what_each_changed_journal_of_a_group_lost_is_said_in_one_line(here: Pat
         f"{SPOTTER_ID}/a999999: {replaced}",
         f"{second}: {shrank[second]}: {replaced}",
     ]
+
+
+@pytest.mark.parametrize(
+    ("junk", "back"), [(0, True), (20, False)], ids=["listed-back-by-then", "not-listed-still-gone"]
+)
+def test_a_subagent_found_beside_and_unreadable_when_read_is_the_one_refused(
+    here: Path, monkeypatch: pytest.MonkeyPatch, junk: int, back: bool
+) -> None:
+    """A session's file given alone, its subagent found beside it and gone when read: the
+    subagent alone is refused, on its own `error:` line (the session is collected without
+    it), whether its `unreadable` warning is listed (the warning's words, even when the
+    file is back by the time the reading is judged) or not (the file that cannot be
+    opened then: the system's words)."""
+    import gzip
+
+    from agent_profiler.dataset.reading import Reader
+
+    shutil.copytree(SPOTTER, "sp")
+    packed = next(Path("sp").glob("*.jsonl.gz"))
+    main = Path("sp", packed.name.removesuffix(".gz"))
+    lines = b"".join(b"not json %d\n" % i for i in range(junk))  # warnings listed first
+    main.write_bytes(gzip.decompress(packed.read_bytes()) + lines)
+    packed.unlink()
+    subagent = next(Path("sp").rglob(SUBAGENT))
+    restore: list[Callable[[], None]] = []
+    after(monkeypatch, "plan", lambda: restore.append(taken_away(subagent)))
+    if back:
+        real = Reader.__call__
+
+        def read_then_restore(self: Reader, groups: Any) -> Any:
+            reads = real(self, groups)
+            restore.pop()()
+            return reads
+
+        monkeypatch.setattr(Reader, "__call__", read_then_restore)
+    first = run("collect", str(main), "--to", "ds")
+    assert first.exit_code == 1, first.output
+    errors = [line for line in first.stderr.splitlines() if line.startswith("error: ")]
+    assert errors == [f"error: {subagent}: cannot open: no such file or directory"]
+    assert first.stdout.startswith("ds: version 1; 1 journal: 1 new"), first.stdout
+    assert "; 1 session in the dataset" in first.stdout
+
+
+def test_the_warnings_of_a_journal_said_on_its_own_line_are_taken_back() -> None:
+    """`refuse.forget`: a journal of a group that could not be read is its own `error:` line,
+    so its `unreadable` and `no-session` warnings are taken back, listed and counted (a
+    kind none is left of is gone from the count); the same kinds about other files, and
+    its other warnings, stay."""
+    from agent_profiler.dataset.refuse import forget
+    from agent_profiler.diagnostics import Diagnostics
+    from agent_profiler.errors import JournalError
+
+    diagnostics = Diagnostics()
+    diagnostics.warn("a.jsonl", None, "unreadable", "cannot open: no such file or directory")
+    diagnostics.warn("a.jsonl", None, "no-session", "no session records (nothing to show)")
+    diagnostics.warn("b.jsonl", None, "no-session", "no session records (nothing to show)")
+    diagnostics.warn("a.jsonl", 4, "not-json", "not JSON (unexpected character)")
+    forget(diagnostics, [JournalError("a.jsonl", "cannot open: no such file or directory")])
+    assert [(w.path, w.kind) for w in diagnostics.warnings] == [
+        ("b.jsonl", "no-session"),
+        ("a.jsonl", "not-json"),
+    ]
+    assert diagnostics.summary_lines()[0] == "2 warnings (no-session: 1, not-json: 1)"
+
+
+@pytest.mark.parametrize("case", ["parent-given-child-beside", "child-gone-once-read"])
+def test_each_journal_of_a_thread_emptied_while_it_is_read_is_said(
+    here: Path, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    """A Codex thread whose rollouts are cut to nothing while read: the reading holds no
+    session, and each journal given is said and not collected, whatever else its group
+    holds: a child found beside (not a journal of the collect: not said), or a child given,
+    first in the group, gone by the time the reading is judged (said as gone, and the
+    parent after it still said)."""
+    from test_vanished_after_planning import _tree
+
+    from agent_profiler.dataset.reading import Reader
+
+    Path("tree").mkdir()
+    parent, child = (Path("tree") / p for p in _tree(Path("tree")))
+    after(monkeypatch, "plan", lambda: [p.write_bytes(b"") for p in (child, parent)])
+    moved = "changed while it was read, and held no session then: not collected"
+    if case == "parent-given-child-beside":
+        given, said = parent, [f"error: {parent}: {moved}"]
+    else:
+        real = Reader.__call__
+
+        def read_then_remove(self: Reader, groups: Any) -> Any:
+            reads = real(self, groups)
+            assert [p.name for p in reads[0].group.paths] == [child.name, parent.name]
+            child.unlink()
+            return reads
+
+        monkeypatch.setattr(Reader, "__call__", read_then_remove)
+        given = Path("tree")
+        said = [
+            f"error: {child}: cannot open: no such file or directory",
+            f"error: {parent}: {moved}",
+        ]
+    result = run("collect", str(given), "--to", "ds")
+    assert result.exit_code == 1, result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert [line.split(" (the next collect")[0] for line in errors] == said
+    assert "no journal could be collected" in result.stdout
+
+
+def test_a_journal_collected_and_gone_before_it_is_hashed_keeps_its_rows(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rollout collected before, deleted after the walk of the next collect and before
+    its stat: one line names it, its session keeps its rows, and it is counted neither as
+    changed nor as unchanged."""
+    assert run("collect", "cx", "J", "--to", "ds").exit_code == 0
+    rollout = Path("cx") / CODEX_SMALL.name
+    after(monkeypatch, "expand", rollout.unlink)
+    result = run("collect", "cx", "J", "--to", "ds")
+    assert result.exit_code == 1, result.output
+    assert f"error: {rollout}: cannot open: no such file or directory" in result.stderr
+    assert result.stdout == (
+        "ds: nothing new or changed; 2 journals: 0 new, 0 changed, 1 unchanged (not read); 1 "
+        "session whose journal collected before is unusable or damaged now (said above): its "
+        "rows collected before are kept; 2 sessions\n"
+    )

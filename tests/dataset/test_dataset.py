@@ -506,6 +506,39 @@ def test_a_session_given_twice_is_collected_once_per_copy_whatever_the_jobs(
     assert tables["1"] == tables["2"]
 
 
+def test_a_journal_of_the_same_bytes_is_hashed_once_then_known_by_its_size_and_mtime(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `.gz` compressed again (its size and mtime new, its journal the same) is hashed
+    once, found unchanged, and its entry takes its new size and mtime: a later collect
+    knows it by them and does not read it again (a journal is hashed only when its size or
+    mtime moved)."""
+    import gzip
+
+    from agent_profiler.dataset import changes
+
+    folder = tmp_path / "z"
+    folder.mkdir()
+    journal = folder / "a.jsonl.gz"
+    journal.write_bytes(gzip.compress(HANDMADE.read_bytes(), compresslevel=9))
+    dataset = tmp_path / "ds"
+    collect([folder], dataset)
+    journal.write_bytes(gzip.compress(HANDMADE.read_bytes(), compresslevel=1))
+    other = folder / "other.jsonl"  # and a new journal: this collect writes a version
+    other.write_text(
+        HANDMADE.read_text().replace(SESSION_ID, "99999999-1111-4222-8333-444455556666")
+    )
+    hashed: list[Path] = []
+    real = changes.content_hash
+    monkeypatch.setattr(changes, "content_hash", lambda path: hashed.append(path) or real(path))
+    again = collect([folder], dataset)
+    assert (again.new, again.unchanged, again.version) == (1, 1, 2)
+    assert journal in hashed
+    hashed.clear()
+    third = collect([folder], dataset)
+    assert (third.unchanged, third.version, hashed) == (2, None, [])
+
+
 def test_a_copy_of_a_journal_is_not_collected_twice(tmp_path: Path) -> None:
     """A file with the bytes of a journal collected (a backup folder beside the real one, a
     journal moved) held the session twice (`#2`), and fleet counted it twice: every figure

@@ -24,6 +24,14 @@ SPOTTER = TESTS / "data" / "journals" / "claude-code" / "spotter-2.1.39-subagent
 SPOTTER_ID = "258c7280-ae70-4798-800f-63464d01a85d"
 SUBAGENT = "agent-a881341.jsonl"
 HANDMADE = TESTS / "data" / "dataset" / "claude-cost-split.jsonl"
+# A rollout of 2,722 lines: cut halfway, its head (sniffed when planned) is whole.
+LONG_ROLLOUT = (
+    TESTS
+    / "data"
+    / "journals"
+    / "codex"
+    / "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl.gz"
+)
 KEPT = (
     "1 session whose journal collected before is unusable or damaged now (said above): its "
     "rows collected before are kept"
@@ -201,3 +209,26 @@ def test_a_session_kept_with_a_journal_of_it_gone_is_kept_whole(here: Path) -> N
         f"ds: nothing new or changed; 2 journals: 0 new, 0 changed, 1 unchanged (not read); "
         f"{KEPT}; 2 sessions\n"
     )
+
+
+def test_a_gzip_cut_short_keeps_only_its_own_sessions_rows(here: Path) -> None:
+    """A collected `.gz` cut short past its head (read, and found damaged then) while
+    another collected journal grew, both collected again at once: the cut one's session
+    keeps its rows collected before, and only it; the grown one is read again (the one
+    group read, its rows the ones added)."""
+    Path("Z").mkdir()
+    journal = Path("Z") / LONG_ROLLOUT.name
+    whole = LONG_ROLLOUT.read_bytes()
+    journal.write_bytes(whole)
+    _collected("Z", "J")
+    journal.write_bytes(whole[: len(whole) // 2])
+    with (Path("J") / CLAUDE_SMALL.name).open("a") as grown:
+        grown.write("\n")
+    result = run("collect", "Z", "J", "--to", "ds")
+    assert result.exit_code == 1, result.output
+    assert "corrupt or truncated gzip stream after line " in result.stderr
+    assert result.stdout.startswith(
+        f"ds: version 2; 2 journals: 0 new, 1 changed, 0 unchanged (not read); {KEPT}; read 1 "
+        "journal group in 1 process; rows added: sessions 1,"
+    ), result.stdout
+    assert result.stdout.endswith("; 2 sessions in the dataset\n"), result.stdout
