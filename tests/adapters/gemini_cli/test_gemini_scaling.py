@@ -21,6 +21,7 @@ from agent_profiler.adapters.gemini_session import SessionBuilder
 from agent_profiler.adapters.gemini_timing import CREATED, CallTime
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.model import ChangeKind, Session
+from counting import CountedNs
 from rules_spy import sessions
 
 HEADER = {"sessionId": "hand-made", "projectHash": "ab", "startTime": "2026-01-01T00:00:00Z"}
@@ -40,26 +41,6 @@ def _ns(ms: int) -> int:
 
 
 # --------------------------------------------------------------------------- finding 5
-
-
-class CountedNs(int):
-    """A completion time that counts the comparisons made with it."""
-
-    compared = 0
-
-    def __eq__(self, other: object) -> bool:
-        CountedNs.compared += 1
-        return int.__eq__(self, other)  # type: ignore[no-any-return]
-
-    def __gt__(self, other: int) -> bool:
-        CountedNs.compared += 1
-        return int.__gt__(self, other)
-
-    def __lt__(self, other: int) -> bool:
-        CountedNs.compared += 1
-        return int.__lt__(self, other)
-
-    __hash__ = int.__hash__
 
 
 def _timing_comparisons(monkeypatch: pytest.MonkeyPatch, calls: int) -> int:

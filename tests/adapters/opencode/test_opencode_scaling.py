@@ -21,6 +21,7 @@ from agent_profiler.adapters.opencode_session import SessionBuilder, _Pending, _
 from agent_profiler.adapters.opencode_storage import StoredSession
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.model import Session
+from counting import CountedNs
 from shared_paths import CORPUS
 
 T0 = 1_776_105_641_967  # epoch ms
@@ -272,34 +273,6 @@ def test_the_real_compacting_session_reads_as_with_the_old_scans() -> None:
 
 
 # --------------------------------------------------------------------------- prunes
-
-
-class CountedNs(int):
-    """A time that counts the comparisons made with it."""
-
-    compared = 0
-
-    def __eq__(self, other: object) -> bool:
-        CountedNs.compared += 1
-        return int.__eq__(self, other)  # type: ignore[no-any-return]
-
-    def __lt__(self, other: int) -> bool:
-        CountedNs.compared += 1
-        return int.__lt__(self, other)
-
-    def __le__(self, other: int) -> bool:
-        CountedNs.compared += 1
-        return int.__le__(self, other)
-
-    def __gt__(self, other: int) -> bool:
-        CountedNs.compared += 1
-        return int.__gt__(self, other)
-
-    def __ge__(self, other: int) -> bool:
-        CountedNs.compared += 1
-        return int.__ge__(self, other)
-
-    __hash__ = int.__hash__
 
 
 def _prune_comparisons(monkeypatch: pytest.MonkeyPatch, requests: int) -> int:
