@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from agent_profiler.console import counted
 from agent_profiler.model import Category
@@ -170,6 +170,32 @@ def _fill_notes(rows: Sequence[SessionSummary]) -> list[str]:
     return notes
 
 
+def _depths(parents: Mapping[str, str | None], cap: int) -> dict[str, int]:
+    """Each session's number of ancestors among the rows (its parent's, and so on up),
+    at most `cap`: worked out once per session, remembered along each chain (a row's
+    indent was a walk up its chain: sessions × depth). A chain that comes back to itself
+    (a damaged journal's cycle) counts to `cap`, as the walk did."""
+    depth: dict[str, int] = {}
+    for start in parents:
+        chain: list[str] = []
+        on_chain: set[str] = set()
+        node: str | None = start
+        while node is not None and node in parents and node not in depth:
+            if node in on_chain:  # a cycle: every session on this chain counts to the cap
+                for held in chain:
+                    depth[held] = cap
+                break
+            chain.append(node)
+            on_chain.add(node)
+            node = parents[node]
+        else:
+            below = -1 if node is None or node not in parents else depth[node]
+            for held in reversed(chain):
+                below = min(cap, below + 1)
+                depth[held] = below
+    return depth
+
+
 def render_table(rows: Sequence[SessionSummary]) -> str:
     """A plain-text table with right-aligned numbers (no colour: safe in pipes); with
     --cost, a `cost` column: each session's bill at list price (its receipt below)."""
@@ -177,13 +203,11 @@ def render_table(rows: Sequence[SessionSummary]) -> str:
     columns = (*COLUMNS[:-2], "cost", *COLUMNS[-2:]) if priced else COLUMNS
     body: list[list[str]] = []
     parents = {row.session: row.parent for row in rows}
+    depth_of = _depths(parents, len(rows))
     for row in rows:
         name = escape_cell(row.session)
         if row.parent in parents:  # right after its parent (or its siblings): drawn under it
-            depth = 0
-            parent: str | None = row.parent
-            while parent is not None and parent in parents and depth < len(rows):
-                depth, parent = depth + 1, parents[parent]  # a subagent's subagent: deeper
+            depth = min(len(rows), 1 + depth_of[row.parent])  # a subagent's subagent: deeper
             name = f"{'  ' * depth}└ {name}"
         elif row.parent is not None or row.orphan_subagent:  # its parent not read, or unknown
             name = f"{name} (subagent)"
