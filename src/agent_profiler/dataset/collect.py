@@ -94,6 +94,9 @@ class CollectResult:
     ignored: int = 0  # files in the given folders that are not journals (not read)
     ignored_logs: int = 0  # of those, the .txt and .log files (loader.Expanded)
     refused: int = 0  # new or changed files that could not be used (in `failures`)
+    # New or changed journals not read for their group's reading failed on another of its
+    # journals (refused: a subagent of a session whose file is gone when read).
+    withheld: int = 0
     kept: int = 0  # old groups kept as they were: a journal of theirs unusable now
     # Unchanged journals read again: the dataset's tables were written with other columns.
     reread: int = 0
@@ -493,9 +496,13 @@ def _write_version(
             dropped -= spoilt.keys()
             continue
         if whole:
+            # The journals that failed are refused, each said; the others were not read
+            # for them (withheld: no error names them). A reading no failure names is
+            # refused whole, as its error is said.
+            said_apart = set(failed) or set(members)
             for path, key in zip(group.paths, members, strict=True):
                 why = [f for f in outcome.failures if f.path == str(path)] or outcome.failures
-                refuse(key, failed.get(key) or (why[0] if why else None))
+                refuse(key, failed.get(key) or (why[0] if why else None), own=key in said_apart)
             continue
         for key, error in failed.items():  # its session collected without it
             refuse(key, error)

@@ -45,17 +45,29 @@ class Refuse:
     # one that stops at damage now keeps its group's rows collected before.
     beside: set[str] = field(default_factory=set)
 
-    def __call__(self, key: str, why: JournalError | None) -> None:
+    def __call__(self, key: str, why: JournalError | None, *, own: bool = True) -> None:
+        """Refuse `key` (`why`: its error, said already); `own` False: a journal not read
+        for its group's reading failed whole on another (a subagent of a session whose
+        file is gone): not collected either, and counted apart (`withheld`), for no error
+        names it. An unchanged journal keeps its entry and its group: when that group is
+        dropped, its id is looked up nowhere; when it is kept, its rows are the journal's
+        (its group was emptied, and the journal "unchanged (not read)" from then on)."""
         result = self.result
-        self.copies_refused(key, why)
+        if own:
+            self.copies_refused(key, why)
+        else:
+            for _ in self.copies.pop(key, []):
+                result.copies -= 1
+                result.withheld += 1
         if key not in self.fresh:
-            if key in self.entries:
-                self.entries[key]["group"] = None
             return
         if self.entries.pop(key, None) is None:
             return
         result.journals -= 1
-        result.refused += 1
+        if own:
+            result.refused += 1
+        else:
+            result.withheld += 1
         if key in self.reread:
             result.reread -= 1
         elif key in self.old["files"]:
