@@ -50,7 +50,7 @@ from . import SCHEMA, TABLES
 from .beside import UNREAD, Beside, look
 from .changes import content_hash, file_key, replaced, scan
 from .integrity import COLLECT_HINT, MANIFEST, check, cut_short, explain, listing, load_manifest
-from .locate import said, whole
+from .locate import whole
 from .parquet import MERGE_AT as MERGE_AT
 from .parquet import READING, link_or_filter, readable, sql, write_table
 from .reading import Reader, stem
@@ -326,20 +326,17 @@ def _collect(
         to_plan -= unusable.keys()  # once: a comprehension's condition is run per journal
         paths = [files[k] for k in files if k in to_plan]
         groups, failures = plan(paths, options.harness)
+        refuse = Refuse(set(fresh), entries, old, result, reread, copies, outdated,
+                        beside.changed, notice)  # fmt: skip
         # A journal not found beside those given that their plan took (a Claude Code
         # session's subagents, below its file) is read with its group: not said lost.
         planned = {file_key(p, folders) for g in groups for p in g.paths}
-        for anchor, gone in lost.items():
-            for key in gone:  # not kept: found again, it is new, and read with its group
+        for group_id, (anchor, gone) in lost.items():
+            for key in (k for k in gone if k in planned):  # found again: new, read with it
                 result.missing -= entries.pop(key, None) is not None
-            if (gone := [key for key in gone if key not in planned]) and notice is not None:
-                them = "them, their" if len(gone) > 1 else "it, its"
-                notice(f"{anchor}: {said(len(gone))} of its session collected before not "
-                       f"found now (not given, nor beside it): its session is read again "
-                       f"without {them} rows dropped")  # fmt: skip
+            if gone := [key for key in gone if key not in planned]:
+                refuse.lost[group_id] = (anchor, gone)  # said once its group is read or kept
         result.failures += failures
-        refuse = Refuse(set(fresh), entries, old, result, reread, copies, outdated,
-                        beside.changed)  # fmt: skip
         keyed = list(unusable.items())
         keyed += [(keys.get(Path(f.path)) or file_key(Path(f.path), folders), f) for f in failures]
         # A journal collected before and unusable now keeps its group's rows (refuse.py).
@@ -531,6 +528,7 @@ def _write_version(
         } | ({UNJOINED: True} if group_id in unjoined else {})
         if unread_now:  # read again by the next collect that finds one
             manifest_groups[group_id][UNREAD] = unread_now
+    refuse.settle()  # the journals lost of the groups read again: out of the manifest
     warn_unread_children(unread_children, result.diagnostics, "collect", failed=result.failures)
     if after_rows is not None:
         after_rows()
