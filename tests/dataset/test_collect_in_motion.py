@@ -524,3 +524,43 @@ def test_a_journal_collected_and_gone_before_it_is_hashed_keeps_its_rows(
         "session whose journal collected before is unusable or damaged now (said above): its "
         "rows collected before are kept; 2 sessions\n"
     )
+
+
+def test_a_subagent_collected_alone_keeps_its_rows_when_its_parent_is_gone_when_read(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A subagent collected alone, then its session's folder, the parent's file gone
+    between the plan and the read: that reading fails whole. The subagent's group was
+    joined to it all the same (its files counted by a reading that read nothing), dropped,
+    and the subagent's entry left without a group: `0 sessions in the dataset`, the
+    subagent "unchanged (not read)" from then on; and the compaction file not read with
+    the parent was "not usable (said above)", with no line saying it."""
+    import json
+
+    shutil.copytree(SPOTTER, "sp")
+    subagent = next(Path("sp").rglob(SUBAGENT))
+    assert run("collect", str(subagent), "--to", "ds").exit_code == 0
+    parent = Path("sp", f"{SPOTTER_ID}.jsonl.gz")
+    restore: list[Callable[[], None]] = []
+    after(monkeypatch, "plan", lambda: restore.append(taken_away(parent)))
+    gone = run("collect", "sp", "J", "--to", "ds")  # (J: a version is written)
+    assert gone.exit_code == 1, gone.output
+    assert gone.stderr == f"error: {parent}: cannot open: no such file or directory\n"
+    # THEN the subagent's rows collected before are kept, in its group, and the counts
+    # are those said: the parent refused, the compaction file not read with it
+    assert gone.stdout.startswith(
+        "ds: version 2; 2 journals: 1 new, 0 changed, 1 unchanged (not read); 1 file not "
+        "usable (said above), not collected, nor 1 journal read with it; read 1 journal group"
+    ), gone.stdout
+    assert gone.stdout.endswith("; 2 sessions in the dataset\n"), gone.stdout
+    fleet = json.loads(run("fleet", "ds", "--json", "--no-cost").stdout)["sessions"]
+    assert (fleet["count"], fleet["subagents"]) == (1, 1)
+    manifest = json.loads(Path("ds", "current", "manifest.json").read_text())
+    for key, entry in manifest["files"].items():
+        assert key in manifest["groups"][entry["group"]]["files"]
+    # AND once the parent is back, the session is read whole, the subagent with it
+    restore[0]()
+    back = run("collect", "sp", "--to", "ds")
+    assert back.exit_code == 0, back.output
+    assert back.stdout.startswith("ds: version 3; 3 journals: 2 new, 0 changed, 1 unchanged (1")
+    assert back.stdout.endswith("; 3 sessions in the dataset\n"), back.stdout

@@ -196,18 +196,42 @@ def test_the_journals_of_a_session_kept_while_the_dataset_is_outdated_are_not_re
     ), result.stdout
 
 
-def test_a_session_kept_with_a_journal_of_it_gone_is_kept_whole(here: Path) -> None:
+GONE_KEPT = (
+    ": 1 journal of its session collected before not found now (not given, nor beside it): "
+    "kept, with its session's rows collected before\n"
+)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "gzip-cut-short"])
+def test_a_session_kept_with_a_journal_of_it_gone_is_kept_whole(here: Path, damage: str) -> None:
     """A session whose subagent is gone (its rows kept: the dataset is an archive) and
-    whose parent is garbage now: kept as collected, the subagent's session with it."""
+    whose parent is garbage now (refused when planned) or a `.gz` cut short (found damaged
+    when read): kept as collected, the subagent's session with it, and the subagent
+    counted and said as kept. It was said "its session is read again without it, its rows
+    dropped" before the session was found unusable, then the closing line said its rows
+    collected before were kept, not counting the subagent among the journals kept."""
     parent, subagents = _spotter()
     collected("sp")
     (subagents / SUBAGENT).unlink()
-    parent.write_bytes(b"no journal now\n")
+    whole = parent.read_bytes()
+    parent.write_bytes(b"no journal now\n" if damage == "garbage" else whole[: len(whole) // 2])
     result = run("collect", "sp", "--to", "ds")
     assert result.exit_code == 1, result.output
     assert result.stdout == (
         f"ds: nothing new or changed; 2 journals: 0 new, 0 changed, 1 unchanged (not read); "
-        f"{KEPT}; 2 sessions\n"
+        f"{KEPT}; 1 collected before and not found now (kept); 2 sessions\n"
+    )
+    assert result.stderr.startswith(f"{parent}{GONE_KEPT}"), result.stderr
+    assert "dropped" not in result.stderr
+    fleet = json.loads(run("fleet", "ds", "--json", "--no-cost").stdout)["sessions"]
+    assert (fleet["count"], fleet["subagents"]) == (1, 1)
+    # AND once the parent reads whole again (its bytes as collected), nothing is read:
+    # the dataset holds them, the subagent still kept
+    parent.write_bytes(whole)
+    again = collected("sp")
+    assert again.stdout == (
+        "ds: nothing new or changed; 2 journals: 0 new, 0 changed, 2 unchanged (not read); 1 "
+        "collected before and not found now (kept); 2 sessions\n"
     )
 
 

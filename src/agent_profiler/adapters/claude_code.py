@@ -313,6 +313,11 @@ def plan(files: list[SniffedFile]) -> list[JournalGroup]:
     groups: dict[str, tuple[Path | None, list[Path], str]] = {}
     orphans: list[tuple[str, Path]] = []
     order: list[str] = []
+    # The subagent files each transcript's folder holds (`<name>/subagents/`), taken by its
+    # group whatever the session ids inside: a file given is read there, once. A transcript
+    # rewritten with another session (its name reused) held a folder whose files, given, were
+    # also keyed by their own session id: read twice, the subagent `#2`.
+    taken: set[Path] = set()
     for file in files:
         if is_stream_json(file.head):
             key = f"stream:{file.path}"
@@ -328,12 +333,16 @@ def plan(files: list[SniffedFile]) -> list[JournalGroup]:
             # Another file with the same sessionId (a copy, a resumed session): read it
             # too, as its own group; its subagents attach to the first one.
             key = f"{key}@{file.path}"
-        groups[key] = (file.path, list(subagent_files(file.path)), "")
+        found = subagent_files(file.path)
+        taken.update(found)
+        groups[key] = (file.path, found, "")
         order.append(key)
     # Each group's extras as a set beside the list (which keeps their order): a folder of
     # thousands of subagent files given looked each one up in the list of all the others.
     members: dict[str, set[Path]] = {}
     for session_id, path in orphans:
+        if path in taken:
+            continue  # in the group of the transcript whose folder holds it
         if session_id in groups and groups[session_id][2] == "":
             extras = groups[session_id][1]
             known = members.get(session_id)
@@ -464,9 +473,12 @@ def read_group(
             builders[builder.session_id] = builder
     _link_subagents(builders)
     for request in compaction_requests:
-        if main_builder is not None:
+        owner = request.parent_session or request.session_id
+        if main_builder is not None and owner == main_builder.session_id:
             _attach_compaction_request(main_builder, request)
         else:  # given without its session: said for what it is (the loader says no more)
+            # (or in the folder of a transcript rewritten with another session since: not
+            # that session's compaction)
             diagnostics.warn(
                 request.sources[0],
                 None,

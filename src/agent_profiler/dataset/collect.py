@@ -50,7 +50,7 @@ from . import SCHEMA, TABLES
 from .beside import UNREAD, Beside, look
 from .changes import content_hash, file_key, replaced, scan
 from .integrity import COLLECT_HINT, MANIFEST, check, cut_short, explain, listing, load_manifest
-from .locate import said, whole
+from .locate import whole
 from .parquet import MERGE_AT as MERGE_AT
 from .parquet import READING, link_or_filter, readable, sql, write_table
 from .reading import Reader, stem
@@ -94,6 +94,9 @@ class CollectResult:
     ignored: int = 0  # files in the given folders that are not journals (not read)
     ignored_logs: int = 0  # of those, the .txt and .log files (loader.Expanded)
     refused: int = 0  # new or changed files that could not be used (in `failures`)
+    # New or changed journals not read for their group's reading failed on another of its
+    # journals (refused: a subagent of a session whose file is gone when read).
+    withheld: int = 0
     kept: int = 0  # old groups kept as they were: a journal of theirs unusable now
     # Unchanged journals read again: the dataset's tables were written with other columns.
     reread: int = 0
@@ -323,20 +326,17 @@ def _collect(
         to_plan -= unusable.keys()  # once: a comprehension's condition is run per journal
         paths = [files[k] for k in files if k in to_plan]
         groups, failures = plan(paths, options.harness)
+        refuse = Refuse(set(fresh), entries, old, result, reread, copies, outdated,
+                        beside.changed, notice)  # fmt: skip
         # A journal not found beside those given that their plan took (a Claude Code
         # session's subagents, below its file) is read with its group: not said lost.
         planned = {file_key(p, folders) for g in groups for p in g.paths}
-        for anchor, gone in lost.items():
-            for key in gone:  # not kept: found again, it is new, and read with its group
+        for group_id, (anchor, gone) in lost.items():
+            for key in (k for k in gone if k in planned):  # found again: new, read with it
                 result.missing -= entries.pop(key, None) is not None
-            if (gone := [key for key in gone if key not in planned]) and notice is not None:
-                them = "them, their" if len(gone) > 1 else "it, its"
-                notice(f"{anchor}: {said(len(gone))} of its session collected before not "
-                       f"found now (not given, nor beside it): its session is read again "
-                       f"without {them} rows dropped")  # fmt: skip
+            if gone := [key for key in gone if key not in planned]:
+                refuse.lost[group_id] = (anchor, gone)  # said once its group is read or kept
         result.failures += failures
-        refuse = Refuse(set(fresh), entries, old, result, reread, copies, outdated,
-                        beside.changed)  # fmt: skip
         keyed = list(unusable.items())
         keyed += [(keys.get(Path(f.path)) or file_key(Path(f.path), folders), f) for f in failures]
         # A journal collected before and unusable now keeps its group's rows (refuse.py).
@@ -493,9 +493,13 @@ def _write_version(
             dropped -= spoilt.keys()
             continue
         if whole:
+            # The journals that failed are refused, each said; the others were not read
+            # for them (withheld: no error names them). A reading no failure names is
+            # refused whole, as its error is said.
+            said_apart = set(failed) or set(members)
             for path, key in zip(group.paths, members, strict=True):
                 why = [f for f in outcome.failures if f.path == str(path)] or outcome.failures
-                refuse(key, failed.get(key) or (why[0] if why else None))
+                refuse(key, failed.get(key) or (why[0] if why else None), own=key in said_apart)
             continue
         for key, error in failed.items():  # its session collected without it
             refuse(key, error)
@@ -524,6 +528,7 @@ def _write_version(
         } | ({UNJOINED: True} if group_id in unjoined else {})
         if unread_now:  # read again by the next collect that finds one
             manifest_groups[group_id][UNREAD] = unread_now
+    refuse.settle()  # the journals lost of the groups read again: out of the manifest
     warn_unread_children(unread_children, result.diagnostics, "collect", failed=result.failures)
     if after_rows is not None:
         after_rows()

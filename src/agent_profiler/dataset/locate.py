@@ -59,11 +59,12 @@ def whole(
     stale: dict[str, set[str]],
     files: dict[str, Path],
     key_of: Callable[[Path], str],
-) -> tuple[dict[str, Path], dict[str, list[str]]]:
+) -> tuple[dict[str, Path], dict[str, tuple[str, list[str]]]]:
     """The journals of the old groups read again (`stale`: each with the keys of the
     journals given that made it so) that are not given, found beside those given; and,
-    by the first journal given of its group, those not found (no longer there)."""
-    lost: dict[str, list[str]] = {}
+    by group, those not found (no longer there), with the first journal given of the
+    group (that names them)."""
+    lost: dict[str, tuple[str, list[str]]] = {}
     found: dict[str, Path] = {}
     for group_id, triggers in stale.items():
         members: list[str] = groups[group_id]["files"]
@@ -73,7 +74,7 @@ def whole(
         anchors = [files[k] for k in (*triggers, *members) if k in files]
         found |= locate(wanted, anchors, key_of)
         if gone := sorted(wanted - found.keys()):
-            lost.setdefault(str(anchors[0]) if anchors else group_id, []).extend(gone)
+            lost[group_id] = (str(anchors[0]) if anchors else group_id, gone)
     return found, lost
 
 

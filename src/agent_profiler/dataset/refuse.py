@@ -9,7 +9,7 @@ too, so that the next collect reads it (review-motion finding 3)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +18,7 @@ from agent_profiler.errors import JournalError
 from agent_profiler.records import record
 
 from .changes import unopenable
+from .locate import said
 
 if TYPE_CHECKING:
     from agent_profiler.diagnostics import Diagnostics
@@ -44,18 +45,38 @@ class Refuse:
     # Journals found beside those given that changed (beside.py): as a changed journal,
     # one that stops at damage now keeps its group's rows collected before.
     beside: set[str] = field(default_factory=set)
+    notice: Callable[[str], None] | None = None
+    # The journals of the old groups read again that are not found now (not given, nor
+    # beside those given, nor taken by a plan), by group, with the journal given that
+    # names them: out of the manifest once their group is read again (`settle`), kept with
+    # it when it is kept (`keep`), and said then. (Said before the group's fate was known,
+    # "its session is read again without it, its rows dropped" came before the closing
+    # line's "its rows collected before are kept", which they were.)
+    lost: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
 
-    def __call__(self, key: str, why: JournalError | None) -> None:
+    def __call__(self, key: str, why: JournalError | None, *, own: bool = True) -> None:
+        """Refuse `key` (`why`: its error, said already); `own` False: a journal not read
+        for its group's reading failed whole on another (a subagent of a session whose
+        file is gone): not collected either, and counted apart (`withheld`), for no error
+        names it. An unchanged journal keeps its entry and its group: when that group is
+        dropped, its id is looked up nowhere; when it is kept, its rows are the journal's
+        (its group was emptied, and the journal "unchanged (not read)" from then on)."""
         result = self.result
-        self.copies_refused(key, why)
+        if own:
+            self.copies_refused(key, why)
+        else:
+            for _ in self.copies.pop(key, []):
+                result.copies -= 1
+                result.withheld += 1
         if key not in self.fresh:
-            if key in self.entries:
-                self.entries[key]["group"] = None
             return
         if self.entries.pop(key, None) is None:
             return
         result.journals -= 1
-        result.refused += 1
+        if own:
+            result.refused += 1
+        else:
+            result.withheld += 1
         if key in self.reread:
             result.reread -= 1
         elif key in self.old["files"]:
@@ -83,6 +104,9 @@ class Refuse:
         for group_id in groups:
             result.kept += 1
             held.update(old["groups"][group_id]["files"])
+            if (lost := self.lost.pop(group_id, None)) is not None:
+                # As collected, as every journal no longer found is (counted `missing`).
+                self._say(*lost, "kept, with its session's rows collected before")
         held.update(members)
         for key in held:
             # Marked to be read again (its tables' columns changed): still, once it reads.
@@ -101,6 +125,21 @@ class Refuse:
             else:
                 self.entries.pop(key, None)
         return held
+
+    def settle(self) -> None:
+        """The journals lost of the groups read again (none kept): left out of the manifest
+        (found again, each is new), no longer counted as collected and kept, and said."""
+        for anchor, gone in self.lost.values():
+            for key in gone:
+                self.result.missing -= self.entries.pop(key, None) is not None
+            them = "them, their" if len(gone) > 1 else "it, its"
+            self._say(anchor, gone, f"its session is read again without {them} rows dropped")
+        self.lost.clear()
+
+    def _say(self, anchor: str, gone: list[str], what: str) -> None:
+        if self.notice is not None:
+            self.notice(f"{anchor}: {said(len(gone))} of its session collected before not "
+                        f"found now (not given, nor beside it): {what}")  # fmt: skip
 
     def spoilt(
         self, members: list[str], carried: dict[str, Any], broken: bool, failed: Iterable[str]

@@ -180,7 +180,12 @@ def regroup(
     new_joined, old_joined = joined(carried, new, readable)
     # And an old group a file of which a group read now holds (a plan takes a Claude Code
     # session's subagents from its folder): a compaction file had no session to relate by.
-    member = {reader.key_of(p): i for i, r in enumerate(reads) for p in r.group.paths}
+    # Not one whose reading failed whole (its main journal gone since the plan): it holds
+    # nothing, so the old group it would replace is kept as it is (it was dropped, and the
+    # subagent's rows collected before with it).
+    member = {
+        reader.key_of(p): i for i, r in enumerate(reads) if r.outcome.paths for p in r.group.paths
+    }
     for group_id in readable - old_joined:
         if held := {member[k] for k in carried[group_id]["files"] if k in member}:
             old_joined.add(group_id)

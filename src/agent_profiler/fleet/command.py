@@ -90,6 +90,13 @@ def run_collect(
         )
     if result.refused:
         seen += f"; {counted(result.refused, 'file')} not usable (said above), not collected"
+    # The journals of a session whose reading failed on another (its file gone since the
+    # plan), not read: not said apart.
+    withheld = counted(result.withheld, "journal")
+    if result.withheld and result.refused:
+        seen += f", nor {withheld} read with {'it' if result.refused == 1 else 'them'}"
+    elif result.withheld:
+        seen += f"; {withheld} read with one that could not be read (said above), not collected"
     if result.kept:
         seen += (
             f"; {counted(result.kept, 'session')} whose journal collected before is unusable "
