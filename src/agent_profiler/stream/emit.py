@@ -1,0 +1,121 @@
+"""What a one-pass export writes as it goes, for any harness: a group's events kept in
+(time, rank, order) order on a small heap until no later request can come before them
+(`Events`), slice lanes fitted as the slices come (`OnlineLanes`, planning.first_fit
+taken one slice at a time), and the track descriptors, each written once, before the
+first event on its track.
+
+The bytes are the writers' own: the events by writers/events.py's EventEncoder (its
+interning, delta clock and the direct encoders of direct.py), the descriptors by
+writers/packets.py, the compression by writers/chunks.py's PacketSink."""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from typing import Any
+
+from agent_profiler.layout.types import (
+    R_CAPTURE_BEGIN,
+    R_CAPTURE_END,
+    R_SLICE_END,
+    R_ZERO_END,
+    LaidSlice,
+    Track,
+)
+from agent_profiler.stream.log import NotHandled
+from agent_profiler.writers.events import EventEncoder
+from agent_profiler.writers.packets import track_descriptor_packet
+from agent_profiler.writers.perfetto import MAX_EXTRA_COUNTERS
+from agent_profiler.writers.wire import record
+
+_BEGIN, _END, _COUNTER = 0, 1, 2
+
+
+class Events:
+    """A group's events on its sequence, written in (ts, rank, order) order: each is held
+    on a heap until `flush(before)` says nothing can come before it any more."""
+
+    def __init__(self, encoder: EventEncoder, add: Callable[[bytes], None], activity: str) -> None:
+        self.encoder = encoder
+        self.add = add
+        self.activity = activity
+        self.heap: list[tuple[int, int, int, Any, int]] = []
+        self.order = 0
+        self.declared: set[int] = set()
+        self.descriptors = 0
+
+    def declare(self, track: Track) -> None:
+        """A track's descriptor, written now (before any event on it)."""
+        if track.uuid in self.declared:
+            return
+        self.declared.add(track.uuid)
+        self.add(record(track_descriptor_packet(self.encoder.clock.sequence, track)))
+        self.descriptors += 1
+
+    def slice(self, rank: int, slice_: LaidSlice) -> None:
+        """A slice's begin (its arguments encoded when it is written) and, unless it is an
+        instant, its end."""
+        self.order += 1
+        heap = self.heap
+        start, end = slice_.start, slice_.end
+        heapq.heappush(heap, (start, rank, self.order, slice_, _BEGIN))
+        if not slice_.instant:
+            if rank == R_CAPTURE_BEGIN:
+                closing = R_CAPTURE_END
+            else:
+                closing = R_ZERO_END if end == start else R_SLICE_END
+            heapq.heappush(heap, (end, closing, self.order, slice_, _END))
+
+    def counters(self, ts: int, rank: int, values: dict[int, int]) -> None:
+        """Counter values at one (ts, rank): zeros last, at most 1 + 8 a packet
+        (writers/perfetto.py `_counter_packets`)."""
+        pairs = sorted(values.items(), key=lambda pair: pair[1] == 0)
+        for first in range(0, len(pairs), 1 + MAX_EXTRA_COUNTERS):
+            self.order += 1
+            chunk = dict(pairs[first : first + 1 + MAX_EXTRA_COUNTERS])
+            heapq.heappush(self.heap, (ts, rank, self.order, chunk, _COUNTER))
+
+    def flush(self, before: int | None = None) -> None:
+        """Write every event held that starts before `before` (None: all)."""
+        heap, encoder, add = self.heap, self.encoder, self.add
+        pop = heapq.heappop
+        while heap and (before is None or heap[0][0] < before):
+            ts, _, _, what, part = pop(heap)
+            if part == _END:
+                add(encoder.end(ts, what.track_uuid))
+            elif part == _BEGIN:
+                add(encoder.begin(ts, what))
+            else:
+                add(encoder.counters(ts, self.activity, what))
+
+
+class OnlineLanes:
+    """planning.first_fit, one slice at a time: a slice goes on the lowest-numbered lane
+    free at its start, slices taken in (start, -end, position) order. A slice given out
+    of that order is not handled (first fit would have placed the two the other way)."""
+
+    __slots__ = ("busy", "count", "free", "last")
+
+    def __init__(self) -> None:
+        self.busy: list[tuple[int, int]] = []
+        self.free: list[int] = []
+        self.count = 0
+        self.last: tuple[int, int] = (-(2**63), 0)
+
+    def place(self, start: int, end: int) -> tuple[int, bool]:
+        """The slice's lane, and whether it is the lane's first slice."""
+        key = (start, -end)
+        if key < self.last:
+            raise NotHandled("slices that do not come in their lanes' order")
+        self.last = key
+        busy, free = self.busy, self.free
+        until = end if end > start else start + 1
+        while busy and busy[0][0] <= start:
+            heapq.heappush(free, heapq.heappop(busy)[1])
+        if free:
+            lane, first = heapq.heappop(free), False
+        else:
+            lane, first = self.count, True
+            self.count += 1
+        heapq.heappush(busy, (until, lane))
+        return lane, first

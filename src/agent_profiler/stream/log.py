@@ -1,0 +1,108 @@
+"""The context log of a one-pass export: `attribution.ContextLog` whose entries are
+replayed as they come (`attribution_replay.Replayer`, fed one request's entries at a
+time) instead of once the journal has been read, so each request's snapshot, with its
+diff against the one before, is known when the request is logged.
+
+What a pass keeps of the snapshots: the last one (the next diff is against it) and the
+few holding the largest additions a tool call caused so far (`Additions`: the trace's
+`Largest additions` are a session-wide top ten, written at the end). Nothing else is
+held: the replay's log shrinks to one request's entries, the model's snapshots to none."""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable, Container
+
+from agent_profiler.attribution import INFERRED_HEAD_ID, ContextLog, Logged, Observation
+from agent_profiler.attribution_replay import Replayer
+from agent_profiler.layout.counters import MAX_ADDITION_INSTANTS
+from agent_profiler.model import ContextChange, ContextSnapshot, Coverage
+
+
+class NotHandled(Exception):
+    """What the one pass does not do (yet) for this group: the caller reads it the usual
+    way. Raised before the group's bytes are handed on."""
+
+
+class Additions:
+    """The `MAX_ADDITION_INSTANTS` largest additions a tool call caused so far, ranked
+    as views.largest_tool_additions ranks them over the whole session (-delta, time, item
+    id, place in the walk), each with its snapshot: at the end, the snapshots the session's
+    instants are made of."""
+
+    def __init__(self, calls: Container[str]) -> None:
+        self.calls = calls  # the call ids of the Tools slices so far
+        self.kept: list[_Largest] = []
+        self.seen = itertools.count()
+
+    def take(self, snapshot: ContextSnapshot) -> None:
+        if snapshot.baseline:
+            return
+        kept, calls = self.kept, self.calls
+        for change in snapshot.changes:
+            delta = change.delta_tokens
+            if delta <= 0 or change.source_id not in calls or change.id == INFERRED_HEAD_ID:
+                continue
+            key = (-delta, snapshot.time_ns, change.id, next(self.seen), change, snapshot)
+            if len(kept) < MAX_ADDITION_INSTANTS:
+                heapq.heappush(kept, _Largest(key))
+            elif key < kept[0].key:
+                heapq.heapreplace(kept, _Largest(key))
+
+    def snapshots(self) -> list[ContextSnapshot]:
+        """The snapshots of the additions kept, in the session's order, each once."""
+        ordered = sorted(self.kept, key=lambda entry: entry.key[3])
+        found: dict[int, ContextSnapshot] = {}
+        for entry in ordered:
+            found.setdefault(id(entry.key[5]), entry.key[5])
+        return list(found.values())
+
+
+class _Largest:
+    """A kept addition in a heap whose top is the one ranked last (the next to leave)."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: tuple[int, int, str, int, ContextChange, ContextSnapshot]) -> None:
+        self.key = key
+
+    def __lt__(self, other: _Largest) -> bool:
+        return self.key[:4] > other.key[:4]
+
+
+class StreamLog(ContextLog):
+    """A ContextLog replayed as it is written: each observation's snapshot is made when it
+    is logged and handed to `on_snapshot` (its changes are the diff against the snapshot
+    logged before it, as the model's are)."""
+
+    def __init__(self, on_snapshot: Callable[[ContextSnapshot], None]) -> None:
+        super().__init__()
+        self.replayer = Replayer(self.estimator.basis, Coverage.PARTIAL, self.estimator.infer_head)
+        self.on_snapshot = on_snapshot
+        self.left: list[ContextSnapshot] = []  # what `replay` hands the finished session
+
+    def observe(self, observation: Observation) -> Logged:
+        ops = self._ops
+        ops.append(observation)
+        self._ops = []
+        ops.reverse()
+        snapshots = self.replayer.run(ops)
+        if observation.dropped or not snapshots:
+            raise NotHandled("an observation that makes no snapshot")
+        del snapshots[:-1]  # the replay compares the next categories with the last's
+        self.on_snapshot(snapshots[-1])
+        return Logged(-1)
+
+    def settle(self, logged: Logged, **facts: object) -> Observation:
+        raise NotHandled("an observation settled after it was logged")
+
+    def replay(
+        self,
+        *,
+        basis: object = None,
+        coverage: Coverage = Coverage.PARTIAL,
+        infer_head: bool = True,
+    ) -> list[ContextSnapshot]:
+        """Every snapshot was handed on as it was made: the session keeps those `left`."""
+        return self.left

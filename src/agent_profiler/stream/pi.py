@@ -1,0 +1,458 @@
+"""One pass over a Pi journal (adapters/pi.py's reading, line by line): each request is
+written when its assistant message is read, the response slice with its arguments and
+`context` (the snapshot replayed as the request is logged: stream/log.py), its turn on
+the same lane, and the samples of the context categories it moved; the session's other
+tracks (the capture and its facts, prompts and their inputs, failed requests, tool
+calls, the request counters, configuration, largest additions) are laid out at the end
+by the track table's own rows (layout/plan.py) from what the reading kept, which holds
+no snapshot but the few the largest additions are made of.
+
+What this pass does not do is `NotHandled`, raised before the group's bytes are handed
+on (stream/__init__.py falls back to the model path): a fork, a compaction, a session
+without a measured request, requests out of time order, a fact guessed at the first
+request (the provider, the window, the session id) that the end does not confirm."""
+
+from __future__ import annotations
+
+import heapq
+import io
+from dataclasses import replace
+from functools import partial
+from pathlib import Path
+from typing import IO, Any
+
+from agent_profiler.adapters.common import assumed_model_window, journal_clock
+from agent_profiler.adapters.pi import HARNESS, SessionBuilder
+from agent_profiler.annotations import TraceFacts, response_args
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.estimate import CHARS4_NOTE
+from agent_profiler.jsonl import read_jsonl
+from agent_profiler.layout import tracks as table_module
+from agent_profiler.layout.counters import CATEGORY_RANK, CONTEXT_GROUP
+from agent_profiler.layout.plan import SHARE_KEY, plan_session
+from agent_profiler.layout.planning import TrackIds
+from agent_profiler.layout.spec import Table, TrackSpec
+from agent_profiler.layout.types import (
+    R_COUNTER,
+    R_COUNTER_CLOSE,
+    R_SLICE_BEGIN,
+    TRACE_ROOT_UUID,
+    CounterSeries,
+    LaidSlice,
+    Merge,
+    Track,
+    TrackKind,
+    stable_ids64,
+    start_rank,
+)
+from agent_profiler.model import AnchorKind, Category, ContextSnapshot, Response, Session
+from agent_profiler.stream.emit import Events, OnlineLanes
+from agent_profiler.stream.log import Additions, NotHandled, StreamLog
+from agent_profiler.views import session_label, session_span, session_title
+from agent_profiler.writers.chunks import PacketSink
+from agent_profiler.writers.events import EventEncoder
+from agent_profiler.writers.packets import track_descriptor_packet
+from agent_profiler.writers.perfetto import encode_plan, sequence_of
+from agent_profiler.writers.wire import record
+
+# A request's start can come before the one read before it (a Pi message's time is when it
+# was created): requests wait this long (in journal time) to be written in time order.
+REORDER_NS = 600 * 1_000_000_000
+# The sources whose slices are written after the requests (the others before them).
+_AFTER_REQUESTS = frozenset({"tool calls", "additions"})
+# A group's head is on a sequence of its own, from here on (groups' are 1, 2, 3 …).
+HEAD_SEQUENCES = 1 << 20
+# The rows this pass writes as it reads; the others are laid out at the end.
+STREAMED_ROWS = frozenset({"Responses", "Turns"})
+
+
+def _rows() -> dict[str, TrackSpec]:
+    found: dict[str, TrackSpec] = {}
+    for row in table_module.TRACKS:
+        found[row.name] = row
+        for child in row.children:
+            found[child.name] = child
+    return found
+
+
+_ROWS = _rows()
+# The table's one dict for every turn (the encoder encodes it once while it repeats).
+_TURN_ARGS: dict[str, Any] = _ROWS["Turns"].slices[0].args  # type: ignore[assignment]
+_TAIL = Table(
+    tuple(
+        replace(row, slices=()) if row.name in STREAMED_ROWS else row for row in table_module.TRACKS
+    )
+)
+_RANK = _TAIL.rank
+_CONTEXT_ROW = _ROWS[CONTEXT_GROUP]
+
+
+class _Calls:
+    """The call ids of the Tools slices so far, read from the builder's drafts: every call
+    of a response that did not fail, and one of a failed response once its result came."""
+
+    __slots__ = ("tools",)
+
+    def __init__(self, tools: dict[str, Any]) -> None:
+        self.tools = tools
+
+    def __contains__(self, call_id: object) -> bool:
+        tool = self.tools.get(call_id)  # type: ignore[call-overload]
+        return tool is not None and (tool.end_ns is not None or not tool.from_failed_response)
+
+
+class PiPass:
+    """One Pi journal read and written in one pass (see the module's docstring)."""
+
+    def __init__(
+        self, path: Path, diagnostics: Diagnostics, facts: TraceFacts, group: int, add: Any
+    ) -> None:
+        self.path = path
+        self.diagnostics = diagnostics
+        self.facts = facts
+        self.group = group
+        self.ids = TrackIds(group)
+        self.encoder = EventEncoder(sequence_of(group))
+        self.log = StreamLog(self._on_snapshot)
+        self.builder = SessionBuilder(str(path), diagnostics, log=self.log)
+        self.calls = _Calls(self.builder.tools)
+        self.additions = Additions(self.calls)
+        self.events = Events(self.encoder, add, "pi.activity")
+        self.lanes = OnlineLanes()
+        self.key = ""
+        self.session_facts: Session | None = None
+        self.snapshot: ContextSnapshot | None = None  # the request's, until it arrives
+        self.previous: ContextSnapshot | None = None  # the last written
+        self.arrived = 0  # responses read
+        self.written = 0  # responses written
+        # Requests read and not written yet, by (start, end, id), until no later one can
+        # start before them (REORDER_NS), and the last written.
+        self.pending: list[tuple[tuple[int, int, str], Response, ContextSnapshot, int, Any]] = []
+        self.latest = -(2**63)
+        self.committed: tuple[int, int, str] | None = None
+        self.lane_uuids: dict[str, list[int]] = {"Responses": [], "Turns": []}
+        self.context_uuids: dict[Category, int] = {}
+        self.context_last: dict[Category, int] = {}
+        self.context_categories: object = None
+        self.prompt_flow: Any = None
+        self.tool_flow: Any = None
+        self.first_prompt: dict[str, int] = {}
+
+    # ------------------------------------------------------------------ reading
+
+    def run(self) -> Session:
+        builder = self.builder
+        on_record = builder.on_record
+        clock = journal_clock(self.path, self.diagnostics, str(self.path))
+        for line, value in read_jsonl(self.path, self.diagnostics):
+            on_record(value, line, clock)
+            if len(builder.responses) > self.arrived:
+                self._arrive(builder.responses[-1])
+        if builder.compactions or builder.forked_from or not builder.responses:
+            raise NotHandled("a fork, a compaction or no measured request")
+        if any(t.from_failed_response and t.end_ns is not None for t in builder.tools.values()):
+            # Its response's flows were written without it (a failed response's calls
+            # never ran, as a rule).
+            raise NotHandled("a call of a failed response with a result")
+        self._commit(None)
+        self.events.flush()
+        self.log.left = self.additions.snapshots()
+        session = builder.finish()
+        if session is None:
+            raise NotHandled("no session")
+        return session
+
+    def _on_snapshot(self, snapshot: ContextSnapshot) -> None:
+        if snapshot.anchor is not AnchorKind.RESPONSE:
+            raise NotHandled("a snapshot of something other than a request")
+        if self.snapshot is not None:
+            raise NotHandled("two snapshots for one request")
+        self.snapshot = snapshot
+
+    # ------------------------------------------------------------------ a request
+
+    def _start(self, response: Response) -> None:
+        """What the first request fixes: the session's key, the facts its arguments read,
+        the capture's uuid (the tracks are numbered in the group's block)."""
+        builder = self.builder
+        self.key = key = builder.session_id or Path(builder.path).name.split(".")[0]
+        provider = builder.providers[0] if builder.providers else builder.header_provider
+        window, _ = assumed_model_window([response])
+        # What a response's arguments read of the session (`response_args`): guessed at
+        # the first request, checked at the end (`finish`).
+        self.session_facts = Session(
+            HARNESS, key, 0, 0, (), provider=provider, window_tokens=window
+        )
+        # Numbered as the model path numbers them (the capture's uuid is its `capture_id`).
+        self.session_uuid = self.ids.get(f"session:{key}")
+        self.capture_uuid = self.ids.get(f"capture:{key}")
+        self.context_uuid = self.ids.get(f"{key}:group:{CONTEXT_GROUP}")
+        self.prompt_flow = stable_ids64(f"{key}:flow:prompt:")
+        self.tool_flow = stable_ids64(f"{key}:flow:tool:")
+
+    def _arrive(self, response: Response) -> None:
+        """A request as it is read: what only its moment in the journal tells (its
+        snapshot, its flows, its additions); it waits in `pending` to be written in time
+        order."""
+        snapshot = self.snapshot
+        if snapshot is None or snapshot.anchor_id != response.id:
+            raise NotHandled("a request without its snapshot")
+        self.snapshot = None
+        if self.arrived == 0:
+            self._start(response)
+        self.arrived += 1
+        # Flows: from its prompt's input; to each tool call it started (calls by id:
+        # they all start at its entry).
+        builder = self.builder
+        prompts = builder.prompts
+        for i in range(len(self.first_prompt), len(prompts)):
+            self.first_prompt.setdefault(prompts[i].id, i)
+        found = self.first_prompt.get(response.prompt_id, -1) if response.prompt_id else -1
+        arrival = (
+            self.prompt_flow(response.id)
+            if found >= 0 and response.start_ns >= prompts[found].start_ns
+            else 0
+        )
+        # The calls its message started are the open ones (a new entry closes the rest).
+        out = tuple(
+            self.tool_flow(call_id)
+            for call_id in sorted(
+                t.call_id
+                for t in builder.open_tools
+                if t.response_id == response.id and not t.from_failed_response
+            )
+        )
+        self.additions.take(snapshot)
+        order = (response.start_ns, response.end_ns, response.id)
+        if self.committed is not None and order < self.committed:
+            raise NotHandled("a request that starts before one written already")
+        heapq.heappush(self.pending, (order, response, snapshot, arrival, out))
+        latest = self.latest = max(self.latest, response.start_ns)
+        self._commit(latest - REORDER_NS)
+
+    def _commit(self, before: int | None) -> None:
+        """Write the requests waiting that start before `before` (None: all), in time
+        order."""
+        pending = self.pending
+        while pending and (before is None or pending[0][0][0] < before):
+            order, response, snapshot, arrival, out = heapq.heappop(pending)
+            self.committed = order
+            self._write(response, snapshot, arrival, out)
+
+    def _write(
+        self,
+        response: Response,
+        snapshot: ContextSnapshot,
+        arrival: int,
+        out: tuple[int, ...],
+    ) -> None:
+        """A request's slices and samples, in time order (layout/data.py: the snapshot
+        before it in time, its lane, the window it states)."""
+        index = self.written
+        self.written += 1
+        previous = self.previous
+        if previous is not None and previous.time_ns == snapshot.time_ns:
+            raise NotHandled("two requests at one time")
+        self.previous = snapshot
+        events, key = self.events, self.key
+        # Everything held before this request's start can go: no later event comes before.
+        events.flush(response.start_ns)
+        lane, first = self.lanes.place(response.start_ns, response.end_ns)
+        if first:
+            for name in ("Responses", "Turns"):
+                uuid = self.ids.get(f"{key}:{name}:{lane}")
+                self.lane_uuids[name].append(uuid)
+                row = _ROWS[name]
+                events.declare(
+                    Track(
+                        uuid,
+                        name,
+                        TrackKind.SLICE,
+                        parent=self.capture_uuid,
+                        order_rank=_RANK[name],
+                        merge=Merge.BY_NAME if row.merge else None,
+                        description=row.description,  # type: ignore[arg-type]
+                    )
+                )
+        flows = (arrival, *out) if arrival else out
+        facts = self.session_facts
+        assert facts is not None  # (made at the first request)
+        window = facts.window_tokens if index == 0 else 0
+        args = partial(response_args, facts, response, snapshot, previous, window, self.calls)
+        activity = events.activity
+        events.slice(
+            R_SLICE_BEGIN,
+            LaidSlice(
+                "Responses",
+                "response",
+                response.start_ns,
+                response.end_ns,
+                activity,
+                args,
+                flows,
+                out,
+                False,
+                self.lane_uuids["Responses"][lane],
+            ),
+        )
+        events.slice(
+            R_SLICE_BEGIN,
+            LaidSlice(
+                "Turns",
+                "turn",
+                response.start_ns,
+                response.end_ns,
+                activity,
+                _TURN_ARGS,
+                (),
+                (),
+                False,
+                self.lane_uuids["Turns"][lane],
+            ),
+        )
+        self._context_samples(snapshot)
+
+    def _context_samples(self, snapshot: ContextSnapshot) -> None:
+        """The `Context: *` samples of this snapshot: the categories that moved, a 0 for
+        one gone (layout/counters.py `_context_counters`)."""
+        categories = snapshot.categories
+        if categories is self.context_categories:
+            return
+        self.context_categories = categories
+        uuids, last = self.context_uuids, self.context_last
+        values: dict[int, int] = {}
+        present = dict(categories)
+        for category, value in present.items():
+            uuid = uuids.get(category)
+            if uuid is None:
+                uuid = uuids[category] = self._context_counter(category)
+            elif last[category] == value:
+                continue
+            values[uuid] = value
+            last[category] = value
+        if len(present) < len(uuids):
+            for category, uuid in uuids.items():
+                if category not in present and last[category] != 0:
+                    values[uuid] = 0
+                    last[category] = 0
+        if values:
+            self.events.counters(snapshot.time_ns, R_COUNTER, values)
+
+    def _context_counter(self, category: Category) -> int:
+        name = f"Context: {category.label}"
+        uuid = self.ids.get(f"{self.key}:counter:{name}")
+        self.events.declare(
+            Track(
+                uuid,
+                name,
+                TrackKind.COUNTER,
+                parent=self.context_uuid,
+                order_rank=len(_CONTEXT_ROW.children)
+                + CATEGORY_RANK.get(category.label, len(CATEGORY_RANK)),
+                description=(
+                    f"Tokens of this context category at each observed snapshot ({CHARS4_NOTE}; "
+                    "native counts where the journal has them)."
+                ),
+                counter_unit="tokens",
+                share_key=SHARE_KEY,
+            )
+        )
+        return uuid
+
+    # ------------------------------------------------------------------ the end
+
+    def finish(self, session: Session, facts: TraceFacts, head: PacketSink) -> None:
+        """The session's other tracks, laid out by the table's rows from what was kept:
+        the tool calls, the largest additions and the closing zeros of the context
+        categories after the requests (on the pass's sequence); the rest into `head`, on
+        a sequence of its own, which goes before the pass's packets: a prompt's input is
+        where the flows to its responses start, and a flow's source comes first."""
+        key = self.key
+        guessed = self.session_facts
+        if (
+            session.session_id != key
+            or guessed is None
+            or guessed.provider != session.provider
+            or guessed.window_tokens != session.window_tokens
+        ):
+            raise NotHandled("a fact guessed at the first request that the end does not confirm")
+        span = session_span(session)
+        group_track = Track(
+            self.session_uuid,
+            session_title(session, None, None),
+            TrackKind.GROUP,
+            parent=TRACE_ROOT_UUID,
+            order_rank=start_rank(span[0] - session.shifted_ns),
+            explicit_child_order=True,
+            merge=Merge.NONE,
+            description=f"{session_label(session)}: its capture (agentprof.capture), then "
+            "its subagents in start order.",
+        )
+        plan = plan_session(session, group_track.uuid, facts, self.ids, _TAIL, (), (), span)
+        declared = self.events.declared
+        tracks = [group_track, *(t for t in plan.tracks if t.uuid not in declared)]
+        if self.context_uuids and self.context_uuid not in {t.uuid for t in tracks}:
+            tracks.append(
+                Track(
+                    self.context_uuid,
+                    CONTEXT_GROUP,
+                    TrackKind.GROUP,
+                    parent=self.capture_uuid,
+                    order_rank=_RANK[CONTEXT_GROUP],
+                    explicit_child_order=True,
+                    description=_CONTEXT_ROW.described(_Note()),  # type: ignore[arg-type]
+                )
+            )
+        end = plan.end
+        closing = tuple(
+            CounterSeries(uuid, f"Context: {category.label}", ((end, R_COUNTER_CLOSE, 0),))
+            for category, uuid in self.context_uuids.items()
+        )
+        # The tail, on the pass's sequence: its clock starts again at the session's start.
+        later = tuple(b for b in plan.blocks if b.kind in _AFTER_REQUESTS)
+        encode_plan(self.encoder, self.events.add, replace(plan, counters=closing, blocks=later))
+        # The head: every descriptor of the plan (a counter's before its samples).
+        before = EventEncoder(head_sequence(self.group))
+        for track in tracks:
+            head.add(record(track_descriptor_packet(before.clock.sequence, track)))
+        counters = tuple(c for c in plan.counters if not c.name.startswith("Context: "))
+        earlier = tuple(b for b in plan.blocks if b.kind not in _AFTER_REQUESTS)
+        encode_plan(before, head.add, replace(plan, counters=counters, blocks=earlier))
+
+
+class _Note:
+    estimate_note = CHARS4_NOTE
+
+
+def head_sequence(group: int) -> int:
+    """The sequence of a group's head (PiPass.finish): apart from every group's own."""
+    return HEAD_SEQUENCES + sequence_of(group)
+
+
+def export_pi(
+    path: Path,
+    diagnostics: Diagnostics,
+    facts: TraceFacts,
+    group: int,
+    stream: IO[bytes],
+    compress: bool,
+) -> Session:
+    """Read and write one Pi journal in one pass: its packets into `stream` (once the
+    whole journal is read: the requests' packets wait in memory until the head is
+    written before them); returns the session as the end of the reading left it (its
+    requests, calls and prompts, no snapshots but those of its largest additions), for
+    what the caller counts."""
+    requests = io.BytesIO()
+    sink = PacketSink(requests, compress=compress)
+    head = PacketSink(stream, compress=compress)
+    try:
+        one = PiPass(path, diagnostics, facts, group, sink.add)
+        session = one.run()
+        one.finish(session, replace(facts, accounting=diagnostics.accounting()), head)
+        sink.close()
+        head.close()
+    finally:
+        sink.stop()
+        head.stop()
+    stream.write(requests.getbuffer())
+    return session
