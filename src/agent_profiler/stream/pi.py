@@ -48,6 +48,7 @@ from agent_profiler.layout.types import (
 from agent_profiler.model import AnchorKind, Category, ContextSnapshot, Response, Session
 from agent_profiler.stream.emit import Events, OnlineLanes
 from agent_profiler.stream.log import Additions, NotHandled, StreamLog
+from agent_profiler.stream.tools import StreamTools, lane_track
 from agent_profiler.views import session_label, session_span, session_title
 from agent_profiler.writers.chunks import PacketSink
 from agent_profiler.writers.events import EventEncoder
@@ -59,11 +60,11 @@ from agent_profiler.writers.wire import record
 # was created): requests wait this long (in journal time) to be written in time order.
 REORDER_NS = 600 * 1_000_000_000
 # The sources whose slices are written after the requests (the others before them).
-_AFTER_REQUESTS = frozenset({"tool calls", "additions"})
+_AFTER_REQUESTS = frozenset({"additions"})
 # A group's head is on a sequence of its own, from here on (groups' are 1, 2, 3 …).
 HEAD_SEQUENCES = 1 << 20
 # The rows this pass writes as it reads; the others are laid out at the end.
-STREAMED_ROWS = frozenset({"Responses", "Turns"})
+STREAMED_ROWS = frozenset({"Responses", "Turns", "Tools"})
 
 
 def _rows() -> dict[str, TrackSpec]:
@@ -134,6 +135,11 @@ class PiPass:
         self.context_uuids: dict[Category, int] = {}
         self.context_last: dict[Category, int] = {}
         self.context_categories: object = None
+        self.tools_seen = 0
+        self.tools = StreamTools(
+            self.events, self._tool_lane, self._tool_flow, self.additions, self._cwd
+        )
+        self.tool_lanes: list[int] = []
         self.prompt_flow: Any = None
         self.tool_flow: Any = None
         self.first_prompt: dict[str, int] = {}
@@ -144,10 +150,20 @@ class PiPass:
         builder = self.builder
         on_record = builder.on_record
         clock = journal_clock(self.path, self.diagnostics, str(self.path))
+        tools = builder.tools
         for line, value in read_jsonl(self.path, self.diagnostics):
             on_record(value, line, clock)
-            if len(builder.responses) > self.arrived:
-                self._arrive(builder.responses[-1])
+            arrived = len(builder.responses) > self.arrived
+            started = len(tools) != self.tools_seen
+            if arrived or started:
+                # A message: the calls of the one before have all ended (moved on).
+                if self.tools.group:
+                    self.tools.ended()
+                if arrived:
+                    self._arrive(builder.responses[-1])
+                if started:  # (the open calls are the message's own)
+                    self.tools_seen = len(tools)
+                    self.tools.started(t for t in builder.open_tools if not t.from_failed_response)
         if builder.compactions or builder.forked_from or not builder.responses:
             raise NotHandled("a fork, a compaction or no measured request")
         if any(t.from_failed_response and t.end_ns is not None for t in builder.tools.values()):
@@ -155,6 +171,11 @@ class PiPass:
             # never ran, as a rule).
             raise NotHandled("a call of a failed response with a result")
         self._commit(None)
+        if builder.end_ns is None:
+            raise NotHandled("no session")
+        self.tools.finish(self.key, builder.end_ns)
+        if self.tools.cwd_used and self.tools.cwd_used[0] != builder.project:
+            raise NotHandled("a call's path target made safe before the session's cwd")
         self.events.flush()
         self.log.left = self.additions.snapshots()
         session = builder.finish()
@@ -190,6 +211,24 @@ class PiPass:
         self.prompt_flow = stable_ids64(f"{key}:flow:prompt:")
         self.tool_flow = stable_ids64(f"{key}:flow:tool:")
 
+    def _cwd(self) -> str | None:
+        return self.builder.project
+
+    def _tool_flow(self, call_id: str) -> int:
+        return int(self.tool_flow(call_id))
+
+    def _tool_lane(self, lane: int) -> int:
+        """A Tools lane's uuid, its descriptor written at its first slice."""
+        lanes = self.tool_lanes
+        while len(lanes) <= lane:
+            uuid = self.ids.get(f"{self.key}:Tools:{len(lanes)}")
+            lanes.append(uuid)
+            row = _ROWS["Tools"]
+            self.events.declare(
+                lane_track(uuid, self.capture_uuid, _RANK["Tools"], row.description)  # type: ignore[arg-type]
+            )
+        return lanes[lane]
+
     def _arrive(self, response: Response) -> None:
         """A request as it is read: what only its moment in the journal tells (its
         snapshot, its flows, its additions); it waits in `pending` to be written in time
@@ -223,6 +262,7 @@ class PiPass:
             )
         )
         self.additions.take(snapshot)
+        self.tools.decide()
         order = (response.start_ns, response.end_ns, response.id)
         if self.committed is not None and order < self.committed:
             raise NotHandled("a request that starts before one written already")
