@@ -28,7 +28,7 @@ from agent_profiler.writers.packets import track_descriptor_packet
 from agent_profiler.writers.perfetto import MAX_EXTRA_COUNTERS
 from agent_profiler.writers.wire import record
 
-_BEGIN, _END, _COUNTER = 0, 1, 2
+_BEGIN, _END, _COUNTER, _MADE = 0, 1, 2, 3
 
 
 class Events:
@@ -75,6 +75,12 @@ class Events:
             chunk = dict(pairs[first : first + 1 + MAX_EXTRA_COUNTERS])
             heapq.heappush(self.heap, (ts, rank, self.order, chunk, _COUNTER))
 
+    def later(self, ts: int, rank: int, make: Callable[[int], dict[int, int]]) -> None:
+        """Counter values at one (ts, rank) made when they are written, in time order
+        (`make(ts)`: a running total, say), unless they are none."""
+        self.order += 1
+        heapq.heappush(self.heap, (ts, rank, self.order, make, _MADE))
+
     def flush(self, before: int | None = None) -> None:
         """Write every event held that starts before `before` (None: all)."""
         heap, encoder, add = self.heap, self.encoder, self.add
@@ -85,8 +91,12 @@ class Events:
                 add(encoder.end(ts, what.track_uuid))
             elif part == _BEGIN:
                 add(encoder.begin(ts, what))
-            else:
+            elif part == _COUNTER:
                 add(encoder.counters(ts, self.activity, what))
+            else:
+                values = what(ts)
+                if values:
+                    add(encoder.counters(ts, self.activity, values))
 
 
 class OnlineLanes:

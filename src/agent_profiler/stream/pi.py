@@ -135,6 +135,9 @@ class PiPass:
         self.context_uuids: dict[Category, int] = {}
         self.context_last: dict[Category, int] = {}
         self.context_categories: object = None
+        # the request counters' last values (their samples start with a 0)
+        self.last_window = self.last_fill = self.input_total = self.output_total = 0
+        self.last_usage_ts = -1
         self.tools_seen = 0
         self.tools = StreamTools(
             self.events, self._tool_lane, self._tool_flow, self.additions, self._cwd
@@ -208,6 +211,13 @@ class PiPass:
         self.session_uuid = self.ids.get(f"session:{key}")
         self.capture_uuid = self.ids.get(f"capture:{key}")
         self.context_uuid = self.ids.get(f"{key}:group:{CONTEXT_GROUP}")
+        counter = f"{key}:counter:"
+        self.size_uuid = self.ids.get(counter + "Context size")
+        if window:
+            self.window_uuid = self.ids.get(counter + "Context window")
+            self.fill_uuid = self.ids.get(counter + "Context fill")
+        self.input_uuid = self.ids.get(counter + "Input tokens")
+        self.output_uuid = self.ids.get(counter + "Output tokens")
         self.prompt_flow = stable_ids64(f"{key}:flow:prompt:")
         self.tool_flow = stable_ids64(f"{key}:flow:tool:")
 
@@ -350,9 +360,39 @@ class PiPass:
                 self.lane_uuids["Turns"][lane],
             ),
         )
-        self._context_samples(snapshot)
+        # The request counters (layout/counters.py `session_counters`): at its start, the
+        # context's size (every sample kept), window and fill (where they change), in one
+        # packet with the context categories; the running usage totals at its end, in the
+        # order the requests end (made when written).
+        size = response.usage.prompt_tokens
+        values = {self.size_uuid: size}
+        if facts.window_tokens:
+            window = facts.window_tokens
+            if window != self.last_window:
+                values[self.window_uuid] = self.last_window = window
+            fill = -(-size * 100 // window)
+            if fill != self.last_fill:
+                values[self.fill_uuid] = self.last_fill = fill
+        self._context_samples(snapshot, values)
+        events.counters(response.start_ns, R_COUNTER, values)
+        events.later(response.end_ns, R_COUNTER, partial(self._usage, response))
 
-    def _context_samples(self, snapshot: ContextSnapshot) -> None:
+    def _usage(self, response: Response, ts: int) -> dict[int, int]:
+        """The running input and output totals once `response` ended (at `ts`)."""
+        if ts == self.last_usage_ts:
+            raise NotHandled("two requests that end at one time")  # (one sample each)
+        self.last_usage_ts = ts
+        values = {}
+        usage = response.usage
+        if usage.input_tokens:
+            self.input_total += usage.input_tokens
+            values[self.input_uuid] = self.input_total
+        if usage.output_tokens:
+            self.output_total += usage.output_tokens
+            values[self.output_uuid] = self.output_total
+        return values
+
+    def _context_samples(self, snapshot: ContextSnapshot, values: dict[int, int]) -> None:
         """The `Context: *` samples of this snapshot: the categories that moved, a 0 for
         one gone (layout/counters.py `_context_counters`)."""
         categories = snapshot.categories
@@ -360,7 +400,6 @@ class PiPass:
             return
         self.context_categories = categories
         uuids, last = self.context_uuids, self.context_last
-        values: dict[int, int] = {}
         present = dict(categories)
         for category, value in present.items():
             uuid = uuids.get(category)
@@ -375,8 +414,6 @@ class PiPass:
                 if category not in present and last[category] != 0:
                     values[uuid] = 0
                     last[category] = 0
-        if values:
-            self.events.counters(snapshot.time_ns, R_COUNTER, values)
 
     def _context_counter(self, category: Category) -> int:
         name = f"Context: {category.label}"
@@ -444,20 +481,29 @@ class PiPass:
                 )
             )
         end = plan.end
+        # The counters' samples that only the end knows, on the pass's sequence (a track's
+        # events are on one): the request counters' opening zeros at the session's start
+        # and their closing zeros (the plan's series but for the samples the pass wrote),
+        # the context categories' closing zeros.
+        counters = tuple(
+            CounterSeries(c.track_uuid, c.name, [x for x in c.samples if x[1] != R_COUNTER])
+            for c in plan.counters
+            if not c.name.startswith("Context: ")
+        )
         closing = tuple(
             CounterSeries(uuid, f"Context: {category.label}", ((end, R_COUNTER_CLOSE, 0),))
             for category, uuid in self.context_uuids.items()
         )
         # The tail, on the pass's sequence: its clock starts again at the session's start.
         later = tuple(b for b in plan.blocks if b.kind in _AFTER_REQUESTS)
-        encode_plan(self.encoder, self.events.add, replace(plan, counters=closing, blocks=later))
+        tail = replace(plan, counters=counters + closing, blocks=later)
+        encode_plan(self.encoder, self.events.add, tail)
         # The head: every descriptor of the plan (a counter's before its samples).
         before = EventEncoder(head_sequence(self.group))
         for track in tracks:
             head.add(record(track_descriptor_packet(before.clock.sequence, track)))
-        counters = tuple(c for c in plan.counters if not c.name.startswith("Context: "))
         earlier = tuple(b for b in plan.blocks if b.kind not in _AFTER_REQUESTS)
-        encode_plan(before, head.add, replace(plan, counters=counters, blocks=earlier))
+        encode_plan(before, head.add, replace(plan, counters=(), blocks=earlier))
 
 
 class _Note:
