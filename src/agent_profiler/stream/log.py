@@ -35,20 +35,38 @@ class Additions:
         self.calls = calls  # the call ids of the Tools slices so far
         self.kept: list[_Largest] = []
         self.seen = itertools.count()
+        self.causes: set[str] = set()  # the calls that caused the additions kept
 
     def take(self, snapshot: ContextSnapshot) -> None:
         if snapshot.baseline:
             return
         kept, calls = self.kept, self.calls
+        # Once ten are kept, a change below the least of them cannot enter; a snapshot's
+        # changes come largest |delta| first, so the rest cannot either.
+        least = -kept[0].key[0] if len(kept) >= MAX_ADDITION_INSTANTS else 0
+        taken = False
         for change in snapshot.changes:
             delta = change.delta_tokens
-            if delta <= 0 or change.source_id not in calls or change.id == INFERRED_HEAD_ID:
+            if delta <= 0:
+                if -delta < least:  # (its |delta| below the least: so are the rest)
+                    break
+                continue
+            if delta < least:
+                break
+            if change.source_id not in calls or change.id == INFERRED_HEAD_ID:
                 continue
             key = (-delta, snapshot.time_ns, change.id, next(self.seen), change, snapshot)
             if len(kept) < MAX_ADDITION_INSTANTS:
                 heapq.heappush(kept, _Largest(key))
             elif key < kept[0].key:
                 heapq.heapreplace(kept, _Largest(key))
+            else:
+                continue
+            taken = True
+            if len(kept) >= MAX_ADDITION_INSTANTS:
+                least = -kept[0].key[0]
+        if taken:
+            self.causes = {entry.key[4].source_id for entry in kept}
 
     def snapshots(self) -> list[ContextSnapshot]:
         """The snapshots of the additions kept, in the session's order, each once."""

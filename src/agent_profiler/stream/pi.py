@@ -35,6 +35,7 @@ from agent_profiler.layout.spec import Table, TrackSpec
 from agent_profiler.layout.types import (
     R_COUNTER,
     R_COUNTER_CLOSE,
+    R_COUNTER_OPEN,
     R_SLICE_BEGIN,
     TRACE_ROOT_UUID,
     CounterSeries,
@@ -465,6 +466,12 @@ class PiPass:
             description=f"{session_label(session)}: its capture (agentprof.capture), then "
             "its subagents in start order.",
         )
+        # The plan reads the calls for the largest additions only (their Tools slices and
+        # the prompts' ends, which the calls extend, are made already).
+        causes = self.additions.causes
+        session = replace(
+            session, tool_calls=tuple(c for c in session.tool_calls if c.call_id in causes)
+        )
         plan = plan_session(session, group_track.uuid, facts, self.ids, _TAIL, (), (), span)
         declared = self.events.declared
         tracks = [group_track, *(t for t in plan.tracks if t.uuid not in declared)]
@@ -485,13 +492,14 @@ class PiPass:
         # events are on one): the request counters' opening zeros at the session's start
         # and their closing zeros (the plan's series but for the samples the pass wrote),
         # the context categories' closing zeros.
+        opening, closing_zero = (span[0], R_COUNTER_OPEN, 0), (end, R_COUNTER_CLOSE, 0)
         counters = tuple(
-            CounterSeries(c.track_uuid, c.name, [x for x in c.samples if x[1] != R_COUNTER])
+            CounterSeries(c.track_uuid, c.name, (opening, closing_zero))
             for c in plan.counters
             if not c.name.startswith("Context: ")
         )
         closing = tuple(
-            CounterSeries(uuid, f"Context: {category.label}", ((end, R_COUNTER_CLOSE, 0),))
+            CounterSeries(uuid, f"Context: {category.label}", (closing_zero,))
             for category, uuid in self.context_uuids.items()
         )
         # The tail, on the pass's sequence: its clock starts again at the session's start.

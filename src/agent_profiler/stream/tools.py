@@ -70,6 +70,8 @@ class StreamTools:
         self.held: dict[str, tuple[ToolCall, int]] = {}  # among the largest additions' calls
         # pushed out of the largest additions' calls: written at the end, without a flow
         self.late: list[tuple[ToolCall, int]] = []
+        # calls ended by the next entry: a result read later would have ended them
+        self.moved_on: list[ToolDraft] = []
 
     def started(self, drafts: Iterable[ToolDraft]) -> None:
         """A message's calls (those that run: not a failed response's)."""
@@ -86,6 +88,7 @@ class StreamTools:
                 end, timing = draft.end_ns, ""
             elif draft.moved_on_ns is not None:  # type: ignore[attr-defined]
                 end, timing = draft.moved_on_ns, MOVED_ON  # type: ignore[attr-defined]
+                self.moved_on.append(draft)
             elif session_end is not None:
                 end, timing = session_end, AT_END
             else:
@@ -104,7 +107,7 @@ class StreamTools:
         additions so far (held) or not (written now)."""
         if not self.placed:
             return
-        causes = {entry.key[4].source_id for entry in self.additions.kept}
+        causes = self.additions.causes
         held = self.held
         for call, lane in self.placed:
             if call.call_id in causes:
@@ -112,11 +115,14 @@ class StreamTools:
             else:
                 self._write(call, lane, ())
         self.placed = []
-        for call_id in [c for c in held if c not in causes]:
-            self.late.append(held.pop(call_id))
+        if held:
+            for call_id in [c for c in held if c not in causes]:
+                self.late.append(held.pop(call_id))
 
     def finish(self, key: str, session_end: int) -> None:
         """The calls still waiting, with the flows to the largest additions."""
+        if any(draft.end_ns is not None for draft in self.moved_on):
+            raise NotHandled("a call's result read after the conversation moved on")
         if self.group:
             self.ended(session_end)
         self.decide()
