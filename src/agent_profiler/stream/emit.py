@@ -17,6 +17,7 @@ from typing import Any
 from agent_profiler.layout.types import (
     R_CAPTURE_BEGIN,
     R_CAPTURE_END,
+    R_SLICE_BEGIN,
     R_SLICE_END,
     R_ZERO_END,
     LaidSlice,
@@ -28,7 +29,7 @@ from agent_profiler.writers.packets import track_descriptor_packet
 from agent_profiler.writers.perfetto import MAX_EXTRA_COUNTERS
 from agent_profiler.writers.wire import record
 
-_BEGIN, _END, _COUNTER, _MADE = 0, 1, 2, 3
+_BEGIN, _END, _PAIR_BEGIN, _PAIR_END = 0, 1, 2, 3
 
 
 class Events:
@@ -66,20 +67,26 @@ class Events:
                 closing = R_ZERO_END if end == start else R_SLICE_END
             heapq.heappush(heap, (end, closing, self.order, slice_, _END))
 
-    def counters(self, ts: int, rank: int, values: dict[int, int]) -> None:
-        """Counter values at one (ts, rank): zeros last, at most 1 + 8 a packet
-        (writers/perfetto.py `_counter_packets`)."""
-        pairs = sorted(values.items(), key=lambda pair: pair[1] == 0)
-        for first in range(0, len(pairs), 1 + MAX_EXTRA_COUNTERS):
-            self.order += 1
-            chunk = dict(pairs[first : first + 1 + MAX_EXTRA_COUNTERS])
-            heapq.heappush(self.heap, (ts, rank, self.order, chunk, _COUNTER))
-
-    def later(self, ts: int, rank: int, make: Callable[[int], dict[int, int]]) -> None:
-        """Counter values at one (ts, rank) made when they are written, in time order
-        (`make(ts)`: a running total, say), unless they are none."""
+    def pair(
+        self,
+        first: LaidSlice,
+        second: LaidSlice,
+        values: dict[int, int],
+        ended: Callable[[int], dict[int, int]],
+    ) -> None:
+        """Two slices of one span (a response and its turn) as one event at each end: their
+        begins, then the counter `values` at their start (one packet); their ends, then the
+        counter values `ended(ts)` makes when they are written. The packets of one time and
+        rank are in the order a sweep writes them; counter packets there may come before a
+        slice event of a higher rank, which no reader can tell (they are on other tracks)."""
         self.order += 1
-        heapq.heappush(self.heap, (ts, rank, self.order, make, _MADE))
+        heap, start, end = self.heap, first.start, first.end
+        heapq.heappush(
+            heap, (start, R_SLICE_BEGIN, self.order, (first, second, values), _PAIR_BEGIN)
+        )
+        closing = R_ZERO_END if end == start else R_SLICE_END
+        ends = (first.track_uuid, second.track_uuid, ended)
+        heapq.heappush(heap, (end, closing, self.order, ends, _PAIR_END))
 
     def flush(self, before: int | None = None) -> None:
         """Write every event held that starts before `before` (None: all)."""
@@ -87,16 +94,35 @@ class Events:
         pop = heapq.heappop
         while heap and (before is None or heap[0][0] < before):
             ts, _, _, what, part = pop(heap)
-            if part == _END:
+            if part == _PAIR_BEGIN:
+                first, second, values = what
+                add(encoder.begin(ts, first))
+                add(encoder.begin(ts, second))
+                if values:
+                    self._counters(ts, values)
+            elif part == _PAIR_END:
+                first_uuid, second_uuid, ended = what
+                add(encoder.end(ts, first_uuid))
+                add(encoder.end(ts, second_uuid))
+                values = ended(ts)
+                if values:
+                    self._counters(ts, values)
+            elif part == _END:
                 add(encoder.end(ts, what.track_uuid))
             elif part == _BEGIN:
                 add(encoder.begin(ts, what))
-            elif part == _COUNTER:
-                add(encoder.counters(ts, self.activity, what))
             else:
-                values = what(ts)
-                if values:
-                    add(encoder.counters(ts, self.activity, values))
+                raise AssertionError(part)
+
+    def _counters(self, ts: int, values: dict[int, int]) -> None:
+        """Counter values written now: zeros last, at most 1 + 8 a packet (`counters`)."""
+        if len(values) <= 1 + MAX_EXTRA_COUNTERS and 0 not in values.values():
+            self.add(self.encoder.counters(ts, self.activity, values))
+            return
+        pairs = sorted(values.items(), key=lambda pair: pair[1] == 0)
+        for first in range(0, len(pairs), 1 + MAX_EXTRA_COUNTERS):
+            chunk = dict(pairs[first : first + 1 + MAX_EXTRA_COUNTERS])
+            self.add(self.encoder.counters(ts, self.activity, chunk))
 
 
 class OnlineLanes:

@@ -33,10 +33,8 @@ from agent_profiler.layout.plan import SHARE_KEY, plan_session
 from agent_profiler.layout.planning import TrackIds
 from agent_profiler.layout.spec import Table, TrackSpec
 from agent_profiler.layout.types import (
-    R_COUNTER,
     R_COUNTER_CLOSE,
     R_COUNTER_OPEN,
-    R_SLICE_BEGIN,
     TRACE_ROOT_UUID,
     CounterSeries,
     LaidSlice,
@@ -133,6 +131,7 @@ class PiPass:
         self.latest = -(2**63)
         self.committed: tuple[int, int, str] | None = None
         self.lane_uuids: dict[str, list[int]] = {"Responses": [], "Turns": []}
+        self.turns: list[LaidSlice] = []  # each Turns lane's slice, as encoded
         self.context_uuids: dict[Category, int] = {}
         self.context_last: dict[Category, int] = {}
         self.context_categories: object = None
@@ -325,42 +324,15 @@ class PiPass:
                         description=row.description,  # type: ignore[arg-type]
                     )
                 )
+            # A turn's slice as the encoder reads it (its name, args, track: not its span).
+            self.turns.append(
+                LaidSlice("Turns", "turn", 0, 0, events.activity, _TURN_ARGS, (), (), False, uuid)
+            )
         flows = (arrival, *out) if arrival else out
         facts = self.session_facts
         assert facts is not None  # (made at the first request)
         window = facts.window_tokens if index == 0 else 0
         args = partial(response_args, facts, response, snapshot, previous, window, self.calls)
-        activity = events.activity
-        events.slice(
-            R_SLICE_BEGIN,
-            LaidSlice(
-                "Responses",
-                "response",
-                response.start_ns,
-                response.end_ns,
-                activity,
-                args,
-                flows,
-                out,
-                False,
-                self.lane_uuids["Responses"][lane],
-            ),
-        )
-        events.slice(
-            R_SLICE_BEGIN,
-            LaidSlice(
-                "Turns",
-                "turn",
-                response.start_ns,
-                response.end_ns,
-                activity,
-                _TURN_ARGS,
-                (),
-                (),
-                False,
-                self.lane_uuids["Turns"][lane],
-            ),
-        )
         # The request counters (layout/counters.py `session_counters`): at its start, the
         # context's size (every sample kept), window and fill (where they change), in one
         # packet with the context categories; the running usage totals at its end, in the
@@ -375,8 +347,23 @@ class PiPass:
             if fill != self.last_fill:
                 values[self.fill_uuid] = self.last_fill = fill
         self._context_samples(snapshot, values)
-        events.counters(response.start_ns, R_COUNTER, values)
-        events.later(response.end_ns, R_COUNTER, partial(self._usage, response))
+        events.pair(
+            LaidSlice(
+                "Responses",
+                "response",
+                response.start_ns,
+                response.end_ns,
+                events.activity,
+                args,
+                flows,
+                out,
+                False,
+                self.lane_uuids["Responses"][lane],
+            ),
+            self.turns[lane],
+            values,
+            partial(self._usage, response),
+        )
 
     def _usage(self, response: Response, ts: int) -> dict[int, int]:
         """The running input and output totals once `response` ended (at `ts`)."""
