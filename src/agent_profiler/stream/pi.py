@@ -145,6 +145,7 @@ class PiPass:
         self.tool_lanes: list[int] = []
         self.prompt_flow: Any = None
         self.tool_flow: Any = None
+        self.flows_in: dict[str, int] = {}  # call id → the flow from its response
         self.first_prompt: dict[str, int] = {}
 
     # ------------------------------------------------------------------ reading
@@ -225,7 +226,8 @@ class PiPass:
         return self.builder.project
 
     def _tool_flow(self, call_id: str) -> int:
-        return int(self.tool_flow(call_id))
+        """The flow into a call from its response (made when the response was read)."""
+        return self.flows_in.pop(call_id)
 
     def _tool_lane(self, lane: int) -> int:
         """A Tools lane's uuid, its descriptor written at its first slice."""
@@ -263,14 +265,16 @@ class PiPass:
             else 0
         )
         # The calls its message started are the open ones (a new entry closes the rest).
-        out = tuple(
-            self.tool_flow(call_id)
-            for call_id in sorted(
-                t.call_id
-                for t in builder.open_tools
-                if t.response_id == response.id and not t.from_failed_response
-            )
+        # Each call's flow from its response, worked out once for its two ends.
+        flows_in = self.flows_in
+        started = sorted(
+            t.call_id
+            for t in builder.open_tools
+            if t.response_id == response.id and not t.from_failed_response
         )
+        for call_id in started:
+            flows_in[call_id] = self.tool_flow(call_id)
+        out = tuple(flows_in[call_id] for call_id in started)
         self.additions.take(snapshot)
         self.tools.decide()
         order = (response.start_ns, response.end_ns, response.id)

@@ -11,7 +11,6 @@ largest are written at the end too, without a flow."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import replace
 from functools import partial
 
 from agent_profiler.adapters.drafts import ToolDraft
@@ -149,8 +148,8 @@ class StreamTools:
             elif self.cwd_used[0] != cwd:
                 raise NotHandled("a call's path target made safe before the session's cwd")
             safe = safe_target(call.target, cwd)
-            if safe != call.target:
-                call = replace(call, target=safe)
+            if safe != call.target:  # (the call is this pass's own, not handed on yet)
+                object.__setattr__(call, "target", safe)
         arrival = self.flow_in(call.call_id) if call.response_id else 0
         self.events.slice(
             R_SLICE_BEGIN,
