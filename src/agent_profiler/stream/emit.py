@@ -29,7 +29,7 @@ from agent_profiler.writers.packets import track_descriptor_packet
 from agent_profiler.writers.perfetto import MAX_EXTRA_COUNTERS
 from agent_profiler.writers.wire import record
 
-_BEGIN, _END, _PAIR_BEGIN, _PAIR_END = 0, 1, 2, 3
+_BEGIN, _PAIR_BEGIN, _PAIR_END, _END_OF = 0, 2, 3, 4
 
 
 class Events:
@@ -53,19 +53,39 @@ class Events:
         self.add(record(track_descriptor_packet(self.encoder.clock.sequence, track)))
         self.descriptors += 1
 
-    def slice(self, rank: int, slice_: LaidSlice) -> None:
+    def slice(self, rank: int, slice_: LaidSlice, begin: bool = True, end: bool = True) -> None:
         """A slice's begin (its arguments encoded when it is written) and, unless it is an
-        instant, its end."""
+        instant, its end (`begin`, `end`: only one of them, the other written apart)."""
         self.order += 1
         heap = self.heap
-        start, end = slice_.start, slice_.end
-        heapq.heappush(heap, (start, rank, self.order, slice_, _BEGIN))
-        if not slice_.instant:
-            if rank == R_CAPTURE_BEGIN:
-                closing = R_CAPTURE_END
-            else:
-                closing = R_ZERO_END if end == start else R_SLICE_END
-            heapq.heappush(heap, (end, closing, self.order, slice_, _END))
+        start = slice_.start
+        if begin:
+            heapq.heappush(heap, (start, rank, self.order, slice_, _BEGIN))
+        if end and not slice_.instant:
+            end_ts = slice_.end
+            heapq.heappush(
+                heap,
+                (
+                    end_ts,
+                    self._closing(rank, start, end_ts),
+                    self.order,
+                    slice_.track_uuid,
+                    _END_OF,
+                ),
+            )
+
+    def end_of(self, track_uuid: int, start: int, end: int) -> None:
+        """The end of a slice of [start, end] whose begin is written apart."""
+        self.order += 1
+        closing = self._closing(R_SLICE_BEGIN, start, end)
+        heapq.heappush(self.heap, (end, closing, self.order, track_uuid, _END_OF))
+
+    @staticmethod
+    def _closing(rank: int, start: int, end: int) -> int:
+        """An end's rank (layout.types `end_rank`, told by its begin's)."""
+        if rank == R_CAPTURE_BEGIN:
+            return R_CAPTURE_END
+        return R_ZERO_END if end == start else R_SLICE_END
 
     def pair(
         self,
@@ -99,23 +119,24 @@ class Events:
                 add(encoder.begin(ts, first))
                 add(encoder.begin(ts, second))
                 if values:
-                    self._counters(ts, values)
+                    self.counters_now(ts, values)
             elif part == _PAIR_END:
                 first_uuid, second_uuid, ended = what
                 add(encoder.end(ts, first_uuid))
                 add(encoder.end(ts, second_uuid))
                 values = ended(ts)
                 if values:
-                    self._counters(ts, values)
-            elif part == _END:
-                add(encoder.end(ts, what.track_uuid))
+                    self.counters_now(ts, values)
+            elif part == _END_OF:
+                add(encoder.end(ts, what))
             elif part == _BEGIN:
                 add(encoder.begin(ts, what))
             else:
                 raise AssertionError(part)
 
-    def _counters(self, ts: int, values: dict[int, int]) -> None:
-        """Counter values written now: zeros last, at most 1 + 8 a packet (`counters`)."""
+    def counters_now(self, ts: int, values: dict[int, int]) -> None:
+        """Counter values written now (before every event held): zeros last, at most
+        1 + 8 a packet (writers/perfetto.py `_counter_packets`)."""
         if len(values) <= 1 + MAX_EXTRA_COUNTERS and 0 not in values.values():
             self.add(self.encoder.counters(ts, self.activity, values))
             return

@@ -34,7 +34,6 @@ from agent_profiler.layout.planning import TrackIds
 from agent_profiler.layout.spec import Table, TrackSpec
 from agent_profiler.layout.types import (
     R_COUNTER_CLOSE,
-    R_COUNTER_OPEN,
     TRACE_ROOT_UUID,
     CounterSeries,
     LaidSlice,
@@ -138,6 +137,7 @@ class PiPass:
         # the request counters' last values (their samples start with a 0)
         self.last_window = self.last_fill = self.input_total = self.output_total = 0
         self.last_usage_ts = -1
+        self.opened_at: int | None = None  # where the counters' opening zeros were written
         self.tools_seen = 0
         self.tools = StreamTools(
             self.events, self._tool_lane, self._tool_flow, self.additions, self._cwd
@@ -309,6 +309,8 @@ class PiPass:
             raise NotHandled("two requests at one time")
         self.previous = snapshot
         events, key = self.events, self.key
+        if index == 0:
+            self._open()
         # Everything held before this request's start can go: no later event comes before.
         events.flush(response.start_ns)
         lane, first = self.lanes.place(response.start_ns, response.end_ns)
@@ -368,6 +370,19 @@ class PiPass:
             values,
             partial(self._usage, response),
         )
+
+    def _open(self) -> None:
+        """The request counters' opening zeros, at the session's start: the first packets
+        of the pass's sequence, before any sample that may share their time (Trace
+        Processor keeps the file's order at one time). The start is the earliest time
+        read so far; the end checks no later line moved it."""
+        start = self.builder.start_ns
+        assert start is not None  # (a request was read)
+        self.opened_at = start
+        uuids = [self.size_uuid, self.input_uuid, self.output_uuid]
+        if self.session_facts is not None and self.session_facts.window_tokens:
+            uuids[1:1] = [self.window_uuid, self.fill_uuid]
+        self.events.counters_now(start, dict.fromkeys(uuids, 0))
 
     def _usage(self, response: Response, ts: int) -> dict[int, int]:
         """The running input and output totals once `response` ended (at `ts`)."""
@@ -483,9 +498,11 @@ class PiPass:
         # events are on one): the request counters' opening zeros at the session's start
         # and their closing zeros (the plan's series but for the samples the pass wrote),
         # the context categories' closing zeros.
-        opening, closing_zero = (span[0], R_COUNTER_OPEN, 0), (end, R_COUNTER_CLOSE, 0)
+        if span[0] != self.opened_at:
+            raise NotHandled("a time read after the first request before the session's start")
+        closing_zero = (end, R_COUNTER_CLOSE, 0)
         counters = tuple(
-            CounterSeries(c.track_uuid, c.name, (opening, closing_zero))
+            CounterSeries(c.track_uuid, c.name, (closing_zero,))
             for c in plan.counters
             if not c.name.startswith("Context: ")
         )

@@ -3,10 +3,10 @@ each call becomes a slice once it ends, on a lane fitted as the calls come (the 
 message started share their start, so they are fitted together once they have all
 ended: first fit takes them longest first), and is written once the next request's
 snapshot says whether it caused one of the largest additions so far. A call that did is
-held, to be written at the end with the flows to the additions that are still among the
-largest then (the instants are only known at the end, and a flow's two ends are written
-on them): at most MAX_ADDITION_INSTANTS calls wait at a time, and those pushed out of the
-largest are written at the end too, without a flow."""
+held: its end is written then, its begin at the end of the session with the flows to the
+additions still among the largest (the instants are only known at the end, and a flow's
+source comes first). At most MAX_ADDITION_INSTANTS calls are held at a time; those pushed
+out of the largest get their begin at the end too, without a flow."""
 
 from __future__ import annotations
 
@@ -110,7 +110,13 @@ class StreamTools:
         held = self.held
         for call, lane in self.placed:
             if call.call_id in causes:
+                # Its end now, its begin (and the flows on it) at the end: an end written
+                # late could come after a begin of the same time on its lane, which
+                # Trace Processor would match with it (a zero-length call keeps its lane
+                # until one past its start, and both its events wait).
                 held[call.call_id] = (call, lane)
+                if call.end_ns > call.start_ns:
+                    self.events.end_of(self.track(lane), call.start_ns, call.end_ns)
             else:
                 self._write(call, lane, ())
         self.placed = []
@@ -135,12 +141,12 @@ class StreamTools:
                 flow = stable_id64(f"{key}:flow:addition:{change.id}:{snapshot.time_ns}")
                 flows[change.source_id] = (*flows.get(change.source_id, ()), flow)
         for call_id, (call, lane) in self.held.items():
-            self._write(call, lane, flows.get(call_id, ()))
+            self._write(call, lane, flows.get(call_id, ()), call.end_ns == call.start_ns)
         for call, lane in self.late:
-            self._write(call, lane, ())
+            self._write(call, lane, (), call.end_ns == call.start_ns)
         self.held, self.late = {}, []
 
-    def _write(self, call: ToolCall, lane: int, out: tuple[int, ...]) -> None:
+    def _write(self, call: ToolCall, lane: int, out: tuple[int, ...], end: bool = True) -> None:
         if call.target.startswith("path:"):
             cwd = self.cwd()
             if not self.cwd_used:
@@ -165,6 +171,7 @@ class StreamTools:
                 False,
                 self.track(lane),
             ),
+            end=end,
         )
 
 
