@@ -1,16 +1,18 @@
 """One pass over a Pi journal (adapters/pi.py's reading, line by line): each request is
-written when its assistant message is read, the response slice with its arguments and
-`context` (the snapshot replayed as the request is logged: stream/log.py), its turn on
-the same lane, and the samples of the context categories it moved; the session's other
-tracks (the capture and its facts, prompts and their inputs, failed requests, tool
-calls, the request counters, configuration, largest additions) are laid out at the end
-by the track table's own rows (layout/plan.py) from what the reading kept, which holds
-no snapshot but the few the largest additions are made of.
+written once it is read and no request read later can start before it (`REORDER_NS`):
+its response slice with its arguments and `context` (the snapshot replayed as the
+request is logged: stream/log.py), its turn on the same lane, the request counters and
+the context categories it moved, its usage totals at its end; its tool calls as they end
+(stream/tools.py). The session's other tracks (the capture and its facts, prompts and
+their inputs, failed requests, configuration, largest additions) are laid out at the end
+by the track table's own rows from what the reading kept (stream/end.py).
 
 What this pass does not do is `NotHandled`, raised before the group's bytes are handed
-on (stream/__init__.py falls back to the model path): a fork, a compaction, a session
-without a measured request, requests out of time order, a fact guessed at the first
-request (the provider, the window, the session id) that the end does not confirm."""
+on (stream/group.py then returns None and the model path reads the group): a fork, a
+compaction, a session without a measured request, two requests at one time, a request
+starting before one written already, a fact guessed at the first request (the provider,
+the window, the session id, the session's start, the cwd a path is made safe with) that
+the end does not confirm."""
 
 from __future__ import annotations
 
@@ -27,63 +29,28 @@ from agent_profiler.annotations import TraceFacts, response_args
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.estimate import CHARS4_NOTE
 from agent_profiler.jsonl import read_jsonl
-from agent_profiler.layout import tracks as table_module
 from agent_profiler.layout.counters import CATEGORY_RANK, CONTEXT_GROUP
-from agent_profiler.layout.plan import SHARE_KEY, plan_session
+from agent_profiler.layout.plan import SHARE_KEY
 from agent_profiler.layout.planning import TrackIds
-from agent_profiler.layout.spec import Table, TrackSpec
 from agent_profiler.layout.types import (
-    R_COUNTER_CLOSE,
-    TRACE_ROOT_UUID,
-    CounterSeries,
     LaidSlice,
     Merge,
     Track,
     TrackKind,
     stable_ids64,
-    start_rank,
 )
 from agent_profiler.model import AnchorKind, Category, ContextSnapshot, Response, Session
 from agent_profiler.stream.emit import Events, OnlineLanes
+from agent_profiler.stream.end import CONTEXT_ROW, RANK, ROWS, TURN_ARGS, write_end
 from agent_profiler.stream.log import Additions, NotHandled, StreamLog
 from agent_profiler.stream.tools import StreamTools, lane_track
-from agent_profiler.views import session_label, session_span, session_title
 from agent_profiler.writers.chunks import PacketSink
 from agent_profiler.writers.events import EventEncoder
-from agent_profiler.writers.packets import track_descriptor_packet
-from agent_profiler.writers.perfetto import encode_plan, sequence_of
-from agent_profiler.writers.wire import record
+from agent_profiler.writers.perfetto import sequence_of
 
 # A request's start can come before the one read before it (a Pi message's time is when it
 # was created): requests wait this long (in journal time) to be written in time order.
 REORDER_NS = 600 * 1_000_000_000
-# The sources whose slices are written after the requests (the others before them).
-_AFTER_REQUESTS = frozenset({"additions"})
-# A group's head is on a sequence of its own, from here on (groups' are 1, 2, 3 …).
-HEAD_SEQUENCES = 1 << 20
-# The rows this pass writes as it reads; the others are laid out at the end.
-STREAMED_ROWS = frozenset({"Responses", "Turns", "Tools"})
-
-
-def _rows() -> dict[str, TrackSpec]:
-    found: dict[str, TrackSpec] = {}
-    for row in table_module.TRACKS:
-        found[row.name] = row
-        for child in row.children:
-            found[child.name] = child
-    return found
-
-
-_ROWS = _rows()
-# The table's one dict for every turn (the encoder encodes it once while it repeats).
-_TURN_ARGS: dict[str, Any] = _ROWS["Turns"].slices[0].args  # type: ignore[assignment]
-_TAIL = Table(
-    tuple(
-        replace(row, slices=()) if row.name in STREAMED_ROWS else row for row in table_module.TRACKS
-    )
-)
-_RANK = _TAIL.rank
-_CONTEXT_ROW = _ROWS[CONTEXT_GROUP]
 
 
 class _Calls:
@@ -235,9 +202,9 @@ class PiPass:
         while len(lanes) <= lane:
             uuid = self.ids.get(f"{self.key}:Tools:{len(lanes)}")
             lanes.append(uuid)
-            row = _ROWS["Tools"]
+            row = ROWS["Tools"]
             self.events.declare(
-                lane_track(uuid, self.capture_uuid, _RANK["Tools"], row.description)  # type: ignore[arg-type]
+                lane_track(uuid, self.capture_uuid, RANK["Tools"], row.description)  # type: ignore[arg-type]
             )
         return lanes[lane]
 
@@ -318,21 +285,21 @@ class PiPass:
             for name in ("Responses", "Turns"):
                 uuid = self.ids.get(f"{key}:{name}:{lane}")
                 self.lane_uuids[name].append(uuid)
-                row = _ROWS[name]
+                row = ROWS[name]
                 events.declare(
                     Track(
                         uuid,
                         name,
                         TrackKind.SLICE,
                         parent=self.capture_uuid,
-                        order_rank=_RANK[name],
+                        order_rank=RANK[name],
                         merge=Merge.BY_NAME if row.merge else None,
                         description=row.description,  # type: ignore[arg-type]
                     )
                 )
             # A turn's slice as the encoder reads it (its name, args, track: not its span).
             self.turns.append(
-                LaidSlice("Turns", "turn", 0, 0, events.activity, _TURN_ARGS, (), (), False, uuid)
+                LaidSlice("Turns", "turn", 0, 0, events.activity, TURN_ARGS, (), (), False, uuid)
             )
         flows = (arrival, *out) if arrival else out
         facts = self.session_facts
@@ -431,7 +398,7 @@ class PiPass:
                 name,
                 TrackKind.COUNTER,
                 parent=self.context_uuid,
-                order_rank=len(_CONTEXT_ROW.children)
+                order_rank=len(CONTEXT_ROW.children)
                 + CATEGORY_RANK.get(category.label, len(CATEGORY_RANK)),
                 description=(
                     f"Tokens of this context category at each observed snapshot ({CHARS4_NOTE}; "
@@ -442,93 +409,6 @@ class PiPass:
             )
         )
         return uuid
-
-    # ------------------------------------------------------------------ the end
-
-    def finish(self, session: Session, facts: TraceFacts, head: PacketSink) -> None:
-        """The session's other tracks, laid out by the table's rows from what was kept:
-        the tool calls, the largest additions and the closing zeros of the context
-        categories after the requests (on the pass's sequence); the rest into `head`, on
-        a sequence of its own, which goes before the pass's packets: a prompt's input is
-        where the flows to its responses start, and a flow's source comes first."""
-        key = self.key
-        guessed = self.session_facts
-        if (
-            session.session_id != key
-            or guessed is None
-            or guessed.provider != session.provider
-            or guessed.window_tokens != session.window_tokens
-        ):
-            raise NotHandled("a fact guessed at the first request that the end does not confirm")
-        span = session_span(session)
-        group_track = Track(
-            self.session_uuid,
-            session_title(session, None, None),
-            TrackKind.GROUP,
-            parent=TRACE_ROOT_UUID,
-            order_rank=start_rank(span[0] - session.shifted_ns),
-            explicit_child_order=True,
-            merge=Merge.NONE,
-            description=f"{session_label(session)}: its capture (agentprof.capture), then "
-            "its subagents in start order.",
-        )
-        # The plan reads the calls for the largest additions only (their Tools slices and
-        # the prompts' ends, which the calls extend, are made already).
-        causes = self.additions.causes
-        session = replace(
-            session, tool_calls=tuple(c for c in session.tool_calls if c.call_id in causes)
-        )
-        plan = plan_session(session, group_track.uuid, facts, self.ids, _TAIL, (), (), span)
-        declared = self.events.declared
-        tracks = [group_track, *(t for t in plan.tracks if t.uuid not in declared)]
-        if self.context_uuids and self.context_uuid not in {t.uuid for t in tracks}:
-            tracks.append(
-                Track(
-                    self.context_uuid,
-                    CONTEXT_GROUP,
-                    TrackKind.GROUP,
-                    parent=self.capture_uuid,
-                    order_rank=_RANK[CONTEXT_GROUP],
-                    explicit_child_order=True,
-                    description=_CONTEXT_ROW.described(_Note()),  # type: ignore[arg-type]
-                )
-            )
-        end = plan.end
-        # The counters' samples that only the end knows, on the pass's sequence (a track's
-        # events are on one): the request counters' opening zeros at the session's start
-        # and their closing zeros (the plan's series but for the samples the pass wrote),
-        # the context categories' closing zeros.
-        if span[0] != self.opened_at:
-            raise NotHandled("a time read after the first request before the session's start")
-        closing_zero = (end, R_COUNTER_CLOSE, 0)
-        counters = tuple(
-            CounterSeries(c.track_uuid, c.name, (closing_zero,))
-            for c in plan.counters
-            if not c.name.startswith("Context: ")
-        )
-        closing = tuple(
-            CounterSeries(uuid, f"Context: {category.label}", (closing_zero,))
-            for category, uuid in self.context_uuids.items()
-        )
-        # The tail, on the pass's sequence: its clock starts again at the session's start.
-        later = tuple(b for b in plan.blocks if b.kind in _AFTER_REQUESTS)
-        tail = replace(plan, counters=counters + closing, blocks=later)
-        encode_plan(self.encoder, self.events.add, tail)
-        # The head: every descriptor of the plan (a counter's before its samples).
-        before = EventEncoder(head_sequence(self.group))
-        for track in tracks:
-            head.add(record(track_descriptor_packet(before.clock.sequence, track)))
-        earlier = tuple(b for b in plan.blocks if b.kind not in _AFTER_REQUESTS)
-        encode_plan(before, head.add, replace(plan, counters=(), blocks=earlier))
-
-
-class _Note:
-    estimate_note = CHARS4_NOTE
-
-
-def head_sequence(group: int) -> int:
-    """The sequence of a group's head (PiPass.finish): apart from every group's own."""
-    return HEAD_SEQUENCES + sequence_of(group)
 
 
 def export_pi(
@@ -550,7 +430,7 @@ def export_pi(
     try:
         one = PiPass(path, diagnostics, facts, group, sink.add)
         session = one.run()
-        one.finish(session, replace(facts, accounting=diagnostics.accounting()), head)
+        write_end(one, session, replace(facts, accounting=diagnostics.accounting()), head)
         sink.close()
         head.close()
     finally:
