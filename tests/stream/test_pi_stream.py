@@ -116,6 +116,7 @@ def test_stream_writes_what_the_model_path_writes(
     assert size.sub("", got.stdout) == size.sub("", expected.stdout).replace(
         str(expected.path), str(got.path)
     )
+    assert got.stderr == expected.stderr.replace(str(expected.path), str(got.path))
 
 
 def test_the_switch_is_read_in_one_place(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -45,6 +45,7 @@ def both(path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch) -> bool
     if not handled[0]:
         assert got.path.read_bytes() == expected.path.read_bytes()
         return False
+    assert got.stderr == expected.stderr.replace(str(expected.path), str(got.path))
     want, have = canonical(expected.view), canonical(got.view)
     for part in ("tracks", "counters", "flows", "slices"):
         assert have[part] == want[part], part

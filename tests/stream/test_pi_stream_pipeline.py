@@ -90,3 +90,28 @@ def test_the_same_bytes_twice_and_with_worker_processes(
     assert once == again == workers
     view = load_trace(tmp_path / "1.pftrace")
     assert len(view.captures()) == 3
+
+
+def test_a_bug_in_the_pass_costs_nothing(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_profiler.stream import pi as stream_pi
+
+    def broken(self: Any, *args: Any) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(stream_pi.PiPass, "_write", broken)
+    journal = session_with_paths("/work/demo").write(tmp_path / "bug.jsonl")
+    # THEN the model path writes the group, as without the switch
+    assert not both(journal, export_trace, monkeypatch)
+
+
+def test_a_damaged_line_is_said_the_same_way(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    journal = session_with_paths("/work/demo").write(tmp_path / "damaged.jsonl")
+    lines = journal.read_text().splitlines(keepends=True)
+    lines.insert(3, '{"type": "message", "timestamp": \n')
+    journal.write_text("".join(lines))
+    # THEN the same warning, the same trace
+    assert both(journal, export_trace, monkeypatch)
