@@ -21,6 +21,7 @@ from shared_paths import TESTS
 
 sys.path.insert(0, str(TESTS / "adapters" / "pi"))
 from test_pi import Journal
+from test_pi_fork import _fork, _source, _source_v1
 
 
 def both(path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch) -> bool:
@@ -97,6 +98,22 @@ def test_parallel_calls_ending_in_any_order_and_calls_without_results(
     j.user(a3, "and the end")  # c6 too, without a result …
     j.assistant(j.lines[-1]["id"], "", 12_100, calls=(("c7", "read"),))  # … and c7 at the end
     assert both(j.write(tmp_path / "parallel.jsonl"), export_trace, monkeypatch)
+
+
+@pytest.mark.parametrize("version", [1, 3])
+def test_a_fork(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch, version: int
+) -> None:
+    # GIVEN a fork: its source's entries copied first (dated before its header), then its
+    # own prompt and a request with a call
+    source, leaf = _source() if version == 3 else _source_v1()
+    fork = _fork(source, leaf, version=version)
+    u2 = fork.user(leaf or None, "now b")
+    a3 = fork.assistant(u2, "", 400, calls=(("c2", "read"),))
+    fork.result(a3, "c2", "y" * 40)
+    fork.assistant(fork.lines[-1].get("id"), "done", 450)
+    # THEN the pass writes what the model path writes
+    assert both(fork.write(tmp_path / "fork.jsonl"), export_trace, monkeypatch)
 
 
 def test_a_compaction_falls_back(

@@ -8,7 +8,7 @@ their inputs, failed requests, configuration, largest additions) are laid out at
 by the track table's own rows from what the reading kept (stream/end.py).
 
 What this pass does not do is `NotHandled`, raised before the group's bytes are handed
-on (stream/group.py then returns None and the model path reads the group): a fork, a
+on (stream/group.py then returns None and the model path reads the group): a
 compaction, a session without a measured request, two requests at one time, a request
 starting before one written already, a fact guessed at the first request (the provider,
 the window, the session id, the session's start, the cwd a path is made safe with) that
@@ -135,8 +135,8 @@ class PiPass:
                 if started:  # (the open calls are the message's own)
                     self.tools_seen = len(tools)
                     self.tools.started(t for t in builder.open_tools if not t.from_failed_response)
-        if builder.compactions or builder.forked_from or not builder.responses:
-            raise NotHandled("a fork, a compaction or no measured request")
+        if builder.compactions or not builder.responses:
+            raise NotHandled("a compaction, or no measured request")
         if any(t.from_failed_response and t.end_ns is not None for t in builder.tools.values()):
             # Its response's flows were written without it (a failed response's calls
             # never ran, as a rule).
