@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Callable, Container
+from collections.abc import Container
 
 from agent_profiler.attribution import INFERRED_HEAD_ID, ContextLog, Logged, Observation
 from agent_profiler.attribution_replay import Replayer
@@ -90,26 +90,37 @@ class _Largest:
 
 
 class StreamLog(ContextLog):
-    """A ContextLog replayed as it is written: each observation's snapshot is made when it
-    is logged and handed to `on_snapshot` (its changes are the diff against the snapshot
-    logged before it, as the model's are)."""
+    """A ContextLog replayed as it is written: the entries logged since the last call of
+    `replayed` are replayed then, and the snapshots they make handed back (their changes
+    are the diff against the snapshot before them, as the model's are). The caller calls it
+    every few hundred lines (the replay runs as a loop of its own, as today, not once per
+    request between the reader's steps)."""
 
-    def __init__(self, on_snapshot: Callable[[ContextSnapshot], None]) -> None:
+    def __init__(self) -> None:
         super().__init__()
         self.replayer = Replayer(self.estimator.basis, Coverage.PARTIAL, self.estimator.infer_head)
-        self.on_snapshot = on_snapshot
         self.left: list[ContextSnapshot] = []  # what `replay` hands the finished session
 
-    def observe(self, observation: Observation) -> Logged:
+    def replayed(self) -> list[ContextSnapshot]:
+        """The snapshots of the observations logged since the last call, in order."""
         ops = self._ops
-        ops.append(observation)
+        if not ops:
+            return []
         self._ops = []
         ops.reverse()
         snapshots = self.replayer.run(ops)
-        if observation.dropped or not snapshots:
+        made = snapshots[1:] if self.made_before else snapshots[:]
+        # the replay compares the next categories with the last snapshot's
+        del snapshots[:-1]
+        self.made_before = bool(snapshots)
+        return made
+
+    made_before = False
+
+    def observe(self, observation: Observation) -> Logged:
+        if observation.dropped:
             raise NotHandled("an observation that makes no snapshot")
-        del snapshots[:-1]  # the replay compares the next categories with the last's
-        self.on_snapshot(snapshots[-1])
+        self._ops.append(observation)
         return Logged(-1)
 
     def settle(self, logged: Logged, **facts: object) -> Observation:

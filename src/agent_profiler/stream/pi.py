@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import heapq
 import io
+from collections.abc import Iterable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
 from agent_profiler.adapters.common import assumed_model_window, journal_clock
+from agent_profiler.adapters.drafts import ToolDraft
 from agent_profiler.adapters.pi import HARNESS, SessionBuilder
 from agent_profiler.annotations import TraceFacts, response_args
 from agent_profiler.diagnostics import Diagnostics
@@ -51,6 +53,11 @@ from agent_profiler.writers.perfetto import sequence_of
 # A request's start can come before the one read before it (a Pi message's time is when it
 # was created): requests wait this long (in journal time) to be written in time order.
 REORDER_NS = 600 * 1_000_000_000
+# Lines read between two replays of the log (and the requests' writing): each stage runs
+# as a loop of its own over a few hundred lines, not interleaved line by line (which ran
+# 3-4% fewer instructions than the model path but took 15% more time on the 50 MB bench:
+# a third more instruction cache misses).
+BATCH_LINES = 256
 
 
 class _Calls:
@@ -79,7 +86,7 @@ class PiPass:
         self.group = group
         self.ids = TrackIds(group)
         self.encoder = EventEncoder(sequence_of(group))
-        self.log = StreamLog(self._on_snapshot)
+        self.log = StreamLog()
         self.builder = SessionBuilder(str(path), diagnostics, log=self.log)
         self.calls = _Calls(self.builder.tools)
         self.additions = Additions(self.calls)
@@ -87,7 +94,8 @@ class PiPass:
         self.lanes = OnlineLanes()
         self.key = ""
         self.session_facts: Session | None = None
-        self.snapshot: ContextSnapshot | None = None  # the request's, until it arrives
+        # messages read, until their snapshots are replayed: (a request, the calls begun)
+        self.queue: list[tuple[Response | None, list[ToolDraft] | None]] = []
         self.previous: ContextSnapshot | None = None  # the last written
         self.arrived = 0  # responses read
         self.written = 0  # responses written
@@ -121,20 +129,29 @@ class PiPass:
         builder = self.builder
         on_record = builder.on_record
         clock = journal_clock(self.path, self.diagnostics, str(self.path))
-        tools = builder.tools
+        tools, queue = builder.tools, self.queue
+        lines = 0
         for line, value in read_jsonl(self.path, self.diagnostics):
             on_record(value, line, clock)
             arrived = len(builder.responses) > self.arrived
             started = len(tools) != self.tools_seen
             if arrived or started:
-                # A message: the calls of the one before have all ended (moved on).
-                if self.tools.group:
-                    self.tools.ended()
+                # A message: queued with what only this moment tells (the calls it
+                # started, open now), until its snapshot is replayed.
+                response = None
                 if arrived:
-                    self._arrive(builder.responses[-1])
+                    self.arrived += 1
+                    response = builder.responses[-1]
+                drafts: list[ToolDraft] | None = None
                 if started:  # (the open calls are the message's own)
                     self.tools_seen = len(tools)
-                    self.tools.started(t for t in builder.open_tools if not t.from_failed_response)
+                    drafts = [t for t in builder.open_tools if not t.from_failed_response]
+                queue.append((response, drafts))
+            lines += 1
+            if lines >= BATCH_LINES and queue:
+                self._drain()
+                lines = 0
+        self._drain()
         if builder.compactions or not builder.responses:
             raise NotHandled("a compaction, or no measured request")
         if any(t.from_failed_response and t.end_ns is not None for t in builder.tools.values()):
@@ -154,12 +171,25 @@ class PiPass:
             raise NotHandled("no session")
         return session
 
-    def _on_snapshot(self, snapshot: ContextSnapshot) -> None:
-        if snapshot.anchor is not AnchorKind.RESPONSE:
-            raise NotHandled("a snapshot of something other than a request")
-        if self.snapshot is not None:
-            raise NotHandled("two snapshots for one request")
-        self.snapshot = snapshot
+    def _drain(self) -> None:
+        """The messages queued, in order, each request with its snapshot (the log's
+        entries since the last drain replayed in one loop)."""
+        snapshots = iter(self.log.replayed())
+        tools = self.tools
+        for response, drafts in self.queue:
+            # A message: the calls of the one before have all ended (moved on).
+            if tools.group:
+                tools.ended()
+            if response is not None:
+                snapshot = next(snapshots, None)
+                if snapshot is None or snapshot.anchor is not AnchorKind.RESPONSE:
+                    raise NotHandled("a snapshot of something other than a request")
+                self._arrive(response, snapshot, drafts or ())
+            if drafts is not None:
+                tools.started(drafts)
+        self.queue.clear()
+        if next(snapshots, None) is not None:
+            raise NotHandled("a snapshot of no request")
 
     # ------------------------------------------------------------------ a request
 
@@ -208,17 +238,16 @@ class PiPass:
             )
         return lanes[lane]
 
-    def _arrive(self, response: Response) -> None:
+    def _arrive(
+        self, response: Response, snapshot: ContextSnapshot, drafts: Iterable[ToolDraft]
+    ) -> None:
         """A request as it is read: what only its moment in the journal tells (its
         snapshot, its flows, its additions); it waits in `pending` to be written in time
-        order."""
-        snapshot = self.snapshot
-        if snapshot is None or snapshot.anchor_id != response.id:
+        order. `drafts`: the calls its message started."""
+        if snapshot.anchor_id != response.id:
             raise NotHandled("a request without its snapshot")
-        self.snapshot = None
-        if self.arrived == 0:
+        if self.session_facts is None:
             self._start(response)
-        self.arrived += 1
         # Flows: from its prompt's input; to each tool call it started (calls by id:
         # they all start at its entry).
         builder = self.builder
@@ -234,11 +263,7 @@ class PiPass:
         # The calls its message started are the open ones (a new entry closes the rest).
         # Each call's flow from its response, worked out once for its two ends.
         flows_in = self.flows_in
-        started = sorted(
-            t.call_id
-            for t in builder.open_tools
-            if t.response_id == response.id and not t.from_failed_response
-        )
+        started = sorted(t.call_id for t in drafts if t.response_id == response.id)
         for call_id in started:
             flows_in[call_id] = self.tool_flow(call_id)
         out = tuple(flows_in[call_id] for call_id in started)
