@@ -17,6 +17,7 @@ from test_pi_stream import canonical
 
 from agent_profiler import stream
 from agent_profiler.stream import group as stream_group
+from agent_profiler.stream import pi as stream_pi
 from shared_paths import TESTS
 
 sys.path.insert(0, str(TESTS / "adapters" / "pi"))
@@ -161,7 +162,7 @@ def test_a_request_starting_before_one_written_falls_back(
     assert not both(j.write(tmp_path / "late.jsonl"), export_trace, monkeypatch)
 
 
-@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("seed", range(24))
 def test_random_sessions(
     tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch, seed: int
 ) -> None:
@@ -217,6 +218,8 @@ def test_random_sessions(
                     j.second += rng.randint(0, 4)
                     leaf = j.result(leaf, call_id, "r" * rng.randint(0, 20_000))
                     path.append(leaf)
+    # (the log replayed and the requests written every line, every few, or every 256)
+    monkeypatch.setattr(stream_pi, "BATCH_LINES", (1, 7, 256)[seed // 3 % 3])
     handled = both(j.write(tmp_path / f"random-{seed}.jsonl"), export_trace, monkeypatch)
     # THEN every session without a compaction is the pass's
     assert handled or compacts
