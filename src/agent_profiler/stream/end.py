@@ -37,6 +37,7 @@ from agent_profiler.writers.perfetto import encode_plan, sequence_of
 from agent_profiler.writers.wire import record
 
 if TYPE_CHECKING:
+    from agent_profiler.stream.codex import CodexPass
     from agent_profiler.stream.pi import PiPass
 
 # The sources whose slices are written after the requests (the others before them).
@@ -77,7 +78,9 @@ class _Note:
     estimate_note = CHARS4_NOTE
 
 
-def write_end(one: PiPass, session: Session, facts: TraceFacts, head: PacketSink) -> None:
+def write_end(
+    one: PiPass | CodexPass, session: Session, facts: TraceFacts, head: PacketSink
+) -> None:
     """The session's other tracks, laid out by the table's rows from what was kept:
     the tool calls, the largest additions and the closing zeros of the context
     categories after the requests (on the pass's sequence); the rest into `head`, on

@@ -22,10 +22,11 @@ if TYPE_CHECKING:
 
 
 def handles(task: GroupTask, use: EncodeTrace) -> bool:
-    """What the pass does: one Pi journal, read with the default options."""
+    """What the pass does: one Pi journal or Codex rollout, read with the default options
+    (a Codex group of more than one rollout holds subagents: the model path's)."""
     group, options, facts = task.group, task.options, use.facts
     return (
-        group.harness is Harness.PI
+        group.harness in (Harness.PI, Harness.CODEX)
         and len(group.paths) == 1
         and options.harness is None
         and options.estimate is EstimateChoice.CHARS4
@@ -57,9 +58,12 @@ def try_group(
     buffer = io.BytesIO()
     (path,) = task.group.paths
     measure = estimate.current().for_harness(task.group.harness.value)
+    export = export_pi
+    if task.group.harness is Harness.CODEX:
+        from agent_profiler.stream.codex import export_codex as export
     try:
         with task.options.applied(), estimate.use_estimator(measure), fewer_collections():
-            session = export_pi(path, diagnostics, use.facts, task.index, buffer, use.compress)
+            session = export(path, diagnostics, use.facts, task.index, buffer, use.compress)
     except NotHandled:
         let_go()
         return None
