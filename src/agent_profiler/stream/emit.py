@@ -17,6 +17,7 @@ from typing import Any
 from agent_profiler.layout.types import (
     R_CAPTURE_BEGIN,
     R_CAPTURE_END,
+    R_COUNTER,
     R_SLICE_BEGIN,
     R_SLICE_END,
     R_ZERO_END,
@@ -29,7 +30,7 @@ from agent_profiler.writers.packets import track_descriptor_packet
 from agent_profiler.writers.perfetto import MAX_EXTRA_COUNTERS
 from agent_profiler.writers.wire import record
 
-_BEGIN, _PAIR_BEGIN, _PAIR_END, _END_OF = 0, 2, 3, 4
+_BEGIN, _PAIR_BEGIN, _PAIR_END, _END_OF, _COUNTERS = 0, 2, 3, 4, 5
 
 
 class Events:
@@ -108,6 +109,12 @@ class Events:
         ends = (first.track_uuid, second.track_uuid, ended)
         heapq.heappush(heap, (end, closing, self.order, ends, _PAIR_END))
 
+    def counters_at(self, ts: int, values: dict[int, int], rank: int = R_COUNTER) -> None:
+        """Counter values of no slice (a Codex compaction's sizes), written at `ts` in the
+        heap's order: by default after the slice events of that time."""
+        self.order += 1
+        heapq.heappush(self.heap, (ts, rank, self.order, values, _COUNTERS))
+
     def flush(self, before: int | None = None) -> None:
         """Write every event held that starts before `before` (None: all)."""
         heap, encoder, add = self.heap, self.encoder, self.add
@@ -131,6 +138,8 @@ class Events:
                 add(encoder.end(ts, what))
             elif part == _BEGIN:
                 add(encoder.begin(ts, what))
+            elif part == _COUNTERS:
+                self.counters_now(ts, what)
             else:
                 raise AssertionError(part)
 
