@@ -24,12 +24,7 @@ from shared_paths import TESTS
 DATA = TESTS / "data" / "journals" / "codex"
 CORPUS = SHARED / "corpus" / "codex"
 # The rollouts the pass does not handle yet (docs/onepass.md, "Codex"), and why.
-NOT_HANDLED = {
-    # compactions (a `compacted` line)
-    "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl.gz": "compaction",
-    "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl": "compaction",
-    "agentv-a60726a745-0_v0.140.0_2compactions.jsonl.gz": "compaction",
-}
+NOT_HANDLED: dict[str, str] = {}
 
 
 def _journals() -> list[Any]:

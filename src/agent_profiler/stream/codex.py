@@ -7,13 +7,18 @@ usage totals at its end; its tool calls once they are known to have ended
 (stream/codex_tools.py), through stream/tools.py. The session's other tracks are laid
 out at the end by the track table's own rows from what the reading kept (stream/end.py).
 
+A compaction is written when the request after it closes (its size after is that
+request's, and its observation is settled then, as the builder's `finish` settles it):
+its Context size before and after, and the categories it moved; its slice at the end.
+
 What this pass does not do is `NotHandled`, raised before the group's bytes are handed
-on (stream/group.py then returns None and the model path reads the group): a compaction,
-a rollback, a spawned or spawning thread, a message from another agent, a session
-without a measured request, two requests at one time (start or end), a request starting
-before one written already, a request without a window in a session that has one, a
-call changed after it was written (its end, error or result read later than the pass
-could know), a fact guessed at the first request that the end does not confirm."""
+on (stream/group.py then returns None and the model path reads the group): a rollback,
+a spawned or spawning thread, a message from another agent, a session without a
+measured request, two requests at one time (start or end), a request starting before
+one written already, a request without a window in a session that has one, a compaction
+before the first request, a call changed after it was written (its end, error or result
+read later than the pass could know), a fact guessed at the first request that the end
+does not confirm."""
 
 from __future__ import annotations
 
@@ -32,7 +37,14 @@ from agent_profiler.estimate import CHARS4_NOTE
 from agent_profiler.layout.counters import CATEGORY_RANK, CONTEXT_GROUP
 from agent_profiler.layout.plan import SHARE_KEY
 from agent_profiler.layout.planning import TrackIds
-from agent_profiler.layout.types import LaidSlice, Merge, Track, TrackKind, stable_ids64
+from agent_profiler.layout.types import (
+    R_SLICE_BEGIN,
+    LaidSlice,
+    Merge,
+    Track,
+    TrackKind,
+    stable_ids64,
+)
 from agent_profiler.model import AnchorKind, Category, ContextSnapshot, Response, Session
 from agent_profiler.stream.codex_log import CodexLog
 from agent_profiler.stream.codex_tools import CodexCalls
@@ -72,7 +84,7 @@ class CodexPass:
         self.session_facts: Session | None = None
         # requests read (each with its calls and the calls known ended when it closed),
         # until their snapshots are replayed
-        self.queue: list[tuple[Response, list[str], list[Any]]] = []
+        self.queue: list[tuple[Response | None, Any, list[Any]]] = []
         self.previous: ContextSnapshot | None = None  # the last written
         self.arrived = 0  # requests read
         self.written = 0  # requests written
@@ -104,6 +116,13 @@ class CodexPass:
         self.run_model: str | None = None
         self.run_starts: list[ContextSnapshot] = []
         self.model_last: dict[str, ContextSnapshot] = {}
+        # Compactions: those whose size after (the next request's) is not known yet, so
+        # their observation is not settled; the next request's start for each; each one's
+        # snapshot and the one before it (what its slice's arguments read at the end).
+        self.compactions_seen = 0
+        self.unsettled: list[Any] = []
+        self.next_start: dict[str, int] = {}
+        self.compaction_snapshots: list[ContextSnapshot] = []
 
     # ------------------------------------------------------------------ reading
 
@@ -112,9 +131,14 @@ class CodexPass:
         requests, tools, queue, calls = builder.requests, builder.tools, self.queue, self.calls
         lines = 0
         start = 0
+        compactions = builder.compactions
         for start in rollout_lines(builder, self.path):
             if len(tools) != calls.seen:
                 calls.created()
+            if len(compactions) != self.compactions_seen:
+                self.compactions_seen += 1
+                self.unsettled.append(compactions[-1])
+                queue.append((None, compactions[-1], []))
             if len(requests) != self.arrived:
                 # A request closed (its token_count): its response is what the model's
                 # will be; the calls it started, and those known ended now, go with it.
@@ -123,14 +147,21 @@ class CodexPass:
                 response = draft.finish()
                 calls.closed.add(response.id)
                 queue.append((response, calls.of(response.id, response.start_ns), calls.ended()))
+                if self.unsettled:
+                    self._settle(response)
             lines += 1
             if lines >= BATCH_LINES and queue:
                 self.start = start
                 self._drain()
                 lines = 0
         self.start = start
-        if builder.compactions:
-            raise NotHandled("a compaction")
+        for compaction in self.unsettled:  # (no request after it: as `finish` settles it)
+            self.log.settle_early(
+                compaction.observation,
+                window_tokens=compaction.window or builder.window,
+                reported_tokens=compaction.post_tokens,
+            )
+        self.unsettled = []
         self._drain()
         self._unhandled()
         if not requests:
@@ -146,7 +177,10 @@ class CodexPass:
         if self.tools.cwd_used and self.tools.cwd_used[0] != builder.project:
             raise NotHandled("a call's path target made safe before the session's cwd")
         self.events.flush()
-        kept = {id(x): x for x in (*self.run_starts, *self.model_last.values())}
+        kept = {
+            id(x): x
+            for x in (*self.run_starts, *self.model_last.values(), *self.compaction_snapshots)
+        }
         for snapshot in self.additions.snapshots():
             kept.setdefault(id(snapshot), snapshot)
         # (the model's order: the log's, which is the requests' here)
@@ -162,8 +196,6 @@ class CodexPass:
     def _unhandled(self) -> None:
         """What the rollout held that this pass does not write (yet)."""
         builder = self.builder
-        if builder.compactions:
-            raise NotHandled("a compaction")
         if builder.markers:
             raise NotHandled("a rollback")
         if (
@@ -178,20 +210,43 @@ class CodexPass:
         ):
             raise NotHandled("a message from another agent, or a rollout reference")
 
+    def _settle(self, response: Response) -> None:
+        """A request closed: the compactions it told the size after of are settled (as
+        the builder's `finish` settles them), so the log can be replayed past them."""
+        waiting = self.builder.awaiting_post
+        left = []
+        for compaction in self.unsettled:
+            if compaction in waiting:
+                left.append(compaction)
+                continue
+            self.next_start[compaction.id] = response.start_ns
+            self.log.settle_early(
+                compaction.observation,
+                window_tokens=compaction.window or self.builder.window,
+                reported_tokens=compaction.post_tokens,
+            )
+        self.unsettled = left
+
     def _drain(self) -> None:
-        """The requests queued, in order, each with its snapshot (the log's entries up to
-        the open request's observation replayed in one loop)."""
+        """The requests and compactions queued, in order, each with its snapshot (the
+        log's entries up to the first observation not settled replayed in one loop);
+        those after it wait."""
         builder = self.builder
-        if builder.compactions:
-            raise NotHandled("a compaction")
-        open_request = builder.pending
-        snapshots = iter(
-            self.log.replayed_to(open_request.observation if open_request is not None else None)
-        )
+        cuts = [c.observation for c in self.unsettled]
+        if builder.pending is not None:
+            cuts.append(builder.pending.observation)
+        snapshots = iter(self.log.replayed_to(min(cuts, default=None)))
         tools = self.tools
+        done = 0
         for response, started, ended in self.queue:
             snapshot = next(snapshots, None)
-            if snapshot is None or snapshot.anchor is not AnchorKind.RESPONSE:
+            if snapshot is None:
+                break
+            done += 1
+            if response is None:  # (`started`: the compaction)
+                self._compaction(started, snapshot)
+                continue
+            if snapshot.anchor is not AnchorKind.RESPONSE:
                 raise NotHandled("a snapshot of something other than a request")
             self._arrive(response, snapshot, started)
             # The calls known ended when this request closed: decided at the next
@@ -199,9 +254,52 @@ class CodexPass:
             if ended:
                 tools.placed.extend(ended)
                 self.calls.handed(len(ended))
-        self.queue.clear()
+        del self.queue[:done]
         if next(snapshots, None) is not None:
             raise NotHandled("a snapshot of no request")
+
+    def _compaction(self, draft: Any, snapshot: ContextSnapshot) -> None:
+        """A compaction and its snapshot: the requests before it written, then the
+        Context size (and fill) before it at its start and after it at its end
+        (views.iter_context_size), the context categories it moved at its snapshot."""
+        if snapshot.anchor is not AnchorKind.COMPACTION or snapshot.anchor_id != draft.id:
+            raise NotHandled("a compaction without its snapshot")
+        if self.session_facts is None:
+            raise NotHandled("a compaction before the first request")
+        self.additions.take(snapshot)
+        self.tools.decide()
+        self._commit(None)
+        previous = self.previous
+        if previous is not None and previous.time_ns == snapshot.time_ns:
+            raise NotHandled("a compaction at the time of a request")
+        if previous is not None:
+            self.compaction_snapshots.append(previous)
+        self.compaction_snapshots.append(snapshot)
+        self.previous = snapshot
+        compaction = draft.finish()
+        events = self.events
+        if compaction.pre_tokens is not None:
+            events.counters_at(compaction.start_ns, self._size(compaction.pre_tokens))
+        values: dict[int, int] = {}
+        self._context_samples(snapshot, values)
+        if values:
+            # (before the samples of a request starting then, whose snapshot is later)
+            events.counters_at(snapshot.time_ns, values, R_SLICE_BEGIN)
+        after = compaction.post_tokens
+        # The size after is the next request's (`_settle`): said by that request's own
+        # sample when it starts right at the compaction's end.
+        if after is not None and self.next_start.get(compaction.id) != compaction.end_ns:
+            events.counters_at(compaction.end_ns, self._size(after))
+
+    def _size(self, size: int) -> dict[int, int]:
+        """A Context size sample, with Context fill where it changes (the window of the
+        last request written)."""
+        values = {self.size_uuid: size}
+        if self.has_window:
+            fill = -(-size * 100 // self.last_window)
+            if fill != self.last_fill:
+                values[self.fill_uuid] = self.last_fill = fill
+        return values
 
     # ------------------------------------------------------------------ a request
 
@@ -297,7 +395,9 @@ class CodexPass:
         self.written += 1
         previous = self.previous
         if previous is not None and previous.time_ns == snapshot.time_ns:
-            raise NotHandled("two requests at one time")
+            if previous.anchor is not AnchorKind.COMPACTION:
+                raise NotHandled("two requests at one time")
+            previous = None  # (a request right at a compaction's end: none before it in time)
         self.previous = snapshot
         model = response.model
         if model:

@@ -21,6 +21,7 @@ class CodexLog(StreamLog):
     def __init__(self) -> None:
         super().__init__()
         self.base = 0  # entries replayed so far: the index of `_ops[0]`
+        self.early: dict[int, dict[str, object]] = {}  # settled by the pass (`settle_early`)
 
     def observe(self, observation: Observation) -> Logged:
         if observation.dropped:
@@ -31,11 +32,19 @@ class CodexLog(StreamLog):
     def settle(self, logged: Logged, **facts: object) -> Observation:
         index = logged - self.base
         if index < 0:
-            if facts == {"window_tokens": None}:  # (`finish`: a session without a window)
+            # (`finish` settling what the pass settled already, or a request without a
+            # window in a session without one: nothing changes)
+            if facts == self.early.get(logged) or facts == {"window_tokens": None}:
                 return Observation.request(0, "")
             raise NotHandled("an observation settled after it was replayed")
         settled: Settled = facts  # type: ignore[assignment]  # (ContextLog.settle's facts)
         return super(StreamLog, self).settle(Logged(index), **settled)
+
+    def settle_early(self, logged: Logged, **facts: object) -> None:
+        """Settle an observation as the builder's `finish` will (a compaction's, once the
+        request after it told its size): it can be replayed then."""
+        self.early[logged] = facts
+        self.settle(logged, **facts)
 
     def add_evidence(
         self,
