@@ -1,0 +1,118 @@
+"""The one pass against the model path on hand-made Codex rollouts (a small real one,
+changed): what the corpus holds little of (a command's duration, no window, a request
+left open at the end) must come out equal; what the pass does not handle (a rollback, a
+spawned thread, a command's end read after its call was written, a window first reported
+after the first request) must fall back to the model path's bytes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_pi_stream_cases import both
+
+from shared_paths import TESTS
+
+SMALL = (
+    TESTS
+    / "data"
+    / "journals"
+    / "codex"
+    / "rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl"
+)
+FIRST_CALL = "call_OIMY41RetdVChp5U51mMLGOD"
+LAST_CALL = "call_kTYGACDKLb03RGgGqdx4XgBl"
+
+Lines = list[dict[str, Any]]
+
+
+def _event(after: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
+    return {"timestamp": after["timestamp"], "type": "event_msg", "payload": payload}
+
+
+def _index(lines: Lines, kind: str, call_id: str = "") -> int:
+    return next(
+        i
+        for i, line in enumerate(lines)
+        if line["payload"].get("type") == kind and line["payload"].get("call_id", "") == call_id
+    )
+
+
+def _exec_end(call_id: str, secs: int) -> dict[str, Any]:
+    return {"type": "exec_command_end", "call_id": call_id, "exit_code": 0,
+            "duration": {"secs": secs, "nanos": 0}}  # fmt: skip
+
+
+def late_command_end(lines: Lines) -> None:
+    # the first call's command ends (its duration) after the last request
+    lines.insert(len(lines) - 1, _event(lines[-2], _exec_end(FIRST_CALL, 5)))
+
+
+def command_end(lines: Lines) -> None:
+    # the last call's command end right after its output: its span is the duration's
+    at = _index(lines, "function_call_output", LAST_CALL)
+    lines.insert(at + 1, _event(lines[at], _exec_end(LAST_CALL, 3)))
+
+
+def rollback(lines: Lines) -> None:
+    lines.insert(len(lines) - 1, _event(lines[-2], {"type": "thread_rolled_back", "num_turns": 1}))
+
+
+def spawned(lines: Lines) -> None:
+    lines[0]["payload"]["source"] = {
+        "subagent": {"thread_spawn": {"parent_thread_id": "p-1", "agent_role": "worker"}}
+    }
+
+
+def _windowless(lines: Lines, first: int) -> None:
+    counts = 0
+    for line in lines:
+        payload = line["payload"]
+        if payload.get("type") == "task_started":
+            payload.pop("model_context_window", None)
+        info = payload.get("info") if payload.get("type") == "token_count" else None
+        if isinstance(info, dict):
+            counts += 1
+            if counts <= first:
+                info.pop("model_context_window", None)
+
+
+def no_window(lines: Lines) -> None:
+    _windowless(lines, 1_000)
+
+
+def window_later(lines: Lines) -> None:
+    _windowless(lines, 2)
+
+
+def left_open(lines: Lines) -> None:
+    # the last request's usage never came: its output began, no token_count
+    assert lines[-2]["payload"]["type"] == "token_count"
+    del lines[-2]
+
+
+CASES: dict[str, tuple[Callable[[Lines], None], bool]] = {
+    "command_end": (command_end, True),
+    "no_window": (no_window, True),
+    "left_open": (left_open, True),
+    "late_command_end": (late_command_end, False),
+    "rollback": (rollback, False),
+    "spawned": (spawned, False),
+    "window_later": (window_later, False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_hand_made_rollouts(
+    case: str, tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    change, handled = CASES[case]
+    lines = [json.loads(line) for line in SMALL.read_text().splitlines()]
+    change(lines)
+    path = tmp_path / SMALL.name
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    # THEN equal to the model path (handled), or its bytes (not handled)
+    assert both(path, export_trace, monkeypatch) is handled
