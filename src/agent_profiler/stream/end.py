@@ -108,13 +108,15 @@ def write_end(
         "its subagents in start order.",
     )
     # The plan reads the calls for the largest additions only (their Tools slices and
-    # the prompts' ends, which the calls extend, are made already); but for a session
-    # with compactions, whose slices' `context` tells a change caused by any call apart.
+    # the prompts' ends, which the calls extend, are made already), and in a session
+    # with compactions the calls its snapshots' changes name: a compaction slice's
+    # `context` tells a change a call caused apart.
     causes = one.additions.causes
-    if not session.compactions:
-        session = replace(
-            session, tool_calls=tuple(c for c in session.tool_calls if c.call_id in causes)
-        )
+    if session.compactions:
+        causes = causes | {c.source_id for x in session.snapshots for c in x.changes}
+    session = replace(
+        session, tool_calls=tuple(c for c in session.tool_calls if c.call_id in causes)
+    )
     plan = plan_session(session, group_track.uuid, facts, one.ids, TAIL, (), (), span)
     declared = one.events.declared
     tracks = [group_track, *(t for t in plan.tracks if t.uuid not in declared)]
