@@ -51,16 +51,16 @@ def try_group(
     from agent_profiler import estimate
     from agent_profiler.loader import fewer_collections, let_go
     from agent_profiler.pipeline import GroupOutcome, SessionCounts
-    from agent_profiler.stream.pi import export_pi
     from agent_profiler.views import session_span
 
     diagnostics = Diagnostics(on_progress=on_progress)
     buffer = io.BytesIO()
     (path,) = task.group.paths
     measure = estimate.current().for_harness(task.group.harness.value)
-    export = export_pi
-    if task.group.harness is Harness.CODEX:
+    if task.group.harness is Harness.CODEX:  # (a Codex export does not import Pi's pass)
         from agent_profiler.stream.codex import export_codex as export
+    else:
+        from agent_profiler.stream.pi import export_pi as export
     try:
         with task.options.applied(), estimate.use_estimator(measure), fewer_collections():
             session = export(path, diagnostics, use.facts, task.index, buffer, use.compress)
