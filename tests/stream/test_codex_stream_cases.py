@@ -116,3 +116,16 @@ def test_hand_made_rollouts(
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     # THEN equal to the model path (handled), or its bytes (not handled)
     assert both(path, export_trace, monkeypatch) is handled
+
+
+def test_damaged_lines_are_said_the_same_way(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a rollout with a cut line and a line that is no object
+    lines = SMALL.read_text().splitlines(keepends=True)
+    lines.insert(20, '{"timestamp": "2026-02-23T19:34:41.000Z", "type": "event_msg", \n')
+    lines.insert(30, "[1, 2]\n")
+    path = tmp_path / SMALL.name
+    path.write_text("".join(lines))
+    # THEN the same warnings, the same trace
+    assert both(path, export_trace, monkeypatch)
