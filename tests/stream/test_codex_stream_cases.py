@@ -1,6 +1,6 @@
 """The one pass against the model path on hand-made Codex rollouts (a small real one,
 changed): what the corpus holds little of (a command's duration, no window, a request
-left open at the end) must come out equal; what the pass does not handle (a rollback, a
+left open at the end, rollbacks) must come out equal; what the pass does not handle (a
 spawned thread, a command's end read after its call was written, a window first reported
 after the first request) must fall back to the model path's bytes."""
 
@@ -61,6 +61,18 @@ def rollback(lines: Lines) -> None:
     lines.insert(len(lines) - 1, _event(lines[-2], {"type": "thread_rolled_back", "num_turns": 1}))
 
 
+def rollback_mid(lines: Lines) -> None:
+    # a prompt after the first call's output, a request, then that turn rolled back: the
+    # requests after it see the context without the prompt and the request's output
+    at = _index(lines, "function_call_output", FIRST_CALL)
+    text = "and list the workflows first " * 40
+    said = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+    prompt = {"timestamp": lines[at]["timestamp"], "type": "response_item", "payload": said}
+    lines[at + 1 : at + 1] = [prompt, _event(lines[at], {"type": "user_message", "message": text})]
+    cut = _index(lines, "function_call_output", "call_SengCcPYInk46d62DPE6eqqb")
+    lines.insert(cut + 1, _event(lines[cut], {"type": "thread_rolled_back", "num_turns": 1}))
+
+
 def spawned(lines: Lines) -> None:
     lines[0]["payload"]["source"] = {
         "subagent": {"thread_spawn": {"parent_thread_id": "p-1", "agent_role": "worker"}}
@@ -99,7 +111,8 @@ CASES: dict[str, tuple[Callable[[Lines], None], bool]] = {
     "no_window": (no_window, True),
     "left_open": (left_open, True),
     "late_command_end": (late_command_end, False),
-    "rollback": (rollback, False),
+    "rollback": (rollback, True),
+    "rollback_mid": (rollback_mid, True),
     "spawned": (spawned, False),
     "window_later": (window_later, False),
 }

@@ -10,10 +10,11 @@ out at the end by the track table's own rows from what the reading kept (stream/
 A compaction is written when the request after it closes (its size after is that
 request's, and its observation is settled then, as the builder's `finish` settles it):
 its Context size before and after, and the categories it moved; its slice at the end.
+A rollback is the replay's (its removals) and the end's (its marker on Events).
 
 What this pass does not do is `NotHandled`, raised before the group's bytes are handed
-on (stream/group.py then returns None and the model path reads the group): a rollback,
-a spawned or spawning thread, a message from another agent, a session without a
+on (stream/group.py then returns None and the model path reads the group): a spawned
+or spawning thread, a message from another agent, a session without a
 measured request, two requests at one time (start or end), a request starting before
 one written already, a request without a window in a session that has one, a compaction
 before the first request, a call changed after it was written (its end, error or result
@@ -196,8 +197,6 @@ class CodexPass:
     def _unhandled(self) -> None:
         """What the rollout held that this pass does not write (yet)."""
         builder = self.builder
-        if builder.markers:
-            raise NotHandled("a rollback")
         if (
             builder.parent_session is not None
             or builder.spawned
