@@ -142,3 +142,32 @@ def test_damaged_lines_are_said_the_same_way(
     path.write_text("".join(lines))
     # THEN the same warnings, the same trace
     assert both(path, export_trace, monkeypatch)
+
+
+def test_no_user_path_and_the_same_bytes_with_workers(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from test_pi_stream_pipeline import run_export
+
+    from agent_profiler import stream
+
+    # GIVEN rollouts whose cwd is under a user's home, a call reading a file under it
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    for name in ("a", "b"):
+        lines = [json.loads(line) for line in SMALL.read_text().splitlines()]
+        lines[0]["payload"]["cwd"] = f"/home/alice/work/{name}"
+        lines[0]["payload"]["id"] = f"{name * 8}-0000-4000-8000-000000000000"
+        at = _index(lines, "function_call", FIRST_CALL)
+        path = f"/home/alice/work/{name}/src/parser.py"
+        lines[at]["payload"]["arguments"] = json.dumps({"path": path})
+        (folder / f"{name}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert both(folder / "a.jsonl", export_trace, monkeypatch)
+    # THEN the pass's trace says no user's path, and is the same bytes with workers
+    monkeypatch.setenv(stream.SWITCH, "1")
+    got = export_trace(folder / "a.jsonl", args=("--no-compress",), require_addition=False)
+    assert b"alice" not in got.path.read_bytes()
+    assert any("parser.py" in str(s.args) for s in got.view.slices)
+    once = run_export(folder, tmp_path / "1.pftrace", "--jobs", "1")
+    workers = run_export(folder, tmp_path / "2.pftrace", "--jobs", "2")
+    assert once == workers
