@@ -186,10 +186,13 @@ class CodexPass:
             kept.setdefault(id(snapshot), snapshot)
         # (the model's order: the log's, which is the requests' here)
         self.log.left = sorted(kept.values(), key=lambda x: x.time_ns)
+        needed = set(self.additions.causes)
+        if builder.compactions:  # (stream/end.py: the calls the end's snapshots name)
+            needed.update(c.source_id for x in self.log.left for c in x.changes)
+        calls.check_and_trim(builder.end_ns, needed)
         session = builder.finish()
         if session is None:
             raise NotHandled("no session")
-        calls.check(session.tool_calls)
         assert self.session_facts is not None
         self.session_facts = replace(self.session_facts, window_tokens=session.window_tokens)
         return session

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from itertools import islice
 from typing import Any
 
-from agent_profiler.adapters.codex_rollout import RolloutBuilder, Tool
+from agent_profiler.adapters.codex_rollout import RolloutBuilder, Tool, _tool_end
 from agent_profiler.model import ToolCall
 from agent_profiler.stream.log import NotHandled
 from agent_profiler.stream.tools import StreamTools
@@ -153,13 +153,41 @@ class CodexCalls:
         self.inflight.clear()
         return made
 
-    def check(self, calls: Iterable[ToolCall]) -> None:
-        """The model's calls are those written (none changed after it was taken)."""
-        written = self.written
-        count = 0
-        for call in calls:
-            count += 1
-            if written.get(call.call_id) != _key(call):
-                raise NotHandled("a call changed after it was written")
-        if count != len(written):
+    def check_and_trim(self, session_end: int, needed: Container[str]) -> None:
+        """Before the builder's `finish`: every call written is the call it will make of
+        its draft (`_tool_end`, the error, the result: none changed since it was taken),
+        and the drafts it does not need are let go, so it makes no call of them again
+        (as stream/pi.py does): those `needed` (the largest additions' calls, those the
+        end's snapshots name), each prompt's last to end (its turn lasts until then:
+        drafts.finish_prompts) and those without an output (the session is incomplete)."""
+        tools, written, closed = self.builder.tools, self.written, self.closed
+        if len(tools) != len(written):
             raise NotHandled("a call written twice, or not made by the model")
+        keep: set[str] = set()
+        last: dict[str | None, tuple[int, str]] = {}
+        for call_id, draft in tools.items():
+            start = draft.start_ns
+            end = max(_tool_end(draft, session_end), start)
+            key = (
+                call_id,
+                start,
+                end,
+                draft.response_id if draft.response_id in closed else None,
+                draft.prompt_id,
+                draft.is_error,
+                draft.end_ns is None,
+                draft.result_chars,
+                draft.child_session,
+                DURATION if draft.duration_ns is not None else "",
+            )
+            if written.get(call_id) != key:
+                raise NotHandled("a call changed after it was written")
+            if draft.end_ns is None or call_id in needed:
+                keep.add(call_id)
+            found = last.get(draft.prompt_id)
+            if found is None or end > found[0]:
+                last[draft.prompt_id] = (end, call_id)
+        keep.update(call_id for _, call_id in last.values())
+        kept = {call_id: draft for call_id, draft in tools.items() if call_id in keep}
+        tools.clear()
+        tools.update(kept)
