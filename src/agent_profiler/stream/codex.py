@@ -88,6 +88,7 @@ class CodexPass:
         self.queue: list[tuple[Response | None, Any, list[Any]]] = []
         self.previous: ContextSnapshot | None = None  # the last written
         self.arrived = 0  # requests read
+        self.responses: list[Response] = []  # theirs, for the builder's `finish`
         self.written = 0  # requests written
         self.start = 0  # the rollout's first time so far
         self.pending: list[tuple[tuple[int, int, str], Response, ContextSnapshot, int, Any]] = []
@@ -146,6 +147,7 @@ class CodexPass:
                 self.arrived += 1
                 draft = requests[-1]
                 response = draft.finish()
+                self.responses.append(response)
                 calls.closed.add(response.id)
                 queue.append((response, calls.of(response.id, response.start_ns), calls.ended()))
                 if self.unsettled:
@@ -190,7 +192,7 @@ class CodexPass:
         if builder.compactions:  # (stream/end.py: the calls the end's snapshots name)
             needed.update(c.source_id for x in self.log.left for c in x.changes)
         calls.check_and_trim(builder.end_ns, needed)
-        session = builder.finish()
+        session = builder.finish(tuple(self.responses))
         if session is None:
             raise NotHandled("no session")
         assert self.session_facts is not None
