@@ -2,12 +2,14 @@
 changed): what the corpus holds little of (a command's duration, no window, a request
 left open at the end, rollbacks) must come out equal; what the pass does not handle (a
 spawned thread, a command's end read after its call was written, a window first reported
-after the first request) must fall back to the model path's bytes."""
+after the first request, a request read after one that starts later) must fall back to
+the model path's bytes."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +75,16 @@ def rollback_mid(lines: Lines) -> None:
     lines.insert(cut + 1, _event(lines[cut], {"type": "thread_rolled_back", "num_turns": 1}))
 
 
+def time_back(lines: Lines) -> None:
+    # the last request's lines stamped a second before the one before it started (at
+    # the token_count before it: a clock put back): the one before it is written already
+    closes = [i for i, line in enumerate(lines) if line["payload"].get("type") == "token_count"]
+    earlier = lines[closes[-4]]["timestamp"]  # (each request's token_count comes twice)
+    back = datetime.fromisoformat(earlier.replace("Z", "+00:00")) - timedelta(seconds=1)
+    for line in lines[closes[-2] + 1 :]:
+        line["timestamp"] = back.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def spawned(lines: Lines) -> None:
     lines[0]["payload"]["source"] = {
         "subagent": {"thread_spawn": {"parent_thread_id": "p-1", "agent_role": "worker"}}
@@ -114,6 +126,7 @@ CASES: dict[str, tuple[Callable[[Lines], None], bool]] = {
     "rollback": (rollback, True),
     "rollback_mid": (rollback_mid, True),
     "spawned": (spawned, False),
+    "time_back": (time_back, False),
     "window_later": (window_later, False),
 }
 

@@ -1,11 +1,12 @@
 """One pass over a Codex CLI rollout (adapters/codex.py's reading, line by line through
 `rollout_lines` and the rollout's own `RolloutBuilder`, its context log a `CodexLog`):
-each request is written once its `token_count` is read and no request read later can
-start before it (`REORDER_NS`): its response slice with its arguments and `context`, its
-turn on the same lane, the request counters and the context categories it moved, its
-usage totals at its end; its tool calls once they are known to have ended
-(stream/codex_tools.py), through stream/tools.py. The session's other tracks are laid
-out at the end by the track table's own rows from what the reading kept (stream/end.py).
+each request is written once its `token_count` is read and its snapshot replayed (a
+request read later starts later; one that does not falls back): its response slice
+with its arguments and `context`, its turn on the same lane, the request counters and
+the context categories it moved, its usage totals at its end; its tool calls once they
+are known to have ended (stream/codex_tools.py), through stream/tools.py. The session's
+other tracks are laid out at the end by the track table's own rows from what the reading
+kept (stream/end.py).
 
 A compaction is written when the request after it closes (its size after is that
 request's, and its observation is settled then, as the builder's `finish` settles it):
@@ -23,7 +24,6 @@ does not confirm."""
 
 from __future__ import annotations
 
-import heapq
 import io
 from dataclasses import replace
 from functools import partial
@@ -57,9 +57,6 @@ from agent_profiler.writers.chunks import PacketSink
 from agent_profiler.writers.events import EventEncoder
 from agent_profiler.writers.perfetto import sequence_of
 
-# A request's start is the time of the input that triggered it: requests wait this long
-# (in journal time) to be written in time order, as Pi's do (stream/pi.py).
-REORDER_NS = 600 * 1_000_000_000
 # Lines read between two replays of the log and the requests' writing (stream/pi.py's
 # BATCH_LINES: each stage a loop of its own over a few hundred lines).
 BATCH_LINES = 256
@@ -91,9 +88,7 @@ class CodexPass:
         self.responses: list[Response] = []  # theirs, for the builder's `finish`
         self.written = 0  # requests written
         self.start = 0  # the rollout's first time so far
-        self.pending: list[tuple[tuple[int, int, str], Response, ContextSnapshot, int, Any]] = []
-        self.latest = -(2**63)
-        self.committed: tuple[int, int, str] | None = None
+        self.committed = (-(2**63), 0)  # the last request written: (start, end)
         self.lane_uuids: dict[str, list[int]] = {"Responses": [], "Turns": []}
         self.turns: list[LaidSlice] = []  # each Turns lane's slice, as encoded
         self.context_uuids: dict[Category, int] = {}
@@ -169,7 +164,6 @@ class CodexPass:
         self._unhandled()
         if not requests:
             raise NotHandled("no measured request")
-        self._commit(None)
         if builder.end_ns is None:
             raise NotHandled("no session")
         window = builder.window
@@ -272,7 +266,6 @@ class CodexPass:
             raise NotHandled("a compaction before the first request")
         self.additions.take(snapshot)
         self.tools.decide()
-        self._commit(None)
         previous = self.previous
         if previous is not None and previous.time_ns == snapshot.time_ns:
             raise NotHandled("a compaction at the time of a request")
@@ -356,7 +349,7 @@ class CodexPass:
 
     def _arrive(self, response: Response, snapshot: ContextSnapshot, started: list[str]) -> None:
         """A request as it is read: its snapshot, its flows, its additions; it waits in
-        `pending` to be written in time order. `started`: its calls' ids, in layout order."""
+        written now. `started`: its calls' ids, in layout order."""
         if snapshot.anchor_id != response.id:
             raise NotHandled("a request without its snapshot")
         if self.session_facts is None:
@@ -376,20 +369,13 @@ class CodexPass:
         out = tuple(flows_in[call_id] for call_id in started)
         self.additions.take(snapshot)
         self.tools.decide()
-        order = (response.start_ns, response.end_ns, response.id)
-        if self.committed is not None and order < self.committed:
+        # Written now: a Codex request starts at the line that triggered it, so one read
+        # later starts later (unless the rollout's times go back: then it falls back).
+        order = (response.start_ns, response.end_ns)
+        if order < self.committed:
             raise NotHandled("a request that starts before one written already")
-        heapq.heappush(self.pending, (order, response, snapshot, arrival, out))
-        latest = self.latest = max(self.latest, response.start_ns)
-        self._commit(latest - REORDER_NS)
-
-    def _commit(self, before: int | None) -> None:
-        """Write the requests waiting that start before `before` (None: all), in order."""
-        pending = self.pending
-        while pending and (before is None or pending[0][0][0] < before):
-            order, response, snapshot, arrival, out = heapq.heappop(pending)
-            self.committed = order
-            self._write(response, snapshot, arrival, out)
+        self.committed = order
+        self._write(response, snapshot, arrival, out)
 
     def _write(
         self, response: Response, snapshot: ContextSnapshot, arrival: int, out: tuple[int, ...]
