@@ -65,7 +65,12 @@ class CodexCalls:
         tools = self.builder.tools
         new = len(tools) - self.seen
         self.seen = len(tools)
-        for draft in reversed(list(islice(reversed(tools.values()), new))):
+        drafts = (
+            (next(reversed(tools.values())),)
+            if new == 1
+            else reversed(list(islice(reversed(tools.values()), new)))
+        )
+        for draft in drafts:
             heapq.heappush(self.waiting, (draft.start_ns, draft.call_id, draft))
             self.by_request.setdefault(draft.response_id, []).append(
                 (draft.start_ns, draft.call_id)
