@@ -130,6 +130,15 @@ def run_group(
     updated (a worker knows none: the parent checks what it sends back)."""
     from agent_profiler.views import session_span
 
+    if isinstance(use, EncodeTrace):
+        from agent_profiler import stream
+
+        if stream.enabled():
+            from agent_profiler.stream.group import try_group
+
+            streamed = try_group(task, use, seen, out, on_progress)
+            if streamed is not None:
+                return streamed
     diagnostics = Diagnostics(on_progress=on_progress)
     with task.options.applied():
         read = read_group(

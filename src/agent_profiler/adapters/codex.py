@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections import deque
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -74,13 +75,23 @@ def detect(values: list[object]) -> bool:
 
 
 def read_rollout(path: Path, diagnostics: Diagnostics) -> RolloutBuilder:
+    from agent_profiler.adapters.codex_rollout import RolloutBuilder
+
+    builder = RolloutBuilder(str(path), diagnostics)
+    deque(rollout_lines(builder, path), maxlen=0)
+    return builder
+
+
+def rollout_lines(builder: RolloutBuilder, path: Path) -> Iterator[int]:
+    """Each line of the rollout at `path` read into `builder`, the rollout's first time so
+    far yielded after each line handed to it (the one pass, stream/codex.py, reads along;
+    `read_rollout` runs it through); once the last is read, the builder's start and end
+    are set."""
     from agent_profiler.adapters.codex_agents import on_inter_agent, on_rollout_reference
     from agent_profiler.adapters.codex_events import on_event
     from agent_profiler.adapters.codex_items import on_compacted, on_response_item
-    from agent_profiler.adapters.codex_rollout import RolloutBuilder
 
-    source = str(path)
-    builder = RolloutBuilder(source, diagnostics)
+    diagnostics, source = builder.diagnostics, builder.path
     clock = journal_clock(path, diagnostics, source)
     # What each read line type does, looked up once per line instead of an if-chain;
     # every handler takes (payload, time, line).
@@ -127,9 +138,9 @@ def read_rollout(path: Path, diagnostics: Diagnostics) -> RolloutBuilder:
             _unknown_parts(payload, diagnostics, source, line)
         builder.line = line
         handler(payload, ts, line)
+        yield start
     if end >= 0:
         builder.start_ns, builder.end_ns = start, end
-    return builder
 
 
 def _unknown_parts(item: dict[str, Any], diagnostics: Diagnostics, source: str, line: int) -> None:

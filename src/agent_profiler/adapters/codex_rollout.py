@@ -30,7 +30,16 @@ from agent_profiler.adapters.drafts import (
 from agent_profiler.attribution import ContextLog, Logged, Observation
 from agent_profiler.console import counted
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.model import Category, Fact, Harness, Marker, Prompt, Session, SourceKind
+from agent_profiler.model import (
+    Category,
+    Fact,
+    Harness,
+    Marker,
+    Prompt,
+    Response,
+    Session,
+    SourceKind,
+)
 from agent_profiler.records import record
 
 HARNESS = Harness.CODEX
@@ -335,7 +344,10 @@ class RolloutBuilder:
 
     # -- result -------------------------------------------------------------
 
-    def finish(self) -> Session | None:
+    def finish(self, responses: tuple[Response, ...] | None = None) -> Session | None:
+        """The session. `responses`: the requests' responses made already (each
+        `_Request.finish()` of those with usage, in order: stream/codex.py makes them as
+        it reads), not made again."""
         if self.start_ns is None or self.end_ns is None:
             return None
         end = self.end_ns
@@ -355,7 +367,10 @@ class RolloutBuilder:
                     reported_tokens=compaction.post_tokens,
                 )
         snapshots = self.log.replay()
-        responses = tuple(r.finish() for r in handed_over(self.requests) if r.usage is not None)
+        if responses is None:
+            responses = tuple(r.finish() for r in handed_over(self.requests) if r.usage is not None)
+        else:
+            self.requests.clear()
         response_ids = {r.id for r in responses}
         tools = tuple(
             t.finish(

@@ -95,6 +95,7 @@ def plan_session(
             for counter, uuid in zip(counters, counter_uuids, strict=True)
         ),
         tuple(_block(data, run, lanes, uuids) for run in runs),
+        data.end,
     )
 
 

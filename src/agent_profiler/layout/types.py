@@ -206,6 +206,7 @@ class SessionPlan:
     tracks: tuple[Track, ...]
     counters: tuple[CounterSeries, ...]
     blocks: tuple[Block, ...]
+    end: int = 0  # the capture's end, where every counter closes (data.SessionData.end)
 
     @property
     def slice_count(self) -> int:

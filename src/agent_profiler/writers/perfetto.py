@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import IO, Any
 
 from agent_profiler.layout import (
@@ -219,6 +219,20 @@ def write_header(stream: IO[bytes], header: TraceHeader) -> int:
     return 2
 
 
+def encode_plan(encoder: EventEncoder, add: Callable[[bytes], None], plan: SessionPlan) -> None:
+    """A session's events, swept in (time, rank, order) order, as packets handed to `add`
+    (its track descriptors written before)."""
+    end, begin, counters = encoder.end, encoder.begin, encoder.counters
+    activity = plan.activity  # the category of its counter packets
+    for ts, _, _, what, part in _session_events(plan):
+        if part == _END:
+            add(end(ts, what.track_uuid))  # type: ignore[union-attr]
+        elif part == _BEGIN:
+            add(begin(ts, what))  # type: ignore[arg-type]
+        else:
+            add(counters(ts, activity, what))  # type: ignore[arg-type]
+
+
 class PerfettoWriter:
     """Writes sessions as one Perfetto trace (binary protobuf).
 
@@ -253,21 +267,13 @@ class PerfettoWriter:
         encoder = EventEncoder(sequence)
         sink = PacketSink(stream, compress=self.compress)
         add = sink.add
-        end, begin, counters = encoder.end, encoder.begin, encoder.counters
         descriptors = 0
         try:
             for session_group, tracks in iter_layout(ordered_sessions(sessions), self.facts, group):
                 for track in (session_group, *tracks.tracks):
                     add(record(track_descriptor_packet(sequence, track)))
                     descriptors += 1
-                activity = tracks.activity  # the category of its counter packets
-                for ts, _, _, what, part in _session_events(tracks):
-                    if part == _END:
-                        add(end(ts, what.track_uuid))  # type: ignore[union-attr]
-                    elif part == _BEGIN:
-                        add(begin(ts, what))  # type: ignore[arg-type]
-                    else:
-                        add(counters(ts, activity, what))  # type: ignore[arg-type]
+                encode_plan(encoder, add, tracks)
             sink.close()
         finally:
             sink.stop()

@@ -1,0 +1,98 @@
+"""A journal group through the one pass (pipeline.run_group asks `try_group` first when
+the switch is on): decided up front from the options and the group, then by the pass,
+whose bytes are handed on only once it has written the whole group. None: read the usual
+way (nothing of this group was written)."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import replace
+from typing import IO, TYPE_CHECKING
+
+from agent_profiler.annotations import ContentMode, TraceHeader
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.estimate import EstimateChoice
+from agent_profiler.model import Harness
+from agent_profiler.stream.log import NotHandled
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from agent_profiler.pipeline import EncodeTrace, GroupOutcome, GroupTask
+
+
+def handles(task: GroupTask, use: EncodeTrace) -> bool:
+    """What the pass does: one Pi journal or Codex rollout, read with the default options
+    (a Codex group of more than one rollout holds subagents: the model path's)."""
+    group, options, facts = task.group, task.options, use.facts
+    return (
+        group.harness in (Harness.PI, Harness.CODEX)
+        and len(group.paths) == 1
+        and options.harness is None
+        and options.estimate is EstimateChoice.CHARS4
+        and not options.previews
+        and not options.align
+        and facts.content is ContentMode.NONE
+        and not facts.redact
+    )
+
+
+def try_group(
+    task: GroupTask,
+    use: EncodeTrace,
+    seen: dict[str, int] | None,
+    out: IO[bytes] | None,
+    on_progress: Callable[[str, int, int], None] | None = None,
+) -> GroupOutcome[bytes] | None:
+    """The group's outcome, as pipeline.run_group's, or None when the pass does not
+    handle it (then nothing was written and `seen` is as it was)."""
+    if not handles(task, use):
+        return None
+    from agent_profiler import estimate
+    from agent_profiler.loader import fewer_collections, let_go
+    from agent_profiler.pipeline import GroupOutcome, SessionCounts
+    from agent_profiler.views import session_span
+
+    diagnostics = Diagnostics(on_progress=on_progress)
+    buffer = io.BytesIO()
+    (path,) = task.group.paths
+    measure = estimate.current().for_harness(task.group.harness.value)
+    if task.group.harness is Harness.CODEX:  # (a Codex export does not import Pi's pass)
+        from agent_profiler.stream.codex import export_codex as export
+    else:
+        from agent_profiler.stream.pi import export_pi as export
+    try:
+        with task.options.applied(), estimate.use_estimator(measure), fewer_collections():
+            session = export(path, diagnostics, use.facts, task.index, buffer, use.compress)
+    except NotHandled:
+        let_go()
+        return None
+    except Exception:  # a bug of the pass, or a file it cannot read
+        # The model path reads the group again: it says what is wrong with the file, or
+        # loses the group with one line (loader.read_group), as without the pass. The
+        # differential tests hold every journal they know to the pass (tests/stream).
+        let_go()
+        return None
+    let_go()
+    if diagnostics.failures or (seen is not None and session.session_id in seen):
+        return None  # (a repeated id is renamed `#2` by the model path)
+    if seen is not None:
+        seen[session.session_id] = 1
+    value = buffer.getvalue()
+    if out is not None:
+        out.write(value)
+        value = b""
+    counts = SessionCounts.of([session])
+    counts = replace(counts, header=TraceHeader.of([session]))
+    return GroupOutcome(
+        task.index,
+        [],
+        task.group.paths,
+        (session.session_id,),
+        [],
+        counts,
+        session_span(session)[0],
+        diagnostics,
+        value,
+        [],
+    )

@@ -1,0 +1,465 @@
+"""One pass over a Pi journal (adapters/pi.py's reading, line by line): each request is
+written once it is read and no request read later can start before it (`REORDER_NS`):
+its response slice with its arguments and `context` (the snapshot replayed as the
+request is logged: stream/log.py), its turn on the same lane, the request counters and
+the context categories it moved, its usage totals at its end; its tool calls as they end
+(stream/tools.py). The session's other tracks (the capture and its facts, prompts and
+their inputs, failed requests, configuration, largest additions) are laid out at the end
+by the track table's own rows from what the reading kept (stream/end.py).
+
+What this pass does not do is `NotHandled`, raised before the group's bytes are handed
+on (stream/group.py then returns None and the model path reads the group): a
+compaction, a session without a measured request, two requests at one time, a request
+starting before one written already, a fact guessed at the first request (the provider,
+the window, the session id, the session's start, the cwd a path is made safe with) that
+the end does not confirm."""
+
+from __future__ import annotations
+
+import heapq
+import io
+from collections.abc import Iterable
+from dataclasses import replace
+from functools import partial
+from pathlib import Path
+from typing import IO, Any
+
+from agent_profiler.adapters.common import assumed_model_window, journal_clock
+from agent_profiler.adapters.drafts import ToolDraft
+from agent_profiler.adapters.pi import HARNESS, SessionBuilder
+from agent_profiler.annotations import TraceFacts, response_args
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.estimate import CHARS4_NOTE
+from agent_profiler.jsonl import read_jsonl
+from agent_profiler.layout.counters import CATEGORY_RANK, CONTEXT_GROUP
+from agent_profiler.layout.plan import SHARE_KEY
+from agent_profiler.layout.planning import TrackIds
+from agent_profiler.layout.types import (
+    LaidSlice,
+    Merge,
+    Track,
+    TrackKind,
+    stable_ids64,
+)
+from agent_profiler.model import AnchorKind, Category, ContextSnapshot, Response, Session
+from agent_profiler.stream.emit import Events, OnlineLanes
+from agent_profiler.stream.end import CONTEXT_ROW, RANK, ROWS, TURN_ARGS, write_end
+from agent_profiler.stream.log import Additions, NotHandled, StreamLog
+from agent_profiler.stream.tools import StreamTools, lane_track
+from agent_profiler.writers.chunks import PacketSink
+from agent_profiler.writers.events import EventEncoder
+from agent_profiler.writers.perfetto import sequence_of
+
+# A request's start can come before the one read before it (a Pi message's time is when it
+# was created): requests wait this long (in journal time) to be written in time order.
+REORDER_NS = 600 * 1_000_000_000
+# Lines read between two replays of the log (and the requests' writing): each stage runs
+# as a loop of its own over a few hundred lines, not interleaved line by line (which ran
+# 3-4% fewer instructions than the model path but took 15% more time on the 50 MB bench:
+# a third more instruction cache misses).
+BATCH_LINES = 256
+
+
+class _Calls:
+    """The call ids of the Tools slices so far, read from the builder's drafts: every call
+    of a response that did not fail, and one of a failed response once its result came."""
+
+    __slots__ = ("tools",)
+
+    def __init__(self, tools: dict[str, Any]) -> None:
+        self.tools = tools
+
+    def __contains__(self, call_id: object) -> bool:
+        tool = self.tools.get(call_id)  # type: ignore[call-overload]
+        return tool is not None and (tool.end_ns is not None or not tool.from_failed_response)
+
+
+class PiPass:
+    """One Pi journal read and written in one pass (see the module's docstring)."""
+
+    def __init__(
+        self, path: Path, diagnostics: Diagnostics, facts: TraceFacts, group: int, add: Any
+    ) -> None:
+        self.path = path
+        self.diagnostics = diagnostics
+        self.facts = facts
+        self.group = group
+        self.ids = TrackIds(group)
+        self.encoder = EventEncoder(sequence_of(group))
+        self.log = StreamLog()
+        self.builder = SessionBuilder(str(path), diagnostics, log=self.log)
+        self.calls = _Calls(self.builder.tools)
+        self.additions = Additions(self.calls)
+        self.events = Events(self.encoder, add, "pi.activity")
+        self.lanes = OnlineLanes()
+        self.key = ""
+        self.session_facts: Session | None = None
+        # messages read, until their snapshots are replayed: (a request, the calls begun)
+        self.queue: list[tuple[Response | None, list[ToolDraft] | None]] = []
+        self.previous: ContextSnapshot | None = None  # the last written
+        self.arrived = 0  # responses read
+        self.written = 0  # responses written
+        # Requests read and not written yet, by (start, end, id), until no later one can
+        # start before them (REORDER_NS), and the last written.
+        self.pending: list[tuple[tuple[int, int, str], Response, ContextSnapshot, int, Any]] = []
+        self.latest = -(2**63)
+        self.committed: tuple[int, int, str] | None = None
+        self.lane_uuids: dict[str, list[int]] = {"Responses": [], "Turns": []}
+        self.turns: list[LaidSlice] = []  # each Turns lane's slice, as encoded
+        self.context_uuids: dict[Category, int] = {}
+        self.context_last: dict[Category, int] = {}
+        self.context_categories: object = None
+        # the request counters' last values (their samples start with a 0)
+        self.last_window = self.last_fill = self.input_total = self.output_total = 0
+        self.last_usage_ts = -1
+        self.opened_at: int | None = None  # where the counters' opening zeros were written
+        self.tools_seen = 0
+        self.tools = StreamTools(
+            self.events, self._tool_lane, self._tool_flow, self.additions, self._cwd
+        )
+        self.tool_lanes: list[int] = []
+        self.prompt_flow: Any = None
+        self.tool_flow: Any = None
+        self.flows_in: dict[str, int] = {}  # call id → the flow from its response
+        self.first_prompt: dict[str, int] = {}
+
+    # ------------------------------------------------------------------ reading
+
+    def run(self) -> Session:
+        builder = self.builder
+        on_record = builder.on_record
+        clock = journal_clock(self.path, self.diagnostics, str(self.path))
+        tools, queue = builder.tools, self.queue
+        lines = 0
+        for line, value in read_jsonl(self.path, self.diagnostics):
+            on_record(value, line, clock)
+            arrived = len(builder.responses) > self.arrived
+            started = len(tools) != self.tools_seen
+            if arrived or started:
+                # A message: queued with what only this moment tells (the calls it
+                # started, open now), until its snapshot is replayed.
+                response = None
+                if arrived:
+                    self.arrived += 1
+                    response = builder.responses[-1]
+                drafts: list[ToolDraft] | None = None
+                if started:  # (the open calls are the message's own)
+                    self.tools_seen = len(tools)
+                    drafts = [t for t in builder.open_tools if not t.from_failed_response]
+                queue.append((response, drafts))
+            lines += 1
+            if lines >= BATCH_LINES and queue:
+                self._drain()
+                lines = 0
+        self._drain()
+        if builder.compactions or not builder.responses:
+            raise NotHandled("a compaction, or no measured request")
+        if any(t.from_failed_response and t.end_ns is not None for t in builder.tools.values()):
+            # Its response's flows were written without it (a failed response's calls
+            # never ran, as a rule).
+            raise NotHandled("a call of a failed response with a result")
+        self._commit(None)
+        if builder.end_ns is None:
+            raise NotHandled("no session")
+        self.tools.finish(self.key, builder.end_ns)
+        if self.tools.cwd_used and self.tools.cwd_used[0] != builder.project:
+            raise NotHandled("a call's path target made safe before the session's cwd")
+        self.events.flush()
+        self.log.left = self.additions.snapshots()
+        session = builder.finish()
+        if session is None:
+            raise NotHandled("no session")
+        return session
+
+    def _drain(self) -> None:
+        """The messages queued, in order, each request with its snapshot (the log's
+        entries since the last drain replayed in one loop)."""
+        snapshots = iter(self.log.replayed())
+        tools = self.tools
+        for response, drafts in self.queue:
+            # A message: the calls of the one before have all ended (moved on).
+            if tools.group:
+                tools.ended()
+            if response is not None:
+                snapshot = next(snapshots, None)
+                if snapshot is None or snapshot.anchor is not AnchorKind.RESPONSE:
+                    raise NotHandled("a snapshot of something other than a request")
+                self._arrive(response, snapshot, drafts or ())
+            if drafts is not None:
+                tools.started(drafts)
+        self.queue.clear()
+        if next(snapshots, None) is not None:
+            raise NotHandled("a snapshot of no request")
+
+    # ------------------------------------------------------------------ a request
+
+    def _start(self, response: Response) -> None:
+        """What the first request fixes: the session's key, the facts its arguments read,
+        the capture's uuid (the tracks are numbered in the group's block)."""
+        builder = self.builder
+        self.key = key = builder.session_id or Path(builder.path).name.split(".")[0]
+        provider = builder.providers[0] if builder.providers else builder.header_provider
+        window, _ = assumed_model_window([response])
+        # What a response's arguments read of the session (`response_args`): guessed at
+        # the first request, checked at the end (`finish`).
+        self.session_facts = Session(
+            HARNESS, key, 0, 0, (), provider=provider, window_tokens=window
+        )
+        # Numbered as the model path numbers them (the capture's uuid is its `capture_id`).
+        self.session_uuid = self.ids.get(f"session:{key}")
+        self.capture_uuid = self.ids.get(f"capture:{key}")
+        self.context_uuid = self.ids.get(f"{key}:group:{CONTEXT_GROUP}")
+        counter = f"{key}:counter:"
+        self.size_uuid = self.ids.get(counter + "Context size")
+        if window:
+            self.window_uuid = self.ids.get(counter + "Context window")
+            self.fill_uuid = self.ids.get(counter + "Context fill")
+        self.input_uuid = self.ids.get(counter + "Input tokens")
+        self.output_uuid = self.ids.get(counter + "Output tokens")
+        self.prompt_flow = stable_ids64(f"{key}:flow:prompt:")
+        self.tool_flow = stable_ids64(f"{key}:flow:tool:")
+
+    def _cwd(self) -> str | None:
+        return self.builder.project
+
+    def _tool_flow(self, call_id: str) -> int:
+        """The flow into a call from its response (made when the response was read)."""
+        return self.flows_in.pop(call_id)
+
+    def _tool_lane(self, lane: int) -> int:
+        """A Tools lane's uuid, its descriptor written at its first slice."""
+        lanes = self.tool_lanes
+        while len(lanes) <= lane:
+            uuid = self.ids.get(f"{self.key}:Tools:{len(lanes)}")
+            lanes.append(uuid)
+            row = ROWS["Tools"]
+            self.events.declare(
+                lane_track(uuid, self.capture_uuid, RANK["Tools"], row.description)  # type: ignore[arg-type]
+            )
+        return lanes[lane]
+
+    def _arrive(
+        self, response: Response, snapshot: ContextSnapshot, drafts: Iterable[ToolDraft]
+    ) -> None:
+        """A request as it is read: what only its moment in the journal tells (its
+        snapshot, its flows, its additions); it waits in `pending` to be written in time
+        order. `drafts`: the calls its message started."""
+        if snapshot.anchor_id != response.id:
+            raise NotHandled("a request without its snapshot")
+        if self.session_facts is None:
+            self._start(response)
+        # Flows: from its prompt's input; to each tool call it started (calls by id:
+        # they all start at its entry).
+        builder = self.builder
+        prompts = builder.prompts
+        for i in range(len(self.first_prompt), len(prompts)):
+            self.first_prompt.setdefault(prompts[i].id, i)
+        found = self.first_prompt.get(response.prompt_id, -1) if response.prompt_id else -1
+        arrival = (
+            self.prompt_flow(response.id)
+            if found >= 0 and response.start_ns >= prompts[found].start_ns
+            else 0
+        )
+        # The calls its message started are the open ones (a new entry closes the rest).
+        # Each call's flow from its response, worked out once for its two ends.
+        flows_in = self.flows_in
+        started = sorted(t.call_id for t in drafts if t.response_id == response.id)
+        for call_id in started:
+            flows_in[call_id] = self.tool_flow(call_id)
+        out = tuple(flows_in[call_id] for call_id in started)
+        self.additions.take(snapshot)
+        self.tools.decide()
+        order = (response.start_ns, response.end_ns, response.id)
+        if self.committed is not None and order < self.committed:
+            raise NotHandled("a request that starts before one written already")
+        heapq.heappush(self.pending, (order, response, snapshot, arrival, out))
+        latest = self.latest = max(self.latest, response.start_ns)
+        self._commit(latest - REORDER_NS)
+
+    def _commit(self, before: int | None) -> None:
+        """Write the requests waiting that start before `before` (None: all), in time
+        order."""
+        pending = self.pending
+        while pending and (before is None or pending[0][0][0] < before):
+            order, response, snapshot, arrival, out = heapq.heappop(pending)
+            self.committed = order
+            self._write(response, snapshot, arrival, out)
+
+    def _write(
+        self,
+        response: Response,
+        snapshot: ContextSnapshot,
+        arrival: int,
+        out: tuple[int, ...],
+    ) -> None:
+        """A request's slices and samples, in time order (layout/data.py: the snapshot
+        before it in time, its lane, the window it states)."""
+        index = self.written
+        self.written += 1
+        previous = self.previous
+        if previous is not None and previous.time_ns == snapshot.time_ns:
+            raise NotHandled("two requests at one time")
+        self.previous = snapshot
+        events, key = self.events, self.key
+        if index == 0:
+            self._open()
+        # Everything held before this request's start can go: no later event comes before.
+        events.flush(response.start_ns)
+        lane, first = self.lanes.place(response.start_ns, response.end_ns)
+        if first:
+            for name in ("Responses", "Turns"):
+                uuid = self.ids.get(f"{key}:{name}:{lane}")
+                self.lane_uuids[name].append(uuid)
+                row = ROWS[name]
+                events.declare(
+                    Track(
+                        uuid,
+                        name,
+                        TrackKind.SLICE,
+                        parent=self.capture_uuid,
+                        order_rank=RANK[name],
+                        merge=Merge.BY_NAME if row.merge else None,
+                        description=row.description,  # type: ignore[arg-type]
+                    )
+                )
+            # A turn's slice as the encoder reads it (its name, args, track: not its span).
+            self.turns.append(
+                LaidSlice("Turns", "turn", 0, 0, events.activity, TURN_ARGS, (), (), False, uuid)
+            )
+        flows = (arrival, *out) if arrival else out
+        facts = self.session_facts
+        assert facts is not None  # (made at the first request)
+        window = facts.window_tokens if index == 0 else 0
+        args = partial(response_args, facts, response, snapshot, previous, window, self.calls)
+        # The request counters (layout/counters.py `session_counters`): at its start, the
+        # context's size (every sample kept), window and fill (where they change), in one
+        # packet with the context categories; the running usage totals at its end, in the
+        # order the requests end (made when written).
+        size = response.usage.prompt_tokens
+        values = {self.size_uuid: size}
+        if facts.window_tokens:
+            window = facts.window_tokens
+            if window != self.last_window:
+                values[self.window_uuid] = self.last_window = window
+            fill = -(-size * 100 // window)
+            if fill != self.last_fill:
+                values[self.fill_uuid] = self.last_fill = fill
+        self._context_samples(snapshot, values)
+        events.pair(
+            LaidSlice(
+                "Responses",
+                "response",
+                response.start_ns,
+                response.end_ns,
+                events.activity,
+                args,
+                flows,
+                out,
+                False,
+                self.lane_uuids["Responses"][lane],
+            ),
+            self.turns[lane],
+            values,
+            partial(self._usage, response),
+        )
+
+    def _open(self) -> None:
+        """The request counters' opening zeros, at the session's start: the first packets
+        of the pass's sequence, before any sample that may share their time (Trace
+        Processor keeps the file's order at one time). The start is the earliest time
+        read so far; the end checks no later line moved it."""
+        start = self.builder.start_ns
+        assert start is not None  # (a request was read)
+        self.opened_at = start
+        uuids = [self.size_uuid, self.input_uuid, self.output_uuid]
+        if self.session_facts is not None and self.session_facts.window_tokens:
+            uuids[1:1] = [self.window_uuid, self.fill_uuid]
+        self.events.counters_now(start, dict.fromkeys(uuids, 0))
+
+    def _usage(self, response: Response, ts: int) -> dict[int, int]:
+        """The running input and output totals once `response` ended (at `ts`)."""
+        if ts == self.last_usage_ts:
+            raise NotHandled("two requests that end at one time")  # (one sample each)
+        self.last_usage_ts = ts
+        values = {}
+        usage = response.usage
+        if usage.input_tokens:
+            self.input_total += usage.input_tokens
+            values[self.input_uuid] = self.input_total
+        if usage.output_tokens:
+            self.output_total += usage.output_tokens
+            values[self.output_uuid] = self.output_total
+        return values
+
+    def _context_samples(self, snapshot: ContextSnapshot, values: dict[int, int]) -> None:
+        """The `Context: *` samples of this snapshot: the categories that moved, a 0 for
+        one gone (layout/counters.py `_context_counters`)."""
+        categories = snapshot.categories
+        if categories is self.context_categories:
+            return
+        self.context_categories = categories
+        uuids, last = self.context_uuids, self.context_last
+        present = dict(categories)
+        for category, value in present.items():
+            uuid = uuids.get(category)
+            if uuid is None:
+                uuid = uuids[category] = self._context_counter(category)
+            elif last[category] == value:
+                continue
+            values[uuid] = value
+            last[category] = value
+        if len(present) < len(uuids):
+            for category, uuid in uuids.items():
+                if category not in present and last[category] != 0:
+                    values[uuid] = 0
+                    last[category] = 0
+
+    def _context_counter(self, category: Category) -> int:
+        name = f"Context: {category.label}"
+        uuid = self.ids.get(f"{self.key}:counter:{name}")
+        self.events.declare(
+            Track(
+                uuid,
+                name,
+                TrackKind.COUNTER,
+                parent=self.context_uuid,
+                order_rank=len(CONTEXT_ROW.children)
+                + CATEGORY_RANK.get(category.label, len(CATEGORY_RANK)),
+                description=(
+                    f"Tokens of this context category at each observed snapshot ({CHARS4_NOTE}; "
+                    "native counts where the journal has them)."
+                ),
+                counter_unit="tokens",
+                share_key=SHARE_KEY,
+            )
+        )
+        return uuid
+
+
+def export_pi(
+    path: Path,
+    diagnostics: Diagnostics,
+    facts: TraceFacts,
+    group: int,
+    stream: IO[bytes],
+    compress: bool,
+) -> Session:
+    """Read and write one Pi journal in one pass: its packets into `stream` (once the
+    whole journal is read: the requests' packets wait in memory until the head is
+    written before them); returns the session as the end of the reading left it (its
+    requests, calls and prompts, no snapshots but those of its largest additions), for
+    what the caller counts."""
+    requests = io.BytesIO()
+    sink = PacketSink(requests, compress=compress)
+    head = PacketSink(stream, compress=compress)
+    try:
+        one = PiPass(path, diagnostics, facts, group, sink.add)
+        session = one.run()
+        write_end(one, session, replace(facts, accounting=diagnostics.accounting()), head)
+        sink.close()
+        head.close()
+    finally:
+        sink.stop()
+        head.stop()
+    stream.write(requests.getbuffer())
+    return session

@@ -1,0 +1,225 @@
+"""The one pass against the model path on hand-made Pi journals: what the corpus holds
+little of (branches left and summarised, parallel calls ending in any order, a call
+without a result, failed requests, model changes) must come out equal, and what the pass
+does not handle (a compaction, a request starting long before one already written) must
+fall back to the model path's bytes. Random sessions too, as adapters/pi/test_pi.py's
+random trees: each either handled and equal, or not handled and the same bytes."""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_pi_stream import canonical
+
+from agent_profiler import stream
+from agent_profiler.stream import group as stream_group
+from agent_profiler.stream import pi as stream_pi
+from shared_paths import TESTS
+
+sys.path.insert(0, str(TESTS / "adapters" / "pi"))
+from test_pi import Journal
+from test_pi_fork import _fork, _source, _source_v1
+
+
+def both(path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Export `path` both ways; True when the pass handled it (the traces equal), False
+    when it fell back (the bytes equal)."""
+    monkeypatch.delenv(stream.SWITCH, raising=False)
+    expected = export_trace(path, require_addition=False)
+    handled: list[bool] = []
+    original = stream_group.try_group
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        outcome = original(*args, **kwargs)
+        handled.append(outcome is not None)
+        return outcome
+
+    monkeypatch.setattr(stream_group, "try_group", spy)
+    monkeypatch.setenv(stream.SWITCH, "1")
+    got = export_trace(path, require_addition=False)
+    monkeypatch.delenv(stream.SWITCH)
+    monkeypatch.setattr(stream_group, "try_group", original)
+    assert len(handled) == 1
+    if not handled[0]:
+        assert got.path.read_bytes() == expected.path.read_bytes()
+        return False
+    assert got.stderr == expected.stderr.replace(str(expected.path), str(got.path))
+    want, have = canonical(expected.view), canonical(got.view)
+    for part in ("tracks", "counters", "flows", "slices"):
+        assert have[part] == want[part], part
+    return True
+
+
+def result_at(j: Journal, parent: str, call_id: str, text: str, seconds: int = 1) -> str:
+    j.second += seconds - 1
+    return j.result(parent, call_id, text)
+
+
+def test_branches_failed_requests_and_model_changes(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    j = Journal()
+    u1 = j.user(None, "look at the repo")
+    a1 = j.assistant(u1, "which file?", 5_000)
+    u2 = j.user(a1, "read big.txt")
+    a2 = j.assistant(u2, "", 5_100, calls=(("c1", "read"),))
+    r2 = j.result(a2, "c1", "x" * 40_000)
+    a3 = j.assistant(r2, "it is big", 15_200)
+    summary = j.entry("branch_summary", a1, fromId=a3, summary="Read big.txt: 40k of x.")
+    u3 = j.user(summary, "never mind, list files")
+    aborted = j.assistant(u3, "", 0, stop="aborted")
+    u4 = j.user(aborted, "again")
+    failed = j.assistant(u4, "partial", 5_060, stop="error", calls=(("c9", "bash"),))
+    change = j.entry("model_change", failed, provider="openai", modelId="m2")
+    level = j.entry("thinking_level_change", change, thinkingLevel="high")
+    u5 = j.user(level, "and now?")
+    j.assistant(u5, "a, b", 5_050, model="m2")
+    assert both(j.write(tmp_path / "branches.jsonl"), export_trace, monkeypatch)
+
+
+def test_parallel_calls_ending_in_any_order_and_calls_without_results(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    j = Journal()
+    u1 = j.user(None, "read three files")
+    calls = (("c1", "read"), ("c2", "read"), ("c3", "bash"))
+    a1 = j.assistant(u1, "", 3_000, calls=calls)
+    r3 = result_at(j, a1, "c3", "z" * 9_000, 5)
+    r1 = result_at(j, r3, "c1", "x" * 100)
+    r2 = result_at(j, r1, "c2", "y" * 20_000, 3)
+    a2 = j.assistant(r2, "", 9_000, calls=(("c4", "read"), ("c5", "read")))
+    r4 = result_at(j, a2, "c4", "w" * 5_000)
+    # c5 gets no result: the conversation moves on
+    u2 = j.user(r4, "stop")
+    a3 = j.assistant(u2, "ok", 12_000, calls=(("c6", "bash"),))
+    j.user(a3, "and the end")  # c6 too, without a result …
+    j.assistant(j.lines[-1]["id"], "", 12_100, calls=(("c7", "read"),))  # … and c7 at the end
+    assert both(j.write(tmp_path / "parallel.jsonl"), export_trace, monkeypatch)
+
+
+@pytest.mark.parametrize("version", [1, 3])
+def test_a_fork(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch, version: int
+) -> None:
+    # GIVEN a fork: its source's entries copied first (dated before its header), then its
+    # own prompt and a request with a call
+    source, leaf = _source() if version == 3 else _source_v1()
+    fork = _fork(source, leaf, version=version)
+    u2 = fork.user(leaf or None, "now b")
+    a3 = fork.assistant(u2, "", 400, calls=(("c2", "read"),))
+    fork.result(a3, "c2", "y" * 40)
+    fork.assistant(fork.lines[-1].get("id"), "done", 450)
+    # THEN the pass writes what the model path writes
+    assert both(fork.write(tmp_path / "fork.jsonl"), export_trace, monkeypatch)
+
+
+def test_a_compaction_falls_back(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    j = Journal()
+    u1 = j.user(None, "question")
+    a1 = j.assistant(u1, "answer", 1_000)
+    c = j.entry("compaction", a1, summary="asked", firstKeptEntryId=u1, tokensBefore=1_005)
+    u2 = j.user(c, "more")
+    j.assistant(u2, "more answer", 700)
+    assert not both(j.write(tmp_path / "compacted.jsonl"), export_trace, monkeypatch)
+
+
+def test_a_request_starting_before_the_one_read_before_it(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a request whose message was created before the request read before it
+    # started, and before every entry of the journal (the session starts there)
+    j = Journal()
+    u1 = j.user(None, "question")
+    a1 = j.assistant(u1, "answer", 1_000)
+    u2 = j.user(a1, "more")
+    j.assistant(u2, "more answer", 1_100)
+    j.lines[-1]["message"]["timestamp"] -= 10 * 1_000
+    # THEN the pass writes the two in time order
+    assert both(j.write(tmp_path / "early.jsonl"), export_trace, monkeypatch)
+
+
+def test_a_request_starting_before_one_written_falls_back(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a request whose message was created before a request the pass has written
+    # (written once the journal is REORDER_NS past its start)
+    j = Journal()
+    u1 = j.user(None, "question")
+    a1 = j.assistant(u1, "answer", 1_000)
+    j.second += 1_200
+    u2 = j.user(a1, "more")
+    a2 = j.assistant(u2, "more answer", 1_100)
+    u3 = j.user(a2, "again")
+    j.assistant(u3, "again answer", 1_200)
+    j.lines[-1]["message"]["timestamp"] -= 1_300 * 1_000
+    # THEN the model path writes it
+    assert not both(j.write(tmp_path / "late.jsonl"), export_trace, monkeypatch)
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_random_sessions(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    # GIVEN a session that branches back to random earlier entries, summarises branches,
+    # makes parallel calls some of which get no result, fails requests, changes models,
+    # and (one seed in three) compacts
+    rng = random.Random(seed)
+    j = Journal()
+    leaf: str | None = None
+    path: list[str] = []
+    compacts = seed % 3 == 2
+    for step in range(150):
+        roll = rng.random()
+        if path and roll < 0.1:
+            back = rng.randrange(len(path))
+            leaf = path[back]
+            path = path[: back + 1]
+            if rng.random() < 0.5:
+                text = "summary " * rng.randint(1, 30)
+                leaf = j.entry("branch_summary", leaf, fromId=path[-1], summary=text)
+                path.append(leaf)
+        elif path and roll < 0.14 and compacts:
+            leaf = j.entry(
+                "compaction", leaf, summary="compacted", firstKeptEntryId=rng.choice(path)
+            )
+            path.append(leaf)
+        elif roll < 0.17:
+            model = rng.choice(["m1", "m2"])
+            leaf = j.entry("model_change", leaf, provider="anthropic", modelId=model)
+            path.append(leaf)
+        elif roll < 0.45:
+            leaf = j.user(leaf, "q" * rng.randint(1, 300))
+            path.append(leaf)
+        else:
+            calls = tuple(
+                (f"c{step}-{i}", rng.choice(["read", "bash"])) for i in range(rng.randint(0, 3))
+            )
+            stop = rng.choice(["toolUse", "toolUse", "toolUse", "aborted", "error"])
+            size = 0 if stop == "aborted" else rng.randint(1_000, 60_000)
+            leaf = j.assistant(
+                leaf,
+                "t" * rng.randint(0, 200),
+                size,
+                stop=stop,
+                calls=calls,
+                model=rng.choice(["m1", "m1", "m2"]),
+            )
+            path.append(leaf)
+            # (Pi runs no call of a failed message)
+            ran = calls if stop == "toolUse" else ()
+            for call_id, _ in rng.sample(ran, len(ran)):
+                if rng.random() < 0.85:
+                    j.second += rng.randint(0, 4)
+                    leaf = j.result(leaf, call_id, "r" * rng.randint(0, 20_000))
+                    path.append(leaf)
+    # (the log replayed and the requests written every line, every few, or every 256)
+    monkeypatch.setattr(stream_pi, "BATCH_LINES", (1, 7, 256)[seed // 3 % 3])
+    handled = both(j.write(tmp_path / f"random-{seed}.jsonl"), export_trace, monkeypatch)
+    # THEN every session without a compaction is the pass's
+    assert handled or compacts
