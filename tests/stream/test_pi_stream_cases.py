@@ -148,7 +148,8 @@ def test_a_request_starting_before_one_written_falls_back(
     tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN a request whose message was created before a request the pass has written
-    # (written once the journal is REORDER_NS past its start)
+    # (written once the journal is REORDER_NS past its start; the pass looks every line)
+    monkeypatch.setattr(stream_pi, "BATCH_LINES", 1)
     j = Journal()
     u1 = j.user(None, "question")
     a1 = j.assistant(u1, "answer", 1_000)

@@ -190,6 +190,7 @@ class PiPass:
         self.queue.clear()
         if next(snapshots, None) is not None:
             raise NotHandled("a snapshot of no request")
+        self._commit(self.latest - REORDER_NS)
 
     # ------------------------------------------------------------------ a request
 
@@ -273,17 +274,22 @@ class PiPass:
         if self.committed is not None and order < self.committed:
             raise NotHandled("a request that starts before one written already")
         heapq.heappush(self.pending, (order, response, snapshot, arrival, out))
-        latest = self.latest = max(self.latest, response.start_ns)
-        self._commit(latest - REORDER_NS)
+        self.latest = max(self.latest, response.start_ns)
 
     def _commit(self, before: int | None) -> None:
         """Write the requests waiting that start before `before` (None: all), in time
         order."""
         pending = self.pending
+        written = None
         while pending and (before is None or pending[0][0][0] < before):
             order, response, snapshot, arrival, out = heapq.heappop(pending)
             self.committed = order
             self._write(response, snapshot, arrival, out)
+            written = response.start_ns
+        if written is not None:
+            # Everything held before the last one's start can go: no later event comes
+            # before it (a loop of its own: the encoding).
+            self.events.flush(written)
 
     def _write(
         self,
@@ -303,8 +309,6 @@ class PiPass:
         events, key = self.events, self.key
         if index == 0:
             self._open()
-        # Everything held before this request's start can go: no later event comes before.
-        events.flush(response.start_ns)
         lane, first = self.lanes.place(response.start_ns, response.end_ns)
         if first:
             for name in ("Responses", "Turns"):
