@@ -27,6 +27,7 @@ from typing import IO, Any
 from agent_profiler.adapters.common import assumed_model_window, journal_clock
 from agent_profiler.adapters.drafts import ToolDraft
 from agent_profiler.adapters.pi import HARNESS, SessionBuilder
+from agent_profiler.adapters.pi_messages import Tool
 from agent_profiler.annotations import TraceFacts, response_args
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.estimate import CHARS4_NOTE
@@ -166,10 +167,40 @@ class PiPass:
             raise NotHandled("a call's path target made safe before the session's cwd")
         self.events.flush()
         self.log.left = self.additions.snapshots()
+        self._trim_calls()
         session = builder.finish()
         if session is None:
             raise NotHandled("no session")
         return session
+
+    def _trim_calls(self) -> None:
+        """The drafts `builder.finish` needs, the others let go before it makes a call of
+        each again: those of the largest additions (the end lays them out), each prompt's
+        last to end (its turn lasts until then: drafts.finish_prompts), and those without
+        a result that the session's facts count (not run, or still open)."""
+        builder = self.builder
+        session_end = builder.end_ns
+        causes = self.additions.causes
+        keep: dict[str, Tool] = {}
+        last: dict[str, tuple[int, Tool]] = {}
+        for call_id, draft in builder.tools.items():
+            if draft.end_ns is None:
+                if draft.from_failed_response:  # (never made a call: counted as not run)
+                    keep[call_id] = draft
+                    continue
+                if draft.moved_on_ns is None:  # still open: the session is incomplete
+                    keep[call_id] = draft
+            if call_id in causes:
+                keep[call_id] = draft
+            if draft.prompt_id is not None:
+                end = draft.end_ns or draft.moved_on_ns or session_end or 0
+                found = last.get(draft.prompt_id)
+                if found is None or end > found[0]:
+                    last[draft.prompt_id] = (end, draft)
+        for _, draft in last.values():
+            keep.setdefault(draft.call_id, draft)
+        builder.tools.clear()
+        builder.tools.update(keep)
 
     def _drain(self) -> None:
         """The messages queued, in order, each request with its snapshot (the log's
