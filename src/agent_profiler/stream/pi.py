@@ -233,7 +233,7 @@ class PiPass:
         provider = builder.providers[0] if builder.providers else builder.header_provider
         window, _ = assumed_model_window([response])
         # What a response's arguments read of the session (`response_args`): guessed at
-        # the first request, checked at the end (`finish`).
+        # the first request, checked at the end (stream/end.py).
         self.session_facts = Session(
             HARNESS, key, 0, 0, (), provider=provider, window_tokens=window
         )
