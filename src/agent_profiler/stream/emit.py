@@ -29,7 +29,7 @@ from agent_profiler.writers.packets import track_descriptor_packet
 from agent_profiler.writers.perfetto import MAX_EXTRA_COUNTERS
 from agent_profiler.writers.wire import record
 
-_BEGIN, _PAIR_BEGIN, _PAIR_END, _END_OF = 0, 2, 3, 4
+_BEGIN, _PAIR_BEGIN, _PAIR_END, _END_OF, _COUNTERS = 0, 2, 3, 4, 5
 
 
 class Events:
@@ -87,6 +87,11 @@ class Events:
             return R_CAPTURE_END
         return R_ZERO_END if end == start else R_SLICE_END
 
+    def counters(self, ts: int, rank: int, values: dict[int, int]) -> None:
+        """Counter values at one (ts, rank)."""
+        self.order += 1
+        heapq.heappush(self.heap, (ts, rank, self.order, values, _COUNTERS))
+
     def pair(
         self,
         first: LaidSlice,
@@ -129,6 +134,8 @@ class Events:
                     self.counters_now(ts, values)
             elif part == _END_OF:
                 add(encoder.end(ts, what))
+            elif part == _COUNTERS:
+                self.counters_now(ts, what)
             elif part == _BEGIN:
                 add(encoder.begin(ts, what))
             else:

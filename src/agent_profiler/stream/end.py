@@ -106,10 +106,12 @@ def write_end(one: PiPass, session: Session, facts: TraceFacts, head: PacketSink
     )
     # The plan reads the calls for the largest additions only (their Tools slices and
     # the prompts' ends, which the calls extend, are made already).
+    # (a compaction's `context` reads every call id: then every call is kept)
     causes = one.additions.causes
-    session = replace(
-        session, tool_calls=tuple(c for c in session.tool_calls if c.call_id in causes)
-    )
+    if not session.compactions:
+        session = replace(
+            session, tool_calls=tuple(c for c in session.tool_calls if c.call_id in causes)
+        )
     plan = plan_session(session, group_track.uuid, facts, one.ids, TAIL, (), (), span)
     declared = one.events.declared
     tracks = [group_track, *(t for t in plan.tracks if t.uuid not in declared)]
