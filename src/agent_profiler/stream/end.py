@@ -1,8 +1,9 @@
 """The end of a one-pass Pi export (stream/pi.py): the session's tracks that only the end
 knows, laid out by the track table's own rows (layout/plan.py `plan_session`) from what the
-reading kept (a `Session` without snapshots but those of its largest additions, and only
-their calls): the capture and its facts, Inputs, Prompts, Requests, Events, Configuration
-and every descriptor but the pass's own go into the head, on a sequence of its own that is
+reading kept (a `Session` without snapshots but those of its largest additions and of its
+compactions, and, without a compaction, only the largest additions' calls): the capture
+and its facts, Inputs, Prompts, Requests, Compaction, Events, Configuration and every
+descriptor but the pass's own go into the head, on a sequence of its own that is
 written before the pass's packets (a prompt's input starts the flows to its responses, and
 a flow's source comes first in the file); the largest additions and the counters' closing
 zeros go after the requests, on the pass's sequence."""
@@ -12,6 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from agent_profiler.adapters.pi_messages import Tool
 from agent_profiler.annotations import TraceFacts
 from agent_profiler.estimate import CHARS4_NOTE
 from agent_profiler.layout import tracks as table_module
@@ -71,6 +73,36 @@ CONTEXT_ROW = ROWS[CONTEXT_GROUP]
 def head_sequence(group: int) -> int:
     """The sequence of a group's head: apart from every group's own."""
     return HEAD_SEQUENCES + sequence_of(group)
+
+
+def trim_calls(one: PiPass) -> None:
+    """The drafts `builder.finish` needs, the others let go before it makes a call of
+    each again: those of the largest additions (the end lays them out), each prompt's
+    last to end (its turn lasts until then: drafts.finish_prompts), and those without
+    a result that the session's facts count (not run, or still open)."""
+    builder = one.builder
+    session_end = builder.end_ns
+    causes = one.additions.causes
+    keep: dict[str, Tool] = {}
+    last: dict[str, tuple[int, Tool]] = {}
+    for call_id, draft in builder.tools.items():
+        if draft.end_ns is None:
+            if draft.from_failed_response:  # (never made a call: counted as not run)
+                keep[call_id] = draft
+                continue
+            if draft.moved_on_ns is None:  # still open: the session is incomplete
+                keep[call_id] = draft
+        if call_id in causes:
+            keep[call_id] = draft
+        if draft.prompt_id is not None:
+            end = draft.end_ns or draft.moved_on_ns or session_end or 0
+            found = last.get(draft.prompt_id)
+            if found is None or end > found[0]:
+                last[draft.prompt_id] = (end, draft)
+    for _, draft in last.values():
+        keep.setdefault(draft.call_id, draft)
+    builder.tools.clear()
+    builder.tools.update(keep)
 
 
 class _Note:

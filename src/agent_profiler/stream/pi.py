@@ -3,16 +3,18 @@ written once it is read and no request read later can start before it (`REORDER_
 its response slice with its arguments and `context` (the snapshot replayed as the
 request is logged: stream/log.py), its turn on the same lane, the request counters and
 the context categories it moved, its usage totals at its end; its tool calls as they end
-(stream/tools.py). The session's other tracks (the capture and its facts, prompts and
-their inputs, failed requests, configuration, largest additions) are laid out at the end
-by the track table's own rows from what the reading kept (stream/end.py).
+(stream/tools.py); a compaction's samples in the same time order. The session's other
+tracks (the capture and its facts, prompts and their inputs, failed requests,
+compactions, configuration, largest additions) are laid out at the end by the track
+table's own rows from what the reading kept (stream/end.py).
 
 What this pass does not do is `NotHandled`, raised before the group's bytes are handed
-on (stream/group.py then returns None and the model path reads the group): a
-compaction, a session without a measured request, two requests at one time, a request
-starting before one written already, a fact guessed at the first request (the provider,
-the window, the session id, the session's start, the cwd a path is made safe with) that
-the end does not confirm."""
+on (stream/group.py then returns None and the model path reads the group): a session
+without a measured request, a compaction before the first request, two requests at one
+time, a request starting before one written already, an addition caused by a call
+written already, a fact guessed at the first request (the provider, the window, the
+session id, the session's start, the cwd a path is made safe with) that the end does not
+confirm."""
 
 from __future__ import annotations
 
@@ -27,7 +29,6 @@ from typing import IO, Any
 from agent_profiler.adapters.common import assumed_model_window, journal_clock
 from agent_profiler.adapters.drafts import CompactionDraft, ToolDraft
 from agent_profiler.adapters.pi import HARNESS, SessionBuilder
-from agent_profiler.adapters.pi_messages import Tool
 from agent_profiler.annotations import TraceFacts, response_args
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.estimate import CHARS4_NOTE
@@ -45,7 +46,7 @@ from agent_profiler.layout.types import (
 )
 from agent_profiler.model import AnchorKind, Category, ContextSnapshot, Response, Session
 from agent_profiler.stream.emit import Events, OnlineLanes
-from agent_profiler.stream.end import CONTEXT_ROW, RANK, ROWS, TURN_ARGS, write_end
+from agent_profiler.stream.end import CONTEXT_ROW, RANK, ROWS, TURN_ARGS, trim_calls, write_end
 from agent_profiler.stream.log import Additions, NotHandled, StreamLog
 from agent_profiler.stream.tools import StreamTools, lane_track
 from agent_profiler.writers.chunks import PacketSink
@@ -180,40 +181,11 @@ class PiPass:
         left = {id(x): x for x in [*self.additions.snapshots(), *self.kept]}
         self.log.left = sorted(left.values(), key=lambda x: x.time_ns)
         if not builder.compactions:  # (a compaction's `context` reads every call id)
-            self._trim_calls()
+            trim_calls(self)
         session = builder.finish()
         if session is None:
             raise NotHandled("no session")
         return session
-
-    def _trim_calls(self) -> None:
-        """The drafts `builder.finish` needs, the others let go before it makes a call of
-        each again: those of the largest additions (the end lays them out), each prompt's
-        last to end (its turn lasts until then: drafts.finish_prompts), and those without
-        a result that the session's facts count (not run, or still open)."""
-        builder = self.builder
-        session_end = builder.end_ns
-        causes = self.additions.causes
-        keep: dict[str, Tool] = {}
-        last: dict[str, tuple[int, Tool]] = {}
-        for call_id, draft in builder.tools.items():
-            if draft.end_ns is None:
-                if draft.from_failed_response:  # (never made a call: counted as not run)
-                    keep[call_id] = draft
-                    continue
-                if draft.moved_on_ns is None:  # still open: the session is incomplete
-                    keep[call_id] = draft
-            if call_id in causes:
-                keep[call_id] = draft
-            if draft.prompt_id is not None:
-                end = draft.end_ns or draft.moved_on_ns or session_end or 0
-                found = last.get(draft.prompt_id)
-                if found is None or end > found[0]:
-                    last[draft.prompt_id] = (end, draft)
-        for _, draft in last.values():
-            keep.setdefault(draft.call_id, draft)
-        builder.tools.clear()
-        builder.tools.update(keep)
 
     def _drain(self) -> None:
         """The messages queued, in order, each request with its snapshot (the log's
