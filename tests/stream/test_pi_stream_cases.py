@@ -117,6 +117,18 @@ def test_a_fork(
     assert both(fork.write(tmp_path / "fork.jsonl"), export_trace, monkeypatch)
 
 
+def test_a_session_without_a_measured_request(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a prompt, an aborted request without usage and a model change
+    j = Journal()
+    u1 = j.user(None, "question")
+    aborted = j.assistant(u1, "", 0, stop="aborted")
+    j.entry("model_change", aborted, provider="openai", modelId="m2")
+    # THEN the pass writes what the model path writes (all of it at the end)
+    assert both(j.write(tmp_path / "no-request.jsonl"), export_trace, monkeypatch)
+
+
 def test_compactions(tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN two compactions (the second keeps nothing before it), with calls around them
     j = Journal()

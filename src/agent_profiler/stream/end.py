@@ -105,6 +105,33 @@ def trim_calls(one: PiPass) -> None:
     builder.tools.update(keep)
 
 
+def _group_track(uuid: int, session: Session, span: tuple[int, int]) -> Track:
+    """A session's group track (layout/ordering.py `iter_layout`, for a top-level one)."""
+    return Track(
+        uuid,
+        session_title(session, None, None),
+        TrackKind.GROUP,
+        parent=TRACE_ROOT_UUID,
+        order_rank=start_rank(span[0] - session.shifted_ns),
+        explicit_child_order=True,
+        merge=Merge.NONE,
+        description=f"{session_label(session)}: its capture (agentprof.capture), then "
+        "its subagents in start order.",
+    )
+
+
+def _whole(one: PiPass, session: Session, facts: TraceFacts, head: PacketSink) -> None:
+    """A session the pass wrote nothing of (no request): all of it in the head, by the
+    table's rows, as the model path lays it out."""
+    span = session_span(session)
+    group_track = _group_track(one.ids.get(f"session:{session.session_id}"), session, span)
+    plan = plan_session(session, group_track.uuid, facts, one.ids, TAIL, (), (), span)
+    before = EventEncoder(head_sequence(one.group))
+    for track in (group_track, *plan.tracks):
+        head.add(record(track_descriptor_packet(before.clock.sequence, track)))
+    encode_plan(before, head.add, plan)
+
+
 class _Note:
     estimate_note = CHARS4_NOTE
 
@@ -115,6 +142,9 @@ def write_end(one: PiPass, session: Session, facts: TraceFacts, head: PacketSink
     categories after the requests (on the pass's sequence); the rest into `head`, on
     a sequence of its own, which goes before the pass's packets: a prompt's input is
     where the flows to its responses start, and a flow's source comes first."""
+    if one.written == 0:
+        _whole(one, session, facts, head)
+        return
     key = one.key
     guessed = one.session_facts
     if (
@@ -125,17 +155,7 @@ def write_end(one: PiPass, session: Session, facts: TraceFacts, head: PacketSink
     ):
         raise NotHandled("a fact guessed at the first request that the end does not confirm")
     span = session_span(session)
-    group_track = Track(
-        one.session_uuid,
-        session_title(session, None, None),
-        TrackKind.GROUP,
-        parent=TRACE_ROOT_UUID,
-        order_rank=start_rank(span[0] - session.shifted_ns),
-        explicit_child_order=True,
-        merge=Merge.NONE,
-        description=f"{session_label(session)}: its capture (agentprof.capture), then "
-        "its subagents in start order.",
-    )
+    group_track = _group_track(one.session_uuid, session, span)
     # The plan reads the calls for the largest additions only (their Tools slices and
     # the prompts' ends, which the calls extend, are made already).
     # (a compaction's `context` reads every call id: then every call is kept)

@@ -166,7 +166,7 @@ class PiPass:
                 lines = 0
         self._drain()
         if not builder.responses:
-            raise NotHandled("no measured request")
+            return self._no_request()
         if any(t.from_failed_response and t.end_ns is not None for t in builder.tools.values()):
             # Its response's flows were written without it (a failed response's calls
             # never ran, as a rule).
@@ -182,6 +182,22 @@ class PiPass:
         self.log.left = sorted(left.values(), key=lambda x: x.time_ns)
         if not builder.compactions:  # (a compaction's `context` reads every call id)
             trim_calls(self)
+        session = builder.finish()
+        if session is None:
+            raise NotHandled("no session")
+        return session
+
+    def _no_request(self) -> Session:
+        """A session without a measured request (a fork that made none of its own, say):
+        nothing was written; its snapshot is the one the builder observes at its end, and
+        the end lays the whole session out (stream/end.py)."""
+        builder = self.builder
+        if (
+            builder.compactions
+            or self.pending
+            or any(not t.from_failed_response for t in builder.tools.values())
+        ):
+            raise NotHandled("compactions or calls without a measured request")
         session = builder.finish()
         if session is None:
             raise NotHandled("no session")
