@@ -244,3 +244,30 @@ def test_random_sessions(
     # not be: a call's result kept by a compaction after a branch can come back into the
     # context as a new addition, long after the call was written)
     assert handled or compacts
+
+
+def test_the_pass_reads_without_argument_digests(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a session with tool calls, and a count of the digests of their input made
+    from agent_profiler.adapters import drafts
+
+    made: list[bool] = []
+    digest = drafts.args_digest
+
+    def counted(arguments: object) -> str:
+        made.append(stream.enabled())
+        return digest(arguments)
+
+    monkeypatch.setattr(drafts, "args_digest", counted)
+    j = Journal()
+    u1 = j.user(None, "read two files")
+    a1 = j.assistant(u1, "", 3_000, calls=(("c1", "read"), ("c2", "bash")))
+    r1 = result_at(j, a1, "c1", "x" * 100)
+    r2 = result_at(j, r1, "c2", "y" * 2_000)
+    j.assistant(r2, "done", 4_000)
+    # WHEN it is exported both ways
+    handled = both(j.write(tmp_path / "digests.jsonl"), export_trace, monkeypatch)
+    # THEN the pass handled it without a digest (no trace shows one), the model path made
+    # one per call, and the traces are equal
+    assert handled and made == [False, False]

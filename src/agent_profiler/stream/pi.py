@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from agent_profiler.adapters.common import assumed_model_window, journal_clock
-from agent_profiler.adapters.drafts import CompactionDraft, ToolDraft
+from agent_profiler.adapters.drafts import CompactionDraft, ToolDraft, argument_digests
 from agent_profiler.adapters.pi import HARNESS, SessionBuilder
 from agent_profiler.annotations import TraceFacts, response_args
 from agent_profiler.diagnostics import Diagnostics
@@ -562,7 +562,8 @@ def export_pi(
     head = PacketSink(stream, compress=compress)
     try:
         one = PiPass(path, diagnostics, facts, group, sink.add)
-        session = one.run()
+        with argument_digests(False):  # (no trace shows a call's digest)
+            session = one.run()
         write_end(one, session, replace(facts, accounting=diagnostics.accounting()), head)
         sink.close()
         head.close()
