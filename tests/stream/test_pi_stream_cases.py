@@ -117,16 +117,34 @@ def test_a_fork(
     assert both(fork.write(tmp_path / "fork.jsonl"), export_trace, monkeypatch)
 
 
-def test_a_compaction_falls_back(
+def test_a_session_without_a_measured_request(
     tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # GIVEN a prompt, an aborted request without usage and a model change
     j = Journal()
     u1 = j.user(None, "question")
-    a1 = j.assistant(u1, "answer", 1_000)
-    c = j.entry("compaction", a1, summary="asked", firstKeptEntryId=u1, tokensBefore=1_005)
-    u2 = j.user(c, "more")
-    j.assistant(u2, "more answer", 700)
-    assert not both(j.write(tmp_path / "compacted.jsonl"), export_trace, monkeypatch)
+    aborted = j.assistant(u1, "", 0, stop="aborted")
+    j.entry("model_change", aborted, provider="openai", modelId="m2")
+    # THEN the pass writes what the model path writes (all of it at the end)
+    assert both(j.write(tmp_path / "no-request.jsonl"), export_trace, monkeypatch)
+
+
+def test_compactions(tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN two compactions (the second keeps nothing before it), with calls around them
+    j = Journal()
+    u1 = j.user(None, "question")
+    a1 = j.assistant(u1, "", 1_000, calls=(("c1", "read"),))
+    r1 = j.result(a1, "c1", "x" * 4_000)
+    a2 = j.assistant(r1, "answer", 2_000)
+    c1 = j.entry("compaction", a2, summary="asked", firstKeptEntryId=u1, tokensBefore=2_005)
+    u2 = j.user(c1, "more")
+    a3 = j.assistant(u2, "more answer", 700, calls=(("c2", "bash"),))
+    r2 = j.result(a3, "c2", "y" * 900)
+    c2 = j.entry("compaction", r2, summary="all of it", firstKeptEntryId=r2, tokensBefore=900)
+    u3 = j.user(c2, "and?")
+    j.assistant(u3, "done", 500)
+    # THEN the pass writes what the model path writes
+    assert both(j.write(tmp_path / "compacted.jsonl"), export_trace, monkeypatch)
 
 
 def test_a_request_starting_before_the_one_read_before_it(
@@ -148,7 +166,8 @@ def test_a_request_starting_before_one_written_falls_back(
     tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN a request whose message was created before a request the pass has written
-    # (written once the journal is REORDER_NS past its start)
+    # (written once the journal is REORDER_NS past its start; the pass looks every line)
+    monkeypatch.setattr(stream_pi, "BATCH_LINES", 1)
     j = Journal()
     u1 = j.user(None, "question")
     a1 = j.assistant(u1, "answer", 1_000)
@@ -221,5 +240,34 @@ def test_random_sessions(
     # (the log replayed and the requests written every line, every few, or every 256)
     monkeypatch.setattr(stream_pi, "BATCH_LINES", (1, 7, 256)[seed // 3 % 3])
     handled = both(j.write(tmp_path / f"random-{seed}.jsonl"), export_trace, monkeypatch)
-    # THEN every session without a compaction is the pass's
+    # THEN every session without a compaction is the pass's (one with a compaction may
+    # not be: a call's result kept by a compaction after a branch can come back into the
+    # context as a new addition, long after the call was written)
     assert handled or compacts
+
+
+def test_the_pass_reads_without_argument_digests(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a session with tool calls, and a count of the digests of their input made
+    from agent_profiler.adapters import drafts
+
+    made: list[bool] = []
+    digest = drafts.args_digest
+
+    def counted(arguments: object) -> str:
+        made.append(stream.enabled())
+        return digest(arguments)
+
+    monkeypatch.setattr(drafts, "args_digest", counted)
+    j = Journal()
+    u1 = j.user(None, "read two files")
+    a1 = j.assistant(u1, "", 3_000, calls=(("c1", "read"), ("c2", "bash")))
+    r1 = result_at(j, a1, "c1", "x" * 100)
+    r2 = result_at(j, r1, "c2", "y" * 2_000)
+    j.assistant(r2, "done", 4_000)
+    # WHEN it is exported both ways
+    handled = both(j.write(tmp_path / "digests.jsonl"), export_trace, monkeypatch)
+    # THEN the pass handled it without a digest (no trace shows one), the model path made
+    # one per call, and the traces are equal
+    assert handled and made == [False, False]

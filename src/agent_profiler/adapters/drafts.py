@@ -59,6 +59,22 @@ def argument_previews(keep: bool) -> Iterator[None]:
         _argument_previews.reset(token)
 
 
+# Whether the journals read now give their calls a digest of their input (what `summary`
+# finds repeated calls by): a trace never shows it, and the one-pass export (stream/pi.py)
+# reads without it.
+_argument_digests: ContextVar[bool] = ContextVar("argument_digests", default=True)
+
+
+@contextmanager
+def argument_digests(keep: bool) -> Iterator[None]:
+    """Inside this block, tool calls get a digest of their input only when `keep`."""
+    token = _argument_digests.set(keep)
+    try:
+        yield
+    finally:
+        _argument_digests.reset(token)
+
+
 # The first character of a JSON text, after its whitespace ("" for none: no value).
 _JSON_STARTS = frozenset('{["-0123456789tfn')
 
@@ -112,7 +128,9 @@ class ToolArguments:
             keys,
             previews,
             len(text) if text.isascii() else len(text.encode()),  # UTF-8 bytes
-            args_digest(decoded if decoded is not None else text),
+            args_digest(decoded if decoded is not None else text)
+            if _argument_digests.get()
+            else "",
             raw_target(decoded),
         )
 

@@ -88,6 +88,11 @@ class Events:
             return R_CAPTURE_END
         return R_ZERO_END if end == start else R_SLICE_END
 
+    def counters(self, ts: int, rank: int, values: dict[int, int]) -> None:
+        """Counter values at one (ts, rank)."""
+        self.order += 1
+        heapq.heappush(self.heap, (ts, rank, self.order, values, _COUNTERS))
+
     def pair(
         self,
         first: LaidSlice,
@@ -136,6 +141,8 @@ class Events:
                     self.counters_now(ts, values)
             elif part == _END_OF:
                 add(encoder.end(ts, what))
+            elif part == _COUNTERS:
+                self.counters_now(ts, what)
             elif part == _BEGIN:
                 add(encoder.begin(ts, what))
             elif part == _COUNTERS:

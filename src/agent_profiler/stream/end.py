@@ -1,8 +1,9 @@
 """The end of a one-pass Pi export (stream/pi.py): the session's tracks that only the end
 knows, laid out by the track table's own rows (layout/plan.py `plan_session`) from what the
-reading kept (a `Session` without snapshots but those of its largest additions, and only
-their calls): the capture and its facts, Inputs, Prompts, Requests, Events, Configuration
-and every descriptor but the pass's own go into the head, on a sequence of its own that is
+reading kept (a `Session` without snapshots but those of its largest additions and of its
+compactions, and, without a compaction, only the largest additions' calls): the capture
+and its facts, Inputs, Prompts, Requests, Compaction, Events, Configuration and every
+descriptor but the pass's own go into the head, on a sequence of its own that is
 written before the pass's packets (a prompt's input starts the flows to its responses, and
 a flow's source comes first in the file); the largest additions and the counters' closing
 zeros go after the requests, on the pass's sequence."""
@@ -37,6 +38,7 @@ from agent_profiler.writers.perfetto import encode_plan, sequence_of
 from agent_profiler.writers.wire import record
 
 if TYPE_CHECKING:
+    from agent_profiler.adapters.pi_messages import Tool
     from agent_profiler.stream.codex import CodexPass
     from agent_profiler.stream.pi import PiPass
 
@@ -74,6 +76,63 @@ def head_sequence(group: int) -> int:
     return HEAD_SEQUENCES + sequence_of(group)
 
 
+def trim_calls(one: PiPass) -> None:
+    """The drafts `builder.finish` needs, the others let go before it makes a call of
+    each again: those of the largest additions (the end lays them out), each prompt's
+    last to end (its turn lasts until then: drafts.finish_prompts), and those without
+    a result that the session's facts count (not run, or still open)."""
+    builder = one.builder
+    session_end = builder.end_ns
+    causes = one.additions.causes
+    keep: dict[str, Tool] = {}
+    last: dict[str, tuple[int, Tool]] = {}
+    for call_id, draft in builder.tools.items():
+        if draft.end_ns is None:
+            if draft.from_failed_response:  # (never made a call: counted as not run)
+                keep[call_id] = draft
+                continue
+            if draft.moved_on_ns is None:  # still open: the session is incomplete
+                keep[call_id] = draft
+        if call_id in causes:
+            keep[call_id] = draft
+        if draft.prompt_id is not None:
+            end = draft.end_ns or draft.moved_on_ns or session_end or 0
+            found = last.get(draft.prompt_id)
+            if found is None or end > found[0]:
+                last[draft.prompt_id] = (end, draft)
+    for _, draft in last.values():
+        keep.setdefault(draft.call_id, draft)
+    builder.tools.clear()
+    builder.tools.update(keep)
+
+
+def _group_track(uuid: int, session: Session, span: tuple[int, int]) -> Track:
+    """A session's group track (layout/ordering.py `iter_layout`, for a top-level one)."""
+    return Track(
+        uuid,
+        session_title(session, None, None),
+        TrackKind.GROUP,
+        parent=TRACE_ROOT_UUID,
+        order_rank=start_rank(span[0] - session.shifted_ns),
+        explicit_child_order=True,
+        merge=Merge.NONE,
+        description=f"{session_label(session)}: its capture (agentprof.capture), then "
+        "its subagents in start order.",
+    )
+
+
+def _whole(one: PiPass | CodexPass, session: Session, facts: TraceFacts, head: PacketSink) -> None:
+    """A session the pass wrote nothing of (no request): all of it in the head, by the
+    table's rows, as the model path lays it out."""
+    span = session_span(session)
+    group_track = _group_track(one.ids.get(f"session:{session.session_id}"), session, span)
+    plan = plan_session(session, group_track.uuid, facts, one.ids, TAIL, (), (), span)
+    before = EventEncoder(head_sequence(one.group))
+    for track in (group_track, *plan.tracks):
+        head.add(record(track_descriptor_packet(before.clock.sequence, track)))
+    encode_plan(before, head.add, plan)
+
+
 class _Note:
     estimate_note = CHARS4_NOTE
 
@@ -86,6 +145,9 @@ def write_end(
     categories after the requests (on the pass's sequence); the rest into `head`, on
     a sequence of its own, which goes before the pass's packets: a prompt's input is
     where the flows to its responses start, and a flow's source comes first."""
+    if one.written == 0:
+        _whole(one, session, facts, head)
+        return
     key = one.key
     guessed = one.session_facts
     if (
@@ -96,27 +158,15 @@ def write_end(
     ):
         raise NotHandled("a fact guessed at the first request that the end does not confirm")
     span = session_span(session)
-    group_track = Track(
-        one.session_uuid,
-        session_title(session, None, None),
-        TrackKind.GROUP,
-        parent=TRACE_ROOT_UUID,
-        order_rank=start_rank(span[0] - session.shifted_ns),
-        explicit_child_order=True,
-        merge=Merge.NONE,
-        description=f"{session_label(session)}: its capture (agentprof.capture), then "
-        "its subagents in start order.",
-    )
+    group_track = _group_track(one.session_uuid, session, span)
     # The plan reads the calls for the largest additions only (their Tools slices and
-    # the prompts' ends, which the calls extend, are made already), and in a session
-    # with compactions the calls its snapshots' changes name: a compaction slice's
-    # `context` tells a change a call caused apart.
+    # the prompts' ends, which the calls extend, are made already).
+    # (a compaction's `context` reads every call id: then every call is kept)
     causes = one.additions.causes
-    if session.compactions:
-        causes = causes | {c.source_id for x in session.snapshots for c in x.changes}
-    session = replace(
-        session, tool_calls=tuple(c for c in session.tool_calls if c.call_id in causes)
-    )
+    if not session.compactions:
+        session = replace(
+            session, tool_calls=tuple(c for c in session.tool_calls if c.call_id in causes)
+        )
     plan = plan_session(session, group_track.uuid, facts, one.ids, TAIL, (), (), span)
     declared = one.events.declared
     tracks = [group_track, *(t for t in plan.tracks if t.uuid not in declared)]

@@ -133,5 +133,7 @@ class StreamLog(ContextLog):
         coverage: Coverage = Coverage.PARTIAL,
         infer_head: bool = True,
     ) -> list[ContextSnapshot]:
-        """Every snapshot was handed on as it was made: the session keeps those `left`."""
-        return self.left
+        """Every snapshot was handed on as it was made: the session keeps those `left`,
+        and those of what is logged at the end (a session without a request observes its
+        context at its end)."""
+        return [*self.left, *self.replayed()]

@@ -3,16 +3,18 @@ written once it is read and no request read later can start before it (`REORDER_
 its response slice with its arguments and `context` (the snapshot replayed as the
 request is logged: stream/log.py), its turn on the same lane, the request counters and
 the context categories it moved, its usage totals at its end; its tool calls as they end
-(stream/tools.py). The session's other tracks (the capture and its facts, prompts and
-their inputs, failed requests, configuration, largest additions) are laid out at the end
-by the track table's own rows from what the reading kept (stream/end.py).
+(stream/tools.py); a compaction's samples in the same time order. The session's other
+tracks (the capture and its facts, prompts and their inputs, failed requests,
+compactions, configuration, largest additions) are laid out at the end by the track
+table's own rows from what the reading kept (stream/end.py).
 
 What this pass does not do is `NotHandled`, raised before the group's bytes are handed
-on (stream/group.py then returns None and the model path reads the group): a
-compaction, a session without a measured request, two requests at one time, a request
-starting before one written already, a fact guessed at the first request (the provider,
-the window, the session id, the session's start, the cwd a path is made safe with) that
-the end does not confirm."""
+on (stream/group.py then returns None and the model path reads the group): a session
+without a measured request, a compaction before the first request, two requests at one
+time, a request starting before one written already, an addition caused by a call
+written already, a fact guessed at the first request (the provider, the window, the
+session id, the session's start, the cwd a path is made safe with) that the end does not
+confirm."""
 
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from agent_profiler.adapters.common import assumed_model_window, journal_clock
-from agent_profiler.adapters.drafts import ToolDraft
+from agent_profiler.adapters.drafts import CompactionDraft, ToolDraft, argument_digests
 from agent_profiler.adapters.pi import HARNESS, SessionBuilder
 from agent_profiler.annotations import TraceFacts, response_args
 from agent_profiler.diagnostics import Diagnostics
@@ -35,6 +37,7 @@ from agent_profiler.layout.counters import CATEGORY_RANK, CONTEXT_GROUP
 from agent_profiler.layout.plan import SHARE_KEY
 from agent_profiler.layout.planning import TrackIds
 from agent_profiler.layout.types import (
+    R_COUNTER,
     LaidSlice,
     Merge,
     Track,
@@ -43,7 +46,7 @@ from agent_profiler.layout.types import (
 )
 from agent_profiler.model import AnchorKind, Category, ContextSnapshot, Response, Session
 from agent_profiler.stream.emit import Events, OnlineLanes
-from agent_profiler.stream.end import CONTEXT_ROW, RANK, ROWS, TURN_ARGS, write_end
+from agent_profiler.stream.end import CONTEXT_ROW, RANK, ROWS, TURN_ARGS, trim_calls, write_end
 from agent_profiler.stream.log import Additions, NotHandled, StreamLog
 from agent_profiler.stream.tools import StreamTools, lane_track
 from agent_profiler.writers.chunks import PacketSink
@@ -95,13 +98,20 @@ class PiPass:
         self.key = ""
         self.session_facts: Session | None = None
         # messages read, until their snapshots are replayed: (a request, the calls begun)
-        self.queue: list[tuple[Response | None, list[ToolDraft] | None]] = []
+        self.queue: list[
+            tuple[Response | None, list[ToolDraft] | None, CompactionDraft | None]
+        ] = []
+        self.compactions_seen = 0
+        # each compaction's snapshot and the one before it in time (the end lays the
+        # compactions out: stream/end.py)
+        self.kept: list[ContextSnapshot] = []
         self.previous: ContextSnapshot | None = None  # the last written
         self.arrived = 0  # responses read
         self.written = 0  # responses written
         # Requests read and not written yet, by (start, end, id), until no later one can
         # start before them (REORDER_NS), and the last written.
-        self.pending: list[tuple[tuple[int, int, str], Response, ContextSnapshot, int, Any]] = []
+        # (a compaction's: no response, its draft in the arrival's place)
+        self.pending: list[tuple[tuple[int, int, str], Any, ContextSnapshot, Any, Any]] = []
         self.latest = -(2**63)
         self.committed: tuple[int, int, str] | None = None
         self.lane_uuids: dict[str, list[int]] = {"Responses": [], "Turns": []}
@@ -135,6 +145,9 @@ class PiPass:
             on_record(value, line, clock)
             arrived = len(builder.responses) > self.arrived
             started = len(tools) != self.tools_seen
+            if len(builder.compactions) > self.compactions_seen:
+                self.compactions_seen += 1
+                queue.append((None, None, builder.compactions[-1]))
             if arrived or started:
                 # A message: queued with what only this moment tells (the calls it
                 # started, open now), until its snapshot is replayed.
@@ -146,14 +159,14 @@ class PiPass:
                 if started:  # (the open calls are the message's own)
                     self.tools_seen = len(tools)
                     drafts = [t for t in builder.open_tools if not t.from_failed_response]
-                queue.append((response, drafts))
+                queue.append((response, drafts, None))
             lines += 1
             if lines >= BATCH_LINES and queue:
                 self._drain()
                 lines = 0
         self._drain()
-        if builder.compactions or not builder.responses:
-            raise NotHandled("a compaction, or no measured request")
+        if not builder.responses:
+            return self._no_request()
         if any(t.from_failed_response and t.end_ns is not None for t in builder.tools.values()):
             # Its response's flows were written without it (a failed response's calls
             # never ran, as a rule).
@@ -165,7 +178,26 @@ class PiPass:
         if self.tools.cwd_used and self.tools.cwd_used[0] != builder.project:
             raise NotHandled("a call's path target made safe before the session's cwd")
         self.events.flush()
-        self.log.left = self.additions.snapshots()
+        left = {id(x): x for x in [*self.additions.snapshots(), *self.kept]}
+        self.log.left = sorted(left.values(), key=lambda x: x.time_ns)
+        if not builder.compactions:  # (a compaction's `context` reads every call id)
+            trim_calls(self)
+        session = builder.finish()
+        if session is None:
+            raise NotHandled("no session")
+        return session
+
+    def _no_request(self) -> Session:
+        """A session without a measured request (a fork that made none of its own, say):
+        nothing was written; its snapshot is the one the builder observes at its end, and
+        the end lays the whole session out (stream/end.py)."""
+        builder = self.builder
+        if (
+            builder.compactions
+            or self.pending
+            or any(not t.from_failed_response for t in builder.tools.values())
+        ):
+            raise NotHandled("compactions or calls without a measured request")
         session = builder.finish()
         if session is None:
             raise NotHandled("no session")
@@ -176,7 +208,17 @@ class PiPass:
         entries since the last drain replayed in one loop)."""
         snapshots = iter(self.log.replayed())
         tools = self.tools
-        for response, drafts in self.queue:
+        for response, drafts, compaction in self.queue:
+            if compaction is not None:
+                snapshot = next(snapshots, None)
+                if (
+                    snapshot is None
+                    or snapshot.anchor is not AnchorKind.COMPACTION
+                    or snapshot.anchor_id != compaction.id
+                ):
+                    raise NotHandled("a compaction without its snapshot")
+                self._compaction(compaction, snapshot)
+                continue
             # A message: the calls of the one before have all ended (moved on).
             if tools.group:
                 tools.ended()
@@ -190,6 +232,7 @@ class PiPass:
         self.queue.clear()
         if next(snapshots, None) is not None:
             raise NotHandled("a snapshot of no request")
+        self._commit(self.latest - REORDER_NS)
 
     # ------------------------------------------------------------------ a request
 
@@ -201,7 +244,7 @@ class PiPass:
         provider = builder.providers[0] if builder.providers else builder.header_provider
         window, _ = assumed_model_window([response])
         # What a response's arguments read of the session (`response_args`): guessed at
-        # the first request, checked at the end (`finish`).
+        # the first request, checked at the end (stream/end.py).
         self.session_facts = Session(
             HARNESS, key, 0, 0, (), provider=provider, window_tokens=window
         )
@@ -273,17 +316,84 @@ class PiPass:
         if self.committed is not None and order < self.committed:
             raise NotHandled("a request that starts before one written already")
         heapq.heappush(self.pending, (order, response, snapshot, arrival, out))
-        latest = self.latest = max(self.latest, response.start_ns)
-        self._commit(latest - REORDER_NS)
+        self.latest = max(self.latest, response.start_ns)
 
     def _commit(self, before: int | None) -> None:
         """Write the requests waiting that start before `before` (None: all), in time
         order."""
         pending = self.pending
+        written = None
         while pending and (before is None or pending[0][0][0] < before):
             order, response, snapshot, arrival, out = heapq.heappop(pending)
             self.committed = order
-            self._write(response, snapshot, arrival, out)
+            if response is None:
+                self._write_compaction(snapshot, arrival, before is None)
+            else:
+                self._write(response, snapshot, arrival, out)
+            written = order[0]
+        if written is not None:
+            # Everything held before the last one's start can go: no later event comes
+            # before it (a loop of its own: the encoding).
+            self.events.flush(written)
+
+    def _compaction(self, compaction: CompactionDraft, snapshot: ContextSnapshot) -> None:
+        """A compaction as it is read: its snapshot waits with the requests, in time order."""
+        if self.session_facts is None:
+            raise NotHandled("a compaction before the first request")
+        self.additions.take(snapshot)
+        order = (snapshot.time_ns, snapshot.time_ns, compaction.id)
+        if self.committed is not None and order < self.committed:
+            raise NotHandled("a compaction before a request written already")
+        heapq.heappush(self.pending, (order, None, snapshot, compaction, ()))
+        self.latest = max(self.latest, snapshot.time_ns)
+
+    def _write_compaction(
+        self, snapshot: ContextSnapshot, compaction: CompactionDraft, at_end: bool
+    ) -> None:
+        """A compaction's samples, in time order (views.iter_context_size): the context's
+        size before it at its start, the size after it (the next request's) at its end with
+        the context categories it left; its slice is the end's (stream/end.py)."""
+        previous = self.previous
+        if previous is not None and previous.time_ns >= snapshot.time_ns:
+            raise NotHandled("a compaction at the time of a request")
+        if previous is not None:
+            self.kept.append(previous)
+        self.kept.append(snapshot)
+        self.previous = snapshot
+        if self.written == 0:
+            self._open()
+        last = previous.time_ns if previous is not None else -1
+        if compaction.pre_tokens is not None:
+            if compaction.start_ns <= last:
+                raise NotHandled("a compaction starting before the request before it")
+            values = self._size(compaction.pre_tokens, {})
+            self.events.counters(compaction.start_ns, R_COUNTER, values)
+        # The size after: the first request starting at or after its end (still waiting).
+        following = min(
+            (item[1] for item in self.pending if item[1] is not None),
+            key=lambda r: (r.start_ns, r.end_ns, r.id),
+            default=None,
+        )
+        if following is None and not at_end:
+            raise NotHandled("the request after a compaction read too late")
+        end = compaction.end_ns
+        values = {}
+        if following is not None and following.start_ns != end:
+            self._size(following.usage.prompt_tokens, values)
+        self._context_samples(snapshot, values)
+        if values:
+            self.events.counters(end, R_COUNTER, values)
+
+    def _size(self, size: int, values: dict[int, int]) -> dict[int, int]:
+        """`Context size` and `Context fill` samples of a size (the fill where it moves)."""
+        values[self.size_uuid] = size
+        facts = self.session_facts
+        window = facts.window_tokens if facts is not None else None
+        if window:
+            fill = -(-size * 100 // window)
+            if fill != self.last_fill:
+                values[self.fill_uuid] = self.last_fill = fill
+        return values
 
     def _write(
         self,
@@ -303,8 +413,6 @@ class PiPass:
         events, key = self.events, self.key
         if index == 0:
             self._open()
-        # Everything held before this request's start can go: no later event comes before.
-        events.flush(response.start_ns)
         lane, first = self.lanes.place(response.start_ns, response.end_ns)
         if first:
             for name in ("Responses", "Turns"):
@@ -454,7 +562,8 @@ def export_pi(
     head = PacketSink(stream, compress=compress)
     try:
         one = PiPass(path, diagnostics, facts, group, sink.add)
-        session = one.run()
+        with argument_digests(False):  # (no trace shows a call's digest)
+            session = one.run()
         write_end(one, session, replace(facts, accounting=diagnostics.accounting()), head)
         sink.close()
         head.close()
