@@ -24,7 +24,6 @@ does not confirm."""
 
 from __future__ import annotations
 
-import io
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -34,80 +33,46 @@ from agent_profiler.adapters.codex import rollout_lines
 from agent_profiler.adapters.codex_rollout import HARNESS, RolloutBuilder
 from agent_profiler.annotations import TraceFacts, response_args
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.estimate import CHARS4_NOTE
-from agent_profiler.layout.counters import CATEGORY_RANK, CONTEXT_GROUP
-from agent_profiler.layout.plan import SHARE_KEY
-from agent_profiler.layout.planning import TrackIds
 from agent_profiler.layout.types import (
     R_SLICE_BEGIN,
-    LaidSlice,
-    Merge,
-    Track,
-    TrackKind,
-    stable_ids64,
 )
-from agent_profiler.model import AnchorKind, Category, ContextSnapshot, Response, Session
+from agent_profiler.model import AnchorKind, ContextSnapshot, Response, Session
 from agent_profiler.stream.codex_log import CodexLog
 from agent_profiler.stream.codex_tools import CodexCalls
-from agent_profiler.stream.emit import Events, OnlineLanes
-from agent_profiler.stream.end import CONTEXT_ROW, RANK, ROWS, TURN_ARGS, write_end
 from agent_profiler.stream.log import Additions, NotHandled
-from agent_profiler.stream.tools import StreamTools, lane_track
-from agent_profiler.writers.chunks import PacketSink
-from agent_profiler.writers.events import EventEncoder
-from agent_profiler.writers.perfetto import sequence_of
+from agent_profiler.stream.requests import RequestPass, export_pass
+from agent_profiler.stream.tools import StreamTools
 
 # Lines read between two replays of the log and the requests' writing (stream/pi.py's
 # BATCH_LINES: each stage a loop of its own over a few hundred lines).
 BATCH_LINES = 256
 
 
-class CodexPass:
+class CodexPass(RequestPass):
     """One Codex rollout read and written in one pass (see the module's docstring)."""
+
+    builder: RolloutBuilder
 
     def __init__(
         self, path: Path, diagnostics: Diagnostics, facts: TraceFacts, group: int, add: Any
     ) -> None:
-        self.path = path
-        self.facts = facts
-        self.group = group
-        self.ids = TrackIds(group)
-        self.encoder = EventEncoder(sequence_of(group))
+        super().__init__(path, facts, group, add, f"{HARNESS.category_prefix}.activity")
         self.log = CodexLog()
         self.builder = RolloutBuilder(str(path), diagnostics, log=self.log)
         self.additions = Additions(self.builder.tools)
-        self.events = Events(self.encoder, add, f"{HARNESS.category_prefix}.activity")
-        self.lanes = OnlineLanes()
-        self.key = ""
-        self.session_facts: Session | None = None
         # requests read (each with its calls and the calls known ended when it closed),
         # until their snapshots are replayed
         self.queue: list[tuple[Response | None, Any, list[Any]]] = []
-        self.previous: ContextSnapshot | None = None  # the last written
         self.arrived = 0  # requests read
         self.responses: list[Response] = []  # theirs, for the builder's `finish`
-        self.written = 0  # requests written
         self.start = 0  # the rollout's first time so far
         self.committed = (-(2**63), 0)  # the last request written: (start, end)
-        self.lane_uuids: dict[str, list[int]] = {"Responses": [], "Turns": []}
-        self.turns: list[LaidSlice] = []  # each Turns lane's slice, as encoded
-        self.context_uuids: dict[Category, int] = {}
-        self.context_last: dict[Category, int] = {}
-        self.context_categories: object = None
-        self.last_window = self.last_fill = self.input_total = self.output_total = 0
         self.stated_window = 0  # the window the last response stated
         self.has_window: bool | None = None  # whether the first request had a window
-        self.last_usage_ts = -1
-        self.opened_at: int | None = None  # where the counters' opening zeros were written
         self.tools = StreamTools(
             self.events, self._tool_lane, self._tool_flow, self.additions, self._cwd
         )
         self.calls = CodexCalls(self.builder, self.tools)
-        self.tool_lanes: list[int] = []
-        self.prompt_flow: Any = None
-        self.tool_flow: Any = None
-        self.flows_in: dict[str, int] = {}  # call id → the flow from its response
-        self.first_prompt: dict[str, int] = {}
         # The snapshots the end reads the windows of (views.run_windows, model_requests):
         # each model run's first request's, each model's last request's.
         self.run_model: str | None = None
@@ -293,9 +258,7 @@ class CodexPass:
         last request written)."""
         values = {self.size_uuid: size}
         if self.has_window:
-            fill = -(-size * 100 // self.last_window)
-            if fill != self.last_fill:
-                values[self.fill_uuid] = self.last_fill = fill
+            self._fill(size, self.last_window, values)
         return values
 
     # ------------------------------------------------------------------ a request
@@ -315,37 +278,7 @@ class CodexPass:
             provider=builder.provider or "openai",
             window_tokens=builder.requests[0].window,
         )
-        self.session_uuid = self.ids.get(f"session:{key}")
-        self.capture_uuid = self.ids.get(f"capture:{key}")
-        self.context_uuid = self.ids.get(f"{key}:group:{CONTEXT_GROUP}")
-        counter = f"{key}:counter:"
-        self.size_uuid = self.ids.get(counter + "Context size")
-        if self.has_window:
-            self.window_uuid = self.ids.get(counter + "Context window")
-            self.fill_uuid = self.ids.get(counter + "Context fill")
-        self.input_uuid = self.ids.get(counter + "Input tokens")
-        self.output_uuid = self.ids.get(counter + "Output tokens")
-        self.prompt_flow = stable_ids64(f"{key}:flow:prompt:")
-        self.tool_flow = stable_ids64(f"{key}:flow:tool:")
-
-    def _cwd(self) -> str | None:
-        return self.builder.project
-
-    def _tool_flow(self, call_id: str) -> int:
-        """The flow into a call from its response (made when the response was read)."""
-        return self.flows_in.pop(call_id)
-
-    def _tool_lane(self, lane: int) -> int:
-        """A Tools lane's uuid, its descriptor written at its first slice."""
-        lanes = self.tool_lanes
-        while len(lanes) <= lane:
-            uuid = self.ids.get(f"{self.key}:Tools:{len(lanes)}")
-            lanes.append(uuid)
-            row = ROWS["Tools"]
-            self.events.declare(
-                lane_track(uuid, self.capture_uuid, RANK["Tools"], row.description)  # type: ignore[arg-type]
-            )
-        return lanes[lane]
+        self._uuids(key, bool(self.has_window))
 
     def _arrive(self, response: Response, snapshot: ContextSnapshot, started: list[str]) -> None:
         """A request as it is read: its snapshot, its flows, its additions; it waits in
@@ -354,19 +287,7 @@ class CodexPass:
             raise NotHandled("a request without its snapshot")
         if self.session_facts is None:
             self._start(response)
-        prompts = self.builder.prompts
-        for i in range(len(self.first_prompt), len(prompts)):
-            self.first_prompt.setdefault(prompts[i].id, i)
-        found = self.first_prompt.get(response.prompt_id, -1) if response.prompt_id else -1
-        arrival = (
-            self.prompt_flow(response.id)
-            if found >= 0 and response.start_ns >= prompts[found].start_ns
-            else 0
-        )
-        flows_in = self.flows_in
-        for call_id in started:
-            flows_in[call_id] = self.tool_flow(call_id)
-        out = tuple(flows_in[call_id] for call_id in started)
+        arrival, out = self._flows(response, started)
         self.additions.take(snapshot)
         self.tools.decide()
         # Written now: a Codex request starts at the line that triggered it, so one read
@@ -395,32 +316,13 @@ class CodexPass:
                 self.run_model = model
                 self.run_starts.append(snapshot)
             self.model_last[model] = snapshot
-        events, key = self.events, self.key
+        events = self.events
         if index == 0:
-            self._open()
+            self._open(self.start, bool(self.has_window))
         # Everything held before this request's start can go, and before the first call
         # not written yet (its slice's events are in time with the rest).
         events.flush(min(response.start_ns, self.calls.earliest(), self.tools_earliest()))
-        lane, first = self.lanes.place(response.start_ns, response.end_ns)
-        if first:
-            for name in ("Responses", "Turns"):
-                uuid = self.ids.get(f"{key}:{name}:{lane}")
-                self.lane_uuids[name].append(uuid)
-                row = ROWS[name]
-                events.declare(
-                    Track(
-                        uuid,
-                        name,
-                        TrackKind.SLICE,
-                        parent=self.capture_uuid,
-                        order_rank=RANK[name],
-                        merge=Merge.BY_NAME if row.merge else None,
-                        description=row.description,  # type: ignore[arg-type]
-                    )
-                )
-            self.turns.append(
-                LaidSlice("Turns", "turn", 0, 0, events.activity, TURN_ARGS, (), (), False, uuid)
-            )
+        lane = self._lane(response)
         flows = (arrival, *out) if arrival else out
         facts = self.session_facts
         assert facts is not None  # (made at the first request)
@@ -437,102 +339,15 @@ class CodexPass:
         if self.has_window:
             if not own:
                 raise NotHandled("a request without a window in a session with one")
-            if own != self.last_window:
-                values[self.window_uuid] = self.last_window = own
-            fill = -(-size * 100 // own)
-            if fill != self.last_fill:
-                values[self.fill_uuid] = self.last_fill = fill
+            self._window(own, values)
+            self._fill(size, own, values)
         self._context_samples(snapshot, values)
-        events.pair(
-            LaidSlice(
-                "Responses",
-                "response",
-                response.start_ns,
-                response.end_ns,
-                events.activity,
-                args,
-                flows,
-                out,
-                False,
-                self.lane_uuids["Responses"][lane],
-            ),
-            self.turns[lane],
-            values,
-            partial(self._usage, response),
-        )
+        self._pair(response, lane, args, flows, out, values)
 
     def tools_earliest(self) -> int:
         """The start of the first call fitted and not written yet (or far in the future)."""
         placed = self.tools.placed
         return min((call.start_ns for call, _ in placed), default=1 << 70)
-
-    def _open(self) -> None:
-        """The request counters' opening zeros at the session's start (the earliest time
-        read so far; the end checks no later line moved it)."""
-        self.opened_at = start = self.start
-        uuids = [self.size_uuid, self.input_uuid, self.output_uuid]
-        if self.has_window:
-            uuids[1:1] = [self.window_uuid, self.fill_uuid]
-        self.events.counters_now(start, dict.fromkeys(uuids, 0))
-
-    def _usage(self, response: Response, ts: int) -> dict[int, int]:
-        """The running input and output totals once `response` ended (at `ts`)."""
-        if ts == self.last_usage_ts:
-            raise NotHandled("two requests that end at one time")
-        self.last_usage_ts = ts
-        values = {}
-        usage = response.usage
-        if usage.input_tokens:
-            self.input_total += usage.input_tokens
-            values[self.input_uuid] = self.input_total
-        if usage.output_tokens:
-            self.output_total += usage.output_tokens
-            values[self.output_uuid] = self.output_total
-        return values
-
-    def _context_samples(self, snapshot: ContextSnapshot, values: dict[int, int]) -> None:
-        """The `Context: *` samples of this snapshot: the categories that moved, a 0 for
-        one gone (layout/counters.py `_context_counters`)."""
-        categories = snapshot.categories
-        if categories is self.context_categories:
-            return
-        self.context_categories = categories
-        uuids, last = self.context_uuids, self.context_last
-        present = dict(categories)
-        for category, value in present.items():
-            uuid = uuids.get(category)
-            if uuid is None:
-                uuid = uuids[category] = self._context_counter(category)
-            elif last[category] == value:
-                continue
-            values[uuid] = value
-            last[category] = value
-        if len(present) < len(uuids):
-            for category, uuid in uuids.items():
-                if category not in present and last[category] != 0:
-                    values[uuid] = 0
-                    last[category] = 0
-
-    def _context_counter(self, category: Category) -> int:
-        name = f"Context: {category.label}"
-        uuid = self.ids.get(f"{self.key}:counter:{name}")
-        self.events.declare(
-            Track(
-                uuid,
-                name,
-                TrackKind.COUNTER,
-                parent=self.context_uuid,
-                order_rank=len(CONTEXT_ROW.children)
-                + CATEGORY_RANK.get(category.label, len(CATEGORY_RANK)),
-                description=(
-                    f"Tokens of this context category at each observed snapshot ({CHARS4_NOTE}; "
-                    "native counts where the journal has them)."
-                ),
-                counter_unit="tokens",
-                share_key=SHARE_KEY,
-            )
-        )
-        return uuid
 
 
 def export_codex(
@@ -546,17 +361,10 @@ def export_codex(
     """Read and write one Codex rollout in one pass (as stream/pi.py `export_pi`): its
     packets into `stream` once the whole rollout is read; returns the session as the end
     of the reading left it, for what the caller counts."""
-    requests = io.BytesIO()
-    sink = PacketSink(requests, compress=compress)
-    head = PacketSink(stream, compress=compress)
-    try:
-        one = CodexPass(path, diagnostics, facts, group, sink.add)
-        session = one.run()
-        write_end(one, session, replace(facts, accounting=diagnostics.accounting()), head)
-        sink.close()
-        head.close()
-    finally:
-        sink.stop()
-        head.stop()
-    stream.write(requests.getbuffer())
-    return session
+    return export_pass(
+        lambda add: CodexPass(path, diagnostics, facts, group, add),
+        diagnostics,
+        facts,
+        stream,
+        compress,
+    )

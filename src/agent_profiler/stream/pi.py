@@ -19,9 +19,7 @@ confirm."""
 from __future__ import annotations
 
 import heapq
-import io
 from collections.abc import Iterable
-from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import IO, Any
@@ -31,27 +29,15 @@ from agent_profiler.adapters.drafts import CompactionDraft, ToolDraft, argument_
 from agent_profiler.adapters.pi import HARNESS, SessionBuilder
 from agent_profiler.annotations import TraceFacts, response_args
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.estimate import CHARS4_NOTE
 from agent_profiler.jsonl import read_jsonl
-from agent_profiler.layout.counters import CATEGORY_RANK, CONTEXT_GROUP
-from agent_profiler.layout.plan import SHARE_KEY
-from agent_profiler.layout.planning import TrackIds
 from agent_profiler.layout.types import (
     R_COUNTER,
-    LaidSlice,
-    Merge,
-    Track,
-    TrackKind,
-    stable_ids64,
 )
-from agent_profiler.model import AnchorKind, Category, ContextSnapshot, Response, Session
-from agent_profiler.stream.emit import Events, OnlineLanes
-from agent_profiler.stream.end import CONTEXT_ROW, RANK, ROWS, TURN_ARGS, trim_calls, write_end
+from agent_profiler.model import AnchorKind, ContextSnapshot, Response, Session
+from agent_profiler.stream.end import trim_calls
 from agent_profiler.stream.log import Additions, NotHandled, StreamLog
-from agent_profiler.stream.tools import StreamTools, lane_track
-from agent_profiler.writers.chunks import PacketSink
-from agent_profiler.writers.events import EventEncoder
-from agent_profiler.writers.perfetto import sequence_of
+from agent_profiler.stream.requests import RequestPass, export_pass
+from agent_profiler.stream.tools import StreamTools
 
 # A request's start can come before the one read before it (a Pi message's time is when it
 # was created): requests wait this long (in journal time) to be written in time order.
@@ -77,26 +63,20 @@ class _Calls:
         return tool is not None and (tool.end_ns is not None or not tool.from_failed_response)
 
 
-class PiPass:
+class PiPass(RequestPass):
     """One Pi journal read and written in one pass (see the module's docstring)."""
+
+    builder: SessionBuilder
 
     def __init__(
         self, path: Path, diagnostics: Diagnostics, facts: TraceFacts, group: int, add: Any
     ) -> None:
-        self.path = path
+        super().__init__(path, facts, group, add, "pi.activity")
         self.diagnostics = diagnostics
-        self.facts = facts
-        self.group = group
-        self.ids = TrackIds(group)
-        self.encoder = EventEncoder(sequence_of(group))
         self.log = StreamLog()
         self.builder = SessionBuilder(str(path), diagnostics, log=self.log)
         self.calls = _Calls(self.builder.tools)
         self.additions = Additions(self.calls)
-        self.events = Events(self.encoder, add, "pi.activity")
-        self.lanes = OnlineLanes()
-        self.key = ""
-        self.session_facts: Session | None = None
         # messages read, until their snapshots are replayed: (a request, the calls begun)
         self.queue: list[
             tuple[Response | None, list[ToolDraft] | None, CompactionDraft | None]
@@ -105,33 +85,21 @@ class PiPass:
         # each compaction's snapshot and the one before it in time (the end lays the
         # compactions out: stream/end.py)
         self.kept: list[ContextSnapshot] = []
-        self.previous: ContextSnapshot | None = None  # the last written
         self.arrived = 0  # responses read
-        self.written = 0  # responses written
         # Requests read and not written yet, by (start, end, id), until no later one can
         # start before them (REORDER_NS), and the last written.
         # (a compaction's: no response, its draft in the arrival's place)
         self.pending: list[tuple[tuple[int, int, str], Any, ContextSnapshot, Any, Any]] = []
         self.latest = -(2**63)
         self.committed: tuple[int, int, str] | None = None
-        self.lane_uuids: dict[str, list[int]] = {"Responses": [], "Turns": []}
-        self.turns: list[LaidSlice] = []  # each Turns lane's slice, as encoded
-        self.context_uuids: dict[Category, int] = {}
-        self.context_last: dict[Category, int] = {}
-        self.context_categories: object = None
-        # the request counters' last values (their samples start with a 0)
-        self.last_window = self.last_fill = self.input_total = self.output_total = 0
-        self.last_usage_ts = -1
-        self.opened_at: int | None = None  # where the counters' opening zeros were written
         self.tools_seen = 0
         self.tools = StreamTools(
             self.events, self._tool_lane, self._tool_flow, self.additions, self._cwd
         )
-        self.tool_lanes: list[int] = []
-        self.prompt_flow: Any = None
-        self.tool_flow: Any = None
-        self.flows_in: dict[str, int] = {}  # call id → the flow from its response
-        self.first_prompt: dict[str, int] = {}
+
+    def read(self) -> Session:
+        with argument_digests(False):  # (no trace shows a call's digest)
+            return self.run()
 
     # ------------------------------------------------------------------ reading
 
@@ -248,38 +216,7 @@ class PiPass:
         self.session_facts = Session(
             HARNESS, key, 0, 0, (), provider=provider, window_tokens=window
         )
-        # Numbered as the model path numbers them (the capture's uuid is its `capture_id`).
-        self.session_uuid = self.ids.get(f"session:{key}")
-        self.capture_uuid = self.ids.get(f"capture:{key}")
-        self.context_uuid = self.ids.get(f"{key}:group:{CONTEXT_GROUP}")
-        counter = f"{key}:counter:"
-        self.size_uuid = self.ids.get(counter + "Context size")
-        if window:
-            self.window_uuid = self.ids.get(counter + "Context window")
-            self.fill_uuid = self.ids.get(counter + "Context fill")
-        self.input_uuid = self.ids.get(counter + "Input tokens")
-        self.output_uuid = self.ids.get(counter + "Output tokens")
-        self.prompt_flow = stable_ids64(f"{key}:flow:prompt:")
-        self.tool_flow = stable_ids64(f"{key}:flow:tool:")
-
-    def _cwd(self) -> str | None:
-        return self.builder.project
-
-    def _tool_flow(self, call_id: str) -> int:
-        """The flow into a call from its response (made when the response was read)."""
-        return self.flows_in.pop(call_id)
-
-    def _tool_lane(self, lane: int) -> int:
-        """A Tools lane's uuid, its descriptor written at its first slice."""
-        lanes = self.tool_lanes
-        while len(lanes) <= lane:
-            uuid = self.ids.get(f"{self.key}:Tools:{len(lanes)}")
-            lanes.append(uuid)
-            row = ROWS["Tools"]
-            self.events.declare(
-                lane_track(uuid, self.capture_uuid, RANK["Tools"], row.description)  # type: ignore[arg-type]
-            )
-        return lanes[lane]
+        self._uuids(key, bool(window))
 
     def _arrive(
         self, response: Response, snapshot: ContextSnapshot, drafts: Iterable[ToolDraft]
@@ -292,24 +229,10 @@ class PiPass:
         if self.session_facts is None:
             self._start(response)
         # Flows: from its prompt's input; to each tool call it started (calls by id:
-        # they all start at its entry).
-        builder = self.builder
-        prompts = builder.prompts
-        for i in range(len(self.first_prompt), len(prompts)):
-            self.first_prompt.setdefault(prompts[i].id, i)
-        found = self.first_prompt.get(response.prompt_id, -1) if response.prompt_id else -1
-        arrival = (
-            self.prompt_flow(response.id)
-            if found >= 0 and response.start_ns >= prompts[found].start_ns
-            else 0
-        )
-        # The calls its message started are the open ones (a new entry closes the rest).
-        # Each call's flow from its response, worked out once for its two ends.
-        flows_in = self.flows_in
+        # they all start at its entry; the calls its message started are the open ones,
+        # a new entry closes the rest).
         started = sorted(t.call_id for t in drafts if t.response_id == response.id)
-        for call_id in started:
-            flows_in[call_id] = self.tool_flow(call_id)
-        out = tuple(flows_in[call_id] for call_id in started)
+        arrival, out = self._flows(response, started)
         self.additions.take(snapshot)
         self.tools.decide()
         order = (response.start_ns, response.end_ns, response.id)
@@ -361,7 +284,7 @@ class PiPass:
         self.kept.append(snapshot)
         self.previous = snapshot
         if self.written == 0:
-            self._open()
+            self._opening()
         last = previous.time_ns if previous is not None else -1
         if compaction.pre_tokens is not None:
             if compaction.start_ns <= last:
@@ -390,9 +313,7 @@ class PiPass:
         facts = self.session_facts
         window = facts.window_tokens if facts is not None else None
         if window:
-            fill = -(-size * 100 // window)
-            if fill != self.last_fill:
-                values[self.fill_uuid] = self.last_fill = fill
+            self._fill(size, window, values)
         return values
 
     def _write(
@@ -410,30 +331,9 @@ class PiPass:
         if previous is not None and previous.time_ns == snapshot.time_ns:
             raise NotHandled("two requests at one time")
         self.previous = snapshot
-        events, key = self.events, self.key
         if index == 0:
-            self._open()
-        lane, first = self.lanes.place(response.start_ns, response.end_ns)
-        if first:
-            for name in ("Responses", "Turns"):
-                uuid = self.ids.get(f"{key}:{name}:{lane}")
-                self.lane_uuids[name].append(uuid)
-                row = ROWS[name]
-                events.declare(
-                    Track(
-                        uuid,
-                        name,
-                        TrackKind.SLICE,
-                        parent=self.capture_uuid,
-                        order_rank=RANK[name],
-                        merge=Merge.BY_NAME if row.merge else None,
-                        description=row.description,  # type: ignore[arg-type]
-                    )
-                )
-            # A turn's slice as the encoder reads it (its name, args, track: not its span).
-            self.turns.append(
-                LaidSlice("Turns", "turn", 0, 0, events.activity, TURN_ARGS, (), (), False, uuid)
-            )
+            self._opening()
+        lane = self._lane(response)
         flows = (arrival, *out) if arrival else out
         facts = self.session_facts
         assert facts is not None  # (made at the first request)
@@ -447,101 +347,17 @@ class PiPass:
         values = {self.size_uuid: size}
         if facts.window_tokens:
             window = facts.window_tokens
-            if window != self.last_window:
-                values[self.window_uuid] = self.last_window = window
-            fill = -(-size * 100 // window)
-            if fill != self.last_fill:
-                values[self.fill_uuid] = self.last_fill = fill
+            self._window(window, values)
+            self._fill(size, window, values)
         self._context_samples(snapshot, values)
-        events.pair(
-            LaidSlice(
-                "Responses",
-                "response",
-                response.start_ns,
-                response.end_ns,
-                events.activity,
-                args,
-                flows,
-                out,
-                False,
-                self.lane_uuids["Responses"][lane],
-            ),
-            self.turns[lane],
-            values,
-            partial(self._usage, response),
-        )
+        self._pair(response, lane, args, flows, out, values)
 
-    def _open(self) -> None:
-        """The request counters' opening zeros, at the session's start: the first packets
-        of the pass's sequence, before any sample that may share their time (Trace
-        Processor keeps the file's order at one time). The start is the earliest time
-        read so far; the end checks no later line moved it."""
+    def _opening(self) -> None:
+        """The request counters' opening zeros, at the session's start (`_open`)."""
         start = self.builder.start_ns
         assert start is not None  # (a request was read)
-        self.opened_at = start
-        uuids = [self.size_uuid, self.input_uuid, self.output_uuid]
-        if self.session_facts is not None and self.session_facts.window_tokens:
-            uuids[1:1] = [self.window_uuid, self.fill_uuid]
-        self.events.counters_now(start, dict.fromkeys(uuids, 0))
-
-    def _usage(self, response: Response, ts: int) -> dict[int, int]:
-        """The running input and output totals once `response` ended (at `ts`)."""
-        if ts == self.last_usage_ts:
-            raise NotHandled("two requests that end at one time")  # (one sample each)
-        self.last_usage_ts = ts
-        values = {}
-        usage = response.usage
-        if usage.input_tokens:
-            self.input_total += usage.input_tokens
-            values[self.input_uuid] = self.input_total
-        if usage.output_tokens:
-            self.output_total += usage.output_tokens
-            values[self.output_uuid] = self.output_total
-        return values
-
-    def _context_samples(self, snapshot: ContextSnapshot, values: dict[int, int]) -> None:
-        """The `Context: *` samples of this snapshot: the categories that moved, a 0 for
-        one gone (layout/counters.py `_context_counters`)."""
-        categories = snapshot.categories
-        if categories is self.context_categories:
-            return
-        self.context_categories = categories
-        uuids, last = self.context_uuids, self.context_last
-        present = dict(categories)
-        for category, value in present.items():
-            uuid = uuids.get(category)
-            if uuid is None:
-                uuid = uuids[category] = self._context_counter(category)
-            elif last[category] == value:
-                continue
-            values[uuid] = value
-            last[category] = value
-        if len(present) < len(uuids):
-            for category, uuid in uuids.items():
-                if category not in present and last[category] != 0:
-                    values[uuid] = 0
-                    last[category] = 0
-
-    def _context_counter(self, category: Category) -> int:
-        name = f"Context: {category.label}"
-        uuid = self.ids.get(f"{self.key}:counter:{name}")
-        self.events.declare(
-            Track(
-                uuid,
-                name,
-                TrackKind.COUNTER,
-                parent=self.context_uuid,
-                order_rank=len(CONTEXT_ROW.children)
-                + CATEGORY_RANK.get(category.label, len(CATEGORY_RANK)),
-                description=(
-                    f"Tokens of this context category at each observed snapshot ({CHARS4_NOTE}; "
-                    "native counts where the journal has them)."
-                ),
-                counter_unit="tokens",
-                share_key=SHARE_KEY,
-            )
-        )
-        return uuid
+        facts = self.session_facts
+        self._open(start, facts is not None and bool(facts.window_tokens))
 
 
 def export_pi(
@@ -556,19 +372,11 @@ def export_pi(
     whole journal is read: the requests' packets wait in memory until the head is
     written before them); returns the session as the end of the reading left it (its
     requests, calls and prompts, no snapshots but those of its largest additions), for
-    what the caller counts."""
-    requests = io.BytesIO()
-    sink = PacketSink(requests, compress=compress)
-    head = PacketSink(stream, compress=compress)
-    try:
-        one = PiPass(path, diagnostics, facts, group, sink.add)
-        with argument_digests(False):  # (no trace shows a call's digest)
-            session = one.run()
-        write_end(one, session, replace(facts, accounting=diagnostics.accounting()), head)
-        sink.close()
-        head.close()
-    finally:
-        sink.stop()
-        head.stop()
-    stream.write(requests.getbuffer())
-    return session
+    what the caller counts (stream/requests.py `export_pass`)."""
+    return export_pass(
+        lambda add: PiPass(path, diagnostics, facts, group, add),
+        diagnostics,
+        facts,
+        stream,
+        compress,
+    )

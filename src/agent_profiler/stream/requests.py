@@ -1,0 +1,303 @@
+"""What the one passes (stream/pi.py, stream/codex.py) share once a request is read: the
+track uuids its first request fixes, its flows, its Responses and Turns lanes, the
+request counters (their opening zeros, Context size, window and fill, the usage totals,
+the `Context: *` categories) and the Tools lanes' descriptors; and the export around a
+pass (`export_pass`). Each pass keeps its reading, when it writes a request, and what
+window a request states."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from functools import partial
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from agent_profiler.annotations import TraceFacts
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.estimate import CHARS4_NOTE
+from agent_profiler.layout.counters import CATEGORY_RANK, CONTEXT_GROUP
+from agent_profiler.layout.plan import SHARE_KEY
+from agent_profiler.layout.planning import TrackIds
+from agent_profiler.layout.types import LaidSlice, Merge, Track, TrackKind, stable_ids64
+from agent_profiler.model import Category, ContextSnapshot, Response, Session
+from agent_profiler.stream.emit import Events, OnlineLanes
+from agent_profiler.stream.end import CONTEXT_ROW, RANK, ROWS, TURN_ARGS, write_end
+from agent_profiler.stream.log import NotHandled
+from agent_profiler.stream.tools import lane_track
+from agent_profiler.writers.chunks import PacketSink
+from agent_profiler.writers.events import EventEncoder
+from agent_profiler.writers.perfetto import sequence_of
+
+if TYPE_CHECKING:
+    from agent_profiler.stream.codex import CodexPass
+    from agent_profiler.stream.pi import PiPass
+
+
+class RequestPass:
+    """The state and the writing of the requests a one pass shares (see the module's
+    docstring); `builder` is the pass's own session builder."""
+
+    builder: Any
+
+    def __init__(self, path: Path, facts: TraceFacts, group: int, add: Any, activity: str) -> None:
+        self.path = path
+        self.facts = facts
+        self.group = group
+        self.ids = TrackIds(group)
+        self.encoder = EventEncoder(sequence_of(group))
+        self.events = Events(self.encoder, add, activity)
+        self.lanes = OnlineLanes()
+        self.key = ""
+        self.session_facts: Session | None = None
+        self.previous: ContextSnapshot | None = None  # the last written
+        self.written = 0  # requests written
+        self.lane_uuids: dict[str, list[int]] = {"Responses": [], "Turns": []}
+        self.turns: list[LaidSlice] = []  # each Turns lane's slice, as encoded
+        self.context_uuids: dict[Category, int] = {}
+        self.context_last: dict[Category, int] = {}
+        self.context_categories: object = None
+        # the request counters' last values (their samples start with a 0)
+        self.last_window = self.last_fill = self.input_total = self.output_total = 0
+        self.last_usage_ts = -1
+        self.opened_at: int | None = None  # where the counters' opening zeros were written
+        self.tool_lanes: list[int] = []
+        self.prompt_flow: Any = None
+        self.tool_flow: Any = None
+        self.flows_in: dict[str, int] = {}  # call id → the flow from its response
+        self.first_prompt: dict[str, int] = {}
+
+    def run(self) -> Session:
+        raise NotImplementedError
+
+    def read(self) -> Session:
+        """The reading as the export runs it (`run`, unless the pass needs more around it)."""
+        return self.run()
+
+    # ------------------------------------------------------------------ the first request
+
+    def _uuids(self, key: str, window: bool) -> None:
+        """The track uuids the first request fixes, numbered in the group's block as the
+        model path numbers them (the capture's uuid is its `capture_id`); the window's and
+        the fill's where the session has a window."""
+        self.session_uuid = self.ids.get(f"session:{key}")
+        self.capture_uuid = self.ids.get(f"capture:{key}")
+        self.context_uuid = self.ids.get(f"{key}:group:{CONTEXT_GROUP}")
+        counter = f"{key}:counter:"
+        self.size_uuid = self.ids.get(counter + "Context size")
+        if window:
+            self.window_uuid = self.ids.get(counter + "Context window")
+            self.fill_uuid = self.ids.get(counter + "Context fill")
+        self.input_uuid = self.ids.get(counter + "Input tokens")
+        self.output_uuid = self.ids.get(counter + "Output tokens")
+        self.prompt_flow = stable_ids64(f"{key}:flow:prompt:")
+        self.tool_flow = stable_ids64(f"{key}:flow:tool:")
+
+    # ------------------------------------------------------------------ calls and flows
+
+    def _cwd(self) -> str | None:
+        return self.builder.project  # type: ignore[no-any-return]
+
+    def _tool_flow(self, call_id: str) -> int:
+        """The flow into a call from its response (made when the response was read)."""
+        return self.flows_in.pop(call_id)
+
+    def _tool_lane(self, lane: int) -> int:
+        """A Tools lane's uuid, its descriptor written at its first slice."""
+        lanes = self.tool_lanes
+        while len(lanes) <= lane:
+            uuid = self.ids.get(f"{self.key}:Tools:{len(lanes)}")
+            lanes.append(uuid)
+            row = ROWS["Tools"]
+            self.events.declare(
+                lane_track(uuid, self.capture_uuid, RANK["Tools"], row.description)  # type: ignore[arg-type]
+            )
+        return lanes[lane]
+
+    def _flows(self, response: Response, started: Iterable[str]) -> tuple[int, tuple[int, ...]]:
+        """A request's flows: from its prompt's input (0: none), to each call it started
+        (`started`, in layout order; each call's flow worked out once for its two ends)."""
+        prompts = self.builder.prompts
+        for i in range(len(self.first_prompt), len(prompts)):
+            self.first_prompt.setdefault(prompts[i].id, i)
+        found = self.first_prompt.get(response.prompt_id, -1) if response.prompt_id else -1
+        arrival = (
+            self.prompt_flow(response.id)
+            if found >= 0 and response.start_ns >= prompts[found].start_ns
+            else 0
+        )
+        flows_in = self.flows_in
+        started = list(started)
+        for call_id in started:
+            flows_in[call_id] = self.tool_flow(call_id)
+        return arrival, tuple(flows_in[call_id] for call_id in started)
+
+    # ------------------------------------------------------------------ a request's writing
+
+    def _lane(self, response: Response) -> int:
+        """The Responses and Turns lane of a request, its tracks declared at its first."""
+        events = self.events
+        lane, first = self.lanes.place(response.start_ns, response.end_ns)
+        if first:
+            for name in ("Responses", "Turns"):
+                uuid = self.ids.get(f"{self.key}:{name}:{lane}")
+                self.lane_uuids[name].append(uuid)
+                row = ROWS[name]
+                events.declare(
+                    Track(
+                        uuid,
+                        name,
+                        TrackKind.SLICE,
+                        parent=self.capture_uuid,
+                        order_rank=RANK[name],
+                        merge=Merge.BY_NAME if row.merge else None,
+                        description=row.description,  # type: ignore[arg-type]
+                    )
+                )
+            # A turn's slice as the encoder reads it (its name, args, track: not its span).
+            self.turns.append(
+                LaidSlice("Turns", "turn", 0, 0, events.activity, TURN_ARGS, (), (), False, uuid)
+            )
+        return lane
+
+    def _pair(
+        self,
+        response: Response,
+        lane: int,
+        args: Any,
+        flows: tuple[int, ...],
+        out: tuple[int, ...],
+        values: dict[int, int],
+    ) -> None:
+        """A request's response and turn slices, its samples at its start (`values`) and
+        its usage totals at its end."""
+        events = self.events
+        events.pair(
+            LaidSlice(
+                "Responses",
+                "response",
+                response.start_ns,
+                response.end_ns,
+                events.activity,
+                args,
+                flows,
+                out,
+                False,
+                self.lane_uuids["Responses"][lane],
+            ),
+            self.turns[lane],
+            values,
+            partial(self._usage, response),
+        )
+
+    # ------------------------------------------------------------------ the request counters
+
+    def _window(self, window: int, values: dict[int, int]) -> None:
+        """A `Context window` sample where the window changes."""
+        if window != self.last_window:
+            values[self.window_uuid] = self.last_window = window
+
+    def _fill(self, size: int, window: int, values: dict[int, int]) -> None:
+        """A `Context fill` sample of a size in a window, where the fill changes."""
+        fill = -(-size * 100 // window)
+        if fill != self.last_fill:
+            values[self.fill_uuid] = self.last_fill = fill
+
+    def _open(self, start: int, window: bool) -> None:
+        """The request counters' opening zeros, at the session's start (the earliest time
+        read so far; the end checks no later line moved it): the first packets of the
+        pass's sequence, before any sample that may share their time (Trace Processor
+        keeps the file's order at one time)."""
+        self.opened_at = start
+        uuids = [self.size_uuid, self.input_uuid, self.output_uuid]
+        if window:
+            uuids[1:1] = [self.window_uuid, self.fill_uuid]
+        self.events.counters_now(start, dict.fromkeys(uuids, 0))
+
+    def _usage(self, response: Response, ts: int) -> dict[int, int]:
+        """The running input and output totals once `response` ended (at `ts`)."""
+        if ts == self.last_usage_ts:
+            raise NotHandled("two requests that end at one time")  # (one sample each)
+        self.last_usage_ts = ts
+        values = {}
+        usage = response.usage
+        if usage.input_tokens:
+            self.input_total += usage.input_tokens
+            values[self.input_uuid] = self.input_total
+        if usage.output_tokens:
+            self.output_total += usage.output_tokens
+            values[self.output_uuid] = self.output_total
+        return values
+
+    def _context_samples(self, snapshot: ContextSnapshot, values: dict[int, int]) -> None:
+        """The `Context: *` samples of this snapshot: the categories that moved, a 0 for
+        one gone (layout/counters.py `_context_counters`)."""
+        categories = snapshot.categories
+        if categories is self.context_categories:
+            return
+        self.context_categories = categories
+        uuids, last = self.context_uuids, self.context_last
+        present = dict(categories)
+        for category, value in present.items():
+            uuid = uuids.get(category)
+            if uuid is None:
+                uuid = uuids[category] = self._context_counter(category)
+            elif last[category] == value:
+                continue
+            values[uuid] = value
+            last[category] = value
+        if len(present) < len(uuids):
+            for category, uuid in uuids.items():
+                if category not in present and last[category] != 0:
+                    values[uuid] = 0
+                    last[category] = 0
+
+    def _context_counter(self, category: Category) -> int:
+        name = f"Context: {category.label}"
+        uuid = self.ids.get(f"{self.key}:counter:{name}")
+        self.events.declare(
+            Track(
+                uuid,
+                name,
+                TrackKind.COUNTER,
+                parent=self.context_uuid,
+                order_rank=len(CONTEXT_ROW.children)
+                + CATEGORY_RANK.get(category.label, len(CATEGORY_RANK)),
+                description=(
+                    f"Tokens of this context category at each observed snapshot ({CHARS4_NOTE}; "
+                    "native counts where the journal has them)."
+                ),
+                counter_unit="tokens",
+                share_key=SHARE_KEY,
+            )
+        )
+        return uuid
+
+
+def export_pass(
+    make: Callable[[Any], PiPass | CodexPass],
+    diagnostics: Diagnostics,
+    facts: TraceFacts,
+    stream: IO[bytes],
+    compress: bool,
+) -> Session:
+    """Read and write one journal in one pass (`make(add)`: the pass, writing its packets
+    through `add`): its packets into `stream` once the whole journal is read (the
+    requests' packets wait in memory until the head is written before them); returns the
+    session as the end of the reading left it (its requests, calls and prompts, no
+    snapshots but those the end reads), for what the caller counts."""
+    requests = io.BytesIO()
+    sink = PacketSink(requests, compress=compress)
+    head = PacketSink(stream, compress=compress)
+    try:
+        one = make(sink.add)
+        session = one.read()
+        write_end(one, session, replace(facts, accounting=diagnostics.accounting()), head)
+        sink.close()
+        head.close()
+    finally:
+        sink.stop()
+        head.stop()
+    stream.write(requests.getbuffer())
+    return session
