@@ -8,8 +8,10 @@ of the request still open (`replayed_to`), whose facts and reasoning are not kno
 
 from __future__ import annotations
 
+from typing import Any
+
 from agent_profiler.attribution import Logged, Observation, Settled
-from agent_profiler.model import Category, ContextSnapshot, SourceKind, Tokens
+from agent_profiler.model import ContextSnapshot, Tokens
 from agent_profiler.stream.log import NotHandled, StreamLog
 
 
@@ -46,27 +48,9 @@ class CodexLog(StreamLog):
         self.early[logged] = facts
         self.settle(logged, **facts)
 
-    def add_evidence(
-        self,
-        item_id: str,
-        category: Category,
-        tokens: Tokens,
-        *,
-        method: str,
-        label: str,
-        source_id: str = "",
-        source_kind: SourceKind = SourceKind.NONE,
-    ) -> Logged:
-        logged = super().add_evidence(
-            item_id,
-            category,
-            tokens,
-            method=method,
-            label=label,
-            source_id=source_id,
-            source_kind=source_kind,
-        )
-        return Logged(self.base + logged)
+    def add_evidence(self, *args: Any, **kwargs: Any) -> Logged:
+        # (ContextLog.add_evidence's, its handle counted from the log's start)
+        return Logged(self.base + super().add_evidence(*args, **kwargs))
 
     def settle_evidence(
         self, logged: Logged, tokens: Tokens | None, unmeasured: str = "hidden-content"
@@ -88,10 +72,4 @@ class CodexLog(StreamLog):
         else:
             ops, self._ops = ops[:end], ops[end:]
         self.base += end
-        ops.reverse()
-        snapshots = self.replayer.run(ops)
-        made = snapshots[1:] if self.made_before else snapshots[:]
-        # the replay compares the next categories with the last snapshot's
-        del snapshots[:-1]
-        self.made_before = bool(snapshots)
-        return made
+        return self._replay_ops(ops)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Container
+from typing import Any
 
 from agent_profiler.attribution import INFERRED_HEAD_ID, ContextLog, Logged, Observation
 from agent_profiler.attribution_replay import Replayer
@@ -107,6 +108,10 @@ class StreamLog(ContextLog):
         if not ops:
             return []
         self._ops = []
+        return self._replay_ops(ops)
+
+    def _replay_ops(self, ops: list[Any]) -> list[ContextSnapshot]:
+        """The snapshots of `ops` (entries the log holds no more), in order."""
         ops.reverse()
         snapshots = self.replayer.run(ops)
         made = snapshots[1:] if self.made_before else snapshots[:]
