@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from agent_profiler.adapters.codex import rollout_lines
 from agent_profiler.adapters.codex_rollout import HARNESS, RolloutBuilder
@@ -323,7 +323,6 @@ class CodexPass(RequestPass):
         # not written yet (its slice's events are in time with the rest).
         events.flush(min(response.start_ns, self.calls.earliest(), self.tools_earliest()))
         lane = self._lane(response)
-        flows = (arrival, *out) if arrival else out
         facts = self.session_facts
         assert facts is not None  # (made at the first request)
         # The window the request states: its own (the journal's, with its usage), said
@@ -334,15 +333,10 @@ class CodexPass(RequestPass):
         args = partial(
             response_args, facts, response, snapshot, previous, stated, self.builder.tools
         )
-        size = response.usage.prompt_tokens
-        values = {self.size_uuid: size}
-        if self.has_window:
-            if not own:
-                raise NotHandled("a request without a window in a session with one")
-            self._window(own, values)
-            self._fill(size, own, values)
-        self._context_samples(snapshot, values)
-        self._pair(response, lane, args, flows, out, values)
+        if self.has_window and not own:
+            raise NotHandled("a request without a window in a session with one")
+        values = self._samples(response, snapshot, own if self.has_window else 0)
+        self._pair(response, lane, args, arrival, out, values)
 
     def tools_earliest(self) -> int:
         """The start of the first call fitted and not written yet (or far in the future)."""
@@ -350,21 +344,5 @@ class CodexPass(RequestPass):
         return min((call.start_ns for call, _ in placed), default=1 << 70)
 
 
-def export_codex(
-    path: Path,
-    diagnostics: Diagnostics,
-    facts: TraceFacts,
-    group: int,
-    stream: IO[bytes],
-    compress: bool,
-) -> Session:
-    """Read and write one Codex rollout in one pass (as stream/pi.py `export_pi`): its
-    packets into `stream` once the whole rollout is read; returns the session as the end
-    of the reading left it, for what the caller counts."""
-    return export_pass(
-        lambda add: CodexPass(path, diagnostics, facts, group, add),
-        diagnostics,
-        facts,
-        stream,
-        compress,
-    )
+# Read and write one Codex rollout in one pass (stream/requests.py `export_pass`).
+export_codex = partial(export_pass, CodexPass)

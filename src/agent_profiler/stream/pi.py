@@ -22,7 +22,7 @@ import heapq
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from agent_profiler.adapters.common import assumed_model_window, journal_clock
 from agent_profiler.adapters.drafts import CompactionDraft, ToolDraft, argument_digests
@@ -334,7 +334,6 @@ class PiPass(RequestPass):
         if index == 0:
             self._opening()
         lane = self._lane(response)
-        flows = (arrival, *out) if arrival else out
         facts = self.session_facts
         assert facts is not None  # (made at the first request)
         window = facts.window_tokens if index == 0 else 0
@@ -343,14 +342,8 @@ class PiPass(RequestPass):
         # context's size (every sample kept), window and fill (where they change), in one
         # packet with the context categories; the running usage totals at its end, in the
         # order the requests end (made when written).
-        size = response.usage.prompt_tokens
-        values = {self.size_uuid: size}
-        if facts.window_tokens:
-            window = facts.window_tokens
-            self._window(window, values)
-            self._fill(size, window, values)
-        self._context_samples(snapshot, values)
-        self._pair(response, lane, args, flows, out, values)
+        values = self._samples(response, snapshot, facts.window_tokens or 0)
+        self._pair(response, lane, args, arrival, out, values)
 
     def _opening(self) -> None:
         """The request counters' opening zeros, at the session's start (`_open`)."""
@@ -360,23 +353,5 @@ class PiPass(RequestPass):
         self._open(start, facts is not None and bool(facts.window_tokens))
 
 
-def export_pi(
-    path: Path,
-    diagnostics: Diagnostics,
-    facts: TraceFacts,
-    group: int,
-    stream: IO[bytes],
-    compress: bool,
-) -> Session:
-    """Read and write one Pi journal in one pass: its packets into `stream` (once the
-    whole journal is read: the requests' packets wait in memory until the head is
-    written before them); returns the session as the end of the reading left it (its
-    requests, calls and prompts, no snapshots but those of its largest additions), for
-    what the caller counts (stream/requests.py `export_pass`)."""
-    return export_pass(
-        lambda add: PiPass(path, diagnostics, facts, group, add),
-        diagnostics,
-        facts,
-        stream,
-        compress,
-    )
+# Read and write one Pi journal in one pass (stream/requests.py `export_pass`).
+export_pi = partial(export_pass, PiPass)

@@ -8,7 +8,7 @@ window a request states."""
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -166,13 +166,15 @@ class RequestPass:
         response: Response,
         lane: int,
         args: Any,
-        flows: tuple[int, ...],
+        arrival: int,
         out: tuple[int, ...],
         values: dict[int, int],
     ) -> None:
-        """A request's response and turn slices, its samples at its start (`values`) and
-        its usage totals at its end."""
+        """A request's response and turn slices (its flows: from its prompt's input, 0 for
+        none, and `out`), its samples at its start (`values`) and its usage totals at its
+        end."""
         events = self.events
+        flows = (arrival, *out) if arrival else out
         events.pair(
             LaidSlice(
                 "Responses",
@@ -192,6 +194,20 @@ class RequestPass:
         )
 
     # ------------------------------------------------------------------ the request counters
+
+    def _samples(
+        self, response: Response, snapshot: ContextSnapshot, window: int
+    ) -> dict[int, int]:
+        """A request's samples at its start (layout/counters.py `session_counters`): the
+        context's size (every sample kept), the window it is in (0: none) and the fill
+        where they change, the context categories that moved, in one packet."""
+        size = response.usage.prompt_tokens
+        values = {self.size_uuid: size}
+        if window:
+            self._window(window, values)
+            self._fill(size, window, values)
+        self._context_samples(snapshot, values)
+        return values
 
     def _window(self, window: int, values: dict[int, int]) -> None:
         """A `Context window` sample where the window changes."""
@@ -276,14 +292,16 @@ class RequestPass:
 
 
 def export_pass(
-    make: Callable[[Any], PiPass | CodexPass],
+    kind: type[PiPass | CodexPass],
+    path: Path,
     diagnostics: Diagnostics,
     facts: TraceFacts,
+    group: int,
     stream: IO[bytes],
     compress: bool,
 ) -> Session:
-    """Read and write one journal in one pass (`make(add)`: the pass, writing its packets
-    through `add`): its packets into `stream` once the whole journal is read (the
+    """Read and write one journal in one pass (`kind`: the pass, stream/pi.py's or
+    stream/codex.py's): its packets into `stream` once the whole journal is read (the
     requests' packets wait in memory until the head is written before them); returns the
     session as the end of the reading left it (its requests, calls and prompts, no
     snapshots but those the end reads), for what the caller counts."""
@@ -291,7 +309,7 @@ def export_pass(
     sink = PacketSink(requests, compress=compress)
     head = PacketSink(stream, compress=compress)
     try:
-        one = make(sink.add)
+        one = kind(path, diagnostics, facts, group, sink.add)
         session = one.read()
         write_end(one, session, replace(facts, accounting=diagnostics.accounting()), head)
         sink.close()
