@@ -322,7 +322,6 @@ class CodexPass(RequestPass):
         # Everything held before this request's start can go, and before the first call
         # not written yet (its slice's events are in time with the rest).
         events.flush(min(response.start_ns, self.calls.earliest(), self.tools_earliest()))
-        lane = self._lane(response)
         facts = self.session_facts
         assert facts is not None  # (made at the first request)
         # The window the request states: its own (the journal's, with its usage), said
@@ -335,8 +334,7 @@ class CodexPass(RequestPass):
         )
         if self.has_window and not own:
             raise NotHandled("a request without a window in a session with one")
-        values = self._samples(response, snapshot, own if self.has_window else 0)
-        self._pair(response, lane, args, arrival, out, values)
+        self._request(response, snapshot, own if self.has_window else 0, args, arrival, out)
 
     def tools_earliest(self) -> int:
         """The start of the first call fitted and not written yet (or far in the future)."""

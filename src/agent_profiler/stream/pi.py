@@ -333,7 +333,6 @@ class PiPass(RequestPass):
         self.previous = snapshot
         if index == 0:
             self._opening()
-        lane = self._lane(response)
         facts = self.session_facts
         assert facts is not None  # (made at the first request)
         window = facts.window_tokens if index == 0 else 0
@@ -342,8 +341,7 @@ class PiPass(RequestPass):
         # context's size (every sample kept), window and fill (where they change), in one
         # packet with the context categories; the running usage totals at its end, in the
         # order the requests end (made when written).
-        values = self._samples(response, snapshot, facts.window_tokens or 0)
-        self._pair(response, lane, args, arrival, out, values)
+        self._request(response, snapshot, facts.window_tokens or 0, args, arrival, out)
 
     def _opening(self) -> None:
         """The request counters' opening zeros, at the session's start (`_open`)."""

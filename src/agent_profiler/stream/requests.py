@@ -8,7 +8,6 @@ window a request states."""
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -115,7 +114,7 @@ class RequestPass:
             )
         return lanes[lane]
 
-    def _flows(self, response: Response, started: Iterable[str]) -> tuple[int, tuple[int, ...]]:
+    def _flows(self, response: Response, started: list[str]) -> tuple[int, tuple[int, ...]]:
         """A request's flows: from its prompt's input (0: none), to each call it started
         (`started`, in layout order; each call's flow worked out once for its two ends)."""
         prompts = self.builder.prompts
@@ -128,15 +127,27 @@ class RequestPass:
             else 0
         )
         flows_in = self.flows_in
-        started = list(started)
         for call_id in started:
             flows_in[call_id] = self.tool_flow(call_id)
         return arrival, tuple(flows_in[call_id] for call_id in started)
 
     # ------------------------------------------------------------------ a request's writing
 
-    def _lane(self, response: Response) -> int:
-        """The Responses and Turns lane of a request, its tracks declared at its first."""
+    def _request(
+        self,
+        response: Response,
+        snapshot: ContextSnapshot,
+        window: int,
+        args: Any,
+        arrival: int,
+        out: tuple[int, ...],
+    ) -> None:
+        """A request's response and turn slices on their lane (its tracks declared at its
+        first request), with their flows (from its prompt's input, 0 for none, and `out`);
+        its samples at its start (layout/counters.py `session_counters`): the context's
+        size (every sample kept), the window it is in (0: none) and the fill where they
+        change, the context categories that moved, in one packet; its usage totals at its
+        end. (One method: it runs once a request.)"""
         events = self.events
         lane, first = self.lanes.place(response.start_ns, response.end_ns)
         if first:
@@ -159,22 +170,15 @@ class RequestPass:
             self.turns.append(
                 LaidSlice("Turns", "turn", 0, 0, events.activity, TURN_ARGS, (), (), False, uuid)
             )
-        return lane
-
-    def _pair(
-        self,
-        response: Response,
-        lane: int,
-        args: Any,
-        arrival: int,
-        out: tuple[int, ...],
-        values: dict[int, int],
-    ) -> None:
-        """A request's response and turn slices (its flows: from its prompt's input, 0 for
-        none, and `out`), its samples at its start (`values`) and its usage totals at its
-        end."""
-        events = self.events
-        flows = (arrival, *out) if arrival else out
+        size = response.usage.prompt_tokens
+        values = {self.size_uuid: size}
+        if window:
+            if window != self.last_window:
+                values[self.window_uuid] = self.last_window = window
+            fill = -(-size * 100 // window)
+            if fill != self.last_fill:
+                values[self.fill_uuid] = self.last_fill = fill
+        self._context_samples(snapshot, values)
         events.pair(
             LaidSlice(
                 "Responses",
@@ -183,7 +187,7 @@ class RequestPass:
                 response.end_ns,
                 events.activity,
                 args,
-                flows,
+                (arrival, *out) if arrival else out,
                 out,
                 False,
                 self.lane_uuids["Responses"][lane],
@@ -194,25 +198,6 @@ class RequestPass:
         )
 
     # ------------------------------------------------------------------ the request counters
-
-    def _samples(
-        self, response: Response, snapshot: ContextSnapshot, window: int
-    ) -> dict[int, int]:
-        """A request's samples at its start (layout/counters.py `session_counters`): the
-        context's size (every sample kept), the window it is in (0: none) and the fill
-        where they change, the context categories that moved, in one packet."""
-        size = response.usage.prompt_tokens
-        values = {self.size_uuid: size}
-        if window:
-            self._window(window, values)
-            self._fill(size, window, values)
-        self._context_samples(snapshot, values)
-        return values
-
-    def _window(self, window: int, values: dict[int, int]) -> None:
-        """A `Context window` sample where the window changes."""
-        if window != self.last_window:
-            values[self.window_uuid] = self.last_window = window
 
     def _fill(self, size: int, window: int, values: dict[int, int]) -> None:
         """A `Context fill` sample of a size in a window, where the fill changes."""
