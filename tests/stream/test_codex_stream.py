@@ -9,15 +9,12 @@ the switch is the model path's, byte for byte."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_pi_stream import canonical
+from test_pi_stream import assert_same_export, export_both
 
-from agent_profiler import stream
-from agent_profiler.stream import group as stream_group
 from realtp import SHARED
 from shared_paths import TESTS
 
@@ -47,29 +44,10 @@ def _journals() -> list[Any]:
 def test_stream_writes_what_the_model_path_writes(
     path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv(stream.SWITCH, raising=False)
-    expected = export_trace(path, require_addition=False)
-    handled: list[bool] = []
-    original = stream_group.try_group
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        outcome = original(*args, **kwargs)
-        handled.append(outcome is not None)
-        return outcome
-
-    monkeypatch.setattr(stream_group, "try_group", spy)
-    monkeypatch.setenv(stream.SWITCH, "1")
-    got = export_trace(path, require_addition=False)
+    expected, got, handled = export_both(path, export_trace, monkeypatch)
     if path.name in NOT_HANDLED:
         assert not any(handled), NOT_HANDLED[path.name]
         assert got.path.read_bytes() == expected.path.read_bytes()
         return
     assert handled == [True]
-    want, have = canonical(expected.view), canonical(got.view)
-    for part in ("tracks", "counters", "flows", "slices"):
-        assert have[part] == want[part], part
-    size = re.compile(r"\([0-9.]+ [KM]?B\)")
-    assert size.sub("", got.stdout) == size.sub("", expected.stdout).replace(
-        str(expected.path), str(got.path)
-    )
-    assert got.stderr == expected.stderr.replace(str(expected.path), str(got.path))
+    assert_same_export(expected, got)

@@ -85,10 +85,11 @@ def canonical(view: TraceView) -> dict[str, Any]:
     return {"tracks": tracks, "slices": slices, "counters": counters, "flows": flows}
 
 
-@pytest.mark.parametrize("path", _journals())
-def test_stream_writes_what_the_model_path_writes(
+def export_both(
     path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
+) -> tuple[Any, Any, list[bool]]:
+    """`path` exported with the switch off, then on: both exports, and for each group
+    whether the pass took it (`try_group` spied on; the switch off again after)."""
     monkeypatch.delenv(stream.SWITCH, raising=False)
     expected = export_trace(path, require_addition=False)
     handled: list[bool] = []
@@ -103,20 +104,40 @@ def test_stream_writes_what_the_model_path_writes(
     monkeypatch.setenv(stream.SWITCH, "1")
     # (export_trace checks the contract and the importer rules on it)
     got = export_trace(path, require_addition=False)
-    if path.name in NOT_HANDLED:
-        assert handled == [False]
-        assert got.path.read_bytes() == expected.path.read_bytes()
-        return
-    assert handled == [True]
+    monkeypatch.delenv(stream.SWITCH)
+    monkeypatch.setattr(stream_group, "try_group", original)
+    return expected, got, handled
+
+
+def assert_same_trace(expected: Any, got: Any) -> None:
+    """The two exports' traces hold the same tracks, counters, flows and slices."""
     want, have = canonical(expected.view), canonical(got.view)
     for part in ("tracks", "counters", "flows", "slices"):
         assert have[part] == want[part], part
-    # The same line but for the output's name and size (the packets differ).
+
+
+def assert_same_export(expected: Any, got: Any) -> None:
+    """The same trace, and the same lines but for the output's name and size (the
+    packets differ)."""
+    assert_same_trace(expected, got)
     size = re.compile(r"\([0-9.]+ [KM]?B\)")
     assert size.sub("", got.stdout) == size.sub("", expected.stdout).replace(
         str(expected.path), str(got.path)
     )
     assert got.stderr == expected.stderr.replace(str(expected.path), str(got.path))
+
+
+@pytest.mark.parametrize("path", _journals())
+def test_stream_writes_what_the_model_path_writes(
+    path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected, got, handled = export_both(path, export_trace, monkeypatch)
+    if path.name in NOT_HANDLED:
+        assert handled == [False]
+        assert got.path.read_bytes() == expected.path.read_bytes()
+        return
+    assert handled == [True]
+    assert_same_export(expected, got)
 
 
 def test_the_switch_is_read_in_one_place(monkeypatch: pytest.MonkeyPatch) -> None:

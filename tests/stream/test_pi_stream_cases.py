@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_pi_stream import canonical
+from test_pi_stream import assert_same_trace, export_both
 
 from agent_profiler import stream
-from agent_profiler.stream import group as stream_group
 from agent_profiler.stream import pi as stream_pi
 from shared_paths import TESTS
 
@@ -28,29 +27,13 @@ from test_pi_fork import _fork, _source, _source_v1
 def both(path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch) -> bool:
     """Export `path` both ways; True when the pass handled it (the traces equal), False
     when it fell back (the bytes equal)."""
-    monkeypatch.delenv(stream.SWITCH, raising=False)
-    expected = export_trace(path, require_addition=False)
-    handled: list[bool] = []
-    original = stream_group.try_group
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        outcome = original(*args, **kwargs)
-        handled.append(outcome is not None)
-        return outcome
-
-    monkeypatch.setattr(stream_group, "try_group", spy)
-    monkeypatch.setenv(stream.SWITCH, "1")
-    got = export_trace(path, require_addition=False)
-    monkeypatch.delenv(stream.SWITCH)
-    monkeypatch.setattr(stream_group, "try_group", original)
+    expected, got, handled = export_both(path, export_trace, monkeypatch)
     assert len(handled) == 1
     if not handled[0]:
         assert got.path.read_bytes() == expected.path.read_bytes()
         return False
     assert got.stderr == expected.stderr.replace(str(expected.path), str(got.path))
-    want, have = canonical(expected.view), canonical(got.view)
-    for part in ("tracks", "counters", "flows", "slices"):
-        assert have[part] == want[part], part
+    assert_same_trace(expected, got)
     return True
 
 
