@@ -161,9 +161,9 @@ def test_sigterm_to_the_export_alone_stops_its_workers_and_leaves_no_file(
             time.sleep(0.2)  # into the reading
             # WHEN only the parent gets SIGTERM (`timeout`, a CI runner, `kill`)
             os.kill(p.pid, signal.SIGTERM)
-            p.communicate(timeout=60)
+            _, err = p.communicate(timeout=60)
         # THEN it exits as a terminated process does, its workers with it, nothing left
-        assert p.returncode == 143
+        assert p.returncode == 143, err.decode(errors="replace")
         assert _gone(workers)
         assert list(out.iterdir()) == []
         out.rmdir()

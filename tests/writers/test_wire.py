@@ -290,3 +290,31 @@ def _deflated_by_the_sink(packets: bytes) -> bytes:
     sink.add(packets)  # a full chunk: deflated by the thread
     sink.close()
     return stream.getvalue()
+
+
+class _Terminated(SystemExit):
+    """What entry.py's SIGTERM handler raises, wherever the main thread is."""
+
+
+def test_a_signal_while_the_thread_starts_is_what_the_export_ends_in(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """SIGTERM raised while `Thread.start` waits for the new thread to run ended the
+    export as an internal error ("cannot join thread before it is started", from the
+    `stop` on the way out) instead of `terminated` (seen in CI: exit 70, not 143)."""
+
+    def interrupted(self: threading.Thread) -> None:
+        raise _Terminated(143)  # before the thread ran: its `join` would raise
+
+    monkeypatch.setattr(threading.Thread, "start", interrupted)
+    sink = PacketSink(io.BytesIO(), compress=True, chunk=64)
+    # WHEN the first full chunk starts the thread and the signal comes then
+    with pytest.raises(_Terminated):
+        try:
+            for packet in _packets(50):
+                sink.add(packet)
+            sink.close()
+        finally:
+            sink.stop()  # (as write_group and the one pass clean up)
+    # THEN the signal is what left, and nothing is left to join
+    assert sink.thread is None

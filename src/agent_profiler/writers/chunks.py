@@ -73,8 +73,12 @@ class PacketSink:
         if self.error is not None:
             raise self.error
         if self.thread is None:
-            self.thread = threading.Thread(target=self._deflate, name="deflate", daemon=True)
-            self.thread.start()
+            thread = threading.Thread(target=self._deflate, name="deflate", daemon=True)
+            # Kept once started: a signal raised while `start` waits for the thread (SIGTERM
+            # is an exception here, entry.py) left a thread `stop` could not join, and its
+            # RuntimeError ended the export as an internal error instead of `terminated`.
+            thread.start()
+            self.thread = thread
         self.queue.put(bytes(self.buffer))
         self.buffer.clear()
 
