@@ -132,17 +132,22 @@ def test_a_killed_worker_costs_nothing_but_time(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_stops_every_process_with_one_line(tmp_path: Path) -> None:
-    # GIVEN an export of every harness's journals by two workers (-j 3: and the parent)
-    with _started(["export", str(DATA), "-j", "3", "-o", "t.pftrace"], tmp_path) as process:
+    # GIVEN an export of every harness's journals by two workers (-j 3: and the parent),
+    # with enough more groups that it is still under way when the signal comes (tests/data
+    # alone was once read whole first, exit 0, on a loaded machine)
+    folder = _many_groups(tmp_path, copies=24)
+    (tmp_path / "out").mkdir()
+    args = ["export", str(DATA), str(folder), "-j", "3", "-o", "out/t.pftrace"]
+    with _started(args, tmp_path) as process:
         workers = _wait_for_workers(process, 2)
         # WHEN the terminal sends SIGINT to the whole job
         os.killpg(process.pid, signal.SIGINT)
         _, stderr = process.communicate(timeout=60)
     # THEN one line, exit 130, no worker left running and no file left behind
-    assert process.returncode == 130
+    assert process.returncode == 130, stderr.decode(errors="replace")
     assert stderr.decode().strip() == "interrupted"
     assert _gone(workers)
-    assert list(tmp_path.iterdir()) == []
+    assert list((tmp_path / "out").iterdir()) == []
 
 
 def test_sigterm_to_the_export_alone_stops_its_workers_and_leaves_no_file(
