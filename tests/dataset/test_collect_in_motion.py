@@ -564,3 +564,50 @@ def test_a_subagent_collected_alone_keeps_its_rows_when_its_parent_is_gone_when_
     assert back.exit_code == 0, back.output
     assert back.stdout.startswith("ds: version 3; 3 journals: 2 new, 0 changed, 1 unchanged (1")
     assert back.stdout.endswith("; 3 sessions in the dataset\n"), back.stdout
+
+
+def test_an_old_group_read_again_with_a_new_journal_gone_when_read_keeps_its_rows(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A subagent collected alone from another folder; then its parent's transcript. The
+    parent's reading relates to the subagent's old group, so the two are planned and read
+    again together (regroup); the parent gone between that plan and that reading, the
+    reading fails whole, and it replaces nothing: the subagent's old group was dropped
+    all the same ("0 sessions in the dataset"), its rows gone."""
+    import json
+
+    Path("other").mkdir()
+    shutil.copy(next(SPOTTER.rglob(SUBAGENT)), Path("other", SUBAGENT))
+    alone = run("collect", "other", "--to", "ds")
+    assert alone.exit_code == 0, alone.output
+    collected = json.loads(run("fleet", "ds", "--json", "--no-cost").stdout)["sessions"]
+    assert (collected["count"], collected["subagents"]) == (0, 1)
+    Path("p").mkdir()
+    parent = Path("p", f"{SPOTTER_ID}.jsonl.gz")
+    shutil.copy(SPOTTER / parent.name, parent)
+    # GIVEN the parent gone after the second plan (regroup's: the two read together)
+    real, plans = loader.plan, []
+
+    def plan(*args: Any) -> Any:
+        value = real(*args)
+        plans.append(value)
+        if len(plans) == 2:
+            restore.append(taken_away(parent))
+        return value
+
+    restore: list[Callable[[], None]] = []
+    monkeypatch.setattr(loader, "plan", plan)
+    gone = run("collect", "p", "other", "--to", "ds")
+    assert len(plans) == 2, "the regroup's second plan was not reached"
+    # THEN the parent is one line, and the subagent's rows collected before are kept
+    assert gone.exit_code == 1, gone.output
+    assert gone.stderr == f"error: {parent}: cannot open: no such file or directory\n"
+    assert gone.stdout.startswith("ds: nothing collected; 1 journal: 0 new, 0 changed, 1 unc")
+    assert gone.stdout.endswith(f"; {NOT_USABLE}; 1 session\n"), gone.stdout
+    fleet = json.loads(run("fleet", "ds", "--json", "--no-cost").stdout)["sessions"]
+    assert fleet == collected
+    # AND once the parent is back, the two are read together
+    restore[0]()
+    back = run("collect", "p", "other", "--to", "ds")
+    assert back.exit_code == 0, back.output
+    assert back.stdout.endswith("; 2 sessions in the dataset\n"), back.stdout

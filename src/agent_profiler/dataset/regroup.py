@@ -198,7 +198,12 @@ def regroup(
         groups, failures = plan([where[k] for k in where if k in wanted], harness)
         for failed in failures:
             refuse(reader.key_of(Path(failed.path)), failed)
-        reads = [read for i, read in enumerate(reads) if i not in new_joined] + reader(groups)
+        again = reader(groups)
+        # A reading that failed whole (a journal gone since this plan) replaces nothing:
+        # the old groups whose files it held are kept as they are, as `member` keeps them.
+        lost = {reader.key_of(p) for r in again if not r.outcome.paths for p in r.group.paths}
+        old_joined -= {g for g in old_joined if lost.intersection(carried[g]["files"])}
+        reads = [read for i, read in enumerate(reads) if i not in new_joined] + again
     # The old groups left out for a file not given: a group read now that relates to one
     # is marked, so that a collect given both joins them.
     blocked: dict[Node, Mapping[str, Any]] = {
