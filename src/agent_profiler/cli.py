@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, ParamSpec, TypeVar
@@ -452,7 +451,9 @@ def open_(
                 "JSON, use export --format json"
             )
         check_target(output, force, inputs, ".pftrace")
-    with tempfile.TemporaryDirectory(prefix="agent-profiler-") as folder:
+    from agent_profiler import scratch
+
+    with scratch.folder() as folder:  # (swept by a later run if this one is killed)
         target = output or Path(folder) / default_output(inputs).name
         outcome = export_perfetto(
             inputs,

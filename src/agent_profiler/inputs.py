@@ -94,14 +94,17 @@ def copy_of(path: Path) -> Path:
     that is no regular file — a pipe (`<(zcat x.jsonl.gz)`, `/dev/stdin`), a character
     device — yields its bytes once, and a journal is opened more than once (sniffed, then
     read), so it was read as empty. The copy lives in a temporary folder removed when the
-    process ends, and keeps the input's name (a journal's format is told by its
-    content); what is said about it names the input (exporting._tell_reading)."""
+    process ends (or by a later run, when it is killed: scratch.py), and keeps the input's
+    name (a journal's format is told by its content); what is said about it names the
+    input (exporting._tell_reading)."""
     import shutil  # here, not at the top: only a pipe's copy needs them (start-up)
     import tempfile
 
     global _copies_folder
     if _copies_folder is None:
-        _copies_folder = Path(tempfile.mkdtemp(prefix="agent-profiler-"))
+        from agent_profiler import scratch
+
+        _copies_folder = scratch.make()  # (swept by a later run if this one is killed)
         atexit.register(_remove_copies, _copies_folder, os.getpid(), shutil.rmtree)
     stdin = str(path) == STDIN
     # A folder per copy: names repeat (every `-` is `stdin`), a process may load twice.
