@@ -22,11 +22,12 @@ from agent_profiler.jsonl import read_jsonl
 from agent_profiler.model import MID_CONVERSATION, Harness, Marker, Response, Session
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping
 
     from agent_profiler.adapters import JournalGroup, Located, SniffedFile
     from agent_profiler.adapters.claude_context import ContextCommandFailure, NativeSnapshot
     from agent_profiler.adapters.claude_session import SessionBuilder
+    from agent_profiler.attribution import ContextLog
 
 # The modules that read a transcript are imported by the functions that read one: detection
 # runs this module's `detect` on every journal first, and a Codex or Pi export paid for
@@ -115,6 +116,36 @@ def read_transcript(
 ) -> dict[str, SessionBuilder]:
     """Read one transcript file into builders keyed by thread: "" for the file's own
     thread, agentId for sidechain records of another agent found in it."""
+    reading = Reading()
+    for _ in transcript_lines(path, diagnostics, reading, label=label):
+        pass
+    return reading.builders
+
+
+class Reading:
+    """What one transcript's reading holds beside its lines (`transcript_lines` fills it):
+    its builders by thread, the log each is made with (`new_log`: a ContextLog unless
+    the one pass gives its own), and the first record read no further whose time is the
+    session's, with the time it was judged against (the span covers it)."""
+
+    __slots__ = ("builders", "first", "first_near", "main_key", "new_log")
+
+    def __init__(self, new_log: Callable[[], ContextLog] | None = None) -> None:
+        self.builders: dict[str, SessionBuilder] = {}
+        self.new_log = new_log
+        self.main_key: str | None = None
+        self.first: dict[str, Any] | None = None
+        self.first_near: int | None = None
+
+
+def transcript_lines(
+    path: Path, diagnostics: Diagnostics, reading: Reading, *, label: str | None = None
+) -> Iterator[dict[str, Any]]:
+    """Each record of the transcript at `path` read into `reading`'s builders, each
+    yielded just before it is read (the one pass, stream/claude.py, reads along: it sees
+    the record, and at the next one what it did; `read_transcript` runs it through); once
+    the last is read, what only the end knows is set (a /context run concluded by the end,
+    the span's outer times, the facts)."""
     from agent_profiler.adapters.claude_compaction import on_compact_boundary, on_microcompact
     from agent_profiler.adapters.claude_content import on_attachment
     from agent_profiler.adapters.claude_context import (
@@ -126,7 +157,8 @@ def read_transcript(
 
     skipped_names, timed = _skipped_names(), _timed_names()
     source = label or str(path)
-    builders: dict[str, SessionBuilder] = {}
+    builders = reading.builders
+    new_log = reading.new_log
     clock = journal_clock(path, diagnostics, source)
     main_key: str | None = None
     commands = ContextCommandTracker()
@@ -154,6 +186,7 @@ def read_transcript(
         if not isinstance(value, dict):
             diagnostics.reject(source, line, "record is not a JSON object")
             continue
+        yield value  # (the record before it is read: the pass checks what it may change)
         if opening is not None:  # (nearly every file: None from its first record on)
             if opening is _UNSEEN:
                 if "parentUuid" in value:
@@ -173,6 +206,7 @@ def read_transcript(
             last[skip] = value
             if first is None and skip in timed:
                 first, first_near = value, clock.neighbour()
+                reading.first, reading.first_near = first, first_near
             continue
         concluded = commands.feed(value, line)
         if concluded:
@@ -189,11 +223,14 @@ def read_transcript(
         agent = value.get("agentId") if value.get("isSidechain") else None
         key = agent if isinstance(agent, str) else ""
         if main_key is None:
-            main_key = key
+            main_key = reading.main_key = key
         builder = builders.get(key)
         if builder is None:
             builder = SessionBuilder(
-                f"{session_id}/{key}" if key else session_id, source, diagnostics
+                f"{session_id}/{key}" if key else session_id,
+                source,
+                diagnostics,
+                new_log() if new_log is not None else None,
             )
             if key:
                 builder.parent_session = session_id
@@ -237,7 +274,6 @@ def read_transcript(
         main.facts.append((MID_CONVERSATION, "its first record's parent is not in the journal"))
     for builder in builders.values():
         api_error_facts(builder)
-    return builders
 
 
 def api_error_facts(builder: SessionBuilder) -> None:

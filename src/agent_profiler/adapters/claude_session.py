@@ -77,11 +77,17 @@ NATIVE_ITEM_STAGE = (
 class SessionBuilder:
     """Accumulates one Claude Code session (main thread or one subagent)."""
 
-    def __init__(self, session_id: str, source: str, diagnostics: Diagnostics) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        source: str,
+        diagnostics: Diagnostics,
+        log: ContextLog | None = None,
+    ) -> None:
         self.session_id = session_id
         self.sources: list[str] = [source]
         self.diagnostics = diagnostics
-        self.log = ContextLog()
+        self.log = log if log is not None else ContextLog()  # (the one pass's: stream/claude.py)
         self.responses: dict[str, ResponseDraft] = {}
         self.tools: dict[str, ToolDraft] = {}
         self.prompts: list[Prompt] = []
