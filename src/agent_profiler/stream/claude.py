@@ -45,6 +45,7 @@ from agent_profiler.adapters.claude_context import assumed_window
 from agent_profiler.adapters.claude_response import ResponseDraft
 from agent_profiler.adapters.claude_session import SessionBuilder
 from agent_profiler.adapters.common import believed_times
+from agent_profiler.adapters.drafts import argument_digests
 from agent_profiler.annotations import TraceFacts, response_args
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.layout.types import R_SLICE_BEGIN, LaidSlice
@@ -115,6 +116,10 @@ class ClaudePass(RequestPass):
         self.committed = (-(2**63), 0)  # the last request written: (start, end)
         self.has_window = False
         self.logs = 0  # logs handed to the reading's builders
+
+    def read(self) -> Session:
+        with argument_digests(False):  # (no trace shows a call's digest)
+            return self.run()
 
     def __contains__(self, call_id: object) -> bool:
         """The call ids of the Tools slices so far (every draft becomes a call)."""
@@ -233,6 +238,7 @@ class ClaudePass(RequestPass):
             entry[1] = False
         builder._settle_hidden(draft)  # (the adapter's rule, once its usage is final)
         draft.hidden = None  # (settled: `finish` has none left to settle)
+        self.calls.recent = draft.id  # (its calls without a result wait a request more)
         entry[3] = self.calls.ended()
 
     def _settle(self, draft: ResponseDraft, response: Response) -> None:

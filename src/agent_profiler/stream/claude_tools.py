@@ -33,6 +33,11 @@ from agent_profiler.stream.log import NotHandled
 from agent_profiler.stream.tools import StreamTools
 
 
+# The end of a call without a result as lanes are fitted: the session's end, which no
+# later call starts after.
+FOREVER = 1 << 70
+
+
 class ClaudeTools(StreamTools):
     """StreamTools whose calls that launched a subagent (their result names its agent id)
     are written at the end: the adapter links a subagent to the last call whose result
@@ -58,14 +63,14 @@ class ClaudeTools(StreamTools):
                 self.placed = rest
         super().decide()
 
-    def relink(self, tools: Mapping[str, ToolDraft], written: dict[str, tuple[Any, ...]]) -> None:
+    def relink(self, tools: Mapping[str, ToolDraft], written: dict[str, int]) -> None:
         """The calls written at the end: each with the subagent the adapter linked it to."""
         for call, _ in [*self.held.values(), *self.late]:
             draft = tools.get(call.call_id)
             child = draft.child_session if draft is not None else None
             if child != call.child_session:
                 object.__setattr__(call, "child_session", child)  # (not handed on yet)
-                written[call.call_id] = _key(call)
+                written[call.call_id] = hash(_key(call))
 
 
 class ClaudeLog(CodexLog):
@@ -81,6 +86,11 @@ class ClaudeLog(CodexLog):
                 raise NotHandled("an observation settled with another window after its replay")
             return Observation.request(0, "")
         return super().settle(logged, **facts)
+
+    def settle_early(self, logged: Logged, **facts: object) -> None:
+        """Settle an observation as the builder's `finish` will (not remembered: a
+        request's facts were one a request, the pass's most per-request memory)."""
+        self.settle(logged, **facts)
 
 
 def _key(call: ToolCall) -> tuple[Any, ...]:
@@ -107,10 +117,14 @@ class ClaudeCalls:
         self.seen = 0  # drafts seen
         self.closed: set[str] = set()  # the requests closed: calls link to them
         self.open_id: str | None = None  # the response not closed yet
+        self.recent: str | None = None  # the response closed last: its calls' results may come
+        # Calls without a result a request later, placed as lasting until the session's
+        # end (which no later call starts after): written at the end, once it is known.
+        self.unended: list[tuple[ToolDraft, int]] = []
         self.waiting: list[tuple[int, str, ToolDraft]] = []  # not taken yet, by (start, id)
         self.by_request: dict[str | None, list[tuple[int, str]]] = {}
         self.inflight: deque[int] = deque()  # starts of the calls taken, not handed on yet
-        self.written: dict[str, tuple[Any, ...]] = {}  # call id → its `_key` when taken
+        self.written: dict[str, int] = {}  # call id → the hash of its `_key` when taken
         self.named: set[str] = set()  # the calls whose result named a subagent
 
     def created(self) -> None:
@@ -147,7 +161,7 @@ class ClaudeCalls:
         waiting = self.waiting
         if not waiting:
             return []
-        open_id = self.open_id
+        open_id, recent = self.open_id, self.recent
         taken: list[tuple[int, int, str, ToolDraft]] = []
         while waiting:
             start = waiting[0][0]
@@ -155,8 +169,13 @@ class ClaudeCalls:
             for entry in waiting:  # (the heap's few entries: every one of this start)
                 if entry[0] == start:
                     draft = entry[2]
-                    if draft.end_ns is None or draft.response_id == open_id:
+                    if draft.response_id == open_id:
                         break
+                    if draft.end_ns is None:
+                        if draft.response_id == recent:
+                            break
+                        run.append((start, -FOREVER, entry[1], draft))
+                        continue
                     run.append((start, -max(draft.end_ns, start), entry[1], draft))
             else:
                 for _ in run:
@@ -178,8 +197,12 @@ class ClaudeCalls:
         place, closed, written, inflight = self.tools.lanes.place, self.closed, self.written, []
         made = []
         for _, minus_end, _, draft in taken:
+            if minus_end == -FOREVER:
+                lane, _ = place(draft.start_ns, FOREVER)
+                self.unended.append((draft, lane))
+                continue
             call = draft.finish(closed, -minus_end)  # (its subagent: ClaudeTools.relink)
-            written[call.call_id] = _key(call)
+            written[call.call_id] = hash(_key(call))
             lane, _ = place(call.start_ns, call.end_ns)
             made.append((call, lane))
             inflight.append(call.start_ns)
@@ -207,6 +230,11 @@ class ClaudeCalls:
         self.waiting = []
         taken.sort()
         made = self._made(taken)
+        for draft, lane in self.unended:  # (a result read since: `check_and_trim` says)
+            call = draft.finish(self.closed, session_end)
+            self.written[call.call_id] = hash(_key(call))
+            made.append((call, lane))
+        self.unended = []
         self.inflight.clear()
         return made
 
@@ -236,7 +264,7 @@ class ClaudeCalls:
                 draft.result_chars,
                 draft.child_session,
             )
-            if written.get(call_id) != key:
+            if written.get(call_id) != hash(key):
                 raise NotHandled("a call changed after it was written")
             if draft.end_ns is None or call_id in needed:
                 keep.add(call_id)
