@@ -32,7 +32,6 @@ from agent_profiler.stream.codex_log import CodexLog
 from agent_profiler.stream.log import NotHandled
 from agent_profiler.stream.tools import StreamTools
 
-
 # The end of a call without a result as lanes are fitted: the session's end, which no
 # later call starts after.
 FOREVER = 1 << 70
