@@ -141,11 +141,12 @@ class Reading:
 def transcript_lines(
     path: Path, diagnostics: Diagnostics, reading: Reading, *, label: str | None = None
 ) -> Iterator[dict[str, Any]]:
-    """Each record of the transcript at `path` read into `reading`'s builders, each
-    yielded just before it is read (the one pass, stream/claude.py, reads along: it sees
-    the record, and at the next one what it did; `read_transcript` runs it through); once
-    the last is read, what only the end knows is set (a /context run concluded by the end,
-    the span's outer times, the facts)."""
+    """Each record of the transcript at `path` read into `reading`'s builders; each one
+    read further than a count (not progress, not a file-history snapshot) is yielded just
+    before it is read (the one pass, stream/claude.py, reads along: it sees the record,
+    and at the next one what it did; `read_transcript` runs it through); once the last is
+    read, what only the end knows is set (a /context run concluded by the end, the span's
+    outer times, the facts)."""
     from agent_profiler.adapters.claude_compaction import on_compact_boundary, on_microcompact
     from agent_profiler.adapters.claude_content import on_attachment
     from agent_profiler.adapters.claude_context import (
@@ -186,7 +187,6 @@ def transcript_lines(
         if not isinstance(value, dict):
             diagnostics.reject(source, line, "record is not a JSON object")
             continue
-        yield value  # (the record before it is read: the pass checks what it may change)
         if opening is not None:  # (nearly every file: None from its first record on)
             if opening is _UNSEEN:
                 if "parentUuid" in value:
@@ -208,6 +208,7 @@ def transcript_lines(
                 first, first_near = value, clock.neighbour()
                 reading.first, reading.first_near = first, first_near
             continue
+        yield value  # (a record read further, before it is: the pass checks what it may do)
         concluded = commands.feed(value, line)
         if concluded:
             native(concluded)

@@ -30,7 +30,7 @@ the end does not confirm."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -136,22 +136,18 @@ class ClaudePass(RequestPass):
 
     def run(self) -> Session:
         reading = self.reading
-        queue = self.queue
-        lines = 0
+        lines = transcript_lines(self.path, self.diagnostics, reading)
         builder: SessionBuilder | None = None
-        for value in transcript_lines(self.path, self.diagnostics, reading):
-            if builder is None:
-                builder = reading.builders.get("")
-                if builder is not None:
-                    self._begin(builder)
+        for value in lines:  # (until the file's first thread is made)
+            builder = reading.builders.get("")
             if builder is not None:
+                self._begin(builder)
                 self._after_record(builder)
                 if value.get("type") == "assistant":
                     self._check_assistant(builder, value)
-            lines += 1
-            if lines >= BATCH_LINES and queue:
-                self._drain()
-                lines = 0
+                break
+        if builder is not None:
+            self._read(builder, lines)
         if builder is None:
             raise NotHandled("no session")
         builder.flush_post_compaction()  # (as `finish` does first)
@@ -171,6 +167,27 @@ class ClaudePass(RequestPass):
         self._drain()
         return self._end(builder)
 
+    def _read(self, builder: SessionBuilder, lines: Iterator[dict[str, Any]]) -> None:
+        """The rest of the records: what each did is looked at only where it changed
+        the number of responses, calls or compactions (most records are read no
+        further); an assistant record is checked before it is read."""
+        queue, calls = self.queue, self.calls
+        responses, tools, compactions = builder.responses, builder.tools, builder.compactions
+        count = 0
+        for value in lines:
+            if (
+                len(responses) != self.arrived
+                or len(tools) != calls.seen
+                or len(compactions) != self.compactions_seen
+            ):
+                self._after_record(builder)
+            if value.get("type") == "assistant":
+                self._check_assistant(builder, value)
+            count += 1
+            if count >= BATCH_LINES and queue:
+                self._drain()
+                count = 0
+
     def _begin(self, builder: SessionBuilder) -> None:
         self.builder = builder
         self.calls = ClaudeCalls(builder, self.tools)
@@ -179,8 +196,6 @@ class ClaudePass(RequestPass):
     def _after_record(self, builder: SessionBuilder) -> None:
         """What the record before did: a compaction observed, a response begun (the one
         before it closed), calls made."""
-        if builder.native_runs:
-            raise NotHandled("a /context run")
         compactions = builder.compactions
         while self.compactions_seen < len(compactions):
             compaction = compactions[self.compactions_seen]
