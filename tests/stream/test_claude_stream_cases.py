@@ -89,6 +89,30 @@ def synthetic(lines: Lines) -> None:
     lines.insert(at + 1, reply)
 
 
+def microcompaction(lines: Lines) -> None:
+    # old tool results removed by id after the third request (Claude Code's microcompact)
+    first_calls = [
+        block["id"]
+        for i in _records(lines, FIRST)
+        for block in lines[i]["message"]["content"]
+        if block.get("type") == "tool_use"
+    ]
+    at = _results_of(lines, THIRD)[0]
+    record = {
+        **{k: lines[at][k] for k in ("sessionId", "cwd", "version", "timestamp")},
+        "type": "system",
+        "subtype": "microcompact_boundary",
+        "uuid": "micro-1",
+        "microcompactMetadata": {
+            "trigger": "auto",
+            "preTokens": 30_000,
+            "tokensSaved": 2_000,
+            "compactedToolIds": first_calls[:2],
+        },
+    }
+    lines.insert(at + 1, record)
+
+
 def sidechain(lines: Lines) -> None:
     at = _records(lines, FIRST)[0]
     other = copy.deepcopy(lines[at])
@@ -177,7 +201,7 @@ def _both(path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch) -> tup
     return True, reasons
 
 
-@pytest.mark.parametrize("change", [no_result_mid, result_before_call, synthetic])
+@pytest.mark.parametrize("change", [no_result_mid, result_before_call, synthetic, microcompaction])
 def test_handled_and_equal(
     change: Callable[[Lines], None],
     tmp_path: Path,

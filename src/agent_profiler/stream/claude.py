@@ -63,11 +63,11 @@ SYNTHETIC = "<synthetic>"  # Claude Code's own reply to an API error: no request
 
 
 class _Events(Events):
-    """Events whose next request may take a compaction's size before (`later`: its time
-    and size) into its samples (`merge`)."""
+    """Events whose next request may take a compaction's sizes told at its start
+    (`later`: their time and sizes) into its samples (`merge`)."""
 
-    later: tuple[int, int] | None = None
-    merge: Callable[[dict[int, int], int], None]
+    later: tuple[int, list[int]] | None = None
+    merge: Callable[[list[int], dict[int, int]], dict[int, int]]
 
     def pair(
         self,
@@ -81,7 +81,7 @@ class _Events(Events):
             if later[0] != first.start:
                 raise NotHandled("a compaction's size before at no request's start")
             self.later = None
-            self.merge(values, later[1])
+            self.merge(later[1], values)
         super().pair(first, second, values, ended)
 
 
@@ -98,8 +98,8 @@ class ClaudePass(RequestPass):
         self.log = ClaudeLog()
         self.reading = Reading(self._new_log)
         self.events = self.own_events = _Events(self.encoder, add, self.events.activity)
-        self.own_events.merge = self._merge
-        self.additions = Additions(self)
+        self.own_events.merge = self._sizes
+        self.additions = Additions(())  # (its calls: the builder's drafts, `_begin`)
         self.tools = ClaudeTools(
             self.events, self._tool_lane, self._tool_flow, self.additions, self._cwd
         )
@@ -120,10 +120,6 @@ class ClaudePass(RequestPass):
     def read(self) -> Session:
         with argument_digests(False):  # (no trace shows a call's digest)
             return self.run()
-
-    def __contains__(self, call_id: object) -> bool:
-        """The call ids of the Tools slices so far (every draft becomes a call)."""
-        return call_id in self.builder.tools
 
     def _new_log(self) -> ClaudeLog:
         """The log of the file's first thread; another thread is a sidechain's."""
@@ -190,6 +186,7 @@ class ClaudePass(RequestPass):
 
     def _begin(self, builder: SessionBuilder) -> None:
         self.builder = builder
+        self.additions.calls = builder.tools  # (the Tools slices' ids: every draft's)
         self.calls = ClaudeCalls(builder, self.tools)
         self.tools.named = self.calls.agent_calls
 
@@ -241,7 +238,6 @@ class ClaudePass(RequestPass):
             )
             response = draft.finish()
             entry[1] = response
-            self.calls.closed.add(draft.id)
             entry[2] = self.calls.of(draft.id, response.start_ns)
             if self.unsettled:
                 self._settle(draft, response)
@@ -337,51 +333,46 @@ class ClaudePass(RequestPass):
         from_request = following is not None and (after is None or after == following[1])
         if after is None and following is not None:
             after = following[1]
-        if after is not None and following is not None and following[0] == compaction.end_ns:
-            if not from_request:
-                raise NotHandled("a compaction's size after at a request's start")
-            after = None  # (the request's own sample says it)
-        # Samples of one counter at one time are one (the last: writers/perfetto.py
-        # `_counter_packets`): a size before at a request's start, or at the size
-        # after's time (a compaction of no duration), is not written.
-        pre = compaction.pre_tokens
-        if pre is not None:
-            if compaction.start_ns == self.committed[0]:
-                raise NotHandled("a compaction's size before at a request's start")
-            if following is not None and following[0] == compaction.start_ns:
-                # (no duration, the next request starting right then: one sample, the
-                # compaction's, after the request's in the model's order)
-                self.own_events.later = (compaction.start_ns, pre)
-            elif after is None or compaction.start_ns != compaction.end_ns:
-                events.counters_at(compaction.start_ns, self._size(pre))
+        at = following[0] if following is not None else None  # the next request's start
+        # The Context size samples in the model's order (views.iter_context_size): the
+        # size before at its start, the size after at its end (not when it is the size of
+        # a request starting right then, whose own sample says it).
+        samples: list[tuple[int, int]] = []
+        if compaction.pre_tokens is not None:
+            samples.append((compaction.start_ns, compaction.pre_tokens))
+        if after is not None and not (from_request and at == compaction.end_ns):
+            samples.append((compaction.end_ns, after))
+        # Samples of one counter at one time are one in the model's trace (the last:
+        # writers/perfetto.py `_counter_packets`): those at the next request's start go
+        # with its samples, after them; the others by their time.
+        sizes: dict[int, list[int]] = {}
+        for ts, size in samples:
+            sizes.setdefault(ts, []).append(size)
+        for ts, told in sizes.items():
+            if ts == self.committed[0]:
+                raise NotHandled("a compaction's size at a request's start written already")
+            if ts == at:
+                self.own_events.later = (ts, told)
+            else:
+                events.counters_at(ts, self._sizes(told, {}))
         values: dict[int, int] = {}
         self._context_samples(snapshot, values)
         if values:
             # (before the samples of a request starting then, whose snapshot is later)
             events.counters_at(snapshot.time_ns, values, R_SLICE_BEGIN)
-        if after is not None:
-            events.counters_at(compaction.end_ns, self._size(after))
 
-    def _merge(self, values: dict[int, int], size: int) -> None:
-        """A request's samples at its start, where a compaction's size before is at the
-        same time: one sample of each counter at one time, the compaction's (the last in
-        views.iter_context_size's order; writers/perfetto.py `_counter_packets` keeps the
-        last); Context fill as the model's repeats rule leaves it (a sample unless the
-        request's and the compaction's fills both repeat the one before)."""
-        values[self.size_uuid] = size
+    def _sizes(self, sizes: list[int], values: dict[int, int]) -> dict[int, int]:
+        """The Context size and fill samples of `sizes` told at one time (one sample of
+        each: the last; Context fill as the model's repeats rule leaves it: a sample
+        unless every fill told there repeats the one before, a request's included where
+        `values` holds its fill already)."""
+        values[self.size_uuid] = sizes[-1]
         window = self.log.window
         if window:
-            fill = -(-size * 100 // window)
-            if self.fill_uuid in values or fill != self.last_fill:
-                values[self.fill_uuid] = fill
-            self.last_fill = fill
-
-    def _size(self, size: int) -> dict[int, int]:
-        """A Context size sample, with Context fill where it changes."""
-        values = {self.size_uuid: size}
-        window = self.log.window
-        if window:
-            self._fill(size, window, values)
+            fills = [-(-size * 100 // window) for size in sizes]
+            if self.fill_uuid in values or any(fill != self.last_fill for fill in fills):
+                values[self.fill_uuid] = fills[-1]
+            self.last_fill = fills[-1]
         return values
 
     # ------------------------------------------------------------------ a request

@@ -92,6 +92,21 @@ class ClaudeLog(CodexLog):
         self.settle(logged, **facts)
 
 
+class _Requests:
+    """The responses that were requests, as a container: those closed but the few that
+    were not (a call is taken only once its response closed; the pass falls back for a
+    response without usage but Claude Code's `<synthetic>` reply). A set of every
+    request's id was the pass's largest per-request set."""
+
+    __slots__ = ("dropped",)
+
+    def __init__(self) -> None:
+        self.dropped: set[str] = set()
+
+    def __contains__(self, response_id: object) -> bool:
+        return response_id not in self.dropped
+
+
 def _key(call: ToolCall) -> tuple[Any, ...]:
     """What of a call may still change after it is made (its args and target cannot)."""
     return (
@@ -114,7 +129,7 @@ class ClaudeCalls:
         self.builder = builder
         self.tools = tools
         self.seen = 0  # drafts seen
-        self.closed: set[str] = set()  # the requests closed: calls link to them
+        self.closed = _Requests()  # the responses closed that were requests: calls link to them
         self.open_id: str | None = None  # the response not closed yet
         self.recent: str | None = None  # the response closed last: its calls' results may come
         # Calls without a result a request later, placed as lasting until the session's
@@ -153,6 +168,7 @@ class ClaudeCalls:
     def dropped(self, response_id: str) -> None:
         """A response closed that was no request: its calls link to none."""
         self.by_request.pop(response_id, None)
+        self.closed.dropped.add(response_id)
 
     def ended(self) -> list[tuple[ToolCall, int]]:
         """At a request's close: the calls first in start order that have ended and whose
