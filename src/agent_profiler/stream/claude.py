@@ -1,5 +1,5 @@
 """One pass over a Claude Code transcript (adapters/claude_code.py's own reading,
-`transcript_lines`, driving the transcript's `SessionBuilder`, its context log a
+`claude_transcript.transcript_lines`, driving the transcript's `SessionBuilder`, its context log a
 `ClaudeLog`): a request's records share one message id and may be many lines, so a
 request closes when the next one begins (a record of a closed request falls back); it is
 settled then as the builder's `finish` settles it (its reported size, the session's
@@ -35,15 +35,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from agent_profiler.adapters.claude_code import (
-    HARNESS,
-    Reading,
-    _link_subagents,
-    transcript_lines,
-)
+from agent_profiler.adapters.claude_code import HARNESS, _link_subagents
 from agent_profiler.adapters.claude_context import assumed_window
 from agent_profiler.adapters.claude_response import ResponseDraft
 from agent_profiler.adapters.claude_session import SessionBuilder
+from agent_profiler.adapters.claude_transcript import Reading, transcript_lines
 from agent_profiler.adapters.common import believed_times
 from agent_profiler.adapters.drafts import argument_digests
 from agent_profiler.annotations import TraceFacts, response_args
