@@ -290,3 +290,31 @@ def test_a_call_without_a_result_holds_no_later_call(
     with estimate.use_estimator(estimate.current().for_harness("claude-code")):
         stream_claude.export_claude(path, Diagnostics(), TraceFacts(), 0, io.BytesIO(), True)
     assert left == [(0, 1)]
+
+
+def test_several_transcripts_with_workers(
+    export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Groups exported by worker processes: the pass's (two transcripts) and the model
+    path's (a /context run) in one trace, equal to the model path's in content and lines."""
+    import re
+
+    from test_pi_stream import canonical
+
+    data = TESTS / "data" / "journals" / "claude-code"
+    paths = (
+        BASE,
+        data / "entire-51-0c10bf7b7a-0_v2.0.76_parallel-task-subagents.jsonl",
+        data / "context-command" / "simonw-cct-pr51_v2.1.2_44baca89.jsonl",
+    )
+    monkeypatch.delenv(stream.SWITCH, raising=False)
+    expected = export_trace(*paths, args=("--jobs", "2"), require_addition=False)
+    monkeypatch.setenv(stream.SWITCH, "1")
+    got = export_trace(*paths, args=("--jobs", "2"), require_addition=False)
+    monkeypatch.delenv(stream.SWITCH)
+    assert got.path.read_bytes() != expected.path.read_bytes()  # (the pass wrote some)
+    assert canonical(got.view) == canonical(expected.view)
+    size = re.compile(r"\([0-9.]+ [KM]?B\)")
+    assert size.sub("", got.stdout) == size.sub("", expected.stdout).replace(
+        str(expected.path), str(got.path)
+    )
