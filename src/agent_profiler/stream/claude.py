@@ -298,6 +298,12 @@ class ClaudePass(RequestPass):
         del self.queue[:done]
         if next(snapshots, None) is not None:
             raise NotHandled("a snapshot of no request")
+        if self.written:
+            # Everything held before the last request's start can go, and before the
+            # first call not written yet (its slice's events are in time with the rest):
+            # encoded in one loop of its own, after the batch's requests.
+            start = self.committed[0]
+            self.events.flush(min(start, self.calls.earliest(), self._tools_earliest()))
 
     # ------------------------------------------------------------------ a compaction
 
@@ -414,12 +420,8 @@ class ClaudePass(RequestPass):
                 raise NotHandled("two requests at one time")
             previous = None  # (a request right at a compaction's end: none before it in time)
         self.previous = snapshot
-        events = self.events
         if index == 0:
             self._open(self._session_start(), self.has_window)
-        # Everything held before this request's start can go, and before the first call
-        # not written yet (its slice's events are in time with the rest).
-        events.flush(min(response.start_ns, self.calls.earliest(), self._tools_earliest()))
         facts = self.session_facts
         assert facts is not None  # (made at the first request)
         window = facts.window_tokens or 0
