@@ -16,7 +16,7 @@ from agent_profiler.jsonl import read_jsonl
 from agent_profiler.model import MID_CONVERSATION
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Generator, Iterable
 
     from agent_profiler.adapters.claude_context import ContextCommandFailure, NativeSnapshot
     from agent_profiler.adapters.claude_session import SessionBuilder
@@ -72,7 +72,7 @@ class Reading:
 
 def transcript_lines(
     path: Path, diagnostics: Diagnostics, reading: Reading, *, label: str | None = None
-) -> Iterator[dict[str, Any]]:
+) -> Generator[dict[str, Any]]:
     """Each record of the transcript at `path` read into `reading`'s builders; each one
     read further than a count (not progress, not a file-history snapshot) is yielded just
     before it is read (the one pass, stream/claude.py, reads along: it sees the record,

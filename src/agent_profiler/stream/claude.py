@@ -31,7 +31,7 @@ the end does not confirm."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -130,8 +130,14 @@ class ClaudePass(RequestPass):
     # ------------------------------------------------------------------ reading
 
     def run(self) -> Session:
+        lines = transcript_lines(self.path, self.diagnostics, self.reading)
+        try:
+            return self._run(lines)
+        finally:
+            lines.close()  # (its file, when the pass stops before the end)
+
+    def _run(self, lines: Generator[dict[str, Any]]) -> Session:
         reading = self.reading
-        lines = transcript_lines(self.path, self.diagnostics, reading)
         builder: SessionBuilder | None = None
         for value in lines:  # (until the file's first thread is made)
             builder = reading.builders.get("")
