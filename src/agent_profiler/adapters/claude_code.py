@@ -1,13 +1,13 @@
 """Claude Code: the adapter — detection, which files form one session, transcript reading.
 
 Owns `~/.claude/projects/…/<session>.jsonl` transcripts and how subagent and compaction
-files link to their session (FORMATS.md §1–2); records are read by `claude_session`,
-`-p` stream-json output by `claude_stream`.
+files link to their session (FORMATS.md §1–2); a transcript is read record by record by
+`claude_transcript` (what each record means: `claude_session`), `-p` stream-json output
+by `claude_stream`.
 """
 
 from __future__ import annotations
 
-import functools
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,17 +15,19 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from agent_profiler.adapters import walk
-from agent_profiler.adapters.common import believed_times, journal_clock, text_field
+
+# A transcript's reading, record by record, is claude_transcript's (a light module: what
+# it reads with is imported when it reads).
+from agent_profiler.adapters.claude_transcript import read_transcript as read_transcript
+from agent_profiler.adapters.common import text_field
 from agent_profiler.diagnostics import Diagnostics, journal_name
 from agent_profiler.errors import JournalError
-from agent_profiler.jsonl import read_jsonl
-from agent_profiler.model import MID_CONVERSATION, Harness, Marker, Response, Session
+from agent_profiler.model import Harness, Marker, Response, Session
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Mapping
+    from collections.abc import Iterator, Mapping
 
     from agent_profiler.adapters import JournalGroup, Located, SniffedFile
-    from agent_profiler.adapters.claude_context import ContextCommandFailure, NativeSnapshot
     from agent_profiler.adapters.claude_session import SessionBuilder
 
 # The modules that read a transcript are imported by the functions that read one: detection
@@ -92,154 +94,6 @@ def is_stream_json(values: list[object]) -> bool:
 # --------------------------------------------------------------------------- file readers
 
 
-@functools.cache
-def _skipped_names() -> dict[str, str]:
-    """The skip counter's name of each record type read no further (`claude:progress`:
-    most of a long transcript's records), made once."""
-    from agent_profiler.adapters.claude_records import RECORD_TYPES
-
-    return {kind: f"claude:{kind}" for kind, known in RECORD_TYPES.items() if not known.read}
-
-
-@functools.cache
-def _timed_names() -> frozenset[str]:
-    """The skip counters of the record types read no further whose time is the session's
-    (claude_records.TIMED: a hook or tool running, a prompt queued): the span covers them."""
-    from agent_profiler.adapters.claude_records import TIMED
-
-    return frozenset(f"claude:{kind}" for kind in TIMED)
-
-
-def read_transcript(
-    path: Path, diagnostics: Diagnostics, *, label: str | None = None
-) -> dict[str, SessionBuilder]:
-    """Read one transcript file into builders keyed by thread: "" for the file's own
-    thread, agentId for sidechain records of another agent found in it."""
-    from agent_profiler.adapters.claude_compaction import on_compact_boundary, on_microcompact
-    from agent_profiler.adapters.claude_content import on_attachment
-    from agent_profiler.adapters.claude_context import (
-        ContextCommandFailure,
-        ContextCommandTracker,
-    )
-    from agent_profiler.adapters.claude_records import RECORD_TYPES, SYSTEM_SUBTYPES
-    from agent_profiler.adapters.claude_session import SessionBuilder
-
-    skipped_names, timed = _skipped_names(), _timed_names()
-    source = label or str(path)
-    builders: dict[str, SessionBuilder] = {}
-    clock = journal_clock(path, diagnostics, source)
-    main_key: str | None = None
-    commands = ContextCommandTracker()
-    # The parent of the file's first record while no record of the file is that parent: a
-    # journal that starts mid-conversation (its first turns in another file, or lost).
-    opening: object = _UNSEEN
-
-    def native(results: list[NativeSnapshot | ContextCommandFailure]) -> None:
-        # /context is typed in the main thread: its runs belong to the file's own session.
-        owner = builders.get(main_key or "")
-        for result in results:
-            if isinstance(result, ContextCommandFailure):
-                diagnostics.warn(source, result.line, "context-command", result.reason)
-            elif owner is not None:
-                owner.on_native_context(result, clock.last or 0)
-
-    skipped = diagnostics.skipped
-    # The first record read no further whose time is the session's (with what the clock
-    # judged it against there), and the last record of each kind read no further: their
-    # times are parsed once, at the end (progress records are most of a transcript).
-    first: dict[str, Any] | None = None
-    first_near: int | None = None
-    last: dict[str, dict[str, Any]] = {}
-    for line, value in read_jsonl(path, diagnostics):
-        if not isinstance(value, dict):
-            diagnostics.reject(source, line, "record is not a JSON object")
-            continue
-        if opening is not None:  # (nearly every file: None from its first record on)
-            if opening is _UNSEEN:
-                if "parentUuid" in value:
-                    opening = value["parentUuid"]  # the first record's parent (None: a root)
-            elif value.get("uuid") == opening:
-                opening = None  # its parent is in the file after all
-        kind = value.get("type")
-        if not isinstance(kind, str):  # text_field, inline: every record passes here
-            kind = None
-        skip = skipped_names.get(kind) if kind is not None else None
-        if skip is not None:
-            # Most records of a long transcript (progress, file-history snapshots): counted
-            # as skipped, and the /context tracker mostly has nothing to see in them.
-            skipped[skip] += 1
-            if not commands.ignores(value) and (concluded := commands.feed(value, line)):
-                native(concluded)
-            last[skip] = value
-            if first is None and skip in timed:
-                first, first_near = value, clock.neighbour()
-            continue
-        concluded = commands.feed(value, line)
-        if concluded:
-            native(concluded)
-        known = RECORD_TYPES.get(kind or "")
-        if known is None:
-            name = f"claude:{kind}" if kind else "claude:untyped"
-            diagnostics.not_recognised(name, source, line)
-            continue
-        session_id = value.get("sessionId")
-        if not isinstance(session_id, str):
-            diagnostics.reject(source, line, "record without sessionId")
-            continue
-        agent = value.get("agentId") if value.get("isSidechain") else None
-        key = agent if isinstance(agent, str) else ""
-        if main_key is None:
-            main_key = key
-        builder = builders.get(key)
-        if builder is None:
-            builder = SessionBuilder(
-                f"{session_id}/{key}" if key else session_id, source, diagnostics
-            )
-            if key:
-                builder.parent_session = session_id
-                builder.agent_id = key
-                builder.child_role = "subagent"
-            builders[key] = builder
-        ts = clock.time(value, line)
-        builder.records += 1
-        builder.touch(ts)
-        if not (builder.version and builder.project):  # else on_meta has nothing to learn
-            builder.on_meta(value)
-        if kind == "user":
-            builder.on_user(value, ts, line)
-        elif kind == "assistant":
-            builder.on_assistant(value, ts, line, source)
-        elif kind == "attachment":
-            on_attachment(builder, value, ts, line)
-        else:
-            subtype = text_field(value, "subtype")
-            if subtype == "compact_boundary":
-                on_compact_boundary(builder, value, ts)
-            elif subtype == "microcompact_boundary":
-                on_microcompact(builder, value, ts)
-            elif subtype == "api_error":
-                _on_api_error(builder, value, ts)
-            elif subtype in SYSTEM_SUBTYPES:
-                diagnostics.skip(f"claude:system/{subtype}")
-            else:
-                diagnostics.not_recognised(f"claude:system/{subtype}", source, line)
-    native(commands.finish())
-    if not clock.seen_timestamp:
-        _synthetic(builders.values())
-    elif first is not None and (main := builders.get(main_key or "")) is not None:
-        # A dated session's span covers the records it reads no further: a SessionStart
-        # hook run minutes before the first prompt, Stop hooks after the last record.
-        # Each time is judged by the clock's outlier rule, against its neighbour.
-        near = clock.neighbour()
-        ends = [(last[name].get("timestamp"), near) for name in timed if name in last]
-        main.outer += believed_times((first.get("timestamp"), first_near), *ends)
-    if isinstance(opening, str) and (main := builders.get(main_key or "")) is not None:
-        main.facts.append((MID_CONVERSATION, "its first record's parent is not in the journal"))
-    for builder in builders.values():
-        api_error_facts(builder)
-    return builders
-
-
 def api_error_facts(builder: SessionBuilder) -> None:
     """`api_errors` and `api_errors_by_status` on the profile, from the session's markers."""
     if errors := [m for m in builder.markers if m.kind == "api_error"]:
@@ -248,9 +102,6 @@ def api_error_facts(builder: SessionBuilder) -> None:
         builder.facts.append(
             ("api_errors_by_status", ", ".join(f"{s}: {n}" for s, n in statuses.most_common()))
         )
-
-
-_UNSEEN = object()
 
 
 def _on_api_error(builder: SessionBuilder, record: dict[str, Any], ts: int) -> None:
@@ -287,19 +138,6 @@ def on_api_retry(builder: SessionBuilder, frame: dict[str, Any], ts: int) -> Non
     if type(attempt) is int and type(most) is int:
         said += f", attempt {attempt} of {most}"
     builder.markers.append(Marker(ts, "api_error", said))
-
-
-def _synthetic(builders: Iterable[SessionBuilder]) -> None:
-    """A transcript without a single readable time (each record a `bad-timestamp`): its
-    records are 1 ms apart, ending at the file's modification time. Said on the profile
-    (`clock = synthetic`), in the summary and the report, as for stream-json: these times
-    are made up, and its durations are not the session's."""
-    for builder in builders:
-        builder.facts += [("clock", "synthetic"), ("clock_durations", "none")]
-        builder.timing = (
-            "synthetic: no timestamps in the journal; its records are placed 1 ms apart, "
-            "the last at the file's modification time"
-        )
 
 
 # --------------------------------------------------------------------------- plan

@@ -21,6 +21,7 @@ Format facts these modules rely on, with the surprise each one holds:
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -77,11 +78,17 @@ NATIVE_ITEM_STAGE = (
 class SessionBuilder:
     """Accumulates one Claude Code session (main thread or one subagent)."""
 
-    def __init__(self, session_id: str, source: str, diagnostics: Diagnostics) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        source: str,
+        diagnostics: Diagnostics,
+        log: ContextLog | None = None,
+    ) -> None:
         self.session_id = session_id
         self.sources: list[str] = [source]
         self.diagnostics = diagnostics
-        self.log = ContextLog()
+        self.log = log if log is not None else ContextLog()  # (the one pass's: stream/claude.py)
         self.responses: dict[str, ResponseDraft] = {}
         self.tools: dict[str, ToolDraft] = {}
         self.prompts: list[Prompt] = []
@@ -310,7 +317,8 @@ class SessionBuilder:
             draft.is_error = True
         stop_reason = message.get("stop_reason")
         if stop_reason.__class__ is str:
-            draft.stop_reason = stop_reason
+            # (one string for every response's: a long session held thousands of copies)
+            draft.stop_reason = sys.intern(stop_reason)
         content = message.get("content")
         # Claude Code writes one record per content block: most records hold one.
         if content.__class__ is not list:
@@ -356,7 +364,7 @@ class SessionBuilder:
 
     def _response(self, message_id: str, model: object, ts: int) -> ResponseDraft:
         """A response met for the first time: observed at its trigger, before its records."""
-        model = model if isinstance(model, str) else ""
+        model = sys.intern(model) if isinstance(model, str) else ""  # (as stop_reason)
         start = self.trigger_ns if self.trigger_ns is not None and self.trigger_ns <= ts else ts
         observation = self.log.observe(
             Observation.request(start, message_id, model=model or None, item_stage=self.item_stage)
@@ -398,7 +406,7 @@ class SessionBuilder:
         if not isinstance(call_id, str):
             return
         name = block.get("name")
-        name = name if isinstance(name, str) else "tool"
+        name = sys.intern(name) if isinstance(name, str) else "tool"  # (as stop_reason)
         arguments = block.get("input")
         # Made once: tool_call_text(name, a) is name + tool_call_text("", a).
         text = tool_call_text(name, arguments)

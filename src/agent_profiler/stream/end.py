@@ -39,6 +39,7 @@ from agent_profiler.writers.wire import record
 
 if TYPE_CHECKING:
     from agent_profiler.adapters.pi_messages import Tool
+    from agent_profiler.stream.claude import ClaudePass
     from agent_profiler.stream.codex import CodexPass
     from agent_profiler.stream.pi import PiPass
 
@@ -121,7 +122,9 @@ def _group_track(uuid: int, session: Session, span: tuple[int, int]) -> Track:
     )
 
 
-def _whole(one: PiPass | CodexPass, session: Session, facts: TraceFacts, head: PacketSink) -> None:
+def _whole(
+    one: PiPass | CodexPass | ClaudePass, session: Session, facts: TraceFacts, head: PacketSink
+) -> None:
     """A session the pass wrote nothing of (no request): all of it in the head, by the
     table's rows, as the model path lays it out."""
     span = session_span(session)
@@ -138,7 +141,7 @@ class _Note:
 
 
 def write_end(
-    one: PiPass | CodexPass, session: Session, facts: TraceFacts, head: PacketSink
+    one: PiPass | CodexPass | ClaudePass, session: Session, facts: TraceFacts, head: PacketSink
 ) -> None:
     """The session's other tracks, laid out by the table's rows from what was kept:
     the tool calls, the largest additions and the closing zeros of the context

@@ -22,12 +22,18 @@ if TYPE_CHECKING:
 
 
 def handles(task: GroupTask, use: EncodeTrace) -> bool:
-    """What the pass does: one Pi journal or Codex rollout, read with the default options
-    (a Codex group of more than one rollout holds subagents: the model path's)."""
+    """What the pass does: one Pi journal, Codex rollout or Claude Code transcript, read
+    with the default options (a Codex or Claude Code group of more than one file holds
+    subagents: the model path's; so is a Claude Code stream-json run, and a subagent file
+    given alone)."""
     group, options, facts = task.group, task.options, use.facts
     return (
-        group.harness in (Harness.PI, Harness.CODEX)
+        group.harness in (Harness.PI, Harness.CODEX, Harness.CLAUDE_CODE)
         and len(group.paths) == 1
+        and (
+            group.harness is not Harness.CLAUDE_CODE
+            or (group.main is not None and not group.variant)
+        )
         and options.harness is None
         and options.estimate is EstimateChoice.CHARS4
         and not options.previews
@@ -49,6 +55,7 @@ def try_group(
     if not handles(task, use):
         return None
     from agent_profiler import estimate
+    from agent_profiler.links import parent_links, unread_links
     from agent_profiler.loader import fewer_collections, let_go
     from agent_profiler.pipeline import GroupOutcome, SessionCounts
     from agent_profiler.views import session_span
@@ -59,6 +66,8 @@ def try_group(
     measure = estimate.current().for_harness(task.group.harness.value)
     if task.group.harness is Harness.CODEX:  # (a Codex export does not import Pi's pass)
         from agent_profiler.stream.codex import export_codex as export
+    elif task.group.harness is Harness.CLAUDE_CODE:
+        from agent_profiler.stream.claude import export_claude as export
     else:
         from agent_profiler.stream.pi import export_pi as export
     try:
@@ -89,10 +98,10 @@ def try_group(
         [],
         task.group.paths,
         (session.session_id,),
-        [],
+        parent_links([session]),
         counts,
         session_span(session)[0],
         diagnostics,
         value,
-        [],
+        unread_links([session]),  # (a Claude Code call names the subagent it launched)
     )

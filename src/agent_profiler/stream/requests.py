@@ -30,6 +30,7 @@ from agent_profiler.writers.events import EventEncoder
 from agent_profiler.writers.perfetto import sequence_of
 
 if TYPE_CHECKING:
+    from agent_profiler.stream.claude import ClaudePass
     from agent_profiler.stream.codex import CodexPass
     from agent_profiler.stream.pi import PiPass
 
@@ -277,7 +278,7 @@ class RequestPass:
 
 
 def export_pass(
-    kind: type[PiPass | CodexPass],
+    kind: type[PiPass | CodexPass | ClaudePass],
     path: Path,
     diagnostics: Diagnostics,
     facts: TraceFacts,

@@ -1,0 +1,320 @@
+"""The one pass against the model path on hand-made Claude Code transcripts (a small real
+one with a compaction, changed): what the corpus holds little of (a call without a result
+in the middle, a result read before its call, Claude Code's own `<synthetic>` reply) must
+come out equal; what the pass does not handle must fall back to the model path's bytes,
+for the reason it names (each case's NotHandled). The stream's trace holds no absolute
+path of the journal's, and the same journal gives the same bytes twice."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_pi_stream import assert_same_trace, export_both
+
+from agent_profiler import stream
+from agent_profiler.stream import claude as stream_claude
+from agent_profiler.stream.log import NotHandled
+from shared_paths import TESTS
+
+BASE = (
+    TESTS
+    / "data"
+    / "journals"
+    / "claude-code"
+    / "entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl"
+)
+FIRST = "msg_01Xoo2GzARUu4weag5sCWRoF"  # the first request (three calls)
+SECOND = "msg_01GTU9QuNNKeQ34opArrZDeP"  # the second (one call)
+THIRD = "msg_01WuhMYr3wMcgtbvbQbKgP8Z"
+
+Lines = list[dict[str, Any]]
+
+
+def _records(lines: Lines, message_id: str) -> list[int]:
+    return [
+        i
+        for i, line in enumerate(lines)
+        if isinstance(line.get("message"), dict) and line["message"].get("id") == message_id
+    ]
+
+
+def _results_of(lines: Lines, message_id: str) -> list[int]:
+    """The user records holding the results of a request's calls."""
+    ids = {
+        block["id"]
+        for i in _records(lines, message_id)
+        for block in lines[i]["message"]["content"]
+        if block.get("type") == "tool_use"
+    }
+    return [
+        i
+        for i, line in enumerate(lines)
+        if line.get("type") == "user"
+        and isinstance(line["message"].get("content"), list)
+        and any(b.get("tool_use_id") in ids for b in line["message"]["content"])
+    ]
+
+
+def no_result_mid(lines: Lines) -> None:
+    # the second request's call gets no result (the user typed instead): it lasts until
+    # the session's end
+    (at,) = _results_of(lines, SECOND)
+    lines[at]["message"]["content"] = "never mind that, go on"
+
+
+def result_before_call(lines: Lines) -> None:
+    # the second request's result written the line before its call (2.1.165 does)
+    (result,) = _results_of(lines, SECOND)
+    call = result - 1
+    lines[call], lines[result] = lines[result], lines[call]
+
+
+def synthetic(lines: Lines) -> None:
+    # Claude Code's own reply to an API error after the third request: no request
+    at = _records(lines, THIRD)[-1]
+    reply = copy.deepcopy(lines[at])
+    reply["uuid"] = "synthetic-1"
+    reply["isApiErrorMessage"] = True
+    reply["message"].update(
+        id="msg_synthetic",
+        model="<synthetic>",
+        content=[{"type": "text", "text": "API Error: overloaded"}],
+        usage={"input_tokens": 0, "output_tokens": 0},
+    )
+    lines.insert(at + 1, reply)
+
+
+def microcompaction(lines: Lines) -> None:
+    # old tool results removed by id after the third request (Claude Code's microcompact)
+    first_calls = [
+        block["id"]
+        for i in _records(lines, FIRST)
+        for block in lines[i]["message"]["content"]
+        if block.get("type") == "tool_use"
+    ]
+    at = _results_of(lines, THIRD)[0]
+    record = {
+        **{k: lines[at][k] for k in ("sessionId", "cwd", "version", "timestamp")},
+        "type": "system",
+        "subtype": "microcompact_boundary",
+        "uuid": "micro-1",
+        "microcompactMetadata": {
+            "trigger": "auto",
+            "preTokens": 30_000,
+            "tokensSaved": 2_000,
+            "compactedToolIds": first_calls[:2],
+        },
+    }
+    lines.insert(at + 1, record)
+
+
+def sidechain(lines: Lines) -> None:
+    at = _records(lines, FIRST)[0]
+    other = copy.deepcopy(lines[at])
+    other.update(isSidechain=True, agentId="a1b2c3", uuid="side-1")
+    other["message"]["id"] = "msg_side"
+    lines.insert(at + 1, other)
+
+
+def undated(lines: Lines) -> None:
+    for line in lines:
+        line.pop("timestamp", None)
+
+
+def closed_request(lines: Lines) -> None:
+    # a record of the first request read after the third began
+    again = copy.deepcopy(lines[_records(lines, FIRST)[0]])
+    again["uuid"] = "again-1"
+    lines.insert(_records(lines, THIRD)[0] + 1, again)
+
+
+def unmetered(lines: Lines) -> None:
+    for i in _records(lines, SECOND):
+        lines[i]["message"]["usage"] = {"input_tokens": 0, "output_tokens": 0}
+
+
+def compaction_first(lines: Lines) -> None:
+    boundary = next(i for i, x in enumerate(lines) if x.get("subtype") == "compact_boundary")
+    first = _records(lines, FIRST)[0]
+    moved = [copy.deepcopy(lines[boundary]), copy.deepcopy(lines[boundary + 1])]
+    for line, uuid in zip(moved, ("early-boundary", "early-summary"), strict=True):
+        line["timestamp"] = lines[first - 1]["timestamp"]
+        line["uuid"] = uuid
+    lines[first:first] = moved
+
+
+def same_start(lines: Lines) -> None:
+    # no result between the first two requests: both start at the first prompt
+    for at in reversed(_results_of(lines, FIRST)):
+        del lines[at]
+
+
+def time_back(lines: Lines) -> None:
+    # the third request and the result before it stamped before the second started
+    back = lines[_records(lines, FIRST)[-1]]["timestamp"]
+    for at in [*_results_of(lines, SECOND), _records(lines, THIRD)[0]]:
+        lines[at]["timestamp"] = back
+
+
+def late_result(lines: Lines) -> None:
+    # the first call's result read again at the end: its end moves after it was written
+    again = copy.deepcopy(lines[_results_of(lines, FIRST)[0]])
+    again["uuid"] = "late-1"
+    again["timestamp"] = lines[-1].get("timestamp") or lines[-2]["timestamp"]
+    lines.append(again)
+
+
+def _write(tmp_path: Path, change: Callable[[Lines], None]) -> Path:
+    lines = [json.loads(x) for x in BASE.read_text().splitlines() if x.strip()]
+    change(lines)
+    path = tmp_path / f"{change.__name__}.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return path
+
+
+def _both(path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch) -> tuple[bool, list[str]]:
+    """Export both ways: whether the pass handled it (then the traces are equal; else the
+    bytes are), and the reasons it gave for not handling it."""
+    reasons: list[str] = []
+    read = stream_claude.ClaudePass.read
+
+    def spy(self: Any) -> Any:
+        try:
+            return read(self)
+        except NotHandled as error:
+            reasons.append(str(error))
+            raise
+
+    monkeypatch.setattr(stream_claude.ClaudePass, "read", spy)
+    expected, got, handled = export_both(path, export_trace, monkeypatch)
+    assert len(handled) == 1
+    if not handled[0]:
+        assert got.path.read_bytes() == expected.path.read_bytes()
+        return False, reasons
+    assert got.stderr == expected.stderr.replace(str(expected.path), str(got.path))
+    assert_same_trace(expected, got)
+    return True, reasons
+
+
+@pytest.mark.parametrize("change", [no_result_mid, result_before_call, synthetic, microcompaction])
+def test_handled_and_equal(
+    change: Callable[[Lines], None],
+    tmp_path: Path,
+    export_trace: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert _both(_write(tmp_path, change), export_trace, monkeypatch) == (True, [])
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        (sidechain, "records of another agent (a sidechain)"),
+        (undated, "no readable time"),
+        (closed_request, "a record of a request closed already"),
+        (unmetered, "a response without usage"),
+        (compaction_first, "a compaction before the first request"),
+        (same_start, "two requests at one time"),
+        (time_back, "a request that starts before one written already"),
+        (late_result, "a call changed after it was written"),
+    ],
+)
+def test_falls_back(
+    change: Callable[[Lines], None],
+    reason: str,
+    tmp_path: Path,
+    export_trace: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    handled, reasons = _both(_write(tmp_path, change), export_trace, monkeypatch)
+    assert not handled
+    assert reasons == [reason] or reasons[0].startswith(reason), reasons
+
+
+def _export_on(path: Path, out: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch) -> bytes:
+    monkeypatch.setenv(stream.SWITCH, "1")
+    got = export_trace(path, args=("--no-compress",), require_addition=False)
+    monkeypatch.delenv(stream.SWITCH)
+    return got.path.read_bytes()
+
+
+def test_no_absolute_path_and_the_same_bytes_twice(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "journal.jsonl"
+    path.write_bytes(BASE.read_bytes())
+    handled: list[bool] = []
+    read = stream_claude.ClaudePass.read
+
+    def spy(self: Any) -> Any:
+        session = read(self)
+        handled.append(True)
+        return session
+
+    monkeypatch.setattr(stream_claude.ClaudePass, "read", spy)
+    first = _export_on(path, tmp_path / "a.pftrace", export_trace, monkeypatch)
+    second = _export_on(path, tmp_path / "b.pftrace", export_trace, monkeypatch)
+    assert handled == [True, True]
+    assert first == second
+    cwd = json.loads(BASE.read_text().splitlines()[0])["cwd"]
+    assert cwd.startswith("/Users/") and cwd.encode() in BASE.read_bytes()
+    for secret in (cwd, "/Users/", str(tmp_path)):
+        assert secret.encode() not in first, secret
+
+
+def test_a_call_without_a_result_holds_no_later_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Placed as lasting to the session's end a request after its own, the calls after
+    it are written as they end, not held until the end with every event after them."""
+    import io
+
+    from agent_profiler import estimate
+    from agent_profiler.annotations import TraceFacts
+    from agent_profiler.diagnostics import Diagnostics
+
+    left: list[tuple[int, int]] = []
+    end = stream_claude.ClaudePass._end
+
+    def spy(self: Any, builder: Any) -> Any:
+        left.append((len(self.calls.waiting), len(self.calls.unended)))
+        return end(self, builder)
+
+    monkeypatch.setattr(stream_claude.ClaudePass, "_end", spy)
+    path = _write(tmp_path, no_result_mid)
+    with estimate.use_estimator(estimate.current().for_harness("claude-code")):
+        stream_claude.export_claude(path, Diagnostics(), TraceFacts(), 0, io.BytesIO(), True)
+    assert left == [(0, 1)]
+
+
+def test_several_transcripts_with_workers(
+    export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Groups exported by worker processes: the pass's (two transcripts) and the model
+    path's (a /context run) in one trace, equal to the model path's in content and lines."""
+    import re
+
+    from test_pi_stream import canonical
+
+    data = TESTS / "data" / "journals" / "claude-code"
+    paths = (
+        BASE,
+        data / "entire-51-0c10bf7b7a-0_v2.0.76_parallel-task-subagents.jsonl",
+        data / "context-command" / "simonw-cct-pr51_v2.1.2_44baca89.jsonl",
+    )
+    monkeypatch.delenv(stream.SWITCH, raising=False)
+    expected = export_trace(*paths, args=("--jobs", "2"), require_addition=False)
+    monkeypatch.setenv(stream.SWITCH, "1")
+    got = export_trace(*paths, args=("--jobs", "2"), require_addition=False)
+    monkeypatch.delenv(stream.SWITCH)
+    assert got.path.read_bytes() != expected.path.read_bytes()  # (the pass wrote some)
+    assert canonical(got.view) == canonical(expected.view)
+    size = re.compile(r"\([0-9.]+ [KM]?B\)")
+    assert size.sub("", got.stdout) == size.sub("", expected.stdout).replace(
+        str(expected.path), str(got.path)
+    )
