@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import stat
 import sys
 from collections.abc import Callable, Iterator
@@ -178,20 +179,37 @@ def _link_into_place(handle: int, path: Path) -> None:
             pass
         for _ in range(100):
             name = temporary_name()
-            try:
-                os.link(source, name, dst_dir_fd=folder, follow_symlinks=True)
-            except FileExistsError:
-                continue
-            try:
-                os.replace(name, path.name, src_dir_fd=folder, dst_dir_fd=folder)
-            except BaseException:
-                with suppress(OSError):
-                    os.unlink(name, dir_fd=folder)
-                raise
+            # Ctrl-C and SIGTERM (exceptions here: entry.py) held back from the link to the
+            # rename: one raised between the two left the named file beside the output.
+            with _signals_held():
+                try:
+                    os.link(source, name, dst_dir_fd=folder, follow_symlinks=True)
+                except FileExistsError:
+                    continue
+                try:
+                    os.replace(name, path.name, src_dir_fd=folder, dst_dir_fd=folder)
+                except BaseException:
+                    with suppress(OSError):
+                        os.unlink(name, dir_fd=folder)
+                    raise
             return
         raise FileExistsError(errno.EEXIST, f"no free temporary name in {_folder(path)}")
     finally:
         os.close(folder)
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM blocked in this thread (the main one) until the block ends; one
+    that came meanwhile is handled right after, as any other. (Not on Windows.)"""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 def refuse_option_name(target: Path, option: str) -> None:

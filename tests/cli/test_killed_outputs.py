@@ -84,6 +84,42 @@ def test_the_output_has_no_name_until_it_is_whole(tmp_path: Path, there: bool) -
     assert _mode(target) == _umask_mode()
 
 
+class _Terminated(SystemExit):
+    """What entry.py's SIGTERM handler raises, wherever the main thread is."""
+
+
+@linux
+def test_a_sigterm_between_the_link_and_the_rename_leaves_no_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over an old output (--force) the whole file is linked to a temporary name, then
+    renamed over the target: a SIGTERM (an exception here, as entry.py makes it) coming
+    right after the link left `.agent-profiler-….tmp` beside the output for good."""
+    target = tmp_path / "t.pftrace"
+    target.write_bytes(b"old")
+    real_link = os.link
+
+    def link(*args: Any, **kwargs: Any) -> None:
+        real_link(*args, **kwargs)
+        if args[1] != target.name:  # the temporary name: the signal comes now
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    def terminate(signum: int, frame: Any) -> None:
+        raise _Terminated(143)
+
+    monkeypatch.setattr(os, "link", link)
+    before = signal.signal(signal.SIGTERM, terminate)
+    try:
+        # WHEN the signal comes between the link and the rename
+        with pytest.raises(_Terminated):
+            write_atomically(target, lambda stream: stream.write(b"new"))
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    # THEN it is handled once the rename is done: the new output whole, nothing beside it
+    assert os.listdir(tmp_path) == ["t.pftrace"]
+    assert target.read_bytes() == b"new"
+
+
 @linux
 def test_an_output_that_fails_while_unnamed_leaves_nothing(tmp_path: Path) -> None:
     target = tmp_path / "t.pftrace"
