@@ -31,6 +31,7 @@ from typing import Any
 
 from agent_profiler.adapters.codex import rollout_lines
 from agent_profiler.adapters.codex_rollout import HARNESS, RolloutBuilder
+from agent_profiler.adapters.drafts import argument_digests
 from agent_profiler.annotations import TraceFacts, response_args
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.layout.types import (
@@ -87,6 +88,10 @@ class CodexPass(RequestPass):
         self.compaction_snapshots: list[ContextSnapshot] = []
 
     # ------------------------------------------------------------------ reading
+
+    def read(self) -> Session:
+        with argument_digests(False):  # (no trace shows a call's digest)
+            return self.run()
 
     def run(self) -> Session:
         builder = self.builder
