@@ -108,7 +108,7 @@ class RolloutBuilder:
     end_ns: int | None = None
     trigger_ns: int | None = None
     pending: _Request | None = None  # a request whose output items have started
-    last_total: tuple[int, ...] | None = None
+    last_total: dict[str, int] | None = None  # the last request's total_token_usage
     current_prompt: str | None = None
     prompt_sha: set[str] = field(default_factory=set)
     item_index: int = 0
