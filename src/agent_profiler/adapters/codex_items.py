@@ -252,8 +252,11 @@ def _on_call(
     # and marked arguments are as large as they state. Without a marker in the text, none.
     measured = stated = None
     if "[REDACTED_" in text:
-        name_chars, name_redacted = builder.measure(name)
-        chars, redacted = builder.measure(text[len(name) :])  # `arguments`, when a string
+        # (a name measured only when a marker may start it: most are plain names)
+        name_chars, name_redacted = builder.measure(name) if name[:1] == "[" else (len(name), False)
+        chars, redacted = builder.measure(
+            arguments if isinstance(arguments, str) else text[len(name) :]
+        )
         if name_redacted or redacted:
             measured = (name_chars + chars, True)
         if redacted and isinstance(arguments, str):
