@@ -31,6 +31,7 @@ from agent_profiler.attribution import ContextLog, Logged, Observation
 from agent_profiler.console import counted
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.model import (
+    AnchorKind,
     Category,
     Fact,
     Harness,
@@ -39,10 +40,12 @@ from agent_profiler.model import (
     Response,
     Session,
     SourceKind,
+    Stage,
 )
 from agent_profiler.records import record
 
 HARNESS = Harness.CODEX
+_RESPONSE, _TRANSCRIPT = AnchorKind.RESPONSE, Stage.TRANSCRIPT_OBSERVED  # a request's observation
 BASE_INSTRUCTIONS = "system:base_instructions"  # the system prompt: sent beside the history
 # The categories of the context blocks Codex injects as messages (developer instructions,
 # permissions, skills and plugins listings, AGENTS.md, environment context).
@@ -247,12 +250,9 @@ class RolloutBuilder:
             return
         start = self.trigger_ns if self.trigger_ns is not None and self.trigger_ns <= ts else ts
         request_id = f"request-{len(self.requests) + 1}"
+        # (`Observation.request`'s fields by position, without its frame: once a request)
         observation = self.log.observe(
-            Observation.request(
-                start,
-                request_id,
-                model=self.model or None,
-            )
+            Observation(start, _RESPONSE, request_id, _TRANSCRIPT, self.model or None)
         )
         self.pending = _Request(
             request_id,
