@@ -173,9 +173,8 @@ class RolloutBuilder:
         else:
             # The text itself when there is one, so that the estimator can see what it is.
             size = text if isinstance(text, str) else chars
-        self.log.add(
-            item_id, category, size, label=label, source_id=source_id, source_kind=source_kind
-        )
+        # (by position: once per item; a call's keywords cost as much as its body here)
+        self.log.add(item_id, category, size, label, source_id, source_kind)
         return chars
 
     # -- lines --------------------------------------------------------------
