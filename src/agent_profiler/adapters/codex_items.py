@@ -28,6 +28,7 @@ from agent_profiler.adapters.codex_records import (
     SKIPPED,
     classify,
     exit_code,
+    measure,
     output_text,
     parts_text,
     still_running,
@@ -92,7 +93,7 @@ def _on_message(
     stem = f"{prefix}-{role}"
     start, prompted = len(builder.order), False
     for index, text in enumerate(parts_text(item.get("content"))):
-        measured = builder.measure(text)
+        measured = measure(text, builder.impossible)  # (`builder.measure`'s own call)
         if measured[1] and role == "user":  # redacted
             sha = REDACTION_SHA.search(text, 0, 80)
             if sha and sha.group(1) in builder.prompt_sha:
@@ -254,8 +255,8 @@ def _on_call(
     if "[REDACTED_" in text:
         # (a name measured only when a marker may start it: most are plain names)
         name_chars, name_redacted = builder.measure(name) if name[:1] == "[" else (len(name), False)
-        chars, redacted = builder.measure(
-            arguments if isinstance(arguments, str) else text[len(name) :]
+        chars, redacted = measure(
+            arguments if isinstance(arguments, str) else text[len(name) :], builder.impossible
         )
         if name_redacted or redacted:
             measured = (name_chars + chars, True)

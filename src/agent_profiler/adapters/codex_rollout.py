@@ -142,9 +142,10 @@ class RolloutBuilder:
     def measure(self, text: object) -> tuple[int, bool]:
         """`codex_records.measure`, warning once per line of a redaction marker whose
         stated length is impossible (it is measured as its text)."""
-        return measure(text, self._impossible)
+        return measure(text, self.impossible)
 
-    def _impossible(self, message: str) -> None:
+    def impossible(self, message: str) -> None:
+        """`measure`'s warning of an impossible redaction length: once per line."""
         if self.impossible_at != self.line:
             self.impossible_at = self.line
             self.diagnostics.warn(self.path, self.line, "bad-shape", message)
@@ -164,7 +165,8 @@ class RolloutBuilder:
         measured: tuple[int, bool] | None = None,
     ) -> int:
         """Add an item of `text`; `measured`: `measure(text)`, when the caller has made it."""
-        chars, redacted = self.measure(text) if measured is None else measured
+        # (`codex_records.measure` called here, not through `self.measure`: once per item)
+        chars, redacted = measure(text, self.impossible) if measured is None else measured
         self.order.append(item_id)
         if redacted:
             self.redacted_items += 1
