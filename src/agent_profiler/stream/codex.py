@@ -343,8 +343,11 @@ class CodexPass(RequestPass):
 
     def tools_earliest(self) -> int:
         """The start of the first call fitted and not written yet (or far in the future)."""
-        placed = self.tools.placed
-        return min((call.start_ns for call, _ in placed), default=1 << 70)
+        earliest = 1 << 70  # (a loop, not a generator: once a request)
+        for call, _ in self.tools.placed:
+            if call.start_ns < earliest:
+                earliest = call.start_ns
+        return earliest
 
 
 # Read and write one Codex rollout in one pass (stream/requests.py `export_pass`).
