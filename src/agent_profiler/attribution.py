@@ -246,10 +246,10 @@ class ContextLog:
         item_id: str,
         category: Category,
         size: int | str,
+        *,
         label: str = "",
         source_id: str = "",
         source_kind: SourceKind = SourceKind.NONE,
-        *,
         tokens: Tokens | None = None,
     ) -> None:
         """Add an item, or replace it if the id is already in context. `size` is the

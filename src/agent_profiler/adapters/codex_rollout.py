@@ -175,8 +175,9 @@ class RolloutBuilder:
         else:
             # The text itself when there is one, so that the estimator can see what it is.
             size = text if isinstance(text, str) else chars
-        # (by position: once per item; a call's keywords cost as much as its body here)
-        self.log.add(item_id, category, size, label, source_id, source_kind)
+        self.log.add(
+            item_id, category, size, label=label, source_id=source_id, source_kind=source_kind
+        )
         return chars
 
     # -- lines --------------------------------------------------------------
