@@ -32,9 +32,9 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> list[Added]:
     """Every item entering a `ContextLog` from now on, in order, with its estimate: what
     `add` measured, or what an adapter measured before and hands over to `enter` (Pi)."""
     seen: list[Added] = []
-    original = ContextLog.enter
+    original, original_add = ContextLog.enter, ContextLog.add
 
-    def enter(self: ContextLog, item: Item) -> None:
+    def note(item: Item) -> None:
         seen.append(
             Added(
                 item.id,
@@ -46,9 +46,17 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> list[Added]:
                 item.source_kind,
             )
         )
+
+    def enter(self: ContextLog, item: Item) -> None:
+        note(item)
         original(self, item)
 
+    def add(self: ContextLog, *args: Any, **kwargs: Any) -> None:
+        original_add(self, *args, **kwargs)  # (`enter` inline: the item it logged last)
+        note(self._ops[-1])  # type: ignore[arg-type]
+
     monkeypatch.setattr(ContextLog, "enter", enter)
+    monkeypatch.setattr(ContextLog, "add", add)
     return seen
 
 

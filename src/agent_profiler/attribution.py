@@ -262,7 +262,9 @@ class ContextLog:
         else:
             chars = size
             measured = self.estimator.chars_tokens(size) if tokens is None else tokens
-        self.enter(Item(item_id, category, chars, measured, label, source_id, source_kind))
+        # `enter`, inline: once per item of every journal
+        self._ops.append(Item(item_id, category, chars, measured, label, source_id, source_kind))
+        self._present[item_id] = category
 
     def add_evidence(
         self,

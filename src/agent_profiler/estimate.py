@@ -217,7 +217,7 @@ class Estimator:
         if self.evidence in ("only", "visible"):
             return 0
         if self.ratios is None:
-            return chars4(chars)
+            return (chars + 3) // 4 if chars > 0 else 0  # `chars4`, inline: once per item
         if chars <= 0:
             return 0
         return _ceil(chars / self.ratios[TextClass.UNKNOWN] + self.per_item)

@@ -139,8 +139,12 @@ def run_group(
             streamed = try_group(task, use, seen, out, on_progress)
             if streamed is not None:
                 return streamed
+    from agent_profiler.adapters.drafts import argument_digests
+
     diagnostics = Diagnostics(on_progress=on_progress)
-    with task.options.applied():
+    # A trace never shows a call's input digest (only `summary` finds repeated calls by
+    # it): an export reads without it (an orjson dump and a BLAKE2b a call).
+    with task.options.applied(), argument_digests(not isinstance(use, EncodeTrace)):
         read = read_group(
             task.group, diagnostics, {} if seen is None else seen, harness=task.options.harness
         )

@@ -71,8 +71,12 @@ PATH, PROGRAM, HOST = "path", "program", "host"
 def raw_target(arguments: object) -> str:
     """`<kind>:<value>` of what a call's arguments act on ("" when none says): a path as
     written (made safe by safe_target), a shell command's program name, a URL's host."""
-    if type(arguments) is not dict and not isinstance(arguments, Mapping):
-        return ""  # (a parsed dict first: asking the Mapping ABC costs more than the rest)
+    if type(arguments) is not dict and (
+        # (a parsed dict first, then None and a text, an input not decoded: asking the
+        # Mapping ABC costs more than the rest, and most for None)
+        arguments is None or type(arguments) is str or not isinstance(arguments, Mapping)
+    ):
+        return ""
     for key in PATH_KEYS:
         value = arguments.get(key)
         if isinstance(value, str) and value.strip():

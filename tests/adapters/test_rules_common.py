@@ -408,3 +408,37 @@ def test_a_journal_clock_names_its_warnings_by_the_given_source(
     assert clock.reference_ns == (START_NS if stamp else None)
     default = journal_clock(path, Diagnostics())
     assert default.path == str(path)
+
+
+def test_a_records_time_is_timestamp_ns_placed_by_the_clock() -> None:
+    """`Clock.time` parses the usual timestamp itself (inline, once a line): whatever the
+    value, it gives what `place(timestamp_ns(value))` gives, with the same warnings."""
+    values: list[object] = [
+        "2026-02-23T11:54:58.922Z",
+        "2026-02-23T11:54:58.922Z",  # the same again
+        "2026-02-23T17:24:59.5+05:30",  # an offset
+        "2026-02-23T11:55:00",  # naive: UTC
+        "2026-02-23T11:55:00.123456Z",
+        "2026-02-30T00:00:00Z",  # no such day
+        "garbage",
+        "",
+        None,
+        1771847698,
+        "1969-12-31T23:59:59.999999Z",  # before the epoch
+        "1999-12-31T23:59:59Z",  # before 2000: an outlier
+        "2262-04-11T23:47:16.854776Z",  # past 2**63 ns
+        "2026-02-20T11:55:00Z",  # three days back: an outlier
+        "2026-02-20T11:55:01Z",  # … and again: a real jump
+        "2026-02-20T11:55:02-00:00",
+    ]
+    got, expected = Diagnostics(), Diagnostics()
+    clock = Clock("x.jsonl", got, expect_timestamps=True)
+    reference = Clock("x.jsonl", expected, expect_timestamps=True)
+    times = [clock.time({"timestamp": value}, line) for line, value in enumerate(values, 1)]
+    assert times == [
+        reference.place(timestamp_ns(value), line) for line, value in enumerate(values, 1)
+    ]
+    assert [(w.line, w.kind, w.message) for w in got.warnings] == [
+        (w.line, w.kind, w.message) for w in expected.warnings
+    ]
+    assert got.warning_counts == expected.warning_counts and len(got.warnings) >= 3

@@ -247,3 +247,12 @@ def test_open_takes_previews_and_redact(monkeypatch: pytest.MonkeyPatch) -> None
     previews, redacted = seen
     assert any("args" in s.args for s in _tools(previews))
     assert not any("target" in s.args for s in _tools(redacted))
+
+
+def test_only_a_mapping_of_arguments_has_a_target() -> None:
+    """Arguments not decoded (None, a text: a redacted or patch input) name no target
+    without asking the Mapping ABC; any mapping, not only a dict, is read."""
+    from types import MappingProxyType
+
+    assert [raw_target(a) for a in (None, "[REDACTED_ARGUMENTS len=9]", ["ls"], 3)] == [""] * 4
+    assert raw_target(MappingProxyType({"path": "src/x.py"})) == "path:src/x.py"

@@ -238,11 +238,13 @@ def on_token_count(builder: RolloutBuilder, payload: dict[str, Any], ts: int, li
         last = {key: token_count(value) for key, value in last.items()}
         if isinstance(total, dict):
             total = {key: token_count(value) for key, value in total.items()}
-    # The counts by their keys' order (a null count is read as 0 above).
-    fingerprint = tuple(map(total.__getitem__, sorted(total))) if isinstance(total, dict) else None
-    if fingerprint is not None and fingerprint == builder.last_total:
+    # Its counts, each a token count now (a null count is read as 0 above): the same as
+    # the last line's (a dict's `==`, key order aside) is a repeat.
+    if not isinstance(total, dict):
+        total = None
+    elif total == builder.last_total:
         return  # Desktop 0.104 writes each token_count twice
-    builder.last_total = fingerprint
+    builder.last_total = total
     window = token_count(info.get("model_context_window"))
     if window:
         builder.window = window

@@ -28,6 +28,7 @@ from agent_profiler.adapters.codex_records import (
     SKIPPED,
     classify,
     exit_code,
+    measure,
     output_text,
     parts_text,
     still_running,
@@ -92,7 +93,7 @@ def _on_message(
     stem = f"{prefix}-{role}"
     start, prompted = len(builder.order), False
     for index, text in enumerate(parts_text(item.get("content"))):
-        measured = builder.measure(text)
+        measured = measure(text, builder.impossible)  # (`builder.measure`'s own call)
         if measured[1] and role == "user":  # redacted
             sha = REDACTION_SHA.search(text, 0, 80)
             if sha and sha.group(1) in builder.prompt_sha:
@@ -252,8 +253,11 @@ def _on_call(
     # and marked arguments are as large as they state. Without a marker in the text, none.
     measured = stated = None
     if "[REDACTED_" in text:
-        name_chars, name_redacted = builder.measure(name)
-        chars, redacted = builder.measure(text[len(name) :])  # `arguments`, when a string
+        # (a name measured only when a marker may start it: most are plain names)
+        name_chars, name_redacted = builder.measure(name) if name[:1] == "[" else (len(name), False)
+        chars, redacted = measure(
+            arguments if isinstance(arguments, str) else text[len(name) :], builder.impossible
+        )
         if name_redacted or redacted:
             measured = (name_chars + chars, True)
         if redacted and isinstance(arguments, str):

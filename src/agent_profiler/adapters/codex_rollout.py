@@ -31,6 +31,7 @@ from agent_profiler.attribution import ContextLog, Logged, Observation
 from agent_profiler.console import counted
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.model import (
+    AnchorKind,
     Category,
     Fact,
     Harness,
@@ -39,10 +40,12 @@ from agent_profiler.model import (
     Response,
     Session,
     SourceKind,
+    Stage,
 )
 from agent_profiler.records import record
 
 HARNESS = Harness.CODEX
+_RESPONSE, _TRANSCRIPT = AnchorKind.RESPONSE, Stage.TRANSCRIPT_OBSERVED  # a request's observation
 BASE_INSTRUCTIONS = "system:base_instructions"  # the system prompt: sent beside the history
 # The categories of the context blocks Codex injects as messages (developer instructions,
 # permissions, skills and plugins listings, AGENTS.md, environment context).
@@ -108,7 +111,7 @@ class RolloutBuilder:
     end_ns: int | None = None
     trigger_ns: int | None = None
     pending: _Request | None = None  # a request whose output items have started
-    last_total: tuple[int, ...] | None = None
+    last_total: dict[str, int] | None = None  # the last request's total_token_usage
     current_prompt: str | None = None
     prompt_sha: set[str] = field(default_factory=set)
     item_index: int = 0
@@ -139,9 +142,10 @@ class RolloutBuilder:
     def measure(self, text: object) -> tuple[int, bool]:
         """`codex_records.measure`, warning once per line of a redaction marker whose
         stated length is impossible (it is measured as its text)."""
-        return measure(text, self._impossible)
+        return measure(text, self.impossible)
 
-    def _impossible(self, message: str) -> None:
+    def impossible(self, message: str) -> None:
+        """`measure`'s warning of an impossible redaction length: once per line."""
         if self.impossible_at != self.line:
             self.impossible_at = self.line
             self.diagnostics.warn(self.path, self.line, "bad-shape", message)
@@ -161,7 +165,8 @@ class RolloutBuilder:
         measured: tuple[int, bool] | None = None,
     ) -> int:
         """Add an item of `text`; `measured`: `measure(text)`, when the caller has made it."""
-        chars, redacted = self.measure(text) if measured is None else measured
+        # (`codex_records.measure` called here, not through `self.measure`: once per item)
+        chars, redacted = measure(text, self.impossible) if measured is None else measured
         self.order.append(item_id)
         if redacted:
             self.redacted_items += 1
@@ -247,12 +252,9 @@ class RolloutBuilder:
             return
         start = self.trigger_ns if self.trigger_ns is not None and self.trigger_ns <= ts else ts
         request_id = f"request-{len(self.requests) + 1}"
+        # (`Observation.request`'s fields by position, without its frame: once a request)
         observation = self.log.observe(
-            Observation.request(
-                start,
-                request_id,
-                model=self.model or None,
-            )
+            Observation(start, _RESPONSE, request_id, _TRANSCRIPT, self.model or None)
         )
         self.pending = _Request(
             request_id,

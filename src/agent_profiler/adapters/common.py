@@ -22,6 +22,7 @@ from agent_profiler.privacy import private_path as private_path  # re-exported f
 PREVIEW_CHARS = 200
 MS = 1_000_000
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_fromisoformat = datetime.fromisoformat
 
 
 def timestamp_ns(value: object) -> int | None:
@@ -213,7 +214,25 @@ class Clock:
         self.record_name = record_name
 
     def time(self, record: Mapping[str, object], line: int) -> int:
-        ts = timestamp_ns(record.get("timestamp"))
+        value = record.get("timestamp")
+        ts: int | None
+        if type(value) is str:
+            # `timestamp_ns`, inline for a time with its zone (once a line of every
+            # journal; a naive or unreadable one takes the function).
+            try:
+                moment = _fromisoformat(value)
+            except ValueError:
+                moment = None
+            if moment is not None and moment.tzinfo is not None:
+                delta = moment - _EPOCH
+                ns = (
+                    delta.days * 86_400 + delta.seconds
+                ) * 1_000_000_000 + delta.microseconds * 1_000
+                ts = ns if 0 <= ns < 2**63 else None
+            else:
+                ts = timestamp_ns(value)
+        else:
+            ts = timestamp_ns(value)
         if (
             ts is not None
             and self.seen_timestamp  # (then `last` is a time: `place` set it)

@@ -31,6 +31,7 @@ from typing import Any
 
 from agent_profiler.adapters.codex import rollout_lines
 from agent_profiler.adapters.codex_rollout import HARNESS, RolloutBuilder
+from agent_profiler.adapters.drafts import argument_digests
 from agent_profiler.annotations import TraceFacts, response_args
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.layout.types import (
@@ -87,6 +88,10 @@ class CodexPass(RequestPass):
         self.compaction_snapshots: list[ContextSnapshot] = []
 
     # ------------------------------------------------------------------ reading
+
+    def read(self) -> Session:
+        with argument_digests(False):  # (no trace shows a call's digest)
+            return self.run()
 
     def run(self) -> Session:
         builder = self.builder
@@ -338,8 +343,11 @@ class CodexPass(RequestPass):
 
     def tools_earliest(self) -> int:
         """The start of the first call fitted and not written yet (or far in the future)."""
-        placed = self.tools.placed
-        return min((call.start_ns for call, _ in placed), default=1 << 70)
+        earliest = 1 << 70  # (a loop, not a generator: once a request)
+        for call, _ in self.tools.placed:
+            if call.start_ns < earliest:
+                earliest = call.start_ns
+        return earliest
 
 
 # Read and write one Codex rollout in one pass (stream/requests.py `export_pass`).

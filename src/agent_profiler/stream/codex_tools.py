@@ -97,8 +97,11 @@ class CodexCalls:
         waiting = self.waiting
         if not waiting:
             return []
-        if not self.durations:
-            self.durations = any(d.duration_ns is not None for _, _, d in waiting)
+        if not self.durations:  # (a loop, not a generator: once a request while none came)
+            for _, _, draft in waiting:
+                if draft.duration_ns is not None:
+                    self.durations = True
+                    break
         taken: list[tuple[int, int, str, Tool]] = []
         while waiting:
             start = waiting[0][0]

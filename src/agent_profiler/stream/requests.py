@@ -130,7 +130,7 @@ class RequestPass:
         flows_in = self.flows_in
         for call_id in started:
             flows_in[call_id] = self.tool_flow(call_id)
-        return arrival, tuple(flows_in[call_id] for call_id in started)
+        return arrival, tuple(map(flows_in.__getitem__, started))  # (no generator a request)
 
     # ------------------------------------------------------------------ a request's writing
 

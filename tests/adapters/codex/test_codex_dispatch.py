@@ -303,3 +303,46 @@ def test_arguments_redacted_as_empty_are_of_no_size(tmp_path: Path) -> None:
     session, _ = read_single(journal)
     (tool,) = session.tool_calls
     assert tool.arg_bytes == 0
+
+
+@pytest.mark.parametrize("one_pass", [False, True])
+def test_an_export_reads_without_argument_digests_and_summary_with_them(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch, one_pass: bool
+) -> None:
+    """No trace shows a call's input digest (only `summary` finds repeated calls by it):
+    an export reads without making one (an orjson dump and a BLAKE2b a call), by the
+    model path or the one pass."""
+    # GIVEN a rollout with calls, and a count of the digests made
+    from typer.testing import CliRunner
+
+    from agent_profiler.adapters import drafts
+    from agent_profiler.cli import app
+
+    made: list[object] = []
+    digest = drafts.args_digest
+
+    def counted(arguments: object) -> str:
+        made.append(arguments)
+        return digest(arguments)
+
+    monkeypatch.setattr(drafts, "args_digest", counted)
+    monkeypatch.setenv("AGENT_PROFILER_STREAM", "1" if one_pass else "0")
+    if one_pass:  # the pass's own reading, not the model path's after a fallback
+        from agent_profiler import pipeline
+
+        monkeypatch.setattr(pipeline, "read_group", None)
+    call = {"type": "function_call", "name": "shell", "call_id": "c1", "arguments": "{}"}
+    output = {"type": "function_call_output", "call_id": "c1", "output": "done"}
+    lines = [_meta(), _line(1, "response_item", call), _line(2, "response_item", output)]
+    rollout = _write(
+        tmp_path / "rollout.jsonl", [*lines, _line(3, "event_msg", _usage(100, 105, 1000))]
+    )
+    # WHEN it is exported, then summarised
+    export_trace(rollout, require_addition=False)
+    exported = len(made)
+    monkeypatch.undo()  # (the count kept: `made` is the test's)
+    monkeypatch.setattr(drafts, "args_digest", counted)
+    result = CliRunner().invoke(app, ["summary", str(rollout)])
+    # THEN the export made no digest, and the summary one for its call
+    assert result.exit_code == 0, result.output
+    assert (exported, len(made)) == (0, 1)

@@ -625,6 +625,23 @@ def test_a_token_count_without_totals_is_never_a_repeat(tmp_path: Path) -> None:
     assert [r.usage.prompt_tokens for r in session.responses] == [18_703, 18_703]
 
 
+def test_a_repeat_is_the_same_totals_in_any_key_order(tmp_path: Path) -> None:
+    """Line 10 again with its total_token_usage's keys in another order is its repeat;
+    with the same counts under another key (`total_tokens` named otherwise) it is not: a
+    repeat is the same totals, compared as a dict, not the same list of numbers."""
+    count = record(PLAIN, 10)
+    totals = count["payload"]["info"]["total_token_usage"]
+    reordered = record(PLAIN, 10)
+    reordered["payload"]["info"]["total_token_usage"] = dict(reversed(totals.items()))
+    renamed = record(PLAIN, 10)
+    renamed["payload"]["info"]["total_token_usage"] = {
+        ("tokens_total" if key == "total_tokens" else key): value for key, value in totals.items()
+    }
+    lines = [record(PLAIN, n) for n in (1, 6, 9)] + [count, reordered, renamed]
+    (session,) = sessions(write(tmp_path, lines))
+    assert [r.usage.prompt_tokens for r in session.responses] == [18_703, 18_703]
+
+
 def test_counts_that_are_no_token_counts_are_read_as_zero(tmp_path: Path) -> None:
     """Line 10 with null cached counts and a string reasoning count: its usage reads both
     as 0 (the string warned about); again with a 0 for the null total is its repeat (the
