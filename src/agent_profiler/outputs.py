@@ -450,7 +450,7 @@ class _Spool:
         self.stream = stream
         self.failed = failed
 
-    def write(self, data: bytes) -> int:
+    def write(self, data: bytes | bytearray | memoryview) -> int:
         try:
             return self.stream.write(data)
         except OSError as error:
@@ -526,7 +526,7 @@ class SpooledBytes:
                 return memory.write(data)
             self.file = unnamed_temporary_file()
             with memory.getbuffer() as held:
-                self.file.write(held)  # type: ignore[arg-type]
+                self.file.write(held)
             self.memory = None
         assert self.file is not None
         return self.file.write(data)
