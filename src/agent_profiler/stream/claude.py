@@ -32,6 +32,7 @@ the end does not confirm."""
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterator
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -47,7 +48,7 @@ from agent_profiler.annotations import TraceFacts, response_args
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.layout.types import R_SLICE_BEGIN, LaidSlice
 from agent_profiler.links import with_unread_children
-from agent_profiler.model import AnchorKind, ContextSnapshot, Response, Session
+from agent_profiler.model import AnchorKind, ContextSnapshot, Response, Session, ToolCall
 from agent_profiler.stream.claude_tools import ClaudeCalls, ClaudeLog, ClaudeTools
 from agent_profiler.stream.emit import Events
 from agent_profiler.stream.log import Additions, NotHandled
@@ -191,9 +192,10 @@ class ClaudePass(RequestPass):
 
     def _begin(self, builder: SessionBuilder) -> None:
         self.builder = builder
-        self.additions.calls = builder.tools  # (the Tools slices' ids: every draft's)
         self.calls = ClaudeCalls(builder, self.tools)
+        self.additions.calls = self.calls.known  # (the Tools slices' ids: every draft's)
         self.tools.named = self.calls.agent_calls
+        self.tools.let_go = self.calls.let_go
 
     def _after_record(self, builder: SessionBuilder) -> None:
         """What the record before did: a compaction observed, a response begun (the one
@@ -441,7 +443,7 @@ class ClaudePass(RequestPass):
             snapshot,
             previous,
             window if index == 0 else 0,
-            self.builder.tools,
+            self.calls.known,
         )
         self._request(response, snapshot, window, args, arrival, out)
 
@@ -493,6 +495,13 @@ class ClaudePass(RequestPass):
         session = builder.finish()
         if session is None:
             raise NotHandled("no session")
+        # The calls let go that the end's snapshots name: only their ids are read (a
+        # change's `source_id` is a call's), so each is a call of no time at the start.
+        gone = sorted(c for c in needed if c in self.calls.gone)
+        if gone:
+            start = session.start_ns
+            stubs = tuple(ToolCall(c, "", start, start) for c in gone)
+            session = replace(session, tool_calls=(*session.tool_calls, *stubs))
         return with_unread_children([session])[0]  # (as loader.read_group marks it)
 
 
