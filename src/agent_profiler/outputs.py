@@ -542,6 +542,14 @@ class SpooledBytes:
         while piece := self.file.read(1 << 16):
             stream.write(piece)
 
+    def getvalue(self) -> bytes:
+        """Everything written, as one bytes object."""
+        if self.memory is not None:
+            return self.memory.getvalue()
+        assert self.file is not None
+        self.file.seek(0)
+        return self.file.read()
+
     def close(self) -> None:
         self.memory = None
         if self.file is not None:

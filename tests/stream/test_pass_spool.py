@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_pi_stream_pipeline import session_with_paths
+from test_pi_stream_pipeline import run_export, session_with_paths
 
 from agent_profiler import outputs, stream
 from agent_profiler.outputs import SpooledBytes
@@ -59,5 +59,22 @@ def test_the_pass_spools_its_requests_and_writes_the_same_trace(
     monkeypatch.setattr(requests, "SPOOL_AFTER", 1)
     monkeypatch.setattr(outputs, "unnamed_temporary_file", counted)
     spooled = export_trace(journal, args=("--no-compress",), require_addition=False)
-    assert len(made) == 1
+    assert len(made) == 2  # (the requests' packets, then the group's bytes)
     assert spooled.path.read_bytes() == held.path.read_bytes()
+
+
+def test_spooled_groups_with_worker_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker sends its group's bytes back read from its spool: the same trace."""
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    for name in ("aaaaaaaa", "bbbbbbbb", "cccccccc"):
+        session_with_paths(f"/work/{name}", f"{name}-2222-4333-8444-555555555555").write(
+            folder / f"{name}.jsonl"
+        )
+    monkeypatch.setenv(stream.SWITCH, "1")
+    held = run_export(folder, tmp_path / "held.pftrace", "--jobs", "1")
+    monkeypatch.setattr(requests, "SPOOL_AFTER", 1)
+    assert run_export(folder, tmp_path / "one.pftrace", "--jobs", "1") == held
+    assert run_export(folder, tmp_path / "workers.pftrace", "--jobs", "2") == held
