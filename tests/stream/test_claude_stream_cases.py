@@ -386,6 +386,35 @@ def test_the_drafts_of_written_calls_are_let_go(
     assert gone > 0 < held
 
 
+def test_closed_requests_keep_their_response_not_their_draft(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request closed is its `Response` in the builder (made once: `finish` hands it on),
+    its draft let go."""
+    import io
+
+    from agent_profiler import estimate
+    from agent_profiler.adapters.claude_response import ResponseDraft
+    from agent_profiler.annotations import TraceFacts
+    from agent_profiler.diagnostics import Diagnostics
+
+    drafts: list[int] = []
+    end = stream_claude.ClaudePass._end
+
+    def spy(self: Any, builder: Any) -> Any:
+        drafts.append(sum(isinstance(d, ResponseDraft) for d in builder.responses.values()))
+        return end(self, builder)
+
+    monkeypatch.setattr(stream_claude.ClaudePass, "_end", spy)
+    path = tmp_path / "journal.jsonl"
+    path.write_bytes(BASE.read_bytes())
+    with estimate.use_estimator(estimate.current().for_harness("claude-code")):
+        session = stream_claude.export_claude(
+            path, Diagnostics(), TraceFacts(), 0, io.BytesIO(), True
+        )
+    assert drafts == [0] and len(session.responses) > 1
+
+
 def test_several_transcripts_with_workers(
     export_trace: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

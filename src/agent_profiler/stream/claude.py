@@ -85,6 +85,31 @@ class _Events(Events):
         super().pair(first, second, values, ended)
 
 
+class _Closed:
+    """A request closed and settled, in the builder's `responses` in its draft's place:
+    its `Response`, made once, which `builder.finish` hands on (the draft, its usage dict
+    and the model made again at the end were a long session's most per-request memory)."""
+
+    __slots__ = ("observation", "response")
+    is_request = True
+    hidden = None  # (settled)
+
+    def __init__(self, response: Response, observation: Any) -> None:
+        self.response = response
+        self.observation = observation
+
+    @property
+    def model(self) -> str:
+        return self.response.model
+
+    @property
+    def prompt_tokens(self) -> int:
+        return self.response.usage.prompt_tokens
+
+    def finish(self) -> Response:
+        return self.response
+
+
 class ClaudePass(RequestPass):
     """One Claude Code transcript read and written in one pass (the module's docstring)."""
 
@@ -256,6 +281,8 @@ class ClaudePass(RequestPass):
             entry[1] = False
         builder._settle_hidden(draft)  # (the adapter's rule, once its usage is final)
         draft.hidden = None  # (settled: `finish` has none left to settle)
+        if entry[1]:  # (its place in the dict kept: the newest draft stays last)
+            builder.responses[draft.id] = _Closed(entry[1], draft.observation)  # type: ignore[assignment]
         self.calls.recent = draft.id  # (its calls without a result wait a request more)
         entry[3] = self.calls.ended()
 
