@@ -78,3 +78,24 @@ def test_spooled_groups_with_worker_processes(
     monkeypatch.setattr(requests, "SPOOL_AFTER", 1)
     assert run_export(folder, tmp_path / "one.pftrace", "--jobs", "1") == held
     assert run_export(folder, tmp_path / "workers.pftrace", "--jobs", "2") == held
+
+
+def test_the_joined_trace_is_copied_in_small_pieces() -> None:
+    """The spool of every group is copied to the output in pieces of 64 KiB (a 1 MiB
+    piece was the last megabyte of a long session's peak)."""
+    import io
+
+    from agent_profiler.pipeline import write_joined
+
+    sizes: list[int] = []
+
+    class Spool(io.BytesIO):
+        def read(self, size: int | None = -1) -> bytes:
+            sizes.append(-1 if size is None else size)
+            return super().read(size)
+
+    spool = Spool(b"p" * 300_000)
+    out = io.BytesIO()
+    write_joined(out, 1_000_000_000, spool)
+    assert out.getvalue().endswith(b"p" * 300_000)
+    assert sizes and max(sizes) <= 1 << 16 and min(sizes) > 0
