@@ -390,7 +390,7 @@ def test_closed_requests_keep_their_response_not_their_draft(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A request closed is its `Response` in the builder (made once: `finish` hands it on),
-    its draft let go."""
+    its draft let go; no call or response id stays in the encoder's interned strings."""
     import io
 
     from agent_profiler import estimate
@@ -399,10 +399,13 @@ def test_closed_requests_keep_their_response_not_their_draft(
     from agent_profiler.diagnostics import Diagnostics
 
     drafts: list[int] = []
+    interned: list[list[str]] = []
     end = stream_claude.ClaudePass._end
 
     def spy(self: Any, builder: Any) -> Any:
         drafts.append(sum(isinstance(d, ResponseDraft) for d in builder.responses.values()))
+        # (nor are call or response ids interned: the table grew with every request)
+        interned.append([x for x in self.encoder.string_fields if x.startswith(("toolu_", "msg_"))])
         return end(self, builder)
 
     monkeypatch.setattr(stream_claude.ClaudePass, "_end", spy)
@@ -413,6 +416,7 @@ def test_closed_requests_keep_their_response_not_their_draft(
             path, Diagnostics(), TraceFacts(), 0, io.BytesIO(), True
         )
     assert drafts == [0] and len(session.responses) > 1
+    assert interned == [[]]
 
 
 def test_several_transcripts_with_workers(

@@ -53,6 +53,8 @@ from agent_profiler.stream.claude_tools import ClaudeCalls, ClaudeLog, ClaudeToo
 from agent_profiler.stream.emit import Events
 from agent_profiler.stream.log import Additions, NotHandled
 from agent_profiler.stream.requests import RequestPass, export_pass
+from agent_profiler.writers.events import UNIQUE_STRING_KEYS, EventEncoder
+from agent_profiler.writers.perfetto import sequence_of
 
 # Records read further (not progress, not file-history snapshots) between two replays of
 # the log, the requests' writing and their encoding (stream/pi.py's BATCH_LINES: each
@@ -60,6 +62,7 @@ from agent_profiler.stream.requests import RequestPass, export_pass
 # the 100 MB bench, 2,048 2 MB more memory).
 BATCH_LINES = 256
 SYNTHETIC = "<synthetic>"  # Claude Code's own reply to an API error: no request
+PASS_UNIQUE_KEYS = UNIQUE_STRING_KEYS | {"call_id", "source_id"}
 
 
 class _Events(Events):
@@ -122,6 +125,9 @@ class ClaudePass(RequestPass):
         self.diagnostics = diagnostics
         self.log = ClaudeLog()
         self.reading = Reading(self._new_log)
+        # Call and source ids not interned: the table of a long session's interned
+        # strings (≈ 1 MB on the 100 MB bench) grew with every call and response.
+        self.encoder = EventEncoder(sequence_of(group), unique=PASS_UNIQUE_KEYS)
         self.events = self.own_events = _Events(self.encoder, add, self.events.activity)
         self.own_events.merge = self._sizes
         self.additions = Additions(())  # (its calls: the builder's drafts, `_begin`)
