@@ -6,9 +6,10 @@ line before its call), or never: then it lasts until the session's end
 (`claude_session.finish`). A call is taken once it has ended and its request is closed
 (whether it became a request decides its response link), in the order first fit takes
 them (start, longest first, call id); a call without a result holds those after it until
-the end. What was taken is checked against the model's calls at the end
+the end. Once written, a call's draft is let go unless `builder.finish` reads it
+(`let_go`: its id kept); those kept are checked against the model's calls at the end
 (`check_and_trim`): a call whose end, error, result or subagent came after it was written
-is `NotHandled`.
+is `NotHandled`, and so is a result or a call read again of a draft let go.
 
 The log (`ClaudeLog`): stream/codex_log.py's `CodexLog` (handles counted from the log's
 start, a replay stopping before the first observation not settled), whose observations
@@ -302,8 +303,9 @@ class ClaudeCalls:
         self.seen -= 1
 
     def check_and_trim(self, session_end: int, needed: Container[str]) -> None:
-        """Before the builder's `finish`: every call written is the call it will make of
-        its draft (none changed since it was taken), and the drafts it does not need are
+        """Before the builder's `finish`: every call written whose draft is kept is the
+        call it will make of it (none changed since it was taken; none let go got a result
+        again), and the drafts it does not need are
         let go, so it makes no call of them again: those `needed` (the largest additions'
         calls, those the end's snapshots name), each prompt's last to end (its turn lasts
         until then: drafts.finish_prompts) and those without a result (the session is
