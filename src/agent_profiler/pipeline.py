@@ -44,7 +44,7 @@ from agent_profiler.writers import TraceFacts
 # Below this much input, starting worker processes and sending back their packets costs
 # more than the second core saves.
 PARALLEL_MIN_BYTES = 4 * 1024 * 1024
-COPY_CHUNK = 1 << 20
+COPY_CHUNK = 1 << 16
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
 

@@ -169,6 +169,53 @@ def late_result(lines: Lines) -> None:
     lines.append(again)
 
 
+def _later(lines: Lines, seconds: int) -> str:
+    """A time `seconds` after the transcript's last."""
+    from datetime import datetime, timedelta
+
+    last = max(line["timestamp"] for line in lines if "timestamp" in line)
+    moment = datetime.fromisoformat(last.replace("Z", "+00:00")) + timedelta(seconds=seconds)
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def late_results(lines: Lines) -> None:
+    # every call's result read again at the end: most calls' drafts were let go once
+    # written (stream/claude_tools.py `let_go`)
+    results = [
+        i
+        for i, line in enumerate(lines)
+        if line.get("type") == "user"
+        and isinstance(line["message"].get("content"), list)
+        and any(b.get("type") == "tool_result" for b in line["message"]["content"])
+    ]
+    at = _later(lines, 1)
+    for i in results:
+        again = copy.deepcopy(lines[i])
+        again["uuid"] = f"late-{i}"
+        again["timestamp"] = at
+        lines.append(again)
+
+
+def calls_again(lines: Lines) -> None:
+    # every call made again by a later response (a new prompt, a new message id): the
+    # model keeps each id's first call
+    blocks = [
+        block
+        for line in lines
+        if line.get("type") == "assistant"
+        for block in line["message"]["content"]
+        if block.get("type") == "tool_use"
+    ]
+    prompt = copy.deepcopy(next(x for x in lines if x.get("type") == "user"))
+    prompt.update(uuid="again-0", timestamp=_later(lines, 1))
+    prompt["message"] = {"role": "user", "content": "do it all again"}
+    again = copy.deepcopy(lines[_records(lines, FIRST)[-1]])
+    again.update(uuid="again-1", timestamp=_later(lines, 2))
+    again["message"]["id"] = "msg_again"
+    again["message"]["content"] = blocks
+    lines += [prompt, again]
+
+
 def _write(tmp_path: Path, change: Callable[[Lines], None]) -> Path:
     lines = [json.loads(x) for x in BASE.read_text().splitlines() if x.strip()]
     change(lines)
@@ -236,6 +283,26 @@ def test_falls_back(
     assert reasons == [reason] or reasons[0].startswith(reason), reasons
 
 
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        (late_results, "a call changed after it was written (its result read again)"),
+        (calls_again, "a call read again after it was written"),
+    ],
+)
+def test_falls_back_once_drafts_were_let_go(
+    change: Callable[[Lines], None],
+    reason: str,
+    tmp_path: Path,
+    export_trace: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(stream_claude, "BATCH_LINES", 1)  # (each request written at once)
+    handled, reasons = _both(_write(tmp_path, change), export_trace, monkeypatch)
+    assert not handled
+    assert reasons == [reason]
+
+
 def _export_on(path: Path, out: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch) -> bytes:
     monkeypatch.setenv(stream.SWITCH, "1")
     got = export_trace(path, args=("--no-compress",), require_addition=False)
@@ -290,6 +357,66 @@ def test_a_call_without_a_result_holds_no_later_call(
     with estimate.use_estimator(estimate.current().for_harness("claude-code")):
         stream_claude.export_claude(path, Diagnostics(), TraceFacts(), 0, io.BytesIO(), True)
     assert left == [(0, 1)]
+
+
+def test_the_drafts_of_written_calls_are_let_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once written, a call's draft is let go unless `builder.finish` reads it (its
+    prompt's last to end, one without a result, one among the largest additions')."""
+    import io
+
+    from agent_profiler import estimate
+    from agent_profiler.annotations import TraceFacts
+    from agent_profiler.diagnostics import Diagnostics
+
+    left: list[tuple[int, int]] = []
+    end = stream_claude.ClaudePass._end
+
+    def spy(self: Any, builder: Any) -> Any:
+        left.append((len(builder.tools), len(self.calls.gone)))
+        return end(self, builder)
+
+    monkeypatch.setattr(stream_claude.ClaudePass, "_end", spy)
+    path = tmp_path / "journal.jsonl"
+    path.write_bytes(BASE.read_bytes())
+    with estimate.use_estimator(estimate.current().for_harness("claude-code")):
+        stream_claude.export_claude(path, Diagnostics(), TraceFacts(), 0, io.BytesIO(), True)
+    ((held, gone),) = left
+    assert gone > 0 < held
+
+
+def test_closed_requests_keep_their_response_not_their_draft(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request closed is its `Response` in the builder (made once: `finish` hands it on),
+    its draft let go; no call or response id stays in the encoder's interned strings."""
+    import io
+
+    from agent_profiler import estimate
+    from agent_profiler.adapters.claude_response import ResponseDraft
+    from agent_profiler.annotations import TraceFacts
+    from agent_profiler.diagnostics import Diagnostics
+
+    drafts: list[int] = []
+    interned: list[list[str]] = []
+    end = stream_claude.ClaudePass._end
+
+    def spy(self: Any, builder: Any) -> Any:
+        drafts.append(sum(isinstance(d, ResponseDraft) for d in builder.responses.values()))
+        # (nor are call or response ids interned: the table grew with every request)
+        interned.append([x for x in self.encoder.string_fields if x.startswith(("toolu_", "msg_"))])
+        return end(self, builder)
+
+    monkeypatch.setattr(stream_claude.ClaudePass, "_end", spy)
+    path = tmp_path / "journal.jsonl"
+    path.write_bytes(BASE.read_bytes())
+    with estimate.use_estimator(estimate.current().for_harness("claude-code")):
+        session = stream_claude.export_claude(
+            path, Diagnostics(), TraceFacts(), 0, io.BytesIO(), True
+        )
+    assert drafts == [0] and len(session.responses) > 1
+    assert interned == [[]]
 
 
 def test_several_transcripts_with_workers(

@@ -32,6 +32,7 @@ the end does not confirm."""
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterator
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -47,11 +48,13 @@ from agent_profiler.annotations import TraceFacts, response_args
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.layout.types import R_SLICE_BEGIN, LaidSlice
 from agent_profiler.links import with_unread_children
-from agent_profiler.model import AnchorKind, ContextSnapshot, Response, Session
+from agent_profiler.model import AnchorKind, ContextSnapshot, Response, Session, ToolCall
 from agent_profiler.stream.claude_tools import ClaudeCalls, ClaudeLog, ClaudeTools
 from agent_profiler.stream.emit import Events
 from agent_profiler.stream.log import Additions, NotHandled
 from agent_profiler.stream.requests import RequestPass, export_pass
+from agent_profiler.writers.events import UNIQUE_STRING_KEYS, EventEncoder
+from agent_profiler.writers.perfetto import sequence_of
 
 # Records read further (not progress, not file-history snapshots) between two replays of
 # the log, the requests' writing and their encoding (stream/pi.py's BATCH_LINES: each
@@ -59,6 +62,7 @@ from agent_profiler.stream.requests import RequestPass, export_pass
 # the 100 MB bench, 2,048 2 MB more memory).
 BATCH_LINES = 256
 SYNTHETIC = "<synthetic>"  # Claude Code's own reply to an API error: no request
+PASS_UNIQUE_KEYS = UNIQUE_STRING_KEYS | {"call_id", "source_id"}
 
 
 class _Events(Events):
@@ -84,6 +88,31 @@ class _Events(Events):
         super().pair(first, second, values, ended)
 
 
+class _Closed:
+    """A request closed and settled, in the builder's `responses` in its draft's place:
+    its `Response`, made once, which `builder.finish` hands on (the draft, its usage dict
+    and the model made again at the end were a long session's most per-request memory)."""
+
+    __slots__ = ("observation", "response")
+    is_request = True
+    hidden = None  # (settled)
+
+    def __init__(self, response: Response, observation: Any) -> None:
+        self.response = response
+        self.observation = observation
+
+    @property
+    def model(self) -> str:
+        return self.response.model
+
+    @property
+    def prompt_tokens(self) -> int:
+        return self.response.usage.prompt_tokens
+
+    def finish(self) -> Response:
+        return self.response
+
+
 class ClaudePass(RequestPass):
     """One Claude Code transcript read and written in one pass (the module's docstring)."""
 
@@ -96,6 +125,9 @@ class ClaudePass(RequestPass):
         self.diagnostics = diagnostics
         self.log = ClaudeLog()
         self.reading = Reading(self._new_log)
+        # Call and source ids not interned: the table of a long session's interned
+        # strings (≈ 1 MB on the 100 MB bench) grew with every call and response.
+        self.encoder = EventEncoder(sequence_of(group), unique=PASS_UNIQUE_KEYS)
         self.events = self.own_events = _Events(self.encoder, add, self.events.activity)
         self.own_events.merge = self._sizes
         self.additions = Additions(())  # (its calls: the builder's drafts, `_begin`)
@@ -191,9 +223,10 @@ class ClaudePass(RequestPass):
 
     def _begin(self, builder: SessionBuilder) -> None:
         self.builder = builder
-        self.additions.calls = builder.tools  # (the Tools slices' ids: every draft's)
         self.calls = ClaudeCalls(builder, self.tools)
+        self.additions.calls = self.calls.known  # (the Tools slices' ids: every draft's)
         self.tools.named = self.calls.agent_calls
+        self.tools.let_go = self.calls.let_go
 
     def _after_record(self, builder: SessionBuilder) -> None:
         """What the record before did: a compaction observed, a response begun (the one
@@ -254,6 +287,8 @@ class ClaudePass(RequestPass):
             entry[1] = False
         builder._settle_hidden(draft)  # (the adapter's rule, once its usage is final)
         draft.hidden = None  # (settled: `finish` has none left to settle)
+        if entry[1]:  # (its place in the dict kept: the newest draft stays last)
+            builder.responses[draft.id] = _Closed(entry[1], draft.observation)  # type: ignore[assignment]
         self.calls.recent = draft.id  # (its calls without a result wait a request more)
         entry[3] = self.calls.ended()
 
@@ -441,7 +476,7 @@ class ClaudePass(RequestPass):
             snapshot,
             previous,
             window if index == 0 else 0,
-            self.builder.tools,
+            self.calls.known,
         )
         self._request(response, snapshot, window, args, arrival, out)
 
@@ -493,6 +528,13 @@ class ClaudePass(RequestPass):
         session = builder.finish()
         if session is None:
             raise NotHandled("no session")
+        # The calls let go that the end's snapshots name: only their ids are read (a
+        # change's `source_id` is a call's), so each is a call of no time at the start.
+        gone = sorted(c for c in needed if c in self.calls.gone)
+        if gone:
+            start = session.start_ns
+            stubs = tuple(ToolCall(c, "", start, start) for c in gone)
+            session = replace(session, tool_calls=(*session.tool_calls, *stubs))
         return with_unread_children([session])[0]  # (as loader.read_group marks it)
 
 

@@ -6,9 +6,10 @@ line before its call), or never: then it lasts until the session's end
 (`claude_session.finish`). A call is taken once it has ended and its request is closed
 (whether it became a request decides its response link), in the order first fit takes
 them (start, longest first, call id); a call without a result holds those after it until
-the end. What was taken is checked against the model's calls at the end
+the end. Once written, a call's draft is let go unless `builder.finish` reads it
+(`let_go`: its id kept); those kept are checked against the model's calls at the end
 (`check_and_trim`): a call whose end, error, result or subagent came after it was written
-is `NotHandled`.
+is `NotHandled`, and so is a result or a call read again of a draft let go.
 
 The log (`ClaudeLog`): stream/codex_log.py's `CodexLog` (handles counted from the log's
 start, a replay stopping before the first observation not settled), whose observations
@@ -45,6 +46,7 @@ class ClaudeTools(StreamTools):
     additions), once `relink` gave each its subagent."""
 
     named: Callable[[], Container[str]]  # the call ids the results named an agent for
+    let_go: Callable[[str], None]  # a call written: its draft let go (ClaudeCalls.let_go)
 
     def decide(self) -> None:
         placed = self.placed
@@ -61,6 +63,11 @@ class ClaudeTools(StreamTools):
                         rest.append((call, lane))
                 self.placed = rest
         super().decide()
+
+    def _write(self, call: ToolCall, lane: int, out: tuple[int, ...], end: bool = True) -> None:
+        super()._write(call, lane, out, end)
+        if call.call_id not in self.additions.causes:
+            self.let_go(call.call_id)
 
     def relink(self, tools: Mapping[str, ToolDraft], written: dict[str, int]) -> None:
         """The calls written at the end: each with the subagent the adapter linked it to."""
@@ -90,6 +97,19 @@ class ClaudeLog(CodexLog):
         """Settle an observation as the builder's `finish` will (not remembered: a
         request's facts were one a request, the pass's most per-request memory)."""
         self.settle(logged, **facts)
+
+
+class _Known:
+    """The call ids read so far, as a container: the drafts held and those let go."""
+
+    __slots__ = ("gone", "tools")
+
+    def __init__(self, tools: Mapping[str, ToolDraft], gone: Container[str]) -> None:
+        self.tools = tools
+        self.gone = gone
+
+    def __contains__(self, call_id: object) -> bool:
+        return call_id in self.tools or call_id in self.gone
 
 
 class _Requests:
@@ -140,6 +160,11 @@ class ClaudeCalls:
         self.inflight: deque[int] = deque()  # starts of the calls taken, not handed on yet
         self.written: dict[str, int] = {}  # call id → the hash of its `_key` when taken
         self.named: set[str] = set()  # the calls whose result named a subagent
+        # The calls written whose drafts were let go (`let_go`), and each prompt's call
+        # that ends last of those written (its turn lasts until then: kept).
+        self.gone: dict[str, None] = {}  # (a dict: 40% of a set's memory)
+        self.last_of_prompt: dict[str | None, tuple[int, ToolDraft]] = {}
+        self.known = _Known(builder.tools, self.gone)  # every call id read so far
 
     def created(self) -> None:
         """The drafts made since the last call (the newest of `builder.tools`)."""
@@ -151,7 +176,10 @@ class ClaudeCalls:
             if new == 1
             else reversed(list(islice(reversed(tools.values()), new)))
         )
+        gone = self.gone
         for draft in drafts:
+            if draft.call_id in gone:  # (the model keeps the first draft of an id)
+                raise NotHandled("a call read again after it was written")
             heapq.heappush(self.waiting, (draft.start_ns, draft.call_id, draft))
             self.by_request.setdefault(draft.response_id, []).append(
                 (draft.start_ns, draft.call_id)
@@ -253,9 +281,31 @@ class ClaudeCalls:
         self.inflight.clear()
         return made
 
+    def let_go(self, call_id: str) -> None:
+        """A call written (not among the largest additions' calls): its draft is let go,
+        unless `builder.finish` still reads it (no result, it launched a subagent, its
+        prompt's last to end so far); a later result of it is `NotHandled` at the end
+        (`check_and_trim`), a second call of its id at once (`created`)."""
+        tools = self.builder.tools
+        draft = tools.get(call_id)
+        if draft is None or draft.end_ns is None or call_id in self.named:
+            return
+        end = max(draft.end_ns, draft.start_ns)
+        last = self.last_of_prompt.get(draft.prompt_id)
+        if last is None or end > last[0]:
+            self.last_of_prompt[draft.prompt_id] = (end, draft)
+            if last is None:
+                return
+            draft = last[1]  # (the one it replaces goes instead)
+        del tools[draft.call_id]
+        self.written.pop(draft.call_id, None)
+        self.gone[draft.call_id] = None
+        self.seen -= 1
+
     def check_and_trim(self, session_end: int, needed: Container[str]) -> None:
-        """Before the builder's `finish`: every call written is the call it will make of
-        its draft (none changed since it was taken), and the drafts it does not need are
+        """Before the builder's `finish`: every call written whose draft is kept is the
+        call it will make of it (none changed since it was taken; none let go got a result
+        again), and the drafts it does not need are
         let go, so it makes no call of them again: those `needed` (the largest additions'
         calls, those the end's snapshots name), each prompt's last to end (its turn lasts
         until then: drafts.finish_prompts) and those without a result (the session is
@@ -263,6 +313,9 @@ class ClaudeCalls:
         tools, written, closed = self.builder.tools, self.written, self.closed
         if len(tools) != len(written):
             raise NotHandled("a call written twice, or not made by the model")
+        gone = self.gone
+        if any(call_id in gone for call_id in self.builder.early_results):
+            raise NotHandled("a call changed after it was written (its result read again)")
         keep: set[str] = set()
         last: dict[str | None, tuple[int, str]] = {}
         for call_id, draft in tools.items():

@@ -5,14 +5,14 @@ way (nothing of this group was written)."""
 
 from __future__ import annotations
 
-import io
 from dataclasses import replace
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, cast
 
 from agent_profiler.annotations import ContentMode, TraceHeader
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.estimate import EstimateChoice
 from agent_profiler.model import Harness
+from agent_profiler.outputs import SpooledBytes
 from agent_profiler.stream.log import NotHandled
 
 if TYPE_CHECKING:
@@ -54,14 +54,33 @@ def try_group(
     handle it (then nothing was written and `seen` is as it was)."""
     if not handles(task, use):
         return None
+    from agent_profiler.stream.requests import SPOOL_AFTER
+
+    diagnostics = Diagnostics(on_progress=on_progress)
+    # The group's bytes until the pass is known to have written it whole: past
+    # SPOOL_AFTER in a file with no name (a long session's trace is megabytes).
+    buffer = SpooledBytes(SPOOL_AFTER)
+    try:
+        return _outcome(task, use, seen, out, diagnostics, buffer)
+    finally:
+        buffer.close()
+
+
+def _outcome(
+    task: GroupTask,
+    use: EncodeTrace,
+    seen: dict[str, int] | None,
+    out: IO[bytes] | None,
+    diagnostics: Diagnostics,
+    buffer: SpooledBytes,
+) -> GroupOutcome[bytes] | None:
+    """`try_group`'s work, the group's bytes going into `buffer`."""
     from agent_profiler import estimate
     from agent_profiler.links import parent_links, unread_links
     from agent_profiler.loader import fewer_collections, let_go
     from agent_profiler.pipeline import GroupOutcome, SessionCounts
     from agent_profiler.views import session_span
 
-    diagnostics = Diagnostics(on_progress=on_progress)
-    buffer = io.BytesIO()
     (path,) = task.group.paths
     measure = estimate.current().for_harness(task.group.harness.value)
     if task.group.harness is Harness.CODEX:  # (a Codex export does not import Pi's pass)
@@ -72,7 +91,9 @@ def try_group(
         from agent_profiler.stream.pi import export_pi as export
     try:
         with task.options.applied(), estimate.use_estimator(measure), fewer_collections():
-            session = export(path, diagnostics, use.facts, task.index, buffer, use.compress)
+            session = export(
+                path, diagnostics, use.facts, task.index, cast(IO[bytes], buffer), use.compress
+            )
     except NotHandled:
         let_go()
         return None
@@ -87,10 +108,11 @@ def try_group(
         return None  # (a repeated id is renamed `#2` by the model path)
     if seen is not None:
         seen[session.session_id] = 1
-    value = buffer.getvalue()
     if out is not None:
-        out.write(value)
+        buffer.copy_to(out)
         value = b""
+    else:
+        value = buffer.getvalue()
     counts = SessionCounts.of([session])
     counts = replace(counts, header=TraceHeader.of([session]))
     return GroupOutcome(

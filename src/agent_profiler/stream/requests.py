@@ -7,11 +7,10 @@ window a request states."""
 
 from __future__ import annotations
 
-import io
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from agent_profiler.annotations import TraceFacts
 from agent_profiler.diagnostics import Diagnostics
@@ -21,6 +20,7 @@ from agent_profiler.layout.plan import SHARE_KEY
 from agent_profiler.layout.planning import TrackIds
 from agent_profiler.layout.types import LaidSlice, Merge, Track, TrackKind, stable_ids64
 from agent_profiler.model import Category, ContextSnapshot, Response, Session
+from agent_profiler.outputs import SpooledBytes
 from agent_profiler.stream.emit import Events, OnlineLanes
 from agent_profiler.stream.end import CONTEXT_ROW, RANK, ROWS, TURN_ARGS, write_end
 from agent_profiler.stream.log import NotHandled
@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     from agent_profiler.stream.claude import ClaudePass
     from agent_profiler.stream.codex import CodexPass
     from agent_profiler.stream.pi import PiPass
+
+# The requests' packets held in memory until the head is written, at most (then spooled).
+SPOOL_AFTER = 1 << 18
 
 
 class RequestPass:
@@ -288,11 +291,12 @@ def export_pass(
 ) -> Session:
     """Read and write one journal in one pass (`kind`: the pass, stream/pi.py's or
     stream/codex.py's): its packets into `stream` once the whole journal is read (the
-    requests' packets wait in memory until the head is written before them); returns the
-    session as the end of the reading left it (its requests, calls and prompts, no
+    requests' packets wait until the head is written before them: about the trace's
+    size, past `SPOOL_AFTER` in a file with no name, not in memory); returns
+    the session as the end of the reading left it (its requests, calls and prompts, no
     snapshots but those the end reads), for what the caller counts."""
-    requests = io.BytesIO()
-    sink = PacketSink(requests, compress=compress)
+    requests = SpooledBytes(SPOOL_AFTER)
+    sink = PacketSink(cast(IO[bytes], requests), compress=compress)
     head = PacketSink(stream, compress=compress)
     try:
         one = kind(path, diagnostics, facts, group, sink.add)
@@ -300,8 +304,9 @@ def export_pass(
         write_end(one, session, replace(facts, accounting=diagnostics.accounting()), head)
         sink.close()
         head.close()
+        requests.copy_to(stream)
     finally:
         sink.stop()
         head.stop()
-    stream.write(requests.getbuffer())
+        requests.close()
     return session

@@ -136,7 +136,9 @@ class EventEncoder:
     resolves them on import, so Agent Profiler's SQL sees the same strings. It roughly
     halves the file on long sessions."""
 
-    def __init__(self, sequence: int, direct: bool = True) -> None:
+    def __init__(
+        self, sequence: int, direct: bool = True, unique: frozenset[str] = UNIQUE_STRING_KEYS
+    ) -> None:
         self.clock = DeltaClock(sequence)
         self.sequence_field = _SEQUENCE_ID + varint(sequence)
         self.flags = _FLAGS_FIRST
@@ -166,7 +168,7 @@ class EventEncoder:
             self._annotation_name,
             self.string_fields,
             self._string_value,
-            UNIQUE_STRING_KEYS,
+            unique,
         )
         # The arguments of responses and tools straight from the model (direct.py): a
         # builder wrapped in a partial (layout/tracks.py) is encoded without its dict.
@@ -177,7 +179,7 @@ class EventEncoder:
                 self._name_field,
                 self.string_fields,
                 self._string_field,
-                UNIQUE_STRING_KEYS,
+                unique,
             )
         )
         self.direct = self.direct_args.by_builder if direct else {}
