@@ -27,11 +27,10 @@ from agent_profiler.outputs import (
     deliver,
     is_stdout,
     is_terminal,
-    spool,
-    spool_failed,
 )
 from agent_profiler.pipeline import EncodeTrace, GroupOutcome, SessionCounts, T, Use, write_joined
 from agent_profiler.privacy import input_name, private_path
+from agent_profiler.spools import spool, spool_failed
 from agent_profiler.writers import ContentMode, TraceFacts, writer_class
 
 if TYPE_CHECKING:

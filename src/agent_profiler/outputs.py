@@ -1,8 +1,8 @@
 """Where a command's one output goes: the target's checks (a folder, a journal being read,
 an existing file without --force), atomic writing (a file beside it with no name until it is
-whole, then named in place), pipes and devices written in place, stdout, and the spool a
-trace's packets wait in until the last group is read. Every command that writes a file
-(export, report, and the others) goes through `deliver`.
+whole, then named in place), pipes and devices written in place, and stdout (the spool a
+trace's packets wait in until the last group is read: spools.py). Every command that
+writes a file (export, report, and the others) goes through `deliver`.
 
 A run killed outright (SIGKILL, the OOM killer, a power cut) leaves no file of ours beside
 the target: on Linux the output is written to an unnamed file (O_TMPFILE) and only linked
@@ -13,7 +13,6 @@ it is made). Where the system cannot (another OS, a filesystem without O_TMPFILE
 from __future__ import annotations
 
 import errno
-import io
 import os
 import signal
 import stat
@@ -31,7 +30,6 @@ from agent_profiler.output_errors import (
     cannot_write,
     in_our_temporary_folder,
     shown,
-    temporary_failed,
 )
 
 TO_STDOUT = "-"
@@ -143,17 +141,17 @@ def beside(path: Path, kind: str) -> tuple[int, str]:
         raise cannot_write(path, error, here=True) from error
 
 
-def _unnamed(path: Path, flags: int) -> int | None:
+def unnamed(path: Path, flags: int) -> int | None:
     """A new private file in `path`'s folder that has no name (Linux's O_TMPFILE): a kill
     leaves nothing behind, the system frees it when its last descriptor closes. None where
     there is no such file: another OS, a filesystem without it (EOPNOTSUPP; EISDIR from a
     kernel that predates it), or any other refusal, which the named file's attempt then
     says in its own words."""
-    unnamed = getattr(os, "O_TMPFILE", 0)
-    if not unnamed:
+    tmpfile = getattr(os, "O_TMPFILE", 0)
+    if not tmpfile:
         return None
     try:
-        return os.open(_folder(path), unnamed | flags, 0o600)
+        return os.open(_folder(path), tmpfile | flags, 0o600)
     except OSError:
         return None
 
@@ -330,7 +328,7 @@ def write_atomically(
     """Write the output beside the target (`fill(stream)`) and put it in place whole, so an
     interrupted command never leaves a partial output or clobbers a good one, and a killed
     one (SIGKILL, the OOM killer) no file at all: the output has no name until it is whole
-    (`_unnamed`), else it is a named temporary file renamed into place. `durable`: its bytes
+    (`unnamed`), else it is a named temporary file renamed into place. `durable`: its bytes
     on disk (fsync) before it is named, and its folder after, so that a crash or a power cut
     soon after leaves the old file or the new one, never an empty one under the name (a
     few ms: docs/reliability.md). A target that is a pipe or a device (`-o /dev/null`,
@@ -344,7 +342,7 @@ def write_atomically(
         except OSError as error:
             raise cannot_write(path, error) from error
         return counted.size
-    handle = _unnamed(path, os.O_RDWR)
+    handle = unnamed(path, os.O_RDWR)
     if handle is not None and not os.path.exists(f"/proc/self/fd/{handle}"):
         os.close(handle)  # no /proc to name it through
         handle = None
@@ -456,161 +454,3 @@ def deliver(
     refuse_read_files(target, read_files)
     # `open`'s trace in a temporary folder, removed when it is served: no fsync for it.
     return write_atomically(target, fill, durable=not in_our_temporary_folder(target))
-
-
-class _Spool:
-    """A temporary file of ours whose failures (a full disk, a lost mount) are each one
-    OutputError naming where it is (`failed`): the output's folder beside it, or the
-    temporary folder for stdout, a pipe and a report's sections. A write, a read, a seek
-    (which writes what is buffered) or the close may be the one that fails."""
-
-    def __init__(self, stream: IO[bytes], failed: Callable[[OSError], OutputError]) -> None:
-        self.stream = stream
-        self.failed = failed
-
-    def write(self, data: bytes | bytearray | memoryview) -> int:
-        try:
-            return self.stream.write(data)
-        except OSError as error:
-            raise self.failed(error) from error
-
-    def read(self, size: int = -1) -> bytes:
-        try:
-            return self.stream.read(size)
-        except OSError as error:
-            raise self.failed(error) from error
-
-    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
-        try:
-            return self.stream.seek(offset, whence)
-        except OSError as error:
-            raise self.failed(error) from error
-
-    def flush(self) -> None:
-        try:
-            self.stream.flush()
-        except OSError as error:
-            raise self.failed(error) from error
-
-    def close(self, *, failing: bool = False) -> None:
-        """Closed: what is still buffered written, whose failure is said, unless the
-        command is `failing` already (a full disk: the flush fails again, and its error
-        took the place of the one that said which output could not be written)."""
-        try:
-            self.stream.close()
-        except OSError as error:
-            if not failing:
-                raise self.failed(error) from error
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self.stream, name)
-
-
-def temporary_file() -> _Spool:
-    """A private file with no name in the temporary folder (tempfile.TemporaryFile: unlinked
-    once made, or O_TMPFILE), whose failures name that folder (`temporary_failed`)."""
-    import tempfile
-
-    try:
-        stream = tempfile.TemporaryFile()  # noqa: SIM115 (the caller closes it)
-    except OSError as error:
-        raise temporary_failed(error) from error
-    return _Spool(cast(IO[bytes], stream), temporary_failed)
-
-
-def unnamed_temporary_file() -> _Spool:
-    """`temporary_file` without importing tempfile (≈ 0.7 MB of modules) where it can:
-    an O_TMPFILE file in $TMPDIR or /tmp, else `temporary_file`."""
-    folder = Path(os.environ.get("TMPDIR") or "/tmp")
-    handle = _unnamed(folder / "spool", os.O_RDWR | os.O_EXCL)
-    if handle is None:
-        return temporary_file()
-    return _Spool(os.fdopen(handle, "w+b"), temporary_failed)
-
-
-class SpooledBytes:
-    """Bytes that wait to be copied on: in memory up to `limit`, then in a file with no
-    name in the temporary folder (`unnamed_temporary_file`)."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.memory: io.BytesIO | None = io.BytesIO()
-        self.file: _Spool | None = None
-
-    def write(self, data: bytes | bytearray) -> int:
-        memory = self.memory
-        if memory is not None:
-            if memory.tell() + len(data) <= self.limit:
-                return memory.write(data)
-            self.file = unnamed_temporary_file()
-            with memory.getbuffer() as held:
-                self.file.write(held)
-            self.memory = None
-        assert self.file is not None
-        return self.file.write(data)
-
-    def copy_to(self, stream: IO[bytes]) -> None:
-        """Everything written, onto `stream`, in pieces of 64 KiB."""
-        if self.memory is not None:
-            with self.memory.getbuffer() as held:
-                stream.write(held)
-            return
-        assert self.file is not None
-        self.file.seek(0)
-        while piece := self.file.read(1 << 16):
-            stream.write(piece)
-
-    def getvalue(self) -> bytes:
-        """Everything written, as one bytes object."""
-        if self.memory is not None:
-            return self.memory.getvalue()
-        assert self.file is not None
-        self.file.seek(0)
-        return self.file.read()
-
-    def close(self) -> None:
-        self.memory = None
-        if self.file is not None:
-            self.file.close()
-
-
-def spool_failed(target: Path | None, error: OSError) -> OutputError:
-    """A failure of the spool of a trace to `target` (a full disk): the target named, its
-    folder holds the spool; for stdout or a pipe, the temporary folder, which holds it."""
-    if target is None or is_stream(target):
-        return temporary_failed(error)
-    return cannot_write(target, error)
-
-
-@contextmanager
-def spool(target: Path | None) -> Iterator[IO[bytes]]:
-    """A private temporary file for the packets of a trace being read (pipeline.py),
-    beside the target (same disk: it may hold gigabytes) or, for stdout or a pipe, in the
-    temporary folder. It never has a name a kill could leave behind: made unnamed
-    (O_TMPFILE), else unlinked once made; where an open file cannot be unlinked (Windows),
-    removed at the end. Its failures are OutputErrors naming the target, or the temporary
-    folder (`_Spool`), never stdout or a pipe, which had room."""
-    name = None
-    if target is None or is_stream(target):  # stdout, a pipe, a device: nothing beside it
-        stream = temporary_file()
-    else:
-        handle = _unnamed(target, os.O_RDWR | os.O_EXCL)  # O_EXCL: never to be linked
-        if handle is None:
-            handle, name = beside(target, "packets-")
-            try:
-                os.unlink(name)
-                name = None
-            except OSError:
-                pass  # removed at the end instead
-        beside_target = target
-        stream = _Spool(os.fdopen(handle, "w+b"), lambda error: spool_failed(beside_target, error))
-    try:
-        yield cast(IO[bytes], stream)
-    except BaseException:
-        stream.close(failing=True)
-        raise
-    else:
-        stream.close()
-    finally:
-        if name is not None:
-            Path(name).unlink(missing_ok=True)

@@ -22,7 +22,8 @@ from typing import IO, Any
 import pytest
 
 from agent_profiler.errors import OutputError
-from agent_profiler.outputs import spool, write_atomically
+from agent_profiler.outputs import write_atomically
+from agent_profiler.spools import spool
 
 JOURNALS = Path(__file__).resolve().parents[1] / "data" / "journals"
 PI = JOURNALS / "pi" / "pi-mono_large-session_v1.jsonl"

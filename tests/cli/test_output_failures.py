@@ -19,7 +19,7 @@ from typing import IO, Any
 import pytest
 from typer.testing import CliRunner
 
-from agent_profiler import output_errors, outputs
+from agent_profiler import output_errors, outputs, spools
 from agent_profiler.cli import app
 from agent_profiler.errors import OutputError
 from agent_profiler.serve import keep_unserved
@@ -102,7 +102,7 @@ def test_the_spool_keeps_the_error_the_command_failed_with(
     _spool_beside_is_full(monkeypatch)
     with (
         pytest.raises(OutputError, match=r"^the first$"),
-        outputs.spool(tmp_path / "t.pftrace") as packets,
+        spools.spool(tmp_path / "t.pftrace") as packets,
     ):
         packets.write(b"held in the buffer")
         raise OutputError("the first")

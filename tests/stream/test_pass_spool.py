@@ -1,5 +1,5 @@
 """The requests' packets of a one pass wait for the head in a file with no name once they
-pass `SPOOL_AFTER` bytes (stream/requests.py `export_pass`, outputs.SpooledBytes): the
+pass `SPOOL_AFTER` bytes (stream/requests.py `export_pass`, spools.SpooledBytes): the
 trace is the same, and nothing of them is left with a name in the temporary folder."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from test_pi_stream_pipeline import run_export, session_with_paths
 
-from agent_profiler import outputs, stream
-from agent_profiler.outputs import SpooledBytes
+from agent_profiler import spools, stream
+from agent_profiler.spools import SpooledBytes
 from agent_profiler.stream import requests
 
 
@@ -50,14 +50,14 @@ def test_the_pass_spools_its_requests_and_writes_the_same_trace(
     monkeypatch.setenv(stream.SWITCH, "1")
     held = export_trace(journal, args=("--no-compress",), require_addition=False)
     made: list[Any] = []
-    unnamed = outputs.unnamed_temporary_file
+    unnamed = spools.unnamed_temporary_file
 
     def counted() -> Any:
         made.append(unnamed())
         return made[-1]
 
     monkeypatch.setattr(requests, "SPOOL_AFTER", 1)
-    monkeypatch.setattr(outputs, "unnamed_temporary_file", counted)
+    monkeypatch.setattr(spools, "unnamed_temporary_file", counted)
     spooled = export_trace(journal, args=("--no-compress",), require_addition=False)
     assert len(made) == 2  # (the requests' packets, then the group's bytes)
     assert spooled.path.read_bytes() == held.path.read_bytes()

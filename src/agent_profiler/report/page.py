@@ -12,12 +12,12 @@ from typing import IO, TYPE_CHECKING, Any
 
 from agent_profiler.console import sessions_line
 from agent_profiler.model import Category, Session
-from agent_profiler.outputs import temporary_file
 from agent_profiler.records import record
 from agent_profiler.report.data import ANCHOR, page, session_data
 from agent_profiler.report.fills import legend, pattern_defs
 from agent_profiler.report.html import CSS, context_view, overview_rows, overview_table
 from agent_profiler.report.text import esc, listing
+from agent_profiler.spools import temporary_file
 from agent_profiler.version import __version__
 from agent_profiler.views import HEAD_AFTER_COMPACTION_LABEL, HEAD_LABEL, basename
 

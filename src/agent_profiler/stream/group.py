@@ -12,7 +12,7 @@ from agent_profiler.annotations import ContentMode, TraceHeader
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.estimate import EstimateChoice
 from agent_profiler.model import Harness
-from agent_profiler.outputs import SpooledBytes
+from agent_profiler.spools import SpooledBytes
 from agent_profiler.stream.log import NotHandled
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from agent_profiler.layout.plan import SHARE_KEY
 from agent_profiler.layout.planning import TrackIds
 from agent_profiler.layout.types import LaidSlice, Merge, Track, TrackKind, stable_ids64
 from agent_profiler.model import Category, ContextSnapshot, Response, Session
-from agent_profiler.outputs import SpooledBytes
+from agent_profiler.spools import SpooledBytes
 from agent_profiler.stream.emit import Events, OnlineLanes
 from agent_profiler.stream.end import CONTEXT_ROW, RANK, ROWS, TURN_ARGS, write_end
 from agent_profiler.stream.log import NotHandled
