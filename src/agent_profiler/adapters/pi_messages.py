@@ -22,7 +22,15 @@ from agent_profiler.adapters.pi_records import (
 from agent_profiler.adapters.pi_tree import Entry, measured_part
 from agent_profiler.attribution import Item, Observation
 from agent_profiler.estimate import tool_call_text
-from agent_profiler.model import Category, Prompt, Response, SourceKind, Usage
+from agent_profiler.model import (
+    AnchorKind,
+    Category,
+    Prompt,
+    Response,
+    SourceKind,
+    Stage,
+    Usage,
+)
 from agent_profiler.records import record
 
 if TYPE_CHECKING:
@@ -32,6 +40,7 @@ if TYPE_CHECKING:
 
 _FAILED_STOPS = frozenset({"error", "aborted"})
 _MAX_TOKENS = 10**15  # common.token_count: beyond it a "token count" is damage
+_RESPONSE, _TRANSCRIPT = AnchorKind.RESPONSE, Stage.TRANSCRIPT_OBSERVED  # a request's observation
 
 
 @record
@@ -269,12 +278,16 @@ def on_assistant(builder: SessionBuilder, entry: Entry, message: dict[str, Any])
         return
     # The request was sent with the context of its parent's branch.
     builder.apply(*builder.branch.move_to(entry.parent))
+    # (`Observation.request`'s fields by position, without its frame: once a request;
+    # the model is the one object of that name, model.shared)
     builder.log.observe(
-        Observation.request(
+        Observation(
             response.start_ns,
-            response.id,
-            model=response.model or None,  # the one object of that name (model.shared)
-            reported_tokens=prompt_tokens,
+            _RESPONSE,
+            response_id,
+            _TRANSCRIPT,
+            response.model or None,
+            prompt_tokens,
         )
     )
     builder.responses.append(response)
