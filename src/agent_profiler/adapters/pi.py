@@ -266,7 +266,18 @@ class SessionBuilder:
                         break
             if on_role is not None:
                 on_role(self, entry, message)
-                self._unknown_parts(role, message.get("content"), line)  # type: ignore[arg-type]
+                # `_unknown_parts`'s check, inline (every message: nearly always, each part
+                # of a known type); the function says what is not.
+                content = message.get("content")
+                if type(content) is list and (known := ROLE_PARTS.get(role)) is not None:  # type: ignore[arg-type]
+                    for block in content:
+                        if (
+                            type(block) is not dict
+                            or type(part := block.get("type")) is not str
+                            or part not in known
+                        ):
+                            self._unknown_parts(role, content, line)  # type: ignore[arg-type]
+                            break
             else:
                 # A role no Pi build is known to write: not read, which is no choice.
                 self.diagnostics.not_recognised(f"pi:message/{role}", self.path, line)
