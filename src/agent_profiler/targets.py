@@ -36,6 +36,7 @@ PATH_KEYS = (
     "dir_path",
     "directory",
 )
+_PATH_KEY_SET = frozenset(PATH_KEYS)
 COMMAND_KEYS = ("command", "cmd")
 URL_KEYS = ("url", "uri")
 # Shells whose script is the program's argument (`bash -lc "git status"`, Codex's argv).
@@ -77,10 +78,12 @@ def raw_target(arguments: object) -> str:
         arguments is None or type(arguments) is str or not isinstance(arguments, Mapping)
     ):
         return ""
-    for key in PATH_KEYS:
-        value = arguments.get(key)
-        if isinstance(value, str) and value.strip():
-            return f"{PATH}:{value.strip()}"
+    # (a call names one of the keys at most, or none: its keys are asked first, in C)
+    if not _PATH_KEY_SET.isdisjoint(arguments):
+        for key in PATH_KEYS:
+            value = arguments.get(key)
+            if isinstance(value, str) and value.strip():
+                return f"{PATH}:{value.strip()}"
     for key in COMMAND_KEYS:
         program = program_name(arguments.get(key))
         if program:
