@@ -266,16 +266,11 @@ class SessionBuilder:
                         break
             if on_role is not None:
                 on_role(self, entry, message)
-                # `_unknown_parts`'s check, inline (every message: nearly always, each part
-                # of a known type); the function says what is not.
-                content = message.get("content")
+                content = message.get("content")  # `_unknown_parts`'s check, inline
                 if type(content) is list and (known := ROLE_PARTS.get(role)) is not None:  # type: ignore[arg-type]
-                    for block in content:
-                        if (
-                            type(block) is not dict
-                            or type(part := block.get("type")) is not str
-                            or part not in known
-                        ):
+                    for block in content:  # (each part of a known type, nearly always)
+                        part = block.get("type") if type(block) is dict else None
+                        if type(part) is not str or part not in known:
                             self._unknown_parts(role, content, line)  # type: ignore[arg-type]
                             break
             else:
