@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from agent_profiler import estimate
 from agent_profiler.annotations import ContentMode, TraceFacts
 from agent_profiler.layout.counters import AdditionInstant, largest_additions, session_counters
-from agent_profiler.layout.planning import Links, PlannedCounter, linked
+from agent_profiler.layout.planning import Links, PlannedCounter, int64s, linked
 from agent_profiler.layout.types import stable_id64, stable_ids64
 from agent_profiler.model import (
     AnchorKind,
@@ -120,7 +120,7 @@ def session_data(
     # out; none for a snapshot that shares its time with the one before (a reader could
     # not order the two). Stable: as views.snapshots_in_time_order.
     in_time = sorted(range(len(snapshots)), key=[x.time_ns for x in snapshots].__getitem__)
-    before = array("q", itertools.repeat(-1, len(snapshots)))
+    before = array("q", (-1,)) * len(snapshots)
     for earlier, later in itertools.pairwise(in_time):
         if snapshots[earlier].time_ns < snapshots[later].time_ns:
             before[later] = earlier
@@ -188,9 +188,8 @@ def session_data(
         after=compactions_after(session) if session.compactions else [],
         runs=[(s, e, model) for (s, model), e in zip(runs, run_ends, strict=True)],
         run_windows=run_windows(session, [s for s, _ in runs]),
-        stated_windows=array(
-            "q",
-            (w if i == 0 or w != windows[i - 1] else 0 for i, w in enumerate(windows)),
+        stated_windows=int64s(
+            [w if i == 0 or w != windows[i - 1] else 0 for i, w in enumerate(windows)],
         ),
         natives=[(i, x) for i, x in enumerate(snapshots) if x.anchor is AnchorKind.NATIVE],
         prompt_links=prompt_links,
@@ -229,7 +228,7 @@ def _positions(
 ) -> array[int]:
     """The position of the (last) snapshot of this anchor kind with each id (-1: none)."""
     found = {x.anchor_id: i for i, x in enumerate(snapshots) if x.anchor is anchor}
-    return array("q", (found.get(anchor_id, -1) for anchor_id in ids))
+    return int64s([found.get(anchor_id, -1) for anchor_id in ids])
 
 
 def _first_input_start(session: Session) -> int:
