@@ -41,6 +41,10 @@ if TYPE_CHECKING:
 _FAILED_STOPS = frozenset({"error", "aborted"})
 _MAX_TOKENS = 10**15  # common.token_count: beyond it a "token count" is damage
 _RESPONSE, _TRANSCRIPT = AnchorKind.RESPONSE, Stage.TRANSCRIPT_OBSERVED  # a request's observation
+# The enum members every message names, as globals: in CPython 3.11 `Category.ASSISTANT`
+# is an attribute of a class, looked up the generic way each time (a global is cached).
+_ASSISTANT, _RESULTS = Category.ASSISTANT, Category.RESULTS
+_FROM_RESPONSE, _FROM_TOOL, _FROM_NONE = SourceKind.RESPONSE, SourceKind.TOOL, SourceKind.NONE
 
 
 @record
@@ -225,11 +229,11 @@ def on_assistant(builder: SessionBuilder, entry: Entry, message: dict[str, Any])
                 parts.append(
                     measured_part(
                         f"{response_id}:{index}",
-                        Category.ASSISTANT,
+                        _ASSISTANT,
                         text,
                         "Assistant text",
                         response_id,
-                        SourceKind.RESPONSE,
+                        _FROM_RESPONSE,
                     )
                 )
         elif kind == "thinking":
@@ -240,11 +244,11 @@ def on_assistant(builder: SessionBuilder, entry: Entry, message: dict[str, Any])
                 parts.append(
                     measured_part(
                         f"{response_id}:{index}",
-                        Category.ASSISTANT,
+                        _ASSISTANT,
                         thinking,
                         "Thinking",
                         response_id,
-                        SourceKind.RESPONSE,
+                        _FROM_RESPONSE,
                     )
                 )
             elif text_field(block, "thinkingSignature"):
@@ -336,11 +340,11 @@ def on_tool_call(
         builder.open_tools.append(tool)
     return measured_part(
         item_id,
-        Category.ASSISTANT,
+        _ASSISTANT,
         text,
         "Tool arguments",
         call_id,
-        SourceKind.TOOL,
+        _FROM_TOOL,
     )
 
 
@@ -358,11 +362,11 @@ def on_tool_result(builder: SessionBuilder, entry: Entry, message: dict[str, Any
     entry.parts = (
         measured_part(
             f"{entry.id}:result",
-            Category.RESULTS,
+            _RESULTS,
             joined,
             "Tool result",
             call_id,
-            SourceKind.TOOL if call_id else SourceKind.NONE,
+            _FROM_TOOL if call_id else _FROM_NONE,
         ),
     )
     if tool is None:
