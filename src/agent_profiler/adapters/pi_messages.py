@@ -45,7 +45,6 @@ _RESPONSE, _TRANSCRIPT = AnchorKind.RESPONSE, Stage.TRANSCRIPT_OBSERVED  # a req
 # is an attribute of a class, looked up the generic way each time (a global is cached).
 _ASSISTANT, _RESULTS = Category.ASSISTANT, Category.RESULTS
 _FROM_RESPONSE, _FROM_TOOL, _FROM_NONE = SourceKind.RESPONSE, SourceKind.TOOL, SourceKind.NONE
-_arguments_of = ToolArguments.of  # (the same: once a call)
 
 
 @record
@@ -330,7 +329,7 @@ def on_tool_call(
             entry.time_ns,  # tools run once the whole message is in
             response_id,
             entry.prompt_id,
-            _arguments_of(arguments, text=arguments_text),
+            ToolArguments.of(arguments, text=arguments_text),
             None,  # end_ns
             False,  # is_error
             0,  # result_chars
