@@ -108,13 +108,12 @@ class PiPass(RequestPass):
         on_record = builder.on_record
         clock = journal_clock(self.path, self.diagnostics, str(self.path))
         tools, queue = builder.tools, self.queue
-        responses, compactions = builder.responses, builder.compactions  # (appended to only)
         lines = 0
         for line, value in read_jsonl(self.path, self.diagnostics):
             on_record(value, line, clock)
-            arrived = len(responses) > self.arrived
+            arrived = len(builder.responses) > self.arrived
             started = len(tools) != self.tools_seen
-            if len(compactions) > self.compactions_seen:
+            if len(builder.compactions) > self.compactions_seen:
                 self.compactions_seen += 1
                 queue.append((None, None, builder.compactions[-1]))
             if arrived or started:
