@@ -266,13 +266,7 @@ class SessionBuilder:
                         break
             if on_role is not None:
                 on_role(self, entry, message)
-                content = message.get("content")  # `_unknown_parts`'s check, inline
-                if type(content) is list and (known := ROLE_PARTS.get(role)) is not None:  # type: ignore[arg-type]
-                    for block in content:  # (each part of a known type, nearly always)
-                        part = block.get("type") if type(block) is dict else None
-                        if type(part) is not str or part not in known:
-                            self._unknown_parts(role, content, line)  # type: ignore[arg-type]
-                            break
+                self._unknown_parts(role, message.get("content"), line)  # type: ignore[arg-type]
             else:
                 # A role no Pi build is known to write: not read, which is no choice.
                 self.diagnostics.not_recognised(f"pi:message/{role}", self.path, line)
