@@ -194,8 +194,7 @@ def _usage(usage: object) -> tuple[int, int, int, int]:
 
 
 def on_assistant(builder: SessionBuilder, entry: Entry, message: dict[str, Any]) -> None:
-    usage = message.get("usage")
-    fresh, cache_read, cache_write, output = _usage(usage)
+    fresh, cache_read, cache_write, output = _usage(message.get("usage"))
     prompt_tokens = fresh + cache_read + cache_write
     # `text_field`, inlined: one call each for every request otherwise.
     stop = message.get("stopReason")
@@ -276,7 +275,7 @@ def on_assistant(builder: SessionBuilder, entry: Entry, message: dict[str, Any])
         True,  # usage_known
         "",  # price_context
         0,  # web_searches
-        recorded_usd(usage.get("cost"), "total") if isinstance(usage, dict) else None,
+        recorded_usd(message.get("usage"), "cost", "total"),
     )
     if not prompt_tokens:
         builder.unmeasured_requests.append(response)
@@ -298,8 +297,8 @@ def on_assistant(builder: SessionBuilder, entry: Entry, message: dict[str, Any])
     builder.responses.append(response)
     if model and model not in builder.models:
         builder.models.append(model)
-    provider = message.get("provider")  # `text_field`, inline: once a request
-    if provider and type(provider) is str and provider not in builder.providers:
+    provider = text_field(message, "provider")
+    if provider and provider not in builder.providers:
         builder.providers.append(provider)
     builder.requests_by_level[entry.thinking_level or "unknown"] += 1
 
