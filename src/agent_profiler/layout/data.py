@@ -42,6 +42,8 @@ LinkOut = tuple[str, Session]
 # Sort keys in C (no Python frame per response or call).
 _RESPONSE_ORDER = operator.attrgetter("start_ns", "end_ns", "id")
 _CALL_ORDER = operator.attrgetter("start_ns", "call_id")
+# (a class's attribute is looked up the generic way each time in CPython 3.11: once here)
+_NATIVE = AnchorKind.NATIVE
 
 
 @frozen
@@ -191,7 +193,7 @@ def session_data(
         stated_windows=int64s(
             [w if i == 0 or w != windows[i - 1] else 0 for i, w in enumerate(windows)],
         ),
-        natives=[(i, x) for i, x in enumerate(snapshots) if x.anchor is AnchorKind.NATIVE],
+        natives=[(i, x) for i, x in enumerate(snapshots) if x.anchor is _NATIVE],
         prompt_links=prompt_links,
         call_links=call_links,
         # Keyed by position: two prompts may share an id in a damaged journal, and a flow
