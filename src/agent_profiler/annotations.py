@@ -218,8 +218,9 @@ def profile_args(
             continue
         args[key] = value
     args["responses"] = len(s.responses)
+    at_end = AnchorKind.SESSION  # (a class's attribute: looked up once, not per snapshot)
     for snapshot in s.snapshots:
-        if snapshot.anchor is AnchorKind.SESSION:
+        if snapshot.anchor is at_end:
             args["context"] = context_dict(snapshot, start, _before(previous, snapshot), calls)
     return args
 

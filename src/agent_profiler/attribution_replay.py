@@ -33,6 +33,10 @@ from agent_profiler.model import (
     Tokens,
 )
 
+# As globals: a class's attribute (`ChangeKind.ADDED`) is looked up the generic way each
+# time in CPython 3.11, a global is cached (once per change of every request).
+_ADDED, _REMOVED, _REPLACED = ChangeKind.ADDED, ChangeKind.REMOVED, ChangeKind.REPLACED
+
 
 class Replayer:
     """Turns a log's entries into snapshots whose changes are the diff between
@@ -257,17 +261,15 @@ class Replayer:
             if old is None:
                 if new is not None and new.tokens:
                     tokens = new.tokens
-                    changes.append((-abs(tokens), item_id, new, ChangeKind.ADDED, tokens, tokens))
+                    changes.append((-abs(tokens), item_id, new, _ADDED, tokens, tokens))
             elif new is None:
                 if old.tokens:
-                    changes.append(
-                        (-abs(old.tokens), item_id, old, ChangeKind.REMOVED, 0, -old.tokens)
-                    )
+                    changes.append((-abs(old.tokens), item_id, old, _REMOVED, 0, -old.tokens))
             elif (old.tokens or new.tokens) and (
                 old.tokens != new.tokens or old.category != new.category
             ):
                 delta = new.tokens - old.tokens
-                changes.append((-abs(delta), item_id, new, ChangeKind.REPLACED, new.tokens, delta))
+                changes.append((-abs(delta), item_id, new, _REPLACED, new.tokens, delta))
         return changes
 
 

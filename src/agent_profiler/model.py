@@ -139,6 +139,11 @@ class AnchorKind(StrEnum):
     NATIVE = "native"  # a harness's own context report (Claude Code's /context)
 
 
+# `object.__setattr__` as a global, for the __post_init__ of a response, a call, a snapshot:
+# in CPython 3.11 an attribute of a class (`object`) is looked up the generic way each time.
+_set = object.__setattr__
+
+
 def shown_model(name: str) -> str:
     """A model id as kept: shared, and never a path with a user name in it (a local
     server's model is its file's path: `privacy.model_name`)."""
@@ -216,9 +221,9 @@ class Response:
 
     def __post_init__(self) -> None:
         # Each record's copy of a value is an object of its own: one per value instead.
-        object.__setattr__(self, "model", shown_model(self.model))
+        _set(self, "model", shown_model(self.model))
         if self.stop_reason is not None:
-            object.__setattr__(self, "stop_reason", shared(self.stop_reason))
+            _set(self, "stop_reason", shared(self.stop_reason))
 
 
 @frozen
@@ -246,7 +251,7 @@ class ToolCall:
     by_model: bool = True
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "name", shared(self.name))
+        _set(self, "name", shared(self.name))
 
 
 @frozen
@@ -301,7 +306,7 @@ class ContextSnapshot:
 
     def __post_init__(self) -> None:
         if self.model is not None:
-            object.__setattr__(self, "model", shown_model(self.model))
+            _set(self, "model", shown_model(self.model))
 
     @property
     def estimated_tokens(self) -> Tokens:
@@ -336,7 +341,7 @@ class Marker:
 
     def __post_init__(self) -> None:
         if self.kind == "model_change":
-            object.__setattr__(self, "value", shown_model(self.value))
+            _set(self, "value", shown_model(self.value))
 
 
 @frozen

@@ -36,6 +36,7 @@ PATH_KEYS = (
     "dir_path",
     "directory",
 )
+_PATH_KEY_SET = frozenset(PATH_KEYS)
 COMMAND_KEYS = ("command", "cmd")
 URL_KEYS = ("url", "uri")
 # Shells whose script is the program's argument (`bash -lc "git status"`, Codex's argv).
@@ -64,6 +65,10 @@ _WORDS = re.compile(rf"[ \t\r\n]*+(?:(?:{_PIECE})++[ \t\r\n]*+)*+", re.S)
 _PIECES = re.compile(r"""([^'"\\]++)|\\(.)|'([^']*+)'|"((?:[^"\\]++|\\.)*+)" """.rstrip(), re.S)
 _QUOTED_ESCAPE = re.compile(r'\\(["\\])')
 _PROGRAM = re.compile(r"[\w.+@-]{1,64}")
+# A command's first word when it is plain: no quote, escape or whitespace of any kind in
+# it, after whitespace shlex splits on and before such whitespace or the end. shlex's
+# first word and str.split()'s (a command shlex refuses) are then both this word.
+_FIRST_PLAIN = re.compile(r"[ \t\r\n]*+([^\s'\"\\]++)(?:[ \t\r\n]|\Z)")
 
 PATH, PROGRAM, HOST = "path", "program", "host"
 
@@ -77,10 +82,12 @@ def raw_target(arguments: object) -> str:
         arguments is None or type(arguments) is str or not isinstance(arguments, Mapping)
     ):
         return ""
-    for key in PATH_KEYS:
-        value = arguments.get(key)
-        if isinstance(value, str) and value.strip():
-            return f"{PATH}:{value.strip()}"
+    # (a call names one of the keys at most, or none: its keys are asked first, in C)
+    if not _PATH_KEY_SET.isdisjoint(arguments):
+        for key in PATH_KEYS:
+            value = arguments.get(key)
+            if isinstance(value, str) and value.strip():
+                return f"{PATH}:{value.strip()}"
     for key in COMMAND_KEYS:
         program = program_name(arguments.get(key))
         if program:
@@ -103,6 +110,15 @@ def program_name(command: object) -> str:
             return program_name(words[2])
         return _first_program(words)
     if isinstance(command, str):
+        first = _FIRST_PLAIN.match(command)
+        if first is not None:
+            # Its first word is plain: the same word whichever way the rest is split
+            # (most commands: `cd`, `grep`), and the rest is not read when it is the program.
+            word = first.group(1)
+            if not word.startswith("-") and not ("=" in word and _ASSIGNMENT.match(word)):
+                name = _name(word)
+                if name not in _WRAPPERS:
+                    return name if _PROGRAM.fullmatch(name) else ""
         if "'" not in command and '"' not in command and "\\" not in command:
             # Without quotes and escapes shlex accepts any command: the check of the whole
             # command (a third of the cost of a call's target) is left out.

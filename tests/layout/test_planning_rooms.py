@@ -11,7 +11,7 @@ import pytest
 
 from agent_profiler.layout.counters import session_counters
 from agent_profiler.layout.plan import _lanes, _Places
-from agent_profiler.layout.planning import UUID_BLOCK, Links, TrackIds, first_fit
+from agent_profiler.layout.planning import UUID_BLOCK, Links, TrackIds, first_fit, int64s
 from agent_profiler.layout.types import merged_begins, stable_id64, stable_ids64
 from agent_profiler.model import (
     AnchorKind,
@@ -244,3 +244,22 @@ def test_tracks_of_the_same_spans_get_the_lanes_each_would_get_alone() -> None:
         lanes, uuids = _lanes(places, "k", TrackIds())
         expected = _lanes_one_track_at_a_time(places, "k", TrackIds())
         assert ({n: list(v) for n, v in lanes.items()}, uuids) == expected
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [],
+        [-1],
+        [0, 1, -1, 2**63 - 1, -(2**63), T0, T0 + 17],
+        [x * x - 40 for x in range(300)],
+    ],
+)
+def test_int64s_is_array_q_of_the_values(values: list[int]) -> None:
+    """The layout's int arrays made by struct (int64s) are what array("q", …) makes of the
+    same values, given as a list, an iterator or a range, the int64 extremes included."""
+    expected = array("q", values)
+    for given in (values, iter(values), map(int, values)):
+        made = int64s(given)
+        assert made == expected and made.typecode == "q" and type(made) is array
+    assert int64s(range(5, 500, 7)) == array("q", range(5, 500, 7))

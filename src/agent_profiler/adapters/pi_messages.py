@@ -22,7 +22,15 @@ from agent_profiler.adapters.pi_records import (
 from agent_profiler.adapters.pi_tree import Entry, measured_part
 from agent_profiler.attribution import Item, Observation
 from agent_profiler.estimate import tool_call_text
-from agent_profiler.model import Category, Prompt, Response, SourceKind, Usage
+from agent_profiler.model import (
+    AnchorKind,
+    Category,
+    Prompt,
+    Response,
+    SourceKind,
+    Stage,
+    Usage,
+)
 from agent_profiler.records import record
 
 if TYPE_CHECKING:
@@ -32,6 +40,11 @@ if TYPE_CHECKING:
 
 _FAILED_STOPS = frozenset({"error", "aborted"})
 _MAX_TOKENS = 10**15  # common.token_count: beyond it a "token count" is damage
+_RESPONSE, _TRANSCRIPT = AnchorKind.RESPONSE, Stage.TRANSCRIPT_OBSERVED  # a request's observation
+# The enum members every message names, as globals: in CPython 3.11 `Category.ASSISTANT`
+# is an attribute of a class, looked up the generic way each time (a global is cached).
+_ASSISTANT, _RESULTS = Category.ASSISTANT, Category.RESULTS
+_FROM_RESPONSE, _FROM_TOOL, _FROM_NONE = SourceKind.RESPONSE, SourceKind.TOOL, SourceKind.NONE
 
 
 @record
@@ -215,11 +228,11 @@ def on_assistant(builder: SessionBuilder, entry: Entry, message: dict[str, Any])
                 parts.append(
                     measured_part(
                         f"{response_id}:{index}",
-                        Category.ASSISTANT,
+                        _ASSISTANT,
                         text,
                         "Assistant text",
                         response_id,
-                        SourceKind.RESPONSE,
+                        _FROM_RESPONSE,
                     )
                 )
         elif kind == "thinking":
@@ -230,11 +243,11 @@ def on_assistant(builder: SessionBuilder, entry: Entry, message: dict[str, Any])
                 parts.append(
                     measured_part(
                         f"{response_id}:{index}",
-                        Category.ASSISTANT,
+                        _ASSISTANT,
                         thinking,
                         "Thinking",
                         response_id,
-                        SourceKind.RESPONSE,
+                        _FROM_RESPONSE,
                     )
                 )
             elif text_field(block, "thinkingSignature"):
@@ -269,12 +282,16 @@ def on_assistant(builder: SessionBuilder, entry: Entry, message: dict[str, Any])
         return
     # The request was sent with the context of its parent's branch.
     builder.apply(*builder.branch.move_to(entry.parent))
+    # (`Observation.request`'s fields by position, without its frame: once a request;
+    # the model is the one object of that name, model.shared)
     builder.log.observe(
-        Observation.request(
+        Observation(
             response.start_ns,
-            response.id,
-            model=response.model or None,  # the one object of that name (model.shared)
-            reported_tokens=prompt_tokens,
+            _RESPONSE,
+            response_id,
+            _TRANSCRIPT,
+            response.model or None,
+            prompt_tokens,
         )
     )
     builder.responses.append(response)
@@ -322,11 +339,11 @@ def on_tool_call(
         builder.open_tools.append(tool)
     return measured_part(
         item_id,
-        Category.ASSISTANT,
+        _ASSISTANT,
         text,
         "Tool arguments",
         call_id,
-        SourceKind.TOOL,
+        _FROM_TOOL,
     )
 
 
@@ -344,11 +361,11 @@ def on_tool_result(builder: SessionBuilder, entry: Entry, message: dict[str, Any
     entry.parts = (
         measured_part(
             f"{entry.id}:result",
-            Category.RESULTS,
+            _RESULTS,
             joined,
             "Tool result",
             call_id,
-            SourceKind.TOOL if call_id else SourceKind.NONE,
+            _FROM_TOOL if call_id else _FROM_NONE,
         ),
     )
     if tool is None:

@@ -71,7 +71,13 @@ class Branch:
             tail.append(node)
             node = entries[node.parent] if node.parent is not None else None
         keep = node.position + 1 if node is not None else 0
-        if keep == len(path) and all(entry.kind != "compaction" for entry in tail):
+        grows = keep == len(path)
+        if grows:  # (a loop, not all() over a generator: once a request)
+            for entry in tail:
+                if entry.kind == "compaction":
+                    grows = False
+                    break
+        if grows:
             # Nearly every move: the path only grows, by entries that are no compaction,
             # so the active compaction and the cut stay as they are, and only the new
             # entries can enter (the general case below, without what cannot change).

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import Any
 
-from agent_profiler.layout.planning import PlannedCounter, kept_samples, steps
+from agent_profiler.layout.planning import PlannedCounter, int64s, kept_samples, steps
 from agent_profiler.layout.types import (
     R_COUNTER,
     R_COUNTER_CLOSE,
@@ -57,8 +57,8 @@ def session_counters(
     # The Context size series is read for three things (its own counter, Context fill and
     # the last sample's time): worked out once, kept as two arrays (16 bytes a request).
     sizes = list(iter_context_size(session))
-    times = array("q", map(_FIRST, sizes))
-    tokens = array("q", map(_SECOND, sizes))
+    times = int64s(list(map(_FIRST, sizes)))
+    tokens = int64s(list(map(_SECOND, sizes)))
     del sizes
     counters = [
         PlannedCounter(
@@ -80,10 +80,10 @@ def session_counters(
         distinct = set(windows)
         if len(distinct) > 1:
             at = _windows_at(times, responses, windows, window)
-            fill = array("q", [-(-size * 100 // w) for size, w in zip(tokens, at, strict=True)])
+            fill = int64s([-(-size * 100 // w) for size, w in zip(tokens, at, strict=True)])
         else:  # one window throughout (nearly every session): no lookup per sample
             (one,) = distinct or {window}
-            fill = array("q", [-(-size * 100 // one) for size in tokens])  # rounded up
+            fill = int64s([-(-size * 100 // one) for size in tokens])  # rounded up
         counters.append(PlannedCounter("Context fill", partial(_opened, start, times, fill)))
     # Cumulative usage at each response end, in end order (so it never goes down),
     # compaction requests included: they consume tokens without being a turn.

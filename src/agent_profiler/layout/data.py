@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from agent_profiler import estimate
 from agent_profiler.annotations import ContentMode, TraceFacts
 from agent_profiler.layout.counters import AdditionInstant, largest_additions, session_counters
-from agent_profiler.layout.planning import Links, PlannedCounter, linked
+from agent_profiler.layout.planning import Links, PlannedCounter, int64s, linked
 from agent_profiler.layout.types import stable_id64, stable_ids64
 from agent_profiler.model import (
     AnchorKind,
@@ -42,6 +42,8 @@ LinkOut = tuple[str, Session]
 # Sort keys in C (no Python frame per response or call).
 _RESPONSE_ORDER = operator.attrgetter("start_ns", "end_ns", "id")
 _CALL_ORDER = operator.attrgetter("start_ns", "call_id")
+# (a class's attribute is looked up the generic way each time in CPython 3.11: once here)
+_NATIVE = AnchorKind.NATIVE
 
 
 @frozen
@@ -120,7 +122,7 @@ def session_data(
     # out; none for a snapshot that shares its time with the one before (a reader could
     # not order the two). Stable: as views.snapshots_in_time_order.
     in_time = sorted(range(len(snapshots)), key=[x.time_ns for x in snapshots].__getitem__)
-    before = array("q", itertools.repeat(-1, len(snapshots)))
+    before = array("q", (-1,)) * len(snapshots)
     for earlier, later in itertools.pairwise(in_time):
         if snapshots[earlier].time_ns < snapshots[later].time_ns:
             before[later] = earlier
@@ -188,11 +190,10 @@ def session_data(
         after=compactions_after(session) if session.compactions else [],
         runs=[(s, e, model) for (s, model), e in zip(runs, run_ends, strict=True)],
         run_windows=run_windows(session, [s for s, _ in runs]),
-        stated_windows=array(
-            "q",
-            (w if i == 0 or w != windows[i - 1] else 0 for i, w in enumerate(windows)),
+        stated_windows=int64s(
+            [w if i == 0 or w != windows[i - 1] else 0 for i, w in enumerate(windows)],
         ),
-        natives=[(i, x) for i, x in enumerate(snapshots) if x.anchor is AnchorKind.NATIVE],
+        natives=[(i, x) for i, x in enumerate(snapshots) if x.anchor is _NATIVE],
         prompt_links=prompt_links,
         call_links=call_links,
         # Keyed by position: two prompts may share an id in a damaged journal, and a flow
@@ -229,7 +230,7 @@ def _positions(
 ) -> array[int]:
     """The position of the (last) snapshot of this anchor kind with each id (-1: none)."""
     found = {x.anchor_id: i for i, x in enumerate(snapshots) if x.anchor is anchor}
-    return array("q", (found.get(anchor_id, -1) for anchor_id in ids))
+    return int64s([found.get(anchor_id, -1) for anchor_id in ids])
 
 
 def _first_input_start(session: Session) -> int:

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from agent_profiler.annotations import TraceFacts
 from agent_profiler.layout.counters import series
 from agent_profiler.layout.data import LinkIn, LinkOut, SessionData, session_data
-from agent_profiler.layout.planning import NO_LANES, PlannedCounter, TrackIds, first_fit
+from agent_profiler.layout.planning import NO_LANES, PlannedCounter, TrackIds, first_fit, int64s
 from agent_profiler.layout.spec import ACTIVITY, METADATA, NO_FLOWS, SOURCES, Flows, Kind, Table
 from agent_profiler.layout.types import (
     Block,
@@ -261,9 +261,9 @@ def _place(
         for k, kind in enumerate(kinds):
             track = places[kind.track]
             starts = list(map(_START, spans[k]))
-            track.starts.extend(starts)
-            track.ends.extend(map(_END, spans[k]))
-            track.positions.extend(range(first + k, first + k + n * count, count))
+            track.starts.extend(int64s(starts))  # (an array: in one copy)
+            track.ends.extend(int64s(list(map(_END, spans[k]))))
+            track.positions.extend(int64s(range(first + k, first + k + n * count, count)))
             track.instants.frombytes(bytes((kind.spec.instant,)) * n)
             columns.append(starts)
         if len({id(span) for span in spans}) == 1 and len({kind.rank for kind in kinds}) == 1:

@@ -68,6 +68,7 @@ _at_start = attrgetter("start_ns", "start_ns")  # a prompt's input
 
 
 _capture_span = attrgetter("start", "end")
+_SESSION = AnchorKind.SESSION  # (a global: a class's attribute is looked up each time)
 
 
 def _profile_args(data: SessionData, index: int, item: SessionData) -> dict[str, Any]:
@@ -80,7 +81,7 @@ def _profile_args(data: SessionData, index: int, item: SessionData) -> dict[str,
         {
             id(snapshot): previous
             for i, snapshot in enumerate(data.session.snapshots)
-            if snapshot.anchor is AnchorKind.SESSION and (previous := data.previous(i)) is not None
+            if snapshot.anchor is _SESSION and (previous := data.previous(i)) is not None
         },
         data.call_ids,
     )

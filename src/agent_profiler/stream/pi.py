@@ -176,6 +176,7 @@ class PiPass(RequestPass):
         entries since the last drain replayed in one loop)."""
         snapshots = iter(self.log.replayed())
         tools = self.tools
+        request = AnchorKind.RESPONSE  # (a class's attribute: looked up once a batch)
         for response, drafts, compaction in self.queue:
             if compaction is not None:
                 snapshot = next(snapshots, None)
@@ -192,7 +193,7 @@ class PiPass(RequestPass):
                 tools.ended()
             if response is not None:
                 snapshot = next(snapshots, None)
-                if snapshot is None or snapshot.anchor is not AnchorKind.RESPONSE:
+                if snapshot is None or snapshot.anchor is not request:
                     raise NotHandled("a snapshot of something other than a request")
                 self._arrive(response, snapshot, drafts or ())
             if drafts is not None:

@@ -31,6 +31,7 @@ from agent_profiler.targets import safe_target
 # A call's timing when no result ended it (adapters/pi.py `finish`).
 MOVED_ON = "journal: call → next entry (no result)"
 AT_END = "journal: call → end of journal (no result)"
+_set = object.__setattr__  # (a class's attribute is looked up the generic way each time)
 
 
 class _AnyResponse:
@@ -155,7 +156,7 @@ class StreamTools:
                 raise NotHandled("a call's path target made safe before the session's cwd")
             safe = safe_target(call.target, cwd)
             if safe != call.target:  # (the call is this pass's own, not handed on yet)
-                object.__setattr__(call, "target", safe)
+                _set(call, "target", safe)
         arrival = self.flow_in(call.call_id) if call.response_id else 0
         self.events.slice(
             R_SLICE_BEGIN,
