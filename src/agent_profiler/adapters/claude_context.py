@@ -62,6 +62,7 @@ from agent_profiler.adapters.claude_context_rows import (
     NativeSnapshot,
     parse_tokens,
 )
+from agent_profiler.adapters.common import DEFAULT_WINDOW, assumed_window
 from agent_profiler.diagnostics import journal_name
 from agent_profiler.model import frozen
 
@@ -80,22 +81,6 @@ __all__ = [
 ]
 
 # --------------------------------------------------------------------------- output text
-
-# Claude Code's window when no /context run states it (the trace labels it as assumed):
-# 200k, except for the models its /context screens show at 1M with no `[1m]` suffix (the
-# corpus: claude-opus-4-8 in 2.1.207, claude-opus-5 in 2.1.222-2.1.232; Opus 4.6 and
-# Sonnet 4.6 show 200k there unless `[1m]`). A 1M beta chosen for another model is not in
-# the transcript.
-DEFAULT_WINDOW = 200_000
-MILLION_WINDOW = 1_000_000
-MILLION_WINDOW_MODELS = ("claude-opus-4-8", "claude-opus-5")
-
-
-def assumed_window(model: str) -> tuple[int, str]:
-    """The window Claude Code gives `model` by default, and how it is labelled."""
-    if model.startswith(MILLION_WINDOW_MODELS):
-        return MILLION_WINDOW, f"assumed: Claude Code's window for {model}, not in journal"
-    return DEFAULT_WINDOW, "assumed: Claude default window, not in journal"
 
 
 _STDOUT = re.compile(r"<local-command-stdout>(.*?)(?:</local-command-stdout>|\Z)", re.DOTALL)

@@ -402,11 +402,28 @@ def recorded_usd(value: object, *keys: str) -> float | None:
 
 _CLAUDE_NAME = re.compile(r"claude-[a-z0-9.-]*")
 
+# Claude Code's window when no /context run states it (the trace labels it as assumed):
+# 200k, except for the models its /context screens show at 1M with no `[1m]` suffix (the
+# corpus: claude-opus-4-8 in 2.1.207, claude-opus-5 in 2.1.222-2.1.232; Opus 4.6 and
+# Sonnet 4.6 show 200k there unless `[1m]`). A 1M beta chosen for another model is not in
+# the transcript. (Here, not in claude_context.py: a Pi or OpenCode export asks it too,
+# and did not need that module's 3.6 ms of import.)
+DEFAULT_WINDOW = 200_000
+MILLION_WINDOW = 1_000_000
+MILLION_WINDOW_MODELS = ("claude-opus-4-8", "claude-opus-5")
+
+
+def assumed_window(model: str) -> tuple[int, str]:
+    """The window Claude Code gives `model` by default, and how it is labelled."""
+    if model.startswith(MILLION_WINDOW_MODELS):
+        return MILLION_WINDOW, f"assumed: Claude Code's window for {model}, not in journal"
+    return DEFAULT_WINDOW, "assumed: Claude default window, not in journal"
+
 
 def assumed_model_window(responses: Sequence[Response]) -> tuple[int | None, str | None]:
     """The window of a session whose journal states none (Pi, OpenCode), when the model
     that served most of its requests is a Claude model: its default window, as Claude Code
-    gives it (`claude_context.assumed_window`), labelled assumed. None for any other model:
+    gives it (`assumed_window`), labelled assumed. None for any other model:
     nothing is guessed."""
     served = Counter(r.model for r in responses if r.model)
     if not served:
@@ -415,7 +432,5 @@ def assumed_model_window(responses: Sequence[Response]) -> tuple[int | None, str
     name = _CLAUDE_NAME.search(model.lower().rsplit("/", 1)[-1])
     if name is None:
         return None, None
-    from agent_profiler.adapters.claude_context import assumed_window
-
     window, _ = assumed_window(name.group().replace(".", "-"))
     return window, f"assumed: {model}'s default window (as Claude Code gives it), not in journal"
