@@ -37,13 +37,13 @@ class Events:
     """A group's events on its sequence, written in (ts, rank, order) order: each is held
     on a heap until `flush(before)` says nothing can come before it any more."""
 
-    # What a pass adds to the next pair's counter values (`pair`): called once, with the
-    # pair's start and its values (stream/claude.py: a compaction's sizes told at the next
-    # request's start, merged into its samples).
-    before_pair: Callable[[int, dict[int, int]], None] | None = None
-
     def __init__(self, encoder: EventEncoder, add: Callable[[bytes], None], activity: str) -> None:
         self.encoder = encoder
+        # What a pass adds to the next pair's counter values (`pair`): called once, with
+        # the pair's start and its values (stream/claude.py: a compaction's sizes told at
+        # the next request's start, merged into its samples). (An instance attribute: a
+        # class one is looked up the slow way at every pair.)
+        self.before_pair: Callable[[int, dict[int, int]], None] | None = None
         self.add = add
         self.activity = activity
         self.heap: list[tuple[int, int, int, Any, int]] = []
