@@ -40,6 +40,9 @@ if TYPE_CHECKING:
 
 # The requests' packets held in memory until the head is written, at most (then spooled).
 SPOOL_AFTER = 1 << 18
+# (A global: an enum class's attribute goes through EnumType's __getattr__ hook in
+# CPython 3.11, ~900 instructions, and `OrderedPass._arrive` runs once a request.)
+_RESPONSE = AnchorKind.RESPONSE
 
 
 class RequestPass:
@@ -319,7 +322,7 @@ class OrderedPass(RequestPass):
         """A request and its snapshot: its flows, its additions; written now (a request
         read later starts later, or the pass falls back). `started`: its calls' ids, in
         layout order."""
-        if snapshot.anchor is not AnchorKind.RESPONSE:
+        if snapshot.anchor is not _RESPONSE:
             raise NotHandled("a snapshot of something other than a request")
         if snapshot.anchor_id != response.id:
             raise NotHandled("a request without its snapshot")
