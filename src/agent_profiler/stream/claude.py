@@ -31,7 +31,7 @@ the end does not confirm."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -46,13 +46,13 @@ from agent_profiler.adapters.common import believed_times
 from agent_profiler.adapters.drafts import argument_digests
 from agent_profiler.annotations import TraceFacts, response_args
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.layout.types import R_SLICE_BEGIN, LaidSlice
+from agent_profiler.layout.types import R_SLICE_BEGIN
 from agent_profiler.links import with_unread_children
-from agent_profiler.model import AnchorKind, ContextSnapshot, Response, Session, ToolCall
+from agent_profiler.model import ContextSnapshot, Response, Session, ToolCall
 from agent_profiler.stream.claude_tools import ClaudeCalls, ClaudeLog, ClaudeTools
 from agent_profiler.stream.emit import Events
 from agent_profiler.stream.log import Additions, NotHandled
-from agent_profiler.stream.requests import RequestPass, export_pass
+from agent_profiler.stream.requests import OrderedPass, export_pass
 from agent_profiler.writers.events import UNIQUE_STRING_KEYS, EventEncoder
 from agent_profiler.writers.perfetto import sequence_of
 
@@ -63,29 +63,6 @@ from agent_profiler.writers.perfetto import sequence_of
 BATCH_LINES = 256
 SYNTHETIC = "<synthetic>"  # Claude Code's own reply to an API error: no request
 PASS_UNIQUE_KEYS = UNIQUE_STRING_KEYS | {"call_id", "source_id"}
-
-
-class _Events(Events):
-    """Events whose next request may take a compaction's sizes told at its start
-    (`later`: their time and sizes) into its samples (`merge`)."""
-
-    later: tuple[int, list[int]] | None = None
-    merge: Callable[[list[int], dict[int, int]], dict[int, int]]
-
-    def pair(
-        self,
-        first: LaidSlice,
-        second: LaidSlice,
-        values: dict[int, int],
-        ended: Callable[[int], dict[int, int]],
-    ) -> None:
-        later = self.later
-        if later is not None:
-            if later[0] != first.start:
-                raise NotHandled("a compaction's size before at no request's start")
-            self.later = None
-            self.merge(later[1], values)
-        super().pair(first, second, values, ended)
 
 
 class _Closed:
@@ -113,10 +90,13 @@ class _Closed:
         return self.response
 
 
-class ClaudePass(RequestPass):
+class ClaudePass(OrderedPass):
     """One Claude Code transcript read and written in one pass (the module's docstring)."""
 
     builder: SessionBuilder
+    calls: ClaudeCalls
+    tools: ClaudeTools
+    COMPACTION_AFTER = True  # (a compaction no later than the request before it falls back)
 
     def __init__(
         self, path: Path, diagnostics: Diagnostics, facts: TraceFacts, group: int, add: Any
@@ -128,8 +108,7 @@ class ClaudePass(RequestPass):
         # Call and source ids not interned: the table of a long session's interned
         # strings (≈ 1 MB on the 100 MB bench) grew with every call and response.
         self.encoder = EventEncoder(sequence_of(group), unique=PASS_UNIQUE_KEYS)
-        self.events = self.own_events = _Events(self.encoder, add, self.events.activity)
-        self.own_events.merge = self._sizes
+        self.events = Events(self.encoder, add, self.events.activity)
         self.additions = Additions(())  # (its calls: the builder's drafts, `_begin`)
         self.tools = ClaudeTools(
             self.events, self._tool_lane, self._tool_flow, self.additions, self._cwd
@@ -143,8 +122,6 @@ class ClaudePass(RequestPass):
         self.compactions_seen = 0  # compactions whose observation is logged
         self.unsettled: list[Any] = []  # compactions waiting for the request after them
         self.after: dict[str, tuple[int, int]] = {}  # compaction id → next request's
-        self.compaction_snapshots: list[ContextSnapshot] = []
-        self.committed = (-(2**63), 0)  # the last request written: (start, end)
         self.has_window = False
         self.logs = 0  # logs handed to the reading's builders
 
@@ -312,7 +289,6 @@ class ClaudePass(RequestPass):
         if self.open is not None:
             cuts.append(self.open.observation)
         snapshots = iter(self.log.replayed_to(min(cuts, default=None)))
-        tools = self.tools
         done = 0
         unsettled = self.unsettled
         for draft, response, started, ended in self.queue:
@@ -331,17 +307,14 @@ class ClaudePass(RequestPass):
             done += 1
             if response is not False:
                 snapshot = next(snapshots, None)
-                if snapshot is None or snapshot.anchor is not AnchorKind.RESPONSE:
+                if snapshot is None:
                     raise NotHandled("a snapshot of something other than a request")
                 self._arrive(response, snapshot, started)
             # The calls taken when this response closed: decided at the next snapshot,
             # which holds their results.
             if ended:
-                tools.placed.extend(ended)
-                self.calls.handed(len(ended))
-        del self.queue[:done]
-        if next(snapshots, None) is not None:
-            raise NotHandled("a snapshot of no request")
+                self.calls.hand_on(ended)
+        self._drained(done, snapshots)
         if self.written:
             # Everything held before the last request's start can go, and before the
             # first call not written yet (its slice's events are in time with the rest):
@@ -355,20 +328,7 @@ class ClaudePass(RequestPass):
         """A compaction and its snapshot: the requests before it written, then the
         Context size (and fill) before it at its start and after it at its end
         (views.iter_context_size), the context categories it moved at its snapshot."""
-        if snapshot.anchor is not AnchorKind.COMPACTION or snapshot.anchor_id != draft.id:
-            raise NotHandled("a compaction without its snapshot")
-        if self.written == 0:
-            raise NotHandled("a compaction before the first request")
-        self.additions.take(snapshot)
-        self.tools.decide()
-        previous = self.previous
-        if previous is not None and previous.time_ns >= snapshot.time_ns:
-            raise NotHandled("a compaction at or before the time of a request")
-        if previous is not None:
-            self.compaction_snapshots.append(previous)
-        self.compaction_snapshots.append(snapshot)
-        self.previous = snapshot
-        compaction = draft.finish()
+        compaction = self._compaction_begun(draft, snapshot)
         if compaction.start_ns < self.committed[0]:
             raise NotHandled("a compaction starting before a request written already")
         events = self.events
@@ -398,7 +358,7 @@ class ClaudePass(RequestPass):
             if ts == self.committed[0]:
                 raise NotHandled("a compaction's size at a request's start written already")
             if ts == at:
-                self.own_events.later = (ts, told)
+                self.events.before_pair = partial(self._merge_sizes, ts, told)
             else:
                 events.counters_at(ts, self._sizes(told, {}))
         values: dict[int, int] = {}
@@ -406,6 +366,13 @@ class ClaudePass(RequestPass):
         if values:
             # (before the samples of a request starting then, whose snapshot is later)
             events.counters_at(snapshot.time_ns, values, R_SLICE_BEGIN)
+
+    def _merge_sizes(self, ts: int, sizes: list[int], start: int, values: dict[int, int]) -> None:
+        """A compaction's `sizes` told at `ts`, the next request's start (`start`), into
+        that request's samples (`values`: Events.before_pair)."""
+        if ts != start:
+            raise NotHandled("a compaction's size before at no request's start")
+        self._sizes(sizes, values)
 
     def _sizes(self, sizes: list[int], values: dict[int, int]) -> dict[int, int]:
         """The Context size and fill samples of `sizes` told at one time (one sample of
@@ -438,32 +405,11 @@ class ClaudePass(RequestPass):
         )
         self._uuids(key, self.has_window)
 
-    def _arrive(self, response: Response, snapshot: ContextSnapshot, started: list[str]) -> None:
-        """A request and its snapshot: its flows, its additions; written now (a request
-        read later starts later, or the pass falls back)."""
-        if snapshot.anchor_id != response.id:
-            raise NotHandled("a request without its snapshot")
-        arrival, out = self._flows(response, started)
-        self.additions.take(snapshot)
-        self.tools.decide()
-        order = (response.start_ns, response.end_ns)
-        if order < self.committed:
-            raise NotHandled("a request that starts before one written already")
-        self.committed = order
-        self._write(response, snapshot, arrival, out)
-
     def _write(
         self, response: Response, snapshot: ContextSnapshot, arrival: int, out: tuple[int, ...]
     ) -> None:
         """A request's slices and samples, in time order."""
-        index = self.written
-        self.written += 1
-        previous = self.previous
-        if previous is not None and previous.time_ns == snapshot.time_ns:
-            if previous.anchor is not AnchorKind.COMPACTION:
-                raise NotHandled("two requests at one time")
-            previous = None  # (a request right at a compaction's end: none before it in time)
-        self.previous = snapshot
+        index, previous = self._written(snapshot)
         if index == 0:
             self._open(self._session_start(), self.has_window)
         facts = self.session_facts
@@ -492,25 +438,20 @@ class ClaudePass(RequestPass):
             start = min([start, *outer])
         return start
 
-    def _tools_earliest(self) -> int:
-        """The start of the first call fitted and not written yet (or far in the future)."""
-        placed = self.tools.placed
-        return min((call.start_ns for call, _ in placed), default=1 << 70)
-
     # ------------------------------------------------------------------ the end
 
     def _end(self, builder: SessionBuilder) -> Session:
         """The calls left, the checks, and the builder's `finish` on what the end reads."""
         if self.written == 0:
             raise NotHandled("no measured request")
-        if self.own_events.later is not None:
+        if self.events.before_pair is not None:
             raise NotHandled("a compaction's size before at no request's start")
         if builder.end_ns is None:
             raise NotHandled("no session")
         self.tools.placed.extend(self.calls.rest(builder.end_ns))
         self.tools.decide()
         _link_subagents({builder.session_id: builder})  # (as read_group links them)
-        self.tools.relink(builder.tools, self.calls.written)
+        self.tools.relink(builder.tools, self.calls.mark)
         self.tools.finish(self.key, builder.end_ns)
         if self.tools.cwd_used and self.tools.cwd_used[0] != builder.project:
             raise NotHandled("a call's path target made safe before the session's cwd")

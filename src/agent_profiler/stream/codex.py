@@ -37,11 +37,11 @@ from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.layout.types import (
     R_SLICE_BEGIN,
 )
-from agent_profiler.model import AnchorKind, ContextSnapshot, Response, Session
+from agent_profiler.model import ContextSnapshot, Response, Session
 from agent_profiler.stream.codex_log import CodexLog
 from agent_profiler.stream.codex_tools import CodexCalls
 from agent_profiler.stream.log import Additions, NotHandled
-from agent_profiler.stream.requests import RequestPass, export_pass
+from agent_profiler.stream.requests import OrderedPass, export_pass
 from agent_profiler.stream.tools import StreamTools
 
 # Lines read between two replays of the log and the requests' writing (stream/pi.py's
@@ -49,10 +49,11 @@ from agent_profiler.stream.tools import StreamTools
 BATCH_LINES = 256
 
 
-class CodexPass(RequestPass):
+class CodexPass(OrderedPass):
     """One Codex rollout read and written in one pass (see the module's docstring)."""
 
     builder: RolloutBuilder
+    calls: CodexCalls
 
     def __init__(
         self, path: Path, diagnostics: Diagnostics, facts: TraceFacts, group: int, add: Any
@@ -67,7 +68,6 @@ class CodexPass(RequestPass):
         self.arrived = 0  # requests read
         self.responses: list[Response] = []  # theirs, for the builder's `finish`
         self.start = 0  # the rollout's first time so far
-        self.committed = (-(2**63), 0)  # the last request written: (start, end)
         self.stated_window = 0  # the window the last response stated
         self.has_window: bool | None = None  # whether the first request had a window
         self.tools = StreamTools(
@@ -80,12 +80,10 @@ class CodexPass(RequestPass):
         self.run_starts: list[ContextSnapshot] = []
         self.model_last: dict[str, ContextSnapshot] = {}
         # Compactions: those whose size after (the next request's) is not known yet, so
-        # their observation is not settled; the next request's start for each; each one's
-        # snapshot and the one before it (what its slice's arguments read at the end).
+        # their observation is not settled; the next request's start for each.
         self.compactions_seen = 0
         self.unsettled: list[Any] = []
         self.next_start: dict[str, int] = {}
-        self.compaction_snapshots: list[ContextSnapshot] = []
 
     # ------------------------------------------------------------------ reading
 
@@ -204,7 +202,6 @@ class CodexPass(RequestPass):
         if builder.pending is not None:
             cuts.append(builder.pending.observation)
         snapshots = iter(self.log.replayed_to(min(cuts, default=None)))
-        tools = self.tools
         done = 0
         for response, started, ended in self.queue:
             snapshot = next(snapshots, None)
@@ -214,36 +211,18 @@ class CodexPass(RequestPass):
             if response is None:  # (`started`: the compaction)
                 self._compaction(started, snapshot)
                 continue
-            if snapshot.anchor is not AnchorKind.RESPONSE:
-                raise NotHandled("a snapshot of something other than a request")
             self._arrive(response, snapshot, started)
             # The calls known ended when this request closed: decided at the next
             # request's snapshot, which holds their results.
             if ended:
-                tools.placed.extend(ended)
-                self.calls.handed(len(ended))
-        del self.queue[:done]
-        if next(snapshots, None) is not None:
-            raise NotHandled("a snapshot of no request")
+                self.calls.hand_on(ended)
+        self._drained(done, snapshots)
 
     def _compaction(self, draft: Any, snapshot: ContextSnapshot) -> None:
         """A compaction and its snapshot: the requests before it written, then the
         Context size (and fill) before it at its start and after it at its end
         (views.iter_context_size), the context categories it moved at its snapshot."""
-        if snapshot.anchor is not AnchorKind.COMPACTION or snapshot.anchor_id != draft.id:
-            raise NotHandled("a compaction without its snapshot")
-        if self.session_facts is None:
-            raise NotHandled("a compaction before the first request")
-        self.additions.take(snapshot)
-        self.tools.decide()
-        previous = self.previous
-        if previous is not None and previous.time_ns == snapshot.time_ns:
-            raise NotHandled("a compaction at the time of a request")
-        if previous is not None:
-            self.compaction_snapshots.append(previous)
-        self.compaction_snapshots.append(snapshot)
-        self.previous = snapshot
-        compaction = draft.finish()
+        compaction = self._compaction_begun(draft, snapshot)
         events = self.events
         if compaction.pre_tokens is not None:
             events.counters_at(compaction.start_ns, self._size(compaction.pre_tokens))
@@ -268,9 +247,11 @@ class CodexPass(RequestPass):
 
     # ------------------------------------------------------------------ a request
 
-    def _start(self, response: Response) -> None:
-        """What the first request fixes: the session's key, the facts its arguments read,
-        the track uuids (numbered in the group's block as the model path numbers them)."""
+    def _first(self, response: Response) -> None:
+        """What the first request fixes (`OrderedPass._arrive`, before it is written: a
+        Codex request starts at the line that triggered it, so one read later starts
+        later): the session's key, the facts its arguments read, the track uuids
+        (numbered in the group's block as the model path numbers them)."""
         builder = self.builder
         self.key = key = builder.session_id or Path(builder.path).stem
         self.has_window = bool(builder.requests[0].window)
@@ -285,36 +266,11 @@ class CodexPass(RequestPass):
         )
         self._uuids(key, bool(self.has_window))
 
-    def _arrive(self, response: Response, snapshot: ContextSnapshot, started: list[str]) -> None:
-        """A request as it is read: its snapshot, its flows, its additions; it waits in
-        written now. `started`: its calls' ids, in layout order."""
-        if snapshot.anchor_id != response.id:
-            raise NotHandled("a request without its snapshot")
-        if self.session_facts is None:
-            self._start(response)
-        arrival, out = self._flows(response, started)
-        self.additions.take(snapshot)
-        self.tools.decide()
-        # Written now: a Codex request starts at the line that triggered it, so one read
-        # later starts later (unless the rollout's times go back: then it falls back).
-        order = (response.start_ns, response.end_ns)
-        if order < self.committed:
-            raise NotHandled("a request that starts before one written already")
-        self.committed = order
-        self._write(response, snapshot, arrival, out)
-
     def _write(
         self, response: Response, snapshot: ContextSnapshot, arrival: int, out: tuple[int, ...]
     ) -> None:
         """A request's slices and samples, in time order."""
-        index = self.written
-        self.written += 1
-        previous = self.previous
-        if previous is not None and previous.time_ns == snapshot.time_ns:
-            if previous.anchor is not AnchorKind.COMPACTION:
-                raise NotHandled("two requests at one time")
-            previous = None  # (a request right at a compaction's end: none before it in time)
-        self.previous = snapshot
+        index, previous = self._written(snapshot)
         model = response.model
         if model:
             if model != self.run_model:
@@ -326,7 +282,7 @@ class CodexPass(RequestPass):
             self._open(self.start, bool(self.has_window))
         # Everything held before this request's start can go, and before the first call
         # not written yet (its slice's events are in time with the rest).
-        events.flush(min(response.start_ns, self.calls.earliest(), self.tools_earliest()))
+        events.flush(min(response.start_ns, self.calls.earliest(), self._tools_earliest()))
         facts = self.session_facts
         assert facts is not None  # (made at the first request)
         # The window the request states: its own (the journal's, with its usage), said
@@ -340,14 +296,6 @@ class CodexPass(RequestPass):
         if self.has_window and not own:
             raise NotHandled("a request without a window in a session with one")
         self._request(response, snapshot, own if self.has_window else 0, args, arrival, out)
-
-    def tools_earliest(self) -> int:
-        """The start of the first call fitted and not written yet (or far in the future)."""
-        earliest = 1 << 70  # (a loop, not a generator: once a request)
-        for call, _ in self.tools.placed:
-            if call.start_ns < earliest:
-                earliest = call.start_ns
-        return earliest
 
 
 # Read and write one Codex rollout in one pass (stream/requests.py `export_pass`).

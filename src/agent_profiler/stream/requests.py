@@ -1,12 +1,15 @@
-"""What the one passes (stream/pi.py, stream/codex.py) share once a request is read: the
-track uuids its first request fixes, its flows, its Responses and Turns lanes, the
-request counters (their opening zeros, Context size, window and fill, the usage totals,
-the `Context: *` categories) and the Tools lanes' descriptors; and the export around a
-pass (`export_pass`). Each pass keeps its reading, when it writes a request, and what
-window a request states."""
+"""What the one passes (stream/pi.py, stream/codex.py, stream/claude.py) share once a
+request is read: the track uuids its first request fixes, its flows, its Responses and
+Turns lanes, the request counters (their opening zeros, Context size, window and fill,
+the usage totals, the `Context: *` categories) and the Tools lanes' descriptors
+(`RequestPass`); what the passes that write their requests in the order read (Codex,
+Claude Code) share of a request's and a compaction's checks (`OrderedPass`); and the
+export around a pass (`export_pass`). Each pass keeps its reading, when it writes a
+request, and what window a request states."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -19,12 +22,13 @@ from agent_profiler.layout.counters import CATEGORY_RANK, CONTEXT_GROUP
 from agent_profiler.layout.plan import SHARE_KEY
 from agent_profiler.layout.planning import TrackIds
 from agent_profiler.layout.types import LaidSlice, Merge, Track, TrackKind, stable_ids64
-from agent_profiler.model import Category, ContextSnapshot, Response, Session
+from agent_profiler.model import AnchorKind, Category, ContextSnapshot, Response, Session
 from agent_profiler.spools import SpooledBytes
+from agent_profiler.stream.calls import LATER, PassCalls
 from agent_profiler.stream.emit import Events, OnlineLanes
 from agent_profiler.stream.end import CONTEXT_ROW, RANK, ROWS, TURN_ARGS, write_end
-from agent_profiler.stream.log import NotHandled
-from agent_profiler.stream.tools import lane_track
+from agent_profiler.stream.log import Additions, NotHandled
+from agent_profiler.stream.tools import StreamTools, lane_track
 from agent_profiler.writers.chunks import PacketSink
 from agent_profiler.writers.events import EventEncoder
 from agent_profiler.writers.perfetto import sequence_of
@@ -36,6 +40,9 @@ if TYPE_CHECKING:
 
 # The requests' packets held in memory until the head is written, at most (then spooled).
 SPOOL_AFTER = 1 << 18
+# (A global: an enum class's attribute goes through EnumType's __getattr__ hook in
+# CPython 3.11, ~900 instructions, and `OrderedPass._arrive` runs once a request.)
+_RESPONSE = AnchorKind.RESPONSE
 
 
 class RequestPass:
@@ -278,6 +285,107 @@ class RequestPass:
             )
         )
         return uuid
+
+
+class OrderedPass(RequestPass):
+    """A pass whose requests are written in the order they are read, each once its
+    snapshot is replayed, its calls taken by stream/calls.py (stream/codex.py,
+    stream/claude.py): what they share of a request's and a compaction's writing."""
+
+    additions: Additions
+    tools: StreamTools
+    calls: PassCalls[Any]
+    queue: list[Any]  # what was read (requests, compactions) until its snapshot is replayed
+    # Whether a compaction's snapshot must be later than the last one written (Claude
+    # Code's pass), or only not at its time (Codex's, as it was written: its rollouts were
+    # not seen to go back in time there, and a stricter check could only fall back more).
+    COMPACTION_AFTER = False
+
+    def __init__(self, path: Path, facts: TraceFacts, group: int, add: Any, activity: str) -> None:
+        super().__init__(path, facts, group, add, activity)
+        self.committed = (-(2**63), 0)  # the last request written: (start, end)
+        # each compaction's snapshot and the one before it (its slice's arguments read
+        # them at the end)
+        self.compaction_snapshots: list[ContextSnapshot] = []
+
+    def _write(
+        self, response: Response, snapshot: ContextSnapshot, arrival: int, out: tuple[int, ...]
+    ) -> None:
+        raise NotImplementedError
+
+    def _first(self, response: Response) -> None:
+        """What the first request fixes, when the pass fixes it as the request arrives
+        (Codex's; Claude Code's pass fixes it as the request closes, before)."""
+        raise NotImplementedError
+
+    def _arrive(self, response: Response, snapshot: ContextSnapshot, started: list[str]) -> None:
+        """A request and its snapshot: its flows, its additions; written now (a request
+        read later starts later, or the pass falls back). `started`: its calls' ids, in
+        layout order."""
+        if snapshot.anchor is not _RESPONSE:
+            raise NotHandled("a snapshot of something other than a request")
+        if snapshot.anchor_id != response.id:
+            raise NotHandled("a request without its snapshot")
+        if self.session_facts is None:
+            self._first(response)
+        arrival, out = self._flows(response, started)
+        self.additions.take(snapshot)
+        self.tools.decide()
+        order = (response.start_ns, response.end_ns)
+        if order < self.committed:
+            raise NotHandled("a request that starts before one written already")
+        self.committed = order
+        self._write(response, snapshot, arrival, out)
+
+    def _written(self, snapshot: ContextSnapshot) -> tuple[int, ContextSnapshot | None]:
+        """A request about to be written (its snapshot): its index, and the snapshot
+        written before it that its arguments read (None right at a compaction's end:
+        none before it in time)."""
+        index = self.written
+        self.written += 1
+        previous = self.previous
+        if previous is not None and previous.time_ns == snapshot.time_ns:
+            if previous.anchor is not AnchorKind.COMPACTION:
+                raise NotHandled("two requests at one time")
+            previous = None
+        self.previous = snapshot
+        return index, previous
+
+    def _compaction_begun(self, draft: Any, snapshot: ContextSnapshot) -> Any:
+        """A compaction and its snapshot, the requests before it written: the additions it
+        caused taken, the calls fitted decided, its snapshot and the one before it kept.
+        Returns the compaction (its draft's `finish`)."""
+        if snapshot.anchor is not AnchorKind.COMPACTION or snapshot.anchor_id != draft.id:
+            raise NotHandled("a compaction without its snapshot")
+        if self.written == 0:
+            raise NotHandled("a compaction before the first request")
+        self.additions.take(snapshot)
+        self.tools.decide()
+        previous = self.previous
+        if previous is not None:
+            if self.COMPACTION_AFTER and previous.time_ns >= snapshot.time_ns:
+                raise NotHandled("a compaction at or before the time of a request")
+            if previous.time_ns == snapshot.time_ns:
+                raise NotHandled("a compaction at the time of a request")
+            self.compaction_snapshots.append(previous)
+        self.compaction_snapshots.append(snapshot)
+        self.previous = snapshot
+        return draft.finish()
+
+    def _drained(self, done: int, snapshots: Iterator[ContextSnapshot]) -> None:
+        """The first `done` entries of the queue (what was read, in the log's order) are
+        written: the replay's snapshots must all have been theirs."""
+        del self.queue[:done]
+        if next(snapshots, None) is not None:
+            raise NotHandled("a snapshot of no request")
+
+    def _tools_earliest(self) -> int:
+        """The start of the first call fitted and not written yet (or far in the future)."""
+        earliest = LATER  # (a loop, not a generator: once a request)
+        for call, _ in self.tools.placed:
+            if call.start_ns < earliest:
+                earliest = call.start_ns
+        return earliest
 
 
 def export_pass(
