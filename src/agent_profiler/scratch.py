@@ -7,13 +7,14 @@ kernel lets go of a lock when the last process holding it dies (a forked worker 
 with its parent), in whatever pid namespace it ran, and a pid can be reused where a lock
 cannot: a `.lock` another run can lock is a folder left behind. The file gets its name only
 once locked, so a sweep never takes a folder being made. A folder without `.lock` (another
-version's, or not readable by us: another user's) is not ours to judge and is left."""
+version's, one made where no lock can be taken, or not readable by us: another user's) is
+not ours to judge and is left. A temporary folder that takes no new folder is one line."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 PREFIX = "agent-profiler-"  # (diagnostics.is_folder_of_ours tells copies by it)
@@ -26,7 +27,12 @@ def make() -> Path:
     import tempfile
 
     sweep(Path(tempfile.gettempdir()))
-    folder = Path(tempfile.mkdtemp(prefix=PREFIX))
+    try:
+        folder = Path(tempfile.mkdtemp(prefix=PREFIX))
+    except OSError as error:  # (a full or read-only temporary folder: one line, not a bug)
+        from agent_profiler.output_errors import temporary_failed
+
+        raise temporary_failed(error) from error
     _hold(folder)
     return folder
 
@@ -52,9 +58,20 @@ def _hold(made: Path) -> None:
     except ImportError:  # (Windows: no flock; such a folder is never swept)
         return
     pending = made / ".lock-pending"
-    handle = os.open(pending, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
-    fcntl.flock(handle, fcntl.LOCK_EX)
-    os.rename(pending, made / LOCK)  # named once held
+    try:
+        handle = os.open(pending, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError:
+        return  # (no lock: never swept, as another version's folder)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        os.rename(pending, made / LOCK)  # named once held
+    except OSError:
+        # A filesystem without locks (NFS without its lock daemon: ENOLCK): the folder
+        # is used unlocked, never swept, removed by its process at its end as before.
+        os.close(handle)
+        with suppress(OSError):
+            os.unlink(pending)
+        return
     _held.append(handle)
 
 

@@ -6,6 +6,7 @@ never one of a process still running, nor a folder it cannot judge."""
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import signal
@@ -135,3 +136,43 @@ def test_a_killed_open_leaves_its_folder_to_the_next_run(tmp_path: Path) -> None
     (left,) = tmp_path.glob(f"{scratch.PREFIX}*")
     assert scratch.sweep(tmp_path) == 1
     assert not left.exists()
+
+
+def test_a_temporary_folder_without_locks_still_holds_a_folder(tmp_path: Path) -> None:
+    """Where the temporary folder takes no lock (NFS without its lock daemon: ENOLCK), a
+    pipe's copy and `open`'s trace still get their folder, as before there were locks:
+    unlocked, never swept, removed by its process (the command failed as a bug)."""
+
+    def flock(handle: int, operation: int) -> None:
+        raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fcntl, "flock", flock)
+        patch.setenv("TMPDIR", str(tmp_path))
+        patch.setattr("tempfile.tempdir", None)
+        with scratch.folder() as made:
+            assert made.is_dir()
+            assert list(made.iterdir()) == []  # (no `.lock-pending` left in it)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_temporary_folder_refusing_a_folder_is_one_line(tmp_path: Path) -> None:
+    """`summary -` where the temporary folder takes no new folder: one line naming it,
+    not an internal error."""
+    from typer.testing import CliRunner
+
+    from agent_profiler.cli import app
+
+    def mkdtemp(*args: object, **kwargs: object) -> str:
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("tempfile.mkdtemp", mkdtemp)
+        patch.setattr("agent_profiler.inputs._copies_folder", None)  # (none made yet)
+        patch.setenv("TMPDIR", str(tmp_path))
+        patch.setattr("tempfile.tempdir", None)
+        result = CliRunner().invoke(app, ["summary", "-"], input=CLAUDE_SMALL.read_bytes())
+    assert result.exit_code == 1, result.stderr
+    assert result.stderr.startswith("error: the temporary folder (")
+    assert "Permission denied" in result.stderr
+    assert len(result.stderr.splitlines()) == 1
