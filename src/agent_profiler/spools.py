@@ -130,9 +130,12 @@ class SpooledBytes:
         return self.file.read()
 
     def close(self) -> None:
+        """Let go: nothing written is wanted any more (`copy_to` and `getvalue` read it
+        all), so a close that fails to write what is still buffered (a full temporary
+        folder, whose error the pass falls back from) is no failure."""
         self.memory = None
         if self.file is not None:
-            self.file.close()
+            self.file.close(failing=True)
 
 
 def spool_failed(target: Path | None, error: OSError) -> OutputError:

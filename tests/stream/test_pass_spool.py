@@ -99,3 +99,37 @@ def test_the_joined_trace_is_copied_in_small_pieces() -> None:
     write_joined(out, 1_000_000_000, spool)
     assert out.getvalue().endswith(b"p" * 300_000)
     assert sizes and max(sizes) <= 1 << 16 and min(sizes) > 0
+
+
+def test_a_full_temporary_folder_under_the_group_falls_back_whole(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The group's spool filling the temporary folder (ENOSPC) makes the pass give the
+    group to the model path, as any failure of the pass: its spool's close, which flushed
+    the bytes that did not fit again, failed the export instead."""
+    import errno
+
+    from agent_profiler.output_errors import temporary_failed
+
+    journal = session_with_paths("/work/demo").write(tmp_path / "spooled.jsonl")
+    expected = export_trace(journal, args=("--no-compress",), require_addition=False)
+
+    class Full:
+        def write(self, data: bytes = b"") -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        close = flush = write
+
+    made: list[Any] = []
+    unnamed = spools.unnamed_temporary_file
+
+    def second_full() -> Any:  # (the requests' packets fit; the group's bytes do not)
+        made.append(unnamed() if not made else spools._Spool(Full(), temporary_failed))  # type: ignore[arg-type]
+        return made[-1]
+
+    monkeypatch.setenv(stream.SWITCH, "1")
+    monkeypatch.setattr(requests, "SPOOL_AFTER", 1)
+    monkeypatch.setattr(spools, "unnamed_temporary_file", second_full)
+    got = export_trace(journal, args=("--no-compress",), require_addition=False)
+    assert len(made) == 2
+    assert got.path.read_bytes() == expected.path.read_bytes()  # (the model path's)
