@@ -185,6 +185,12 @@ def _link_into_place(handle: int, path: Path) -> None:
                     os.link(source, name, dst_dir_fd=folder, follow_symlinks=True)
                 except FileExistsError:
                     continue
+                except BaseException:
+                    # (a signal another thread took, which the mask does not hold back: its
+                    # handler runs here, as the link returns)
+                    with suppress(OSError):
+                        os.unlink(name, dir_fd=folder)
+                    raise
                 try:
                     os.replace(name, path.name, src_dir_fd=folder, dst_dir_fd=folder)
                 except BaseException:

@@ -122,6 +122,29 @@ def test_a_sigterm_between_the_link_and_the_rename_leaves_no_name(
 
 
 @linux
+def test_a_signal_another_thread_took_at_the_link_leaves_no_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The mask holds back only what comes to the main thread: a SIGTERM the kernel gives
+    another thread (a library's pool) runs its handler in the main thread as soon as the
+    link returns, before the rename, and left `.agent-profiler-….tmp` beside the output."""
+    target = tmp_path / "t.pftrace"
+    target.write_bytes(b"old")
+    real_link = os.link
+
+    def link(*args: Any, **kwargs: Any) -> None:
+        real_link(*args, **kwargs)
+        if args[1] != target.name:  # the handler, run as the link returns
+            raise _Terminated(143)
+
+    monkeypatch.setattr(os, "link", link)
+    with pytest.raises(_Terminated):
+        write_atomically(target, lambda stream: stream.write(b"new"))
+    assert os.listdir(tmp_path) == ["t.pftrace"]
+    assert target.read_bytes() == b"old"
+
+
+@linux
 def test_an_output_that_fails_while_unnamed_leaves_nothing(tmp_path: Path) -> None:
     target = tmp_path / "t.pftrace"
     target.write_bytes(b"old")
