@@ -90,7 +90,8 @@ def sweep(temporary: Path) -> int:
     removed = 0
     for name in names:
         try:
-            handle = os.open(temporary / name / LOCK, os.O_RDONLY)
+            # (for writing: NFS takes an exclusive flock as a write lock, EBADF otherwise)
+            handle = os.open(temporary / name / LOCK, os.O_RDWR)
         except OSError:
             continue  # no lock: not ours to judge
         try:

@@ -176,3 +176,24 @@ def test_a_temporary_folder_refusing_a_folder_is_one_line(tmp_path: Path) -> Non
     assert result.stderr.startswith("error: the temporary folder (")
     assert "Permission denied" in result.stderr
     assert len(result.stderr.splitlines()) == 1
+
+
+def test_a_folder_left_on_nfs_is_swept(tmp_path: Path) -> None:
+    """NFS takes an exclusive flock as a write lock, refused (EBADF) on a descriptor not
+    open for writing: a sweep that opened `.lock` to read took every folder there for a
+    live one, and never removed one."""
+    real_flock = fcntl.flock
+
+    def nfs_flock(handle: int, operation: int) -> None:
+        writable = fcntl.fcntl(handle, fcntl.F_GETFL) & os.O_ACCMODE != os.O_RDONLY
+        if operation & fcntl.LOCK_EX and not writable:
+            raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+        real_flock(handle, operation)
+
+    left = tmp_path / f"{scratch.PREFIX}left"
+    left.mkdir()
+    (left / scratch.LOCK).write_bytes(b"")  # its process gone: no one holds it
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fcntl, "flock", nfs_flock)
+        assert scratch.sweep(tmp_path) == 1
+    assert not left.exists()
