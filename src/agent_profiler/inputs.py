@@ -110,13 +110,22 @@ def copy_of(path: Path) -> Path:
     # A folder per copy: names repeat (every `-` is `stdin`), a process may load twice.
     folder = Path(tempfile.mkdtemp(dir=_copies_folder))
     copy = folder / ("stdin" if stdin else path.name or "input")
+    writing = False  # which side failed: the input, or the copy (a full temporary folder)
     try:
-        with (
-            sys.stdin.buffer if stdin else path.open("rb") as source,
-            copy.open("wb") as target,
-        ):
-            shutil.copyfileobj(source, target, 1 << 20)
+        with sys.stdin.buffer if stdin else path.open("rb") as source:
+            writing = True
+            with copy.open("wb") as target:
+                writing = False
+                while chunk := source.read(1 << 20):
+                    writing = True
+                    target.write(chunk)
+                    writing = False
+                writing = True  # (the close writes what is buffered)
     except OSError as error:
         given = "<stdin>" if stdin else str(path)  # as every other line names it
+        if writing:
+            from agent_profiler.output_errors import temporary_failed
+
+            raise JournalError(given, f"cannot be copied to {temporary_failed(error)}") from error
         raise JournalError(given, f"cannot read: {error.strerror or error}") from error
     return copy

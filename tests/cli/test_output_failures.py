@@ -387,3 +387,31 @@ def test_open_names_the_temporary_folder_not_its_trace_there(
         f"error: the temporary folder (~/tmp): {FULL} (set TMPDIR to a folder with room)"
     )
     assert os.listdir(home / "tmp") == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_FSIZE, SIGXFSZ")
+def test_a_piped_journal_that_the_temporary_folder_cannot_hold_says_so(tmp_path: Path) -> None:
+    """A journal read from a pipe is copied into the temporary folder first; a copy that
+    the folder cannot hold (full, or here a file size limit) said `<stdin>: cannot read:
+    File too large`, blaming the input, which was readable."""
+    import resource
+    import signal
+
+    def limited() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # (the write fails with EFBIG instead)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_profiler", "summary", "-"],
+        input=CLAUDE_SMALL.read_bytes(),
+        capture_output=True,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        preexec_fn=limited,
+        timeout=60,
+    )
+    assert len(CLAUDE_SMALL.read_bytes()) > 4096
+    assert done.returncode == 1, done.stderr.decode()
+    assert done.stderr.decode().splitlines()[0] == (
+        f"error: <stdin>: cannot be copied to the temporary folder ({tmp_path}): File too "
+        "large (set TMPDIR to a folder that can be written)"
+    )
