@@ -128,6 +128,21 @@ def run_group(
 ) -> GroupOutcome[T]:
     """Read one group and `use` it. `seen`: the session ids of the groups before it,
     updated (a worker knows none: the parent checks what it sends back)."""
+    from agent_profiler.adapters.drafts import argument_digests
+
+    # A trace never shows a call's input digest (only `summary` finds repeated calls by
+    # it): an export reads without it (an orjson dump and a BLAKE2b a call), on either path.
+    with argument_digests(not isinstance(use, EncodeTrace)):
+        return _run_group(task, use, seen, out, on_progress)
+
+
+def _run_group(
+    task: GroupTask,
+    use: Use[T],
+    seen: dict[str, int] | None,
+    out: IO[bytes] | None,
+    on_progress: Callable[[str, int, int], None] | None,
+) -> GroupOutcome[T]:
     from agent_profiler.views import session_span
 
     if isinstance(use, EncodeTrace):
@@ -139,12 +154,8 @@ def run_group(
             streamed = try_group(task, use, seen, out, on_progress)
             if streamed is not None:
                 return streamed
-    from agent_profiler.adapters.drafts import argument_digests
-
     diagnostics = Diagnostics(on_progress=on_progress)
-    # A trace never shows a call's input digest (only `summary` finds repeated calls by
-    # it): an export reads without it (an orjson dump and a BLAKE2b a call).
-    with task.options.applied(), argument_digests(not isinstance(use, EncodeTrace)):
+    with task.options.applied():
         read = read_group(
             task.group, diagnostics, {} if seen is None else seen, harness=task.options.harness
         )

@@ -43,7 +43,6 @@ from agent_profiler.adapters.claude_response import ResponseDraft
 from agent_profiler.adapters.claude_session import SessionBuilder
 from agent_profiler.adapters.claude_transcript import Reading, transcript_lines
 from agent_profiler.adapters.common import believed_times
-from agent_profiler.adapters.drafts import argument_digests
 from agent_profiler.annotations import TraceFacts, response_args
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.layout.types import R_SLICE_BEGIN
@@ -125,10 +124,6 @@ class ClaudePass(OrderedPass):
         self.has_window = False
         self.logs = 0  # logs handed to the reading's builders
 
-    def read(self) -> Session:
-        with argument_digests(False):  # (no trace shows a call's digest)
-            return self.run()
-
     def _new_log(self) -> ClaudeLog:
         """The log of the file's first thread; another thread is a sidechain's."""
         self.logs += 1
@@ -138,7 +133,7 @@ class ClaudePass(OrderedPass):
 
     # ------------------------------------------------------------------ reading
 
-    def run(self) -> Session:
+    def read(self) -> Session:
         lines = transcript_lines(self.path, self.diagnostics, self.reading)
         try:
             return self._run(lines)

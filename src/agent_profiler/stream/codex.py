@@ -31,7 +31,6 @@ from typing import Any
 
 from agent_profiler.adapters.codex import rollout_lines
 from agent_profiler.adapters.codex_rollout import HARNESS, RolloutBuilder
-from agent_profiler.adapters.drafts import argument_digests
 from agent_profiler.annotations import TraceFacts, response_args
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.layout.types import (
@@ -88,10 +87,6 @@ class CodexPass(OrderedPass):
     # ------------------------------------------------------------------ reading
 
     def read(self) -> Session:
-        with argument_digests(False):  # (no trace shows a call's digest)
-            return self.run()
-
-    def run(self) -> Session:
         builder = self.builder
         requests, tools, queue, calls = builder.requests, builder.tools, self.queue, self.calls
         lines = 0

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_profiler.adapters.common import assumed_model_window, journal_clock
-from agent_profiler.adapters.drafts import CompactionDraft, ToolDraft, argument_digests
+from agent_profiler.adapters.drafts import CompactionDraft, ToolDraft
 from agent_profiler.adapters.pi import HARNESS, SessionBuilder
 from agent_profiler.annotations import TraceFacts, response_args
 from agent_profiler.diagnostics import Diagnostics
@@ -97,13 +97,9 @@ class PiPass(RequestPass):
             self.events, self._tool_lane, self._tool_flow, self.additions, self._cwd
         )
 
-    def read(self) -> Session:
-        with argument_digests(False):  # (no trace shows a call's digest)
-            return self.run()
-
     # ------------------------------------------------------------------ reading
 
-    def run(self) -> Session:
+    def read(self) -> Session:
         builder = self.builder
         on_record = builder.on_record
         clock = journal_clock(self.path, self.diagnostics, str(self.path))

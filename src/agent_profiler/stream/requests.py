@@ -78,12 +78,9 @@ class RequestPass:
         self.flows_in: dict[str, int] = {}  # call id → the flow from its response
         self.first_prompt: dict[str, int] = {}
 
-    def run(self) -> Session:
-        raise NotImplementedError
-
     def read(self) -> Session:
-        """The reading as the export runs it (`run`, unless the pass needs more around it)."""
-        return self.run()
+        """The whole journal read and its requests written; the session as it was left."""
+        raise NotImplementedError
 
     # ------------------------------------------------------------------ the first request
 
