@@ -80,6 +80,44 @@ _LONE_SURROGATE = re.compile(
 )
 _JSON_OPENERS = (b"{", b"[")
 
+# How far into a line `LineSkip` looks for the record's type: a Claude Code record names it
+# after a few short fields (at byte 200–300); further in, the line is parsed as any other.
+SKIP_WINDOW = 1024
+
+
+class LineSkip:
+    """Lines of one record type a reader may leave unparsed (the bulk of a transcript,
+    Claude Code's `progress` records, 40% of its bytes and 70% of its lines): told by
+    their bytes before `orjson.loads`, and yielded as those bytes.
+
+    A line is such a record when `,"type":"<kind>",` is in its first `SKIP_WINDOW` bytes
+    with no `{` or `[` between the line's opening `{` and it. In valid JSON that is the
+    top-level key: every quote of the pattern is unescaped (each follows a character that
+    is not a backslash), so `"type"` and `"<kind>"` are a key and its value, and no object
+    or array opened before them. A `{` or `[` inside an earlier string only makes the test
+    say no. Such a line is not checked to be valid JSON: its record is one the reader skips.
+
+    A line holding any of the byte strings `unless` anywhere is parsed: such a record may
+    matter after all (`"message":` is a key wherever it is found, as quotes inside a
+    string are escaped).
+
+    `active` is the reader's to switch: while it needs to see these records (a /context
+    run awaits its output, the span's first time is not known yet), it sets it False and
+    they are parsed as any other."""
+
+    __slots__ = ("active", "marker", "unless")
+
+    def __init__(self, kind: str, unless: tuple[bytes, ...] = ()) -> None:
+        self.marker = b',"type":' + orjson.dumps(kind) + b","
+        self.unless = unless
+        self.active = False
+
+    def matches(self, raw: bytes) -> bool:
+        at = raw.find(self.marker, 0, SKIP_WINDOW)
+        if at < 0 or raw[0] != 123 or raw.find(b"{", 1, at) >= 0 or raw.find(b"[", 1, at) >= 0:
+            return False  # (at 0 the line starts with a comma: raw[0] is not "{")
+        return all(part not in raw for part in self.unless)
+
 
 class Record(NamedTuple):
     """One parsed line of a journal. (A named tuple, not a frozen dataclass: one is made
@@ -91,7 +129,7 @@ class Record(NamedTuple):
 
 
 def read_jsonl(
-    path: str | os.PathLike[str], diagnostics: Diagnostics
+    path: str | os.PathLike[str], diagnostics: Diagnostics, skip: LineSkip | None = None
 ) -> Iterator[tuple[int, object]]:
     """Yield `(line, value)` for every parseable non-blank line of a journal, in file
     order: plain pairs shaped as `Record` (a named tuple is made through a Python-level
@@ -103,6 +141,9 @@ def read_jsonl(
     in `diagnostics` and costs at most one line: "not-json", "bad-utf8" (once per
     file), "truncated-last-line", "bad-gzip" / "read-error" (reading stops, the
     records read so far are kept; a damaged zstd stream is a "read-error" that says so).
+
+    With `skip`, a line it matches while it is active is yielded as its bytes, unparsed,
+    and counted as a record (its reader counts it as skipped).
     """
     name = os.fspath(path)
     with open_stream(name) as stream:
@@ -153,12 +194,15 @@ def read_jsonl(
                         journal.number = number
                         outcomes = journal.careful(raw)
                         break
-                    try:
-                        value = loads(raw)  # `_Journal.line`'s first try (never line 1 here)
-                    except _PARSE_ERRORS:
-                        journal.number = number
-                        outcomes = journal.careful(raw)
-                        break
+                    if skip is not None and skip.active and skip.matches(raw):
+                        value: object = raw
+                    else:
+                        try:
+                            value = loads(raw)  # `_Journal.line`'s first try (not line 1)
+                        except _PARSE_ERRORS:
+                            journal.number = number
+                            outcomes = journal.careful(raw)
+                            break
                     parsed += 1
                     if progress is not None and (diagnostics.lines_read + parsed) % 2000 == 0:
                         progress(name, position(), size)

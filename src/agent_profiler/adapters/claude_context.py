@@ -242,6 +242,11 @@ class ContextCommandTracker:
                 results.append(ContextCommandFailure(line, "/context command without a uuid"))
         return results
 
+    def idle(self) -> bool:
+        """True when no run awaits a later record: `feed` does nothing with a record
+        without a `message` that is not `system` (a progress record, say)."""
+        return not self._commands and not self._screens
+
     def ignores(self, record: Mapping[str, object]) -> bool:
         """True when `feed(record)` would do nothing: no run awaits its next record, and
         the record has no text that could be a command (no `message`, not `system`). Most

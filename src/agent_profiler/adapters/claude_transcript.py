@@ -10,9 +10,11 @@ import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from agent_profiler.adapters.common import believed_times, journal_clock, text_field
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.jsonl import read_jsonl
+from agent_profiler.jsonl import LineSkip, read_jsonl
 from agent_profiler.model import MID_CONVERSATION
 
 if TYPE_CHECKING:
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
     from agent_profiler.attribution import ContextLog
 
 _UNSEEN = object()
+_MESSAGE = b'"message":'  # a key wherever it is in a line: quotes in a string are escaped
 
 
 @functools.cache
@@ -115,8 +118,18 @@ def transcript_lines(
     # times are parsed once, at the end (progress records are most of a transcript).
     first: dict[str, Any] | None = None
     first_near: int | None = None
-    last: dict[str, dict[str, Any]] = {}
-    for line, value in read_jsonl(path, diagnostics):
+    last: dict[str, dict[str, Any] | bytes] = {}
+    # Progress records are read as bytes, unparsed, where they are counted and nothing else
+    # (`LineSkip`): not while the span's first time is not known or a /context run awaits
+    # its output (`unparsed.active`), nor one with a `message` (the /context tracker reads
+    # any record's: `ignores`), nor one that may be the first record's parent (its uuid).
+    unparsed = LineSkip("progress", unless=(_MESSAGE,))
+    progress_name = skipped_names["progress"]
+    for line, value in read_jsonl(path, diagnostics, unparsed):
+        if value.__class__ is bytes:
+            skipped[progress_name] += 1
+            last[progress_name] = value  # (its bytes: parsed at the end, `_time_of`)
+            continue
         if not isinstance(value, dict):
             diagnostics.reject(source, line, "record is not a JSON object")
             continue
@@ -124,8 +137,11 @@ def transcript_lines(
             if opening is _UNSEEN:
                 if "parentUuid" in value:
                     opening = value["parentUuid"]  # the first record's parent (None: a root)
+                    if opening is not None:  # looked for in the progress records' bytes too
+                        unparsed.unless = (_MESSAGE, b'"uuid":' + orjson.dumps(opening))
             elif value.get("uuid") == opening:
                 opening = None  # its parent is in the file after all
+                unparsed.unless = (_MESSAGE,)
         kind = value.get("type")
         if not isinstance(kind, str):  # text_field, inline: every record passes here
             kind = None
@@ -140,11 +156,13 @@ def transcript_lines(
             if first is None and skip in timed:
                 first, first_near = value, clock.neighbour()
                 reading.first, reading.first_near = first, first_near
+            unparsed.active = opening is not _UNSEEN and first is not None and commands.idle()
             continue
         yield value  # (a record read further, before it is: the pass checks what it may do)
         concluded = commands.feed(value, line)
         if concluded:
             native(concluded)
+        unparsed.active = opening is not _UNSEEN and first is not None and commands.idle()
         known = RECORD_TYPES.get(kind or "")
         if known is None:
             name = f"claude:{kind}" if kind else "claude:untyped"
@@ -202,12 +220,25 @@ def transcript_lines(
         # hook run minutes before the first prompt, Stop hooks after the last record.
         # Each time is judged by the clock's outlier rule, against its neighbour.
         near = clock.neighbour()
-        ends = [(last[name].get("timestamp"), near) for name in timed if name in last]
+        ends = [(_time_of(last[name]), near) for name in timed if name in last]
         main.outer += believed_times((first.get("timestamp"), first_near), *ends)
     if isinstance(opening, str) and (main := builders.get(main_key or "")) is not None:
         main.facts.append((MID_CONVERSATION, "its first record's parent is not in the journal"))
     for builder in builders.values():
         api_error_facts(builder)
+
+
+def _time_of(record: dict[str, Any] | bytes) -> object:
+    """A record's `timestamp`, of a record read as its bytes (`LineSkip`) too: parsed
+    here, once; a line that is no JSON has none (it was never checked)."""
+    if isinstance(record, bytes):
+        try:
+            record = orjson.loads(record)
+        except ValueError:
+            return None
+        if not isinstance(record, dict):
+            return None
+    return record.get("timestamp")
 
 
 def _synthetic(builders: Iterable[SessionBuilder]) -> None:

@@ -31,12 +31,14 @@ def _records(path: Path) -> list[dict[str, Any]]:
 
 
 def _progress(session_id: str, parent: object, number: int, **extra: Any) -> dict[str, Any]:
+    # In Claude Code's order of keys: written compactly, `jsonl.LineSkip` can tell it by
+    # its bytes (`_read(compact=True)`).
     return {
-        "type": "progress",
-        "sessionId": session_id,
         "parentUuid": parent,
-        "uuid": f"progress-{number}",
+        "sessionId": session_id,
+        "type": "progress",
         "data": {"type": "hook_progress"},
+        "uuid": f"progress-{number}",
         "timestamp": "2026-01-01T00:00:00.000Z",
         **extra,
     }
@@ -63,9 +65,21 @@ def _expected(records: list[dict[str, Any]]) -> tuple[list[tuple[int, str]], int
     return found, sum(isinstance(r, NativeSnapshot) for r in results)
 
 
-def _read(tmp_path: Path, records: list[dict[str, Any]]) -> tuple[list[tuple[int, str]], int]:
+@pytest.fixture(params=[False, True], ids=["spaced", "compact"])
+def compact(request: pytest.FixtureRequest) -> bool:
+    """Each test reads its records written with spaces, then compactly as Claude Code
+    writes them, where progress records are told by their bytes and left unparsed
+    whenever nothing needs to see them (`jsonl.LineSkip`)."""
+    return bool(request.param)
+
+
+def _read(
+    tmp_path: Path, records: list[dict[str, Any]], compact: bool
+) -> tuple[list[tuple[int, str]], int]:
     path = tmp_path / "session.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    separators = (",", ":") if compact else (", ", ": ")
+    lines = (json.dumps(r, separators=separators) + "\n" for r in records)
+    path.write_text("".join(lines), encoding="utf-8")
     diagnostics = Diagnostics(keep_first=1000)
     builders = read_transcript(path, diagnostics)
     found = [(w.line, w.message) for w in diagnostics.warnings if w.kind == "context-command"]
@@ -75,27 +89,31 @@ def _read(tmp_path: Path, records: list[dict[str, Any]]) -> tuple[list[tuple[int
 
 
 @pytest.mark.parametrize("journal", JOURNALS, ids=lambda p: p.name)
-def test_progress_records_inside_context_runs_change_nothing(tmp_path: Path, journal: Path) -> None:
+def test_progress_records_inside_context_runs_change_nothing(
+    tmp_path: Path, journal: Path, compact: bool
+) -> None:
     records = _with_progress(_records(journal))
     expected = _expected(records)
     assert expected[0] or expected[1]  # the journal holds a /context run or its failure
-    assert _read(tmp_path, records) == expected
+    assert _read(tmp_path, records, compact) == expected
 
 
-def test_a_progress_record_chained_to_a_command_ends_its_run(tmp_path: Path) -> None:
+def test_a_progress_record_chained_to_a_command_ends_its_run(tmp_path: Path, compact: bool) -> None:
     command, output = _records(SIMONW)
     between = _progress(str(command["sessionId"]), command["uuid"], 1)
-    found, runs = _read(tmp_path, [command, between, output])
+    found, runs = _read(tmp_path, [command, between, output], compact)
     assert (found, runs) == ([(1, "/context gave no output record")], 0)
     # Without it, the same two records are a run.
-    assert _read(tmp_path, [command, output]) == ([], 1)
+    assert _read(tmp_path, [command, output], compact) == ([], 1)
 
 
-def test_a_skipped_record_with_a_command_message_is_still_a_command(tmp_path: Path) -> None:
+def test_a_skipped_record_with_a_command_message_is_still_a_command(
+    tmp_path: Path, compact: bool
+) -> None:
     command, _ = _records(SIMONW)
     odd = _progress(str(command["sessionId"]), None, 1, message=command["message"])
     records = [_progress(str(command["sessionId"]), None, 0), odd]
-    assert _read(tmp_path, records) == ([(2, "/context gave no output record")], 0)
+    assert _read(tmp_path, records, compact) == ([(2, "/context gave no output record")], 0)
 
 
 def test_ignores_only_what_feed_would_do_nothing_with() -> None:
