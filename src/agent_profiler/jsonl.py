@@ -83,6 +83,7 @@ _JSON_OPENERS = (b"{", b"[")
 # How far into a line `LineSkip` looks for the record's type: a Claude Code record names it
 # after a few short fields (at byte 200–300); further in, the line is parsed as any other.
 SKIP_WINDOW = 1024
+_RECORD_ENDS = (b"}\n", b"}\r\n")
 
 
 class LineSkip:
@@ -95,7 +96,14 @@ class LineSkip:
     top-level key: every quote of the pattern is unescaped (each follows a character that
     is not a backslash), so `"type"` and `"<kind>"` are a key and its value, and no object
     or array opened before them. A `{` or `[` inside an earlier string only makes the test
-    say no. Such a line is not checked to be valid JSON: its record is one the reader skips.
+    say no.
+
+    Such a line is not parsed, so not checked to be valid JSON; what a damaged journal
+    most often holds is checked, by its bytes: a record torn and another written after it
+    on the same line (`key`, a key every record has before its type, is found after the
+    type: that line is parsed, and said to be no JSON, as ever), or a line cut short (it
+    must end with `}`). A line damaged inside a skipped record's fields
+    loses nothing but the `not-json` warning its record, read no further, would have had.
 
     A line holding any of the byte strings `unless` anywhere is parsed: such a record may
     matter after all (`"message":` is a key wherever it is found, as quotes inside a
@@ -105,10 +113,11 @@ class LineSkip:
     run awaits its output, the span's first time is not known yet), it sets it False and
     they are parsed as any other."""
 
-    __slots__ = ("active", "marker", "unless")
+    __slots__ = ("active", "key", "marker", "unless")
 
-    def __init__(self, kind: str, unless: tuple[bytes, ...] = ()) -> None:
+    def __init__(self, kind: str, key: str, unless: tuple[bytes, ...] = ()) -> None:
         self.marker = b',"type":' + orjson.dumps(kind) + b","
+        self.key = orjson.dumps(key) + b":"
         self.unless = unless
         self.active = False
 
@@ -116,7 +125,12 @@ class LineSkip:
         at = raw.find(self.marker, 0, SKIP_WINDOW)
         if at < 0 or raw[0] != 123 or raw.find(b"{", 1, at) >= 0 or raw.find(b"[", 1, at) >= 0:
             return False  # (at 0 the line starts with a comma: raw[0] is not "{")
-        return all(part not in raw for part in self.unless)
+        if raw.find(self.key, at) >= 0 or not raw.endswith(_RECORD_ENDS):
+            return False  # another record glued on, or the line cut short: parsed, said
+        for part in self.unless:  # noqa: SIM110  (a generator for all() costs more here)
+            if part in raw:
+                return False
+        return True
 
 
 class Record(NamedTuple):

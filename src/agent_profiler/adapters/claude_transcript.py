@@ -123,7 +123,7 @@ def transcript_lines(
     # (`LineSkip`): not while the span's first time is not known or a /context run awaits
     # its output (`unparsed.active`), nor one with a `message` (the /context tracker reads
     # any record's: `ignores`), nor one that may be the first record's parent (its uuid).
-    unparsed = LineSkip("progress", unless=(_MESSAGE,))
+    unparsed = LineSkip("progress", "sessionId", unless=(_MESSAGE,))
     progress_name = skipped_names["progress"]
     for line, value in read_jsonl(path, diagnostics, unparsed):
         if value.__class__ is bytes:

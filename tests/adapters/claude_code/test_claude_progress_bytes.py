@@ -116,12 +116,21 @@ PROGRESS = (
         # be said to be one)
         (" " + PROGRESS, False),
         ('"s","type":"progress","data":{}}', False),
+        # a damaged line: a record torn and another written on after it, cut short, or
+        # with the key every record has before its type after it
+        (PROGRESS[:120] + '{"parentUuid":"p","sessionId":"s","type":"system","n":1}', False),
+        (PROGRESS[:-20], False),
+        (
+            PROGRESS.replace('"sessionId":"s",', "").replace('"uuid":', '"sessionId":"s","uuid":'),
+            False,
+        ),
+        (PROGRESS + "\r", True),  # (a CRLF line)
         # past the window the line is parsed
         (PROGRESS.replace('"cwd":"/w"', '"cwd":"/' + "w" * 1100 + '"'), False),
     ],
 )
 def test_the_byte_test_takes_only_a_top_level_progress_record(text: str, taken: bool) -> None:
-    assert LineSkip("progress", unless=(b'"message":',)).matches(_line(text)) is taken
+    assert LineSkip("progress", "sessionId", unless=(b'"message":',)).matches(_line(text)) is taken
 
 
 def test_the_reader_yields_a_taken_line_as_its_bytes_only_while_active(tmp_path: Path) -> None:
@@ -131,7 +140,7 @@ def test_the_reader_yields_a_taken_line_as_its_bytes_only_while_active(tmp_path:
     path = tmp_path / "t.jsonl"
     other = '{"sessionId":"s","type":"user","n":1}'
     path.write_bytes(b"".join(_line(t) for t in (other, PROGRESS, other, PROGRESS, PROGRESS)))
-    skip = LineSkip("progress", unless=(b'"message":',))
+    skip = LineSkip("progress", "sessionId", unless=(b'"message":',))
     diagnostics = Diagnostics()
     seen: list[tuple[int, Any]] = []
     for number, value in read_jsonl(path, diagnostics, skip):
@@ -246,3 +255,25 @@ def test_a_progress_record_before_any_parent_is_known_is_parsed(tmp_path: Path) 
         _claude("assistant", "03", "a1", "u1", **_REPLY),
     )
     assert taken == 0 and MID_CONVERSATION in dict(builder.facts)
+
+
+def test_a_torn_progress_line_is_said_to_be_no_json(tmp_path: Path) -> None:
+    """A progress record cut by another written on the same line: parsed, and said (the
+    record glued to it is lost, as it was before the byte test)."""
+    from agent_profiler.adapters.claude_transcript import read_transcript
+    from agent_profiler.diagnostics import Diagnostics
+
+    torn = _claude("progress", "05", "p2", "p1", **_HOOK)[:150] + _claude(
+        "user", "06", "u2", "p2", **_PROMPT
+    )
+    path = tmp_path / f"{SESSION}.jsonl"
+    path.write_bytes(
+        _claude("user", "00", "u1", **_PROMPT)
+        + _claude("progress", "01", "p1", "u1", **_HOOK)
+        + torn
+        + _claude("progress", "07", "p3", "p2", **_HOOK)
+    )
+    diagnostics = Diagnostics()
+    read_transcript(path, diagnostics)
+    assert [(w.kind, w.line) for w in diagnostics.warnings] == [("not-json", 3)]
+    assert diagnostics.skipped["claude:progress"] == 2
