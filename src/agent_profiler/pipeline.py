@@ -148,7 +148,7 @@ def _run_group(
     if isinstance(use, EncodeTrace):
         from agent_profiler import stream
 
-        if stream.enabled():
+        if stream.enabled(task.group.harness):
             from agent_profiler.stream.group import try_group
 
             streamed = try_group(task, use, seen, out, on_progress)

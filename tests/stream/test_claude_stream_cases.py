@@ -306,7 +306,7 @@ def test_falls_back_once_drafts_were_let_go(
 def _export_on(path: Path, out: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch) -> bytes:
     monkeypatch.setenv(stream.SWITCH, "1")
     got = export_trace(path, args=("--no-compress",), require_addition=False)
-    monkeypatch.delenv(stream.SWITCH)
+    monkeypatch.setenv(stream.SWITCH, "0")
     return got.path.read_bytes()
 
 
@@ -434,11 +434,11 @@ def test_several_transcripts_with_workers(
         data / "entire-51-0c10bf7b7a-0_v2.0.76_parallel-task-subagents.jsonl",
         data / "context-command" / "simonw-cct-pr51_v2.1.2_44baca89.jsonl",
     )
-    monkeypatch.delenv(stream.SWITCH, raising=False)
+    monkeypatch.setenv(stream.SWITCH, "0")
     expected = export_trace(*paths, args=("--jobs", "2"), require_addition=False)
     monkeypatch.setenv(stream.SWITCH, "1")
     got = export_trace(*paths, args=("--jobs", "2"), require_addition=False)
-    monkeypatch.delenv(stream.SWITCH)
+    monkeypatch.setenv(stream.SWITCH, "0")
     assert got.path.read_bytes() != expected.path.read_bytes()  # (the pass wrote some)
     assert canonical(got.view) == canonical(expected.view)
     size = re.compile(r"\([0-9.]+ [KM]?B\)")

@@ -112,6 +112,7 @@ def test_a_full_temporary_folder_under_the_group_falls_back_whole(
     from agent_profiler.output_errors import temporary_failed
 
     journal = session_with_paths("/work/demo").write(tmp_path / "spooled.jsonl")
+    monkeypatch.setenv(stream.SWITCH, "0")
     expected = export_trace(journal, args=("--no-compress",), require_addition=False)
 
     class Full:

@@ -90,7 +90,7 @@ def export_both(
 ) -> tuple[Any, Any, list[bool]]:
     """`path` exported with the switch off, then on: both exports, and for each group
     whether the pass took it (`try_group` spied on; the switch off again after)."""
-    monkeypatch.delenv(stream.SWITCH, raising=False)
+    monkeypatch.setenv(stream.SWITCH, "0")
     expected = export_trace(path, require_addition=False)
     handled: list[bool] = []
     original = stream_group.try_group
@@ -104,7 +104,7 @@ def export_both(
     monkeypatch.setenv(stream.SWITCH, "1")
     # (export_trace checks the contract and the importer rules on it)
     got = export_trace(path, require_addition=False)
-    monkeypatch.delenv(stream.SWITCH)
+    monkeypatch.setenv(stream.SWITCH, "0")
     monkeypatch.setattr(stream_group, "try_group", original)
     return expected, got, handled
 
@@ -141,7 +141,52 @@ def test_stream_writes_what_the_model_path_writes(
 
 
 def test_the_switch_is_read_in_one_place(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unset (or anything but 0 and 1): the pass for Pi and Claude Code only; 1: every
+    harness (it handles Pi, Codex and Claude Code); 0: none."""
+    from agent_profiler.model import Harness
+
+    for value, expected in [
+        (None, {Harness.PI, Harness.CLAUDE_CODE}),
+        ("", {Harness.PI, Harness.CLAUDE_CODE}),
+        ("yes", {Harness.PI, Harness.CLAUDE_CODE}),
+        ("1", set(Harness)),
+        ("0", set()),
+    ]:
+        if value is None:
+            monkeypatch.delenv(stream.SWITCH, raising=False)
+        else:
+            monkeypatch.setenv(stream.SWITCH, value)
+        assert {h for h in Harness if stream.enabled(h)} == expected, value
+
+
+@pytest.mark.parametrize(
+    ("journal", "taken"),
+    [
+        (DATA / "pi-mono_large-session_v1_first-25-lines.jsonl", True),
+        (TESTS / "data" / "journals" / "claude-code" / "handmade" / "hidden.jsonl", True),
+        (
+            TESTS
+            / "data"
+            / "journals"
+            / "codex"
+            / "rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl",
+            False,
+        ),
+    ],
+    ids=["pi", "claude-code", "codex"],
+)
+def test_a_default_export_takes_the_pass_for_pi_and_claude_code(
+    journal: Path, taken: bool, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[bool] = []
+    original = stream_group.try_group
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        outcome = original(*args, **kwargs)
+        asked.append(outcome is not None)
+        return outcome
+
     monkeypatch.delenv(stream.SWITCH, raising=False)
-    assert not stream.enabled()
-    monkeypatch.setenv(stream.SWITCH, "1")
-    assert stream.enabled()
+    monkeypatch.setattr(stream_group, "try_group", spy)
+    export_trace(journal, require_addition=False)
+    assert asked == ([True] if taken else [])
