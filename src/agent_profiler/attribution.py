@@ -42,6 +42,9 @@ from agent_profiler.model import (
 from agent_profiler.records import frozen, hashable_record
 
 MAX_CHANGES = 64
+# Read once a request (Observation.request): as globals, not off their enum class (in
+# CPython 3.11 that goes through EnumType's __getattr__ hook, ≈ 900 instructions).
+_RESPONSE, _TRANSCRIPT_OBSERVED = AnchorKind.RESPONSE, Stage.TRANSCRIPT_OBSERVED
 Categories = tuple[tuple[Category, Tokens], ...]
 INFERRED_HEAD_ID = "inferred:head"
 INFERRED_HEAD_LABEL, INFERRED_HEAD_AFTER_COMPACTION_LABEL = _LABELS = (
@@ -141,9 +144,9 @@ class Observation:
         of them twice.)"""
         return cls(
             time_ns,
-            AnchorKind.RESPONSE,
+            _RESPONSE,
             request_id,
-            Stage.TRANSCRIPT_OBSERVED,
+            _TRANSCRIPT_OBSERVED,
             model,
             reported_tokens,
             window_tokens,

@@ -69,6 +69,9 @@ from agent_profiler.model import (
 )
 
 HARNESS = Harness.CLAUDE_CODE
+# As globals: read for every text block of a response (an enum class's attribute goes
+# through EnumType's __getattr__ hook in CPython 3.11, ≈ 900 instructions each time).
+_ASSISTANT, _OF_RESPONSE = Category.ASSISTANT, SourceKind.RESPONSE
 NATIVE_ITEM_STAGE = (
     "head (system, tools, rules, skills) from the last /context run; conversation from "
     "transcript items"
@@ -350,11 +353,11 @@ class SessionBuilder:
                 elif isinstance(text, str):
                     self.log.add(
                         f"{uuid}:{index}",
-                        Category.ASSISTANT,
+                        _ASSISTANT,
                         text,
                         label=ANSWER_BLOCKS[kind][1],
                         source_id=draft.id,
-                        source_kind=SourceKind.RESPONSE,
+                        source_kind=_OF_RESPONSE,
                     )
                     draft.visible += self.log.estimator.visible_tokens(text)
             elif kind == "redacted_thinking":
