@@ -11,8 +11,9 @@ TRACE_CONTRACT §5 so that the writer never renames anything.
 from __future__ import annotations
 
 import sys
-from dataclasses import field, replace
+from dataclasses import field, fields
 from enum import StrEnum
+from operator import attrgetter
 
 from agent_profiler.privacy import model_name, project_name
 from agent_profiler.records import frozen as frozen  # re-exported: the model's decorator
@@ -254,6 +255,22 @@ class ToolCall:
         _set(self, "name", shared(self.name))
 
 
+# A call's fields in their order, read at once: `_retargeted` copies a call by position.
+_CALL_FIELDS = tuple(f.name for f in fields(ToolCall))
+_call_values = attrgetter(*_CALL_FIELDS)
+_TARGET = _CALL_FIELDS.index("target")
+
+
+def _retargeted(call: ToolCall, target: str) -> ToolCall:
+    """`call` with another target (`dataclasses.replace(call, target=target)`), made by
+    position: replace reads the class's fields and calls it with keywords, ≈ 40,000
+    instructions a call, once per call on a file of a Claude Code session (its targets
+    are made safe when its Session is made)."""
+    values = list(_call_values(call))
+    values[_TARGET] = target
+    return ToolCall(*values)
+
+
 @frozen
 class Compaction:
     id: str
@@ -402,7 +419,7 @@ class Session:
                     call
                     if not call.target.startswith("path:")
                     or call.target == (safe := safe_target(call.target, cwd))
-                    else replace(call, target=safe)
+                    else _retargeted(call, safe)
                     for call in self.tool_calls
                 ),
             )

@@ -6,6 +6,7 @@ and `report` take `--previews` like `export`."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import re
 import shlex
@@ -159,6 +160,20 @@ def test_a_session_keeps_only_safe_targets() -> None:
     )
     (kept,) = session.tool_calls
     assert kept.target == "path:src/main.rs" and session.project == "app"
+
+
+def test_a_safe_target_keeps_every_other_field_of_its_call() -> None:
+    # The copy is made by position (model._retargeted), not by dataclasses.replace.
+    call = ToolCall(
+        "c1", "Edit", 5, 9, "r1", "p1", True, True, ("path",), 12, (("path", "x"),), "d",
+        "path:/home/alice/app/src/main.rs", 7, "s/a", "from the result", False,
+    )  # fmt: skip
+    assert all(getattr(call, f.name) != f.default for f in dataclasses.fields(ToolCall))
+    session = Session(
+        Harness.CLAUDE_CODE, "s", 0, 1, ("j.jsonl",), project="/home/alice/app", tool_calls=(call,)
+    )
+    (kept,) = session.tool_calls
+    assert kept == dataclasses.replace(call, target="path:src/main.rs")
 
 
 @pytest.mark.parametrize(
