@@ -236,6 +236,8 @@ class ContextLog:
         self._present: dict[str, Category] = {}
         # Chosen once per log, so every item of a session is measured the same way.
         self.estimator = estimate.current()
+        # Its text measured as chars/4 (no class ratios, text counted): `add` does it inline.
+        self._chars4 = self.estimator.ratios is None and self.estimator.evidence in ("on", "off")
         # Bare `REDACTED` placeholders in the items' text: text that was sent but replaced
         # before the journal was published, which no estimator can see (`unmeasured`).
         self.redacted_placeholders = 0
@@ -260,8 +262,14 @@ class ContextLog:
         length is known (a redaction marker), its characters."""
         if isinstance(size, str):
             chars = len(size)
-            measured = self.estimator.text_tokens(size) if tokens is None else tokens
-            self.redacted_placeholders += redacted_placeholders(size)
+            if tokens is not None:
+                measured = tokens
+            elif self._chars4:  # the estimator's text_tokens, inline: once per item
+                measured = (chars + 3) // 4 if chars > 0 else 0
+            else:
+                measured = self.estimator.text_tokens(size)
+            if REDACTED_WORD in size:  # (redacted_placeholders' own test, without its call)
+                self.redacted_placeholders += redacted_placeholders(size)
         else:
             chars = size
             measured = self.estimator.chars_tokens(size) if tokens is None else tokens
