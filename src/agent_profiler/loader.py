@@ -271,6 +271,8 @@ READING_GC_THRESHOLD = 100_000
 # object, and a read leaves next to no cyclic garbage (0–5 objects on the bench's 50 MB
 # journals). A full collection walked the heap instead (0.17–0.25 s on the Pi bench).
 READING_COLLECTIONS_BEFORE_FULL = 2
+# Or that left this many objects no collection saw (a 100 MB Claude Code read: 78,000, 23 ms).
+READING_YOUNG_BEFORE_FREEZE = 10_000
 
 
 def _collections() -> int:
@@ -282,18 +284,18 @@ def _collections() -> int:
 @contextlib.contextmanager
 def fewer_collections() -> Iterator[None]:
     """The cycle collector's first threshold raised to READING_GC_THRESHOLD meanwhile;
-    after a long read (READING_COLLECTIONS_BEFORE_FULL), what exists is frozen out of the
-    collector's way until `let_go`."""
+    after a long read (READING_COLLECTIONS_BEFORE_FULL, READING_YOUNG_BEFORE_FREEZE), what
+    exists is frozen out of the collector's way until `let_go`."""
     old = gc.get_threshold()
     before = _collections()
     gc.set_threshold(max(old[0], READING_GC_THRESHOLD), *old[1:])
     try:
         yield
-    finally:
-        gc.set_threshold(*old)
-        ran = _collections() - before
-        if gc.isenabled() and ran >= READING_COLLECTIONS_BEFORE_FULL:
+    finally:  # (frozen before the caller's threshold is back: its next object collects all)
+        long = _collections() - before >= READING_COLLECTIONS_BEFORE_FULL
+        if gc.isenabled() and (long or gc.get_count()[0] >= READING_YOUNG_BEFORE_FREEZE):
             gc.freeze()
+        gc.set_threshold(*old)
 
 
 def let_go() -> None:

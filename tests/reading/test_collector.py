@@ -15,6 +15,7 @@ import pytest
 from agent_profiler.loader import (
     READING_COLLECTIONS_BEFORE_FULL,
     READING_GC_THRESHOLD,
+    READING_YOUNG_BEFORE_FREEZE,
     fewer_collections,
     let_go,
 )
@@ -59,6 +60,19 @@ def test_a_long_read_ends_with_its_objects_frozen_until_let_go() -> None:
         few = [[index] for index in range(1000)]  # a short read: nothing frozen
     assert gc.get_freeze_count() == 0
     assert len(kept) > len(few)
+
+
+def test_a_read_that_leaves_many_objects_unseen_ends_frozen_without_a_collection() -> None:
+    """A read under the raised threshold that ran no collection (a 100 MB Claude Code
+    transcript made 78,000 objects): what it left is frozen as it ends, before the caller's
+    threshold would have the next object start a collection of all of it."""
+    with fewer_collections():
+        kept = [[index] for index in range(READING_YOUNG_BEFORE_FREEZE + 1000)]
+        collections = [generation["collections"] for generation in gc.get_stats()]
+    assert [generation["collections"] for generation in gc.get_stats()] == collections
+    assert gc.get_freeze_count() >= len(kept)
+    let_go()
+    assert gc.get_freeze_count() == 0
 
 
 def test_a_run_group_lets_go_of_what_its_read_froze() -> None:
