@@ -51,7 +51,7 @@ percentage that does not match the numbers) is a failure, never a guess.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from agent_profiler.adapters.claude_context_rows import (
     NATIVE_HEAD,
@@ -212,9 +212,14 @@ class ContextCommandTracker:
         self._commands: dict[str, int] = {}  # command uuid → line, awaiting the output
         self._screens: dict[str, _Output] = {}  # output uuid → screen, awaiting a markdown copy
 
-    def feed(self, record: Mapping[str, object], line: int) -> list[ContextRunResult]:
+    def feed(self, record: Mapping[str, object], line: int) -> Sequence[ContextRunResult]:
+        if not self._screens and not self._commands:
+            # Nothing awaits an answer (almost always): no record's parent can conclude a
+            # run, and only a command can start one (every record read comes here).
+            payload = _payload(record)
+            if payload is None or not _is_context_command(payload):
+                return ()
         results: list[ContextRunResult] = []
-        # Nothing awaits an answer (almost always): no record's parent can conclude a run.
         parent = record.get("parentUuid") if self._screens or self._commands else None
         if isinstance(parent, str):
             screen = self._screens.pop(parent, None)

@@ -18,7 +18,7 @@ from agent_profiler.jsonl import LineSkip, read_jsonl
 from agent_profiler.model import MID_CONVERSATION
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Generator, Iterable
+    from collections.abc import Callable, Generator, Iterable, Sequence
 
     from agent_profiler.adapters.claude_context import ContextCommandFailure, NativeSnapshot
     from agent_profiler.adapters.claude_session import SessionBuilder
@@ -103,7 +103,7 @@ def transcript_lines(
     # journal that starts mid-conversation (its first turns in another file, or lost).
     opening: object = _UNSEEN
 
-    def native(results: list[NativeSnapshot | ContextCommandFailure]) -> None:
+    def native(results: Sequence[NativeSnapshot | ContextCommandFailure]) -> None:
         # /context is typed in the main thread: its runs belong to the file's own session.
         owner = builders.get(main_key or "")
         for result in results:
@@ -191,7 +191,11 @@ def transcript_lines(
             builders[key] = builder
         ts = clock.time(value, line)
         builder.records += 1
-        builder.touch(ts)
+        # builder.touch(ts), inline: every record read
+        if builder.start_ns is None or ts < builder.start_ns:
+            builder.start_ns = ts
+        if builder.end_ns is None or ts > builder.end_ns:
+            builder.end_ns = ts
         if not (builder.version and builder.project):  # else on_meta has nothing to learn
             builder.on_meta(value)
         if kind == "user":
