@@ -125,10 +125,15 @@ def transcript_lines(
     # any record's: `ignores`), nor one that may be the first record's parent (its uuid).
     unparsed = LineSkip("progress", "sessionId", unless=(_MESSAGE,))
     progress_name = skipped_names["progress"]
+    # The progress records read as bytes are counted and the last one kept in locals, put
+    # in `skipped` and `last` when the reading ends or is closed (the one pass may stop
+    # early): a subscript of the Counter and of `last` was most of what such a line cost.
+    progress_lines = 0
+    last_progress: bytes | None = None
     for line, value in read_jsonl(path, diagnostics, unparsed):
         if value.__class__ is bytes:
-            skipped[progress_name] += 1
-            last[progress_name] = value  # (its bytes: parsed at the end, `_time_of`)
+            progress_lines += 1
+            last_progress = value  # (its bytes: parsed at the end, `_time_of`)
             continue
         if not isinstance(value, dict):
             diagnostics.reject(source, line, "record is not a JSON object")
@@ -153,12 +158,19 @@ def transcript_lines(
             if not commands.ignores(value) and (concluded := commands.feed(value, line)):
                 native(concluded)
             last[skip] = value
+            if skip == progress_name:
+                last_progress = None  # (a progress record parsed: the last one so far)
             if first is None and skip in timed:
                 first, first_near = value, clock.neighbour()
                 reading.first, reading.first_near = first, first_near
             unparsed.active = opening is not _UNSEEN and first is not None and commands.idle()
             continue
-        yield value  # (a record read further, before it is: the pass checks what it may do)
+        try:
+            yield value  # (a record read further, before it is: the pass checks what it may do)
+        except GeneratorExit:  # closed: what was read is counted
+            if progress_lines:
+                skipped[progress_name] += progress_lines
+            raise
         concluded = commands.feed(value, line)
         if concluded:
             native(concluded)
@@ -216,6 +228,10 @@ def transcript_lines(
                 diagnostics.skip(f"claude:system/{subtype}")
             else:
                 diagnostics.not_recognised(f"claude:system/{subtype}", source, line)
+    if progress_lines:
+        skipped[progress_name] += progress_lines
+    if last_progress is not None:
+        last[progress_name] = last_progress
     native(commands.finish())
     if not clock.seen_timestamp:
         _synthetic(builders.values())

@@ -277,3 +277,49 @@ def test_a_torn_progress_line_is_said_to_be_no_json(tmp_path: Path) -> None:
     read_transcript(path, diagnostics)
     assert [(w.kind, w.line) for w in diagnostics.warnings] == [("not-json", 3)]
     assert diagnostics.skipped["claude:progress"] == 2
+
+
+def test_the_last_progress_record_bounds_the_span_whether_parsed_or_not(tmp_path: Path) -> None:
+    """Progress records taken as bytes are kept apart from the parsed ones (in locals): the
+    span's end is the last progress record's time either way."""
+    nested = {"data": {"type": "agent_progress", "message": {"content": "x"}}}  # parsed
+    builder, taken = _read(
+        tmp_path,
+        _claude("user", "00", "u1", **_PROMPT),
+        _claude("assistant", "02", "a1", "u1", **_REPLY),
+        _claude("progress", "05", "p1", "a1", **_HOOK),
+        _claude("progress", "07", "p2", "p1", **_HOOK),
+        _claude("progress", "09", "p3", "p2", **nested),
+    )
+    assert taken == 1  # p2
+    ns = 1_767_261_600_000_000_000  # 2026-01-01T10:00:00Z
+    assert sorted(builder.outer) == [ns + 5_000_000_000, ns + 9_000_000_000]
+
+
+def test_progress_records_taken_as_bytes_are_counted_when_the_reading_is_closed(
+    tmp_path: Path,
+) -> None:
+    """The one pass may close the reading before the end: the progress records read so
+    far are counted as skipped all the same."""
+    from agent_profiler.adapters.claude_transcript import Reading, transcript_lines
+    from agent_profiler.diagnostics import Diagnostics
+
+    path = tmp_path / f"{SESSION}.jsonl"
+    path.write_bytes(
+        b"".join(
+            [
+                _claude("user", "00", "u1", **_PROMPT),
+                _claude("assistant", "02", "a1", "u1", **_REPLY),
+                *(_claude("progress", f"0{n}", f"p{n}", "a1", **_HOOK) for n in range(3, 7)),
+                _claude("user", "08", "u2", "a1", **_PROMPT),
+                _claude("progress", "09", "p9", "u2", **_HOOK),
+            ]
+        )
+    )
+    diagnostics = Diagnostics()
+    lines = transcript_lines(path, diagnostics, Reading())
+    for record in lines:
+        if record.get("uuid") == "u2":
+            break
+    lines.close()
+    assert diagnostics.skipped["claude:progress"] == 4
