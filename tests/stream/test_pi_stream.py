@@ -141,14 +141,14 @@ def test_stream_writes_what_the_model_path_writes(
 
 
 def test_the_switch_is_read_in_one_place(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Unset (or anything but 0 and 1): the pass for Pi and Claude Code only; 1: every
-    harness (it handles Pi, Codex and Claude Code); 0: none."""
+    """Unset (or anything but 0 and 1): the pass for Pi only; 1: every harness (it
+    handles Pi, Codex and Claude Code); 0: none."""
     from agent_profiler.model import Harness
 
     for value, expected in [
-        (None, {Harness.PI, Harness.CLAUDE_CODE}),
-        ("", {Harness.PI, Harness.CLAUDE_CODE}),
-        ("yes", {Harness.PI, Harness.CLAUDE_CODE}),
+        (None, {Harness.PI}),
+        ("", {Harness.PI}),
+        ("yes", {Harness.PI}),
         ("1", set(Harness)),
         ("0", set()),
     ]:
@@ -163,7 +163,7 @@ def test_the_switch_is_read_in_one_place(monkeypatch: pytest.MonkeyPatch) -> Non
     ("journal", "taken"),
     [
         (DATA / "pi-mono_large-session_v1_first-25-lines.jsonl", True),
-        (TESTS / "data" / "journals" / "claude-code" / "handmade" / "hidden.jsonl", True),
+        (TESTS / "data" / "journals" / "claude-code" / "handmade" / "hidden.jsonl", False),
         (
             TESTS
             / "data"
@@ -175,7 +175,7 @@ def test_the_switch_is_read_in_one_place(monkeypatch: pytest.MonkeyPatch) -> Non
     ],
     ids=["pi", "claude-code", "codex"],
 )
-def test_a_default_export_takes_the_pass_for_pi_and_claude_code(
+def test_a_default_export_takes_the_pass_for_pi_only(
     journal: Path, taken: bool, export_trace: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     asked: list[bool] = []

@@ -16,10 +16,11 @@ from agent_profiler.stream.log import NotHandled
 SWITCH = "AGENT_PROFILER_STREAM"
 
 # Where the pass is the default: it writes what the model path writes (tests/stream, every
-# journal of tests/data and the corpus) in about the same time (Pi: 5% less CPU, Claude Code
-# 3-4% more) with a peak that does not grow with the session (Claude Code 100 MB: 28 MB
-# against 40; docs/onepass.md). Codex stays on the model path: the pass takes 11% more CPU.
-BY_DEFAULT = frozenset({Harness.PI, Harness.CLAUDE_CODE})
+# journal of tests/data and the corpus) in less time and memory (Pi 50 MB: 14.4-14.9 times
+# the floor against 16.4, 83 MB against 89; docs/onepass.md). Claude Code stays on the
+# model path: there the pass keeps the peak flat (28 MB at 100 MB against 40) but takes
+# 5-8% more time (the bench: 4.1 times the floor against 3.3); Codex too (11% more CPU).
+BY_DEFAULT = frozenset({Harness.PI})
 
 
 def enabled(harness: Harness) -> bool:
