@@ -6,6 +6,7 @@ never one of a process still running, nor a folder it cannot judge."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
@@ -117,21 +118,28 @@ def test_a_killed_open_leaves_its_folder_to_the_next_run(tmp_path: Path) -> None
     """`open` holds its trace in a folder of ours while it serves it; killed, the next run
     that makes one removes it."""
     environment = {**os.environ, "TMPDIR": str(tmp_path), "BROWSER": "true"}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agent_profiler", "open", str(CLAUDE_SMALL)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=environment,
-        start_new_session=True,
-    )
+    said = tmp_path / "stderr.txt"
+    with said.open("wb") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "agent_profiler", "open", str(CLAUDE_SMALL)],
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            env=environment,
+            start_new_session=True,
+        )
     try:
         deadline = time.monotonic() + 30
         while not list(tmp_path.glob(f"{scratch.PREFIX}*/*.pftrace")):
             assert time.monotonic() < deadline, "open never wrote its trace"
-            assert process.poll() is None, "open ended before it was killed"
+            if process.poll() is not None:
+                text = said.read_text()
+                if "is busy" in text:  # (ui.perfetto.dev's one port: another `open` serves)
+                    pytest.skip(f"open could not serve: {text.strip()}")
+                pytest.fail(f"open ended before it was killed: {text}")
             time.sleep(0.01)
     finally:
-        os.killpg(process.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):  # (it may have ended on its own)
+            os.killpg(process.pid, signal.SIGKILL)
         process.wait()
     (left,) = tmp_path.glob(f"{scratch.PREFIX}*")
     assert scratch.sweep(tmp_path) == 1
