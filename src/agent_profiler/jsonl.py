@@ -259,6 +259,15 @@ def peek(path: str | os.PathLike[str], size: int = 4096) -> bytes:
         return b""
 
 
+def is_json(line: bytes) -> bool:
+    """Whether these bytes are one JSON value (a line of a journal, said why it gave none)."""
+    try:
+        orjson.loads(line)
+    except _PARSE_ERRORS:
+        return False
+    return True
+
+
 def sniff(path: str | os.PathLike[str], max_lines: int = 50) -> list[object]:
     """The parsed values among the first `max_lines` non-blank lines, for auto-detection.
 

@@ -22,7 +22,7 @@ from agent_profiler.errors import JournalError, UsageError
 from agent_profiler.inputs import STDIN as STDIN
 from agent_profiler.inputs import copy_of, dead_link, is_dataset, os_reason, unopenable
 from agent_profiler.inputs import is_stream as is_stream
-from agent_profiler.jsonl import json_document, sniff
+from agent_profiler.jsonl import is_json, json_document, sniff
 from agent_profiler.links import Link as Link
 from agent_profiler.links import cut_cycles, with_unread_children
 from agent_profiler.links import parent_links as parent_links
@@ -553,7 +553,7 @@ def _no_records(path: Path) -> str:
         return "empty journal (0 bytes; it may be being written or rewritten right now)"
     if not text or path.name.endswith((".gz", ".zst")):
         return "empty journal (no records)"
-    if b"\r" in text and b"\n" not in text:
+    if b"\r" in text and b"\n" not in text and is_json(text.split(b"\r", 1)[0]):
         return (
             "its lines end in a carriage return alone (\\r), so it reads as one line that is "
             "not JSON: convert its line endings (tr '\\r' '\\n')"

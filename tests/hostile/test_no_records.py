@@ -84,3 +84,17 @@ def test_a_journal_whose_one_line_has_no_newline_yet_may_be_being_written(
     assert _said(document).endswith(
         "one line of JSON that does not parse: a JSON document cut short?"
     )
+
+
+@pytest.mark.parametrize("content", [b"{\x8aNB\x01\rgarbage\r\x02", b"[not json\rnor this\r"])
+def test_bytes_with_a_carriage_return_that_are_no_json_are_not_said_to_be_lines(
+    tmp_path: Path, content: bytes
+) -> None:
+    """Only a file whose first line ending in a carriage return is JSON is told to convert
+    its line endings: random bytes that happened to start with a brace were told so (and
+    a test writing random bytes failed one run in a few hundred)."""
+    path = tmp_path / "noise.jsonl"
+    path.write_bytes(content)
+    said = _said(path)
+    assert "carriage return" not in said
+    assert said.startswith(f"error: {path.name}: ")
