@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import field
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
@@ -67,12 +66,18 @@ class ApprovalReviewLogError(JournalError):
     """The file is an approval-review log: refused as a main journal, skipped as an extra."""
 
 
-def _clock_view(recorded_at: object) -> dict[str, object]:
-    """A record the shared `Clock` reads: `recorded_at` (µs) as an ISO timestamp."""
-    if isinstance(recorded_at, int) and not isinstance(recorded_at, bool) and recorded_at >= 0:
-        moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=recorded_at)
-        return {"timestamp": moment.isoformat()}
-    return {}
+# Past this many µs, `recorded_at` in ns is beyond a trace's unsigned 64-bit times.
+_RECORDED_LIMIT = (2**63 - 1) // 1000 + 1
+
+
+def _recorded_ns(recorded_at: object) -> int | None:
+    """`recorded_at` (µs since the epoch) in ns for the shared `Clock.place`, or None when it
+    is no time a trace can hold (not an int, before 1970, past 2262: placed and warned
+    about by the clock). It went through an ISO string the clock parsed back, and a value
+    past the year 9999 raised OverflowError there: the whole file was lost."""
+    if type(recorded_at) is int and 0 <= recorded_at < _RECORDED_LIMIT:
+        return recorded_at * 1000
+    return None
 
 
 @record
@@ -242,7 +247,7 @@ class JournalBuilder:
         elif stream_id != self.session_id:
             self.skip("muse:other-stream")
             return
-        ts = clock.time(_clock_view(envelope.get("recorded_at")), line)
+        ts = clock.place(_recorded_ns(envelope.get("recorded_at")), line)
         self.start_ns = ts if self.start_ns is None else min(self.start_ns, ts)
         self.end_ns = ts if self.end_ns is None else max(self.end_ns, ts)
         payload_type = envelope["payload_type"]

@@ -1740,3 +1740,34 @@ def test_a_compaction_before_any_request_without_usage_is_an_instant(tmp_path: P
         installed,
         None,
     )
+
+
+@pytest.mark.parametrize("recorded_at", [999_999_999_999_999_999, 2**63 // 1000 + 1, -5, 1.5e15])
+def test_a_time_no_trace_can_hold_is_one_warning_not_the_file_lost(
+    tmp_path: Path, recorded_at: Any
+) -> None:
+    """`recorded_at` past 2262 (a trace's unsigned 64-bit ns), before 1970 or not an int:
+    one bad-timestamp warning at its line, the record placed 1 ms after the one before,
+    every other time as it was. Past the year 9999 it raised OverflowError, and the whole
+    file was lost ("could not be read")."""
+    bad = line(30)
+    bad["recorded_at"] = recorded_at
+    session, diagnostics = read(write(tmp_path, edited({30: bad})))
+    assert [(w.line, w.kind) for w in diagnostics.warnings if w.kind == "bad-timestamp"] == [
+        (30, "bad-timestamp")
+    ]
+    good, _ = read(write(tmp_path / "good", edited()))
+    assert (session.start_ns, session.end_ns) == (good.start_ns, good.end_ns)
+    assert len(session.responses) == len(good.responses) == 1
+
+
+def test_the_last_time_a_trace_can_hold_is_read(tmp_path: Path) -> None:
+    """The greatest `recorded_at` whose ns fits a trace's times is a time (the clock then
+    calls it an outlier beside its neighbours: its own warning), the next one is none."""
+    from agent_profiler.adapters.muse_journal import _recorded_ns
+
+    last = (2**63 - 1) // 1000
+    assert _recorded_ns(last) == last * 1000 < 2**63
+    assert _recorded_ns(last + 1) is None
+    assert _recorded_ns(0) == 0 and _recorded_ns(True) is None
+    assert _recorded_ns(1_789_246_716_491_567) == 1_789_246_716_491_567_000
