@@ -92,6 +92,18 @@ def export_both(
     whether the pass took it (`try_group` spied on; the switch off again after)."""
     monkeypatch.setenv(stream.SWITCH, "0")
     expected = export_trace(path, require_addition=False)
+    original = stream_group.try_group
+    handled = spy_on_try_group(monkeypatch)
+    monkeypatch.setenv(stream.SWITCH, "1")
+    # (export_trace checks the contract and the importer rules on it)
+    got = export_trace(path, require_addition=False)
+    monkeypatch.setenv(stream.SWITCH, "0")
+    monkeypatch.setattr(stream_group, "try_group", original)
+    return expected, got, handled
+
+
+def spy_on_try_group(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """For each group `try_group` is asked about from now on, whether the pass took it."""
     handled: list[bool] = []
     original = stream_group.try_group
 
@@ -101,12 +113,7 @@ def export_both(
         return outcome
 
     monkeypatch.setattr(stream_group, "try_group", spy)
-    monkeypatch.setenv(stream.SWITCH, "1")
-    # (export_trace checks the contract and the importer rules on it)
-    got = export_trace(path, require_addition=False)
-    monkeypatch.setenv(stream.SWITCH, "0")
-    monkeypatch.setattr(stream_group, "try_group", original)
-    return expected, got, handled
+    return handled
 
 
 def assert_same_trace(expected: Any, got: Any) -> None:
@@ -178,15 +185,7 @@ def test_the_switch_is_read_in_one_place(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_a_default_export_takes_the_pass_for_pi_only(
     journal: Path, taken: bool, export_trace: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    asked: list[bool] = []
-    original = stream_group.try_group
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        outcome = original(*args, **kwargs)
-        asked.append(outcome is not None)
-        return outcome
-
     monkeypatch.delenv(stream.SWITCH, raising=False)
-    monkeypatch.setattr(stream_group, "try_group", spy)
+    asked = spy_on_try_group(monkeypatch)
     export_trace(journal, require_addition=False)
     assert asked == ([True] if taken else [])

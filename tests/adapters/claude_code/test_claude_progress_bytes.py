@@ -62,22 +62,28 @@ def _both(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> int:
     return taken
 
 
-def test_every_transcript_of_tests_data_exports_the_same(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("root", "files", "lines"),
+    [
+        # Transcripts of a recent Claude Code (progress records after the first) take the path.
+        pytest.param(DATA, 12, 100, id="tests-data"),
+        pytest.param(
+            CORPUS,
+            10,
+            1000,
+            id="corpus",
+            marks=pytest.mark.skipif(
+                not CORPUS.is_dir(), reason=f"shared corpus not beside ({CORPUS})"
+            ),
+        ),
+    ],
+)
+def test_every_transcript_exports_the_same(
+    root: Path, files: int, lines: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    taken = {str(p.relative_to(DATA)): _both(p, tmp_path, monkeypatch) for p in _files(DATA)}
-    assert len(taken) >= 12, taken
-    # Transcripts of a recent Claude Code (progress records after the first) took the path.
-    assert sum(taken.values()) >= 100, taken
-
-
-@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"shared corpus not beside ({CORPUS})")
-def test_every_transcript_of_the_corpus_exports_the_same(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    taken = {str(p.relative_to(CORPUS)): _both(p, tmp_path, monkeypatch) for p in _files(CORPUS)}
-    assert len(taken) >= 10, taken
-    assert sum(taken.values()) >= 1000, taken
+    taken = {str(p.relative_to(root)): _both(p, tmp_path, monkeypatch) for p in _files(root)}
+    assert len(taken) >= files, taken
+    assert sum(taken.values()) >= lines, taken
 
 
 # --------------------------------------------------------------------------- the byte test
