@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -220,3 +221,55 @@ def test_a_worker_killed_before_it_is_handed_a_group_costs_nothing_but_time() ->
         pool.close()
     # THEN it says none was brought back (the caller reads them itself), in order
     assert outcomes == [(i, None) for i in range(len(tasks))]
+
+
+class _Marking:
+    """A group's use that leaves a file named after the process that read it (a worker's
+    reading is seen from the parent without timing it)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def __call__(self, sessions: object, diagnostics: object, task: Any, out: object) -> bytes:
+        (self.folder / f"{os.getpid()}-{task.index}").touch()
+        return b""
+
+
+def test_a_worker_goes_on_while_the_parent_reads_a_long_group(tmp_path: Path) -> None:
+    """A worker is handed several groups at a time (pipeline.IN_FLIGHT), so it keeps
+    reading while the parent reads a group of its own, however long that one takes: with
+    two, the worker waited for the parent a tenth of the bench's folder export."""
+    from agent_profiler.loader import LoadResult, plan_inputs
+    from agent_profiler.options import ReadOptions
+    from agent_profiler.pipeline import GroupTask, _Workers, run_group
+
+    groups = plan_inputs([_many_groups(tmp_path, copies=8)], None, LoadResult())
+    tasks = [GroupTask(i, g, ReadOptions()) for i, g in enumerate(groups)]
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    use = _Marking(marks)
+    by_worker: list[int] = []
+
+    def local(task: GroupTask) -> Any:
+        # GIVEN the parent's own group lasts until the worker has read three groups (or
+        # 20 s: a worker handed two waits for the parent all that time)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            done = [m for m in marks.iterdir() if not m.name.startswith(f"{os.getpid()}-")]
+            if len(done) >= 3:
+                break
+            time.sleep(0.005)
+        by_worker.append(len(done))
+        return run_group(task, use)
+
+    pool: _Workers[bytes] = _Workers(use, 1)
+    try:
+        # WHEN one worker and the parent read the groups
+        outcomes = list(pool.outcomes(tasks, local))
+    finally:
+        pool.close()
+    # THEN the worker read more than two groups while the parent read its first
+    assert by_worker and by_worker[0] >= 3, by_worker
+    # AND every group was read once, in order
+    assert [index for index, _ in outcomes] == list(range(len(tasks)))
+    assert len(list(marks.iterdir())) == len(tasks)
