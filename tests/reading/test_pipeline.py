@@ -21,7 +21,7 @@ from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.layout import TRACE_ROOT_UUID, UUID_BLOCK
 from agent_profiler.loader import LoadResult, load, plan_inputs
 from agent_profiler.model import Harness
-from agent_profiler.pipeline import PARALLEL_MIN_BYTES, jobs_for
+from agent_profiler.pipeline import IN_FLIGHT, PARALLEL_MIN_BYTES, hands_one_more, jobs_for
 from agent_profiler.stream.end import HEAD_SEQUENCES
 from samples import CLAUDE_SMALL, CODEX_SMALL, DATA, PI_LARGE
 from traceview import load_trace
@@ -177,6 +177,22 @@ def test_jobs_default_to_every_core_only_for_several_groups_of_enough_input(
     assert jobs_for(None, [half] * 12) == 8  # every core
     assert jobs_for(4, [small, small]) == 2  # --jobs, never more than the groups
     assert jobs_for(1, [half] * 12) == 1
+
+
+def test_near_the_end_a_worker_is_handed_one_group_at_a_time() -> None:
+    """A worker that brought a group back is handed the next while many are left; once
+    no more than IN_FLIGHT a worker are left, only when it has none in hand (the parent
+    reads the rest, so no process reads a queue alone at the end); with none left it is
+    told there is no more."""
+    workers = 2
+    many = IN_FLIGHT * workers + 1
+    assert hands_one_more(many, IN_FLIGHT - 1, workers)
+    assert hands_one_more(many, 0, workers)
+    assert not hands_one_more(many - 1, 1, workers)
+    assert not hands_one_more(1, IN_FLIGHT - 1, workers)
+    assert hands_one_more(many - 1, 0, workers)
+    assert hands_one_more(1, 0, workers)
+    assert hands_one_more(0, 3, workers)  # the end, sent once
 
 
 def test_warnings_of_groups_read_apart_add_up_in_the_groups_order() -> None:
