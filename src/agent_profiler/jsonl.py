@@ -29,7 +29,7 @@ from __future__ import annotations
 import io
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import BinaryIO, NamedTuple, cast
 
 import orjson
@@ -275,8 +275,14 @@ def sniff(path: str | os.PathLike[str], max_lines: int = 50) -> list[object]:
     for what `read_jsonl` would refuse (unreadable, UTF-16, not a journal) and for
     a compressed stream so corrupt that not one value could be read.
     """
+    return list(head_values(path, max_lines))
+
+
+def head_values(path: str | os.PathLike[str], max_lines: int = 50) -> Generator[object, None, None]:
+    """`sniff`'s values one at a time, read as they are asked for: a caller that has what
+    it needs stops (and closes it) before the rest of the head is parsed."""
     name = os.fspath(path)
-    values: list[object] = []
+    given = False
     seen = 0
     with open_stream(name) as stream:
         for outcome in _Journal(name, stream).outcomes():
@@ -284,15 +290,15 @@ def sniff(path: str | os.PathLike[str], max_lines: int = 50) -> list[object]:
                 seen += 1
                 if seen > max_lines:
                     break
-                values.append(outcome.value)
+                given = True
+                yield outcome.value
                 continue
             if outcome.counted:
                 seen += 1
                 if seen > max_lines:
                     break
-            if outcome.kind in {"bad-gzip", "read-error"} and not values:
+            if outcome.kind in {"bad-gzip", "read-error"} and not given:
                 raise JournalError(name, outcome.message)
-    return values
 
 
 def json_document(path: str | os.PathLike[str]) -> str | None:

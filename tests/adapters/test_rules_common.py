@@ -30,6 +30,7 @@ from agent_profiler.adapters.common import (
     within_limits,
 )
 from agent_profiler.diagnostics import LATER, Diagnostics
+from agent_profiler.errors import JournalError
 from agent_profiler.loader import load
 from rules_spy import raw_lines, record, write
 from shared_paths import TESTS
@@ -442,3 +443,76 @@ def test_a_records_time_is_timestamp_ns_placed_by_the_clock() -> None:
         (w.line, w.kind, w.message) for w in expected.warnings
     ]
     assert got.warning_counts == expected.warning_counts and len(got.warnings) >= 3
+
+
+def _journals() -> list[Path]:
+    """Every JSONL journal of tests/data and the shared corpus (the files the clock reads)."""
+    from shared_paths import CORPUS
+
+    found = []
+    for root in (TESTS / "data" / "journals", CORPUS):
+        for suffix in ("*.jsonl", "*.jsonl.gz"):
+            found += sorted(root.rglob(suffix)) if root.is_dir() else []
+    return found
+
+
+def test_the_clock_reads_the_head_only_to_its_third_time_and_finds_the_same() -> None:
+    """journal_clock stops at the third plausible time: the reference and the origin are
+    those of the whole head (50 records) on every journal of tests/data and the corpus."""
+    from agent_profiler.adapters.common import journal_clock
+    from agent_profiler.jsonl import sniff
+    from shared_paths import CORPUS
+
+    journals = _journals()
+    assert len(journals) >= 20
+    compared = 0
+    for path in journals:
+        try:
+            head = sniff(path)
+        except JournalError:
+            continue  # (not a journal: a deliberately broken test file)
+        reference = reference_time(
+            timestamp_ns(value.get("timestamp")) for value in head if isinstance(value, dict)
+        )
+        clock = journal_clock(path, Diagnostics())
+        assert (clock.reference_ns, clock.origin_ns) == (
+            reference,
+            clock_origin(head, path, reference),
+        ), path
+        compared += 1
+    assert compared >= (40 if CORPUS.is_dir() else 20)
+
+
+def test_the_clock_stops_reading_the_head_at_its_third_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agent_profiler.adapters.common as common
+
+    taken: list[object] = []
+    real = common.head_values
+
+    def counting(path: Any, max_lines: int = 50) -> Any:
+        for value in real(path, max_lines):
+            taken.append(value)
+            yield value
+
+    monkeypatch.setattr(common, "head_values", counting)
+    t = [START_NS + n * MS for n in range(60)]
+    stamps = [record_time_text(ts).replace("Z", f".{n:03d}Z") for n, ts in enumerate(t)]
+    # GIVEN an undated record, a lie (2099), then dated records
+    path = tmp_path / "head.jsonl"
+    lines = [{"type": "meta"}, {"timestamp": "2099-01-01T00:00:00Z"}]
+    lines += [{"timestamp": stamp} for stamp in stamps[1:]]
+    path.write_text("".join(json_text(line) + "\n" for line in lines))
+    clock = common.journal_clock(path, Diagnostics())
+    # THEN it read up to its third plausible time (2099, then two), no further
+    assert len(taken) == 4
+    assert clock.reference_ns == timestamp_ns(stamps[2])
+    assert clock.origin_ns == timestamp_ns(stamps[1]) - 2 * MS
+    # AND with fewer than three times it reads the whole head
+    taken.clear()
+    path.write_text("".join(json_text({"n": n}) + "\n" for n in range(60)))
+    os.utime(path, ns=(START_NS, START_NS))
+    clock = common.journal_clock(path, Diagnostics())
+    assert len(taken) == 50
+    assert clock.origin_ns == START_NS - 50 * MS

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from agent_profiler.console import counted
 from agent_profiler.diagnostics import LATER, Diagnostics, journal_name
 from agent_profiler.digest import blake2b
 from agent_profiler.errors import DamagedJournalError, JournalError
-from agent_profiler.jsonl import read_head, sniff
+from agent_profiler.jsonl import head_values, read_head
 from agent_profiler.model import Response, ToolCall
 from agent_profiler.privacy import private_path as private_path  # re-exported for adapters
 
@@ -357,8 +358,21 @@ def record_time_text(ts: int) -> str:
 def journal_clock(path: Path, diagnostics: Diagnostics, source: str | None = None) -> Clock:
     """The clock of a journal whose records carry ISO `timestamp`s: undated records before
     the first dated one go just before it, and the median of the first three times is what
-    a lying first record is judged against. Reads the head through the guarded reader."""
-    head = sniff(path)
+    a lying first record is judged against. Reads the head through the guarded reader, up
+    to its third plausible time: the median of the first three is the reference, and the
+    origin is found at it or before it (`clock_origin`), so the rest of the head (50
+    records, tool outputs among them) changes neither. Without three, the whole head."""
+    head: list[object] = []
+    dated = 0
+    with closing(head_values(path)) as values:
+        for value in values:
+            head.append(value)
+            if isinstance(value, dict):
+                ts = timestamp_ns(value.get("timestamp"))
+                if ts is not None and is_plausible_time(ts):
+                    dated += 1
+                    if dated == 3:
+                        break
     reference = reference_time(
         timestamp_ns(value.get("timestamp")) for value in head if isinstance(value, dict)
     )
