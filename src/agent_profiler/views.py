@@ -547,15 +547,6 @@ def _addition_order(addition: Addition) -> tuple[int, int, str]:
     return -addition.change.delta_tokens, addition.snapshot.time_ns, addition.change.id
 
 
-def largest_addition_per_snapshot(additions: list[Addition]) -> dict[int, Addition]:
-    """id(snapshot) → its largest addition, the first of `additions` (largest_additions order)
-    at that snapshot."""
-    first: dict[int, Addition] = {}
-    for addition in additions:
-        first.setdefault(id(addition.snapshot), addition)
-    return first
-
-
 __all__ = [
     "HEAD_AFTER_COMPACTION_LABEL",
     "HEAD_HINT",
@@ -577,7 +568,6 @@ __all__ = [
     "head_measured_after",
     "head_source",
     "iter_context_size",
-    "largest_addition_per_snapshot",
     "largest_additions",
     "largest_tool_additions",
     "launching_call",

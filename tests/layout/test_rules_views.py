@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from agent_profiler.model import Session
+from agent_profiler.summary import largest_addition_per_snapshot
 from agent_profiler.views import (
     INFERRED_HEAD_ID,
     basename,
-    largest_addition_per_snapshot,
     largest_additions,
 )
 from rules_spy import record, sessions
@@ -72,7 +72,7 @@ def test_largest_additions_list_every_growth_largest_first_then_by_time_and_id()
         ("item-user:811:0", 1),
     ]
     assert additions[0].change.delta_tokens > additions[1].change.delta_tokens
-    firsts = largest_addition_per_snapshot(additions)
+    firsts = largest_addition_per_snapshot(session)
     for snapshot in session.snapshots:
         mine = [a for a in additions if a.snapshot is snapshot]
         assert firsts.get(id(snapshot)) == (mine[0] if mine else None)
@@ -126,6 +126,58 @@ def test_the_tool_additions_are_the_first_of_the_additions_a_tool_call_caused() 
         assert [(a.change, a.snapshot, a.tool) for a in found] == [
             (a.change, a.snapshot, a.tool) for a in caused[:limit]
         ]
+
+
+def _first_of_each(session: Session) -> dict[int, tuple[object, ...]]:
+    """The definition: the first of largest_additions at each snapshot."""
+    first: dict[int, tuple[object, ...]] = {}
+    for a in largest_additions(session):
+        first.setdefault(id(a.snapshot), (a.change, a.snapshot, a.tool))
+    return first
+
+
+def test_a_snapshots_largest_addition_ties_to_the_smallest_item_id() -> None:
+    """Codex 0.104 with two hand-made changes of one delta, larger than any, added to a
+    snapshot in reverse id order: the smaller id is its largest addition, as the first of
+    largest_additions is; every other snapshot's is that first too."""
+    import dataclasses
+
+    from agent_profiler.model import ChangeKind, ContextChange
+
+    (session,) = sessions(CODEX)
+    index, snapshot = next(
+        (i, s) for i, s in enumerate(session.snapshots) if not s.baseline and s.changes
+    )
+    grown = [
+        ContextChange(
+            id=name,
+            category=snapshot.changes[0].category,
+            change=ChangeKind.ADDED,
+            tokens=10**8,
+            delta_tokens=10**8,
+        )
+        for name in ("zz", "aa")
+    ]
+    edited = dataclasses.replace(snapshot, changes=(*grown, *snapshot.changes))
+    snapshots = (*session.snapshots[:index], edited, *session.snapshots[index + 1 :])
+    session = dataclasses.replace(session, snapshots=snapshots)
+    found = largest_addition_per_snapshot(session)
+    assert found[id(edited)].change.id == "aa"
+    assert {k: (a.change, a.snapshot, a.tool) for k, a in found.items()} == _first_of_each(session)
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=SHARED_REASON)
+def test_each_snapshots_largest_addition_is_the_first_of_largest_additions_in_the_corpus() -> None:
+    """On every session of the corpus's Codex and Claude Code journals."""
+    checked = 0
+    for folder in ("codex", "claude-code"):
+        for session in sessions(CORPUS / folder):
+            found = largest_addition_per_snapshot(session)
+            assert {k: (a.change, a.snapshot, a.tool) for k, a in found.items()} == (
+                _first_of_each(session)
+            ), session.session_id
+            checked += len(found)
+    assert checked > 1000
 
 
 SPOTTER = DATA / "claude-code" / "spotter-2.1.39-subagents-compaction"
