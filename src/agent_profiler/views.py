@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import bisect
 import heapq
-import itertools
 import re
 from array import array
 from collections.abc import Iterator, Sequence
@@ -526,18 +525,30 @@ def largest_tool_additions(session: Session, limit: int) -> list[Addition]:
     """The first `limit` of largest_additions that a tool call caused (the trace's
     Largest additions instants), without making an Addition of every change: a long
     session has one per result it read."""
+    if limit <= 0:
+        return []
     tools = tools_by_call_id(session)
     # Ranked by (largest_additions' order, place in the walk) as plain tuples, and an
     # Addition made only of the `limit` kept: a key function per change was most of it.
-    seen = itertools.count()
-    caused = (
-        (-change.delta_tokens, snapshot.time_ns, change.id, next(seen), change, snapshot)
-        for snapshot in session.snapshots
-        if not snapshot.baseline
-        for change in snapshot.changes
-        if change.delta_tokens > 0 and change.source_id in tools and change.id != INFERRED_HEAD_ID
-    )
-    return [  # = sorted(…)[:limit], stable: `seen` breaks every tie
+    # A change smaller than the `limit` largest met so far (`bar`, a heap of their
+    # deltas) ranks after all of them: passed over before a tuple is made of it.
+    bar: list[int] = []
+    caused: list[tuple[int, int, str, int, ContextChange, ContextSnapshot]] = []
+    for snapshot in session.snapshots:
+        if snapshot.baseline:
+            continue
+        for change in snapshot.changes:
+            delta = change.delta_tokens
+            if delta <= 0 or (len(bar) == limit and delta < bar[0]):
+                continue
+            if change.source_id not in tools or change.id == INFERRED_HEAD_ID:
+                continue
+            caused.append((-delta, snapshot.time_ns, change.id, len(caused), change, snapshot))
+            if len(bar) < limit:
+                heapq.heappush(bar, delta)
+            elif delta > bar[0]:
+                heapq.heapreplace(bar, delta)
+    return [  # = sorted(…)[:limit], stable: the place in the walk breaks every tie
         Addition(change, snapshot, tools[change.source_id])
         for *_, change, snapshot in heapq.nsmallest(limit, caused)
     ]

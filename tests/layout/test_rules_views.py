@@ -180,6 +180,59 @@ def test_each_snapshots_largest_addition_is_the_first_of_largest_additions_in_th
     assert checked > 1000
 
 
+def test_a_tool_addition_that_ties_the_last_kept_still_ranks_by_its_id() -> None:
+    """Codex 0.104 with two hand-made additions by a tool call, of one delta larger than
+    any, in one snapshot and in reverse id order: with room for one, the smaller id."""
+    import dataclasses
+
+    from agent_profiler.model import ChangeKind, ContextChange
+    from agent_profiler.views import largest_tool_additions, tools_by_call_id
+
+    (session,) = sessions(CODEX)
+    call_id = next(iter(tools_by_call_id(session)))
+    index, snapshot = next(
+        (i, s) for i, s in enumerate(session.snapshots) if not s.baseline and s.changes
+    )
+    grown = [
+        ContextChange(
+            id=name,
+            category=snapshot.changes[0].category,
+            change=ChangeKind.ADDED,
+            tokens=10**8,
+            delta_tokens=10**8,
+            source_id=call_id,
+        )
+        for name in ("zz", "aa")
+    ]
+    edited = dataclasses.replace(snapshot, changes=(*grown, *snapshot.changes))
+    snapshots = (*session.snapshots[:index], edited, *session.snapshots[index + 1 :])
+    session = dataclasses.replace(session, snapshots=snapshots)
+    assert [a.change.id for a in largest_tool_additions(session, 1)] == ["aa"]
+    assert [a.change.id for a in largest_tool_additions(session, 2)] == ["aa", "zz"]
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=SHARED_REASON)
+def test_the_tool_additions_are_the_first_caused_by_a_tool_in_the_corpus() -> None:
+    """largest_tool_additions passes over a change smaller than the `limit` largest met so
+    far: the same as cutting largest_additions to those a tool caused, on every session of
+    the corpus's Codex and Claude Code journals, for every limit up to past their number."""
+    from agent_profiler.views import largest_tool_additions
+
+    checked = 0
+    for folder in ("codex", "claude-code"):
+        for session in sessions(CORPUS / folder):
+            caused = [
+                (a.change, a.snapshot, a.tool)
+                for a in largest_additions(session)
+                if a.tool is not None
+            ]
+            for limit in (0, 1, 2, 3, 10, len(caused) + 1):
+                found = largest_tool_additions(session, limit)
+                assert [(a.change, a.snapshot, a.tool) for a in found] == caused[:limit]
+            checked += len(caused)
+    assert checked > 500
+
+
 SPOTTER = DATA / "claude-code" / "spotter-2.1.39-subagents-compaction"
 MUSE_SYNTHETIC = DATA / "muse" / "synthetic"
 
