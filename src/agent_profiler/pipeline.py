@@ -344,7 +344,7 @@ class _Workers(Generic[T]):
         ready: dict[int, GroupOutcome[T]] = {}
 
         def top_up(connection: Any) -> bool:
-            """A worker that brought a group back: handed the next (`hands_one_more`)."""
+            """A worker handed the next group if `hands_one_more` says so."""
             left = len(tasks) - next_index[0]
             return (
                 give(connection) if hands_one_more(left, len(busy[connection]), len(busy)) else True
@@ -372,9 +372,13 @@ class _Workers(Generic[T]):
             for index in range(wanted, len(tasks)):
                 yield index, ready.pop(index, None)
 
-        if not all([all(give(c) for _ in range(IN_FLIGHT)) for _, c in self.workers]):
-            yield from rest(0)
-            return
+        # The first groups dealt round by round, under the same rule as later ones: with
+        # few groups each worker gets one (this process reads the rest), never one worker
+        # all of them while the others and this process wait.
+        for _ in range(IN_FLIGHT):
+            if not all([top_up(c) for _, c in self.workers]):
+                yield from rest(0)
+                return
         wanted = 0
         while wanted < len(tasks):
             if wanted in ready:

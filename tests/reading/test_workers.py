@@ -273,3 +273,58 @@ def test_a_worker_goes_on_while_the_parent_reads_a_long_group(tmp_path: Path) ->
     # AND every group was read once, in order
     assert [index for index, _ in outcomes] == list(range(len(tasks)))
     assert len(list(marks.iterdir())) == len(tasks)
+
+
+class _AfterTheParent:
+    """A group's use that, in a worker, waits until the parent has read a group of its own
+    (or 20 s), then leaves a file named after the process that read it."""
+
+    def __init__(self, folder: Path, parent: int) -> None:
+        self.folder = folder
+        self.parent = parent
+
+    def __call__(self, sessions: object, diagnostics: object, task: Any, out: object) -> bytes:
+        if os.getpid() == self.parent:
+            (self.folder / "parent-read").touch()
+        else:
+            deadline = time.monotonic() + 20
+            while not (self.folder / "parent-read").exists() and time.monotonic() < deadline:
+                time.sleep(0.005)
+        (self.folder / f"{os.getpid()}-{task.index}").touch()
+        return b""
+
+
+@pytest.mark.parametrize("copies", [3, 5])
+def test_few_groups_are_shared_among_the_workers_and_the_parent(
+    tmp_path: Path, copies: int
+) -> None:
+    """With no more groups than the workers hold at a time, each worker is handed one at a
+    time and the parent reads the others: one worker handed them all read them one after
+    the other while the others and the parent waited (the first handing filled each
+    worker in turn)."""
+    from agent_profiler.loader import LoadResult, plan_inputs
+    from agent_profiler.options import ReadOptions
+    from agent_profiler.pipeline import GroupTask, _Workers, run_group
+
+    groups = plan_inputs([_many_groups(tmp_path, copies=copies)], None, LoadResult())
+    tasks = [GroupTask(i, g, ReadOptions()) for i, g in enumerate(groups)]
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    use = _AfterTheParent(marks, os.getpid())
+    # GIVEN two workers (three processes, as `--jobs 3`)
+    pool: _Workers[bytes] = _Workers(use, 2)
+    try:
+        outcomes = list(pool.outcomes(tasks, lambda task: run_group(task, use)))
+    finally:
+        pool.close()
+    readers: dict[str, list[int]] = {}
+    for mark in marks.iterdir():
+        if mark.name != "parent-read":
+            pid, index = mark.name.split("-")
+            readers.setdefault(pid, []).append(int(index))
+    # THEN every process read a group (the parent one the workers were not handed), each
+    # group once, in order
+    assert [index for index, _ in outcomes] == list(range(len(tasks)))
+    assert sorted(i for found in readers.values() for i in found) == list(range(len(tasks)))
+    assert len(readers) == 3, readers
+    assert str(os.getpid()) in readers, readers
