@@ -330,50 +330,67 @@ def test_few_groups_are_shared_among_the_workers_and_the_parent(
     assert str(os.getpid()) in readers, readers
 
 
-class _Gated:
-    """A group's use that marks `start-<i>`, waits for the marks `waits[i]` names (or
-    20 s), then marks `p-<i>` in the parent or `w-<i>` in a worker: a schedule the test
-    sets, not the machine's timing."""
+class _Counted:
+    """The parent's end of a worker's pipe, noting each group sent with how many the worker
+    held then (sent and not brought back)."""
 
-    def __init__(self, folder: Path, parent: int, waits: dict[int, list[str]]) -> None:
-        self.folder = folder
-        self.parent = parent
-        self.waits = waits
+    def __init__(self, connection: Any, sent: list[tuple[int, int]]) -> None:
+        self.connection = connection
+        self.sent = sent
+        self.held = 0
 
-    def __call__(self, sessions: object, diagnostics: object, task: Any, out: object) -> bytes:
-        (self.folder / f"start-{task.index}").touch()
-        deadline = time.monotonic() + 20
-        for name in self.waits.get(task.index, []):
-            while not (self.folder / name).exists() and time.monotonic() < deadline:
-                time.sleep(0.005)
-        who = "p" if os.getpid() == self.parent else "w"
-        (self.folder / f"{who}-{task.index}").touch()
-        return b""
+    def send(self, task: Any) -> None:
+        if task is not None:
+            self.sent.append((task.index, self.held))
+            self.held += 1
+        self.connection.send(task)
+
+    def recv(self) -> Any:
+        answer = self.connection.recv()
+        self.held -= 1
+        return answer
+
+    def fileno(self) -> int:
+        return int(self.connection.fileno())
+
+    def poll(self, timeout: float = 0.0) -> bool:
+        return bool(self.connection.poll(timeout))
+
+    def close(self) -> None:
+        self.connection.close()
 
 
 def test_near_the_end_a_worker_with_a_group_in_hand_is_handed_no_other(tmp_path: Path) -> None:
-    """Six groups, one worker: it is dealt 0 and 1 (two left past the near-end line of
-    four); the parent reads 2 until the worker is done with both. When 0 comes back the
-    worker still holds 1 and three are left: it is handed nothing; when 1 comes back, 3.
-    The parent reads 4 and 5 while the worker's 3 waits for them. Handed one at each
-    answer, the worker gets 3 early and one of 4 and 5 besides (its 3 then waits out the
-    20 s for a mark the parent never makes)."""
+    """Six groups, one worker. Once no more than IN_FLIGHT are left, a group is sent to the
+    worker only when it holds none. The parent's own reads past the third wait until a
+    group has come back, so the parent takes it in while groups are still left (handed one
+    at every answer, the worker is sent one while it holds one)."""
     from agent_profiler.loader import LoadResult, plan_inputs
     from agent_profiler.options import ReadOptions
     from agent_profiler.pipeline import IN_FLIGHT, GroupTask, _Workers, run_group
 
-    assert IN_FLIGHT == 4  # (the schedule below is worked out for it)
     groups = plan_inputs([_many_groups(tmp_path, copies=6)], None, LoadResult())
     tasks = [GroupTask(i, g, ReadOptions()) for i, g in enumerate(groups)]
     marks = tmp_path / "marks"
     marks.mkdir()
-    waits = {0: ["start-2"], 2: ["w-0", "w-1"], 3: ["p-4", "p-5"]}
-    use = _Gated(marks, os.getpid(), waits)
+    use = _Marking(marks)
+    sent: list[tuple[int, int]] = []
     pool: _Workers[bytes] = _Workers(use, 1)
+    process, connection = pool.workers[0]
+    counted = _Counted(connection, sent)
+    pool.workers[0] = (process, counted)
+
+    def local(task: GroupTask) -> Any:
+        if task.index >= 3:  # (a group of the worker's back first: at most 20 s)
+            counted.poll(20)
+        return run_group(task, use)
+
     try:
-        outcomes = list(pool.outcomes(tasks, lambda task: run_group(task, use)))
+        outcomes = list(pool.outcomes(tasks, local))
     finally:
         pool.close()
-    read = sorted(m.name for m in marks.iterdir() if not m.name.startswith("start-"))
-    assert [index for index, _ in outcomes] == list(range(6))
-    assert read == ["p-2", "p-4", "p-5", "w-0", "w-1", "w-3"]
+    assert [index for index, _ in outcomes] == list(range(len(tasks)))
+    assert len(list(marks.iterdir())) == len(tasks)
+    assert [index for index, _ in sent][:2] == [0, 1]  # (dealt while more than four left)
+    near_the_end = [(index, held) for index, held in sent if len(tasks) - index <= IN_FLIGHT]
+    assert all(held == 0 for _, held in near_the_end), sent
