@@ -309,3 +309,19 @@ def test_a_category_whose_count_repeats_as_a_bool_or_an_equal_int_is_written_ane
             Coverage.PARTIAL, False, ((Category.RESULTS, tokens), (Category.SYSTEM, 5)),
         )  # fmt: skip
         pair.agree(response_args, _session(), response, snapshot, None, True, frozenset())
+
+
+@pytest.mark.parametrize("first", [0, 1, 127, 300, -5])
+def test_every_one_byte_count_is_its_generic_item_whichever_comes_first(first: int) -> None:
+    """A count below 128 after the first of them is that one's prefix and its byte (a
+    group's encoder starts afresh, and made each the generic way): the generic bytes for
+    every value, whichever value (of one byte, or not) the key met first."""
+    encoder = EventEncoder(1)
+    items = encoder.direct_args.items
+    rng = random.Random(first)
+    for tag, key in [(_ANNOTATION, "input_tokens"), (b"\x5a", "tokens"), (b"\x5a", "results")]:
+        item = items.count(tag, key)
+        values = list(range(128))
+        rng.shuffle(values)
+        for value in [first, *values, *values]:
+            assert item(value) == items.one(tag, key, value), (key, value)
