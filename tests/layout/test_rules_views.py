@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_profiler.model import Session
+from agent_profiler.model import ContextSnapshot, Session
 from agent_profiler.summary import largest_addition_per_snapshot
 from agent_profiler.views import (
     INFERRED_HEAD_ID,
@@ -78,10 +78,12 @@ def test_largest_additions_list_every_growth_largest_first_then_by_time_and_id()
         assert firsts.get(id(snapshot)) == (mine[0] if mine else None)
 
 
-def _with_a_still_change(session: Session, source_id: str = "") -> Session:
-    """The session with one hand-made change added to its first non-baseline snapshot that
-    has changes: an item whose size stayed the same (a category moved, delta 0), ranked
-    first by its size, caused by `source_id`."""
+def _prepended(
+    session: Session, *made: tuple[str, int, int, str]
+) -> tuple[Session, ContextSnapshot]:
+    """The session with hand-made changes put first in its first non-baseline snapshot
+    that has changes, each (id, tokens, delta_tokens, source_id) of that snapshot's first
+    category, added if it grew and replaced if not; and that snapshot as edited."""
     import dataclasses
 
     from agent_profiler.model import ChangeKind, ContextChange
@@ -89,17 +91,33 @@ def _with_a_still_change(session: Session, source_id: str = "") -> Session:
     index, snapshot = next(
         (i, s) for i, s in enumerate(session.snapshots) if not s.baseline and s.changes
     )
-    still = ContextChange(
-        id="still",
-        category=snapshot.changes[0].category,
-        change=ChangeKind.REPLACED,
-        tokens=10**9,
-        delta_tokens=0,
-        source_id=source_id,
-    )
-    edited = dataclasses.replace(snapshot, changes=(still, *snapshot.changes))
+    changes = [
+        ContextChange(
+            id=item_id,
+            category=snapshot.changes[0].category,
+            change=ChangeKind.ADDED if delta > 0 else ChangeKind.REPLACED,
+            tokens=tokens,
+            delta_tokens=delta,
+            source_id=source_id,
+        )
+        for item_id, tokens, delta, source_id in made
+    ]
+    edited = dataclasses.replace(snapshot, changes=(*changes, *snapshot.changes))
     snapshots = (*session.snapshots[:index], edited, *session.snapshots[index + 1 :])
-    return dataclasses.replace(session, snapshots=snapshots)
+    return dataclasses.replace(session, snapshots=snapshots), edited
+
+
+def _with_a_still_change(session: Session, source_id: str = "") -> Session:
+    """The session with one hand-made change added to its first non-baseline snapshot that
+    has changes: an item whose size stayed the same (a category moved, delta 0), ranked
+    first by its size, caused by `source_id`."""
+    return _prepended(session, ("still", 10**9, 0, source_id))[0]
+
+
+def _two_tied(session: Session, source_id: str = "") -> tuple[Session, ContextSnapshot]:
+    """Two hand-made additions of one delta larger than any, "zz" then "aa", caused by
+    `source_id` (`_prepended`)."""
+    return _prepended(session, ("zz", 10**8, 10**8, source_id), ("aa", 10**8, 10**8, source_id))
 
 
 def test_a_change_that_did_not_grow_is_no_addition() -> None:
@@ -140,27 +158,8 @@ def test_a_snapshots_largest_addition_ties_to_the_smallest_item_id() -> None:
     """Codex 0.104 with two hand-made changes of one delta, larger than any, added to a
     snapshot in reverse id order: the smaller id is its largest addition, as the first of
     largest_additions is; every other snapshot's is that first too."""
-    import dataclasses
-
-    from agent_profiler.model import ChangeKind, ContextChange
-
     (session,) = sessions(CODEX)
-    index, snapshot = next(
-        (i, s) for i, s in enumerate(session.snapshots) if not s.baseline and s.changes
-    )
-    grown = [
-        ContextChange(
-            id=name,
-            category=snapshot.changes[0].category,
-            change=ChangeKind.ADDED,
-            tokens=10**8,
-            delta_tokens=10**8,
-        )
-        for name in ("zz", "aa")
-    ]
-    edited = dataclasses.replace(snapshot, changes=(*grown, *snapshot.changes))
-    snapshots = (*session.snapshots[:index], edited, *session.snapshots[index + 1 :])
-    session = dataclasses.replace(session, snapshots=snapshots)
+    session, edited = _two_tied(session)
     found = largest_addition_per_snapshot(session)
     assert found[id(edited)].change.id == "aa"
     assert {k: (a.change, a.snapshot, a.tool) for k, a in found.items()} == _first_of_each(session)
@@ -183,30 +182,10 @@ def test_each_snapshots_largest_addition_is_the_first_of_largest_additions_in_th
 def test_a_tool_addition_that_ties_the_last_kept_still_ranks_by_its_id() -> None:
     """Codex 0.104 with two hand-made additions by a tool call, of one delta larger than
     any, in one snapshot and in reverse id order: with room for one, the smaller id."""
-    import dataclasses
-
-    from agent_profiler.model import ChangeKind, ContextChange
     from agent_profiler.views import largest_tool_additions, tools_by_call_id
 
     (session,) = sessions(CODEX)
-    call_id = next(iter(tools_by_call_id(session)))
-    index, snapshot = next(
-        (i, s) for i, s in enumerate(session.snapshots) if not s.baseline and s.changes
-    )
-    grown = [
-        ContextChange(
-            id=name,
-            category=snapshot.changes[0].category,
-            change=ChangeKind.ADDED,
-            tokens=10**8,
-            delta_tokens=10**8,
-            source_id=call_id,
-        )
-        for name in ("zz", "aa")
-    ]
-    edited = dataclasses.replace(snapshot, changes=(*grown, *snapshot.changes))
-    snapshots = (*session.snapshots[:index], edited, *session.snapshots[index + 1 :])
-    session = dataclasses.replace(session, snapshots=snapshots)
+    session, _ = _two_tied(session, next(iter(tools_by_call_id(session))))
     assert [a.change.id for a in largest_tool_additions(session, 1)] == ["aa"]
     assert [a.change.id for a in largest_tool_additions(session, 2)] == ["aa", "zz"]
 

@@ -214,17 +214,23 @@ def _read(tmp_path: Path, *lines: bytes) -> tuple[Any, int]:
     return builders[""], taken
 
 
-def test_the_first_progress_record_is_parsed_for_the_spans_start(tmp_path: Path) -> None:
-    """The span covers the records read no further from the first of them: it is parsed
-    (its time judged against its neighbour), the later ones are taken as bytes."""
-    builder, taken = _read(
+def _three_progress_records(tmp_path: Path, last: dict[str, Any]) -> tuple[Any, int]:
+    """`_read` of a prompt at :00, its reply at :02, then progress records at :05 and :07
+    (hook progress) and :09 (of `last`'s fields)."""
+    return _read(
         tmp_path,
         _claude("user", "00", "u1", **_PROMPT),
         _claude("assistant", "02", "a1", "u1", **_REPLY),
         _claude("progress", "05", "p1", "a1", **_HOOK),
         _claude("progress", "07", "p2", "p1", **_HOOK),
-        _claude("progress", "09", "p3", "p2", **_HOOK),
+        _claude("progress", "09", "p3", "p2", **last),
     )
+
+
+def test_the_first_progress_record_is_parsed_for_the_spans_start(tmp_path: Path) -> None:
+    """The span covers the records read no further from the first of them: it is parsed
+    (its time judged against its neighbour), the later ones are taken as bytes."""
+    builder, taken = _three_progress_records(tmp_path, _HOOK)
     assert taken == 2  # p2 and p3
     ns = 1_767_261_600_000_000_000  # 2026-01-01T10:00:00Z
     assert sorted(builder.outer) == [ns + 5_000_000_000, ns + 9_000_000_000]
@@ -289,14 +295,7 @@ def test_the_last_progress_record_bounds_the_span_whether_parsed_or_not(tmp_path
     """Progress records taken as bytes are kept apart from the parsed ones (in locals): the
     span's end is the last progress record's time either way."""
     nested = {"data": {"type": "agent_progress", "message": {"content": "x"}}}  # parsed
-    builder, taken = _read(
-        tmp_path,
-        _claude("user", "00", "u1", **_PROMPT),
-        _claude("assistant", "02", "a1", "u1", **_REPLY),
-        _claude("progress", "05", "p1", "a1", **_HOOK),
-        _claude("progress", "07", "p2", "p1", **_HOOK),
-        _claude("progress", "09", "p3", "p2", **nested),
-    )
+    builder, taken = _three_progress_records(tmp_path, nested)
     assert taken == 1  # p2
     ns = 1_767_261_600_000_000_000  # 2026-01-01T10:00:00Z
     assert sorted(builder.outer) == [ns + 5_000_000_000, ns + 9_000_000_000]
