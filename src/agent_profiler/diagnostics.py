@@ -127,12 +127,12 @@ def is_folder_of_ours(folder: str) -> bool:
     copy's, `open`'s trace's."""
     if not os.path.basename(folder).startswith("agent-profiler-"):
         return False  # (most paths: tempfile, and shutil with it, not imported for them)
-    import tempfile
+    from agent_profiler.output_errors import temporary_dir
 
-    return os.path.dirname(folder) in {
-        tempfile.gettempdir(),
-        os.path.realpath(tempfile.gettempdir()),
-    }
+    temporary = temporary_dir()
+    if temporary is None:
+        return False  # (no temporary folder: none of ours in it)
+    return os.path.dirname(folder) in {temporary, os.path.realpath(temporary)}
 
 
 # Warnings that mean the rest of a file was lost (not one line): the run goes on, but

@@ -40,11 +40,11 @@ def temporary_folder() -> str:
     """The temporary folder (TMPDIR, else /tmp …) as a line names it: below the current
     folder or `~/…` as a journal's path is shown, else as it is (`/tmp`, `/var/tmp`), unless
     a folder of its path is the user's name (then as `diagnostics.shown_path` shows it)."""
-    import tempfile
-
     from agent_profiler.diagnostics import shown_path
 
-    folder = tempfile.gettempdir()
+    folder = temporary_dir()
+    if folder is None:
+        return "none can be written"
     home = os.path.expanduser("~")
     below = [f.rstrip(os.sep) + os.sep for f in (os.getcwd(), home) if len(f) > 1]
     names = {os.path.basename(home.rstrip(os.sep))}
@@ -74,5 +74,25 @@ def cannot_write(path: Path, error: OSError, *, here: bool = False) -> OutputErr
 def temporary_failed(error: OSError) -> OutputError:
     """A file of ours in the temporary folder that failed (a full /tmp: the packets of a
     trace to stdout or a pipe, a report's sections): that folder named, not the output."""
+    if temporary_dir() is None:
+        return OutputError(NO_TEMPORARY_FOLDER)
     said = f"the temporary folder ({temporary_folder()}): {_reason(error)}"
     return OutputError(said + _what_to_do(error))
+
+
+# Where `tempfile` finds no folder it can write a file in (`tempfile.gettempdir` raises).
+NO_TEMPORARY_FOLDER = (
+    "no temporary folder can be written (TMPDIR, TEMP, TMP, /tmp, /var/tmp, /usr/tmp "
+    "and the current folder were tried): set TMPDIR to a folder that can be written"
+)
+
+
+def temporary_dir() -> str | None:
+    """`tempfile.gettempdir()`, or None where no folder is usable (it raises
+    FileNotFoundError then, and again at every call: the folder is not remembered)."""
+    import tempfile
+
+    try:
+        return tempfile.gettempdir()
+    except OSError:
+        return None

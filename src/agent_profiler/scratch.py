@@ -12,6 +12,7 @@ not ours to judge and is left. A temporary folder that takes no new folder is on
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -26,12 +27,15 @@ def make() -> Path:
     folders of processes gone are removed first."""
     import tempfile
 
-    sweep(Path(tempfile.gettempdir()))
+    from agent_profiler.output_errors import temporary_dir, temporary_failed
+
+    temporary = temporary_dir()
     try:
+        if temporary is None:  # (no usable temporary folder: mkdtemp says so, as an OSError)
+            raise FileNotFoundError(errno.ENOENT, "no usable temporary folder")
+        sweep(Path(temporary))
         folder = Path(tempfile.mkdtemp(prefix=PREFIX))
     except OSError as error:  # (a full or read-only temporary folder: one line, not a bug)
-        from agent_profiler.output_errors import temporary_failed
-
         raise temporary_failed(error) from error
     _hold(folder)
     return folder

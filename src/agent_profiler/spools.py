@@ -79,10 +79,15 @@ def temporary_file() -> _Spool:
     return _Spool(cast(IO[bytes], stream), temporary_failed)
 
 
+_TEMPORARY_NAMES = ("TMPDIR", "TEMP", "TMP")  # tempfile's, in its order
+
+
 def unnamed_temporary_file() -> _Spool:
     """`temporary_file` without importing tempfile (≈ 0.7 MB of modules) where it can:
-    an O_TMPFILE file in $TMPDIR or /tmp, else `temporary_file`."""
-    folder = Path(os.environ.get("TMPDIR") or "/tmp")
+    an O_TMPFILE file in the folder tempfile tries first (TMPDIR, TEMP or TMP, else /tmp),
+    else `temporary_file` (which tries the others)."""
+    named = (os.environ.get(name) for name in _TEMPORARY_NAMES)
+    folder = Path(next((value for value in named if value), "/tmp"))
     handle = unnamed(folder / "spool", os.O_RDWR | os.O_EXCL)
     if handle is None:
         return temporary_file()
