@@ -144,7 +144,7 @@ class Record(NamedTuple):
 
 def read_jsonl(
     path: str | os.PathLike[str], diagnostics: Diagnostics, skip: LineSkip | None = None
-) -> Iterator[tuple[int, object]]:
+) -> Generator[tuple[int, object], None, None]:
     """Yield `(line, value)` for every parseable non-blank line of a journal, in file
     order: plain pairs shaped as `Record` (a named tuple is made through a Python-level
     `__new__`, a pair is not).

@@ -156,6 +156,40 @@ def test_a_subagent_found_beside_that_could_not_be_read_is_read_next_time(
     as_fresh(str(parent))
 
 
+def test_a_subagent_found_beside_that_opens_but_is_refused_is_not_read_again(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file found beside that opens but that its read refuses (UTF-16 text) made every
+    collect read its group again, and write a new version with the same rows."""
+    # GIVEN a Claude Code session given alone, one of its subagents' files UTF-16 text
+    shutil.copytree(SPOTTER, "sp")
+    (parent,) = Path("sp").glob("*.jsonl.gz")
+    subagent = next(Path("sp").rglob(SUBAGENT))
+    kept = subagent.read_bytes()
+    subagent.write_bytes('{"type": "user"}\n'.encode("utf-16"))
+    said = f"error: {subagent}: {jsonl.UTF16_MESSAGE}\n"
+    first = run("collect", str(parent), "--to", "ds", "--jobs", "1")
+    assert said in first.stderr, first.stderr
+    assert len(_sessions(Path("ds"))) == 1
+    # WHEN it is collected again, nothing changed
+    reads = _reads(monkeypatch)
+    for _ in range(2):
+        again = run("collect", str(parent), "--to", "ds", "--jobs", "1")
+        # THEN the file is said again, its group is not read, and no version is made
+        assert (again.exit_code, reads) == (1, []), again.stdout + again.stderr
+        assert said in again.stderr
+        assert "ds: nothing new or changed; 1 journal: 0 new, 0 changed, 1 unchanged" in (
+            again.stdout
+        )
+    # WHEN it is saved again as UTF-8: its group is read again, and its rows arrive
+    subagent.write_bytes(kept)
+    second = collect(str(parent))
+    assert reads == [1]
+    assert "1 journal found beside them not read last time" in second.stdout
+    assert len(_sessions(Path("ds"))) == 2
+    as_fresh(str(parent))
+
+
 def test_an_unchanged_group_is_not_read_again(here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN a Codex parent and a Claude Code session, each collected alone with the journals
     # found beside them

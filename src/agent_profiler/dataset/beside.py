@@ -101,6 +101,25 @@ class Beside:
         return f"{head}: " + ", ".join(f"{n:,} {why}" for n, why in parts)
 
 
+def _refused(path: Path) -> JournalError | None:
+    """What its read would say again of a journal found beside that a read refused last
+    time, told from its head (UTF-16, not JSONL at all, a stream too damaged to give a
+    head: `jsonl.read_jsonl` refuses those before its first record), or None when its head
+    reads now: then its group is read again. Raises OSError when it cannot be opened."""
+    from agent_profiler.diagnostics import Diagnostics
+    from agent_profiler.jsonl import read_jsonl
+
+    os.close(os.open(path, os.O_RDONLY))
+    records = read_jsonl(path, Diagnostics())
+    try:
+        next(records, None)
+    except JournalError as error:
+        return error
+    finally:
+        records.close()
+    return None
+
+
 def look(
     old: dict[str, Any],
     files: dict[str, Path],
@@ -113,7 +132,9 @@ def look(
     journal given and one not given that the manifest keeps or lists as unread are
     planned again from their journals given; a journal the plan finds beside them that
     changed (by its hash, as `changes.scan`), is new to the group (not a copy of a journal
-    kept), or was not read last time makes its group read again."""
+    kept), or was not read last time and now opens and gives records makes its group read
+    again; one not read last time whose head still refuses it is said again (`failures`),
+    its group kept as collected."""
     from agent_profiler.loader import plan
 
     entries = old["files"]
@@ -148,7 +169,10 @@ def look(
                         beside.entries[key] = known | {"size": stat.st_size,
                                                        "mtime_ns": stat.st_mtime_ns}  # fmt: skip
                 elif any(key in old["groups"][g].get(UNREAD, ()) for g in owners):
-                    os.close(os.open(path, os.O_RDONLY))  # it would fail again: said only
+                    refused = _refused(path)  # (one that cannot be opened raises here)
+                    if refused is not None:  # it would fail again: said, its group kept
+                        beside.failures.append(refused)
+                        continue
                     why = "unread"
                 elif all(key not in old["groups"][g]["files"] for g in owners):
                     if held is None:
