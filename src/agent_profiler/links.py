@@ -125,7 +125,7 @@ def warn_unread_children(
     by = "this session" if len(parents) == 1 else f"{len(parents)} sessions (this one first)"
     if given == total:
         what = "its file was" if total == 1 else "their files were"
-        hint = f"{what} given but could not be read, as said above"
+        hint = f"{what} found but could not be read, as said above"
     else:
         hint = f"{verb} its file or folder" if total == 1 else f"{verb} their files or folder"
         if given:

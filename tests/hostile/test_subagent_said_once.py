@@ -1,6 +1,6 @@
 """A subagent's file that is given and cannot be read (damaged, no permission) is said once,
 on its `error:` line (it was said again as an `unreadable` warning), and the note on the
-subagent its session names says the file was given but could not be read (it asked the
+subagent its session names says the file was found but could not be read (it asked the
 user to pass the folder just given)."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def test_a_damaged_subagent_file_is_said_once(session: Path, command: str) -> No
     assert named == [f"error: sp/{SUBAGENT}:1: not a JSONL journal (first line is not JSON)"]
     assert "1 warning (subagent-not-read: 1)" in result.stderr
     assert (
-        "1 subagent named by this session was not read: its file was given but could not be "
+        "1 subagent named by this session was not read: its file was found but could not be "
         "read, as said above"
     ) in result.stderr
     assert "pass its file or folder" not in result.stderr

@@ -102,7 +102,7 @@ def _looks(children: int) -> int:
     CountedName.looked = 0
     warn_unread_children([(f"{SESSION}.jsonl", children, ids)], diagnostics, failed=failed)
     (warning,) = diagnostics.warnings
-    assert "their files were given but could not be read" in warning.message
+    assert "their files were found but could not be read" in warning.message
     return CountedName.looked
 
 
@@ -139,7 +139,7 @@ def test_a_subagent_is_given_when_its_id_is_part_of_a_failed_files_name() -> Non
     )
     parents = [("p1.jsonl", 1, ("S/aaaa1111", "S/dddd"))]
     assert _said(parents, failed) == (
-        "1 subagent named by this session was not read: its file was given but could not "
+        "1 subagent named by this session was not read: its file was found but could not "
         "be read, as said above"
     )
     assert _said([("p1.jsonl", 1, ("S/cc",))], failed) == (
