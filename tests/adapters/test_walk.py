@@ -73,22 +73,42 @@ def test_walk_tree_walks_as_os_walk_does_in_the_same_order(tmp_path: Path) -> No
     assert [e.filename for e in gone] == [str(tmp_path / "missing")]
 
 
-def _deep(root: Path, depth: int) -> Path:
-    """A file `depth` folders below `root` (one-letter folders: well within PATH_MAX)."""
-    folder = root
-    folder.mkdir(exist_ok=True)
-    for _ in range(depth):  # one mkdir a level: os.makedirs recurses too
-        folder = folder / "d"
-        folder.mkdir()
-    return folder
+@pytest.fixture
+def deep() -> Any:
+    """`deep(root, depth)`: a folder `depth` folders below `root` (one-letter folders: well
+    within PATH_MAX), removed level by level once the test ends. Left in place, a later
+    pytest run's removal of old temporary folders (`shutil.rmtree`, recursive) met it and
+    ended that run in a RecursionError (a fourth bare `pytest`; every `make mutation`)."""
+    made: list[Path] = []
+
+    def make(root: Path, depth: int) -> Path:
+        folder = root
+        folder.mkdir(exist_ok=True)
+        made.append(folder)
+        for _ in range(depth):  # one mkdir a level: os.makedirs recurses too
+            folder = folder / "d"
+            folder.mkdir()
+            made.append(folder)
+        return folder
+
+    yield make
+    for folder in reversed(made):  # the deepest first, each emptied of its files
+        for entry in os.scandir(folder):
+            if entry.is_dir(follow_symlinks=False):
+                continue  # (its own "d", removed already: then the scan found none)
+            os.unlink(entry.path)
+        if folder != made[0]:
+            folder.rmdir()
 
 
-def test_a_tree_thousands_of_folders_deep_is_walked_without_recursion(tmp_path: Path) -> None:
+def test_a_tree_thousands_of_folders_deep_is_walked_without_recursion(
+    tmp_path: Path, deep: Any
+) -> None:
     from agent_profiler.adapters.walk import walk_tree
 
     # GIVEN a file 1,500 folders down (Python 3.11's os.walk and a recursive walk: a
     # RecursionError at about a thousand)
-    bottom = _deep(tmp_path, 1500)
+    bottom = deep(tmp_path, 1500)
     (bottom / "x.jsonl").write_text("{}\n")
     # WHEN walked both ways THEN the file is found
     assert matching(tmp_path, "*.jsonl") == [bottom / "x.jsonl"]
@@ -102,7 +122,7 @@ def os_join(root: str, name: str) -> str:
     return os.path.join(root, name)
 
 
-def test_export_reads_a_journal_1200_folders_down(tmp_path: Path) -> None:
+def test_export_reads_a_journal_1200_folders_down(tmp_path: Path, deep: Any) -> None:
     import shutil
 
     from typer.testing import CliRunner
@@ -111,7 +131,7 @@ def test_export_reads_a_journal_1200_folders_down(tmp_path: Path) -> None:
     from samples import CODEX_SMALL
 
     # GIVEN a Codex rollout 1,200 folders below the folder given
-    bottom = _deep(tmp_path / "tree", 1200)
+    bottom = deep(tmp_path / "tree", 1200)
     shutil.copy(CODEX_SMALL, bottom / CODEX_SMALL.name)
     # WHEN the folder is exported THEN the rollout is read (no internal error)
     out = tmp_path / "t.pftrace"
