@@ -181,11 +181,18 @@ def test_a_subagent_found_beside_that_opens_but_is_refused_is_not_read_again(
         assert "ds: nothing new or changed; 1 journal: 0 new, 0 changed, 1 unchanged" in (
             again.stdout
         )
+    # WHEN it is emptied: its head refuses nothing now (no record at all), so its group is
+    # read again
+    subagent.write_bytes(b"")
+    emptied = run("collect", str(parent), "--to", "ds", "--jobs", "1")
+    assert "internal error" not in emptied.stderr, emptied.stderr
+    assert reads == [1]
+    assert "1 journal found beside them not read last time" in emptied.stdout
     # WHEN it is saved again as UTF-8: its group is read again, and its rows arrive
     subagent.write_bytes(kept)
     second = collect(str(parent))
-    assert reads == [1]
-    assert "1 journal found beside them not read last time" in second.stdout
+    assert reads == [1, 1]
+    assert "1 journal found beside them changed" in second.stdout
     assert len(_sessions(Path("ds"))) == 2
     as_fresh(str(parent))
 
