@@ -197,6 +197,35 @@ def test_a_subagent_found_beside_that_opens_but_is_refused_is_not_read_again(
     as_fresh(str(parent))
 
 
+def test_a_subagent_that_was_the_group_s_only_unread_journal_is_read_once_it_reads(
+    here: Path,
+) -> None:
+    """The group's only journal not given is one its read refused (no entry, listed as
+    unread): the group is still planned again, and read once the file reads. (The session
+    of the tests above has a second subagent, kept in the manifest, which alone would make
+    its group looked at.)"""
+    # GIVEN a Claude Code session given alone with one subagent, whose file is UTF-16 text
+    shutil.copytree(SPOTTER, "sp")
+    (parent,) = Path("sp").glob("*.jsonl.gz")
+    subagents = sorted(Path("sp").rglob("agent-*.jsonl"))
+    subagent = next(p for p in subagents if p.name == SUBAGENT)
+    for other in subagents:
+        if other != subagent:
+            other.unlink()
+    kept = subagent.read_bytes()
+    subagent.write_bytes('{"type": "user"}\n'.encode("utf-16"))
+    first = run("collect", str(parent), "--to", "ds", "--jobs", "1")
+    assert first.exit_code == 1 and jsonl.UTF16_MESSAGE in first.stderr, first.stderr
+    assert len(_sessions(Path("ds"))) == 1
+    # WHEN it is saved again as UTF-8 and the session alone, unchanged, is collected
+    subagent.write_bytes(kept)
+    again = collect(str(parent))
+    # THEN its group is read again, the subagent's rows with it
+    assert "1 journal found beside them not read last time" in again.stdout
+    assert len(_sessions(Path("ds"))) == 2
+    as_fresh(str(parent))
+
+
 def test_an_unchanged_group_is_not_read_again(here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN a Codex parent and a Claude Code session, each collected alone with the journals
     # found beside them
