@@ -12,7 +12,6 @@ not ours to judge and is left. A temporary folder that takes no new folder is on
 
 from __future__ import annotations
 
-import errno
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -27,13 +26,14 @@ def make() -> Path:
     folders of processes gone are removed first."""
     import tempfile
 
-    from agent_profiler.output_errors import temporary_dir, temporary_failed
+    from agent_profiler.errors import OutputError
+    from agent_profiler.output_errors import NO_TEMPORARY_FOLDER, temporary_dir, temporary_failed
 
     temporary = temporary_dir()
+    if temporary is None:  # (tempfile finds no folder it can write in)
+        raise OutputError(NO_TEMPORARY_FOLDER)
+    sweep(Path(temporary))
     try:
-        if temporary is None:  # (no usable temporary folder: mkdtemp says so, as an OSError)
-            raise FileNotFoundError(errno.ENOENT, "no usable temporary folder")
-        sweep(Path(temporary))
         folder = Path(tempfile.mkdtemp(prefix=PREFIX))
     except OSError as error:  # (a full or read-only temporary folder: one line, not a bug)
         raise temporary_failed(error) from error

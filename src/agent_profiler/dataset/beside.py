@@ -103,13 +103,13 @@ class Beside:
 
 def _refused(path: Path) -> JournalError | None:
     """What its read would say again of a journal found beside that a read refused last
-    time, told from its head (UTF-16, not JSONL at all, a stream too damaged to give a
-    head: `jsonl.read_jsonl` refuses those before its first record), or None when its head
-    reads now: then its group is read again. Raises OSError when it cannot be opened."""
+    time, told from its head (it cannot be opened, UTF-16, not JSONL at all, a stream too
+    damaged to give a head: `jsonl.read_jsonl` refuses those before its first record,
+    an unopenable one as `changes.unopenable` says it), or None when its head reads now:
+    then its group is read again."""
     from agent_profiler.diagnostics import Diagnostics
     from agent_profiler.jsonl import read_jsonl
 
-    os.close(os.open(path, os.O_RDONLY))
     records = read_jsonl(path, Diagnostics())
     try:
         next(records, None)
@@ -169,7 +169,7 @@ def look(
                         beside.entries[key] = known | {"size": stat.st_size,
                                                        "mtime_ns": stat.st_mtime_ns}  # fmt: skip
                 elif any(key in old["groups"][g].get(UNREAD, ()) for g in owners):
-                    refused = _refused(path)  # (one that cannot be opened raises here)
+                    refused = _refused(path)
                     if refused is not None:  # it would fail again: said, its group kept
                         beside.failures.append(refused)
                         continue
