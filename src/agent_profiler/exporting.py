@@ -131,7 +131,11 @@ def export_perfetto(
     with spool(target) as packets:
         try:
             result, diagnostics, outcomes = read_groups(
-                journals, options, EncodeTrace(facts, compress), packets
+                # --jobs 1: one process, no helper for a long session either
+                journals,
+                options,
+                EncodeTrace(facts, compress, helper=options.jobs != 1),
+                packets,
             )
         except OSError as error:  # the spool's (its own failures are OutputErrors already)
             raise spool_failed(target, error) from error

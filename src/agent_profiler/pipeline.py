@@ -529,6 +529,9 @@ class EncodeTrace:
 
     facts: TraceFacts
     compress: bool = True  # deflated into compressed_packets, in the worker when in one
+    # A long session's second run of events encoded on another core (writers/runs.py),
+    # when the group is read in this process (a folder's workers keep the cores busy).
+    helper: bool = False
 
     def __call__(
         self,
@@ -542,7 +545,9 @@ class EncodeTrace:
         if not sessions:
             return b""
         writer = PerfettoWriter(
-            replace(self.facts, accounting=diagnostics.accounting()), compress=self.compress
+            replace(self.facts, accounting=diagnostics.accounting()),
+            compress=self.compress,
+            helper=self.helper and out is not None,
         )
         if out is not None:
             writer.write_group(sessions, out, task.index)

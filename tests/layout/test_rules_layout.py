@@ -32,7 +32,7 @@ from agent_profiler.layout import (
     start_rank,
 )
 from agent_profiler.model import Session
-from agent_profiler.writers.perfetto import _END, _slice_sweep
+from agent_profiler.writers.perfetto import END, _slice_sweep
 from rules_spy import raw_lines, sessions
 from samples import CLAUDE_SMALL, DATA, PI_LARGE
 
@@ -285,7 +285,7 @@ def test_slice_events_are_the_order_the_perfetto_writer_sweeps() -> None:
         for laid in _layout(*journals).sessions:
             events = sorted(laid.slice_events(), key=lambda e: e[:3])
             swept = [
-                (ts, rank, order, what, part == _END)
+                (ts, rank, order, what, part == END)
                 for ts, rank, order, what, part in _slice_sweep(
                     sorted(begin_events(laid.slices), key=lambda e: e[:3])
                 )

@@ -36,7 +36,7 @@ from agent_profiler.model import (
     ToolCall,
     Usage,
 )
-from agent_profiler.writers.perfetto import PerfettoWriter, _session_events
+from agent_profiler.writers.perfetto import PerfettoWriter, session_events
 
 S = 1_000_000_000
 T0 = 1_770_000_000 * S
@@ -228,7 +228,7 @@ def test_the_writer_holds_a_slice_from_its_begin_to_its_end_only() -> None:
     assert plan.slice_count == 3 * 2_000 + 2
     before = _live_slices()
     # WHEN the Perfetto writer has swept half of the session's events
-    events = _session_events(plan)
+    events = session_events(plan)
     for _ in range(plan.slice_count):
         next(events)
     # THEN it holds the few slices still open (the capture, the run, a response and its

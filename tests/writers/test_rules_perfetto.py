@@ -171,12 +171,12 @@ def _times(packets: list[Any]) -> list[int]:
 def _layout_times(found: list[Any]) -> list[int]:
     """The times the writer was given (the layout's events, session by session)."""
     from agent_profiler.layout import iter_layout, ordered_sessions
-    from agent_profiler.writers.perfetto import _session_events
+    from agent_profiler.writers.perfetto import session_events
 
     return [
         event[0]
         for _, tracks in iter_layout(ordered_sessions(found), TraceFacts())
-        for event in _session_events(tracks)
+        for event in session_events(tracks)
     ]
 
 

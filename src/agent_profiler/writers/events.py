@@ -97,11 +97,15 @@ class DeltaClock:
     go back (Trace Processor then drops the events it cannot place: measured). Past the
     last id the group's events carry absolute REALTIME times, as before deltas."""
 
-    __slots__ = ("absolute", "clock_ids", "last", "sequence")
+    __slots__ = ("absolute", "clock_ids", "last", "sequence", "used")
 
-    def __init__(self, sequence: int) -> None:
+    def __init__(self, sequence: int, used: int = 0) -> None:
+        """`used`: clock ids of the sequence taken before this clock (an encoder that
+        goes on after another on the same sequence: writers/runs.py) — a clock id's
+        snapshots must not go back, so each run of a sequence starts a clock of its own."""
         self.sequence = sequence
-        self.clock_ids = iter(DELTA_CLOCK_IDS)
+        self.clock_ids = iter(DELTA_CLOCK_IDS[used:])
+        self.used = used  # the sequence's clock ids taken, this clock's included
         self.last: int | None = None  # None: no clock started yet
         self.absolute = False
 
@@ -111,6 +115,7 @@ class DeltaClock:
         before it, or b"")."""
         clock_id = next(self.clock_ids, None)
         self.absolute = clock_id is None
+        self.used += 1
         # The clock is said on this packet (Trace Processor applies defaults to the
         # packets after it) and as the sequence's default for the packets that follow.
         said = _CLOCK_ID + varint(CLOCK_REALTIME if clock_id is None else clock_id)
@@ -137,9 +142,18 @@ class EventEncoder:
     halves the file on long sessions."""
 
     def __init__(
-        self, sequence: int, direct: bool = True, unique: frozenset[str] = UNIQUE_STRING_KEYS
+        self,
+        sequence: int,
+        direct: bool = True,
+        unique: frozenset[str] = UNIQUE_STRING_KEYS,
+        *,
+        clocks_used: int = 0,
     ) -> None:
-        self.clock = DeltaClock(sequence)
+        """`clocks_used`: the sequence's clock ids taken by the encoders before this one
+        (DeltaClock); a new encoder's first packet clears the sequence's incremental
+        state, so it may go on where another stopped (writers/runs.py)."""
+        self.sequence = sequence
+        self.clock = DeltaClock(sequence, clocks_used)
         self.sequence_field = _SEQUENCE_ID + varint(sequence)
         self.flags = _FLAGS_FIRST
         self.packets = 0  # packets encoded, clock snapshots included

@@ -58,13 +58,13 @@ __all__ = ["ContentMode", "PerfettoWriter", "TraceFacts", "build_layout"]
 MAX_EXTRA_COUNTERS = 8
 
 
-_BEGIN, _END, _COUNTER = 0, 1, 2
+BEGIN, END, COUNTER = 0, 1, 2
 # (timestamp, rank, order, what, part): `what` is the slice (begin, end) or the counter
 # values at that time (track uuid → value, in the order they are encoded).
-_Event = tuple[int, int, int, LaidSlice | dict[int, int], int]
+Event = tuple[int, int, int, LaidSlice | dict[int, int], int]
 
 
-def _session_events(plan: SessionPlan) -> Iterator[_Event]:
+def session_events(plan: SessionPlan) -> Iterator[Event]:
     """(timestamp, rank, order, what, part) of one session in (timestamp, rank, order)
     order: the plan's slice events with its counter packets let in before the first slice
     event they precede (`_slice_sweep`)."""
@@ -77,8 +77,8 @@ _NEVER: tuple[Any, ...] = (math.inf,)
 
 
 def _slice_sweep(
-    begins: Iterable[tuple[int, int, int, LaidSlice]], counters: Iterator[_Event] | None = None
-) -> Iterator[_Event]:
+    begins: Iterable[tuple[int, int, int, LaidSlice]], counters: Iterator[Event] | None = None
+) -> Iterator[Event]:
     """Every slice begin, instant and slice end, ordered by (ts, rank, order), from the
     begins in that order (SessionPlan.begins, layout.begin_events), with `counters`' packets
     (in that order too) let in before the first slice event they precede. An end always
@@ -91,10 +91,10 @@ def _slice_sweep(
     key cost a Python call per event, and each generator layer a resume per event."""
     following = iter(()) if counters is None else counters
     counter: tuple[Any, ...] = next(following, _NEVER)
-    open_ends: list[_Event] = []
+    open_ends: list[Event] = []
     push, pop = heapq.heappush, heapq.heappop
     for ts, rank, order, slice_ in begins:
-        begin = (ts, rank, order, slice_, _BEGIN)
+        begin = (ts, rank, order, slice_, BEGIN)
         while open_ends and open_ends[0] < begin:
             end = pop(open_ends)
             while counter < end:
@@ -114,7 +114,7 @@ def _slice_sweep(
                 closing = R_CAPTURE_END
             else:
                 closing = R_ZERO_END if finish == ts else R_SLICE_END
-            push(open_ends, (finish, closing, order, slice_, _END))
+            push(open_ends, (finish, closing, order, slice_, END))
     while open_ends:
         end = pop(open_ends)
         while counter < end:
@@ -126,7 +126,7 @@ def _slice_sweep(
         yield from following
 
 
-def _counter_packets(counters: Sequence[CounterSeries], seq: int) -> Iterator[_Event]:
+def _counter_packets(counters: Sequence[CounterSeries], seq: int) -> Iterator[Event]:
     """Counter samples at the same time and rank travel in one packet: one counter as the
     event's own value, the others as extra counter values (this cuts the counters' share
     of the file by about 4x on a long session). Each series is ordered by (ts, rank), so
@@ -172,7 +172,7 @@ def _counter_packets(counters: Sequence[CounterSeries], seq: int) -> Iterator[_E
             values.update(zeros)
         if len(values) <= 1 + MAX_EXTRA_COUNTERS:
             seq += 1
-            yield ts, rank, seq, values, _COUNTER
+            yield ts, rank, seq, values, COUNTER
             continue
         # Trace Processor drops a whole TrackEvent carrying more than 8 extra counter
         # values (stat track_event_extra_counter_exceeds_max): at most 1 + 8 counters
@@ -181,7 +181,7 @@ def _counter_packets(counters: Sequence[CounterSeries], seq: int) -> Iterator[_E
         for first in range(0, len(pairs), 1 + MAX_EXTRA_COUNTERS):
             seq += 1
             chunk = dict(pairs[first : first + 1 + MAX_EXTRA_COUNTERS])
-            yield ts, rank, seq, chunk, _COUNTER
+            yield ts, rank, seq, chunk, COUNTER
 
 
 def sequence_of(group: int) -> int:
@@ -222,12 +222,19 @@ def write_header(stream: IO[bytes], header: TraceHeader) -> int:
 def encode_plan(encoder: EventEncoder, add: Callable[[bytes], None], plan: SessionPlan) -> None:
     """A session's events, swept in (time, rank, order) order, as packets handed to `add`
     (its track descriptors written before)."""
+    encode_events(encoder, add, plan.activity, session_events(plan))
+
+
+def encode_events(
+    encoder: EventEncoder, add: Callable[[bytes], None], activity: str, events: Iterator[Event]
+) -> None:
+    """Swept events (`session_events`) as packets handed to `add`; `activity` is the
+    category of the session's counter packets."""
     end, begin, counters = encoder.end, encoder.begin, encoder.counters
-    activity = plan.activity  # the category of its counter packets
-    for ts, _, _, what, part in _session_events(plan):
-        if part == _END:
+    for ts, _, _, what, part in events:
+        if part == END:
             add(end(ts, what.track_uuid))  # type: ignore[union-attr]
-        elif part == _BEGIN:
+        elif part == BEGIN:
             add(begin(ts, what))  # type: ignore[arg-type]
         else:
             add(counters(ts, activity, what))  # type: ignore[arg-type]
@@ -249,11 +256,16 @@ class PerfettoWriter:
     # groups in worker processes and never hold every session at once.
     by_group = True
 
-    def __init__(self, facts: TraceFacts | None = None, *, compress: bool = True) -> None:
+    def __init__(
+        self, facts: TraceFacts | None = None, *, compress: bool = True, helper: bool = False
+    ) -> None:
         self.facts = facts or TraceFacts()
         # Each group's packets deflated into compressed_packets (writers/chunks.py); the
         # trace's first packets (clock snapshot, attributes, root track) stay as they are.
         self.compress = compress
+        # A long session's second run of events encoded by a helper process on another
+        # core where one can run (writers/runs.py); the same bytes either way.
+        self.helper = helper
 
     def write(self, sessions: Sequence[Session], stream: IO[bytes]) -> int:
         """Write the trace of these sessions as one group; returns the number of packets."""
@@ -263,18 +275,27 @@ class PerfettoWriter:
 
     def write_group(self, sessions: Sequence[Session], stream: IO[bytes], group: int) -> int:
         """One group's packets (everything but the clock snapshot); returns their number."""
+        from agent_profiler.writers.runs import second_run_at, write_in_two_runs  # (imports us)
+
         sequence = sequence_of(group)
         encoder = EventEncoder(sequence)
         sink = PacketSink(stream, compress=self.compress)
         add = sink.add
-        descriptors = 0
+        packets = 0  # descriptors, and the events of encoders done with
         try:
             for session_group, tracks in iter_layout(ordered_sessions(sessions), self.facts, group):
                 for track in (session_group, *tracks.tracks):
                     add(record(track_descriptor_packet(sequence, track)))
-                    descriptors += 1
-                encode_plan(encoder, add, tracks)
+                    packets += 1
+                at = second_run_at(tracks)
+                if at is None:
+                    encode_plan(encoder, add, tracks)
+                else:  # a long session: in two runs, the second maybe on another core
+                    encoder, done = write_in_two_runs(
+                        encoder, sink, stream, tracks, at, helper=self.helper
+                    )
+                    packets += done
             sink.close()
         finally:
             sink.stop()
-        return descriptors + encoder.packets
+        return packets + encoder.packets

@@ -1,0 +1,213 @@
+"""A long session's events in two runs (writers/runs.py): the trace holds what one run
+writes (tracks, slices with their args, counters, flows), meets the contract and the
+importer's rules; the second run clears the sequence's incremental state and starts a
+clock of its own, as does the session after it; a helper process on another core writes
+the same bytes this process would, and a helper that fails is replaced by this process.
+The threshold is lowered here so that the journals of tests/data are long sessions."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+from agent_profiler.writers import runs
+from agent_profiler.writers.perfetto import PerfettoWriter
+from realtp import SHARED
+from rules_spy import sessions
+from shared_paths import TESTS
+from stream.test_pi_stream import assert_same_trace
+from traceview import SEQ_INCREMENTAL_STATE_CLEARED, inflated
+
+JOURNALS = TESTS / "data" / "journals"
+# A Claude Code session with two subagents in its group (the long session is not the
+# group's last), and a Codex rollout.
+SPOTTER = JOURNALS / "claude-code" / "spotter-2.1.39-subagents-compaction"
+CODEX = (
+    JOURNALS / "codex" / "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl.gz"
+)
+CORPUS_CLAUDE = SHARED / "corpus" / "claude-code"
+LOW = 40  # slices: every session of these journals but the smallest is "long"
+
+
+def _cleared_and_clocks(path: Path) -> tuple[dict[int, int], list[int]]:
+    """Per sequence, how many packets clear its incremental state; and the ids of the
+    sequence-scoped clocks the trace's snapshots start, in file order."""
+    cleared: dict[int, int] = {}
+    clocks: list[int] = []
+    for packet in inflated(path).packet:
+        if packet.sequence_flags & SEQ_INCREMENTAL_STATE_CLEARED:
+            sequence = packet.trusted_packet_sequence_id
+            cleared[sequence] = cleared.get(sequence, 0) + 1
+        if packet.HasField("clock_snapshot"):
+            clocks += [c.clock_id for c in packet.clock_snapshot.clocks if c.clock_id >= 64]
+    return cleared, clocks
+
+
+def _exports(
+    path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch, *args: str
+) -> tuple[Any, Any]:
+    """`path` exported in one run per session, then with long sessions in two runs (each
+    export checked against the contract and the importer's rules by `export_trace`)."""
+    monkeypatch.setattr(runs, "SECOND_RUN_SLICES", 10**9)
+    whole = export_trace(path, args=args, require_addition=False)
+    monkeypatch.setattr(runs, "SECOND_RUN_SLICES", LOW)
+    split = export_trace(path, args=args, require_addition=False)
+    return whole, split
+
+
+def _corpus_claude() -> list[Any]:
+    if not CORPUS_CLAUDE.is_dir():
+        return [pytest.param(None, marks=pytest.mark.skip(reason=f"no corpus at {CORPUS_CLAUDE}"))]
+    biggest = max(CORPUS_CLAUDE.rglob("*.jsonl"), key=lambda p: p.stat().st_size)
+    return [pytest.param(biggest, id=f"corpus/{biggest.name}")]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(SPOTTER, id="claude-code-subagents"),
+        pytest.param(CODEX, id="codex"),
+        *_corpus_claude(),
+    ],
+)
+def test_two_runs_hold_what_one_run_holds(
+    path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    whole, split = _exports(path, export_trace, monkeypatch)
+    assert_same_trace(whole, split)
+    assert split.path.read_bytes() != whole.path.read_bytes()
+    # THEN each long session clears the sequence's state twice more than one run does
+    # (its second run, and the session after it), and no clock id is started twice
+    before, whole_clocks = _cleared_and_clocks(whole.path)
+    after, clocks = _cleared_and_clocks(split.path)
+    assert before.keys() == after.keys()
+    assert sum(after.values()) > sum(before.values())
+    assert len(clocks) == len(set(clocks)) and len(clocks) > len(whole_clocks)
+
+
+def _helper_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A helper may run whatever this test process holds (its memory rule: below)."""
+    monkeypatch.setattr(runs, "HELPER_MEMORY", 2**40)
+    if not runs.helper_can_run():
+        pytest.skip("a helper cannot run here (not Linux, one core, or another thread)")
+
+
+def test_the_helper_writes_the_bytes_this_process_would(
+    export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _helper_here(monkeypatch)
+    forks: list[int] = []
+    fork = os.fork
+    parent = os.getpid()
+
+    def counted() -> int:
+        pid = fork()
+        if pid:
+            forks.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", counted)
+    monkeypatch.setattr(runs, "SECOND_RUN_SLICES", LOW)
+    alone = export_trace(SPOTTER, args=("--jobs", "1"), require_addition=False)
+    assert forks == []  # --jobs 1: one process
+    helped = export_trace(SPOTTER, require_addition=False)
+    assert os.getpid() == parent
+    assert len(forks) >= 1
+    assert helped.path.read_bytes() == alone.path.read_bytes()
+
+
+def test_a_helper_that_fails_is_replaced(
+    export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _helper_here(monkeypatch)
+    parent = os.getpid()
+    second_run = runs._second_run
+    calls: list[int] = []
+
+    def failing_in_the_helper(*args: Any) -> int:
+        if os.getpid() != parent:
+            raise RuntimeError("the helper fails")
+        calls.append(1)
+        return second_run(*args)
+
+    monkeypatch.setattr(runs, "SECOND_RUN_SLICES", LOW)
+    alone = export_trace(CODEX, args=("--jobs", "1"), require_addition=False)
+    monkeypatch.setattr(runs, "_second_run", failing_in_the_helper)
+    replaced = export_trace(CODEX, require_addition=False)
+    assert calls, "this process wrote the second run"
+    assert replaced.path.read_bytes() == alone.path.read_bytes()
+
+
+def test_where_the_second_run_starts() -> None:
+    class Plan:
+        def __init__(self, count: int) -> None:
+            self.slice_count = count
+
+    threshold = runs.SECOND_RUN_SLICES
+    assert runs.second_run_at(Plan(threshold - 1)) is None  # type: ignore[arg-type]
+    assert runs.second_run_at(Plan(threshold)) == threshold * 11 // 20  # type: ignore[arg-type]
+    assert runs.second_run_at(Plan(20_000)) == 11_000  # type: ignore[arg-type]
+
+
+def test_no_helper_past_the_memory_it_may_double(
+    export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A helper copies most of what it shares with this process: none runs while this
+    process holds more than HELPER_MEMORY (the trace is the same)."""
+    _helper_here(monkeypatch)
+    assert runs._resident() > 2**20  # (read from /proc: this process holds over 1 MB)
+    forks: list[int] = []
+    fork = os.fork
+
+    def counted() -> int:
+        pid = fork()
+        if pid:
+            forks.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", counted)
+    monkeypatch.setattr(runs, "SECOND_RUN_SLICES", LOW)
+    helped = export_trace(SPOTTER, require_addition=False)
+    assert len(forks) >= 1
+    monkeypatch.setattr(runs, "HELPER_MEMORY", runs._resident() // 2)
+    assert not runs.helper_can_run()
+    forks.clear()
+    alone = export_trace(SPOTTER, require_addition=False)
+    assert forks == []
+    assert alone.path.read_bytes() == helped.path.read_bytes()
+
+
+@pytest.mark.parametrize("helper", [False, True], ids=["here", "helper"])
+def test_the_packets_counted_are_the_packets_written(
+    helper: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if helper:
+        _helper_here(monkeypatch)
+    monkeypatch.setattr(runs, "SECOND_RUN_SLICES", LOW)
+    stream = io.BytesIO()
+    count = PerfettoWriter(compress=False, helper=helper).write(sessions(SPOTTER), stream)
+    assert count == len(inflated(stream.getvalue()).packet)
+
+
+def test_the_second_run_starts_at_its_slice_begin(
+    export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One session: the packet that clears the state a second time is the begin of the
+    slice after the first run's share of them."""
+    monkeypatch.setattr(runs, "SECOND_RUN_SLICES", LOW)
+    split = export_trace(CODEX, args=("--no-compress",), require_addition=False)
+    begins = 0
+    cleared: list[int] = []  # the slice begins before each packet clearing the state
+    kinds = (pb.TrackEvent.TYPE_SLICE_BEGIN, pb.TrackEvent.TYPE_INSTANT)
+    for packet in inflated(split.path).packet:
+        if packet.sequence_flags & SEQ_INCREMENTAL_STATE_CLEARED:
+            cleared.append(begins)
+        if packet.HasField("track_event") and packet.track_event.type in kinds:
+            begins += 1
+    assert len(cleared) == 2 and cleared[0] == 0
+    assert cleared[1] == begins * 11 // 20
