@@ -211,3 +211,34 @@ def test_the_second_run_starts_at_its_slice_begin(
             begins += 1
     assert len(cleared) == 2 and cleared[0] == 0
     assert cleared[1] == begins * 11 // 20
+
+
+def test_no_temporary_folder_for_the_helper_is_no_failure(
+    export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The helper writes into a file with no name in the temporary folder: where none can
+    be made, this process writes the second run (no fork, the same bytes)."""
+    from agent_profiler import spools
+    from agent_profiler.errors import OutputError
+
+    _helper_here(monkeypatch)
+    monkeypatch.setattr(runs, "SECOND_RUN_SLICES", LOW)
+    helped = export_trace(SPOTTER, require_addition=False)
+
+    def refused() -> Any:
+        raise OutputError("error: no temporary folder can be written")
+
+    forks: list[int] = []
+    fork = os.fork
+
+    def counted() -> int:
+        pid = fork()
+        if pid:
+            forks.append(pid)
+        return pid
+
+    monkeypatch.setattr(spools, "unnamed_temporary_file", refused)
+    monkeypatch.setattr(os, "fork", counted)
+    alone = export_trace(SPOTTER, require_addition=False)
+    assert forks == []
+    assert alone.path.read_bytes() == helped.path.read_bytes()
