@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-SAMPLE := tests/data/journals/claude-code/entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl
+DEMO_JOURNAL := tests/data/journals/claude-code/entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl
 
 .PHONY: help demo test check lint types browser unit golden bench screenshots clean mutation
 
@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)  ## Export a bundled Claude Code journal to sample_traces/ and say how to open it
 	mkdir -p sample_traces
-	$(BIN)/agent-profiler export $(SAMPLE) -o sample_traces/claude-code-compaction.pftrace --force
+	$(BIN)/agent-profiler export $(DEMO_JOURNAL) -o sample_traces/claude-code-compaction.pftrace --force
 	@echo "(the command lives in .venv/bin: .venv/bin/agent-profiler open sample_traces/claude-code-compaction.pftrace)"
 
 test: lint types unit  ## Lint, type-check and run the whole test suite (installs nothing outside .venv)

@@ -50,6 +50,7 @@ DEFAULT = [
     "src/agent_profiler/writers/chunks.py",
     "src/agent_profiler/writers/packets.py",
     "src/agent_profiler/writers/direct.py",
+    "src/agent_profiler/writers/runs.py",
     "src/agent_profiler/writers/__init__.py",
     "src/agent_profiler/adapters/common.py",
     "src/agent_profiler/adapters/drafts.py",
@@ -95,6 +96,7 @@ WRITER_MODULES = {
     "src/agent_profiler/writers/chunks.py",
     "src/agent_profiler/writers/packets.py",
     "src/agent_profiler/writers/direct.py",
+    "src/agent_profiler/writers/runs.py",
     "src/agent_profiler/writers/__init__.py",
 }
 WRITER_TESTS = [
@@ -108,6 +110,7 @@ WRITER_TESTS = [
     "tests/writers/test_packets.py",
     "tests/writers/test_direct.py",
     "tests/writers/test_events.py",
+    "tests/writers/test_runs.py",  # a long session in two runs, the helper process
     "tests/adapters/test_duplicate_sessions.py",
     "tests/adapters/claude_code/test_context_only.py",
     "tests/adapters/claude_code/test_context_native.py",
