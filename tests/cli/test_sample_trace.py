@@ -18,7 +18,7 @@ runner = CliRunner()
 
 def test_the_committed_sample_trace_is_the_demos_export(tmp_path: Path) -> None:
     makefile = (ROOT / "Makefile").read_text()
-    sample = re.search(r"^SAMPLE := (\S+)$", makefile, re.MULTILINE)
+    sample = re.search(r"^DEMO_JOURNAL := (\S+)$", makefile, re.MULTILINE)
     assert sample is not None
     out = tmp_path / "claude-code-compaction.pftrace"
     result = runner.invoke(app, ["export", str(ROOT / sample.group(1)), "-o", str(out)])
