@@ -252,8 +252,9 @@ class _Helper:
     def kill(self) -> None:
         """End the helper (this process failed or was interrupted) and reap it."""
         try:
-            os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
+            if self.pid > 0:  # (0 or below would signal a whole process group)
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
         except (ProcessLookupError, ChildProcessError):
             pass
         finally:
