@@ -111,14 +111,44 @@ def test_the_helper_writes_the_bytes_this_process_would(
             forks.append(pid)
         return pid
 
+    second_run = runs._second_run
+    here: list[int] = []  # second runs this process encoded
+
+    def spied(*args: Any) -> int:
+        if os.getpid() == parent:
+            here.append(1)
+        return second_run(*args)
+
     monkeypatch.setattr(os, "fork", counted)
+    monkeypatch.setattr(runs, "_second_run", spied)
     monkeypatch.setattr(runs, "SECOND_RUN_SLICES", LOW)
     alone = export_trace(SPOTTER, args=("--jobs", "1"), require_addition=False)
-    assert forks == []  # --jobs 1: one process
+    assert forks == [] and here  # --jobs 1: one process, which encodes the second runs
+    here.clear()
     helped = export_trace(SPOTTER, require_addition=False)
     assert os.getpid() == parent
-    assert len(forks) >= 1
+    # THEN helpers encoded every second run (none failed: this process encoded none)
+    assert len(forks) >= 1 and here == []
     assert helped.path.read_bytes() == alone.path.read_bytes()
+
+
+def test_the_helper_takes_up_where_the_first_run_stops() -> None:
+    """The helper's sweep, skipped to the first run's end, yields the begin the first run
+    stopped at, then what follows (`_skip_first_run`); a plan with fewer begins is an
+    error, never a second run made of nothing."""
+    events = [
+        (1, 0, 1, "a", runs.BEGIN),
+        (2, 0, 0, {}, 2),
+        (3, 0, 1, "a", runs.END),
+        (4, 0, 2, "b", runs.BEGIN),
+        (5, 0, 3, "c", runs.BEGIN),
+    ]
+    rest = iter(events)
+    assert runs._skip_first_run(rest, 1) == events[3]  # type: ignore[arg-type]
+    assert list(rest) == events[4:]
+    assert runs._skip_first_run(iter(events), 0) == events[0]  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="fewer slices"):
+        runs._skip_first_run(iter(events), 3)  # type: ignore[arg-type]
 
 
 def test_a_helper_that_fails_is_replaced(
