@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import io
 import os
+import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -88,13 +91,72 @@ def test_two_runs_hold_what_one_run_holds(
     assert before.keys() == after.keys()
     assert sum(after.values()) > sum(before.values())
     assert len(clocks) == len(set(clocks)) and len(clocks) > len(whole_clocks)
+    # each run takes the next id: every session here starts a clock (a group's first, a
+    # subagent inside its parent, or the first after a long session)
+    assert clocks == list(range(64, 64 + len(clocks)))
+    # and the second runs are deflated as the first (no event packet outside a bundle)
+    assert not any(p.HasField("track_event") for p in pb.Trace.FromString(raw(split)).packet)
+
+
+def raw(exported: Any) -> bytes:
+    return bytes(exported.path.read_bytes())
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return 1
 
 
 def _helper_here(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A helper may run whatever this test process holds (its memory rule: below)."""
+    """A helper may run whatever this test process holds (its memory rule: below); on
+    Linux with two cores, it must."""
     monkeypatch.setattr(runs, "HELPER_MEMORY", 2**40)
-    if not runs.helper_can_run():
-        pytest.skip("a helper cannot run here (not Linux, one core, or another thread)")
+    if not sys.platform.startswith("linux") or _cores() < 2:
+        pytest.skip("a helper runs on Linux with a second core")
+    assert runs.helper_can_run()
+
+
+def test_when_a_helper_may_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    _helper_here(monkeypatch)
+    # not beside another thread (a fork copies none of them)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert not runs.helper_can_run()
+    finally:
+        stop.set()
+        other.join()
+    assert runs.helper_can_run()
+    # not on one core
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _: {0})
+    assert not runs.helper_can_run()
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _: {0, 1})
+    assert runs.helper_can_run()
+    # not past HELPER_MEMORY (at it: yes), nor where the memory cannot be read
+    monkeypatch.setattr(runs, "_resident", lambda: 100)
+    monkeypatch.setattr(runs, "HELPER_MEMORY", 100)
+    assert runs.helper_can_run()
+    monkeypatch.setattr(runs, "HELPER_MEMORY", 99)
+    assert not runs.helper_can_run()
+
+    def unreadable() -> int:
+        raise OSError("no /proc")
+
+    monkeypatch.setattr(runs, "_resident", unreadable)
+    assert not runs.helper_can_run()
+
+
+def test_the_memory_read_is_the_resident_set() -> None:
+    if not sys.platform.startswith("linux"):
+        pytest.skip("/proc/self/status")
+    status = Path("/proc/self/status").read_text()
+    resident_kb = next(
+        int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")
+    )
+    assert abs(runs._resident() - resident_kb * 1024) < 8 * 2**20
 
 
 def test_the_helper_writes_the_bytes_this_process_would(
@@ -272,3 +334,35 @@ def test_no_temporary_folder_for_the_helper_is_no_failure(
     alone = export_trace(SPOTTER, require_addition=False)
     assert forks == []
     assert alone.path.read_bytes() == helped.path.read_bytes()
+
+
+def test_a_failed_first_run_ends_its_helper(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process fails (or is interrupted) while its helper runs: the helper is
+    killed and reaped before the error goes on, no process left behind."""
+    _helper_here(monkeypatch)
+    monkeypatch.setattr(runs, "SECOND_RUN_SLICES", LOW)
+    forks: list[int] = []
+    fork = os.fork
+
+    def counted() -> int:
+        pid = fork()
+        if pid:
+            forks.append(pid)
+        return pid
+
+    def failing(*args: Any) -> Any:
+        raise RuntimeError("the first run fails")
+
+    def slow_helper(*args: Any) -> Any:
+        time.sleep(60)  # (the helper's first step: it would still be running)
+
+    monkeypatch.setattr(os, "fork", counted)
+    monkeypatch.setattr(runs, "_first_run", failing)
+    monkeypatch.setattr(runs, "_skip_first_run", slow_helper)
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match="first run fails"):
+        PerfettoWriter(helper=True).write(sessions(SPOTTER), io.BytesIO())
+    assert time.monotonic() - started < 30  # killed, not waited for
+    assert len(forks) == 1
+    with pytest.raises(ChildProcessError):  # reaped already: no zombie, no process
+        os.waitpid(forks[0], os.WNOHANG)
