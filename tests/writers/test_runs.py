@@ -366,3 +366,30 @@ def test_a_failed_first_run_ends_its_helper(monkeypatch: pytest.MonkeyPatch) -> 
     assert len(forks) == 1
     with pytest.raises(ChildProcessError):  # reaped already: no zombie, no process
         os.waitpid(forks[0], os.WNOHANG)
+
+
+def test_a_helper_reaped_is_never_signalled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once waited for, a helper's pid may be another process's: the copy of its packets
+    failing (a full disk) must not lead to a kill of that pid."""
+    if not hasattr(os, "fork"):
+        pytest.skip("needs fork")
+    from agent_profiler.spools import temporary_file
+
+    spool = temporary_file()
+    spool.write(b"packets" + runs._COUNT.pack(1))
+    spool.flush()
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    helper = runs._Helper(pid, spool)
+
+    class Full(io.BytesIO):
+        def write(self, data: Any) -> int:
+            raise OSError(28, "No space left on device")
+
+    signalled: list[int] = []
+    monkeypatch.setattr(os, "kill", lambda pid, sig: signalled.append(pid))
+    with pytest.raises(OSError, match="No space"):
+        helper.join(Full())
+    helper.kill()
+    assert signalled == []

@@ -230,6 +230,7 @@ class _Helper:
         spool = self.spool
         try:
             _, status = os.waitpid(self.pid, 0)
+            self.pid = 0  # reaped: its pid may be another process's now, never to be killed
             gc.unfreeze()  # (earlier, it wrote to every object's header: a copy of each page)
             if os.waitstatus_to_exitcode(status) != 0:
                 return None
