@@ -98,6 +98,21 @@ def test_two_runs_hold_what_one_run_holds(
     assert not any(p.HasField("track_event") for p in pb.Trace.FromString(raw(split)).packet)
 
 
+def _count_forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The pids of the processes forked from now on (in this process)."""
+    forks: list[int] = []
+    fork = os.fork
+
+    def counted() -> int:
+        pid = fork()
+        if pid:
+            forks.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", counted)
+    return forks
+
+
 def raw(exported: Any) -> bytes:
     return bytes(exported.path.read_bytes())
 
@@ -230,7 +245,9 @@ def test_a_helper_that_fails_is_replaced(
     monkeypatch.setattr(runs, "SECOND_RUN_SLICES", LOW)
     alone = export_trace(CODEX, args=("--jobs", "1"), require_addition=False)
     monkeypatch.setattr(runs, "_second_run", failing_in_the_helper)
+    forks = _count_forks(monkeypatch)
     replaced = export_trace(CODEX, require_addition=False)
+    assert forks, "a helper was started"
     assert calls, "this process wrote the second run"
     assert replaced.path.read_bytes() == alone.path.read_bytes()
 
@@ -280,10 +297,12 @@ def test_the_packets_counted_are_the_packets_written(
 ) -> None:
     if helper:
         _helper_here(monkeypatch)
+    forks = _count_forks(monkeypatch)
     monkeypatch.setattr(runs, "SECOND_RUN_SLICES", LOW)
     stream = io.BytesIO()
     count = PerfettoWriter(compress=False, helper=helper).write(sessions(SPOTTER), stream)
     assert count == len(inflated(stream.getvalue()).packet)
+    assert bool(forks) == helper
 
 
 def test_the_second_run_starts_at_its_slice_begin(
@@ -315,7 +334,9 @@ def test_no_temporary_folder_for_the_helper_is_no_failure(
 
     _helper_here(monkeypatch)
     monkeypatch.setattr(runs, "SECOND_RUN_SLICES", LOW)
+    started = _count_forks(monkeypatch)
     helped = export_trace(SPOTTER, require_addition=False)
+    assert started
 
     def refused() -> Any:
         raise OutputError("error: no temporary folder can be written")
@@ -376,12 +397,12 @@ def test_a_helper_reaped_is_never_signalled(monkeypatch: pytest.MonkeyPatch) -> 
     from agent_profiler.spools import temporary_file
 
     spool = temporary_file()
-    spool.write(b"packets" + runs._COUNT.pack(1))
+    spool.write(b"packets" + runs._COUNT.pack(1, 2))
     spool.flush()
     pid = os.fork()
     if pid == 0:
         os._exit(0)
-    helper = runs._Helper(pid, spool)
+    helper = runs._Helper(pid, spool, frozen=True)
 
     class Full(io.BytesIO):
         def write(self, data: Any) -> int:
@@ -393,3 +414,90 @@ def test_a_helper_reaped_is_never_signalled(monkeypatch: pytest.MonkeyPatch) -> 
         helper.join(Full())
     helper.kill()
     assert signalled == []
+
+
+def test_no_helper_where_children_are_reaped_by_the_kernel(
+    export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGCHLD ignored (inherited from a parent that ignores it): no helper's outcome
+    could be waited for, so none runs, and one already reaped is no failure."""
+    import signal
+
+    _helper_here(monkeypatch)
+    monkeypatch.setattr(runs, "SECOND_RUN_SLICES", LOW)
+    helped = export_trace(SPOTTER, require_addition=False)
+    before = signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    try:
+        assert not runs.helper_can_run()
+        forks = _count_forks(monkeypatch)
+        alone = export_trace(SPOTTER, require_addition=False)
+        assert forks == []
+        assert alone.path.read_bytes() == helped.path.read_bytes()
+    finally:
+        signal.signal(signal.SIGCHLD, before)
+    # A helper someone else reaped: its outcome is unknown, this process encodes the run.
+    from agent_profiler.spools import temporary_file
+
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    signalled: list[int] = []
+    monkeypatch.setattr(os, "kill", lambda pid, sig: signalled.append(pid))
+    helper = runs._Helper(pid, temporary_file(), frozen=True)
+    assert helper.join(io.BytesIO()) is None
+    helper.kill()
+    assert signalled == []
+
+
+@pytest.mark.parametrize("frozen", [False, True], ids=["thawed", "frozen-before"])
+def test_the_collector_is_left_as_it_was(frozen: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The collector is frozen across the fork, then as it was: what the loader froze
+    (loader.fewer_collections) stays frozen until the loader lets it go."""
+    import gc
+
+    _helper_here(monkeypatch)
+    monkeypatch.setattr(runs, "SECOND_RUN_SLICES", LOW)
+    forks = _count_forks(monkeypatch)
+    gc.unfreeze()
+    if frozen:
+        gc.freeze()
+    try:
+        PerfettoWriter(helper=True).write(sessions(SPOTTER), io.BytesIO())
+        assert forks
+        assert (gc.get_freeze_count() > 0) == frozen
+    finally:
+        gc.unfreeze()
+
+
+def test_a_first_run_that_started_more_clocks_is_followed_after_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Were the first run to start a second clock (its times going back), the second run
+    would start after it: not the helper's run (made before), this process's, the same
+    bytes either way."""
+    first_run = runs._first_run
+
+    def two_clocks(encoder: Any, *args: Any) -> Any:
+        event = first_run(encoder, *args)
+        encoder.clock.used += 1  # as if it had started one more
+        return event
+
+    monkeypatch.setattr(runs, "_first_run", two_clocks)
+    monkeypatch.setattr(runs, "SECOND_RUN_SLICES", LOW)
+    alone = io.BytesIO()
+    PerfettoWriter(helper=False).write(sessions(CODEX), alone)
+    _helper_here(monkeypatch)
+    forks = _count_forks(monkeypatch)
+    helped = io.BytesIO()
+    PerfettoWriter(helper=True).write(sessions(CODEX), helped)
+    assert forks
+    assert helped.getvalue() == alone.getvalue()
+    clocks = [
+        c.clock_id
+        for p in inflated(helped.getvalue()).packet
+        if p.HasField("clock_snapshot")
+        for c in p.clock_snapshot.clocks
+        if c.clock_id >= 64
+    ]
+    assert clocks == [64, 66]  # the second run after the two the first took

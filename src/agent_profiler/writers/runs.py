@@ -22,6 +22,7 @@ about a third of an event's encoding), so the first run is the larger share
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import gc
 import os
@@ -46,7 +47,7 @@ SECOND_RUN_SLICES = 4096
 HELPER_MEMORY = 50 * 2**20
 # The first run's share of the slice begins, as a fraction (numerator, denominator).
 FIRST_SHARE = (11, 20)
-_COUNT = struct.Struct("<Q")  # the helper's packet count, after its packets
+_COUNT = struct.Struct("<QQ")  # the helper's packet count and clock ids used, at its end
 _COPY = 1 << 20
 
 
@@ -78,12 +79,22 @@ def write_in_two_runs(
     # last event written): the second run takes the id after that one.
     second_clocks = encoder.clock.used + 1
     sink.stop()  # its thread ended (its chunks written): a fork copies no other thread
-    helper_run = _Helper.start(plan, at, sequence, second_clocks, sink.compress) if helper else None
+    helper_run: _Helper | None = None
     try:
+        if helper:
+            with _signals_held() as held:  # (not between the fork and `helper_run` set)
+                helper_run = _Helper.start(plan, at, sequence, second_clocks, sink.compress, held)
         events = session_events(plan)
         first = _first_run(encoder, sink.add, plan.activity, events, at)
         sink.close()  # the first run's packets before the second run's
         packets = encoder.packets
+        if encoder.clock.used > second_clocks:
+            # The first run started more than one clock (its times went back: a sweep's
+            # never do): the second run goes on after them, here, in either case.
+            second_clocks = encoder.clock.used
+            if helper_run is not None:
+                helper_run.kill()
+                helper_run = None
         second = helper_run.join(stream) if helper_run is not None else None
         helper_run = None
         if second is None:  # encoded here: the same bytes the helper would have written
@@ -93,7 +104,25 @@ def write_in_two_runs(
     finally:
         if helper_run is not None:
             helper_run.kill()
-    return EventEncoder(sequence, clocks_used=second_clocks + 1), packets + second
+    written, clocks_used = second
+    return EventEncoder(sequence, clocks_used=clocks_used), packets + written
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[set[int | signal.Signals] | None]:
+    """Ctrl-C and SIGTERM held back (the mask before yielded, None where there is none):
+    one that came between the fork and the helper's own handlers ran this process's
+    handler in the helper (a second "interrupted", the spool's buffer flushed twice), and
+    one between the fork and `helper_run` set left the helper unkilled. It is raised once
+    the mask is lifted, as any other."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield None
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield before
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 def _first_run(
@@ -139,9 +168,9 @@ def _second_run(
     clocks_used: int,
     stream: IO[bytes],
     compress: bool,
-) -> int:
+) -> tuple[int, int]:
     """Encode the second run's events (from its first begin on) into `stream`, in chunks
-    of their own; returns the packets written."""
+    of their own; returns the packets written and the sequence's clock ids used after."""
     encoder = EventEncoder(sequence, clocks_used=clocks_used)
     sink = PacketSink(stream, compress=compress)
     try:
@@ -149,7 +178,7 @@ def _second_run(
         sink.close()
     finally:
         sink.stop()
-    return encoder.packets
+    return encoder.packets, encoder.clock.used
 
 
 def helper_can_run() -> bool:
@@ -161,6 +190,8 @@ def helper_can_run() -> bool:
     export's target of 100 MB (docs/performance.md)."""
     if not sys.platform.startswith("linux") or threading.active_count() != 1:
         return False
+    if signal.getsignal(signal.SIGCHLD) == signal.SIG_IGN:
+        return False  # (children reaped by the kernel: no helper's outcome to wait for)
     try:
         if len(os.sched_getaffinity(0)) < 2:
             return False
@@ -178,16 +209,25 @@ def _resident() -> int:
 
 class _Helper:
     """A forked process encoding the second run into a file with no name, its packet
-    count after its packets."""
+    count and the clock ids used after its packets."""
 
-    def __init__(self, pid: int, spool: Any) -> None:  # a spools._Spool
+    def __init__(self, pid: int, spool: Any, frozen: bool) -> None:  # a spools._Spool
         self.pid = pid
         self.spool = spool
+        self.frozen = frozen  # the collector was frozen before (loader.fewer_collections)
 
     @classmethod
     def start(
-        cls, plan: SessionPlan, at: int, sequence: int, clocks_used: int, compress: bool
+        cls,
+        plan: SessionPlan,
+        at: int,
+        sequence: int,
+        clocks_used: int,
+        compress: bool,
+        held: set[int | signal.Signals] | None,
     ) -> _Helper | None:
+        """Fork the helper (signals held: `held` is the mask to restore in it), or None
+        where none can run."""
         if not helper_can_run():
             return None
         from agent_profiler.errors import OutputError
@@ -197,48 +237,54 @@ class _Helper:
             spool = unnamed_temporary_file()
         except OutputError:
             return None  # no temporary folder: this process writes the second run
-        gc.freeze()  # neither process's collector walks the objects both share
+        # Neither process's collector walks the objects both share. What the loader froze
+        # stays frozen until it lets go (loader.let_go), so it is not unfrozen here.
+        frozen = gc.get_freeze_count() > 0
+        gc.freeze()
+        parent = os.getpid()
         try:
             pid = os.fork()
         except OSError:
-            gc.unfreeze()
+            if not frozen:
+                gc.unfreeze()
             spool.close()
             return None
         if pid == 0:  # the helper: it ends here, whatever happens
             code = 1
             try:
-                # SIGTERM ends it at once (this process's handler unwinds); Ctrl-C, as
-                # this process has it (a KeyboardInterrupt ends it here; ignored stays so).
-                signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                gc.disable()
+                _as_helper(parent, held)
                 events = session_events(plan)
                 first = _skip_first_run(events, at)
                 into = cast(IO[bytes], spool)  # (its writes' failures are OutputErrors)
-                count = _second_run(
+                count, used = _second_run(
                     plan, chain((first,), events), sequence, clocks_used, into, compress
                 )
-                spool.write(_COUNT.pack(count))
+                spool.write(_COUNT.pack(count, used))
                 spool.flush()
                 code = 0
             finally:
                 os._exit(code)
-        return cls(pid, spool)  # (the collector unfrozen once the helper has ended)
+        return cls(pid, spool, frozen)
 
-    def join(self, stream: IO[bytes]) -> int | None:
-        """Wait for the helper and copy its packets to `stream`: their number, or None
-        when it failed (nothing copied)."""
+    def join(self, stream: IO[bytes]) -> tuple[int, int] | None:
+        """Wait for the helper and copy its packets to `stream`: their number and the clock
+        ids used after them, or None when it failed (nothing copied)."""
         spool = self.spool
         try:
-            _, status = os.waitpid(self.pid, 0)
+            try:
+                _, status = os.waitpid(self.pid, 0)
+            except ChildProcessError:  # reaped by someone else (SIGCHLD ignored after all)
+                self.pid = 0
+                return None
             self.pid = 0  # reaped: its pid may be another process's now, never to be killed
-            gc.unfreeze()  # (earlier, it wrote to every object's header: a copy of each page)
+            self._thaw()
             if os.waitstatus_to_exitcode(status) != 0:
                 return None
             size = spool.seek(0, os.SEEK_END) - _COUNT.size
             if size < 0:
                 return None
             spool.seek(size)
-            (count,) = _COUNT.unpack(spool.read(_COUNT.size))
+            count, used = _COUNT.unpack(spool.read(_COUNT.size))
             spool.seek(0)
             while size > 0:
                 chunk = spool.read(min(size, _COPY))
@@ -246,8 +292,9 @@ class _Helper:
                     raise spool.failed(OSError(errno.EIO, "the helper's file is cut short"))
                 stream.write(chunk)
                 size -= len(chunk)
-            return int(count)
+            return int(count), int(used)
         finally:
+            self._thaw()
             spool.close()
 
     def kill(self) -> None:
@@ -256,8 +303,28 @@ class _Helper:
             if self.pid > 0:  # (0 or below would signal a whole process group)
                 os.kill(self.pid, signal.SIGKILL)
                 os.waitpid(self.pid, 0)
+                self.pid = 0
         except (ProcessLookupError, ChildProcessError):
-            pass
+            self.pid = 0
         finally:
-            gc.unfreeze()
+            self._thaw()
             self.spool.close()
+
+    def _thaw(self) -> None:
+        """The collector as it was before the fork, once the helper has ended (earlier,
+        unfreezing wrote every object's header: a copy of each page)."""
+        if not self.frozen and gc.get_freeze_count():
+            gc.unfreeze()
+        self.frozen = True  # (once)
+
+
+def _as_helper(parent: int, held: set[int | signal.Signals] | None) -> None:
+    """The helper's first steps: it dies with this process (a worker's rules:
+    pipeline._leave_with, _worker_signals), then takes signals again."""
+    from agent_profiler.pipeline import _leave_with, _worker_signals
+
+    gc.disable()
+    _leave_with(parent, [])
+    _worker_signals(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)
+    if held is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
