@@ -501,3 +501,106 @@ def test_a_first_run_that_started_more_clocks_is_followed_after_them(
         if c.clock_id >= 64
     ]
     assert clocks == [64, 66]  # the second run after the two the first took
+
+
+def _signalled_helper(monkeypatch: pytest.MonkeyPatch, signum: int) -> tuple[int, float]:
+    """Start a helper that sleeps, send it `signum` from this process's first run, and
+    return its wait status and how long it took to end."""
+    _helper_here(monkeypatch)
+    monkeypatch.setattr(runs, "SECOND_RUN_SLICES", LOW)
+    forks = _count_forks(monkeypatch)
+    first_run = runs._first_run
+    ended: list[tuple[int, float]] = []
+
+    def asleep(*args: Any) -> Any:
+        time.sleep(60)  # (the helper's first step after its set-up)
+
+    def signal_the_helper(*args: Any) -> Any:
+        if not ended:
+            started = time.monotonic()
+            os.kill(forks[-1], signum)
+            _, status = os.waitpid(forks[-1], 0)
+            ended.append((status, time.monotonic() - started))
+        return first_run(*args)
+
+    monkeypatch.setattr(runs, "_skip_first_run", asleep)
+    monkeypatch.setattr(runs, "_first_run", signal_the_helper)
+    PerfettoWriter(helper=True).write(sessions(CODEX), io.BytesIO())  # (this process
+    # then encodes the second run: the helper's end was reaped here, an unknown outcome)
+    return ended[0]
+
+
+def test_sigterm_ends_a_helper_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Held across the fork, SIGTERM is taken again in the helper, where it ends it at
+    once (the default action, as a worker's)."""
+    import signal
+
+    status, took = _signalled_helper(monkeypatch, signal.SIGTERM)
+    assert took < 30
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM
+
+
+def test_ctrl_c_ends_a_helper_without_a_word(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C ends a helper at once with 130, as a worker (no KeyboardInterrupt unwinding
+    through this process's code in it)."""
+    import signal
+
+    status, took = _signalled_helper(monkeypatch, signal.SIGINT)
+    assert took < 30
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 130
+
+
+DRIVER = """
+import io, os, sys, time
+from pathlib import Path
+sys.path[:0] = [{src!r}, {tests!r}]
+from agent_profiler.writers import runs
+from agent_profiler.writers.perfetto import PerfettoWriter
+from rules_spy import sessions
+runs.SECOND_RUN_SLICES, runs.HELPER_MEMORY = 40, 2**40
+fork = os.fork
+def told():
+    pid = fork()
+    if pid:
+        print(pid, flush=True)
+    return pid
+os.fork = told
+runs._skip_first_run = lambda *args: time.sleep(60)
+runs._first_run = lambda *args: time.sleep(60)
+PerfettoWriter(helper=True).write(sessions(Path({journal!r})), io.BytesIO())
+"""
+
+
+def _gone(pid: int) -> bool:
+    """The process has ended (no entry, or a zombie left for its new parent to reap)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return True
+    return fields[0] in ("Z", "X")
+
+
+def test_a_helper_dies_with_its_parent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A parent killed outright (SIGKILL, the OOM killer) takes its helper with it
+    (PR_SET_PDEATHSIG, as the workers): none is left holding what it inherited."""
+    import subprocess
+
+    _helper_here(monkeypatch)
+    driver = tmp_path / "driver.py"
+    src = str(Path(runs.__file__).resolve().parents[2])
+    driver.write_text(DRIVER.format(src=src, tests=str(TESTS), journal=str(CODEX)))
+    parent = subprocess.Popen([sys.executable, str(driver)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout is not None
+        helper = int(parent.stdout.readline())
+        time.sleep(0.3)  # (its set-up done)
+        assert not _gone(helper)
+    finally:
+        parent.kill()
+        parent.wait()
+        if parent.stdout is not None:
+            parent.stdout.close()
+    deadline = time.monotonic() + 10
+    while not _gone(helper) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _gone(helper)
