@@ -252,7 +252,15 @@ class _Helper:
         if pid == 0:  # the helper: it ends here, whatever happens
             code = 1
             try:
-                _as_helper(parent, held)
+                # It dies with this process and takes signals as a worker does
+                # (pipeline._leave_with, _worker_signals), then takes them again.
+                from agent_profiler.pipeline import _leave_with, _worker_signals
+
+                gc.disable()
+                _leave_with(parent, [])
+                _worker_signals(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)
+                if held is not None:
+                    signal.pthread_sigmask(signal.SIG_SETMASK, held)
                 events = session_events(plan)
                 first = _skip_first_run(events, at)
                 into = cast(IO[bytes], spool)  # (its writes' failures are OutputErrors)
@@ -316,15 +324,3 @@ class _Helper:
         if not self.frozen and gc.get_freeze_count():
             gc.unfreeze()
         self.frozen = True  # (once)
-
-
-def _as_helper(parent: int, held: set[int | signal.Signals] | None) -> None:
-    """The helper's first steps: it dies with this process (a worker's rules:
-    pipeline._leave_with, _worker_signals), then takes signals again."""
-    from agent_profiler.pipeline import _leave_with, _worker_signals
-
-    gc.disable()
-    _leave_with(parent, [])
-    _worker_signals(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)
-    if held is not None:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
