@@ -178,15 +178,8 @@ def test_the_helper_writes_the_bytes_this_process_would(
     export_trace: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _helper_here(monkeypatch)
-    forks: list[int] = []
-    fork = os.fork
+    forks = _count_forks(monkeypatch)
     parent = os.getpid()
-
-    def counted() -> int:
-        pid = fork()
-        if pid:
-            forks.append(pid)
-        return pid
 
     second_run = runs._second_run
     here: list[int] = []  # second runs this process encoded
@@ -196,7 +189,6 @@ def test_the_helper_writes_the_bytes_this_process_would(
             here.append(1)
         return second_run(*args)
 
-    monkeypatch.setattr(os, "fork", counted)
     monkeypatch.setattr(runs, "_second_run", spied)
     monkeypatch.setattr(runs, "SECOND_RUN_SLICES", LOW)
     alone = export_trace(SPOTTER, args=("--jobs", "1"), require_addition=False)
@@ -270,16 +262,8 @@ def test_no_helper_past_the_memory_it_may_double(
     process holds more than HELPER_MEMORY (the trace is the same)."""
     _helper_here(monkeypatch)
     assert runs._resident() > 2**20  # (read from /proc: this process holds over 1 MB)
-    forks: list[int] = []
-    fork = os.fork
+    forks = _count_forks(monkeypatch)
 
-    def counted() -> int:
-        pid = fork()
-        if pid:
-            forks.append(pid)
-        return pid
-
-    monkeypatch.setattr(os, "fork", counted)
     monkeypatch.setattr(runs, "SECOND_RUN_SLICES", LOW)
     helped = export_trace(SPOTTER, require_addition=False)
     assert len(forks) >= 1
@@ -341,17 +325,8 @@ def test_no_temporary_folder_for_the_helper_is_no_failure(
     def refused() -> Any:
         raise OutputError("error: no temporary folder can be written")
 
-    forks: list[int] = []
-    fork = os.fork
-
-    def counted() -> int:
-        pid = fork()
-        if pid:
-            forks.append(pid)
-        return pid
-
+    forks = _count_forks(monkeypatch)
     monkeypatch.setattr(spools, "unnamed_temporary_file", refused)
-    monkeypatch.setattr(os, "fork", counted)
     alone = export_trace(SPOTTER, require_addition=False)
     assert forks == []
     assert alone.path.read_bytes() == helped.path.read_bytes()
@@ -362,14 +337,7 @@ def test_a_failed_first_run_ends_its_helper(monkeypatch: pytest.MonkeyPatch) -> 
     killed and reaped before the error goes on, no process left behind."""
     _helper_here(monkeypatch)
     monkeypatch.setattr(runs, "SECOND_RUN_SLICES", LOW)
-    forks: list[int] = []
-    fork = os.fork
-
-    def counted() -> int:
-        pid = fork()
-        if pid:
-            forks.append(pid)
-        return pid
+    forks = _count_forks(monkeypatch)
 
     def failing(*args: Any) -> Any:
         raise RuntimeError("the first run fails")
@@ -377,7 +345,6 @@ def test_a_failed_first_run_ends_its_helper(monkeypatch: pytest.MonkeyPatch) -> 
     def slow_helper(*args: Any) -> Any:
         time.sleep(60)  # (the helper's first step: it would still be running)
 
-    monkeypatch.setattr(os, "fork", counted)
     monkeypatch.setattr(runs, "_first_run", failing)
     monkeypatch.setattr(runs, "_skip_first_run", slow_helper)
     started = time.monotonic()
