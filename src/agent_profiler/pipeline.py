@@ -544,10 +544,13 @@ class EncodeTrace:
 
         if not sessions:
             return b""
+        # Out of a folder's workers (`out` is None there) no core waits: neither a
+        # helper nor a deflating thread (chunks.PacketSink) would run beside them.
         writer = PerfettoWriter(
             replace(self.facts, accounting=diagnostics.accounting()),
             compress=self.compress,
             helper=self.helper and out is not None,
+            threaded=out is not None,
         )
         if out is not None:
             writer.write_group(sessions, out, task.index)

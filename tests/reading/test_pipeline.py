@@ -306,6 +306,42 @@ class _DiesAt:
         return EncodeTrace(TraceFacts())(sessions, diagnostics, task, out)
 
 
+@dataclass(frozen=True)
+class _SinksThreaded:
+    """EncodeTrace, returning whether each packet sink the writer made may deflate on a
+    thread (writers/chunks.py), in the process that read the group."""
+
+    def __call__(self, sessions: Any, diagnostics: Any, task: Any, out: Any) -> Any:
+        from agent_profiler.pipeline import EncodeTrace
+        from agent_profiler.writers import TraceFacts, chunks
+
+        made: list[bool] = []
+        init = chunks.PacketSink.__init__
+
+        def spied(sink: Any, *args: Any, **keywords: Any) -> None:
+            init(sink, *args, **keywords)
+            made.append(sink.threaded)
+
+        chunks.PacketSink.__init__ = spied  # type: ignore[method-assign]
+        try:
+            EncodeTrace(TraceFacts())(sessions, diagnostics, task, out)
+        finally:
+            chunks.PacketSink.__init__ = init  # type: ignore[method-assign]
+        return made, out is not None
+
+
+def test_no_deflating_thread_beside_a_folders_workers() -> None:
+    """Where workers read the groups every core is busy: a deflating thread would only
+    compete (writers/chunks.py), so neither a worker nor the parent reading a group as
+    one of them (its bytes sent on, not written: `out` is None) starts one; one process
+    alone may. (A group read again here, into the output, may too: a duplicate id's.)"""
+    _, alone = _run(_SinksThreaded(), 1)
+    _, together = _run(_SinksThreaded(), 2)
+    assert [o.value for o in alone] == [([True], True)] * len(alone)
+    assert all(o.value in (([False], False), ([True], True)) for o in together)
+    assert sum(o.value == ([False], False) for o in together) > len(together) // 2
+
+
 def _run(use: Any, jobs: int, notes: list[str] | None = None) -> tuple[bytes, list[Any]]:
     import io
 

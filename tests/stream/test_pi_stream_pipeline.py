@@ -115,3 +115,34 @@ def test_a_damaged_line_is_said_the_same_way(
     journal.write_text("".join(lines))
     # THEN the same warning, the same trace
     assert both(journal, export_trace, monkeypatch)
+
+
+def test_the_pass_deflates_on_a_thread_only_into_the_output(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As the model path's writer (writers/chunks.py): a group read by a folder's worker
+    (its bytes sent back, `out` None) deflates where it is encoded, every core being
+    busy; a group written into the output may use a thread."""
+    import io
+
+    from agent_profiler.loader import LoadResult, plan_inputs
+    from agent_profiler.options import ReadOptions
+    from agent_profiler.pipeline import EncodeTrace, GroupTask
+    from agent_profiler.stream.group import try_group
+    from agent_profiler.writers import TraceFacts, chunks
+
+    made: list[bool] = []
+    init = chunks.PacketSink.__init__
+
+    def spied(sink: Any, *args: Any, **keywords: Any) -> None:
+        init(sink, *args, **keywords)
+        made.append(sink.threaded)
+
+    monkeypatch.setattr(chunks.PacketSink, "__init__", spied)
+    (group,) = plan_inputs([FIRST_25], None, LoadResult())
+    task = GroupTask(0, group, ReadOptions())
+    for out, threaded in ((io.BytesIO(), True), (None, False)):
+        made.clear()
+        outcome = try_group(task, EncodeTrace(TraceFacts()), {}, out, None)
+        assert outcome is not None, "the pass took the group"
+        assert made == [threaded, threaded]  # the requests' sink and the head's

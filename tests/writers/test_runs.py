@@ -184,10 +184,10 @@ def test_the_helper_writes_the_bytes_this_process_would(
     second_run = runs._second_run
     here: list[int] = []  # second runs this process encoded
 
-    def spied(*args: Any) -> int:
+    def spied(*args: Any, **keywords: Any) -> int:
         if os.getpid() == parent:
             here.append(1)
-        return second_run(*args)
+        return second_run(*args, **keywords)
 
     monkeypatch.setattr(runs, "_second_run", spied)
     monkeypatch.setattr(runs, "SECOND_RUN_SLICES", LOW)
@@ -228,11 +228,11 @@ def test_a_helper_that_fails_is_replaced(
     second_run = runs._second_run
     calls: list[int] = []
 
-    def failing_in_the_helper(*args: Any) -> int:
+    def failing_in_the_helper(*args: Any, **keywords: Any) -> int:
         if os.getpid() != parent:
             raise RuntimeError("the helper fails")
         calls.append(1)
-        return second_run(*args)
+        return second_run(*args, **keywords)
 
     monkeypatch.setattr(runs, "SECOND_RUN_SLICES", LOW)
     alone = export_trace(CODEX, args=("--jobs", "1"), require_addition=False)
@@ -571,3 +571,57 @@ def test_a_helper_dies_with_its_parent(tmp_path: Path, monkeypatch: pytest.Monke
     while not _gone(helper) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _gone(helper)
+
+
+def test_each_run_deflates_where_a_thread_would_not_compete(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Beside a helper no core waits, so a deflating thread only competed with it
+    (writers/chunks.py): this process's first run and the helper's run are deflated
+    where they are encoded. Without a helper both runs may use a thread, as the writer
+    says; a writer told not to (a folder's worker) never does; the group's sink is as it
+    was once the session is written."""
+    monkeypatch.setattr(runs, "SECOND_RUN_SLICES", LOW)
+    first_run, second_run, write = runs._first_run, runs._second_run, runs.write_in_two_runs
+    parent = os.getpid()
+    firsts: list[bool] = []  # the sink's `threaded` in each first run
+    seconds: list[bool] = []  # `threaded` of each second run encoded here
+    after: list[bool] = []  # the sink's `threaded` once the session is written
+    in_helper = tmp_path / "helper"  # what each helper was told, one line each
+
+    def spied_first(encoder: Any, add: Any, *rest: Any) -> Any:
+        firsts.append(add.__self__.threaded)
+        return first_run(encoder, add, *rest)
+
+    def spied_second(*args: Any, threaded: bool) -> Any:
+        if os.getpid() == parent:
+            seconds.append(threaded)
+        else:
+            with in_helper.open("a") as told:
+                told.write(f"{threaded}\n")
+        return second_run(*args, threaded=threaded)
+
+    def spied_write(encoder: Any, sink: Any, *args: Any, **keywords: Any) -> Any:
+        written = write(encoder, sink, *args, **keywords)
+        after.append(sink.threaded)
+        return written
+
+    monkeypatch.setattr(runs, "_first_run", spied_first)
+    monkeypatch.setattr(runs, "_second_run", spied_second)
+    monkeypatch.setattr(runs, "write_in_two_runs", spied_write)
+
+    def written(**keywords: bool) -> int:
+        firsts.clear(), seconds.clear(), after.clear()
+        PerfettoWriter(**keywords).write(sessions(CODEX), io.BytesIO())
+        return len(firsts)
+
+    long = written(helper=False)
+    assert long and firsts == seconds == after == [True] * long
+    assert written(helper=False, threaded=False) == long
+    assert firsts == seconds == after == [False] * long
+    _helper_here(monkeypatch)
+    forks = _count_forks(monkeypatch)
+    assert written(helper=True) == long
+    assert len(forks) == long and seconds == []  # every second run a helper's
+    assert firsts == [False] * long and after == [True] * long
+    assert in_helper.read_text().split() == ["False"] * long

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
-from agent_profiler.writers.chunks import PacketSink, compressed_record
+from agent_profiler.writers.chunks import THREAD_AFTER, PacketSink, compressed_record
 from agent_profiler.writers.wire import (
     annotation_encoder,
     field_bytes,
@@ -285,11 +285,94 @@ def test_a_deflated_record_is_at_the_chosen_level() -> None:
 
 
 def _deflated_by_the_sink(packets: bytes) -> bytes:
+    """`packets` as the sink's thread deflates them (the chunks before, here)."""
     stream = io.BytesIO()
     sink = PacketSink(stream, compress=True, chunk=len(packets))
+    for _ in range(THREAD_AFTER - 1):
+        sink.add(packets)
+    assert sink.thread is None
+    before = len(stream.getvalue())
     sink.add(packets)  # a full chunk: deflated by the thread
+    assert sink.thread is not None
     sink.close()
-    return stream.getvalue()
+    return stream.getvalue()[before:]
+
+
+class _Starts:
+    """Counts the deflating threads started."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        start = threading.Thread.start
+
+        def counted(thread: threading.Thread) -> None:
+            if thread.name == "deflate":
+                self.count += 1
+            start(thread)
+
+        monkeypatch.setattr(threading.Thread, "start", counted)
+
+
+def _chunks_deflated(threaded: bool, chunks: int, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """`chunks` full chunks and a last part through a sink; its bytes, and how many
+    deflating threads it started."""
+    starts = _Starts(monkeypatch)
+    stream = io.BytesIO()
+    sink = PacketSink(stream, compress=True, chunk=100, threaded=threaded)
+    for index in range(chunks):
+        sink.add(bytes([index]) * 100)
+    sink.add(b"rest")
+    sink.close()
+    assert sink.thread is None
+    return stream.getvalue(), starts.count
+
+
+def test_a_long_group_deflates_on_a_thread_from_its_chosen_chunk(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A thread pays only beside a long run of encoding (chunks.py): the first chunks are
+    deflated here, then one thread takes the rest; the bytes are the same."""
+    inline, started = _chunks_deflated(True, THREAD_AFTER - 1, monkeypatch)
+    assert started == 0  # a group of fewer chunks never starts one
+    long, started = _chunks_deflated(True, 3 * THREAD_AFTER, monkeypatch)
+    assert started == 1
+    here, started = _chunks_deflated(False, 3 * THREAD_AFTER, monkeypatch)
+    assert started == 0  # not threaded: every chunk here
+    assert here == long
+    assert long == _each_deflated(3 * THREAD_AFTER)
+    assert inline == _each_deflated(THREAD_AFTER - 1)
+
+
+def _each_deflated(chunks: int) -> bytes:
+    """What `_chunks_deflated` writes, each record made whole."""
+    records = [compressed_record(bytes([i]) * 100) for i in range(chunks)]
+    return b"".join(records) + compressed_record(b"rest")
+
+
+def test_a_sink_made_threaded_after_a_stop_deflates_on_a_new_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`threaded` is switched between runs (writers/runs.py, beside a helper): after
+    `stop`, a sink no longer threaded deflates here, and one threaded again starts a
+    thread at its next chunk."""
+    starts = _Starts(monkeypatch)
+    stream = io.BytesIO()
+    sink = PacketSink(stream, compress=True, chunk=10)
+    for _ in range(THREAD_AFTER):
+        sink.add(b"x" * 10)
+    assert starts.count == 1
+    sink.stop()
+    sink.threaded = False
+    for _ in range(THREAD_AFTER):
+        sink.add(b"y" * 10)
+    assert starts.count == 1 and sink.thread is None
+    sink.threaded = True
+    sink.add(b"z" * 10)
+    assert starts.count == 2
+    sink.close()
+    records = pb.Trace.FromString(stream.getvalue()).packet
+    inflated = b"".join(zlib.decompress(r.compressed_packets) for r in records)
+    assert inflated == b"x" * 10 * THREAD_AFTER + b"y" * 10 * THREAD_AFTER + b"z" * 10
 
 
 class _Terminated(SystemExit):

@@ -92,7 +92,13 @@ def _outcome(
     try:
         with task.options.applied(), estimate.use_estimator(measure), fewer_collections():
             session = export(
-                path, diagnostics, use.facts, task.index, cast(IO[bytes], buffer), use.compress
+                path,
+                diagnostics,
+                use.facts,
+                task.index,
+                cast(IO[bytes], buffer),
+                use.compress,
+                threaded=out is not None,  # (not in a folder's worker: chunks.PacketSink)
             )
     except NotHandled:
         let_go()

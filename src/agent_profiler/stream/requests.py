@@ -393,16 +393,19 @@ def export_pass(
     group: int,
     stream: IO[bytes],
     compress: bool,
+    *,
+    threaded: bool = True,
 ) -> Session:
     """Read and write one journal in one pass (`kind`: the pass, stream/pi.py's or
     stream/codex.py's): its packets into `stream` once the whole journal is read (the
     requests' packets wait until the head is written before them: about the trace's
     size, past `SPOOL_AFTER` in a file with no name, not in memory); returns
     the session as the end of the reading left it (its requests, calls and prompts, no
-    snapshots but those the end reads), for what the caller counts."""
+    snapshots but those the end reads), for what the caller counts. `threaded`: the
+    deflating may run on a thread (chunks.PacketSink)."""
     requests = SpooledBytes(SPOOL_AFTER)
-    sink = PacketSink(cast(IO[bytes], requests), compress=compress)
-    head = PacketSink(stream, compress=compress)
+    sink = PacketSink(cast(IO[bytes], requests), compress=compress, threaded=threaded)
+    head = PacketSink(stream, compress=compress, threaded=threaded)
     try:
         one = kind(path, diagnostics, facts, group, sink.add)
         session = one.read()

@@ -257,7 +257,12 @@ class PerfettoWriter:
     by_group = True
 
     def __init__(
-        self, facts: TraceFacts | None = None, *, compress: bool = True, helper: bool = False
+        self,
+        facts: TraceFacts | None = None,
+        *,
+        compress: bool = True,
+        helper: bool = False,
+        threaded: bool = True,
     ) -> None:
         self.facts = facts or TraceFacts()
         # Each group's packets deflated into compressed_packets (writers/chunks.py); the
@@ -266,6 +271,9 @@ class PerfettoWriter:
         # A long session's second run of events encoded by a helper process on another
         # core where one can run (writers/runs.py); the same bytes either way.
         self.helper = helper
+        # The deflating on a thread of its own once a group is long (chunks.PacketSink):
+        # not where every core is busy already (a folder's workers).
+        self.threaded = threaded
 
     def write(self, sessions: Sequence[Session], stream: IO[bytes]) -> int:
         """Write the trace of these sessions as one group; returns the number of packets."""
@@ -279,7 +287,7 @@ class PerfettoWriter:
 
         sequence = sequence_of(group)
         encoder = EventEncoder(sequence)
-        sink = PacketSink(stream, compress=self.compress)
+        sink = PacketSink(stream, compress=self.compress, threaded=self.threaded)
         add = sink.add
         packets = 0  # descriptors, and the events of encoders done with
         try:

@@ -80,10 +80,14 @@ def write_in_two_runs(
     second_clocks = encoder.clock.used + 1
     sink.stop()  # its thread ended (its chunks written): a fork copies no other thread
     helper_run: _Helper | None = None
+    threaded = sink.threaded
     try:
         if helper:
             with _signals_held() as held:  # (not between the fork and `helper_run` set)
                 helper_run = _Helper.start(plan, at, sequence, second_clocks, sink.compress, held)
+        # Beside a helper no core waits: this run's chunks are deflated here (a thread
+        # only competed with the helper: chunks.PacketSink).
+        sink.threaded = threaded and helper_run is None
         events = session_events(plan)
         first = _first_run(encoder, sink.add, plan.activity, events, at)
         sink.close()  # the first run's packets before the second run's
@@ -99,9 +103,16 @@ def write_in_two_runs(
         helper_run = None
         if second is None:  # encoded here: the same bytes the helper would have written
             second = _second_run(
-                plan, chain((first,), events), sequence, second_clocks, stream, sink.compress
+                plan,
+                chain((first,), events),
+                sequence,
+                second_clocks,
+                stream,
+                sink.compress,
+                threaded=threaded,
             )
     finally:
+        sink.threaded = threaded
         if helper_run is not None:
             helper_run.kill()
     written, clocks_used = second
@@ -168,11 +179,14 @@ def _second_run(
     clocks_used: int,
     stream: IO[bytes],
     compress: bool,
+    *,
+    threaded: bool,
 ) -> tuple[int, int]:
     """Encode the second run's events (from its first begin on) into `stream`, in chunks
-    of their own; returns the packets written and the sequence's clock ids used after."""
+    of their own; returns the packets written and the sequence's clock ids used after.
+    (`threaded`: chunks.PacketSink's; not in the helper, beside this process's first run.)"""
     encoder = EventEncoder(sequence, clocks_used=clocks_used)
-    sink = PacketSink(stream, compress=compress)
+    sink = PacketSink(stream, compress=compress, threaded=threaded)
     try:
         encode_events(encoder, sink.add, plan.activity, events)
         sink.close()
@@ -265,7 +279,13 @@ class _Helper:
                 first = _skip_first_run(events, at)
                 into = cast(IO[bytes], spool)  # (its writes' failures are OutputErrors)
                 count, used = _second_run(
-                    plan, chain((first,), events), sequence, clocks_used, into, compress
+                    plan,
+                    chain((first,), events),
+                    sequence,
+                    clocks_used,
+                    into,
+                    compress,
+                    threaded=False,
                 )
                 spool.write(_COUNT.pack(count, used))
                 spool.flush()
