@@ -116,6 +116,11 @@ PROGRESS = (
         ('{"sessionId":"s","text":"a,\\"type\\":\\"progress\\",b","type":"user"}', False),
         # a record that holds a message is parsed (the /context tracker reads any record's)
         (PROGRESS.replace('"data":', '"message":{"content":"x"},"data":'), False),
+        # wherever it is: before the type (a top-level key), right before it, at the end
+        (PROGRESS.replace('"cwd":"/w"', '"message":"x","cwd":"/w"'), False),
+        (PROGRESS.replace('"cwd":"/w",', '"cwd":"/w","message":'), False),
+        (PROGRESS[:-2] + ',"message":{}}', False),
+        (PROGRESS.replace('"data":', '"nomessage":1,"data":'), True),  # (not that key)
         # a `{` inside an earlier string only makes the test say no
         (PROGRESS.replace('"cwd":"/w"', '"cwd":"/w{x}"'), False),
         # not an object at the line's start (a line that is no JSON object is parsed, to
