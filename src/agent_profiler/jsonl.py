@@ -30,7 +30,7 @@ import io
 import os
 import re
 from collections.abc import Generator, Iterator
-from typing import BinaryIO, NamedTuple, cast
+from typing import TYPE_CHECKING, BinaryIO, NamedTuple, cast
 
 import orjson
 
@@ -47,6 +47,9 @@ from agent_profiler.jsonl_open import (
     position_of,
     reason,
 )
+
+if TYPE_CHECKING:
+    from agent_profiler.scan import LineScan
 
 UTF8_BOM = b"\xef\xbb\xbf"
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # also the start of UTF-32 LE; same advice applies
@@ -170,60 +173,77 @@ def read_jsonl(
         # The outcomes of the careful way: the probe, then each line that did not parse as
         # it is, and the end.
         outcomes: list[Record | _Outcome] = journal.probe()
-        while True:
-            for outcome in outcomes:
-                if isinstance(outcome, Record) or outcome.counted:
-                    diagnostics.lines_read += 1
-                    if progress is not None and diagnostics.lines_read % 2000 == 0:
-                        progress(name, position(), size)
-                if isinstance(outcome, Record):
-                    diagnostics.records_parsed += 1
-                    yield outcome.line, outcome.value
-                else:
-                    diagnostics.warn(name, outcome.line, outcome.kind, outcome.message)
-            if journal.ended:
-                return
-            # Every other line, in this one loop (`_Journal.outcomes` line by line, without
-            # two generators and a `Record` per line between the file and the adapter:
-            # 4% of reading a Codex rollout). Only reading a line may raise a read error.
-            # Its records are counted here and added to `diagnostics` when the loop ends,
-            # however it ends (nothing reads the counts while a file is being read).
-            number = journal.number
-            parsed = 0
-            try:
-                while True:
-                    try:
-                        raw = readline()
-                    except READ_ERRORS as error:
-                        journal.number = number
-                        journal.failed(error)
-                        outcomes = journal.finish()
-                        break
-                    if not raw:
-                        journal.ended = True
-                        outcomes = []
-                        break
-                    number += 1
-                    if raw[-1] != 10:  # no "\n": the last line there is (`careful`)
-                        journal.number = number
-                        outcomes = journal.careful(raw)
-                        break
-                    if skip is not None and skip.active and skip.matches(raw):
-                        value: object = raw
+        # A long plain file's skippable lines told by a helper on another core (scan.py).
+        scan = _scan_of(stream, skip) if skip is not None else None
+        try:
+            while True:
+                for outcome in outcomes:
+                    if isinstance(outcome, Record) or outcome.counted:
+                        diagnostics.lines_read += 1
+                        if progress is not None and diagnostics.lines_read % 2000 == 0:
+                            progress(name, position(), size)
+                    if isinstance(outcome, Record):
+                        diagnostics.records_parsed += 1
+                        yield outcome.line, outcome.value
                     else:
+                        diagnostics.warn(name, outcome.line, outcome.kind, outcome.message)
+                if journal.ended:
+                    return
+                # Every other line, in this one loop (`_Journal.outcomes` line by line,
+                # without two generators and a `Record` per line between the file and the
+                # adapter: 4% of reading a Codex rollout). Only reading a line may raise a
+                # read error. Its records are counted here and added to `diagnostics` when
+                # the loop ends, however it ends (nothing reads the counts while a file is
+                # being read).
+                number = journal.number
+                parsed = 0
+                try:
+                    while True:
                         try:
-                            value = loads(raw)  # `_Journal.line`'s first try (not line 1)
-                        except _PARSE_ERRORS:
+                            raw = readline()
+                        except READ_ERRORS as error:
+                            journal.number = number
+                            journal.failed(error)
+                            outcomes = journal.finish()
+                            break
+                        if not raw:
+                            journal.ended = True
+                            outcomes = []
+                            break
+                        number += 1
+                        if raw[-1] != 10:  # no "\n": the last line there is (`careful`)
                             journal.number = number
                             outcomes = journal.careful(raw)
                             break
-                    parsed += 1
-                    if progress is not None and (diagnostics.lines_read + parsed) % 2000 == 0:
-                        progress(name, position(), size)
-                    yield number, value
-            finally:
-                diagnostics.lines_read += parsed
-                diagnostics.records_parsed += parsed
+                        if (
+                            skip is not None
+                            and skip.active
+                            and (skip.matches(raw) if scan is None else scan.matches(number, raw))
+                        ):
+                            value: object = raw
+                        else:
+                            try:
+                                value = loads(raw)  # `_Journal.line`'s first try (not line 1)
+                            except _PARSE_ERRORS:
+                                journal.number = number
+                                outcomes = journal.careful(raw)
+                                break
+                        parsed += 1
+                        if progress is not None and (diagnostics.lines_read + parsed) % 2000 == 0:
+                            progress(name, position(), size)
+                        yield number, value
+                finally:
+                    diagnostics.lines_read += parsed
+                    diagnostics.records_parsed += parsed
+        finally:
+            if scan is not None:
+                scan.close()
+
+
+def _scan_of(stream: object, skip: LineSkip) -> LineScan | None:
+    from agent_profiler.scan import LineScan
+
+    return LineScan.start(stream, skip)
 
 
 def open_journal(path: str | os.PathLike[str]) -> BinaryIO:

@@ -30,6 +30,7 @@ from dataclasses import field, replace
 from pathlib import Path
 from typing import IO, Any, Generic, Protocol, TypeVar
 
+from agent_profiler import scan
 from agent_profiler.adapters import JournalGroup
 from agent_profiler.annotations import TraceHeader
 from agent_profiler.diagnostics import Diagnostics
@@ -162,7 +163,10 @@ def _run_group(
             if streamed is not None:
                 return streamed
     diagnostics = Diagnostics(on_progress=on_progress)
-    with task.options.applied():
+    # An export in one process (not a folder's worker) may read with a helper on the
+    # second core (scan.py), as it may write with one (writers/runs.py).
+    helped = isinstance(use, EncodeTrace) and use.helper and out is not None
+    with task.options.applied(), scan.allowed(helped):
         read = read_group(
             task.group, diagnostics, {} if seen is None else seen, harness=task.options.harness
         )

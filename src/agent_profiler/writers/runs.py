@@ -83,7 +83,7 @@ def write_in_two_runs(
     threaded = sink.threaded
     try:
         if helper:
-            with _signals_held() as held:  # (not between the fork and `helper_run` set)
+            with signals_held() as held:  # (not between the fork and `helper_run` set)
                 helper_run = _Helper.start(plan, at, sequence, second_clocks, sink.compress, held)
         # Beside a helper no core waits: this run's chunks are deflated here (a thread
         # only competed with the helper: chunks.PacketSink).
@@ -120,7 +120,7 @@ def write_in_two_runs(
 
 
 @contextlib.contextmanager
-def _signals_held() -> Iterator[set[int | signal.Signals] | None]:
+def signals_held() -> Iterator[set[int | signal.Signals] | None]:
     """Ctrl-C and SIGTERM held back (the mask before yielded, None where there is none):
     one that came between the fork and the helper's own handlers ran this process's
     handler in the helper (a second "interrupted", the spool's buffer flushed twice), and

@@ -1,0 +1,316 @@
+"""A long plain journal's skippable lines told by a helper on another core (scan.py): the
+reader gets the records its own byte test gives, line for line, with the helper, without
+it, and when the helper fails; a line that changed since the helper read it is parsed; a
+line the helper did not tell is tested here; the helper never outlives the reading; and
+none runs where it may not (a folder's workers, `--jobs 1`, a compressed or short file)."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+from array import array
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_profiler import pipeline, scan
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.jsonl import LineSkip, read_jsonl
+from agent_profiler.writers import runs
+from realtp import SHARED
+from shared_paths import TESTS
+
+SPOTTER = (
+    TESTS
+    / "data"
+    / "journals"
+    / "claude-code"
+    / "spotter-2.1.39-subagents-compaction"
+    / "258c7280-ae70-4798-800f-63464d01a85d.jsonl.gz"
+)
+CORPUS = SHARED / "corpus" / "claude-code" / "transcripts"
+MESSAGE = b'"message":'
+
+
+def _skip() -> LineSkip:
+    """The transcript reader's test (claude_transcript.transcript_lines), always on."""
+    skip = LineSkip("progress", "sessionId", unless=(MESSAGE,))
+    skip.active = True
+    return skip
+
+
+@pytest.fixture
+def spotter(tmp_path: Path) -> Path:
+    """The spotter transcript as a plain file (the helper reads plain files only)."""
+    plain = tmp_path / "spotter.jsonl"
+    with gzip.open(SPOTTER) as packed, plain.open("wb") as out:
+        shutil.copyfileobj(packed, out)
+    return plain
+
+
+class _Scans:
+    """The helpers started from now on: each LineScan, and its pid when it started.
+    With `done`, each helper is waited for (and reaped) before the reading goes on."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, *, done: bool = False) -> None:
+        self.started: list[tuple[scan.LineScan, int]] = []
+        start = scan.LineScan.start.__func__  # type: ignore[attr-defined]
+
+        def spied(cls: type[scan.LineScan], stream: object, skip: LineSkip) -> Any:
+            made = start(cls, stream, skip)
+            if made is not None:
+                self.started.append((made, made._pid))
+                if done:
+                    _, status = os.waitpid(made._pid, 0)
+                    assert os.waitstatus_to_exitcode(status) == 0
+                    made._pid = 0
+            return made
+
+        monkeypatch.setattr(scan.LineScan, "start", classmethod(spied))
+
+
+def _read(path: Path, *, allowed: bool, skip: LineSkip | None = None) -> list[tuple[int, Any]]:
+    """Every (line, value) `read_jsonl` yields for `path` with the transcript's test."""
+    diagnostics = Diagnostics()
+    with scan.allowed(allowed):
+        return list(read_jsonl(path, diagnostics, skip or _skip()))
+
+
+def _helpers_may_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scan, "SCAN_AFTER", 0)
+    monkeypatch.setattr(runs, "HELPER_MEMORY", 2**40)
+    if not runs.helper_can_run():
+        pytest.skip("a helper runs on Linux with a second core and no other thread")
+
+
+def _transcripts(spotter: Path) -> list[Path]:
+    found = [spotter]
+    if CORPUS.is_dir():
+        found += sorted(CORPUS.glob("*.jsonl"))
+    return found
+
+
+def test_the_helper_tells_every_line_as_the_reader_would(
+    spotter: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _helpers_may_run(monkeypatch)
+    scans = _Scans(monkeypatch)
+    for path in _transcripts(spotter):
+        alone = _read(path, allowed=False)
+        assert not scans.started
+        helped = _read(path, allowed=True)
+        assert len(scans.started) == 1, path
+        assert helped == alone, path
+        scans.started.clear()
+    taken = [value for _, value in _read(spotter, allowed=True) if isinstance(value, bytes)]
+    assert len(taken) > 100  # (the spotter transcript's progress records)
+
+
+def test_the_reader_takes_the_helpers_verdicts(
+    spotter: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the helper has told a line, this process does not test it again."""
+    _helpers_may_run(monkeypatch)
+    alone = _read(spotter, allowed=False)
+    _Scans(monkeypatch, done=True)
+    tested: list[int] = []
+    matches = LineSkip.matches
+
+    def counted(skip: LineSkip, raw: bytes) -> bool:
+        tested.append(os.getpid())
+        return matches(skip, raw)
+
+    monkeypatch.setattr(LineSkip, "matches", counted)
+    assert _read(spotter, allowed=True) == alone
+    assert os.getpid() not in tested  # (the helper's own tests were in the helper)
+
+
+def test_the_reader_never_waits_for_the_helper(
+    spotter: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A helper that is behind (here: asleep) costs nothing but its own start: this
+    process tests the lines it has not told yet."""
+    import time
+
+    _helpers_may_run(monkeypatch)
+    alone = _read(spotter, allowed=False)
+    monkeypatch.setattr(scan, "_scan", lambda source, out, skip: time.sleep(60))
+    scans = _Scans(monkeypatch)
+    began = time.monotonic()
+    assert _read(spotter, allowed=True) == alone
+    assert time.monotonic() - began < 30  # (not the helper's 60 s)
+    ((made, pid),) = scans.started
+    assert made._pid == 0
+    with pytest.raises(ChildProcessError):  # killed and reaped at the end of the reading
+        os.waitpid(pid, os.WNOHANG)
+
+
+def test_an_export_with_the_helper_writes_the_bytes_of_one_without(
+    spotter: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An export in one process reads with a helper; `--jobs 1` with none: the same
+    trace (checked against the contract and the importer's rules by `export_trace`)."""
+    _helpers_may_run(monkeypatch)
+    scans = _Scans(monkeypatch)
+    alone = export_trace(spotter, args=("--jobs", "1"))
+    assert not scans.started
+    helped = export_trace(spotter)
+    assert len(scans.started) == 1
+    assert helped.path.read_bytes() == alone.path.read_bytes()
+
+
+def _scan_of(values: list[int], skip: LineSkip) -> scan.LineScan:
+    """A LineScan reading `values` from a pipe whose writer has closed (no helper)."""
+    read_end, write_end = os.pipe()
+    os.write(write_end, array("Q", values).tobytes())
+    os.close(write_end)
+    return scan.LineScan(0, read_end, skip)
+
+
+PROGRESS = (
+    b'{"parentUuid":"p","sessionId":"s","type":"progress","data":{"type":"hook_progress"},'
+    b'"uuid":"u","timestamp":"2026-01-01T00:00:00.000Z"}\n'
+)
+
+
+def _verdict(raw: bytes, skip: LineSkip) -> int:
+    """What the helper sends for a line its test takes."""
+    return len(raw) << 11 | raw.find(skip.marker) + 1
+
+
+def test_a_line_is_taken_only_if_it_is_the_line_the_helper_took() -> None:
+    skip = _skip()
+    assert skip.matches(PROGRESS)
+    right = _verdict(PROGRESS, skip)
+    longer = PROGRESS.replace(b'"u"', b'"uu"')  # (still a progress record: the test takes it)
+    moved = PROGRESS.replace(b'"s"', b'"st"').replace(b'"u"', b'""')  # its type 1 further
+    assert len(moved) == len(PROGRESS) and skip.matches(moved)
+    lines = [PROGRESS, longer, moved, PROGRESS]
+    found = _scan_of([right, right, right, 0], skip)
+    try:
+        # THEN the line told is taken; one of another length or with its type elsewhere
+        # (the file changed since the helper read it) is parsed, as is one it did not take
+        assert [found.matches(n, raw) for n, raw in enumerate(lines, 1)] == [
+            True,
+            False,
+            False,
+            False,
+        ]
+        # and a line it never told (it ended first) is tested here
+        assert found.matches(5, PROGRESS) is True
+        assert found.matches(6, PROGRESS.replace(b'"data"', b'"message":1,"data"')) is False
+    finally:
+        found.close()
+
+
+def test_a_part_the_reader_adds_to_unless_is_looked_for_here() -> None:
+    """The transcript reader adds the first record's parent to `unless` while it looks for
+    it: a line the helper took that holds it is parsed."""
+    skip = _skip()
+    found = _scan_of([_verdict(PROGRESS, skip)] * 2, skip)
+    try:
+        skip.unless = (MESSAGE, b'"uuid":"u"')
+        assert found.matches(1, PROGRESS) is False
+        skip.unless = (MESSAGE, b'"uuid":"v"')
+        assert found.matches(2, PROGRESS) is True
+    finally:
+        found.close()
+
+
+def test_a_helper_that_fails_leaves_the_test_here(
+    spotter: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _helpers_may_run(monkeypatch)
+    scans = _Scans(monkeypatch)
+
+    def failing(source: int, out: int, skip: LineSkip) -> None:
+        os.lseek(source, 0, os.SEEK_SET)
+        with open(source, "rb", closefd=False) as lines:  # the first 50 lines' verdicts
+            first = [next(lines) for _ in range(50)]
+        os.write(out, array("Q", [_verdict(r, skip) if skip.matches(r) else 0 for r in first]))
+        raise RuntimeError("the helper fails")
+
+    monkeypatch.setattr(scan, "_scan", failing)
+    alone = _read(spotter, allowed=False)
+    helped = _read(spotter, allowed=True)
+    assert len(scans.started) == 1 and helped == alone
+    assert len(scans.started[0][0].values) == 50
+
+
+def test_closing_the_reading_early_ends_the_helper(
+    spotter: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _helpers_may_run(monkeypatch)
+    scans = _Scans(monkeypatch)
+
+    def slow(source: int, out: int, skip: LineSkip) -> None:
+        import time
+
+        time.sleep(60)
+
+    monkeypatch.setattr(scan, "_scan", slow)
+    with scan.allowed(True):
+        lines = read_jsonl(spotter, Diagnostics(), _skip())
+        for _ in range(5):
+            next(lines)
+        lines.close()  # (as a reader that stops early, or an interrupted one, does)
+    ((made, pid),) = scans.started
+    assert pid > 0 and made._pid == 0 and made._fd < 0
+    with pytest.raises(ChildProcessError):  # killed and reaped, not left asleep
+        os.waitpid(pid, os.WNOHANG)
+
+
+def test_no_helper_where_none_may_or_need_run(
+    spotter: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _helpers_may_run(monkeypatch)
+    scans = _Scans(monkeypatch)
+    _read(spotter, allowed=False)  # not allowed (not an export in one process)
+    _read(SPOTTER, allowed=True)  # compressed: the test is this process's
+    monkeypatch.setattr(scan, "SCAN_AFTER", spotter.stat().st_size + 1)
+    _read(spotter, allowed=True)  # shorter than SCAN_AFTER
+    monkeypatch.setattr(scan, "SCAN_AFTER", 0)
+    monkeypatch.setattr(runs, "HELPER_MEMORY", 0)
+    _read(spotter, allowed=True)  # writers/runs.py's rules say no
+    assert scans.started == []
+    monkeypatch.setattr(runs, "HELPER_MEMORY", 2**40)
+    _read(spotter, allowed=True)
+    assert len(scans.started) == 1  # (the rules above were what said no)
+
+
+def test_only_an_export_in_one_process_reads_with_a_helper(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The pipeline allows a helper where it allows a writing helper (writers/runs.py):
+    an export read in this process, not a folder's worker, not `--jobs 1`, not `summary`."""
+    from agent_profiler.loader import LoadResult, plan_inputs
+    from agent_profiler.options import ReadOptions
+    from agent_profiler.writers import TraceFacts
+
+    asked: list[bool] = []
+    read_group = pipeline.read_group
+
+    def spied(*args: Any, **keywords: Any) -> Any:
+        asked.append(scan._allowed[0])
+        return read_group(*args, **keywords)
+
+    monkeypatch.setattr(pipeline, "read_group", spied)
+    (group,) = plan_inputs([SPOTTER], None, LoadResult())
+    task = pipeline.GroupTask(0, group, ReadOptions())
+    for use, out, allowed in (
+        (pipeline.EncodeTrace(TraceFacts(), helper=True), True, True),
+        (pipeline.EncodeTrace(TraceFacts(), helper=True), False, False),  # a worker's
+        (pipeline.EncodeTrace(TraceFacts(), helper=False), True, False),  # --jobs 1
+        (pipeline.SummariseRows(None), True, False),
+    ):
+        asked.clear()
+        pipeline.run_group(task, use, {}, _Sink() if out else None)
+        assert asked == [allowed], use
+    assert scan._allowed == [False]  # (as it was, once the group is read)
+
+
+class _Sink:
+    def write(self, data: bytes) -> int:
+        return len(data)
