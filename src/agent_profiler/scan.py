@@ -101,27 +101,47 @@ class LineScan:
 
             fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, _PIPE)
         parent = os.getpid()
-        with signals_held() as held:
+        made: LineScan | None = None
+        try:
+            with signals_held() as held:  # (a signal at its end: the helper is killed)
+                made = cls._fork(parent, held, source, read_end, write_end, skip)
+        except BaseException:
+            if made is not None:
+                made.close()
+            raise
+        return made
+
+    @classmethod
+    def _fork(
+        cls,
+        parent: int,
+        held: set[int | signal.Signals] | None,
+        source: int,
+        read_end: int,
+        write_end: int,
+        skip: LineSkip,
+    ) -> LineScan | None:
+        """The helper forked (its file and pipe's ends closed here), or None."""
+        try:
+            pid = os.fork()
+        except OSError:
+            pid = -1
+        if pid == 0:  # the helper: it ends here, whatever happens
+            code = 1
             try:
-                pid = os.fork()
-            except OSError:
-                pid = -1
-            if pid == 0:  # the helper: it ends here, whatever happens
-                code = 1
-                try:
-                    import gc
+                import gc
 
-                    from agent_profiler.pipeline import _leave_with, _worker_signals
+                from agent_profiler.pipeline import _leave_with, _worker_signals
 
-                    gc.disable()  # (it makes no cycles; a collection would copy pages)
-                    _leave_with(parent, [read_end])
-                    _worker_signals(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)
-                    if held is not None:
-                        signal.pthread_sigmask(signal.SIG_SETMASK, held)
-                    _scan(source, write_end, skip)
-                    code = 0
-                finally:
-                    os._exit(code)
+                gc.disable()  # (it makes no cycles; a collection would copy pages)
+                _leave_with(parent, [read_end])
+                _worker_signals(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)
+                if held is not None:
+                    signal.pthread_sigmask(signal.SIG_SETMASK, held)
+                _scan(source, write_end, skip)
+                code = 0
+            finally:
+                os._exit(code)
         os.close(source)
         os.close(write_end)
         if pid < 0:

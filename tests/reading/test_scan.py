@@ -314,3 +314,34 @@ def test_only_an_export_in_one_process_reads_with_a_helper(
 class _Sink:
     def write(self, data: bytes) -> int:
         return len(data)
+
+
+def test_a_signal_as_the_helper_starts_ends_the_helper(
+    spotter: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C held back across the fork is raised when the mask is lifted, before the
+    reading holds the helper: `start` kills and reaps it on its way out."""
+    import contextlib
+
+    _helpers_may_run(monkeypatch)
+    forks: list[int] = []
+    fork = os.fork
+
+    def counted() -> int:
+        pid = fork()
+        if pid:
+            forks.append(pid)
+        return pid
+
+    @contextlib.contextmanager
+    def interrupted_at_the_end() -> Any:
+        yield None
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "fork", counted)
+    monkeypatch.setattr(runs, "signals_held", interrupted_at_the_end)
+    with pytest.raises(KeyboardInterrupt), scan.allowed(True):
+        list(read_jsonl(spotter, Diagnostics(), _skip()))
+    (pid,) = forks
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
