@@ -473,7 +473,12 @@ def test_a_first_run_that_started_more_clocks_is_followed_after_them(
 def _signalled_helper(monkeypatch: pytest.MonkeyPatch, signum: int) -> tuple[int, float]:
     """Start a helper that sleeps, send it `signum` from this process's first run, and
     return its wait status and how long it took to end."""
+    import signal
+
     _helper_here(monkeypatch)
+    # Ctrl-C as at a terminal, whatever this run inherited (a job started in the background
+    # by a shell ignores it, and so would its helper, as a worker does)
+    ignored = signal.signal(signal.SIGINT, signal.default_int_handler)
     monkeypatch.setattr(runs, "SECOND_RUN_SLICES", LOW)
     forks = _count_forks(monkeypatch)
     first_run = runs._first_run
@@ -492,8 +497,11 @@ def _signalled_helper(monkeypatch: pytest.MonkeyPatch, signum: int) -> tuple[int
 
     monkeypatch.setattr(runs, "_skip_first_run", asleep)
     monkeypatch.setattr(runs, "_first_run", signal_the_helper)
-    PerfettoWriter(helper=True).write(sessions(CODEX), io.BytesIO())  # (this process
-    # then encodes the second run: the helper's end was reaped here, an unknown outcome)
+    try:
+        PerfettoWriter(helper=True).write(sessions(CODEX), io.BytesIO())  # (this process
+        # then encodes the second run: the helper's end was reaped here, an unknown outcome)
+    finally:
+        signal.signal(signal.SIGINT, ignored)
     return ended[0]
 
 
