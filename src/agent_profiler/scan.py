@@ -7,13 +7,14 @@ its bytes (`LineSkip.matches`: a few searches of the line) took 82 ms of reading
 waited (a long session's second run of events is encoded on it only later,
 writers/runs.py). Here a helper reads the file on its own and tests every line, and
 sends this process a verdict per line through a pipe: the line's length and where its
-record's type is for a line the test takes, 0 for one it does not. This process then
-takes a line only if its verdict says so and its length and type's place agree (a file
-changed between the two reads cannot have a line skipped that it would have parsed);
-looking a verdict up costs a third of the test. A line the helper has not told (it is
-behind: this process never waits for it; it failed; it ended before a line appended
-since) is tested here, as without a helper, and a part the reader added to the test's
-`unless` since is looked for here: the records read are the same either way.
+record's type is for a line the test takes, 0 for one it does not; it stops at a line
+without its newline (one still being written). This process then takes a line only if
+its verdict says so and its length and type's place agree: a file appended to while it
+is read (a live transcript) reads the same either way; one rewritten in place between
+the two reads is checked no further than that. Looking a verdict up costs a third of the
+test. A line the helper has not told (it is behind: this process never waits for it; it
+failed; it stopped before a line appended since) is tested here, as without a helper,
+and a part the reader added to the test's `unless` since is looked for here.
 
 Only where a helper may run (`allowed`: an export in one process, as a long session's
 writing helper; writers/runs.py's rules: Linux, one thread, a second core, a small
@@ -88,7 +89,27 @@ class LineScan:
                 return None
             if not helper_can_run():
                 return None
-            source = os.open(f"/proc/self/fd/{raw.fileno()}", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return None
+        made: LineScan | None = None
+        try:
+            # Held from the file's opening to the helper held here (a signal then: its
+            # descriptors closed, the helper killed and reaped, on the way out).
+            with signals_held() as held:
+                made = cls._open(raw.fileno(), held, skip)
+        except BaseException:
+            if made is not None:
+                made.close()
+            raise
+        return made
+
+    @classmethod
+    def _open(
+        cls, fd: int, held: set[int | signal.Signals] | None, skip: LineSkip
+    ) -> LineScan | None:
+        """The file opened again, the pipe made, the helper forked; or None."""
+        try:
+            source = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
             return None
         try:
@@ -100,16 +121,7 @@ class LineScan:
             import fcntl
 
             fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, _PIPE)
-        parent = os.getpid()
-        made: LineScan | None = None
-        try:
-            with signals_held() as held:  # (a signal at its end: the helper is killed)
-                made = cls._fork(parent, held, source, read_end, write_end, skip)
-        except BaseException:
-            if made is not None:
-                made.close()
-            raise
-        return made
+        return cls._fork(os.getpid(), held, source, read_end, write_end, skip)
 
     @classmethod
     def _fork(
@@ -192,16 +204,20 @@ class LineScan:
         return True
 
     def close(self) -> None:
-        """Stop reading verdicts; the helper ended (killed if it had not) and reaped."""
-        self._later = 2**62  # (every line from now on: `_more` has nothing to read)
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
-        pid, self._pid = self._pid, 0
-        if pid > 0:  # (0 or below would signal a whole process group)
-            with contextlib.suppress(ProcessLookupError, ChildProcessError):
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
+        """Stop reading verdicts; the helper ended (killed if it had not) and reaped.
+        Signals wait meanwhile (one raised halfway left the helper unreaped)."""
+        from agent_profiler.writers.runs import signals_held
+
+        with signals_held():
+            self._later = 2**62  # (every line from now on: `_more` has nothing to read)
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
+            if self._pid > 0:  # (0 or below would signal a whole process group)
+                with contextlib.suppress(ProcessLookupError, ChildProcessError):
+                    os.kill(self._pid, signal.SIGKILL)
+                    os.waitpid(self._pid, 0)
+                self._pid = 0
 
 
 def _scan(source: int, out: int, skip: LineSkip) -> None:
@@ -212,7 +228,11 @@ def _scan(source: int, out: int, skip: LineSkip) -> None:
     batch = array("Q")
     with open(source, "rb", buffering=2**20) as lines:
         for raw in lines:
-            if raw[-1] == 10 and matches(raw):  # (a last line without one is the reader's)
+            if raw[-1] != 10:
+                # The end as it is now (a line still being written): read on, its rest
+                # would be a line of its own here, and every verdict after it one off.
+                break
+            if matches(raw):
                 batch.append(len(raw) << 11 | raw.find(marker, 0, SKIP_WINDOW) + 1)
             else:
                 batch.append(0)

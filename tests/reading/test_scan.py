@@ -52,9 +52,10 @@ def spotter(tmp_path: Path) -> Path:
 
 class _Scans:
     """The helpers started from now on: each LineScan, and its pid when it started.
-    With `done`, each helper is waited for (and reaped) before the reading goes on."""
+    With `done`, each helper is waited for (and reaped) before the reading goes on, and
+    must have ended with that exit code: its verdicts are all in the pipe."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, *, done: bool = False) -> None:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, *, done: int | None = None) -> None:
         self.started: list[tuple[scan.LineScan, int]] = []
         start = scan.LineScan.start.__func__  # type: ignore[attr-defined]
 
@@ -62,9 +63,9 @@ class _Scans:
             made = start(cls, stream, skip)
             if made is not None:
                 self.started.append((made, made._pid))
-                if done:
+                if done is not None:
                     _, status = os.waitpid(made._pid, 0)
-                    assert os.waitstatus_to_exitcode(status) == 0
+                    assert os.waitstatus_to_exitcode(status) == done
                     made._pid = 0
             return made
 
@@ -96,13 +97,14 @@ def test_the_helper_tells_every_line_as_the_reader_would(
     spotter: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _helpers_may_run(monkeypatch)
-    scans = _Scans(monkeypatch)
+    scans = _Scans(monkeypatch, done=0)  # (every verdict sent before the reading goes on)
     for path in _transcripts(spotter):
         alone = _read(path, allowed=False)
         assert not scans.started
         helped = _read(path, allowed=True)
-        assert len(scans.started) == 1, path
+        ((made, _),) = scans.started
         assert helped == alone, path
+        assert len(made.values) == path.read_bytes().count(b"\n"), path  # (complete lines)
         scans.started.clear()
     taken = [value for _, value in _read(spotter, allowed=True) if isinstance(value, bytes)]
     assert len(taken) > 100  # (the spotter transcript's progress records)
@@ -114,7 +116,7 @@ def test_the_reader_takes_the_helpers_verdicts(
     """Once the helper has told a line, this process does not test it again."""
     _helpers_may_run(monkeypatch)
     alone = _read(spotter, allowed=False)
-    _Scans(monkeypatch, done=True)
+    _Scans(monkeypatch, done=0)
     tested: list[int] = []
     matches = LineSkip.matches
 
@@ -153,11 +155,12 @@ def test_an_export_with_the_helper_writes_the_bytes_of_one_without(
     """An export in one process reads with a helper; `--jobs 1` with none: the same
     trace (checked against the contract and the importer's rules by `export_trace`)."""
     _helpers_may_run(monkeypatch)
-    scans = _Scans(monkeypatch)
+    scans = _Scans(monkeypatch, done=0)
     alone = export_trace(spotter, args=("--jobs", "1"))
     assert not scans.started
     helped = export_trace(spotter)
-    assert len(scans.started) == 1
+    ((made, _),) = scans.started
+    assert made.values  # (its verdicts were there to be read)
     assert helped.path.read_bytes() == alone.path.read_bytes()
 
 
@@ -223,7 +226,7 @@ def test_a_helper_that_fails_leaves_the_test_here(
     spotter: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _helpers_may_run(monkeypatch)
-    scans = _Scans(monkeypatch)
+    scans = _Scans(monkeypatch, done=1)  # (its 50 verdicts sent, then its failure)
 
     def failing(source: int, out: int, skip: LineSkip) -> None:
         os.lseek(source, 0, os.SEEK_SET)
@@ -345,3 +348,18 @@ def test_a_signal_as_the_helper_starts_ends_the_helper(
     (pid,) = forks
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
+
+
+def test_the_helper_stops_at_a_line_still_being_written(tmp_path: Path) -> None:
+    """A last line without its newline may be finished before the next read: read on, its
+    rest would be a line of its own, and every verdict after it would be one line off."""
+    skip = _skip()
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(PROGRESS + b'{"type":"user"}\n' + PROGRESS + PROGRESS[:40])
+    read_end, write_end = os.pipe()
+    source = os.open(path, os.O_RDONLY)
+    scan._scan(source, write_end, skip)  # (here, not in a helper)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as verdicts:
+        told = array("Q", verdicts.read())
+    assert list(told) == [_verdict(PROGRESS, skip), 0, _verdict(PROGRESS, skip)]
