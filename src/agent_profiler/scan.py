@@ -61,8 +61,10 @@ class LineScan:
 
     __slots__ = ("_fd", "_later", "_pid", "_rest", "marker", "skip", "unless", "values")
 
-    def __init__(self, pid: int, fd: int, skip: LineSkip) -> None:
-        self._pid = pid
+    def __init__(self, pid: int | None, fd: int, skip: LineSkip) -> None:
+        # None once reaped (or for none): never an int to signal, as 0 or -1 would signal
+        # a whole process group, or every process this one may
+        self._pid = pid if pid is not None and pid > 0 else None
         self._fd = fd  # the pipe's end, read without waiting
         os.set_blocking(fd, False)
         self._later = 0  # a line not told yet before this one is tested here, at once
@@ -213,11 +215,11 @@ class LineScan:
             if self._fd >= 0:
                 os.close(self._fd)
                 self._fd = -1
-            if self._pid > 0:  # (0 or below would signal a whole process group)
+            if self._pid is not None:
                 with contextlib.suppress(ProcessLookupError, ChildProcessError):
                     os.kill(self._pid, signal.SIGKILL)
                     os.waitpid(self._pid, 0)
-                self._pid = 0
+                self._pid = None
 
 
 def _scan(source: int, out: int, skip: LineSkip) -> None:

@@ -62,11 +62,12 @@ class _Scans:
         def spied(cls: type[scan.LineScan], stream: object, skip: LineSkip) -> Any:
             made = start(cls, stream, skip)
             if made is not None:
+                assert made._pid is not None and made._pid > 0
                 self.started.append((made, made._pid))
                 if done is not None:
                     _, status = os.waitpid(made._pid, 0)
                     assert os.waitstatus_to_exitcode(status) == done
-                    made._pid = 0
+                    made._pid = None
             return made
 
         monkeypatch.setattr(scan.LineScan, "start", classmethod(spied))
@@ -144,7 +145,7 @@ def test_the_reader_never_waits_for_the_helper(
     assert _read(spotter, allowed=True) == alone
     assert time.monotonic() - began < 30  # (not the helper's 60 s)
     ((made, pid),) = scans.started
-    assert made._pid == 0
+    assert made._pid is None
     with pytest.raises(ChildProcessError):  # killed and reaped at the end of the reading
         os.waitpid(pid, os.WNOHANG)
 
@@ -169,7 +170,7 @@ def _scan_of(values: list[int], skip: LineSkip) -> scan.LineScan:
     read_end, write_end = os.pipe()
     os.write(write_end, array("Q", values).tobytes())
     os.close(write_end)
-    return scan.LineScan(0, read_end, skip)
+    return scan.LineScan(None, read_end, skip)
 
 
 PROGRESS = (
@@ -260,7 +261,7 @@ def test_closing_the_reading_early_ends_the_helper(
             next(lines)
         lines.close()  # (as a reader that stops early, or an interrupted one, does)
     ((made, pid),) = scans.started
-    assert pid > 0 and made._pid == 0 and made._fd < 0
+    assert pid > 0 and made._pid is None and made._fd < 0
     with pytest.raises(ChildProcessError):  # killed and reaped, not left asleep
         os.waitpid(pid, os.WNOHANG)
 
