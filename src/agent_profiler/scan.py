@@ -138,8 +138,10 @@ class LineScan:
         """The helper forked (its file and pipe's ends closed here), or None."""
         try:
             pid = os.fork()
-        except OSError:
-            pid = -1
+        except OSError:  # (no pid to keep: none is made up)
+            for end in (source, read_end, write_end):
+                os.close(end)
+            return None
         if pid == 0:  # the helper: it ends here, whatever happens
             code = 1
             try:
@@ -158,9 +160,6 @@ class LineScan:
                 os._exit(code)
         os.close(source)
         os.close(write_end)
-        if pid < 0:
-            os.close(read_end)
-            return None
         return cls(pid, read_end, skip)
 
     def matches(self, number: int, raw: bytes) -> bool:

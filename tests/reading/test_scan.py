@@ -364,3 +364,109 @@ def test_the_helper_stops_at_a_line_still_being_written(tmp_path: Path) -> None:
     with os.fdopen(read_end, "rb") as verdicts:
         told = array("Q", verdicts.read())
     assert list(told) == [_verdict(PROGRESS, skip), 0, _verdict(PROGRESS, skip)]
+
+
+def test_the_helper_sends_its_verdicts_in_batches_and_the_rest(tmp_path: Path) -> None:
+    skip = _skip()
+    lines = [PROGRESS, b'{"type":"user"}\n'] * scan._BATCH + [PROGRESS]
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(b"".join(lines))
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)  # (a full pipe would be an error here, not a wait)
+    _room(write_end)
+    source = os.open(path, os.O_RDONLY)
+    scan._scan(source, write_end, skip)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as verdicts:
+        told = list(array("Q", verdicts.read()))
+    assert told == [_verdict(PROGRESS, skip), 0] * scan._BATCH + [_verdict(PROGRESS, skip)]
+
+
+def _room(end: int) -> None:
+    """Room in the pipe for a test's verdicts (3 batches)."""
+    import fcntl
+
+    fcntl.fcntl(end, fcntl.F_SETPIPE_SZ, 2**20)
+
+
+def test_the_pipe_holds_a_long_transcripts_verdicts(
+    spotter: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The helper is not held up by a full pipe: 2**20 bytes, the verdicts of 131,072
+    lines (the 100 MB bench transcript has 70,000)."""
+    import fcntl
+
+    _helpers_may_run(monkeypatch)
+    scans = _Scans(monkeypatch)
+    with scan.allowed(True):
+        lines = read_jsonl(spotter, Diagnostics(), _skip())
+        next(lines)
+        ((made, _),) = scans.started
+        assert fcntl.fcntl(made._fd, fcntl.F_GETPIPE_SZ) >= scan._PIPE
+        lines.close()
+
+
+def _open_descriptors() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+def test_a_refused_fork_leaves_nothing_open(spotter: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _helpers_may_run(monkeypatch)
+
+    def refused() -> int:
+        raise OSError(11, "Resource temporarily unavailable")
+
+    before = _open_descriptors()
+    monkeypatch.setattr(os, "fork", refused)
+    alone = _read(spotter, allowed=False)
+    assert _read(spotter, allowed=True) == alone
+    assert _open_descriptors() == before
+
+
+def test_a_helper_reaped_elsewhere_is_let_be(
+    spotter: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One reaped behind the reading's back (a caller that reaps every child) is not an
+    error at the end of the reading."""
+    _helpers_may_run(monkeypatch)
+    scans = _Scans(monkeypatch)
+    with scan.allowed(True):
+        lines = read_jsonl(spotter, Diagnostics(), _skip())
+        next(lines)
+        ((made, pid),) = scans.started
+        os.waitpid(pid, 0)
+        lines.close()
+    assert made._pid is None
+
+
+@pytest.mark.parametrize("signum", ["SIGINT", "SIGTERM"])
+def test_ctrl_c_and_sigterm_end_a_helper_at_once(
+    spotter: Path, monkeypatch: pytest.MonkeyPatch, signum: str
+) -> None:
+    """As a worker: Ctrl-C ends it with 130 without a traceback, SIGTERM by the signal,
+    each at once (held across the fork, then taken again)."""
+    import signal
+    import time
+
+    _helpers_may_run(monkeypatch)
+    number = getattr(signal, signum)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)  # (as at a terminal)
+    try:
+        monkeypatch.setattr(scan, "_scan", lambda source, out, skip: time.sleep(60))
+        scans = _Scans(monkeypatch)
+        with scan.allowed(True):
+            lines = read_jsonl(spotter, Diagnostics(), _skip())
+            next(lines)
+            ((made, pid),) = scans.started
+            began = time.monotonic()
+            os.kill(pid, number)
+            _, status = os.waitpid(pid, 0)
+            made._pid = None
+            lines.close()
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert time.monotonic() - began < 30
+    if number == signal.SIGINT:
+        assert os.waitstatus_to_exitcode(status) == 130
+    else:
+        assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM
