@@ -470,3 +470,31 @@ def test_ctrl_c_and_sigterm_end_a_helper_at_once(
         assert os.waitstatus_to_exitcode(status) == 130
     else:
         assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM
+
+
+def test_a_verdict_split_across_reads_is_joined() -> None:
+    """The pipe may hand over part of a verdict (its writes are whole batches, its reads
+    whatever has arrived): the part waits for the rest."""
+    skip = _skip()
+    values = [_verdict(PROGRESS, skip) if n % 3 else 0 for n in range(300)]
+    data = array("Q", values).tobytes()
+    read_end, write_end = os.pipe()
+    os.write(write_end, data[:12])  # one verdict and a half
+    found = scan.LineScan(None, read_end, skip)
+    try:
+        assert found.matches(1, PROGRESS) is False  # (its verdict: 0)
+        assert len(found.values) == 1
+        os.write(write_end, data[12:])
+        os.close(write_end)
+        assert found.matches(300, PROGRESS) is True
+        assert list(found.values) == values
+    finally:
+        found.close()
+
+
+def test_a_file_of_just_the_size_is_scanned(spotter: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _helpers_may_run(monkeypatch)
+    scans = _Scans(monkeypatch)
+    monkeypatch.setattr(scan, "SCAN_AFTER", spotter.stat().st_size)
+    _read(spotter, allowed=True)
+    assert len(scans.started) == 1
