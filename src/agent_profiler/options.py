@@ -170,8 +170,8 @@ ESTIMATE = Spec(
 JOBS = Spec(
     ("--jobs", "-j"),
     "Processes that read the journals (default: every core when there are several session "
-    "trees and at least 4 MB of input; a long session's trace is then encoded on two). The "
-    "output is the same whatever the number.",
+    "trees and at least 4 MB of input; a long session is then read and encoded with a "
+    "helper on a second core). The output is the same whatever the number.",
     metavar="N",
     parse=count,
 )
