@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import os
 import shutil
+import sys
 from array import array
 from pathlib import Path
 from typing import Any
@@ -498,3 +499,66 @@ def test_a_file_of_just_the_size_is_scanned(spotter: Path, monkeypatch: pytest.M
     monkeypatch.setattr(scan, "SCAN_AFTER", spotter.stat().st_size)
     _read(spotter, allowed=True)
     assert len(scans.started) == 1
+
+
+SCAN_DRIVER = """
+import os, sys, time
+sys.path[:0] = [{src!r}]
+from agent_profiler import scan
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.jsonl import LineSkip, read_jsonl
+from agent_profiler.writers import runs
+scan.SCAN_AFTER, runs.HELPER_MEMORY = 0, 2**40
+scan._scan = lambda source, out, skip: time.sleep(60)
+fork = os.fork
+def told():
+    pid = fork()
+    if pid:
+        print(pid, flush=True)
+    return pid
+os.fork = told
+skip = LineSkip("progress", "sessionId", unless=(b'"message":',))
+skip.active = True
+with scan.allowed(True):
+    lines = read_jsonl({journal!r}, Diagnostics(), skip)
+    next(lines)
+    time.sleep(60)
+"""
+
+
+def test_a_helper_dies_with_its_parent(
+    spotter: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A parent killed outright (SIGKILL, the OOM killer) takes its helper with it
+    (PR_SET_PDEATHSIG, as the workers): none is left reading its file."""
+    import subprocess
+    import time
+
+    _helpers_may_run(monkeypatch)
+    driver = tmp_path / "driver.py"
+    src = str(Path(scan.__file__).resolve().parents[1])
+    driver.write_text(SCAN_DRIVER.format(src=src, journal=str(spotter)))
+    parent = subprocess.Popen([sys.executable, str(driver)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout is not None
+        helper = int(parent.stdout.readline())
+        time.sleep(0.3)  # (its set-up done)
+        assert not _gone(helper)
+    finally:
+        parent.kill()
+        parent.wait()
+        if parent.stdout is not None:
+            parent.stdout.close()
+    deadline = time.monotonic() + 10
+    while not _gone(helper) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _gone(helper)
+
+
+def _gone(pid: int) -> bool:
+    """The process has ended (no entry, or a zombie left for its new parent to reap)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return True
+    return fields[0] in ("Z", "X")
