@@ -19,6 +19,13 @@ if TYPE_CHECKING:
 DATA = Path(__file__).parent / "data" / "journals"
 
 CLAUDE_SMALL = DATA / "claude-code" / "handmade" / "small.jsonl"
+# The spotter session's own transcript (Claude Code 2.1.39; its subagents beside it).
+SPOTTER_TRANSCRIPT = (
+    DATA
+    / "claude-code"
+    / "spotter-2.1.39-subagents-compaction"
+    / "258c7280-ae70-4798-800f-63464d01a85d.jsonl.gz"
+)
 CODEX_SMALL = (
     DATA / "codex" / "rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl"
 )

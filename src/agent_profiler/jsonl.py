@@ -30,7 +30,7 @@ import io
 import os
 import re
 from collections.abc import Generator, Iterator
-from typing import TYPE_CHECKING, BinaryIO, NamedTuple, cast
+from typing import BinaryIO, NamedTuple, cast
 
 import orjson
 
@@ -47,9 +47,7 @@ from agent_profiler.jsonl_open import (
     position_of,
     reason,
 )
-
-if TYPE_CHECKING:
-    from agent_profiler.scan import LineScan
+from agent_profiler.scan import LineScan
 
 UTF8_BOM = b"\xef\xbb\xbf"
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # also the start of UTF-32 LE; same advice applies
@@ -174,7 +172,7 @@ def read_jsonl(
         # it is, and the end.
         outcomes: list[Record | _Outcome] = journal.probe()
         # A long plain file's skippable lines told by a helper on another core (scan.py).
-        scan = _scan_of(stream, skip) if skip is not None else None
+        scan = LineScan.start(stream, skip) if skip is not None else None
         try:
             while True:
                 for outcome in outcomes:
@@ -238,12 +236,6 @@ def read_jsonl(
         finally:
             if scan is not None:
                 scan.close()
-
-
-def _scan_of(stream: object, skip: LineSkip) -> LineScan | None:
-    from agent_profiler.scan import LineScan
-
-    return LineScan.start(stream, skip)
 
 
 def open_journal(path: str | os.PathLike[str]) -> BinaryIO:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import gzip
 import os
 import shutil
-import sys
 from array import array
 from pathlib import Path
 from typing import Any
@@ -20,17 +19,11 @@ from agent_profiler import pipeline, scan
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.jsonl import LineSkip, read_jsonl
 from agent_profiler.writers import runs
+from forks import assert_helper_dies_with_its_parent, count_forks
 from realtp import SHARED
-from shared_paths import TESTS
+from samples import SPOTTER_TRANSCRIPT
 
-SPOTTER = (
-    TESTS
-    / "data"
-    / "journals"
-    / "claude-code"
-    / "spotter-2.1.39-subagents-compaction"
-    / "258c7280-ae70-4798-800f-63464d01a85d.jsonl.gz"
-)
+SPOTTER = SPOTTER_TRANSCRIPT
 CORPUS = SHARED / "corpus" / "claude-code" / "transcripts"
 MESSAGE = b'"message":'
 
@@ -329,21 +322,13 @@ def test_a_signal_as_the_helper_starts_ends_the_helper(
     import contextlib
 
     _helpers_may_run(monkeypatch)
-    forks: list[int] = []
-    fork = os.fork
-
-    def counted() -> int:
-        pid = fork()
-        if pid:
-            forks.append(pid)
-        return pid
 
     @contextlib.contextmanager
     def interrupted_at_the_end() -> Any:
         yield None
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(os, "fork", counted)
+    forks = count_forks(monkeypatch)
     monkeypatch.setattr(runs, "signals_held", interrupted_at_the_end)
     with pytest.raises(KeyboardInterrupt), scan.allowed(True):
         list(read_jsonl(spotter, Diagnostics(), _skip()))
@@ -531,34 +516,8 @@ def test_a_helper_dies_with_its_parent(
 ) -> None:
     """A parent killed outright (SIGKILL, the OOM killer) takes its helper with it
     (PR_SET_PDEATHSIG, as the workers): none is left reading its file."""
-    import subprocess
-    import time
-
     _helpers_may_run(monkeypatch)
     driver = tmp_path / "driver.py"
     src = str(Path(scan.__file__).resolve().parents[1])
     driver.write_text(SCAN_DRIVER.format(src=src, journal=str(spotter)))
-    parent = subprocess.Popen([sys.executable, str(driver)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert parent.stdout is not None
-        helper = int(parent.stdout.readline())
-        time.sleep(0.3)  # (its set-up done)
-        assert not _gone(helper)
-    finally:
-        parent.kill()
-        parent.wait()
-        if parent.stdout is not None:
-            parent.stdout.close()
-    deadline = time.monotonic() + 10
-    while not _gone(helper) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert _gone(helper)
-
-
-def _gone(pid: int) -> bool:
-    """The process has ended (no entry, or a zombie left for its new parent to reap)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return True
-    return fields[0] in ("Z", "X")
+    assert_helper_dies_with_its_parent(driver)

@@ -20,6 +20,7 @@ from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
 from agent_profiler.writers import runs
 from agent_profiler.writers.perfetto import PerfettoWriter
+from forks import assert_helper_dies_with_its_parent, count_forks
 from realtp import SHARED
 from rules_spy import sessions
 from shared_paths import TESTS
@@ -98,21 +99,6 @@ def test_two_runs_hold_what_one_run_holds(
     assert not any(p.HasField("track_event") for p in pb.Trace.FromString(raw(split)).packet)
 
 
-def _count_forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The pids of the processes forked from now on (in this process)."""
-    forks: list[int] = []
-    fork = os.fork
-
-    def counted() -> int:
-        pid = fork()
-        if pid:
-            forks.append(pid)
-        return pid
-
-    monkeypatch.setattr(os, "fork", counted)
-    return forks
-
-
 def raw(exported: Any) -> bytes:
     return bytes(exported.path.read_bytes())
 
@@ -178,7 +164,7 @@ def test_the_helper_writes_the_bytes_this_process_would(
     export_trace: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _helper_here(monkeypatch)
-    forks = _count_forks(monkeypatch)
+    forks = count_forks(monkeypatch)
     parent = os.getpid()
 
     second_run = runs._second_run
@@ -237,7 +223,7 @@ def test_a_helper_that_fails_is_replaced(
     monkeypatch.setattr(runs, "SECOND_RUN_SLICES", LOW)
     alone = export_trace(CODEX, args=("--jobs", "1"), require_addition=False)
     monkeypatch.setattr(runs, "_second_run", failing_in_the_helper)
-    forks = _count_forks(monkeypatch)
+    forks = count_forks(monkeypatch)
     replaced = export_trace(CODEX, require_addition=False)
     assert forks, "a helper was started"
     assert calls, "this process wrote the second run"
@@ -262,7 +248,7 @@ def test_no_helper_past_the_memory_it_may_double(
     process holds more than HELPER_MEMORY (the trace is the same)."""
     _helper_here(monkeypatch)
     assert runs._resident() > 2**20  # (read from /proc: this process holds over 1 MB)
-    forks = _count_forks(monkeypatch)
+    forks = count_forks(monkeypatch)
 
     monkeypatch.setattr(runs, "SECOND_RUN_SLICES", LOW)
     helped = export_trace(SPOTTER, require_addition=False)
@@ -281,7 +267,7 @@ def test_the_packets_counted_are_the_packets_written(
 ) -> None:
     if helper:
         _helper_here(monkeypatch)
-    forks = _count_forks(monkeypatch)
+    forks = count_forks(monkeypatch)
     monkeypatch.setattr(runs, "SECOND_RUN_SLICES", LOW)
     stream = io.BytesIO()
     count = PerfettoWriter(compress=False, helper=helper).write(sessions(SPOTTER), stream)
@@ -318,14 +304,14 @@ def test_no_temporary_folder_for_the_helper_is_no_failure(
 
     _helper_here(monkeypatch)
     monkeypatch.setattr(runs, "SECOND_RUN_SLICES", LOW)
-    started = _count_forks(monkeypatch)
+    started = count_forks(monkeypatch)
     helped = export_trace(SPOTTER, require_addition=False)
     assert started
 
     def refused() -> Any:
         raise OutputError("error: no temporary folder can be written")
 
-    forks = _count_forks(monkeypatch)
+    forks = count_forks(monkeypatch)
     monkeypatch.setattr(spools, "unnamed_temporary_file", refused)
     alone = export_trace(SPOTTER, require_addition=False)
     assert forks == []
@@ -337,7 +323,7 @@ def test_a_failed_first_run_ends_its_helper(monkeypatch: pytest.MonkeyPatch) -> 
     killed and reaped before the error goes on, no process left behind."""
     _helper_here(monkeypatch)
     monkeypatch.setattr(runs, "SECOND_RUN_SLICES", LOW)
-    forks = _count_forks(monkeypatch)
+    forks = count_forks(monkeypatch)
 
     def failing(*args: Any) -> Any:
         raise RuntimeError("the first run fails")
@@ -396,7 +382,7 @@ def test_no_helper_where_children_are_reaped_by_the_kernel(
     before = signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     try:
         assert not runs.helper_can_run()
-        forks = _count_forks(monkeypatch)
+        forks = count_forks(monkeypatch)
         alone = export_trace(SPOTTER, require_addition=False)
         assert forks == []
         assert alone.path.read_bytes() == helped.path.read_bytes()
@@ -425,7 +411,7 @@ def test_the_collector_is_left_as_it_was(frozen: bool, monkeypatch: pytest.Monke
 
     _helper_here(monkeypatch)
     monkeypatch.setattr(runs, "SECOND_RUN_SLICES", LOW)
-    forks = _count_forks(monkeypatch)
+    forks = count_forks(monkeypatch)
     gc.unfreeze()
     if frozen:
         gc.freeze()
@@ -455,7 +441,7 @@ def test_a_first_run_that_started_more_clocks_is_followed_after_them(
     alone = io.BytesIO()
     PerfettoWriter(helper=False).write(sessions(CODEX), alone)
     _helper_here(monkeypatch)
-    forks = _count_forks(monkeypatch)
+    forks = count_forks(monkeypatch)
     helped = io.BytesIO()
     PerfettoWriter(helper=True).write(sessions(CODEX), helped)
     assert forks
@@ -480,7 +466,7 @@ def _signalled_helper(monkeypatch: pytest.MonkeyPatch, signum: int) -> tuple[int
     # by a shell ignores it, and so would its helper, as a worker does)
     ignored = signal.signal(signal.SIGINT, signal.default_int_handler)
     monkeypatch.setattr(runs, "SECOND_RUN_SLICES", LOW)
-    forks = _count_forks(monkeypatch)
+    forks = count_forks(monkeypatch)
     first_run = runs._first_run
     ended: list[tuple[int, float]] = []
 
@@ -546,39 +532,14 @@ PerfettoWriter(helper=True).write(sessions(Path({journal!r})), io.BytesIO())
 """
 
 
-def _gone(pid: int) -> bool:
-    """The process has ended (no entry, or a zombie left for its new parent to reap)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return True
-    return fields[0] in ("Z", "X")
-
-
 def test_a_helper_dies_with_its_parent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A parent killed outright (SIGKILL, the OOM killer) takes its helper with it
     (PR_SET_PDEATHSIG, as the workers): none is left holding what it inherited."""
-    import subprocess
-
     _helper_here(monkeypatch)
     driver = tmp_path / "driver.py"
     src = str(Path(runs.__file__).resolve().parents[2])
     driver.write_text(DRIVER.format(src=src, tests=str(TESTS), journal=str(CODEX)))
-    parent = subprocess.Popen([sys.executable, str(driver)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert parent.stdout is not None
-        helper = int(parent.stdout.readline())
-        time.sleep(0.3)  # (its set-up done)
-        assert not _gone(helper)
-    finally:
-        parent.kill()
-        parent.wait()
-        if parent.stdout is not None:
-            parent.stdout.close()
-    deadline = time.monotonic() + 10
-    while not _gone(helper) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert _gone(helper)
+    assert_helper_dies_with_its_parent(driver)
 
 
 def test_each_run_deflates_where_a_thread_would_not_compete(
@@ -628,7 +589,7 @@ def test_each_run_deflates_where_a_thread_would_not_compete(
     assert written(helper=False, threaded=False) == long
     assert firsts == seconds == after == [False] * long
     _helper_here(monkeypatch)
-    forks = _count_forks(monkeypatch)
+    forks = count_forks(monkeypatch)
     assert written(helper=True) == long
     assert len(forks) == long and seconds == []  # every second run a helper's
     assert firsts == [False] * long and after == [True] * long

@@ -14,16 +14,10 @@ import pytest
 from agent_profiler.adapters.common import timestamp_ns
 from agent_profiler.views import session_span
 from rules_spy import sessions, write
+from samples import SPOTTER_TRANSCRIPT
 from shared_paths import CORPUS, SHARED_REASON, TESTS
 
-SPOTTER = (
-    TESTS
-    / "data"
-    / "journals"
-    / "claude-code"
-    / "spotter-2.1.39-subagents-compaction"
-    / "258c7280-ae70-4798-800f-63464d01a85d.jsonl.gz"
-)
+SPOTTER = SPOTTER_TRANSCRIPT
 E4B = (
     TESTS
     / "data"
