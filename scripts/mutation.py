@@ -53,6 +53,7 @@ DEFAULT = [
     "src/agent_profiler/writers/runs.py",
     "src/agent_profiler/writers/__init__.py",
     "src/agent_profiler/scan.py",
+    "src/agent_profiler/leaving.py",
     "src/agent_profiler/adapters/common.py",
     "src/agent_profiler/adapters/drafts.py",
     "src/agent_profiler/adapters/__init__.py",

@@ -221,6 +221,20 @@ def main() -> None:
         raise
 
 
+def console() -> None:
+    """The `agent-profiler` console script (and `python -m agent_profiler`): `main`, then the
+    process leaves without freeing what the command built (leaving.py), where it may."""
+    from agent_profiler import leaving
+
+    leaving.start()
+    try:
+        main()
+    except SystemExit as end:
+        leaving.leave(end.code)
+        raise
+    leaving.leave(0)
+
+
 def _main(argv: list[str]) -> None:
     fast = _FAST.get(argv[0]) if argv else None
     if fast is not None and not any(k.endswith("_COMPLETE") for k in os.environ):

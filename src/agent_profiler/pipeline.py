@@ -30,7 +30,7 @@ from dataclasses import field, replace
 from pathlib import Path
 from typing import IO, Any, Generic, Protocol, TypeVar
 
-from agent_profiler import scan
+from agent_profiler import leaving, scan
 from agent_profiler.adapters import JournalGroup
 from agent_profiler.annotations import TraceHeader
 from agent_profiler.diagnostics import Diagnostics
@@ -162,6 +162,7 @@ def _run_group(
             streamed = try_group(task, use, seen, out, on_progress)
             if streamed is not None:
                 return streamed
+    leaving.release()  # (the group before's model: one at a time, as ever)
     diagnostics = Diagnostics(on_progress=on_progress)
     # An export in one process (not a folder's worker) may read with a helper on the
     # second core (scan.py), as it may write with one (writers/runs.py).
@@ -176,6 +177,7 @@ def _run_group(
             read = replace(read, sessions=align_start(read.sessions))
         value = use(read.sessions, diagnostics, task, out)
     let_go()
+    leaving.keep("group", read)  # not freed object by object if it is the last (leaving.py)
     return GroupOutcome(
         task.index,
         read.failures,
@@ -191,8 +193,7 @@ def _run_group(
 
 
 def jobs_for(requested: int | None, groups: Sequence[JournalGroup]) -> int:
-    """How many processes read the groups: `--jobs`, else every core when there is enough
-    input to pay for the pool."""
+    """How many processes read the groups: `--jobs`, else every core for input enough."""
     if requested is not None:
         return max(1, min(requested, len(groups)))
     if len(groups) < 2:
@@ -567,9 +568,8 @@ class EncodeTrace:
 def write_joined(
     stream: IO[bytes], first: int, spool: IO[bytes], header: TraceHeader | None = None
 ) -> None:
-    """The trace: the clock snapshot and the trace-level facts, then the spooled packets
-    of every group (which waited, since the snapshot comes first and is taken at the
-    earliest start of all)."""
+    """The trace: the clock snapshot and the trace-level facts, then every group's spooled
+    packets (they waited: the snapshot comes first, taken at the earliest start of all)."""
     from agent_profiler.writers.perfetto import write_clock
 
     write_clock(stream, first, header)

@@ -111,9 +111,10 @@ def test_an_export_does_not_import_protobuf(tmp_path: object) -> None:
     journal = REPO / "tests/data/journals/claude-code"
     sample = next(p for p in sorted(journal.rglob("*.jsonl")) if p.stat().st_size < 200_000)
     code = (
-        "import sys, runpy\n"
+        "import sys\n"
         "sys.argv = ['agent-profiler', 'export', sys.argv[1], '-o', sys.argv[2], '--force']\n"
-        "try:\n    runpy.run_module('agent_profiler', run_name='__main__')\n"
+        "from agent_profiler.entry import main\n"  # (it returns; the console script leaves)
+        "try:\n    main()\n"
         "except SystemExit:\n    pass\n"
         "print(sorted(m for m in sys.modules if m.startswith('google.protobuf')))"
     )

@@ -41,6 +41,7 @@ from agent_profiler.layout import (
     ordered_sessions,
     trace_root,
 )
+from agent_profiler.leaving import keep
 from agent_profiler.model import Session
 from agent_profiler.views import session_span
 from agent_profiler.writers.chunks import PacketSink
@@ -303,6 +304,7 @@ class PerfettoWriter:
                         encoder, sink, stream, tracks, at, helper=self.helper
                     )
                     packets += done
+                keep("plan", tracks)  # the last one not freed object by object (leaving.py)
             sink.close()
         finally:
             sink.stop()
