@@ -6,10 +6,11 @@ then the modules'. After an export that is the whole model of the last journal g
 the plan of its last session, object by object, a few hundred thousand of them: 35–40 ms
 of the 100 MB Claude Code bench journal's 0.8 s, 40–60 ms of the 50 MB Codex session's
 2.5 s (measured: the same exports, alternating, with and without). The system frees a
-process's memory at once. So the console script (`console`, not `entry.main`, which
-tests and embedders call and which returns) keeps those objects (`keep`) instead of
-freeing them as it returns, and ends with `os._exit` after doing what the interpreter's
-own exit would have done that anyone could see:
+process's memory at once. So the console script (`entry.console`; `python -m
+agent_profiler` too when the interpreter runs it, not `-m cProfile`, `coverage run -m` or
+an embedder's runpy, which go on after it; not `entry.main`, which returns) keeps those
+objects (`keep`) instead of freeing them as it returns, and ends with `os._exit` after
+doing what the interpreter's own exit would have done that anyone could see:
 
 - stdout and stderr flushed (a summary piped to `head`, the last warning);
 - the functions registered with `atexit` run (the standard library's own: logging,
@@ -23,8 +24,9 @@ once it is whole), and temporary files are files with no name or removed in `fin
 blocks, so nothing the usual end would finish is left to it.
 
 `keep` holds one object of each kind, the last one given: a folder's groups are read one
-after another, and each group's model is let go when the next one starts (`release`), as
-before, so the peak is what it was."""
+after another, and each group's model is let go when the next one starts (`release`,
+before the one pass or the reading), and a group's plan is kept once its last session is
+written, so the peak is what it was."""
 
 from __future__ import annotations
 

@@ -153,6 +153,7 @@ def _run_group(
 ) -> GroupOutcome[T]:
     from agent_profiler.views import session_span
 
+    leaving.release()  # (the group before's model: one at a time, as ever, the pass's too)
     if isinstance(use, EncodeTrace):
         from agent_profiler import stream
 
@@ -162,7 +163,6 @@ def _run_group(
             streamed = try_group(task, use, seen, out, on_progress)
             if streamed is not None:
                 return streamed
-    leaving.release()  # (the group before's model: one at a time, as ever)
     diagnostics = Diagnostics(on_progress=on_progress)
     # An export in one process (not a folder's worker) may read with a helper on the
     # second core (scan.py), as it may write with one (writers/runs.py).

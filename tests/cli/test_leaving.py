@@ -6,6 +6,7 @@ usual way where that is not safe."""
 from __future__ import annotations
 
 import atexit
+import os
 import subprocess
 import sys
 import threading
@@ -21,7 +22,7 @@ from agent_profiler.exporting import run_export
 from agent_profiler.layout import SessionPlan
 from agent_profiler.loader import GroupRead
 from agent_profiler.options import ReadOptions
-from samples import CLAUDE_SMALL, CODEX_SMALL
+from samples import CLAUDE_SMALL, CODEX_SMALL, PI_FORK, SPOTTER_TRANSCRIPT
 from shared_paths import TESTS
 
 # A Python program run before leaving.leave(code) in a fresh interpreter: a witness whose
@@ -171,12 +172,13 @@ def test_leave_flushes_stdout_and_stderr_first(
         def flush(self) -> None:
             exits.append(f"flushed {self.name}")
 
-    for name in ("stdout", "stderr"):
+    names = ("stdout", "stderr", "__stdout__", "__stderr__")
+    for name in names:
         monkeypatch.setattr(sys, name, Stream(name))
     with pytest.raises(Left):
         leaving.leave(0)
-    assert exits[:2] == ["flushed stdout", "flushed stderr"]
-    assert exits[-2:] == ["exit functions", "exit 0"]
+    # (the streams a command wrapped stdout and stderr around too: console.whole_writes)
+    assert exits == [f"flushed {name}" for name in names] + ["exit functions", "exit 0"]
 
 
 @pytest.mark.parametrize("error", [OSError(32, "Broken pipe"), ValueError("closed file")])
@@ -208,6 +210,15 @@ def test_leave_returns_unless_started_for_a_message_or_beside_a_thread(
     finally:
         stop.set()
         thread.join()
+    assert exits == []
+
+
+def test_leave_returns_where_the_exit_functions_cannot_be_run_first(
+    exits: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An interpreter without atexit's `_run_exitfuncs` (not CPython): the usual end."""
+    monkeypatch.delattr(atexit, "_run_exitfuncs")
+    leaving.leave(0)
     assert exits == []
 
 
@@ -291,6 +302,51 @@ def test_an_export_keeps_the_last_groups_model_and_plan_and_one_group_at_a_time(
     assert group.paths == (CODEX_SMALL,)
 
 
+def test_a_group_of_the_one_pass_starts_with_nothing_held_and_plans_are_kept_once_a_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keeping: dict[str, object]
+) -> None:
+    """A Pi journal takes the one pass (stream/), not `read_group`: the group before it is
+    let go before it too. A group of several sessions (a transcript and its subagent) keeps
+    its last session's plan only, once it is written: each plan before it was let go as
+    the next one was made."""
+    from agent_profiler.stream import group
+
+    held_at_each_pass: list[dict[str, object]] = []
+    try_group = group.try_group
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        held_at_each_pass.append(dict(keeping))
+        return try_group(*args, **kwargs)
+
+    kept: list[str] = []
+    keep = leaving.keep
+
+    def keeps(kind: str, value: object) -> None:
+        kept.append(kind)
+        keep(kind, value)
+
+    monkeypatch.setattr(group, "try_group", spy)
+    monkeypatch.setattr(leaving, "keep", keeps)
+    monkeypatch.setattr("agent_profiler.writers.perfetto.keep", keeps)
+    out = tmp_path / "three.pftrace"
+    code = run_export(
+        [SPOTTER_TRANSCRIPT.parent, PI_FORK],
+        output=out,
+        options=ReadOptions(jobs=1),
+        force=False,
+        strict=False,
+        format_name=None,
+        stdout_is_terminal=lambda: False,
+        open_ui=None,
+    )
+    assert code == 0
+    assert held_at_each_pass == [{}]  # (the Pi group's: the spotter's was let go first)
+    # the spotter group (two sessions): its last plan, then its model; the Pi group's pass
+    # keeps nothing
+    assert kept == ["plan", "group"]
+    assert keeping == {}
+
+
 def test_an_export_keeps_nothing_outside_the_console_script(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -309,11 +365,67 @@ def test_an_export_keeps_nothing_outside_the_console_script(
     assert code == 0 and leaving._kept == {}
 
 
-def test_the_console_script_and_python_dash_m_end_through_leaving() -> None:
+# Put first on PYTHONPATH, it makes os._exit say that it ended the process.
+SITECUSTOMIZE = """
+import os, sys
+_exit = os._exit
+def _said(code):
+    sys.stderr.write(f"left through os._exit({code})\\n")
+    sys.stderr.flush()
+    _exit(code)
+os._exit = _said
+"""
+
+
+def _run_with_exit_said(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    source = str(TESTS.parent / "src")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), source])}
+    return subprocess.run(
+        [sys.executable, *argv], capture_output=True, text=True, check=False, env=env, timeout=120
+    )
+
+
+def test_the_console_script_and_python_dash_m_leave_through_os_exit(tmp_path: Path) -> None:
+    out = tmp_path / "t.pftrace"
+    export = ["export", str(CLAUDE_SMALL), "-o", str(out), "--force"]
+    console_script = "import sys\nfrom agent_profiler.entry import console\nconsole()\n"
+    for argv in (["-c", console_script, *export], ["-m", "agent_profiler", *export]):
+        done = _run_with_exit_said(tmp_path, *argv)
+        assert done.returncode == 0, done.stderr
+        assert done.stderr.splitlines()[-1] == "left through os._exit(0)", argv
+        assert done.stdout.startswith(f"wrote {out} (")
+    done = _run_with_exit_said(tmp_path, "-m", "agent_profiler", "summary", str(tmp_path / "x"))
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1] == "left through os._exit(1)"
+
+
+def test_python_dash_m_run_by_another_program_returns_to_it(tmp_path: Path) -> None:
+    """`-m cProfile -m agent_profiler`, `coverage run -m`, an embedder's runpy: the program
+    around it goes on when the command is done (its profile written, its `finally` run)."""
+    summary = ["summary", str(CLAUDE_SMALL)]
+    profile = tmp_path / "p.prof"
+    done = _run_with_exit_said(
+        tmp_path, "-m", "cProfile", "-o", str(profile), "-m", "agent_profiler", *summary
+    )
+    assert done.returncode == 0, done.stderr
+    assert "os._exit" not in done.stderr and profile.stat().st_size > 0
+    embedder = (
+        "import runpy, sys\n"
+        "sys.argv = ['agent-profiler', *sys.argv[1:]]\n"
+        "try:\n"
+        "    runpy.run_module('agent_profiler', run_name='__main__')\n"
+        "except SystemExit as end:\n"
+        "    print('the embedder goes on after', end.code)\n"
+    )
+    done = _run_with_exit_said(tmp_path, "-c", embedder, *summary)
+    assert done.stdout.endswith("the embedder goes on after 0\n")
+    assert "os._exit" not in done.stderr
+
+
+def test_the_installed_command_is_the_console_script() -> None:
     scripts = tomllib.loads((TESTS.parent / "pyproject.toml").read_text())["project"]["scripts"]
     assert scripts == {"agent-profiler": "agent_profiler.entry:console"}
-    main = (TESTS.parent / "src" / "agent_profiler" / "__main__.py").read_text()
-    assert "    console()\n" in main
 
 
 def test_the_console_export_writes_what_the_library_writes_and_says_it(tmp_path: Path) -> None:

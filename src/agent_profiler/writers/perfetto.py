@@ -291,6 +291,7 @@ class PerfettoWriter:
         sink = PacketSink(stream, compress=self.compress, threaded=self.threaded)
         add = sink.add
         packets = 0  # descriptors, and the events of encoders done with
+        tracks: SessionPlan | None = None
         try:
             for session_group, tracks in iter_layout(ordered_sessions(sessions), self.facts, group):
                 for track in (session_group, *tracks.tracks):
@@ -304,7 +305,9 @@ class PerfettoWriter:
                         encoder, sink, stream, tracks, at, helper=self.helper
                     )
                     packets += done
-                keep("plan", tracks)  # the last one not freed object by object (leaving.py)
+            # The last session's plan, not freed object by object (leaving.py); each plan
+            # before it was let go as the next one was made, as ever.
+            keep("plan", tracks)
             sink.close()
         finally:
             sink.stop()
