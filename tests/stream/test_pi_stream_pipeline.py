@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from agent_profiler import stream
 from agent_profiler.cli import app
+from samples import CLAUDE_SMALL, CODEX_SMALL
 from shared_paths import TESTS
 from traceview import load_trace
 
@@ -146,3 +147,59 @@ def test_the_pass_deflates_on_a_thread_only_into_the_output(
         outcome = try_group(task, EncodeTrace(TraceFacts()), {}, out, None)
         assert outcome is not None, "the pass took the group"
         assert made == [threaded, threaded]  # the requests' sink and the head's
+
+
+@pytest.mark.parametrize(
+    ("kind", "journal"),
+    [
+        ("PiPass", FIRST_25),
+        ("CodexPass", CODEX_SMALL),
+        ("ClaudePass", CLAUDE_SMALL),
+    ],
+)
+def test_a_pass_is_let_go_once_its_group_is_written(
+    kind: str, journal: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pass holds its own bound methods (its calls' bookkeeping): a cycle, which kept its
+    whole state (the reader's entries, the log's items) until the cycle collector's next
+    full collection, group after group of a folder. It is let go as its group ends."""
+    import gc
+    import weakref
+
+    from agent_profiler.stream import claude, codex, pi
+
+    cls = {"PiPass": pi.PiPass, "CodexPass": codex.CodexPass, "ClaudePass": claude.ClaudePass}[kind]
+    passes: list[weakref.ref[Any]] = []
+    init = cls.__init__
+
+    def spied(self: Any, *args: Any, **keywords: Any) -> None:
+        init(self, *args, **keywords)
+        passes.append(weakref.ref(self))
+
+    monkeypatch.setattr(cls, "__init__", spied)
+    monkeypatch.setenv(stream.SWITCH, "1")
+    enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        run_export(journal, tmp_path / "t.pftrace", "--jobs", "1")
+        assert len(passes) == 1
+        assert passes[0]() is None  # freed without a collection
+        # and nothing of the reading it did is left for the collector: no builder, no
+        # draft, no log item in a cycle
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        left = {
+            type(thing).__qualname__
+            for thing in gc.garbage
+            if type(thing).__module__.startswith(
+                ("agent_profiler.stream", "agent_profiler.adapters")
+            )
+            or type(thing).__qualname__ in {"Item", "Response", "Usage"}
+        }
+        assert not left
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        if enabled:
+            gc.enable()

