@@ -10,7 +10,8 @@ def _top_level() -> bool:
     module's code), not by another program that goes on after it returns (`-m cProfile`,
     `coverage run -m`, an embedder's `runpy.run_module`): only then may the process leave
     without freeing (leaving.py), as the console script does."""
-    run_code = sys._getframe(1).f_back  # (this module's code was called by runpy's)
+    frame = getattr(sys, "_getframe", None)  # (CPython's; elsewhere: main, which returns)
+    run_code = frame(1).f_back if frame is not None else None  # (runpy called this code)
     caller = run_code.f_back if run_code is not None else None
     return caller is not None and caller.f_code.co_name == "_run_module_as_main"
 
