@@ -476,7 +476,7 @@ def table(rows: Iterable[Row], flat: tuple[float, float] | None) -> str:
         lines.append(
             f"{row.name:<26} {row.input_mb:>7.1f} {row.seconds:>7.2f}"
             f"{_target(row.max_seconds, '(≤{:g})'):<5} {row.floor_seconds:>7.2f} "
-            f"{row.floor_ratio:>6.1f}"
+            f"{row.floor_ratio:>6.2f}"  # (two places: 3.04 fails ≤ 3, where 3.0 would not say why)
             f"{_target(row.max_floor, ' (≤{:g})'):<7} "
             f"{'-' if row.peer_seconds is None else f'{row.peer_seconds:.2f}':>7} "
             f"{'-' if speed is None else f'{speed:.2f}':>6}"

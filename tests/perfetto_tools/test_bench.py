@@ -88,6 +88,12 @@ def test_verdicts_follow_the_targets(bench) -> None:
     assert "FAIL floor,peer,rss" in text and "1.40 (≤1.3)  FAIL" in text
 
 
+def test_a_ratio_just_over_its_target_reads_as_over_it(bench) -> None:
+    row = bench.Row("x", 100, 0.79, 0.26, 74, max_floor=3)
+    assert row.failures() == ["floor"]
+    assert "  3.04 (≤3)" in bench.table([row], None)
+
+
 def test_cpu_time_counts_the_workers_and_is_shown_beside_the_wall_ratios(bench) -> None:
     """The CPU column is the process tree's: a child that burns CPU and is waited for
     counts (a folder's workers, the deflating thread), a process that only sleeps costs
