@@ -18,7 +18,8 @@ doing what the interpreter's own exit would have done that anyone could see:
 - only when this is the process's only thread (the interpreter's exit waits for the
   others: a thread still writing would be cut off).
 
-Where any of it fails or does not hold, the process ends the usual way, freeing as ever.
+Where any of it fails or does not hold, or the interpreter is to go on to its prompt
+afterwards (`python -i`, PYTHONINSPECT), the process ends the usual way, freeing as ever.
 Files the command wrote are closed before it returns (a trace is renamed into place only
 once it is whole), and temporary files are files with no name or removed in `finally`
 blocks, so nothing the usual end would finish is left to it.
@@ -69,6 +70,8 @@ def leave(code: object) -> None:
         code = 0
     if type(code) is not int or threading.active_count() != 1:
         return  # (a message to print, or a thread the usual exit would wait for)
+    if sys.flags.inspect or os.environ.get("PYTHONINSPECT"):
+        return  # (`python -i`: the interpreter goes on to its prompt)
     import atexit
 
     run_exit_functions = getattr(atexit, "_run_exitfuncs", None)

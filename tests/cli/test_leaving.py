@@ -213,6 +213,24 @@ def test_leave_returns_unless_started_for_a_message_or_beside_a_thread(
     assert exits == []
 
 
+def test_leave_returns_where_the_interpreter_goes_on_to_its_prompt(
+    exits: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`python -i` (sys.flags.inspect) or PYTHONINSPECT: the prompt comes after the command."""
+    import types
+
+    monkeypatch.setenv("PYTHONINSPECT", "1")
+    leaving.leave(0)
+    monkeypatch.delenv("PYTHONINSPECT")
+    monkeypatch.setattr(sys, "flags", types.SimpleNamespace(inspect=1))
+    leaving.leave(0)
+    assert exits == []
+    monkeypatch.setattr(sys, "flags", types.SimpleNamespace(inspect=0))
+    with pytest.raises(Left):
+        leaving.leave(0)
+    assert exits == ["exit functions", "exit 0"]
+
+
 def test_leave_returns_where_the_exit_functions_cannot_be_run_first(
     exits: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -398,6 +416,24 @@ def test_the_console_script_and_python_dash_m_leave_through_os_exit(tmp_path: Pa
     done = _run_with_exit_said(tmp_path, "-m", "agent_profiler", "summary", str(tmp_path / "x"))
     assert done.returncode == 1
     assert done.stderr.splitlines()[-1] == "left through os._exit(1)"
+
+
+def test_python_dash_i_dash_m_goes_on_to_the_prompt(tmp_path: Path) -> None:
+    out = tmp_path / "t.pftrace"
+    (tmp_path / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    source = str(TESTS.parent / "src")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), source])}
+    done = subprocess.run(
+        [sys.executable, "-i", "-m", "agent_profiler", "export", str(CLAUDE_SMALL), "-o", str(out)],
+        input="print('the prompt came')\n",
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+        timeout=120,
+    )
+    assert "the prompt came" in done.stdout
+    assert "os._exit" not in done.stderr and out.stat().st_size > 0
 
 
 def test_python_dash_m_run_by_another_program_returns_to_it(tmp_path: Path) -> None:
