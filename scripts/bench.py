@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import math
 import os
 import re
 import shutil
@@ -463,6 +464,17 @@ def _num(value: float | None, width: int, spec: str) -> str:
     return f"{'-' if value is None else format(value, spec):>{width}}"
 
 
+def _judged(value: float, places: int, failed: bool, upper: bool) -> str:
+    """`value` with `places` decimals; one that misses its target is rounded away from it
+    (up past a ≤ limit, down past a ≥ one), so that 3.0004 against ≤ 3 never reads 3.00
+    beside FAIL. A value that meets it is rounded as usual."""
+    if not failed:
+        return f"{value:.{places}f}"
+    scale = 10**places
+    shown = (math.ceil if upper else math.floor)(value * scale) / scale
+    return f"{shown:.{places}f}"
+
+
 def table(rows: Iterable[Row], flat: tuple[float, float] | None) -> str:
     header = (
         f"{'row':<26} {'in MB':>7} {'ours s':>12} {'floor s':>7} {'×floor':>13} "
@@ -473,17 +485,20 @@ def table(rows: Iterable[Row], flat: tuple[float, float] | None) -> str:
     for row in rows:
         speed = row.speedup
         failed = row.failures()
+        share = row.trace_share
         lines.append(
-            f"{row.name:<26} {row.input_mb:>7.1f} {row.seconds:>7.2f}"
+            f"{row.name:<26} {row.input_mb:>7.1f} "
+            f"{_judged(row.seconds, 2, 'time' in failed, True):>7}"
             f"{_target(row.max_seconds, '(≤{:g})'):<5} {row.floor_seconds:>7.2f} "
-            f"{row.floor_ratio:>6.2f}"  # (two places: 3.04 fails ≤ 3, where 3.0 would not say why)
+            f"{_judged(row.floor_ratio, 2, 'floor' in failed, True):>6}"
             f"{_target(row.max_floor, ' (≤{:g})'):<7} "
             f"{'-' if row.peer_seconds is None else f'{row.peer_seconds:.2f}':>7} "
-            f"{'-' if speed is None else f'{speed:.2f}':>6}"
+            f"{'-' if speed is None else _judged(speed, 2, 'peer' in failed, False):>6}"
             f"{_target(row.min_speedup, ' (≥{:g})'):<7} "
-            f"{row.peak_rss_mb:>6.0f}{_target(row.max_rss_mb, ' (≤{:g})'):<7} "
+            f"{_judged(row.peak_rss_mb, 0, 'rss' in failed, True):>6}"
+            f"{_target(row.max_rss_mb, ' (≤{:g})'):<7} "
             f"{'-' if row.peak_pss_mb is None else f'{row.peak_pss_mb:.0f}':>5} "
-            f"{'-' if row.trace_share is None else f'{100 * row.trace_share:.1f}%':>6}"
+            f"{'-' if share is None else _judged(100 * share, 1, 'size' in failed, True) + '%':>6}"
             f"{_target(row.max_share and 100 * row.max_share, ' (≤{:g}%)'):<6} "
             f"{_num(row.cpu_seconds, 6, '.2f')} {_num(row.cpu_floor_ratio, 5, '.1f')} "
             f"{_num(row.cpu_speedup, 5, '.2f')}  "

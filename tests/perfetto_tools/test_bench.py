@@ -88,10 +88,26 @@ def test_verdicts_follow_the_targets(bench) -> None:
     assert "FAIL floor,peer,rss" in text and "1.40 (≤1.3)  FAIL" in text
 
 
-def test_a_ratio_just_over_its_target_reads_as_over_it(bench) -> None:
+def test_a_value_just_past_its_target_reads_as_past_it(bench) -> None:
     row = bench.Row("x", 100, 0.79, 0.26, 74, max_floor=3)
     assert row.failures() == ["floor"]
     assert "  3.04 (≤3)" in bench.table([row], None)
+    # rounded away from the target when it misses it, as usual when it meets it
+    rows = [
+        bench.Row("f", 100, 0.7509, 0.25, 74, max_floor=3),
+        bench.Row("r", 100, 0.5, 0.25, 40.4, max_rss_mb=40),
+        bench.Row("p", 100, 1.0, 0.25, 30, peer_seconds=1.2996, min_speedup=1.3),
+        bench.Row("s", 100, 1.0, 0.25, 30, trace_share=0.05001, max_share=0.05),
+        bench.Row("t", 100, 2.0001, 0.25, 30, max_seconds=2),
+        bench.Row("ok", 100, 0.7496, 0.25, 39.6, max_floor=3, max_rss_mb=40),
+    ]
+    text = bench.table(rows, None).splitlines()[2:]
+    assert "3.01 (≤3)" in text[0] and text[0].endswith("FAIL floor")
+    assert "41 (≤40)" in text[1] and text[1].endswith("FAIL rss")
+    assert "1.29 (≥1.3)" in text[2] and text[2].endswith("FAIL peer")
+    assert "5.1% (≤5%)" in text[3] and text[3].endswith("FAIL size")
+    assert "2.01(≤2)" in text[4] and text[4].endswith("FAIL time")
+    assert "3.00 (≤3)" in text[5] and "40 (≤40)" in text[5] and text[5].endswith("PASS")
 
 
 def test_cpu_time_counts_the_workers_and_is_shown_beside_the_wall_ratios(bench) -> None:
