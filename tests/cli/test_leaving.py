@@ -166,8 +166,15 @@ def test_leave_flushes_stdout_and_stderr_first(
     exits: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     class Stream:
+        """The stream it stands in for, its flushes said (what the test process's own
+        tools write meanwhile, pytest's and mutmut's, still goes through)."""
+
         def __init__(self, name: str) -> None:
             self.name = name
+            self.stream = getattr(sys, name)
+
+        def write(self, text: str) -> int:
+            return int(self.stream.write(text))
 
         def flush(self) -> None:
             exits.append(f"flushed {self.name}")
