@@ -11,6 +11,16 @@ from pathlib import Path
 
 import pytest
 
+# A driver script's lines (`assert_helper_dies_with_its_parent`): each process it forks from
+# then on has its pid printed, the helper's first.
+FORK_TOLD = """fork = os.fork
+def told():
+    pid = fork()
+    if pid:
+        print(pid, flush=True)
+    return pid
+os.fork = told"""
+
 
 def count_forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The pids of the processes forked from now on (in this process)."""

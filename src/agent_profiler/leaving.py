@@ -39,11 +39,6 @@ _kept: dict[str, object] = {}
 _keeping: list[bool] = [False]
 
 
-def keeping() -> bool:
-    """The process will leave through `os._exit` (the console script runs)."""
-    return _keeping[0]
-
-
 def keep(kind: str, value: object) -> None:
     """Hold `value` until the process ends, in place of the last one of its `kind`
     (which is freed now), where the process leaves without freeing; else nothing."""

@@ -276,7 +276,7 @@ def test_keep_holds_the_last_of_each_kind_and_release_lets_go(
     assert leaving._kept == {}
     monkeypatch.setattr(leaving, "_keeping", [False])
     leaving.start()
-    assert leaving.keeping()
+    assert leaving._keeping[0]
     leaving.keep("group", "a")
     leaving.keep("plan", "p")
     leaving.keep("group", "b")
@@ -286,6 +286,20 @@ def test_keep_holds_the_last_of_each_kind_and_release_lets_go(
 
 
 # --- what the export keeps -------------------------------------------------------------------
+
+
+def _export(journals: list[Path], out: Path, jobs: int | None = None) -> int:
+    """`export JOURNALS -o OUT` through the library (exporting.run_export)."""
+    return run_export(
+        journals,
+        output=out,
+        options=ReadOptions(jobs=jobs),
+        force=False,
+        strict=False,
+        format_name=None,
+        stdout_is_terminal=lambda: False,
+        open_ui=None,
+    )
 
 
 @pytest.fixture
@@ -307,16 +321,7 @@ def test_an_export_keeps_the_last_groups_model_and_plan_and_one_group_at_a_time(
 
     monkeypatch.setattr(pipeline, "read_group", spy)
     out = tmp_path / "two.pftrace"
-    code = run_export(
-        [CLAUDE_SMALL, CODEX_SMALL],
-        output=out,
-        options=ReadOptions(jobs=1),
-        force=False,
-        strict=False,
-        format_name=None,
-        stdout_is_terminal=lambda: False,
-        open_ui=None,
-    )
+    code = _export([CLAUDE_SMALL, CODEX_SMALL], out, jobs=1)
     assert code == 0 and out.stat().st_size > 0
     # each group was read with nothing held: the group before was let go first
     assert held_at_each_read == [{}, {}]
@@ -354,16 +359,7 @@ def test_a_group_of_the_one_pass_starts_with_nothing_held_and_plans_are_kept_onc
     monkeypatch.setattr(leaving, "keep", keeps)
     monkeypatch.setattr("agent_profiler.writers.perfetto.keep", keeps)
     out = tmp_path / "three.pftrace"
-    code = run_export(
-        [SPOTTER_TRANSCRIPT.parent, PI_FORK],
-        output=out,
-        options=ReadOptions(jobs=1),
-        force=False,
-        strict=False,
-        format_name=None,
-        stdout_is_terminal=lambda: False,
-        open_ui=None,
-    )
+    code = _export([SPOTTER_TRANSCRIPT.parent, PI_FORK], out, jobs=1)
     assert code == 0
     assert held_at_each_pass == [{}]  # (the Pi group's: the spotter's was let go first)
     # the spotter group (two sessions): its last plan, then its model; the Pi group's pass
@@ -377,16 +373,7 @@ def test_an_export_keeps_nothing_outside_the_console_script(
 ) -> None:
     monkeypatch.setattr(leaving, "_kept", {})
     out = tmp_path / "one.pftrace"
-    code = run_export(
-        [CLAUDE_SMALL],
-        output=out,
-        options=ReadOptions(jobs=1),
-        force=False,
-        strict=False,
-        format_name=None,
-        stdout_is_terminal=lambda: False,
-        open_ui=None,
-    )
+    code = _export([CLAUDE_SMALL], out, jobs=1)
     assert code == 0 and leaving._kept == {}
 
 
@@ -487,15 +474,6 @@ def test_the_console_export_writes_what_the_library_writes_and_says_it(tmp_path:
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"wrote {fast} (") and "2 sessions" in done.stdout
     assert "open it:" in done.stderr.splitlines()[-1]
-    code = run_export(
-        [CLAUDE_SMALL, CODEX_SMALL],
-        output=slow,
-        options=ReadOptions(),
-        force=False,
-        strict=False,
-        format_name=None,
-        stdout_is_terminal=lambda: False,
-        open_ui=None,
-    )
+    code = _export([CLAUDE_SMALL, CODEX_SMALL], slow)
     assert code == 0
     assert fast.read_bytes() == slow.read_bytes()

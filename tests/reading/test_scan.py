@@ -19,7 +19,7 @@ from agent_profiler import pipeline, scan
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.jsonl import LineSkip, read_jsonl
 from agent_profiler.writers import runs
-from forks import assert_helper_dies_with_its_parent, count_forks
+from forks import FORK_TOLD, assert_helper_dies_with_its_parent, count_forks
 from realtp import SHARED
 from samples import SPOTTER_TRANSCRIPT
 
@@ -495,13 +495,7 @@ from agent_profiler.jsonl import LineSkip, read_jsonl
 from agent_profiler.writers import runs
 scan.SCAN_AFTER, runs.HELPER_MEMORY = 0, 2**40
 scan._scan = lambda source, out, skip: time.sleep(60)
-fork = os.fork
-def told():
-    pid = fork()
-    if pid:
-        print(pid, flush=True)
-    return pid
-os.fork = told
+{fork_told}
 skip = LineSkip("progress", "sessionId", unless=(b'"message":',))
 skip.active = True
 with scan.allowed(True):
@@ -519,5 +513,5 @@ def test_a_helper_dies_with_its_parent(
     _helpers_may_run(monkeypatch)
     driver = tmp_path / "driver.py"
     src = str(Path(scan.__file__).resolve().parents[1])
-    driver.write_text(SCAN_DRIVER.format(src=src, journal=str(spotter)))
+    driver.write_text(SCAN_DRIVER.format(src=src, journal=str(spotter), fork_told=FORK_TOLD))
     assert_helper_dies_with_its_parent(driver)

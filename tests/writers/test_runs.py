@@ -20,7 +20,7 @@ from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
 from agent_profiler.writers import runs
 from agent_profiler.writers.perfetto import PerfettoWriter
-from forks import assert_helper_dies_with_its_parent, count_forks
+from forks import FORK_TOLD, assert_helper_dies_with_its_parent, count_forks
 from realtp import SHARED
 from rules_spy import sessions
 from shared_paths import TESTS
@@ -519,13 +519,7 @@ from agent_profiler.writers import runs
 from agent_profiler.writers.perfetto import PerfettoWriter
 from rules_spy import sessions
 runs.SECOND_RUN_SLICES, runs.HELPER_MEMORY = 40, 2**40
-fork = os.fork
-def told():
-    pid = fork()
-    if pid:
-        print(pid, flush=True)
-    return pid
-os.fork = told
+{fork_told}
 runs._skip_first_run = lambda *args: time.sleep(60)
 runs._first_run = lambda *args: time.sleep(60)
 PerfettoWriter(helper=True).write(sessions(Path({journal!r})), io.BytesIO())
@@ -538,7 +532,9 @@ def test_a_helper_dies_with_its_parent(tmp_path: Path, monkeypatch: pytest.Monke
     _helper_here(monkeypatch)
     driver = tmp_path / "driver.py"
     src = str(Path(runs.__file__).resolve().parents[2])
-    driver.write_text(DRIVER.format(src=src, tests=str(TESTS), journal=str(CODEX)))
+    driver.write_text(
+        DRIVER.format(src=src, tests=str(TESTS), journal=str(CODEX), fork_told=FORK_TOLD)
+    )
     assert_helper_dies_with_its_parent(driver)
 
 
