@@ -49,7 +49,6 @@ class Events:
         self.heap: list[tuple[int, int, int, Any, int]] = []
         self.order = 0
         self.declared: set[int] = set()
-        self.descriptors = 0
 
     def declare(self, track: Track) -> None:
         """A track's descriptor, written now (before any event on it)."""
@@ -57,16 +56,14 @@ class Events:
             return
         self.declared.add(track.uuid)
         self.add(record(track_descriptor_packet(self.encoder.clock.sequence, track)))
-        self.descriptors += 1
 
-    def slice(self, rank: int, slice_: LaidSlice, begin: bool = True, end: bool = True) -> None:
-        """A slice's begin (its arguments encoded when it is written) and, unless it is an
-        instant, its end (`begin`, `end`: only one of them, the other written apart)."""
+    def slice(self, rank: int, slice_: LaidSlice, *, end: bool) -> None:
+        """A slice's begin (its arguments encoded when it is written) and, with `end` and
+        unless it is an instant, its end (without: written apart, `end_of`)."""
         self.order += 1
         heap = self.heap
         start = slice_.start
-        if begin:
-            heapq.heappush(heap, (start, rank, self.order, slice_, _BEGIN))
+        heapq.heappush(heap, (start, rank, self.order, slice_, _BEGIN))
         if end and not slice_.instant:
             end_ts = slice_.end
             heapq.heappush(
@@ -154,8 +151,6 @@ class Events:
                 self.counters_now(ts, what)
             elif part == _BEGIN:
                 add(encoder.begin(ts, what))
-            elif part == _COUNTERS:
-                self.counters_now(ts, what)
             else:
                 raise AssertionError(part)
 
