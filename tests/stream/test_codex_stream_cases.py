@@ -7,6 +7,7 @@ the model path's bytes."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -16,6 +17,8 @@ from typing import Any
 import pytest
 from test_pi_stream_cases import both
 
+from agent_profiler.stream import codex as stream_codex
+from agent_profiler.stream.log import NotHandled
 from shared_paths import TESTS
 
 SMALL = (
@@ -25,6 +28,7 @@ SMALL = (
     / "codex"
     / "rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl"
 )
+DESKTOP = SMALL.parent / "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl.gz"
 FIRST_CALL = "call_OIMY41RetdVChp5U51mMLGOD"
 LAST_CALL = "call_kTYGACDKLb03RGgGqdx4XgBl"
 
@@ -112,36 +116,94 @@ def window_later(lines: Lines) -> None:
     _windowless(lines, 2)
 
 
+def ends_together(lines: Lines) -> None:
+    # the last request read at the very time the one before it ended (every line after
+    # that request's token_counts stamped with their time): two requests' ends at one time
+    closes = [i for i, line in enumerate(lines) if line["payload"].get("type") == "token_count"]
+    ended = lines[closes[-3]]["timestamp"]  # (each request's token_count comes twice)
+    for line in lines[closes[-3] + 1 :]:
+        line["timestamp"] = ended
+
+
 def left_open(lines: Lines) -> None:
     # the last request's usage never came: its output began, no token_count
     assert lines[-2]["payload"]["type"] == "token_count"
     del lines[-2]
 
 
-CASES: dict[str, tuple[Callable[[Lines], None], bool]] = {
-    "command_end": (command_end, True),
-    "no_window": (no_window, True),
-    "left_open": (left_open, True),
-    "late_command_end": (late_command_end, False),
-    "rollback": (rollback, True),
-    "rollback_mid": (rollback_mid, True),
-    "spawned": (spawned, False),
-    "time_back": (time_back, False),
-    "window_later": (window_later, False),
+# Each case: its change, and why the pass falls back ("": it does not, the traces are equal).
+CASES: dict[str, tuple[Callable[[Lines], None], str]] = {
+    "command_end": (command_end, ""),
+    "no_window": (no_window, ""),
+    "left_open": (left_open, ""),
+    "ends_together": (ends_together, "two requests that end at one time"),
+    "late_command_end": (late_command_end, "a call changed after it was written"),
+    "rollback": (rollback, ""),
+    "rollback_mid": (rollback_mid, ""),
+    "spawned": (spawned, "a spawned or spawning thread"),
+    "time_back": (time_back, "a request that starts before one written already"),
+    "window_later": (window_later, "a request without a window in a session with one"),
 }
+
+
+def _reasons(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Why the Codex pass fell back, as it says (stream.NotHandled's message): so that a
+    case falls back for its own reason, not another check's or a bug's."""
+    reasons: list[str] = []
+    read = stream_codex.CodexPass.read
+
+    def spy(self: Any) -> Any:
+        try:
+            return read(self)
+        except NotHandled as error:
+            reasons.append(str(error))
+            raise
+
+    monkeypatch.setattr(stream_codex.CodexPass, "read", spy)
+    return reasons
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_hand_made_rollouts(
     case: str, tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    change, handled = CASES[case]
+    change, reason = CASES[case]
     lines = [json.loads(line) for line in SMALL.read_text().splitlines()]
     change(lines)
     path = tmp_path / SMALL.name
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    # THEN equal to the model path (handled), or its bytes (not handled)
-    assert both(path, export_trace, monkeypatch) is handled
+    reasons = _reasons(monkeypatch)
+    # THEN equal to the model path (handled), or its bytes (not handled, for its reason)
+    assert both(path, export_trace, monkeypatch) is (not reason)
+    assert reasons == ([reason] if reason else [])
+
+
+def test_a_window_that_changes_before_a_compaction(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN the Desktop rollout (one compaction) whose requests after the first, up to
+    # the compaction, report half the window: Context window and fill change twice, and
+    # a response states its window where it changes
+    lines = [
+        json.loads(line) for line in gzip.decompress(DESKTOP.read_bytes()).decode().splitlines()
+    ]
+    compacted = next(i for i, line in enumerate(lines) if line["type"] == "compacted")
+    counts = [
+        line["payload"]["info"]
+        for line in lines[:compacted]
+        if line["payload"].get("type") == "token_count"
+        and isinstance(line["payload"].get("info"), dict)
+    ]
+    assert len(counts) > 4
+    for info in counts[2:]:  # (each request's token_count comes twice)
+        info["model_context_window"] = info["model_context_window"] // 2
+    assert len({info["model_context_window"] for info in counts}) == 2
+    path = tmp_path / DESKTOP.name.removesuffix(".gz")
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    reasons = _reasons(monkeypatch)
+    # THEN the pass writes what the model path writes
+    assert both(path, export_trace, monkeypatch)
+    assert reasons == []
 
 
 def test_damaged_lines_are_said_the_same_way(
