@@ -181,9 +181,10 @@ def test_hand_made_rollouts(
 def test_a_window_that_changes_before_a_compaction(
     tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # GIVEN the Desktop rollout (one compaction) whose requests after the first, up to
-    # the compaction, report half the window: Context window and fill change twice, and
-    # a response states its window where it changes
+    # GIVEN the Desktop rollout (one compaction) whose last request before the compaction
+    # reports half the window: Context window and fill change there and back, and the
+    # compaction's `context` states its window only where it differs from that request's
+    # snapshot, which nothing else keeps for the end
     lines = [
         json.loads(line) for line in gzip.decompress(DESKTOP.read_bytes()).decode().splitlines()
     ]
@@ -195,7 +196,7 @@ def test_a_window_that_changes_before_a_compaction(
         and isinstance(line["payload"].get("info"), dict)
     ]
     assert len(counts) > 4
-    for info in counts[2:]:  # (each request's token_count comes twice)
+    for info in counts[-2:]:  # (each request's token_count comes twice)
         info["model_context_window"] = info["model_context_window"] // 2
     assert len({info["model_context_window"] for info in counts}) == 2
     path = tmp_path / DESKTOP.name.removesuffix(".gz")
