@@ -17,6 +17,7 @@ from test_pi_stream import assert_same_trace, export_both
 
 from agent_profiler import stream
 from agent_profiler.stream import pi as stream_pi
+from agent_profiler.stream.log import NotHandled
 from shared_paths import TESTS
 
 sys.path.insert(0, str(TESTS / "adapters" / "pi"))
@@ -35,6 +36,24 @@ def both(path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch) -> bool
     assert got.stderr == expected.stderr.replace(str(expected.path), str(got.path))
     assert_same_trace(expected, got)
     return True
+
+
+def reasons(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Why the Pi pass fell back, as it says (stream.NotHandled's message): a case falls
+    back for its own reason, not for another check's or for a bug (the pass falls back on
+    any exception)."""
+    said: list[str] = []
+    read = stream_pi.PiPass.read
+
+    def spy(self: Any) -> Any:
+        try:
+            return read(self)
+        except NotHandled as error:
+            said.append(str(error))
+            raise
+
+    monkeypatch.setattr(stream_pi.PiPass, "read", spy)
+    return said
 
 
 def result_at(j: Journal, parent: str, call_id: str, text: str, seconds: int = 1) -> str:
@@ -84,6 +103,22 @@ def test_parallel_calls_ending_in_any_order_and_calls_without_results(
     assert both(j.write(tmp_path / "parallel.jsonl"), export_trace, monkeypatch)
 
 
+def test_a_failed_request_whose_call_never_ran(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a request that failed with a call in it (Pi runs no call of a failed message:
+    # no result), then a prompt and a request
+    j = Journal()
+    u1 = j.user(None, "read it")
+    failed = j.assistant(u1, "", 2_000, stop="error", calls=(("c1", "read"),))
+    u2 = j.user(failed, "again")
+    j.assistant(u2, "done", 2_100)
+    said = reasons(monkeypatch)
+    # THEN the pass writes what the model path writes
+    assert both(j.write(tmp_path / "failed-call.jsonl"), export_trace, monkeypatch)
+    assert said == []
+
+
 @pytest.mark.parametrize("version", [1, 3])
 def test_a_fork(
     tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch, version: int
@@ -130,6 +165,25 @@ def test_compactions(tmp_path: Path, export_trace: Any, monkeypatch: pytest.Monk
     assert both(j.write(tmp_path / "compacted.jsonl"), export_trace, monkeypatch)
 
 
+def test_one_request_and_a_compaction_at_the_end(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a session of one request, then one that ends with a compaction (no request
+    # after it tells its size after)
+    j = Journal()
+    u1 = j.user(None, "question")
+    j.assistant(u1, "answer", 1_000)
+    said = reasons(monkeypatch)
+    # THEN the pass writes what the model path writes (the counters' opening zeros too)
+    assert both(j.write(tmp_path / "one.jsonl"), export_trace, monkeypatch)
+    u2 = j.user(j.lines[-1]["id"], "more")
+    a2 = j.assistant(u2, "more answer", 1_500, calls=(("c1", "read"),))
+    r1 = j.result(a2, "c1", "x" * 3_000)
+    j.entry("compaction", r1, summary="all of it", firstKeptEntryId=u2, tokensBefore=2_300)
+    assert both(j.write(tmp_path / "compacted-last.jsonl"), export_trace, monkeypatch)
+    assert said == []
+
+
 def test_a_request_starting_before_the_one_read_before_it(
     tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -160,8 +214,10 @@ def test_a_request_starting_before_one_written_falls_back(
     u3 = j.user(a2, "again")
     j.assistant(u3, "again answer", 1_200)
     j.lines[-1]["message"]["timestamp"] -= 1_300 * 1_000
+    said = reasons(monkeypatch)
     # THEN the model path writes it
     assert not both(j.write(tmp_path / "late.jsonl"), export_trace, monkeypatch)
+    assert said == ["a request that starts before one written already"]
 
 
 @pytest.mark.parametrize("seed", range(24))
@@ -222,11 +278,18 @@ def test_random_sessions(
                     path.append(leaf)
     # (the log replayed and the requests written every line, every few, or every 256)
     monkeypatch.setattr(stream_pi, "BATCH_LINES", (1, 7, 256)[seed // 3 % 3])
+    said = reasons(monkeypatch)
     handled = both(j.write(tmp_path / f"random-{seed}.jsonl"), export_trace, monkeypatch)
     # THEN every session without a compaction is the pass's (one with a compaction may
     # not be: a call's result kept by a compaction after a branch can come back into the
-    # context as a new addition, long after the call was written)
+    # context as a new addition, long after the call was written; or a compaction comes
+    # before the first request)
     assert handled or compacts
+    assert said == ([] if handled else [said[0]])
+    assert set(said) <= {
+        "an addition of a call written before it was one",
+        "a compaction before the first request",
+    }
 
 
 def test_the_pass_reads_without_argument_digests(
