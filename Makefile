@@ -57,7 +57,7 @@ screenshots: $(STAMP)  ## Regenerate docs/img/: report and fleet pages in Chromi
 # module, FRESH=1 to forget cached verdicts after the tests changed, SHOW=1 to print them only,
 # TOGETHER=1 to run the modules in one mutmut run, SURVIVORS=1 to run only the survivors again,
 # SAMPLE=N to run about N mutants of each module (the same ones every run).
-mutation: $(STAMP)  ## mutmut on attribution, layout, annotations, views, writers, adapters; score per module
+mutation: $(STAMP)  ## mutmut on attribution, layout, annotations, views, writers, adapters, stream; score per module
 	nice -n 10 $(BIN)/python scripts/mutation.py --max-children $(or $(JOBS),2) \
 	  $(if $(FRESH),--fresh) $(if $(SHOW),--show) \
 	  $(if $(TOGETHER),--together) $(if $(SURVIVORS),--survivors) \

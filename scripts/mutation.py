@@ -4,8 +4,9 @@
                                [--survivors] [--sample N] [MODULE ...]
 
 MODULE is a path such as src/agent_profiler/attribution.py (default: attribution.py, each
-writer, each adapter). Only that module's mutants are generated and run (mutmut's
-`only_mutate` is narrowed in-process), so a run on one module does not pay for the others.
+writer, each adapter, the one pass's modules). Only that module's mutants are generated
+and run (mutmut's `only_mutate` is narrowed in-process), so a run on one module does not pay
+for the others.
 Verdicts are cached in mutants/ by mutmut; `--fresh` forgets the module's verdicts first
 (after the tests changed). Each module run first runs the whole suite once, to map tests to
 the module's functions. The score is killed / (mutants − skipped); timeouts count as killed,
@@ -54,6 +55,9 @@ DEFAULT = [
     "src/agent_profiler/writers/__init__.py",
     "src/agent_profiler/scan.py",
     "src/agent_profiler/leaving.py",
+    # The one pass (stream/): Pi's default path, and Codex's and Claude Code's behind the
+    # switch; measured against the whole suite (its differential tests and its cases).
+    *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "src/agent_profiler/stream").glob("*.py")),
     "src/agent_profiler/adapters/common.py",
     "src/agent_profiler/adapters/drafts.py",
     "src/agent_profiler/adapters/__init__.py",
