@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_pi_stream import assert_same_trace, export_both
+from test_pi_stream import assert_same_trace, export_both, refusals
 
 from agent_profiler import stream
 from agent_profiler.stream import claude as stream_claude
-from agent_profiler.stream.log import NotHandled
 from shared_paths import TESTS
 
 BASE = (
@@ -227,17 +226,7 @@ def _write(tmp_path: Path, change: Callable[[Lines], None]) -> Path:
 def _both(path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch) -> tuple[bool, list[str]]:
     """Export both ways: whether the pass handled it (then the traces are equal; else the
     bytes are), and the reasons it gave for not handling it."""
-    reasons: list[str] = []
-    read = stream_claude.ClaudePass.read
-
-    def spy(self: Any) -> Any:
-        try:
-            return read(self)
-        except NotHandled as error:
-            reasons.append(str(error))
-            raise
-
-    monkeypatch.setattr(stream_claude.ClaudePass, "read", spy)
+    reasons = refusals(monkeypatch, stream_claude.ClaudePass)
     expected, got, handled = export_both(path, export_trace, monkeypatch)
     assert len(handled) == 1
     if not handled[0]:

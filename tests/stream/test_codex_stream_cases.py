@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_pi_stream import refusals
 from test_pi_stream_cases import both
 
 from agent_profiler.stream import codex as stream_codex
-from agent_profiler.stream.log import NotHandled
 from shared_paths import TESTS
 
 SMALL = (
@@ -147,20 +147,8 @@ CASES: dict[str, tuple[Callable[[Lines], None], str]] = {
 
 
 def _reasons(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Why the Codex pass fell back, as it says (stream.NotHandled's message): so that a
-    case falls back for its own reason, not another check's or a bug's."""
-    reasons: list[str] = []
-    read = stream_codex.CodexPass.read
-
-    def spy(self: Any) -> Any:
-        try:
-            return read(self)
-        except NotHandled as error:
-            reasons.append(str(error))
-            raise
-
-    monkeypatch.setattr(stream_codex.CodexPass, "read", spy)
-    return reasons
+    """Why the Codex pass fell back (test_pi_stream.refusals)."""
+    return refusals(monkeypatch, stream_codex.CodexPass)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

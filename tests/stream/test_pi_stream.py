@@ -85,6 +85,26 @@ def canonical(view: TraceView) -> dict[str, Any]:
     return {"tracks": tracks, "slices": slices, "counters": counters, "flows": flows}
 
 
+def refusals(monkeypatch: pytest.MonkeyPatch, kind: type[Any]) -> list[str]:
+    """Why the pass `kind` (stream/pi.py's, codex.py's or claude.py's) fell back, as it
+    says (stream.NotHandled's message), filled as it reads: a case falls back for its own
+    reason, not for another check's or for a bug (the pass falls back on any exception)."""
+    from agent_profiler.stream.log import NotHandled
+
+    said: list[str] = []
+    read = kind.read
+
+    def spy(self: Any) -> Any:
+        try:
+            return read(self)
+        except NotHandled as error:
+            said.append(str(error))
+            raise
+
+    monkeypatch.setattr(kind, "read", spy)
+    return said
+
+
 def export_both(
     path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[Any, Any, list[bool]]:

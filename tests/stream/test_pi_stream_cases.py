@@ -13,11 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_pi_stream import assert_same_trace, export_both
+from test_pi_stream import assert_same_trace, export_both, refusals
 
 from agent_profiler import stream
 from agent_profiler.stream import pi as stream_pi
-from agent_profiler.stream.log import NotHandled
 from shared_paths import TESTS
 
 sys.path.insert(0, str(TESTS / "adapters" / "pi"))
@@ -39,21 +38,8 @@ def both(path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch) -> bool
 
 
 def reasons(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Why the Pi pass fell back, as it says (stream.NotHandled's message): a case falls
-    back for its own reason, not for another check's or for a bug (the pass falls back on
-    any exception)."""
-    said: list[str] = []
-    read = stream_pi.PiPass.read
-
-    def spy(self: Any) -> Any:
-        try:
-            return read(self)
-        except NotHandled as error:
-            said.append(str(error))
-            raise
-
-    monkeypatch.setattr(stream_pi.PiPass, "read", spy)
-    return said
+    """Why the Pi pass fell back (test_pi_stream.refusals)."""
+    return refusals(monkeypatch, stream_pi.PiPass)
 
 
 def result_at(j: Journal, parent: str, call_id: str, text: str, seconds: int = 1) -> str:
