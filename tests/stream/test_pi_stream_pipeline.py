@@ -203,3 +203,33 @@ def test_a_pass_is_let_go_once_its_group_is_written(
         gc.garbage.clear()
         if enabled:
             gc.enable()
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        ("--previews",),
+        ("--redact",),
+        ("--estimate", "calibrated"),
+        ("--harness", "pi"),
+        ("--align", "start"),
+    ],
+)
+def test_an_option_the_pass_does_not_write_is_read_the_usual_way(
+    option: tuple[str, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a Pi session with tool calls (which the pass takes by default)
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    session_with_paths("/work/a").write(folder / "a.jsonl")
+    monkeypatch.setenv(stream.SWITCH, "0")
+    model = run_export(folder, tmp_path / "model.pftrace", "--jobs", "1", *option)
+    model_default = run_export(folder, tmp_path / "model-default.pftrace", "--jobs", "1")
+    monkeypatch.setenv(stream.SWITCH, "1")
+    # (without the option the pass takes it: its bytes differ from the model path's, at
+    # least in their order)
+    assert run_export(folder, tmp_path / "default.pftrace", "--jobs", "1") != model_default
+    # WHEN exported with an option the pass does not write (stream/group.py `handles`)
+    got = run_export(folder, tmp_path / "got.pftrace", "--jobs", "1", *option)
+    # THEN the model path's bytes
+    assert got == model
