@@ -2,8 +2,9 @@
 changed): what the corpus holds little of (a command's duration, no window, a request
 left open at the end, rollbacks) must come out equal; what the pass does not handle (a
 spawned thread, a command's end read after its call was written, a window first reported
-after the first request, a request read after one that starts later) must fall back to
-the model path's bytes."""
+after the first request, a request read after one that starts later, a session id or a
+start read after the first request was written) must fall back to the model path's bytes,
+for the reason the pass gives (its reading's checks and the end's)."""
 
 from __future__ import annotations
 
@@ -61,6 +62,14 @@ def command_end(lines: Lines) -> None:
     # the last call's command end right after its output: its span is the duration's
     at = _index(lines, "function_call_output", LAST_CALL)
     lines.insert(at + 1, _event(lines[at], _exec_end(LAST_CALL, 3)))
+
+
+def long_command(lines: Lines) -> None:
+    # a call's command said to have run for an hour, far past the rollout's last line (the
+    # session's span, and its counters' closing zeros, end with it): the pass wrote the
+    # call as the session's end left it, so it falls back
+    at = _index(lines, "function_call_output", LAST_CALL)
+    lines.insert(at + 1, _event(lines[at], _exec_end(LAST_CALL, 3600)))
 
 
 def rollback(lines: Lines) -> None:
@@ -125,6 +134,33 @@ def ends_together(lines: Lines) -> None:
         line["timestamp"] = ended
 
 
+def _first_request(lines: Lines) -> int:
+    """The line of the first request's usage (its first `token_count` with counts)."""
+    return next(
+        i
+        for i, line in enumerate(lines)
+        if line["payload"].get("type") == "token_count"
+        and isinstance(line["payload"].get("info"), dict)
+    )
+
+
+def meta_late(lines: Lines) -> None:
+    # the session's meta line read only after the first request: the key the first
+    # request fixed (the file's name) is not the session id the end reads
+    lines.insert(_first_request(lines), lines.pop(0))
+
+
+def earlier_line(lines: Lines) -> None:
+    # a line (rate limits only) after the first request, stamped a second before the
+    # rollout's first line: the session starts earlier than the counters' opening zeros
+    first_close = _first_request(lines)
+    start = datetime.fromisoformat(lines[0]["timestamp"].replace("Z", "+00:00"))
+    stamp = (start - timedelta(seconds=1)).isoformat(timespec="milliseconds")
+    limits = {"type": "token_count", "info": None, "rate_limits": {}}
+    line = {"timestamp": stamp.replace("+00:00", "Z"), "type": "event_msg", "payload": limits}
+    lines.insert(first_close + 1, line)
+
+
 def left_open(lines: Lines) -> None:
     # the last request's usage never came: its output began, no token_count
     assert lines[-2]["payload"]["type"] == "token_count"
@@ -136,8 +172,14 @@ CASES: dict[str, tuple[Callable[[Lines], None], str]] = {
     "command_end": (command_end, ""),
     "no_window": (no_window, ""),
     "left_open": (left_open, ""),
+    "earlier_line": (
+        earlier_line,
+        "a time read after the first request before the session's start",
+    ),
     "ends_together": (ends_together, "two requests that end at one time"),
     "late_command_end": (late_command_end, "a call changed after it was written"),
+    "long_command": (long_command, "a call changed after it was written"),
+    "meta_late": (meta_late, "a fact guessed at the first request that the end does not confirm"),
     "rollback": (rollback, ""),
     "rollback_mid": (rollback_mid, ""),
     "spawned": (spawned, "a spawned or spawning thread"),
@@ -146,16 +188,27 @@ CASES: dict[str, tuple[Callable[[Lines], None], str]] = {
 }
 
 
+# The cases whose refusal needs the first request written before the line that changes
+# what it fixed: with the whole small rollout read first (its 63 lines are fewer than a
+# batch), the pass knows it in time and writes what the model path writes.
+WRITTEN_EARLY = frozenset({"earlier_line", "meta_late"})
+
+
 def _reasons(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Why the Codex pass fell back (test_pi_stream.refusals)."""
     return refusals(monkeypatch, stream_codex.CodexPass)
 
 
+@pytest.mark.parametrize("batch", [1, stream_codex.BATCH_LINES])
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_hand_made_rollouts(
-    case: str, tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+    case: str, batch: int, tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # (batch: the lines read between two writings; 1 writes each request as it closes)
+    monkeypatch.setattr(stream_codex, "BATCH_LINES", batch)
     change, reason = CASES[case]
+    if case in WRITTEN_EARLY and batch > 1:
+        reason = ""
     lines = [json.loads(line) for line in SMALL.read_text().splitlines()]
     change(lines)
     path = tmp_path / SMALL.name

@@ -89,19 +89,24 @@ def refusals(monkeypatch: pytest.MonkeyPatch, kind: type[Any]) -> list[str]:
     """Why the pass `kind` (stream/pi.py's, codex.py's or claude.py's) fell back, as it
     says (stream.NotHandled's message), filled as it reads: a case falls back for its own
     reason, not for another check's or for a bug (the pass falls back on any exception)."""
+    from agent_profiler.stream import requests
     from agent_profiler.stream.log import NotHandled
 
     said: list[str] = []
-    read = kind.read
 
-    def spy(self: Any) -> Any:
-        try:
-            return read(self)
-        except NotHandled as error:
-            said.append(str(error))
-            raise
+    def spied(function: Any) -> Any:
+        def spy(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return function(*args, **kwargs)
+            except NotHandled as error:
+                said.append(str(error))
+                raise
 
-    monkeypatch.setattr(kind, "read", spy)
+        return spy
+
+    # (its reading, and the end's checks: stream/end.py `write_end`)
+    monkeypatch.setattr(kind, "read", spied(kind.read))
+    monkeypatch.setattr(requests, "write_end", spied(requests.write_end))
     return said
 
 
