@@ -90,13 +90,19 @@ def test_more_than_nine_counter_values_go_in_packets_of_at_most_nine() -> None:
     assert flat == sorted(flat, key=lambda v: v == 0)
 
 
-def test_counter_values_at_one_time_and_rank_are_written_in_the_order_given() -> None:
+def test_counter_values_at_one_time_and_rank_are_one_sample_the_last_given() -> None:
+    # (as writers/perfetto.py `_counter_packets` merges the model path's: a compaction's
+    # size before and after, when it starts and ends at one time, is the after)
     events, out = _events()
-    events.counters_at(T0, {COUNTERS[0]: 1})
+    events.counters_at(T0, {COUNTERS[0]: 1, COUNTERS[1]: 5})
     events.counters_at(T0, {COUNTERS[0]: 2})
     events.counters_at(T0 - S, {COUNTERS[0]: 3}, R_COUNTER)
+    events.counters_at(T0, {COUNTERS[0]: 4}, R_SLICE_BEGIN)  # (another rank: its own)
     events.flush()
-    assert _view(out).counters[COUNTERS[0]] == [(T0 - S, 3), (T0, 1), (T0, 2)]
+    view = _view(out)
+    assert view.counters[COUNTERS[0]] == [(T0 - S, 3), (T0, 4), (T0, 2)]
+    assert view.counters[COUNTERS[1]] == [(T0, 5)]
+    assert len(_track_events(out)) == 3  # (the two at T0 and R_COUNTER in one packet)
 
 
 def test_ends_at_one_time_are_written_in_the_order_given() -> None:

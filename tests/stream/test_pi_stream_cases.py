@@ -170,6 +170,28 @@ def test_one_request_and_a_compaction_at_the_end(
     assert said == []
 
 
+def test_a_compaction_stamped_at_its_parents_time(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a compaction entry written in the millisecond of the entry before it: it
+    # starts and ends at one time, so its size before and after are samples of one time
+    # (the model path writes one, the after: writers/perfetto.py `_counter_packets`)
+    j = Journal()
+    u1 = j.user(None, "question")
+    a1 = j.assistant(u1, "answer", 1_000)
+    u2 = j.user(a1, "more")
+    a2 = j.assistant(u2, "more answer", 1_500, calls=(("c1", "read"),))
+    r1 = j.result(a2, "c1", "x" * 3_000)
+    c1 = j.entry("compaction", r1, summary="all of it", firstKeptEntryId=u2, tokensBefore=2_300)
+    j.lines[-1]["timestamp"] = j.lines[-2]["timestamp"]
+    u3 = j.user(c1, "again")
+    j.assistant(u3, "again answer", 900)
+    said = reasons(monkeypatch)
+    # THEN the pass writes what the model path writes
+    assert both(j.write(tmp_path / "instant.jsonl"), export_trace, monkeypatch)
+    assert said == []
+
+
 def test_a_request_starting_before_the_one_read_before_it(
     tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -204,6 +226,23 @@ def test_a_request_starting_before_one_written_falls_back(
     # THEN the model path writes it
     assert not both(j.write(tmp_path / "late.jsonl"), export_trace, monkeypatch)
     assert said == ["a request that starts before one written already"]
+
+
+def test_two_requests_at_one_time_fall_back(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a request whose message was created at the very time of the one before it
+    # (their snapshots share a time: which came first is not the pass's to say)
+    j = Journal()
+    u1 = j.user(None, "question")
+    a1 = j.assistant(u1, "answer", 1_000)
+    u2 = j.user(a1, "more")
+    j.assistant(u2, "more answer", 1_100)
+    j.lines[-1]["message"]["timestamp"] = j.lines[-3]["message"]["timestamp"]
+    said = reasons(monkeypatch)
+    # THEN the model path writes it
+    assert not both(j.write(tmp_path / "together.jsonl"), export_trace, monkeypatch)
+    assert said == ["two requests at one time"]
 
 
 @pytest.mark.parametrize("seed", range(24))

@@ -131,7 +131,7 @@ class Events:
         heap, encoder, add = self.heap, self.encoder, self.add
         pop = heapq.heappop
         while heap and (before is None or heap[0][0] < before):
-            ts, _, _, what, part = pop(heap)
+            ts, rank, _, what, part = pop(heap)
             if part == _PAIR_BEGIN:
                 first, second, values = what
                 add(encoder.begin(ts, first))
@@ -148,6 +148,12 @@ class Events:
             elif part == _END_OF:
                 add(encoder.end(ts, what))
             elif part == _COUNTERS:
+                # Counter values held for one time and rank are one packet, the later
+                # value of a counter winning, as the model path writes them
+                # (writers/perfetto.py `_counter_packets`): a compaction's size before and
+                # after, when it starts and ends at one time, is one sample, the after.
+                while heap and heap[0][4] == _COUNTERS and heap[0][0] == ts and heap[0][1] == rank:
+                    what = {**what, **pop(heap)[3]}
                 self.counters_now(ts, what)
             elif part == _BEGIN:
                 add(encoder.begin(ts, what))
