@@ -245,19 +245,18 @@ def test_two_requests_at_one_time_fall_back(
     assert said == ["two requests at one time"]
 
 
-@pytest.mark.parametrize("seed", range(24))
-def test_random_sessions(
-    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch, seed: int
-) -> None:
-    # GIVEN a session that branches back to random earlier entries, summarises branches,
-    # makes parallel calls some of which get no result, fails requests, changes models,
-    # and (one seed in three) compacts
+def random_session(seed: int, *, compacts: bool, together: float = 0.0) -> Journal:
+    """A session that branches back to random earlier entries, summarises branches, makes
+    parallel calls some of which get no result, fails requests, changes models, and
+    (`compacts`) compacts; `together`: the share of entries written in the second of the
+    entry before them (their times equal)."""
     rng = random.Random(seed)
     j = Journal()
     leaf: str | None = None
     path: list[str] = []
-    compacts = seed % 3 == 2
     for step in range(150):
+        if together and rng.random() < together:
+            j.second -= 1
         roll = rng.random()
         if path and roll < 0.1:
             back = rng.randrange(len(path))
@@ -268,8 +267,10 @@ def test_random_sessions(
                 leaf = j.entry("branch_summary", leaf, fromId=path[-1], summary=text)
                 path.append(leaf)
         elif path and roll < 0.14 and compacts:
+            # (the size before: with `together` only, the first seeds' sessions as they were)
+            size = {"tokensBefore": rng.randint(1_000, 90_000)} if together else {}
             leaf = j.entry(
-                "compaction", leaf, summary="compacted", firstKeptEntryId=rng.choice(path)
+                "compaction", leaf, summary="compacted", firstKeptEntryId=rng.choice(path), **size
             )
             path.append(leaf)
         elif roll < 0.17:
@@ -301,6 +302,16 @@ def test_random_sessions(
                     j.second += rng.randint(0, 4)
                     leaf = j.result(leaf, call_id, "r" * rng.randint(0, 20_000))
                     path.append(leaf)
+    return j
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_random_sessions(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    # GIVEN a random session (`random_session`) that (one seed in three) compacts
+    compacts = seed % 3 == 2
+    j = random_session(seed, compacts=compacts)
     # (the log replayed and the requests written every line, every few, or every 256)
     monkeypatch.setattr(stream_pi, "BATCH_LINES", (1, 7, 256)[seed // 3 % 3])
     said = reasons(monkeypatch)
@@ -314,6 +325,29 @@ def test_random_sessions(
     assert set(said) <= {
         "an addition of a call written before it was one",
         "a compaction before the first request",
+    }
+
+
+@pytest.mark.parametrize("seed", range(100, 116))
+def test_random_sessions_with_entries_at_one_time(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    # GIVEN a random session, half of them compacting, one entry in twenty written in the
+    # second of the one before it (a compaction at its parent's time was written unlike
+    # the model path until the pass merged the samples of one time: stream/emit.py)
+    compacts = seed % 2 == 0
+    j = random_session(seed, compacts=compacts, together=0.05)
+    monkeypatch.setattr(stream_pi, "BATCH_LINES", (1, 7, 256)[seed % 3])
+    said = reasons(monkeypatch)
+    handled = both(j.write(tmp_path / f"together-{seed}.jsonl"), export_trace, monkeypatch)
+    # THEN the pass's trace is the model path's, or it fell back for a time it shares
+    assert said == ([] if handled else [said[0]])
+    assert set(said) <= {
+        "an addition of a call written before it was one",
+        "a compaction before the first request",
+        "a compaction starting before the request before it",
+        "a compaction at the time of a request",
+        "two requests at one time",
     }
 
 
