@@ -9,7 +9,9 @@ for the reason the pass gives (its reading's checks and the end's)."""
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
+import random
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -217,6 +219,32 @@ def test_hand_made_rollouts(
     # THEN equal to the model path (handled), or its bytes (not handled, for its reason)
     assert both(path, export_trace, monkeypatch) is (not reason)
     assert reasons == ([reason] if reason else [])
+
+
+@pytest.mark.parametrize("seed", range(19, 27))
+def test_rollouts_with_lines_at_one_time(
+    seed: int, tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a small or the Desktop rollout with one line in ten stamped at the time of the
+    # line before it: a call can start at the very time of the request whose context its
+    # result entered first (its addition's instant). The model path writes the instant
+    # first (TRACE_CONTRACT §1), so the flow reads from the addition to the call; seeds 19
+    # and 24 were the pass's, with the flow the other way round
+    rng = random.Random(seed)
+    source = DESKTOP if seed % 2 else SMALL
+    text = source.read_bytes()
+    text = gzip.decompress(text) if source.suffix == ".gz" else text
+    lines = [json.loads(line) for line in text.decode().splitlines()]
+    for before, line in itertools.pairwise(lines):
+        if rng.random() < 0.1:
+            line["timestamp"] = before["timestamp"]
+    path = tmp_path / source.name.removesuffix(".gz")
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    monkeypatch.setattr(stream_codex, "BATCH_LINES", (1, 7, 256)[seed % 3])
+    reasons = _reasons(monkeypatch)
+    # THEN the model path's trace, or its bytes for that reason
+    handled = both(path, export_trace, monkeypatch)
+    assert reasons == ([] if handled else ["an addition at the time its call starts"])
 
 
 def test_a_window_that_changes_before_a_compaction(

@@ -136,6 +136,18 @@ def _whole(
     encode_plan(before, head.add, plan)
 
 
+def _check_ties(one: PiPass | CodexPass | ClaudePass, session: Session) -> None:
+    """An addition's instant at the very time its call starts: the model path writes the
+    instant first (TRACE_CONTRACT §1: an instant before a slice's begin at one time), so
+    the flow between them reads from the addition to the call; the pass writes the call
+    among the requests and the additions after them, the other way round."""
+    starts = {call.call_id: call.start_ns for call in session.tool_calls}
+    for entry in one.additions.kept:
+        time, change = entry.key[1], entry.key[4]
+        if starts.get(change.source_id) == time:
+            raise NotHandled("an addition at the time its call starts")
+
+
 class _Note:
     estimate_note = CHARS4_NOTE
 
@@ -160,6 +172,7 @@ def write_end(
         or guessed.window_tokens != session.window_tokens
     ):
         raise NotHandled("a fact guessed at the first request that the end does not confirm")
+    _check_ties(one, session)
     span = session_span(session)
     group_track = _group_track(one.session_uuid, session, span)
     # The plan reads the calls for the largest additions only (their Tools slices and
