@@ -66,6 +66,13 @@ def command_end(lines: Lines) -> None:
     lines.insert(at + 1, _event(lines[at], _exec_end(LAST_CALL, 3)))
 
 
+def first_call_outlasts(lines: Lines) -> None:
+    # the first call's command said to have run for 80 s: it ends after the prompt's
+    # later calls, and the prompt's turn lasts until then
+    at = _index(lines, "function_call_output", FIRST_CALL)
+    lines.insert(at + 1, _event(lines[at], _exec_end(FIRST_CALL, 80)))
+
+
 def long_command(lines: Lines) -> None:
     # a call's command said to have run for an hour, far past the rollout's last line (the
     # session's span, and its counters' closing zeros, end with it): the pass wrote the
@@ -180,6 +187,7 @@ CASES: dict[str, tuple[Callable[[Lines], None], str]] = {
     ),
     "ends_together": (ends_together, "two requests that end at one time"),
     "late_command_end": (late_command_end, "a call changed after it was written"),
+    "first_call_outlasts": (first_call_outlasts, ""),
     "long_command": (long_command, "a call changed after it was written"),
     "meta_late": (meta_late, "a fact guessed at the first request that the end does not confirm"),
     "rollback": (rollback, ""),
