@@ -284,6 +284,23 @@ def test_a_window_that_changes_before_a_compaction(
     assert reasons == []
 
 
+def test_a_rollout_that_ends_with_its_compaction(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN the Desktop rollout cut after its compaction: no request after it says the
+    # size after, so its observation is settled at the end with the compaction's own
+    lines = [
+        json.loads(line) for line in gzip.decompress(DESKTOP.read_bytes()).decode().splitlines()
+    ]
+    compacted = next(i for i, line in enumerate(lines) if line["type"] == "compacted")
+    path = tmp_path / DESKTOP.name.removesuffix(".gz")
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines[: compacted + 2]))
+    reasons = _reasons(monkeypatch)
+    # THEN the pass writes what the model path writes
+    assert both(path, export_trace, monkeypatch)
+    assert reasons == []
+
+
 def test_damaged_lines_are_said_the_same_way(
     tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
