@@ -38,6 +38,20 @@ LAST_CALL = "call_kTYGACDKLb03RGgGqdx4XgBl"
 Lines = list[dict[str, Any]]
 
 
+def read_lines(source: Path) -> Lines:
+    """A rollout's lines as objects (gzipped or not)."""
+    text = source.read_bytes()
+    text = gzip.decompress(text) if source.suffix == ".gz" else text
+    return [json.loads(line) for line in text.decode().splitlines()]
+
+
+def write_lines(folder: Path, source: Path, lines: Lines) -> Path:
+    """`lines` written as a rollout of `source`'s name (unzipped) in `folder`."""
+    path = folder / source.name.removesuffix(".gz")
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
 def _event(after: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
     return {"timestamp": after["timestamp"], "type": "event_msg", "payload": payload}
 
@@ -219,10 +233,9 @@ def test_hand_made_rollouts(
     change, reason = CASES[case]
     if case in WRITTEN_EARLY and batch > 1:
         reason = ""
-    lines = [json.loads(line) for line in SMALL.read_text().splitlines()]
+    lines = read_lines(SMALL)
     change(lines)
-    path = tmp_path / SMALL.name
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    path = write_lines(tmp_path, SMALL, lines)
     reasons = _reasons(monkeypatch)
     # THEN equal to the model path (handled), or its bytes (not handled, for its reason)
     assert both(path, export_trace, monkeypatch) is (not reason)
@@ -240,14 +253,11 @@ def test_rollouts_with_lines_at_one_time(
     # and 24 were the pass's, with the flow the other way round
     rng = random.Random(seed)
     source = DESKTOP if seed % 2 else SMALL
-    text = source.read_bytes()
-    text = gzip.decompress(text) if source.suffix == ".gz" else text
-    lines = [json.loads(line) for line in text.decode().splitlines()]
+    lines = read_lines(source)
     for before, line in itertools.pairwise(lines):
         if rng.random() < 0.1:
             line["timestamp"] = before["timestamp"]
-    path = tmp_path / source.name.removesuffix(".gz")
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    path = write_lines(tmp_path, source, lines)
     monkeypatch.setattr(stream_codex, "BATCH_LINES", (1, 7, 256)[seed % 3])
     reasons = _reasons(monkeypatch)
     # THEN the model path's trace, or its bytes for that reason
@@ -262,9 +272,7 @@ def test_a_window_that_changes_before_a_compaction(
     # reports half the window: Context window and fill change there and back, and the
     # compaction's `context` states its window only where it differs from that request's
     # snapshot, which nothing else keeps for the end
-    lines = [
-        json.loads(line) for line in gzip.decompress(DESKTOP.read_bytes()).decode().splitlines()
-    ]
+    lines = read_lines(DESKTOP)
     compacted = next(i for i, line in enumerate(lines) if line["type"] == "compacted")
     counts = [
         line["payload"]["info"]
@@ -276,8 +284,7 @@ def test_a_window_that_changes_before_a_compaction(
     for info in counts[-2:]:  # (each request's token_count comes twice)
         info["model_context_window"] = info["model_context_window"] // 2
     assert len({info["model_context_window"] for info in counts}) == 2
-    path = tmp_path / DESKTOP.name.removesuffix(".gz")
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    path = write_lines(tmp_path, DESKTOP, lines)
     reasons = _reasons(monkeypatch)
     # THEN the pass writes what the model path writes
     assert both(path, export_trace, monkeypatch)
@@ -289,12 +296,9 @@ def test_a_rollout_that_ends_with_its_compaction(
 ) -> None:
     # GIVEN the Desktop rollout cut after its compaction: no request after it says the
     # size after, so its observation is settled at the end with the compaction's own
-    lines = [
-        json.loads(line) for line in gzip.decompress(DESKTOP.read_bytes()).decode().splitlines()
-    ]
+    lines = read_lines(DESKTOP)
     compacted = next(i for i, line in enumerate(lines) if line["type"] == "compacted")
-    path = tmp_path / DESKTOP.name.removesuffix(".gz")
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines[: compacted + 2]))
+    path = write_lines(tmp_path, DESKTOP, lines[: compacted + 2])
     reasons = _reasons(monkeypatch)
     # THEN the pass writes what the model path writes
     assert both(path, export_trace, monkeypatch)
@@ -325,7 +329,7 @@ def test_no_user_path_and_the_same_bytes_with_workers(
     folder = tmp_path / "sessions"
     folder.mkdir()
     for name in ("a", "b"):
-        lines = [json.loads(line) for line in SMALL.read_text().splitlines()]
+        lines = read_lines(SMALL)
         lines[0]["payload"]["cwd"] = f"/home/alice/work/{name}"
         lines[0]["payload"]["id"] = f"{name * 8}-0000-4000-8000-000000000000"
         at = _index(lines, "function_call", FIRST_CALL)
