@@ -62,13 +62,13 @@ def test_settling_again_after_the_replay() -> None:
     log.replayed_to(None)
     log.settle(handle, reported_tokens=100, window_tokens=1000)
     log.settle(handle, window_tokens=None)
-    with pytest.raises(NotHandled, match="^an observation settled after it was replayed$"):
+    with pytest.raises(NotHandled, match=r"^an observation settled after it was replayed$"):
         log.settle(handle, reported_tokens=101, window_tokens=1000)
 
 
 def test_an_observation_that_makes_no_snapshot_is_refused() -> None:
     log = CodexLog()
-    with pytest.raises(NotHandled, match="^an observation that makes no snapshot$"):
+    with pytest.raises(NotHandled, match=r"^an observation that makes no snapshot$"):
         log.observe(Observation.request(10, "r1", dropped=True))
 
 
@@ -84,9 +84,7 @@ def test_evidence_is_settled_until_it_is_replayed() -> None:
     log.settle_evidence(handle, 64)
     (made,) = log.replayed_to(None)
     assert dict(made.categories)[Category.ASSISTANT] == 64
-    with pytest.raises(
-        NotHandled, match="^an item sized from evidence after it was replayed$"
-    ):
+    with pytest.raises(NotHandled, match=r"^an item sized from evidence after it was replayed$"):
         log.settle_evidence(handle, 65)
 
 
