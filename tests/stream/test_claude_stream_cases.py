@@ -88,14 +88,25 @@ def synthetic(lines: Lines) -> None:
     lines.insert(at + 1, reply)
 
 
-def microcompaction(lines: Lines) -> None:
-    # old tool results removed by id after the third request (Claude Code's microcompact)
-    first_calls = [
+def _calls_of(lines: Lines, message_id: str) -> list[str]:
+    return [
         block["id"]
-        for i in _records(lines, FIRST)
+        for i in _records(lines, message_id)
         for block in lines[i]["message"]["content"]
         if block.get("type") == "tool_use"
     ]
+
+
+def _shifted(stamp: str, seconds: float) -> str:
+    from datetime import datetime, timedelta
+
+    moment = datetime.fromisoformat(stamp.replace("Z", "+00:00")) + timedelta(seconds=seconds)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def microcompaction(lines: Lines) -> None:
+    # old tool results removed by id after the third request (Claude Code's microcompact)
+    first_calls = _calls_of(lines, FIRST)
     at = _results_of(lines, THIRD)[0]
     record = {
         **{k: lines[at][k] for k in ("sessionId", "cwd", "version", "timestamp")},
@@ -110,6 +121,35 @@ def microcompaction(lines: Lines) -> None:
         },
     }
     lines.insert(at + 1, record)
+
+
+def two_microcompactions(lines: Lines) -> None:
+    # two microcompactions, stamped 2 and 1 ms before the result read before them (the
+    # fourth request's start): both wait for that request to close
+    microcompaction(lines)
+    at = next(i for i, x in enumerate(lines) if x.get("uuid") == "micro-1")
+    second = copy.deepcopy(lines[at])
+    lines[at]["timestamp"] = _shifted(second["timestamp"], -0.002)
+    second["uuid"] = "micro-2"
+    second["timestamp"] = _shifted(second["timestamp"], -0.001)
+    second["microcompactMetadata"]["compactedToolIds"] = _calls_of(lines, FIRST)[2:]
+    lines.insert(at + 1, second)
+
+
+def microcompaction_later(lines: Lines) -> None:
+    # a microcompaction stamped 1 ms after the result read before it, so after the start
+    # of the request that result triggered: the model path writes their samples in time
+    # order, the pass in the order read
+    microcompaction(lines)
+    at = next(i for i, x in enumerate(lines) if x.get("uuid") == "micro-1")
+    lines[at]["timestamp"] = _shifted(lines[at]["timestamp"], 0.001)
+
+
+def first_model_not_claude(lines: Lines) -> None:
+    # the first request served by another model (a proxy's): the window is guessed from
+    # the first Claude model's
+    for i in _records(lines, FIRST):
+        lines[i]["message"]["model"] = "glm-4.6"
 
 
 def sidechain(lines: Lines) -> None:
@@ -237,7 +277,17 @@ def _both(path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch) -> tup
     return True, reasons
 
 
-@pytest.mark.parametrize("change", [no_result_mid, result_before_call, synthetic, microcompaction])
+@pytest.mark.parametrize(
+    "change",
+    [
+        no_result_mid,
+        result_before_call,
+        synthetic,
+        microcompaction,
+        two_microcompactions,
+        first_model_not_claude,
+    ],
+)
 def test_handled_and_equal(
     change: Callable[[Lines], None],
     tmp_path: Path,
@@ -257,6 +307,7 @@ def test_handled_and_equal(
         (compaction_first, "a compaction before the first request"),
         (same_start, "two requests at one time"),
         (time_back, "a request that starts before one written already"),
+        (microcompaction_later, "a request starting before a compaction written already"),
         (late_result, "a call changed after it was written"),
     ],
 )

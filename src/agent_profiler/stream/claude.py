@@ -25,9 +25,9 @@ on (stream/group.py then returns None and the model path reads the group): recor
 another agent (sidechains) in the file, a `/context` run, a journal without a readable
 time, a record of a request closed already, a response without usage that is not Claude
 Code's own `<synthetic>` one, a session without a measured request, two requests at one
-time, a request starting before one written already, a compaction before the first
-request, a call changed after it was written, a fact guessed at the first request that
-the end does not confirm."""
+time, a request starting before one written already (or before a compaction written),
+a compaction before the first request, a call changed after it was written, a fact
+guessed at the first request that the end does not confirm."""
 
 from __future__ import annotations
 

@@ -352,7 +352,13 @@ class OrderedPass(RequestPass):
         index = self.written
         self.written += 1
         previous = self.previous
-        if previous is not None and previous.time_ns == snapshot.time_ns:
+        if previous is not None and previous.time_ns >= snapshot.time_ns:
+            if previous.time_ns > snapshot.time_ns:
+                # (a request before it would have been refused by `_arrive`'s order check:
+                # this is a compaction read before the request and stamped after its start,
+                # as a Claude Code microcompaction written after the result that triggered
+                # the request; the model path orders their samples by time)
+                raise NotHandled("a request starting before a compaction written already")
             if previous.anchor is not AnchorKind.COMPACTION:
                 raise NotHandled("two requests at one time")
             previous = None
