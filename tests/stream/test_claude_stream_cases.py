@@ -152,6 +152,23 @@ def first_model_not_claude(lines: Lines) -> None:
         lines[i]["message"]["model"] = "glm-4.6"
 
 
+def names_an_agent(lines: Lines) -> None:
+    # the last call launched a subagent (its result names the agent, whose file is not
+    # beside: an unread child); ten larger additions came before it, so it is no cause of
+    # one: its end is written as it comes, its begin at the end, once the adapter linked
+    # it to the agent
+    at = max(
+        i
+        for i, line in enumerate(lines)
+        if line.get("type") == "user"
+        and isinstance(line["message"].get("content"), list)
+        and any(b.get("type") == "tool_result" for b in line["message"]["content"])
+    )
+    lines[at]["toolUseResult"] = {"agentId": "a0b1c2d3", "status": "completed"}
+    for block in lines[at]["message"]["content"]:
+        block["content"] = ""
+
+
 def sidechain(lines: Lines) -> None:
     at = _records(lines, FIRST)[0]
     other = copy.deepcopy(lines[at])
@@ -286,6 +303,7 @@ def _both(path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch) -> tup
         microcompaction,
         two_microcompactions,
         first_model_not_claude,
+        names_an_agent,
     ],
 )
 def test_handled_and_equal(

@@ -9,6 +9,7 @@ import pytest
 
 from agent_profiler.attribution import Observation
 from agent_profiler.model import Category
+from agent_profiler.stream.claude_tools import ClaudeLog
 from agent_profiler.stream.codex_log import CodexLog
 from agent_profiler.stream.log import NotHandled
 
@@ -100,3 +101,19 @@ def test_evidence_that_never_came_is_counted_unmeasured() -> None:
     assert log.unmeasured({}) == (("hidden-content", 1),)
     (made,) = log.replayed_to(None)
     assert dict(made.categories).get(Category.ASSISTANT, 0) == 0
+
+
+def test_the_claude_code_log_settles_again_only_with_its_window() -> None:
+    """stream/claude_tools.py `ClaudeLog`: what the pass settled is not remembered; `finish`
+    settling a replayed request again may only say the window the pass guessed."""
+    log = ClaudeLog()
+    log.window = 200_000
+    handle = _request(log, 10, "r1")
+    log.settle_early(handle, reported_tokens=100, window_tokens=200_000)
+    assert [s.window_tokens for s in log.replayed_to(None)] == [200_000]
+    assert log.early == {}  # (not remembered)
+    log.settle(handle, reported_tokens=100, window_tokens=200_000)
+    with pytest.raises(
+        NotHandled, match=r"^an observation settled with another window after its replay$"
+    ):
+        log.settle(handle, reported_tokens=100, window_tokens=1_000_000)

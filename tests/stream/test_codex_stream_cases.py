@@ -34,6 +34,9 @@ SMALL = (
 DESKTOP = SMALL.parent / "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl.gz"
 FIRST_CALL = "call_OIMY41RetdVChp5U51mMLGOD"
 LAST_CALL = "call_kTYGACDKLb03RGgGqdx4XgBl"
+SECOND_CALL = "call_SengCcPYInk46d62DPE6eqqb"
+THIRD_CALL = "call_B6bYQ40tItkpgpg7DLdo8mEG"
+FOURTH_CALL = "call_wt673E9ScmRn47BB5LRf0kwk"
 
 Lines = list[dict[str, Any]]
 
@@ -85,6 +88,19 @@ def first_call_outlasts(lines: Lines) -> None:
     # later calls, and the prompt's turn lasts until then
     at = _index(lines, "function_call_output", FIRST_CALL)
     lines.insert(at + 1, _event(lines[at], _exec_end(FIRST_CALL, 80)))
+
+
+def background_command(lines: Lines) -> None:
+    # once the rollout has shown a command's duration (the first two calls', commands,
+    # each right after its output), a command's output is not its end: the third call, a
+    # command whose end (its duration) is read a request after its output, waits for it
+    for call_id in (FIRST_CALL, SECOND_CALL, THIRD_CALL):
+        lines[_index(lines, "function_call", call_id)]["payload"]["name"] = "exec_command"
+    for call_id in (FIRST_CALL, SECOND_CALL):
+        at = _index(lines, "function_call_output", call_id)
+        lines.insert(at + 1, _event(lines[at], _exec_end(call_id, 1)))
+    later = _index(lines, "function_call_output", FOURTH_CALL)
+    lines.insert(later + 1, _event(lines[later], _exec_end(THIRD_CALL, 2)))
 
 
 def long_command(lines: Lines) -> None:
@@ -192,6 +208,7 @@ def left_open(lines: Lines) -> None:
 
 # Each case: its change, and why the pass falls back ("": it does not, the traces are equal).
 CASES: dict[str, tuple[Callable[[Lines], None], str]] = {
+    "background_command": (background_command, ""),
     "command_end": (command_end, ""),
     "no_window": (no_window, ""),
     "left_open": (left_open, ""),
