@@ -137,12 +137,21 @@ def two_microcompactions(lines: Lines) -> None:
 
 
 def microcompaction_later(lines: Lines) -> None:
-    # a microcompaction stamped 1 ms after the result read before it, so after the start
-    # of the request that result triggered: the model path writes their samples in time
-    # order, the pass in the order read
+    # a microcompaction stamped 1 ms after the result read before it, as Claude Code
+    # writes one right before it sends the request: that request starts at the boundary
     microcompaction(lines)
     at = next(i for i, x in enumerate(lines) if x.get("uuid") == "micro-1")
     lines[at]["timestamp"] = _shifted(lines[at]["timestamp"], 0.001)
+
+
+def microcompaction_after_request(lines: Lines) -> None:
+    # a microcompaction stamped a second after the first record of the request read after
+    # it (a clock put back): that request starts before it, at its own first record; the
+    # model path writes their samples in time order, the pass wrote them in the order read
+    microcompaction(lines)
+    at = next(i for i, x in enumerate(lines) if x.get("uuid") == "micro-1")
+    following = next(x for x in lines[at:] if x.get("type") == "assistant")
+    lines[at]["timestamp"] = _shifted(following["timestamp"], 1)
 
 
 def first_model_not_claude(lines: Lines) -> None:
@@ -302,6 +311,7 @@ def _both(path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch) -> tup
         synthetic,
         microcompaction,
         two_microcompactions,
+        microcompaction_later,
         first_model_not_claude,
         names_an_agent,
     ],
@@ -325,7 +335,10 @@ def test_handled_and_equal(
         (compaction_first, "a compaction before the first request"),
         (same_start, "two requests at one time"),
         (time_back, "a request that starts before one written already"),
-        (microcompaction_later, "a request starting before a compaction written already"),
+        (
+            microcompaction_after_request,
+            "a request starting before a compaction written already",
+        ),
         (late_result, "a call changed after it was written"),
     ],
 )

@@ -100,3 +100,9 @@ def on_microcompact(builder: SessionBuilder, record: dict[str, Any], ts: int) ->
             observation=observation,
         )
     )
+    # Claude Code microcompacts right before it sends a request (old results cleared from
+    # what it sends), so the boundary is written after the record that triggered that
+    # request: the request starts at the boundary, as after a compaction (the boundary's
+    # snapshot is before the request's in the log; before this its time was after it, and
+    # the context counters went back to the boundary's values after the request began).
+    builder.trigger_ns = ts

@@ -652,6 +652,29 @@ def test_a_microcompaction_saving_more_than_it_had_reports_no_size(tmp_path: Pat
     assert (micro.post_tokens, micro.removed_items) == (0, 0)
 
 
+def test_the_request_after_a_microcompaction_starts_at_its_boundary(tmp_path: Path) -> None:
+    """Claude Code microcompacts right before it sends a request, so its boundary comes
+    after the result that triggered that request (small.jsonl's boundary moved between
+    the Bash result, 10:01:20, and msg_E, 10:01:22, stamped 10:01:21): msg_E starts at the
+    boundary, as a request after a compaction does. It started at the result, a second
+    before the boundary its snapshot comes after, and the context counters went back to
+    the boundary's values during it."""
+    count = len(SMALL.read_text().splitlines())
+    values = [record(SMALL, n) for n in range(1, count + 1)]
+    at = next(i for i, v in enumerate(values) if v.get("subtype") == "microcompact_boundary")
+    boundary = values.pop(at)
+    boundary["timestamp"] = "2026-01-01T10:01:21.000Z"
+    result = next(i for i, v in enumerate(values) if v.get("uuid") == "u7")
+    values.insert(result + 1, boundary)
+    session, _ = load_one(write(tmp_path, values))
+    (micro,) = [c for c in session.compactions if c.kind == "microcompaction"]
+    (response,) = [r for r in session.responses if r.id == "msg_E"]
+    assert response.start_ns == micro.end_ns == ts(boundary)
+    times = [(s.anchor_id, s.time_ns) for s in session.snapshots]
+    assert times == sorted(times, key=lambda x: x[1])  # (the log's order is time's)
+    assert times.index((micro.id, micro.end_ns)) + 1 == times.index(("msg_E", ts(boundary)))
+
+
 def test_a_microcompaction_without_a_uuid_is_named_by_its_time(tmp_path: Path) -> None:
     session = _micro(tmp_path, {"preTokens": 10}, uuid=None)
     (micro,) = [c for c in session.compactions if c.kind == "microcompaction"]
