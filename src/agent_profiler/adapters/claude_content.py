@@ -245,6 +245,10 @@ def _on_queued(builder: SessionBuilder, attachment: dict[str, Any], uuid: str, t
         source = "agent" if builder.parent_session is not None and not builder.prompts else "user"
         builder.prompts.append(Prompt(uuid, ts, ts, len(text), source, preview(text)))
         builder.current_prompt = uuid
+        # Delivered with the next request, written right before it is sent (after the
+        # result that ended the last one): the request starts at its prompt, as after a
+        # prompt typed (`on_user`), not at that result, a few ms before its own prompt.
+        builder.trigger_ns = ts
     else:
         builder.log.add(item_id, category, text, label=label)
 

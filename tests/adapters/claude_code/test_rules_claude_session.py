@@ -20,7 +20,7 @@ from agent_profiler.diagnostics import LATER, Diagnostics, shown_path
 from agent_profiler.loader import load
 from agent_profiler.model import AnchorKind, Category, Session, SourceKind
 from rules_spy import Added, by_id, record, spy, write
-from shared_paths import TESTS
+from shared_paths import SHARED, TESTS
 
 DATA = TESTS / "data" / "journals" / "claude-code"
 E4B = DATA / "entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl"
@@ -34,6 +34,7 @@ SPOTTER_AGENT = (
     / "agent-a881341.jsonl"
 )
 FAILED_CALL = "toolu_01RrDqVo7Sw1HKdxJJzjapqs"  # E4B line 92's Grep, failed on line 93
+PLANETFALL = "planetfall-39648afe5b-4_v2.1.179_queued-commands.jsonl"  # (shared corpus)
 
 
 def load_one(path: Path) -> tuple[Session, Diagnostics]:
@@ -573,6 +574,32 @@ def test_a_queued_message_is_a_prompt_by_its_mode_or_its_text(
     ]
     # a main session's queued prompts are the user's (a subagent's first one is its task)
     assert [(p.id, p.source) for p in session.prompts][:2] == [("q0", "user"), ("q1", "user")]
+
+
+def test_the_request_a_queued_prompt_is_delivered_with_starts_at_it(tmp_path: Path) -> None:
+    """E4B lines 4–13 with a prompt queued while the calls ran, delivered 8 ms after the
+    last result (as planetfall's 2.1.179 transcript writes one, right before the request is
+    sent): the second request is that prompt's and starts at it, not at the result before
+    it (8 ms before its own prompt, and no flow from the prompt's input)."""
+    values = lines(4, 5, 6, 7, 8, 9, 10, 11, 12, 13)
+    queued = _attachment(
+        uuid="q0",
+        attachment={"type": "queued_command", "commandMode": "prompt", "prompt": "tests too"},
+    )
+    queued["timestamp"] = "2026-01-22T01:41:15.217Z"  # (line 11's result: 15.209)
+    values.insert(8, queued)
+    session, _ = load_one(write(tmp_path, values))
+    second = session.responses[1]
+    assert second.prompt_id == "q0"
+    assert second.start_ns == ts(queued)
+    planetfall = SHARED / "corpus" / "claude-code" / "transcripts" / PLANETFALL
+    if planetfall.is_file():  # (its two queued prompts' requests started 8 and 117 ms early)
+        session, _ = load_one(planetfall)
+        prompts = {p.id: p.start_ns for p in session.prompts}
+        late = [r.id for r in session.responses if r.start_ns < prompts.get(r.prompt_id, 0)]
+        assert late == []
+        starts = {r.id: r.start_ns - prompts[r.prompt_id] for r in session.responses if r.prompt_id}
+        assert starts["msg_01JCeWhHN7yjxhjguEd3FZjX"] == starts["msg_01T1WLvhfumNDLRg1qHCNKxX"] == 0
 
 
 def test_an_attachment_of_another_type_or_shape_puts_nothing_in_the_context(
