@@ -103,6 +103,36 @@ def background_command(lines: Lines) -> None:
     lines.insert(later + 1, _event(lines[later], _exec_end(THIRD_CALL, 2)))
 
 
+def aborted_turn(lines: Lines) -> None:
+    # a request whose call the user aborts (its turn_aborted, no token_count): a failed
+    # request; then a new prompt and its request, the last
+    last = lines[-2]  # (the last token_count)
+
+    def at(seconds: int, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+        stamp = last["timestamp"].replace("36:02.633Z", f"36:{10 + seconds}.000Z")
+        return {"timestamp": stamp, "type": kind, "payload": payload}
+
+    said = {"type": "message", "role": "assistant", "content": [{"type": "output_text",
+            "text": "checking"}]}  # fmt: skip
+    call = {"type": "function_call", "name": "exec_command", "arguments": "{}",
+            "call_id": "call_aborted"}  # fmt: skip
+    output = {"type": "function_call_output", "call_id": "call_aborted", "output": "aborted"}
+    prompt = {"type": "message", "role": "user", "content": [{"type": "input_text",
+              "text": "try again"}]}  # fmt: skip
+    count = json.loads(json.dumps(last["payload"]))
+    count["info"]["total_token_usage"]["input_tokens"] += 1
+    lines += [
+        at(0, "response_item", said),
+        at(1, "response_item", call),
+        at(5, "response_item", output),
+        at(5, "event_msg", {"type": "turn_aborted", "reason": "interrupted"}),
+        at(7, "response_item", prompt),
+        at(7, "event_msg", {"type": "user_message", "message": "try again"}),
+        at(9, "response_item", said),
+        at(9, "event_msg", count),
+    ]
+
+
 def long_command(lines: Lines) -> None:
     # a call's command said to have run for an hour, far past the rollout's last line (the
     # session's span, and its counters' closing zeros, end with it): the pass wrote the
@@ -208,6 +238,7 @@ def left_open(lines: Lines) -> None:
 
 # Each case: its change, and why the pass falls back ("": it does not, the traces are equal).
 CASES: dict[str, tuple[Callable[[Lines], None], str]] = {
+    "aborted_turn": (aborted_turn, ""),
     "background_command": (background_command, ""),
     "command_end": (command_end, ""),
     "no_window": (no_window, ""),

@@ -82,6 +82,13 @@ def _on_injected(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line
     builder.prompts[-1] = replace(builder.prompts[-1], source="harness")
 
 
+def _on_turn_aborted(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int) -> None:
+    """The turn was interrupted (`reason`: "interrupted", say): a request whose output
+    began and whose usage had not come never gets it (0.141 writes no token_count for it)."""
+    reason = payload.get("reason")
+    builder.abort_request(reason if isinstance(reason, str) and reason else "aborted")
+
+
 def _on_task_started(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int) -> None:
     window = token_count(payload.get("model_context_window"))
     if window:
@@ -321,6 +328,7 @@ _HANDLERS: dict[str | None, Callable[[RolloutBuilder, dict[str, Any], int, int],
     "context_compacted": _on_context_compacted,
     "item_completed": _on_item_completed,
     "thread_rolled_back": _on_rolled_back,
+    "turn_aborted": _on_turn_aborted,
 }
 assert _HANDLERS.keys() == {k for k, (how, _) in EVENT_MSG_TYPES.items() if how == READ}
 _SKIPPED: dict[str | None, str] = {

@@ -64,12 +64,13 @@ def on_response_item(
         if sent is not None:
             communication(builder, sent, ts, prefix)
             return
-    if (
-        not replayed
-        and builder.pending is None
-        and (kind in OUTPUT_ITEMS or (kind == "message" and item.get("role") == "assistant"))
+    if not replayed and (
+        kind in OUTPUT_ITEMS or (kind == "message" and item.get("role") == "assistant")
     ):
-        builder.start_request(ts)
+        if builder.pending is None:
+            builder.start_request(ts)
+        else:
+            builder.pending.end_ns = ts  # (its last output item so far: `abort_request`)
     # What each item type does: a dict looked up once per item, not an if-chain.
     if kind is not None and (handler := _ITEM_HANDLERS.get(kind)) is not None:
         handler(builder, item, ts, prefix, kind)

@@ -130,6 +130,11 @@ EVENT_MSG_TYPES: dict[str, tuple[str, str]] = {
         "search, file change, command or spawn is read as its legacy event (see "
         "TURN_ITEM_TYPES); the others are skipped",
     ),
+    "turn_aborted": (
+        READ,
+        "the turn was interrupted: a request whose output began and whose usage never came "
+        "is a failed request",
+    ),
     "thread_rolled_back": (
         READ,
         "the last num_turns user turns leave the context (as Codex's history rebuild "
@@ -140,7 +145,6 @@ EVENT_MSG_TYPES: dict[str, tuple[str, str]] = {
         for kind in (
             "task_complete",
             "turn_complete",
-            "turn_aborted",
             "agent_message",
             "agent_reasoning",
             "agent_reasoning_raw_content",

@@ -41,6 +41,7 @@ from agent_profiler.model import (
     Session,
     SourceKind,
     Stage,
+    Usage,
 )
 from agent_profiler.records import record
 
@@ -111,6 +112,9 @@ class RolloutBuilder:
     end_ns: int | None = None
     trigger_ns: int | None = None
     pending: _Request | None = None  # a request whose output items have started
+    # Requests whose output began but whose usage never came (their turn was aborted):
+    # failed requests, drawn as such, not sizes of 0 (`abort_request`).
+    failed: list[Response] = field(default_factory=list)
     last_total: dict[str, int] | None = None  # the last request's total_token_usage
     current_prompt: str | None = None
     prompt_sha: set[str] = field(default_factory=set)
@@ -251,7 +255,7 @@ class RolloutBuilder:
         if self.pending is not None:
             return
         start = self.trigger_ns if self.trigger_ns is not None and self.trigger_ns <= ts else ts
-        request_id = f"request-{len(self.requests) + 1}"
+        request_id = f"request-{len(self.requests) + len(self.failed) + 1}"
         # (`Observation.request`'s fields by position, without its frame: once a request)
         observation = self.log.observe(
             Observation(start, _RESPONSE, request_id, _TRANSCRIPT, self.model or None)
@@ -263,6 +267,32 @@ class RolloutBuilder:
             self.model,
             prompt_id=self.current_prompt,
             observation=observation,
+        )
+
+    def abort_request(self, reason: str) -> None:
+        """The turn ended without the pending request's usage (`turn_aborted`: the user
+        interrupted it while its calls ran): a failed request, from its start to its last
+        output item, its snapshot dropped and its encrypted reasoning unmeasured. Left
+        pending, the next turn's response was merged into it: one request spanning the
+        interruption and the next prompt, with the next request's size."""
+        request = self.pending
+        if request is None:
+            return
+        self.pending = None
+        self.log.settle(request.observation, dropped=True)
+        self.settle_reasoning(None)
+        self.failed.append(
+            Response(
+                request.id,
+                request.start_ns,
+                max(request.end_ns, request.start_ns),
+                request.model,
+                Usage(0),
+                request.prompt_id,
+                is_error=True,
+                stop_reason=reason,
+                web_searches=request.web_searches,
+            )
         )
 
     def response_parts(self, texts: list[str], stem: str, label: str) -> list[str]:
@@ -416,6 +446,7 @@ class RolloutBuilder:
             incomplete=any(t.incomplete for t in tools) or self.pending is not None,
             prompts=prompts,
             responses=responses,
+            failed_requests=tuple(self.failed),
             tool_calls=tools,
             compactions=compactions,
             snapshots=tuple(snapshots),

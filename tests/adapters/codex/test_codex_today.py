@@ -380,3 +380,72 @@ def test_the_targets_hold_on_the_new_codex_journals(path: Path) -> None:
         calibrated_session, _ = read_single(path)
     median = summarise(calibrated_session).estimate_error_median
     assert median is not None and median <= 0.10
+
+
+def _said(second: int, role: str, text: str) -> dict[str, Any]:
+    kind = "output_text" if role == "assistant" else "input_text"
+    payload = {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}
+    return _line(second, "response_item", payload)
+
+
+def test_a_request_of_an_aborted_turn_is_a_failed_request(tmp_path: Path) -> None:
+    """The user interrupts a turn while its call runs: the request that made the call got
+    no token_count (0.141 writes none), and the turn is `turn_aborted`. That request is a
+    failed request (no usage) from its start to its last output item. Left pending, the
+    next turn's response was merged into it: one request spanning the interruption and
+    the next prompt, with the next request's size, and two requests of one id."""
+    call = {"type": "function_call", "name": "exec_command", "arguments": "{}", "call_id": "c1"}
+    output = {"type": "function_call_output", "call_id": "c1", "output": "aborted by user"}
+    aborted = "<turn_aborted>\nThe user interrupted the previous turn.\n</turn_aborted>"
+    path = _rollout(
+        tmp_path,
+        [
+            _said(2, "assistant", "Looking."),
+            _count(3, 10_000, 258_400, 10_000),
+            _said(4, "assistant", "Still running; I will check again."),
+            _line(5, "response_item", call),
+            _line(6, "response_item", output),
+            _said(6, "user", aborted),
+            _line(6, "event_msg", {"type": "turn_aborted", "reason": "interrupted"}),
+            _line(7, "event_msg", {"type": "task_started", "model_context_window": 258_400}),
+            _said(7, "user", "try another way"),
+            _line(7, "event_msg", {"type": "user_message", "message": "try another way"}),
+            _said(8, "assistant", "Done."),
+            _count(9, 12_000, 258_400, 22_000),
+        ],
+    )
+    session, diagnostics = read_single(path)
+    (failed,) = session.failed_requests
+    assert (failed.id, failed.stop_reason, failed.is_error) == ("request-2", "interrupted", True)
+    assert failed.start_ns < failed.end_ns == _ns(TS.format(5))  # (its call's line)
+    assert failed.usage.prompt_tokens == 0
+    first, second = session.responses
+    assert (first.id, second.id) == ("request-1", "request-3")
+    assert second.start_ns == _ns(TS.format(7))  # the next prompt's
+    assert second.usage.prompt_tokens == 12_000
+    assert [s.anchor_id for s in session.snapshots] == ["request-1", "request-3"]
+    (made,) = session.tool_calls
+    assert made.response_id is None  # (its request failed: no response links it)
+    assert "codex:event_msg/turn_aborted" not in diagnostics.skipped
+
+
+def _ns(stamp: str) -> int:
+    from agent_profiler.adapters.common import timestamp_ns
+
+    found = timestamp_ns(stamp)
+    assert found is not None
+    return found
+
+
+@pytest.mark.skipif(not V141.is_file(), reason=SHARED_REASON)
+def test_the_interrupted_turn_of_the_0_141_session() -> None:
+    """agentv 0.141, lines 593-597: a response's message and write_stdin call, the call
+    aborted by the user after 29.7 s, `turn_aborted`; the next prompt (line 602) and its
+    response (line 610's token_count). Two requests, not one of 66 s."""
+    session, _ = read_single(V141)
+    (failed,) = session.failed_requests
+    assert (failed.stop_reason, failed.end_ns) == ("interrupted", _ns("2026-06-22T22:00:31.651Z"))
+    after = next(r for r in session.responses if r.start_ns > failed.start_ns)
+    prompt = next(p for p in session.prompts if p.id == after.prompt_id)
+    assert after.start_ns >= prompt.start_ns > failed.end_ns
+    assert after.end_ns - after.start_ns < 30 * 10**9
