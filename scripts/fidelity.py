@@ -68,8 +68,11 @@ def table(
     for path in inputs:
         training = [p for other, pts in by_input.items() if other != path for p in pts]
         table = calibrate.fit(training, per_item=per_item, by_harness=by_harness)
-        after = {s.session_id: s for s in _corpus.read(path, table.estimator())}
-        for session in _corpus.read(path, CHARS4):
+        # (a Pi fork read with its copied requests as requests: as the fit reads it)
+        with _corpus.requests_as_made(path) as made:
+            after = {s.session_id: s for s in _corpus.read(made, table.estimator())}
+            sessions = _corpus.read(made, CHARS4)
+        for session in sessions:
             before = _corpus.errors(session)
             loso = _corpus.errors(after[session.session_id]) if session.session_id in after else []
             requests = sum(1 for r in session.responses if r.usage.prompt_tokens)
