@@ -105,4 +105,6 @@ def on_microcompact(builder: SessionBuilder, record: dict[str, Any], ts: int) ->
     # request: the request starts at the boundary, as after a compaction (the boundary's
     # snapshot is before the request's in the log; before this its time was after it, and
     # the context counters went back to the boundary's values after the request began).
-    builder.trigger_ns = ts
+    # Never earlier than that record (a boundary stamped before it).
+    if builder.trigger_ns is None or ts > builder.trigger_ns:
+        builder.trigger_ns = ts

@@ -247,8 +247,10 @@ def _on_queued(builder: SessionBuilder, attachment: dict[str, Any], uuid: str, t
         builder.current_prompt = uuid
         # Delivered with the next request, written right before it is sent (after the
         # result that ended the last one): the request starts at its prompt, as after a
-        # prompt typed (`on_user`), not at that result, a few ms before its own prompt.
-        builder.trigger_ns = ts
+        # prompt typed (`on_user`), not at that result, a few ms before its own prompt
+        # (never earlier than that result: a prompt stamped before it).
+        if builder.trigger_ns is None or ts > builder.trigger_ns:
+            builder.trigger_ns = ts
     else:
         builder.log.add(item_id, category, text, label=label)
 

@@ -700,6 +700,12 @@ def test_the_request_after_a_microcompaction_starts_at_its_boundary(tmp_path: Pa
     times = [(s.anchor_id, s.time_ns) for s in session.snapshots]
     assert times == sorted(times, key=lambda x: x[1])  # (the log's order is time's)
     assert times.index((micro.id, micro.end_ns)) + 1 == times.index(("msg_E", ts(boundary)))
+    # A boundary stamped before that result does not move the request before it.
+    boundary["timestamp"] = "2026-01-01T10:01:19.000Z"
+    (tmp_path / "before").mkdir()
+    session, _ = load_one(write(tmp_path / "before", values))
+    (response,) = [r for r in session.responses if r.id == "msg_E"]
+    assert response.start_ns == ts(values[result])
 
 
 def test_a_microcompaction_without_a_uuid_is_named_by_its_time(tmp_path: Path) -> None:
