@@ -337,14 +337,15 @@ def iter_context_size(session: Session) -> Iterator[tuple[int, int]]:
     ones. heapq.merge is stable, so this is the stable sort of the two lists joined."""
     responses = sorted(session.responses, key=_RESPONSE_ORDER)
     compactions: list[tuple[int, int]] = []
+    # One sample per time: where a request starts, its own reported size says the size (a
+    # compaction's figure there, the harness's estimate of the size after, or the size
+    # before it, would be the one drawn: the last of one time is kept). A Claude Code
+    # request starts at the microcompaction written right before it.
+    starts = {r.start_ns for r in responses} if session.compactions else set()
     for compaction, after in zip(session.compactions, compactions_after(session), strict=True):
-        if compaction.pre_tokens is not None:
+        if compaction.pre_tokens is not None and compaction.start_ns not in starts:
             compactions.append((compaction.start_ns, compaction.pre_tokens))
-        # The size after, at the compaction's end; not when it is the size of a request
-        # starting right then, whose own sample says it (one sample per time).
-        if after is not None and not (
-            after.request_start == compaction.end_ns and after.source == POST_FROM_NEXT_REQUEST
-        ):
+        if after is not None and compaction.end_ns not in starts:
             compactions.append((compaction.end_ns, after.tokens))
     compactions.sort(key=_time)
     return heapq.merge(map(_START_AND_PROMPT, responses), compactions, key=_time)

@@ -260,10 +260,14 @@ def test_a_copys_short_id_is_the_sessions_short_id_and_its_mark() -> None:
     assert short_id("run#abc") == "run#abc" and short_id("#2") == "#2"
 
 
-def test_at_one_time_a_requests_size_comes_before_a_compactions() -> None:
+def test_at_one_time_a_requests_size_is_the_one_kept() -> None:
     """Hand-made: a compaction starting at the very time of a request, its size before
-    (500) below the request's (900); the harness's size after it at its end. The Context
-    size series keeps the request's sample first at that time, then the compaction's."""
+    (500) below the request's (900); the harness's size after it at its end. At that time
+    the Context size series keeps the request's own reported size, not the compaction's
+    (the trace keeps one sample of a time, the last: the compaction's was drawn, and a
+    Claude Code request starting at its microcompaction lost its size)."""
+    import dataclasses
+
     from agent_profiler.model import Compaction, Harness, Response, Session, Usage
     from agent_profiler.views import context_size_series
 
@@ -283,9 +287,8 @@ def test_at_one_time_a_requests_size_comes_before_a_compactions() -> None:
             Compaction("c", t0 + s, t0 + 3 * s, "compaction", pre_tokens=500, post_tokens=200),
         ),
     )
-    assert context_size_series(session) == [
-        (t0 + s, 900),
-        (t0 + s, 500),
-        (t0 + 3 * s, 200),
-        (t0 + 5 * s, 300),
-    ]
+    assert context_size_series(session) == [(t0 + s, 900), (t0 + 3 * s, 200), (t0 + 5 * s, 300)]
+    # The size after at a request's start likewise: that request's own is kept.
+    ends_at_r2 = dataclasses.replace(session.compactions[0], end_ns=t0 + 5 * s)
+    session = dataclasses.replace(session, compactions=(ends_at_r2,))
+    assert context_size_series(session) == [(t0 + s, 900), (t0 + 5 * s, 300)]

@@ -328,57 +328,43 @@ class ClaudePass(OrderedPass):
             raise NotHandled("a compaction starting before a request written already")
         events = self.events
         # The size after (views.compactions_after): the harness's figure, else the next
-        # request's; not said here when it is the size of a request starting right then.
+        # request's (its start `at`).
         following = self.after.get(compaction.id)
         after = compaction.post_tokens
-        from_request = following is not None and (after is None or after == following[1])
         if after is None and following is not None:
             after = following[1]
-        at = following[0] if following is not None else None  # the next request's start
+        at = following[0] if following is not None else None
         # The Context size samples in the model's order (views.iter_context_size): the
-        # size before at its start, the size after at its end (not when it is the size of
-        # a request starting right then, whose own sample says it).
+        # size before at its start, the size after at its end; neither where a request
+        # starts (the last written, or the next), whose own reported size is the sample
+        # of that time. Samples of one time are one (the last: writers/perfetto.py
+        # `_counter_packets`).
         samples: list[tuple[int, int]] = []
         if compaction.pre_tokens is not None:
             samples.append((compaction.start_ns, compaction.pre_tokens))
-        if after is not None and not (from_request and at == compaction.end_ns):
+        if after is not None:
             samples.append((compaction.end_ns, after))
-        # Samples of one counter at one time are one in the model's trace (the last:
-        # writers/perfetto.py `_counter_packets`): those at the next request's start go
-        # with its samples, after them; the others by their time.
         sizes: dict[int, list[int]] = {}
         for ts, size in samples:
-            sizes.setdefault(ts, []).append(size)
+            if ts != at and ts != self.committed[0]:
+                sizes.setdefault(ts, []).append(size)
         for ts, told in sizes.items():
-            if ts == self.committed[0]:
-                raise NotHandled("a compaction's size at a request's start written already")
-            if ts == at:
-                self.events.before_pair = partial(self._merge_sizes, ts, told)
-            else:
-                events.counters_at(ts, self._sizes(told, {}))
+            events.counters_at(ts, self._sizes(told))
         values: dict[int, int] = {}
         self._context_samples(snapshot, values)
         if values:
             # (before the samples of a request starting then, whose snapshot is later)
             events.counters_at(snapshot.time_ns, values, R_SLICE_BEGIN)
 
-    def _merge_sizes(self, ts: int, sizes: list[int], start: int, values: dict[int, int]) -> None:
-        """A compaction's `sizes` told at `ts`, the next request's start (`start`), into
-        that request's samples (`values`: Events.before_pair)."""
-        if ts != start:
-            raise NotHandled("a compaction's size before at no request's start")
-        self._sizes(sizes, values)
-
-    def _sizes(self, sizes: list[int], values: dict[int, int]) -> dict[int, int]:
+    def _sizes(self, sizes: list[int]) -> dict[int, int]:
         """The Context size and fill samples of `sizes` told at one time (one sample of
         each: the last; Context fill as the model's repeats rule leaves it: a sample
-        unless every fill told there repeats the one before, a request's included where
-        `values` holds its fill already)."""
-        values[self.size_uuid] = sizes[-1]
+        unless every fill told there repeats the one before)."""
+        values = {self.size_uuid: sizes[-1]}
         window = self.log.window
         if window:
             fills = [-(-size * 100 // window) for size in sizes]
-            if self.fill_uuid in values or any(fill != self.last_fill for fill in fills):
+            if any(fill != self.last_fill for fill in fills):
                 values[self.fill_uuid] = fills[-1]
             self.last_fill = fills[-1]
         return values
@@ -439,8 +425,6 @@ class ClaudePass(OrderedPass):
         """The calls left, the checks, and the builder's `finish` on what the end reads."""
         if self.written == 0:
             raise NotHandled("no measured request")
-        if self.events.before_pair is not None:
-            raise NotHandled("a compaction's size before at no request's start")
         if builder.end_ns is None:
             raise NotHandled("no session")
         self.tools.placed.extend(self.calls.rest(builder.end_ns))

@@ -219,7 +219,10 @@ class CodexPass(OrderedPass):
         (views.iter_context_size), the context categories it moved at its snapshot."""
         compaction = self._compaction_begun(draft, snapshot)
         events = self.events
-        if compaction.pre_tokens is not None:
+        # Not where a request starts (the last written, or the next: `_settle`), whose own
+        # reported size is the sample of that time (views.iter_context_size).
+        starts = (self.committed[0], self.next_start.get(compaction.id))
+        if compaction.pre_tokens is not None and compaction.start_ns not in starts:
             events.counters_at(compaction.start_ns, self._size(compaction.pre_tokens))
         values: dict[int, int] = {}
         self._context_samples(snapshot, values)
@@ -227,9 +230,7 @@ class CodexPass(OrderedPass):
             # (before the samples of a request starting then, whose snapshot is later)
             events.counters_at(snapshot.time_ns, values, R_SLICE_BEGIN)
         after = compaction.post_tokens
-        # The size after is the next request's (`_settle`): said by that request's own
-        # sample when it starts right at the compaction's end.
-        if after is not None and self.next_start.get(compaction.id) != compaction.end_ns:
+        if after is not None and compaction.end_ns not in starts:
             events.counters_at(compaction.end_ns, self._size(after))
 
     def _size(self, size: int) -> dict[int, int]:

@@ -39,11 +39,6 @@ class Events:
 
     def __init__(self, encoder: EventEncoder, add: Callable[[bytes], None], activity: str) -> None:
         self.encoder = encoder
-        # What a pass adds to the next pair's counter values (`pair`): called once, with
-        # the pair's start and its values (stream/claude.py: a compaction's sizes told at
-        # the next request's start, merged into its samples). (An instance attribute: a
-        # class one is looked up the slow way at every pair.)
-        self.before_pair: Callable[[int, dict[int, int]], None] | None = None
         self.add = add
         self.activity = activity
         self.heap: list[tuple[int, int, int, Any, int]] = []
@@ -107,10 +102,6 @@ class Events:
         counter values `ended(ts)` makes when they are written. The packets of one time and
         rank are in the order a sweep writes them; counter packets there may come before a
         slice event of a higher rank, which no reader can tell (they are on other tracks)."""
-        before = self.before_pair
-        if before is not None:
-            self.before_pair = None
-            before(first.start, values)
         self.order += 1
         heap, start, end = self.heap, first.start, first.end
         heapq.heappush(

@@ -19,6 +19,7 @@ from agent_profiler.adapters.common import timestamp_ns
 from agent_profiler.diagnostics import LATER, Diagnostics, shown_path
 from agent_profiler.loader import load
 from agent_profiler.model import AnchorKind, Category, Session, SourceKind
+from agent_profiler.views import context_size_series
 from rules_spy import Added, by_id, record, spy, write
 from shared_paths import SHARED, TESTS
 
@@ -700,6 +701,10 @@ def test_the_request_after_a_microcompaction_starts_at_its_boundary(tmp_path: Pa
     times = [(s.anchor_id, s.time_ns) for s in session.snapshots]
     assert times == sorted(times, key=lambda x: x[1])  # (the log's order is time's)
     assert times.index((micro.id, micro.end_ns)) + 1 == times.index(("msg_E", ts(boundary)))
+    # The Context size there is the request's own reported size (12,111), not the
+    # boundary's preTokens − tokensSaved (11,906), which shares its time.
+    at_boundary = [size for t, size in context_size_series(session) if t == ts(boundary)]
+    assert at_boundary == [response.usage.prompt_tokens] != [micro.post_tokens]
     # A boundary stamped before that result does not move the request before it.
     boundary["timestamp"] = "2026-01-01T10:01:19.000Z"
     (tmp_path / "before").mkdir()
