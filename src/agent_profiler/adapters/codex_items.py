@@ -341,9 +341,10 @@ def _on_output(
 def on_compacted(
     builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int | None = None
 ) -> None:
-    if builder.pending is not None:
-        builder.log.settle(builder.pending.observation, dropped=True)
-        builder.pending = None
+    # A request whose output began and whose usage never came (the compaction cut its
+    # turn) is a failed request, as an interrupted turn's: dropped, its calls were linked
+    # to the next request, which starts after them, its id given to that request too.
+    builder.abort_request("compacted")
     builder.settle_reasoning(None)
     builder.reasoning_in_turn.clear()  # the compaction clears them with the rest
     pre = (
@@ -351,7 +352,9 @@ def on_compacted(
         if builder.requests and builder.requests[-1].usage
         else None
     )
-    start = builder.requests[-1].end_ns if builder.requests else ts
+    # (from the end of the last request, a failed one included)
+    ends = [r.end_ns for r in builder.requests[-1:]] + [r.end_ns for r in builder.failed[-1:]]
+    start = max(ends) if ends else ts
     compaction_id = f"compaction-{len(builder.compactions) + 1}"
     history = payload.get("replacement_history")
     message = payload.get("message")

@@ -17,10 +17,10 @@ What this pass does not do is `NotHandled`, raised before the group's bytes are 
 on (stream/group.py then returns None and the model path reads the group): a spawned
 or spawning thread, a message from another agent, a session without a
 measured request, two requests at one time (start or end), a request starting before
-one written already, a request without a window in a session that has one, a compaction
-before the first request, a call changed after it was written (its end, error or result
-read later than the pass could know), a fact guessed at the first request that the end
-does not confirm."""
+one written already (or before a compaction written), a request without a window in a
+session that has one, a compaction before the first request, a call changed after it was
+written (its end, error or result read later than the pass could know), a fact guessed at
+the first request that the end does not confirm."""
 
 from __future__ import annotations
 

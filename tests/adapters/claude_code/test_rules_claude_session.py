@@ -593,6 +593,11 @@ def test_the_request_a_queued_prompt_is_delivered_with_starts_at_it(tmp_path: Pa
     second = session.responses[1]
     assert second.prompt_id == "q0"
     assert second.start_ns == ts(queued)
+    # A queued prompt stamped before that result leaves the request at the result.
+    queued["timestamp"] = "2026-01-22T01:41:15.100Z"
+    (tmp_path / "before").mkdir()
+    session, _ = load_one(write(tmp_path / "before", values))
+    assert session.responses[1].start_ns == ts(values[7])  # (line 11's result)
     planetfall = SHARED / "corpus" / "claude-code" / "transcripts" / PLANETFALL
     if planetfall.is_file():  # (its two queued prompts' requests started 8 and 117 ms early)
         session, _ = load_one(planetfall)

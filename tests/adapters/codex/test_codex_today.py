@@ -402,6 +402,7 @@ def test_a_request_of_an_aborted_turn_is_a_failed_request(tmp_path: Path) -> Non
         [
             _said(2, "assistant", "Looking."),
             _count(3, 10_000, 258_400, 10_000),
+            _line(4, "response_item", {"type": "reasoning", "encrypted_content": "gAAAA"}),
             _said(4, "assistant", "Still running; I will check again."),
             _line(5, "response_item", call),
             _line(6, "response_item", output),
@@ -427,6 +428,9 @@ def test_a_request_of_an_aborted_turn_is_a_failed_request(tmp_path: Path) -> Non
     (made,) = session.tool_calls
     assert made.response_id is None  # (its request failed: no response links it)
     assert "codex:event_msg/turn_aborted" not in diagnostics.skipped
+    # Its encrypted reasoning is unmeasured (its usage never came), not sized from the
+    # next request's reasoning tokens.
+    assert dict(session.unmeasured).get("encrypted-reasoning") == 1
 
 
 def _ns(stamp: str) -> int:

@@ -1293,10 +1293,13 @@ def test_a_redacted_block_is_a_prompt_only_with_its_prompts_sha(
 # -- compaction -------------------------------------------------------------------------------
 
 
-def test_a_compaction_drops_the_request_it_interrupted(tmp_path: Path) -> None:
+def test_a_compaction_fails_the_request_it_interrupted(tmp_path: Path) -> None:
     """Lines 1–9 (the call began request 1, no token_count) then an older build's
-    `compacted` line: the interrupted request is no response, and the next token_count
-    (line 10, after the compaction) is request 1, starting at the compaction."""
+    `compacted` line: the interrupted request is no response but a failed request (from
+    its start to its call, line 9), its call linked to none; the next token_count (line
+    10, after the compaction) is request 2, starting at the compaction, which starts at
+    the failed request's end. (It was dropped: its id went to the next request, and so
+    did its call, which started before that request.)"""
     compacted = {
         "timestamp": "2026-05-11T08:27:22.600Z",
         "type": "compacted",
@@ -1312,14 +1315,18 @@ def test_a_compaction_drops_the_request_it_interrupted(tmp_path: Path) -> None:
     assert [c.post_tokens for c in longer.compactions] == [18_703]
     compaction_end = _ns(compacted["timestamp"])
     assert (response.id, response.start_ns, response.end_ns) == (
-        "request-1",
+        "request-2",
         compaction_end,
         _time(10),
     )
+    (failed,) = session.failed_requests
+    assert (failed.id, failed.stop_reason, failed.end_ns) == ("request-1", "compacted", _time(9))
+    (call,) = session.tool_calls
+    assert call.response_id is None
     (compaction,) = session.compactions
     assert (compaction.id, compaction.start_ns, compaction.end_ns) == (
         "compaction-1",
-        compaction_end,
+        _time(9),
         compaction_end,
     )
     assert (compaction.pre_tokens, compaction.post_tokens) == (None, 18_703)
@@ -1330,7 +1337,7 @@ def test_a_compaction_drops_the_request_it_interrupted(tmp_path: Path) -> None:
     # the interrupted request is no snapshot: one per request, one for the compaction
     assert [(s.anchor_id, s.time_ns) for s in session.snapshots] == [
         ("compaction-1", compaction_end),
-        ("request-1", compaction_end),
+        ("request-2", compaction_end),
     ]
 
 
