@@ -284,11 +284,11 @@ def session_span(session: Session) -> tuple[int, int]:
 
 
 def context_size_series(session: Session) -> list[tuple[int, int]]:
-    """(time, tokens) of the `Context size` counter in time order, every sample kept: each
-    response's reported prompt tokens at its start (responses by start, end, id), then a
-    compaction's pre_tokens at its start and its size after (compactions_after) at its
-    end. At equal times
-    responses come first and a compaction's pre comes before its post."""
+    """(time, tokens) of the `Context size` counter in time order: each response's
+    reported prompt tokens at its start (responses by start, end, id), and a compaction's
+    pre_tokens at its start and its size after (compactions_after) at its end, but not at
+    a time where a response starts (its own size is the sample there). At equal times a
+    compaction's pre comes before its post."""
     return list(iter_context_size(session))
 
 

@@ -516,3 +516,40 @@ def test_several_transcripts_with_workers(
     assert size.sub("", got.stdout) == size.sub("", expected.stdout).replace(
         str(expected.path), str(got.path)
     )
+
+
+def test_a_compaction_reaching_back_to_a_request_written_falls_back(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The compact boundary's `durationMs` reaching back exactly to the start of the
+    request before it, and the next request's records stamped at the boundary: the
+    compaction's size before is no sample there (that request's own size is), and its
+    `Context: *` samples at its end would have to join the next request's packet. The pass
+    falls back; for a while it wrote the categories there twice."""
+    from agent_profiler.adapters.common import timestamp_ns
+    from agent_profiler.diagnostics import Diagnostics
+    from agent_profiler.loader import load
+
+    def as_is(lines: Lines) -> None:
+        pass
+
+    (session,) = load([_write(tmp_path, as_is)], Diagnostics()).sessions
+    (compaction,) = [c for c in session.compactions if c.kind != "microcompaction"]
+    target = max(r.start_ns for r in session.responses if r.start_ns < compaction.start_ns)
+
+    def back_to_a_request(lines: Lines) -> None:
+        at = next(i for i, x in enumerate(lines) if x.get("subtype") == "compact_boundary")
+        stamp = lines[at]["timestamp"]
+        moment = timestamp_ns(stamp)
+        assert moment is not None
+        lines[at]["compactMetadata"]["durationMs"] = (moment - target) // 10**6
+        following = at + 1
+        while lines[following].get("type") != "assistant":
+            if lines[following].get("timestamp"):
+                lines[following]["timestamp"] = stamp
+            following += 1
+        lines[following]["timestamp"] = _shifted(stamp, 0.5)
+
+    handled, reasons = _both(_write(tmp_path, back_to_a_request), export_trace, monkeypatch)
+    assert not handled
+    assert reasons == ["a compaction's size at a request's start written already"]

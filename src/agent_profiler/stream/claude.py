@@ -335,10 +335,9 @@ class ClaudePass(OrderedPass):
             after = following[1]
         at = following[0] if following is not None else None
         # The Context size samples in the model's order (views.iter_context_size): the
-        # size before at its start, the size after at its end; neither where a request
-        # starts (the last written, or the next), whose own reported size is the sample
-        # of that time. Samples of one time are one (the last: writers/perfetto.py
-        # `_counter_packets`).
+        # size before at its start, the size after at its end; not where the next request
+        # starts, whose own reported size is the sample of that time. Samples of one time
+        # are one (the last: writers/perfetto.py `_counter_packets`).
         samples: list[tuple[int, int]] = []
         if compaction.pre_tokens is not None:
             samples.append((compaction.start_ns, compaction.pre_tokens))
@@ -346,7 +345,11 @@ class ClaudePass(OrderedPass):
             samples.append((compaction.end_ns, after))
         sizes: dict[int, list[int]] = {}
         for ts, size in samples:
-            if ts != at and ts != self.committed[0]:
+            if ts == self.committed[0]:
+                # (a compaction reaching back to a request written already: its categories
+                # there are that request's packet's, which is out)
+                raise NotHandled("a compaction's size at a request's start written already")
+            if ts != at:
                 sizes.setdefault(ts, []).append(size)
         for ts, told in sizes.items():
             events.counters_at(ts, self._sizes(told))
