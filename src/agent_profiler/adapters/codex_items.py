@@ -344,8 +344,7 @@ def on_compacted(
     # A request whose output began and whose usage never came (the compaction cut its
     # turn) is a failed request, as an interrupted turn's: dropped, its calls were linked
     # to the next request, which starts after them, its id given to that request too.
-    builder.abort_request("compacted")
-    builder.settle_reasoning(None)
+    builder.abort_request("compacted")  # (its encrypted reasoning settled unmeasured too)
     builder.reasoning_in_turn.clear()  # the compaction clears them with the rest
     pre = (
         builder.requests[-1].usage.prompt_tokens
