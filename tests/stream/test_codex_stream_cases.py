@@ -106,6 +106,19 @@ def background_command(lines: Lines) -> None:
 def aborted_turn(lines: Lines) -> None:
     # a request whose call the user aborts (its turn_aborted, no token_count): a failed
     # request; then a new prompt and its request, the last
+    _turn_ended_pending(lines, [{"type": "turn_aborted", "reason": "interrupted"}])
+
+
+def failed_turn(lines: Lines) -> None:
+    # a request whose stream broke and whose retries ran out: the rate limits' token_count
+    # (the same totals: no request), then the turn's task_complete; a failed request
+    last = lines[-2]  # (the last token_count)
+    _turn_ended_pending(lines, [last["payload"], {"type": "task_complete"}])
+
+
+def _turn_ended_pending(lines: Lines, ending: list[dict[str, Any]]) -> None:
+    """A request whose turn ends (the events `ending`, at its call's output) without its
+    usage; then a new prompt and its request, the last."""
     last = lines[-2]  # (the last token_count)
 
     def at(seconds: int, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -125,7 +138,7 @@ def aborted_turn(lines: Lines) -> None:
         at(0, "response_item", said),
         at(1, "response_item", call),
         at(5, "response_item", output),
-        at(5, "event_msg", {"type": "turn_aborted", "reason": "interrupted"}),
+        *(at(5, "event_msg", event) for event in ending),
         at(7, "response_item", prompt),
         at(7, "event_msg", {"type": "user_message", "message": "try again"}),
         at(9, "response_item", said),
@@ -241,6 +254,7 @@ CASES: dict[str, tuple[Callable[[Lines], None], str]] = {
     "aborted_turn": (aborted_turn, ""),
     "background_command": (background_command, ""),
     "command_end": (command_end, ""),
+    "failed_turn": (failed_turn, ""),
     "no_window": (no_window, ""),
     "left_open": (left_open, ""),
     "earlier_line": (

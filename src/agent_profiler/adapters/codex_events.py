@@ -89,6 +89,15 @@ def _on_turn_aborted(builder: RolloutBuilder, payload: dict[str, Any], ts: int, 
     builder.abort_request(reason if isinstance(reason, str) and reason else "aborted")
 
 
+def _on_turn_complete(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int) -> None:
+    """The turn ended (`task_complete`). Codex writes a request's `token_count` when its
+    stream completes, before the turn can end, so a request still pending here never got
+    its usage: its stream failed and its retries ran out, or it was refused (codex-rs
+    `run_turn` then sends an `error` event, which the rollout does not keep, and completes
+    the turn). Left pending, the next turn's response was merged into it."""
+    builder.abort_request("error")
+
+
 def _on_task_started(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int) -> None:
     window = token_count(payload.get("model_context_window"))
     if window:
@@ -329,6 +338,8 @@ _HANDLERS: dict[str | None, Callable[[RolloutBuilder, dict[str, Any], int, int],
     "item_completed": _on_item_completed,
     "thread_rolled_back": _on_rolled_back,
     "turn_aborted": _on_turn_aborted,
+    "task_complete": _on_turn_complete,
+    "turn_complete": _on_turn_complete,
 }
 assert _HANDLERS.keys() == {k for k, (how, _) in EVENT_MSG_TYPES.items() if how == READ}
 _SKIPPED: dict[str | None, str] = {

@@ -135,6 +135,12 @@ EVENT_MSG_TYPES: dict[str, tuple[str, str]] = {
         "the turn was interrupted: a request whose output began and whose usage never came "
         "is a failed request",
     ),
+    "task_complete": (
+        READ,
+        "a turn ends: a request whose output began and whose usage never came is a failed "
+        "request (the turn ended on an error, which Codex does not write)",
+    ),
+    "turn_complete": (READ, "newer name of task_complete"),
     "thread_rolled_back": (
         READ,
         "the last num_turns user turns leave the context (as Codex's history rebuild "
@@ -143,8 +149,6 @@ EVENT_MSG_TYPES: dict[str, tuple[str, str]] = {
     **{
         kind: (SKIPPED, _UI_EVENT)
         for kind in (
-            "task_complete",
-            "turn_complete",
             "agent_message",
             "agent_reasoning",
             "agent_reasoning_raw_content",

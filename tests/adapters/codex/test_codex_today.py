@@ -433,6 +433,57 @@ def test_a_request_of_an_aborted_turn_is_a_failed_request(tmp_path: Path) -> Non
     assert dict(session.unmeasured).get("encrypted-reasoning") == 1
 
 
+def test_a_request_pending_when_its_turn_completes_is_a_failed_request(tmp_path: Path) -> None:
+    """A request's stream broke after its call was written and its retries ran out: Codex
+    wrote the call and its output, a `token_count` of the rate limits with the usage
+    unchanged (the same totals: no request), sent an `error` event (which the rollout does
+    not keep) and completed the turn. The request pending at `task_complete` never got its
+    usage: a failed request. A turn that ended with its usage read (the first) leaves none.
+    Left pending, the next turn's response was merged into it."""
+    call = {"type": "function_call", "name": "exec_command", "arguments": "{}", "call_id": "c1"}
+    output = {"type": "function_call_output", "call_id": "c1", "output": "ok"}
+    path = _rollout(
+        tmp_path,
+        [
+            _said(2, "assistant", "Looking."),
+            _count(3, 10_000, 258_400, 10_000),
+            _line(3, "event_msg", {"type": "task_complete", "last_agent_message": "Looking."}),
+            _said(4, "user", "go on"),
+            _line(4, "event_msg", {"type": "user_message", "message": "go on"}),
+            _line(5, "response_item", call),
+            _line(6, "response_item", output),
+            _count(6, 10_000, 258_400, 10_000),
+            _line(6, "event_msg", {"type": "task_complete", "last_agent_message": None}),
+            _said(7, "user", "try again"),
+            _line(7, "event_msg", {"type": "user_message", "message": "try again"}),
+            _said(8, "assistant", "Done."),
+            _count(9, 12_000, 258_400, 22_000),
+        ],
+    )
+    session, diagnostics = read_single(path)
+    (failed,) = session.failed_requests
+    assert (failed.id, failed.stop_reason, failed.is_error) == ("request-2", "error", True)
+    assert (failed.start_ns, failed.end_ns) == (_ns(TS.format(4)), _ns(TS.format(5)))
+    first, second = session.responses
+    assert (first.id, second.id) == ("request-1", "request-3")
+    assert second.start_ns == _ns(TS.format(7))  # the next prompt's
+    assert second.usage.prompt_tokens == 12_000
+    assert [s.anchor_id for s in session.snapshots] == ["request-1", "request-3"]
+    assert "codex:event_msg/task_complete" not in diagnostics.skipped
+
+
+@pytest.mark.skipif(not V141.is_file(), reason=SHARED_REASON)
+def test_no_turn_of_the_newest_rollouts_completes_with_a_request_pending() -> None:
+    """In the 0.140 and 0.141 rollouts every request's token_count comes before its turn's
+    `task_complete` (20 turns): no request is failed at a turn's end, and the one failed
+    request is the interrupted one."""
+    reasons = []
+    for path in (V140, V141):
+        session, _ = read_single(path)
+        reasons += [r.stop_reason for r in session.failed_requests]
+    assert reasons == ["interrupted"]
+
+
 def _ns(stamp: str) -> int:
     from agent_profiler.adapters.common import timestamp_ns
 

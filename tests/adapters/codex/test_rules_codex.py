@@ -999,9 +999,10 @@ def test_end_records_of_unknown_calls_change_nothing(tmp_path: Path) -> None:
 
 
 def test_records_the_model_does_not_see_are_skipped_by_kind(tmp_path: Path) -> None:
-    """Real UI events (agent_message line 16, task_complete line 19), a newer line type
-    Codex writes beside the history (`world_state`), a response item this reader does not
-    know (`ghost_snapshot`) and context_compacted (whose facts are on the `compacted` line):
+    """A real UI event (agent_message line 16; task_complete line 19 is read, a turn's
+    end), a newer line type Codex writes beside the history (`world_state`), a response
+    item this reader does not know (`ghost_snapshot`) and context_compacted (whose facts
+    are on the `compacted` line):
     each is counted as skipped on purpose under its kind, context_compacted not at all; an
     unknown line type between them is counted as not recognised and reading goes on."""
     world = {"timestamp": record(PLAIN, 20)["timestamp"], "type": "world_state", "payload": {}}
@@ -1014,7 +1015,6 @@ def test_records_the_model_does_not_see_are_skipped_by_kind(tmp_path: Path) -> N
     (session,), diagnostics = _load(write(tmp_path, lines))
     assert dict(diagnostics.skipped) == {
         "codex:event_msg/agent_message": 1,
-        "codex:event_msg/task_complete": 1,
         "codex:world_state": 1,
         "codex:response_item/ghost_snapshot": 1,
     }
