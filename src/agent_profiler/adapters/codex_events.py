@@ -131,6 +131,21 @@ def _on_patch_end(builder: RolloutBuilder, payload: dict[str, Any], ts: int, lin
         tool.is_error = not payload["success"]
 
 
+def _on_mcp_end(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int) -> None:
+    """`McpToolCallEndEvent {call_id, invocation, duration, result}`: its `result` is serde's
+    `Result<CallToolResult, String>`, `{"Err": message}` when the call failed, or `{"Ok":
+    {content, isError}}`, where the server may say the call failed. The output item after
+    it states neither (newer codex-rs keeps this event in the rollout)."""
+    tool = builder.tools.get(str(payload.get("call_id")))
+    result = payload.get("result")
+    if tool is None or not isinstance(result, dict):
+        return
+    if "Err" in result:
+        tool.is_error = True
+    elif isinstance(ok := result.get("Ok"), dict):
+        tool.is_error = ok.get("isError", ok.get("is_error")) is True
+
+
 def _on_web_search_end(
     builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int
 ) -> None:
@@ -332,6 +347,7 @@ _HANDLERS: dict[str | None, Callable[[RolloutBuilder, dict[str, Any], int, int],
     "turn_started": _on_task_started,
     "exec_command_end": _on_exec_end,
     "patch_apply_end": _on_patch_end,
+    "mcp_tool_call_end": _on_mcp_end,
     "web_search_end": _on_web_search_end,
     "collab_agent_spawn_end": _on_spawn_end,
     "context_compacted": _on_context_compacted,

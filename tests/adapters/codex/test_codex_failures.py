@@ -128,6 +128,45 @@ def test_a_command_that_outlived_its_call_fails_once(tmp_path: Path) -> None:
     assert failed == {"launch": False, "poll": True, "fg": True}
 
 
+def _mcp(second: int, call_id: str, result: dict[str, Any]) -> list[dict[str, Any]]:
+    call = {"type": "function_call", "call_id": call_id, "name": "docs__search", "arguments": "{}"}
+    end = {
+        "type": "mcp_tool_call_end",
+        "call_id": call_id,
+        "invocation": {"server": "docs", "tool": "search", "arguments": {}},
+        "duration": {"secs": 1, "nanos": 0},
+        "result": result,
+    }
+    output = {"type": "function_call_output", "call_id": call_id, "output": "no such page"}
+    return [
+        _line(second, "response_item", call),
+        _count(second, 1000 + second),
+        _line(second + 1, "event_msg", end),
+        _line(second + 1, "response_item", output),
+    ]
+
+
+def test_an_mcp_tool_calls_failure_is_its_end_events(tmp_path: Path) -> None:
+    """Newer codex-rs keeps `mcp_tool_call_end` in the rollout: its result is `{"Err":
+    message}` when the call failed, or `{"Ok": {content, isError}}`. The output item after
+    it states no failure."""
+    text = [{"type": "text", "text": "no such page"}]
+    path = _rollout(
+        tmp_path,
+        [
+            *_mcp(2, "refused", {"Err": "tool call failed: timed out"}),
+            *_mcp(4, "is-error", {"Ok": {"content": text, "isError": True}}),
+            *_mcp(6, "found", {"Ok": {"content": text, "isError": False}}),
+            *_mcp(8, "plain", {"Ok": {"content": text}}),
+            _count(10, 1200),
+        ],
+    )
+    session, diagnostics = read_single(path)
+    failed = {call.call_id: call.is_error for call in session.tool_calls}
+    assert failed == {"refused": True, "is-error": True, "found": False, "plain": False}
+    assert "codex:event_msg/mcp_tool_call_end" not in diagnostics.skipped
+
+
 def _independent_failures(path: Path) -> int:
     """Failed calls counted from the raw lines: an output that states a non-zero exit
     ("Process exited with code N", a leading "Exit code: N") or a refused patch, else a
