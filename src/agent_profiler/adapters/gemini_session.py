@@ -34,6 +34,7 @@ from agent_profiler.adapters.gemini_compression import next_reported
 from agent_profiler.adapters.gemini_recording import Recording, parts, project_of, split_attached
 from agent_profiler.adapters.gemini_timing import STREAM_END, CallTime, late_calls
 from agent_profiler.adapters.messages_draft import MessagesDraft
+from agent_profiler.console import counted
 from agent_profiler.diagnostics import Diagnostics, journal_name
 from agent_profiler.model import Category, Compaction, Harness, Marker, Response, Session, Usage
 from agent_profiler.records import record
@@ -510,7 +511,10 @@ class SessionBuilder(MessagesDraft):
         """`$set.messages`: the list becomes exactly `ids`. Ids seen before stay (no new
         request); those missing leave the context. History sync may re-write the same
         turns under new (hex) ids, so it is a compression only when the list shrank:
-        fewer new turns than turns that left."""
+        fewer new turns than turns that left. The list before without its last turns is a
+        rollback (≥0.55, after a failed or cancelled request: geminiChat.ts `rollback`),
+        an instant on Events as a rewind is; an empty one (`/clear`) is history replaced."""
+        rollback = 0 < len(ids) < len(self.order) and ids == self.order[: len(ids)]
         keep = set(ids)
         leaving = [m for m in self.order if m not in keep]
         removed = self.drop(leaving)
@@ -527,7 +531,10 @@ class SessionBuilder(MessagesDraft):
                 seen.add(message_id)
                 new += 1
         self.replaying = False
-        if removed and new < len(leaving):
+        if rollback:
+            left = counted(len(leaving), "message")
+            self.markers.append(Marker(self.last_ns or 0, "rollback", f"rolled back {left}"))
+        elif removed and new < len(leaving):
             ts = self.last_ns or 0
             compaction_id = f"checkpoint:{len(self.compactions)}"
             # The summary is in the new list: the head (system prompt, tools) is kept.
@@ -563,13 +570,9 @@ class SessionBuilder(MessagesDraft):
         self.markers = [m if m.time_ns else Marker(start, m.kind, m.value) for m in self.markers]
         requested = self.requested()
         tools = tuple(
-            c.finish(
-                requested,
-                c.end_ns or c.start_ns,
-                incomplete=not c.has_result,
-                timing=c.timing,
-            )
+            c.finish(requested, end, incomplete=not c.has_result, timing=c.timing)
             for c in self.calls.values()
+            for end in (c.end_ns or c.start_ns,)
         )
         window, window_source = window_for(self.models[0] if self.models else None)
         header = self.recording.header

@@ -759,10 +759,34 @@ def test_a_history_resync_under_new_ids_is_not_a_compaction(tmp_path: Path) -> N
         ns(call["timestamp"]),
     )
     shorter = [resync[0]]
-    twice, _ = _checkpointed(tmp_path, [record(LOG, 2)], shorter)
+    twice, _ = _checkpointed(tmp_path, [{**record(LOG, 2), "id": "summary"}], shorter)
     assert [c.id for c in twice.compactions] == ["checkpoint:0"]
     thrice, _ = _checkpointed(tmp_path, [record(LOG, 2), *resync[1:3]], [])
     assert [c.id for c in thrice.compactions] == ["checkpoint:0", "checkpoint:1"]
+
+
+def test_the_history_without_its_last_turns_is_a_rollback(tmp_path: Path) -> None:
+    """≥0.55 rolls the history back after a failed or cancelled request (geminiChat.ts:
+    `agentHistory.rollback`, then `updateMessagesFromHistory` writes the list): the
+    `$set.messages` list is the one before without its last turns. They leave the context,
+    as a rewind's do, and an instant on Events says so: no compaction."""
+    session, _ = _checkpointed(tmp_path, [record(LOG, n) for n in (2, 4)])
+    assert session.compactions == ()
+    (rollback,) = [m for m in session.markers if m.kind == "rollback"]
+    assert (rollback.time_ns, rollback.value) == (
+        ns(record(LOG, 11)["timestamp"]),
+        "rolled back 3 messages",
+    )
+    # The next request's: line 6's prompt, line 8's text and its call with its result (line
+    # 11's text was in no request yet: a response's text is context from the next one on).
+    after = {c.id: c.change for c in session.snapshots[-1].changes}
+    call = record(LOG, 10)["toolCalls"][0]["id"]
+    assert {i for i, change in after.items() if change is ChangeKind.REMOVED} == {
+        f"{record(LOG, 6)['id']}:0",
+        f"{record(LOG, 8)['id']}:text",
+        f"call:{call}",
+        f"result:{call}",
+    }
 
 
 # --------------------------------------------------------------------------- session facts
