@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from agent_profiler.adapters.common import json_text, text_field
+from agent_profiler.adapters.common import json_text, text_field, timestamp_ns
 from agent_profiler.console import counted
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
@@ -146,6 +146,7 @@ def _load_jsonl(path: Path, diagnostics: Diagnostics) -> Recording | None:
                     else:  # never dropped without a word
                         said = f"$set.messages[{index}] is not a JSON object; not read"
                         diagnostics.warn(source, line, "bad-shape", said)
+                _rewritten(recording, ids)
                 recording.events.append(("checkpoint", ids))
             recording.header.update({k: v for k, v in update.items() if k != "messages"})
         elif "$rewindTo" in value:
@@ -155,6 +156,31 @@ def _load_jsonl(path: Path, diagnostics: Diagnostics) -> Recording | None:
         else:
             diagnostics.not_recognised("gemini-cli:untyped", source, line)
     return recording
+
+
+def _rewritten(recording: Recording, ids: list[str]) -> None:
+    """A `$set.messages` list each of whose turns was first written just before it, one
+    line each, in its order, at one moment, and with no model on its model turns, is the
+    history written again: ≥0.44 `setHistory` records every turn it is given anew
+    (`recordSyntheticMessage`: no model), then the list, as tool output masking does once
+    a session holds about 80k tokens of tool output. Those lines are the list's turns, not
+    prompts and requests of their own: they are left to the checkpoint. (A resumed
+    session's list is its history as it was written, over time, its model turns with
+    their model.)"""
+    events, count = recording.events, len(ids)
+    if count < 2 or events[-count:] != [("message", message_id) for message_id in ids]:
+        return
+    records = [recording.messages[message_id] for message_id in ids]
+    times = [t for t in (timestamp_ns(r.get("timestamp")) for r in records) if t is not None]
+    if (
+        len(times) == count
+        and max(times) - min(times) <= _ONE_MOMENT_NS
+        and not any(r.get("type") == "gemini" and "model" in r for r in records)
+    ):
+        del events[-count:]
+
+
+_ONE_MOMENT_NS = 1_000_000_000  # the turns `setHistory` writes again: a loop, milliseconds
 
 
 def _load_document(path: Path, diagnostics: Diagnostics) -> Recording:
@@ -295,6 +321,18 @@ def split_attached(text: str, inside: bool) -> tuple[str, str, bool]:
         return text, "", False
     cut = at - 1 if at > 0 and text[at - 1] == "\n" else at
     return text[:cut], text[cut:], REFERENCED_END not in text[at:]
+
+
+def result_text(result: object) -> tuple[str, int]:
+    """Text of a call's embedded `result` Parts, and how many media parts it holds."""
+    texts: list[str] = []
+    media = 0
+    for kind, text, _ in parts(result):
+        if kind in ("media", "unknown"):
+            media += 1
+        else:
+            texts.append(text)
+    return "\n".join(texts), media
 
 
 def _response_text(function_response: dict[str, Any]) -> str:

@@ -31,8 +31,15 @@ from agent_profiler.adapters.common import (
 )
 from agent_profiler.adapters.drafts import ToolArguments, ToolDraft
 from agent_profiler.adapters.gemini_compression import next_reported
-from agent_profiler.adapters.gemini_recording import Recording, parts, project_of, split_attached
+from agent_profiler.adapters.gemini_recording import (
+    Recording,
+    parts,
+    project_of,
+    result_text,
+    split_attached,
+)
 from agent_profiler.adapters.gemini_timing import STREAM_END, CallTime, late_calls
+from agent_profiler.adapters.gemini_windows import window_for
 from agent_profiler.adapters.messages_draft import MessagesDraft
 from agent_profiler.console import counted
 from agent_profiler.diagnostics import Diagnostics, journal_name
@@ -40,10 +47,6 @@ from agent_profiler.model import Category, Compaction, Harness, Marker, Response
 from agent_profiler.records import record
 
 HARNESS = Harness.GEMINI_CLI
-# Gemini CLI's own `tokenLimit(model)` (packages/core/src/core/tokenLimits.ts @ HEAD):
-# 1,048,576 for every current Gemini model, 256,000 for Gemma 4. Not in the journal.
-GEMINI_WINDOW = 1_048_576
-GEMMA_WINDOW = 256_000
 # Every message type a Gemini CLI recording is known to hold, read (into which category,
 # and why) or skipped; another type is "not recognised (not read)" with its first place
 # (issue 28). Parts of a message's content: gemini_recording.PART_KINDS.
@@ -67,27 +70,6 @@ _RUNTIME_NUDGE = re.compile(r"^\s*You have [^\n]{0,80}\. You have one final chan
 
 
 # --------------------------------------------------------------------------- content
-
-
-def _result_text(result: object) -> tuple[str, int]:
-    """Text of a call's embedded `result` Parts, and how many media parts it holds."""
-    texts: list[str] = []
-    media = 0
-    for kind, text, _ in parts(result):
-        if kind in ("media", "unknown"):
-            media += 1
-        else:
-            texts.append(text)
-    return "\n".join(texts), media
-
-
-def window_for(model: str | None) -> tuple[int, str]:
-    name = (model or "").lower()
-    if name.startswith("gemma-4") or name.startswith("gemma4"):
-        return GEMMA_WINDOW, "model: Gemini CLI tokenLimit() for Gemma 4 (not in the journal)"
-    if name.startswith("gemini-"):
-        return GEMINI_WINDOW, "model: Gemini CLI tokenLimit() for Gemini models (not in journal)"
-    return GEMINI_WINDOW, "assumed: Gemini CLI's default window (model unknown, not in journal)"
 
 
 # --------------------------------------------------------------------------- mapping
@@ -250,9 +232,12 @@ class SessionBuilder(MessagesDraft):
             elif kind == "unknown":
                 self.diagnostics.not_recognised(f"gemini-cli:part/{text}", *self.where(message_id))
             elif kind == "result":
-                # ≥0.44 repeats results as a user turn: the same bytes as the call's result.
-                if call_id in self.calls:
+                # ≥0.44 repeats results as a user turn: the same bytes as the call's result
+                # (in a history written again, the only copy: its call's record has left).
+                if call_id in self.calls and f"result:{call_id}" in self.log:
                     self.diagnostics.note("gemini-cli:synthetic-result-turn")
+                elif call_id in self.calls:
+                    self.add_tool_result(message_id, call_id, text)
                 else:
                     self.add(message_id, item_id, Category.RESULTS, text, label="Tool result")
             elif self.replaying and text.lstrip().startswith(STATE_SNAPSHOT):
@@ -376,6 +361,11 @@ class SessionBuilder(MessagesDraft):
         content = "".join(text for kind, text, _ in parts(record.get("content")) if kind == "text")
         if content:
             self.add_response_text(message_id, f"{message_id}:text", content, message_id)
+        if self.replaying and not calls:  # a turn written again: its calls as parts only
+            for call in _dicts([p.get("functionCall") for p in _dicts(record.get("content"))]):
+                known = self.calls.get(text_field(call, "id") or "")
+                if known is not None and f"call:{known.call_id}" not in self.log:
+                    self.add_tool_call(message_id, known.call_id, known.name, call.get("args"))
         for index, call in enumerate(calls):
             at = times.calls[index] if times else CallTime(ts)
             issuer = merged[at.request - 1] if at.request else message_id if requested else None
@@ -397,7 +387,7 @@ class SessionBuilder(MessagesDraft):
         end = timestamp_ns(call.get("timestamp"))
         if end is not None and not within_limits(end, ts):
             end = None  # a completion dated far from its request: not believed (issue 15.4)
-        result, media = _result_text(call.get("result"))
+        result, media = result_text(call.get("result"))
         self.unmeasured["media-part"] += media
         has_result = call.get("result") is not None
         if self.replaying and call_id in self.calls:
