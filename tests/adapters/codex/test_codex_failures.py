@@ -158,12 +158,19 @@ def test_an_mcp_tool_calls_failure_is_its_end_events(tmp_path: Path) -> None:
             *_mcp(4, "is-error", {"Ok": {"content": text, "isError": True}}),
             *_mcp(6, "found", {"Ok": {"content": text, "isError": False}}),
             *_mcp(8, "plain", {"Ok": {"content": text}}),
-            _count(10, 1200),
+            *_mcp(10, "snake", {"Ok": {"content": text, "is_error": True}}),  # (mcp-types)
+            _count(12, 1200),
         ],
     )
     session, diagnostics = read_single(path)
     failed = {call.call_id: call.is_error for call in session.tool_calls}
-    assert failed == {"refused": True, "is-error": True, "found": False, "plain": False}
+    assert failed == {
+        "refused": True,
+        "is-error": True,
+        "found": False,
+        "plain": False,
+        "snake": True,
+    }
     assert "codex:event_msg/mcp_tool_call_end" not in diagnostics.skipped
 
 
