@@ -345,6 +345,10 @@ class SessionBuilder(MessagesDraft):
             self.unmetered.append(
                 dataclasses.replace(response, usage_known=False, output_tokens_reliable=False)
             )
+        elif not self.replaying and not tokens and "model" not in record:
+            # A model turn Gemini CLI wrote itself (≥0.44 `recordSyntheticMessage`, e.g.
+            # "Binary content received"): no model, so no request. Every real one names it.
+            self.diagnostics.note("gemini-cli:synthetic-model-turn")
         elif not self.replaying:
             reason = "no usage recorded (cancelled?)" if not tokens else "usage unreadable"
             self.failed.append(dataclasses.replace(response, stop_reason=reason))

@@ -148,3 +148,23 @@ def test_a_resumed_history_is_not_taken_for_turns_written_again(tmp_path: Path) 
     session = _read(tmp_path, [*live, {"$set": {"messages": live}}, *_next()])
     assert [p.id for p in session.prompts] == ["u1", "u3"]
     assert [r.id for r in session.responses] == ["g1", "g2", "g3"]
+
+
+def test_a_model_turn_gemini_cli_wrote_itself_is_no_request(tmp_path: Path) -> None:
+    """≥0.44 writes a model turn of its own when a tool returns binary content
+    (`addHistory` → `recordSyntheticMessage`: no model, no tokens). It is history, not a
+    request that failed: every real model turn names its model, a cancelled one too."""
+    synthetic = {
+        "id": "b1",
+        "timestamp": _at(5),
+        "type": "gemini",
+        "content": [{"text": "Binary content received."}],
+        "thoughts": [],
+        "tokens": None,
+    }
+    cancelled = {**synthetic, "id": "x1", "timestamp": _at(8), "model": "gemini-2.5-pro"}
+    session = _read(tmp_path, [*_live(), synthetic, *_next(), cancelled])
+    assert [r.id for r in session.responses] == ["g1", "g2", "g3"]
+    assert [r.id for r in session.failed_requests] == ["x1"]
+    last = next(s for s in session.snapshots if s.anchor_id == "g3")
+    assert "b1:text" in {c.id for c in last.changes}  # (its text is in the history)
