@@ -69,6 +69,24 @@ def test_branches_failed_requests_and_model_changes(
     assert both(j.write(tmp_path / "branches.jsonl"), export_trace, monkeypatch)
 
 
+def test_context_edits(tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pi 1.6 `context_edit`s (adapters/pi/test_pi_context_edit.py): a truncated attempt
+    and its result taken out, then a prompt replaced. (A branch back to the result, off
+    the edits, brings the result back: an addition of a call written already, which the
+    pass does not write: docs/onepass.md, step 6.)"""
+    j = Journal()
+    u1 = j.user(None, "read big.txt")
+    a1 = j.assistant(u1, "reading", 5_000, stop="length", calls=(("c1", "read"),))
+    r1 = j.result(a1, "c1", "x" * 40_000)
+    e1 = j.entry("context_edit", r1, targetId=a1, replacement=None)
+    e2 = j.entry("context_edit", e1, targetId=r1, replacement=None)
+    a2 = j.assistant(e2, "done", 5_010)
+    e3 = j.entry("context_edit", a2, targetId=u1, replacement={"content": "read it"})
+    u2 = j.user(e3, "and now?")
+    j.assistant(u2, "ok", 5_020)
+    assert both(j.write(tmp_path / "edits.jsonl"), export_trace, monkeypatch)
+
+
 def test_parallel_calls_ending_in_any_order_and_calls_without_results(
     tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -66,6 +66,7 @@ from agent_profiler.adapters.pi_messages import (
     Tool,
     extension_message,
     on_checkpoint,
+    on_context_edit,
 )
 from agent_profiler.adapters.pi_records import (
     BRANCH_PREFIX,
@@ -540,6 +541,7 @@ _ENTRY_HANDLERS: dict[str, Callable[[SessionBuilder, Entry, dict[str, Any], int]
     "custom_message": SessionBuilder.on_custom_message,
     "model_change": SessionBuilder.on_model_change,
     "thinking_level_change": SessionBuilder.on_thinking_level_change,
+    "context_edit": on_context_edit,
     "session_info": SessionBuilder.on_session_info,
 }
 

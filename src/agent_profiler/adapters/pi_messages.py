@@ -379,6 +379,46 @@ def on_tool_result(builder: SessionBuilder, entry: Entry, message: dict[str, Any
         builder.open_tools.remove(tool)
 
 
+def on_context_edit(
+    builder: SessionBuilder, entry: Entry, value: dict[str, Any], line: int
+) -> None:
+    """`context_edit {targetId, replacement}` (v1.6: Pi's own, for a retried or truncated
+    attempt and its results; an extension's): from here on the branch sends the target
+    without its content (`replacement: null`) or with `replacement.content` instead, the
+    latest edit of it in the context in force (session-manager.ts `projectContextEntry`).
+    The replacement is measured as the target's first part is labelled."""
+    target = builder.entries.get(text_field(value, "targetId") or "")
+    if target is None or target is entry:
+        builder.warn(line, "context_edit of no earlier entry; not read")
+        return
+    entry.target = target.id
+    if target.edits is None:
+        target.edits = []
+    target.edits.append(entry.id)
+    builder.branch.edited = True
+    replacement = value.get("replacement")
+    content = replacement.get("content") if isinstance(replacement, dict) else None
+    if content is None or not target.parts:
+        return  # out of the context (or the target sent nothing: a failed message)
+    texts, images = text_blocks(content)
+    builder.unmeasured["image"] += images
+    if isinstance(content, list):  # what else an assistant's content holds
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "thinking":
+                texts.append((0, text_field(block, "thinking") or ""))
+            elif isinstance(block, dict) and block.get("type") == "toolCall":
+                name = text_field(block, "name") or "tool"
+                texts.append((0, tool_call_text(name, block.get("arguments"))))
+    base = target.parts[0]
+    text = "".join(text for _, text in texts)
+    label = f"{base.label} (edited)"
+    entry.parts = (
+        measured_part(
+            f"{entry.id}:edit", base.category, text, label, base.source_id, base.source_kind
+        ),
+    )
+
+
 # What each message role does (pi_records.MESSAGE_ROLES): a table, not an if-chain, as
 # every message entry goes through it (`pi.SessionBuilder.on_record`); a role not in it is
 # not recognised.

@@ -39,6 +39,11 @@ ENTRY_TYPES: dict[str, tuple[str, str]] = {
     "model_change": (READ, "a model change marker (not model input)"),
     "thinking_level_change": (READ, "a thinking-level marker (not model input)"),
     "session_info": (READ, "the session's name (not model input)"),
+    "context_edit": (
+        READ,
+        "v1.6: an earlier entry's content taken out of the context (null) or replaced, on"
+        " its branch from then on (the latest edit of it in force)",
+    ),
     "custom": (SKIPPED, "an extension's private state, never sent to the model"),
     "label": (SKIPPED, "a user's bookmark on an entry, never sent to the model"),
 }

@@ -42,6 +42,10 @@ class Entry:
     # tree (a long session's tree held both for every entry).
     position: int = -1
     visible: bool = False
+    # A `context_edit` (v1.6): the entry it edits (its parts: the replacement, none when
+    # it takes the entry out); an edited entry: its edits, in the order they were made.
+    target: str | None = None
+    edits: list[str] | None = None
 
 
 class Branch:
@@ -58,6 +62,7 @@ class Branch:
         self.path: list[str] = []  # an entry on it has its `position` here
         self.compactions: list[int] = []  # positions of the compaction entries on the path
         self.cut = 0  # entries before this position were compacted away
+        self.edited = False  # whether any entry was edited (`context_edit`)
 
     def move_to(self, leaf: str | None) -> tuple[list[str], list[str]]:
         """Make the path end at `leaf` (None: empty); returns the entries that left
@@ -74,7 +79,7 @@ class Branch:
         grows = keep == len(path)
         if grows:  # (a loop, not all() over a generator: once a request)
             for entry in tail:
-                if entry.kind == "compaction":
+                if entry.kind == "compaction" or entry.target is not None:
                     grows = False
                     break
         if grows:
@@ -93,6 +98,7 @@ class Branch:
         old_active = compactions[-1] if compactions else None
         old_cut = min(self.cut, keep)
         leaving: list[str] = []
+        gone: list[Entry] = []  # the edits that left the path
         if keep < len(path):  # (nearly every move only adds to the path)
             for entry_id in path[keep:]:
                 off = entries[entry_id]
@@ -100,6 +106,8 @@ class Branch:
                     off.visible = False
                     leaving.append(entry_id)
                 off.position = -1
+                if off.target is not None:
+                    gone.append(off)
             del path[keep:]
             while compactions and compactions[-1] >= keep:
                 compactions.pop()
@@ -121,12 +129,14 @@ class Branch:
             candidates.update(range(min(old_cut, self.cut), max(old_cut, self.cut)))
             candidates.update(p for p in (old_active, active) if p is not None and p < len(path))
             positions = sorted(candidates)
+        if self.edited:  # an edited entry and its edits change together
+            positions = self._with_edits(positions, gone)
         entering = []
         cut = self.cut
         for position in positions:
             entry_id = path[position]
             entry = entries[entry_id]
-            wanted = _wanted(entry, position, active, cut)
+            wanted = _wanted(entry, position, active, cut, entries)
             if wanted and not entry.visible:
                 entry.visible = True
                 entering.append(entry_id)
@@ -134,6 +144,18 @@ class Branch:
                 entry.visible = False
                 leaving.append(entry_id)
         return leaving, entering
+
+    def _with_edits(self, positions: Iterable[int], gone: list[Entry]) -> list[int]:
+        """`positions`, with those of every entry edited by or editing an entry at one of
+        them, or edited by an edit that left the path."""
+        entries, path = self.entries, self.path
+        found = set(positions)
+        for entry in [*(entries[path[p]] for p in found), *gone]:
+            edited = entries[entry.target] if entry.target is not None else entry
+            for member in (edited.id, *(edited.edits or ())):
+                if (at := entries[member].position) >= 0:
+                    found.add(at)
+        return sorted(found)
 
     def _cut(self, active: int | None) -> int:
         if active is None:
@@ -144,11 +166,33 @@ class Branch:
         return at if 0 <= at < active else active
 
 
-def _wanted(entry: Entry, position: int, active: int | None, cut: int) -> bool:
+def _wanted(
+    entry: Entry, position: int, active: int | None, cut: int, entries: dict[str, Entry]
+) -> bool:
     """Whether the model sees `entry`, at `position` on the path, when the active
-    compaction is at `active` and the entries before `cut` were compacted away."""
+    compaction is at `active` and the entries before `cut` were compacted away. An entry
+    edited in the context is seen as its latest edit there has it (buildSessionProjection:
+    the edits among the context's entries, the last of each target's in force)."""
     if not entry.parts:
         return False
     if entry.kind == "compaction":
         return position == active  # only the latest compaction's summary is sent
-    return position >= cut
+    if position < cut:
+        return False
+    if entry.target is not None:  # an edit's replacement, while it is in force
+        edited = entries.get(entry.target)
+        return (
+            edited is not None
+            and edited.position >= cut
+            and _in_force(edited, cut, entries) is entry
+        )
+    return not entry.edits or _in_force(entry, cut, entries) is None
+
+
+def _in_force(edited: Entry, cut: int, entries: dict[str, Entry]) -> Entry | None:
+    """The last edit of `edited` in the context (on the path, not compacted away)."""
+    for edit_id in reversed(edited.edits or ()):
+        edit = entries[edit_id]
+        if edit.position >= cut:
+            return edit
+    return None

@@ -86,10 +86,12 @@ def test_moving_the_leaf_costs_what_changes_not_the_path_behind_the_cut(
     looked = 0
     wanted = pi_tree._wanted
 
-    def counted(entry: Entry, position: int, active: int | None, cut: int) -> bool:
+    def counted(
+        entry: Entry, position: int, active: int | None, cut: int, known: dict[str, Entry]
+    ) -> bool:
         nonlocal looked
         looked += 1
-        return wanted(entry, position, active, cut)
+        return wanted(entry, position, active, cut, known)
 
     monkeypatch.setattr(pi_tree, "_wanted", counted)
     parent: str | None = None

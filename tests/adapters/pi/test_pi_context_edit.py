@@ -1,0 +1,111 @@
+"""Pi 1.6 `context_edit` entries (earendil-works/pi 1.6.0, session-manager.ts:
+`ContextEditEntry {targetId, replacement: {content} | null}`, `buildSessionProjection`):
+from the edit on, its branch sends the target without its content (null) or with the
+replacement; the latest edit of a target among the context's entries is in force. Pi
+writes them itself when it retries an attempt that failed or ran out of tokens (the
+attempt and its results leave, agent-session.ts `_omitRecoveryAttempt`), extensions
+too. No journal of the corpus is that new: hand-made sessions in the shapes the source
+writes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from test_pi import Journal, read, snapshot_of, tokens
+
+from agent_profiler.model import Category, ChangeKind
+
+BIG = "x" * 40_000
+
+
+def _edit(j: Journal, parent: str, target: str, content: Any = None) -> str:
+    replacement = None if content is None else {"content": content}
+    return j.entry("context_edit", parent, targetId=target, replacement=replacement)
+
+
+def _truncated_attempt(j: Journal) -> tuple[str, str, str]:
+    """A prompt, an answer that ran out of tokens after a call, and the call's result."""
+    u1 = j.user(None, "read big.txt")
+    a1 = j.assistant(u1, "reading", 5_000, stop="length", calls=(("c1", "read"),))
+    r1 = j.result(a1, "c1", BIG)
+    return u1, a1, r1
+
+
+def test_pi_taking_an_attempt_and_its_result_out_leaves_the_prompt(tmp_path: Path) -> None:
+    """A truncated attempt and its result, each taken out (`replacement: null`), then the
+    retry: its context is the attempt's, the prompt only; neither comes in."""
+    j = Journal()
+    _, a1, r1 = _truncated_attempt(j)
+    e1 = _edit(j, r1, a1)
+    e2 = _edit(j, e1, r1)
+    a2 = j.assistant(e2, "done", 5_010)
+    session, _, diagnostics = read(j.write(tmp_path / "edits.jsonl"))
+    assert (diagnostics.warning_total, diagnostics.unrecognised_total) == (0, 0)
+    assert [r.id for r in session.responses] == [a1, a2]
+    last = snapshot_of(session, a2)
+    assert dict(last.categories).get(Category.RESULTS) is None
+    assert dict(last.categories)[Category.PROMPTS] == tokens("read big.txt")
+    assert last.changes == ()  # (without the edits: a1's text and call, r1's result added)
+
+
+def test_a_replacement_is_measured_in_its_targets_place(tmp_path: Path) -> None:
+    j = Journal()
+    _, _, r1 = _truncated_attempt(j)
+    a2 = j.assistant(r1, "it is big", 15_000)
+    edit = _edit(j, a2, r1, [{"type": "text", "text": "[40,000 x's]"}])
+    u3 = j.user(edit, "and now?")
+    a3 = j.assistant(u3, "ok", 5_030)
+    session, _, _ = read(j.write(tmp_path / "replaced.jsonl"))
+    assert dict(snapshot_of(session, a2).categories)[Category.RESULTS] == tokens(BIG)
+    last = snapshot_of(session, a3)
+    assert dict(last.categories)[Category.RESULTS] == tokens("[40,000 x's]")
+    changes = {c.id: c for c in last.changes}
+    assert changes[f"{r1}:result"].change is ChangeKind.REMOVED
+    added = changes[f"{edit}:edit"]
+    assert (added.change, added.label, added.source_id) == (
+        ChangeKind.ADDED,
+        "Tool result (edited)",
+        "c1",
+    )
+
+
+def test_the_latest_edit_of_an_entry_is_in_force(tmp_path: Path) -> None:
+    """Two edits of one result: a replacement, then out; and the other way round."""
+    for later, size in ((None, None), ([{"type": "text", "text": "short"}], tokens("short"))):
+        j = Journal()
+        r1 = _truncated_attempt(j)[2]
+        first = [{"type": "text", "text": "short"}] if later is None else None
+        e1 = _edit(j, r1, r1, first)
+        e2 = _edit(j, e1, r1, later)
+        a2 = j.assistant(e2, "done", 5_020)
+        session, _, _ = read(j.write(tmp_path / f"twice-{size}.jsonl"))
+        assert dict(snapshot_of(session, a2).categories).get(Category.RESULTS) == size, later
+
+
+def test_an_edit_holds_on_its_own_branch_only(tmp_path: Path) -> None:
+    """The edit is on one branch; the user goes back to the result and asks again on
+    another, without it: the result is in that branch's context again."""
+    j = Journal()
+    _, _, r1 = _truncated_attempt(j)
+    edit = _edit(j, r1, r1)
+    a2 = j.assistant(edit, "retried", 5_010)
+    u3 = j.user(r1, "what was in it?")  # a child of the result: the edit is off the branch
+    a3 = j.assistant(u3, "x's", 15_020)
+    session, _, _ = read(j.write(tmp_path / "branches.jsonl"))
+    assert dict(snapshot_of(session, a2).categories).get(Category.RESULTS) is None
+    back = snapshot_of(session, a3)
+    assert dict(back.categories)[Category.RESULTS] == tokens(BIG)
+    assert {c.id: c.change for c in back.changes}[f"{r1}:result"] is ChangeKind.ADDED
+
+
+def test_an_edit_of_no_earlier_entry_is_said_and_changes_nothing(tmp_path: Path) -> None:
+    j = Journal()
+    _, _, r1 = _truncated_attempt(j)
+    edit = _edit(j, r1, "no-such-entry")
+    a2 = j.assistant(edit, "done", 15_010)
+    session, _, diagnostics = read(j.write(tmp_path / "dangling.jsonl"))
+    assert [w.message for w in diagnostics.warnings] == [
+        "context_edit of no earlier entry; not read"
+    ]
+    assert dict(snapshot_of(session, a2).categories)[Category.RESULTS] == tokens(BIG)
