@@ -401,7 +401,8 @@ def on_context_edit(
     if content is None or not target.parts:
         return  # out of the context (or the target sent nothing: a failed message)
     texts, images = text_blocks(content)
-    builder.unmeasured["image"] += images
+    if images:
+        builder.unmeasured["image"] += images
     if isinstance(content, list):  # what else an assistant's content holds
         for block in content:
             if isinstance(block, dict) and block.get("type") == "thinking":
