@@ -14,6 +14,7 @@ from typing import Any
 
 from test_pi import Journal, read, snapshot_of, tokens
 
+from agent_profiler.estimate import tool_call_text
 from agent_profiler.model import Category, ChangeKind
 
 BIG = "x" * 40_000
@@ -109,3 +110,31 @@ def test_an_edit_of_no_earlier_entry_is_said_and_changes_nothing(tmp_path: Path)
         "context_edit of no earlier entry; not read"
     ]
     assert dict(snapshot_of(session, a2).categories)[Category.RESULTS] == tokens(BIG)
+
+
+def test_an_answer_replaced_is_measured_with_its_calls_thinking_and_images(
+    tmp_path: Path,
+) -> None:
+    """An assistant message's replacement holds text, thinking and a call (as Pi measures
+    an answer: each block's text, a call as its name and arguments); an image in it is
+    listed as unmeasured."""
+    j = Journal()
+    _, a1, r1 = _truncated_attempt(j)
+    call = {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "a"}}
+    content = [
+        {"type": "text", "text": "short"},
+        {"type": "thinking", "thinking": "hmm"},
+        call,
+        {"type": "image", "data": "AAAA", "mimeType": "image/png"},
+    ]
+    edit = _edit(j, r1, a1, content)
+    a2 = j.assistant(edit, "done", 15_010)
+    session, _, _ = read(j.write(tmp_path / "answer.jsonl"))
+    text = "short" + "hmm" + tool_call_text("read", {"path": "a"})
+    (edited,) = [c for c in snapshot_of(session, a2).changes if c.id == f"{edit}:edit"]
+    assert (edited.category, edited.tokens, edited.label) == (
+        Category.ASSISTANT,
+        tokens(text),
+        "Assistant text (edited)",
+    )
+    assert dict(session.unmeasured).get("image") == 1
