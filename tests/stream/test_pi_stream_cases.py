@@ -70,10 +70,10 @@ def test_branches_failed_requests_and_model_changes(
 
 
 def test_context_edits(tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Pi 1.6 `context_edit`s (adapters/pi/test_pi_context_edit.py): a truncated attempt
-    and its result taken out, then a prompt replaced. (A branch back to the result, off
-    the edits, brings the result back: an addition of a call written already, which the
-    pass does not write: docs/onepass.md, step 6.)"""
+    """Pi 1.6 `context_edit`s and `usage` (adapters/pi/test_pi_1_6_entries.py): a
+    truncated attempt and its result taken out, a cache warm, then a prompt replaced. (A
+    branch back to the result, off the edits, brings the result back: an addition of a
+    call written already, which the pass does not write: docs/onepass.md, step 6.)"""
     j = Journal()
     u1 = j.user(None, "read big.txt")
     a1 = j.assistant(u1, "reading", 5_000, stop="length", calls=(("c1", "read"),))
@@ -81,7 +81,10 @@ def test_context_edits(tmp_path: Path, export_trace: Any, monkeypatch: pytest.Mo
     e1 = j.entry("context_edit", r1, targetId=a1, replacement=None)
     e2 = j.entry("context_edit", e1, targetId=r1, replacement=None)
     a2 = j.assistant(e2, "done", 5_010)
-    e3 = j.entry("context_edit", a2, targetId=u1, replacement={"content": "read it"})
+    usage = {"input": 3, "output": 1, "cacheRead": 5_015, "cacheWrite": 0}
+    warm = j.entry("usage", a2, provider="anthropic", model="m1", usage=usage)
+    j.lines[-1]["kind"] = "cache_warm"  # (and a request of the cache warmer's)
+    e3 = j.entry("context_edit", warm, targetId=u1, replacement={"content": "read it"})
     u2 = j.user(e3, "and now?")
     j.assistant(u2, "ok", 5_020)
     assert both(j.write(tmp_path / "edits.jsonl"), export_trace, monkeypatch)

@@ -67,6 +67,7 @@ from agent_profiler.adapters.pi_messages import (
     extension_message,
     on_checkpoint,
     on_context_edit,
+    on_usage,
 )
 from agent_profiler.adapters.pi_records import (
     BRANCH_PREFIX,
@@ -542,6 +543,7 @@ _ENTRY_HANDLERS: dict[str, Callable[[SessionBuilder, Entry, dict[str, Any], int]
     "model_change": SessionBuilder.on_model_change,
     "thinking_level_change": SessionBuilder.on_thinking_level_change,
     "context_edit": on_context_edit,
+    "usage": on_usage,
     "session_info": SessionBuilder.on_session_info,
 }
 

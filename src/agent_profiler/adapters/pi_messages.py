@@ -379,6 +379,38 @@ def on_tool_result(builder: SessionBuilder, entry: Entry, message: dict[str, Any
         builder.open_tools.remove(tool)
 
 
+def on_usage(builder: SessionBuilder, entry: Entry, value: dict[str, Any], line: int) -> None:
+    """`usage {kind, provider, model, usage}` (v1.6): a model request outside the
+    conversation, its usage only. Pi's cache warmer writes one (`cache_warm`) for each
+    request that re-sent the branch's context to keep its prompt cache: billed, and sized
+    as any request, with the context of the entry before it. Its kind is its stop reason."""
+    if builder.fork_ns is not None:
+        return  # the source's, before the fork
+    fresh, cache_read, cache_write, output = _usage(value.get("usage"))
+    prompt_tokens = fresh + cache_read + cache_write
+    model = text_field(value, "model") or ""
+    response = Response(
+        entry.id,
+        entry.time_ns,
+        entry.time_ns,
+        model,
+        Usage(prompt_tokens, fresh, output, cache_read, cache_write),
+        entry.prompt_id,
+        stop_reason=text_field(value, "kind") or "usage",
+        recorded_usd=recorded_usd(value.get("usage"), "cost", "total"),
+    )
+    if not prompt_tokens:
+        builder.unmeasured_requests.append(response)
+        return
+    builder.apply(*builder.branch.move_to(entry.parent))
+    builder.log.observe(
+        Observation(entry.time_ns, _RESPONSE, entry.id, _TRANSCRIPT, model or None, prompt_tokens)
+    )
+    builder.responses.append(response)
+    if model and model not in builder.models:
+        builder.models.append(model)
+
+
 def on_context_edit(
     builder: SessionBuilder, entry: Entry, value: dict[str, Any], line: int
 ) -> None:

@@ -39,6 +39,7 @@ ENTRY_TYPES: dict[str, tuple[str, str]] = {
     "model_change": (READ, "a model change marker (not model input)"),
     "thinking_level_change": (READ, "a thinking-level marker (not model input)"),
     "session_info": (READ, "the session's name (not model input)"),
+    "usage": (READ, "v1.6: a request outside the conversation (the cache warmer's): its usage"),
     "context_edit": (
         READ,
         "v1.6: an earlier entry's content taken out of the context (null) or replaced, on"

@@ -1,11 +1,16 @@
-"""Pi 1.6 `context_edit` entries (earendil-works/pi 1.6.0, session-manager.ts:
+"""Pi 1.6's new entries (earendil-works/pi 1.6.0, session-manager.ts), hand-made in the
+shapes the source writes (no journal of the corpus is that new).
+
+`usage {kind, provider, model, usage}`: a request outside the conversation (the cache
+warmer's `cache_warm`, cache-warmer.ts), billed and sized as any request.
+
+`context_edit` entries (session-manager.ts:
 `ContextEditEntry {targetId, replacement: {content} | null}`, `buildSessionProjection`):
 from the edit on, its branch sends the target without its content (null) or with the
 replacement; the latest edit of a target among the context's entries is in force. Pi
 writes them itself when it retries an attempt that failed or ran out of tokens (the
 attempt and its results leave, agent-session.ts `_omitRecoveryAttempt`), extensions
-too. No journal of the corpus is that new: hand-made sessions in the shapes the source
-writes."""
+too."""
 
 from __future__ import annotations
 
@@ -138,3 +143,30 @@ def test_an_answer_replaced_is_measured_with_its_calls_thinking_and_images(
         "Assistant text (edited)",
     )
     assert dict(session.unmeasured).get("image") == 1
+
+
+def test_a_cache_warm_is_a_request_of_the_branchs_context(tmp_path: Path) -> None:
+    """After an answer the cache warmer re-sent the context (a `usage` entry, kind
+    `cache_warm`): a request at its time, its size from its usage, its stop reason its
+    kind, the answer before it in its context."""
+    j = Journal()
+    u1 = j.user(None, "hello")
+    a1 = j.assistant(u1, "hi there", 5_000)
+    usage = {"input": 3, "output": 1, "cacheRead": 5_020, "cacheWrite": 0}
+    usage["cost"] = {"total": 0.0026}
+    warm = j.entry("usage", a1, provider="anthropic", model="m1", usage=usage)
+    j.lines[-1]["kind"] = "cache_warm"  # (`kind` is the helper's own argument)
+    u2 = j.user(warm, "bye")
+    a2 = j.assistant(u2, "bye", 5_040)
+    session, _, diagnostics = read(j.write(tmp_path / "warm.jsonl"))
+    assert (diagnostics.warning_total, diagnostics.unrecognised_total) == (0, 0)
+    assert [r.id for r in session.responses] == [a1, warm, a2]
+    request = session.responses[1]
+    assert (request.stop_reason, request.usage.prompt_tokens, request.recorded_usd) == (
+        "cache_warm",
+        5_023,
+        0.0026,
+    )
+    assert request.start_ns == request.end_ns
+    added = {c.id for c in snapshot_of(session, warm).changes}
+    assert added == {f"{a1}:0"}  # the answer, now in the context it sends
