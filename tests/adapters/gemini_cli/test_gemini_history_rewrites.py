@@ -168,3 +168,43 @@ def test_a_model_turn_gemini_cli_wrote_itself_is_no_request(tmp_path: Path) -> N
     assert [r.id for r in session.failed_requests] == ["x1"]
     last = next(s for s in session.snapshots if s.anchor_id == "g3")
     assert "b1:text" in {c.id for c in last.changes}  # (its text is in the history)
+
+
+def test_a_compressions_kept_turns_keep_their_calls_and_results(tmp_path: Path) -> None:
+    """A compression gives every turn of the new history a new id (client.ts
+    `tryCompressChat` → `startChat(newHistory)` with plain turns) and lists them in
+    `$set.messages`: the summary, the model's "Got it", then the turns kept, whose call
+    and result are parts only. The call's items left with the old turns; they come back
+    with the kept ones, and the compaction is the list's."""
+    turns = [
+        ("user", [{"text": "<state_snapshot>read a.py, asked what it holds</state_snapshot>"}]),
+        ("gemini", [{"text": "Got it. Thanks for the additional context!"}]),
+        ("gemini", [{"functionCall": {"id": "c1", "name": "read_file", "args": {"path": "a.py"}}}]),
+        ("user", [{"functionResponse": _response("c1", OUTPUT)}]),
+    ]
+    kept = [
+        {"id": f"k{i}", "timestamp": _at(5), "type": kind, "content": content}
+        for i, (kind, content) in enumerate(turns)
+    ]
+    more = [  # (prompts the compression summarised: more turns left than came)
+        {"id": f"u2{i}", "timestamp": _at(4.5), "type": "user", "content": [{"text": "more"}]}
+        for i in range(3)
+    ]
+    session = _read(tmp_path, [*_live(), *more, {"$set": {"messages": kept}}, *_next()])
+    (compaction,) = session.compactions
+    assert compaction.trigger == "history replaced ($set.messages)"
+    # At the compaction: the prompt left, the summary and "Got it" came; the call and its
+    # result left with their turn and came back with the kept ones, unchanged.
+    (after,) = [s for s in session.snapshots if s.anchor_id == compaction.id]
+    changes = {c.id: c.change for c in after.changes}
+    assert changes == {
+        "u1:0": ChangeKind.REMOVED,
+        "k0:0": ChangeKind.ADDED,
+        "k1:text": ChangeKind.ADDED,
+    }
+    arguments = next(c.tokens for c in session.snapshots[1].changes if c.id == "call:c1")
+    categories = dict(after.categories)
+    assert (categories[Category.RESULTS], categories[Category.ASSISTANT]) == (
+        -(-len(OUTPUT) // 4),
+        arguments + -(-len("Got it. Thanks for the additional context!") // 4),
+    )
