@@ -505,10 +505,12 @@ class SessionBuilder(MessagesDraft):
         """`$set.messages`: the list becomes exactly `ids`. Ids seen before stay (no new
         request); those missing leave the context. History sync may re-write the same
         turns under new (hex) ids, so it is a compression only when the list shrank:
-        fewer new turns than turns that left. The list before without its last turns is a
+        fewer new turns than turns that left. The turns before without the last ones are a
         rollback (≥0.55, after a failed or cancelled request: geminiChat.ts `rollback`),
         an instant on Events as a rewind is; an empty one (`/clear`) is history replaced."""
-        rollback = 0 < len(ids) < len(self.order) and ids == self.order[: len(ids)]
+        messages = self.recording.messages  # (the list holds turns: no info, error, warning)
+        turns = [m for m in self.order if messages[m].get("type") in ("user", "gemini")]
+        rollback = 0 < len(ids) < len(turns) and ids == turns[: len(ids)]
         keep = set(ids)
         leaving = [m for m in self.order if m not in keep]
         removed = self.drop(leaving)
@@ -526,7 +528,7 @@ class SessionBuilder(MessagesDraft):
                 new += 1
         self.replaying = False
         if rollback:
-            left = counted(len(leaving), "message")
+            left = counted(len(turns) - len(ids), "message")
             self.markers.append(Marker(self.last_ns or 0, "rollback", f"rolled back {left}"))
         elif removed and new < len(leaving):
             ts = self.last_ns or 0

@@ -208,3 +208,29 @@ def test_a_compressions_kept_turns_keep_their_calls_and_results(tmp_path: Path) 
         -(-len(OUTPUT) // 4),
         arguments + -(-len("Got it. Thanks for the additional context!") // 4),
     )
+
+
+def _turn(mid: str, second: float, kind: str = "user") -> dict[str, Any]:
+    record: dict[str, Any] = {"id": mid, "timestamp": _at(second), "type": kind}
+    if kind == "gemini":
+        tokens = {"input": 1_000 + int(second), "output": 5, "cached": 0, "thoughts": 0}
+        return record | {"content": f"answer {mid}", "model": "gemini-2.5-pro", "tokens": tokens}
+    return record | {"content": [{"text": f"prompt {mid}"}]}
+
+
+def test_rollbacks_are_told_by_the_turns_alone(tmp_path: Path) -> None:
+    """The list `updateMessagesFromHistory` writes holds turns only: the notices around
+    them (Gemini CLI's "Request cancelled.", an error) are in no list. Two cancelled
+    requests are two rollbacks; a list of every turn, a notice after them, none."""
+    cancelled = {"id": "i1", "timestamp": _at(4), "type": "info", "content": "Request cancelled."}
+    u1, g1 = _turn("u1", 1), _turn("g1", 2, "gemini")
+    u3, g3 = _turn("u3", 5), _turn("g3", 6, "gemini")
+    lines = [u1, g1, _turn("u2", 3), {"$set": {"messages": [u1, g1]}}, cancelled]
+    lines += [u3, g3, _turn("u4", 7), {"$set": {"messages": [u1, g1, u3, g3]}}]
+    session = _read(tmp_path, lines)
+    assert session.compactions == ()
+    rollbacks = [m.value for m in session.markers if m.kind == "rollback"]
+    assert rollbacks == ["rolled back 1 message", "rolled back 1 message"]  # (u2; u4)
+    resumed = _read(tmp_path, [u1, g1, cancelled, {"$set": {"messages": [u1, g1]}}])
+    assert [m.kind for m in resumed.markers] == ["info"]
+    assert resumed.compactions == ()
