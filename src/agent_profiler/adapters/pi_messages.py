@@ -382,8 +382,9 @@ def on_tool_result(builder: SessionBuilder, entry: Entry, message: dict[str, Any
 def on_usage(builder: SessionBuilder, entry: Entry, value: dict[str, Any], line: int) -> None:
     """`usage {kind, provider, model, usage}` (v1.6): a model request outside the
     conversation, its usage only. Pi's cache warmer writes one (`cache_warm`) for each
-    request that re-sent the branch's context to keep its prompt cache: billed, and sized
-    as any request, with the context of the entry before it. Its kind is its stop reason."""
+    request that re-sent the last request's context as it was sent, to keep its prompt
+    cache (sdk.ts `streamFn` → `CacheWarmer.start`): billed and sized as any request, with
+    that request's context (its parent's branch). Its kind is its stop reason."""
     if builder.fork_ns is not None:
         return  # the source's, before the fork
     fresh, cache_read, cache_write, output = _usage(value.get("usage"))
@@ -402,7 +403,11 @@ def on_usage(builder: SessionBuilder, entry: Entry, value: dict[str, Any], line:
     if not prompt_tokens:
         builder.unmeasured_requests.append(response)
         return
-    builder.apply(*builder.branch.move_to(entry.parent))
+    sent = {r.id for r in (*builder.responses, *builder.unmeasured_requests)}
+    last = entry.parent  # (the last request on the branch: its entry)
+    while last is not None and last not in sent:
+        last = builder.entries[last].parent
+    builder.apply(*builder.branch.move_to(builder.entries[last].parent if last else entry.parent))
     builder.log.observe(
         Observation(entry.time_ns, _RESPONSE, entry.id, _TRANSCRIPT, model or None, prompt_tokens)
     )

@@ -145,19 +145,20 @@ def test_an_answer_replaced_is_measured_with_its_calls_thinking_and_images(
     assert dict(session.unmeasured).get("image") == 1
 
 
-def test_a_cache_warm_is_a_request_of_the_branchs_context(tmp_path: Path) -> None:
-    """After an answer the cache warmer re-sent the context (a `usage` entry, kind
-    `cache_warm`): a request at its time, its size from its usage, its stop reason its
-    kind, the answer before it in its context."""
+def test_a_cache_warm_is_a_request_of_the_last_requests_context(tmp_path: Path) -> None:
+    """After an answer and a tool's result the cache warmer re-sent the last request's
+    context as it was sent (a `usage` entry, kind `cache_warm`): a request at its time, its
+    size from its usage, its stop reason its kind, and the context of that request: not
+    the answer, the call or the result that came after it."""
     j = Journal()
     u1 = j.user(None, "hello")
-    a1 = j.assistant(u1, "hi there", 5_000)
+    a1 = j.assistant(u1, "let me look", 5_000, calls=(("c1", "read"),))
+    r1 = j.result(a1, "c1", BIG)
     usage = {"input": 3, "output": 1, "cacheRead": 5_020, "cacheWrite": 0}
     usage["cost"] = {"total": 0.0026}
-    warm = j.entry("usage", a1, provider="anthropic", model="m1", usage=usage)
+    warm = j.entry("usage", r1, provider="anthropic", model="m1", usage=usage)
     j.lines[-1]["kind"] = "cache_warm"  # (`kind` is the helper's own argument)
-    u2 = j.user(warm, "bye")
-    a2 = j.assistant(u2, "bye", 5_040)
+    a2 = j.assistant(warm, "it is big", 15_040)
     session, _, diagnostics = read(j.write(tmp_path / "warm.jsonl"))
     assert (diagnostics.warning_total, diagnostics.unrecognised_total) == (0, 0)
     assert [r.id for r in session.responses] == [a1, warm, a2]
@@ -168,5 +169,7 @@ def test_a_cache_warm_is_a_request_of_the_branchs_context(tmp_path: Path) -> Non
         0.0026,
     )
     assert request.start_ns == request.end_ns
-    added = {c.id for c in snapshot_of(session, warm).changes}
-    assert added == {f"{a1}:0"}  # the answer, now in the context it sends
+    before, sent = snapshot_of(session, a1), snapshot_of(session, warm)
+    assert (sent.changes, sent.categories) == ((), before.categories)
+    after = {c.id for c in snapshot_of(session, a2).changes}
+    assert after == {f"{a1}:0", f"{a1}:1", f"{r1}:result"}  # (all new to the next request)
