@@ -91,11 +91,12 @@ def _on_turn_aborted(builder: RolloutBuilder, payload: dict[str, Any], ts: int, 
 
 def _on_turn_complete(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int) -> None:
     """The turn ended (`task_complete`). Codex writes a request's `token_count` when its
-    stream completes, before the turn can end, so a request still pending here never got
-    its usage: its stream failed and its retries ran out, or it was refused (codex-rs
-    `run_turn` then sends an `error` event, which the rollout does not keep, and completes
-    the turn). Left pending, the next turn's response was merged into it."""
-    builder.abort_request("error")
+    stream completes, before the turn can end, so a request still pending here got no
+    usage: its stream failed and its retries ran out (codex-rs `run_turn` then sends an
+    `error` event, which the rollout does not keep), or its provider reported none (the
+    same totals again). The rollout does not tell which: a failed request, no usage.
+    Left pending, the next turn's response was merged into it."""
+    builder.abort_request("no usage")
 
 
 def _on_task_started(builder: RolloutBuilder, payload: dict[str, Any], ts: int, line: int) -> None:

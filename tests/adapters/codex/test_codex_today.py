@@ -437,8 +437,9 @@ def test_a_request_pending_when_its_turn_completes_is_a_failed_request(tmp_path:
     """A request's stream broke after its call was written and its retries ran out: Codex
     wrote the call and its output, a `token_count` of the rate limits with the usage
     unchanged (the same totals: no request), sent an `error` event (which the rollout does
-    not keep) and completed the turn. The request pending at `task_complete` never got its
-    usage: a failed request. A turn that ended with its usage read (the first) leaves none.
+    not keep) and completed the turn. (A provider that reports no usage leaves the same
+    lines.) The request pending at `task_complete` got no usage: a failed request, its
+    reason "no usage". A turn that ended with its usage read (the first) leaves none.
     Left pending, the next turn's response was merged into it."""
     call = {"type": "function_call", "name": "exec_command", "arguments": "{}", "call_id": "c1"}
     output = {"type": "function_call_output", "call_id": "c1", "output": "ok"}
@@ -462,7 +463,7 @@ def test_a_request_pending_when_its_turn_completes_is_a_failed_request(tmp_path:
     )
     session, diagnostics = read_single(path)
     (failed,) = session.failed_requests
-    assert (failed.id, failed.stop_reason, failed.is_error) == ("request-2", "error", True)
+    assert (failed.id, failed.stop_reason, failed.is_error) == ("request-2", "no usage", True)
     assert (failed.start_ns, failed.end_ns) == (_ns(TS.format(4)), _ns(TS.format(5)))
     first, second = session.responses
     assert (first.id, second.id) == ("request-1", "request-3")
