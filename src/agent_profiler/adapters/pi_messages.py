@@ -39,6 +39,9 @@ if TYPE_CHECKING:
     from agent_profiler.adapters.pi import SessionBuilder
 
 _FAILED_STOPS = frozenset({"error", "aborted"})
+# The entries a `context_edit` may change (Pi's own refuses others): a message (its role
+# among user, assistant, toolResult: appendContextEdit), an extension's message.
+_EDITABLE = frozenset({"message", "custom_message"})
 _MAX_TOKENS = 10**15  # common.token_count: beyond it a "token count" is damage
 _RESPONSE, _TRANSCRIPT = AnchorKind.RESPONSE, Stage.TRANSCRIPT_OBSERVED  # a request's observation
 # The enum members every message names, as globals: in CPython 3.11 `Category.ASSISTANT`
@@ -428,6 +431,11 @@ def on_context_edit(
     if target is None or target is entry:
         builder.warn(line, "context_edit of no earlier entry; not read")
         return
+    if target.kind not in _EDITABLE:  # (Pi's appendContextEdit refuses it)
+        builder.warn(
+            line, f"context_edit of a {target.kind} entry, which Pi does not edit; not read"
+        )
+        return
     entry.target = target.id
     if target.edits is None:
         target.edits = []
@@ -435,8 +443,17 @@ def on_context_edit(
     builder.branch.edited = True
     replacement = value.get("replacement")
     content = replacement.get("content") if isinstance(replacement, dict) else None
-    if content is None or not target.parts:
-        return  # out of the context (or the target sent nothing: a failed message)
+    if content is None:
+        return  # out of the context
+    if target.parts:
+        base = target.parts[0]
+        category, label, source = base.category, base.label, (base.source_id, base.source_kind)
+    elif target.kind == "custom_message":  # (its images only, say)
+        category, label, source = Category.ENVIRONMENT, "Extension message", ("", _FROM_NONE)
+    elif target.prompt_id == target.id:  # a prompt of images only
+        category, label, source = Category.PROMPTS, "User prompt", ("", SourceKind.PROMPT)
+    else:
+        return  # a failed answer: Pi does not replay it, edited or not
     texts, images = text_blocks(content)
     if images:
         builder.unmeasured["image"] += images
@@ -447,14 +464,8 @@ def on_context_edit(
             elif isinstance(block, dict) and block.get("type") == "toolCall":
                 name = text_field(block, "name") or "tool"
                 texts.append((0, tool_call_text(name, block.get("arguments"))))
-    base = target.parts[0]
     text = "".join(text for _, text in texts)
-    label = f"{base.label} (edited)"
-    entry.parts = (
-        measured_part(
-            f"{entry.id}:edit", base.category, text, label, base.source_id, base.source_kind
-        ),
-    )
+    entry.parts = (measured_part(f"{entry.id}:edit", category, text, f"{label} (edited)", *source),)
 
 
 # What each message role does (pi_records.MESSAGE_ROLES): a table, not an if-chain, as

@@ -19,6 +19,7 @@ from typing import Any
 
 from test_pi import Journal, read, snapshot_of, tokens
 
+from agent_profiler.adapters import pi_records
 from agent_profiler.estimate import tool_call_text
 from agent_profiler.model import Category, ChangeKind
 
@@ -173,3 +174,46 @@ def test_a_cache_warm_is_a_request_of_the_last_requests_context(tmp_path: Path) 
     assert (sent.changes, sent.categories) == ((), before.categories)
     after = {c.id for c in snapshot_of(session, a2).changes}
     assert after == {f"{a1}:0", f"{a1}:1", f"{r1}:result"}  # (all new to the next request)
+
+
+def test_an_edit_of_what_pi_does_not_edit_is_said_and_not_read(tmp_path: Path) -> None:
+    """Pi edits a message or an extension's message only (appendContextEdit refuses the
+    rest): an edit of an edit, or of a branch summary, is no edit of Pi's, said with its
+    place and not read; the edit it names stays in force."""
+    j = Journal()
+    _, a1, r1 = _truncated_attempt(j)
+    first = _edit(j, r1, r1, [{"type": "text", "text": "short"}])
+    second = _edit(j, first, first, [{"type": "text", "text": "y" * 800}])
+    summary = j.entry("branch_summary", second, fromId=a1, summary="tried it")
+    third = _edit(j, summary, summary, None)
+    a2 = j.assistant(third, "done", 5_020)
+    session, _, diagnostics = read(j.write(tmp_path / "not-pi.jsonl"))
+    assert [(w.line, w.message) for w in diagnostics.warnings] == [
+        (6, "context_edit of a context_edit entry, which Pi does not edit; not read"),
+        (8, "context_edit of a branch_summary entry, which Pi does not edit; not read"),
+    ]
+    categories = dict(snapshot_of(session, a2).categories)
+    assert (categories[Category.RESULTS], categories[Category.SUMMARIES]) == (
+        tokens("short"),
+        tokens(pi_records.BRANCH_PREFIX + "tried it" + pi_records.BRANCH_SUFFIX),
+    )
+
+
+def test_a_prompt_of_images_replaced_by_text_is_that_text(tmp_path: Path) -> None:
+    """A prompt of an image only (no text to measure, the image unmeasured), replaced by
+    an extension with a description: the description is the prompt Pi sends."""
+    j = Journal()
+    image = {"type": "image", "data": "AAAA", "mimeType": "image/png"}
+    prompt = j.entry("message", None, message={"role": "user", "content": [image]})
+    a1 = j.assistant(prompt, "a cat", 5_000)
+    edit = _edit(j, a1, prompt, "a photo of a cat")
+    u2 = j.user(edit, "what breed?")
+    a2 = j.assistant(u2, "tabby", 5_020)
+    session, _, _ = read(j.write(tmp_path / "image.jsonl"))
+    assert Category.PROMPTS not in dict(snapshot_of(session, a1).categories)
+    (edited,) = [c for c in snapshot_of(session, a2).changes if c.id == f"{edit}:edit"]
+    assert (edited.category, edited.tokens, edited.label) == (
+        Category.PROMPTS,
+        tokens("a photo of a cat"),
+        "User prompt (edited)",
+    )
