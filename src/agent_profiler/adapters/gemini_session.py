@@ -447,6 +447,9 @@ class SessionBuilder(MessagesDraft):
         )
 
     def on_info(self, message_id: str, record: dict[str, Any], ts: int) -> None:
+        if isinstance(binary := record.get("content"), list):  # ≥0.44: binary tool output
+            self.unmeasured["media-part"] += sum(k == "media" for k, _, _ in parts(binary))
+            return  # (the model's input, as the user's turn: media, not measured)
         content = text_field(record, "content")
         said = compression.notice(content)
         recording = self.recording

@@ -234,3 +234,27 @@ def test_rollbacks_are_told_by_the_turns_alone(tmp_path: Path) -> None:
     resumed = _read(tmp_path, [u1, g1, cancelled, {"$set": {"messages": [u1, g1]}}])
     assert [m.kind for m in resumed.markers] == ["info"]
     assert resumed.compactions == ()
+
+
+def test_a_tools_binary_output_is_sent_media_and_no_request(tmp_path: Path) -> None:
+    """A tool returns an image (geminiChat.ts, binary injections): Gemini CLI records the
+    cleaned tool response, a model turn of its own ("Binary content received", a thought,
+    no model) and the image as an `info` record, which the model receives as the next
+    user turn. The image is listed as unmeasured media; no request, no blank notice."""
+    image = {"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}}
+    thought = {"text": "Binary content received. Proceeding with analysis.", "thought": True}
+    lines = [
+        *_live()[:2],
+        {"id": "t1", "timestamp": _at(3), "type": "user", "content": [
+            {"functionResponse": _response("c1", "Binary content provided (1 item(s)).")}
+        ]},
+        {"id": "b1", "timestamp": _at(3), "type": "gemini", "content": [thought],
+         "thoughts": [], "tokens": None},
+        {"id": "i1", "timestamp": _at(3), "type": "info", "content": [image]},
+        *_next(),
+    ]  # fmt: skip
+    session = _read(tmp_path, lines)
+    assert [r.id for r in session.responses] == ["g1", "g3"]
+    assert session.failed_requests == ()
+    assert dict(session.unmeasured).get("media-part") == 1
+    assert [m.kind for m in session.markers] == []
