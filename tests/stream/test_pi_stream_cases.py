@@ -170,6 +170,13 @@ def test_compactions(tmp_path: Path, export_trace: Any, monkeypatch: pytest.Monk
     j.assistant(u3, "done", 500)
     # THEN the pass writes what the model path writes
     assert both(j.write(tmp_path / "compacted.jsonl"), export_trace, monkeypatch)
+    # and a 1.6 compaction that records its summariser's usage (its request, whose tokens
+    # the Input and Output tokens counters add up) falls back to the model path
+    (entry,) = [line for line in j.lines if line.get("id") == c2]
+    entry["usage"] = {"input": 900, "output": 80, "cacheRead": 0, "cacheWrite": 0}
+    said = reasons(monkeypatch)
+    assert not both(j.write(tmp_path / "summarised.jsonl"), export_trace, monkeypatch)
+    assert said == ["a compaction with a request of its own"]
 
 
 def test_one_request_and_a_compaction_at_the_end(

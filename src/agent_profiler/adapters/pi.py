@@ -68,6 +68,7 @@ from agent_profiler.adapters.pi_messages import (
     on_checkpoint,
     on_context_edit,
     on_usage,
+    summary_request,
 )
 from agent_profiler.adapters.pi_records import (
     BRANCH_PREFIX,
@@ -463,6 +464,7 @@ class SessionBuilder:
                 trigger="extension" if value.get("fromHook") is True else None,
                 pre_tokens=token_count(value.get("tokensBefore")) or None,
                 removed_items=removed,
+                request=summary_request(entry, value, start),
                 timing="previous entry → compaction entry",
             )
         )

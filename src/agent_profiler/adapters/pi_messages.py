@@ -419,6 +419,25 @@ def on_usage(builder: SessionBuilder, entry: Entry, value: dict[str, Any], line:
         builder.models.append(model)
 
 
+def summary_request(entry: Entry, value: dict[str, Any], start: int) -> Response | None:
+    """The request that wrote a compaction's summary (v1.6 `usage`: the summariser's calls,
+    added together when it also summarised a split turn, compaction.ts), when recorded:
+    its usage and cost; the entry names no model."""
+    usage = value.get("usage")
+    fresh, cache_read, cache_write, output = _usage(usage)
+    if not (fresh or cache_read or cache_write or output):
+        return None
+    return Response(
+        f"{entry.id}:summary",
+        start,
+        entry.time_ns,
+        "",
+        Usage(fresh + cache_read + cache_write, fresh, output, cache_read, cache_write),
+        entry.prompt_id,
+        recorded_usd=recorded_usd(usage, "cost", "total"),
+    )
+
+
 def on_context_edit(
     builder: SessionBuilder, entry: Entry, value: dict[str, Any], line: int
 ) -> None:

@@ -260,6 +260,8 @@ class PiPass(RequestPass):
         """A compaction as it is read: its snapshot waits with the requests, in time order."""
         if self.session_facts is None:
             raise NotHandled("a compaction before the first request")
+        if compaction.request is not None:  # (its usage in the token counters: not written)
+            raise NotHandled("a compaction with a request of its own")
         self.additions.take(snapshot)
         order = (snapshot.time_ns, snapshot.time_ns, compaction.id)
         if self.committed is not None and order < self.committed:

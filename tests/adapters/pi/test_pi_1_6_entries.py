@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from test_pi import Journal, read, snapshot_of, tokens
+from test_pi import Journal, read, snapshot_of, tokens, trace_of
 
 from agent_profiler.adapters import pi_records
 from agent_profiler.estimate import tool_call_text
@@ -217,3 +217,29 @@ def test_a_prompt_of_images_replaced_by_text_is_that_text(tmp_path: Path) -> Non
         tokens("a photo of a cat"),
         "User prompt (edited)",
     )
+
+
+def test_a_compactions_summariser_usage_is_its_request(tmp_path: Path) -> None:
+    """1.6 records the usage of the calls that wrote a compaction's summary: the
+    compaction's request, over the compaction's span, costed as the journal says; the
+    entry names no model. A compaction without usage has none."""
+    j = Journal()
+    u1 = j.user(None, "question")
+    a1 = j.assistant(u1, "answer", 2_000)
+    usage = {"input": 1_800, "output": 120, "cacheRead": 200, "cacheWrite": 0}
+    usage["cost"] = {"total": 0.011}
+    first = j.entry("compaction", a1, summary="asked", firstKeptEntryId=u1, tokensBefore=2_005)
+    j.lines[-1]["usage"] = usage
+    u2 = j.user(first, "more")
+    a2 = j.assistant(u2, "more", 700)
+    j.entry("compaction", a2, summary="all", firstKeptEntryId=u2, tokensBefore=900)
+    session, _, _ = read(j.write(tmp_path / "summarised.jsonl"))
+    with_usage, without = session.compactions
+    request = with_usage.request
+    assert request is not None and without.request is None
+    assert (request.id, request.model, request.recorded_usd) == (f"{first}:summary", "", 0.011)
+    assert (request.usage.prompt_tokens, request.usage.output_tokens) == (2_000, 120)
+    assert (request.start_ns, request.end_ns) == (with_usage.start_ns, with_usage.end_ns)
+    # drawn on the compaction's track, its tokens in the counters (the contract checked)
+    (drawn,) = trace_of(session).slices_of_kind("compaction-response")
+    assert (drawn.args["input_tokens"], drawn.args["output_tokens"]) == (1_800, 120)
