@@ -42,6 +42,9 @@ class ResponseDraft:
     price_context: str = ""  # `speed=fast` when a record's usage says so (Response's)
     web_searches: int = 0  # usage.server_tool_use.web_search_requests, merged with max
     final_usage: bool = False  # its final usage merged from elsewhere (a subagent's last)
+    # The input side of its last message iteration (`usage.iterations`), when it has one:
+    # the context it sent, where the usage's totals add up every iteration
+    context_tokens: int | None = None
 
     def merge_usage(self, usage: object) -> tuple[str, ...]:
         """Merge one record's usage (max per field). Returns the keys whose value is not
@@ -86,6 +89,11 @@ class ResponseDraft:
         speed = usage.get("speed")
         if speed.__class__ is str and speed and speed != "standard":
             self.price_context = f"speed={speed}"
+        iterations = usage.get("iterations")
+        if iterations.__class__ is list:
+            context = _last_message_input(iterations)  # (none with no input: Claude Code's)
+            if context is not None and context > (self.context_tokens or 0):
+                self.context_tokens = context
         server = usage.get("server_tool_use")
         if server.__class__ is dict:
             searches = token_count(server.get("web_search_requests"))
@@ -109,12 +117,17 @@ class ResponseDraft:
 
     @property
     def prompt_tokens(self) -> int:
+        """The context the request sent: its last message iteration's input side when the
+        usage has iterations (server-side compaction, an advisor: the totals add up every
+        iteration), else the usage's (Claude Code's own measure of a request's context)."""
         u = self.usage
-        return (
+        total = (
             u.get("input_tokens", 0)
             + u.get("cache_creation_input_tokens", 0)
             + u.get("cache_read_input_tokens", 0)
         )
+        context = self.context_tokens
+        return context if context is not None and total else total
 
     @property
     def is_request(self) -> bool:
@@ -159,3 +172,26 @@ class ResponseDraft:
             self.price_context,
             self.web_searches,
         )
+
+
+# The iterations that are not the request's own message (Claude Code's test of them).
+_NOT_THE_MESSAGE = ("advisor_message", "compaction")
+_MESSAGES = ("message", "fallback_message")
+
+
+def _last_message_input(iterations: list[object]) -> int | None:
+    """`usage.iterations`' last entry that is not an advisor's or a compaction's, when it is
+    a message with valid counts: its input, cache writes and cache reads (Claude Code
+    2.1.3xx reads a request's context size so: `findLast`, then its check)."""
+    for entry in reversed(iterations):
+        kind = entry.get("type") if isinstance(entry, dict) else None
+        if kind in _NOT_THE_MESSAGE:
+            continue
+        if kind not in _MESSAGES or not isinstance(entry, dict):
+            return None
+        counts = [entry.get(key) for key in USAGE_KEYS]
+        valid = [c for c in counts if isinstance(c, int) and 0 <= c < TOKEN_LIMIT]
+        if len(valid) < len(counts) or any(isinstance(c, bool) for c in counts):
+            return None
+        return valid[0] + valid[1] + valid[2]
+    return None

@@ -14,6 +14,7 @@ from agent_profiler.adapters.claude_code import read_transcript
 from agent_profiler.adapters.claude_response import ResponseDraft
 from agent_profiler.attribution import Logged
 from agent_profiler.diagnostics import Diagnostics
+from samples import read_single
 
 BAD = {
     "input_tokens": "5",
@@ -152,3 +153,51 @@ def test_the_reader_lists_the_first_naming_the_bad_keys_and_counts_each(tmp_path
         )
     ]
     assert diagnostics.warning_counts == {"bad-usage": 2}  # m2's and m3's, truly counted
+
+
+# 2.1.3xx (read from the 2.1.332 build): a response with server-side iterations (an API
+# compaction, an advisor) reports totals over all of them; Claude Code takes the context a
+# request sent from its last iteration that is neither (`findLast`, then its check).
+COMPACTION = {"type": "compaction", "input_tokens": 150_000, "output_tokens": 3_000}
+COMPACTION |= {"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+MESSAGE = {"type": "message", "input_tokens": 30, "output_tokens": 100}
+MESSAGE |= {"cache_creation_input_tokens": 500, "cache_read_input_tokens": 20_000}
+ADVISOR = {**MESSAGE, "type": "advisor_message", "input_tokens": 9_000}
+TOTALS = {"input_tokens": 150_030, "output_tokens": 3_100}
+TOTALS |= {"cache_creation_input_tokens": 500, "cache_read_input_tokens": 20_000}
+
+
+@pytest.mark.parametrize(
+    ("iterations", "context"),
+    [
+        ([COMPACTION, MESSAGE], 20_530),  # the message after the compaction
+        ([MESSAGE, ADVISOR], 20_530),  # an advisor's iteration after it is passed over
+        ([{**MESSAGE, "type": "fallback_message"}], 20_530),  # a fallback model's message
+        ([MESSAGE, {"type": "tool_thing"}], 170_530),  # the last is no message: the totals
+        ([{**MESSAGE, "input_tokens": "30"}], 170_530),  # a count that is none: the totals
+        ([{**MESSAGE, "input_tokens": 0, "cache_creation_input_tokens": 0,
+           "cache_read_input_tokens": 0}], 170_530),  # no input at all: the totals
+        ([COMPACTION], 170_530),  # only a compaction: the totals
+        ([], 170_530),
+    ],
+)  # fmt: skip
+def test_the_context_a_request_sent_is_its_last_message_iteration(
+    iterations: list[dict[str, Any]], context: int
+) -> None:
+    """The context size is the last message iteration's input side; the counts billed
+    stay the totals."""
+    draft = _draft()
+    assert draft.merge_usage({**TOTALS, "iterations": iterations}) == ()
+    response = draft.finish()
+    assert response.usage.prompt_tokens == context
+    assert (response.usage.input_tokens, response.usage.cache_read_tokens) == (150_030, 20_000)
+
+
+def test_a_transcripts_request_is_sized_by_its_last_message_iteration(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    usage = {**TOTALS, "iterations": [COMPACTION, MESSAGE]}
+    path.write_text(_assistant("m1", usage), encoding="utf-8")
+    session, _ = read_single(path)
+    (response,) = session.responses
+    assert response.usage.prompt_tokens == 20_530
+    assert [s.reported_tokens for s in session.snapshots] == [20_530]
