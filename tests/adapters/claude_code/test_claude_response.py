@@ -178,6 +178,8 @@ TOTALS |= {"cache_creation_input_tokens": 500, "cache_read_input_tokens": 20_000
         ([{**MESSAGE, "input_tokens": 0, "cache_creation_input_tokens": 0,
            "cache_read_input_tokens": 0}], 170_530),  # no input at all: the totals
         ([COMPACTION], 170_530),  # only a compaction: the totals
+        ([MESSAGE, "a note"], 170_530),  # the last entry is no object: the totals
+        ([{**MESSAGE, "cache_read_input_tokens": 10**15}], 170_530),  # a count at the limit
         ([], 170_530),
     ],
 )  # fmt: skip
