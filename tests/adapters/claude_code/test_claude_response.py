@@ -36,6 +36,16 @@ def test_usage_merges_per_field_with_max() -> None:
     assert draft.is_request and draft.prompt_tokens == 5
 
 
+def test_every_count_merges_with_max() -> None:
+    """Each of the four counts keeps its largest: a later record's smaller cache counts
+    (a streaming snapshot) change nothing."""
+    draft = _draft()
+    assert draft.merge_usage(VALID) == ()
+    smaller = {key: value // 2 for key, value in VALID.items()}
+    assert draft.merge_usage(smaller) == ()
+    assert draft.usage == VALID
+
+
 def test_a_smaller_or_zero_count_is_not_a_bad_count() -> None:
     draft = _draft()
     assert draft.merge_usage({"input_tokens": 20}) == ()
