@@ -284,26 +284,33 @@ def on_assistant(builder: SessionBuilder, entry: Entry, message: dict[str, Any])
         builder.unmeasured_requests.append(response)
         return
     # The request was sent with the context of its parent's branch.
-    builder.apply(*builder.branch.move_to(entry.parent))
+    _sent(builder, response, entry.parent)
+    provider = text_field(message, "provider")
+    if provider and provider not in builder.providers:
+        builder.providers.append(provider)
+    builder.requests_by_level[entry.thinking_level or "unknown"] += 1
+
+
+def _sent(builder: SessionBuilder, response: Response, leaf: str | None) -> None:
+    """A measured request, sent with the context of the branch that ends at `leaf`: its
+    snapshot observed at its start, its model listed."""
+    builder.apply(*builder.branch.move_to(leaf))
     # (`Observation.request`'s fields by position, without its frame: once a request;
     # the model is the one object of that name, model.shared)
+    model = response.model
     builder.log.observe(
         Observation(
             response.start_ns,
             _RESPONSE,
-            response_id,
+            response.id,
             _TRANSCRIPT,
-            response.model or None,
-            prompt_tokens,
+            model or None,
+            response.usage.prompt_tokens,
         )
     )
     builder.responses.append(response)
     if model and model not in builder.models:
         builder.models.append(model)
-    provider = text_field(message, "provider")
-    if provider and provider not in builder.providers:
-        builder.providers.append(provider)
-    builder.requests_by_level[entry.thinking_level or "unknown"] += 1
 
 
 def on_tool_call(
@@ -410,13 +417,7 @@ def on_usage(builder: SessionBuilder, entry: Entry, value: dict[str, Any], line:
     last = entry.parent  # (the last request on the branch: its entry)
     while last is not None and last not in sent:
         last = builder.entries[last].parent
-    builder.apply(*builder.branch.move_to(builder.entries[last].parent if last else entry.parent))
-    builder.log.observe(
-        Observation(entry.time_ns, _RESPONSE, entry.id, _TRANSCRIPT, model or None, prompt_tokens)
-    )
-    builder.responses.append(response)
-    if model and model not in builder.models:
-        builder.models.append(model)
+    _sent(builder, response, builder.entries[last].parent if last else entry.parent)
 
 
 def summary_request(entry: Entry, value: dict[str, Any], start: int) -> Response | None:
