@@ -3,7 +3,8 @@
 Owns the `SessionBuilder` (one thread: main or subagent) and the Claude format facts
 (FORMATS.md §1): which records are requests, how usage merges, what each block is in context.
 A response's usage arithmetic is in `claude_response`, record content, user-text classes
-and attachments in `claude_content`, compactions in `claude_compaction`.
+and attachments in `claude_content`, compactions in `claude_compaction`, `/context` runs
+in `claude_native`.
 
 Format facts these modules rely on, with the surprise each one holds:
 - one API response is several records sharing `message.id`; usage is repeated
@@ -34,12 +35,10 @@ from agent_profiler.adapters.claude_content import (
     classify_user_text,
     text_of,
 )
-from agent_profiler.adapters.claude_context import NATIVE_HEAD, NativeSnapshot, assumed_window
+from agent_profiler.adapters.claude_context import assumed_window
 from agent_profiler.adapters.claude_response import ResponseDraft
 from agent_profiler.adapters.common import (
     preview,
-    private_path,
-    timestamp_ns,
     warn_bad_usage,
 )
 from agent_profiler.adapters.drafts import (
@@ -54,10 +53,7 @@ from agent_profiler.attribution import ContextLog, Observation
 from agent_profiler.diagnostics import Diagnostics, journal_name
 from agent_profiler.estimate import tool_call_text
 from agent_profiler.model import (
-    AnchorKind,
-    Basis,
     Category,
-    Coverage,
     Fact,
     Harness,
     Marker,
@@ -65,17 +61,12 @@ from agent_profiler.model import (
     Response,
     Session,
     SourceKind,
-    Stage,
 )
 
 HARNESS = Harness.CLAUDE_CODE
 # As globals: read for every text block of a response (an enum class's attribute goes
 # through EnumType's __getattr__ hook in CPython 3.11, ≈ 900 instructions each time).
 _ASSISTANT, _OF_RESPONSE = Category.ASSISTANT, SourceKind.RESPONSE
-NATIVE_ITEM_STAGE = (
-    "head (system, tools, rules, skills) from the last /context run; conversation from "
-    "transcript items"
-)
 
 
 class SessionBuilder:
@@ -421,66 +412,6 @@ class SessionBuilder:
             self.tools[call_id] = tool
             if self.early_results and call_id in self.early_results:
                 self._ended(tool, self.early_results.pop(call_id))
-
-    def on_native_context(self, run: NativeSnapshot, fallback_ns: int) -> None:
-        """A `/context` run: Claude Code's own breakdown. It is a snapshot of its own
-        (basis native-summary, coverage complete, a new baseline), and from here on its
-        head categories replace the inferred head in the transcript-observed snapshots."""
-        self.flush_post_compaction()
-        ts = timestamp_ns(run.timestamp) or fallback_ns
-        self.touch(ts)
-        totals = dict(run.categories)
-        head: list[tuple[str, Category, int, str]] = []
-        for category in NATIVE_HEAD:
-            rows = [item for item in run.items if item.category is category]
-            for item in rows:
-                item_id, label = self._private_item(item.id, item.label)
-                head.append((item_id, category, item.tokens, label))
-            rest = totals.get(category, 0) - sum(item.tokens for item in rows)
-            if rest > 0:
-                head.append(
-                    (
-                        f"native:{category.value}",
-                        category,
-                        rest,
-                        f"{category.label} (from /context)",
-                    )
-                )
-        self.log.native_head(head)
-        self.log.observe(
-            Observation(
-                time_ns=ts,
-                anchor=AnchorKind.NATIVE,
-                anchor_id=f"context-command@{run.line}",
-                stage=Stage.TRANSCRIPT_OBSERVED,
-                reported_tokens=run.used_tokens,
-                window_tokens=run.window_tokens,
-                effective_window_tokens=run.effective_window_tokens,
-                native_categories=run.categories,
-                basis=Basis.NATIVE_SUMMARY,
-                coverage=Coverage.COMPLETE,
-                item_stage="native-summary",
-                force_baseline=True,
-                model=run.model,
-            )
-        )
-        self.native_runs += 1
-        if self.window is None and run.window_tokens:
-            self.window, self.window_source = run.window_tokens, "journal (/context)"
-        if run.model and not self.models:
-            # A session holding only /context output has no assistant record to name its
-            # model; the /context header does.
-            self.models.append(run.model)
-        self.item_stage = NATIVE_ITEM_STAGE
-
-    def _private_item(self, item_id: str, label: str) -> tuple[str, str]:
-        """`/context` names memory files by absolute path (`/home/<user>/.claude/CLAUDE.md`):
-        shorten it in the id and the label, so no user name or cwd reaches the trace."""
-        kind, _, name = item_id.partition(":")
-        short = private_path(name, self.project)
-        if short == name:
-            return item_id, label
-        return f"{kind}:{short}", label.replace(name, short, 1)
 
     def _main_model(self) -> str:
         """The Claude model that served most requests (the first seen on a tie), else the

@@ -89,6 +89,7 @@ def transcript_lines(
         ContextCommandFailure,
         ContextCommandTracker,
     )
+    from agent_profiler.adapters.claude_native import on_native_context
     from agent_profiler.adapters.claude_records import RECORD_TYPES, SYSTEM_SUBTYPES
     from agent_profiler.adapters.claude_session import SessionBuilder
 
@@ -110,7 +111,7 @@ def transcript_lines(
             if isinstance(result, ContextCommandFailure):
                 diagnostics.warn(source, result.line, "context-command", result.reason)
             elif owner is not None:
-                owner.on_native_context(result, clock.last or 0)
+                on_native_context(owner, result, clock.last or 0)
 
     skipped = diagnostics.skipped
     # The first record read no further whose time is the session's (with what the clock
