@@ -1,6 +1,7 @@
 """A Claude Code compaction as it is read: the `compact_boundary` record (the whole
 context cleared; its summary, the next user record, observed after it) and the
-`microcompact_boundary` record (old tool results removed by id), as functions of the
+`microcompact_boundary` record (old tool results removed by id; `results_cleared`, which
+2.1.3xx's `tool_results_cut` shares), as functions of the
 session being read (`claude_session.SessionBuilder`), and the compaction draft that keeps
 its observation.
 
@@ -78,6 +79,23 @@ def on_microcompact(builder: SessionBuilder, record: dict[str, Any], ts: int) ->
     saved = token_count(meta.get("tokensSaved", meta.get("tokens_saved")))
     post = pre - saved if pre is not None and saved and saved <= pre else None
     compaction_id = str(record.get("uuid") or f"microcompaction@{ts}")
+    trigger = meta.get("trigger")
+    trigger = trigger if isinstance(trigger, str) else None
+    results_cleared(builder, compaction_id, ts, removed, trigger, pre, post)
+
+
+def results_cleared(
+    builder: SessionBuilder,
+    compaction_id: str,
+    ts: int,
+    removed: int,
+    trigger: str | None,
+    pre: int | None = None,
+    post: int | None = None,
+) -> None:
+    """Old tool results cleared (a `microcompact_boundary`; 2.1.3xx's `tool_results_cut`,
+    claude_attachments.py): a microcompaction at `ts`, observed after them, and the next
+    request's start."""
     observation = builder.log.observe(
         Observation.after_compaction(
             ts,
@@ -85,14 +103,13 @@ def on_microcompact(builder: SessionBuilder, record: dict[str, Any], ts: int) ->
             reported_tokens=post,
         )
     )
-    trigger = meta.get("trigger")
     builder.compactions.append(
         ObservedCompaction(
             compaction_id,
             ts,
             ts,
             "microcompaction",
-            trigger if isinstance(trigger, str) else None,
+            trigger,
             pre,
             post,
             removed,

@@ -16,9 +16,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from agent_profiler import estimate, images
-from agent_profiler.adapters.claude_records import ATTACHMENT_TYPES
-from agent_profiler.adapters.common import preview, text_field
-from agent_profiler.model import Category, Prompt, SourceKind
+from agent_profiler.adapters.common import text_field, version_tuple
+from agent_profiler.model import Category, SourceKind
 
 if TYPE_CHECKING:
     from agent_profiler.adapters.claude_session import SessionBuilder
@@ -44,20 +43,6 @@ _ENVIRONMENT_TAGS = (
 # An assistant message's blocks that are the answer itself: (the key of its text, its label).
 ANSWER_BLOCKS = {"text": ("text", "Assistant text"), "thinking": ("thinking", "Thinking")}
 _SKILL_PREFIX = "Base directory for this skill"
-_ATTACHMENT_LABELS = {
-    "skill_listing": "Skills listing",  # the name Codex and Muse items have too (fleet joins them)
-    "deferred_tools_delta": "Deferred tools listed",
-    "agent_listing_delta": "Agent types listed",
-    "task_reminder": "Task reminder",
-    "edited_text_file": "File changed outside the agent",
-    "file": "Attached file",
-    "compact_file_reference": "File named after a compaction",
-    "invoked_skills": "Skills invoked before a compaction",
-    "date_change": "Date change",
-    "hook_success": "Hook context",
-    "hook_additional_context": "Hook context",
-    "hook_blocking_error": "Hook blocking error",
-}
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -96,6 +81,32 @@ def text_of(
             elif unknown is not None:
                 unknown.append(kind or "untyped")
     return "".join(texts), media
+
+
+# Results of a server tool, in the response that called it (2.1.3xx declares two).
+SERVER_RESULTS = frozenset({"web_search_tool_result", "advisor_tool_result"})
+
+
+def server_result(block: dict[str, Any]) -> tuple[str, bool, str]:
+    """(text, failed, what of it is unmeasured or "") of a server tool's result block: a
+    web search's hits by title and address (their pages come encrypted, sent back as they
+    came: `web-search-pages`), the advisor's answer (a redacted one: `advisor-redacted`);
+    either's error (`…_error`, its `error_code`)."""
+    content = block.get("content")
+    if isinstance(content, dict):
+        kind = text_field(content, "type") or ""
+        if kind.endswith("_error"):
+            return _string(content.get("error_code")), True, ""
+        if kind == "advisor_result":
+            return _string(content.get("text")), False, ""
+        return "", False, "advisor-redacted" if kind == "advisor_redacted_result" else ""
+    lines: list[str] = []
+    encrypted = False
+    for hit in content if isinstance(content, list) else ():
+        if isinstance(hit, dict):
+            lines += [t for t in (hit.get("title"), hit.get("url")) if isinstance(t, str)]
+            encrypted = encrypted or bool(hit.get("encrypted_content"))
+    return "\n".join(lines), False, "web-search-pages" if encrypted else ""
 
 
 def image_size(block: dict[str, Any]) -> tuple[int, int] | None:
@@ -138,44 +149,6 @@ def add_media(
     return added
 
 
-def _attachment_text(kind: str, attachment: dict[str, Any], unknown: list[object]) -> str:
-    """The text an attachment puts in context, as far as the journal holds it (the types
-    of content blocks not known added to `unknown`)."""
-    if kind == "deferred_tools_delta":
-        return _lines(attachment.get("addedNames"))
-    if kind == "agent_listing_delta":
-        return _lines(attachment.get("addedLines"))
-    if kind == "edited_text_file":
-        return _string(attachment.get("snippet"))
-    if kind == "compact_file_reference":
-        return _string(attachment.get("filename"))
-    if kind == "date_change":
-        return _string(attachment.get("newDate"))
-    if kind == "hook_blocking_error":
-        error = attachment.get("blockingError")
-        if isinstance(error, dict):
-            return _string(error.get("blockingError"))
-        return _string(error) or text_of(attachment.get("content"), unknown)[0]
-    if kind == "invoked_skills":
-        skills = attachment.get("skills")
-        if isinstance(skills, list):
-            return "\n".join(_string(s.get("content")) for s in skills if isinstance(s, dict))
-        return ""
-    content = attachment.get("content")
-    if kind == "file" and isinstance(content, dict):
-        inner = content.get("file")
-        if isinstance(inner, dict) and isinstance(inner.get("content"), str):
-            return str(inner["content"])
-        return _string(content.get("content"))
-    if kind == "task_reminder" and isinstance(content, list):
-        return orjson.dumps(content).decode()
-    return text_of(content, unknown)[0]
-
-
-def _lines(value: object) -> str:
-    return "\n".join(v for v in value if isinstance(v, str)) if isinstance(value, list) else ""
-
-
 def _string(value: object) -> str:
     return value if isinstance(value, str) else ""
 
@@ -192,67 +165,6 @@ def classify_user_text(text: str, is_meta: bool) -> tuple[Category, str]:
         # Slash-command bodies and other text the harness expands for the user.
         return Category.SKILLS, "Command or skill body"
     return Category.PROMPTS, "User prompt"
-
-
-def on_attachment(builder: SessionBuilder, record: dict[str, Any], ts: int, line: int) -> None:
-    """An `attachment` record: what the harness adds to the next request, by its type
-    (claude_records.ATTACHMENT_TYPES says what each is and why)."""
-    builder.flush_post_compaction()
-    attachment = record.get("attachment")
-    attachment = attachment if isinstance(attachment, dict) else {}
-    kind = text_field(attachment, "type") or "untyped"
-    known = ATTACHMENT_TYPES.get(kind)
-    if known is None:
-        builder.diagnostics.not_recognised(f"claude:attachment/{kind}", builder.sources[0], line)
-        return
-    if not known.read or known.category is None:
-        builder.diagnostics.skip(f"claude:attachment/{kind}")
-        return
-    uuid = str(record.get("uuid") or f"attachment@{line}")
-    item_id = f"hook:{uuid}" if kind.startswith("hook_") else f"attachment:{uuid}"
-    if kind == "queued_command":
-        _on_queued(builder, attachment, uuid, ts)
-        return
-    if kind == "task_reminder" and not attachment.get("content"):
-        # The reminder's own text is the harness's and is not written.
-        builder.unmeasured["task-reminder-text"] += 1
-        return
-    unknown: list[object] = []
-    text = _attachment_text(kind, attachment, unknown)
-    for block in unknown:
-        builder.unknown_block(block, builder.sources[0], line)
-    if text:
-        label = _ATTACHMENT_LABELS.get(kind, kind.replace("_", " ").capitalize())
-        builder.log.add(item_id, known.category, text, label=label)
-
-
-def _on_queued(builder: SessionBuilder, attachment: dict[str, Any], uuid: str, ts: int) -> None:
-    """A message typed while the agent was busy, delivered with the next request: a
-    prompt (`commandMode: prompt`) is the user's and starts a prompt span; anything else
-    (a background task's `<task-notification>`) is classified as user text is."""
-    text, _ = text_of(attachment.get("prompt"))
-    if not text:
-        return
-    mode = attachment.get("commandMode")
-    category, label = (
-        (Category.PROMPTS, "User prompt (queued)")
-        if mode == "prompt"
-        else classify_user_text(text, False)
-    )
-    item_id = f"queued:{uuid}"
-    if category is Category.PROMPTS:
-        builder.log.add(item_id, category, text, label=label, source_kind=SourceKind.PROMPT)
-        source = "agent" if builder.parent_session is not None and not builder.prompts else "user"
-        builder.prompts.append(Prompt(uuid, ts, ts, len(text), source, preview(text)))
-        builder.current_prompt = uuid
-        # Delivered with the next request, written right before it is sent (after the
-        # result that ended the last one): the request starts at its prompt, as after a
-        # prompt typed (`on_user`), not at that result, a few ms before its own prompt
-        # (never earlier than that result: a prompt stamped before it).
-        if builder.trigger_ns is None or ts > builder.trigger_ns:
-            builder.trigger_ns = ts
-    else:
-        builder.log.add(item_id, category, text, label=label)
 
 
 def on_hook_context(builder: SessionBuilder, record: dict[str, Any]) -> None:
@@ -273,3 +185,23 @@ def on_hook_context(builder: SessionBuilder, record: dict[str, Any]) -> None:
     if context:
         uuid = record.get("uuid") or record.get("hook_id") or f"hook@{builder.records}"
         builder.log.add(f"hook:{uuid}", Category.ENVIRONMENT, context, label="Hook context")
+
+
+# From 2.1.63 on, Claude Code sends a local command's output (`system` `local_command`) to
+# the model as user text, joined to the user message before it; from 2.1.319, not one
+# marked `isDisplayOnly` (read in their builds; 2.1.62 drops every `system` record).
+LOCAL_COMMAND_SENT = (2, 1, 63)
+
+
+def on_local_command(builder: SessionBuilder, record: dict[str, Any], line: int) -> None:
+    """A `local_command` record: a slash command's output (`<local-command-stdout>`) or its
+    name (`<command-name>`), classified as user text is, when its version sends it."""
+    release = version_tuple(builder.version)
+    if release is None or release < LOCAL_COMMAND_SENT or record.get("isDisplayOnly") is True:
+        builder.diagnostics.skip("claude:system/local_command")
+        return
+    text, _ = text_of(record.get("content"))
+    if text:
+        category, label = classify_user_text(text, False)
+        uuid = record.get("uuid") or f"local@{line}"
+        builder.log.add(f"local:{uuid}", category, text, label=f"{label} (local command)")

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import field
 from typing import Literal
 
+from agent_profiler.adapters.common import version_tuple
 from agent_profiler.model import Category, frozen
 from agent_profiler.records import record
 
@@ -101,13 +102,6 @@ def half_step(text: str) -> float:
     assert match is not None  # only called on text that parse_tokens accepted
     _, decimals, unit = match.groups()
     return float(0.5 * _UNIT[unit] / 10 ** len(decimals or ""))
-
-
-def _version_tuple(version: str | None) -> tuple[int, ...] | None:
-    if version is None:
-        return None
-    parts = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", version)
-    return tuple(int(p) for p in parts.groups() if p is not None) if parts else None
 
 
 # --------------------------------------------------------------------------- rows → snapshot
@@ -215,7 +209,7 @@ def build_snapshot(
             raise ContextParseError(f"unknown category row {row.name!r}")
 
     used = parsed.used
-    release = _version_tuple(version)
+    release = version_tuple(version)
     if release is not None and release < (2, 1):
         used -= reserve  # 2.0.x counted the Autocompact buffer as used
     if used < 0:

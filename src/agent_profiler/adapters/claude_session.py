@@ -28,11 +28,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from agent_profiler import estimate
+from agent_profiler.adapters.claude_attachments import Edits
 from agent_profiler.adapters.claude_compaction import ObservedCompaction
 from agent_profiler.adapters.claude_content import (
     ANSWER_BLOCKS,
+    SERVER_RESULTS,
     add_media,
     classify_user_text,
+    server_result,
     text_of,
 )
 from agent_profiler.adapters.claude_context import assumed_window
@@ -111,6 +114,7 @@ class SessionBuilder:
         # Results read before their call (`_on_tool_result`): call id → (time, error, chars,
         # agentId), taken by the call when it comes; a call never read leaves its entry.
         self.early_results: dict[str, tuple[int, bool, int, str | None]] = {}
+        self.edits = Edits.new()  # what 2.1.3xx's records that take context out need
         self.facts: list[Fact] = []
         self.markers: list[Marker] = []  # failed API calls the harness retried (claude_code)
         self.records = 0
@@ -260,7 +264,8 @@ class SessionBuilder:
             for kind in unknown:  # said with its place, the result's other blocks still read
                 self.unknown_block(kind, self.sources[0], line)
         chars = len(text)
-        add_tool_result(self.log, call_id, text)
+        # (a result too large, sent as a preview: its replacement was read first)
+        add_tool_result(self.log, call_id, self.edits.replaced.pop(call_id, text))
         if media:
             self.result_media[call_id] = add_media(
                 self, f"result:{call_id}", media, Category.RESULTS, call_id, SourceKind.TOOL
@@ -309,6 +314,8 @@ class SessionBuilder:
             warn_bad_usage(self.diagnostics, path, line, usage, list(bad))
         if record.get("isApiErrorMessage") or record.get("error"):
             draft.is_error = True
+        elif self.edits.withdrawable:  # a response: files attached before it stay sent
+            self.edits.withdrawable.clear()
         stop_reason = message.get("stop_reason")
         if stop_reason.__class__ is str:
             # (one string for every response's: a long session held thousands of copies)
@@ -342,6 +349,8 @@ class SessionBuilder:
                     # response's.
                     self._hidden_thinking(draft, f"{uuid}:{index}", "Thinking")
                 elif isinstance(text, str):
+                    if kind == "thinking":
+                        self.edits.thinking.append((message_id, f"{uuid}:{index}"))
                     self.log.add(
                         f"{uuid}:{index}",
                         _ASSISTANT,
@@ -353,7 +362,9 @@ class SessionBuilder:
                     draft.visible += self.log.estimator.visible_tokens(text)
             elif kind == "redacted_thinking":
                 self._hidden_thinking(draft, f"{uuid}:{index}", "Redacted thinking")
-            else:
+            elif kind in SERVER_RESULTS:
+                self._server_result(block, ts)
+            elif kind != "fallback":  # (the server's model switch: two model names, no text)
                 self.unknown_block(kind, path, line)
 
     def _response(self, message_id: str, model: object, ts: int) -> ResponseDraft:
@@ -378,11 +389,29 @@ class SessionBuilder:
             path, line, "unknown-block", f"content block of type '{name}' not recognised (not read)"
         )
 
+    def _server_result(self, block: dict[str, Any], ts: int) -> None:
+        """A server tool's result (2.1.3xx: web search, the advisor), in the response that
+        called it, sent back with it: the call's result and its end (`server_result`)."""
+        call_id = block.get("tool_use_id")
+        if not isinstance(call_id, str):
+            return
+        text, failed, hidden = server_result(block)
+        add_tool_result(self.log, call_id, text)
+        if hidden:
+            self.unmeasured[hidden] += 1
+        ended = (ts, failed, len(text), None)
+        tool = self.tools.get(call_id)
+        if tool is None:
+            self.early_results[call_id] = ended
+        else:
+            self._ended(tool, ended)
+
     def _hidden_thinking(self, draft: ResponseDraft, item_id: str, label: str) -> None:
         """Thinking whose text is not in the journal: an item sized at `finish` from the
         response's output (`_settle_hidden`)."""
         if draft.hidden is None:
             draft.hidden = []
+        self.edits.thinking.append((draft.id, item_id))
         draft.hidden.append(
             self.log.add_evidence(
                 item_id,

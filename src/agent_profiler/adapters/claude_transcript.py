@@ -82,9 +82,10 @@ def transcript_lines(
     and at the next one what it did; `read_transcript` runs it through); once the last is
     read, what only the end knows is set (a /context run concluded by the end, the span's
     outer times, the facts)."""
+    from agent_profiler.adapters.claude_attachments import on_attachment, on_content_replacement
     from agent_profiler.adapters.claude_code import _on_api_error, api_error_facts
     from agent_profiler.adapters.claude_compaction import on_compact_boundary, on_microcompact
-    from agent_profiler.adapters.claude_content import on_attachment
+    from agent_profiler.adapters.claude_content import on_local_command
     from agent_profiler.adapters.claude_context import (
         ContextCommandFailure,
         ContextCommandTracker,
@@ -99,6 +100,7 @@ def transcript_lines(
     new_log = reading.new_log
     clock = journal_clock(path, diagnostics, source)
     main_key: str | None = None
+    forks: list[dict[str, Any]] = []  # fork-context-ref records (`_inherited`)
     commands = ContextCommandTracker()
     # The parent of the file's first record while no record of the file is that parent: a
     # journal that starts mid-conversation (its first turns in another file, or lost).
@@ -181,6 +183,14 @@ def transcript_lines(
             name = f"claude:{kind}" if kind else "claude:untyped"
             diagnostics.not_recognised(name, source, line)
             continue
+        if kind in _OWN_THREADS:  # (2.1.3xx: written to the thread's own file, no time)
+            if kind == "fork-context-ref":
+                forks.append(value)  # the file's own thread: known by its end
+            elif (owner := builders.get(main_key or "")) is not None:
+                on_content_replacement(owner, value, line)
+            else:  # before any message of the file: no result to replace
+                diagnostics.note(f"claude:{kind} before any message")
+            continue
         session_id = value.get("sessionId")
         if not isinstance(session_id, str):
             diagnostics.reject(source, line, "record without sessionId")
@@ -225,6 +235,10 @@ def transcript_lines(
                 on_microcompact(builder, value, ts)
             elif subtype == "api_error":
                 _on_api_error(builder, value, ts)
+            elif subtype == "local_command":
+                on_local_command(builder, value, line)
+            elif subtype == "voice_call_talk":  # a user turn, stored as `system` (2.1.3xx)
+                builder.on_user(_voice_turn(value), ts, line)
             elif subtype in SYSTEM_SUBTYPES:
                 diagnostics.skip(f"claude:system/{subtype}")
             else:
@@ -245,8 +259,34 @@ def transcript_lines(
         main.outer += believed_times((first.get("timestamp"), first_near), *ends)
     if isinstance(opening, str) and (main := builders.get(main_key or "")) is not None:
         main.facts.append((MID_CONVERSATION, "its first record's parent is not in the journal"))
+    if forks and (main := builders.get(main_key or "")) is not None:
+        _inherited(main, forks)
     for builder in builders.values():
         api_error_facts(builder)
+
+
+# Records that name no thread of their own (no `isSidechain`): the file's own thread's.
+_OWN_THREADS = frozenset({"content-replacement", "fork-context-ref"})
+
+
+def _inherited(main: SessionBuilder, forks: list[dict[str, Any]]) -> None:
+    """A forked agent's file starts from its parent's first `contextLength` messages, sent
+    before its own and not written in it (2.1.3xx `fork-context-ref`): context no count
+    of ours holds, said as `unmeasured` and as a fact."""
+    for fork in forks:
+        main.unmeasured["inherited-context"] += 1
+        length = fork.get("contextLength")
+        if isinstance(length, int) and not isinstance(length, bool) and length > 0:
+            main.facts.append(("inherited_messages", length))
+
+
+def _voice_turn(record: dict[str, Any]) -> dict[str, Any]:
+    """A `voice_call_talk` record as the user record Claude Code makes of it on load: its
+    `blocks` (the original content) or its `content`. (The model is sent its words in a
+    tool round that frames them; the framing is not in the journal.)"""
+    blocks = record.get("blocks")
+    content = blocks if isinstance(blocks, list) and blocks else record.get("content")
+    return {"uuid": record.get("uuid"), "message": {"role": "user", "content": content}}
 
 
 def _time_of(record: dict[str, Any] | bytes) -> object:

@@ -448,3 +448,11 @@ def assumed_model_window(responses: Sequence[Response]) -> tuple[int | None, str
         return None, None
     window, _ = assumed_window(name.group().replace(".", "-"))
     return window, f"assumed: {model}'s default window (as Claude Code gives it), not in journal"
+
+
+def version_tuple(version: str | None) -> tuple[int, ...] | None:
+    """A harness version's leading numbers (`2.1.63` → (2, 1, 63)); None if it has none."""
+    if version is None:
+        return None
+    parts = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", version)
+    return tuple(int(p) for p in parts.groups() if p is not None) if parts else None

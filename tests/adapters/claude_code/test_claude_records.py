@@ -109,8 +109,12 @@ def test_every_row_says_why() -> None:
     for table in (RECORD_TYPES, SYSTEM_SUBTYPES, ATTACHMENT_TYPES, STREAM_TYPES):
         for kind, known in table.items():
             assert len(known.why) > 10, kind
-    # attachments read into the context name their category
-    assert all(k.category is not None for k in ATTACHMENT_TYPES.values() if k.read)
+    # attachments read into the context name their category; those that take context out
+    # (claude_attachments._TAKING_OUT) add no item, and only they have none
+    from agent_profiler.adapters.claude_attachments import _TAKING_OUT
+
+    read = {kind for kind, k in ATTACHMENT_TYPES.items() if k.read}
+    assert {kind for kind in read if ATTACHMENT_TYPES[kind].category is None} == set(_TAKING_OUT)
 
 
 # --------------------------------------------------------------------------- independent counts
