@@ -154,6 +154,46 @@ def microcompaction_after_request(lines: Lines) -> None:
     lines[at]["timestamp"] = _shifted(following["timestamp"], 1)
 
 
+def _attached(lines: Lines, at: int, uuid: str, attachment: dict[str, Any], **more: Any) -> None:
+    """A 2.1.3xx attachment record after line `at`, 1 ms after it."""
+    envelope = {k: lines[at][k] for k in ("sessionId", "cwd", "version")}
+    stamp = _shifted(lines[at]["timestamp"], 0.001)
+    record = {**envelope, "type": "attachment", "uuid": uuid, "timestamp": stamp}
+    lines.insert(at + 1, {**record, "attachment": attachment, **more})
+
+
+def results_cut(lines: Lines) -> None:
+    # 2.1.3xx before the third request, in the order Claude Code writes them: thinking
+    # stripped, an attachment measured by its `rendered`, then two of the first request's
+    # results sent as a stand-in (a microcompaction, where the request starts)
+    at = _results_of(lines, SECOND)[-1]
+    _attached(lines, at, "strip-1", {"type": "thinking_stripped", "scope": "all"})
+    sent = [{"content": "<system-reminder>\nToday's date is 2026-12-06.\n</system-reminder>"}]
+    _attached(lines, at + 1, "date-1", {"type": "date", "date": "x"}, rendered=sent)
+    cut = {"type": "tool_results_cut", "callIds": _calls_of(lines, FIRST)[:2]}
+    _attached(lines, at + 2, "cut-1", {**cut, "standIn": "[Old tool result content cleared]"})
+
+
+def changed_after_cut(lines: Lines) -> None:
+    # the attachment after the cut: the request starts at the cut (one time), with more
+    # context than the microcompaction's snapshot
+    results_cut(lines)
+    at = next(i for i, x in enumerate(lines) if x.get("uuid") == "cut-1")
+    date = lines.pop(at - 1)  # (the cut is at `at - 1` now)
+    date["timestamp"] = lines[at - 1]["timestamp"]
+    lines.insert(at, date)
+
+
+def content_replaced(lines: Lines) -> None:
+    # 2.1.3xx: the first request's results sent as previews, one read before its result
+    envelope = {"type": "content-replacement", "sessionId": lines[0]["sessionId"]}
+    calls = _calls_of(lines, FIRST)
+    entries = [{"kind": "tool-result", "toolUseId": c, "replacement": "preview"} for c in calls]
+    at = _results_of(lines, FIRST)
+    lines.insert(at[-1] + 1, {**envelope, "replacements": entries[1:]})
+    lines.insert(at[0], {**envelope, "replacements": entries[:1]})
+
+
 def first_model_not_claude(lines: Lines) -> None:
     # the first request served by another model (a proxy's): the window is guessed from
     # the first Claude model's
@@ -314,6 +354,8 @@ def _both(path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch) -> tup
         microcompaction_later,
         first_model_not_claude,
         names_an_agent,
+        results_cut,
+        content_replaced,
     ],
 )
 def test_handled_and_equal(
@@ -340,6 +382,7 @@ def test_handled_and_equal(
             "a request starting before a compaction written already",
         ),
         (late_result, "a call changed after it was written"),
+        (changed_after_cut, "a request at a compaction's time, the context changed since"),
     ],
 )
 def test_falls_back(
