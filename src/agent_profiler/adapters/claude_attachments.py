@@ -59,6 +59,8 @@ _LABELS = {
 _RENDERED_EACH_TIME = frozenset({"poll_events", "project_doc_reads", "message_pdf_reads"})
 CLEARED = "[Old tool result content cleared]"  # the stand-in of results cut after idle
 STAND_IN_LIMIT = 200  # a longer stand-in is not applied (2.1.332's `Dfr`)
+_CUTTABLE = ("text", "image")
+_HOOKS_SENT = ("SessionStart", "UserPromptSubmit", "UserPromptExpansion")
 
 
 @record
@@ -71,10 +73,22 @@ class Edits:
     withdrawable: dict[str, str]
     # A result's replacement read before the result: call id → the text sent instead.
     replaced: dict[str, str]
+    # Results a cut leaves as they are: of blocks other than text and images (a document,
+    # search hits), which Claude Code's `Yco` does not cut.
+    uncut: set[str]
+    # The advisor's calls whose results are in the response (`advisor_stripped`).
+    advisor: list[str]
 
     @classmethod
     def new(cls) -> Edits:
-        return cls([], {}, {})
+        return cls([], {}, {}, set(), [])
+
+    def note_result(self, call_id: str, content: object) -> None:
+        """A result of blocks (`content` a list): kept from a cut unless text and images."""
+        if isinstance(content, list) and not all(
+            isinstance(block, dict) and block.get("type") in _CUTTABLE for block in content
+        ):
+            self.uncut.add(call_id)
 
 
 def rendered_text(value: object) -> str | None:
@@ -92,8 +106,10 @@ def rendered_text(value: object) -> str | None:
         if not isinstance(content, list) or not content:
             return None
         for block in content:
-            text = block.get("text") if isinstance(block, dict) else None
-            if text_field(block, "type") != "text" or not isinstance(text, str) or not text:
+            if not isinstance(block, dict):
+                return None
+            text = block.get("text")
+            if block.get("type") != "text" or not isinstance(text, str) or not text:
                 return None
             parts.append(text)
     return "\n\n".join(parts)
@@ -128,6 +144,10 @@ def on_attachment(builder: SessionBuilder, record: dict[str, Any], ts: int, line
     uuid = str(record.get("uuid") or f"attachment@{line}")
     item_id = f"hook:{uuid}" if kind.startswith("hook_") else f"attachment:{uuid}"
     if kind == "queued_command":
+        if attachment.get("renderedByBatchHead") is True:
+            # (batched prompts: the first one's `rendered` holds them all; 2.1.332 `lVi`)
+            builder.diagnostics.skip("claude:attachment/queued_command (in its batch's first)")
+            return
         _on_queued(builder, attachment, uuid, ts, sent)
         return
     category = known.category if known is not None else None
@@ -167,6 +187,8 @@ def _attachment_text(kind: str, attachment: dict[str, Any], unknown: list[object
         return _string(attachment.get("filename"))
     if kind == "date_change":
         return _string(attachment.get("newDate"))
+    if kind == "hook_success" and attachment.get("hookEvent") not in _HOOKS_SENT:
+        return ""  # (Claude Code sends only these events' output, since 2.1.x)
     if kind == "hook_blocking_error":
         error = attachment.get("blockingError")
         if isinstance(error, dict):
@@ -249,11 +271,16 @@ def _results_cut(
         if not isinstance(call_id, str) or f"result:{call_id}" not in builder.log:
             continue
         tool = builder.tools.get(call_id)
-        if tool is not None and (tool.is_error or tool.result_chars <= len(stand_in)):
+        # Claude Code's rules (`c8`, `Yco`): the call must be in the history; an error's
+        # result, or one of a document or search hits, is not cut; a text result only when
+        # the stand-in is shorter; one with images is (they go with it).
+        if tool is None or tool.is_error or call_id in builder.edits.uncut:
             continue
-        if call_id in builder.result_media:  # (a result with images or documents)
+        if call_id not in builder.result_media and tool.result_chars <= len(stand_in):
             continue
         _replace_result(builder, call_id, stand_in, "Tool result (cleared)")
+        for item_id in builder.result_media.pop(call_id, ()):
+            builder.log.remove(item_id)
         cut += 1
     if cut:
         trigger = cause if isinstance(cause, str) else "tool_results_cut"
@@ -271,9 +298,10 @@ def _thinking_stripped(
     origin = attachment.get("from")
     if attachment.get("scope") != "all" and isinstance(origin, dict):
         start = _block_at(thinking, origin.get("messageId"), origin.get("thinkingIndex"))
+    # (the list keeps what it strips: a later strip from one of those blocks finds it,
+    # as Claude Code's `Xer` finds it in the records)
     for _, item_id in thinking[start:]:
         builder.log.remove(item_id)
-    del thinking[start:]
 
 
 def _block_at(thinking: list[tuple[str, str]], message_id: object, index: object) -> int:
@@ -298,10 +326,22 @@ def _texts_withdrawn(
     builder.edits.withdrawable.clear()
 
 
+def _advisor_stripped(
+    builder: SessionBuilder, attachment: dict[str, Any], record: dict[str, Any], ts: int
+) -> None:
+    """`advisor_stripped`: the advisor's calls and results in the responses before it are
+    not sent any more (2.1.332's `R6`, `bP`)."""
+    for call_id in builder.edits.advisor:
+        builder.log.remove(f"call:{call_id}")
+        builder.log.remove(f"result:{call_id}")
+    builder.edits.advisor.clear()
+
+
 _TAKING_OUT: dict[str, Callable[[SessionBuilder, dict[str, Any], dict[str, Any], int], None]] = {
     "tool_results_cut": _results_cut,
     "thinking_stripped": _thinking_stripped,
     "whole_texts_withdrawn": _texts_withdrawn,
+    "advisor_stripped": _advisor_stripped,
 }
 
 
@@ -337,3 +377,20 @@ def _replace_result(builder: SessionBuilder, call_id: str, text: str, label: str
         source_id=call_id,
         source_kind=SourceKind.TOOL,
     )
+
+
+def on_voice_talk(builder: SessionBuilder, record: dict[str, Any], line: int) -> None:
+    """A `voice_call_talk` record (2.1.3xx): a voice call's words, sent as the user's
+    (in a tool round whose framing says nobody typed them, not in the journal), not a
+    typed prompt: no prompt span. One folded into a queued message sends that's text."""
+    fold = record.get("fold")
+    text = rendered_text(fold.get("rendered")) if isinstance(fold, dict) else None
+    if text is None:
+        blocks = record.get("blocks")
+        content = blocks if isinstance(blocks, list) and blocks else record.get("content")
+        text, media = text_of(content)
+        if media:
+            builder.unmeasured["voice-call-media"] += 1
+    if text:
+        uuid = record.get("uuid") or f"voice@{line}"
+        builder.log.add(f"voice:{uuid}", Category.PROMPTS, text, label="Voice call talk")

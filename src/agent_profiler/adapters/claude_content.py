@@ -196,7 +196,8 @@ LOCAL_COMMAND_SENT = (2, 1, 63)
 def on_local_command(builder: SessionBuilder, record: dict[str, Any], line: int) -> None:
     """A `local_command` record: a slash command's output (`<local-command-stdout>`) or its
     name (`<command-name>`), classified as user text is, when its version sends it."""
-    release = version_tuple(builder.version)
+    version = record.get("version")  # (the build that sent it: a session can be resumed)
+    release = version_tuple(version if isinstance(version, str) else builder.version)
     if release is None or release < LOCAL_COMMAND_SENT or record.get("isDisplayOnly") is True:
         builder.diagnostics.skip("claude:system/local_command")
         return

@@ -189,6 +189,9 @@ ATTACHMENT_TYPES: dict[str, Known] = {
     # Attachments that take earlier context out (claude_attachments.py): no item of their own.
     "tool_results_cut": _read("old tool results sent as a stand-in from now on"),
     "thinking_stripped": _read("earlier responses' thinking no longer sent"),
+    "advisor_stripped": _read(
+        "the advisor's calls and results in earlier responses no longer sent"
+    ),
     "whole_texts_withdrawn": _read(
         "after a prompt too long, files attached over the limit sent as a stand-in"
     ),
@@ -337,9 +340,6 @@ ATTACHMENT_TYPES: dict[str, Known] = {
     "tool_host_result_lines": _skip("a tool host's result lines, for the UI"),
     "tool_offer_record": _skip("the tools offered, for the harness"),
     "withheld_memory": _skip("memory files not loaded, and why: not sent"),
-    "advisor_stripped": _skip(
-        "advisor blocks left out of earlier responses (not read: their blocks are not read)"
-    ),
 }
 
 # `claude -p --output-format stream-json` frames: `type`, or `type/subtype` for `system`.

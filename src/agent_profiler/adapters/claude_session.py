@@ -263,6 +263,7 @@ class SessionBuilder:
             text, media = text_of(content, unknown)
             for kind in unknown:  # said with its place, the result's other blocks still read
                 self.unknown_block(kind, self.sources[0], line)
+            self.edits.note_result(call_id, content)
         chars = len(text)
         # (a result too large, sent as a preview: its replacement was read first)
         add_tool_result(self.log, call_id, self.edits.replaced.pop(call_id, text))
@@ -397,6 +398,8 @@ class SessionBuilder:
             return
         text, failed, hidden = server_result(block)
         add_tool_result(self.log, call_id, text)
+        if block.get("type") == "advisor_tool_result":
+            self.edits.advisor.append(call_id)
         if hidden:
             self.unmeasured[hidden] += 1
         ended = (ts, failed, len(text), None)

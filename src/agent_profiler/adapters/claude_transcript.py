@@ -82,7 +82,11 @@ def transcript_lines(
     and at the next one what it did; `read_transcript` runs it through); once the last is
     read, what only the end knows is set (a /context run concluded by the end, the span's
     outer times, the facts)."""
-    from agent_profiler.adapters.claude_attachments import on_attachment, on_content_replacement
+    from agent_profiler.adapters.claude_attachments import (
+        on_attachment,
+        on_content_replacement,
+        on_voice_talk,
+    )
     from agent_profiler.adapters.claude_code import _on_api_error, api_error_facts
     from agent_profiler.adapters.claude_compaction import on_compact_boundary, on_microcompact
     from agent_profiler.adapters.claude_content import on_local_command
@@ -238,7 +242,7 @@ def transcript_lines(
             elif subtype == "local_command":
                 on_local_command(builder, value, line)
             elif subtype == "voice_call_talk":  # a user turn, stored as `system` (2.1.3xx)
-                builder.on_user(_voice_turn(value), ts, line)
+                on_voice_talk(builder, value, line)
             elif subtype in SYSTEM_SUBTYPES:
                 diagnostics.skip(f"claude:system/{subtype}")
             else:
@@ -278,15 +282,6 @@ def _inherited(main: SessionBuilder, forks: list[dict[str, Any]]) -> None:
         length = fork.get("contextLength")
         if isinstance(length, int) and not isinstance(length, bool) and length > 0:
             main.facts.append(("inherited_messages", length))
-
-
-def _voice_turn(record: dict[str, Any]) -> dict[str, Any]:
-    """A `voice_call_talk` record as the user record Claude Code makes of it on load: its
-    `blocks` (the original content) or its `content`. (The model is sent its words in a
-    tool round that frames them; the framing is not in the journal.)"""
-    blocks = record.get("blocks")
-    content = blocks if isinstance(blocks, list) and blocks else record.get("content")
-    return {"uuid": record.get("uuid"), "message": {"role": "user", "content": content}}
 
 
 def _time_of(record: dict[str, Any] | bytes) -> object:

@@ -35,7 +35,10 @@ LONG, MEDIUM, SHORT = (  # lines 11, 10, 9: results of 24,272, 1,299 and 301 cha
     "toolu_014ETBnJsKeTM1QRvsvVBqDX",
     "toolu_01FSZwfxXLseUKXbUBeoc4j6",
 )
-BETWEEN = "2026-01-22T01:41:16.000Z"  # after line 11's results, before line 12's response
+BETWEEN = "2026-01-22T01:41:16.000Z"
+PNG = (  # a 1×1 PNG: an image sized from its pixels (images.py)
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+)  # after line 11's results, before line 12's response
 
 
 def _load(tmp_path: Path, records: list[dict[str, Any]]) -> tuple[Session, Diagnostics]:
@@ -95,6 +98,8 @@ def test_rendered_is_read_as_claude_code_checks_it() -> None:
         [{"content": "x"}, {"content": [{"type": "text", "text": ""}]}],
         [{"content": [{"type": "image", "text": "x"}]}],
         [{"content": [{"type": "text", "text": 3}]}],
+        [{"content": ["Today's date is …"]}],
+        [{"content": [None]}],
         ["x"],
         [{"text": "x"}],
     ):
@@ -257,9 +262,9 @@ def test_a_cut_keeps_an_error_a_short_result_and_draws_nothing_when_it_cut_nothi
     )
     values[5]["message"]["content"][0]["content"] = "ok"  # line 9: SHORT's, shorter still
     values[7]["message"]["content"][0]["is_error"] = True  # line 11: LONG's result
-    medium = values[6]["message"]["content"][0]  # line 10: with an image (no readable data)
-    image = {"type": "image", "source": {"type": "base64", "data": "AAAA"}}
-    medium["content"] = [{"type": "text", "text": medium["content"]}, image]
+    medium = values[6]["message"]["content"][0]  # line 10: with a document
+    document = {"type": "document", "source": {"type": "text", "data": "x"}}
+    medium["content"] = [{"type": "text", "text": medium["content"]}, document]
     values[8]["attachment"]["callIds"].append(MEDIUM)
     session, _ = _load(tmp_path, values)
     assert len(_added(added, f"result:{LONG}")) == 1
@@ -290,6 +295,38 @@ def _stripped(tmp_path: Path, name: str, attachment: dict[str, Any] | None) -> S
 def _assistant(session: Session, anchor: str) -> int:
     (snapshot,) = [s for s in session.snapshots if s.anchor_id == anchor]
     return dict(snapshot.categories)[Category.ASSISTANT]
+
+
+def test_a_result_with_images_is_cut_with_them_and_one_without_its_call_is_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Code cuts a result with images whatever its length (`Yco`), the images going
+    with it; it cuts none whose call is not in the history (`c8`)."""
+    added = spy(monkeypatch)
+    image = {"type": "image", "source": {"type": "base64", "data": PNG}}
+    cut = {"type": "tool_results_cut", "callIds": [SHORT, LONG], "standIn": CLEARED}
+
+    def values() -> list[dict[str, Any]]:
+        made = _with(_attachment("c1", cut))
+        made[5]["message"]["content"][0]["content"] = [{"type": "text", "text": "ok"}, image]
+        return made
+
+    with_image = values()
+    session, _ = _load(tmp_path, with_image)
+    assert _added(added, f"result:{SHORT}")[-1] == (
+        Category.RESULTS,
+        len(CLEARED),
+        "Tool result (cleared)",
+    )
+    # what the second request sent: the two stand-ins and the medium result, no image
+    assert _results(session, SECOND) == 9 + 325 + 9
+    without_call = values()
+    del without_call[4]  # line 8: SHORT's call (its record holds only it)
+    added.clear()
+    (tmp_path / "b").mkdir()
+    session, _ = _load(tmp_path / "b", without_call)
+    assert len(_added(added, f"result:{SHORT}")) == 1
+    assert len(_added(added, f"result:{LONG}")) == 2
 
 
 @pytest.mark.parametrize(
@@ -434,8 +471,8 @@ def test_a_replacement_in_an_agents_file_is_its_threads(tmp_path: Path) -> None:
 
 def test_the_records_of_2_1_3xx_are_known(tmp_path: Path) -> None:
     """Records the 2.1.332 build writes for itself are skipped on purpose, with the others
-    of their kind; a voice call's turn is the user's prompt; a forked agent's inherited
-    context is said as unmeasured, with its length."""
+    of their kind; a voice call's words are the user's, not a typed prompt; a forked
+    agent's inherited context is said as unmeasured, with its length."""
     envelope = {k: record(E4B, 4)[k] for k in ("sessionId", "cwd", "version")}
     own = [
         {**envelope, "type": kind, "timestamp": BETWEEN}
@@ -463,9 +500,9 @@ def test_the_records_of_2_1_3xx_are_known(tmp_path: Path) -> None:
     for kind in ("cost-state", "api-request", "api-request-blob", "tools-used"):
         assert diagnostics.skipped[f"claude:{kind}"] == 1
     assert diagnostics.skipped["claude:system/model_fallback"] == 1
-    (prompt,) = [p for p in session.prompts if p.id == "v1"]
-    assert prompt.chars == len("and check the logs too")
-    assert next(r for r in session.responses if r.id == SECOND).prompt_id == "v1"
+    # the user's words, not a typed prompt: no prompt span, the request still line 4's
+    assert [p.id for p in session.prompts if p.id == "v1"] == []
+    assert _changes(session, SECOND)["voice:v1"].category is Category.PROMPTS
     assert dict(session.unmeasured)["inherited-context"] == 1
     assert ("inherited_messages", 42) in session.facts
 
@@ -590,3 +627,105 @@ def test_a_server_tools_result_ends_its_call_in_the_response(
     assert _added(added, "result:srvtoolu_2")[0][1] == len("Check the lock first.")
     assert dict(session.unmeasured)["web-search-pages"] == 1
     assert diagnostics.warning_counts == {}
+
+
+def test_a_second_strip_from_a_block_stripped_already_keeps_what_came_before(
+    tmp_path: Path,
+) -> None:
+    """Two `partial` strips, the second from a block the first stripped: Claude Code finds
+    that block in its records (`Xer`) and strips from there, not the whole thinking."""
+    kept = _stripped(tmp_path, "kept", None)
+    partial = {"type": "thinking_stripped", "scope": "partial"}
+    first = {**partial, "from": {"messageId": SECOND, "thinkingIndex": 0}}
+    values = [record(E4B, n) for n in range(4, 16)]
+    for n, strip in enumerate((first, first)):
+        values.insert(11, _attachment(f"t{n}", strip, timestamp="2026-01-22T01:41:29.000Z"))
+    session, _ = _load(tmp_path, values)
+    assert FIRST_THINKING not in _changes(session, THIRD)
+    assert _assistant(session, THIRD) == _assistant(kept, THIRD) - 173
+
+
+def test_the_advisors_results_leave_with_advisor_stripped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`advisor_stripped`: the advisor's calls and results before it are not sent."""
+    template = record(E4B, 12)
+    blocks = [
+        {"type": "server_tool_use", "id": "srvtoolu_2", "name": "advisor", "input": {}},
+        {
+            "type": "advisor_tool_result",
+            "tool_use_id": "srvtoolu_2",
+            "content": {"type": "advisor_result", "text": "Check the lock first. " * 40},
+        },
+    ]
+    records = []
+    for n, block in enumerate(blocks):
+        one = json.loads(json.dumps(template))
+        one.update(uuid=f"s{n}", timestamp=f"2026-01-22T01:41:2{n}.000Z")
+        one["message"]["content"] = [block]
+        records.append(one)
+    strip = _attachment("x1", {"type": "advisor_stripped"}, timestamp="2026-01-22T01:41:29.000Z")
+    values = [record(E4B, n) for n in range(4, 16)]
+    (tmp_path / "kept").mkdir()
+    kept, _ = _load(tmp_path / "kept", [*values[:9], *records, *values[9:]])
+    advice = _changes(kept, THIRD)["result:srvtoolu_2"]
+    assert (advice.change, advice.tokens) == (ChangeKind.ADDED, 220)
+    session, _ = _load(tmp_path, [*values[:9], *records, *values[9:11], strip, *values[11:]])
+    changes = _changes(session, THIRD)
+    assert "result:srvtoolu_2" not in changes
+    assert "call:srvtoolu_2" not in changes
+    assert _results(session, THIRD) == _results(kept, THIRD) - 220
+
+
+def test_a_hooks_output_is_sent_for_three_events_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`hook_success` without `rendered`: Claude Code sends a SessionStart,
+    UserPromptSubmit or UserPromptExpansion hook's output (2.1.39 and 2.1.332 alike), not
+    a PostToolUse hook's."""
+    added = spy(monkeypatch)
+    records = [
+        _attachment(f"h{n}", {"type": "hook_success", "hookEvent": event, "content": "out"})
+        for n, event in enumerate(("SessionStart", "PostToolUse", "UserPromptExpansion"))
+    ]
+    _load(tmp_path, _with(*records))
+    assert [len(_added(added, f"hook:h{n}")) for n in range(3)] == [1, 0, 1]
+
+
+def test_prompts_batched_under_a_first_are_its(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Batched queued prompts: the first's `rendered` holds them all, the others say
+    `renderedByBatchHead` and are not sent again."""
+    added = spy(monkeypatch)
+    both = "<system-reminder>\nfirst\n\nsecond\n</system-reminder>"
+    head = {"type": "queued_command", "commandMode": "prompt", "prompt": "first"}
+    follower = {**head, "prompt": "second", "renderedByBatchHead": True}
+    records = [
+        _attachment("q1", head, rendered=[{"content": both}]),
+        _attachment("q2", follower),
+    ]
+    session, _ = _load(tmp_path, _with(*records))
+    assert _added(added, "queued:q1") == [(Category.PROMPTS, len(both), "User prompt (queued)")]
+    assert _added(added, "queued:q2") == []
+    assert [p.id for p in session.prompts if p.id.startswith("q")] == ["q1"]
+
+
+def test_a_local_command_is_judged_by_the_build_that_wrote_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session begun on 2.1.14 and resumed on 2.1.63: its command's output, written by
+    the newer build, is sent."""
+    added = spy(monkeypatch)
+    envelope = {k: record(E4B, 4)[k] for k in ("sessionId", "cwd")}
+    command = {
+        **envelope,
+        "type": "system",
+        "subtype": "local_command",
+        "uuid": "l0",
+        "timestamp": BETWEEN,
+        "content": "<local-command-stdout>$0.12</local-command-stdout>",
+        "version": "2.1.63",
+    }
+    _load(tmp_path, _with(command))
+    assert [c for c, _, _ in _added(added, "local:l0")] == [Category.ENVIRONMENT]
