@@ -225,11 +225,13 @@ def _on_item_completed(
     elif kind == "FileChange" and item.get("status") in _PATCH_ENDED:
         success = item["status"] == "completed"  # not failed nor declined
         _on_patch_end(builder, {"call_id": call_id, "success": success}, ts, line)
-    elif kind == "CommandExecution":  # camelCase fields (CommandExecutionItem)
-        end = {"call_id": call_id, "exit_code": item.get("exitCode")}
+    elif kind == "CommandExecution":
+        # Core's TurnItem writes snake_case (`exit_code`); the app server's copy camelCase.
+        code = item["exit_code"] if "exit_code" in item else item.get("exitCode")
+        end = {"call_id": call_id, "exit_code": code}
         _on_exec_end(builder, {**end, "duration": item.get("duration")}, ts, line)
-    elif kind == "CollabAgentToolCall" and item.get("tool") == "spawnAgent":
-        children = item.get("receiverThreadIds")
+    elif kind == "CollabAgentToolCall" and item.get("tool") in _SPAWN_AGENT:
+        children = item.get("receiver_thread_ids", item.get("receiverThreadIds"))
         child = children[0] if isinstance(children, list) and children else None
         _on_spawn_end(builder, {"call_id": call_id, "new_thread_id": child}, ts, line)
     elif kind in TURN_ITEM_TYPES:
@@ -238,6 +240,9 @@ def _on_item_completed(
         builder.diagnostics.not_recognised(
             f"codex:event_msg/item_completed/{kind}", builder.path, line
         )
+
+
+_SPAWN_AGENT = ("spawn_agent", "spawnAgent")  # (core's spelling, the app server's)
 
 
 def _on_context_compacted(

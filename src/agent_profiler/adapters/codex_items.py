@@ -91,6 +91,10 @@ def _on_message(
 ) -> None:
     role = item.get("role")
     role = role if isinstance(role, str) and role else "user"
+    if role == "system":  # never sent: codex-rs `is_api_message` leaves it out
+        if prefix == "item":
+            builder.diagnostics.skip("codex:response_item/message/system")
+        return
     stem = f"{prefix}-{role}"
     start, prompted = len(builder.order), False
     for index, text in enumerate(parts_text(item.get("content"))):
@@ -228,6 +232,23 @@ def _on_definitions(
 ) -> None:
     # Client-side tool search: the definitions it found join the model's tools.
     _on_output(builder, item, ts, prefix, kind, definitions=True)
+
+
+def _on_additional_tools(
+    builder: RolloutBuilder, item: dict[str, Any], ts: int, prefix: str, kind: str
+) -> None:
+    """Tool definitions sent in the input (Responses Lite models: the first request's whole
+    list, later ones what was added or changed; codex-rs `top_level_tools`): their JSON,
+    as the model is sent it."""
+    tools = item.get("tools")
+    if not isinstance(tools, list) or not tools:
+        return
+    item_id = item.get("id")
+    if not isinstance(item_id, str):
+        builder.item_index += 1
+        item_id = f"{prefix}-tools:{builder.item_index}"
+    text = json_text(tools)
+    builder.add_text(item_id, Category.TOOLS, text, "Tool definitions (in the input)")
 
 
 def _on_call(
@@ -399,5 +420,6 @@ _ITEM_HANDLERS: dict[str, Callable[[RolloutBuilder, dict[str, Any], int, str, st
     **dict.fromkeys(CALL_ITEMS, _on_call),
     **dict.fromkeys(RESULT_ITEMS, _on_output),
     "tool_search_output": _on_definitions,
+    "additional_tools": _on_additional_tools,
     "web_search_call": _on_search_call,
 }

@@ -53,8 +53,9 @@ LINE_TYPES: dict[str, tuple[str, str]] = {
 RESPONSE_ITEM_TYPES: dict[str, tuple[str, str]] = {
     "message": (
         READ,
-        "developer/system → System instructions; user → User prompts; assistant → Assistant "
-        "history; a block with a known leading tag → its category (Rules, Skills, Environment…)",
+        "developer → System instructions; user → User prompts; assistant → Assistant "
+        "history; a block with a known leading tag → its category (Rules, Skills, Environment…); "
+        "a `system` one is never sent (codex-rs `is_api_message`): skipped",
     ),
     "agent_message": (
         READ,
@@ -79,6 +80,15 @@ RESPONSE_ITEM_TYPES: dict[str, tuple[str, str]] = {
     "compaction": (READ, "a remote compaction's encrypted summary: listed as unmeasured"),
     "compaction_summary": (READ, "older name of compaction: listed as unmeasured"),
     "context_compaction": (READ, "a compaction's encrypted summary: listed as unmeasured"),
+    "additional_tools": (
+        READ,
+        "tool definitions sent as an input item (newer builds, Responses Lite models): the "
+        "tools' JSON → Tool definitions",
+    ),
+    "configuration_update": (
+        SKIPPED,
+        "a control item telling the model its reasoning effort: no text to count",
+    ),
     "ghost_snapshot": (SKIPPED, "a git snapshot the harness keeps for undo; never sent"),
     "compaction_trigger": (SKIPPED, "a request control; not a durable item, never sent"),
 }
@@ -104,6 +114,10 @@ TURN_ITEM_TYPES = frozenset(
         "ImageGeneration",
         "McpToolCall",
         "ContextCompaction",
+        "FunctionCallOutput",  # a display copy of the function_call_output response_item
+        "Extension",  # clock.sleep, web.search, image_gen.generation: for the UI
+        "EnteredReviewMode",
+        "ExitedReviewMode",
     }
 )
 # `event_msg`s are UI and telemetry events: the model sees the `response_item`s. A few
@@ -342,7 +356,7 @@ def classify(role: str, text: str) -> tuple[Category, str]:
         for tag, category, label in _TAGS:
             if stripped.startswith(tag):
                 return category, label
-    if role == "developer" or role == "system":
+    if role == "developer":
         return Category.SYSTEM, "Developer instructions"
     if role == "assistant":
         return Category.ASSISTANT, "Assistant text"

@@ -180,7 +180,6 @@ def test_a_block_that_starts_with_a_tag_is_of_its_category(
     [
         ("user", Category.PROMPTS),
         ("developer", Category.SYSTEM),
-        ("system", Category.SYSTEM),
         ("assistant", Category.ASSISTANT),
     ],
 )

@@ -15,9 +15,11 @@ names); no real rollout with them was available."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from agent_profiler.cli import app
@@ -109,9 +111,17 @@ def _completed(at: int, item: dict[str, Any]) -> dict[str, Any]:
     return _line(at, "event_msg", {**payload, "completed_at_ms": 0})
 
 
-def _paginated(tmp_path: Path, *extra: dict[str, Any], name: str = "paginated") -> Any:
+def _paginated(
+    tmp_path: Path,
+    *extra: dict[str, Any],
+    name: str = "paginated",
+    exit_code: dict[str, Any] | None = None,
+    output: str | None = None,
+) -> Any:
     """Turn 1 of the rollout as a paginated thread writes it: its `user_message` (line 7)
-    and `exec_command_end` (line 12) replaced by `item_completed` lines, `extra` after."""
+    and `exec_command_end` (line 12) replaced by `item_completed` lines, `extra` after
+    (`exit_code`: the command item's exit code field, camelCase `exitCode: 0` if not
+    given; `output`: the command's output on line 11, the rollout's own if not given)."""
     prompt = {
         "type": "UserMessage",
         "id": "u-1",
@@ -122,11 +132,14 @@ def _paginated(tmp_path: Path, *extra: dict[str, Any], name: str = "paginated") 
         "id": CALL,
         "command": ["/bin/zsh", "-lc", "sed"],
         "status": "completed",
-        "exitCode": 0,
+        **({"exitCode": 0} if exit_code is None else exit_code),
         "duration": {"secs": 5, "nanos": 0},
     }
     lines = [record(PLAIN, n) for n in (1, 2, 3, 4, 5, 6)] + [_completed(7, prompt)]
-    lines += [record(PLAIN, n) for n in (8, 9, 10, 11)] + [_completed(12, command)]
+    result = record(PLAIN, 11)
+    if output is not None:
+        result["payload"]["output"] = output
+    lines += [record(PLAIN, n) for n in (8, 9, 10)] + [result, _completed(12, command)]
     lines += [record(PLAIN, n) for n in (13, 14, 15)] + list(extra)
     return read_single(write(tmp_path, lines, f"rollout-{name}.jsonl"))
 
@@ -141,6 +154,21 @@ def test_a_paginated_threads_prompt_and_command_come_from_item_completed(
     assert command.end_ns - command.start_ns == 5_000_000_000
     assert "exec_command_end duration" in command.timing
     assert dict(diagnostics.unrecognised) == {}
+
+
+@pytest.mark.parametrize(
+    ("field", "failed"),
+    [({"exit_code": 2}, True), ({"exitCode": 2}, True), ({"exit_code": 0}, False)],
+)
+def test_a_commands_exit_code_is_read_in_either_spelling(
+    tmp_path: Path, field: dict[str, Any], failed: bool
+) -> None:
+    """Core's `CommandExecutionItem` writes snake_case (`exit_code`), the app server's copy
+    camelCase: a failed command is a failed call either way."""
+    # (the rollout's own output says the command still runs: its exit is the later call's)
+    session, _ = _paginated(tmp_path, exit_code=field, output="sed: done")
+    command = next(t for t in session.tool_calls if t.call_id == CALL)
+    assert command.is_error is failed
 
 
 def test_a_web_search_recorded_only_by_item_completed_is_a_tool_call(tmp_path: Path) -> None:
@@ -163,8 +191,19 @@ def test_other_turn_items_are_skipped_by_type_and_unknown_ones_are_loud(
 ) -> None:
     plan = {"type": "Plan", "id": "p-1", "text": "1. read"}
     future = {"type": "Hologram", "id": "h-1"}
-    _, diagnostics = _paginated(tmp_path, _completed(16, plan), _completed(16, future))
+    newest = [
+        {"type": kind, "id": f"n-{kind}"}
+        for kind in ("FunctionCallOutput", "Extension", "EnteredReviewMode", "ExitedReviewMode")
+    ]
+    _, diagnostics = _paginated(
+        tmp_path,
+        _completed(16, plan),
+        _completed(16, future),
+        *[_completed(16, item) for item in newest],
+    )
     assert dict(diagnostics.skipped)["codex:event_msg/item_completed/Plan"] == 1
+    for item in newest:
+        assert dict(diagnostics.skipped)[f"codex:event_msg/item_completed/{item['type']}"] == 1
     assert dict(diagnostics.unrecognised) == {"codex:event_msg/item_completed/Hologram": 1}
 
 
@@ -234,3 +273,61 @@ def test_a_paginated_spawns_item_completed_names_its_child(tmp_path: Path) -> No
     )
     assert spawn.child_session == "thread-c"
     assert child.parent_call_id == spawn.call_id
+    # core's own spelling (`#[serde(rename_all = "snake_case")]`)
+    snake = {**item, "tool": "spawn_agent", "receiver_thread_ids": ["thread-c"]}
+    del snake["receiverThreadIds"]
+    (tmp_path / "snake").mkdir()
+    spawn, child = _spawn_pair(
+        tmp_path / "snake", "spawned", {"parent_thread_id": THREAD}, _completed(11, snake)
+    )
+    assert spawn.child_session == "thread-c"
+
+
+# -- the newest response items -----------------------------------------------------------
+
+
+def test_tool_definitions_sent_in_the_input_are_tool_definitions(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """`additional_tools {role: developer, tools}` (Responses Lite models): the tools' JSON
+    as the model is sent it, `Tool definitions`; a `system` message is never sent
+    (codex-rs `is_api_message`); a `configuration_update` is a control item, skipped."""
+    from rules_spy import spy
+
+    added = spy(monkeypatch)
+    tools = [{"type": "function", "name": "exec_command", "parameters": {"type": "object"}}]
+    lines = [record(PLAIN, n) for n in (1, 2, 3, 4, 5, 6, 7, 8)]
+    lines.insert(
+        6,
+        _line(
+            6, "response_item", {"type": "additional_tools", "role": "developer", "tools": tools}
+        ),
+    )
+    lines.insert(
+        6,
+        _line(
+            6,
+            "response_item",
+            {
+                "type": "message",
+                "role": "system",
+                "content": [{"type": "input_text", "text": "hidden"}],
+            },
+        ),
+    )
+    lines.insert(
+        6,
+        _line(
+            6, "response_item", {"type": "configuration_update", "reasoning": {"effort": "high"}}
+        ),
+    )
+    _, diagnostics = read_single(write(tmp_path, lines, "rollout-tools.jsonl"))
+    (defined,) = [a for a in added if a.label == "Tool definitions (in the input)"]
+    assert (defined.category.value, defined.chars) == (
+        "tools",
+        len(json.dumps(tools, separators=(",", ":"))),
+    )
+    assert not [a for a in added if a.id.startswith("item-system")]
+    assert dict(diagnostics.skipped)["codex:response_item/message/system"] == 1
+    assert dict(diagnostics.skipped)["codex:response_item/configuration_update"] == 1
+    assert dict(diagnostics.unrecognised) == {}

@@ -92,7 +92,6 @@ SWAPPED = [
     ("user", "<user_shell_command>ls</user_shell_command>", EN, "Shell command"),
     ("user", "  \n<environment_context>x</environment_context>", EN, "Environment context"),
     ("developer", "You are in plan mode.", SY, "Developer instructions"),
-    ("system", "System says hello", SY, "Developer instructions"),
     ("developer", "<skills_instructions>x", SK, "Skills listing"),
     ("assistant", "Here you go", AS, "Assistant text"),
     ("user", "why does <environment_context> appear?", PR, "User prompt"),
