@@ -350,10 +350,11 @@ class SessionBuilder:
                     # response's.
                     self._hidden_thinking(draft, f"{uuid}:{index}", "Thinking")
                 elif isinstance(text, str):
-                    if kind == "thinking":
-                        self.edits.thinking.append((message_id, f"{uuid}:{index}"))
+                    item_id = f"{uuid}:{index}"
+                    if kind == "thinking":  # (one string for the list and the item)
+                        self.edits.thinking.append((message_id, item_id))
                     self.log.add(
-                        f"{uuid}:{index}",
+                        item_id,
                         _ASSISTANT,
                         text,
                         label=ANSWER_BLOCKS[kind][1],
