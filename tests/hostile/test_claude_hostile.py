@@ -158,7 +158,7 @@ def test_unknown_content_blocks_are_said_with_their_place(tmp_path: Path) -> Non
                 "m1",
                 [
                     {"type": "text", "text": "found"},
-                    {"type": "web_search_tool_result", "tool_use_id": "s1", "content": []},
+                    {"type": "code_execution_tool_result", "tool_use_id": "s1", "content": []},
                 ],
                 usage(1000),
             ),
@@ -172,7 +172,8 @@ def test_unknown_content_blocks_are_said_with_their_place(tmp_path: Path) -> Non
     assert diagnostics.warning_counts["unknown-block"] == 2
     assert [str(w) for w in diagnostics.warnings if w.kind == "unknown-block"] == [
         f"{journal}:1: content block of type 'search_result' not recognised (not read)",
-        f"{journal}:2: content block of type 'web_search_tool_result' not recognised (not read)",
+        f"{journal}:2: content block of type 'code_execution_tool_result' not recognised "
+        "(not read)",
     ]
 
 

@@ -364,7 +364,7 @@ class SessionBuilder:
                     draft.visible += self.log.estimator.visible_tokens(text)
             elif kind == "redacted_thinking":
                 self._hidden_thinking(draft, f"{uuid}:{index}", "Redacted thinking")
-            elif kind in SERVER_RESULTS:
+            elif kind.__class__ is str and kind in SERVER_RESULTS:  # (a type may be a list)
                 self._server_result(block, ts)
             elif kind != "fallback":  # (the server's model switch: two model names, no text)
                 self.unknown_block(kind, path, line)
