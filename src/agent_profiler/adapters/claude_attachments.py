@@ -165,7 +165,11 @@ def on_attachment(builder: SessionBuilder, record: dict[str, Any], ts: int, line
             # Sent, but not as text the record holds (an image; rendered at each request).
             builder.unmeasured[f"attachment-{kind}"] += 1
     if text:
-        label = _LABELS.get(kind, kind.replace("_", " ").capitalize())
+        label = (  # (a type not known is the journal's word: named in the notes only)
+            _LABELS.get(kind, kind.replace("_", " ").capitalize())
+            if known is not None
+            else "Attachment (type not known)"
+        )
         builder.log.add(item_id, category or Category.OVERHEAD, text, label=label)
         withdrawn = record.get("renderedWithdrawn")
         if withdrawn is not None and attachment.get("overTokenLimit") is True:

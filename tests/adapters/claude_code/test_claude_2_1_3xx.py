@@ -155,7 +155,7 @@ def test_the_types_of_2_1_3xx_are_known_sent_or_not(
     assert diagnostics.unrecognised["claude:attachment/brand_new_kind"] == 1
     assert _added(added, "attachment:n1") == []
     assert _added(added, "attachment:n2") == [
-        (Category.OVERHEAD, len(_rendered("hello")[0]["content"]), "Brand new kind")
+        (Category.OVERHEAD, len(_rendered("hello")[0]["content"]), "Attachment (type not known)")
     ]
     assert diagnostics.notes == {
         "claude:attachment/brand_new_kind (type not known: its rendered text)": 1
