@@ -332,11 +332,20 @@ def _on_output(
         call_id = builder.next_id("output")
     output = item.get("output")
     text = json_text(item.get("tools") or []) if definitions else output_text(output)
+    label = "Tool definitions (tool search)" if definitions else "Tool result"
+    whole = len(text)
+    budget = builder.output_budget
+    if budget is not None and whole > budget and not definitions:
+        # Sent truncated to the turn's policy, its head and its tail (codex-rs
+        # `truncate_text`); the rollout keeps it whole.
+        half = budget // 2
+        text = f"{text[:half]}…{(whole - budget) // 4} tokens truncated…{text[-half:]}"
+        label = "Tool result (truncated as sent)"
     chars = builder.add_text(
         f"result:{call_id}",
         Category.TOOLS if definitions else Category.RESULTS,
         text,
-        "Tool definitions (tool search)" if definitions else "Tool result",
+        label,
         source_id=call_id,
         source_kind=SourceKind.TOOL,
     )
@@ -349,7 +358,7 @@ def _on_output(
         builder.diagnostics.note("codex:output-without-call")
         return
     tool.end_ns = max(ts, tool.start_ns)
-    tool.result_chars = chars
+    tool.result_chars = chars if whole == len(text) else whole  # (what the tool returned)
     if tool.name == "spawn_agent":
         spawn_output(builder, call_id, output)  # the child it started (codex_agents)
     code = exit_code(output)

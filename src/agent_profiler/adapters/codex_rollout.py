@@ -97,6 +97,8 @@ class RolloutBuilder:
     models: list[str] = field(default_factory=list)
     model: str = ""
     effort: str | None = None
+    # The characters a tool's output is sent at most (the turn's `truncation_policy`).
+    output_budget: int | None = None
     provider: str | None = None
     version: str | None = None
     originator: str | None = None
@@ -227,6 +229,9 @@ class RolloutBuilder:
             effort = settings.get("reasoning_effort") if isinstance(settings, dict) else None
         if isinstance(effort, str):
             self.effort = effort
+        budget = output_budget(payload.get("truncation_policy"))
+        if budget is not None:
+            self.output_budget = budget
 
     def turn_begins(self) -> None:
         """The items added next open a user turn (a real prompt's message, an agent's
@@ -468,3 +473,17 @@ def _tool_end(tool: Tool, session_end: int) -> int:
     if tool.duration_ns is not None:
         return min(tool.start_ns + tool.duration_ns, max(session_end, tool.start_ns))
     return tool.end_ns if tool.end_ns is not None else max(session_end, tool.start_ns)
+
+
+def output_budget(policy: object) -> int | None:
+    """The characters a tool's output is sent at most under a turn's `truncation_policy`
+    (`{mode: tokens | bytes, limit}`): codex-rs records an output into the model's history
+    truncated to the policy × 1.2 (context_manager `process_item`; a token is 4 bytes to
+    its `truncate_text`), while the rollout keeps it whole. None: no policy stated."""
+    if not isinstance(policy, dict):
+        return None
+    limit = policy.get("limit")
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
+        return None
+    per_unit = {"tokens": 4, "bytes": 1}.get(str(policy.get("mode")))
+    return None if per_unit is None else int(limit * 1.2) * per_unit

@@ -331,3 +331,39 @@ def test_tool_definitions_sent_in_the_input_are_tool_definitions(
     assert dict(diagnostics.skipped)["codex:response_item/message/system"] == 1
     assert dict(diagnostics.skipped)["codex:response_item/configuration_update"] == 1
     assert dict(diagnostics.unrecognised) == {}
+
+
+@pytest.mark.parametrize(
+    ("policy", "budget"),
+    [
+        ({"mode": "tokens", "limit": 100}, 480),  # 100 × 1.2 tokens of 4 bytes
+        ({"mode": "bytes", "limit": 1000}, 1200),
+        ({"mode": "tokens", "limit": 10000}, None),  # the rollout's own: 48,000, not reached
+        ({"mode": "lines", "limit": 5}, None),  # a mode not known: not truncated
+    ],
+)
+def test_a_tool_output_is_measured_as_sent_under_the_turns_truncation_policy(
+    tmp_path: Path, monkeypatch: Any, policy: dict[str, Any], budget: int | None
+) -> None:
+    """codex-rs records a tool's output into the model's history truncated to the turn's
+    `truncation_policy` × 1.2 (its head and tail), and the rollout keeps it whole: line
+    15's output (5,510 characters) is measured as sent; the call keeps what it returned."""
+    from rules_spy import spy
+
+    added = spy(monkeypatch)
+    lines = [record(PLAIN, n) for n in range(1, 16)]
+    lines[4]["payload"]["truncation_policy"] = policy
+    session, _ = read_single(write(tmp_path, lines, "rollout-policy.jsonl"))
+    call = lines[14]["payload"]["call_id"]
+    (result,) = [a for a in added if a.id == f"result:{call}"]
+    whole = len(lines[14]["payload"]["output"])
+    if budget is None:
+        assert (result.chars, result.label) == (whole, "Tool result")
+    else:
+        marker = f"…{(whole - budget) // 4} tokens truncated…"
+        assert (result.chars, result.label) == (
+            budget + len(marker),
+            "Tool result (truncated as sent)",
+        )
+    (tool,) = [t for t in session.tool_calls if t.call_id == call]
+    assert tool.result_chars == whole
