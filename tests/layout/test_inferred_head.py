@@ -42,7 +42,7 @@ def test_only_an_unattributed_that_is_the_head_is_renamed() -> None:
     result = CliRunner().invoke(app, ["summary", str(CODEX)])
     # The category keeps its own name (52% of this session's end composition since its
     # encrypted reasoning is sized from reasoning_output_tokens).
-    assert "Unattributed 52%" in result.stdout and HEAD_LABEL not in result.stdout
+    assert "Unattributed 58%" in result.stdout and HEAD_LABEL not in result.stdout
 
 
 def test_the_trace_keeps_the_contract_label(export_trace: Any) -> None:

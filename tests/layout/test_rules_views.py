@@ -71,7 +71,12 @@ def test_largest_additions_list_every_growth_largest_first_then_by_time_and_id()
         ("item-user:420:0", 1),
         ("item-user:811:0", 1),
     ]
-    assert additions[0].change.delta_tokens > additions[1].change.delta_tokens
+    # the two largest are two MCP outputs sent truncated to the same 48,000 bytes (their
+    # markers 83,556 and 48,153 characters long): a tie, the earlier first
+    top = additions[:2]
+    assert [a.change.delta_tokens for a in top] == [12006, 12006]
+    assert top[0].snapshot.time_ns < top[1].snapshot.time_ns
+    assert additions[1].change.delta_tokens > additions[2].change.delta_tokens
     firsts = largest_addition_per_snapshot(session)
     for snapshot in session.snapshots:
         mine = [a for a in additions if a.snapshot is snapshot]

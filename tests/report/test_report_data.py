@@ -277,9 +277,9 @@ def test_the_estimation_words_of_a_codex_session_name_what_was_sized_from_a_numb
         ESTIMATE_CAVEAT,
         "Items are read from the transcript the journal recorded, not the request itself.",
         f"Coverage: {COVERAGE_WORDS[Coverage.PARTIAL]}; {HEAD_WORDS['inferred']}.",
-        "At request 6, the last with both, the estimate is 67,617 of 63,441 reported tokens "
-        "(107%); the reported Context size is never scaled to match.",
-        "Estimate error over 5 requests after the first: median 2%, worst 7% of the reported size.",
+        "At request 6, the last with both, the estimate is 60,853 of 63,441 reported tokens "
+        "(96%); the reported Context size is never scaled to match.",
+        "Estimate error over 5 requests after the first: median 2%, worst 4% of the reported size.",
         "Sized from a number the journal reports for the item, not from text: "
         "reasoning-output-tokens (docs/estimates.md).",
     ]

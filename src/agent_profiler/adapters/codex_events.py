@@ -226,7 +226,7 @@ def _on_item_completed(
         success = item["status"] == "completed"  # not failed nor declined
         _on_patch_end(builder, {"call_id": call_id, "success": success}, ts, line)
     elif kind == "CommandExecution":
-        # Core's TurnItem writes snake_case (`exit_code`); the app server's copy camelCase.
+        # Versions differ: camelCase (`exitCode`) in some, snake_case (`exit_code`) in others.
         code = item["exit_code"] if "exit_code" in item else item.get("exitCode")
         end = {"call_id": call_id, "exit_code": code}
         _on_exec_end(builder, {**end, "duration": item.get("duration")}, ts, line)

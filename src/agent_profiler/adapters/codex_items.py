@@ -34,10 +34,13 @@ from agent_profiler.adapters.codex_records import (
     still_running,
 )
 from agent_profiler.adapters.codex_rollout import (
+    ASSUMED_BUDGET,
     CONTEXT_CATEGORIES,
     Compaction,
     RolloutBuilder,
     Tool,
+    sent_output,
+    sent_size,
 )
 from agent_profiler.adapters.common import json_text
 from agent_profiler.adapters.drafts import ToolArguments
@@ -333,21 +336,28 @@ def _on_output(
     output = item.get("output")
     text = json_text(item.get("tools") or []) if definitions else output_text(output)
     label = "Tool definitions (tool search)" if definitions else "Tool result"
-    whole = len(text)
-    budget = builder.output_budget
-    if budget is not None and whole > budget and not definitions:
-        # Sent truncated to the turn's policy, its head and its tail (codex-rs
-        # `truncate_text`); the rollout keeps it whole.
-        half = budget // 2
-        text = f"{text[:half]}…{(whole - budget) // 4} tokens truncated…{text[-half:]}"
-        label = "Tool result (truncated as sent)"
-    chars = builder.add_text(
+    whole, redacted = measure(text, builder.impossible)
+    measured: tuple[int, bool] | None = (whole, redacted)
+    if not definitions and prefix == "item":  # (a compaction's history holds them as sent)
+        budget = builder.output_budget or ASSUMED_BUDGET
+        if redacted:  # a redaction marker: its stated length
+            size = sent_size(whole, budget)
+            if size is not None:
+                measured = (size, True)
+        elif (sent := sent_output(text, budget)) is not None:
+            text, measured = sent, None
+        if measured is None or measured != (whole, redacted):
+            # Sent truncated to the turn's policy; the rollout keeps it whole.
+            assumed = builder.output_budget is None
+            label = f"Tool result (truncated as sent{', the policy assumed' if assumed else ''})"
+    builder.add_text(
         f"result:{call_id}",
         Category.TOOLS if definitions else Category.RESULTS,
         text,
         label,
         source_id=call_id,
         source_kind=SourceKind.TOOL,
+        measured=measured,
     )
     if prefix != "item":
         return
@@ -358,7 +368,7 @@ def _on_output(
         builder.diagnostics.note("codex:output-without-call")
         return
     tool.end_ns = max(ts, tool.start_ns)
-    tool.result_chars = chars if whole == len(text) else whole  # (what the tool returned)
+    tool.result_chars = whole  # (what the tool returned)
     if tool.name == "spawn_agent":
         spawn_output(builder, call_id, output)  # the child it started (codex_agents)
     code = exit_code(output)

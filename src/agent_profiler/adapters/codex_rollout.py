@@ -13,6 +13,7 @@ command ends)."""
 from __future__ import annotations
 
 import functools
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -97,8 +98,9 @@ class RolloutBuilder:
     models: list[str] = field(default_factory=list)
     model: str = ""
     effort: str | None = None
-    # The characters a tool's output is sent at most (the turn's `truncation_policy`).
-    output_budget: int | None = None
+    # What a tool's output is sent at most (the turn's `truncation_policy`; None: not
+    # stated, `ASSUMED_BUDGET`).
+    output_budget: Budget | None = None
     provider: str | None = None
     version: str | None = None
     originator: str | None = None
@@ -475,15 +477,58 @@ def _tool_end(tool: Tool, session_end: int) -> int:
     return tool.end_ns if tool.end_ns is not None else max(session_end, tool.start_ns)
 
 
-def output_budget(policy: object) -> int | None:
-    """The characters a tool's output is sent at most under a turn's `truncation_policy`
-    (`{mode: tokens | bytes, limit}`): codex-rs records an output into the model's history
-    truncated to the policy × 1.2 (context_manager `process_item`; a token is 4 bytes to
-    its `truncate_text`), while the rollout keeps it whole. None: no policy stated."""
+# (bytes a tool's output is sent at most, the policy's mode)
+Budget = tuple[int, str]
+
+
+def output_budget(policy: object) -> Budget | None:
+    """What a tool's output is sent at most under a turn's `truncation_policy` (`{mode:
+    tokens | bytes, limit}`): codex-rs records an output into the model's history truncated
+    to the policy × 1.2, rounded up (context_manager `process_item`; a token is 4 bytes to
+    its `truncate_text`), while the rollout keeps it whole. None: no policy of a known mode."""
     if not isinstance(policy, dict):
         return None
     limit = policy.get("limit")
+    mode = policy.get("mode")
     if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
         return None
-    per_unit = {"tokens": 4, "bytes": 1}.get(str(policy.get("mode")))
-    return None if per_unit is None else int(limit * 1.2) * per_unit
+    if mode != "tokens" and mode != "bytes":
+        return None
+    units = math.ceil(limit * 1.2)
+    return (units * 4 if mode == "tokens" else units), mode
+
+
+# 0.140 and later write no policy in turn_context (the model's own is used): assumed to
+# be the one every corpus rollout that states one has (295 turn_context lines, gpt-5.x).
+ASSUMED_BUDGET: Budget = (math.ceil(10000 * 1.2) * 4, "tokens")
+
+
+def sent_output(text: str, budget: Budget) -> str | None:
+    """`text` as codex-rs sends it when it is longer than the budget (`truncate_text`: the
+    first half of the bytes and the last, cut at characters, a marker between); None when
+    it is sent whole."""
+    limit, mode = budget
+    if len(text) * 4 <= limit:  # (most outputs: not even 4 bytes a character reach it)
+        return None
+    raw = text.encode()
+    if len(raw) <= limit:
+        return None
+    left = limit // 2
+    head = raw[:left].decode(errors="ignore")
+    tail = raw[len(raw) - (limit - left) :].decode(errors="ignore")
+    if mode == "tokens":
+        marker = f"…{-(-(len(raw) - limit) // 4)} tokens truncated…"
+    else:
+        marker = f"…{len(text) - len(head) - len(tail)} chars truncated…"
+    return f"{head}{marker}{tail}"
+
+
+def sent_size(stated: int, budget: Budget) -> int | None:
+    """The characters an output of `stated` characters (a redaction marker's length: its
+    text is not in the journal) is sent as, when the budget cuts it; None when it does not."""
+    limit, mode = budget
+    if stated <= limit:
+        return None
+    cut = -(-(stated - limit) // 4) if mode == "tokens" else stated - limit
+    unit = "tokens" if mode == "tokens" else "chars"
+    return limit + len(f"…{cut} {unit} truncated…")

@@ -347,12 +347,14 @@ def test_a_tool_output_is_measured_as_sent_under_the_turns_truncation_policy(
 ) -> None:
     """codex-rs records a tool's output into the model's history truncated to the turn's
     `truncation_policy` × 1.2 (its head and tail), and the rollout keeps it whole: line
-    15's output (5,510 characters) is measured as sent; the call keeps what it returned."""
+    15's output (made 5,490 ASCII characters) is measured as sent; the call keeps what it
+    returned."""
     from rules_spy import spy
 
     added = spy(monkeypatch)
     lines = [record(PLAIN, n) for n in range(1, 16)]
     lines[4]["payload"]["truncation_policy"] = policy
+    lines[14]["payload"]["output"] = "".join(f"line {n}\n" for n in range(700))  # (ASCII)
     session, _ = read_single(write(tmp_path, lines, "rollout-policy.jsonl"))
     call = lines[14]["payload"]["call_id"]
     (result,) = [a for a in added if a.id == f"result:{call}"]
@@ -360,10 +362,61 @@ def test_a_tool_output_is_measured_as_sent_under_the_turns_truncation_policy(
     if budget is None:
         assert (result.chars, result.label) == (whole, "Tool result")
     else:
-        marker = f"…{(whole - budget) // 4} tokens truncated…"
+        marker = (  # (codex-rs `truncate_text`: tokens rounded up, or the chars cut)
+            f"…{-(-(whole - budget) // 4)} tokens truncated…"
+            if policy["mode"] == "tokens"
+            else f"…{whole - budget} chars truncated…"
+        )
         assert (result.chars, result.label) == (
             budget + len(marker),
             "Tool result (truncated as sent)",
         )
     (tool,) = [t for t in session.tool_calls if t.call_id == call]
     assert tool.result_chars == whole
+
+
+def test_an_output_is_cut_by_its_bytes_at_characters() -> None:
+    """codex-rs counts a text's UTF-8 bytes (4 to a token) and cuts head and tail at
+    characters: 300 × 漢 (900 bytes) under tokens 100 (480 bytes) is sent as 80 + 80 of them
+    and the marker; an ASCII text within the budget is sent whole; a redaction marker's
+    stated length is cut the same way."""
+    from agent_profiler.adapters.codex_rollout import output_budget, sent_output, sent_size
+
+    budget = output_budget({"mode": "tokens", "limit": 100})
+    assert budget == (480, "tokens")
+    assert sent_output("漢" * 300, budget) == "漢" * 80 + "…105 tokens truncated…" + "漢" * 80
+    assert sent_output("x" * 480, budget) is None
+    assert sent_output("漢" * 160, budget) is None  # (480 bytes: at the budget)
+    assert sent_output("漢" * 161, budget) is not None
+    assert sent_size(480, budget) is None
+    assert sent_size(900, budget) == 480 + len("…105 tokens truncated…")
+    by_bytes = output_budget({"mode": "bytes", "limit": 101})  # (121.2: 122, rounded up)
+    assert by_bytes == (122, "bytes")
+    assert sent_output("ab" * 100, by_bytes) == "ab" * 30 + "a…78 chars truncated…b" + "ab" * 30
+
+
+def test_the_corpus_outputs_past_the_budget_are_measured_as_sent(monkeypatch: Any) -> None:
+    """The sanitised 0.104 Desktop rollouts state tokens 10000 (48,000 bytes), and two MCP
+    outputs there are longer (redaction markers of 83,556 and 75,079 characters, and one
+    just past it): sent truncated, measured so; the calls keep what they returned."""
+    from agent_profiler.adapters.codex_rollout import sent_size
+    from rules_spy import spy
+    from shared_paths import CORPUS, SHARED_REASON
+
+    folder = CORPUS / "codex" / "localpush-0.104.0-desktop-sanitized"
+    if not folder.is_dir():
+        pytest.skip(SHARED_REASON)
+    added = spy(monkeypatch)
+    budget = (48000, "tokens")
+    for name, stated in (
+        ("rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl", 83556),
+        ("rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl", 75079),
+    ):
+        added.clear()
+        session, _ = read_single(folder / name)
+        cut = {a.id: a.chars for a in added if "truncated as sent" in a.label}
+        returned = {f"result:{t.call_id}": t.result_chars for t in session.tool_calls}
+        assert stated in {returned[item] for item in cut}
+        for item, chars in cut.items():
+            assert returned[item] > 48000
+            assert chars == sent_size(returned[item], budget)
