@@ -17,7 +17,7 @@ import pytest
 from agent_profiler.adapters.claude_attachments import CLEARED, REPLACED, rendered_text
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.loader import load
-from agent_profiler.model import Category, ChangeKind, ContextChange, Session
+from agent_profiler.model import Category, ChangeKind, ContextChange, Session, SourceKind
 from rules_spy import Added, record, spy, write
 from shared_paths import TESTS
 
@@ -442,6 +442,8 @@ def test_a_result_too_large_is_sent_as_its_preview(
     values.insert(5, _replacement({"kind": "tool-result", "toolUseId": MEDIUM, "replacement": "m"}))
     session, diagnostics = _load(tmp_path, values)
     assert _added(added, f"result:{LONG}")[-1] == (Category.RESULTS, len(preview), REPLACED)
+    replaced = [a for a in added if a.id == f"result:{LONG}"][-1]
+    assert (replaced.source_id, replaced.source_kind) == (LONG, SourceKind.TOOL)
     assert _added(added, f"result:{MEDIUM}") == [(Category.RESULTS, 1, "Tool result")]
     assert _added(added, f"result:{SHORT}")[-1] == (Category.RESULTS, 5, REPLACED)
     assert diagnostics.unrecognised["claude:content-replacement/image-block"] == 1
@@ -729,3 +731,50 @@ def test_a_local_command_is_judged_by_the_build_that_wrote_it(
     }
     _load(tmp_path, _with(command))
     assert [c for c, _, _ in _added(added, "local:l0")] == [Category.ENVIRONMENT]
+
+
+def test_a_blocks_of_an_unknown_type_in_an_attachment_is_said_with_its_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An attachment's content with a block we do not know (a hook's context, a blocking
+    error's): said as an `unknown-block` warning at the record's path:line, the text beside
+    it still read; a listing that is no list adds nothing."""
+    added = spy(monkeypatch)
+    odd = [{"type": "text", "text": "use the lock"}, {"type": "hologram"}]
+    records = [
+        _attachment("h1", {"type": "hook_additional_context", "content": odd}),
+        _attachment("h2", {"type": "hook_blocking_error", "blockingError": 3, "content": odd}),
+        _attachment("d1", {"type": "deferred_tools_delta", "addedNames": "Read"}),
+    ]
+    values = _with(*records)
+    path = write(tmp_path, values)
+    diagnostics = Diagnostics()
+    load([path], diagnostics)
+    warned = [str(w) for w in diagnostics.warnings if w.kind == "unknown-block"]
+    assert warned == [
+        f"{path}:{line}: content block of type 'hologram' not recognised (not read)"
+        for line in (9, 10)
+    ]
+    assert [len(_added(added, f"hook:h{n}")) for n in (1, 2)] == [1, 1]
+    assert _added(added, "attachment:d1") == []
+
+
+def test_a_voice_turn_folded_into_a_queued_message_sends_its_rendered_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `voice_call_talk` with `fold` is sent as the queued message it folds into: its
+    `rendered` text, not the bare words."""
+    added = spy(monkeypatch)
+    envelope = {k: record(E4B, 4)[k] for k in ("sessionId", "cwd", "version")}
+    framed = "<system-reminder>\nThe user said on the call: check the logs\n</system-reminder>"
+    voice = {
+        **envelope,
+        "type": "system",
+        "subtype": "voice_call_talk",
+        "uuid": "v1",
+        "timestamp": BETWEEN,
+        "content": "check the logs",
+        "fold": {"command": {}, "rendered": [{"content": framed}]},
+    }
+    _load(tmp_path, _with(voice))
+    assert _added(added, "voice:v1") == [(Category.PROMPTS, len(framed), "Voice call talk")]
