@@ -26,6 +26,8 @@ SPOTTER_TRANSCRIPT = (
     / "spotter-2.1.39-subagents-compaction"
     / "258c7280-ae70-4798-800f-63464d01a85d.jsonl.gz"
 )
+# Claude Code 2.1.14 (entire.io): the transcript most hand-made Claude Code cases are edited from.
+CLAUDE_E4B = DATA / "claude-code" / "entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl"
 CODEX_SMALL = (
     DATA / "codex" / "rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl"
 )

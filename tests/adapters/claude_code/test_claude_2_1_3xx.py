@@ -19,15 +19,9 @@ from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.loader import load
 from agent_profiler.model import Category, ChangeKind, ContextChange, Session, SourceKind
 from rules_spy import Added, record, spy, write
-from shared_paths import TESTS
+from samples import CLAUDE_E4B
 
-E4B = (
-    TESTS
-    / "data"
-    / "journals"
-    / "claude-code"
-    / "entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl"
-)
+E4B = CLAUDE_E4B
 SECOND, THIRD = "msg_01GTU9QuNNKeQ34opArrZDeP", "msg_01WuhMYr3wMcgtbvbQbKgP8Z"
 FIRST_THINKING = "ad626925-08c6-4653-b2f6-66cbf356dddd:0"  # line 5, the first response's
 LONG, MEDIUM, SHORT = (  # lines 11, 10, 9: results of 24,272, 1,299 and 301 characters

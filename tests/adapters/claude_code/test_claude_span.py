@@ -14,17 +14,11 @@ import pytest
 from agent_profiler.adapters.common import timestamp_ns
 from agent_profiler.views import session_span
 from rules_spy import sessions, write
-from samples import SPOTTER_TRANSCRIPT
-from shared_paths import CORPUS, SHARED_REASON, TESTS
+from samples import CLAUDE_E4B, SPOTTER_TRANSCRIPT
+from shared_paths import CORPUS, SHARED_REASON
 
 SPOTTER = SPOTTER_TRANSCRIPT
-E4B = (
-    TESTS
-    / "data"
-    / "journals"
-    / "claude-code"
-    / "entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl"
-)
+E4B = CLAUDE_E4B
 P179 = (
     CORPUS
     / "claude-code"

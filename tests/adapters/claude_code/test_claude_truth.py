@@ -18,15 +18,10 @@ from typer.testing import CliRunner
 from agent_profiler.adapters.claude_context import DEFAULT_WINDOW, assumed_window
 from agent_profiler.cli import app
 from rules_spy import record, sessions, write
+from samples import CLAUDE_E4B
 from shared_paths import CORPUS, SHARED_REASON, TESTS
 
-E4B = (
-    TESTS
-    / "data"
-    / "journals"
-    / "claude-code"
-    / "entire-4b-7d5121b42a-0_v2.1.14_compact-boundary.jsonl"
-)
+E4B = CLAUDE_E4B
 P179 = (
     CORPUS
     / "claude-code"
