@@ -601,6 +601,12 @@ def test_a_server_tools_result_ends_its_call_in_the_response(
             "tool_use_id": "srvtoolu_3",
             "content": {"type": "advisor_tool_result_error", "error_code": "unavailable"},
         },
+        {"type": "server_tool_use", "id": "srvtoolu_4", "name": "advisor", "input": {}},
+        {
+            "type": "advisor_tool_result",
+            "tool_use_id": "srvtoolu_4",
+            "content": {"type": "advisor_redacted_result", "encrypted_content": "Eq0x"},
+        },
         {"type": "fallback", "from": {"model": "a"}, "to": {"model": "b"}},
     ]
     records = []
@@ -622,6 +628,7 @@ def test_a_server_tools_result_ends_its_call_in_the_response(
     assert _added(added, "result:srvtoolu_1") == [(Category.RESULTS, len(search), "Tool result")]
     assert _added(added, "result:srvtoolu_2")[0][1] == len("Check the lock first.")
     assert dict(session.unmeasured)["web-search-pages"] == 1
+    assert dict(session.unmeasured)["advisor-redacted"] == 1  # (its answer sent encrypted)
     assert diagnostics.warning_counts == {}
 
 
@@ -772,3 +779,19 @@ def test_a_voice_turn_folded_into_a_queued_message_sends_its_rendered_text(
     }
     _load(tmp_path, _with(voice))
     assert _added(added, "voice:v1") == [(Category.PROMPTS, len(framed), "Voice call talk")]
+
+
+def test_thinking_not_in_the_journal_is_stripped_too(tmp_path: Path) -> None:
+    """A thinking block written without its text (2.1.16x: `"thinking": ""` and a
+    signature; sized from the response's output) leaves with `thinking_stripped` as one
+    with its text does."""
+    values = [record(E4B, n) for n in range(4, 16)]
+    values[1]["message"]["content"][0].update(thinking="", signature="EqQx")
+    for value in values[1:5]:  # (the first response's usage final: its thinking is sized)
+        value["message"].update(stop_reason="tool_use")
+        value["message"]["usage"]["output_tokens"] = 600
+    strip = _attachment("t1", {"type": "thinking_stripped", "scope": "all"})
+    strip["timestamp"] = "2026-01-22T01:41:29.000Z"
+    session, _ = _load(tmp_path, [*values[:11], strip, *values[11:]])
+    removed = _changes(session, THIRD)[FIRST_THINKING]
+    assert removed.change is ChangeKind.REMOVED and removed.delta_tokens < -400

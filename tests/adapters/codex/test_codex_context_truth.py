@@ -441,3 +441,16 @@ def test_a_reasoning_items_summary_and_text_leave_with_it(tmp_path: Path) -> Non
         ("item-reasoning:12:0", summary, "removed"),
         ("item-reasoning-text:13:0", text, "removed"),
     }
+
+
+def test_a_replacement_historys_tool_output_is_as_sent_already(tmp_path: Path) -> None:
+    """A replacement history holds the history as it was sent, tool outputs truncated
+    already (codex-rs keeps them so): an output there is measured whole, not cut again to
+    the turn's policy (the plain rollout's tokens 10000: 48,000 bytes)."""
+    output = "x" * 60_000
+    history = [
+        _message("user", "show tools"),
+        {"type": "function_call_output", "call_id": "call_old", "output": output},
+    ]
+    session = _compacting_rollout(tmp_path, {"message": "", "replacement_history": history})
+    assert _post(session)[Category.RESULTS] == _tokens(output)

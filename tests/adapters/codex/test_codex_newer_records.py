@@ -295,7 +295,10 @@ def test_tool_definitions_sent_in_the_input_are_tool_definitions(
     from rules_spy import spy
 
     added = spy(monkeypatch)
-    tools = [{"type": "function", "name": "exec_command", "parameters": {"type": "object"}}]
+    tools = [
+        {"type": "function", "name": "exec_command", "parameters": {"type": "object"}},
+        {"type": "function", "name": "view_image", "parameters": {"type": "object"}},
+    ]
     lines = [record(PLAIN, n) for n in (1, 2, 3, 4, 5, 6, 7, 8)]
     lines.insert(
         6,
@@ -340,10 +343,11 @@ def test_tool_definitions_sent_in_the_input_are_tool_definitions(
         ({"mode": "bytes", "limit": 1000}, 1200),
         ({"mode": "tokens", "limit": 10000}, None),  # the rollout's own: 48,000, not reached
         ({"mode": "lines", "limit": 5}, None),  # a mode not known: not truncated
+        (None, 48000),  # none stated (0.140 and later): the corpus's tokens 10000 assumed
     ],
 )
 def test_a_tool_output_is_measured_as_sent_under_the_turns_truncation_policy(
-    tmp_path: Path, monkeypatch: Any, policy: dict[str, Any], budget: int | None
+    tmp_path: Path, monkeypatch: Any, policy: dict[str, Any] | None, budget: int | None
 ) -> None:
     """codex-rs records a tool's output into the model's history truncated to the turn's
     `truncation_policy` × 1.2 (its head and tail), and the rollout keeps it whole: line
@@ -353,8 +357,12 @@ def test_a_tool_output_is_measured_as_sent_under_the_turns_truncation_policy(
 
     added = spy(monkeypatch)
     lines = [record(PLAIN, n) for n in range(1, 16)]
-    lines[4]["payload"]["truncation_policy"] = policy
-    lines[14]["payload"]["output"] = "".join(f"line {n}\n" for n in range(700))  # (ASCII)
+    if policy is None:
+        del lines[4]["payload"]["truncation_policy"]
+        lines[14]["payload"]["output"] = "".join(f"line {n}\n" for n in range(7000))
+    else:
+        lines[4]["payload"]["truncation_policy"] = policy
+        lines[14]["payload"]["output"] = "".join(f"line {n}\n" for n in range(700))  # (ASCII)
     session, _ = read_single(write(tmp_path, lines, "rollout-policy.jsonl"))
     call = lines[14]["payload"]["call_id"]
     (result,) = [a for a in added if a.id == f"result:{call}"]
@@ -364,12 +372,13 @@ def test_a_tool_output_is_measured_as_sent_under_the_turns_truncation_policy(
     else:
         marker = (  # (codex-rs `truncate_text`: tokens rounded up, or the chars cut)
             f"…{-(-(whole - budget) // 4)} tokens truncated…"
-            if policy["mode"] == "tokens"
+            if policy is None or policy["mode"] == "tokens"
             else f"…{whole - budget} chars truncated…"
         )
+        assumed = ", the policy assumed" if policy is None else ""
         assert (result.chars, result.label) == (
             budget + len(marker),
-            "Tool result (truncated as sent)",
+            f"Tool result (truncated as sent{assumed})",
         )
     (tool,) = [t for t in session.tool_calls if t.call_id == call]
     assert tool.result_chars == whole
@@ -388,8 +397,10 @@ def test_an_output_is_cut_by_its_bytes_at_characters() -> None:
     assert sent_output("x" * 480, budget) is None
     assert sent_output("漢" * 160, budget) is None  # (480 bytes: at the budget)
     assert sent_output("漢" * 161, budget) is not None
+    assert sent_output("x" * 483, budget) == "x" * 240 + "…1 tokens truncated…" + "x" * 240
     assert sent_size(480, budget) is None
     assert sent_size(900, budget) == 480 + len("…105 tokens truncated…")
+    assert sent_size(516, budget) == 480 + len("…9 tokens truncated…")  # (36 bytes: 9 tokens)
     by_bytes = output_budget({"mode": "bytes", "limit": 101})  # (121.2: 122, rounded up)
     assert by_bytes == (122, "bytes")
     assert sent_output("ab" * 100, by_bytes) == "ab" * 30 + "a…78 chars truncated…b" + "ab" * 30
