@@ -245,12 +245,20 @@ class RolloutBuilder:
         model's context, every item from the `turns`-th last turn's first on (all of them
         from the first turn when there are fewer; nothing when there is no turn), as its
         history rebuild does (`effective.truncate` at that user boundary). The turns that a
-        compaction removed before are no boundaries any more. A marker on Events says it."""
+        compaction removed before are no boundaries any more. The context updates written
+        right above the cut (a developer message, an environment block) go with the turn.
+        A marker on Events says it."""
         if turns <= 0:
             return
         live = [b for b in self.boundaries if b < len(self.order) and self.order[b] in self.log]
         if live:
             cut = live[-turns] if turns <= len(live) else live[0]
+            # The context updates right above the turn go with it, never past the first
+            # turn (codex-rs `trim_pre_turn_context_updates`: its walk stops at the first
+            # item that is not one, as a reasoning item).
+            contextual = set(self.context_items)
+            while cut > live[0] and self.order[cut - 1] in contextual:
+                cut -= 1
             for item_id in self.order[cut:]:
                 self.log.remove(item_id)
             del self.order[cut:]

@@ -93,3 +93,45 @@ def test_the_rollback_is_an_instant_on_the_events_track(tmp_path: Path) -> None:
     (marker,) = [s for s in laid.slices if s.track == "Events"]
     assert marker.instant and marker.name == "rollback: rolled back 2 turns"
     assert not [s for s in laid.slices if s.track == "Configuration" and s.instant]
+
+
+def _message(at: int, role: str, text: str) -> dict[str, Any]:
+    content = [{"type": "input_text", "text": text}]
+    payload = {"type": "message", "role": role, "content": content}
+    return {
+        "timestamp": record(PLAIN, at)["timestamp"],
+        "type": "response_item",
+        "payload": payload,
+    }
+
+
+def test_the_context_updates_above_a_rolled_back_turn_go_with_it(tmp_path: Path) -> None:
+    """Codex trims the context updates written right above the rolled-back turn (a
+    developer message, an environment block: `trim_pre_turn_context_updates`), never past
+    the first turn: turn 2 with two updates before its prompt, rolled back, then a third
+    turn's request sends what it would have sent without turn 2 and its updates."""
+    updates = [
+        _message(21, "developer", "<collaboration_mode>plan</collaboration_mode>" * 20),
+        _message(21, "user", "<environment_context><cwd>/srv/b</cwd></environment_context>" * 9),
+    ]
+    turn_2 = [record(PLAIN, n) for n in (20, 21, 22, 23, 24, 26, 28)]
+    later = record(PLAIN, 29)["timestamp"]
+    turn_3 = [_message(29, "user", "start over"), record(PLAIN, 26), record(PLAIN, 28)]
+    for line in turn_3:
+        line["timestamp"] = later
+    info = turn_3[2]["payload"]["info"]  # (a request of its own: not line 28's usage again)
+    info["last_token_usage"]["input_tokens"] += 7
+    info["total_token_usage"]["input_tokens"] += 7
+    rollback = {**_rolled_back(1), "timestamp": later}
+
+    def last(*inserted: dict[str, Any], name: str) -> ContextSnapshot:
+        lines = [record(PLAIN, n) for n in range(1, 20)]
+        lines += [*inserted, *turn_2, rollback, *turn_3]
+        session, _ = read_single(write(tmp_path / name, lines, NAME))
+        return session.snapshots[-1]
+
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "updates").mkdir()
+    plain, updated = last(name="plain"), last(*updates, name="updates")
+    assert plain.anchor_id == updated.anchor_id == "request-5"  # (turn 3's)
+    assert updated.categories == plain.categories
