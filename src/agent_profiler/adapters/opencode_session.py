@@ -24,18 +24,17 @@ from agent_profiler.adapters.common import (
     MS,
     Clock,
     assumed_model_window,
-    bad_counts,
     json_text,
     preview,
     recorded_usd,
     reference_time,
     text_field,
-    token_count,
     warn_bad_usage,
     within_limits,
 )
 from agent_profiler.adapters.drafts import ToolArguments, ToolDraft
 from agent_profiler.adapters.messages_draft import MessagesDraft
+from agent_profiler.adapters.opencode_records import bad_tokens, not_sent_again, usage_of
 from agent_profiler.attribution import redacted_placeholders
 from agent_profiler.console import counted
 from agent_profiler.diagnostics import Diagnostics
@@ -48,7 +47,6 @@ from agent_profiler.model import (
     Response,
     Session,
     SourceKind,
-    Usage,
 )
 from agent_profiler.records import record
 
@@ -103,45 +101,6 @@ def _ns(value: object) -> int | None:
 def _time(record: Mapping[str, Any], key: str) -> int | None:
     time = record.get("time")
     return _ns(time.get(key)) if isinstance(time, dict) else None
-
-
-def bad_tokens(tokens: object) -> dict[str, object]:
-    """The counts of a `tokens` object that are no token counts (read as 0), by their
-    path in it (`cache.read`); {} for almost every one."""
-    if not isinstance(tokens, dict):
-        return {}
-    cache = tokens.get("cache")
-    counts = {k: tokens.get(k) for k in ("input", "output", "reasoning", "total")}
-    if isinstance(cache, dict):
-        counts |= {f"cache.{k}": cache.get(k) for k in ("read", "write")}
-    return {k: counts[k] for k in bad_counts(counts)}
-
-
-def usage_of(tokens: object) -> Usage:
-    """`input` excludes the cache: the prompt is input + cache.read + cache.write."""
-    tokens = tokens if isinstance(tokens, dict) else {}
-    cache = tokens.get("cache")
-    cache = cache if isinstance(cache, dict) else {}
-    fresh, read, write = (
-        token_count(tokens.get("input")),
-        token_count(cache.get("read")),
-        token_count(cache.get("write")),
-    )
-    output, reasoning = token_count(tokens.get("output")), token_count(tokens.get("reasoning"))
-    # The whole completion, as for the other harnesses. Most providers report `reasoning`
-    # beside `output`, some inside it; `total` (≥1.2) tells which: it is the sum of what
-    # was billed, so completion = total − prompt. Without `total`, beside is assumed.
-    total = token_count(tokens.get("total"))
-    prompt = fresh + read + write
-    completion = total - prompt if total >= prompt + output else output + reasoning
-    return Usage(
-        prompt_tokens=prompt,
-        input_tokens=fresh,
-        output_tokens=completion,
-        cache_read_tokens=read,
-        cache_write_tokens=write,
-        reasoning_tokens=reasoning,
-    )
 
 
 @record
@@ -414,6 +373,10 @@ class SessionBuilder(MessagesDraft):
             if summary and last:
                 self.on_summary(message_id, response if measured else None)
             start = response.end_ns
+        if not_sent_again(error, parts) and not summary:
+            # Its requests were made, but what they answered is never sent again: its
+            # parts leave before the next request (the calls stay on Tools).
+            self.drop([message_id])
 
     def on_part(
         self, message_id: str, part: dict[str, Any], response_id: str | None, summary: bool

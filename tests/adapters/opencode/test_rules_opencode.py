@@ -2112,3 +2112,59 @@ def test_an_export_over_the_size_limit_is_one_error_naming_it(
     assert [(f.path, f.message) for f in result.failures] == [
         (str(DOCS), "JSON document over 512 MB; not read")
     ]
+
+
+@pytest.mark.parametrize(
+    ("error", "kept"),
+    [
+        (None, True),
+        ({"name": "APIError", "data": {"message": "overloaded"}}, False),
+        ({"name": "MessageAbortedError", "data": {}}, True),  # (with its calls: they stay)
+        ({"name": "UnknownError", "data": {}}, False),
+    ],
+)
+def test_what_a_failed_message_wrote_is_not_sent_again(
+    tmp_path: Path, error: dict[str, Any] | None, kept: bool
+) -> None:
+    """OpenCode leaves an assistant message that failed out of every later request
+    (`MessageV2.toModelMessages`), but one aborted with parts beyond its step starts and
+    reasoning: the first request's answer and calls leave before the second, which sends
+    only what came before; its calls are still drawn."""
+    doc = document(EXPLORE)
+    if error is not None:
+        msg(doc, 1)["error"] = error
+    session, _ = read_one(tmp_path, doc)
+    second = next(s for s in session.snapshots if s.anchor_id == msg(doc, 2)["id"])
+    first_items = {f"{msg(doc, 1)['id']}:{p['id']}" for p in doc["messages"][1]["parts"]}
+    calls = {f"call:{p['callID']}" for p in parts(doc, 1, "tool")} | {
+        f"result:{p['callID']}" for p in parts(doc, 1, "tool")
+    }
+    carried = {c.id for c in second.changes} & (first_items | calls)
+    assert bool(carried) is kept
+    assert {t.call_id for t in session.tool_calls} >= {p["callID"] for p in parts(doc, 1, "tool")}
+
+
+def test_an_aborted_message_of_reasoning_alone_is_not_sent_again(tmp_path: Path) -> None:
+    """An aborted message with nothing but its step starts and reasoning is left out."""
+    doc = document(EXPLORE)
+    msg(doc, 1)["error"] = {"name": "MessageAbortedError", "data": {}}
+    created = msg(doc, 1)["time"]["created"]
+    reasoning = {
+        "id": "prt_reasoning",
+        "sessionID": msg(doc, 1)["sessionID"],
+        "messageID": msg(doc, 1)["id"],
+        "type": "reasoning",
+        "text": "I should look around the repository first.",
+        "time": {"start": created, "end": created + 5},
+    }
+    kept = [p for p in doc["messages"][1]["parts"] if p["type"] == "step-start"]
+    doc["messages"][1]["parts"] = [*kept, reasoning]
+    session, _ = read_one(tmp_path, doc)
+    second = next(s for s in session.snapshots if s.anchor_id == msg(doc, 2)["id"])
+    assert f"{msg(doc, 1)['id']}:prt_reasoning" not in {c.id for c in second.changes}
+    # the same message not aborted: its reasoning is sent again
+    del msg(doc, 1)["error"]
+    (tmp_path / "kept").mkdir()
+    session, _ = read_one(tmp_path / "kept", doc)
+    second = next(s for s in session.snapshots if s.anchor_id == msg(doc, 2)["id"])
+    assert f"{msg(doc, 1)['id']}:prt_reasoning" in {c.id for c in second.changes}
