@@ -49,15 +49,28 @@ def usage_of(tokens: object) -> Usage:
     )
 
 
-def not_sent_again(error: object, parts: list[dict[str, Any]]) -> bool:
-    """An assistant message that failed is left out of every later request
+def failed(error: object) -> bool:
+    """Whether a message's `error` says it failed, as JavaScript reads it (`if
+    (msg.info.error)`: any object, `{}` and `[]` too)."""
+    return error not in (None, False, 0, "")
+
+
+def not_sent_again(message: dict[str, Any], parts: list[dict[str, Any]]) -> bool:
+    """A 1.x assistant message that failed is left out of every later request
     (`MessageV2.toModelMessages`), unless it was aborted with parts beyond its step starts
-    and reasoning (`AbortedError`, "MessageAbortedError": what it wrote stays)."""
-    if not error:  # (JavaScript's truthiness: an error object, any)
+    and reasoning (`AbortedError`, "MessageAbortedError": what it wrote stays). 2.x sends
+    it all the same (`to-llm-message.ts`: its reasoning as text): a message read from a
+    2.x row says so (`SENT_WHEN_FAILED`)."""
+    error = message.get("error")
+    if not failed(error) or message.get(SENT_WHEN_FAILED) is True:
         return False
     if isinstance(error, dict) and error.get("name") == "MessageAbortedError":
-        return not any(text_field(p, "type") not in ABORT_KEEPS_NOT for p in parts)
+        return not any(
+            not isinstance(p, dict) or text_field(p, "type") not in ABORT_KEEPS_NOT for p in parts
+        )
     return True
 
 
 ABORT_KEEPS_NOT = ("step-start", "reasoning")
+# Set by opencode_v2 on the 1.x-shaped message it makes of a 2.x row (not OpenCode's key).
+SENT_WHEN_FAILED = "agentprof:sent-when-failed"

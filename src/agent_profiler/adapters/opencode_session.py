@@ -34,7 +34,13 @@ from agent_profiler.adapters.common import (
 )
 from agent_profiler.adapters.drafts import ToolArguments, ToolDraft
 from agent_profiler.adapters.messages_draft import MessagesDraft
-from agent_profiler.adapters.opencode_records import bad_tokens, not_sent_again, usage_of
+from agent_profiler.adapters.opencode_records import (
+    SENT_WHEN_FAILED,
+    bad_tokens,
+    failed,
+    not_sent_again,
+    usage_of,
+)
 from agent_profiler.attribution import redacted_placeholders
 from agent_profiler.console import counted
 from agent_profiler.diagnostics import Diagnostics
@@ -309,7 +315,11 @@ class SessionBuilder(MessagesDraft):
         provider = text_field(message, "providerID")
         error = message.get("error")
         error_name = text_field(error, "name") if isinstance(error, dict) else None
-        summary = message.get("summary") is True or text_field(message, "agent") == "compaction"
+        # A 1.x summary that failed is no compaction (`filterCompacted`: `summary && finish
+        # && !error`): an interrupted one left the history as it was.
+        summary = (
+            message.get("summary") is True or text_field(message, "agent") == "compaction"
+        ) and (not failed(error) or message.get(SENT_WHEN_FAILED) is True)
         start = ts
         stepped = any(text_field(p, "type") == "step-finish" for p in parts)
         for index, step in enumerate(steps):
@@ -373,7 +383,7 @@ class SessionBuilder(MessagesDraft):
             if summary and last:
                 self.on_summary(message_id, response if measured else None)
             start = response.end_ns
-        if not_sent_again(error, parts) and not summary:
+        if not_sent_again(message, parts):
             # Its requests were made, but what they answered is never sent again: its
             # parts leave before the next request (the calls stay on Tools).
             self.drop([message_id])

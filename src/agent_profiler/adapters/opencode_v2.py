@@ -36,6 +36,7 @@ from typing import Any
 import orjson
 
 from agent_profiler.adapters.common import json_text, text_field
+from agent_profiler.adapters.opencode_records import SENT_WHEN_FAILED
 from agent_profiler.console import counted
 from agent_profiler.diagnostics import Diagnostics, journal_name
 
@@ -367,6 +368,7 @@ def _assistant_info(message_id: str, value: dict[str, Any], time: dict[str, Any]
             None,
         )
         message["error"] = {"name": name or "error"}
+        message[SENT_WHEN_FAILED] = True  # (2.x sends a failed message again)
     return message
 
 

@@ -8,6 +8,7 @@ and rows shaped as its `SessionMessage` schema and projector write them."""
 from __future__ import annotations
 
 import base64
+import copy
 import json
 import sqlite3
 from pathlib import Path
@@ -476,3 +477,21 @@ def test_a_subagent_call_links_its_child_session_as_2x_names_it(tmp_path: Path) 
     assert (child.parent_session, child.parent_call_id) == ("ses_parent2x", "call_sub")
     assert [r.usage.prompt_tokens for r in child.responses] == [900]
     assert diagnostics.warning_total == 0
+
+
+def test_a_failed_message_is_sent_again_by_2_x(tmp_path: Path) -> None:
+    """OpenCode 2.x sends a message that failed again (`to-llm-message.ts`: no error filter;
+    its reasoning as text), where 1.x leaves it out (test_rules_opencode): the request
+    after it carries what it wrote, as without the error."""
+
+    def last_changes(error: dict[str, Any] | None, name: str) -> set[str]:
+        conversation = copy.deepcopy(CONVERSATION)
+        if error is not None:
+            conversation[3][1]["error"] = error
+        (tmp_path / name).mkdir()
+        session, _ = one(build(tmp_path / name / "opencode.db", {"ses_a": conversation}))
+        return {c.id for c in session.snapshots[-1].changes}
+
+    kept = last_changes(None, "kept")
+    assert kept  # (the third row's answer and call, in the fourth's request)
+    assert last_changes({"type": "provider", "message": "overloaded"}, "failed") == kept

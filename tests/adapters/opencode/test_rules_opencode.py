@@ -2121,10 +2121,12 @@ def test_an_export_over_the_size_limit_is_one_error_naming_it(
         ({"name": "APIError", "data": {"message": "overloaded"}}, False),
         ({"name": "MessageAbortedError", "data": {}}, True),  # (with its calls: they stay)
         ({"name": "UnknownError", "data": {}}, False),
+        ({}, False),  # (an object, any: JavaScript's `if (msg.info.error)`)
+        ("overloaded", False),
     ],
 )
 def test_what_a_failed_message_wrote_is_not_sent_again(
-    tmp_path: Path, error: dict[str, Any] | None, kept: bool
+    tmp_path: Path, error: object, kept: bool
 ) -> None:
     """OpenCode leaves an assistant message that failed out of every later request
     (`MessageV2.toModelMessages`), but one aborted with parts beyond its step starts and
@@ -2168,3 +2170,18 @@ def test_an_aborted_message_of_reasoning_alone_is_not_sent_again(tmp_path: Path)
     session, _ = read_one(tmp_path / "kept", doc)
     second = next(s for s in session.snapshots if s.anchor_id == msg(doc, 2)["id"])
     assert f"{msg(doc, 1)['id']}:prt_reasoning" in {c.id for c in second.changes}
+
+
+@needs_corpus
+def test_a_compaction_summary_that_failed_is_no_compaction(tmp_path: Path) -> None:
+    """OpenCode counts a summary as a compaction only when it finished without an error
+    (`filterCompacted`): an interrupted one left the history as it was, and what it wrote
+    is not sent (1.4.3's compaction, message 45, made to fail)."""
+    doc = document(COMPACTING)
+    assert msg(doc, 45).get("summary") is True
+    session, _ = read_one(tmp_path, doc)
+    assert len(session.compactions) == 1
+    msg(doc, 45)["error"] = {"name": "APIError", "data": {"message": "overloaded"}}
+    (tmp_path / "failed").mkdir()
+    session, _ = read_one(tmp_path / "failed", doc)
+    assert session.compactions == ()
