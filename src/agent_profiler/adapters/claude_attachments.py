@@ -35,6 +35,7 @@ from agent_profiler.adapters.claude_compaction import results_cleared
 from agent_profiler.adapters.claude_content import _string, classify_user_text, text_of
 from agent_profiler.adapters.claude_records import ATTACHMENT_TYPES
 from agent_profiler.adapters.common import preview, text_field
+from agent_profiler.adapters.drafts import add_tool_result
 from agent_profiler.model import Category, Prompt, SourceKind
 from agent_profiler.records import record
 
@@ -282,7 +283,7 @@ def _results_cut(
             continue
         if call_id not in builder.result_media and tool.result_chars <= len(stand_in):
             continue
-        _replace_result(builder, call_id, stand_in, "Tool result (cleared)")
+        add_tool_result(builder.log, call_id, stand_in, "Tool result (cleared)")
         for item_id in builder.result_media.pop(call_id, ()):
             builder.log.remove(item_id)
         cut += 1
@@ -364,23 +365,12 @@ def on_content_replacement(builder: SessionBuilder, record: dict[str, Any], line
         if not isinstance(call_id, str) or not isinstance(text, str):
             continue
         if f"result:{call_id}" in builder.log:
-            _replace_result(builder, call_id, text, REPLACED)
+            add_tool_result(builder.log, call_id, text, REPLACED)
         else:
             builder.edits.replaced[call_id] = text
 
 
 REPLACED = "Tool result (a preview; the whole saved to a file)"
-
-
-def _replace_result(builder: SessionBuilder, call_id: str, text: str, label: str) -> None:
-    builder.log.add(
-        f"result:{call_id}",
-        Category.RESULTS,
-        text,
-        label=label,
-        source_id=call_id,
-        source_kind=SourceKind.TOOL,
-    )
 
 
 def on_voice_talk(builder: SessionBuilder, record: dict[str, Any], line: int) -> None:

@@ -339,15 +339,16 @@ def _on_output(
     whole, redacted = measure(text, builder.impossible)
     measured: tuple[int, bool] | None = (whole, redacted)
     if not definitions and prefix == "item":  # (a compaction's history holds them as sent)
+        # Sent truncated to the turn's policy; the rollout keeps it whole.
         budget = builder.output_budget or ASSUMED_BUDGET
+        truncated = False
         if redacted:  # a redaction marker: its stated length
             size = sent_size(whole, budget)
             if size is not None:
-                measured = (size, True)
+                measured, truncated = (size, True), True
         elif (sent := sent_output(text, budget)) is not None:
-            text, measured = sent, None
-        if measured is None or measured != (whole, redacted):
-            # Sent truncated to the turn's policy; the rollout keeps it whole.
+            text, measured, truncated = sent, None, True
+        if truncated:
             assumed = builder.output_budget is None
             label = f"Tool result (truncated as sent{', the policy assumed' if assumed else ''})"
     builder.add_text(

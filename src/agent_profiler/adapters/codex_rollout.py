@@ -524,11 +524,7 @@ def sent_output(text: str, budget: Budget) -> str | None:
     left = limit // 2
     head = raw[:left].decode(errors="ignore")
     tail = raw[len(raw) - (limit - left) :].decode(errors="ignore")
-    if mode == "tokens":
-        marker = f"…{-(-(len(raw) - limit) // 4)} tokens truncated…"
-    else:
-        marker = f"…{len(text) - len(head) - len(tail)} chars truncated…"
-    return f"{head}{marker}{tail}"
+    return f"{head}{_marker(mode, len(raw) - limit, len(text) - len(head) - len(tail))}{tail}"
 
 
 def sent_size(stated: int, budget: Budget) -> int | None:
@@ -537,6 +533,11 @@ def sent_size(stated: int, budget: Budget) -> int | None:
     limit, mode = budget
     if stated <= limit:
         return None
-    cut = -(-(stated - limit) // 4) if mode == "tokens" else stated - limit
-    unit = "tokens" if mode == "tokens" else "chars"
-    return limit + len(f"…{cut} {unit} truncated…")
+    return limit + len(_marker(mode, stated - limit, stated - limit))
+
+
+def _marker(mode: str, cut_bytes: int, cut_chars: int) -> str:
+    """`truncate_text`'s marker: the tokens cut (4 bytes each, rounded up), or the chars."""
+    if mode == "tokens":
+        return f"…{-(-cut_bytes // 4)} tokens truncated…"
+    return f"…{cut_chars} chars truncated…"

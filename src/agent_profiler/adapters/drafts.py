@@ -175,14 +175,15 @@ class RequestDraft:
         )
 
 
-def add_tool_result(log: ContextLog, call_id: str, text: str) -> str:
-    """A tool call's result enters the context as one item, `result:<id>`. Returns its id."""
+def add_tool_result(log: ContextLog, call_id: str, text: str, label: str = "Tool result") -> str:
+    """A tool call's result enters the context as one item, `result:<id>` (or replaces
+    it: a result sent otherwise later, `label` saying how). Returns its id."""
     item_id = f"result:{call_id}"
     log.add(
         item_id,
         _RESULTS,
         text,
-        label="Tool result",
+        label=label,
         source_id=call_id,
         source_kind=_TOOL,
     )
