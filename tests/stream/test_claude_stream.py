@@ -9,6 +9,7 @@ switch is the model path's, byte for byte."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -78,5 +79,19 @@ def test_stream_writes_what_the_model_path_writes(
         assert not any(handled), reason
         assert got.path.read_bytes() == expected.path.read_bytes()
         return
+    assert handled == [True]
+    assert_same_export(expected, got)
+
+
+def test_a_transcript_given_without_its_subagents(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The spotter transcript alone (as the bench exports it; with its subagents' folder it
+    # is the model path's): its compaction's snapshot and the request after it are at one
+    # time with more context unattributed, one sample of that time in both exports
+    source = DATA / "spotter-2.1.39-subagents-compaction"
+    path = tmp_path / "258c7280-ae70-4798-800f-63464d01a85d.jsonl.gz"
+    shutil.copy(source / path.name, path)
+    expected, got, handled = export_both(path, export_trace, monkeypatch)
     assert handled == [True]
     assert_same_export(expected, got)

@@ -105,6 +105,25 @@ def test_counter_values_at_one_time_and_rank_are_one_sample_the_last_given() -> 
     assert len(_track_events(out)) == 3  # (the two at T0 and R_COUNTER in one packet)
 
 
+def test_counter_values_right_before_a_request_at_their_time_join_its_sample() -> None:
+    # (a compaction's snapshot, then a request starting at its time with the context
+    # changed between: the model path writes one sample of a time, the later's value)
+    events, out = _events()
+    events.counters_at(T0, {COUNTERS[0]: 1, COUNTERS[1]: 5}, R_SLICE_BEGIN)
+    request = _slice("request", T0, T0 + S, LANE_X)
+    turn = _slice("turn", T0, T0 + S, LANE_Y)
+    events.pair(request, turn, {COUNTERS[0]: 2, COUNTERS[2]: 7}, lambda ts: {})
+    events.flush()
+    view = _view(out)
+    assert view.counters[COUNTERS[0]] == [(T0, 2)]
+    assert view.counters[COUNTERS[1]] == [(T0, 5)]
+    assert view.counters[COUNTERS[2]] == [(T0, 7)]
+    kinds = [e.type for e in _track_events(out)]
+    counter = pb.TrackEvent.TYPE_COUNTER
+    assert kinds.count(counter) == 1  # (one packet, after the two begins)
+    assert kinds.index(counter) == 2
+
+
 def test_ends_at_one_time_are_written_in_the_order_given() -> None:
     events, out = _events()
     # (the lane declared first has the larger uuid: an order by uuid would swap them)

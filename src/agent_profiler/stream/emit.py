@@ -145,6 +145,15 @@ class Events:
                 # after, when it starts and ends at one time, is one sample, the after.
                 while heap and heap[0][4] == _COUNTERS and heap[0][0] == ts and heap[0][1] == rank:
                     what = {**what, **pop(heap)[3]}
+                if heap and heap[0][4] == _PAIR_BEGIN and heap[0][0] == ts:
+                    # A request starting then (a Claude Code compaction's snapshot, then
+                    # the request's at its time, the context changed between): one packet,
+                    # the request's values winning, as the model path's samples of a time
+                    values = heap[0][3][2]
+                    merged = {**what, **values}
+                    values.clear()
+                    values.update(merged)
+                    continue
                 self.counters_now(ts, what)
             elif part == _BEGIN:
                 add(encoder.begin(ts, what))

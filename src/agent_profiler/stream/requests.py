@@ -361,10 +361,6 @@ class OrderedPass(RequestPass):
                 raise NotHandled("a request starting before a compaction written already")
             if previous.anchor is not AnchorKind.COMPACTION:
                 raise NotHandled("two requests at one time")
-            if previous.categories != snapshot.categories:
-                # (the model path writes one sample of a time, the request's: 2.1.3xx's
-                # `tool_results_cut` then another attachment before the request)
-                raise NotHandled("a request at a compaction's time, the context changed since")
             previous = None
         self.previous = snapshot
         return index, previous
