@@ -154,19 +154,20 @@ def _run_group(
     from agent_profiler.views import session_span
 
     leaving.release()  # (the group before's model: one at a time, as ever, the pass's too)
+    # An export in one process (not a folder's worker) may read with a helper on the
+    # second core (scan.py), as it may write with one (writers/runs.py).
+    helped = isinstance(use, EncodeTrace) and use.helper and out is not None
     if isinstance(use, EncodeTrace):
         from agent_profiler import stream
 
         if stream.enabled(task.group.harness):
             from agent_profiler.stream.group import try_group
 
-            streamed = try_group(task, use, seen, out, on_progress)
+            with scan.allowed(helped):
+                streamed = try_group(task, use, seen, out, on_progress)
             if streamed is not None:
                 return streamed
     diagnostics = Diagnostics(on_progress=on_progress)
-    # An export in one process (not a folder's worker) may read with a helper on the
-    # second core (scan.py), as it may write with one (writers/runs.py).
-    helped = isinstance(use, EncodeTrace) and use.helper and out is not None
     with task.options.applied(), scan.allowed(helped):
         read = read_group(
             task.group, diagnostics, {} if seen is None else seen, harness=task.options.harness

@@ -159,6 +159,35 @@ def test_an_export_with_the_helper_writes_the_bytes_of_one_without(
     assert helped.path.read_bytes() == alone.path.read_bytes()
 
 
+def test_the_one_pass_reads_with_the_helper_too(
+    spotter: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Claude Code pass (stream/claude.py) reads as the model path does: with a helper
+    in one process, the same trace as with none."""
+    from agent_profiler import stream
+    from agent_profiler.stream import group
+
+    _helpers_may_run(monkeypatch)
+    monkeypatch.setenv(stream.SWITCH, "1")
+    handled: list[bool] = []
+    try_group = group.try_group
+
+    def spied(*args: Any, **keywords: Any) -> Any:
+        outcome = try_group(*args, **keywords)
+        handled.append(outcome is not None)
+        return outcome
+
+    monkeypatch.setattr(group, "try_group", spied)
+    scans = _Scans(monkeypatch, done=0)
+    alone = export_trace(spotter, args=("--jobs", "1"))
+    assert not scans.started
+    helped = export_trace(spotter)
+    assert handled == [True, True]
+    ((made, _),) = scans.started
+    assert made.values
+    assert helped.path.read_bytes() == alone.path.read_bytes()
+
+
 def _scan_of(values: list[int], skip: LineSkip) -> scan.LineScan:
     """A LineScan reading `values` from a pipe whose writer has closed (no helper)."""
     read_end, write_end = os.pipe()
