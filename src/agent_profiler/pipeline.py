@@ -154,8 +154,7 @@ def _run_group(
     from agent_profiler.views import session_span
 
     leaving.release()  # (the group before's model: one at a time, as ever, the pass's too)
-    # An export in one process (not a folder's worker) may read with a helper on the
-    # second core (scan.py), as it may write with one (writers/runs.py).
+    # An export in one process (not a folder's worker) may read with a helper (scan.py).
     helped = isinstance(use, EncodeTrace) and use.helper and out is not None
     if isinstance(use, EncodeTrace):
         from agent_profiler import stream
