@@ -124,6 +124,17 @@ def test_counter_values_right_before_a_request_at_their_time_join_its_sample() -
     assert kinds.index(counter) == 2
 
 
+def test_counter_values_join_a_request_at_their_time_past_a_slice_begun_then() -> None:
+    events, out = _events()
+    events.counters_at(T0, {COUNTERS[0]: 1}, R_SLICE_BEGIN)
+    events.slice(R_SLICE_BEGIN, _slice("call", T0, T0 + S, LANE_X), end=True)
+    request, turn = _slice("request", T0, T0 + S, LANE_Y), _slice("turn", T0, T0 + S, LANE_Y)
+    events.pair(request, turn, {COUNTERS[0]: 2}, lambda ts: {})
+    events.counters_at(T0 + S, {COUNTERS[0]: 3}, R_SLICE_BEGIN)  # (none starts then)
+    events.flush()
+    assert _view(out).counters[COUNTERS[0]] == [(T0, 2), (T0 + S, 3)]
+
+
 def test_ends_at_one_time_are_written_in_the_order_given() -> None:
     events, out = _events()
     # (the lane declared first has the larger uuid: an order by uuid would swap them)

@@ -145,20 +145,27 @@ class Events:
                 # after, when it starts and ends at one time, is one sample, the after.
                 while heap and heap[0][4] == _COUNTERS and heap[0][0] == ts and heap[0][1] == rank:
                     what = {**what, **pop(heap)[3]}
-                if heap and heap[0][4] == _PAIR_BEGIN and heap[0][0] == ts:
-                    # A request starting then (a Claude Code compaction's snapshot, then
-                    # the request's at its time, the context changed between): one packet,
-                    # the request's values winning, as the model path's samples of a time
-                    values = heap[0][3][2]
-                    merged = {**what, **values}
-                    values.clear()
-                    values.update(merged)
+                if heap and heap[0][0] == ts and self._joined(ts, what):
                     continue
                 self.counters_now(ts, what)
             elif part == _BEGIN:
                 add(encoder.begin(ts, what))
             else:
                 raise AssertionError(part)
+
+    def _joined(self, ts: int, values: dict[int, int]) -> bool:
+        """Counter values joined to those of a request starting at their time, held
+        still (a compaction's snapshot, then the request's at its time, the context
+        changed between): the model path writes one sample of a time, the later's value
+        (writers/perfetto.py `_counter_packets`). False: none starts then."""
+        for item in self.heap:  # (a compaction's, rarely: the heap is not sorted through)
+            if item[0] == ts and item[4] == _PAIR_BEGIN:
+                later = item[3][2]
+                joined = {**values, **later}
+                later.clear()
+                later.update(joined)
+                return True
+        return False
 
     def counters_now(self, ts: int, values: dict[int, int]) -> None:
         """Counter values written now (before every event held): zeros last, at most
