@@ -28,6 +28,7 @@ from agent_profiler.adapters.codex_records import (
     SKIPPED,
     classify,
     exit_code,
+    listed_texts,
     measure,
     output_text,
     parts_text,
@@ -39,6 +40,7 @@ from agent_profiler.adapters.codex_rollout import (
     Compaction,
     RolloutBuilder,
     Tool,
+    sent_items,
     sent_output,
     sent_size,
 )
@@ -346,6 +348,9 @@ def _on_output(
             size = sent_size(whole, budget)
             if size is not None:
                 measured, truncated = (size, True), True
+        elif (items := listed_texts(output)) is not None:
+            if (parts := sent_items(items, budget)) is not None:
+                text, measured, truncated = "".join(parts), None, True
         elif (sent := sent_output(text, budget)) is not None:
             text, measured, truncated = sent, None, True
         if truncated:

@@ -382,6 +382,13 @@ def output_text(output: object) -> str:
     return "".join(parts_text(output))
 
 
+def listed_texts(output: object) -> list[str] | None:
+    """The text items of an output sent as a list of content items (an MCP tool's, an
+    image viewer's: text and images), or None for an output sent as one text."""
+    content = output.get("content") if isinstance(output, dict) else output
+    return parts_text(content) if isinstance(content, list) else None
+
+
 def exit_code(output: object) -> int | None:
     """The exit status a tool output states: an envelope's `metadata.exit_code`, a
     command's "Process exited with code N", a custom tool's leading "Exit code: N"; a

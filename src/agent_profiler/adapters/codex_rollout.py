@@ -527,6 +527,35 @@ def sent_output(text: str, budget: Budget) -> str | None:
     return f"{head}{_marker(mode, len(raw) - limit, len(text) - len(head) - len(tail))}{tail}"
 
 
+def sent_items(texts: list[str], budget: Budget) -> list[str] | None:
+    """A list output's text items as codex-rs sends them when the budget cuts them
+    (`truncate_function_output_items_with_policy`): left to right, each whole while the
+    budget lasts (a tokens budget spends an item's bytes / 4, rounded up; a bytes budget
+    its bytes), the first past it cut to what is left (`truncate_text`), the rest left
+    out and counted in a last item; None when every item is sent whole. Its images are
+    not texts (the newest builds also spend the budget on them: not done here)."""
+    limit, mode = budget
+    left = limit // 4 if mode == "tokens" else limit  # (a tokens budget is 4 bytes a unit)
+    sent: list[str] = []
+    omitted, cut = 0, False
+    for text in texts:
+        if left == 0:
+            omitted += 1
+            continue
+        size = len(text.encode())
+        cost = -(-size // 4) if mode == "tokens" else size
+        if cost <= left:
+            sent.append(text)
+            left -= cost
+            continue
+        # (past what is left, in bytes too: `sent_output` cuts it)
+        sent.append(sent_output(text, (left * 4 if mode == "tokens" else left, mode)) or text)
+        left, cut = 0, True
+    if omitted:
+        sent.append(f"[omitted {omitted} text items ...]")
+    return sent if cut or omitted else None
+
+
 def sent_size(stated: int, budget: Budget) -> int | None:
     """The characters an output of `stated` characters (a redaction marker's length: its
     text is not in the journal) is sent as, when the budget cuts it; None when it does not."""

@@ -406,6 +406,57 @@ def test_an_output_is_cut_by_its_bytes_at_characters() -> None:
     assert sent_output("ab" * 100, by_bytes) == "ab" * 30 + "a…78 chars truncated…b" + "ab" * 30
 
 
+def test_a_list_output_is_cut_item_by_item() -> None:
+    """codex-rs cuts an output of content items item by item
+    (`truncate_function_output_items_with_policy`): whole items while the budget lasts, the
+    first past it cut to what is left, the rest counted in a last item; images cost
+    nothing (they are not among the texts)."""
+    from agent_profiler.adapters.codex_rollout import output_budget, sent_items, sent_output
+
+    budget = output_budget({"mode": "tokens", "limit": 100})  # 120 tokens, 480 bytes
+    assert budget is not None
+    texts = ["a" * 200, "b" * 200, "c" * 400, "d" * 10, ""]  # 50, 50, 100, 3, 0 tokens
+    assert sent_items(texts, budget) == [
+        "a" * 200,
+        "b" * 200,
+        "c" * 40 + "…80 tokens truncated…" + "c" * 40,  # (20 tokens left: 80 bytes)
+        "[omitted 2 text items ...]",
+    ]
+    assert sent_items(["a" * 200, "b" * 280], budget) is None  # (at the budget: whole)
+    assert sent_items(["a" * 480, "x"], budget) == ["a" * 480, "[omitted 1 text items ...]"]
+    assert sent_items(["a" * 481], budget) == [sent_output("a" * 481, budget)]
+    by_bytes = output_budget({"mode": "bytes", "limit": 101})  # 122 bytes
+    assert by_bytes is not None
+    assert sent_items(["ab" * 50, "漢" * 20], by_bytes) == [  # (22 bytes left)
+        "ab" * 50,
+        "漢" * 3 + "…14 chars truncated…" + "漢" * 3,
+    ]
+
+
+def test_a_list_output_is_measured_as_sent(tmp_path: Path, monkeypatch: Any) -> None:
+    """An output of text and image items past the turn's budget is measured as its items
+    are sent; the call keeps what the tool returned."""
+    from rules_spy import spy
+
+    added = spy(monkeypatch)
+    lines = [record(PLAIN, n) for n in range(1, 16)]
+    lines[4]["payload"]["truncation_policy"] = {"mode": "tokens", "limit": 100}
+    lines[14]["payload"]["output"] = [
+        {"type": "input_text", "text": "x" * 300},
+        {"type": "input_image", "image_url": "data:image/png;base64,AAAA"},
+        {"type": "input_text", "text": "y" * 300},
+        {"type": "input_text", "text": "z" * 10},
+    ]
+    session, _ = read_single(write(tmp_path, lines, "rollout-items.jsonl"))
+    call = lines[14]["payload"]["call_id"]
+    (result,) = [a for a in added if a.id == f"result:{call}"]
+    # 75 tokens, then 45 left of 120: 180 bytes of the second (30 tokens cut), the third left out
+    sent = 300 + 180 + len("…30 tokens truncated…") + len("[omitted 1 text items ...]")
+    assert (result.chars, result.label) == (sent, "Tool result (truncated as sent)")
+    (tool,) = [t for t in session.tool_calls if t.call_id == call]
+    assert tool.result_chars == 610
+
+
 def test_the_corpus_outputs_past_the_budget_are_measured_as_sent(monkeypatch: Any) -> None:
     """The sanitised 0.104 Desktop rollouts state tokens 10000 (48,000 bytes), and two MCP
     outputs there are longer (redaction markers of 83,556 and 75,079 characters, and one
