@@ -18,8 +18,9 @@ SWITCH = "AGENT_PROFILER_STREAM"
 # Where the pass is the default: it writes what the model path writes (tests/stream, every
 # journal of tests/data and the corpus) in less time and memory (Pi 50 MB: 14.4-14.9 times
 # the floor against 16.4, 83 MB against 89; docs/onepass.md). Claude Code stays on the
-# model path: there the pass keeps the peak flat (28 MB at 100 MB against 40) but takes
-# 5-8% more time (the bench: 4.1 times the floor against 3.3); Codex too (11% more CPU).
+# model path: there the pass keeps the peak flat (38 MB for the tree at 100 MB against 77)
+# but takes 25% more wall time (0.92 s against 0.73: the same CPU, on one core where the
+# model path writes on two); Codex too (11% more CPU).
 BY_DEFAULT = frozenset({Harness.PI})
 
 
