@@ -131,8 +131,14 @@ def test_counter_values_join_a_request_at_their_time_past_a_slice_begun_then() -
     request, turn = _slice("request", T0, T0 + S, LANE_Y), _slice("turn", T0, T0 + S, LANE_Y)
     events.pair(request, turn, {COUNTERS[0]: 2}, lambda ts: {})
     events.counters_at(T0 + S, {COUNTERS[0]: 3}, R_SLICE_BEGIN)  # (none starts then)
+    events.counters_at(T0 + 2 * S, {COUNTERS[1]: 4}, R_SLICE_BEGIN)  # (one starts later)
+    events.slice(R_SLICE_BEGIN, _slice("call", T0 + 2 * S, T0 + 4 * S, LANE_X), end=True)
+    later = _slice("request", T0 + 3 * S, T0 + 4 * S, LANE_Y)
+    events.pair(later, _slice("turn", T0 + 3 * S, T0 + 4 * S, LANE_Y), {}, lambda ts: {})
     events.flush()
-    assert _view(out).counters[COUNTERS[0]] == [(T0, 2), (T0 + S, 3)]
+    view = _view(out)
+    assert view.counters[COUNTERS[0]] == [(T0, 2), (T0 + S, 3)]
+    assert view.counters[COUNTERS[1]] == [(T0 + 2 * S, 4)]
 
 
 def test_ends_at_one_time_are_written_in_the_order_given() -> None:

@@ -379,7 +379,7 @@ def output_text(output: object) -> str:
     content = output.get("content") if isinstance(output, dict) else None
     if isinstance(content, str):
         return content
-    return "".join(parts_text(output))
+    return "".join(listed_texts(output) or ())  # (an object's list of items too)
 
 
 def listed_texts(output: object) -> list[str] | None:

@@ -424,6 +424,8 @@ def test_a_list_output_is_cut_item_by_item() -> None:
     ]
     assert sent_items(["a" * 200, "b" * 280], budget) is None  # (at the budget: whole)
     assert sent_items(["a" * 480, "x"], budget) == ["a" * 480, "[omitted 1 text items ...]"]
+    # (479 bytes are 120 tokens, rounded up: nothing is left for the next)
+    assert sent_items(["a" * 479, "b"], budget) == ["a" * 479, "[omitted 1 text items ...]"]
     assert sent_items(["a" * 481], budget) == [sent_output("a" * 481, budget)]
     by_bytes = output_budget({"mode": "bytes", "limit": 101})  # 122 bytes
     assert by_bytes is not None
@@ -433,20 +435,23 @@ def test_a_list_output_is_cut_item_by_item() -> None:
     ]
 
 
-def test_a_list_output_is_measured_as_sent(tmp_path: Path, monkeypatch: Any) -> None:
-    """An output of text and image items past the turn's budget is measured as its items
-    are sent; the call keeps what the tool returned."""
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_a_list_output_is_measured_as_sent(tmp_path: Path, monkeypatch: Any, wrapped: bool) -> None:
+    """An output of text and image items past the turn's budget (as a list, or as an
+    object's `content`) is measured as its items are sent; the call keeps what the tool
+    returned."""
     from rules_spy import spy
 
     added = spy(monkeypatch)
     lines = [record(PLAIN, n) for n in range(1, 16)]
     lines[4]["payload"]["truncation_policy"] = {"mode": "tokens", "limit": 100}
-    lines[14]["payload"]["output"] = [
+    items = [
         {"type": "input_text", "text": "x" * 300},
         {"type": "input_image", "image_url": "data:image/png;base64,AAAA"},
         {"type": "input_text", "text": "y" * 300},
         {"type": "input_text", "text": "z" * 10},
     ]
+    lines[14]["payload"]["output"] = {"content": items, "success": True} if wrapped else items
     session, _ = read_single(write(tmp_path, lines, "rollout-items.jsonl"))
     call = lines[14]["payload"]["call_id"]
     (result,) = [a for a in added if a.id == f"result:{call}"]
