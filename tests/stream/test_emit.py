@@ -141,6 +141,19 @@ def test_counter_values_join_a_request_at_their_time_past_a_slice_begun_then() -
     assert view.counters[COUNTERS[1]] == [(T0 + 2 * S, 4)]
 
 
+def test_a_request_before_what_is_written_is_not_handled() -> None:
+    # (its counter values could not join those of its time, written already: the passes
+    # flush only before the next request's start, and a request earlier falls back)
+    events, out = _events()
+    events.counters_at(T0, {COUNTERS[0]: 1}, R_SLICE_BEGIN)
+    events.flush(T0 + 1)
+    request, turn = _slice("request", T0, T0 + S, LANE_X), _slice("turn", T0, T0 + S, LANE_Y)
+    with pytest.raises(NotHandled, match="before what is written"):
+        events.pair(request, turn, {COUNTERS[0]: 2}, lambda ts: {})
+    events.pair(_slice("later", T0 + 1, T0 + S, LANE_X), turn, {}, lambda ts: {})  # (at it)
+    assert _view(out).counters[COUNTERS[0]] == [(T0, 1)]
+
+
 def test_ends_at_one_time_are_written_in_the_order_given() -> None:
     events, out = _events()
     # (the lane declared first has the larger uuid: an order by uuid would swap them)

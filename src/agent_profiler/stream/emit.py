@@ -44,6 +44,7 @@ class Events:
         self.heap: list[tuple[int, int, int, Any, int]] = []
         self.order = 0
         self.declared: set[int] = set()
+        self.bound = -(2**63)  # every event before this is written (`flush`)
 
     def declare(self, track: Track) -> None:
         """A track's descriptor, written now (before any event on it)."""
@@ -104,6 +105,9 @@ class Events:
         slice event of a higher rank, which no reader can tell (they are on other tracks)."""
         self.order += 1
         heap, start, end = self.heap, first.start, first.end
+        if start < self.bound:
+            # (its counter values could not join those of its time written already)
+            raise NotHandled("a request starting before what is written")
         heapq.heappush(
             heap, (start, R_SLICE_BEGIN, self.order, (first, second, values), _PAIR_BEGIN)
         )
@@ -121,6 +125,7 @@ class Events:
         """Write every event held that starts before `before` (None: all)."""
         heap, encoder, add = self.heap, self.encoder, self.add
         pop = heapq.heappop
+        self.bound = max(self.bound, 2**63 if before is None else before)
         while heap and (before is None or heap[0][0] < before):
             ts, rank, _, what, part = pop(heap)
             if part == _PAIR_BEGIN:
@@ -145,7 +150,7 @@ class Events:
                 # after, when it starts and ends at one time, is one sample, the after.
                 while heap and heap[0][4] == _COUNTERS and heap[0][0] == ts and heap[0][1] == rank:
                     what = {**what, **pop(heap)[3]}
-                if heap and heap[0][0] == ts and self._joined(ts, what):
+                if rank == R_SLICE_BEGIN and heap and heap[0][0] == ts and self._joined(ts, what):
                     continue
                 self.counters_now(ts, what)
             elif part == _BEGIN:
