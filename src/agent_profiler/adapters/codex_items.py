@@ -338,19 +338,26 @@ def _on_output(
     output = item.get("output")
     text = json_text(item.get("tools") or []) if definitions else output_text(output)
     label = "Tool definitions (tool search)" if definitions else "Tool result"
-    whole, redacted = measure(text, builder.impossible)
+    listed = None if definitions else listed_texts(output)
+    if listed is None:
+        whole, redacted = measure(text, builder.impossible)
+    else:  # (each item measured: a redaction marker states its own item's length)
+        items = [(part, *measure(part, builder.impossible)) for part in listed]
+        whole, redacted = sum(i[1] for i in items), any(i[2] for i in items)
     measured: tuple[int, bool] | None = (whole, redacted)
     if not definitions and prefix == "item":  # (a compaction's history holds them as sent)
         # Sent truncated to the turn's policy; the rollout keeps it whole.
         budget = builder.output_budget or ASSUMED_BUDGET
         truncated = False
-        if redacted:  # a redaction marker: its stated length
+        if listed is not None:
+            if (cut := sent_items(items, budget)) is not None:
+                parts, chars = cut
+                text, truncated = "".join(parts), True
+                measured = (chars, True) if redacted else None
+        elif redacted:  # a redaction marker: its stated length
             size = sent_size(whole, budget)
             if size is not None:
                 measured, truncated = (size, True), True
-        elif (items := listed_texts(output)) is not None:
-            if (parts := sent_items(items, budget)) is not None:
-                text, measured, truncated = "".join(parts), None, True
         elif (sent := sent_output(text, budget)) is not None:
             text, measured, truncated = sent, None, True
         if truncated:

@@ -527,33 +527,45 @@ def sent_output(text: str, budget: Budget) -> str | None:
     return f"{head}{_marker(mode, len(raw) - limit, len(text) - len(head) - len(tail))}{tail}"
 
 
-def sent_items(texts: list[str], budget: Budget) -> list[str] | None:
+def sent_items(items: list[tuple[str, int, bool]], budget: Budget) -> tuple[list[str], int] | None:
     """A list output's text items as codex-rs sends them when the budget cuts them
-    (`truncate_function_output_items_with_policy`): left to right, each whole while the
-    budget lasts (a tokens budget spends an item's bytes / 4, rounded up; a bytes budget
-    its bytes), the first past it cut to what is left (`truncate_text`), the rest left
-    out and counted in a last item; None when every item is sent whole. Its images are
-    not texts (the newest builds also spend the budget on them: not done here)."""
+    (`truncate_function_output_items_with_policy`), and the characters they hold: left to
+    right, each whole while the budget lasts (a tokens budget spends an item's bytes / 4,
+    rounded up; a bytes budget its bytes), the first past it cut to what is left
+    (`truncate_text`), the rest left out and counted in a last item; None when every item
+    is sent whole. `items`: each text, its characters and whether it is a redaction
+    marker (whose stated length is its size, kept as its marker, cut by `sent_size`). Its
+    images are not texts (the newest builds also spend the budget on them: not done)."""
     limit, mode = budget
     left = limit // 4 if mode == "tokens" else limit  # (a tokens budget is 4 bytes a unit)
     sent: list[str] = []
-    omitted, cut = 0, False
-    for text in texts:
+    chars = omitted = 0
+    cut = False
+    for text, size, redacted in items:
         if left == 0:
             omitted += 1
             continue
-        size = len(text.encode())
+        if not redacted:
+            size = len(text.encode())  # (a marker's stated length stands for its bytes)
         cost = -(-size // 4) if mode == "tokens" else size
         if cost <= left:
             sent.append(text)
+            chars += size if redacted else len(text)
             left -= cost
             continue
-        # (past what is left, in bytes too: `sent_output` cuts it)
-        sent.append(sent_output(text, (left * 4 if mode == "tokens" else left, mode)) or text)
+        # (past what is left, in bytes too: `sent_output` and `sent_size` cut it)
+        rest = (left * 4 if mode == "tokens" else left, mode)
+        if redacted:
+            sent.append(text)
+            chars += sent_size(size, rest) or size
+        else:
+            sent.append(sent_output(text, rest) or text)
+            chars += len(sent[-1])
         left, cut = 0, True
     if omitted:
         sent.append(f"[omitted {omitted} text items ...]")
-    return sent if cut or omitted else None
+        chars += len(sent[-1])
+    return (sent, chars) if cut or omitted else None
 
 
 def sent_size(stated: int, budget: Budget) -> int | None:

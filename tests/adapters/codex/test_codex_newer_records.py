@@ -406,33 +406,63 @@ def test_an_output_is_cut_by_its_bytes_at_characters() -> None:
     assert sent_output("ab" * 100, by_bytes) == "ab" * 30 + "a…78 chars truncated…b" + "ab" * 30
 
 
+def _sent(texts: list[str], budget: Any) -> list[str] | None:
+    """`sent_items` of plain texts: the texts sent (their characters checked)."""
+    from agent_profiler.adapters.codex_rollout import sent_items
+
+    cut = sent_items([(text, len(text), False) for text in texts], budget)
+    if cut is None:
+        return None
+    parts, chars = cut
+    assert chars == sum(map(len, parts))
+    return parts
+
+
 def test_a_list_output_is_cut_item_by_item() -> None:
     """codex-rs cuts an output of content items item by item
     (`truncate_function_output_items_with_policy`): whole items while the budget lasts, the
     first past it cut to what is left, the rest counted in a last item; images cost
     nothing (they are not among the texts)."""
-    from agent_profiler.adapters.codex_rollout import output_budget, sent_items, sent_output
+    from agent_profiler.adapters.codex_rollout import output_budget, sent_output
 
     budget = output_budget({"mode": "tokens", "limit": 100})  # 120 tokens, 480 bytes
     assert budget is not None
     texts = ["a" * 200, "b" * 200, "c" * 400, "d" * 10, ""]  # 50, 50, 100, 3, 0 tokens
-    assert sent_items(texts, budget) == [
+    assert _sent(texts, budget) == [
         "a" * 200,
         "b" * 200,
         "c" * 40 + "…80 tokens truncated…" + "c" * 40,  # (20 tokens left: 80 bytes)
         "[omitted 2 text items ...]",
     ]
-    assert sent_items(["a" * 200, "b" * 280], budget) is None  # (at the budget: whole)
-    assert sent_items(["a" * 480, "x"], budget) == ["a" * 480, "[omitted 1 text items ...]"]
+    assert _sent(["a" * 200, "b" * 280], budget) is None  # (at the budget: whole)
+    assert _sent(["a" * 480, "x"], budget) == ["a" * 480, "[omitted 1 text items ...]"]
     # (479 bytes are 120 tokens, rounded up: nothing is left for the next)
-    assert sent_items(["a" * 479, "b"], budget) == ["a" * 479, "[omitted 1 text items ...]"]
-    assert sent_items(["a" * 481], budget) == [sent_output("a" * 481, budget)]
+    assert _sent(["a" * 479, "b"], budget) == ["a" * 479, "[omitted 1 text items ...]"]
+    assert _sent(["a" * 481], budget) == [sent_output("a" * 481, budget)]
     by_bytes = output_budget({"mode": "bytes", "limit": 101})  # 122 bytes
     assert by_bytes is not None
-    assert sent_items(["ab" * 50, "漢" * 20], by_bytes) == [  # (22 bytes left)
+    assert _sent(["ab" * 50, "漢" * 20], by_bytes) == [  # (22 bytes left)
         "ab" * 50,
         "漢" * 3 + "…14 chars truncated…" + "漢" * 3,
     ]
+
+
+def test_a_list_of_redaction_markers_is_cut_by_their_stated_lengths() -> None:
+    """A sanitised list output: each marker's stated length is its item's size, kept as
+    the marker, cut as a marker's length is cut (`sent_size`)."""
+    from agent_profiler.adapters.codex_rollout import output_budget, sent_items, sent_size
+
+    budget = output_budget({"mode": "tokens", "limit": 100})  # 120 tokens, 480 bytes
+    assert budget is not None
+    first, second = "[REDACTED_MCP len=480 sha=ab]", "[REDACTED_MCP len=100 sha=cd]"
+    omitted = "[omitted 1 text items ...]"
+    items = [(first, 480, True), (second, 100, True)]
+    assert sent_items(items, budget) == ([first, omitted], 480 + len(omitted))
+    items = [("x" * 100, 100, False), (second.replace("100", "2000"), 2000, True)]
+    parts, chars = sent_items(items, budget) or ([], 0)
+    assert parts == [item[0] for item in items]  # (95 tokens left: 380 bytes of the 2,000)
+    assert chars == 100 + (sent_size(2000, (380, "tokens")) or 0)
+    assert chars == 100 + 380 + len("…405 tokens truncated…")
 
 
 @pytest.mark.parametrize("wrapped", [False, True])
@@ -460,6 +490,31 @@ def test_a_list_output_is_measured_as_sent(tmp_path: Path, monkeypatch: Any, wra
     assert (result.chars, result.label) == (sent, "Tool result (truncated as sent)")
     (tool,) = [t for t in session.tool_calls if t.call_id == call]
     assert tool.result_chars == 610
+
+
+def test_a_sanitised_list_output_is_measured_by_its_markers(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """A list output whose first item is a redaction marker: each item is measured on its
+    own (the marker at its stated length, not the joined text's first marker), cut as
+    sent; the call keeps the items' whole length."""
+    from rules_spy import spy
+
+    added = spy(monkeypatch)
+    lines = [record(PLAIN, n) for n in range(1, 16)]
+    lines[4]["payload"]["truncation_policy"] = {"mode": "tokens", "limit": 100}
+    lines[14]["payload"]["output"] = [
+        {"type": "input_text", "text": "[REDACTED_MCP_OUTPUT len=2000 sha=ab12]"},
+        {"type": "input_text", "text": "y" * 10},
+    ]
+    session, _ = read_single(write(tmp_path, lines, "rollout-redacted-items.jsonl"))
+    call = lines[14]["payload"]["call_id"]
+    (result,) = [a for a in added if a.id == f"result:{call}"]
+    sent = 480 + len("…380 tokens truncated…") + len("[omitted 1 text items ...]")
+    label = "Tool result (truncated as sent) (length from a redaction marker)"
+    assert (result.chars, result.label) == (sent, label)
+    (tool,) = [t for t in session.tool_calls if t.call_id == call]
+    assert tool.result_chars == 2010
 
 
 def test_the_corpus_outputs_past_the_budget_are_measured_as_sent(monkeypatch: Any) -> None:
