@@ -30,6 +30,7 @@ from typing import Any
 
 import pytest
 
+from shared_paths import shared_dir
 from traceview import TraceView
 
 # Trace processors are started from a thread pool (tests/perfetto_tools/test_real_import.py).
@@ -39,7 +40,7 @@ subprocess._USE_VFORK = False  # type: ignore[attr-defined]
 
 ENV = "AGENT_PROFILER_TRACE_PROCESSOR"
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+SHARED = shared_dir()  # (as every test finds it: a worktree elsewhere too)
 BESIDE = SHARED / "tools" / "trace_processor" / "trace_processor_shell"
 
 
