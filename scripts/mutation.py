@@ -255,7 +255,20 @@ def sampled(names: list[str], about: int) -> list[str]:
     return [n for n in names if zlib.crc32(n.encode()) % step == 0]
 
 
+def refresh_data(root: Path) -> None:
+    """The package's files that are not Python (the calibrated table) copied into mutants/
+    again: mutmut copies them once, so a table refit since would stay stale there, and
+    the tests that pin it would fail in mutmut's first run of the suite."""
+    for source in (root / "src").rglob("*"):
+        if not source.is_file() or source.suffix == ".py" or "__pycache__" in source.parts:
+            continue
+        copy = root / "mutants" / source.relative_to(root)
+        if copy.parent.is_dir() and (not copy.exists() or copy.read_bytes() != source.read_bytes()):
+            shutil.copyfile(source, copy)
+
+
 def prepare(module: str, fresh: bool) -> None:
+    refresh_data(root_of(suite_of(module)))
     mutated = root_of(suite_of(module)) / "mutants" / module
     if mutated.exists() and "mutmut" not in mutated.read_text():
         # A run on another module left this one as a plain copy: mutmut would take it as
