@@ -221,10 +221,14 @@ class Response:
     recorded_usd: float | None = None
 
     def __post_init__(self) -> None:
-        # Each record's copy of a value is an object of its own: one per value instead.
-        _set(self, "model", shown_model(self.model))
-        if self.stop_reason is not None:
-            _set(self, "stop_reason", shared(self.stop_reason))
+        # Each record's copy of a value is an object of its own: one per value instead. Set
+        # only when it is another object (an adapter may hand the shared one already):
+        # object.__setattr__ costs about as much as the rest of __init__.
+        model, stop_reason = self.model, self.stop_reason
+        if (one := shown_model(model)) is not model:
+            _set(self, "model", one)
+        if stop_reason is not None and (one := shared(stop_reason)) is not stop_reason:
+            _set(self, "stop_reason", one)
 
 
 @frozen
@@ -252,7 +256,9 @@ class ToolCall:
     by_model: bool = True
 
     def __post_init__(self) -> None:
-        _set(self, "name", shared(self.name))
+        name = self.name
+        if (one := shared(name)) is not name:  # (as Response's: set only when another)
+            _set(self, "name", one)
 
 
 # A call's fields in their order, read at once: `_retargeted` copies a call by position.
@@ -322,8 +328,9 @@ class ContextSnapshot:
     item_stage: str | None = None
 
     def __post_init__(self) -> None:
-        if self.model is not None:
-            _set(self, "model", shown_model(self.model))
+        model = self.model
+        if model is not None and (one := shown_model(model)) is not model:  # (as Response's)
+            _set(self, "model", one)
 
     @property
     def estimated_tokens(self) -> Tokens:
