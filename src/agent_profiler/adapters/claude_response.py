@@ -96,7 +96,9 @@ class ResponseDraft:
                 self.context_tokens = context
         server = usage.get("server_tool_use")
         if server.__class__ is dict:
-            searches = token_count(server.get("web_search_requests"))
+            searches = server.get("web_search_requests")
+            if searches.__class__ is not int or not 0 <= searches < TOKEN_LIMIT:
+                searches = token_count(searches)  # (a valid count, inline: every record)
             if searches > self.web_searches:
                 self.web_searches = searches
         return bad

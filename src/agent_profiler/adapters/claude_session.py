@@ -271,9 +271,12 @@ class SessionBuilder:
             self.result_media[call_id] = add_media(
                 self, f"result:{call_id}", media, Category.RESULTS, call_id, SourceKind.TOOL
             )
-        else:  # most results: no images, none to remove with them
+        elif self.result_media:  # (most results: no images, none to remove with them)
             self.result_media.pop(call_id, None)
-        result = record.get("toolUseResult", record.get("tool_use_result"))
+        # (its older name asked only when the newer is not there, as `get`'s default was)
+        result = (
+            record["toolUseResult"] if "toolUseResult" in record else record.get("tool_use_result")
+        )
         agent = result.get("agentId") if isinstance(result, dict) else None
         if isinstance(agent, str) and isinstance(result.get("usage"), dict):  # type: ignore[union-attr]
             self.agent_usage[agent] = result["usage"]  # type: ignore[index]
@@ -494,7 +497,8 @@ class SessionBuilder:
             else:
                 self.log.settle(draft.observation, window_tokens=window, dropped=True)
         for draft in self.responses.values():
-            self._settle_hidden(draft)
+            if draft.hidden:  # (most responses: no hidden thinking to size)
+                self._settle_hidden(draft)
         for compaction in self.compactions:
             if compaction.observation is not None:
                 self.log.settle(compaction.observation, window_tokens=window)
