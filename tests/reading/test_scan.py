@@ -165,19 +165,11 @@ def test_the_one_pass_reads_with_the_helper_too(
     """The Claude Code pass (stream/claude.py) reads as the model path does: with a helper
     in one process, the same trace as with none."""
     from agent_profiler import stream
-    from agent_profiler.stream import group
+    from pass_spy import spy_on_try_group
 
     _helpers_may_run(monkeypatch)
     monkeypatch.setenv(stream.SWITCH, "1")
-    handled: list[bool] = []
-    try_group = group.try_group
-
-    def spied(*args: Any, **keywords: Any) -> Any:
-        outcome = try_group(*args, **keywords)
-        handled.append(outcome is not None)
-        return outcome
-
-    monkeypatch.setattr(group, "try_group", spied)
+    handled = spy_on_try_group(monkeypatch)
     scans = _Scans(monkeypatch, done=0)
     alone = export_trace(spotter, args=("--jobs", "1"))
     assert not scans.started

@@ -17,6 +17,7 @@ import pytest
 
 from agent_profiler import stream
 from agent_profiler.stream import group as stream_group
+from pass_spy import spy_on_try_group
 from realtp import SHARED
 from shared_paths import TESTS
 from traceview import TraceView
@@ -125,20 +126,6 @@ def export_both(
     monkeypatch.setenv(stream.SWITCH, "0")
     monkeypatch.setattr(stream_group, "try_group", original)
     return expected, got, handled
-
-
-def spy_on_try_group(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """For each group `try_group` is asked about from now on, whether the pass took it."""
-    handled: list[bool] = []
-    original = stream_group.try_group
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        outcome = original(*args, **kwargs)
-        handled.append(outcome is not None)
-        return outcome
-
-    monkeypatch.setattr(stream_group, "try_group", spy)
-    return handled
 
 
 def assert_same_trace(expected: Any, got: Any) -> None:
