@@ -336,9 +336,13 @@ def _on_output(
     if not isinstance(call_id, str):
         call_id = builder.next_id("output")
     output = item.get("output")
-    text = json_text(item.get("tools") or []) if definitions else output_text(output)
-    label = "Tool definitions (tool search)" if definitions else "Tool result"
+    # (a list of content items read once: its texts joined are the output's text)
     listed = None if definitions else listed_texts(output)
+    if definitions:
+        text = json_text(item.get("tools") or [])
+    else:
+        text = output_text(output) if listed is None else "".join(listed)
+    label = "Tool definitions (tool search)" if definitions else "Tool result"
     if listed is None:
         whole, redacted = measure(text, builder.impossible)
     else:  # (each item measured: a redaction marker states its own item's length)
