@@ -57,11 +57,15 @@ class ZstdBytes(io.RawIOBase):
 
     def __init__(self, raw: io.BufferedReader[io.FileIO]) -> None:
         super().__init__()
+        # Set before the decompressor is imported, which may fail: a stream half made is
+        # closed too when it is collected, and Python 3.13 reports what `close` raises
+        # there ("Exception ignored in …" on stderr).
+        self.raw = raw
+        self.stream: Any = None
         if sys.version_info >= (3, 14):  # (ImportError: one built without libzstd)
             from compression import zstd
         else:
             from backports import zstd
-        self.raw = raw
         self.stream = zstd.ZstdFile(raw)
         self.error = zstd.ZstdError
 
@@ -70,13 +74,15 @@ class ZstdBytes(io.RawIOBase):
 
     def readinto(self, buffer: Any) -> int:
         try:
-            return self.stream.readinto(buffer)
+            read: int = self.stream.readinto(buffer)
         except self.error as error:
             raise OSError(str(error)) from error
+        return read
 
     def close(self) -> None:
         try:
-            self.stream.close()
+            if self.stream is not None:
+                self.stream.close()
         finally:
             self.raw.close()
             super().close()
@@ -105,7 +111,8 @@ class Guarded(io.RawIOBase):
 
     def close(self) -> None:
         try:
-            self.stream.close()
+            if self.stream is not None:
+                self.stream.close()
         finally:
             super().close()
 

@@ -5,6 +5,7 @@ journals, as Codex writes them (level 3, streamed: no content size in the frame 
 
 from __future__ import annotations
 
+import io
 import shutil
 import subprocess
 import sys
@@ -159,6 +160,32 @@ def test_without_a_zstd_decompressor_a_zstd_journal_is_one_line(
     with pytest.raises(JournalError) as raised:
         read_head(path)
     assert str(raised.value) == f"{path}: {NO_ZSTD}"
+
+
+def test_a_stream_whose_decompressor_could_not_be_loaded_closes_cleanly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `ZstdBytes` whose decompressor failed to import is half made; it is closed all the
+    same when it is collected, and Python 3.13 prints what `close` raises there."""
+    from agent_profiler.jsonl_open import ZstdBytes
+
+    path = rollout_zst(tmp_path)
+    package = sys.modules[zstd.__name__.rsplit(".", 1)[0]]
+    monkeypatch.delattr(package, "zstd")
+    monkeypatch.setitem(sys.modules, zstd.__name__, None)
+    made: list[ZstdBytes] = []
+
+    class Kept(ZstdBytes):
+        def __init__(self, raw: Any) -> None:
+            made.append(self)
+            super().__init__(raw)
+
+    raw = io.BufferedReader(io.FileIO(path, "rb"))
+    with pytest.raises(ImportError):
+        Kept(raw)
+    # WHEN the half-made stream is closed, THEN nothing is raised, and its file is closed
+    made[0].close()
+    assert made[0].closed and raw.closed
 
 
 def test_a_zstd_journal_is_judged_on_the_head_a_plain_one_is(tmp_path: Path) -> None:
