@@ -6,10 +6,8 @@ A file that cannot be used at all (unreadable, not a journal) is reported in
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import field
 from pathlib import Path
 from typing import NamedTuple
@@ -17,6 +15,7 @@ from typing import NamedTuple
 from agent_profiler import estimate
 from agent_profiler.adapters import ADAPTERS, JournalGroup, SniffedFile, adapter_for
 from agent_profiler.adapters.walk import walk_tree
+from agent_profiler.collector import fewer_collections
 from agent_profiler.diagnostics import Diagnostics, error_text
 from agent_profiler.errors import JournalError, UsageError
 from agent_profiler.inputs import STDIN as STDIN
@@ -256,68 +255,6 @@ def plan(
             )
         groups += adapter.plan(sniffed)
     return groups, failures
-
-
-# While a journal is read, the cycle collector ran every 700 new objects and went through
-# the model made so far again and again: a quarter to a third of reading a long session,
-# for cycles reading hardly makes. It still runs, a hundred times less often.
-READING_GC_THRESHOLD = 100_000
-
-
-# A read that ran the collector this often (a journal of 25 MB or more) made a model the
-# collector would go through again and again while the writer runs (a 50 MB Codex export's
-# writing spent 0.35 s collecting). The read's end moves what exists into the permanent
-# generation (`gc.freeze`), where no collection looks: refcounting still frees every
-# object, and a read leaves next to no cyclic garbage (0–5 objects on the bench's 50 MB
-# journals). A full collection walked the heap instead (0.17–0.25 s on the Pi bench).
-READING_COLLECTIONS_BEFORE_FULL = 2
-# Or that left this many objects no collection saw (a 100 MB Claude Code read: 78,000, 23 ms).
-READING_YOUNG_BEFORE_FREEZE = 10_000
-
-
-def _collections() -> int:
-    """Collections run so far, of every generation: every tenth of the youngest's runs
-    counts as the next generation's instead, so the youngest's own count can miss one."""
-    return sum(generation["collections"] for generation in gc.get_stats())
-
-
-@contextlib.contextmanager
-def fewer_collections() -> Iterator[None]:
-    """The cycle collector's first threshold raised to READING_GC_THRESHOLD meanwhile;
-    after a long read (READING_COLLECTIONS_BEFORE_FULL, READING_YOUNG_BEFORE_FREEZE), what
-    exists is frozen out of the collector's way until `let_go`."""
-    old = gc.get_threshold()
-    before = _collections()
-    gc.set_threshold(max(old[0], READING_GC_THRESHOLD), *old[1:])
-    try:
-        yield
-    finally:  # (frozen before the caller's threshold is back: its next object collects all)
-        long = _collections() - before >= READING_COLLECTIONS_BEFORE_FULL
-        if gc.isenabled() and (long or gc.get_count()[0] >= READING_YOUNG_BEFORE_FREEZE):
-            gc.freeze()
-        gc.set_threshold(*old)
-
-
-def let_go() -> None:
-    """What long reads froze (`fewer_collections`) back in the collector's care, once the
-    group is used: what is still alive is then old, and what is not was freed already.
-    Not in a worker process (`freeze_inherited`): what it inherited stays frozen."""
-    if gc.get_freeze_count() and not _INHERITED:
-        gc.unfreeze()
-
-
-_INHERITED: list[bool] = []  # a worker's mark: what it inherited is frozen for good
-
-
-def freeze_inherited() -> None:
-    """In a forked worker: what it inherited is the parent's, and its cycle collector never
-    walks it. A forked copy of a library's garbage (a DuckDB relation left in a cycle in the
-    test process, whose threads the child does not have) crashed in its finalizer when the
-    child collected it: the worker died and the parent read its groups again. Pages left
-    untouched also stay shared with the parent. What the worker's own reads leave in cycles
-    (0–5 objects a read) is then never collected, a cost of nothing."""
-    gc.freeze()
-    _INHERITED.append(True)
 
 
 @record

@@ -30,13 +30,13 @@ from dataclasses import field, replace
 from pathlib import Path
 from typing import IO, Any, Generic, Protocol, TypeVar
 
-from agent_profiler import leaving, scan
+from agent_profiler import collector, leaving, scan
 from agent_profiler.adapters import JournalGroup
 from agent_profiler.annotations import TraceHeader
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
 from agent_profiler.links import Unread, unread_links
-from agent_profiler.loader import Link, freeze_inherited, let_go, parent_links, read_group
+from agent_profiler.loader import Link, parent_links, read_group
 from agent_profiler.model import Session, frozen
 from agent_profiler.options import ReadOptions
 from agent_profiler.records import record
@@ -176,7 +176,7 @@ def _run_group(
 
             read = replace(read, sessions=align_start(read.sessions))
         value = use(read.sessions, diagnostics, task, out)
-    let_go()
+    collector.let_go()
     leaving.keep("group", read)  # not freed object by object if it is the last (leaving.py)
     return GroupOutcome(
         task.index,
@@ -431,7 +431,7 @@ def _serve(
     outcome. `parent`: the parent's pid and its pipe ends this process inherited."""
     _worker_signals(ignored)
     _leave_with(*parent)
-    freeze_inherited()  # its collector never walks the parent's objects
+    collector.freeze_inherited()  # its collector never walks the parent's objects
     while True:
         try:
             task = connection.recv()

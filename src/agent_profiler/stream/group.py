@@ -76,8 +76,8 @@ def _outcome(
 ) -> GroupOutcome[bytes] | None:
     """`try_group`'s work, the group's bytes going into `buffer`."""
     from agent_profiler import estimate
+    from agent_profiler.collector import fewer_collections, let_go
     from agent_profiler.links import parent_links, unread_links
-    from agent_profiler.loader import fewer_collections, let_go
     from agent_profiler.pipeline import GroupOutcome, SessionCounts
     from agent_profiler.views import session_span
 

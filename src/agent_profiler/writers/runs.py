@@ -228,7 +228,7 @@ class _Helper:
     def __init__(self, pid: int, spool: Any, frozen: bool) -> None:  # a spools._Spool
         self.pid = pid
         self.spool = spool
-        self.frozen = frozen  # the collector was frozen before (loader.fewer_collections)
+        self.frozen = frozen  # a read froze what existed before (collector.fewer_collections)
 
     @classmethod
     def start(
@@ -251,9 +251,11 @@ class _Helper:
             spool = unnamed_temporary_file()
         except OutputError:
             return None  # no temporary folder: this process writes the second run
-        # Neither process's collector walks the objects both share. What the loader froze
-        # stays frozen until it lets go (loader.let_go), so it is not unfrozen here.
-        frozen = gc.get_freeze_count() > 0
+        from agent_profiler.collector import frozen as read_froze
+
+        # Neither process's collector walks the objects both share. What a read froze
+        # stays frozen until it lets go (collector.let_go), so it is not unfrozen here.
+        frozen = read_froze()
         gc.freeze()
         parent = os.getpid()
         try:

@@ -1,0 +1,83 @@
+"""The cycle collector while journals are read and their model is used: it runs a hundred
+times less often during a read, a long read ends with what it made frozen out of its way
+until the group is used (`let_go`), and a forked worker never collects what it inherited.
+(tests/reading/test_collector.py)"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from collections.abc import Iterator
+
+# While a journal is read, the cycle collector ran every 700 new objects and went through
+# the model made so far again and again: a quarter to a third of reading a long session,
+# for cycles reading hardly makes. It still runs, a hundred times less often.
+READING_GC_THRESHOLD = 100_000
+
+
+# A read that ran the collector this often (a journal of 25 MB or more) made a model the
+# collector would go through again and again while the writer runs (a 50 MB Codex export's
+# writing spent 0.35 s collecting). The read's end moves what exists into the permanent
+# generation (`gc.freeze`), where no collection looks: refcounting still frees every
+# object, and a read leaves next to no cyclic garbage (0–5 objects on the bench's 50 MB
+# journals). A full collection walked the heap instead (0.17–0.25 s on the Pi bench).
+READING_COLLECTIONS_BEFORE_FULL = 2
+# Or that left this many objects no collection saw (a 100 MB Claude Code read: 78,000, 23 ms).
+READING_YOUNG_BEFORE_FREEZE = 10_000
+
+
+def _collections() -> int:
+    """Collections run so far, of every generation: every tenth of the youngest's runs
+    counts as the next generation's instead, so the youngest's own count can miss one."""
+    return sum(generation["collections"] for generation in gc.get_stats())
+
+
+@contextlib.contextmanager
+def fewer_collections() -> Iterator[None]:
+    """The cycle collector's first threshold raised to READING_GC_THRESHOLD meanwhile;
+    after a long read (READING_COLLECTIONS_BEFORE_FULL, READING_YOUNG_BEFORE_FREEZE), what
+    exists is frozen out of the collector's way until `let_go`."""
+    old = gc.get_threshold()
+    before = _collections()
+    gc.set_threshold(max(old[0], READING_GC_THRESHOLD), *old[1:])
+    try:
+        yield
+    finally:  # (frozen before the caller's threshold is back: its next object collects all)
+        long = _collections() - before >= READING_COLLECTIONS_BEFORE_FULL
+        if gc.isenabled() and (long or gc.get_count()[0] >= READING_YOUNG_BEFORE_FREEZE):
+            gc.freeze()
+            _FROZEN[:] = [True]
+        gc.set_threshold(*old)
+
+
+def let_go() -> None:
+    """What long reads froze (`fewer_collections`) back in the collector's care, once the
+    group is used: what is still alive is then old, and what is not was freed already.
+    Not in a worker process (`freeze_inherited`): what it inherited stays frozen."""
+    if not _INHERITED:
+        if gc.get_freeze_count():
+            gc.unfreeze()
+        _FROZEN.clear()
+
+
+def frozen() -> bool:
+    """Whether what this process froze is frozen still: a long read's, until `let_go`; a
+    worker's inheritance, for good. Told by these marks, not by `gc.get_freeze_count()`,
+    which CPython 3.12 never lets fall to 0: each full collection moves its immortal
+    objects (about 400) into the permanent generation."""
+    return bool(_FROZEN or _INHERITED)
+
+
+_FROZEN: list[bool] = []  # a long read's mark: what existed then is frozen (`let_go` ends it)
+_INHERITED: list[bool] = []  # a worker's mark: what it inherited is frozen for good
+
+
+def freeze_inherited() -> None:
+    """In a forked worker: what it inherited is the parent's, and its cycle collector never
+    walks it. A forked copy of a library's garbage (a DuckDB relation left in a cycle in the
+    test process, whose threads the child does not have) crashed in its finalizer when the
+    child collected it: the worker died and the parent read its groups again. Pages left
+    untouched also stay shared with the parent. What the worker's own reads leave in cycles
+    (0–5 objects a read) is then never collected, a cost of nothing."""
+    gc.freeze()
+    _INHERITED.append(True)
