@@ -53,10 +53,11 @@ def fewer_collections() -> Iterator[None]:
 def let_go() -> None:
     """What long reads froze (`fewer_collections`) back in the collector's care, once the
     group is used: what is still alive is then old, and what is not was freed already.
-    Not in a worker process (`freeze_inherited`): what it inherited stays frozen."""
+    Not in a worker process (`freeze_inherited`): what it inherited stays frozen.
+    (Unasked: `gc.unfreeze` joins two lists, where `gc.get_freeze_count` walks every
+    frozen object, 4 ms of a 100 MB Claude Code export.)"""
     if not _INHERITED:
-        if gc.get_freeze_count():
-            gc.unfreeze()
+        gc.unfreeze()
         _FROZEN.clear()
 
 

@@ -342,7 +342,8 @@ class _Helper:
 
     def _thaw(self) -> None:
         """The collector as it was before the fork, once the helper has ended (earlier,
-        unfreezing wrote every object's header: a copy of each page)."""
-        if not self.frozen and gc.get_freeze_count():
+        unfreezing wrote every object's header: a copy of each page). Unasked, as
+        collector.let_go: counting the frozen objects walks each of them."""
+        if not self.frozen:
             gc.unfreeze()
         self.frozen = True  # (once)
