@@ -8,11 +8,10 @@ the group's packets or rows and a few counts — never the model, whose pickling
 as reading it — and the parent joins them in the groups' order: the bytes are those one
 process writes. A worker that dies costs only time (`_Workers`).
 
-Two things cross groups, and the parent settles both: a session id seen in an earlier
-group (the copy is renamed `#2`: a worker that read such a group without knowing is
-overruled and the group read again here), and a subagent whose parent is not exported (a
-warning, once every group's links are known), with the subagents parents launched that were
-not read (one warning for the run).
+Two things cross groups, and the parent settles both: a session id seen in an earlier group (the
+copy is renamed `#2`: a worker that read such a group without knowing is overruled and the group
+read again here), and a subagent whose parent is not exported (a warning, once every group's links
+are known), with the subagents parents launched that were not read (one warning for the run).
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import pickle
 import signal
 import sys
 import threading
@@ -475,6 +473,8 @@ def _portable(failure: JournalError) -> JournalError:
 
 
 def _unpickles(error: BaseException) -> bool:
+    import pickle  # (a worker's failure only: an export in one process never loads it)
+
     try:
         pickle.loads(pickle.dumps(error))
     except Exception:

@@ -35,7 +35,7 @@ for name in list(sys.modules):
             if isinstance(value, type) and dataclasses.is_dataclass(value):
                 if value.__dataclass_params__.frozen and value.__module__ == name:
                     print("frozen:" + name + "." + value.__qualname__)
-for name in ("hashlib", "tempfile", "shutil", "decimal", "base64"):
+for name in ("hashlib", "tempfile", "shutil", "decimal", "base64", "pickle"):
     if name in sys.modules:
         print("std:" + name)
 print("cjk:" + str(estimate._cjk.cache_info().currsize))
@@ -72,7 +72,7 @@ def test_a_plain_export_leaves_out_what_only_rare_cases_need(tmp_path: Path) -> 
     # the type checker only (records.frozen), as the model's classes are.
     assert not {m for m in loaded if m.startswith("frozen:")}
     # hashlib loads OpenSSL (digest.py); a pipe's copy, /context's decimals, an image's
-    # base64 are rare.
+    # base64, a worker's failure sent back (pickle) are rare.
     assert not {m for m in loaded if m.startswith("std:")}
     assert "cjk:0" in loaded  # compiled only when the estimate classifies text
 
