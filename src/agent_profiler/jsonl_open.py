@@ -111,8 +111,7 @@ class Guarded(io.RawIOBase):
 
     def close(self) -> None:
         try:
-            if self.stream is not None:
-                self.stream.close()
+            self.stream.close()
         finally:
             super().close()
 

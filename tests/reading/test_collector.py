@@ -88,10 +88,10 @@ def test_a_run_group_lets_go_of_what_its_read_froze() -> None:
     from samples import PI_LARGE
 
     (group,), _ = plan([PI_LARGE], None)
-    frozen: list[int] = []
+    during: list[tuple[int, bool]] = []
 
     def use(sessions: object, diagnostics: object, task: object, out: object) -> None:
-        frozen.append(gc.get_freeze_count())
+        during.append((gc.get_freeze_count(), frozen()))
 
     # GIVEN a read long enough to freeze (the threshold made small for the test)
     import agent_profiler.collector as collector
@@ -102,16 +102,22 @@ def test_a_run_group_lets_go_of_what_its_read_froze() -> None:
         run_group(GroupTask(0, group, ReadOptions()), use)
     finally:
         collector.READING_GC_THRESHOLD = old
-    # THEN its objects were frozen while it was used, and are not after
-    assert frozen[0] > 0
+    # THEN its objects were frozen (and marked so) while it was used, and are not after
+    ((count, marked),) = during
+    assert count > 0 and marked
     assert gc.get_freeze_count() == 0
+    assert not frozen()
 
 
-def test_a_worker_never_collects_what_it_inherited() -> None:
+def test_a_worker_never_collects_what_it_inherited(monkeypatch: pytest.MonkeyPatch) -> None:
     """A forked worker freezes what it inherited and keeps it frozen after each group
     (`let_go` unfroze it): a library's garbage copied from the parent (a DuckDB relation in
     a cycle, in the test process) crashed in its finalizer when the child collected it."""
     import multiprocessing
+
+    import agent_profiler.collector as collector
+
+    monkeypatch.setattr(collector, "_FROZEN", [])  # (the parent's own mark: none)
 
     def child(connection: object) -> None:
         from agent_profiler.collector import freeze_inherited

@@ -181,11 +181,14 @@ def test_a_stream_whose_decompressor_could_not_be_loaded_closes_cleanly(
             super().__init__(raw)
 
     raw = io.BufferedReader(io.FileIO(path, "rb"))
-    with pytest.raises(ImportError):
-        Kept(raw)
-    # WHEN the half-made stream is closed, THEN nothing is raised, and its file is closed
-    made[0].close()
-    assert made[0].closed and raw.closed
+    try:
+        with pytest.raises(ImportError):
+            Kept(raw)
+        # WHEN the half-made stream is closed, THEN nothing is raised, and its file is closed
+        made[0].close()
+        assert made[0].closed and raw.closed
+    finally:
+        raw.close()
 
 
 def test_a_zstd_journal_is_judged_on_the_head_a_plain_one_is(tmp_path: Path) -> None:

@@ -341,9 +341,12 @@ class _Helper:
             self.spool.close()
 
     def _thaw(self) -> None:
-        """The collector as it was before the fork, once the helper has ended (earlier,
-        unfreezing wrote every object's header: a copy of each page). Unasked, as
-        collector.let_go: counting the frozen objects walks each of them."""
+        """What the fork froze given back to the collector once the helper has ended
+        (earlier, unfreezing wrote every object's header: a copy of each page), unless a
+        read had frozen the model before (collector.frozen: `let_go` thaws it). Objects
+        frozen by no read of ours (CPython 3.12's immortal ones, an embedding program's)
+        are thawed with them, as `let_go` thaws them. Unasked, as `let_go`: counting the
+        frozen objects walks each of them."""
         if not self.frozen:
             gc.unfreeze()
         self.frozen = True  # (once)
