@@ -64,8 +64,8 @@ def let_go() -> None:
 def frozen() -> bool:
     """Whether what this process froze is frozen still: a long read's, until `let_go`; a
     worker's inheritance, for good. Told by these marks, not by `gc.get_freeze_count()`,
-    which CPython 3.12 never lets fall to 0: each full collection moves its immortal
-    objects (about 400) into the permanent generation."""
+    which CPython 3.12 lets fall to 0 only until its next full collection: each one moves
+    its immortal objects (about 400) into the permanent generation."""
     return bool(_FROZEN or _INHERITED)
 
 

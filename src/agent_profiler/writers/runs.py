@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterator
 from itertools import chain
 from typing import IO, Any, cast
 
+from agent_profiler.collector import frozen as read_froze
 from agent_profiler.layout import SessionPlan
 from agent_profiler.writers.chunks import PacketSink
 from agent_profiler.writers.events import EventEncoder
@@ -251,8 +252,6 @@ class _Helper:
             spool = unnamed_temporary_file()
         except OutputError:
             return None  # no temporary folder: this process writes the second run
-        from agent_profiler.collector import frozen as read_froze
-
         # Neither process's collector walks the objects both share. What a read froze
         # stays frozen until it lets go (collector.let_go), so it is not unfrozen here.
         frozen = read_froze()
