@@ -20,7 +20,6 @@ import contextlib
 import io
 import os
 import signal
-import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -31,6 +30,7 @@ from typing import IO, Any, Generic, Protocol, TypeVar
 from agent_profiler import collector, leaving, scan
 from agent_profiler.adapters import JournalGroup
 from agent_profiler.annotations import TraceHeader
+from agent_profiler.children import leave_with, portable, start_method, unpickles, worker_signals
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.errors import JournalError
 from agent_profiler.links import Unread, unread_links
@@ -288,7 +288,7 @@ class _Workers(Generic[T]):
     def __init__(self, use: Use[T], jobs: int) -> None:
         import multiprocessing
 
-        context: Any = multiprocessing.get_context(_start_method())
+        context: Any = multiprocessing.get_context(start_method())
         # A process started with Ctrl-C ignored (`nohup … &`) keeps its workers ignoring it.
         ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
         # Workers start with Ctrl-C ignored (a worker interrupted while its interpreter
@@ -306,7 +306,7 @@ class _Workers(Generic[T]):
                 # when this process dies (review-bad finding 5).
                 ours = [c.fileno() for _, c in self.workers] + [mine.fileno()] if forked else []
                 # Linux kills a worker when the *thread* that started it ends: only the
-                # main thread's workers are asked to die with it (_leave_with).
+                # main thread's workers are asked to die with it (leave_with).
                 parent = (os.getpid() if main else 0, ours)
                 process = context.Process(
                     target=_serve, args=(theirs, use, ignored, parent), daemon=True
@@ -427,8 +427,8 @@ def _serve(
     """A worker's life: read the groups it is handed until told to stop (None) or until
     the parent is gone (end of file, or killed with it), sending back each group's
     outcome. `parent`: the parent's pid and its pipe ends this process inherited."""
-    _worker_signals(ignored)
-    _leave_with(*parent)
+    worker_signals(ignored)
+    leave_with(*parent)
     collector.freeze_inherited()  # its collector never walks the parent's objects
     while True:
         try:
@@ -439,12 +439,12 @@ def _serve(
             return
         try:
             outcome = run_group(task, use)
-            outcome.failures = [_portable(failure) for failure in outcome.failures]
+            outcome.failures = [portable(failure) for failure in outcome.failures]
             answer: GroupOutcome[T] | _Failure = outcome
         except Exception as error:
             # A bug, raised in the parent as it is, or by its name when it cannot travel.
             answer = _Failure(
-                error if _unpickles(error) else RuntimeError(f"{type(error).__name__}: {error}")
+                error if unpickles(error) else RuntimeError(f"{type(error).__name__}: {error}")
             )
         connection.send(answer)
 
@@ -458,70 +458,6 @@ def hands_one_more(left: int, in_hand: int, workers: int) -> bool:
     last three (0.06 s so: 1.56–1.63 s against 1.62–1.67 s in alternating runs); the
     folder of 300, 6.66–6.97 s against 6.77–7.24 s."""
     return not left or not in_hand or left > IN_FLIGHT * workers
-
-
-def _portable(failure: JournalError) -> JournalError:
-    """`failure` as the parent can unpickle it. An error class whose pickling loses its
-    arguments (JournalError's, before its `__reduce__`) was a TypeError in the parent's
-    `recv`: the run ended as an internal error, every other group lost. Such an error goes
-    back as a plain JournalError with its words."""
-    return (
-        failure
-        if _unpickles(failure)
-        else JournalError(failure.path, failure.message, failure.line)
-    )
-
-
-def _unpickles(error: BaseException) -> bool:
-    import pickle  # (a worker's failure only: an export in one process never loads it)
-
-    try:
-        pickle.loads(pickle.dumps(error))
-    except Exception:
-        return False
-    return True
-
-
-def _start_method() -> str:
-    """fork on Linux when this process has no other thread (the command line): a worker
-    starts in milliseconds, sharing the imported package. Otherwise spawn, a fresh
-    interpreter that imports it (≈ 0.1–0.2 s): forking a process with threads copies
-    whatever state they were in, and macOS's system libraries are not fork-safe (Python's
-    own default there is spawn)."""
-    if sys.platform.startswith("linux") and threading.active_count() == 1:
-        return "fork"
-    return "spawn"
-
-
-def _leave_with(parent: int, inherited: list[int]) -> None:
-    """Die with the parent. A parent killed outright (SIGKILL, the OOM killer) left its
-    worker waiting on its pipe forever, holding what it inherited: `collect`'s lock on
-    the dataset (every later collect refused) and export's open temporary file. Linux
-    kills it on the parent's death (PR_SET_PDEATHSIG); everywhere, the parent's ends of
-    the pipes it inherited are closed, so the parent's death is an end of file. `parent`
-    0: a worker of another thread than the main one (Linux would kill it when that thread
-    ends), which only the end of file ends."""
-    for descriptor in inherited:
-        with contextlib.suppress(OSError):
-            os.close(descriptor)
-    if parent and sys.platform.startswith("linux"):
-        import ctypes
-
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PDEATHSIG
-    if parent and os.getppid() != parent:  # it died before this worker could ask
-        os._exit(0)
-
-
-def _worker_signals(ignored: bool) -> None:
-    """Ctrl-C reaches every process of the terminal's group: a worker leaves at once and
-    without a traceback, and the parent, which gets it too, says it was interrupted
-    (unless the parent itself ignores it: then so does the worker)."""
-    if not ignored:
-        signal.signal(signal.SIGINT, lambda *_: os._exit(130))
-    # A forked worker inherits the parent's SIGTERM handler (entry.py); the parent's
-    # `terminate()` must end it at once.
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 # --------------------------------------------------------------------------- export

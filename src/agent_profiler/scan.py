@@ -147,11 +147,11 @@ class LineScan:
             try:
                 import gc
 
-                from agent_profiler.pipeline import _leave_with, _worker_signals
+                from agent_profiler.children import leave_with, worker_signals
 
                 gc.disable()  # (it makes no cycles; a collection would copy pages)
-                _leave_with(parent, [read_end])
-                _worker_signals(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)
+                leave_with(parent, [read_end])
+                worker_signals(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)
                 if held is not None:
                     signal.pthread_sigmask(signal.SIG_SETMASK, held)
                 _scan(source, write_end, skip)

@@ -67,14 +67,14 @@ def test_workers_leave_when_their_parent_is_killed(tmp_path: Path) -> None:
 
 def test_a_worker_whose_parent_died_before_it_started_leaves(tmp_path: Path) -> None:
     """The parent gone before the worker asked to die with it: it sees another parent."""
-    from agent_profiler import pipeline
+    from agent_profiler import children
 
     read, write = os.pipe()
     child = os.fork()
     if child == 0:  # pragma: no cover - the child
         os.close(read)
         try:
-            pipeline._leave_with(os.getpid() + 10**6, [write])  # not its parent
+            children.leave_with(os.getpid() + 10**6, [write])  # not its parent
         finally:
             os._exit(3)
     os.close(write)

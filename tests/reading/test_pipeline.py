@@ -490,16 +490,16 @@ def test_workers_are_forked_only_from_a_process_without_other_threads(
 ) -> None:
     import threading
 
-    from agent_profiler import pipeline
+    from agent_profiler import children
 
-    monkeypatch.setattr(pipeline.sys, "platform", "linux")
+    monkeypatch.setattr(children.sys, "platform", "linux")
     monkeypatch.setattr(threading, "active_count", lambda: 1)
-    assert pipeline._start_method() == "fork"
+    assert children.start_method() == "fork"
     monkeypatch.setattr(threading, "active_count", lambda: 2)
-    assert pipeline._start_method() == "spawn"
+    assert children.start_method() == "spawn"
     monkeypatch.setattr(threading, "active_count", lambda: 1)
-    monkeypatch.setattr(pipeline.sys, "platform", "darwin")
-    assert pipeline._start_method() == "spawn"
+    monkeypatch.setattr(children.sys, "platform", "darwin")
+    assert children.start_method() == "spawn"
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,7 @@ def test_a_journal_error_without_a_line_survives_pickling() -> None:
 
 
 def test_a_failure_that_cannot_travel_goes_back_as_a_plain_journal_error() -> None:
-    from agent_profiler.pipeline import _portable
+    from agent_profiler.children import portable
 
     class Odd(errors.JournalError):
         def __init__(self, path: str, why: str, extra: int) -> None:
@@ -72,10 +72,10 @@ def test_a_failure_that_cannot_travel_goes_back_as_a_plain_journal_error() -> No
             return Odd, (self.path,)  # loses its arguments: cannot be rebuilt
 
     odd = Odd("a.jsonl", "not a journal", 3)
-    sent = pickle.loads(pickle.dumps(_portable(odd)))
+    sent = pickle.loads(pickle.dumps(portable(odd)))
     assert (type(sent), str(sent)) == (errors.JournalError, "a.jsonl: not a journal")
     fine = errors.JournalError("b.jsonl", "empty")
-    assert _portable(fine) is fine
+    assert portable(fine) is fine
 
 
 @pytest.fixture

@@ -268,12 +268,12 @@ class _Helper:
             code = 1
             try:
                 # It dies with this process and takes signals as a worker does
-                # (pipeline._leave_with, _worker_signals), then takes them again.
-                from agent_profiler.pipeline import _leave_with, _worker_signals
+                # (children.leave_with, worker_signals), then takes them again.
+                from agent_profiler.children import leave_with, worker_signals
 
                 gc.disable()
-                _leave_with(parent, [])
-                _worker_signals(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)
+                leave_with(parent, [])
+                worker_signals(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)
                 if held is not None:
                     signal.pthread_sigmask(signal.SIG_SETMASK, held)
                 events = session_events(plan)
