@@ -269,8 +269,10 @@ _FAST: dict[str, tuple[Callable[[list[str]], dict[str, Any] | None], Callable[..
 def _run_fast(run: Callable[[dict[str, Any]], int], parsed: dict[str, Any]) -> int:
     """cli.export or cli.summary without Typer; it ends as the Typer app's commands do
     (`failure`)."""
+    from agent_profiler import collector
     from agent_profiler.console import failure
 
+    collector.quiet_start()
     try:
         return run(parsed)
     except (Exception, KeyboardInterrupt) as error:

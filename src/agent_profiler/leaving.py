@@ -46,6 +46,11 @@ def keep(kind: str, value: object) -> None:
         _kept[kind] = value
 
 
+def keeping() -> bool:
+    """Whether this process leaves without freeing once its command is done (`start`)."""
+    return _keeping[0]
+
+
 def release() -> None:
     """Free what is held (before the next group is read: one group's model at a time)."""
     _kept.clear()

@@ -232,7 +232,9 @@ def run_groups(
 
     if jobs <= 1:
         for task in tasks:
-            yield step(run_group(task, use, seen, out, on_progress))
+            with collector.none_for_the_last(task is tasks[-1]):
+                read = run_group(task, use, seen, out, on_progress)
+            yield step(read)
         return
     # The parent is one of the `jobs` readers: it reads a group itself whenever the next
     # group to write is not back yet. One process fewer than `jobs` workers and an idle

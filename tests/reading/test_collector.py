@@ -144,3 +144,142 @@ def test_a_worker_never_collects_what_it_inherited(monkeypatch: pytest.MonkeyPat
     assert not frozen()
     let_go()
     assert gc.get_freeze_count() == 0
+
+
+@pytest.fixture
+def leaving_without_freeing(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The console script's process (leaving.start), the collector as a test left it."""
+    from agent_profiler import collector, leaving
+
+    monkeypatch.setattr(leaving, "_keeping", [True])
+    monkeypatch.setattr(collector, "_QUIET", [])
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def test_a_command_starts_without_collections_only_where_it_leaves_without_freeing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agent_profiler import collector, leaving
+
+    monkeypatch.setattr(collector, "_QUIET", [])
+    monkeypatch.setattr(leaving, "_keeping", [False])  # entry.main, a test, an embedder
+    collector.quiet_start()
+    assert gc.isenabled() and not collector._QUIET
+
+
+@pytest.mark.usefixtures("leaving_without_freeing")
+def test_the_quiet_start_ends_at_the_first_read_with_what_it_made_frozen() -> None:
+    from agent_profiler import collector
+
+    collector.quiet_start()
+    assert not gc.isenabled()
+    made = [[index] for index in range(20_000)]  # the start's imports and options
+    assert gc.get_count()[0] >= len(made)  # young, never walked
+    with fewer_collections():
+        during = gc.isenabled()
+        young = gc.get_count()[0]
+    assert during and gc.isenabled() and not collector._QUIET
+    # What the start made is out of the collector's way: no young collection walks it
+    assert young < 1000 and gc.get_freeze_count() >= len(made)
+
+
+@pytest.mark.usefixtures("leaving_without_freeing")
+def test_the_last_group_is_read_and_used_without_collections_then_frozen() -> None:
+    from agent_profiler import collector
+
+    with collector.none_for_the_last(True):
+        with fewer_collections():
+            off_in_read = not gc.isenabled()
+            model = [[index] for index in range(READING_GC_THRESHOLD + 1000)]
+        off_in_use = not gc.isenabled()
+        assert gc.get_count()[0] >= len(model)  # no collection went through the model
+        let_go()
+    assert off_in_read and off_in_use
+    # Then the model is frozen, not walked by the first young collection, and the
+    # collector is back for what is left to do
+    assert gc.isenabled() and gc.get_freeze_count() >= len(model)
+    assert gc.get_count()[0] < 1000
+
+
+@pytest.mark.usefixtures("leaving_without_freeing")
+def test_a_group_before_the_last_is_collected_as_ever() -> None:
+    from agent_profiler import collector
+
+    with collector.none_for_the_last(False):
+        assert gc.isenabled()
+    assert gc.get_freeze_count() == 0
+
+
+def test_the_last_group_is_collected_where_the_process_frees_at_its_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agent_profiler import collector, leaving
+
+    monkeypatch.setattr(leaving, "_keeping", [False])
+    with collector.none_for_the_last(True):
+        assert gc.isenabled()
+    assert gc.get_freeze_count() == 0
+
+
+@pytest.mark.usefixtures("leaving_without_freeing")
+def test_the_quiet_start_goes_on_through_a_single_group() -> None:
+    """One group (a journal): the collector is off from the start to the group's end,
+    its read's `fewer_collections` does not bring it back."""
+    from agent_profiler import collector
+
+    collector.quiet_start()
+    with collector.none_for_the_last(True):
+        with fewer_collections():
+            off_in_read = not gc.isenabled()
+        off_in_use = not gc.isenabled()
+    assert off_in_read and off_in_use
+    assert gc.isenabled() and not collector._QUIET
+
+
+def test_only_the_last_of_a_console_commands_groups_runs_without_collections(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """pipeline.run_groups in one process: each group's use sees the collector on, but
+    the last one's, in the console script only."""
+    from agent_profiler import collector, leaving
+    from agent_profiler.loader import plan
+    from agent_profiler.options import ReadOptions
+    from agent_profiler.pipeline import GroupTask, run_groups
+    from samples import CLAUDE_SMALL, CODEX_SMALL
+
+    groups, _ = plan([CLAUDE_SMALL, CODEX_SMALL], None)
+    tasks = [GroupTask(index, group, ReadOptions()) for index, group in enumerate(groups)]
+    monkeypatch.setattr(collector, "_QUIET", [])
+    seen: dict[bool, list[bool]] = {}
+    for keeping in (False, True):
+        monkeypatch.setattr(leaving, "_keeping", [keeping])
+        on: list[bool] = []
+
+        def use(sessions: object, diagnostics: object, task: object, out: object) -> None:
+            on.append(gc.isenabled())  # noqa: B023 (called within this iteration)
+
+        try:
+            for _ in run_groups(tasks, use, 1):
+                pass
+        finally:
+            gc.enable()
+            let_go()
+        seen[keeping] = on
+    assert seen == {False: [True, True], True: [True, False]}
+
+
+@pytest.mark.usefixtures("leaving_without_freeing")
+def test_the_console_scripts_export_and_summary_start_quietly() -> None:
+    from agent_profiler import entry
+
+    on: list[bool] = []
+
+    def run(parsed: dict[str, object]) -> int:
+        on.append(gc.isenabled())
+        return 0
+
+    assert entry._run_fast(run, {}) == 0
+    assert on == [False]
