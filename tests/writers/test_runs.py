@@ -237,8 +237,8 @@ def test_where_the_second_run_starts() -> None:
 
     threshold = runs.SECOND_RUN_SLICES
     assert runs.second_run_at(Plan(threshold - 1)) is None  # type: ignore[arg-type]
-    assert runs.second_run_at(Plan(threshold)) == threshold * 11 // 20  # type: ignore[arg-type]
-    assert runs.second_run_at(Plan(20_000)) == 11_000  # type: ignore[arg-type]
+    assert runs.second_run_at(Plan(threshold)) == threshold * 27 // 50  # type: ignore[arg-type]
+    assert runs.second_run_at(Plan(20_000)) == 10_800  # type: ignore[arg-type]
 
 
 def test_no_helper_past_the_memory_it_may_double(
@@ -291,7 +291,8 @@ def test_the_second_run_starts_at_its_slice_begin(
         if packet.HasField("track_event") and packet.track_event.type in kinds:
             begins += 1
     assert len(cleared) == 2 and cleared[0] == 0
-    assert cleared[1] == begins * 11 // 20
+    numerator, denominator = runs.FIRST_SHARE
+    assert cleared[1] == begins * numerator // denominator
 
 
 def test_no_temporary_folder_for_the_helper_is_no_failure(
