@@ -2,7 +2,8 @@
 times less often during a read, a long read ends with what it made frozen out of its way
 until the group is used (`let_go`), and a forked worker never collects what it inherited;
 in the console script, which leaves without freeing, none runs while a command starts or
-while its last group is read and used. (tests/reading/test_collector.py)"""
+while the last group of a run in one process is read and used.
+(tests/reading/test_collector.py)"""
 
 from __future__ import annotations
 
@@ -28,31 +29,33 @@ READING_YOUNG_BEFORE_FREEZE = 10_000
 
 
 # A console command leaves without freeing (leaving.py). While it starts (its imports, its
-# options, the inputs it finds) and while its last journal group is read and used, what a
-# collection walks is objects that all live on (the bench's journals: 0-45 objects freed
-# by each young collection of up to 100,000) and what it would free is freed by nobody at
-# the end either. So there the collector is off: a hundred young collections of the
-# start's objects, 3.5 ms of a small export's 65; 38 ms of the 50 MB Codex export's 2.07 s
-# (two young collections of 13-14 ms in its read), 30 ms of the Pi export's, 7 of the
-# 100 MB Claude Code export's. Peak RSS moved by under 1 MB on those journals.
-_QUIET: list[bool] = []  # the command's start: no collection until its first group's read
+# options, the inputs it finds) and while it reads and uses the last journal group of a
+# run in one process, what a collection walks is objects that all live on (the bench's
+# journals: 0-45 objects freed by each young collection of up to 100,000), and what it
+# would free goes with the process. So there the collector is off: a hundred young
+# collections of the start's objects, 3.5 ms of a small export's 65; 38 ms of the 50 MB
+# Codex export's 2.07 s (two young collections of 13-14 ms in its read), 30 ms of the Pi
+# export's, 7 of the 100 MB Claude Code export's. Peak RSS moved by under 1 MB on those
+# journals. It holds as long as reading makes no reference cycle per line or record
+# (tests/reading/test_collector.py counts them): each would stay to the end.
+_QUIET: list[bool] = []  # the command's start: no collection until its groups are read
 
 
 def quiet_start() -> None:
     """An export's or a summary's start in the console script (entry.py): no collection
-    until a journal group is read (`fewer_collections` freezes what the start made, which
-    lives on, and brings the collector back; the last group keeps it off,
-    `none_for_the_last`). Nothing where the process will not leave without freeing."""
+    until its journal groups are read (`started`). Nothing where the process will not
+    leave without freeing, or where the collector is off already."""
     from agent_profiler import leaving
 
-    if leaving.keeping() and gc.isenabled() and not _QUIET:
+    if leaving.will_leave() and gc.isenabled() and not _QUIET:
         gc.disable()
         _QUIET.append(True)
 
 
-def _started() -> None:
-    """The start's quiet over: what it made frozen (else the first young collection would
-    walk all of it), the collector back."""
+def started() -> None:
+    """The start's quiet over (pipeline.run_groups, a read's `fewer_collections`), before
+    any worker is forked: what the start made is frozen (it lives on, and the first young
+    collection would walk all of it), the collector back."""
     if _QUIET:
         _QUIET.clear()
         gc.freeze()
@@ -61,22 +64,16 @@ def _started() -> None:
 
 @contextlib.contextmanager
 def none_for_the_last(last: bool) -> Iterator[None]:
-    """No collection while the `last` journal group of a process that leaves without
-    freeing is read and used (the start's quiet, if any, goes on through it). At its end
-    what exists is frozen (the model, never walked: a first young collection would go
-    through all of it) and the collector is back for what is left to do."""
+    """No collection while the `last` journal group of a run in one process is read and
+    used, where the process then leaves without freeing. At its end what exists is frozen
+    (the model, never walked: a first young collection would go through all of it) and the
+    collector is back for what the command does next (a report made, a trace served)."""
     from agent_profiler import leaving
 
-    if not (last and leaving.keeping()):
-        yield
+    if not (last and leaving.will_leave() and gc.isenabled()):
+        yield  # (a collector off by another's will is left so)
         return
-    if _QUIET:
-        _QUIET.clear()  # (its read's `fewer_collections` then leaves the collector off)
-    elif gc.isenabled():
-        gc.disable()
-    else:  # off by another's will: left so
-        yield
-        return
+    gc.disable()
     try:
         yield
     finally:
@@ -95,7 +92,7 @@ def fewer_collections() -> Iterator[None]:
     """The cycle collector's first threshold raised to READING_GC_THRESHOLD meanwhile;
     after a long read (READING_COLLECTIONS_BEFORE_FULL, READING_YOUNG_BEFORE_FREEZE), what
     exists is frozen out of the collector's way until `let_go`."""
-    _started()
+    started()
     old = gc.get_threshold()
     before = _collections()
     gc.set_threshold(max(old[0], READING_GC_THRESHOLD), *old[1:])

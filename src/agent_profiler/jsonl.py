@@ -462,7 +462,10 @@ class _Journal:
         try:
             return [Record(number, loads(body))]
         except _PARSE_ERRORS as error:
-            failure: BaseException = error
+            # Without its traceback: that holds this frame, which holds the error, a cycle
+            # that kept each bad line's bytes until a collection (none runs where the
+            # console script reads its last group: collector.none_for_the_last).
+            failure: BaseException = error.with_traceback(None)
         text: bytes | str = body
         if not body.isascii():
             try:
@@ -485,7 +488,7 @@ class _Journal:
                 outcomes.append(Record(number, loads(text)))
                 return outcomes
             except _PARSE_ERRORS as error:
-                failure = error
+                failure = error.with_traceback(None)
         # Only a cut-off *JSON* line is a record still being written; a last
         # line of plain text (a crash message) is just not JSON.
         if not complete and body.lstrip()[:1] in _JSON_OPENERS:

@@ -46,9 +46,15 @@ def keep(kind: str, value: object) -> None:
         _kept[kind] = value
 
 
-def keeping() -> bool:
-    """Whether this process leaves without freeing once its command is done (`start`)."""
-    return _keeping[0]
+def will_leave() -> bool:
+    """Whether this process means to leave without freeing once its command is done
+    (`start`, and no prompt to go on to; `leave` may still find a reason not to)."""
+    return _keeping[0] and not _inspecting()
+
+
+def _inspecting() -> bool:
+    """`python -i` (or PYTHONINSPECT): the interpreter goes on to its prompt."""
+    return bool(sys.flags.inspect or os.environ.get("PYTHONINSPECT"))
 
 
 def release() -> None:
@@ -70,7 +76,7 @@ def leave(code: object) -> None:
         code = 0
     if type(code) is not int or threading.active_count() != 1:
         return  # (a message to print, or a thread the usual exit would wait for)
-    if sys.flags.inspect or os.environ.get("PYTHONINSPECT"):
+    if _inspecting():
         return  # (`python -i`: the interpreter goes on to its prompt)
     import atexit
 

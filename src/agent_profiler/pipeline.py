@@ -222,6 +222,7 @@ def run_groups(
     handed to `use` in this process; a worker's bytes are written to it here, in order."""
     seen: dict[str, int] = {}
     done = 0
+    collector.started()  # (before any worker is forked)
 
     def step(outcome: GroupOutcome[T]) -> GroupOutcome[T]:
         nonlocal done

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from agent_profiler import leaving, pipeline
+from agent_profiler import collector, leaving, pipeline
 from agent_profiler.exporting import run_export
 from agent_profiler.layout import SessionPlan
 from agent_profiler.loader import GroupRead
@@ -307,6 +307,9 @@ def keeping(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, object]]:
     monkeypatch.setattr(leaving, "_keeping", [True])
     monkeypatch.setattr(leaving, "_kept", {})
     yield leaving._kept
+    # An export's last group ends with what exists frozen (collector.none_for_the_last):
+    # pytest's own objects too, given back to the collector here
+    collector.let_go()
 
 
 def test_an_export_keeps_the_last_groups_model_and_plan_and_one_group_at_a_time(

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -148,10 +150,13 @@ def test_a_worker_never_collects_what_it_inherited(monkeypatch: pytest.MonkeyPat
 
 @pytest.fixture
 def leaving_without_freeing(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The console script's process (leaving.start), the collector as a test left it."""
+    """The console script's process (leaving.start), the collector as a test left it:
+    on, and nothing frozen (the autouse fixture's `let_go`)."""
     from agent_profiler import collector, leaving
 
     monkeypatch.setattr(leaving, "_keeping", [True])
+    monkeypatch.setattr(leaving, "_kept", {})
+    monkeypatch.delenv("PYTHONINSPECT", raising=False)
     monkeypatch.setattr(collector, "_QUIET", [])
     try:
         yield
@@ -159,7 +164,7 @@ def leaving_without_freeing(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         gc.enable()
 
 
-def test_a_command_starts_without_collections_only_where_it_leaves_without_freeing(
+def test_a_command_starts_with_collections_where_it_frees_at_its_end(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from agent_profiler import collector, leaving
@@ -168,6 +173,22 @@ def test_a_command_starts_without_collections_only_where_it_leaves_without_freei
     monkeypatch.setattr(leaving, "_keeping", [False])  # entry.main, a test, an embedder
     collector.quiet_start()
     assert gc.isenabled() and not collector._QUIET
+
+
+@pytest.mark.usefixtures("leaving_without_freeing")
+def test_a_command_run_with_python_dash_i_starts_and_ends_with_collections(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`python -i -m agent_profiler`: the process goes on to its prompt, so neither its
+    start nor its last group goes without the collector."""
+    from agent_profiler import collector
+
+    monkeypatch.setenv("PYTHONINSPECT", "1")
+    collector.quiet_start()
+    assert gc.isenabled()
+    with collector.none_for_the_last(True):
+        assert gc.isenabled()
+    assert gc.get_freeze_count() == 0
 
 
 @pytest.mark.usefixtures("leaving_without_freeing")
@@ -187,6 +208,20 @@ def test_the_quiet_start_ends_at_the_first_read_with_what_it_made_frozen() -> No
 
 
 @pytest.mark.usefixtures("leaving_without_freeing")
+def test_a_collector_off_by_another_s_will_is_left_off() -> None:
+    from agent_profiler import collector
+
+    gc.disable()
+    collector.quiet_start()
+    assert not collector._QUIET
+    with fewer_collections():
+        assert not gc.isenabled()
+    with collector.none_for_the_last(True):
+        assert not gc.isenabled()
+    assert not gc.isenabled() and gc.get_freeze_count() == 0
+
+
+@pytest.mark.usefixtures("leaving_without_freeing")
 def test_the_last_group_is_read_and_used_without_collections_then_frozen() -> None:
     from agent_profiler import collector
 
@@ -199,7 +234,7 @@ def test_the_last_group_is_read_and_used_without_collections_then_frozen() -> No
         let_go()
     assert off_in_read and off_in_use
     # Then the model is frozen, not walked by the first young collection, and the
-    # collector is back for what is left to do
+    # collector is back for what the command does next
     assert gc.isenabled() and gc.get_freeze_count() >= len(model)
     assert gc.get_count()[0] < 1000
 
@@ -224,19 +259,30 @@ def test_the_last_group_is_collected_where_the_process_frees_at_its_end(
     assert gc.get_freeze_count() == 0
 
 
-@pytest.mark.usefixtures("leaving_without_freeing")
-def test_the_quiet_start_goes_on_through_a_single_group() -> None:
-    """One group (a journal): the collector is off from the start to the group's end,
-    its read's `fewer_collections` does not bring it back."""
-    from agent_profiler import collector
+def _use(sessions: object, diagnostics: object, task: object, out: object) -> bool:
+    return gc.isenabled()
 
-    collector.quiet_start()
-    with collector.none_for_the_last(True):
-        with fewer_collections():
-            off_in_read = not gc.isenabled()
-        off_in_use = not gc.isenabled()
-    assert off_in_read and off_in_use
-    assert gc.isenabled() and not collector._QUIET
+
+def _run(tasks: list[Any], jobs: int) -> list[bool]:
+    """Whether the collector was on while each group was used (pipeline.run_groups, in
+    this process or in a worker: the use's value comes back with its outcome)."""
+    from agent_profiler.pipeline import run_groups
+
+    try:
+        return [outcome.value for outcome in run_groups(tasks, _use, jobs)]
+    finally:
+        gc.enable()
+        let_go()
+
+
+def _two_groups() -> list[Any]:
+    from agent_profiler.loader import plan
+    from agent_profiler.options import ReadOptions
+    from agent_profiler.pipeline import GroupTask
+    from samples import CLAUDE_SMALL, CODEX_SMALL
+
+    groups, _ = plan([CLAUDE_SMALL, CODEX_SMALL], None)
+    return [GroupTask(index, group, ReadOptions()) for index, group in enumerate(groups)]
 
 
 def test_only_the_last_of_a_console_commands_groups_runs_without_collections(
@@ -245,30 +291,32 @@ def test_only_the_last_of_a_console_commands_groups_runs_without_collections(
     """pipeline.run_groups in one process: each group's use sees the collector on, but
     the last one's, in the console script only."""
     from agent_profiler import collector, leaving
-    from agent_profiler.loader import plan
-    from agent_profiler.options import ReadOptions
-    from agent_profiler.pipeline import GroupTask, run_groups
-    from samples import CLAUDE_SMALL, CODEX_SMALL
 
-    groups, _ = plan([CLAUDE_SMALL, CODEX_SMALL], None)
-    tasks = [GroupTask(index, group, ReadOptions()) for index, group in enumerate(groups)]
+    tasks = _two_groups()
     monkeypatch.setattr(collector, "_QUIET", [])
-    seen: dict[bool, list[bool]] = {}
-    for keeping in (False, True):
-        monkeypatch.setattr(leaving, "_keeping", [keeping])
-        on: list[bool] = []
+    monkeypatch.setattr(leaving, "_kept", {})
+    monkeypatch.setattr(leaving, "_keeping", [False])
+    assert _run(tasks, 1) == [True, True]
+    monkeypatch.setattr(leaving, "_keeping", [True])
+    assert _run(tasks, 1) == [True, False]
 
-        def use(sessions: object, diagnostics: object, task: object, out: object) -> None:
-            on.append(gc.isenabled())  # noqa: B023 (called within this iteration)
 
-        try:
-            for _ in run_groups(tasks, use, 1):
-                pass
-        finally:
-            gc.enable()
-            let_go()
-        seen[keeping] = on
-    assert seen == {False: [True, True], True: [True, False]}
+@pytest.mark.usefixtures("leaving_without_freeing")
+def test_the_groups_are_read_with_the_collector_back_after_a_quiet_start() -> None:
+    """A quiet start ends where the groups are read, before any worker is forked: a
+    folder's groups (all but the last, read in workers or in this process) are collected
+    as ever."""
+    from agent_profiler import collector
+    from agent_profiler.pipeline import run_groups
+
+    collector.quiet_start()
+    assert list(run_groups([], _use, 2)) == []  # (where this process reads none itself)
+    assert gc.isenabled()
+    tasks = _two_groups()
+    collector.quiet_start()
+    assert _run(tasks, 1) == [True, False]
+    collector.quiet_start()
+    assert _run(tasks, 2) == [True, True]  # (in a worker or here: a folder's run)
 
 
 @pytest.mark.usefixtures("leaving_without_freeing")
@@ -283,3 +331,51 @@ def test_the_console_scripts_export_and_summary_start_quietly() -> None:
 
     assert entry._run_fast(run, {}) == 0
     assert on == [False]
+
+
+def _bad_lines(path: Path, count: int) -> Path:
+    """A small transcript, then `count` lines of each kind the careful reader takes: cut
+    off, not JSON, bad UTF-8, an escaped lone surrogate."""
+    from samples import CLAUDE_SMALL
+
+    lines = [CLAUDE_SMALL.read_bytes()]
+    for index in range(count):
+        lines += [
+            b'{"type":"assistant","message":{"content":[{"type":"text","text":"abc\n',
+            b"a crash message, not JSON\n",
+            b'{"type":"progress","sessionId":"s","data":"caf\xe9 %d"}\n' % index,
+            b'{"type":"progress","sessionId":"s","data":"\\ud83d %d"}\n' % index,
+        ]
+    path.write_bytes(b"".join(lines))
+    return path
+
+
+def test_reading_leaves_no_reference_cycle_per_line(tmp_path: Path) -> None:
+    """Where the console script reads its last group without the collector, whatever a
+    read left in cycles, line after line, would stay to the end (a bad line's error held
+    its frame, and its bytes, until a collection): an export leaves as many objects in
+    cycles for 600 bad lines as for 60."""
+    from agent_profiler.exporting import run_export
+    from agent_profiler.options import ReadOptions
+
+    left: list[int] = []
+    for count in (60, 600):
+        journal = _bad_lines(tmp_path / f"bad-{count}.jsonl", count)
+        gc.collect()
+        gc.disable()
+        try:
+            code = run_export(
+                [journal],
+                output=tmp_path / f"{count}.pftrace",
+                options=ReadOptions(jobs=1),
+                force=False,
+                strict=False,
+                format_name=None,
+                stdout_is_terminal=lambda: False,
+                open_ui=None,
+            )
+            left.append(gc.collect())
+        finally:
+            gc.enable()
+        assert code == 0
+    assert left[1] - left[0] < 100, left
