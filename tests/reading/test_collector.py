@@ -335,7 +335,8 @@ def test_the_console_scripts_export_and_summary_start_quietly() -> None:
 
 def _bad_lines(path: Path, count: int) -> Path:
     """A small transcript, then `count` lines of each kind the careful reader takes: cut
-    off, not JSON, bad UTF-8, an escaped lone surrogate."""
+    off, not JSON, bad UTF-8, an escaped lone surrogate, and either of the last two still
+    not JSON once mended (a trailing comma)."""
     from samples import CLAUDE_SMALL
 
     lines = [CLAUDE_SMALL.read_bytes()]
@@ -345,6 +346,8 @@ def _bad_lines(path: Path, count: int) -> Path:
             b"a crash message, not JSON\n",
             b'{"type":"progress","sessionId":"s","data":"caf\xe9 %d"}\n' % index,
             b'{"type":"progress","sessionId":"s","data":"\\ud83d %d"}\n' % index,
+            b'{"type":"progress","sessionId":"s","data":"caf\xe9 %d",}\n' % index,
+            b'{"type":"progress","sessionId":"s","data":"\\ud83d %d",}\n' % index,
         ]
     path.write_bytes(b"".join(lines))
     return path
