@@ -11,6 +11,8 @@ import contextlib
 import gc
 from collections.abc import Iterator
 
+from agent_profiler import leaving
+
 # While a journal is read, the cycle collector ran every 700 new objects and went through
 # the model made so far again and again: a quarter to a third of reading a long session,
 # for cycles reading hardly makes. It still runs, a hundred times less often.
@@ -45,8 +47,6 @@ def quiet_start() -> None:
     """An export's or a summary's start in the console script (entry.py): no collection
     until its journal groups are read (`started`). Nothing where the process will not
     leave without freeing, or where the collector is off already."""
-    from agent_profiler import leaving
-
     if leaving.will_leave() and gc.isenabled() and not _QUIET:
         gc.disable()
         _QUIET.append(True)
@@ -68,8 +68,6 @@ def none_for_the_last(last: bool) -> Iterator[None]:
     used, where the process then leaves without freeing. At its end what exists is frozen
     (the model, never walked: a first young collection would go through all of it) and the
     collector is back for what the command does next (a report made, a trace served)."""
-    from agent_profiler import leaving
-
     if not (last and leaving.will_leave() and gc.isenabled()):
         yield  # (a collector off by another's will is left so)
         return

@@ -31,6 +31,8 @@ from array import array
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from agent_profiler.children import leave_with, worker_signals
+
 if TYPE_CHECKING:
     from agent_profiler.jsonl import LineSkip
 
@@ -146,8 +148,6 @@ class LineScan:
             code = 1
             try:
                 import gc
-
-                from agent_profiler.children import leave_with, worker_signals
 
                 gc.disable()  # (it makes no cycles; a collection would copy pages)
                 leave_with(parent, [read_end])

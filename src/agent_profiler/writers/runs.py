@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterator
 from itertools import chain
 from typing import IO, Any, cast
 
+from agent_profiler.children import leave_with, worker_signals
 from agent_profiler.collector import frozen as read_froze
 from agent_profiler.layout import SessionPlan
 from agent_profiler.writers.chunks import PacketSink
@@ -271,8 +272,6 @@ class _Helper:
             try:
                 # It dies with this process and takes signals as a worker does
                 # (children.leave_with, worker_signals), then takes them again.
-                from agent_profiler.children import leave_with, worker_signals
-
                 gc.disable()
                 leave_with(parent, [])
                 worker_signals(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)
