@@ -237,7 +237,7 @@ class ContextLog:
         # Chosen once per log, so every item of a session is measured the same way.
         self.estimator = estimate.current()
         # Its text measured as chars/4 (no class ratios, text counted): `add` does it inline.
-        self._chars4 = self.estimator.ratios is None and self.estimator.evidence in ("on", "off")
+        self.chars4 = self.estimator.chars4
         # Bare `REDACTED` placeholders in the items' text: text that was sent but replaced
         # before the journal was published, which no estimator can see (`unmeasured`).
         self.redacted_placeholders = 0
@@ -264,7 +264,7 @@ class ContextLog:
             chars = len(size)
             if tokens is not None:
                 measured = tokens
-            elif self._chars4:  # the estimator's text_tokens, inline: once per item
+            elif self.chars4:  # the estimator's text_tokens, inline: once per item
                 measured = (chars + 3) // 4 if chars > 0 else 0
             else:
                 measured = self.estimator.text_tokens(size)

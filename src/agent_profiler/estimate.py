@@ -165,6 +165,12 @@ class Estimator:
     # The tokenizer family whose ratios are in use (`for_models`); None: the shared ratios.
     family: str | None = None
 
+    @property
+    def chars4(self) -> bool:
+        """Text is measured as its characters / 4 (no class ratios, text counted), in
+        `text_tokens` and `visible_tokens` alike."""
+        return self.ratios is None and self.evidence in ("on", "off")
+
     def visible_tokens(self, text: str) -> Tokens:
         """The estimate of a response's visible output that hidden content is measured
         against (output_tokens − this): chars/4 when only the evidence is measured; minus

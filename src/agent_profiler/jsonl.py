@@ -47,7 +47,7 @@ from agent_profiler.jsonl_open import (
     position_of,
     reason,
 )
-from agent_profiler.scan import LineScan
+from agent_profiler.scan import LineScan, Told
 
 UTF8_BOM = b"\xef\xbb\xbf"
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # also the start of UTF-32 LE; same advice applies
@@ -111,15 +111,21 @@ class LineSkip:
 
     `active` is the reader's to switch: while it needs to see these records (a /context
     run awaits its output, the span's first time is not known yet), it sets it False and
-    they are parsed as any other."""
+    they are parsed as any other.
 
-    __slots__ = ("active", "key", "marker", "unless")
+    `told`: what the reader asks a scanning helper to work out of other lines, where one
+    runs (scan.py `Told`)."""
 
-    def __init__(self, kind: str, key: str, unless: tuple[bytes, ...] = ()) -> None:
+    __slots__ = ("active", "key", "marker", "told", "unless")
+
+    def __init__(
+        self, kind: str, key: str, unless: tuple[bytes, ...] = (), told: Told | None = None
+    ) -> None:
         self.marker = b',"type":' + orjson.dumps(kind) + b","
         self.key = orjson.dumps(key) + b":"
         self.unless = unless
         self.active = False
+        self.told = told
 
     def matches(self, raw: bytes) -> bool:
         # Run on most lines of a transcript, so in the forms that cost least in CPython

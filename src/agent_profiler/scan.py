@@ -16,6 +16,16 @@ test. A line the helper has not told (it is behind: this process never waits for
 failed; it stopped before a line appended since) is tested here, as without a helper,
 and a part the reader added to the test's `unless` since is looked for here.
 
+A reader may also ask the helper to work something out of the lines that hold a marker
+(`Told`, given with the test): Claude Code's tool calls, whose arguments are measured
+(serialised, their digest, their target, their previews) by the same function the reader
+runs. The helper sends each such line's answer through a second pipe, ahead of the
+verdicts of the lines it holds; the reader takes it for that line if it has come
+(`Told.take`), and otherwise works it out itself, as without a helper. The answer is a
+pure function of the line's bytes and of what the reading had set when the helper was
+forked (the options, the estimator), so the records read and what is made of them are
+the same either way.
+
 Only where a helper may run (`allowed`: an export in one process, as a long session's
 writing helper; writers/runs.py's rules: Linux, one thread, a second core, a small
 resident set, SIGCHLD not ignored) and for a plain file of at least `SCAN_AFTER` bytes."""
@@ -24,11 +34,13 @@ from __future__ import annotations
 
 import contextlib
 import io
+import marshal
 import os
 import signal
 import stat
 from array import array
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from agent_profiler.children import leave_with, worker_signals
@@ -41,6 +53,7 @@ _BATCH = 4096  # verdicts per write to the pipe
 _PIPE = 2**20  # the pipe's capacity asked for: a long transcript's verdicts in one
 _AHEAD = 256  # lines tested here when the helper is behind, before its pipe is read again
 _WINDOW = 2048  # a verdict is (length << 11) | (place of the type + 1): SKIP_WINDOW < 2047
+_FRAME = 4  # bytes of a told batch's length (little-endian), before its marshalled data
 
 _allowed: list[bool] = [False]
 _BUFFERED, _FILE = io.BufferedReader, io.FileIO  # (as jsonl_open.open_stream makes a file)
@@ -57,13 +70,46 @@ def allowed(flag: bool) -> Iterator[None]:
         _allowed[0] = before
 
 
+class Told:
+    """What a reader asks the helper to work out of each line holding one of `markers`
+    (and not skipped): `compute(raw)`, a value `marshal` can carry or None, the same
+    function the reader would run on those bytes. `take(number)` is the helper's value
+    for line `number` once it has come, else None: the reader then works it out itself.
+    Lines are taken in order: asking for a line lets go of the values of earlier ones."""
+
+    __slots__ = ("compute", "markers", "scan")
+
+    def __init__(self, markers: tuple[bytes, ...], compute: Callable[[bytes], object]) -> None:
+        self.markers = markers
+        self.compute = compute
+        self.scan: LineScan | None = None  # the helper's, while one reads the file
+
+    def take(self, number: int) -> object:
+        scan = self.scan
+        return scan.told(number) if scan is not None else None
+
+
 class LineScan:
     """The helper's verdicts as they arrive; `matches(number, raw)` stands in for
-    `skip.matches(raw)` for line `number` (1-based, physical) of the file."""
+    `skip.matches(raw)` for line `number` (1-based, physical) of the file; `told(number)`
+    is the helper's answer for that line, where the reader asked for one (`Told`)."""
 
-    __slots__ = ("_fd", "_later", "_pid", "_rest", "marker", "skip", "unless", "values")
+    __slots__ = (
+        "_fd",
+        "_later",
+        "_pid",
+        "_rest",
+        "_told",
+        "_told_fd",
+        "_told_rest",
+        "_told_upto",
+        "marker",
+        "skip",
+        "unless",
+        "values",
+    )
 
-    def __init__(self, pid: int | None, fd: int, skip: LineSkip) -> None:
+    def __init__(self, pid: int | None, fd: int, skip: LineSkip, told_fd: int = -1) -> None:
         # None once reaped (or for none): never an int to signal, as 0 or -1 would signal
         # a whole process group, or every process this one may
         self._pid = pid if pid is not None and pid > 0 else None
@@ -75,6 +121,18 @@ class LineScan:
         self.marker = skip.marker
         self.unless = skip.unless  # the test the helper ran (the reader may change it)
         self.values = array("Q")  # one verdict per line, from line 1
+        # The answers asked for (`Told`): their pipe's end, the bytes of a batch not read
+        # whole yet, (line, answer) in line order, and the last line the helper has read
+        # (a line up to it without an answer has none).
+        self._told_fd = told_fd
+        if told_fd >= 0:
+            os.set_blocking(told_fd, False)
+        self._told_rest = bytearray()
+        self._told: deque[tuple[int, object]] = deque()
+        self._told_upto = 0
+        told = skip.told
+        if told is not None and told_fd >= 0:
+            told.scan = self
 
     @classmethod
     def start(cls, stream: object, skip: LineSkip) -> LineScan | None:
@@ -116,16 +174,21 @@ class LineScan:
             source = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
             return None
+        ends: list[int] = []
         try:
-            read_end, write_end = os.pipe2(os.O_CLOEXEC)
+            ends += os.pipe2(os.O_CLOEXEC)
+            if skip.told is not None:  # (the answers asked for: a pipe of their own)
+                ends += os.pipe2(os.O_CLOEXEC)
         except OSError:
-            os.close(source)
+            for end in (source, *ends):
+                os.close(end)
             return None
         with contextlib.suppress(OSError, AttributeError):
             import fcntl
 
-            fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, _PIPE)
-        return cls._fork(os.getpid(), held, source, read_end, write_end, skip)
+            for write_end in ends[1::2]:
+                fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, _PIPE)
+        return cls._fork(os.getpid(), held, source, ends, skip)
 
     @classmethod
     def _fork(
@@ -133,15 +196,15 @@ class LineScan:
         parent: int,
         held: set[int | signal.Signals] | None,
         source: int,
-        read_end: int,
-        write_end: int,
+        ends: list[int],
         skip: LineSkip,
     ) -> LineScan | None:
-        """The helper forked (its file and pipe's ends closed here), or None."""
+        """The helper forked (its file and pipes' write ends closed here), or None.
+        `ends`: the verdicts' pipe's read and write ends, then the answers' (`Told`)."""
         try:
             pid = os.fork()
         except OSError:  # (no pid to keep: none is made up)
-            for end in (source, read_end, write_end):
+            for end in (source, *ends):
                 os.close(end)
             return None
         if pid == 0:  # the helper: it ends here, whatever happens
@@ -150,17 +213,18 @@ class LineScan:
                 import gc
 
                 gc.disable()  # (it makes no cycles; a collection would copy pages)
-                leave_with(parent, [read_end])
+                leave_with(parent, ends[0::2])
                 worker_signals(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)
                 if held is not None:
                     signal.pthread_sigmask(signal.SIG_SETMASK, held)
-                _scan(source, write_end, skip)
+                _scan(source, ends[1], skip, *ends[3:])
                 code = 0
             finally:
                 os._exit(code)
         os.close(source)
-        os.close(write_end)
-        return cls(pid, read_end, skip)
+        for write_end in ends[1::2]:
+            os.close(write_end)
+        return cls(pid, ends[0], skip, ends[2] if len(ends) > 2 else -1)
 
     def matches(self, number: int, raw: bytes) -> bool:
         values = self.values
@@ -204,6 +268,56 @@ class LineScan:
             self._rest = data[whole:]
         return True
 
+    def told(self, number: int) -> object:
+        """The helper's answer for line `number`, or None: none has come for it (the
+        helper is behind, or it sent no more), or it has none (no marker, or `compute`
+        gave None). Never waits."""
+        queue = self._told
+        while True:
+            while queue and queue[0][0] < number:
+                queue.popleft()  # (lines are asked for in order: an earlier one is done)
+            if queue:
+                line, answer = queue[0]
+                return answer if line == number else None
+            if self._told_upto >= number or not self._more_told():
+                return None
+
+    def _more_told(self) -> bool:
+        """Read the answers sent so far. False: none came (none yet, or no more)."""
+        if self._told_fd < 0:
+            return False
+        try:
+            chunk = os.read(self._told_fd, 1 << 16)
+        except BlockingIOError:
+            return False
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self._close_told()
+            return False
+        data = self._told_rest
+        data += chunk  # (a batch may come in many reads: kept in one growing buffer)
+        start = 0
+        while len(data) - start >= _FRAME:
+            size = int.from_bytes(data[start : start + _FRAME], "little")
+            end = start + _FRAME + size
+            if end > len(data):
+                break
+            upto, answers = marshal.loads(memoryview(data)[start + _FRAME : end])
+            self._told.extend(answers)
+            self._told_upto = upto
+            start = end
+        del data[:start]
+        return True
+
+    def _close_told(self) -> None:
+        if self._told_fd >= 0:
+            os.close(self._told_fd)
+            self._told_fd = -1
+        told = self.skip.told
+        if told is not None and told.scan is self:
+            told.scan = None
+
     def close(self) -> None:
         """Stop reading verdicts; the helper ended (killed if it had not) and reaped.
         Signals wait meanwhile (one raised halfway left the helper unreaped)."""
@@ -214,6 +328,8 @@ class LineScan:
             if self._fd >= 0:
                 os.close(self._fd)
                 self._fd = -1
+            self._close_told()
+            self._told.clear()
             if self._pid is not None:
                 with contextlib.suppress(ProcessLookupError, ChildProcessError):
                     os.kill(self._pid, signal.SIGKILL)
@@ -221,26 +337,52 @@ class LineScan:
                 self._pid = None
 
 
-def _scan(source: int, out: int, skip: LineSkip) -> None:
-    """The helper's work: every line of `source` tested, verdicts written to `out`."""
+def _scan(source: int, out: int, skip: LineSkip, told_out: int = -1) -> None:
+    """The helper's work: every line of `source` tested, verdicts written to `out`; the
+    answers asked for (`skip.told`) to `told_out`, each batch before the verdicts of its
+    lines."""
     from agent_profiler.jsonl import SKIP_WINDOW
 
     matches, marker = skip.matches, skip.marker
+    told = skip.told if told_out >= 0 else None
+    markers = told.markers if told is not None else ()
+    compute = told.compute if told is not None else None
     batch = array("Q")
+    answers: list[tuple[int, object]] = []
+    number = 0
     with open(source, "rb", buffering=2**20) as lines:
         for raw in lines:
             if raw[-1] != 10:
                 # The end as it is now (a line still being written): read on, its rest
                 # would be a line of its own here, and every verdict after it one off.
                 break
+            number += 1
             if matches(raw):
                 batch.append(len(raw) << 11 | raw.find(marker, 0, SKIP_WINDOW) + 1)
             else:
                 batch.append(0)
+                if compute is not None:
+                    for part in markers:
+                        if part in raw:
+                            answer = compute(raw)
+                            if answer is not None:
+                                answers.append((number, answer))
+                            break
             if len(batch) == _BATCH:
+                if told is not None:
+                    _tell(told_out, number, answers)
                 _write_all(out, batch.tobytes())
                 del batch[:]
+    if told is not None:
+        _tell(told_out, number, answers)
     _write_all(out, batch.tobytes())
+
+
+def _tell(out: int, upto: int, answers: list[tuple[int, object]]) -> None:
+    """A batch of answers, for the lines up to `upto`, framed with its length."""
+    data = marshal.dumps((upto, answers))
+    _write_all(out, len(data).to_bytes(_FRAME, "little") + data)
+    answers.clear()
 
 
 def _write_all(out: int, data: bytes) -> None:

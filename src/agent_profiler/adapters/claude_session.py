@@ -40,6 +40,11 @@ from agent_profiler.adapters.claude_content import (
 )
 from agent_profiler.adapters.claude_context import assumed_window
 from agent_profiler.adapters.claude_response import ResponseDraft
+from agent_profiler.adapters.claude_told import (
+    add_measured_call,
+    measured_arguments,
+    told_measures,
+)
 from agent_profiler.adapters.common import (
     preview,
     warn_bad_usage,
@@ -65,6 +70,7 @@ from agent_profiler.model import (
     Session,
     SourceKind,
 )
+from agent_profiler.scan import Told
 
 HARNESS = Harness.CLAUDE_CODE
 # As globals: read for every text block of a response (an enum class's attribute goes
@@ -115,6 +121,7 @@ class SessionBuilder:
         # agentId), taken by the call when it comes; a call never read leaves its entry.
         self.early_results: dict[str, tuple[int, bool, int, str | None]] = {}
         self.edits = Edits.new()  # what 2.1.3xx's records that take context out need
+        self.told: Told | None = None  # the scan helper's measures of the calls (claude_told)
         self.facts: list[Fact] = []
         self.markers: list[Marker] = []  # failed API calls the harness retried (claude_code)
         self.records = 0
@@ -341,7 +348,7 @@ class SessionBuilder:
                     continue
             kind = block.get("type")
             if kind == "tool_use" or kind == "server_tool_use":
-                self._on_tool_use(block, draft, ts)
+                self._on_tool_use(block, draft, ts, line, index)
                 continue
             if uuid is None:
                 uuid = str(record.get("uuid") or f"{message_id}@{line}")
@@ -431,19 +438,32 @@ class SessionBuilder:
             )
         )
 
-    def _on_tool_use(self, block: dict[str, Any], draft: ResponseDraft, ts: int) -> None:
+    def _on_tool_use(
+        self, block: dict[str, Any], draft: ResponseDraft, ts: int, line: int, index: int
+    ) -> None:
         call_id = block.get("id")
         if not isinstance(call_id, str):
             return
         name = block.get("name")
         name = sys.intern(name) if isinstance(name, str) else "tool"  # (as stop_reason)
-        arguments = block.get("input")
-        # Made once: tool_call_text(name, a) is name + tool_call_text("", a).
-        text = tool_call_text(name, arguments)
-        add_tool_call(self.log, call_id, name, arguments, text)
-        draft.visible += self.log.estimator.visible_tokens(text)
+        log = self.log
+        # Measured by the scan helper already (claude_told.py), where the text's size is
+        # its characters / 4; else here.
+        told = told_measures(self.told, line, index, call_id, name) if log.chars4 else None
+        if told is not None:
+            draft.visible += add_measured_call(log, call_id, told)
+        else:
+            arguments = block.get("input")
+            # Made once: tool_call_text(name, a) is name + tool_call_text("", a).
+            text = tool_call_text(name, arguments)
+            add_tool_call(log, call_id, name, arguments, text)
+            draft.visible += log.estimator.visible_tokens(text)
         if call_id not in self.tools:
-            measured = ToolArguments.of(arguments, text=text[len(name) :])
+            measured = (
+                measured_arguments(told)
+                if told is not None
+                else ToolArguments.of(arguments, text=text[len(name) :])
+            )
             tool = ToolDraft(call_id, name, ts, draft.id, draft.prompt_id, measured)
             self.tools[call_id] = tool
             if self.early_results and call_id in self.early_results:

@@ -97,6 +97,7 @@ def transcript_lines(
     from agent_profiler.adapters.claude_native import on_native_context
     from agent_profiler.adapters.claude_records import RECORD_TYPES, SYSTEM_SUBTYPES
     from agent_profiler.adapters.claude_session import SessionBuilder
+    from agent_profiler.adapters.claude_told import new_told
 
     skipped_names, timed = _skipped_names(), _timed_names()
     source = label or str(path)
@@ -130,7 +131,9 @@ def transcript_lines(
     # (`LineSkip`): not while the span's first time is not known or a /context run awaits
     # its output (`unparsed.active`), nor one with a `message` (the /context tracker reads
     # any record's: `ignores`), nor one that may be the first record's parent (its uuid).
-    unparsed = LineSkip("progress", "sessionId", unless=(_MESSAGE,))
+    # The tool calls' measures are worked out by the helper that runs the test, if one
+    # does (claude_told.py).
+    unparsed = LineSkip("progress", "sessionId", unless=(_MESSAGE,), told=new_told())
     progress_name = skipped_names["progress"]
     # The progress records read as bytes are counted and the last one kept in locals, put
     # in `skipped` and `last` when the reading ends or is closed (the one pass may stop
@@ -211,6 +214,7 @@ def transcript_lines(
                 diagnostics,
                 new_log() if new_log is not None else None,
             )
+            builder.told = unparsed.told
             if key:
                 builder.parent_session = session_id
                 builder.agent_id = key

@@ -1,0 +1,304 @@
+"""Claude Code's tool calls measured on the scan helper's core (adapters/claude_told.py,
+scan.py `Told`): a transcript read with the helper's measures gives the sessions it gives
+without them, call for call, on every Claude Code transcript of tests/data and the corpus
+and on a hand-made one holding what measuring a call meets; the reader does take them; an
+answer of another call, or none yet, is measured here; an estimator that needs the text
+asks for none; answers come in line order, in batches that may be split across reads."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import marshal
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_profiler import estimate, scan
+from agent_profiler.adapters import claude_session, claude_told
+from agent_profiler.adapters.drafts import argument_digests, argument_previews
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.jsonl import LineSkip
+from agent_profiler.loader import load
+from agent_profiler.model import Session
+from agent_profiler.writers import runs
+from realtp import SHARED
+from samples import DATA, SPOTTER_TRANSCRIPT
+
+CORPUS = SHARED / "corpus" / "claude-code" / "transcripts"
+
+
+@pytest.fixture
+def helpers(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A helper for every plain transcript read (however short), each let run until it
+    has told the whole file (or 10 s), so the reading meets its answers; the count of
+    answers the reader took is returned in the list."""
+    monkeypatch.setattr(scan, "SCAN_AFTER", 0)
+    monkeypatch.setattr(runs, "HELPER_MEMORY", 2**40)
+    if not runs.helper_can_run():
+        pytest.skip("a helper runs on Linux with a second core and no other thread")
+    start = scan.LineScan.start.__func__  # type: ignore[attr-defined]
+
+    def ahead(cls: type[scan.LineScan], stream: object, skip: LineSkip) -> Any:
+        made = start(cls, stream, skip)
+        if made is not None and made._pid is not None:
+            waited = time.monotonic() + 10
+            while time.monotonic() < waited and not os.waitpid(made._pid, os.WNOHANG)[0]:
+                time.sleep(0.01)  # (a pipe full of answers holds it until they are read)
+        return made
+
+    monkeypatch.setattr(scan.LineScan, "start", classmethod(ahead))
+    taken = [0]
+    told = claude_session.told_measures
+
+    def counted(*args: Any) -> Any:
+        measures = told(*args)
+        taken[0] += measures is not None
+        return measures
+
+    monkeypatch.setattr(claude_session, "told_measures", counted)
+    return taken
+
+
+def _sessions(path: Path, *, allowed: bool) -> list[Session]:
+    diagnostics = Diagnostics()
+    with scan.allowed(allowed):
+        result = load([path], diagnostics)
+    assert not result.failures, result.failures
+    return result.sessions
+
+
+def _plain(path: Path, tmp_path: Path) -> Path:
+    """A transcript as a plain file (the helper reads plain files only)."""
+    if path.suffix != ".gz":
+        return path
+    plain = tmp_path / path.with_suffix("").name
+    with gzip.open(path) as packed, plain.open("wb") as out:
+        shutil.copyfileobj(packed, out)
+    return plain
+
+
+def _transcripts(tmp_path: Path) -> list[Path]:
+    found = [_plain(SPOTTER_TRANSCRIPT, tmp_path)]
+    found += sorted((DATA / "claude-code").glob("*.jsonl"))
+    if CORPUS.is_dir():
+        found += sorted(CORPUS.glob("*.jsonl"))
+    return found
+
+
+def test_sessions_read_with_the_helpers_measures_are_the_ones_read_without(
+    helpers: list[int], tmp_path: Path
+) -> None:
+    spotter = _plain(SPOTTER_TRANSCRIPT, tmp_path)
+    for keep in (False, True):  # (an export's default, and --previews)
+        with argument_previews(keep):
+            for path in _transcripts(tmp_path):
+                alone = _sessions(path, allowed=False)
+                taken = helpers[0]
+                assert _sessions(path, allowed=True) == alone, path
+                if path == spotter:  # (a transcript: its answers were taken; a
+                    # stream-json file is read by another reader, without them)
+                    calls = sum(len(s.tool_calls) for s in alone)
+                    assert helpers[0] - taken == calls > 100
+
+
+# What measuring a call meets, each call a line of its own unless said.
+CALLS: list[list[dict[str, Any]]] = [
+    [{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "git status"}}],
+    [{"type": "tool_use", "id": "toolu_2", "name": "Read", "input": {"file_path": "/a/b.py"}}],
+    [  # two calls and a text in one line
+        {"type": "tool_use", "id": "toolu_3", "name": "Grep", "input": {"pattern": "x"}},
+        {"type": "text", "text": "and"},
+        {
+            "type": "tool_use",
+            "id": "toolu_4",
+            "name": "WebFetch",
+            "input": {"url": "https://h.example/p"},
+        },
+    ],
+    [
+        {
+            "type": "tool_use",
+            "id": "toolu_5",
+            "name": "Write",
+            "input": {"content": "a REDACTED b REDACTED"},
+        }
+    ],
+    [
+        {
+            "type": "tool_use",
+            "id": "toolu_6",
+            "name": "Edit",
+            "input": {"old": "naïve ☃ 日本", "b": [1, {"c": None}]},
+        }
+    ],
+    [
+        {
+            "type": "server_tool_use",
+            "id": "srvtoolu_7",
+            "name": "web_search",
+            "input": {"query": "q"},
+        }
+    ],
+    [{"type": "tool_use", "id": "toolu_8", "name": "Odd", "input": "a string input"}],
+    [{"type": "tool_use", "id": "toolu_9", "name": "NoInput"}],
+    [{"type": "tool_use", "id": "toolu_10", "input": {"k": 1}}],  # no name: "tool"
+    [{"type": "tool_use", "id": 11, "name": "BadId", "input": {}}],  # no call
+    [
+        {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls -la"}}
+    ],  # again
+    [{"id": "toolu_12", "type": "tool_use", "name": "Late", "input": {"a": 1}}],  # not told
+]
+
+
+def _handmade(path: Path) -> Path:
+    """A transcript of CALLS, each answered, with a progress record whose message holds a
+    call (not read: no answer is taken for it) and a line the helper cannot parse."""
+    lines: list[str] = []
+    parent = None
+    clock = 0
+
+    def add(record: dict[str, Any]) -> None:
+        nonlocal parent, clock
+        clock += 1
+        uuid = f"u{len(lines)}"
+        record.update(
+            parentUuid=parent,
+            isSidechain=False,
+            sessionId="s1",
+            uuid=uuid,
+            timestamp=f"2026-01-01T00:00:{clock:02d}.000Z",
+        )
+        parent = uuid
+        lines.append(json.dumps(record, separators=(",", ":"), ensure_ascii=False))
+
+    add({"type": "user", "message": {"role": "user", "content": "do it"}})
+    for index, blocks in enumerate(CALLS):
+        usage = {"input_tokens": 10 + index, "output_tokens": 5, "server_tool_use": {}}
+        message = {"id": f"msg_{index}", "model": "claude-sonnet-4-6", "role": "assistant"}
+        message.update(content=blocks, usage=usage, stop_reason="tool_use")
+        add({"type": "assistant", "message": message})
+        progress = {"type": "assistant", "message": {"content": blocks}}
+        add({"type": "progress", "data": {"message": progress}})
+        results = [
+            {"type": "tool_result", "tool_use_id": b["id"], "content": "ok"}
+            for b in blocks
+            if b["type"] == "tool_use" and isinstance(b["id"], str)
+        ]
+        if results:
+            add({"type": "user", "message": {"role": "user", "content": results}})
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_every_kind_of_call_is_measured_as_without_the_helper(
+    helpers: list[int], tmp_path: Path
+) -> None:
+    path = _handmade(tmp_path / "calls.jsonl")
+    for keep in (False, True):
+        for digests in (False, True):
+            with argument_previews(keep), argument_digests(digests):
+                alone = _sessions(path, allowed=False)
+                taken = helpers[0]
+                helped = _sessions(path, allowed=True)
+                assert helped == alone
+                # every call but the one of no id and the one its marker misses
+                assert helpers[0] - taken == 11, (keep, digests)
+    assert len({c.call_id for c in alone[0].tool_calls}) == 11  # (toolu_1 is one call)
+    (session,) = alone
+    calls = {c.call_id: c for c in session.tool_calls}
+    assert calls["toolu_6"].arg_bytes > len('{"old":"naïve ☃ 日本","b":[1,{"c":null}]}')  # bytes
+    assert calls["toolu_2"].target == "path:b.py"
+
+
+def test_an_answer_is_taken_only_for_its_call() -> None:
+    """The answer of the block at that place, if it is the call read here (its id and
+    name: a file rewritten between the two reads is measured here)."""
+    measures = (10, 0, ((), (), 8, "", ""))
+    answer = ((0, "toolu_1", "Bash", measures), (2, "toolu_2", "Read", measures))
+
+    class Scan:
+        def told(self, number: int) -> object:
+            return answer if number == 5 else None
+
+    told = scan.Told(claude_told.MARKERS, claude_told.answer)
+    told.scan = Scan()  # type: ignore[assignment]
+    assert claude_told.told_measures(told, 5, 0, "toolu_1", "Bash") == measures
+    assert claude_told.told_measures(told, 5, 2, "toolu_2", "Read") == measures
+    assert claude_told.told_measures(told, 5, 1, "toolu_1", "Bash") is None  # no call there
+    assert claude_told.told_measures(told, 5, 0, "toolu_9", "Bash") is None  # another call
+    assert claude_told.told_measures(told, 5, 0, "toolu_1", "Read") is None
+    assert claude_told.told_measures(told, 6, 0, "toolu_1", "Bash") is None  # not told
+    assert claude_told.told_measures(None, 5, 0, "toolu_1", "Bash") is None
+    told.scan = None
+    assert claude_told.told_measures(told, 5, 0, "toolu_1", "Bash") is None
+
+
+def test_the_helpers_answer_is_the_readers_measure() -> None:
+    """`answer` finds a line's calls where `on_assistant` does, and measures each as
+    `_on_tool_use` would; lines that are no assistant's have none."""
+    line = {"type": "assistant", "message": {"content": [*CALLS[2], "text", *CALLS[3]]}}
+    found = claude_told.answer(json.dumps(line).encode())
+    assert found is not None
+    assert [(i, c, n) for i, c, n, _ in found] == [
+        (0, "toolu_3", "Grep"),
+        (2, "toolu_4", "WebFetch"),
+        (4, "toolu_5", "Write"),
+    ]
+    text, measures = claude_told.call_measures("Write", CALLS[3][0]["input"])
+    assert found[2][3] == measures
+    assert measures[0] == len(text) and measures[1] == 2  # two REDACTED placeholders
+    assert claude_told.answer(json.dumps({**line, "type": "progress"}).encode()) is None
+    assert claude_told.answer(b'{"type":"assistant","message":{"content":"tool_use\\""}}') is None
+    assert claude_told.answer(b'{"type":"assistant", not json tool_use"') is None
+
+
+def test_no_answers_are_asked_where_the_estimator_needs_the_text(
+    helpers: list[int], tmp_path: Path
+) -> None:
+    path = _handmade(tmp_path / "calls.jsonl")
+    assert claude_told.new_told() is not None  # (chars / 4, the default)
+    with estimate.use_estimator(estimate.calibrated()):
+        assert claude_told.new_told() is None
+        alone = _sessions(path, allowed=False)
+        assert _sessions(path, allowed=True) == alone
+    assert helpers[0] == 0
+
+
+def _frame(upto: int, answers: list[tuple[int, object]]) -> bytes:
+    data = marshal.dumps((upto, answers))
+    return len(data).to_bytes(4, "little") + data
+
+
+def test_answers_come_in_order_and_a_batch_may_be_split_across_reads() -> None:
+    """Asking for a line lets go of the answers before it; a line up to the helper's last
+    without one has none; a batch read in parts waits for its rest."""
+    told = scan.Told((b"x",), lambda raw: None)
+    skip = LineSkip("progress", "sessionId", told=told)
+    verdicts_read, verdicts_write = os.pipe()
+    read_end, write_end = os.pipe()
+    found = scan.LineScan(None, verdicts_read, skip, read_end)
+    assert told.scan is found
+    try:
+        first = _frame(10, [(3, "three"), (7, "seven")])
+        os.write(write_end, first[:9])  # its length and part of its data
+        assert told.take(3) is None  # (not whole yet: measured here)
+        os.write(write_end, first[9:] + _frame(20, [(15, "fifteen")]))
+        assert told.take(3) == "three"
+        assert told.take(3) == "three"  # (a line's second call)
+        assert told.take(5) is None  # told: none
+        assert told.take(7) == "seven"
+        assert told.take(15) == "fifteen"
+        assert told.take(12) is None  # (told: none)
+        assert told.take(25) is None  # none yet
+        os.close(write_end)
+        assert told.take(30) is None  # the helper sent no more
+    finally:
+        found.close()
+        os.close(verdicts_write)
+    assert told.scan is None
+    assert told.take(3) is None
