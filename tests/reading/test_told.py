@@ -52,6 +52,11 @@ def helpers(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         return made
 
     monkeypatch.setattr(scan.LineScan, "start", classmethod(ahead))
+    return _taken(monkeypatch)
+
+
+def _taken(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The count of answers the reader takes from now on (in a list)."""
     taken = [0]
     told = claude_session.told_measures
 
@@ -152,12 +157,20 @@ CALLS: list[list[dict[str, Any]]] = [
         {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls -la"}}
     ],  # again
     [{"id": "toolu_12", "type": "tool_use", "name": "Late", "input": {"a": 1}}],  # not told
+    [{"type": "tool_use", "id": "toolu_13", "name": ""}],  # no characters at all
+    [{"type": "tool_use", "id": "toolu_14", "name": "x"}],  # one
+    [{"type": "tool_use", "id": "toolu_15", "name": "Bad", "input": {"s": "BAD"}}],  # not told
 ]
+# Calls whose answers the reader takes (of each line's, toolu_1 twice), and calls made.
+TOLD, MADE = 13, 14
 
 
 def _handmade(path: Path) -> Path:
     """A transcript of CALLS, each answered, with a progress record whose message holds a
-    call (not read: no answer is taken for it) and a line the helper cannot parse."""
+    call (not read: no answer is taken for it), an assistant record whose message is no
+    object but that has the marker's bytes, `REDACTED` placeholders in a prompt, a call and
+    a result, and a line the helper cannot parse (a byte that is no UTF-8, which the reader
+    mends: `BAD`)."""
     lines: list[str] = []
     parent = None
     clock = 0
@@ -176,7 +189,8 @@ def _handmade(path: Path) -> Path:
         parent = uuid
         lines.append(json.dumps(record, separators=(",", ":"), ensure_ascii=False))
 
-    add({"type": "user", "message": {"role": "user", "content": "do it"}})
+    add({"type": "user", "message": {"role": "user", "content": "do it, REDACTED"}})
+    add({"type": "assistant", "message": [], "x": {"type": "tool_use", "id": "toolu_0"}})
     for index, blocks in enumerate(CALLS):
         usage = {"input_tokens": 10 + index, "output_tokens": 5, "server_tool_use": {}}
         message = {"id": f"msg_{index}", "model": "claude-sonnet-4-6", "role": "assistant"}
@@ -185,13 +199,14 @@ def _handmade(path: Path) -> Path:
         progress = {"type": "assistant", "message": {"content": blocks}}
         add({"type": "progress", "data": {"message": progress}})
         results = [
-            {"type": "tool_result", "tool_use_id": b["id"], "content": "ok"}
+            {"type": "tool_result", "tool_use_id": b["id"], "content": "ok REDACTED"}
             for b in blocks
             if b["type"] == "tool_use" and isinstance(b["id"], str)
         ]
         if results:
             add({"type": "user", "message": {"role": "user", "content": results}})
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    data = ("\n".join(lines) + "\n").encode()
+    path.write_bytes(data.replace(b'"BAD"', b'"B\xffD"'))
     return path
 
 
@@ -206,13 +221,45 @@ def test_every_kind_of_call_is_measured_as_without_the_helper(
                 taken = helpers[0]
                 helped = _sessions(path, allowed=True)
                 assert helped == alone
-                # every call but the one of no id and the one its marker misses
-                assert helpers[0] - taken == 11, (keep, digests)
-    assert len({c.call_id for c in alone[0].tool_calls}) == 11  # (toolu_1 is one call)
+                assert helpers[0] - taken == TOLD, (keep, digests)
+    assert len({c.call_id for c in alone[0].tool_calls}) == MADE
     (session,) = alone
     calls = {c.call_id: c for c in session.tool_calls}
     assert calls["toolu_6"].arg_bytes > len('{"old":"naïve ☃ 日本","b":[1,{"c":null}]}')  # bytes
     assert calls["toolu_2"].target == "path:b.py"
+
+
+def test_answers_worked_out_here_are_what_the_reader_makes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The helper's work done in this process, line by line (`answer` on each line, as the
+    helper runs it): the sessions are the ones read without answers. (The helper's own
+    run is checked above; this one is seen by coverage and mutation testing.)"""
+    path = _handmade(tmp_path / "calls.jsonl")
+    made = claude_told.new_told
+
+    def here() -> scan.Told | None:
+        told = made()
+        if told is not None:
+            lines = path.read_bytes().split(b"\n")
+
+            class Here:
+                def told(self, number: int) -> object:
+                    raw = lines[number - 1]
+                    marked = any(part in raw for part in claude_told.MARKERS)
+                    return claude_told.answer(raw) if marked else None
+
+            told.scan = Here()  # type: ignore[assignment]
+        return told
+
+    for keep in (False, True):
+        with argument_previews(keep):
+            alone = _sessions(path, allowed=False)
+            taken = _taken(monkeypatch)
+            monkeypatch.setattr(claude_told, "new_told", here)
+            assert _sessions(path, allowed=False) == alone
+            assert taken[0] == TOLD
+            monkeypatch.undo()
 
 
 def test_an_answer_is_taken_only_for_its_call() -> None:
@@ -241,18 +288,24 @@ def test_an_answer_is_taken_only_for_its_call() -> None:
 def test_the_helpers_answer_is_the_readers_measure() -> None:
     """`answer` finds a line's calls where `on_assistant` does, and measures each as
     `_on_tool_use` would; lines that are no assistant's have none."""
-    line = {"type": "assistant", "message": {"content": [*CALLS[2], "text", *CALLS[3]]}}
+    blocks = [*CALLS[2], "text", *CALLS[3], *CALLS[5], *CALLS[8], *CALLS[9]]
+    blocks.append({"type": "text", "id": "not_a_call", "text": "t"})
+    line = {"type": "assistant", "message": {"content": blocks}}
     found = claude_told.answer(json.dumps(line).encode())
     assert found is not None
     assert [(i, c, n) for i, c, n, _ in found] == [
         (0, "toolu_3", "Grep"),
         (2, "toolu_4", "WebFetch"),
         (4, "toolu_5", "Write"),
+        (5, "srvtoolu_7", "web_search"),
+        (6, "toolu_10", "tool"),  # (no name)
     ]
     text, measures = claude_told.call_measures("Write", CALLS[3][0]["input"])
     assert found[2][3] == measures
     assert measures[0] == len(text) and measures[1] == 2  # two REDACTED placeholders
     assert claude_told.answer(json.dumps({**line, "type": "progress"}).encode()) is None
+    no_call = {"type": "assistant", "message": {"content": [{"type": "text", "text": "t"}]}}
+    assert claude_told.answer(json.dumps(no_call).encode()) is None
     assert claude_told.answer(b'{"type":"assistant","message":{"content":"tool_use\\""}}') is None
     assert claude_told.answer(b'{"type":"assistant", not json tool_use"') is None
 
@@ -289,16 +342,61 @@ def test_answers_come_in_order_and_a_batch_may_be_split_across_reads() -> None:
         assert told.take(3) is None  # (not whole yet: measured here)
         os.write(write_end, first[9:] + _frame(20, [(15, "fifteen")]))
         assert told.take(3) == "three"
+        assert not found._told_rest  # (batches read whole are let go)
         assert told.take(3) == "three"  # (a line's second call)
         assert told.take(5) is None  # told: none
         assert told.take(7) == "seven"
-        assert told.take(15) == "fifteen"
         assert told.take(12) is None  # (told: none)
-        assert told.take(25) is None  # none yet
+        # A line the helper has passed without an answer is not looked for in the pipe:
+        # what comes later is of later lines (here, a batch that says otherwise is left).
+        os.write(write_end, _frame(30, [(18, "not read")]))
+        assert told.take(18) is None
+        assert told.take(15) is None  # (let go: lines are asked for in order)
+        assert told.take(25) is None  # (the batch of line 18's read now: none for 25)
+        assert told.take(35) is None  # none yet
         os.close(write_end)
-        assert told.take(30) is None  # the helper sent no more
+        assert told.take(40) is None  # the helper sent no more
     finally:
         found.close()
         os.close(verdicts_write)
     assert told.scan is None
     assert told.take(3) is None
+
+
+def test_the_helper_sends_each_answer_once_before_the_verdicts_of_its_lines(
+    tmp_path: Path,
+) -> None:
+    """Answers go in a batch per batch of verdicts, each batch before its verdicts, each
+    answer once; the lines without the marker are not worked on."""
+    worked: list[bytes] = []
+
+    def compute(raw: bytes) -> object:
+        worked.append(raw)
+        return raw.count(b"x")
+
+    told = scan.Told((b"x",), compute)
+    skip = LineSkip("progress", "sessionId", told=told)
+    lines = [b'{"a":"x"}\n' if n % 1000 == 0 else b'{"a":1}\n' for n in range(1, 5001)]
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(b"".join(lines))
+    verdicts_read, verdicts_write = os.pipe()
+    read_end, write_end = os.pipe()
+    for end in (verdicts_write, write_end):
+        os.set_blocking(end, False)  # (a full pipe would be an error here, not a wait)
+    source = os.open(path, os.O_RDONLY)
+    scan._scan(source, verdicts_write, skip, write_end)
+    for end in (verdicts_write, write_end):
+        os.close(end)
+    os.close(verdicts_read)
+    with os.fdopen(read_end, "rb") as answers:
+        data = answers.read()
+    batches = []
+    while data:
+        size = int.from_bytes(data[:4], "little")
+        batches.append(marshal.loads(data[4 : 4 + size]))
+        data = data[4 + size :]
+    assert batches == [
+        (scan._BATCH, [(1000, 1), (2000, 1), (3000, 1), (4000, 1)]),
+        (5000, [(5000, 1)]),
+    ]
+    assert len(worked) == 5
