@@ -94,10 +94,19 @@ def raw_target(arguments: object) -> str:
             return f"{PROGRAM}:{program}"
     for key in URL_KEYS:
         value = arguments.get(key)
-        host = urllib.parse.urlsplit(value).hostname if isinstance(value, str) else None
+        host = _host(value) if isinstance(value, str) else None
         if host:
             return f"{HOST}:{host}"
     return ""
+
+
+def _host(url: str) -> str | None:
+    """A URL's host, or None: none, or a URL `urlsplit` refuses (`http://[oops/`, an
+    unclosed IPv6 bracket; a port that is no number), which names no host it can tell."""
+    try:
+        return urllib.parse.urlsplit(url).hostname
+    except ValueError:
+        return None
 
 
 def program_name(command: object) -> str:

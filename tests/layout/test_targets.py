@@ -271,3 +271,13 @@ def test_only_a_mapping_of_arguments_has_a_target() -> None:
 
     assert [raw_target(a) for a in (None, "[REDACTED_ARGUMENTS len=9]", ["ls"], 3)] == [""] * 4
     assert raw_target(MappingProxyType({"path": "src/x.py"})) == "path:src/x.py"
+
+
+def test_a_url_urlsplit_refuses_names_no_host() -> None:
+    """An unclosed IPv6 bracket made `urlsplit` raise, and with it the reading of the
+    whole journal ("could not be read"): such a URL names no host; a port that is no
+    number does not matter (the host is read before it)."""
+    assert raw_target({"url": "http://[oops/"}) == ""
+    assert raw_target({"url": "http://[::1/x"}) == ""
+    assert raw_target({"url": "http://h.example:port/"}) == "host:h.example"
+    assert raw_target({"url": "http://[::1]:8080/x"}) == "host:::1"
