@@ -227,9 +227,9 @@ def read_jsonl(
                             outcomes = journal.careful(raw)
                             break
                         if (
-                            skip is not None
-                            and skip.active
-                            and (skip.matches(raw) if scan is None else scan.matches(number, raw))
+                            scan.matches(number, raw)  # (it asks `skip.active` itself)
+                            if scan is not None
+                            else skip is not None and skip.active and skip.matches(raw)
                         ):
                             value: object = raw
                         else:

@@ -20,11 +20,12 @@ A reader may also ask the helper to work something out of the lines that hold a 
 (`Told`, given with the test): Claude Code's tool calls, whose arguments are measured
 (serialised, their digest, their target, their previews) by the same function the reader
 runs. The helper sends each such line's answer through a second pipe, ahead of the
-verdicts of the lines it holds; the reader takes it for that line if it has come
-(`Told.take`), and otherwise works it out itself, as without a helper. The answer is a
-pure function of the line's bytes and of what the reading had set when the helper was
+verdicts of the lines it holds, and the line's verdict says it has one and its length;
+the reader takes it for that line if the verdict has come and the line it read has that
+length (`Told.take`), and otherwise works it out itself, as without a helper. The answer
+is a function of the line's bytes and of what the reading had set when the helper was
 forked (the options, the estimator), so the records read and what is made of them are
-the same either way.
+the same either way; a `compute` that fails leaves that line to the reader.
 
 Only where a helper may run (`allowed`: an export in one process, as a long session's
 writing helper; writers/runs.py's rules: Linux, one thread, a second core, a small
@@ -52,7 +53,8 @@ SCAN_AFTER = 8 * 2**20  # bytes; below, the test runs here (a fork and a pipe co
 _BATCH = 4096  # verdicts per write to the pipe
 _PIPE = 2**20  # the pipe's capacity asked for: a long transcript's verdicts in one
 _AHEAD = 256  # lines tested here when the helper is behind, before its pipe is read again
-_WINDOW = 2048  # a verdict is (length << 11) | (place of the type + 1): SKIP_WINDOW < 2047
+_WINDOW = 2048  # a verdict is (length << 11) | (place of the type + 1): SKIP_WINDOW < 2047;
+# a line not taken is 0, or (length << 11) when its answer is told (`Told`)
 _FRAME = 4  # bytes of a told batch's length (little-endian), before its marshalled data
 
 _allowed: list[bool] = [False]
@@ -102,7 +104,7 @@ class LineScan:
         "_told",
         "_told_fd",
         "_told_rest",
-        "_told_upto",
+        "answered",
         "marker",
         "skip",
         "unless",
@@ -122,14 +124,15 @@ class LineScan:
         self.unless = skip.unless  # the test the helper ran (the reader may change it)
         self.values = array("Q")  # one verdict per line, from line 1
         # The answers asked for (`Told`): their pipe's end, the bytes of a batch not read
-        # whole yet, (line, answer) in line order, and the last line the helper has read
-        # (a line up to it without an answer has none).
+        # whole yet, and (line, answer) in line order.
         self._told_fd = told_fd
         if told_fd >= 0:
             os.set_blocking(told_fd, False)
         self._told_rest = bytearray()
         self._told: deque[tuple[int, object]] = deque()
-        self._told_upto = 0
+        # The last line whose answer was told with its length, and read here with that
+        # length (`matches`): the only line `told` answers for.
+        self.answered = 0
         told = skip.told
         if told is not None and told_fd >= 0:
             told.scan = self
@@ -227,16 +230,23 @@ class LineScan:
         return cls(pid, ends[0], skip, ends[2] if len(ends) > 2 else -1)
 
     def matches(self, number: int, raw: bytes) -> bool:
+        """Whether line `number` (`raw`) is taken unparsed, as `skip.matches(raw)` while
+        `skip.active`; asked of every line, so that a line whose answer was told is
+        known to be the line the helper read (`answered`) while the test is off too."""
         values = self.values
         if number > len(values) and (number < self._later or not self._more(number)):
-            return self.skip.matches(raw)
+            return self.skip.active and self.skip.matches(raw)
         value = values[number - 1]
+        if not value & (_WINDOW - 1):  # a line it did not take: parsed, whatever `unless` is
+            if value and value >> 11 == len(raw):
+                self.answered = number  # (its answer is of these bytes: `told` gives it)
+            return False
         if (
-            value == 0
+            not self.skip.active
             or value >> 11 != len(raw)
             or not raw.startswith(self.marker, (value & (_WINDOW - 1)) - 1)
         ):
-            return False  # (a line it did not take is parsed, whatever `unless` is now)
+            return False
         unless = self.skip.unless
         if unless is not self.unless:  # parts the reader added since: looked for here
             for part in unless:
@@ -269,9 +279,12 @@ class LineScan:
         return True
 
     def told(self, number: int) -> object:
-        """The helper's answer for line `number`, or None: none has come for it (the
-        helper is behind, or it sent no more), or it has none (no marker, or `compute`
-        gave None). Never waits."""
+        """The helper's answer for line `number`, the line read last, or None: it has none
+        (no marker, or `compute` gave None), its verdict has not come, or the line read
+        here is not the one it read (another length: a file rewritten in place). Its
+        verdict came after it, so an answer told is in the pipe already. Never waits."""
+        if number != self.answered:
+            return None
         queue = self._told
         while True:
             while queue and queue[0][0] < number:
@@ -279,7 +292,7 @@ class LineScan:
             if queue:
                 line, answer = queue[0]
                 return answer if line == number else None
-            if self._told_upto >= number or not self._more_told():
+            if not self._more_told():
                 return None
 
     def _more_told(self) -> bool:
@@ -303,9 +316,7 @@ class LineScan:
             end = start + _FRAME + size
             if end > len(data):
                 break
-            upto, answers = marshal.loads(memoryview(data)[start + _FRAME : end])
-            self._told.extend(answers)
-            self._told_upto = upto
+            self._told.extend(marshal.loads(memoryview(data)[start + _FRAME : end]))
             start = end
         del data[:start]
         return True
@@ -364,23 +375,27 @@ def _scan(source: int, out: int, skip: LineSkip, told_out: int = -1) -> None:
                 if compute is not None:
                     for part in markers:
                         if part in raw:
-                            answer = compute(raw)
+                            try:
+                                answer = compute(raw)
+                            except Exception:  # (the reader works it out, or says why not)
+                                answer = None
                             if answer is not None:
                                 answers.append((number, answer))
+                                batch[-1] = len(raw) << 11  # (told with its length)
                             break
             if len(batch) == _BATCH:
                 if told is not None:
-                    _tell(told_out, number, answers)
+                    _tell(told_out, answers)
                 _write_all(out, batch.tobytes())
                 del batch[:]
     if told is not None:
-        _tell(told_out, number, answers)
+        _tell(told_out, answers)
     _write_all(out, batch.tobytes())
 
 
-def _tell(out: int, upto: int, answers: list[tuple[int, object]]) -> None:
-    """A batch of answers, for the lines up to `upto`, framed with its length."""
-    data = marshal.dumps((upto, answers))
+def _tell(out: int, answers: list[tuple[int, object]]) -> None:
+    """A batch of answers, (line, answer) each, framed with its length."""
+    data = marshal.dumps(answers)
     _write_all(out, len(data).to_bytes(_FRAME, "little") + data)
     answers.clear()
 

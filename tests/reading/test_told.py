@@ -13,6 +13,7 @@ import marshal
 import os
 import shutil
 import time
+from array import array
 from pathlib import Path
 from typing import Any
 
@@ -160,9 +161,10 @@ CALLS: list[list[dict[str, Any]]] = [
     [{"type": "tool_use", "id": "toolu_13", "name": ""}],  # no characters at all
     [{"type": "tool_use", "id": "toolu_14", "name": "x"}],  # one
     [{"type": "tool_use", "id": "toolu_15", "name": "Bad", "input": {"s": "BAD"}}],  # not told
+    [{"type": "tool_use", "id": "toolu_16", "name": "WebFetch", "input": {"url": "http://[x/"}}],
 ]
 # Calls whose answers the reader takes (of each line's, toolu_1 twice), and calls made.
-TOLD, MADE = 13, 14
+TOLD, MADE = 14, 15
 
 
 def _handmade(path: Path) -> Path:
@@ -322,61 +324,74 @@ def test_no_answers_are_asked_where_the_estimator_needs_the_text(
     assert helpers[0] == 0
 
 
-def _frame(upto: int, answers: list[tuple[int, object]]) -> bytes:
-    data = marshal.dumps((upto, answers))
+def _frame(answers: list[tuple[int, object]]) -> bytes:
+    data = marshal.dumps(answers)
     return len(data).to_bytes(4, "little") + data
 
 
-def test_answers_come_in_order_and_a_batch_may_be_split_across_reads() -> None:
-    """Asking for a line lets go of the answers before it; a line up to the helper's last
-    without one has none; a batch read in parts waits for its rest."""
+RAW = b'{"a":1}\n'
+
+
+def test_answers_are_taken_for_the_line_read_in_order_and_whole() -> None:
+    """An answer is given for the line just read if its verdict says it has one and the
+    line read is as long as the helper's; asking for a line lets go of the answers before
+    it; a batch read in parts waits for its rest."""
     told = scan.Told((b"x",), lambda raw: None)
     skip = LineSkip("progress", "sessionId", told=told)
     verdicts_read, verdicts_write = os.pipe()
     read_end, write_end = os.pipe()
     found = scan.LineScan(None, verdicts_read, skip, read_end)
     assert told.scan is found
+    answered = {3, 7, 15, 20, 25}
+    verdicts = [len(RAW) << 11 if n in answered else 0 for n in range(1, 31)]
+    os.write(verdicts_write, array("Q", verdicts).tobytes())
+
+    def read(number: int, raw: bytes = RAW) -> object:
+        assert found.matches(number, raw) is False  # (none of these lines is taken)
+        return told.take(number)
+
     try:
-        first = _frame(10, [(3, "three"), (7, "seven")])
+        first = _frame([(3, "three"), (7, "seven")])
         os.write(write_end, first[:9])  # its length and part of its data
-        assert told.take(3) is None  # (not whole yet: measured here)
-        os.write(write_end, first[9:] + _frame(20, [(15, "fifteen")]))
-        assert told.take(3) == "three"
+        assert read(3) is None  # (not whole yet: measured here)
+        os.write(write_end, first[9:] + _frame([(15, "fifteen")]))
+        assert read(3) == "three"
         assert not found._told_rest  # (batches read whole are let go)
         assert told.take(3) == "three"  # (a line's second call)
-        assert told.take(5) is None  # told: none
-        assert told.take(7) == "seven"
-        assert told.take(12) is None  # (told: none)
-        # A line the helper has passed without an answer is not looked for in the pipe:
-        # what comes later is of later lines (here, a batch that says otherwise is left).
-        os.write(write_end, _frame(30, [(18, "not read")]))
-        assert told.take(18) is None
-        assert told.take(15) is None  # (let go: lines are asked for in order)
-        assert told.take(25) is None  # (the batch of line 18's read now: none for 25)
-        assert told.take(35) is None  # none yet
+        assert read(5) is None  # (no answer, by its verdict)
+        assert told.take(7) is None  # (not the line read)
+        assert read(7) == "seven"
+        assert read(15) == "fifteen"
+        os.write(write_end, _frame([(20, "twenty"), (25, "twenty-five")]))
+        assert read(20, b'{"a":12}\n') is None  # another line than the helper's: rewritten
+        assert read(25) == "twenty-five"
+        assert told.take(20) is None  # (let go: lines are asked for in order)
         os.close(write_end)
-        assert told.take(40) is None  # the helper sent no more
+        assert read(30) is None
     finally:
         found.close()
         os.close(verdicts_write)
     assert told.scan is None
-    assert told.take(3) is None
+    assert told.take(25) is None
 
 
 def test_the_helper_sends_each_answer_once_before_the_verdicts_of_its_lines(
     tmp_path: Path,
 ) -> None:
     """Answers go in a batch per batch of verdicts, each batch before its verdicts, each
-    answer once; the lines without the marker are not worked on."""
+    answer once; the lines without the marker are not worked on; a line whose work fails
+    has no answer, and the helper goes on."""
     worked: list[bytes] = []
 
     def compute(raw: bytes) -> object:
         worked.append(raw)
+        if b"2000" in raw:
+            raise RecursionError  # (nested deeper than the helper's stack: left to the reader)
         return raw.count(b"x")
 
     told = scan.Told((b"x",), compute)
     skip = LineSkip("progress", "sessionId", told=told)
-    lines = [b'{"a":"x"}\n' if n % 1000 == 0 else b'{"a":1}\n' for n in range(1, 5001)]
+    lines = [b'{"a":"x%d"}\n' % n if n % 1000 == 0 else b'{"a":1}\n' for n in range(1, 5001)]
     path = tmp_path / "long.jsonl"
     path.write_bytes(b"".join(lines))
     verdicts_read, verdicts_write = os.pipe()
@@ -387,7 +402,8 @@ def test_the_helper_sends_each_answer_once_before_the_verdicts_of_its_lines(
     scan._scan(source, verdicts_write, skip, write_end)
     for end in (verdicts_write, write_end):
         os.close(end)
-    os.close(verdicts_read)
+    with os.fdopen(verdicts_read, "rb") as verdicts:
+        told_lines = [n for n, v in enumerate(array("Q", verdicts.read()), 1) if v]
     with os.fdopen(read_end, "rb") as answers:
         data = answers.read()
     batches = []
@@ -395,8 +411,54 @@ def test_the_helper_sends_each_answer_once_before_the_verdicts_of_its_lines(
         size = int.from_bytes(data[:4], "little")
         batches.append(marshal.loads(data[4 : 4 + size]))
         data = data[4 + size :]
-    assert batches == [
-        (scan._BATCH, [(1000, 1), (2000, 1), (3000, 1), (4000, 1)]),
-        (5000, [(5000, 1)]),
-    ]
+    assert batches == [[(1000, 1), (3000, 1), (4000, 1)], [(5000, 1)]]
     assert len(worked) == 5
+    # each line answered says so in its verdict, with its length; the others are 0
+    assert told_lines == [1000, 3000, 4000, 5000]
+
+
+def test_a_line_rewritten_after_the_helper_read_it_is_measured_here(
+    helpers: list[int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file rewritten in place between the two reads, a call of the same id and name
+    with longer arguments: the call read here is measured, not the helper's."""
+    path = _handmade(tmp_path / "calls.jsonl")
+    # (20,000 progress records first: the calls are past what the reading has buffered)
+    filler = b'{"type":"progress","sessionId":"s1","uuid":"p","data":{}}\n' * 20_000
+    path.write_bytes(filler + path.read_bytes())
+    after = path.read_bytes().replace(b'"git status"', b'"git status --porcelain=v2"')
+    start = scan.LineScan.start.__func__  # type: ignore[attr-defined]  (the fixture's)
+
+    def rewritten(cls: type[scan.LineScan], stream: object, skip: LineSkip) -> Any:
+        made = start(cls, stream, skip)  # (the helper has read the file as it was)
+        path.write_bytes(after)  # (the same file: what the reading reads from here on)
+        return made
+
+    monkeypatch.setattr(scan.LineScan, "start", classmethod(rewritten))
+    taken = helpers[0]
+    helped = _sessions(path, allowed=True)
+    assert helpers[0] - taken == TOLD - 1  # (every call but the rewritten one)
+    assert helped == _sessions(path, allowed=False)  # (the file as it is now)
+    (call,) = [c for c in helped[0].tool_calls if c.call_id == "toolu_1"]
+    assert call.arg_bytes == len('{"command":"git status --porcelain=v2"}')
+
+
+@pytest.mark.parametrize("one_pass", [False, True], ids=["model path", "one pass"])
+def test_an_export_with_the_helpers_measures_writes_the_bytes_of_one_without(
+    helpers: list[int],
+    tmp_path: Path,
+    export_trace: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    one_pass: bool,
+) -> None:
+    """The trace, byte for byte (checked against the contract and the importer's rules by
+    `export_trace`), with the model path and with the Claude Code pass."""
+    from agent_profiler import stream
+
+    monkeypatch.setenv(stream.SWITCH, "1" if one_pass else "0")
+    spotter = _plain(SPOTTER_TRANSCRIPT, tmp_path)
+    alone = export_trace(spotter, args=("--jobs", "1"))
+    assert helpers[0] == 0
+    helped = export_trace(spotter)
+    assert helpers[0] > 100  # (the spotter's calls: each taken once per reading)
+    assert helped.path.read_bytes() == alone.path.read_bytes()
