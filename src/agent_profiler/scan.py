@@ -55,6 +55,7 @@ _PIPE = 2**20  # the pipe's capacity asked for: a long transcript's verdicts in 
 _AHEAD = 256  # lines tested here when the helper is behind, before its pipe is read again
 _WINDOW = 2048  # a verdict is (length << 11) | (place of the type + 1): SKIP_WINDOW < 2047;
 # a line not taken is 0, or (length << 11) when its answer is told (`Told`)
+_PLACE = _WINDOW - 1  # a verdict's bits for the place of the type
 _FRAME = 4  # bytes of a told batch's length (little-endian), before its marshalled data
 
 _allowed: list[bool] = [False]
@@ -237,14 +238,15 @@ class LineScan:
         if number > len(values) and (number < self._later or not self._more(number)):
             return self.skip.active and self.skip.matches(raw)
         value = values[number - 1]
-        if not value & (_WINDOW - 1):  # a line it did not take: parsed, whatever `unless` is
+        place = value & _PLACE
+        if not place:  # a line it did not take: parsed, whatever `unless` is
             if value and value >> 11 == len(raw):
                 self.answered = number  # (its answer is of these bytes: `told` gives it)
             return False
         if (
-            not self.skip.active
-            or value >> 11 != len(raw)
-            or not raw.startswith(self.marker, (value & (_WINDOW - 1)) - 1)
+            value >> 11 != len(raw)
+            or not self.skip.active
+            or not raw.startswith(self.marker, place - 1)
         ):
             return False
         unless = self.skip.unless
