@@ -77,8 +77,9 @@ class Told:
     """What a reader asks the helper to work out of each line holding one of `markers`
     (and not skipped): `compute(raw)`, a value `marshal` can carry or None, the same
     function the reader would run on those bytes. `take(number)` is the helper's value
-    for line `number` once it has come, else None: the reader then works it out itself.
-    Lines are taken in order: asking for a line lets go of the values of earlier ones."""
+    for line `number`, the line just read, if it has come and is of that line's bytes
+    (`LineScan.told`), else None: the reader then works it out itself. Lines are taken in
+    order: asking for a line lets go of the values of earlier ones."""
 
     __slots__ = ("compute", "markers", "scan")
 

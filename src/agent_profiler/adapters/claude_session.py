@@ -451,7 +451,7 @@ class SessionBuilder:
         # its characters / 4; else here.
         told = told_measures(self.told, line, index, call_id, name) if log.chars4 else None
         if told is not None:
-            draft.visible += add_measured_call(log, call_id, told)
+            draft.visible += add_measured_call(log, call_id, name, told)
         else:
             arguments = block.get("input")
             # Made once: tool_call_text(name, a) is name + tool_call_text("", a).

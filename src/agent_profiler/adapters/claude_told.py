@@ -19,10 +19,9 @@ from typing import Any
 import orjson
 
 from agent_profiler import estimate
-from agent_profiler.adapters.drafts import ToolArguments
+from agent_profiler.adapters.drafts import ToolArguments, add_tool_call
 from agent_profiler.attribution import REDACTED_WORD, ContextLog, redacted_placeholders
-from agent_profiler.estimate import tool_call_text
-from agent_profiler.model import Category, SourceKind
+from agent_profiler.estimate import chars4, tool_call_text
 from agent_profiler.scan import Told
 
 # Bytes a line holding a call has, as Claude Code writes a call's block (`{"type":
@@ -35,8 +34,6 @@ MARKERS = (b'_use","id":',)
 Measures = tuple[int, int, tuple[Any, ...]]
 # A line's answer: for each call among its content's blocks, (its index, id, name, measures)
 Answer = tuple[tuple[int, str, str, Measures], ...]
-
-_ASSISTANT, _TOOL = Category.ASSISTANT, SourceKind.TOOL
 
 
 def call_measures(name: str, arguments: object) -> tuple[str, Measures]:
@@ -80,9 +77,7 @@ def told_measures(
 ) -> Measures | None:
     """The helper's measures of the call at `index` of line `line`, if it has told them
     and they are of this call (its id and name)."""
-    if told is None or told.scan is None:
-        return None
-    found: Answer | None = told.take(line)  # type: ignore[assignment]
+    found: Answer | None = told.take(line) if told is not None else None  # type: ignore[assignment]
     if found is None:
         return None
     for at, told_id, told_name, measures in found:
@@ -91,20 +86,12 @@ def told_measures(
     return None
 
 
-def add_measured_call(log: ContextLog, call_id: str, measures: Measures) -> int:
+def add_measured_call(log: ContextLog, call_id: str, name: str, measures: Measures) -> int:
     """A call measured already enters the context as `add_tool_call` would add its text,
     in a log that measures text as characters / 4; returns its tokens."""
     chars, redacted, _ = measures
-    tokens = (chars + 3) // 4 if chars > 0 else 0
-    log.add(
-        f"call:{call_id}",
-        _ASSISTANT,
-        chars,
-        tokens=tokens,
-        label="Tool arguments",
-        source_id=call_id,
-        source_kind=_TOOL,
-    )
+    tokens = chars4(chars)
+    add_tool_call(log, call_id, name, None, chars, tokens=tokens)
     if redacted:
         log.redacted_placeholders += redacted
     return tokens

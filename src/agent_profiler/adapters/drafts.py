@@ -191,11 +191,17 @@ def add_tool_result(log: ContextLog, call_id: str, text: str, label: str = "Tool
 
 
 def add_tool_call(
-    log: ContextLog, call_id: str, name: str, arguments: object, text: str | None = None
+    log: ContextLog,
+    call_id: str,
+    name: str,
+    arguments: object,
+    text: str | int | None = None,
+    *,
+    tokens: int | None = None,
 ) -> str:
     """A tool call enters the context as one assistant item, `call:<id>`, measured as
-    `estimate.tool_call_text` says (`text`, when the caller has made it). Returns the
-    item's id."""
+    `estimate.tool_call_text` says (`text`, when the caller has made it; its characters
+    with its `tokens`, when the caller has measured it already). Returns the item's id."""
     item_id = f"call:{call_id}"
     log.add(
         item_id,
@@ -204,6 +210,7 @@ def add_tool_call(
         label="Tool arguments",
         source_id=call_id,
         source_kind=_TOOL,
+        tokens=tokens,
     )
     return item_id
 
