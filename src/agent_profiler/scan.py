@@ -7,9 +7,10 @@ its bytes (`LineSkip.matches`: a few searches of the line) took 82 ms of reading
 waited (a long session's second run of events is encoded on it only later,
 writers/runs.py). Here a helper reads the file on its own and tests every line, and
 sends this process a verdict per line through a pipe: the line's length and where its
-record's type is for a line the test takes, 0 for one it does not; it stops at a line
-without its newline (one still being written). This process then takes a line only if
-its verdict says so and its length and type's place agree: a file appended to while it
+record's type is for a line the test takes, 0 for one it does not (its length, if it
+tells an answer for it: `Told`, below); it stops at a line without its newline (one
+still being written). This process then takes a line only if its verdict says so and
+its length and type's place agree: a file appended to while it
 is read (a live transcript) reads the same either way; one rewritten in place between
 the two reads is checked no further than that. Looking a verdict up costs a third of the
 test. A line the helper has not told (it is behind: this process never waits for it; it
