@@ -41,6 +41,7 @@ import gzip
 import json
 import math
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -543,6 +544,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     peer = None if args.no_peer else peer_command()
     compile_package()
+    started_load = _load_average()
     tool = [sys.executable, "-m", "agent_profiler"]
     outputs = Path(tempfile.mkdtemp(prefix="bench-", dir=directory))
     rows: list[Row] = []
@@ -702,15 +704,18 @@ def main(argv: list[str] | None = None) -> int:
             rows += dataset_rows(directory, outputs, tool, runs, *scale["dataset"])
     finally:
         shutil.rmtree(outputs, ignore_errors=True)
+    machine = machine_facts(started_load, peer)
     print(table(rows, flat))
     print(
         f"\n(best of {runs}; wall clock on a shared machine, so compare ratios; CPU s, ×fl. "
         f"and ×fast: the same in CPU seconds of the process tree, shown, not judged; "
-        f"peer: {'agent2perfetto 0.2.2' if peer else 'not run'})"
+        f"peer: {'agent2perfetto 0.2.2' if peer else 'not run'})\n"
+        f"{machine_line(machine)}"
     )
     results = {
         "runs": runs,
         "quick": args.quick,
+        "machine": machine,
         "rows": [asdict(row) | {"failures": row.failures()} for row in rows],
         "memory_flat": flat,
     }
@@ -821,6 +826,43 @@ def dataset_rows(
             )
         )
     return rows
+
+
+def _load_average() -> float | None:
+    """The machine's one-minute load average, where the system tells it."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None
+
+
+def machine_facts(started_load: float | None, peer: list[str] | None = None) -> dict[str, object]:
+    """What the numbers were measured on: the interpreter that ran ours and the floor
+    (its build decides much of a pure-Python program's speed: docs/performance.md, "The
+    interpreter"), the cores, and the load average before and after the rows (others'
+    work on a shared machine). The peer runs in its own venv (.bench/peer-venv), made by
+    the interpreter of the first run that needed it: its interpreter too."""
+    facts: dict[str, object] = {
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+        "executable": os.path.realpath(sys.executable),  # (a venv's link resolved)
+        "cores": os.cpu_count(),
+        "load_before": started_load,
+        "load_after": _load_average(),
+    }
+    if peer is not None:
+        facts["peer_executable"] = os.path.realpath(Path(peer[0]).parent / "python")
+    return facts
+
+
+def machine_line(machine: dict[str, object]) -> str:
+    """The machine facts as one line under the table."""
+    peer = machine.get("peer_executable")
+    return (
+        f"measured with {machine['python']} ({machine['executable']}"
+        f"{'' if peer in (None, machine['executable']) else f'; the peer with {peer}'}) on "
+        f"{machine['cores']} cores; load average {machine['load_before']} before, "
+        f"{machine['load_after']} after"
+    )
 
 
 def _size(path: Path) -> int:

@@ -5,6 +5,8 @@ takes too long for the suite; `bench.py --quick --no-peer` is its smoke test.)""
 from __future__ import annotations
 
 import importlib.util
+import os
+import platform
 import re
 import sys
 from pathlib import Path
@@ -128,3 +130,25 @@ def test_cpu_time_counts_the_workers_and_is_shown_beside_the_wall_ratios(bench) 
     row.peer_cpu_seconds = row.floor_cpu_seconds = None
     assert row.cpu_floor_ratio is None and row.cpu_speedup is None
     assert re.search(r"\s4\.00\s+-\s+-\s+PASS$", bench.table([row], None).splitlines()[2])
+
+
+def test_the_results_say_which_interpreter_and_how_busy_the_machine_was(bench) -> None:
+    """A ratio measured on a loaded machine, or by another interpreter build, is not the
+    same number: the run says which Python ran ours and the floor, on how many cores, and
+    the load average before and after its rows."""
+    machine = bench.machine_facts(1.5)
+    assert machine["executable"] == os.path.realpath(sys.executable)
+    assert machine["python"] == f"{platform.python_implementation()} {platform.python_version()}"
+    assert machine["cores"] == os.cpu_count() and machine["load_before"] == 1.5
+    assert machine["load_after"] is None or machine["load_after"] >= 0
+    line = bench.machine_line({**machine, "load_after": 0.25})
+    assert line == (
+        f"measured with {machine['python']} ({machine['executable']}) on {os.cpu_count()} cores; "
+        "load average 1.5 before, 0.25 after"
+    )
+    # The peer's venv may have been made by another interpreter: said when it was.
+    peer = bench.machine_facts(None, [str(Path(sys.executable).parent / "agent2perfetto")])
+    assert peer["peer_executable"] == os.path.realpath(sys.executable)
+    assert "the peer" not in bench.machine_line(peer)
+    other = bench.machine_line({**machine, "peer_executable": "/opt/other/python3"})
+    assert f"({machine['executable']}; the peer with /opt/other/python3) on" in other
