@@ -50,6 +50,18 @@ from agent_profiler.attribution import Observation
 from agent_profiler.estimate import tool_call_text
 from agent_profiler.model import Category, SourceKind
 
+# As globals: an enum's member read through its class (`Category.PROMPTS`) goes through
+# EnumType's `__getattr__` hook in CPython 3.11, about 800 instructions, where a global is
+# cached; these are read a few times for every item of a rollout.
+_PROMPTS, _UNATTRIBUTED, _ASSISTANT = Category.PROMPTS, Category.UNATTRIBUTED, Category.ASSISTANT
+_RESULTS, _TOOLS = Category.RESULTS, Category.TOOLS
+_PROMPT, _FROM_RESPONSE, _TOOL, _NONE = (
+    SourceKind.PROMPT,
+    SourceKind.RESPONSE,
+    SourceKind.TOOL,
+    SourceKind.NONE,
+)
+
 
 def on_response_item(
     builder: RolloutBuilder,
@@ -107,24 +119,22 @@ def _on_message(
         if measured[1] and role == "user":  # redacted
             sha = REDACTION_SHA.search(text, 0, 80)
             if sha and sha.group(1) in builder.prompt_sha:
-                category, label = Category.PROMPTS, "User prompt"
+                category, label = _PROMPTS, "User prompt"
             else:
                 # A redacted user-role block could be a prompt, AGENTS.md or an
                 # environment block: the marker does not say which.
-                category, label = Category.UNATTRIBUTED, "Redacted user-role block"
+                category, label = _UNATTRIBUTED, "Redacted user-role block"
         else:
             category, label = classify(role, text)
-        prompted = prompted or category is Category.PROMPTS
+        prompted = prompted or category is _PROMPTS
         builder.item_index += 1
         item_id = f"{stem}:{builder.item_index}:{index}"
         if category in CONTEXT_CATEGORIES:
             builder.context_block(item_id, replayed=prefix != "item")
-        elif category is Category.PROMPTS and prefix == "item":
+        elif category is _PROMPTS and prefix == "item":
             builder.prompted = True
         kind_of_source = (
-            SourceKind.PROMPT
-            if category is Category.PROMPTS
-            else (SourceKind.RESPONSE if role == "assistant" else SourceKind.NONE)
+            _PROMPT if category is _PROMPTS else (_FROM_RESPONSE if role == "assistant" else _NONE)
         )
         builder.add_text(
             item_id,
@@ -291,11 +301,11 @@ def _on_call(
             stated = chars
     builder.add_text(
         f"call:{call_id}",
-        Category.ASSISTANT,
+        _ASSISTANT,
         text,
         "Tool arguments",
         source_id=call_id,
-        source_kind=SourceKind.TOOL,
+        source_kind=_TOOL,
         measured=measured,
     )
     if prefix == "item" and call_id not in builder.tools:
@@ -369,11 +379,11 @@ def _on_output(
             label = f"Tool result (truncated as sent{', the policy assumed' if assumed else ''})"
     builder.add_text(
         f"result:{call_id}",
-        Category.TOOLS if definitions else Category.RESULTS,
+        _TOOLS if definitions else _RESULTS,
         text,
         label,
         source_id=call_id,
-        source_kind=SourceKind.TOOL,
+        source_kind=_TOOL,
         measured=measured,
     )
     if prefix != "item":

@@ -60,6 +60,9 @@ CONTEXT_CATEGORIES = frozenset(
 # a rebuilt history also keeps the prompts and a redacted user-role block (a prompt or the
 # initial AGENTS.md: the marker does not say which).
 _REPLACED_KEEPS = frozenset({Category.SYSTEM})
+# As globals: a member read through its enum class goes through EnumType's `__getattr__`
+# hook in CPython 3.11 (about 800 instructions); once or twice for every reasoning item.
+_ASSISTANT, _FROM_RESPONSE = Category.ASSISTANT, SourceKind.RESPONSE
 _REBUILT_KEEPS = CONTEXT_CATEGORIES | {Category.PROMPTS, Category.UNATTRIBUTED}
 
 
@@ -317,7 +320,7 @@ class RolloutBuilder:
         for index, text in enumerate(texts):
             self.item_index += 1
             item_id = f"{stem}:{self.item_index}:{index}"
-            self.add_text(item_id, Category.ASSISTANT, text, label, source_kind=SourceKind.RESPONSE)
+            self.add_text(item_id, _ASSISTANT, text, label, source_kind=_FROM_RESPONSE)
             ids.append(item_id)
         return ids
 
@@ -329,11 +332,11 @@ class RolloutBuilder:
         item_id = self.next_id("reasoning-hidden")
         handle = self.log.add_evidence(
             item_id,
-            Category.ASSISTANT,
+            _ASSISTANT,
             0,
             method=estimate.REASONING_OUTPUT_TOKENS,
             label="Reasoning (encrypted)" if encrypted else "Reasoning (not in the journal)",
-            source_kind=SourceKind.RESPONSE,
+            source_kind=_FROM_RESPONSE,
         )
         kind = "encrypted-reasoning" if encrypted else "hidden-reasoning"
         self.order.append(item_id)
