@@ -854,15 +854,28 @@ def machine_facts(started_load: float | None, peer: list[str] | None = None) -> 
     return facts
 
 
+# Other work this busy before the rows (the one-minute load average, per core) makes the
+# wall-time ratios unreliable: the run says so under the table.
+BUSY_LOAD_PER_CORE = 0.5
+
+
 def machine_line(machine: dict[str, object]) -> str:
-    """The machine facts as one line under the table."""
+    """The machine facts under the table: one line, and a second when other work was
+    already loading the machine before the rows ran."""
     peer = machine.get("peer_executable")
-    return (
+    line = (
         f"measured with {machine['python']} ({machine['executable']}"
         f"{'' if peer in (None, machine['executable']) else f'; the peer with {peer}'}) on "
         f"{machine['cores']} cores; load average {machine['load_before']} before, "
         f"{machine['load_after']} after"
     )
+    load, cores = machine["load_before"], machine["cores"]
+    if isinstance(load, float) and isinstance(cores, int) and load >= BUSY_LOAD_PER_CORE * cores:
+        line += (
+            "\nthe machine was busy before the rows ran: other work shares its cores, so the "
+            "wall times and their ratios move with it; the CPU columns move less"
+        )
+    return line
 
 
 def _size(path: Path) -> int:

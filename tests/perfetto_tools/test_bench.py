@@ -141,11 +141,16 @@ def test_the_results_say_which_interpreter_and_how_busy_the_machine_was(bench) -
     assert machine["python"] == f"{platform.python_implementation()} {platform.python_version()}"
     assert machine["cores"] == os.cpu_count() and machine["load_before"] == 1.5
     assert machine["load_after"] is None or machine["load_after"] >= 0
-    line = bench.machine_line({**machine, "load_after": 0.25})
+    line = bench.machine_line({**machine, "load_after": 0.25}).splitlines()[0]
     assert line == (
         f"measured with {machine['python']} ({machine['executable']}) on {os.cpu_count()} cores; "
         "load average 1.5 before, 0.25 after"
     )
+    # A machine already busy before the rows is said to be, under the facts.
+    busy = bench.machine_line({**machine, "cores": 2, "load_before": 1.0})
+    assert busy.splitlines()[1].startswith("the machine was busy before the rows ran")
+    assert "busy" not in bench.machine_line({**machine, "cores": 2, "load_before": 0.99})
+    assert "busy" not in bench.machine_line({**machine, "load_before": None})
     # The peer's venv may have been made by another interpreter: said when it was.
     peer = bench.machine_facts(None, [str(Path(sys.executable).parent / "agent2perfetto")])
     assert peer["peer_executable"] == os.path.realpath(sys.executable)
