@@ -60,10 +60,10 @@ CONTEXT_CATEGORIES = frozenset(
 # a rebuilt history also keeps the prompts and a redacted user-role block (a prompt or the
 # initial AGENTS.md: the marker does not say which).
 _REPLACED_KEEPS = frozenset({Category.SYSTEM})
+_REBUILT_KEEPS = CONTEXT_CATEGORIES | {Category.PROMPTS, Category.UNATTRIBUTED}
 # As globals: a member read through its enum class goes through EnumType's `__getattr__`
 # hook in CPython 3.11 (about 800 instructions); once or twice for every reasoning item.
 _ASSISTANT, _FROM_RESPONSE = Category.ASSISTANT, SourceKind.RESPONSE
-_REBUILT_KEEPS = CONTEXT_CATEGORIES | {Category.PROMPTS, Category.UNATTRIBUTED}
 
 
 @dataclass(slots=True, kw_only=True)
