@@ -10,8 +10,12 @@ import os
 import signal
 import sys
 import threading
+from typing import TYPE_CHECKING
 
 from agent_profiler.errors import JournalError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 def portable(failure: JournalError) -> JournalError:
@@ -74,3 +78,48 @@ def worker_signals(ignored: bool) -> None:
     # A forked worker inherits the parent's SIGTERM handler (entry.py); the parent's
     # `terminate()` must end it at once.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def fork_helper(
+    work: Callable[[], None],
+    inherited: list[int],
+    held: set[int | signal.Signals] | None,
+    *,
+    collect: bool,
+) -> tuple[int, bool] | None:
+    """A helper forked to run `work` and end (exit code 0 once it returned, 1 if it
+    raised): it dies with this process and takes signals as a worker does
+    (`leave_with`: `inherited` are this process's ends of its pipes; `worker_signals`),
+    then gets the signal mask `held` back (signals_held, writers/runs.py). Its cycle
+    collector runs only if `collect` (a helper that makes no cycles would copy pages for
+    nothing). Neither process's collector walks the objects both share: what exists is
+    frozen here, and stays so until the caller unfreezes it once the helper has ended,
+    unless a read had frozen it before (collector.let_go thaws that). Returns the pid and
+    whether a read had frozen it; None where the fork failed (nothing frozen then)."""
+    import gc
+
+    from agent_profiler.collector import frozen as read_froze
+
+    frozen = read_froze()
+    gc.freeze()
+    parent = os.getpid()
+    try:
+        pid = os.fork()
+    except OSError:
+        if not frozen:
+            gc.unfreeze()
+        return None
+    if pid == 0:  # the helper: it ends here, whatever happens
+        code = 1
+        try:
+            if not collect:
+                gc.disable()
+            leave_with(parent, inherited)
+            worker_signals(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)
+            if held is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
+            work()
+            code = 0
+        finally:
+            os._exit(code)
+    return pid, frozen

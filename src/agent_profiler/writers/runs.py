@@ -36,8 +36,7 @@ from collections.abc import Callable, Iterator
 from itertools import chain
 from typing import IO, Any, cast
 
-from agent_profiler.children import leave_with, worker_signals
-from agent_profiler.collector import frozen as read_froze
+from agent_profiler.children import fork_helper
 from agent_profiler.layout import SessionPlan
 from agent_profiler.writers.chunks import PacketSink
 from agent_profiler.writers.events import EventEncoder
@@ -255,45 +254,23 @@ class _Helper:
             spool = unnamed_temporary_file()
         except OutputError:
             return None  # no temporary folder: this process writes the second run
-        # Neither process's collector walks the objects both share. What a read froze
-        # stays frozen until it lets go (collector.let_go), so it is not unfrozen here.
-        frozen = read_froze()
-        gc.freeze()
-        parent = os.getpid()
-        try:
-            pid = os.fork()
-        except OSError:
-            if not frozen:
-                gc.unfreeze()
+
+        def second_run() -> None:
+            events = session_events(plan)
+            first = _skip_first_run(events, at)
+            into = cast(IO[bytes], spool)  # (its writes' failures are OutputErrors)
+            count, used = _second_run(
+                plan, chain((first,), events), sequence, clocks_used, into, compress, threaded=False
+            )
+            spool.write(_COUNT.pack(count, used))
+            spool.flush()
+
+        # (it makes no cycles: its collector is off)
+        forked = fork_helper(second_run, [], held, collect=False)
+        if forked is None:
             spool.close()
             return None
-        if pid == 0:  # the helper: it ends here, whatever happens
-            code = 1
-            try:
-                # It dies with this process and takes signals as a worker does
-                # (children.leave_with, worker_signals), then takes them again.
-                gc.disable()
-                leave_with(parent, [])
-                worker_signals(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)
-                if held is not None:
-                    signal.pthread_sigmask(signal.SIG_SETMASK, held)
-                events = session_events(plan)
-                first = _skip_first_run(events, at)
-                into = cast(IO[bytes], spool)  # (its writes' failures are OutputErrors)
-                count, used = _second_run(
-                    plan,
-                    chain((first,), events),
-                    sequence,
-                    clocks_used,
-                    into,
-                    compress,
-                    threaded=False,
-                )
-                spool.write(_COUNT.pack(count, used))
-                spool.flush()
-                code = 0
-            finally:
-                os._exit(code)
+        pid, frozen = forked
         return cls(pid, spool, frozen)
 
     def join(self, stream: IO[bytes]) -> tuple[int, int] | None:
