@@ -22,6 +22,7 @@ from test_pi_stream import refusals
 from test_pi_stream_cases import both
 
 from agent_profiler.stream import codex as stream_codex
+from agent_profiler.stream import codex_reading
 from shared_paths import TESTS
 
 SMALL = (
@@ -285,13 +286,13 @@ def _reasons(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return refusals(monkeypatch, stream_codex.CodexPass)
 
 
-@pytest.mark.parametrize("batch", [1, stream_codex.BATCH_LINES])
+@pytest.mark.parametrize("batch", [1, codex_reading.BATCH_LINES])
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_hand_made_rollouts(
     case: str, batch: int, tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # (batch: the lines read between two writings; 1 writes each request as it closes)
-    monkeypatch.setattr(stream_codex, "BATCH_LINES", batch)
+    monkeypatch.setattr(codex_reading, "BATCH_LINES", batch)
     change, reason = CASES[case]
     if case in WRITTEN_EARLY and batch > 1:
         reason = ""
@@ -320,7 +321,7 @@ def test_rollouts_with_lines_at_one_time(
         if rng.random() < 0.1:
             line["timestamp"] = before["timestamp"]
     path = write_lines(tmp_path, source, lines)
-    monkeypatch.setattr(stream_codex, "BATCH_LINES", (1, 7, 256)[seed % 3])
+    monkeypatch.setattr(codex_reading, "BATCH_LINES", (1, 7, 256)[seed % 3])
     reasons = _reasons(monkeypatch)
     # THEN the model path's trace, or its bytes for that reason
     handled = both(path, export_trace, monkeypatch)

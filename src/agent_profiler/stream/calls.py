@@ -58,7 +58,7 @@ class PassCalls(Generic[D]):
     # less a draft; Codex's is the adapter's own).
     _end_at: Callable[[Any, int], int]
 
-    def __init__(self, builder: Any, tools: StreamTools) -> None:
+    def __init__(self, builder: Any, tools: StreamTools | None) -> None:
         self.builder = builder
         self.tools = tools
         self.seen = 0  # drafts seen
@@ -141,7 +141,10 @@ class PassCalls(Generic[D]):
         return self._made(taken)
 
     def _made(self, taken: Iterable[tuple[int, int, str, D]]) -> list[tuple[ToolCall, int]]:
-        place, written, finish, inflight = self.tools.lanes.place, self.written, self._finish, []
+        """The calls of the drafts taken, each with its lane (-1 without StreamTools: the
+        writing side fits them, in this order)."""
+        written, finish, inflight = self.written, self._finish, []
+        place = self.tools.lanes.place if self.tools is not None else None
         hashed = self.HASHED
         made = []
         for _, minus_end, _, draft in taken:
@@ -149,15 +152,15 @@ class PassCalls(Generic[D]):
             if call is None:
                 continue
             written[call.call_id] = hash(call_key(call)) if hashed else call_key(call)
-            lane, _ = place(call.start_ns, call.end_ns)
-            made.append((call, lane))
+            made.append((call, place(call.start_ns, call.end_ns)[0] if place else -1))
             inflight.append(call.start_ns)
         self.inflight.extend(inflight)
         return made
 
     def hand_on(self, ended: list[tuple[ToolCall, int]]) -> None:
         """Calls taken go to StreamTools (its `placed`, decided at the next snapshot)."""
-        self.tools.placed.extend(ended)
+        if self.tools is not None:
+            self.tools.placed.extend(ended)
         inflight = self.inflight
         for _ in ended:
             inflight.popleft()

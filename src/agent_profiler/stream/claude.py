@@ -323,7 +323,8 @@ class ClaudePass(OrderedPass):
         """A compaction and its snapshot: the requests before it written, then the
         Context size (and fill) before it at its start and after it at its end
         (views.iter_context_size), the context categories it moved at its snapshot."""
-        compaction = self._compaction_begun(draft, snapshot)
+        self._compaction_begun(draft, snapshot)
+        compaction = draft.finish()
         if compaction.start_ns < self.committed[0]:
             raise NotHandled("a compaction starting before a request written already")
         events = self.events

@@ -134,6 +134,7 @@ class ClaudeCalls(PassCalls[ToolDraft]):
     (stream/calls.py: a call ends with its result, once its response closed)."""
 
     builder: SessionBuilder
+    tools: StreamTools  # (always: Claude Code's calls are fitted as they are taken)
     closed: _Requests
     HASHED = True  # (the drafts are let go once written: the keys were most of what is left)
 

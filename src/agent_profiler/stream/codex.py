@@ -1,12 +1,13 @@
-"""One pass over a Codex CLI rollout (adapters/codex.py's reading, line by line through
-`rollout_lines` and the rollout's own `RolloutBuilder`, its context log a `CodexLog`):
-each request is written once its `token_count` is read and its snapshot replayed (a
-request read later starts later; one that does not falls back): its response slice
-with its arguments and `context`, its turn on the same lane, the request counters and
-the context categories it moved, its usage totals at its end; its tool calls once they
-are known to have ended (stream/codex_tools.py), through stream/tools.py. The session's
-other tracks are laid out at the end by the track table's own rows from what the reading
-kept (stream/end.py).
+"""One pass over a Codex CLI rollout, its writing side: the reading side
+(stream/codex_reading.py: adapters/codex.py's own reading loop driving the rollout's
+`RolloutBuilder`) hands it batches of data, and it never reads the builder. Each request is written
+once its `token_count` is read and its snapshot replayed here (a request read later
+starts later; one that does not falls back): its response slice with its arguments and
+`context`, its turn on the same lane, the request counters and the context categories it
+moved, its usage totals at its end; its tool calls once they are known to have ended
+(stream/codex_tools.py), fitted here, through stream/tools.py. The session's other tracks
+are laid out at the end by the track table's own rows from what the reading kept
+(stream/end.py).
 
 A compaction is written when the request after it closes (its size after is that
 request's, and its observation is settled then, as the builder's `finish` settles it):
@@ -24,117 +25,86 @@ the first request that the end does not confirm."""
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from agent_profiler.adapters.codex import rollout_lines
-from agent_profiler.adapters.codex_rollout import HARNESS, RolloutBuilder
+from agent_profiler.adapters.codex_rollout import HARNESS
 from agent_profiler.annotations import TraceFacts, response_args
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.layout.types import (
-    R_SLICE_BEGIN,
-)
+from agent_profiler.layout.types import R_SLICE_BEGIN
 from agent_profiler.model import ContextSnapshot, Response, Session
-from agent_profiler.stream.codex_log import CodexLog
-from agent_profiler.stream.codex_tools import CodexCalls
-from agent_profiler.stream.log import Additions, NotHandled
+from agent_profiler.stream.calls import LATER
+from agent_profiler.stream.codex_reading import Batch, CodexReading
+from agent_profiler.stream.log import Additions, NotHandled, StreamLog
 from agent_profiler.stream.requests import OrderedPass, export_pass
 from agent_profiler.stream.tools import StreamTools
 
-# Lines read between two replays of the log and the requests' writing (stream/pi.py's
-# BATCH_LINES: each stage a loop of its own over a few hundred lines).
-BATCH_LINES = 256
+
+class _Prompt(NamedTuple):
+    """A prompt as the flows read it (RequestPass._flows)."""
+
+    id: str
+    start_ns: int
+
+
+class _Read:
+    """What the writing side knows of the rollout (the reading side's `Batch`es): what
+    RequestPass reads of a builder, without one."""
+
+    def __init__(self) -> None:
+        self.prompts: list[_Prompt] = []
+        self.tools: set[str] = set()  # the ids of the calls read
+        self.project: str | None = None
 
 
 class CodexPass(OrderedPass):
     """One Codex rollout read and written in one pass (see the module's docstring)."""
 
-    builder: RolloutBuilder
-    calls: CodexCalls
+    builder: _Read
 
     def __init__(
         self, path: Path, diagnostics: Diagnostics, facts: TraceFacts, group: int, add: Any
     ) -> None:
         super().__init__(path, facts, group, add, f"{HARNESS.category_prefix}.activity")
-        self.log = CodexLog()
-        self.builder = RolloutBuilder(str(path), diagnostics, log=self.log)
+        self.diagnostics = diagnostics
+        self.log = StreamLog()
+        self.builder = _Read()
         self.additions = Additions(self.builder.tools)
-        # requests read (each with its calls and the calls known ended when it closed),
-        # until their snapshots are replayed
-        self.queue: list[tuple[Response | None, Any, list[Any]]] = []
-        self.arrived = 0  # requests read
-        self.responses: list[Response] = []  # theirs, for the builder's `finish`
         self.start = 0  # the rollout's first time so far
         self.stated_window = 0  # the window the last response stated
         self.has_window: bool | None = None  # whether the first request had a window
         self.tools = StreamTools(
             self.events, self._tool_lane, self._tool_flow, self.additions, self._cwd
         )
-        self.calls = CodexCalls(self.builder, self.tools)
+        # The start of the first call not handed to StreamTools yet: of those taken for
+        # the requests of this batch (in order), else `later`, the first draft waiting
+        # (stream/calls.py `PassCalls.earliest`).
+        self.inflight: deque[int] = deque()
+        self.later = self.waiting = LATER
+        self.batch: Batch | None = None  # the last handed on
         # The snapshots the end reads the windows of (views.run_windows, model_requests):
         # each model run's first request's, each model's last request's.
         self.run_model: str | None = None
         self.run_starts: list[ContextSnapshot] = []
         self.model_last: dict[str, ContextSnapshot] = {}
-        # Compactions: those whose size after (the next request's) is not known yet, so
-        # their observation is not settled; the next request's start for each.
-        self.compactions_seen = 0
-        self.unsettled: list[Any] = []
-        self.next_start: dict[str, int] = {}
 
     # ------------------------------------------------------------------ reading
 
     def read(self) -> Session:
-        builder = self.builder
-        requests, tools, queue, calls = builder.requests, builder.tools, self.queue, self.calls
-        lines = 0
-        start = 0
-        compactions = builder.compactions
-        for start in rollout_lines(builder, self.path):
-            if len(tools) != calls.seen:
-                calls.created()
-            if len(compactions) != self.compactions_seen:
-                self.compactions_seen += 1
-                self.unsettled.append(compactions[-1])
-                queue.append((None, compactions[-1], []))
-            if len(requests) != self.arrived:
-                # A request closed (its token_count): its response is what the model's
-                # will be; the calls it started, and those known ended now, go with it.
-                self.arrived += 1
-                draft = requests[-1]
-                response = draft.finish()
-                self.responses.append(response)
-                calls.closed.add(response.id)
-                queue.append((response, calls.of(response.id, response.start_ns), calls.ended()))
-                if self.unsettled:
-                    self._settle(response)
-            lines += 1
-            if lines >= BATCH_LINES and queue:
-                self.start = start
-                self._drain()
-                lines = 0
-        self.start = start
-        for compaction in self.unsettled:  # (no request after it: as `finish` settles it)
-            self.log.settle_early(
-                compaction.observation,
-                window_tokens=compaction.window or builder.window,
-                reported_tokens=compaction.post_tokens,
-            )
-        self.unsettled = []
-        self._drain()
-        self._unhandled()
-        if not requests:
-            raise NotHandled("no measured request")
-        if builder.end_ns is None:
-            raise NotHandled("no session")
-        window = builder.window
+        reading = CodexReading(self.path, self.diagnostics)
+        for batch in reading.batches():
+            self._take(batch)
+        ending = reading.ending()
+        window = ending.window
         if bool(window) != bool(self.has_window):
             raise NotHandled("a request without a window in a session with one")
-        self.tools.placed.extend(calls.rest(builder.end_ns))
-        self.tools.finish(self.key, builder.end_ns)
-        if self.tools.cwd_used and self.tools.cwd_used[0] != builder.project:
+        self.builder.project = ending.project
+        self.tools.placed.extend(self._placed(ending.rest))
+        self.tools.finish(self.key, ending.end_ns)
+        if self.tools.cwd_used and self.tools.cwd_used[0] != ending.project:
             raise NotHandled("a call's path target made safe before the session's cwd")
         self.events.flush()
         kept = {
@@ -144,84 +114,73 @@ class CodexPass(OrderedPass):
         for snapshot in self.additions.snapshots():
             kept.setdefault(id(snapshot), snapshot)
         # (the model's order: the log's, which is the requests' here)
-        self.log.left = sorted(kept.values(), key=lambda x: x.time_ns)
+        left = sorted(kept.values(), key=lambda x: x.time_ns)
         needed = set(self.additions.causes)
-        if builder.compactions:  # (stream/end.py: the calls the end's snapshots name)
-            needed.update(c.source_id for x in self.log.left for c in x.changes)
-        calls.check_and_trim(builder.end_ns, needed)
-        session = builder.finish(tuple(self.responses))
-        if session is None:
-            raise NotHandled("no session")
+        if ending.compactions:  # (stream/end.py: the calls the end's snapshots name)
+            needed.update(c.source_id for x in left for c in x.changes)
+        session, ops = reading.finish(needed)
+        more = self.log.snapshots_of(ops) if ops else []
+        session = replace(session, snapshots=(*left, *more))
         assert self.session_facts is not None
         self.session_facts = replace(self.session_facts, window_tokens=session.window_tokens)
         return session
 
-    def _unhandled(self) -> None:
-        """What the rollout held that this pass does not write (yet)."""
-        builder = self.builder
-        if (
-            builder.parent_session is not None
-            or builder.spawned
-            or builder.spawn_paths
-            or builder.agent_path
-        ):
-            raise NotHandled("a spawned or spawning thread")
-        if any(key != "source" for key, _ in builder.facts) or any(
-            p.source == "agent" for p in builder.prompts
-        ):
-            raise NotHandled("a message from another agent, or a rollout reference")
+    def _placed(self, ended: list[tuple[Any, int]]) -> list[tuple[Any, int]]:
+        """Calls taken, fitted on their lanes in the order taken."""
+        place = self.tools.lanes.place
+        return [(call, place(call.start_ns, call.end_ns)[0]) for call, _ in ended]
 
-    def _settle(self, response: Response) -> None:
-        """A request closed: the compactions it told the size after of are settled (as
-        the builder's `finish` settles them), so the log can be replayed past them."""
-        waiting = self.builder.awaiting_post
-        left = []
-        for compaction in self.unsettled:
-            if compaction in waiting:
-                left.append(compaction)
-                continue
-            self.next_start[compaction.id] = response.start_ns
-            self.log.settle_early(
-                compaction.observation,
-                window_tokens=compaction.window or self.builder.window,
-                reported_tokens=compaction.post_tokens,
-            )
-        self.unsettled = left
-
-    def _drain(self) -> None:
-        """The requests and compactions queued, in order, each with its snapshot (the
-        log's entries up to the first observation not settled replayed in one loop);
-        those after it wait."""
-        builder = self.builder
-        cuts = [c.observation for c in self.unsettled]
-        if builder.pending is not None:
-            cuts.append(builder.pending.observation)
-        snapshots = iter(self.log.replayed_to(min(cuts, default=None)))
-        done = 0
-        for response, started, ended in self.queue:
-            snapshot = next(snapshots, None)
-            if snapshot is None:
-                break
-            done += 1
-            if response is None:  # (`started`: the compaction)
-                self._compaction(started, snapshot)
+    def _take(self, batch: Batch) -> None:
+        """A batch read: what it says of the rollout so far, its requests and compactions
+        each with its snapshot (its entries replayed in one loop), in order."""
+        read = self.builder
+        if batch.prompts:
+            read.prompts.extend(_Prompt(*p) for p in batch.prompts)
+        read.tools.update(batch.calls)
+        read.project = batch.project
+        self.batch = batch
+        self.start = batch.start
+        self.waiting, self.later = batch.waiting, batch.later
+        entries = [
+            (r, started, self._placed(ended)) if r is not None and ended else (r, started, ended)
+            for r, started, ended in batch.entries
+        ]
+        inflight = self.inflight
+        for response, _, ended in entries:
+            if response is not None:
+                inflight.extend(call.start_ns for call, _ in ended)
+        snapshots = self.log.snapshots_of(batch.ops) if batch.ops else []
+        if len(snapshots) != len(entries):
+            raise NotHandled("an observation without its snapshot")
+        for (response, started, ended), snapshot in zip(entries, snapshots, strict=True):
+            if response is None:  # (`started`: the compaction, `ended`: the next start)
+                self._compaction(started, snapshot, ended)  # type: ignore[arg-type]
                 continue
             self._arrive(response, snapshot, started)
             # The calls known ended when this request closed: decided at the next
             # request's snapshot, which holds their results.
             if ended:
-                self.calls.hand_on(ended)
-        self._drained(done, snapshots)
+                self.tools.placed.extend(ended)
+                for _ in ended:
+                    inflight.popleft()
 
-    def _compaction(self, draft: Any, snapshot: ContextSnapshot) -> None:
+    def _earliest(self) -> int:
+        """The start of the first call not handed to StreamTools yet (or far ahead)."""
+        first = self.inflight[0] if self.inflight else self.later
+        return min(self.waiting, first)
+
+    def _compaction(
+        self, compaction: Any, snapshot: ContextSnapshot, next_start: int | None
+    ) -> None:
         """A compaction and its snapshot: the requests before it written, then the
         Context size (and fill) before it at its start and after it at its end
-        (views.iter_context_size), the context categories it moved at its snapshot."""
-        compaction = self._compaction_begun(draft, snapshot)
+        (views.iter_context_size), the context categories it moved at its snapshot.
+        `next_start`: the start of the request after it (None: none)."""
+        self._compaction_begun(compaction, snapshot)
         events = self.events
         # Not where a request starts (the last written, or the next: `_settle`), whose own
         # reported size is the sample of that time (views.iter_context_size).
-        starts = (self.committed[0], self.next_start.get(compaction.id))
+        starts = (self.committed[0], next_start)
         if compaction.pre_tokens is not None and compaction.start_ns not in starts:
             events.counters_at(compaction.start_ns, self._size(compaction.pre_tokens))
         values: dict[int, int] = {}
@@ -248,17 +207,18 @@ class CodexPass(OrderedPass):
         Codex request starts at the line that triggered it, so one read later starts
         later): the session's key, the facts its arguments read, the track uuids
         (numbered in the group's block as the model path numbers them)."""
-        builder = self.builder
-        self.key = key = builder.session_id or Path(builder.path).stem
-        self.has_window = bool(builder.requests[0].window)
+        batch = self.batch
+        assert batch is not None  # (a request comes in a batch)
+        self.key = key = batch.key
+        self.has_window = bool(batch.first_window)
         self.session_facts = Session(
             HARNESS,
             key,
             0,
             0,
             (),
-            provider=builder.provider or "openai",
-            window_tokens=builder.requests[0].window,
+            provider=batch.provider or "openai",
+            window_tokens=batch.first_window,
         )
         self._uuids(key, bool(self.has_window))
 
@@ -278,7 +238,7 @@ class CodexPass(OrderedPass):
             self._open(self.start, bool(self.has_window))
         # Everything held before this request's start can go, and before the first call
         # not written yet (its slice's events are in time with the rest).
-        events.flush(min(response.start_ns, self.calls.earliest(), self._tools_earliest()))
+        events.flush(min(response.start_ns, self._earliest(), self._tools_earliest()))
         facts = self.session_facts
         assert facts is not None  # (made at the first request)
         # The window the request states: its own (the journal's, with its usage), said

@@ -63,6 +63,12 @@ class CodexLog(StreamLog):
     def replayed_to(self, cut: Logged | None) -> list[ContextSnapshot]:
         """The snapshots of the observations logged before `cut` (None: every entry)
         since the last call, in order; the entries from `cut` on wait."""
+        ops = self.taken_to(cut)
+        return self.snapshots_of(ops) if ops else []
+
+    def taken_to(self, cut: Logged | None) -> list[Any]:
+        """The entries logged before `cut` (None: every entry) since the last call, in
+        order, settled: the log holds them no more. The entries from `cut` on wait."""
         ops = self._ops
         end = len(ops) if cut is None else cut - self.base
         if end <= 0:
@@ -72,4 +78,4 @@ class CodexLog(StreamLog):
         else:
             ops, self._ops = ops[:end], ops[end:]
         self.base += end
-        return self._replay_ops(ops)
+        return ops

@@ -32,7 +32,7 @@ class CodexCalls(PassCalls[Tool]):
     builder: RolloutBuilder
     closed: set[str]
 
-    def __init__(self, builder: RolloutBuilder, tools: StreamTools) -> None:
+    def __init__(self, builder: RolloutBuilder, tools: StreamTools | None) -> None:
         super().__init__(builder, tools)
         self.closed = set()
         self.durations = False  # the rollout has shown a command's duration

@@ -108,9 +108,9 @@ class StreamLog(ContextLog):
         if not ops:
             return []
         self._ops = []
-        return self._replay_ops(ops)
+        return self.snapshots_of(ops)
 
-    def _replay_ops(self, ops: list[Any]) -> list[ContextSnapshot]:
+    def snapshots_of(self, ops: list[Any]) -> list[ContextSnapshot]:
         """The snapshots of `ops` (entries the log holds no more), in order."""
         ops.reverse()
         snapshots = self.replayer.run(ops)

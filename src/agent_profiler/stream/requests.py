@@ -365,10 +365,10 @@ class OrderedPass(RequestPass):
         self.previous = snapshot
         return index, previous
 
-    def _compaction_begun(self, draft: Any, snapshot: ContextSnapshot) -> Any:
-        """A compaction and its snapshot, the requests before it written: the additions it
-        caused taken, the calls fitted decided, its snapshot and the one before it kept.
-        Returns the compaction (its draft's `finish`)."""
+    def _compaction_begun(self, draft: Any, snapshot: ContextSnapshot) -> None:
+        """A compaction (its draft, or the compaction: its id) and its snapshot, the
+        requests before it written: the additions it caused taken, the calls fitted
+        decided, its snapshot and the one before it kept."""
         if snapshot.anchor is not AnchorKind.COMPACTION or snapshot.anchor_id != draft.id:
             raise NotHandled("a compaction without its snapshot")
         if self.written == 0:
@@ -384,7 +384,6 @@ class OrderedPass(RequestPass):
             self.compaction_snapshots.append(previous)
         self.compaction_snapshots.append(snapshot)
         self.previous = snapshot
-        return draft.finish()
 
     def _drained(self, done: int, snapshots: Iterator[ContextSnapshot]) -> None:
         """The first `done` entries of the queue (what was read, in the log's order) are
