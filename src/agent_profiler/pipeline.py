@@ -157,7 +157,12 @@ def _run_group(
     if isinstance(use, EncodeTrace):
         from agent_profiler import stream
 
-        if stream.enabled(task.group.harness):
+        split = False
+        if helped and task.group.harness in stream.SPLIT_BY_DEFAULT:
+            from agent_profiler.stream.forked import may_fork
+
+            split = len(task.group.paths) == 1 and may_fork(task.group.paths[0], allowed=True)
+        if stream.enabled(task.group.harness, split):
             from agent_profiler.stream.group import try_group
 
             with scan.allowed(helped):

@@ -74,6 +74,11 @@ def allowed(flag: bool) -> Iterator[None]:
         _allowed[0] = before
 
 
+def is_allowed() -> bool:
+    """Whether a helper may run beside this process's reading now (`allowed`)."""
+    return _allowed[0]
+
+
 class Told:
     """What a reader asks the helper to work out of each line holding one of `markers`
     (and not skipped): `compute(raw)`, a value `marshal` can carry or None, the same

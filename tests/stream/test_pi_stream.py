@@ -160,22 +160,24 @@ def test_stream_writes_what_the_model_path_writes(
 
 
 def test_the_switch_is_read_in_one_place(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Unset (or anything but 0 and 1): the pass for Pi only; 1: every harness (it
-    handles Pi, Codex and Claude Code); 0: none."""
+    """Unset (or anything but 0 and 1): the pass for Pi only, and for Codex where its
+    reading would run in a helper (`split`); 1: every harness (it handles Pi, Codex and
+    Claude Code); 0: none."""
     from agent_profiler.model import Harness
 
-    for value, expected in [
-        (None, {Harness.PI}),
-        ("", {Harness.PI}),
-        ("yes", {Harness.PI}),
-        ("1", set(Harness)),
-        ("0", set()),
+    for value, expected, split in [
+        (None, {Harness.PI}, {Harness.PI, Harness.CODEX}),
+        ("", {Harness.PI}, {Harness.PI, Harness.CODEX}),
+        ("yes", {Harness.PI}, {Harness.PI, Harness.CODEX}),
+        ("1", set(Harness), set(Harness)),
+        ("0", set(), set()),
     ]:
         if value is None:
             monkeypatch.delenv(stream.SWITCH, raising=False)
         else:
             monkeypatch.setenv(stream.SWITCH, value)
         assert {h for h in Harness if stream.enabled(h)} == expected, value
+        assert {h for h in Harness if stream.enabled(h, split=True)} == split, value
 
 
 @pytest.mark.parametrize(

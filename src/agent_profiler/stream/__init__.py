@@ -22,18 +22,23 @@ SWITCH = "AGENT_PROFILER_STREAM"
 # but takes 25% more wall time (0.92 s against 0.73: the same CPU, on one core where the
 # model path writes on two); Codex too (11% more CPU).
 BY_DEFAULT = frozenset({Harness.PI})
+# Where the pass is the default when its reading runs on a second core (stream/forked.py):
+# a long Codex rollout exported on its own (50 MB: 3.1-3.9 s against the model path's
+# 4.2-5.5 s, the same bytes as the pass in one process; docs/onepass.md).
+SPLIT_BY_DEFAULT = frozenset({Harness.CODEX})
 
 
-def enabled(harness: Harness) -> bool:
+def enabled(harness: Harness, split: bool = False) -> bool:
     """Whether an export of this harness's group goes through the one pass where it can:
     the environment's switch when it is 1 (every harness the pass handles) or 0 (none),
-    else `BY_DEFAULT`."""
+    else `BY_DEFAULT`, and `SPLIT_BY_DEFAULT` where its reading would run on a second core
+    (`split`: stream.forked.may_fork)."""
     switch = os.environ.get(SWITCH)
     if switch == "1":
         return True
     if switch == "0":
         return False
-    return harness in BY_DEFAULT
+    return harness in BY_DEFAULT or (split and harness in SPLIT_BY_DEFAULT)
 
 
-__all__ = ["BY_DEFAULT", "SWITCH", "NotHandled", "enabled"]
+__all__ = ["BY_DEFAULT", "SPLIT_BY_DEFAULT", "SWITCH", "NotHandled", "enabled"]

@@ -1,6 +1,7 @@
 """One pass over a Codex CLI rollout, its writing side: the reading side
 (stream/codex_reading.py: adapters/codex.py's own reading loop driving the rollout's
-`RolloutBuilder`) hands it batches of data, and it never reads the builder. Each request is written
+`RolloutBuilder`) hands it batches of data, in this process or from a helper forked on
+another core (stream/forked.py), and it never reads the builder. Each request is written
 once its `token_count` is read and its snapshot replayed here (a request read later
 starts later; one that does not falls back): its response slice with its arguments and
 `context`, its turn on the same lane, the request counters and the context categories it
@@ -38,6 +39,7 @@ from agent_profiler.layout.types import R_SLICE_BEGIN
 from agent_profiler.model import ContextSnapshot, Response, Session
 from agent_profiler.stream.calls import LATER
 from agent_profiler.stream.codex_reading import Batch, CodexReading
+from agent_profiler.stream.forked import Reading, fork_reading
 from agent_profiler.stream.log import Additions, NotHandled, StreamLog
 from agent_profiler.stream.requests import OrderedPass, export_pass
 from agent_profiler.stream.tools import StreamTools
@@ -94,7 +96,17 @@ class CodexPass(OrderedPass):
     # ------------------------------------------------------------------ reading
 
     def read(self) -> Session:
-        reading = CodexReading(self.path, self.diagnostics)
+        make = partial(CodexReading, self.path, self.diagnostics)
+        # (on another core where a helper may run: stream/forked.py)
+        reading = fork_reading(make, self.path, self.diagnostics)
+        if reading is None:
+            return self._read(make())
+        try:
+            return self._read(reading)
+        finally:
+            reading.close()
+
+    def _read(self, reading: Reading) -> Session:
         for batch in reading.batches():
             self._take(batch)
         ending = reading.ending()

@@ -1,0 +1,261 @@
+"""A one pass's reading side in a forked process, while this process writes: the two
+sides of stream/codex.py on two cores.
+
+The reading side (`CodexReading`) hands the writing side data only: a `Batch` every few
+hundred lines, the `Ending`, and, once told which calls the end reads, the session. Here
+the same is made in a helper forked before the reading starts (while this process is
+small: the two processes' resident sets are each their own work's, not the model's
+twice, as with a helper forked after it, writers/runs.py) and sent through a pipe,
+pickled; the helper's `Diagnostics` (its warnings, counts, lines read) come back with
+the session and become this process's. What is handed over is what one process would
+hand over, so the trace is the same bytes either way.
+
+The helper ends with the pass, whatever happens: what it cannot do (`NotHandled`) or
+fails at is sent as such and the pass falls back to the model path as in one process
+(which reads the file again and says what is wrong with it); if this process stops
+first (a `NotHandled` of the writing side, an interruption), it kills and reaps the
+helper. Only where a helper may run (scan.py's `allowed`, writers/runs.py's
+`helper_can_run`: Linux, one thread, a second core, a small resident set) and for a
+journal of at least `FORK_AFTER` bytes."""
+
+from __future__ import annotations
+
+import contextlib
+import copyreg
+import gc
+import os
+import pickle
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import fields, replace
+from functools import cache, partial
+from operator import attrgetter
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+from agent_profiler import scan
+from agent_profiler.children import fork_helper
+from agent_profiler.diagnostics import Diagnostics
+from agent_profiler.model import Session
+from agent_profiler.stream.log import NotHandled
+
+# Bytes of journal below which the pass reads in this process (a fork, its pipes and
+# the hand-over cost more than they save on a small rollout).
+FORK_AFTER = 8 * 2**20
+_PIPE = 2**20  # the pipe's capacity asked for: a few batches ahead
+_BUFFER = 2**16
+
+
+class Reading(Protocol):
+    """What a pass's reading side offers its writing side (stream/codex_reading.py)."""
+
+    def batches(self) -> Iterator[Any]: ...
+
+    def ending(self) -> Any: ...
+
+    def finish(self, needed: set[str]) -> tuple[Session, list[Any]]: ...
+
+
+def may_fork(path: Path, *, allowed: bool | None = None) -> bool:
+    """Whether the reading of `path` would run in a helper: where one may run (`allowed`,
+    None: scan.py's), on a plain file of at least `FORK_AFTER` bytes."""
+    from agent_profiler.writers.runs import helper_can_run
+
+    if not (scan.is_allowed() if allowed is None else allowed) or not helper_can_run():
+        return False
+    try:
+        return path.is_file() and path.stat().st_size >= FORK_AFTER
+    except OSError:
+        return False
+
+
+def fork_reading(
+    make: Callable[[], Reading], path: Path, diagnostics: Diagnostics
+) -> ForkedReading | None:
+    """The reading side (`make()`, in the helper) forked, or None where none may run."""
+    from agent_profiler.writers.runs import signals_held
+
+    if not may_fork(path):
+        return None
+    for stream in (sys.stdout, sys.stderr):  # (a buffered line is not written twice)
+        with contextlib.suppress(Exception):
+            stream.flush()
+    made: ForkedReading | None = None
+    try:
+        # Held from the pipes' making to the helper held here (a signal then: the helper
+        # killed and reaped, its pipes closed, on the way out).
+        with signals_held() as held:
+            made = _fork(make, diagnostics, held)
+    except BaseException:
+        if made is not None:
+            made.close()
+        raise
+    return made
+
+
+def _fork(
+    make: Callable[[], Reading], diagnostics: Diagnostics, held: set[int | signal.Signals] | None
+) -> ForkedReading | None:
+    """The pipes made and the helper forked (its ends closed here), or None."""
+    try:
+        ends = [*os.pipe2(os.O_CLOEXEC), *os.pipe2(os.O_CLOEXEC)]
+    except OSError:
+        return None
+    with contextlib.suppress(OSError, AttributeError):
+        import fcntl
+
+        fcntl.fcntl(ends[1], fcntl.F_SETPIPE_SZ, _PIPE)
+    forked = fork_helper(
+        partial(_serve, make, diagnostics, ends[1], ends[2]),
+        [ends[0], ends[3]],
+        held,
+        collect=True,
+    )
+    if forked is None:
+        for end in ends:
+            os.close(end)
+        return None
+    pid, frozen = forked
+    os.close(ends[1])
+    os.close(ends[2])
+    return ForkedReading(pid, ends[0], ends[3], frozen, diagnostics)
+
+
+def _serve(make: Callable[[], Reading], diagnostics: Diagnostics, out: int, into: int) -> None:
+    """The helper's work: the reading side's batches, its ending and its session sent
+    through `out` (the calls the end reads come through `into`)."""
+    sent = os.fdopen(out, "wb", buffering=_BUFFER)
+    try:
+        reading = make()
+        for batch in reading.batches():
+            _send(sent, ("batch", batch))
+        _send(sent, ("ending", reading.ending()))
+        with os.fdopen(into, "rb", buffering=_BUFFER) as told:
+            needed = pickle.load(told)
+        session, ops = reading.finish(needed)
+        diagnostics.on_progress = None  # (this process's: not sent)
+        # (its responses are those of the batches: not sent again)
+        _send(sent, ("session", (replace(session, responses=()), ops, diagnostics)))
+    except NotHandled as stop:
+        _send(sent, ("stop", str(stop)))
+    except Exception as error:  # (a bug, or a file it cannot read: the model path says)
+        _send(sent, ("failed", f"{type(error).__name__}: {error}"))
+    finally:
+        with contextlib.suppress(OSError):
+            sent.close()
+
+
+def _send(out: IO[bytes], message: tuple[str, Any]) -> None:
+    pickler = pickle.Pickler(out, pickle.HIGHEST_PROTOCOL)
+    pickler.dispatch_table = _reducers()
+    pickler.dump(message)
+    out.flush()
+
+
+@cache
+def _reducers() -> dict[type, Any]:
+    """The records a batch is made of, pickled as their class and their fields' values
+    in order (the class is called with them): a slots dataclass's default pickling makes
+    a dict of its state for each object and sets each field from it, three times the
+    cost, and the reading side's time is the pass's."""
+    from agent_profiler import attribution, model
+
+    table: dict[type, Any] = dict(copyreg.dispatch_table)
+    kinds = [
+        attribution.Item,
+        attribution._Remove,
+        attribution._Clear,
+        attribution.Observation,
+        model.Usage,
+        model.Response,
+        model.ToolCall,
+        model.Compaction,
+    ]
+    for kind in kinds:
+        names = [f.name for f in fields(kind)]
+        assert all(f.init for f in fields(kind)), kind  # (made again from its fields)
+        values = attrgetter(*names) if len(names) > 1 else attrgetter(*names, *names)
+        table[kind] = partial(_reduce, kind, values, len(names))
+    return table
+
+
+def _reduce(
+    kind: type, values: Callable[[Any], tuple[Any, ...]], count: int, made: Any
+) -> tuple[Any, ...]:
+    return kind, values(made) if count > 1 else values(made)[:1]
+
+
+class ForkedReading:
+    """The writing side's end of a reading side run by a forked helper: `batches`,
+    `ending` and `finish` as the reading side's own (`Reading`); `close` ends it."""
+
+    def __init__(
+        self, pid: int, read_end: int, write_end: int, frozen: bool, diagnostics: Diagnostics
+    ) -> None:
+        self.pid = pid
+        self.received = os.fdopen(read_end, "rb", buffering=_BUFFER)
+        self.write_end = write_end
+        self.frozen = frozen  # a read froze what existed before (collector.fewer_collections)
+        self.diagnostics = diagnostics
+        self._ending: Any = None
+        self.responses: list[Any] = []  # the batches' (the session's, in order)
+
+    def batches(self) -> Iterator[Any]:
+        responses = self.responses
+        while True:
+            kind, value = self._receive()
+            if kind != "batch":
+                self._ending = value
+                return
+            for entry in value.entries:
+                if entry[0] is not None:
+                    responses.append(entry[0])
+            yield value
+
+    def ending(self) -> Any:
+        return self._ending
+
+    def finish(self, needed: set[str]) -> tuple[Session, list[Any]]:
+        with os.fdopen(self.write_end, "wb") as told:
+            self.write_end = -1
+            pickle.dump(needed, told, protocol=pickle.HIGHEST_PROTOCOL)
+        kind, value = self._receive()
+        if kind != "session":
+            raise RuntimeError(f"the reading helper sent {kind} for the session")
+        session, ops, diagnostics = value
+        for field in fields(diagnostics):  # (the helper's are this process's now)
+            if field.name != "on_progress":
+                setattr(self.diagnostics, field.name, getattr(diagnostics, field.name))
+        return replace(session, responses=tuple(self.responses)), ops
+
+    def _receive(self) -> tuple[str, Any]:
+        try:
+            kind, value = pickle.load(self.received)
+        except EOFError:
+            raise RuntimeError("the reading helper ended without a word") from None
+        if kind == "stop":
+            raise NotHandled(value)
+        if kind == "failed":
+            raise RuntimeError(f"the reading helper failed: {value}")
+        return kind, value
+
+    def close(self) -> None:
+        """End the helper (killed if it has not ended) and reap it; let the pipes go."""
+        try:
+            if self.pid > 0:  # (0 or below would signal a whole process group)
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self.pid, signal.SIGKILL)
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(self.pid, 0)
+                self.pid = 0
+        finally:
+            with contextlib.suppress(OSError):
+                self.received.close()
+            if self.write_end >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(self.write_end)
+                self.write_end = -1
+            if not self.frozen:
+                gc.unfreeze()
+                self.frozen = True
