@@ -184,11 +184,15 @@ class PassCalls(Generic[D]):
 
     def check_and_trim(self, session_end: int, needed: Container[str]) -> None:
         """Before the builder's `finish`: every call written whose draft is kept is the
-        call it will make of it (none changed since it was taken), and the drafts it does
-        not need are let go, so it makes no call of them again: those `needed` (the
-        largest additions' calls, those the end's snapshots name), each prompt's last to
-        end (its turn lasts until then: drafts.finish_prompts) and those without an end
-        (the session is incomplete)."""
+        call it will make of it (`check`), and the drafts it does not need are let go
+        (`trim`)."""
+        self.trim(self.check(session_end), needed)
+
+    def check(self, session_end: int) -> set[str]:
+        """Every call written is the call the builder's `finish` will make of its draft
+        (none changed since it was taken). Returns the drafts `finish` needs whatever the
+        end reads: each prompt's last to end (its turn lasts until then:
+        drafts.finish_prompts) and those without an end (the session is incomplete)."""
         tools, written, closed = self.builder.tools, self.written, self.closed
         if len(tools) != len(written):
             raise NotHandled("a call written twice, or not made by the model")
@@ -212,12 +216,23 @@ class PassCalls(Generic[D]):
             )
             if written.get(call_id) != (hash(key) if hashed else key):
                 raise NotHandled("a call changed after it was written")
-            if draft.end_ns is None or call_id in needed:
+            if draft.end_ns is None:
                 keep.add(call_id)
             found = last.get(draft.prompt_id)
             if found is None or end > found[0]:
                 last[draft.prompt_id] = (end, call_id)
         keep.update(call_id for _, call_id in last.values())
-        kept = {call_id: draft for call_id, draft in tools.items() if call_id in keep}
+        return keep
+
+    def trim(self, kept: set[str], needed: Container[str]) -> None:
+        """The drafts the builder's `finish` does not need let go, so it makes no call of
+        them again: all but those `kept` (`check`) and those `needed` (the largest
+        additions' calls, those the end's snapshots name)."""
+        tools = self.builder.tools
+        left = {
+            call_id: draft
+            for call_id, draft in tools.items()
+            if call_id in kept or call_id in needed
+        }
         tools.clear()
-        tools.update(kept)
+        tools.update(left)

@@ -100,6 +100,7 @@ class CodexReading:
         self.unsettled: list[Compaction] = []
         self.next_start: dict[str, int] = {}
         self.prompts_sent = 0
+        self.kept: set[str] | None = None  # the drafts `finish` needs, once checked
         self.new_calls: list[str] = []  # the ids of the calls read since the last batch
 
     def batches(self) -> Iterator[Batch]:
@@ -162,14 +163,23 @@ class CodexReading:
             len(builder.compactions),
         )
 
+    def check(self) -> None:
+        """Once the ending is made: every call written is the call the builder's `finish`
+        will make (stream/calls.py `check`), whatever the end reads. (A helper checks while
+        the writing side ends: stream/forked.py.)"""
+        if self.kept is None:
+            assert self.builder.end_ns is not None
+            self.kept = self.calls.check(self.builder.end_ns)
+
     def finish(self, needed: set[str]) -> tuple[Session, list[Any]]:
         """The session, once the calls written are checked against the model's and the
         drafts it does not need let go (`needed`: those the end reads); its snapshots are
         the writing side's (none here), with the log's entries left after the last batch
         (what `finish` settled: the request left open) to be replayed there."""
         builder = self.builder
-        assert builder.end_ns is not None
-        self.calls.check_and_trim(builder.end_ns, needed)
+        self.check()
+        assert self.kept is not None
+        self.calls.trim(self.kept, needed)
         session = builder.finish(tuple(self.responses))
         if session is None:
             raise NotHandled("no session")

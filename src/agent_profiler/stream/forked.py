@@ -57,6 +57,12 @@ class Reading(Protocol):
     def finish(self, needed: set[str]) -> tuple[Session, list[Any]]: ...
 
 
+class HelpedReading(Reading, Protocol):
+    """A reading side a helper runs: it checks what it can while the writing side ends."""
+
+    def check(self) -> None: ...
+
+
 def may_fork(path: Path, *, allowed: bool | None = None) -> bool:
     """Whether the reading of `path` would run in a helper: where one may run (`allowed`,
     None: scan.py's), on a plain file of at least `FORK_AFTER` bytes."""
@@ -71,7 +77,7 @@ def may_fork(path: Path, *, allowed: bool | None = None) -> bool:
 
 
 def fork_reading(
-    make: Callable[[], Reading], path: Path, diagnostics: Diagnostics
+    make: Callable[[], HelpedReading], path: Path, diagnostics: Diagnostics
 ) -> ForkedReading | None:
     """The reading side (`make()`, in the helper) forked, or None where none may run."""
     from agent_profiler.writers.runs import signals_held
@@ -95,7 +101,9 @@ def fork_reading(
 
 
 def _fork(
-    make: Callable[[], Reading], diagnostics: Diagnostics, held: set[int | signal.Signals] | None
+    make: Callable[[], HelpedReading],
+    diagnostics: Diagnostics,
+    held: set[int | signal.Signals] | None,
 ) -> ForkedReading | None:
     """The pipes made and the helper forked (its ends closed here), or None."""
     try:
@@ -122,7 +130,9 @@ def _fork(
     return ForkedReading(pid, ends[0], ends[3], frozen, diagnostics)
 
 
-def _serve(make: Callable[[], Reading], diagnostics: Diagnostics, out: int, into: int) -> None:
+def _serve(
+    make: Callable[[], HelpedReading], diagnostics: Diagnostics, out: int, into: int
+) -> None:
     """The helper's work: the reading side's batches, its ending and its session sent
     through `out` (the calls the end reads come through `into`)."""
     sent = os.fdopen(out, "wb", buffering=_BUFFER)
@@ -131,6 +141,9 @@ def _serve(make: Callable[[], Reading], diagnostics: Diagnostics, out: int, into
         for batch in reading.batches():
             _send(sent, ("batch", batch))
         _send(sent, ("ending", reading.ending()))
+        # (while the writing side ends; a call changed after it was written is said with
+        # the session, after the writing side's own checks, as in one process)
+        reading.check()
         with os.fdopen(into, "rb", buffering=_BUFFER) as told:
             needed = pickle.load(told)
         session, ops = reading.finish(needed)
