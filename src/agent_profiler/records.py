@@ -57,19 +57,19 @@ def by_value(cls: type[T], *, hashable: bool) -> type[T]:
     compared = tuple(f.name for f in made if f.compare)
     hashed = tuple(f.name for f in made if (f.compare if f.hash is None else f.hash))
     kind: Any = cls
-    kind._compared_ = staticmethod(_values(compared))
+    kind._compared_ = staticmethod(field_values(compared))
     kind._shown_ = tuple(f.name for f in made if f.repr)
     kind.__eq__ = _eq
     kind.__repr__ = _repr
     if hashable:
-        kind._hashed_ = staticmethod(_values(hashed))
+        kind._hashed_ = staticmethod(field_values(hashed))
         kind.__hash__ = _hash
     else:
         kind.__hash__ = None
     return cls
 
 
-def _values(names: tuple[str, ...]) -> Callable[[object], tuple[object, ...]]:
+def field_values(names: tuple[str, ...]) -> Callable[[object], tuple[object, ...]]:
     """The named attributes as a tuple (attrgetter gives a bare value for one name)."""
     if len(names) > 1:
         return attrgetter(*names)

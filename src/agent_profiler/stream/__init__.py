@@ -23,8 +23,9 @@ SWITCH = "AGENT_PROFILER_STREAM"
 # model path writes on two); Codex too (11% more CPU).
 BY_DEFAULT = frozenset({Harness.PI})
 # Where the pass is the default when its reading runs on a second core (stream/forked.py):
-# a long Codex rollout exported on its own (50 MB: 3.1-3.9 s against the model path's
-# 4.2-5.5 s, the same bytes as the pass in one process; docs/onepass.md).
+# a long Codex rollout exported on its own (50 MB: a sixth to a quarter less wall time
+# than the model path in alternating runs, a third more CPU, the same bytes as the pass
+# in one process; docs/onepass.md).
 SPLIT_BY_DEFAULT = frozenset({Harness.CODEX})
 
 

@@ -153,20 +153,19 @@ class CodexPass(OrderedPass):
         self.batch = batch
         self.start = batch.start
         self.waiting, self.later = batch.waiting, batch.later
-        entries = [
-            (r, started, self._placed(ended)) if r is not None and ended else (r, started, ended)
-            for r, started, ended in batch.entries
-        ]
         inflight = self.inflight
-        for response, _, ended in entries:
-            if response is not None:
+        entries = []
+        for response, started, ended in batch.entries:
+            if response is not None and ended:
+                ended = self._placed(ended)
                 inflight.extend(call.start_ns for call, _ in ended)
+            entries.append((response, started, ended))
         snapshots = self.log.snapshots_of(batch.ops) if batch.ops else []
         if len(snapshots) != len(entries):
             raise NotHandled("an observation without its snapshot")
         for (response, started, ended), snapshot in zip(entries, snapshots, strict=True):
             if response is None:  # (`started`: the compaction, `ended`: the next start)
-                self._compaction(started, snapshot, ended)  # type: ignore[arg-type]
+                self._compaction(started, snapshot, ended)
                 continue
             self._arrive(response, snapshot, started)
             # The calls known ended when this request closed: decided at the next

@@ -242,11 +242,6 @@ class CodexReading:
                 self.calls.hand_on(entry[2])
             entries.append(entry)
         del queue[:observed]
-        later = LATER
-        for entry in queue:
-            if entry[0] is not None and entry[2]:
-                later = entry[2][0][0].start_ns
-                break
         calls, prompts = self.calls, builder.prompts
         new_calls, self.new_calls = self.new_calls, []
         new_prompts = [(p.id, p.start_ns) for p in prompts[self.prompts_sent :]]
@@ -257,7 +252,8 @@ class CodexReading:
             entries,
             self.start,
             calls.waiting[0][0] if calls.waiting else LATER,
-            later,
+            # (the calls taken for the requests still queued: those not handed on)
+            calls.inflight[0] if calls.inflight else LATER,
             new_prompts,
             new_calls,
             builder.session_id or Path(builder.path).stem,

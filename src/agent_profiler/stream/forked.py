@@ -30,7 +30,6 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import fields, replace
 from functools import cache, partial
-from operator import attrgetter
 from pathlib import Path
 from typing import IO, Any, Protocol
 
@@ -38,6 +37,7 @@ from agent_profiler import scan
 from agent_profiler.children import fork_helper
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.model import Session
+from agent_profiler.records import field_values
 from agent_profiler.stream.log import NotHandled
 
 # Bytes of journal below which the pass reads in this process (a fork, its pipes and
@@ -186,17 +186,13 @@ def _reducers() -> dict[type, Any]:
         model.Compaction,
     ]
     for kind in kinds:
-        names = [f.name for f in fields(kind)]
         assert all(f.init for f in fields(kind)), kind  # (made again from its fields)
-        values = attrgetter(*names) if len(names) > 1 else attrgetter(*names, *names)
-        table[kind] = partial(_reduce, kind, values, len(names))
+        table[kind] = partial(_reduce, kind, field_values(tuple(f.name for f in fields(kind))))
     return table
 
 
-def _reduce(
-    kind: type, values: Callable[[Any], tuple[Any, ...]], count: int, made: Any
-) -> tuple[Any, ...]:
-    return kind, values(made) if count > 1 else values(made)[:1]
+def _reduce(kind: type, values: Callable[[Any], tuple[Any, ...]], made: Any) -> tuple[Any, ...]:
+    return kind, values(made)
 
 
 class ForkedReading:
