@@ -18,6 +18,7 @@ from test_pi_stream import assert_same_trace, export_both, refusals
 
 from agent_profiler import stream
 from agent_profiler.stream import claude as stream_claude
+from agent_profiler.stream import claude_reading
 from shared_paths import TESTS
 
 BASE = (
@@ -370,12 +371,17 @@ def _both(path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch) -> tup
         content_replaced,
     ],
 )
+@pytest.mark.parametrize("batch", [1, claude_reading.BATCH_LINES])
 def test_handled_and_equal(
     change: Callable[[Lines], None],
+    batch: int,
     tmp_path: Path,
     export_trace: Any,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # (a batch a record: each call's draft let go as early as it can be, before a later
+    # record reads it, as a cut of old results does)
+    monkeypatch.setattr(claude_reading, "BATCH_LINES", batch)
     assert _both(_write(tmp_path, change), export_trace, monkeypatch) == (True, [])
 
 
@@ -422,7 +428,7 @@ def test_falls_back_once_drafts_were_let_go(
     export_trace: Any,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(stream_claude, "BATCH_LINES", 1)  # (each request written at once)
+    monkeypatch.setattr(claude_reading, "BATCH_LINES", 1)  # (each request written at once)
     handled, reasons = _both(_write(tmp_path, change), export_trace, monkeypatch)
     assert not handled
     assert reasons == [reason]
@@ -471,13 +477,13 @@ def test_a_call_without_a_result_holds_no_later_call(
     from agent_profiler.diagnostics import Diagnostics
 
     left: list[tuple[int, int]] = []
-    end = stream_claude.ClaudePass._end
+    ending = claude_reading.ClaudeReading.ending
 
-    def spy(self: Any, builder: Any) -> Any:
+    def spy(self: Any) -> Any:
         left.append((len(self.calls.waiting), len(self.calls.unended)))
-        return end(self, builder)
+        return ending(self)
 
-    monkeypatch.setattr(stream_claude.ClaudePass, "_end", spy)
+    monkeypatch.setattr(claude_reading.ClaudeReading, "ending", spy)
     path = _write(tmp_path, no_result_mid)
     with estimate.use_estimator(estimate.current().for_harness("claude-code")):
         stream_claude.export_claude(path, Diagnostics(), TraceFacts(), 0, io.BytesIO(), True)
@@ -496,13 +502,13 @@ def test_the_drafts_of_written_calls_are_let_go(
     from agent_profiler.diagnostics import Diagnostics
 
     left: list[tuple[int, int]] = []
-    end = stream_claude.ClaudePass._end
+    ending = claude_reading.ClaudeReading.ending
 
-    def spy(self: Any, builder: Any) -> Any:
-        left.append((len(builder.tools), len(self.calls.gone)))
-        return end(self, builder)
+    def spy(self: Any) -> Any:
+        left.append((len(self.builder.tools), len(self.calls.gone)))
+        return ending(self)
 
-    monkeypatch.setattr(stream_claude.ClaudePass, "_end", spy)
+    monkeypatch.setattr(claude_reading.ClaudeReading, "ending", spy)
     path = tmp_path / "journal.jsonl"
     path.write_bytes(BASE.read_bytes())
     with estimate.use_estimator(estimate.current().for_harness("claude-code")):
@@ -527,11 +533,12 @@ def test_closed_requests_keep_their_response_not_their_draft(
     interned: list[list[str]] = []
     end = stream_claude.ClaudePass._end
 
-    def spy(self: Any, builder: Any) -> Any:
-        drafts.append(sum(isinstance(d, ResponseDraft) for d in builder.responses.values()))
+    def spy(self: Any, reading: Any) -> Any:
+        responses = reading.builder.responses.values()
+        drafts.append(sum(isinstance(d, ResponseDraft) for d in responses))
         # (nor are call or response ids interned: the table grew with every request)
         interned.append([x for x in self.encoder.string_fields if x.startswith(("toolu_", "msg_"))])
-        return end(self, builder)
+        return end(self, reading)
 
     monkeypatch.setattr(stream_claude.ClaudePass, "_end", spy)
     path = tmp_path / "journal.jsonl"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -63,17 +64,22 @@ def _said(exported: Any) -> tuple[str, str]:
     return name.sub("OUT", exported.stdout), name.sub("OUT", exported.stderr)
 
 
-def _one_and_two(
-    path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+def one_and_two(
+    path: Path,
+    export_trace: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    forks: list[int],
+    helpers: int = 1,
 ) -> tuple[Any, Any]:
-    """`path` exported by the pass in one process, then with its reading forked."""
+    """`path` exported by the pass in one process, then with its reading forked (in
+    `helpers` helpers: 0 for a group the pass does not try)."""
     monkeypatch.setenv(stream.SWITCH, "1")
     monkeypatch.setattr(forked, "FORK_AFTER", NEVER)
     one = export_trace(path, require_addition=False)
     assert forks == []
     monkeypatch.setattr(forked, "FORK_AFTER", 0)
     two = export_trace(path, require_addition=False)
-    assert len(forks) == 1
+    assert len(forks) == helpers
     assert _no_child_left()
     return one, two
 
@@ -82,7 +88,7 @@ def _one_and_two(
 def test_the_same_bytes_with_the_reading_forked(
     path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch, forks: list[int]
 ) -> None:
-    one, two = _one_and_two(path, export_trace, monkeypatch, forks)
+    one, two = one_and_two(path, export_trace, monkeypatch, forks)
     assert two.path.read_bytes() == one.path.read_bytes()
     assert _said(two) == _said(one)
 
@@ -91,16 +97,30 @@ def test_the_same_bytes_with_the_reading_forked(
 def test_hand_made_rollouts_with_the_reading_forked(
     case: str, tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch, forks: list[int]
 ) -> None:
-    # GIVEN each hand-made rollout, read a request a batch (as the helper hands them on)
-    monkeypatch.setattr(codex_reading, "BATCH_LINES", 1)
     change, _ = CASES[case]
     lines = read_lines(SMALL)
     change(lines)
     path = write_lines(tmp_path, SMALL, lines)
-    reasons = refusals(monkeypatch, stream_codex.CodexPass)
-    one, two = _one_and_two(path, export_trace, monkeypatch, forks)
-    # THEN the same bytes, and a case the pass does not handle falls back for one reason
-    # both ways (the helper's NotHandled said here)
+    hand_made_the_same(
+        path, codex_reading, stream_codex.CodexPass, export_trace, monkeypatch, forks
+    )
+
+
+def hand_made_the_same(
+    path: Path,
+    reading: Any,
+    writing: type,
+    export_trace: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    forks: list[int],
+) -> None:
+    """A hand-made journal read a record a batch (as the helper hands them on; `reading`:
+    the reading side's module): the same bytes both ways, and a case the pass
+    (`writing`) does not handle falls back for one reason both ways (the helper's
+    NotHandled said here)."""
+    monkeypatch.setattr(reading, "BATCH_LINES", 1)
+    reasons = refusals(monkeypatch, writing)
+    one, two = one_and_two(path, export_trace, monkeypatch, forks)
     assert two.path.read_bytes() == one.path.read_bytes()
     assert _said(two) == _said(one)
     assert reasons[: len(reasons) // 2] == reasons[len(reasons) // 2 :]
@@ -117,7 +137,7 @@ def test_damaged_lines_are_said_the_same_way_by_the_helper(
     lines.insert(40, '{"timestamp": "2026-02-23T19:34:42.000Z", "type": "mystery"}\n')
     path = tmp_path / SMALL.name
     path.write_text("".join(lines))
-    one, two = _one_and_two(path, export_trace, monkeypatch, forks)
+    one, two = one_and_two(path, export_trace, monkeypatch, forks)
     # THEN this process says what the helper read, as the pass in one process says it
     assert "not recognised" in one.stderr and "line is not a JSON object" in one.stderr
     assert _said(two) == _said(one)
@@ -131,21 +151,6 @@ def _model_path(path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch) 
     return expected
 
 
-def _failing_reading(monkeypatch: pytest.MonkeyPatch, failure: Any) -> None:
-    """The reading side (in the helper, which is forked with it) fails after its first
-    batch: `failure()` runs there."""
-    original = codex_reading.CodexReading.batches
-
-    def batches(self: codex_reading.CodexReading) -> Any:
-        for number, batch in enumerate(original(self)):
-            if number == 1:
-                failure()
-            yield batch
-
-    monkeypatch.setattr(codex_reading, "BATCH_LINES", 8)
-    monkeypatch.setattr(codex_reading.CodexReading, "batches", batches)
-
-
 def _raise(error: BaseException) -> Any:
     def failure() -> None:
         raise error
@@ -153,7 +158,7 @@ def _raise(error: BaseException) -> Any:
     return failure
 
 
-@pytest.mark.parametrize(
+FAILURES = pytest.mark.parametrize(
     ("failure", "reason"),
     [
         (_raise(NotHandled("a case the reading does not handle")), True),
@@ -162,19 +167,35 @@ def _raise(error: BaseException) -> Any:
     ],
     ids=["not-handled", "exception", "ended"],
 )
-def test_the_helper_failing_falls_back_to_the_model_path(
+
+
+def helper_fails(
+    path: Path,
+    reading: type,
+    writing: type,
     failure: Any,
     reason: bool,
     export_trace: Any,
     monkeypatch: pytest.MonkeyPatch,
     forks: list[int],
 ) -> None:
-    expected = _model_path(SMALL, export_trace, monkeypatch)
-    _failing_reading(monkeypatch, failure)
-    reasons = refusals(monkeypatch, stream_codex.CodexPass)
+    """The reading side (`reading`, in the helper, which is forked with it) fails after
+    its first batch (`failure()` runs there): the pass (`writing`) lets the group go, the
+    model path writes it, the helper is gone."""
+    expected = _model_path(path, export_trace, monkeypatch)
+    original = reading.batches  # type: ignore[attr-defined]
+
+    def batches(self: Any) -> Any:
+        for number, batch in enumerate(original(self)):
+            if number == 1:
+                failure()
+            yield batch
+
+    monkeypatch.setattr(sys.modules[reading.__module__], "BATCH_LINES", 4)
+    monkeypatch.setattr(reading, "batches", batches)
+    reasons = refusals(monkeypatch, writing)
     handled = spy_on_try_group(monkeypatch)
-    got = export_trace(SMALL, require_addition=False)
-    # THEN the pass let the group go, the model path wrote it, the helper is gone
+    got = export_trace(path, require_addition=False)
     assert len(forks) == 1
     assert handled == [False]
     assert got.path.read_bytes() == expected.path.read_bytes()
@@ -183,47 +204,85 @@ def test_the_helper_failing_falls_back_to_the_model_path(
     assert _no_child_left()
 
 
-def test_the_writing_side_failing_ends_the_helper(
-    export_trace: Any, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+@FAILURES
+def test_the_helper_failing_falls_back_to_the_model_path(
+    failure: Any,
+    reason: bool,
+    export_trace: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    forks: list[int],
 ) -> None:
-    # GIVEN the writing side (this process) refusing its second batch, the helper still
-    # reading
-    expected = _model_path(SMALL, export_trace, monkeypatch)
-    monkeypatch.setattr(codex_reading, "BATCH_LINES", 8)
-    original = stream_codex.CodexPass._take
+    helper_fails(
+        SMALL,
+        codex_reading.CodexReading,
+        stream_codex.CodexPass,
+        failure,
+        reason,
+        export_trace,
+        monkeypatch,
+        forks,
+    )
+
+
+def writing_side_refuses(
+    path: Path,
+    reading: Any,
+    writing: type,
+    export_trace: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    forks: list[int],
+) -> None:
+    """The writing side (this process: `writing`'s `_take`) refusing its second batch,
+    the helper still reading: the helper is killed and reaped, and the model path writes
+    the group."""
+    expected = _model_path(path, export_trace, monkeypatch)
+    monkeypatch.setattr(reading, "BATCH_LINES", 4)
+    original = writing._take  # type: ignore[attr-defined]
     taken: list[int] = []
 
-    def take(self: stream_codex.CodexPass, batch: Any) -> None:
+    def take(self: Any, batch: Any) -> None:
         taken.append(1)
         if len(taken) == 2:
             raise NotHandled("the writing side refuses")
         original(self, batch)
 
-    monkeypatch.setattr(stream_codex.CodexPass, "_take", take)
-    got = export_trace(SMALL, require_addition=False)
-    # THEN the helper was killed and reaped, and the model path wrote the group
+    monkeypatch.setattr(writing, "_take", take)
+    got = export_trace(path, require_addition=False)
     assert len(forks) == 1 and len(taken) == 2
     assert _no_child_left()
     assert got.path.read_bytes() == expected.path.read_bytes()
 
 
+def test_the_writing_side_failing_ends_the_helper(
+    export_trace: Any, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+) -> None:
+    writing_side_refuses(
+        SMALL, codex_reading, stream_codex.CodexPass, export_trace, monkeypatch, forks
+    )
+
+
+def taken_by_default_when_long(
+    path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+) -> None:
+    """Below FORK_AFTER the model path, no helper; at it the pass, its reading in a
+    helper, which writes what the model path writes; with the switch at 0, the model
+    path."""
+    monkeypatch.delenv(stream.SWITCH, raising=False)
+    monkeypatch.setattr(forked, "FORK_AFTER", path.stat().st_size + 1)
+    handled = spy_on_try_group(monkeypatch)
+    export_trace(path, require_addition=False)
+    assert handled == [] and forks == []
+    monkeypatch.setattr(forked, "FORK_AFTER", path.stat().st_size)
+    assert both(path, export_trace, monkeypatch)
+    assert len(forks) == 1
+    monkeypatch.setenv(stream.SWITCH, "0")
+    before = len(handled)
+    export_trace(path, require_addition=False)
+    assert len(handled) == before and len(forks) == 1
+    assert _no_child_left()
+
+
 def test_a_long_rollout_alone_takes_the_pass_by_default_where_the_helper_runs(
     export_trace: Any, monkeypatch: pytest.MonkeyPatch, forks: list[int]
 ) -> None:
-    monkeypatch.delenv(stream.SWITCH, raising=False)
-    monkeypatch.setattr(forked, "FORK_AFTER", SMALL.stat().st_size + 1)
-    # GIVEN a rollout below FORK_AFTER: the model path, no helper
-    handled = spy_on_try_group(monkeypatch)
-    export_trace(SMALL, require_addition=False)
-    assert handled == [] and forks == []
-    # WHEN it is long enough to fork for: the pass, its reading in a helper, which writes
-    # what the model path writes
-    monkeypatch.setattr(forked, "FORK_AFTER", SMALL.stat().st_size)
-    assert both(SMALL, export_trace, monkeypatch)
-    assert len(forks) == 1
-    # (and the pass where the environment says so only: =0, the model path)
-    monkeypatch.setenv(stream.SWITCH, "0")
-    before = len(handled)
-    export_trace(SMALL, require_addition=False)
-    assert len(handled) == before and len(forks) == 1
-    assert _no_child_left()
+    taken_by_default_when_long(SMALL, export_trace, monkeypatch, forks)

@@ -276,12 +276,17 @@ def _results_cut(
         if not isinstance(call_id, str) or f"result:{call_id}" not in builder.log:
             continue
         tool = builder.tools.get(call_id)
+        facts = (
+            (tool.is_error, tool.result_chars)
+            if tool is not None
+            else builder.gone_results.get(call_id)  # (let go by the one pass)
+        )
         # Claude Code's rules (`c8`, `Yco`): the call must be in the history; an error's
         # result, or one of a document or search hits, is not cut; a text result only when
         # the stand-in is shorter; one with images is (they go with it).
-        if tool is None or tool.is_error or call_id in builder.edits.uncut:
+        if facts is None or facts[0] or call_id in builder.edits.uncut:
             continue
-        if call_id not in builder.result_media and tool.result_chars <= len(stand_in):
+        if call_id not in builder.result_media and facts[1] <= len(stand_in):
             continue
         add_tool_result(builder.log, call_id, stand_in, "Tool result (cleared)")
         for item_id in builder.result_media.pop(call_id, ()):

@@ -16,7 +16,7 @@ import heapq
 from collections import deque
 from collections.abc import Callable, Container, Iterable
 from itertools import islice
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from agent_profiler.adapters.drafts import ToolDraft
 from agent_profiler.model import ToolCall
@@ -27,6 +27,17 @@ D = TypeVar("D", bound=ToolDraft)
 
 # The start of no call: later than any.
 LATER = 1 << 70
+# The lane of a call the reading side took without an end (Claude Code's, without a
+# result a request later: stream/claude_tools.py): the writing side fits it as lasting
+# to the session's end where its `Unended` comes, and gives the call that lane at the end.
+UNENDED = -2
+
+
+class Unended(NamedTuple):
+    """A call taken without an end, in the order the calls are fitted (lane `UNENDED`)."""
+
+    call_id: str
+    start_ns: int
 
 
 def call_key(call: ToolCall) -> tuple[Any, ...]:
@@ -142,14 +153,17 @@ class PassCalls(Generic[D]):
 
     def _made(self, taken: Iterable[tuple[int, int, str, D]]) -> list[tuple[ToolCall, int]]:
         """The calls of the drafts taken, each with its lane (-1 without StreamTools: the
-        writing side fits them, in this order)."""
+        writing side fits them, in this order; a call taken without an end is its
+        `Unended` there)."""
         written, finish, inflight = self.written, self._finish, []
         place = self.tools.lanes.place if self.tools is not None else None
         hashed = self.HASHED
-        made = []
+        made: list[tuple[Any, int]] = []
         for _, minus_end, _, draft in taken:
             call = finish(draft, -minus_end)
             if call is None:
+                if place is None:  # (fitted by the writing side, in this order)
+                    made.append((Unended(draft.call_id, draft.start_ns), UNENDED))
                 continue
             written[call.call_id] = hash(call_key(call)) if hashed else call_key(call)
             made.append((call, place(call.start_ns, call.end_ns)[0] if place else -1))

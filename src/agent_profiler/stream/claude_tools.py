@@ -19,13 +19,13 @@ request: `finish` settling one again must say the same window."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Mapping
+from collections.abc import Container, Mapping
 
 from agent_profiler.adapters.claude_session import SessionBuilder
 from agent_profiler.adapters.drafts import ToolDraft
 from agent_profiler.attribution import Logged, Observation
 from agent_profiler.model import ToolCall
-from agent_profiler.stream.calls import PassCalls, call_key
+from agent_profiler.stream.calls import UNENDED, PassCalls, call_key
 from agent_profiler.stream.codex_log import CodexLog
 from agent_profiler.stream.log import NotHandled
 from agent_profiler.stream.tools import StreamTools
@@ -42,13 +42,12 @@ class ClaudeTools(StreamTools):
     are written as they come, their begins at the end (as the calls of the largest
     additions), once `relink` gave each its subagent."""
 
-    named: Callable[[], Container[str]]  # the call ids the results named an agent for
-    let_go: Callable[[str], None]  # a call written: its draft let go (ClaudeCalls.let_go)
+    named: frozenset[str] = frozenset()  # the call ids the results named an agent for, so far
 
     def decide(self) -> None:
         placed = self.placed
         if placed:
-            named = self.named()
+            named = self.named
             if named:
                 causes, late, rest = self.additions.causes, self.late, []
                 for call, lane in placed:
@@ -61,19 +60,16 @@ class ClaudeTools(StreamTools):
                 self.placed = rest
         super().decide()
 
-    def _write(self, call: ToolCall, lane: int, out: tuple[int, ...], end: bool = True) -> None:
-        super()._write(call, lane, out, end)
-        if call.call_id not in self.additions.causes:
-            self.let_go(call.call_id)
-
-    def relink(self, tools: Mapping[str, ToolDraft], mark: Callable[[ToolCall], None]) -> None:
-        """The calls written at the end: each with the subagent the adapter linked it to."""
+    def relink(self, children: Mapping[str, str]) -> list[ToolCall]:
+        """The calls written at the end: each with the subagent the adapter linked it to
+        (`children`: by call id). Returns those it changed (as written now)."""
+        changed = []
         for call, _ in [*self.held.values(), *self.late]:
-            draft = tools.get(call.call_id)
-            child = draft.child_session if draft is not None else None
+            child = children.get(call.call_id)
             if child != call.child_session:
                 object.__setattr__(call, "child_session", child)  # (not handed on yet)
-                mark(call)  # (as written now)
+                changed.append(call)
+        return changed
 
 
 class ClaudeLog(CodexLog):
@@ -134,18 +130,17 @@ class ClaudeCalls(PassCalls[ToolDraft]):
     (stream/calls.py: a call ends with its result, once its response closed)."""
 
     builder: SessionBuilder
-    tools: StreamTools  # (always: Claude Code's calls are fitted as they are taken)
     closed: _Requests
     HASHED = True  # (the drafts are let go once written: the keys were most of what is left)
 
-    def __init__(self, builder: SessionBuilder, tools: StreamTools) -> None:
-        super().__init__(builder, tools)
+    def __init__(self, builder: SessionBuilder) -> None:
+        super().__init__(builder, None)  # (the writing side fits the calls)
         self.closed = _Requests()  # the responses closed that were requests: calls link to them
         self.open_id: str | None = None  # the response not closed yet
         self.recent: str | None = None  # the response closed last: its calls' results may come
-        # Calls without a result a request later, placed as lasting until the session's
+        # Calls without a result a request later, fitted as lasting until the session's
         # end (which no later call starts after): written at the end, once it is known.
-        self.unended: list[tuple[ToolDraft, int]] = []
+        self.unended: list[ToolDraft] = []
         self.named: set[str] = set()  # the calls whose result named a subagent
         # Each prompt's call that ends last of those written (its turn lasts until then:
         # kept; those let go are `gone`).
@@ -169,9 +164,8 @@ class ClaudeCalls(PassCalls[ToolDraft]):
     _end_at = staticmethod(_end_at_finish)
 
     def _finish(self, draft: ToolDraft, end: int) -> ToolCall | None:
-        if end == FOREVER:
-            lane, _ = self.tools.lanes.place(draft.start_ns, FOREVER)
-            self.unended.append((draft, lane))
+        if end == FOREVER:  # (`_made` hands on its `Unended`)
+            self.unended.append(draft)
             return None
         return draft.finish(self.closed, end)  # (its subagent: ClaudeTools.relink)
 
@@ -192,15 +186,23 @@ class ClaudeCalls(PassCalls[ToolDraft]):
         (its result, else the session's end)."""
         self.open_id = None
         made = super().rest(session_end)
-        for draft, lane in self.unended:  # (a result read since: `check_and_trim` says)
+        for draft in self.unended:  # (a result read since: `check_and_trim` says)
             call = draft.finish(self.closed, session_end)
             self.mark(call)
-            made.append((call, lane))
+            made.append((call, UNENDED))
         self.unended = []
         return made
 
+    def hand_on(self, ended: list[tuple[ToolCall, int]]) -> None:
+        """Calls taken are handed on (to the writing side), their drafts let go."""
+        inflight, let_go = self.inflight, self.let_go
+        for call, lane in ended:
+            if lane != UNENDED:
+                inflight.popleft()
+                let_go(call.call_id)
+
     def let_go(self, call_id: str) -> None:
-        """A call written (not among the largest additions' calls): its draft is let go,
+        """A call handed on: its draft is let go,
         unless `builder.finish` still reads it (no result, it launched a subagent, its
         prompt's last to end so far); a later result of it is `NotHandled` at the end
         (`check_and_trim`), a second call of its id at once (`created`)."""
@@ -218,6 +220,8 @@ class ClaudeCalls(PassCalls[ToolDraft]):
         del tools[draft.call_id]
         self.written.pop(draft.call_id, None)
         self.gone[draft.call_id] = None
+        # (what a later cut of its result reads: claude_attachments `_results_cut`)
+        self.builder.gone_results[draft.call_id] = (draft.is_error, draft.result_chars)
         self.seen -= 1
 
     def check_and_trim(self, session_end: int, needed: Container[str]) -> None:

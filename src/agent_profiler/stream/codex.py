@@ -30,7 +30,7 @@ from collections import deque
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from agent_profiler.adapters.codex_rollout import HARNESS
 from agent_profiler.annotations import TraceFacts, response_args
@@ -41,31 +41,14 @@ from agent_profiler.stream.calls import LATER
 from agent_profiler.stream.codex_reading import Batch, CodexReading
 from agent_profiler.stream.forked import Reading, fork_reading
 from agent_profiler.stream.log import Additions, NotHandled, StreamLog
-from agent_profiler.stream.requests import OrderedPass, export_pass
+from agent_profiler.stream.requests import OrderedPass, ReadSoFar, export_pass
 from agent_profiler.stream.tools import StreamTools
-
-
-class _Prompt(NamedTuple):
-    """A prompt as the flows read it (RequestPass._flows)."""
-
-    id: str
-    start_ns: int
-
-
-class _Read:
-    """What the writing side knows of the rollout (the reading side's `Batch`es): what
-    RequestPass reads of a builder, without one."""
-
-    def __init__(self) -> None:
-        self.prompts: list[_Prompt] = []
-        self.tools: set[str] = set()  # the ids of the calls read
-        self.project: str | None = None
 
 
 class CodexPass(OrderedPass):
     """One Codex rollout read and written in one pass (see the module's docstring)."""
 
-    builder: _Read
+    builder: ReadSoFar
 
     def __init__(
         self, path: Path, diagnostics: Diagnostics, facts: TraceFacts, group: int, add: Any
@@ -73,7 +56,7 @@ class CodexPass(OrderedPass):
         super().__init__(path, facts, group, add, f"{HARNESS.category_prefix}.activity")
         self.diagnostics = diagnostics
         self.log = StreamLog()
-        self.builder = _Read()
+        self.builder = ReadSoFar()
         self.additions = Additions(self.builder.tools)
         self.start = 0  # the rollout's first time so far
         self.stated_window = 0  # the window the last response stated
@@ -145,11 +128,7 @@ class CodexPass(OrderedPass):
     def _take(self, batch: Batch) -> None:
         """A batch read: what it says of the rollout so far, its requests and compactions
         each with its snapshot (its entries replayed in one loop), in order."""
-        read = self.builder
-        if batch.prompts:
-            read.prompts.extend(_Prompt(*p) for p in batch.prompts)
-        read.tools.update(batch.calls)
-        read.project = batch.project
+        self.builder.take(batch.prompts, batch.calls, batch.project)
         self.batch = batch
         self.start = batch.start
         self.waiting, self.later = batch.waiting, batch.later

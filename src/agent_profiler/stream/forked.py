@@ -21,10 +21,8 @@ journal of at least `FORK_AFTER` bytes."""
 from __future__ import annotations
 
 import contextlib
-import copyreg
 import gc
 import os
-import pickle
 import signal
 import sys
 from collections.abc import Callable, Iterator
@@ -54,7 +52,7 @@ class Reading(Protocol):
 
     def ending(self) -> Any: ...
 
-    def finish(self, needed: set[str]) -> tuple[Session, list[Any]]: ...
+    def finish(self, told: Any) -> tuple[Session, list[Any]]: ...
 
 
 class HelpedReading(Reading, Protocol):
@@ -144,9 +142,11 @@ def _serve(
         # (while the writing side ends; a call changed after it was written is said with
         # the session, after the writing side's own checks, as in one process)
         reading.check()
-        with os.fdopen(into, "rb", buffering=_BUFFER) as told:
-            needed = pickle.load(told)
-        session, ops = reading.finish(needed)
+        import pickle
+
+        with os.fdopen(into, "rb", buffering=_BUFFER) as said:
+            told = pickle.load(said)
+        session, ops = reading.finish(told)
         diagnostics.on_progress = None  # (this process's: not sent)
         # (its responses are those of the batches: not sent again)
         _send(sent, ("session", (replace(session, responses=()), ops, diagnostics)))
@@ -160,6 +160,8 @@ def _serve(
 
 
 def _send(out: IO[bytes], message: tuple[str, Any]) -> None:
+    import pickle  # (only where a helper runs: a plain export imports no pickle)
+
     pickler = pickle.Pickler(out, pickle.HIGHEST_PROTOCOL)
     pickler.dispatch_table = _reducers()
     pickler.dump(message)
@@ -172,6 +174,8 @@ def _reducers() -> dict[type, Any]:
     in order (the class is called with them): a slots dataclass's default pickling makes
     a dict of its state for each object and sets each field from it, three times the
     cost, and the reading side's time is the pass's."""
+    import copyreg
+
     from agent_profiler import attribution, model
 
     table: dict[type, Any] = dict(copyreg.dispatch_table)
@@ -218,17 +222,19 @@ class ForkedReading:
                 self._ending = value
                 return
             for entry in value.entries:
-                if entry[0] is not None:
+                if entry[0]:  # (None: a compaction; False: a response that was no request)
                     responses.append(entry[0])
             yield value
 
     def ending(self) -> Any:
         return self._ending
 
-    def finish(self, needed: set[str]) -> tuple[Session, list[Any]]:
-        with os.fdopen(self.write_end, "wb") as told:
+    def finish(self, told: Any) -> tuple[Session, list[Any]]:
+        import pickle
+
+        with os.fdopen(self.write_end, "wb") as said:
             self.write_end = -1
-            pickle.dump(needed, told, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump(told, said, protocol=pickle.HIGHEST_PROTOCOL)
         kind, value = self._receive()
         if kind != "session":
             raise RuntimeError(f"the reading helper sent {kind} for the session")
@@ -239,6 +245,8 @@ class ForkedReading:
         return replace(session, responses=tuple(self.responses)), ops
 
     def _receive(self) -> tuple[str, Any]:
+        import pickle
+
         try:
             kind, value = pickle.load(self.received)
         except EOFError:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, cast
+from typing import IO, TYPE_CHECKING, Any, NamedTuple, cast
 
 from agent_profiler.annotations import TraceFacts
 from agent_profiler.diagnostics import Diagnostics
@@ -43,6 +43,31 @@ SPOOL_AFTER = 1 << 18
 # (A global: an enum class's attribute goes through EnumType's __getattr__ hook in
 # CPython 3.11, ~900 instructions, and `OrderedPass._arrive` runs once a request.)
 _RESPONSE = AnchorKind.RESPONSE
+
+
+class ReadPrompt(NamedTuple):
+    """A prompt as the flows read it (`RequestPass._flows`)."""
+
+    id: str
+    start_ns: int
+
+
+class ReadSoFar:
+    """What a writing side knows of its journal from the reading side's batches
+    (stream/codex_reading.py, stream/claude_reading.py): what RequestPass reads of a
+    builder, without one."""
+
+    def __init__(self) -> None:
+        self.prompts: list[ReadPrompt] = []
+        self.tools: set[str] = set()  # the ids of the calls read
+        self.project: str | None = None
+
+    def take(self, prompts: list[tuple[str, int]], calls: list[str], project: str | None) -> None:
+        """A batch's prompts and call ids read since the last, and the cwd so far."""
+        if prompts:
+            self.prompts.extend(ReadPrompt(*p) for p in prompts)
+        self.tools.update(calls)
+        self.project = project
 
 
 class RequestPass:
