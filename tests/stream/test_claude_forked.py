@@ -3,7 +3,8 @@ same pass in one process: the same bytes and the same lines said, on every trans
 tests/data and the corpus and on the hand-made ones of test_claude_stream_cases (what
 the pass does not handle falls back for the same reason, the helper's `NotHandled` said
 in this process); the helper's failures and this process's own fall back to the model
-path's bytes, with no process left behind."""
+path's bytes, with no process left behind; and an export of one long transcript takes
+the pass by default where the helper runs, and only there."""
 
 from __future__ import annotations
 
@@ -19,10 +20,12 @@ from test_codex_forked import (
     hand_made_the_same,
     helper_fails,
     one_and_two,
+    taken_by_default_when_long,
     writing_side_refuses,
 )
 from test_codex_forked import forks as forks  # (the fixture)
 
+from agent_profiler import stream
 from agent_profiler.stream import claude as stream_claude
 from agent_profiler.stream import claude_reading
 
@@ -127,3 +130,32 @@ def test_the_writing_side_failing_ends_the_helper(
     writing_side_refuses(
         _base(tmp_path), claude_reading, stream_claude.ClaudePass, export_trace, monkeypatch, forks
     )
+
+
+def test_a_long_transcript_alone_takes_the_pass_by_default_where_the_helper_runs(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+) -> None:
+    taken_by_default_when_long(_base(tmp_path), export_trace, monkeypatch, forks)
+
+
+def test_the_helper_reads_without_a_scanning_helper_of_its_own(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+) -> None:
+    """Two processes on two cores, not three: the helper's reading does its own byte test
+    (scan.py's helper would be its child)."""
+    from agent_profiler import scan
+
+    seen: list[bool] = []
+    original = claude_reading.ClaudeReading.batches
+
+    def batches(self: claude_reading.ClaudeReading) -> Any:
+        seen.append(scan.is_allowed())
+        if len(seen) == 1:  # (in the helper: said through the diagnostics' lines)
+            self.diagnostics.warn(str(self.path), 1, "probe", f"scan allowed: {seen[0]}")
+        yield from original(self)
+
+    monkeypatch.setattr(claude_reading.ClaudeReading, "batches", batches)
+    monkeypatch.setenv(stream.SWITCH, "1")
+    got = export_trace(_base(tmp_path), require_addition=False)
+    assert len(forks) == 1
+    assert "scan allowed: False" in got.stderr

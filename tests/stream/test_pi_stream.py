@@ -160,15 +160,16 @@ def test_stream_writes_what_the_model_path_writes(
 
 
 def test_the_switch_is_read_in_one_place(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Unset (or anything but 0 and 1): the pass for Pi only, and for Codex where its
-    reading would run in a helper (`split`); 1: every harness (it handles Pi, Codex and
-    Claude Code); 0: none."""
+    """Unset (or anything but 0 and 1): the pass for Pi only, and for Codex and Claude
+    Code where its reading would run in a helper (`split`); 1: every harness (it handles
+    Pi, Codex and Claude Code); 0: none."""
     from agent_profiler.model import Harness
 
+    helped = {Harness.PI, Harness.CODEX, Harness.CLAUDE_CODE}
     for value, expected, split in [
-        (None, {Harness.PI}, {Harness.PI, Harness.CODEX}),
-        ("", {Harness.PI}, {Harness.PI, Harness.CODEX}),
-        ("yes", {Harness.PI}, {Harness.PI, Harness.CODEX}),
+        (None, {Harness.PI}, helped),
+        ("", {Harness.PI}, helped),
+        ("yes", {Harness.PI}, helped),
         ("1", set(Harness), set(Harness)),
         ("0", set(), set()),
     ]:

@@ -17,16 +17,17 @@ SWITCH = "AGENT_PROFILER_STREAM"
 
 # Where the pass is the default: it writes what the model path writes (tests/stream, every
 # journal of tests/data and the corpus) in less time and memory (Pi 50 MB: 14.4-14.9 times
-# the floor against 16.4, 83 MB against 89; docs/onepass.md). Claude Code stays on the
-# model path: there the pass keeps the peak flat (38 MB for the tree at 100 MB against 77)
-# but takes 25% more wall time (0.92 s against 0.73: the same CPU, on one core where the
-# model path writes on two); Codex too (11% more CPU).
+# the floor against 16.4, 83 MB against 89; docs/onepass.md). Claude Code and Codex stay
+# on the model path where the pass would read and write on one core: there it keeps the
+# peak flat but takes more time (Claude Code 25% more wall time at 100 MB, where the model
+# path writes on two cores; Codex 11% more CPU).
 BY_DEFAULT = frozenset({Harness.PI})
 # Where the pass is the default when its reading runs on a second core (stream/forked.py):
 # a long Codex rollout exported on its own (50 MB: a sixth to a quarter less wall time
-# than the model path in alternating runs, a third more CPU, the same bytes as the pass
-# in one process; docs/onepass.md).
-SPLIT_BY_DEFAULT = frozenset({Harness.CODEX})
+# than the model path in alternating runs, a third more CPU), a long Claude Code
+# transcript (100 MB: a flat peak, 29 MB for the larger process against the model path's
+# 40 MB, no more wall time); the same bytes as the pass in one process (docs/onepass.md).
+SPLIT_BY_DEFAULT = frozenset({Harness.CODEX, Harness.CLAUDE_CODE})
 
 
 def enabled(harness: Harness, split: bool = False) -> bool:
