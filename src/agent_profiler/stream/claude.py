@@ -4,12 +4,12 @@
 another core (stream/forked.py), and it never reads the builder. A request's records
 share one message id and may be many lines, so a request closes when the next one begins
 (a record of a closed request falls back); it is written once its snapshot is replayed
-here (a request read later starts later; one that does not falls back): its response slice with its
-arguments and `context`, its turn on the same lane, the request counters and the context
-categories it moved, its usage totals at its end; its tool calls once they have ended
-and their request closed (stream/claude_tools.py), through stream/tools.py. The
-session's other tracks are laid out at the end by the track table's own rows from what
-the reading kept (stream/end.py).
+here (a request read later starts later; one that does not falls back): its response
+slice with its arguments and `context`, its turn on the same lane, the request counters
+and the context categories it moved, its usage totals at its end; its tool calls once
+they have ended and their request closed (stream/claude_tools.py), through
+stream/tools.py. The session's other tracks are laid out at the end by the track table's
+own rows from what the reading kept (stream/end.py).
 
 A compaction (a `compact_boundary` observed after its summary, a microcompaction) is
 written when the request after it closes: its Context size before and after, and the

@@ -134,6 +134,7 @@ class ClaudeReading:
         # response; [compaction, None, None, None] of a compaction.
         self.queue: list[list[Any]] = []
         self.open: ResponseDraft | None = None  # the response whose records may still come
+        self.open_entry: list[Any] = []  # its entry in the queue
         self.arrived = 0  # response drafts seen
         self.compactions_seen = 0  # compactions whose observation is logged
         self.unsettled: list[Any] = []  # compactions waiting for the request after them
@@ -247,7 +248,8 @@ class ClaudeReading:
             if self.open is not None:
                 self._close(builder, self.open)
             self.open = draft
-            self.queue.append([draft, None, None, None])
+            self.open_entry = [draft, None, None, None]
+            self.queue.append(self.open_entry)
 
     def _check_assistant(self, builder: SessionBuilder, value: dict[str, Any]) -> None:
         """An assistant record about to be read: one of the open response, or a new one."""
@@ -267,7 +269,7 @@ class ClaudeReading:
         if not self.fixed and draft.is_request:
             self._start(builder, draft)
         window = log.window
-        entry = next(e for e in reversed(self.queue) if e[0] is draft)
+        entry = self.open_entry  # (its entry in the queue)
         if draft.is_request:
             log.settle_early(
                 draft.observation, window_tokens=window, reported_tokens=draft.prompt_tokens

@@ -6,10 +6,14 @@ line before its call), or never: then it lasts until the session's end
 (`claude_session.finish`). A call is taken once it has ended and its request is closed
 (whether it became a request decides its response link), in the order first fit takes
 them (start, longest first, call id); a call without a result holds those after it until
-the end. Once written, a call's draft is let go unless `builder.finish` reads it
-(`let_go`: its id kept); those kept are checked against the model's calls at the end
-(`check_and_trim`): a call whose end, error, result or subagent came after it was written
-is `NotHandled`, and so is a result or a call read again of a draft let go.
+the end. Once handed on to the writing side, a call's draft is let go unless
+`builder.finish` reads it (`let_go`: its id kept, and what a later cut of its result
+reads); those kept are checked against the model's calls at the end (`check_and_trim`): a
+call whose end, error, result or subagent came after it was taken is `NotHandled`, and
+so is a result or a call read again of a draft let go.
+
+`ClaudeCalls` and `ClaudeLog` are the reading side's (stream/claude_reading.py),
+`ClaudeTools` the writing side's (stream/claude.py).
 
 The log (`ClaudeLog`): stream/codex_log.py's `CodexLog` (handles counted from the log's
 start, a replay stopping before the first observation not settled), whose observations
