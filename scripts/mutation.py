@@ -55,8 +55,9 @@ DEFAULT = [
     "src/agent_profiler/writers/__init__.py",
     "src/agent_profiler/scan.py",
     "src/agent_profiler/leaving.py",
-    # The one pass (stream/): Pi's default path, and Codex's and Claude Code's behind the
-    # switch; measured against the whole suite (its differential tests and its cases).
+    # The one pass (stream/): Pi's default path, and Codex's and Claude Code's for one long
+    # journal exported alone (its reading on a second core) or with the switch; measured
+    # against the whole suite (its differential tests and its cases).
     *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "src/agent_profiler/stream").glob("*.py")),
     "src/agent_profiler/adapters/common.py",
     "src/agent_profiler/adapters/drafts.py",

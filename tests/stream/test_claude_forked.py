@@ -24,6 +24,7 @@ from test_codex_forked import (
     writing_side_refuses,
 )
 from test_codex_forked import forks as forks  # (the fixture)
+from test_pi_stream import refusals
 
 from agent_profiler import stream
 from agent_profiler.stream import claude as stream_claude
@@ -64,9 +65,12 @@ def test_the_same_bytes_with_the_reading_forked(
 ) -> None:
     reason = _reason(path)
     helpers = 0 if reason is not None and "up front" in reason else 1
+    reasons = refusals(monkeypatch, stream_claude.ClaudePass)
     one, two = one_and_two(path, export_trace, monkeypatch, forks, helpers)
     assert two.path.read_bytes() == one.path.read_bytes()
     assert _said(two) == _said(one)
+    # (one that falls back: for the same reason both ways, the helper's said here)
+    assert reasons[: len(reasons) // 2] == reasons[len(reasons) // 2 :]
 
 
 @pytest.mark.parametrize("name", CHANGES)

@@ -493,8 +493,8 @@ def test_a_call_without_a_result_holds_no_later_call(
 def test_the_drafts_of_written_calls_are_let_go(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Once written, a call's draft is let go unless `builder.finish` reads it (its
-    prompt's last to end, one without a result, one among the largest additions')."""
+    """Once handed on, a call's draft is let go unless `builder.finish` reads it (its
+    prompt's last to end, one without a result, one that launched a subagent)."""
     import io
 
     from agent_profiler import estimate

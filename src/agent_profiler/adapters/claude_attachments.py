@@ -276,17 +276,18 @@ def _results_cut(
         if not isinstance(call_id, str) or f"result:{call_id}" not in builder.log:
             continue
         tool = builder.tools.get(call_id)
-        facts = (
-            (tool.is_error, tool.result_chars)
+        # (a call the one pass let go: its result's size, -1 for an error's)
+        chars = (
+            (-1 if tool.is_error else tool.result_chars)
             if tool is not None
-            else builder.gone_results.get(call_id)  # (let go by the one pass)
+            else builder.gone_results.get(call_id)
         )
         # Claude Code's rules (`c8`, `Yco`): the call must be in the history; an error's
         # result, or one of a document or search hits, is not cut; a text result only when
         # the stand-in is shorter; one with images is (they go with it).
-        if facts is None or facts[0] or call_id in builder.edits.uncut:
+        if chars is None or chars < 0 or call_id in builder.edits.uncut:
             continue
-        if call_id not in builder.result_media and facts[1] <= len(stand_in):
+        if call_id not in builder.result_media and chars <= len(stand_in):
             continue
         add_tool_result(builder.log, call_id, stand_in, "Tool result (cleared)")
         for item_id in builder.result_media.pop(call_id, ()):

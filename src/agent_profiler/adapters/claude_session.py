@@ -121,8 +121,8 @@ class SessionBuilder:
         # agentId), taken by the call when it comes; a call never read leaves its entry.
         self.early_results: dict[str, tuple[int, bool, int, str | None]] = {}
         # The calls whose drafts the one pass let go (stream/claude_tools.py): what a
-        # later cut of their results reads of each, (is_error, result_chars).
-        self.gone_results: dict[str, tuple[bool, int]] = {}
+        # later cut of their results reads of each, its result's size (-1: an error's).
+        self.gone_results: dict[str, int] = {}
         self.edits = Edits.new()  # what 2.1.3xx's records that take context out need
         self.told: Told | None = None  # the scan helper's measures of the calls (claude_told)
         self.facts: list[Fact] = []

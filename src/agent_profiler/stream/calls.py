@@ -78,9 +78,10 @@ class PassCalls(Generic[D]):
         self.by_request: dict[str | None, list[tuple[int, str]]] = {}
         self.inflight: deque[int] = deque()  # starts of the calls taken, not handed on yet
         self.written: dict[str, object] = {}  # call id → its `call_key` (or its hash) when taken
-        # The calls written whose drafts were let go (Claude Code's `let_go`; Codex lets
-        # none go before the end): a draft of one of their ids again is NotHandled.
-        self.gone: dict[str, None] = {}  # (a dict: 40% of a set's memory)
+        # The calls handed on whose drafts were let go (Claude Code's `let_go`, which keeps
+        # a value for each; Codex lets none go before the end): a draft of one of their
+        # ids again is NotHandled.
+        self.gone: dict[str, Any] = {}  # (a dict: 40% of a set's memory)
 
     # ------------------------------------------------------------------ a harness's own
 

@@ -120,7 +120,8 @@ class ClaudePass(OrderedPass):
         """A batch read: what it says of the transcript so far, its requests and
         compactions each with its snapshot (its entries replayed in one loop), in order."""
         self.builder.take(batch.prompts, batch.calls, batch.project)
-        self.tools.named = batch.named
+        if batch.named is not None:
+            self.tools.named = batch.named
         self.batch = batch
         entries = []
         for response, started, ended in batch.entries:
@@ -152,6 +153,7 @@ class ClaudePass(OrderedPass):
             # encoded in one loop of its own, after the batch's requests.
             start = self.committed[0]
             self.events.flush(min(start, batch.waiting, batch.later, self._tools_earliest()))
+            self.batch = None  # (what the first request reads of it is read)
 
     # ------------------------------------------------------------------ a compaction
 

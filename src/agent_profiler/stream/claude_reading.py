@@ -66,7 +66,8 @@ class Batch(NamedTuple):
     later: int  # the start of the first call taken for a request still queued (LATER: none)
     prompts: list[tuple[str, int]]  # the prompts read since the last batch: id, start
     calls: list[str]  # the ids of the calls read since the last batch
-    named: frozenset[str]  # the calls whose result named a subagent, so far
+    # the calls whose result named a subagent, so far (None: as in the last batch)
+    named: frozenset[str] | None
     # what the first request fixes: the session's key, the window guessed; the cwd so far
     key: str
     window: int | None
@@ -144,11 +145,16 @@ class ClaudeReading:
         self.window: int | None = None
         self.prompts_sent = 0
         self.new_calls: list[str] = []  # the ids of the calls read since the last batch
+        self.named_sent: frozenset[str] = frozenset()
 
     def let_go(self) -> None:
         """Drop the reading's state now (stream/requests.py `RequestPass.let_go`): its
         reading holds this reading's `_new_log`, a cycle that kept the builder, its drafts
-        and the log's items until the cycle collector's next full collection."""
+        and the log's items until the cycle collector's next full collection. Its file is
+        closed now, if the writing side stopped before the end."""
+        lines = vars(self).get("lines")
+        if lines is not None:
+            lines.close()
         vars(self).clear()
 
     def _new_log(self) -> ClaudeLog:
@@ -162,7 +168,7 @@ class ClaudeReading:
 
     def batches(self) -> Iterator[Batch]:
         """The transcript read, a batch at a time."""
-        lines = transcript_lines(self.path, self.diagnostics, self.reading)
+        self.lines = lines = transcript_lines(self.path, self.diagnostics, self.reading)
         try:
             yield from self._run(lines)
         finally:
@@ -345,6 +351,9 @@ class ClaudeReading:
         prompts = builder.prompts
         new_prompts = [(p.id, p.start_ns) for p in prompts[self.prompts_sent :]]
         self.prompts_sent = len(prompts)
+        changed = None
+        if named != self.named_sent:
+            changed = self.named_sent = frozenset(named)
         return Batch(
             ops,
             entries,
@@ -353,7 +362,7 @@ class ClaudeReading:
             calls.inflight[0] if calls.inflight else LATER,
             new_prompts,
             new_calls,
-            frozenset(named),
+            changed,
             self.key,
             self.window,
             builder.project,

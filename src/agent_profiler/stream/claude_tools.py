@@ -135,10 +135,11 @@ class ClaudeCalls(PassCalls[ToolDraft]):
 
     builder: SessionBuilder
     closed: _Requests
-    HASHED = True  # (the drafts are let go once written: the keys were most of what is left)
+    HASHED = True  # (the drafts are let go once handed on: the keys were most of what is left)
 
     def __init__(self, builder: SessionBuilder) -> None:
         super().__init__(builder, None)  # (the writing side fits the calls)
+        self.gone = builder.gone_results  # (the builder's: a cut reads what it keeps)
         self.closed = _Requests()  # the responses closed that were requests: calls link to them
         self.open_id: str | None = None  # the response not closed yet
         self.recent: str | None = None  # the response closed last: its calls' results may come
@@ -223,9 +224,8 @@ class ClaudeCalls(PassCalls[ToolDraft]):
             draft = last[1]  # (the one it replaces goes instead)
         del tools[draft.call_id]
         self.written.pop(draft.call_id, None)
-        self.gone[draft.call_id] = None
         # (what a later cut of its result reads: claude_attachments `_results_cut`)
-        self.builder.gone_results[draft.call_id] = (draft.is_error, draft.result_chars)
+        self.gone[draft.call_id] = -1 if draft.is_error else draft.result_chars
         self.seen -= 1
 
     def check_and_trim(self, session_end: int, needed: Container[str]) -> None:

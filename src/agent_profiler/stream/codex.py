@@ -153,6 +153,8 @@ class CodexPass(OrderedPass):
                 self.tools.placed.extend(ended)
                 for _ in ended:
                     inflight.popleft()
+        if self.written:
+            self.batch = None  # (what the first request reads of it is read)
 
     def _earliest(self) -> int:
         """The start of the first call not handed to StreamTools yet (or far ahead)."""

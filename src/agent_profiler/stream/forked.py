@@ -1,8 +1,9 @@
 """A one pass's reading side in a forked process, while this process writes: the two
-sides of stream/codex.py on two cores.
+sides of stream/codex.py or stream/claude.py on two cores.
 
-The reading side (`CodexReading`) hands the writing side data only: a `Batch` every few
-hundred lines, the `Ending`, and, once told which calls the end reads, the session. Here
+The reading side (`CodexReading`, `ClaudeReading`) hands the writing side data only: a
+`Batch` every few hundred lines, the `Ending`, and, once told which calls the end reads,
+the session. Here
 the same is made in a helper forked before the reading starts (while this process is
 small: the two processes' resident sets are each their own work's, not the model's
 twice, as with a helper forked after it, writers/runs.py) and sent through a pipe,

@@ -347,8 +347,8 @@ class OrderedPass(RequestPass):
         raise NotImplementedError
 
     def _first(self, response: Response) -> None:
-        """What the first request fixes, when the pass fixes it as the request arrives
-        (Codex's; Claude Code's pass fixes it as the request closes, before)."""
+        """What the first request fixes, as the request arrives (the Codex and Claude Code
+        passes: what their reading side said of it)."""
         raise NotImplementedError
 
     def _arrive(self, response: Response, snapshot: ContextSnapshot, started: list[str]) -> None:
