@@ -46,6 +46,7 @@ CHANGES = [
     "content_replaced",
     "first_model_not_claude",
     "names_an_agent",
+    "names_an_agent_at_the_end",
     "sidechain",
     "undated",
     "closed_request",

@@ -229,6 +229,26 @@ def names_an_agent(lines: Lines) -> None:
         block["content"] = ""
 
 
+def names_an_agent_at_the_end(lines: Lines) -> None:
+    # the transcript ends with the first request: its first call (in start order) without
+    # a result holds the two after it until the end, and the last of them launched a
+    # subagent: it is taken at the end, and written then with the agent the adapter
+    # linked it to
+    calls = _calls_of(lines, FIRST)
+    results = _results_of(lines, FIRST)
+    del lines[results[-1] + 1 :]
+    for i in results:
+        block = lines[i]["message"]["content"][0]
+        if block["tool_use_id"] == calls[-1]:
+            lines[i]["toolUseResult"] = {"agentId": "a0b1c2d3", "status": "completed"}
+            block["content"] = ""
+    lines[:] = [
+        line
+        for i, line in enumerate(lines)
+        if i not in results or line["message"]["content"][0]["tool_use_id"] != calls[0]
+    ]
+
+
 def sidechain(lines: Lines) -> None:
     at = _records(lines, FIRST)[0]
     other = copy.deepcopy(lines[at])
@@ -365,6 +385,7 @@ def _both(path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch) -> tup
         microcompaction_later,
         first_model_not_claude,
         names_an_agent,
+        names_an_agent_at_the_end,
         results_cut,
         changed_after_cut,
         stripped_after_cut,
