@@ -21,7 +21,6 @@ from typing import Any, Generic, NamedTuple, TypeVar
 from agent_profiler.adapters.drafts import ToolDraft
 from agent_profiler.model import ToolCall
 from agent_profiler.stream.log import NotHandled
-from agent_profiler.stream.tools import StreamTools
 
 D = TypeVar("D", bound=ToolDraft)
 
@@ -69,9 +68,8 @@ class PassCalls(Generic[D]):
     # less a draft; Codex's is the adapter's own).
     _end_at: Callable[[Any, int], int]
 
-    def __init__(self, builder: Any, tools: StreamTools | None) -> None:
+    def __init__(self, builder: Any) -> None:
         self.builder = builder
-        self.tools = tools
         self.seen = 0  # drafts seen
         self.closed: Container[str] = set()  # the requests closed (responses): calls link to them
         self.waiting: list[tuple[int, str, D]] = []  # not taken yet, by (start, id)
@@ -153,37 +151,28 @@ class PassCalls(Generic[D]):
         return self._made(taken)
 
     def _made(self, taken: Iterable[tuple[int, int, str, D]]) -> list[tuple[ToolCall, int]]:
-        """The calls of the drafts taken, each with its lane (-1 without StreamTools: the
-        writing side fits them, in this order; a call taken without an end is its
-        `Unended` there)."""
+        """The calls of the drafts taken, each with lane -1 (the writing side fits them,
+        in this order; a call taken without an end is its `Unended` there)."""
         written, finish, inflight = self.written, self._finish, []
-        place = self.tools.lanes.place if self.tools is not None else None
         hashed = self.HASHED
         made: list[tuple[Any, int]] = []
         for _, minus_end, _, draft in taken:
             call = finish(draft, -minus_end)
-            if call is None:
-                if place is None:  # (fitted by the writing side, in this order)
-                    made.append((Unended(draft.call_id, draft.start_ns), UNENDED))
+            if call is None:  # (fitted by the writing side, in this order)
+                made.append((Unended(draft.call_id, draft.start_ns), UNENDED))
                 continue
             written[call.call_id] = hash(call_key(call)) if hashed else call_key(call)
-            made.append((call, place(call.start_ns, call.end_ns)[0] if place else -1))
+            made.append((call, -1))
             inflight.append(call.start_ns)
         self.inflight.extend(inflight)
         return made
 
     def hand_on(self, ended: list[tuple[ToolCall, int]]) -> None:
-        """Calls taken go to StreamTools (its `placed`, decided at the next snapshot)."""
-        if self.tools is not None:
-            self.tools.placed.extend(ended)
+        """Calls taken are handed on to the writing side (its StreamTools' `placed`,
+        decided at the next snapshot)."""
         inflight = self.inflight
         for _ in ended:
             inflight.popleft()
-
-    def earliest(self) -> int:
-        """The start of the first call not handed to StreamTools yet (or far ahead)."""
-        found = self.waiting[0][0] if self.waiting else LATER
-        return min(found, self.inflight[0]) if self.inflight else found
 
     def rest(self, session_end: int) -> list[tuple[ToolCall, int]]:
         """At the end: every call not taken, ended as the harness's `finish` ends them."""

@@ -138,7 +138,7 @@ class ClaudeCalls(PassCalls[ToolDraft]):
     HASHED = True  # (the drafts are let go once handed on: the keys were most of what is left)
 
     def __init__(self, builder: SessionBuilder) -> None:
-        super().__init__(builder, None)  # (the writing side fits the calls)
+        super().__init__(builder)
         self.gone = builder.gone_results  # (the builder's: a cut reads what it keeps)
         self.closed = _Requests()  # the responses closed that were requests: calls link to them
         self.open_id: str | None = None  # the response not closed yet

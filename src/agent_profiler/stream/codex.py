@@ -66,7 +66,7 @@ class CodexPass(OrderedPass):
         )
         # The start of the first call not handed to StreamTools yet: of those taken for
         # the requests of this batch (in order), else `later`, the first draft waiting
-        # (stream/calls.py `PassCalls.earliest`).
+        # (the reading side's `waiting` and `inflight`, stream/calls.py).
         self.inflight: deque[int] = deque()
         self.later = self.waiting = LATER
         self.batch: Batch | None = None  # the last handed on

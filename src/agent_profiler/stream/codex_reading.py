@@ -88,7 +88,7 @@ class CodexReading:
         self.path = path
         self.log = _ReadingLog()
         self.builder = RolloutBuilder(str(path), diagnostics, log=self.log)
-        self.calls = CodexCalls(self.builder, None)
+        self.calls = CodexCalls(self.builder)
         # requests and compactions read, until their log entries are handed on
         self.queue: list[Entry] = []
         self.arrived = 0  # requests read

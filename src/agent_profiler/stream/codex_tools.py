@@ -16,7 +16,6 @@ from __future__ import annotations
 from agent_profiler.adapters.codex_rollout import RolloutBuilder, Tool, _tool_end
 from agent_profiler.model import ToolCall
 from agent_profiler.stream.calls import PassCalls
-from agent_profiler.stream.tools import StreamTools
 
 # The tools whose end is a command's (`exec_command_end`, keyed by the call's id).
 COMMANDS = frozenset(
@@ -32,8 +31,8 @@ class CodexCalls(PassCalls[Tool]):
     builder: RolloutBuilder
     closed: set[str]
 
-    def __init__(self, builder: RolloutBuilder, tools: StreamTools | None) -> None:
-        super().__init__(builder, tools)
+    def __init__(self, builder: RolloutBuilder) -> None:
+        super().__init__(builder)
         self.closed = set()
         self.durations = False  # the rollout has shown a command's duration
 

@@ -9,7 +9,6 @@ request, and what window a request states."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -328,7 +327,6 @@ class OrderedPass(RequestPass):
     additions: Additions
     tools: StreamTools
     calls: PassCalls[Any]
-    queue: list[Any]  # what was read (requests, compactions) until its snapshot is replayed
     # Whether a compaction's snapshot must be later than the last one written (Claude
     # Code's pass), or only not at its time (Codex's, as it was written: its rollouts were
     # not seen to go back in time there, and a stricter check could only fall back more).
@@ -409,13 +407,6 @@ class OrderedPass(RequestPass):
             self.compaction_snapshots.append(previous)
         self.compaction_snapshots.append(snapshot)
         self.previous = snapshot
-
-    def _drained(self, done: int, snapshots: Iterator[ContextSnapshot]) -> None:
-        """The first `done` entries of the queue (what was read, in the log's order) are
-        written: the replay's snapshots must all have been theirs."""
-        del self.queue[:done]
-        if next(snapshots, None) is not None:
-            raise NotHandled("a snapshot of no request")
 
     def _tools_earliest(self) -> int:
         """The start of the first call fitted and not written yet (or far in the future)."""
