@@ -30,7 +30,7 @@ from agent_profiler.adapters.drafts import ToolDraft
 from agent_profiler.attribution import Logged, Observation
 from agent_profiler.model import ToolCall
 from agent_profiler.stream.calls import UNENDED, PassCalls, call_key
-from agent_profiler.stream.codex_log import CodexLog
+from agent_profiler.stream.codex_log import SETTLED_BEFORE, CodexLog
 from agent_profiler.stream.log import NotHandled
 from agent_profiler.stream.tools import StreamTools
 
@@ -87,7 +87,7 @@ class ClaudeLog(CodexLog):
         if logged < self.base:
             if facts.get("window_tokens") != self.window:
                 raise NotHandled("an observation settled with another window after its replay")
-            return Observation.request(0, "")
+            return SETTLED_BEFORE
         return super().settle(logged, **facts)
 
     def settle_early(self, logged: Logged, **facts: object) -> None:
