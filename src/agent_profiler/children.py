@@ -49,18 +49,20 @@ def start_method() -> str:
     return "spawn"
 
 
-def leave_with(parent: int, inherited: list[int]) -> None:
+def leave_with(parent: int, inherited: list[int], *, signalled: bool = True) -> None:
     """Die with the parent. A parent killed outright (SIGKILL, the OOM killer) left its
     worker waiting on its pipe forever, holding what it inherited: `collect`'s lock on
     the dataset (every later collect refused) and export's open temporary file. Linux
     kills it on the parent's death (PR_SET_PDEATHSIG); everywhere, the parent's ends of
     the pipes it inherited are closed, so the parent's death is an end of file. `parent`
     0: a worker of another thread than the main one (Linux would kill it when that thread
-    ends), which only the end of file ends."""
+    ends), which only the end of file ends. Not `signalled`: a helper that its pipes end
+    as surely (each message it writes, its wait for an answer), spared the 5 ms of
+    loading ctypes at its start."""
     for descriptor in inherited:
         with contextlib.suppress(OSError):
             os.close(descriptor)
-    if parent and sys.platform.startswith("linux"):
+    if parent and signalled and sys.platform.startswith("linux"):
         import ctypes
 
         with contextlib.suppress(OSError, AttributeError):
@@ -86,10 +88,12 @@ def fork_helper(
     held: set[int | signal.Signals] | None,
     *,
     collect: bool,
+    signalled: bool = True,
 ) -> tuple[int, bool] | None:
     """A helper forked to run `work` and end (exit code 0 once it returned, 1 if it
     raised): it dies with this process and takes signals as a worker does
-    (`leave_with`: `inherited` are this process's ends of its pipes; `worker_signals`),
+    (`leave_with`: `inherited` are this process's ends of its pipes, `signalled` whether
+    Linux is asked to kill it when this process dies; `worker_signals`),
     then gets the signal mask `held` back (signals_held, writers/runs.py). Its cycle
     collector runs only if `collect` (a helper that makes no cycles would copy pages for
     nothing). Neither process's collector walks the objects both share: what exists is
@@ -114,7 +118,7 @@ def fork_helper(
         try:
             if not collect:
                 gc.disable()
-            leave_with(parent, inherited)
+            leave_with(parent, inherited, signalled=signalled)
             worker_signals(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)
             if held is not None:
                 signal.pthread_sigmask(signal.SIG_SETMASK, held)

@@ -113,11 +113,13 @@ def _fork(
         import fcntl
 
         fcntl.fcntl(ends[1], fcntl.F_SETPIPE_SZ, _PIPE)
+    # (not asked to die with this process: its pipes end it as surely, `_serve`)
     forked = fork_helper(
         partial(_serve, make, diagnostics, ends[1], ends[2]),
         [ends[0], ends[3]],
         held,
         collect=True,
+        signalled=False,
     )
     if forked is None:
         for end in ends:
@@ -133,7 +135,9 @@ def _serve(
     make: Callable[[], HelpedReading], diagnostics: Diagnostics, out: int, into: int
 ) -> None:
     """The helper's work: the reading side's batches, its ending and its session sent
-    through `out` (the calls the end reads come through `into`)."""
+    through `out` (the calls the end reads come through `into`). Once this process is
+    gone, the helper ends at its next message (a write to a pipe no one reads fails) or
+    at its wait for the calls (an end of file): at most a batch's records later."""
     sent = os.fdopen(out, "wb", buffering=_BUFFER)
     try:
         # (no scanning helper of its own, scan.py: a third process on two cores took
