@@ -15,8 +15,9 @@ from test_orphan_workers import _alive, _wait_gone
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc, fork")
 
-# A process that forks a reading helper, says its pid, and is killed. The reading reads
-# forever (a batch every 10 ms) or ends at once (its helper then waits for the calls).
+# A process that forks a reading helper, says its pid and whether the helper loaded ctypes
+# (what asking Linux to kill it would take, 5 ms of its start), and is killed. The reading
+# reads forever (a batch every 10 ms) or ends at once (its helper then waits for the calls).
 PARENT = """
 import os, signal, sys, time
 from pathlib import Path
@@ -30,8 +31,8 @@ class Reading:
     def batches(self):
         while sys.argv[2] == "forever":
             time.sleep(0.01)
-            yield SimpleNamespace(entries=[])
-        yield SimpleNamespace(entries=[])
+            yield SimpleNamespace(entries=[], ctypes="ctypes" in sys.modules)
+        yield SimpleNamespace(entries=[], ctypes="ctypes" in sys.modules)
 
     def ending(self):
         return "the end"
@@ -44,11 +45,12 @@ class Reading:
 
 runs.HELPER_MEMORY = 2**40  # (whatever this interpreter holds)
 forked.FORK_AFTER = 0
+assert "ctypes" not in sys.modules  # (nor does the helper inherit it)
 with scan.allowed(True):
     reading = forked.fork_reading(Reading, Path(sys.argv[1]), Diagnostics())
 assert reading is not None, "no helper may run here"
-next(reading.batches())  # the helper is at work
-print(reading.pid, flush=True)
+batch = next(reading.batches())  # the helper is at work
+print(reading.pid, batch.ctypes, flush=True)
 os.kill(os.getpid(), signal.SIGKILL)
 """
 
@@ -68,10 +70,12 @@ def test_the_reading_helper_ends_when_its_process_is_killed(tmp_path: Path, read
             timeout=60,
         )
     assert parent.returncode == -9
-    (helper,) = [int(p) for p in said.read_text().split()]
+    pid, loaded = said.read_text().split()
+    helper = int(pid)
     assert helper > 0
     left = _wait_gone([helper])
     if left:  # not to leave it behind when the test fails
         os.kill(helper, 9)
     assert left == []
     assert not _alive(helper)
+    assert loaded == "False"  # (its pipes end it: no PR_SET_PDEATHSIG asked)
