@@ -59,6 +59,64 @@ def pytest_configure(config: pytest.Config) -> None:
         real(self, *args, **kwargs)
 
     subprocess.Popen.__init__ = init  # type: ignore[method-assign]
+    _forked_children_record_hits()
+
+
+# Where forked children write the functions they reached under mutmut's first pass
+# (`_forked_children_record_hits`), and this process's pid (set when that pass runs).
+_HITS: list[Path] = []
+_TEST_PROCESS: list[int] = []
+
+
+def _forked_children_record_hits() -> None:
+    """A forked child (a reading helper, scan.py's helper, the second run's helper, a
+    folder's worker) runs the mutated functions without returning to pytest, so mutmut saw
+    none of them reached and ran no test against their mutants ("no tests": claude_told's
+    and stream/forked.py's in tests/mutation-survivors.md). Under the first pass, each child
+    writes each function it reaches, as it reaches it (it may be killed before it exits),
+    to a file of this test process, and the test's teardown adds them to the test's."""
+    import os
+    import tempfile
+
+    from mutmut.state import state
+
+    _HITS[:] = [Path(tempfile.mkdtemp(prefix="mutmut-hits-"))]
+    _TEST_PROCESS[:] = [os.getpid()]
+    real_fork = os.fork
+
+    class Written(set[str]):
+        """mutmut's set of functions reached, each new one also written to `path`."""
+
+        path = ""
+
+        def add(self, name: str) -> None:
+            if name not in self:
+                super().add(name)
+                with open(self.path, "a") as hits:
+                    hits.write(name + "\n")
+
+    def fork() -> int:
+        pid = real_fork()
+        if pid == 0:
+            written = Written(state()._stats)
+            written.path = str(_HITS[0] / f"{_TEST_PROCESS[0]}-{os.getpid()}")
+            state()._stats = written
+        return pid
+
+    os.fork = fork
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """Under mutmut's first pass: the functions the test's forked children reached are the
+    test's too (before mutmut's own teardown maps them)."""
+    if not _HITS:
+        return
+    from mutmut.state import state
+
+    for written in _HITS[0].glob(f"{_TEST_PROCESS[0]}-*"):
+        state()._stats.update(written.read_text().split())
+        written.unlink()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

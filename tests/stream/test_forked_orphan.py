@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -95,10 +96,10 @@ def test_the_reading_helper_ends_when_its_process_is_killed(tmp_path: Path, read
 
 
 class _Ended:
-    """A reading of one batch."""
+    """A reading of one batch, which says the signals the helper holds back."""
 
     def batches(self) -> Any:
-        yield SimpleNamespace(entries=[])
+        yield SimpleNamespace(entries=[], held=signal.pthread_sigmask(signal.SIG_BLOCK, []))
 
     def ending(self) -> str:
         return "the end"
@@ -113,7 +114,9 @@ def test_what_was_frozen_for_the_helper_is_thawed_when_it_is_closed(
 ) -> None:
     """Neither process's collector walks what both share while the helper runs (all of it
     frozen at the fork); closed, the helper's reading thaws it, unless a long read had frozen
-    it before (collector.let_go thaws that, once the group is used)."""
+    it before (collector.let_go thaws that, once the group is used). The helper holds back
+    the signals this process did, not the ones held while it was forked (in this process:
+    mutmut's runs cannot see a subprocess's helper)."""
     from agent_profiler import collector, scan
     from agent_profiler.diagnostics import Diagnostics
     from agent_profiler.stream import forked
@@ -128,11 +131,13 @@ def test_what_was_frozen_for_the_helper_is_thawed_when_it_is_closed(
     gc.unfreeze()
     journal = tmp_path / "journal.jsonl"
     journal.write_text("{}\n")
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, [])
     with scan.allowed(True):
         reading = forked.fork_reading(_Ended, journal, Diagnostics())
     assert reading is not None
     try:
-        assert len(list(reading.batches())) == 1
+        (batch,) = reading.batches()
+        assert batch.held == mask
         assert reading.ending() == "the end"
         assert gc.get_freeze_count() > 0  # (frozen at the fork)
     finally:
