@@ -17,6 +17,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from test_codex_forked import forks as forks  # (the fixture)
 from test_orphan_workers import _alive, _wait_gone
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc, fork")
@@ -108,6 +109,7 @@ class _Ended:
         pass
 
 
+@pytest.mark.usefixtures("forks")  # (wherever a helper may run, of any size)
 @pytest.mark.parametrize("frozen_before", [False, True])
 def test_what_was_frozen_for_the_helper_is_thawed_when_it_is_closed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, frozen_before: bool
@@ -120,12 +122,7 @@ def test_what_was_frozen_for_the_helper_is_thawed_when_it_is_closed(
     from agent_profiler import collector, scan
     from agent_profiler.diagnostics import Diagnostics
     from agent_profiler.stream import forked
-    from agent_profiler.writers import runs
 
-    monkeypatch.setattr(runs, "HELPER_MEMORY", 2**40)
-    if not runs.helper_can_run():
-        pytest.skip("no helper can run here (not Linux, one core, or other threads)")
-    monkeypatch.setattr(forked, "FORK_AFTER", 0)
     monkeypatch.setattr(collector, "_FROZEN", [True] if frozen_before else [])
     monkeypatch.setattr(collector, "_INHERITED", [])
     gc.unfreeze()
