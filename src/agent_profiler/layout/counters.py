@@ -53,55 +53,130 @@ def session_counters(
     """The session's counters in the order they are declared (the request counters, then
     each context category as it first appears), and the time of their last sample (the
     session's start when there is none): the session ends after it. `windows`: the
-    window at each response (views.response_windows), when the caller has it already."""
-    # The Context size series is read for three things (its own counter, Context fill and
-    # the last sample's time): worked out once, kept as two arrays (16 bytes a request).
-    sizes = list(iter_context_size(session))
-    times = int64s(list(map(_FIRST, sizes)))
-    tokens = int64s(list(map(_SECOND, sizes)))
-    del sizes
+    window at each response (views.response_windows), when the caller has it already.
+    The request counters' samples are worked out when first read (`_Requests`): the
+    end of a one-pass export (stream/end.py) reads only the counters' names and the time
+    of the last sample, and the pass wrote the samples already."""
+    made = _Requests(session, responses, windows)
     counters = [
         PlannedCounter(
-            "Context size", partial(_opened, start, times, tokens), share=True, keep_repeats=True
+            "Context size", partial(made.opened, start, made.tokens), share=True, keep_repeats=True
         )
     ]
     window = session.window_tokens
     if window:
-        # The window at each request: the journal's there (a session that switched models
-        # switched windows; the session's one value drew gpt-5.3-codex-spark's requests on
-        # gpt-5.5's window), else the session's.
-        if windows is None:
-            windows = response_windows(session, responses)
         # Its own y axis (no share key): on a 1M-token window a 40k-token context drawn on
         # the window's scale is one pixel tall (issue 29).
-        counters.append(
-            PlannedCounter("Context window", partial(_window, start, windows, responses))
-        )
-        distinct = set(windows)
-        if len(distinct) > 1:
-            at = _windows_at(times, responses, windows, window)
-            fill = int64s([-(-size * 100 // w) for size, w in zip(tokens, at, strict=True)])
-        else:  # one window throughout (nearly every session): no lookup per sample
-            (one,) = distinct or {window}
-            fill = int64s([-(-size * 100 // one) for size in tokens])  # rounded up
-        counters.append(PlannedCounter("Context fill", partial(_opened, start, times, fill)))
-    # Cumulative usage at each response end, in end order (so it never goes down),
-    # compaction requests included: they consume tokens without being a turn.
-    finished = sorted(
-        [*session.responses, *(c.request for c in session.compactions if c.request is not None)],
-        key=_FINISHED_ORDER,
-    )
-    counters.append(PlannedCounter("Input tokens", partial(_usage, start, finished, _INPUT)))
-    counters.append(PlannedCounter("Output tokens", partial(_usage, start, finished, _OUTPUT)))
-    last = max(start, max(times, default=start))  # each opens with a 0 at the start
+        counters.append(PlannedCounter("Context window", partial(made.windows, start)))
+        counters.append(PlannedCounter("Context fill", partial(made.opened, start, made.fill)))
+    counters.append(PlannedCounter("Input tokens", partial(made.usage, start, _INPUT)))
+    counters.append(PlannedCounter("Output tokens", partial(made.usage, start, _OUTPUT)))
+    # The last sample's time, from the model's maxima: the usage's at the last end, the
+    # window's at the last start (with or without usage), the Context size series' (a
+    # response's start, before its end; a compaction's start where its size before is
+    # known, its end where its size after is the harness's own, else the next request's,
+    # whose start is at or after it: views.iter_context_size).
+    last = start
+    for compaction in session.compactions:
+        if compaction.pre_tokens is not None:
+            last = max(last, compaction.start_ns)
+        if compaction.post_tokens is not None:
+            last = max(last, compaction.end_ns)
     if window and responses:
         last = max(last, responses[-1].start_ns)
-    if finished:
-        last = max(last, finished[-1].end_ns)
+    ends = [*map(_END_NS, session.responses), *map(_END_NS, made.compaction_requests)]
+    last = max(last, max(ends, default=last))
     latest = _context_counters(session, estimate_note, counters)
     if latest is not None:  # its repeats were dropped, not its time
         last = max(last, latest)
     return counters, last
+
+
+class _Requests:
+    """The request counters' samples of one session, worked out when first read and kept
+    (each is read for more than one counter, and a series may be read more than once):
+    the Context size series as two arrays (16 bytes a request) and the fill beside it,
+    the window at each response, the responses in end order for the cumulative usage."""
+
+    def __init__(
+        self, session: Session, responses: Sequence[Response], windows: array[int] | None
+    ) -> None:
+        self.session = session
+        self.responses = responses
+        self._windows = windows
+        self._sizes: tuple[array[int], array[int]] | None = None
+        self._fill: array[int] | None = None
+        self._finished: list[Response] | None = None
+        # Compaction requests consume tokens without being a turn.
+        self.compaction_requests = [c.request for c in session.compactions if c.request is not None]
+
+    def sizes(self) -> tuple[array[int], array[int]]:
+        """The Context size series: its times and its tokens."""
+        if self._sizes is None:
+            sizes = list(iter_context_size(self.session))
+            self._sizes = int64s(list(map(_FIRST, sizes))), int64s(list(map(_SECOND, sizes)))
+        return self._sizes
+
+    def tokens(self) -> array[int]:
+        return self.sizes()[1]
+
+    def response_windows(self) -> array[int]:
+        """The window at each request: the journal's there (a session that switched models
+        switched windows; the session's one value drew gpt-5.3-codex-spark's requests on
+        gpt-5.5's window), else the session's."""
+        if self._windows is None:
+            self._windows = response_windows(self.session, self.responses)
+        return self._windows
+
+    def fill(self) -> array[int]:
+        """Context fill at each Context size sample, in percent rounded up."""
+        if self._fill is None:
+            times, tokens = self.sizes()
+            windows = self.response_windows()
+            distinct = set(windows)
+            window = self.session.window_tokens or 0  # (made only where there is one)
+            if len(distinct) > 1:
+                at = _windows_at(times, self.responses, windows, window)
+                self._fill = int64s(
+                    [-(-size * 100 // w) for size, w in zip(tokens, at, strict=True)]
+                )
+            else:  # one window throughout (nearly every session): no lookup per sample
+                (one,) = distinct or {window}
+                self._fill = int64s([-(-size * 100 // one) for size in tokens])
+        return self._fill
+
+    def opened(self, start: int, values: Callable[[], array[int]]) -> Iterator[Sample]:
+        """A 0 at the start, then each (time, value) (Context size, Context fill)."""
+        times = self.sizes()[0]
+        return itertools.chain(((start, R_COUNTER_OPEN, 0),), kept_samples(times, values()))
+
+    def windows(self, start: int) -> Iterator[Sample]:
+        # Responses whose usage the journal left at zero are drawn too (usage unknown).
+        return itertools.chain(
+            ((start, R_COUNTER_OPEN, 0),),
+            zip(
+                map(_START_NS, self.responses),
+                itertools.repeat(R_COUNTER),
+                self.response_windows(),
+            ),
+        )
+
+    def usage(self, start: int, tokens: Callable[[Response], int]) -> Iterator[Sample]:
+        """The running total of `tokens` at each response's end, in end order (so it never
+        goes down), compaction requests included."""
+        if self._finished is None:
+            self._finished = sorted(
+                [*self.session.responses, *self.compaction_requests], key=_FINISHED_ORDER
+            )
+        finished = self._finished
+        return itertools.chain(
+            ((start, R_COUNTER_OPEN, 0),),
+            zip(
+                map(_END_NS, finished),
+                itertools.repeat(R_COUNTER),
+                itertools.accumulate(map(tokens, finished)),
+            ),
+        )
 
 
 # The request counters' samples are made by C iterators (zip, map, accumulate over the
@@ -111,19 +186,6 @@ _FINISHED_ORDER = operator.attrgetter("end_ns", "start_ns", "id")
 _START_NS, _END_NS = operator.attrgetter("start_ns"), operator.attrgetter("end_ns")
 _INPUT = operator.attrgetter("usage.input_tokens")
 _OUTPUT = operator.attrgetter("usage.output_tokens")
-
-
-def _opened(start: int, times: array[int], values: array[int]) -> Iterator[Sample]:
-    """A 0 at the start, then each (time, value) (Context size, Context fill)."""
-    return itertools.chain(((start, R_COUNTER_OPEN, 0),), kept_samples(times, values))
-
-
-def _window(start: int, windows: array[int], responses: Sequence[Response]) -> Iterator[Sample]:
-    # Responses whose usage the journal left at zero are drawn too (usage unknown).
-    return itertools.chain(
-        ((start, R_COUNTER_OPEN, 0),),
-        zip(map(_START_NS, responses), itertools.repeat(R_COUNTER), windows),
-    )
 
 
 def _windows_at(
@@ -137,20 +199,6 @@ def _windows_at(
         index = bisect.bisect_right(starts, time) - 1
         found.append(windows[max(index, 0)] if windows else window)
     return found
-
-
-def _usage(
-    start: int, finished: Sequence[Response], tokens: Callable[[Response], int]
-) -> Iterator[Sample]:
-    """The running total of `tokens` at each response's end."""
-    return itertools.chain(
-        ((start, R_COUNTER_OPEN, 0),),
-        zip(
-            map(_END_NS, finished),
-            itertools.repeat(R_COUNTER),
-            itertools.accumulate(map(tokens, finished)),
-        ),
-    )
 
 
 def _context_counters(
