@@ -499,6 +499,34 @@ def test_a_verdict_split_across_reads_is_joined() -> None:
         found.close()
 
 
+def test_a_helper_behind_is_looked_at_again_only_after_the_lines_ahead(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """This process never waits for the helper: when no verdict has come for a line, it
+    tests that line and the next `_AHEAD` ones itself before it reads the pipe again."""
+    skip = _skip()
+    read_end, write_end = os.pipe()  # (the helper has sent nothing yet)
+    found = scan.LineScan(None, read_end, skip)
+    reads: list[int] = []
+    real_read = os.read
+
+    def counted(fd: int, size: int) -> bytes:
+        reads.append(fd)
+        return real_read(fd, size)
+
+    monkeypatch.setattr(scan.os, "read", counted)
+    try:
+        lines = 4 * scan._AHEAD
+        assert all(found.matches(n, PROGRESS) for n in range(1, lines + 1))
+        assert len(reads) == lines // scan._AHEAD
+        # the verdicts come: the next look reads them, and they are used from then on
+        os.write(write_end, array("Q", [0] * (lines + 1)).tobytes())
+        assert not found.matches(lines + 1, PROGRESS)  # (its verdict, not the test: 0)
+    finally:
+        found.close()
+        os.close(write_end)
+
+
 def test_a_file_of_just_the_size_is_scanned(spotter: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _helpers_may_run(monkeypatch)
     scans = _Scans(monkeypatch)

@@ -375,6 +375,68 @@ def test_answers_are_taken_for_the_line_read_in_order_and_whole() -> None:
     assert told.take(25) is None
 
 
+def test_an_answer_whole_in_the_pipe_is_given_while_the_next_batch_is_in_part() -> None:
+    """A read that ends halfway through a batch still gives the answers of the batches
+    before it, and the part waits for its rest (each batch taken once)."""
+    told = scan.Told((b"x",), lambda raw: None)
+    skip = LineSkip("progress", "sessionId", told=told)
+    verdicts_read, verdicts_write = os.pipe()
+    read_end, write_end = os.pipe()
+    found = scan.LineScan(None, verdicts_read, skip, read_end)
+    os.write(verdicts_write, array("Q", [len(RAW) << 11] * 3).tobytes())
+    try:
+        second = _frame([(2, "two"), (3, "three")])
+        os.write(write_end, _frame([(1, "one")]) + second[:6])
+        assert found.matches(1, RAW) is False
+        assert told.take(1) == "one"
+        os.write(write_end, second[6:])
+        assert found.matches(2, RAW) is False
+        assert told.take(2) == "two"
+        assert list(found._told) == [(2, "two"), (3, "three")]  # (the first batch once)
+    finally:
+        found.close()
+        os.close(verdicts_write)
+        os.close(write_end)
+
+
+PROGRESS = b'{"sessionId":"s","type":"progress","a":1}\n'
+
+
+@pytest.mark.parametrize("on_zero", ["verdicts", "answers"])
+def test_a_pipe_on_descriptor_zero_is_read_and_closed(on_zero: str) -> None:
+    """A process started without standard input gets descriptor 0 for a pipe: the
+    helper's verdicts or answers are read and closed there as on any other."""
+    told = scan.Told((b"x",), lambda raw: None)
+    skip = LineSkip("progress", "sessionId", told=told)
+    skip.active = True
+    assert skip.matches(PROGRESS)
+    saved = os.dup(0)
+    try:
+        verdicts_read, verdicts_write = os.pipe()
+        answers_read, answers_write = os.pipe()
+        low = verdicts_read if on_zero == "verdicts" else answers_read
+        os.dup2(low, 0)
+        os.close(low)
+        verdicts_read = 0 if on_zero == "verdicts" else verdicts_read
+        answers_read = 0 if on_zero == "answers" else answers_read
+        found = scan.LineScan(None, verdicts_read, skip, answers_read)
+        # the helper did not take line 1 (its verdict: 0) and told line 2's answer
+        os.write(verdicts_write, array("Q", [0, len(RAW) << 11]).tobytes())
+        os.write(answers_write, _frame([(2, "two")]))
+        assert found.matches(1, PROGRESS) is False  # (by its verdict, not by the test)
+        assert found.matches(2, RAW) is False
+        assert told.take(2) == "two"
+        found.close()
+        with pytest.raises(OSError):
+            os.fstat(0)  # (closed with the rest)
+        assert told.scan is None
+        os.close(verdicts_write)
+        os.close(answers_write)
+    finally:
+        os.dup2(saved, 0)
+        os.close(saved)
+
+
 def test_the_helper_sends_each_answer_once_before_the_verdicts_of_its_lines(
     tmp_path: Path,
 ) -> None:
