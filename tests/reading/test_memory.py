@@ -37,6 +37,8 @@ from agent_profiler.model import (
     Usage,
 )
 from agent_profiler.writers.perfetto import PerfettoWriter, session_events
+from rules_spy import sessions
+from samples import DATA
 
 S = 1_000_000_000
 T0 = 1_770_000_000 * S
@@ -166,6 +168,24 @@ def test_repeated_names_are_one_object() -> None:
     assert first.model is second.model and first.stop_reason is second.stop_reason
     calls = [ToolCall(f"c{i}", text, T0, T0 + S) for i, text in enumerate((name, again[1]))]
     assert calls[0].name is calls[1].name == "read"
+
+
+def test_the_labels_of_items_sized_from_evidence_are_one_object_each() -> None:
+    # GIVEN a Codex rollout whose requests each hold hidden reasoning, sized from the
+    # reported reasoning tokens: an item per request, each labelled with its method
+    rollout = (
+        DATA / "codex" / "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl.gz"
+    )
+    labels = [
+        change.label
+        for session in sessions(rollout)
+        for snapshot in session.snapshots
+        for change in snapshot.changes
+        if "(estimate: " in change.label
+    ]
+    # THEN each label is one string, not one per item (held, and sent to a helper)
+    assert len(labels) > 1
+    assert len({id(label) for label in labels}) == len(set(labels))
 
 
 def test_a_snapshot_without_categories_at_the_end_does_not_move_it() -> None:
