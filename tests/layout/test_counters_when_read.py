@@ -1,10 +1,10 @@
 """The request counters' samples are worked out when a series is read (layout/counters.py
 `session_counters`), and the time of the last sample, which moves the session's end, from
 the model's maxima without them: it is the latest sample any counter makes, on real
-journals of every harness with compactions and on hand-made edges of the Context size
-series (a size known only before or only after a compaction, a compaction after every
-request, windows that change). A one-pass export's end reads the counters' names only
-(stream/end.py): it makes none of their samples, which the pass wrote already."""
+Claude Code, Pi and Codex journals (compactions among them) and on hand-made edges of the
+Context size series (a size known only before or only after a compaction, a compaction
+after every request, windows that change). A one-pass export's end reads the counters'
+names only (stream/end.py): it makes none of their samples, which the pass wrote."""
 
 from __future__ import annotations
 
