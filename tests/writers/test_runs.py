@@ -370,6 +370,27 @@ def test_a_helper_reaped_is_never_signalled(monkeypatch: pytest.MonkeyPatch) -> 
     assert signalled == []
 
 
+def test_a_helper_killed_is_never_signalled_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`kill` may be reached twice on the way out (a failure, then the clean-up): once the
+    helper is reaped, its pid may be another process's, and is not signalled again."""
+    if not hasattr(os, "fork"):
+        pytest.skip("needs fork")
+    from agent_profiler.spools import temporary_file
+
+    pid = os.fork()
+    if pid == 0:  # (a helper still at work: killed here)
+        time.sleep(60)
+        os._exit(0)
+    helper = runs._Helper(pid, temporary_file(), frozen=True)
+    helper.kill()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # (reaped)
+    signalled: list[int] = []
+    monkeypatch.setattr(os, "kill", lambda pid, sig: signalled.append(pid))
+    helper.kill()
+    assert signalled == []
+
+
 def test_no_helper_where_children_are_reaped_by_the_kernel(
     export_trace: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
