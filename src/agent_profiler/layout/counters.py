@@ -12,7 +12,7 @@ import itertools
 import operator
 from array import array
 from collections.abc import Callable, Iterator, Sequence
-from functools import partial
+from functools import cached_property, partial
 from typing import Any
 
 from agent_profiler.layout.planning import PlannedCounter, int64s, kept_samples, steps
@@ -60,17 +60,17 @@ def session_counters(
     made = _Requests(session, responses, windows)
     counters = [
         PlannedCounter(
-            "Context size", partial(made.opened, start, made.tokens), share=True, keep_repeats=True
+            "Context size", partial(made.size_samples, start), share=True, keep_repeats=True
         )
     ]
     window = session.window_tokens
     if window:
         # Its own y axis (no share key): on a 1M-token window a 40k-token context drawn on
         # the window's scale is one pixel tall (issue 29).
-        counters.append(PlannedCounter("Context window", partial(made.windows, start)))
-        counters.append(PlannedCounter("Context fill", partial(made.opened, start, made.fill)))
-    counters.append(PlannedCounter("Input tokens", partial(made.usage, start, _INPUT)))
-    counters.append(PlannedCounter("Output tokens", partial(made.usage, start, _OUTPUT)))
+        counters.append(PlannedCounter("Context window", partial(made.window_samples, start)))
+        counters.append(PlannedCounter("Context fill", partial(made.fill_samples, start)))
+    counters.append(PlannedCounter("Input tokens", partial(made.usage_samples, start, _INPUT)))
+    counters.append(PlannedCounter("Output tokens", partial(made.usage_samples, start, _OUTPUT)))
     # The last sample's time, from the model's maxima: the usage's at the last end, the
     # window's at the last start (with or without usage), the Context size series' (a
     # response's start, before its end; a compaction's start where its size before is
@@ -103,72 +103,61 @@ class _Requests:
     ) -> None:
         self.session = session
         self.responses = responses
-        self._windows = windows
-        self._sizes: tuple[array[int], array[int]] | None = None
-        self._fill: array[int] | None = None
-        self._finished: list[Response] | None = None
+        if windows is not None:  # (the caller's, in the cached property's place)
+            self.response_windows = windows
         # Compaction requests consume tokens without being a turn.
         self.compaction_requests = [c.request for c in session.compactions if c.request is not None]
 
+    @cached_property
     def sizes(self) -> tuple[array[int], array[int]]:
         """The Context size series: its times and its tokens."""
-        if self._sizes is None:
-            sizes = list(iter_context_size(self.session))
-            self._sizes = int64s(list(map(_FIRST, sizes))), int64s(list(map(_SECOND, sizes)))
-        return self._sizes
+        sizes = list(iter_context_size(self.session))
+        return int64s(list(map(_FIRST, sizes))), int64s(list(map(_SECOND, sizes)))
 
-    def tokens(self) -> array[int]:
-        return self.sizes()[1]
-
+    @cached_property
     def response_windows(self) -> array[int]:
         """The window at each request: the journal's there (a session that switched models
         switched windows; the session's one value drew gpt-5.3-codex-spark's requests on
         gpt-5.5's window), else the session's."""
-        if self._windows is None:
-            self._windows = response_windows(self.session, self.responses)
-        return self._windows
+        return response_windows(self.session, self.responses)
 
+    @cached_property
     def fill(self) -> array[int]:
         """Context fill at each Context size sample, in percent rounded up."""
-        if self._fill is None:
-            times, tokens = self.sizes()
-            windows = self.response_windows()
-            distinct = set(windows)
-            window = self.session.window_tokens or 0  # (made only where there is one)
-            if len(distinct) > 1:
-                at = _windows_at(times, self.responses, windows, window)
-                self._fill = int64s(
-                    [-(-size * 100 // w) for size, w in zip(tokens, at, strict=True)]
-                )
-            else:  # one window throughout (nearly every session): no lookup per sample
-                (one,) = distinct or {window}
-                self._fill = int64s([-(-size * 100 // one) for size in tokens])
-        return self._fill
+        times, tokens = self.sizes
+        windows = self.response_windows
+        distinct = set(windows)
+        window = self.session.window_tokens or 0  # (made only where there is one)
+        if len(distinct) > 1:
+            at = _windows_at(times, self.responses, windows, window)
+            return int64s([-(-size * 100 // w) for size, w in zip(tokens, at, strict=True)])
+        # one window throughout (nearly every session): no lookup per sample
+        (one,) = distinct or {window}
+        return int64s([-(-size * 100 // one) for size in tokens])
 
-    def opened(self, start: int, values: Callable[[], array[int]]) -> Iterator[Sample]:
-        """A 0 at the start, then each (time, value) (Context size, Context fill)."""
-        times = self.sizes()[0]
-        return itertools.chain(((start, R_COUNTER_OPEN, 0),), kept_samples(times, values()))
+    @cached_property
+    def finished(self) -> list[Response]:
+        """The responses and compaction requests in end order."""
+        return sorted([*self.session.responses, *self.compaction_requests], key=_FINISHED_ORDER)
 
-    def windows(self, start: int) -> Iterator[Sample]:
+    def size_samples(self, start: int) -> Iterator[Sample]:
+        times, tokens = self.sizes
+        return _opened(start, times, tokens)
+
+    def fill_samples(self, start: int) -> Iterator[Sample]:
+        return _opened(start, self.sizes[0], self.fill)
+
+    def window_samples(self, start: int) -> Iterator[Sample]:
         # Responses whose usage the journal left at zero are drawn too (usage unknown).
         return itertools.chain(
             ((start, R_COUNTER_OPEN, 0),),
-            zip(
-                map(_START_NS, self.responses),
-                itertools.repeat(R_COUNTER),
-                self.response_windows(),
-            ),
+            zip(map(_START_NS, self.responses), itertools.repeat(R_COUNTER), self.response_windows),
         )
 
-    def usage(self, start: int, tokens: Callable[[Response], int]) -> Iterator[Sample]:
+    def usage_samples(self, start: int, tokens: Callable[[Response], int]) -> Iterator[Sample]:
         """The running total of `tokens` at each response's end, in end order (so it never
         goes down), compaction requests included."""
-        if self._finished is None:
-            self._finished = sorted(
-                [*self.session.responses, *self.compaction_requests], key=_FINISHED_ORDER
-            )
-        finished = self._finished
+        finished = self.finished
         return itertools.chain(
             ((start, R_COUNTER_OPEN, 0),),
             zip(
@@ -177,6 +166,11 @@ class _Requests:
                 itertools.accumulate(map(tokens, finished)),
             ),
         )
+
+
+def _opened(start: int, times: array[int], values: array[int]) -> Iterator[Sample]:
+    """A 0 at the start, then each (time, value) (Context size, Context fill)."""
+    return itertools.chain(((start, R_COUNTER_OPEN, 0),), kept_samples(times, values))
 
 
 # The request counters' samples are made by C iterators (zip, map, accumulate over the
