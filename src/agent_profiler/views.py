@@ -12,7 +12,7 @@ import heapq
 import re
 from array import array
 from collections.abc import Iterator, Sequence
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 
 from agent_profiler.model import (
     INHERITED_ENTRIES,
@@ -28,6 +28,7 @@ from agent_profiler.model import (
     ToolCall,
     frozen,
 )
+from agent_profiler.sorting import by_first
 
 # Sort keys as attrgetters: one C call per item instead of a Python frame (long sessions
 # sort thousands of responses and snapshots several times over).
@@ -37,7 +38,6 @@ _END = attrgetter("end_ns")
 _RESPONSE_ORDER = attrgetter("start_ns", "end_ns", "id")
 _CALL_ORDER = attrgetter("start_ns", "call_id")
 _START_AND_SIZE = attrgetter("start_ns", "end_ns", "id", "usage.prompt_tokens")
-_FIRST = itemgetter(0)
 _START_AND_PROMPT = attrgetter("start_ns", "usage.prompt_tokens")  # a Context size sample
 
 
@@ -98,7 +98,7 @@ class Launchers:
     def __init__(self, parent: Session) -> None:
         self.by_child: dict[str, tuple[int, ToolCall]] = {}
         self.by_id: dict[str, tuple[int, ToolCall]] = {}
-        for place, call in enumerate(sorted(parent.tool_calls, key=_CALL_ORDER)):
+        for place, call in enumerate(by_first(parent.tool_calls, _START, _CALL_ORDER)):
             if call.child_session is not None:
                 self.by_child[call.child_session] = (place, call)
             self.by_id[call.call_id] = (place, call)
@@ -313,13 +313,13 @@ def compactions_after(session: Session) -> list[AfterCompaction | None]:
     request's size is said to be the request's (an adapter may have copied it there)."""
     if not session.compactions:  # most sessions: no need to sort the responses
         return []
-    starts = sorted(map(_START_AND_SIZE, session.responses))
-    times = list(map(_FIRST, starts))
+    starts = by_first(session.responses, _START, _START_AND_SIZE)
+    times = list(map(_START, starts))
     found: list[AfterCompaction | None] = []
     for compaction in session.compactions:
         index = bisect.bisect_left(times, compaction.end_ns)
-        following = starts[index][3] if index < len(starts) else None
-        start = starts[index][0] if index < len(starts) else None
+        following = starts[index].usage.prompt_tokens if index < len(starts) else None
+        start = times[index] if index < len(starts) else None
         if compaction.post_tokens is not None:
             same = following is not None and following == compaction.post_tokens
             source = POST_FROM_NEXT_REQUEST if same else POST_FROM_HARNESS
@@ -335,7 +335,7 @@ def iter_context_size(session: Session) -> Iterator[tuple[int, int]]:
     """context_size_series made as it is read (the trace's counter is swept, not held):
     the responses' samples, in start order already, merged with the compactions' sorted
     ones. heapq.merge is stable, so this is the stable sort of the two lists joined."""
-    responses = sorted(session.responses, key=_RESPONSE_ORDER)
+    responses = by_first(session.responses, _START, _RESPONSE_ORDER)
     compactions: list[tuple[int, int]] = []
     # One sample per time: where a request starts, its own reported size says the size (a
     # compaction's figure there, the harness's estimate of the size after, or the size
@@ -488,7 +488,7 @@ def session_fill(
 def tools_by_call_id(session: Session) -> dict[str, ToolCall]:
     """call id → its tool call. Calls are taken in (start, call id) order, so when a damaged
     journal repeats a call id the latest call wins, as it does for the trace's tool slices."""
-    return {call.call_id: call for call in sorted(session.tool_calls, key=_CALL_ORDER)}
+    return {call.call_id: call for call in by_first(session.tool_calls, _START, _CALL_ORDER)}
 
 
 @frozen

@@ -26,6 +26,7 @@ from agent_profiler.layout.types import (
     stable_id64,
 )
 from agent_profiler.model import Category, Response, Session, ToolCall, frozen
+from agent_profiler.sorting import by_first
 from agent_profiler.targets import shown
 from agent_profiler.views import (
     iter_context_size,
@@ -138,7 +139,9 @@ class _Requests:
     @cached_property
     def finished(self) -> list[Response]:
         """The responses and compaction requests in end order."""
-        return sorted([*self.session.responses, *self.compaction_requests], key=_FINISHED_ORDER)
+        return by_first(
+            [*self.session.responses, *self.compaction_requests], _END_NS, _FINISHED_ORDER
+        )
 
     def size_samples(self, start: int) -> Iterator[Sample]:
         times, tokens = self.sizes

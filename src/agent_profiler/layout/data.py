@@ -26,6 +26,7 @@ from agent_profiler.model import (
     ToolCall,
     frozen,
 )
+from agent_profiler.sorting import by_first
 from agent_profiler.views import (
     AfterCompaction,
     compactions_after,
@@ -42,6 +43,7 @@ LinkOut = tuple[str, Session]
 # Sort keys in C (no Python frame per response or call).
 _RESPONSE_ORDER = operator.attrgetter("start_ns", "end_ns", "id")
 _CALL_ORDER = operator.attrgetter("start_ns", "call_id")
+_START = operator.attrgetter("start_ns")
 # (a class's attribute is looked up the generic way each time in CPython 3.11: once here)
 _NATIVE = AnchorKind.NATIVE
 
@@ -127,11 +129,10 @@ def session_data(
         if snapshots[earlier].time_ns < snapshots[later].time_ns:
             before[later] = earlier
     del in_time
-    responses = sorted(
-        [*session.responses, *session.unmetered_responses],
-        key=_RESPONSE_ORDER,
+    responses = by_first(
+        [*session.responses, *session.unmetered_responses], _START, _RESPONSE_ORDER
     )
-    calls = sorted(session.tool_calls, key=_CALL_ORDER)
+    calls = by_first(session.tool_calls, _START, _CALL_ORDER)
     # A prompt id names its first prompt; a response id its last response, and a call id
     # its last tool call (the slice a later one replaced).
     first_prompt: dict[str, int] = {}

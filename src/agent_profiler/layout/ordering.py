@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from operator import attrgetter
 
 from agent_profiler.annotations import TraceFacts
 from agent_profiler.layout import tracks as table_module
@@ -23,12 +24,16 @@ from agent_profiler.layout.types import (
     start_rank,
 )
 from agent_profiler.model import Session
+from agent_profiler.sorting import by_first
 from agent_profiler.views import (
     Launchers,
     session_label,
     session_span,
     session_title,
 )
+
+_START = attrgetter("start_ns")
+_CALL_ORDER = attrgetter("start_ns", "call_id")
 
 
 def build_layout(sessions: Sequence[Session], facts: TraceFacts) -> Layout:
@@ -120,8 +125,7 @@ def iter_layout(
             if starts is None:
                 # The tool slice a call id names: the last of that id in start order.
                 starts = {
-                    c.call_id: c.start_ns
-                    for c in sorted(session.tool_calls, key=lambda c: (c.start_ns, c.call_id))
+                    c.call_id: c.start_ns for c in by_first(session.tool_calls, _START, _CALL_ORDER)
                 }
             links_out.setdefault(session.session_id, []).append((call.call_id, child))
             links_in.setdefault(child.session_id, []).append(

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import operator
 import struct
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from agent_profiler.layout.types import R_COUNTER, R_COUNTER_CLOSE, Sample
 from agent_profiler.model import Prompt, Response, frozen
+from agent_profiler.sorting import by_first
 
 # ------------------------------------------------------------------ track ids
 
@@ -65,10 +65,12 @@ def first_fit(
     push, pop, replace = heapq.heappush, heapq.heappop, heapq.heapreplace
     lane_of = array("I", bytes(4 * len(starts)))
     firsts: dict[int, tuple[int, int, int]] = {}
-    # (start, -end), then layout order: positions rise with i.
-    ordered = sorted(zip(starts, map(operator.neg, ends), range(len(starts)), strict=True))
-    for start, minus_end, i in ordered:
-        end = -minus_end
+    # (start, -end), then layout order: positions rise with i (sorting.py: a tuple per
+    # slice only where two start together).
+    if len(ends) != len(starts):
+        raise ValueError("a start or an end without the other")
+    for i in by_first(range(len(starts)), starts.__getitem__, _later_end(ends)):
+        start, end = starts[i], ends[i]
         if instants[i]:
             count = max(count, 1)
             lane = 0
@@ -101,6 +103,11 @@ def first_fit(
         if lane not in firsts:
             firsts[lane] = (start, -end, positions[i])
     return lane_of, firsts, count
+
+
+def _later_end(ends: Sequence[int]) -> Callable[[int], int]:
+    """A slice's place among those that start with it: the one that ends later first."""
+    return lambda i: -ends[i]
 
 
 def int64s(values: Iterable[int]) -> array[int]:
