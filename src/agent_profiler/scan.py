@@ -30,7 +30,13 @@ the same either way; a `compute` that fails leaves that line to the reader.
 
 Only where a helper may run (`allowed`: an export in one process, as a long session's
 writing helper; writers/runs.py's rules: Linux, one thread, a second core, a small
-resident set, SIGCHLD not ignored) and for a plain file of at least `SCAN_AFTER` bytes."""
+resident set, SIGCHLD not ignored) and for a plain file of at least `SCAN_AFTER` bytes.
+
+Where a one pass's reading runs in a forked helper (stream/forked.py), the two cores
+are busy already, and a third process lost time: there the export that forked the
+helper works the verdicts out itself, a few hundred lines at a time while it waits for
+the helper's batches (`Scanning`), and the helper reads them from the pipe it was
+handed (`given`) as from a scanning helper of its own."""
 
 from __future__ import annotations
 
@@ -43,7 +49,7 @@ import stat
 from array import array
 from collections import deque
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from agent_profiler.children import leave_with, worker_signals
 
@@ -60,6 +66,9 @@ _PLACE = _WINDOW - 1  # a verdict's bits for the place of the type
 _FRAME = 4  # bytes of a told batch's length (little-endian), before its marshalled data
 
 _allowed: list[bool] = [False]
+# A verdicts' pipe this process was handed (`given`): the reading of a one pass's helper,
+# whose lines the export that forked it tells (stream/forked.py `Scanning`)
+_given: list[int] = []
 _BUFFERED, _FILE = io.BufferedReader, io.FileIO  # (as jsonl_open.open_stream makes a file)
 
 
@@ -77,6 +86,13 @@ def allowed(flag: bool) -> Iterator[None]:
 def is_allowed() -> bool:
     """Whether a helper may run beside this process's reading now (`allowed`)."""
     return _allowed[0]
+
+
+def given(fd: int) -> None:
+    """The verdicts of the next long plain file read here come through `fd` (the read
+    end of a pipe whose other end another process writes, `Scanning`), whether or not a
+    helper may run: the first `LineScan.start` takes it."""
+    _given[:] = [fd]
 
 
 class Told:
@@ -149,11 +165,16 @@ class LineScan:
     def start(cls, stream: object, skip: LineSkip) -> LineScan | None:
         """A helper scanning `stream`'s file (a plain one, read from its start), or None
         where none may or can run."""
-        if not _allowed[0] or not isinstance(stream, _BUFFERED):
-            return None
-        raw = stream.raw
+        handed = _given.pop() if _given else -1
+        raw = stream.raw if isinstance(stream, _BUFFERED) else None
         if not isinstance(raw, _FILE):
+            if handed >= 0:  # (its teller then finds no one reading: it stops)
+                os.close(handed)
             return None  # gzip, zstd: this process's test
+        if handed >= 0:  # (told by the process that forked this one)
+            return cls(None, handed, skip)
+        if not _allowed[0]:
+            return None
         from agent_profiler.writers.runs import helper_can_run, signals_held
 
         try:
@@ -361,45 +382,111 @@ def _scan(source: int, out: int, skip: LineSkip, told_out: int = -1) -> None:
     """The helper's work: every line of `source` tested, verdicts written to `out`; the
     answers asked for (`skip.told`) to `told_out`, each batch before the verdicts of its
     lines."""
+    told = skip.told if told_out >= 0 else None
+    answers: list[tuple[int, object]] = []
+    with open(source, "rb", buffering=2**20) as lines:
+        for batch in _verdicts(lines, skip, _BATCH, answers if told is not None else None):
+            if told is not None:
+                _tell(told_out, answers)
+            _write_all(out, batch)
+
+
+def _verdicts(
+    lines: Iterator[bytes], skip: LineSkip, size: int, answers: list[tuple[int, object]] | None
+) -> Iterator[bytes]:
+    """Each line's verdict (`LineScan`), `size` lines' at a time; where `answers` is
+    given, the answers asked for (`skip.told`) are added to it before the verdicts of
+    their lines are yielded."""
     from agent_profiler.jsonl import SKIP_WINDOW
 
     matches, marker = skip.matches, skip.marker
-    told = skip.told if told_out >= 0 else None
+    told = skip.told if answers is not None else None
     markers = told.markers if told is not None else ()
     compute = told.compute if told is not None else None
     batch = array("Q")
-    answers: list[tuple[int, object]] = []
-    number = 0
-    with open(source, "rb", buffering=2**20) as lines:
-        for raw in lines:
-            if raw[-1] != 10:
-                # The end as it is now (a line still being written): read on, its rest
-                # would be a line of its own here, and every verdict after it one off.
-                break
-            number += 1
-            if matches(raw):
-                batch.append(len(raw) << 11 | raw.find(marker, 0, SKIP_WINDOW) + 1)
-            else:
-                batch.append(0)
-                if compute is not None:
-                    for part in markers:
-                        if part in raw:
-                            try:
-                                answer = compute(raw)
-                            except Exception:  # (the reader works it out, or says why not)
-                                answer = None
-                            if answer is not None:
-                                answers.append((number, answer))
-                                batch[-1] = len(raw) << 11  # (told with its length)
-                            break
-            if len(batch) == _BATCH:
-                if told is not None:
-                    _tell(told_out, answers)
-                _write_all(out, batch.tobytes())
-                del batch[:]
-    if told is not None:
-        _tell(told_out, answers)
-    _write_all(out, batch.tobytes())
+    for number, raw in enumerate(lines, start=1):
+        if raw[-1] != 10:
+            # The end as it is now (a line still being written): read on, its rest
+            # would be a line of its own here, and every verdict after it one off.
+            break
+        if matches(raw):
+            batch.append(len(raw) << 11 | raw.find(marker, 0, SKIP_WINDOW) + 1)
+        else:
+            batch.append(0)
+            if compute is not None and answers is not None:
+                for part in markers:
+                    if part in raw:
+                        try:
+                            answer = compute(raw)
+                        except Exception:  # (the reader works it out, or says why not)
+                            answer = None
+                        if answer is not None:
+                            answers.append((number, answer))
+                            batch[-1] = len(raw) << 11  # (told with its length)
+                        break
+        if len(batch) == size:
+            yield batch.tobytes()
+            del batch[:]
+    yield batch.tobytes()
+
+
+class Scanning:
+    """The verdicts of a file's lines worked out a few hundred lines at a time (`step`),
+    by a process that has other work and waits between it (a one pass's export, while
+    its reading helper reads: stream/forked.py), and written to `out` without waiting
+    (the reader takes a verdict only once it has come, `LineScan`). Ends at the file's
+    end, or once the reader is gone (a write to a pipe no one reads fails)."""
+
+    __slots__ = ("_file", "_out", "_pending", "_verdicts")
+
+    STEP = 512  # lines a step (the export looks at its own pipe between steps)
+    HELD = 2**20  # bytes of verdicts held here, the pipe full, before steps pause
+
+    def __init__(self, path: str, out: int, *, skip: LineSkip) -> None:
+        self._out = out
+        self._pending = bytearray()
+        self._file: IO[bytes] | None = None
+        self._verdicts: Iterator[bytes] | None = None
+        try:
+            os.set_blocking(out, False)
+            self._file = open(path, "rb", buffering=2**20)  # noqa: SIM115  (`close`)
+        except OSError:  # (the reader tests every line itself, as without a helper)
+            self.close()
+            return
+        self._verdicts = _verdicts(self._file, skip, self.STEP, None)
+
+    @property
+    def done(self) -> bool:
+        return self._out < 0
+
+    def step(self) -> None:
+        """Some lines' verdicts, and what the pipe takes of those waiting."""
+        verdicts = self._verdicts
+        if verdicts is not None and len(self._pending) < self.HELD:
+            try:
+                self._pending += next(verdicts)
+            except StopIteration:
+                self._verdicts = None
+        if self._pending:
+            try:
+                del self._pending[: os.write(self._out, self._pending)]
+            except BlockingIOError:
+                pass  # (the pipe is full: the reader is behind)
+            except OSError:  # (the reader is gone: nothing more to tell)
+                self.close()
+                return
+        if self._verdicts is None and not self._pending:
+            self.close()
+
+    def close(self) -> None:
+        if self._out >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self._out)
+            self._out = -1
+        self._verdicts = None
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
 
 def _tell(out: int, answers: list[tuple[int, object]]) -> None:

@@ -164,3 +164,47 @@ def test_the_helper_reads_without_a_scanning_helper_of_its_own(
     got = export_trace(_base(tmp_path), require_addition=False)
     assert len(forks) == 1
     assert "scan allowed: False" in got.stderr
+
+
+def test_the_export_tells_the_helper_its_lines_verdicts(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+) -> None:
+    """The helper's byte test is worked out by the export in its waits for batches
+    (scan.Scanning) and read by the helper as a scanning helper's would be (scan.given).
+    The helper says how many verdicts it read, through its diagnostics."""
+    import re
+    import select
+
+    from agent_profiler import scan
+
+    told: list[int] = []
+    start = scan.LineScan.start.__func__  # type: ignore[attr-defined]
+
+    def started(cls: type[scan.LineScan], stream: object, skip: Any) -> Any:
+        made = start(cls, stream, skip)
+        if made is not None and made._pid is None:  # (handed over, not a helper's own)
+            select.select([made._fd], [], [], 30)  # (until the first verdicts come)
+        return made
+
+    close = scan.LineScan.close
+
+    def closed(self: scan.LineScan) -> None:
+        told.append(len(self.values))
+        close(self)
+
+    batches = claude_reading.ClaudeReading.batches
+
+    def reported(self: claude_reading.ClaudeReading) -> Any:
+        yield from batches(self)
+        self.diagnostics.warn(str(self.path), 1, "probe", f"lines told: {told}")
+
+    monkeypatch.setattr(scan.LineScan, "start", classmethod(started))
+    monkeypatch.setattr(scan.LineScan, "close", closed)
+    monkeypatch.setattr(claude_reading.ClaudeReading, "batches", reported)
+    monkeypatch.setenv(stream.SWITCH, "1")
+    path = _base(tmp_path)
+    got = export_trace(path, require_addition=False)
+    assert len(forks) == 1
+    found = re.search(r"lines told: \[(\d+)\]", got.stderr)
+    assert found is not None, got.stderr
+    assert 0 < int(found[1]) <= path.read_bytes().count(b"\n")

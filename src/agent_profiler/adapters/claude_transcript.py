@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from agent_profiler.adapters.claude_context import ContextCommandFailure, NativeSnapshot
     from agent_profiler.adapters.claude_session import SessionBuilder
     from agent_profiler.attribution import ContextLog
+    from agent_profiler.scan import Told
 
 _UNSEEN = object()
 _MESSAGE = b'"message":'  # a key wherever it is in a line: quotes in a string are escaped
@@ -71,6 +72,14 @@ class Reading:
         self.main_key: str | None = None
         self.first: dict[str, Any] | None = None
         self.first_near: int | None = None
+
+
+def progress_skip(told: Told | None = None) -> LineSkip:
+    """The byte test a transcript's lines are read with (`transcript_lines`), as it is
+    when the reading starts: its progress records taken unparsed, but for one holding a
+    `message`. A one pass's export tells its reading helper each line's verdict by it
+    (stream/forked.py)."""
+    return LineSkip("progress", "sessionId", unless=(_MESSAGE,), told=told)
 
 
 def transcript_lines(
@@ -133,7 +142,7 @@ def transcript_lines(
     # any record's: `ignores`), nor one that may be the first record's parent (its uuid).
     # The tool calls' measures are worked out by the helper that runs the test, if one
     # does (claude_told.py).
-    unparsed = LineSkip("progress", "sessionId", unless=(_MESSAGE,), told=new_told())
+    unparsed = progress_skip(new_told())
     progress_name = skipped_names["progress"]
     # The progress records read as bytes are counted and the last one kept in locals, put
     # in `skipped` and `last` when the reading ends or is closed (the one pass may stop

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_profiler.adapters.claude_code import HARNESS
+from agent_profiler.adapters.claude_transcript import progress_skip
 from agent_profiler.annotations import TraceFacts, response_args
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.layout.types import R_SLICE_BEGIN
@@ -85,7 +86,7 @@ class ClaudePass(OrderedPass):
     def read(self) -> Session:
         make = partial(ClaudeReading, self.path, self.diagnostics)
         # (on another core where a helper may run: stream/forked.py)
-        reading = fork_reading(make, self.path, self.diagnostics)
+        reading = fork_reading(make, self.path, self.diagnostics, progress_skip)
         if reading is None:
             here = make()
             try:

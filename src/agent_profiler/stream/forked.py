@@ -7,9 +7,12 @@ the session. Here
 the same is made in a helper forked before the reading starts (while this process is
 small: the two processes' resident sets are each their own work's, not the model's
 twice, as with a helper forked after it, writers/runs.py) and sent through a pipe,
-pickled; the helper's `Diagnostics` (its warnings, counts, lines read) come back with
-the session and become this process's. What is handed over is what one process would
-hand over, so the trace is the same bytes either way.
+pickled, each message after its length; the helper's `Diagnostics` (its warnings,
+counts, lines read) come back with the session and become this process's. What is
+handed over is what one process would hand over, so the trace is the same bytes either
+way. The helper bounds the pair (this process waits for its batches), so where its
+reading runs a byte test on each line (Claude Code's), this process works the verdicts
+out in its waits and tells the helper (scan.py `Scanning`).
 
 The helper ends with the pass, whatever happens: what it cannot do (`NotHandled`) or
 fails at is sent as such and the pass falls back to the model path as in one process
@@ -30,7 +33,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import fields, replace
 from functools import cache, partial
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from agent_profiler import scan
 from agent_profiler.children import fork_helper
@@ -39,11 +42,15 @@ from agent_profiler.model import Session
 from agent_profiler.records import field_values
 from agent_profiler.stream.log import NotHandled
 
+if TYPE_CHECKING:
+    from agent_profiler.jsonl import LineSkip
+
 # Bytes of journal below which the pass reads in this process (a fork, its pipes and
 # the hand-over cost more than they save on a small rollout).
 FORK_AFTER = 8 * 2**20
 _PIPE = 2**20  # the pipe's capacity asked for: a few batches ahead
 _BUFFER = 2**16
+_FRAME = 8  # bytes of a message's length (little-endian), before it
 
 
 class Reading(Protocol):
@@ -76,9 +83,15 @@ def may_fork(path: Path, *, allowed: bool | None = None) -> bool:
 
 
 def fork_reading(
-    make: Callable[[], HelpedReading], path: Path, diagnostics: Diagnostics
+    make: Callable[[], HelpedReading],
+    path: Path,
+    diagnostics: Diagnostics,
+    skip: Callable[[], LineSkip] | None = None,
 ) -> ForkedReading | None:
-    """The reading side (`make()`, in the helper) forked, or None where none may run."""
+    """The reading side (`make()`, in the helper) forked, or None where none may run.
+    `skip`: the byte test the reading runs on each line (jsonl.LineSkip), made afresh:
+    this process then tells the helper each line's verdict in its waits for batches
+    (scan.py `Scanning`), as a scanning helper of its own would."""
     from agent_profiler.writers.runs import signals_held
 
     if not may_fork(path):
@@ -91,7 +104,8 @@ def fork_reading(
         # Held from the pipes' making to the helper held here (a signal then: the helper
         # killed and reaped, its pipes closed, on the way out).
         with signals_held() as held:
-            made = _fork(make, diagnostics, held)
+            scanned = None if skip is None else partial(scan.Scanning, str(path), skip=skip())
+            made = _fork(make, diagnostics, held, scanned)
     except BaseException:
         if made is not None:
             made.close()
@@ -103,20 +117,28 @@ def _fork(
     make: Callable[[], HelpedReading],
     diagnostics: Diagnostics,
     held: set[int | signal.Signals] | None,
+    scanned: Callable[[int], scan.Scanning] | None = None,
 ) -> ForkedReading | None:
-    """The pipes made and the helper forked (its ends closed here), or None."""
+    """The pipes made and the helper forked (its ends closed here), or None. `scanned`:
+    what tells the helper its lines' verdicts, given the write end of a third pipe."""
     try:
         ends = [*os.pipe2(os.O_CLOEXEC), *os.pipe2(os.O_CLOEXEC)]
+        if scanned is not None:
+            ends += os.pipe2(os.O_CLOEXEC)
     except OSError:
+        for end in ends:
+            os.close(end)
         return None
     with contextlib.suppress(OSError, AttributeError):
         import fcntl
 
-        fcntl.fcntl(ends[1], fcntl.F_SETPIPE_SZ, _PIPE)
+        for end in ends[1::4]:  # (the batches' and the verdicts' write ends)
+            fcntl.fcntl(end, fcntl.F_SETPIPE_SZ, _PIPE)
+    told = ends[4] if scanned is not None else -1
     # (not asked to die with this process: its pipes end it as surely, `_serve`)
     forked = fork_helper(
-        partial(_serve, make, diagnostics, ends[1], ends[2]),
-        [ends[0], ends[3]],
+        partial(_serve, make, diagnostics, ends[1], ends[2], told),
+        [ends[0], ends[3], *ends[5:]],
         held,
         collect=True,
         signalled=False,
@@ -128,20 +150,29 @@ def _fork(
     pid, frozen = forked
     os.close(ends[1])
     os.close(ends[2])
-    return ForkedReading(pid, ends[0], ends[3], frozen, diagnostics)
+    if scanned is not None:
+        os.close(ends[4])
+    made = ForkedReading(pid, ends[0], ends[3], frozen, diagnostics)
+    if scanned is not None:
+        made.scanning = scanned(ends[5])
+    return made
 
 
 def _serve(
-    make: Callable[[], HelpedReading], diagnostics: Diagnostics, out: int, into: int
+    make: Callable[[], HelpedReading], diagnostics: Diagnostics, out: int, into: int, told: int
 ) -> None:
     """The helper's work: the reading side's batches, its ending and its session sent
-    through `out` (the calls the end reads come through `into`). Once this process is
-    gone, the helper ends at its next message (a write to a pipe no one reads fails) or
-    at its wait for the calls (an end of file): at most a batch's records later."""
+    through `out` (the calls the end reads come through `into`; its lines' verdicts
+    through `told`, where the export tells them). Once this process is gone, the helper
+    ends at its next message (a write to a pipe no one reads fails) or at its wait for
+    the calls (an end of file): at most a batch's records later."""
     sent = os.fdopen(out, "wb", buffering=_BUFFER)
+    if told >= 0:
+        scan.given(told)
     try:
         # (no scanning helper of its own, scan.py: a third process on two cores took
-        # longer than the reading's own byte test, 100 MB Claude Code transcript)
+        # longer than the reading's own byte test, 100 MB Claude Code transcript; the
+        # export tells the verdicts in its waits instead, `Scanning`)
         with scan.allowed(False):
             reading = make()
             for batch in reading.batches():
@@ -168,11 +199,17 @@ def _serve(
 
 
 def _send(out: IO[bytes], message: tuple[str, Any]) -> None:
+    """A message pickled, after its length (`_FRAME` bytes): the export then knows a
+    whole one has come without waiting for it (`ForkedReading._receive`)."""
+    import io
     import pickle  # (only where a helper runs: a plain export imports no pickle)
 
-    pickler = pickle.Pickler(out, pickle.HIGHEST_PROTOCOL)
+    data = io.BytesIO()
+    pickler = pickle.Pickler(data, pickle.HIGHEST_PROTOCOL)
     pickler.dispatch_table = _reducers()
     pickler.dump(message)
+    out.write(len(data.getbuffer()).to_bytes(_FRAME, "little"))
+    out.write(data.getbuffer())
     out.flush()
 
 
@@ -215,8 +252,10 @@ class ForkedReading:
         self, pid: int, read_end: int, write_end: int, frozen: bool, diagnostics: Diagnostics
     ) -> None:
         self.pid = pid
-        self.received = os.fdopen(read_end, "rb", buffering=_BUFFER)
+        self.read_end = read_end
+        self.received = bytearray()  # what came of the messages not taken yet
         self.write_end = write_end
+        self.scanning: scan.Scanning | None = None
         self.frozen = frozen  # a read froze what existed before (collector.fewer_collections)
         self.diagnostics = diagnostics
         self._ending: Any = None
@@ -228,6 +267,9 @@ class ForkedReading:
             kind, value = self._receive()
             if kind != "batch":
                 self._ending = value
+                if self.scanning is not None:  # (the helper has read every line)
+                    self.scanning.close()
+                    self.scanning = None
                 return
             for entry in value.entries:
                 if entry[0]:  # (None: a compaction; False: a response that was no request)
@@ -253,12 +295,31 @@ class ForkedReading:
         return replace(session, responses=tuple(self.responses)), ops
 
     def _receive(self) -> tuple[str, Any]:
+        """The helper's next message; while none has come whole, the verdicts of some
+        more lines worked out and told (`scanning`), until there are no more."""
         import pickle
 
-        try:
-            kind, value = pickle.load(self.received)
-        except EOFError:
-            raise RuntimeError("the reading helper ended without a word") from None
+        received = self.received
+        while True:
+            if len(received) >= _FRAME:
+                end = _FRAME + int.from_bytes(received[:_FRAME], "little")
+                if len(received) >= end:
+                    break
+            scanning = self.scanning
+            if scanning is not None and not _readable(self.read_end):
+                scanning.step()
+                if scanning.done:
+                    self.scanning = None
+                continue
+            try:
+                chunk = os.read(self.read_end, _BUFFER)
+            except OSError as error:
+                raise RuntimeError(f"the reading helper's pipe failed: {error}") from None
+            if not chunk:
+                raise RuntimeError("the reading helper ended without a word")
+            received += chunk
+        kind, value = pickle.loads(memoryview(received)[_FRAME:end])
+        del received[:end]
         if kind == "stop":
             raise NotHandled(value)
         if kind == "failed":
@@ -275,8 +336,13 @@ class ForkedReading:
                     os.waitpid(self.pid, 0)
                 self.pid = 0
         finally:
-            with contextlib.suppress(OSError):
-                self.received.close()
+            if self.scanning is not None:
+                self.scanning.close()
+                self.scanning = None
+            if self.read_end >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(self.read_end)
+                self.read_end = -1
             if self.write_end >= 0:
                 with contextlib.suppress(OSError):
                     os.close(self.write_end)
@@ -284,3 +350,10 @@ class ForkedReading:
             if not self.frozen:
                 gc.unfreeze()
                 self.frozen = True
+
+
+def _readable(fd: int) -> bool:
+    """Whether a read of `fd` would not wait."""
+    import select
+
+    return bool(select.select([fd], [], [], 0)[0])
