@@ -47,6 +47,7 @@ from agent_profiler.model import (
 )
 from agent_profiler.views import AfterCompaction
 from agent_profiler.writers import direct, perfetto
+from agent_profiler.writers.direct import DirectArgs
 from agent_profiler.writers.events import EventEncoder
 from conftest import DATA
 from shared_paths import CORPUS
@@ -267,21 +268,22 @@ JOURNALS = list(_journals())
 
 
 def _group_bytes(sessions: list[Session], group: int, facts: TraceFacts, direct: bool) -> bytes:
-    made: list[EventEncoder] = []
+    made: list[DirectArgs] = []  # (an encoder lets its own go once done: `close`)
 
     def encoder(sequence: int) -> EventEncoder:
-        made.append(EventEncoder(sequence, direct))
-        return made[-1]
+        new = EventEncoder(sequence, direct)
+        made.append(new.direct_args)
+        return new
 
     stream = io.BytesIO()
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(perfetto, "EventEncoder", encoder)
         perfetto.PerfettoWriter(facts, compress=False).write_group(sessions, stream, group)
     if direct:  # the direct path was taken (the layout's partials name the builders)
-        assert bool(made[0].direct_args.response_openings) == any(
+        assert bool(made[0].response_openings) == any(
             s.responses or s.unmetered_responses for s in sessions
         )
-        assert bool(made[0].direct_args.tool_kind) == any(s.tool_calls for s in sessions)
+        assert bool(made[0].tool_kind) == any(s.tool_calls for s in sessions)
     return stream.getvalue()
 
 

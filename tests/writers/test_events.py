@@ -197,3 +197,29 @@ def test_long_interned_texts_decode_to_what_was_given() -> None:
     view = _view(data)
     got = [(s.name, s.category, s.ts, s.args) for s in view.slices_on(SLICES)]
     assert got == given
+
+
+def test_an_encoder_done_with_is_freed_without_the_cycle_collector() -> None:
+    """Its annotation functions call each other and call back into it, and its direct
+    encoders keep their own methods: cycles that held each group's encoder and interned
+    texts until a collection (a folder's export: about 460 objects a group). `close`
+    ends them, so refcounting frees it; it still says how many packets it wrote."""
+    import gc
+    import weakref
+
+    encoder = EventEncoder(SEQUENCE)
+    nested = {"kind": "turn", "items": [{"name": "Read", "sizes": [1, 2]}, "text"], "n": 300}
+    encoder.begin(T0, _slice("turn 1", T0, T0 + S, nested))
+    encoder.end(T0 + S, SLICES)
+    gone = weakref.ref(encoder)
+    packets = encoder.packets
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        encoder.close()
+        assert encoder.packets == packets > 0
+        del encoder
+        assert gone() is None
+    finally:
+        if enabled:
+            gc.enable()

@@ -494,7 +494,7 @@ def test_hand_encoded_annotations_are_the_bytes_protobuf_serialises(value: Any) 
 
     names = {"k": 1, "l": 2, "v": 3}
     fields = {name: name_iid_field(iid) for name, iid in names.items()}
-    encode, _ = annotation_encoder(fields, fields.__getitem__, {}, _no_interning, frozenset())
+    encode, _, _ = annotation_encoder(fields, fields.__getitem__, {}, _no_interning, frozenset())
     expected = pb.DebugAnnotation(name_iid=names["v"])
     _by_setters(expected, names, value)
     assert encode("v", value) == expected.SerializeToString()

@@ -56,7 +56,7 @@ def _encoder() -> tuple[Any, Any, dict[str, int], dict[str, int]]:
         field = string_fields[text] = string_iid_field(strings[text])
         return field
 
-    annotation, entries = annotation_encoder(
+    annotation, entries, _ = annotation_encoder(
         name_fields, new_name, string_fields, new_string, _UNIQUE, _MAX_INTERNED
     )
     return annotation, entries, names, strings

@@ -134,6 +134,7 @@ def _whole(
     for track in (group_track, *plan.tracks):
         head.add(record(track_descriptor_packet(before.clock.sequence, track)))
     encode_plan(before, head.add, plan)
+    before.close()
 
 
 def _check_ties(one: PiPass | CodexPass | ClaudePass, session: Session) -> None:
@@ -219,9 +220,11 @@ def write_end(
     later = tuple(b for b in plan.blocks if b.kind in AFTER_REQUESTS)
     tail = replace(plan, counters=counters + closing, blocks=later)
     encode_plan(one.encoder, one.events.add, tail)
+    one.encoder.close()  # (the pass's last packets)
     # The head: every descriptor of the plan (a counter's before its samples).
     before = EventEncoder(head_sequence(one.group))
     for track in tracks:
         head.add(record(track_descriptor_packet(before.clock.sequence, track)))
     earlier = tuple(b for b in plan.blocks if b.kind not in AFTER_REQUESTS)
     encode_plan(before, head.add, replace(plan, counters=(), blocks=earlier))
+    before.close()

@@ -311,4 +311,5 @@ class PerfettoWriter:
             sink.close()
         finally:
             sink.stop()
+            encoder.close()
         return packets + encoder.packets

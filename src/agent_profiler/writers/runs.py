@@ -118,6 +118,7 @@ def write_in_two_runs(
         sink.threaded = threaded
         if helper_run is not None:
             helper_run.kill()
+    encoder.close()  # (the group's next session has one of its own; the caller's if it failed)
     written, clocks_used = second
     return EventEncoder(sequence, clocks_used=clocks_used), packets + written
 
@@ -195,6 +196,7 @@ def _second_run(
         sink.close()
     finally:
         sink.stop()
+        encoder.close()
     return encoder.packets, encoder.clock.used
 
 

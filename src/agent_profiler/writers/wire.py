@@ -132,13 +132,17 @@ def annotation_encoder(
     new_string: Callable[[str], bytes],
     unique: frozenset[str],
     max_interned: int = MAX_INTERNED,
-) -> tuple[Callable[[str | None, Any], bytes], Callable[[dict[Any, Any], bytes], bytes]]:
+) -> tuple[
+    Callable[[str | None, Any], bytes], Callable[[dict[Any, Any], bytes], bytes], Callable[[], None]
+]:
     """Typed debug annotations (TRACE_CONTRACT §4) as bytes: uint for non-negative
     integers, int for negative ones, double, bool, string (interned or not), arrays and
-    dicts. Returns two functions: `annotation(name, value)`, one DebugAnnotation message
-    (without its own tag and length; name None in an array), and `entries(mapping, tag)`,
+    dicts. Returns three functions: `annotation(name, value)`, one DebugAnnotation message
+    (without its own tag and length; name None in an array), `entries(mapping, tag)`,
     a dict's items as annotations framed with `tag` (a TrackEvent's debug_annotations, or
-    a dict annotation's dict_entries), back to back.
+    a dict annotation's dict_entries), back to back, and `forget()`, which ends them: they
+    call each other (a dict in a list in a dict), a cycle that holds the tables and the
+    `new_*` functions until the cycle collector runs; `forget` lets them go at once.
 
     `name_fields` and `string_fields` cache each interned text's `name_iid` and
     `string_value_iid` field; `new_name` and `new_string` intern a text not in them yet
@@ -269,4 +273,9 @@ def annotation_encoder(
             append(framed(tag, key, value))
         return b"".join(parts)
 
-    return annotation, entries
+    def forget() -> None:
+        nonlocal value_bytes, framed, entries
+        del value_bytes, framed, entries
+        caches.clear()
+
+    return annotation, entries, forget
