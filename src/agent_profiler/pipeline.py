@@ -225,6 +225,19 @@ def run_groups(
     """Every group read and used, in the tasks' order, session ids made unique across
     groups: in this process (jobs = 1) or in this process and `jobs` − 1 workers. `out` is
     handed to `use` in this process; a worker's bytes are written to it here, in order."""
+    with collector.fewer_for_the_run():  # (a forked worker's too)
+        yield from _run_groups(tasks, use, jobs, out, on_progress, progress, notice)
+
+
+def _run_groups(
+    tasks: Sequence[GroupTask],
+    use: Use[T],
+    jobs: int,
+    out: IO[bytes] | None,
+    on_progress: Callable[[str, int, int], None] | None,
+    progress: Callable[[int, int, JournalGroup], None] | None,
+    notice: Callable[[str], None] | None,
+) -> Iterator[GroupOutcome[T]]:
     seen: dict[str, int] = {}
     done = 0
     collector.started()  # (before any worker is forked)
@@ -438,23 +451,24 @@ def _serve(
     worker_signals(ignored)
     leave_with(*parent)
     collector.freeze_inherited()  # its collector never walks the parent's objects
-    while True:
-        try:
-            task = connection.recv()
-        except (EOFError, OSError):
-            return
-        if task is None:
-            return
-        try:
-            outcome = run_group(task, use)
-            outcome.failures = [portable(failure) for failure in outcome.failures]
-            answer: GroupOutcome[T] | _Failure = outcome
-        except Exception as error:
-            # A bug, raised in the parent as it is, or by its name when it cannot travel.
-            answer = _Failure(
-                error if unpickles(error) else RuntimeError(f"{type(error).__name__}: {error}")
-            )
-        connection.send(answer)
+    with collector.fewer_for_the_run():  # (as the parent's run: a spawned worker's too)
+        while True:
+            try:
+                task = connection.recv()
+            except (EOFError, OSError):
+                return
+            if task is None:
+                return
+            try:
+                outcome = run_group(task, use)
+                outcome.failures = [portable(failure) for failure in outcome.failures]
+                answer: GroupOutcome[T] | _Failure = outcome
+            except Exception as error:
+                # A bug, raised in the parent as it is, or by its name when it cannot travel.
+                answer = _Failure(
+                    error if unpickles(error) else RuntimeError(f"{type(error).__name__}: {error}")
+                )
+            connection.send(answer)
 
 
 def hands_one_more(left: int, in_hand: int, workers: int) -> bool:
