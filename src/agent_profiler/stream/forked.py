@@ -150,10 +150,9 @@ def _fork(
     pid, frozen = forked
     os.close(ends[1])
     os.close(ends[2])
-    if scanned is not None:
-        os.close(ends[4])
     made = ForkedReading(pid, ends[0], ends[3], frozen, diagnostics)
     if scanned is not None:
+        os.close(ends[4])
         made.scanning = scanned(ends[5])
     return made
 
@@ -267,9 +266,7 @@ class ForkedReading:
             kind, value = self._receive()
             if kind != "batch":
                 self._ending = value
-                if self.scanning is not None:  # (the helper has read every line)
-                    self.scanning.close()
-                    self.scanning = None
+                self._stop_scanning()  # (the helper has read every line)
                 return
             for entry in value.entries:
                 if entry[0]:  # (None: a compaction; False: a response that was no request)
@@ -326,6 +323,12 @@ class ForkedReading:
             raise RuntimeError(f"the reading helper failed: {value}")
         return kind, value
 
+    def _stop_scanning(self) -> None:
+        """No more verdicts told (`scanning`): its pipe closed."""
+        if self.scanning is not None:
+            self.scanning.close()
+            self.scanning = None
+
     def close(self) -> None:
         """End the helper (killed if it has not ended) and reap it; let the pipes go."""
         try:
@@ -336,9 +339,7 @@ class ForkedReading:
                     os.waitpid(self.pid, 0)
                 self.pid = 0
         finally:
-            if self.scanning is not None:
-                self.scanning.close()
-                self.scanning = None
+            self._stop_scanning()
             if self.read_end >= 0:
                 with contextlib.suppress(OSError):
                     os.close(self.read_end)
