@@ -804,7 +804,7 @@ def dataset_rows(
         "fleet": ["--json"],
         "fleet --split": ["--json", "--split", "2026-03-02"],
         "fleet --harness codex": ["--json", "--harness", "codex"],
-        "fleet --html": ["--html", str(outputs / "fleet.html")],
+        "fleet --html": ["--html", str(outputs / "fleet.html"), "--force"],  # (each run)
     }
     for name, options in queries.items():
         print(f"measuring {name} …", file=sys.stderr, flush=True)
