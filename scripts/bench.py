@@ -549,6 +549,7 @@ def main(argv: list[str] | None = None) -> int:
     outputs = Path(tempfile.mkdtemp(prefix="bench-", dir=directory))
     rows: list[Row] = []
     flat: tuple[float, float] | None = None
+    stopped: str | None = None  # why the rows stopped early: a command failed
 
     def export_row(
         name: str, journal: Path, *, peer_ok: bool, **targets: float | None
@@ -701,7 +702,9 @@ def main(argv: list[str] | None = None) -> int:
                 )
             )
         if "dataset" in only:
-            rows += dataset_rows(directory, outputs, tool, runs, *scale["dataset"])
+            dataset_rows(rows, directory, outputs, tool, runs, *scale["dataset"])
+    except RuntimeError as error:  # (a command failed: the rows measured before it are shown)
+        stopped = str(error)
     finally:
         shutil.rmtree(outputs, ignore_errors=True)
     machine = machine_facts(started_load, peer)
@@ -712,15 +715,18 @@ def main(argv: list[str] | None = None) -> int:
         f"peer: {'agent2perfetto 0.2.2' if peer else 'not run'})\n"
         f"{machine_line(machine)}"
     )
+    if stopped is not None:
+        print(f"\nstopped before the other rows: {stopped}", file=sys.stderr)
     results = {
         "runs": runs,
         "quick": args.quick,
         "machine": machine,
         "rows": [asdict(row) | {"failures": row.failures()} for row in rows],
         "memory_flat": flat,
+        "stopped": stopped,
     }
     (directory / "results.json").write_text(json.dumps(results, indent=2))
-    return 0
+    return 0 if stopped is None else 1
 
 
 def build_extra(directory: Path, nbytes: int) -> Path:
@@ -734,10 +740,18 @@ def build_extra(directory: Path, nbytes: int) -> Path:
 
 
 def dataset_rows(
-    directory: Path, outputs: Path, tool: list[str], runs: int, count: int, low: int, high: int
-) -> list[Row]:
+    rows: list[Row],
+    directory: Path,
+    outputs: Path,
+    tool: list[str],
+    runs: int,
+    count: int,
+    low: int,
+    high: int,
+) -> None:
     """collect of `count` sessions on 2 cores against the floor; a re-collect after one
-    new session; fleet queries; peak RSS of each (issue 31)."""
+    new session; fleet queries; peak RSS of each (issue 31). Each row into `rows` as it is
+    measured."""
     folder = build_folder(directory / f"many-{count}", count, low, high)
     extra = build_extra(directory, low)
     size = _size(folder) / MB
@@ -754,7 +768,7 @@ def dataset_rows(
         ],
         runs,
     )
-    rows = [
+    rows += (
         Row(
             f"collect, {count} sessions",
             size,
@@ -775,7 +789,7 @@ def dataset_rows(
             runs=ours.runs,
             floor_runs=summary.runs,
         ),
-    ]
+    )
     print("measuring re-collect after one new session …", file=sys.stderr, flush=True)
     again: list[float] = []
     peak = 0.0
@@ -825,7 +839,6 @@ def dataset_rows(
                 floor_runs=floor.runs,
             )
         )
-    return rows
 
 
 def _load_average() -> float | None:

@@ -157,3 +157,31 @@ def test_the_results_say_which_interpreter_and_how_busy_the_machine_was(bench) -
     assert "the peer" not in bench.machine_line(peer)
     other = bench.machine_line({**machine, "peer_executable": "/opt/other/python3"})
     assert f"({machine['executable']}; the peer with /opt/other/python3) on" in other
+
+
+def test_a_failed_command_ends_the_rows_with_those_measured_printed(
+    bench, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A row whose command fails (an output refused, a crash) ends the run, but the rows
+    measured before it are printed and kept in results.json, with what stopped them, and
+    the run exits 1 (a full run once printed nothing at all after its last row failed)."""
+    import json
+
+    real = bench.run_once
+
+    def failing(command: list[str]) -> tuple[float, float, float, float]:
+        if "summary" in command:
+            raise RuntimeError("agent-profiler summary … exited 2: error: refused")
+        return real(command)
+
+    monkeypatch.setattr(bench, "run_once", failing)
+    monkeypatch.setattr(bench, "compile_package", lambda: None)
+    argv = ["--quick", "--no-peer", "--only", "startup,summary", "--dir", str(tmp_path)]
+    assert bench.main(argv) == 1
+    out, err = capsys.readouterr()
+    names = [line.split("  ")[0] for line in out.splitlines()[2:] if line.strip()]
+    assert names[0] == "start-up (100 KB export)" and not any("summary" in n for n in names)
+    assert "stopped before the other rows: agent-profiler summary … exited 2" in err
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert [row["name"] for row in results["rows"]] == ["start-up (100 KB export)"]
+    assert results["stopped"].endswith("error: refused")
