@@ -27,6 +27,7 @@ import contextlib
 import datetime as dt
 import json
 import re
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import field
 from datetime import UTC, datetime
@@ -267,6 +268,9 @@ class PriceTable:
         self._found: dict[str, dict[str, Any] | None] = {}
         self._date: str | None = None
         self._dirty = False
+        # `fleet --split` prices its three sets of figures on three threads: one of them
+        # loads the table, and each key is looked up once.
+        self._lock = threading.RLock()
         if cache is not None:  # (missing, or not to be looked at: a name too long, none)
             self._found, self._date = _read_cache(cache, self.name)
 
@@ -275,23 +279,25 @@ class PriceTable:
         return f"{PRICE_PACKAGE} {self.version}"
 
     def _table(self) -> Any:
-        if self._snapshot is None:
-            from genai_prices import data_snapshot
+        with self._lock:
+            if self._snapshot is None:
+                from genai_prices import data_snapshot
 
-            self._snapshot = data_snapshot.get_snapshot()
-        return self._snapshot
+                self._snapshot = data_snapshot.get_snapshot()
+            return self._snapshot
 
     @property
     def date(self) -> str:
         """The table's date: the newest date its maintainers wrote into it (a price
         change or a `checked` note) that is not in the future. The package states no
         single date; this is the most recent one it vouches for."""
-        if self._date is None:
-            today = datetime.now(UTC).date().isoformat()
-            found = [d for d in _dates(self._table().providers) if d <= today]
-            self._date = max(found, default="unknown")
-            self._dirty = True
-        return self._date
+        with self._lock:
+            if self._date is None:
+                today = datetime.now(UTC).date().isoformat()
+                found = [d for d in _dates(self._table().providers) if d <= today]
+                self._date = max(found, default="unknown")
+                self._dirty = True
+            return self._date
 
     def lookup(
         self, model: str, when_ns: int, provider: str | None = None, context: str = ""
@@ -300,11 +306,12 @@ class PriceTable:
         (`speed=fast`: Response.price_context), its prices taken where the table has them."""
         day = datetime.fromtimestamp(when_ns / 1e9, UTC).date() if when_ns > 0 else dt.date.today()
         key = f"{model}|{day.isoformat()}" + (f"|{context}" if context else "")
-        if key not in self._found:
-            found = self._find(model, day, context)
-            self._found[key] = found.to_json() if found else None
-            self._dirty = True
-        stored = self._found[key]
+        with self._lock:
+            if key not in self._found:
+                found = self._find(model, day, context)
+                self._found[key] = found.to_json() if found else None
+                self._dirty = True
+            stored = self._found[key]
         return ModelPrices.from_json(stored) if stored else None
 
     def save(self) -> None:

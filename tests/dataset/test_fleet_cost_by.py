@@ -152,3 +152,30 @@ def test_the_output_lower_bound_counts_the_priced_requests(tmp_path: Path) -> No
     cost = _cost(root)
     assert own > 0 and cost["streaming_outputs"] == own
     assert {e["model"] for e in cost["unpriced_models"]} == {"zz-unknown-model"}
+
+
+def test_a_split_s_sets_made_at_once_are_those_made_one_after_another(folder: Path) -> None:
+    """`fleet --split` makes its three sets of figures at once, each on a cursor of its own
+    (fleet/command.py `_figures`): each is the set `figures` makes alone on one connection,
+    its bill (a price table shared by the three) included."""
+    from agent_profiler.cost import PriceTable
+    from agent_profiler.fleet import Filters, figures, open_dataset
+    from agent_profiler.fleet.command import _figures
+
+    connection = open_dataset(folder / "ds")
+    try:
+        starts = sorted(
+            row[0] for row in connection.execute("SELECT start_ns FROM sessions").fetchall()
+        )
+        split_ns = starts[len(starts) // 2]
+        data, sides = _figures(connection, Filters(), PriceTable(), split_ns)
+        prices = PriceTable()
+        alone = [
+            figures(connection, Filters(), prices, **window)
+            for window in ({}, {"until_ns": split_ns}, {"since_ns": split_ns})
+        ]
+    finally:
+        connection.close()
+    assert sides is not None and sides["before"]["sessions"]["count"] > 0
+    assert sides["after"]["sessions"]["count"] > 0 and data["cost"]["billed"]["total_usd"] > 0
+    assert [data, sides["before"], sides["after"]] == alone

@@ -136,7 +136,7 @@ def run_fleet(
     from agent_profiler.options import moment_ns
     from agent_profiler.outputs import is_stdout
 
-    from . import Filters, figures, open_dataset
+    from . import Filters, open_dataset
     from .render import render_html, render_text
 
     chosen = Filters(*filters)
@@ -170,14 +170,8 @@ def run_fleet(
     try:
         connection = open_dataset(directory)
         try:
-            data: dict[str, Any] = figures(connection, chosen, prices)
-            split_data: dict[str, Any] | None = None
-            if split_ns is not None:
-                split_data = {
-                    "date": split,
-                    "before": figures(connection, chosen, prices, until_ns=split_ns),
-                    "after": figures(connection, chosen, prices, since_ns=split_ns),
-                }
+            data, sides = _figures(connection, chosen, prices, split_ns)
+            split_data: dict[str, Any] | None = None if sides is None else {"date": split, **sides}
         finally:
             connection.close()
     except duckdb.Error as error:
@@ -216,6 +210,35 @@ def run_fleet(
             for side, said in (("before", "before"), ("after", "from")):
                 echo("\n" + render_text(split_data[side], f"{said} {split}"))
     return 0
+
+
+def _figures(
+    connection: Any, chosen: Any, prices: Any, split_ns: int | None
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]] | None]:
+    """The figures of the sessions `chosen`, and with a split those of each side of it.
+    The three sets run at once, each on a cursor of its own (its own `picked` table):
+    DuckDB lets the interpreter go while a query runs, and each set is about 25 small
+    queries (5,000 sessions: 1.00-1.09 s for `fleet --split` one after the other, 0.80-0.90
+    s at once; the same figures)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from . import figures
+
+    if split_ns is None:
+        return figures(connection, chosen, prices), None
+    windows: list[dict[str, int]] = [{}, {"until_ns": split_ns}, {"since_ns": split_ns}]
+    cursors = [connection.cursor() for _ in windows]
+    try:
+        with ThreadPoolExecutor(len(windows)) as pool:
+            made = [
+                pool.submit(figures, cursor, chosen, prices, **window)
+                for cursor, window in zip(cursors, windows, strict=True)
+            ]
+            data, before, after = (each.result() for each in made)
+    finally:
+        for cursor in cursors:
+            cursor.close()
+    return data, {"before": before, "after": after}
 
 
 def _inside(output: Path, directory: Path) -> bool:
