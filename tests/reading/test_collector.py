@@ -371,34 +371,43 @@ def _bad_lines(path: Path, count: int) -> Path:
     return path
 
 
+def _export(path: Path, output: Path) -> int:
+    """`export path -o output` in this process (`--jobs 1`); its exit code."""
+    from agent_profiler.exporting import run_export
+    from agent_profiler.options import ReadOptions
+
+    return run_export(
+        [path],
+        output=output,
+        options=ReadOptions(jobs=1),
+        force=False,
+        strict=False,
+        format_name=None,
+        stdout_is_terminal=lambda: False,
+        open_ui=None,
+    )
+
+
+def _left_in_cycles(path: Path, output: Path) -> int:
+    """The objects `_export` left in reference cycles (what a collection then frees)."""
+    gc.collect()
+    gc.disable()
+    try:
+        assert _export(path, output) == 0
+        return gc.collect()
+    finally:
+        gc.enable()
+
+
 def test_reading_leaves_no_reference_cycle_per_line(tmp_path: Path) -> None:
     """Where the console script reads its last group without the collector, whatever a
     read left in cycles, line after line, would stay to the end (a bad line's error held
     its frame, and its bytes, until a collection): an export leaves as many objects in
     cycles for 600 bad lines as for 60."""
-    from agent_profiler.exporting import run_export
-    from agent_profiler.options import ReadOptions
-
-    left: list[int] = []
-    for count in (60, 600):
-        journal = _bad_lines(tmp_path / f"bad-{count}.jsonl", count)
-        gc.collect()
-        gc.disable()
-        try:
-            code = run_export(
-                [journal],
-                output=tmp_path / f"{count}.pftrace",
-                options=ReadOptions(jobs=1),
-                force=False,
-                strict=False,
-                format_name=None,
-                stdout_is_terminal=lambda: False,
-                open_ui=None,
-            )
-            left.append(gc.collect())
-        finally:
-            gc.enable()
-        assert code == 0
+    left = [
+        _left_in_cycles(_bad_lines(tmp_path / f"bad-{count}.jsonl", count), tmp_path / f"{count}.x")
+        for count in (60, 600)
+    ]
     assert left[1] - left[0] < 100, left
 
 
@@ -406,8 +415,6 @@ def test_a_run_of_groups_reads_and_writes_them_with_fewer_collections(tmp_path: 
     """Between the reads too (a group written, the one before let go), the first threshold
     is the reads' own, and the caller's again once the run is over."""
     from agent_profiler import pipeline
-    from agent_profiler.exporting import run_export
-    from agent_profiler.options import ReadOptions
 
     folder = _rollouts(tmp_path / "in", 2)
     seen: list[int] = []
@@ -421,17 +428,7 @@ def test_a_run_of_groups_reads_and_writes_them_with_fewer_collections(tmp_path: 
     before = gc.get_threshold()
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(pipeline, "run_group", counted)
-        code = run_export(
-            [folder],
-            output=tmp_path / "out.pftrace",
-            options=ReadOptions(jobs=1),
-            force=False,
-            strict=False,
-            format_name=None,
-            stdout_is_terminal=lambda: False,
-            open_ui=None,
-        )
-    assert code == 0
+        assert _export(folder, tmp_path / "out.pftrace") == 0
     assert seen == [READING_GC_THRESHOLD] * 2
     assert gc.get_threshold() == before
 
@@ -441,27 +438,8 @@ def test_writing_leaves_no_reference_cycle_per_group(tmp_path: Path) -> None:
     its interned texts: about 460 objects) waited for a collection, which a run of groups
     now makes a hundred times less often: an export leaves as many objects in cycles for
     twelve groups as for two (writers/events.py `EventEncoder.close`)."""
-    from agent_profiler.exporting import run_export
-    from agent_profiler.options import ReadOptions
-
-    left: list[int] = []
-    for count in (2, 12):
-        folder = _rollouts(tmp_path / f"in-{count}", count)
-        gc.collect()
-        gc.disable()
-        try:
-            code = run_export(
-                [folder],
-                output=tmp_path / f"{count}.pftrace",
-                options=ReadOptions(jobs=1),
-                force=False,
-                strict=False,
-                format_name=None,
-                stdout_is_terminal=lambda: False,
-                open_ui=None,
-            )
-            left.append(gc.collect())
-        finally:
-            gc.enable()
-        assert code == 0
+    left = [
+        _left_in_cycles(_rollouts(tmp_path / f"in-{count}", count), tmp_path / f"{count}.x")
+        for count in (2, 12)
+    ]
     assert left[1] - left[0] < 100, left
