@@ -65,6 +65,21 @@ def test_reading_collects_less_often_and_restores_the_thresholds() -> None:
     assert gc.get_threshold() == before
 
 
+def test_a_run_raises_only_the_first_threshold_and_never_lowers_it() -> None:
+    """The reads' and a run's threshold: the first raised to READING_GC_THRESHOLD unless
+    the caller's is higher already, the other two the caller's, each restored after."""
+    from agent_profiler.collector import fewer_for_the_run
+
+    for first in (700, 2 * READING_GC_THRESHOLD):
+        gc.set_threshold(first, 11, 12)
+        with fewer_for_the_run():
+            during = gc.get_threshold()
+            with fewer_collections():
+                reading = gc.get_threshold()
+        assert during == reading == (max(first, READING_GC_THRESHOLD), 11, 12)
+        assert gc.get_threshold() == (first, 11, 12)
+
+
 def test_a_long_read_ends_with_its_objects_frozen_until_let_go() -> None:
     full = gc.get_stats()[2]["collections"]
     with fewer_collections():
