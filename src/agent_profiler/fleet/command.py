@@ -6,13 +6,18 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from agent_profiler.console import counted, human_size, tell
 from agent_profiler.errors import UsageError
 from agent_profiler.options import ReadOptions
+
+if TYPE_CHECKING:
+    from agent_profiler.cost import PriceTable
+
+    from . import Filters
 
 Echo = Callable[..., None]
 PRICES_CACHE = "prices-cache.json"  # in the dataset's folder: see cost.PriceTable
@@ -213,7 +218,7 @@ def run_fleet(
 
 
 def _figures(
-    connection: Any, chosen: Any, prices: Any, split_ns: int | None
+    connection: Any, chosen: Filters, prices: PriceTable | None, split_ns: int | None
 ) -> tuple[dict[str, Any], dict[str, dict[str, Any]] | None]:
     """The figures of the sessions `chosen`, and with a split those of each side of it.
     The three sets run at once, each on a cursor of its own (its own `picked` table):
