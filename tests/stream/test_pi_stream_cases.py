@@ -17,6 +17,7 @@ from test_pi_stream import assert_same_trace, export_both, refusals
 
 from agent_profiler import stream
 from agent_profiler.stream import pi as stream_pi
+from agent_profiler.stream import pi_reading
 from shared_paths import TESTS
 
 sys.path.insert(0, str(TESTS / "adapters" / "pi"))
@@ -240,7 +241,7 @@ def test_a_request_starting_before_one_written_falls_back(
 ) -> None:
     # GIVEN a request whose message was created before a request the pass has written
     # (written once the journal is REORDER_NS past its start; the pass looks every line)
-    monkeypatch.setattr(stream_pi, "BATCH_LINES", 1)
+    monkeypatch.setattr(pi_reading, "BATCH_LINES", 1)
     j = Journal()
     u1 = j.user(None, "question")
     a1 = j.assistant(u1, "answer", 1_000)
@@ -341,7 +342,7 @@ def test_random_sessions(
     compacts = seed % 3 == 2
     j = random_session(seed, compacts=compacts)
     # (the log replayed and the requests written every line, every few, or every 256)
-    monkeypatch.setattr(stream_pi, "BATCH_LINES", (1, 7, 256)[seed // 3 % 3])
+    monkeypatch.setattr(pi_reading, "BATCH_LINES", (1, 7, 256)[seed // 3 % 3])
     said = reasons(monkeypatch)
     handled = both(j.write(tmp_path / f"random-{seed}.jsonl"), export_trace, monkeypatch)
     # THEN every session without a compaction is the pass's (one with a compaction may
@@ -365,7 +366,7 @@ def test_random_sessions_with_entries_at_one_time(
     # the model path until the pass merged the samples of one time: stream/emit.py)
     compacts = seed % 2 == 0
     j = random_session(seed, compacts=compacts, together=0.05)
-    monkeypatch.setattr(stream_pi, "BATCH_LINES", (1, 7, 256)[seed % 3])
+    monkeypatch.setattr(pi_reading, "BATCH_LINES", (1, 7, 256)[seed % 3])
     said = reasons(monkeypatch)
     handled = both(j.write(tmp_path / f"together-{seed}.jsonl"), export_trace, monkeypatch)
     # THEN the pass's trace is the model path's, or it fell back for a time it shares

@@ -17,7 +17,8 @@ SWITCH = "AGENT_PROFILER_STREAM"
 
 # Where the pass is the default: it writes what the model path writes (tests/stream, every
 # journal of tests/data and the corpus) in less time and memory (Pi 50 MB: 14.4-14.9 times
-# the floor against 16.4, 83 MB against 89; docs/onepass.md). Claude Code and Codex stay
+# the floor against 16.4, 83 MB against 89; docs/onepass.md); its reading runs on a second
+# core from 8 MB up to stream.pi.FORK_UNTIL. Claude Code and Codex stay
 # on the model path where the pass would read and write on one core: there it keeps the
 # peak flat but takes more time (Claude Code 25% more wall time at 100 MB, where the model
 # path writes on two cores; Codex 11% more CPU).

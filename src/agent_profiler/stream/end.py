@@ -38,7 +38,6 @@ from agent_profiler.writers.perfetto import encode_plan, sequence_of
 from agent_profiler.writers.wire import record
 
 if TYPE_CHECKING:
-    from agent_profiler.adapters.pi_messages import Tool
     from agent_profiler.stream.claude import ClaudePass
     from agent_profiler.stream.codex import CodexPass
     from agent_profiler.stream.pi import PiPass
@@ -75,36 +74,6 @@ CONTEXT_ROW = ROWS[CONTEXT_GROUP]
 def head_sequence(group: int) -> int:
     """The sequence of a group's head: apart from every group's own."""
     return HEAD_SEQUENCES + sequence_of(group)
-
-
-def trim_calls(one: PiPass) -> None:
-    """The drafts `builder.finish` needs, the others let go before it makes a call of
-    each again: those of the largest additions (the end lays them out), each prompt's
-    last to end (its turn lasts until then: drafts.finish_prompts), and those without
-    a result that the session's facts count (not run, or still open)."""
-    builder = one.builder
-    session_end = builder.end_ns
-    causes = one.additions.causes
-    keep: dict[str, Tool] = {}
-    last: dict[str, tuple[int, Tool]] = {}
-    for call_id, draft in builder.tools.items():
-        if draft.end_ns is None:
-            if draft.from_failed_response:  # (never made a call: counted as not run)
-                keep[call_id] = draft
-                continue
-            if draft.moved_on_ns is None:  # still open: the session is incomplete
-                keep[call_id] = draft
-        if call_id in causes:
-            keep[call_id] = draft
-        if draft.prompt_id is not None:
-            end = draft.end_ns or draft.moved_on_ns or session_end or 0
-            found = last.get(draft.prompt_id)
-            if found is None or end > found[0]:
-                last[draft.prompt_id] = (end, draft)
-    for _, draft in last.values():
-        keep.setdefault(draft.call_id, draft)
-    builder.tools.clear()
-    builder.tools.update(keep)
 
 
 def _group_track(uuid: int, session: Session, span: tuple[int, int]) -> Track:

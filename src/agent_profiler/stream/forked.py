@@ -232,6 +232,8 @@ def _reducers() -> dict[type, Any]:
         model.Response,
         model.ToolCall,
         model.Compaction,
+        model.ContextSnapshot,
+        model.ContextChange,
     ]
     for kind in kinds:
         assert all(f.init for f in fields(kind)), kind  # (made again from its fields)

@@ -1,5 +1,8 @@
-"""One pass over a Pi journal (adapters/pi.py's reading, line by line): each request is
-written once it is read and no request read later can start before it (`REORDER_NS`):
+"""One pass over a Pi journal, its writing side: the reading side (stream/pi_reading.py:
+the adapter's own builder fed line by line) hands it batches of data, in this process or
+from a helper forked on another core (stream/forked.py), and it never reads the builder.
+Each request is written once it is read and no request read later can start before it
+(`REORDER_NS`):
 its response slice with its arguments and `context` (the snapshot replayed as the
 request is logged: stream/log.py), its turn on the same lane, the request counters and
 the context categories it moved, its usage totals at its end; its tool calls as they end
@@ -19,54 +22,43 @@ confirm."""
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from agent_profiler.adapters.common import assumed_model_window, journal_clock
-from agent_profiler.adapters.drafts import CompactionDraft, ToolDraft
-from agent_profiler.adapters.pi import HARNESS, SessionBuilder
+from agent_profiler.adapters.common import assumed_model_window
+from agent_profiler.adapters.drafts import CompactionDraft
+from agent_profiler.adapters.pi import HARNESS
 from agent_profiler.annotations import TraceFacts, response_args
 from agent_profiler.diagnostics import Diagnostics
-from agent_profiler.jsonl import read_jsonl
 from agent_profiler.layout.types import (
     R_COUNTER,
 )
 from agent_profiler.model import AnchorKind, ContextSnapshot, Response, Session
-from agent_profiler.stream.end import trim_calls
+from agent_profiler.stream.forked import Reading, fork_reading
 from agent_profiler.stream.log import Additions, NotHandled, StreamLog
-from agent_profiler.stream.requests import RequestPass, export_pass
+from agent_profiler.stream.pi_reading import Batch, Ending, PiReading
+from agent_profiler.stream.requests import ReadSoFar, RequestPass, export_pass
 from agent_profiler.stream.tools import StreamTools
 
 # A request's start can come before the one read before it (a Pi message's time is when it
 # was created): requests wait this long (in journal time) to be written in time order.
 REORDER_NS = 600 * 1_000_000_000
-# Lines read between two replays of the log (and the requests' writing): each stage runs
-# as a loop of its own over a few hundred lines, not interleaved line by line (which ran
-# 3-4% fewer instructions than the model path but took 15% more time on the 50 MB bench:
-# a third more instruction cache misses).
-BATCH_LINES = 256
-
-
-class _Calls:
-    """The call ids of the Tools slices so far, read from the builder's drafts: every call
-    of a response that did not fail, and one of a failed response once its result came."""
-
-    __slots__ = ("tools",)
-
-    def __init__(self, tools: dict[str, Any]) -> None:
-        self.tools = tools
-
-    def __contains__(self, call_id: object) -> bool:
-        tool = self.tools.get(call_id)  # type: ignore[call-overload]
-        return tool is not None and (tool.end_ns is not None or not tool.from_failed_response)
+# The reading runs in a helper on another core (stream/forked.py) only for a journal of at
+# most this many bytes. Each process holds its side of the session: the reading side the
+# entry tree, the calls and the responses; the writing side the requests and what the end
+# lays out. Their peak together grows by about 2 MB a MB of journal (the bench's Pi
+# journal replayed: 87 MB at 30 MB, 97 MB at 35 MB, 122 MB at 50 MB, where one process
+# peaks at 87 MB), so above this the pair would pass the export's 100 MB target
+# (docs/performance.md) and the reading stays in this process.
+FORK_UNTIL = 32 * 2**20
 
 
 class PiPass(RequestPass):
     """One Pi journal read and written in one pass (see the module's docstring)."""
 
-    builder: SessionBuilder
+    builder: ReadSoFar
 
     def __init__(
         self, path: Path, diagnostics: Diagnostics, facts: TraceFacts, group: int, add: Any
@@ -74,14 +66,11 @@ class PiPass(RequestPass):
         super().__init__(path, facts, group, add, "pi.activity")
         self.diagnostics = diagnostics
         self.log = StreamLog()
-        self.builder = SessionBuilder(str(path), diagnostics, log=self.log)
-        self.calls = _Calls(self.builder.tools)
+        self.builder = ReadSoFar()
+        # the call ids of the Tools slices so far: every call of a response that did not
+        # fail (one of a failed response with a result makes the pass fall back)
+        self.calls = self.builder.tools
         self.additions = Additions(self.calls)
-        # messages read, until their snapshots are replayed: (a request, the calls begun)
-        self.queue: list[
-            tuple[Response | None, list[ToolDraft] | None, CompactionDraft | None]
-        ] = []
-        self.compactions_seen = 0
         # each compaction's snapshot and the one before it in time (the end lays the
         # compactions out: stream/end.py)
         self.kept: list[ContextSnapshot] = []
@@ -92,7 +81,7 @@ class PiPass(RequestPass):
         self.pending: list[tuple[tuple[int, int, str], Any, ContextSnapshot, Any, Any]] = []
         self.latest = -(2**63)
         self.committed: tuple[int, int, str] | None = None
-        self.tools_seen = 0
+        self.batch: Batch | None = None  # the last taken
         self.tools = StreamTools(
             self.events, self._tool_lane, self._tool_flow, self.additions, self._cwd
         )
@@ -100,101 +89,86 @@ class PiPass(RequestPass):
     # ------------------------------------------------------------------ reading
 
     def read(self) -> Session:
-        builder = self.builder
-        on_record = builder.on_record
-        clock = journal_clock(self.path, self.diagnostics, str(self.path))
-        tools, queue = builder.tools, self.queue
-        lines = 0
-        for line, value in read_jsonl(self.path, self.diagnostics):
-            on_record(value, line, clock)
-            arrived = len(builder.responses) > self.arrived
-            started = len(tools) != self.tools_seen
-            if len(builder.compactions) > self.compactions_seen:
-                self.compactions_seen += 1
-                queue.append((None, None, builder.compactions[-1]))
-            if arrived or started:
-                # A message: queued with what only this moment tells (the calls it
-                # started, open now), until its snapshot is replayed.
-                response = None
-                if arrived:
-                    self.arrived += 1
-                    response = builder.responses[-1]
-                drafts: list[ToolDraft] | None = None
-                if started:  # (the open calls are the message's own)
-                    self.tools_seen = len(tools)
-                    drafts = [t for t in builder.open_tools if not t.from_failed_response]
-                queue.append((response, drafts, None))
-            lines += 1
-            if lines >= BATCH_LINES and queue:
-                self._drain()
-                lines = 0
-        self._drain()
-        if not builder.responses:
-            return self._no_request()
-        if any(t.from_failed_response and t.end_ns is not None for t in builder.tools.values()):
-            # Its response's flows were written without it (a failed response's calls
-            # never ran, as a rule).
-            raise NotHandled("a call of a failed response with a result")
+        make = partial(PiReading, self.path, self.diagnostics)
+        # (on another core where a helper may run, and its memory fits: stream/forked.py)
+        reading = fork_reading(make, self.path, self.diagnostics) if _fits(self.path) else None
+        if reading is None:
+            here = make()
+            try:
+                return self._read(here)
+            finally:
+                here.let_go()
+        try:
+            return self._read(reading)
+        finally:
+            reading.close()
+
+    def _read(self, reading: Reading) -> Session:
+        for batch in reading.batches():
+            self._take(batch)
+        ending = reading.ending()
+        if self.arrived == 0:
+            return self._no_request(reading, ending)
+        if ending.refused is not None:
+            raise NotHandled(ending.refused)
         self._commit(None)
-        if builder.end_ns is None:
+        if ending.end_ns is None:
             raise NotHandled("no session")
-        self.tools.finish(self.key, builder.end_ns)
-        if self.tools.cwd_used and self.tools.cwd_used[0] != builder.project:
+        tools = self.tools
+        if ending.rest:
+            tools.fit(ending.rest)
+        tools.finish(self.key, ending.end_ns)
+        if tools.cwd_used and tools.cwd_used[0] != ending.project:
             raise NotHandled("a call's path target made safe before the session's cwd")
         self.events.flush()
         left = {id(x): x for x in [*self.additions.snapshots(), *self.kept]}
-        self.log.left = sorted(left.values(), key=lambda x: x.time_ns)
-        if not builder.compactions:  # (a compaction's `context` reads every call id)
-            trim_calls(self)
-        session = builder.finish()
-        if session is None:
-            raise NotHandled("no session")
-        return session
+        snapshots = sorted(left.values(), key=lambda x: x.time_ns)
+        # (a compaction's `context` reads every call id: then every call is kept)
+        needed = None if self.compactions_taken else set(self.additions.causes)
+        session, more = reading.finish(needed)
+        return replace(session, snapshots=(*snapshots, *more))
 
-    def _no_request(self) -> Session:
+    def _no_request(self, reading: Reading, ending: Ending) -> Session:
         """A session without a measured request (a fork that made none of its own, say):
         nothing was written; its snapshot is the one the builder observes at its end, and
         the end lays the whole session out (stream/end.py)."""
-        builder = self.builder
-        if (
-            builder.compactions
-            or self.pending
-            or any(not t.from_failed_response for t in builder.tools.values())
-        ):
+        if not ending.bare or self.pending:
             raise NotHandled("compactions or calls without a measured request")
-        session = builder.finish()
-        if session is None:
-            raise NotHandled("no session")
-        return session
+        session, more = reading.finish(None)
+        return replace(session, snapshots=tuple(more))
 
-    def _drain(self) -> None:
-        """The messages queued, in order, each request with its snapshot (the log's
-        entries since the last drain replayed in one loop)."""
-        snapshots = iter(self.log.replayed())
+    compactions_taken = 0
+
+    def _take(self, batch: Batch) -> None:
+        """A batch read: what it says of the journal so far, its messages and compactions
+        in order, each request with its snapshot (its entries replayed in one loop); then
+        the requests no later one can start before written."""
+        self.builder.take(batch.prompts, batch.calls, batch.project)
+        self.batch = batch
+        snapshots = iter(batch.snapshots)
         tools = self.tools
         request = AnchorKind.RESPONSE  # (a class's attribute: looked up once a batch)
-        for response, drafts, compaction in self.queue:
-            if compaction is not None:
+        for response, started, ended in batch.entries:
+            if response is None:  # a compaction (`started`: its draft)
                 snapshot = next(snapshots, None)
                 if (
                     snapshot is None
                     or snapshot.anchor is not AnchorKind.COMPACTION
-                    or snapshot.anchor_id != compaction.id
+                    or snapshot.anchor_id != started.id
                 ):
                     raise NotHandled("a compaction without its snapshot")
-                self._compaction(compaction, snapshot)
+                self.compactions_taken += 1
+                self._compaction(started, snapshot)
                 continue
             # A message: the calls of the one before have all ended (moved on).
-            if tools.group:
-                tools.ended()
-            if response is not None:
+            if ended is not None:
+                tools.fit(ended)
+            if response is not False:
                 snapshot = next(snapshots, None)
                 if snapshot is None or snapshot.anchor is not request:
                     raise NotHandled("a snapshot of something other than a request")
-                self._arrive(response, snapshot, drafts or ())
-            if drafts is not None:
-                tools.started(drafts)
-        self.queue.clear()
+                self.arrived += 1
+                self._arrive(response, snapshot, started or [])  # type: ignore[arg-type]
         if next(snapshots, None) is not None:
             raise NotHandled("a snapshot of no request")
         self._commit(self.latest - REORDER_NS)
@@ -204,9 +178,10 @@ class PiPass(RequestPass):
     def _start(self, response: Response) -> None:
         """What the first request fixes: the session's key, the facts its arguments read,
         the capture's uuid (the tracks are numbered in the group's block)."""
-        builder = self.builder
-        self.key = key = builder.session_id or Path(builder.path).name.split(".")[0]
-        provider = builder.providers[0] if builder.providers else builder.header_provider
+        batch = self.batch
+        assert batch is not None  # (a request comes in a batch)
+        self.key = key = batch.key
+        provider = batch.provider
         window, _ = assumed_model_window([response])
         # What a response's arguments read of the session (`response_args`): guessed at
         # the first request, checked at the end (stream/end.py).
@@ -215,12 +190,10 @@ class PiPass(RequestPass):
         )
         self._uuids(key, bool(window))
 
-    def _arrive(
-        self, response: Response, snapshot: ContextSnapshot, drafts: Iterable[ToolDraft]
-    ) -> None:
+    def _arrive(self, response: Response, snapshot: ContextSnapshot, started: list[str]) -> None:
         """A request as it is read: what only its moment in the journal tells (its
         snapshot, its flows, its additions); it waits in `pending` to be written in time
-        order. `drafts`: the calls its message started."""
+        order. `started`: the ids of the calls its message started, sorted."""
         if snapshot.anchor_id != response.id:
             raise NotHandled("a request without its snapshot")
         if self.session_facts is None:
@@ -228,7 +201,6 @@ class PiPass(RequestPass):
         # Flows: from its prompt's input; to each tool call it started (calls by id:
         # they all start at its entry; the calls its message started are the open ones,
         # a new entry closes the rest).
-        started = sorted(t.call_id for t in drafts if t.response_id == response.id)
         arrival, out = self._flows(response, started)
         self.additions.take(snapshot)
         self.tools.decide()
@@ -344,10 +316,18 @@ class PiPass(RequestPass):
 
     def _opening(self) -> None:
         """The request counters' opening zeros, at the session's start (`_open`)."""
-        start = self.builder.start_ns
+        start = self.batch.start if self.batch is not None else None
         assert start is not None  # (a request was read)
         facts = self.session_facts
         self._open(start, facts is not None and bool(facts.window_tokens))
+
+
+def _fits(path: Path) -> bool:
+    """Whether the two sides' memory together stays within the target (`FORK_UNTIL`)."""
+    try:
+        return path.stat().st_size <= FORK_UNTIL
+    except OSError:
+        return False
 
 
 # Read and write one Pi journal in one pass (stream/requests.py `export_pass`).

@@ -10,10 +10,9 @@ out of the largest get their begin at the end too, without a flow."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from functools import partial
 
-from agent_profiler.adapters.drafts import ToolDraft
 from agent_profiler.annotations import tool_args
 from agent_profiler.layout.types import (
     R_SLICE_BEGIN,
@@ -28,21 +27,7 @@ from agent_profiler.stream.emit import Events, OnlineLanes
 from agent_profiler.stream.log import Additions, NotHandled
 from agent_profiler.targets import safe_target
 
-# A call's timing when no result ended it (adapters/pi.py `finish`).
-MOVED_ON = "journal: call → next entry (no result)"
-AT_END = "journal: call → end of journal (no result)"
 _set = object.__setattr__  # (a class's attribute is looked up the generic way each time)
-
-
-class _AnyResponse:
-    """Every response id a draft names is a response's: a Pi call names its message's id
-    only when that message was a measured request."""
-
-    def __contains__(self, response_id: object) -> bool:
-        return response_id is not None
-
-
-_RESPONSES = _AnyResponse()
 
 
 class StreamTools:
@@ -65,37 +50,14 @@ class StreamTools:
         self.cwd = cwd
         self.cwd_used: list[str | None] = []
         self.lanes = OnlineLanes()
-        self.group: list[ToolDraft] = []  # the calls of the last message, until all end
         self.placed: list[tuple[ToolCall, int]] = []  # ended and fitted, awaiting a snapshot
         self.held: dict[str, tuple[ToolCall, int]] = {}  # among the largest additions' calls
         # pushed out of the largest additions' calls: written at the end, without a flow
         self.late: list[tuple[ToolCall, int]] = []
-        # calls ended by the next entry: a result read later would have ended them
-        self.moved_on: list[ToolDraft] = []
 
-    def started(self, drafts: Iterable[ToolDraft]) -> None:
-        """A message's calls (those that run: not a failed response's)."""
-        if self.group:
-            raise NotHandled("calls of a message begun before the last message's ended")
-        self.group = list(drafts)
-
-    def ended(self, session_end: int | None = None) -> None:
-        """The last message's calls, all ended (the conversation moved on, or the journal
-        ended at `session_end`): each made the model's call and fitted on a lane."""
-        calls = []
-        for draft in self.group:
-            if draft.end_ns is not None:
-                end, timing = draft.end_ns, ""
-            elif draft.moved_on_ns is not None:  # type: ignore[attr-defined]
-                end, timing = draft.moved_on_ns, MOVED_ON  # type: ignore[attr-defined]
-                self.moved_on.append(draft)
-            elif session_end is not None:
-                end, timing = session_end, AT_END
-            else:
-                raise NotHandled("a call still open when the next request was read")
-            calls.append(draft.finish(_RESPONSES, end, timing=timing))
-        self.group = []
-        # first fit's order: (start, longest first, layout order: calls by start and id)
+    def fit(self, calls: list[ToolCall]) -> None:
+        """A message's calls, all ended (stream/pi_reading.py): fitted on lanes together,
+        first fit's order (start, longest first, layout order: calls by start and id)."""
         calls.sort(key=lambda c: (c.start_ns, -c.end_ns, c.call_id))
         place, placed = self.lanes.place, self.placed
         for call in calls:
@@ -127,10 +89,6 @@ class StreamTools:
 
     def finish(self, key: str, session_end: int) -> None:
         """The calls still waiting, with the flows to the largest additions."""
-        if any(draft.end_ns is not None for draft in self.moved_on):
-            raise NotHandled("a call's result read after the conversation moved on")
-        if self.group:
-            self.ended(session_end)
         self.decide()
         flows: dict[str, tuple[int, ...]] = {}
         for entry in sorted(self.additions.kept, key=lambda e: e.key[:4]):
@@ -189,4 +147,4 @@ def lane_track(uuid: int, parent: int, rank: int, description: str) -> Track:
     )
 
 
-__all__ = ["AT_END", "MOVED_ON", "StreamTools", "lane_track"]
+__all__ = ["StreamTools", "lane_track"]

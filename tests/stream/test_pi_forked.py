@@ -1,0 +1,147 @@
+"""The Pi pass with its reading in a forked helper (stream/forked.py), against the same
+pass in one process: the same bytes and the same lines said, on every Pi journal of
+tests/data and the corpus and on random hand-made sessions of test_pi_stream_cases (what
+the pass does not handle falls back for the same reason, the helper's `NotHandled` said
+in this process); the helper's failures and this process's own fall back to the model
+path's bytes, with no process left behind; and a long journal has its reading forked by
+default where the helper runs (the pass is Pi's default at any size)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_codex_forked import (
+    FAILURES,
+    _no_child_left,
+    _said,
+    hand_made_the_same,
+    helper_fails,
+    one_and_two,
+    writing_side_refuses,
+)
+from test_codex_forked import forks as forks  # (the fixture)
+from test_pi_stream import _journals, refusals
+from test_pi_stream_cases import both, random_session
+
+from agent_profiler import stream
+from agent_profiler.stream import forked, pi_reading
+from agent_profiler.stream import pi as stream_pi
+from pass_spy import spy_on_try_group
+
+
+@pytest.mark.parametrize("path", _journals())
+def test_the_same_bytes_with_the_reading_forked(
+    path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+) -> None:
+    reasons = refusals(monkeypatch, stream_pi.PiPass)
+    one, two = one_and_two(path, export_trace, monkeypatch, forks)
+    assert two.path.read_bytes() == one.path.read_bytes()
+    assert _said(two) == _said(one)
+    # (one that falls back: for the same reason both ways, the helper's said here)
+    assert reasons[: len(reasons) // 2] == reasons[len(reasons) // 2 :]
+
+
+# Random sessions of test_pi_stream_cases: with and without compactions, calls ending in
+# any order or never, branches, entries at one time; some fall back.
+SEEDS = [0, 1, 2, 5, 8, 100, 101, 104]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_hand_made_sessions_with_the_reading_forked(
+    seed: int, tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+) -> None:
+    together = 0.05 if seed >= 100 else 0.0
+    j = random_session(seed, compacts=seed % 3 == 2 or seed % 2 == 0, together=together)
+    path = j.write(tmp_path / f"random-{seed}.jsonl")
+    hand_made_the_same(path, pi_reading, stream_pi.PiPass, export_trace, monkeypatch, forks)
+
+
+def _base(tmp_path: Path) -> Path:
+    return random_session(1, compacts=False).write(tmp_path / "journal.jsonl")
+
+
+def test_damaged_lines_are_said_the_same_way_by_the_helper(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+) -> None:
+    # GIVEN a journal with a cut line, a line that is no object and a type none knows:
+    # warnings the helper's reading makes, and counts (lines read, records skipped)
+    lines = _base(tmp_path).read_text().splitlines(keepends=True)
+    lines.insert(6, '{"type": "message", "id": "cut", \n')
+    lines.insert(9, "[1, 2]\n")
+    lines.insert(12, '{"type": "mystery", "id": "m1", "timestamp": "2026-01-01T00:00:09.000Z"}\n')
+    path = tmp_path / "damaged.jsonl"
+    path.write_text("".join(lines))
+    one, two = one_and_two(path, export_trace, monkeypatch, forks)
+    # THEN this process says what the helper read, as the pass in one process says it
+    assert "not recognised" in one.stderr and "not a JSON object" in one.stderr
+    assert _said(two) == _said(one)
+    assert two.path.read_bytes() == one.path.read_bytes()
+
+
+@FAILURES
+def test_the_helper_failing_falls_back_to_the_model_path(
+    failure: Any,
+    reason: bool,
+    tmp_path: Path,
+    export_trace: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    forks: list[int],
+) -> None:
+    helper_fails(
+        _base(tmp_path),
+        pi_reading.PiReading,
+        stream_pi.PiPass,
+        failure,
+        reason,
+        export_trace,
+        monkeypatch,
+        forks,
+    )
+
+
+def test_the_writing_side_failing_ends_the_helper(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+) -> None:
+    writing_side_refuses(
+        _base(tmp_path), pi_reading, stream_pi.PiPass, export_trace, monkeypatch, forks
+    )
+
+
+def test_a_long_journal_has_its_reading_forked_by_default_where_the_helper_runs(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+) -> None:
+    # GIVEN the default switch: the pass is Pi's at any size
+    path = _base(tmp_path)
+    monkeypatch.delenv(stream.SWITCH, raising=False)
+    handled = spy_on_try_group(monkeypatch)
+    # WHEN the journal is below FORK_AFTER: the pass in this process
+    monkeypatch.setattr(forked, "FORK_AFTER", path.stat().st_size + 1)
+    export_trace(path, require_addition=False)
+    assert handled == [True] and forks == []
+    # WHEN it is at FORK_AFTER: its reading in a helper, writing what the model path writes
+    monkeypatch.setattr(forked, "FORK_AFTER", path.stat().st_size)
+    assert both(path, export_trace, monkeypatch)
+    assert len(forks) == 1
+    assert _no_child_left()
+
+
+def test_a_journal_past_what_two_processes_may_hold_is_read_in_one(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+) -> None:
+    # GIVEN a journal a helper would read (FORK_AFTER below it)
+    path = _base(tmp_path)
+    monkeypatch.delenv(stream.SWITCH, raising=False)
+    handled = spy_on_try_group(monkeypatch)
+    # WHEN it is at FORK_UNTIL: its reading in a helper
+    monkeypatch.setattr(stream_pi, "FORK_UNTIL", path.stat().st_size)
+    at = export_trace(path, require_addition=False)
+    assert handled == [True] and len(forks) == 1
+    # WHEN it is past FORK_UNTIL (the pair's memory would pass the target): the pass in
+    # this process, the same bytes
+    monkeypatch.setattr(stream_pi, "FORK_UNTIL", path.stat().st_size - 1)
+    past = export_trace(path, require_addition=False)
+    assert handled == [True, True] and len(forks) == 1
+    assert past.path.read_bytes() == at.path.read_bytes()
+    assert _no_child_left()
