@@ -8,6 +8,8 @@ default where the helper runs (the pass is Pi's default at any size)."""
 
 from __future__ import annotations
 
+import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +27,16 @@ from test_codex_forked import forks as forks  # (the fixture)
 from test_pi_stream import _journals, refusals
 from test_pi_stream_cases import both, random_session
 
+sys.path.insert(0, str(Path(__file__).parent.parent / "adapters" / "pi"))
+from test_pi import Journal
+
 from agent_profiler import stream
+from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.stream import forked, pi_reading
 from agent_profiler.stream import pi as stream_pi
+from agent_profiler.stream.log import ReadAgain
 from pass_spy import spy_on_try_group
+from shared_paths import TESTS
 
 
 @pytest.mark.parametrize("path", _journals())
@@ -145,3 +153,70 @@ def test_a_journal_past_what_two_processes_may_hold_is_read_in_one(
     assert handled == [True, True] and len(forks) == 1
     assert past.path.read_bytes() == at.path.read_bytes()
     assert _no_child_left()
+
+
+LONG = TESTS / "data" / "journals" / "pi" / "pi-mono_large-session_v1.jsonl"
+
+
+def test_a_lean_reading_of_a_chain_lets_go_of_its_entries_and_says_the_same() -> None:
+    # GIVEN the large session (a chain: each entry the child of the one before), read as a
+    # helper reads it (lean, letting go), and as the pass in one process reads it
+    def read(**lean: bool) -> tuple[Any, list[Any]]:
+        reading = pi_reading.PiReading(LONG, Diagnostics(), **lean)
+        batches = list(reading.batches())
+        gone = sum(1 for entry in reading.builder.entries.values() if entry is None)
+        ending = reading.ending()
+        session, more = reading.finish(set())
+        return (batches, ending, replace(session, responses=()), more), [gone]
+
+    kept, [none_gone] = read()
+    lean, [gone] = read(lean=True, let_go=True)
+    # THEN it let go of nearly every entry, and handed on the same batches and session
+    # (the session's facts counted from what it kept: the final branch's length)
+    assert none_gone == 0 and gone > 0.9 * LONG.read_bytes().count(b"\n")
+    assert lean == kept
+
+
+def _branched(tmp_path: Path) -> Path:
+    """A chain, then a prompt that branches from its first answer."""
+    j = Journal()
+    u1 = j.user(None, "look at the repo")
+    a1 = j.assistant(u1, "which file?", 5_000)
+    leaf = a1
+    for n in range(6):
+        u = j.user(leaf, f"step {n}")
+        leaf = j.assistant(u, "done", 5_100 + 100 * n)
+    u = j.user(a1, "back to the start")  # (a branch: its parent is long let go)
+    j.assistant(u, "ok", 5_050)
+    return j.write(tmp_path / "branched.jsonl")
+
+
+def test_an_entry_off_the_chain_reads_the_journal_again_keeping_them(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+) -> None:
+    # GIVEN a session whose last prompt branches from an entry a lean reading let go
+    path = _branched(tmp_path)
+    monkeypatch.setattr(pi_reading, "BATCH_LINES", 1)
+    with pytest.raises(ReadAgain):
+        list(pi_reading.PiReading(path, Diagnostics(), lean=True, let_go=True).batches())
+    # WHEN it is exported with its reading in a helper that lets go
+    monkeypatch.setattr(stream_pi, "LET_GO_AFTER", 0)
+    reasons = refusals(monkeypatch, stream_pi.PiPass)
+    one, two = one_and_two(path, export_trace, monkeypatch, forks)
+    # THEN the pass read it again in this process (no second helper), and wrote what it
+    # writes in one process, which is what the model path writes
+    assert reasons == ["an entry off the chain of the entries let go"]
+    assert two.path.read_bytes() == one.path.read_bytes()
+    assert _said(two) == _said(one)
+    assert both(path, export_trace, monkeypatch)
+
+
+def test_a_chain_exported_with_its_entries_let_go_is_the_same_trace(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+) -> None:
+    monkeypatch.setattr(stream_pi, "LET_GO_AFTER", 0)
+    reasons = refusals(monkeypatch, stream_pi.PiPass)
+    one, two = one_and_two(LONG, export_trace, monkeypatch, forks)
+    assert reasons == []
+    assert two.path.read_bytes() == one.path.read_bytes()
+    assert _said(two) == _said(one)

@@ -26,6 +26,7 @@ from agent_profiler.model import (
     SourceKind,
     ToolCall,
     Usage,
+    shared,
 )
 from agent_profiler.records import hashable_record, record
 from agent_profiler.targets import raw_target
@@ -61,6 +62,12 @@ def argument_previews(keep: bool) -> Iterator[None]:
         yield
     finally:
         _argument_previews.reset(token)
+
+
+def keeps_previews() -> bool:
+    """Whether the journals read now keep previews (`argument_previews`): a prompt's too,
+    which a trace shows only with --previews as well."""
+    return _argument_previews.get()
 
 
 # Whether the journals read now give their calls a digest of their input (what `summary`
@@ -121,6 +128,13 @@ class ToolArguments:
         keep = _argument_previews.get()
         if isinstance(decoded, dict):
             keys = tuple(map(str, decoded))
+            # One object for a tool's calls' keys (a long session held one per call).
+            kept = _KEYS.get(keys)
+            if kept is None:
+                if len(_KEYS) >= _MAX_KEYS:
+                    _KEYS.clear()
+                kept = _KEYS[keys] = keys
+            keys = kept
             if keep:
                 previews = tuple(
                     (str(k), preview(v if isinstance(v, str) else json_text(v)))
@@ -135,8 +149,14 @@ class ToolArguments:
             args_digest(decoded if decoded is not None else text)
             if _argument_digests.get()
             else "",
-            raw_target(decoded),
+            shared(raw_target(decoded)),  # (a program or a file: most calls repeat one)
         )
+
+
+# The key tuples made so far (`ToolArguments.of`): at most this many, a long session's
+# memory flat (made afresh when full).
+_MAX_KEYS = 4096
+_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
 @record

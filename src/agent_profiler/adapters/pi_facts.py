@@ -76,6 +76,11 @@ def _final_branch(builder: SessionBuilder) -> int:
     count = 0
     node = builder.last_entry
     while node is not None:
+        entry = entries[node]
+        if entry is None:
+            # Let go by a lean reading of a chain (stream/pi_reading.py): the entries on
+            # the active path before the last, all on the way to the root.
+            return count + builder.branch.path.index(node) + 1
         count += 1
-        node = entries[node].parent
+        node = entry.parent
     return count

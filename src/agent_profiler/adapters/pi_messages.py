@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agent_profiler.adapters.common import json_text, preview, recorded_usd, text_field
-from agent_profiler.adapters.drafts import ToolArguments, ToolDraft
+from agent_profiler.adapters.drafts import ToolArguments, ToolDraft, keeps_previews
 from agent_profiler.adapters.pi_records import (
     SECTIONS,
     bash_execution_text,
@@ -30,6 +30,7 @@ from agent_profiler.model import (
     SourceKind,
     Stage,
     Usage,
+    shared,
 )
 from agent_profiler.records import record
 
@@ -83,7 +84,8 @@ def on_user(builder: SessionBuilder, entry: Entry, message: dict[str, Any]) -> N
         start = builder.message_time(message, entry)
         chars = sum(len(text) for _, text in texts)
         first = texts[0][1] if texts else ""
-        builder.prompts.append(Prompt(entry.id, start, start, chars, "user", preview(first)))
+        shown = preview(first) if keeps_previews() else ""  # (a long session held them all)
+        builder.prompts.append(Prompt(entry.id, start, start, chars, "user", shown))
         entry.prompt_id = entry.id
 
 
@@ -327,6 +329,7 @@ def on_tool_call(
     name = block.get("name")
     if not name or not isinstance(name, str):
         name = "tool"
+    name = shared(name)  # (its calls' one object: a long session held one per call)
     arguments = block.get("arguments")
     # Made once: tool_call_text(name, a) is name + tool_call_text("", a).
     arguments_text = tool_call_text("", arguments)

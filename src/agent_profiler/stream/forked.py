@@ -40,7 +40,7 @@ from agent_profiler.children import fork_helper
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.model import Session
 from agent_profiler.records import field_values
-from agent_profiler.stream.log import NotHandled
+from agent_profiler.stream.log import NotHandled, ReadAgain
 
 if TYPE_CHECKING:
     from agent_profiler.jsonl import LineSkip
@@ -188,6 +188,8 @@ def _serve(
         diagnostics.on_progress = None  # (this process's: not sent)
         # (its responses are those of the batches: not sent again)
         _send(sent, ("session", (replace(session, responses=()), ops, diagnostics)))
+    except ReadAgain as again:
+        _send(sent, ("again", str(again)))
     except NotHandled as stop:
         _send(sent, ("stop", str(stop)))
     except Exception as error:  # (a bug, or a file it cannot read: the model path says)
@@ -321,6 +323,8 @@ class ForkedReading:
         del received[:end]
         if kind == "stop":
             raise NotHandled(value)
+        if kind == "again":
+            raise ReadAgain(value)
         if kind == "failed":
             raise RuntimeError(f"the reading helper failed: {value}")
         return kind, value

@@ -26,6 +26,12 @@ class NotHandled(Exception):
     way. Raised before the group's bytes are handed on."""
 
 
+class ReadAgain(NotHandled):
+    """The reading let go of what the journal turned out to need again (a lean reading,
+    stream/pi_reading.py): the pass runs again from the start, its reading keeping
+    everything (stream/requests.py `export_pass`)."""
+
+
 class Additions:
     """The `MAX_ADDITION_INSTANTS` largest additions a tool call caused so far, ranked
     as views.largest_tool_additions ranks them over the whole session (-delta, time, item

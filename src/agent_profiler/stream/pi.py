@@ -36,23 +36,31 @@ from agent_profiler.layout.types import (
     R_COUNTER,
 )
 from agent_profiler.model import AnchorKind, ContextSnapshot, Response, Session
+from agent_profiler.stream.emit import Events
 from agent_profiler.stream.forked import Reading, fork_reading
 from agent_profiler.stream.log import Additions, NotHandled, StreamLog
 from agent_profiler.stream.pi_reading import Batch, Ending, PiReading
 from agent_profiler.stream.requests import ReadSoFar, RequestPass, export_pass
 from agent_profiler.stream.tools import StreamTools
+from agent_profiler.writers.events import UNIQUE_STRING_KEYS, EventEncoder
+from agent_profiler.writers.perfetto import sequence_of
 
 # A request's start can come before the one read before it (a Pi message's time is when it
 # was created): requests wait this long (in journal time) to be written in time order.
 REORDER_NS = 600 * 1_000_000_000
 # The reading runs in a helper on another core (stream/forked.py) only for a journal of at
 # most this many bytes. Each process holds its side of the session: the reading side the
-# entry tree, the calls and the responses; the writing side the requests and what the end
-# lays out. Their peak together grows by about 2 MB a MB of journal (the bench's Pi
-# journal replayed: 87 MB at 30 MB, 97 MB at 35 MB, 122 MB at 50 MB, where one process
-# peaks at 87 MB), so above this the pair would pass the export's 100 MB target
-# (docs/performance.md) and the reading stays in this process.
-FORK_UNTIL = 32 * 2**20
+# responses' ids and ends, the calls' drafts, the context's items, and the entry tree (of
+# a chain, only the entries since the last request: `LET_GO_AFTER`); the writing side the
+# responses and what the end lays out. Their peak together (the bench's Pi journal
+# replayed): 72 MB at 30 MB, 92-93 MB at 50 MB, 99 MB at 55 MB, where one process peaks
+# at 77 MB at 50 MB; past this the pair would pass the export's 100 MB target
+# (docs/performance.md), and the reading stays in this process.
+FORK_UNTIL = 52 * 2**20
+# From this many bytes a helper's reading lets go of the entries a chain no longer reads
+# (stream/pi_reading.py), reading the journal again if it turns out to (`ReadAgain`).
+LET_GO_AFTER = 24 * 2**20
+PASS_UNIQUE_KEYS = UNIQUE_STRING_KEYS | {"call_id", "source_id"}
 
 
 class PiPass(RequestPass):
@@ -64,6 +72,10 @@ class PiPass(RequestPass):
         self, path: Path, diagnostics: Diagnostics, facts: TraceFacts, group: int, add: Any
     ) -> None:
         super().__init__(path, facts, group, add, "pi.activity")
+        # Call and source ids not interned (stream/claude.py's): the table of interned
+        # strings grew by one for every call, 4 MB at 50 MB (traced).
+        self.encoder = EventEncoder(sequence_of(group), unique=PASS_UNIQUE_KEYS)
+        self.events = Events(self.encoder, add, self.events.activity)
         self.diagnostics = diagnostics
         self.log = StreamLog()
         self.builder = ReadSoFar()
@@ -89,11 +101,15 @@ class PiPass(RequestPass):
     # ------------------------------------------------------------------ reading
 
     def read(self) -> Session:
-        make = partial(PiReading, self.path, self.diagnostics)
         # (on another core where a helper may run, and its memory fits: stream/forked.py)
-        reading = fork_reading(make, self.path, self.diagnostics) if _fits(self.path) else None
+        size = _size(self.path)
+        # (read again after a lean reading let go of too much: in this process)
+        helped = self.lean and size <= FORK_UNTIL
+        let_go = size >= LET_GO_AFTER
+        lean = partial(PiReading, self.path, self.diagnostics, lean=True, let_go=let_go)
+        reading = fork_reading(lean, self.path, self.diagnostics) if helped else None
         if reading is None:
-            here = make()
+            here = PiReading(self.path, self.diagnostics)
             try:
                 return self._read(here)
             finally:
@@ -322,12 +338,12 @@ class PiPass(RequestPass):
         self._open(start, facts is not None and bool(facts.window_tokens))
 
 
-def _fits(path: Path) -> bool:
-    """Whether the two sides' memory together stays within the target (`FORK_UNTIL`)."""
+def _size(path: Path) -> int:
+    """The journal's size in bytes (past `FORK_UNTIL` when it cannot be told)."""
     try:
-        return path.stat().st_size <= FORK_UNTIL
+        return path.stat().st_size
     except OSError:
-        return False
+        return FORK_UNTIL + 1
 
 
 # Read and write one Pi journal in one pass (stream/requests.py `export_pass`).

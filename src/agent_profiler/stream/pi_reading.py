@@ -12,7 +12,11 @@ in two (stream/forked.py).
 A message's calls end when the conversation moves on (the next message), or at their
 result: a message's calls are made the model's calls (`ToolDraft.finish`) as the next
 message is handed on, from their drafts as the batch finds them, and the writing side
-fits them on their lanes. The calls of the last message end with the journal."""
+fits them on their lanes. The calls of the last message end with the journal.
+
+A helper's reading is lean (stream/pi.py): the builder keeps of each response handed on
+only what its `finish` reads, and (`let_go`) the entries of a chain it no longer reads; a
+line that would read them again stops the reading (`ReadAgain`)."""
 
 from __future__ import annotations
 
@@ -27,7 +31,7 @@ from agent_profiler.adapters.pi_messages import Tool
 from agent_profiler.diagnostics import Diagnostics
 from agent_profiler.jsonl import read_jsonl
 from agent_profiler.model import ContextSnapshot, Response, Session, ToolCall
-from agent_profiler.stream.log import NotHandled, StreamLog
+from agent_profiler.stream.log import NotHandled, ReadAgain, StreamLog
 
 # Lines read between two batches: each stage runs as a loop of its own over a few hundred
 # lines, not interleaved line by line (which ran 3-4% fewer instructions than the model
@@ -69,6 +73,17 @@ class Ending(NamedTuple):
     refused: str | None  # why a session with requests is not written (None: it is)
 
 
+class _Sent(NamedTuple):
+    """A response handed on, as the builder's `finish` reads it: its id (its calls'
+    response), its turn and end (the turn's end), its model (the window assumed). A
+    helper keeps this much of each instead of the response (stream/pi.py)."""
+
+    id: str
+    prompt_id: str | None
+    end_ns: int
+    model: str
+
+
 class _AnyResponse:
     """Every response id a draft names is a response's: a Pi call names its message's id
     only when that message was a measured request."""
@@ -78,6 +93,21 @@ class _AnyResponse:
 
 
 _RESPONSES = _AnyResponse()
+
+
+# The entry types that read earlier entries again (a compaction's kept history, an edit's
+# target, a usage record's request, a branch's summary) or start the session again.
+_OFF_CHAIN = frozenset({"compaction", "context_edit", "usage", "branch_summary", "session"})
+
+
+def _on_chain(builder: SessionBuilder, value: dict[str, Any]) -> bool:
+    """Whether a line continues the chain of entries (its parent the last entry; v1's
+    entries are linked to the one before by their reading) with a type that reads no
+    earlier entry."""
+    if value.get("type") in _OFF_CHAIN:
+        return False
+    version = builder.version
+    return version is None or version < 2 or value.get("parentId") == builder.last_entry
 
 
 class _ReadingLog(StreamLog):
@@ -99,9 +129,21 @@ class _ReadingLog(StreamLog):
 class PiReading:
     """One Pi journal read for the one pass (see the module's docstring)."""
 
-    def __init__(self, path: Path, diagnostics: Diagnostics) -> None:
+    def __init__(
+        self, path: Path, diagnostics: Diagnostics, *, lean: bool = False, let_go: bool = False
+    ) -> None:
         self.path = path
         self.diagnostics = diagnostics
+        # (a helper's reading: the session's responses are the writing side's, and the
+        # builder keeps only what its `finish` reads of each, `_Sent`)
+        self.lean = lean
+        # While the session is one chain (each entry the child of the one before, no
+        # compaction, edit or branch), the entries on the active path but its last are let
+        # go once a batch is made: only a branch, a compaction or an edit reads them
+        # again, and then the reading stops (`ReadAgain`) and the pass reads the journal
+        # again keeping them (stream/requests.py `export_pass`).
+        self.let_go_entries = let_go
+        self.let_go_to = 0  # the path's entries let go so far
         self.log = _ReadingLog()
         self.builder = SessionBuilder(str(path), diagnostics, log=self.log)
         # messages and compactions read, until handed on: (a request, the calls begun)
@@ -114,6 +156,7 @@ class PiReading:
         self.group: list[Tool] = []  # the calls of the last message, until all end
         # calls ended by the next entry: a result read later would have ended them
         self.moved_on: list[Tool] = []
+        self.lean_to = 0  # the responses made lean so far
 
     def let_go(self) -> None:
         """Drop the reading's state now (stream/requests.py `RequestPass.let_go`)."""
@@ -132,6 +175,8 @@ class PiReading:
         )
         lines = 0
         for line, value in read_jsonl(self.path, self.diagnostics):
+            if self.let_go_to and value.__class__ is dict and not _on_chain(builder, value):
+                raise ReadAgain("an entry off the chain of the entries let go")
             on_record(value, line, clock)
             arrived = len(responses) > self.arrived
             started = len(tools) != self.tools_seen
@@ -182,10 +227,18 @@ class PiReading:
             entries.append((response if response is not None else False, started, ended))
         self.queue.clear()
         builder = self.builder
+        if self.lean:
+            responses = builder.responses
+            for index in range(self.lean_to, len(responses)):
+                r = responses[index]
+                responses[index] = _Sent(r.id, r.prompt_id, r.end_ns, r.model)  # type: ignore[call-overload]
+            self.lean_to = len(responses)
         prompts = builder.prompts
         new_prompts = [(p.id, p.start_ns) for p in prompts[self.prompts_sent :]]
         self.prompts_sent = len(prompts)
         calls, self.calls = self.calls, []
+        if self.let_go_entries:
+            self._let_go()
         ops = self.log.taken()
         return Batch(
             self.log.snapshots_of(ops) if ops else [],
@@ -197,6 +250,20 @@ class PiReading:
             builder.session_id or Path(builder.path).name.split(".")[0],
             builder.providers[0] if builder.providers else builder.header_provider,
         )
+
+    def _let_go(self) -> None:
+        """The entries on the active path but its last let go (their ids stay, so a
+        repeated id is still told), and the lines' ids (only a compaction reads them)."""
+        builder = self.builder
+        path, entries = builder.branch.path, builder.entries
+        end = len(path) - 1
+        if end <= self.let_go_to:
+            return
+        gone: Any = None  # (what a key holds once its entry is let go: pi_facts reads it)
+        for entry_id in path[self.let_go_to : end]:
+            entries[entry_id] = gone
+        self.let_go_to = end
+        builder.line_ids.clear()
 
     def _started(self, drafts: Iterable[Tool]) -> None:
         """A message's calls (those that run: not a failed response's)."""

@@ -26,7 +26,7 @@ from agent_profiler.spools import SpooledBytes
 from agent_profiler.stream.calls import LATER, PassCalls
 from agent_profiler.stream.emit import Events, OnlineLanes
 from agent_profiler.stream.end import CONTEXT_ROW, RANK, ROWS, TURN_ARGS, write_end
-from agent_profiler.stream.log import Additions, NotHandled
+from agent_profiler.stream.log import Additions, NotHandled, ReadAgain
 from agent_profiler.stream.tools import StreamTools, lane_track
 from agent_profiler.writers.chunks import PacketSink
 from agent_profiler.writers.events import EventEncoder
@@ -74,6 +74,9 @@ class RequestPass:
     docstring); `builder` is the pass's own session builder."""
 
     builder: Any
+    # Whether the reading may let go of what a journal seldom needs again (stream/pi.py: a
+    # helper's reading of a linear Pi session), reading it again if it does (`ReadAgain`).
+    lean = False
 
     def let_go(self) -> None:
         """Drop the pass's state now, not at the cycle collector's next full collection:
@@ -434,13 +437,36 @@ def export_pass(
     size, past `SPOOL_AFTER` in a file with no name, not in memory); returns
     the session as the end of the reading left it (its requests, calls and prompts, no
     snapshots but those the end reads), for what the caller counts. `threaded`: the
-    deflating may run on a thread (chunks.PacketSink)."""
+    deflating may run on a thread (chunks.PacketSink). A lean reading that let go of
+    what the journal needs again (`ReadAgain`, before anything went into `stream`):
+    the pass again, its reading keeping everything."""
+    once = partial(_export_once, kind, path, diagnostics, facts, group, stream, compress, threaded)
+    try:
+        return once(True)
+    except ReadAgain:
+        return once(False)
+
+
+def _export_once(
+    kind: type[PiPass | CodexPass | ClaudePass],
+    path: Path,
+    diagnostics: Diagnostics,
+    facts: TraceFacts,
+    group: int,
+    stream: IO[bytes],
+    compress: bool,
+    threaded: bool,
+    lean: bool,
+) -> Session:
+    """`export_pass` once; `lean`: its reading may let go of what a journal seldom needs
+    again (`RequestPass.lean`)."""
     requests = SpooledBytes(SPOOL_AFTER)
     sink = PacketSink(cast(IO[bytes], requests), compress=compress, threaded=threaded)
     head = PacketSink(stream, compress=compress, threaded=threaded)
     one: PiPass | CodexPass | ClaudePass | None = None
     try:
         one = kind(path, diagnostics, facts, group, sink.add)
+        one.lean = lean
         session = one.read()
         write_end(one, session, replace(facts, accounting=diagnostics.accounting()), head)
         sink.close()
