@@ -117,41 +117,30 @@ def test_the_writing_side_failing_ends_the_helper(
     )
 
 
-def test_a_long_journal_has_its_reading_forked_by_default_where_the_helper_runs(
+def test_a_journal_from_fork_after_to_fork_until_has_its_reading_forked_by_default(
     tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch, forks: list[int]
 ) -> None:
     # GIVEN the default switch: the pass is Pi's at any size
     path = _base(tmp_path)
+    size = path.stat().st_size
     monkeypatch.delenv(stream.SWITCH, raising=False)
     handled = spy_on_try_group(monkeypatch)
     # WHEN the journal is below FORK_AFTER: the pass in this process
-    monkeypatch.setattr(forked, "FORK_AFTER", path.stat().st_size + 1)
-    export_trace(path, require_addition=False)
+    monkeypatch.setattr(forked, "FORK_AFTER", size + 1)
+    below = export_trace(path, require_addition=False)
     assert handled == [True] and forks == []
-    # WHEN it is at FORK_AFTER: its reading in a helper, writing what the model path writes
-    monkeypatch.setattr(forked, "FORK_AFTER", path.stat().st_size)
+    # WHEN it is at FORK_AFTER but past FORK_UNTIL (the pair's memory would pass the
+    # target): the pass in this process too, the same bytes
+    monkeypatch.setattr(forked, "FORK_AFTER", size)
+    monkeypatch.setattr(stream_pi, "FORK_UNTIL", size - 1)
+    past = export_trace(path, require_addition=False)
+    assert handled == [True, True] and forks == []
+    assert past.path.read_bytes() == below.path.read_bytes()
+    # WHEN it is at FORK_AFTER and at FORK_UNTIL: its reading in a helper, writing what
+    # the model path writes
+    monkeypatch.setattr(stream_pi, "FORK_UNTIL", size)
     assert both(path, export_trace, monkeypatch)
     assert len(forks) == 1
-    assert _no_child_left()
-
-
-def test_a_journal_past_what_two_processes_may_hold_is_read_in_one(
-    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch, forks: list[int]
-) -> None:
-    # GIVEN a journal a helper would read (FORK_AFTER below it)
-    path = _base(tmp_path)
-    monkeypatch.delenv(stream.SWITCH, raising=False)
-    handled = spy_on_try_group(monkeypatch)
-    # WHEN it is at FORK_UNTIL: its reading in a helper
-    monkeypatch.setattr(stream_pi, "FORK_UNTIL", path.stat().st_size)
-    at = export_trace(path, require_addition=False)
-    assert handled == [True] and len(forks) == 1
-    # WHEN it is past FORK_UNTIL (the pair's memory would pass the target): the pass in
-    # this process, the same bytes
-    monkeypatch.setattr(stream_pi, "FORK_UNTIL", path.stat().st_size - 1)
-    past = export_trace(path, require_addition=False)
-    assert handled == [True, True] and len(forks) == 1
-    assert past.path.read_bytes() == at.path.read_bytes()
     assert _no_child_left()
 
 

@@ -45,7 +45,7 @@ from agent_profiler.stream.calls import UNENDED
 from agent_profiler.stream.claude_reading import Batch, ClaudeReading
 from agent_profiler.stream.claude_tools import FOREVER, ClaudeTools
 from agent_profiler.stream.emit import Events
-from agent_profiler.stream.forked import Reading, fork_reading
+from agent_profiler.stream.forked import Reading, fork_reading, read_with
 from agent_profiler.stream.log import Additions, NotHandled, StreamLog
 from agent_profiler.stream.requests import OrderedPass, ReadSoFar, export_pass
 from agent_profiler.writers.events import UNIQUE_STRING_KEYS, EventEncoder
@@ -87,16 +87,7 @@ class ClaudePass(OrderedPass):
         make = partial(ClaudeReading, self.path, self.diagnostics)
         # (on another core where a helper may run: stream/forked.py)
         reading = fork_reading(make, self.path, self.diagnostics, progress_skip)
-        if reading is None:
-            here = make()
-            try:
-                return self._read(here)
-            finally:
-                here.let_go()
-        try:
-            return self._read(reading)
-        finally:
-            reading.close()
+        return read_with(reading, make, self._read)
 
     def _read(self, reading: Reading) -> Session:
         for batch in reading.batches():

@@ -39,7 +39,7 @@ from agent_profiler.layout.types import R_SLICE_BEGIN
 from agent_profiler.model import ContextSnapshot, Response, Session
 from agent_profiler.stream.calls import LATER
 from agent_profiler.stream.codex_reading import Batch, CodexReading
-from agent_profiler.stream.forked import Reading, fork_reading
+from agent_profiler.stream.forked import Reading, fork_reading, read_with
 from agent_profiler.stream.log import Additions, NotHandled, StreamLog
 from agent_profiler.stream.requests import OrderedPass, ReadSoFar, export_pass
 from agent_profiler.stream.tools import StreamTools
@@ -82,12 +82,7 @@ class CodexPass(OrderedPass):
         make = partial(CodexReading, self.path, self.diagnostics)
         # (on another core where a helper may run: stream/forked.py)
         reading = fork_reading(make, self.path, self.diagnostics)
-        if reading is None:
-            return self._read(make())
-        try:
-            return self._read(reading)
-        finally:
-            reading.close()
+        return read_with(reading, make, self._read)
 
     def _read(self, reading: Reading) -> Session:
         for batch in reading.batches():

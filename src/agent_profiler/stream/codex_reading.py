@@ -103,6 +103,10 @@ class CodexReading:
         self.kept: set[str] | None = None  # the drafts `finish` needs, once checked
         self.new_calls: list[str] = []  # the ids of the calls read since the last batch
 
+    def let_go(self) -> None:
+        """Drop the reading's state now (stream/requests.py `RequestPass.let_go`)."""
+        vars(self).clear()
+
     def batches(self) -> Iterator[Batch]:
         """The rollout read, a batch at a time; then `ending` is set."""
         builder = self.builder

@@ -68,6 +68,28 @@ class HelpedReading(Reading, Protocol):
 
     def check(self) -> None: ...
 
+    def let_go(self) -> None: ...
+
+
+def read_with(
+    forked: ForkedReading | None,
+    make: Callable[[], HelpedReading],
+    read: Callable[[Reading], Session],
+) -> Session:
+    """`read` of the reading side a helper runs (`forked`: ended and reaped after), or of
+    one made in this process (`make()`: its state let go after, not at the cycle
+    collector's next full collection)."""
+    if forked is None:
+        here = make()
+        try:
+            return read(here)
+        finally:
+            here.let_go()
+    try:
+        return read(forked)
+    finally:
+        forked.close()
+
 
 def may_fork(path: Path, *, allowed: bool | None = None) -> bool:
     """Whether the reading of `path` would run in a helper: where one may run (`allowed`,

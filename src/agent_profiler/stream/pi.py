@@ -37,7 +37,7 @@ from agent_profiler.layout.types import (
 )
 from agent_profiler.model import AnchorKind, ContextSnapshot, Response, Session
 from agent_profiler.stream.emit import Events
-from agent_profiler.stream.forked import Reading, fork_reading
+from agent_profiler.stream.forked import Reading, fork_reading, read_with
 from agent_profiler.stream.log import Additions, NotHandled, StreamLog
 from agent_profiler.stream.pi_reading import Batch, Ending, PiReading
 from agent_profiler.stream.requests import ReadSoFar, RequestPass, export_pass
@@ -108,16 +108,7 @@ class PiPass(RequestPass):
         let_go = size >= LET_GO_AFTER
         lean = partial(PiReading, self.path, self.diagnostics, lean=True, let_go=let_go)
         reading = fork_reading(lean, self.path, self.diagnostics) if helped else None
-        if reading is None:
-            here = PiReading(self.path, self.diagnostics)
-            try:
-                return self._read(here)
-            finally:
-                here.let_go()
-        try:
-            return self._read(reading)
-        finally:
-            reading.close()
+        return read_with(reading, partial(PiReading, self.path, self.diagnostics), self._read)
 
     def _read(self, reading: Reading) -> Session:
         for batch in reading.batches():

@@ -440,42 +440,28 @@ def export_pass(
     deflating may run on a thread (chunks.PacketSink). A lean reading that let go of
     what the journal needs again (`ReadAgain`, before anything went into `stream`):
     the pass again, its reading keeping everything."""
-    once = partial(_export_once, kind, path, diagnostics, facts, group, stream, compress, threaded)
-    try:
-        return once(True)
-    except ReadAgain:
-        return once(False)
-
-
-def _export_once(
-    kind: type[PiPass | CodexPass | ClaudePass],
-    path: Path,
-    diagnostics: Diagnostics,
-    facts: TraceFacts,
-    group: int,
-    stream: IO[bytes],
-    compress: bool,
-    threaded: bool,
-    lean: bool,
-) -> Session:
-    """`export_pass` once; `lean`: its reading may let go of what a journal seldom needs
-    again (`RequestPass.lean`)."""
-    requests = SpooledBytes(SPOOL_AFTER)
-    sink = PacketSink(cast(IO[bytes], requests), compress=compress, threaded=threaded)
-    head = PacketSink(stream, compress=compress, threaded=threaded)
-    one: PiPass | CodexPass | ClaudePass | None = None
-    try:
-        one = kind(path, diagnostics, facts, group, sink.add)
-        one.lean = lean
-        session = one.read()
-        write_end(one, session, replace(facts, accounting=diagnostics.accounting()), head)
-        sink.close()
-        head.close()
-        requests.copy_to(stream)
-    finally:
-        sink.stop()
-        head.stop()
-        requests.close()
-        if one is not None:
-            one.let_go()
-    return session
+    lean = True
+    while True:  # (twice at most: the second reading is not lean)
+        requests = SpooledBytes(SPOOL_AFTER)
+        sink = PacketSink(cast(IO[bytes], requests), compress=compress, threaded=threaded)
+        head = PacketSink(stream, compress=compress, threaded=threaded)
+        one: PiPass | CodexPass | ClaudePass | None = None
+        try:
+            one = kind(path, diagnostics, facts, group, sink.add)
+            one.lean = lean
+            session = one.read()
+            write_end(one, session, replace(facts, accounting=diagnostics.accounting()), head)
+            sink.close()
+            head.close()
+            requests.copy_to(stream)
+            return session
+        except ReadAgain:
+            if not lean:
+                raise
+            lean = False
+        finally:
+            sink.stop()
+            head.stop()
+            requests.close()
+            if one is not None:
+                one.let_go()
