@@ -62,46 +62,17 @@ class WriteRows:
         return {READING: reading, **counts}
 
 
-# Each process's staging files, open for appending by path, across the groups it reads:
-# opening and closing a file for each group's rows of each table was a third of writing
-# the rows (5,000 sessions). Raw descriptors (no buffer: every row is in the file once
-# `_append` returns, whenever the process ends), at most `_MAX_OPEN` at once; the pid they
-# are this process's (a forked worker starts with its own).
-_MAX_OPEN = 64
-_appending: dict[str, int] = {}
-_appending_pid = 0
-
-
 def _append(folder: str, path: str, data: bytes) -> None:
-    """`data` appended to the file at `path`, its folder made on its first rows only
-    (`mkdir(exist_ok=True)` raised and caught FileExistsError for each group's rows of each
-    table: 3% of collect in one process)."""
-    global _appending_pid
-    if _appending_pid != os.getpid():
-        _appending.clear()  # (a parent's descriptors, inherited: not this process's to use)
-        _appending_pid = os.getpid()
-    fd = _appending.get(path)
-    if fd is None:
-        if len(_appending) >= _MAX_OPEN:
-            close_appends()
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
-        try:
-            fd = os.open(path, flags, 0o666)
-        except FileNotFoundError:
-            os.makedirs(folder, exist_ok=True)
-            fd = os.open(path, flags, 0o666)
-        _appending[path] = fd
-    view = memoryview(data)
-    while view:  # (a regular file takes it whole, but for a signal or a full disk)
-        view = view[os.write(fd, view) :]
-
-
-def close_appends() -> None:
-    """This process's staging files closed (their rows are written already)."""
-    if _appending_pid == os.getpid():
-        for fd in _appending.values():
-            os.close(fd)
-    _appending.clear()
+    """`data` appended to the file at `path`, its folder made on its first rows only:
+    `mkdir(exist_ok=True)` raised and caught FileExistsError for each group's rows of each
+    table (5,000 sessions: 3% of collect in one process)."""
+    try:
+        with open(path, "ab") as handle:
+            handle.write(data)
+    except FileNotFoundError:
+        os.makedirs(folder, exist_ok=True)
+        with open(path, "ab") as handle:
+            handle.write(data)
 
 
 @frozen
@@ -147,10 +118,7 @@ class Reader:
                               jobs_for(self.options.jobs, groups),
                               notice=self.notice, progress=self.progress,
                               on_progress=self.on_bytes)  # fmt: skip
-        try:  # (the groups are read as their outcomes are taken)
-            return [Read(groups[o.index], group_ids[o.index], o) for o in outcomes]
-        finally:
-            close_appends()
+        return [Read(groups[o.index], group_ids[o.index], o) for o in outcomes]
 
 
 def stem(group: JournalGroup) -> str:
