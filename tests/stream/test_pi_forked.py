@@ -209,3 +209,92 @@ def test_a_chain_exported_with_its_entries_let_go_is_the_same_trace(
     assert reasons == []
     assert two.path.read_bytes() == one.path.read_bytes()
     assert _said(two) == _said(one)
+
+
+def _refused(path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Why the pass fell back on `path` (it must), the model path's bytes written."""
+    said = refusals(monkeypatch, stream_pi.PiPass)
+    assert both(path, export_trace, monkeypatch) is False
+    return said
+
+
+def test_a_failed_responses_call_with_a_result_falls_back(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a request that failed with a call in it, whose result came all the same
+    j = Journal()
+    u1 = j.user(None, "read it")
+    failed = j.assistant(u1, "", 2_000, stop="error", calls=(("c1", "read"),))
+    r1 = j.result(failed, "c1", "it ran")
+    j.assistant(r1, "done", 2_100)
+    path = j.write(tmp_path / "failed-call-ran.jsonl")
+    # THEN the pass falls back (its response's flows were written without the call)
+    assert _refused(path, export_trace, monkeypatch) == [
+        "a call of a failed response with a result"
+    ]
+
+
+def test_a_result_after_the_conversation_moved_on_falls_back(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a call the next prompt ended (no result yet), then a request written with it
+    # ended there, then its result after all
+    j = Journal()
+    u1 = j.user(None, "read it")
+    a1 = j.assistant(u1, "", 2_000, calls=(("c1", "read"),))
+    u2 = j.user(a1, "meanwhile")
+    a2 = j.assistant(u2, "an answer", 2_100)
+    r1 = j.result(a2, "c1", "late")
+    j.assistant(r1, "done", 2_200)
+    path = j.write(tmp_path / "late-result.jsonl")
+    # (a batch a line: the request after the prompt is taken before the result is read)
+    monkeypatch.setattr(pi_reading, "BATCH_LINES", 1)
+    assert _refused(path, export_trace, monkeypatch) == [
+        "a call's result read after the conversation moved on"
+    ]
+
+
+def test_calls_without_a_measured_request_fall_back(
+    tmp_path: Path, export_trace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a session whose only request got no usage, with a call that ran
+    j = Journal()
+    u1 = j.user(None, "read it")
+    a1 = j.assistant(u1, "", 0, stop="toolUse", calls=(("c1", "read"),))
+    j.result(a1, "c1", "it ran")
+    path = j.write(tmp_path / "unmeasured-call.jsonl")
+    assert _refused(path, export_trace, monkeypatch) == [
+        "compactions or calls without a measured request"
+    ]
+
+
+def _chain(tmp_path: Path, then: str | None = None) -> Path:
+    """A session of the current format (ids and parent ids) that is one chain of entries
+    with calls and results, then (`then`) an entry of that type."""
+    j = Journal()
+    leaf = j.user(None, "start")
+    for n in range(8):
+        a = j.assistant(leaf, "", 2_000 + 50 * n, calls=((f"c{n}", "read"),))
+        leaf = j.assistant(j.result(a, f"c{n}", "r" * 300), "ok", 2_100 + 50 * n)
+        leaf = j.user(leaf, f"step {n}")
+    if then is not None:
+        j.entry(then, leaf, summary="so far", firstKeptEntryId=leaf, tokensBefore=3_000)
+    return j.write(tmp_path / "chain.jsonl")
+
+
+def test_a_lean_reading_of_a_chain_of_the_current_format_reads_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a chain with ids and parent ids, read a line a batch, letting go
+    monkeypatch.setattr(pi_reading, "BATCH_LINES", 1)
+    path = _chain(tmp_path)
+    reading = pi_reading.PiReading(path, Diagnostics(), lean=True, let_go=True)
+    batches = list(reading.batches())
+    # THEN it read to the end, letting go of the entries behind the last request
+    assert len(batches) == 17 and reading.let_go_to > 20  # (a batch a request, and the end)
+    # WHEN a compaction follows (it reads the history it keeps): it stops to read again
+    monkeypatch.setattr(pi_reading, "BATCH_LINES", 1)
+    again = pi_reading.PiReading(_chain(tmp_path, "compaction"), Diagnostics(), lean=True,
+                                 let_go=True)  # fmt: skip
+    with pytest.raises(ReadAgain):
+        list(again.batches())
