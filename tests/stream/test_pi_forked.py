@@ -81,7 +81,9 @@ def test_damaged_lines_are_said_the_same_way_by_the_helper(
     lines.insert(12, '{"type": "mystery", "id": "m1", "timestamp": "2026-01-01T00:00:09.000Z"}\n')
     path = tmp_path / "damaged.jsonl"
     path.write_text("".join(lines))
+    handled = spy_on_try_group(monkeypatch)
     one, two = one_and_two(path, export_trace, monkeypatch, forks)
+    assert handled == [True, True]  # (the pass wrote it, both ways)
     # THEN this process says what the helper read, as the pass in one process says it
     assert "not recognised" in one.stderr and "not a JSON object" in one.stderr
     assert _said(two) == _said(one)
@@ -298,3 +300,23 @@ def test_a_lean_reading_of_a_chain_of_the_current_format_reads_on(
                                  let_go=True)  # fmt: skip
     with pytest.raises(ReadAgain):
         list(again.batches())
+
+
+def test_a_branch_of_a_version_2_session_stops_a_lean_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a session of format 2 (ids and parent ids) whose last prompt branches from an
+    # entry a lean reading let go
+    monkeypatch.setattr(pi_reading, "BATCH_LINES", 1)
+    j = Journal(version=2)
+    u1 = j.user(None, "look at the repo")
+    a1 = j.assistant(u1, "which file?", 5_000)
+    leaf = a1
+    for n in range(4):
+        leaf = j.assistant(j.user(leaf, f"step {n}"), "done", 5_100 + 100 * n)
+    j.assistant(j.user(a1, "back to the start"), "ok", 5_050)
+    reading = pi_reading.PiReading(j.write(tmp_path / "v2.jsonl"), Diagnostics(), lean=True,
+                                   let_go=True)  # fmt: skip
+    # THEN the reading stops to read it again
+    with pytest.raises(ReadAgain):
+        list(reading.batches())

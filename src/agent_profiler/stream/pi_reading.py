@@ -20,7 +20,7 @@ line that would read them again stops the reading (`ReadAgain`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -222,8 +222,8 @@ class PiReading:
             started = None
             if response is not None and drafts:
                 started = sorted(t.call_id for t in drafts if t.response_id == response.id)
-            if drafts is not None:
-                self._started(drafts)
+            if drafts is not None:  # its calls (those that run: not a failed response's)
+                self.group = list(drafts)  # (the last message's ended above)
             entries.append((response if response is not None else False, started, ended))
         self.queue.clear()
         builder = self.builder
@@ -264,12 +264,6 @@ class PiReading:
             entries[entry_id] = gone
         self.let_go_to = end
         builder.line_ids.clear()
-
-    def _started(self, drafts: Iterable[Tool]) -> None:
-        """A message's calls (those that run: not a failed response's)."""
-        if self.group:
-            raise NotHandled("calls of a message begun before the last message's ended")
-        self.group = list(drafts)
 
     def _ended(self, session_end: int | None = None) -> list[ToolCall]:
         """The last message's calls, all ended (the conversation moved on, or the journal
