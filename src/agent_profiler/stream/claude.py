@@ -44,14 +44,9 @@ from agent_profiler.model import ContextSnapshot, Response, Session, ToolCall
 from agent_profiler.stream.calls import UNENDED
 from agent_profiler.stream.claude_reading import Batch, ClaudeReading
 from agent_profiler.stream.claude_tools import FOREVER, ClaudeTools
-from agent_profiler.stream.emit import Events
 from agent_profiler.stream.forked import Reading, fork_reading, read_with
 from agent_profiler.stream.log import Additions, NotHandled, StreamLog
-from agent_profiler.stream.requests import OrderedPass, ReadSoFar, export_pass
-from agent_profiler.writers.events import UNIQUE_STRING_KEYS, EventEncoder
-from agent_profiler.writers.perfetto import sequence_of
-
-PASS_UNIQUE_KEYS = UNIQUE_STRING_KEYS | {"call_id", "source_id"}
+from agent_profiler.stream.requests import PASS_UNIQUE_KEYS, OrderedPass, ReadSoFar, export_pass
 
 
 class ClaudePass(OrderedPass):
@@ -64,14 +59,11 @@ class ClaudePass(OrderedPass):
     def __init__(
         self, path: Path, diagnostics: Diagnostics, facts: TraceFacts, group: int, add: Any
     ) -> None:
-        super().__init__(path, facts, group, add, f"{HARNESS.category_prefix}.activity")
+        activity = f"{HARNESS.category_prefix}.activity"
+        super().__init__(path, facts, group, add, activity, PASS_UNIQUE_KEYS)
         self.diagnostics = diagnostics
         self.log = StreamLog()
         self.builder = ReadSoFar()
-        # Call and source ids not interned: the table of a long session's interned
-        # strings (≈ 1 MB on the 100 MB bench) grew with every call and response.
-        self.encoder = EventEncoder(sequence_of(group), unique=PASS_UNIQUE_KEYS)
-        self.events = Events(self.encoder, add, self.events.activity)
         self.additions = Additions(self.builder.tools)
         self.tools = ClaudeTools(
             self.events, self._tool_lane, self._tool_flow, self.additions, self._cwd

@@ -36,14 +36,11 @@ from agent_profiler.layout.types import (
     R_COUNTER,
 )
 from agent_profiler.model import AnchorKind, ContextSnapshot, Response, Session
-from agent_profiler.stream.emit import Events
 from agent_profiler.stream.forked import Reading, fork_reading, read_with
 from agent_profiler.stream.log import Additions, NotHandled, StreamLog
 from agent_profiler.stream.pi_reading import Batch, Ending, PiReading
-from agent_profiler.stream.requests import ReadSoFar, RequestPass, export_pass
+from agent_profiler.stream.requests import PASS_UNIQUE_KEYS, ReadSoFar, RequestPass, export_pass
 from agent_profiler.stream.tools import StreamTools
-from agent_profiler.writers.events import UNIQUE_STRING_KEYS, EventEncoder
-from agent_profiler.writers.perfetto import sequence_of
 
 # A request's start can come before the one read before it (a Pi message's time is when it
 # was created): requests wait this long (in journal time) to be written in time order.
@@ -60,7 +57,6 @@ FORK_UNTIL = 52 * 2**20
 # From this many bytes a helper's reading lets go of the entries a chain no longer reads
 # (stream/pi_reading.py), reading the journal again if it turns out to (`ReadAgain`).
 LET_GO_AFTER = 24 * 2**20
-PASS_UNIQUE_KEYS = UNIQUE_STRING_KEYS | {"call_id", "source_id"}
 
 
 class PiPass(RequestPass):
@@ -71,11 +67,7 @@ class PiPass(RequestPass):
     def __init__(
         self, path: Path, diagnostics: Diagnostics, facts: TraceFacts, group: int, add: Any
     ) -> None:
-        super().__init__(path, facts, group, add, "pi.activity")
-        # Call and source ids not interned (stream/claude.py's): the table of interned
-        # strings grew by one for every call, 4 MB at 50 MB (traced).
-        self.encoder = EventEncoder(sequence_of(group), unique=PASS_UNIQUE_KEYS)
-        self.events = Events(self.encoder, add, self.events.activity)
+        super().__init__(path, facts, group, add, "pi.activity", PASS_UNIQUE_KEYS)
         self.diagnostics = diagnostics
         self.log = StreamLog()
         self.builder = ReadSoFar()
@@ -87,6 +79,7 @@ class PiPass(RequestPass):
         # compactions out: stream/end.py)
         self.kept: list[ContextSnapshot] = []
         self.arrived = 0  # responses read
+        self.compactions_taken = 0
         # Requests read and not written yet, by (start, end, id), until no later one can
         # start before them (REORDER_NS), and the last written.
         # (a compaction's: no response, its draft in the arrival's place)
@@ -143,8 +136,6 @@ class PiPass(RequestPass):
             raise NotHandled("compactions or calls without a measured request")
         session, more = reading.finish(None)
         return replace(session, snapshots=tuple(more))
-
-    compactions_taken = 0
 
     def _take(self, batch: Batch) -> None:
         """A batch read: what it says of the journal so far, its messages and compactions

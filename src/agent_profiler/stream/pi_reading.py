@@ -1,11 +1,11 @@
 """The reading side of the one pass over a Pi journal (stream/pi.py is the writing side):
-the adapter's `SessionBuilder` fed line by line, its context log a `StreamLog` whose
-entries are handed on, never replayed here.
+the adapter's `SessionBuilder` fed line by line, its context log a `StreamLog` replayed
+here, a batch at a time (the writing side is the busier one).
 
 What it hands the writing side is data, never the builder (stream/codex_reading.py's
 shape): every `BATCH_LINES` lines (once a message or a compaction was read since the
-last), a `Batch` with the log's entries since the last batch and the messages and
-compactions read, in order; at the end, `Ending`; once the writing side has said which
+last), a `Batch` with the snapshots of the log's entries since the last batch and the
+messages and compactions read, in order; at the end, `Ending`; once the writing side has said which
 calls the end reads, the session (`finish`). So the two sides can run in one process or
 in two (stream/forked.py).
 
@@ -111,9 +111,9 @@ def _on_chain(builder: SessionBuilder, value: dict[str, Any]) -> bool:
 
 
 class _ReadingLog(StreamLog):
-    """The reading side's log: its entries are handed on (`taken`) and replayed by the
-    writing side, never here, the builder's `finish` included (the entries it logs go
-    with the session)."""
+    """The reading side's log: its entries are taken a batch at a time (`taken`) and
+    replayed by the reading, not by the builder's `finish` (the snapshots of the entries
+    it logs go with the session)."""
 
     def taken(self) -> list[Any]:
         """The entries logged since the last call, in order: the log holds them no more."""

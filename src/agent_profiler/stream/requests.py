@@ -29,7 +29,7 @@ from agent_profiler.stream.end import CONTEXT_ROW, RANK, ROWS, TURN_ARGS, write_
 from agent_profiler.stream.log import Additions, NotHandled, ReadAgain
 from agent_profiler.stream.tools import StreamTools, lane_track
 from agent_profiler.writers.chunks import PacketSink
-from agent_profiler.writers.events import EventEncoder
+from agent_profiler.writers.events import UNIQUE_STRING_KEYS, EventEncoder
 from agent_profiler.writers.perfetto import sequence_of
 
 if TYPE_CHECKING:
@@ -37,6 +37,10 @@ if TYPE_CHECKING:
     from agent_profiler.stream.codex import CodexPass
     from agent_profiler.stream.pi import PiPass
 
+# Call and source ids not interned by a pass that writes a long session's calls (Claude
+# Code's, Pi's): the table of its interned strings grew by one for every call and
+# response (≈ 1 MB on the 100 MB Claude Code bench, 4 MB at Pi 50 MB, traced).
+PASS_UNIQUE_KEYS = UNIQUE_STRING_KEYS | {"call_id", "source_id"}
 # The requests' packets held in memory until the head is written, at most (then spooled).
 SPOOL_AFTER = 1 << 18
 # (A global: an enum class's attribute goes through EnumType's __getattr__ hook in
@@ -89,12 +93,20 @@ class RequestPass:
             vars(tools).clear()
         vars(self).clear()
 
-    def __init__(self, path: Path, facts: TraceFacts, group: int, add: Any, activity: str) -> None:
+    def __init__(
+        self,
+        path: Path,
+        facts: TraceFacts,
+        group: int,
+        add: Any,
+        activity: str,
+        unique: frozenset[str] = UNIQUE_STRING_KEYS,
+    ) -> None:
         self.path = path
         self.facts = facts
         self.group = group
         self.ids = TrackIds(group)
-        self.encoder = EventEncoder(sequence_of(group))
+        self.encoder = EventEncoder(sequence_of(group), unique=unique)
         self.events = Events(self.encoder, add, activity)
         self.lanes = OnlineLanes()
         self.key = ""
@@ -335,8 +347,16 @@ class OrderedPass(RequestPass):
     # not seen to go back in time there, and a stricter check could only fall back more).
     COMPACTION_AFTER = False
 
-    def __init__(self, path: Path, facts: TraceFacts, group: int, add: Any, activity: str) -> None:
-        super().__init__(path, facts, group, add, activity)
+    def __init__(
+        self,
+        path: Path,
+        facts: TraceFacts,
+        group: int,
+        add: Any,
+        activity: str,
+        unique: frozenset[str] = UNIQUE_STRING_KEYS,
+    ) -> None:
+        super().__init__(path, facts, group, add, activity, unique)
         self.committed = (-(2**63), 0)  # the last request written: (start, end)
         # each compaction's snapshot and the one before it (its slice's arguments read
         # them at the end)
